@@ -1,0 +1,54 @@
+# Two commands: `make run` and `make test`. Everything they need, they install.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+CHROMIUM ?= /usr/bin/chromium
+
+.PHONY: run test setup setup-dev frontend schema demo bench chromium test-python test-frontend clean
+
+$(VENV)/.runtime: requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install --disable-pip-version-check -q -r requirements.txt
+	touch $@
+
+$(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
+	$(PIP) install --disable-pip-version-check -q -r requirements-dev.txt
+	touch $@
+
+frontend/node_modules/.installed: frontend/package.json frontend/package-lock.json
+	cd frontend && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+frontend/dist/index.html: frontend/node_modules/.installed $(shell find frontend/src frontend/index.html frontend/vite.config.ts -type f 2>/dev/null)
+	cd frontend && npm run build --silent
+
+setup: $(VENV)/.runtime frontend/dist/index.html
+setup-dev: setup $(VENV)/.dev chromium
+
+frontend: frontend/dist/index.html
+
+# Debian's Chromium for the browser tests; test tools may not download browsers here.
+chromium:
+	@test -x $(CHROMIUM) || { echo "installing chromium (apt)"; (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) || sudo sh -c 'apt-get update -qq && apt-get install -y -qq chromium >/dev/null'; }
+
+schema: $(VENV)/.runtime
+	$(VENV)/bin/flask --app wsgi migrate
+
+run: setup
+	$(PY) wsgi.py
+
+test: setup-dev
+	$(MAKE) --no-print-directory test-frontend test-python
+
+test-python:
+	$(PY) -m pytest
+
+test-frontend: frontend/node_modules/.installed
+	cd frontend && npm test --silent
+
+bench: setup-dev
+	$(PY) bench/run_all.py
+
+clean:
+	rm -rf $(VENV) frontend/node_modules frontend/dist instance .pytest_cache

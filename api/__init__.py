@@ -1,0 +1,1 @@
+"""REST (flask-smorest blueprints) and Socket.IO handlers. Thin: parse, authorise, call a service, serialise."""

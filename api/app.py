@@ -1,0 +1,57 @@
+"""The app factory: settings, extensions, blueprints, CLI. Importing this module starts nothing."""
+from __future__ import annotations
+
+import logging
+
+from flask import Flask
+from flask_socketio import SocketIO
+
+from api import errors, executions, frontend, health, sockets, workflows
+from api.base import Api
+from config import Settings
+from services.container import Services
+from services.migrate import upgrade
+
+log = logging.getLogger(__name__)
+
+
+def create_app(settings: Settings | None = None, *, migrate: bool = True, recover: bool = True) -> Flask:
+    settings = settings or Settings.from_env()
+    logging.basicConfig(level=settings.log_level)
+    app = Flask(__name__, static_folder=None)
+    app.config.update(
+        SECRET_KEY=settings.secret_key,
+        MAX_CONTENT_LENGTH=settings.max_body_bytes,
+        JSON_SORT_KEYS=False,
+        API_TITLE="Coach",
+        API_VERSION="1",
+        OPENAPI_VERSION="3.0.3",
+        OPENAPI_URL_PREFIX="/api",
+        OPENAPI_JSON_PATH="openapi.json",
+        OPENAPI_SWAGGER_UI_PATH="docs",
+        OPENAPI_SWAGGER_UI_URL="/api/docs/assets/",
+    )
+    socketio = SocketIO(app, async_mode=settings.async_mode, message_queue=settings.message_queue or None,
+                        cors_allowed_origins=None if settings.env != "production" else [])
+    services = Services.build(settings, socketio)
+    if migrate:
+        upgrade(services.db)
+    app.extensions["coach"] = services
+    app.extensions["coach_default_workspace"] = services.default_workspace_id()
+
+    errors.register(app)
+    api = Api(app)
+    api.register_blueprint(workflows.blp)
+    api.register_blueprint(executions.blp)
+    app.register_blueprint(health.blp)
+    app.register_blueprint(frontend.blp)
+    sockets.register(socketio)
+
+    from services import cli
+    cli.register(app)
+
+    if recover:
+        resumed = services.runner.recover()
+        if resumed:
+            log.info("resumed %d executions that were running when the server stopped", resumed)
+    return app

@@ -1,0 +1,131 @@
+"""/api/executions: start, list, read, cancel, answer a human_input step."""
+from __future__ import annotations
+
+from flask.views import MethodView
+from marshmallow import Schema, fields, validate
+
+from api.base import Blueprint
+from api.context import services, workspace_id
+from api.schemas import PageArgs, page_body, page_of
+from core.execution import states as S
+from services import executions
+
+blp = Blueprint("executions", __name__, url_prefix="/api/executions", description="Runs of workflows")
+
+
+class StartArgs(Schema):
+    workflow_id = fields.String(required=True)
+    variables = fields.Dict(load_default=dict)
+    mode = fields.String(load_default="normal", validate=validate.OneOf(executions.MODES))
+
+
+class ListArgs(PageArgs):
+    workflow_id = fields.String()
+    mode = fields.String(validate=validate.OneOf(executions.MODES))
+    status = fields.String(validate=validate.OneOf(S.STATES))
+
+
+class AnswerArgs(Schema):
+    answer = fields.Raw(required=True, allow_none=True)
+
+
+class ProgressSchema(Schema):
+    done = fields.Integer()
+    total = fields.Integer()
+    percent = fields.Float()
+
+
+class StepResultSchema(Schema):
+    step_id = fields.String()
+    name = fields.String()
+    type = fields.String(allow_none=True)
+    tool = fields.String(allow_none=True)
+    status = fields.String()
+    output = fields.Raw(allow_none=True)
+    error = fields.String(allow_none=True)
+    attempts = fields.Integer()
+    params = fields.Raw(allow_none=True)
+    decision = fields.String(allow_none=True)
+    started_at = fields.DateTime(allow_none=True)
+    finished_at = fields.DateTime(allow_none=True)
+
+
+class ExecutionSchema(Schema):
+    execution_id = fields.String()
+    workflow_id = fields.String()
+    workflow_version = fields.Integer()
+    mode = fields.String()
+    status = fields.String()
+    progress = fields.Nested(ProgressSchema)
+    steps = fields.List(fields.Nested(StepResultSchema))
+    is_coaching = fields.Boolean()
+    variables = fields.Dict()
+    error = fields.Dict(allow_none=True, metadata={"description": "{step_id, message} when the execution failed"})
+    gate = fields.Dict(allow_none=True, metadata={"description": "what a human is asked, while waiting"})
+    created_at = fields.DateTime()
+    updated_at = fields.DateTime()
+    started_at = fields.DateTime(allow_none=True)
+    finished_at = fields.DateTime(allow_none=True)
+
+
+ExecutionPage = page_of(ExecutionSchema, "ExecutionPage")
+
+
+def _view(session, ex):
+    return executions.view(ex, services().definitions.get(session, ex.workflow_id, ex.workflow_version))
+
+
+@blp.route("/")
+class Executions(MethodView):
+    @blp.arguments(ListArgs, location="query")
+    @blp.response(200, ExecutionPage)
+    def get(self, args):
+        with services().db.transaction() as session:
+            filters = {k: args.get(k) for k in ("workflow_id", "mode", "status")}
+            rows, total = executions.list_page(session, workspace_id(), page=args["page"],
+                                               per_page=args["per_page"], **filters)
+            return page_body([_view(session, ex) for ex in rows], total, args)
+
+    @blp.arguments(StartArgs)
+    @blp.response(201, ExecutionSchema)
+    def post(self, args):
+        svc = services()
+        with svc.db.transaction() as session:
+            ex = executions.start(session, svc.definitions, workspace_id(), args["workflow_id"],
+                                  args["variables"], args["mode"])
+            body = _view(session, ex)
+        svc.runner.schedule(body["execution_id"])
+        return body
+
+
+@blp.route("/<execution_id>")
+class ExecutionById(MethodView):
+    @blp.response(200, ExecutionSchema)
+    def get(self, execution_id):
+        with services().db.transaction() as session:
+            return _view(session, executions.get(session, workspace_id(), execution_id))
+
+
+@blp.route("/<execution_id>/cancel")
+class Cancel(MethodView):
+    @blp.response(200, ExecutionSchema)
+    def post(self, execution_id):
+        svc = services()
+        with svc.db.transaction() as session:
+            ex = executions.cancel(session, workspace_id(), execution_id)
+            body, update = _view(session, ex), executions.update_event(ex)
+        svc.notifier.execution_update(workspace_id(), update)
+        return body
+
+
+@blp.route("/<execution_id>/steps/<step_id>/answer")
+class Answer(MethodView):
+    @blp.arguments(AnswerArgs)
+    @blp.response(200, ExecutionSchema)
+    def post(self, args, execution_id, step_id):
+        svc = services()
+        with svc.db.transaction() as session:
+            ex = executions.answer(session, svc.definitions, workspace_id(), execution_id, step_id, args["answer"])
+            body = _view(session, ex)
+        svc.runner.schedule(execution_id)
+        return body

@@ -1,0 +1,31 @@
+"""Serves the built web app (frontend/dist) at `/`, with the SPA's routes falling back to index.html,
+and Swagger UI's files for /api/docs from the swagger-ui-bundle package (no CDN needed)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import swagger_ui_bundle
+from flask import Blueprint, abort, current_app, send_from_directory
+
+blp = Blueprint("frontend", __name__)
+PLACEHOLDER = """<!doctype html><meta charset="utf-8"><title>Coach</title>
+<h1>Coach</h1><p>The web app is not built yet: run <code>make run</code> (or <code>make frontend</code>).</p>
+<p>The API is at <a href="/api/docs">/api/docs</a>.</p>"""
+
+
+@blp.get("/api/docs/assets/<path:filename>")
+def swagger_assets(filename: str):
+    return send_from_directory(swagger_ui_bundle.swagger_ui_path, filename, max_age=86400)
+
+
+@blp.get("/", defaults={"path": ""})
+@blp.get("/<path:path>")
+def spa(path: str):
+    if path.startswith(("api/", "socket.io")):
+        abort(404)
+    dist = Path(current_app.extensions["coach"].settings.frontend_dist)
+    if path and (dist / path).is_file():
+        return send_from_directory(dist, path, max_age=31536000 if path.startswith("assets/") else 0)
+    if (dist / "index.html").is_file():
+        return send_from_directory(dist, "index.html", max_age=0)
+    return PLACEHOLDER

@@ -1,0 +1,23 @@
+"""Marshmallow schemas shared by several resources."""
+from __future__ import annotations
+
+from marshmallow import Schema, fields, validate
+
+
+class PageArgs(Schema):
+    page = fields.Integer(load_default=1, validate=validate.Range(min=1))
+    per_page = fields.Integer(load_default=20, validate=validate.Range(min=1, max=200))
+
+
+class PageSchema(Schema):
+    total = fields.Integer()
+    page = fields.Integer()
+    per_page = fields.Integer()
+
+
+def page_of(item_schema: type[Schema], name: str) -> type[Schema]:
+    return type(name, (PageSchema,), {"items": fields.List(fields.Nested(item_schema))})
+
+
+def page_body(items, total: int, args: dict) -> dict:
+    return {"items": items, "total": total, "page": args["page"], "per_page": args["per_page"]}

@@ -1,0 +1,87 @@
+"""/api/workflows: definitions in JSON or YAML; PUT makes a new version."""
+from __future__ import annotations
+
+from flask.views import MethodView
+from marshmallow import INCLUDE, Schema, fields
+
+from api.base import Blueprint
+from api.context import services, workspace_id
+from api.schemas import PageArgs, page_body, page_of
+from services import workflows
+
+blp = Blueprint("workflows", __name__, url_prefix="/api/workflows", description="Workflow definitions")
+
+
+class DefinitionSchema(Schema):
+    """The definition is validated by the core (every field, with paths); this schema documents it."""
+
+    class Meta:
+        unknown = INCLUDE
+
+    name = fields.Raw(metadata={"description": "workflow name", "type": "string"})
+    description = fields.Raw(metadata={"type": "string"})
+    variables = fields.Raw(metadata={"type": "object", "description": "name -> {type, default, required}"})
+    steps = fields.Raw(metadata={"type": "array", "items": {"type": "object"},
+                                 "description": "id, type, tool, params, depends_on, when, timeout_s, retries..."})
+
+
+class VersionArgs(Schema):
+    version = fields.Integer(load_default=None)
+
+
+class WorkflowSchema(Schema):
+    id = fields.String()
+    version = fields.Integer()
+    latest_version = fields.Integer()
+    name = fields.String()
+    description = fields.String()
+    variables = fields.Dict()
+    steps = fields.List(fields.Dict())
+    level = fields.String()
+    mode = fields.String()
+    created_at = fields.DateTime()
+    updated_at = fields.DateTime()
+
+
+WorkflowPage = page_of(WorkflowSchema, "WorkflowPage")
+
+
+@blp.route("")
+class Workflows(MethodView):
+    @blp.arguments(PageArgs, location="query")
+    @blp.response(200, WorkflowPage)
+    def get(self, args):
+        with services().db.transaction() as session:
+            rows, total = workflows.list_page(session, workspace_id(), args["page"], args["per_page"])
+            return page_body([workflows.view(session, wf) for wf in rows], total, args)
+
+    @blp.arguments(DefinitionSchema, content_type="application/json")
+    @blp.response(201, WorkflowSchema)
+    def post(self, definition):
+        svc = services()
+        with svc.db.transaction() as session:
+            wf = workflows.create(session, svc.tools, workspace_id(), definition)
+            return workflows.view(session, wf)
+
+
+@blp.route("/<workflow_id>")
+class WorkflowById(MethodView):
+    @blp.arguments(VersionArgs, location="query")
+    @blp.response(200, WorkflowSchema)
+    def get(self, args, workflow_id):
+        with services().db.transaction() as session:
+            wf = workflows.get(session, workspace_id(), workflow_id)
+            return workflows.view(session, wf, args["version"])
+
+    @blp.arguments(DefinitionSchema, content_type="application/json")
+    @blp.response(200, WorkflowSchema)
+    def put(self, definition, workflow_id):
+        svc = services()
+        with svc.db.transaction() as session:
+            wf = workflows.update(session, svc.tools, workspace_id(), workflow_id, definition)
+            return workflows.view(session, wf)
+
+    @blp.response(204)
+    def delete(self, workflow_id):
+        with services().db.transaction() as session:
+            workflows.delete(session, workspace_id(), workflow_id)

@@ -1,0 +1,79 @@
+"""Every COACH_* setting, read from the environment in this one place."""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_SECRET = "dev-secret-change-me"
+
+
+def _bool(value: str) -> bool:
+    return value.strip().lower() in ("1", "true", "yes", "on")
+
+
+@dataclass(frozen=True)
+class Settings:
+    env: str = "development"  # COACH_ENV: development | production | test
+    host: str = "127.0.0.1"
+    port: int = 5000
+    database_url: str = ""  # COACH_DATABASE_URL; default: SQLite file under instance/
+    instance_dir: str = str(ROOT / "instance")
+    data_dir: str = ""  # COACH_DATA_DIR: the folder file.read / file.write may touch; default instance/data
+    secret_key: str = DEFAULT_SECRET
+    async_mode: str = "threading"  # COACH_ASYNC_MODE: threading | gevent | eventlet
+    max_body_mb: float = 10.0
+    demo: bool = True
+    shell_allow: tuple[str, ...] = ()  # COACH_SHELL_ALLOW: comma-separated command names shell.run may start
+    sql_connections: dict[str, str] = field(default_factory=dict)  # COACH_SQL_CONNECTIONS: JSON {name: url}
+    http_timeout_s: float = 30.0
+    runner_workers: int = 4  # COACH_RUNNER_WORKERS: background tasks advancing executions at once
+    message_queue: str = ""  # COACH_MESSAGE_QUEUE: e.g. redis://127.0.0.1:6379/0 for several servers
+    spot_check_rate: float = 0.05
+    random_seed: int | None = None  # COACH_RANDOM_SEED: makes AUTO spot checks deterministic
+    frontend_dist: str = str(ROOT / "frontend" / "dist")
+    log_level: str = "INFO"
+
+    @property
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{Path(self.instance_dir) / 'coach.db'}"
+
+    @property
+    def resolved_data_dir(self) -> str:
+        return self.data_dir or str(Path(self.instance_dir) / "data")
+
+    @property
+    def max_body_bytes(self) -> int:
+        return int(self.max_body_mb * 1024 * 1024)
+
+    def with_overrides(self, **overrides: Any) -> "Settings":
+        return replace(self, **overrides)
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> "Settings":
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            raw = env.get(f"COACH_{f.name.upper()}")
+            if raw is None:
+                continue
+            if f.name == "shell_allow":
+                values[f.name] = tuple(p.strip() for p in raw.split(",") if p.strip())
+            elif f.name == "sql_connections":
+                values[f.name] = json.loads(raw) if raw.strip() else {}
+            elif f.name == "random_seed":
+                values[f.name] = int(raw) if raw.strip() else None
+            elif f.type in ("int",):
+                values[f.name] = int(raw)
+            elif f.type in ("float",):
+                values[f.name] = float(raw)
+            elif f.type in ("bool",):
+                values[f.name] = _bool(raw)
+            else:
+                values[f.name] = raw
+        return cls(**values)

@@ -1,0 +1,1 @@
+"""Coach's domain: plain Python, no Flask, no SQLAlchemy session, no Socket.IO."""

@@ -1,0 +1,365 @@
+"""Decision metrics and learning levels (DESIGN.md §3).
+
+Each object is a constant-size state updated once per decision, never recomputed from history, and
+serialisable to JSON-friendly dicts so the storage layer can keep it in a row.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, fields
+from datetime import datetime, timezone
+from fractions import Fraction
+from typing import Any
+
+ACCEPT = "accept"
+REJECT = "reject"
+CORRECT = "correct"
+MANUAL = "manual"
+SKIP = "skip"
+DECISIONS = (ACCEPT, REJECT, CORRECT, MANUAL, SKIP)
+
+OBSERVATION = "OBSERVATION"
+COACHING = "COACHING"
+AUTO = "AUTO"
+
+# One letter per decision keeps a 50-entry window in a 50-character column.
+_LETTER = {ACCEPT: "a", REJECT: "r", CORRECT: "c", MANUAL: "m", SKIP: "s"}
+_KIND = {v: k for k, v in _LETTER.items()}
+_ATTR = {ACCEPT: "accepted", REJECT: "rejected", CORRECT: "corrected", MANUAL: "manual",
+         SKIP: "skipped"}
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in _LETTER:
+        raise ValueError(f"unknown decision {kind!r}; expected one of {DECISIONS}")
+
+
+def _exact(x: float) -> Fraction:
+    # A threshold typed as 0.85 is the float 0.84999999999999997779...; comparing rates against
+    # the decimal the user meant makes 17/20 qualify exactly.
+    return Fraction(repr(float(x)))
+
+
+@dataclass
+class Counters:
+    suggestions: int = 0
+    accepted: int = 0
+    rejected: int = 0
+    corrected: int = 0
+    manual: int = 0
+    skipped: int = 0
+
+    @property
+    def decisions(self) -> int:
+        return self.accepted + self.rejected + self.corrected + self.manual + self.skipped
+
+    @property
+    def counted(self) -> int:
+        """Decisions that count towards acceptance: skips say nothing about the suggestion."""
+        return self.accepted + self.rejected + self.corrected + self.manual
+
+    @property
+    def acceptance_rate(self) -> float:
+        return self.accepted / self.counted if self.counted else 0.0
+
+    def record_suggestion(self) -> None:
+        self.suggestions += 1
+
+    def record(self, kind: str) -> None:
+        _check_kind(kind)
+        setattr(self, _ATTR[kind], getattr(self, _ATTR[kind]) + 1)
+
+    def to_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> Counters:
+        d = d or {}
+        return cls(**{f.name: int(d.get(f.name, 0)) for f in fields(cls)})
+
+
+class RollingWindow:
+    """The last `size` decisions, skips included, oldest dropped first."""
+
+    def __init__(self, size: int = 50, entries: str = ""):
+        if size < 1:
+            raise ValueError("window size must be at least 1")
+        bad = set(entries) - set(_KIND)
+        if bad:
+            raise ValueError(f"unknown decision letters in window: {sorted(bad)}")
+        self.size = size
+        self._entries = entries[-size:]
+        self.accepted = self._entries.count("a")
+        self._skipped = self._entries.count("s")
+
+    def append(self, kind: str) -> None:
+        _check_kind(kind)
+        letter = _LETTER[kind]
+        self._entries += letter
+        self.accepted += letter == "a"
+        self._skipped += letter == "s"
+        if len(self._entries) > self.size:
+            dropped, self._entries = self._entries[0], self._entries[1:]
+            self.accepted -= dropped == "a"
+            self._skipped -= dropped == "s"
+
+    def resize(self, size: int) -> None:
+        """Change the window size in place, keeping the most recent entries."""
+        fresh = RollingWindow(size, self._entries)
+        self.size, self._entries = fresh.size, fresh._entries
+        self.accepted, self._skipped = fresh.accepted, fresh._skipped
+
+    @property
+    def decisions(self) -> int:
+        return len(self._entries)
+
+    @property
+    def counted(self) -> int:
+        return len(self._entries) - self._skipped
+
+    @property
+    def rate(self) -> float:
+        return self.accepted / self.counted if self.counted else 0.0
+
+    def to_str(self) -> str:
+        return self._entries
+
+    @classmethod
+    def from_str(cls, s: str | None, size: int = 50) -> RollingWindow:
+        return cls(size, s or "")
+
+    def __repr__(self) -> str:
+        return f"RollingWindow(size={self.size}, entries={self._entries!r})"
+
+
+def wilson_lower_bound(successes: int, n: int, z: float = 1.959963984540054) -> float:
+    """Lower bound of the Wilson score interval (95% two-sided by default); 0.0 with no evidence."""
+    if n == 0:
+        return 0.0
+    if not 0 <= successes <= n:
+        raise ValueError(f"successes must be within 0..n, got {successes}/{n}")
+    p = successes / n
+    z2 = z * z
+    centre = p + z2 / (2 * n)
+    margin = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+    return max(0.0, (centre - margin) / (1 + z2 / n))
+
+
+@dataclass
+class LevelThresholds:
+    coaching_after: int = 10
+    auto_min_window: int = 20
+    auto_acceptance: float = 0.85
+    window: int = 50
+
+    def __post_init__(self) -> None:
+        if self.coaching_after < 0 or self.auto_min_window < 1 or self.window < 1:
+            raise ValueError("thresholds must be non-negative and the window at least 1")
+        if not 0.0 <= self.auto_acceptance <= 1.0:
+            raise ValueError("auto_acceptance must be within 0..1")
+        if self.auto_min_window > self.window:
+            # Otherwise AUTO could never be reached and nobody would be told why.
+            raise ValueError("auto_min_window cannot exceed the window size")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> LevelThresholds:
+        d = d or {}
+        kw: dict[str, Any] = {}
+        for name in (f.name for f in fields(cls)):
+            if name in d and d[name] is not None:
+                kw[name] = float(d[name]) if name == "auto_acceptance" else int(d[name])
+        return cls(**kw)
+
+
+@dataclass(frozen=True)
+class LevelAssessment:
+    level: str
+    auto_ready: bool
+    decisions_to_coaching: int
+    acceptance_gap: float
+    window_decisions_needed: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def assess_level(total_decisions: int, window: RollingWindow,
+                 thresholds: LevelThresholds | None = None) -> LevelAssessment:
+    """What the evidence says. The window minimum counts non-skip decisions: a window of skips
+    (or 3 accepts among 17 skips) is not evidence that suggestions are good."""
+    t = thresholds or LevelThresholds()
+    needed = max(0, t.auto_min_window - window.counted)
+    rate = Fraction(window.accepted, window.counted) if window.counted else Fraction(0)
+    gap = max(Fraction(0), _exact(t.auto_acceptance) - rate)
+    to_coaching = max(0, t.coaching_after - total_decisions)
+    if to_coaching:
+        level = OBSERVATION
+    elif needed == 0 and gap == 0:
+        level = AUTO
+    else:
+        level = COACHING
+    return LevelAssessment(level, level == AUTO, to_coaching, round(float(gap), 4), needed)
+
+
+# Latency buckets: 8 per doubling, so each bucket is 2**(1/8) ≈ 9% wide and its geometric middle
+# is within 4.5% of any value in it. Bucket 0 holds sub-millisecond values; the last one holds
+# everything beyond an hour. 177 buckets, stored sparsely.
+_PER_DOUBLING = 8
+_MAX_MS = 3_600_000
+_LAST = 1 + math.ceil(math.log2(_MAX_MS) * _PER_DOUBLING)
+_SCHEME = f"log2/{_PER_DOUBLING}/{_MAX_MS}"
+
+
+def _bucket(ms: float) -> int:
+    if ms < 1:
+        return 0
+    return min(_LAST, 1 + math.floor(math.log2(ms) * _PER_DOUBLING))
+
+
+class LatencyHistogram:
+    def __init__(self) -> None:
+        self.buckets: dict[int, int] = {}
+        self.count = 0
+        self.min: float | None = None
+        self.max: float | None = None
+
+    def add(self, ms: float) -> None:
+        ms = float(ms)
+        if not math.isfinite(ms):
+            raise ValueError(f"latency must be finite, got {ms}")
+        ms = max(0.0, ms)  # clock adjustments can make a latency slightly negative
+        i = _bucket(ms)
+        self.buckets[i] = self.buckets.get(i, 0) + 1
+        self.count += 1
+        self.min = ms if self.min is None else min(self.min, ms)
+        self.max = ms if self.max is None else max(self.max, ms)
+
+    def quantile(self, q: float) -> int | None:
+        if not 0.0 <= q <= 1.0:
+            raise ValueError("q must be within 0..1")
+        if not self.count:
+            return None
+        rank = max(1, math.ceil(q * self.count))
+        seen = 0
+        for i in sorted(self.buckets):
+            seen += self.buckets[i]
+            if seen >= rank:
+                break
+        if i == 0:
+            rep = 0.0
+        elif i == _LAST:
+            rep = self.max or 0.0
+        else:
+            rep = 2 ** ((i - 0.5) / _PER_DOUBLING)
+        rep = min(max(rep, self.min or 0.0), self.max or 0.0)
+        return int(round(rep))
+
+    def percentiles(self) -> dict[str, int | None]:
+        return {"p50": self.quantile(0.5), "p90": self.quantile(0.9)}
+
+    def merge(self, other: LatencyHistogram) -> LatencyHistogram:
+        for i, n in other.buckets.items():
+            self.buckets[i] = self.buckets.get(i, 0) + n
+        self.count += other.count
+        for attr, pick in (("min", min), ("max", max)):
+            mine, theirs = getattr(self, attr), getattr(other, attr)
+            if theirs is not None:
+                setattr(self, attr, theirs if mine is None else pick(mine, theirs))
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"scheme": _SCHEME, "buckets": {str(i): n for i, n in sorted(self.buckets.items())},
+                "count": self.count, "min": self.min, "max": self.max}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> LatencyHistogram:
+        h = cls()
+        if not d:
+            return h
+        if d.get("scheme", _SCHEME) != _SCHEME:
+            raise ValueError(f"latency histogram scheme {d.get('scheme')!r} is not {_SCHEME!r}")
+        h.buckets = {int(i): int(n) for i, n in (d.get("buckets") or {}).items() if int(n)}
+        h.count = sum(h.buckets.values())
+        h.min, h.max = d.get("min"), d.get("max")
+        return h
+
+
+@dataclass
+class MetricsState:
+    """Everything one scope (workflow, version, step, operator, global) needs for its metrics."""
+
+    counters: Counters = field(default_factory=Counters)
+    window: RollingWindow | None = None
+    latency: LatencyHistogram = field(default_factory=LatencyHistogram)
+    thresholds: LevelThresholds = field(default_factory=LevelThresholds)
+
+    def __post_init__(self) -> None:
+        if self.window is None:
+            self.window = RollingWindow(self.thresholds.window)
+        elif self.window.size != self.thresholds.window:
+            self.window.resize(self.thresholds.window)
+
+    def set_thresholds(self, thresholds: LevelThresholds) -> None:
+        self.thresholds = thresholds
+        self.window.resize(thresholds.window)
+
+    def record_suggestion(self) -> None:
+        self.counters.record_suggestion()
+
+    def record_decision(self, kind: str, latency_ms: float | None = None) -> None:
+        _check_kind(kind)  # before any mutation, so a bad kind leaves the state untouched
+        if latency_ms is not None:
+            self.latency.add(latency_ms)
+        self.counters.record(kind)
+        self.window.append(kind)
+
+    def assess(self) -> LevelAssessment:
+        return assess_level(self.counters.decisions, self.window, self.thresholds)
+
+    def snapshot(self) -> dict[str, Any]:
+        c, w, a = self.counters, self.window, self.assess()
+        return {
+            "decisions": c.decisions, "suggestions": c.suggestions, "accepted": c.accepted,
+            "rejected": c.rejected, "corrected": c.corrected, "manual": c.manual,
+            "skipped": c.skipped,
+            "acceptance_rate": round(c.acceptance_rate, 4),
+            "rolling_acceptance_rate": round(w.rate, 4),
+            "confidence": round(wilson_lower_bound(w.accepted, w.counted), 4),
+            "decision_latency_ms": self.latency.percentiles(),
+            "level": a.level, "auto_ready": a.auto_ready,
+            "window_size": w.size, "window_decisions": w.decisions,
+            "window_counted": w.counted,
+            "to_auto": {
+                "decisions_to_coaching": a.decisions_to_coaching,
+                "window_decisions_needed": a.window_decisions_needed,
+                "acceptance_gap": a.acceptance_gap,
+                "auto_min_window": self.thresholds.auto_min_window,
+                "auto_acceptance": self.thresholds.auto_acceptance,
+            },
+            "thresholds": self.thresholds.to_dict(),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"counters": self.counters.to_dict(), "window": self.window.to_str(),
+                "latency": self.latency.to_dict(), "thresholds": self.thresholds.to_dict()}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> MetricsState:
+        d = d or {}
+        t = LevelThresholds.from_dict(d.get("thresholds"))
+        return cls(counters=Counters.from_dict(d.get("counters")),
+                   window=RollingWindow.from_str(d.get("window"), t.window),
+                   latency=LatencyHistogram.from_dict(d.get("latency")), thresholds=t)
+
+
+def bucket_start(ts: datetime, granularity: str = "hour") -> datetime:
+    """Start of the UTC hour or day holding `ts`; a naive `ts` is taken to be UTC already."""
+    ts = ts.replace(tzinfo=timezone.utc) if ts.tzinfo is None else ts.astimezone(timezone.utc)
+    if granularity == "hour":
+        return ts.replace(minute=0, second=0, microsecond=0)
+    if granularity == "day":
+        return ts.replace(hour=0, minute=0, second=0, microsecond=0)
+    raise ValueError(f"granularity must be 'hour' or 'day', got {granularity!r}")

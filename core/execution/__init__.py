@@ -1,0 +1,1 @@
+"""Executions: the state machine (one table) and the engine that decides what runs next."""

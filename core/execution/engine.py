@@ -1,0 +1,230 @@
+"""What runs next in an execution, and running one step. Pure: storage and threads live in services/.
+
+The runner (services/runner.py) loops: `next_action` → apply it → commit, until the execution completes,
+fails, or reaches a human gate. Nothing here waits on a human.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import jsonschema
+
+from core.execution import states as S
+from core.templating import TemplateFailure, evaluate_condition, evaluate_expression, render_value
+from core.tools import Tool, ToolContext, ToolError, ToolRegistry, schema_errors
+from core.workflow.model import StepDef, WorkflowDef
+
+MAX_BACKOFF_S = 30.0
+
+
+@dataclass
+class StepState:
+    step_id: str
+    status: str = S.STEP_PENDING
+    output: Any = None
+    error: str | None = None
+    attempts: int = 0
+    params: Any = None
+    decision: str | None = None
+
+
+@dataclass
+class ExecutionState:
+    id: str
+    status: str
+    mode: str
+    variables: dict[str, Any]
+    steps: dict[str, StepState] = field(default_factory=dict)
+
+    @classmethod
+    def new(cls, id: str, defn: WorkflowDef, variables: dict[str, Any], mode: str = "normal") -> "ExecutionState":
+        return cls(id=id, status=S.PENDING, mode=mode, variables=variables,
+                   steps={sid: StepState(sid) for sid in defn.step_ids})
+
+
+@dataclass(frozen=True)
+class Next:
+    kind: str  # run | skip | gate | complete | fail | wait
+    step: StepDef | None = None
+    reason: str = ""
+
+
+def template_context(state: ExecutionState) -> dict[str, Any]:
+    return {
+        "vars": state.variables,
+        "steps": {sid: {"output": st.output, "status": st.status} for sid, st in state.steps.items()},
+        "execution": {"id": state.id, "mode": state.mode},
+    }
+
+
+def progress(state: ExecutionState) -> dict[str, Any]:
+    total = len(state.steps)
+    done = sum(1 for st in state.steps.values() if st.status in S.STEP_DONE)
+    return {"done": done, "total": total, "percent": round(100.0 * done / total, 1) if total else 100.0}
+
+
+def _branch_not_taken(step: StepDef, defn: WorkflowDef, state: ExecutionState) -> str | None:
+    for owner in defn.steps:
+        if owner.type != "decision" or step.id not in owner.then + owner.otherwise:
+            continue
+        result = state.steps[owner.id]
+        if result.status == S.STEP_SKIPPED:
+            return f"decision {owner.id!r} was skipped"
+        branch = (result.output or {}).get("branch")
+        if branch == "then" and step.id not in owner.then or branch == "else" and step.id not in owner.otherwise:
+            return f"branch not taken by decision {owner.id!r}"
+    return None
+
+
+def next_action(defn: WorkflowDef, state: ExecutionState,
+                needs_human: Callable[[StepDef, ExecutionState], str | None] | None = None) -> Next:
+    """The one thing to do next. `needs_human` (coaching, policies) may turn a ready step into a gate."""
+    waiting = False
+    for sid in defn.order:
+        st = state.steps[sid]
+        if st.status in (S.STEP_RUNNING, S.STEP_WAITING):
+            waiting = True
+        if st.status != S.STEP_PENDING:
+            continue
+        step = defn.step(sid)
+        deps = [state.steps[d] for d in step.requires]
+        blocked = [d for d in deps if d.status in S.STEP_DONE - S.STEP_SATISFIES]
+        if blocked:
+            return Next("fail", step, f"step {blocked[0].step_id!r} {blocked[0].status}")
+        if any(d.status not in S.STEP_DONE for d in deps):
+            continue
+        skipped_reads = [r for r in step.reads if state.steps[r].status == S.STEP_SKIPPED]
+        if skipped_reads:
+            return Next("skip", step, f"reads the output of skipped step {skipped_reads[0]!r}")
+        not_taken = _branch_not_taken(step, defn, state)
+        if not_taken:
+            return Next("skip", step, not_taken)
+        if step.when is not None:
+            try:
+                if not evaluate_condition(step.when, template_context(state), "when"):
+                    return Next("skip", step, "when condition is false")
+            except TemplateFailure as exc:
+                return Next("fail", step, f"step {sid!r}: {exc}")
+        if step.type == "human_input":
+            return Next("gate", step, "human_input")
+        if needs_human is not None:
+            gate = needs_human(step, state)
+            if gate:
+                return Next("gate", step, gate)
+        return Next("run", step)
+    if waiting:
+        return Next("wait")
+    if all(st.status in S.STEP_DONE for st in state.steps.values()):
+        return Next("complete")
+    return Next("wait")
+
+
+@dataclass
+class Outcome:
+    ok: bool
+    output: Any = None
+    error: str | None = None
+    attempts: int = 1
+    params: Any = None
+
+
+def resolve_params(step: StepDef, state: ExecutionState) -> Any:
+    """Rendered params; raises TemplateFailure naming the field."""
+    return render_value(step.params, template_context(state))
+
+
+def _call_with_timeout(tool: Tool, params: dict, ctx: ToolContext, timeout_s: float) -> Any:
+    # Tools that bound their own time (HTTP, subprocess, echo) run inline; others get a watchdog thread
+    # that is abandoned when the deadline passes, so the step fails on time even if the tool hangs.
+    if getattr(tool, "honours_deadline", False):
+        result = tool.run(params, ctx)
+        if time.monotonic() > (ctx.deadline or float("inf")):
+            raise TimeoutError
+        return result
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["result"] = tool.run(params, ctx)
+        except BaseException as exc:  # handed to the caller's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=target, name=f"tool-{tool.name}", daemon=True)
+    worker.start()
+    worker.join(timeout_s)
+    if worker.is_alive():
+        raise TimeoutError
+    if "error" in box:
+        raise box["error"]
+    return box.get("result")
+
+
+def run_tool(step: StepDef, tool: Tool, params: dict, *, execution_id: str = "",
+             sleep: Callable[[float], None] = time.sleep) -> Outcome:
+    """Run an action step's tool with its timeout and retries (exponential backoff)."""
+    attempts = 0
+    error = ""
+    while attempts <= step.retries:
+        if attempts:
+            sleep(min(MAX_BACKOFF_S, step.retry_backoff_s * 2 ** (attempts - 1)))
+        attempts += 1
+        ctx = ToolContext(execution_id=execution_id, step_id=step.id,
+                          deadline=time.monotonic() + step.timeout_s)
+        try:
+            output = _call_with_timeout(tool, params, ctx, step.timeout_s)
+            return Outcome(True, output=output, attempts=attempts, params=params)
+        except TimeoutError:
+            error = f"timed out after {step.timeout_s:g}s"
+        except ToolError as exc:
+            error = str(exc)
+        except Exception as exc:  # a tool's bug must fail the step, not the runner
+            error = f"{type(exc).__name__}: {exc}"
+    suffix = f" (after {attempts} attempts)" if attempts > 1 else ""
+    return Outcome(False, error=f"tool {tool.name!r} failed: {error}{suffix}", attempts=attempts, params=params)
+
+
+def evaluate_step(step: StepDef, state: ExecutionState) -> Outcome:
+    """Decision and validation steps: no tool, just conditions on earlier outputs."""
+    ctx = template_context(state)
+    try:
+        if step.type == "decision":
+            result = evaluate_condition(step.condition or "false", ctx)
+            return Outcome(True, output={"result": result, "branch": "then" if result else "else"})
+        problems: list[str] = []
+        if step.condition is not None and not evaluate_condition(step.condition, ctx):
+            problems.append(f"condition is false: {step.condition}")
+        if step.schema is not None:
+            value = evaluate_expression(step.target or "none", ctx, "target")
+            for err in jsonschema.Draft202012Validator(step.schema).iter_errors(value):
+                where = "/".join(str(p) for p in err.absolute_path) or "(value)"
+                problems.append(f"{where}: {err.message}")
+        if problems:
+            return Outcome(False, error="validation failed: " + "; ".join(problems[:20]))
+        return Outcome(True, output={"valid": True})
+    except TemplateFailure as exc:
+        return Outcome(False, error=str(exc))
+
+
+def execute(step: StepDef, state: ExecutionState, tools: ToolRegistry, params: Any = None,
+            sleep: Callable[[float], None] = time.sleep) -> Outcome:
+    """Run one ready step. `params` overrides the definition's (a coaching correction)."""
+    if step.type in ("decision", "validation"):
+        return evaluate_step(step, state)
+    if step.type != "action":
+        return Outcome(False, error=f"step type {step.type!r} cannot run here")
+    tool = tools.get(step.tool or "")
+    if tool is None:
+        return Outcome(False, error=f"tool {step.tool!r} is not registered on this server")
+    if params is None:
+        try:
+            params = resolve_params(step, state)
+        except TemplateFailure as exc:
+            return Outcome(False, error=str(exc), attempts=0)
+    invalid = schema_errors(tool.params_schema, params)
+    if invalid:
+        listed = "; ".join(f"{k}: {', '.join(v)}" for k, v in invalid.items())
+        return Outcome(False, error=f"params for tool {tool.name!r} are invalid: {listed}", attempts=0, params=params)
+    return run_tool(step, tool, params, execution_id=state.id, sleep=sleep)

@@ -1,0 +1,69 @@
+"""What the core knows about tools: a name, a JSON Schema for params, a risk class, and `run`.
+
+Implementations live in services/tools; the core only calls them through this interface.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import jsonschema
+
+RISKS = ("read", "write", "external", "destructive")
+
+
+@dataclass
+class ToolContext:
+    """What a running tool may know: its deadline (seconds, monotonic clock) and the execution it serves."""
+
+    execution_id: str = ""
+    step_id: str = ""
+    deadline: float | None = None
+
+    def remaining(self, default: float = 300.0) -> float:
+        if self.deadline is None:
+            return default
+        return max(0.0, self.deadline - time.monotonic())
+
+
+class ToolError(Exception):
+    """A tool failed in a way worth reporting to the step (message is shown to users)."""
+
+
+class Tool(Protocol):
+    name: str
+    description: str
+    params_schema: dict[str, Any]
+    risk: str
+
+    def run(self, params: dict[str, Any], ctx: ToolContext) -> Any: ...
+
+
+@dataclass
+class ToolRegistry:
+    tools: dict[str, Tool] = field(default_factory=dict)
+
+    def register(self, tool: Tool) -> None:
+        if tool.risk not in RISKS:
+            raise ValueError(f"tool {tool.name}: risk must be one of {RISKS}")
+        jsonschema.Draft202012Validator.check_schema(tool.params_schema)
+        self.tools[tool.name] = tool
+
+    def get(self, name: str) -> Tool | None:
+        return self.tools.get(name)
+
+    def names(self) -> list[str]:
+        return sorted(self.tools)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.tools
+
+
+def schema_errors(schema: dict[str, Any], params: Any) -> dict[str, list[str]]:
+    """Validate params against a tool's JSON Schema; return {field path: [messages]} (empty when valid)."""
+    errors: dict[str, list[str]] = {}
+    for err in jsonschema.Draft202012Validator(schema).iter_errors(params):
+        path = ".".join(str(p) for p in err.absolute_path) or "(params)"
+        errors.setdefault(path, []).append(err.message)
+    return errors

@@ -1,0 +1,90 @@
+/**
+ * Shapes of the Coach JSON API, as the frontend reads them.
+ *
+ * Keep these in step with the Flask side's responses; fields the UI does
+ * not rely on yet are left loose (`unknown`) on purpose.
+ */
+
+/** A string union that still accepts values the server adds later. */
+type OpenUnion<T extends string> = T | (string & {});
+
+export type ExecutionStatus = OpenUnion<
+  "pending" | "queued" | "running" | "waiting" | "paused" | "completed" | "failed" | "cancelled"
+>;
+
+export type StepStatus = OpenUnion<
+  "pending" | "running" | "waiting" | "completed" | "failed" | "skipped" | "cancelled"
+>;
+
+export type ExecutionMode = OpenUnion<"normal" | "coaching">;
+
+export interface Workflow {
+  id: string;
+  version: number | string;
+  name: string;
+  description?: string | null;
+  level: number | string;
+  mode: string;
+  /** Step definitions; their shape belongs to the workflow engine. */
+  steps: unknown[];
+}
+
+export interface ExecutionProgress {
+  done: number;
+  total: number;
+  percent: number;
+}
+
+export interface ExecutionStep {
+  step_id: string;
+  status: StepStatus;
+  output: unknown;
+  error?: unknown;
+  decision?: unknown;
+}
+
+export interface Execution {
+  execution_id: string;
+  workflow_id: string;
+  workflow_version: number | string;
+  mode: ExecutionMode;
+  status: ExecutionStatus;
+  progress: ExecutionProgress;
+  steps: ExecutionStep[];
+  is_coaching: boolean;
+  /** Execution-level failure reason, when the server sends one. */
+  error?: unknown;
+}
+
+/** One page of a paginated list endpoint. */
+export interface Page<T> {
+  items: T[];
+  total: number;
+  page: number;
+  per_page: number;
+}
+
+/** Body of `POST /api/executions/`. */
+export interface StartExecutionRequest {
+  workflow_id: string;
+  variables: Record<string, unknown>;
+  mode: ExecutionMode;
+}
+
+/** What `POST /api/executions/` answers: at least the new execution's id. */
+export type StartExecutionResponse = Pick<Execution, "execution_id"> & Partial<Execution>;
+
+/** The server's error envelope: `{"error": {"code", "message", "details"}}`. */
+export interface ErrorBody {
+  error: {
+    code: string;
+    message: string;
+    details?: unknown;
+  };
+}
+
+export const TERMINAL_STATUSES: ReadonlySet<string> = new Set(["completed", "failed", "cancelled"]);
+
+export function isTerminalStatus(status: string | undefined | null): boolean {
+  return status != null && TERMINAL_STATUSES.has(status);
+}

@@ -1,0 +1,34 @@
+import { errorMessage, ApiError } from "../api/client";
+
+export function Loading({ label }: { label: string }) {
+  return (
+    <p className="loading" role="status">
+      <span className="spinner" aria-hidden="true" />
+      {label}
+    </p>
+  );
+}
+
+export function ErrorNotice({
+  title,
+  error,
+  onRetry,
+}: {
+  title: string;
+  error: unknown;
+  onRetry?: () => void;
+}) {
+  const code = error instanceof ApiError ? error.code : undefined;
+  return (
+    <div className="notice notice--error" role="alert">
+      <p className="notice__title">{title}</p>
+      <p>{errorMessage(error)}</p>
+      {code && code !== "network_error" ? <p className="notice__code">Error code: {code}</p> : null}
+      {onRetry ? (
+        <button type="button" className="button button--secondary" onClick={onRetry}>
+          Try again
+        </button>
+      ) : null}
+    </div>
+  );
+}

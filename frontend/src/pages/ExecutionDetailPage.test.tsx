@@ -1,0 +1,148 @@
+import { act, screen, within } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { Execution } from "../api/types";
+import { errorResponse, jsonResponse, renderPage, stubFetch } from "../test/utils";
+import ExecutionDetailPage from "./ExecutionDetailPage";
+
+function execution(overrides: Partial<Execution> = {}): Execution {
+  return {
+    execution_id: "ex-1",
+    workflow_id: "onboarding",
+    workflow_version: 3,
+    mode: "normal",
+    status: "running",
+    progress: { done: 1, total: 2, percent: 50 },
+    is_coaching: false,
+    steps: [
+      { step_id: "collect", status: "completed", output: { customer: "Ada", items: [1, 2] } },
+      { step_id: "review", status: "running", output: null },
+    ],
+    ...overrides,
+  };
+}
+
+const completed = () =>
+  execution({
+    status: "completed",
+    progress: { done: 2, total: 2, percent: 100 },
+    steps: [
+      { step_id: "collect", status: "completed", output: { customer: "Ada", items: [1, 2] } },
+      { step_id: "review", status: "completed", output: { approved: true } },
+    ],
+  });
+
+function renderDetail(id = "ex-1") {
+  return renderPage(<ExecutionDetailPage />, { route: `/executions/${id}`, path: "/executions/:id" });
+}
+
+function stepItem(stepId: string): HTMLElement {
+  return screen.getByRole("listitem", { name: stepId });
+}
+
+describe("ExecutionDetailPage", () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("shows each step's status and pretty-printed output", async () => {
+    stubFetch(() => jsonResponse(execution()));
+    renderDetail();
+
+    expect(screen.getByRole("status")).toHaveTextContent("Loading execution…");
+    expect(await screen.findByRole("heading", { level: 1 })).toHaveTextContent("Execution ex-1");
+
+    const collect = await screen.findByRole("listitem", { name: "collect" });
+    expect(within(collect).getByText("Completed")).toBeInTheDocument();
+    const output = collect.querySelector("pre");
+    expect(output?.textContent).toBe(JSON.stringify({ customer: "Ada", items: [1, 2] }, null, 2));
+
+    const review = stepItem("review");
+    expect(within(review).getByText("Running")).toBeInTheDocument();
+    expect(within(review).getByText("No output yet.")).toBeInTheDocument();
+
+    expect(screen.getByText("1 / 2 steps (50%)")).toBeInTheDocument();
+    expect(screen.getByRole("button", { name: "Cancel execution" })).toBeInTheDocument();
+  });
+
+  it("polls every second while running and stops once the run is terminal", async () => {
+    const responses = [execution(), execution(), completed()];
+    const { calls } = stubFetch(() => jsonResponse(responses.shift() ?? completed()));
+    renderDetail();
+
+    await screen.findByRole("listitem", { name: "review" });
+    expect(calls).toHaveLength(1);
+    expect(calls[0].url).toBe("/api/executions/ex-1");
+
+    await act(() => vi.advanceTimersByTimeAsync(1000));
+    expect(calls).toHaveLength(2);
+
+    await act(() => vi.advanceTimersByTimeAsync(1000));
+    expect(calls).toHaveLength(3);
+    expect(await within(stepItem("review")).findByText("Completed")).toBeInTheDocument();
+    expect(screen.getByText("2 / 2 steps (100%)")).toBeInTheDocument();
+    expect(screen.queryByRole("button", { name: "Cancel execution" })).not.toBeInTheDocument();
+
+    await act(() => vi.advanceTimersByTimeAsync(5000));
+    expect(calls).toHaveLength(3);
+  });
+
+  it("shows why a failed execution failed", async () => {
+    stubFetch(() =>
+      jsonResponse(
+        execution({
+          status: "failed",
+          error: "Step review raised an exception",
+          steps: [
+            { step_id: "collect", status: "completed", output: { ok: true } },
+            { step_id: "review", status: "failed", output: null, error: "KeyError: 'amount'" },
+          ],
+        }),
+      ),
+    );
+    renderDetail();
+
+    const alert = await screen.findByRole("alert");
+    expect(alert).toHaveTextContent("This execution failed.");
+    expect(alert).toHaveTextContent("Step review raised an exception");
+    expect(alert).toHaveTextContent("Failed step: review");
+    expect(within(stepItem("review")).getByText("KeyError: 'amount'")).toBeInTheDocument();
+    expect(within(stepItem("review")).getByText("Failed")).toBeInTheDocument();
+    expect(screen.queryByRole("button", { name: "Cancel execution" })).not.toBeInTheDocument();
+  });
+
+  it("cancels a running execution", async () => {
+    const user = userEvent.setup({ advanceTimers: vi.advanceTimersByTime });
+    let cancelled = false;
+    const { calls } = stubFetch(({ method, url }) => {
+      if (method === "POST" && url === "/api/executions/ex-1/cancel") {
+        cancelled = true;
+        return jsonResponse(execution({ status: "cancelled" }));
+      }
+      return jsonResponse(cancelled ? execution({ status: "cancelled" }) : execution());
+    });
+    renderDetail();
+
+    await user.click(await screen.findByRole("button", { name: "Cancel execution" }));
+
+    expect(calls.some((c) => c.method === "POST" && c.url === "/api/executions/ex-1/cancel")).toBe(true);
+    const summary = screen.getByText("Status").closest("div")!;
+    expect(await within(summary).findByText("Cancelled")).toBeInTheDocument();
+    expect(screen.queryByRole("button", { name: "Cancel execution" })).not.toBeInTheDocument();
+  });
+
+  it("shows the server's message when the execution does not exist", async () => {
+    const { calls } = stubFetch(() => errorResponse(404, "not_found", "Execution ex-404 not found"));
+    renderDetail("ex-404");
+
+    const alert = await screen.findByRole("alert");
+    expect(alert).toHaveTextContent("Could not load this execution");
+    expect(alert).toHaveTextContent("Execution ex-404 not found");
+
+    await act(() => vi.advanceTimersByTimeAsync(3000));
+    expect(calls).toHaveLength(1);
+  });
+});

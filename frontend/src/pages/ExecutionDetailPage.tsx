@@ -1,0 +1,220 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { Link, useParams } from "react-router-dom";
+import { apiGet, apiPost } from "../api/client";
+import { isTerminalStatus, type Execution, type ExecutionStep } from "../api/types";
+import { ProgressMeter } from "../components/ProgressMeter";
+import { ErrorNotice, Loading } from "../components/QueryState";
+import { StatusBadge, statusLabel } from "../components/StatusBadge";
+import { useDocumentTitle } from "../hooks";
+
+/** How often a running execution is re-read. */
+export const EXECUTION_POLL_MS = 1000;
+
+export const executionQueryKey = (id: string) => ["executions", "detail", id] as const;
+
+function executionPath(id: string): string {
+  return `/api/executions/${encodeURIComponent(id)}`;
+}
+
+/** Pretty JSON for display; strings are shown as they are. */
+export function formatValue(value: unknown): string {
+  if (typeof value === "string") return value;
+  try {
+    return JSON.stringify(value, null, 2) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+function hasValue(value: unknown): boolean {
+  return value !== undefined && value !== null && value !== "";
+}
+
+function isExecution(value: unknown): value is Execution {
+  return typeof value === "object" && value !== null && "execution_id" in value && "status" in value;
+}
+
+export default function ExecutionDetailPage() {
+  const { id = "" } = useParams<{ id: string }>();
+  useDocumentTitle(`Execution ${id}`);
+  const queryClient = useQueryClient();
+
+  const execution = useQuery({
+    queryKey: executionQueryKey(id),
+    queryFn: ({ signal }) => apiGet<Execution>(executionPath(id), { signal }),
+    enabled: id !== "",
+    // Poll once a second until the run reaches a terminal state; stop on errors
+    // (the user can retry) so a missing execution is not hammered.
+    refetchInterval: (query) => {
+      if (query.state.status === "error") return false;
+      const status = query.state.data?.status;
+      return status !== undefined && isTerminalStatus(status) ? false : EXECUTION_POLL_MS;
+    },
+    refetchIntervalInBackground: false,
+  });
+
+  const cancel = useMutation({
+    mutationFn: () => apiPost<unknown>(`${executionPath(id)}/cancel`),
+    onSuccess: (result) => {
+      if (isExecution(result)) {
+        queryClient.setQueryData(executionQueryKey(id), result);
+      }
+      void queryClient.invalidateQueries({ queryKey: ["executions"] });
+    },
+  });
+
+  const heading = (
+    <h1 id="execution-heading">
+      Execution <span className="mono">{id}</span>
+    </h1>
+  );
+
+  if (execution.isPending) {
+    return (
+      <section aria-labelledby="execution-heading">
+        <BackLink />
+        {heading}
+        <Loading label="Loading execution…" />
+      </section>
+    );
+  }
+
+  if (execution.isError) {
+    return (
+      <section aria-labelledby="execution-heading">
+        <BackLink />
+        {heading}
+        <ErrorNotice
+          title="Could not load this execution"
+          error={execution.error}
+          onRetry={() => void execution.refetch()}
+        />
+      </section>
+    );
+  }
+
+  const data = execution.data;
+  const terminal = isTerminalStatus(data.status);
+  const failedSteps = data.steps.filter((s) => s.status === "failed");
+
+  return (
+    <section aria-labelledby="execution-heading">
+      <BackLink />
+      <div className="page-head">
+        {heading}
+        {!terminal ? (
+          <button
+            type="button"
+            className="button button--danger"
+            onClick={() => cancel.mutate()}
+            disabled={cancel.isPending}
+          >
+            {cancel.isPending ? "Cancelling…" : "Cancel execution"}
+          </button>
+        ) : null}
+      </div>
+
+      {cancel.isError ? <ErrorNotice title="Could not cancel this execution" error={cancel.error} /> : null}
+
+      <dl className="summary">
+        <div>
+          <dt>Status</dt>
+          <dd>
+            <StatusBadge status={data.status} />
+            {!terminal ? <span className="muted live-hint"> (updating live)</span> : null}
+          </dd>
+        </div>
+        <div>
+          <dt>Workflow</dt>
+          <dd>
+            {data.workflow_id} <span className="muted">v{data.workflow_version}</span>
+          </dd>
+        </div>
+        <div>
+          <dt>Mode</dt>
+          <dd>
+            {data.mode}
+            {data.is_coaching ? <span className="tag">coaching</span> : null}
+          </dd>
+        </div>
+        <div>
+          <dt>Progress</dt>
+          <dd>
+            <ProgressMeter progress={data.progress} label="Execution progress" />
+          </dd>
+        </div>
+      </dl>
+
+      {data.status === "failed" ? (
+        <div className="notice notice--error" role="alert">
+          <p className="notice__title">This execution failed.</p>
+          {hasValue(data.error) ? <pre className="code">{formatValue(data.error)}</pre> : null}
+          {failedSteps.length > 0 ? (
+            <p>
+              Failed {failedSteps.length === 1 ? "step" : "steps"}:{" "}
+              {failedSteps.map((s) => s.step_id).join(", ")}
+            </p>
+          ) : null}
+        </div>
+      ) : null}
+
+      <h2 id="steps-heading">Steps</h2>
+      {data.steps.length === 0 ? (
+        <p className="empty">No steps have run yet.</p>
+      ) : (
+        <ol className="steps" aria-labelledby="steps-heading">
+          {data.steps.map((step, index) => (
+            <StepItem key={`${step.step_id}-${index}`} step={step} index={index} />
+          ))}
+        </ol>
+      )}
+
+      {/* Announces status changes to screen readers while the page polls. */}
+      <p className="visually-hidden" aria-live="polite">
+        Execution status: {statusLabel(data.status)}
+      </p>
+    </section>
+  );
+}
+
+function StepItem({ step, index }: { step: ExecutionStep; index: number }) {
+  const headingId = `step-${index}-heading`;
+  return (
+    <li className={`step step--${step.status}`} aria-labelledby={headingId}>
+      <div className="step__head">
+        <h3 id={headingId} className="mono">
+          {step.step_id}
+        </h3>
+        <StatusBadge status={step.status} />
+      </div>
+      {hasValue(step.output) ? (
+        <>
+          <h4 className="step__label">Output</h4>
+          <pre className="code">{formatValue(step.output)}</pre>
+        </>
+      ) : (
+        <p className="muted">No output yet.</p>
+      )}
+      {hasValue(step.decision) ? (
+        <>
+          <h4 className="step__label">Decision</h4>
+          <pre className="code">{formatValue(step.decision)}</pre>
+        </>
+      ) : null}
+      {hasValue(step.error) ? (
+        <div className="step__error">
+          <h4 className="step__label">Error</h4>
+          <pre className="code code--error">{formatValue(step.error)}</pre>
+        </div>
+      ) : null}
+    </li>
+  );
+}
+
+function BackLink() {
+  return (
+    <p className="back">
+      <Link to="/executions">← All executions</Link>
+    </p>
+  );
+}

@@ -1,0 +1,121 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useNavigate, useSearchParams } from "react-router-dom";
+import { apiGet, apiPost } from "../api/client";
+import type { Page, StartExecutionRequest, StartExecutionResponse, Workflow } from "../api/types";
+import { Pager, pageFromParams } from "../components/Pager";
+import { ErrorNotice, Loading } from "../components/QueryState";
+import { useDocumentTitle } from "../hooks";
+
+export const workflowsQueryKey = (page: number) => ["workflows", { page }] as const;
+
+export default function WorkflowsPage() {
+  useDocumentTitle("Workflows");
+  const navigate = useNavigate();
+  const queryClient = useQueryClient();
+  const [params, setParams] = useSearchParams();
+  const page = pageFromParams(params);
+
+  const workflows = useQuery({
+    queryKey: workflowsQueryKey(page),
+    queryFn: ({ signal }) =>
+      apiGet<Page<Workflow>>(page > 1 ? `/api/workflows?page=${page}` : "/api/workflows", { signal }),
+  });
+
+  const run = useMutation({
+    mutationFn: (workflow: Workflow) =>
+      apiPost<StartExecutionResponse>("/api/executions/", {
+        workflow_id: workflow.id,
+        variables: {},
+        mode: "normal",
+      } satisfies StartExecutionRequest),
+    onSuccess: (execution) => {
+      void queryClient.invalidateQueries({ queryKey: ["executions"] });
+      navigate(`/executions/${encodeURIComponent(execution.execution_id)}`);
+    },
+  });
+
+  return (
+    <section aria-labelledby="workflows-heading">
+      <h1 id="workflows-heading">Workflows</h1>
+      <p className="lead">Pick a workflow and run it. Runs open on their own page so you can follow each step.</p>
+
+      {run.isError ? (
+        <ErrorNotice
+          title={`Could not start “${run.variables?.name ?? "workflow"}”`}
+          error={run.error}
+          onRetry={run.variables ? () => run.mutate(run.variables) : undefined}
+        />
+      ) : null}
+
+      {workflows.isPending ? (
+        <Loading label="Loading workflows…" />
+      ) : workflows.isError ? (
+        <ErrorNotice title="Could not load workflows" error={workflows.error} onRetry={() => void workflows.refetch()} />
+      ) : workflows.data.items.length === 0 ? (
+        <p className="empty">No workflows yet.</p>
+      ) : (
+        <>
+          <div className="table-wrap" role="region" aria-labelledby="workflows-heading" tabIndex={0}>
+            <table className="table">
+              <caption className="visually-hidden">
+                Workflows, {workflows.data.total} in total
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Version</th>
+                  <th scope="col">Level</th>
+                  <th scope="col">Mode</th>
+                  <th scope="col" className="num">
+                    Steps
+                  </th>
+                  <th scope="col">
+                    <span className="visually-hidden">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {workflows.data.items.map((workflow) => {
+                  const starting = run.isPending && run.variables?.id === workflow.id;
+                  return (
+                    <tr key={`${workflow.id}@${workflow.version}`}>
+                      <th scope="row" className="cell-name">
+                        <span className="cell-name__title">{workflow.name}</span>
+                        {workflow.description ? (
+                          <span className="cell-name__description">{workflow.description}</span>
+                        ) : null}
+                      </th>
+                      <td>v{workflow.version}</td>
+                      <td>{workflow.level}</td>
+                      <td>{workflow.mode}</td>
+                      <td className="num">{workflow.steps.length}</td>
+                      <td className="actions">
+                        <button
+                          type="button"
+                          className="button"
+                          onClick={() => run.mutate(workflow)}
+                          disabled={run.isPending}
+                          aria-busy={starting || undefined}
+                          aria-label={starting ? `Starting ${workflow.name}…` : `Run ${workflow.name}`}
+                        >
+                          {starting ? "Starting…" : "Run"}
+                        </button>
+                      </td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
+          <Pager
+            label="Workflow pages"
+            page={workflows.data.page}
+            perPage={workflows.data.per_page}
+            total={workflows.data.total}
+            onChange={(next) => setParams(next > 1 ? { page: String(next) } : {})}
+          />
+        </>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,1 @@
+"""Adapters that wire the core to the world: storage, runner, notifier, tools."""

@@ -1,0 +1,131 @@
+"""Executions: start, read, list, cancel, answer a human_input step. The runner advances them."""
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, selectinload
+
+from core.errors import BadRequest, Conflict, NotFound, ValidationFailed
+from core.execution import states as S
+from core.execution.engine import ExecutionState, StepState, progress
+from core.workflow import WorkflowDef, validate_variables
+from services import workflows
+from services.models import Execution, StepRun, utcnow
+from services.workflows import DefinitionCache
+
+MODES = ("normal", "coaching", "auto")
+
+
+def get(session: Session, workspace_id: str, execution_id: str, *, for_update: bool = False) -> Execution:
+    query = select(Execution).where(Execution.id == execution_id).options(selectinload(Execution.steps))
+    if for_update and session.bind.dialect.name == "postgresql":
+        query = query.with_for_update()
+    ex = session.scalar(query)
+    if ex is None or ex.workspace_id != workspace_id:
+        raise NotFound(f"execution {execution_id} not found")
+    return ex
+
+
+def start(session: Session, definitions: DefinitionCache, workspace_id: str, workflow_id: str,
+          variables: Any, mode: str = "normal") -> Execution:
+    if mode not in MODES:
+        raise ValidationFailed("unknown mode", details={"mode": [f"must be one of {list(MODES)}"]})
+    wf = workflows.get(session, workspace_id, workflow_id)
+    defn = definitions.get(session, wf.id, wf.current_version)
+    values = validate_variables(defn, variables)
+    ex = Execution(workspace_id=workspace_id, workflow_id=wf.id, workflow_version=wf.current_version,
+                   mode=mode, status=S.PENDING, variables=values)
+    ex.steps = [StepRun(step_id=sid, position=i) for i, sid in enumerate(defn.step_ids)]
+    session.add(ex)
+    session.flush()
+    return ex
+
+
+def to_state(ex: Execution) -> ExecutionState:
+    return ExecutionState(
+        id=ex.id, status=ex.status, mode=ex.mode, variables=ex.variables or {},
+        steps={r.step_id: StepState(r.step_id, r.status, r.output, r.error, r.attempts, r.params, r.decision)
+               for r in ex.steps},
+    )
+
+
+def step_row(ex: Execution, step_id: str) -> StepRun:
+    for row in ex.steps:
+        if row.step_id == step_id:
+            return row
+    raise NotFound(f"execution {ex.id} has no step {step_id!r}")
+
+
+def set_status(ex: Execution, trigger: str) -> None:
+    ex.status = S.transition(ex.status, trigger)
+    if ex.status in S.TERMINAL:
+        ex.finished_at = utcnow()
+
+
+def cancel(session: Session, workspace_id: str, execution_id: str) -> Execution:
+    ex = get(session, workspace_id, execution_id, for_update=True)
+    if ex.status in S.TERMINAL:
+        raise BadRequest(f"execution is already {ex.status}", details={"status": ex.status})
+    set_status(ex, "cancel")
+    for row in ex.steps:
+        if row.status not in S.STEP_DONE:
+            row.status = S.STEP_CANCELLED
+    ex.gate = None
+    return ex
+
+
+def answer(session: Session, definitions: DefinitionCache, workspace_id: str, execution_id: str,
+           step_id: str, answer_value: Any) -> Execution:
+    """The answer to a human_input step becomes its output; the execution goes on."""
+    ex = get(session, workspace_id, execution_id, for_update=True)
+    gate = ex.gate or {}
+    S.transition(ex.status, "answer")  # raises the table's Conflict when nothing is waiting
+    if gate.get("kind") != "human_input" or gate.get("step_id") != step_id:
+        raise Conflict(f"step {step_id!r} is not waiting for input", details={"waiting_step": gate.get("step_id")})
+    row = step_row(ex, step_id)
+    row.status, row.output, row.finished_at = S.STEP_SUCCEEDED, {"answer": answer_value}, utcnow()
+    ex.gate = None
+    set_status(ex, "answer")
+    return ex
+
+
+def list_page(session: Session, workspace_id: str, *, workflow_id: str | None = None, mode: str | None = None,
+              status: str | None = None, page: int = 1, per_page: int = 20) -> tuple[list[Execution], int]:
+    where = [Execution.workspace_id == workspace_id]
+    if workflow_id:
+        where.append(Execution.workflow_id == workflow_id)
+    if mode:
+        where.append(Execution.mode == mode)
+    if status:
+        where.append(Execution.status == status)
+    total = session.scalar(select(func.count()).select_from(Execution).where(*where)) or 0
+    rows = session.scalars(select(Execution).where(*where).options(selectinload(Execution.steps))
+                           .order_by(Execution.created_at.desc(), Execution.id)
+                           .offset((page - 1) * per_page).limit(per_page)).all()
+    return list(rows), total
+
+
+def view(ex: Execution, defn: WorkflowDef | None = None) -> dict[str, Any]:
+    state = to_state(ex)
+    steps = []
+    for row in ex.steps:
+        step = defn.step(row.step_id) if defn else None
+        steps.append({
+            "step_id": row.step_id, "name": step.name if step else row.step_id, "type": step.type if step else None,
+            "tool": step.tool if step else None, "status": row.status, "output": row.output, "error": row.error,
+            "attempts": row.attempts, "params": row.params, "decision": row.decision,
+            "started_at": row.started_at, "finished_at": row.finished_at,
+        })
+    return {
+        "execution_id": ex.id, "workflow_id": ex.workflow_id, "workflow_version": ex.workflow_version,
+        "mode": ex.mode, "status": ex.status, "progress": progress(state), "steps": steps,
+        "is_coaching": ex.mode == "coaching", "variables": ex.variables, "error": ex.error, "gate": ex.gate,
+        "created_at": ex.created_at, "updated_at": ex.updated_at, "started_at": ex.started_at,
+        "finished_at": ex.finished_at,
+    }
+
+
+def update_event(ex: Execution, step_id: str | None = None) -> dict[str, Any]:
+    """The `execution_update` payload (DESIGN.md §5)."""
+    return {"execution_id": ex.id, "status": ex.status, "progress": progress(to_state(ex)), "step_id": step_id}

@@ -1,0 +1,89 @@
+"""The built-in tools, and the registry that also picks up third-party tools from entry points.
+
+A package adds tools by declaring, for example::
+
+    [project.entry-points."coach.tools"]
+    weather = "coach_weather:WeatherTool"      # a class taking settings
+    ping = "coach_ping:tool"                   # or a ready Tool object
+"""
+from __future__ import annotations
+
+import importlib.metadata
+import inspect
+import logging
+from typing import Any
+
+from config import Settings
+from core.tools import Tool, ToolRegistry
+
+from .basic import EchoTool, NoopTool
+from .files import FileReadTool, FileWriteTool
+from .http import HttpRequestTool
+from .shell import ShellRunTool
+from .sql import SqlQueryTool
+
+ENTRY_POINT_GROUP = "coach.tools"
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "EchoTool",
+    "FileReadTool",
+    "FileWriteTool",
+    "HttpRequestTool",
+    "NoopTool",
+    "ShellRunTool",
+    "SqlQueryTool",
+    "build_registry",
+    "builtin_tools",
+]
+
+
+def builtin_tools(settings: Settings) -> list[Tool]:
+    return [
+        NoopTool(),
+        EchoTool(),
+        HttpRequestTool(settings),
+        SqlQueryTool(settings),
+        FileReadTool(settings),
+        FileWriteTool(settings),
+        ShellRunTool(settings),
+    ]
+
+
+def _looks_like_tool(obj: Any) -> bool:
+    # A class has these as class attributes too, but its `run` is unbound: it still needs building.
+    return not inspect.isclass(obj) and all(
+        hasattr(obj, attr) for attr in ("name", "description", "params_schema", "risk", "run")
+    )
+
+
+def _load_entry_point(ep: Any, settings: Settings) -> Tool:
+    obj = ep.load()
+    if not _looks_like_tool(obj):
+        if not callable(obj):
+            raise TypeError(f"{obj!r} is neither a tool nor a callable returning one")
+        obj = obj(settings)
+    if not _looks_like_tool(obj):
+        raise TypeError(f"{obj!r} lacks name/description/params_schema/risk/run")
+    return obj
+
+
+def build_registry(settings: Settings) -> ToolRegistry:
+    registry = ToolRegistry()
+    for tool in builtin_tools(settings):
+        registry.register(tool)
+    builtin_names = set(registry.names())
+
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        # One broken plugin must not keep the server from starting, so every failure is skipped.
+        try:
+            tool = _load_entry_point(ep, settings)
+            if tool.name in builtin_names:
+                # Replacing e.g. file.read would silently drop its confinement; refuse instead.
+                raise ValueError(f"name {tool.name!r} is taken by a built-in tool")
+            registry.register(tool)
+        except Exception as exc:
+            log.warning("skipping tool entry point %r (%s): %s", ep.name, getattr(ep, "value", "?"), exc)
+    return registry

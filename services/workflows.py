@@ -1,0 +1,101 @@
+"""Workflow definitions: create, version, read, delete. Functions take the session first (Dispatch style)."""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from core.errors import NotFound
+from core.tools import ToolRegistry
+from core.workflow import WorkflowDef, parse_definition
+from services.models import Workflow, WorkflowVersion, utcnow
+
+
+class DefinitionCache:
+    """Parsed definitions by (workflow, version). Versions never change, so entries never go stale."""
+
+    def __init__(self, tools: ToolRegistry, size: int = 512):
+        self.tools = tools
+        self.size = size
+        self._items: OrderedDict[tuple[str, int], WorkflowDef] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, session: Session, workflow_id: str, version: int) -> WorkflowDef:
+        key = (workflow_id, version)
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        row = session.scalar(select(WorkflowVersion).where(WorkflowVersion.workflow_id == workflow_id,
+                                                            WorkflowVersion.version == version))
+        if row is None:
+            raise NotFound(f"workflow {workflow_id} has no version {version}")
+        defn = parse_definition(row.definition, self.tools)
+        with self._lock:
+            self._items[key] = defn
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return defn
+
+
+def get(session: Session, workspace_id: str, workflow_id: str) -> Workflow:
+    wf = session.get(Workflow, workflow_id)
+    if wf is None or wf.workspace_id != workspace_id or wf.deleted_at is not None:
+        raise NotFound(f"workflow {workflow_id} not found")
+    return wf
+
+
+def version_row(session: Session, wf: Workflow, version: int | None = None) -> WorkflowVersion:
+    row = session.scalar(select(WorkflowVersion).where(WorkflowVersion.workflow_id == wf.id,
+                                                        WorkflowVersion.version == (version or wf.current_version)))
+    if row is None:
+        raise NotFound(f"workflow {wf.id} has no version {version}")
+    return row
+
+
+def create(session: Session, tools: ToolRegistry, workspace_id: str, data: Any) -> Workflow:
+    defn = parse_definition(data, tools)
+    wf = Workflow(workspace_id=workspace_id, name=defn.name, description=defn.description, current_version=1)
+    session.add(wf)
+    session.flush()
+    session.add(WorkflowVersion(workflow_id=wf.id, version=1, definition=defn.source))
+    session.flush()
+    return wf
+
+
+def update(session: Session, tools: ToolRegistry, workspace_id: str, workflow_id: str, data: Any) -> Workflow:
+    """A PUT makes a new version; executions already started keep theirs."""
+    wf = get(session, workspace_id, workflow_id)
+    defn = parse_definition(data, tools)
+    wf.current_version += 1
+    wf.name, wf.description, wf.updated_at = defn.name, defn.description, utcnow()
+    session.add(WorkflowVersion(workflow_id=wf.id, version=wf.current_version, definition=defn.source))
+    session.flush()
+    return wf
+
+
+def delete(session: Session, workspace_id: str, workflow_id: str) -> None:
+    """Soft delete: executions that ran it still show which definition they ran."""
+    wf = get(session, workspace_id, workflow_id)
+    wf.deleted_at = utcnow()
+
+
+def list_page(session: Session, workspace_id: str, page: int, per_page: int) -> tuple[list[Workflow], int]:
+    where = (Workflow.workspace_id == workspace_id, Workflow.deleted_at.is_(None))
+    total = session.scalar(select(func.count()).select_from(Workflow).where(*where)) or 0
+    rows = session.scalars(select(Workflow).where(*where).order_by(Workflow.created_at.desc(), Workflow.id)
+                           .offset((page - 1) * per_page).limit(per_page)).all()
+    return list(rows), total
+
+
+def view(session: Session, wf: Workflow, version: int | None = None) -> dict[str, Any]:
+    row = version_row(session, wf, version)
+    d = row.definition
+    return {
+        "id": wf.id, "version": row.version, "latest_version": wf.current_version, "name": d["name"],
+        "description": d.get("description") or "", "variables": d.get("variables") or {}, "steps": d["steps"],
+        "mode": wf.mode, "level": "OBSERVATION", "created_at": wf.created_at, "updated_at": wf.updated_at,
+    }

@@ -1,0 +1,146 @@
+"""Test fixtures: an app per test on a fresh database (SQLite always; PostgreSQL when it answers)."""
+from __future__ import annotations
+
+import os
+import shutil
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from config import Settings
+from services.db import Database
+from services.migrate import upgrade
+from services.models import Base
+
+PG_ADMIN_URL = os.environ.get("COACH_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
+
+
+def _pg_unavailable() -> str | None:
+    try:
+        import psycopg
+
+        with psycopg.connect(PG_ADMIN_URL, connect_timeout=2):
+            return None
+    except Exception as exc:
+        return f"PostgreSQL at {PG_ADMIN_URL} does not answer ({type(exc).__name__}); set COACH_TEST_PG_URL"
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory) -> Path:
+    """One migrated SQLite file per session; each test gets a copy (much faster than migrating each time)."""
+    path = tmp_path_factory.mktemp("template") / "coach.db"
+    db = Database(f"sqlite:///{path}")
+    upgrade(db)
+    db.dispose()  # closing the last connection checkpoints the WAL into the file we copy
+    assert not Path(f"{path}-wal").exists() or Path(f"{path}-wal").stat().st_size == 0
+    return path
+
+
+@pytest.fixture(scope="session")
+def pg_database():
+    reason = _pg_unavailable()
+    if reason:
+        pytest.skip(reason)
+    import psycopg
+
+    name = f"coach_test_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    url = PG_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+    db = Database(url)
+    upgrade(db)
+    db.dispose()
+    yield url
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _fresh_url(backend: str, request, tmp_path: Path) -> str:
+    if backend == "sqlite":
+        target = tmp_path / "coach.db"
+        shutil.copy(request.getfixturevalue("sqlite_template"), target)
+        return f"sqlite:///{target}"
+    url = request.getfixturevalue("pg_database")
+    db = Database(url)
+    with db.engine.begin() as conn:
+        tables = ", ".join(f'"{t.name}"' for t in Base.metadata.sorted_tables)
+        conn.execute(text(f"TRUNCATE {tables} RESTART IDENTITY CASCADE"))
+    db.dispose()
+    return url
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def database_url(request, tmp_path) -> str:
+    """Storage and API tests run once per database backend."""
+    return _fresh_url(request.param, request, tmp_path)
+
+
+@pytest.fixture
+def settings(database_url, tmp_path) -> Settings:
+    data = tmp_path / "data"
+    data.mkdir()
+    return Settings(env="test", database_url=database_url, instance_dir=str(tmp_path), data_dir=str(data),
+                    demo=False, runner_workers=2, shell_allow=("echo", "sleep"), log_level="WARNING",
+                    secret_key="test-secret", random_seed=7)
+
+
+@pytest.fixture
+def app(settings):
+    from api.app import create_app
+
+    app = create_app(settings, migrate=False)
+    app.config["TESTING"] = True
+    yield app
+    services = app.extensions["coach"]
+    services.runner.wait_idle(5)
+    services.close()
+
+
+@pytest.fixture
+def services(app):
+    return app.extensions["coach"]
+
+
+class Api:
+    """A thin helper over the test client: JSON in, (status, JSON) out, and waiting for the runner."""
+
+    def __init__(self, client, services):
+        self.client, self.services = client, services
+
+    def call(self, method: str, path: str, json=None, **kwargs):
+        response = self.client.open(path, method=method, json=json, **kwargs)
+        return response.status_code, response.get_json(silent=True)
+
+    def ok(self, method: str, path: str, json=None, status: int = 200, **kwargs):
+        code, body = self.call(method, path, json, **kwargs)
+        assert code == status, f"{method} {path} -> {code}: {body}"
+        return body
+
+    def workflow(self, steps: list, name: str = "wf", **extra) -> dict:
+        return self.ok("POST", "/api/workflows", {"name": name, "steps": steps, **extra}, status=201)
+
+    def start(self, workflow_id: str, variables: dict | None = None, mode: str = "normal") -> dict:
+        return self.ok("POST", "/api/executions/", {"workflow_id": workflow_id, "variables": variables or {},
+                                                    "mode": mode}, status=201)
+
+    def settle(self, execution_id: str, timeout: float = 10.0) -> dict:
+        """Wait until the runner has nothing left to do for this execution, then read it."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self.services.runner.wait_idle(timeout)
+            body = self.ok("GET", f"/api/executions/{execution_id}")
+            if body["status"] not in ("pending", "running", "resumed") or time.monotonic() > deadline:
+                return body
+            time.sleep(0.01)
+
+    def run(self, steps: list, variables: dict | None = None, **extra) -> dict:
+        wf = self.workflow(steps, **extra)
+        return self.settle(self.start(wf["id"], variables)["execution_id"])
+
+
+@pytest.fixture
+def api(client, services) -> Api:
+    return Api(client, services)

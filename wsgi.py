@@ -1,0 +1,38 @@
+"""Entry point: `python wsgi.py` serves Coach (schema upgraded, demo loaded); servers import `app`.
+
+The async mode must be chosen before anything else is imported: eventlet and gevent patch the stdlib.
+"""
+import os
+
+_MODE = os.environ.get("COACH_ASYNC_MODE", "threading")
+if _MODE == "eventlet":
+    import eventlet
+
+    eventlet.monkey_patch()
+elif _MODE == "gevent":
+    from gevent import monkey
+
+    monkey.patch_all()
+
+from api.app import create_app  # noqa: E402
+
+app = create_app()
+
+
+def main() -> None:
+    from services import demo
+
+    services = app.extensions["coach"]
+    settings = services.settings
+    if settings.demo:
+        created = demo.load(services, app.extensions["coach_default_workspace"])
+        if created:
+            print(f"Loaded demo workflows: {', '.join(created)}")
+    print(f"Coach is serving on http://{settings.host}:{settings.port} ({settings.async_mode} mode)")
+    socketio = app.extensions["socketio"]
+    socketio.run(app, host=settings.host, port=settings.port, allow_unsafe_werkzeug=True,
+                 use_reloader=False, log_output=settings.log_level == "DEBUG")
+
+
+if __name__ == "__main__":
+    main()
