@@ -15,3 +15,10 @@ def workspace_id() -> str:
     if "workspace_id" not in g:
         g.workspace_id = current_app.extensions["coach_default_workspace"]
     return g.workspace_id
+
+
+def operator() -> str:
+    # Until users arrive (issue 4), decisions are attributed to the X-Coach-Operator header or "anonymous".
+    from flask import request
+
+    return (request.headers.get("X-Coach-Operator") or "anonymous").strip()[:200] or "anonymous"

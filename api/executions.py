@@ -75,6 +75,16 @@ def _view(session, ex):
     return executions.view(ex, services().definitions.get(session, ex.workflow_id, ex.workflow_version))
 
 
+def start_execution(args: dict) -> dict:
+    svc = services()
+    with svc.db.transaction() as session:
+        ex = executions.start(session, svc.definitions, workspace_id(), args["workflow_id"],
+                              args["variables"], args["mode"])
+        body = _view(session, ex)
+    svc.runner.schedule(body["execution_id"])
+    return body
+
+
 @blp.route("/")
 class Executions(MethodView):
     @blp.arguments(ListArgs, location="query")
@@ -89,13 +99,7 @@ class Executions(MethodView):
     @blp.arguments(StartArgs)
     @blp.response(201, ExecutionSchema)
     def post(self, args):
-        svc = services()
-        with svc.db.transaction() as session:
-            ex = executions.start(session, svc.definitions, workspace_id(), args["workflow_id"],
-                                  args["variables"], args["mode"])
-            body = _view(session, ex)
-        svc.runner.schedule(body["execution_id"])
-        return body
+        return start_execution(args)
 
 
 @blp.route("/<execution_id>")

@@ -13,7 +13,19 @@ from typing import Any
 from jinja2 import StrictUndefined, TemplateError, Undefined, nodes
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-_ENV = ImmutableSandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
+class _DataFirstEnvironment(ImmutableSandboxedEnvironment):
+    """`steps.fetch.output.items` is the output's `items` field, not the dict's `items` method."""
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if isinstance(obj, dict):
+            try:
+                return obj[attribute]
+            except (KeyError, TypeError):
+                pass
+        return super().getattr(obj, attribute)
+
+
+_ENV = _DataFirstEnvironment(undefined=StrictUndefined, autoescape=False)
 _SINGLE_EXPR = re.compile(r"^\s*\{\{(.*)\}\}\s*$", re.S)
 _MAX_OUTPUT = 1_000_000
 
@@ -44,9 +56,20 @@ def _strip_braces(expression: str) -> str:
 
 def _native(expression: str, context: dict[str, Any]) -> Any:
     result = _ENV.compile_expression(expression, undefined_to_none=False)(**context)
-    if isinstance(result, Undefined):
-        result._fail_with_undefined_error()  # raises UndefinedError naming what was missing
+    _fail_on_undefined(result)
     return result
+
+
+def _fail_on_undefined(value: Any) -> None:
+    # `{{ [vars.missing] }}` builds a list holding an Undefined without raising; find it here instead
+    if isinstance(value, Undefined):
+        value._fail_with_undefined_error()  # raises UndefinedError naming what was missing
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _fail_on_undefined(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _fail_on_undefined(v)
 
 
 def render_value(value: Any, context: dict[str, Any], path: str = "params") -> Any:

@@ -32,7 +32,7 @@ class Services:
         tools = build_registry(settings)
         definitions = DefinitionCache(tools)
         notifier = Notifier(socketio)
-        runner = Runner(db, tools, definitions, notifier, workers=settings.runner_workers,
+        runner = Runner(db, tools, definitions, notifier, settings,
                         spawn=socketio.start_background_task if socketio is not None and
                         settings.async_mode in ("eventlet", "gevent") else None)
         return cls(settings, db, tools, definitions, notifier, runner)

@@ -11,10 +11,11 @@ from core.execution import states as S
 from core.execution.engine import ExecutionState, StepState, progress
 from core.workflow import WorkflowDef, validate_variables
 from services import workflows
-from services.models import Execution, StepRun, utcnow
+from services.models import CoachingSession, Execution, StepRun, Suggestion, utcnow
 from services.workflows import DefinitionCache
 
 MODES = ("normal", "coaching", "auto")
+COACHING_STATS = ("suggestions_made", "accepted", "rejected", "corrected", "manual_executions", "skipped")
 
 
 def get(session: Session, workspace_id: str, execution_id: str, *, for_update: bool = False) -> Execution:
@@ -27,11 +28,22 @@ def get(session: Session, workspace_id: str, execution_id: str, *, for_update: b
     return ex
 
 
+def get_any(session: Session, execution_id: str) -> Execution | None:
+    """For the runner, which works across workspaces."""
+    query = select(Execution).where(Execution.id == execution_id).options(selectinload(Execution.steps))
+    if session.bind.dialect.name == "postgresql":
+        query = query.with_for_update()
+    return session.scalar(query)
+
+
 def start(session: Session, definitions: DefinitionCache, workspace_id: str, workflow_id: str,
           variables: Any, mode: str = "normal") -> Execution:
     if mode not in MODES:
         raise ValidationFailed("unknown mode", details={"mode": [f"must be one of {list(MODES)}"]})
     wf = workflows.get(session, workspace_id, workflow_id)
+    if mode == "auto" and wf.mode != "auto":
+        raise Conflict("this workflow is not in AUTO: a lead promotes it once it is AUTO-ready",
+                       details={"workflow_mode": wf.mode})
     defn = definitions.get(session, wf.id, wf.current_version)
     values = validate_variables(defn, variables)
     ex = Execution(workspace_id=workspace_id, workflow_id=wf.id, workflow_version=wf.current_version,
@@ -39,6 +51,9 @@ def start(session: Session, definitions: DefinitionCache, workspace_id: str, wor
     ex.steps = [StepRun(step_id=sid, position=i) for i, sid in enumerate(defn.step_ids)]
     session.add(ex)
     session.flush()
+    if mode in ("coaching", "auto"):
+        session.add(CoachingSession(execution_id=ex.id, workspace_id=workspace_id, paused=False,
+                                    stats={k: 0 for k in COACHING_STATS}))
     return ex
 
 
@@ -72,6 +87,9 @@ def cancel(session: Session, workspace_id: str, execution_id: str) -> Execution:
         if row.status not in S.STEP_DONE:
             row.status = S.STEP_CANCELLED
     ex.gate = None
+    for sug in session.scalars(select(Suggestion).where(Suggestion.execution_id == ex.id,
+                                                        Suggestion.status == "pending")):
+        sug.status = "superseded"
     return ex
 
 

@@ -5,7 +5,7 @@ import uuid
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, DateTime, ForeignKey, Index, Integer, String, Text, TypeDecorator, UniqueConstraint
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -20,6 +20,25 @@ def utcnow() -> datetime:
     return datetime.now(timezone.utc)
 
 
+class UtcDateTime(TypeDecorator):
+    """Timezone-aware UTC datetimes on every backend (SQLite stores them without an offset)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value, dialect):
+        if value is not None and value.tzinfo is not None:
+            value = value.astimezone(timezone.utc)
+            if dialect.name == "sqlite":
+                value = value.replace(tzinfo=None)
+        return value
+
+    def process_result_value(self, value, dialect):
+        if value is not None and value.tzinfo is None:
+            value = value.replace(tzinfo=timezone.utc)
+        return value
+
+
 class Base(DeclarativeBase):
     pass
 
@@ -29,7 +48,7 @@ class Workspace(Base):
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     slug: Mapped[str] = mapped_column(String(64), unique=True)
     name: Mapped[str] = mapped_column(String(200))
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 
 class Workflow(Base):
@@ -41,9 +60,9 @@ class Workflow(Base):
     current_version: Mapped[int] = mapped_column(Integer, default=1)
     mode: Mapped[str] = mapped_column(String(16), default="coaching")
     settings: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
-    deleted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, onupdate=utcnow)
+    deleted_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     versions: Mapped[list["WorkflowVersion"]] = relationship(back_populates="workflow", order_by="WorkflowVersion.version")
 
 
@@ -54,7 +73,7 @@ class WorkflowVersion(Base):
     workflow_id: Mapped[str] = mapped_column(ForeignKey("workflows.id"), index=True)
     version: Mapped[int] = mapped_column(Integer)
     definition: Mapped[dict[str, Any]] = mapped_column(JsonType)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     workflow: Mapped[Workflow] = relationship(back_populates="versions")
 
 
@@ -70,10 +89,10 @@ class Execution(Base):
     variables: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
     error: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)
     gate: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
-    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
-    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, onupdate=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    finished_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     # optimistic concurrency: a write based on a stale read fails instead of overwriting
     row_version: Mapped[int] = mapped_column(Integer, default=1)
     steps: Mapped[list["StepRun"]] = relationship(back_populates="execution", order_by="StepRun.position",
@@ -94,6 +113,101 @@ class StepRun(Base):
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     params: Mapped[Any] = mapped_column(JsonType, nullable=True)
     decision: Mapped[str | None] = mapped_column(String(16), nullable=True)
-    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
-    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    started_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    finished_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     execution: Mapped[Execution] = relationship(back_populates="steps")
+
+
+class CoachingSession(Base):
+    """The operator-facing state of a coaching (or spot-checked auto) execution. Nothing lives only in memory."""
+
+    __tablename__ = "coaching_sessions"
+    execution_id: Mapped[str] = mapped_column(ForeignKey("executions.id"), primary_key=True)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"), index=True)
+    paused: Mapped[bool] = mapped_column(default=False)
+    paused_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    stats: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, onupdate=utcnow)
+
+
+class Suggestion(Base):
+    __tablename__ = "suggestions"
+    __table_args__ = (Index("ix_suggestions_ws_status", "workspace_id", "status", "created_at"),)
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"))
+    execution_id: Mapped[str] = mapped_column(ForeignKey("executions.id"), index=True)
+    workflow_id: Mapped[str] = mapped_column(String(32))
+    workflow_version: Mapped[int] = mapped_column(Integer)
+    step_id: Mapped[str] = mapped_column(String(64))
+    tool: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    params: Mapped[Any] = mapped_column(JsonType, nullable=True)
+    definition_params: Mapped[Any] = mapped_column(JsonType, nullable=True)
+    rationale: Mapped[str] = mapped_column(Text, default="")
+    confidence: Mapped[float] = mapped_column(default=0.0)
+    source: Mapped[str] = mapped_column(String(80), default="definition")
+    status: Mapped[str] = mapped_column(String(16), default="pending")
+    version: Mapped[int] = mapped_column(Integer, default=1)
+    purpose: Mapped[str] = mapped_column(String(16), default="coaching")  # coaching | spot_check | correction
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    decided_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+
+
+class Decision(Base):
+    __tablename__ = "decisions"
+    __table_args__ = (UniqueConstraint("workspace_id", "idempotency_key"),)
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    # unique: exactly one decision per suggestion, enforced by the database even under a race
+    suggestion_id: Mapped[str] = mapped_column(ForeignKey("suggestions.id"), unique=True)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"))
+    execution_id: Mapped[str] = mapped_column(ForeignKey("executions.id"), index=True)
+    workflow_id: Mapped[str] = mapped_column(String(32), index=True)
+    step_id: Mapped[str] = mapped_column(String(64))
+    decision: Mapped[str] = mapped_column(String(16))
+    correction: Mapped[Any] = mapped_column(JsonType, nullable=True)
+    manual_output: Mapped[Any] = mapped_column(JsonType, nullable=True)
+    feedback: Mapped[str | None] = mapped_column(Text, nullable=True)
+    operator: Mapped[str] = mapped_column(String(200))
+    latency_ms: Mapped[float] = mapped_column(default=0.0)
+    idempotency_key: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    response: Mapped[Any] = mapped_column(JsonType, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+class MetricScope(Base):
+    """Running metrics of one scope (global, workflow, workflow version, step, operator, spot checks),
+    updated in each decision's own transaction so that reads never scan history."""
+
+    __tablename__ = "metric_scopes"
+    __table_args__ = (UniqueConstraint("workspace_id", "scope", "key"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"))
+    scope: Mapped[str] = mapped_column(String(24))
+    key: Mapped[str] = mapped_column(String(200))
+    state: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, onupdate=utcnow)
+
+
+class MetricBucket(Base):
+    """One hour of one scope's decisions, for charts."""
+
+    __tablename__ = "metric_buckets"
+    __table_args__ = (UniqueConstraint("workspace_id", "scope", "key", "bucket"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"))
+    scope: Mapped[str] = mapped_column(String(24))
+    key: Mapped[str] = mapped_column(String(200))
+    bucket: Mapped[datetime] = mapped_column(UtcDateTime())
+    counts: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
+
+
+class CorrectionPack(Base):
+    __tablename__ = "correction_packs"
+    __table_args__ = (UniqueConstraint("workflow_id", "step_id"),)
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"), index=True)
+    workflow_id: Mapped[str] = mapped_column(ForeignKey("workflows.id"), index=True)
+    step_id: Mapped[str] = mapped_column(String(64))
+    enabled: Mapped[bool] = mapped_column(default=True)
+    stats: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, onupdate=utcnow)

@@ -1,7 +1,8 @@
-"""Pushes events to Socket.IO rooms. The runner and services call it after they commit."""
+"""Pushes events to Socket.IO rooms, only after the transaction that caused them has committed."""
 from __future__ import annotations
 
 import logging
+from datetime import date, datetime, timezone
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -15,8 +16,38 @@ def workspace_room(workspace_id: str) -> str:
     return f"workspace:{workspace_id}"
 
 
+def jsonable(value: Any) -> Any:
+    """Plain JSON values: datetimes become ISO 8601 in UTC."""
+    if isinstance(value, datetime):
+        return (value if value.tzinfo else value.replace(tzinfo=timezone.utc)).isoformat()
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    return value
+
+
+class Events:
+    """Events gathered during a transaction, sent by the notifier once it commits."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[str, Any, str]] = []
+
+    def add(self, event: str, payload: Any, *, execution: str | None = None, workspace: str | None = None) -> None:
+        payload = jsonable(payload)
+        if execution:
+            self.items.append((event, payload, execution_room(execution)))
+        if workspace:
+            self.items.append((event, payload, workspace_room(workspace)))
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+
 class Notifier:
-    """Socket.IO when a server is attached; silent otherwise (CLI commands, benchmarks in-process)."""
+    """Socket.IO when a server is attached; silent otherwise (CLI commands, in-process benchmarks)."""
 
     def __init__(self, socketio: Any = None):
         self.socketio = socketio
@@ -29,6 +60,11 @@ class Notifier:
         except Exception:  # a lost push must never undo a committed change
             log.exception("could not push %s to %s", event, room)
 
+    def send(self, events: Events) -> None:
+        for event, payload, room in events.items:
+            self.emit(event, payload, room)
+
     def execution_update(self, workspace_id: str, payload: dict[str, Any]) -> None:
-        self.emit("execution_update", payload, execution_room(payload["execution_id"]))
-        self.emit("execution_update", payload, workspace_room(workspace_id))
+        events = Events()
+        events.add("execution_update", payload, execution=payload["execution_id"], workspace=workspace_id)
+        self.send(events)

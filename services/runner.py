@@ -1,7 +1,8 @@
 """Advances executions in background tasks: load, run what can run, stop at the first human gate, commit.
 
-No task waits on a human: a paused execution is rows, not a thread. Each step's result is committed before
-the next step starts, so a killed server loses at most the step that was running (it runs again on restart).
+No task waits on a human: a paused execution is rows, not a thread. Each step's result is committed
+together with the decision about what comes next, so a killed server loses at most the step that was
+running (it runs again on restart).
 """
 from __future__ import annotations
 
@@ -11,14 +12,17 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
+from config import Settings
 from core.execution import states as S
-from core.execution.engine import Next, execute, next_action
+from core.execution.engine import Next, Outcome, execute, next_action
+from core.templating import TemplateFailure
 from core.tools import ToolRegistry
-from services import executions
+from services import coaching, executions
 from services.db import Database
 from services.models import Execution, utcnow
-from services.notifier import Notifier
+from services.notifier import Events, Notifier
 from services.workflows import DefinitionCache
 
 log = logging.getLogger(__name__)
@@ -26,10 +30,14 @@ log = logging.getLogger(__name__)
 
 class Runner:
     def __init__(self, db: Database, tools: ToolRegistry, definitions: DefinitionCache, notifier: Notifier,
-                 workers: int = 4, spawn: Callable | None = None):
+                 settings: Settings | None = None, spawn: Callable | None = None):
         self.db, self.tools, self.definitions, self.notifier = db, tools, definitions, notifier
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="runner") if spawn is None else None
-        self._spawn = spawn or self._pool.submit
+        self.settings = settings or Settings()
+        self._pool = None
+        if spawn is None:
+            self._pool = ThreadPoolExecutor(max_workers=self.settings.runner_workers, thread_name_prefix="runner")
+            spawn = self._pool.submit
+        self._spawn = spawn
         self._lock = threading.Lock()
         self._active: set[str] = set()
         self._again: set[str] = set()
@@ -81,70 +89,93 @@ class Runner:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
 
-    # hooks that coaching and policies extend
-    def needs_human(self, session, ex: Execution):
-        return None
-
-    def open_gate(self, session, ex: Execution, nxt: Next) -> None:
-        row = executions.step_row(ex, nxt.step.id)
-        row.status = S.STEP_WAITING
-        if nxt.reason == "human_input":
-            ex.gate = {"kind": "human_input", "step_id": nxt.step.id, "question": nxt.step.question}
-            executions.set_status(ex, "await_clarification")
-
     def advance(self, execution_id: str) -> None:
+        outcome: Outcome | None = None
+        running: str | None = None
         while True:
+            events = Events()
             with self.db.transaction() as session:
-                ex = session.get(Execution, execution_id)
-                if ex is None or ex.status not in S.RUNNABLE:
+                ex = executions.get_any(session, execution_id)
+                if ex is None:
                     return
-                defn = self.definitions.get(session, ex.workflow_id, ex.workflow_version)
-                if ex.status == S.PENDING:
-                    executions.set_status(ex, "start")
-                    ex.started_at = utcnow()
-                elif ex.status == S.RESUMED:
-                    executions.set_status(ex, "continue")
-                state = executions.to_state(ex)
-                nxt = next_action(defn, state, self.needs_human(session, ex))
-                step_id = nxt.step.id if nxt.step else None
-                if nxt.kind == "skip":
-                    row = executions.step_row(ex, step_id)
-                    row.status, row.error, row.finished_at = S.STEP_SKIPPED, nxt.reason, utcnow()
-                elif nxt.kind == "gate":
-                    self.open_gate(session, ex, nxt)
-                elif nxt.kind == "complete":
-                    executions.set_status(ex, "complete")
-                elif nxt.kind == "fail":
-                    ex.error = {"step_id": step_id, "message": nxt.reason}
-                    executions.set_status(ex, "fail")
-                elif nxt.kind == "run":
-                    row = executions.step_row(ex, step_id)
-                    row.status, row.started_at = S.STEP_RUNNING, utcnow()
-                    override = row.params if row.decision == "correct" else None
-                update = executions.update_event(ex, step_id)
-                workspace_id = ex.workspace_id
-            self.notifier.execution_update(workspace_id, update)
-            if nxt.kind in ("gate", "complete", "fail", "wait"):
-                self.after_stop(execution_id, nxt)
+                if outcome is not None:
+                    self._record(ex, running, outcome)
+                if ex.status not in S.RUNNABLE:
+                    events.add("execution_update", executions.update_event(ex, running),
+                               execution=ex.id, workspace=ex.workspace_id)
+                    nxt = None
+                else:
+                    nxt, params = self._step(session, ex, events)
+                    running = nxt.step.id if nxt.kind == "run" else None
+                    if nxt.kind == "run":
+                        state = executions.to_state(ex)
+            self.notifier.send(events)
+            if nxt is None or nxt.kind != "run":
                 return
+            outcome = execute(nxt.step, state, self.tools, params=params)
+
+    def _step(self, session: Session, ex: Execution, events: Events) -> tuple[Next, object]:
+        """Take steps that need no tool (skips, gates, ends) until one must run or the execution stops."""
+        defn = self.definitions.get(session, ex.workflow_id, ex.workflow_version)
+        if ex.status == S.PENDING:
+            executions.set_status(ex, "start")
+            ex.started_at = utcnow()
+        elif ex.status == S.RESUMED:
+            executions.set_status(ex, "continue")
+        gate = coaching.review_gate(ex, self.settings.spot_check_rate, self.settings.random_seed)
+        while True:
+            nxt = next_action(defn, executions.to_state(ex), gate)
+            step_id = nxt.step.id if nxt.step else None
+            if nxt.kind == "skip":
+                row = executions.step_row(ex, step_id)
+                row.status, row.error, row.finished_at = S.STEP_SKIPPED, nxt.reason, utcnow()
+                continue
+            if nxt.kind == "gate":
+                self._open_gate(session, ex, defn, nxt, events)
+            elif nxt.kind == "complete":
+                executions.set_status(ex, "complete")
+            elif nxt.kind == "fail":
+                self._fail(ex, step_id, nxt.reason)
+            params = None
             if nxt.kind == "run":
-                outcome = execute(nxt.step, state, self.tools, params=override)
-                self._record(execution_id, step_id, outcome)
+                row = executions.step_row(ex, step_id)
+                row.status, row.started_at = S.STEP_RUNNING, utcnow()
+                params = row.params if row.decision in ("accept", "correct") else None
+            events.add("execution_update", executions.update_event(ex, step_id), execution=ex.id,
+                       workspace=ex.workspace_id)
+            return nxt, params
 
-    def after_stop(self, execution_id: str, nxt: Next) -> None:
-        """Called once an advance stops at a gate or an end; coaching pushes suggestions here."""
+    def _open_gate(self, session: Session, ex: Execution, defn, nxt: Next, events: Events) -> None:
+        step = nxt.step
+        if nxt.reason == "human_input":
+            executions.step_row(ex, step.id).status = S.STEP_WAITING
+            ex.gate = {"kind": "human_input", "step_id": step.id, "question": step.question}
+            executions.set_status(ex, "await_clarification")
+            events.add("clarification_requested", {"execution_id": ex.id, "step_id": step.id,
+                                                   "question": step.question}, execution=ex.id,
+                       workspace=ex.workspace_id)
+            return
+        try:
+            coaching.open_suggestion(session, ex, defn, step, nxt.reason, events, self.tools)
+        except TemplateFailure as exc:
+            self._fail(ex, step.id, f"step {step.id!r}: {exc}")
 
-    def _record(self, execution_id: str, step_id: str, outcome) -> None:
-        with self.db.transaction() as session:
-            ex = session.get(Execution, execution_id)
+    @staticmethod
+    def _fail(ex: Execution, step_id: str | None, message: str) -> None:
+        if step_id:
             row = executions.step_row(ex, step_id)
-            row.attempts, row.params, row.finished_at = outcome.attempts, outcome.params, utcnow()
-            if ex.status != S.RUNNING:  # cancelled while the tool ran: keep the cancel, drop the result
-                row.status = S.STEP_CANCELLED if row.status == S.STEP_RUNNING else row.status
-                return
-            if outcome.ok:
-                row.status, row.output, row.error = S.STEP_SUCCEEDED, outcome.output, None
-            else:
-                row.status, row.error = S.STEP_FAILED, outcome.error
-                ex.error = {"step_id": step_id, "message": outcome.error}
-                executions.set_status(ex, "fail")
+            if row.status not in S.STEP_DONE:
+                row.status, row.error, row.finished_at = S.STEP_FAILED, message, utcnow()
+        ex.error = {"step_id": step_id, "message": message}
+        executions.set_status(ex, "fail")
+
+    def _record(self, ex: Execution, step_id: str, outcome: Outcome) -> None:
+        row = executions.step_row(ex, step_id)
+        row.attempts, row.params, row.finished_at = outcome.attempts, outcome.params, utcnow()
+        if ex.status == S.CANCELLED:  # cancelled while the tool ran: keep the cancel, drop the result
+            row.status = S.STEP_CANCELLED
+            return
+        if outcome.ok:
+            row.status, row.output, row.error = S.STEP_SUCCEEDED, outcome.output, None
+        else:
+            self._fail(ex, step_id, outcome.error or "failed")

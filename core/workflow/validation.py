@@ -1,6 +1,7 @@
 """Turn a submitted definition (parsed JSON or YAML) into a WorkflowDef, or say every field that is wrong."""
 from __future__ import annotations
 
+import math
 import re
 from collections import defaultdict
 from dataclasses import replace
@@ -48,7 +49,7 @@ def _str_list(value: Any, path: str, errors: _Errors) -> tuple[str, ...]:
 def _number(raw: dict, key: str, default: float, path: str, errors: _Errors, *, minimum: float, integer=False):
     value = raw.get(key, default)
     ok_type = isinstance(value, int) if integer else isinstance(value, (int, float))
-    if isinstance(value, bool) or not ok_type or value < minimum:
+    if isinstance(value, bool) or not ok_type or not math.isfinite(value) or value < minimum:
         errors.add(f"{path}.{key}", f"must be {'an integer' if integer else 'a number'} >= {minimum}")
         return default
     return value
@@ -71,6 +72,10 @@ def _parse_variables(raw: Any, errors: _Errors) -> dict[str, VariableDef]:
         if vtype not in VARIABLE_TYPES:
             errors.add(f"{path}.type", f"must be one of {sorted(VARIABLE_TYPES)}")
             vtype = "any"
+        json_type = VARIABLE_TYPES[vtype]
+        if json_type and spec.get("default") is not None:
+            for err in jsonschema.Draft202012Validator({"type": json_type}).iter_errors(spec["default"]):
+                errors.add(f"{path}.default", err.message)
         out[name] = VariableDef(
             name=name, type=vtype, default=spec.get("default"), has_default="default" in spec,
             required=bool(spec.get("required", False)), description=str(spec.get("description", "")),
@@ -116,8 +121,10 @@ def _parse_step(raw: Any, index: int, previous: str | None, tools: ToolRegistry,
     if on_reject not in ("ask", "stop"):
         errors.add(f"{path}.on_reject", "must be 'ask' or 'stop'")
     condition = raw.get("condition")
-    if step_type in ("decision", "validation") and condition is None and raw.get("schema") is None:
-        errors.add(f"{path}.condition", f"is required for a {step_type} step")
+    if step_type == "decision" and condition is None:
+        errors.add(f"{path}.condition", "is required for a decision step")
+    elif step_type == "validation" and condition is None and raw.get("schema") is None:
+        errors.add(f"{path}.condition", "is required for a validation step (or schema with target)")
     if condition is not None and not isinstance(condition, str):
         errors.add(f"{path}.condition", "must be an expression string")
         condition = None
@@ -182,7 +189,9 @@ def _check_literal_params(schema: dict, params: dict, path: str, errors: _Errors
             if has_template(value):
                 templated = True
                 break
-        if templated or (err.validator != "required" and has_template(err.instance)):
+        # required and additionalProperties are about the keys, which are never templated
+        key_level = err.validator in ("required", "additionalProperties")
+        if templated or (not key_level and has_template(err.instance)):
             continue
         where = ".".join(str(p) for p in err.absolute_path)
         errors.add(f"{path}.{where}" if where else path, err.message)
@@ -211,6 +220,8 @@ def _order(steps: list[StepDef], errors: _Errors) -> tuple[str, ...]:
         for read in s.reads:
             if read not in known:
                 errors.add(f"steps[{i}]", f"reads steps.{read} but there is no step {read!r}")
+            elif read == s.id:
+                errors.add(f"steps[{i}]", "a step cannot read its own output")
         for key, branch in (("then", s.then), ("else", s.otherwise)):
             for target in branch:
                 if target not in known:
@@ -288,7 +299,7 @@ def validate_variables(defn: WorkflowDef, given: Any) -> dict[str, Any]:
             errors.add(f"variables.{name}", f"unknown variable; this workflow takes {sorted(defn.variables)}")
     values: dict[str, Any] = {}
     for name, spec in defn.variables.items():
-        if name in given:
+        if name in given and (given[name] is not None or not spec.required):
             value = given[name]
         elif spec.has_default:
             value = spec.default

@@ -1,0 +1,138 @@
+"""/api/executions/<id>/coaching/...: the suggestion, decisions, stats, pause and resume."""
+from __future__ import annotations
+
+from flask import request
+from flask.views import MethodView
+from marshmallow import Schema, fields, validate
+
+from api.base import Blueprint
+from api.context import operator, services, workspace_id
+from api.executions import ExecutionSchema, StartArgs, start_execution
+from core.coaching.metrics import DECISIONS
+from services import coaching, decisions, executions
+from services.notifier import Events
+
+blp = Blueprint("coaching", __name__, url_prefix="/api/executions", description="Coaching sessions")
+
+
+class CoachingStartArgs(StartArgs):
+    mode = fields.String(load_default="coaching", validate=validate.Equal("coaching"))
+
+
+class SuggestionSchema(Schema):
+    suggestion_id = fields.String()
+    execution_id = fields.String()
+    workflow_id = fields.String()
+    workflow_version = fields.Integer()
+    step_id = fields.String()
+    step_name = fields.String()
+    tool = fields.String(allow_none=True)
+    params = fields.Raw(allow_none=True)
+    definition_params = fields.Raw(allow_none=True)
+    params_schema = fields.Dict(allow_none=True)
+    risk = fields.String(allow_none=True)
+    rationale = fields.String()
+    confidence = fields.Float()
+    source = fields.String(metadata={"description": "definition | correction_pack:<id>"})
+    status = fields.String()
+    version = fields.Integer()
+    purpose = fields.String(metadata={"description": "coaching | spot_check | correction (after a reject)"})
+    created_at = fields.DateTime()
+
+
+class PendingSchema(Schema):
+    execution_id = fields.String()
+    status = fields.String()
+    paused = fields.Boolean()
+    suggestion = fields.Nested(SuggestionSchema, allow_none=True)
+    suggestions = fields.List(fields.Nested(SuggestionSchema))
+
+
+class DecisionArgs(Schema):
+    suggestion_id = fields.String(required=True)
+    decision = fields.String(required=True, validate=validate.OneOf(DECISIONS))
+    correction = fields.Dict(load_default=None, allow_none=True)
+    feedback = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=5000))
+    manual_output = fields.Raw(load_default=None, allow_none=True)
+
+
+class StatsSchema(Schema):
+    suggestions_made = fields.Integer()
+    accepted = fields.Integer()
+    rejected = fields.Integer()
+    corrected = fields.Integer()
+    manual_executions = fields.Integer()
+    skipped = fields.Integer()
+
+
+class DecisionResultSchema(Schema):
+    ok = fields.Boolean()
+    decision = fields.Dict()
+    execution = fields.Dict(metadata={"description": "{execution_id, status, progress, step_id}"})
+    stats = fields.Nested(StatsSchema)
+
+
+def pending_view(session, ex) -> dict:
+    svc = services()
+    defn = svc.definitions.get(session, ex.workflow_id, ex.workflow_version)
+    items = [coaching.view(s, svc.tools, defn.step(s.step_id)) for s in coaching.pending(session, ex.id)]
+    return {"execution_id": ex.id, "status": ex.status, "paused": ex.status == "paused",
+            "suggestion": items[0] if items else None, "suggestions": items}
+
+
+@blp.route("/coaching")
+class StartCoaching(MethodView):
+    @blp.arguments(CoachingStartArgs)
+    @blp.response(201, ExecutionSchema)
+    def post(self, args):
+        return start_execution(args)
+
+
+@blp.route("/<execution_id>/coaching/suggestion")
+class PendingSuggestion(MethodView):
+    @blp.response(200, PendingSchema)
+    def get(self, execution_id):
+        with services().db.transaction() as session:
+            return pending_view(session, executions.get(session, workspace_id(), execution_id))
+
+
+@blp.route("/<execution_id>/coaching/decision")
+class DecisionResource(MethodView):
+    @blp.arguments(DecisionArgs)
+    @blp.response(200, DecisionResultSchema)
+    def post(self, body, execution_id):
+        key = request.headers.get("Idempotency-Key") or None
+        return decisions.submit(services(), workspace_id(), execution_id, body, operator(), key)
+
+
+@blp.route("/<execution_id>/coaching/stats")
+class Stats(MethodView):
+    @blp.response(200, StatsSchema)
+    def get(self, execution_id):
+        with services().db.transaction() as session:
+            return coaching.stats(session, executions.get(session, workspace_id(), execution_id))
+
+
+@blp.route("/<execution_id>/coaching/pause")
+class Pause(MethodView):
+    @blp.response(200, PendingSchema)
+    def post(self, execution_id):
+        svc, events = services(), Events()
+        with svc.db.transaction() as session:
+            body = pending_view(session, coaching.pause(session, workspace_id(), execution_id, events))
+        svc.notifier.send(events)
+        return body
+
+
+@blp.route("/<execution_id>/coaching/resume")
+class Resume(MethodView):
+    @blp.response(200, PendingSchema)
+    def post(self, execution_id):
+        svc, events = services(), Events()
+        with svc.db.transaction() as session:
+            ex, go_on = coaching.resume(session, workspace_id(), execution_id, events)
+            body = pending_view(session, ex)
+        svc.notifier.send(events)
+        if go_on:
+            svc.runner.schedule(execution_id)
+        return body

@@ -1,0 +1,158 @@
+"""Coaching: suggestions, the five decisions (DESIGN.md §2), and the durable session around them.
+
+Every function runs inside the caller's transaction and returns the events to push once it commits.
+"""
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from core.coaching.corrections import apply_rules
+from core.coaching.metrics import LevelThresholds
+from core.errors import Conflict
+from core.execution import states as S
+from core.execution.engine import resolve_params
+from core.tools import ToolRegistry
+from core.workflow import StepDef, WorkflowDef
+from services import corrections, executions, metrics
+from services.models import CoachingSession, Execution, Suggestion, Workflow, utcnow
+from services.notifier import Events
+
+STAT_KEYS = executions.COACHING_STATS
+STAT_OF = {"accept": "accepted", "reject": "rejected", "correct": "corrected", "manual": "manual_executions",
+           "skip": "skipped"}
+REVIEW_GATES = ("decision", "spot_check")
+
+
+def thresholds_of(wf: Workflow) -> LevelThresholds:
+    return LevelThresholds.from_dict((wf.settings or {}).get("thresholds"))
+
+
+def review_gate(ex: Execution, spot_check_rate: float, seed: int | None):
+    """The `needs_human` callback of the engine for this execution's mode."""
+    def gate(step: StepDef, state) -> str | None:
+        if step.type != "action" or state.steps[step.id].decision is not None:
+            return None
+        if ex.mode == "coaching":
+            return "decision"
+        if ex.mode == "auto":
+            rng = random.Random(f"{seed}:{ex.id}:{step.id}") if seed is not None else random
+            return "spot_check" if rng.random() < spot_check_rate else None
+        return None
+    return gate
+
+
+def session_of(session: Session, ex: Execution) -> CoachingSession:
+    row = session.get(CoachingSession, ex.id)
+    if row is None:
+        row = CoachingSession(execution_id=ex.id, workspace_id=ex.workspace_id, paused=False,
+                              stats={k: 0 for k in STAT_KEYS})
+        session.add(row)
+    return row
+
+
+def _bump(row: CoachingSession, key: str) -> None:
+    stats = dict(row.stats or {})
+    stats[key] = stats.get(key, 0) + 1
+    row.stats = stats
+
+
+def stats(session: Session, ex: Execution) -> dict[str, int]:
+    row = session.get(CoachingSession, ex.id)
+    values = (row.stats if row else None) or {}
+    return {k: int(values.get(k, 0)) for k in STAT_KEYS}
+
+
+def pending(session: Session, execution_id: str) -> list[Suggestion]:
+    return list(session.scalars(select(Suggestion).where(Suggestion.execution_id == execution_id,
+                                                         Suggestion.status == "pending")
+                                .order_by(Suggestion.created_at)))
+
+
+def view(s: Suggestion, tools: ToolRegistry | None = None, step: StepDef | None = None) -> dict[str, Any]:
+    tool = tools.get(s.tool) if tools and s.tool else None
+    return {
+        "suggestion_id": s.id, "execution_id": s.execution_id, "workflow_id": s.workflow_id,
+        "workflow_version": s.workflow_version, "step_id": s.step_id, "step_name": step.name if step else s.step_id,
+        "tool": s.tool, "params": s.params, "definition_params": s.definition_params, "rationale": s.rationale,
+        "confidence": s.confidence, "source": s.source, "status": s.status, "version": s.version,
+        "purpose": s.purpose, "created_at": s.created_at, "params_schema": tool.params_schema if tool else None,
+        "risk": tool.risk if tool else None,
+    }
+
+
+def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: StepDef, purpose: str,
+                    events: Events, tools: ToolRegistry, *, params: Any = None, rationale: str = "") -> Suggestion:
+    """Stop before `step` and ask a human. Raises TemplateFailure when the params cannot be rendered."""
+    state = executions.to_state(ex)
+    rendered = resolve_params(step, state) if params is None else params
+    source = "definition"
+    suggested = rendered
+    if params is None:
+        pack, rules = corrections.active_rules(session, ex.workflow_id, step.id)
+        if rules:
+            suggested, applied = apply_rules(rendered, rules)
+            if applied:
+                source = f"correction_pack:{pack.id}"
+                changed = ", ".join(f"{r.field} → {r.after!r}" for r in applied)
+                rationale = f"Learned from {applied[0].count} earlier corrections: {changed}."
+    wf = session.get(Workflow, ex.workflow_id)
+    confidence = metrics.load(session, ex.workspace_id, "step", f"{ex.workflow_id}/{step.id}",
+                              thresholds_of(wf)).snapshot()["confidence"]
+    sug = Suggestion(
+        workspace_id=ex.workspace_id, execution_id=ex.id, workflow_id=ex.workflow_id,
+        workflow_version=ex.workflow_version, step_id=step.id, tool=step.tool, params=suggested,
+        definition_params=rendered, confidence=confidence, source=source, purpose=purpose,
+        rationale=rationale or (f"Spot check of an AUTO run: {step.name}" if purpose == "spot_check"
+                                else f"Step {step.name!r} runs {step.tool} with these params."),
+    )
+    session.add(sug)
+    row = executions.step_row(ex, step.id)
+    row.status = S.STEP_WAITING
+    ex.gate = {"kind": "correction" if purpose == "correction" else "decision", "step_id": step.id,
+               "suggestion_id": sug.id}
+    if purpose != "correction":
+        executions.set_status(ex, "await_decision")
+    metrics.record_suggestion(session, ex.workspace_id,
+                              metrics.workflow_scopes(ex.workflow_id, ex.workflow_version, step.id))
+    _bump(session_of(session, ex), "suggestions_made")
+    session.flush()
+    payload = view(sug, tools, step)
+    events.add("coaching_suggestion", payload, execution=ex.id, workspace=ex.workspace_id)
+    return sug
+
+
+def pause(session: Session, workspace_id: str, execution_id: str, events: Events) -> Execution:
+    ex = executions.get(session, workspace_id, execution_id, for_update=True)
+    _require_coaching(ex)
+    executions.set_status(ex, "pause")
+    row = session_of(session, ex)
+    row.paused, row.paused_at = True, utcnow()
+    events.add("execution_update", executions.update_event(ex), execution=ex.id, workspace=ex.workspace_id)
+    return ex
+
+
+def resume(session: Session, workspace_id: str, execution_id: str, events: Events) -> tuple[Execution, bool]:
+    """Resume a paused session; returns (execution, whether the runner must go on)."""
+    ex = executions.get(session, workspace_id, execution_id, for_update=True)
+    _require_coaching(ex)
+    if ex.status != S.PAUSED:
+        raise Conflict(f"the coaching session is not paused (execution is {ex.status})", details={"status": ex.status})
+    executions.set_status(ex, "resume")
+    row = session_of(session, ex)
+    row.paused, row.paused_at = False, None
+    waiting = pending(session, ex.id)
+    if waiting:
+        executions.set_status(ex, "await_correction" if waiting[0].purpose == "correction" else "await_decision")
+        for sug in waiting:  # re-push, so that every panel shows it again
+            events.add("coaching_suggestion", view(sug), execution=ex.id, workspace=ex.workspace_id)
+    events.add("execution_update", executions.update_event(ex), execution=ex.id, workspace=ex.workspace_id)
+    return ex, not waiting
+
+
+def _require_coaching(ex: Execution) -> None:
+    if ex.mode not in ("coaching", "auto"):
+        raise Conflict("this execution has no coaching session (mode normal)", details={"mode": ex.mode})

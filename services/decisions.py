@@ -1,0 +1,180 @@
+"""Applying a decision (DESIGN.md §2) in one transaction: the suggestion, the step, the execution,
+the correction pack, the session stats and every metric scope change together or not at all."""
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from core.coaching.metrics import DECISIONS
+from core.errors import Conflict, NotFound, ValidationFailed
+from core.execution import states as S
+from core.tools import ToolRegistry, schema_errors
+from services import coaching, corrections, executions, metrics
+from services.models import Decision, Execution, Suggestion, Workflow, utcnow
+from services.notifier import Events, jsonable
+from services.workflows import DefinitionCache
+
+# after a rejection the step is waiting for a correction: these are the ways out (besides cancel)
+AFTER_REJECT = ("correct", "manual", "skip")
+
+
+def replay(session: Session, workspace_id: str, idempotency_key: str | None, suggestion_id: str) -> dict | None:
+    """The first answer to a request with this Idempotency-Key, if there was one."""
+    if not idempotency_key:
+        return None
+    done = session.scalar(select(Decision).where(Decision.workspace_id == workspace_id,
+                                                 Decision.idempotency_key == idempotency_key))
+    if done is None:
+        return None
+    if done.suggestion_id != suggestion_id:
+        raise Conflict("this Idempotency-Key was used for another suggestion",
+                       details={"idempotency_key": idempotency_key, "suggestion_id": done.suggestion_id})
+    return done.response
+
+
+def _validate(body: dict[str, Any], sug: Suggestion, tools: ToolRegistry) -> None:
+    kind = body.get("decision")
+    if kind not in DECISIONS:
+        raise ValidationFailed("unknown decision", details={"decision": [f"must be one of {list(DECISIONS)}"]})
+    if kind == "correct":
+        correction = body.get("correction")
+        if not isinstance(correction, dict):
+            raise ValidationFailed("a correction needs the corrected params",
+                                   details={"correction": ["is required: an object of params"]})
+        tool = tools.get(sug.tool or "")
+        problems = schema_errors(tool.params_schema, correction) if tool else {}
+        if problems:
+            raise ValidationFailed(f"the correction does not fit tool {sug.tool!r}",
+                                   details={f"correction.{k}" if k != "(params)" else "correction": v
+                                            for k, v in problems.items()})
+
+
+def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, workspace_id: str,
+           execution_id: str, body: dict[str, Any], operator: str, events: Events,
+           idempotency_key: str | None = None) -> dict[str, Any]:
+    suggestion_id = str(body.get("suggestion_id") or "")
+    if not suggestion_id:
+        raise ValidationFailed("suggestion_id is required", details={"suggestion_id": ["is required"]})
+    earlier = replay(session, workspace_id, idempotency_key, suggestion_id)
+    if earlier is not None:
+        return earlier
+    ex = executions.get(session, workspace_id, execution_id, for_update=True)
+    sug = session.get(Suggestion, suggestion_id)
+    if sug is None or sug.execution_id != ex.id:
+        raise NotFound(f"suggestion {suggestion_id} not found in execution {execution_id}")
+    if sug.status != "pending":
+        raise Conflict(f"suggestion is already {sug.status}", details={"suggestion_status": sug.status})
+    if ex.status == S.PAUSED:
+        raise Conflict("the coaching session is paused; resume it first", details={"status": ex.status})
+    _validate(body, sug, tools)
+    kind = body["decision"]
+    correcting = sug.purpose == "correction"
+    if correcting and kind not in AFTER_REJECT:
+        raise Conflict(f"after a rejection the step takes {list(AFTER_REJECT)}, or cancel the execution",
+                       details={"status": ex.status, "allowed": list(AFTER_REJECT)})
+    S.transition(ex.status, "correct" if correcting else "decide")  # the table says whether we may
+
+    now = utcnow()
+    latency_ms = max(0.0, (now - sug.created_at).total_seconds() * 1000.0)
+    wf = session.get(Workflow, ex.workflow_id)
+    defn = definitions.get(session, ex.workflow_id, ex.workflow_version)
+    step = defn.step(sug.step_id)
+    row = executions.step_row(ex, sug.step_id)
+    sug.status, sug.decided_at = "decided", now
+    row.decision, ex.gate = kind, None
+    if kind == "accept":
+        row.status, row.params = S.STEP_PENDING, sug.params
+    elif kind == "correct":
+        row.status, row.params = S.STEP_PENDING, body["correction"]
+        corrections.record(session, workspace_id, ex.workflow_id, sug.step_id, sug.params, body["correction"])
+    elif kind == "manual":
+        row.status, row.output, row.finished_at = S.STEP_SUCCEEDED, body.get("manual_output"), now
+        row.params = sug.params
+    elif kind == "skip":
+        row.status, row.error, row.finished_at = S.STEP_SKIPPED, "skipped by the operator", now
+    if kind == "reject":
+        feedback = body.get("feedback") or "rejected"
+        if step.on_reject == "stop":
+            row.status, row.error, row.finished_at = S.STEP_REJECTED, feedback, now
+            ex.error = {"step_id": step.id, "message": f"rejected by {operator}: {feedback}"}
+            executions.set_status(ex, "fail")
+        else:
+            row.decision = None  # the step is still to be settled by a correction, a manual run or a skip
+            executions.set_status(ex, "await_correction")
+            coaching.open_suggestion(session, ex, defn, step, "correction", events, tools, params=sug.params,
+                                     rationale=f"Rejected: {feedback}. Correct it, do it by hand, or skip it.")
+    else:
+        executions.set_status(ex, "correct" if correcting else "decide")
+
+    decision = Decision(suggestion_id=sug.id, workspace_id=workspace_id, execution_id=ex.id,
+                        workflow_id=ex.workflow_id, step_id=sug.step_id, decision=kind,
+                        correction=body.get("correction") if kind == "correct" else None,
+                        manual_output=body.get("manual_output") if kind == "manual" else None,
+                        feedback=body.get("feedback"), operator=operator, latency_ms=latency_ms,
+                        idempotency_key=idempotency_key)
+    session.add(decision)
+    coaching._bump(coaching.session_of(session, ex), coaching.STAT_OF[kind])
+    _count(session, ex, wf, sug, kind, latency_ms, operator, events)
+    session.flush()
+    update = executions.update_event(ex, sug.step_id)
+    response = jsonable({
+        "ok": True,
+        "decision": {"decision_id": decision.id, "suggestion_id": sug.id, "decision": kind, "operator": operator,
+                     "latency_ms": round(latency_ms, 1), "created_at": decision.created_at or now},
+        "execution": update, "stats": coaching.stats(session, ex),
+    })
+    decision.response = response
+    events.add("execution_update", update, execution=ex.id, workspace=workspace_id)
+    events.add("coaching_stats", {"execution_id": ex.id, **response["stats"]}, execution=ex.id)
+    return response
+
+
+def _count(session: Session, ex: Execution, wf: Workflow, sug: Suggestion, kind: str, latency_ms: float,
+           operator: str, events: Events) -> None:
+    thresholds = coaching.thresholds_of(wf)
+    scopes = metrics.workflow_scopes(ex.workflow_id, ex.workflow_version, sug.step_id) + [("operator", operator)]
+    if sug.purpose == "spot_check":
+        scopes.append(("spot", ex.workflow_id))
+    states = metrics.record_decision(session, ex.workspace_id, scopes, kind, latency_ms, thresholds)
+    wf_state, level_before = states[("workflow", ex.workflow_id)]
+    snapshot = wf_state.snapshot()
+    events.add("metrics_update", {"workflow_id": wf.id, **snapshot}, workspace=ex.workspace_id)
+    if snapshot["level"] != level_before:
+        events.add("workflow_level_changed", {"workflow_id": wf.id, "level": snapshot["level"],
+                                              "previous_level": level_before, "auto_ready": snapshot["auto_ready"],
+                                              "mode": wf.mode}, workspace=ex.workspace_id)
+    if sug.purpose == "spot_check" and wf.mode == "auto":
+        spot, _ = states[("spot", ex.workflow_id)]
+        if spot.window.counted and spot.window.rate < thresholds.auto_acceptance:
+            wf.mode = "coaching"
+            events.add("workflow_level_changed", {
+                "workflow_id": wf.id, "level": snapshot["level"], "previous_level": snapshot["level"],
+                "auto_ready": snapshot["auto_ready"], "mode": "coaching", "previous_mode": "auto",
+                "reason": f"spot-check acceptance {spot.window.rate:.0%} fell below "
+                          f"{thresholds.auto_acceptance:.0%}"}, workspace=ex.workspace_id)
+
+
+def submit(services, workspace_id: str, execution_id: str, body: dict[str, Any], operator: str,
+           idempotency_key: str | None = None) -> dict[str, Any]:
+    """The one way in for a decision, from REST or from the socket: apply, commit, push, go on."""
+    events = Events()
+    try:
+        with services.db.transaction() as session:
+            response = decide(session, services.definitions, services.tools, workspace_id, execution_id, body,
+                              operator, events, idempotency_key)
+    except IntegrityError:
+        # the unique suggestion_id (or Idempotency-Key) lost a race with a concurrent decision
+        with services.db.transaction() as session:
+            earlier = replay(session, workspace_id, idempotency_key, str(body.get("suggestion_id")))
+        if earlier is not None:
+            return earlier
+        raise Conflict("this suggestion was decided by a concurrent request",
+                       details={"suggestion_id": body.get("suggestion_id")}) from None
+    if events:
+        services.notifier.send(events)
+        if response["execution"]["status"] in S.RUNNABLE:
+            services.runner.schedule(execution_id)
+    return response

@@ -1,0 +1,119 @@
+"""CoachingMetricsCollector: keeps each scope's running metrics in a row, updated inside the decision's
+transaction (row-locked on PostgreSQL; SQLite's write transactions are already serial). Reads are one row."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any, Iterable
+
+from sqlalchemy import select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.orm import Session
+
+from core.coaching.metrics import LevelThresholds, MetricsState, bucket_start
+from services.models import MetricBucket, MetricScope, utcnow
+
+GLOBAL = ("global", "all")
+
+
+def workflow_scopes(workflow_id: str, version: int, step_id: str) -> list[tuple[str, str]]:
+    return [GLOBAL, ("workflow", workflow_id), ("version", f"{workflow_id}@{version}"),
+            ("step", f"{workflow_id}/{step_id}")]
+
+
+def _insert(session: Session):
+    return pg_insert if session.bind.dialect.name == "postgresql" else sqlite_insert
+
+
+def _row(session: Session, model, workspace_id: str, **key: Any):
+    """Get-or-create a row by its unique key, locked for update where the database can."""
+    where = [model.workspace_id == workspace_id] + [getattr(model, k) == v for k, v in key.items()]
+    query = select(model).where(*where)
+    if session.bind.dialect.name == "postgresql":
+        query = query.with_for_update()
+    row = session.scalar(query)
+    if row is None:
+        defaults = {"state": {}} if model is MetricScope else {"counts": {}}
+        session.execute(_insert(session)(model).values(workspace_id=workspace_id, **key, **defaults)
+                        .on_conflict_do_nothing())
+        row = session.scalar(query)
+    return row
+
+
+def _thresholds_for(scope: str, thresholds: LevelThresholds | None) -> LevelThresholds:
+    return thresholds if thresholds is not None and scope in ("workflow", "version", "step", "spot") \
+        else LevelThresholds()
+
+
+def load(session: Session, workspace_id: str, scope: str, key: str,
+         thresholds: LevelThresholds | None = None) -> MetricsState:
+    row = session.scalar(select(MetricScope).where(MetricScope.workspace_id == workspace_id,
+                                                   MetricScope.scope == scope, MetricScope.key == key))
+    state = MetricsState.from_dict(row.state if row else None)
+    state.set_thresholds(_thresholds_for(scope, thresholds))
+    return state
+
+
+def load_many(session: Session, workspace_id: str, scope: str, keys: Iterable[str] | None = None,
+              thresholds: LevelThresholds | None = None) -> dict[str, MetricsState]:
+    query = select(MetricScope).where(MetricScope.workspace_id == workspace_id, MetricScope.scope == scope)
+    if keys is not None:
+        query = query.where(MetricScope.key.in_(list(keys)))
+    out = {}
+    for row in session.scalars(query):
+        state = MetricsState.from_dict(row.state)
+        state.set_thresholds(_thresholds_for(scope, thresholds))
+        out[row.key] = state
+    return out
+
+
+def record_suggestion(session: Session, workspace_id: str, scopes: list[tuple[str, str]]) -> None:
+    for scope, key in scopes:
+        row = _row(session, MetricScope, workspace_id, scope=scope, key=key)
+        state = MetricsState.from_dict(row.state)
+        state.record_suggestion()
+        row.state = state.to_dict()
+
+
+def record_decision(session: Session, workspace_id: str, scopes: list[tuple[str, str]], kind: str,
+                    latency_ms: float, thresholds: LevelThresholds | None = None,
+                    now: datetime | None = None) -> dict[tuple[str, str], tuple[MetricsState, str]]:
+    """Count one decision in every scope; returns each scope's new state and its level before."""
+    out = {}
+    bucket = bucket_start(now or utcnow(), "hour")
+    for scope, key in scopes:
+        row = _row(session, MetricScope, workspace_id, scope=scope, key=key)
+        state = MetricsState.from_dict(row.state)
+        state.set_thresholds(_thresholds_for(scope, thresholds))
+        before = state.assess().level
+        state.record_decision(kind, latency_ms)
+        row.state = state.to_dict()
+        out[(scope, key)] = (state, before)
+        if scope in ("global", "workflow", "operator"):
+            b = _row(session, MetricBucket, workspace_id, scope=scope, key=key, bucket=bucket)
+            counts = dict(b.counts or {})
+            counts[kind] = counts.get(kind, 0) + 1
+            counts["latency_ms_sum"] = counts.get("latency_ms_sum", 0.0) + float(latency_ms)
+            b.counts = counts
+    return out
+
+
+def series(session: Session, workspace_id: str, scope: str, key: str, hours: int = 24 * 14) -> list[dict]:
+    since = bucket_start(utcnow() - timedelta(hours=hours), "hour")
+    rows = session.scalars(select(MetricBucket).where(
+        MetricBucket.workspace_id == workspace_id, MetricBucket.scope == scope, MetricBucket.key == key,
+        MetricBucket.bucket >= since).order_by(MetricBucket.bucket))
+    out = []
+    for row in rows:
+        c = row.counts or {}
+        decisions = sum(c.get(k, 0) for k in ("accept", "reject", "correct", "manual", "skip"))
+        counted = decisions - c.get("skip", 0)
+        bucket = row.bucket if row.bucket.tzinfo else row.bucket.replace(tzinfo=bucket_start(utcnow()).tzinfo)
+        out.append({
+            "bucket": bucket.isoformat(), "decisions": decisions, "accepted": c.get("accept", 0),
+            "rejected": c.get("reject", 0), "corrected": c.get("correct", 0), "manual": c.get("manual", 0),
+            "skipped": c.get("skip", 0),
+            "acceptance_rate": round(c.get("accept", 0) / counted, 4) if counted else 0.0,
+            "latency_ms_avg": round(c.get("latency_ms_sum", 0.0) / decisions, 1) if decisions else None,
+        })
+    return out
