@@ -6,7 +6,7 @@ import logging
 from flask import Flask
 from flask_socketio import SocketIO
 
-from api import coaching, errors, executions, frontend, health, sockets, workflows
+from api import coaching, correction_packs, errors, executions, frontend, health, metrics, sockets, workflows
 from api.base import Api
 from config import Settings
 from services.container import Services
@@ -44,6 +44,8 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True, recove
     api.register_blueprint(workflows.blp)
     api.register_blueprint(executions.blp)
     api.register_blueprint(coaching.blp)
+    api.register_blueprint(metrics.blp)
+    api.register_blueprint(correction_packs.blp)
     app.register_blueprint(health.blp)
     app.register_blueprint(frontend.blp)
     sockets.register(socketio)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from flask.views import MethodView
-from marshmallow import INCLUDE, Schema, fields
+from marshmallow import INCLUDE, Schema, fields, validate
 
 from api.base import Blueprint
 from api.context import services, workspace_id
@@ -39,6 +39,8 @@ class WorkflowSchema(Schema):
     steps = fields.List(fields.Dict())
     level = fields.String()
     mode = fields.String()
+    auto_ready = fields.Boolean()
+    thresholds = fields.Dict()
     created_at = fields.DateTime()
     updated_at = fields.DateTime()
 
@@ -85,3 +87,35 @@ class WorkflowById(MethodView):
     def delete(self, workflow_id):
         with services().db.transaction() as session:
             workflows.delete(session, workspace_id(), workflow_id)
+
+
+class ModeArgs(Schema):
+    mode = fields.String(required=True, validate=validate.OneOf(("coaching", "auto")))
+    force = fields.Boolean(load_default=False, metadata={"description": "promote although not AUTO-ready"})
+
+
+class ThresholdArgs(Schema):
+    coaching_after = fields.Integer(validate=validate.Range(min=0))
+    auto_min_window = fields.Integer(validate=validate.Range(min=1))
+    auto_acceptance = fields.Float(validate=validate.Range(min=0, max=1))
+    window = fields.Integer(validate=validate.Range(min=1, max=1000))
+
+
+@blp.route("/<workflow_id>/mode")
+class WorkflowMode(MethodView):
+    @blp.arguments(ModeArgs)
+    @blp.response(200, WorkflowSchema)
+    def post(self, args, workflow_id):
+        with services().db.transaction() as session:
+            wf = workflows.set_mode(session, workspace_id(), workflow_id, args["mode"], force=args["force"])
+            return workflows.view(session, wf)
+
+
+@blp.route("/<workflow_id>/thresholds")
+class WorkflowThresholds(MethodView):
+    @blp.arguments(ThresholdArgs)
+    @blp.response(200, WorkflowSchema)
+    def put(self, args, workflow_id):
+        with services().db.transaction() as session:
+            wf = workflows.set_thresholds(session, workspace_id(), workflow_id, args)
+            return workflows.view(session, wf)

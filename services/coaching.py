@@ -11,7 +11,6 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.coaching.corrections import apply_rules
-from core.coaching.metrics import LevelThresholds
 from core.errors import Conflict
 from core.execution import states as S
 from core.execution.engine import resolve_params
@@ -25,10 +24,6 @@ STAT_KEYS = executions.COACHING_STATS
 STAT_OF = {"accept": "accepted", "reject": "rejected", "correct": "corrected", "manual": "manual_executions",
            "skip": "skipped"}
 REVIEW_GATES = ("decision", "spot_check")
-
-
-def thresholds_of(wf: Workflow) -> LevelThresholds:
-    return LevelThresholds.from_dict((wf.settings or {}).get("thresholds"))
 
 
 def review_gate(ex: Execution, spot_check_rate: float, seed: int | None):
@@ -101,7 +96,7 @@ def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: St
                 rationale = f"Learned from {applied[0].count} earlier corrections: {changed}."
     wf = session.get(Workflow, ex.workflow_id)
     confidence = metrics.load(session, ex.workspace_id, "step", f"{ex.workflow_id}/{step.id}",
-                              thresholds_of(wf)).snapshot()["confidence"]
+                              metrics.workflow_thresholds(wf)).snapshot()["confidence"]
     sug = Suggestion(
         workspace_id=ex.workspace_id, execution_id=ex.id, workflow_id=ex.workflow_id,
         workflow_version=ex.workflow_version, step_id=step.id, tool=step.tool, params=suggested,

@@ -134,7 +134,7 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
 
 def _count(session: Session, ex: Execution, wf: Workflow, sug: Suggestion, kind: str, latency_ms: float,
            operator: str, events: Events) -> None:
-    thresholds = coaching.thresholds_of(wf)
+    thresholds = metrics.workflow_thresholds(wf)
     scopes = metrics.workflow_scopes(ex.workflow_id, ex.workflow_version, sug.step_id) + [("operator", operator)]
     if sug.purpose == "spot_check":
         scopes.append(("spot", ex.workflow_id))

@@ -117,3 +117,26 @@ def series(session: Session, workspace_id: str, scope: str, key: str, hours: int
             "latency_ms_avg": round(c.get("latency_ms_sum", 0.0) / decisions, 1) if decisions else None,
         })
     return out
+
+
+def workflow_thresholds(workflow) -> LevelThresholds:
+    """A workflow's level thresholds: its own settings over DESIGN.md §3's defaults."""
+    return LevelThresholds.from_dict((workflow.settings or {}).get("thresholds"))
+
+
+def workflow_view(session: Session, workflow, *, detail: bool = False) -> dict[str, Any]:
+    """GET /api/metrics/workflows/<id> (DESIGN.md "Shapes"): all versions, the current one, steps, series."""
+    thresholds = workflow_thresholds(workflow)
+    snap = load(session, workflow.workspace_id, "workflow", workflow.id, thresholds).snapshot()
+    body = {"workflow_id": workflow.id, "name": workflow.name, "mode": workflow.mode, **snap}
+    if detail:
+        prefix = f"{workflow.id}/"
+        steps = load_many(session, workflow.workspace_id, "step", None, thresholds)
+        body["steps"] = {k[len(prefix):]: s.snapshot() for k, s in steps.items() if k.startswith(prefix)}
+        version_key = f"{workflow.id}@{workflow.current_version}"
+        body["current_version"] = {"version": workflow.current_version,
+                                   **load(session, workflow.workspace_id, "version", version_key,
+                                          thresholds).snapshot()}
+        body["spot_checks"] = load(session, workflow.workspace_id, "spot", workflow.id, thresholds).snapshot()
+        body["series"] = series(session, workflow.workspace_id, "workflow", workflow.id)
+    return body

@@ -8,9 +8,11 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from core.errors import NotFound
+from core.coaching.metrics import LevelThresholds
+from core.errors import Conflict, NotFound, ValidationFailed
 from core.tools import ToolRegistry
 from core.workflow import WorkflowDef, parse_definition
+from services import metrics
 from services.models import Workflow, WorkflowVersion, utcnow
 
 
@@ -97,5 +99,36 @@ def view(session: Session, wf: Workflow, version: int | None = None) -> dict[str
     return {
         "id": wf.id, "version": row.version, "latest_version": wf.current_version, "name": d["name"],
         "description": d.get("description") or "", "variables": d.get("variables") or {}, "steps": d["steps"],
-        "mode": wf.mode, "level": "OBSERVATION", "created_at": wf.created_at, "updated_at": wf.updated_at,
+        "mode": wf.mode, "created_at": wf.created_at, "updated_at": wf.updated_at,
+        **{k: v for k, v in level_of(session, wf).items()},
     }
+
+
+def level_of(session: Session, wf: Workflow) -> dict[str, Any]:
+    limits = metrics.workflow_thresholds(wf)
+    snap = metrics.load(session, wf.workspace_id, "workflow", wf.id, limits).snapshot()
+    return {"level": snap["level"], "auto_ready": snap["auto_ready"], "thresholds": limits.to_dict()}
+
+
+def set_mode(session: Session, workspace_id: str, workflow_id: str, mode: str, *, force: bool = False) -> Workflow:
+    """Promote to AUTO (only when the evidence says AUTO-ready, unless forced) or demote to coaching."""
+    if mode not in ("coaching", "auto"):
+        raise ValidationFailed("unknown mode", details={"mode": ["must be 'coaching' or 'auto'"]})
+    wf = get(session, workspace_id, workflow_id)
+    if mode == "auto" and wf.mode != "auto" and not force:
+        level = level_of(session, wf)
+        if not level["auto_ready"]:
+            raise Conflict("this workflow is not AUTO-ready yet", details={"level": level["level"],
+                                                                           "auto_ready": False})
+    wf.mode, wf.updated_at = mode, utcnow()
+    return wf
+
+
+def set_thresholds(session: Session, workspace_id: str, workflow_id: str, values: dict[str, Any]) -> Workflow:
+    wf = get(session, workspace_id, workflow_id)
+    try:
+        merged = LevelThresholds.from_dict({**metrics.workflow_thresholds(wf).to_dict(), **values})
+    except (TypeError, ValueError) as exc:
+        raise ValidationFailed("thresholds are invalid", details={"thresholds": [str(exc)]}) from None
+    wf.settings = {**(wf.settings or {}), "thresholds": merged.to_dict()}
+    return wf

@@ -1,0 +1,87 @@
+"""/api/correction-packs: what operators' corrections taught each step; leads enable, export, import."""
+from __future__ import annotations
+
+from flask.views import MethodView
+from marshmallow import INCLUDE, Schema, fields
+
+from api.base import Blueprint
+from api.context import services, workspace_id
+from services import corrections
+
+blp = Blueprint("correction_packs", __name__, url_prefix="/api/correction-packs", description="Correction packs")
+
+
+class PackQuery(Schema):
+    workflow_id = fields.String()
+
+
+class PackSchema(Schema):
+    id = fields.String()
+    workflow_id = fields.String()
+    step_id = fields.String()
+    enabled = fields.Boolean()
+    corrections = fields.Integer(metadata={"description": "corrections recorded for this step"})
+    changes = fields.List(fields.Dict(), metadata={"description": "{field, before, after, count}, most frequent first"})
+    rules = fields.List(fields.Dict(), metadata={"description": "learned rules later suggestions apply"})
+    created_at = fields.DateTime()
+    updated_at = fields.DateTime()
+
+
+class PackList(Schema):
+    items = fields.List(fields.Nested(PackSchema))
+
+
+class PackPatch(Schema):
+    enabled = fields.Boolean(required=True)
+
+
+class PackExport(Schema):
+    class Meta:
+        unknown = INCLUDE
+
+    format = fields.String(required=True)
+    workflow_id = fields.String(required=True)
+    step_id = fields.String(required=True)
+    enabled = fields.Boolean(load_default=True)
+    stats = fields.Dict(required=True)
+
+
+@blp.route("")
+class Packs(MethodView):
+    @blp.arguments(PackQuery, location="query")
+    @blp.response(200, PackList)
+    def get(self, args):
+        with services().db.transaction() as session:
+            packs = corrections.list_packs(session, workspace_id(), args.get("workflow_id"))
+            return {"items": [corrections.view(p) for p in packs]}
+
+
+@blp.route("/<pack_id>")
+class PackById(MethodView):
+    @blp.response(200, PackSchema)
+    def get(self, pack_id):
+        with services().db.transaction() as session:
+            return corrections.view(corrections.get(session, workspace_id(), pack_id))
+
+    @blp.arguments(PackPatch)
+    @blp.response(200, PackSchema)
+    def patch(self, args, pack_id):
+        with services().db.transaction() as session:
+            return corrections.view(corrections.set_enabled(session, workspace_id(), pack_id, args["enabled"]))
+
+
+@blp.route("/<pack_id>/export")
+class PackExportResource(MethodView):
+    @blp.response(200, PackExport)
+    def get(self, pack_id):
+        with services().db.transaction() as session:
+            return corrections.export(corrections.get(session, workspace_id(), pack_id))
+
+
+@blp.route("/import")
+class PackImport(MethodView):
+    @blp.arguments(PackExport)
+    @blp.response(201, PackSchema)
+    def post(self, data):
+        with services().db.transaction() as session:
+            return corrections.view(corrections.import_pack(session, workspace_id(), data))

@@ -1,0 +1,112 @@
+"""/api/metrics: learning metrics for leads' dashboards. Every read is a few rows, never a scan of decisions."""
+from __future__ import annotations
+
+from flask.views import MethodView
+from marshmallow import Schema, fields
+
+from api.base import Blueprint
+from api.context import services, workspace_id
+from services import metrics, workflows
+
+blp = Blueprint("metrics", __name__, url_prefix="/api/metrics", description="Learning metrics")
+
+
+class LatencySchema(Schema):
+    p50 = fields.Integer(allow_none=True)
+    p90 = fields.Integer(allow_none=True)
+
+
+class SnapshotSchema(Schema):
+    decisions = fields.Integer()
+    suggestions = fields.Integer()
+    accepted = fields.Integer()
+    rejected = fields.Integer()
+    corrected = fields.Integer()
+    manual = fields.Integer()
+    skipped = fields.Integer()
+    acceptance_rate = fields.Float()
+    rolling_acceptance_rate = fields.Float()
+    confidence = fields.Float()
+    decision_latency_ms = fields.Nested(LatencySchema)
+    level = fields.String()
+    auto_ready = fields.Boolean()
+    window_size = fields.Integer()
+    window_decisions = fields.Integer()
+    to_auto = fields.Dict(metadata={"description": "how far from AUTO-ready"})
+
+
+class WorkflowMetricsSchema(SnapshotSchema):
+    workflow_id = fields.String()
+    name = fields.String()
+    mode = fields.String()
+    steps = fields.Dict(keys=fields.String(), values=fields.Nested(SnapshotSchema))
+    current_version = fields.Dict()
+    spot_checks = fields.Nested(SnapshotSchema)
+    series = fields.List(fields.Dict())
+
+
+class WorkflowMetricsList(Schema):
+    items = fields.List(fields.Nested(WorkflowMetricsSchema))
+
+
+class OperatorMetricsSchema(SnapshotSchema):
+    operator = fields.String()
+
+
+class OperatorList(Schema):
+    items = fields.List(fields.Nested(OperatorMetricsSchema))
+
+
+class GlobalSchema(SnapshotSchema):
+    workflows = fields.Integer()
+    levels = fields.Dict(metadata={"description": "number of workflows at each level"})
+    auto_ready_workflows = fields.Integer()
+    series = fields.List(fields.Dict())
+
+
+def _workflow_summaries(session) -> list[dict]:
+    rows, _ = workflows.list_page(session, workspace_id(), 1, 10_000)
+    return [metrics.workflow_view(session, wf) for wf in rows]
+
+
+@blp.route("/global")
+class GlobalMetrics(MethodView):
+    @blp.response(200, GlobalSchema)
+    def get(self):
+        with services().db.transaction() as session:
+            body = metrics.load(session, workspace_id(), *metrics.GLOBAL).snapshot()
+            summaries = _workflow_summaries(session)
+            levels: dict[str, int] = {}
+            for wf in summaries:
+                levels[wf["level"]] = levels.get(wf["level"], 0) + 1
+            body.update(workflows=len(summaries), levels=levels,
+                        auto_ready_workflows=sum(1 for wf in summaries if wf["auto_ready"]),
+                        series=metrics.series(session, workspace_id(), *metrics.GLOBAL))
+            return body
+
+
+@blp.route("/workflows")
+class WorkflowMetricsIndex(MethodView):
+    @blp.response(200, WorkflowMetricsList)
+    def get(self):
+        with services().db.transaction() as session:
+            return {"items": _workflow_summaries(session)}
+
+
+@blp.route("/workflows/<workflow_id>")
+class WorkflowMetrics(MethodView):
+    @blp.response(200, WorkflowMetricsSchema)
+    def get(self, workflow_id):
+        with services().db.transaction() as session:
+            wf = workflows.get(session, workspace_id(), workflow_id)
+            return metrics.workflow_view(session, wf, detail=True)
+
+
+@blp.route("/operators")
+class OperatorMetrics(MethodView):
+    @blp.response(200, OperatorList)
+    def get(self):
+        with services().db.transaction() as session:
+            states = metrics.load_many(session, workspace_id(), "operator")
+            items = [{"operator": name, **state.snapshot()} for name, state in sorted(states.items())]
+            return {"items": items}

@@ -1,0 +1,53 @@
+"""Fixtures for tests against the real server process: `live_server` and `sio_client`."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+import socketio
+
+from tests.support.live_server import LiveServer
+
+
+@pytest.fixture
+def live_server(tmp_path):
+    """A started `python wsgi.py` on a fresh SQLite file in tmp_path, demo workflows off."""
+    server = LiveServer(tmp_path / "server", demo="0")
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+        server.http.close()
+
+
+@pytest.fixture
+def sio_client(live_server):
+    """A factory: `sio_client()` -> a connected `socketio.Client` (default transports) to the live server.
+
+    `sio_client(url=..., **connect_kwargs)` connects elsewhere. Every client is disconnected at teardown.
+    """
+    clients: list[socketio.Client] = []
+
+    def connect(url: str | None = None, **kwargs) -> socketio.Client:
+        client = socketio.Client(reconnection=False)
+        clients.append(client)
+        kwargs.setdefault("wait_timeout", 10)
+        client.connect(url or live_server.base_url, **kwargs)
+        return client
+
+    yield connect
+    # In parallel: over WebSocket, python-socketio's disconnect() waits up to 3 s for the close frame
+    # (websocket-client's close() races the client's own read loop for it), so one at a time would add up.
+    threads = [threading.Thread(target=_disconnect, args=(client,), daemon=True) for client in clients]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+
+
+def _disconnect(client: socketio.Client) -> None:
+    try:
+        client.disconnect()
+    except Exception:
+        pass

@@ -1,0 +1,224 @@
+"""Runs the real Coach server (`python wsgi.py`) as a subprocess for end-to-end tests.
+
+    with LiveServer(tmp_path) as server:          # started, /healthz answered
+        server.post("/api/workflows", json={...})
+        server.kill(); server.restart()           # same database, same port
+
+The server's stdout and stderr go to files in the given folder (never pipes, which fill up and stall
+the server); a server that does not come up raises with the tail of its stderr.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Mapping, TypeVar
+
+import requests
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+T = TypeVar("T")
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """An ephemeral port nobody listens on right now (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def _tail(path: Path, lines: int = 40) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return "(no output captured)"
+    return "\n".join(text.splitlines()[-lines:]) or "(empty)"
+
+
+class LiveServerError(RuntimeError):
+    """The server did not start (or died): the message holds its stderr tail."""
+
+
+class LiveServer:
+    """The real server process on 127.0.0.1 and a free port.
+
+    folder         where the logs, the instance dir, the data dir and (by default) the SQLite file go
+    database_url   COACH_DATABASE_URL; default sqlite:///<folder>/coach.db
+    demo           COACH_DEMO ("0": no demo workflows)
+    async_mode     COACH_ASYNC_MODE; default the caller's COACH_ASYNC_MODE, else "threading"
+    env            more environment variables for the server (they win over the defaults above)
+
+    Inherited COACH_* variables are dropped (a developer's shell must not point a test at their own
+    database), except COACH_ASYNC_MODE which picks the default mode.
+    """
+
+    host = "127.0.0.1"
+    startup_timeout = 30.0
+    stop_timeout = 5.0
+
+    def __init__(self, folder: str | os.PathLike, database_url: str | None = None, *, demo: str | bool = "0",
+                 async_mode: str | None = None, env: Mapping[str, str] | None = None, port: int | None = None):
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.instance_dir = self.folder / "instance"
+        self.data_dir = self.folder / "data"
+        self.database_url = database_url or f"sqlite:///{self.folder / 'coach.db'}"
+        self.demo = ("1" if demo else "0") if isinstance(demo, bool) else str(demo)
+        self.async_mode = async_mode or os.environ.get("COACH_ASYNC_MODE") or "threading"
+        self.extra_env = dict(env or {})
+        self.port = port
+        self.stdout_path = self.folder / "server.stdout.log"
+        self.stderr_path = self.folder / "server.stderr.log"
+        self.process: subprocess.Popen | None = None
+        self.starts = 0
+        self.http = requests.Session()
+        self.http.trust_env = False  # never send 127.0.0.1 through a proxy from the environment
+
+    # -- addresses -------------------------------------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        if self.port is None:
+            raise LiveServerError("the server has no port yet: call start() first")
+        return f"http://{self.host}:{self.port}"
+
+    def url(self, path: str = "/") -> str:
+        return self.base_url + (path if path.startswith("/") else "/" + path)
+
+    # -- process ---------------------------------------------------------------------------------------
+    def environment(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("COACH_")}
+        self.instance_dir.mkdir(parents=True, exist_ok=True)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        no_proxy = ",".join(p for p in (env.get("NO_PROXY") or env.get("no_proxy"), "127.0.0.1,localhost") if p)
+        env.update({
+            "COACH_HOST": self.host,
+            "COACH_PORT": str(self.port),
+            "COACH_DATABASE_URL": self.database_url,
+            "COACH_INSTANCE_DIR": str(self.instance_dir),
+            "COACH_DATA_DIR": str(self.data_dir),
+            "COACH_DEMO": self.demo,
+            "COACH_ASYNC_MODE": self.async_mode,
+            "COACH_LOG_LEVEL": "WARNING",
+            "PYTHONUNBUFFERED": "1",
+            "NO_PROXY": no_proxy,
+            "no_proxy": no_proxy,
+        })
+        env.update({k: str(v) for k, v in self.extra_env.items()})
+        return env
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def start(self) -> "LiveServer":
+        if self.running:
+            raise LiveServerError(f"already running (pid {self.process.pid})")
+        if self.port is None:
+            self.port = free_port(self.host)
+        self.starts += 1
+        banner = f"\n===== start #{self.starts} on port {self.port} =====\n".encode()
+        with open(self.stdout_path, "ab") as out, open(self.stderr_path, "ab") as err:
+            out.write(banner)
+            err.write(banner)
+            out.flush()
+            err.flush()
+            # the child has its own copies of the descriptors; ours close when the with-block ends
+            self.process = subprocess.Popen([sys.executable, "wsgi.py"], cwd=REPO_ROOT, env=self.environment(),
+                                            stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+        deadline = time.monotonic() + self.startup_timeout
+        while True:
+            code = self.process.poll()
+            if code is not None:
+                self.process = None
+                raise LiveServerError(f"the server exited with code {code} before answering /healthz; "
+                                      f"stderr tail:\n{self.stderr_tail()}")
+            try:
+                if self.http.get(self.url("/healthz"), timeout=1).status_code == 200:
+                    return self
+            except requests.RequestException:
+                pass
+            if time.monotonic() > deadline:
+                self.kill()
+                raise LiveServerError(f"/healthz did not answer within {self.startup_timeout:.0f} s on "
+                                      f"{self.base_url}; stderr tail:\n{self.stderr_tail()}")
+            time.sleep(0.05)
+
+    def stop(self) -> int | None:
+        """SIGTERM, then SIGKILL after 5 s. Returns the exit code (None when it was not running)."""
+        proc, self.process = self.process, None
+        if proc is None:
+            return None
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(self.stop_timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(self.stop_timeout)
+        return proc.returncode
+
+    def kill(self) -> int | None:
+        """SIGKILL at once, as a crash would: nothing gets a chance to clean up."""
+        proc, self.process = self.process, None
+        if proc is None:
+            return None
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(self.stop_timeout)
+        return proc.returncode
+
+    def restart(self) -> "LiveServer":
+        """Stop (if running) and start again on the same database and port."""
+        if self.running:
+            self.stop()
+        return self.start()
+
+    def stderr_tail(self, lines: int = 40) -> str:
+        return _tail(self.stderr_path, lines)
+
+    def stdout_tail(self, lines: int = 40) -> str:
+        return _tail(self.stdout_path, lines)
+
+    def __enter__(self) -> "LiveServer":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+        self.http.close()
+
+    # -- HTTP helpers ----------------------------------------------------------------------------------
+    def request(self, method: str, path: str, json: Any = None, timeout: float = 10, **kwargs) -> requests.Response:
+        return self.http.request(method, self.url(path), json=json, timeout=timeout, **kwargs)
+
+    def get(self, path: str, **kwargs) -> requests.Response:
+        return self.request("GET", path, **kwargs)
+
+    def post(self, path: str, json: Any = None, **kwargs) -> requests.Response:
+        return self.request("POST", path, json=json, **kwargs)
+
+    def wait_for(self, predicate: Callable[[], T], timeout: float = 10.0, interval: float = 0.05,
+                 message: str = "condition") -> T:
+        """Poll `predicate` until it returns something truthy (returned) or `timeout` passes (AssertionError).
+
+        A dead server fails at once, with its stderr tail, instead of waiting out the timeout.
+        """
+        deadline = time.monotonic() + timeout
+        last: Any = None
+        while True:
+            last = predicate()
+            if last:
+                return last
+            if self.process is not None and self.process.poll() is not None:
+                raise AssertionError(f"the server died (code {self.process.returncode}) while waiting for "
+                                     f"{message}; stderr tail:\n{self.stderr_tail()}")
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{message} not reached within {timeout} s (last value: {last!r})")
+            time.sleep(interval)
+
+    def __repr__(self) -> str:
+        state = f"pid {self.process.pid}" if self.running else "stopped"
+        return f"<LiveServer {self.base_url if self.port else '(no port)'} {state}>"
