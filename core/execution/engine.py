@@ -66,16 +66,18 @@ def progress(state: ExecutionState) -> dict[str, Any]:
     return {"done": done, "total": total, "percent": round(100.0 * done / total, 1) if total else 100.0}
 
 
-def _branch_not_taken(step: StepDef, defn: WorkflowDef, state: ExecutionState) -> str | None:
+def _branch_not_taken(step: StepDef, defn: WorkflowDef, state: ExecutionState) -> tuple[str, str] | None:
     for owner in defn.steps:
         if owner.type != "decision" or step.id not in owner.then + owner.otherwise:
             continue
         result = state.steps[owner.id]
         if result.status == S.STEP_SKIPPED:
-            return f"decision {owner.id!r} was skipped"
-        branch = (result.output or {}).get("branch")
+            return "skip", f"decision {owner.id!r} was skipped"
+        branch = result.output.get("branch") if isinstance(result.output, dict) else None
+        if branch not in ("then", "else"):
+            return "fail", f"decision {owner.id!r} has no branch result (output {result.output!r})"
         if branch == "then" and step.id not in owner.then or branch == "else" and step.id not in owner.otherwise:
-            return f"branch not taken by decision {owner.id!r}"
+            return "skip", f"branch not taken by decision {owner.id!r}"
     return None
 
 
@@ -101,7 +103,7 @@ def next_action(defn: WorkflowDef, state: ExecutionState,
             return Next("skip", step, f"reads the output of skipped step {skipped_reads[0]!r}")
         not_taken = _branch_not_taken(step, defn, state)
         if not_taken:
-            return Next("skip", step, not_taken)
+            return Next(not_taken[0], step, not_taken[1])
         if step.when is not None:
             try:
                 if not evaluate_condition(step.when, template_context(state), "when"):
@@ -118,6 +120,9 @@ def next_action(defn: WorkflowDef, state: ExecutionState,
     if waiting:
         return Next("wait")
     if all(st.status in S.STEP_DONE for st in state.steps.values()):
+        broken = [st for st in state.steps.values() if st.status in S.STEP_DONE - S.STEP_SATISFIES]
+        if broken:
+            return Next("fail", defn.step(broken[0].step_id), f"step {broken[0].step_id!r} {broken[0].status}")
         return Next("complete")
     return Next("wait")
 
