@@ -47,8 +47,13 @@ test-python:
 test-frontend: frontend/node_modules/.installed
 	cd frontend && npm test --silent
 
-bench: setup-dev
-	$(PY) bench/run_all.py
+$(VENV)/.bench: requirements-bench.txt $(VENV)/.dev
+	$(PIP) install --disable-pip-version-check -q -r requirements-bench.txt
+	touch $@
+
+# In-process beside LangGraph, then the real server under each async mode (see README "Benchmarks").
+bench: setup-dev $(VENV)/.bench
+	$(PY) bench/coaching_throughput.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) frontend/node_modules frontend/dist instance .pytest_cache

@@ -4,8 +4,12 @@ from __future__ import annotations
 from marshmallow import Schema, fields, validate
 
 
+# OFFSET is (page - 1) * per_page; past a 64-bit integer the databases refuse the query
+MAX_PAGE = 2**31 - 1
+
+
 class PageArgs(Schema):
-    page = fields.Integer(load_default=1, validate=validate.Range(min=1))
+    page = fields.Integer(load_default=1, validate=validate.Range(min=1, max=MAX_PAGE))
     per_page = fields.Integer(load_default=20, validate=validate.Range(min=1, max=200))
 
 

@@ -26,7 +26,7 @@ class DefinitionSchema(Schema):
 
 
 class VersionArgs(Schema):
-    version = fields.Integer(load_default=None)
+    version = fields.Integer(load_default=None, validate=validate.Range(min=1, max=2**31 - 1))
 
 
 class WorkflowSchema(Schema):

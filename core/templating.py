@@ -8,6 +8,7 @@ wrapped in `{{ }}`.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from jinja2 import StrictUndefined, TemplateError, Undefined, nodes
@@ -26,6 +27,17 @@ class _DataFirstEnvironment(ImmutableSandboxedEnvironment):
 
 
 _ENV = _DataFirstEnvironment(undefined=StrictUndefined, autoescape=False)
+
+
+# Compiling is most of a render's cost, and a workflow renders the same few strings again and again.
+@lru_cache(maxsize=4096)
+def _expression(source: str):
+    return _ENV.compile_expression(source, undefined_to_none=False)
+
+
+@lru_cache(maxsize=4096)
+def _template(source: str):
+    return _ENV.from_string(source)
 _SINGLE_EXPR = re.compile(r"^\s*\{\{(.*)\}\}\s*$", re.S)
 _MAX_OUTPUT = 1_000_000
 
@@ -55,7 +67,7 @@ def _strip_braces(expression: str) -> str:
 
 
 def _native(expression: str, context: dict[str, Any]) -> Any:
-    result = _ENV.compile_expression(expression, undefined_to_none=False)(**context)
+    result = _expression(expression)(**context)
     _fail_on_undefined(result)
     return result
 
@@ -84,7 +96,7 @@ def render_value(value: Any, context: dict[str, Any], path: str = "params") -> A
         match = _SINGLE_EXPR.match(value)
         if match and "{{" not in match.group(1) and "}}" not in match.group(1):
             return _native(match.group(1), context)
-        rendered = _ENV.from_string(value).render(**context)
+        rendered = _template(value).render(**context)
     except TemplateError as exc:
         raise TemplateFailure(path, str(exc)) from None
     except (TypeError, ValueError, ArithmeticError, LookupError, AttributeError) as exc:

@@ -56,7 +56,10 @@ def _bump(row: CoachingSession, key: str) -> None:
 
 
 def stats(session: Session, ex: Execution) -> dict[str, int]:
-    row = session.get(CoachingSession, ex.id)
+    return stats_of(session.get(CoachingSession, ex.id))
+
+
+def stats_of(row: CoachingSession | None) -> dict[str, int]:
     values = (row.stats if row else None) or {}
     return {k: int(values.get(k, 0)) for k in STAT_KEYS}
 
@@ -95,8 +98,10 @@ def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: St
                 changed = ", ".join(f"{r.field} → {r.after!r}" for r in applied)
                 rationale = f"Learned from {applied[0].count} earlier corrections: {changed}."
     wf = session.get(Workflow, ex.workflow_id)
-    confidence = metrics.load(session, ex.workspace_id, "step", f"{ex.workflow_id}/{step.id}",
-                              metrics.workflow_thresholds(wf)).snapshot()["confidence"]
+    counted = metrics.record_suggestion(session, ex.workspace_id,
+                                        metrics.workflow_scopes(ex.workflow_id, ex.workflow_version, step.id),
+                                        metrics.workflow_thresholds(wf))
+    confidence = counted[("step", f"{ex.workflow_id}/{step.id}")].snapshot()["confidence"]
     sug = Suggestion(
         workspace_id=ex.workspace_id, execution_id=ex.id, workflow_id=ex.workflow_id,
         workflow_version=ex.workflow_version, step_id=step.id, tool=step.tool, params=suggested,
@@ -111,8 +116,6 @@ def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: St
                "suggestion_id": sug.id}
     if purpose != "correction":
         executions.set_status(ex, "await_decision")
-    metrics.record_suggestion(session, ex.workspace_id,
-                              metrics.workflow_scopes(ex.workflow_id, ex.workflow_version, step.id))
     _bump(session_of(session, ex), "suggestions_made")
     session.flush()
     payload = view(sug, tools, step)

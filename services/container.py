@@ -27,14 +27,17 @@ class Services:
     runner: Runner
 
     @classmethod
-    def build(cls, settings: Settings, socketio=None) -> "Services":
+    def build(cls, settings: Settings, socketio=None, *, notifier: Notifier | None = None,
+              spawn=None) -> "Services":
+        """`spawn` runs the runner's tasks (default: a thread pool, or green threads under eventlet/gevent);
+        benchmarks pass an inline one to measure the engine without scheduling noise."""
         db = Database(settings.resolved_database_url)
         tools = build_registry(settings)
         definitions = DefinitionCache(tools)
-        notifier = Notifier(socketio)
-        runner = Runner(db, tools, definitions, notifier, settings,
-                        spawn=socketio.start_background_task if socketio is not None and
-                        settings.async_mode in ("eventlet", "gevent") else None)
+        notifier = notifier or Notifier(socketio)
+        if spawn is None and socketio is not None and settings.async_mode in ("eventlet", "gevent"):
+            spawn = socketio.start_background_task
+        runner = Runner(db, tools, definitions, notifier, settings, spawn=spawn)
         return cls(settings, db, tools, definitions, notifier, runner)
 
     def default_workspace_id(self) -> str:

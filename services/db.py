@@ -44,7 +44,8 @@ class Database:
         self.engine = create_engine(url, **kwargs)
         if self.is_sqlite:
             _prepare_sqlite(self.engine)
-        self.sessions = sessionmaker(self.engine, expire_on_commit=False)
+        # no autoflush: services flush where they need to, instead of before every query
+        self.sessions = sessionmaker(self.engine, expire_on_commit=False, autoflush=False)
 
     @contextmanager
     def transaction(self) -> Iterator[Session]:

@@ -58,9 +58,6 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
     suggestion_id = str(body.get("suggestion_id") or "")
     if not suggestion_id:
         raise ValidationFailed("suggestion_id is required", details={"suggestion_id": ["is required"]})
-    earlier = replay(session, workspace_id, idempotency_key, suggestion_id)
-    if earlier is not None:
-        return earlier
     ex = executions.get(session, workspace_id, execution_id, for_update=True)
     sug = session.get(Suggestion, suggestion_id)
     if sug is None or sug.execution_id != ex.id:
@@ -115,18 +112,19 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
                         manual_output=body.get("manual_output") if kind == "manual" else None,
                         feedback=body.get("feedback"), operator=operator, latency_ms=latency_ms,
                         idempotency_key=idempotency_key)
-    session.add(decision)
-    coaching._bump(coaching.session_of(session, ex), coaching.STAT_OF[kind])
+    coaching_session = coaching.session_of(session, ex)
+    coaching._bump(coaching_session, coaching.STAT_OF[kind])
     _count(session, ex, wf, sug, kind, latency_ms, operator, events)
-    session.flush()
     update = executions.update_event(ex, sug.step_id)
     response = jsonable({
         "ok": True,
         "decision": {"decision_id": decision.id, "suggestion_id": sug.id, "decision": kind, "operator": operator,
-                     "latency_ms": round(latency_ms, 1), "created_at": decision.created_at or now},
-        "execution": update, "stats": coaching.stats(session, ex),
+                     "latency_ms": round(latency_ms, 1), "created_at": now},
+        "execution": update, "stats": coaching.stats_of(coaching_session),
     })
-    decision.response = response
+    decision.response, decision.created_at = response, now
+    session.add(decision)
+    session.flush()
     events.add("execution_update", update, execution=ex.id, workspace=workspace_id)
     events.add("coaching_stats", {"execution_id": ex.id, **response["stats"]}, execution=ex.id)
     return response
@@ -161,10 +159,18 @@ def submit(services, workspace_id: str, execution_id: str, body: dict[str, Any],
            idempotency_key: str | None = None) -> dict[str, Any]:
     """The one way in for a decision, from REST or from the socket: apply, commit, push, go on."""
     events = Events()
+    needs_runner = None
     try:
         with services.db.transaction() as session:
+            earlier = replay(session, workspace_id, idempotency_key, str(body.get("suggestion_id") or ""))
+            if earlier is not None:
+                return earlier
             response = decide(session, services.definitions, services.tools, workspace_id, execution_id, body,
                               operator, events, idempotency_key)
+            ex = session.get(Execution, execution_id)
+            if ex.status in S.RUNNABLE:
+                # go on in the same transaction up to the next gate; a slow tool goes to the runner
+                needs_runner = services.runner.drive(session, ex, events, claim=False)
     except IntegrityError:
         # the unique suggestion_id (or Idempotency-Key) lost a race with a concurrent decision
         with services.db.transaction() as session:
@@ -173,8 +179,7 @@ def submit(services, workspace_id: str, execution_id: str, body: dict[str, Any],
             return earlier
         raise Conflict("this suggestion was decided by a concurrent request",
                        details={"suggestion_id": body.get("suggestion_id")}) from None
-    if events:
-        services.notifier.send(events)
-        if response["execution"]["status"] in S.RUNNABLE:
-            services.runner.schedule(execution_id)
+    services.notifier.send(events)
+    if needs_runner:
+        services.runner.schedule(execution_id)
     return response

@@ -14,6 +14,7 @@ from core.coaching.metrics import LevelThresholds, MetricsState, bucket_start
 from services.models import MetricBucket, MetricScope, utcnow
 
 GLOBAL = ("global", "all")
+SERIES_SCOPES = ("global", "workflow", "operator")  # the scopes dashboards chart over time
 
 
 def workflow_scopes(workflow_id: str, version: int, step_id: str) -> list[tuple[str, str]]:
@@ -25,19 +26,32 @@ def _insert(session: Session):
     return pg_insert if session.bind.dialect.name == "postgresql" else sqlite_insert
 
 
-def _row(session: Session, model, workspace_id: str, **key: Any):
-    """Get-or-create a row by its unique key, locked for update where the database can."""
-    where = [model.workspace_id == workspace_id] + [getattr(model, k) == v for k, v in key.items()]
-    query = select(model).where(*where)
-    if session.bind.dialect.name == "postgresql":
-        query = query.with_for_update()
-    row = session.scalar(query)
-    if row is None:
-        defaults = {"state": {}} if model is MetricScope else {"counts": {}}
-        session.execute(_insert(session)(model).values(workspace_id=workspace_id, **key, **defaults)
-                        .on_conflict_do_nothing())
-        row = session.scalar(query)
-    return row
+def _rows(session: Session, model, workspace_id: str, keys: list[dict[str, Any]]) -> list:
+    """Get-or-create the rows with these unique keys, locked for update where the database can.
+    Rows already read in this transaction come from `session.info`, so a decision and the suggestion
+    that follows it in the same transaction read each scope once."""
+    cache = session.info.setdefault(f"rows:{model.__tablename__}:{workspace_id}", {})
+    names = list(keys[0]) if keys else []
+    wanted = [tuple(k.values()) for k in keys]
+    missing = [k for k in keys if tuple(k.values()) not in cache]
+
+    def fetch(subset):
+        query = select(model).where(model.workspace_id == workspace_id,
+                                    model.key.in_(sorted({k["key"] for k in subset})))
+        if session.bind.dialect.name == "postgresql":
+            query = query.with_for_update()
+        for row in session.scalars(query):  # the key alone may match other scopes' rows: cache them too
+            cache[tuple(getattr(row, n) for n in names)] = row
+
+    if missing:
+        fetch(missing)
+        absent = [k for k in missing if tuple(k.values()) not in cache]
+        if absent:
+            empty = {"state": {}} if model is MetricScope else {"counts": {}}
+            session.execute(_insert(session)(model).values([{"workspace_id": workspace_id, **k, **empty}
+                                                            for k in absent]).on_conflict_do_nothing())
+            fetch(absent)
+    return [cache[w] for w in wanted]
 
 
 def _thresholds_for(scope: str, thresholds: LevelThresholds | None) -> LevelThresholds:
@@ -67,12 +81,17 @@ def load_many(session: Session, workspace_id: str, scope: str, keys: Iterable[st
     return out
 
 
-def record_suggestion(session: Session, workspace_id: str, scopes: list[tuple[str, str]]) -> None:
-    for scope, key in scopes:
-        row = _row(session, MetricScope, workspace_id, scope=scope, key=key)
+def record_suggestion(session: Session, workspace_id: str, scopes: list[tuple[str, str]],
+                      thresholds: LevelThresholds | None = None) -> dict[tuple[str, str], MetricsState]:
+    out = {}
+    for (scope, key), row in zip(scopes, _rows(session, MetricScope, workspace_id,
+                                               [{"scope": sc, "key": k} for sc, k in scopes])):
         state = MetricsState.from_dict(row.state)
+        state.set_thresholds(_thresholds_for(scope, thresholds))
         state.record_suggestion()
         row.state = state.to_dict()
+        out[(scope, key)] = state
+    return out
 
 
 def record_decision(session: Session, workspace_id: str, scopes: list[tuple[str, str]], kind: str,
@@ -80,21 +99,21 @@ def record_decision(session: Session, workspace_id: str, scopes: list[tuple[str,
                     now: datetime | None = None) -> dict[tuple[str, str], tuple[MetricsState, str]]:
     """Count one decision in every scope; returns each scope's new state and its level before."""
     out = {}
-    bucket = bucket_start(now or utcnow(), "hour")
-    for scope, key in scopes:
-        row = _row(session, MetricScope, workspace_id, scope=scope, key=key)
+    rows = _rows(session, MetricScope, workspace_id, [{"scope": sc, "key": k} for sc, k in scopes])
+    for (scope, key), row in zip(scopes, rows):
         state = MetricsState.from_dict(row.state)
         state.set_thresholds(_thresholds_for(scope, thresholds))
         before = state.assess().level
         state.record_decision(kind, latency_ms)
         row.state = state.to_dict()
         out[(scope, key)] = (state, before)
-        if scope in ("global", "workflow", "operator"):
-            b = _row(session, MetricBucket, workspace_id, scope=scope, key=key, bucket=bucket)
-            counts = dict(b.counts or {})
-            counts[kind] = counts.get(kind, 0) + 1
-            counts["latency_ms_sum"] = counts.get("latency_ms_sum", 0.0) + float(latency_ms)
-            b.counts = counts
+    bucket = bucket_start(now or utcnow(), "hour")
+    charted = [{"scope": sc, "key": k, "bucket": bucket} for sc, k in scopes if sc in SERIES_SCOPES]
+    for b in _rows(session, MetricBucket, workspace_id, charted):
+        counts = dict(b.counts or {})
+        counts[kind] = counts.get(kind, 0) + 1
+        counts["latency_ms_sum"] = counts.get("latency_ms_sum", 0.0) + float(latency_ms)
+        b.counts = counts
     return out
 
 

@@ -43,7 +43,15 @@ class Base(DeclarativeBase):
     pass
 
 
-class Workspace(Base):
+class NewId:
+    """Ids are made when the object is, not at flush, so they can be used before anything is written."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("id", new_id())
+        super().__init__(**kwargs)
+
+
+class Workspace(NewId, Base):
     __tablename__ = "workspaces"
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     slug: Mapped[str] = mapped_column(String(64), unique=True)
@@ -51,7 +59,7 @@ class Workspace(Base):
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 
-class Workflow(Base):
+class Workflow(NewId, Base):
     __tablename__ = "workflows"
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"), index=True)
@@ -77,7 +85,7 @@ class WorkflowVersion(Base):
     workflow: Mapped[Workflow] = relationship(back_populates="versions")
 
 
-class Execution(Base):
+class Execution(NewId, Base):
     __tablename__ = "executions"
     __table_args__ = (Index("ix_executions_ws_created", "workspace_id", "created_at"),)
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
@@ -130,7 +138,7 @@ class CoachingSession(Base):
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, onupdate=utcnow)
 
 
-class Suggestion(Base):
+class Suggestion(NewId, Base):
     __tablename__ = "suggestions"
     __table_args__ = (Index("ix_suggestions_ws_status", "workspace_id", "status", "created_at"),)
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
@@ -152,7 +160,7 @@ class Suggestion(Base):
     decided_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
 
 
-class Decision(Base):
+class Decision(NewId, Base):
     __tablename__ = "decisions"
     __table_args__ = (UniqueConstraint("workspace_id", "idempotency_key"),)
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
@@ -200,7 +208,7 @@ class MetricBucket(Base):
     counts: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
 
 
-class CorrectionPack(Base):
+class CorrectionPack(NewId, Base):
     __tablename__ = "correction_packs"
     __table_args__ = (UniqueConstraint("workflow_id", "step_id"),)
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)

@@ -100,19 +100,38 @@ class Runner:
                     return
                 if outcome is not None:
                     self._record(ex, running, outcome)
-                if ex.status not in S.RUNNABLE:
-                    events.add("execution_update", executions.update_event(ex, running),
-                               execution=ex.id, workspace=ex.workspace_id)
-                    nxt = None
-                else:
-                    nxt, params = self._step(session, ex, events)
-                    running = nxt.step.id if nxt.kind == "run" else None
-                    if nxt.kind == "run":
-                        state = executions.to_state(ex)
+                slow = self.drive(session, ex, events, claim=True)
             self.notifier.send(events)
-            if nxt is None or nxt.kind != "run":
+            if slow is None:
                 return
-            outcome = execute(nxt.step, state, self.tools, params=params)
+            step, state, params = slow
+            running = step.id
+            outcome = execute(step, state, self.tools, params=params)
+
+    def drive(self, session: Session, ex: Execution, events: Events, *, claim: bool):
+        """Advance inside the caller's transaction: skips, gates, ends and instantaneous tools (echo, noop).
+        Stops before a tool that takes time: with `claim` it marks that step running and returns
+        (step, state, params) for the caller to run outside the transaction; without, it returns True
+        so the caller schedules the runner. Returns None when nothing is left to run now."""
+        while ex.status in S.RUNNABLE:
+            nxt, params = self._step(session, ex, events)
+            if nxt.kind != "run":
+                return None
+            inline = self._inline(nxt.step)
+            if not inline and not claim:
+                return True
+            row = executions.step_row(ex, nxt.step.id)
+            row.status, row.started_at = S.STEP_RUNNING, utcnow()
+            state = executions.to_state(ex)
+            if not inline:
+                return nxt.step, state, params
+            self._record(ex, nxt.step.id, execute(nxt.step, state, self.tools, params=params))
+        events.add("execution_update", executions.update_event(ex), execution=ex.id, workspace=ex.workspace_id)
+        return None
+
+    def _inline(self, step) -> bool:
+        tool = self.tools.get(step.tool or "") if step.type == "action" else None
+        return step.type != "action" or bool(getattr(tool, "inline", False))
 
     def _step(self, session: Session, ex: Execution, events: Events) -> tuple[Next, object]:
         """Take steps that need no tool (skips, gates, ends) until one must run or the execution stops."""
@@ -139,10 +158,10 @@ class Runner:
             params = None
             if nxt.kind == "run":
                 row = executions.step_row(ex, step_id)
-                row.status, row.started_at = S.STEP_RUNNING, utcnow()
                 params = row.params if row.decision in ("accept", "correct") else None
-            events.add("execution_update", executions.update_event(ex, step_id), execution=ex.id,
-                       workspace=ex.workspace_id)
+            else:
+                events.add("execution_update", executions.update_event(ex, step_id), execution=ex.id,
+                           workspace=ex.workspace_id)
             return nxt, params
 
     def _open_gate(self, session: Session, ex: Execution, defn, nxt: Next, events: Events) -> None:

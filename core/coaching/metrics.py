@@ -70,7 +70,9 @@ class Counters:
         setattr(self, _ATTR[kind], getattr(self, _ATTR[kind]) + 1)
 
     def to_dict(self) -> dict[str, int]:
-        return asdict(self)
+        # by hand: dataclasses.asdict deep-copies recursively, and this runs several times per decision
+        return {"suggestions": self.suggestions, "accepted": self.accepted, "rejected": self.rejected,
+                "corrected": self.corrected, "manual": self.manual, "skipped": self.skipped}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> Counters:
@@ -162,7 +164,8 @@ class LevelThresholds:
             raise ValueError("auto_min_window cannot exceed the window size")
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {"coaching_after": self.coaching_after, "auto_min_window": self.auto_min_window,
+                "auto_acceptance": self.auto_acceptance, "window": self.window}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> LevelThresholds:

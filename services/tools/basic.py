@@ -36,6 +36,8 @@ def seconds_text(seconds: float) -> str:
 class NoopTool:
     # it stops by itself at ctx.deadline, so the engine runs it without a watchdog thread
     honours_deadline = True
+    # pure and instantaneous: the runner may run it inside the transaction that records its result
+    inline = True
 
     name = "noop"
     description = "Does nothing and returns {}; useful as a placeholder step."
@@ -49,6 +51,8 @@ class NoopTool:
 class EchoTool:
     # it stops by itself at ctx.deadline, so the engine runs it without a watchdog thread
     honours_deadline = True
+    # pure and instantaneous: the runner may run it inside the transaction that records its result
+    inline = True
 
     name = "echo"
     description = "Returns its params unchanged; useful for demos and for passing values between steps."

@@ -1,0 +1,192 @@
+"""Coaching throughput: (a) in-process beside LangGraph, (b) through the real server with socket clients.
+
+(a) A 10-step workflow, every step suggested and accepted, N executions driven one decision at a time on a
+    durable SQLite file: decisions/s and decision → next-suggestion latency. LangGraph does the same work
+    (interrupt() in each of 10 nodes, Command(resume=...), SqliteSaver on a file) in the same run.
+(b) `python wsgi.py` in a subprocess; C concurrent coaching executions, each driven by its own python-socketio
+    client that decides as soon as a suggestion arrives (plus an optional think time); decisions/s, p50/p99.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.stats import percentile  # noqa: E402
+
+STEPS = 10
+WORKFLOW = {"name": "bench", "steps": [{"id": f"step_{i}", "tool": "echo",
+                                        "params": {"message": f"step {i} of {{{{ execution.id }}}}"}}
+                                       for i in range(STEPS)]}
+
+
+def summary(engine: str, latencies: list[float], seconds: float, **extra) -> dict:
+    return {"engine": engine, "decisions": len(latencies), "seconds": round(seconds, 3),
+            "decisions_per_s": round(len(latencies) / seconds, 1), "p50_ms": round(percentile(latencies, 50), 2),
+            "p99_ms": round(percentile(latencies, 99), 2), **extra}
+
+
+def coach_in_process(executions: int, db_path: str) -> dict:
+    from config import Settings
+    from services import decisions, executions as execution_service, workflows
+    from services.container import Services
+    from services.migrate import upgrade
+    from services.notifier import Notifier
+
+    class Latest(Notifier):
+        """Keeps the newest suggestion per execution, as a panel would."""
+
+        def __init__(self):
+            super().__init__(None)
+            self.latest: dict[str, dict] = {}
+
+        def emit(self, event, payload, room):
+            if event == "coaching_suggestion" and room.startswith("execution:"):
+                self.latest[payload["execution_id"]] = payload
+
+    notifier = Latest()
+    settings = Settings(env="bench", database_url=f"sqlite:///{db_path}", instance_dir=str(Path(db_path).parent),
+                        demo=False, log_level="WARNING")
+    services = Services.build(settings, notifier=notifier, spawn=lambda fn, *args: fn(*args))
+    upgrade(services.db)
+    workspace = services.default_workspace_id()
+    with services.db.transaction() as session:
+        wf_id = workflows.create(session, services.tools, workspace, WORKFLOW).id
+    ids = []
+    for _ in range(executions):  # untimed, as on the LangGraph side: run each up to its first suggestion
+        with services.db.transaction() as session:
+            ids.append(execution_service.start(session, services.definitions, workspace, wf_id, {}, "coaching").id)
+        services.runner.schedule(ids[-1])
+    latencies = []
+    started = time.perf_counter()
+    for execution_id in ids:
+        for _ in range(STEPS):
+            suggestion = notifier.latest[execution_id]
+            t0 = time.perf_counter()
+            answer = decisions.submit(services, workspace, execution_id,
+                                      {"suggestion_id": suggestion["suggestion_id"], "decision": "accept"}, "bench")
+            latencies.append((time.perf_counter() - t0) * 1000)
+            assert answer["ok"]
+    seconds = time.perf_counter() - started
+    with services.db.transaction() as session:
+        done = [execution_service.get(session, workspace, i).status for i in ids]
+    services.close()
+    if done != ["completed"] * executions:
+        raise RuntimeError(f"not every execution completed: {sorted(set(done))}")
+    return summary("coach", latencies, seconds, executions=executions)
+
+
+def coach_server(concurrency: int, async_mode: str, folder: str, think_ms: float = 0.0) -> dict:
+    import socketio
+
+    from tests.support.live_server import LiveServer
+
+    server = LiveServer(Path(folder), async_mode=async_mode)
+    server.start()
+    try:
+        wf_id = server.post("/api/workflows", json=WORKFLOW).json()["id"]
+        ids = [server.post("/api/executions/coaching", json={"workflow_id": wf_id}).json()["execution_id"]
+               for _ in range(concurrency)]
+        lock = threading.Lock()
+        latencies: list[float] = []
+        finished = threading.Event()
+        remaining = {"n": concurrency}
+        clients = []
+
+        def drive(execution_id: str):
+            client = socketio.Client(reconnection=False)
+            state = {"sent": None, "seen": set(), "decided": 0}
+
+            def decide(suggestion):
+                if think_ms:
+                    time.sleep(think_ms / 1000)
+                state["sent"] = time.perf_counter()
+                client.emit("coaching_decision", {"execution_id": execution_id, "decision": "accept",
+                                                  "suggestion_id": suggestion["suggestion_id"]})
+
+            @client.on("coaching_suggestion")
+            def on_suggestion(suggestion):
+                if suggestion["execution_id"] != execution_id or suggestion["suggestion_id"] in state["seen"]:
+                    return
+                state["seen"].add(suggestion["suggestion_id"])
+                if state["sent"] is not None:
+                    with lock:
+                        latencies.append((time.perf_counter() - state["sent"]) * 1000)
+                threading.Thread(target=decide, args=(suggestion,), daemon=True).start()
+
+            @client.on("execution_update")
+            def on_update(update):
+                if update["execution_id"] == execution_id and update["status"] == "completed":
+                    if state["sent"] is not None and state["decided"] == 0:
+                        state["decided"] = 1
+                        with lock:
+                            latencies.append((time.perf_counter() - state["sent"]) * 1000)
+                            remaining["n"] -= 1
+                            if remaining["n"] == 0:
+                                finished.set()
+
+            client.connect(server.base_url, transports=["websocket"], wait_timeout=10)
+            clients.append(client)
+            return client
+
+        for execution_id in ids:
+            drive(execution_id)
+        started = time.perf_counter()
+        for client, execution_id in zip(clients, ids):
+            client.emit("join_execution", {"execution_id": execution_id})  # sends the pending suggestion
+        if not finished.wait(300):
+            raise RuntimeError(f"{remaining['n']} executions did not complete in time")
+        seconds = time.perf_counter() - started
+        for client in clients:
+            client.disconnect()
+        return summary(f"coach server ({async_mode})", latencies, seconds, concurrency=concurrency,
+                       think_ms=think_ms)
+    finally:
+        server.stop()
+
+
+def print_table(rows: list[dict]) -> None:
+    rows = [{k: round(v, 2) if isinstance(v, float) else v for k, v in r.items()} for r in rows]
+    print(f"{'engine':<28}{'decisions':>10}{'seconds':>9}{'dec/s':>9}{'p50 ms':>9}{'p99 ms':>9}  notes")
+    for r in rows:
+        notes = ", ".join(f"{k}={r[k]}" for k in ("executions", "concurrency", "think_ms") if k in r)
+        print(f"{r['engine']:<28}{r['decisions']:>10}{r['seconds']:>9}{r['decisions_per_s']:>9}"
+              f"{r['p50_ms']:>9}{r['p99_ms']:>9}  {notes}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--executions", type=int, default=100, help="in-process executions (10 decisions each)")
+    parser.add_argument("--concurrency", type=int, default=100, help="concurrent socket-driven executions")
+    parser.add_argument("--modes", default="threading,gevent,eventlet", help="async modes for the server part")
+    parser.add_argument("--think-ms", type=float, default=0.0, help="operator think time before each decision")
+    parser.add_argument("--skip", default="", help="comma list of parts to skip: inprocess,langgraph,server")
+    args = parser.parse_args()
+    skip = set(filter(None, args.skip.split(",")))
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        if "inprocess" not in skip:
+            rows.append(coach_in_process(args.executions, f"{tmp}/coach.db"))
+        if "langgraph" not in skip:
+            from bench.langgraph_baseline import run_langgraph
+
+            rows.append(run_langgraph(args.executions, f"{tmp}/langgraph.db"))
+        if "server" not in skip:
+            for mode in filter(None, args.modes.split(",")):
+                rows.append(coach_server(args.concurrency, mode, tempfile.mkdtemp(dir=tmp), args.think_ms))
+    print_table(rows)
+    coach = next((r for r in rows if r["engine"] == "coach"), None)
+    lang = next((r for r in rows if r["engine"] == "langgraph"), None)
+    if coach and lang:
+        print(f"\nin-process: Coach / LangGraph decisions per second = "
+              f"{coach['decisions_per_s'] / lang['decisions_per_s']:.2f}x (target >= 2x)")
+
+
+if __name__ == "__main__":
+    main()
