@@ -124,7 +124,7 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
     })
     decision.response, decision.created_at = response, now
     session.add(decision)
-    session.flush()
+    session.info["decision"] = decision
     events.add("execution_update", update, execution=ex.id, workspace=workspace_id)
     events.add("coaching_stats", {"execution_id": ex.id, **response["stats"]}, execution=ex.id)
     return response
@@ -171,6 +171,9 @@ def submit(services, workspace_id: str, execution_id: str, body: dict[str, Any],
             if ex.status in S.RUNNABLE:
                 # go on in the same transaction up to the next gate; a slow tool goes to the runner
                 needs_runner = services.runner.drive(session, ex, events, claim=False)
+                # the answer (and its replay) says where the execution stopped
+                response = {**response, "execution": jsonable(executions.update_event(ex))}
+                session.info["decision"].response = response
     except IntegrityError:
         # the unique suggestion_id (or Idempotency-Key) lost a race with a concurrent decision
         with services.db.transaction() as session:

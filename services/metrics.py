@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any, Iterable
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, event, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
@@ -26,32 +26,64 @@ def _insert(session: Session):
     return pg_insert if session.bind.dialect.name == "postgresql" else sqlite_insert
 
 
-def _rows(session: Session, model, workspace_id: str, keys: list[dict[str, Any]]) -> list:
-    """Get-or-create the rows with these unique keys, locked for update where the database can.
-    Rows already read in this transaction come from `session.info`, so a decision and the suggestion
-    that follows it in the same transaction read each scope once."""
-    cache = session.info.setdefault(f"rows:{model.__tablename__}:{workspace_id}", {})
+class _Cell:
+    """One metric row read in this transaction: its id and its JSON value (a scope's state or a bucket's
+    counts). Rows are read and written with SQLAlchemy Core: several are touched by every decision, and
+    the ORM's per-object bookkeeping was most of a decision's cost."""
+
+    __slots__ = ("id", "value")
+
+    def __init__(self, id: int, value: dict):
+        self.id, self.value = id, value
+
+
+_DIRTY = "metrics:dirty"
+
+
+def _rows(session: Session, model, workspace_id: str, keys: list[dict[str, Any]]) -> list[_Cell]:
+    """Get-or-create the rows with these unique keys, locked for update where the database can. Rows
+    already read in this transaction are reused, so a decision and the suggestion that follows it in the
+    same transaction read each scope once."""
+    table, column = model.__table__, ("state" if model is MetricScope else "counts")
+    cache = session.info.setdefault(f"rows:{table.name}:{workspace_id}", {})
     names = list(keys[0]) if keys else []
     wanted = [tuple(k.values()) for k in keys]
     missing = [k for k in keys if tuple(k.values()) not in cache]
 
     def fetch(subset):
-        query = select(model).where(model.workspace_id == workspace_id,
-                                    model.key.in_(sorted({k["key"] for k in subset})))
+        query = select(table.c.id, table.c[column], *[table.c[n] for n in names]).where(
+            table.c.workspace_id == workspace_id, table.c.key.in_(sorted({k["key"] for k in subset})))
         if session.bind.dialect.name == "postgresql":
             query = query.with_for_update()
-        for row in session.scalars(query):  # the key alone may match other scopes' rows: cache them too
-            cache[tuple(getattr(row, n) for n in names)] = row
+        for row in session.execute(query):  # the key alone may match other scopes' rows: keep them too
+            found = tuple(row[2:])
+            if found not in cache:
+                cache[found] = _Cell(row[0], dict(row[1] or {}))
 
     if missing:
         fetch(missing)
         absent = [k for k in missing if tuple(k.values()) not in cache]
         if absent:
-            empty = {"state": {}} if model is MetricScope else {"counts": {}}
-            session.execute(_insert(session)(model).values([{"workspace_id": workspace_id, **k, **empty}
+            session.execute(_insert(session)(table).values([{"workspace_id": workspace_id, **k, column: {}}
                                                             for k in absent]).on_conflict_do_nothing())
             fetch(absent)
     return [cache[w] for w in wanted]
+
+
+def _changed(session: Session, model, cell: _Cell) -> None:
+    session.info.setdefault(_DIRTY, {}).setdefault(model, {})[cell.id] = cell
+
+
+@event.listens_for(Session, "before_commit")
+def _write_changed_rows(session: Session) -> None:
+    """Write every metric row changed in this transaction, one statement per table."""
+    for model, cells in session.info.pop(_DIRTY, {}).items():
+        table = model.__table__
+        column = "state" if model is MetricScope else "counts"
+        extra = {"updated_at": utcnow()} if model is MetricScope else {}
+        session.execute(update(table).where(table.c.id == bindparam("_id")).values(
+            **{column: bindparam("_value")}, **extra),
+            [{"_id": c.id, "_value": c.value} for c in cells.values()])
 
 
 def _thresholds_for(scope: str, thresholds: LevelThresholds | None) -> LevelThresholds:
@@ -61,9 +93,14 @@ def _thresholds_for(scope: str, thresholds: LevelThresholds | None) -> LevelThre
 
 def load(session: Session, workspace_id: str, scope: str, key: str,
          thresholds: LevelThresholds | None = None) -> MetricsState:
-    row = session.scalar(select(MetricScope).where(MetricScope.workspace_id == workspace_id,
-                                                   MetricScope.scope == scope, MetricScope.key == key))
-    state = MetricsState.from_dict(row.state if row else None)
+    cell = session.info.get(f"rows:{MetricScope.__tablename__}:{workspace_id}", {}).get((scope, key))
+    if cell is not None:  # read (and maybe changed) earlier in this transaction
+        value = cell.value
+    else:
+        row = session.scalar(select(MetricScope).where(MetricScope.workspace_id == workspace_id,
+                                                       MetricScope.scope == scope, MetricScope.key == key))
+        value = row.state if row else None
+    state = MetricsState.from_dict(value)
     state.set_thresholds(_thresholds_for(scope, thresholds))
     return state
 
@@ -84,12 +121,13 @@ def load_many(session: Session, workspace_id: str, scope: str, keys: Iterable[st
 def record_suggestion(session: Session, workspace_id: str, scopes: list[tuple[str, str]],
                       thresholds: LevelThresholds | None = None) -> dict[tuple[str, str], MetricsState]:
     out = {}
-    for (scope, key), row in zip(scopes, _rows(session, MetricScope, workspace_id,
-                                               [{"scope": sc, "key": k} for sc, k in scopes])):
-        state = MetricsState.from_dict(row.state)
+    for (scope, key), cell in zip(scopes, _rows(session, MetricScope, workspace_id,
+                                                [{"scope": sc, "key": k} for sc, k in scopes])):
+        state = MetricsState.from_dict(cell.value)
         state.set_thresholds(_thresholds_for(scope, thresholds))
         state.record_suggestion()
-        row.state = state.to_dict()
+        cell.value = state.to_dict()
+        _changed(session, MetricScope, cell)
         out[(scope, key)] = state
     return out
 
@@ -99,21 +137,22 @@ def record_decision(session: Session, workspace_id: str, scopes: list[tuple[str,
                     now: datetime | None = None) -> dict[tuple[str, str], tuple[MetricsState, str]]:
     """Count one decision in every scope; returns each scope's new state and its level before."""
     out = {}
-    rows = _rows(session, MetricScope, workspace_id, [{"scope": sc, "key": k} for sc, k in scopes])
-    for (scope, key), row in zip(scopes, rows):
-        state = MetricsState.from_dict(row.state)
+    cells = _rows(session, MetricScope, workspace_id, [{"scope": sc, "key": k} for sc, k in scopes])
+    for (scope, key), cell in zip(scopes, cells):
+        state = MetricsState.from_dict(cell.value)
         state.set_thresholds(_thresholds_for(scope, thresholds))
         before = state.assess().level
         state.record_decision(kind, latency_ms)
-        row.state = state.to_dict()
+        cell.value = state.to_dict()
+        _changed(session, MetricScope, cell)
         out[(scope, key)] = (state, before)
     bucket = bucket_start(now or utcnow(), "hour")
     charted = [{"scope": sc, "key": k, "bucket": bucket} for sc, k in scopes if sc in SERIES_SCOPES]
-    for b in _rows(session, MetricBucket, workspace_id, charted):
-        counts = dict(b.counts or {})
+    for cell in _rows(session, MetricBucket, workspace_id, charted):
+        counts = cell.value
         counts[kind] = counts.get(kind, 0) + 1
         counts["latency_ms_sum"] = counts.get("latency_ms_sum", 0.0) + float(latency_ms)
-        b.counts = counts
+        _changed(session, MetricBucket, cell)
     return out
 
 
