@@ -17,6 +17,7 @@ from core.execution.engine import resolve_params
 from core.tools import ToolRegistry
 from core.workflow import StepDef, WorkflowDef
 from services import corrections, executions, metrics
+from services.db import held
 from services.models import CoachingSession, Execution, Suggestion, Workflow, utcnow
 from services.notifier import Events
 
@@ -97,7 +98,7 @@ def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: St
                 source = f"correction_pack:{pack.id}"
                 changed = ", ".join(f"{r.field} → {r.after!r}" for r in applied)
                 rationale = f"Learned from {applied[0].count} earlier corrections: {changed}."
-    wf = session.get(Workflow, ex.workflow_id)
+    wf = held(session, Workflow, ex.workflow_id)
     counted = metrics.record_suggestion(session, ex.workspace_id,
                                         metrics.workflow_scopes(ex.workflow_id, ex.workflow_version, step.id),
                                         metrics.workflow_thresholds(wf))
@@ -117,7 +118,6 @@ def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: St
     if purpose != "correction":
         executions.set_status(ex, "await_decision")
     _bump(session_of(session, ex), "suggestions_made")
-    session.flush()
     payload = view(sug, tools, step)
     events.add("coaching_suggestion", payload, execution=ex.id, workspace=ex.workspace_id)
     return sug

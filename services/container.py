@@ -51,4 +51,8 @@ class Services:
 
     def close(self) -> None:
         self.runner.shutdown()
+        for tool in self.tools.tools.values():  # e.g. sql.query's engines to the configured databases
+            close = getattr(tool, "close", None)
+            if callable(close):
+                close()
         self.db.dispose()

@@ -29,6 +29,15 @@ def _prepare_sqlite(engine: Engine) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE")
 
 
+def held(session: Session, model, key):
+    """session.get that keeps the object for the rest of the transaction. SQLAlchemy's identity map is
+    weak: an unmodified row nobody references is forgotten and read again by the next get."""
+    obj = session.get(model, key)
+    if obj is not None:
+        session.info.setdefault("held", []).append(obj)
+    return obj
+
+
 class Database:
     def __init__(self, url: str):
         self.url = url

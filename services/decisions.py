@@ -13,6 +13,7 @@ from core.errors import Conflict, NotFound, ValidationFailed
 from core.execution import states as S
 from core.tools import ToolRegistry, schema_errors
 from services import coaching, corrections, executions, metrics
+from services.db import held
 from services.models import Decision, Execution, Suggestion, Workflow, utcnow
 from services.notifier import Events, jsonable
 from services.workflows import DefinitionCache
@@ -76,7 +77,7 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
 
     now = utcnow()
     latency_ms = max(0.0, (now - sug.created_at).total_seconds() * 1000.0)
-    wf = session.get(Workflow, ex.workflow_id)
+    wf = held(session, Workflow, ex.workflow_id)
     defn = definitions.get(session, ex.workflow_id, ex.workflow_version)
     step = defn.step(sug.step_id)
     row = executions.step_row(ex, sug.step_id)

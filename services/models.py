@@ -44,10 +44,16 @@ class Base(DeclarativeBase):
 
 
 class NewId:
-    """Ids are made when the object is, not at flush, so they can be used before anything is written."""
+    """Ids and column defaults are filled when the object is made, not at flush, so an object can be
+    read (pushed to clients, put in an answer) before anything is written."""
 
     def __init__(self, **kwargs):
-        kwargs.setdefault("id", new_id())
+        for column in self.__table__.columns:
+            default = column.default
+            if column.key in kwargs or default is None or not getattr(default, "is_scalar", True) and \
+                    not getattr(default, "is_callable", False):
+                continue
+            kwargs[column.key] = default.arg(None) if default.is_callable else default.arg
         super().__init__(**kwargs)
 
 

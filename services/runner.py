@@ -175,7 +175,8 @@ class Runner:
                        workspace=ex.workspace_id)
             return
         try:
-            coaching.open_suggestion(session, ex, defn, step, nxt.reason, events, self.tools)
+            purpose = "coaching" if nxt.reason == "decision" else nxt.reason
+            coaching.open_suggestion(session, ex, defn, step, purpose, events, self.tools)
         except TemplateFailure as exc:
             self._fail(ex, step.id, f"step {step.id!r}: {exc}")
 

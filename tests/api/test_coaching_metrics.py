@@ -1,0 +1,238 @@
+"""Learning metrics through /api/metrics (DESIGN.md §3), promotion to AUTO, and demotion by spot checks."""
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from core.coaching.metrics import wilson_lower_bound
+from tests.conftest import Api
+
+TWO_STEPS = [
+    {"id": "first", "tool": "echo", "params": {"v": "one"}, "on_reject": "stop"},
+    {"id": "second", "tool": "echo", "params": {"v": "two"}, "on_reject": "stop"},
+]
+ONE_STEP = TWO_STEPS[:1]
+# 10 decisions, all five kinds; with TWO_STEPS: 5 executions, the 4th fails on the reject
+PLAN = ["accept", "accept", "correct", "accept", "manual", "skip", "accept", "reject", "accept", "accept"]
+ATTR = {"accept": "accepted", "reject": "rejected", "correct": "corrected", "manual": "manual", "skip": "skipped"}
+
+
+@pytest.fixture
+def make_api(settings):
+    """Another app on the test's database with other settings (e.g. the spot-check rate)."""
+    from api.app import create_app
+
+    made = []
+
+    def make(**overrides) -> Api:
+        app = create_app(settings.with_overrides(**overrides), migrate=False)
+        app.config["TESTING"] = True
+        made.append(app.extensions["coach"])
+        return Api(app.test_client(), app.extensions["coach"])
+
+    yield make
+    for svc in made:
+        svc.runner.wait_idle(5)
+        svc.close()
+
+
+def _expected(kinds: list[str]) -> dict:
+    c = Counter(kinds)
+    counted = len(kinds) - c["skip"]
+    return {"decisions": len(kinds), **{ATTR[k]: c[k] for k in ATTR},
+            "acceptance_rate": round(c["accept"] / counted, 4) if counted else 0.0}
+
+
+def _subset(snapshot: dict, expected: dict) -> dict:
+    return {k: snapshot[k] for k in expected}
+
+
+def _drive(api, wf_id: str, kinds: list[str], operators: list[str] | None = None,
+           ex_id: str | None = None) -> tuple[list[str], str | None]:
+    """Decide `kinds` in order, starting coaching executions as they finish (or going on with `ex_id`);
+    returns the step ids decided and the execution still waiting, if any."""
+    decided = []
+    for i, kind in enumerate(kinds):
+        if ex_id is None:
+            ex_id = api.ok("POST", "/api/executions/coaching", {"workflow_id": wf_id, "variables": {}},
+                           status=201)["execution_id"]
+            api.settle(ex_id)
+        sug = api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]
+        assert sug is not None, f"decision {i}: nothing to decide"
+        body = {"suggestion_id": sug["suggestion_id"], "decision": kind}
+        if kind == "correct":
+            body["correction"] = {"v": "fixed"}
+        headers = {"X-Coach-Operator": operators[i]} if operators else {}
+        api.ok("POST", f"/api/executions/{ex_id}/coaching/decision", body, headers=headers)
+        decided.append(sug["step_id"])
+        if api.settle(ex_id)["status"] != "waiting_decision":
+            ex_id = None
+    return decided, ex_id
+
+
+def _metrics(api, wf_id: str) -> dict:
+    return api.ok("GET", f"/api/metrics/workflows/{wf_id}")
+
+
+def _workflow(api, steps=ONE_STEP, **thresholds) -> str:
+    wf_id = api.workflow(steps)["id"]
+    if thresholds:
+        api.ok("PUT", f"/api/workflows/{wf_id}/thresholds", thresholds)
+    return wf_id
+
+
+def test_workflow_step_operator_and_global_metrics_after_a_known_sequence(api):
+    wf_id = _workflow(api, TWO_STEPS)
+    operators = ["ann"] * 4 + ["bob"] * 6
+    assert _metrics(api, wf_id)["level"] == "OBSERVATION"
+
+    steps, ex_id = _drive(api, wf_id, PLAN[:9], operators)
+    assert ex_id is not None
+    m = _metrics(api, wf_id)
+    assert (m["decisions"], m["level"], m["auto_ready"]) == (9, "OBSERVATION", False)
+
+    more, ex_id = _drive(api, wf_id, PLAN[9:], operators[9:], ex_id)
+    steps += more
+    assert ex_id is None
+    assert steps == ["first", "second"] * 5
+    m = _metrics(api, wf_id)
+    expected = _expected(PLAN)
+    assert expected == {"decisions": 10, "accepted": 6, "rejected": 1, "corrected": 1, "manual": 1,
+                        "skipped": 1, "acceptance_rate": 0.6667}
+    assert _subset(m, expected) == expected
+    assert m["workflow_id"] == wf_id and m["mode"] == "coaching"
+    assert (m["level"], m["auto_ready"]) == ("COACHING", False)
+    assert m["suggestions"] == 10
+    assert m["rolling_acceptance_rate"] == 0.6667  # the default window (50) holds every decision
+    assert m["confidence"] == round(wilson_lower_bound(6, 9), 4)
+    assert 0 < m["confidence"] < m["rolling_acceptance_rate"]
+    latency = m["decision_latency_ms"]
+    assert isinstance(latency["p50"], int) and isinstance(latency["p90"], int) and latency["p90"] >= latency["p50"]
+
+    assert set(m["steps"]) == {"first", "second"}
+    for step_id in ("first", "second"):
+        kinds = [k for k, s in zip(PLAN, steps) if s == step_id]
+        assert _subset(m["steps"][step_id], _expected(kinds)) == _expected(kinds)
+
+    operators_body = {o["operator"]: o for o in api.ok("GET", "/api/metrics/operators")["items"]}
+    assert set(operators_body) == {"ann", "bob"}
+    for name in ("ann", "bob"):
+        kinds = [k for k, who in zip(PLAN, operators) if who == name]
+        assert _subset(operators_body[name], _expected(kinds)) == _expected(kinds)
+
+    glob = api.ok("GET", "/api/metrics/global")
+    assert _subset(glob, expected) == expected
+    assert glob["workflows"] == 1 and glob["levels"] == {"COACHING": 1} and glob["auto_ready_workflows"] == 0
+
+    for series in (m["series"], glob["series"]):
+        assert series, "a bucket holds the decisions just made"
+        totals = {k: sum(b[k] for b in series) for k in ("decisions", "accepted", "rejected", "corrected",
+                                                          "manual", "skipped")}
+        assert totals == {k: expected[k] for k in totals}
+
+    # a suggestion's confidence is its step's: "first" was accepted 3 times of 5 counted
+    ex_id = api.ok("POST", "/api/executions/coaching", {"workflow_id": wf_id}, status=201)["execution_id"]
+    api.settle(ex_id)
+    sug = api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]
+    assert sug["confidence"] == m["steps"]["first"]["confidence"] == round(wilson_lower_bound(3, 5), 4)
+
+    # rolling is over the window only: the last 5 are skip, accept, reject, accept, accept
+    api.ok("PUT", f"/api/workflows/{wf_id}/thresholds", {"window": 5, "auto_min_window": 5})
+    m = _metrics(api, wf_id)
+    assert (m["acceptance_rate"], m["rolling_acceptance_rate"]) == (0.6667, 0.75)
+    assert m["confidence"] == round(wilson_lower_bound(3, 4), 4)
+    assert (m["window_size"], m["window_decisions"], m["decisions"]) == (5, 5, 10)
+    assert (m["level"], m["auto_ready"]) == ("COACHING", False)
+
+
+def test_the_current_version_counts_only_its_own_decisions(api):
+    wf_id = _workflow(api)
+    _drive(api, wf_id, ["accept", "accept", "correct"])
+    v1 = _metrics(api, wf_id)["current_version"]
+    assert v1["version"] == 1 and _subset(v1, _expected(["accept", "accept", "correct"])) == \
+        _expected(["accept", "accept", "correct"])
+    updated = api.ok("PUT", f"/api/workflows/{wf_id}", {"name": "wf", "steps": ONE_STEP})
+    assert updated["version"] == 2
+    _drive(api, wf_id, ["reject", "accept"])
+    m = _metrics(api, wf_id)
+    assert m["current_version"]["version"] == 2
+    assert _subset(m["current_version"], _expected(["reject", "accept"])) == _expected(["reject", "accept"])
+    everything = ["accept", "accept", "correct", "reject", "accept"]
+    assert _subset(m, _expected(everything)) == _expected(everything)
+
+
+def test_the_workflow_list_has_every_workflow_with_its_level(api):
+    busy, idle = _workflow(api), _workflow(api)
+    _drive(api, busy, ["accept", "skip"])
+    items = {w["workflow_id"]: w for w in api.ok("GET", "/api/metrics/workflows")["items"]}
+    assert set(items) == {busy, idle}
+    assert (items[busy]["decisions"], items[busy]["accepted"], items[busy]["skipped"]) == (2, 1, 1)
+    assert items[busy]["acceptance_rate"] == 1.0
+    assert (items[idle]["decisions"], items[idle]["level"], items[idle]["mode"]) == (0, "OBSERVATION", "coaching")
+
+
+def test_promotion_is_refused_when_not_ready_unless_forced(api):
+    wf_id = _workflow(api)
+    code, body = api.call("POST", f"/api/workflows/{wf_id}/mode", {"mode": "auto"})
+    assert code == 409 and body["error"]["code"] == "conflict"
+    assert api.ok("GET", f"/api/workflows/{wf_id}")["mode"] == "coaching"
+    forced = api.ok("POST", f"/api/workflows/{wf_id}/mode", {"mode": "auto", "force": True})
+    assert forced["mode"] == "auto"
+    m = _metrics(api, wf_id)
+    assert (m["mode"], m["level"], m["auto_ready"]) == ("auto", "OBSERVATION", False)
+    assert api.ok("POST", f"/api/workflows/{wf_id}/mode", {"mode": "coaching"})["mode"] == "coaching"
+
+
+def test_promotion_without_force_once_auto_ready(api):
+    wf_id = _workflow(api, coaching_after=2, auto_min_window=3, window=5)
+    _drive(api, wf_id, ["accept", "accept"])
+    m = _metrics(api, wf_id)
+    assert (m["level"], m["auto_ready"]) == ("COACHING", False)
+    assert api.call("POST", f"/api/workflows/{wf_id}/mode", {"mode": "auto"})[0] == 409
+    _drive(api, wf_id, ["accept"])
+    m = _metrics(api, wf_id)
+    assert (m["level"], m["auto_ready"], m["mode"]) == ("AUTO", True, "coaching")
+    promoted = api.ok("POST", f"/api/workflows/{wf_id}/mode", {"mode": "auto"})
+    assert (promoted["mode"], promoted["level"], promoted["auto_ready"]) == ("auto", "AUTO", True)
+    assert _metrics(api, wf_id)["mode"] == "auto"
+
+
+def test_an_auto_execution_of_a_workflow_not_in_auto_is_409(api):
+    wf_id = _workflow(api)
+    code, body = api.call("POST", "/api/executions/", {"workflow_id": wf_id, "variables": {}, "mode": "auto"})
+    assert code == 409 and body["error"]["code"] == "conflict"
+    assert api.ok("GET", "/api/executions/")["total"] == 0
+
+
+def test_a_rejected_spot_check_demotes_the_workflow(make_api):
+    api = make_api(spot_check_rate=1.0)
+    wf_id = _workflow(api)
+    api.ok("POST", f"/api/workflows/{wf_id}/mode", {"mode": "auto", "force": True})
+    ex_id = api.start(wf_id, mode="auto")["execution_id"]
+    ex = api.settle(ex_id)
+    assert ex["status"] == "waiting_decision" and ex["mode"] == "auto"
+    sug = api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]
+    assert (sug["purpose"], sug["step_id"], sug["status"]) == ("spot_check", "first", "pending")
+    api.ok("POST", f"/api/executions/{ex_id}/coaching/decision",
+           {"suggestion_id": sug["suggestion_id"], "decision": "reject", "feedback": "wrong"})
+    api.settle(ex_id)
+    assert api.ok("GET", f"/api/workflows/{wf_id}")["mode"] == "coaching"
+    m = _metrics(api, wf_id)
+    assert m["mode"] == "coaching"
+    assert (m["spot_checks"]["decisions"], m["spot_checks"]["rejected"]) == (1, 1)
+    assert api.call("POST", "/api/executions/", {"workflow_id": wf_id, "mode": "auto"})[0] == 409
+
+
+def test_accepted_spot_checks_keep_the_workflow_in_auto(make_api):
+    api = make_api(spot_check_rate=1.0)
+    wf_id = _workflow(api)
+    api.ok("POST", f"/api/workflows/{wf_id}/mode", {"mode": "auto", "force": True})
+    ex_id = api.start(wf_id, mode="auto")["execution_id"]
+    api.settle(ex_id)
+    sug = api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]
+    assert sug["purpose"] == "spot_check"
+    api.ok("POST", f"/api/executions/{ex_id}/coaching/decision",
+           {"suggestion_id": sug["suggestion_id"], "decision": "accept"})
+    assert api.settle(ex_id)["status"] == "completed"
+    assert api.ok("GET", f"/api/workflows/{wf_id}")["mode"] == "auto"

@@ -1,0 +1,181 @@
+"""Correction packs through /api/correction-packs: grouping, learned rules in suggestions, enable/disable,
+export/import, and the learning test: packs make a workflow AUTO-ready sooner."""
+from __future__ import annotations
+
+STEP = {"id": "mail", "tool": "echo", "params": {"to": "a@x", "cc": "none"}}
+FAST = {"coaching_after": 5, "auto_min_window": 10, "window": 20}
+
+
+def _workflow(api, name: str = "wf") -> str:
+    return api.workflow([STEP], name=name)["id"]
+
+
+def _suggest(api, wf_id: str) -> tuple[str, dict]:
+    ex_id = api.ok("POST", "/api/executions/coaching", {"workflow_id": wf_id, "variables": {}},
+                   status=201)["execution_id"]
+    api.settle(ex_id)
+    sug = api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]
+    assert sug is not None and sug["step_id"] == "mail"
+    return ex_id, sug
+
+
+def _decide(api, ex_id: str, sug: dict, decision: str, correction: dict | None = None) -> None:
+    body = {"suggestion_id": sug["suggestion_id"], "decision": decision}
+    if correction is not None:
+        body["correction"] = correction
+    api.ok("POST", f"/api/executions/{ex_id}/coaching/decision", body)
+    assert api.settle(ex_id)["status"] == "completed"
+
+
+def _correct(api, wf_id: str, correction: dict) -> dict:
+    ex_id, sug = _suggest(api, wf_id)
+    _decide(api, ex_id, sug, "correct", correction)
+    return sug
+
+
+def _packs(api, wf_id: str) -> list[dict]:
+    return api.ok("GET", f"/api/correction-packs?workflow_id={wf_id}")["items"]
+
+
+def _pack(api, wf_id: str) -> dict:
+    packs = _packs(api, wf_id)
+    assert len(packs) == 1, packs
+    return packs[0]
+
+
+def test_corrections_are_grouped_per_step_by_field_before_and_after(api):
+    wf_id = _workflow(api)
+    other = _workflow(api, "other")
+    assert _packs(api, wf_id) == []
+    _correct(api, wf_id, {"to": "b@x", "cc": "none"})
+    _correct(api, wf_id, {"to": "b@x", "cc": "none"})
+    _correct(api, wf_id, {"to": "a@x", "cc": "boss"})
+    pack = _pack(api, wf_id)
+    assert (pack["workflow_id"], pack["step_id"], pack["enabled"], pack["corrections"]) == (wf_id, "mail", True, 3)
+    assert pack["changes"] == [{"field": "to", "before": "a@x", "after": "b@x", "count": 2},
+                               {"field": "cc", "before": "none", "after": "boss", "count": 1}]
+    assert pack["rules"] == []  # 2 of 3 is neither 3 times nor 80%
+    assert api.ok("GET", f"/api/correction-packs/{pack['id']}") == pack
+    assert _packs(api, other) == []
+    assert [p["id"] for p in api.ok("GET", "/api/correction-packs")["items"]] == [pack["id"]]
+
+
+def test_three_identical_corrections_become_a_rule_the_next_suggestion_applies(api):
+    wf_id = _workflow(api)
+    for _ in range(2):
+        _correct(api, wf_id, {"to": "b@x", "cc": "none"})
+    ex_id, sug = _suggest(api, wf_id)
+    assert (sug["source"], sug["params"]) == ("definition", {"to": "a@x", "cc": "none"})
+    _decide(api, ex_id, sug, "correct", {"to": "b@x", "cc": "none"})
+    pack = _pack(api, wf_id)
+    assert [(r["field"], r["before"], r["after"], r["count"]) for r in pack["rules"]] == [("to", "a@x", "b@x", 3)]
+
+    ex_id, sug = _suggest(api, wf_id)
+    assert sug["source"] == f"correction_pack:{pack['id']}"
+    assert sug["params"] == {"to": "b@x", "cc": "none"}
+    assert sug["definition_params"] == {"to": "a@x", "cc": "none"}
+    _decide(api, ex_id, sug, "accept")
+    ex = api.ok("GET", f"/api/executions/{ex_id}")
+    assert ex["steps"][0]["output"] == {"to": "b@x", "cc": "none"}
+
+    patched = api.ok("PATCH", f"/api/correction-packs/{pack['id']}", {"enabled": False})
+    assert patched["enabled"] is False and api.ok("GET", f"/api/correction-packs/{pack['id']}")["enabled"] is False
+    ex_id, sug = _suggest(api, wf_id)
+    assert (sug["source"], sug["params"]) == ("definition", {"to": "a@x", "cc": "none"})
+    _decide(api, ex_id, sug, "accept")
+
+    api.ok("PATCH", f"/api/correction-packs/{pack['id']}", {"enabled": True})
+    _, sug = _suggest(api, wf_id)
+    assert (sug["source"], sug["params"]) == (f"correction_pack:{pack['id']}", {"to": "b@x", "cc": "none"})
+
+
+def test_an_exported_pack_imported_into_another_workflow_applies_there(api):
+    source = _workflow(api)
+    for _ in range(3):
+        _correct(api, source, {"to": "b@x", "cc": "none"})
+    pack = _pack(api, source)
+    exported = api.ok("GET", f"/api/correction-packs/{pack['id']}/export")
+    assert exported["workflow_id"] == source and exported["step_id"] == "mail" and exported["format"]
+
+    target = _workflow(api, "target")
+    _, sug = _suggest(api, target)
+    assert sug["source"] == "definition"
+    created = api.ok("POST", "/api/correction-packs/import", {**exported, "workflow_id": target}, status=201)
+    assert created["id"] != pack["id"]
+    assert (created["workflow_id"], created["step_id"], created["enabled"]) == (target, "mail", True)
+    assert created["changes"] == pack["changes"] and created["rules"] == pack["rules"]
+    assert _pack(api, target)["id"] == created["id"]
+    assert _pack(api, source)["id"] == pack["id"]  # the source keeps its own
+    _, sug = _suggest(api, target)
+    assert (sug["source"], sug["params"]) == (f"correction_pack:{created['id']}", {"to": "b@x", "cc": "none"})
+
+
+def test_import_with_a_bad_format_or_body_is_422_and_creates_nothing(api):
+    wf_id = _workflow(api)
+    good = {"format": "coach.correction-pack/1", "workflow_id": wf_id, "step_id": "mail",
+            "stats": {"corrections": 1, "groups": []}}
+    for bad, field in (({**good, "format": "something/else"}, "format"),
+                       ({k: v for k, v in good.items() if k != "format"}, "format"),
+                       ({k: v for k, v in good.items() if k != "stats"}, "stats"),
+                       ({**good, "stats": {"corrections": 1, "groups": [{"field": "to", "count": 5}]}}, "stats")):
+        code, body = api.call("POST", "/api/correction-packs/import", bad)
+        assert code == 422 and field in body["error"]["details"], body
+    assert _packs(api, wf_id) == []
+
+
+def test_an_unknown_pack_is_404(api):
+    for method, path, body in (("GET", "/api/correction-packs/nope", None),
+                               ("PATCH", "/api/correction-packs/nope", {"enabled": False}),
+                               ("GET", "/api/correction-packs/nope/export", None)):
+        code, answer = api.call(method, path, body)
+        assert code == 404 and answer["error"]["code"] == "not_found", (method, path, answer)
+    code, _ = api.call("POST", "/api/correction-packs/import",
+                       {"format": "coach.correction-pack/1", "workflow_id": "nope", "step_id": "mail",
+                        "stats": {"corrections": 0, "groups": []}})
+    assert code == 404
+
+
+def _decisions_to_auto_ready(api, wf_id: str, limit: int, *, disable_pack: bool) -> tuple[int | None, list[str]]:
+    """A simulated operator who always wants to: b@x. It accepts a suggestion that already says so and
+    corrects any other. Returns how many decisions it took to reach auto_ready (None: not within `limit`)."""
+    api.ok("PUT", f"/api/workflows/{wf_id}/thresholds", FAST)
+    made: list[str] = []
+    for n in range(1, limit + 1):
+        ex_id, sug = _suggest(api, wf_id)
+        if sug["params"]["to"] == "b@x":
+            made.append("accept")
+            _decide(api, ex_id, sug, "accept")
+        else:
+            made.append("correct")
+            _decide(api, ex_id, sug, "correct", {**sug["params"], "to": "b@x"})
+            if disable_pack:
+                pack = _pack(api, wf_id)
+                if pack["enabled"]:
+                    api.ok("PATCH", f"/api/correction-packs/{pack['id']}", {"enabled": False})
+        if api.ok("GET", f"/api/metrics/workflows/{wf_id}")["auto_ready"]:
+            return n, made
+    return None, made
+
+
+def test_learning_from_corrections_reaches_auto_ready_in_fewer_decisions(api):
+    limit = 26
+    learned = _workflow(api, "learns")
+    control = _workflow(api, "control")
+    with_pack, made = _decisions_to_auto_ready(api, learned, limit, disable_pack=False)
+    without_pack, made_control = _decisions_to_auto_ready(api, control, limit, disable_pack=True)
+
+    # the pack learns after 3 corrections; then 17 accepts of 20 decisions (0.85) make it ready
+    assert made[:3] == ["correct"] * 3 and set(made[3:]) == {"accept"}
+    assert with_pack == 20
+    # without the pack every suggestion needs the same correction: never ready
+    assert set(made_control) == {"correct"} and without_pack is None
+    assert with_pack < (without_pack or limit + 1)
+
+    m_learned = api.ok("GET", f"/api/metrics/workflows/{learned}")
+    m_control = api.ok("GET", f"/api/metrics/workflows/{control}")
+    assert (m_learned["level"], m_learned["auto_ready"]) == ("AUTO", True)
+    assert (m_control["level"], m_control["auto_ready"], m_control["rolling_acceptance_rate"]) == \
+        ("COACHING", False, 0.0)
+    assert m_learned["rolling_acceptance_rate"] >= 0.85 > m_control["rolling_acceptance_rate"]
+    assert _pack(api, control)["enabled"] is False and _pack(api, control)["corrections"] == limit
+    assert _pack(api, learned)["corrections"] == 3
