@@ -27,15 +27,15 @@ STAT_OF = {"accept": "accepted", "reject": "rejected", "correct": "corrected", "
 REVIEW_GATES = ("decision", "spot_check")
 
 
-def review_gate(ex: Execution, spot_check_rate: float, seed: int | None):
-    """The `needs_human` callback of the engine for this execution's mode."""
+def review_gate(ex: Execution, spot_check_rate: float, rng: random.Random):
+    """The `needs_human` callback of the engine for this execution's mode. `rng` draws the AUTO spot
+    checks: one generator per runner, seeded from COACH_RANDOM_SEED when set, so a test run is repeatable."""
     def gate(step: StepDef, state) -> str | None:
         if step.type != "action" or state.steps[step.id].decision is not None:
             return None
         if ex.mode == "coaching":
             return "decision"
         if ex.mode == "auto":
-            rng = random.Random(f"{seed}:{ex.id}:{step.id}") if seed is not None else random
             return "spot_check" if rng.random() < spot_check_rate else None
         return None
     return gate

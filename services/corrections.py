@@ -8,9 +8,15 @@ from sqlalchemy.orm import Session
 
 from core.coaching.corrections import LearnedRule, PackStats, learned_rules
 from core.errors import NotFound, ValidationFailed
-from services.models import CorrectionPack, Workflow, utcnow
+from services.models import CorrectionPack, Workflow, WorkflowVersion, utcnow
 
 EXPORT_FORMAT = "coach.correction-pack/1"
+
+
+def latest_definition(session: Session, wf: Workflow) -> dict[str, Any]:
+    row = session.scalar(select(WorkflowVersion).where(WorkflowVersion.workflow_id == wf.id,
+                                                        WorkflowVersion.version == wf.current_version))
+    return row.definition if row else {}
 
 
 def find(session: Session, workflow_id: str, step_id: str) -> CorrectionPack | None:
@@ -87,6 +93,10 @@ def import_pack(session: Session, workspace_id: str, data: dict[str, Any]) -> Co
     step_id = str(data.get("step_id") or "")
     if not step_id:
         raise ValidationFailed("step_id is required", details={"step_id": ["is required"]})
+    steps = {s.get("id") for s in (latest_definition(session, wf).get("steps") or []) if isinstance(s, dict)}
+    if step_id not in steps:
+        raise ValidationFailed(f"workflow {wf.id} has no step {step_id!r}",
+                               details={"step_id": [f"must be one of {sorted(steps)}"]})
     pack = find(session, wf.id, step_id)
     if pack is None:
         pack = CorrectionPack(workspace_id=workspace_id, workflow_id=wf.id, step_id=step_id)

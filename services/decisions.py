@@ -22,7 +22,16 @@ from services.workflows import DefinitionCache
 AFTER_REJECT = ("correct", "manual", "skip")
 
 
-def replay(session: Session, workspace_id: str, idempotency_key: str | None, suggestion_id: str) -> dict | None:
+class Replayed(Exception):
+    """A request with an Idempotency-Key that was already answered: its first answer, unchanged."""
+
+    def __init__(self, response: dict):
+        super().__init__("replayed")
+        self.response = response
+
+
+def replay(session: Session, workspace_id: str, idempotency_key: str | None, suggestion_id: str,
+           execution_id: str) -> dict | None:
     """The first answer to a request with this Idempotency-Key, if there was one."""
     if not idempotency_key:
         return None
@@ -30,7 +39,7 @@ def replay(session: Session, workspace_id: str, idempotency_key: str | None, sug
                                                  Decision.idempotency_key == idempotency_key))
     if done is None:
         return None
-    if done.suggestion_id != suggestion_id:
+    if done.suggestion_id != suggestion_id or done.execution_id != execution_id:
         raise Conflict("this Idempotency-Key was used for another suggestion",
                        details={"idempotency_key": idempotency_key, "suggestion_id": done.suggestion_id})
     return done.response
@@ -60,6 +69,10 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
     if not suggestion_id:
         raise ValidationFailed("suggestion_id is required", details={"suggestion_id": ["is required"]})
     ex = executions.get(session, workspace_id, execution_id, for_update=True)
+    # again under the execution's lock: a concurrent retry may have committed while we waited for it
+    earlier = replay(session, workspace_id, idempotency_key, suggestion_id, execution_id)
+    if earlier is not None:
+        raise Replayed(earlier)
     sug = session.get(Suggestion, suggestion_id)
     if sug is None or sug.execution_id != ex.id:
         raise NotFound(f"suggestion {suggestion_id} not found in execution {execution_id}")
@@ -100,7 +113,8 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
             ex.error = {"step_id": step.id, "message": f"rejected by {operator}: {feedback}"}
             executions.set_status(ex, "fail")
         else:
-            row.decision = None  # the step is still to be settled by a correction, a manual run or a skip
+            # the step is still to be settled by a correction, a manual run or a skip: no decision yet
+            row.decision, row.error = None, f"rejected by {operator}: {feedback}"
             executions.set_status(ex, "await_correction")
             coaching.open_suggestion(session, ex, defn, step, "correction", events, tools, params=sug.params,
                                      rationale=f"Rejected: {feedback}. Correct it, do it by hand, or skip it.")
@@ -163,7 +177,8 @@ def submit(services, workspace_id: str, execution_id: str, body: dict[str, Any],
     needs_runner = None
     try:
         with services.db.transaction() as session:
-            earlier = replay(session, workspace_id, idempotency_key, str(body.get("suggestion_id") or ""))
+            earlier = replay(session, workspace_id, idempotency_key, str(body.get("suggestion_id") or ""),
+                             execution_id)
             if earlier is not None:
                 return earlier
             response = decide(session, services.definitions, services.tools, workspace_id, execution_id, body,
@@ -175,10 +190,12 @@ def submit(services, workspace_id: str, execution_id: str, body: dict[str, Any],
                 # the answer (and its replay) says where the execution stopped
                 response = {**response, "execution": jsonable(executions.update_event(ex))}
                 session.info["decision"].response = response
+    except Replayed as replayed:
+        return replayed.response
     except IntegrityError:
         # the unique suggestion_id (or Idempotency-Key) lost a race with a concurrent decision
         with services.db.transaction() as session:
-            earlier = replay(session, workspace_id, idempotency_key, str(body.get("suggestion_id")))
+            earlier = replay(session, workspace_id, idempotency_key, str(body.get("suggestion_id")), execution_id)
         if earlier is not None:
             return earlier
         raise Conflict("this suggestion was decided by a concurrent request",

@@ -106,8 +106,10 @@ def load(session: Session, workspace_id: str, scope: str, key: str,
 
 
 def load_many(session: Session, workspace_id: str, scope: str, keys: Iterable[str] | None = None,
-              thresholds: LevelThresholds | None = None) -> dict[str, MetricsState]:
+              thresholds: LevelThresholds | None = None, prefix: str | None = None) -> dict[str, MetricsState]:
     query = select(MetricScope).where(MetricScope.workspace_id == workspace_id, MetricScope.scope == scope)
+    if prefix:
+        query = query.where(MetricScope.key.startswith(prefix, autoescape=True))
     if keys is not None:
         query = query.where(MetricScope.key.in_(list(keys)))
     out = {}
@@ -189,7 +191,7 @@ def workflow_view(session: Session, workflow, *, detail: bool = False) -> dict[s
     body = {"workflow_id": workflow.id, "name": workflow.name, "mode": workflow.mode, **snap}
     if detail:
         prefix = f"{workflow.id}/"
-        steps = load_many(session, workflow.workspace_id, "step", None, thresholds)
+        steps = load_many(session, workflow.workspace_id, "step", None, thresholds, prefix=prefix)
         body["steps"] = {k[len(prefix):]: s.snapshot() for k, s in steps.items() if k.startswith(prefix)}
         version_key = f"{workflow.id}@{workflow.current_version}"
         body["current_version"] = {"version": workflow.current_version,

@@ -7,6 +7,7 @@ running (it runs again on restart).
 from __future__ import annotations
 
 import logging
+import random
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
@@ -42,6 +43,7 @@ class Runner:
         self._active: set[str] = set()
         self._again: set[str] = set()
         self._idle = threading.Condition(self._lock)
+        self._rng = random.Random(self.settings.random_seed)
 
     # scheduling: one task per execution at a time; a request while it runs makes it go round once more
     def schedule(self, execution_id: str) -> None:
@@ -141,7 +143,7 @@ class Runner:
             ex.started_at = utcnow()
         elif ex.status == S.RESUMED:
             executions.set_status(ex, "continue")
-        gate = coaching.review_gate(ex, self.settings.spot_check_rate, self.settings.random_seed)
+        gate = coaching.review_gate(ex, self.settings.spot_check_rate, self._rng)
         while True:
             nxt = next_action(defn, executions.to_state(ex), gate)
             step_id = nxt.step.id if nxt.step else None

@@ -31,7 +31,7 @@ TRANSITIONS: dict[str, tuple[frozenset[str], str]] = {
     "answer": (frozenset({WAITING_CLARIFICATION}), RESUMED),
     "correct": (frozenset({WAITING_CORRECTION}), RESUMED),
     "approve": (frozenset({WAITING_APPROVAL}), RESUMED),
-    "pause": (frozenset({PENDING, RUNNING, RESUMED, WAITING_DECISION}), PAUSED),
+    "pause": (frozenset({PENDING, RUNNING, RESUMED, WAITING_DECISION, WAITING_CORRECTION}), PAUSED),
     "resume": (frozenset({PAUSED, WAITING_CLARIFICATION, WAITING_CORRECTION}), RESUMED),
     "complete": (frozenset({RUNNING, RESUMED}), COMPLETED),
     "fail": (frozenset(ACTIVE), FAILED),

@@ -143,9 +143,6 @@ def test_reject_with_ask_waits_for_a_correction_that_takes_only_correct_manual_o
     assert _stats(api, ex_id) == {**STAT_ZERO, "suggestions_made": 3, "rejected": 1, "corrected": 1}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "DESIGN §2: a rejected step is 'marked rejected with the feedback'; with on_reject ask the step row keeps no "
-    "trace of it (decision None, error None): services/decisions.py decide(), the on_reject != 'stop' branch"))
 def test_reject_with_ask_marks_the_step_with_the_feedback(api):
     _, ex_id, sug = _coach(api)
     _decide(api, ex_id, sug["suggestion_id"], "reject", feedback="wrong greeting")
@@ -305,11 +302,6 @@ def test_concurrent_decisions_on_one_suggestion_exactly_one_wins(api, app, servi
 
 
 def test_concurrent_retries_with_one_idempotency_key_all_get_the_first_answer(api, app, services, request):
-    if not services.db.is_sqlite:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=(
-            "PostgreSQL: a retry that arrives while the first request holds the execution lock gets 409 "
-            "'suggestion is already decided' instead of the first answer: services/decisions.py runs replay() before "
-            "decide() takes the execution row lock (executions.get(for_update=True)) and not again after it")))
     _, ex_id, sug = _coach(api)
     body = {"suggestion_id": sug["suggestion_id"], "decision": "accept"}
     results = _race(app, services, ex_id, [body, body], {"Idempotency-Key": "retry-1"})

@@ -61,10 +61,6 @@ def test_pause_blocks_decisions_and_resume_brings_back_the_same_suggestion(api):
     assert _stats(api, ex_id)["accepted"] == 1
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "pausing a session that waits for a correction is 409: the 'pause' trigger does not list waiting_correction "
-    "(core/execution/states.py TRANSITIONS), although resume() handles a pending correction suggestion "
-    "(services/coaching.py resume(): 'await_correction' if purpose == 'correction')"))
 def test_pause_and_resume_during_a_correction_keep_the_correction_suggestion(api):
     ex_id = _coach(api)
     sug = _pending(api, ex_id)["suggestion"]
