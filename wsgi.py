@@ -2,9 +2,9 @@
 
 The async mode must be chosen before anything else is imported: eventlet and gevent patch the stdlib.
 """
-import os
+from config import Settings  # imports nothing that gevent or eventlet patch
 
-_MODE = os.environ.get("COACH_ASYNC_MODE", "threading")
+_MODE = Settings.from_env().async_mode
 if _MODE == "eventlet":
     import eventlet
 

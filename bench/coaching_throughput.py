@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import argparse
+import random
 import sys
 import tempfile
 import threading
@@ -104,8 +105,8 @@ def coach_server(concurrency: int, async_mode: str, folder: str, think_ms: float
             state = {"sent": None, "seen": set(), "decided": 0}
 
             def decide(suggestion):
-                if think_ms:
-                    time.sleep(think_ms / 1000)
+                if think_ms:  # operators are not in lockstep: 0.5x to 1.5x the mean think time
+                    time.sleep(think_ms / 1000 * random.uniform(0.5, 1.5))
                 state["sent"] = time.perf_counter()
                 client.emit("coaching_decision", {"execution_id": execution_id, "decision": "accept",
                                                   "suggestion_id": suggestion["suggestion_id"]})
@@ -140,6 +141,8 @@ def coach_server(concurrency: int, async_mode: str, folder: str, think_ms: float
         started = time.perf_counter()
         for client, execution_id in zip(clients, ids):
             client.emit("join_execution", {"execution_id": execution_id})  # sends the pending suggestion
+            if think_ms:  # operators sit down over one think time, not all in the same millisecond
+                time.sleep(think_ms / 1000 / concurrency)
         if not finished.wait(300):
             raise RuntimeError(f"{remaining['n']} executions did not complete in time")
         seconds = time.perf_counter() - started

@@ -24,7 +24,8 @@ class Settings:
     instance_dir: str = str(ROOT / "instance")
     data_dir: str = ""  # COACH_DATA_DIR: the folder file.read / file.write may touch; default instance/data
     secret_key: str = DEFAULT_SECRET
-    async_mode: str = "threading"  # COACH_ASYNC_MODE: threading | gevent | eventlet
+    # COACH_ASYNC_MODE: gevent | threading | eventlet. gevent is the fastest under load (README "Async mode")
+    async_mode: str = "gevent"
     max_body_mb: float = 10.0
     demo: bool = True
     shell_allow: tuple[str, ...] = ()  # COACH_SHELL_ALLOW: comma-separated command names shell.run may start

@@ -84,7 +84,10 @@ def settings(database_url, tmp_path) -> Settings:
     data.mkdir()
     return Settings(env="test", database_url=database_url, instance_dir=str(tmp_path), data_dir=str(data),
                     demo=False, runner_workers=2, shell_allow=("echo", "sleep"), log_level="WARNING",
-                    secret_key="test-secret", random_seed=7)
+                    secret_key="test-secret", random_seed=7,
+                    # the test client runs the app in this (unpatched) process: real threads, not greenlets;
+                    # the socket and browser tests run the real server in the default mode
+                    async_mode="threading")
 
 
 @pytest.fixture

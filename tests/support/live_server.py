@@ -20,6 +20,8 @@ from typing import Any, Callable, Mapping, TypeVar
 
 import requests
 
+from config import Settings
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
 
@@ -68,7 +70,7 @@ class LiveServer:
         self.data_dir = self.folder / "data"
         self.database_url = database_url or f"sqlite:///{self.folder / 'coach.db'}"
         self.demo = ("1" if demo else "0") if isinstance(demo, bool) else str(demo)
-        self.async_mode = async_mode or os.environ.get("COACH_ASYNC_MODE") or "threading"
+        self.async_mode = async_mode or os.environ.get("COACH_ASYNC_MODE") or Settings().async_mode
         self.extra_env = dict(env or {})
         self.port = port
         self.stdout_path = self.folder / "server.stdout.log"
