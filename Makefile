@@ -35,8 +35,13 @@ chromium:
 schema: $(VENV)/.runtime
 	$(VENV)/bin/flask --app wsgi migrate
 
+# demo credentials unless you set your own; the first admin is only created when no user exists yet
+DEMO_EMAIL := admin@coach.local
+DEMO_PASSWORD := coach-demo
+
 run: setup
-	$(PY) wsgi.py
+	COACH_ADMIN_EMAIL="$${COACH_ADMIN_EMAIL:-$(DEMO_EMAIL)}" COACH_ADMIN_PASSWORD="$${COACH_ADMIN_PASSWORD:-$(DEMO_PASSWORD)}" \
+		$(PY) wsgi.py
 
 test: setup-dev
 	$(MAKE) --no-print-directory test-frontend test-python

@@ -29,6 +29,9 @@ def main() -> None:
         if created:
             print(f"Loaded demo workflows: {', '.join(created)}")
     print(f"Coach is serving on http://{settings.host}:{settings.port} ({settings.async_mode} mode)")
+    if settings.admin_email:
+        shown = settings.admin_password if settings.admin_password == "coach-demo" else "(COACH_ADMIN_PASSWORD)"
+        print(f"Log in as {settings.admin_email} with password {shown}")
     socketio = app.extensions["socketio"]
     socketio.run(app, host=settings.host, port=settings.port, allow_unsafe_werkzeug=True,
                  use_reloader=False, log_output=settings.log_level == "DEBUG")

@@ -6,7 +6,8 @@ import logging
 from flask import Flask
 from flask_socketio import SocketIO
 
-from api import coaching, correction_packs, errors, executions, frontend, health, metrics, sockets, workflows
+from api import audit as audit_api
+from api import auth, coaching, correction_packs, errors, executions, frontend, health, metrics, security, sockets, users, workflows
 from api.base import Api
 from config import Settings
 from services.container import Services
@@ -18,7 +19,9 @@ log = logging.getLogger(__name__)
 def create_app(settings: Settings | None = None, *, migrate: bool = True, recover: bool = True) -> Flask:
     settings = settings or Settings.from_env()
     logging.basicConfig(level=settings.log_level)
+    security.check_secret(settings)
     app = Flask(__name__, static_folder=None)
+    app.config.update(security.cookie_config(settings))
     app.config.update(
         SECRET_KEY=settings.secret_key,
         MAX_CONTENT_LENGTH=settings.max_body_bytes,
@@ -38,16 +41,23 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True, recove
         upgrade(services.db)
     app.extensions["coach"] = services
     app.extensions["coach_default_workspace"] = services.default_workspace_id()
+    _bootstrap_admin(services, app.extensions["coach_default_workspace"])
 
     errors.register(app)
+    app.before_request(auth.authenticate_request)
+    app.after_request(auth.set_csrf_cookie)
     api = Api(app)
+    api.register_blueprint(auth.blp)
+    api.register_blueprint(users.blp)
     api.register_blueprint(workflows.blp)
     api.register_blueprint(executions.blp)
     api.register_blueprint(coaching.blp)
     api.register_blueprint(metrics.blp)
     api.register_blueprint(correction_packs.blp)
+    api.register_blueprint(audit_api.blp)
     app.register_blueprint(health.blp)
     app.register_blueprint(frontend.blp)
+    security.register(app, settings)  # after the blueprints: it hashes Swagger UI's inline script at start
     sockets.register(socketio)
 
     from services import cli
@@ -58,3 +68,16 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True, recove
         if resumed:
             log.info("resumed %d executions that were running when the server stopped", resumed)
     return app
+
+
+def _bootstrap_admin(services, workspace_id: str) -> None:
+    from services import users as user_service
+    from services.models import Workspace
+
+    settings = services.settings
+    if settings.admin_email and settings.admin_password:
+        with services.db.transaction() as session:
+            created = user_service.bootstrap_admin(session, settings.admin_email, settings.admin_password,
+                                                   session.get(Workspace, workspace_id))
+            if created:
+                log.info("created the first admin, %s, in the default workspace", created.email)

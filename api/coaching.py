@@ -6,7 +6,7 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from api.base import Blueprint
-from api.context import operator, services, workspace_id
+from api.context import operator, require, services, workspace_id
 from api.executions import ExecutionSchema, StartArgs, start_execution
 from core.coaching.metrics import DECISIONS
 from services import coaching, decisions, executions
@@ -101,6 +101,7 @@ class DecisionResource(MethodView):
     @blp.arguments(DecisionArgs)
     @blp.response(200, DecisionResultSchema)
     def post(self, body, execution_id):
+        require("operator")
         key = request.headers.get("Idempotency-Key") or None
         return decisions.submit(services(), workspace_id(), execution_id, body, operator(), key)
 
@@ -117,9 +118,10 @@ class Stats(MethodView):
 class Pause(MethodView):
     @blp.response(200, PendingSchema)
     def post(self, execution_id):
+        require("operator")
         svc, events = services(), Events()
         with svc.db.transaction() as session:
-            body = pending_view(session, coaching.pause(session, workspace_id(), execution_id, events))
+            body = pending_view(session, coaching.pause(session, workspace_id(), execution_id, events, operator()))
         svc.notifier.send(events)
         return body
 
@@ -128,9 +130,10 @@ class Pause(MethodView):
 class Resume(MethodView):
     @blp.response(200, PendingSchema)
     def post(self, execution_id):
+        require("operator")
         svc, events = services(), Events()
         with svc.db.transaction() as session:
-            ex, go_on = coaching.resume(session, workspace_id(), execution_id, events)
+            ex, go_on = coaching.resume(session, workspace_id(), execution_id, events, operator())
             body = pending_view(session, ex)
         svc.notifier.send(events)
         if go_on:

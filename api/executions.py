@@ -5,7 +5,7 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from api.base import Blueprint
-from api.context import services, workspace_id
+from api.context import operator, require, services, workspace_id
 from api.schemas import PageArgs, page_body, page_of
 from core.execution import states as S
 from services import executions
@@ -76,6 +76,7 @@ def _view(session, ex):
 
 
 def start_execution(args: dict) -> dict:
+    require("operator")
     svc = services()
     with svc.db.transaction() as session:
         ex = executions.start(session, svc.definitions, workspace_id(), args["workflow_id"],
@@ -114,9 +115,10 @@ class ExecutionById(MethodView):
 class Cancel(MethodView):
     @blp.response(200, ExecutionSchema)
     def post(self, execution_id):
+        require("operator")
         svc = services()
         with svc.db.transaction() as session:
-            ex = executions.cancel(session, workspace_id(), execution_id)
+            ex = executions.cancel(session, workspace_id(), execution_id, operator())
             body, update = _view(session, ex), executions.update_event(ex)
         svc.notifier.execution_update(workspace_id(), update)
         return body
@@ -127,6 +129,7 @@ class Answer(MethodView):
     @blp.arguments(AnswerArgs)
     @blp.response(200, ExecutionSchema)
     def post(self, args, execution_id, step_id):
+        require("operator")
         svc = services()
         with svc.db.transaction() as session:
             ex = executions.answer(session, svc.definitions, workspace_id(), execution_id, step_id, args["answer"])

@@ -5,7 +5,7 @@ from flask.views import MethodView
 from marshmallow import Schema, fields
 
 from api.base import Blueprint
-from api.context import services, workspace_id
+from api.context import require, services, workspace_id
 from services import metrics, workflows
 
 blp = Blueprint("metrics", __name__, url_prefix="/api/metrics", description="Learning metrics")
@@ -73,6 +73,7 @@ def _workflow_summaries(session) -> list[dict]:
 class GlobalMetrics(MethodView):
     @blp.response(200, GlobalSchema)
     def get(self):
+        require("lead")
         with services().db.transaction() as session:
             body = metrics.load(session, workspace_id(), *metrics.GLOBAL).snapshot()
             summaries = _workflow_summaries(session)
@@ -106,6 +107,7 @@ class WorkflowMetrics(MethodView):
 class OperatorMetrics(MethodView):
     @blp.response(200, OperatorList)
     def get(self):
+        require("lead")
         with services().db.transaction() as session:
             states = metrics.load_many(session, workspace_id(), "operator")
             items = [{"operator": name, **state.snapshot()} for name, state in sorted(states.items())]

@@ -1,15 +1,16 @@
 """Socket.IO events (DESIGN.md §5): rooms per execution and per workspace, decisions with an ack."""
 from __future__ import annotations
 
-from flask import request
+from flask import request, session
 from flask_socketio import SocketIO, emit, join_room, leave_room
 
 from marshmallow import ValidationError as MarshmallowError
 
 from api.coaching import DecisionArgs
-from api.context import operator, services, workspace_id
-from core.errors import CoachError, ValidationFailed
-from services import coaching, decisions, executions
+from api.context import operator, require, services, workspace_id
+from core.errors import CoachError, NotFound, ValidationFailed
+from services import coaching, decisions, executions, users
+from services.models import User
 from services.notifier import execution_room, jsonable, workspace_room
 
 
@@ -25,7 +26,32 @@ def _execution_id(data) -> str:
     return data["execution_id"]
 
 
+def _accept(auth) -> bool:
+    """Who this connection is: a bearer token in `auth`, or the session cookie of the web app."""
+    auth = auth if isinstance(auth, dict) else {}
+    with services().db.transaction() as db:
+        token = auth.get("token")
+        user = users.user_for_token(db, token) if isinstance(token, str) and token else \
+            db.get(User, session.get("user_id") or "")
+        if user is None or user.disabled:
+            return False
+        wanted = auth.get("workspace") or session.get("workspace_id")
+        choices = users.memberships(db, user)
+        picked = [(ws, r) for ws, r in choices if wanted in (ws.id, ws.slug)] if wanted else choices[:1]
+        if not picked:
+            return False
+        ws, role = picked[0]
+        session.update(sock_user_id=user.id, sock_email=user.email, sock_workspace_id=ws.id, sock_role=role)
+        return True
+
+
 def register(socketio: SocketIO) -> None:
+    @socketio.on("connect")
+    def connect(auth=None):
+        # no valid credentials, or a workspace the user is not in: the connection is refused
+        if not _accept(auth):
+            raise ConnectionRefusedError("authentication required")
+
     @socketio.on("join_execution")
     def join_execution(data=None):
         try:
@@ -58,12 +84,19 @@ def register(socketio: SocketIO) -> None:
 
     @socketio.on("join_workspace")
     def join_workspace(data=None):
-        join_room(workspace_room(workspace_id()))
-        return {"ok": True, "workspace_id": workspace_id()}
+        try:
+            asked = data.get("workspace_id") if isinstance(data, dict) else None
+            if asked and asked != workspace_id():  # only the workspace this connection was accepted for
+                raise NotFound(f"workspace {asked} not found")
+            join_room(workspace_room(workspace_id()))
+            return {"ok": True, "workspace_id": workspace_id()}
+        except Exception as exc:
+            return _error(exc)
 
     @socketio.on("coaching_decision")
     def coaching_decision(data=None):
         try:
+            require("operator")
             execution_id = _execution_id(data)
             fields = ("suggestion_id", "decision", "correction", "feedback", "manual_output")
             try:  # the REST schema, so that both channels accept exactly the same bodies

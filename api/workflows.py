@@ -5,7 +5,7 @@ from flask.views import MethodView
 from marshmallow import INCLUDE, Schema, fields, validate
 
 from api.base import Blueprint
-from api.context import services, workspace_id
+from api.context import operator, require, services, workspace_id
 from api.schemas import PageArgs, page_body, page_of
 from services import workflows
 
@@ -60,9 +60,10 @@ class Workflows(MethodView):
     @blp.arguments(DefinitionSchema, content_type="application/json")
     @blp.response(201, WorkflowSchema)
     def post(self, definition):
+        require("lead")
         svc = services()
         with svc.db.transaction() as session:
-            wf = workflows.create(session, svc.tools, workspace_id(), definition)
+            wf = workflows.create(session, svc.tools, workspace_id(), definition, operator())
             return workflows.view(session, wf)
 
 
@@ -78,15 +79,17 @@ class WorkflowById(MethodView):
     @blp.arguments(DefinitionSchema, content_type="application/json")
     @blp.response(200, WorkflowSchema)
     def put(self, definition, workflow_id):
+        require("lead")
         svc = services()
         with svc.db.transaction() as session:
-            wf = workflows.update(session, svc.tools, workspace_id(), workflow_id, definition)
+            wf = workflows.update(session, svc.tools, workspace_id(), workflow_id, definition, operator())
             return workflows.view(session, wf)
 
     @blp.response(204)
     def delete(self, workflow_id):
+        require("lead")
         with services().db.transaction() as session:
-            workflows.delete(session, workspace_id(), workflow_id)
+            workflows.delete(session, workspace_id(), workflow_id, operator())
 
 
 class ModeArgs(Schema):
@@ -106,8 +109,10 @@ class WorkflowMode(MethodView):
     @blp.arguments(ModeArgs)
     @blp.response(200, WorkflowSchema)
     def post(self, args, workflow_id):
+        require("admin" if args["force"] else "lead")
         with services().db.transaction() as session:
-            wf = workflows.set_mode(session, workspace_id(), workflow_id, args["mode"], force=args["force"])
+            wf = workflows.set_mode(session, workspace_id(), workflow_id, args["mode"], force=args["force"],
+                                    actor=operator())
             return workflows.view(session, wf)
 
 
@@ -116,6 +121,7 @@ class WorkflowThresholds(MethodView):
     @blp.arguments(ThresholdArgs)
     @blp.response(200, WorkflowSchema)
     def put(self, args, workflow_id):
+        require("lead")
         with services().db.transaction() as session:
-            wf = workflows.set_thresholds(session, workspace_id(), workflow_id, args)
+            wf = workflows.set_thresholds(session, workspace_id(), workflow_id, args, operator())
             return workflows.view(session, wf)

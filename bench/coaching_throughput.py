@@ -132,7 +132,8 @@ def coach_server(concurrency: int, async_mode: str, folder: str, think_ms: float
                             if remaining["n"] == 0:
                                 finished.set()
 
-            client.connect(server.base_url, transports=["websocket"], wait_timeout=10)
+            client.connect(server.base_url, transports=["websocket"], wait_timeout=10,
+                           auth={"token": server.token})
             clients.append(client)
             return client
 

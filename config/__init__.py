@@ -37,6 +37,8 @@ class Settings:
     random_seed: int | None = None  # COACH_RANDOM_SEED: makes AUTO spot checks deterministic
     frontend_dist: str = str(ROOT / "frontend" / "dist")
     log_level: str = "INFO"
+    admin_email: str = ""  # COACH_ADMIN_EMAIL + COACH_ADMIN_PASSWORD: the first admin, created when no user exists
+    admin_password: str = ""
 
     @property
     def resolved_database_url(self) -> str:

@@ -16,7 +16,7 @@ from core.execution import states as S
 from core.execution.engine import resolve_params
 from core.tools import ToolRegistry
 from core.workflow import StepDef, WorkflowDef
-from services import corrections, executions, metrics
+from services import audit, corrections, executions, metrics
 from services.db import held
 from services.models import CoachingSession, Execution, Suggestion, Workflow, utcnow
 from services.notifier import Events
@@ -123,17 +123,19 @@ def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: St
     return sug
 
 
-def pause(session: Session, workspace_id: str, execution_id: str, events: Events) -> Execution:
+def pause(session: Session, workspace_id: str, execution_id: str, events: Events, actor: str = "system") -> Execution:
     ex = executions.get(session, workspace_id, execution_id, for_update=True)
     _require_coaching(ex)
     executions.set_status(ex, "pause")
     row = session_of(session, ex)
     row.paused, row.paused_at = True, utcnow()
+    audit.record(session, workspace_id, actor, "pause", target_type="execution", target_id=ex.id, execution_id=ex.id)
     events.add("execution_update", executions.update_event(ex), execution=ex.id, workspace=ex.workspace_id)
     return ex
 
 
-def resume(session: Session, workspace_id: str, execution_id: str, events: Events) -> tuple[Execution, bool]:
+def resume(session: Session, workspace_id: str, execution_id: str, events: Events,
+           actor: str = "system") -> tuple[Execution, bool]:
     """Resume a paused session; returns (execution, whether the runner must go on)."""
     ex = executions.get(session, workspace_id, execution_id, for_update=True)
     _require_coaching(ex)
@@ -142,6 +144,7 @@ def resume(session: Session, workspace_id: str, execution_id: str, events: Event
     executions.set_status(ex, "resume")
     row = session_of(session, ex)
     row.paused, row.paused_at = False, None
+    audit.record(session, workspace_id, actor, "resume", target_type="execution", target_id=ex.id, execution_id=ex.id)
     waiting = pending(session, ex.id)
     if waiting:
         executions.set_status(ex, "await_correction" if waiting[0].purpose == "correction" else "await_decision")

@@ -8,6 +8,7 @@ from sqlalchemy.orm import Session
 
 from core.coaching.corrections import LearnedRule, PackStats, learned_rules
 from core.errors import NotFound, ValidationFailed
+from services import audit
 from services.models import CorrectionPack, Workflow, WorkflowVersion, utcnow
 
 EXPORT_FORMAT = "coach.correction-pack/1"
@@ -58,8 +59,11 @@ def list_packs(session: Session, workspace_id: str, workflow_id: str | None = No
     return list(session.scalars(query.order_by(CorrectionPack.workflow_id, CorrectionPack.step_id)))
 
 
-def set_enabled(session: Session, workspace_id: str, pack_id: str, enabled: bool) -> CorrectionPack:
+def set_enabled(session: Session, workspace_id: str, pack_id: str, enabled: bool,
+                actor: str = "system") -> CorrectionPack:
     pack = get(session, workspace_id, pack_id)
+    audit.record(session, workspace_id, actor, "pack_change", target_type="correction_pack", target_id=pack.id,
+                 before={"enabled": pack.enabled}, after={"enabled": enabled})
     pack.enabled, pack.updated_at = enabled, utcnow()
     return pack
 
@@ -79,7 +83,7 @@ def export(pack: CorrectionPack) -> dict[str, Any]:
             "enabled": pack.enabled, "stats": PackStats.from_dict(pack.stats).to_dict()}
 
 
-def import_pack(session: Session, workspace_id: str, data: dict[str, Any]) -> CorrectionPack:
+def import_pack(session: Session, workspace_id: str, data: dict[str, Any], actor: str = "system") -> CorrectionPack:
     """Create or replace the pack of (workflow_id, step_id) from an export."""
     if data.get("format") != EXPORT_FORMAT:
         raise ValidationFailed("not a correction pack export", details={"format": [f"must be {EXPORT_FORMAT!r}"]})
@@ -103,4 +107,6 @@ def import_pack(session: Session, workspace_id: str, data: dict[str, Any]) -> Co
         session.add(pack)
     pack.stats, pack.enabled, pack.updated_at = stats.to_dict(), bool(data.get("enabled", True)), utcnow()
     session.flush()
+    audit.record(session, workspace_id, actor, "pack_import", target_type="correction_pack", target_id=pack.id,
+                 after={"workflow_id": wf.id, "step_id": step_id, "corrections": stats.corrections})
     return pack

@@ -12,7 +12,7 @@ from core.coaching.metrics import DECISIONS
 from core.errors import Conflict, NotFound, ValidationFailed
 from core.execution import states as S
 from core.tools import ToolRegistry, schema_errors
-from services import coaching, corrections, executions, metrics
+from services import audit, coaching, corrections, executions, metrics
 from services.db import held
 from services.models import Decision, Execution, Suggestion, Workflow, utcnow
 from services.notifier import Events, jsonable
@@ -127,6 +127,11 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
                         manual_output=body.get("manual_output") if kind == "manual" else None,
                         feedback=body.get("feedback"), operator=operator, latency_ms=latency_ms,
                         idempotency_key=idempotency_key)
+    audit.record(session, workspace_id, operator, "correction" if kind == "correct" else "decision",
+                 target_type="suggestion", target_id=sug.id, execution_id=ex.id,
+                 before={"step_id": sug.step_id, "params": sug.params},
+                 after={"decision": kind, "correction": body.get("correction") if kind == "correct" else None,
+                        "feedback": body.get("feedback")}, result=kind)
     coaching_session = coaching.session_of(session, ex)
     coaching._bump(coaching_session, coaching.STAT_OF[kind])
     _count(session, ex, wf, sug, kind, latency_ms, operator, events)
@@ -163,6 +168,8 @@ def _count(session: Session, ex: Execution, wf: Workflow, sug: Suggestion, kind:
         spot, _ = states[("spot", ex.workflow_id)]
         if spot.window.counted and spot.window.rate < thresholds.auto_acceptance:
             wf.mode = "coaching"
+            audit.record(session, ex.workspace_id, "system", "demotion", target_type="workflow", target_id=wf.id,
+                         before={"mode": "auto"}, after={"mode": "coaching", "spot_check_rate": spot.window.rate})
             events.add("workflow_level_changed", {
                 "workflow_id": wf.id, "level": snapshot["level"], "previous_level": snapshot["level"],
                 "auto_ready": snapshot["auto_ready"], "mode": "coaching", "previous_mode": "auto",

@@ -10,7 +10,7 @@ from core.errors import BadRequest, Conflict, NotFound, ValidationFailed
 from core.execution import states as S
 from core.execution.engine import ExecutionState, StepState, progress
 from core.workflow import WorkflowDef, validate_variables
-from services import workflows
+from services import audit, workflows
 from services.models import CoachingSession, Execution, StepRun, Suggestion, utcnow
 from services.workflows import DefinitionCache
 
@@ -78,11 +78,14 @@ def set_status(ex: Execution, trigger: str) -> None:
         ex.finished_at = utcnow()
 
 
-def cancel(session: Session, workspace_id: str, execution_id: str) -> Execution:
+def cancel(session: Session, workspace_id: str, execution_id: str, actor: str = "system") -> Execution:
     ex = get(session, workspace_id, execution_id, for_update=True)
     if ex.status in S.TERMINAL:
         raise BadRequest(f"execution is already {ex.status}", details={"status": ex.status})
+    before = ex.status
     set_status(ex, "cancel")
+    audit.record(session, workspace_id, actor, "cancel", target_type="execution", target_id=ex.id,
+                 execution_id=ex.id, before={"status": before}, after={"status": ex.status})
     for row in ex.steps:
         if row.status not in S.STEP_DONE:
             row.status = S.STEP_CANCELLED

@@ -12,7 +12,7 @@ from core.coaching.metrics import LevelThresholds
 from core.errors import Conflict, NotFound, ValidationFailed
 from core.tools import ToolRegistry
 from core.workflow import WorkflowDef, parse_definition
-from services import metrics
+from services import audit, metrics
 from services.models import Workflow, WorkflowVersion, utcnow
 
 
@@ -58,17 +58,20 @@ def version_row(session: Session, wf: Workflow, version: int | None = None) -> W
     return row
 
 
-def create(session: Session, tools: ToolRegistry, workspace_id: str, data: Any) -> Workflow:
+def create(session: Session, tools: ToolRegistry, workspace_id: str, data: Any, actor: str = "system") -> Workflow:
     defn = parse_definition(data, tools)
     wf = Workflow(workspace_id=workspace_id, name=defn.name, description=defn.description, current_version=1)
     session.add(wf)
     session.flush()
     session.add(WorkflowVersion(workflow_id=wf.id, version=1, definition=defn.source))
     session.flush()
+    audit.record(session, workspace_id, actor, "workflow_create", target_type="workflow", target_id=wf.id,
+                 after={"name": wf.name, "version": 1})
     return wf
 
 
-def update(session: Session, tools: ToolRegistry, workspace_id: str, workflow_id: str, data: Any) -> Workflow:
+def update(session: Session, tools: ToolRegistry, workspace_id: str, workflow_id: str, data: Any,
+           actor: str = "system") -> Workflow:
     """A PUT makes a new version; executions already started keep theirs."""
     wf = get(session, workspace_id, workflow_id)
     defn = parse_definition(data, tools)
@@ -76,13 +79,16 @@ def update(session: Session, tools: ToolRegistry, workspace_id: str, workflow_id
     wf.name, wf.description, wf.updated_at = defn.name, defn.description, utcnow()
     session.add(WorkflowVersion(workflow_id=wf.id, version=wf.current_version, definition=defn.source))
     session.flush()
+    audit.record(session, workspace_id, actor, "workflow_update", target_type="workflow", target_id=wf.id,
+                 before={"version": wf.current_version - 1}, after={"version": wf.current_version})
     return wf
 
 
-def delete(session: Session, workspace_id: str, workflow_id: str) -> None:
+def delete(session: Session, workspace_id: str, workflow_id: str, actor: str = "system") -> None:
     """Soft delete: executions that ran it still show which definition they ran."""
     wf = get(session, workspace_id, workflow_id)
     wf.deleted_at = utcnow()
+    audit.record(session, workspace_id, actor, "workflow_delete", target_type="workflow", target_id=wf.id)
 
 
 def list_page(session: Session, workspace_id: str, page: int, per_page: int) -> tuple[list[Workflow], int]:
@@ -110,7 +116,8 @@ def level_of(session: Session, wf: Workflow) -> dict[str, Any]:
     return {"level": snap["level"], "auto_ready": snap["auto_ready"], "thresholds": limits.to_dict()}
 
 
-def set_mode(session: Session, workspace_id: str, workflow_id: str, mode: str, *, force: bool = False) -> Workflow:
+def set_mode(session: Session, workspace_id: str, workflow_id: str, mode: str, *, force: bool = False,
+             actor: str = "system") -> Workflow:
     """Promote to AUTO (only when the evidence says AUTO-ready, unless forced) or demote to coaching."""
     if mode not in ("coaching", "auto"):
         raise ValidationFailed("unknown mode", details={"mode": ["must be 'coaching' or 'auto'"]})
@@ -120,15 +127,24 @@ def set_mode(session: Session, workspace_id: str, workflow_id: str, mode: str, *
         if not level["auto_ready"]:
             raise Conflict("this workflow is not AUTO-ready yet", details={"level": level["level"],
                                                                            "auto_ready": False})
+    before = wf.mode
     wf.mode, wf.updated_at = mode, utcnow()
+    if before != mode:
+        audit.record(session, workspace_id, actor, "promotion" if mode == "auto" else "demotion",
+                     target_type="workflow", target_id=wf.id, before={"mode": before},
+                     after={"mode": mode, "forced": force, **level_of(session, wf)})
     return wf
 
 
-def set_thresholds(session: Session, workspace_id: str, workflow_id: str, values: dict[str, Any]) -> Workflow:
+def set_thresholds(session: Session, workspace_id: str, workflow_id: str, values: dict[str, Any],
+                   actor: str = "system") -> Workflow:
     wf = get(session, workspace_id, workflow_id)
     try:
         merged = LevelThresholds.from_dict({**metrics.workflow_thresholds(wf).to_dict(), **values})
     except (TypeError, ValueError) as exc:
         raise ValidationFailed("thresholds are invalid", details={"thresholds": [str(exc)]}) from None
+    before = metrics.workflow_thresholds(wf).to_dict()
     wf.settings = {**(wf.settings or {}), "thresholds": merged.to_dict()}
+    audit.record(session, workspace_id, actor, "thresholds_change", target_type="workflow", target_id=wf.id,
+                 before=before, after=merged.to_dict())
     return wf

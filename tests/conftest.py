@@ -107,6 +107,40 @@ def services(app):
     return app.extensions["coach"]
 
 
+def make_user(services, email: str, role: str, workspace_slug: str = "default") -> str:
+    """A user with `role` in the workspace (created if need be); returns a bearer token for them."""
+    from services import users
+    from services.models import User
+
+    with services.db.transaction() as session:
+        ws = users.find_workspace(session, workspace_slug) or users.create_workspace(session, workspace_slug)
+        user = session.query(User).filter(User.email == email).one_or_none() or \
+            users.create_user(session, email, "password-123")
+        users.set_role(session, user, ws, role)
+        return users.create_token(session, user, "tests")[1]
+
+
+def authed_client(app, role: str = "admin"):
+    """A test client acting as a user with `role` in the default workspace."""
+    client = app.test_client()
+    token = make_user(app.extensions["coach"], f"{role}@test.local", role)
+    client.environ_base["HTTP_AUTHORIZATION"] = f"Bearer {token}"
+    return client
+
+
+@pytest.fixture
+def admin_token(services) -> str:
+    return make_user(services, "admin@test.local", "admin")
+
+
+@pytest.fixture
+def client(app, admin_token):
+    """pytest-flask's client, acting as an admin of the default workspace unless a test says otherwise."""
+    client = app.test_client()
+    client.environ_base["HTTP_AUTHORIZATION"] = f"Bearer {admin_token}"
+    return client
+
+
 class Api:
     """A thin helper over the test client: JSON in, (status, JSON) out, and waiting for the runner."""
 

@@ -1,7 +1,12 @@
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
-import { Suspense, lazy, useEffect, useRef, useState, type ReactNode } from "react";
-import { BrowserRouter, Link, NavLink, Navigate, Route, Routes, useLocation } from "react-router-dom";
+import { Suspense, lazy, useState } from "react";
+import { BrowserRouter, Navigate, Route, Routes, useSearchParams } from "react-router-dom";
 import { ApiError } from "./api/client";
+import { AuthProvider } from "./auth/AuthProvider";
+import LoginPage from "./auth/LoginPage";
+import SessionCheckFailedPage from "./auth/SessionCheckFailedPage";
+import { useAuth } from "./auth/useAuth";
+import { Layout } from "./components/Layout";
 import { Loading } from "./components/QueryState";
 
 // Each page is its own chunk, so later pages don't grow the first download.
@@ -24,59 +29,44 @@ export function createQueryClient(): QueryClient {
   });
 }
 
-function Layout({ children }: { children: ReactNode }) {
-  const mainRef = useRef<HTMLElement>(null);
-  const location = useLocation();
-  const firstRender = useRef(true);
+/** A same-site path from `?next=`, or "/" (never another origin). */
+export function safeNextPath(next: string | null): string {
+  if (!next || !next.startsWith("/") || next.startsWith("//") || next.startsWith("/\\")) return "/";
+  return next;
+}
 
-  // After client-side navigation, move focus to the new page's content so
-  // keyboard and screen-reader users start there, as on a full page load.
-  useEffect(() => {
-    if (firstRender.current) {
-      firstRender.current = false;
-      return;
-    }
-    mainRef.current?.focus();
-  }, [location.pathname]);
+/** `/login` once logged in: go where `?next=` says, or home. */
+function AfterLogin() {
+  const [params] = useSearchParams();
+  return <Navigate to={safeNextPath(params.get("next"))} replace />;
+}
 
+function FullPageLoading({ label }: { label: string }) {
   return (
-    <>
-      <a className="skip-link" href="#main">
-        Skip to content
-      </a>
-      <header className="site-header">
-        <div className="site-header__inner">
-          <Link to="/" className="brand">
-            Coach
-          </Link>
-          <nav aria-label="Main">
-            <ul className="nav">
-              <li>
-                <NavLink to="/workflows">Workflows</NavLink>
-              </li>
-              <li>
-                <NavLink to="/executions">Executions</NavLink>
-              </li>
-              <li>
-                <a href="/api/docs">API docs</a>
-              </li>
-            </ul>
-          </nav>
-        </div>
-      </header>
-      <main id="main" ref={mainRef} tabIndex={-1} className="content">
-        {children}
-      </main>
-    </>
+    <main id="main" className="content">
+      <Loading label={label} />
+    </main>
   );
 }
 
 export function AppRoutes() {
+  const auth = useAuth();
+
+  if (auth.status === "loading") return <FullPageLoading label="Checking your session…" />;
+
+  if (auth.status !== "authenticated") {
+    // Logged out, every address shows the login page (part of the first
+    // chunk, as logged-out visitors see nothing else). The address is kept so
+    // the wanted page opens after logging in.
+    return auth.status === "error" ? <SessionCheckFailedPage /> : <LoginPage />;
+  }
+
   return (
-    <Layout>
+    <Layout focusOnMount={auth.signedInVia === "login"}>
       <Suspense fallback={<Loading label="Loading page…" />}>
         <Routes>
           <Route path="/" element={<Navigate to="/workflows" replace />} />
+          <Route path="/login" element={<AfterLogin />} />
           <Route path="/workflows" element={<WorkflowsPage />} />
           <Route path="/executions" element={<ExecutionsPage />} />
           <Route path="/executions/:id" element={<ExecutionDetailPage />} />
@@ -92,7 +82,9 @@ export default function App({ queryClient }: { queryClient?: QueryClient }) {
   return (
     <QueryClientProvider client={client}>
       <BrowserRouter>
-        <AppRoutes />
+        <AuthProvider>
+          <AppRoutes />
+        </AuthProvider>
       </BrowserRouter>
     </QueryClientProvider>
   );

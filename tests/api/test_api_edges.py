@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import threading
 import time
+from tests.conftest import authed_client
 
 
 NOOP = [{"id": "a", "tool": "noop"}]
@@ -136,7 +137,7 @@ def test_two_operators_answering_at_once_get_one_200_and_one_409(app, api):
     barrier = threading.Barrier(2)
 
     def answer(value: str) -> None:
-        client = app.test_client()
+        client = authed_client(app)
         barrier.wait()
         response = client.post(f"/api/executions/{ex['execution_id']}/steps/ask/answer", json={"answer": value})
         results.append((response.status_code, value))

@@ -8,6 +8,7 @@ from datetime import datetime
 
 import pytest
 from sqlalchemy import text
+from tests.conftest import authed_client, make_user
 
 STEPS = [
     {"id": "a", "tool": "echo", "params": {"msg": "hi {{ vars.who }}"}},
@@ -61,8 +62,10 @@ def _snapshot(api, ex_id: str) -> tuple:
 
 def test_accept_runs_the_step_with_the_suggested_params_and_suggests_the_next(api):
     _, ex_id, sug = _coach(api)
-    body = _decide(api, ex_id, sug["suggestion_id"], "accept", headers={"X-Coach-Operator": "ann"})
-    assert body["ok"] is True and (body["decision"]["decision"], body["decision"]["operator"]) == ("accept", "ann")
+    ann = make_user(api.services, "ann@test.local", "operator")
+    body = _decide(api, ex_id, sug["suggestion_id"], "accept", headers={"Authorization": f"Bearer {ann}"})
+    assert body["ok"] is True and (body["decision"]["decision"], body["decision"]["operator"]) == \
+        ("accept", "ann@test.local")
     assert body["decision"]["suggestion_id"] == sug["suggestion_id"] and body["stats"]["accepted"] == 1
     ex = api.settle(ex_id)
     a = _step(ex, "a")
@@ -278,7 +281,7 @@ def _race(app, services, ex_id: str, bodies: list[dict], headers=None) -> list[t
     results: list = []
 
     def send(body):
-        r = app.test_client().post(f"/api/executions/{ex_id}/coaching/decision", json=body, headers=headers or {})
+        r = authed_client(app).post(f"/api/executions/{ex_id}/coaching/decision", json=body, headers=headers or {})
         results.append((r.status_code, r.get_json()))
 
     threads = [threading.Thread(target=send, args=(b,)) for b in bodies]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import Api
+from tests.conftest import authed_client, Api
 
 STEPS = [
     {"id": "fetch", "tool": "echo", "params": {"total": "{{ vars.total }}"}},
@@ -23,7 +23,7 @@ def api_without_spot_checks(settings):
     app = create_app(settings.with_overrides(spot_check_rate=0.0), migrate=False)
     app.config["TESTING"] = True
     services = app.extensions["coach"]
-    yield Api(app.test_client(), services)
+    yield Api(authed_client(app), services)
     services.runner.wait_idle(5)
     services.close()
 

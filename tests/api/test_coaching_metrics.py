@@ -6,7 +6,7 @@ from collections import Counter
 import pytest
 
 from core.coaching.metrics import wilson_lower_bound
-from tests.conftest import Api
+from tests.conftest import authed_client, make_user, Api
 
 TWO_STEPS = [
     {"id": "first", "tool": "echo", "params": {"v": "one"}, "on_reject": "stop"},
@@ -29,7 +29,7 @@ def make_api(settings):
         app = create_app(settings.with_overrides(**overrides), migrate=False)
         app.config["TESTING"] = True
         made.append(app.extensions["coach"])
-        return Api(app.test_client(), app.extensions["coach"])
+        return Api(authed_client(app), app.extensions["coach"])
 
     yield make
     for svc in made:
@@ -63,7 +63,8 @@ def _drive(api, wf_id: str, kinds: list[str], operators: list[str] | None = None
         body = {"suggestion_id": sug["suggestion_id"], "decision": kind}
         if kind == "correct":
             body["correction"] = {"v": "fixed"}
-        headers = {"X-Coach-Operator": operators[i]} if operators else {}
+        headers = {"Authorization": f"Bearer {make_user(api.services, operators[i], 'operator')}"} \
+            if operators else {}
         api.ok("POST", f"/api/executions/{ex_id}/coaching/decision", body, headers=headers)
         decided.append(sug["step_id"])
         if api.settle(ex_id)["status"] != "waiting_decision":
@@ -84,7 +85,7 @@ def _workflow(api, steps=ONE_STEP, **thresholds) -> str:
 
 def test_workflow_step_operator_and_global_metrics_after_a_known_sequence(api):
     wf_id = _workflow(api, TWO_STEPS)
-    operators = ["ann"] * 4 + ["bob"] * 6
+    operators = ["ann@test.local"] * 4 + ["bob@test.local"] * 6
     assert _metrics(api, wf_id)["level"] == "OBSERVATION"
 
     steps, ex_id = _drive(api, wf_id, PLAN[:9], operators)
@@ -116,8 +117,8 @@ def test_workflow_step_operator_and_global_metrics_after_a_known_sequence(api):
         assert _subset(m["steps"][step_id], _expected(kinds)) == _expected(kinds)
 
     operators_body = {o["operator"]: o for o in api.ok("GET", "/api/metrics/operators")["items"]}
-    assert set(operators_body) == {"ann", "bob"}
-    for name in ("ann", "bob"):
+    assert set(operators_body) == {"ann@test.local", "bob@test.local"}
+    for name in ("ann@test.local", "bob@test.local"):
         kinds = [k for k, who in zip(PLAN, operators) if who == name]
         assert _subset(operators_body[name], _expected(kinds)) == _expected(kinds)
 

@@ -190,7 +190,7 @@ def test_demo_invoice_intake_stops_for_a_human_on_a_large_batch(api):
 
 def test_sql_query_reads_rows_from_a_configured_sqlite_file(settings, tmp_path):
     from api.app import create_app
-    from tests.conftest import Api
+    from tests.conftest import authed_client, Api
 
     db_file = tmp_path / "shop.db"
     with sqlite3.connect(db_file) as conn:
@@ -198,7 +198,7 @@ def test_sql_query_reads_rows_from_a_configured_sqlite_file(settings, tmp_path):
         conn.executemany("INSERT INTO items VALUES (?, ?)", [(1, "apple"), (2, "pear")])
     app = create_app(settings.with_overrides(sql_connections={"shop": f"sqlite:///{db_file}"}), migrate=False)
     try:
-        api = Api(app.test_client(), app.extensions["coach"])
+        api = Api(authed_client(app), app.extensions["coach"])
         ex = api.run([{"id": "q", "tool": "sql.query",
                        "params": {"connection": "shop", "query": "SELECT id, name FROM items ORDER BY id"}}])
         assert ex["status"] == "completed", ex["error"]

@@ -5,6 +5,7 @@ import copy
 
 import pytest
 import yaml
+from tests.conftest import authed_client
 
 SHAPES_EXAMPLE = {
     "name": "Invoice intake", "description": "...",
@@ -188,7 +189,7 @@ def test_body_over_the_limit_is_413(settings):
 
     app = create_app(settings.with_overrides(max_body_mb=0.01), migrate=False)
     try:
-        client = app.test_client()
+        client = authed_client(app)
         big = {"name": "big", "description": "x" * 20_000, "steps": [{"id": "a", "tool": "noop"}]}
         response = client.post("/api/workflows", json=big)
         assert response.status_code == 413

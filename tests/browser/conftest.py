@@ -5,6 +5,7 @@ import re
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.support.live_server import REPO_ROOT, LiveServer
 
@@ -72,3 +73,12 @@ def live_server(tmp_path):
     finally:
         server.stop()
         server.http.close()
+
+
+def log_in(page, server) -> None:
+    """Log in through the login page as a person does: type, press Enter, land in the app."""
+    page.goto(server.url("/"))
+    page.get_by_label("Email").fill(server.admin_email)
+    page.get_by_label("Password").fill(server.admin_password)
+    page.get_by_label("Password").press("Enter")
+    expect(page.get_by_role("button", name="Log out")).to_be_visible()

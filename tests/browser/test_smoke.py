@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser.conftest import log_in
 from tests.support.live_server import REPO_ROOT, LiveServer
 
 pytestmark = pytest.mark.browser
@@ -39,6 +40,7 @@ def expect_completed_detail(page, execution_id: str) -> None:
 def test_run_a_workflow_from_the_workflows_page_with_the_keyboard(live_server, page):
     wf = create_workflow(live_server, "Smoke greeting")
 
+    log_in(page, live_server)
     page.goto(live_server.url("/"))
     expect(page).to_have_url(re.compile(r"/workflows$"))
     expect(page.get_by_role("heading", name="Workflows", level=1)).to_be_visible()
@@ -77,6 +79,7 @@ def test_a_deep_link_to_an_execution_survives_a_reload(live_server, page):
     live_server.wait_for(lambda: live_server.get(f"/api/executions/{execution_id}").json()["status"] == "completed",
                          timeout=15, message="the execution to complete")
 
+    log_in(page, live_server)
     response = page.goto(live_server.url(f"/executions/{execution_id}"))
     assert response is not None and response.status == 200
     expect_completed_detail(page, execution_id)

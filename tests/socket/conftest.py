@@ -33,6 +33,7 @@ def sio_client(live_server):
         client = socketio.Client(reconnection=False)
         clients.append(client)
         kwargs.setdefault("wait_timeout", 10)
+        kwargs.setdefault("auth", {"token": live_server.token})  # connections need credentials
         client.connect(url or live_server.base_url, **kwargs)
         return client
 

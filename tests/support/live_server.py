@@ -59,6 +59,8 @@ class LiveServer:
     """
 
     host = "127.0.0.1"
+    admin_email = "admin@live.test"
+    admin_password = "live-password-1"
     startup_timeout = 30.0
     stop_timeout = 5.0
 
@@ -79,6 +81,7 @@ class LiveServer:
         self.starts = 0
         self.http = requests.Session()
         self.http.trust_env = False  # never send 127.0.0.1 through a proxy from the environment
+        self.token: str | None = None  # a bearer token of the first admin, made on the first start
 
     # -- addresses -------------------------------------------------------------------------------------
     @property
@@ -105,6 +108,8 @@ class LiveServer:
             "COACH_DEMO": self.demo,
             "COACH_ASYNC_MODE": self.async_mode,
             "COACH_LOG_LEVEL": "WARNING",
+            "COACH_ADMIN_EMAIL": self.admin_email,
+            "COACH_ADMIN_PASSWORD": self.admin_password,
             "PYTHONUNBUFFERED": "1",
             "NO_PROXY": no_proxy,
             "no_proxy": no_proxy,
@@ -140,6 +145,7 @@ class LiveServer:
                                       f"stderr tail:\n{self.stderr_tail()}")
             try:
                 if self.http.get(self.url("/healthz"), timeout=1).status_code == 200:
+                    self._authenticate()
                     return self
             except requests.RequestException:
                 pass
@@ -148,6 +154,20 @@ class LiveServer:
                 raise LiveServerError(f"/healthz did not answer within {self.startup_timeout:.0f} s on "
                                       f"{self.base_url}; stderr tail:\n{self.stderr_tail()}")
             time.sleep(0.05)
+
+    def _authenticate(self) -> None:
+        """Log in as the first admin and keep a bearer token for every later request and socket client."""
+        if self.token is None:
+            login = requests.Session()
+            login.trust_env = False
+            answer = login.post(self.url("/api/auth/login"),
+                                json={"email": self.admin_email, "password": self.admin_password}, timeout=10)
+            answer.raise_for_status()
+            made = login.post(self.url("/api/auth/tokens"), json={"name": "live tests"},
+                              headers={"X-CSRF-Token": answer.json()["csrf_token"]}, timeout=10)
+            made.raise_for_status()
+            self.token = made.json()["token"]
+        self.http.headers["Authorization"] = f"Bearer {self.token}"
 
     def stop(self) -> int | None:
         """SIGTERM, then SIGKILL after 5 s. Returns the exit code (None when it was not running)."""

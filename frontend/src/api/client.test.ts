@@ -1,6 +1,20 @@
-import { describe, expect, it } from "vitest";
-import { ApiError, apiGet, apiPost, errorMessage } from "./client";
-import { errorResponse, jsonResponse, stubFetch } from "../test/utils";
+import { describe, expect, it, vi } from "vitest";
+import {
+  ApiError,
+  UNAUTHORIZED_EVENT,
+  apiDelete,
+  apiGet,
+  apiPatch,
+  apiPost,
+  apiPut,
+  errorMessage,
+  getSelectedWorkspace,
+  parseRetryAfter,
+  setCsrfToken,
+  setSelectedWorkspace,
+} from "./client";
+import { setCookie } from "../test/auth";
+import { errorResponse, headersOf, jsonResponse, stubFetch } from "../test/utils";
 
 describe("apiGet", () => {
   it("returns the parsed JSON body and sends same-origin credentials", async () => {
@@ -88,5 +102,107 @@ describe("ApiError", () => {
     expect(error.status).toBe(0);
     expect(error.code).toBe("network_error");
     expect(error.message).toMatch(/could not reach the coach server/i);
+  });
+});
+
+describe("CSRF token", () => {
+  it("sends X-CSRF-Token from the coach_csrf cookie on POST, and not on GET", async () => {
+    setCookie("other", "x");
+    setCookie("coach_csrf", "tok/123=");
+    const { calls } = stubFetch(() => jsonResponse({}));
+
+    await apiGet("/api/workflows");
+    await apiPost("/api/executions/", { workflow_id: "wf-1" });
+
+    expect(headersOf(calls[0])["X-CSRF-Token"]).toBeUndefined();
+    expect(headersOf(calls[1])["X-CSRF-Token"]).toBe("tok/123=");
+  });
+
+  it("sends it on PUT, PATCH and DELETE too", async () => {
+    setCookie("coach_csrf", "tok-9");
+    const { calls } = stubFetch(() => new Response(null, { status: 204 }));
+
+    await apiPut("/api/workflows/wf-1", { name: "A" });
+    await apiPatch("/api/workflows/wf-1", { name: "B" });
+    await apiDelete("/api/auth/tokens/3");
+
+    expect(calls.map((c) => c.method)).toEqual(["PUT", "PATCH", "DELETE"]);
+    expect(calls.map((c) => headersOf(c)["X-CSRF-Token"])).toEqual(["tok-9", "tok-9", "tok-9"]);
+    expect(calls[0].body).toEqual({ name: "A" });
+    expect(calls[2].init?.body).toBeUndefined();
+  });
+
+  it("falls back to the token of the last login answer when the cookie is missing", async () => {
+    setCsrfToken("from-answer");
+    const { calls } = stubFetch(() => jsonResponse({}));
+
+    await apiPost("/api/executions/ex-1/cancel");
+
+    expect(headersOf(calls[0])["X-CSRF-Token"]).toBe("from-answer");
+  });
+});
+
+describe("workspace header", () => {
+  it("sends X-Coach-Workspace only when a workspace is selected", async () => {
+    const { calls } = stubFetch(() => jsonResponse({}));
+
+    await apiGet("/api/workflows");
+    setSelectedWorkspace("2");
+    await apiGet("/api/workflows");
+    await apiGet("/api/auth/me", { omitWorkspace: true });
+
+    expect(headersOf(calls[0])["X-Coach-Workspace"]).toBeUndefined();
+    expect(headersOf(calls[1])["X-Coach-Workspace"]).toBe("2");
+    expect(headersOf(calls[2])["X-Coach-Workspace"]).toBeUndefined();
+    expect(getSelectedWorkspace()).toBe("2");
+    expect(window.localStorage.getItem("coach.workspace")).toBe("2");
+  });
+});
+
+describe("401 answers", () => {
+  it("fire coach:unauthorized, except from the login call", async () => {
+    const events: CustomEvent[] = [];
+    const listener = (e: Event) => events.push(e as CustomEvent);
+    window.addEventListener(UNAUTHORIZED_EVENT, listener);
+    stubFetch(() => errorResponse(401, "unauthorized", "Log in first"));
+
+    await expect(apiGet("/api/workflows?page=2")).rejects.toMatchObject({ status: 401 });
+    expect(events).toHaveLength(1);
+    expect(UNAUTHORIZED_EVENT).toBe("coach:unauthorized");
+    expect(events[0].detail).toEqual({ method: "GET", path: "/api/workflows?page=2" });
+
+    await expect(apiPost("/api/auth/login", { email: "a", password: "b" })).rejects.toMatchObject({
+      status: 401,
+    });
+    expect(events).toHaveLength(1);
+    window.removeEventListener(UNAUTHORIZED_EVENT, listener);
+  });
+
+  it("are the only ones that do", async () => {
+    const listener = vi.fn();
+    window.addEventListener(UNAUTHORIZED_EVENT, listener);
+    stubFetch(() => errorResponse(403, "forbidden", "Not allowed"));
+
+    await expect(apiGet("/api/audit")).rejects.toMatchObject({ status: 403 });
+    expect(listener).not.toHaveBeenCalled();
+    window.removeEventListener(UNAUTHORIZED_EVENT, listener);
+  });
+});
+
+describe("Retry-After", () => {
+  it("is read into ApiError.retryAfter, in seconds or as a date", async () => {
+    stubFetch(() => errorResponse(429, "too_many_requests", "Slow down", undefined, { "Retry-After": "42" }));
+    const error = (await apiPost("/api/auth/login", {}).catch((e: unknown) => e)) as ApiError;
+    expect(error.status).toBe(429);
+    expect(error.retryAfter).toBe(42);
+
+    stubFetch(() => errorResponse(429, "too_many_requests", "Slow down", { retry_after_s: 12 }));
+    const fromDetails = (await apiPost("/api/auth/login", {}).catch((e: unknown) => e)) as ApiError;
+    expect(fromDetails.retryAfter).toBe(12);
+
+    const now = Date.parse("2030-01-01T00:00:00Z");
+    expect(parseRetryAfter("Tue, 01 Jan 2030 00:01:30 GMT", now)).toBe(90);
+    expect(parseRetryAfter(null)).toBeUndefined();
+    expect(parseRetryAfter("soon")).toBeUndefined();
   });
 });

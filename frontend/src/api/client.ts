@@ -5,7 +5,78 @@
  * non-2xx answer becomes an `ApiError` built from the server's error
  * envelope `{"error": {"code", "message", "details"}}`; a request that
  * never got an answer becomes an `ApiError` with status 0.
+ *
+ * Authentication (docs/auth.md): the session cookie rides along on its own;
+ * writes (POST/PUT/PATCH/DELETE) also send `X-CSRF-Token` copied from the
+ * readable `coach_csrf` cookie, and every call sends `X-Coach-Workspace` with
+ * the workspace picked in the header (kept in localStorage). A 401 from any
+ * call but the login itself fires the window event `coach:unauthorized`.
  */
+
+/** Window event fired when the server says the session is gone (401). */
+export const UNAUTHORIZED_EVENT = "coach:unauthorized";
+
+/** Path of the login call: its 401 means "wrong password", not "logged out". */
+export const LOGIN_PATH = "/api/auth/login";
+
+/** Readable cookie holding the CSRF token the server expects on writes. */
+export const CSRF_COOKIE = "coach_csrf";
+export const CSRF_HEADER = "X-CSRF-Token";
+export const WORKSPACE_HEADER = "X-Coach-Workspace";
+/** localStorage key of the selected workspace id. */
+export const WORKSPACE_STORAGE_KEY = "coach.workspace";
+
+const WRITE_METHODS: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+/** The value of cookie `name`, or null when it is not set. */
+export function readCookie(name: string): string | null {
+  if (typeof document === "undefined" || !document.cookie) return null;
+  for (const part of document.cookie.split(";")) {
+    const eq = part.indexOf("=");
+    if (eq < 0) continue;
+    if (part.slice(0, eq).trim() !== name) continue;
+    const raw = part.slice(eq + 1).trim();
+    try {
+      return decodeURIComponent(raw);
+    } catch {
+      return raw;
+    }
+  }
+  return null;
+}
+
+// The token from the last login or /api/auth/me answer; used only when the
+// cookie cannot be read (the cookie is what the server compares against).
+let rememberedCsrfToken: string | null = null;
+
+/** Remembers the `csrf_token` of a login or /api/auth/me answer (null forgets it). */
+export function setCsrfToken(token: string | null | undefined): void {
+  rememberedCsrfToken = token || null;
+}
+
+/** The CSRF token to send on writes: the `coach_csrf` cookie, else the remembered one. */
+export function csrfToken(): string | null {
+  return readCookie(CSRF_COOKIE) ?? rememberedCsrfToken;
+}
+
+/** The workspace id the user picked, or null. */
+export function getSelectedWorkspace(): string | null {
+  try {
+    return window.localStorage.getItem(WORKSPACE_STORAGE_KEY) || null;
+  } catch {
+    return null; // Storage disabled: behave as if nothing was picked.
+  }
+}
+
+/** Stores (or, with null, forgets) the picked workspace id. */
+export function setSelectedWorkspace(id: string | null): void {
+  try {
+    if (id) window.localStorage.setItem(WORKSPACE_STORAGE_KEY, id);
+    else window.localStorage.removeItem(WORKSPACE_STORAGE_KEY);
+  } catch {
+    // Storage disabled: the choice lasts until the page reloads at most.
+  }
+}
 
 export class ApiError extends Error {
   /** HTTP status, or 0 when no response arrived (network failure). */
@@ -14,19 +85,40 @@ export class ApiError extends Error {
   readonly code: string;
   /** Extra detail from the server (validation errors etc.), if any. */
   readonly details: unknown;
+  /** Seconds to wait before trying again (from `Retry-After`), when the server says. */
+  readonly retryAfter: number | undefined;
 
-  constructor(status: number, code: string, message: string, details?: unknown) {
+  constructor(status: number, code: string, message: string, details?: unknown, retryAfter?: number) {
     super(message);
     this.name = "ApiError";
     this.status = status;
     this.code = code;
     this.details = details;
+    this.retryAfter = retryAfter;
   }
 }
 
 export interface RequestOptions {
   signal?: AbortSignal;
   headers?: Record<string, string>;
+  /**
+   * Leave out `X-Coach-Workspace` even when a workspace is selected (used by
+   * login and the session check, which must work whatever was stored).
+   */
+  omitWorkspace?: boolean;
+}
+
+/**
+ * Seconds from a `Retry-After` value: a number of seconds or an HTTP date.
+ * Undefined when absent or unreadable.
+ */
+export function parseRetryAfter(value: string | null | undefined, now: number = Date.now()): number | undefined {
+  if (!value) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed);
+  const date = Date.parse(trimmed);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, Math.ceil((date - now) / 1000));
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -39,6 +131,7 @@ export async function errorFromResponse(response: Response): Promise<ApiError> {
     ? `Request failed: ${response.status} ${response.statusText}`
     : `Request failed with status ${response.status}`;
   const fallbackCode = `http_${response.status}`;
+  const retryAfter = parseRetryAfter(response.headers.get("Retry-After"));
 
   let text = "";
   try {
@@ -56,14 +149,26 @@ export async function errorFromResponse(response: Response): Promise<ApiError> {
 
   if (isRecord(parsed) && isRecord(parsed.error)) {
     const { code, message, details } = parsed.error;
+    // Without the header, the server's details may still say how long to wait.
+    const detailWait = isRecord(details) ? details.retry_after_s : undefined;
     return new ApiError(
       response.status,
       typeof code === "string" && code ? code : fallbackCode,
       typeof message === "string" && message ? message : fallbackMessage,
       details,
+      retryAfter ?? (typeof detailWait === "number" && detailWait >= 0 ? Math.ceil(detailWait) : undefined),
     );
   }
-  return new ApiError(response.status, fallbackCode, fallbackMessage);
+  return new ApiError(response.status, fallbackCode, fallbackMessage, undefined, retryAfter);
+}
+
+/** The path part of a URL or path, without query or fragment. */
+function pathOf(url: string): string {
+  try {
+    return new URL(url, "http://coach.invalid").pathname;
+  } catch {
+    return url;
+  }
 }
 
 async function request<T>(
@@ -72,7 +177,14 @@ async function request<T>(
   body: unknown,
   options: RequestOptions = {},
 ): Promise<T> {
-  const headers: Record<string, string> = { Accept: "application/json", ...options.headers };
+  const headers: Record<string, string> = { Accept: "application/json" };
+  if (WRITE_METHODS.has(method)) {
+    const token = csrfToken();
+    if (token) headers[CSRF_HEADER] = token;
+  }
+  const workspace = options.omitWorkspace ? null : getSelectedWorkspace();
+  if (workspace) headers[WORKSPACE_HEADER] = workspace;
+  Object.assign(headers, options.headers);
   const init: RequestInit = {
     method,
     headers,
@@ -95,7 +207,11 @@ async function request<T>(
   }
 
   if (!response.ok) {
-    throw await errorFromResponse(response);
+    const error = await errorFromResponse(response);
+    if (response.status === 401 && pathOf(path) !== LOGIN_PATH) {
+      window.dispatchEvent(new CustomEvent(UNAUTHORIZED_EVENT, { detail: { method, path } }));
+    }
+    throw error;
   }
   if (response.status === 204) {
     return undefined as T;
@@ -117,6 +233,19 @@ export function apiGet<T>(path: string, options?: RequestOptions): Promise<T> {
 
 export function apiPost<T>(path: string, body?: unknown, options?: RequestOptions): Promise<T> {
   return request<T>("POST", path, body ?? {}, options);
+}
+
+export function apiPut<T>(path: string, body?: unknown, options?: RequestOptions): Promise<T> {
+  return request<T>("PUT", path, body ?? {}, options);
+}
+
+export function apiPatch<T>(path: string, body?: unknown, options?: RequestOptions): Promise<T> {
+  return request<T>("PATCH", path, body ?? {}, options);
+}
+
+/** DELETE sends no body unless one is given. */
+export function apiDelete<T>(path: string, body?: unknown, options?: RequestOptions): Promise<T> {
+  return request<T>("DELETE", path, body, options);
 }
 
 /** A user-facing sentence for any error a query or mutation may throw. */

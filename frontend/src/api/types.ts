@@ -88,3 +88,37 @@ export const TERMINAL_STATUSES: ReadonlySet<string> = new Set(["completed", "fai
 export function isTerminalStatus(status: string | undefined | null): boolean {
   return status != null && TERMINAL_STATUSES.has(status);
 }
+
+/** A role in one workspace, lowest to highest: operator < lead < admin. */
+export type Role = OpenUnion<"operator" | "lead" | "admin">;
+
+export interface User {
+  id: string | number;
+  email: string;
+  name?: string | null;
+}
+
+/** One of the user's workspaces, with the user's role in it. */
+export interface WorkspaceMembership {
+  id: string | number;
+  slug: string;
+  name: string;
+  role: Role;
+}
+
+/** What `POST /api/auth/login` and `GET /api/auth/me` answer. */
+export interface AuthSession {
+  user: User;
+  workspaces: WorkspaceMembership[];
+  /** The workspace the session uses when a request names none. */
+  workspace_id: string | number | null;
+  /** The user's role in `workspace_id`. */
+  role?: Role | null;
+  csrf_token?: string;
+}
+
+/** Body of `POST /api/auth/login`. */
+export interface LoginRequest {
+  email: string;
+  password: string;
+}

@@ -41,15 +41,26 @@ export function renderPage(element: ReactElement, { route, path }: { route: stri
   return { ...utils, queryClient };
 }
 
-export function jsonResponse(body: unknown, status = 200): Response {
+export function jsonResponse(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), {
     status,
-    headers: { "Content-Type": "application/json" },
+    headers: { "Content-Type": "application/json", ...headers },
   });
 }
 
-export function errorResponse(status: number, code: string, message: string, details?: unknown): Response {
-  return jsonResponse({ error: { code, message, details } }, status);
+export function errorResponse(
+  status: number,
+  code: string,
+  message: string,
+  details?: unknown,
+  headers?: Record<string, string>,
+): Response {
+  return jsonResponse({ error: { code, message, details } }, status, headers);
+}
+
+/** The headers a recorded call sent (the client always passes a plain object). */
+export function headersOf(call: RecordedCall): Record<string, string> {
+  return (call.init?.headers ?? {}) as Record<string, string>;
 }
 
 export interface RecordedCall {

@@ -1,0 +1,96 @@
+"""/api/audit: the workspace's audit log (lead and up), as pages, as streamed JSON lines, and its chain check."""
+from __future__ import annotations
+
+from datetime import timezone
+
+from flask import Response
+from flask.views import MethodView
+from marshmallow import Schema, fields, validate
+
+from api.base import Blueprint
+from api.context import require, services, workspace_id
+from api.schemas import PageArgs, page_body, page_of
+from services import audit
+
+blp = Blueprint("audit", __name__, url_prefix="/api/audit",
+                description="Audit log: append-only, hash-chained per workspace (lead and up)")
+
+JSONL = "application/x-ndjson"
+
+
+class AuditQuery(PageArgs):
+    execution_id = fields.String(metadata={"description": "only events about this execution"})
+    user = fields.String(metadata={"description": "only events by this actor (the user's email)"})
+    action = fields.String(metadata={"description": "only this action: " + ", ".join(audit.ACTIONS)})
+    since = fields.AwareDateTime(default_timezone=timezone.utc,
+                                 metadata={"description": "ISO 8601; only events at or after it (no offset: UTC)"})
+    per_page = fields.Integer(load_default=50, validate=validate.Range(min=1, max=200))
+    format = fields.String(load_default="json", validate=validate.OneOf(("json", "jsonl")), metadata={
+        "description": "`json` (default): one page, newest first. `jsonl`: every matching event, oldest first, "
+                       f"streamed as `{JSONL}` (one JSON object per line, the item shape below); page and "
+                       "per_page are ignored."})
+
+
+class AuditEventSchema(Schema):
+    id = fields.Integer()
+    seq = fields.Integer(metadata={"description": "1, 2, 3 … per workspace"})
+    workspace_id = fields.String()
+    actor = fields.String()
+    action = fields.String()
+    target_type = fields.String()
+    target_id = fields.String(allow_none=True)
+    execution_id = fields.String(allow_none=True)
+    before = fields.Raw(allow_none=True)
+    after = fields.Raw(allow_none=True)
+    result = fields.String()
+    created_at = fields.String(metadata={"description": "ISO 8601, UTC"})
+    prev_hash = fields.String(metadata={"description": "hash of the previous event (64 zeros for the first)"})
+    hash = fields.String(metadata={"description": "sha256(prev_hash + canonical JSON of the event's fields)"})
+
+
+AuditPage = page_of(AuditEventSchema, "AuditPage")
+
+
+class VerifySchema(Schema):
+    ok = fields.Boolean()
+    checked = fields.Integer(metadata={"description": "events found intact, oldest first"})
+    first_bad_seq = fields.Integer(metadata={"description": "where the chain first fails (when not ok)"})
+    reason = fields.String(metadata={"description": "an edited row, a deleted row (gap in seq) or a broken link"})
+
+
+@blp.route("")
+class AuditLog(MethodView):
+    @blp.arguments(AuditQuery, location="query")
+    @blp.response(200, AuditPage)
+    def get(self, args):
+        """The workspace's audit events, newest first; `?format=jsonl` streams them all as JSON lines."""
+        require("lead")
+        filters = {"execution_id": args.get("execution_id"), "actor": args.get("user"),
+                   "action": args.get("action"), "since": args.get("since")}
+        if args["format"] == "jsonl":
+            return _stream(services().db, workspace_id(), filters)
+        with services().db.transaction() as session:
+            rows, total = audit.list_page(session, workspace_id(), page=args["page"], per_page=args["per_page"],
+                                          **filters)
+            return page_body([audit.view(r) for r in rows], total, args)
+
+
+def _stream(db, ws: str, filters: dict) -> Response:
+    """The body is written after the view returns: it reads in a transaction of its own, in batches."""
+
+    def lines():
+        with db.transaction() as session:
+            yield from audit.iter_jsonl(session, ws, **filters)
+
+    return Response(lines(), mimetype=JSONL,
+                    headers={"Content-Disposition": 'attachment; filename="audit.jsonl"', "Cache-Control": "no-store"})
+
+
+@blp.route("/verify")
+class AuditVerify(MethodView):
+    @blp.response(200, VerifySchema)
+    def get(self):
+        """Replay the workspace's hash chain: `{ok, checked}`, or the first bad seq and why."""
+        require("lead")
+        with services().db.transaction() as session:
+            return audit.verify(session, workspace_id())

@@ -1,0 +1,20 @@
+import { LogoutButton } from "./LogoutButton";
+import { useAuth } from "./useAuth";
+import { WorkspaceSwitcher } from "./WorkspaceSwitcher";
+
+/** The header's right side: who is signed in, which workspace, and Log out. */
+export function AccountBar() {
+  const { user } = useAuth();
+  return (
+    <div className="account">
+      {user ? (
+        <p className="account__user">
+          <span className="visually-hidden">Signed in as </span>
+          {user.email}
+        </p>
+      ) : null}
+      <WorkspaceSwitcher />
+      <LogoutButton />
+    </div>
+  );
+}

@@ -1,0 +1,146 @@
+import { useQueryClient } from "@tanstack/react-query";
+import { useCallback, useEffect, useMemo, useState, type ReactNode } from "react";
+import {
+  ApiError,
+  LOGIN_PATH,
+  UNAUTHORIZED_EVENT,
+  apiGet,
+  apiPost,
+  getSelectedWorkspace,
+  setCsrfToken,
+  setSelectedWorkspace,
+} from "../api/client";
+import type { AuthSession, LoginRequest, WorkspaceMembership } from "../api/types";
+import { AuthContext, type AuthContextValue } from "./context";
+
+export const ME_PATH = "/api/auth/me";
+export const LOGOUT_PATH = "/api/auth/logout";
+
+type State =
+  | { status: "loading" }
+  | { status: "anonymous" }
+  | { status: "error"; error: unknown }
+  | { status: "authenticated"; session: AuthSession; workspaceId: string | null; via: "login" | "session" };
+
+function findWorkspace(workspaces: WorkspaceMembership[], key: string | null): WorkspaceMembership | undefined {
+  if (!key) return undefined;
+  return workspaces.find((w) => String(w.id) === key) ?? workspaces.find((w) => w.slug === key);
+}
+
+/**
+ * The workspace to use after login or the session check: the stored choice
+ * when the user is still a member there, else the session's own, else the
+ * first. Stored, so every request names it.
+ */
+function settleWorkspace(session: AuthSession): string | null {
+  const chosen =
+    findWorkspace(session.workspaces, getSelectedWorkspace()) ??
+    findWorkspace(session.workspaces, session.workspace_id == null ? null : String(session.workspace_id)) ??
+    session.workspaces[0];
+  const id = chosen ? String(chosen.id) : null;
+  setSelectedWorkspace(id);
+  return id;
+}
+
+/**
+ * Knows who is signed in. Checks `GET /api/auth/me` on start (401 → logged
+ * out), logs in and out, switches workspace, and drops to "logged out" when
+ * any API call answers 401 (`coach:unauthorized`).
+ */
+export function AuthProvider({ children }: { children: ReactNode }) {
+  const queryClient = useQueryClient();
+  const [state, setState] = useState<State>({ status: "loading" });
+  const [check, setCheck] = useState(0);
+
+  const signIn = useCallback((session: AuthSession, via: "login" | "session") => {
+    setCsrfToken(session.csrf_token);
+    const workspaceId = settleWorkspace(session);
+    setState({ status: "authenticated", session, workspaceId, via });
+  }, []);
+
+  // The session check: once on start, again on recheck().
+  useEffect(() => {
+    const controller = new AbortController();
+    setState((s) => (s.status === "loading" ? s : { status: "loading" }));
+    apiGet<AuthSession>(ME_PATH, { signal: controller.signal, omitWorkspace: true }).then(
+      (session) => {
+        if (!controller.signal.aborted) signIn(session, "session");
+      },
+      (error: unknown) => {
+        if (controller.signal.aborted) return;
+        if (error instanceof ApiError && error.status === 401) setState({ status: "anonymous" });
+        else setState({ status: "error", error });
+      },
+    );
+    return () => controller.abort();
+  }, [check, signIn]);
+
+  // Any 401 from the API: the session is gone.
+  useEffect(() => {
+    const onUnauthorized = () => {
+      setCsrfToken(null);
+      setState((s) => (s.status === "anonymous" ? s : { status: "anonymous" }));
+    };
+    window.addEventListener(UNAUTHORIZED_EVENT, onUnauthorized);
+    return () => window.removeEventListener(UNAUTHORIZED_EVENT, onUnauthorized);
+  }, []);
+
+  // Nothing of a past session stays in the cache once logged out.
+  useEffect(() => {
+    if (state.status === "anonymous") queryClient.clear();
+  }, [state.status, queryClient]);
+
+  const login = useCallback(
+    async (email: string, password: string) => {
+      const session = await apiPost<AuthSession>(LOGIN_PATH, { email, password } satisfies LoginRequest, {
+        omitWorkspace: true,
+      });
+      signIn(session, "login");
+    },
+    [signIn],
+  );
+
+  const logout = useCallback(async () => {
+    try {
+      await apiPost<void>(LOGOUT_PATH);
+    } catch (error) {
+      // 401: already logged out on the server, which is what we wanted.
+      if (!(error instanceof ApiError && error.status === 401)) throw error;
+    }
+    setCsrfToken(null);
+    setState({ status: "anonymous" });
+  }, []);
+
+  const switchWorkspace = useCallback(
+    (id: string) => {
+      setSelectedWorkspace(id);
+      setState((s) => (s.status === "authenticated" ? { ...s, workspaceId: id } : s));
+      // Every cached answer belongs to the old workspace: fetch again.
+      void queryClient.invalidateQueries();
+    },
+    [queryClient],
+  );
+
+  const recheck = useCallback(() => setCheck((n) => n + 1), []);
+
+  const value = useMemo<AuthContextValue>(() => {
+    const session = state.status === "authenticated" ? state.session : null;
+    const workspace =
+      state.status === "authenticated" ? (findWorkspace(state.session.workspaces, state.workspaceId) ?? null) : null;
+    return {
+      status: state.status,
+      user: session?.user ?? null,
+      workspaces: session?.workspaces ?? [],
+      workspace,
+      role: workspace?.role ?? null,
+      signedInVia: state.status === "authenticated" ? state.via : null,
+      error: state.status === "error" ? state.error : null,
+      login,
+      logout,
+      switchWorkspace,
+      recheck,
+    };
+  }, [state, login, logout, switchWorkspace, recheck]);
+
+  return <AuthContext.Provider value={value}>{children}</AuthContext.Provider>;
+}

@@ -1,0 +1,57 @@
+import { useEffect, useRef, type ReactNode } from "react";
+import { Link, NavLink, useLocation } from "react-router-dom";
+import { AccountBar } from "../auth/AccountBar";
+
+/**
+ * The signed-in frame: skip link, header (brand, navigation, account) and
+ * the page. `focusOnMount` moves focus to the page right away — used just
+ * after logging in, when the focused form has gone.
+ */
+export function Layout({ children, focusOnMount = false }: { children: ReactNode; focusOnMount?: boolean }) {
+  const mainRef = useRef<HTMLElement>(null);
+  const location = useLocation();
+  const firstRender = useRef(true);
+
+  // After client-side navigation, move focus to the new page's content so
+  // keyboard and screen-reader users start there, as on a full page load.
+  // `focusOnMount` only counts on the first run.
+  useEffect(() => {
+    if (firstRender.current) {
+      firstRender.current = false;
+      if (!focusOnMount) return;
+    }
+    mainRef.current?.focus();
+  }, [location.pathname]);
+
+  return (
+    <>
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header className="site-header">
+        <div className="site-header__inner">
+          <Link to="/" className="brand">
+            Coach
+          </Link>
+          <nav aria-label="Main">
+            <ul className="nav">
+              <li>
+                <NavLink to="/workflows">Workflows</NavLink>
+              </li>
+              <li>
+                <NavLink to="/executions">Executions</NavLink>
+              </li>
+              <li>
+                <a href="/api/docs">API docs</a>
+              </li>
+            </ul>
+          </nav>
+          <AccountBar />
+        </div>
+      </header>
+      <main id="main" ref={mainRef} tabIndex={-1} className="content">
+        {children}
+      </main>
+    </>
+  );
+}
