@@ -8,7 +8,7 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from api.base import Blueprint
-from api.context import require, services, workspace_id
+from api.context import requires, services, workspace_id
 from api.schemas import PageArgs, page_body, page_of
 from services import audit
 
@@ -60,11 +60,13 @@ class VerifySchema(Schema):
 
 @blp.route("")
 class AuditLog(MethodView):
+    @requires("lead")
     @blp.arguments(AuditQuery, location="query")
     @blp.response(200, AuditPage)
+    @blp.doc(responses={200: {"content": {JSONL: {"schema": {
+        "type": "string", "description": "with ?format=jsonl: one AuditEvent JSON object per line"}}}}})
     def get(self, args):
         """The workspace's audit events, newest first; `?format=jsonl` streams them all as JSON lines."""
-        require("lead")
         filters = {"execution_id": args.get("execution_id"), "actor": args.get("user"),
                    "action": args.get("action"), "since": args.get("since")}
         if args["format"] == "jsonl":
@@ -88,9 +90,9 @@ def _stream(db, ws: str, filters: dict) -> Response:
 
 @blp.route("/verify")
 class AuditVerify(MethodView):
+    @requires("lead")
     @blp.response(200, VerifySchema)
     def get(self):
         """Replay the workspace's hash chain: `{ok, checked}`, or the first bad seq and why."""
-        require("lead")
         with services().db.transaction() as session:
             return audit.verify(session, workspace_id())

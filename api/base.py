@@ -17,6 +17,7 @@ from webargs import core
 from webargs.flaskparser import FlaskParser, abort
 
 from api.errors import error_response
+from api.schemas import ErrorSchema
 
 YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml")
 MAX_DEPTH = 64
@@ -127,5 +128,7 @@ class Blueprint(flask_smorest.Blueprint):
 
 
 class Api(flask_smorest.Api):
+    ERROR_SCHEMA = ErrorSchema  # documents the real error body for every status (the "default" response)
+
     def handle_http_exception(self, error):
         return error_response(error)

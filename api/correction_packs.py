@@ -5,7 +5,7 @@ from flask.views import MethodView
 from marshmallow import INCLUDE, Schema, fields
 
 from api.base import Blueprint
-from api.context import operator, require, services, workspace_id
+from api.context import operator, requires, services, workspace_id
 from services import corrections
 
 blp = Blueprint("correction_packs", __name__, url_prefix="/api/correction-packs", description="Correction packs")
@@ -63,28 +63,28 @@ class PackById(MethodView):
         with services().db.transaction() as session:
             return corrections.view(corrections.get(session, workspace_id(), pack_id))
 
+    @requires("lead")
     @blp.arguments(PackPatch)
     @blp.response(200, PackSchema)
     def patch(self, args, pack_id):
-        require("lead")
         with services().db.transaction() as session:
             return corrections.view(corrections.set_enabled(session, workspace_id(), pack_id, args["enabled"], operator()))
 
 
 @blp.route("/<pack_id>/export")
 class PackExportResource(MethodView):
+    @requires("lead")
     @blp.response(200, PackExport)
     def get(self, pack_id):
-        require("lead")
         with services().db.transaction() as session:
             return corrections.export(corrections.get(session, workspace_id(), pack_id))
 
 
 @blp.route("/import")
 class PackImport(MethodView):
+    @requires("lead")
     @blp.arguments(PackExport)
     @blp.response(201, PackSchema)
     def post(self, data):
-        require("lead")
         with services().db.transaction() as session:
             return corrections.view(corrections.import_pack(session, workspace_id(), data, operator()))

@@ -25,3 +25,15 @@ def page_of(item_schema: type[Schema], name: str) -> type[Schema]:
 
 def page_body(items, total: int, args: dict) -> dict:
     return {"items": items, "total": total, "page": args["page"], "per_page": args["per_page"]}
+
+
+class ErrorDetailSchema(Schema):
+    code = fields.String(required=True, metadata={"description": "machine-readable, e.g. not_found, validation_failed"})
+    message = fields.String(required=True)
+    details = fields.Dict(required=True, metadata={"description": "e.g. the invalid fields and their messages"})
+
+
+class ErrorSchema(Schema):
+    """Every error body (DESIGN.md §4): {"error": {"code", "message", "details"}}."""
+
+    error = fields.Nested(ErrorDetailSchema, required=True)

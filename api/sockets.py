@@ -41,7 +41,8 @@ def _accept(auth) -> bool:
         if not picked:
             return False
         ws, role = picked[0]
-        session.update(sock_user_id=user.id, sock_email=user.email, sock_workspace_id=ws.id, sock_role=role)
+        session.update(sock_user_id=user.id, sock_email=user.email, sock_workspace_id=ws.id, sock_role=role,
+                       sock_token_hash=users.token_hash(token) if isinstance(token, str) and token else None)
         return True
 
 

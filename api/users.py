@@ -5,7 +5,7 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from api.base import Blueprint
-from api.context import operator, require, services, workspace_id
+from api.context import operator, requires, services, workspace_id
 from core.errors import NotFound
 from services import audit, users
 from services.models import Membership, User, Workspace
@@ -46,16 +46,16 @@ def _members(session):
 
 @blp.route("")
 class Members(MethodView):
+    @requires("admin")
     @blp.response(200, MemberList)
     def get(self):
-        require("admin")
         with services().db.transaction() as session:
             return {"items": _members(session)}
 
+    @requires("admin")
     @blp.arguments(NewMember)
     @blp.response(201, MemberSchema)
     def post(self, args):
-        require("admin")
         with services().db.transaction() as session:
             user = session.query(User).filter(User.email == args["email"].strip().lower()).one_or_none()
             if user is None:
@@ -68,10 +68,10 @@ class Members(MethodView):
 
 @blp.route("/<user_id>/role")
 class MemberRole(MethodView):
+    @requires("admin")
     @blp.arguments(RoleArgs)
     @blp.response(200, MemberSchema)
     def put(self, args, user_id):
-        require("admin")
         with services().db.transaction() as session:
             user = session.get(User, user_id)
             before = users.role_in(session, user, workspace_id()) if user else None

@@ -5,7 +5,7 @@ from flask.views import MethodView
 from marshmallow import INCLUDE, Schema, fields, validate
 
 from api.base import Blueprint
-from api.context import operator, require, services, workspace_id
+from api.context import operator, require, requires, services, workspace_id
 from api.schemas import PageArgs, page_body, page_of
 from services import workflows
 
@@ -57,10 +57,10 @@ class Workflows(MethodView):
             rows, total = workflows.list_page(session, workspace_id(), args["page"], args["per_page"])
             return page_body([workflows.view(session, wf) for wf in rows], total, args)
 
+    @requires("lead")
     @blp.arguments(DefinitionSchema, content_type="application/json")
     @blp.response(201, WorkflowSchema)
     def post(self, definition):
-        require("lead")
         svc = services()
         with svc.db.transaction() as session:
             wf = workflows.create(session, svc.tools, workspace_id(), definition, operator())
@@ -76,18 +76,18 @@ class WorkflowById(MethodView):
             wf = workflows.get(session, workspace_id(), workflow_id)
             return workflows.view(session, wf, args["version"])
 
+    @requires("lead")
     @blp.arguments(DefinitionSchema, content_type="application/json")
     @blp.response(200, WorkflowSchema)
     def put(self, definition, workflow_id):
-        require("lead")
         svc = services()
         with svc.db.transaction() as session:
             wf = workflows.update(session, svc.tools, workspace_id(), workflow_id, definition, operator())
             return workflows.view(session, wf)
 
+    @requires("lead")
     @blp.response(204)
     def delete(self, workflow_id):
-        require("lead")
         with services().db.transaction() as session:
             workflows.delete(session, workspace_id(), workflow_id, operator())
 
@@ -106,10 +106,12 @@ class ThresholdArgs(Schema):
 
 @blp.route("/<workflow_id>/mode")
 class WorkflowMode(MethodView):
+    @requires("lead")
     @blp.arguments(ModeArgs)
     @blp.response(200, WorkflowSchema)
     def post(self, args, workflow_id):
-        require("admin" if args["force"] else "lead")
+        if args["force"]:
+            require("admin")  # promoting a workflow that is not AUTO-ready
         with services().db.transaction() as session:
             wf = workflows.set_mode(session, workspace_id(), workflow_id, args["mode"], force=args["force"],
                                     actor=operator())
@@ -118,10 +120,10 @@ class WorkflowMode(MethodView):
 
 @blp.route("/<workflow_id>/thresholds")
 class WorkflowThresholds(MethodView):
+    @requires("lead")
     @blp.arguments(ThresholdArgs)
     @blp.response(200, WorkflowSchema)
     def put(self, args, workflow_id):
-        require("lead")
         with services().db.transaction() as session:
             wf = workflows.set_thresholds(session, workspace_id(), workflow_id, args, operator())
             return workflows.view(session, wf)

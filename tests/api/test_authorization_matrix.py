@@ -1,0 +1,637 @@
+"""The authorization matrix of docs/auth.md, checked route by route.
+
+`EXPECTED` holds one row per (method, rule) of every `/api/` route: the lowest role allowed, or "public".
+`test_every_api_route_has_a_row` walks `app.url_map`, so a new route without a row fails the suite: adding a
+route forces a decision about who may call it.
+
+Every row is then called by {nobody, operator, lead, admin} of the default workspace, on a row of their own
+workspace and (for routes naming a row, in the path or in the body) on a row of workspace "other":
+- nobody                      -> 401 `unauthorized` (public routes: never 401)
+- a role below the minimum    -> 403 `forbidden`, whichever row it names (the role check comes first, so a
+                                 refusal says nothing about the id)
+- an allowed role, own row    -> the route's success status (fresh rows where the call consumes one)
+- an allowed role, foreign row -> 404 `not_found`, exactly as for an id that does not exist (ids never leak)
+
+Then the credentials themselves: CSRF on cookie writes, login failures and the limiter, revoked tokens, the token
+list, X-Coach-Workspace, roles per workspace; and last, the audit chain of both workspaces still verifies.
+
+The app and its rows are built once for the module, on SQLite (a copy of the session's migrated template).
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import shutil
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import pytest
+
+from config import Settings
+from tests.conftest import make_user
+
+PASSWORD = "password-123"  # make_user's
+ROLES = ("operator", "lead", "admin")
+RANK = {"public": -1, "operator": 0, "lead": 1, "admin": 2}
+CALLERS = (None, "operator", "lead", "admin")
+
+# ---- the table: every /api route and method, and the lowest role that may call it ------------------------
+# "operator" on the /api/auth routes means "any signed-in member" (operator is the lowest role there is).
+EXPECTED: dict[tuple[str, str], str] = {
+    # credentials (docs/auth.md "Credentials")
+    ("POST", "/api/auth/login"): "public",
+    ("POST", "/api/auth/logout"): "operator",
+    ("GET", "/api/auth/me"): "operator",
+    ("GET", "/api/auth/tokens"): "operator",
+    ("POST", "/api/auth/tokens"): "operator",
+    ("DELETE", "/api/auth/tokens/<token_id>"): "operator",
+    # the API's own documentation
+    ("GET", "/api/openapi.json"): "public",
+    ("GET", "/api/docs"): "public",
+    ("GET", "/api/docs/assets/<path:filename>"): "public",
+    # users and memberships: admins
+    ("GET", "/api/users"): "admin",
+    ("POST", "/api/users"): "admin",
+    ("PUT", "/api/users/<user_id>/role"): "admin",
+    # workflows: everyone reads; leads create, edit, delete, promote/demote (forcing: admin), set thresholds
+    ("GET", "/api/workflows"): "operator",
+    ("POST", "/api/workflows"): "lead",
+    ("GET", "/api/workflows/<workflow_id>"): "operator",
+    ("PUT", "/api/workflows/<workflow_id>"): "lead",
+    ("DELETE", "/api/workflows/<workflow_id>"): "lead",
+    ("POST", "/api/workflows/<workflow_id>/mode"): "lead",
+    ("PUT", "/api/workflows/<workflow_id>/thresholds"): "lead",
+    # executions and coaching: operators start, cancel, answer, decide, pause and resume
+    ("GET", "/api/executions/"): "operator",
+    ("POST", "/api/executions/"): "operator",
+    ("POST", "/api/executions/coaching"): "operator",
+    ("GET", "/api/executions/<execution_id>"): "operator",
+    ("POST", "/api/executions/<execution_id>/cancel"): "operator",
+    ("POST", "/api/executions/<execution_id>/steps/<step_id>/answer"): "operator",
+    ("GET", "/api/executions/<execution_id>/coaching/suggestion"): "operator",
+    ("POST", "/api/executions/<execution_id>/coaching/decision"): "operator",
+    ("GET", "/api/executions/<execution_id>/coaching/stats"): "operator",
+    ("POST", "/api/executions/<execution_id>/coaching/pause"): "operator",
+    ("POST", "/api/executions/<execution_id>/coaching/resume"): "operator",
+    # metrics: a workflow's own metrics for everyone; all metrics (global, per operator) for leads (DESIGN §1)
+    ("GET", "/api/metrics/workflows"): "operator",
+    ("GET", "/api/metrics/workflows/<workflow_id>"): "operator",
+    ("GET", "/api/metrics/global"): "lead",
+    ("GET", "/api/metrics/operators"): "lead",
+    # correction packs: everyone reads; leads enable/disable, export and import (DESIGN §1)
+    ("GET", "/api/correction-packs"): "operator",
+    ("GET", "/api/correction-packs/<pack_id>"): "operator",
+    ("PATCH", "/api/correction-packs/<pack_id>"): "lead",
+    ("GET", "/api/correction-packs/<pack_id>/export"): "lead",
+    ("POST", "/api/correction-packs/import"): "lead",
+    # the audit log: leads
+    ("GET", "/api/audit"): "lead",
+    ("GET", "/api/audit/verify"): "lead",
+}
+
+# Routes that name a row in their body instead of their path: they get a foreign-row case too.
+FOREIGN_IN_BODY = {("POST", "/api/executions/"), ("POST", "/api/executions/coaching"),
+                   ("POST", "/api/correction-packs/import")}
+# Path variables that are not ids of a workspace's row.
+NOT_ROWS = {"step_id", "filename"}
+SUCCESS = {"POST": 200, "GET": 200, "PUT": 200, "PATCH": 200, "DELETE": 204}
+CREATED = {("POST", "/api/workflows"), ("POST", "/api/executions/"), ("POST", "/api/executions/coaching"),
+           ("POST", "/api/auth/tokens"), ("POST", "/api/correction-packs/import"), ("POST", "/api/users")}
+NO_CONTENT = {("POST", "/api/auth/logout")}
+
+MAIL_STEP = {"id": "mail", "tool": "echo", "params": {"to": "a@x", "cc": "none"}}
+DEFINITION = {"name": "matrix", "steps": [MAIL_STEP]}
+ASK_DEFINITION = {"name": "ask", "steps": [{"id": "ask", "type": "human_input", "question": "Proceed?"}]}
+
+
+def _variables(rule: str) -> list[str]:
+    return re.findall(r"<(?:[^:<>]+:)?([^<>]+)>", rule)
+
+
+def _has_foreign_case(key: tuple[str, str]) -> bool:
+    return key in FOREIGN_IN_BODY or any(v not in NOT_ROWS for v in _variables(key[1]))
+
+
+# ---- the world: one app, two workspaces, their rows ---------------------------------------------------------
+@dataclass
+class World:
+    app: Any
+    tokens: dict[str, str]              # role in the default workspace (and "other": the other admin) -> token
+    emails: dict[str, str]
+    rows: dict[str, dict[str, str]]     # "own" / "foreign" -> name -> id
+    default_ws: str = ""
+    other_ws: str = ""
+    seq: Callable[[], int] = field(default_factory=lambda: itertools.count(1).__next__)
+    matrix_cases_run: int = 0
+
+    @property
+    def services(self):
+        return self.app.extensions["coach"]
+
+    def call(self, method: str, path: str, caller: str | None, json=None, headers=None, **kwargs):
+        headers = dict(headers or {})
+        if caller is not None:
+            headers["Authorization"] = f"Bearer {self.tokens[caller]}"
+        return self.app.test_client().open(path, method=method, json=json, headers=headers, **kwargs)
+
+    def ok(self, method: str, path: str, caller: str, json=None, status: int = 200) -> Any:
+        response = self.call(method, path, caller, json)
+        assert response.status_code == status, f"{method} {path} -> {response.status_code}: {response.get_json()}"
+        return response.get_json(silent=True)
+
+    def admin_of(self, side: str) -> str:
+        return "admin" if side == "own" else "other"
+
+    # rows (made by the admin of the side's workspace)
+    def workflow(self, side: str, definition: dict = DEFINITION) -> str:
+        return self.ok("POST", "/api/workflows", self.admin_of(side),
+                       {**definition, "name": f"{definition['name']} {self.seq()}"}, status=201)["id"]
+
+    def settle(self, side: str, execution_id: str) -> dict:
+        deadline = time.monotonic() + 10
+        while True:
+            self.services.runner.wait_idle(5)
+            body = self.ok("GET", f"/api/executions/{execution_id}", self.admin_of(side))
+            if body["status"] not in ("pending", "running", "resumed") or time.monotonic() > deadline:
+                return body
+            time.sleep(0.01)
+
+    def coaching(self, side: str, workflow_id: str | None = None, settle: bool = True) -> tuple[str, str | None]:
+        """A coaching execution; settled, it waits with a pending suggestion: (execution id, suggestion id)."""
+        ex_id = self.ok("POST", "/api/executions/coaching", self.admin_of(side),
+                        {"workflow_id": workflow_id or self.rows[side]["workflow_id"]}, status=201)["execution_id"]
+        if not settle:
+            return ex_id, None
+        assert self.settle(side, ex_id)["status"] == "waiting_decision"
+        sug = self.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion", self.admin_of(side))["suggestion"]
+        return ex_id, sug["suggestion_id"]
+
+    def asking(self, side: str) -> str:
+        """An execution waiting at its human_input step `ask`."""
+        ex_id = self.ok("POST", "/api/executions/", self.admin_of(side),
+                        {"workflow_id": self.rows[side]["ask_workflow_id"]}, status=201)["execution_id"]
+        assert self.settle(side, ex_id)["status"] != "completed"
+        return ex_id
+
+    def token_of(self, caller: str) -> str:
+        return self.ok("POST", "/api/auth/tokens", caller, {"name": f"to revoke {self.seq()}"}, status=201)["id"]
+
+
+def _populate(w: World, side: str) -> dict[str, str]:
+    admin = w.admin_of(side)
+    rows: dict[str, str] = {}
+    w.rows[side] = rows
+    rows["workflow_id"] = w.workflow(side)
+    rows["ask_workflow_id"] = w.workflow(side, ASK_DEFINITION)
+    # a correction pack of three corrections on the workflow's step `mail`
+    for _ in range(3):
+        ex_id, sug_id = w.coaching(side)
+        w.ok("POST", f"/api/executions/{ex_id}/coaching/decision", admin,
+             {"suggestion_id": sug_id, "decision": "correct", "correction": {"to": "b@x", "cc": "none"}})
+        assert w.settle(side, ex_id)["status"] == "completed"
+    packs = w.ok("GET", f"/api/correction-packs?workflow_id={rows['workflow_id']}", admin)["items"]
+    assert len(packs) == 1 and packs[0]["corrections"] == 3, packs
+    rows["pack_id"] = packs[0]["id"]
+    # a coaching execution waiting for a decision, and one waiting for an answer
+    rows["execution_id"], rows["suggestion_id"] = w.coaching(side)
+    rows["ask_execution_id"] = w.asking(side)
+    rows["export"] = w.ok("GET", f"/api/correction-packs/{rows['pack_id']}/export", admin)
+    return rows
+
+
+@pytest.fixture(scope="module")
+def world(sqlite_template, tmp_path_factory):
+    from api.app import create_app
+
+    folder = tmp_path_factory.mktemp("authz")
+    shutil.copy(sqlite_template, folder / "coach.db")
+    (folder / "data").mkdir()
+    settings = Settings(env="test", database_url=f"sqlite:///{folder / 'coach.db'}", instance_dir=str(folder),
+                        data_dir=str(folder / "data"), demo=False, runner_workers=2, shell_allow=("echo", "sleep"),
+                        log_level="WARNING", secret_key="test-secret", random_seed=7, async_mode="threading")
+    app = create_app(settings, migrate=False)
+    app.config["TESTING"] = True
+    services = app.extensions["coach"]
+    emails = {role: f"{role}@authz.test" for role in ROLES}
+    emails["other"] = "admin@other.test"
+    tokens = {role: make_user(services, emails[role], role) for role in ROLES}
+    tokens["other"] = make_user(services, emails["other"], "admin", "other")
+    w = World(app=app, tokens=tokens, emails=emails, rows={})
+    w.default_ws = w.ok("GET", "/api/auth/me", "admin")["workspace_id"]
+    w.other_ws = w.ok("GET", "/api/auth/me", "other")["workspace_id"]
+    assert w.default_ws != w.other_ws
+    own, foreign = _populate(w, "own"), _populate(w, "foreign")
+    # users: a plain member of the default workspace (own), the other workspace's admin (foreign)
+    make_user(services, "member@authz.test", "operator")
+    own["user_id"] = next(u["id"] for u in w.ok("GET", "/api/users", "admin")["items"]
+                          if u["email"] == "member@authz.test")
+    foreign["user_id"] = w.ok("GET", "/api/auth/me", "other")["user"]["id"]
+    # tokens: the other admin's (foreign); an own-row case revokes a fresh token of the caller's own
+    foreign["token_id"] = w.token_of("other")
+    yield w
+    services.runner.wait_idle(5)
+    services.close()
+
+
+# ---- how each route is called ------------------------------------------------------------------------------
+@dataclass
+class Request:
+    path: dict[str, str] = field(default_factory=dict)  # path variables not taken from the side's rows
+    json: Any = None
+
+
+def _build(w: World, key: tuple[str, str], side: str, caller: str | None, fresh: bool) -> Request:
+    """The request for `key` on a row of `side`. `fresh`: the call will succeed and consume its row, so it gets
+    one of its own (a too-low role or nobody gets the shared rows: they never reach them)."""
+    rows = w.rows[side]
+    method, rule = key
+    email = w.emails[caller] if caller else w.emails["admin"]
+    if key == ("POST", "/api/auth/login"):
+        return Request(json={"email": email, "password": PASSWORD})
+    if key == ("POST", "/api/auth/tokens"):
+        return Request(json={"name": "matrix"})
+    if key == ("DELETE", "/api/auth/tokens/<token_id>"):
+        return Request({"token_id": w.token_of(caller) if fresh else w.rows["foreign"]["token_id"]})
+    if key == ("POST", "/api/users"):
+        return Request(json={"email": f"new{w.seq()}@authz.test", "password": PASSWORD, "role": "operator"})
+    if key == ("PUT", "/api/users/<user_id>/role"):
+        return Request(json={"role": "operator"})
+    if key in {("POST", "/api/workflows"), ("PUT", "/api/workflows/<workflow_id>")}:
+        return Request(json={**DEFINITION, "name": f"matrix {w.seq()}"})
+    if key == ("DELETE", "/api/workflows/<workflow_id>") and fresh:
+        return Request({"workflow_id": w.workflow(side)})
+    if key == ("POST", "/api/workflows/<workflow_id>/mode"):
+        return Request(json={"mode": "coaching"})
+    if key == ("PUT", "/api/workflows/<workflow_id>/thresholds"):
+        return Request(json={})
+    if key == ("POST", "/api/executions/"):
+        return Request(json={"workflow_id": rows["workflow_id"], "variables": {}, "mode": "normal"})
+    if key == ("POST", "/api/executions/coaching"):
+        return Request(json={"workflow_id": rows["workflow_id"], "variables": {}})
+    if key == ("POST", "/api/executions/<execution_id>/cancel") and fresh:
+        return Request({"execution_id": w.coaching(side, settle=False)[0]})
+    if key == ("POST", "/api/executions/<execution_id>/steps/<step_id>/answer"):
+        return Request({"execution_id": w.asking(side) if fresh else rows["ask_execution_id"], "step_id": "ask"},
+                       json={"answer": "yes"})
+    if key == ("POST", "/api/executions/<execution_id>/coaching/decision"):
+        ex_id, sug_id = w.coaching(side) if fresh else (rows["execution_id"], rows["suggestion_id"])
+        return Request({"execution_id": ex_id}, json={"suggestion_id": sug_id, "decision": "accept"})
+    if key == ("POST", "/api/executions/<execution_id>/coaching/pause") and fresh:
+        return Request({"execution_id": w.coaching(side)[0]})
+    if key == ("POST", "/api/executions/<execution_id>/coaching/resume") and fresh:
+        ex_id = w.coaching(side)[0]
+        w.ok("POST", f"/api/executions/{ex_id}/coaching/pause", w.admin_of(side))
+        return Request({"execution_id": ex_id})
+    if key == ("PATCH", "/api/correction-packs/<pack_id>"):
+        return Request(json={"enabled": True})
+    if key == ("POST", "/api/correction-packs/import"):
+        return Request(json=rows["export"])
+    if key == ("GET", "/api/docs/assets/<path:filename>"):
+        return Request({"filename": "swagger-ui.css"})
+    return Request()
+
+
+def _path(w: World, rule: str, side: str, given: dict[str, str]) -> str:
+    def value(match: re.Match) -> str:
+        name = match.group(1)
+        return given[name] if name in given else w.rows[side][name]
+    return re.sub(r"<(?:[^:<>]+:)?([^<>]+)>", value, rule)
+
+
+def _missing(request: Request, key: tuple[str, str]) -> Request:
+    """The same request naming rows that exist nowhere."""
+    made_up = lambda: str(uuid.uuid4())  # noqa: E731
+    path = {name: (value if name in NOT_ROWS else made_up()) for name, value in request.path.items()}
+    json = request.json
+    if key in FOREIGN_IN_BODY:
+        json = {**json, "workflow_id": made_up()}
+    elif key == ("POST", "/api/executions/<execution_id>/coaching/decision"):
+        json = {**json, "suggestion_id": made_up()}
+    return Request(path, json)
+
+
+# ---- the cases ---------------------------------------------------------------------------------------------
+def _cases():
+    for key, minimum in EXPECTED.items():
+        method, rule = key
+        for caller in CALLERS:
+            who = "anonymous" if caller is None else caller
+            yield pytest.param(key, caller, "own", id=f"{method} {rule} as {who}")
+            if _has_foreign_case(key) and minimum != "public":
+                yield pytest.param(key, caller, "foreign", id=f"{method} {rule} as {who} on foreign row")
+
+
+# Known authorization bugs: case id -> reason. Marked xfail(strict=True) so that a fix makes the suite say so.
+KNOWN_BUGS: dict[str, str] = {}
+
+
+def _with_known_bugs(cases):
+    for case in cases:
+        reason = KNOWN_BUGS.get(case.id)
+        yield pytest.param(*case.values, id=case.id, marks=[pytest.mark.xfail(strict=True, reason=reason)]) \
+            if reason else case
+
+
+def _error_code(response) -> str | None:
+    body = response.get_json(silent=True) or {}
+    return (body.get("error") or {}).get("code")
+
+
+def test_every_api_route_has_a_row(world):
+    """A route under /api/ without a row in EXPECTED fails here: decide who may call it, then add the row."""
+    found = {(method, rule.rule) for rule in world.app.url_map.iter_rules() if rule.rule.startswith("/api/")
+             for method in rule.methods - {"HEAD", "OPTIONS"}}
+    assert sorted(found - EXPECTED.keys()) == [], "routes without a row in EXPECTED"
+    assert sorted(EXPECTED.keys() - found) == [], "rows in EXPECTED for routes that no longer exist"
+    for method, rule in EXPECTED:
+        unknown = [v for v in _variables(rule) if v not in NOT_ROWS and v not in world.rows["own"]
+                   and v not in ("token_id",)]
+        assert unknown == [], f"{method} {rule}: no row for {unknown}"
+
+
+@pytest.mark.parametrize(("key", "caller", "side"), list(_with_known_bugs(_cases())))
+def test_matrix(world, key, caller, side):
+    method, rule = key
+    minimum = EXPECTED[key]
+    allowed = minimum == "public" or (caller is not None and RANK[caller] >= RANK[minimum])
+    world.matrix_cases_run += 1
+    request = _build(world, key, side, caller, fresh=allowed and side == "own")
+    response = world.call(method, _path(world, rule, side, request.path), caller, request.json)
+    status, code, shown = response.status_code, _error_code(response), response.get_data(as_text=True)[:300]
+
+    if minimum == "public":
+        assert status not in (401, 403, 404) and status < 500, shown
+        return
+    if caller is None:
+        assert (status, code) == (401, "unauthorized"), shown
+        return
+    if not allowed:
+        # the role check comes first: the same 403 for an own, a foreign or a made-up row
+        assert (status, code) == (403, "forbidden"), shown
+        return
+    if side == "own":
+        expected = 201 if key in CREATED else 204 if key in NO_CONTENT else SUCCESS[method]
+        assert status == expected, shown
+        return
+    # an allowed role naming another workspace's row: 404, the very answer for a row that does not exist
+    assert (status, code) == (404, "not_found"), shown
+    missing = _missing(request, key)
+    again = world.call(method, _path(world, rule, side, missing.path), caller, missing.json)
+    assert (again.status_code, _error_code(again)) == (404, "not_found"), again.get_data(as_text=True)[:300]
+
+
+def test_foreign_rows_stayed_untouched(world):
+    """After the matrix: the other workspace's rows are as they were (nothing reached them)."""
+    rows = world.rows["foreign"]
+    ex = world.ok("GET", f"/api/executions/{rows['execution_id']}", "other")
+    assert ex["status"] == "waiting_decision"
+    sug = world.ok("GET", f"/api/executions/{rows['execution_id']}/coaching/suggestion", "other")["suggestion"]
+    assert sug["suggestion_id"] == rows["suggestion_id"]
+    assert world.ok("GET", f"/api/executions/{rows['ask_execution_id']}", "other")["status"] != "completed"
+    assert world.ok("GET", f"/api/workflows/{rows['workflow_id']}", "other")["version"] == 1
+    assert world.ok("GET", "/api/auth/tokens", "other")["items"][-1]["revoked_at"] is None
+    members = world.ok("GET", "/api/users", "other")["items"]
+    assert [(m["email"], m["role"]) for m in members] == [(world.emails["other"], "admin")]
+
+
+# ---- ids in filters and bodies -----------------------------------------------------------------------------
+@pytest.mark.parametrize("query", [
+    "/api/executions/?workflow_id={workflow_id}",
+    "/api/correction-packs?workflow_id={workflow_id}",
+    "/api/audit?execution_id={execution_id}",
+])
+def test_a_foreign_id_in_a_filter_finds_nothing(world, query):
+    body = world.ok("GET", query.format(**world.rows["foreign"]), "admin")
+    assert body["items"] == []
+
+
+def test_promotion_by_force_needs_an_admin(world):
+    wf_id = world.workflow("own")
+    forced = {"mode": "auto", "force": True}
+    response = world.call("POST", f"/api/workflows/{wf_id}/mode", "lead", forced)
+    assert (response.status_code, _error_code(response)) == (403, "forbidden")
+    response = world.call("POST", f"/api/workflows/{wf_id}/mode", "lead", {"mode": "auto"})
+    assert (response.status_code, _error_code(response)) == (409, "conflict")  # not AUTO-ready: only by force
+    assert world.ok("POST", f"/api/workflows/{wf_id}/mode", "admin", forced)["mode"] == "auto"
+    assert world.ok("POST", f"/api/workflows/{wf_id}/mode", "lead", {"mode": "coaching"})["mode"] == "coaching"
+    response = world.call("POST", f"/api/workflows/{world.rows['foreign']['workflow_id']}/mode", "admin", forced)
+    assert (response.status_code, _error_code(response)) == (404, "not_found")
+
+
+# ---- a too-low role is refused before its body is looked at ------------------------------------------------
+# Bodies (or queries) the route's schema rejects: a caller whose role is too low must still get 403, not the 422
+# that tells them which fields the route wants.
+INVALID = {
+    ("POST", "/api/workflows"): ("/api/workflows", ["not", "an", "object"]),
+    ("PUT", "/api/workflows/<workflow_id>"): ("/api/workflows/{workflow_id}", ["not", "an", "object"]),
+    ("POST", "/api/workflows/<workflow_id>/mode"): ("/api/workflows/{workflow_id}/mode", {"mode": "sideways"}),
+    ("PUT", "/api/workflows/<workflow_id>/thresholds"): ("/api/workflows/{workflow_id}/thresholds", {"window": 0}),
+    ("PATCH", "/api/correction-packs/<pack_id>"): ("/api/correction-packs/{pack_id}", {}),
+    ("POST", "/api/correction-packs/import"): ("/api/correction-packs/import", {}),
+    ("POST", "/api/users"): ("/api/users", {}),
+    ("PUT", "/api/users/<user_id>/role"): ("/api/users/{user_id}/role", {"role": "king"}),
+    ("GET", "/api/audit"): ("/api/audit?per_page=0", None),
+}
+
+def _invalid_cases():
+    for key, (template, body) in INVALID.items():
+        for caller in ROLES:
+            if RANK[caller] < RANK[EXPECTED[key]]:
+                yield pytest.param(key, template, body, caller, id=f"{key[0]} {key[1]} as {caller} with an invalid body")
+
+
+def test_every_lead_or_admin_route_with_a_schema_is_in_the_invalid_body_table(world):
+    with_schema = set()  # (method, rule) whose view method has @blp.arguments (flask-smorest's _apidoc)
+    for rule in world.app.url_map.iter_rules():
+        view = world.app.view_functions[rule.endpoint]
+        cls = getattr(view, "view_class", None)
+        for method in rule.methods - {"HEAD", "OPTIONS"}:
+            func = getattr(cls, method.lower(), None) if cls else None
+            if func is not None and getattr(func, "_apidoc", {}).get("arguments"):
+                with_schema.add((method, rule.rule))
+    refused = {key for key in with_schema if EXPECTED.get(key) in ("lead", "admin")}
+    assert len(refused) >= 8, sorted(with_schema)  # the detection itself works
+    assert sorted(refused - INVALID.keys()) == []
+
+
+@pytest.mark.parametrize(("key", "template", "body", "caller"), list(_invalid_cases()))
+def test_a_too_low_role_gets_403_even_with_an_invalid_body(world, key, template, body, caller):
+    response = world.call(key[0], template.format(**world.rows["own"]), caller, body)
+    assert (response.status_code, _error_code(response)) == (403, "forbidden"), response.get_json()
+
+
+# ---- credentials -------------------------------------------------------------------------------------------
+def _login(w: World, email: str, password: str = PASSWORD, address: str = "127.0.0.1", **more):
+    client = w.app.test_client()
+    response = client.post("/api/auth/login", json={"email": email, "password": password, **more},
+                           environ_overrides={"REMOTE_ADDR": address})
+    return client, response
+
+
+def test_unknown_api_paths_need_credentials_too(world):
+    response = world.call("GET", "/api/no-such-thing", None)
+    assert (response.status_code, _error_code(response)) == (401, "unauthorized")
+    assert world.call("GET", "/api/no-such-thing", "operator").status_code == 404
+
+
+def test_a_cookie_write_needs_the_csrf_token_and_a_bearer_write_does_not(world):
+    client, login = _login(world, world.emails["lead"])
+    assert login.status_code == 200
+    csrf = login.get_json()["csrf_token"]
+    assert csrf and client.get_cookie("coach_csrf").value == csrf
+    session_cookie = client.get_cookie("coach_session")
+    assert session_cookie is not None and session_cookie.http_only and session_cookie.same_site == "Lax"
+
+    assert client.get("/api/auth/tokens").status_code == 200  # reads need no CSRF token
+    for headers in ({}, {"X-CSRF-Token": "wrong"}, {"X-CSRF-Token": ""}):
+        response = client.post("/api/auth/tokens", json={"name": "cookie"}, headers=headers)
+        assert (response.status_code, _error_code(response)) == (403, "csrf_failed"), headers
+        response = client.put(f"/api/workflows/{world.rows['own']['workflow_id']}/thresholds", json={},
+                              headers=headers)
+        assert (response.status_code, _error_code(response)) == (403, "csrf_failed"), headers
+    assert client.post("/api/auth/tokens", json={"name": "cookie"}, headers={"X-CSRF-Token": csrf}).status_code == 201
+    response = client.put(f"/api/workflows/{world.rows['own']['workflow_id']}/thresholds", json={},
+                          headers={"X-CSRF-Token": csrf})
+    assert response.status_code == 200
+    # the cookie is the lead's: a lead-only route is allowed, an admin-only one refused
+    response = client.post("/api/users", json={"email": "x@authz.test", "role": "operator"},
+                           headers={"X-CSRF-Token": csrf})
+    assert (response.status_code, _error_code(response)) == (403, "forbidden")
+    # a foreign row through the cookie is a 404 too
+    response = client.put(f"/api/workflows/{world.rows['foreign']['workflow_id']}/thresholds", json={},
+                          headers={"X-CSRF-Token": csrf})
+    assert (response.status_code, _error_code(response)) == (404, "not_found")
+    # another session's CSRF token does not fit this session
+    _, other_login = _login(world, world.emails["lead"])
+    response = client.post("/api/auth/tokens", json={"name": "cookie"},
+                           headers={"X-CSRF-Token": other_login.get_json()["csrf_token"]})
+    assert (response.status_code, _error_code(response)) == (403, "csrf_failed")
+    # logging out ends the session for this client
+    assert client.post("/api/auth/logout", headers={"X-CSRF-Token": csrf}).status_code == 204
+    assert client.get("/api/auth/me").status_code == 401
+
+    bearer = world.call("POST", "/api/auth/tokens", "lead", {"name": "bearer"})
+    assert bearer.status_code == 201
+
+
+def test_wrong_password_and_unknown_email_are_the_same_401(world):
+    _, wrong = _login(world, world.emails["operator"], "not-the-password", address="10.0.0.1")
+    _, unknown = _login(world, "nobody@authz.test", "not-the-password", address="10.0.0.1")
+    for response in (wrong, unknown):
+        assert (response.status_code, _error_code(response)) == (401, "invalid_credentials")
+        assert not any("coach_session=" in c for c in response.headers.getlist("Set-Cookie"))
+    assert wrong.get_json()["error"]["message"] == unknown.get_json()["error"]["message"]
+
+
+def test_the_sixth_failed_login_is_refused_with_retry_after(world):
+    email = f"victim{world.seq()}@authz.test"
+    make_user(world.services, email, "operator")
+    for _ in range(5):
+        _, response = _login(world, email, "wrong-password", address="10.0.0.6")
+        assert (response.status_code, _error_code(response)) == (401, "invalid_credentials")
+    _, response = _login(world, email, "wrong-password", address="10.0.0.6")
+    assert (response.status_code, _error_code(response)) == (429, "too_many_requests")
+    assert int(response.headers["Retry-After"]) >= 1
+    # even the right password waits, from any address (the email is blocked)
+    _, response = _login(world, email, PASSWORD, address="10.0.0.7")
+    assert response.status_code == 429 and int(response.headers["Retry-After"]) >= 1
+
+
+def test_one_address_trying_many_emails_is_refused_too(world):
+    for i in range(5):
+        _, response = _login(world, f"spray{i}@authz.test", "wrong-password", address="10.0.0.8")
+        assert response.status_code == 401
+    _, response = _login(world, world.emails["operator"], PASSWORD, address="10.0.0.8")
+    assert (response.status_code, _error_code(response)) == (429, "too_many_requests")
+    assert int(response.headers["Retry-After"]) >= 1
+    _, response = _login(world, world.emails["operator"], PASSWORD, address="10.0.0.9")
+    assert response.status_code == 200  # the account itself is not blocked
+
+
+def test_a_revoked_token_is_refused(world):
+    made = world.ok("POST", "/api/auth/tokens", "operator", {"name": "soon revoked"}, status=201)
+    token = made["token"]
+    headers = {"Authorization": f"Bearer {token}"}
+    client = world.app.test_client()
+    assert client.get("/api/auth/me", headers=headers).status_code == 200
+    assert client.delete(f"/api/auth/tokens/{made['id']}", headers=headers).status_code == 204
+    for method, path in (("GET", "/api/auth/me"), ("GET", "/api/workflows"), ("POST", "/api/auth/tokens")):
+        response = client.open(path, method=method, headers=headers, json={"name": "x"})
+        assert (response.status_code, _error_code(response)) == (401, "unauthorized"), path
+    for bad in ("coach_made-up", "", "Bearer", token + "x"):
+        response = client.get("/api/auth/me", headers={"Authorization": f"Bearer {bad}"})
+        assert response.status_code == 401, bad
+
+
+def test_the_token_list_never_shows_a_secret(world):
+    made = world.ok("POST", "/api/auth/tokens", "operator", {"name": "listed"}, status=201)
+    assert made["token"].startswith("coach_")
+    listing = world.call("GET", "/api/auth/tokens", "operator")
+    text = listing.get_data(as_text=True)
+    assert listing.status_code == 200 and made["token"] not in text and world.tokens["operator"] not in text
+    assert "coach_" not in text and "hash" not in text
+    for item in listing.get_json()["items"]:
+        assert "token" not in item or item["token"] in (None, "")
+    assert made["id"] in {item["id"] for item in listing.get_json()["items"]}
+    # only the caller's tokens, and another user's token cannot be revoked
+    assert made["id"] not in {item["id"] for item in world.ok("GET", "/api/auth/tokens", "lead")["items"]}
+    response = world.call("DELETE", f"/api/auth/tokens/{made['id']}", "admin")
+    assert (response.status_code, _error_code(response)) == (404, "not_found")
+    # me: no password, no hash
+    me = world.call("GET", "/api/auth/me", "operator").get_data(as_text=True)
+    assert "password" not in me and "hash" not in me
+
+
+@pytest.mark.parametrize("workspace", ["other", "other-id", "no-such-workspace"])
+def test_a_workspace_you_are_not_in_is_a_404(world, workspace):
+    asked = world.other_ws if workspace == "other-id" else workspace
+    for path in ("/api/workflows", "/api/auth/me", f"/api/workflows/{world.rows['foreign']['workflow_id']}"):
+        response = world.call("GET", path, "admin", headers={"X-Coach-Workspace": asked})
+        assert (response.status_code, _error_code(response)) == (404, "not_found"), path
+    # and at login
+    _, response = _login(world, world.emails["admin"], workspace=asked, address="10.0.1.1")
+    assert (response.status_code, _error_code(response)) == (404, "not_found")
+
+
+def test_the_role_is_the_one_of_the_chosen_workspace(world):
+    """A user who is admin in default and operator in other acts with the role of the workspace asked for."""
+    email = "both@authz.test"
+    make_user(world.services, email, "admin")
+    token = make_user(world.services, email, "operator", "other")
+    client = world.app.test_client()
+
+    def call(method, path, workspace, json=None):
+        return client.open(path, method=method, json=json,
+                           headers={"Authorization": f"Bearer {token}", "X-Coach-Workspace": workspace})
+
+    assert call("GET", "/api/users", "default").status_code == 200
+    response = call("GET", "/api/users", "other")
+    assert (response.status_code, _error_code(response)) == (403, "forbidden")
+    response = call("PUT", f"/api/workflows/{world.rows['foreign']['workflow_id']}/thresholds", "other", {})
+    assert (response.status_code, _error_code(response)) == (403, "forbidden")
+    # each workspace shows its own rows only, whichever the user is in
+    ids = {wf["id"] for wf in call("GET", "/api/workflows?per_page=100", "other").get_json()["items"]}
+    assert world.rows["foreign"]["workflow_id"] in ids and world.rows["own"]["workflow_id"] not in ids
+    response = call("GET", f"/api/workflows/{world.rows['own']['workflow_id']}", "other")
+    assert (response.status_code, _error_code(response)) == (404, "not_found")
+    assert call("GET", f"/api/workflows/{world.rows['own']['workflow_id']}", "default").status_code == 200
+    me = call("GET", "/api/auth/me", "other").get_json()
+    assert (me["workspace_id"], me["role"]) == (world.other_ws, "operator")
+    assert {w["slug"]: w["role"] for w in me["workspaces"]} == {"default": "admin", "other": "operator"}
+
+
+def test_the_audit_chains_still_verify(world):
+    """Last: everything above wrote audit events in both workspaces; both chains are whole."""
+    for caller in ("admin", "other"):
+        body = world.ok("GET", "/api/audit/verify", caller)
+        assert body["ok"] is True and body["checked"] > 0, (caller, body)
+    if world.matrix_cases_run < 100:
+        return  # run alone: the matrix did not write its events
+    lines = world.call("GET", "/api/audit?format=jsonl", "admin").get_data(as_text=True).splitlines()
+    actions = {json.loads(line)["action"] for line in lines if line.strip()}
+    assert {"login", "token_create", "token_revoke", "workflow_create", "workflow_update", "workflow_delete",
+            "cancel", "decision", "pause", "resume", "pack_change", "pack_import", "thresholds_change",
+            "user_change"} <= actions, actions
