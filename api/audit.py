@@ -71,7 +71,7 @@ class AuditLog(MethodView):
                    "action": args.get("action"), "since": args.get("since")}
         if args["format"] == "jsonl":
             return _stream(services().db, workspace_id(), filters)
-        with services().db.transaction() as session:
+        with services().db.read() as session:
             rows, total = audit.list_page(session, workspace_id(), page=args["page"], per_page=args["per_page"],
                                           **filters)
             return page_body([audit.view(r) for r in rows], total, args)
@@ -94,5 +94,5 @@ class AuditVerify(MethodView):
     @blp.response(200, VerifySchema)
     def get(self):
         """Replay the workspace's hash chain: `{ok, checked}`, or the first bad seq and why."""
-        with services().db.transaction() as session:
+        with services().db.read() as session:
             return audit.verify(session, workspace_id())

@@ -93,7 +93,7 @@ def authenticate_request() -> None:
         return
     svc = services()
     header = request.headers.get("Authorization", "")
-    with svc.db.transaction() as db_session:
+    with svc.db.read() as db_session:
         if header.lower().startswith("bearer "):
             user = users.user_for_token(db_session, header[7:].strip())
             if user is None:
@@ -167,7 +167,7 @@ class Logout(MethodView):
 class Me(MethodView):
     @blp.response(200, MeSchema)
     def get(self):
-        with services().db.transaction() as db_session:
+        with services().db.read() as db_session:
             return _me(db_session, db_session.get(User, user_id()))
 
 
@@ -175,7 +175,7 @@ class Me(MethodView):
 class Tokens(MethodView):
     @blp.response(200, TokenList)
     def get(self):
-        with services().db.transaction() as db_session:
+        with services().db.read() as db_session:
             user = db_session.get(User, user_id())
             return {"items": [_token(t) for t in users.list_tokens(db_session, user)]}
 

@@ -92,7 +92,7 @@ class StartCoaching(MethodView):
 class PendingSuggestion(MethodView):
     @blp.response(200, PendingSchema)
     def get(self, execution_id):
-        with services().db.transaction() as session:
+        with services().db.read() as session:
             return pending_view(session, executions.get(session, workspace_id(), execution_id))
 
 
@@ -110,7 +110,7 @@ class DecisionResource(MethodView):
 class Stats(MethodView):
     @blp.response(200, StatsSchema)
     def get(self, execution_id):
-        with services().db.transaction() as session:
+        with services().db.read() as session:
             return coaching.stats(session, executions.get(session, workspace_id(), execution_id))
 
 

@@ -38,7 +38,7 @@ def _token_still_valid(token_hash: str) -> bool:
 
     from services.models import ApiToken
 
-    with services().db.transaction() as db:
+    with services().db.read() as db:
         return db.scalar(select(ApiToken.id).where(ApiToken.token_hash == token_hash,
                                                    ApiToken.revoked_at.is_(None))) is not None
 

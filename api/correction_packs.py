@@ -51,7 +51,7 @@ class Packs(MethodView):
     @blp.arguments(PackQuery, location="query")
     @blp.response(200, PackList)
     def get(self, args):
-        with services().db.transaction() as session:
+        with services().db.read() as session:
             packs = corrections.list_packs(session, workspace_id(), args.get("workflow_id"))
             return {"items": [corrections.view(p) for p in packs]}
 
@@ -60,7 +60,7 @@ class Packs(MethodView):
 class PackById(MethodView):
     @blp.response(200, PackSchema)
     def get(self, pack_id):
-        with services().db.transaction() as session:
+        with services().db.read() as session:
             return corrections.view(corrections.get(session, workspace_id(), pack_id))
 
     @requires("lead")
@@ -76,7 +76,7 @@ class PackExportResource(MethodView):
     @requires("lead")
     @blp.response(200, PackExport)
     def get(self, pack_id):
-        with services().db.transaction() as session:
+        with services().db.read() as session:
             return corrections.export(corrections.get(session, workspace_id(), pack_id))
 
 

@@ -91,7 +91,7 @@ class Executions(MethodView):
     @blp.arguments(ListArgs, location="query")
     @blp.response(200, ExecutionPage)
     def get(self, args):
-        with services().db.transaction() as session:
+        with services().db.read() as session:
             filters = {k: args.get(k) for k in ("workflow_id", "mode", "status")}
             rows, total = executions.list_page(session, workspace_id(), page=args["page"],
                                                per_page=args["per_page"], **filters)
@@ -107,7 +107,7 @@ class Executions(MethodView):
 class ExecutionById(MethodView):
     @blp.response(200, ExecutionSchema)
     def get(self, execution_id):
-        with services().db.transaction() as session:
+        with services().db.read() as session:
             return _view(session, executions.get(session, workspace_id(), execution_id))
 
 

@@ -74,7 +74,7 @@ class GlobalMetrics(MethodView):
     @blp.response(200, GlobalSchema)
     def get(self):
         require("lead")
-        with services().db.transaction() as session:
+        with services().db.read() as session:
             body = metrics.load(session, workspace_id(), *metrics.GLOBAL).snapshot()
             summaries = _workflow_summaries(session)
             levels: dict[str, int] = {}
@@ -90,7 +90,7 @@ class GlobalMetrics(MethodView):
 class WorkflowMetricsIndex(MethodView):
     @blp.response(200, WorkflowMetricsList)
     def get(self):
-        with services().db.transaction() as session:
+        with services().db.read() as session:
             return {"items": _workflow_summaries(session)}
 
 
@@ -98,7 +98,7 @@ class WorkflowMetricsIndex(MethodView):
 class WorkflowMetrics(MethodView):
     @blp.response(200, WorkflowMetricsSchema)
     def get(self, workflow_id):
-        with services().db.transaction() as session:
+        with services().db.read() as session:
             wf = workflows.get(session, workspace_id(), workflow_id)
             return metrics.workflow_view(session, wf, detail=True)
 
@@ -108,7 +108,7 @@ class OperatorMetrics(MethodView):
     @blp.response(200, OperatorList)
     def get(self):
         require("lead")
-        with services().db.transaction() as session:
+        with services().db.read() as session:
             states = metrics.load_many(session, workspace_id(), "operator")
             items = [{"operator": name, **state.snapshot()} for name, state in sorted(states.items())]
             return {"items": items}

@@ -29,7 +29,7 @@ def _execution_id(data) -> str:
 def _accept(auth) -> bool:
     """Who this connection is: a bearer token in `auth`, or the session cookie of the web app."""
     auth = auth if isinstance(auth, dict) else {}
-    with services().db.transaction() as db:
+    with services().db.read() as db:
         token = auth.get("token")
         user = users.user_for_token(db, token) if isinstance(token, str) and token else \
             db.get(User, session.get("user_id") or "")
@@ -58,7 +58,7 @@ def register(socketio: SocketIO) -> None:
         try:
             execution_id = _execution_id(data)
             svc = services()
-            with svc.db.transaction() as session:
+            with svc.db.read() as session:
                 ex = executions.get(session, workspace_id(), execution_id)
                 update = executions.update_event(ex)
                 defn = svc.definitions.get(session, ex.workflow_id, ex.workflow_version)

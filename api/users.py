@@ -49,7 +49,7 @@ class Members(MethodView):
     @requires("admin")
     @blp.response(200, MemberList)
     def get(self):
-        with services().db.transaction() as session:
+        with services().db.read() as session:
             return {"items": _members(session)}
 
     @requires("admin")

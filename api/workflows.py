@@ -53,7 +53,7 @@ class Workflows(MethodView):
     @blp.arguments(PageArgs, location="query")
     @blp.response(200, WorkflowPage)
     def get(self, args):
-        with services().db.transaction() as session:
+        with services().db.read() as session:
             rows, total = workflows.list_page(session, workspace_id(), args["page"], args["per_page"])
             return page_body([workflows.view(session, wf) for wf in rows], total, args)
 
@@ -72,7 +72,7 @@ class WorkflowById(MethodView):
     @blp.arguments(VersionArgs, location="query")
     @blp.response(200, WorkflowSchema)
     def get(self, args, workflow_id):
-        with services().db.transaction() as session:
+        with services().db.read() as session:
             wf = workflows.get(session, workspace_id(), workflow_id)
             return workflows.view(session, wf, args["version"])
 

@@ -26,7 +26,11 @@ def _prepare_sqlite(engine: Engine) -> None:
     def on_begin(conn):
         # IMMEDIATE takes the write lock up front: a deferred transaction that reads and then writes
         # fails with "database is locked" instead of waiting when another writer got in first.
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        # Read-only transactions (Database.read) stay deferred: in WAL mode they run beside a writer.
+        conn.exec_driver_sql("BEGIN" if conn.get_execution_options().get(READ_ONLY) else "BEGIN IMMEDIATE")
+
+
+READ_ONLY = "coach_read_only"
 
 
 def held(session: Session, model, key):
@@ -67,6 +71,17 @@ class Database:
             session.rollback()
             raise
         finally:
+            session.close()
+
+    @contextmanager
+    def read(self) -> Iterator[Session]:
+        """A session for reads only: never takes SQLite's write lock, and is rolled back at the end."""
+        session = self.sessions()
+        try:
+            session.connection(execution_options={READ_ONLY: True})
+            yield session
+        finally:
+            session.rollback()
             session.close()
 
     def ping(self) -> None:
