@@ -109,8 +109,11 @@ def record(session: Session, workspace_id: str, actor: str, action: str, *, targ
            target_id: str | None = None, execution_id: str | None = None, before: Any = None, after: Any = None,
            result: str = "ok") -> AuditEvent:
     """Append one event to the workspace's chain in the caller's transaction (it commits or rolls back with it)."""
-    _lock_chain(session, workspace_id)
-    last = last_event(session, workspace_id, for_update=True)
+    newest = f"audit:last:{workspace_id}"
+    last = session.info.get(newest)  # written earlier in this transaction (not flushed yet)
+    if last is None:
+        _lock_chain(session, workspace_id)
+        last = last_event(session, workspace_id, for_update=True)
     event = AuditEvent(
         workspace_id=workspace_id, seq=(last.seq + 1) if last else 1, actor=_text(actor or "anonymous", 200),
         action=_text(action, 40), target_type=_text(target_type, 40),
@@ -120,7 +123,9 @@ def record(session: Session, workspace_id: str, actor: str, action: str, *, targ
         prev_hash=last.hash if last else GENESIS)
     event.hash = compute_hash(event.prev_hash, fields_of(event))
     session.add(event)
-    session.flush()  # the next record() in this transaction reads this one as the last
+    # the next record() in this transaction chains onto this one, without a flush (which would write every
+    # pending change of the caller's transaction early)
+    session.info[newest] = event
     return event
 
 

@@ -25,6 +25,7 @@ def get(session: Session, workspace_id: str, execution_id: str, *, for_update: b
     ex = session.scalar(query)
     if ex is None or ex.workspace_id != workspace_id:
         raise NotFound(f"execution {execution_id} not found")
+    session.info.setdefault("held", []).append(ex)  # the identity map is weak: keep it for the transaction
     return ex
 
 
