@@ -10,7 +10,7 @@ from marshmallow import Schema, fields, validate
 from api import security
 from api.base import Blueprint
 from api.context import services, user_id
-from core.errors import Forbidden, NotFound, Unauthorized
+from core.errors import Forbidden, Unauthorized
 from services import audit, users
 from services.models import User
 
@@ -72,19 +72,8 @@ def _me(db_session, user: User) -> dict:
 
 
 def _pick_workspace(db_session, user: User, wanted: str | None, remembered: str | None = None) -> None:
-    """Sets g.workspace_id and g.role: the asked-for workspace (404 when not a member), else the one the
-    session remembers (while still a member), else the first."""
-    choices = users.memberships(db_session, user)
-    for asked, strict in ((wanted, True), (remembered, False)):
-        if not asked:
-            continue
-        for ws, r in choices:
-            if asked in (ws.id, ws.slug):
-                g.workspace_id, g.role = ws.id, r
-                return
-        if strict:
-            raise NotFound(f"workspace {asked} not found")
-    g.workspace_id, g.role = (choices[0][0].id, choices[0][1]) if choices else (None, None)
+    picked = users.pick_workspace(db_session, user, wanted, remembered)
+    g.workspace_id, g.role = (picked[0].id, picked[1]) if picked else (None, None)
 
 
 def authenticate_request() -> None:

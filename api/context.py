@@ -11,7 +11,7 @@ from flask import current_app, g, request, session
 
 from core.errors import Forbidden, Unauthorized
 from services.container import Services
-from services.users import RANK
+from services.users import RANK, active_token
 
 SOCKET_KEYS = ("sock_user_id", "sock_email", "sock_workspace_id", "sock_role")
 
@@ -34,13 +34,8 @@ def _identity() -> None:
 
 def _token_still_valid(token_hash: str) -> bool:
     """A connection lives longer than a request: a token revoked meanwhile must stop it at the next event."""
-    from sqlalchemy import select
-
-    from services.models import ApiToken
-
     with services().db.read() as db:
-        return db.scalar(select(ApiToken.id).where(ApiToken.token_hash == token_hash,
-                                                   ApiToken.revoked_at.is_(None))) is not None
+        return active_token(db, token_hash) is not None
 
 
 def user_id() -> str:

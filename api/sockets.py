@@ -35,12 +35,13 @@ def _accept(auth) -> bool:
             db.get(User, session.get("user_id") or "")
         if user is None or user.disabled:
             return False
-        wanted = auth.get("workspace") or session.get("workspace_id")
-        choices = users.memberships(db, user)
-        picked = [(ws, r) for ws, r in choices if wanted in (ws.id, ws.slug)] if wanted else choices[:1]
-        if not picked:
+        try:  # the same rule as HTTP requests: an asked-for workspace must be the user's
+            picked = users.pick_workspace(db, user, auth.get("workspace"), session.get("workspace_id"))
+        except NotFound:
             return False
-        ws, role = picked[0]
+        if picked is None:
+            return False
+        ws, role = picked
         session.update(sock_user_id=user.id, sock_email=user.email, sock_workspace_id=ws.id, sock_role=role,
                        sock_token_hash=users.token_hash(token) if isinstance(token, str) and token else None)
         return True

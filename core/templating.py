@@ -107,12 +107,7 @@ def render_value(value: Any, context: dict[str, Any], path: str = "params") -> A
 
 
 def evaluate_condition(expression: str, context: dict[str, Any], path: str = "condition") -> bool:
-    try:
-        return bool(_native(_strip_braces(expression), context))
-    except TemplateError as exc:
-        raise TemplateFailure(path, str(exc)) from None
-    except (TypeError, ValueError, ArithmeticError, LookupError, AttributeError) as exc:
-        raise TemplateFailure(path, f"{type(exc).__name__}: {exc}") from None
+    return bool(evaluate_expression(expression, context, path))
 
 
 def evaluate_expression(expression: str, context: dict[str, Any], path: str = "expression") -> Any:

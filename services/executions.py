@@ -19,22 +19,21 @@ COACHING_STATS = ("suggestions_made", "accepted", "rejected", "corrected", "manu
 
 
 def get(session: Session, workspace_id: str, execution_id: str, *, for_update: bool = False) -> Execution:
+    ex = get_any(session, execution_id, for_update=for_update)
+    if ex is None or ex.workspace_id != workspace_id:
+        raise NotFound(f"execution {execution_id} not found")
+    return ex
+
+
+def get_any(session: Session, execution_id: str, *, for_update: bool = True) -> Execution | None:
+    """Any workspace's execution with its steps (the runner works across workspaces), row-locked on PostgreSQL."""
     query = select(Execution).where(Execution.id == execution_id).options(selectinload(Execution.steps))
     if for_update and session.bind.dialect.name == "postgresql":
         query = query.with_for_update()
     ex = session.scalar(query)
-    if ex is None or ex.workspace_id != workspace_id:
-        raise NotFound(f"execution {execution_id} not found")
-    session.info.setdefault("held", []).append(ex)  # the identity map is weak: keep it for the transaction
+    if ex is not None:
+        session.info.setdefault("held", []).append(ex)  # the identity map is weak: keep it for the transaction
     return ex
-
-
-def get_any(session: Session, execution_id: str) -> Execution | None:
-    """For the runner, which works across workspaces."""
-    query = select(Execution).where(Execution.id == execution_id).options(selectinload(Execution.steps))
-    if session.bind.dialect.name == "postgresql":
-        query = query.with_for_update()
-    return session.scalar(query)
 
 
 def start(session: Session, definitions: DefinitionCache, workspace_id: str, workflow_id: str,

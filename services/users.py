@@ -87,6 +87,22 @@ def memberships(session: Session, user: User) -> list[tuple[Workspace, str]]:
     return [(ws, role) for ws, role in rows]
 
 
+def pick_workspace(session: Session, user: User, asked: str | None,
+                   remembered: str | None = None) -> tuple[Workspace, str] | None:
+    """The workspace a caller acts in: the one asked for (NotFound when not a member), else the remembered one
+    while still a member, else the first. None when the user belongs to no workspace."""
+    choices = memberships(session, user)
+    for wanted, strict in ((asked, True), (remembered, False)):
+        if not wanted:
+            continue
+        for ws, role in choices:
+            if wanted in (ws.id, ws.slug):
+                return ws, role
+        if strict:
+            raise NotFound(f"workspace {wanted} not found")
+    return choices[0] if choices else None
+
+
 def role_in(session: Session, user: User, workspace_id: str) -> str | None:
     return session.scalar(select(Membership.role).where(Membership.user_id == user.id,
                                                         Membership.workspace_id == workspace_id))
@@ -103,9 +119,12 @@ def create_token(session: Session, user: User, name: str) -> tuple[ApiToken, str
     return token, secret
 
 
+def active_token(session: Session, hashed: str) -> ApiToken | None:
+    return session.scalar(select(ApiToken).where(ApiToken.token_hash == hashed, ApiToken.revoked_at.is_(None)))
+
+
 def user_for_token(session: Session, secret: str) -> User | None:
-    token = session.scalar(select(ApiToken).where(ApiToken.token_hash == token_hash(secret or ""),
-                                                  ApiToken.revoked_at.is_(None)))
+    token = active_token(session, token_hash(secret or ""))
     if token is None:
         return None
     user = session.get(User, token.user_id)

@@ -38,6 +38,10 @@ def sio_client(live_server):
         return client
 
     yield connect
+    disconnect_all(clients)
+
+
+def disconnect_all(clients: list[socketio.Client]) -> None:
     # In parallel: over WebSocket, python-socketio's disconnect() waits up to 3 s for the close frame
     # (websocket-client's close() races the client's own read loop for it), so one at a time would add up.
     threads = [threading.Thread(target=_disconnect, args=(client,), daemon=True) for client in clients]

@@ -18,6 +18,7 @@ import socketio
 from socketio.exceptions import ConnectionError as SioConnectionError
 
 from tests.support.live_server import REPO_ROOT, LiveServer
+from tests.socket.conftest import disconnect_all
 
 OTHER_EMAIL = "op@other.test"
 OTHER_PASSWORD = "other-password-1"
@@ -103,18 +104,7 @@ def connect(world):
         return client
 
     yield make
-    threads = [threading.Thread(target=_disconnect, args=(c,), daemon=True) for c in clients]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(10)
-
-
-def _disconnect(client: socketio.Client) -> None:
-    try:
-        client.disconnect()
-    except Exception:
-        pass
+    disconnect_all(clients)
 
 
 def _refused(connect, **kwargs) -> None:
