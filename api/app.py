@@ -7,7 +7,8 @@ from flask import Flask
 from flask_socketio import SocketIO
 
 from api import audit as audit_api
-from api import auth, coaching, correction_packs, errors, executions, frontend, health, metrics, security, sockets, users, workflows
+from api import (auth, coaching, correction_packs, errors, executions, frontend, health, metrics, queue, security, sockets,
+                 users, workflows)
 from api.base import Api
 from config import Settings
 from services.container import Services
@@ -52,6 +53,7 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True, recove
     api.register_blueprint(workflows.blp)
     api.register_blueprint(executions.blp)
     api.register_blueprint(coaching.blp)
+    api.register_blueprint(queue.blp)
     api.register_blueprint(metrics.blp)
     api.register_blueprint(correction_packs.blp)
     api.register_blueprint(audit_api.blp)

@@ -133,7 +133,8 @@ class Resume(MethodView):
         require("operator")
         svc, events = services(), Events()
         with svc.db.transaction() as session:
-            ex, go_on = coaching.resume(session, workspace_id(), execution_id, events, operator())
+            ex, go_on = coaching.resume(session, workspace_id(), execution_id, events, operator(),
+                                         tools=svc.tools, definitions=svc.definitions)
             body = pending_view(session, ex)
         svc.notifier.send(events)
         if go_on:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from core.coaching.corrections import apply_rules
@@ -69,6 +69,20 @@ def pending(session: Session, execution_id: str) -> list[Suggestion]:
     return list(session.scalars(select(Suggestion).where(Suggestion.execution_id == execution_id,
                                                          Suggestion.status == "pending")
                                 .order_by(Suggestion.created_at)))
+
+
+def queue(session: Session, workspace_id: str, *, page: int = 1,
+          per_page: int = 20) -> tuple[list[tuple[Suggestion, Execution, str]], int]:
+    """The workspace's pending suggestions across executions, newest first, with their execution and
+    workflow name: an operator's work queue (served by the ix_suggestions_ws_status index)."""
+    where = (Suggestion.workspace_id == workspace_id, Suggestion.status == "pending")
+    total = session.scalar(select(func.count()).select_from(Suggestion).where(*where)) or 0
+    rows = session.execute(select(Suggestion, Execution, Workflow.name)
+                           .join(Execution, Execution.id == Suggestion.execution_id)
+                           .join(Workflow, Workflow.id == Suggestion.workflow_id)
+                           .where(*where).order_by(Suggestion.created_at.desc(), Suggestion.id)
+                           .offset((page - 1) * per_page).limit(per_page)).all()
+    return [tuple(r) for r in rows], total
 
 
 def view(s: Suggestion, tools: ToolRegistry | None = None, step: StepDef | None = None) -> dict[str, Any]:
@@ -134,8 +148,8 @@ def pause(session: Session, workspace_id: str, execution_id: str, events: Events
     return ex
 
 
-def resume(session: Session, workspace_id: str, execution_id: str, events: Events,
-           actor: str = "system") -> tuple[Execution, bool]:
+def resume(session: Session, workspace_id: str, execution_id: str, events: Events, actor: str = "system", *,
+           tools: ToolRegistry | None = None, definitions: Any = None) -> tuple[Execution, bool]:
     """Resume a paused session; returns (execution, whether the runner must go on)."""
     ex = executions.get(session, workspace_id, execution_id, for_update=True)
     _require_coaching(ex)
@@ -148,8 +162,10 @@ def resume(session: Session, workspace_id: str, execution_id: str, events: Event
     waiting = pending(session, ex.id)
     if waiting:
         executions.set_status(ex, "await_correction" if waiting[0].purpose == "correction" else "await_decision")
-        for sug in waiting:  # re-push, so that every panel shows it again
-            events.add("coaching_suggestion", view(sug), execution=ex.id, workspace=ex.workspace_id)
+        defn = definitions.get(session, ex.workflow_id, ex.workflow_version) if definitions else None
+        for sug in waiting:  # re-push, so that every panel shows it again (with the step and the tool's schema)
+            events.add("coaching_suggestion", view(sug, tools, defn.step(sug.step_id) if defn else None),
+                       execution=ex.id, workspace=ex.workspace_id)
     events.add("execution_update", executions.update_event(ex), execution=ex.id, workspace=ex.workspace_id)
     return ex, not waiting
 

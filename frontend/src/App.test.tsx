@@ -1,9 +1,10 @@
-import { screen, within } from "@testing-library/react";
+import { act, screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import { renderApp, stubSignedInFetch } from "./test/auth";
+import { lastSocket } from "./test/fakeSocket";
 
 describe("App", () => {
-  it("shows the Coach header and navigation, and opens Workflows by default", async () => {
+  it("shows the Coach header and navigation, and opens the operator's queue by default", async () => {
     stubSignedInFetch();
     renderApp("/");
 
@@ -12,18 +13,35 @@ describe("App", () => {
     const nav = screen.getByRole("navigation", { name: "Main" });
     expect(within(nav).getByRole("link", { name: "Workflows" })).toHaveAttribute("href", "/workflows");
     expect(within(nav).getByRole("link", { name: "Executions" })).toHaveAttribute("href", "/executions");
+    expect(within(nav).getByRole("link", { name: "Queue" })).toHaveAttribute("href", "/queue");
+    expect(within(nav).getByRole("link", { name: "Dashboard" })).toHaveAttribute("href", "/dashboard");
+    expect(within(nav).getByRole("link", { name: "Correction packs" })).toHaveAttribute("href", "/correction-packs");
+    expect(within(nav).getByRole("link", { name: "Audit log" })).toHaveAttribute("href", "/audit");
     expect(within(nav).getByRole("link", { name: "API docs" })).toHaveAttribute("href", "/api/docs");
 
     // The page itself is a lazily loaded chunk.
-    expect(await screen.findByRole("heading", { level: 1, name: "Workflows" })).toBeInTheDocument();
-    expect(within(nav).getByRole("link", { name: "Workflows" })).toHaveAttribute("aria-current", "page");
-    expect(window.location.pathname).toBe("/workflows");
+    expect(await screen.findByRole("heading", { level: 1, name: "Queue" })).toBeInTheDocument();
+    expect(within(nav).getByRole("link", { name: "Queue" })).toHaveAttribute("aria-current", "page");
+    expect(window.location.pathname).toBe("/queue");
   });
 
   it("says it is checking the session before showing anything", async () => {
     stubSignedInFetch();
     renderApp("/");
     expect(screen.getByRole("status")).toHaveTextContent("Checking your session…");
+    expect(await screen.findByRole("heading", { level: 1, name: "Queue" })).toBeInTheDocument();
+  });
+
+  it("says when the live connection is down and clears it when it is back", async () => {
+    stubSignedInFetch();
+    renderApp("/workflows");
     expect(await screen.findByRole("heading", { level: 1, name: "Workflows" })).toBeInTheDocument();
+    const socket = lastSocket();
+    expect(socket.workspace).toBe("1");
+    await waitFor(() => expect(screen.queryByText(/live updates/i)).not.toBeInTheDocument());
+    act(() => socket.drop());
+    expect(screen.getByRole("status")).toHaveTextContent("Offline — live updates paused, reconnecting…");
+    act(() => socket.connect());
+    expect(screen.queryByText(/Offline/)).not.toBeInTheDocument();
   });
 });

@@ -8,12 +8,21 @@ import SessionCheckFailedPage from "./auth/SessionCheckFailedPage";
 import { useAuth } from "./auth/useAuth";
 import { Layout } from "./components/Layout";
 import { Loading } from "./components/QueryState";
+import { RealtimeProvider } from "./realtime/RealtimeProvider";
 
 // Each page is its own chunk, so later pages don't grow the first download.
 const WorkflowsPage = lazy(() => import("./pages/WorkflowsPage"));
 const ExecutionsPage = lazy(() => import("./pages/ExecutionsPage"));
 const ExecutionDetailPage = lazy(() => import("./pages/ExecutionDetailPage"));
 const NotFoundPage = lazy(() => import("./pages/NotFoundPage"));
+// Operators: the queue and the CoachingPanel (src/coaching/).
+const QueuePage = lazy(() => import("./coaching/QueuePage"));
+const CoachingPage = lazy(() => import("./coaching/CoachingPage"));
+// Leads: dashboards, correction packs, audit, workflow definitions (src/dashboards/).
+const DashboardPage = lazy(() => import("./dashboards/DashboardPage"));
+const CorrectionPacksPage = lazy(() => import("./dashboards/CorrectionPacksPage"));
+const AuditPage = lazy(() => import("./dashboards/AuditPage"));
+const WorkflowDetailPage = lazy(() => import("./dashboards/WorkflowDetailPage"));
 
 export function createQueryClient(): QueryClient {
   return new QueryClient({
@@ -62,10 +71,17 @@ export function AppRoutes() {
   }
 
   return (
+    <RealtimeProvider workspaceId={auth.workspace ? String(auth.workspace.id) : null}>
     <Layout focusOnMount={auth.signedInVia === "login"}>
       <Suspense fallback={<Loading label="Loading page…" />}>
         <Routes>
-          <Route path="/" element={<Navigate to="/workflows" replace />} />
+          <Route path="/" element={<Navigate to="/queue" replace />} />
+          <Route path="/queue" element={<QueuePage />} />
+          <Route path="/executions/:id/coach" element={<CoachingPage />} />
+          <Route path="/dashboard" element={<DashboardPage />} />
+          <Route path="/correction-packs" element={<CorrectionPacksPage />} />
+          <Route path="/audit" element={<AuditPage />} />
+          <Route path="/workflows/:id" element={<WorkflowDetailPage />} />
           <Route path="/login" element={<AfterLogin />} />
           <Route path="/workflows" element={<WorkflowsPage />} />
           <Route path="/executions" element={<ExecutionsPage />} />
@@ -74,6 +90,7 @@ export function AppRoutes() {
         </Routes>
       </Suspense>
     </Layout>
+    </RealtimeProvider>
   );
 }
 

@@ -76,6 +76,7 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("GET", "/api/executions/<execution_id>/coaching/stats"): "operator",
     ("POST", "/api/executions/<execution_id>/coaching/pause"): "operator",
     ("POST", "/api/executions/<execution_id>/coaching/resume"): "operator",
+    ("GET", "/api/coaching/queue"): "operator",
     # metrics: a workflow's own metrics for everyone; all metrics (global, per operator) for leads (DESIGN §1)
     ("GET", "/api/metrics/workflows"): "operator",
     ("GET", "/api/metrics/workflows/<workflow_id>"): "operator",

@@ -506,6 +506,9 @@ def test_pause_blocks_socket_decisions_and_resume_pushes_the_suggestion_again(li
     assert resumed.json()["paused"] is False
     again = client.wait("coaching_suggestion", since=mark, what="after resume")
     assert again["suggestion_id"] == greet["suggestion_id"] and again["status"] == "pending", again
+    # the re-pushed suggestion is as complete as the first one: a panel can show the step and edit the params
+    assert again["step_name"] == greet["step_name"] and again["params_schema"] == greet["params_schema"], again
+    assert again["params_schema"] is not None
     client.wait("execution_update", lambda u: u["status"] == "waiting_decision", since=updates,
                 what="after resume")
 

@@ -43,7 +43,7 @@ describe("LoginPage", () => {
     expect(headersOf(list)["X-Coach-Workspace"]).toBe("1");
   });
 
-  it("opens Workflows after login when the user asked for the home page", async () => {
+  it("opens the queue after login when the user asked for the home page", async () => {
     const user = userEvent.setup();
     stubSignedOutFetch();
     renderApp("/");
@@ -53,8 +53,8 @@ describe("LoginPage", () => {
     await user.type(screen.getByLabelText("Password"), "s3cret");
     await user.click(screen.getByRole("button", { name: "Log in" }));
 
-    expect(await screen.findByRole("heading", { level: 1, name: "Workflows" })).toBeInTheDocument();
-    expect(window.location.pathname).toBe("/workflows");
+    expect(await screen.findByRole("heading", { level: 1, name: "Queue" })).toBeInTheDocument();
+    expect(window.location.pathname).toBe("/queue");
   });
 
   it("follows a same-site ?next= from /login, and ignores another site's", async () => {
@@ -74,8 +74,8 @@ describe("LoginPage", () => {
     await findLoginForm();
     await user.type(screen.getByLabelText("Email"), "ada@example.com");
     await user.type(screen.getByLabelText("Password"), "s3cret{Enter}");
-    expect(await screen.findByRole("heading", { level: 1, name: "Workflows" })).toBeInTheDocument();
-    expect(window.location.pathname).toBe("/workflows");
+    expect(await screen.findByRole("heading", { level: 1, name: "Queue" })).toBeInTheDocument();
+    expect(window.location.pathname).toBe("/queue");
   });
 
   it("says 'Wrong email or password' on a 401 and lets the user try again", async () => {
@@ -160,7 +160,7 @@ describe("LoginPage", () => {
     expect(calls.filter((c) => c.url === "/api/auth/login")).toHaveLength(1);
 
     await act(async () => answer(jsonResponse(testSession)));
-    expect(await screen.findByRole("heading", { level: 1, name: "Workflows" })).toBeInTheDocument();
+    expect(await screen.findByRole("heading", { level: 1, name: "Queue" })).toBeInTheDocument();
   });
 
   it("brings the login page back when a page call answers 401, then returns to that page", async () => {
@@ -211,6 +211,6 @@ describe("LoginPage", () => {
 
     up = true;
     await user.click(screen.getByRole("button", { name: "Try again" }));
-    expect(await screen.findByRole("heading", { level: 1, name: "Workflows" })).toBeInTheDocument();
+    expect(await screen.findByRole("heading", { level: 1, name: "Queue" })).toBeInTheDocument();
   });
 });

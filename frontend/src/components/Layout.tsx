@@ -1,6 +1,8 @@
 import { useEffect, useRef, type ReactNode } from "react";
 import { Link, NavLink, useLocation } from "react-router-dom";
 import { AccountBar } from "../auth/AccountBar";
+import { useRealtime } from "../realtime/context";
+import { ConnectionBanner } from "../realtime/RealtimeProvider";
 
 /**
  * The signed-in frame: skip link, header (brand, navigation, account) and
@@ -11,6 +13,7 @@ export function Layout({ children, focusOnMount = false }: { children: ReactNode
   const mainRef = useRef<HTMLElement>(null);
   const location = useLocation();
   const firstRender = useRef(true);
+  const { status } = useRealtime();
 
   // After client-side navigation, move focus to the new page's content so
   // keyboard and screen-reader users start there, as on a full page load.
@@ -36,10 +39,22 @@ export function Layout({ children, focusOnMount = false }: { children: ReactNode
           <nav aria-label="Main">
             <ul className="nav">
               <li>
+                <NavLink to="/queue">Queue</NavLink>
+              </li>
+              <li>
                 <NavLink to="/workflows">Workflows</NavLink>
               </li>
               <li>
                 <NavLink to="/executions">Executions</NavLink>
+              </li>
+              <li>
+                <NavLink to="/dashboard">Dashboard</NavLink>
+              </li>
+              <li>
+                <NavLink to="/correction-packs">Correction packs</NavLink>
+              </li>
+              <li>
+                <NavLink to="/audit">Audit log</NavLink>
               </li>
               <li>
                 <a href="/api/docs">API docs</a>
@@ -49,6 +64,7 @@ export function Layout({ children, focusOnMount = false }: { children: ReactNode
           <AccountBar />
         </div>
       </header>
+      <ConnectionBanner status={status} />
       <main id="main" ref={mainRef} tabIndex={-1} className="content">
         {children}
       </main>

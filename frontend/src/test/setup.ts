@@ -1,10 +1,23 @@
 import "@testing-library/jest-dom/vitest";
 import { cleanup } from "@testing-library/react";
-import { afterEach } from "vitest";
+import { afterEach, vi } from "vitest";
 import { setCsrfToken } from "../api/client";
+import { FakeSocket, openedSockets } from "./fakeSocket";
+
+// No test talks to a real Socket.IO server: the app's connection is a FakeSocket
+// (connected at once) that tests reach through `lastSocket()`.
+vi.mock("socket.io-client", () => ({
+  io: (options?: { auth?: { workspace?: string | null } }) => {
+    const socket = new FakeSocket(options?.auth?.workspace ?? null);
+    openedSockets.push(socket);
+    queueMicrotask(() => socket.connect());
+    return socket;
+  },
+}));
 
 afterEach(() => {
   cleanup();
+  openedSockets.length = 0;
   // Nothing of one test's session (workspace choice, CSRF token) leaks into the next.
   window.localStorage.clear();
   for (const part of document.cookie.split(";")) {

@@ -1,0 +1,4 @@
+// Being built in this session (issue #5).
+export default function CoachingPage() {
+  return <h1>CoachingPage</h1>;
+}

@@ -1,0 +1,4 @@
+// Being built in this session (issue #5).
+export default function QueuePage() {
+  return <h1>Queue</h1>;
+}

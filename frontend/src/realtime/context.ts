@@ -1,0 +1,50 @@
+import { createContext, useContext, useEffect, useRef } from "react";
+import type { ConnectionStatus, SocketLike } from "./socket";
+
+export interface RealtimeValue {
+  socket: SocketLike | null;
+  status: ConnectionStatus;
+  /** Joins a room now and after every reconnect until the returned function is called. */
+  join(event: "join_execution" | "join_workspace", data: Record<string, unknown>): () => void;
+}
+
+export const RealtimeContext = createContext<RealtimeValue>({
+  socket: null,
+  status: "offline",
+  join: () => () => undefined,
+});
+
+export function useRealtime(): RealtimeValue {
+  return useContext(RealtimeContext);
+}
+
+/** Calls `handler` for each `event` pushed by the server while the component is mounted. */
+export function useSocketEvent<T = any>(event: string, handler: (payload: T) => void): void {
+  const { socket } = useRealtime();
+  const latest = useRef(handler);
+  latest.current = handler;
+  useEffect(() => {
+    if (!socket) return;
+    const listener = (payload: T) => latest.current(payload);
+    socket.on(event, listener);
+    return () => {
+      socket.off(event, listener);
+    };
+  }, [socket, event]);
+}
+
+/** Keeps this page in an execution's room (DESIGN.md §5 `join_execution`) while it is mounted. */
+export function useExecutionRoom(executionId: string | undefined): void {
+  const { join } = useRealtime();
+  useEffect(() => {
+    if (!executionId) return;
+    const leave = join("join_execution", { execution_id: executionId });
+    return leave;
+  }, [join, executionId]);
+}
+
+/** Keeps this page in the workspace's room (queue and dashboard updates) while it is mounted. */
+export function useWorkspaceRoom(): void {
+  const { join } = useRealtime();
+  useEffect(() => join("join_workspace", {}), [join]);
+}
