@@ -1,6 +1,7 @@
 """Fixtures for browser tests: Debian's Chromium through Playwright, against the real server process."""
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -12,7 +13,8 @@ from tests.support.live_server import REPO_ROOT, LiveServer
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
-FRONTEND_DIST = REPO_ROOT / "frontend" / "dist"
+# COACH_TEST_FRONTEND_DIST lets a developer test another build of the web app (e.g. one built beside a running suite)
+FRONTEND_DIST = Path(os.environ.get("COACH_TEST_FRONTEND_DIST") or REPO_ROOT / "frontend" / "dist")
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 
 
