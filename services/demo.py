@@ -7,7 +7,7 @@ from pathlib import Path
 import yaml
 from sqlalchemy import select
 
-from services import workflows
+from services import coaching, decisions, executions, workflows
 from services.container import Services
 from services.models import Workflow
 
@@ -32,6 +32,53 @@ def load(services: Services, workspace_id: str) -> list[str]:
             if "base_url" in definition.get("variables", {}):
                 definition["variables"]["base_url"]["default"] = (
                     f"http://{services.settings.host}:{services.settings.port}")
-            workflows.create(session, services.tools, workspace_id, definition)
-            created.append(definition["name"])
-    return created
+            created.append((definition["name"], workflows.create(session, services.tools, workspace_id, definition).id))
+    by_name = dict(created)
+    if "Refund review" in by_name:
+        history(services, workspace_id, by_name["Refund review"])
+    for name, variables in QUEUE:
+        if name in by_name:
+            start(services, workspace_id, by_name[name], variables)
+    return [name for name, _ in created]
+
+
+CUSTOMERS = ["Ada Lovelace", "Grace Hopper", "Alan Turing", "Edsger Dijkstra", "Barbara Liskov",
+             "Donald Knuth", "Frances Allen", "John Backus", "Margaret Hamilton", "Niklaus Wirth"]
+OPERATORS = ["ada@coach.local", "grace@coach.local"]
+# what is waiting in the queue after `make run`: the refund suggestion shows the learned currency
+QUEUE = [("Refund review", {"order_id": "A-2001", "customer": "Ken Thompson", "amount": 19.99}),
+         ("Refund review", {"order_id": "A-2002", "customer": "Radia Perlman", "amount": 250}),
+         ("Invoice intake", {}),
+         ("Service check", {})]
+
+
+def start(services: Services, workspace_id: str, workflow_id: str, variables: dict) -> str:
+    with services.db.transaction() as session:
+        execution_id = executions.start(session, services.definitions, workspace_id, workflow_id, variables,
+                                        "coaching").id
+    services.runner.schedule(execution_id)
+    services.runner.wait_idle(30)
+    return execution_id
+
+
+def history(services: Services, workspace_id: str, workflow_id: str) -> None:
+    """Ten refunds decided through the real decision path, as two operators would have: every step
+    accepted except the currency, which operators corrected to GBP three times (a correction pack
+    learns it) before the pack suggested it by itself. 27 of 30 accepted: the workflow is AUTO-ready."""
+    for n, customer in enumerate(CUSTOMERS):
+        execution_id = start(services, workspace_id, workflow_id,
+                             {"order_id": f"A-10{n:02d}", "customer": customer, "amount": 10 + 7.5 * n})
+        operator = OPERATORS[n % 2]
+        for _ in range(3):
+            with services.db.read() as session:
+                pending = [(s.id, s.step_id, s.params) for s in coaching.pending(session, execution_id)]
+            if not pending:
+                break
+            suggestion_id, step_id, params = pending[0]
+            body = {"suggestion_id": suggestion_id, "decision": "accept"}
+            if step_id == "refund" and params.get("currency") != "GBP":
+                body = {"suggestion_id": suggestion_id, "decision": "correct",
+                        "correction": {**params, "currency": "GBP"}}
+            decisions.submit(services, workspace_id, execution_id, body, operator)
+            services.runner.wait_idle(30)
+
