@@ -44,4 +44,12 @@ describe("App", () => {
     act(() => socket.connect());
     expect(screen.queryByText(/Offline/)).not.toBeInTheDocument();
   });
+
+  it("counts the coaching panel as queue work in the navigation", async () => {
+    stubSignedInFetch();
+    renderApp("/executions/abc/coach");
+    const nav = await screen.findByRole("navigation", { name: "Main" });
+    expect(within(nav).getByRole("link", { name: "Queue" })).toHaveAttribute("aria-current", "page");
+    expect(within(nav).getByRole("link", { name: "Executions" })).not.toHaveAttribute("aria-current", "page");
+  });
 });

@@ -1,4 +1,8 @@
-// Being built in this session (issue #5).
+import { useParams } from "react-router-dom";
+import { CoachingPanel } from "./CoachingPanel";
+
+/** `/executions/:id/coach`: the CoachingPanel of one execution (a fresh panel per execution). */
 export default function CoachingPage() {
-  return <h1>CoachingPage</h1>;
+  const { id = "" } = useParams<{ id: string }>();
+  return <CoachingPanel key={id} executionId={id} />;
 }

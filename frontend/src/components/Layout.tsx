@@ -1,5 +1,5 @@
 import { useEffect, useRef, type ReactNode } from "react";
-import { Link, NavLink, useLocation } from "react-router-dom";
+import { Link, NavLink, matchPath, useLocation } from "react-router-dom";
 import { AccountBar } from "../auth/AccountBar";
 import { useRealtime } from "../realtime/context";
 import { ConnectionBanner } from "../realtime/RealtimeProvider";
@@ -14,6 +14,8 @@ export function Layout({ children, focusOnMount = false }: { children: ReactNode
   const location = useLocation();
   const firstRender = useRef(true);
   const { status } = useRealtime();
+  const coaching = matchPath("/executions/:id/coach", location.pathname) !== null;
+  const queueActive = coaching || matchPath("/queue", location.pathname) !== null;
 
   // After client-side navigation, move focus to the new page's content so
   // keyboard and screen-reader users start there, as on a full page load.
@@ -39,13 +41,19 @@ export function Layout({ children, focusOnMount = false }: { children: ReactNode
           <nav aria-label="Main">
             <ul className="nav">
               <li>
-                <NavLink to="/queue">Queue</NavLink>
+                {/* the coaching panel is queue work: "Queue" is the current section there, not "Executions" */}
+                <Link to="/queue" className={queueActive ? "active" : ""} aria-current={queueActive ? "page" : undefined}>
+                  Queue
+                </Link>
               </li>
               <li>
                 <NavLink to="/workflows">Workflows</NavLink>
               </li>
               <li>
-                <NavLink to="/executions">Executions</NavLink>
+                <NavLink to="/executions" className={({ isActive }) => (isActive && !coaching ? "active" : "")}
+                  aria-current={coaching ? false : undefined}>
+                  Executions
+                </NavLink>
               </li>
               <li>
                 <NavLink to="/dashboard">Dashboard</NavLink>

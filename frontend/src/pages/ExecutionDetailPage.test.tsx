@@ -145,4 +145,22 @@ describe("ExecutionDetailPage", () => {
     await act(() => vi.advanceTimersByTimeAsync(3000));
     expect(calls).toHaveLength(1);
   });
+
+  it("links coaching and auto executions to their coaching panel, and no other", async () => {
+    stubFetch(() => jsonResponse(execution({ mode: "coaching", is_coaching: true })));
+    const { unmount } = renderDetail();
+    const link = await screen.findByRole("link", { name: "Open coaching panel" });
+    expect(link).toHaveAttribute("href", "/executions/ex-1/coach");
+    unmount();
+
+    stubFetch(() => jsonResponse(execution({ mode: "auto" })));
+    const auto = renderDetail();
+    expect(await screen.findByRole("link", { name: "Open coaching panel" })).toBeInTheDocument();
+    auto.unmount();
+
+    stubFetch(() => jsonResponse(execution()));
+    renderDetail();
+    await screen.findByRole("listitem", { name: "review" });
+    expect(screen.queryByRole("link", { name: "Open coaching panel" })).not.toBeInTheDocument();
+  });
 });

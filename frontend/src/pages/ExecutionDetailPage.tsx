@@ -102,6 +102,11 @@ export default function ExecutionDetailPage() {
       <BackLink />
       <div className="page-head">
         {heading}
+        {data.mode === "coaching" || data.mode === "auto" ? (
+          <Link to={`/executions/${encodeURIComponent(id)}/coach`} className="button button--secondary">
+            Open coaching panel
+          </Link>
+        ) : null}
         {!terminal ? (
           <button
             type="button"

@@ -66,6 +66,18 @@ export default function ExecutionsPage() {
                     <td>
                       {execution.mode}
                       {execution.is_coaching ? <span className="tag">coaching</span> : null}
+                      {(execution.mode === "coaching" || execution.mode === "auto") &&
+                      !isTerminalStatus(execution.status) ? (
+                        <>
+                          {" "}
+                          <Link
+                            to={`/executions/${encodeURIComponent(execution.execution_id)}/coach`}
+                            aria-label={`Open the coaching panel of execution ${execution.execution_id}`}
+                          >
+                            Coach
+                          </Link>
+                        </>
+                      ) : null}
                     </td>
                     <td>
                       <StatusBadge status={execution.status} />

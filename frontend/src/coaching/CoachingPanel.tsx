@@ -1,0 +1,324 @@
+import { useQuery } from "@tanstack/react-query";
+import { Suspense, lazy, useEffect, useRef, useState } from "react";
+import { Link, useNavigate } from "react-router-dom";
+import { ApiError, errorMessage } from "../api/client";
+import { isTerminalStatus } from "../api/types";
+import { ProgressMeter } from "../components/ProgressMeter";
+import { ErrorNotice, Loading } from "../components/QueryState";
+import { StatusBadge, statusLabel } from "../components/StatusBadge";
+import { useDocumentTitle } from "../hooks";
+import { coachingKeys, fetchQueue } from "./api";
+import { DecisionBar } from "./DecisionBar";
+import { Dialog } from "./Dialog";
+import { FinishedNotice } from "./FinishedNotice";
+import { ManualDialog } from "./ManualDialog";
+import { RejectDialog } from "./RejectDialog";
+import { ShortcutSheet } from "./ShortcutSheet";
+import { StatsPanel } from "./StatsPanel";
+import { StepTimeline } from "./StepTimeline";
+import { SuggestionCard } from "./SuggestionCard";
+import { STALE_MESSAGE, unavailableReason } from "./decisions";
+import type { DecisionKind, DecisionRequest, Suggestion } from "./types";
+import { useCoachingSession } from "./useCoachingSession";
+import { isStaleDecision, useDecision, usePauseToggle } from "./useDecision";
+import { useShortcuts } from "./useShortcuts";
+import { WaitingNotice } from "./WaitingNotice";
+import "./coaching.css";
+
+// rjsf is large: the editor is its own chunk, fetched the first time `c` is pressed.
+const CorrectionEditor = lazy(() => import("./CorrectionEditor"));
+
+type DialogName = "reject" | "manual" | "correct" | "help" | null;
+type Notice = { tone: "error" | "info"; text: string };
+
+const DONE: Record<DecisionKind, string> = {
+  accept: "Accepted",
+  reject: "Rejected",
+  correct: "Corrected",
+  manual: "Recorded the manual result of",
+  skip: "Skipped",
+};
+
+const stepName = (s: Suggestion) => s.step_name || s.step_id;
+
+/** Announcements this close together are read as one. */
+const ANNOUNCE_TOGETHER_MS = 1_500;
+
+/** The operator's view of one coaching execution: suggestion, decisions, steps and live stats. */
+export function CoachingPanel({ executionId }: { executionId: string }) {
+  const navigate = useNavigate();
+  const { execution, pending, stats, metrics, connection } = useCoachingSession(executionId);
+  const decision = useDecision(executionId);
+  const pauseToggle = usePauseToggle(executionId);
+  const [dialog, setDialog] = useState<DialogName>(null);
+  const [notice, setNotice] = useState<Notice | null>(null);
+  const [announcement, setAnnouncement] = useState("");
+  // A decision's ack and the next suggestion's push arrive together: say both, in order of arrival.
+  const lastAnnounced = useRef(0);
+  const announce = (text: string) => {
+    const now = Date.now();
+    const together = now - lastAnnounced.current < ANNOUNCE_TOGETHER_MS;
+    lastAnnounced.current = now;
+    setAnnouncement((previous) => (together && previous ? `${previous} ${text}` : text));
+  };
+
+  const suggestion = pending.data?.suggestion ?? null;
+  const status = execution.data?.status ?? pending.data?.status ?? "";
+  const paused = pending.data?.paused ?? status === "paused";
+  const finished = isTerminalStatus(status) && !suggestion;
+  const canPause = !isTerminalStatus(status) && (execution.data?.mode === "coaching" || execution.data?.mode === "auto");
+  const workflowName = metrics.data?.name ?? execution.data?.workflow_id ?? "";
+  useDocumentTitle(workflowName ? `Coaching ${workflowName}` : "Coaching");
+
+  const queue = useQuery({
+    queryKey: coachingKeys.queue(1),
+    queryFn: ({ signal }) => fetchQueue(1, signal),
+    enabled: finished,
+  });
+  const next = queue.data?.items.find((item) => item.execution_id !== executionId) ?? null;
+  const goNext = () =>
+    navigate(next ? `/executions/${encodeURIComponent(next.execution_id)}/coach` : "/queue");
+
+  // A suggestion replaced under an open decision dialog: that decision would be stale, so close it.
+  const shownId = suggestion?.suggestion_id ?? null;
+  const previousId = useRef(shownId);
+  useEffect(() => {
+    if (previousId.current === shownId) return;
+    const replaced = previousId.current !== null;
+    previousId.current = shownId;
+    if (suggestion) announce(`New suggestion: ${stepName(suggestion)}, tool ${suggestion.tool ?? "none"}.`);
+    if (replaced && !decision.isPending && (dialog === "reject" || dialog === "manual" || dialog === "correct")) {
+      setDialog(null);
+      setNotice({ tone: "info", text: STALE_MESSAGE });
+    }
+    // Only a change of the shown suggestion counts, not the dialog or the mutation changing.
+  }, [shownId]);
+
+  useEffect(() => {
+    if (finished) announce(`Execution ${statusLabel(status).toLowerCase()}.`);
+  }, [finished, status]);
+
+  // When the control that had focus went away with the old suggestion, focus the new content rather
+  // than leaving it on the page's body (where screen readers lose their place).
+  useEffect(() => {
+    const active = document.activeElement;
+    if (active && active !== document.body) return;
+    document.getElementById(finished ? "finished-heading" : "suggestion-heading")?.focus();
+  }, [shownId, finished]);
+
+  const decide = (kind: DecisionKind, extra: Omit<DecisionRequest, "suggestion_id" | "decision"> = {}) => {
+    if (!suggestion || decision.isPending) return;
+    const sent = suggestion;
+    setNotice(null);
+    decision.mutate(
+      { suggestion_id: sent.suggestion_id, decision: kind, ...extra },
+      {
+        onSuccess: () => {
+          setDialog(null);
+          announce(`${DONE[kind]} ${stepName(sent)}.`);
+        },
+        onError: (error) => {
+          if (error instanceof ApiError && error.status === 422 && kind === "correct") return; // on the fields
+          setDialog(null);
+          if (isStaleDecision(error)) setNotice({ tone: "error", text: STALE_MESSAGE });
+          else setNotice({ tone: "error", text: `The decision was not applied: ${errorMessage(error)}` });
+        },
+      },
+    );
+  };
+
+  /** A decision key or button: accept and skip go at once, the others ask first. */
+  const start = (kind: DecisionKind) => {
+    if (decision.isPending) return;
+    const reason = unavailableReason(kind, suggestion, paused);
+    if (reason) {
+      setNotice({ tone: "info", text: reason });
+      return;
+    }
+    if (kind === "reject") setDialog("reject");
+    else if (kind === "manual") setDialog("manual");
+    else if (kind === "correct") {
+      decision.reset();
+      setDialog("correct");
+    } else decide(kind);
+  };
+
+  const togglePause = () => {
+    if (!canPause || pauseToggle.isPending) return;
+    const action = paused ? "resume" : "pause";
+    pauseToggle.mutate(action, {
+      onSuccess: () => {
+        setNotice(null);
+        announce(action === "pause" ? "Session paused." : "Session resumed.");
+      },
+      onError: (error) => setNotice({ tone: "error", text: `Could not ${action} the session: ${errorMessage(error)}` }),
+    });
+  };
+
+  useShortcuts({
+    a: () => start("accept"),
+    r: () => start("reject"),
+    c: () => start("correct"),
+    m: () => start("manual"),
+    s: () => start("skip"),
+    p: togglePause,
+    "?": () => setDialog("help"),
+    ...(finished ? { n: goNext, Enter: goNext } : {}),
+  });
+
+  const heading = (
+    <h1 id="coach-heading">
+      Coaching{workflowName ? `: ${workflowName}` : ""} <span className="mono coach__execution-id">{executionId}</span>
+    </h1>
+  );
+
+  if (execution.isError || pending.isError) {
+    return (
+      <section aria-labelledby="coach-heading">
+        <BackToQueue />
+        {heading}
+        <ErrorNotice
+          title="Could not load this coaching session"
+          error={execution.error ?? pending.error}
+          onRetry={() => {
+            void execution.refetch();
+            void pending.refetch();
+          }}
+        />
+      </section>
+    );
+  }
+  if (!execution.data || !pending.data) {
+    return (
+      <section aria-labelledby="coach-heading">
+        <BackToQueue />
+        {heading}
+        <Loading label="Loading the coaching session…" />
+      </section>
+    );
+  }
+
+  const data = execution.data;
+  return (
+    <section aria-labelledby="coach-heading" className="coach">
+      <BackToQueue />
+      <div className="page-head">
+        {heading}
+        <div className="coach__status">
+          <StatusBadge status={paused ? "paused" : data.status} />
+          <ProgressMeter progress={data.progress} label="Execution progress" />
+        </div>
+      </div>
+      {connection !== "online" ? (
+        <p className="notice notice--warning">
+          Live updates are paused: decisions go over HTTP and the panel re-reads the server every few seconds.
+        </p>
+      ) : null}
+      <div role="alert" className={notice?.tone === "error" ? "notice notice--error" : "visually-hidden"}>
+        {notice?.tone === "error" ? notice.text : null}
+      </div>
+      {notice?.tone === "info" ? (
+        <p className="notice notice--info" role="status">
+          {notice.text}
+        </p>
+      ) : null}
+      <p className="visually-hidden" aria-live="polite" data-testid="announcer">
+        {announcement}
+      </p>
+
+      <div className="coach__layout">
+        <div className="coach__main">
+          {finished ? (
+            <FinishedNotice status={data.status} hasNext={next !== null} onNext={goNext} />
+          ) : suggestion ? (
+            <>
+              {paused ? (
+                <p className="notice notice--warning">
+                  <strong>‖ Paused.</strong> Decisions are off until you resume the session (p).
+                </p>
+              ) : null}
+              <SuggestionCard suggestion={suggestion} />
+              <DecisionBar
+                suggestion={suggestion}
+                paused={paused}
+                busy={decision.isPending}
+                pauseBusy={pauseToggle.isPending}
+                canPause={canPause}
+                onDecide={start}
+                onTogglePause={togglePause}
+                onHelp={() => setDialog("help")}
+              />
+              {decision.isPending ? (
+                <p className="muted" role="status">
+                  Sending the decision…
+                </p>
+              ) : null}
+            </>
+          ) : (
+            <>
+              <WaitingNotice status={paused ? "paused" : data.status} mode={data.mode} executionId={executionId} />
+              {canPause ? (
+                <DecisionBar
+                  suggestion={null}
+                  paused={paused}
+                  busy={false}
+                  pauseBusy={pauseToggle.isPending}
+                  canPause={canPause}
+                  onDecide={start}
+                  onTogglePause={togglePause}
+                  onHelp={() => setDialog("help")}
+                />
+              ) : null}
+            </>
+          )}
+          <StepTimeline steps={data.steps} currentStepId={suggestion?.step_id ?? null} />
+        </div>
+        <StatsPanel
+          stats={stats.data}
+          metrics={metrics.data}
+          metricsError={metrics.error}
+          onRetryMetrics={() => void metrics.refetch()}
+        />
+      </div>
+
+      {dialog === "help" ? <ShortcutSheet onClose={() => setDialog(null)} /> : null}
+      {dialog === "reject" && suggestion ? (
+        <RejectDialog
+          suggestion={suggestion}
+          sending={decision.isPending}
+          onSubmit={(feedback) => decide("reject", { feedback })}
+          onClose={() => setDialog(null)}
+        />
+      ) : null}
+      {dialog === "manual" && suggestion ? (
+        <ManualDialog
+          suggestion={suggestion}
+          sending={decision.isPending}
+          onSubmit={(output) => decide("manual", { manual_output: output })}
+          onClose={() => setDialog(null)}
+        />
+      ) : null}
+      {dialog === "correct" && suggestion ? (
+        <Dialog title={`Correct step ${stepName(suggestion)}`} onClose={() => setDialog(null)} wide>
+          <Suspense fallback={<Loading label="Loading the correction editor…" />}>
+            <CorrectionEditor
+              suggestion={suggestion}
+              sending={decision.isPending}
+              serverError={decision.error}
+              onSubmit={(params) => decide("correct", { correction: params })}
+              onCancel={() => setDialog(null)}
+            />
+          </Suspense>
+        </Dialog>
+      ) : null}
+    </section>
+  );
+}
+
+function BackToQueue() {
+  return (
+    <p className="back">
+      <Link to="/queue">← Queue</Link>
+    </p>
+  );
+}

@@ -1,0 +1,39 @@
+import { Dialog } from "./Dialog";
+import { DECISION_ACTIONS, OTHER_SHORTCUTS } from "./decisions";
+
+/** The `?` sheet: every key of the panel and what it does. */
+export function ShortcutSheet({ onClose }: { onClose: () => void }) {
+  const rows = [...DECISION_ACTIONS, ...OTHER_SHORTCUTS];
+  return (
+    <Dialog title="Keyboard shortcuts" onClose={onClose}>
+      <p className="muted">Shortcuts are off while you type in a field and while a dialog is open.</p>
+      <table className="table shortcut-sheet">
+        <thead>
+          <tr>
+            <th scope="col">Key</th>
+            <th scope="col">Action</th>
+            <th scope="col">What it does</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((row) => (
+            <tr key={row.key}>
+              <td>
+                <kbd>{row.key}</kbd>
+              </td>
+              <th scope="row">{row.label}</th>
+              <td>{row.help}</td>
+            </tr>
+          ))}
+          <tr>
+            <td>
+              <kbd>j</kbd> / <kbd>k</kbd>
+            </td>
+            <th scope="row">Queue: move</th>
+            <td>On the queue: select the next / previous suggestion; Enter opens it.</td>
+          </tr>
+        </tbody>
+      </table>
+    </Dialog>
+  );
+}

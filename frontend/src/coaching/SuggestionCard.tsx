@@ -1,0 +1,92 @@
+import { Link } from "react-router-dom";
+import { ParamsDiff } from "./ParamsDiff";
+import { confidenceLabel, correctionPackId, formatAge, formatJson } from "./format";
+import type { Suggestion } from "./types";
+
+function SourceText({ source }: { source: string }) {
+  const pack = correctionPackId(source);
+  if (pack) {
+    return (
+      <>
+        Learned rule from{" "}
+        <Link to={`/correction-packs?pack=${encodeURIComponent(pack)}`}>correction pack {pack}</Link>
+      </>
+    );
+  }
+  if (source === "definition") return <>The workflow definition</>;
+  if (source === "llm") return <>The language model</>;
+  return <>{source}</>;
+}
+
+const PURPOSE_NOTE: Record<string, string> = {
+  correction: "You rejected this step. Correct it (c), do it by hand (m) or skip it (s).",
+  spot_check: "Spot check of an AUTO run: Coach runs this workflow unattended and asks now and then.",
+};
+
+/** The step Coach proposes to run next, and why. */
+export function SuggestionCard({ suggestion }: { suggestion: Suggestion }) {
+  const note = suggestion.purpose ? PURPOSE_NOTE[suggestion.purpose] : undefined;
+  const learned = suggestion.definition_params !== undefined && correctionPackId(suggestion.source) !== null;
+  return (
+    <section className="card suggestion" aria-labelledby="suggestion-heading" data-suggestion-id={suggestion.suggestion_id}>
+      <h2 id="suggestion-heading" className="suggestion__title" tabIndex={-1}>
+        Suggestion: {suggestion.step_name || suggestion.step_id}
+      </h2>
+      {note ? (
+        <p className="notice notice--warning suggestion__purpose">
+          <strong>{suggestion.purpose === "correction" ? "Rejected — " : "Spot check — "}</strong>
+          {note}
+        </p>
+      ) : null}
+      <dl className="facts">
+        <div>
+          <dt>Step</dt>
+          <dd className="mono">{suggestion.step_id}</dd>
+        </div>
+        <div>
+          <dt>Tool</dt>
+          <dd>
+            <span className="mono">{suggestion.tool ?? "(none)"}</span>
+            {suggestion.risk ? <span className="tag">risk: {suggestion.risk}</span> : null}
+          </dd>
+        </div>
+        <div>
+          <dt>Confidence</dt>
+          <dd>{confidenceLabel(suggestion.confidence)}</dd>
+        </div>
+        <div>
+          <dt>Source</dt>
+          <dd>
+            <SourceText source={suggestion.source} />
+          </dd>
+        </div>
+        <div>
+          <dt>Suggested</dt>
+          <dd>
+            <time dateTime={suggestion.created_at}>{formatAge(suggestion.created_at)}</time>
+          </dd>
+        </div>
+      </dl>
+      {suggestion.rationale ? (
+        <>
+          <h3 className="suggestion__label">Rationale</h3>
+          <p className="suggestion__rationale">{suggestion.rationale}</p>
+        </>
+      ) : null}
+      <h3 className="suggestion__label" id="suggestion-params-heading">
+        Params
+      </h3>
+      <pre className="code" aria-labelledby="suggestion-params-heading" data-testid="suggested-params">
+        {formatJson(suggestion.params)}
+      </pre>
+      {learned ? (
+        <ParamsDiff
+          title="What the correction pack changed"
+          before={suggestion.definition_params}
+          after={suggestion.params}
+          emptyText="The learned rule left the params as the definition renders them."
+        />
+      ) : null}
+    </section>
+  );
+}

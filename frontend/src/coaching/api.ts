@@ -1,0 +1,91 @@
+/** Paths, query keys and requests of the coaching API, in one place. */
+import { ApiError, apiGet, apiPost } from "../api/client";
+import { emitWithAck, type SocketLike } from "../realtime/socket";
+import type {
+  CoachingExecution,
+  CoachingStats,
+  DecisionRequest,
+  DecisionResult,
+  PendingSuggestions,
+  QueuePage,
+  WorkflowMetrics,
+} from "./types";
+
+export const QUEUE_PER_PAGE = 50;
+
+const executionPath = (id: string) => `/api/executions/${encodeURIComponent(id)}`;
+
+export const coachingKeys = {
+  all: ["coaching"] as const,
+  queue: (page: number) => ["coaching", "queue", page] as const,
+  queueAll: ["coaching", "queue"] as const,
+  // The execution itself shares the key of the execution pages, so both stay in step.
+  execution: (id: string) => ["executions", "detail", id] as const,
+  pending: (id: string) => ["coaching", "pending", id] as const,
+  stats: (id: string) => ["coaching", "stats", id] as const,
+  workflowMetrics: (workflowId: string) => ["metrics", "workflow", workflowId] as const,
+};
+
+export const fetchQueue = (page: number, signal?: AbortSignal) =>
+  apiGet<QueuePage>(`/api/coaching/queue?page=${page}&per_page=${QUEUE_PER_PAGE}`, { signal });
+
+export const fetchExecution = (id: string, signal?: AbortSignal) =>
+  apiGet<CoachingExecution>(executionPath(id), { signal });
+
+export const fetchPending = (id: string, signal?: AbortSignal) =>
+  apiGet<PendingSuggestions>(`${executionPath(id)}/coaching/suggestion`, { signal });
+
+export const fetchStats = (id: string, signal?: AbortSignal) =>
+  apiGet<CoachingStats>(`${executionPath(id)}/coaching/stats`, { signal });
+
+export const fetchWorkflowMetrics = (workflowId: string, signal?: AbortSignal) =>
+  apiGet<WorkflowMetrics>(`/api/metrics/workflows/${encodeURIComponent(workflowId)}`, { signal });
+
+export const pauseSession = (id: string) => apiPost<PendingSuggestions>(`${executionPath(id)}/coaching/pause`);
+
+export const resumeSession = (id: string) => apiPost<PendingSuggestions>(`${executionPath(id)}/coaching/resume`);
+
+/** The HTTP status a socket ack's error code stands for, so both channels fail alike. */
+const STATUS_OF_CODE: Record<string, number> = {
+  bad_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  validation_failed: 422,
+};
+
+/** A random key, so that a retried decision is applied once (DESIGN.md §2 `Idempotency-Key`). */
+export function newIdempotencyKey(): string {
+  if (typeof crypto !== "undefined" && typeof crypto.randomUUID === "function") return crypto.randomUUID();
+  return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+}
+
+/**
+ * Sends a decision: over the socket (with its ack) while it is online, over
+ * REST otherwise, or when the socket does not answer in time (the same
+ * idempotency key makes that retry safe). Fails with an `ApiError` either way.
+ */
+export async function sendDecision(
+  executionId: string,
+  body: DecisionRequest,
+  socket: SocketLike | null,
+  online: boolean,
+): Promise<DecisionResult> {
+  const key = newIdempotencyKey();
+  if (socket && online) {
+    const ack = await emitWithAck(socket, "coaching_decision", {
+      execution_id: executionId,
+      idempotency_key: key,
+      ...body,
+    });
+    if (ack.ok) return ack as unknown as DecisionResult;
+    const error = ack.error ?? { code: "error", message: "The decision was not applied." };
+    if (error.code !== "timeout") {
+      throw new ApiError(STATUS_OF_CODE[error.code] ?? 500, error.code, error.message, error.details);
+    }
+  }
+  return apiPost<DecisionResult>(`${executionPath(executionId)}/coaching/decision`, body, {
+    headers: { "Idempotency-Key": key },
+  });
+}

@@ -1,0 +1,41 @@
+/** The operator's keys and what each decision may be used for, in one place. */
+import type { DecisionKind, Suggestion } from "./types";
+
+export interface DecisionAction {
+  kind: DecisionKind;
+  key: string;
+  label: string;
+  /** What the shortcut sheet says it does. */
+  help: string;
+}
+
+export const DECISION_ACTIONS: readonly DecisionAction[] = [
+  { kind: "accept", key: "a", label: "Accept", help: "Run the step with the suggested params." },
+  { kind: "reject", key: "r", label: "Reject", help: "Do not run it; asks why (the feedback), then waits for a correction." },
+  { kind: "correct", key: "c", label: "Correct", help: "Open the correction editor and run the step with your params." },
+  { kind: "manual", key: "m", label: "Manual", help: "You did it by hand: asks for its output (JSON or text)." },
+  { kind: "skip", key: "s", label: "Skip", help: "Do not run it; steps that read its output are skipped too." },
+];
+
+export const OTHER_SHORTCUTS: readonly { key: string; label: string; help: string }[] = [
+  { key: "p", label: "Pause / resume", help: "Pause the coaching session, or resume it." },
+  { key: "?", label: "Shortcuts", help: "Show this list of shortcuts." },
+  { key: "n", label: "Next", help: "When the execution has finished: open the next item of the queue (Enter too)." },
+  { key: "Esc", label: "Close", help: "Close a dialog or the correction editor." },
+];
+
+/** What the panel says when a decision lost the race with someone else's (a 409 on a decided suggestion). */
+export const STALE_MESSAGE = "This suggestion was already decided by someone else — showing the current suggestion.";
+
+/** After a rejection the step takes a correction, a manual result or a skip (DESIGN.md §2). */
+const AFTER_REJECT: ReadonlySet<DecisionKind> = new Set(["correct", "manual", "skip"]);
+
+/** Why `kind` cannot be sent now, or null when it can. */
+export function unavailableReason(kind: DecisionKind, suggestion: Suggestion | null, paused: boolean): string | null {
+  if (!suggestion) return "There is no suggestion to decide.";
+  if (paused) return "The session is paused. Press p to resume it.";
+  if (suggestion.purpose === "correction" && !AFTER_REJECT.has(kind)) {
+    return "This step was rejected: correct it (c), do it by hand (m) or skip it (s).";
+  }
+  return null;
+}

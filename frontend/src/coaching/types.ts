@@ -1,0 +1,137 @@
+/**
+ * Shapes of the coaching API (DESIGN.md §1–§5) as the operator side reads
+ * them: suggestions, the queue, decisions, session stats, workflow metrics.
+ */
+import type { Execution, ExecutionStep, Page } from "../api/types";
+
+/** The five decisions (DESIGN.md §2). */
+export type DecisionKind = "accept" | "reject" | "correct" | "manual" | "skip";
+
+export const DECISION_KINDS: readonly DecisionKind[] = ["accept", "reject", "correct", "manual", "skip"];
+
+/** A JSON Schema, as loose as the tools write them. */
+export type JsonSchema = Record<string, unknown>;
+
+/** What Coach proposes for one step (REST and the `coaching_suggestion` event). */
+export interface Suggestion {
+  suggestion_id: string;
+  execution_id: string;
+  workflow_id: string;
+  workflow_version?: number;
+  step_id: string;
+  step_name?: string;
+  tool: string | null;
+  params: unknown;
+  definition_params?: unknown;
+  /** The tool's JSON Schema for its params. */
+  params_schema?: JsonSchema | null;
+  risk?: string | null;
+  rationale?: string;
+  confidence: number;
+  /** `definition`, `correction_pack:<id>` or `llm`. */
+  source: string;
+  status: string;
+  version: number;
+  /** `coaching`, `spot_check`, or `correction` after a reject. */
+  purpose?: string;
+  created_at: string;
+}
+
+/** One row of `GET /api/coaching/queue`. */
+export interface QueueItem extends Suggestion {
+  workflow_name: string;
+  execution_status: string;
+  execution_mode: string;
+}
+
+export type QueuePage = Page<QueueItem>;
+
+/** `GET /api/executions/<id>/coaching/suggestion`, and the pause/resume answers. */
+export interface PendingSuggestions {
+  execution_id: string;
+  status: string;
+  paused: boolean;
+  suggestion: Suggestion | null;
+  suggestions: Suggestion[];
+}
+
+/** The coaching session's counters (`GET .../coaching/stats`, `coaching_stats`, a decision's ack). */
+export interface CoachingStats {
+  suggestions_made: number;
+  accepted: number;
+  rejected: number;
+  corrected: number;
+  manual_executions: number;
+  skipped: number;
+}
+
+/** The `execution_update` event (DESIGN.md §5). */
+export interface ExecutionUpdate {
+  execution_id: string;
+  status: string;
+  progress?: Execution["progress"];
+  step_id?: string | null;
+}
+
+/** A step as `GET /api/executions/<id>` describes it, with the fields the timeline shows. */
+export interface CoachingStep extends ExecutionStep {
+  name?: string;
+  type?: string | null;
+  tool?: string | null;
+  params?: unknown;
+  decision?: string | null;
+  error?: string | null;
+}
+
+export interface CoachingExecution extends Omit<Execution, "steps"> {
+  steps: CoachingStep[];
+  gate?: { kind?: string; step_id?: string; suggestion_id?: string } | null;
+}
+
+/** The body of a decision (REST and the `coaching_decision` event). */
+export interface DecisionRequest {
+  suggestion_id: string;
+  decision: DecisionKind;
+  /** `correct`: the corrected params, checked against the tool's schema. */
+  correction?: Record<string, unknown>;
+  feedback?: string;
+  /** `manual`: what the operator's hand-made result was. */
+  manual_output?: unknown;
+}
+
+export interface DecisionResult {
+  ok: boolean;
+  decision?: { decision_id: string; suggestion_id: string; decision: DecisionKind; operator: string };
+  execution?: ExecutionUpdate;
+  stats?: CoachingStats;
+}
+
+/** How far a workflow is from AUTO-ready (`to_auto` in the metrics). */
+export interface ToAuto {
+  decisions_to_coaching: number;
+  window_decisions_needed: number;
+  acceptance_gap: number;
+  auto_min_window: number;
+  auto_acceptance: number;
+}
+
+/** `GET /api/metrics/workflows/<id>` (DESIGN.md §3 "Shapes"), the fields the panel shows. */
+export interface WorkflowMetrics {
+  workflow_id: string;
+  name?: string;
+  mode?: string;
+  level: string;
+  auto_ready: boolean;
+  decisions: number;
+  accepted: number;
+  rejected: number;
+  corrected: number;
+  manual: number;
+  skipped: number;
+  acceptance_rate: number;
+  rolling_acceptance_rate: number;
+  confidence: number;
+  window_size?: number;
+  window_decisions?: number;
+  to_auto?: ToAuto;
+}

@@ -1,0 +1,96 @@
+import { useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
+import { isTerminalStatus } from "../api/types";
+import { useExecutionRoom, useRealtime, useSocketEvent, useWorkspaceRoom } from "../realtime/context";
+import {
+  coachingKeys,
+  fetchExecution,
+  fetchPending,
+  fetchStats,
+  fetchWorkflowMetrics,
+} from "./api";
+import type { CoachingStats, ExecutionUpdate, PendingSuggestions, Suggestion } from "./types";
+
+/** While the live connection is down, the panel reads the server this often instead. */
+export const OFFLINE_POLL_MS = 3_000;
+
+/**
+ * Re-reads what a change to this execution may have changed: suggestion, steps, stats, the queue.
+ * (The stats pushed with a decision are counted before the next suggestion opens, so they are read again.)
+ */
+export function refreshExecution(queryClient: QueryClient, executionId: string): void {
+  void queryClient.invalidateQueries({ queryKey: coachingKeys.pending(executionId) });
+  void queryClient.invalidateQueries({ queryKey: coachingKeys.stats(executionId) });
+  void queryClient.invalidateQueries({ queryKey: coachingKeys.execution(executionId) });
+  void queryClient.invalidateQueries({ queryKey: coachingKeys.queueAll });
+}
+
+/**
+ * Everything the CoachingPanel shows of one execution, kept live: the
+ * execution and its steps, the pending suggestion, the session's stats and
+ * the workflow's metrics. Pushed events update it at once (a suggestion
+ * replaces the shown one before the re-read confirms it); while offline it
+ * polls.
+ */
+export function useCoachingSession(executionId: string) {
+  const queryClient = useQueryClient();
+  const { status: connection } = useRealtime();
+  useExecutionRoom(executionId);
+  // The workspace room carries `metrics_update` for the workflow's stats.
+  useWorkspaceRoom();
+  const offlinePoll = connection === "online" ? false : OFFLINE_POLL_MS;
+
+  const execution = useQuery({
+    queryKey: coachingKeys.execution(executionId),
+    queryFn: ({ signal }) => fetchExecution(executionId, signal),
+    refetchInterval: (query) => (isTerminalStatus(query.state.data?.status) ? false : offlinePoll),
+  });
+  const pending = useQuery({
+    queryKey: coachingKeys.pending(executionId),
+    queryFn: ({ signal }) => fetchPending(executionId, signal),
+    refetchInterval: (query) => (isTerminalStatus(query.state.data?.status) ? false : offlinePoll),
+  });
+  const stats = useQuery({
+    queryKey: coachingKeys.stats(executionId),
+    queryFn: ({ signal }) => fetchStats(executionId, signal),
+  });
+  const workflowId = execution.data?.workflow_id;
+  const metrics = useQuery({
+    queryKey: coachingKeys.workflowMetrics(workflowId ?? ""),
+    queryFn: ({ signal }) => fetchWorkflowMetrics(workflowId ?? "", signal),
+    enabled: Boolean(workflowId),
+  });
+
+  useSocketEvent<Suggestion>("coaching_suggestion", (suggestion) => {
+    if (suggestion?.execution_id !== executionId || suggestion.status !== "pending") return;
+    queryClient.setQueryData<PendingSuggestions>(coachingKeys.pending(executionId), (old) => ({
+      execution_id: executionId,
+      // a rejoin re-sends the pending suggestion of a paused session: the paused flag stays as it was
+      status: old?.status ?? (suggestion.purpose === "correction" ? "waiting_correction" : "waiting_decision"),
+      paused: old?.paused ?? false,
+      suggestion,
+      suggestions: [suggestion, ...(old?.suggestions ?? []).filter((s) => s.step_id !== suggestion.step_id)],
+    }));
+    refreshExecution(queryClient, executionId);
+  });
+
+  useSocketEvent<ExecutionUpdate>("execution_update", (update) => {
+    if (update?.execution_id !== executionId) return;
+    queryClient.setQueryData<PendingSuggestions>(coachingKeys.pending(executionId), (old) =>
+      old ? { ...old, status: update.status, paused: update.status === "paused" } : old,
+    );
+    refreshExecution(queryClient, executionId);
+  });
+
+  useSocketEvent<CoachingStats & { execution_id?: string }>("coaching_stats", (payload) => {
+    if (payload?.execution_id !== executionId) return;
+    const { execution_id: _ignored, ...counts } = payload;
+    queryClient.setQueryData<CoachingStats>(coachingKeys.stats(executionId), counts);
+  });
+
+  useSocketEvent<{ workflow_id?: string }>("metrics_update", (payload) => {
+    if (!workflowId || payload?.workflow_id !== workflowId) return;
+    void queryClient.invalidateQueries({ queryKey: coachingKeys.workflowMetrics(workflowId) });
+  });
+
+  return { execution, pending, stats, metrics, connection };
+}
