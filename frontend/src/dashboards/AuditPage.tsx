@@ -1,4 +1,176 @@
-// Being built in this session (issue #5).
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { Link, useSearchParams } from "react-router-dom";
+import { apiGet } from "../api/client";
+import type { Page } from "../api/types";
+import { Pager, pageFromParams } from "../components/Pager";
+import { Loading } from "../components/QueryState";
+import { useDocumentTitle } from "../hooks";
+import { actionLabel, AuditFilters, NO_FILTERS, type AuditFilterValues } from "./AuditFilters";
+import "./dashboards.css";
+import { DataTable, type Column } from "./DataTable";
+import { formatDateTime, formatJson, shortId } from "./format";
+import { SectionError } from "./SectionError";
+import type { AuditEvent } from "./types";
+import { VerifyChain } from "./VerifyChain";
+
+const FILTER_KEYS = ["user", "execution_id", "action", "since"] as const;
+
+function filtersFrom(params: URLSearchParams): AuditFilterValues {
+  return Object.fromEntries(FILTER_KEYS.map((k) => [k, params.get(k) ?? ""])) as unknown as AuditFilterValues;
+}
+
+function auditPath(filters: AuditFilterValues, page: number): string {
+  const query = new URLSearchParams();
+  for (const key of FILTER_KEYS) if (filters[key]) query.set(key, filters[key]);
+  if (page > 1) query.set("page", String(page));
+  const text = query.toString();
+  return text ? `/api/audit?${text}` : "/api/audit";
+}
+
+/** Where a target lives in the app, when it has a page. */
+function targetHref(event: AuditEvent): string | null {
+  if (!event.target_id) return null;
+  const id = encodeURIComponent(event.target_id);
+  if (event.target_type === "correction_pack") return `/correction-packs?pack=${id}`;
+  if (event.target_type === "workflow") return `/workflows/${id}`;
+  if (event.target_type === "execution") return `/executions/${id}`;
+  return null;
+}
+
+function Target({ event }: { event: AuditEvent }) {
+  const kind = event.target_type.replace(/_/g, " ");
+  if (!event.target_id) return <>{kind}</>;
+  const href = targetHref(event);
+  const id = <span className="mono" title={event.target_id}>{shortId(event.target_id)}</span>;
+  return href ? (
+    <Link to={href} aria-label={`${kind} ${event.target_id}`}>
+      {kind} {id}
+    </Link>
+  ) : (
+    <>
+      {kind} {id}
+    </>
+  );
+}
+
+const columns: Column<AuditEvent>[] = [
+  {
+    header: "Time",
+    rowHeader: true,
+    cell: (e) => (
+      <>
+        <time dateTime={e.created_at}>{formatDateTime(e.created_at)}</time>
+        <span className="cell-note">event {e.seq}</span>
+      </>
+    ),
+  },
+  { header: "User", cell: (e) => e.actor },
+  { header: "Action", cell: (e) => actionLabel(e.action) },
+  { header: "Target", cell: (e) => <Target event={e} /> },
+  {
+    header: "Execution",
+    cell: (e) =>
+      e.execution_id ? (
+        <Link to={`/executions/${encodeURIComponent(e.execution_id)}`} aria-label={`Execution ${e.execution_id}`} className="mono">
+          {shortId(e.execution_id)}
+        </Link>
+      ) : (
+        <span className="muted">—</span>
+      ),
+  },
+  { header: "Result", cell: (e) => e.result },
+  {
+    header: "Before and after",
+    cell: (e) =>
+      e.before == null && e.after == null ? (
+        <span className="muted">—</span>
+      ) : (
+        <details className="audit-details">
+          <summary>
+            Show<span className="visually-hidden"> before and after of event {e.seq}</span>
+          </summary>
+          {e.before != null ? <pre className="code">before: {formatJson(e.before)}</pre> : null}
+          {e.after != null ? <pre className="code">after: {formatJson(e.after)}</pre> : null}
+        </details>
+      ),
+  },
+];
+
+/** The workspace's audit log, newest first, with filters and the hash-chain check (leads only). */
 export default function AuditPage() {
-  return <h1>AuditPage</h1>;
+  useDocumentTitle("Audit log");
+  const [params, setParams] = useSearchParams();
+  const filters = filtersFrom(params);
+  const page = pageFromParams(params);
+  const path = auditPath(filters, page);
+  const filtered = FILTER_KEYS.some((k) => filters[k]);
+
+  const events = useQuery({
+    queryKey: ["audit", path],
+    queryFn: ({ signal }) => apiGet<Page<AuditEvent>>(path, { signal }),
+    placeholderData: keepPreviousData,
+  });
+
+  const apply = (next: AuditFilterValues, nextPage = 1) => {
+    const query: Record<string, string> = {};
+    for (const key of FILTER_KEYS) if (next[key]) query[key] = next[key];
+    if (nextPage > 1) query.page = String(nextPage);
+    setParams(query);
+  };
+
+  return (
+    <section aria-labelledby="audit-heading" className="lead-page">
+      <div className="page-head">
+        <h1 id="audit-heading">Audit log</h1>
+        <VerifyChain />
+      </div>
+      <p className="lead">
+        Who did what and when, newest first. Each event is chained to the one before by its hash, so an edited or
+        deleted event shows when the chain is verified.
+      </p>
+
+      {/* Remounted when the address changes, so the fields always show the filters in force. */}
+      <AuditFilters key={FILTER_KEYS.map((k) => filters[k]).join("|")} value={filters} onApply={(v) => apply(v)} />
+
+      <p className="visually-hidden" role="status">
+        {events.isSuccess ? `${events.data.total} audit events${filtered ? " match the filters" : ""}.` : ""}
+      </p>
+
+      {events.isPending ? (
+        <Loading label="Loading audit events…" />
+      ) : events.isError ? (
+        <SectionError
+          title="Could not load the audit log"
+          what="Audit events"
+          error={events.error}
+          onRetry={() => void events.refetch()}
+        />
+      ) : events.data.items.length === 0 ? (
+        <p className="empty">
+          {filtered ? "No audit event matches these filters." : "No audit events yet."}{" "}
+          {filtered ? (
+            <button type="button" className="button button--secondary" onClick={() => apply(NO_FILTERS)}>
+              Clear filters
+            </button>
+          ) : null}
+        </p>
+      ) : (
+        <>
+          <DataTable
+            caption={`Audit events, ${events.data.total} ${filtered ? "matching" : "in total"}, page ${events.data.page}`}
+            columns={columns}
+            rows={events.data.items}
+            rowKey={(e) => String(e.id)}
+          />
+          <Pager
+            label="Audit log pages"
+            page={events.data.page}
+            perPage={events.data.per_page}
+            total={events.data.total}
+            onChange={(next) => apply(filters, next)}
+          />
+        </>
+      )}
+    </section>
+  );
 }

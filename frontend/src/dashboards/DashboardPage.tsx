@@ -1,4 +1,71 @@
-// Being built in this session (issue #5).
+import { useState } from "react";
+import { Link } from "react-router-dom";
+import { ErrorNotice, Loading } from "../components/QueryState";
+import { useDocumentTitle } from "../hooks";
+import { levelLabel, modeLabel } from "./Badges";
+import "./dashboards.css";
+import { GlobalSummary } from "./GlobalSummary";
+import { MetricsTrends } from "./MetricsTrends";
+import { useModeChanger } from "./ModeChange";
+import { OperatorsTable } from "./OperatorsTable";
+import { useLiveMetrics, useWorkflowMetricsList } from "./queries";
+import type { LevelChangedEvent, WorkflowMetrics } from "./types";
+import { WorkflowLevelsTable } from "./WorkflowLevelsTable";
+
+/** A level change as a sentence for the live region. */
+function describeChange(event: LevelChangedEvent, workflows: WorkflowMetrics[] | undefined): string {
+  const name = workflows?.find((w) => w.workflow_id === event.workflow_id)?.name ?? `Workflow ${event.workflow_id}`;
+  if (event.previous_mode && event.mode && event.previous_mode !== event.mode)
+    return `“${name}” went from ${modeLabel(event.previous_mode)} to ${modeLabel(event.mode)} mode${event.reason ? `: ${event.reason}` : ""}.`;
+  const from = event.previous_level ? ` from ${levelLabel(event.previous_level)}` : "";
+  return `“${name}” moved${from} to ${levelLabel(event.level)}${event.auto_ready ? ", and is AUTO-ready" : ""}.`;
+}
+
+/** The lead dashboard: workspace totals, workflows by level with promotion, charts, operators. Live. */
 export default function DashboardPage() {
-  return <h1>DashboardPage</h1>;
+  useDocumentTitle("Dashboard");
+  const workflows = useWorkflowMetricsList();
+  const [announcement, setAnnouncement] = useState("");
+  useLiveMetrics((event) => setAnnouncement(describeChange(event, workflows.data?.items)));
+  const modes = useModeChanger();
+
+  return (
+    <section aria-labelledby="dashboard-heading" className="dashboard">
+      <h1 id="dashboard-heading">Dashboard</h1>
+      <p className="lead">
+        How far each workflow's suggestions can be trusted. A workflow is AUTO-ready when its rolling window holds
+        enough decisions and enough of them were accepted; then a lead may promote it. Figures update live.
+      </p>
+      <p className="live-hint" role="status">
+        {announcement}
+      </p>
+      {modes.ui}
+
+      <h2 id="totals-heading">Workspace</h2>
+      <GlobalSummary />
+
+      <h2 id="workflows-heading">Workflows</h2>
+      {workflows.isPending ? (
+        <Loading label="Loading workflows' metrics…" />
+      ) : workflows.isError ? (
+        <ErrorNotice
+          title="Could not load the workflows' metrics"
+          error={workflows.error}
+          onRetry={() => void workflows.refetch()}
+        />
+      ) : workflows.data.items.length === 0 ? (
+        <p className="empty">
+          No workflows yet. <Link to="/workflows">Workflows</Link> lists them once created.
+        </p>
+      ) : (
+        <WorkflowLevelsTable workflows={workflows.data.items} onAsk={modes.ask} />
+      )}
+
+      <h2 id="trends-heading">Acceptance and latency over time</h2>
+      <MetricsTrends workflows={workflows.data?.items ?? []} />
+
+      <h2 id="operators-heading">Operators</h2>
+      <OperatorsTable />
+    </section>
+  );
 }

@@ -1,4 +1,156 @@
-// Being built in this session (issue #5).
+import { Link, useParams, useSearchParams } from "react-router-dom";
+import { ApiError } from "../api/client";
+import { ErrorNotice, Loading } from "../components/QueryState";
+import { useDocumentTitle } from "../hooks";
+import { AutoReadyFlag, LevelBadge, modeLabel } from "./Badges";
+import { formatRate } from "./format";
+import "./dashboards.css";
+import { ModeButton, useModeChanger } from "./ModeChange";
+import { useLiveMetrics, useWorkflowDefinition, useWorkflowMetrics } from "./queries";
+import type { WorkflowDefinition } from "./types";
+import { WorkflowDefinitionView } from "./WorkflowDefinitionView";
+import { WorkflowExecutions } from "./WorkflowExecutions";
+import { WorkflowMetricsSection } from "./WorkflowMetricsSection";
+
+/** "AUTO-ready at ≥ 85% rolling acceptance over ≥ 20 counted of the last 50 decisions; coaching after 10." */
+function thresholdsText(t: Record<string, number> | undefined): string | null {
+  if (!t || t.auto_acceptance == null) return null;
+  return (
+    `AUTO-ready at ≥ ${formatRate(t.auto_acceptance)} rolling acceptance over ≥ ${t.auto_min_window} counted of the ` +
+    `last ${t.window} decisions; coaching after ${t.coaching_after} decisions.`
+  );
+}
+
+function versionFrom(params: URLSearchParams): number | null {
+  const n = Number.parseInt(params.get("version") ?? "", 10);
+  return Number.isFinite(n) && n > 0 ? n : null;
+}
+
+function Versions({ definition }: { definition: WorkflowDefinition }) {
+  const versions = Array.from({ length: definition.latest_version }, (_, i) => definition.latest_version - i);
+  return (
+    <nav aria-label="Versions" className="versions-nav">
+      <span className="muted" aria-hidden="true">
+        Versions
+      </span>
+      <ul className="versions">
+        {versions.map((v) => (
+          <li key={v}>
+            <Link
+              to={v === definition.latest_version ? `/workflows/${encodeURIComponent(definition.id)}` : `?version=${v}`}
+              aria-current={v === definition.version ? "page" : undefined}
+            >
+              v{v}
+              {v === definition.latest_version ? " (latest)" : ""}
+            </Link>
+          </li>
+        ))}
+      </ul>
+    </nav>
+  );
+}
+
+/** One workflow: its definition (any version), mode and promotion, metrics, packs and executions. */
 export default function WorkflowDetailPage() {
-  return <h1>WorkflowDetailPage</h1>;
+  const { id = "" } = useParams();
+  const [params] = useSearchParams();
+  const version = versionFrom(params);
+  const definition = useWorkflowDefinition(id, version);
+  const metrics = useWorkflowMetrics(id);
+  const modes = useModeChanger();
+  useLiveMetrics();
+  useDocumentTitle(definition.data?.name ?? "Workflow");
+
+  if (definition.isPending) return <Loading label="Loading the workflow…" />;
+  if (definition.isError)
+    return (
+      <section aria-labelledby="workflow-heading">
+        <h1 id="workflow-heading">Workflow</h1>
+        <ErrorNotice
+          title={definition.error instanceof ApiError && definition.error.status === 404 ? "No such workflow" : "Could not load the workflow"}
+          error={definition.error}
+          onRetry={() => void definition.refetch()}
+        />
+        <Link to="/workflows" className="back">
+          ← All workflows
+        </Link>
+      </section>
+    );
+
+  const wf = definition.data;
+  const evidence = metrics.data ?? wf;
+  const target = {
+    workflowId: wf.id,
+    name: wf.name,
+    mode: metrics.data?.mode ?? wf.mode,
+    level: evidence.level,
+    auto_ready: evidence.auto_ready ?? false,
+    to_auto: metrics.data?.to_auto,
+  };
+
+  return (
+    <section aria-labelledby="workflow-heading" className="lead-page">
+      <Link to="/workflows" className="back">
+        ← All workflows
+      </Link>
+      <div className="page-head">
+        <h1 id="workflow-heading">{wf.name}</h1>
+        <ModeButton target={target} onAsk={modes.ask} />
+      </div>
+      {wf.description ? <p className="lead">{wf.description}</p> : null}
+      {modes.ui}
+
+      <dl className="summary" aria-label="Workflow">
+        <div>
+          <dt>Version</dt>
+          <dd>
+            v{wf.version} <span className="muted">of {wf.latest_version}</span>
+          </dd>
+        </div>
+        <div>
+          <dt>Mode</dt>
+          <dd data-mode={target.mode}>{modeLabel(target.mode)}</dd>
+        </div>
+        <div>
+          <dt>Level</dt>
+          <dd>
+            <LevelBadge level={target.level} />
+          </dd>
+        </div>
+        <div>
+          <dt>AUTO-ready</dt>
+          <dd>
+            <AutoReadyFlag snapshot={target} />
+          </dd>
+        </div>
+        {thresholdsText(wf.thresholds) ? (
+          <div>
+            <dt>Thresholds</dt>
+            <dd>{thresholdsText(wf.thresholds)}</dd>
+          </div>
+        ) : null}
+      </dl>
+      <ul className="links">
+        <li>
+          <Link to={`/correction-packs?workflow=${encodeURIComponent(wf.id)}`}>Correction packs of {wf.name}</Link>
+        </li>
+        <li>
+          <Link to="/dashboard">Dashboard</Link>
+        </li>
+      </ul>
+
+      <h2>Definition</h2>
+      <Versions definition={wf} />
+      {wf.version !== wf.latest_version ? (
+        <p className="muted">You are reading version {wf.version}; new executions use version {wf.latest_version}.</p>
+      ) : null}
+      <WorkflowDefinitionView definition={wf} />
+
+      <h2>Metrics</h2>
+      <WorkflowMetricsSection workflowId={wf.id} name={wf.name} />
+
+      <h2>Executions</h2>
+      <WorkflowExecutions workflowId={wf.id} name={wf.name} />
+    </section>
+  );
 }

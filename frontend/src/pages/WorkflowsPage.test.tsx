@@ -58,6 +58,18 @@ describe("WorkflowsPage", () => {
     expect(screen.queryByRole("status")).not.toBeInTheDocument();
   });
 
+  it("links each workflow's name to its definition page", async () => {
+    const user = userEvent.setup();
+    stubFetch(() => jsonResponse(workflows));
+    renderWorkflows();
+
+    const link = await screen.findByRole("link", { name: "Refund request" });
+    expect(link).toHaveAttribute("href", "/workflows/refund");
+    expect(screen.getByRole("link", { name: "Customer onboarding" })).toHaveAttribute("href", "/workflows/onboarding");
+    await user.click(link);
+    await waitFor(() => expect(screen.getByTestId("location")).toHaveTextContent("/workflows/refund"));
+  });
+
   it("requests the workflow list from the API", async () => {
     const { calls } = stubFetch(() => jsonResponse(workflows));
     renderWorkflows();

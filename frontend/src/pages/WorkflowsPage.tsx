@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useNavigate, useSearchParams } from "react-router-dom";
+import { Link, useNavigate, useSearchParams } from "react-router-dom";
 import { apiGet, apiPost } from "../api/client";
 import type { Page, StartExecutionRequest, StartExecutionResponse, Workflow } from "../api/types";
 import { Pager, pageFromParams } from "../components/Pager";
@@ -37,7 +37,10 @@ export default function WorkflowsPage() {
   return (
     <section aria-labelledby="workflows-heading">
       <h1 id="workflows-heading">Workflows</h1>
-      <p className="lead">Pick a workflow and run it. Runs open on their own page so you can follow each step.</p>
+      <p className="lead">
+        Pick a workflow and run it. Runs open on their own page so you can follow each step; a workflow's name opens
+        its definition and metrics.
+      </p>
 
       {run.isError ? (
         <ErrorNotice
@@ -80,7 +83,12 @@ export default function WorkflowsPage() {
                   return (
                     <tr key={`${workflow.id}@${workflow.version}`}>
                       <th scope="row" className="cell-name">
-                        <span className="cell-name__title">{workflow.name}</span>
+                        <Link
+                          to={`/workflows/${encodeURIComponent(workflow.id)}`}
+                          className="cell-name__title"
+                        >
+                          {workflow.name}
+                        </Link>
                         {workflow.description ? (
                           <span className="cell-name__description">{workflow.description}</span>
                         ) : null}

@@ -1,0 +1,66 @@
+/** A workflow's level, AUTO-readiness and mode: always words and a symbol, colour only repeats them. */
+import { formatRate, plural } from "./format";
+import type { Level, MetricsSnapshot, WorkflowMode } from "./types";
+
+const LEVELS: Record<string, { label: string; symbol: string; tone: string }> = {
+  OBSERVATION: { label: "Observation", symbol: "○", tone: "neutral" },
+  COACHING: { label: "Coaching", symbol: "◐", tone: "info" },
+  AUTO: { label: "AUTO", symbol: "●", tone: "success" },
+};
+
+export function levelLabel(level: Level): string {
+  return LEVELS[level]?.label ?? level;
+}
+
+export function LevelBadge({ level }: { level: Level }) {
+  const known = LEVELS[level];
+  return (
+    <span className={`status status--${known?.tone ?? "neutral"}`} data-level={level}>
+      <span className="status__symbol" aria-hidden="true">
+        {known?.symbol ?? "•"}
+      </span>
+      {levelLabel(level)}
+    </span>
+  );
+}
+
+export function modeLabel(mode: WorkflowMode): string {
+  return mode === "auto" ? "AUTO" : mode === "coaching" ? "Coaching" : mode;
+}
+
+/** What still stands between a scope and AUTO-ready, in words ("" when nothing does). */
+export function autoReadyGap(snapshot: Pick<MetricsSnapshot, "auto_ready" | "to_auto">): string {
+  const gap = snapshot.to_auto;
+  if (snapshot.auto_ready || !gap) return "";
+  const parts: string[] = [];
+  if (gap.decisions_to_coaching > 0) parts.push(`${plural(gap.decisions_to_coaching, "more decision")} to leave observation`);
+  if (gap.window_decisions_needed > 0) parts.push(`${plural(gap.window_decisions_needed, "more counted decision")} in the window`);
+  if (gap.acceptance_gap > 0) parts.push(`acceptance ${formatRate(gap.acceptance_gap)} under the ${formatRate(gap.auto_acceptance)} bar`);
+  return parts.length ? `Needs ${parts.join("; ")}` : "";
+}
+
+/** "✓ AUTO-ready", or "✕ Not ready" with what is missing. */
+export function AutoReadyFlag({ snapshot }: { snapshot: Pick<MetricsSnapshot, "auto_ready" | "to_auto"> }) {
+  if (snapshot.auto_ready) {
+    return (
+      <span className="status status--success" data-auto-ready="true">
+        <span className="status__symbol" aria-hidden="true">
+          ✓
+        </span>
+        AUTO-ready
+      </span>
+    );
+  }
+  const gap = autoReadyGap(snapshot);
+  return (
+    <span className="auto-flag" data-auto-ready="false">
+      <span className="status status--muted">
+        <span className="status__symbol" aria-hidden="true">
+          ✕
+        </span>
+        Not ready
+      </span>
+      {gap ? <span className="auto-flag__gap">{gap}</span> : null}
+    </span>
+  );
+}

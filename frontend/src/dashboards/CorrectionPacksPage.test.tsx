@@ -1,0 +1,220 @@
+import { screen, waitFor, within } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
+import { errorResponse, jsonResponse, renderPage, stubFetch, type RecordedCall } from "../test/utils";
+import CorrectionPacksPage from "./CorrectionPacksPage";
+import { learningWorkflow, otherPack, pack, readyWorkflow } from "./testFixtures";
+import type { CorrectionPack } from "./types";
+
+type Handler = (call: RecordedCall) => Response | undefined;
+
+function stubPacks(override: Handler = () => undefined, packs: () => CorrectionPack[] = () => [pack, otherPack]) {
+  return stubFetch((call) => {
+    const special = override(call);
+    if (special) return special;
+    if (call.url === "/api/metrics/workflows") return jsonResponse({ items: [readyWorkflow, learningWorkflow] });
+    if (call.url === "/api/correction-packs") return jsonResponse({ items: packs() });
+    if (call.url === "/api/correction-packs?workflow_id=wf-refund")
+      return jsonResponse({ items: packs().filter((p) => p.workflow_id === "wf-refund") });
+    return errorResponse(404, "not_found", `unexpected ${call.method} ${call.url}`);
+  });
+}
+
+const renderPacks = (route = "/correction-packs") =>
+  renderPage(<CorrectionPacksPage />, { route, path: "/correction-packs" });
+
+const packArticle = (step: string) => screen.findByRole("article", { name: new RegExp(`^Step ${step}`) });
+
+describe("CorrectionPacksPage", () => {
+  it("lists packs per workflow with each change, its count, consistency and whether it became a rule", async () => {
+    stubPacks();
+    renderPacks();
+
+    expect(screen.getByRole("heading", { level: 1, name: "Correction packs" })).toBeInTheDocument();
+    const mail = await packArticle("mail");
+    expect(screen.getByRole("heading", { level: 2, name: /Invoice intake/ })).toBeInTheDocument();
+    expect(mail).toHaveTextContent("4 corrections · 1 learned rule");
+    expect(within(mail).getByText("Enabled")).toBeInTheDocument();
+
+    const table = within(mail).getByRole("table", { name: "Changes operators made at step mail of Invoice intake" });
+    const rows = within(table).getAllByRole("row").slice(1);
+    expect(rows.map((r) => [within(r).getByRole("rowheader").textContent, ...within(r).getAllByRole("cell").map((c) => c.textContent)])).toEqual([
+      ["to", "\"a@example.com\"→ becomes \"b@example.com\"", "4", "100%", "✓ Learned rule"],
+      ["cc", "(absent)→ becomes \"boss@example.com\"", "1", "25%", "Not yet"],
+    ]);
+
+    const pay = await packArticle("pay");
+    expect(within(pay).getByText("Disabled")).toBeInTheDocument();
+    expect(screen.getByRole("heading", { level: 2, name: /Refund request/ })).toBeInTheDocument();
+  });
+
+  it("filters by workflow through the address", async () => {
+    const user = userEvent.setup();
+    const { calls } = stubPacks();
+    renderPacks();
+    await packArticle("mail");
+
+    await user.selectOptions(screen.getByLabelText("Workflow"), "Refund request");
+    await waitFor(() => expect(screen.getByTestId("location")).toHaveTextContent("/correction-packs?workflow=wf-refund"));
+    await packArticle("pay");
+    expect(screen.queryByRole("article", { name: /^Step mail/ })).not.toBeInTheDocument();
+    expect(calls.map((c) => c.url)).toContain("/api/correction-packs?workflow_id=wf-refund");
+  });
+
+  it("disables a pack with PATCH and shows its new state", async () => {
+    const user = userEvent.setup();
+    let current = pack;
+    const { calls } = stubPacks(
+      (call) => {
+        if (call.method !== "PATCH") return undefined;
+        current = { ...pack, enabled: (call.body as { enabled: boolean }).enabled };
+        return jsonResponse(current);
+      },
+      () => [current, otherPack],
+    );
+    renderPacks();
+    const mail = await packArticle("mail");
+
+    await user.click(within(mail).getByRole("button", { name: "Disable the pack of step mail of Invoice intake" }));
+
+    await waitFor(() => expect(within(mail).getByText("Disabled")).toBeInTheDocument());
+    expect(within(mail).getByRole("status")).toHaveTextContent("The pack of step mail of Invoice intake is disabled");
+    const patch = calls.find((c) => c.method === "PATCH")!;
+    expect([patch.url, patch.body]).toEqual(["/api/correction-packs/pack-mail", { enabled: false }]);
+    expect(within(mail).getByRole("button", { name: "Enable the pack of step mail of Invoice intake" })).toBeInTheDocument();
+  });
+
+  it("says why a toggle failed", async () => {
+    const user = userEvent.setup();
+    stubPacks((call) => (call.method === "PATCH" ? errorResponse(403, "forbidden", "this needs the lead role") : undefined));
+    renderPacks();
+    const mail = await packArticle("mail");
+
+    await user.click(within(mail).getByRole("button", { name: /^Disable/ }));
+    const alert = await within(mail).findByRole("alert");
+    expect(alert).toHaveTextContent("Could not disable the pack");
+    expect(alert).toHaveTextContent("this needs the lead role");
+    expect(within(mail).getByText("Enabled")).toBeInTheDocument();
+  });
+
+  it("exports a pack as a JSON download", async () => {
+    const user = userEvent.setup();
+    const exported = { format: "coach.correction-pack/1", workflow_id: "wf-invoice", step_id: "mail", enabled: true, stats: { corrections: 4, groups: pack.changes } };
+    stubPacks((call) => (call.url === "/api/correction-packs/pack-mail/export" ? jsonResponse(exported) : undefined));
+    const blobs: Blob[] = [];
+    // jsdom has no object URLs: record the blob instead.
+    const { createObjectURL, revokeObjectURL } = URL;
+    URL.createObjectURL = (b: Blob) => (blobs.push(b), "blob:pack");
+    URL.revokeObjectURL = () => undefined;
+    onTestFinished(() => {
+      Object.assign(URL, { createObjectURL, revokeObjectURL });
+    });
+    const clicked: string[] = [];
+    vi.spyOn(HTMLAnchorElement.prototype, "click").mockImplementation(function (this: HTMLAnchorElement) {
+      clicked.push(this.download);
+    });
+    renderPacks();
+    const mail = await packArticle("mail");
+
+    await user.click(within(mail).getByRole("button", { name: "Export JSON of the pack of step mail of Invoice intake" }));
+
+    await waitFor(() => expect(clicked).toEqual(["correction-pack-invoice-intake-mail.json"]));
+    expect(JSON.parse(await blobs[0]!.text())).toEqual(exported);
+    expect(within(mail).getByRole("status")).toHaveTextContent("Exported as correction-pack-invoice-intake-mail.json.");
+  });
+
+  it("highlights, scrolls to and focuses the pack named by ?pack=", async () => {
+    stubPacks();
+    const scrolled: string[] = [];
+    // jsdom does not scroll: record which element was asked to.
+    const { scrollIntoView } = Element.prototype;
+    Element.prototype.scrollIntoView = function (this: Element) {
+      scrolled.push(this.id);
+    };
+    onTestFinished(() => {
+      Element.prototype.scrollIntoView = scrollIntoView;
+    });
+    renderPacks("/correction-packs?pack=pack-refund");
+
+    const pay = await packArticle("pay");
+    await waitFor(() => expect(pay).toHaveFocus());
+    expect(pay).toHaveClass("pack--linked");
+    expect(pay).toHaveTextContent("linked from a suggestion");
+    expect(scrolled).toEqual(["pack-pack-refund"]);
+    expect(await packArticle("mail")).not.toHaveClass("pack--linked");
+  });
+
+  it("says so when the linked pack does not exist", async () => {
+    stubPacks();
+    renderPacks("/correction-packs?pack=gone");
+    expect(await screen.findByText("The linked pack is not listed")).toBeInTheDocument();
+    expect(screen.getByRole("note")).toHaveTextContent("Correction pack gone does not exist in this workspace");
+  });
+
+  it("imports pasted JSON into a chosen workflow and links to the new pack", async () => {
+    const user = userEvent.setup();
+    const created = { ...pack, id: "pack-new", workflow_id: "wf-refund" };
+    const { calls } = stubPacks((call) => (call.url === "/api/correction-packs/import" ? jsonResponse(created, 201) : undefined));
+    renderPacks();
+    await packArticle("mail");
+
+    const text = { format: "coach.correction-pack/1", workflow_id: "wf-invoice", step_id: "mail", stats: { corrections: 1, groups: [] } };
+    await user.click(screen.getByLabelText("Pack JSON"));
+    await user.paste(JSON.stringify(text));
+    await user.selectOptions(screen.getByLabelText("Import into"), "Refund request");
+    await user.click(screen.getByRole("button", { name: "Import pack" }));
+
+    expect(await screen.findByText(/Imported the pack of step/)).toHaveTextContent("Imported the pack of step mail of Refund request");
+    expect(screen.getByRole("link", { name: "show it" })).toHaveAttribute("href", "/correction-packs?pack=pack-new");
+    expect(calls.find((c) => c.method === "POST")!.body).toEqual({ ...text, workflow_id: "wf-refund" });
+    expect(screen.getByLabelText("Pack JSON")).toHaveValue("");
+  });
+
+  it("reads an exported file into the text box", async () => {
+    const user = userEvent.setup();
+    stubPacks();
+    renderPacks();
+    await packArticle("mail");
+
+    const file = new File(['{"format": "coach.correction-pack/1"}'], "pack.json", { type: "application/json" });
+    await user.upload(screen.getByLabelText("Exported file"), file);
+    await waitFor(() => expect(screen.getByLabelText("Pack JSON")).toHaveValue('{"format": "coach.correction-pack/1"}'));
+  });
+
+  it("refuses text that is not JSON before sending it", async () => {
+    const user = userEvent.setup();
+    const { calls } = stubPacks();
+    renderPacks();
+    await packArticle("mail");
+
+    await user.click(screen.getByLabelText("Pack JSON"));
+    await user.paste("{not json");
+    await user.click(screen.getByRole("button", { name: "Import pack" }));
+
+    const alert = await screen.findByRole("alert");
+    expect(alert).toHaveTextContent("Nothing was imported");
+    expect(alert).toHaveTextContent("This is not valid JSON");
+    expect(calls.some((c) => c.method === "POST")).toBe(false);
+  });
+
+  it("lists the server's validation errors of an import", async () => {
+    const user = userEvent.setup();
+    stubPacks((call) =>
+      call.method === "POST"
+        ? errorResponse(422, "validation_failed", "workflow wf-invoice has no step 'nope'", { step_id: ["must be one of ['mail']"] })
+        : undefined,
+    );
+    renderPacks();
+    await packArticle("mail");
+
+    await user.click(screen.getByLabelText("Pack JSON"));
+    await user.paste(JSON.stringify({ format: "coach.correction-pack/1", workflow_id: "wf-invoice", step_id: "nope", stats: {} }));
+    await user.click(screen.getByRole("button", { name: "Import pack" }));
+
+    const alert = await screen.findByRole("alert");
+    expect(alert).toHaveTextContent("The server refused the pack");
+    expect(alert).toHaveTextContent("workflow wf-invoice has no step 'nope'");
+    expect(within(alert).getAllByRole("listitem").map((li) => li.textContent)).toEqual(["step_id: must be one of ['mail']"]);
+    expect(screen.getByLabelText("Pack JSON")).toHaveAttribute("aria-invalid", "true");
+  });
+});

@@ -1,0 +1,150 @@
+import { useState } from "react";
+import { Link } from "react-router-dom";
+import { errorMessage } from "../api/client";
+import { DataTable, type Column } from "./DataTable";
+import { downloadJson, slug } from "./download";
+import { formatCount, formatDateTime, formatPackValue, formatRate, plural } from "./format";
+import { fetchPackExport, useSetPackEnabled } from "./queries";
+import type { CorrectionPack, PackChange } from "./types";
+
+type ChangeRow = PackChange & { learned: boolean; share: number };
+
+function changeRows(pack: CorrectionPack): ChangeRow[] {
+  const learned = new Set(pack.rules.map((r) => JSON.stringify([r.field, r.before, r.after])));
+  return pack.changes.map((change) => ({
+    ...change,
+    learned: learned.has(JSON.stringify([change.field, change.before, change.after])),
+    share: pack.corrections ? change.count / pack.corrections : 0,
+  }));
+}
+
+const columns: Column<ChangeRow>[] = [
+  { header: "Field", rowHeader: true, cell: (c) => <code className="value">{c.field}</code> },
+  {
+    header: "Change",
+    cell: (c) => (
+      <>
+        <span className="value">{formatPackValue(c.before)}</span>
+        <span className="arrow" aria-hidden="true">
+          →
+        </span>
+        <span className="visually-hidden"> becomes </span>
+        <span className="value">{formatPackValue(c.after)}</span>
+      </>
+    ),
+  },
+  { header: "Count", numeric: true, cell: (c) => formatCount(c.count) },
+  {
+    header: (
+      <abbr title="Share of this step's corrections that made this change; 80% and 3 times make a learned rule">
+        Consistency
+      </abbr>
+    ),
+    numeric: true,
+    cell: (c) => formatRate(c.share),
+  },
+  {
+    header: "Learned rule",
+    cell: (c) =>
+      c.learned ? (
+        <span className="status status--success">
+          <span aria-hidden="true">✓</span> Learned rule
+        </span>
+      ) : (
+        <span className="muted">Not yet</span>
+      ),
+  },
+];
+
+/** One step's pack: what operators changed, what Coach learned, and the lead's controls. */
+export function PackCard({ pack, workflowName, linked }: { pack: CorrectionPack; workflowName: string; linked: boolean }) {
+  const toggle = useSetPackEnabled();
+  const [exported, setExported] = useState<{ ok: true; file: string } | { ok: false; error: unknown } | null>(null);
+  const headingId = `pack-${pack.id}-heading`;
+  const stepName = `step ${pack.step_id} of ${workflowName}`;
+
+  const exportPack = async () => {
+    try {
+      const body = await fetchPackExport(pack.id);
+      const file = `correction-pack-${slug(workflowName)}-${slug(pack.step_id)}.json`;
+      downloadJson(file, body);
+      setExported({ ok: true, file });
+    } catch (error) {
+      setExported({ ok: false, error });
+    }
+  };
+
+  return (
+    <article
+      id={`pack-${pack.id}`}
+      className={`pack${pack.enabled ? " pack--enabled" : ""}${linked ? " pack--linked" : ""}`}
+      aria-labelledby={headingId}
+      tabIndex={-1}
+      data-pack-id={pack.id}
+    >
+      <div className="pack__head">
+        <div>
+          <h3 id={headingId}>
+            Step <code>{pack.step_id}</code>
+            {linked ? <span className="tag">linked from a suggestion</span> : null}
+          </h3>
+          <p className="pack__meta">
+            {plural(pack.corrections, "correction")} · {plural(pack.rules.length, "learned rule")}
+            {pack.updated_at ? <> · updated {formatDateTime(pack.updated_at)}</> : null}
+          </p>
+        </div>
+        <div className="pack__actions">
+          <span className={`status ${pack.enabled ? "status--success" : "status--muted"}`} data-enabled={pack.enabled}>
+            <span aria-hidden="true">{pack.enabled ? "✓" : "⊘"}</span>
+            {pack.enabled ? "Enabled" : "Disabled"}
+          </span>
+          <button
+            type="button"
+            className="button button--secondary"
+            // aria-disabled, not disabled: a disabled button drops the keyboard focus.
+            onClick={() => !toggle.isPending && toggle.mutate({ pack, enabled: !pack.enabled })}
+            aria-disabled={toggle.isPending || undefined}
+            aria-busy={toggle.isPending || undefined}
+          >
+            {pack.enabled ? "Disable" : "Enable"} <span className="visually-hidden">the pack of {stepName}</span>
+          </button>
+          <button type="button" className="button button--secondary" onClick={() => void exportPack()}>
+            Export JSON <span className="visually-hidden">of the pack of {stepName}</span>
+          </button>
+        </div>
+      </div>
+      <div role="status" className="pack__status">
+        {toggle.isSuccess
+          ? `The pack of ${stepName} is ${toggle.data.enabled ? "enabled: its learned rules apply to new suggestions" : "disabled: suggestions ignore it"}.`
+          : exported?.ok
+            ? `Exported as ${exported.file}.`
+            : null}
+      </div>
+      {toggle.isError ? (
+        <div className="notice notice--error" role="alert">
+          <p className="notice__title">Could not {toggle.variables?.enabled ? "enable" : "disable"} the pack</p>
+          <p>{errorMessage(toggle.error)}</p>
+        </div>
+      ) : null}
+      {exported && !exported.ok ? (
+        <div className="notice notice--error" role="alert">
+          <p className="notice__title">Could not export the pack</p>
+          <p>{errorMessage(exported.error)}</p>
+        </div>
+      ) : null}
+      {pack.changes.length ? (
+        <DataTable
+          caption={`Changes operators made at ${stepName}`}
+          columns={columns}
+          rows={changeRows(pack)}
+          rowKey={(c) => JSON.stringify([c.field, c.before, c.after])}
+        />
+      ) : (
+        <p className="empty">These corrections changed no parameter.</p>
+      )}
+      <p className="pack__meta">
+        <Link to={`/workflows/${encodeURIComponent(pack.workflow_id)}`}>Definition of {workflowName}</Link>
+      </p>
+    </article>
+  );
+}

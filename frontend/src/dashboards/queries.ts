@@ -1,0 +1,193 @@
+/**
+ * Server state of the lead pages: query keys, fetchers and the hooks around
+ * them. Every key starts with the resource, so one invalidation refreshes
+ * every view of it (a socket event, a promotion, a pack toggle).
+ */
+import { useMutation, useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
+import { useEffect, useRef } from "react";
+import { apiGet, apiPatch, apiPost } from "../api/client";
+import { useSocketEvent, useWorkspaceRoom } from "../realtime/context";
+import type {
+  CorrectionPack,
+  GlobalMetrics,
+  ItemList,
+  LevelChangedEvent,
+  MetricsUpdateEvent,
+  OperatorMetrics,
+  PackExport,
+  WorkflowDefinition,
+  WorkflowMetrics,
+  WorkflowMode,
+} from "./types";
+
+export const dashboardKeys = {
+  metrics: ["metrics"] as const,
+  workflowMetricsList: ["metrics", "workflows"] as const,
+  workflowMetrics: (id: string) => ["metrics", "workflow", id] as const,
+  globalMetrics: ["metrics", "global"] as const,
+  operatorMetrics: ["metrics", "operators"] as const,
+  packs: ["correction-packs"] as const,
+  packList: (workflowId: string | null) => ["correction-packs", { workflowId }] as const,
+  workflow: (id: string, version: number | null) => ["workflow", id, { version }] as const,
+};
+
+const path = encodeURIComponent;
+
+export function useWorkflowMetricsList() {
+  return useQuery({
+    queryKey: dashboardKeys.workflowMetricsList,
+    queryFn: ({ signal }) => apiGet<ItemList<WorkflowMetrics>>("/api/metrics/workflows", { signal }),
+  });
+}
+
+export function useWorkflowMetrics(id: string) {
+  return useQuery({
+    queryKey: dashboardKeys.workflowMetrics(id),
+    queryFn: ({ signal }) => apiGet<WorkflowMetrics>(`/api/metrics/workflows/${path(id)}`, { signal }),
+  });
+}
+
+/** Leads only: an operator gets a 403, shown as such (see LeadsOnly). */
+export function useGlobalMetrics() {
+  return useQuery({
+    queryKey: dashboardKeys.globalMetrics,
+    queryFn: ({ signal }) => apiGet<GlobalMetrics>("/api/metrics/global", { signal }),
+  });
+}
+
+/** Leads only, like the global metrics. */
+export function useOperatorMetrics() {
+  return useQuery({
+    queryKey: dashboardKeys.operatorMetrics,
+    queryFn: ({ signal }) => apiGet<ItemList<OperatorMetrics>>("/api/metrics/operators", { signal }),
+  });
+}
+
+export function useWorkflowDefinition(id: string, version: number | null) {
+  return useQuery({
+    queryKey: dashboardKeys.workflow(id, version),
+    queryFn: ({ signal }) =>
+      apiGet<WorkflowDefinition>(`/api/workflows/${path(id)}${version ? `?version=${version}` : ""}`, { signal }),
+  });
+}
+
+export function usePacks(workflowId: string | null) {
+  return useQuery({
+    queryKey: dashboardKeys.packList(workflowId),
+    queryFn: ({ signal }) =>
+      apiGet<ItemList<CorrectionPack>>(
+        workflowId ? `/api/correction-packs?workflow_id=${path(workflowId)}` : "/api/correction-packs",
+        { signal },
+      ),
+  });
+}
+
+/** Everything that shows a workflow's level or mode (metrics, definitions, the workflow list). */
+function invalidateWorkflowViews(queryClient: QueryClient) {
+  void queryClient.invalidateQueries({ queryKey: dashboardKeys.metrics });
+  void queryClient.invalidateQueries({ queryKey: ["workflow"] });
+  void queryClient.invalidateQueries({ queryKey: ["workflows"] });
+}
+
+export interface ModeChange {
+  workflowId: string;
+  name: string;
+  mode: WorkflowMode;
+}
+
+/** `POST /api/workflows/<id>/mode`: promote to AUTO or demote to coaching. */
+export function useSetMode() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: ({ workflowId, mode }: ModeChange) =>
+      apiPost<WorkflowDefinition>(`/api/workflows/${path(workflowId)}/mode`, { mode }),
+    onSuccess: (_, { workflowId, mode }) => {
+      // Show the new mode at once; the refetch below brings everything else.
+      queryClient.setQueryData<ItemList<WorkflowMetrics>>(dashboardKeys.workflowMetricsList, (list) =>
+        list && { items: list.items.map((w) => (w.workflow_id === workflowId ? { ...w, mode } : w)) },
+      );
+      invalidateWorkflowViews(queryClient);
+    },
+  });
+}
+
+/** `PATCH /api/correction-packs/<id>` {enabled}. */
+export function useSetPackEnabled() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: ({ pack, enabled }: { pack: CorrectionPack; enabled: boolean }) =>
+      apiPatch<CorrectionPack>(`/api/correction-packs/${path(pack.id)}`, { enabled }),
+    onSuccess: (updated) => {
+      queryClient.setQueriesData<ItemList<CorrectionPack>>({ queryKey: dashboardKeys.packs }, (list) =>
+        list && { items: list.items.map((p) => (p.id === updated.id ? updated : p)) },
+      );
+      void queryClient.invalidateQueries({ queryKey: dashboardKeys.packs });
+    },
+  });
+}
+
+export function fetchPackExport(id: string): Promise<PackExport> {
+  return apiGet<PackExport>(`/api/correction-packs/${path(id)}/export`);
+}
+
+/** `POST /api/correction-packs/import` with an export's body. */
+export function useImportPack() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (body: unknown) => apiPost<CorrectionPack>("/api/correction-packs/import", body),
+    onSuccess: () => void queryClient.invalidateQueries({ queryKey: dashboardKeys.packs }),
+  });
+}
+
+/** A burst of decisions refetches once, this long after the last one. */
+export const LIVE_REFETCH_DELAY_MS = 250;
+
+/**
+ * Keeps the dashboards live: joins the workspace room, patches a workflow's
+ * row from each `metrics_update` at once, and refetches the metrics (and,
+ * on `workflow_level_changed`, everything showing a level) shortly after.
+ * `onLevelChanged` hears each level change, to announce it.
+ */
+export function useLiveMetrics(onLevelChanged?: (event: LevelChangedEvent) => void) {
+  useWorkspaceRoom();
+  const queryClient = useQueryClient();
+  const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
+  const everythingDue = useRef(false);
+
+  useEffect(
+    () => () => {
+      if (timer.current) clearTimeout(timer.current);
+    },
+    [],
+  );
+
+  const refetchSoon = (everything: boolean) => {
+    everythingDue.current ||= everything;
+    if (timer.current) clearTimeout(timer.current);
+    timer.current = setTimeout(() => {
+      timer.current = null;
+      const all = everythingDue.current;
+      everythingDue.current = false;
+      if (all) invalidateWorkflowViews(queryClient);
+      else void queryClient.invalidateQueries({ queryKey: dashboardKeys.metrics });
+    }, LIVE_REFETCH_DELAY_MS);
+  };
+
+  useSocketEvent<MetricsUpdateEvent>("metrics_update", (update) => {
+    if (!update || typeof update.workflow_id !== "string") return;
+    const { workflow_id: id, ...snapshot } = update;
+    queryClient.setQueryData<ItemList<WorkflowMetrics>>(dashboardKeys.workflowMetricsList, (list) =>
+      list && { items: list.items.map((w) => (w.workflow_id === id ? { ...w, ...snapshot } : w)) },
+    );
+    queryClient.setQueryData<WorkflowMetrics>(dashboardKeys.workflowMetrics(id), (current) =>
+      current && { ...current, ...snapshot },
+    );
+    refetchSoon(false);
+  });
+
+  useSocketEvent<LevelChangedEvent>("workflow_level_changed", (event) => {
+    if (!event || typeof event.workflow_id !== "string") return;
+    onLevelChanged?.(event);
+    refetchSoon(true);
+  });
+}
