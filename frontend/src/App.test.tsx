@@ -2,6 +2,7 @@ import { act, screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import { renderApp, stubSignedInFetch } from "./test/auth";
 import { lastSocket } from "./test/fakeSocket";
+import userEvent from "@testing-library/user-event";
 
 describe("App", () => {
   it("shows the Coach header and navigation, and opens the operator's queue by default", async () => {
@@ -51,5 +52,19 @@ describe("App", () => {
     const nav = await screen.findByRole("navigation", { name: "Main" });
     expect(within(nav).getByRole("link", { name: "Queue" })).toHaveAttribute("aria-current", "page");
     expect(within(nav).getByRole("link", { name: "Executions" })).not.toHaveAttribute("aria-current", "page");
+  });
+
+  it("opens the live connection again for the workspace picked in the header", async () => {
+    const user = userEvent.setup();
+    stubSignedInFetch();
+    renderApp("/workflows");
+    await screen.findByRole("heading", { level: 1, name: "Workflows" });
+    const first = lastSocket();
+    expect(first.workspace).toBe("1");
+
+    await user.selectOptions(screen.getByRole("combobox", { name: "Workspace" }), "Support (operator)");
+    await waitFor(() => expect(lastSocket().workspace).toBe("2"));
+    expect(first.connected).toBe(false);
+    await waitFor(() => expect(lastSocket().connected).toBe(true));
   });
 });

@@ -1,8 +1,12 @@
 import "@testing-library/jest-dom/vitest";
-import { cleanup } from "@testing-library/react";
+import { cleanup, configure } from "@testing-library/react";
 import { afterEach, vi } from "vitest";
 import { setCsrfToken } from "../api/client";
 import { FakeSocket, openedSockets } from "./fakeSocket";
+
+// Pages are lazy chunks: on a loaded machine the first import of one can take over a second,
+// Testing Library's default wait for findBy*/waitFor.
+configure({ asyncUtilTimeout: 4_000 });
 
 // No test talks to a real Socket.IO server: the app's connection is a FakeSocket
 // (connected at once) that tests reach through `lastSocket()`.
