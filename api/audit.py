@@ -58,6 +58,19 @@ class VerifySchema(Schema):
     reason = fields.String(metadata={"description": "an edited row, a deleted row (gap in seq) or a broken link"})
 
 
+class ActionsSchema(Schema):
+    actions = fields.List(fields.String(), metadata={"description": "every action the log records"})
+
+
+@blp.route("/actions")
+class AuditActions(MethodView):
+    @requires("lead")
+    @blp.response(200, ActionsSchema)
+    def get(self):
+        """The actions audit events can have (for filters)."""
+        return {"actions": list(audit.ACTIONS)}
+
+
 @blp.route("")
 class AuditLog(MethodView):
     @requires("lead")

@@ -50,6 +50,11 @@ def test_list_is_paginated_newest_first(api, ws):
     assert [e["seq"] for e in page["items"]] == seqs[2:4] and page["total"] == body["total"]
 
 
+def test_actions_lists_what_the_filter_can_ask_for(api, ws):
+    assert api.ok("GET", "/api/audit/actions")["actions"] == list(audit.ACTIONS)
+    assert {"decision", "promotion", "login"} <= set(audit.ACTIONS)
+
+
 def test_filters(api, ws):
     def seqs(query: str) -> list[int]:
         return [e["target_id"] for e in api.ok("GET", f"/api/audit?{query}")["items"]]

@@ -91,6 +91,7 @@ EXPECTED: dict[tuple[str, str], str] = {
     # the audit log: leads
     ("GET", "/api/audit"): "lead",
     ("GET", "/api/audit/verify"): "lead",
+    ("GET", "/api/audit/actions"): "lead",
 }
 
 # Routes that name a row in their body instead of their path: they get a foreign-row case too.
