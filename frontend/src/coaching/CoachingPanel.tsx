@@ -9,7 +9,7 @@ import { StatusBadge, statusLabel } from "../components/StatusBadge";
 import { useDocumentTitle } from "../hooks";
 import { coachingKeys, fetchQueue } from "./api";
 import { DecisionBar } from "./DecisionBar";
-import { Dialog } from "./Dialog";
+import { Dialog } from "../components/Dialog";
 import { FinishedNotice } from "./FinishedNotice";
 import { ManualDialog } from "./ManualDialog";
 import { RejectDialog } from "./RejectDialog";

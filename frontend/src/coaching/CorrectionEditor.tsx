@@ -5,7 +5,7 @@ import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from "react"
 import { ApiError } from "../api/client";
 import { ErrorNotice } from "../components/QueryState";
 import { ParamsDiff } from "./ParamsDiff";
-import { isPlainObject } from "./format";
+import { isPlainObject } from "../format";
 import { interpretingValidator, toErrorSchema } from "./jsonSchema";
 import { formSchema, serverFieldErrors, validateParams, type FieldError } from "./schemaForm";
 import type { Suggestion } from "./types";

@@ -1,6 +1,5 @@
-import { useId, useState, type FormEvent } from "react";
-import { Dialog } from "./Dialog";
-import type { Suggestion } from "./types";
+import { useState } from "react";
+import { TextDialog, type DecisionDialogProps } from "./TextDialog";
 
 type Format = "json" | "text";
 
@@ -21,20 +20,12 @@ export function ManualDialog({
   sending,
   onSubmit,
   onClose,
-}: {
-  suggestion: Suggestion;
-  sending: boolean;
-  onSubmit: (output: unknown) => void;
-  onClose: () => void;
-}) {
+}: DecisionDialogProps<unknown>) {
   const [text, setText] = useState("");
   const [format, setFormat] = useState<Format>("json");
   const [error, setError] = useState<string | null>(null);
-  const hintId = useId();
-  const errorId = useId();
 
-  const submit = (event?: FormEvent) => {
-    event?.preventDefault();
+  const send = () => {
     const parsed = parseManualOutput(text, format);
     if ("error" in parsed) {
       setError(parsed.error);
@@ -44,61 +35,43 @@ export function ManualDialog({
   };
 
   return (
-    <Dialog title={`Done by hand: ${suggestion.step_name || suggestion.step_id}`} onClose={onClose}>
-      <form className="form" onSubmit={submit} noValidate>
-        <div className="field">
-          <label htmlFor="manual-output">Output of the step</label>
-          <p id={hintId} className="muted field__hint">
-            Becomes the step's output; later steps can read it. Empty JSON sends no output. Ctrl+Enter sends.
-          </p>
-          <textarea
-            id="manual-output"
-            className="mono"
-            rows={6}
-            value={text}
-            aria-describedby={error ? `${hintId} ${errorId}` : hintId}
-            aria-invalid={error ? true : undefined}
-            onChange={(e) => {
-              setText(e.target.value);
-              setError(null);
-            }}
-            onKeyDown={(e) => {
-              if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) submit();
-            }}
-          />
-          {error ? (
-            <p id={errorId} className="field__error" role="alert">
-              ✕ {error}
-            </p>
-          ) : null}
-        </div>
-        <fieldset className="radio-group">
-          <legend>Read the output as</legend>
-          {(["json", "text"] as const).map((value) => (
-            <label key={value}>
-              <input
-                type="radio"
-                name="manual-format"
-                value={value}
-                checked={format === value}
-                onChange={() => {
-                  setFormat(value);
-                  setError(null);
-                }}
-              />{" "}
-              {value === "json" ? "JSON" : "Plain text"}
-            </label>
-          ))}
-        </fieldset>
-        <div className="dialog__actions">
-          <button type="submit" className="button" disabled={sending}>
-            {sending ? "Sending…" : "Record manual result"}
-          </button>
-          <button type="button" className="button button--secondary" onClick={onClose}>
-            Cancel
-          </button>
-        </div>
-      </form>
-    </Dialog>
+    <TextDialog
+      title={`Done by hand: ${suggestion.step_name || suggestion.step_id}`}
+      onClose={onClose}
+      onSend={send}
+      fieldId="manual-output"
+      label="Output of the step"
+      hint="Becomes the step's output; later steps can read it. Empty JSON sends no output. Ctrl+Enter sends."
+      rows={6}
+      mono
+      value={text}
+      onChange={(value) => {
+        setText(value);
+        setError(null);
+      }}
+      error={error}
+      sendLabel="Record manual result"
+      sendingLabel="Sending…"
+      sending={sending}
+    >
+      <fieldset className="radio-group">
+        <legend>Read the output as</legend>
+        {(["json", "text"] as const).map((value) => (
+          <label key={value}>
+            <input
+              type="radio"
+              name="manual-format"
+              value={value}
+              checked={format === value}
+              onChange={() => {
+                setFormat(value);
+                setError(null);
+              }}
+            />{" "}
+            {value === "json" ? "JSON" : "Plain text"}
+          </label>
+        ))}
+      </fieldset>
+    </TextDialog>
   );
 }

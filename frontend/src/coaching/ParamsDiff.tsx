@@ -1,10 +1,10 @@
 import { diffParams, type DiffKind } from "./diff";
-import { formatJson } from "./format";
+import { formatValue } from "../format";
 
 const MARK: Record<DiffKind, string> = { added: "+", removed: "−", changed: "~" };
 
 function Value({ value }: { value: unknown }) {
-  return <code className="diff__value">{typeof value === "string" ? JSON.stringify(value) : formatJson(value)}</code>;
+  return <code className="diff__value">{typeof value === "string" ? JSON.stringify(value) : formatValue(value)}</code>;
 }
 
 /** The field-by-field changes between two sets of params, in words and symbols (not colour alone). */

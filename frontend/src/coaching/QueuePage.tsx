@@ -6,7 +6,7 @@ import { ErrorNotice, Loading } from "../components/QueryState";
 import { useDocumentTitle } from "../hooks";
 import { useRealtime, useSocketEvent, useWorkspaceRoom } from "../realtime/context";
 import { coachingKeys, fetchQueue } from "./api";
-import { confidenceLabel, formatAge } from "./format";
+import { confidenceLabel, formatAge } from "../format";
 import type { QueueItem } from "./types";
 import { OFFLINE_POLL_MS } from "./useCoachingSession";
 import { useShortcuts } from "./useShortcuts";

@@ -1,6 +1,5 @@
-import { useId, useState, type FormEvent } from "react";
-import { Dialog } from "./Dialog";
-import type { Suggestion } from "./types";
+import { useState } from "react";
+import { TextDialog, type DecisionDialogProps } from "./TextDialog";
 
 /** `r`: asks why the suggestion is wrong, then rejects it with that feedback. */
 export function RejectDialog({
@@ -8,19 +7,11 @@ export function RejectDialog({
   sending,
   onSubmit,
   onClose,
-}: {
-  suggestion: Suggestion;
-  sending: boolean;
-  onSubmit: (feedback: string) => void;
-  onClose: () => void;
-}) {
+}: DecisionDialogProps<string>) {
   const [feedback, setFeedback] = useState("");
   const [missing, setMissing] = useState(false);
-  const hintId = useId();
-  const errorId = useId();
 
-  const submit = (event?: FormEvent) => {
-    event?.preventDefault();
+  const send = () => {
     if (!feedback.trim()) {
       setMissing(true);
       return;
@@ -29,42 +20,24 @@ export function RejectDialog({
   };
 
   return (
-    <Dialog title={`Reject step ${suggestion.step_name || suggestion.step_id}`} onClose={onClose}>
-      <form className="form" onSubmit={submit} noValidate>
-        <div className="field">
-          <label htmlFor="reject-feedback">Why is this suggestion wrong?</label>
-          <p id={hintId} className="muted field__hint">
-            Sent as feedback with the rejection. Ctrl+Enter sends.
-          </p>
-          <textarea
-            id="reject-feedback"
-            rows={4}
-            value={feedback}
-            aria-describedby={missing ? `${hintId} ${errorId}` : hintId}
-            aria-invalid={missing || undefined}
-            onChange={(e) => {
-              setFeedback(e.target.value);
-              if (e.target.value.trim()) setMissing(false);
-            }}
-            onKeyDown={(e) => {
-              if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) submit();
-            }}
-          />
-          {missing ? (
-            <p id={errorId} className="field__error" role="alert">
-              ✕ Write what is wrong, so Coach can learn from it.
-            </p>
-          ) : null}
-        </div>
-        <div className="dialog__actions">
-          <button type="submit" className="button button--danger" disabled={sending}>
-            {sending ? "Rejecting…" : "Reject with feedback"}
-          </button>
-          <button type="button" className="button button--secondary" onClick={onClose}>
-            Cancel
-          </button>
-        </div>
-      </form>
-    </Dialog>
+    <TextDialog
+      title={`Reject step ${suggestion.step_name || suggestion.step_id}`}
+      onClose={onClose}
+      onSend={send}
+      fieldId="reject-feedback"
+      label="Why is this suggestion wrong?"
+      hint="Sent as feedback with the rejection. Ctrl+Enter sends."
+      rows={4}
+      value={feedback}
+      onChange={(value) => {
+        setFeedback(value);
+        if (value.trim()) setMissing(false);
+      }}
+      error={missing ? "Write what is wrong, so Coach can learn from it." : null}
+      sendLabel="Reject with feedback"
+      sendingLabel="Rejecting…"
+      sending={sending}
+      danger
+    />
   );
 }

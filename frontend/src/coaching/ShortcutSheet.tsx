@@ -1,4 +1,4 @@
-import { Dialog } from "./Dialog";
+import { Dialog } from "../components/Dialog";
 import { DECISION_ACTIONS, OTHER_SHORTCUTS } from "./decisions";
 
 /** The `?` sheet: every key of the panel and what it does. */

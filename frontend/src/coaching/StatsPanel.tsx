@@ -1,6 +1,7 @@
 import { ErrorNotice, Loading } from "../components/QueryState";
-import { percent } from "./format";
-import type { CoachingStats, WorkflowMetrics } from "./types";
+import { formatRate, plural } from "../format";
+import type { WorkflowMetrics } from "../api/metrics";
+import type { CoachingStats } from "./types";
 
 const EXECUTION_ROWS: { key: keyof CoachingStats; label: string }[] = [
   { key: "suggestions_made", label: "Suggestions" },
@@ -11,8 +12,6 @@ const EXECUTION_ROWS: { key: keyof CoachingStats; label: string }[] = [
   { key: "skipped", label: "Skipped" },
 ];
 
-const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
-
 /** What still stands between the workflow and AUTO-ready, in words. */
 export function toAutoLines(metrics: WorkflowMetrics): string[] {
   if (metrics.auto_ready) {
@@ -22,17 +21,17 @@ export function toAutoLines(metrics: WorkflowMetrics): string[] {
   if (!to) return [];
   const lines: string[] = [];
   if (to.decisions_to_coaching > 0) {
-    lines.push(`${plural(to.decisions_to_coaching, "more decision", "more decisions")} to leave OBSERVATION.`);
+    lines.push(`${plural(to.decisions_to_coaching, "more decision")} to leave OBSERVATION.`);
   }
   if (to.window_decisions_needed > 0) {
     lines.push(
-      `${plural(to.window_decisions_needed, "more decision", "more decisions")} in the rolling window ` +
+      `${plural(to.window_decisions_needed, "more decision")} in the rolling window ` +
         `(AUTO needs ${to.auto_min_window}; skips do not count).`,
     );
   }
   if (to.acceptance_gap > 0) {
     lines.push(
-      `Rolling acceptance ${percent(metrics.rolling_acceptance_rate)} of ${percent(to.auto_acceptance)} needed.`,
+      `Rolling acceptance ${formatRate(metrics.rolling_acceptance_rate, 0)} of ${formatRate(to.auto_acceptance, 0)} needed.`,
     );
   }
   return lines;
@@ -84,12 +83,12 @@ export function StatsPanel({
             </div>
             <div>
               <dt>Acceptance</dt>
-              <dd>{percent(metrics.acceptance_rate)}</dd>
+              <dd>{formatRate(metrics.acceptance_rate, 0)}</dd>
             </div>
             <div>
               <dt>Rolling acceptance</dt>
               <dd>
-                {percent(metrics.rolling_acceptance_rate)}
+                {formatRate(metrics.rolling_acceptance_rate, 0)}
                 {metrics.window_size ? (
                   <span className="muted"> (last {Math.min(metrics.window_decisions ?? 0, metrics.window_size)})</span>
                 ) : null}
@@ -97,7 +96,7 @@ export function StatsPanel({
             </div>
             <div>
               <dt>Confidence</dt>
-              <dd>{percent(metrics.confidence)}</dd>
+              <dd>{formatRate(metrics.confidence, 0)}</dd>
             </div>
           </dl>
           <h4 className="stats__subhead">How far from AUTO-ready</h4>

@@ -1,5 +1,5 @@
 import { StatusBadge } from "../components/StatusBadge";
-import { formatJson } from "./format";
+import { formatValue } from "../format";
 import type { CoachingStep } from "./types";
 
 const DECISION_WORDS: Record<string, string> = {
@@ -54,7 +54,7 @@ export function StepTimeline({ steps, currentStepId }: { steps: CoachingStep[]; 
                 {shown(step.output) ? (
                   <details className="timeline__output" open={step.status !== "skipped"}>
                     <summary>Output</summary>
-                    <pre className="code">{formatJson(step.output)}</pre>
+                    <pre className="code">{formatValue(step.output)}</pre>
                   </details>
                 ) : null}
                 {shown(step.error) ? <p className="timeline__error">{String(step.error)}</p> : null}

@@ -1,6 +1,6 @@
 import { Link } from "react-router-dom";
 import { ParamsDiff } from "./ParamsDiff";
-import { confidenceLabel, correctionPackId, formatAge, formatJson } from "./format";
+import { confidenceLabel, correctionPackId, formatAge, formatValue } from "../format";
 import type { Suggestion } from "./types";
 
 function SourceText({ source }: { source: string }) {
@@ -77,7 +77,7 @@ export function SuggestionCard({ suggestion }: { suggestion: Suggestion }) {
         Params
       </h3>
       <pre className="code" aria-labelledby="suggestion-params-heading" data-testid="suggested-params">
-        {formatJson(suggestion.params)}
+        {formatValue(suggestion.params)}
       </pre>
       {learned ? (
         <ParamsDiff

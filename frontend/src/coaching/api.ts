@@ -8,8 +8,8 @@ import type {
   DecisionResult,
   PendingSuggestions,
   QueuePage,
-  WorkflowMetrics,
 } from "./types";
+import { workflowMetricsKey } from "../api/metrics";
 
 export const QUEUE_PER_PAGE = 50;
 
@@ -23,7 +23,7 @@ export const coachingKeys = {
   execution: (id: string) => ["executions", "detail", id] as const,
   pending: (id: string) => ["coaching", "pending", id] as const,
   stats: (id: string) => ["coaching", "stats", id] as const,
-  workflowMetrics: (workflowId: string) => ["metrics", "workflow", workflowId] as const,
+  workflowMetrics: workflowMetricsKey,
 };
 
 export const fetchQueue = (page: number, signal?: AbortSignal) =>
@@ -37,9 +37,6 @@ export const fetchPending = (id: string, signal?: AbortSignal) =>
 
 export const fetchStats = (id: string, signal?: AbortSignal) =>
   apiGet<CoachingStats>(`${executionPath(id)}/coaching/stats`, { signal });
-
-export const fetchWorkflowMetrics = (workflowId: string, signal?: AbortSignal) =>
-  apiGet<WorkflowMetrics>(`/api/metrics/workflows/${encodeURIComponent(workflowId)}`, { signal });
 
 export const pauseSession = (id: string) => apiPost<PendingSuggestions>(`${executionPath(id)}/coaching/pause`);
 

@@ -1,4 +1,4 @@
-import { isPlainObject } from "./format";
+import { isPlainObject } from "../format";
 
 export type DiffKind = "added" | "removed" | "changed";
 

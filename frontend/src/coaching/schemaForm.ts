@@ -5,7 +5,7 @@
  */
 import type { RJSFSchema } from "@rjsf/utils";
 import { ApiError } from "../api/client";
-import { isPlainObject } from "./format";
+import { isPlainObject } from "../format";
 import { validate } from "./jsonSchema";
 import type { JsonSchema } from "./types";
 

@@ -5,8 +5,8 @@ import type {
   PendingSuggestions,
   QueueItem,
   Suggestion,
-  WorkflowMetrics,
 } from "./types";
+import type { WorkflowMetrics } from "../api/metrics";
 
 export const ECHO_SCHEMA = { type: "object" };
 
@@ -86,6 +86,7 @@ export function metrics(overrides: Partial<WorkflowMetrics> = {}): WorkflowMetri
     level: "COACHING",
     auto_ready: false,
     decisions: 12,
+    suggestions: 13,
     accepted: 9,
     rejected: 1,
     corrected: 2,
@@ -94,6 +95,7 @@ export function metrics(overrides: Partial<WorkflowMetrics> = {}): WorkflowMetri
     acceptance_rate: 0.75,
     rolling_acceptance_rate: 0.78,
     confidence: 0.47,
+    decision_latency_ms: { p50: 4000, p90: 9000 },
     window_size: 50,
     window_decisions: 12,
     to_auto: {

@@ -1,6 +1,7 @@
 /**
  * Shapes of the coaching API (DESIGN.md §1–§5) as the operator side reads
- * them: suggestions, the queue, decisions, session stats, workflow metrics.
+ * them: suggestions, the queue, decisions, session stats. The workflow
+ * metrics shapes are in ../api/metrics, shared with the lead side.
  */
 import type { Execution, ExecutionStep, Page } from "../api/types";
 
@@ -104,34 +105,4 @@ export interface DecisionResult {
   decision?: { decision_id: string; suggestion_id: string; decision: DecisionKind; operator: string };
   execution?: ExecutionUpdate;
   stats?: CoachingStats;
-}
-
-/** How far a workflow is from AUTO-ready (`to_auto` in the metrics). */
-export interface ToAuto {
-  decisions_to_coaching: number;
-  window_decisions_needed: number;
-  acceptance_gap: number;
-  auto_min_window: number;
-  auto_acceptance: number;
-}
-
-/** `GET /api/metrics/workflows/<id>` (DESIGN.md §3 "Shapes"), the fields the panel shows. */
-export interface WorkflowMetrics {
-  workflow_id: string;
-  name?: string;
-  mode?: string;
-  level: string;
-  auto_ready: boolean;
-  decisions: number;
-  accepted: number;
-  rejected: number;
-  corrected: number;
-  manual: number;
-  skipped: number;
-  acceptance_rate: number;
-  rolling_acceptance_rate: number;
-  confidence: number;
-  window_size?: number;
-  window_decisions?: number;
-  to_auto?: ToAuto;
 }

@@ -1,4 +1,5 @@
 import { useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
+import { fetchWorkflowMetrics } from "../api/metrics";
 import { isTerminalStatus } from "../api/types";
 import { useExecutionRoom, useRealtime, useSocketEvent, useWorkspaceRoom } from "../realtime/context";
 import {
@@ -6,7 +7,6 @@ import {
   fetchExecution,
   fetchPending,
   fetchStats,
-  fetchWorkflowMetrics,
 } from "./api";
 import type { CoachingStats, ExecutionUpdate, PendingSuggestions, Suggestion } from "./types";
 

@@ -1,5 +1,6 @@
 import { useId, useState, type FormEvent } from "react";
-import { fromLocalInput, toLocalInput } from "./format";
+import { fromLocalInput, toLocalInput } from "../format";
+import { useAuditActions } from "./queries";
 
 export interface AuditFilterValues {
   user: string;
@@ -11,27 +12,12 @@ export interface AuditFilterValues {
 
 export const NO_FILTERS: AuditFilterValues = { user: "", execution_id: "", action: "", since: "" };
 
-/** The actions the server records (services/audit.py ACTIONS). */
-export const AUDIT_ACTIONS = [
-  "login",
-  "login_failed",
-  "decision",
-  "correction",
-  "promotion",
-  "demotion",
-  "pause",
-  "resume",
-  "cancel",
-  "pack_change",
-  "pack_import",
-  "thresholds_change",
-  "workflow_create",
-  "workflow_update",
-  "workflow_delete",
-  "token_create",
-  "token_revoke",
-  "user_change",
-] as const;
+
+/** The server's actions; one asked for in the address stays choosable while they load. */
+function actionChoices(known: string[] | undefined, current: string): string[] {
+  const list = known ?? [];
+  return current && !list.includes(current) ? [...list, current] : list;
+}
 
 export function actionLabel(action: string): string {
   const words = action.replace(/_/g, " ");
@@ -41,6 +27,7 @@ export function actionLabel(action: string): string {
 /** User, execution, action and "since" filters; applied on submit, cleared at once. */
 export function AuditFilters({ value, onApply }: { value: AuditFilterValues; onApply: (v: AuditFilterValues) => void }) {
   const [draft, setDraft] = useState({ ...value, since: toLocalInput(value.since || null) });
+  const actions = useAuditActions();
   const id = useId();
   const set = (key: keyof AuditFilterValues) => (event: { target: { value: string } }) =>
     setDraft((d) => ({ ...d, [key]: event.target.value }));
@@ -74,7 +61,7 @@ export function AuditFilters({ value, onApply }: { value: AuditFilterValues; onA
         <label htmlFor={`${id}-action`}>Action</label>
         <select id={`${id}-action`} value={draft.action} onChange={set("action")}>
           <option value="">Any action</option>
-          {AUDIT_ACTIONS.map((a) => (
+          {actionChoices(actions.data?.actions, draft.action).map((a) => (
             <option key={a} value={a}>
               {actionLabel(a)}
             </option>

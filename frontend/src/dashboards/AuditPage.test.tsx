@@ -37,6 +37,7 @@ function stubAudit(override: (call: RecordedCall) => Response | undefined = () =
   return stubFetch((call) => {
     const special = override(call);
     if (special) return special;
+    if (call.url === "/api/audit/actions") return jsonResponse({ actions: ["decision", "correction", "pack_change"] });
     if (call.url.startsWith("/api/audit?") || call.url === "/api/audit")
       return jsonResponse({ items: [packChange, correction], total, page: call.url.includes("page=2") ? 2 : 1, per_page: 50 });
     return errorResponse(404, "not_found", `unexpected ${call.url}`);
@@ -84,6 +85,8 @@ describe("AuditPage", () => {
 
     await user.type(screen.getByLabelText("User"), "ann@example.com");
     await user.type(screen.getByLabelText("Execution"), " 5c8a10a1 ");
+    // the choices are the server's actions
+    expect(await screen.findByRole("option", { name: "Pack change" })).toBeInTheDocument();
     await user.selectOptions(screen.getByLabelText("Action"), "Correction");
     await user.type(screen.getByLabelText("Since"), "2026-11-22T10:30");
     await user.click(screen.getByRole("button", { name: "Apply filters" }));
@@ -105,7 +108,7 @@ describe("AuditPage", () => {
     const { calls } = stubAudit();
     renderAudit("/audit?execution_id=ex-1&page=2");
     await screen.findByRole("table");
-    expect(calls[0]!.url).toBe("/api/audit?execution_id=ex-1&page=2");
+    expect(calls.filter((c) => c.url.startsWith("/api/audit?"))[0]!.url).toBe("/api/audit?execution_id=ex-1&page=2");
     expect(screen.getByLabelText("Execution")).toHaveValue("ex-1");
   });
 

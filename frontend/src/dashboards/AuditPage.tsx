@@ -8,7 +8,7 @@ import { useDocumentTitle } from "../hooks";
 import { actionLabel, AuditFilters, NO_FILTERS, type AuditFilterValues } from "./AuditFilters";
 import "./dashboards.css";
 import { DataTable, type Column } from "./DataTable";
-import { formatDateTime, formatJson, shortId } from "./format";
+import { formatDateTime, formatJson, shortId } from "../format";
 import { SectionError } from "./SectionError";
 import type { AuditEvent } from "./types";
 import { VerifyChain } from "./VerifyChain";

@@ -1,6 +1,6 @@
 /** A workflow's level, AUTO-readiness and mode: always words and a symbol, colour only repeats them. */
-import { formatRate, plural } from "./format";
-import type { Level, MetricsSnapshot, WorkflowMode } from "./types";
+import { formatRate, plural } from "../format";
+import type { Level, MetricsSnapshot, WorkflowMode } from "../api/metrics";
 
 const LEVELS: Record<string, { label: string; symbol: string; tone: string }> = {
   OBSERVATION: { label: "Observation", symbol: "○", tone: "neutral" },

@@ -3,10 +3,11 @@ import { Link, useSearchParams } from "react-router-dom";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { useDocumentTitle } from "../hooks";
 import "./dashboards.css";
-import { plural } from "./format";
+import { plural } from "../format";
 import { PackCard } from "./PackCard";
 import { PackImport } from "./PackImport";
 import { usePacks, useWorkflowMetricsList } from "./queries";
+import { WorkflowSelect } from "./WorkflowSelect";
 import type { CorrectionPack } from "./types";
 
 /** Packs in the order the server gives them (by workflow, then step), grouped by workflow. */
@@ -59,15 +60,15 @@ export default function CorrectionPacksPage() {
 
       <div className="field field--inline">
         <label htmlFor={filterId}>Workflow</label>
-        <select id={filterId} value={workflowFilter ?? ""} onChange={(e) => setFilter(e.target.value)}>
-          <option value="">All workflows</option>
-          {(workflows.data?.items ?? []).map((w) => (
-            <option key={w.workflow_id} value={w.workflow_id}>
-              {w.name}
-            </option>
-          ))}
+        <WorkflowSelect
+          id={filterId}
+          value={workflowFilter ?? ""}
+          onChange={setFilter}
+          workflows={workflows.data?.items ?? []}
+          firstLabel="All workflows"
+        >
           {workflowFilter && !names.has(workflowFilter) ? <option value={workflowFilter}>{nameOf(workflowFilter)}</option> : null}
-        </select>
+        </WorkflowSelect>
       </div>
 
       {linkedPack && items && !linkedFound ? (

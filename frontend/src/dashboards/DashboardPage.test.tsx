@@ -5,7 +5,7 @@ import { lastSocket } from "../test/fakeSocket";
 import { errorResponse, jsonResponse, stubFetch, type RecordedCall } from "../test/utils";
 import DashboardPage from "./DashboardPage";
 import { globalMetrics, learningWorkflow, operators, readyWorkflow, renderLive } from "./testFixtures";
-import type { WorkflowMetrics } from "./types";
+import type { WorkflowMetrics } from "../api/metrics";
 
 type Handler = (call: RecordedCall) => Response | undefined;
 

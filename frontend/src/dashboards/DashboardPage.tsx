@@ -9,7 +9,7 @@ import { MetricsTrends } from "./MetricsTrends";
 import { useModeChanger } from "./ModeChange";
 import { OperatorsTable } from "./OperatorsTable";
 import { useLiveMetrics, useWorkflowMetricsList } from "./queries";
-import type { LevelChangedEvent, WorkflowMetrics } from "./types";
+import type { LevelChangedEvent, WorkflowMetrics } from "../api/metrics";
 import { WorkflowLevelsTable } from "./WorkflowLevelsTable";
 
 /** A level change as a sentence for the live region. */

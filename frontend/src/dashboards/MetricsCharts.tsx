@@ -6,8 +6,8 @@
 import { useId } from "react";
 import { Bar, BarChart, CartesianGrid, Line, LineChart, ReferenceLine, Tooltip, XAxis, YAxis } from "recharts";
 import { DataTable, type Column } from "./DataTable";
-import { formatBucket, formatCount, formatMs, formatRate, plural } from "./format";
-import type { SeriesPoint } from "./types";
+import { formatBucket, formatCount, formatMs, formatRate, plural } from "../format";
+import type { SeriesPoint } from "../api/metrics";
 
 interface Point {
   bucket: string;

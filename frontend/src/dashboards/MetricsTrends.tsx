@@ -1,46 +1,36 @@
 import { useId, useState } from "react";
-import { Loading } from "../components/QueryState";
 import { LazyMetricsCharts as MetricsCharts } from "./LazyMetricsCharts";
 import { useGlobalMetrics, useWorkflowMetrics } from "./queries";
-import { SectionError } from "./SectionError";
-import type { WorkflowMetrics } from "./types";
+import { QuerySection } from "./SectionError";
+import { WorkflowSelect } from "./WorkflowSelect";
+import type { WorkflowMetrics } from "../api/metrics";
 
 const ALL = "";
 
 function WorkflowTrend({ workflow }: { workflow: WorkflowMetrics }) {
-  const metrics = useWorkflowMetrics(workflow.workflow_id);
-  if (metrics.isPending) return <Loading label={`Loading the charts of “${workflow.name}”…`} />;
-  if (metrics.isError)
-    return (
-      <SectionError
-        title={`Could not load the charts of “${workflow.name}”`}
-        what="These charts"
-        error={metrics.error}
-        onRetry={() => void metrics.refetch()}
-      />
-    );
   return (
-    <MetricsCharts
-      series={metrics.data.series ?? []}
-      scope={`“${workflow.name}”`}
-      autoBar={metrics.data.to_auto?.auto_acceptance}
-    />
+    <QuerySection
+      query={useWorkflowMetrics(workflow.workflow_id)}
+      loading={`Loading the charts of “${workflow.name}”…`}
+      title={`Could not load the charts of “${workflow.name}”`}
+      what="These charts"
+    >
+      {(m) => <MetricsCharts series={m.series ?? []} scope={`“${workflow.name}”`} autoBar={m.to_auto?.auto_acceptance} />}
+    </QuerySection>
   );
 }
 
 function WorkspaceTrend() {
-  const global = useGlobalMetrics();
-  if (global.isPending) return <Loading label="Loading the charts…" />;
-  if (global.isError)
-    return (
-      <SectionError
-        title="Could not load the charts"
-        what="Workspace-wide charts"
-        error={global.error}
-        onRetry={() => void global.refetch()}
-      />
-    );
-  return <MetricsCharts series={global.data.series} scope="all workflows" />;
+  return (
+    <QuerySection
+      query={useGlobalMetrics()}
+      loading="Loading the charts…"
+      title="Could not load the charts"
+      what="Workspace-wide charts"
+    >
+      {(g) => <MetricsCharts series={g.series} scope="all workflows" />}
+    </QuerySection>
+  );
 }
 
 /** The charts, for the whole workspace or one workflow picked in a select. */
@@ -52,14 +42,14 @@ export function MetricsTrends({ workflows }: { workflows: WorkflowMetrics[] }) {
     <>
       <div className="field field--inline">
         <label htmlFor={selectId}>Charts for</label>
-        <select id={selectId} value={workflow ? picked : ALL} onChange={(e) => setPicked(e.target.value)}>
-          <option value={ALL}>All workflows</option>
-          {workflows.map((w) => (
-            <option key={w.workflow_id} value={w.workflow_id}>
-              {w.name}
-            </option>
-          ))}
-        </select>
+        <WorkflowSelect
+          id={selectId}
+          value={workflow ? picked : ALL}
+          onChange={setPicked}
+          workflows={workflows}
+          firstLabel="All workflows"
+          firstValue={ALL}
+        />
       </div>
       {workflow ? <WorkflowTrend workflow={workflow} /> : <WorkspaceTrend />}
     </>

@@ -4,7 +4,7 @@ import { ApiError, errorMessage } from "../api/client";
 import { autoReadyGap, levelLabel } from "./Badges";
 import { ConfirmDialog } from "./ConfirmDialog";
 import { useSetMode } from "./queries";
-import type { MetricsSnapshot, WorkflowMode } from "./types";
+import type { MetricsSnapshot, WorkflowMode } from "../api/metrics";
 
 /** What the buttons need to know about a workflow. */
 export type ModeTarget = Pick<MetricsSnapshot, "level" | "auto_ready" | "to_auto"> & {

@@ -1,9 +1,8 @@
-import { Loading } from "../components/QueryState";
 import { DataTable, type Column } from "./DataTable";
 import { metricColumns } from "./metricColumns";
 import { useOperatorMetrics } from "./queries";
-import { SectionError } from "./SectionError";
-import type { OperatorMetrics } from "./types";
+import { QuerySection } from "./SectionError";
+import type { OperatorMetrics } from "../api/metrics";
 
 const columns: Column<OperatorMetrics>[] = [
   { header: "Operator", rowHeader: true, cell: (o) => o.operator },
@@ -12,24 +11,25 @@ const columns: Column<OperatorMetrics>[] = [
 
 /** Per-operator decisions, acceptance, corrections and latency (leads only). */
 export function OperatorsTable() {
-  const operators = useOperatorMetrics();
-  if (operators.isPending) return <Loading label="Loading operators…" />;
-  if (operators.isError)
-    return (
-      <SectionError
-        title="Could not load the operators' metrics"
-        what="Per-operator metrics"
-        error={operators.error}
-        onRetry={() => void operators.refetch()}
-      />
-    );
-  if (!operators.data.items.length) return <p className="empty">No operator has decided anything yet.</p>;
   return (
-    <DataTable
-      caption={`Decisions per operator, ${operators.data.items.length} in total`}
-      columns={columns}
-      rows={operators.data.items}
-      rowKey={(o) => o.operator}
-    />
+    <QuerySection
+      query={useOperatorMetrics()}
+      loading="Loading operators…"
+      title="Could not load the operators' metrics"
+      what="Per-operator metrics"
+    >
+      {({ items }) =>
+        items.length ? (
+          <DataTable
+            caption={`Decisions per operator, ${items.length} in total`}
+            columns={columns}
+            rows={items}
+            rowKey={(o) => o.operator}
+          />
+        ) : (
+          <p className="empty">No operator has decided anything yet.</p>
+        )
+      }
+    </QuerySection>
   );
 }

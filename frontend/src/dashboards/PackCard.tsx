@@ -3,7 +3,7 @@ import { Link } from "react-router-dom";
 import { errorMessage } from "../api/client";
 import { DataTable, type Column } from "./DataTable";
 import { downloadJson, slug } from "./download";
-import { formatCount, formatDateTime, formatPackValue, formatRate, plural } from "./format";
+import { formatCount, formatDateTime, formatPackValue, formatRate, plural } from "../format";
 import { fetchPackExport, useSetPackEnabled } from "./queries";
 import type { CorrectionPack, PackChange } from "./types";
 

@@ -2,7 +2,8 @@ import { useId, useState, type ChangeEvent, type FormEvent } from "react";
 import { Link } from "react-router-dom";
 import { ApiError, errorMessage } from "../api/client";
 import { useImportPack } from "./queries";
-import type { WorkflowMetrics } from "./types";
+import type { WorkflowMetrics } from "../api/metrics";
+import { WorkflowSelect } from "./WorkflowSelect";
 
 const FROM_FILE = "";
 
@@ -96,14 +97,14 @@ export function PackImport({ workflows }: { workflows: WorkflowMetrics[] }) {
       </div>
       <div className="field">
         <label htmlFor={ids.target}>Import into</label>
-        <select id={ids.target} value={target} onChange={(e) => setTarget(e.target.value)}>
-          <option value={FROM_FILE}>The workflow named in the JSON</option>
-          {workflows.map((w) => (
-            <option key={w.workflow_id} value={w.workflow_id}>
-              {w.name}
-            </option>
-          ))}
-        </select>
+        <WorkflowSelect
+          id={ids.target}
+          value={target}
+          onChange={setTarget}
+          workflows={workflows}
+          firstLabel="The workflow named in the JSON"
+          firstValue={FROM_FILE}
+        />
       </div>
       <button type="submit" className="button" aria-disabled={importPack.isPending || undefined} aria-busy={importPack.isPending || undefined}>
         {importPack.isPending ? "Importing…" : "Import pack"}

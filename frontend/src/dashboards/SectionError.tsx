@@ -1,5 +1,7 @@
+import type { UseQueryResult } from "@tanstack/react-query";
+import type { ReactNode } from "react";
 import { ApiError } from "../api/client";
-import { ErrorNotice } from "../components/QueryState";
+import { ErrorNotice, Loading } from "../components/QueryState";
 
 /**
  * A failed query of a lead-only view: a 403 says "Leads only" (the reader
@@ -28,4 +30,26 @@ export function SectionError({
     );
   }
   return <ErrorNotice title={title} error={error} onRetry={onRetry} />;
+}
+
+/**
+ * A lead-only section fed by one query: `loading` while it is pending, a
+ * `SectionError` (with Retry) when it failed, else `children` with its data.
+ */
+export function QuerySection<T>({
+  query,
+  loading,
+  title,
+  what,
+  children,
+}: {
+  query: UseQueryResult<T>;
+  loading: string;
+  title: string;
+  what: string;
+  children: (data: T) => ReactNode;
+}) {
+  if (query.isPending) return <Loading label={loading} />;
+  if (query.isError) return <SectionError title={title} what={what} error={query.error} onRetry={() => void query.refetch()} />;
+  return children(query.data);
 }

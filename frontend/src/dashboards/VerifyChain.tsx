@@ -1,6 +1,6 @@
 import { useMutation } from "@tanstack/react-query";
 import { apiGet } from "../api/client";
-import { plural } from "./format";
+import { plural } from "../format";
 import { SectionError } from "./SectionError";
 import type { AuditVerifyResult } from "./types";
 

@@ -1,6 +1,6 @@
 import type { ReactNode } from "react";
 import { DataTable, type Column } from "./DataTable";
-import { formatJson } from "./format";
+import { formatJson } from "../format";
 import type { WorkflowDefinition, WorkflowStepDefinition } from "./types";
 
 function listOf(value: string[] | string | undefined): string | null {

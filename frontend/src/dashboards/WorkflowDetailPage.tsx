@@ -3,7 +3,7 @@ import { ApiError } from "../api/client";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { useDocumentTitle } from "../hooks";
 import { AutoReadyFlag, LevelBadge, modeLabel } from "./Badges";
-import { formatRate } from "./format";
+import { formatRate } from "../format";
 import "./dashboards.css";
 import { ModeButton, useModeChanger } from "./ModeChange";
 import { useLiveMetrics, useWorkflowDefinition, useWorkflowMetrics } from "./queries";

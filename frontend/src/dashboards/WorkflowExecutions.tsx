@@ -5,7 +5,7 @@ import type { Execution, Page } from "../api/types";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { StatusBadge } from "../components/StatusBadge";
 import { DataTable, type Column } from "./DataTable";
-import { formatDateTime } from "./format";
+import { formatDateTime } from "../format";
 
 type Row = Execution & { created_at?: string };
 

@@ -3,7 +3,7 @@ import { AutoReadyFlag, LevelBadge, modeLabel } from "./Badges";
 import { DataTable, type Column } from "./DataTable";
 import { metricColumns } from "./metricColumns";
 import { ModeButton, type ModeTarget } from "./ModeChange";
-import type { WorkflowMetrics } from "./types";
+import type { WorkflowMetrics } from "../api/metrics";
 
 export function modeTarget(w: WorkflowMetrics): ModeTarget {
   return { workflowId: w.workflow_id, name: w.name, mode: w.mode, level: w.level, auto_ready: w.auto_ready, to_auto: w.to_auto };

@@ -9,7 +9,7 @@ import {
   fromLocalInput,
   shortId,
   toLocalInput,
-} from "./format";
+} from "../format";
 import { detailLines } from "./PackImport";
 
 describe("dashboard formats", () => {

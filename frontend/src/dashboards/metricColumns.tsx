@@ -1,7 +1,7 @@
 /** Table columns for a metrics snapshot, shared by the workflow, step and operator tables. */
 import type { Column } from "./DataTable";
-import { formatCount, formatLatencyPair, formatRate } from "./format";
-import type { MetricsSnapshot } from "./types";
+import { formatCount, formatLatencyPair, formatRate } from "../format";
+import type { MetricsSnapshot } from "../api/metrics";
 
 export type MetricColumn =
   | "decisions"

@@ -7,31 +7,32 @@ import { useMutation, useQuery, useQueryClient, type QueryClient } from "@tansta
 import { useEffect, useRef } from "react";
 import { apiGet, apiPatch, apiPost } from "../api/client";
 import { useSocketEvent, useWorkspaceRoom } from "../realtime/context";
-import type {
-  CorrectionPack,
-  GlobalMetrics,
-  ItemList,
-  LevelChangedEvent,
-  MetricsUpdateEvent,
-  OperatorMetrics,
-  PackExport,
-  WorkflowDefinition,
-  WorkflowMetrics,
-  WorkflowMode,
-} from "./types";
+import { fetchWorkflowMetrics, workflowMetricsKey } from "../api/metrics";
+import type { GlobalMetrics, LevelChangedEvent, MetricsUpdateEvent, OperatorMetrics, WorkflowMetrics, WorkflowMode } from "../api/metrics";
+import type { CorrectionPack, ItemList, PackExport, WorkflowDefinition } from "./types";
 
 export const dashboardKeys = {
   metrics: ["metrics"] as const,
   workflowMetricsList: ["metrics", "workflows"] as const,
-  workflowMetrics: (id: string) => ["metrics", "workflow", id] as const,
+  workflowMetrics: workflowMetricsKey,
   globalMetrics: ["metrics", "global"] as const,
   operatorMetrics: ["metrics", "operators"] as const,
   packs: ["correction-packs"] as const,
   packList: (workflowId: string | null) => ["correction-packs", { workflowId }] as const,
   workflow: (id: string, version: number | null) => ["workflow", id, { version }] as const,
+  auditActions: ["audit", "actions"] as const,
 };
 
 const path = encodeURIComponent;
+
+/** The actions audit events can have, from the server (they only change with a new server). */
+export function useAuditActions() {
+  return useQuery({
+    queryKey: dashboardKeys.auditActions,
+    queryFn: ({ signal }) => apiGet<{ actions: string[] }>("/api/audit/actions", { signal }),
+    staleTime: Infinity,
+  });
+}
 
 export function useWorkflowMetricsList() {
   return useQuery({
@@ -43,7 +44,7 @@ export function useWorkflowMetricsList() {
 export function useWorkflowMetrics(id: string) {
   return useQuery({
     queryKey: dashboardKeys.workflowMetrics(id),
-    queryFn: ({ signal }) => apiGet<WorkflowMetrics>(`/api/metrics/workflows/${path(id)}`, { signal }),
+    queryFn: ({ signal }) => fetchWorkflowMetrics(id, signal),
   });
 }
 

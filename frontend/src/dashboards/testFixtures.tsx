@@ -2,7 +2,8 @@
 import type { ReactElement } from "react";
 import { RealtimeProvider } from "../realtime/RealtimeProvider";
 import { renderPage } from "../test/utils";
-import type { CorrectionPack, GlobalMetrics, MetricsSnapshot, OperatorMetrics, SeriesPoint, WorkflowMetrics } from "./types";
+import type { GlobalMetrics, MetricsSnapshot, OperatorMetrics, SeriesPoint, WorkflowMetrics } from "../api/metrics";
+import type { CorrectionPack } from "./types";
 
 export function snapshot(overrides: Partial<MetricsSnapshot> = {}): MetricsSnapshot {
   return {

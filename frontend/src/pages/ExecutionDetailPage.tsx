@@ -5,6 +5,7 @@ import { isTerminalStatus, type Execution, type ExecutionStep } from "../api/typ
 import { ProgressMeter } from "../components/ProgressMeter";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { StatusBadge, statusLabel } from "../components/StatusBadge";
+import { formatValue } from "../format";
 import { useDocumentTitle } from "../hooks";
 
 /** How often a running execution is re-read. */
@@ -14,16 +15,6 @@ export const executionQueryKey = (id: string) => ["executions", "detail", id] as
 
 function executionPath(id: string): string {
   return `/api/executions/${encodeURIComponent(id)}`;
-}
-
-/** Pretty JSON for display; strings are shown as they are. */
-export function formatValue(value: unknown): string {
-  if (typeof value === "string") return value;
-  try {
-    return JSON.stringify(value, null, 2) ?? String(value);
-  } catch {
-    return String(value);
-  }
 }
 
 function hasValue(value: unknown): boolean {

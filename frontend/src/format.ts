@@ -1,10 +1,17 @@
-/** How the dashboards spell numbers, durations, times and pack values: one place for each. */
+/** How the app spells numbers, rates, durations, times and values: one place for each, for both the operator and the lead side. */
 
-/** 0.8571 → "85.7%"; whole percentages lose the decimal ("100%"). */
-export function formatRate(rate: number | null | undefined): string {
+/** 0.8571 → "85.7%" (with `decimals` 0: "86%"); whole percentages lose the decimal ("100%"). */
+export function formatRate(rate: number | null | undefined, decimals = 1): string {
   if (rate == null || !Number.isFinite(rate)) return "—";
-  const percent = Math.round(rate * 1000) / 10;
-  return `${Number.isInteger(percent) ? percent.toFixed(0) : percent.toFixed(1)}%`;
+  const scale = 10 ** decimals;
+  const percent = Math.round(rate * (100 * scale)) / scale;
+  return `${Number.isInteger(percent) ? percent.toFixed(0) : percent.toFixed(decimals)}%`;
+}
+
+/** Confidence as a whole percentage and a word, so it never rests on colour: "62% (medium)". */
+export function confidenceLabel(confidence: number): string {
+  const word = confidence >= 0.8 ? "high" : confidence >= 0.5 ? "medium" : "low";
+  return `${formatRate(confidence, 0)} (${word})`;
 }
 
 /** Milliseconds, as a person reads them: "850 ms", "2.1 s", "3 min 5 s". */
@@ -48,6 +55,19 @@ export function formatDateTime(iso: string | null | undefined): string {
   });
 }
 
+/** "just now", "3 min ago", "2 h ago", "4 days ago" from an ISO date. */
+export function formatAge(iso: string, now: number = Date.now()): string {
+  const then = Date.parse(iso);
+  if (!Number.isFinite(then)) return "unknown age";
+  const seconds = Math.max(0, Math.round((now - then) / 1000));
+  if (seconds < 45) return "just now";
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 60) return `${minutes} min ago`;
+  const hours = Math.round(minutes / 60);
+  if (hours < 48) return `${hours} h ago`;
+  return `${Math.round(hours / 24)} days ago`;
+}
+
 /** A chart bucket's hour: "22 Nov, 14:00". */
 export function formatBucket(iso: string): string {
   const date = new Date(iso);
@@ -57,13 +77,7 @@ export function formatBucket(iso: string): string {
 
 /** The JSON marker of an absent field in a correction pack (core/coaching/corrections.py). */
 export function isMissingMarker(value: unknown): boolean {
-  return (
-    typeof value === "object" &&
-    value !== null &&
-    !Array.isArray(value) &&
-    Object.keys(value).length === 1 &&
-    (value as Record<string, unknown>)["$missing"] === true
-  );
+  return isPlainObject(value) && Object.keys(value).length === 1 && value["$missing"] === true;
 }
 
 /** A before/after value: strings quoted as JSON, an absent field as "(absent)". */
@@ -72,9 +86,30 @@ export function formatPackValue(value: unknown): string {
   return JSON.stringify(value) ?? String(value);
 }
 
-/** Pretty JSON for definition params and audit before/after. */
+/** Pretty JSON, strings quoted too: definition params, audit before/after. */
 export function formatJson(value: unknown): string {
-  return JSON.stringify(value, null, 2) ?? String(value);
+  try {
+    return JSON.stringify(value, null, 2) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+/** Pretty JSON for display, but strings as they are and a missing value as "(none)": outputs, params, errors. */
+export function formatValue(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (value === undefined) return "(none)";
+  return formatJson(value);
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The pack id of a suggestion's `correction_pack:<id>` source, else null. */
+export function correctionPackId(source: string): string | null {
+  const match = /^correction_pack:(.+)$/.exec(source);
+  return match ? match[1] : null;
 }
 
 /** "28 accepted · 1 corrected · 1 rejected · 0 manual · 1 skipped". */

@@ -1,4 +1,6 @@
 import { useEffect, useId, useRef, type KeyboardEvent, type ReactNode } from "react";
+import { createPortal } from "react-dom";
+import "./Dialog.css";
 
 const FOCUSABLE =
   "a[href], button:not([disabled]), input:not([disabled]):not([type='hidden']), select:not([disabled]), " +
@@ -9,23 +11,32 @@ function focusables(root: HTMLElement): HTMLElement[] {
 }
 
 /**
- * A modal dialog: focus moves into it when it opens (to `initialFocus`, else
- * its first field or control) and back to where it was when it closes; Tab
- * stays inside; Esc closes it. While one is open, page shortcuts are off
- * (see `useShortcuts`).
+ * The app's one modal dialog, for the operator and the lead side: rendered
+ * over the page (in a portal on `document.body`); focus moves into it when it
+ * opens (to `initialFocus`, else its first field or control) and back to where
+ * it was when it closes (to the page's `#main` when that control is gone);
+ * Tab stays inside; Esc and a click on the backdrop close it. While one is
+ * open, the coaching page's shortcuts are off (see `useShortcuts`).
  */
 export function Dialog({
   title,
   onClose,
   children,
   initialFocus,
+  describedBy,
+  closeButton = true,
   wide = false,
 }: {
   title: ReactNode;
+  /** Esc, the backdrop and the Close button call it. */
   onClose: () => void;
   children: ReactNode;
   /** A CSS selector inside the dialog for the element to focus first (default: its first field). */
   initialFocus?: string;
+  /** The id of the element that describes the dialog (`aria-describedby`). */
+  describedBy?: string;
+  /** The "Close Esc" button in the head; off where the dialog's own actions include a Cancel. */
+  closeButton?: boolean;
   wide?: boolean;
 }) {
   const ref = useRef<HTMLDivElement>(null);
@@ -76,7 +87,13 @@ export function Dialog({
     }
   };
 
-  return (
+  const heading = (
+    <h2 id={titleId} className="dialog__title">
+      {title}
+    </h2>
+  );
+
+  return createPortal(
     <div className="dialog-backdrop" onMouseDown={(e) => e.target === e.currentTarget && onCloseRef.current()}>
       <div
         ref={ref}
@@ -84,19 +101,23 @@ export function Dialog({
         role="dialog"
         aria-modal="true"
         aria-labelledby={titleId}
+        aria-describedby={describedBy}
         tabIndex={-1}
         onKeyDown={onKeyDown}
       >
-        <div className="dialog__head">
-          <h2 id={titleId} className="dialog__title">
-            {title}
-          </h2>
-          <button type="button" className="button button--secondary dialog__close" onClick={() => onCloseRef.current()}>
-            Close <kbd>Esc</kbd>
-          </button>
-        </div>
+        {closeButton ? (
+          <div className="dialog__head">
+            {heading}
+            <button type="button" className="button button--secondary dialog__close" onClick={() => onCloseRef.current()}>
+              Close <kbd>Esc</kbd>
+            </button>
+          </div>
+        ) : (
+          heading
+        )}
         {children}
       </div>
-    </div>
+    </div>,
+    document.body,
   );
 }

@@ -1,0 +1,105 @@
+/**
+ * Shapes of the metrics API (api/metrics.py, DESIGN.md §3 "Shapes"): levels,
+ * modes, a scope's counters and rates, how far it is from AUTO-ready, and the
+ * metrics events (DESIGN.md §5). Read by the operator side (the stats panel)
+ * and the lead side (dashboards) alike, with the one request both make.
+ */
+import { apiGet } from "./client";
+
+/** What the evidence says (DESIGN.md §3); the server may add levels later. */
+export type Level = "OBSERVATION" | "COACHING" | "AUTO" | (string & {});
+
+/** What a lead chose. */
+export type WorkflowMode = "coaching" | "auto" | (string & {});
+
+export interface Latency {
+  p50: number | null;
+  p90: number | null;
+}
+
+/** How far a scope is from AUTO-ready. */
+export interface ToAuto {
+  decisions_to_coaching: number;
+  window_decisions_needed: number;
+  acceptance_gap: number;
+  auto_min_window: number;
+  auto_acceptance: number;
+}
+
+/** How many decisions of each kind a scope or a time bucket counts. */
+export interface DecisionCounts {
+  decisions: number;
+  accepted: number;
+  rejected: number;
+  corrected: number;
+  manual: number;
+  skipped: number;
+  acceptance_rate: number;
+}
+
+/** One scope's counters and rates (a workflow, a step, an operator, the workspace). */
+export interface MetricsSnapshot extends DecisionCounts {
+  suggestions: number;
+  rolling_acceptance_rate: number;
+  /** 95% Wilson lower bound of the rolling acceptance. */
+  confidence: number;
+  decision_latency_ms: Latency;
+  level: Level;
+  auto_ready: boolean;
+  window_size: number;
+  window_decisions: number;
+  to_auto?: ToAuto;
+}
+
+/** One hourly bucket of a time series. */
+export interface SeriesPoint extends DecisionCounts {
+  bucket: string;
+  latency_ms_avg: number | null;
+}
+
+/** An item of `GET /api/metrics/workflows`, and (with the detail fields) `GET /api/metrics/workflows/<id>`. */
+export interface WorkflowMetrics extends MetricsSnapshot {
+  workflow_id: string;
+  name: string;
+  mode: WorkflowMode;
+  steps?: Record<string, MetricsSnapshot>;
+  current_version?: MetricsSnapshot & { version: number };
+  spot_checks?: MetricsSnapshot;
+  series?: SeriesPoint[];
+}
+
+export interface GlobalMetrics extends MetricsSnapshot {
+  workflows: number;
+  levels: Record<string, number>;
+  auto_ready_workflows: number;
+  series: SeriesPoint[];
+}
+
+export interface OperatorMetrics extends MetricsSnapshot {
+  operator: string;
+}
+
+/** `workflow_level_changed` (DESIGN.md §5). */
+export interface LevelChangedEvent {
+  workflow_id: string;
+  level: Level;
+  previous_level?: Level;
+  auto_ready?: boolean;
+  mode?: WorkflowMode;
+  previous_mode?: WorkflowMode;
+  reason?: string;
+}
+
+/** `metrics_update`: the workflow's new snapshot. */
+export type MetricsUpdateEvent = MetricsSnapshot & { workflow_id: string };
+
+/**
+ * The query key of a workflow's metrics: one cache entry that the coaching
+ * panel and the dashboards both read and refresh (and under `["metrics"]`,
+ * which the dashboards invalidate as a whole).
+ */
+export const workflowMetricsKey = (workflowId: string) => ["metrics", "workflow", workflowId] as const;
+
+/** `GET /api/metrics/workflows/<id>`. */
+export const fetchWorkflowMetrics = (workflowId: string, signal?: AbortSignal) =>
+  apiGet<WorkflowMetrics>(`/api/metrics/workflows/${encodeURIComponent(workflowId)}`, { signal });
