@@ -90,15 +90,15 @@ def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: St
     rendered = resolve_params(step, state) if params is None else params
     source = "definition"
     suggested = rendered
+    wf = held(session, Workflow, ex.workflow_id)
     if params is None:
-        pack, rules = corrections.active_rules(session, ex.workflow_id, step.id)
+        pack_id, rules = corrections.active_rules(session, wf, step.id)
         if rules:
             suggested, applied = apply_rules(rendered, rules)
             if applied:
-                source = f"correction_pack:{pack.id}"
+                source = f"correction_pack:{pack_id}"
                 changed = ", ".join(f"{r.field} → {r.after!r}" for r in applied)
                 rationale = f"Learned from {applied[0].count} earlier corrections: {changed}."
-    wf = held(session, Workflow, ex.workflow_id)
     counted = metrics.record_suggestion(session, ex.workspace_id,
                                         metrics.workflow_scopes(ex.workflow_id, ex.workflow_version, step.id),
                                         metrics.workflow_thresholds(wf))
@@ -111,8 +111,7 @@ def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: St
                                 else f"Step {step.name!r} runs {step.tool} with these params."),
     )
     session.add(sug)
-    row = executions.step_row(ex, step.id)
-    row.status = S.STEP_WAITING
+    executions.set_step(ex, step.id, status=S.STEP_WAITING)
     ex.gate = {"kind": "correction" if purpose == "correction" else "decision", "step_id": step.id,
                "suggestion_id": sug.id}
     if purpose != "correction":

@@ -93,28 +93,29 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
     wf = held(session, Workflow, ex.workflow_id)
     defn = definitions.get(session, ex.workflow_id, ex.workflow_version)
     step = defn.step(sug.step_id)
-    row = executions.step_row(ex, sug.step_id)
     sug.status, sug.decided_at = "decided", now
-    row.decision, ex.gate = kind, None
+    ex.gate = None
     if kind == "accept":
-        row.status, row.params = S.STEP_PENDING, sug.params
+        executions.set_step(ex, sug.step_id, decision=kind, status=S.STEP_PENDING, params=sug.params)
     elif kind == "correct":
-        row.status, row.params = S.STEP_PENDING, body["correction"]
+        executions.set_step(ex, sug.step_id, decision=kind, status=S.STEP_PENDING, params=body["correction"])
         corrections.record(session, workspace_id, ex.workflow_id, sug.step_id, sug.params, body["correction"])
     elif kind == "manual":
-        row.status, row.output, row.finished_at = S.STEP_SUCCEEDED, body.get("manual_output"), now
-        row.params = sug.params
+        executions.set_step(ex, sug.step_id, decision=kind, status=S.STEP_SUCCEEDED,
+                            output=body.get("manual_output"), finished_at=now, params=sug.params)
     elif kind == "skip":
-        row.status, row.error, row.finished_at = S.STEP_SKIPPED, "skipped by the operator", now
+        executions.set_step(ex, sug.step_id, decision=kind, status=S.STEP_SKIPPED,
+                            error="skipped by the operator", finished_at=now)
     if kind == "reject":
         feedback = body.get("feedback") or "rejected"
         if step.on_reject == "stop":
-            row.status, row.error, row.finished_at = S.STEP_REJECTED, feedback, now
+            executions.set_step(ex, sug.step_id, decision=kind, status=S.STEP_REJECTED, error=feedback,
+                                finished_at=now)
             ex.error = {"step_id": step.id, "message": f"rejected by {operator}: {feedback}"}
             executions.set_status(ex, "fail")
         else:
             # the step is still to be settled by a correction, a manual run or a skip: no decision yet
-            row.decision, row.error = None, f"rejected by {operator}: {feedback}"
+            executions.set_step(ex, sug.step_id, decision=None, error=f"rejected by {operator}: {feedback}")
             executions.set_status(ex, "await_correction")
             coaching.open_suggestion(session, ex, defn, step, "correction", events, tools, params=sug.params,
                                      rationale=f"Rejected: {feedback}. Correct it, do it by hand, or skip it.")
