@@ -17,7 +17,7 @@ from core.execution.engine import resolve_params
 from core.tools import ToolRegistry
 from core.workflow import StepDef, WorkflowDef
 from services import audit, corrections, executions, metrics
-from services.db import held
+from services.db import held, insert_row
 from services.models import CoachingSession, Execution, Suggestion, Workflow, utcnow
 from services.notifier import Events
 
@@ -110,7 +110,7 @@ def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: St
         rationale=rationale or (f"Spot check of an AUTO run: {step.name}" if purpose == "spot_check"
                                 else f"Step {step.name!r} runs {step.tool} with these params."),
     )
-    session.add(sug)
+    insert_row(session, sug)
     executions.set_step(ex, step.id, status=S.STEP_WAITING)
     ex.gate = {"kind": "correction" if purpose == "correction" else "decision", "step_id": step.id,
                "suggestion_id": sug.id}

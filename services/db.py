@@ -5,9 +5,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from sqlalchemy import create_engine, event, text
+from sqlalchemy import bindparam, create_engine, event, insert, text, update
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm.attributes import set_committed_value
 
 
 def _prepare_sqlite(engine: Engine) -> None:
@@ -40,6 +41,39 @@ def held(session: Session, model, key):
     if obj is not None:
         session.info.setdefault("held", []).append(obj)
     return obj
+
+
+def insert_row(session: Session, obj) -> None:
+    """Write a new object's row now with one Core INSERT, outside the unit of work: for rows a hot path only
+    appends (audit events, decisions, suggestions), where the flush's bookkeeping costs more than the INSERT.
+    The object stays out of the session, so later changes to it are not saved."""
+    table = obj.__table__
+    values = obj.__dict__
+    session.execute(_statement(table, "insert"), [{c.key: values[c.key] for c in table.columns if c.key in values}])
+
+
+def update_row(session: Session, obj, **values) -> None:
+    """Change columns of a loaded object now with one Core UPDATE by primary key, and in the object as its
+    committed state, so the flush has nothing left to write for them. Column `onupdate` defaults still apply."""
+    table = obj.__table__
+    (pk,) = table.primary_key.columns
+    session.execute(_statement(table, "update", tuple(values), pk), {**values, "_pk": getattr(obj, pk.key)})
+    for name, value in values.items():
+        set_committed_value(obj, name, value)
+
+
+_STATEMENTS: dict[tuple, object] = {}
+
+
+def _statement(table, kind: str, names: tuple[str, ...] = (), pk=None):
+    """Built once per table and shape: SQLAlchemy then reuses its compiled form without recomputing keys."""
+    key = (table.name, kind, names)
+    stmt = _STATEMENTS.get(key)
+    if stmt is None:
+        stmt = insert(table) if kind == "insert" else \
+            update(table).where(pk == bindparam("_pk")).values({n: bindparam(n) for n in names})
+        _STATEMENTS[key] = stmt
+    return stmt
 
 
 class Database:

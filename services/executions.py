@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import flag_modified
 
@@ -12,7 +12,7 @@ from core.execution import states as S
 from core.execution.engine import ExecutionState, StepState, progress
 from core.workflow import WorkflowDef, validate_variables
 from services import audit, workflows
-from services.models import CoachingSession, Execution, Suggestion, utcnow
+from services.models import CoachingSession, Execution, Suggestion, Workflow, utcnow
 from services.workflows import DefinitionCache
 
 MODES = ("normal", "coaching", "auto")
@@ -29,12 +29,41 @@ def get(session: Session, workspace_id: str, execution_id: str, *, for_update: b
 def get_any(session: Session, execution_id: str, *, for_update: bool = True) -> Execution | None:
     """Any workspace's execution with its steps (the runner works across workspaces), row-locked on PostgreSQL."""
     query = select(Execution).where(Execution.id == execution_id)
-    if for_update and session.bind.dialect.name == "postgresql":
+    if for_update and _row_locks(session):
         query = query.with_for_update()
     ex = session.scalar(query)
     if ex is not None:
         session.info.setdefault("held", []).append(ex)  # the identity map is weak: keep it for the transaction
     return ex
+
+
+def _row_locks(session: Session) -> bool:
+    # SQLite needs none: its write transactions start with BEGIN IMMEDIATE, one writer at a time
+    return session.bind.dialect.name == "postgresql"
+
+
+_WITH_SUGGESTION = (select(Execution, Suggestion, CoachingSession, Workflow)
+                    .join(Suggestion, (Suggestion.id == bindparam("suggestion_id"))
+                          & (Suggestion.execution_id == Execution.id))
+                    .join(CoachingSession, CoachingSession.execution_id == Execution.id)
+                    .join(Workflow, Workflow.id == Execution.workflow_id)
+                    .where(Execution.id == bindparam("execution_id")))
+
+
+def get_with_suggestion(session: Session, workspace_id: str, execution_id: str,
+                        suggestion_id: str) -> tuple[Execution, Suggestion] | None:
+    """What a decision reads, locked like `get(for_update=True)`: the execution with one of its suggestions,
+    its coaching session and its workflow (those two stay in the session for `coaching.session_of` and
+    `held`), in one SELECT. On PostgreSQL the execution's row lock is taken first, so nothing is read from
+    before a concurrent transaction on the same execution committed. None when any of them is missing: the
+    caller then finds out which with `get` and `session.get`."""
+    if _row_locks(session):
+        session.execute(select(Execution.id).where(Execution.id == execution_id).with_for_update())
+    row = session.execute(_WITH_SUGGESTION, {"suggestion_id": suggestion_id, "execution_id": execution_id}).first()
+    if row is None or row[0].workspace_id != workspace_id:
+        return None
+    session.info.setdefault("held", []).extend(row)
+    return row[0], row[1]
 
 
 def start(session: Session, definitions: DefinitionCache, workspace_id: str, workflow_id: str,
