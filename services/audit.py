@@ -95,7 +95,7 @@ def _lock_chain(session: Session, workspace_id: str) -> None:
     if session.get_bind().dialect.name != "postgresql":
         return
     digest = hashlib.sha256(f"coach.audit:{workspace_id}".encode()).digest()
-    session.execute(text("SELECT pg_advisory_xact_lock(:key)"),
+    session.connection().execute(text("SELECT pg_advisory_xact_lock(:key)"),
                     {"key": int.from_bytes(digest[:8], "big", signed=True)})
 
 
@@ -114,7 +114,7 @@ def record(session: Session, workspace_id: str, actor: str, action: str, *, targ
     if last is None:
         _lock_chain(session, workspace_id)
         query = _HEAD_FOR_UPDATE if session.get_bind().dialect.name == "postgresql" else _HEAD
-        last = session.execute(query, {"workspace_id": workspace_id}).first()
+        last = session.connection().execute(query, {"workspace_id": workspace_id}).first()
     event = AuditEvent(
         workspace_id=workspace_id, seq=(last.seq + 1) if last else 1, actor=_text(actor or "anonymous", 200),
         action=_text(action, 40), target_type=_text(target_type, 40),

@@ -14,8 +14,8 @@ from core.execution import states as S
 from core.tools import ToolRegistry, schema_errors
 from core.workflow import WorkflowDef
 from services import audit, coaching, corrections, executions, metrics
-from services.db import held, insert_row, update_row
-from services.models import Decision, Execution, Suggestion, Workflow, utcnow
+from services.db import held, insert_row, update_row, write_changes
+from services.models import CoachingSession, Decision, Execution, Suggestion, Workflow, utcnow
 from services.notifier import Events, jsonable
 from services.workflows import DefinitionCache
 
@@ -207,6 +207,9 @@ def submit(services, workspace_id: str, execution_id: str, body: dict[str, Any],
                 response = {**response, "execution": jsonable(executions.update_event(ex))}
                 session.info["decision"].response = response
             insert_row(session, session.info["decision"])
+            # the two rows the flush would still write (its unit of work costs more than their UPDATEs)
+            write_changes(session, ex)
+            write_changes(session, session.get(CoachingSession, execution_id))
     except Replayed as replayed:
         return replayed.response
     except IntegrityError:

@@ -58,7 +58,7 @@ def get_with_suggestion(session: Session, workspace_id: str, execution_id: str,
     before a concurrent transaction on the same execution committed. None when any of them is missing: the
     caller then finds out which with `get` and `session.get`."""
     if _row_locks(session):
-        session.execute(select(Execution.id).where(Execution.id == execution_id).with_for_update())
+        session.connection().execute(select(Execution.id).where(Execution.id == execution_id).with_for_update())
     row = session.execute(_WITH_SUGGESTION, {"suggestion_id": suggestion_id, "execution_id": execution_id}).first()
     if row is None or row[0].workspace_id != workspace_id:
         return None
