@@ -50,7 +50,8 @@ def insert_row(session: Session, obj) -> None:
     The object stays out of the session, so later changes to it are not saved."""
     table = obj.__table__
     values = obj.__dict__
-    session.connection().execute(_statement(table, "insert"), [{c.key: values[c.key] for c in table.columns if c.key in values}])
+    session.connection().execute(_statement(table, "insert"),
+                                 {c.key: values[c.key] for c in table.columns if c.key in values})
 
 
 def update_row(session: Session, obj, **values) -> None:

@@ -5,6 +5,7 @@ serialisable to JSON-friendly dicts so the storage layer can keep it in a row.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
@@ -34,6 +35,7 @@ def _check_kind(kind: str) -> None:
         raise ValueError(f"unknown decision {kind!r}; expected one of {DECISIONS}")
 
 
+@functools.lru_cache(maxsize=256)  # a handful of thresholds, assessed several times per decision
 def _exact(x: float) -> Fraction:
     # A threshold typed as 0.85 is the float 0.84999999999999997779...; comparing rates against
     # the decimal the user meant makes 17/20 qualify exactly.
