@@ -102,7 +102,7 @@ def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: St
     counted = metrics.record_suggestion(session, ex.workspace_id,
                                         metrics.workflow_scopes(ex.workflow_id, ex.workflow_version, step.id),
                                         metrics.workflow_thresholds(wf))
-    confidence = counted[("step", f"{ex.workflow_id}/{step.id}")].snapshot()["confidence"]
+    confidence = counted[("step", f"{ex.workflow_id}/{step.id}")].confidence()
     sug = Suggestion(
         workspace_id=ex.workspace_id, execution_id=ex.id, workflow_id=ex.workflow_id,
         workflow_version=ex.workflow_version, step_id=step.id, tool=step.tool, params=suggested,

@@ -73,7 +73,10 @@ def write_changes(session: Session, obj: object | None) -> None:
         return  # nothing loaded, or a new object (the flush inserts it), or nothing changed
     table, mapper = obj.__table__, state.mapper
     (pk,) = table.primary_key.columns
-    values = {key: state.dict[key] for key in state.committed_state}
+    # changed columns only: anything else (a relationship) stays for the flush
+    values = {key: state.dict[key] for key in state.committed_state if key in table.c}
+    if not values:
+        return
     for column in table.columns:
         if column.onupdate is not None and column.key not in values and column.onupdate.is_callable:
             values[column.key] = column.onupdate.arg(None)

@@ -324,6 +324,10 @@ class MetricsState:
     def assess(self) -> LevelAssessment:
         return assess_level(self.counters.decisions, self.window, self.thresholds)
 
+    def confidence(self) -> float:
+        """DESIGN.md §3: the Wilson lower bound of the rolling acceptance."""
+        return round(wilson_lower_bound(self.window.accepted, self.window.counted), 4)
+
     def snapshot(self) -> dict[str, Any]:
         c, w, a = self.counters, self.window, self.assess()
         return {
@@ -332,7 +336,7 @@ class MetricsState:
             "skipped": c.skipped,
             "acceptance_rate": round(c.acceptance_rate, 4),
             "rolling_acceptance_rate": round(w.rate, 4),
-            "confidence": round(wilson_lower_bound(w.accepted, w.counted), 4),
+            "confidence": self.confidence(),
             "decision_latency_ms": self.latency.percentiles(),
             "level": a.level, "auto_ready": a.auto_ready,
             "window_size": w.size, "window_decisions": w.decisions,
