@@ -29,7 +29,10 @@ def _prepare_sqlite(engine: Engine) -> None:
         # IMMEDIATE takes the write lock up front: a deferred transaction that reads and then writes
         # fails with "database is locked" instead of waiting when another writer got in first.
         # Read-only transactions (Database.read) stay deferred: in WAL mode they run beside a writer.
-        conn.exec_driver_sql("BEGIN" if conn.get_execution_options().get(READ_ONLY) else "BEGIN IMMEDIATE")
+        # Straight on the driver's connection: this runs for every transaction, and SQLAlchemy's statement
+        # machinery (events, result handling) would cost more than the BEGIN itself.
+        conn.connection.dbapi_connection.execute("BEGIN" if conn.get_execution_options().get(READ_ONLY)
+                                                 else "BEGIN IMMEDIATE")
 
 
 READ_ONLY = "coach_read_only"
