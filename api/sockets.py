@@ -14,6 +14,9 @@ from services.models import User
 from services.notifier import execution_room, jsonable, workspace_room
 
 
+_DECISION_ARGS = DecisionArgs()  # made once: a schema holds no per-load state
+
+
 def _error(exc: Exception) -> dict:
     if isinstance(exc, CoachError):
         return {"ok": False, "error": {"code": exc.code, "message": exc.message, "details": exc.details}}
@@ -102,7 +105,7 @@ def register(socketio: SocketIO) -> None:
             execution_id = _execution_id(data)
             fields = ("suggestion_id", "decision", "correction", "feedback", "manual_output")
             try:  # the REST schema, so that both channels accept exactly the same bodies
-                body = DecisionArgs().load({k: data[k] for k in fields if k in data})
+                body = _DECISION_ARGS.load({k: data[k] for k in fields if k in data})
             except MarshmallowError as exc:
                 raise ValidationFailed("request is invalid", details=exc.messages_dict) from None
             response = decisions.submit(services(), workspace_id(), execution_id, body, operator(),

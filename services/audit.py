@@ -17,9 +17,10 @@ from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Any, Iterator
 
-from sqlalchemy import func, select, text
+from sqlalchemy import bindparam, func, select, text
 from sqlalchemy.orm import Session
 
+from services.db import insert_row
 from services.models import AuditEvent, utcnow
 from services.notifier import jsonable
 
@@ -94,15 +95,14 @@ def _lock_chain(session: Session, workspace_id: str) -> None:
     if session.get_bind().dialect.name != "postgresql":
         return
     digest = hashlib.sha256(f"coach.audit:{workspace_id}".encode()).digest()
-    session.execute(text("SELECT pg_advisory_xact_lock(:key)"),
+    session.connection().execute(text("SELECT pg_advisory_xact_lock(:key)"),
                     {"key": int.from_bytes(digest[:8], "big", signed=True)})
 
 
-def last_event(session: Session, workspace_id: str, *, for_update: bool = False) -> AuditEvent | None:
-    query = select(AuditEvent).where(AuditEvent.workspace_id == workspace_id).order_by(AuditEvent.seq.desc()).limit(1)
-    if for_update and session.get_bind().dialect.name == "postgresql":
-        query = query.with_for_update()
-    return session.scalar(query)
+def last_event(session: Session, workspace_id: str) -> AuditEvent | None:
+    """The workspace's newest event (record() reads only its seq and hash, with _HEAD)."""
+    return session.scalar(select(AuditEvent).where(AuditEvent.workspace_id == workspace_id)
+                          .order_by(AuditEvent.seq.desc()).limit(1))
 
 
 def record(session: Session, workspace_id: str, actor: str, action: str, *, target_type: str,
@@ -110,10 +110,11 @@ def record(session: Session, workspace_id: str, actor: str, action: str, *, targ
            result: str = "ok") -> AuditEvent:
     """Append one event to the workspace's chain in the caller's transaction (it commits or rolls back with it)."""
     newest = f"audit:last:{workspace_id}"
-    last = session.info.get(newest)  # written earlier in this transaction (not flushed yet)
+    last = session.info.get(newest)  # written earlier in this transaction
     if last is None:
         _lock_chain(session, workspace_id)
-        last = last_event(session, workspace_id, for_update=True)
+        query = _HEAD_FOR_UPDATE if session.get_bind().dialect.name == "postgresql" else _HEAD
+        last = session.connection().execute(query, {"workspace_id": workspace_id}).first()
     event = AuditEvent(
         workspace_id=workspace_id, seq=(last.seq + 1) if last else 1, actor=_text(actor or "anonymous", 200),
         action=_text(action, 40), target_type=_text(target_type, 40),
@@ -122,11 +123,16 @@ def record(session: Session, workspace_id: str, actor: str, action: str, *, targ
         before=plain(before), after=plain(after), result=_text(result, 40), created_at=utcnow(),
         prev_hash=last.hash if last else GENESIS)
     event.hash = compute_hash(event.prev_hash, fields_of(event))
-    session.add(event)
-    # the next record() in this transaction chains onto this one, without a flush (which would write every
-    # pending change of the caller's transaction early)
+    # written now with SQLAlchemy Core (an append-only row needs no unit of work); the returned event is not
+    # in the session. The next record() in this transaction chains onto it through session.info.
+    insert_row(session, event)
     session.info[newest] = event
     return event
+
+
+_HEAD = (select(AuditEvent.seq, AuditEvent.hash).where(AuditEvent.workspace_id == bindparam("workspace_id"))
+         .order_by(AuditEvent.seq.desc()).limit(1))
+_HEAD_FOR_UPDATE = _HEAD.with_for_update()
 
 
 # -- checking -----------------------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from core.execution.engine import resolve_params
 from core.tools import ToolRegistry
 from core.workflow import StepDef, WorkflowDef
 from services import audit, corrections, executions, metrics
-from services.db import held
+from services.db import held, insert_row
 from services.models import CoachingSession, Execution, Suggestion, Workflow, utcnow
 from services.notifier import Events
 
@@ -104,19 +104,19 @@ def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: St
     rendered = resolve_params(step, state) if params is None else params
     source = "definition"
     suggested = rendered
+    wf = held(session, Workflow, ex.workflow_id)
     if params is None:
-        pack, rules = corrections.active_rules(session, ex.workflow_id, step.id)
+        pack_id, rules = corrections.active_rules(session, wf, step.id)
         if rules:
             suggested, applied = apply_rules(rendered, rules)
             if applied:
-                source = f"correction_pack:{pack.id}"
+                source = f"correction_pack:{pack_id}"
                 changed = ", ".join(f"{r.field} → {r.after!r}" for r in applied)
                 rationale = f"Learned from {applied[0].count} earlier corrections: {changed}."
-    wf = held(session, Workflow, ex.workflow_id)
     counted = metrics.record_suggestion(session, ex.workspace_id,
                                         metrics.workflow_scopes(ex.workflow_id, ex.workflow_version, step.id),
                                         metrics.workflow_thresholds(wf))
-    confidence = counted[("step", f"{ex.workflow_id}/{step.id}")].snapshot()["confidence"]
+    confidence = counted[("step", f"{ex.workflow_id}/{step.id}")].confidence()
     sug = Suggestion(
         workspace_id=ex.workspace_id, execution_id=ex.id, workflow_id=ex.workflow_id,
         workflow_version=ex.workflow_version, step_id=step.id, tool=step.tool, params=suggested,
@@ -124,9 +124,8 @@ def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: St
         rationale=rationale or (f"Spot check of an AUTO run: {step.name}" if purpose == "spot_check"
                                 else f"Step {step.name!r} runs {step.tool} with these params."),
     )
-    session.add(sug)
-    row = executions.step_row(ex, step.id)
-    row.status = S.STEP_WAITING
+    insert_row(session, sug)
+    executions.set_step(ex, step.id, status=S.STEP_WAITING)
     ex.gate = {"kind": "correction" if purpose == "correction" else "decision", "step_id": step.id,
                "suggestion_id": sug.id}
     if purpose != "correction":

@@ -1,9 +1,11 @@
 """Correction packs: operators' corrections per workflow step, and the rules learned from them."""
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from core.coaching.corrections import LearnedRule, PackStats, learned_rules
@@ -25,11 +27,61 @@ def find(session: Session, workflow_id: str, step_id: str) -> CorrectionPack | N
                                                        CorrectionPack.step_id == step_id))
 
 
-def active_rules(session: Session, workflow_id: str, step_id: str) -> tuple[CorrectionPack | None, list[LearnedRule]]:
-    pack = find(session, workflow_id, step_id)
-    if pack is None or not pack.enabled:
-        return pack, []
-    return pack, learned_rules(PackStats.from_dict(pack.stats))
+# A workflow's learned rules: {step_id: (pack id, rules)} of its enabled packs.
+Rules = dict[str, tuple[str, list[LearnedRule]]]
+_CHANGED = "packs:changed"  # session.info: workflows whose packs this transaction changed
+
+
+class RulesCache:
+    """Each workflow's learned rules, per process, under the workflow's packs_revision as read in the caller's
+    transaction. Every pack change bumps that revision in its own transaction (`_changed`), so a process never
+    uses rules older than the workflow row it read, whichever process made the change. A transaction that
+    changed packs itself reads them from the database and caches nothing (it may still roll back)."""
+
+    def __init__(self, size: int = 1024):
+        self.size = size
+        self._items: OrderedDict[str, tuple[int, Rules]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def rules(self, session: Session, wf: Workflow) -> Rules:
+        if wf.id in session.info.get(_CHANGED, ()):
+            return _load_rules(session, wf.id)
+        with self._lock:
+            hit = self._items.get(wf.id)
+            if hit is not None and hit[0] == wf.packs_revision:
+                self._items.move_to_end(wf.id)
+                return hit[1]
+        rules = _load_rules(session, wf.id)
+        with self._lock:
+            self._items[wf.id] = (wf.packs_revision, rules)
+            self._items.move_to_end(wf.id)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return rules
+
+
+_cache = RulesCache()
+
+
+def _load_rules(session: Session, workflow_id: str) -> Rules:
+    rows = session.execute(select(CorrectionPack.id, CorrectionPack.step_id, CorrectionPack.stats)
+                           .where(CorrectionPack.workflow_id == workflow_id, CorrectionPack.enabled.is_(True)))
+    return {step_id: (pack_id, learned_rules(PackStats.from_dict(stats))) for pack_id, step_id, stats in rows}
+
+
+def active_rules(session: Session, wf: Workflow, step_id: str) -> tuple[str | None, list[LearnedRule]]:
+    """The id of the step's pack and its learned rules, when the pack is enabled (else (None, []))."""
+    return _cache.rules(session, wf).get(step_id, (None, []))
+
+
+def _changed(session: Session, pack: CorrectionPack) -> None:
+    """Write the pack now and bump its workflow's packs_revision (updated_at untouched: the workflow itself did
+    not change). Always pack row first, then workflow row: one lock order for every pack change."""
+    session.flush()
+    workflows = Workflow.__table__
+    session.execute(update(workflows).where(workflows.c.id == pack.workflow_id)
+                    .values(packs_revision=workflows.c.packs_revision + 1, updated_at=workflows.c.updated_at))
+    session.info.setdefault(_CHANGED, set()).add(pack.workflow_id)
 
 
 def record(session: Session, workspace_id: str, workflow_id: str, step_id: str, before: Any, after: Any) -> CorrectionPack:
@@ -41,7 +93,7 @@ def record(session: Session, workspace_id: str, workflow_id: str, step_id: str, 
     stats = PackStats.from_dict(pack.stats)
     stats.record_params(before if isinstance(before, dict) else {}, after if isinstance(after, dict) else {})
     pack.stats, pack.updated_at = stats.to_dict(), utcnow()
-    session.flush()
+    _changed(session, pack)
     return pack
 
 
@@ -62,9 +114,11 @@ def list_packs(session: Session, workspace_id: str, workflow_id: str | None = No
 def set_enabled(session: Session, workspace_id: str, pack_id: str, enabled: bool,
                 actor: str = "system") -> CorrectionPack:
     pack = get(session, workspace_id, pack_id)
-    audit.record(session, workspace_id, actor, "pack_change", target_type="correction_pack", target_id=pack.id,
-                 before={"enabled": pack.enabled}, after={"enabled": enabled})
+    before = pack.enabled
     pack.enabled, pack.updated_at = enabled, utcnow()
+    _changed(session, pack)
+    audit.record(session, workspace_id, actor, "pack_change", target_type="correction_pack", target_id=pack.id,
+                 before={"enabled": before}, after={"enabled": enabled})
     return pack
 
 
@@ -106,7 +160,7 @@ def import_pack(session: Session, workspace_id: str, data: dict[str, Any], actor
         pack = CorrectionPack(workspace_id=workspace_id, workflow_id=wf.id, step_id=step_id)
         session.add(pack)
     pack.stats, pack.enabled, pack.updated_at = stats.to_dict(), bool(data.get("enabled", True)), utcnow()
-    session.flush()
+    _changed(session, pack)
     audit.record(session, workspace_id, actor, "pack_import", target_type="correction_pack", target_id=pack.id,
                  after={"workflow_id": wf.id, "step_id": step_id, "corrections": stats.corrections})
     return pack

@@ -5,9 +5,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from sqlalchemy import create_engine, event, text
+from sqlalchemy import bindparam, create_engine, event, insert, inspect, text, update
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm.exc import StaleDataError
+from sqlalchemy.orm.attributes import set_committed_value
 
 
 def _prepare_sqlite(engine: Engine) -> None:
@@ -27,7 +29,10 @@ def _prepare_sqlite(engine: Engine) -> None:
         # IMMEDIATE takes the write lock up front: a deferred transaction that reads and then writes
         # fails with "database is locked" instead of waiting when another writer got in first.
         # Read-only transactions (Database.read) stay deferred: in WAL mode they run beside a writer.
-        conn.exec_driver_sql("BEGIN" if conn.get_execution_options().get(READ_ONLY) else "BEGIN IMMEDIATE")
+        # Straight on the driver's connection: this runs for every transaction, and SQLAlchemy's statement
+        # machinery (events, result handling) would cost more than the BEGIN itself.
+        conn.connection.dbapi_connection.execute("BEGIN" if conn.get_execution_options().get(READ_ONLY)
+                                                 else "BEGIN IMMEDIATE")
 
 
 READ_ONLY = "coach_read_only"
@@ -40,6 +45,76 @@ def held(session: Session, model, key):
     if obj is not None:
         session.info.setdefault("held", []).append(obj)
     return obj
+
+
+def insert_row(session: Session, obj) -> None:
+    """Write a new object's row now with one Core INSERT, outside the unit of work: for rows a hot path only
+    appends (audit events, decisions, suggestions), where the flush's bookkeeping costs more than the INSERT.
+    The object stays out of the session, so later changes to it are not saved."""
+    table = obj.__table__
+    values = obj.__dict__
+    session.connection().execute(_statement(table, "insert"),
+                                 {c.key: values[c.key] for c in table.columns if c.key in values})
+
+
+def update_row(session: Session, obj, **values) -> None:
+    """Change columns of a loaded object now with one Core UPDATE by primary key, and in the object as its
+    committed state, so the flush has nothing left to write for them. Column `onupdate` defaults still apply."""
+    table = obj.__table__
+    (pk,) = table.primary_key.columns
+    session.connection().execute(_statement(table, "update", tuple(values), pk), {**values, "_pk": getattr(obj, pk.key)})
+    for name, value in values.items():
+        set_committed_value(obj, name, value)
+
+
+def write_changes(session: Session, obj: object | None) -> None:
+    """Write a loaded object's changed columns now with one Core UPDATE by primary key, as the flush would
+    (version column checked and bumped, `onupdate` defaults filled), and mark them saved, so the flush at
+    commit has nothing to do for it: one object's write without the unit of work's bookkeeping."""
+    state = inspect(obj) if obj is not None else None
+    if state is None or not state.persistent or not state.committed_state:
+        return  # nothing loaded, or a new object (the flush inserts it), or nothing changed
+    table, mapper = obj.__table__, state.mapper
+    (pk,) = table.primary_key.columns
+    # changed columns only: anything else (a relationship) stays for the flush
+    values = {key: state.dict[key] for key in state.committed_state if key in table.c}
+    if not values:
+        return
+    for column in table.columns:
+        if column.onupdate is not None and column.key not in values and column.onupdate.is_callable:
+            values[column.key] = column.onupdate.arg(None)
+    params = {**values, "_pk": getattr(obj, pk.key)}
+    version = mapper.version_id_col
+    if version is not None:
+        params["_version"] = state.dict[version.key]
+        values[version.key] = params["_version"] + 1
+        params[version.key] = values[version.key]
+    names = tuple(values)
+    key = (table.name, "write", names)
+    stmt = _STATEMENTS.get(key)
+    if stmt is None:
+        where = pk == bindparam("_pk")
+        if version is not None:
+            where = where & (version == bindparam("_version"))
+        stmt = _STATEMENTS[key] = update(table).where(where).values({n: bindparam(n) for n in names})
+    if session.connection().execute(stmt, params).rowcount != 1:
+        raise StaleDataError(f"UPDATE statement on table '{table.name}' expected to update 1 row(s); 0 were matched.")
+    for name, value in values.items():
+        set_committed_value(obj, name, value)
+
+
+_STATEMENTS: dict[tuple, object] = {}
+
+
+def _statement(table, kind: str, names: tuple[str, ...] = (), pk=None):
+    """Built once per table and shape: SQLAlchemy then reuses its compiled form without recomputing keys."""
+    key = (table.name, kind, names)
+    stmt = _STATEMENTS.get(key)
+    if stmt is None:
+        stmt = insert(table) if kind == "insert" else \
+            update(table).where(pk == bindparam("_pk")).values({n: bindparam(n) for n in names})
+        _STATEMENTS[key] = stmt
+    return stmt
 
 
 class Database:

@@ -12,9 +12,10 @@ from core.coaching.metrics import DECISIONS
 from core.errors import Conflict, NotFound, ValidationFailed
 from core.execution import states as S
 from core.tools import ToolRegistry, schema_errors
+from core.workflow import WorkflowDef
 from services import audit, coaching, corrections, executions, metrics
-from services.db import held
-from services.models import Decision, Execution, Suggestion, Workflow, utcnow
+from services.db import held, insert_row, update_row, write_changes
+from services.models import CoachingSession, Decision, Execution, Suggestion, Workflow, utcnow
 from services.notifier import Events, jsonable
 from services.workflows import DefinitionCache
 
@@ -68,12 +69,16 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
     suggestion_id = str(body.get("suggestion_id") or "")
     if not suggestion_id:
         raise ValidationFailed("suggestion_id is required", details={"suggestion_id": ["is required"]})
-    ex = executions.get(session, workspace_id, execution_id, for_update=True)
+    loaded = executions.get_with_suggestion(session, workspace_id, execution_id, suggestion_id)
+    if loaded is None:  # something is missing: say what
+        ex = executions.get(session, workspace_id, execution_id, for_update=True)
+        sug = session.get(Suggestion, suggestion_id)
+    else:
+        ex, sug = loaded
     # again under the execution's lock: a concurrent retry may have committed while we waited for it
     earlier = replay(session, workspace_id, idempotency_key, suggestion_id, execution_id)
     if earlier is not None:
         raise Replayed(earlier)
-    sug = session.get(Suggestion, suggestion_id)
     if sug is None or sug.execution_id != ex.id:
         raise NotFound(f"suggestion {suggestion_id} not found in execution {execution_id}")
     if sug.status != "pending":
@@ -93,28 +98,29 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
     wf = held(session, Workflow, ex.workflow_id)
     defn = definitions.get(session, ex.workflow_id, ex.workflow_version)
     step = defn.step(sug.step_id)
-    row = executions.step_row(ex, sug.step_id)
-    sug.status, sug.decided_at = "decided", now
-    row.decision, ex.gate = kind, None
+    update_row(session, sug, status="decided", decided_at=now)
+    ex.gate = None
     if kind == "accept":
-        row.status, row.params = S.STEP_PENDING, sug.params
+        executions.set_step(ex, sug.step_id, decision=kind, status=S.STEP_PENDING, params=sug.params)
     elif kind == "correct":
-        row.status, row.params = S.STEP_PENDING, body["correction"]
+        executions.set_step(ex, sug.step_id, decision=kind, status=S.STEP_PENDING, params=body["correction"])
         corrections.record(session, workspace_id, ex.workflow_id, sug.step_id, sug.params, body["correction"])
     elif kind == "manual":
-        row.status, row.output, row.finished_at = S.STEP_SUCCEEDED, body.get("manual_output"), now
-        row.params = sug.params
+        executions.set_step(ex, sug.step_id, decision=kind, status=S.STEP_SUCCEEDED,
+                            output=body.get("manual_output"), finished_at=now, params=sug.params)
     elif kind == "skip":
-        row.status, row.error, row.finished_at = S.STEP_SKIPPED, "skipped by the operator", now
+        executions.set_step(ex, sug.step_id, decision=kind, status=S.STEP_SKIPPED,
+                            error="skipped by the operator", finished_at=now)
     if kind == "reject":
         feedback = body.get("feedback") or "rejected"
         if step.on_reject == "stop":
-            row.status, row.error, row.finished_at = S.STEP_REJECTED, feedback, now
+            executions.set_step(ex, sug.step_id, decision=kind, status=S.STEP_REJECTED, error=feedback,
+                                finished_at=now)
             ex.error = {"step_id": step.id, "message": f"rejected by {operator}: {feedback}"}
             executions.set_status(ex, "fail")
         else:
             # the step is still to be settled by a correction, a manual run or a skip: no decision yet
-            row.decision, row.error = None, f"rejected by {operator}: {feedback}"
+            executions.set_step(ex, sug.step_id, decision=None, error=f"rejected by {operator}: {feedback}")
             executions.set_status(ex, "await_correction")
             coaching.open_suggestion(session, ex, defn, step, "correction", events, tools, params=sug.params,
                                      rationale=f"Rejected: {feedback}. Correct it, do it by hand, or skip it.")
@@ -134,7 +140,7 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
                         "feedback": body.get("feedback")}, result=kind)
     coaching_session = coaching.session_of(session, ex)
     coaching._bump(coaching_session, coaching.STAT_OF[kind])
-    _count(session, ex, wf, sug, kind, latency_ms, operator, events)
+    _count(session, defn, ex, wf, sug, kind, latency_ms, operator, events)
     update = executions.update_event(ex, sug.step_id)
     response = jsonable({
         "ok": True,
@@ -143,20 +149,23 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
         "execution": update, "stats": coaching.stats_of(coaching_session),
     })
     decision.response, decision.created_at = response, now
-    session.add(decision)
-    session.info["decision"] = decision
+    session.info["decision"] = decision  # written by submit, once its answer is final
     events.add("execution_update", update, execution=ex.id, workspace=workspace_id)
     events.add("coaching_stats", {"execution_id": ex.id, **response["stats"]}, execution=ex.id)
     return response
 
 
-def _count(session: Session, ex: Execution, wf: Workflow, sug: Suggestion, kind: str, latency_ms: float,
-           operator: str, events: Events) -> None:
+def _count(session: Session, defn: WorkflowDef, ex: Execution, wf: Workflow, sug: Suggestion, kind: str,
+           latency_ms: float, operator: str, events: Events) -> None:
     thresholds = metrics.workflow_thresholds(wf)
     scopes = metrics.workflow_scopes(ex.workflow_id, ex.workflow_version, sug.step_id) + [("operator", operator)]
     if sug.purpose == "spot_check":
         scopes.append(("spot", ex.workflow_id))
-    states = metrics.record_decision(session, ex.workspace_id, scopes, kind, latency_ms, thresholds)
+    # the step after this one in the definition's order is usually the next suggestion: read its row now too
+    order = defn.order
+    following = order.index(sug.step_id) + 1 if sug.step_id in order else len(order)
+    ahead = [("step", f"{ex.workflow_id}/{order[following]}")] if following < len(order) else []
+    states = metrics.record_decision(session, ex.workspace_id, scopes, kind, latency_ms, thresholds, ahead=ahead)
     wf_state, level_before = states[("workflow", ex.workflow_id)]
     snapshot = wf_state.snapshot()
     events.add("metrics_update", {"workflow_id": wf.id, **snapshot}, workspace=ex.workspace_id)
@@ -197,6 +206,10 @@ def submit(services, workspace_id: str, execution_id: str, body: dict[str, Any],
                 # the answer (and its replay) says where the execution stopped
                 response = {**response, "execution": jsonable(executions.update_event(ex))}
                 session.info["decision"].response = response
+            insert_row(session, session.info["decision"])
+            # the two rows the flush would still write (its unit of work costs more than their UPDATEs)
+            write_changes(session, ex)
+            write_changes(session, session.get(CoachingSession, execution_id))
     except Replayed as replayed:
         return replayed.response
     except IntegrityError:

@@ -3,15 +3,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy import bindparam, func, select
+from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import flag_modified
 
 from core.errors import BadRequest, Conflict, NotFound, ValidationFailed
 from core.execution import states as S
 from core.execution.engine import ExecutionState, StepState, progress
 from core.workflow import WorkflowDef, validate_variables
 from services import audit, workflows
-from services.models import CoachingSession, Execution, StepRun, Suggestion, utcnow
+from services.models import CoachingSession, Execution, Suggestion, Workflow, utcnow
 from services.workflows import DefinitionCache
 
 MODES = ("normal", "coaching", "auto")
@@ -27,13 +28,42 @@ def get(session: Session, workspace_id: str, execution_id: str, *, for_update: b
 
 def get_any(session: Session, execution_id: str, *, for_update: bool = True) -> Execution | None:
     """Any workspace's execution with its steps (the runner works across workspaces), row-locked on PostgreSQL."""
-    query = select(Execution).where(Execution.id == execution_id).options(selectinload(Execution.steps))
-    if for_update and session.bind.dialect.name == "postgresql":
+    query = select(Execution).where(Execution.id == execution_id)
+    if for_update and _row_locks(session):
         query = query.with_for_update()
     ex = session.scalar(query)
     if ex is not None:
         session.info.setdefault("held", []).append(ex)  # the identity map is weak: keep it for the transaction
     return ex
+
+
+def _row_locks(session: Session) -> bool:
+    # SQLite needs none: its write transactions start with BEGIN IMMEDIATE, one writer at a time
+    return session.bind.dialect.name == "postgresql"
+
+
+_WITH_SUGGESTION = (select(Execution, Suggestion, CoachingSession, Workflow)
+                    .join(Suggestion, (Suggestion.id == bindparam("suggestion_id"))
+                          & (Suggestion.execution_id == Execution.id))
+                    .join(CoachingSession, CoachingSession.execution_id == Execution.id)
+                    .join(Workflow, Workflow.id == Execution.workflow_id)
+                    .where(Execution.id == bindparam("execution_id")))
+
+
+def get_with_suggestion(session: Session, workspace_id: str, execution_id: str,
+                        suggestion_id: str) -> tuple[Execution, Suggestion] | None:
+    """What a decision reads, locked like `get(for_update=True)`: the execution with one of its suggestions,
+    its coaching session and its workflow (those two stay in the session for `coaching.session_of` and
+    `held`), in one SELECT. On PostgreSQL the execution's row lock is taken first, so nothing is read from
+    before a concurrent transaction on the same execution committed. None when any of them is missing: the
+    caller then finds out which with `get` and `session.get`."""
+    if _row_locks(session):
+        session.connection().execute(select(Execution.id).where(Execution.id == execution_id).with_for_update())
+    row = session.execute(_WITH_SUGGESTION, {"suggestion_id": suggestion_id, "execution_id": execution_id}).first()
+    if row is None or row[0].workspace_id != workspace_id:
+        return None
+    session.info.setdefault("held", []).extend(row)
+    return row[0], row[1]
 
 
 def start(session: Session, definitions: DefinitionCache, workspace_id: str, workflow_id: str,
@@ -47,8 +77,8 @@ def start(session: Session, definitions: DefinitionCache, workspace_id: str, wor
     defn = definitions.get(session, wf.id, wf.current_version)
     values = validate_variables(defn, variables)
     ex = Execution(workspace_id=workspace_id, workflow_id=wf.id, workflow_version=wf.current_version,
-                   mode=mode, status=S.PENDING, variables=values)
-    ex.steps = [StepRun(step_id=sid, position=i) for i, sid in enumerate(defn.step_ids)]
+                   mode=mode, status=S.PENDING, variables=values,
+                   steps={sid: StepState(sid) for sid in defn.step_ids})
     session.add(ex)
     session.flush()
     if mode in ("coaching", "auto"):
@@ -58,18 +88,25 @@ def start(session: Session, definitions: DefinitionCache, workspace_id: str, wor
 
 
 def to_state(ex: Execution) -> ExecutionState:
-    return ExecutionState(
-        id=ex.id, status=ex.status, mode=ex.mode, variables=ex.variables or {},
-        steps={r.step_id: StepState(r.step_id, r.status, r.output, r.error, r.attempts, r.params, r.decision)
-               for r in ex.steps},
-    )
+    """The engine's view of the execution. Its steps are the execution's own StepState objects (no copy):
+    read them freely, change them only through set_step."""
+    return ExecutionState(id=ex.id, status=ex.status, mode=ex.mode, variables=ex.variables or {}, steps=ex.steps)
 
 
-def step_row(ex: Execution, step_id: str) -> StepRun:
-    for row in ex.steps:
-        if row.step_id == step_id:
-            return row
-    raise NotFound(f"execution {ex.id} has no step {step_id!r}")
+def step_state(ex: Execution, step_id: str) -> StepState:
+    try:
+        return ex.steps[step_id]
+    except KeyError:
+        raise NotFound(f"execution {ex.id} has no step {step_id!r}") from None
+
+
+def set_step(ex: Execution, step_id: str, **changes: Any) -> StepState:
+    """The one way to change a step: the steps are one JSON column changed in place, so the session is told."""
+    st = step_state(ex, step_id)
+    for name, value in changes.items():
+        setattr(st, name, value)
+    flag_modified(ex, "steps")
+    return st
 
 
 def set_status(ex: Execution, trigger: str) -> None:
@@ -86,9 +123,9 @@ def cancel(session: Session, workspace_id: str, execution_id: str, actor: str = 
     set_status(ex, "cancel")
     audit.record(session, workspace_id, actor, "cancel", target_type="execution", target_id=ex.id,
                  execution_id=ex.id, before={"status": before}, after={"status": ex.status})
-    for row in ex.steps:
-        if row.status not in S.STEP_DONE:
-            row.status = S.STEP_CANCELLED
+    for st in ex.steps.values():
+        if st.status not in S.STEP_DONE:
+            set_step(ex, st.step_id, status=S.STEP_CANCELLED)
     ex.gate = None
     for sug in session.scalars(select(Suggestion).where(Suggestion.execution_id == ex.id,
                                                         Suggestion.status == "pending")):
@@ -104,8 +141,7 @@ def answer(session: Session, definitions: DefinitionCache, workspace_id: str, ex
     S.transition(ex.status, "answer")  # raises the table's Conflict when nothing is waiting
     if gate.get("kind") != "human_input" or gate.get("step_id") != step_id:
         raise Conflict(f"step {step_id!r} is not waiting for input", details={"waiting_step": gate.get("step_id")})
-    row = step_row(ex, step_id)
-    row.status, row.output, row.finished_at = S.STEP_SUCCEEDED, {"answer": answer_value}, utcnow()
+    set_step(ex, step_id, status=S.STEP_SUCCEEDED, output={"answer": answer_value}, finished_at=utcnow())
     ex.gate = None
     set_status(ex, "answer")
     return ex
@@ -121,7 +157,7 @@ def list_page(session: Session, workspace_id: str, *, workflow_id: str | None = 
     if status:
         where.append(Execution.status == status)
     total = session.scalar(select(func.count()).select_from(Execution).where(*where)) or 0
-    rows = session.scalars(select(Execution).where(*where).options(selectinload(Execution.steps))
+    rows = session.scalars(select(Execution).where(*where)
                            .order_by(Execution.created_at.desc(), Execution.id)
                            .offset((page - 1) * per_page).limit(per_page)).all()
     return list(rows), total
@@ -130,7 +166,7 @@ def list_page(session: Session, workspace_id: str, *, workflow_id: str | None = 
 def view(ex: Execution, defn: WorkflowDef | None = None) -> dict[str, Any]:
     state = to_state(ex)
     steps = []
-    for row in ex.steps:
+    for row in ex.steps.values():
         step = defn.step(row.step_id) if defn else None
         steps.append({
             "step_id": row.step_id, "name": step.name if step else row.step_id, "type": step.type if step else None,

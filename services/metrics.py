@@ -31,40 +31,75 @@ class _Cell:
     counts). Rows are read and written with SQLAlchemy Core: several are touched by every decision, and
     the ORM's per-object bookkeeping was most of a decision's cost."""
 
-    __slots__ = ("id", "value")
+    __slots__ = ("id", "_value", "_state")
 
     def __init__(self, id: int, value: dict):
-        self.id, self.value = id, value
+        self.id, self._value, self._state = id, value, None
+
+    @property
+    def value(self) -> dict:
+        if self._state is not None:  # changed as a MetricsState since: its JSON form, made when asked for
+            self._value, self._state = self._state.to_dict(), None
+        return self._value
+
+    @value.setter
+    def value(self, value: dict) -> None:
+        self._value, self._state = value, None
+
+    def state(self, scope: str, thresholds: LevelThresholds | None) -> MetricsState:
+        """The scope's state, parsed once per transaction however often it is counted in."""
+        if self._state is None:
+            self._state = MetricsState.from_dict(self._value)
+            self._state.set_thresholds(_thresholds_for(scope, thresholds))
+        return self._state
 
 
 _DIRTY = "metrics:dirty"
 
 
-def _rows(session: Session, model, workspace_id: str, keys: list[dict[str, Any]]) -> list[_Cell]:
+_FETCH: dict[tuple, Any] = {}
+
+
+def _fetch_statement(table, column: str, names: tuple[str, ...], lock: bool):
+    """One prepared SELECT per table and key shape: built once, so SQLAlchemy's statement cache key is too."""
+    key = (table.name, names, lock)
+    query = _FETCH.get(key)
+    if query is None:
+        query = select(table.c.id, table.c[column], *[table.c[n] for n in names]).where(
+            table.c.workspace_id == bindparam("workspace_id"), table.c.key.in_(bindparam("keys", expanding=True)))
+        if lock:
+            query = query.with_for_update()
+        _FETCH[key] = query
+    return query
+
+
+def _rows(session: Session, model, workspace_id: str, keys: list[dict[str, Any]],
+          ahead: list[dict[str, Any]] = ()) -> list[_Cell]:
     """Get-or-create the rows with these unique keys, locked for update where the database can. Rows
     already read in this transaction are reused, so a decision and the suggestion that follows it in the
-    same transaction read each scope once."""
+    same transaction read each scope once. `ahead`: rows read in the same SELECT if they exist, because this
+    transaction is likely to need them next (neither created nor changed here)."""
     table, column = model.__table__, ("state" if model is MetricScope else "counts")
     cache = session.info.setdefault(f"rows:{table.name}:{workspace_id}", {})
-    names = list(keys[0]) if keys else []
+    names = tuple(keys[0]) if keys else ()
     wanted = [tuple(k.values()) for k in keys]
     missing = [k for k in keys if tuple(k.values()) not in cache]
+    lock = session.bind.dialect.name == "postgresql"
 
     def fetch(subset):
-        query = select(table.c.id, table.c[column], *[table.c[n] for n in names]).where(
-            table.c.workspace_id == workspace_id, table.c.key.in_(sorted({k["key"] for k in subset})))
-        if session.bind.dialect.name == "postgresql":
-            query = query.with_for_update()
-        for row in session.execute(query):  # the key alone may match other scopes' rows: keep them too
+        query = _fetch_statement(table, column, names, lock)
+        # the key alone may match other scopes' rows: keep them too
+        for row in session.connection().execute(query, {"workspace_id": workspace_id,
+                                           "keys": sorted({k["key"] for k in subset})}):
             found = tuple(row[2:])
             if found not in cache:
                 cache[found] = _Cell(row[0], dict(row[1] or {}))
 
     if missing:
-        fetch(missing)
+        fetch(missing + [k for k in ahead if tuple(k.values()) not in cache])
         absent = [k for k in missing if tuple(k.values()) not in cache]
         if absent:
-            session.execute(_insert(session)(table).values([{"workspace_id": workspace_id, **k, column: {}}
+            session.connection().execute(_insert(session)(table).values([{"workspace_id": workspace_id, **k, column: {}}
                                                             for k in absent]).on_conflict_do_nothing())
             fetch(absent)
     return [cache[w] for w in wanted]
@@ -74,16 +109,17 @@ def _changed(session: Session, model, cell: _Cell) -> None:
     session.info.setdefault(_DIRTY, {}).setdefault(model, {})[cell.id] = cell
 
 
+# one UPDATE per table for all of a transaction's changed rows (MetricScope.updated_at: its onupdate default)
+_WRITE = {model: update(model.__table__).where(model.__table__.c.id == bindparam("_id"))
+          .values({column: bindparam("_value")})
+          for model, column in ((MetricScope, "state"), (MetricBucket, "counts"))}
+
+
 @event.listens_for(Session, "before_commit")
 def _write_changed_rows(session: Session) -> None:
     """Write every metric row changed in this transaction, one statement per table."""
     for model, cells in session.info.pop(_DIRTY, {}).items():
-        table = model.__table__
-        column = "state" if model is MetricScope else "counts"
-        extra = {"updated_at": utcnow()} if model is MetricScope else {}
-        session.execute(update(table).where(table.c.id == bindparam("_id")).values(
-            **{column: bindparam("_value")}, **extra),
-            [{"_id": c.id, "_value": c.value} for c in cells.values()])
+        session.connection().execute(_WRITE[model], [{"_id": c.id, "_value": c.value} for c in cells.values()])
 
 
 def _thresholds_for(scope: str, thresholds: LevelThresholds | None) -> LevelThresholds:
@@ -125,10 +161,8 @@ def record_suggestion(session: Session, workspace_id: str, scopes: list[tuple[st
     out = {}
     for (scope, key), cell in zip(scopes, _rows(session, MetricScope, workspace_id,
                                                 [{"scope": sc, "key": k} for sc, k in scopes])):
-        state = MetricsState.from_dict(cell.value)
-        state.set_thresholds(_thresholds_for(scope, thresholds))
+        state = cell.state(scope, thresholds)
         state.record_suggestion()
-        cell.value = state.to_dict()
         _changed(session, MetricScope, cell)
         out[(scope, key)] = state
     return out
@@ -136,16 +170,17 @@ def record_suggestion(session: Session, workspace_id: str, scopes: list[tuple[st
 
 def record_decision(session: Session, workspace_id: str, scopes: list[tuple[str, str]], kind: str,
                     latency_ms: float, thresholds: LevelThresholds | None = None,
-                    now: datetime | None = None) -> dict[tuple[str, str], tuple[MetricsState, str]]:
-    """Count one decision in every scope; returns each scope's new state and its level before."""
+                    now: datetime | None = None,
+                    ahead: list[tuple[str, str]] = ()) -> dict[tuple[str, str], tuple[MetricsState, str]]:
+    """Count one decision in every scope; returns each scope's new state and its level before. `ahead`: scopes
+    read in the same SELECT because the transaction will likely count a suggestion in them next."""
     out = {}
-    cells = _rows(session, MetricScope, workspace_id, [{"scope": sc, "key": k} for sc, k in scopes])
+    cells = _rows(session, MetricScope, workspace_id, [{"scope": sc, "key": k} for sc, k in scopes],
+                  [{"scope": sc, "key": k} for sc, k in ahead])
     for (scope, key), cell in zip(scopes, cells):
-        state = MetricsState.from_dict(cell.value)
-        state.set_thresholds(_thresholds_for(scope, thresholds))
+        state = cell.state(scope, thresholds)
         before = state.assess().level
         state.record_decision(kind, latency_ms)
-        cell.value = state.to_dict()
         _changed(session, MetricScope, cell)
         out[(scope, key)] = (state, before)
     bucket = bucket_start(now or utcnow(), "hour")

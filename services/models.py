@@ -9,6 +9,8 @@ from sqlalchemy import JSON, DateTime, ForeignKey, Index, Integer, String, Text,
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
+from core.execution.engine import StepState
+
 JsonType = JSON().with_variant(JSONB(), "postgresql")
 
 
@@ -37,6 +39,51 @@ class UtcDateTime(TypeDecorator):
         if value is not None and value.tzinfo is None:
             value = value.replace(tzinfo=timezone.utc)
         return value
+
+
+_STEP_FIELDS = ("output", "error", "params", "decision")
+_STEP_TIMES = ("started_at", "finished_at")
+
+
+class StepStates(TypeDecorator):
+    """An execution's step states: stored as one JSON list in definition order, used as the ordered dict
+    step_id → core StepState that the engine reads directly. Fields at their default are left out."""
+
+    impl = JSON
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect):
+        return dialect.type_descriptor(JSONB() if dialect.name == "postgresql" else JSON())
+
+    def process_bind_param(self, value, dialect):
+        if value is None:
+            return None
+        out = []
+        for st in value.values():
+            item = {"step_id": st.step_id, "status": st.status}
+            if st.attempts:
+                item["attempts"] = st.attempts
+            for name in _STEP_FIELDS:
+                v = getattr(st, name)
+                if v is not None:
+                    item[name] = v
+            for name in _STEP_TIMES:
+                v = getattr(st, name)
+                if v is not None:
+                    item[name] = (v if v.tzinfo else v.replace(tzinfo=timezone.utc)).isoformat()
+            out.append(item)
+        return out
+
+    def process_result_value(self, value, dialect):
+        steps = {}
+        for item in value or ():
+            st = StepState(**item)
+            if st.started_at is not None:
+                st.started_at = datetime.fromisoformat(st.started_at)
+            if st.finished_at is not None:
+                st.finished_at = datetime.fromisoformat(st.finished_at)
+            steps[st.step_id] = st
+        return steps
 
 
 class Base(DeclarativeBase):
@@ -74,6 +121,8 @@ class Workflow(NewId, Base):
     current_version: Mapped[int] = mapped_column(Integer, default=1)
     mode: Mapped[str] = mapped_column(String(16), default="coaching")
     settings: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
+    # bumped with every change to one of its correction packs: the key of each process's cache of its rules
+    packs_revision: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, onupdate=utcnow)
     deleted_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
@@ -109,27 +158,10 @@ class Execution(NewId, Base):
     finished_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     # optimistic concurrency: a write based on a stale read fails instead of overwriting
     row_version: Mapped[int] = mapped_column(Integer, default=1)
-    steps: Mapped[list["StepRun"]] = relationship(back_populates="execution", order_by="StepRun.position",
-                                                  cascade="all, delete-orphan")
+    # every step's state, in definition order (StepStates): one column, so a decision writes one row.
+    # Changed only through services.executions.set_step, which tells the session (in-place changes).
+    steps: Mapped[dict[str, StepState]] = mapped_column(StepStates, nullable=True, default=dict)
     __mapper_args__ = {"version_id_col": row_version}
-
-
-class StepRun(Base):
-    __tablename__ = "step_runs"
-    __table_args__ = (UniqueConstraint("execution_id", "step_id"),)
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    execution_id: Mapped[str] = mapped_column(ForeignKey("executions.id"), index=True)
-    step_id: Mapped[str] = mapped_column(String(64))
-    position: Mapped[int] = mapped_column(Integer)
-    status: Mapped[str] = mapped_column(String(16), default="pending")
-    output: Mapped[Any] = mapped_column(JsonType, nullable=True)
-    error: Mapped[str | None] = mapped_column(Text, nullable=True)
-    attempts: Mapped[int] = mapped_column(Integer, default=0)
-    params: Mapped[Any] = mapped_column(JsonType, nullable=True)
-    decision: Mapped[str | None] = mapped_column(String(16), nullable=True)
-    started_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
-    finished_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
-    execution: Mapped[Execution] = relationship(back_populates="steps")
 
 
 class CoachingSession(Base):

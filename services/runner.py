@@ -79,9 +79,9 @@ class Runner:
             rows = session.scalars(select(Execution).where(Execution.status.in_(list(S.RUNNABLE)))).all()
             ids = []
             for ex in rows:
-                for step in ex.steps:
+                for step in ex.steps.values():
                     if step.status == S.STEP_RUNNING:
-                        step.status = S.STEP_PENDING
+                        executions.set_step(ex, step.step_id, status=S.STEP_PENDING)
                 ids.append(ex.id)
         for execution_id in ids:
             self.schedule(execution_id)
@@ -122,8 +122,7 @@ class Runner:
             inline = self._inline(nxt.step)
             if not inline and not claim:
                 return True
-            row = executions.step_row(ex, nxt.step.id)
-            row.status, row.started_at = S.STEP_RUNNING, utcnow()
+            executions.set_step(ex, nxt.step.id, status=S.STEP_RUNNING, started_at=utcnow())
             state = executions.to_state(ex)
             if not inline:
                 return nxt.step, state, params
@@ -148,8 +147,7 @@ class Runner:
             nxt = next_action(defn, executions.to_state(ex), gate)
             step_id = nxt.step.id if nxt.step else None
             if nxt.kind == "skip":
-                row = executions.step_row(ex, step_id)
-                row.status, row.error, row.finished_at = S.STEP_SKIPPED, nxt.reason, utcnow()
+                executions.set_step(ex, step_id, status=S.STEP_SKIPPED, error=nxt.reason, finished_at=utcnow())
                 continue
             if nxt.kind == "gate":
                 self._open_gate(session, ex, defn, nxt, events)
@@ -159,7 +157,7 @@ class Runner:
                 self._fail(ex, step_id, nxt.reason)
             params = None
             if nxt.kind == "run":
-                row = executions.step_row(ex, step_id)
+                row = executions.step_state(ex, step_id)
                 params = row.params if row.decision in ("accept", "correct") else None
             else:
                 events.add("execution_update", executions.update_event(ex, step_id), execution=ex.id,
@@ -169,7 +167,7 @@ class Runner:
     def _open_gate(self, session: Session, ex: Execution, defn, nxt: Next, events: Events) -> None:
         step = nxt.step
         if nxt.reason == "human_input":
-            executions.step_row(ex, step.id).status = S.STEP_WAITING
+            executions.set_step(ex, step.id, status=S.STEP_WAITING)
             ex.gate = {"kind": "human_input", "step_id": step.id, "question": step.question}
             executions.set_status(ex, "await_clarification")
             events.add("clarification_requested", {"execution_id": ex.id, "step_id": step.id,
@@ -184,20 +182,17 @@ class Runner:
 
     @staticmethod
     def _fail(ex: Execution, step_id: str | None, message: str) -> None:
-        if step_id:
-            row = executions.step_row(ex, step_id)
-            if row.status not in S.STEP_DONE:
-                row.status, row.error, row.finished_at = S.STEP_FAILED, message, utcnow()
+        if step_id and executions.step_state(ex, step_id).status not in S.STEP_DONE:
+            executions.set_step(ex, step_id, status=S.STEP_FAILED, error=message, finished_at=utcnow())
         ex.error = {"step_id": step_id, "message": message}
         executions.set_status(ex, "fail")
 
     def _record(self, ex: Execution, step_id: str, outcome: Outcome) -> None:
-        row = executions.step_row(ex, step_id)
-        row.attempts, row.params, row.finished_at = outcome.attempts, outcome.params, utcnow()
+        executions.set_step(ex, step_id, attempts=outcome.attempts, params=outcome.params, finished_at=utcnow())
         if ex.status == S.CANCELLED:  # cancelled while the tool ran: keep the cancel, drop the result
-            row.status = S.STEP_CANCELLED
+            executions.set_step(ex, step_id, status=S.STEP_CANCELLED)
             return
         if outcome.ok:
-            row.status, row.output, row.error = S.STEP_SUCCEEDED, outcome.output, None
+            executions.set_step(ex, step_id, status=S.STEP_SUCCEEDED, output=outcome.output, error=None)
         else:
             self._fail(ex, step_id, outcome.error or "failed")

@@ -5,6 +5,7 @@ serialisable to JSON-friendly dicts so the storage layer can keep it in a row.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
@@ -34,6 +35,7 @@ def _check_kind(kind: str) -> None:
         raise ValueError(f"unknown decision {kind!r}; expected one of {DECISIONS}")
 
 
+@functools.lru_cache(maxsize=256)  # a handful of thresholds, assessed several times per decision
 def _exact(x: float) -> Fraction:
     # A threshold typed as 0.85 is the float 0.84999999999999997779...; comparing rates against
     # the decimal the user meant makes 17/20 qualify exactly.
@@ -322,6 +324,10 @@ class MetricsState:
     def assess(self) -> LevelAssessment:
         return assess_level(self.counters.decisions, self.window, self.thresholds)
 
+    def confidence(self) -> float:
+        """DESIGN.md §3: the Wilson lower bound of the rolling acceptance."""
+        return round(wilson_lower_bound(self.window.accepted, self.window.counted), 4)
+
     def snapshot(self) -> dict[str, Any]:
         c, w, a = self.counters, self.window, self.assess()
         return {
@@ -330,7 +336,7 @@ class MetricsState:
             "skipped": c.skipped,
             "acceptance_rate": round(c.acceptance_rate, 4),
             "rolling_acceptance_rate": round(w.rate, 4),
-            "confidence": round(wilson_lower_bound(w.accepted, w.counted), 4),
+            "confidence": self.confidence(),
             "decision_latency_ms": self.latency.percentiles(),
             "level": a.level, "auto_ready": a.auto_ready,
             "window_size": w.size, "window_decisions": w.decisions,

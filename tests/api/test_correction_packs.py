@@ -179,3 +179,29 @@ def test_learning_from_corrections_reaches_auto_ready_in_fewer_decisions(api):
     assert m_learned["rolling_acceptance_rate"] >= 0.85 > m_control["rolling_acceptance_rate"]
     assert _pack(api, control)["enabled"] is False and _pack(api, control)["corrections"] == limit
     assert _pack(api, learned)["corrections"] == 3
+
+
+def test_cached_rules_follow_pack_changes_made_by_another_process(api, services):
+    """Each process caches a workflow's rules under workflows.packs_revision; a change anywhere bumps it."""
+    from services import corrections
+    from services.models import Workflow
+
+    wf_id = _workflow(api)
+    here, there = corrections.RulesCache(), corrections.RulesCache()  # two server processes' caches
+
+    def rules(cache):
+        with services.db.read() as session:
+            pack_id, found = cache.rules(session, session.get(Workflow, wf_id)).get("mail", (None, []))
+            return pack_id, [(r.field, r.after) for r in found]
+
+    assert rules(here) == (None, []) == rules(there)
+    for _ in range(3):
+        _correct(api, wf_id, {"to": "b@x", "cc": "none"})
+    pack_id = _pack(api, wf_id)["id"]
+    assert rules(here) == (pack_id, [("to", "b@x")]) == rules(there)
+    api.ok("PATCH", f"/api/correction-packs/{pack_id}", {"enabled": False})
+    assert rules(here) == (None, []) == rules(there)
+    with services.db.read() as session:
+        assert session.get(Workflow, wf_id).packs_revision == 4  # three corrections and one switch
+    ex_id, sug = _suggest(api, wf_id)
+    assert sug["source"] == "definition" and sug["params"]["to"] == "a@x"
