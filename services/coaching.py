@@ -130,9 +130,11 @@ def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: St
                "suggestion_id": sug.id}
     if purpose != "correction":
         executions.set_status(ex, "await_decision")
-    _bump(session_of(session, ex), "suggestions_made")
+    row = session_of(session, ex)
+    _bump(row, "suggestions_made")
     payload = view(sug, tools, step)
     events.add("coaching_suggestion", payload, execution=ex.id, workspace=ex.workspace_id)
+    events.latest("coaching_stats", {"execution_id": ex.id, **stats_of(row)}, execution=ex.id)
     return sug
 
 

@@ -151,7 +151,7 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
     decision.response, decision.created_at = response, now
     session.info["decision"] = decision  # written by submit, once its answer is final
     events.add("execution_update", update, execution=ex.id, workspace=workspace_id)
-    events.add("coaching_stats", {"execution_id": ex.id, **response["stats"]}, execution=ex.id)
+    events.latest("coaching_stats", {"execution_id": ex.id, **response["stats"]}, execution=ex.id)
     return response
 
 
@@ -203,8 +203,9 @@ def submit(services, workspace_id: str, execution_id: str, body: dict[str, Any],
             if ex.status in S.RUNNABLE:
                 # go on in the same transaction up to the next gate; a slow tool goes to the runner
                 needs_runner = services.runner.drive(session, ex, events, claim=False)
-                # the answer (and its replay) says where the execution stopped
-                response = {**response, "execution": jsonable(executions.update_event(ex))}
+                # the answer (and its replay) says where the execution stopped, and counts the next suggestion
+                response = {**response, "execution": jsonable(executions.update_event(ex)),
+                            "stats": coaching.stats_of(session.get(CoachingSession, execution_id))}
                 session.info["decision"].response = response
             insert_row(session, session.info["decision"])
             # the two rows the flush would still write (its unit of work costs more than their UPDATEs)

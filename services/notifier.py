@@ -42,6 +42,13 @@ class Events:
         if workspace:
             self.items.append((event, payload, workspace_room(workspace)))
 
+    def latest(self, event: str, payload: Any, *, execution: str) -> None:
+        """A state rather than a happening (e.g. the session stats): only its last value in this transaction
+        is sent, after everything added before it."""
+        room = execution_room(execution)
+        self.items = [item for item in self.items if not (item[0] == event and item[2] == room)]
+        self.add(event, payload, execution=execution)
+
     def __bool__(self) -> bool:
         return bool(self.items)
 

@@ -218,7 +218,10 @@ def test_socket_accepts_push_each_next_suggestion_to_every_client_until_complete
         client.join(execution_id)
         current = client.wait("coaching_suggestion", is_step("greet"))
 
-    for number, (step_id, next_step) in enumerate([("greet", "write"), ("write", "last"), ("last", None)], 1):
+    # (step, next step, suggestions counted in the ack): accepting "greet" opens "write"'s suggestion in the
+    # same transaction; accepting "write" hands file.write to the runner, which opens "last" a moment later
+    for number, (step_id, next_step, made_at_ack) in enumerate(
+            [("greet", "write", 2), ("write", "last", 2), ("last", None, 3)], 1):
         assert current["step_id"] == step_id
         marks = {id(c): {e: c.count(e) for e in WATCHED} for c in clients}
         ack = clients[number % 2].decide(execution_id, current["suggestion_id"], "accept")
@@ -227,11 +230,14 @@ def test_socket_accepts_push_each_next_suggestion_to_every_client_until_complete
         assert ack["decision"]["decision"] == "accept"
         assert ack["decision"]["suggestion_id"] == current["suggestion_id"]
         assert ack["execution"]["execution_id"] == execution_id
-        assert ack["stats"] == expected_stats(suggestions_made=number, accepted=number), ack
+        assert ack["stats"] == expected_stats(suggestions_made=made_at_ack, accepted=number), ack
+        # every panel's stats end up counting the next suggestion too, whoever opened it
+        made = number + 1 if next_step else number
         for client in clients:
             mark = marks[id(client)]
-            client.wait("coaching_stats", lambda s: s["execution_id"] == execution_id and s["accepted"] == number,
-                        since=mark["coaching_stats"], what=f"with accepted={number}")
+            client.wait("coaching_stats", lambda s: s["execution_id"] == execution_id and s["accepted"] == number
+                        and s["suggestions_made"] == made, since=mark["coaching_stats"],
+                        what=f"with accepted={number}, suggestions_made={made}")
             client.wait("execution_update", lambda u: u["execution_id"] == execution_id and u["step_id"] == step_id,
                         since=mark["execution_update"], what=f"about step {step_id}")
             if next_step:
@@ -398,7 +404,8 @@ def test_socket_reject_waits_for_a_correction_then_manual_settles_the_step(live_
     assert_error(client.decide(execution_id, fix["suggestion_id"], "accept"), "conflict")
     ack = client.decide(execution_id, fix["suggestion_id"], "manual", manual_output={"message": "hello, kindly"})
     assert ack["ok"] is True, ack
-    assert ack["stats"] == expected_stats(suggestions_made=2, rejected=1, manual_executions=1), ack
+    # greet, its correction request, and write's suggestion (opened before the answer returns)
+    assert ack["stats"] == expected_stats(suggestions_made=3, rejected=1, manual_executions=1), ack
 
     write = client.wait("coaching_suggestion", is_step("write"))
     assert write["params"]["content"] == "hello, kindly", "the manual output is the step's output"
@@ -417,7 +424,8 @@ def test_socket_skip_skips_the_steps_reading_its_output_and_goes_on(live_server,
 
     ack = client.decide(execution_id, greet["suggestion_id"], "skip")
     assert ack["ok"] is True, ack
-    assert ack["stats"] == expected_stats(suggestions_made=1, skipped=1), ack
+    # the answer counts "last"'s suggestion, opened in the same transaction ("write" is skipped without one)
+    assert ack["stats"] == expected_stats(suggestions_made=2, skipped=1), ack
     last = client.wait("coaching_suggestion", lambda s: s["status"] == "pending" and s["step_id"] != "greet")
     assert last["step_id"] == "last", "write reads greet's output, so it is skipped without a suggestion"
     rows = steps_of(live_server, execution_id)

@@ -39,7 +39,12 @@ describe("LoginPage", () => {
 
     // Later requests name the session's workspace.
     expect(window.localStorage.getItem(WORKSPACE_STORAGE_KEY)).toBe("1");
-    const list = calls.find((c) => c.url === "/api/executions/")!;
+    // (the heading shows before the page's first request has gone out: wait for it)
+    const list = await waitFor(() => {
+      const call = calls.find((c) => c.url.startsWith("/api/executions/"));
+      expect(call).toBeDefined();
+      return call!;
+    });
     expect(headersOf(list)["X-Coach-Workspace"]).toBe("1");
   });
 
