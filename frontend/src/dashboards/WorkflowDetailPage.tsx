@@ -11,6 +11,7 @@ import type { WorkflowDefinition } from "./types";
 import { WorkflowDefinitionView } from "./WorkflowDefinitionView";
 import { WorkflowExecutions } from "./WorkflowExecutions";
 import { WorkflowMetricsSection } from "./WorkflowMetricsSection";
+import { ThresholdsEditor } from "./ThresholdsEditor";
 
 /** "AUTO-ready at ≥ 85% rolling acceptance over ≥ 20 counted of the last 50 decisions; coaching after 10." */
 function thresholdsText(t: Record<string, number> | undefined): string | null {
@@ -130,6 +131,7 @@ export default function WorkflowDetailPage() {
           </div>
         ) : null}
       </dl>
+      <ThresholdsEditor workflowId={wf.id} current={wf.thresholds} />
       <ul className="links">
         <li>
           <Link to={`/correction-packs?workflow=${encodeURIComponent(wf.id)}`}>Correction packs of {wf.name}</Link>

@@ -5,7 +5,7 @@
  */
 import { useMutation, useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
 import { useEffect, useRef } from "react";
-import { apiGet, apiPatch, apiPost } from "../api/client";
+import { apiGet, apiPatch, apiPost, apiPut } from "../api/client";
 import { useSocketEvent, useWorkspaceRoom } from "../realtime/context";
 import { fetchWorkflowMetrics, workflowMetricsKey } from "../api/metrics";
 import type { GlobalMetrics, LevelChangedEvent, MetricsUpdateEvent, OperatorMetrics, WorkflowMetrics, WorkflowMode } from "../api/metrics";
@@ -109,6 +109,23 @@ export function useSetMode() {
       );
       invalidateWorkflowViews(queryClient);
     },
+  });
+}
+
+export interface Thresholds {
+  coaching_after: number;
+  auto_min_window: number;
+  auto_acceptance: number;
+  window: number;
+}
+
+/** `PUT /api/workflows/<id>/thresholds`: the workflow's level thresholds (DESIGN.md §3). */
+export function useSetThresholds() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: ({ workflowId, thresholds }: { workflowId: string; thresholds: Thresholds }) =>
+      apiPut<WorkflowDefinition>(`/api/workflows/${path(workflowId)}/thresholds`, thresholds),
+    onSuccess: () => invalidateWorkflowViews(queryClient),
   });
 }
 
