@@ -74,8 +74,7 @@ class DecisionResultSchema(Schema):
 
 def pending_view(session, ex) -> dict:
     svc = services()
-    defn = svc.definitions.get(session, ex.workflow_id, ex.workflow_version)
-    items = [coaching.view(s, svc.tools, defn.step(s.step_id)) for s in coaching.pending(session, ex.id)]
+    items = [coaching.described(session, svc.definitions, svc.tools, s) for s in coaching.pending(session, ex.id)]
     return {"execution_id": ex.id, "status": ex.status, "paused": ex.status == "paused",
             "suggestion": items[0] if items else None, "suggestions": items}
 

@@ -32,7 +32,6 @@ class Queue(MethodView):
             rows, total = coaching.queue(session, workspace_id(), page=args["page"], per_page=args["per_page"])
             items = []
             for sug, ex, name in rows:
-                defn = svc.definitions.get(session, ex.workflow_id, ex.workflow_version)
-                items.append({**coaching.view(sug, svc.tools, defn.step(sug.step_id)), "workflow_name": name,
+                items.append({**coaching.described(session, svc.definitions, svc.tools, sug), "workflow_name": name,
                               "execution_status": ex.status, "execution_mode": ex.mode})
         return page_body(items, total, args)

@@ -65,8 +65,7 @@ def register(socketio: SocketIO) -> None:
             with svc.db.read() as session:
                 ex = executions.get(session, workspace_id(), execution_id)
                 update = executions.update_event(ex)
-                defn = svc.definitions.get(session, ex.workflow_id, ex.workflow_version)
-                waiting = [coaching.view(s, svc.tools, defn.step(s.step_id))
+                waiting = [coaching.described(session, svc.definitions, svc.tools, s)
                            for s in coaching.pending(session, ex.id)]
                 stats = coaching.stats(session, ex) if ex.mode != "normal" else None
             join_room(execution_room(execution_id))

@@ -97,6 +97,11 @@ def view(s: Suggestion, tools: ToolRegistry | None = None, step: StepDef | None 
     }
 
 
+def described(session: Session, definitions: Any, tools: ToolRegistry, s: Suggestion) -> dict[str, Any]:
+    """A stored suggestion as clients see it: with its step's name and its tool's schema."""
+    return view(s, tools, definitions.get(session, s.workflow_id, s.workflow_version).step(s.step_id))
+
+
 def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: StepDef, purpose: str,
                     events: Events, tools: ToolRegistry, *, params: Any = None, rationale: str = "") -> Suggestion:
     """Stop before `step` and ask a human. Raises TemplateFailure when the params cannot be rendered."""
@@ -149,8 +154,8 @@ def pause(session: Session, workspace_id: str, execution_id: str, events: Events
     return ex
 
 
-def resume(session: Session, workspace_id: str, execution_id: str, events: Events, actor: str = "system", *,
-           tools: ToolRegistry | None = None, definitions: Any = None) -> tuple[Execution, bool]:
+def resume(session: Session, workspace_id: str, execution_id: str, events: Events, actor: str, *,
+           tools: ToolRegistry, definitions: Any) -> tuple[Execution, bool]:
     """Resume a paused session; returns (execution, whether the runner must go on)."""
     ex = executions.get(session, workspace_id, execution_id, for_update=True)
     _require_coaching(ex)
@@ -163,9 +168,8 @@ def resume(session: Session, workspace_id: str, execution_id: str, events: Event
     waiting = pending(session, ex.id)
     if waiting:
         executions.set_status(ex, "await_correction" if waiting[0].purpose == "correction" else "await_decision")
-        defn = definitions.get(session, ex.workflow_id, ex.workflow_version) if definitions else None
-        for sug in waiting:  # re-push, so that every panel shows it again (with the step and the tool's schema)
-            events.add("coaching_suggestion", view(sug, tools, defn.step(sug.step_id) if defn else None),
+        for sug in waiting:  # re-push, so that every panel shows it again
+            events.add("coaching_suggestion", described(session, definitions, tools, sug),
                        execution=ex.id, workspace=ex.workspace_id)
     events.add("execution_update", executions.update_event(ex), execution=ex.id, workspace=ex.workspace_id)
     return ex, not waiting

@@ -53,18 +53,8 @@ def insert_row(session: Session, obj) -> None:
     The object stays out of the session, so later changes to it are not saved."""
     table = obj.__table__
     values = obj.__dict__
-    session.connection().execute(_statement(table, "insert"),
+    session.connection().execute(_insert_statement(table),
                                  {c.key: values[c.key] for c in table.columns if c.key in values})
-
-
-def update_row(session: Session, obj, **values) -> None:
-    """Change columns of a loaded object now with one Core UPDATE by primary key, and in the object as its
-    committed state, so the flush has nothing left to write for them. Column `onupdate` defaults still apply."""
-    table = obj.__table__
-    (pk,) = table.primary_key.columns
-    session.connection().execute(_statement(table, "update", tuple(values), pk), {**values, "_pk": getattr(obj, pk.key)})
-    for name, value in values.items():
-        set_committed_value(obj, name, value)
 
 
 def write_changes(session: Session, obj: object | None) -> None:
@@ -89,32 +79,32 @@ def write_changes(session: Session, obj: object | None) -> None:
         params["_version"] = state.dict[version.key]
         values[version.key] = params["_version"] + 1
         params[version.key] = values[version.key]
-    names = tuple(values)
-    key = (table.name, "write", names)
-    stmt = _STATEMENTS.get(key)
-    if stmt is None:
-        where = pk == bindparam("_pk")
-        if version is not None:
-            where = where & (version == bindparam("_version"))
-        stmt = _STATEMENTS[key] = update(table).where(where).values({n: bindparam(n) for n in names})
+    stmt = _update_statement(table, pk, tuple(values), version)
     if session.connection().execute(stmt, params).rowcount != 1:
         raise StaleDataError(f"UPDATE statement on table '{table.name}' expected to update 1 row(s); 0 were matched.")
     for name, value in values.items():
         set_committed_value(obj, name, value)
 
 
+# Built once per table and shape: SQLAlchemy then reuses their compiled form without recomputing keys.
 _STATEMENTS: dict[tuple, object] = {}
 
 
-def _statement(table, kind: str, names: tuple[str, ...] = (), pk=None):
-    """Built once per table and shape: SQLAlchemy then reuses its compiled form without recomputing keys."""
-    key = (table.name, kind, names)
-    stmt = _STATEMENTS.get(key)
-    if stmt is None:
-        stmt = insert(table) if kind == "insert" else \
-            update(table).where(pk == bindparam("_pk")).values({n: bindparam(n) for n in names})
-        _STATEMENTS[key] = stmt
-    return stmt
+def _insert_statement(table):
+    key = (table.name, "insert")
+    if key not in _STATEMENTS:
+        _STATEMENTS[key] = insert(table)
+    return _STATEMENTS[key]
+
+
+def _update_statement(table, pk, names: tuple[str, ...], version):
+    key = (table.name, "update", names)
+    if key not in _STATEMENTS:
+        where = pk == bindparam("_pk")
+        if version is not None:
+            where = where & (version == bindparam("_version"))
+        _STATEMENTS[key] = update(table).where(where).values({n: bindparam(n) for n in names})
+    return _STATEMENTS[key]
 
 
 class Database:

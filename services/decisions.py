@@ -14,7 +14,7 @@ from core.execution import states as S
 from core.tools import ToolRegistry, schema_errors
 from core.workflow import WorkflowDef
 from services import audit, coaching, corrections, executions, metrics
-from services.db import held, insert_row, update_row, write_changes
+from services.db import held, insert_row, write_changes
 from services.models import CoachingSession, Decision, Execution, Suggestion, Workflow, utcnow
 from services.notifier import Events, jsonable
 from services.workflows import DefinitionCache
@@ -98,7 +98,8 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
     wf = held(session, Workflow, ex.workflow_id)
     defn = definitions.get(session, ex.workflow_id, ex.workflow_version)
     step = defn.step(sug.step_id)
-    update_row(session, sug, status="decided", decided_at=now)
+    sug.status, sug.decided_at = "decided", now
+    write_changes(session, sug)
     ex.gate = None
     if kind == "accept":
         executions.set_step(ex, sug.step_id, decision=kind, status=S.STEP_PENDING, params=sug.params)
@@ -200,17 +201,18 @@ def submit(services, workspace_id: str, execution_id: str, body: dict[str, Any],
             response = decide(session, services.definitions, services.tools, workspace_id, execution_id, body,
                               operator, events, idempotency_key)
             ex = session.get(Execution, execution_id)
+            coaching_session = session.get(CoachingSession, execution_id)
             if ex.status in S.RUNNABLE:
                 # go on in the same transaction up to the next gate; a slow tool goes to the runner
                 needs_runner = services.runner.drive(session, ex, events, claim=False)
                 # the answer (and its replay) says where the execution stopped, and counts the next suggestion
                 response = {**response, "execution": jsonable(executions.update_event(ex)),
-                            "stats": coaching.stats_of(session.get(CoachingSession, execution_id))}
+                            "stats": coaching.stats_of(coaching_session)}
                 session.info["decision"].response = response
             insert_row(session, session.info["decision"])
             # the two rows the flush would still write (its unit of work costs more than their UPDATEs)
             write_changes(session, ex)
-            write_changes(session, session.get(CoachingSession, execution_id))
+            write_changes(session, coaching_session)
     except Replayed as replayed:
         return replayed.response
     except IntegrityError:

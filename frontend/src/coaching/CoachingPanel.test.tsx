@@ -51,7 +51,8 @@ async function openPanel(state: ServerState = serverState()) {
   socket.respond = (event) => {
     if (event !== "coaching_decision") return { ok: true };
     state.stats = stats({ suggestions_made: 3, accepted: 2 });
-    return { ok: true, execution: { execution_id: "ex-1", status: "running" }, stats: stats({ accepted: 2 }) };
+    // as the server does: the answer's stats already count the next suggestion it opened
+    return { ok: true, execution: { execution_id: "ex-1", status: "running" }, stats: state.stats };
   };
   if (state.pending.suggestion) {
     await screen.findByRole("heading", { level: 2, name: /^Suggestion: / });

@@ -14,12 +14,12 @@ import type { CoachingStats, ExecutionUpdate, PendingSuggestions, Suggestion } f
 export const OFFLINE_POLL_MS = 3_000;
 
 /**
- * Re-reads what a change to this execution may have changed: suggestion, steps, stats, the queue.
- * (The stats pushed with a decision are counted before the next suggestion opens, so they are read again.)
+ * Re-reads what a change to this execution may have changed: suggestion, steps, the queue. The stats are
+ * not among them: the server pushes them (`coaching_stats`) whenever they change, a decision's answer
+ * carries them, and while offline they are polled like the rest.
  */
 export function refreshExecution(queryClient: QueryClient, executionId: string): void {
   void queryClient.invalidateQueries({ queryKey: coachingKeys.pending(executionId) });
-  void queryClient.invalidateQueries({ queryKey: coachingKeys.stats(executionId) });
   void queryClient.invalidateQueries({ queryKey: coachingKeys.execution(executionId) });
   void queryClient.invalidateQueries({ queryKey: coachingKeys.queueAll });
 }
@@ -52,6 +52,7 @@ export function useCoachingSession(executionId: string) {
   const stats = useQuery({
     queryKey: coachingKeys.stats(executionId),
     queryFn: ({ signal }) => fetchStats(executionId, signal),
+    refetchInterval: () => (isTerminalStatus(execution.data?.status) ? false : offlinePoll),
   });
   const workflowId = execution.data?.workflow_id;
   const metrics = useQuery({
