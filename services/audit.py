@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections import namedtuple
 from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Any, Iterator
@@ -20,7 +21,7 @@ from typing import Any, Iterator
 from sqlalchemy import bindparam, func, select, text
 from sqlalchemy.orm import Session
 
-from services.db import insert_row
+from services.db import insert_row, prepared
 from services.models import AuditEvent, utcnow
 from services.notifier import jsonable
 
@@ -113,8 +114,10 @@ def record(session: Session, workspace_id: str, actor: str, action: str, *, targ
     last = session.info.get(newest)  # written earlier in this transaction
     if last is None:
         _lock_chain(session, workspace_id)
-        query = _HEAD_FOR_UPDATE if session.get_bind().dialect.name == "postgresql" else _HEAD
-        last = session.connection().execute(query, {"workspace_id": workspace_id}).first()
+        lock = session.get_bind().dialect.name == "postgresql"
+        head = prepared(session, ("audit:head", lock), lambda: _HEAD_FOR_UPDATE if lock else _HEAD)
+        rows = head.rows(session, {"workspace_id": workspace_id})
+        last = _Head(*rows[0]) if rows else None
     event = AuditEvent(
         workspace_id=workspace_id, seq=(last.seq + 1) if last else 1, actor=_text(actor or "anonymous", 200),
         action=_text(action, 40), target_type=_text(target_type, 40),
@@ -133,6 +136,7 @@ def record(session: Session, workspace_id: str, actor: str, action: str, *, targ
 _HEAD = (select(AuditEvent.seq, AuditEvent.hash).where(AuditEvent.workspace_id == bindparam("workspace_id"))
          .order_by(AuditEvent.seq.desc()).limit(1))
 _HEAD_FOR_UPDATE = _HEAD.with_for_update()
+_Head = namedtuple("_Head", "seq hash")
 
 
 # -- checking -----------------------------------------------------------------------------------------------------

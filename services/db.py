@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 from sqlalchemy import bindparam, create_engine, event, insert, inspect, text, update
 from sqlalchemy.engine import Engine, make_url
@@ -47,18 +47,82 @@ def held(session: Session, model, key):
     return obj
 
 
+class Prepared:
+    """A Core statement compiled once per dialect and run with `exec_driver_sql`, for the few statements every
+    decision runs. SQLAlchemy's per-execution work (statement cache lookup, execution context, parameter and
+    result bookkeeping) costs several times what the database spends on such a statement. Values still go
+    through the column types' own processors (JSON, UTC datetimes, step states), so the rows written and read
+    are exactly those of an ordinary execute; events and exception wrapping are SQLAlchemy's as usual.
+
+    Parameters are a dict by bind name; defaults and onupdate values the statement would compute itself must
+    be in it (insert_row and write_changes put them there)."""
+
+    __slots__ = ("sql", "names", "positional", "binds", "fixed", "results")
+
+    def __init__(self, statement, dialect, column_keys=None):
+        compiled = statement.compile(dialect=dialect, column_keys=column_keys)
+        self.sql = compiled.string
+        self.positional = compiled.positional
+        self.names = tuple(compiled.positiontup if compiled.positional else compiled.binds)
+        # the processors SQLAlchemy itself caches per dialect (TypeDecorators and variants resolved)
+        self.binds = tuple(compiled.binds[n].type._cached_bind_processor(dialect) for n in self.names)
+        # values the statement carries itself (a LIMIT, a literal compared with)
+        self.fixed = {n: b.value for n, b in compiled.binds.items() if not b.required}
+        self.results = tuple(c.type._cached_result_processor(dialect, None)
+                             for c in getattr(statement, "selected_columns", ()))
+
+    def _params(self, values: dict[str, Any]):
+        if self.fixed:
+            values = {**self.fixed, **values}
+        out = [values[n] if p is None else p(values[n]) for n, p in zip(self.names, self.binds)]
+        return tuple(out) if self.positional else dict(zip(self.names, out))
+
+    def execute(self, session: Session, values: dict[str, Any]):
+        return session.connection().exec_driver_sql(self.sql, self._params(values))
+
+    def execute_many(self, session: Session, rows: list[dict[str, Any]]):
+        return session.connection().exec_driver_sql(self.sql, [self._params(v) for v in rows])
+
+    def rows(self, session: Session, values: dict[str, Any]) -> list[tuple]:
+        """A SELECT's rows as tuples of Python values (each column through its type's result processor)."""
+        # Straight on the driver's cursor: for a row-returning statement SQLAlchemy's driver-SQL path builds
+        # result metadata from the cursor description on every call, which costs more than a wide SELECT.
+        cursor = session.connection().connection.cursor()
+        try:
+            cursor.execute(self.sql, self._params(values))
+            found = cursor.fetchall()
+        finally:
+            cursor.close()
+        procs = self.results
+        return [tuple(v if p is None else p(v) for v, p in zip(row, procs)) for row in found]
+
+
+_PREPARED: dict[tuple, Prepared] = {}
+
+
+def prepared(session: Session, key: tuple, build: Callable[[], Any], column_keys=None) -> Prepared:
+    """The statement `build()` makes, compiled once for this session's dialect and cached under `key`."""
+    dialect = session.get_bind().dialect
+    full = (dialect.name, *key)
+    found = _PREPARED.get(full)
+    if found is None:
+        found = _PREPARED[full] = Prepared(build(), dialect, column_keys)
+    return found
+
+
 def insert_row(session: Session, obj) -> None:
-    """Write a new object's row now with one Core INSERT, outside the unit of work: for rows a hot path only
+    """Write a new object's row now with one INSERT, outside the unit of work: for rows a hot path only
     appends (audit events, decisions, suggestions), where the flush's bookkeeping costs more than the INSERT.
     The object stays out of the session, so later changes to it are not saved."""
     table = obj.__table__
     values = obj.__dict__
-    session.connection().execute(_insert_statement(table),
-                                 {c.key: values[c.key] for c in table.columns if c.key in values})
+    names = tuple(c.key for c in table.columns if c.key in values)
+    stmt = prepared(session, (table.name, "insert", names), lambda: insert(table), column_keys=list(names))
+    stmt.execute(session, values)
 
 
 def write_changes(session: Session, obj: object | None) -> None:
-    """Write a loaded object's changed columns now with one Core UPDATE by primary key, as the flush would
+    """Write a loaded object's changed columns now with one UPDATE by primary key, as the flush would
     (version column checked and bumped, `onupdate` defaults filled), and mark them saved, so the flush at
     commit has nothing to do for it: one object's write without the unit of work's bookkeeping."""
     state = inspect(obj) if obj is not None else None
@@ -79,32 +143,23 @@ def write_changes(session: Session, obj: object | None) -> None:
         params["_version"] = state.dict[version.key]
         values[version.key] = params["_version"] + 1
         params[version.key] = values[version.key]
-    stmt = _update_statement(table, pk, tuple(values), version)
-    if session.connection().execute(stmt, params).rowcount != 1:
-        raise StaleDataError(f"UPDATE statement on table '{table.name}' expected to update 1 row(s); 0 were matched.")
-    for name, value in values.items():
-        set_committed_value(obj, name, value)
+    names = tuple(values)
 
-
-# Built once per table and shape: SQLAlchemy then reuses their compiled form without recomputing keys.
-_STATEMENTS: dict[tuple, object] = {}
-
-
-def _insert_statement(table):
-    key = (table.name, "insert")
-    if key not in _STATEMENTS:
-        _STATEMENTS[key] = insert(table)
-    return _STATEMENTS[key]
-
-
-def _update_statement(table, pk, names: tuple[str, ...], version):
-    key = (table.name, "update", names)
-    if key not in _STATEMENTS:
+    def build():
         where = pk == bindparam("_pk")
         if version is not None:
             where = where & (version == bindparam("_version"))
-        _STATEMENTS[key] = update(table).where(where).values({n: bindparam(n) for n in names})
-    return _STATEMENTS[key]
+        return update(table).where(where).values({n: bindparam(n) for n in names})
+
+    if prepared(session, (table.name, "update", names), build).execute(session, params).rowcount != 1:
+        raise StaleDataError(f"UPDATE statement on table '{table.name}' expected to update 1 row(s); 0 were matched.")
+    for name, value in values.items():
+        set_committed_value(obj, name, value)
+    if not state.committed_state:
+        # Everything is saved: take the object off the session's list of modified objects, or the flush at
+        # commit would still compare all its attributes with what was loaded (as long as the UPDATE itself).
+        # The session keeps no strong reference to it after this: callers that need it again hold it.
+        state._commit_all(state.dict, session.identity_map)
 
 
 class Database:

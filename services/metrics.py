@@ -11,6 +11,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from core.coaching.metrics import LevelThresholds, MetricsState, bucket_start
+from services.db import prepared
 from services.models import MetricBucket, MetricScope, utcnow
 
 GLOBAL = ("global", "all")
@@ -57,20 +58,14 @@ class _Cell:
 _DIRTY = "metrics:dirty"
 
 
-_FETCH: dict[tuple, Any] = {}
-
-
-def _fetch_statement(table, column: str, names: tuple[str, ...], lock: bool):
-    """One prepared SELECT per table and key shape: built once, so SQLAlchemy's statement cache key is too."""
-    key = (table.name, names, lock)
-    query = _FETCH.get(key)
-    if query is None:
+def _fetch_statement(session: Session, table, column: str, names: tuple[str, ...], count: int, lock: bool):
+    """One prepared SELECT per table, key shape and number of keys."""
+    def build():
         query = select(table.c.id, table.c[column], *[table.c[n] for n in names]).where(
-            table.c.workspace_id == bindparam("workspace_id"), table.c.key.in_(bindparam("keys", expanding=True)))
-        if lock:
-            query = query.with_for_update()
-        _FETCH[key] = query
-    return query
+            table.c.workspace_id == bindparam("workspace_id"),
+            table.c.key.in_([bindparam(f"k{i}") for i in range(count)]))
+        return query.with_for_update() if lock else query
+    return prepared(session, ("metrics:fetch", table.name, names, count, lock), build)
 
 
 def _rows(session: Session, model, workspace_id: str, keys: list[dict[str, Any]],
@@ -87,10 +82,10 @@ def _rows(session: Session, model, workspace_id: str, keys: list[dict[str, Any]]
     lock = session.bind.dialect.name == "postgresql"
 
     def fetch(subset):
-        query = _fetch_statement(table, column, names, lock)
+        keys = sorted({k["key"] for k in subset})
+        query = _fetch_statement(session, table, column, names, len(keys), lock)
         # the key alone may match other scopes' rows: keep them too
-        for row in session.connection().execute(query, {"workspace_id": workspace_id,
-                                           "keys": sorted({k["key"] for k in subset})}):
+        for row in query.rows(session, {"workspace_id": workspace_id, **{f"k{i}": k for i, k in enumerate(keys)}}):
             found = tuple(row[2:])
             if found not in cache:
                 cache[found] = _Cell(row[0], dict(row[1] or {}))
@@ -109,17 +104,20 @@ def _changed(session: Session, model, cell: _Cell) -> None:
     session.info.setdefault(_DIRTY, {}).setdefault(model, {})[cell.id] = cell
 
 
-# one UPDATE per table for all of a transaction's changed rows (MetricScope.updated_at: its onupdate default)
-_WRITE = {model: update(model.__table__).where(model.__table__.c.id == bindparam("_id"))
-          .values({column: bindparam("_value")})
-          for model, column in ((MetricScope, "state"), (MetricBucket, "counts"))}
+_VALUE = {MetricScope: "state", MetricBucket: "counts"}
 
 
 @event.listens_for(Session, "before_commit")
 def _write_changed_rows(session: Session) -> None:
     """Write every metric row changed in this transaction, one statement per table."""
     for model, cells in session.info.pop(_DIRTY, {}).items():
-        session.connection().execute(_WRITE[model], [{"_id": c.id, "_value": c.value} for c in cells.values()])
+        table, column = model.__table__, _VALUE[model]
+        stamped = "updated_at" in table.c  # MetricScope.updated_at: its onupdate default, filled here
+        values = {column: bindparam("_value"), **({"updated_at": bindparam("_at")} if stamped else {})}
+        write = prepared(session, ("metrics:write", table.name),
+                         lambda: update(table).where(table.c.id == bindparam("_id")).values(values))
+        at = utcnow()
+        write.execute_many(session, [{"_id": c.id, "_value": c.value, "_at": at} for c in cells.values()])
 
 
 def _thresholds_for(scope: str, thresholds: LevelThresholds | None) -> LevelThresholds:
