@@ -110,7 +110,7 @@ class Stats(MethodView):
     @blp.response(200, StatsSchema)
     def get(self, execution_id):
         with services().db.read() as session:
-            return coaching.stats(session, executions.get(session, workspace_id(), execution_id))
+            return coaching.stats_of(executions.get(session, workspace_id(), execution_id))
 
 
 @blp.route("/<execution_id>/coaching/pause")

@@ -67,7 +67,7 @@ def register(socketio: SocketIO) -> None:
                 update = executions.update_event(ex)
                 waiting = [coaching.described(session, svc.definitions, svc.tools, s)
                            for s in coaching.pending(session, ex.id)]
-                stats = coaching.stats(session, ex) if ex.mode != "normal" else None
+                stats = coaching.stats_of(ex) if ex.mode != "normal" else None
             join_room(execution_room(execution_id))
             # a reload or a reconnect never loses the pending suggestion: send it to this client at once
             for suggestion in waiting:

@@ -18,7 +18,7 @@ from core.tools import ToolRegistry
 from core.workflow import StepDef, WorkflowDef
 from services import audit, corrections, executions, metrics
 from services.db import held, insert_row
-from services.models import CoachingSession, Execution, Suggestion, Workflow, utcnow
+from services.models import Execution, Suggestion, Workflow
 from services.notifier import Events
 
 STAT_KEYS = executions.COACHING_STATS
@@ -41,27 +41,15 @@ def review_gate(ex: Execution, spot_check_rate: float, rng: random.Random):
     return gate
 
 
-def session_of(session: Session, ex: Execution) -> CoachingSession:
-    row = session.get(CoachingSession, ex.id)
-    if row is None:
-        row = CoachingSession(execution_id=ex.id, workspace_id=ex.workspace_id, paused=False,
-                              stats={k: 0 for k in STAT_KEYS})
-        session.add(row)
-    return row
-
-
-def _bump(row: CoachingSession, key: str) -> None:
-    stats = dict(row.stats or {})
+def _bump(ex: Execution, key: str) -> None:
+    stats = dict(ex.coaching_stats or {})
     stats[key] = stats.get(key, 0) + 1
-    row.stats = stats
+    ex.coaching_stats = stats
 
 
-def stats(session: Session, ex: Execution) -> dict[str, int]:
-    return stats_of(session.get(CoachingSession, ex.id))
-
-
-def stats_of(row: CoachingSession | None) -> dict[str, int]:
-    values = (row.stats if row else None) or {}
+def stats_of(ex: Execution) -> dict[str, int]:
+    """The session's counters (all zero for an execution that never had a suggestion)."""
+    values = ex.coaching_stats or {}
     return {k: int(values.get(k, 0)) for k in STAT_KEYS}
 
 
@@ -135,11 +123,10 @@ def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: St
                "suggestion_id": sug.id}
     if purpose != "correction":
         executions.set_status(ex, "await_decision")
-    row = session_of(session, ex)
-    _bump(row, "suggestions_made")
+    _bump(ex, "suggestions_made")
     payload = view(sug, tools, step)
     events.add("coaching_suggestion", payload, execution=ex.id, workspace=ex.workspace_id)
-    events.latest("coaching_stats", {"execution_id": ex.id, **stats_of(row)}, execution=ex.id)
+    events.latest("coaching_stats", {"execution_id": ex.id, **stats_of(ex)}, execution=ex.id)
     return sug
 
 
@@ -147,8 +134,6 @@ def pause(session: Session, workspace_id: str, execution_id: str, events: Events
     ex = executions.get(session, workspace_id, execution_id, for_update=True)
     _require_coaching(ex)
     executions.set_status(ex, "pause")
-    row = session_of(session, ex)
-    row.paused, row.paused_at = True, utcnow()
     audit.record(session, workspace_id, actor, "pause", target_type="execution", target_id=ex.id, execution_id=ex.id)
     events.add("execution_update", executions.update_event(ex), execution=ex.id, workspace=ex.workspace_id)
     return ex
@@ -162,8 +147,6 @@ def resume(session: Session, workspace_id: str, execution_id: str, events: Event
     if ex.status != S.PAUSED:
         raise Conflict(f"the coaching session is not paused (execution is {ex.status})", details={"status": ex.status})
     executions.set_status(ex, "resume")
-    row = session_of(session, ex)
-    row.paused, row.paused_at = False, None
     audit.record(session, workspace_id, actor, "resume", target_type="execution", target_id=ex.id, execution_id=ex.id)
     waiting = pending(session, ex.id)
     if waiting:

@@ -15,7 +15,7 @@ from core.tools import ToolRegistry, schema_errors
 from core.workflow import WorkflowDef
 from services import audit, coaching, corrections, executions, metrics
 from services.db import held, insert_row, write_changes
-from services.models import CoachingSession, Decision, Execution, Suggestion, Workflow, utcnow
+from services.models import Decision, Execution, Suggestion, Workflow, utcnow
 from services.notifier import Events, jsonable
 from services.workflows import DefinitionCache
 
@@ -139,15 +139,14 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
                  before={"step_id": sug.step_id, "params": sug.params},
                  after={"decision": kind, "correction": body.get("correction") if kind == "correct" else None,
                         "feedback": body.get("feedback")}, result=kind)
-    coaching_session = coaching.session_of(session, ex)
-    coaching._bump(coaching_session, coaching.STAT_OF[kind])
+    coaching._bump(ex, coaching.STAT_OF[kind])
     _count(session, defn, ex, wf, sug, kind, latency_ms, operator, events)
     update = executions.update_event(ex, sug.step_id)
     response = jsonable({
         "ok": True,
         "decision": {"decision_id": decision.id, "suggestion_id": sug.id, "decision": kind, "operator": operator,
                      "latency_ms": round(latency_ms, 1), "created_at": now},
-        "execution": update, "stats": coaching.stats_of(coaching_session),
+        "execution": update, "stats": coaching.stats_of(ex),
     })
     decision.response, decision.created_at = response, now
     session.info["decision"] = decision  # written by submit, once its answer is final
@@ -201,18 +200,16 @@ def submit(services, workspace_id: str, execution_id: str, body: dict[str, Any],
             response = decide(session, services.definitions, services.tools, workspace_id, execution_id, body,
                               operator, events, idempotency_key)
             ex = session.get(Execution, execution_id)
-            coaching_session = session.get(CoachingSession, execution_id)
             if ex.status in S.RUNNABLE:
                 # go on in the same transaction up to the next gate; a slow tool goes to the runner
                 needs_runner = services.runner.drive(session, ex, events, claim=False)
                 # the answer (and its replay) says where the execution stopped, and counts the next suggestion
                 response = {**response, "execution": jsonable(executions.update_event(ex)),
-                            "stats": coaching.stats_of(coaching_session)}
+                            "stats": coaching.stats_of(ex)}
                 session.info["decision"].response = response
             insert_row(session, session.info["decision"])
-            # the two rows the flush would still write (its unit of work costs more than their UPDATEs)
+            # the row the flush would still write (its unit of work costs more than the UPDATE)
             write_changes(session, ex)
-            write_changes(session, coaching_session)
     except Replayed as replayed:
         return replayed.response
     except IntegrityError:

@@ -12,7 +12,8 @@ from core.execution import states as S
 from core.execution.engine import ExecutionState, StepState, progress
 from core.workflow import WorkflowDef, validate_variables
 from services import audit, workflows
-from services.models import CoachingSession, Execution, Suggestion, Workflow, utcnow
+from services.db import columns_of, load_objects, prepared
+from services.models import Execution, Suggestion, Workflow, utcnow
 from services.workflows import DefinitionCache
 
 MODES = ("normal", "coaching", "auto")
@@ -42,27 +43,28 @@ def _row_locks(session: Session) -> bool:
     return session.bind.dialect.name == "postgresql"
 
 
-_WITH_SUGGESTION = (select(Execution, Suggestion, CoachingSession, Workflow)
-                    .join(Suggestion, (Suggestion.id == bindparam("suggestion_id"))
-                          & (Suggestion.execution_id == Execution.id))
-                    .join(CoachingSession, CoachingSession.execution_id == Execution.id)
-                    .join(Workflow, Workflow.id == Execution.workflow_id)
-                    .where(Execution.id == bindparam("execution_id")))
+def _with_suggestion():
+    return (select(*columns_of(Execution, Suggestion, Workflow))
+            .join(Suggestion, (Suggestion.id == bindparam("suggestion_id")) & (Suggestion.execution_id == Execution.id))
+            .join(Workflow, Workflow.id == Execution.workflow_id)
+            .where(Execution.id == bindparam("execution_id")))
 
 
 def get_with_suggestion(session: Session, workspace_id: str, execution_id: str,
                         suggestion_id: str) -> tuple[Execution, Suggestion] | None:
-    """What a decision reads, locked like `get(for_update=True)`: the execution with one of its suggestions,
-    its coaching session and its workflow (those two stay in the session for `coaching.session_of` and
-    `held`), in one SELECT. On PostgreSQL the execution's row lock is taken first, so nothing is read from
+    """What a decision reads, locked like `get(for_update=True)`: the execution with one of its suggestions
+    and its workflow (which stays in the session for `held`), in one SELECT. On PostgreSQL the execution's row lock is taken first, so nothing is read from
     before a concurrent transaction on the same execution committed. None when any of them is missing: the
     caller then finds out which with `get` and `session.get`."""
     if _row_locks(session):
-        session.connection().execute(select(Execution.id).where(Execution.id == execution_id).with_for_update())
-    row = session.execute(_WITH_SUGGESTION, {"suggestion_id": suggestion_id, "execution_id": execution_id}).first()
+        prepared(session, ("execution:lock",),
+                 lambda: select(Execution.id).where(Execution.id == bindparam("execution_id")).with_for_update()
+                 ).rows(session, {"execution_id": execution_id})
+    row = load_objects(session, ("execution:with_suggestion",), _with_suggestion,
+                       {"suggestion_id": suggestion_id, "execution_id": execution_id},
+                       (Execution, Suggestion, Workflow))
     if row is None or row[0].workspace_id != workspace_id:
         return None
-    session.info.setdefault("held", []).extend(row)
     return row[0], row[1]
 
 
@@ -78,12 +80,10 @@ def start(session: Session, definitions: DefinitionCache, workspace_id: str, wor
     values = validate_variables(defn, variables)
     ex = Execution(workspace_id=workspace_id, workflow_id=wf.id, workflow_version=wf.current_version,
                    mode=mode, status=S.PENDING, variables=values,
-                   steps={sid: StepState(sid) for sid in defn.step_ids})
+                   steps={sid: StepState(sid) for sid in defn.step_ids},
+                   coaching_stats={k: 0 for k in COACHING_STATS} if mode in ("coaching", "auto") else None)
     session.add(ex)
     session.flush()
-    if mode in ("coaching", "auto"):
-        session.add(CoachingSession(execution_id=ex.id, workspace_id=workspace_id, paused=False,
-                                    stats={k: 0 for k in COACHING_STATS}))
     return ex
 
 

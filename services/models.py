@@ -161,19 +161,10 @@ class Execution(NewId, Base):
     # every step's state, in definition order (StepStates): one column, so a decision writes one row.
     # Changed only through services.executions.set_step, which tells the session (in-place changes).
     steps: Mapped[dict[str, StepState]] = mapped_column(StepStates, nullable=True, default=dict)
+    # a coaching (or spot-checked auto) session's counters (services.coaching.STAT_KEYS); NULL in normal mode.
+    # The session's other state is the execution's status and its pending suggestion: nothing lives elsewhere.
+    coaching_stats: Mapped[dict[str, int] | None] = mapped_column(JsonType, nullable=True)
     __mapper_args__ = {"version_id_col": row_version}
-
-
-class CoachingSession(Base):
-    """The operator-facing state of a coaching (or spot-checked auto) execution. Nothing lives only in memory."""
-
-    __tablename__ = "coaching_sessions"
-    execution_id: Mapped[str] = mapped_column(ForeignKey("executions.id"), primary_key=True)
-    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"), index=True)
-    paused: Mapped[bool] = mapped_column(default=False)
-    paused_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
-    stats: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
-    updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, onupdate=utcnow)
 
 
 class Suggestion(NewId, Base):

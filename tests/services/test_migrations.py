@@ -1,6 +1,7 @@
 """Data migrations keep what is already stored (SQLite, and PostgreSQL when it answers)."""
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
 
 from alembic import command
@@ -72,6 +73,46 @@ def test_step_runs_move_into_the_execution_row_and_back(database_url):
         with db.engine.begin() as conn:
             tables = set(inspect(conn).get_table_names())
             for table in ("step_runs", "executions", "workflows", "workspaces"):
+                if table in tables:
+                    conn.execute(text(f"DELETE FROM {table}"))
+        _migrate(db, "head")
+        db.dispose()
+
+
+def test_coaching_session_stats_move_into_the_execution_row_and_back(database_url):
+    db = Database(database_url)
+    stats = {"suggestions_made": 3, "accepted": 2, "rejected": 0, "corrected": 0, "manual_executions": 0,
+             "skipped": 0}
+    try:
+        _migrate(db, "0005", down=True)
+        with db.engine.begin() as conn:
+            conn.execute(text("INSERT INTO workspaces (id, slug, name, created_at) VALUES ('ws', 'ws', 'WS', :t)"),
+                         {"t": T0})
+            conn.execute(text("INSERT INTO workflows (id, workspace_id, name, description, current_version, mode, "
+                              "settings, created_at, updated_at) VALUES ('wf', 'ws', 'wf', '', 1, 'coaching', "
+                              "'{}', :t, :t)"), {"t": T0})
+            for ex, mode, status in (("ex1", "coaching", "paused"), ("ex2", "normal", "running")):
+                conn.execute(text("INSERT INTO executions (id, workspace_id, workflow_id, workflow_version, mode, "
+                                  "status, variables, created_at, updated_at, row_version, steps) VALUES "
+                                  "(:id, 'ws', 'wf', 1, :mode, :status, '{}', :t, :t, 1, '[]')"),
+                             {"id": ex, "mode": mode, "status": status, "t": T0})
+            conn.execute(text("INSERT INTO coaching_sessions (execution_id, workspace_id, paused, stats, updated_at) "
+                              "VALUES ('ex1', 'ws', :paused, :stats, :t)"),
+                         {"paused": True, "stats": json.dumps(stats), "t": T0})
+        _migrate(db, "head")
+        with db.read() as s:
+            assert s.get(Execution, "ex1").coaching_stats == stats
+            assert s.get(Execution, "ex2").coaching_stats is None  # a normal execution has no session
+        assert "coaching_sessions" not in inspect(db.engine).get_table_names()
+        _migrate(db, "0005", down=True)
+        with db.engine.connect() as conn:
+            back = conn.execute(text("SELECT execution_id, paused, stats FROM coaching_sessions")).all()
+        assert [(r[0], bool(r[1]), r[2] if isinstance(r[2], dict) else json.loads(r[2])) for r in back] == \
+            [("ex1", True, stats)]
+    finally:
+        with db.engine.begin() as conn:
+            tables = set(inspect(conn).get_table_names())
+            for table in ("coaching_sessions", "executions", "workflows", "workspaces"):
                 if table in tables:
                     conn.execute(text(f"DELETE FROM {table}"))
         _migrate(db, "head")
