@@ -92,16 +92,40 @@ class Base(DeclarativeBase):
 
 class NewId:
     """Ids and column defaults are filled when the object is made, not at flush, so an object can be
-    read (pushed to clients, put in an answer) before anything is written."""
+    read (pushed to clients, put in an answer) before anything is written.
+
+    Column values go straight into the new object's dict: a new object has no history to record (the
+    INSERT writes what is there), and the decision path makes several objects per decision, where the
+    per-attribute change events cost more than the rest of the object. Anything else (a relationship)
+    is set as usual, so that its events (backrefs, cascades) still run."""
 
     def __init__(self, **kwargs):
-        for column in self.__table__.columns:
-            default = column.default
-            if column.key in kwargs or default is None or not getattr(default, "is_scalar", True) and \
-                    not getattr(default, "is_callable", False):
-                continue
-            kwargs[column.key] = default.arg(None) if default.is_callable else default.arg
-        super().__init__(**kwargs)
+        columns, defaults = _column_defaults(type(self))
+        values = self.__dict__
+        for key, value in kwargs.items():
+            if key in columns:
+                values[key] = value
+            elif hasattr(type(self), key):
+                setattr(self, key, value)
+            else:  # as SQLAlchemy's own constructor says
+                raise TypeError(f"{key!r} is an invalid keyword argument for {type(self).__name__}")
+        for key, default in defaults:
+            if key not in kwargs:
+                values[key] = default.arg(None) if default.is_callable else default.arg
+
+
+_DEFAULTS: dict[type, tuple[frozenset[str], tuple]] = {}
+
+
+def _column_defaults(cls) -> tuple[frozenset[str], tuple]:
+    """A model's column keys, and the Python-side defaults filled at construction (scalars and callables)."""
+    found = _DEFAULTS.get(cls)
+    if found is None:
+        columns = cls.__table__.columns
+        found = _DEFAULTS[cls] = (frozenset(c.key for c in columns), tuple(
+            (c.key, c.default) for c in columns if c.default is not None
+            and (getattr(c.default, "is_scalar", True) or getattr(c.default, "is_callable", False))))
+    return found
 
 
 class Workspace(NewId, Base):
