@@ -68,7 +68,7 @@ class Prepared:
         self.binds = tuple(compiled.binds[n].type._cached_bind_processor(dialect) for n in self.names)
         # values the statement carries itself (a LIMIT, a literal compared with)
         self.fixed = {n: b.value for n, b in compiled.binds.items() if not b.required}
-        self.columns, self.dialect = tuple(getattr(statement, "selected_columns", ())), dialect
+        self.columns, self.dialect = tuple(getattr(statement, "exported_columns", ())), dialect
         self.results = None  # made from the first result's description: some drivers' processors need its types
 
     def _params(self, values: dict[str, Any]):
@@ -222,7 +222,11 @@ class Database:
         if self.is_sqlite:
             _prepare_sqlite(self.engine)
         # no autoflush: services flush where they need to, instead of before every query
-        self.sessions = sessionmaker(self.engine, expire_on_commit=False, autoflush=False)
+        # what this process keeps about this database across transactions (services.metrics' row cache):
+        # every session finds it in session.info["shared"]
+        self.shared: dict[str, Any] = {}
+        self.sessions = sessionmaker(self.engine, expire_on_commit=False, autoflush=False,
+                                     info={"shared": self.shared})
 
     @contextmanager
     def transaction(self) -> Iterator[Session]:

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from core.coaching.metrics import LevelThresholds, MetricsState, bucket_start
 from services.db import prepared
-from services.models import MetricBucket, MetricScope, utcnow
+from services.models import Counter, MetricBucket, MetricScope, utcnow
 
 GLOBAL = ("global", "all")
 SERIES_SCOPES = ("global", "workflow", "operator")  # the scopes dashboards chart over time
@@ -28,9 +28,9 @@ def _insert(session: Session):
 
 
 class _Cell:
-    """One metric row read in this transaction: its id and its JSON value (a scope's state or a bucket's
-    counts). Rows are read and written with SQLAlchemy Core: several are touched by every decision, and
-    the ORM's per-object bookkeeping was most of a decision's cost."""
+    """One metric row: its id and its JSON value (a scope's state or a bucket's counts). Rows are read and
+    written with prepared statements: several are touched by every decision, and the ORM's per-object
+    bookkeeping was most of a decision's cost."""
 
     __slots__ = ("id", "_value", "_state")
 
@@ -39,20 +39,80 @@ class _Cell:
 
     @property
     def value(self) -> dict:
-        if self._state is not None:  # changed as a MetricsState since: its JSON form, made when asked for
-            self._value, self._state = self._state.to_dict(), None
-        return self._value
-
-    @value.setter
-    def value(self, value: dict) -> None:
-        self._value, self._state = value, None
+        """The row's JSON value: a parsed state's current JSON form, made when asked for (to write it)."""
+        return self._state.to_dict() if self._state is not None else self._value
 
     def state(self, scope: str, thresholds: LevelThresholds | None) -> MetricsState:
-        """The scope's state, parsed once per transaction however often it is counted in."""
+        """The scope's state, parsed once (kept with the cell), under the thresholds that apply now."""
         if self._state is None:
             self._state = MetricsState.from_dict(self._value)
-            self._state.set_thresholds(_thresholds_for(scope, thresholds))
+        self._state.set_thresholds(_thresholds_for(scope, thresholds))
         return self._state
+
+
+class _SharedRows:
+    """SQLite only: the metric rows as this process last committed them, parsed, so that a decision reads
+    none. They are trusted while the `metrics` counter, which every transaction that changes metric rows
+    bumps (this process's or another's), is one more than this process left it; otherwise, and after any
+    rollback of a transaction that used them, they are all forgotten and read again. SQLite write
+    transactions are serial, so no two transactions change the cells at once. (PostgreSQL's writers run
+    concurrently: there every transaction reads its rows, locked.)"""
+
+    LIMIT = 20_000  # rows kept at most (hourly buckets keep coming): beyond it, start again
+
+    def __init__(self) -> None:
+        self.cells: dict[tuple, _Cell] = {}
+        self.generation: int | None = None
+
+
+_SHARED = "metrics:shared"
+_GENERATION = "metrics:generation"
+
+
+def _bump_statement():
+    counters = Counter.__table__
+    return (update(counters).where(counters.c.name == bindparam("name"))
+            .values(value=counters.c.value + 1).returning(counters.c.value))
+
+
+def _shared_rows(session: Session) -> dict[tuple, _Cell] | None:
+    """This process's cells, if this transaction may use them (decided once per transaction)."""
+    if _SHARED in session.info:
+        return session.info[_SHARED]
+    cells = None
+    shared = session.info.get("shared")  # services.db.Database.shared
+    if shared is not None and session.get_bind().dialect.name == "sqlite":
+        cache = shared.get("metric_rows")
+        if cache is None:
+            cache = shared["metric_rows"] = _SharedRows()
+        bumped = prepared(session, ("counters:bump",), _bump_statement).rows(session, {"name": "metrics"})
+        if bumped:  # a database without the counter row (older schema) shares nothing
+            generation = bumped[0][0]
+            if cache.generation != generation - 1 or len(cache.cells) > cache.LIMIT:
+                cache.cells.clear()  # another process wrote metrics since (or too many rows): read them again
+            session.info[_GENERATION] = (cache, generation)
+            cells = cache.cells
+    session.info[_SHARED] = cells
+    return cells
+
+
+@event.listens_for(Session, "after_commit")
+def _keep_shared_rows(session: Session) -> None:
+    found = session.info.pop(_GENERATION, None)
+    session.info.pop(_SHARED, None)
+    if found is not None:
+        cache, generation = found
+        cache.generation = generation
+
+
+@event.listens_for(Session, "after_rollback")
+def _forget_shared_rows(session: Session) -> None:
+    found = session.info.pop(_GENERATION, None)
+    session.info.pop(_SHARED, None)
+    if found is not None:  # this transaction changed cells in place that the database never got
+        cache, _ = found
+        cache.cells.clear()
+        cache.generation = None
 
 
 _DIRTY = "metrics:dirty"
@@ -80,6 +140,8 @@ def _rows(session: Session, model, workspace_id: str, keys: list[dict[str, Any]]
     wanted = [tuple(k.values()) for k in keys]
     missing = [k for k in keys if tuple(k.values()) not in cache]
     lock = session.bind.dialect.name == "postgresql"
+    shared = _shared_rows(session) if missing else None
+    prefix = (table.name, workspace_id)
 
     def fetch(subset):
         keys = sorted({k["key"] for k in subset})
@@ -89,7 +151,15 @@ def _rows(session: Session, model, workspace_id: str, keys: list[dict[str, Any]]
             found = tuple(row[2:])
             if found not in cache:
                 cache[found] = _Cell(row[0], dict(row[1] or {}))
+                if shared is not None:
+                    shared[(*prefix, found)] = cache[found]
 
+    if missing and shared is not None:
+        for k in missing:
+            cell = shared.get((*prefix, tuple(k.values())))
+            if cell is not None:
+                cache[tuple(k.values())] = cell
+        missing = [k for k in missing if tuple(k.values()) not in cache]
     if missing:
         fetch(missing + [k for k in ahead if tuple(k.values()) not in cache])
         absent = [k for k in missing if tuple(k.values()) not in cache]

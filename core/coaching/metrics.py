@@ -109,6 +109,8 @@ class RollingWindow:
 
     def resize(self, size: int) -> None:
         """Change the window size in place, keeping the most recent entries."""
+        if size == self.size:
+            return
         fresh = RollingWindow(size, self._entries)
         self.size, self._entries = fresh.size, fresh._entries
         self.accepted, self._skipped = fresh.accepted, fresh._skipped
@@ -308,6 +310,8 @@ class MetricsState:
             self.window.resize(self.thresholds.window)
 
     def set_thresholds(self, thresholds: LevelThresholds) -> None:
+        if thresholds is self.thresholds:
+            return
         self.thresholds = thresholds
         self.window.resize(thresholds.window)
 

@@ -1,0 +1,101 @@
+"""The metric rows a SQLite process keeps between transactions (services/metrics.py, _SharedRows) never
+let a count go missing: not when another process writes the same rows, not after a rollback."""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from config import Settings
+from services import decisions, executions, metrics, workflows
+from services.container import Services
+from services.metrics import GLOBAL
+
+WORKFLOW = {"name": "two", "steps": [{"id": f"s{i}", "tool": "echo", "params": {"message": f"step {i}"}}
+                                     for i in range(4)]}
+
+
+class Latest:
+    """The newest suggestion per execution, as a panel would keep it."""
+
+    def __init__(self):
+        self.latest = {}
+
+    def send(self, events):
+        for event, payload, _room in events.items:
+            if event == "coaching_suggestion":
+                self.latest[payload["execution_id"]] = payload["suggestion_id"]
+
+
+def _services(url: str, tmp_path, notifier) -> Services:
+    settings = Settings(env="test", database_url=url, instance_dir=str(tmp_path), demo=False, log_level="WARNING",
+                        secret_key="test-secret", random_seed=7, async_mode="threading")
+    services = Services.build(settings, spawn=lambda fn, *args: fn(*args))
+    services.notifier = services.runner.notifier = notifier
+    return services
+
+
+@pytest.fixture
+def two_processes(tmp_path, sqlite_template):
+    """Two independent stacks (engines, pools, caches) on one SQLite file, as two server processes would be."""
+    path = tmp_path / "coach.db"
+    shutil.copy(sqlite_template, path)
+    notifier = Latest()
+    a = _services(f"sqlite:///{path}", tmp_path, notifier)
+    b = _services(f"sqlite:///{path}", tmp_path, notifier)
+    yield a, b, notifier
+    a.close()
+    b.close()
+
+
+def _start(services: Services, workflow_id: str) -> str:
+    workspace = services.default_workspace_id()
+    with services.db.transaction() as session:
+        execution_id = executions.start(session, services.definitions, workspace, workflow_id, {}, "coaching").id
+    services.runner.schedule(execution_id)
+    return execution_id
+
+
+def _decide(services: Services, notifier: Latest, execution_id: str, kind: str = "accept") -> dict:
+    return decisions.submit(services, services.default_workspace_id(), execution_id,
+                            {"suggestion_id": notifier.latest[execution_id], "decision": kind}, "ada@coach.local")
+
+
+def _workflow_counts(services: Services, workflow_id: str) -> tuple[int, int, int]:
+    with services.db.read() as session:
+        workspace = services.default_workspace_id()
+        flow = metrics.load(session, workspace, "workflow", workflow_id).counters
+        everything = metrics.load(session, workspace, *GLOBAL).counters
+    return flow.decisions, flow.accepted, everything.suggestions
+
+
+def test_two_processes_writing_the_same_rows_count_every_decision(two_processes):
+    a, b, notifier = two_processes
+    with a.db.transaction() as session:
+        workflow_id = workflows.create(session, a.tools, a.default_workspace_id(), WORKFLOW).id
+    first, second = _start(a, workflow_id), _start(b, workflow_id)
+    # alternate: each process's kept rows are stale whenever the other one wrote last
+    for _ in range(3):
+        _decide(a, notifier, first)
+        _decide(b, notifier, second)
+    _decide(a, notifier, first, "reject")
+    decided, accepted, suggested = _workflow_counts(a, workflow_id)
+    assert (decided, accepted) == (7, 6)
+    assert _workflow_counts(b, workflow_id) == (decided, accepted, suggested)
+    # 2 first suggestions, 6 accepts that opened the next step, 1 correction suggestion after the rejection
+    assert suggested == 9
+
+
+def test_a_rolled_back_transaction_leaves_no_trace_in_the_kept_rows(two_processes):
+    a, _b, notifier = two_processes
+    workspace = a.default_workspace_id()
+    with a.db.transaction() as session:
+        workflow_id = workflows.create(session, a.tools, workspace, WORKFLOW).id
+    execution_id = _start(a, workflow_id)
+    _decide(a, notifier, execution_id)
+    with pytest.raises(RuntimeError):
+        with a.db.transaction() as session:  # counted in the kept rows, then rolled back
+            metrics.record_decision(session, workspace, metrics.workflow_scopes(workflow_id, 1, "s1"), "reject", 5.0)
+            raise RuntimeError("the decision failed after counting")
+    _decide(a, notifier, execution_id)
+    assert _workflow_counts(a, workflow_id)[:2] == (2, 2)
