@@ -60,10 +60,24 @@ class ToolRegistry:
         return name in self.tools
 
 
+_VALIDATORS: dict[int, tuple[dict, Any]] = {}
+
+
+def _validator(schema: dict[str, Any]):
+    """One validator per schema object (a tool's schema lives as long as its registry): building one
+    costs more than most validations. Keyed by identity, with the schema kept so the id stays its own."""
+    found = _VALIDATORS.get(id(schema))
+    if found is None or found[0] is not schema:
+        if len(_VALIDATORS) > 1000:  # schemas made on the fly (tests): do not grow without bound
+            _VALIDATORS.clear()
+        found = _VALIDATORS[id(schema)] = (schema, jsonschema.Draft202012Validator(schema))
+    return found[1]
+
+
 def schema_errors(schema: dict[str, Any], params: Any) -> dict[str, list[str]]:
     """Validate params against a tool's JSON Schema; return {field path: [messages]} (empty when valid)."""
     errors: dict[str, list[str]] = {}
-    for err in jsonschema.Draft202012Validator(schema).iter_errors(params):
+    for err in _validator(schema).iter_errors(params):
         path = ".".join(str(p) for p in err.absolute_path) or "(params)"
         errors.setdefault(path, []).append(err.message)
     return errors

@@ -40,11 +40,42 @@ READ_ONLY = "coach_read_only"
 
 def held(session: Session, model, key):
     """session.get that keeps the object for the rest of the transaction. SQLAlchemy's identity map is
-    weak: an unmodified row nobody references is forgotten and read again by the next get."""
-    obj = session.get(model, key)
-    if obj is not None:
-        session.info.setdefault("held", []).append(obj)
+    weak: an unmodified row nobody references is forgotten and read again by the next get. Asked again
+    in the same transaction, the kept object is returned without the session's lookup."""
+    kept = session.info.setdefault(HELD, {})
+    obj = kept.get((model, key))
+    if obj is None:
+        obj = session.get(model, key)
+        if obj is not None:
+            kept[(model, key)] = obj
     return obj
+
+
+def hold(session: Session, obj) -> None:
+    """Keep an object loaded another way for `held` (a single-column primary key, as all the hot rows have)."""
+    mapper = inspect(type(obj))
+    session.info.setdefault(HELD, {})[(type(obj), getattr(obj, mapper.primary_key[0].key))] = obj
+
+
+HELD = "held"
+
+
+def connection(session: Session):
+    """The session's connection for this transaction, remembered: `Session.connection()` walks the
+    session's transaction state on every call, and the decision path runs a dozen statements."""
+    conn = session.info.get(_CONNECTION)
+    if conn is None:
+        conn = session.info[_CONNECTION] = session.connection()
+    return conn
+
+
+_CONNECTION = "db:connection"
+
+
+@event.listens_for(Session, "after_transaction_end")
+def _forget_connection(session: Session, transaction) -> None:
+    if transaction.parent is None:  # the outermost transaction ended: its connection went back to the pool
+        session.info.pop(_CONNECTION, None)
 
 
 class Prepared:
@@ -78,16 +109,16 @@ class Prepared:
         return tuple(out) if self.positional else dict(zip(self.names, out))
 
     def execute(self, session: Session, values: dict[str, Any]):
-        return session.connection().exec_driver_sql(self.sql, self._params(values))
+        return connection(session).exec_driver_sql(self.sql, self._params(values))
 
     def execute_many(self, session: Session, rows: list[dict[str, Any]]):
-        return session.connection().exec_driver_sql(self.sql, [self._params(v) for v in rows])
+        return connection(session).exec_driver_sql(self.sql, [self._params(v) for v in rows])
 
     def rows(self, session: Session, values: dict[str, Any]) -> list[tuple]:
         """A SELECT's rows as tuples of Python values (each column through its type's result processor)."""
         # Straight on the driver's cursor: for a row-returning statement SQLAlchemy's driver-SQL path builds
         # result metadata from the cursor description on every call, which costs more than a wide SELECT.
-        cursor = session.connection().connection.cursor()
+        cursor = connection(session).connection.cursor()
         try:
             cursor.execute(self.sql, self._params(values))
             found = cursor.fetchall()
@@ -129,7 +160,8 @@ def load_objects(session: Session, key: tuple, build: Callable[[], Any], values:
             names = _COLUMN_KEYS[model] = tuple(c.key for c in model.__table__.columns)
         out.append(_persistent(session, model, dict(zip(names, row[start:start + len(names)]))))
         start += len(names)
-    session.info.setdefault("held", []).extend(out)  # the identity map is weak: keep them for the transaction
+    for obj in out:  # the identity map is weak: keep them for the transaction
+        hold(session, obj)
     return tuple(out)
 
 

@@ -12,7 +12,7 @@ from core.execution import states as S
 from core.execution.engine import ExecutionState, StepState, progress
 from core.workflow import WorkflowDef, validate_variables
 from services import audit, workflows
-from services.db import columns_of, load_objects, prepared
+from services.db import columns_of, hold, load_objects, prepared
 from services.models import Execution, Suggestion, Workflow, utcnow
 from services.workflows import DefinitionCache
 
@@ -34,7 +34,7 @@ def get_any(session: Session, execution_id: str, *, for_update: bool = True) -> 
         query = query.with_for_update()
     ex = session.scalar(query)
     if ex is not None:
-        session.info.setdefault("held", []).append(ex)  # the identity map is weak: keep it for the transaction
+        hold(session, ex)  # the identity map is weak: keep it for the transaction
     return ex
 
 

@@ -199,16 +199,23 @@ def assess_level(total_decisions: int, window: RollingWindow,
     (or 3 accepts among 17 skips) is not evidence that suggestions are good."""
     t = thresholds or LevelThresholds()
     needed = max(0, t.auto_min_window - window.counted)
-    rate = Fraction(window.accepted, window.counted) if window.counted else Fraction(0)
-    gap = max(Fraction(0), _exact(t.auto_acceptance) - rate)
+    # exact: rate >= threshold as integers (accepted/counted >= num/den), no float rounding at the edge
+    target = _exact(t.auto_acceptance)
+    num, den = target.numerator, target.denominator
+    accepted, counted = window.accepted, window.counted
+    if counted:
+        short = num * counted - accepted * den  # target - rate = short / (den * counted)
+        gap = round(short / (den * counted), 4) if short > 0 else 0.0
+    else:  # no evidence: the whole target is missing
+        short, gap = num, round(num / den, 4)
     to_coaching = max(0, t.coaching_after - total_decisions)
     if to_coaching:
         level = OBSERVATION
-    elif needed == 0 and gap == 0:
+    elif needed == 0 and short <= 0:
         level = AUTO
     else:
         level = COACHING
-    return LevelAssessment(level, level == AUTO, to_coaching, round(float(gap), 4), needed)
+    return LevelAssessment(level, level == AUTO, to_coaching, gap, needed)
 
 
 # Latency buckets: 8 per doubling, so each bucket is 2**(1/8) ≈ 9% wide and its geometric middle
