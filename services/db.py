@@ -7,6 +7,7 @@ from typing import Any, Callable, Iterator
 
 from sqlalchemy import bindparam, create_engine, event, insert, inspect, text, update
 from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, make_transient_to_detached, sessionmaker
 from sqlalchemy.orm.exc import StaleDataError
 from sqlalchemy.orm.attributes import set_committed_value
@@ -108,27 +109,37 @@ class Prepared:
         out = [values[n] if p is None else p(values[n]) for n, p in zip(self.names, self.binds)]
         return tuple(out) if self.positional else dict(zip(self.names, out))
 
-    def execute(self, session: Session, values: dict[str, Any]):
-        return connection(session).exec_driver_sql(self.sql, self._params(values))
+    def execute(self, session: Session, values: dict[str, Any]) -> int:
+        """Run an INSERT or UPDATE; returns how many rows it changed."""
+        return self._run(session, "execute", self._params(values))[1]
 
-    def execute_many(self, session: Session, rows: list[dict[str, Any]]):
-        return connection(session).exec_driver_sql(self.sql, [self._params(v) for v in rows])
+    def execute_many(self, session: Session, rows: list[dict[str, Any]]) -> int:
+        return self._run(session, "executemany", [self._params(v) for v in rows])[1]
 
     def rows(self, session: Session, values: dict[str, Any]) -> list[tuple]:
-        """A SELECT's rows as tuples of Python values (each column through its type's result processor)."""
-        # Straight on the driver's cursor: for a row-returning statement SQLAlchemy's driver-SQL path builds
-        # result metadata from the cursor description on every call, which costs more than a wide SELECT.
-        cursor = connection(session).connection.cursor()
+        """A SELECT's (or a RETURNING's) rows as tuples of Python values, each through its type's processor."""
+        found, _ = self._run(session, "execute", self._params(values), fetch=True)
+        procs = self.results
+        return [tuple(v if p is None else p(v) for v, p in zip(row, procs)) for row in found]
+
+    def _run(self, session: Session, method: str, params, fetch: bool = False) -> tuple[list, int]:
+        # Straight on the driver's cursor (the statement is already compiled): SQLAlchemy's execution path
+        # would cost more than the statement. Driver errors become SQLAlchemy's, as in any execute, so
+        # callers catch sqlalchemy.exc.IntegrityError and the like as usual.
+        conn = connection(session)
+        cursor = conn.connection.cursor()
         try:
-            cursor.execute(self.sql, self._params(values))
-            found = cursor.fetchall()
-            procs = self.results
-            if procs is None:
-                procs = self.results = tuple(c.type._cached_result_processor(self.dialect, d[1])
-                                             for c, d in zip(self.columns, cursor.description))
+            getattr(cursor, method)(self.sql, params)
+            found = cursor.fetchall() if fetch else []
+            if fetch and self.results is None:  # some drivers' result processors need the column types
+                self.results = tuple(c.type._cached_result_processor(self.dialect, d[1])
+                                     for c, d in zip(self.columns, cursor.description))
+            return found, cursor.rowcount
+        except self.dialect.loaded_dbapi.Error as exc:
+            raise DBAPIError.instance(self.sql, params, exc, self.dialect.loaded_dbapi.Error,
+                                      dialect=self.dialect) from exc
         finally:
             cursor.close()
-        return [tuple(v if p is None else p(v) for v, p in zip(row, procs)) for row in found]
 
 
 _PREPARED: dict[tuple, Prepared] = {}
@@ -227,7 +238,7 @@ def write_changes(session: Session, obj: object | None) -> None:
             where = where & (version == bindparam("_version"))
         return update(table).where(where).values({n: bindparam(n) for n in names})
 
-    if prepared(session, (table.name, "update", names), build).execute(session, params).rowcount != 1:
+    if prepared(session, (table.name, "update", names), build).execute(session, params) != 1:
         raise StaleDataError(f"UPDATE statement on table '{table.name}' expected to update 1 row(s); 0 were matched.")
     for name, value in values.items():
         set_committed_value(obj, name, value)

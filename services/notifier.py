@@ -16,8 +16,16 @@ def workspace_room(workspace_id: str) -> str:
     return f"workspace:{workspace_id}"
 
 
+_PLAIN = frozenset((str, int, float, bool, type(None)))
+
+
 def jsonable(value: Any) -> Any:
     """Plain JSON values: datetimes become ISO 8601 in UTC."""
+    kind = type(value)
+    if kind in _PLAIN:  # most values: checked first, by exact type (every event payload passes through here)
+        return value
+    if kind is dict:
+        return {k if type(k) is str else str(k): v if type(v) in _PLAIN else jsonable(v) for k, v in value.items()}
     if isinstance(value, datetime):
         return (value if value.tzinfo else value.replace(tzinfo=timezone.utc)).isoformat()
     if isinstance(value, date):
