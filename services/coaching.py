@@ -62,7 +62,7 @@ def pending(session: Session, execution_id: str) -> list[Suggestion]:
 def queue(session: Session, workspace_id: str, *, page: int = 1,
           per_page: int = 20) -> tuple[list[tuple[Suggestion, Execution, str]], int]:
     """The workspace's pending suggestions across executions, newest first, with their execution and
-    workflow name: an operator's work queue (served by the ix_suggestions_ws_status index)."""
+    workflow name: an operator's work queue (served by the partial index ix_suggestions_pending)."""
     where = (Suggestion.workspace_id == workspace_id, Suggestion.status == "pending")
     total = session.scalar(select(func.count()).select_from(Suggestion).where(*where)) or 0
     rows = session.execute(select(Suggestion, Execution, Workflow.name)

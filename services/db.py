@@ -11,6 +11,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, make_transient_to_detached, sessionmaker
 from sqlalchemy.orm.exc import StaleDataError
 from sqlalchemy.orm.attributes import set_committed_value
+from sqlalchemy.orm.base import NO_VALUE
 
 
 def _prepare_sqlite(engine: Engine) -> None:
@@ -211,42 +212,53 @@ def insert_row(session: Session, obj) -> None:
 def write_changes(session: Session, obj: object | None) -> None:
     """Write a loaded object's changed columns now with one UPDATE by primary key, as the flush would
     (version column checked and bumped, `onupdate` defaults filled), and mark them saved, so the flush at
-    commit has nothing to do for it: one object's write without the unit of work's bookkeeping."""
+    commit has nothing to do for it: one object's write without the unit of work's bookkeeping.
+    Columns set back to what was loaded (a status that went running and back to waiting) are left out, and
+    with nothing really changed nothing is written: an indexed column in the SET list costs its index pages
+    even when its value stays the same."""
     state = inspect(obj) if obj is not None else None
     if state is None or not state.persistent or not state.committed_state:
         return  # nothing loaded, or a new object (the flush inserts it), or nothing changed
     table, mapper = obj.__table__, state.mapper
     (pk,) = table.primary_key.columns
-    # changed columns only: anything else (a relationship) stays for the flush
-    values = {key: state.dict[key] for key in state.committed_state if key in table.c}
-    if not values:
-        return
-    for column in table.columns:
-        if column.onupdate is not None and column.key not in values and column.onupdate.is_callable:
-            values[column.key] = column.onupdate.arg(None)
-    params = {**values, "_pk": getattr(obj, pk.key)}
-    version = mapper.version_id_col
-    if version is not None:
-        params["_version"] = state.dict[version.key]
-        values[version.key] = params["_version"] + 1
-        params[version.key] = values[version.key]
-    names = tuple(values)
-
-    def build():
-        where = pk == bindparam("_pk")
+    # columns only: anything else (a relationship) stays for the flush
+    touched = [key for key in state.committed_state if key in table.c]
+    values = {key: state.dict[key] for key in touched if _differs(state.committed_state[key], state.dict[key])}
+    if values:
+        for column in table.columns:
+            if column.onupdate is not None and column.key not in values and column.onupdate.is_callable:
+                values[column.key] = column.onupdate.arg(None)
+        params = {**values, "_pk": getattr(obj, pk.key)}
+        version = mapper.version_id_col
         if version is not None:
-            where = where & (version == bindparam("_version"))
-        return update(table).where(where).values({n: bindparam(n) for n in names})
+            params["_version"] = state.dict[version.key]
+            values[version.key] = params["_version"] + 1
+            params[version.key] = values[version.key]
+        names = tuple(values)
 
-    if prepared(session, (table.name, "update", names), build).execute(session, params) != 1:
-        raise StaleDataError(f"UPDATE statement on table '{table.name}' expected to update 1 row(s); 0 were matched.")
-    for name, value in values.items():
-        set_committed_value(obj, name, value)
+        def build():
+            where = pk == bindparam("_pk")
+            if version is not None:
+                where = where & (version == bindparam("_version"))
+            return update(table).where(where).values({n: bindparam(n) for n in names})
+
+        if prepared(session, (table.name, "update", names), build).execute(session, params) != 1:
+            raise StaleDataError(f"UPDATE statement on table '{table.name}' expected to update 1 row(s); "
+                                 "0 were matched.")
+    for key in touched:
+        set_committed_value(obj, key, state.dict[key])
+    for key, value in values.items():
+        set_committed_value(obj, key, value)
     if not state.committed_state:
         # Everything is saved: take the object off the session's list of modified objects, or the flush at
         # commit would still compare all its attributes with what was loaded (as long as the UPDATE itself).
         # The session keeps no strong reference to it after this: callers that need it again hold it.
         state._commit_all(state.dict, session.identity_map)
+
+
+def _differs(before: Any, now: Any) -> bool:
+    # NO_VALUE: changed in place (flag_modified) or never loaded: always written
+    return before is NO_VALUE or (before is not now and before != now)
 
 
 class Database:

@@ -5,7 +5,7 @@ import uuid
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, ForeignKey, Index, Integer, String, Text, TypeDecorator, UniqueConstraint
+from sqlalchemy import JSON, DateTime, ForeignKey, Index, Integer, String, Text, TypeDecorator, UniqueConstraint, text
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -193,7 +193,9 @@ class Execution(NewId, Base):
 
 class Suggestion(NewId, Base):
     __tablename__ = "suggestions"
-    __table_args__ = (Index("ix_suggestions_ws_status", "workspace_id", "status", "created_at"),)
+    # the work queue: a workspace's pending suggestions only (deciding one removes its entry; migration 0008)
+    __table_args__ = (Index("ix_suggestions_pending", "workspace_id", "created_at",
+                            sqlite_where=text("status = 'pending'"), postgresql_where=text("status = 'pending'")),)
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"))
     execution_id: Mapped[str] = mapped_column(ForeignKey("executions.id"), index=True)
@@ -220,8 +222,9 @@ class Decision(NewId, Base):
     # unique: exactly one decision per suggestion, enforced by the database even under a race
     suggestion_id: Mapped[str] = mapped_column(ForeignKey("suggestions.id"), unique=True)
     workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"))
-    execution_id: Mapped[str] = mapped_column(ForeignKey("executions.id"), index=True)
-    workflow_id: Mapped[str] = mapped_column(String(32), index=True)
+    # not indexed: nothing looks decisions up by execution or workflow (migration 0008)
+    execution_id: Mapped[str] = mapped_column(ForeignKey("executions.id"))
+    workflow_id: Mapped[str] = mapped_column(String(32))
     step_id: Mapped[str] = mapped_column(String(64))
     decision: Mapped[str] = mapped_column(String(16))
     correction: Mapped[Any] = mapped_column(JsonType, nullable=True)
