@@ -2,10 +2,12 @@
 transaction (row-locked on PostgreSQL; SQLite's write transactions are already serial). Reads are one row."""
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta
 from typing import Any, Iterable
 
-from sqlalchemy import bindparam, event, select, update
+from sqlalchemy import Text, bindparam, cast, event, select, update
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
@@ -39,8 +41,12 @@ class _Cell:
 
     @property
     def value(self) -> dict:
-        """The row's JSON value: a parsed state's current JSON form, made when asked for (to write it)."""
+        """The row's JSON value: a parsed state's current JSON form, made when asked for."""
         return self._state.to_dict() if self._state is not None else self._value
+
+    def text(self) -> str:
+        """The row's JSON value as text, to write it."""
+        return self._state.to_json() if self._state is not None else json.dumps(self._value, separators=(",", ":"))
 
     def state(self, scope: str, thresholds: LevelThresholds | None) -> MetricsState:
         """The scope's state, parsed once (kept with the cell), under the thresholds that apply now."""
@@ -179,15 +185,23 @@ _VALUE = {MetricScope: "state", MetricBucket: "counts"}
 
 @event.listens_for(Session, "before_commit")
 def _write_changed_rows(session: Session) -> None:
-    """Write every metric row changed in this transaction, one statement per table."""
+    """Write every metric row changed in this transaction, one statement per table. Values go as JSON text
+    (a parsed state writes its own, MetricsState.to_json): the column type's serializer would encode again."""
     for model, cells in session.info.pop(_DIRTY, {}).items():
-        table, column = model.__table__, _VALUE[model]
-        stamped = "updated_at" in table.c  # MetricScope.updated_at: its onupdate default, filled here
-        values = {column: bindparam("_value"), **({"updated_at": bindparam("_at")} if stamped else {})}
-        write = prepared(session, ("metrics:write", table.name),
-                         lambda: update(table).where(table.c.id == bindparam("_id")).values(values))
+        write = prepared(session, ("metrics:write", model.__tablename__), lambda: _write_statement(session, model))
         at = utcnow()
-        write.execute_many(session, [{"_id": c.id, "_value": c.value, "_at": at} for c in cells.values()])
+        write.execute_many(session, [{"_id": c.id, "_value": c.text(), "_at": at} for c in cells.values()])
+
+
+def _write_statement(session: Session, model):
+    table, column = model.__table__, _VALUE[model]
+    text_value = bindparam("_value", type_=Text)
+    if session.get_bind().dialect.name == "postgresql":
+        text_value = cast(text_value, JSONB)
+    values = {column: text_value}
+    if "updated_at" in table.c:  # MetricScope.updated_at: its onupdate default, filled here
+        values["updated_at"] = bindparam("_at", type_=table.c.updated_at.type)
+    return update(table).where(table.c.id == bindparam("_id")).values(values)
 
 
 def _thresholds_for(scope: str, thresholds: LevelThresholds | None) -> LevelThresholds:

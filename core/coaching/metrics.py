@@ -366,6 +366,19 @@ class MetricsState:
         return {"counters": self.counters.to_dict(), "window": self.window.to_str(),
                 "latency": self.latency.to_dict(), "thresholds": self.thresholds.to_dict()}
 
+    def to_json(self) -> str:
+        """`to_dict()` as compact JSON text, written directly: every decision stores several states, and
+        json.dumps of the nested dicts costs more than the rest of writing them. Same content, same order."""
+        c, h, t = self.counters, self.latency, self.thresholds
+        buckets = ",".join(f'"{i}":{n}' for i, n in sorted(h.buckets.items()))
+        return (f'{{"counters":{{"suggestions":{c.suggestions},"accepted":{c.accepted},"rejected":{c.rejected},'
+                f'"corrected":{c.corrected},"manual":{c.manual},"skipped":{c.skipped}}},'
+                f'"window":"{self.window.to_str()}",'
+                f'"latency":{{"scheme":"{_SCHEME}","buckets":{{{buckets}}},"count":{h.count},'
+                f'"min":{_number(h.min)},"max":{_number(h.max)}}},'
+                f'"thresholds":{{"coaching_after":{t.coaching_after},"auto_min_window":{t.auto_min_window},'
+                f'"auto_acceptance":{_number(t.auto_acceptance)},"window":{t.window}}}}}')
+
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> MetricsState:
         d = d or {}
@@ -373,6 +386,11 @@ class MetricsState:
         return cls(counters=Counters.from_dict(d.get("counters")),
                    window=RollingWindow.from_str(d.get("window"), t.window),
                    latency=LatencyHistogram.from_dict(d.get("latency")), thresholds=t)
+
+
+def _number(x: float | int | None) -> str:
+    """A finite number (or None) as JSON, exactly as json.dumps writes it."""
+    return "null" if x is None else repr(x) if isinstance(x, float) else str(int(x))
 
 
 def bucket_start(ts: datetime, granularity: str = "hour") -> datetime:

@@ -345,3 +345,18 @@ def test_bucket_start_truncates_in_utc():
                                                                  tzinfo=timezone.utc)
     with pytest.raises(ValueError):
         bucket_start(ts, "week")
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_state_to_json_is_json_dumps_of_to_dict(seed):
+    """The text written for every decision says exactly what to_dict says, and reads back the same."""
+    rng = random.Random(seed)
+    state = MetricsState(thresholds=LevelThresholds(window=rng.choice([20, 50, 80]), auto_acceptance=0.85))
+    assert json.loads(state.to_json()) == state.to_dict()  # empty: min and max are null
+    for _ in range(rng.randint(1, 300)):
+        if rng.random() < 0.2:
+            state.record_suggestion()
+        state.record_decision(rng.choice(DECISIONS), rng.choice([0.0, 0.4, 3, rng.uniform(1, 4_000_000)]))
+    text = state.to_json()
+    assert text == json.dumps(state.to_dict(), separators=(",", ":"))
+    assert MetricsState.from_dict(json.loads(text)).to_dict() == state.to_dict()
