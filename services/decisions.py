@@ -148,7 +148,8 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
                      "latency_ms": round(latency_ms, 1), "created_at": now},
         "execution": update, "stats": coaching.stats_of(ex),
     })
-    decision.response, decision.created_at = response, now
+    # the answer is kept for a replay of the same Idempotency-Key, the only way it is read again
+    decision.response, decision.created_at = (response if idempotency_key else None), now
     session.info["decision"] = decision  # written by submit, once its answer is final
     events.add("execution_update", update, execution=ex.id, workspace=workspace_id)
     events.latest("coaching_stats", {"execution_id": ex.id, **response["stats"]}, execution=ex.id)
@@ -206,7 +207,8 @@ def submit(services, workspace_id: str, execution_id: str, body: dict[str, Any],
                 # the answer (and its replay) says where the execution stopped, and counts the next suggestion
                 response = {**response, "execution": jsonable(executions.update_event(ex)),
                             "stats": coaching.stats_of(ex)}
-                session.info["decision"].response = response
+                if idempotency_key:
+                    session.info["decision"].response = response
             insert_row(session, session.info["decision"])
             # the row the flush would still write (its unit of work costs more than the UPDATE)
             write_changes(session, ex)
