@@ -56,14 +56,22 @@ def plain(value: Any) -> Any:
     """The JSON value both databases store and give back unchanged, so that a stored row hashes as it did when
     it was written: datetimes as ISO strings, string keys, no NUL, and floats as PostgreSQL's jsonb returns them
     (it has no -0.0 and spells 1e+20 as an integer). Anything else JSON cannot hold becomes its str()."""
-    value = jsonable(value)
+    return _plain(jsonable(value))
+
+
+def _plain(value: Any) -> Any:
+    kind = type(value)
+    if kind is str:
+        return _text(value, 10**9) if "\x00" in value else value
+    if value is None or kind is bool or kind is int:
+        return value
     if isinstance(value, dict):
-        return {_text(k, 10**9): plain(v) for k, v in value.items()}
+        return {_text(k, 10**9): _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
+        return [_plain(v) for v in value]
     if isinstance(value, str):
         return _text(value, 10**9)
-    if value is None or isinstance(value, (bool, int)):
+    if isinstance(value, (bool, int)):
         return value
     if isinstance(value, float):
         if not math.isfinite(value):

@@ -22,6 +22,10 @@ def _prepare_sqlite(engine: Engine) -> None:
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA synchronous=NORMAL")
+        # Checkpoint (copy the WAL into the database file, with an fsync of each) every ~40 MB of WAL instead
+        # of SQLite's default 4 MB: a decision writes ~18 pages, so the default checkpointed every ~55
+        # decisions, inside one of them (its latency) and at an fsync each time.
+        cursor.execute("PRAGMA wal_autocheckpoint=10000")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA busy_timeout=30000")
         cursor.close()

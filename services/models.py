@@ -320,7 +320,7 @@ class ApiToken(NewId, Base):
     revoked_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
 
 
-class AuditEvent(Base):
+class AuditEvent(NewId, Base):
     """Append-only, hash-chained per workspace (services/audit.py)."""
 
     __tablename__ = "audit_events"
