@@ -11,7 +11,7 @@ from flask import current_app, g, request, session
 
 from core.errors import Forbidden, Unauthorized
 from services.container import Services
-from services.users import RANK, active_token
+from services.users import RANK, token_active
 
 SOCKET_KEYS = ("sock_user_id", "sock_email", "sock_workspace_id", "sock_role")
 
@@ -34,8 +34,7 @@ def _identity() -> None:
 
 def _token_still_valid(token_hash: str) -> bool:
     """A connection lives longer than a request: a token revoked meanwhile must stop it at the next event."""
-    with services().db.read() as db:
-        return active_token(db, token_hash) is not None
+    return token_active(services().db, token_hash)
 
 
 def user_id() -> str:

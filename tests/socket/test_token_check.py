@@ -1,0 +1,21 @@
+"""The per-event token check of socket connections (services.users.token_active), on each database backend."""
+from __future__ import annotations
+
+from services import users
+from services.db import Database
+
+
+def test_token_active_until_revoked_or_unknown(database_url):
+    db = Database(database_url)
+    try:
+        with db.transaction() as session:
+            user = users.create_user(session, "socket@test.local", "password-123")
+            token, secret = users.create_token(session, user, "socket")
+        hashed = users.token_hash(secret)
+        assert users.token_active(db, hashed) is True
+        assert users.token_active(db, users.token_hash(secret + "x")) is False
+        with db.transaction() as session:
+            users.revoke_token(session, session.get(type(user), user.id), token.id)
+        assert users.token_active(db, hashed) is False
+    finally:
+        db.dispose()
