@@ -123,16 +123,29 @@ class Prepared:
 
     def rows(self, session: Session, values: dict[str, Any]) -> list[tuple]:
         """A SELECT's (or a RETURNING's) rows as tuples of Python values, each through its type's processor."""
-        found, _ = self._run(session, "execute", self._params(values), fetch=True)
+        return self._processed(self._run(session, "execute", self._params(values), fetch=True)[0])
+
+    def read_alone(self, db: Database, values: dict[str, Any]) -> list[tuple]:
+        """`rows` as a read of its own, on a pooled connection and without a session (whose setup would cost
+        more than the SELECT): for a check that runs on every socket event."""
+        raw = db.engine.raw_connection()
+        try:
+            return self._processed(self._on(raw, "execute", self._params(values), fetch=True)[0])
+        finally:
+            raw.close()  # back to the pool, which ends any transaction the driver began
+
+    def _processed(self, found: list) -> list[tuple]:
         procs = self.results
         return [tuple(v if p is None else p(v) for v, p in zip(row, procs)) for row in found]
 
     def _run(self, session: Session, method: str, params, fetch: bool = False) -> tuple[list, int]:
+        return self._on(connection(session).connection, method, params, fetch)
+
+    def _on(self, dbapi_connection, method: str, params, fetch: bool) -> tuple[list, int]:
         # Straight on the driver's cursor (the statement is already compiled): SQLAlchemy's execution path
         # would cost more than the statement. Driver errors become SQLAlchemy's, as in any execute, so
         # callers catch sqlalchemy.exc.IntegrityError and the like as usual.
-        conn = connection(session)
-        cursor = conn.connection.cursor()
+        cursor = dbapi_connection.cursor()
         try:
             getattr(cursor, method)(self.sql, params)
             found = cursor.fetchall() if fetch else []
@@ -150,9 +163,9 @@ class Prepared:
 _PREPARED: dict[tuple, Prepared] = {}
 
 
-def prepared(session: Session, key: tuple, build: Callable[[], Any], column_keys=None) -> Prepared:
-    """The statement `build()` makes, compiled once for this session's dialect and cached under `key`."""
-    dialect = session.get_bind().dialect
+def prepared(session: Session | Database, key: tuple, build: Callable[[], Any], column_keys=None) -> Prepared:
+    """The statement `build()` makes, compiled once for this session's (or database's) dialect, cached under `key`."""
+    dialect = session.engine.dialect if isinstance(session, Database) else session.get_bind().dialect
     full = (dialect.name, *key)
     found = _PREPARED.get(full)
     if found is None:

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from core.errors import Conflict, NotFound, Unauthorized, ValidationFailed
-from services.db import READ_ONLY, Database
+from services.db import Database, prepared
 from services.models import ApiToken, Membership, User, Workspace, utcnow
 
 ROLES = ("operator", "lead", "admin")
@@ -127,22 +127,13 @@ def active_token(session: Session, hashed: str) -> ApiToken | None:
 # built once: SQLAlchemy reuses its compiled form
 _TOKEN_ACTIVE = (select(ApiToken.id).where(ApiToken.token_hash == bindparam("hashed"), ApiToken.revoked_at.is_(None))
                  .limit(1))
-_TOKEN_ACTIVE_SQLITE = f"SELECT 1 FROM {ApiToken.__tablename__} WHERE token_hash = ? AND revoked_at IS NULL LIMIT 1"
 
 
 def token_active(db: Database, hashed: str) -> bool:
     """Whether a token is still valid, checked at every socket event (a connection outlives a request: a token
-    revoked meanwhile must stop it): one statement on a pooled connection, without an ORM session."""
-    if db.is_sqlite:
-        # straight on the driver's connection (autocommit: the SELECT is its own read transaction); SQLAlchemy's
-        # transaction and result machinery cost more than the query here (0.5 vs 0.2 ms in the server)
-        raw = db.engine.raw_connection()
-        try:
-            return raw.driver_connection.execute(_TOKEN_ACTIVE_SQLITE, (hashed,)).fetchone() is not None
-        finally:
-            raw.close()
-    with db.engine.connect().execution_options(**{READ_ONLY: True}) as conn:
-        return conn.execute(_TOKEN_ACTIVE, {"hashed": hashed}).first() is not None
+    revoked meanwhile must stop it): one prepared statement on a pooled connection, without an ORM session
+    (0.2 ms in the server, against 1.2-1.5 ms through a session)."""
+    return bool(prepared(db, ("token:active",), lambda: _TOKEN_ACTIVE).read_alone(db, {"hashed": hashed}))
 
 
 def user_for_token(session: Session, secret: str) -> User | None:
