@@ -14,6 +14,7 @@ import sys
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -147,8 +148,9 @@ def coach_server(concurrency: int, async_mode: str, folder: str, think_ms: float
         if not finished.wait(300):
             raise RuntimeError(f"{remaining['n']} executions did not complete in time")
         seconds = time.perf_counter() - started
-        for client in clients:
-            client.disconnect()
+        # all at once: under the threading server a client's disconnect can wait seconds for the close handshake
+        with ThreadPoolExecutor(max_workers=len(clients) or 1) as pool:
+            list(pool.map(lambda c: c.disconnect(), clients))
         return summary(f"coach server ({async_mode})", latencies, seconds, concurrency=concurrency,
                        think_ms=think_ms)
     finally:

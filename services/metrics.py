@@ -206,7 +206,7 @@ def _write_statement(session: Session, model):
 
 def _thresholds_for(scope: str, thresholds: LevelThresholds | None) -> LevelThresholds:
     return thresholds if thresholds is not None and scope in ("workflow", "version", "step", "spot") \
-        else LevelThresholds()
+        else _DEFAULTS
 
 
 def load(session: Session, workspace_id: str, scope: str, key: str,
@@ -297,8 +297,24 @@ def series(session: Session, workspace_id: str, scope: str, key: str, hours: int
 
 
 def workflow_thresholds(workflow) -> LevelThresholds:
-    """A workflow's level thresholds: its own settings over DESIGN.md §3's defaults."""
-    return LevelThresholds.from_dict((workflow.settings or {}).get("thresholds"))
+    """A workflow's level thresholds: its own settings over DESIGN.md §3's defaults. One object per distinct
+    setting (nobody changes a LevelThresholds once made), so a kept metric state sees the same object again."""
+    given = (workflow.settings or {}).get("thresholds")
+    try:
+        key = tuple(sorted(given.items())) if isinstance(given, dict) else given
+        found = _THRESHOLDS.get(key)
+    except TypeError:  # something unhashable in the settings: no sharing, from_dict says what is wrong
+        return LevelThresholds.from_dict(given)
+    if found is None:
+        found = LevelThresholds.from_dict(given)
+        if len(_THRESHOLDS) > 1000:
+            _THRESHOLDS.clear()
+        _THRESHOLDS[key] = found
+    return found
+
+
+_THRESHOLDS: dict[Any, LevelThresholds] = {}
+_DEFAULTS = LevelThresholds()  # DESIGN.md §3's, for the scopes no workflow sets (global, operator)
 
 
 def workflow_view(session: Session, workflow, *, detail: bool = False) -> dict[str, Any]:
