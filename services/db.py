@@ -166,7 +166,7 @@ _PREPARED: dict[tuple, Prepared] = {}
 def prepared(session: Session | Database, key: tuple, build: Callable[[], Any], column_keys=None) -> Prepared:
     """The statement `build()` makes, compiled once for this session's (or database's) dialect, cached under `key`."""
     dialect = session.engine.dialect if isinstance(session, Database) else session.get_bind().dialect
-    full = (dialect.name, *key)
+    full = (dialect.name, dialect.driver, *key)  # the driver decides the parameter style
     found = _PREPARED.get(full)
     if found is None:
         found = _PREPARED[full] = Prepared(build(), dialect, column_keys)
