@@ -23,16 +23,20 @@ def _migrate(db: Database, revision: str, down: bool = False) -> None:
         conn.commit()
 
 
+def _workspace_and_workflow(conn) -> None:
+    """Workspace `ws` and its workflow `wf`, as rows of any schema revision since 0001."""
+    conn.execute(text("INSERT INTO workspaces (id, slug, name, created_at) VALUES ('ws', 'ws', 'WS', :t)"), {"t": T0})
+    conn.execute(text("INSERT INTO workflows (id, workspace_id, name, description, current_version, mode, "
+                      "settings, created_at, updated_at) VALUES ('wf', 'ws', 'wf', '', 1, 'coaching', "
+                      "'{}', :t, :t)"), {"t": T0})
+
+
 def test_step_runs_move_into_the_execution_row_and_back(database_url):
     db = Database(database_url)
     try:
         _migrate(db, "0003", down=True)
         with db.engine.begin() as conn:
-            conn.execute(text("INSERT INTO workspaces (id, slug, name, created_at) VALUES ('ws', 'ws', 'WS', :t)"),
-                         {"t": T0})
-            conn.execute(text("INSERT INTO workflows (id, workspace_id, name, description, current_version, mode, "
-                              "settings, created_at, updated_at) VALUES ('wf', 'ws', 'wf', '', 1, 'coaching', "
-                              "'{}', :t, :t)"), {"t": T0})
+            _workspace_and_workflow(conn)
             for ex in ("ex1", "ex2"):
                 conn.execute(text("INSERT INTO executions (id, workspace_id, workflow_id, workflow_version, mode, "
                                   "status, variables, created_at, updated_at, row_version) VALUES "
@@ -86,11 +90,7 @@ def test_coaching_session_stats_move_into_the_execution_row_and_back(database_ur
     try:
         _migrate(db, "0005", down=True)
         with db.engine.begin() as conn:
-            conn.execute(text("INSERT INTO workspaces (id, slug, name, created_at) VALUES ('ws', 'ws', 'WS', :t)"),
-                         {"t": T0})
-            conn.execute(text("INSERT INTO workflows (id, workspace_id, name, description, current_version, mode, "
-                              "settings, created_at, updated_at) VALUES ('wf', 'ws', 'wf', '', 1, 'coaching', "
-                              "'{}', :t, :t)"), {"t": T0})
+            _workspace_and_workflow(conn)
             for ex, mode, status in (("ex1", "coaching", "paused"), ("ex2", "normal", "running")):
                 conn.execute(text("INSERT INTO executions (id, workspace_id, workflow_id, workflow_version, mode, "
                                   "status, variables, created_at, updated_at, row_version, steps) VALUES "
