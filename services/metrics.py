@@ -111,9 +111,12 @@ def _keep_shared_rows(session: Session) -> None:
         cache.generation = generation
 
 
-@event.listens_for(Session, "after_rollback")
-def _forget_shared_rows(session: Session) -> None:
-    found = session.info.pop(_GENERATION, None)
+@event.listens_for(Session, "after_transaction_end")
+def _forget_shared_rows(session: Session, transaction) -> None:
+    """A transaction that ended without a commit (rolled back, or its session closed): forget every cell."""
+    if transaction.parent is not None:
+        return
+    found = session.info.pop(_GENERATION, None)  # a commit took it already (after_commit runs first)
     session.info.pop(_SHARED, None)
     if found is not None:  # this transaction changed cells in place that the database never got
         cache, _ = found

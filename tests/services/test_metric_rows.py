@@ -99,3 +99,17 @@ def test_a_rolled_back_transaction_leaves_no_trace_in_the_kept_rows(two_processe
             raise RuntimeError("the decision failed after counting")
     _decide(a, notifier, execution_id)
     assert _workflow_counts(a, workflow_id)[:2] == (2, 2)
+
+
+def test_a_session_closed_without_commit_leaves_no_trace_in_the_kept_rows(two_processes):
+    a, _b, notifier = two_processes
+    workspace = a.default_workspace_id()
+    with a.db.transaction() as session:
+        workflow_id = workflows.create(session, a.tools, workspace, WORKFLOW).id
+    execution_id = _start(a, workflow_id)
+    _decide(a, notifier, execution_id)
+    session = a.db.sessions()  # neither committed nor rolled back: closed, so the database drops it
+    metrics.record_decision(session, workspace, metrics.workflow_scopes(workflow_id, 1, "s1"), "reject", 5.0)
+    session.close()
+    _decide(a, notifier, execution_id)
+    assert _workflow_counts(a, workflow_id)[:2] == (2, 2)
