@@ -28,5 +28,8 @@ export default defineConfig({
     css: false,
     restoreMocks: true,
     unstubGlobals: true,
+    // a shared 2-core machine under load (CI beside other work) can take longer than the 5 s default to
+    // load a lazy chunk: a slow test is not a failing one
+    testTimeout: 15000,
   },
 });

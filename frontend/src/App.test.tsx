@@ -37,7 +37,7 @@ describe("App", () => {
     stubSignedInFetch();
     renderApp("/workflows");
     expect(await screen.findByRole("heading", { level: 1, name: "Workflows" })).toBeInTheDocument();
-    const socket = lastSocket();
+    const socket = await waitFor(() => lastSocket()); // it opens once the app knows who the user is
     expect(socket.workspace).toBe("1");
     await waitFor(() => expect(screen.queryByText(/live updates/i)).not.toBeInTheDocument());
     act(() => socket.drop());
@@ -59,7 +59,8 @@ describe("App", () => {
     stubSignedInFetch();
     renderApp("/workflows");
     await screen.findByRole("heading", { level: 1, name: "Workflows" });
-    const first = lastSocket();
+    // the page may render before the live connection opens (it waits for who the user is): wait for it too
+    const first = await waitFor(() => lastSocket());
     expect(first.workspace).toBe("1");
 
     await user.selectOptions(screen.getByRole("combobox", { name: "Workspace" }), "Support (operator)");
