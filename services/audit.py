@@ -21,7 +21,7 @@ from typing import Any, Iterator
 from sqlalchemy import bindparam, func, select, text
 from sqlalchemy.orm import Session
 
-from services.db import insert_row, prepared
+from services.db import connection, insert_row, prepared, row_locks
 from services.models import AuditEvent, utcnow
 from services.notifier import jsonable
 
@@ -101,11 +101,11 @@ def _lock_chain(session: Session, workspace_id: str) -> None:
     """PostgreSQL: one writer per workspace chain until the transaction ends. Locking the last row alone would not
     do: an empty chain has no row to lock, and a waiter would read the same last row again and reuse its seq.
     (SQLite transactions already start with BEGIN IMMEDIATE, one writer at a time.)"""
-    if session.get_bind().dialect.name != "postgresql":
+    if not row_locks(session):
         return
     digest = hashlib.sha256(f"coach.audit:{workspace_id}".encode()).digest()
-    session.connection().execute(text("SELECT pg_advisory_xact_lock(:key)"),
-                    {"key": int.from_bytes(digest[:8], "big", signed=True)})
+    connection(session).execute(text("SELECT pg_advisory_xact_lock(:key)"),
+                                {"key": int.from_bytes(digest[:8], "big", signed=True)})
 
 
 def last_event(session: Session, workspace_id: str) -> AuditEvent | None:
@@ -122,7 +122,7 @@ def record(session: Session, workspace_id: str, actor: str, action: str, *, targ
     last = session.info.get(newest)  # written earlier in this transaction
     if last is None:
         _lock_chain(session, workspace_id)
-        lock = session.get_bind().dialect.name == "postgresql"
+        lock = row_locks(session)
         head = prepared(session, ("audit:head", lock), lambda: _HEAD_FOR_UPDATE if lock else _HEAD)
         rows = head.rows(session, {"workspace_id": workspace_id})
         last = _Head(*rows[0]) if rows else None

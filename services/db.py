@@ -44,6 +44,12 @@ def _prepare_sqlite(engine: Engine) -> None:
 READ_ONLY = "coach_read_only"
 
 
+def row_locks(session: Session) -> bool:
+    """Whether this database needs row locks (SELECT … FOR UPDATE) to keep concurrent writers apart:
+    PostgreSQL does; SQLite's write transactions start with BEGIN IMMEDIATE, one writer at a time."""
+    return session.get_bind().dialect.name == "postgresql"
+
+
 def held(session: Session, model, key):
     """session.get that keeps the object for the rest of the transaction. SQLAlchemy's identity map is
     weak: an unmodified row nobody references is forgotten and read again by the next get. Asked again
@@ -85,11 +91,12 @@ def _forget_connection(session: Session, transaction) -> None:
 
 
 class Prepared:
-    """A Core statement compiled once per dialect and run with `exec_driver_sql`, for the few statements every
-    decision runs. SQLAlchemy's per-execution work (statement cache lookup, execution context, parameter and
-    result bookkeeping) costs several times what the database spends on such a statement. Values still go
-    through the column types' own processors (JSON, UTC datetimes, step states), so the rows written and read
-    are exactly those of an ordinary execute; events and exception wrapping are SQLAlchemy's as usual.
+    """A Core statement compiled once per dialect and driver and run on the driver's cursor, for the few
+    statements every decision runs. SQLAlchemy's per-execution work (statement cache lookup, execution
+    context, parameter and result bookkeeping) costs several times what the database spends on such a
+    statement. Values still go through the column types' own processors (JSON, UTC datetimes, step states),
+    so the rows written and read are exactly those of an ordinary execute, and driver errors become
+    SQLAlchemy's; but no execution events run (a statement counter built on them does not see these).
 
     Parameters are a dict by bind name; defaults and onupdate values the statement would compute itself must
     be in it (insert_row and write_changes put them there)."""
@@ -163,9 +170,9 @@ class Prepared:
 _PREPARED: dict[tuple, Prepared] = {}
 
 
-def prepared(session: Session | Database, key: tuple, build: Callable[[], Any], column_keys=None) -> Prepared:
+def prepared(where: Session | Database, key: tuple, build: Callable[[], Any], column_keys=None) -> Prepared:
     """The statement `build()` makes, compiled once for this session's (or database's) dialect, cached under `key`."""
-    dialect = session.engine.dialect if isinstance(session, Database) else session.get_bind().dialect
+    dialect = where.engine.dialect if isinstance(where, Database) else where.get_bind().dialect
     full = (dialect.name, dialect.driver, *key)  # the driver decides the parameter style
     found = _PREPARED.get(full)
     if found is None:
@@ -293,10 +300,10 @@ class Database:
         self.engine = create_engine(url, **kwargs)
         if self.is_sqlite:
             _prepare_sqlite(self.engine)
-        # no autoflush: services flush where they need to, instead of before every query
         # what this process keeps about this database across transactions (services.metrics' row cache):
         # every session finds it in session.info["shared"]
         self.shared: dict[str, Any] = {}
+        # no autoflush: services flush where they need to, instead of before every query
         self.sessions = sessionmaker(self.engine, expire_on_commit=False, autoflush=False,
                                      info={"shared": self.shared})
 

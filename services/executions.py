@@ -12,7 +12,7 @@ from core.execution import states as S
 from core.execution.engine import ExecutionState, StepState, progress
 from core.workflow import WorkflowDef, validate_variables
 from services import audit, workflows
-from services.db import columns_of, hold, load_objects, prepared
+from services.db import columns_of, hold, load_objects, prepared, row_locks
 from services.models import Execution, Suggestion, Workflow, utcnow
 from services.workflows import DefinitionCache
 
@@ -30,17 +30,12 @@ def get(session: Session, workspace_id: str, execution_id: str, *, for_update: b
 def get_any(session: Session, execution_id: str, *, for_update: bool = True) -> Execution | None:
     """Any workspace's execution with its steps (the runner works across workspaces), row-locked on PostgreSQL."""
     query = select(Execution).where(Execution.id == execution_id)
-    if for_update and _row_locks(session):
+    if for_update and row_locks(session):
         query = query.with_for_update()
     ex = session.scalar(query)
     if ex is not None:
         hold(session, ex)  # the identity map is weak: keep it for the transaction
     return ex
-
-
-def _row_locks(session: Session) -> bool:
-    # SQLite needs none: its write transactions start with BEGIN IMMEDIATE, one writer at a time
-    return session.bind.dialect.name == "postgresql"
 
 
 def _with_suggestion():
@@ -53,10 +48,10 @@ def _with_suggestion():
 def get_with_suggestion(session: Session, workspace_id: str, execution_id: str,
                         suggestion_id: str) -> tuple[Execution, Suggestion] | None:
     """What a decision reads, locked like `get(for_update=True)`: the execution with one of its suggestions
-    and its workflow (which stays in the session for `held`), in one SELECT. On PostgreSQL the execution's row lock is taken first, so nothing is read from
-    before a concurrent transaction on the same execution committed. None when any of them is missing: the
-    caller then finds out which with `get` and `session.get`."""
-    if _row_locks(session):
+    and its workflow (which stays in the session for `held`), in one SELECT. On PostgreSQL the execution's
+    row lock is taken first, so nothing is read from before a concurrent transaction on the same execution
+    committed. None when any of them is missing: the caller then finds out which with `get` and `session.get`."""
+    if row_locks(session):
         prepared(session, ("execution:lock",),
                  lambda: select(Execution.id).where(Execution.id == bindparam("execution_id")).with_for_update()
                  ).rows(session, {"execution_id": execution_id})

@@ -13,7 +13,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from core.coaching.metrics import LevelThresholds, MetricsState, bucket_start
-from services.db import prepared
+from services.db import connection, prepared, row_locks
 from services.models import Counter, MetricBucket, MetricScope, utcnow
 
 GLOBAL = ("global", "all")
@@ -60,7 +60,7 @@ class _SharedRows:
     """SQLite only: the metric rows as this process last committed them, parsed, so that a decision reads
     none. They are trusted while the `metrics` counter, which every transaction that changes metric rows
     bumps (this process's or another's), is one more than this process left it; otherwise, and after any
-    rollback of a transaction that used them, they are all forgotten and read again. SQLite write
+    transaction that used them ended without a commit, they are all forgotten and read again. SQLite write
     transactions are serial, so no two transactions change the cells at once. (PostgreSQL's writers run
     concurrently: there every transaction reads its rows, locked.)"""
 
@@ -148,7 +148,7 @@ def _rows(session: Session, model, workspace_id: str, keys: list[dict[str, Any]]
     names = tuple(keys[0]) if keys else ()
     wanted = [tuple(k.values()) for k in keys]
     missing = [k for k in keys if tuple(k.values()) not in cache]
-    lock = session.bind.dialect.name == "postgresql"
+    lock = row_locks(session)
     shared = _shared_rows(session) if missing else None
     prefix = (table.name, workspace_id)
 
@@ -173,7 +173,7 @@ def _rows(session: Session, model, workspace_id: str, keys: list[dict[str, Any]]
         fetch(missing + [k for k in ahead if tuple(k.values()) not in cache])
         absent = [k for k in missing if tuple(k.values()) not in cache]
         if absent:
-            session.connection().execute(_insert(session)(table).values([{"workspace_id": workspace_id, **k, column: {}}
+            connection(session).execute(_insert(session)(table).values([{"workspace_id": workspace_id, **k, column: {}}
                                                             for k in absent]).on_conflict_do_nothing())
             fetch(absent)
     return [cache[w] for w in wanted]

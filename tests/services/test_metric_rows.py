@@ -56,6 +56,15 @@ def _start(services: Services, workflow_id: str) -> str:
     return execution_id
 
 
+def _one_decided(services: Services, notifier: Latest) -> tuple[str, str]:
+    """A new workflow with one coaching execution whose first step is accepted: (workflow id, execution id)."""
+    with services.db.transaction() as session:
+        workflow_id = workflows.create(session, services.tools, services.default_workspace_id(), WORKFLOW).id
+    execution_id = _start(services, workflow_id)
+    _decide(services, notifier, execution_id)
+    return workflow_id, execution_id
+
+
 def _decide(services: Services, notifier: Latest, execution_id: str, kind: str = "accept") -> dict:
     return decisions.submit(services, services.default_workspace_id(), execution_id,
                             {"suggestion_id": notifier.latest[execution_id], "decision": kind}, "ada@coach.local")
@@ -89,10 +98,7 @@ def test_two_processes_writing_the_same_rows_count_every_decision(two_processes)
 def test_a_rolled_back_transaction_leaves_no_trace_in_the_kept_rows(two_processes):
     a, _b, notifier = two_processes
     workspace = a.default_workspace_id()
-    with a.db.transaction() as session:
-        workflow_id = workflows.create(session, a.tools, workspace, WORKFLOW).id
-    execution_id = _start(a, workflow_id)
-    _decide(a, notifier, execution_id)
+    workflow_id, execution_id = _one_decided(a, notifier)
     with pytest.raises(RuntimeError):
         with a.db.transaction() as session:  # counted in the kept rows, then rolled back
             metrics.record_decision(session, workspace, metrics.workflow_scopes(workflow_id, 1, "s1"), "reject", 5.0)
@@ -104,10 +110,7 @@ def test_a_rolled_back_transaction_leaves_no_trace_in_the_kept_rows(two_processe
 def test_a_session_closed_without_commit_leaves_no_trace_in_the_kept_rows(two_processes):
     a, _b, notifier = two_processes
     workspace = a.default_workspace_id()
-    with a.db.transaction() as session:
-        workflow_id = workflows.create(session, a.tools, workspace, WORKFLOW).id
-    execution_id = _start(a, workflow_id)
-    _decide(a, notifier, execution_id)
+    workflow_id, execution_id = _one_decided(a, notifier)
     session = a.db.sessions()  # neither committed nor rolled back: closed, so the database drops it
     metrics.record_decision(session, workspace, metrics.workflow_scopes(workflow_id, 1, "s1"), "reject", 5.0)
     session.close()
