@@ -5,10 +5,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from sqlalchemy import bindparam, create_engine, event, insert, inspect, text, update
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy import bindparam, create_engine, event, insert, inspect, select, text, update
+from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.orm import Session, make_transient_to_detached, sessionmaker
+from sqlalchemy.orm import Session, make_transient_to_detached
 from sqlalchemy.orm.exc import StaleDataError
 from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.orm.base import NO_VALUE
@@ -37,30 +37,41 @@ def _prepare_sqlite(engine: Engine) -> None:
         # Read-only transactions (Database.read) stay deferred: in WAL mode they run beside a writer.
         # Straight on the driver's connection: this runs for every transaction, and SQLAlchemy's statement
         # machinery (events, result handling) would cost more than the BEGIN itself.
-        conn.connection.dbapi_connection.execute("BEGIN" if conn.get_execution_options().get(READ_ONLY)
-                                                 else "BEGIN IMMEDIATE")
+        options = conn.get_execution_options()
+        if not options.get(BEGUN):
+            conn.connection.dbapi_connection.execute("BEGIN" if options.get(READ_ONLY) else "BEGIN IMMEDIATE")
 
 
 READ_ONLY = "coach_read_only"
+BEGUN = "coach_begun"  # a Transaction's connection: BEGIN went to the driver when it started
 
 
 def row_locks(session: Session) -> bool:
     """Whether this database needs row locks (SELECT … FOR UPDATE) to keep concurrent writers apart:
     PostgreSQL does; SQLite's write transactions start with BEGIN IMMEDIATE, one writer at a time."""
-    return session.get_bind().dialect.name == "postgresql"
+    return session.bind.dialect.name == "postgresql"
 
 
 def held(session: Session, model, key):
-    """session.get that keeps the object for the rest of the transaction. SQLAlchemy's identity map is
-    weak: an unmodified row nobody references is forgotten and read again by the next get. Asked again
-    in the same transaction, the kept object is returned without the session's lookup."""
+    """session.get that keeps the object for the rest of the transaction (SQLAlchemy's identity map is
+    weak: an unmodified row nobody references would be forgotten and read again by the next get). Without
+    the ORM session (a Transaction that did not need it yet) the row is read with a prepared SELECT."""
     kept = session.info.setdefault(HELD, {})
     obj = kept.get((model, key))
     if obj is None:
+        if isinstance(session, Transaction) and session._orm is None:
+            found = load_objects(session, ("held", model.__tablename__), lambda: _by_key(model), {"_pk": key},
+                                 (model,))
+            return found[0] if found else None
         obj = session.get(model, key)
         if obj is not None:
             kept[(model, key)] = obj
     return obj
+
+
+def _by_key(model):
+    (pk,) = model.__table__.primary_key.columns
+    return select(*columns_of(model)).where(pk == bindparam("_pk"))
 
 
 def hold(session: Session, obj) -> None:
@@ -73,21 +84,8 @@ HELD = "held"
 
 
 def connection(session: Session):
-    """The session's connection for this transaction, remembered: `Session.connection()` walks the
-    session's transaction state on every call, and the decision path runs a dozen statements."""
-    conn = session.info.get(_CONNECTION)
-    if conn is None:
-        conn = session.info[_CONNECTION] = session.connection()
-    return conn
-
-
-_CONNECTION = "db:connection"
-
-
-@event.listens_for(Session, "after_transaction_end")
-def _forget_connection(session: Session, transaction) -> None:
-    if transaction.parent is None:  # the outermost transaction ended: its connection went back to the pool
-        session.info.pop(_CONNECTION, None)
+    """The transaction's SQLAlchemy Connection, for Core statements."""
+    return session.core
 
 
 class Prepared:
@@ -146,7 +144,7 @@ class Prepared:
         return [tuple(v if p is None else p(v) for v, p in zip(row, procs)) for row in found]
 
     def _run(self, session: Session, method: str, params, fetch: bool = False) -> tuple[list, int]:
-        return self._on(connection(session).connection, method, params, fetch)
+        return self._on(session.raw, method, params, fetch)
 
     def _on(self, dbapi_connection, method: str, params, fetch: bool) -> tuple[list, int]:
         # Straight on the driver's cursor (the statement is already compiled): SQLAlchemy's execution path
@@ -172,7 +170,7 @@ _PREPARED: dict[tuple, Prepared] = {}
 
 def prepared(where: Session | Database, key: tuple, build: Callable[[], Any], column_keys=None) -> Prepared:
     """The statement `build()` makes, compiled once for this session's (or database's) dialect, cached under `key`."""
-    dialect = where.engine.dialect if isinstance(where, Database) else where.get_bind().dialect
+    dialect = where.engine.dialect if isinstance(where, Database) else where.bind.dialect
     full = (dialect.name, dialect.driver, *key)  # the driver decides the parameter style
     found = _PREPARED.get(full)
     if found is None:
@@ -211,14 +209,17 @@ _COLUMN_KEYS: dict[type, tuple[str, ...]] = {}
 
 def _persistent(session: Session, model, values: dict[str, Any]):
     mapper = inspect(model)
-    key = mapper.identity_key_from_primary_key([values[c.key] for c in mapper.primary_key])
-    present = session.identity_map.get(key)
+    pk = [values[c.key] for c in mapper.primary_key]
+    orm = session._orm if isinstance(session, Transaction) else session
+    present = (orm.identity_map.get(mapper.identity_key_from_primary_key(pk)) if orm is not None
+               else session.info.get(HELD, {}).get((model, pk[0])))
     if present is not None:  # already loaded in this transaction (maybe changed): that one counts
         return present
     obj = mapper.class_manager.new_instance()  # no __init__: nothing is defaulted, nothing recorded as a change
     obj.__dict__.update(values)
     make_transient_to_detached(obj)  # the values become the loaded state, the primary key the identity
-    session.add(obj)
+    if orm is not None:
+        orm.add(obj)
     return obj
 
 
@@ -241,7 +242,7 @@ def write_changes(session: Session, obj: object | None) -> None:
     with nothing really changed nothing is written: an indexed column in the SET list costs its index pages
     even when its value stays the same."""
     state = inspect(obj) if obj is not None else None
-    if state is None or not state.persistent or not state.committed_state:
+    if state is None or state.key is None or state.deleted or not state.committed_state:
         return  # nothing loaded, or a new object (the flush inserts it), or nothing changed
     table, mapper = obj.__table__, state.mapper
     (pk,) = table.primary_key.columns
@@ -277,12 +278,136 @@ def write_changes(session: Session, obj: object | None) -> None:
         # Everything is saved: take the object off the session's list of modified objects, or the flush at
         # commit would still compare all its attributes with what was loaded (as long as the UPDATE itself).
         # The session keeps no strong reference to it after this: callers that need it again hold it.
-        state._commit_all(state.dict, session.identity_map)
+        attached = state.session
+        state._commit_all(state.dict, attached.identity_map if attached is not None else None)
 
 
 def _differs(before: Any, now: Any) -> bool:
     # NO_VALUE: changed in place (flag_modified) or never loaded: always written
     return before is NO_VALUE or (before is not now and before != now)
+
+
+class Transaction:
+    """One database transaction: a pooled driver connection, begun when first used, with the ORM Session only
+    when something asks for it. It stands in for the Session the services are written against: what it does not
+    define itself (`scalar`, `execute`, `add`, `flush`, `get` …) is the Session's, made on first use on this
+    transaction's connection. The decision path needs none of it (prepared statements, `held` and
+    `load_objects` rows, `insert_row`, `write_changes`): a Session's own begin, commit and close cost several
+    times the SQL of a decision's transaction.
+
+    Without a Session, rows loaded here are detached ORM objects that this transaction holds; their changes
+    are written at commit (`write_changes`), as a flush would. When the Session is made, they join it, so from
+    then on there is one object per row and the flush writes them as usual.
+
+    Hooks (`on`): `before_commit(tx)`, `after_commit(tx)`, `after_end(tx)` when it ended without a commit
+    (rolled back, or closed without either)."""
+
+    def __init__(self, db: Database, *, read_only: bool = False):
+        self.bind, self._sqlite, self._read_only = db.engine, db.is_sqlite, read_only
+        self.info: dict[str, Any] = {"shared": db.shared}
+        self._raw = self._core = self._orm = self._begun = None
+        self._committed = False
+
+    @property
+    def raw(self):
+        """The pooled driver connection, its transaction begun on first use (as a Session's would be)."""
+        if self._raw is None:
+            raw = self.bind.raw_connection()
+            if self._sqlite:
+                # IMMEDIATE takes the write lock up front: a deferred transaction that reads and then writes fails
+                # with "database is locked" instead of waiting when another writer got in first. Reads stay
+                # deferred: in WAL mode they run beside a writer. (PostgreSQL's driver begins by itself.)
+                begin = "BEGIN" if self._read_only else "BEGIN IMMEDIATE"
+                try:
+                    _driver(self.bind.dialect, begin, lambda: raw.dbapi_connection.execute(begin))
+                except BaseException:
+                    raw.close()
+                    raise
+            self._raw = raw
+        return self._raw
+
+    def get_bind(self, *args, **kwargs) -> Engine:
+        return self.bind
+
+    @property
+    def core(self):
+        """A SQLAlchemy Connection on this transaction's connection (made on first use)."""
+        if self._core is None:
+            core = Connection(self.bind, connection=self.raw)
+            core.execution_options(**{BEGUN: True})  # no second BEGIN (services.db's begin event)
+            self._begun = core.begin()
+            self._core = core
+        return self._core
+
+    @property
+    def orm(self) -> Session:
+        """The ORM Session of this transaction (made on first use), sharing `info` and the held objects."""
+        if self._orm is None:
+            orm = Session(bind=self.core, expire_on_commit=False, autoflush=False,
+                          join_transaction_mode="rollback_only")
+            orm.__dict__["info"] = self.info
+            for obj in self.info.get(HELD, {}).values():
+                if inspect(obj).session is None:
+                    orm.add(obj)
+            self._orm = orm
+        return self._orm
+
+    def __getattr__(self, name: str):
+        return getattr(self.orm, name)
+
+    def commit(self) -> None:
+        for hook in _HOOKS["before_commit"]:
+            hook(self)
+        if self._orm is not None:
+            self._orm.flush()
+        else:
+            for obj in list(self.info.get(HELD, {}).values()):
+                write_changes(self, obj)
+        if self._begun is not None:
+            self._begun.commit()
+        elif self._raw is not None:
+            _driver(self.bind.dialect, "COMMIT", self._raw.commit)
+        self._committed = True
+        for hook in _HOOKS["after_commit"]:
+            hook(self)
+
+    def rollback(self) -> None:
+        if self._begun is not None and self._begun.is_active:
+            self._begun.rollback()
+        elif self._raw is not None:
+            self._raw.rollback()
+
+    def close(self) -> None:
+        """Give the connection back (a transaction neither committed nor rolled back is rolled back)."""
+        try:
+            if self._orm is not None:
+                self._orm.close()
+            if self._core is not None:
+                self._core.close()  # the driver connection goes back to the pool with it
+            elif self._raw is not None:
+                self._raw.close()
+        finally:
+            if not self._committed:
+                for hook in _HOOKS["after_end"]:
+                    hook(self)
+
+
+_HOOKS: dict[str, list[Callable[[Transaction], None]]] = {"before_commit": [], "after_commit": [], "after_end": []}
+
+
+def on(moment: str):
+    """Register a function to run at that moment of every Transaction (see Transaction)."""
+    def register(fn):
+        _HOOKS[moment].append(fn)
+        return fn
+    return register
+
+
+def _driver(dialect, sql: str, call: Callable[[], Any]) -> Any:
+    try:
+        return call()
+    except dialect.loaded_dbapi.Error as exc:
+        raise DBAPIError.instance(sql, None, exc, dialect.loaded_dbapi.Error, dialect=dialect) from exc
 
 
 class Database:
@@ -301,35 +426,33 @@ class Database:
         if self.is_sqlite:
             _prepare_sqlite(self.engine)
         # what this process keeps about this database across transactions (services.metrics' row cache):
-        # every session finds it in session.info["shared"]
+        # every transaction finds it in info["shared"]
         self.shared: dict[str, Any] = {}
-        # no autoflush: services flush where they need to, instead of before every query
-        self.sessions = sessionmaker(self.engine, expire_on_commit=False, autoflush=False,
-                                     info={"shared": self.shared})
 
     @contextmanager
-    def transaction(self) -> Iterator[Session]:
-        """A session whose work commits at the end of the block, or rolls back on any error."""
-        session = self.sessions()
+    def transaction(self) -> Iterator[Transaction]:
+        """A transaction that commits at the end of the block, or rolls back on any error."""
+        tx = Transaction(self)
         try:
-            yield session
-            session.commit()
+            yield tx
+            tx.commit()
         except BaseException:
-            session.rollback()
+            tx.rollback()
             raise
         finally:
-            session.close()
+            tx.close()
 
     @contextmanager
-    def read(self) -> Iterator[Session]:
-        """A session for reads only: never takes SQLite's write lock, and is rolled back at the end."""
-        session = self.sessions()
+    def read(self) -> Iterator[Transaction]:
+        """A transaction for reads only: never takes SQLite's write lock, and is rolled back at the end."""
+        tx = Transaction(self, read_only=True)
         try:
-            session.connection(execution_options={READ_ONLY: True})
-            yield session
+            yield tx
         finally:
-            session.rollback()
-            session.close()
+            try:
+                tx.rollback()
+            finally:
+                tx.close()
 
     def ping(self) -> None:
         with self.engine.connect() as conn:

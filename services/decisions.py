@@ -200,7 +200,7 @@ def submit(services, workspace_id: str, execution_id: str, body: dict[str, Any],
                 return earlier
             response = decide(session, services.definitions, services.tools, workspace_id, execution_id, body,
                               operator, events, idempotency_key)
-            ex = session.get(Execution, execution_id)
+            ex = held(session, Execution, execution_id)
             if ex.status in S.RUNNABLE:
                 # go on in the same transaction up to the next gate; a slow tool goes to the runner
                 needs_runner = services.runner.drive(session, ex, events, claim=False)

@@ -12,7 +12,7 @@ from core.execution import states as S
 from core.execution.engine import ExecutionState, StepState, progress
 from core.workflow import WorkflowDef, validate_variables
 from services import audit, workflows
-from services.db import columns_of, hold, load_objects, prepared, row_locks
+from services.db import columns_of, load_objects, prepared, row_locks
 from services.models import Execution, Suggestion, Workflow, utcnow
 from services.workflows import DefinitionCache
 
@@ -28,14 +28,16 @@ def get(session: Session, workspace_id: str, execution_id: str, *, for_update: b
 
 
 def get_any(session: Session, execution_id: str, *, for_update: bool = True) -> Execution | None:
-    """Any workspace's execution with its steps (the runner works across workspaces), row-locked on PostgreSQL."""
-    query = select(Execution).where(Execution.id == execution_id)
-    if for_update and row_locks(session):
-        query = query.with_for_update()
-    ex = session.scalar(query)
-    if ex is not None:
-        hold(session, ex)  # the identity map is weak: keep it for the transaction
-    return ex
+    """Any workspace's execution with its steps (the runner works across workspaces), row-locked on PostgreSQL,
+    and held for the transaction."""
+    lock = for_update and row_locks(session)
+
+    def build():
+        query = select(*columns_of(Execution)).where(Execution.id == bindparam("execution_id"))
+        return query.with_for_update() if lock else query
+
+    found = load_objects(session, ("execution:get", lock), build, {"execution_id": execution_id}, (Execution,))
+    return found[0] if found else None
 
 
 def _with_suggestion():

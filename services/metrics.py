@@ -6,14 +6,14 @@ import json
 from datetime import datetime, timedelta
 from typing import Any, Iterable
 
-from sqlalchemy import Text, bindparam, cast, event, select, update
+from sqlalchemy import Text, bindparam, cast, select, update
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from core.coaching.metrics import LevelThresholds, MetricsState, bucket_start
-from services.db import connection, prepared, row_locks
+from services.db import connection, on, prepared, row_locks
 from services.models import Counter, MetricBucket, MetricScope, utcnow
 
 GLOBAL = ("global", "all")
@@ -87,7 +87,7 @@ def _shared_rows(session: Session) -> dict[tuple, _Cell] | None:
         return session.info[_SHARED]
     cells = None
     shared = session.info.get("shared")  # services.db.Database.shared
-    if shared is not None and session.get_bind().dialect.name == "sqlite":
+    if shared is not None and session.bind.dialect.name == "sqlite":
         cache = shared.get("metric_rows")
         if cache is None:
             cache = shared["metric_rows"] = _SharedRows()
@@ -102,7 +102,7 @@ def _shared_rows(session: Session) -> dict[tuple, _Cell] | None:
     return cells
 
 
-@event.listens_for(Session, "after_commit")
+@on("after_commit")
 def _keep_shared_rows(session: Session) -> None:
     found = session.info.pop(_GENERATION, None)
     session.info.pop(_SHARED, None)
@@ -111,12 +111,10 @@ def _keep_shared_rows(session: Session) -> None:
         cache.generation = generation
 
 
-@event.listens_for(Session, "after_transaction_end")
-def _forget_shared_rows(session: Session, transaction) -> None:
-    """A transaction that ended without a commit (rolled back, or its session closed): forget every cell."""
-    if transaction.parent is not None:
-        return
-    found = session.info.pop(_GENERATION, None)  # a commit took it already (after_commit runs first)
+@on("after_end")
+def _forget_shared_rows(session: Session) -> None:
+    """A transaction that ended without a commit (rolled back, or closed without either): forget every cell."""
+    found = session.info.pop(_GENERATION, None)
     session.info.pop(_SHARED, None)
     if found is not None:  # this transaction changed cells in place that the database never got
         cache, _ = found
@@ -186,7 +184,7 @@ def _changed(session: Session, model, cell: _Cell) -> None:
 _VALUE = {MetricScope: "state", MetricBucket: "counts"}
 
 
-@event.listens_for(Session, "before_commit")
+@on("before_commit")
 def _write_changed_rows(session: Session) -> None:
     """Write every metric row changed in this transaction, one statement per table. Values go as JSON text
     (a parsed state writes its own, MetricsState.to_json): the column type's serializer would encode again."""
@@ -199,7 +197,7 @@ def _write_changed_rows(session: Session) -> None:
 def _write_statement(session: Session, model):
     table, column = model.__table__, _VALUE[model]
     text_value = bindparam("_value", type_=Text)
-    if session.get_bind().dialect.name == "postgresql":
+    if session.bind.dialect.name == "postgresql":
         text_value = cast(text_value, JSONB)
     values = {column: text_value}
     if "updated_at" in table.c:  # MetricScope.updated_at: its onupdate default, filled here
