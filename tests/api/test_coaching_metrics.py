@@ -237,3 +237,11 @@ def test_accepted_spot_checks_keep_the_workflow_in_auto(make_api):
            {"suggestion_id": sug["suggestion_id"], "decision": "accept"})
     assert api.settle(ex_id)["status"] == "completed"
     assert api.ok("GET", f"/api/workflows/{wf_id}")["mode"] == "auto"
+
+
+def test_thresholds_that_contradict_each_other_are_422_naming_the_fields_sent(api):
+    wf_id = _workflow(api)
+    for sent in ({"window": 10, "auto_min_window": 11}, {"window": 5}):  # the default auto_min_window is 20
+        code, body = api.call("PUT", f"/api/workflows/{wf_id}/thresholds", sent)
+        assert code == 422 and set(body["error"]["details"]) == set(sent), body
+    assert api.ok("GET", f"/api/workflows/{wf_id}")["thresholds"]["window"] == 50
