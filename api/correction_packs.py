@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from flask.views import MethodView
-from marshmallow import INCLUDE, Schema, fields
+from marshmallow import INCLUDE, Schema, fields, validate
 
 from api.base import Blueprint
 from api.context import operator, requires, services, workspace_id
@@ -35,6 +35,20 @@ class PackPatch(Schema):
     enabled = fields.Boolean(required=True)
 
 
+class ChangeGroupSchema(Schema):
+    field = fields.String(required=True)
+    before = fields.Raw(allow_none=True)
+    after = fields.Raw(allow_none=True)
+    count = fields.Integer(required=True, validate=validate.Range(min=0))
+
+
+class PackStatsSchema(Schema):
+    # required, so that a body that is not an export (the pack's own view, {}) is a 422 instead of
+    # an import that replaces the pack's learning with nothing
+    corrections = fields.Integer(required=True, validate=validate.Range(min=0))
+    groups = fields.List(fields.Nested(ChangeGroupSchema), required=True)
+
+
 class PackExport(Schema):
     class Meta:
         unknown = INCLUDE
@@ -43,7 +57,7 @@ class PackExport(Schema):
     workflow_id = fields.String(required=True)
     step_id = fields.String(required=True)
     enabled = fields.Boolean(load_default=True)
-    stats = fields.Dict(required=True)
+    stats = fields.Nested(PackStatsSchema, required=True)
 
 
 @blp.route("")

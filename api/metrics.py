@@ -51,6 +51,7 @@ class WorkflowMetricsList(Schema):
 
 class OperatorMetricsSchema(SnapshotSchema):
     operator = fields.String()
+    series = fields.List(fields.Dict())
 
 
 class OperatorList(Schema):
@@ -110,5 +111,7 @@ class OperatorMetrics(MethodView):
         require("lead")
         with services().db.read() as session:
             states = metrics.load_many(session, workspace_id(), "operator")
-            items = [{"operator": name, **state.snapshot()} for name, state in sorted(states.items())]
+            items = [{"operator": name, **state.snapshot(),
+                      "series": metrics.series(session, workspace_id(), "operator", name)}
+                     for name, state in sorted(states.items())]
             return {"items": items}

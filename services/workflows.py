@@ -142,7 +142,10 @@ def set_thresholds(session: Session, workspace_id: str, workflow_id: str, values
     try:
         merged = LevelThresholds.from_dict({**metrics.workflow_thresholds(wf).to_dict(), **values})
     except (TypeError, ValueError) as exc:
-        raise ValidationFailed("thresholds are invalid", details={"thresholds": [str(exc)]}) from None
+        # the schema checks each field alone; what fails here is a combination (auto_min_window > window),
+        # so name the fields the client sent: those are the ones it can change (DESIGN.md §4)
+        raise ValidationFailed("thresholds are invalid",
+                               details={name: [str(exc)] for name in values} or {"thresholds": [str(exc)]}) from None
     before = metrics.workflow_thresholds(wf).to_dict()
     wf.settings = {**(wf.settings or {}), "thresholds": merged.to_dict()}
     audit.record(session, workspace_id, actor, "thresholds_change", target_type="workflow", target_id=wf.id,

@@ -237,3 +237,25 @@ def test_accepted_spot_checks_keep_the_workflow_in_auto(make_api):
            {"suggestion_id": sug["suggestion_id"], "decision": "accept"})
     assert api.settle(ex_id)["status"] == "completed"
     assert api.ok("GET", f"/api/workflows/{wf_id}")["mode"] == "auto"
+
+
+def test_thresholds_that_contradict_each_other_are_422_naming_the_fields_sent(api):
+    wf_id = _workflow(api)
+    for sent in ({"window": 10, "auto_min_window": 11}, {"window": 5}):  # the default auto_min_window is 20
+        code, body = api.call("PUT", f"/api/workflows/{wf_id}/thresholds", sent)
+        assert code == 422 and set(body["error"]["details"]) == set(sent), body
+    assert api.ok("GET", f"/api/workflows/{wf_id}")["thresholds"]["window"] == 50
+
+
+def test_each_operator_has_a_time_series_of_their_own_decisions(api):
+    # DESIGN.md §4: the metrics endpoints, /operators included, come "with time series for charts"
+    wf_id = _workflow(api, TWO_STEPS)
+    operators = ["ann@test.local"] * 3 + ["bob@test.local"] * 2
+    _drive(api, wf_id, PLAN[:5], operators)
+    items = {o["operator"]: o for o in api.ok("GET", "/api/metrics/operators")["items"]}
+    for name in ("ann@test.local", "bob@test.local"):
+        kinds = [k for k, who in zip(PLAN, operators) if who == name]
+        series = items[name]["series"]
+        assert series and all("bucket" in b for b in series)
+        totals = {k: sum(b[k] for b in series) for k in _expected(kinds) if k != "acceptance_rate"}
+        assert totals == {k: v for k, v in _expected(kinds).items() if k != "acceptance_rate"}

@@ -123,6 +123,22 @@ def test_import_with_a_bad_format_or_body_is_422_and_creates_nothing(api):
     assert _packs(api, wf_id) == []
 
 
+def test_import_of_stats_that_are_not_an_export_is_422_and_keeps_the_pack(api):
+    # the pack's own view ({"changes": ...}) or anything else without corrections and groups must not
+    # replace a pack's learning with nothing
+    wf_id = _workflow(api)
+    for _ in range(3):
+        _correct(api, wf_id, {"to": "b@x", "cc": "none"})
+    pack = _pack(api, wf_id)
+    exported = api.ok("GET", f"/api/correction-packs/{pack['id']}/export")
+    for stats in ({"garbage": 1}, {"changes": pack["changes"]}, {"corrections": 3},
+                  {"corrections": -1, "groups": []}, {"corrections": 3, "groups": "x"},
+                  {"corrections": 3, "groups": [{"before": "a@x", "after": "b@x", "count": 3}]}):
+        code, body = api.call("POST", "/api/correction-packs/import", {**exported, "stats": stats})
+        assert code == 422 and "stats" in body["error"]["details"], (stats, body)
+    assert _pack(api, wf_id) == pack
+
+
 def test_an_unknown_pack_is_404(api):
     for method, path, body in (("GET", "/api/correction-packs/nope", None),
                                ("PATCH", "/api/correction-packs/nope", {"enabled": False}),

@@ -25,3 +25,26 @@ def test_unknown_api_route_is_a_json_404(api):
     code, body = api.call("GET", "/api/nothing-here")
     assert code == 404
     assert body["error"]["code"] == "not_found"
+
+
+def _samples(text: str) -> dict[str, float]:
+    return {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1])
+            for line in text.splitlines() if line and not line.startswith("#")}
+
+
+def test_metrics_is_prometheus_text_with_the_decision_counters(api):
+    wf_id = api.workflow([{"id": "a", "tool": "echo", "params": {}}, {"id": "b", "tool": "echo", "params": {}}])["id"]
+    ex_id = api.start(wf_id, mode="coaching")["execution_id"]
+    for decision in ("accept", "skip"):
+        api.settle(ex_id)
+        sug = api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]
+        api.ok("POST", f"/api/executions/{ex_id}/coaching/decision",
+               {"suggestion_id": sug["suggestion_id"], "decision": decision})
+    page = api.client.get("/metrics")
+    assert page.status_code == 200 and page.content_type.startswith("text/plain; version=0.0.4")
+    samples = _samples(page.get_data(as_text=True))
+    assert samples["coach_database_up"] == 1 and samples["coach_suggestions_total"] == 2
+    assert {kind: samples[f'coach_decisions_total{{decision="{kind}"}}']
+            for kind in ("accept", "reject", "correct", "manual", "skip")} == \
+        {"accept": 1, "reject": 0, "correct": 0, "manual": 0, "skip": 1}
+    assert samples['coach_decision_latency_ms{quantile="0.5"}'] >= 0
