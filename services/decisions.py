@@ -120,8 +120,9 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
             ex.error = {"step_id": step.id, "message": f"rejected by {operator}: {feedback}"}
             executions.set_status(ex, "fail")
         else:
-            # the step is still to be settled by a correction, a manual run or a skip: no decision yet
-            executions.set_step(ex, sug.step_id, decision=None, error=f"rejected by {operator}: {feedback}")
+            # marked rejected with the feedback (DESIGN.md §2) while it waits to be settled by a correction, a
+            # manual run or a skip, whose decision then replaces this one
+            executions.set_step(ex, sug.step_id, decision=kind, error=f"rejected by {operator}: {feedback}")
             executions.set_status(ex, "await_correction")
             coaching.open_suggestion(session, ex, defn, step, "correction", events, tools, params=sug.params,
                                      rationale=f"Rejected: {feedback}. Correct it, do it by hand, or skip it.")

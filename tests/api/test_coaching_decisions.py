@@ -150,7 +150,7 @@ def test_reject_with_ask_marks_the_step_with_the_feedback(api):
     _, ex_id, sug = _coach(api)
     _decide(api, ex_id, sug["suggestion_id"], "reject", feedback="wrong greeting")
     a = _step(api.settle(ex_id), "a")
-    assert a["output"] is None
+    assert (a["status"], a["decision"], a["output"]) == ("waiting", "reject", None)
     assert "wrong greeting" in (a["error"] or "")
 
 
