@@ -37,7 +37,11 @@ STREAM_BATCH = 500
 # -- the pure part: canonical form and hash -----------------------------------------------------------------------
 
 def canonical_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return _canonical(value)
+
+
+# one encoder: json.dumps with options makes a new one per call
+_canonical = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
 
 
 def iso(moment: datetime) -> str:

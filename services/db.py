@@ -113,18 +113,24 @@ class Prepared:
         self.columns, self.dialect = tuple(getattr(statement, "exported_columns", ())), dialect
         self.results = None  # made from the first result's description: some drivers' processors need its types
 
-    def _params(self, values: dict[str, Any]):
+    def _params(self, values: dict[str, Any], binds: tuple | None = None):
         if self.fixed:
             values = {**self.fixed, **values}
-        out = [values[n] if p is None else p(values[n]) for n, p in zip(self.names, self.binds)]
+        out = [values[n] if p is None else p(values[n]) for n, p in zip(self.names, binds or self.binds)]
         return tuple(out) if self.positional else dict(zip(self.names, out))
 
     def execute(self, session: Session, values: dict[str, Any]) -> int:
         """Run an INSERT or UPDATE; returns how many rows it changed."""
         return self._run(session, "execute", self._params(values))[1]
 
-    def execute_many(self, session: Session, rows: list[dict[str, Any]]) -> int:
-        return self._run(session, "executemany", [self._params(v) for v in rows])[1]
+    def execute_many(self, session: Session, rows: list[dict[str, Any]], same: dict[str, Any] | None = None) -> int:
+        """Run a statement once per row. `same`: values that are the same in every row, processed once."""
+        binds = None
+        if same:
+            same = {n: (same[n] if p is None else p(same[n])) for n, p in zip(self.names, self.binds) if n in same}
+            binds = tuple(None if n in same else p for n, p in zip(self.names, self.binds))
+            rows = [{**v, **same} for v in rows]
+        return self._run(session, "executemany", [self._params(v, binds) for v in rows])[1]
 
     def rows(self, session: Session, values: dict[str, Any]) -> list[tuple]:
         """A SELECT's (or a RETURNING's) rows as tuples of Python values, each through its type's processor."""

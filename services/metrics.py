@@ -29,6 +29,9 @@ def _insert(session: Session):
     return pg_insert if session.bind.dialect.name == "postgresql" else sqlite_insert
 
 
+_compact = json.JSONEncoder(separators=(",", ":")).encode  # json.dumps with options makes an encoder per call
+
+
 class _Cell:
     """One metric row: its id and its JSON value (a scope's state or a bucket's counts). Rows are read and
     written with prepared statements: several are touched by every decision, and the ORM's per-object
@@ -46,7 +49,7 @@ class _Cell:
 
     def text(self) -> str:
         """The row's JSON value as text, to write it."""
-        return self._state.to_json() if self._state is not None else json.dumps(self._value, separators=(",", ":"))
+        return self._state.to_json() if self._state is not None else _compact(self._value)
 
     def state(self, scope: str, thresholds: LevelThresholds | None) -> MetricsState:
         """The scope's state, parsed once (kept with the cell), under the thresholds that apply now."""
@@ -190,8 +193,7 @@ def _write_changed_rows(session: Session) -> None:
     (a parsed state writes its own, MetricsState.to_json): the column type's serializer would encode again."""
     for model, cells in session.info.pop(_DIRTY, {}).items():
         write = prepared(session, ("metrics:write", model.__tablename__), lambda: _write_statement(session, model))
-        at = utcnow()
-        write.execute_many(session, [{"_id": c.id, "_value": c.text(), "_at": at} for c in cells.values()])
+        write.execute_many(session, [{"_id": c.id, "_value": c.text()} for c in cells.values()], {"_at": utcnow()})
 
 
 def _write_statement(session: Session, model):

@@ -5,6 +5,7 @@ serialisable to JSON-friendly dicts so the storage layer can keep it in a row.
 """
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 from dataclasses import asdict, dataclass, field, fields
@@ -239,6 +240,11 @@ class LatencyHistogram:
         self.count = 0
         self.min: float | None = None
         self.max: float | None = None
+        # made when first needed, then kept up to date by add(): the bucket numbers in order, and each
+        # bucket's JSON member ('"12":3'), so that writing the histogram (every decision, for every scope)
+        # does not sort and format every bucket again
+        self._order: list[int] | None = None
+        self._members: dict[int, str] | None = None
 
     def add(self, ms: float) -> None:
         ms = float(ms)
@@ -246,7 +252,11 @@ class LatencyHistogram:
             raise ValueError(f"latency must be finite, got {ms}")
         ms = max(0.0, ms)  # clock adjustments can make a latency slightly negative
         i = _bucket(ms)
-        self.buckets[i] = self.buckets.get(i, 0) + 1
+        n = self.buckets[i] = self.buckets.get(i, 0) + 1
+        if self._order is not None:
+            if n == 1:
+                bisect.insort(self._order, i)
+            self._members[i] = f'"{i}":{n}'
         self.count += 1
         self.min = ms if self.min is None else min(self.min, ms)
         self.max = ms if self.max is None else max(self.max, ms)
@@ -258,7 +268,7 @@ class LatencyHistogram:
             return None
         rank = max(1, math.ceil(q * self.count))
         seen = 0
-        for i in sorted(self.buckets):
+        for i in self._sorted():
             seen += self.buckets[i]
             if seen >= rank:
                 break
@@ -274,7 +284,20 @@ class LatencyHistogram:
     def percentiles(self) -> dict[str, int | None]:
         return {"p50": self.quantile(0.5), "p90": self.quantile(0.9)}
 
+    def _sorted(self) -> list[int]:
+        if self._order is None:
+            self._order = sorted(self.buckets)
+            self._members = {i: f'"{i}":{n}' for i, n in self.buckets.items()}
+        return self._order
+
+    def buckets_json(self) -> str:
+        """The buckets as the members of a JSON object, in bucket order (to_dict's "buckets", as text)."""
+        order = self._sorted()
+        members = self._members
+        return ",".join([members[i] for i in order])
+
     def merge(self, other: LatencyHistogram) -> LatencyHistogram:
+        self._order = self._members = None
         for i, n in other.buckets.items():
             self.buckets[i] = self.buckets.get(i, 0) + n
         self.count += other.count
@@ -370,7 +393,7 @@ class MetricsState:
         """`to_dict()` as compact JSON text, written directly: every decision stores several states, and
         json.dumps of the nested dicts costs more than the rest of writing them. Same content, same order."""
         c, h, t = self.counters, self.latency, self.thresholds
-        buckets = ",".join(f'"{i}":{n}' for i, n in sorted(h.buckets.items()))
+        buckets = h.buckets_json()
         return (f'{{"counters":{{"suggestions":{c.suggestions},"accepted":{c.accepted},"rejected":{c.rejected},'
                 f'"corrected":{c.corrected},"manual":{c.manual},"skipped":{c.skipped}}},'
                 f'"window":"{self.window.to_str()}",'

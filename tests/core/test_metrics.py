@@ -357,6 +357,10 @@ def test_state_to_json_is_json_dumps_of_to_dict(seed):
         if rng.random() < 0.2:
             state.record_suggestion()
         state.record_decision(rng.choice(DECISIONS), rng.choice([0.0, 0.4, 3, rng.uniform(1, 4_000_000)]))
+        if rng.random() < 0.1:  # written between decisions too: its kept bucket text follows later ones
+            assert state.to_json() == json.dumps(state.to_dict(), separators=(",", ":"))
+        if rng.random() < 0.05:
+            state.latency.merge(LatencyHistogram.from_dict({"buckets": {"3": 1, "150": 2}}))
     text = state.to_json()
     assert text == json.dumps(state.to_dict(), separators=(",", ":"))
     assert MetricsState.from_dict(json.loads(text)).to_dict() == state.to_dict()
