@@ -5,7 +5,9 @@ import json
 from datetime import datetime, timezone
 
 from alembic import command
+import pytest
 from sqlalchemy import inspect, text
+from sqlalchemy.exc import IntegrityError
 
 from services import executions
 from services.db import Database
@@ -115,5 +117,55 @@ def test_coaching_session_stats_move_into_the_execution_row_and_back(database_ur
             for table in ("coaching_sessions", "executions", "workflows", "workspaces"):
                 if table in tables:
                     conn.execute(text(f"DELETE FROM {table}"))
+        _migrate(db, "head")
+        db.dispose()
+
+
+def test_decisions_keep_their_rows_and_one_decision_per_idempotency_key_across_0009(database_url):
+    db = Database(database_url)
+
+    def decision(conn, n: int, key: str | None) -> None:
+        conn.execute(text("INSERT INTO suggestions (id, workspace_id, execution_id, workflow_id, workflow_version, "
+                          "step_id, tool, params, definition_params, rationale, confidence, source, status, "
+                          "version, purpose, created_at) VALUES (:id, 'ws', 'ex1', 'wf', 1, 's', 'echo', '{}', "
+                          "'{}', '', 0, 'definition', 'decided', 1, 'coaching', :t)"), {"id": f"sug{n}", "t": T0})
+        conn.execute(text("INSERT INTO decisions (id, suggestion_id, workspace_id, execution_id, workflow_id, "
+                          "step_id, decision, operator, latency_ms, idempotency_key, created_at) VALUES "
+                          "(:id, :sug, 'ws', 'ex1', 'wf', 's', 'accept', 'op', 1.5, :key, :t)"),
+                     {"id": f"dec{n}", "sug": f"sug{n}", "key": key, "t": T0})
+
+    def rows() -> list[tuple]:
+        with db.engine.connect() as conn:
+            return [tuple(r) for r in conn.execute(text("SELECT id, suggestion_id, idempotency_key FROM decisions "
+                                                        "ORDER BY id"))]
+
+    try:
+        _migrate(db, "0008", down=True)
+        with db.engine.begin() as conn:
+            _workspace_and_workflow(conn)
+            conn.execute(text("INSERT INTO executions (id, workspace_id, workflow_id, workflow_version, mode, status, "
+                              "variables, created_at, updated_at, row_version, steps) VALUES ('ex1', 'ws', 'wf', 1, "
+                              "'coaching', 'running', '{}', :t, :t, 1, '[]')"), {"t": T0})
+            for n, key in ((1, "k1"), (2, None), (3, None)):
+                decision(conn, n, key)
+        before = rows()
+        _migrate(db, "head")
+        assert rows() == before == [("dec1", "sug1", "k1"), ("dec2", "sug2", None), ("dec3", "sug3", None)]
+        with db.engine.begin() as conn:
+            decision(conn, 4, None)  # any number of decisions without a key
+        with pytest.raises(IntegrityError):
+            with db.engine.begin() as conn:
+                decision(conn, 5, "k1")  # one decision per key in a workspace
+        with pytest.raises(IntegrityError):
+            with db.engine.begin() as conn:
+                conn.execute(text("INSERT INTO decisions (id, suggestion_id, workspace_id, execution_id, workflow_id, "
+                                  "step_id, decision, operator, latency_ms, created_at) VALUES ('dec6', 'sug1', 'ws', "
+                                  "'ex1', 'wf', 's', 'accept', 'op', 1, :t)"), {"t": T0})  # one per suggestion
+        _migrate(db, "0008", down=True)
+        assert [r[0] for r in rows()] == ["dec1", "dec2", "dec3", "dec4"]
+    finally:
+        with db.engine.begin() as conn:
+            for table in ("decisions", "suggestions", "executions", "workflows", "workspaces"):
+                conn.execute(text(f"DELETE FROM {table}"))
         _migrate(db, "head")
         db.dispose()
