@@ -17,7 +17,7 @@ from core.execution.engine import resolve_params
 from core.tools import ToolRegistry
 from core.workflow import StepDef, WorkflowDef
 from services import audit, corrections, executions, metrics
-from services.db import held, insert_row
+from services.db import held, hold, insert_row
 from services.models import Execution, Suggestion, Workflow
 from services.notifier import Events
 
@@ -118,6 +118,7 @@ def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: St
                                 else f"Step {step.name!r} runs {step.tool} with these params."),
     )
     insert_row(session, sug)
+    hold(session, sug)  # for the rest of the transaction (executions.keep_awaiting keeps it for the next decision)
     executions.set_step(ex, step.id, status=S.STEP_WAITING)
     ex.gate = {"kind": "correction" if purpose == "correction" else "decision", "step_id": step.id,
                "suggestion_id": sug.id}

@@ -13,6 +13,8 @@ from sqlalchemy.orm.exc import StaleDataError
 from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.orm.base import NO_VALUE
 
+from services.models import Counter
+
 
 def _prepare_sqlite(engine: Engine) -> None:
     @event.listens_for(engine, "connect")
@@ -75,9 +77,15 @@ def _by_key(model):
 
 
 def hold(session: Session, obj) -> None:
-    """Keep an object loaded another way for `held` (a single-column primary key, as all the hot rows have)."""
+    """Keep an object loaded another way for `held` (a single-column primary key, as all the hot rows have).
+    A loaded row joins the transaction's ORM Session, if it has one, as those held before it was made did."""
     mapper = inspect(type(obj))
     session.info.setdefault(HELD, {})[(type(obj), getattr(obj, mapper.primary_key[0].key))] = obj
+    orm = session._orm if isinstance(session, Transaction) else None
+    if orm is not None:
+        state = inspect(obj)
+        if state.key is not None and state.session is None:
+            orm.add(obj)
 
 
 HELD = "held"
@@ -313,6 +321,8 @@ class Transaction:
         self.info: dict[str, Any] = {"shared": db.shared}
         self._raw = self._core = self._orm = self._begun = None
         self._committed = False
+        self._generation: int | None = None  # this write transaction's number (SQLite), once asked
+        self._kept: Kept | None = None  # this process's kept rows, once this transaction found them valid
 
     @property
     def raw(self):
@@ -335,6 +345,34 @@ class Transaction:
     def get_bind(self, *args, **kwargs) -> Engine:
         return self.bind
 
+    def kept(self, name: str) -> dict | None:
+        """SQLite write transactions: this process's store `name` of rows kept between transactions (see Kept),
+        valid for this transaction (emptied first if another transaction wrote since). None elsewhere."""
+        if self._kept is None:
+            if not self._sqlite or self._read_only:
+                return None
+            kept = self.info["shared"].setdefault("kept", Kept())
+            generation = self._number()
+            if generation is None:  # a schema without the counter row: nothing can be kept
+                return None
+            if kept.generation != generation - 1 or kept.size() > Kept.LIMIT:
+                kept.clear()
+            self._kept = kept
+        return self._kept.stores.setdefault(name, {})
+
+    def follow_rows(self) -> None:
+        """This transaction keeps the kept `rows` store up to date itself (services.executions): it is not
+        emptied at commit, as it is after any other transaction that wrote."""
+        self.info[_FOLLOWING] = True
+
+    def _number(self) -> int | None:
+        """Bump the `writes` counter once (every SQLite write transaction does, in whatever process) and return
+        its new value: this transaction's place in the database's sequence of write transactions."""
+        if self._generation is None:
+            found = prepared(self, ("counters:bump",), _bump_statement).rows(self, {"name": "writes"})
+            self._generation = found[0][0] if found else 0
+        return self._generation or None
+
     @property
     def core(self):
         """A SQLAlchemy Connection on this transaction's connection (made on first use)."""
@@ -353,7 +391,8 @@ class Transaction:
                           join_transaction_mode="rollback_only")
             orm.__dict__["info"] = self.info
             for obj in self.info.get(HELD, {}).values():
-                if inspect(obj).session is None:
+                state = inspect(obj)
+                if state.key is not None and state.session is None:  # loaded rows (new ones are written already)
                     orm.add(obj)
             self._orm = orm
         return self._orm
@@ -369,6 +408,15 @@ class Transaction:
         else:
             for obj in list(self.info.get(HELD, {}).values()):
                 write_changes(self, obj)
+        if self._sqlite and not self._read_only and self._raw is not None:
+            # under the write lock still: what is kept is valid for the next write transaction, numbered one more
+            self.kept("rows")
+            if self._kept is not None:
+                if self._orm is not None or self._core is not None:
+                    self._kept.clear()  # the ORM or Core may have written any row
+                elif not self.info.get(_FOLLOWING):
+                    self._kept.stores["rows"].clear()  # executions may have changed that the store holds
+                self._kept.generation = self._generation
         if self._begun is not None:
             self._begun.commit()
         elif self._raw is not None:
@@ -394,8 +442,49 @@ class Transaction:
                 self._raw.close()
         finally:
             if not self._committed:
+                if self._kept is not None:  # kept rows were changed in place for changes the database never got
+                    self._kept.clear()
                 for hook in _HOOKS["after_end"]:
                     hook(self)
+
+
+_FOLLOWING = "kept:rows-followed"
+
+
+class Kept:
+    """SQLite only: rows this process keeps between its write transactions, so that the next one need not read
+    them again (a decision's metric rows, the audit chain's head, the execution awaiting a decision).
+
+    SQLite runs one write transaction at a time, and every one of them, in any process, bumps the `writes`
+    counter once (Transaction._number). What is kept was left by the transaction numbered `generation`; it is
+    valid for the transaction numbered generation + 1 and emptied for any other (another process wrote in
+    between, or this process's last transaction ended without a commit). The code that writes kept rows
+    (services.metrics, services.audit, the decision path) changes the kept objects themselves, with prepared
+    statements. At commit, a transaction that used the ORM Session or a Core connection, which may have
+    written any row, empties every store; one that may have changed executions or suggestions another way
+    (anything but the decision path, which says so with follow_rows) empties the `rows` store.
+
+    A writer that does not bump the counter (the sqlite3 shell) is not seen: stop the server for such edits."""
+
+    LIMIT = 20_000  # rows kept at most (hourly metric buckets keep coming): beyond it, start again
+
+    def __init__(self) -> None:
+        self.stores: dict[str, dict] = {}
+        self.generation: int | None = None
+
+    def size(self) -> int:
+        return sum(len(store) for store in self.stores.values())
+
+    def clear(self) -> None:
+        for store in self.stores.values():
+            store.clear()
+        self.generation = None
+
+
+def _bump_statement():
+    counters = Counter.__table__
+    return (update(counters).where(counters.c.name == bindparam("name"))
+            .values(value=counters.c.value + 1).returning(counters.c.value))
 
 
 _HOOKS: dict[str, list[Callable[[Transaction], None]]] = {"before_commit": [], "after_commit": [], "after_end": []}

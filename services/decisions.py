@@ -211,8 +211,7 @@ def submit(services, workspace_id: str, execution_id: str, body: dict[str, Any],
                 if idempotency_key:
                     session.info["decision"].response = response
             insert_row(session, session.info["decision"])
-            # the row the flush would still write (its unit of work costs more than the UPDATE)
-            write_changes(session, ex)
+            executions.keep_awaiting(session, ex)
     except Replayed as replayed:
         return replayed.response
     except IntegrityError:

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import bindparam, func, select
-from sqlalchemy.orm import Session
+from sqlalchemy import bindparam, func, inspect, select
+from sqlalchemy.orm import Session, make_transient_to_detached
 from sqlalchemy.orm.attributes import flag_modified
 
 from core.errors import BadRequest, Conflict, NotFound, ValidationFailed
@@ -12,7 +12,7 @@ from core.execution import states as S
 from core.execution.engine import ExecutionState, StepState, progress
 from core.workflow import WorkflowDef, validate_variables
 from services import audit, workflows
-from services.db import columns_of, load_objects, prepared, row_locks
+from services.db import HELD, columns_of, held, hold, load_objects, prepared, row_locks
 from services.models import Execution, Suggestion, Workflow, utcnow
 from services.workflows import DefinitionCache
 
@@ -53,6 +53,14 @@ def get_with_suggestion(session: Session, workspace_id: str, execution_id: str,
     and its workflow (which stays in the session for `held`), in one SELECT. On PostgreSQL the execution's
     row lock is taken first, so nothing is read from before a concurrent transaction on the same execution
     committed. None when any of them is missing: the caller then finds out which with `get` and `session.get`."""
+    kept = session.kept("rows")  # SQLite: left by the decision before, if nothing else wrote since
+    if kept is not None:
+        session.follow_rows()
+        found = kept.pop(suggestion_id, None)  # taken out: put back (changed) by keep_awaiting, if at all
+        if found is not None and found[0].id == execution_id:
+            for obj in found:
+                hold(session, obj)
+            return (found[0], found[1]) if found[0].workspace_id == workspace_id else None
     if row_locks(session):
         prepared(session, ("execution:lock",),
                  lambda: select(Execution.id).where(Execution.id == bindparam("execution_id")).with_for_update()
@@ -63,6 +71,22 @@ def get_with_suggestion(session: Session, workspace_id: str, execution_id: str,
     if row is None or row[0].workspace_id != workspace_id:
         return None
     return row[0], row[1]
+
+
+def keep_awaiting(session: Session, ex: Execution) -> None:
+    """At the end of a decision's transaction: keep the execution, the suggestion it now awaits and its workflow
+    for the next decision (services.db.Kept, SQLite), which then reads none of them."""
+    kept = session.kept("rows")
+    suggestion_id = (ex.gate or {}).get("suggestion_id")
+    sug = session.info.get(HELD, {}).get((Suggestion, suggestion_id)) if kept is not None and suggestion_id else None
+    wf = held(session, Workflow, ex.workflow_id) if sug is not None else None
+    if wf is None:
+        return
+    if inspect(wf).committed_state:
+        kept.clear()  # the workflow row changed (a demotion): other kept executions hold it as it was
+    if inspect(sug).key is None:
+        make_transient_to_detached(sug)  # inserted whole in this transaction: what it holds is what is stored
+    kept[suggestion_id] = (ex, sug, wf)
 
 
 def start(session: Session, definitions: DefinitionCache, workspace_id: str, workflow_id: str,

@@ -13,8 +13,8 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from core.coaching.metrics import LevelThresholds, MetricsState, bucket_start
-from services.db import connection, on, prepared, row_locks
-from services.models import Counter, MetricBucket, MetricScope, utcnow
+from services.db import on, prepared, row_locks
+from services.models import MetricBucket, MetricScope, utcnow
 
 GLOBAL = ("global", "all")
 SERIES_SCOPES = ("global", "workflow", "operator")  # the scopes dashboards chart over time
@@ -59,70 +59,11 @@ class _Cell:
         return self._state
 
 
-class _SharedRows:
-    """SQLite only: the metric rows as this process last committed them, parsed, so that a decision reads
-    none. They are trusted while the `metrics` counter, which every transaction that changes metric rows
-    bumps (this process's or another's), is one more than this process left it; otherwise, and after any
-    transaction that used them ended without a commit, they are all forgotten and read again. SQLite write
-    transactions are serial, so no two transactions change the cells at once. (PostgreSQL's writers run
-    concurrently: there every transaction reads its rows, locked.)"""
-
-    LIMIT = 20_000  # rows kept at most (hourly buckets keep coming): beyond it, start again
-
-    def __init__(self) -> None:
-        self.cells: dict[tuple, _Cell] = {}
-        self.generation: int | None = None
-
-
-_SHARED = "metrics:shared"
-_GENERATION = "metrics:generation"
-
-
-def _bump_statement():
-    counters = Counter.__table__
-    return (update(counters).where(counters.c.name == bindparam("name"))
-            .values(value=counters.c.value + 1).returning(counters.c.value))
-
-
 def _shared_rows(session: Session) -> dict[tuple, _Cell] | None:
-    """This process's cells, if this transaction may use them (decided once per transaction)."""
-    if _SHARED in session.info:
-        return session.info[_SHARED]
-    cells = None
-    shared = session.info.get("shared")  # services.db.Database.shared
-    if shared is not None and session.bind.dialect.name == "sqlite":
-        cache = shared.get("metric_rows")
-        if cache is None:
-            cache = shared["metric_rows"] = _SharedRows()
-        bumped = prepared(session, ("counters:bump",), _bump_statement).rows(session, {"name": "metrics"})
-        if bumped:  # a database without the counter row (older schema) shares nothing
-            generation = bumped[0][0]
-            if cache.generation != generation - 1 or len(cache.cells) > cache.LIMIT:
-                cache.cells.clear()  # another process wrote metrics since (or too many rows): read them again
-            session.info[_GENERATION] = (cache, generation)
-            cells = cache.cells
-    session.info[_SHARED] = cells
-    return cells
-
-
-@on("after_commit")
-def _keep_shared_rows(session: Session) -> None:
-    found = session.info.pop(_GENERATION, None)
-    session.info.pop(_SHARED, None)
-    if found is not None:
-        cache, generation = found
-        cache.generation = generation
-
-
-@on("after_end")
-def _forget_shared_rows(session: Session) -> None:
-    """A transaction that ended without a commit (rolled back, or closed without either): forget every cell."""
-    found = session.info.pop(_GENERATION, None)
-    session.info.pop(_SHARED, None)
-    if found is not None:  # this transaction changed cells in place that the database never got
-        cache, _ = found
-        cache.cells.clear()
-        cache.generation = None
+    """SQLite: the metric rows as this process last committed them, parsed, so that a decision reads none
+    (services.db.Kept says when they are valid). PostgreSQL's writers run concurrently: there every transaction
+    reads its rows, locked."""
+    return session.kept("metrics")
 
 
 _DIRTY = "metrics:dirty"
@@ -174,8 +115,13 @@ def _rows(session: Session, model, workspace_id: str, keys: list[dict[str, Any]]
         fetch(missing + [k for k in ahead if tuple(k.values()) not in cache])
         absent = [k for k in missing if tuple(k.values()) not in cache]
         if absent:
-            connection(session).execute(_insert(session)(table).values([{"workspace_id": workspace_id, **k, column: {}}
-                                                            for k in absent]).on_conflict_do_nothing())
+            # Python-side defaults (updated_at) filled here: a prepared statement computes none
+            defaults = {c.key: c.default.arg(None) if c.default.is_callable else c.default.arg for c in table.columns
+                        if c.default is not None and c.key not in (*names, column) and not c.primary_key}
+            create = prepared(session, ("metrics:create", table.name, names),
+                              lambda: _insert(session)(table).on_conflict_do_nothing(),
+                              column_keys=["workspace_id", *names, column, *defaults])
+            create.execute_many(session, [{**k, column: {}} for k in absent], {"workspace_id": workspace_id, **defaults})
             fetch(absent)
     return [cache[w] for w in wanted]
 

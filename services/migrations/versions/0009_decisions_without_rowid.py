@@ -1,4 +1,5 @@
-"""decisions: one B-tree for the row and its id, and the Idempotency-Key index only for keyed decisions
+"""decisions: one B-tree for the row and its id, and the Idempotency-Key index only for keyed decisions;
+the `metrics` counter becomes `writes`
 
 Every decision inserts a decisions row, and each B-tree it lands in is one more page the commit writes to the
 WAL (a decision's commit wrote about 17 pages; this table took 4.5 of them). On SQLite the table is rebuilt
@@ -6,6 +7,8 @@ WITHOUT ROWID, so the row is stored in its primary key's B-tree instead of a row
 ids. The unique (workspace_id, idempotency_key) constraint becomes a partial unique index over the rows that
 have a key: most decisions carry none, and no longer cost that index anything. The replay lookup
 (workspace_id = ? AND idempotency_key = ?) implies a key, so it still uses the index on both databases.
+
+The counter 0007 added as `metrics` now counts every write transaction (services.db.Kept): renamed `writes`.
 
 Revision ID: 0009
 Revises: 0008
@@ -62,9 +65,11 @@ def upgrade() -> None:
         op.drop_constraint(PG_UNIQUE, 'decisions', type_='unique')
     op.create_index('ux_decisions_idempotency_key', 'decisions', ['workspace_id', 'idempotency_key'], unique=True,
                     sqlite_where=KEYED, postgresql_where=KEYED)
+    op.execute("UPDATE counters SET name = 'writes' WHERE name = 'metrics'")
 
 
 def downgrade() -> None:
+    op.execute("UPDATE counters SET name = 'metrics' WHERE name = 'writes'")
     op.drop_index('ux_decisions_idempotency_key', table_name='decisions')
     if op.get_bind().dialect.name == 'sqlite':
         with op.batch_alter_table('decisions', recreate='always',

@@ -1,0 +1,133 @@
+"""What a SQLite process keeps between its write transactions (services.db.Kept: the execution awaiting a
+decision, the audit chain's head, metric rows) is never used once anything else wrote: not another process,
+not another kind of transaction in the same process, not a transaction that failed half way."""
+from __future__ import annotations
+
+import pytest
+
+from core.errors import Conflict
+from services import audit, coaching, decisions, executions, workflows
+from services.notifier import Events
+from tests.services.test_metric_rows import WORKFLOW, _start, _workflow_counts, two_processes  # noqa: F401
+
+
+WS: dict[int, str] = {}
+
+
+def _decide(services, notifier, execution_id: str) -> dict:
+    """Accept the execution's pending suggestion, as an operator's request would: nothing else runs in between
+    (services.default_workspace_id is a write transaction of its own, which would empty what is kept)."""
+    return decisions.submit(services, WS[id(services)], execution_id,
+                            {"suggestion_id": notifier.latest[execution_id], "decision": "accept"}, "ada@coach.local")
+
+
+def _workflow(services, *others) -> str:
+    """A new workflow (and each process's workspace id, looked up now)."""
+    for one in (services, *others):
+        WS[id(one)] = one.default_workspace_id()
+    with services.db.transaction() as session:
+        return workflows.create(session, services.tools, WS[id(services)], WORKFLOW).id
+
+
+def _execution(services, execution_id: str) -> dict:
+    with services.db.read() as session:
+        ex = executions.get(session, WS[id(services)], execution_id)
+        return {"status": ex.status, "steps": {k: (v.status, v.decision) for k, v in ex.steps.items()}}
+
+
+def _keeps(services, execution_id: str) -> bool:
+    """Whether the process keeps this execution for its next decision (so that the test is about something)."""
+    return any(ex.id == execution_id for ex, _sug, _wf in services.db.shared["kept"].stores["rows"].values())
+
+
+def _chain_ok(services) -> None:
+    with services.db.read() as session:
+        report = audit.verify(session, WS[id(services)])
+    assert report["ok"], report
+
+
+def test_a_pause_by_another_process_stops_the_next_decision(two_processes):
+    a, b, notifier = two_processes
+    execution_id = _start(a, _workflow(a, b))
+    _decide(a, notifier, execution_id)
+    _decide(a, notifier, execution_id)
+    assert _keeps(a, execution_id)  # now awaiting step 3
+    with b.db.transaction() as session:
+        coaching.pause(session, WS[id(b)], execution_id, Events(), "lead@coach.local")
+    with pytest.raises(Conflict, match="paused"):
+        _decide(a, notifier, execution_id)
+    assert _execution(b, execution_id)["status"] == "paused"
+    with b.db.transaction() as session:
+        coaching.resume(session, WS[id(b)], execution_id, Events(), "lead@coach.local",
+                        tools=b.tools, definitions=b.definitions)
+    _decide(a, notifier, execution_id)
+    steps = _execution(b, execution_id)["steps"]
+    assert [steps[f"s{i}"] for i in range(4)] == [("succeeded", "accept")] * 3 + [("waiting", None)]
+    _chain_ok(a)  # a's audit events went on from b's, not from the head a kept
+
+
+def test_a_pause_in_the_same_process_stops_the_next_decision(two_processes):
+    a, _b, notifier = two_processes
+    execution_id = _start(a, _workflow(a))
+    _decide(a, notifier, execution_id)
+    _decide(a, notifier, execution_id)
+    assert _keeps(a, execution_id)
+    with a.db.transaction() as session:  # the execution's row read and written again, not the kept one
+        coaching.pause(session, WS[id(a)], execution_id, Events(), "lead@coach.local")
+    with pytest.raises(Conflict, match="paused"):
+        _decide(a, notifier, execution_id)
+    assert _execution(a, execution_id)["status"] == "paused"
+
+
+def test_a_cancel_in_the_same_process_supersedes_the_kept_suggestion(two_processes):
+    a, _b, notifier = two_processes
+    workflow_id = _workflow(a)
+    execution_id = _start(a, workflow_id)
+    _decide(a, notifier, execution_id)
+    _decide(a, notifier, execution_id)
+    assert _keeps(a, execution_id)
+    with a.db.transaction() as session:
+        executions.cancel(session, WS[id(a)], execution_id, "lead@coach.local")
+    with pytest.raises(Conflict, match="superseded"):
+        _decide(a, notifier, execution_id)
+    assert _execution(a, execution_id)["status"] == "cancelled"
+    assert _workflow_counts(a, workflow_id)[:2] == (2, 2)
+
+
+def test_a_decision_that_fails_after_changing_the_kept_rows_leaves_no_trace(two_processes, monkeypatch):
+    a, _b, notifier = two_processes
+    workflow_id = _workflow(a)
+    execution_id = _start(a, workflow_id)
+    _decide(a, notifier, execution_id)
+    _decide(a, notifier, execution_id)
+    assert _keeps(a, execution_id)
+    before = _execution(a, execution_id)
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("going on to the next step failed")
+
+    with monkeypatch.context() as patch:  # fails after the step, the suggestion and the metrics were changed
+        patch.setattr(a.runner, "drive", fail)
+        with pytest.raises(RuntimeError):
+            _decide(a, notifier, execution_id)
+    assert _execution(a, execution_id) == before
+    _decide(a, notifier, execution_id)  # the same suggestion, still pending, decided once
+    steps = _execution(a, execution_id)["steps"]
+    assert (steps["s2"], steps["s3"]) == (("succeeded", "accept"), ("waiting", None))
+    assert _workflow_counts(a, workflow_id)[:2] == (3, 3)
+    _chain_ok(a)
+
+
+def test_decisions_alternating_between_processes_each_see_the_others_work(two_processes):
+    a, b, notifier = two_processes
+    workflow_id = _workflow(a, b)
+    execution_id = _start(a, workflow_id)
+    for i in range(4):  # one execution, decided by whichever process the operator's request reached
+        _decide(a if i in (0, 1, 3) else b, notifier, execution_id)
+        if i == 1:
+            assert _keeps(a, execution_id)
+    steps = _execution(a, execution_id)["steps"]
+    assert [steps[f"s{i}"][0] for i in range(4)] == ["succeeded"] * 4
+    assert _execution(a, execution_id)["status"] == "completed"
+    assert _workflow_counts(b, workflow_id)[:2] == (4, 4)
+    _chain_ok(b)
