@@ -203,9 +203,7 @@ def load_objects(session: Session, key: tuple, build: Callable[[], Any], values:
         return None
     row, start, out = rows[0], 0, []
     for model in models:
-        names = _COLUMN_KEYS.get(model)
-        if names is None:
-            names = _COLUMN_KEYS[model] = tuple(c.key for c in model.__table__.columns)
+        names = _COLUMN_KEYS.get(model) or _column_keys(model)
         out.append(_persistent(session, model, dict(zip(names, row[start:start + len(names)]))))
         start += len(names)
     for obj in out:  # the identity map is weak: keep them for the transaction
@@ -219,6 +217,16 @@ def columns_of(*models) -> list:
 
 
 _COLUMN_KEYS: dict[type, tuple[str, ...]] = {}
+
+
+def _column_keys(model) -> tuple[str, ...]:
+    """The model's column attribute names, in table order (cached)."""
+    found = _COLUMN_KEYS[model] = tuple(c.key for c in model.__table__.columns)
+    _COLUMN_SETS[model] = frozenset(found)
+    return found
+
+
+_COLUMN_SETS: dict[type, frozenset[str]] = {}
 
 
 def _persistent(session: Session, model, values: dict[str, Any]):
@@ -243,7 +251,9 @@ def insert_row(session: Session, obj) -> None:
     The object stays out of the session, so later changes to it are not saved."""
     table = obj.__table__
     values = obj.__dict__
-    names = tuple(c.key for c in table.columns if c.key in values)
+    names = _COLUMN_KEYS.get(type(obj)) or _column_keys(type(obj))
+    if not values.keys() >= _COLUMN_SETS[type(obj)]:  # not every column given (NewId fills them all): those that are
+        names = tuple(n for n in names if n in values)
     stmt = prepared(session, (table.name, "insert", names), lambda: insert(table), column_keys=list(names))
     stmt.execute(session, values)
 

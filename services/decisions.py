@@ -167,7 +167,8 @@ def _count(session: Session, defn: WorkflowDef, ex: Execution, wf: Workflow, sug
     order = defn.order
     following = order.index(sug.step_id) + 1 if sug.step_id in order else len(order)
     ahead = [("step", f"{ex.workflow_id}/{order[following]}")] if following < len(order) else []
-    states = metrics.record_decision(session, ex.workspace_id, scopes, kind, latency_ms, thresholds, ahead=ahead)
+    states = metrics.record_decision(session, ex.workspace_id, scopes, kind, latency_ms, thresholds, ahead=ahead,
+                                     levels=(("workflow", ex.workflow_id),))
     wf_state, level_before = states[("workflow", ex.workflow_id)]
     snapshot = wf_state.snapshot()
     events.add("metrics_update", {"workflow_id": wf.id, **snapshot}, workspace=ex.workspace_id)

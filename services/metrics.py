@@ -201,16 +201,18 @@ def record_suggestion(session: Session, workspace_id: str, scopes: list[tuple[st
 
 def record_decision(session: Session, workspace_id: str, scopes: list[tuple[str, str]], kind: str,
                     latency_ms: float, thresholds: LevelThresholds | None = None,
-                    now: datetime | None = None,
-                    ahead: list[tuple[str, str]] = ()) -> dict[tuple[str, str], tuple[MetricsState, str]]:
-    """Count one decision in every scope; returns each scope's new state and its level before. `ahead`: scopes
-    read in the same SELECT because the transaction will likely count a suggestion in them next."""
+                    now: datetime | None = None, ahead: list[tuple[str, str]] = (),
+                    levels: Iterable[tuple[str, str]] | None = None
+                    ) -> dict[tuple[str, str], tuple[MetricsState, str | None]]:
+    """Count one decision in every scope; returns each scope's new state and its level before (for the scopes
+    in `levels` only, when given: the others' None). `ahead`: scopes read in the same SELECT because the
+    transaction will likely count a suggestion in them next."""
     out = {}
     cells = _rows(session, MetricScope, workspace_id, [{"scope": sc, "key": k} for sc, k in scopes],
                   [{"scope": sc, "key": k} for sc, k in ahead])
     for (scope, key), cell in zip(scopes, cells):
         state = cell.state(scope, thresholds)
-        before = state.assess().level
+        before = state.assess().level if levels is None or (scope, key) in levels else None
         state.record_decision(kind, latency_ms)
         _changed(session, MetricScope, cell)
         out[(scope, key)] = (state, before)

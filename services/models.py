@@ -224,15 +224,15 @@ class Suggestion(NewId, Base):
 
 class Decision(NewId, Base):
     __tablename__ = "decisions"
-    # SQLite: the row lives in its id's B-tree (WITHOUT ROWID); only keyed decisions are in the Idempotency-Key
-    # index (migration 0009: fewer pages written per decision)
+    # Keyed by the suggestion (SQLite: the row lives in that key's B-tree, WITHOUT ROWID); only keyed decisions
+    # are in the Idempotency-Key index (migration 0009: fewer pages written per decision)
     __table_args__ = (Index("ux_decisions_idempotency_key", "workspace_id", "idempotency_key", unique=True,
                             sqlite_where=text("idempotency_key IS NOT NULL"),
                             postgresql_where=text("idempotency_key IS NOT NULL")),
                       {"sqlite_with_rowid": False})
-    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
-    # unique: exactly one decision per suggestion, enforced by the database even under a race
-    suggestion_id: Mapped[str] = mapped_column(ForeignKey("suggestions.id"), unique=True)
+    # the primary key: exactly one decision per suggestion, enforced by the database even under a race
+    suggestion_id: Mapped[str] = mapped_column(ForeignKey("suggestions.id"), primary_key=True)
+    id: Mapped[str] = mapped_column(String(32), default=new_id)  # the decision_id answers carry; not looked up
     workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"))
     # not indexed: nothing looks decisions up by execution or workflow (migration 0008)
     execution_id: Mapped[str] = mapped_column(ForeignKey("executions.id"))

@@ -1,12 +1,15 @@
-"""decisions: one B-tree for the row and its id, and the Idempotency-Key index only for keyed decisions;
-the `metrics` counter becomes `writes`
+"""decisions: one B-tree for a decision, keyed by its suggestion, and the Idempotency-Key index only for
+keyed decisions; the `metrics` counter becomes `writes`
 
 Every decision inserts a decisions row, and each B-tree it lands in is one more page the commit writes to the
-WAL (a decision's commit wrote about 17 pages; this table took 4.5 of them). On SQLite the table is rebuilt
-WITHOUT ROWID, so the row is stored in its primary key's B-tree instead of a rowid table plus an index of
-ids. The unique (workspace_id, idempotency_key) constraint becomes a partial unique index over the rows that
-have a key: most decisions carry none, and no longer cost that index anything. The replay lookup
-(workspace_id = ? AND idempotency_key = ?) implies a key, so it still uses the index on both databases.
+WAL (a decision's commit wrote about 17 pages; this table took 4.5 of them: the rowid table, its id index,
+the unique suggestion_id and the unique Idempotency-Key). A decision is found by its suggestion (exactly one
+per suggestion) or by its Idempotency-Key, never by its own id: the primary key becomes suggestion_id, which
+also enforces "exactly one", and `id` stays a plain column (the decision_id answers carry). On SQLite the
+table is rebuilt WITHOUT ROWID, so the row lives in that key's B-tree. The unique (workspace_id,
+idempotency_key) constraint becomes a partial unique index over the rows that have a key: most decisions carry
+none, and no longer cost that index anything. The replay lookup (workspace_id = ? AND idempotency_key = ?)
+implies a key, so it still uses the index on both databases.
 
 The counter 0007 added as `metrics` now counts every write transaction (services.db.Kept): renamed `writes`.
 
@@ -25,11 +28,13 @@ depends_on = None
 
 KEYED = sa.text("idempotency_key IS NOT NULL")
 JSON = sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), 'postgresql')
-PG_UNIQUE = 'decisions_workspace_id_idempotency_key_key'  # PostgreSQL's name for 0002's unnamed constraint
+# PostgreSQL's names for 0002's unnamed constraints
+PG_UNIQUE, PG_ONE_PER_SUGGESTION, PG_KEY = ('decisions_workspace_id_idempotency_key_key',
+                                           'decisions_suggestion_id_key', 'decisions_pkey')
 
 
 def _decisions(*constraints) -> sa.Table:
-    """The decisions table as 0002 made it (less its dropped indexes), with these extra constraints."""
+    """The decisions table's columns and foreign keys as 0002 made them, with these keys and constraints."""
     return sa.Table(
         'decisions', sa.MetaData(),
         sa.Column('id', sa.String(length=32), nullable=False),
@@ -50,19 +55,23 @@ def _decisions(*constraints) -> sa.Table:
         sa.ForeignKeyConstraint(['execution_id'], ['executions.id'], ),
         sa.ForeignKeyConstraint(['suggestion_id'], ['suggestions.id'], ),
         sa.ForeignKeyConstraint(['workspace_id'], ['workspaces.id'], ),
-        sa.PrimaryKeyConstraint('id'),
-        sa.UniqueConstraint('suggestion_id'),
         *constraints)
+
+
+BEFORE = (sa.PrimaryKeyConstraint('id'), sa.UniqueConstraint('suggestion_id'),
+          sa.UniqueConstraint('workspace_id', 'idempotency_key'))
 
 
 def upgrade() -> None:
     if op.get_bind().dialect.name == 'sqlite':
-        # rebuilt from the definition above, which leaves out the unique (workspace_id, idempotency_key)
-        with op.batch_alter_table('decisions', recreate='always', copy_from=_decisions(),
-                                  table_kwargs={'sqlite_with_rowid': False}):
+        with op.batch_alter_table('decisions', recreate='always', copy_from=_decisions(
+                sa.PrimaryKeyConstraint('suggestion_id')), table_kwargs={'sqlite_with_rowid': False}):
             pass
     else:
         op.drop_constraint(PG_UNIQUE, 'decisions', type_='unique')
+        op.drop_constraint(PG_KEY, 'decisions', type_='primary')
+        op.drop_constraint(PG_ONE_PER_SUGGESTION, 'decisions', type_='unique')
+        op.create_primary_key(PG_KEY, 'decisions', ['suggestion_id'])
     op.create_index('ux_decisions_idempotency_key', 'decisions', ['workspace_id', 'idempotency_key'], unique=True,
                     sqlite_where=KEYED, postgresql_where=KEYED)
     op.execute("UPDATE counters SET name = 'writes' WHERE name = 'metrics'")
@@ -72,8 +81,10 @@ def downgrade() -> None:
     op.execute("UPDATE counters SET name = 'metrics' WHERE name = 'writes'")
     op.drop_index('ux_decisions_idempotency_key', table_name='decisions')
     if op.get_bind().dialect.name == 'sqlite':
-        with op.batch_alter_table('decisions', recreate='always',
-                                  copy_from=_decisions(sa.UniqueConstraint('workspace_id', 'idempotency_key'))):
+        with op.batch_alter_table('decisions', recreate='always', copy_from=_decisions(*BEFORE)):
             pass
     else:
+        op.drop_constraint(PG_KEY, 'decisions', type_='primary')
+        op.create_primary_key(PG_KEY, 'decisions', ['id'])
+        op.create_unique_constraint(PG_ONE_PER_SUGGESTION, 'decisions', ['suggestion_id'])
         op.create_unique_constraint(PG_UNIQUE, 'decisions', ['workspace_id', 'idempotency_key'])
