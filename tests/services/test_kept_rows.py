@@ -36,8 +36,18 @@ def _execution(services, execution_id: str) -> dict:
 
 
 def _keeps(services, execution_id: str) -> bool:
-    """Whether the process keeps this execution for its next decision (so that the test is about something)."""
+    """Whether the process keeps this execution for its next decision."""
     return any(ex.id == execution_id for ex, _sug, _wf in services.db.shared["kept"].stores["rows"].values())
+
+
+def _kept_after_two(services, notifier, workflow_id: str) -> str:
+    """A new execution of the workflow with two steps accepted, kept by the process for its next decision (a
+    process's first suggestion of a workflow reads its correction packs with the ORM, which empties it)."""
+    execution_id = _start(services, workflow_id)
+    _decide(services, notifier, execution_id)
+    _decide(services, notifier, execution_id)
+    assert _keeps(services, execution_id)  # so that the test is about something
+    return execution_id
 
 
 def _chain_ok(services) -> None:
@@ -48,10 +58,7 @@ def _chain_ok(services) -> None:
 
 def test_a_pause_by_another_process_stops_the_next_decision(two_processes):
     a, b, notifier = two_processes
-    execution_id = _start(a, _workflow(a, b))
-    _decide(a, notifier, execution_id)
-    _decide(a, notifier, execution_id)
-    assert _keeps(a, execution_id)  # now awaiting step 3
+    execution_id = _kept_after_two(a, notifier, _workflow(a, b))  # awaiting step 3
     with b.db.transaction() as session:
         coaching.pause(session, WS[id(b)], execution_id, Events(), "lead@coach.local")
     with pytest.raises(Conflict, match="paused"):
@@ -68,10 +75,7 @@ def test_a_pause_by_another_process_stops_the_next_decision(two_processes):
 
 def test_a_pause_in_the_same_process_stops_the_next_decision(two_processes):
     a, _b, notifier = two_processes
-    execution_id = _start(a, _workflow(a))
-    _decide(a, notifier, execution_id)
-    _decide(a, notifier, execution_id)
-    assert _keeps(a, execution_id)
+    execution_id = _kept_after_two(a, notifier, _workflow(a))
     with a.db.transaction() as session:  # the execution's row read and written again, not the kept one
         coaching.pause(session, WS[id(a)], execution_id, Events(), "lead@coach.local")
     with pytest.raises(Conflict, match="paused"):
@@ -82,10 +86,7 @@ def test_a_pause_in_the_same_process_stops_the_next_decision(two_processes):
 def test_a_cancel_in_the_same_process_supersedes_the_kept_suggestion(two_processes):
     a, _b, notifier = two_processes
     workflow_id = _workflow(a)
-    execution_id = _start(a, workflow_id)
-    _decide(a, notifier, execution_id)
-    _decide(a, notifier, execution_id)
-    assert _keeps(a, execution_id)
+    execution_id = _kept_after_two(a, notifier, workflow_id)
     with a.db.transaction() as session:
         executions.cancel(session, WS[id(a)], execution_id, "lead@coach.local")
     with pytest.raises(Conflict, match="superseded"):
@@ -97,10 +98,7 @@ def test_a_cancel_in_the_same_process_supersedes_the_kept_suggestion(two_process
 def test_a_decision_that_fails_after_changing_the_kept_rows_leaves_no_trace(two_processes, monkeypatch):
     a, _b, notifier = two_processes
     workflow_id = _workflow(a)
-    execution_id = _start(a, workflow_id)
-    _decide(a, notifier, execution_id)
-    _decide(a, notifier, execution_id)
-    assert _keeps(a, execution_id)
+    execution_id = _kept_after_two(a, notifier, workflow_id)
     before = _execution(a, execution_id)
 
     def fail(*args, **kwargs):
