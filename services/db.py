@@ -19,13 +19,14 @@ from services.models import Counter
 def _prepare_sqlite(engine: Engine) -> None:
     @event.listens_for(engine, "connect")
     def on_connect(dbapi_connection, _record):
-        # Let SQLAlchemy's "begin" event issue BEGIN itself (pysqlite's own BEGIN is deferred).
+        # Coach issues BEGIN itself (Transaction.raw; the "begin" event below for plain Core connections such as
+        # migrations'): pysqlite's own BEGIN would be deferred.
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA synchronous=NORMAL")
         # Checkpoint (copy the WAL into the database file, with an fsync of each) every ~40 MB of WAL instead
-        # of SQLite's default 4 MB: a decision writes ~18 pages, so the default checkpointed every ~55
+        # of SQLite's default 4 MB: a decision writes ~16-18 pages, so the default checkpointed every ~55
         # decisions, inside one of them (its latency) and at an fsync each time.
         cursor.execute("PRAGMA wal_autocheckpoint=10000")
         cursor.execute("PRAGMA foreign_keys=ON")
@@ -34,17 +35,13 @@ def _prepare_sqlite(engine: Engine) -> None:
 
     @event.listens_for(engine, "begin")
     def on_begin(conn):
-        # IMMEDIATE takes the write lock up front: a deferred transaction that reads and then writes
-        # fails with "database is locked" instead of waiting when another writer got in first.
-        # Read-only transactions (Database.read) stay deferred: in WAL mode they run beside a writer.
-        # Straight on the driver's connection: this runs for every transaction, and SQLAlchemy's statement
-        # machinery (events, result handling) would cost more than the BEGIN itself.
+        # A Core connection's transaction (migrations, tests' raw writes) begins IMMEDIATE as a Transaction's
+        # does (see there); a Transaction's own Core connection finds BEGIN done already (BEGUN).
         options = conn.get_execution_options()
         if not options.get(BEGUN):
-            conn.connection.dbapi_connection.execute("BEGIN" if options.get(READ_ONLY) else "BEGIN IMMEDIATE")
+            conn.connection.dbapi_connection.execute("BEGIN IMMEDIATE")
 
 
-READ_ONLY = "coach_read_only"
 BEGUN = "coach_begun"  # a Transaction's connection: BEGIN went to the driver when it started
 
 
@@ -436,6 +433,7 @@ class Transaction:
             hook(self)
 
     def rollback(self) -> None:
+        self._forget_kept()
         if self._begun is not None and self._begun.is_active:
             self._begun.rollback()
         elif self._raw is not None:
@@ -443,6 +441,8 @@ class Transaction:
 
     def close(self) -> None:
         """Give the connection back (a transaction neither committed nor rolled back is rolled back)."""
+        if not self._committed:
+            self._forget_kept()
         try:
             if self._orm is not None:
                 self._orm.close()
@@ -452,10 +452,14 @@ class Transaction:
                 self._raw.close()
         finally:
             if not self._committed:
-                if self._kept is not None:  # kept rows were changed in place for changes the database never got
-                    self._kept.clear()
                 for hook in _HOOKS["after_end"]:
                     hook(self)
+
+    def _forget_kept(self) -> None:
+        # kept rows were changed in place for changes the database will not get: forgotten while this transaction
+        # still holds the write lock, before the next writer can take them
+        if self._kept is not None:
+            self._kept.clear()
 
 
 _FOLLOWING = "kept:rows-followed"
