@@ -8,6 +8,7 @@ from api.base import Blueprint
 from api.context import operator, require, requires, services, workspace_id
 from api.schemas import PageArgs, page_body, page_of
 from services import workflows
+from services.notifier import Events
 
 blp = Blueprint("workflows", __name__, url_prefix="/api/workflows", description="Workflow definitions")
 
@@ -112,10 +113,13 @@ class WorkflowMode(MethodView):
     def post(self, args, workflow_id):
         if args["force"]:
             require("admin")  # promoting a workflow that is not AUTO-ready
-        with services().db.transaction() as session:
+        svc, events = services(), Events()
+        with svc.db.transaction() as session:
             wf = workflows.set_mode(session, workspace_id(), workflow_id, args["mode"], force=args["force"],
-                                    actor=operator())
-            return workflows.view(session, wf)
+                                    actor=operator(), events=events)
+            view = workflows.view(session, wf)
+        svc.notifier.send(events)
+        return view
 
 
 @blp.route("/<workflow_id>/thresholds")

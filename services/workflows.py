@@ -14,6 +14,7 @@ from core.tools import ToolRegistry
 from core.workflow import WorkflowDef, parse_definition
 from services import audit, metrics
 from services.models import Workflow, WorkflowVersion, utcnow
+from services.notifier import Events
 
 
 class DefinitionCache:
@@ -117,8 +118,10 @@ def level_of(session: Session, wf: Workflow) -> dict[str, Any]:
 
 
 def set_mode(session: Session, workspace_id: str, workflow_id: str, mode: str, *, force: bool = False,
-             actor: str = "system") -> Workflow:
-    """Promote to AUTO (only when the evidence says AUTO-ready, unless forced) or demote to coaching."""
+             actor: str = "system", events: Events | None = None) -> Workflow:
+    """Promote to AUTO (only when the evidence says AUTO-ready, unless forced) or demote to coaching; a change
+    is audited and pushed to the workspace's dashboards as `workflow_level_changed` (with the new mode), as a
+    demotion by spot checks is."""
     if mode not in ("coaching", "auto"):
         raise ValidationFailed("unknown mode", details={"mode": ["must be 'coaching' or 'auto'"]})
     wf = get(session, workspace_id, workflow_id)
@@ -130,9 +133,16 @@ def set_mode(session: Session, workspace_id: str, workflow_id: str, mode: str, *
     before = wf.mode
     wf.mode, wf.updated_at = mode, utcnow()
     if before != mode:
+        level = level_of(session, wf)
         audit.record(session, workspace_id, actor, "promotion" if mode == "auto" else "demotion",
                      target_type="workflow", target_id=wf.id, before={"mode": before},
-                     after={"mode": mode, "forced": force, **level_of(session, wf)})
+                     after={"mode": mode, "forced": force, **level})
+        if events is not None:
+            events.add("workflow_level_changed", {
+                "workflow_id": wf.id, "level": level["level"], "previous_level": level["level"],
+                "auto_ready": level["auto_ready"], "mode": mode, "previous_mode": before,
+                "reason": f"{'promoted' if mode == 'auto' else 'demoted'} by {actor}" + (" (forced)" if force else ""),
+            }, workspace=workspace_id)
     return wf
 
 

@@ -489,6 +489,22 @@ def test_workspace_room_gets_metrics_updates_and_the_level_change(live_server, c
     assert live_server.get(f"/api/metrics/workflows/{wf['id']}").json()["level"] == "COACHING"
 
 
+def test_a_leads_promotion_and_demotion_reach_the_dashboards_with_the_mode(live_server, coach_client):
+    wf = create_workflow(live_server)
+    dashboard = coach_client()
+    assert dashboard.call("join_workspace", {})["ok"] is True
+    for mode, before in (("auto", "coaching"), ("coaching", "auto")):
+        response = live_server.request("POST", f"/api/workflows/{wf['id']}/mode", json={"mode": mode, "force": True})
+        assert response.status_code == 200 and response.json()["mode"] == mode, response.text
+        changed = dashboard.wait("workflow_level_changed", lambda e, mode=mode: e["mode"] == mode, what=mode)
+        assert changed["workflow_id"] == wf["id"] and changed["previous_mode"] == before, changed
+        assert (changed["level"], changed["previous_level"], changed["auto_ready"]) == ("OBSERVATION",) * 2 + (False,)
+    # asking for the mode it already has changes nothing, and says nothing
+    assert live_server.request("POST", f"/api/workflows/{wf['id']}/mode", json={"mode": "coaching"}).status_code == 200
+    time.sleep(0.3)
+    assert len(dashboard.events("workflow_level_changed")) == 2, dashboard.events("workflow_level_changed")
+
+
 # -- 7. pause and resume -----------------------------------------------------------------------------------
 def test_pause_blocks_socket_decisions_and_resume_pushes_the_suggestion_again(live_server, coach_client):
     wf = create_workflow(live_server)
