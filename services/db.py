@@ -179,8 +179,7 @@ class Prepared:
                                      for c, d in zip(self.columns, cursor.description))
             return found, cursor.rowcount
         except self.dialect.loaded_dbapi.Error as exc:
-            raise DBAPIError.instance(self.sql, params, exc, self.dialect.loaded_dbapi.Error,
-                                      dialect=self.dialect) from exc
+            raise _translated(self.dialect, self.sql, params, exc) from exc
         finally:
             cursor.close()
 
@@ -329,8 +328,8 @@ class Transaction:
     are written at commit (`write_changes`), as a flush would. When the Session is made, they join it, so from
     then on there is one object per row and the flush writes them as usual.
 
-    Hooks (`on`): `before_commit(tx)`, `after_commit(tx)`, `after_end(tx)` when it ended without a commit
-    (rolled back, or closed without either)."""
+    Hooks (`on("before_commit")`): run at commit, before anything is written (services.metrics writes the
+    metric rows this transaction changed)."""
 
     def __init__(self, db: Database, *, read_only: bool = False):
         self.bind, self._sqlite, self._read_only = db.engine, db.is_sqlite, read_only
@@ -438,8 +437,6 @@ class Transaction:
         elif self._raw is not None:
             _driver(self.bind.dialect, "COMMIT", self._raw.commit)
         self._committed = True
-        for hook in _HOOKS["after_commit"]:
-            hook(self)
 
     def rollback(self) -> None:
         self._forget_kept()
@@ -452,17 +449,12 @@ class Transaction:
         """Give the connection back (a transaction neither committed nor rolled back is rolled back)."""
         if not self._committed:
             self._forget_kept()
-        try:
-            if self._orm is not None:
-                self._orm.close()
-            if self._core is not None:
-                self._core.close()  # the driver connection goes back to the pool with it
-            elif self._raw is not None:
-                self._raw.close()
-        finally:
-            if not self._committed:
-                for hook in _HOOKS["after_end"]:
-                    hook(self)
+        if self._orm is not None:
+            self._orm.close()
+        if self._core is not None:
+            self._core.close()  # the driver connection goes back to the pool with it
+        elif self._raw is not None:
+            self._raw.close()
 
     def _forget_kept(self) -> None:
         # kept rows were changed in place for changes the database will not get: forgotten while this transaction
@@ -510,7 +502,7 @@ def _bump_statement():
             .values(value=counters.c.value + 1).returning(counters.c.value))
 
 
-_HOOKS: dict[str, list[Callable[[Transaction], None]]] = {"before_commit": [], "after_commit": [], "after_end": []}
+_HOOKS: dict[str, list[Callable[[Transaction], None]]] = {"before_commit": []}
 
 
 def on(moment: str):
@@ -522,10 +514,16 @@ def on(moment: str):
 
 
 def _driver(dialect, sql: str, call: Callable[[], Any]) -> Any:
+    """A call on the driver's connection (BEGIN, COMMIT), its errors become SQLAlchemy's as a statement's do."""
     try:
         return call()
     except dialect.loaded_dbapi.Error as exc:
-        raise DBAPIError.instance(sql, None, exc, dialect.loaded_dbapi.Error, dialect=dialect) from exc
+        raise _translated(dialect, sql, None, exc) from exc
+
+
+def _translated(dialect, sql: str, params, exc: Exception) -> DBAPIError:
+    """The driver's error as SQLAlchemy raises it (IntegrityError, OperationalError …), as any execute would."""
+    return DBAPIError.instance(sql, params, exc, dialect.loaded_dbapi.Error, dialect=dialect)
 
 
 class Database:

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from core.coaching.metrics import LevelThresholds, MetricsState, bucket_start
 from services.db import on, prepared, row_locks
-from services.models import MetricBucket, MetricScope, utcnow
+from services.models import MetricBucket, MetricScope, column_defaults, utcnow
 
 GLOBAL = ("global", "all")
 SERIES_SCOPES = ("global", "workflow", "operator")  # the scopes dashboards chart over time
@@ -115,9 +115,9 @@ def _rows(session: Session, model, workspace_id: str, keys: list[dict[str, Any]]
         fetch(missing + [k for k in ahead if tuple(k.values()) not in cache])
         absent = [k for k in missing if tuple(k.values()) not in cache]
         if absent:
-            # Python-side defaults (updated_at) filled here: a prepared statement computes none
-            defaults = {c.key: c.default.arg(None) if c.default.is_callable else c.default.arg for c in table.columns
-                        if c.default is not None and c.key not in (*names, column) and not c.primary_key}
+            # Python-side defaults (updated_at) filled here, as NewId fills them: a prepared statement computes none
+            defaults = {key: default.arg(None) if default.is_callable else default.arg
+                        for key, default in column_defaults(model)[1] if key not in (*names, column)}
             create = prepared(session, ("metrics:create", table.name, names),
                               lambda: _insert(session)(table).on_conflict_do_nothing(),
                               column_keys=["workspace_id", *names, column, *defaults])

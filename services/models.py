@@ -107,7 +107,7 @@ class NewId:
     is set as usual, so that its events (backrefs, cascades) still run."""
 
     def __init__(self, **kwargs):
-        columns, defaults = _column_defaults(type(self))
+        columns, defaults = column_defaults(type(self))
         values = self.__dict__
         for key, value in kwargs.items():
             if key in columns:
@@ -124,7 +124,7 @@ class NewId:
 _DEFAULTS: dict[type, tuple[frozenset[str], tuple]] = {}
 
 
-def _column_defaults(cls) -> tuple[frozenset[str], tuple]:
+def column_defaults(cls) -> tuple[frozenset[str], tuple]:
     """A model's column keys, and the Python-side defaults filled at construction (scalars and callables)."""
     found = _DEFAULTS.get(cls)
     if found is None:

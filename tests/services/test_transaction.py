@@ -72,10 +72,9 @@ def test_a_failed_block_writes_nothing_held_or_flushed(db, execution_id):
     assert _status(db, execution_id)[0] != "cancelled"
 
 
-def test_hooks_see_commits_and_ends_without_one(db, execution_id):
-    seen: list[tuple[str, int]] = []
-    hooks = [on(moment)(lambda tx, moment=moment: seen.append((moment, id(tx))))
-             for moment in ("before_commit", "after_commit", "after_end")]
+def test_before_commit_hooks_run_for_commits_only(db, execution_id):
+    seen: list[int] = []
+    hook = on("before_commit")(lambda tx: seen.append(id(tx)))
     try:
         with db.transaction() as committed:
             executions.get_any(committed, execution_id)
@@ -83,9 +82,8 @@ def test_hooks_see_commits_and_ends_without_one(db, execution_id):
         executions.get_any(closed, execution_id)
         closed.close()  # neither committed nor rolled back
     finally:
-        for moment, hook in zip(("before_commit", "after_commit", "after_end"), hooks):
-            _HOOKS[moment].remove(hook)
-    assert seen == [("before_commit", id(committed)), ("after_commit", id(committed)), ("after_end", id(closed))]
+        _HOOKS["before_commit"].remove(hook)
+    assert seen == [id(committed)]
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
