@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 
+import click
 from flask import Flask
 from flask_socketio import SocketIO
 
@@ -17,7 +18,7 @@ from services.migrate import upgrade
 log = logging.getLogger(__name__)
 
 
-def create_app(settings: Settings | None = None, *, migrate: bool = True, recover: bool = True) -> Flask:
+def create_app(settings: Settings | None = None, *, migrate: bool = True, recover: bool | None = None) -> Flask:
     settings = settings or Settings.from_env()
     logging.basicConfig(level=settings.log_level)
     security.check_secret(settings)
@@ -65,11 +66,31 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True, recove
     from services import cli
     cli.register(app)
 
+    if recover is None:
+        # `flask --app wsgi <command>` builds this app too, maybe beside a live server whose executions it must
+        # not take over: under the CLI, only a server it starts (`flask run`) recovers, at its first request
+        recover = click.get_current_context(silent=True) is None
+        if not recover:
+            _recover_at_first_request(app, services)
     if recover:
-        resumed = services.runner.recover()
-        if resumed:
-            log.info("resumed %d executions that were running when the server stopped", resumed)
+        _recover(services)
     return app
+
+
+def _recover(services) -> None:
+    resumed = services.runner.recover()
+    if resumed:
+        log.info("resumed %d executions that were running when the server stopped", resumed)
+
+
+def _recover_at_first_request(app: Flask, services) -> None:
+    pending = [True]
+
+    @app.before_request
+    def recover_once() -> None:
+        if pending:
+            pending.clear()
+            _recover(services)
 
 
 def _bootstrap_admin(services, workspace_id: str) -> None:

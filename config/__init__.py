@@ -31,6 +31,9 @@ class Settings:
     shell_allow: tuple[str, ...] = ()  # COACH_SHELL_ALLOW: comma-separated command names shell.run may start
     sql_connections: dict[str, str] = field(default_factory=dict)  # COACH_SQL_CONNECTIONS: JSON {name: url}
     http_timeout_s: float = 30.0
+    # COACH_EVAL_TIME_MS: the time one evaluation of user-written code (a template, condition or schema check)
+    # may take before its step fails; under gevent/eventlet nothing else runs meanwhile (README "Budgets")
+    eval_time_ms: float = 10.0
     runner_workers: int = 4  # COACH_RUNNER_WORKERS: background tasks advancing executions at once
     message_queue: str = ""  # COACH_MESSAGE_QUEUE: e.g. redis://127.0.0.1:6379/0 for several servers
     spot_check_rate: float = 0.05

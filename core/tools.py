@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import jsonschema
+from core import schema
 
 RISKS = ("read", "write", "external", "destructive")
 
@@ -47,7 +47,7 @@ class ToolRegistry:
     def register(self, tool: Tool) -> None:
         if tool.risk not in RISKS:
             raise ValueError(f"tool {tool.name}: risk must be one of {RISKS}")
-        jsonschema.Draft202012Validator.check_schema(tool.params_schema)
+        schema.check_schema(tool.params_schema)
         self.tools[tool.name] = tool
 
     def get(self, name: str) -> Tool | None:
@@ -60,24 +60,10 @@ class ToolRegistry:
         return name in self.tools
 
 
-_VALIDATORS: dict[int, tuple[dict, Any]] = {}
-
-
-def _validator(schema: dict[str, Any]):
-    """One validator per schema object (a tool's schema lives as long as its registry): building one
-    costs more than most validations. Keyed by identity, with the schema kept so the id stays its own."""
-    found = _VALIDATORS.get(id(schema))
-    if found is None or found[0] is not schema:
-        if len(_VALIDATORS) > 1000:  # schemas made on the fly (tests): do not grow without bound
-            _VALIDATORS.clear()
-        found = _VALIDATORS[id(schema)] = (schema, jsonschema.Draft202012Validator(schema))
-    return found[1]
-
-
-def schema_errors(schema: dict[str, Any], params: Any) -> dict[str, list[str]]:
+def schema_errors(params_schema: dict[str, Any], params: Any) -> dict[str, list[str]]:
     """Validate params against a tool's JSON Schema; return {field path: [messages]} (empty when valid)."""
     errors: dict[str, list[str]] = {}
-    for err in _validator(schema).iter_errors(params):
+    for err in schema.errors(params_schema, params):
         path = ".".join(str(p) for p in err.absolute_path) or "(params)"
         errors.setdefault(path, []).append(err.message)
     return errors

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from sqlalchemy import select
 
 from config import Settings
+from core import budget
 from core.tools import ToolRegistry
 from services.db import Database
 from services.models import Workspace
@@ -31,6 +32,7 @@ class Services:
               spawn=None) -> "Services":
         """`spawn` runs the runner's tasks (default: a thread pool, or green threads under eventlet/gevent);
         benchmarks pass an inline one to measure the engine without scheduling noise."""
+        budget.configure(time_s=settings.eval_time_ms / 1000.0)
         db = Database(settings.resolved_database_url)
         tools = build_registry(settings)
         definitions = DefinitionCache(tools)

@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 from sqlalchemy import select
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from config import Settings
@@ -144,7 +145,13 @@ class Runner:
             executions.set_status(ex, "continue")
         gate = coaching.review_gate(ex, self.settings.spot_check_rate, self._rng)
         while True:
-            nxt = next_action(defn, executions.to_state(ex), gate)
+            try:
+                nxt = next_action(defn, executions.to_state(ex), gate)
+            except SQLAlchemyError:
+                raise
+            except Exception as exc:  # a bug or a case nobody foresaw: the execution fails with the reason
+                log.exception("choosing the next step of execution %s failed", ex.id)
+                nxt = Next("fail", None, f"could not choose the next step: {type(exc).__name__}: {exc}")
             step_id = nxt.step.id if nxt.step else None
             if nxt.kind == "skip":
                 executions.set_step(ex, step_id, status=S.STEP_SKIPPED, error=nxt.reason, finished_at=utcnow())
@@ -179,6 +186,11 @@ class Runner:
             coaching.open_suggestion(session, ex, defn, step, purpose, events, self.tools)
         except TemplateFailure as exc:
             self._fail(ex, step.id, f"step {step.id!r}: {exc}")
+        except SQLAlchemyError:
+            raise
+        except Exception as exc:  # never an execution left pending and a 500 for whoever decided before it
+            log.exception("opening the gate of step %s of execution %s failed", step.id, ex.id)
+            self._fail(ex, step.id, f"step {step.id!r} could not be prepared: {type(exc).__name__}: {exc}")
 
     @staticmethod
     def _fail(ex: Execution, step_id: str | None, message: str) -> None:

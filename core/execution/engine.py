@@ -11,8 +11,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Callable
 
-import jsonschema
+from referencing.exceptions import Unresolvable
 
+from core import budget, schema
+from core.budget import BudgetExceeded
 from core.execution import states as S
 from core.templating import TemplateFailure, evaluate_condition, evaluate_expression, render_value
 from core.tools import Tool, ToolContext, ToolError, ToolRegistry, schema_errors
@@ -206,21 +208,29 @@ def evaluate_step(step: StepDef, state: ExecutionState) -> Outcome:
             problems.append(f"condition is false: {step.condition}")
         if step.schema is not None:
             value = evaluate_expression(step.target or "none", ctx, "target")
-            for err in jsonschema.Draft202012Validator(step.schema).iter_errors(value):
-                where = "/".join(str(p) for p in err.absolute_path) or "(value)"
-                problems.append(f"{where}: {err.message}")
+            with budget.metered(f"checking step {step.id!r} against its schema"):
+                for err in schema.errors(step.schema, value, limit=20):
+                    where = "/".join(str(p) for p in err.absolute_path) or "(value)"
+                    problems.append(f"{where}: {err.message}")
         if problems:
             return Outcome(False, error="validation failed: " + "; ".join(problems[:20]))
         return Outcome(True, output={"valid": True})
     except TemplateFailure as exc:
         return Outcome(False, error=str(exc))
+    except (BudgetExceeded, RecursionError, MemoryError, Unresolvable, schema.PatternError) as exc:
+        # a schema that refers to itself without end, or one saved before the checks it fails now
+        reason = exc.message if isinstance(exc, BudgetExceeded) else f"{type(exc).__name__}: {exc}"
+        return Outcome(False, error=f"validation could not be done: {reason}")
 
 
 def execute(step: StepDef, state: ExecutionState, tools: ToolRegistry, params: Any = None,
             sleep: Callable[[float], None] = time.sleep) -> Outcome:
     """Run one ready step. `params` overrides the definition's (a coaching correction)."""
     if step.type in ("decision", "validation"):
-        return evaluate_step(step, state)
+        try:
+            return evaluate_step(step, state)
+        except Exception as exc:  # whatever a user's condition or schema provokes fails the step, never the runner
+            return Outcome(False, error=f"step {step.id!r} could not be evaluated: {type(exc).__name__}: {exc}")
     if step.type != "action":
         return Outcome(False, error=f"step type {step.type!r} cannot run here")
     tool = tools.get(step.tool or "")

@@ -10,6 +10,7 @@ from typing import Any
 import jsonschema
 
 from core.errors import ValidationFailed
+from core.schema import errors as errors_of, user_schema_problems
 from core.templating import has_template, referenced_steps, syntax_error
 from core.tools import ToolRegistry
 from core.workflow.model import DEFAULT_TIMEOUT_S, STEP_TYPES, VARIABLE_TYPES, StepDef, VariableDef, WorkflowDef
@@ -130,10 +131,8 @@ def _parse_step(raw: Any, index: int, previous: str | None, tools: ToolRegistry,
         condition = None
     schema = raw.get("schema")
     if schema is not None:
-        try:
-            jsonschema.Draft202012Validator.check_schema(schema)
-        except jsonschema.SchemaError as exc:
-            errors.add(f"{path}.schema", f"is not a valid JSON Schema: {exc.message}")
+        for problem in user_schema_problems(schema):
+            errors.add(f"{path}.schema", problem)
         if not isinstance(raw.get("target"), str):
             errors.add(f"{path}.target", "is required with schema: an expression such as steps.fetch.output")
     if step_type == "human_input" and not isinstance(raw.get("question"), str):
@@ -178,7 +177,7 @@ def _template_fields(raw: dict, params: dict):
 
 def _check_literal_params(schema: dict, params: dict, path: str, errors: _Errors) -> None:
     """Check params against the tool's schema, except where a template decides the value at run time."""
-    for err in jsonschema.Draft202012Validator(schema).iter_errors(params):
+    for err in errors_of(schema, params):
         value: Any = params
         templated = False
         for part in err.absolute_path:

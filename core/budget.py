@@ -1,0 +1,105 @@
+"""The budget every evaluation of user-written code runs within: time, operations and sizes.
+
+Templates, conditions, schema checks and (later) policy predicates are written by users and evaluated by
+the server. Under gevent or eventlet one evaluation that does not end stops every connection, so each runs
+metered: the sandbox calls `tick()` at every loop iteration, call, attribute lookup and intercepted operator,
+and `check_size()` before it builds something big. An evaluation that runs out raises `BudgetExceeded`,
+which the caller turns into a failed step with the reason.
+
+The meter of the current evaluation is thread-local (greenlet-local where gevent or eventlet patched
+threading): evaluations never yield, so one meter is never shared. An evaluation started inside another
+shares the outer one's budget.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from typing import Iterator
+
+
+@dataclass(frozen=True)
+class Limits:
+    time_s: float = 0.01          # wall time of one evaluation (COACH_EVAL_TIME_MS)
+    max_ops: int = 1_000_000      # loop iterations, calls, lookups and operators of one evaluation
+    max_chars: int = 1_000_000    # any one string, list or number built (characters, items, digits)
+    max_int_bits: int = 64_000    # an integer built by ** or * (about 19,000 digits)
+    max_width: int = 100_000      # a width, count or length handed to a formatting filter or method
+
+
+class BudgetExceeded(Exception):
+    """The evaluation ran out of its budget; `message` says which limit and where to look."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+_limits = Limits()
+_local = threading.local()
+_CHECK_EVERY = 64  # operations between clock reads
+
+
+def configure(**changes) -> Limits:
+    """Set the limits (the app does this from its settings); returns the limits now in force."""
+    global _limits
+    _limits = replace(_limits, **changes)
+    return _limits
+
+
+def limits() -> Limits:
+    return _limits
+
+
+class Meter:
+    __slots__ = ("ops", "deadline", "limits", "what")
+
+    def __init__(self, what: str, lim: Limits):
+        self.ops = 0
+        self.limits = lim
+        self.what = what
+        self.deadline = time.monotonic() + lim.time_s
+
+
+@contextmanager
+def metered(what: str) -> Iterator[Meter]:
+    """Run the block within one budget; nested blocks share the outermost one."""
+    outer = getattr(_local, "meter", None)
+    if outer is not None:
+        yield outer
+        return
+    meter = _local.meter = Meter(what, _limits)
+    try:
+        yield meter
+    finally:
+        _local.meter = None
+
+
+def tick(n: int = 1) -> None:
+    meter = getattr(_local, "meter", None)
+    if meter is None:
+        return
+    before = meter.ops
+    meter.ops = after = before + n
+    if after > meter.limits.max_ops:
+        raise BudgetExceeded(f"{meter.what} ran out of its budget of {meter.limits.max_ops:,} operations")
+    if after // _CHECK_EVERY != before // _CHECK_EVERY and time.monotonic() > meter.deadline:
+        raise BudgetExceeded(f"{meter.what} ran out of its time budget of {meter.limits.time_s * 1000:g} ms")
+
+
+def check_size(size: int, what: str = "a value") -> None:
+    """Refuse to build `what` of `size` characters or items beyond the budget."""
+    if size > _limits.max_chars:
+        raise BudgetExceeded(f"{what} would have {size:,} characters or items, more than the "
+                             f"{_limits.max_chars:,} allowed")
+
+
+def check_width(value: int, what: str = "a width") -> None:
+    if value > _limits.max_width:
+        raise BudgetExceeded(f"{what} of {value:,} is more than the {_limits.max_width:,} allowed")
+
+
+def check_int_bits(bits: int, what: str = "an integer") -> None:
+    if bits > _limits.max_int_bits:
+        raise BudgetExceeded(f"{what} would have about {bits:,} bits, more than the {_limits.max_int_bits:,} allowed")

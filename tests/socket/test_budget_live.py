@@ -1,0 +1,69 @@
+"""The real server in its default async mode stays responsive while runaway templates and patterns are
+evaluated (issue #11, item 1): `/healthz` answers within 50 ms while bombs run, and each bomb's step fails."""
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+
+import requests
+
+BOMBS = [
+    "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+    "{{ 10 ** 4000000 }}",
+    "{{ lipsum(20000) }}",
+    "{% set l = range(100000)|list %}{% for a in l %}{% for b in l %}{{ b }}{% endfor %}{% endfor %}",
+]
+
+
+def test_healthz_answers_within_50_ms_while_bombs_run(live_server):
+    http = live_server.http
+    workflows = [[{"id": "bomb", "tool": "echo", "params": {"m": bomb}}] for bomb in BOMBS]
+    workflows.append([{"id": "bomb", "type": "validation", "target": "vars.code",
+                       "schema": {"type": "string", "pattern": "^(a|a)*$"}}])
+    wf_ids = []
+    for steps in workflows:
+        made = http.post(live_server.url("/api/workflows"), json={"name": "bomb", "steps": steps,
+                                                                  "variables": {"code": {"type": "string"}}})
+        assert made.status_code == 201, made.text
+        wf_ids.append(made.json()["id"])
+
+    latencies: list[float] = []
+    stop = threading.Event()
+
+    def probe() -> None:
+        with requests.Session() as s:
+            s.trust_env = False
+            while not stop.is_set():
+                started = time.perf_counter()
+                assert s.get(live_server.url("/healthz"), timeout=5).status_code == 200
+                latencies.append((time.perf_counter() - started) * 1000)
+                time.sleep(0.005)
+
+    prober = threading.Thread(target=probe, daemon=True)
+    prober.start()
+    time.sleep(0.3)  # the prober's connection is warm
+    latencies.clear()
+    finished = []
+    for wf_id in wf_ids * 2:  # one bomb at a time, each run twice
+        started = http.post(live_server.url("/api/executions/"),
+                            json={"workflow_id": wf_id, "variables": {"code": "a" * 40 + "b"}, "mode": "normal"})
+        assert started.status_code == 201, started.text
+        deadline = time.monotonic() + 10
+        while True:
+            ex = http.get(live_server.url(f"/api/executions/{started.json()['execution_id']}")).json()
+            if ex["status"] not in ("pending", "running") or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        finished.append(ex)
+    time.sleep(0.2)
+    stop.set()
+    prober.join(5)
+
+    assert all(ex["status"] == "failed" for ex in finished), [ex["status"] for ex in finished]
+    errors = [ex["steps"][0]["error"] for ex in finished[:len(wf_ids)]]
+    for error, words in zip(errors, ("time budget", "a power", "lipsum", "budget", "does not match")):
+        assert words in error, errors
+    assert len(latencies) > 20
+    worst = max(latencies)
+    assert worst < 50, f"/healthz took up to {worst:.1f} ms (median {statistics.median(latencies):.1f} ms)"
