@@ -38,6 +38,39 @@ def _reject_constant(name: str):
     raise ValueError(f"{name} is not valid JSON")
 
 
+LONE_SURROGATE = "contains a lone surrogate (an escape such as \\ud800 that is half of a character): not text"
+
+
+def _utf8(text: str) -> bool:
+    """Whether the text is made of characters (no half of a surrogate pair): what UTF-8, the databases and
+    every client can hold."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def lone_surrogate_at(data, path: str = "(body)") -> str | None:
+    """The path of the first string (or key) in `data` holding a lone surrogate, for bodies that do not come
+    through the parser (Socket.IO events)."""
+    stack = [(data, path)]
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, str):
+            if not _utf8(value):
+                return where
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                sub = f"{where}.{key}" if isinstance(key, str) and _utf8(key) else where
+                if isinstance(key, str) and not _utf8(key):
+                    return where
+                stack.append((item, sub))
+        elif isinstance(value, list):
+            stack.extend((item, f"{where}[{i}]") for i, item in enumerate(value))
+    return None
+
+
 def _check_body(data, limit: int | None):
     """Walk the parsed body without recursion; abort on anything JSON or the databases cannot hold."""
     budget = 0
@@ -57,6 +90,8 @@ def _check_body(data, limit: int | None):
                 if "\x00" in key:
                     abort(400, messages={"json": {sub: ["key contains a NUL character"]}},
                           message="body holds a NUL character")
+                if not _utf8(key):
+                    abort(400, messages={"json": {sub: [LONE_SURROGATE]}}, message="body holds a lone surrogate")
                 budget += len(key)
                 stack.append((item, sub, depth + 1))
         elif isinstance(value, list):
@@ -65,6 +100,8 @@ def _check_body(data, limit: int | None):
             if "\x00" in value:
                 abort(400, messages={"json": {path: ["contains a NUL character"]}},
                       message="body holds a NUL character")
+            if not _utf8(value):
+                abort(400, messages={"json": {path: [LONE_SURROGATE]}}, message="body holds a lone surrogate")
             budget += len(value)
         elif isinstance(value, float) and not math.isfinite(value):
             abort(400, messages={"json": {path: ["NaN and Infinity are not JSON numbers"]}},
@@ -90,6 +127,8 @@ class CoachParser(FlaskParser):
                 abort(400, messages={"yaml": [f"Invalid YAML body: {exc}"]}, message="malformed YAML body")
             except RecursionError:
                 abort(400, messages={"yaml": ["Invalid YAML body: nested too deeply"]}, message="malformed YAML body")
+            except ValueError as exc:  # an integer of more digits than Python converts (4300)
+                abort(400, messages={"yaml": [f"Invalid YAML body: {exc}"]}, message="malformed YAML body")
             # anchors and aliases let a few bytes stand for a huge document: bound the expansion
             return _check_body(data, min(limit or YAML_EXPANSION * len(raw), YAML_EXPANSION * len(raw) + 65536))
         if not core.is_json(req.mimetype):

@@ -51,6 +51,9 @@ def error_response(error: HTTPException):
     response = body(status, HTTP_CODES.get(status, "error" if status >= 500 else "http_error"), message, details)
     for key, value in (data.get("headers") or {}).items():
         response.headers[key] = value
+    for key, value in error.get_headers():
+        if key.lower() == "allow":  # a 405 says which methods the resource has (RFC 9110 §15.5.6)
+            response.headers["Allow"] = value
     return response
 
 

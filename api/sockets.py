@@ -6,9 +6,10 @@ from flask_socketio import SocketIO, emit, join_room, leave_room
 
 from marshmallow import ValidationError as MarshmallowError
 
+from api.base import LONE_SURROGATE, lone_surrogate_at
 from api.coaching import DecisionArgs
 from api.context import operator, require, services, workspace_id
-from core.errors import CoachError, NotFound, ValidationFailed
+from core.errors import BadRequest, CoachError, NotFound, ValidationFailed
 from services import coaching, decisions, executions, users
 from services.models import User
 from services.notifier import execution_room, jsonable, workspace_room
@@ -103,6 +104,9 @@ def register(socketio: SocketIO) -> None:
             require("operator")
             execution_id = _execution_id(data)
             fields = ("suggestion_id", "decision", "correction", "feedback", "manual_output")
+            broken = lone_surrogate_at(data)
+            if broken:
+                raise BadRequest("request is malformed", details={broken: [LONE_SURROGATE]})
             try:  # the REST schema, so that both channels accept exactly the same bodies
                 body = _DECISION_ARGS.load({k: data[k] for k in fields if k in data})
             except MarshmallowError as exc:

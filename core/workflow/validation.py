@@ -22,6 +22,8 @@ _KNOWN_STEP_KEYS = {
     "schema", "target", "question", "description",
 }
 MAX_STEPS = 500
+MAX_TEXT = 10_000  # a description or a question: text people read, not a place to store data
+_TEXT_FIELDS = {"name": 200, "description": MAX_TEXT, "question": MAX_TEXT, "clarification_question": MAX_TEXT}
 # approval and agent steps arrive with their own issues; until then a definition using them is refused
 SUPPORTED_STEP_TYPES = ("action", "decision", "validation", "human_input")
 
@@ -74,6 +76,8 @@ def _parse_variables(raw: Any, errors: _Errors) -> dict[str, VariableDef]:
             errors.add(f"{path}.type", f"must be one of {sorted(VARIABLE_TYPES)}")
             vtype = "any"
         json_type = VARIABLE_TYPES[vtype]
+        if len(str(spec.get("description", ""))) > MAX_TEXT:
+            errors.add(f"{path}.description", f"must be at most {MAX_TEXT:,} characters")
         if json_type and spec.get("default") is not None:
             for err in jsonschema.Draft202012Validator({"type": json_type}).iter_errors(spec["default"]):
                 errors.add(f"{path}.default", err.message)
@@ -135,6 +139,9 @@ def _parse_step(raw: Any, index: int, previous: str | None, tools: ToolRegistry,
             errors.add(f"{path}.schema", problem)
         if not isinstance(raw.get("target"), str):
             errors.add(f"{path}.target", "is required with schema: an expression such as steps.fetch.output")
+    for key, most in _TEXT_FIELDS.items():
+        if isinstance(raw.get(key), str) and len(raw[key]) > most:
+            errors.add(f"{path}.{key}", f"must be at most {most:,} characters")
     if step_type == "human_input" and not isinstance(raw.get("question"), str):
         errors.add(f"{path}.question", "is required for a human_input step")
     reads = referenced_steps(params) | referenced_steps(raw.get("when") or "", expression=True)
@@ -258,6 +265,8 @@ def parse_definition(data: Any, tools: ToolRegistry) -> WorkflowDef:
     description = data.get("description") or ""
     if not isinstance(description, str):
         errors.add("description", "must be a string")
+    elif len(description) > MAX_TEXT:
+        errors.add("description", f"must be at most {MAX_TEXT:,} characters")
     variables = _parse_variables(data.get("variables"), errors)
     raw_steps = data.get("steps")
     steps: list[StepDef] = []

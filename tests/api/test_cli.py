@@ -31,3 +31,32 @@ def test_a_second_workspace_with_the_same_slug_is_refused(app):
     assert runner.invoke(args=["create-workspace", "ops"]).exit_code == 0
     again = runner.invoke(args=["create-workspace", "ops"])
     assert again.exit_code != 0 and "already exists" in again.output
+
+
+def test_a_cli_command_beside_a_live_server_leaves_its_running_steps_alone(api, settings):
+    """`flask --app wsgi <command>` builds an app on the server's database; it must not take over the server's
+    executions (a step the server is running would run twice)."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from tests.support.live_server import REPO_ROOT
+
+    ex_id = api.start(api.workflow([{"id": "slow", "tool": "shell.run", "params": {"command": ["sleep", "3"]}}])["id"])[
+        "execution_id"]
+    deadline = time.monotonic() + 5
+    while (step := api.ok("GET", f"/api/executions/{ex_id}")["steps"][0])["status"] != "running":
+        assert time.monotonic() < deadline, step
+        time.sleep(0.02)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COACH_")}
+    env.update(COACH_DATABASE_URL=settings.database_url, COACH_INSTANCE_DIR=settings.instance_dir,
+               COACH_DATA_DIR=settings.data_dir, COACH_DEMO="0", COACH_ASYNC_MODE="threading",
+               COACH_SHELL_ALLOW="sleep", COACH_LOG_LEVEL="WARNING")
+    done = subprocess.run([sys.executable, "-m", "flask", "--app", "wsgi", "migrate"], cwd=REPO_ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    after = api.ok("GET", f"/api/executions/{ex_id}")
+    assert after["status"] == "running"
+    assert after["steps"][0]["status"] == "running" and after["steps"][0]["started_at"] == step["started_at"]
+    assert api.settle(ex_id)["status"] == "completed"

@@ -1,0 +1,84 @@
+"""Input that used to answer 500 or slip past the size limits (issue #11, items 7 and 11): lone surrogates,
+YAML integers past Python's digit limit, huge descriptions; and a 405 names the methods allowed."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+SURROGATE = '"a\\ud800b"'  # JSON text: an escape of half a surrogate pair
+
+
+def _raw(client, method: str, path: str, body: str, content_type: str = "application/json"):
+    response = client.open(path, method=method, data=body.encode("ascii"), content_type=content_type)
+    return response.status_code, response.get_json(silent=True)
+
+
+@pytest.mark.parametrize("path,body,field", [
+    ("/api/workflows", '{"name": %s, "steps": [{"id": "a", "tool": "echo"}]}' % SURROGATE, "name"),
+    ("/api/workflows", '{"name": "w", "description": %s, "steps": [{"id": "a", "tool": "echo"}]}' % SURROGATE,
+     "description"),
+    ("/api/workflows", '{"name": "w", "steps": [{"id": "a", "tool": "echo", "params": {%s: 1}}]}' % SURROGATE,
+     "steps[0].params"),
+    ("/api/auth/tokens", '{"name": %s}' % SURROGATE, "name"),
+])
+def test_a_lone_surrogate_is_a_400_naming_the_field(client, path, body, field):
+    code, answer = _raw(client, "POST", path, body)
+    assert code == 400, answer
+    assert answer["error"]["code"] == "bad_request"
+    assert any(key.startswith(field) for key in answer["error"]["details"]), answer
+
+
+def test_a_lone_surrogate_at_login_is_a_400(app):
+    code, answer = _raw(app.test_client(), "POST", "/api/auth/login",
+                        '{"email": %s, "password": "x"}' % SURROGATE)
+    assert code == 400 and "email" in answer["error"]["details"], answer
+
+
+def test_a_lone_surrogate_in_decision_feedback_is_a_400_and_decides_nothing(api):
+    wf = api.workflow([{"id": "a", "tool": "echo", "params": {}}])
+    started = api.ok("POST", "/api/executions/coaching", {"workflow_id": wf["id"]}, status=201)
+    api.settle(started["execution_id"])
+    pending = api.ok("GET", f"/api/executions/{started['execution_id']}/coaching/suggestion")["suggestion"]
+    body = '{"suggestion_id": "%s", "decision": "reject", "feedback": %s}' % (pending["suggestion_id"], SURROGATE)
+    code, answer = _raw(api.client, "POST", f"/api/executions/{started['execution_id']}/coaching/decision", body)
+    assert code == 400 and "feedback" in answer["error"]["details"], answer
+    still = api.ok("GET", f"/api/executions/{started['execution_id']}/coaching/suggestion")["suggestion"]
+    assert still["suggestion_id"] == pending["suggestion_id"] and still["status"] == "pending"
+
+
+def test_a_yaml_integer_past_the_digit_limit_is_a_400(client):
+    body = "name: w\nsteps:\n  - id: a\n    tool: echo\n    params:\n      n: " + "9" * 5000 + "\n"
+    code, answer = _raw(client, "POST", "/api/workflows", body, "application/yaml")
+    assert code == 400 and "yaml" in answer["error"]["details"], answer
+
+
+def test_a_json_integer_past_the_digit_limit_is_a_400(client):
+    code, answer = _raw(client, "POST", "/api/workflows", '{"name": "w", "n": %s}' % ("9" * 5000))
+    assert code == 400, answer
+
+
+@pytest.mark.parametrize("where", ["description", "step description", "step question", "variable description"])
+def test_descriptions_and_questions_have_a_size_limit(api, where):
+    big = "x" * 10_001
+    definition = {"name": "w", "variables": {"v": {"type": "string"}},
+                  "steps": [{"id": "a", "type": "human_input", "question": "q?"}]}
+    field = {"description": "description", "step description": "steps[0].description",
+             "step question": "steps[0].question", "variable description": "variables.v.description"}[where]
+    if where == "description":
+        definition["description"] = big
+    elif where == "variable description":
+        definition["variables"]["v"]["description"] = big
+    else:
+        definition["steps"][0][field.split(".")[1]] = big
+    code, answer = api.call("POST", "/api/workflows", definition)
+    assert code == 422 and field in answer["error"]["details"], answer
+
+
+def test_a_405_says_which_methods_are_allowed(client):
+    response = client.open("/api/workflows", method="PATCH", json={})
+    assert response.status_code == 405
+    allowed = {m.strip() for m in response.headers["Allow"].split(",")}
+    assert {"GET", "POST"} <= allowed
+    assert response.get_json()["error"]["code"] == "method_not_allowed"
+    json.dumps(response.get_json())
