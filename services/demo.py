@@ -10,14 +10,15 @@ from sqlalchemy import select
 from services import coaching, decisions, executions, workflows
 from services.container import Services
 from services.models import Workflow
+from services.tools.files import workspace_root
 
 DEMO_DIR = Path(__file__).resolve().parent.parent / "demo"
 
 
 def load(services: Services, workspace_id: str) -> list[str]:
-    """Create each demo workflow that is not there yet (by name), and copy the demo data files."""
-    data_dir = Path(services.settings.resolved_data_dir)
-    data_dir.mkdir(parents=True, exist_ok=True)
+    """Create each demo workflow that is not there yet (by name), and copy the demo data files into the
+    workspace's own data folder (<data>/<workspace id>/)."""
+    data_dir = workspace_root(services.settings, workspace_id, create=True)
     for source in (DEMO_DIR / "data").iterdir():
         if not (data_dir / source.name).exists():
             shutil.copy(source, data_dir / source.name)
