@@ -10,6 +10,7 @@ from core.tools import ToolRegistry
 from services.db import Database
 from services.models import Workspace
 from services.notifier import Notifier
+from services.outbound import WorkspaceDirectory
 from services.runner import Runner
 from services.tools import build_registry
 from services.workflows import DefinitionCache
@@ -32,7 +33,7 @@ class Services:
         """`spawn` runs the runner's tasks (default: a thread pool, or green threads under eventlet/gevent);
         benchmarks pass an inline one to measure the engine without scheduling noise."""
         db = Database(settings.resolved_database_url)
-        tools = build_registry(settings)
+        tools = build_registry(settings, WorkspaceDirectory(db))
         definitions = DefinitionCache(tools)
         notifier = notifier or Notifier(socketio)
         if spawn is None and socketio is not None and settings.async_mode in ("eventlet", "gevent"):
