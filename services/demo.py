@@ -1,6 +1,7 @@
 """Demo workflows and their data, loaded on `make run` unless COACH_DEMO=0."""
 from __future__ import annotations
 
+import logging
 import shutil
 from pathlib import Path
 
@@ -13,6 +14,8 @@ from services.models import Workflow
 from services.tools.files import workspace_root
 
 DEMO_DIR = Path(__file__).resolve().parent.parent / "demo"
+
+log = logging.getLogger(__name__)
 
 
 def load(services: Services, workspace_id: str) -> list[str]:
@@ -33,6 +36,10 @@ def load(services: Services, workspace_id: str) -> list[str]:
             if "base_url" in definition.get("variables", {}):
                 definition["variables"]["base_url"]["default"] = (
                     f"http://{services.settings.host}:{services.settings.port}")
+                if not services.settings.outbound_allow:
+                    log.warning("the demo's %r calls this server at %s, which outbound requests refuse unless "
+                                "COACH_OUTBOUND_ALLOW names it (make run sets 127.0.0.1)", definition["name"],
+                                services.settings.host)
             created.append((definition["name"], workflows.create(session, services.tools, workspace_id, definition).id))
     by_name = dict(created)
     if "Refund review" in by_name:
