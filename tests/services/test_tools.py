@@ -735,10 +735,13 @@ def test_http_connects_to_the_address_it_checked_and_keeps_the_host_name(setting
     out = tool.run({"url": f"http://app.internal.test:{port}/host"}, ctx(5))
     assert out["json"]["host"] == f"app.internal.test:{port}"
     assert asked == ["app.internal.test"]
-    # a name that answers a refused address first and an allowed one later cannot trade one for the other
-    answers["rebind.test"] = ["10.9.9.9"]
-    with pytest.raises(ToolError, match="rebind.test.*private"):
-        tool.run({"url": f"http://rebind.test:{port}/host"}, ctx(5))
+    # the connection goes to the first address that passed, not to whatever the name answers first
+    answers["mixed.test"] = ["10.9.9.9", "127.0.0.1"]
+    assert tool.run({"url": f"http://mixed.test:{port}/host"}, ctx(5))["json"]["host"] == f"mixed.test:{port}"
+    answers["private.test"] = ["10.9.9.9"]
+    with pytest.raises(ToolError, match=r"private.test \(10.9.9.9\) is a private address"):
+        tool.run({"url": f"http://private.test:{port}/host"}, ctx(5))
+    assert asked == ["app.internal.test", "mixed.test", "private.test"]  # once per hop: no second lookup
 
 
 def test_http_obeys_the_workspaces_own_lists(settings, server):
