@@ -9,7 +9,7 @@ from flask_socketio import SocketIO
 
 from api import audit as audit_api
 from api import (auth, coaching, correction_packs, errors, executions, frontend, health, metrics, queue, security, sockets,
-                 users, workflows)
+                 users, workflows, workspace)
 from api.base import Api
 from config import Settings
 from services.container import Services
@@ -58,6 +58,7 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True, recove
     api.register_blueprint(metrics.blp)
     api.register_blueprint(correction_packs.blp)
     api.register_blueprint(audit_api.blp)
+    api.register_blueprint(workspace.blp)
     app.register_blueprint(health.blp)
     app.register_blueprint(frontend.blp)
     security.register(app, settings)  # after the blueprints: it hashes Swagger UI's inline script at start

@@ -22,18 +22,24 @@ class Settings:
     port: int = 5000
     database_url: str = ""  # COACH_DATABASE_URL; default: SQLite file under instance/
     instance_dir: str = str(ROOT / "instance")
-    data_dir: str = ""  # COACH_DATA_DIR: the folder file.read / file.write may touch; default instance/data
+    data_dir: str = ""  # COACH_DATA_DIR: holds one folder per workspace (<data>/<workspace id>/); default instance/data
+    data_quota_mb: float = 100.0  # COACH_DATA_QUOTA_MB: most a workspace's data folder may hold (file.write); 0 = none
+    file_read_max_mb: float = 10.0  # COACH_FILE_READ_MAX_MB: the most file.read returns (its max_bytes' maximum)
     secret_key: str = DEFAULT_SECRET
     # COACH_ASYNC_MODE: gevent | threading | eventlet. gevent is the fastest under load (README "Async mode")
     async_mode: str = "gevent"
     max_body_mb: float = 10.0
     demo: bool = True
     shell_allow: tuple[str, ...] = ()  # COACH_SHELL_ALLOW: comma-separated command names shell.run may start
-    sql_connections: dict[str, str] = field(default_factory=dict)  # COACH_SQL_CONNECTIONS: JSON {name: url}
+    # COACH_SQL_CONNECTIONS: JSON {name: {"url": ..., "workspaces": [id or slug, ...]}} (services/tools/sql.py)
+    sql_connections: dict[str, Any] = field(default_factory=dict)
     http_timeout_s: float = 30.0
     # COACH_EVAL_TIME_MS: the time one evaluation of user-written code (a template, condition or schema check)
     # may take before its step fails; under gevent/eventlet nothing else runs meanwhile (README "Budgets")
     eval_time_ms: float = 10.0
+    # COACH_OUTBOUND_ALLOW: comma-separated hosts / *.suffix / IPs / CIDRs every workspace may reach although they
+    # are private, loopback … (refused by default; core/outbound)
+    outbound_allow: tuple[str, ...] = ()
     runner_workers: int = 4  # COACH_RUNNER_WORKERS: background tasks advancing executions at once
     message_queue: str = ""  # COACH_MESSAGE_QUEUE: e.g. redis://127.0.0.1:6379/0 for several servers
     spot_check_rate: float = 0.05
@@ -54,6 +60,14 @@ class Settings:
         return self.data_dir or str(Path(self.instance_dir) / "data")
 
     @property
+    def data_quota_bytes(self) -> int | None:
+        return int(self.data_quota_mb * 1024 * 1024) if self.data_quota_mb > 0 else None
+
+    @property
+    def file_read_max_bytes(self) -> int:
+        return max(1, int(self.file_read_max_mb * 1024 * 1024))
+
+    @property
     def max_body_bytes(self) -> int:
         return int(self.max_body_mb * 1024 * 1024)
 
@@ -68,7 +82,7 @@ class Settings:
             raw = env.get(f"COACH_{f.name.upper()}")
             if raw is None:
                 continue
-            if f.name == "shell_allow":
+            if f.name in ("shell_allow", "outbound_allow"):
                 values[f.name] = tuple(p.strip() for p in raw.split(",") if p.strip())
             elif f.name == "sql_connections":
                 values[f.name] = json.loads(raw) if raw.strip() else {}

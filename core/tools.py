@@ -15,11 +15,14 @@ RISKS = ("read", "write", "external", "destructive")
 
 @dataclass
 class ToolContext:
-    """What a running tool may know: its deadline (seconds, monotonic clock) and the execution it serves."""
+    """What a running tool may know: its deadline (seconds, monotonic clock), the execution it serves and the
+    workspace (tenant) it runs for. Tools that touch a tenant's things (files, SQL connections, outbound hosts)
+    refuse to run without a workspace rather than fall back to something shared."""
 
     execution_id: str = ""
     step_id: str = ""
     deadline: float | None = None
+    workspace_id: str = ""
 
     def remaining(self, default: float = 300.0) -> float:
         if self.deadline is None:
@@ -29,6 +32,14 @@ class ToolContext:
 
 class ToolError(Exception):
     """A tool failed in a way worth reporting to the step (message is shown to users)."""
+
+
+def require_workspace(ctx: ToolContext, tool: str) -> str:
+    """The workspace a tenant-scoped tool runs for, or a ToolError: never a shared default."""
+    workspace = (ctx.workspace_id or "").strip()
+    if not workspace:
+        raise ToolError(f"{tool} needs a workspace to run for, and was called without one")
+    return workspace
 
 
 class Tool(Protocol):

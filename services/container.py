@@ -11,6 +11,7 @@ from core.tools import ToolRegistry
 from services.db import Database
 from services.models import Workspace
 from services.notifier import Notifier
+from services.outbound import WorkspaceDirectory
 from services.runner import Runner
 from services.tools import build_registry
 from services.workflows import DefinitionCache
@@ -34,7 +35,7 @@ class Services:
         benchmarks pass an inline one to measure the engine without scheduling noise."""
         budget.configure(time_s=settings.eval_time_ms / 1000.0)
         db = Database(settings.resolved_database_url)
-        tools = build_registry(settings)
+        tools = build_registry(settings, WorkspaceDirectory(db))
         definitions = DefinitionCache(tools)
         notifier = notifier or Notifier(socketio)
         if spawn is None and socketio is not None and settings.async_mode in ("eventlet", "gevent"):

@@ -1,6 +1,7 @@
 """Demo workflows and their data, loaded on `make run` unless COACH_DEMO=0."""
 from __future__ import annotations
 
+import logging
 import shutil
 from pathlib import Path
 
@@ -10,14 +11,17 @@ from sqlalchemy import select
 from services import coaching, decisions, executions, workflows
 from services.container import Services
 from services.models import Workflow
+from services.tools.files import workspace_root
 
 DEMO_DIR = Path(__file__).resolve().parent.parent / "demo"
 
+log = logging.getLogger(__name__)
+
 
 def load(services: Services, workspace_id: str) -> list[str]:
-    """Create each demo workflow that is not there yet (by name), and copy the demo data files."""
-    data_dir = Path(services.settings.resolved_data_dir)
-    data_dir.mkdir(parents=True, exist_ok=True)
+    """Create each demo workflow that is not there yet (by name), and copy the demo data files into the
+    workspace's own data folder (<data>/<workspace id>/)."""
+    data_dir = workspace_root(services.settings, workspace_id, create=True)
     for source in (DEMO_DIR / "data").iterdir():
         if not (data_dir / source.name).exists():
             shutil.copy(source, data_dir / source.name)
@@ -32,6 +36,10 @@ def load(services: Services, workspace_id: str) -> list[str]:
             if "base_url" in definition.get("variables", {}):
                 definition["variables"]["base_url"]["default"] = (
                     f"http://{services.settings.host}:{services.settings.port}")
+                if not services.settings.outbound_allow:
+                    log.warning("the demo's %r calls this server at %s, which outbound requests refuse unless "
+                                "COACH_OUTBOUND_ALLOW names it (make run sets 127.0.0.1)", definition["name"],
+                                services.settings.host)
             created.append((definition["name"], workflows.create(session, services.tools, workspace_id, definition).id))
     by_name = dict(created)
     if "Refund review" in by_name:

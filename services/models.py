@@ -143,6 +143,18 @@ class Workspace(NewId, Base):
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 
+class WorkspaceOutbound(Base):
+    """A workspace's own allow and deny lists for outbound requests (core/outbound; migration 0011).
+    No row: both lists empty (public hosts only)."""
+
+    __tablename__ = "workspace_outbound"
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"), primary_key=True)
+    allow: Mapped[list[str]] = mapped_column(JsonType, default=list)
+    deny: Mapped[list[str]] = mapped_column(JsonType, default=list)
+    updated_by: Mapped[str] = mapped_column(String(254), default="")
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
 class Workflow(NewId, Base):
     __tablename__ = "workflows"
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)

@@ -85,6 +85,8 @@ def settings(database_url, tmp_path) -> Settings:
     return Settings(env="test", database_url=database_url, instance_dir=str(tmp_path), data_dir=str(data),
                     demo=False, runner_workers=2, shell_allow=("echo", "sleep"), log_level="WARNING",
                     secret_key="test-secret", random_seed=7,
+                    # the tests' HTTP servers listen on loopback, which outbound requests refuse by default
+                    outbound_allow=("127.0.0.1",),
                     # the test client runs the app in this (unpatched) process: real threads, not greenlets;
                     # the socket and browser tests run the real server in the default mode
                     async_mode="threading")
@@ -172,6 +174,12 @@ class Api:
             if body["status"] not in ("pending", "running", "resumed") or time.monotonic() > deadline:
                 return body
             time.sleep(0.01)
+
+    def data_dir(self) -> Path:
+        """The data folder of the caller's workspace, <data>/<workspace id>/ (made if need be)."""
+        folder = Path(self.services.settings.resolved_data_dir) / self.ok("GET", "/api/auth/me")["workspace_id"]
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
 
     def run(self, steps: list, variables: dict | None = None, **extra) -> dict:
         wf = self.workflow(steps, **extra)

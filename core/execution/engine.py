@@ -43,6 +43,7 @@ class ExecutionState:
     mode: str
     variables: dict[str, Any]
     steps: dict[str, StepState] = field(default_factory=dict)
+    workspace_id: str = ""  # whose files, connections and hosts the tools use (ToolContext.workspace_id)
 
     @classmethod
     def new(cls, id: str, defn: WorkflowDef, variables: dict[str, Any], mode: str = "normal") -> "ExecutionState":
@@ -173,7 +174,7 @@ def _call_with_timeout(tool: Tool, params: dict, ctx: ToolContext, timeout_s: fl
 
 
 def run_tool(step: StepDef, tool: Tool, params: dict, *, execution_id: str = "",
-             sleep: Callable[[float], None] = time.sleep) -> Outcome:
+             sleep: Callable[[float], None] = time.sleep, workspace_id: str = "") -> Outcome:
     """Run an action step's tool with its timeout and retries (exponential backoff)."""
     attempts = 0
     error = ""
@@ -182,7 +183,7 @@ def run_tool(step: StepDef, tool: Tool, params: dict, *, execution_id: str = "",
             sleep(min(MAX_BACKOFF_S, step.retry_backoff_s * 2 ** (attempts - 1)))
         attempts += 1
         ctx = ToolContext(execution_id=execution_id, step_id=step.id,
-                          deadline=time.monotonic() + step.timeout_s)
+                          deadline=time.monotonic() + step.timeout_s, workspace_id=workspace_id)
         try:
             output = _call_with_timeout(tool, params, ctx, step.timeout_s)
             return Outcome(True, output=output, attempts=attempts, params=params)
@@ -245,4 +246,4 @@ def execute(step: StepDef, state: ExecutionState, tools: ToolRegistry, params: A
     if invalid:
         listed = "; ".join(f"{k}: {', '.join(v)}" for k, v in invalid.items())
         return Outcome(False, error=f"params for tool {tool.name!r} are invalid: {listed}", attempts=0, params=params)
-    return run_tool(step, tool, params, execution_id=state.id, sleep=sleep)
+    return run_tool(step, tool, params, execution_id=state.id, sleep=sleep, workspace_id=state.workspace_id)

@@ -21,6 +21,7 @@ from .files import FileReadTool, FileWriteTool
 from .http import HttpRequestTool
 from .shell import ShellRunTool
 from .sql import SqlQueryTool
+from .tenancy import IdsOnly, Workspaces
 
 ENTRY_POINT_GROUP = "coach.tools"
 
@@ -32,20 +33,23 @@ __all__ = [
     "FileReadTool",
     "FileWriteTool",
     "HttpRequestTool",
+    "IdsOnly",
     "NoopTool",
     "ShellRunTool",
     "SqlQueryTool",
+    "Workspaces",
     "build_registry",
     "builtin_tools",
 ]
 
 
-def builtin_tools(settings: Settings) -> list[Tool]:
+def builtin_tools(settings: Settings, workspaces: Workspaces | None = None) -> list[Tool]:
+    """`workspaces` tells the tools a workspace's slug and outbound lists (the server passes its database's)."""
     return [
         NoopTool(),
         EchoTool(),
-        HttpRequestTool(settings),
-        SqlQueryTool(settings),
+        HttpRequestTool(settings, workspaces),
+        SqlQueryTool(settings, workspaces),
         FileReadTool(settings),
         FileWriteTool(settings),
         ShellRunTool(settings),
@@ -70,9 +74,9 @@ def _load_entry_point(ep: Any, settings: Settings) -> Tool:
     return obj
 
 
-def build_registry(settings: Settings) -> ToolRegistry:
+def build_registry(settings: Settings, workspaces: Workspaces | None = None) -> ToolRegistry:
     registry = ToolRegistry()
-    for tool in builtin_tools(settings):
+    for tool in builtin_tools(settings, workspaces):
         registry.register(tool)
     builtin_names = set(registry.names())
 

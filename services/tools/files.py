@@ -1,28 +1,51 @@
-"""file.read / file.write, confined to the data folder (COACH_DATA_DIR)."""
+"""file.read / file.write, confined to the workspace's own folder under the data folder (COACH_DATA_DIR).
+
+Each workspace has `<data>/<workspace_id>/`; a tool called without a workspace refuses instead of falling back
+to a shared folder. Writes count against the workspace's quota (COACH_DATA_QUOTA_MB).
+"""
 from __future__ import annotations
 
 import csv
 import io
 import json
+import os
 import re
+import threading
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 from config import Settings
-from core.tools import ToolContext, ToolError
+from core.tools import ToolContext, ToolError, require_workspace
 
+# the most file.read returns when the server's settings say nothing else (COACH_FILE_READ_MAX_MB)
 MAX_READ_BYTES = 10 * 1024 * 1024
+_WORKSPACE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 
 
 def data_root(settings: Settings, create: bool = False) -> Path:
+    """The server's data folder, which holds one folder per workspace (never used by a tool directly)."""
     root = Path(settings.resolved_data_dir)
     if create:
         root.mkdir(parents=True, exist_ok=True)
     return root.resolve()
 
 
-def confine(settings: Settings, rel: Any, create_root: bool = False) -> tuple[Path, str]:
-    """Map a user-given relative path to a real path inside the data folder, or refuse.
+def workspace_root(settings: Settings, workspace_id: str, create: bool = False) -> Path:
+    """`<data>/<workspace_id>/`: the only folder the workspace's tools may touch."""
+    if not isinstance(workspace_id, str) or not _WORKSPACE_ID.match(workspace_id):
+        raise ToolError(f"not a usable workspace id: {workspace_id!r}")
+    root = data_root(settings, create=create) / workspace_id
+    if create:
+        root.mkdir(parents=True, exist_ok=True)
+    return root.resolve()
+
+
+def tool_root(settings: Settings, ctx: ToolContext, tool: str, create: bool = False) -> Path:
+    return workspace_root(settings, require_workspace(ctx, tool), create=create)
+
+
+def confine(root: Path, rel: Any) -> tuple[Path, str]:
+    """Map a user-given relative path to a real path inside `root` (a workspace's folder), or refuse.
 
     Checked both lexically (absolute, `..`) and after resolving symlinks, because a link
     planted inside the folder could otherwise point anywhere on the machine.
@@ -32,52 +55,94 @@ def confine(settings: Settings, rel: Any, create_root: bool = False) -> tuple[Pa
     if "\x00" in rel:
         raise ToolError("path must not contain NUL characters")
     if PurePosixPath(rel).is_absolute() or PureWindowsPath(rel).is_absolute() or re.match(r"^[A-Za-z]:|^[\\/]", rel):
-        raise ToolError(f"path must be relative to the data folder, got absolute path {rel!r}")
+        raise ToolError(f"path must be relative to the workspace's data folder, got absolute path {rel!r}")
     parts = [p for p in re.split(r"[\\/]+", rel) if p not in ("", ".")]
     if ".." in parts:
         raise ToolError(f"path must not contain '..': {rel!r}")
     if not parts:
-        raise ToolError("path must name something inside the data folder")
-    root = data_root(settings, create=create_root)
+        raise ToolError("path must name something inside the workspace's data folder")
     real = root.joinpath(*parts).resolve()
     if real != root and not real.is_relative_to(root):
-        raise ToolError(f"path {rel!r} leads outside the data folder")
+        raise ToolError(f"path {rel!r} leads outside the workspace's data folder")
     return real, "/".join(parts)
+
+
+def folder_usage(root: Path) -> int:
+    """Bytes held by the regular files under `root` (links are not followed, so none is counted twice)."""
+    total = 0
+    stack = [str(root)]
+    while stack:
+        try:
+            entries = os.scandir(stack.pop())
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+                    elif entry.is_file(follow_symlinks=False):
+                        total += entry.stat(follow_symlinks=False).st_size
+                except OSError:
+                    continue
+    return total
+
+
+# one writer per workspace folder at a time in this process, so two writes cannot both pass the quota
+_QUOTA_LOCKS: dict[str, threading.Lock] = {}
+_QUOTA_LOCKS_GUARD = threading.Lock()
+
+
+def _quota_lock(root: Path) -> threading.Lock:
+    with _QUOTA_LOCKS_GUARD:
+        return _QUOTA_LOCKS.setdefault(str(root), threading.Lock())
+
+
+def _mb(n: float) -> str:
+    if n < 1024 * 1024:
+        return f"{int(n)} bytes"
+    return f"{n / (1024 * 1024):.2f}".rstrip("0").rstrip(".") + " MB"
 
 
 class FileReadTool:
     name = "file.read"
     description = (
-        "Reads a text file from the data folder. CSV files also come back as rows, JSON files as parsed JSON."
+        "Reads a text file from the workspace's data folder. CSV files also come back as rows, JSON files as parsed JSON."
     )
     risk = "read"
-    params_schema: dict[str, Any] = {
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "minLength": 1},
-            "encoding": {"type": "string", "minLength": 1, "default": "utf-8"},
-            "max_bytes": {"type": "integer", "minimum": 1, "default": MAX_READ_BYTES},
-        },
-        "required": ["path"],
-        "additionalProperties": False,
-    }
 
     def __init__(self, settings: Settings):
         self.settings = settings
+        # the server's cap; the schema says it, so a correction asking for more is a 422 naming max_bytes
+        self.limit = settings.file_read_max_bytes
+        self.params_schema: dict[str, Any] = {
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "minLength": 1},
+                "encoding": {"type": "string", "minLength": 1, "default": "utf-8"},
+                "max_bytes": {"type": "integer", "minimum": 1, "maximum": self.limit, "default": self.limit},
+            },
+            "required": ["path"],
+            "additionalProperties": False,
+        }
 
     def run(self, params: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-        real, rel = confine(self.settings, params.get("path"))
+        real, rel = confine(tool_root(self.settings, ctx, self.name), params.get("path"))
         encoding = params.get("encoding") or "utf-8"
-        max_bytes = int(params.get("max_bytes") or MAX_READ_BYTES)
+        # the schema caps it, but a caller that skips the schema must not get past the server's limit either
+        max_bytes = min(int(params.get("max_bytes") or self.limit), self.limit)
         if not real.exists():
-            raise ToolError(f"no such file in the data folder: {rel}")
+            raise ToolError(f"no such file in the workspace's data folder: {rel}")
         if not real.is_file():
             raise ToolError(f"not a regular file: {rel}")
         size = real.stat().st_size
         if size > max_bytes:
             raise ToolError(f"{rel} is {size} bytes, more than max_bytes ({max_bytes})")
         try:
-            raw = real.read_bytes()
+            with open(real, "rb") as fh:
+                raw = fh.read(max_bytes + 1)  # the file may have grown since stat()
+            if len(raw) > max_bytes:
+                raise ToolError(f"{rel} is more than max_bytes ({max_bytes})")
             content = raw.decode(encoding)
         except LookupError:
             raise ToolError(f"unknown encoding {encoding!r}") from None
@@ -103,7 +168,7 @@ class FileReadTool:
 
 class FileWriteTool:
     name = "file.write"
-    description = "Writes text (content) or pretty-printed JSON (json) to a file in the data folder."
+    description = "Writes text (content) or pretty-printed JSON (json) to a file in the workspace's data folder."
     risk = "write"
     params_schema: dict[str, Any] = {
         "type": "object",
@@ -138,19 +203,39 @@ class FileWriteTool:
         if mode not in ("overwrite", "append"):
             raise ToolError(f"mode must be overwrite or append, got {mode!r}")
 
-        real, rel = confine(self.settings, params.get("path"), create_root=True)
+        root = tool_root(self.settings, ctx, self.name, create=True)
+        real, rel = confine(root, params.get("path"))
         if real.is_dir():
             raise ToolError(f"{rel} is a folder, not a file")
-        if not real.parent.is_dir():
-            if not params.get("make_dirs", True):
-                raise ToolError(f"folder for {rel} does not exist (make_dirs is false)")
+        with _quota_lock(root):
+            self._check_quota(root, real, rel, mode, len(data))
+            if not real.parent.is_dir():
+                if not params.get("make_dirs", True):
+                    raise ToolError(f"folder for {rel} does not exist (make_dirs is false)")
+                try:
+                    real.parent.mkdir(parents=True, exist_ok=True)
+                except OSError as exc:
+                    raise ToolError(f"cannot create the folder for {rel}: {exc.strerror or exc}") from None
             try:
-                real.parent.mkdir(parents=True, exist_ok=True)
+                with open(real, "ab" if mode == "append" else "wb") as fh:
+                    fh.write(data)
             except OSError as exc:
-                raise ToolError(f"cannot create the folder for {rel}: {exc.strerror or exc}") from None
-        try:
-            with open(real, "ab" if mode == "append" else "wb") as fh:
-                fh.write(data)
-        except OSError as exc:
-            raise ToolError(f"cannot write {rel}: {exc.strerror or exc}") from None
+                raise ToolError(f"cannot write {rel}: {exc.strerror or exc}") from None
         return {"path": rel, "bytes_written": len(data)}
+
+    def _check_quota(self, root: Path, real: Path, rel: str, mode: str, size: int) -> None:
+        quota = self.settings.data_quota_bytes
+        if quota is None:
+            return
+        used = folder_usage(root)
+        replaced = 0
+        if mode == "overwrite":
+            try:
+                replaced = real.lstat().st_size if real.is_file() else 0
+            except OSError:
+                replaced = 0
+        after = used - replaced + size
+        if after > quota:
+            raise ToolError(
+                f"writing {rel} ({size} bytes) would bring this workspace's data folder to {_mb(after)}, "
+                f"over its quota of {_mb(quota)} (COACH_DATA_QUOTA_MB); {_mb(used)} in use")

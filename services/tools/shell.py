@@ -1,4 +1,4 @@
-"""shell.run: start an allow-listed program (argv, never a shell string) inside the data folder."""
+"""shell.run: start an allow-listed program (argv, never a shell string) inside the workspace's data folder."""
 from __future__ import annotations
 
 import os
@@ -11,7 +11,7 @@ from config import Settings
 from core.tools import ToolContext, ToolError
 
 from .basic import budget, seconds_text, truncate_text
-from .files import confine, data_root
+from .files import confine, tool_root
 
 
 def _child_env() -> dict[str, str]:
@@ -38,7 +38,7 @@ class ShellRunTool:
     name = "shell.run"
     description = (
         "Runs an allow-listed command (COACH_SHELL_ALLOW) as an argv list, without a shell, "
-        "in the data folder; returns the exit code, stdout and stderr."
+        "in the workspace's data folder; returns the exit code, stdout and stderr."
     )
     risk = "destructive"
     params_schema: dict[str, Any] = {
@@ -77,12 +77,13 @@ class ShellRunTool:
         if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
             raise ToolError("command must be a non-empty list of strings (argv), not a shell string")
         executable = self._executable(argv[0])
+        root = tool_root(self.settings, ctx, self.name, create=True)
         if params.get("cwd"):
-            cwd, rel = confine(self.settings, params["cwd"])
+            cwd, rel = confine(root, params["cwd"])
             if not cwd.is_dir():
-                raise ToolError(f"cwd {rel!r} is not a folder in the data folder")
+                raise ToolError(f"cwd {rel!r} is not a folder in the workspace's data folder")
         else:
-            cwd = data_root(self.settings, create=True)
+            cwd = root
         timeout = budget(ctx, params.get("timeout_s"))
         stdin = params.get("stdin")
 

@@ -1,8 +1,14 @@
-"""sql.query: one statement against a named connection from COACH_SQL_CONNECTIONS."""
+"""sql.query: one statement against a named connection from COACH_SQL_CONNECTIONS, granted per workspace.
+
+The setting is JSON `{"name": {"url": "<sqlalchemy url>", "workspaces": ["<workspace id or slug>", ...]}}`.
+The old plain form `{"name": "<url>"}` names no workspace, so it is granted to none (a warning is logged at start):
+a connection is never shared by every tenant by default.
+"""
 from __future__ import annotations
 
 import base64
 import datetime as dt
+import logging
 import threading
 import uuid
 from decimal import Decimal
@@ -13,9 +19,35 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from config import Settings
-from core.tools import ToolContext, ToolError
+from core.tools import ToolContext, ToolError, require_workspace
 
 from .basic import budget, seconds_text
+from .tenancy import IdsOnly, Workspaces
+
+log = logging.getLogger(__name__)
+
+
+def parse_connections(raw: Any) -> dict[str, tuple[str, frozenset[str]]]:
+    """COACH_SQL_CONNECTIONS as {name: (url, workspaces granted)}; entries that grant nothing are logged."""
+    connections: dict[str, tuple[str, frozenset[str]]] = {}
+    if not isinstance(raw, dict):
+        log.warning("COACH_SQL_CONNECTIONS must be a JSON object; no SQL connection is available")
+        return connections
+    for name, spec in raw.items():
+        if isinstance(spec, str):
+            log.warning("SQL connection %r has the old form {name: url}, which grants it to no workspace; use "
+                        '{"%s": {"url": "...", "workspaces": ["<workspace id or slug>"]}}', name, name)
+            continue
+        url = spec.get("url") if isinstance(spec, dict) else None
+        granted = spec.get("workspaces") if isinstance(spec, dict) else None
+        if not isinstance(url, str) or not url or not isinstance(granted, list) \
+                or not all(isinstance(w, str) and w for w in granted):
+            log.warning("SQL connection %r is not {\"url\": str, \"workspaces\": [str, ...]}; it is ignored", name)
+            continue
+        if not granted:
+            log.warning("SQL connection %r is granted to no workspace", name)
+        connections[str(name)] = (url, frozenset(granted))
+    return connections
 
 
 def json_safe(value: Any) -> Any:
@@ -85,8 +117,10 @@ class SqlQueryTool:
         "additionalProperties": False,
     }
 
-    def __init__(self, settings: Settings):
+    def __init__(self, settings: Settings, workspaces: Workspaces | None = None):
         self.settings = settings
+        self.workspaces = workspaces or IdsOnly()
+        self.connections = parse_connections(settings.sql_connections or {})
         self._engines: dict[str, Engine] = {}
         self._lock = threading.Lock()
 
@@ -110,13 +144,16 @@ class SqlQueryTool:
 
     def run(self, params: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         name = params.get("connection")
-        connections = self.settings.sql_connections or {}
-        if name not in connections:
-            known = ", ".join(sorted(connections)) or "none (set COACH_SQL_CONNECTIONS)"
-            raise ToolError(f"unknown SQL connection {name!r}; known connections: {known}")
+        workspace = require_workspace(ctx, self.name)
+        names = self.workspaces.names(workspace)
+        granted = {n: url for n, (url, to) in self.connections.items() if to & names}
+        if name not in granted:
+            # the same words whether the connection does not exist or belongs to another workspace
+            available = ", ".join(sorted(granted)) or "none (COACH_SQL_CONNECTIONS grants none to it)"
+            raise ToolError(f"no SQL connection {name!r} is available to this workspace; available: {available}")
         max_rows = int(params.get("max_rows", 1000))
         seconds = budget(ctx)
-        engine = self._engine(connections[name])
+        engine = self._engine(granted[name])
 
         timed_out = threading.Event()
         try:

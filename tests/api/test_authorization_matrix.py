@@ -92,6 +92,9 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("GET", "/api/audit"): "lead",
     ("GET", "/api/audit/verify"): "lead",
     ("GET", "/api/audit/actions"): "lead",
+    # the workspace's outbound hosts: leads read, admins change
+    ("GET", "/api/workspace/outbound"): "lead",
+    ("PUT", "/api/workspace/outbound"): "admin",
 }
 
 # Routes that name a row in their body instead of their path: they get a foreign-row case too.
@@ -287,6 +290,8 @@ def _build(w: World, key: tuple[str, str], side: str, caller: str | None, fresh:
         ex_id = w.coaching(side)[0]
         w.ok("POST", f"/api/executions/{ex_id}/coaching/pause", w.admin_of(side))
         return Request({"execution_id": ex_id})
+    if key == ("PUT", "/api/workspace/outbound"):
+        return Request(json={"allow": [], "deny": ["blocked.example"]})
     if key == ("PATCH", "/api/correction-packs/<pack_id>"):
         return Request(json={"enabled": True})
     if key == ("POST", "/api/correction-packs/import"):
@@ -436,6 +441,7 @@ INVALID = {
     ("POST", "/api/users"): ("/api/users", {}),
     ("PUT", "/api/users/<user_id>/role"): ("/api/users/{user_id}/role", {"role": "king"}),
     ("GET", "/api/audit"): ("/api/audit?per_page=0", None),
+    ("PUT", "/api/workspace/outbound"): ("/api/workspace/outbound", {"allow": "not a list"}),
 }
 
 def _invalid_cases():

@@ -29,3 +29,31 @@ def test_demo_history_makes_refund_review_auto_ready_with_a_learned_pack_and_fil
     assert api.ok("GET", "/api/coaching/queue")["total"] == 4
     again = {w["name"]: w for w in api.ok("GET", "/api/metrics/workflows")["items"]}
     assert again["Refund review"]["decisions"] == 30
+
+
+def test_demo_files_live_in_the_demo_workspaces_folder_and_its_workflows_run(app, api, services):
+    from pathlib import Path
+
+    workspace = app.extensions["coach_default_workspace"]
+    demo.load(services, workspace)
+    data = Path(services.settings.resolved_data_dir)
+    assert (data / workspace / "invoices.csv").is_file() and not (data / "invoices.csv").exists()
+    queue = api.ok("GET", "/api/coaching/queue")["items"]
+    for name in ("Invoice intake", "Refund review", "Service check"):
+        item = next(i for i in queue if i["workflow_name"] == name)
+        ex_id = item["execution_id"]
+        for _ in range(5):  # accept every suggestion until the execution is done
+            pending = api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]
+            if pending is None:
+                break
+            api.ok("POST", f"/api/executions/{ex_id}/coaching/decision",
+                   {"suggestion_id": pending["suggestion_id"], "decision": "accept"})
+            api.settle(ex_id)
+        ex = api.settle(ex_id)
+        if name == "Service check":  # it calls this app's own address, where no server listens under the test client
+            ping = next(s for s in ex["steps"] if s["step_id"] == "ping")
+            assert "outbound request" not in (ping["error"] or ""), ping  # not refused by the outbound rules
+            continue
+        assert ex["status"] == "completed", (name, ex)
+    assert (data / workspace / "summaries" / "invoices-summary.json").is_file()
+    assert list((data / workspace / "notices").iterdir())

@@ -164,7 +164,7 @@ def test_invalid_status_filter_is_422(api):
 
 def _demo_workflow(api) -> dict:
     definition = yaml.safe_load((DEMO / "invoice_intake.yaml").read_text())
-    shutil.copy(DEMO / "data" / "invoices.csv", Path(api.services.settings.resolved_data_dir) / "invoices.csv")
+    shutil.copy(DEMO / "data" / "invoices.csv", api.data_dir() / "invoices.csv")
     return api.ok("POST", "/api/workflows", definition, status=201)
 
 
@@ -173,7 +173,7 @@ def test_demo_invoice_intake_writes_the_summary(api):
     ex = api.settle(api.start(wf["id"])["execution_id"])
     assert ex["status"] == "completed", ex["error"]
     assert _steps(ex)["confirm_large"]["status"] == "skipped"
-    summary = Path(api.services.settings.resolved_data_dir) / "summaries" / "invoices-summary.json"
+    summary = api.data_dir() / "summaries" / "invoices-summary.json"
     written = json.loads(summary.read_text())
     assert written["total"] == pytest.approx(5440.74)
     assert written["file"] == "invoices.csv"
@@ -185,7 +185,7 @@ def test_demo_invoice_intake_stops_for_a_human_on_a_large_batch(api):
     assert ex["status"] == "waiting_clarification"
     assert ex["gate"]["step_id"] == "confirm_large"
     assert _steps(ex)["summary"]["status"] == "pending"
-    assert not (Path(api.services.settings.resolved_data_dir) / "summaries").exists()
+    assert not (api.data_dir() / "summaries").exists()
 
 
 def test_sql_query_reads_rows_from_a_configured_sqlite_file(settings, tmp_path):
@@ -196,7 +196,8 @@ def test_sql_query_reads_rows_from_a_configured_sqlite_file(settings, tmp_path):
     with sqlite3.connect(db_file) as conn:
         conn.execute("CREATE TABLE items (id INTEGER, name TEXT)")
         conn.executemany("INSERT INTO items VALUES (?, ?)", [(1, "apple"), (2, "pear")])
-    app = create_app(settings.with_overrides(sql_connections={"shop": f"sqlite:///{db_file}"}), migrate=False)
+    app = create_app(settings.with_overrides(
+        sql_connections={"shop": {"url": f"sqlite:///{db_file}", "workspaces": ["default"]}}), migrate=False)
     try:
         api = Api(authed_client(app), app.extensions["coach"])
         ex = api.run([{"id": "q", "tool": "sql.query",

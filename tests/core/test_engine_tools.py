@@ -218,3 +218,26 @@ def test_an_unexpected_exception_is_retried_like_any_failure():
     outcome = run_tool(action(tool="buggy", retries=1, retry_backoff_s=0), Buggy(True), {}, sleep=sleep)
     assert not outcome.ok and outcome.attempts == 2 and sleep.delays == [0]
 
+
+
+class Whose:
+    name, description, risk = "whose", "says which workspace it runs for", "read"
+    params_schema = {"type": "object"}
+    honours_deadline = True
+
+    def run(self, params, ctx):
+        return {"workspace_id": ctx.workspace_id, "execution_id": ctx.execution_id}
+
+
+@pytest.mark.parametrize("honours", [True, False])
+def test_every_tool_call_knows_the_workspace_it_runs_for(honours):
+    tool = Whose()
+    tool.honours_deadline = honours  # inline, and in the watchdog thread
+    registry = make_registry(tool)
+    defn = define({"id": "who", "tool": "whose"}, registry=registry)
+    state = new_state(defn)
+    state.workspace_id = "ws-a"
+    outcome = execute(defn.step("who"), state, registry)
+    assert outcome.ok and outcome.output == {"workspace_id": "ws-a", "execution_id": "ex1"}
+    step = defn.step("who")
+    assert run_tool(step, tool, {}, execution_id="e", workspace_id="ws-b").output["workspace_id"] == "ws-b"

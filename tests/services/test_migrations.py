@@ -169,3 +169,33 @@ def test_decisions_keep_their_rows_and_one_decision_per_idempotency_key_across_0
                 conn.execute(text(f"DELETE FROM {table}"))
         _migrate(db, "head")
         db.dispose()
+
+
+def test_workspace_outbound_lists_come_with_0011_and_go_with_its_downgrade(database_url):
+    db = Database(database_url)
+    try:
+        _migrate(db, "0009", down=True)
+        assert "workspace_outbound" not in inspect(db.engine).get_table_names()
+        with db.engine.begin() as conn:
+            _workspace_and_workflow(conn)
+        _migrate(db, "head")
+        assert "workspace_outbound" in inspect(db.engine).get_table_names()
+        from services.outbound import get_lists, set_lists
+        with db.transaction() as session:
+            set_lists(session, "ws", {"allow": ["api.example.com"], "deny": ["10.0.0.0/8"]}, "admin@x")
+        with db.read() as session:
+            assert get_lists(session, "ws").as_dict() == {"allow": ["api.example.com"], "deny": ["10.0.0.0/8"]}
+        with pytest.raises(IntegrityError):  # lists belong to a workspace that exists
+            with db.engine.begin() as conn:
+                conn.execute(text("INSERT INTO workspace_outbound (workspace_id, allow, deny, updated_by, updated_at) "
+                                  "VALUES ('nope', '[]', '[]', '', :t)"), {"t": T0})
+        _migrate(db, "0009", down=True)
+        assert "workspace_outbound" not in inspect(db.engine).get_table_names()
+        with db.engine.connect() as conn:
+            assert conn.execute(text("SELECT slug FROM workspaces")).scalar() == "ws"
+    finally:
+        with db.engine.begin() as conn:
+            for table in ("audit_events", "workflows", "workspaces"):
+                conn.execute(text(f"DELETE FROM {table}"))
+        _migrate(db, "head")
+        db.dispose()

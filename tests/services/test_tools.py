@@ -30,8 +30,12 @@ from services.tools.sql import SqlQueryTool, json_safe
 BUILTINS = {"noop", "echo", "http.request", "sql.query", "file.read", "file.write", "shell.run"}
 
 
-def ctx(budget_s: float | None = None) -> ToolContext:
-    return ToolContext(execution_id="e1", step_id="s1", deadline=None if budget_s is None else time.monotonic() + budget_s)
+WS = "w1"  # the workspace the tools run for in these tests
+
+
+def ctx(budget_s: float | None = None, workspace_id: str = WS) -> ToolContext:
+    return ToolContext(execution_id="e1", step_id="s1", deadline=None if budget_s is None else time.monotonic() + budget_s,
+                       workspace_id=workspace_id)
 
 
 @pytest.fixture
@@ -39,13 +43,16 @@ def settings(tmp_path: Path) -> Settings:
     return Settings(
         instance_dir=str(tmp_path),
         shell_allow=("echo", "sleep"),
-        sql_connections={"main": f"sqlite:///{tmp_path / 'test.db'}", "other": "sqlite://"},
+        sql_connections={"main": {"url": f"sqlite:///{tmp_path / 'test.db'}", "workspaces": [WS]},
+                         "other": {"url": "sqlite://", "workspaces": [WS, "w2"]}},
+        outbound_allow=("127.0.0.1",),  # the test servers listen on loopback
     )
 
 
 @pytest.fixture
 def data_dir(settings: Settings) -> Path:
-    path = Path(settings.resolved_data_dir)
+    """The folder of workspace WS, which the file tools and shell.run see."""
+    path = Path(settings.resolved_data_dir) / WS
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -82,6 +89,20 @@ class _Handler(BaseHTTPRequestHandler):
                 "body": body,
             }
             self._send(201, json.dumps(payload).encode(), "application/json")
+        elif url.path == "/redirect":  # /redirect?to=<location>&status=302
+            query = {k: v[0] for k, v in parse_qs(url.query).items()}
+            self.send_response(int(query.get("status", 302)))
+            self.send_header("Location", query["to"])
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        elif url.path == "/loop":
+            self.send_response(302)
+            self.send_header("Location", "/loop")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        elif url.path == "/host":
+            self._send(200, json.dumps({"host": self.headers.get("Host"), "method": self.command,
+                                        "body": body}).encode(), "application/json")
         elif url.path == "/text":
             self._send(200, "plain text é".encode(), "text/plain; charset=utf-8")
         elif url.path == "/big":
@@ -345,13 +366,13 @@ def test_file_read_refuses_symlink_escaping_the_data_folder(settings, data_dir):
     (data_dir / "link.txt").symlink_to(secret)
     (data_dir / "linkdir").symlink_to(data_dir.parent, target_is_directory=True)
     for path in ("link.txt", "linkdir/secret.txt"):
-        with pytest.raises(ToolError, match="outside the data folder"):
+        with pytest.raises(ToolError, match="outside the workspace.s data folder"):
             FileReadTool(settings).run({"path": path}, ctx())
 
 
 def test_file_write_refuses_symlink_escaping_the_data_folder(settings, data_dir):
     (data_dir / "out").symlink_to(data_dir.parent, target_is_directory=True)
-    with pytest.raises(ToolError, match="outside the data folder"):
+    with pytest.raises(ToolError, match="outside the workspace.s data folder"):
         FileWriteTool(settings).run({"path": "out/planted.txt", "content": "x"}, ctx())
     assert not (data_dir.parent / "planted.txt").exists()
 
@@ -494,3 +515,246 @@ def test_failing_entry_points_are_logged_and_skipped(settings, monkeypatch, plug
     assert isinstance(registry.get("file.read"), FileReadTool)
     logged = caplog.text
     assert "missing" in logged and "plugin exploded" in logged and "taken by a built-in" in logged
+
+
+# --- tenants: every tool knows whose it runs for ---------------------------------------------------------
+
+def _all_tools(settings):
+    return [FileReadTool(settings), FileWriteTool(settings), ShellRunTool(settings), SqlQueryTool(settings),
+            HttpRequestTool(settings)]
+
+
+@pytest.mark.parametrize("workspace_id", ["", "  "])
+def test_tenant_tools_refuse_to_run_without_a_workspace(settings, data_dir, server, workspace_id):
+    params = {"file.read": {"path": "a.txt"}, "file.write": {"path": "a.txt", "content": "x"},
+              "shell.run": {"command": ["echo", "hi"]}, "sql.query": {"connection": "main", "query": "SELECT 1"},
+              "http.request": {"url": f"{server}/json"}}
+    (data_dir / "a.txt").write_text("mine")
+    for tool in _all_tools(settings):
+        with pytest.raises(ToolError, match="needs a workspace"):
+            tool.run(params[tool.name], ctx(workspace_id=workspace_id))
+    # nothing was written to a shared folder either
+    assert sorted(p.name for p in Path(settings.resolved_data_dir).iterdir()) == [WS]
+
+
+def test_each_workspace_reads_and_writes_its_own_folder(settings, data_dir):
+    write, read = FileWriteTool(settings), FileReadTool(settings)
+    write.run({"path": "report.txt", "content": "from w1"}, ctx(workspace_id="w1"))
+    write.run({"path": "report.txt", "content": "from w2"}, ctx(workspace_id="w2"))
+    assert read.run({"path": "report.txt"}, ctx(workspace_id="w1"))["content"] == "from w1"
+    assert read.run({"path": "report.txt"}, ctx(workspace_id="w2"))["content"] == "from w2"
+    root = Path(settings.resolved_data_dir)
+    assert (root / "w1" / "report.txt").read_text() == "from w1"
+    assert (root / "w2" / "report.txt").read_text() == "from w2"
+    write.run({"path": "only-w1.txt", "content": "secret"}, ctx(workspace_id="w1"))
+    with pytest.raises(ToolError, match="no such file"):
+        read.run({"path": "only-w1.txt"}, ctx(workspace_id="w2"))
+    for path in ("../w1/only-w1.txt", "..\\w1\\only-w1.txt"):
+        with pytest.raises(ToolError, match=r"\.\."):
+            read.run({"path": path}, ctx(workspace_id="w2"))
+    # a link planted in w2's folder towards w1's is refused too
+    (root / "w2" / "peek").symlink_to(root / "w1", target_is_directory=True)
+    with pytest.raises(ToolError, match="outside the workspace's data folder"):
+        read.run({"path": "peek/only-w1.txt"}, ctx(workspace_id="w2"))
+
+
+def test_a_workspace_id_cannot_name_a_folder_outside_the_data_folder(settings, data_dir):
+    for bad in ("..", "../x", "a/b", ".hidden"):
+        with pytest.raises(ToolError, match="workspace id"):
+            FileWriteTool(settings).run({"path": "x.txt", "content": "x"}, ctx(workspace_id=bad))
+
+
+@pytest.mark.skipif(not shutil.which("pwd"), reason="needs pwd")
+def test_shell_runs_in_the_workspace_folder(settings, data_dir):
+    tool = ShellRunTool(settings.with_overrides(shell_allow=("pwd",)))
+    out = tool.run({"command": ["pwd"]}, ctx(workspace_id="w2"))
+    assert os.path.realpath(out["stdout"].strip()) == os.path.realpath(Path(settings.resolved_data_dir) / "w2")
+    with pytest.raises(ToolError, match=r"\.\."):
+        tool.run({"command": ["pwd"], "cwd": "../w1"}, ctx(workspace_id="w2"))
+
+
+def test_file_read_max_bytes_is_capped_at_the_servers_limit(settings, data_dir):
+    tool = FileReadTool(settings.with_overrides(file_read_max_mb=0.001))  # 1048 bytes
+    assert tool.params_schema["properties"]["max_bytes"]["maximum"] == 1048
+    assert "max_bytes" in schema_errors(tool.params_schema, {"path": "big.txt", "max_bytes": 10**12})
+    assert schema_errors(tool.params_schema, {"path": "big.txt", "max_bytes": 1000}) == {}
+    (data_dir / "big.txt").write_text("x" * 2000)
+    with pytest.raises(ToolError, match=r"more than max_bytes \(1048\)"):
+        tool.run({"path": "big.txt", "max_bytes": 10**12}, ctx())  # past the schema too: still capped
+    with pytest.raises(ToolError, match="max_bytes"):
+        tool.run({"path": "big.txt"}, ctx())
+    (data_dir / "small.txt").write_text("x" * 1000)
+    assert tool.run({"path": "small.txt"}, ctx())["size"] == 1000
+    assert FileReadTool(settings).params_schema["properties"]["max_bytes"]["maximum"] == 10 * 1024 * 1024
+
+
+def test_file_write_past_the_workspace_quota_fails_and_writes_nothing(settings, data_dir):
+    tool = FileWriteTool(settings.with_overrides(data_quota_mb=0.001))  # 1048 bytes per workspace
+    tool.run({"path": "a.txt", "content": "x" * 600}, ctx())
+    with pytest.raises(ToolError, match=r"quota of 1048 bytes \(COACH_DATA_QUOTA_MB\)") as info:
+        tool.run({"path": "sub/b.txt", "content": "y" * 600}, ctx())
+    assert "sub/b.txt" in str(info.value)
+    assert not (data_dir / "sub" / "b.txt").exists()
+    with pytest.raises(ToolError, match="quota"):
+        tool.run({"path": "a.txt", "content": "x" * 600, "mode": "append"}, ctx())
+    assert (data_dir / "a.txt").stat().st_size == 600
+    tool.run({"path": "a.txt", "content": "z" * 1000}, ctx())  # an overwrite frees what it replaces
+    assert (data_dir / "a.txt").read_text() == "z" * 1000
+    tool.run({"path": "a.txt", "content": "w" * 1000}, ctx(workspace_id="w2"))  # each workspace has its own quota
+    assert FileWriteTool(settings).settings.data_quota_bytes == 100 * 1024 * 1024  # the default: 100 MB
+
+
+# --- SQL connections are granted per workspace -------------------------------------------------------------
+
+class Slugs:
+    """The workspace directory the server gives the tools, for two workspaces with slugs (no database here)."""
+
+    def __init__(self, slugs: dict[str, str]):
+        self.slugs = slugs
+
+    def names(self, workspace_id):
+        return {workspace_id, self.slugs[workspace_id]} if workspace_id in self.slugs else {workspace_id}
+
+    def outbound(self, workspace_id):
+        from core.outbound import OutboundLists
+        return OutboundLists()
+
+
+def test_sql_connection_is_only_for_the_workspaces_it_is_granted_to(settings, tmp_path):
+    tool = SqlQueryTool(settings.with_overrides(sql_connections={
+        "shared": {"url": "sqlite://", "workspaces": ["w1", "sales"]},
+        "finance": {"url": f"sqlite:///{tmp_path / 'finance.db'}", "workspaces": ["w1"]}}),
+        Slugs({"w1": "hq", "w2": "sales", "w3": "ops"}))
+    try:
+        assert tool.run({"connection": "finance", "query": "SELECT 1 AS one"}, ctx(workspace_id="w1"))["rows"] == [{"one": 1}]
+        assert tool.run({"connection": "shared", "query": "SELECT 2 AS two"}, ctx(workspace_id="w2"))["rows"] == [{"two": 2}]
+        with pytest.raises(ToolError) as ungranted:
+            tool.run({"connection": "finance", "query": "SELECT 1"}, ctx(workspace_id="w2"))
+        with pytest.raises(ToolError) as unknown:
+            tool.run({"connection": "nowhere", "query": "SELECT 1"}, ctx(workspace_id="w2"))
+        # the same words for "exists for another workspace" and "does not exist": nothing leaks
+        assert str(ungranted.value).replace("finance", "X") == str(unknown.value).replace("nowhere", "X")
+        assert "available: shared" in str(ungranted.value)
+        with pytest.raises(ToolError, match="available: none") as none:
+            tool.run({"connection": "shared", "query": "SELECT 1"}, ctx(workspace_id="w3"))
+        assert "finance" not in str(none.value)
+    finally:
+        tool.close()
+
+
+def test_sql_connections_in_the_old_plain_form_are_granted_to_nobody(settings, caplog):
+    with caplog.at_level(logging.WARNING, logger="services.tools.sql"):
+        tool = SqlQueryTool(settings.with_overrides(sql_connections={"legacy": "sqlite://", "bad": {"url": 5}}))
+    assert "legacy" in caplog.text and "grants it to no workspace" in caplog.text and "'bad'" in caplog.text
+    with pytest.raises(ToolError, match="no SQL connection 'legacy' is available to this workspace"):
+        tool.run({"connection": "legacy", "query": "SELECT 1"}, ctx())
+
+
+def test_settings_read_sql_grants_outbound_and_quota_from_the_environment():
+    settings = Settings.from_env({
+        "COACH_SQL_CONNECTIONS": '{"wh": {"url": "sqlite://", "workspaces": ["default"]}}',
+        "COACH_OUTBOUND_ALLOW": "127.0.0.1, 10.0.0.0/8 ,*.corp.example",
+        "COACH_DATA_QUOTA_MB": "5", "COACH_FILE_READ_MAX_MB": "2"})
+    assert settings.sql_connections == {"wh": {"url": "sqlite://", "workspaces": ["default"]}}
+    assert settings.outbound_allow == ("127.0.0.1", "10.0.0.0/8", "*.corp.example")
+    assert settings.data_quota_bytes == 5 * 1024 * 1024 and settings.file_read_max_bytes == 2 * 1024 * 1024
+    assert Settings().outbound_allow == () and Settings().data_quota_mb == 100
+
+
+# --- outbound requests: checked after DNS, connected to the checked address, on every redirect -------------
+
+def _port(server: str) -> int:
+    return int(server.rsplit(":", 1)[1])
+
+
+def test_http_refuses_loopback_and_private_hosts_by_default(settings, server):
+    tool = HttpRequestTool(settings.with_overrides(outbound_allow=()))
+    port = _port(server)
+    for url, kind in [(f"{server}/json", "loopback"), (f"http://localhost:{port}/json", "loopback"),
+                      (f"http://[::1]:{port}/", "loopback"), (f"http://[::ffff:127.0.0.1]:{port}/", "loopback"),
+                      (f"http://[64:ff9b::7f00:1]:{port}/", "loopback"),
+                      (f"http://2130706433:{port}/", "loopback"),  # 127.0.0.1 as one number, resolved
+                      ("http://10.1.2.3/", "private"), ("http://192.168.0.1/", "private"),
+                      ("http://169.254.169.254/latest/meta-data/", "link-local"), ("http://0.0.0.0/", "unspecified"),
+                      ("http://224.0.0.1/", "multicast"), ("http://[fe80::1]/", "link-local"),
+                      ("http://100.64.0.1/", "not globally routable")]:
+        with pytest.raises(ToolError, match="refused") as info:
+            tool.run({"url": url}, ctx(5))
+        message = str(info.value)
+        assert kind in message and "COACH_OUTBOUND_ALLOW" in message, (url, message)
+        host = url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)[0].strip("[]") if "[" not in url else \
+            url.split("[", 1)[1].split("]", 1)[0]
+        assert host in message, (url, message)
+
+
+def test_the_servers_allow_list_opens_loopback_for_every_workspace(settings, server):
+    tool = HttpRequestTool(settings)  # outbound_allow = 127.0.0.1
+    assert tool.run({"url": f"{server}/json"}, ctx(workspace_id="w1"))["status"] == 200
+    assert tool.run({"url": f"{server}/json"}, ctx(workspace_id="w2"))["status"] == 200
+    with pytest.raises(ToolError, match="127.0.0.2.*loopback"):
+        tool.run({"url": f"http://127.0.0.2:{_port(server)}/json"}, ctx(5))
+
+
+def test_http_follows_redirects_itself(http_tool, server):
+    out = http_tool.run({"url": f"{server}/redirect?to=/redirect%3Fto%3D/json"}, ctx(5))
+    assert out["status"] == 200 and out["json"] == {"hello": "world", "n": 3}
+    assert out["redirects"] == 2 and out["url"] == f"{server}/json"
+    posted = http_tool.run({"method": "POST", "url": f"{server}/redirect?to=/host&status=307", "body": "keep"}, ctx(5))
+    assert posted["json"]["method"] == "POST" and posted["json"]["body"] == "keep"
+    seen = http_tool.run({"method": "POST", "url": f"{server}/redirect?to=/host&status=303", "body": "drop"}, ctx(5))
+    assert seen["json"]["method"] == "GET" and seen["json"]["body"] == ""
+
+
+def test_http_checks_every_redirect_hop(http_tool, server):
+    port = _port(server)
+    for target, why in [("http://169.254.169.254/latest/meta-data/", "link-local"),
+                        (f"http://127.0.0.2:{port}/json", "loopback"),
+                        (f"http://[::ffff:10.0.0.1]:{port}/", "private")]:
+        with pytest.raises(ToolError, match=f"refused.*{why}") as info:
+            http_tool.run({"url": f"{server}/redirect?to={target}"}, ctx(5))
+        assert target.split("//")[1].split("/")[0].split("]")[0].strip("[").rsplit(":", 1)[0] in str(info.value)
+    with pytest.raises(ToolError, match="redirected more than 5 times"):
+        http_tool.run({"url": f"{server}/loop"}, ctx(5))
+    with pytest.raises(ToolError, match="not an http"):
+        http_tool.run({"url": f"{server}/redirect?to=file:///etc/passwd"}, ctx(5))
+
+
+def test_http_connects_to_the_address_it_checked_and_keeps_the_host_name(settings, server):
+    """The name is resolved once per hop, by the check; the connection goes to that address (the system's
+    resolver does not even know the name) while the Host header still carries it."""
+    port = _port(server)
+    answers = {"app.internal.test": ["127.0.0.1", "10.9.9.9"]}
+    asked: list[str] = []
+
+    def resolver(host, _port):
+        asked.append(host)
+        import ipaddress
+        return [ipaddress.ip_address(a) for a in answers[host]]
+
+    tool = HttpRequestTool(settings, resolver=resolver)
+    out = tool.run({"url": f"http://app.internal.test:{port}/host"}, ctx(5))
+    assert out["json"]["host"] == f"app.internal.test:{port}"
+    assert asked == ["app.internal.test"]
+    # the connection goes to the first address that passed, not to whatever the name answers first
+    answers["mixed.test"] = ["10.9.9.9", "127.0.0.1"]
+    assert tool.run({"url": f"http://mixed.test:{port}/host"}, ctx(5))["json"]["host"] == f"mixed.test:{port}"
+    answers["private.test"] = ["10.9.9.9"]
+    with pytest.raises(ToolError, match=r"private.test \(10.9.9.9\) is a private address"):
+        tool.run({"url": f"http://private.test:{port}/host"}, ctx(5))
+    assert asked == ["app.internal.test", "mixed.test", "private.test"]  # once per hop: no second lookup
+
+
+def test_http_obeys_the_workspaces_own_lists(settings, server):
+    from core.outbound import OutboundLists
+
+    class Lists(Slugs):
+        def outbound(self, workspace_id):
+            return {"w1": OutboundLists(deny=("127.0.0.0/8",)), "w2": OutboundLists(allow=("api.example.com",))
+                    }.get(workspace_id, OutboundLists())
+
+    tool = HttpRequestTool(settings, Lists({}))
+    with pytest.raises(ToolError, match=r"127.0.0.1 is on this workspace's outbound deny list \(entry '127.0.0.0/8'\)"):
+        tool.run({"url": f"{server}/json"}, ctx(5, workspace_id="w1"))
+    with pytest.raises(ToolError, match="127.0.0.1 is not on this workspace's outbound allow list"):
+        tool.run({"url": f"{server}/json"}, ctx(5, workspace_id="w2"))
+    assert tool.run({"url": f"{server}/json"}, ctx(5, workspace_id="w3"))["status"] == 200

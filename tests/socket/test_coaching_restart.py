@@ -47,7 +47,7 @@ def test_the_pending_suggestion_and_the_stats_survive_a_crash(live_server, coach
     assert read(live_server, execution_id)["status"] == "completed"
     assert stats(live_server, execution_id) == expected_stats(suggestions_made=4, rejected=1, manual_executions=1,
                                                               accepted=2)
-    assert (live_server.data_dir / "out" / "bob.txt").read_text(encoding="utf-8") == "hi by hand"
+    assert (live_server.workspace_data_dir() / "out" / "bob.txt").read_text(encoding="utf-8") == "hi by hand"
     metrics = live_server.get(f"/api/metrics/workflows/{wf['id']}").json()
     assert (metrics["decisions"], metrics["accepted"], metrics["rejected"], metrics["manual"]) == (4, 2, 1, 1), metrics
 

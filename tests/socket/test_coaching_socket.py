@@ -253,7 +253,7 @@ def test_socket_accepts_push_each_next_suggestion_to_every_client_until_complete
     assert body["status"] == "completed", body
     assert [(s["step_id"], s["status"], s["decision"]) for s in body["steps"]] == [
         ("greet", "succeeded", "accept"), ("write", "succeeded", "accept"), ("last", "succeeded", "accept")]
-    assert (live_server.data_dir / "out" / "bob.txt").read_text(encoding="utf-8") == "hi bob"
+    assert (live_server.workspace_data_dir() / "out" / "bob.txt").read_text(encoding="utf-8") == "hi bob"
     assert stats(live_server, execution_id) == expected_stats(suggestions_made=3, accepted=3)
     for client in clients:  # every suggestion was pushed to each client once: 3 in all, no repeats
         assert [s["step_id"] for s in client.events("coaching_suggestion")] == ["greet", "write", "last"]
@@ -376,8 +376,8 @@ def test_socket_correct_runs_the_step_with_valid_params_and_refuses_invalid_ones
     assert step["status"] == "succeeded" and step["decision"] == "correct", step
     assert step["params"] == fixed, step
     assert step["output"]["path"] == "out/corrected.txt", step
-    assert (live_server.data_dir / "out" / "corrected.txt").read_text(encoding="utf-8") == "fixed by hand"
-    assert not (live_server.data_dir / "out" / "bob.txt").exists()
+    assert (live_server.workspace_data_dir() / "out" / "corrected.txt").read_text(encoding="utf-8") == "fixed by hand"
+    assert not (live_server.workspace_data_dir() / "out" / "bob.txt").exists()
 
 
 def test_socket_reject_waits_for_a_correction_then_manual_settles_the_step(live_server, coach_client):

@@ -82,7 +82,7 @@ def test_demo_service_check_calls_the_servers_own_healthz(live_server):
     assert steps["ping"]["output"]["status"] == 200
     assert steps["ping"]["output"]["json"] == {"status": "ok"}
     assert [steps[k]["status"] for k in ("ping", "check", "record")] == ["succeeded"] * 3
-    log = Path(live_server.data_dir, "logs", "service-check.log").read_text(encoding="utf-8")
+    log = Path(live_server.workspace_data_dir(), "logs", "service-check.log").read_text(encoding="utf-8")
     assert f"{execution_id} status=200" in log
 
 

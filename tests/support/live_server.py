@@ -93,6 +93,12 @@ class LiveServer:
     def url(self, path: str = "/") -> str:
         return self.base_url + (path if path.startswith("/") else "/" + path)
 
+    def workspace_data_dir(self) -> Path:
+        """The data folder of the one workspace these tests write files in (<data>/<workspace id>/)."""
+        folders = [p for p in self.data_dir.iterdir() if p.is_dir()]
+        assert len(folders) == 1, f"expected one workspace folder in {self.data_dir}, found {folders}"
+        return folders[0]
+
     # -- process ---------------------------------------------------------------------------------------
     def environment(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("COACH_")}
@@ -105,6 +111,8 @@ class LiveServer:
             "COACH_DATABASE_URL": self.database_url,
             "COACH_INSTANCE_DIR": str(self.instance_dir),
             "COACH_DATA_DIR": str(self.data_dir),
+            # the demo's Service check and the tests call this server on loopback, refused by default
+            "COACH_OUTBOUND_ALLOW": "127.0.0.1",
             "COACH_DEMO": self.demo,
             "COACH_ASYNC_MODE": self.async_mode,
             "COACH_LOG_LEVEL": "WARNING",
