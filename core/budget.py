@@ -26,6 +26,7 @@ class Limits:
     max_chars: int = 1_000_000    # any one string, list or number built (characters, items, digits)
     max_int_bits: int = 64_000    # an integer built by ** or * (about 19,000 digits)
     max_width: int = 100_000      # a width, count or length handed to a formatting filter or method
+    max_sorted: int = 10_000      # items a sorting or grouping filter orders (each costs Python per item)
 
 
 class BudgetExceeded(Exception):
@@ -76,6 +77,19 @@ def metered(what: str) -> Iterator[Meter]:
         _local.meter = None
 
 
+@contextmanager
+def excluded() -> Iterator[None]:
+    """Time that does not count against the budget: compiling a template (once per process) is the server's
+    work, not the evaluation's, and a cold compile on a busy machine must not fail a step."""
+    meter = getattr(_local, "meter", None)
+    started = time.monotonic()
+    try:
+        yield
+    finally:
+        if meter is not None:
+            meter.deadline += time.monotonic() - started
+
+
 def tick(n: int = 1) -> None:
     meter = getattr(_local, "meter", None)
     if meter is None:
@@ -86,6 +100,19 @@ def tick(n: int = 1) -> None:
         raise BudgetExceeded(f"{meter.what} ran out of its budget of {meter.limits.max_ops:,} operations")
     if after // _CHECK_EVERY != before // _CHECK_EVERY and time.monotonic() > meter.deadline:
         raise BudgetExceeded(f"{meter.what} ran out of its time budget of {meter.limits.time_s * 1000:g} ms")
+
+
+def check_time() -> None:
+    """After one operation that may have taken long by itself (a filter over many items)."""
+    meter = getattr(_local, "meter", None)
+    if meter is not None and time.monotonic() > meter.deadline:
+        raise BudgetExceeded(f"{meter.what} ran out of its time budget of {meter.limits.time_s * 1000:g} ms")
+
+
+def check_sorted(size: int, what: str) -> None:
+    if size > _limits.max_sorted:
+        raise BudgetExceeded(f"{what} would order {size:,} items, more than the {_limits.max_sorted:,} allowed "
+                             "in a template (narrow them in a step first)")
 
 
 def check_size(size: int, what: str = "a value") -> None:

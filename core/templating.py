@@ -26,6 +26,8 @@ _LOOP_FILTER = "coach_metered_loop"
 _CHECKED_FILTER = "coach_checked"
 # filters whose integer arguments are widths or counts of what they build
 _WIDTH_FILTERS = {"center", "indent", "wordwrap", "truncate", "batch", "slice", "wordcount"}
+# filters that order or group their input with Python work per item (a key function), in one call
+_ORDERING_FILTERS = {"sort", "unique", "groupby", "dictsort", "min", "max"}
 # `%5d`, `%-*s`, `%.3f`: the numbers of a printf-style conversion
 _PRINTF = re.compile(r"%[#0\- +]*(\d*)(?:\.(\d*))?")
 
@@ -96,15 +98,32 @@ def _check_args(args: tuple, kwargs: dict, what: str) -> None:
 
 def _metered_filter(name: str, func: Any) -> Any:
     widths = name in _WIDTH_FILTERS
+    ordering = name in _ORDERING_FILTERS
+    # with pass_context / pass_environment the value is the second argument
+    skip = 1 if getattr(func, "jinja_pass_arg", None) is not None else 0
 
     @functools.wraps(func)  # keeps jinja_pass_arg (pass_context, pass_environment …)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         budget.tick()
+        value = args[skip] if len(args) > skip else None
         if widths:
-            _check_args(args[1:], kwargs, f"the {name} filter's argument")
-        if name == "format" and args and isinstance(args[0], str):
-            _check_format(args[0], "the format filter")
-        return _checked(func(*args, **kwargs), f"the result of the {name} filter")
+            _check_args(args[skip + 1:], kwargs, f"the {name} filter's argument")
+        if ordering and _size(value):
+            budget.check_sorted(_size(value), f"the {name} filter")
+        if name == "format" and isinstance(value, str):
+            _check_format(value, "the format filter")
+        result = _checked(func(*args, **kwargs), f"the result of the {name} filter")
+        budget.check_time()  # one filter over many items can take long by itself
+        return result
+
+    return wrapper
+
+
+def _metered_test(func: Any) -> Any:
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        budget.tick()  # select / reject call a test per item
+        return func(*args, **kwargs)
 
     return wrapper
 
@@ -147,6 +166,7 @@ class _DataFirstEnvironment(ImmutableSandboxedEnvironment):
     def __init__(self, **options: Any):
         super().__init__(**options)
         self.filters = {name: _metered_filter(name, f) for name, f in self.filters.items()}
+        self.tests = {name: _metered_test(t) for name, t in self.tests.items()}
         self.filters[_LOOP_FILTER] = _metered
         self.filters[_CHECKED_FILTER] = lambda value: _checked(value, "a concatenation")
         self.globals["lipsum"] = _lipsum
@@ -229,7 +249,9 @@ def _strip_braces(expression: str) -> str:
 
 
 def _native(expression: str, context: dict[str, Any]) -> Any:
-    result = _expression(expression)(**context)
+    with budget.excluded():
+        compiled = _expression(expression)
+    result = compiled(**context)
     _fail_on_undefined(result)
     return result
 
@@ -286,7 +308,9 @@ def _render(value: Any, context: dict[str, Any], path: str, total: list[int]) ->
         if match and "{{" not in match.group(1) and "}}" not in match.group(1):
             rendered = _native(match.group(1), context)
         else:
-            rendered = _template(value).render(**context)
+            with budget.excluded():
+                compiled = _template(value)
+            rendered = compiled.render(**context)
         total[0] += _size(rendered)
         budget.check_size(total[0], "the rendered params")
     except _EVALUATION_ERRORS as exc:
@@ -307,6 +331,13 @@ def evaluate_expression(expression: str, context: dict[str, Any], path: str = "e
 
 
 def _parse(source: str, *, expression: bool) -> nodes.Node:
+    return _parsed(source, expression)
+
+
+# Validating a definition parses each template twice (syntax, then the steps it reads), and a definition is
+# validated again when an execution first loads it: parse once. The trees are only read, never changed.
+@lru_cache(maxsize=4096)
+def _parsed(source: str, expression: bool) -> nodes.Node:
     # An expression is parsed as a one-expression template so that one AST walk serves both.
     return _ENV.parse("{{ " + _strip_braces(source) + " }}" if expression else source)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import random
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
@@ -28,6 +29,10 @@ from services.notifier import Events, Notifier
 from services.workflows import DefinitionCache
 
 log = logging.getLogger(__name__)
+
+SLICE_S = 0.01  # the most one transaction of the runner spends taking steps (see Runner.drive)
+YIELD_S = 0.001
+AGAIN = object()  # drive: the slice is used up, go on in a new transaction
 
 
 class Runner:
@@ -107,6 +112,11 @@ class Runner:
             self.notifier.send(events)
             if slow is None:
                 return
+            if slow is AGAIN:  # its time slice is used up: let others in, then go on
+                outcome = None
+                # a timer, not sleep(0): gevent runs its ready greenlets on sleep(0) without polling the network
+                time.sleep(YIELD_S)
+                continue
             step, state, params = slow
             running = step.id
             outcome = execute(step, state, self.tools, params=params)
@@ -115,9 +125,17 @@ class Runner:
         """Advance inside the caller's transaction: skips, gates, ends and instantaneous tools (echo, noop).
         Stops before a tool that takes time: with `claim` it marks that step running and returns
         (step, state, params) for the caller to run outside the transaction; without, it returns True
-        so the caller schedules the runner. Returns None when nothing is left to run now."""
+        so the caller schedules the runner. Returns None when nothing is left to run now.
+
+        One transaction takes steps for at most SLICE_S: evaluations of users' templates and conditions are
+        bounded one by one (core.budget), and the slice bounds a run of many of them, so that a workflow of
+        hundreds of costly conditions cannot hold the server (and SQLite's write lock) meanwhile. Past it,
+        the runner goes on in a new transaction (AGAIN, or True without `claim`)."""
+        until = time.monotonic() + SLICE_S
         while ex.status in S.RUNNABLE:
-            nxt, params = self._step(session, ex, events)
+            nxt, params = self._step(session, ex, events, until)
+            if nxt.kind == "yield":
+                return AGAIN if claim else True
             if nxt.kind != "run":
                 return None
             inline = self._inline(nxt.step)
@@ -128,6 +146,8 @@ class Runner:
             if not inline:
                 return nxt.step, state, params
             self._record(ex, nxt.step.id, execute(nxt.step, state, self.tools, params=params))
+            if time.monotonic() > until and ex.status in S.RUNNABLE:
+                return AGAIN if claim else True
         events.add("execution_update", executions.update_event(ex), execution=ex.id, workspace=ex.workspace_id)
         return None
 
@@ -135,7 +155,7 @@ class Runner:
         tool = self.tools.get(step.tool or "") if step.type == "action" else None
         return step.type != "action" or bool(getattr(tool, "inline", False))
 
-    def _step(self, session: Session, ex: Execution, events: Events) -> tuple[Next, object]:
+    def _step(self, session: Session, ex: Execution, events: Events, until: float) -> tuple[Next, object]:
         """Take steps that need no tool (skips, gates, ends) until one must run or the execution stops."""
         defn = self.definitions.get(session, ex.workflow_id, ex.workflow_version)
         if ex.status == S.PENDING:
@@ -155,6 +175,8 @@ class Runner:
             step_id = nxt.step.id if nxt.step else None
             if nxt.kind == "skip":
                 executions.set_step(ex, step_id, status=S.STEP_SKIPPED, error=nxt.reason, finished_at=utcnow())
+                if time.monotonic() > until:
+                    return Next("yield"), None
                 continue
             if nxt.kind == "gate":
                 self._open_gate(session, ex, defn, nxt, events)
