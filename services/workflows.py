@@ -15,6 +15,7 @@ from core.workflow import WorkflowDef, parse_definition
 from services import audit, metrics
 from services.models import Workflow, WorkflowVersion, utcnow
 from services.notifier import Events
+from services.offload import off_loop
 
 
 class DefinitionCache:
@@ -59,8 +60,19 @@ def version_row(session: Session, wf: Workflow, version: int | None = None) -> W
     return row
 
 
+def parse(tools: ToolRegistry, data: Any) -> WorkflowDef:
+    """Validate a submitted definition off the event loop (services.offload), before any transaction: parsing
+    large templates takes long. create/update take the result."""
+    return off_loop(parse_definition, data, tools)
+
+
+def _parsed(data: Any, tools: ToolRegistry) -> WorkflowDef:
+    return data if isinstance(data, WorkflowDef) else parse_definition(data, tools)
+
+
 def create(session: Session, tools: ToolRegistry, workspace_id: str, data: Any, actor: str = "system") -> Workflow:
-    defn = parse_definition(data, tools)
+    """`data`: the submitted definition, or what `parse` made of it."""
+    defn = _parsed(data, tools)
     wf = Workflow(workspace_id=workspace_id, name=defn.name, description=defn.description, current_version=1)
     session.add(wf)
     session.flush()
@@ -75,7 +87,7 @@ def update(session: Session, tools: ToolRegistry, workspace_id: str, workflow_id
            actor: str = "system") -> Workflow:
     """A PUT makes a new version; executions already started keep theirs."""
     wf = get(session, workspace_id, workflow_id)
-    defn = parse_definition(data, tools)
+    defn = _parsed(data, tools)
     wf.current_version += 1
     wf.name, wf.description, wf.updated_at = defn.name, defn.description, utcnow()
     session.add(WorkflowVersion(workflow_id=wf.id, version=wf.current_version, definition=defn.source))

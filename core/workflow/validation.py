@@ -22,6 +22,7 @@ _KNOWN_STEP_KEYS = {
     "schema", "target", "question", "description",
 }
 MAX_STEPS = 500
+MAX_TEMPLATE_SOURCE = 65_536  # all templates and conditions of one definition together
 MAX_TEXT = 10_000  # a description or a question: text people read, not a place to store data
 _TEXT_FIELDS = {"name": 200, "description": MAX_TEXT, "question": MAX_TEXT, "clarification_question": MAX_TEXT}
 # approval and agent steps arrive with their own issues; until then a definition using them is refused
@@ -31,6 +32,7 @@ SUPPORTED_STEP_TYPES = ("action", "decision", "validation", "human_input")
 class _Errors:
     def __init__(self) -> None:
         self.by_field: dict[str, list[str]] = defaultdict(list)
+        self.template_chars = 0
 
     def add(self, path: str, message: str) -> None:
         self.by_field[path].append(message)
@@ -115,6 +117,12 @@ def _parse_step(raw: Any, index: int, previous: str | None, tools: ToolRegistry,
         else:
             _check_literal_params(tools.get(tool).params_schema, params, f"{path}.params", errors)
     for key, value in _template_fields(raw, params):
+        errors.template_chars += len(value)
+        if errors.template_chars > MAX_TEMPLATE_SOURCE:
+            # parsing is the costly part of a save (~5 ms per KB of dense template): stop before it
+            errors.add(f"{path}.{key}", f"the templates and conditions of a definition are at most "
+                                        f"{MAX_TEMPLATE_SOURCE:,} characters together; this one crosses it")
+            break
         problem = syntax_error(value, expression=key in ("when", "condition", "target"))
         if problem:
             errors.add(f"{path}.{key}", f"template syntax error: {problem}")

@@ -114,3 +114,39 @@ def test_many_costly_conditions_in_a_row_do_not_hold_the_server(live_server):
         assert statuses.pop("last") == "succeeded" and set(statuses.values()) == {"skipped"}
     worst = max(latencies)
     assert worst < 50, f"/healthz took up to {worst:.1f} ms (median {statistics.median(latencies):.1f} ms)"
+
+
+def test_saving_a_definition_with_large_templates_does_not_hold_the_server(live_server):
+    """Parsing templates is the costly part of a save (~5 ms per KB when dense): it runs off the event loop,
+    and a definition's templates are bounded together (64 KiB)."""
+    http = live_server.http
+    dense = "{{ vars.a ~ vars.b.c ~ (vars.n + 1) }} t " * 380  # ~14 KB of dense template per step
+    steps = [{"id": f"s{i}", "tool": "echo", "params": {"m": dense}} for i in range(4)]
+
+    latencies: list[float] = []
+    stop = threading.Event()
+
+    def probe() -> None:
+        with requests.Session() as s:
+            s.trust_env = False
+            while not stop.is_set():
+                started = time.perf_counter()
+                assert s.get(live_server.url("/healthz"), timeout=5).status_code == 200
+                latencies.append((time.perf_counter() - started) * 1000)
+                time.sleep(0.003)
+
+    prober = threading.Thread(target=probe, daemon=True)
+    prober.start()
+    time.sleep(0.3)
+    latencies.clear()
+    for i in range(3):
+        made = http.post(live_server.url("/api/workflows"), json={"name": f"large {i}", "steps": steps})
+        assert made.status_code == 201, made.text
+    too_large = http.post(live_server.url("/api/workflows"), json={"name": "too large", "steps": [
+        {"id": f"s{i}", "tool": "echo", "params": {"m": dense}} for i in range(8)]})
+    stop.set()
+    prober.join(5)
+    assert too_large.status_code == 422
+    assert any("65,536" in m for m in sum(too_large.json()["error"]["details"].values(), []))
+    worst = max(latencies)
+    assert worst < 50, f"/healthz took up to {worst:.1f} ms (median {statistics.median(latencies):.1f} ms)"

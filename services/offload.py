@@ -1,0 +1,42 @@
+"""Run CPU-bound work of the server's own (parsing a definition a user saved) off the event loop.
+
+Under gevent or eventlet a green thread that computes for long holds every connection. Such work runs in a
+real OS thread of the async library's pool (gevent's hub threadpool, eventlet's tpool), while the green thread
+that asked waits without blocking the others; with plain threads it simply runs. Never call it inside a
+database transaction: the green thread would yield while holding SQLite's write lock.
+"""
+from __future__ import annotations
+
+import sys
+from typing import Any, Callable, TypeVar
+
+T = TypeVar("T")
+
+
+def _patched_by() -> str | None:
+    # only a library already imported can have patched anything (importing eventlet has effects of its own)
+    if "gevent" in sys.modules:
+        from gevent import monkey
+
+        if monkey.is_module_patched("threading"):
+            return "gevent"
+    if "eventlet" in sys.modules:
+        from eventlet import patcher
+
+        if patcher.is_monkey_patched("thread"):
+            return "eventlet"
+    return None
+
+
+def off_loop(fn: Callable[..., T], *args: Any) -> T:
+    """fn(*args), in a real thread when an event loop would otherwise stand still; exceptions propagate."""
+    library = _patched_by()
+    if library == "gevent":
+        import gevent
+
+        return gevent.get_hub().threadpool.apply(fn, args)
+    if library == "eventlet":
+        from eventlet import tpool
+
+        return tpool.execute(fn, *args)
+    return fn(*args)
