@@ -87,9 +87,9 @@ def set_role(session: Session, user: User, workspace: Workspace, role: str) -> M
 
 # ---- members: what an admin may do to a member of their own workspace (never to other workspaces) -------------
 
-def membership(session: Session, workspace_id: str, user_id: str, *, lock: bool = False) -> Membership:
-    query = select(Membership).where(Membership.user_id == user_id, Membership.workspace_id == workspace_id)
-    m = session.scalar(query.with_for_update() if lock and row_locks(session) else query)
+def membership(session: Session, workspace_id: str, user_id: str) -> Membership:
+    m = session.scalar(select(Membership).where(Membership.user_id == user_id,
+                                                Membership.workspace_id == workspace_id))
     if m is None:
         raise NotFound(f"user {user_id} not found")
     return m
@@ -101,7 +101,9 @@ def _keep_an_admin(session: Session, workspace_id: str, leaving: Membership) -> 
         return
     query = select(Membership.id).where(Membership.workspace_id == workspace_id, Membership.role == "admin",
                                         Membership.disabled.is_(False))
-    # PostgreSQL: lock the admins' rows, so that two admins demoting each other at once cannot both pass
+    # PostgreSQL: lock the admins' rows (in one order: no deadlock), so that two admins demoting each other at
+    # once cannot both pass; the second re-reads the rows after the first commits and sees one admin left
+    query = query.order_by(Membership.id)
     admins = session.scalars(query.with_for_update() if row_locks(session) else query).all()
     if len(admins) <= 1:
         raise Conflict("this is the workspace's last admin: make another member admin first",
@@ -112,7 +114,7 @@ def change_role(session: Session, workspace_id: str, user_id: str, role: str) ->
     """An admin's role change; (membership, role before)."""
     if role not in ROLES:
         raise ValidationFailed("unknown role", details={"role": [f"must be one of {list(ROLES)}"]})
-    m = membership(session, workspace_id, user_id, lock=True)
+    m = membership(session, workspace_id, user_id)
     before = m.role
     if role != "admin":
         _keep_an_admin(session, workspace_id, m)
@@ -122,7 +124,7 @@ def change_role(session: Session, workspace_id: str, user_id: str, role: str) ->
 
 
 def remove_member(session: Session, workspace_id: str, user_id: str) -> Membership:
-    m = membership(session, workspace_id, user_id, lock=True)
+    m = membership(session, workspace_id, user_id)
     _keep_an_admin(session, workspace_id, m)
     user = session.get(User, user_id)
     if user is not None and user.default_workspace_id == workspace_id:
@@ -133,7 +135,7 @@ def remove_member(session: Session, workspace_id: str, user_id: str) -> Membersh
 
 
 def set_member_disabled(session: Session, workspace_id: str, user_id: str, disabled: bool) -> Membership:
-    m = membership(session, workspace_id, user_id, lock=True)
+    m = membership(session, workspace_id, user_id)
     if disabled:
         _keep_an_admin(session, workspace_id, m)
     m.disabled = disabled
@@ -144,7 +146,7 @@ def set_member_disabled(session: Session, workspace_id: str, user_id: str, disab
 def revoke_member_tokens(session: Session, workspace_id: str, user_id: str) -> Membership:
     """The member's bearer tokens made until now stop acting in this workspace (their other workspaces, where
     this admin has no say, keep them); tokens the member makes later work again."""
-    m = membership(session, workspace_id, user_id, lock=True)
+    m = membership(session, workspace_id, user_id)
     m.tokens_not_before = utcnow()
     session.flush()
     return m
