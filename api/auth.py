@@ -113,8 +113,8 @@ def authenticate_request() -> None:
             found = users.token_and_user(db_session, header[7:].strip())
             if found is None:
                 raise Unauthorized("the bearer token is unknown or revoked", code="unauthorized")
-            (token, user), made_at = found, found[0].created_at
-            g.auth, g.token_hash = "token", token.token_hash
+            user, made_at = found[1], found[0].created_at
+            g.auth = "token"
         else:
             user = db_session.get(User, session.get("user_id") or "")
             # a cookie issued before the user's last logout (a copy of it included) is dead: session version

@@ -2,9 +2,9 @@
 invitations
 
 - users.default_workspace_id: the workspace a request without X-Coach-Workspace acts in (the one the user was
-  created in, or last chose at login). Before, it was "the oldest membership", so anyone who could add a
-  membership older than... any membership at all could move where a user's requests land. Existing users get
-  the workspace they were in first, so nothing changes for them.
+  created in, or last chose at login). Before, it was "the oldest membership", so an admin of an older workspace
+  who added the user moved where their requests landed. Existing users get the workspace they landed in until
+  now (their oldest membership), so nothing changes for them.
 - users.session_version: bumped by logout (and by an admin's revocation); a session cookie carries the version
   it was issued with and is refused once it differs, so a copied cookie dies with the logout.
 - memberships.disabled / memberships.tokens_not_before: an admin disables a member, or revokes their bearer
