@@ -36,8 +36,11 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True, recove
         OPENAPI_SWAGGER_UI_PATH="docs",
         OPENAPI_SWAGGER_UI_URL="/api/docs/assets/",
     )
+    # Socket.IO's Origin check: the configured public origins, else the request's own origin (None). Never []
+    # (python-engineio turns the check off for an empty list) nor "*": a page of another site could open a
+    # connection with the victim's cookie.
     socketio = SocketIO(app, async_mode=settings.async_mode, message_queue=settings.message_queue or None,
-                        cors_allowed_origins=None if settings.env != "production" else [])
+                        cors_allowed_origins=security.socket_origins(settings))
     services = Services.build(settings, socketio)
     if migrate:
         upgrade(services.db)

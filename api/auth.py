@@ -7,12 +7,12 @@ from flask import current_app, g, request, session
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
-from api import security
+from api import security, sockets
 from api.base import Blueprint
 from api.context import services, user_id
 from core.errors import Forbidden, Unauthorized
 from services import audit, users
-from services.models import User
+from services.models import User, Workspace
 
 blp = Blueprint("auth", __name__, url_prefix="/api/auth", description="Log in, tokens")
 PUBLIC = ("/api/auth/login", "/api/openapi.json", "/api/docs")
@@ -64,6 +64,30 @@ class TokenList(Schema):
     items = fields.List(fields.Nested(TokenSchema))
 
 
+class InvitationWorkspace(Schema):
+    id = fields.String()
+    slug = fields.String()
+    name = fields.String()
+
+
+class MyInvitation(Schema):
+    id = fields.String()
+    workspace = fields.Nested(InvitationWorkspace)
+    role = fields.String()
+    invited_by = fields.String()
+    status = fields.String()
+    created_at = fields.DateTime()
+
+
+class MyInvitationList(Schema):
+    items = fields.List(fields.Nested(MyInvitation))
+
+
+class Accepted(Schema):
+    invitation = fields.Nested(MyInvitation)
+    workspace = fields.Nested(WorkspaceRole)
+
+
 def _me(db_session, user: User) -> dict:
     return {"user": users.user_view(user),
             "workspaces": [{"id": ws.id, "slug": ws.slug, "name": ws.name, "role": r}
@@ -71,8 +95,9 @@ def _me(db_session, user: User) -> dict:
             "workspace_id": g.get("workspace_id"), "role": g.get("role"), "csrf_token": session.get("csrf")}
 
 
-def _pick_workspace(db_session, user: User, wanted: str | None, remembered: str | None = None) -> None:
-    picked = users.pick_workspace(db_session, user, wanted, remembered)
+def _pick_workspace(db_session, user: User, wanted: str | None, remembered: str | None = None,
+                    token_created_at=None) -> None:
+    picked = users.pick_workspace(db_session, user, wanted, remembered, token_created_at)
     g.workspace_id, g.role = (picked[0].id, picked[1]) if picked else (None, None)
 
 
@@ -83,20 +108,24 @@ def authenticate_request() -> None:
     svc = services()
     header = request.headers.get("Authorization", "")
     with svc.db.read() as db_session:
+        made_at = None
         if header.lower().startswith("bearer "):
-            user = users.user_for_token(db_session, header[7:].strip())
-            if user is None:
+            found = users.token_and_user(db_session, header[7:].strip())
+            if found is None:
                 raise Unauthorized("the bearer token is unknown or revoked", code="unauthorized")
+            user, made_at = found[1], found[0].created_at
             g.auth = "token"
         else:
             user = db_session.get(User, session.get("user_id") or "")
-            if user is None or user.disabled:
+            # a cookie issued before the user's last logout (a copy of it included) is dead: session version
+            if user is None or user.disabled or session.get("sv", 0) != (user.session_version or 0):
                 raise Unauthorized("authentication required: log in or send a bearer token", code="unauthorized")
             g.auth = "cookie"
             if request.method in WRITES and not _csrf_ok():
                 raise Forbidden("missing or wrong X-CSRF-Token header", code="csrf_failed")
         g.user_id, g.email = user.id, user.email
-        _pick_workspace(db_session, user, request.headers.get("X-Coach-Workspace"), session.get("workspace_id"))
+        _pick_workspace(db_session, user, request.headers.get("X-Coach-Workspace"), session.get("workspace_id"),
+                        made_at)
 
 
 def _csrf_ok() -> bool:
@@ -127,29 +156,57 @@ class Login(MethodView):
         retry_after = limiter.check(args["email"], address)
         if retry_after:
             return security.too_many(retry_after)
-        with svc.db.transaction() as db_session:
-            try:
+        try:
+            with svc.db.transaction() as db_session:
                 user = users.authenticate(db_session, args["email"], args["password"])
-            except Unauthorized:
-                limiter.failed(args["email"], address)
-                raise
-            limiter.succeeded(args["email"], address)
-            g.user_id, g.email = user.id, user.email
-            _pick_workspace(db_session, user, args.get("workspace"))
-            session.clear()
-            session.update(user_id=user.id, workspace_id=g.workspace_id, csrf=security.new_csrf_token())
-            session.permanent = True
-            if g.workspace_id:
-                audit.record(db_session, g.workspace_id, user.email, "login", target_type="user", target_id=user.id)
-            return _me(db_session, user)
+                limiter.succeeded(args["email"], address)
+                g.user_id, g.email = user.id, user.email
+                _pick_workspace(db_session, user, args.get("workspace"))
+                if args.get("workspace") and g.workspace_id:
+                    user.default_workspace_id = g.workspace_id  # the user's own choice: where they land next
+                session.clear()
+                session.update(user_id=user.id, workspace_id=g.workspace_id, csrf=security.new_csrf_token(),
+                               sv=user.session_version or 0)
+                session.permanent = True
+                if g.workspace_id:
+                    audit.record(db_session, g.workspace_id, user.email, "login", target_type="user",
+                                 target_id=user.id)
+                return _me(db_session, user)
+        except Unauthorized:
+            limiter.failed(args["email"], address)
+            _audit_failed_login(args["email"], address)
+            raise
+
+
+def _audit_failed_login(email: str, address: str) -> None:
+    """A failed login is audited in every workspace the email's user is a member of (each workspace's admins
+    see attempts on their members; the chain is per workspace). An unknown email has no workspace: nothing is
+    written, and the answer is the same 401 either way. The password is never recorded."""
+    with services().db.transaction() as db_session:
+        user = db_session.query(User).filter(User.email == (email or "").strip().lower()).one_or_none()
+        if user is None:
+            return
+        for ws, _role in users.memberships(db_session, user):
+            audit.record(db_session, ws.id, user.email, "login_failed", target_type="user", target_id=user.id,
+                         after={"address": address}, result="denied")
 
 
 @blp.route("/logout")
 class Logout(MethodView):
     @blp.response(204)
     def post(self):
-        user_id()
+        """End the session: every session cookie of this user stops working (copies included, on every
+        device), and their cookie-authenticated sockets are disconnected. Bearer tokens are not affected."""
+        uid = user_id()
+        with services().db.transaction() as db_session:
+            user = db_session.get(User, uid)
+            if g.get("auth") == "cookie":
+                users.end_sessions(db_session, user)
+            if g.get("workspace_id"):
+                audit.record(db_session, g.workspace_id, user.email, "logout", target_type="user", target_id=uid)
         session.clear()
+        if g.get("auth") == "cookie":
+            sockets.kick(uid, cookie_only=True)
 
 
 @blp.route("/me")
@@ -187,9 +244,48 @@ class TokenById(MethodView):
         with services().db.transaction() as db_session:
             user = db_session.get(User, user_id())
             token = users.revoke_token(db_session, user, token_id)
+            hashed = token.token_hash
             if g.get("workspace_id"):
                 audit.record(db_session, g.workspace_id, user.email, "token_revoke", target_type="token",
                              target_id=token.id)
+        sockets.kick(user.id, token_hash=hashed)  # its open sockets stop at once
+
+
+@blp.route("/invitations")
+class MyInvitations(MethodView):
+    @blp.response(200, MyInvitationList)
+    def get(self):
+        """The caller's pending invitations to other workspaces (works with no workspace at all)."""
+        with services().db.read() as db_session:
+            user = db_session.get(User, user_id())
+            return {"items": [users.invitation_view(inv, ws) for inv, ws in users.invitations_for(db_session, user)]}
+
+
+@blp.route("/invitations/<invitation_id>/accept")
+class AcceptInvitation(MethodView):
+    @blp.response(200, Accepted)
+    def post(self, invitation_id):
+        """Join the workspace with the invited role. The caller's default workspace does not change (unless
+        they had none); pick the new one with X-Coach-Workspace or at login."""
+        with services().db.transaction() as db_session:
+            user = db_session.get(User, user_id())
+            inv, m = users.accept_invitation(db_session, user, invitation_id)
+            ws = db_session.get(Workspace, inv.workspace_id)
+            audit.record(db_session, ws.id, user.email, "invitation_accept", target_type="invitation",
+                         target_id=inv.id, after={"email": user.email, "role": m.role})
+            return {"invitation": users.invitation_view(inv, ws),
+                    "workspace": {"id": ws.id, "slug": ws.slug, "name": ws.name, "role": m.role}}
+
+
+@blp.route("/invitations/<invitation_id>/decline")
+class DeclineInvitation(MethodView):
+    @blp.response(204)
+    def post(self, invitation_id):
+        with services().db.transaction() as db_session:
+            user = db_session.get(User, user_id())
+            inv = users.decline_invitation(db_session, user, invitation_id)
+            audit.record(db_session, inv.workspace_id, user.email, "invitation_decline", target_type="invitation",
+                         target_id=inv.id, after={"email": user.email})
 
 
 def _token(t) -> dict:

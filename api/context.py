@@ -11,7 +11,7 @@ from flask import current_app, g, request, session
 
 from core.errors import Forbidden, Unauthorized
 from services.container import Services
-from services.users import RANK, token_active
+from services.users import RANK, connection_role
 
 SOCKET_KEYS = ("sock_user_id", "sock_email", "sock_workspace_id", "sock_role")
 
@@ -24,17 +24,18 @@ def _identity() -> None:
     if "user_id" in g:
         return
     if getattr(request, "sid", None) and session.get("sock_user_id"):  # a Socket.IO event
-        if session.get("sock_token_hash") and not _token_still_valid(session["sock_token_hash"]):
-            raise Unauthorized("the bearer token of this connection was revoked", code="unauthorized")
+        # A connection lives longer than a request: re-authorised at every event (revoked token, logout, removed
+        # or disabled member: refused; a changed role: the new one). The server also disconnects such sockets
+        # at once (api/sockets.py, kick); this check covers a connection held by another server process.
+        current = connection_role(services().db, session["sock_user_id"], session["sock_workspace_id"],
+                                  session_version=session.get("sock_session_version"),
+                                  hashed=session.get("sock_token_hash"))
+        if current is None:
+            raise Unauthorized("this connection's credentials are no longer valid", code="unauthorized")
         g.user_id, g.email = session["sock_user_id"], session["sock_email"]
-        g.workspace_id, g.role = session["sock_workspace_id"], session["sock_role"]
+        g.workspace_id, g.role = session["sock_workspace_id"], current
         return
     raise Unauthorized("authentication required: log in or send a bearer token", code="unauthorized")
-
-
-def _token_still_valid(token_hash: str) -> bool:
-    """A connection lives longer than a request: a token revoked meanwhile must stop it at the next event."""
-    return token_active(services().db, token_hash)
 
 
 def user_id() -> str:

@@ -189,8 +189,11 @@ class RedisStore:
 
 
 class LoginLimiter:
-    """Failed logins per email and per client address, counted separately: `max_failures` within `window_s`
-    blocks that email (guessing one account's password) or that address (trying many accounts)."""
+    """Failed logins, counted per (email, client address) and per client address: `max_failures` within
+    `window_s` blocks that email *from that address* (guessing one account's password) or that address (trying
+    many accounts). An email is never blocked for everyone: anyone could lock any account out by failing five
+    times, so the right password from another address still works. Guessing one account from many addresses
+    costs `max_failures` tries per address per window, each audited as `login_failed` (docs/auth.md)."""
 
     def __init__(self, max_failures: int = 5, window_s: float = 300, *, store=None,
                  clock: Callable[[], float] = time.monotonic):
@@ -204,16 +207,16 @@ class LoginLimiter:
         return cls(**kwargs)
 
     @staticmethod
-    def _email_key(email: str | None) -> str | None:
+    def _email_key(email: str | None, addr: str | None) -> str | None:
         email = (email or "").strip().lower()[:254]  # 254: the longest valid address; bounds the key size
-        return f"email:{email}" if email else None
+        return f"email:{email}|{(addr or '-')[:64]}" if email else None
 
     @staticmethod
     def _addr_key(addr: str | None) -> str | None:
         return f"addr:{addr[:64]}" if addr else None  # no address known: don't lump all such clients together
 
     def _keys(self, email, addr) -> list[str]:
-        return [k for k in (self._email_key(email), self._addr_key(addr)) if k]
+        return [k for k in (self._email_key(email, addr), self._addr_key(addr)) if k]
 
     def check(self, email: str | None, addr: str | None) -> int | None:
         """Seconds until a login may be tried again, or None when it may be tried now."""
@@ -226,8 +229,8 @@ class LoginLimiter:
             self.store.hit(key, self.max_failures, self.window_s)
 
     def succeeded(self, email: str | None, addr: str | None) -> None:
-        # only the email: one valid account must not reset an address that is trying many others
-        key = self._email_key(email)
+        # only this email from this address: one valid account must not reset an address trying many others
+        key = self._email_key(email, addr)
         if key:
             self.store.clear(key)
 
@@ -249,6 +252,15 @@ def check_secret(settings: Settings) -> None:
         raise RuntimeError(f"COACH_SECRET_KEY must be set in production to a random string of at least "
                            f"{MIN_SECRET_LEN} characters, e.g. "
                            f"python -c 'import secrets; print(secrets.token_urlsafe(48))'")
+
+
+def socket_origins(settings: Settings) -> list[str] | None:
+    """`cors_allowed_origins` for Socket.IO: COACH_PUBLIC_ORIGINS, or None (the request's own scheme://Host,
+    X-Forwarded-Proto/-Host included). "*" is refused in production."""
+    origins = [o for o in settings.public_origins if o]
+    if "*" in origins and settings.env == "production":
+        raise RuntimeError("COACH_PUBLIC_ORIGINS must list origins in production, not '*'")
+    return origins or None
 
 
 def cookie_config(settings: Settings) -> dict:

@@ -1,14 +1,17 @@
 """Socket.IO events (DESIGN.md §5): rooms per execution and per workspace, decisions with an ack."""
 from __future__ import annotations
 
-from flask import request, session
+import logging
+import threading
+
+from flask import current_app, request, session
 from flask_socketio import SocketIO, emit, join_room, leave_room
 
 from marshmallow import ValidationError as MarshmallowError
 
 from api.base import LONE_SURROGATE, lone_surrogate_at
 from api.coaching import DecisionArgs
-from api.context import operator, require, services, workspace_id
+from api.context import operator, require, role, services, workspace_id
 from core.errors import BadRequest, CoachError, NotFound, ValidationFailed
 from services import coaching, decisions, executions, users
 from services.models import User
@@ -16,6 +19,34 @@ from services.notifier import execution_room, jsonable, workspace_room
 
 
 _DECISION_ARGS = DecisionArgs()  # made once: a schema holds no per-load state
+log = logging.getLogger(__name__)
+
+# The connections of this process: sid -> who it was accepted as. `kick` disconnects the ones whose credentials
+# an HTTP request just ended (logout, token revoked, member removed, disabled or their tokens revoked).
+_CONNECTIONS: dict[str, dict] = {}
+_CONNECTIONS_LOCK = threading.Lock()
+
+
+def kick(user_id: str, *, workspace_id: str | None = None, token_hash: str | None = None,
+         cookie_only: bool = False, tokens_only: bool = False) -> int:
+    """Disconnect at once this process's sockets of `user_id` that match (all of them when nothing else is
+    given): in `workspace_id`, authenticated by the token `token_hash`, by a session cookie, or by any token. Call it after
+    the transaction that ended the credentials has committed. Returns how many were disconnected."""
+    with _CONNECTIONS_LOCK:
+        sids = [sid for sid, who in _CONNECTIONS.items() if who["user_id"] == user_id
+                and (workspace_id is None or who["workspace_id"] == workspace_id)
+                and (token_hash is None or who["token_hash"] == token_hash)
+                and (not cookie_only or who["token_hash"] is None)
+                and (not tokens_only or who["token_hash"] is not None)]
+    socketio = current_app.extensions.get("socketio")
+    for sid in sids:
+        try:
+            socketio.server.disconnect(sid, namespace="/")
+        except Exception:  # one that went away meanwhile
+            log.debug("could not disconnect %s", sid, exc_info=True)
+        with _CONNECTIONS_LOCK:
+            _CONNECTIONS.pop(sid, None)
+    return len(sids)
 
 
 def _error(exc: Exception) -> dict:
@@ -35,19 +66,29 @@ def _accept(auth) -> bool:
     auth = auth if isinstance(auth, dict) else {}
     with services().db.read() as db:
         token = auth.get("token")
-        user = users.user_for_token(db, token) if isinstance(token, str) and token else \
-            db.get(User, session.get("user_id") or "")
+        made_at = None
+        if isinstance(token, str) and token:
+            found = users.token_and_user(db, token)
+            user, made_at = (found[1], found[0].created_at) if found else (None, None)
+        else:
+            user = db.get(User, session.get("user_id") or "")
+            # a logged-out (or copied then logged-out) cookie is refused, as on HTTP
+            if user is not None and session.get("sv", 0) != (user.session_version or 0):
+                return False
         if user is None or user.disabled:
             return False
         try:  # the same rule as HTTP requests: an asked-for workspace must be the user's
-            picked = users.pick_workspace(db, user, auth.get("workspace"), session.get("workspace_id"))
+            picked = users.pick_workspace(db, user, auth.get("workspace"), session.get("workspace_id"), made_at)
         except NotFound:
             return False
         if picked is None:
             return False
         ws, role = picked
+        hashed = users.token_hash(token) if isinstance(token, str) and token else None
         session.update(sock_user_id=user.id, sock_email=user.email, sock_workspace_id=ws.id, sock_role=role,
-                       sock_token_hash=users.token_hash(token) if isinstance(token, str) and token else None)
+                       sock_token_hash=hashed, sock_session_version=user.session_version or 0)
+        with _CONNECTIONS_LOCK:
+            _CONNECTIONS[request.sid] = {"user_id": user.id, "workspace_id": ws.id, "token_hash": hashed}
         return True
 
 
@@ -57,6 +98,11 @@ def register(socketio: SocketIO) -> None:
         # no valid credentials, or a workspace the user is not in: the connection is refused
         if not _accept(auth):
             raise ConnectionRefusedError("authentication required")
+
+    @socketio.on("disconnect")
+    def disconnect(reason=None):
+        with _CONNECTIONS_LOCK:
+            _CONNECTIONS.pop(request.sid, None)
 
     @socketio.on("join_execution")
     def join_execution(data=None):
@@ -94,7 +140,7 @@ def register(socketio: SocketIO) -> None:
             if asked and asked != workspace_id():  # only the workspace this connection was accepted for
                 raise NotFound(f"workspace {asked} not found")
             join_room(workspace_room(workspace_id()))
-            return {"ok": True, "workspace_id": workspace_id()}
+            return {"ok": True, "workspace_id": workspace_id(), "role": role()}
         except Exception as exc:
             return _error(exc)
 

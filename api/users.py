@@ -1,12 +1,17 @@
-"""/api/users: admins manage who is in their workspace and with which role."""
+"""/api/users: admins manage who is in their workspace and with which role (docs/auth.md, "Members").
+
+Adding someone is an invitation they accept (never a membership made behind their back), answered the same
+whether or not the email has an account, so the route tells nobody which emails exist. Everything an admin does
+here touches their own workspace only: a member's other workspaces, and their account, are not theirs to change.
+"""
 from __future__ import annotations
 
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
+from api import sockets
 from api.base import Blueprint
 from api.context import operator, requires, services, workspace_id
-from core.errors import NotFound
 from services import audit, users
 from services.models import Membership, User, Workspace
 
@@ -18,6 +23,7 @@ class MemberSchema(Schema):
     email = fields.String()
     name = fields.String()
     role = fields.String()
+    disabled = fields.Boolean()
 
 
 class MemberList(Schema):
@@ -27,9 +33,29 @@ class MemberList(Schema):
 class NewMember(Schema):
     email = fields.String(required=True, validate=validate.Length(max=254))
     name = fields.String(load_default="")
-    password = fields.String(load_default=None, load_only=True,
-                             metadata={"description": "required for a new user; omitted to add an existing one"})
+    password = fields.String(load_default=None, load_only=True, validate=validate.Length(max=1000), metadata={
+        "description": "creates the account when the email has none (the person logs in with it, then accepts); "
+                       "never changes an existing account's password"})
     role = fields.String(required=True, validate=validate.OneOf(users.ROLES))
+
+
+class Invited(Schema):
+    status = fields.String(metadata={"description": "always `invited`, whether or not the email has an account"})
+    email = fields.String()
+    role = fields.String()
+
+
+class InvitationSchema(Schema):
+    id = fields.String()
+    email = fields.String()
+    role = fields.String()
+    invited_by = fields.String()
+    status = fields.String()
+    created_at = fields.DateTime()
+
+
+class InvitationList(Schema):
+    items = fields.List(fields.Nested(InvitationSchema))
 
 
 class RoleArgs(Schema):
@@ -38,10 +64,16 @@ class RoleArgs(Schema):
 
 def _members(session):
     rows = session.execute(
-        User.__table__.select().with_only_columns(User.id, User.email, User.name, Membership.role)
+        User.__table__.select().with_only_columns(User.id, User.email, User.name, Membership.role,
+                                                  Membership.disabled)
         .join_from(User.__table__, Membership.__table__, Membership.user_id == User.id)
         .where(Membership.workspace_id == workspace_id()).order_by(User.email))
-    return [{"id": r.id, "email": r.email, "name": r.name, "role": r.role} for r in rows]
+    return [{"id": r.id, "email": r.email, "name": r.name, "role": r.role, "disabled": bool(r.disabled)}
+            for r in rows]
+
+
+def _member_view(session, m) -> dict:
+    return {**users.user_view(session.get(User, m.user_id)), "role": m.role, "disabled": bool(m.disabled)}
 
 
 @blp.route("")
@@ -54,16 +86,52 @@ class Members(MethodView):
 
     @requires("admin")
     @blp.arguments(NewMember)
-    @blp.response(201, MemberSchema)
+    @blp.response(202, Invited)
     def post(self, args):
+        """Invite an email to this workspace: 202 `{"status": "invited"}` whether the email has an account, has
+        none, or is a member already. The person sees it in `GET /api/auth/invitations` and accepts it."""
         with services().db.transaction() as session:
-            user = session.query(User).filter(User.email == args["email"].strip().lower()).one_or_none()
-            if user is None:
-                user = users.create_user(session, args["email"], args["password"] or "", args["name"])
-            users.set_role(session, user, session.get(Workspace, workspace_id()), args["role"])
-            audit.record(session, workspace_id(), operator(), "user_change", target_type="user",
-                         target_id=user.id, after={"email": user.email, "role": args["role"]})
-            return {**users.user_view(user), "role": args["role"]}
+            inv = users.invite(session, session.get(Workspace, workspace_id()), args["email"], args["role"],
+                               operator(), password=args["password"], name=args["name"])
+            if inv is not None:
+                audit.record(session, workspace_id(), operator(), "invitation_create", target_type="invitation",
+                             target_id=inv.id, after={"email": inv.email, "role": inv.role})
+            return {"status": "invited", "email": users.check_email(args["email"]), "role": args["role"]}
+
+
+@blp.route("/invitations")
+class Invitations(MethodView):
+    @requires("admin")
+    @blp.response(200, InvitationList)
+    def get(self):
+        """This workspace's pending invitations."""
+        with services().db.read() as session:
+            return {"items": [users.invitation_view(i) for i in users.workspace_invitations(session, workspace_id())]}
+
+
+@blp.route("/invitations/<invitation_id>")
+class InvitationById(MethodView):
+    @requires("admin")
+    @blp.response(204)
+    def delete(self, invitation_id):
+        """Cancel a pending invitation of this workspace."""
+        with services().db.transaction() as session:
+            inv = users.cancel_invitation(session, workspace_id(), invitation_id)
+            audit.record(session, workspace_id(), operator(), "invitation_cancel", target_type="invitation",
+                         target_id=inv.id, before={"email": inv.email, "role": inv.role})
+
+
+@blp.route("/<user_id>")
+class Member(MethodView):
+    @requires("admin")
+    @blp.response(204)
+    def delete(self, user_id):
+        """Remove a member from this workspace (409 for its last admin); their sockets here are disconnected."""
+        with services().db.transaction() as session:
+            m = users.remove_member(session, workspace_id(), user_id)
+            audit.record(session, workspace_id(), operator(), "member_remove", target_type="user",
+                         target_id=user_id, before={"role": m.role})
+        sockets.kick(user_id, workspace_id=workspace_id())
 
 
 @blp.route("/<user_id>/role")
@@ -72,12 +140,53 @@ class MemberRole(MethodView):
     @blp.arguments(RoleArgs)
     @blp.response(200, MemberSchema)
     def put(self, args, user_id):
+        """Change a member's role (409 when it would leave the workspace without an admin). Open sockets act
+        with the new role from their next event on."""
         with services().db.transaction() as session:
-            user = session.get(User, user_id)
-            before = users.role_in(session, user, workspace_id()) if user else None
-            if user is None or before is None:
-                raise NotFound(f"user {user_id} not found")
-            users.set_role(session, user, session.get(Workspace, workspace_id()), args["role"])
+            m, before = users.change_role(session, workspace_id(), user_id, args["role"])
             audit.record(session, workspace_id(), operator(), "user_change", target_type="user",
-                         target_id=user.id, before={"role": before}, after={"role": args["role"]})
-            return {**users.user_view(user), "role": args["role"]}
+                         target_id=user_id, before={"role": before}, after={"role": args["role"]})
+            return _member_view(session, m)
+
+
+def _set_disabled(member_id: str, disabled: bool) -> dict:
+    with services().db.transaction() as session:
+        m = users.set_member_disabled(session, workspace_id(), member_id, disabled)
+        audit.record(session, workspace_id(), operator(), "member_disable" if disabled else "member_enable",
+                     target_type="user", target_id=member_id, after={"disabled": disabled})
+        view = _member_view(session, m)
+    if disabled:
+        sockets.kick(member_id, workspace_id=workspace_id())
+    return view
+
+
+@blp.route("/<user_id>/disable")
+class DisableMember(MethodView):
+    @requires("admin")
+    @blp.response(200, MemberSchema)
+    def post(self, user_id):
+        """The member can no longer act in this workspace (their account and other workspaces are untouched);
+        409 for the last admin. Their sockets here are disconnected."""
+        return _set_disabled(user_id, True)
+
+
+@blp.route("/<user_id>/enable")
+class EnableMember(MethodView):
+    @requires("admin")
+    @blp.response(200, MemberSchema)
+    def post(self, user_id):
+        return _set_disabled(user_id, False)
+
+
+@blp.route("/<user_id>/tokens")
+class MemberTokens(MethodView):
+    @requires("admin")
+    @blp.response(204)
+    def delete(self, user_id):
+        """The member's bearer tokens made until now stop working in this workspace; their token sockets here are
+        disconnected. Tokens they make afterwards work again (disable the member to keep them out)."""
+        with services().db.transaction() as session:
+            users.revoke_member_tokens(session, workspace_id(), user_id)
+            audit.record(session, workspace_id(), operator(), "member_tokens_revoke", target_type="user",
+                         target_id=user_id)
+        sockets.kick(user_id, workspace_id=workspace_id(), tokens_only=True)

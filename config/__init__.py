@@ -48,6 +48,9 @@ class Settings:
     log_level: str = "INFO"
     admin_email: str = ""  # COACH_ADMIN_EMAIL + COACH_ADMIN_PASSWORD: the first admin, created when no user exists
     admin_password: str = ""
+    # COACH_PUBLIC_ORIGINS: comma-separated origins (scheme://host[:port]) whose pages may open a Socket.IO
+    # connection. Unset: the request's own origin (its Host) only; never any origin.
+    public_origins: tuple[str, ...] = ()
 
     @property
     def resolved_database_url(self) -> str:
@@ -84,6 +87,8 @@ class Settings:
                 continue
             if f.name in ("shell_allow", "outbound_allow"):
                 values[f.name] = tuple(p.strip() for p in raw.split(",") if p.strip())
+            elif f.name == "public_origins":
+                values[f.name] = tuple(p.strip().rstrip("/") for p in raw.split(",") if p.strip())
             elif f.name == "sql_connections":
                 values[f.name] = json.loads(raw) if raw.strip() else {}
             elif f.name == "random_seed":

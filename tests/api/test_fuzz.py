@@ -26,7 +26,7 @@ from schemathesis.specs.openapi.checks import (  # noqa: E402
     response_schema_conformance,
 )
 
-from tests.conftest import Api, _fresh_url  # noqa: E402
+from tests.conftest import Api, _fresh_url, make_user  # noqa: E402
 
 EXAMPLES = int(os.environ.get("COACH_FUZZ_EXAMPLES", "25"))
 # ~20 s at 25 examples, ~2.5 min at 300: the suite's 120 s timeout grows with the example count
@@ -68,8 +68,8 @@ def seeded(client, services) -> dict:
     ex = coaching_execution()
     pending = api.ok("GET", f"/api/executions/{ex}/coaching/suggestion")
     assert pending["suggestion"]["status"] == "pending", pending
-    member = api.ok("POST", "/api/users", {"email": "member@test.local", "password": "password-123",
-                                           "role": "operator"}, status=201)
+    make_user(services, "member@test.local", "operator")  # POST /api/users only invites: a member made directly
+    member = next(m for m in api.ok("GET", "/api/users")["items"] if m["email"] == "member@test.local")
     spare_token = api.ok("POST", "/api/auth/tokens", {"name": "spare"}, status=201)
     return {"workflow_id": wf["id"], "spare_workflow_id": spare_wf["id"], "execution_id": ex,
             "spare_execution_id": spare_ex, "step_id": "a", "suggestion_id": pending["suggestion"]["suggestion_id"],

@@ -149,25 +149,33 @@ class Clock:
         return self.now
 
 
-def test_five_failures_for_one_email_block_it_with_a_retry_after():
+def test_five_failures_for_one_email_block_it_from_that_address_only():
     clock = Clock()
     limiter = LoginLimiter(clock=clock)
     for i in range(4):
-        limiter.failed("a@x.io", f"10.0.0.{i}")
-        assert limiter.check("a@x.io", "10.0.0.99") is None
-    limiter.failed("A@X.io ", "10.0.0.4")  # same email, other case and spacing
+        limiter.failed("a@x.io", "10.0.0.1")
+        assert limiter.check("a@x.io", "10.0.0.1") is None
+    limiter.failed("A@X.io ", "10.0.0.1")  # same email, other case and spacing
     clock.now += 10
-    assert limiter.check("a@x.io", "10.0.0.99") == 290
-    assert limiter.check("b@x.io", "10.0.0.99") is None  # other emails are not affected
+    assert limiter.check("a@x.io", "10.0.0.1") == 290
+    assert limiter.check("a@x.io", "10.0.0.99") is None  # the owner elsewhere is not locked out
+    assert limiter.check("b@x.io", "10.0.0.98") is None  # other emails are not affected
 
 
-def test_success_clears_the_email_but_not_the_address():
+def test_failures_spread_over_addresses_lock_nobody_out():
+    limiter = LoginLimiter(clock=Clock())
+    for i in range(20):
+        limiter.failed("a@x.io", f"10.0.0.{i}")
+    assert limiter.check("a@x.io", "10.0.1.1") is None
+
+
+def test_success_clears_the_email_from_that_address_but_not_the_address():
     limiter = LoginLimiter(clock=Clock())
     for _ in range(5):
         limiter.failed("a@x.io", "10.0.0.1")
-    assert limiter.check("a@x.io", "10.0.0.2") > 0
+    assert limiter.check("a@x.io", "10.0.0.1") > 0
     limiter.succeeded("a@x.io", "10.0.0.1")
-    assert limiter.check("a@x.io", "10.0.0.2") is None
+    assert limiter.store.blocked_for("email:a@x.io|10.0.0.1", 5, 300) is None
     assert limiter.check("other@x.io", "10.0.0.1") > 0  # the address stays blocked
 
 
@@ -228,7 +236,7 @@ def test_limiter_is_thread_safe():
         t.start()
     for t in threads:
         t.join()
-    assert len(limiter.store._hits["email:a@x.io"]) == 4000
+    assert len(limiter.store._hits["email:a@x.io|1.1.1.1"]) == 4000
 
 
 def test_too_many_builds_the_429_error_body_with_retry_after():
@@ -268,13 +276,14 @@ def redis_prefix(redis_client):
 def test_redis_backend_blocks_clears_and_counts_addresses(redis_client, redis_prefix):
     limiter = LoginLimiter(store=RedisStore(redis_client, prefix=redis_prefix))
     for i in range(5):
-        assert limiter.check("a@x.io", "10.0.0.9") is None
+        assert limiter.check("a@x.io", "10.0.0.1") is None
         limiter.failed("a@x.io", "10.0.0.1")
-    assert 0 < limiter.check("a@x.io", "10.0.0.9") <= 300
-    assert 0 < redis_client.ttl(redis_prefix + "email:a@x.io") <= 300
+    assert 0 < limiter.check("a@x.io", "10.0.0.1") <= 300
+    assert limiter.check("a@x.io", "10.0.0.9") is None  # from another address: not blocked
+    assert 0 < redis_client.ttl(redis_prefix + "email:a@x.io|10.0.0.1") <= 300
     assert int(redis_client.get(redis_prefix + "addr:10.0.0.1")) == 5
     limiter.succeeded("a@x.io", "10.0.0.1")
-    assert limiter.check("a@x.io", "10.0.0.9") is None
+    assert redis_client.get(redis_prefix + "email:a@x.io|10.0.0.1") is None
     assert limiter.check("b@x.io", "10.0.0.1") > 0  # the address limit spans emails and survives success
 
 
@@ -292,7 +301,7 @@ def test_redis_backend_window_expires_with_the_key(redis_client, redis_prefix):
     for _ in range(5):
         limiter.failed("a@x.io", None)
     assert limiter.check("a@x.io", None) > 0
-    redis_client.delete(redis_prefix + "email:a@x.io")  # what EXPIRE does when the window ends
+    redis_client.delete(redis_prefix + "email:a@x.io|-")  # what EXPIRE does when the window ends
     assert limiter.check("a@x.io", None) is None
 
 
@@ -303,10 +312,10 @@ def test_redis_message_queue_selects_the_redis_backend_with_the_documented_keys(
     try:
         assert isinstance(limiter.store, RedisStore)
         limiter.failed(email, addr)
-        assert redis_client.get(f"coach:login:email:{email}") == b"1"
+        assert redis_client.get(f"coach:login:email:{email}|{addr}") == b"1"
         assert redis_client.get(f"coach:login:addr:{addr}") == b"1"
     finally:
-        redis_client.delete(f"coach:login:email:{email}", f"coach:login:addr:{addr}")
+        redis_client.delete(f"coach:login:email:{email}|{addr}", f"coach:login:addr:{addr}")
 
 
 def test_redis_backend_fails_open_when_redis_is_down():
@@ -314,6 +323,42 @@ def test_redis_backend_fails_open_when_redis_is_down():
     limiter.failed("a@x.io", "1.1.1.1")
     assert limiter.check("a@x.io", "1.1.1.1") is None
     limiter.succeeded("a@x.io", "1.1.1.1")
+
+
+# ---- Socket.IO origins ------------------------------------------------------------------------------------
+
+HANDSHAKE = "/socket.io/?EIO=4&transport=polling"
+
+
+def _handshake(app, origin: str | None, host: str = "coach.example"):
+    headers = {"Origin": origin} if origin else {}
+    return app.test_client().get(HANDSHAKE, headers=headers, base_url=f"https://{host}")
+
+
+def test_production_refuses_a_socket_from_a_foreign_origin(make_app):
+    """COACH_ENV=production used to pass cors_allowed_origins=[], which turns Socket.IO's Origin check off: a
+    page of any site could connect with the victim's cookie."""
+    app = make_app(env="production", secret_key=STRONG_SECRET)
+    assert _handshake(app, "https://evil.example").status_code == 400
+    assert _handshake(app, "https://coach.example").status_code == 200  # the request's own origin
+    assert _handshake(app, None).status_code == 200  # no Origin: not a browser page of another site
+
+
+def test_production_takes_its_public_origins_from_the_setting(make_app):
+    app = make_app(env="production", secret_key=STRONG_SECRET,
+                   public_origins=("https://coach.example.com", "https://ops.example.com"))
+    assert _handshake(app, "https://ops.example.com", host="internal:5000").status_code == 200
+    assert _handshake(app, "https://evil.example", host="internal:5000").status_code == 400
+    assert _handshake(app, "https://internal:5000", host="internal:5000").status_code == 400  # only the list
+
+
+def test_public_origins_are_read_from_the_environment_and_any_is_refused_in_production():
+    settings = Settings.from_env({"COACH_PUBLIC_ORIGINS": " https://a.example/ ,https://b.example"})
+    assert settings.public_origins == ("https://a.example", "https://b.example")
+    assert security.socket_origins(settings) == ["https://a.example", "https://b.example"]
+    assert security.socket_origins(Settings(env="production")) is None  # same origin, never []
+    with pytest.raises(RuntimeError, match="COACH_PUBLIC_ORIGINS"):
+        security.socket_origins(Settings(env="production", public_origins=("*",)))
 
 
 # ---- secret and cookies -----------------------------------------------------------------------------------

@@ -199,3 +199,39 @@ def test_workspace_outbound_lists_come_with_0011_and_go_with_its_downgrade(datab
                 conn.execute(text(f"DELETE FROM {table}"))
         _migrate(db, "head")
         db.dispose()
+
+
+def test_0010_gives_each_user_the_workspace_they_landed_in_and_goes_back(database_url):
+    """Before 0010 a user's requests landed in their oldest membership: that becomes their explicit default
+    workspace, so nothing moves for them; the new columns and table go away on downgrade and come back."""
+    db = Database(database_url)
+    try:
+        _migrate(db, "0009", down=True)
+        with db.engine.begin() as conn:
+            conn.execute(text("INSERT INTO workspaces (id, slug, name, created_at) VALUES "
+                              "('new', 'new', 'New', '2024-05-02 10:00:00'), ('old', 'old', 'Old', :t)"), {"t": T0})
+            conn.execute(text("INSERT INTO users (id, email, name, password_hash, disabled, created_at) VALUES "
+                              "('u1', 'u1@x', 'u1', 'h', false, :t), ('u2', 'u2@x', 'u2', 'h', false, :t)"),
+                         {"t": T0})
+            conn.execute(text("INSERT INTO memberships (user_id, workspace_id, role, created_at) VALUES "
+                              "('u1', 'new', 'admin', :t), ('u1', 'old', 'operator', :t)"), {"t": T0})
+        _migrate(db, "head")
+        with db.engine.connect() as conn:
+            users_after = conn.execute(text("SELECT id, default_workspace_id, session_version FROM users "
+                                            "ORDER BY id")).all()
+            members = conn.execute(text("SELECT workspace_id, disabled, tokens_not_before FROM memberships "
+                                        "ORDER BY workspace_id")).all()
+        assert [tuple(r) for r in users_after] == [("u1", "old", 0), ("u2", None, 0)]
+        assert [(r[0], bool(r[1]), r[2]) for r in members] == [("new", False, None), ("old", False, None)]
+        assert "invitations" in inspect(db.engine).get_table_names()
+        _migrate(db, "0009", down=True)
+        assert "invitations" not in inspect(db.engine).get_table_names()
+        assert "default_workspace_id" not in {c["name"] for c in inspect(db.engine).get_columns("users")}
+        with db.engine.connect() as conn:
+            assert conn.execute(text("SELECT count(*) FROM memberships")).scalar() == 2
+    finally:
+        with db.engine.begin() as conn:
+            for table in ("memberships", "users", "workspaces"):
+                conn.execute(text(f"DELETE FROM {table}"))
+        _migrate(db, "head")
+        db.dispose()

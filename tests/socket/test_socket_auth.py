@@ -142,7 +142,7 @@ def test_a_valid_token_is_accepted(world, connect):
     client = connect(auth={"token": world.server.token})
     assert client.connected
     ack = client.call("join_workspace", {}, timeout=5)
-    assert ack == {"ok": True, "workspace_id": world.default_ws}, ack
+    assert ack == {"ok": True, "workspace_id": world.default_ws, "role": "admin"}, ack
 
 
 def test_a_session_cookie_is_accepted(world, connect):
@@ -206,7 +206,7 @@ def test_an_operator_of_another_workspace_cannot_join_or_decide(world, connect):
 def test_join_workspace_of_another_workspace_is_not_found(world, connect):
     other = connect(auth={"token": world.other_token})
     _error(other.call("join_workspace", {"workspace_id": world.default_ws}, timeout=5), "not_found")
-    assert other.call("join_workspace", {}, timeout=5) == {"ok": True, "workspace_id": world.other_ws}
+    assert other.call("join_workspace", {}, timeout=5) == {"ok": True, "workspace_id": world.other_ws, "role": "operator"}
     mine = connect(auth={"token": world.server.token})
     _error(mine.call("join_workspace", {"workspace_id": world.other_ws}, timeout=5), "not_found")
     _error(mine.call("join_workspace", {"workspace_id": "no-such-workspace"}, timeout=5), "not_found")

@@ -122,3 +122,13 @@ export interface LoginRequest {
   email: string;
   password: string;
 }
+
+/** A pending invitation of the signed-in user (`GET /api/auth/invitations`). */
+export interface Invitation {
+  id: string;
+  workspace: { id: string; slug: string; name: string };
+  role: string;
+  invited_by: string;
+  status: string;
+  created_at: string;
+}

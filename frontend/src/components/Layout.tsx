@@ -1,6 +1,7 @@
 import { useEffect, useRef, type ReactNode } from "react";
 import { Link, NavLink, matchPath, useLocation } from "react-router-dom";
 import { AccountBar } from "../auth/AccountBar";
+import { InvitationsBanner } from "../auth/InvitationsBanner";
 import { useRealtime } from "../realtime/context";
 import { ConnectionBanner } from "../realtime/RealtimeProvider";
 
@@ -73,6 +74,7 @@ export function Layout({ children, focusOnMount = false }: { children: ReactNode
         </div>
       </header>
       <ConnectionBanner status={status} />
+      <InvitationsBanner />
       <main id="main" ref={mainRef} tabIndex={-1} className="content">
         {children}
       </main>

@@ -1,0 +1,53 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { apiGet, apiPost, errorMessage } from "../api/client";
+import type { Invitation } from "../api/types";
+import { useAuth } from "./useAuth";
+
+export const INVITATIONS_PATH = "/api/auth/invitations";
+
+/**
+ * The signed-in user's pending invitations to other workspaces, with Accept
+ * and Decline. Nobody joins a workspace without accepting here (or through
+ * the API); accepting adds it to the workspace switcher.
+ */
+export function InvitationsBanner() {
+  const { recheck } = useAuth();
+  const queryClient = useQueryClient();
+  const invitations = useQuery({
+    queryKey: ["my-invitations"],
+    queryFn: ({ signal }) => apiGet<{ items: Invitation[] }>(INVITATIONS_PATH, { signal, omitWorkspace: true }),
+  });
+  const answer = useMutation({
+    mutationFn: ({ id, verb }: { id: string; verb: "accept" | "decline" }) =>
+      apiPost<unknown>(`${INVITATIONS_PATH}/${encodeURIComponent(id)}/${verb}`, undefined, { omitWorkspace: true }),
+    onSuccess: (_data, { verb }) => {
+      void queryClient.invalidateQueries({ queryKey: ["my-invitations"] });
+      if (verb === "accept") recheck(); // the new workspace joins the switcher
+    },
+  });
+  const items = invitations.data?.items ?? [];
+  if (items.length === 0) return null;
+  return (
+    <section className="notice invitations" aria-label="Invitations">
+      <p className="notice__title">You are invited</p>
+      <ul>
+        {items.map((inv) => (
+          <li key={inv.id}>
+            <span>
+              {inv.workspace.name} as {inv.role} (by {inv.invited_by})
+            </span>{" "}
+            <button type="button" disabled={answer.isPending}
+              onClick={() => answer.mutate({ id: inv.id, verb: "accept" })}>
+              Accept
+            </button>{" "}
+            <button type="button" disabled={answer.isPending}
+              onClick={() => answer.mutate({ id: inv.id, verb: "decline" })}>
+              Decline
+            </button>
+          </li>
+        ))}
+      </ul>
+      {answer.isError ? <p role="alert">{errorMessage(answer.error)}</p> : null}
+    </section>
+  );
+}
