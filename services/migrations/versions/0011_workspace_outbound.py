@@ -1,7 +1,7 @@
 """workspace_outbound: each workspace's allow and deny lists of hosts for outbound requests (http.request)
 
 Revision ID: 0011
-Revises: 0009
+Revises: 0010
 Create Date: 2026-11-23 21:40:00
 """
 import sqlalchemy as sa
