@@ -157,8 +157,11 @@ class Login(MethodView):
         if retry_after:
             return security.too_many(retry_after)
         try:
+            authenticated = users.authenticate(svc.db, args["email"], args["password"])
             with svc.db.transaction() as db_session:
-                user = users.authenticate(db_session, args["email"], args["password"])
+                user = db_session.get(User, authenticated)
+                if user is None or user.disabled:  # gone or disabled since its password was checked
+                    raise Unauthorized("wrong email or password", code="invalid_credentials")
                 limiter.succeeded(args["email"], address)
                 g.user_id, g.email = user.id, user.email
                 _pick_workspace(db_session, user, args.get("workspace"))

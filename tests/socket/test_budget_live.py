@@ -150,3 +150,33 @@ def test_saving_a_definition_with_large_templates_does_not_hold_the_server(live_
     assert any("65,536" in m for m in sum(too_large.json()["error"]["details"].values(), []))
     worst = max(latencies)
     assert worst < 50, f"/healthz took up to {worst:.1f} ms (median {statistics.median(latencies):.1f} ms)"
+
+
+def test_logging_in_does_not_hold_the_server(live_server):
+    """A password hash takes ~50 ms of CPU: it is checked off the event loop."""
+    latencies: list[float] = []
+    stop = threading.Event()
+
+    def probe() -> None:
+        with requests.Session() as s:
+            s.trust_env = False
+            while not stop.is_set():
+                started = time.perf_counter()
+                assert s.get(live_server.url("/healthz"), timeout=5).status_code == 200
+                latencies.append((time.perf_counter() - started) * 1000)
+                time.sleep(0.003)
+
+    prober = threading.Thread(target=probe, daemon=True)
+    prober.start()
+    time.sleep(0.3)
+    latencies.clear()
+    with requests.Session() as s:
+        s.trust_env = False
+        for _ in range(4):
+            login = s.post(live_server.url("/api/auth/login"),
+                           json={"email": live_server.admin_email, "password": live_server.admin_password})
+            assert login.status_code == 200, login.text
+    stop.set()
+    prober.join(5)
+    worst = max(latencies)
+    assert worst < 50, f"/healthz took up to {worst:.1f} ms (median {statistics.median(latencies):.1f} ms)"
