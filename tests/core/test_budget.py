@@ -29,7 +29,7 @@ BOMBS = [
     ("{% set ns = namespace(s='a') %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s }}",
      "1,000,000"),
     ("{% macro f(s, n) %}{% if n %}{{ f(s ~ s, n - 1) }}{% endif %}{% endmacro %}{{ f('a', 40) }}", "1,000,000"),
-    ("{% macro f(n) %}{{ f(n) }}{% endmacro %}{{ f(1) }}", "recursion"),
+    ("{% macro f(n) %}{{ f(n) }}{% endmacro %}{{ f(1) }}", "recursion|time budget"),
     ("{% macro f(n) %}{% if n %}{{ f(n - 1) }}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(40) }}", "budget"),
 ]
 
@@ -41,7 +41,7 @@ def test_a_runaway_template_fails_quickly_naming_the_field_and_the_limit(templat
         render_value({"message": template}, CONTEXT)
     elapsed = time.perf_counter() - started
     assert failure.value.path == "params.message"
-    assert words in failure.value.message
+    assert any(w in failure.value.message for w in words.split("|")), failure.value.message
     # the budget is 20 ms of evaluation; the slack is for a loaded machine, not for the bomb
     assert elapsed < 0.25, f"{template!r} took {elapsed * 1000:.0f} ms"
 
