@@ -28,7 +28,7 @@ export function InvitationsBanner() {
   const items = invitations.data?.items ?? [];
   if (items.length === 0) return null;
   return (
-    <section className="notice invitations" aria-label="Invitations">
+    <section className="notice notice--info invitations" aria-label="Invitations">
       <p className="notice__title">You are invited</p>
       <ul>
         {items.map((inv) => (
@@ -36,11 +36,11 @@ export function InvitationsBanner() {
             <span>
               {inv.workspace.name} as {inv.role} (by {inv.invited_by})
             </span>{" "}
-            <button type="button" disabled={answer.isPending}
+            <button type="button" className="button" disabled={answer.isPending}
               onClick={() => answer.mutate({ id: inv.id, verb: "accept" })}>
               Accept
             </button>{" "}
-            <button type="button" disabled={answer.isPending}
+            <button type="button" className="button button--secondary" disabled={answer.isPending}
               onClick={() => answer.mutate({ id: inv.id, verb: "decline" })}>
               Decline
             </button>

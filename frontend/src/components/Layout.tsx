@@ -74,8 +74,8 @@ export function Layout({ children, focusOnMount = false }: { children: ReactNode
         </div>
       </header>
       <ConnectionBanner status={status} />
-      <InvitationsBanner />
       <main id="main" ref={mainRef} tabIndex={-1} className="content">
+        <InvitationsBanner />
         {children}
       </main>
     </>
