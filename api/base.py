@@ -18,10 +18,14 @@ from webargs.flaskparser import FlaskParser, abort
 
 from api.errors import error_response
 from api.schemas import ErrorSchema
+from services.offload import off_loop
 
 YAML_TYPES = ("application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml")
 MAX_DEPTH = 64
 YAML_EXPANSION = 10  # a YAML body may hold at most this many times its own size in data
+MAX_VALUES = 200_000  # values (objects, arrays, strings, numbers …) in one body
+MAX_YAML_BYTES = 256 * 1024  # PyYAML parses ~1 MB per second
+OFF_LOOP_BYTES = 64 * 1024  # bodies larger than this are parsed in a real thread (services.offload)
 
 
 class _JsonYamlLoader(yaml.SafeLoader):
@@ -71,47 +75,111 @@ def lone_surrogate_at(data, path: str = "(body)") -> str | None:
     return None
 
 
+def _path(entry) -> str:
+    """The field path of a node of `_check_body`'s walk, built only when there is something to report."""
+    parts = []
+    while entry is not None:
+        entry, key = entry
+        parts.append(key)
+    path = ""
+    for key in reversed(parts):
+        path = f"{path}[{key}]" if isinstance(key, int) else (f"{path}.{key}" if path else key)
+    return path or "(body)"
+
+
 def _check_body(data, limit: int | None):
-    """Walk the parsed body without recursion; abort on anything JSON or the databases cannot hold."""
+    """Walk the parsed body without recursion; abort on anything JSON or the databases cannot hold, and on more
+    than MAX_VALUES values (walking ~4 million of them took seconds). Paths are built only for an error."""
     budget = 0
-    stack = [(data, "(body)", 0)]
+    values = 0
+    stack = [(data, None, 0)]
     while stack:
-        value, path, depth = stack.pop()
+        value, where, depth = stack.pop()
         budget += 1
+        values += 1
+        if values > MAX_VALUES:
+            abort(413, messages={"json": {"(body)": [f"the body holds more than {MAX_VALUES:,} values"]}},
+                  message="request body is too large")
         if depth > MAX_DEPTH:
-            abort(400, messages={"json": {path: [f"nested more than {MAX_DEPTH} levels deep"]}},
+            abort(400, messages={"json": {_path(where): [f"nested more than {MAX_DEPTH} levels deep"]}},
                   message="body is nested too deeply")
         if isinstance(value, dict):
             for key, item in value.items():
                 if not isinstance(key, str):
-                    abort(400, messages={"json": {path: [f"key {key!r} is not a string"]}},
+                    abort(400, messages={"json": {_path(where): [f"key {key!r} is not a string"]}},
                           message="body holds a non-string key")
-                sub = key if path == "(body)" else f"{path}.{key}"
                 if "\x00" in key:
-                    abort(400, messages={"json": {sub: ["key contains a NUL character"]}},
+                    abort(400, messages={"json": {_path((where, key)): ["key contains a NUL character"]}},
                           message="body holds a NUL character")
                 if not _utf8(key):
-                    abort(400, messages={"json": {sub: [LONE_SURROGATE]}}, message="body holds a lone surrogate")
+                    abort(400, messages={"json": {_path(where): [LONE_SURROGATE]}},
+                          message="body holds a lone surrogate")
                 budget += len(key)
-                stack.append((item, sub, depth + 1))
+                stack.append((item, (where, key), depth + 1))
         elif isinstance(value, list):
-            stack.extend((item, f"{path}[{i}]", depth + 1) for i, item in enumerate(value))
+            stack.extend((item, (where, i), depth + 1) for i, item in enumerate(value))
         elif isinstance(value, str):
             if "\x00" in value:
-                abort(400, messages={"json": {path: ["contains a NUL character"]}},
+                abort(400, messages={"json": {_path(where): ["contains a NUL character"]}},
                       message="body holds a NUL character")
             if not _utf8(value):
-                abort(400, messages={"json": {path: [LONE_SURROGATE]}}, message="body holds a lone surrogate")
+                abort(400, messages={"json": {_path(where): [LONE_SURROGATE]}}, message="body holds a lone surrogate")
             budget += len(value)
         elif isinstance(value, float) and not math.isfinite(value):
-            abort(400, messages={"json": {path: ["NaN and Infinity are not JSON numbers"]}},
+            abort(400, messages={"json": {_path(where): ["NaN and Infinity are not JSON numbers"]}},
                   message="body holds a non-finite number")
         elif value is not None and not isinstance(value, (bool, int, float)):
-            abort(400, messages={"json": {path: [f"a {type(value).__name__} is not a JSON value"]}},
+            abort(400, messages={"json": {_path(where): [f"a {type(value).__name__} is not a JSON value"]}},
                   message="body holds a value JSON cannot represent")
         if limit is not None and budget > limit:
             abort(413, messages={"json": {"(body)": [f"the data in the body is larger than {limit} bytes"]}})
     return data
+
+
+def _load_yaml(raw: bytes, limit: int | None):
+    if len(raw) > MAX_YAML_BYTES:  # PyYAML parses in Python: ~1 s per MB
+        abort(413, messages={"yaml": [f"a YAML body is at most {MAX_YAML_BYTES:,} bytes; send larger ones as JSON"]})
+    try:
+        data = yaml.load(raw, Loader=_JsonYamlLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        abort(400, messages={"yaml": [f"Invalid YAML body: {exc}"]}, message="malformed YAML body")
+    except RecursionError:
+        abort(400, messages={"yaml": ["Invalid YAML body: nested too deeply"]}, message="malformed YAML body")
+    except ValueError as exc:  # an integer of more digits than Python converts (4300)
+        abort(400, messages={"yaml": [f"Invalid YAML body: {exc}"]}, message="malformed YAML body")
+    # anchors and aliases let a few bytes stand for a huge document: bound the expansion
+    return _check_body(data, min(limit or YAML_EXPANSION * len(raw), YAML_EXPANSION * len(raw) + 65536))
+
+
+def _load_json(raw: bytes, limit: int | None):
+    try:
+        text = raw.decode("utf-8")
+        data = json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        if exc.doc == "":
+            return core.missing
+        _invalid_json(exc)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        _invalid_json(exc)
+    return _check_body(data, limit)
+
+
+def _invalid_json(error) -> None:
+    if isinstance(error, RecursionError):
+        error = "nested too deeply"
+    abort(400, messages={"json": [f"Invalid JSON body: {error}"]}, message="malformed JSON body")
+
+
+def _load(loader, raw: bytes, limit: int | None):
+    """Parse and check a body without holding the event loop for long. json.loads is C that keeps the GIL
+    however it is called (8 MB of small values: ~0.3 s during which nothing else runs, in any thread), so what
+    bounds it is the number of values, estimated before parsing from the separators (a value follows each
+    `,`; strings holding commas count too, which errs on the side of refusing). PyYAML is Python: a large
+    YAML body is parsed in a real thread, where the event loop still gets its turns."""
+    if raw.count(b",") > MAX_VALUES:
+        abort(413, messages={"(body)": [f"the body holds more than {MAX_VALUES:,} values"]},
+              message="request body is too large")
+    return off_loop(loader, raw, limit) if len(raw) > OFF_LOOP_BYTES else loader(raw, limit)
 
 
 class CoachParser(FlaskParser):
@@ -121,34 +189,13 @@ class CoachParser(FlaskParser):
             raw = req.get_data(cache=True)
             if not raw.strip():
                 return core.missing
-            try:
-                data = yaml.load(raw, Loader=_JsonYamlLoader)  # noqa: S506 - a SafeLoader subclass
-            except yaml.YAMLError as exc:
-                abort(400, messages={"yaml": [f"Invalid YAML body: {exc}"]}, message="malformed YAML body")
-            except RecursionError:
-                abort(400, messages={"yaml": ["Invalid YAML body: nested too deeply"]}, message="malformed YAML body")
-            except ValueError as exc:  # an integer of more digits than Python converts (4300)
-                abort(400, messages={"yaml": [f"Invalid YAML body: {exc}"]}, message="malformed YAML body")
-            # anchors and aliases let a few bytes stand for a huge document: bound the expansion
-            return _check_body(data, min(limit or YAML_EXPANSION * len(raw), YAML_EXPANSION * len(raw) + 65536))
+            return _load(_load_yaml, raw, limit)
         if not core.is_json(req.mimetype):
             return core.missing
-        raw = req.get_data(cache=True)
-        try:
-            text = raw.decode("utf-8")
-            data = json.loads(text, parse_constant=_reject_constant)
-        except json.JSONDecodeError as exc:
-            if exc.doc == "":
-                return core.missing
-            return self._handle_invalid_json_error(exc, req)
-        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-            return self._handle_invalid_json_error(exc, req)
-        return _check_body(data, limit)
+        return _load(_load_json, req.get_data(cache=True), limit)
 
     def _handle_invalid_json_error(self, error, req, *args, **kwargs):
-        if isinstance(error, RecursionError):
-            error = "nested too deeply"
-        abort(400, messages={"json": [f"Invalid JSON body: {error}"]}, message="malformed JSON body")
+        _invalid_json(error)
 
 
 def _reject_nul_in_url():
