@@ -55,14 +55,14 @@ while True:
         self.latencies = [float(ms) for at, ms in pairs if float(at) >= self._started]
 
     def assert_responsive(self) -> None:
-        """Every answer within 50 ms; one sample in fifty may be late (the machine itself hiccups) but by
-        no more than twice that. Before the budgets these bombs held it 1-3 s."""
+        """Every answer within 50 ms; one sample in fifty (at least one) may be late, since a 2-core machine
+        running other work hiccups, but by no more than twice that. Before the budgets these held it 1-3 s."""
         lat = self.latencies
         assert len(lat) > 10, f"only {len(lat)} probes answered"
         late = [x for x in lat if x >= LIMIT_MS]
         summary = f"{len(late)} of {len(lat)} over {LIMIT_MS} ms, worst {max(lat):.1f} ms, " \
                   f"median {statistics.median(lat):.1f} ms"
-        assert len(late) <= len(lat) // 50 and max(lat) < 2 * LIMIT_MS, summary
+        assert len(late) <= max(1, len(lat) // 50) and max(lat) < 2 * LIMIT_MS, summary
 
 
 def _settle(server, execution_id: str, timeout: float = 20) -> dict:
