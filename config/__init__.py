@@ -34,7 +34,7 @@ class Settings:
     # COACH_SQL_CONNECTIONS: JSON {name: {"url": ..., "workspaces": [id or slug, ...]}} (services/tools/sql.py)
     sql_connections: dict[str, Any] = field(default_factory=dict)
     http_timeout_s: float = 30.0
-    # COACH_EVAL_TIME_MS: the time one evaluation of user-written code (a template, condition or schema check)
+    # COACH_EVAL_TIME_MS: the CPU time one evaluation of user-written code (a template, condition or schema check)
     # may take before its step fails; under gevent/eventlet nothing else runs meanwhile (README "Budgets")
     eval_time_ms: float = 10.0
     # COACH_OUTBOUND_ALLOW: comma-separated hosts / *.suffix / IPs / CIDRs every workspace may reach although they
