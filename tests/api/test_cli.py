@@ -43,7 +43,7 @@ def test_a_cli_command_beside_a_live_server_leaves_its_running_steps_alone(api, 
 
     from tests.support.live_server import REPO_ROOT
 
-    ex_id = api.start(api.workflow([{"id": "slow", "tool": "shell.run", "params": {"command": ["sleep", "3"]}}])["id"])[
+    ex_id = api.start(api.workflow([{"id": "slow", "tool": "shell.run", "params": {"command": ["sleep", "8"]}}])["id"])[
         "execution_id"]
     deadline = time.monotonic() + 5
     while (step := api.ok("GET", f"/api/executions/{ex_id}")["steps"][0])["status"] != "running":
@@ -59,4 +59,4 @@ def test_a_cli_command_beside_a_live_server_leaves_its_running_steps_alone(api, 
     after = api.ok("GET", f"/api/executions/{ex_id}")
     assert after["status"] == "running"
     assert after["steps"][0]["status"] == "running" and after["steps"][0]["started_at"] == step["started_at"]
-    assert api.settle(ex_id)["status"] == "completed"
+    assert api.settle(ex_id, timeout=30)["status"] == "completed"
