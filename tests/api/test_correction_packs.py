@@ -341,3 +341,35 @@ def test_the_export_carries_no_rule_history_and_an_old_export_imports(api):
     created = api.ok("POST", "/api/correction-packs/import", old, status=201)
     assert [(r["field"], r["share"]) for r in created["rules"]] == [("currency", 1.0)]
     assert created["last_rule_change"]["started"][0]["field"] == "currency"
+
+
+def test_a_correction_that_makes_a_rule_reads_no_history(api, services):
+    """Whether a rule starts or stops applying is worked out from the pack row the correction reads anyway:
+    the correction that makes the rule reads nothing more than one that does not (it writes one audit row)."""
+    from sqlalchemy import event
+
+    wf_id = _refund_workflow(api)
+    statements: list[str] = []
+
+    def seen(conn, cursor, statement, parameters, context, executemany):
+        statements.append(" ".join(statement.split()).upper())
+
+    def correction_reads() -> list[str]:
+        ex_id, sug = _refund_suggestion(api, wf_id)
+        statements.clear()
+        event.listen(services.db.engine, "before_cursor_execute", seen)
+        try:
+            api.ok("POST", f"/api/executions/{ex_id}/coaching/decision",
+                   {"suggestion_id": sug["suggestion_id"], "decision": "correct",
+                    "correction": {**sug["params"], "currency": "GBP"}})
+        finally:
+            event.remove(services.db.engine, "before_cursor_execute", seen)
+        api.settle(ex_id)
+        return [s for s in statements if s.startswith("SELECT")]
+
+    correction_reads()
+    plain = correction_reads()  # the second: no rule yet
+    making = correction_reads()  # the third: the rule starts applying
+    assert _pack(api, wf_id)["rules"]
+    assert len(making) <= len(plain), (plain, making)
+    assert not any(" FROM DECISIONS" in s for s in making), making  # no scan of earlier decisions
