@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: run test setup setup-dev frontend schema demo bench bench-instructions chromium test-python test-frontend clean
+.PHONY: run test setup setup-dev frontend schema demo bench bench-instructions bench-packs chromium test-python test-frontend clean
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -66,6 +66,11 @@ bench: setup-dev $(VENV)/.bench
 # Instructions per decision under valgrind's callgrind, Coach beside LangGraph: repeatable on a busy machine.
 bench-instructions: setup-dev $(VENV)/.bench
 	$(PY) bench/instructions.py
+
+# Correction packs, simulated with the core functions: decisions until a step's acceptance is high, with and
+# without packs, and whether an unrelated correction undoes a learned rule (no database, a few seconds).
+bench-packs: setup-dev
+	$(PY) bench/packs.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) frontend/node_modules frontend/dist instance .pytest_cache

@@ -7,6 +7,7 @@ from marshmallow import INCLUDE, Schema, fields, validate
 from api.base import Blueprint
 from api.context import operator, requires, services, workspace_id
 from services import corrections
+from services.notifier import Events
 
 blp = Blueprint("correction_packs", __name__, url_prefix="/api/correction-packs", description="Correction packs")
 
@@ -22,7 +23,15 @@ class PackSchema(Schema):
     enabled = fields.Boolean()
     corrections = fields.Integer(metadata={"description": "corrections recorded for this step"})
     changes = fields.List(fields.Dict(), metadata={"description": "{field, before, after, count}, most frequent first"})
-    rules = fields.List(fields.Dict(), metadata={"description": "learned rules later suggestions apply"})
+    field_corrections = fields.Dict(keys=fields.String(), values=fields.Integer(),
+                                    metadata={"description": "per field: the corrections that changed it, among which "
+                                                             "a change must reach the consistency bar"})
+    rules = fields.List(fields.Dict(), metadata={
+        "description": "learned rules later suggestions apply: {field, before, after, count, share, since}; "
+                       "share is among the corrections of that field, since when it started applying"})
+    rules_changed_at = fields.String(allow_none=True, metadata={
+        "description": "when a learned rule last started or stopped applying (ISO 8601), null if never seen"})
+    last_rule_change = fields.Dict(allow_none=True, metadata={"description": "{at, started: [...], stopped: [...]}"})
     created_at = fields.DateTime()
     updated_at = fields.DateTime()
 
@@ -81,8 +90,12 @@ class PackById(MethodView):
     @blp.arguments(PackPatch)
     @blp.response(200, PackSchema)
     def patch(self, args, pack_id):
-        with services().db.transaction() as session:
-            return corrections.view(corrections.set_enabled(session, workspace_id(), pack_id, args["enabled"], operator()))
+        svc, events = services(), Events()
+        with svc.db.transaction() as session:
+            view = corrections.view(corrections.set_enabled(session, workspace_id(), pack_id, args["enabled"],
+                                                            operator(), events))
+        svc.notifier.send(events)
+        return view
 
 
 @blp.route("/<pack_id>/export")
@@ -100,5 +113,8 @@ class PackImport(MethodView):
     @blp.arguments(PackExport)
     @blp.response(201, PackSchema)
     def post(self, data):
-        with services().db.transaction() as session:
-            return corrections.view(corrections.import_pack(session, workspace_id(), data, operator()))
+        svc, events = services(), Events()
+        with svc.db.transaction() as session:
+            view = corrections.view(corrections.import_pack(session, workspace_id(), data, operator(), events))
+        svc.notifier.send(events)
+        return view

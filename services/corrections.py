@@ -8,12 +8,16 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from core.coaching.corrections import LearnedRule, PackStats, learned_rules
+from core.coaching.corrections import LearnedRule, PackStats, learned_rules, rule_transitions, track_rules
 from core.errors import NotFound, ValidationFailed
 from services import audit
 from services.models import CorrectionPack, Workflow, WorkflowVersion, utcnow
+from services.notifier import Events
 
 EXPORT_FORMAT = "coach.correction-pack/1"
+# kept beside the counts in the pack's stats JSON (no column of its own, never exported): when each applying rule
+# started applying and what the last start or stop was (core.coaching.corrections.track_rules)
+HISTORY = "rule_history"
 
 
 def latest_definition(session: Session, wf: Workflow) -> dict[str, Any]:
@@ -84,16 +88,63 @@ def _changed(session: Session, pack: CorrectionPack) -> None:
     session.info.setdefault(_CHANGED, set()).add(pack.workflow_id)
 
 
-def record(session: Session, workspace_id: str, workflow_id: str, step_id: str, before: Any, after: Any) -> CorrectionPack:
-    """Count one correction (suggested params → corrected params) into the step's pack."""
+def _applying(pack: CorrectionPack, stats: PackStats | None = None) -> list[LearnedRule]:
+    """The rules the pack makes later suggestions apply: none while it is disabled."""
+    if not pack.enabled:
+        return []
+    return learned_rules(stats if stats is not None else PackStats.from_dict(pack.stats))
+
+
+def _store(pack: CorrectionPack, stats: PackStats, before: list[LearnedRule]) -> dict[str, Any] | None:
+    """Write the counts into the pack, keeping its rule history, and note a rule that started or stopped applying.
+    Returns that change (None: the same rules apply as before); `_announce` records it once the pack is written."""
+    history = (pack.stats or {}).get(HISTORY)
+    data = stats.to_dict()
+    after = _applying(pack, stats)
+    started, stopped = rule_transitions(before, after)
+    moved = None
+    if started or stopped:
+        at = audit.iso(utcnow())
+        history = track_rules(history, started, stopped, at)
+        moved = {"at": at, "before": before, "after": after, "started": started, "stopped": stopped}
+    if history:
+        data[HISTORY] = history
+    pack.stats = data
+    return moved
+
+
+def _announce(session: Session, pack: CorrectionPack, moved: dict[str, Any] | None, actor: str, cause: str,
+              events: Events | None) -> None:
+    """Audit a learned rule that started or stopped applying, and push it to the workspace (leads watch AUTO runs)."""
+    if moved is None:
+        return
+    dicts = {k: [r.to_dict() for r in moved[k]] for k in ("before", "after", "started", "stopped")}
+    audit.record(session, pack.workspace_id, actor, "learned_rule_change", target_type="correction_pack",
+                 target_id=pack.id, before={"rules": dicts["before"]},
+                 after={"rules": dicts["after"], "started": dicts["started"], "stopped": dicts["stopped"],
+                        "cause": cause, "workflow_id": pack.workflow_id, "step_id": pack.step_id})
+    if events is not None:
+        events.add("correction_pack_changed", {
+            "pack_id": pack.id, "workflow_id": pack.workflow_id, "step_id": pack.step_id, "enabled": pack.enabled,
+            "cause": cause, "rules_changed_at": moved["at"], "started": dicts["started"],
+            "stopped": dicts["stopped"], "rules": dicts["after"]}, workspace=pack.workspace_id)
+
+
+def record(session: Session, workspace_id: str, workflow_id: str, step_id: str, before: Any, after: Any,
+           actor: str = "system", events: Events | None = None) -> CorrectionPack:
+    """Count one correction (suggested params → corrected params) into the step's pack. The pack's stats are in
+    hand already, so whether a rule started or stopped applying costs no read beyond the pack row."""
     pack = find(session, workflow_id, step_id)
     if pack is None:
         pack = CorrectionPack(workspace_id=workspace_id, workflow_id=workflow_id, step_id=step_id, stats={})
         session.add(pack)
     stats = PackStats.from_dict(pack.stats)
+    rules_before = _applying(pack, stats)
     stats.record_params(before if isinstance(before, dict) else {}, after if isinstance(after, dict) else {})
-    pack.stats, pack.updated_at = stats.to_dict(), utcnow()
+    moved = _store(pack, stats, rules_before)
+    pack.updated_at = utcnow()
     _changed(session, pack)
+    _announce(session, pack, moved, actor, "correction", events)
     return pack
 
 
@@ -112,23 +163,34 @@ def list_packs(session: Session, workspace_id: str, workflow_id: str | None = No
 
 
 def set_enabled(session: Session, workspace_id: str, pack_id: str, enabled: bool,
-                actor: str = "system") -> CorrectionPack:
+                actor: str = "system", events: Events | None = None) -> CorrectionPack:
     pack = get(session, workspace_id, pack_id)
     before = pack.enabled
+    stats = PackStats.from_dict(pack.stats)
+    rules_before = _applying(pack, stats)
     pack.enabled, pack.updated_at = enabled, utcnow()
+    moved = _store(pack, stats, rules_before)
     _changed(session, pack)
     audit.record(session, workspace_id, actor, "pack_change", target_type="correction_pack", target_id=pack.id,
                  before={"enabled": before}, after={"enabled": enabled})
+    _announce(session, pack, moved, actor, "enabled" if enabled else "disabled", events)
     return pack
 
 
 def view(pack: CorrectionPack) -> dict[str, Any]:
     stats = PackStats.from_dict(pack.stats)
+    history = (pack.stats or {}).get(HISTORY) or {}
+    since = history.get("since") or {}
+    rules = []
+    for r in learned_rules(stats):
+        # since: when the rule started applying (None: while the pack is disabled, or learned before it was kept)
+        rules.append({**r.to_dict(), "since": since.get(r.key()) if pack.enabled else None})
     return {
         "id": pack.id, "workflow_id": pack.workflow_id, "step_id": pack.step_id, "enabled": pack.enabled,
         "corrections": stats.corrections, "changes": stats.to_dict()["groups"],
-        "rules": [r.to_dict() for r in learned_rules(stats)], "created_at": pack.created_at,
-        "updated_at": pack.updated_at,
+        "field_corrections": stats.field_corrections(), "rules": rules,
+        "rules_changed_at": history.get("changed_at"), "last_rule_change": history.get("last_change"),
+        "created_at": pack.created_at, "updated_at": pack.updated_at,
     }
 
 
@@ -137,7 +199,8 @@ def export(pack: CorrectionPack) -> dict[str, Any]:
             "enabled": pack.enabled, "stats": PackStats.from_dict(pack.stats).to_dict()}
 
 
-def import_pack(session: Session, workspace_id: str, data: dict[str, Any], actor: str = "system") -> CorrectionPack:
+def import_pack(session: Session, workspace_id: str, data: dict[str, Any], actor: str = "system",
+                events: Events | None = None) -> CorrectionPack:
     """Create or replace the pack of (workflow_id, step_id) from an export."""
     if data.get("format") != EXPORT_FORMAT:
         raise ValidationFailed("not a correction pack export", details={"format": [f"must be {EXPORT_FORMAT!r}"]})
@@ -157,10 +220,13 @@ def import_pack(session: Session, workspace_id: str, data: dict[str, Any], actor
                                details={"step_id": [f"must be one of {sorted(steps)}"]})
     pack = find(session, wf.id, step_id)
     if pack is None:
-        pack = CorrectionPack(workspace_id=workspace_id, workflow_id=wf.id, step_id=step_id)
+        pack = CorrectionPack(workspace_id=workspace_id, workflow_id=wf.id, step_id=step_id, stats={}, enabled=False)
         session.add(pack)
-    pack.stats, pack.enabled, pack.updated_at = stats.to_dict(), bool(data.get("enabled", True)), utcnow()
+    rules_before = _applying(pack)
+    pack.enabled, pack.updated_at = bool(data.get("enabled", True)), utcnow()
+    moved = _store(pack, stats, rules_before)
     _changed(session, pack)
     audit.record(session, workspace_id, actor, "pack_import", target_type="correction_pack", target_id=pack.id,
                  after={"workflow_id": wf.id, "step_id": step_id, "corrections": stats.corrections})
+    _announce(session, pack, moved, actor, "import", events)
     return pack

@@ -105,7 +105,8 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
         executions.set_step(ex, sug.step_id, decision=kind, status=S.STEP_PENDING, params=sug.params)
     elif kind == "correct":
         executions.set_step(ex, sug.step_id, decision=kind, status=S.STEP_PENDING, params=body["correction"])
-        corrections.record(session, workspace_id, ex.workflow_id, sug.step_id, sug.params, body["correction"])
+        corrections.record(session, workspace_id, ex.workflow_id, sug.step_id, sug.params, body["correction"],
+                           actor=operator, events=events)
     elif kind == "manual":
         executions.set_step(ex, sug.step_id, decision=kind, status=S.STEP_SUCCEEDED,
                             output=body.get("manual_output"), finished_at=now, params=sug.params)

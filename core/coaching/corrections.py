@@ -197,12 +197,25 @@ class PackStats:
     groups: dict[str, ChangeGroup] = field(default_factory=dict)
 
     def record(self, changes: Iterable[Change]) -> None:
-        # Every correct decision counts, even one that changed nothing: it is evidence that no
-        # single change is what operators want every time.
+        # Every correct decision counts in `corrections`, even one that changed nothing. A rule's
+        # consistency, though, is judged among the corrections that touched its field
+        # (`field_corrections`), so one correction changes each field at most once.
+        unique = {c.key(): c for c in changes}.values()
+        fields = [c.field for c in unique]
+        if len(set(fields)) != len(fields):
+            raise ValueError("one correction changes each field at most once")
         self.corrections += 1
-        for ch in {c.key(): c for c in changes}.values():
+        for ch in unique:
             g = self.groups.setdefault(ch.key(), ChangeGroup(ch.field, ch.before, ch.after))
             g.count += 1
+
+    def field_corrections(self) -> dict[str, int]:
+        """How many corrections touched each field. Derived from the groups (a correction counts once
+        per field it changed), so stored packs and exports from before need no extra count."""
+        out: dict[str, int] = {}
+        for g in self.groups.values():
+            out[g.field] = out.get(g.field, 0) + g.count
+        return out
 
     def record_params(self, before: dict, after: dict) -> list[Change]:
         changes = diff_params(before, after)
@@ -223,6 +236,10 @@ class PackStats:
             g.count += int(raw.get("count", 0))
             if g.count < 0 or g.count > stats.corrections:
                 raise ValueError(f"group {ch.field!r} counts {g.count} of "
+                                 f"{stats.corrections} corrections")
+        for name, count in stats.field_corrections().items():
+            if count > stats.corrections:
+                raise ValueError(f"field {name!r} changed in {count} of "
                                  f"{stats.corrections} corrections")
         return stats
 
@@ -257,18 +274,24 @@ class LearnedRule:
 
 def learned_rules(stats: PackStats, min_count: int = 3,
                   min_share: float = 0.8) -> list[LearnedRule]:
-    """Groups consistent enough to apply on their own. When two groups change the same field from
-    the same value to different values (possible with min_share <= 0.5), the larger one wins and a
-    tie yields no rule, since the operators themselves do not agree."""
+    """Groups consistent enough to apply on their own: made at least `min_count` times and in at
+    least `min_share` of the corrections that touched the same field. A correction of another field
+    is no evidence against a change, so it never undoes a rule (an operator who fixes the amount of
+    a suggestion whose currency a rule already set did not disagree with the currency).
+
+    When two groups change the same field from the same value to different values (possible with
+    min_share <= 0.5), the larger one wins and a tie yields no rule, since the operators themselves
+    do not agree."""
     if min_count < 1 or not 0.0 < min_share <= 1.0:
         raise ValueError("min_count must be >= 1 and min_share within (0, 1]")
     if stats.corrections <= 0:
         return []
     # repr() recovers the decimal the caller wrote, so 4 of 5 meets 0.8 exactly.
     threshold = Fraction(repr(float(min_share)))
+    per_field = stats.field_corrections()
     best: dict[tuple[str, str], list[ChangeGroup]] = {}
     for g in stats.groups.values():
-        if g.count >= min_count and Fraction(g.count, stats.corrections) >= threshold:
+        if g.count >= min_count and Fraction(g.count, per_field[g.field]) >= threshold:
             best.setdefault((g.field, _canon(g.before)), []).append(g)
     rules = []
     for (_, _), groups in sorted(best.items()):
@@ -277,7 +300,7 @@ def learned_rules(stats: PackStats, min_count: int = 3,
             continue
         g = groups[0]
         rules.append(LearnedRule(g.field, copy.deepcopy(g.before), copy.deepcopy(g.after),
-                                 g.count, round(g.count / stats.corrections, 4)))
+                                 g.count, round(g.count / per_field[g.field], 4)))
     return rules
 
 
@@ -305,3 +328,38 @@ def apply_rules(params: dict | None,
         touched.add(norm)
         applied.append(rule)
     return out, applied
+
+
+def rule_transitions(before: Iterable[LearnedRule],
+                     after: Iterable[LearnedRule]) -> tuple[list[LearnedRule], list[LearnedRule]]:
+    """(rules that started applying, rules that stopped), each in field order. A rule whose count or
+    share moved but that still applies is neither: it changes nothing a suggestion says."""
+    old = {r.key(): r for r in before}
+    new = {r.key(): r for r in after}
+    started = [r for k, r in new.items() if k not in old]
+    stopped = [r for k, r in old.items() if k not in new]
+    order = lambda r: (r.field, r.key())  # noqa: E731
+    return sorted(started, key=order), sorted(stopped, key=order)
+
+
+def track_rules(history: dict[str, Any] | None, started: Iterable[LearnedRule],
+                stopped: Iterable[LearnedRule], at: str) -> dict[str, Any]:
+    """The pack's rule history after a change at `at` (ISO 8601): `since` maps each applying rule's
+    key to when it started applying, `changed_at` is the last start or stop and `last_change` says
+    what it was. A new dict; the input is not changed. Nothing moved: the history as it was."""
+    started, stopped = list(started), list(stopped)
+    history = copy.deepcopy(history) if isinstance(history, dict) else {}
+    if not started and not stopped:
+        return history
+    since = dict(history.get("since") or {})
+    for r in stopped:
+        since.pop(r.key(), None)
+    for r in started:
+        since[r.key()] = at
+    return {"since": since, "changed_at": at,
+            "last_change": {"at": at, "started": [_rule_ref(r) for r in started],
+                            "stopped": [_rule_ref(r) for r in stopped]}}
+
+
+def _rule_ref(rule: LearnedRule) -> dict[str, Any]:
+    return {"field": rule.field, "before": encode_value(rule.before), "after": encode_value(rule.after)}

@@ -5,7 +5,7 @@ import pytest
 
 from core.coaching.corrections import (
     MISSING, MISSING_JSON, Change, LearnedRule, PackStats, apply_rules, delete_path, diff_params,
-    get_path, learned_rules, set_path,
+    get_path, learned_rules, rule_transitions, set_path, track_rules,
 )
 
 
@@ -82,13 +82,48 @@ def test_a_change_made_only_2_times_is_not_a_rule():
     assert learned_rules(stats_from([LIMIT], [LIMIT])) == []
 
 
-def test_a_change_in_3_of_5_corrections_is_not_a_rule():
-    assert learned_rules(stats_from([LIMIT], [LIMIT], [LIMIT], [TIMEOUT], [TIMEOUT])) == []
+LIMIT_50 = Change("limit", 10, 50)
 
 
-def test_a_change_in_4_of_5_corrections_is_a_rule_at_exactly_80_percent():
-    rules = learned_rules(stats_from([LIMIT], [LIMIT], [LIMIT], [LIMIT, TIMEOUT], [TIMEOUT]))
+def test_a_change_in_3_of_5_corrections_of_its_field_is_not_a_rule():
+    assert learned_rules(stats_from([LIMIT], [LIMIT], [LIMIT], [LIMIT_50], [LIMIT_50])) == []
+
+
+def test_a_change_in_4_of_5_corrections_of_its_field_is_a_rule_at_exactly_80_percent():
+    rules = learned_rules(stats_from([LIMIT], [LIMIT], [LIMIT], [LIMIT, TIMEOUT], [LIMIT_50]))
     assert [(r.field, r.count, r.share) for r in rules] == [("limit", 4, 0.8)]
+
+
+def test_an_unrelated_correction_of_another_field_does_not_undo_a_rule():
+    # the demo: currency EUR -> GBP learned from 3 of 3 corrections, then one correction of the amount
+    currency = Change("currency", "EUR", "GBP")
+    stats = stats_from([currency], [currency], [currency])
+    assert learned_rules(stats) == [LearnedRule("currency", "EUR", "GBP", 3, 1.0)]
+    stats.record([Change("amount", 40, 45)])
+    assert stats.corrections == 4 and stats.field_corrections() == {"currency": 3, "amount": 1}
+    assert learned_rules(stats) == [LearnedRule("currency", "EUR", "GBP", 3, 1.0)]
+    for _ in range(10):
+        stats.record([Change("amount", 40, 45)])
+    # each field judged by its own corrections: the amount is a rule now too, the currency still one
+    assert [(r.field, r.share) for r in learned_rules(stats)] == [("amount", 1.0), ("currency", 1.0)]
+
+
+def test_a_correction_that_undoes_a_rule_on_its_field_counts_against_it():
+    # an operator who puts EUR back on a suggestion the rule changed disagrees with the rule
+    currency = Change("currency", "EUR", "GBP")
+    stats = stats_from([currency], [currency], [currency], [Change("currency", "GBP", "EUR")])
+    assert learned_rules(stats) == []  # 3 of 4 corrections of the currency
+
+
+def test_a_correction_that_changed_nothing_counts_but_is_no_evidence_against_a_rule():
+    stats = stats_from([LIMIT], [LIMIT], [LIMIT], [])
+    assert stats.corrections == 4
+    assert learned_rules(stats) == [LearnedRule("limit", 10, 100, 3, 1.0)]
+
+
+def test_one_correction_cannot_change_a_field_twice():
+    with pytest.raises(ValueError):
+        PackStats().record([LIMIT, LIMIT_50])
 
 
 def test_several_fields_changed_together_each_become_rules():
@@ -108,7 +143,7 @@ def test_same_field_changed_to_different_values_are_separate_groups():
 
 
 def test_thresholds_are_configurable():
-    stats = stats_from([LIMIT], [LIMIT], [TIMEOUT])
+    stats = stats_from([LIMIT], [LIMIT], [LIMIT_50], [TIMEOUT])
     assert learned_rules(stats, min_count=2, min_share=0.66) == [
         LearnedRule("limit", 10, 100, 2, 0.6667)]
     with pytest.raises(ValueError):
@@ -138,6 +173,42 @@ def test_pack_stats_round_trip_through_json():
 def test_pack_import_with_impossible_counts_is_refused():
     with pytest.raises(ValueError):
         PackStats.from_dict({"corrections": 1, "groups": [LIMIT.to_dict() | {"count": 2}]})
+    with pytest.raises(ValueError):  # 2 corrections cannot have changed the limit 3 times
+        PackStats.from_dict({"corrections": 2, "groups": [LIMIT.to_dict() | {"count": 2},
+                                                         LIMIT_50.to_dict() | {"count": 1}]})
+
+
+def test_an_export_from_before_per_field_consistency_imports_and_is_judged_per_field():
+    # the format has not changed: per-field counts are derived from the groups
+    old_export = {"corrections": 4, "groups": [
+        {"field": "currency", "before": "EUR", "after": "GBP", "count": 3},
+        {"field": "amount", "before": 40, "after": 45, "count": 1}]}
+    stats = PackStats.from_dict(old_export)
+    assert stats.to_dict() == old_export
+    assert learned_rules(stats) == [LearnedRule("currency", "EUR", "GBP", 3, 1.0)]
+
+
+def test_rule_transitions_name_rules_that_started_and_stopped():
+    a, b = LearnedRule("a", 1, 2, 3, 1.0), LearnedRule("b", 1, 2, 3, 1.0)
+    assert rule_transitions([a], [a]) == ([], [])
+    assert rule_transitions([a], [LearnedRule("a", 1, 2, 4, 0.8)]) == ([], [])  # still applies
+    assert rule_transitions([a], [b]) == ([b], [a])
+    assert rule_transitions([], [b, a]) == ([a, b], [])
+
+
+def test_track_rules_keeps_when_each_applying_rule_started():
+    a, b = LearnedRule("a", 1, 2, 3, 1.0), LearnedRule("b", MISSING, 2, 3, 1.0)
+    h1 = track_rules(None, [a], [], "t1")
+    assert h1 == {"since": {a.key(): "t1"}, "changed_at": "t1",
+                  "last_change": {"at": "t1", "started": [{"field": "a", "before": 1, "after": 2}],
+                                  "stopped": []}}
+    assert track_rules(h1, [], [], "t2") == h1
+    h2 = track_rules(h1, [b], [], "t2")
+    assert h2["since"] == {a.key(): "t1", b.key(): "t2"} and h1["since"] == {a.key(): "t1"}
+    h3 = track_rules(h2, [], [a], "t3")
+    assert h3["since"] == {b.key(): "t2"} and h3["changed_at"] == "t3"
+    assert h3["last_change"]["stopped"] == [{"field": "a", "before": 1, "after": 2}]
+    assert h2["last_change"]["started"] == [{"field": "b", "before": MISSING_JSON, "after": 2}]
 
 
 def test_record_params_diffs_and_records():

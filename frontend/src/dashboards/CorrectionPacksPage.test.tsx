@@ -1,9 +1,10 @@
-import { screen, waitFor, within } from "@testing-library/react";
+import { act, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
+import { lastSocket } from "../test/fakeSocket";
 import { errorResponse, jsonResponse, renderPage, stubFetch, type RecordedCall } from "../test/utils";
 import CorrectionPacksPage from "./CorrectionPacksPage";
-import { learningWorkflow, otherPack, pack, readyWorkflow } from "./testFixtures";
+import { learningWorkflow, otherPack, pack, readyWorkflow, renderLive } from "./testFixtures";
 import type { CorrectionPack } from "./types";
 
 type Handler = (call: RecordedCall) => Response | undefined;
@@ -216,5 +217,71 @@ describe("CorrectionPacksPage", () => {
     expect(alert).toHaveTextContent("workflow wf-invoice has no step 'nope'");
     expect(within(alert).getAllByRole("listitem").map((li) => li.textContent)).toEqual(["step_id: must be one of ['mail']"]);
     expect(screen.getByLabelText("Pack JSON")).toHaveAttribute("aria-invalid", "true");
+  });
+
+  it("judges consistency among the corrections of the change's field and says when a rule started applying", async () => {
+    const refund: CorrectionPack = {
+      ...otherPack,
+      enabled: true,
+      corrections: 4,
+      changes: [
+        { field: "currency", before: "EUR", after: "GBP", count: 3 },
+        { field: "amount", before: 40, after: 45, count: 1 },
+      ],
+      field_corrections: { currency: 3, amount: 1 },
+      rules: [{ field: "currency", before: "EUR", after: "GBP", count: 3, share: 1, since: "2026-11-22T10:30:00+00:00" }],
+      rules_changed_at: "2026-11-22T10:30:00+00:00",
+      last_rule_change: { at: "2026-11-22T10:30:00+00:00", started: [{ field: "currency", before: "EUR", after: "GBP" }], stopped: [] },
+    };
+    stubPacks(undefined, () => [pack, refund]);
+    renderPacks();
+    const pay = await packArticle("pay");
+
+    const table = within(pay).getByRole("table");
+    const rows = within(table).getAllByRole("row").slice(1);
+    // 3 of 3 currency corrections: the amount correction is not counted against it (it used to show 75%)
+    expect(rows.map((r) => within(r).getAllByRole("cell").map((c) => c.textContent).slice(1))).toEqual([
+      ["3", "100%", "✓ Learned rule"],
+      ["1", "100%", "Not yet"],
+    ]);
+    const note = within(pay).getByTestId("rule-change");
+    expect(note).toHaveTextContent(/^Rule started applying at .+: currency "EUR" → "GBP"\.$/);
+    expect(within(await packArticle("mail")).queryByTestId("rule-change")).not.toBeInTheDocument();
+  });
+
+  it("says when a rule stopped applying", async () => {
+    const stopped: CorrectionPack = {
+      ...pack,
+      rules: [],
+      last_rule_change: { at: "2026-11-22T12:00:00+00:00", started: [], stopped: [{ field: "to", before: "a@example.com", after: "b@example.com" }] },
+    };
+    stubPacks(undefined, () => [stopped, otherPack]);
+    renderPacks();
+    const note = within(await packArticle("mail")).getByTestId("rule-change");
+    expect(note).toHaveTextContent(/^Rule stopped applying at .+: to "a@example.com" → "b@example.com"\.$/);
+  });
+
+  it("refetches the packs when the server pushes correction_pack_changed", async () => {
+    let changed = false;
+    const { calls } = stubPacks(undefined, () =>
+      changed
+        ? [{ ...pack, last_rule_change: { at: "2026-11-22T12:00:00+00:00", started: [], stopped: [pack.rules[0]] }, rules: [] }, otherPack]
+        : [pack, otherPack],
+    );
+    renderLive(<CorrectionPacksPage />, "/correction-packs", "/correction-packs");
+    const mail = await packArticle("mail");
+    await waitFor(() => expect(lastSocket().sent("join_workspace")).toHaveLength(1));
+    const reads = () => calls.filter((c) => c.url === "/api/correction-packs").length;
+    const before = reads();
+
+    changed = true;
+    act(() =>
+      lastSocket().push("correction_pack_changed", {
+        pack_id: "pack-mail", workflow_id: "wf-invoice", step_id: "mail", enabled: true, cause: "correction",
+        rules_changed_at: "2026-11-22T12:00:00+00:00", started: [], stopped: [pack.rules[0]], rules: [],
+      }),
+    );
+    await waitFor(() => expect(reads()).toBe(before + 1));
+    await waitFor(() => expect(within(mail).getByTestId("rule-change")).toHaveTextContent("Rule stopped applying"));
   });
 });

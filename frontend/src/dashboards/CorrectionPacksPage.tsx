@@ -6,7 +6,7 @@ import "./dashboards.css";
 import { plural } from "../format";
 import { PackCard } from "./PackCard";
 import { PackImport } from "./PackImport";
-import { usePacks, useWorkflowMetricsList } from "./queries";
+import { useLivePacks, usePacks, useWorkflowMetricsList } from "./queries";
 import { WorkflowSelect } from "./WorkflowSelect";
 import type { CorrectionPack } from "./types";
 
@@ -33,6 +33,7 @@ export default function CorrectionPacksPage() {
   const workflows = useWorkflowMetricsList();
   const filterId = useId();
   const focused = useRef<string | null>(null);
+  useLivePacks();
 
   const names = new Map((workflows.data?.items ?? []).map((w) => [w.workflow_id, w.name]));
   const nameOf = (id: string) => names.get(id) ?? `Workflow ${id}`;
@@ -55,7 +56,8 @@ export default function CorrectionPacksPage() {
       <h1 id="packs-heading">Correction packs</h1>
       <p className="lead">
         What operators corrected at each workflow step, grouped by the change they made. A change made at least 3
-        times and in at least 80% of a step's corrections becomes a learned rule that later suggestions apply.
+        times and in at least 80% of a step's corrections of that field becomes a learned rule that later suggestions
+        apply; a correction of another field does not undo it.
       </p>
 
       <div className="field field--inline">

@@ -5,7 +5,7 @@ import { DataTable, type Column } from "./DataTable";
 import { downloadJson, slug } from "./download";
 import { formatCount, formatDateTime, formatPackValue, formatRate, plural } from "../format";
 import { fetchPackExport, useSetPackEnabled } from "./queries";
-import type { CorrectionPack, PackChange } from "./types";
+import type { CorrectionPack, PackChange, RuleRef } from "./types";
 
 type ChangeRow = PackChange & { learned: boolean; share: number };
 
@@ -14,8 +14,40 @@ function changeRows(pack: CorrectionPack): ChangeRow[] {
   return pack.changes.map((change) => ({
     ...change,
     learned: learned.has(JSON.stringify([change.field, change.before, change.after])),
-    share: pack.corrections ? change.count / pack.corrections : 0,
+    share: shareOf(pack, change),
   }));
+}
+
+/** Consistency is judged among the corrections that changed the same field (the server's field_corrections). */
+function shareOf(pack: CorrectionPack, change: PackChange): number {
+  const among = pack.field_corrections?.[change.field] ?? pack.corrections;
+  return among ? change.count / among : 0;
+}
+
+function describeRules(rules: RuleRef[]): string {
+  return rules.map((r) => `${r.field} ${formatPackValue(r.before)} → ${formatPackValue(r.after)}`).join(", ");
+}
+
+/** "Rule started applying at …" / "stopped applying at …": what an AUTO run of this step books changed then. */
+function RuleChangeNote({ pack }: { pack: CorrectionPack }) {
+  const change = pack.last_rule_change;
+  if (!change || (!change.started.length && !change.stopped.length)) return null;
+  const when = formatDateTime(change.at);
+  return (
+    <p className="pack__meta pack__rule-change" data-testid="rule-change">
+      {change.started.length ? (
+        <>
+          {change.started.length === 1 ? "Rule" : "Rules"} started applying at {when}: {describeRules(change.started)}.
+        </>
+      ) : null}
+      {change.started.length && change.stopped.length ? " " : null}
+      {change.stopped.length ? (
+        <>
+          {change.stopped.length === 1 ? "Rule" : "Rules"} stopped applying at {when}: {describeRules(change.stopped)}.
+        </>
+      ) : null}
+    </p>
+  );
 }
 
 const columns: Column<ChangeRow>[] = [
@@ -36,7 +68,7 @@ const columns: Column<ChangeRow>[] = [
   { header: "Count", numeric: true, cell: (c) => formatCount(c.count) },
   {
     header: (
-      <abbr title="Share of this step's corrections that made this change; 80% and 3 times make a learned rule">
+      <abbr title="Share of this step's corrections of this field that made this change; 80% and 3 times make a learned rule">
         Consistency
       </abbr>
     ),
@@ -92,6 +124,7 @@ export function PackCard({ pack, workflowName, linked }: { pack: CorrectionPack;
             {plural(pack.corrections, "correction")} · {plural(pack.rules.length, "learned rule")}
             {pack.updated_at ? <> · updated {formatDateTime(pack.updated_at)}</> : null}
           </p>
+          <RuleChangeNote pack={pack} />
         </div>
         <div className="pack__actions">
           <span className={`status ${pack.enabled ? "status--success" : "status--muted"}`} data-enabled={pack.enabled}>

@@ -9,7 +9,7 @@ import { apiGet, apiPatch, apiPost, apiPut } from "../api/client";
 import { useSocketEvent, useWorkspaceRoom } from "../realtime/context";
 import { fetchWorkflowMetrics, workflowMetricsKey } from "../api/metrics";
 import type { GlobalMetrics, LevelChangedEvent, MetricsUpdateEvent, OperatorMetrics, WorkflowMetrics, WorkflowMode } from "../api/metrics";
-import type { CorrectionPack, ItemList, PackExport, WorkflowDefinition } from "./types";
+import type { CorrectionPack, ItemList, PackChangedEvent, PackExport, WorkflowDefinition } from "./types";
 
 export const dashboardKeys = {
   metrics: ["metrics"] as const,
@@ -154,6 +154,21 @@ export function useImportPack() {
   return useMutation({
     mutationFn: (body: unknown) => apiPost<CorrectionPack>("/api/correction-packs/import", body),
     onSuccess: () => void queryClient.invalidateQueries({ queryKey: dashboardKeys.packs }),
+  });
+}
+
+/**
+ * Keeps the packs live: joins the workspace room and refetches the packs when
+ * a learned rule starts or stops applying (`correction_pack_changed`).
+ * `onChanged` hears each change, to announce it.
+ */
+export function useLivePacks(onChanged?: (event: PackChangedEvent) => void) {
+  useWorkspaceRoom();
+  const queryClient = useQueryClient();
+  useSocketEvent<PackChangedEvent>("correction_pack_changed", (event) => {
+    if (!event || typeof event.pack_id !== "string") return;
+    onChanged?.(event);
+    void queryClient.invalidateQueries({ queryKey: dashboardKeys.packs });
   });
 }
 

@@ -21,8 +21,33 @@ export interface PackChange {
 }
 
 export interface LearnedRule extends PackChange {
-  /** count / the step's corrections. */
+  /** count / the step's corrections of this field. */
   share: number;
+  /** When the rule started applying (ISO 8601); null while the pack is disabled or when not known. */
+  since?: string | null;
+}
+
+/** A rule as a rule change names it. */
+export type RuleRef = Pick<PackChange, "field" | "before" | "after">;
+
+/** The last time a pack's learned rules started or stopped applying. */
+export interface RuleChange {
+  at: string;
+  started: RuleRef[];
+  stopped: RuleRef[];
+}
+
+/** `correction_pack_changed`, pushed to the workspace when a learned rule starts or stops applying. */
+export interface PackChangedEvent {
+  pack_id: string;
+  workflow_id: string;
+  step_id: string;
+  enabled: boolean;
+  cause: "correction" | "enabled" | "disabled" | "import";
+  rules_changed_at: string;
+  started: LearnedRule[];
+  stopped: LearnedRule[];
+  rules: LearnedRule[];
 }
 
 export interface CorrectionPack {
@@ -33,6 +58,10 @@ export interface CorrectionPack {
   corrections: number;
   changes: PackChange[];
   rules: LearnedRule[];
+  /** Per field, the corrections that changed it: a change's consistency is judged among them. */
+  field_corrections?: Record<string, number>;
+  rules_changed_at?: string | null;
+  last_rule_change?: RuleChange | null;
   created_at?: string;
   updated_at?: string;
 }
