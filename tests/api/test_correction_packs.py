@@ -241,10 +241,30 @@ def _refund_suggestion(api, wf_id: str) -> tuple[str, dict]:
     return ex_id, api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]
 
 
-def _pushed(services, monkeypatch) -> list[tuple[str, dict, str]]:
-    sent: list[tuple[str, dict, str]] = []
-    monkeypatch.setattr(services.notifier, "emit", lambda event, payload, room: sent.append((event, payload, room)))
-    return sent
+class _Pushed:
+    """What a lead's dashboard receives: a Socket.IO client (Flask-SocketIO's test client, through the real
+    connect and join handlers) that joined the workspace room. Iterating gives (event, payload, "workspace")."""
+
+    def __init__(self, app, token: str):
+        self.client = app.extensions["socketio"].test_client(app, auth={"token": token})
+        assert self.client.emit("join_workspace", {}, callback=True)["ok"] is True
+        self.client.get_received()
+        self.items: list[tuple[str, dict, str]] = []
+
+    def _drain(self) -> None:
+        self.items += [(m["name"], m["args"][0], "workspace") for m in self.client.get_received()]
+
+    def __iter__(self):
+        self._drain()
+        return iter(list(self.items))
+
+    def clear(self) -> None:
+        self._drain()
+        self.items.clear()
+
+
+def _pushed(app, token: str) -> _Pushed:
+    return _Pushed(app, token)
 
 
 def test_an_unrelated_correction_of_the_amount_does_not_undo_the_learned_currency(api):
@@ -268,8 +288,8 @@ def test_an_unrelated_correction_of_the_amount_does_not_undo_the_learned_currenc
         _decide(api, ex_id, sug, "accept")
 
 
-def test_a_rule_that_starts_or_stops_applying_is_audited_pushed_and_dated(api, services, monkeypatch):
-    sent = _pushed(services, monkeypatch)
+def test_a_rule_that_starts_or_stops_applying_is_audited_pushed_and_dated(api, app, admin_token):
+    sent = _pushed(app, admin_token)
     wf_id = _refund_workflow(api)
     for n in range(3):
         ex_id, sug = _refund_suggestion(api, wf_id)
@@ -278,7 +298,7 @@ def test_a_rule_that_starts_or_stops_applying_is_audited_pushed_and_dated(api, s
         assert len(changed) == (1 if n == 2 else 0)  # only the third correction makes the rule
     pack = _pack(api, wf_id)
     [(event, payload, room)] = [s for s in sent if s[0] == "correction_pack_changed"]
-    assert room.startswith("workspace:")
+    assert room == "workspace"  # received by a client in the workspace room
     assert payload["pack_id"] == pack["id"] and payload["workflow_id"] == wf_id and payload["step_id"] == "refund"
     assert payload["cause"] == "correction" and payload["stopped"] == []
     assert payload["started"] == [{"field": "currency", "before": "EUR", "after": "GBP", "count": 3, "share": 1.0}]
@@ -305,13 +325,13 @@ def test_a_rule_that_starts_or_stops_applying_is_audited_pushed_and_dated(api, s
     assert {r["target_id"] for r in rows} == {pack["id"]}
 
 
-def test_disabling_and_enabling_a_pack_stops_and_starts_its_rules_and_says_so(api, services, monkeypatch):
+def test_disabling_and_enabling_a_pack_stops_and_starts_its_rules_and_says_so(api, app, admin_token):
     wf_id = _refund_workflow(api)
     for _ in range(3):
         ex_id, sug = _refund_suggestion(api, wf_id)
         _decide(api, ex_id, sug, "correct", {**sug["params"], "currency": "GBP"})
     pack = _pack(api, wf_id)
-    sent = _pushed(services, monkeypatch)
+    sent = _pushed(app, admin_token)
     off = api.ok("PATCH", f"/api/correction-packs/{pack['id']}", {"enabled": False})
     assert off["rules"][0]["since"] is None and off["last_rule_change"]["stopped"][0]["field"] == "currency"
     on = api.ok("PATCH", f"/api/correction-packs/{pack['id']}", {"enabled": True})
