@@ -25,8 +25,8 @@ import functools
 import math
 from typing import Any
 
-# How far below the threshold the change detector looks: p1 = p0 - DROP (0.60 for the default 0.85).
-DROP = 0.25
+# How far below the threshold the change detector looks: p1 = p0 - DROP (0.65 for the default 0.85).
+DROP = 0.20
 TEST_NAME = "beta-binomial mixture e-process (uniform prior on (p0, 1]) with CUSUM restart"
 _EPS = 1e-12
 _MAX_NEEDED = 100_000
@@ -98,7 +98,14 @@ def promotion_ready(accepted: int, counted: int, p0: float, alpha: float) -> boo
     likelihood ratio is largest at p0 over (p0, 1]): no continued fraction on the decision path then."""
     if accepted <= counted * p0 or p0 >= 1.0:
         return False
-    return log_e_promote(accepted, counted, p0) >= math.log(1.0 / alpha)
+    goal = math.log(1.0 / alpha)
+    # the mixture is at most the likelihood ratio at the best p (the observed rate): a cheap bound first
+    p0 = _clamp(p0)
+    rejected, rate = counted - accepted, accepted / counted
+    bound = accepted * math.log(rate / p0) + (rejected * math.log((1.0 - rate) / (1.0 - p0)) if rejected else 0.0)
+    if bound < goal:
+        return False
+    return log_e_promote(accepted, counted, p0) >= goal
 
 
 @functools.lru_cache(maxsize=4096)
