@@ -164,11 +164,18 @@ def test_auto_alpha_is_the_error_level_of_the_test():
     assert assess_level(8, w, LevelThresholds(auto_acceptance=0.6, window=10, auto_min_window=5)).auto_ready is False
 
 
-def test_auto_readiness_follows_the_rolling_window_not_the_lifetime_rate():
-    s = state_with((REJECT, 50), (ACCEPT, 50))
+def test_auto_readiness_follows_the_present_not_the_lifetime_rate():
+    # the change detector restarted the evidence during the rejects (at 11, 22, 33 and 44): the accepts since
+    # are judged with the 6 rejects after the last restart only, not with the 50
+    s = state_with((REJECT, 50))
+    assert (s.evidence.accepted, s.evidence.counted) == (0, 6)
+    n = 0
+    while not s.assess().auto_ready:
+        s.record_decision(ACCEPT)
+        n += 1
+    assert n == 94  # 94 of 100 since the restart
     snap = s.snapshot()
-    assert snap["acceptance_rate"] == 0.5
-    assert snap["rolling_acceptance_rate"] == 1.0
+    assert snap["acceptance_rate"] < 0.7 and snap["rolling_acceptance_rate"] == 1.0
     assert snap["auto_ready"] is True
 
 
