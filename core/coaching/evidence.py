@@ -120,22 +120,27 @@ def _log_e_exact(a: int, b: int, p0: float) -> float:
 
 
 def accepts_needed(accepted: int, counted: int, p0: float, alpha: float) -> int | None:
-    """How many more consecutive accepts would make log E reach log(1/alpha); None if never."""
+    """How many more consecutive accepts would make log E reach log(1/alpha); None if never. E grows with
+    every accept for a fixed number of rejects (each p in (p0, 1] has p/p0 > 1), so this is the smallest
+    number of accepts that is enough beside these rejects, less the accepts already made: cached per number
+    of rejects, O(1) per decision."""
     if p0 >= 1.0:
         return None
-    goal = math.log(1.0 / alpha)
-    if promotion_ready(accepted, counted, p0, alpha):
-        return 0
-    # log E rises with each accept once the count is large enough: double, then bisect
-    hi = 1
-    while log_e_promote(accepted + hi, counted + hi, p0) < goal:
+    enough = _accepts_enough(counted - accepted, _clamp(p0), alpha)
+    return None if enough is None else max(0, enough - accepted)
+
+
+@functools.lru_cache(maxsize=4096)
+def _accepts_enough(rejected: int, p0: float, alpha: float) -> int | None:
+    hi = max(1, int(rejected * p0 / (1.0 - p0)))  # at or below the observed rate p0 there is no evidence
+    while not promotion_ready(hi, hi + rejected, p0, alpha):
         hi *= 2
         if hi > _MAX_NEEDED:
             return None
-    lo = hi // 2
+    lo = hi // 2 if hi > 1 else 0
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if log_e_promote(accepted + mid, counted + mid, p0) >= goal:
+        if promotion_ready(mid, mid + rejected, p0, alpha):
             hi = mid
         else:
             lo = mid
