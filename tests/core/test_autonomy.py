@@ -122,3 +122,22 @@ def test_demotion_is_rare_at_095_and_quick_at_060():
     rng = random.Random(15)
     assert share_within([time_to_demote(0.95, rng) for _ in range(200)], DEMOTION_HORIZON) <= 0.10
     assert median([time_to_demote(0.60, rng) for _ in range(200)]) <= 18
+
+
+def test_accepts_needed_matches_a_brute_force_search():
+    rng = random.Random(0)
+    for _ in range(100):
+        b, a = rng.randint(0, 40), rng.randint(0, 300)
+        p0, alpha = rng.choice([0.5, 0.85, 0.9]), rng.choice([0.05, 0.2])
+        brute = next(k for k in range(5000) if promotion_ready(a + k, a + k + b, p0, alpha))
+        assert accepts_needed(a, a + b, p0, alpha) == brute
+
+
+def test_a_spot_check_scope_stored_before_the_test_does_not_demote_on_its_past():
+    # a workflow in AUTO when this test arrived: its stored spot checks (no "evidence") were bad, but the
+    # change detector starts at 0, so it takes new rejects to demote it, not the upgrade
+    t = LevelThresholds()
+    spot = MetricsState.from_dict({"counters": {"accepted": 2, "rejected": 8}, "window": "aarrrrrrrr"})
+    assert should_demote(spot, t) is False
+    spot.record_decision(REJECT)
+    assert should_demote(spot, t) is False
