@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: run test setup setup-dev frontend schema demo bench bench-instructions bench-packs chromium test-python test-frontend clean
+.PHONY: run test setup setup-dev frontend schema demo bench bench-autonomy bench-instructions bench-packs chromium test-python test-frontend clean
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -62,6 +62,10 @@ $(VENV)/.bench: requirements-bench.txt $(VENV)/.dev
 # In-process beside LangGraph, then the real server under each async mode (see README "Benchmarks").
 bench: setup-dev $(VENV)/.bench
 	$(PY) bench/coaching_throughput.py $(BENCH_ARGS)
+
+# AUTO readiness and demotion tests simulated at known acceptance rates (docs/autonomy.md); plain Python.
+bench-autonomy: setup-dev
+	$(PY) bench/autonomy.py $(BENCH_ARGS)
 
 # Instructions per decision under valgrind's callgrind, Coach beside LangGraph: repeatable on a busy machine.
 bench-instructions: setup-dev $(VENV)/.bench

@@ -33,6 +33,8 @@ class SnapshotSchema(Schema):
     window_size = fields.Integer()
     window_decisions = fields.Integer()
     to_auto = fields.Dict(metadata={"description": "how far from AUTO-ready"})
+    evidence = fields.Dict(metadata={"description": "the AUTO readiness test: statistic (log e-value), threshold "
+                                                    "(1/auto_alpha), decisions_needed_if_all_accepted, test"})
 
 
 class WorkflowMetricsSchema(SnapshotSchema):

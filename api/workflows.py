@@ -105,6 +105,8 @@ class ThresholdArgs(Schema):
     auto_min_window = fields.Integer(validate=validate.Range(min=1))
     auto_acceptance = fields.Float(validate=validate.Range(min=0, max=1))
     window = fields.Integer(validate=validate.Range(min=1, max=1000))
+    auto_alpha = fields.Float(validate=validate.Range(min=0, max=0.5, min_inclusive=False, max_inclusive=False),
+                              metadata={"description": "error level of the AUTO readiness and demotion tests"})
 
 
 @blp.route("/<workflow_id>/mode")

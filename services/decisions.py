@@ -8,7 +8,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from core.coaching.metrics import DECISIONS
+from core.coaching.metrics import DECISIONS, should_demote
 from core.errors import Conflict, NotFound, ValidationFailed
 from core.execution import states as S
 from core.tools import ToolRegistry, schema_errors
@@ -179,15 +179,25 @@ def _count(session: Session, defn: WorkflowDef, ex: Execution, wf: Workflow, sug
                                               "mode": wf.mode}, workspace=ex.workspace_id)
     if sug.purpose == "spot_check" and wf.mode == "auto":
         spot, _ = states[("spot", ex.workflow_id)]
-        if spot.window.counted and spot.window.rate < thresholds.auto_acceptance:
+        if should_demote(spot, thresholds):
+            rate = spot.window.rate
             wf.mode = "coaching"
+            # no longer AUTO-ready until new evidence says so: the promotion test starts again (O(1), the rows
+            # are written with this decision's transaction)
+            for scope in (("workflow", ex.workflow_id), ("version", f"{ex.workflow_id}@{ex.workflow_version}"),
+                          ("spot", ex.workflow_id)):
+                if scope in states:
+                    states[scope][0].restart_evidence()
+            after = wf_state.snapshot()
             audit.record(session, ex.workspace_id, "system", "demotion", target_type="workflow", target_id=wf.id,
-                         before={"mode": "auto"}, after={"mode": "coaching", "spot_check_rate": spot.window.rate})
+                         before={"mode": "auto"}, after={"mode": "coaching", "spot_check_rate": rate})
             events.add("workflow_level_changed", {
-                "workflow_id": wf.id, "level": snapshot["level"], "previous_level": snapshot["level"],
-                "auto_ready": snapshot["auto_ready"], "mode": "coaching", "previous_mode": "auto",
-                "reason": f"spot-check acceptance {spot.window.rate:.0%} fell below "
-                          f"{thresholds.auto_acceptance:.0%}"}, workspace=ex.workspace_id)
+                "workflow_id": wf.id, "level": after["level"], "previous_level": snapshot["level"],
+                "auto_ready": after["auto_ready"], "mode": "coaching", "previous_mode": "auto",
+                "reason": f"spot checks show acceptance below {thresholds.auto_acceptance:.0%} "
+                          f"(spot-check acceptance {rate:.0%}, test at level {thresholds.auto_alpha:g})"},
+                workspace=ex.workspace_id)
+            events.add("metrics_update", {"workflow_id": wf.id, **after}, workspace=ex.workspace_id)
 
 
 def submit(services, workspace_id: str, execution_id: str, body: dict[str, Any], operator: str,

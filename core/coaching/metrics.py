@@ -13,6 +13,8 @@ from datetime import datetime, timezone
 from fractions import Fraction
 from typing import Any
 
+from core.coaching.evidence import TEST_NAME, Evidence, accepts_needed, log_e_promote
+
 ACCEPT = "accept"
 REJECT = "reject"
 CORRECT = "correct"
@@ -158,19 +160,22 @@ class LevelThresholds:
     auto_min_window: int = 20
     auto_acceptance: float = 0.85
     window: int = 50
+    auto_alpha: float = 0.05  # the sequential tests' error level (docs/autonomy.md)
 
     def __post_init__(self) -> None:
         if self.coaching_after < 0 or self.auto_min_window < 1 or self.window < 1:
             raise ValueError("thresholds must be non-negative and the window at least 1")
         if not 0.0 <= self.auto_acceptance <= 1.0:
             raise ValueError("auto_acceptance must be within 0..1")
+        if not (isinstance(self.auto_alpha, (int, float)) and 0.0 < self.auto_alpha < 0.5):
+            raise ValueError("auto_alpha must be more than 0 and less than 0.5")
         if self.auto_min_window > self.window:
             # Otherwise AUTO could never be reached and nobody would be told why.
             raise ValueError("auto_min_window cannot exceed the window size")
 
     def to_dict(self) -> dict[str, Any]:
         return {"coaching_after": self.coaching_after, "auto_min_window": self.auto_min_window,
-                "auto_acceptance": self.auto_acceptance, "window": self.window}
+                "auto_acceptance": self.auto_acceptance, "window": self.window, "auto_alpha": self.auto_alpha}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> LevelThresholds:
@@ -178,7 +183,7 @@ class LevelThresholds:
         kw: dict[str, Any] = {}
         for name in (f.name for f in fields(cls)):
             if name in d and d[name] is not None:
-                kw[name] = float(d[name]) if name == "auto_acceptance" else int(d[name])
+                kw[name] = float(d[name]) if name in ("auto_acceptance", "auto_alpha") else int(d[name])
         return cls(**kw)
 
 
@@ -195,10 +200,14 @@ class LevelAssessment:
 
 
 def assess_level(total_decisions: int, window: RollingWindow,
-                 thresholds: LevelThresholds | None = None) -> LevelAssessment:
-    """What the evidence says. The window minimum counts non-skip decisions: a window of skips
-    (or 3 accepts among 17 skips) is not evidence that suggestions are good."""
+                 thresholds: LevelThresholds | None = None, evidence: Evidence | None = None) -> LevelAssessment:
+    """What the evidence says. AUTO-ready when the sequential test (core.coaching.evidence, docs/autonomy.md)
+    shows acceptance >= auto_acceptance at level auto_alpha, and the window holds at least auto_min_window
+    counted decisions: a window of skips (or 3 accepts among 17 skips) is not evidence that suggestions are
+    good. `evidence` defaults to the window's own counts (what a state stored before the test had)."""
     t = thresholds or LevelThresholds()
+    if evidence is None:
+        evidence = Evidence(window.accepted, window.counted)
     needed = max(0, t.auto_min_window - window.counted)
     # exact: rate >= threshold as integers (accepted/counted >= num/den), no float rounding at the edge
     target = _exact(t.auto_acceptance)
@@ -212,7 +221,7 @@ def assess_level(total_decisions: int, window: RollingWindow,
     to_coaching = max(0, t.coaching_after - total_decisions)
     if to_coaching:
         level = OBSERVATION
-    elif needed == 0 and short <= 0:
+    elif needed == 0 and evidence.ready(t.auto_acceptance, t.auto_alpha):
         level = AUTO
     else:
         level = COACHING
@@ -332,12 +341,16 @@ class MetricsState:
     window: RollingWindow | None = None
     latency: LatencyHistogram = field(default_factory=LatencyHistogram)
     thresholds: LevelThresholds = field(default_factory=LevelThresholds)
+    # the sequential test's state; a state stored before it existed starts from its window's counts
+    evidence: Evidence | None = None
 
     def __post_init__(self) -> None:
         if self.window is None:
             self.window = RollingWindow(self.thresholds.window)
         elif self.window.size != self.thresholds.window:
             self.window.resize(self.thresholds.window)
+        if self.evidence is None:
+            self.evidence = Evidence(self.window.accepted, self.window.counted)
 
     def set_thresholds(self, thresholds: LevelThresholds) -> None:
         if thresholds is self.thresholds:
@@ -354,9 +367,30 @@ class MetricsState:
             self.latency.add(latency_ms)
         self.counters.record(kind)
         self.window.append(kind)
+        if kind != SKIP:
+            self.evidence.record(kind == ACCEPT, self.thresholds.auto_acceptance, self.thresholds.auto_alpha)
+
+    def restart_evidence(self) -> None:
+        """Forget the sequential tests' evidence (at a demotion): AUTO-ready again only on new evidence."""
+        self.evidence.restart()
 
     def assess(self) -> LevelAssessment:
-        return assess_level(self.counters.decisions, self.window, self.thresholds)
+        return assess_level(self.counters.decisions, self.window, self.thresholds, self.evidence)
+
+    def evidence_view(self) -> dict[str, Any]:
+        """The promotion test as figures (GET /api/metrics/workflows/<id>): the e-value's log, the threshold
+        (1/alpha) it must reach, and how many more accepts in a row would get there."""
+        t, e = self.thresholds, self.evidence
+        log_e = log_e_promote(e.accepted, e.counted, t.auto_acceptance)
+        needed = accepts_needed(e.accepted, e.counted, t.auto_acceptance, t.auto_alpha)
+        if needed is not None and e.alarm(t.auto_alpha) and needed == 0:
+            needed = 1  # the change detector holds readiness back until it calms down
+        return {"statistic": round(log_e, 4), "statistic_kind": "log_e_value",
+                "e_value": round(math.exp(min(log_e, 700.0)), 4),
+                "threshold": round(1.0 / t.auto_alpha, 4), "log_threshold": round(math.log(1.0 / t.auto_alpha), 4),
+                "decisions_needed_if_all_accepted": needed, "test": TEST_NAME,
+                "accepted_since_restart": e.accepted, "counted_since_restart": e.counted,
+                "drop_statistic": round(e.drop, 4), "drop_alarm": e.alarm(t.auto_alpha)}
 
     def confidence(self) -> float:
         """DESIGN.md §3: the Wilson lower bound of the rolling acceptance."""
@@ -383,11 +417,13 @@ class MetricsState:
                 "auto_acceptance": self.thresholds.auto_acceptance,
             },
             "thresholds": self.thresholds.to_dict(),
+            "evidence": self.evidence_view(),
         }
 
     def to_dict(self) -> dict[str, Any]:
         return {"counters": self.counters.to_dict(), "window": self.window.to_str(),
-                "latency": self.latency.to_dict(), "thresholds": self.thresholds.to_dict()}
+                "latency": self.latency.to_dict(), "thresholds": self.thresholds.to_dict(),
+                "evidence": self.evidence.to_dict()}
 
     def to_json(self) -> str:
         """`to_dict()` as compact JSON text, written directly: every decision stores several states, and
@@ -400,15 +436,27 @@ class MetricsState:
                 f'"latency":{{"scheme":"{_SCHEME}","buckets":{{{buckets}}},"count":{h.count},'
                 f'"min":{_number(h.min)},"max":{_number(h.max)}}},'
                 f'"thresholds":{{"coaching_after":{t.coaching_after},"auto_min_window":{t.auto_min_window},'
-                f'"auto_acceptance":{_number(t.auto_acceptance)},"window":{t.window}}}}}')
+                f'"auto_acceptance":{_number(t.auto_acceptance)},"window":{t.window},'
+                f'"auto_alpha":{_number(t.auto_alpha)}}},'
+                f'"evidence":{self.evidence.to_json()}}}')
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> MetricsState:
         d = d or {}
         t = LevelThresholds.from_dict(d.get("thresholds"))
+        evidence = d.get("evidence")
         return cls(counters=Counters.from_dict(d.get("counters")),
                    window=RollingWindow.from_str(d.get("window"), t.window),
-                   latency=LatencyHistogram.from_dict(d.get("latency")), thresholds=t)
+                   latency=LatencyHistogram.from_dict(d.get("latency")), thresholds=t,
+                   evidence=Evidence.from_dict(evidence) if isinstance(evidence, dict) else None)
+
+
+def should_demote(state: MetricsState, thresholds: LevelThresholds | None = None) -> bool:
+    """The mirrored test, on an AUTO workflow's spot-check scope: the change detector (a CUSUM e-detector,
+    docs/autonomy.md) says acceptance fell below auto_acceptance at level auto_alpha. One early reject is
+    not evidence: at the defaults it takes four rejects in a short run."""
+    t = thresholds or state.thresholds
+    return state.evidence.alarm(t.auto_alpha)
 
 
 def _number(x: float | int | None) -> str:

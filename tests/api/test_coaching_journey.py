@@ -12,7 +12,9 @@ STEPS = [
 ]
 VARS = {"total": {"type": "integer", "default": 3}}
 # lowered so the journey is quick; the rules are DESIGN.md §3's
-THRESHOLDS = {"coaching_after": 4, "auto_min_window": 6, "auto_acceptance": 0.85, "window": 10}
+# lenient (acceptance >= 50%, tested at level 0.25) so that a short journey is evidence: 6 accepts of 7
+# are (e-value 4.6 >= 1/0.25), 5 of 6 are not
+THRESHOLDS = {"coaching_after": 4, "auto_min_window": 6, "auto_acceptance": 0.5, "window": 10, "auto_alpha": 0.25}
 
 
 @pytest.fixture
@@ -75,18 +77,18 @@ def test_from_observation_to_an_unattended_auto_run(api_without_spot_checks):
         operator.decide(kind)
         assert _stage(api, wf_id) == ("OBSERVATION", False, "coaching", n)
 
-    # COACHING from the 4th; not AUTO-ready while the window is short or acceptance below 0.85
+    # COACHING from the 4th; not AUTO-ready while the window is short or the evidence weak
     operator.decide("accept")
     assert _stage(api, wf_id) == ("COACHING", False, "coaching", 4)  # 3/4 accepted, 4 in the window
     operator.decide("accept")
     assert _stage(api, wf_id) == ("COACHING", False, "coaching", 5)  # 4/5 = 0.8
     operator.decide("accept")
-    assert _stage(api, wf_id) == ("COACHING", False, "coaching", 6)  # 5/6 = 0.83 over the minimum window
+    assert _stage(api, wf_id) == ("COACHING", False, "coaching", 6)  # 5/6, e-value 3.4 < 4
     m = api.ok("GET", f"/api/metrics/workflows/{wf_id}")
     assert m["rolling_acceptance_rate"] == round(5 / 6, 4) and m["to_auto"]["window_decisions_needed"] == 0
     assert api.call("POST", f"/api/workflows/{wf_id}/mode", {"mode": "auto"})[0] == 409
 
-    # AUTO-ready: 6/7 ≈ 0.857 ≥ 0.85 over ≥ 6 decisions; the mode stays what the lead chose
+    # AUTO-ready: 6/7 is evidence at level 0.25 that acceptance >= 0.5; the mode stays what the lead chose
     operator.decide("accept")
     assert _stage(api, wf_id) == ("AUTO", True, "coaching", 7)
     m = api.ok("GET", f"/api/metrics/workflows/{wf_id}")

@@ -186,14 +186,20 @@ def test_promotion_is_refused_when_not_ready_unless_forced(api):
 
 
 def test_promotion_without_force_once_auto_ready(api):
-    wf_id = _workflow(api, coaching_after=2, auto_min_window=3, window=5)
-    _drive(api, wf_id, ["accept", "accept"])
+    # a lenient setting (acceptance >= 50% at level 0.2) so that a few accepts are evidence: 4 in a row are
+    # (e-value 6.2 >= 1/0.2), 3 are not (3.75)
+    wf_id = _workflow(api, coaching_after=2, auto_min_window=3, window=5, auto_acceptance=0.5, auto_alpha=0.2)
+    _drive(api, wf_id, ["accept", "accept", "accept"])
     m = _metrics(api, wf_id)
     assert (m["level"], m["auto_ready"]) == ("COACHING", False)
+    assert m["evidence"]["decisions_needed_if_all_accepted"] == 1
+    assert m["evidence"]["threshold"] == 5.0 and m["evidence"]["test"]
     assert api.call("POST", f"/api/workflows/{wf_id}/mode", {"mode": "auto"})[0] == 409
     _drive(api, wf_id, ["accept"])
     m = _metrics(api, wf_id)
     assert (m["level"], m["auto_ready"], m["mode"]) == ("AUTO", True, "coaching")
+    assert m["evidence"]["decisions_needed_if_all_accepted"] == 0
+    assert m["steps"]["first"]["evidence"]["decisions_needed_if_all_accepted"] == 0
     promoted = api.ok("POST", f"/api/workflows/{wf_id}/mode", {"mode": "auto"})
     assert (promoted["mode"], promoted["level"], promoted["auto_ready"]) == ("auto", "AUTO", True)
     assert _metrics(api, wf_id)["mode"] == "auto"
@@ -206,22 +212,36 @@ def test_an_auto_execution_of_a_workflow_not_in_auto_is_409(api):
     assert api.ok("GET", "/api/executions/")["total"] == 0
 
 
-def test_a_rejected_spot_check_demotes_the_workflow(make_api):
-    api = make_api(spot_check_rate=1.0)
-    wf_id = _workflow(api)
-    api.ok("POST", f"/api/workflows/{wf_id}/mode", {"mode": "auto", "force": True})
+def _spot_check(api, wf_id: str, decision: str) -> None:
     ex_id = api.start(wf_id, mode="auto")["execution_id"]
     ex = api.settle(ex_id)
     assert ex["status"] == "waiting_decision" and ex["mode"] == "auto"
     sug = api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]
     assert (sug["purpose"], sug["step_id"], sug["status"]) == ("spot_check", "first", "pending")
     api.ok("POST", f"/api/executions/{ex_id}/coaching/decision",
-           {"suggestion_id": sug["suggestion_id"], "decision": "reject", "feedback": "wrong"})
+           {"suggestion_id": sug["suggestion_id"], "decision": decision, "feedback": "wrong"})
     api.settle(ex_id)
+
+
+def test_rejected_spot_checks_demote_the_workflow_once_they_are_evidence(make_api):
+    api = make_api(spot_check_rate=1.0)
+    # at level 0.2, 17 accepts in a row are evidence of acceptance >= 85%, and two rejects in a row of a drop
+    wf_id = _workflow(api, auto_alpha=0.2, coaching_after=2, auto_min_window=3, window=5)
+    _drive(api, wf_id, ["accept"] * 17)
+    m = _metrics(api, wf_id)
+    assert m["auto_ready"] is True, (m.get("evidence"), m["to_auto"], m["level"])
+    api.ok("POST", f"/api/workflows/{wf_id}/mode", {"mode": "auto"})
+    # one early reject is not evidence (the change detector stands at 0.85 of log 5 = 1.61)
+    _spot_check(api, wf_id, "reject")
+    assert api.ok("GET", f"/api/workflows/{wf_id}")["mode"] == "auto"
+    _spot_check(api, wf_id, "reject")
     assert api.ok("GET", f"/api/workflows/{wf_id}")["mode"] == "coaching"
     m = _metrics(api, wf_id)
     assert m["mode"] == "coaching"
-    assert (m["spot_checks"]["decisions"], m["spot_checks"]["rejected"]) == (1, 1)
+    assert (m["spot_checks"]["decisions"], m["spot_checks"]["rejected"]) == (2, 2)
+    # no longer AUTO-ready until new evidence says so (the rejects alone would not have undone 4 accepts)
+    assert (m["auto_ready"], m["evidence"]["counted_since_restart"]) == (False, 0)
+    assert api.call("POST", f"/api/workflows/{wf_id}/mode", {"mode": "auto"})[0] == 409
     assert api.call("POST", "/api/executions/", {"workflow_id": wf_id, "mode": "auto"})[0] == 409
 
 
@@ -245,6 +265,20 @@ def test_thresholds_that_contradict_each_other_are_422_naming_the_fields_sent(ap
         code, body = api.call("PUT", f"/api/workflows/{wf_id}/thresholds", sent)
         assert code == 422 and set(body["error"]["details"]) == set(sent), body
     assert api.ok("GET", f"/api/workflows/{wf_id}")["thresholds"]["window"] == 50
+
+
+@pytest.mark.parametrize("alpha", [0, 0.5, 0.9, -0.01, "often"])
+def test_an_auto_alpha_outside_0_to_half_is_422_naming_it(api, alpha):
+    wf_id = _workflow(api)
+    code, body = api.call("PUT", f"/api/workflows/{wf_id}/thresholds", {"auto_alpha": alpha})
+    assert code == 422 and "auto_alpha" in body["error"]["details"], body
+    assert api.ok("GET", f"/api/workflows/{wf_id}")["thresholds"]["auto_alpha"] == 0.05
+
+
+def test_auto_alpha_is_a_workflow_threshold(api):
+    wf_id = _workflow(api, auto_alpha=0.01)
+    assert api.ok("GET", f"/api/workflows/{wf_id}")["thresholds"]["auto_alpha"] == 0.01
+    assert _metrics(api, wf_id)["evidence"]["threshold"] == 100.0
 
 
 def test_each_operator_has_a_time_series_of_their_own_decisions(api):

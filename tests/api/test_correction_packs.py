@@ -3,7 +3,9 @@ export/import, and the learning test: packs make a workflow AUTO-ready sooner.""
 from __future__ import annotations
 
 STEP = {"id": "mail", "tool": "echo", "params": {"to": "a@x", "cc": "none"}}
-FAST = {"coaching_after": 5, "auto_min_window": 10, "window": 20}
+# lenient (acceptance >= 60% at level 0.1, docs/autonomy.md) so that a short run is evidence: after three
+# corrections, 18 accepts in a row are
+FAST = {"coaching_after": 5, "auto_min_window": 10, "window": 20, "auto_acceptance": 0.6, "auto_alpha": 0.1}
 
 
 def _workflow(api, name: str = "wf") -> str:
@@ -184,9 +186,9 @@ def test_learning_from_corrections_reaches_auto_ready_in_fewer_decisions(api):
     with_pack, made = _decisions_to_auto_ready(api, learned, limit, disable_pack=False)
     without_pack, made_control = _decisions_to_auto_ready(api, control, limit, disable_pack=True)
 
-    # the pack learns after 3 corrections; then 17 accepts of 20 decisions (0.85) make it ready
+    # the pack learns after 3 corrections; then 18 accepts in a row make it ready
     assert made[:3] == ["correct"] * 3 and set(made[3:]) == {"accept"}
-    assert with_pack == 20
+    assert with_pack == 21
     # without the pack every suggestion needs the same correction: never ready
     assert set(made_control) == {"correct"} and without_pack is None
     assert with_pack < (without_pack or limit + 1)

@@ -11,7 +11,10 @@ def test_demo_history_makes_refund_review_auto_ready_with_a_learned_pack_and_fil
     workflows = {w["name"]: w for w in api.ok("GET", "/api/metrics/workflows")["items"]}
     refund = workflows["Refund review"]
     assert (refund["decisions"], refund["accepted"], refund["corrected"]) == (30, 27, 3)
-    assert refund["level"] == "AUTO" and refund["auto_ready"] is True, refund
+    # 27 of 30 with three corrections is not yet evidence of >= 85% at level 0.05 (docs/autonomy.md): the
+    # dashboard says how many more accepts would be (the demo's history is left as it was; issue #12 item 4)
+    assert refund["level"] == "COACHING" and refund["auto_ready"] is False, refund
+    assert refund["evidence"]["decisions_needed_if_all_accepted"] == 38
     assert workflows["Invoice intake"]["decisions"] == 0
 
     packs = api.ok("GET", f"/api/correction-packs?workflow_id={refund['workflow_id']}")["items"]

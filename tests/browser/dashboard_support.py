@@ -60,4 +60,5 @@ def auto_ready_after(server: LiveServer, workflow_id: str) -> int:
     """How many more accepted decisions make the workflow AUTO-ready under its thresholds (DESIGN.md §3)."""
     metrics = workflow_metrics(server, workflow_id)
     to_auto = metrics["to_auto"]
-    return max(to_auto["decisions_to_coaching"], to_auto["window_decisions_needed"])
+    return max(to_auto["decisions_to_coaching"], to_auto["window_decisions_needed"],
+               metrics["evidence"]["decisions_needed_if_all_accepted"])

@@ -45,7 +45,7 @@ def test_a_workflow_turns_auto_ready_live_and_a_lead_promotes_it_with_the_keyboa
     decide_many(live_server, refund["id"], ["accept"] * 8 + ["reject", "skip"])
     decide_once(live_server, refund["id"], "correct", CORRECTED)
     needed = auto_ready_after(live_server, invoice["id"])
-    assert needed == 20, f"DESIGN.md §3 defaults: 20 counted decisions in the window, got {needed}"
+    assert needed == 28, f"DESIGN.md §3 defaults: 28 accepts in a row are evidence at level 0.05, got {needed}"
     decide_many(live_server, invoice["id"], ["accept"] * (needed - 1))
     assert workflow_metrics(live_server, invoice["id"])["auto_ready"] is False
 
@@ -54,7 +54,7 @@ def test_a_workflow_turns_auto_ready_live_and_a_lead_promotes_it_with_the_keyboa
     expect(page.get_by_role("heading", name="Dashboard", level=1)).to_be_visible()
     row = page.get_by_role("row").filter(has=page.get_by_role("link", name="Invoice intake", exact=True))
     expect(row).to_contain_text("Not ready")
-    expect(row).to_contain_text("1 more counted decision in the window")
+    expect(row).to_contain_text("about 1 more accept in a row")
     expect(row.locator("[data-level]")).to_have_attribute("data-level", "COACHING")
     expect(page.get_by_label("Workspace totals")).to_contain_text("AUTO-ready workflows0")
 

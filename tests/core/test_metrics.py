@@ -83,13 +83,36 @@ def test_skips_count_towards_leaving_observation():
     assert state_with((SKIP, 10)).snapshot()["level"] == "COACHING"
 
 
-def test_exactly_85_percent_over_20_decisions_is_auto_ready():
+def test_exactly_85_percent_over_20_decisions_is_not_evidence_of_85_percent():
+    # The old rule (rate >= 85% over 20) made this AUTO-ready; 17/20 is what an 85% workflow shows half the
+    # time, so the sequential test (docs/autonomy.md) does not call it evidence that acceptance is >= 85%.
     snap = state_with((ACCEPT, 17), (REJECT, 3)).snapshot()
     assert snap["rolling_acceptance_rate"] == 0.85
-    assert snap["level"] == "AUTO"
-    assert snap["auto_ready"] is True
+    assert snap["level"] == "COACHING"
+    assert snap["auto_ready"] is False
     assert snap["to_auto"]["acceptance_gap"] == 0.0
     assert snap["to_auto"]["window_decisions_needed"] == 0
+    assert snap["evidence"]["decisions_needed_if_all_accepted"] > 0
+
+
+def test_28_accepts_in_a_row_are_auto_ready_27_are_not():
+    s = state_with((ACCEPT, 27))
+    snap = s.snapshot()
+    assert snap["auto_ready"] is False
+    assert snap["evidence"]["decisions_needed_if_all_accepted"] == 1
+    s.record_decision(ACCEPT)
+    snap = s.snapshot()
+    assert snap["level"] == "AUTO" and snap["auto_ready"] is True
+    assert snap["evidence"]["decisions_needed_if_all_accepted"] == 0
+    assert snap["evidence"]["statistic"] >= snap["evidence"]["log_threshold"]
+    assert state_with((ACCEPT, 30)).snapshot()["auto_ready"] is True
+
+
+def test_80_percent_over_200_decisions_is_never_auto_ready():
+    s = MetricsState()
+    for i in range(200):
+        s.record_decision(REJECT if i % 5 == 4 else ACCEPT)
+        assert s.assess().auto_ready is False
 
 
 def test_16_of_19_is_not_auto_ready_because_the_window_is_too_small():
@@ -122,21 +145,37 @@ def test_skips_do_not_fill_the_auto_window():
 
 
 @pytest.mark.parametrize("threshold,accepted,counted,ready", [
-    (0.85, 17, 20, True), (0.85, 16, 20, False), (0.8, 16, 20, True), (0.9, 18, 20, True),
-    (0.7, 14, 20, True), (0.95, 19, 20, True), (0.6, 12, 20, True), (1.0, 20, 20, True),
-    (1.0, 19, 20, False), (0.33, 33, 100, True), (0.1, 2, 20, True),
+    (0.85, 27, 27, False), (0.85, 28, 28, True), (0.85, 170, 200, False), (0.85, 190, 200, True),
+    (0.85, 160, 200, False), (0.9, 40, 40, False), (0.9, 45, 45, True), (0.5, 10, 10, True),
+    (1.0, 100, 100, False), (0.6, 8, 8, False),
 ])
-def test_threshold_boundary_is_exact(threshold, accepted, counted, ready):
-    t = LevelThresholds(auto_acceptance=threshold, window=100)
-    w = RollingWindow(100, "a" * accepted + "r" * (counted - accepted))
+def test_readiness_is_the_sequential_test_on_the_evidence(threshold, accepted, counted, ready):
+    t = LevelThresholds(auto_acceptance=threshold, window=200, auto_min_window=min(counted, 20))
+    w = RollingWindow(200, "a" * accepted + "r" * (counted - accepted))
     assert assess_level(counted, w, t).auto_ready is ready
+    restored = MetricsState(thresholds=t, window=w)  # a state stored before the test: evidence from its window
+    assert (restored.evidence.accepted, restored.evidence.counted) == (accepted, counted)
 
 
-def test_auto_readiness_follows_the_rolling_window_not_the_lifetime_rate():
-    s = state_with((REJECT, 50), (ACCEPT, 50))
+def test_auto_alpha_is_the_error_level_of_the_test():
+    t = LevelThresholds(auto_acceptance=0.6, window=10, auto_min_window=5, coaching_after=3, auto_alpha=0.2)
+    w = RollingWindow(10, "a" * 8)
+    assert assess_level(8, w, t).auto_ready is True
+    assert assess_level(8, w, LevelThresholds(auto_acceptance=0.6, window=10, auto_min_window=5)).auto_ready is False
+
+
+def test_auto_readiness_follows_the_present_not_the_lifetime_rate():
+    # the change detector restarted the evidence during the rejects (at 11, 22, 33 and 44): the accepts since
+    # are judged with the 6 rejects after the last restart only, not with the 50
+    s = state_with((REJECT, 50))
+    assert (s.evidence.accepted, s.evidence.counted) == (0, 6)
+    n = 0
+    while not s.assess().auto_ready:
+        s.record_decision(ACCEPT)
+        n += 1
+    assert n == 94  # 94 of 100 since the restart
     snap = s.snapshot()
-    assert snap["acceptance_rate"] == 0.5
-    assert snap["rolling_acceptance_rate"] == 1.0
+    assert snap["acceptance_rate"] < 0.7 and snap["rolling_acceptance_rate"] == 1.0
     assert snap["auto_ready"] is True
 
 
@@ -150,9 +189,10 @@ def test_falling_rolling_acceptance_leaves_auto():
 
 
 def test_custom_thresholds_change_the_levels():
-    t = LevelThresholds(coaching_after=3, auto_min_window=5, auto_acceptance=0.6, window=10)
+    t = LevelThresholds(coaching_after=3, auto_min_window=5, auto_acceptance=0.6, window=10, auto_alpha=0.2)
     assert state_with((ACCEPT, 2), thresholds=t).snapshot()["level"] == "OBSERVATION"
-    assert state_with((ACCEPT, 3), (REJECT, 2), thresholds=t).snapshot()["level"] == "AUTO"
+    assert state_with((ACCEPT, 3), (REJECT, 2), thresholds=t).snapshot()["level"] == "COACHING"
+    assert state_with((ACCEPT, 5), thresholds=t).snapshot()["level"] == "AUTO"
 
 
 def test_invalid_thresholds_are_refused():
@@ -162,6 +202,9 @@ def test_invalid_thresholds_are_refused():
         LevelThresholds(auto_min_window=60, window=50)
     with pytest.raises(ValueError):
         LevelThresholds(window=0)
+    for alpha in (0, 0.5, 0.9, -0.1, float("nan")):
+        with pytest.raises(ValueError, match="auto_alpha"):
+            LevelThresholds(auto_alpha=alpha)
 
 
 def test_thresholds_from_dict_ignores_unknown_keys_and_keeps_defaults():
@@ -211,9 +254,11 @@ def test_resizing_a_window_keeps_the_most_recent_entries():
 
 def test_changing_state_thresholds_resizes_its_window():
     s = state_with((REJECT, 5), (ACCEPT, 5))
-    s.set_thresholds(LevelThresholds(auto_min_window=5, window=5))
+    s.set_thresholds(LevelThresholds(auto_min_window=5, window=5, auto_acceptance=0.5, auto_alpha=0.2))
     assert s.window.to_str() == "aaaaa"
-    assert s.snapshot()["auto_ready"] is True
+    # the evidence is not the window: a smaller window does not hide the five rejects from the test
+    assert s.snapshot()["auto_ready"] is False
+    assert s.evidence.counted == 10
 
 
 def test_rolling_window_string_round_trip_and_validation():
@@ -328,8 +373,10 @@ def test_snapshot_has_the_contract_keys_and_rounds_rates():
     for key in ("decisions", "suggestions", "accepted", "rejected", "corrected", "manual",
                 "skipped", "acceptance_rate", "rolling_acceptance_rate", "confidence",
                 "decision_latency_ms", "level", "auto_ready", "window_size", "window_decisions",
-                "to_auto"):
+                "to_auto", "evidence"):
         assert key in snap
+    assert set(snap["evidence"]) >= {"statistic", "threshold", "decisions_needed_if_all_accepted", "test"}
+    assert snap["evidence"]["threshold"] == 20.0
     assert snap["acceptance_rate"] == 0.6667
     assert json.loads(json.dumps(snap)) == snap
 

@@ -26,6 +26,17 @@ export interface ToAuto {
   auto_acceptance: number;
 }
 
+/** The AUTO readiness test (docs/autonomy.md): an e-value that must reach 1/auto_alpha. */
+export interface Evidence {
+  /** log of the e-value */
+  statistic: number;
+  /** 1/auto_alpha */
+  threshold: number;
+  /** more accepts in a row that would make the scope AUTO-ready; null when none would */
+  decisions_needed_if_all_accepted: number | null;
+  test: string;
+}
+
 /** How many decisions of each kind a scope or a time bucket counts. */
 export interface DecisionCounts {
   decisions: number;
@@ -49,6 +60,7 @@ export interface MetricsSnapshot extends DecisionCounts {
   window_size: number;
   window_decisions: number;
   to_auto?: ToAuto;
+  evidence?: Evidence;
 }
 
 /** One hourly bucket of a time series. */

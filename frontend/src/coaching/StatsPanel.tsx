@@ -29,7 +29,11 @@ export function toAutoLines(metrics: WorkflowMetrics): string[] {
         `(AUTO needs ${to.auto_min_window}; skips do not count).`,
     );
   }
-  if (to.acceptance_gap > 0) {
+  const needed = metrics.evidence?.decisions_needed_if_all_accepted;
+  if (metrics.evidence && needed !== undefined) {
+    if (needed === null) lines.push(`Acceptance of ${formatRate(to.auto_acceptance, 0)} cannot be shown at this setting.`);
+    else if (needed > 0) lines.push(`About ${plural(needed, "more accept")} in a row would make it AUTO-ready.`);
+  } else if (to.acceptance_gap > 0) {
     lines.push(
       `Rolling acceptance ${formatRate(metrics.rolling_acceptance_rate, 0)} of ${formatRate(to.auto_acceptance, 0)} needed.`,
     );

@@ -29,18 +29,25 @@ export function modeLabel(mode: WorkflowMode): string {
 }
 
 /** What still stands between a scope and AUTO-ready, in words ("" when nothing does). */
-export function autoReadyGap(snapshot: Pick<MetricsSnapshot, "auto_ready" | "to_auto">): string {
+export function autoReadyGap(snapshot: Pick<MetricsSnapshot, "auto_ready" | "to_auto" | "evidence">): string {
   const gap = snapshot.to_auto;
   if (snapshot.auto_ready || !gap) return "";
   const parts: string[] = [];
   if (gap.decisions_to_coaching > 0) parts.push(`${plural(gap.decisions_to_coaching, "more decision")} to leave observation`);
   if (gap.window_decisions_needed > 0) parts.push(`${plural(gap.window_decisions_needed, "more counted decision")} in the window`);
-  if (gap.acceptance_gap > 0) parts.push(`acceptance ${formatRate(gap.acceptance_gap)} under the ${formatRate(gap.auto_acceptance)} bar`);
+  const needed = snapshot.evidence?.decisions_needed_if_all_accepted;
+  if (snapshot.evidence && needed !== undefined) {
+    // the sequential test (docs/autonomy.md): how far the evidence is from AUTO-ready, in accepts
+    if (needed === null) parts.push(`acceptance at the ${formatRate(gap.auto_acceptance)} bar cannot be shown`);
+    else if (needed > 0) parts.push(`about ${plural(needed, "more accept")} in a row`);
+  } else if (gap.acceptance_gap > 0) {
+    parts.push(`acceptance ${formatRate(gap.acceptance_gap)} under the ${formatRate(gap.auto_acceptance)} bar`);
+  }
   return parts.length ? `Needs ${parts.join("; ")}` : "";
 }
 
 /** "✓ AUTO-ready", or "✕ Not ready" with what is missing. */
-export function AutoReadyFlag({ snapshot }: { snapshot: Pick<MetricsSnapshot, "auto_ready" | "to_auto"> }) {
+export function AutoReadyFlag({ snapshot }: { snapshot: Pick<MetricsSnapshot, "auto_ready" | "to_auto" | "evidence"> }) {
   if (snapshot.auto_ready) {
     return (
       <span className="status status--success" data-auto-ready="true">

@@ -7,7 +7,7 @@ import { useSetMode } from "./queries";
 import type { MetricsSnapshot, WorkflowMode } from "../api/metrics";
 
 /** What the buttons need to know about a workflow. */
-export type ModeTarget = Pick<MetricsSnapshot, "level" | "auto_ready" | "to_auto"> & {
+export type ModeTarget = Pick<MetricsSnapshot, "level" | "auto_ready" | "to_auto" | "evidence"> & {
   workflowId: string;
   name: string;
   mode: WorkflowMode;

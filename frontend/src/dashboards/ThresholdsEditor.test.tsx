@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { errorResponse, jsonResponse, renderPage, stubFetch } from "../test/utils";
 import { checkThresholds, ThresholdsEditor } from "./ThresholdsEditor";
 
-const current = { coaching_after: 10, auto_min_window: 20, auto_acceptance: 0.85, window: 50 };
+const current = { coaching_after: 10, auto_min_window: 20, auto_acceptance: 0.85, window: 50, auto_alpha: 0.05 };
 
 function renderEditor() {
   return renderPage(<ThresholdsEditor workflowId="wf-1" current={current} />, { route: "/w", path: "/w" });
@@ -29,7 +29,7 @@ describe("ThresholdsEditor", () => {
     expect(await screen.findByRole("status")).toHaveTextContent("Thresholds saved");
     const put = calls.find((c) => c.method === "PUT")!;
     expect(put.url).toBe("/api/workflows/wf-1/thresholds");
-    expect(put.body).toEqual({ coaching_after: 10, auto_min_window: 30, auto_acceptance: 0.9, window: 50 });
+    expect(put.body).toEqual({ coaching_after: 10, auto_min_window: 30, auto_acceptance: 0.9, window: 50, auto_alpha: 0.05 });
   });
 
   it("refuses impossible values before sending and shows the server's 422 on its field", async () => {
@@ -57,14 +57,17 @@ describe("ThresholdsEditor", () => {
   });
 
   it("checks every field as the server does", () => {
-    const draft = { auto_acceptance: "101", auto_min_window: "0", window: "2000", coaching_after: "1.5" };
+    const draft = { auto_acceptance: "101", auto_min_window: "0", window: "2000", coaching_after: "1.5", auto_alpha: "0.5" };
     expect(checkThresholds(draft).problems).toEqual({
       auto_acceptance: "must be a percentage from 0 to 100",
       auto_min_window: "must be 1 or more",
       window: "must be 1–1000",
       coaching_after: "must be a whole number",
+      auto_alpha: "must be more than 0 and less than 0.5",
     });
-    expect(checkThresholds({ auto_acceptance: "85", auto_min_window: "20", window: "50", coaching_after: "0" }).value)
-      .toEqual({ auto_acceptance: 0.85, auto_min_window: 20, window: 50, coaching_after: 0 });
+    expect(checkThresholds({ auto_acceptance: "85", auto_min_window: "20", window: "50", coaching_after: "0", auto_alpha: "0.01" }).value)
+      .toEqual({ auto_acceptance: 0.85, auto_min_window: 20, window: 50, coaching_after: 0, auto_alpha: 0.01 });
+    expect(checkThresholds({ auto_acceptance: "85", auto_min_window: "20", window: "50", coaching_after: "0", auto_alpha: "0" }).problems)
+      .toEqual({ auto_alpha: "must be more than 0 and less than 0.5" });
   });
 });

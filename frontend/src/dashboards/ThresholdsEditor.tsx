@@ -2,13 +2,14 @@ import { useId, useState, type FormEvent } from "react";
 import { ApiError, errorMessage } from "../api/client";
 import { useSetThresholds, type Thresholds } from "./queries";
 
-const DEFAULTS: Thresholds = { coaching_after: 10, auto_min_window: 20, auto_acceptance: 0.85, window: 50 };
+const DEFAULTS: Thresholds = { coaching_after: 10, auto_min_window: 20, auto_acceptance: 0.85, window: 50, auto_alpha: 0.05 };
 
 type Draft = Record<keyof Thresholds, string>;
 type Problems = Partial<Record<keyof Thresholds, string>>;
 
 const FIELDS: { key: keyof Thresholds; label: string; hint: string; unit?: string }[] = [
-  { key: "auto_acceptance", label: "AUTO-ready acceptance", hint: "rolling acceptance needed, 0–100", unit: "%" },
+  { key: "auto_acceptance", label: "AUTO-ready acceptance", hint: "acceptance the evidence must show, 0–100", unit: "%" },
+  { key: "auto_alpha", label: "Error level", hint: "chance of a wrong AUTO-ready or demotion, more than 0 and under 0.5 (0.05 = 5%)" },
   { key: "auto_min_window", label: "Decisions needed", hint: "counted decisions (skips do not count) in the window" },
   { key: "window", label: "Rolling window", hint: "the last N decisions, 1–1000" },
   { key: "coaching_after", label: "Coaching after", hint: "decisions before OBSERVATION becomes COACHING" },
@@ -20,6 +21,7 @@ function toDraft(t: Thresholds): Draft {
     auto_min_window: String(t.auto_min_window),
     window: String(t.window),
     coaching_after: String(t.coaching_after),
+    auto_alpha: String(t.auto_alpha),
   };
 }
 
@@ -36,11 +38,17 @@ export function checkThresholds(draft: Draft): { value?: Thresholds; problems: P
   if (draft.auto_acceptance.trim() === "" || !Number.isFinite(percent) || percent < 0 || percent > 100) {
     problems.auto_acceptance = "must be a percentage from 0 to 100";
   }
+  const alphaText = draft.auto_alpha ?? String(DEFAULTS.auto_alpha);
+  const alpha = Number(alphaText);
+  if (alphaText.trim() === "" || !Number.isFinite(alpha) || alpha <= 0 || alpha >= 0.5) {
+    problems.auto_alpha = "must be more than 0 and less than 0.5";
+  }
   const value: Thresholds = {
     auto_acceptance: Math.round(percent * 10) / 1000,
     auto_min_window: whole("auto_min_window", 1),
     window: whole("window", 1, 1000),
     coaching_after: whole("coaching_after", 0),
+    auto_alpha: alpha,
   };
   if (!problems.auto_min_window && !problems.window && value.auto_min_window > value.window) {
     problems.auto_min_window = "cannot be more than the rolling window, or AUTO could never be reached";

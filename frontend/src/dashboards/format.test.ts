@@ -71,5 +71,11 @@ describe("dashboard formats", () => {
       "Needs 3 more decisions to leave observation; 1 more counted decision in the window; acceptance 10% under the 85% bar",
     );
     expect(autoReadyGap({ auto_ready: true, to_auto: gap })).toBe("");
+    // with the sequential test's figures, the distance is in accepts
+    const evidence = { statistic: 1.2, threshold: 20, decisions_needed_if_all_accepted: 17, test: "mixture" };
+    expect(autoReadyGap({ auto_ready: false, to_auto: { ...gap, decisions_to_coaching: 0, window_decisions_needed: 0 }, evidence }))
+      .toBe("Needs about 17 more accepts in a row");
+    expect(autoReadyGap({ auto_ready: false, to_auto: gap, evidence: { ...evidence, decisions_needed_if_all_accepted: 1 } }))
+      .toBe("Needs 3 more decisions to leave observation; 1 more counted decision in the window; about 1 more accept in a row");
   });
 });

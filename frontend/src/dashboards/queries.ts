@@ -117,6 +117,8 @@ export interface Thresholds {
   auto_min_window: number;
   auto_acceptance: number;
   window: number;
+  /** error level of the AUTO readiness and demotion tests, more than 0 and less than 0.5 */
+  auto_alpha: number;
 }
 
 /** `PUT /api/workflows/<id>/thresholds`: the workflow's level thresholds (DESIGN.md §3). */
