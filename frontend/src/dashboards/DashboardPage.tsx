@@ -33,8 +33,9 @@ export default function DashboardPage() {
     <section aria-labelledby="dashboard-heading" className="dashboard">
       <h1 id="dashboard-heading">Dashboard</h1>
       <p className="lead">
-        How far each workflow's suggestions can be trusted. A workflow is AUTO-ready when its rolling window holds
-        enough decisions and enough of them were accepted; then a lead may promote it. Figures update live.
+        How far each workflow's suggestions can be trusted. A workflow is AUTO-ready when the evidence is strong
+        that its acceptance is at least its threshold (a sequential test that stays valid although it is checked
+        after every decision, and that follows the present); then a lead may promote it. Figures update live.
       </p>
       <p className="live-hint" role="status">
         {announcement}
