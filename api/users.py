@@ -14,6 +14,7 @@ from api.base import Blueprint
 from api.context import operator, requires, services, workspace_id
 from services import audit, users
 from services.models import Membership, User, Workspace
+from services.offload import off_loop
 
 blp = Blueprint("users", __name__, url_prefix="/api/users", description="Users of this workspace (admins)")
 
@@ -90,9 +91,14 @@ class Members(MethodView):
     def post(self, args):
         """Invite an email to this workspace: 202 `{"status": "invited"}` whether the email has an account, has
         none, or is a member already. The person sees it in `GET /api/auth/invitations` and accepts it."""
+        password = args["password"]
+        # hashed before the transaction and off the event loop, and whether or not the email has an account
+        # (hashing only for a new one would tell, by the time taken, which emails exist)
+        hashed = off_loop(users.hash_password, password) if isinstance(password, str) and len(password) >= 8 \
+            else None
         with services().db.transaction() as session:
             inv = users.invite(session, session.get(Workspace, workspace_id()), args["email"], args["role"],
-                               operator(), password=args["password"], name=args["name"])
+                               operator(), password=password, name=args["name"], password_hash=hashed)
             if inv is not None:
                 audit.record(session, workspace_id(), operator(), "invitation_create", target_type="invitation",
                              target_id=inv.id, after={"email": inv.email, "role": inv.role})
