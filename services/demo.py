@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import logging
+import random
 import shutil
+from datetime import timedelta
 from pathlib import Path
 
 import yaml
@@ -10,7 +12,7 @@ from sqlalchemy import select
 
 from services import coaching, decisions, executions, workflows
 from services.container import Services
-from services.models import Workflow
+from services.models import Suggestion, Workflow
 from services.tools.files import workspace_root
 
 DEMO_DIR = Path(__file__).resolve().parent.parent / "demo"
@@ -51,7 +53,10 @@ def load(services: Services, workspace_id: str) -> list[str]:
 
 
 CUSTOMERS = ["Ada Lovelace", "Grace Hopper", "Alan Turing", "Edsger Dijkstra", "Barbara Liskov",
-             "Donald Knuth", "Frances Allen", "John Backus", "Margaret Hamilton", "Niklaus Wirth"]
+             "Donald Knuth", "Frances Allen", "John Backus", "Margaret Hamilton", "Niklaus Wirth",
+             "Tony Hoare", "Leslie Lamport", "Shafi Goldwasser", "Ken Iverson", "Jean Sammet", "Dennis Ritchie",
+             "Sophie Wilson", "Robin Milner", "Adele Goldberg", "Butler Lampson", "Fran Allen", "Per Brinch Hansen",
+             "Annie Easley"]
 OPERATORS = ["ada@coach.local", "grace@coach.local"]
 # what is waiting in the queue after `make run`: the refund suggestion shows the learned currency
 QUEUE = [("Refund review", {"order_id": "A-2001", "customer": "Ken Thompson", "amount": 19.99}),
@@ -70,9 +75,12 @@ def start(services: Services, workspace_id: str, workflow_id: str, variables: di
 
 
 def history(services: Services, workspace_id: str, workflow_id: str) -> None:
-    """Ten refunds decided through the real decision path, as two operators would have: every step
-    accepted except the currency, which operators corrected to GBP three times (a correction pack
-    learns it) before the pack suggested it by itself. 27 of 30 accepted: the workflow is AUTO-ready."""
+    """23 refunds decided through the real decision path, as two operators would have: every step accepted
+    except the currency, which operators corrected to GBP three times (a correction pack learns it) before the
+    pack suggested it by itself. 66 of 69 accepted: enough evidence for the sequential test that acceptance is
+    at least 85% (docs/autonomy.md), so Refund review is AUTO-ready. Each operator took a human while to decide
+    (4 to 40 s, seeded), so the latency figures look like people's."""
+    think = random.Random(2026)
     for n, customer in enumerate(CUSTOMERS):
         execution_id = start(services, workspace_id, workflow_id,
                              {"order_id": f"A-10{n:02d}", "customer": customer, "amount": 10 + 7.5 * n})
@@ -87,6 +95,13 @@ def history(services: Services, workspace_id: str, workflow_id: str) -> None:
             if step_id == "refund" and params.get("currency") != "GBP":
                 body = {"suggestion_id": suggestion_id, "decision": "correct",
                         "correction": {**params, "currency": "GBP"}}
+            _pushed_earlier(services, suggestion_id, think.uniform(4.0, 40.0))
             decisions.submit(services, workspace_id, execution_id, body, operator)
             services.runner.wait_idle(30)
 
+
+def _pushed_earlier(services: Services, suggestion_id: str, seconds: float) -> None:
+    """The suggestion as if pushed `seconds` ago: its decision's latency is the operator's thinking time."""
+    with services.db.transaction() as session:
+        suggestion = session.get(Suggestion, suggestion_id)
+        suggestion.created_at = suggestion.created_at - timedelta(seconds=seconds)

@@ -10,11 +10,13 @@ def test_demo_history_makes_refund_review_auto_ready_with_a_learned_pack_and_fil
 
     workflows = {w["name"]: w for w in api.ok("GET", "/api/metrics/workflows")["items"]}
     refund = workflows["Refund review"]
-    assert (refund["decisions"], refund["accepted"], refund["corrected"]) == (30, 27, 3)
-    # 27 of 30 with three corrections is not yet evidence of >= 85% at level 0.05 (docs/autonomy.md): the
-    # dashboard says how many more accepts would be (the demo's history is left as it was; issue #12 item 4)
-    assert refund["level"] == "COACHING" and refund["auto_ready"] is False, refund
-    assert refund["evidence"]["decisions_needed_if_all_accepted"] == 38
+    assert (refund["decisions"], refund["accepted"], refund["corrected"]) == (69, 66, 3)
+    # 66 of 69 is evidence of >= 85% at level 0.05 under the sequential test (docs/autonomy.md): honestly ready
+    assert refund["level"] == "AUTO" and refund["auto_ready"] is True, refund
+    assert refund["evidence"]["decisions_needed_if_all_accepted"] == 0
+    assert refund["evidence"]["statistic"] >= refund["evidence"]["log_threshold"]
+    # people took seconds to decide, not milliseconds
+    assert 4_000 <= refund["decision_latency_ms"]["p50"] <= 40_000 < refund["decision_latency_ms"]["p90"] + 10_000
     assert workflows["Invoice intake"]["decisions"] == 0
 
     packs = api.ok("GET", f"/api/correction-packs?workflow_id={refund['workflow_id']}")["items"]
@@ -31,7 +33,7 @@ def test_demo_history_makes_refund_review_auto_ready_with_a_learned_pack_and_fil
     assert demo.load(services, workspace) == []
     assert api.ok("GET", "/api/coaching/queue")["total"] == 4
     again = {w["name"]: w for w in api.ok("GET", "/api/metrics/workflows")["items"]}
-    assert again["Refund review"]["decisions"] == 30
+    assert again["Refund review"]["decisions"] == 69
 
 
 def test_demo_files_live_in_the_demo_workspaces_folder_and_its_workflows_run(app, api, services):
