@@ -65,7 +65,7 @@ bench: setup-dev $(VENV)/.bench
 
 # AUTO readiness and demotion tests simulated at known acceptance rates (docs/autonomy.md); plain Python.
 bench-autonomy: setup-dev
-	$(PY) bench/autonomy.py $(BENCH_ARGS)
+	$(PY) bench/autonomy.py --chart docs/autonomy-readiness.svg $(BENCH_ARGS)
 
 # Instructions per decision under valgrind's callgrind, Coach beside LangGraph: repeatable on a busy machine.
 bench-instructions: setup-dev $(VENV)/.bench

@@ -5,7 +5,11 @@ Each run drives a fresh MetricsState exactly as the server does: record one deci
 assess().auto_ready (promotion) or should_demote(state, thresholds) (demotion, on the spot-check scope's
 state). Decisions are accept with the true acceptance probability, reject otherwise.
 
-    python bench/autonomy.py [--runs 2000] [--seed 1] [--workers N]
+    python bench/autonomy.py [--runs 2000] [--seed 1] [--workers N] [--chart docs/autonomy-readiness.svg]
+
+With --chart it also draws, for a lead, how often a workflow of a given true acceptance is flagged AUTO-ready
+within 1,000 decisions: under the sequential test, and under the rule it replaced (rolling acceptance >= 0.85
+over >= 20 of the last 50 decisions, checked after each one), as an SVG (no plotting library needed).
 
 Targets (issue #12): true acceptance <= 0.85 ready within 1,000 decisions in <= 5% of runs (<= 1% at 0.80);
 at 0.95 median decisions to ready <= 60; at 0.90 ready within 1,000 in >= 90%; at 0.95 for 200 decisions
@@ -73,11 +77,24 @@ def time_to_demote(p: float, rng: random.Random, horizon: int = DEMOTION_HORIZON
     return NEVER
 
 
+def time_to_naive_ready(p: float, rng: random.Random, horizon: int = HORIZON) -> float:
+    """The rule before the sequential test: rolling acceptance >= 0.85 over >= 20 of the last 50 decisions."""
+    window: list[bool] = []
+    for n in range(1, horizon + 1):
+        window.append(rng.random() < p)
+        del window[:-50]
+        if len(window) >= 20 and sum(window) * 100 >= 85 * len(window):
+            return n
+    return NEVER
+
+
 def _batch(job: tuple[str, float, int, int]) -> list[float]:
     what, p, runs, seed = job
     rng = random.Random(seed)
     if what == "ready":
         return [time_to_ready(p, rng) for _ in range(runs)]
+    if what == "naive":
+        return [time_to_naive_ready(p, rng) for _ in range(runs)]
     if what == "recency":
         return [time_to_lose_ready(rng) for _ in range(runs)]
     return [time_to_demote(p, rng) for _ in range(runs)]
@@ -128,12 +145,61 @@ def table(runs: int, seed: int, workers: int) -> list[tuple[str, str, str, bool]
     return rows
 
 
+CHART_POINTS = (0.70, 0.75, 0.80, 0.825, 0.85, 0.875, 0.90, 0.925, 0.95, 0.975)
+
+
+def chart(path: Path, runs: int, seed: int, workers: int) -> None:
+    """Share of workflows flagged AUTO-ready within 1,000 decisions, by true acceptance: both rules."""
+    series = {what: [share_within(simulate(what, p, runs, seed, workers), HORIZON) for p in CHART_POINTS]
+              for what in ("ready", "naive")}
+    w, h, left, top, right, bottom = 640, 380, 60, 40, 20, 60
+    x0, x1, pw, ph = CHART_POINTS[0], CHART_POINTS[-1], w - left - right, h - top - bottom
+
+    def xy(p: float, share: float) -> tuple[float, float]:
+        return left + (p - x0) / (x1 - x0) * pw, top + (1 - share) * ph
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" '
+           f'font-size="12"><rect width="{w}" height="{h}" fill="white"/>',
+           f'<text x="{left}" y="22" font-size="14" font-weight="bold">Flagged AUTO-ready within 1,000 decisions '
+           f'({runs} simulated workflows per point)</text>']
+    for share in (0, 0.25, 0.5, 0.75, 1):
+        _, y = xy(x0, share)
+        out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{w - right}" y2="{y:.1f}" stroke="#ddd"/>'
+                   f'<text x="{left - 8}" y="{y + 4:.1f}" text-anchor="end">{share:.0%}</text>')
+    for p in CHART_POINTS:
+        x, y = xy(p, 0)
+        out.append(f'<text x="{x:.1f}" y="{y + 18:.1f}" text-anchor="middle">{p:g}</text>')
+    bar_x, _ = xy(0.85, 0)
+    out.append(f'<line x1="{bar_x:.1f}" y1="{top}" x2="{bar_x:.1f}" y2="{top + ph}" stroke="#888" '
+               f'stroke-dasharray="4 3"/><text x="{bar_x + 4:.1f}" y="{top + 12}" fill="#555">threshold 0.85</text>')
+    out.append(f'<text x="{left + pw / 2:.1f}" y="{h - 18}" text-anchor="middle">true acceptance of the '
+               f'workflow</text>')
+    for what, colour, label, dy in (("ready", "#0b5cad", "sequential test (now)", 0),
+                                    ("naive", "#c0392b", "rolling rate >= 0.85 (before)", 18)):
+        points = " ".join(f"{x:.1f},{y:.1f}" for x, y in (xy(p, v) for p, v in zip(CHART_POINTS, series[what])))
+        out.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="2.5"/>')
+        out.extend(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{colour}"/>'
+                   for x, y in (xy(p, v) for p, v in zip(CHART_POINTS, series[what])))
+        lx, ly = left + 15, top + ph * 0.6 + dy  # lower left: between the two lines there
+        out.append(f'<rect x="{lx}" y="{ly}" width="14" height="4" fill="{colour}"/>'
+                   f'<text x="{lx + 20}" y="{ly + 6}">{label}</text>')
+    out.append("</svg>")
+    path.write_text("\n".join(out) + "\n")
+    print(f"chart: {path}")
+    for what in ("ready", "naive"):
+        print(f"  {what:<6} " + "  ".join(f"{p:g}: {v:.1%}" for p, v in zip(CHART_POINTS, series[what])))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workers", type=int, default=min(8, os.cpu_count() or 1))
+    parser.add_argument("--chart", type=Path, default=None, help="also draw the readiness chart (SVG) here")
+    parser.add_argument("--chart-runs", type=int, default=500, help="runs per point of the chart")
     args = parser.parse_args()
+    if args.chart:
+        chart(args.chart, args.chart_runs, args.seed, args.workers)
     started = time.perf_counter()
     rows = table(args.runs, args.seed, args.workers)
     t = LevelThresholds()
