@@ -113,15 +113,17 @@ class Prepared:
     Parameters are a dict by bind name; defaults and onupdate values the statement would compute itself must
     be in it (insert_row and write_changes put them there)."""
 
-    __slots__ = ("sql", "names", "positional", "binds", "fixed", "columns", "dialect", "results")
+    __slots__ = ("sql", "names", "binds", "fixed", "columns", "dialect", "results")
 
     def __init__(self, statement, dialect, column_keys=None):
         compiled = statement.compile(dialect=dialect, column_keys=column_keys)
+        if compiled.positional:  # Database makes every engine use named parameters (SQLite's: paramstyle="named")
+            raise ValueError(f"{dialect.name}+{dialect.driver} uses positional parameters; Prepared needs named ones")
         self.sql = compiled.string
-        self.positional = compiled.positional
-        self.names = tuple(compiled.positiontup if compiled.positional else compiled.binds)
-        # the processors SQLAlchemy itself caches per dialect (TypeDecorators and variants resolved)
-        self.binds = tuple(compiled.binds[n].type._cached_bind_processor(dialect) for n in self.names)
+        self.names = tuple(compiled.binds)
+        # each type's processor for this dialect, through the public TypeEngine API (TypeDecorators and variants
+        # resolved by dialect_impl); made once per statement, so SQLAlchemy's own per-type cache is not needed
+        self.binds = tuple(compiled.binds[n].type.dialect_impl(dialect).bind_processor(dialect) for n in self.names)
         # values the statement carries itself (a LIMIT, a literal compared with)
         self.fixed = {n: b.value for n, b in compiled.binds.items() if not b.required}
         self.columns, self.dialect = tuple(getattr(statement, "exported_columns", ())), dialect
@@ -130,8 +132,7 @@ class Prepared:
     def _params(self, values: dict[str, Any], binds: tuple | None = None):
         if self.fixed:
             values = {**self.fixed, **values}
-        out = [values[n] if p is None else p(values[n]) for n, p in zip(self.names, binds or self.binds)]
-        return tuple(out) if self.positional else dict(zip(self.names, out))
+        return {n: values[n] if p is None else p(values[n]) for n, p in zip(self.names, binds or self.binds)}
 
     def execute(self, session: Session, values: dict[str, Any]) -> int:
         """Run an INSERT or UPDATE; returns how many rows it changed."""
@@ -175,7 +176,7 @@ class Prepared:
             getattr(cursor, method)(self.sql, params)
             found = cursor.fetchall() if fetch else []
             if fetch and self.results is None:  # some drivers' result processors need the column types
-                self.results = tuple(c.type._cached_result_processor(self.dialect, d[1])
+                self.results = tuple(c.type.dialect_impl(self.dialect).result_processor(self.dialect, d[1])
                                      for c, d in zip(self.columns, cursor.description))
             return found, cursor.rowcount
         except self.dialect.loaded_dbapi.Error as exc:
@@ -536,6 +537,9 @@ class Database:
             if parsed.database and parsed.database != ":memory:":
                 Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
             kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
+            # named parameters (sqlite3 takes both styles): Prepared maps values by name without reaching into
+            # the compiled statement's positional order
+            kwargs["paramstyle"] = "named"
         else:
             kwargs.update(pool_pre_ping=True, pool_size=10, max_overflow=20)
         self.engine = create_engine(url, **kwargs)
