@@ -37,11 +37,16 @@ class SnapshotSchema(Schema):
                                                     "(1/auto_alpha), decisions_needed_if_all_accepted, test"})
 
 
+class StepMetricsSchema(SnapshotSchema):
+    mode = fields.String(metadata={"description": "coaching (follows the workflow), auto or always_review"})
+    spot_checks = fields.Nested(SnapshotSchema)
+
+
 class WorkflowMetricsSchema(SnapshotSchema):
     workflow_id = fields.String()
     name = fields.String()
     mode = fields.String()
-    steps = fields.Dict(keys=fields.String(), values=fields.Nested(SnapshotSchema))
+    steps = fields.Dict(keys=fields.String(), values=fields.Nested(StepMetricsSchema))
     current_version = fields.Dict()
     spot_checks = fields.Nested(SnapshotSchema)
     series = fields.List(fields.Dict())
@@ -69,7 +74,8 @@ class GlobalSchema(SnapshotSchema):
 
 def _workflow_summaries(session) -> list[dict]:
     rows, _ = workflows.list_page(session, workspace_id(), 1, 10_000)
-    return [metrics.workflow_view(session, wf) for wf in rows]
+    scopes = metrics.workspace_step_scopes(session, workspace_id())
+    return [metrics.workflow_view(session, wf, scopes=scopes) for wf in rows]
 
 
 @blp.route("/global")

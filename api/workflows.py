@@ -40,6 +40,9 @@ class WorkflowSchema(Schema):
     steps = fields.List(fields.Dict())
     level = fields.String()
     mode = fields.String()
+    step_modes = fields.Dict(keys=fields.String(), values=fields.String(), metadata={
+        "description": "steps with a mode of their own (auto: promoted alone; always_review: pinned); "
+                       "the others follow the workflow's mode"})
     auto_ready = fields.Boolean()
     thresholds = fields.Dict()
     created_at = fields.DateTime()
@@ -100,6 +103,13 @@ class ModeArgs(Schema):
     force = fields.Boolean(load_default=False, metadata={"description": "promote although not AUTO-ready"})
 
 
+class StepModeArgs(Schema):
+    mode = fields.String(required=True, validate=validate.OneOf(("coaching", "auto", "always_review")),
+                         metadata={"description": "auto: runs unattended with spot checks; always_review: every "
+                                                  "run is decided by a human; coaching: follows the workflow"})
+    force = fields.Boolean(load_default=False, metadata={"description": "promote although not AUTO-ready (admin)"})
+
+
 class ThresholdArgs(Schema):
     coaching_after = fields.Integer(validate=validate.Range(min=0))
     auto_min_window = fields.Integer(validate=validate.Range(min=1))
@@ -121,6 +131,23 @@ class WorkflowMode(MethodView):
         with svc.db.transaction() as session:
             wf = workflows.set_mode(session, workspace_id(), workflow_id, args["mode"], force=args["force"],
                                     actor=operator(), events=events)
+            view = workflows.view(session, wf)
+        svc.notifier.send(events)
+        return view
+
+
+@blp.route("/<workflow_id>/steps/<step_id>/mode")
+class WorkflowStepMode(MethodView):
+    @requires("lead")
+    @blp.arguments(StepModeArgs)
+    @blp.response(200, WorkflowSchema)
+    def post(self, args, workflow_id, step_id):
+        if args["force"]:
+            require("admin")  # promoting a step that is not AUTO-ready
+        svc, events = services(), Events()
+        with svc.db.transaction() as session:
+            wf = workflows.set_step_mode(session, workspace_id(), workflow_id, step_id, args["mode"],
+                                         force=args["force"], actor=operator(), events=events)
             view = workflows.view(session, wf)
         svc.notifier.send(events)
         return view

@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from core.coaching import autonomy
 from core.coaching.corrections import apply_rules
 from core.errors import Conflict
 from core.execution import states as S
@@ -27,17 +28,22 @@ STAT_OF = {"accept": "accepted", "reject": "rejected", "correct": "corrected", "
 REVIEW_GATES = ("decision", "spot_check")
 
 
-def review_gate(ex: Execution, spot_check_rate: float, rng: random.Random):
-    """The `needs_human` callback of the engine for this execution's mode. `rng` draws the AUTO spot
-    checks: one generator per runner, seeded from COACH_RANDOM_SEED when set, so a test run is repeatable."""
+def review_gate(session: Session, ex: Execution, spot_check_rate: float, rng: random.Random):
+    """The `needs_human` callback of the engine for this execution (core.coaching.autonomy.review_for): its
+    mode, its workflow's mode now and each step's own mode. `rng` draws the AUTO spot checks: one generator
+    per runner, seeded from COACH_RANDOM_SEED when set, so a test run is repeatable."""
+    if ex.mode not in ("coaching", "auto"):
+        return None
+    wf = held(session, Workflow, ex.workflow_id)
+    modes = autonomy.step_modes(wf.settings)
+
+    def spot_check() -> bool:
+        return rng.random() < spot_check_rate
+
     def gate(step: StepDef, state) -> str | None:
         if step.type != "action" or state.steps[step.id].decision is not None:
             return None
-        if ex.mode == "coaching":
-            return "decision"
-        if ex.mode == "auto":
-            return "spot_check" if rng.random() < spot_check_rate else None
-        return None
+        return autonomy.review_for(ex.mode, wf.mode, modes.get(step.id), spot_check)
     return gate
 
 

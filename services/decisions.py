@@ -8,6 +8,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from core.coaching import autonomy
 from core.coaching.metrics import DECISIONS, should_demote
 from core.errors import Conflict, NotFound, ValidationFailed
 from core.execution import states as S
@@ -162,14 +163,18 @@ def _count(session: Session, defn: WorkflowDef, ex: Execution, wf: Workflow, sug
            latency_ms: float, operator: str, events: Events) -> None:
     thresholds = metrics.workflow_thresholds(wf)
     scopes = metrics.workflow_scopes(ex.workflow_id, ex.workflow_version, sug.step_id) + [("operator", operator)]
+    step_scope = ("step", f"{ex.workflow_id}/{sug.step_id}")
     if sug.purpose == "spot_check":
-        scopes.append(("spot", ex.workflow_id))
+        # the workflow's spot checks while it is in AUTO, and each step's (a step promoted on its own)
+        if wf.mode == "auto":
+            scopes.append(("spot", ex.workflow_id))
+        scopes.append(("spot", f"{ex.workflow_id}/{sug.step_id}"))
     # the step after this one in the definition's order is usually the next suggestion: read its row now too
     order = defn.order
     following = order.index(sug.step_id) + 1 if sug.step_id in order else len(order)
     ahead = [("step", f"{ex.workflow_id}/{order[following]}")] if following < len(order) else []
     states = metrics.record_decision(session, ex.workspace_id, scopes, kind, latency_ms, thresholds, ahead=ahead,
-                                     levels=(("workflow", ex.workflow_id),))
+                                     levels=(("workflow", ex.workflow_id), step_scope))
     wf_state, level_before = states[("workflow", ex.workflow_id)]
     snapshot = wf_state.snapshot()
     events.add("metrics_update", {"workflow_id": wf.id, **snapshot}, workspace=ex.workspace_id)
@@ -177,27 +182,64 @@ def _count(session: Session, defn: WorkflowDef, ex: Execution, wf: Workflow, sug
         events.add("workflow_level_changed", {"workflow_id": wf.id, "level": snapshot["level"],
                                               "previous_level": level_before, "auto_ready": snapshot["auto_ready"],
                                               "mode": wf.mode}, workspace=ex.workspace_id)
-    if sug.purpose == "spot_check" and wf.mode == "auto":
-        spot, _ = states[("spot", ex.workflow_id)]
-        if should_demote(spot, thresholds):
-            rate = spot.window.rate
-            wf.mode = "coaching"
-            # no longer AUTO-ready until new evidence says so: the promotion test starts again (O(1), the rows
-            # are written with this decision's transaction)
-            for scope in (("workflow", ex.workflow_id), ("version", f"{ex.workflow_id}@{ex.workflow_version}"),
-                          ("spot", ex.workflow_id)):
-                if scope in states:
-                    states[scope][0].restart_evidence()
-            after = wf_state.snapshot()
-            audit.record(session, ex.workspace_id, "system", "demotion", target_type="workflow", target_id=wf.id,
-                         before={"mode": "auto"}, after={"mode": "coaching", "spot_check_rate": rate})
-            events.add("workflow_level_changed", {
-                "workflow_id": wf.id, "level": after["level"], "previous_level": snapshot["level"],
-                "auto_ready": after["auto_ready"], "mode": "coaching", "previous_mode": "auto",
-                "reason": f"spot checks show acceptance below {thresholds.auto_acceptance:.0%} "
-                          f"(spot-check acceptance {rate:.0%}, test at level {thresholds.auto_alpha:g})"},
-                workspace=ex.workspace_id)
-            events.add("metrics_update", {"workflow_id": wf.id, **after}, workspace=ex.workspace_id)
+    step_state, step_before = states[step_scope]
+    step_modes = autonomy.step_modes(wf.settings)
+    step_level = step_state.assess()
+    if step_level.level != step_before:
+        events.add("workflow_level_changed", {
+            "workflow_id": wf.id, "step_id": sug.step_id, "level": step_level.level, "previous_level": step_before,
+            "auto_ready": step_level.auto_ready, "mode": step_modes.get(sug.step_id, autonomy.COACHING),
+            "workflow_mode": wf.mode}, workspace=ex.workspace_id)
+    if sug.purpose != "spot_check":
+        return
+    if wf.mode == "auto" and should_demote(states[("spot", ex.workflow_id)][0], thresholds):
+        _demote(session, ex, wf, None, states, thresholds, events)
+    elif step_modes.get(sug.step_id) == autonomy.AUTO \
+            and should_demote(states[("spot", f"{ex.workflow_id}/{sug.step_id}")][0], thresholds):
+        _demote(session, ex, wf, sug.step_id, states, thresholds, events)
+
+
+def _demote(session: Session, ex: Execution, wf: Workflow, step_id: str | None, states: dict,
+            thresholds, events: Events) -> None:
+    """Spot checks are evidence that acceptance fell below the bar: the workflow (step_id None) or the step
+    promoted on its own goes back to coaching, is no longer AUTO-ready until new evidence says so (its
+    promotion tests start again; O(1), the rows are written with this decision's transaction), and its spot
+    checks still waiting in the queue become ordinary reviews of a step that is coached again."""
+    if step_id is None:
+        spot_key, target = ("spot", wf.id), wf.id
+        restart = [("workflow", wf.id), ("version", f"{wf.id}@{ex.workflow_version}"), spot_key]
+        wf.mode = "coaching"
+    else:
+        spot_key, target = ("spot", f"{wf.id}/{step_id}"), f"{wf.id}/{step_id}"
+        restart = [("step", target), spot_key]
+        wf.settings = autonomy.with_step_mode(wf.settings, step_id, autonomy.COACHING)
+    spot = states[spot_key][0]
+    rate = spot.window.rate
+    watched = states[("step", target) if step_id else ("workflow", wf.id)][0]
+    level_before = watched.assess().level
+    for scope in restart:
+        if scope in states:
+            states[scope][0].restart_evidence()
+    where = [Suggestion.workflow_id == wf.id, Suggestion.status == "pending", Suggestion.purpose == "spot_check"]
+    if step_id is not None:
+        where.append(Suggestion.step_id == step_id)
+    for waiting in session.scalars(select(Suggestion).where(*where)):
+        waiting.purpose = "coaching"
+        waiting.rationale = "Review: spot checks demoted this " + ("step" if step_id else "workflow") + \
+            " to coaching."
+    after = watched.snapshot()
+    audit.record(session, ex.workspace_id, "system", "step_demotion" if step_id else "demotion",
+                 target_type="step" if step_id else "workflow", target_id=target,
+                 before={"mode": "auto"}, after={"mode": "coaching", "spot_check_rate": rate})
+    events.add("workflow_level_changed", {
+        "workflow_id": wf.id, **({"step_id": step_id} if step_id else {}), "level": after["level"],
+        "previous_level": level_before, "auto_ready": after["auto_ready"], "mode": "coaching",
+        "previous_mode": "auto", "workflow_mode": wf.mode,
+        "reason": f"spot checks show acceptance below {thresholds.auto_acceptance:.0%} "
+                  f"(spot-check acceptance {rate:.0%}, test at level {thresholds.auto_alpha:g})"},
+        workspace=ex.workspace_id)
+    if step_id is None:
+        events.add("metrics_update", {"workflow_id": wf.id, **after}, workspace=ex.workspace_id)
 
 
 def submit(services, workspace_id: str, execution_id: str, body: dict[str, Any], operator: str,

@@ -12,6 +12,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
+from core.coaching import autonomy
 from core.coaching.metrics import LevelThresholds, MetricsState, bucket_start
 from services.db import on, prepared, row_locks
 from services.models import MetricBucket, MetricScope, column_defaults, utcnow
@@ -268,15 +269,32 @@ _THRESHOLDS: dict[Any, LevelThresholds] = {}
 _DEFAULTS = LevelThresholds()  # DESIGN.md §3's, for the scopes no workflow sets (global, operator)
 
 
-def workflow_view(session: Session, workflow, *, detail: bool = False) -> dict[str, Any]:
-    """GET /api/metrics/workflows/<id> (DESIGN.md "Shapes"): all versions, the current one, steps, series."""
+def workflow_view(session: Session, workflow, *, detail: bool = False,
+                  scopes: dict[str, dict[str, MetricsState]] | None = None) -> dict[str, Any]:
+    """GET /api/metrics/workflows/<id> (DESIGN.md "Shapes"): all versions, the current one, steps, series.
+    Without `detail` (the list), the steps are still there, from `scopes` when the caller read every
+    workflow's step and spot-check rows at once (`workspace_step_scopes`)."""
     thresholds = workflow_thresholds(workflow)
     snap = load(session, workflow.workspace_id, "workflow", workflow.id, thresholds).snapshot()
     body = {"workflow_id": workflow.id, "name": workflow.name, "mode": workflow.mode, **snap}
+    prefix = f"{workflow.id}/"
+    if scopes is None:
+        scopes = {scope: load_many(session, workflow.workspace_id, scope, None, thresholds, prefix=prefix)
+                  for scope in ("step", "spot")}
+    modes = autonomy.step_modes(workflow.settings)
+    body["steps"] = {}
+    for key, state in scopes["step"].items():
+        if key.startswith(prefix):
+            step_id = key[len(prefix):]
+            state.set_thresholds(thresholds)
+            body["steps"][step_id] = {**state.snapshot(), "mode": modes.get(step_id, autonomy.COACHING)}
+            spot = scopes["spot"].get(key)
+            if spot is not None:
+                spot.set_thresholds(thresholds)
+                body["steps"][step_id]["spot_checks"] = spot.snapshot()
+    for step_id, mode in modes.items():  # a step promoted or pinned before any decision of it
+        body["steps"].setdefault(step_id, {**MetricsState.from_dict(None).snapshot(), "mode": mode})
     if detail:
-        prefix = f"{workflow.id}/"
-        steps = load_many(session, workflow.workspace_id, "step", None, thresholds, prefix=prefix)
-        body["steps"] = {k[len(prefix):]: s.snapshot() for k, s in steps.items() if k.startswith(prefix)}
         version_key = f"{workflow.id}@{workflow.current_version}"
         body["current_version"] = {"version": workflow.current_version,
                                    **load(session, workflow.workspace_id, "version", version_key,
@@ -284,3 +302,8 @@ def workflow_view(session: Session, workflow, *, detail: bool = False) -> dict[s
         body["spot_checks"] = load(session, workflow.workspace_id, "spot", workflow.id, thresholds).snapshot()
         body["series"] = series(session, workflow.workspace_id, "workflow", workflow.id)
     return body
+
+
+def workspace_step_scopes(session: Session, workspace_id: str) -> dict[str, dict[str, MetricsState]]:
+    """Every workflow's step and spot-check rows of a workspace, in two queries (the metrics list)."""
+    return {scope: load_many(session, workspace_id, scope) for scope in ("step", "spot")}

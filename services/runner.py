@@ -163,7 +163,7 @@ class Runner:
             ex.started_at = utcnow()
         elif ex.status == S.RESUMED:
             executions.set_status(ex, "continue")
-        gate = coaching.review_gate(ex, self.settings.spot_check_rate, self._rng)
+        gate = coaching.review_gate(session, ex, self.settings.spot_check_rate, self._rng)
         while True:
             try:
                 nxt = next_action(defn, executions.to_state(ex), gate)

@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from core.coaching import autonomy
 from core.coaching.metrics import LevelThresholds
 from core.errors import Conflict, NotFound, ValidationFailed
 from core.tools import ToolRegistry
@@ -118,8 +119,8 @@ def view(session: Session, wf: Workflow, version: int | None = None) -> dict[str
     return {
         "id": wf.id, "version": row.version, "latest_version": wf.current_version, "name": d["name"],
         "description": d.get("description") or "", "variables": d.get("variables") or {}, "steps": d["steps"],
-        "mode": wf.mode, "created_at": wf.created_at, "updated_at": wf.updated_at,
-        **{k: v for k, v in level_of(session, wf).items()},
+        "mode": wf.mode, "step_modes": autonomy.step_modes(wf.settings), "created_at": wf.created_at,
+        "updated_at": wf.updated_at, **{k: v for k, v in level_of(session, wf).items()},
     }
 
 
@@ -156,6 +157,43 @@ def set_mode(session: Session, workspace_id: str, workflow_id: str, mode: str, *
                 "reason": f"{'promoted' if mode == 'auto' else 'demoted'} by {actor}" + (" (forced)" if force else ""),
             }, workspace=workspace_id)
     return wf
+
+
+def set_step_mode(session: Session, workspace_id: str, workflow_id: str, step_id: str, mode: str, *,
+                  force: bool = False, actor: str = "system", events: Events | None = None) -> Workflow:
+    """Promote one step to AUTO (only when its own evidence says AUTO-ready, unless forced), set it back to
+    coaching (it follows its workflow again), or pin it to always_review (core.coaching.autonomy). A change
+    is audited and pushed to the workspace's dashboards as `workflow_level_changed` with the step's id."""
+    wf = get(session, workspace_id, workflow_id)
+    types = {s["id"]: s.get("type") or "action" for s in version_row(session, wf).definition["steps"]}
+    if step_id not in types:
+        raise NotFound(f"workflow {workflow_id} has no step {step_id!r} in its current version",
+                       details={"step_id": step_id, "steps": list(types)})
+    if types[step_id] != "action":
+        raise Conflict(f"step {step_id!r} is a {types[step_id]} step: only tool steps are suggested, so only "
+                       "they have a mode", details={"step_id": step_id, "type": types[step_id]})
+    before = autonomy.step_modes(wf.settings).get(step_id, autonomy.COACHING)
+    level = step_level(session, wf, step_id)
+    autonomy.check_step_mode(before, mode, auto_ready=level["auto_ready"], force=force)
+    if before == mode:
+        return wf
+    wf.settings, wf.updated_at = autonomy.with_step_mode(wf.settings, step_id, mode), utcnow()
+    action = {"auto": "step_promotion", "always_review": "step_pin"}.get(mode, "step_demotion")
+    audit.record(session, workspace_id, actor, action, target_type="step", target_id=f"{wf.id}/{step_id}",
+                 before={"mode": before}, after={"mode": mode, "forced": force, **level})
+    if events is not None:
+        events.add("workflow_level_changed", {
+            "workflow_id": wf.id, "step_id": step_id, "level": level["level"], "previous_level": level["level"],
+            "auto_ready": level["auto_ready"], "mode": mode, "previous_mode": before, "workflow_mode": wf.mode,
+            "reason": f"step set to {mode} by {actor}" + (" (forced)" if force else ""),
+        }, workspace=workspace_id)
+    return wf
+
+
+def step_level(session: Session, wf: Workflow, step_id: str) -> dict[str, Any]:
+    limits = metrics.workflow_thresholds(wf)
+    snap = metrics.load(session, wf.workspace_id, "step", f"{wf.id}/{step_id}", limits).snapshot()
+    return {"level": snap["level"], "auto_ready": snap["auto_ready"]}
 
 
 def set_thresholds(session: Session, workspace_id: str, workflow_id: str, values: dict[str, Any],

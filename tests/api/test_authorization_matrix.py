@@ -73,6 +73,7 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("PUT", "/api/workflows/<workflow_id>"): "lead",
     ("DELETE", "/api/workflows/<workflow_id>"): "lead",
     ("POST", "/api/workflows/<workflow_id>/mode"): "lead",
+    ("POST", "/api/workflows/<workflow_id>/steps/<step_id>/mode"): "lead",
     ("PUT", "/api/workflows/<workflow_id>/thresholds"): "lead",
     # executions and coaching: operators start, cancel, answer, decide, pause and resume
     ("GET", "/api/executions/"): "operator",
@@ -328,6 +329,8 @@ def _build(w: World, key: tuple[str, str], side: str, caller: str | None, fresh:
         ex_id = w.coaching(side)[0]
         w.ok("POST", f"/api/executions/{ex_id}/coaching/pause", w.admin_of(side))
         return Request({"execution_id": ex_id})
+    if key == ("POST", "/api/workflows/<workflow_id>/steps/<step_id>/mode"):
+        return Request({"step_id": "mail"}, json={"mode": "always_review"})
     if key == ("PUT", "/api/workspace/outbound"):
         return Request(json={"allow": [], "deny": ["blocked.example"]})
     if key == ("PATCH", "/api/correction-packs/<pack_id>"):
@@ -474,6 +477,8 @@ INVALID = {
     ("POST", "/api/workflows"): ("/api/workflows", ["not", "an", "object"]),
     ("PUT", "/api/workflows/<workflow_id>"): ("/api/workflows/{workflow_id}", ["not", "an", "object"]),
     ("POST", "/api/workflows/<workflow_id>/mode"): ("/api/workflows/{workflow_id}/mode", {"mode": "sideways"}),
+    ("POST", "/api/workflows/<workflow_id>/steps/<step_id>/mode"): ("/api/workflows/{workflow_id}/steps/mail/mode",
+                                                                   {"mode": "sideways"}),
     ("PUT", "/api/workflows/<workflow_id>/thresholds"): ("/api/workflows/{workflow_id}/thresholds", {"window": 0}),
     ("PATCH", "/api/correction-packs/<pack_id>"): ("/api/correction-packs/{pack_id}", {}),
     ("POST", "/api/correction-packs/import"): ("/api/correction-packs/import", {}),

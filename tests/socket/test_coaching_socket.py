@@ -505,6 +505,19 @@ def test_a_leads_promotion_and_demotion_reach_the_dashboards_with_the_mode(live_
     assert len(dashboard.events("workflow_level_changed")) == 2, dashboard.events("workflow_level_changed")
 
 
+def test_a_step_pinned_and_unpinned_reaches_the_dashboards_with_its_step(live_server, coach_client):
+    wf = create_workflow(live_server)
+    step_id = wf["steps"][0]["id"]
+    dashboard = coach_client()
+    assert dashboard.call("join_workspace", {})["ok"] is True
+    for mode, before in (("always_review", "coaching"), ("coaching", "always_review")):
+        response = live_server.request("POST", f"/api/workflows/{wf['id']}/steps/{step_id}/mode", json={"mode": mode})
+        assert response.status_code == 200, response.text
+        changed = dashboard.wait("workflow_level_changed", lambda e, mode=mode: e.get("mode") == mode, what=mode)
+        assert (changed["workflow_id"], changed["step_id"], changed["previous_mode"]) == (wf["id"], step_id, before)
+        assert changed["workflow_mode"] == "coaching", changed
+
+
 # -- 7. pause and resume -----------------------------------------------------------------------------------
 def test_pause_blocks_socket_decisions_and_resume_pushes_the_suggestion_again(live_server, coach_client):
     wf = create_workflow(live_server)

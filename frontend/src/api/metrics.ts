@@ -12,6 +12,15 @@ export type Level = "OBSERVATION" | "COACHING" | "AUTO" | (string & {});
 /** What a lead chose. */
 export type WorkflowMode = "coaching" | "auto" | (string & {});
 
+/** A step's own mode: `coaching` follows the workflow, `auto` runs unattended with spot checks, `always_review` is pinned. */
+export type StepMode = "coaching" | "auto" | "always_review" | (string & {});
+
+/** A step's metrics (the same tests as a workflow's), its own mode and its spot checks. */
+export interface StepMetrics extends MetricsSnapshot {
+  mode: StepMode;
+  spot_checks?: MetricsSnapshot;
+}
+
 export interface Latency {
   p50: number | null;
   p90: number | null;
@@ -74,7 +83,7 @@ export interface WorkflowMetrics extends MetricsSnapshot {
   workflow_id: string;
   name: string;
   mode: WorkflowMode;
-  steps?: Record<string, MetricsSnapshot>;
+  steps?: Record<string, StepMetrics>;
   current_version?: MetricsSnapshot & { version: number };
   spot_checks?: MetricsSnapshot;
   series?: SeriesPoint[];
@@ -94,6 +103,10 @@ export interface OperatorMetrics extends MetricsSnapshot {
 /** `workflow_level_changed` (DESIGN.md §5). */
 export interface LevelChangedEvent {
   workflow_id: string;
+  /** set when the change is one step's (its level, or its own mode) */
+  step_id?: string;
+  /** the workflow's mode, on a step's change */
+  workflow_mode?: WorkflowMode;
   level: Level;
   previous_level?: Level;
   auto_ready?: boolean;

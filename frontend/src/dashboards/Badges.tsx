@@ -25,7 +25,7 @@ export function LevelBadge({ level }: { level: Level }) {
 }
 
 export function modeLabel(mode: WorkflowMode): string {
-  return mode === "auto" ? "AUTO" : mode === "coaching" ? "Coaching" : mode;
+  return mode === "auto" ? "AUTO" : mode === "coaching" ? "Coaching" : mode === "always_review" ? "Always review" : mode;
 }
 
 /** What still stands between a scope and AUTO-ready, in words ("" when nothing does). */

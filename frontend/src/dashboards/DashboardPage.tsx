@@ -11,10 +11,21 @@ import { OperatorsTable } from "./OperatorsTable";
 import { useLiveMetrics, useWorkflowMetricsList } from "./queries";
 import type { LevelChangedEvent, WorkflowMetrics } from "../api/metrics";
 import { WorkflowLevelsTable } from "./WorkflowLevelsTable";
+import { StepModesTable, useStepModeChanger, type StepRow } from "./StepModes";
+
+/** The steps a lead can act on alone: with a mode of their own, or AUTO-ready while their workflow is coached. */
+function actionableSteps(workflows: WorkflowMetrics[]): StepRow[] {
+  return workflows.flatMap((w) =>
+    Object.entries(w.steps ?? {})
+      .filter(([, s]) => s.mode !== "coaching" || (s.auto_ready && w.mode !== "auto"))
+      .map(([stepId, s]) => ({ workflowId: w.workflow_id, workflowName: w.name, stepId, mode: s.mode, metrics: s })),
+  );
+}
 
 /** A level change as a sentence for the live region. */
 function describeChange(event: LevelChangedEvent, workflows: WorkflowMetrics[] | undefined): string {
-  const name = workflows?.find((w) => w.workflow_id === event.workflow_id)?.name ?? `Workflow ${event.workflow_id}`;
+  const wfName = workflows?.find((w) => w.workflow_id === event.workflow_id)?.name ?? `Workflow ${event.workflow_id}`;
+  const name = event.step_id ? `Step ${event.step_id} of ${wfName}` : wfName;
   if (event.previous_mode && event.mode && event.previous_mode !== event.mode)
     return `“${name}” went from ${modeLabel(event.previous_mode)} to ${modeLabel(event.mode)} mode${event.reason ? `: ${event.reason}` : ""}.`;
   const from = event.previous_level ? ` from ${levelLabel(event.previous_level)}` : "";
@@ -28,6 +39,8 @@ export default function DashboardPage() {
   const [announcement, setAnnouncement] = useState("");
   useLiveMetrics((event) => setAnnouncement(describeChange(event, workflows.data?.items)));
   const modes = useModeChanger();
+  const stepModes = useStepModeChanger();
+  const steps = actionableSteps(workflows.data?.items ?? []);
 
   return (
     <section aria-labelledby="dashboard-heading" className="dashboard">
@@ -60,6 +73,21 @@ export default function DashboardPage() {
         </p>
       ) : (
         <WorkflowLevelsTable workflows={workflows.data.items} onAsk={modes.ask} />
+      )}
+
+      <h2 id="steps-heading">Steps</h2>
+      {stepModes.ui}
+      {steps.length ? (
+        <StepModesTable
+          caption="Steps with a mode of their own, or AUTO-ready while their workflow is coached"
+          rows={steps}
+          onChange={stepModes.change}
+          withWorkflow
+        />
+      ) : (
+        <p className="empty">
+          No step is AUTO-ready on its own, promoted or pinned yet. A workflow's page lists all of its steps.
+        </p>
       )}
 
       <h2 id="trends-heading">Acceptance and latency over time</h2>

@@ -1,4 +1,5 @@
 import { screen, within } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import { errorResponse, jsonResponse, stubFetch, type RecordedCall } from "../test/utils";
 import { readyWorkflow, renderLive, series, snapshot } from "./testFixtures";
@@ -57,7 +58,8 @@ describe("WorkflowDetailPage", () => {
     expect(await screen.findByRole("heading", { level: 1, name: "Invoice intake" })).toBeInTheDocument();
     expect(screen.getByLabelText("Workflow")).toHaveTextContent("Versionv2 of 2ModeCoaching");
     expect(screen.getByLabelText("Workflow")).toHaveTextContent(
-      "AUTO-ready at ≥ 85% rolling acceptance over ≥ 20 counted of the last 50 decisions; coaching after 10 decisions.",
+      "AUTO-ready once the evidence shows acceptance of at least 85% (sequential test at error level 0.05), after at " +
+        "least 20 counted decisions; rolling figures over the last 50 decisions; coaching after 10 decisions.",
     );
     expect(screen.getByRole("button", { name: "Promote Invoice intake to AUTO" })).toBeInTheDocument();
     expect(screen.getByRole("link", { name: "Correction packs of Invoice intake" })).toHaveAttribute(
@@ -87,6 +89,52 @@ describe("WorkflowDetailPage", () => {
 
     expect(await screen.findByRole("link", { name: "ex-9" })).toHaveAttribute("href", "/executions/ex-9");
     expect(calls.map((c) => c.url)).toContain("/api/executions/?workflow_id=wf-invoice&per_page=10");
+  });
+
+  it("lists each tool step's autonomy and promotes, pins and unpins one step from the keyboard", async () => {
+    let modes: Record<string, string> = {};
+    const { calls } = stubDetail((call) => {
+      const m = call.url.match(/^\/api\/workflows\/wf-invoice\/steps\/(\w+)\/mode$/);
+      if (!m || call.method !== "POST") return undefined;
+      const mode = (call.body as { mode: string }).mode;
+      if (mode === "auto" && modes[m[1]] === "always_review")
+        return errorResponse(409, "conflict", "this step is pinned to always_review: set it to coaching first to unpin it");
+      modes = mode === "coaching" ? {} : { [m[1]]: mode };
+      return jsonResponse({ ...definition, step_modes: modes });
+    });
+    const user = userEvent.setup();
+    renderDetail();
+    const table = await screen.findByRole("table", { name: "Autonomy of each step of Invoice intake" });
+    // the tool step only: a validation step is never suggested, so it has no mode
+    expect(within(table).getAllByRole("rowheader").map((r) => r.textContent)).toEqual(["fetch"]);
+    expect(within(table).getByRole("rowheader", { name: "fetch" }).closest("tr")).toHaveTextContent("Follows the workflow");
+
+    // promotion asks first; the dialog's confirm button has the focus, Enter confirms
+    within(table).getByRole("button", { name: "Promote fetch of Invoice intake to AUTO" }).focus();
+    await user.keyboard("{Enter}");
+    expect(await screen.findByRole("dialog", { name: "Promote step “fetch” of “Invoice intake” to AUTO?" })).toBeInTheDocument();
+    await user.keyboard("{Enter}");
+    expect(await screen.findByText(/Step “fetch” of “Invoice intake” is now in AUTO/)).toBeInTheDocument();
+    const posted = calls.filter((c) => c.method === "POST").map((c) => [c.url, c.body]);
+    expect(posted).toEqual([["/api/workflows/wf-invoice/steps/fetch/mode", { mode: "auto" }]]);
+
+    await user.click(within(table).getByRole("button", { name: "Pin fetch of Invoice intake to always review" }));
+    expect(await screen.findByText(/is pinned: every run of it is decided by a person/)).toBeInTheDocument();
+    expect(calls.filter((c) => c.method === "POST").at(-1)?.body).toEqual({ mode: "always_review" });
+  });
+
+  it("says why the server refused a step's promotion", async () => {
+    stubDetail((call) =>
+      call.method === "POST" ? errorResponse(409, "conflict", "this step is not AUTO-ready yet") : undefined,
+    );
+    const user = userEvent.setup();
+    renderDetail();
+    const table = await screen.findByRole("table", { name: "Autonomy of each step of Invoice intake" });
+    await user.click(within(table).getByRole("button", { name: "Promote fetch of Invoice intake to AUTO" }));
+    await user.click(await screen.findByRole("button", { name: "Promote the step" }));
+    const alert = await screen.findByRole("alert");
+    expect(alert).toHaveTextContent("Could not set step “fetch” of “Invoice intake” to auto (this step alone)");
+    expect(alert).toHaveTextContent("this step is not AUTO-ready yet");
   });
 
   it("shows an older version from ?version=", async () => {

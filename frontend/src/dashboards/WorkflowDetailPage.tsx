@@ -12,13 +12,15 @@ import { WorkflowDefinitionView } from "./WorkflowDefinitionView";
 import { WorkflowExecutions } from "./WorkflowExecutions";
 import { WorkflowMetricsSection } from "./WorkflowMetricsSection";
 import { ThresholdsEditor } from "./ThresholdsEditor";
+import { StepModesTable, useStepModeChanger, type StepRow } from "./StepModes";
 
-/** "AUTO-ready at ≥ 85% rolling acceptance over ≥ 20 counted of the last 50 decisions; coaching after 10." */
+/** "AUTO-ready once the evidence shows acceptance ≥ 85% (error level 0.05), after ≥ 20 counted decisions; …" */
 function thresholdsText(t: Record<string, number> | undefined): string | null {
   if (!t || t.auto_acceptance == null) return null;
   return (
-    `AUTO-ready at ≥ ${formatRate(t.auto_acceptance)} rolling acceptance over ≥ ${t.auto_min_window} counted of the ` +
-    `last ${t.window} decisions; coaching after ${t.coaching_after} decisions.`
+    `AUTO-ready once the evidence shows acceptance of at least ${formatRate(t.auto_acceptance)} ` +
+    `(sequential test at error level ${t.auto_alpha ?? 0.05}), after at least ${t.auto_min_window} counted decisions; ` +
+    `rolling figures over the last ${t.window} decisions; coaching after ${t.coaching_after} decisions.`
   );
 }
 
@@ -59,6 +61,7 @@ export default function WorkflowDetailPage() {
   const definition = useWorkflowDefinition(id, version);
   const metrics = useWorkflowMetrics(id);
   const modes = useModeChanger();
+  const stepModes = useStepModeChanger();
   useLiveMetrics();
   useDocumentTitle(definition.data?.name ?? "Workflow");
 
@@ -88,6 +91,20 @@ export default function WorkflowDetailPage() {
     auto_ready: evidence.auto_ready ?? false,
     to_auto: metrics.data?.to_auto,
   };
+
+  // the tool steps of the version new executions use: the ones that are suggested, so the ones with a mode
+  const stepRows: StepRow[] =
+    wf.version === wf.latest_version
+      ? wf.steps
+          .filter((s) => (s.type ?? "action") === "action")
+          .map((s) => ({
+            workflowId: wf.id,
+            workflowName: wf.name,
+            stepId: s.id,
+            mode: metrics.data?.steps?.[s.id]?.mode ?? wf.step_modes?.[s.id] ?? "coaching",
+            metrics: metrics.data?.steps?.[s.id],
+          }))
+      : [];
 
   return (
     <section aria-labelledby="workflow-heading" className="lead-page">
@@ -140,6 +157,18 @@ export default function WorkflowDetailPage() {
           <Link to="/dashboard">Dashboard</Link>
         </li>
       </ul>
+
+      {stepRows.length ? (
+        <>
+          <h2>Steps</h2>
+          <p className="muted">
+            Each tool step has its own evidence. Promote a step that is AUTO-ready on its own while the rest of the
+            workflow is still coached, or pin a step so that a person always decides it.
+          </p>
+          {stepModes.ui}
+          <StepModesTable caption={`Autonomy of each step of ${wf.name}`} rows={stepRows} onChange={stepModes.change} />
+        </>
+      ) : null}
 
       <h2>Definition</h2>
       <Versions definition={wf} />

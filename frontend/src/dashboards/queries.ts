@@ -8,7 +8,7 @@ import { useEffect, useRef } from "react";
 import { apiGet, apiPatch, apiPost, apiPut } from "../api/client";
 import { useSocketEvent, useWorkspaceRoom } from "../realtime/context";
 import { fetchWorkflowMetrics, workflowMetricsKey } from "../api/metrics";
-import type { GlobalMetrics, LevelChangedEvent, MetricsUpdateEvent, OperatorMetrics, WorkflowMetrics, WorkflowMode } from "../api/metrics";
+import type { GlobalMetrics, LevelChangedEvent, MetricsUpdateEvent, OperatorMetrics, StepMode, WorkflowMetrics, WorkflowMode } from "../api/metrics";
 import type { CorrectionPack, ItemList, PackChangedEvent, PackExport, WorkflowDefinition } from "./types";
 
 export const dashboardKeys = {
@@ -109,6 +109,23 @@ export function useSetMode() {
       );
       invalidateWorkflowViews(queryClient);
     },
+  });
+}
+
+export interface StepModeChange {
+  workflowId: string;
+  workflowName: string;
+  stepId: string;
+  mode: StepMode;
+}
+
+/** `POST /api/workflows/<id>/steps/<step_id>/mode`: promote one step, set it back to coaching, or pin it. */
+export function useSetStepMode() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: ({ workflowId, stepId, mode }: StepModeChange) =>
+      apiPost<WorkflowDefinition>(`/api/workflows/${path(workflowId)}/steps/${path(stepId)}/mode`, { mode }),
+    onSuccess: () => invalidateWorkflowViews(queryClient),
   });
 }
 

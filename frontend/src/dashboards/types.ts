@@ -4,7 +4,7 @@
  * api/correction_packs.py, api/audit.py and api/workflows.py. The metrics
  * shapes are in ../api/metrics, shared with the operator side.
  */
-import type { Level, WorkflowMode } from "../api/metrics";
+import type { Level, StepMode, WorkflowMode } from "../api/metrics";
 
 export interface ItemList<T> {
   items: T[];
@@ -125,6 +125,8 @@ export interface WorkflowDefinition {
   steps: WorkflowStepDefinition[];
   level: Level;
   mode: WorkflowMode;
+  /** steps with a mode of their own; the others follow `mode` */
+  step_modes?: Record<string, StepMode>;
   auto_ready?: boolean;
   thresholds?: Record<string, number>;
   created_at?: string;
