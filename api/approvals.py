@@ -33,11 +33,16 @@ class ApproversSchema(Schema):
     users = fields.List(fields.String())
 
 
+def _instant(**kw):
+    # approvals are served as stored and replayed (JSON): instants are ISO 8601 strings in UTC
+    return fields.String(metadata={"format": "date-time", **kw.pop("metadata", {})}, **kw)
+
+
 class ApprovalDecisionSchema(Schema):
     user = fields.String()
     decision = fields.String(metadata={"description": "approve | reject | edit, or expire (cancel, timeout)"})
     comment = fields.String()
-    at = fields.DateTime()
+    at = _instant()
 
 
 class ApprovalSchema(Schema):
@@ -56,11 +61,11 @@ class ApprovalSchema(Schema):
     separate_duties = fields.Boolean()
     started_by = fields.String(allow_none=True)
     decisions = fields.List(fields.Nested(ApprovalDecisionSchema))
-    deadline = fields.DateTime(allow_none=True)
+    deadline = _instant(allow_none=True)
     timeout_s = fields.Float(allow_none=True)
     on_timeout = fields.String(validate=validate.OneOf(A.ON_TIMEOUT))
-    created_at = fields.DateTime()
-    decided_at = fields.DateTime(allow_none=True)
+    created_at = _instant()
+    decided_at = _instant(allow_none=True)
 
 
 class ApprovalDecisionResultSchema(Schema):
