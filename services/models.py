@@ -6,7 +6,8 @@ import time
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, ForeignKey, Index, Integer, String, Text, TypeDecorator, UniqueConstraint, text
+from sqlalchemy import (JSON, DateTime, Float, ForeignKey, Index, Integer, String, Text, TypeDecorator, UniqueConstraint,
+                        text)
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -291,7 +292,7 @@ class Approval(NewId, Base):
     decisions: Mapped[list[dict[str, Any]]] = mapped_column(JsonType, default=list)
     # Idempotency-Key -> the first answer, for replays
     replies: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
-    timeout_s: Mapped[float | None] = mapped_column(nullable=True)
+    timeout_s: Mapped[float | None] = mapped_column(Float, nullable=True)
     on_timeout: Mapped[str] = mapped_column(String(16), default="reject")
     deadline: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     # = deadline while pending, NULL once decided: what the deadline scanner reads

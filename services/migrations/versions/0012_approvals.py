@@ -17,8 +17,7 @@ JsonType = sa.JSON().with_variant(JSONB(), "postgresql")
 
 
 def upgrade() -> None:
-    with op.batch_alter_table('executions') as batch:
-        batch.add_column(sa.Column('started_by', sa.String(length=32), nullable=True))
+    op.add_column('executions', sa.Column('started_by', sa.String(length=32), nullable=True))
     op.create_table('approvals',
                     sa.Column('id', sa.String(length=32), nullable=False),
                     sa.Column('workspace_id', sa.String(length=32), nullable=False),
@@ -57,5 +56,6 @@ def downgrade() -> None:
     op.drop_index('ix_approvals_ws_status_created', table_name='approvals')
     op.drop_index('ix_approvals_execution_id', table_name='approvals')
     op.drop_table('approvals')
-    with op.batch_alter_table('executions') as batch:
-        batch.drop_column('started_by')
+    # ALTER TABLE … DROP COLUMN on both databases (SQLite >= 3.35): a batch copy of executions would drop the
+    # table that suggestions, decisions and approvals refer to
+    op.execute('ALTER TABLE executions DROP COLUMN started_by')
