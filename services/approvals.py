@@ -234,7 +234,7 @@ def submit(services, workspace_id: str, approval_id: str, body: dict[str, Any], 
            idempotency_key: str | None = None, recheck: Recheck | None = None) -> dict[str, Any]:
     """The one way in for a decision (REST): apply, commit, push, and let the runner go on."""
     events = Events()
-    recheck = recheck or getattr(services, "approval_recheck", None)
+    recheck = recheck or services.approval_recheck
     with services.db.transaction() as session:
         response = decide(session, services.tools, workspace_id, approval_id, body, actor, events,
                           idempotency_key, recheck)
