@@ -8,8 +8,8 @@ from flask import Flask
 from flask_socketio import SocketIO
 
 from api import audit as audit_api
-from api import (auth, coaching, correction_packs, errors, executions, frontend, health, metrics, queue, security, sockets,
-                 users, workflows, workspace)
+from api import (approvals, auth, coaching, correction_packs, errors, executions, frontend, health, metrics, queue,
+                 security, sockets, users, workflows, workspace)
 from api.base import Api
 from config import Settings
 from services.container import Services
@@ -62,6 +62,7 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True, recove
     api.register_blueprint(correction_packs.blp)
     api.register_blueprint(audit_api.blp)
     api.register_blueprint(workspace.blp)
+    api.register_blueprint(approvals.blp)
     app.register_blueprint(health.blp)
     app.register_blueprint(frontend.blp)
     security.register(app, settings)  # after the blueprints: it hashes Swagger UI's inline script at start
@@ -85,6 +86,7 @@ def _recover(services) -> None:
     resumed = services.runner.recover()
     if resumed:
         log.info("resumed %d executions that were running when the server stopped", resumed)
+    services.runner.start_deadlines()  # the server that recovers is the one that serves: it keeps deadlines
 
 
 def _recover_at_first_request(app: Flask, services) -> None:

@@ -5,10 +5,11 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from api.base import Blueprint
-from api.context import operator, require, services, workspace_id
+from api.context import operator, require, services, user_id, workspace_id
 from api.schemas import PageArgs, page_body, page_of
 from core.execution import states as S
-from services import executions
+from services import approvals, executions
+from services.notifier import Events
 
 blp = Blueprint("executions", __name__, url_prefix="/api/executions", description="Runs of workflows")
 
@@ -48,6 +49,8 @@ class StepResultSchema(Schema):
     decision = fields.String(allow_none=True)
     started_at = fields.DateTime(allow_none=True)
     finished_at = fields.DateTime(allow_none=True)
+    approval = fields.Dict(allow_none=True, metadata={
+        "description": "{approval_id, status, kind} of the step's approval (an approval step, a reviewed tool call)"})
 
 
 class ExecutionSchema(Schema):
@@ -66,13 +69,15 @@ class ExecutionSchema(Schema):
     updated_at = fields.DateTime()
     started_at = fields.DateTime(allow_none=True)
     finished_at = fields.DateTime(allow_none=True)
+    started_by = fields.String(allow_none=True, metadata={"description": "the user id of whoever started it"})
 
 
 ExecutionPage = page_of(ExecutionSchema, "ExecutionPage")
 
 
 def _view(session, ex):
-    return executions.view(ex, services().definitions.get(session, ex.workflow_id, ex.workflow_version))
+    return executions.view(ex, services().definitions.get(session, ex.workflow_id, ex.workflow_version),
+                           approvals.by_step(session, ex.id))
 
 
 def start_execution(args: dict) -> dict:
@@ -80,7 +85,7 @@ def start_execution(args: dict) -> dict:
     svc = services()
     with svc.db.transaction() as session:
         ex = executions.start(session, svc.definitions, workspace_id(), args["workflow_id"],
-                              args["variables"], args["mode"])
+                              args["variables"], args["mode"], started_by=user_id())
         body = _view(session, ex)
     svc.runner.schedule(body["execution_id"])
     return body
@@ -116,10 +121,11 @@ class Cancel(MethodView):
     @blp.response(200, ExecutionSchema)
     def post(self, execution_id):
         require("operator")
-        svc = services()
+        svc, events = services(), Events()
         with svc.db.transaction() as session:
-            ex = executions.cancel(session, workspace_id(), execution_id, operator())
+            ex = executions.cancel(session, workspace_id(), execution_id, operator(), events)
             body, update = _view(session, ex), executions.update_event(ex)
+        svc.notifier.send(events)
         svc.notifier.execution_update(workspace_id(), update)
         return body
 

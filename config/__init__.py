@@ -43,6 +43,8 @@ class Settings:
     runner_workers: int = 4  # COACH_RUNNER_WORKERS: background tasks advancing executions at once
     message_queue: str = ""  # COACH_MESSAGE_QUEUE: e.g. redis://127.0.0.1:6379/0 for several servers
     spot_check_rate: float = 0.05
+    # COACH_APPROVAL_SCAN_S: how often the runner looks for approvals whose deadline passed (0: only at start-up)
+    approval_scan_s: float = 1.0
     random_seed: int | None = None  # COACH_RANDOM_SEED: makes AUTO spot checks deterministic
     frontend_dist: str = str(ROOT / "frontend" / "dist")
     log_level: str = "INFO"

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from sqlalchemy import select
 
@@ -27,6 +28,9 @@ class Services:
     definitions: DefinitionCache
     notifier: Notifier
     runner: Runner
+    # re-evaluates a tool call's edited params: fn(session, approval, params) -> policy verdict | None
+    # (services.approvals.Recheck; the policy engine sets it)
+    approval_recheck: Callable | None = None
 
     @classmethod
     def build(cls, settings: Settings, socketio=None, *, notifier: Notifier | None = None,

@@ -90,7 +90,8 @@ def keep_awaiting(session: Session, ex: Execution) -> None:
 
 
 def start(session: Session, definitions: DefinitionCache, workspace_id: str, workflow_id: str,
-          variables: Any, mode: str = "normal") -> Execution:
+          variables: Any, mode: str = "normal", started_by: str | None = None) -> Execution:
+    """A new execution; `started_by` (a user id) is who an approval with separate_duties refuses."""
     if mode not in MODES:
         raise ValidationFailed("unknown mode", details={"mode": [f"must be one of {list(MODES)}"]})
     wf = workflows.get(session, workspace_id, workflow_id)
@@ -100,7 +101,7 @@ def start(session: Session, definitions: DefinitionCache, workspace_id: str, wor
     defn = definitions.get(session, wf.id, wf.current_version)
     values = validate_variables(defn, variables)
     ex = Execution(workspace_id=workspace_id, workflow_id=wf.id, workflow_version=wf.current_version,
-                   mode=mode, status=S.PENDING, variables=values,
+                   mode=mode, status=S.PENDING, variables=values, started_by=started_by,
                    steps={sid: StepState(sid) for sid in defn.step_ids},
                    coaching_stats={k: 0 for k in COACHING_STATS} if mode in ("coaching", "auto") else None)
     session.add(ex)
@@ -137,7 +138,12 @@ def set_status(ex: Execution, trigger: str) -> None:
         ex.finished_at = utcnow()
 
 
-def cancel(session: Session, workspace_id: str, execution_id: str, actor: str = "system") -> Execution:
+def cancel(session: Session, workspace_id: str, execution_id: str, actor: str = "system",
+           events=None) -> Execution:
+    """Cancel; its pending suggestions are superseded and its pending approvals expire (approval_decided is
+    added to `events`, so every queue drops them), in this transaction."""
+    from services import approvals  # services.approvals builds on this module
+
     ex = get(session, workspace_id, execution_id, for_update=True)
     if ex.status in S.TERMINAL:
         raise BadRequest(f"execution is already {ex.status}", details={"status": ex.status})
@@ -152,6 +158,7 @@ def cancel(session: Session, workspace_id: str, execution_id: str, actor: str = 
     for sug in session.scalars(select(Suggestion).where(Suggestion.execution_id == ex.id,
                                                         Suggestion.status == "pending")):
         sug.status = "superseded"
+    approvals.expire_for_execution(session, ex, actor, "the execution was cancelled", events)
     return ex
 
 
@@ -185,8 +192,11 @@ def list_page(session: Session, workspace_id: str, *, workflow_id: str | None = 
     return list(rows), total
 
 
-def view(ex: Execution, defn: WorkflowDef | None = None) -> dict[str, Any]:
+def view(ex: Execution, defn: WorkflowDef | None = None,
+         approvals: dict[str, dict] | None = None) -> dict[str, Any]:
+    """`approvals`: step id -> {approval_id, status, kind} (services.approvals.by_step), shown on those steps."""
     state = to_state(ex)
+    approvals = approvals or {}
     steps = []
     for row in ex.steps.values():
         step = defn.step(row.step_id) if defn else None
@@ -195,13 +205,14 @@ def view(ex: Execution, defn: WorkflowDef | None = None) -> dict[str, Any]:
             "tool": step.tool if step else None, "status": row.status, "output": row.output, "error": row.error,
             "attempts": row.attempts, "params": row.params, "decision": row.decision,
             "started_at": row.started_at, "finished_at": row.finished_at,
+            "approval": approvals.get(row.step_id),
         })
     return {
         "execution_id": ex.id, "workflow_id": ex.workflow_id, "workflow_version": ex.workflow_version,
         "mode": ex.mode, "status": ex.status, "progress": progress(state), "steps": steps,
         "is_coaching": ex.mode == "coaching", "variables": ex.variables, "error": ex.error, "gate": ex.gate,
         "created_at": ex.created_at, "updated_at": ex.updated_at, "started_at": ex.started_at,
-        "finished_at": ex.finished_at,
+        "finished_at": ex.finished_at, "started_by": ex.started_by,
     }
 
 

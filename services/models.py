@@ -6,7 +6,8 @@ import time
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, ForeignKey, Index, Integer, String, Text, TypeDecorator, UniqueConstraint, text
+from sqlalchemy import (JSON, DateTime, Float, ForeignKey, Index, Integer, String, Text, TypeDecorator, UniqueConstraint,
+                        text)
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -207,6 +208,9 @@ class Execution(NewId, Base):
     # a coaching (or spot-checked auto) session's counters (services.coaching.STAT_KEYS); NULL in normal mode.
     # The session's other state is the execution's status and its pending suggestion: nothing lives elsewhere.
     coaching_stats: Mapped[dict[str, int] | None] = mapped_column(JsonType, nullable=True)
+    # the user id of whoever started it (NULL: started by the system, or before migration 0012); an approval with
+    # separate_duties refuses them
+    started_by: Mapped[str | None] = mapped_column(String(32), nullable=True)
     __mapper_args__ = {"version_id_col": row_version}
 
 
@@ -259,6 +263,44 @@ class Decision(NewId, Base):
     idempotency_key: Mapped[str | None] = mapped_column(String(200), nullable=True)
     response: Mapped[Any] = mapped_column(JsonType, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+class Approval(NewId, Base):
+    """An approval step or a policy-forced review of a tool call (core/approvals; migration 0012)."""
+
+    __tablename__ = "approvals"
+    __table_args__ = (
+        Index("ix_approvals_ws_status_created", "workspace_id", "status", "created_at"),
+        # the deadline scanner's index: only pending approvals with a deadline have a due_at
+        Index("ix_approvals_due", "due_at", sqlite_where=text("due_at IS NOT NULL"),
+              postgresql_where=text("due_at IS NOT NULL")),
+    )
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"))
+    execution_id: Mapped[str] = mapped_column(ForeignKey("executions.id"), index=True)
+    step_id: Mapped[str] = mapped_column(String(64))
+    kind: Mapped[str] = mapped_column(String(16), default="step")  # step | tool_call | plan
+    status: Mapped[str] = mapped_column(String(16), default="pending")  # pending | approved | rejected | expired
+    message: Mapped[str] = mapped_column(Text, default="")
+    tool: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    params: Mapped[Any] = mapped_column(JsonType, nullable=True)
+    policy: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)  # the verdict that forced it
+    approvers: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
+    quorum: Mapped[int] = mapped_column(Integer, default=1)
+    separate_duties: Mapped[bool] = mapped_column(default=False)
+    started_by: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    decisions: Mapped[list[dict[str, Any]]] = mapped_column(JsonType, default=list)
+    # Idempotency-Key -> the first answer, for replays
+    replies: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
+    timeout_s: Mapped[float | None] = mapped_column(Float, nullable=True)
+    on_timeout: Mapped[str] = mapped_column(String(16), default="reject")
+    deadline: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    # = deadline while pending, NULL once decided: what the deadline scanner reads
+    due_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    decided_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    row_version: Mapped[int] = mapped_column(Integer, default=1)
+    __mapper_args__ = {"version_id_col": row_version}
 
 
 class MetricScope(Base):

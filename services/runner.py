@@ -22,7 +22,7 @@ from core.execution import states as S
 from core.execution.engine import Next, Outcome, execute, next_action
 from core.templating import TemplateFailure
 from core.tools import ToolRegistry
-from services import coaching, executions
+from services import approvals, coaching, executions
 from services.db import Database
 from services.models import Execution, utcnow
 from services.notifier import Events, Notifier
@@ -50,6 +50,8 @@ class Runner:
         self._again: set[str] = set()
         self._idle = threading.Condition(self._lock)
         self._rng = random.Random(self.settings.random_seed)
+        self._scanner: threading.Thread | None = None
+        self._stop = threading.Event()
 
     # scheduling: one task per execution at a time; a request while it runs makes it go round once more
     def schedule(self, execution_id: str) -> None:
@@ -80,7 +82,9 @@ class Runner:
             return self._idle.wait_for(lambda: not self._active, timeout)
 
     def recover(self) -> int:
-        """After a restart: steps caught running go back to pending, and runnable executions go on."""
+        """After a restart: steps caught running go back to pending, runnable executions go on, and approvals
+        whose deadline passed while the server was down fire (once: see fire_due)."""
+        self.fire_due()
         with self.db.transaction() as session:
             rows = session.scalars(select(Execution).where(Execution.status.in_(list(S.RUNNABLE)))).all()
             ids = []
@@ -93,7 +97,52 @@ class Runner:
             self.schedule(execution_id)
         return len(ids)
 
+    # deadlines: rows with a due time, scanned; no thread or timer per approval
+    def fire_due(self, now=None) -> int:
+        """Fire every approval whose deadline has passed, each in its own transaction (services.approvals:
+        a second scanner, in this process or another, finds it no longer pending and leaves it). Returns how
+        many fired."""
+        now = now or utcnow()
+        with self.db.read() as session:
+            ids = approvals.due(session, now)
+        fired = 0
+        for approval_id in ids:
+            events = Events()
+            try:
+                with self.db.transaction() as session:
+                    ex = approvals.fire_timeout(session, approval_id, now, events)
+                    runnable = ex is not None and ex.status in S.RUNNABLE
+            except Exception:  # one bad row must not stop the others' deadlines
+                log.exception("firing the deadline of approval %s failed", approval_id)
+                continue
+            self.notifier.send(events)
+            if ex is not None:
+                fired += 1
+                if runnable:
+                    self.schedule(ex.id)
+        return fired
+
+    def start_deadlines(self) -> None:
+        """Scan for due approvals every COACH_APPROVAL_SCAN_S seconds, in one background thread (a green thread
+        under gevent/eventlet) for the whole process, until shutdown."""
+        interval = self.settings.approval_scan_s
+        if interval <= 0 or self._scanner is not None:
+            return
+
+        def scan() -> None:
+            while not self._stop.wait(interval):
+                try:
+                    self.fire_due()
+                except Exception:
+                    log.exception("the approval deadline scan failed")
+
+        self._scanner = threading.Thread(target=scan, name="approval-deadlines", daemon=True)
+        self._scanner.start()
+
     def shutdown(self) -> None:
+        self._stop.set()
+        if self._scanner is not None:
+            self._scanner.join(5)
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
 
@@ -187,7 +236,8 @@ class Runner:
             params = None
             if nxt.kind == "run":
                 row = executions.step_state(ex, step_id)
-                params = row.params if row.decision in ("accept", "correct") else None
+                # a suggestion accepted or corrected, or a reviewed tool call approved (or edited): those params
+                params = row.params if row.decision in ("accept", "correct", "approve", "edit") else None
             else:
                 events.add("execution_update", executions.update_event(ex, step_id), execution=ex.id,
                            workspace=ex.workspace_id)
@@ -195,6 +245,12 @@ class Runner:
 
     def _open_gate(self, session: Session, ex: Execution, defn, nxt: Next, events: Events) -> None:
         step = nxt.step
+        if nxt.reason == "approval":
+            try:
+                approvals.open_step(session, ex, defn, step, events)
+            except TemplateFailure as exc:
+                self._fail(ex, step.id, f"step {step.id!r}: {exc}")
+            return
         if nxt.reason == "human_input":
             executions.set_step(ex, step.id, status=S.STEP_WAITING)
             ex.gate = {"kind": "human_input", "step_id": step.id, "question": step.question}

@@ -116,8 +116,8 @@ def next_action(defn: WorkflowDef, state: ExecutionState,
                     return Next("skip", step, "when condition is false")
             except TemplateFailure as exc:
                 return Next("fail", step, f"step {sid!r}: {exc}")
-        if step.type == "human_input":
-            return Next("gate", step, "human_input")
+        if step.type in ("human_input", "approval"):
+            return Next("gate", step, step.type)
         if needs_human is not None:
             gate = needs_human(step, state)
             if gate:

@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.approvals import ApprovalSpec
+
 STEP_TYPES = ("action", "decision", "validation", "approval", "human_input", "agent")
 TOOL_STEP_TYPES = ("action",)
 VARIABLE_TYPES = {
@@ -47,6 +49,7 @@ class StepDef:
     schema: dict[str, Any] | None = None  # validation: JSON Schema for `target`
     target: str | None = None  # validation: expression whose value is checked against `schema`
     question: str | None = None  # human_input
+    approval: ApprovalSpec | None = None  # approval: approvers, quorum, separate duties, timeout, message
     extra: dict[str, Any] = field(default_factory=dict)  # type-specific fields of later step types
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import jsonschema
 
+from core.approvals import SPEC_KEYS as APPROVAL_KEYS, parse_spec as parse_approval
 from core.errors import ValidationFailed
 from core.schema import errors as errors_of, user_schema_problems
 from core.templating import has_template, referenced_steps, syntax_error
@@ -19,14 +20,14 @@ _ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]{0,63}$")
 _KNOWN_STEP_KEYS = {
     "id", "name", "type", "tool", "params", "depends_on", "timeout_s", "retries", "retry_backoff_s", "when",
     "requires_clarification", "clarification_question", "on_reject", "condition", "then", "else",
-    "schema", "target", "question", "description",
+    "schema", "target", "question", "description", *APPROVAL_KEYS,
 }
 MAX_STEPS = 500
 MAX_TEMPLATE_SOURCE = 65_536  # all templates and conditions of one definition together
 MAX_TEXT = 10_000  # a description or a question: text people read, not a place to store data
 _TEXT_FIELDS = {"name": 200, "description": MAX_TEXT, "question": MAX_TEXT, "clarification_question": MAX_TEXT}
-# approval and agent steps arrive with their own issues; until then a definition using them is refused
-SUPPORTED_STEP_TYPES = ("action", "decision", "validation", "human_input")
+# agent steps arrive with their own issue; until then a definition using them is refused
+SUPPORTED_STEP_TYPES = ("action", "decision", "validation", "human_input", "approval")
 
 
 class _Errors:
@@ -116,7 +117,13 @@ def _parse_step(raw: Any, index: int, previous: str | None, tools: ToolRegistry,
             errors.add(f"{path}.tool", f"unknown tool {tool!r}; known tools: {tools.names()}")
         else:
             _check_literal_params(tools.get(tool).params_schema, params, f"{path}.params", errors)
-    for key, value in _template_fields(raw, params):
+    approval = None
+    if step_type == "approval":
+        approval, problems = parse_approval(raw, path)
+        for where, messages in problems.items():
+            for message in messages:
+                errors.add(where, message)
+    for key, value in _template_fields(raw, params, step_type):
         errors.template_chars += len(value)
         if errors.template_chars > MAX_TEMPLATE_SOURCE:
             # parsing is the costly part of a save (~5 ms per KB of dense template): stop before it
@@ -153,6 +160,8 @@ def _parse_step(raw: Any, index: int, previous: str | None, tools: ToolRegistry,
     if step_type == "human_input" and not isinstance(raw.get("question"), str):
         errors.add(f"{path}.question", "is required for a human_input step")
     reads = referenced_steps(params) | referenced_steps(raw.get("when") or "", expression=True)
+    if approval is not None and approval.message:
+        reads |= referenced_steps(approval.message)
     for key in ("condition", "target"):
         if isinstance(raw.get(key), str):
             reads |= referenced_steps(raw[key], expression=True)
@@ -160,22 +169,26 @@ def _parse_step(raw: Any, index: int, previous: str | None, tools: ToolRegistry,
         id=step_id, type=step_type or "action", name=str(raw.get("name") or step_id), tool=tool, params=params,
         depends_on=depends_on, requires=tuple(dict.fromkeys(depends_on + tuple(sorted(reads)))),
         reads=tuple(sorted(reads)),
-        timeout_s=_number(raw, "timeout_s", DEFAULT_TIMEOUT_S, path, errors, minimum=0.001),
+        # an approval's timeout_s is its deadline (approval.timeout_s, checked by parse_approval), not a tool's
+        timeout_s=(_number(raw, "timeout_s", DEFAULT_TIMEOUT_S, path, errors, minimum=0.001)
+                   if step_type != "approval" else DEFAULT_TIMEOUT_S),
         retries=_number(raw, "retries", 0, path, errors, minimum=0, integer=True),
         retry_backoff_s=_number(raw, "retry_backoff_s", 1.0, path, errors, minimum=0),
         when=raw.get("when"), requires_clarification=bool(raw.get("requires_clarification", False)),
         clarification_question=raw.get("clarification_question"), on_reject=on_reject,
         condition=condition, then=_str_list(raw.get("then", []), f"{path}.then", errors),
         otherwise=_str_list(raw.get("else", []), f"{path}.else", errors),
-        schema=schema, target=raw.get("target"), question=raw.get("question"),
+        schema=schema, target=raw.get("target"), question=raw.get("question"), approval=approval,
         extra={k: v for k, v in raw.items() if k not in _KNOWN_STEP_KEYS},
     )
 
 
-def _template_fields(raw: dict, params: dict):
+def _template_fields(raw: dict, params: dict, step_type: str | None = None):
     for key in ("when", "condition", "target"):
         if isinstance(raw.get(key), str):
             yield key, raw[key]
+    if step_type == "approval" and isinstance(raw.get("message"), str) and has_template(raw["message"]):
+        yield "message", raw["message"]
 
     def walk(value, path):
         if isinstance(value, dict):

@@ -88,6 +88,11 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("POST", "/api/executions/<execution_id>/coaching/pause"): "operator",
     ("POST", "/api/executions/<execution_id>/coaching/resume"): "operator",
     ("GET", "/api/coaching/queue"): "operator",
+    # approvals: everyone reads their workspace's; who may decide one is the approval's own rule (its approvers;
+    # these approve any operator)
+    ("GET", "/api/approvals"): "operator",
+    ("GET", "/api/approvals/<approval_id>"): "operator",
+    ("POST", "/api/approvals/<approval_id>"): "operator",
     # metrics: a workflow's own metrics for everyone; all metrics (global, per operator) for leads (DESIGN §1)
     ("GET", "/api/metrics/workflows"): "operator",
     ("GET", "/api/metrics/workflows/<workflow_id>"): "operator",
@@ -122,6 +127,8 @@ NO_CONTENT = {("POST", "/api/auth/logout"), ("POST", "/api/auth/invitations/<inv
 MAIL_STEP = {"id": "mail", "tool": "echo", "params": {"to": "a@x", "cc": "none"}}
 DEFINITION = {"name": "matrix", "steps": [MAIL_STEP]}
 ASK_DEFINITION = {"name": "ask", "steps": [{"id": "ask", "type": "human_input", "question": "Proceed?"}]}
+APPROVAL_DEFINITION = {"name": "approve", "steps": [{"id": "sign_off", "type": "approval", "message": "Go?",
+                                                     "approvers": {"roles": ["operator"]}}]}
 
 
 def _variables(rule: str) -> list[str]:
@@ -193,6 +200,14 @@ class World:
         assert self.settle(side, ex_id)["status"] != "completed"
         return ex_id
 
+    def approval(self, side: str) -> str:
+        """A pending approval (of an execution waiting at its approval step): its id."""
+        ex_id = self.ok("POST", "/api/executions/", self.admin_of(side),
+                        {"workflow_id": self.rows[side]["approval_workflow_id"]}, status=201)["execution_id"]
+        ex = self.settle(side, ex_id)
+        assert ex["status"] == "waiting_approval", ex
+        return ex["gate"]["approval_id"]
+
     def token_of(self, caller: str) -> str:
         return self.ok("POST", "/api/auth/tokens", caller, {"name": f"to revoke {self.seq()}"}, status=201)["id"]
 
@@ -219,6 +234,8 @@ def _populate(w: World, side: str) -> dict[str, str]:
     w.rows[side] = rows
     rows["workflow_id"] = w.workflow(side)
     rows["ask_workflow_id"] = w.workflow(side, ASK_DEFINITION)
+    rows["approval_workflow_id"] = w.workflow(side, APPROVAL_DEFINITION)
+    rows["approval_id"] = w.approval(side)
     # a correction pack of three corrections on the workflow's step `mail`
     for _ in range(3):
         ex_id, sug_id = w.coaching(side)
@@ -331,6 +348,9 @@ def _build(w: World, key: tuple[str, str], side: str, caller: str | None, fresh:
         return Request({"execution_id": ex_id})
     if key == ("POST", "/api/workflows/<workflow_id>/steps/<step_id>/mode"):
         return Request({"step_id": "mail"}, json={"mode": "always_review"})
+    if key == ("POST", "/api/approvals/<approval_id>"):
+        return Request({"approval_id": w.approval(side) if fresh else rows["approval_id"]},
+                       json={"decision": "approve"})
     if key == ("PUT", "/api/workspace/outbound"):
         return Request(json={"allow": [], "deny": ["blocked.example"]})
     if key == ("PATCH", "/api/correction-packs/<pack_id>"):
@@ -441,6 +461,7 @@ def test_foreign_rows_stayed_untouched(world):
     assert sug["suggestion_id"] == rows["suggestion_id"]
     assert world.ok("GET", f"/api/executions/{rows['ask_execution_id']}", "other")["status"] != "completed"
     assert world.ok("GET", f"/api/workflows/{rows['workflow_id']}", "other")["version"] == 1
+    assert world.ok("GET", f"/api/approvals/{rows['approval_id']}", "other")["status"] == "pending"
     assert world.ok("GET", "/api/auth/tokens", "other")["items"][-1]["revoked_at"] is None
     members = world.ok("GET", "/api/users", "other")["items"]
     assert [(m["email"], m["role"]) for m in members] == [(world.emails["other"], "admin")]

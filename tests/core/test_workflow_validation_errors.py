@@ -53,9 +53,8 @@ def test_a_step_without_type_or_tool_is_refused(tools):
     assert "steps[0].type" in errors_of(wf({"id": "a"}), tools)
 
 
-@pytest.mark.parametrize("step_type", ["approval", "agent"])
-def test_approval_and_agent_steps_are_refused_for_now(step_type, tools):
-    details = errors_of(wf({"id": "a", "type": step_type}), tools)
+def test_agent_steps_are_refused_for_now(tools):
+    details = errors_of(wf({"id": "a", "type": "agent"}), tools)
     assert "not available" in details["steps[0].type"][0]
 
 

@@ -235,3 +235,36 @@ def test_0010_gives_each_user_the_workspace_they_landed_in_and_goes_back(databas
                 conn.execute(text(f"DELETE FROM {table}"))
         _migrate(db, "head")
         db.dispose()
+
+
+def test_0012_brings_approvals_and_started_by_as_the_models_say_and_takes_them_back(database_url):
+    from alembic.autogenerate import compare_metadata
+    from alembic.migration import MigrationContext
+
+    from services.models import Base
+
+    db = Database(database_url)
+    try:
+        with db.engine.connect() as conn:  # the approvals table and executions.started_by match the models
+            diffs = compare_metadata(MigrationContext.configure(conn), Base.metadata)
+        ours = [d for d in diffs if "approvals" in repr(d) or "started_by" in repr(d)]
+        assert ours == [], ours
+        with db.engine.begin() as conn:
+            _workspace_and_workflow(conn)
+            conn.execute(text("INSERT INTO executions (id, workspace_id, workflow_id, workflow_version, mode, status, "
+                              "variables, created_at, updated_at, row_version, started_by) VALUES "
+                              "('ex', 'ws', 'wf', 1, 'normal', 'cancelled', '{}', :t, :t, 1, 'u1')"), {"t": T0})
+        _migrate(db, "0011", down=True)
+        names = inspect(db.engine).get_table_names()
+        assert "approvals" not in names
+        assert "started_by" not in {c["name"] for c in inspect(db.engine).get_columns("executions")}
+        with db.engine.connect() as conn:
+            assert conn.execute(text("SELECT id FROM executions")).scalar() == "ex"
+        _migrate(db, "head")
+        assert "approvals" in inspect(db.engine).get_table_names()
+    finally:
+        with db.engine.begin() as conn:
+            for table in ("approvals", "executions", "audit_events", "workflows", "workspaces"):
+                conn.execute(text(f"DELETE FROM {table}"))
+        _migrate(db, "head")
+        db.dispose()
