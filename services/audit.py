@@ -30,7 +30,8 @@ ACTIONS = ("login", "login_failed", "decision", "correction", "promotion", "demo
            "pack_change", "pack_import", "thresholds_change", "workflow_create", "workflow_update", "workflow_delete",
            "token_create", "token_revoke", "user_change", "outbound_change", "logout", "invitation_create",
            "invitation_accept", "invitation_decline", "invitation_cancel", "member_remove", "member_disable",
-           "member_enable", "member_tokens_revoke", "learned_rule_change")
+           "member_enable", "member_tokens_revoke", "learned_rule_change", "policy_create", "policy_update",
+           "policy_delete", "policy_default_change")
 HASHED = ("workspace_id", "seq", "actor", "action", "target_type", "target_id", "execution_id", "before", "after",
           "result", "created_at")
 STREAM_BATCH = 500
