@@ -49,15 +49,32 @@ class Matched:
     error: str | None = None
 
 
-@dataclass(frozen=True)
 class Verdict:
-    effect: str
-    default: bool
-    rule: CompiledRule | None
-    matched: tuple[Matched, ...]   # every rule that matched, the deciding one first
-    risk: str | None
-    revision: int = 0
-    error: str | None = None       # the deciding rule failed and was taken as require_review
+    """The effect on one call, the rule that decided it (None: the workspace default), and the explanation.
+
+    The effect needs only the rules up to the first that matches, in precedence order: the runner pays for no
+    more. The rules after it that match as well (`matched`, "matched but lost") are found when first asked for,
+    by `to_dict()` or `matched`, within a budget of their own."""
+
+    __slots__ = ("effect", "default", "rule", "risk", "revision", "error", "_winner", "_pending", "_call", "_matched")
+
+    def __init__(self, effect: str, default: bool, winner: Matched | None, risk: str | None, revision: int = 0,
+                 pending: tuple[CompiledRule, ...] = (), call: Call | None = None):
+        self.effect, self.default, self.risk, self.revision = effect, default, risk, revision
+        self.rule = winner.rule if winner else None
+        self.error = winner.error if winner else None  # the deciding rule failed: taken as require_review
+        self._winner, self._pending, self._call = winner, pending, call
+        self._matched: tuple[Matched, ...] | None = None if pending else ((winner,) if winner else ())
+
+    @property
+    def matched(self) -> tuple[Matched, ...]:
+        """Every rule that matched, the deciding one first."""
+        if self._matched is None:
+            params = self._call.params if isinstance(self._call.params, dict) else {}
+            with budget.metered("explaining a policy verdict"):
+                found = [m for m in (_match(r, self._call, params) for r in self._pending) if m is not None]
+            self._matched = (self._winner, *found)
+        return self._matched
 
     def to_dict(self) -> dict[str, Any]:
         """The explanation (DESIGN.md §4, the answer of POST /api/policies/evaluate)."""
@@ -70,8 +87,7 @@ class Verdict:
             rule = _rule_view(self.rule)
             if self.error:
                 rule["error"] = self.error
-        winner = self.matched[0] if self.matched else None
-        lost = [{**_rule_view(m.rule), "effect": m.effect, "lost_because": _lost_because(m.rule, winner.rule),
+        lost = [{**_rule_view(m.rule), "effect": m.effect, "lost_because": _lost_because(m.rule, self.rule),
                  **({"error": m.error} if m.error else {})} for m in self.matched[1:]]
         return {"effect": self.effect, "default": self.default, "rule": rule, "matched": lost,
                 "risk": self.risk, "revision": self.revision}
@@ -117,27 +133,30 @@ class RuleSet:
         return self.defaults.get(risk or "destructive", self.defaults["destructive"])
 
     def evaluate(self, call: Call) -> Verdict:
-        matched: list[Matched] = []
         params = call.params if isinstance(call.params, dict) else {}
+        candidates = self.candidates(call.tool)
         with budget.metered("evaluating policy predicates"):
-            for rule in self.candidates(call.tool):
-                if not _applies(rule, call):
-                    continue
-                try:
-                    failure = _failed_check(rule, params, call)
-                except Exception as exc:  # noqa: BLE001 - a rule never raises into the runner: fail closed
-                    matched.append(Matched(rule, "require_review", _error_text(exc)))
-                    continue
-                if failure is False:
-                    continue
-                if failure is True:
-                    matched.append(Matched(rule, rule.effect))
-                else:
-                    matched.append(Matched(rule, "require_review", failure))
-        if not matched:
-            return Verdict(self.default_for(call.risk), True, None, (), call.risk, self.revision)
-        winner = matched[0]  # candidates are in precedence order already
-        return Verdict(winner.effect, False, winner.rule, tuple(matched), call.risk, self.revision, winner.error)
+            for index, rule in enumerate(candidates):
+                found = _match(rule, call, params)
+                if found is not None:  # candidates are in precedence order: the first match decides
+                    return Verdict(found.effect, False, found, call.risk, self.revision,
+                                   candidates[index + 1:], call)
+        return Verdict(self.default_for(call.risk), True, None, call.risk, self.revision)
+
+
+def _match(rule: CompiledRule, call: Call, params: dict[str, Any]) -> Matched | None:
+    """The rule's match on the call (fail closed: a rule that fails matches as require_review), or None."""
+    if not _applies(rule, call):
+        return None
+    try:
+        outcome = _failed_check(rule, params, call)
+    except Exception as exc:  # noqa: BLE001 - a rule never raises into the runner: fail closed
+        return Matched(rule, "require_review", _error_text(exc))
+    if outcome is False:
+        return None
+    if outcome is True:
+        return Matched(rule, rule.effect)
+    return Matched(rule, "require_review", outcome)
 
 
 def _applies(rule: CompiledRule, call: Call) -> bool:
