@@ -8,6 +8,9 @@ Evaluation never raises. A rule whose helper or predicate fails (an error, a pre
 taken as matched with effect `require_review`, and its entry in the explanation says why (fail closed). All the
 predicates of one evaluation share one budget (core/budget.py), so 200 slow predicates cannot add up.
 
+The effect needs the rules only up to the first match in precedence order; the rules that matched but lost are
+found when the explanation is asked for (Verdict.matched, Verdict.to_dict()).
+
 Speed: a RuleSet is compiled once per policy revision; it keeps, per tool name, the rules whose `tool` globs
 can match it, in precedence order, so a call only looks at those (and cheap keys such as `step_type` are checked
 before any helper or predicate runs).
