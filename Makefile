@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: run test setup setup-dev frontend schema demo bench bench-autonomy bench-instructions bench-packs chromium test-python test-frontend clean
+.PHONY: run test setup setup-dev frontend schema demo bench bench-autonomy bench-instructions bench-packs bench-policy chromium test-python test-frontend clean
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -75,6 +75,11 @@ bench-instructions: setup-dev $(VENV)/.bench
 # without packs, and whether an unrelated correction undoes a learned rule (no database, a few seconds).
 bench-packs: setup-dev
 	$(PY) bench/packs.py $(BENCH_ARGS)
+
+# Policy evaluation p50/p99 with 0, 20 and 200 rules: the compiled rule set alone, with the explanation, and through
+# the service (the revision read that validates the per-process cache) on SQLite. Plain Python, a few seconds.
+bench-policy: setup-dev
+	$(PY) bench/policy.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) frontend/node_modules frontend/dist instance .pytest_cache

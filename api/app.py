@@ -8,8 +8,8 @@ from flask import Flask
 from flask_socketio import SocketIO
 
 from api import audit as audit_api
-from api import (approvals, auth, coaching, correction_packs, errors, executions, frontend, health, metrics, queue,
-                 security, sockets, users, workflows, workspace)
+from api import (approvals, auth, coaching, correction_packs, errors, executions, frontend, health, metrics, policies,
+                 queue, security, sockets, users, workflows, workspace)
 from api.base import Api
 from config import Settings
 from services.container import Services
@@ -60,6 +60,7 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True, recove
     api.register_blueprint(queue.blp)
     api.register_blueprint(metrics.blp)
     api.register_blueprint(correction_packs.blp)
+    api.register_blueprint(policies.blp)
     api.register_blueprint(audit_api.blp)
     api.register_blueprint(workspace.blp)
     api.register_blueprint(approvals.blp)

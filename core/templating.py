@@ -375,3 +375,11 @@ def referenced_steps(source: Any, *, expression: bool = False) -> set[str]:
             elif isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str):
                 found.add(node.arg.value)
     return found
+
+
+def expression_names(source: str) -> set[str]:
+    """The top-level names an expression reads (`params`, `tool` …), for checking them when it is written;
+    TemplateError when it does not parse."""
+    from jinja2 import meta
+
+    return set(meta.find_undeclared_variables(_parse(source, expression=True)))

@@ -31,7 +31,8 @@ ACTIONS = ("login", "login_failed", "decision", "correction", "promotion", "demo
            "token_create", "token_revoke", "user_change", "outbound_change", "logout", "invitation_create",
            "invitation_accept", "invitation_decline", "invitation_cancel", "member_remove", "member_disable",
            "member_enable", "member_tokens_revoke", "learned_rule_change", "step_promotion", "step_demotion",
-           "step_pin", "approval_decision", "approval_timeout", "approval_expire")
+           "step_pin", "approval_decision", "approval_timeout", "approval_expire", "policy_create", "policy_update",
+           "policy_delete", "policy_default_change")
 HASHED = ("workspace_id", "seq", "actor", "action", "target_type", "target_id", "execution_id", "before", "after",
           "result", "created_at")
 STREAM_BATCH = 500

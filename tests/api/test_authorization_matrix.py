@@ -111,6 +111,15 @@ EXPECTED: dict[tuple[str, str], str] = {
     # the workspace's outbound hosts: leads read, admins change
     ("GET", "/api/workspace/outbound"): "lead",
     ("PUT", "/api/workspace/outbound"): "admin",
+    # policies: everyone reads the rules and the default; leads change them and dry-run (README "Policies")
+    ("GET", "/api/policies"): "operator",
+    ("POST", "/api/policies"): "lead",
+    ("GET", "/api/policies/<policy_id>"): "operator",
+    ("PUT", "/api/policies/<policy_id>"): "lead",
+    ("DELETE", "/api/policies/<policy_id>"): "lead",
+    ("GET", "/api/policies/default"): "operator",
+    ("PUT", "/api/policies/default"): "lead",
+    ("POST", "/api/policies/evaluate"): "lead",
 }
 
 # Routes that name a row in their body instead of their path: they get a foreign-row case too.
@@ -120,10 +129,11 @@ FOREIGN_IN_BODY = {("POST", "/api/executions/"), ("POST", "/api/executions/coach
 NOT_ROWS = {"step_id", "filename"}
 SUCCESS = {"POST": 200, "GET": 200, "PUT": 200, "PATCH": 200, "DELETE": 204}
 CREATED = {("POST", "/api/workflows"), ("POST", "/api/executions/"), ("POST", "/api/executions/coaching"),
-           ("POST", "/api/auth/tokens"), ("POST", "/api/correction-packs/import")}
+           ("POST", "/api/auth/tokens"), ("POST", "/api/correction-packs/import"), ("POST", "/api/policies")}
 ACCEPTED = {("POST", "/api/users")}  # an invitation, answered the same whether or not the email has an account
 NO_CONTENT = {("POST", "/api/auth/logout"), ("POST", "/api/auth/invitations/<invitation_id>/decline")}
 
+POLICY = {"name": "matrix rule", "order": 1, "effect": "require_review", "match": {"tool": "sql.*", "sql": "not_read"}}
 MAIL_STEP = {"id": "mail", "tool": "echo", "params": {"to": "a@x", "cc": "none"}}
 DEFINITION = {"name": "matrix", "steps": [MAIL_STEP]}
 ASK_DEFINITION = {"name": "ask", "steps": [{"id": "ask", "type": "human_input", "question": "Proceed?"}]}
@@ -249,6 +259,7 @@ def _populate(w: World, side: str) -> dict[str, str]:
     rows["execution_id"], rows["suggestion_id"] = w.coaching(side)
     rows["ask_execution_id"] = w.asking(side)
     rows["export"] = w.ok("GET", f"/api/correction-packs/{rows['pack_id']}/export", admin)
+    rows["policy_id"] = w.ok("POST", "/api/policies", admin, POLICY, status=201)["id"]
     return rows
 
 
@@ -357,6 +368,14 @@ def _build(w: World, key: tuple[str, str], side: str, caller: str | None, fresh:
         return Request(json={"enabled": True})
     if key == ("POST", "/api/correction-packs/import"):
         return Request(json=rows["export"])
+    if key in {("POST", "/api/policies"), ("PUT", "/api/policies/<policy_id>")}:
+        return Request(json=POLICY)
+    if key == ("DELETE", "/api/policies/<policy_id>") and fresh:
+        return Request({"policy_id": w.ok("POST", "/api/policies", w.admin_of(side), POLICY, status=201)["id"]})
+    if key == ("PUT", "/api/policies/default"):
+        return Request(json={"destructive": "require_review"})
+    if key == ("POST", "/api/policies/evaluate"):
+        return Request(json={"tool": "sql.query", "params": {"query": "DELETE FROM t"}})
     if key == ("GET", "/api/docs/assets/<path:filename>"):
         return Request({"filename": "swagger-ui.css"})
     return Request()
@@ -507,6 +526,10 @@ INVALID = {
     ("PUT", "/api/users/<user_id>/role"): ("/api/users/{user_id}/role", {"role": "king"}),
     ("GET", "/api/audit"): ("/api/audit?per_page=0", None),
     ("PUT", "/api/workspace/outbound"): ("/api/workspace/outbound", {"allow": "not a list"}),
+    ("POST", "/api/policies"): ("/api/policies", {"name": "x", "effect": "maybe"}),
+    ("PUT", "/api/policies/<policy_id>"): ("/api/policies/{policy_id}", {"name": "x", "effect": "maybe"}),
+    ("PUT", "/api/policies/default"): ("/api/policies/default", {"destructive": "later"}),
+    ("POST", "/api/policies/evaluate"): ("/api/policies/evaluate", {"params": {}}),
 }
 
 def _invalid_cases():

@@ -1,0 +1,182 @@
+"""/api/policies: the workspace's policy rules, its default per tool risk, and a dry run with the explanation.
+
+Operators read rules and the default (they see why a call waits for review); leads create, change, delete,
+set the default and dry-run (POST /evaluate). Every change is audited. The rules' meaning is core/policy's.
+"""
+from __future__ import annotations
+
+from flask.views import MethodView
+from marshmallow import INCLUDE, Schema, fields, validate
+
+from api.base import Blueprint
+from api.context import operator, requires, services, workspace_id
+from core.policy import EFFECTS
+from core.tools import RISKS
+from core.workflow.model import STEP_TYPES
+from services import policies
+
+blp = Blueprint("policies", __name__, url_prefix="/api/policies",
+                description="Policy rules: which tool calls run, wait for a person, or are refused, and why")
+
+ONE_OR_MANY = "a string or a list of strings"
+
+
+class ScopeSchema(Schema):
+    class Meta:
+        unknown = INCLUDE  # checked by core.policy, which names the field (`scope.<key>`)
+
+    workflow_id = fields.Raw(allow_none=True, metadata={"type": "string", "description": "only this workflow"})
+    user = fields.Raw(allow_none=True, metadata={"type": "string", "description": "only executions this user "
+                                                                                  "(email) started"})
+
+
+class MatchSchema(Schema):
+    """Every key is optional; all those given must hold. Checked by core.policy (422 names `match.<key>`)."""
+
+    class Meta:
+        unknown = INCLUDE
+
+    tool = fields.Raw(allow_none=True, metadata={"description": f"tool name glob (`sql.*`), {ONE_OR_MANY}"})
+    step_type = fields.Raw(allow_none=True, metadata={"description": f"{', '.join(STEP_TYPES)}: {ONE_OR_MANY}"})
+    risk = fields.Raw(allow_none=True, metadata={"description": f"of {', '.join(RISKS)}: {ONE_OR_MANY}"})
+    workflow_id = fields.Raw(allow_none=True, metadata={"description": ONE_OR_MANY})
+    user = fields.Raw(allow_none=True, metadata={"description": f"who started the execution, {ONE_OR_MANY}"})
+    agent_step = fields.Raw(allow_none=True, metadata={"description": f"the agent step calling, {ONE_OR_MANY}; "
+                                                                      "`*`: any agent step"})
+    sql = fields.Raw(allow_none=True, metadata={"description": "`not_read`: the call's `query` is not a read-only "
+                                                               "statement; `read`: it is"})
+    host_not_in = fields.Raw(allow_none=True, metadata={"description": "the call's `url` host is on none of these "
+                                                                       "(host names, `*.suffix`, `*`)"})
+    path_outside = fields.Raw(allow_none=True, metadata={"description": "the call's `path` lies outside this folder"})
+    params = fields.Raw(allow_none=True, metadata={
+        "description": "a predicate in the condition language (README, Policies), e.g. `params.amount > 1000`"})
+
+
+class PolicyIn(Schema):
+    name = fields.String(required=True, validate=validate.Length(min=1, max=200))
+    order = fields.Integer(load_default=0, strict=True)
+    effect = fields.String(required=True, validate=validate.OneOf(EFFECTS))
+    reason = fields.String(load_default="", validate=validate.Length(max=2000))
+    enabled = fields.Boolean(load_default=True)
+    scope = fields.Nested(ScopeSchema, load_default=dict)
+    match = fields.Nested(MatchSchema, load_default=dict)
+
+
+class PolicyOut(PolicyIn):
+    id = fields.String()
+    revision = fields.Integer(metadata={"description": "the workspace's policy revision this rule was written at"})
+    created_by = fields.String()
+    created_at = fields.DateTime()
+    updated_at = fields.DateTime()
+
+
+class PolicyList(Schema):
+    items = fields.List(fields.Nested(PolicyOut), metadata={"description": "in precedence order"})
+    revision = fields.Integer()
+
+
+class DefaultsSchema(Schema):
+    class Meta:
+        unknown = INCLUDE  # an unknown risk is a 422 naming it (core.policy.check_defaults)
+
+    read = fields.String(validate=validate.OneOf(EFFECTS))
+    write = fields.String(validate=validate.OneOf(EFFECTS))
+    external = fields.String(validate=validate.OneOf(EFFECTS))
+    destructive = fields.String(validate=validate.OneOf(EFFECTS))
+
+
+class EvaluateIn(Schema):
+    tool = fields.String(required=True, validate=validate.Length(min=1, max=200))
+    params = fields.Dict(load_default=dict)
+    step_type = fields.String(load_default="action", validate=validate.OneOf(STEP_TYPES))
+    workflow_id = fields.String(load_default=None, allow_none=True)
+    user = fields.String(load_default=None, allow_none=True)
+    agent_step = fields.String(load_default=None, allow_none=True)
+
+
+class RuleRef(Schema):
+    id = fields.String(allow_none=True)
+    name = fields.String()
+    scope = fields.String(validate=validate.OneOf(("workspace", "workflow", "user", "user+workflow")))
+    order = fields.Integer()
+    reason = fields.String()
+    error = fields.String(metadata={"description": "the rule failed and was taken as require_review (fail closed)"})
+
+
+class MatchedRule(RuleRef):
+    effect = fields.String(validate=validate.OneOf(EFFECTS))
+    lost_because = fields.String()
+
+
+class VerdictSchema(Schema):
+    effect = fields.String(validate=validate.OneOf(EFFECTS))
+    default = fields.Boolean(metadata={"description": "no rule matched: the workspace default for the tool's risk"})
+    rule = fields.Nested(RuleRef)
+    matched = fields.List(fields.Nested(MatchedRule), metadata={"description": "rules that matched but lost"})
+    risk = fields.String(allow_none=True, validate=validate.OneOf(RISKS))
+    revision = fields.Integer()
+
+
+@blp.route("")
+class Policies(MethodView):
+    @blp.response(200, PolicyList)
+    def get(self):
+        with services().db.read() as session:
+            ws = workspace_id()
+            return {"items": [policies.view(r) for r in policies.list_rules(session, ws)],
+                    "revision": policies.revision(session, ws)}
+
+    @requires("lead")
+    @blp.arguments(PolicyIn)
+    @blp.response(201, PolicyOut)
+    def post(self, data):
+        with services().db.transaction() as session:
+            return policies.view(policies.create(session, workspace_id(), data, operator()))
+
+
+@blp.route("/default")
+class PolicyDefault(MethodView):
+    @blp.response(200, DefaultsSchema)
+    def get(self):
+        with services().db.read() as session:
+            return policies.get_defaults(session, workspace_id())
+
+    @requires("lead")
+    @blp.arguments(DefaultsSchema)
+    @blp.response(200, DefaultsSchema)
+    def put(self, data):
+        with services().db.transaction() as session:
+            return policies.set_defaults(session, workspace_id(), data, operator())
+
+
+@blp.route("/evaluate")
+class PolicyEvaluate(MethodView):
+    @requires("lead")
+    @blp.arguments(EvaluateIn)
+    @blp.response(200, VerdictSchema)
+    def post(self, data):
+        svc = services()
+        call = policies.call_for(svc.tools, data.pop("tool"), data.pop("params"), **data)
+        with svc.db.read() as session:
+            return policies.evaluate(session, workspace_id(), call).to_dict()
+
+
+@blp.route("/<policy_id>")
+class PolicyById(MethodView):
+    @blp.response(200, PolicyOut)
+    def get(self, policy_id):
+        with services().db.read() as session:
+            return policies.view(policies.get(session, workspace_id(), policy_id))
+
+    @requires("lead")
+    @blp.arguments(PolicyIn)
+    @blp.response(200, PolicyOut)
+    def put(self, data, policy_id):
+        with services().db.transaction() as session:
+            return policies.view(policies.replace(session, workspace_id(), policy_id, data, operator()))
+
+    @requires("lead")
+    @blp.response(204)
+    def delete(self, policy_id):
+        with services().db.transaction() as session:
+            policies.delete(session, workspace_id(), policy_id, operator())
