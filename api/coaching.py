@@ -37,6 +37,9 @@ class SuggestionSchema(Schema):
     status = fields.String()
     version = fields.Integer()
     purpose = fields.String(metadata={"description": "coaching | spot_check | correction (after a reject)"})
+    policy = fields.Dict(allow_none=True, metadata={
+        "description": "the policy's verdict on the suggested call, with its explanation (as POST "
+                       "/api/policies/evaluate answers); accepting or correcting a denied call is a 409"})
     created_at = fields.DateTime()
 
 

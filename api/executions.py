@@ -47,6 +47,8 @@ class StepResultSchema(Schema):
     attempts = fields.Integer()
     params = fields.Raw(allow_none=True)
     decision = fields.String(allow_none=True)
+    policy = fields.Dict(allow_none=True, metadata={
+        "description": "the policy's verdict on the step's call when it was about to run, with its explanation"})
     started_at = fields.DateTime(allow_none=True)
     finished_at = fields.DateTime(allow_none=True)
     approval = fields.Dict(allow_none=True, metadata={

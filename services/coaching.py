@@ -17,7 +17,7 @@ from core.execution import states as S
 from core.execution.engine import resolve_params
 from core.tools import ToolRegistry
 from core.workflow import StepDef, WorkflowDef
-from services import audit, corrections, executions, metrics
+from services import audit, corrections, executions, metrics, policies
 from services.db import held, hold, insert_row
 from services.models import Execution, Suggestion, Workflow
 from services.notifier import Events
@@ -87,7 +87,7 @@ def view(s: Suggestion, tools: ToolRegistry | None = None, step: StepDef | None 
         "tool": s.tool, "params": s.params, "definition_params": s.definition_params, "rationale": s.rationale,
         "confidence": s.confidence, "source": s.source, "status": s.status, "version": s.version,
         "purpose": s.purpose, "created_at": s.created_at, "params_schema": tool.params_schema if tool else None,
-        "risk": tool.risk if tool else None,
+        "risk": tool.risk if tool else None, "policy": s.policy,
     }
 
 
@@ -123,6 +123,7 @@ def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: St
         rationale=rationale or (f"Spot check of an AUTO run: {step.name}" if purpose == "spot_check"
                                 else f"Step {step.name!r} runs {step.tool} with these params."),
     )
+    sug.policy = policies.for_step(session, tools, ex, step, suggested).to_dict() if step.type == "action" else None
     insert_row(session, sug)
     hold(session, sug)  # for the rest of the transaction (executions.keep_awaiting keeps it for the next decision)
     executions.set_step(ex, step.id, status=S.STEP_WAITING)

@@ -9,6 +9,7 @@ from sqlalchemy import select
 from config import Settings
 from core import budget
 from core.tools import ToolRegistry
+from services import policies
 from services.db import Database
 from services.models import Workspace
 from services.notifier import Notifier
@@ -29,7 +30,7 @@ class Services:
     notifier: Notifier
     runner: Runner
     # re-evaluates a tool call's edited params: fn(session, approval, params) -> policy verdict | None
-    # (services.approvals.Recheck; the policy engine sets it)
+    # (services.approvals.Recheck: services.policies.approval_recheck)
     approval_recheck: Callable | None = None
 
     @classmethod
@@ -45,7 +46,8 @@ class Services:
         if spawn is None and socketio is not None and settings.async_mode in ("eventlet", "gevent"):
             spawn = socketio.start_background_task
         runner = Runner(db, tools, definitions, notifier, settings, spawn=spawn)
-        return cls(settings, db, tools, definitions, notifier, runner)
+        return cls(settings, db, tools, definitions, notifier, runner,
+                   approval_recheck=policies.approval_recheck(tools))
 
     def default_workspace_id(self) -> str:
         with self.db.transaction() as session:

@@ -14,7 +14,7 @@ from core.errors import Conflict, NotFound, ValidationFailed
 from core.execution import states as S
 from core.tools import ToolRegistry, schema_errors
 from core.workflow import WorkflowDef
-from services import audit, coaching, corrections, executions, metrics
+from services import audit, coaching, corrections, executions, metrics, policies
 from services.db import held, insert_row, write_changes
 from services.models import Decision, Execution, Suggestion, Workflow, utcnow
 from services.notifier import Events, jsonable
@@ -99,6 +99,12 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
     wf = held(session, Workflow, ex.workflow_id)
     defn = definitions.get(session, ex.workflow_id, ex.workflow_version)
     step = defn.step(sug.step_id)
+    if kind in ("accept", "correct"):
+        # the call that would run is judged now, under the rules of now: a denied call is never run
+        verdict = policies.for_step(session, tools, ex, step, sug.params if kind == "accept" else body["correction"])
+        if verdict.effect == "deny":
+            raise Conflict(f"this call is {policies.denied_message(verdict)}", code="policy_denied",
+                           details={"policy": verdict.to_dict(), "decision": kind})
     sug.status, sug.decided_at = "decided", now
     write_changes(session, sug)
     ex.gate = None

@@ -203,7 +203,7 @@ def view(ex: Execution, defn: WorkflowDef | None = None,
         steps.append({
             "step_id": row.step_id, "name": step.name if step else row.step_id, "type": step.type if step else None,
             "tool": step.tool if step else None, "status": row.status, "output": row.output, "error": row.error,
-            "attempts": row.attempts, "params": row.params, "decision": row.decision,
+            "attempts": row.attempts, "params": row.params, "decision": row.decision, "policy": row.policy,
             "started_at": row.started_at, "finished_at": row.finished_at,
             "approval": approvals.get(row.step_id),
         })

@@ -49,7 +49,7 @@ class UtcDateTime(TypeDecorator):
         return value
 
 
-_STEP_FIELDS = ("output", "error", "params", "decision")
+_STEP_FIELDS = ("output", "error", "params", "decision", "policy")
 _STEP_TIMES = ("started_at", "finished_at")
 
 
@@ -234,6 +234,8 @@ class Suggestion(NewId, Base):
     status: Mapped[str] = mapped_column(String(16), default="pending")
     version: Mapped[int] = mapped_column(Integer, default=1)
     purpose: Mapped[str] = mapped_column(String(16), default="coaching")  # coaching | spot_check | correction
+    # the policy's verdict on the suggested call, with its explanation (services.policies.for_step)
+    policy: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     decided_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
 

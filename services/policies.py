@@ -30,7 +30,7 @@ from core.policy.rules import DEFAULTS
 from core.tools import ToolRegistry
 from services import audit
 from services.db import prepared
-from services.models import Policy, PolicySettings, Workflow, utcnow
+from services.models import Execution, Policy, PolicySettings, User, Workflow, utcnow
 
 log = logging.getLogger(__name__)
 _CHANGED = "policies:changed"  # session.info: workspaces whose policies this transaction changed
@@ -42,6 +42,58 @@ def call_for(tools: ToolRegistry, tool: str, params: dict[str, Any] | None = Non
     found = tools.get(tool)
     return Call(tool=tool, params=params if isinstance(params, dict) else {}, step_type=step_type,
                 risk=getattr(found, "risk", None), workflow_id=workflow_id, user=user, agent_step=agent_step)
+
+
+def for_step(session: Session, tools: ToolRegistry, ex, step, params: Any, *, agent_step: str | None = None) -> Verdict:
+    """The verdict on the call an execution's action step is about to make (or is suggested to make) with
+    `params`: the workflow, the user who started the execution (their email) and the tool's risk."""
+    return evaluate(session, ex.workspace_id, call_for(tools, step.tool or "", params, step_type=step.type,
+                                                       workflow_id=ex.workflow_id,
+                                                       user=starter(session, ex.started_by), agent_step=agent_step))
+
+
+def approval_recheck(tools: ToolRegistry):
+    """services.approvals' `recheck` hook: the verdict on a reviewed call's edited params (deny refuses the edit;
+    the tool stays the approval's: an edit changes params only)."""
+    def recheck(session: Session, approval, params: dict) -> dict[str, Any] | None:
+        ex = session.get(Execution, approval.execution_id)
+        if ex is None or not approval.tool:
+            return None
+        call = call_for(tools, approval.tool, params, step_type="action", workflow_id=ex.workflow_id,
+                        user=starter(session, ex.started_by))
+        return evaluate(session, ex.workspace_id, call).to_dict()
+    return recheck
+
+
+def denied_message(verdict: Verdict) -> str:
+    """`denied by policy "<name>": <reason>`, the step's error and the 409 of a decision on a denied call."""
+    rule = verdict.rule
+    if rule is None:
+        return "denied by the workspace's default policy"
+    return f"denied by policy {rule.name!r}" + (f": {rule.reason}" if rule.reason else "")
+
+
+_emails: OrderedDict[str, str] = OrderedDict()
+_emails_lock = threading.Lock()
+
+
+def starter(session: Session, user_id: str | None) -> str | None:
+    """A user id's email (policies name users by email), remembered per process: an account's email does not
+    change."""
+    if not user_id:
+        return None
+    with _emails_lock:
+        found = _emails.get(user_id)
+    if found is None:
+        user = session.get(User, user_id)
+        if user is None:
+            return None
+        found = user.email
+        with _emails_lock:
+            _emails[user_id] = found
+            while len(_emails) > 10_000:
+                _emails.popitem(last=False)
+    return found
 
 
 # -- the per-process cache ------------------------------------------------------------------------------------

@@ -19,10 +19,10 @@ from sqlalchemy.orm import Session
 
 from config import Settings
 from core.execution import states as S
-from core.execution.engine import Next, Outcome, execute, next_action
+from core.execution.engine import Next, Outcome, execute, next_action, resolve_params
 from core.templating import TemplateFailure
 from core.tools import ToolRegistry
-from services import approvals, coaching, executions
+from services import approvals, audit, coaching, executions, policies
 from services.db import Database
 from services.models import Execution, utcnow
 from services.notifier import Events, Notifier
@@ -32,7 +32,9 @@ log = logging.getLogger(__name__)
 
 SLICE_S = 0.01  # the most one transaction of the runner spends taking steps (see Runner.drive)
 YIELD_S = 0.001
-AGAIN = object()  # drive: the slice is used up, go on in a new transaction
+AGAIN = object()
+# a step decided by a person before it runs (coaching decisions, approvals): the policy's review is done
+REVIEWED = ("accept", "correct", "approve", "edit")  # drive: the slice is used up, go on in a new transaction
 
 
 class Runner:
@@ -227,24 +229,57 @@ class Runner:
                 if time.monotonic() > until:
                     return Next("yield"), None
                 continue
+            params = None
+            if nxt.kind == "run":
+                row = executions.step_state(ex, step_id)
+                # a suggestion accepted or corrected, or a reviewed tool call approved (or edited): those params
+                reviewed = row.decision in REVIEWED
+                params = row.params if reviewed else None
+                if nxt.step.type == "action":
+                    nxt, params = self._police(session, ex, nxt.step, params, reviewed, events)
             if nxt.kind == "gate":
                 self._open_gate(session, ex, defn, nxt, events)
             elif nxt.kind == "complete":
                 executions.set_status(ex, "complete")
             elif nxt.kind == "fail":
                 self._fail(ex, step_id, nxt.reason)
-            params = None
-            if nxt.kind == "run":
-                row = executions.step_state(ex, step_id)
-                # a suggestion accepted or corrected, or a reviewed tool call approved (or edited): those params
-                params = row.params if row.decision in ("accept", "correct", "approve", "edit") else None
-            else:
+            if nxt.kind != "run":
                 events.add("execution_update", executions.update_event(ex, step_id), execution=ex.id,
                            workspace=ex.workspace_id)
             return nxt, params
 
+    def _police(self, session: Session, ex: Execution, step, params, reviewed: bool,
+                events: Events) -> tuple[Next, object]:
+        """The policy on the call the step is about to make, with the params it will really run with (so a
+        correction, an edit or a rule changed while the execution waited is judged now). Its verdict is kept
+        with the step. `deny` fails the step with the rule's reason; `require_review` opens a tool-call approval
+        unless a person already reviewed this very call (a coaching decision or an approval)."""
+        if params is None:
+            try:
+                params = resolve_params(step, executions.to_state(ex))
+            except TemplateFailure:
+                return Next("run", step), None  # execute fails the step, naming the template's field
+        verdict = policies.for_step(session, self.tools, ex, step, params)
+        explained = verdict.to_dict()
+        executions.set_step(ex, step.id, policy=explained)
+        if verdict.effect == "deny":
+            audit.record(session, ex.workspace_id, "system", "policy_deny", target_type="step",
+                         target_id=f"{ex.id}/{step.id}", execution_id=ex.id,
+                         after={"tool": step.tool, "params": params, "policy": explained}, result="deny")
+            return Next("fail", step, f"step {step.id!r}: {policies.denied_message(verdict)}"), None
+        if verdict.effect == "require_review" and not reviewed:
+            approval = approvals.open_tool_call(session, ex, step.id, step.tool, params, explained, events)
+            audit.record(session, ex.workspace_id, "system", "policy_review", target_type="approval",
+                         target_id=approval.id, execution_id=ex.id,
+                         after={"step_id": step.id, "tool": step.tool, "params": params, "policy": explained},
+                         result="require_review")
+            return Next("gate", step, "policy"), None
+        return Next("run", step), params
+
     def _open_gate(self, session: Session, ex: Execution, defn, nxt: Next, events: Events) -> None:
         step = nxt.step
+        if nxt.reason == "policy":  # opened by _police
+            return
         if nxt.reason == "approval":
             try:
                 approvals.open_step(session, ex, defn, step, events)

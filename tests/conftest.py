@@ -161,6 +161,12 @@ class Api:
     def workflow(self, steps: list, name: str = "wf", **extra) -> dict:
         return self.ok("POST", "/api/workflows", {"name": name, "steps": steps, **extra}, status=201)
 
+    def allow(self, tool: str) -> dict:
+        """A workspace rule that lets `tool` run unreviewed (shell.run is destructive: the default policy asks a
+        person first), for tests about something else than policies."""
+        return self.ok("POST", "/api/policies", {"name": f"allow {tool}", "effect": "allow", "order": 0,
+                                                 "reason": "tests", "match": {"tool": tool}}, status=201)
+
     def start(self, workflow_id: str, variables: dict | None = None, mode: str = "normal") -> dict:
         return self.ok("POST", "/api/executions/", {"workflow_id": workflow_id, "variables": variables or {},
                                                     "mode": mode}, status=201)

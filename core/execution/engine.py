@@ -32,6 +32,7 @@ class StepState:
     attempts: int = 0
     params: Any = None
     decision: str | None = None
+    policy: dict[str, Any] | None = None  # the policy's verdict on the call, with its explanation (core.policy)
     started_at: datetime | None = None
     finished_at: datetime | None = None
 

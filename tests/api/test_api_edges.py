@@ -153,6 +153,7 @@ def test_two_operators_answering_at_once_get_one_200_and_one_409(app, api):
 
 
 def test_cancel_while_a_step_runs_keeps_the_cancel(api):
+    api.allow("shell.run")
     wf = api.workflow([{"id": "nap", "tool": "shell.run", "params": {"command": ["sleep", "0.5"]}},
                        {"id": "next", "tool": "noop"}])
     ex = api.start(wf["id"])

@@ -43,6 +43,7 @@ def test_a_cli_command_beside_a_live_server_leaves_its_running_steps_alone(api, 
 
     from tests.support.live_server import REPO_ROOT
 
+    api.allow("shell.run")
     ex_id = api.start(api.workflow([{"id": "slow", "tool": "shell.run", "params": {"command": ["sleep", "8"]}}])["id"])[
         "execution_id"]
     deadline = time.monotonic() + 5

@@ -60,6 +60,7 @@ def test_failing_step_fails_the_execution_naming_the_step_and_reason(api):
 
 def test_shell_step_past_its_timeout_fails_as_timed_out(api):
     started = time.monotonic()
+    api.allow("shell.run")
     ex = api.run([{"id": "nap", "tool": "shell.run", "timeout_s": 0.5, "params": {"command": ["sleep", "5"]}}])
     assert time.monotonic() - started < 2.5
     assert ex["status"] == "failed" and ex["error"]["step_id"] == "nap"

@@ -127,6 +127,7 @@ def test_an_operator_cannot_read_another_workspaces_file_by_correcting_a_suggest
 def test_shell_runs_in_its_workspaces_folder(make_app, settings):
     app = make_app(shell_allow=("pwd",))
     a = Tenant(app, "a")
+    a.allow("shell.run")
     ex = a.run([{"id": "where", "tool": "shell.run", "params": {"command": ["pwd"]}}])
     assert ex["status"] == "completed", ex
     out = _step(ex, "where")["output"]["stdout"].strip()
