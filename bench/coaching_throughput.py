@@ -34,9 +34,9 @@ def summary(engine: str, latencies: list[float], seconds: float, **extra) -> dic
             "p99_ms": round(percentile(latencies, 99), 2), **extra}
 
 
-def coach_in_process(executions: int, db_path: str) -> dict:
+def coach_in_process(executions: int, db_path: str, policy_rules: int = 0) -> dict:
     from config import Settings
-    from services import decisions, executions as execution_service, workflows
+    from services import decisions, executions as execution_service, policies, workflows
     from services.container import Services
     from services.migrate import upgrade
     from services.notifier import Notifier
@@ -60,6 +60,8 @@ def coach_in_process(executions: int, db_path: str) -> dict:
     workspace = services.default_workspace_id()
     with services.db.transaction() as session:
         wf_id = workflows.create(session, services.tools, workspace, WORKFLOW).id
+        for rule in bench_rules(policy_rules):
+            policies.create(session, workspace, rule, "bench")
     ids = []
     for _ in range(executions):  # untimed, as on the LangGraph side: run each up to its first suggestion
         with services.db.transaction() as session:
@@ -81,7 +83,25 @@ def coach_in_process(executions: int, db_path: str) -> dict:
     services.close()
     if done != ["completed"] * executions:
         raise RuntimeError(f"not every execution completed: {sorted(set(done))}")
-    return summary("coach", latencies, seconds, executions=executions)
+    return summary("coach" if not policy_rules else f"coach, {policy_rules} rules", latencies, seconds,
+                   executions=executions, policy_rules=policy_rules)
+
+
+def bench_rules(n: int) -> list[dict]:
+    """n policy rules as bench/policy.py writes them (globs over 40 tools, helpers, predicates), of which one in
+    a hundred names the bench's tool with a predicate that does not hold: every call of the workflow is judged
+    (when suggested, decided and run) against all of them, through the service's per-revision cache."""
+    from bench.policy import written
+
+    out = []
+    for i in range(n):
+        if i % 100 == 99:
+            out.append({"name": f"echo rule {i}", "order": i, "effect": "deny", "reason": "bench",
+                        "match": {"tool": "echo", "params": "params.message is defined and "
+                                                            "params.message.startswith('DROP')"}})
+        else:
+            out.append(written(i))
+    return out
 
 
 def coach_server(concurrency: int, async_mode: str, folder: str, think_ms: float = 0.0) -> dict:
@@ -173,12 +193,15 @@ def main() -> None:
     parser.add_argument("--modes", default="threading,gevent,eventlet", help="async modes for the server part")
     parser.add_argument("--think-ms", type=float, default=0.0, help="operator think time before each decision")
     parser.add_argument("--skip", default="", help="comma list of parts to skip: inprocess,langgraph,server")
+    parser.add_argument("--policy-rules", default="0,200",
+                        help="in-process runs with these numbers of policy rules in the workspace")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         if "inprocess" not in skip:
-            rows.append(coach_in_process(args.executions, f"{tmp}/coach.db"))
+            for n in sorted({int(x) for x in args.policy_rules.split(",") if x.strip()} | {0}):
+                rows.append(coach_in_process(args.executions, f"{tmp}/coach-{n}.db", n))
         if "langgraph" not in skip:
             from bench.langgraph_baseline import run_langgraph
 
@@ -189,6 +212,11 @@ def main() -> None:
     print_table(rows)
     coach = next((r for r in rows if r["engine"] == "coach"), None)
     lang = next((r for r in rows if r["engine"] == "langgraph"), None)
+    ruled = [r for r in rows if r.get("policy_rules")]
+    for r in ruled:
+        if coach:
+            print(f"in-process with {r['policy_rules']} policy rules: {r['decisions_per_s']} decisions/s, "
+                  f"{r['decisions_per_s'] / coach['decisions_per_s']:.1%} of the rate with none (target >= 90%)")
     if coach and lang:
         print(f"\nin-process: Coach / LangGraph decisions per second = "
               f"{coach['decisions_per_s'] / lang['decisions_per_s']:.2f}x (target >= 2x)")

@@ -28,7 +28,7 @@ from core.execution.engine import template_context
 from core.templating import render_value
 from core.tools import ToolRegistry, schema_errors
 from core.workflow import StepDef, WorkflowDef
-from services import audit, executions
+from services import audit, decisions, executions
 from services.db import row_locks
 from services.models import Approval, Execution, utcnow
 from services.notifier import Events, jsonable
@@ -167,6 +167,12 @@ def decide(session: Session, tools: ToolRegistry, workspace_id: str, approval_id
                         "params": a.params}, result=decision)
     if a.status in A.FINAL:
         _settle(ex, a, events)
+        if a.kind == "tool_call" and a.status in (A.APPROVED, A.REJECTED):
+            # a policy-forced review of an unattended call is evidence for the spot-check test too
+            kind = "reject" if a.status == A.REJECTED else \
+                ("correct" if any(d["decision"] == "edit" for d in a.decisions) else "accept")
+            latency_ms = max(0.0, (now - a.created_at).total_seconds() * 1000.0)
+            decisions.count_review(session, ex, a.step_id, kind, latency_ms, events)
     response = {"approval": view(a), "execution": jsonable(executions.update_event(ex, a.step_id))}
     if idempotency_key:
         a.replies = {**(a.replies or {}), idempotency_key: response}

@@ -196,13 +196,36 @@ def _count(session: Session, defn: WorkflowDef, ex: Execution, wf: Workflow, sug
             "workflow_id": wf.id, "step_id": sug.step_id, "level": step_level.level, "previous_level": step_before,
             "auto_ready": step_level.auto_ready, "mode": step_modes.get(sug.step_id, autonomy.COACHING),
             "workflow_mode": wf.mode}, workspace=ex.workspace_id)
-    if sug.purpose != "spot_check":
+    if sug.purpose == "spot_check":
+        _maybe_demote(session, ex, wf, sug.step_id, states, thresholds, events)
+
+
+def count_review(session: Session, ex: Execution, step_id: str, kind: str, latency_ms: float,
+                 events: Events) -> None:
+    """A person's review of an unattended call that a policy forced (a tool-call approval of an AUTO run, or of
+    a step promoted to AUTO alone): evidence for the spot-check test like a spot check (approve = accept,
+    edit = correct, reject = reject), which may demote the workflow or the step."""
+    wf = held(session, Workflow, ex.workflow_id)
+    mode = autonomy.effective_mode(ex.mode, wf.mode)
+    step_modes = autonomy.step_modes(wf.settings)
+    if mode != "auto" and step_modes.get(step_id) != autonomy.AUTO:
         return
+    thresholds = metrics.workflow_thresholds(wf)
+    scopes = ([("spot", ex.workflow_id)] if wf.mode == "auto" else []) + [("spot", f"{ex.workflow_id}/{step_id}")]
+    scopes += [("workflow", ex.workflow_id), ("step", f"{ex.workflow_id}/{step_id}")]
+    states = {scope: (state, None) for scope, state in
+              metrics.held_states(session, ex.workspace_id, scopes[-2:], thresholds).items()}
+    states.update(metrics.record_decision(session, ex.workspace_id, scopes[:-2], kind, latency_ms, thresholds))
+    _maybe_demote(session, ex, wf, step_id, states, thresholds, events)
+
+
+def _maybe_demote(session: Session, ex: Execution, wf: Workflow, step_id: str, states: dict, thresholds,
+                  events: Events) -> None:
     if wf.mode == "auto" and should_demote(states[("spot", ex.workflow_id)][0], thresholds):
         _demote(session, ex, wf, None, states, thresholds, events)
-    elif step_modes.get(sug.step_id) == autonomy.AUTO \
-            and should_demote(states[("spot", f"{ex.workflow_id}/{sug.step_id}")][0], thresholds):
-        _demote(session, ex, wf, sug.step_id, states, thresholds, events)
+    elif autonomy.step_modes(wf.settings).get(step_id) == autonomy.AUTO \
+            and should_demote(states[("spot", f"{ex.workflow_id}/{step_id}")][0], thresholds):
+        _demote(session, ex, wf, step_id, states, thresholds, events)
 
 
 def _demote(session: Session, ex: Execution, wf: Workflow, step_id: str | None, states: dict,

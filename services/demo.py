@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 from sqlalchemy import select
 
-from services import coaching, decisions, executions, workflows
+from services import coaching, decisions, executions, policies, workflows
 from services.container import Services
 from services.models import Suggestion, Workflow
 from services.tools.files import workspace_root
@@ -44,11 +44,17 @@ def load(services: Services, workspace_id: str) -> list[str]:
                                 services.settings.host)
             created.append((definition["name"], workflows.create(session, services.tools, workspace_id, definition).id))
     by_name = dict(created)
+    with services.db.transaction() as session:
+        for name, rule in RULES:
+            if name in by_name:
+                policies.create(session, workspace_id, {**rule, "scope": {"workflow_id": by_name[name]}}, "demo")
     if "Refund review" in by_name:
         history(services, workspace_id, by_name["Refund review"])
     for name, variables in QUEUE:
         if name in by_name:
             start(services, workspace_id, by_name[name], variables)
+    if "Supplier payment" in by_name:  # waits for two leads' sign-off (an approval step, in normal mode)
+        start(services, workspace_id, by_name["Supplier payment"], {}, mode="normal")
     return [name for name, _ in created]
 
 
@@ -58,6 +64,18 @@ CUSTOMERS = ["Ada Lovelace", "Grace Hopper", "Alan Turing", "Edsger Dijkstra", "
              "Sophie Wilson", "Robin Milner", "Adele Goldberg", "Butler Lampson", "Fran Allen", "Per Brinch Hansen",
              "Annie Easley"]
 OPERATORS = ["ada@coach.local", "grace@coach.local"]
+# one policy rule per demo workflow where one makes sense (README "Policies"), scoped to that workflow
+RULES = [
+    ("Invoice intake", {"name": "Summaries stay in summaries/", "order": 10, "effect": "require_review",
+                        "reason": "a file written outside summaries/ is checked by a person",
+                        "match": {"tool": "file.write", "path_outside": "summaries/"}}),
+    ("Refund review", {"name": "Large refunds are reviewed", "order": 10, "effect": "require_review",
+                       "reason": "a refund over 200 is looked at by a person, even in AUTO",
+                       "match": {"tool": "echo", "params": "params.amount is defined and params.amount | float > 200"}}),
+    ("Service check", {"name": "Only this server is checked", "order": 10, "effect": "deny",
+                       "reason": "the service check calls this server's own health endpoint, nothing else",
+                       "match": {"tool": "http.request", "host_not_in": ["127.0.0.1", "localhost"]}}),
+]
 # what is waiting in the queue after `make run`: the refund suggestion shows the learned currency
 QUEUE = [("Refund review", {"order_id": "A-2001", "customer": "Ken Thompson", "amount": 19.99}),
          ("Refund review", {"order_id": "A-2002", "customer": "Radia Perlman", "amount": 250}),
@@ -65,10 +83,10 @@ QUEUE = [("Refund review", {"order_id": "A-2001", "customer": "Ken Thompson", "a
          ("Service check", {})]
 
 
-def start(services: Services, workspace_id: str, workflow_id: str, variables: dict) -> str:
+def start(services: Services, workspace_id: str, workflow_id: str, variables: dict, mode: str = "coaching") -> str:
     with services.db.transaction() as session:
         execution_id = executions.start(session, services.definitions, workspace_id, workflow_id, variables,
-                                        "coaching").id
+                                        mode).id
     services.runner.schedule(execution_id)
     services.runner.wait_idle(30)
     return execution_id

@@ -200,6 +200,18 @@ def record_suggestion(session: Session, workspace_id: str, scopes: list[tuple[st
     return out
 
 
+def held_states(session: Session, workspace_id: str, scopes: list[tuple[str, str]],
+                thresholds: LevelThresholds | None = None) -> dict[tuple[str, str], MetricsState]:
+    """Scopes' states as the transaction will write them: a change made to them (restart_evidence at a demotion)
+    is written at commit, like a decision's."""
+    out = {}
+    for (scope, key), cell in zip(scopes, _rows(session, MetricScope, workspace_id,
+                                                [{"scope": sc, "key": k} for sc, k in scopes])):
+        out[(scope, key)] = cell.state(scope, thresholds)
+        _changed(session, MetricScope, cell)
+    return out
+
+
 def record_decision(session: Session, workspace_id: str, scopes: list[tuple[str, str]], kind: str,
                     latency_ms: float, thresholds: LevelThresholds | None = None,
                     now: datetime | None = None, ahead: list[tuple[str, str]] = (),

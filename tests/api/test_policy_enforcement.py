@@ -174,3 +174,23 @@ def test_policy_rules_are_a_workspaces_own(api, services):
     assert ex["status"] == "completed" and ex["steps"][0]["policy"]["default"] is True, ex
     assert [r["name"] for r in api.ok("GET", "/api/policies")["items"]] == ["no secrets"]
     assert api.call("GET", "/api/policies", headers=headers)[1]["items"] == []
+
+
+def test_forced_reviews_of_an_auto_run_are_spot_check_evidence_and_rejects_demote(make_api):
+    api = make_api(spot_check_rate=0.0)
+    _rules(api, OUTSIDE)
+    wf = api.workflow(_write("report.txt")[:1])
+    api.ok("PUT", f"/api/workflows/{wf['id']}/thresholds", {"auto_alpha": 0.2})
+    api.ok("POST", f"/api/workflows/{wf['id']}/mode", {"mode": "auto", "force": True})
+    for n in (1, 2):
+        ex_id = api.start(wf["id"], mode="auto")["execution_id"]
+        assert api.settle(ex_id)["status"] == "waiting_approval"
+        api.ok("POST", f"/api/approvals/{_approval(api, ex_id)['approval_id']}",
+               {"decision": "reject", "comment": "wrong file"})
+        assert api.settle(ex_id)["status"] == "failed"
+        spot = api.ok("GET", f"/api/metrics/workflows/{wf['id']}")["spot_checks"]
+        assert (spot["decisions"], spot["rejected"]) == (n, n)
+        # one early reject is not evidence; two in a row are, at this level
+        assert api.ok("GET", f"/api/workflows/{wf['id']}")["mode"] == ("auto" if n == 1 else "coaching")
+    demotion = next(e for e in api.ok("GET", "/api/audit")["items"] if e["action"] == "demotion")
+    assert demotion["actor"] == "system"
