@@ -96,6 +96,17 @@ def described(session: Session, definitions: Any, tools: ToolRegistry, s: Sugges
     return view(s, tools, definitions.get(session, s.workflow_id, s.workflow_version).step(s.step_id))
 
 
+def learned(session: Session, wf: Workflow, step_id: str, rendered: Any) -> tuple[Any, str | None, list]:
+    """The step's params with its correction pack's learned rules applied: what a suggestion proposes, and what
+    an unattended run of a coaching-trained step (AUTO, or a step promoted alone) really runs with, since the
+    workflow earned its autonomy with those suggestions. Returns (params, pack id, rules applied)."""
+    pack_id, rules = corrections.active_rules(session, wf, step_id)
+    if not rules:
+        return rendered, None, []
+    params, applied = apply_rules(rendered, rules)
+    return params, pack_id, applied
+
+
 def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: StepDef, purpose: str,
                     events: Events, tools: ToolRegistry, *, params: Any = None, rationale: str = "") -> Suggestion:
     """Stop before `step` and ask a human. Raises TemplateFailure when the params cannot be rendered."""
@@ -105,13 +116,11 @@ def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: St
     suggested = rendered
     wf = held(session, Workflow, ex.workflow_id)
     if params is None:
-        pack_id, rules = corrections.active_rules(session, wf, step.id)
-        if rules:
-            suggested, applied = apply_rules(rendered, rules)
-            if applied:
-                source = f"correction_pack:{pack_id}"
-                changed = ", ".join(f"{r.field} → {r.after!r}" for r in applied)
-                rationale = f"Learned from {applied[0].count} earlier corrections: {changed}."
+        suggested, pack_id, applied = learned(session, wf, step.id, rendered)
+        if applied:
+            source = f"correction_pack:{pack_id}"
+            changed = ", ".join(f"{r.field} → {r.after!r}" for r in applied)
+            rationale = f"Learned from {applied[0].count} earlier corrections: {changed}."
     counted = metrics.record_suggestion(session, ex.workspace_id,
                                         metrics.workflow_scopes(ex.workflow_id, ex.workflow_version, step.id),
                                         metrics.workflow_thresholds(wf))

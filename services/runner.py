@@ -23,8 +23,8 @@ from core.execution.engine import Next, Outcome, execute, next_action, resolve_p
 from core.templating import TemplateFailure
 from core.tools import ToolRegistry
 from services import approvals, audit, coaching, executions, policies
-from services.db import Database
-from services.models import Execution, utcnow
+from services.db import Database, held
+from services.models import Execution, Workflow, utcnow
 from services.notifier import Events, Notifier
 from services.workflows import DefinitionCache
 
@@ -259,6 +259,8 @@ class Runner:
                 params = resolve_params(step, executions.to_state(ex))
             except TemplateFailure:
                 return Next("run", step), None  # execute fails the step, naming the template's field
+            if ex.mode != "normal":  # unattended in a coached workflow: it runs what it would have suggested
+                params, _, _ = coaching.learned(session, held(session, Workflow, ex.workflow_id), step.id, params)
         verdict = policies.for_step(session, self.tools, ex, step, params)
         explained = verdict.to_dict()
         executions.set_step(ex, step.id, policy=explained)

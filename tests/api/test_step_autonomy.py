@@ -157,3 +157,27 @@ def test_step_mode_bad_requests(make_api):
     assert api.ok("POST", f"/api/workflows/{wf_id}/steps/first/mode", {"mode": "auto", "force": True},
                   status=409)
     assert api.ok("GET", f"/api/workflows/{wf_id}")["step_modes"] == {"first": "always_review"}
+
+
+def test_unattended_runs_use_what_the_correction_pack_learned(make_api):
+    # the workflow earned its autonomy with the pack's suggestions: running unattended, it must run them too
+    api = make_api(spot_check_rate=0.0)
+    wf_id = _workflow(api, [{"id": "refund", "tool": "echo", "params": {"amount": 5, "currency": "EUR"}}])
+    for _ in range(3):
+        ex_id = api.ok("POST", "/api/executions/coaching", {"workflow_id": wf_id}, status=201)["execution_id"]
+        api.settle(ex_id)
+        sug = api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]
+        api.ok("POST", f"/api/executions/{ex_id}/coaching/decision",
+               {"suggestion_id": sug["suggestion_id"], "decision": "correct",
+                "correction": {"amount": 5, "currency": "GBP"}})
+        api.settle(ex_id)
+    api.ok("POST", f"/api/workflows/{wf_id}/steps/refund/mode", {"mode": "auto", "force": True})
+    ex = _coaching_run(api, wf_id, {})
+    assert ex["status"] == "completed" and ex["purposes"] == {}
+    assert ex["steps"][0]["output"] == {"amount": 5, "currency": "GBP"}, ex["steps"][0]
+    api.ok("POST", f"/api/workflows/{wf_id}/mode", {"mode": "auto", "force": True})
+    ex = api.settle(api.start(wf_id, mode="auto")["execution_id"])
+    assert ex["steps"][0]["output"]["currency"] == "GBP"
+    # a normal run is not coached: it runs the definition
+    ex = api.settle(api.start(wf_id)["execution_id"])
+    assert ex["steps"][0]["output"]["currency"] == "EUR"
