@@ -160,3 +160,39 @@ def test_a_lead_opens_a_learned_pack_from_its_link_toggles_it_and_reads_the_work
     expect(page.get_by_role("row").filter(has_text="Pack change").first).to_be_visible()
     page.get_by_role("button", name="Verify chain").click()
     expect(page.get_by_role("status").filter(has_text="Chain intact")).to_be_visible()
+
+
+def test_a_lead_promotes_a_ready_step_alone_and_pins_it_from_the_keyboard(live_server, page):
+    wf = create_workflow(live_server, "Mail intake")
+    decide_many(live_server, wf["id"], ["accept"] * auto_ready_after(live_server, wf["id"]))
+    step = workflow_metrics(live_server, wf["id"])["steps"]["mail"]
+    assert step["auto_ready"] is True and step["mode"] == "coaching", step
+
+    log_in(page, live_server)
+    page.goto(live_server.url("/dashboard"))
+    steps = page.get_by_role("table", name="Steps with a mode of their own, or AUTO-ready while their workflow is coached")
+    row = steps.get_by_role("row").filter(has=page.get_by_role("rowheader", name="mail"))
+    expect(row).to_contain_text("AUTO-ready")
+    expect(row).to_contain_text("Follows the workflow")
+
+    page.goto(live_server.url(f"/workflows/{wf['id']}"))
+    table = page.get_by_role("table", name="Autonomy of each step of Mail intake")
+    promote = table.get_by_role("button", name="Promote mail of Mail intake to AUTO")
+    tab_to(page, promote)
+    page.keyboard.press("Enter")
+    dialog = page.get_by_role("dialog", name="Promote step “mail” of “Mail intake” to AUTO?")
+    expect(dialog).to_be_visible()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("status").filter(has_text="is now in AUTO")).to_be_visible()
+    row = table.get_by_role("row").filter(has=page.get_by_role("rowheader", name="mail"))
+    expect(row).to_contain_text("AUTO (this step alone)")
+    assert live_server.get(f"/api/workflows/{wf['id']}").json()["step_modes"] == {"mail": "auto"}
+
+    pin = table.get_by_role("button", name="Pin mail of Mail intake to always review")
+    tab_to(page, pin)
+    page.keyboard.press("Enter")
+    expect(row).to_contain_text("Always reviewed (pinned)")
+    expect(table.get_by_role("button", name="Unpin mail of Mail intake")).to_be_visible()
+    assert live_server.get(f"/api/workflows/{wf['id']}").json()["step_modes"] == {"mail": "always_review"}
+    audit = [e["action"] for e in live_server.get("/api/audit?per_page=50").json()["items"]]
+    assert "step_promotion" in audit and "step_pin" in audit
