@@ -145,7 +145,9 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
                         idempotency_key=idempotency_key)
     audit.record(session, workspace_id, operator, "correction" if kind == "correct" else "decision",
                  target_type="suggestion", target_id=sug.id, execution_id=ex.id,
-                 before={"step_id": sug.step_id, "params": sug.params},
+                 before={"step_id": sug.step_id, "params": sug.params,
+                         "policy": {"effect": sug.policy.get("effect"), "rule": sug.policy.get("rule")}
+                         if sug.policy else None},
                  after={"decision": kind, "correction": body.get("correction") if kind == "correct" else None,
                         "feedback": body.get("feedback")}, result=kind)
     coaching._bump(ex, coaching.STAT_OF[kind])
