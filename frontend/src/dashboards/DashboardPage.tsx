@@ -22,12 +22,16 @@ function actionableSteps(workflows: WorkflowMetrics[]): StepRow[] {
   );
 }
 
-/** A level change as a sentence for the live region. */
+/**
+ * A level change as a sentence for the live region ("" for a step's level change: the workflow's own change,
+ * pushed by the same decision just before it, is the news; a step's mode change is announced).
+ */
 function describeChange(event: LevelChangedEvent, workflows: WorkflowMetrics[] | undefined): string {
   const wfName = workflows?.find((w) => w.workflow_id === event.workflow_id)?.name ?? `Workflow ${event.workflow_id}`;
   const name = event.step_id ? `Step ${event.step_id} of ${wfName}` : wfName;
   if (event.previous_mode && event.mode && event.previous_mode !== event.mode)
     return `“${name}” went from ${modeLabel(event.previous_mode)} to ${modeLabel(event.mode)} mode${event.reason ? `: ${event.reason}` : ""}.`;
+  if (event.step_id) return "";
   const from = event.previous_level ? ` from ${levelLabel(event.previous_level)}` : "";
   return `“${name}” moved${from} to ${levelLabel(event.level)}${event.auto_ready ? ", and is AUTO-ready" : ""}.`;
 }
@@ -37,7 +41,10 @@ export default function DashboardPage() {
   useDocumentTitle("Dashboard");
   const workflows = useWorkflowMetricsList();
   const [announcement, setAnnouncement] = useState("");
-  useLiveMetrics((event) => setAnnouncement(describeChange(event, workflows.data?.items)));
+  useLiveMetrics((event) => {
+    const sentence = describeChange(event, workflows.data?.items);
+    if (sentence) setAnnouncement(sentence);
+  });
   const modes = useModeChanger();
   const stepModes = useStepModeChanger();
   const steps = actionableSteps(workflows.data?.items ?? []);
