@@ -1,5 +1,5 @@
 import { Link } from "react-router-dom";
-import { formatAge, formatDateTime, formatValue } from "../format";
+import { formatAge, formatDateTime, formatValue, shortId } from "../format";
 import { PolicyVerdictView } from "./PolicyVerdictView";
 import { KIND_LABEL, ON_TIMEOUT_TEXT, countedApprovers, quorumText } from "./eligibility";
 import type { Approval } from "./types";
@@ -57,11 +57,19 @@ export function ApprovalCard({
         <div>
           <dt>Execution</dt>
           <dd>
-            <Link to={`/executions/${encodeURIComponent(approval.execution_id)}`} className="mono">
-              {approval.execution_id}
-            </Link>{" "}
-            <span className="muted">step</span> <span className="mono">{approval.step_id}</span>
+            <Link
+              to={`/executions/${encodeURIComponent(approval.execution_id)}`}
+              className="mono"
+              aria-label={`Execution ${approval.execution_id}`}
+              title={approval.execution_id}
+            >
+              {shortId(approval.execution_id)}
+            </Link>
           </dd>
+        </div>
+        <div>
+          <dt>Step</dt>
+          <dd className="mono">{approval.step_id}</dd>
         </div>
         <div>
           <dt>Quorum</dt>

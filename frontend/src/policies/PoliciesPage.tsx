@@ -64,19 +64,19 @@ export default function PoliciesPage() {
   const [focusAfter, setFocusAfter] = useState<string | null>(null);
   const rules = policies.data?.items ?? [];
 
-  // After a move or a save, put focus back where the keyboard user was, on the rule's new row.
+  // After a move or a save, put focus back where the keyboard user was, on the rule's new row: the same button,
+  // or (a rule moved to the end of its scope) the one that moves it back.
   useEffect(() => {
-    if (!focusAfter) return;
-    const element = document.getElementById(focusAfter);
-    if (element && !(element as HTMLButtonElement).disabled) {
-      element.focus();
-      setFocusAfter(null);
-    } else if (element) {
-      const row = element.closest("tr");
-      row?.querySelector<HTMLButtonElement>("button:not([disabled])")?.focus();
+    if (!focusAfter || move.isPending || policies.isFetching) return;
+    const element = document.getElementById(focusAfter) as HTMLButtonElement | null;
+    const opposite = focusAfter.endsWith("-up") ? focusAfter.replace(/-up$/, "-down") : focusAfter.replace(/-down$/, "-up");
+    const fallback = document.getElementById(opposite) as HTMLButtonElement | null;
+    const target = element && !element.disabled ? element : fallback && !fallback.disabled ? fallback : element?.closest("tr")?.querySelector("button");
+    if (target) {
+      target.focus();
       setFocusAfter(null);
     }
-  }, [policies.data, focusAfter]);
+  }, [policies.data, policies.isFetching, move.isPending, focusAfter]);
 
   const scopeText = (scope: PolicyScope) => {
     const wf = scope?.workflow_id ? `workflow ${names.get(scope.workflow_id) ?? scope.workflow_id}` : "";
