@@ -23,6 +23,7 @@ const DashboardPage = lazy(() => import("./dashboards/DashboardPage"));
 const CorrectionPacksPage = lazy(() => import("./dashboards/CorrectionPacksPage"));
 const AuditPage = lazy(() => import("./dashboards/AuditPage"));
 const WorkflowDetailPage = lazy(() => import("./dashboards/WorkflowDetailPage"));
+const PoliciesPage = lazy(() => import("./policies/PoliciesPage"));
 
 export function createQueryClient(): QueryClient {
   return new QueryClient({
@@ -81,6 +82,7 @@ export function AppRoutes() {
           <Route path="/dashboard" element={<DashboardPage />} />
           <Route path="/correction-packs" element={<CorrectionPacksPage />} />
           <Route path="/audit" element={<AuditPage />} />
+          <Route path="/policies" element={<PoliciesPage />} />
           <Route path="/workflows/:id" element={<WorkflowDetailPage />} />
           <Route path="/login" element={<AfterLogin />} />
           <Route path="/workflows" element={<WorkflowsPage />} />

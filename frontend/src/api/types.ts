@@ -41,6 +41,10 @@ export interface ExecutionStep {
   output: unknown;
   error?: unknown;
   decision?: unknown;
+  /** The policy's verdict on the step's call (DESIGN.md §4's evaluate answer), when it has one. */
+  policy?: import("../approvals/types").PolicyVerdict | null;
+  /** The step's latest approval. */
+  approval?: { approval_id: string; status: string; kind: string } | null;
 }
 
 export interface Execution {
@@ -54,6 +58,8 @@ export interface Execution {
   is_coaching: boolean;
   /** Execution-level failure reason, when the server sends one. */
   error?: unknown;
+  /** What a human is asked, while waiting (an approval: its id and message). */
+  gate?: { kind?: string; step_id?: string; approval_id?: string; message?: string } | null;
 }
 
 /** One page of a paginated list endpoint. */

@@ -256,7 +256,12 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
             </>
           ) : (
             <>
-              <WaitingNotice status={paused ? "paused" : data.status} mode={data.mode} executionId={executionId} />
+              <WaitingNotice
+                status={paused ? "paused" : data.status}
+                mode={data.mode}
+                executionId={executionId}
+                gate={data.gate}
+              />
               {canPause ? (
                 <DecisionBar
                   suggestion={null}

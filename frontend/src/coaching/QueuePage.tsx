@@ -1,12 +1,21 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState, type KeyboardEvent } from "react";
 import { useNavigate, useSearchParams } from "react-router-dom";
+import { ApiError } from "../api/client";
+import { ApprovalQueue, approvalOptionId } from "../approvals/ApprovalQueue";
+import { EditParamsDialog } from "../approvals/EditParamsDialog";
+import { whyNotDecidable } from "../approvals/eligibility";
+import type { Approval, ApprovalDecisionKind } from "../approvals/types";
+import { refusalText, useApprovalDecision, usePendingApprovals } from "../approvals/useApprovals";
+import { useAuth } from "../auth/useAuth";
 import { Pager, pageFromParams } from "../components/Pager";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { useDocumentTitle } from "../hooks";
 import { useRealtime, useSocketEvent, useWorkspaceRoom } from "../realtime/context";
 import { coachingKeys, fetchQueue } from "./api";
 import { confidenceLabel, formatAge } from "../format";
+import { ShortcutSheet } from "./ShortcutSheet";
+import { TextDialog } from "./TextDialog";
 import type { QueueItem } from "./types";
 import { OFFLINE_POLL_MS } from "./useCoachingSession";
 import { useShortcuts } from "./useShortcuts";
@@ -16,6 +25,11 @@ import "./coaching.css";
 const AGE_TICK_MS = 30_000;
 
 const optionId = (item: QueueItem) => `queue-item-${item.suggestion_id}`;
+
+/** One selectable row of the queue: an approval the viewer can decide, or a suggestion. */
+type Entry = { type: "approval"; item: Approval; key: string } | { type: "suggestion"; item: QueueItem; key: string };
+type Notice = { tone: "error" | "info"; text: string };
+const DONE: Record<ApprovalDecisionKind, string> = { approve: "Approved", reject: "Rejected", edit: "Edited and approved" };
 const panelPath = (item: QueueItem) => `/executions/${encodeURIComponent(item.execution_id)}/coach`;
 
 /** Re-renders every `ms` so relative times stay true. */
@@ -42,6 +56,7 @@ export default function QueuePage() {
   const now = useNow(AGE_TICK_MS);
   useWorkspaceRoom();
   const { status: connection } = useRealtime();
+  const auth = useAuth();
 
   const queue = useQuery({
     queryKey: coachingKeys.queue(page),
@@ -54,38 +69,120 @@ export default function QueuePage() {
   useSocketEvent("coaching_suggestion", refresh);
   useSocketEvent("execution_update", refresh);
 
-  const items = queue.data?.items ?? [];
-  // The selection follows its suggestion when the list changes, and falls back to the first.
-  const [selectedId, setSelectedId] = useState<string | null>(null);
-  const index = Math.max(0, items.findIndex((item) => item.suggestion_id === selectedId));
-  const selected = items[index] ?? null;
+  const approvalsQuery = usePendingApprovals();
+  const decision = useApprovalDecision();
+  const me = { id: auth.user?.id ?? null, email: auth.user?.email ?? null, role: auth.role ?? null };
+  const pendingApprovals = Array.isArray(approvalsQuery.data?.items) ? approvalsQuery.data.items : [];
+  const decidable: Approval[] = [];
+  const blocked: { approval: Approval; reason: string }[] = [];
+  for (const approval of pendingApprovals) {
+    const reason = whyNotDecidable(approval, me);
+    if (reason) blocked.push({ approval, reason });
+    else decidable.push(approval);
+  }
 
-  const move = (by: number) => {
-    if (items.length === 0) return;
-    const target = items[Math.min(items.length - 1, Math.max(0, index + by))];
-    setSelectedId(target.suggestion_id);
-    document.getElementById(optionId(target))?.scrollIntoView?.({ block: "nearest" });
+  const items = queue.data?.items ?? [];
+  // Approvals first (an execution waits on each), then suggestions; one selection moves through both.
+  const entries: Entry[] = [
+    ...decidable.map((item): Entry => ({ type: "approval", item, key: `approval:${item.approval_id}` })),
+    ...items.map((item): Entry => ({ type: "suggestion", item, key: `suggestion:${item.suggestion_id}` })),
+  ];
+  // The selection follows its row when the lists change, and falls back to the first.
+  // `?approval=<id>` (from a waiting execution) selects that approval.
+  const [selectedKey, setSelectedKey] = useState<string | null>(() => {
+    const linked = params.get("approval");
+    return linked ? `approval:${linked}` : null;
+  });
+  const index = Math.max(0, entries.findIndex((entry) => entry.key === selectedKey));
+  const current = entries[index] ?? null;
+  const selected = current?.type === "suggestion" ? current.item : null;
+  const selectedApproval = current?.type === "approval" ? current.item : null;
+
+  const [dialog, setDialog] = useState<"reject" | "edit" | "help" | null>(null);
+  const [dialogApproval, setDialogApproval] = useState<Approval | null>(null);
+  const [notice, setNotice] = useState<Notice | null>(null);
+
+  const elementId = (entry: Entry) => (entry.type === "approval" ? approvalOptionId(entry.item) : optionId(entry.item));
+  const move = (by: number, within?: Entry["type"]) => {
+    const pool = within ? entries.filter((e) => e.type === within) : entries;
+    if (pool.length === 0) return;
+    const at = Math.max(0, pool.findIndex((e) => e.key === current?.key));
+    const from = current && pool.some((e) => e.key === current.key) ? at : by > 0 ? -1 : pool.length;
+    const target = pool[Math.min(pool.length - 1, Math.max(0, from + by))];
+    setSelectedKey(target.key);
+    document.getElementById(elementId(target))?.scrollIntoView?.({ block: "nearest" });
   };
   const open = (item: QueueItem | null) => {
     if (item) navigate(panelPath(item));
+  };
+  const openEntry = (entry: Entry | null) => {
+    if (entry?.type === "suggestion") open(entry.item);
+    else if (entry) navigate(`/executions/${encodeURIComponent(entry.item.execution_id)}`);
+  };
+
+  const send = (approval: Approval, kind: ApprovalDecisionKind, extra: { comment?: string; params?: Record<string, unknown> } = {}) => {
+    if (decision.isPending) return;
+    setNotice(null);
+    decision.mutate(
+      { approval, body: { decision: kind, comment: extra.comment || null, ...(extra.params ? { params: extra.params } : {}) } },
+      {
+        onSuccess: (result) => {
+          setDialog(null);
+          const after = result?.approval;
+          const still = after && after.status === "pending" ? ` It waits for more approvals (${after.approvals ?? 0} of ${after.quorum}).` : "";
+          setNotice({ tone: "info", text: `${DONE[kind]}: ${approval.message}.${still}` });
+        },
+        onError: (error) => {
+          if (kind === "edit" && error instanceof ApiError && error.status === 422) return; // shown on the fields
+          setDialog(null);
+          setNotice({ tone: "error", text: refusalText(error) });
+        },
+      },
+    );
+  };
+
+  /** a / r / e: act on the selected approval; on a suggestion they say where its decisions are. */
+  const act = (key: "a" | "r" | "e") => {
+    if (decision.isPending) return;
+    if (!selectedApproval) {
+      setNotice({
+        tone: "info",
+        text: entries.length === 0 ? "There is nothing to decide." :
+          "a, r and e decide approvals. Press Enter to open the selected suggestion's coaching panel and decide it there.",
+      });
+      return;
+    }
+    if (key === "a") send(selectedApproval, "approve");
+    else if (key === "e" && selectedApproval.kind !== "tool_call") {
+      setNotice({ tone: "info", text: "Only a tool call's params can be edited; approve (a) or reject (r) this one." });
+    } else {
+      decision.reset();
+      setDialogApproval(selectedApproval);
+      setDialog(key === "r" ? "reject" : "edit");
+    }
   };
 
   useShortcuts({
     j: () => move(1),
     k: () => move(-1),
-    Enter: () => open(selected),
+    Enter: () => openEntry(current),
+    a: () => act("a"),
+    r: () => act("r"),
+    e: () => act("e"),
+    "?": () => setDialog("help"),
   });
 
-  const onListKeyDown = (event: KeyboardEvent<HTMLUListElement>) => {
+  const listKeys = (within: Entry["type"]) => (event: KeyboardEvent<HTMLUListElement>) => {
     const by = { ArrowDown: 1, ArrowUp: -1 }[event.key];
     if (by) {
       event.preventDefault();
-      move(by);
+      move(by, within);
     } else if (event.key === "Home" || event.key === "End") {
       event.preventDefault();
-      move(event.key === "Home" ? -items.length : items.length);
+      move(event.key === "Home" ? -entries.length : entries.length, within);
     }
   };
+  const onListKeyDown = listKeys("suggestion");
 
   return (
     <section aria-labelledby="queue-heading" className="queue">
@@ -94,13 +191,44 @@ export default function QueuePage() {
         {queue.data ? (
           <p className="muted queue__count" role="status">
             {queue.data.total === 1 ? "1 suggestion waits" : `${queue.data.total} suggestions wait`} for a decision
+            {decidable.length > 0 ? `, ${decidable.length === 1 ? "1 approval" : `${decidable.length} approvals`} for you` : ""}
           </p>
         ) : null}
       </div>
       <p className="muted queue__hint" id="queue-hint">
-        <kbd>j</kbd> / <kbd>k</kbd> move the selection, <kbd>Enter</kbd> opens its coaching panel.
+        <kbd>j</kbd> / <kbd>k</kbd> move the selection, <kbd>Enter</kbd> opens its coaching panel
+        {pendingApprovals.length > 0 ? (
+          <>
+            {" "}(an approval: its execution); on an approval <kbd>a</kbd> approves, <kbd>r</kbd> rejects,{" "}
+            <kbd>e</kbd> edits a tool call's params
+          </>
+        ) : null}
+        . <kbd>?</kbd> lists the keys.
       </p>
 
+      <div role="alert" className={notice?.tone === "error" ? "notice notice--error" : "visually-hidden"}>
+        {notice?.tone === "error" ? notice.text : null}
+      </div>
+      <p className={notice?.tone === "info" ? "notice notice--info" : "visually-hidden"} role="status">
+        {notice?.tone === "info" ? notice.text : null}
+      </p>
+
+      {approvalsQuery.isError ? (
+        <ErrorNotice title="Could not load the approvals" error={approvalsQuery.error} onRetry={() => void approvalsQuery.refetch()} />
+      ) : pendingApprovals.length > 0 ? (
+        <ApprovalQueue
+          items={decidable}
+          blocked={blocked}
+          selected={selectedApproval}
+          now={now}
+          busy={decision.isPending}
+          onSelect={(approval) => setSelectedKey(`approval:${approval.approval_id}`)}
+          onListKeyDown={listKeys("approval")}
+          onAction={act}
+        />
+      ) : null}
+
+      <h2 id="suggestions-heading">Suggestions</h2>
       {queue.isPending ? (
         <Loading label="Loading the queue…" />
       ) : queue.isError ? (
@@ -118,8 +246,8 @@ export default function QueuePage() {
             tabIndex={0}
             onKeyDown={onListKeyDown}
           >
-            {items.map((item, i) => {
-              const isSelected = i === index;
+            {items.map((item) => {
+              const isSelected = item.suggestion_id === selected?.suggestion_id;
               const paused = item.execution_status === "paused";
               return (
                 <li
@@ -129,7 +257,7 @@ export default function QueuePage() {
                   aria-selected={isSelected}
                   className={`queue__item${isSelected ? " queue__item--selected" : ""}`}
                   onClick={() => {
-                    setSelectedId(item.suggestion_id);
+                    setSelectedKey(`suggestion:${item.suggestion_id}`);
                     open(item);
                   }}
                 >
@@ -168,6 +296,62 @@ export default function QueuePage() {
           />
         </>
       )}
+
+      {dialog === "help" ? <ShortcutSheet onClose={() => setDialog(null)} /> : null}
+      {dialog === "reject" && dialogApproval ? (
+        <RejectApprovalDialog
+          approval={dialogApproval}
+          sending={decision.isPending}
+          onSubmit={(comment) => send(dialogApproval, "reject", { comment })}
+          onClose={() => setDialog(null)}
+        />
+      ) : null}
+      {dialog === "edit" && dialogApproval ? (
+        <EditParamsDialog
+          approval={dialogApproval}
+          sending={decision.isPending}
+          serverError={decision.error}
+          onSubmit={(params, comment) => send(dialogApproval, "edit", { params, comment })}
+          onClose={() => setDialog(null)}
+        />
+      ) : null}
     </section>
+  );
+}
+
+/** `r` on an approval: asks why, then rejects with that comment (one reject rejects the approval). */
+function RejectApprovalDialog({
+  approval,
+  sending,
+  onSubmit,
+  onClose,
+}: {
+  approval: Approval;
+  sending: boolean;
+  onSubmit: (comment: string) => void;
+  onClose: () => void;
+}) {
+  const [comment, setComment] = useState("");
+  const [missing, setMissing] = useState(false);
+  return (
+    <TextDialog
+      title={`Reject: ${approval.message}`}
+      onClose={onClose}
+      onSend={() => (comment.trim() ? onSubmit(comment.trim()) : setMissing(true))}
+      fieldId="approval-reject-comment"
+      label="Why do you reject it?"
+      hint="Sent as the rejection's comment; the execution fails with it. Ctrl+Enter sends."
+      rows={4}
+      value={comment}
+      onChange={(value) => {
+        setComment(value);
+        if (value.trim()) setMissing(false);
+      }}
+      error={missing ? "Write why, so whoever started it knows." : null}
+      sendLabel="Reject with comment"
+      sendingLabel="Rejecting…"
+      sending={sending}
+      danger
+    />
   );
 }

@@ -1,7 +1,7 @@
 import { Dialog } from "../components/Dialog";
-import { DECISION_ACTIONS, OTHER_SHORTCUTS } from "./decisions";
+import { APPROVAL_ACTIONS, DECISION_ACTIONS, OTHER_SHORTCUTS } from "./decisions";
 
-/** The `?` sheet: every key of the panel and what it does. */
+/** The `?` sheet: every key of the panel and the queue, and what it does. */
 export function ShortcutSheet({ onClose }: { onClose: () => void }) {
   const rows = [...DECISION_ACTIONS, ...OTHER_SHORTCUTS];
   return (
@@ -30,8 +30,17 @@ export function ShortcutSheet({ onClose }: { onClose: () => void }) {
               <kbd>j</kbd> / <kbd>k</kbd>
             </td>
             <th scope="row">Queue: move</th>
-            <td>On the queue: select the next / previous suggestion; Enter opens it.</td>
+            <td>On the queue: select the next / previous approval or suggestion; Enter opens it.</td>
           </tr>
+          {APPROVAL_ACTIONS.map((row) => (
+            <tr key={`approval-${row.key}`}>
+              <td>
+                <kbd>{row.key}</kbd>
+              </td>
+              <th scope="row">Approval: {row.label}</th>
+              <td>{row.help}</td>
+            </tr>
+          ))}
         </tbody>
       </table>
     </Dialog>

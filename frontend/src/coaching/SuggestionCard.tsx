@@ -1,4 +1,5 @@
 import { Link } from "react-router-dom";
+import { PolicyVerdictView } from "../approvals/PolicyVerdictView";
 import { ParamsDiff } from "./ParamsDiff";
 import { confidenceLabel, correctionPackId, formatAge, formatValue } from "../format";
 import type { Suggestion } from "./types";
@@ -79,6 +80,19 @@ export function SuggestionCard({ suggestion }: { suggestion: Suggestion }) {
       <pre className="code" aria-labelledby="suggestion-params-heading" data-testid="suggested-params">
         {formatValue(suggestion.params)}
       </pre>
+      {suggestion.policy ? (
+        <>
+          <PolicyVerdictView verdict={suggestion.policy} />
+          {suggestion.policy.effect === "deny" ? (
+            <p className="verdict__warning" data-testid="policy-deny-note">
+              ✕ This call would be denied: accepting or correcting it is refused by the server. Reject it, do it by
+              hand (m) or skip it (s).
+            </p>
+          ) : suggestion.policy.effect === "require_review" ? (
+            <p className="muted">‖ The policy asks a person to review this call: your decision is that review.</p>
+          ) : null}
+        </>
+      ) : null}
       {learned ? (
         <ParamsDiff
           title="What the correction pack changed"

@@ -49,6 +49,7 @@ const STATUS_OF_CODE: Record<string, number> = {
   forbidden: 403,
   not_found: 404,
   conflict: 409,
+  policy_denied: 409,
   validation_failed: 422,
 };
 

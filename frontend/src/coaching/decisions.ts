@@ -24,6 +24,13 @@ export const OTHER_SHORTCUTS: readonly { key: string; label: string; help: strin
   { key: "Esc", label: "Close", help: "Close a dialog or the correction editor." },
 ];
 
+/** The queue's keys for the selected approval (see ApprovalQueue). */
+export const APPROVAL_ACTIONS = [
+  { key: "a", label: "Approve", help: "Queue: approve the selected approval (counts towards its quorum)." },
+  { key: "r", label: "Reject", help: "Queue: reject the selected approval; asks for a comment. One reject rejects." },
+  { key: "e", label: "Edit params", help: "Queue: edit a tool call's params before it runs; counts as your approval." },
+] as const;
+
 /** What the panel says when a decision lost the race with someone else's (a 409 on a decided suggestion). */
 export const STALE_MESSAGE = "This suggestion was already decided by someone else — showing the current suggestion.";
 

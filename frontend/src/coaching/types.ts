@@ -4,6 +4,7 @@
  * metrics shapes are in ../api/metrics, shared with the lead side.
  */
 import type { Execution, ExecutionStep, Page } from "../api/types";
+import type { PolicyVerdict } from "../approvals/types";
 
 /** The five decisions (DESIGN.md §2). */
 export type DecisionKind = "accept" | "reject" | "correct" | "manual" | "skip";
@@ -35,6 +36,8 @@ export interface Suggestion {
   version: number;
   /** `coaching`, `spot_check`, or `correction` after a reject. */
   purpose?: string;
+  /** The policy's verdict on the suggested call (null: none applies, e.g. no tool). */
+  policy?: PolicyVerdict | null;
   created_at: string;
 }
 
@@ -82,11 +85,15 @@ export interface CoachingStep extends ExecutionStep {
   params?: unknown;
   decision?: string | null;
   error?: string | null;
+  /** The policy's verdict on the step's call. */
+  policy?: PolicyVerdict | null;
+  /** The step's latest approval. */
+  approval?: { approval_id: string; status: string; kind: string } | null;
 }
 
 export interface CoachingExecution extends Omit<Execution, "steps"> {
   steps: CoachingStep[];
-  gate?: { kind?: string; step_id?: string; suggestion_id?: string } | null;
+  gate?: { kind?: string; step_id?: string; suggestion_id?: string; approval_id?: string; message?: string } | null;
 }
 
 /** The body of a decision (REST and the `coaching_decision` event). */

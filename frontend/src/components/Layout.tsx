@@ -1,6 +1,7 @@
 import { useEffect, useRef, type ReactNode } from "react";
 import { Link, NavLink, matchPath, useLocation } from "react-router-dom";
 import { AccountBar } from "../auth/AccountBar";
+import { useAuth } from "../auth/useAuth";
 import { InvitationsBanner } from "../auth/InvitationsBanner";
 import { useRealtime } from "../realtime/context";
 import { ConnectionBanner } from "../realtime/RealtimeProvider";
@@ -15,6 +16,8 @@ export function Layout({ children, focusOnMount = false }: { children: ReactNode
   const location = useLocation();
   const firstRender = useRef(true);
   const { status } = useRealtime();
+  const { role } = useAuth();
+  const lead = role === "lead" || role === "admin";
   const coaching = matchPath("/executions/:id/coach", location.pathname) !== null;
   const queueActive = coaching || matchPath("/queue", location.pathname) !== null;
 
@@ -62,6 +65,11 @@ export function Layout({ children, focusOnMount = false }: { children: ReactNode
               <li>
                 <NavLink to="/correction-packs">Correction packs</NavLink>
               </li>
+              {lead ? (
+                <li>
+                  <NavLink to="/policies">Policies</NavLink>
+                </li>
+              ) : null}
               <li>
                 <NavLink to="/audit">Audit log</NavLink>
               </li>

@@ -13,6 +13,9 @@ const KNOWN: Record<string, { label: string; symbol: string; tone: string }> = {
   failed: { label: "Failed", symbol: "✕", tone: "danger" },
   cancelled: { label: "Cancelled", symbol: "⊘", tone: "muted" },
   skipped: { label: "Skipped", symbol: "–", tone: "muted" },
+  approved: { label: "Approved", symbol: "✓", tone: "success" },
+  rejected: { label: "Rejected", symbol: "✕", tone: "danger" },
+  expired: { label: "Expired", symbol: "⊘", tone: "muted" },
 };
 
 export function statusLabel(status: string): string {

@@ -48,6 +48,39 @@ describe("ExecutionDetailPage", () => {
     vi.useRealTimers();
   });
 
+  it("shows each step's policy verdict and links a waiting approval to the queue", async () => {
+    stubFetch(() =>
+      jsonResponse(
+        execution({
+          status: "waiting_approval",
+          gate: { kind: "approval", step_id: "write", approval_id: "ap-7", message: "Review the call of file.write" },
+          steps: [
+            {
+              step_id: "write",
+              status: "waiting",
+              output: null,
+              policy: {
+                effect: "require_review",
+                default: false,
+                rule: { id: "r-1", name: "Only summaries/", scope: "workspace", order: 10, reason: "checked by a person" },
+                matched: [],
+              },
+              approval: { approval_id: "ap-7", status: "pending", kind: "tool_call" },
+            },
+          ],
+        }),
+      ),
+    );
+    renderDetail();
+    const write = await screen.findByRole("listitem", { name: "write" });
+    expect(within(write).getByTestId("policy-verdict")).toHaveTextContent("Needs review Rule Only summaries/");
+    expect(within(write).getByRole("link", { name: "Decide this tool call review on the queue" })).toHaveAttribute(
+      "href",
+      "/queue?approval=ap-7",
+    );
+    expect(screen.getByRole("link", { name: "Decide the approval on the queue" })).toHaveAttribute("href", "/queue?approval=ap-7");
+  });
+
   it("shows each step's status and pretty-printed output", async () => {
     stubFetch(() => jsonResponse(execution()));
     renderDetail();

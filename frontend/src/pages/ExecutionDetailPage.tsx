@@ -5,6 +5,8 @@ import { isTerminalStatus, type Execution, type ExecutionStep } from "../api/typ
 import { ProgressMeter } from "../components/ProgressMeter";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { StatusBadge, statusLabel } from "../components/StatusBadge";
+import { PolicyVerdictView } from "../approvals/PolicyVerdictView";
+import { approvalQueuePath } from "../coaching/WaitingNotice";
 import { formatValue } from "../format";
 import { useDocumentTitle } from "../hooks";
 
@@ -154,6 +156,21 @@ export default function ExecutionDetailPage() {
         </div>
       ) : null}
 
+      {data.status === "waiting_approval" ? (
+        <div className="notice notice--info" role="status">
+          <p className="notice__title">‖ Waiting for an approval</p>
+          {data.gate?.message ? <p>{data.gate.message}</p> : null}
+          <p>
+            {data.gate?.approval_id ? (
+              <Link to={approvalQueuePath(data.gate.approval_id)}>Decide the approval on the queue</Link>
+            ) : (
+              <Link to="/queue">Approvals are decided on the queue</Link>
+            )}{" "}
+            (approve, reject, or edit a tool call's params), if you are one of its approvers.
+          </p>
+        </div>
+      ) : null}
+
       <h2 id="steps-heading">Steps</h2>
       {data.steps.length === 0 ? (
         <p className="empty">No steps have run yet.</p>
@@ -196,6 +213,22 @@ function StepItem({ step, index }: { step: ExecutionStep; index: number }) {
           <h4 className="step__label">Decision</h4>
           <pre className="code">{formatValue(step.decision)}</pre>
         </>
+      ) : null}
+      {step.policy ? <PolicyVerdictView verdict={step.policy} headingLevel={4} title="Policy" /> : null}
+      {step.approval ? (
+        <p className="step__approval">
+          <span className="step__label">Approval</span>{" "}
+          <StatusBadge status={step.approval.status === "pending" ? "waiting" : step.approval.status} />{" "}
+          {step.approval.status === "pending" ? (
+            <Link to={approvalQueuePath(step.approval.approval_id)}>
+              Decide this {step.approval.kind === "tool_call" ? "tool call review" : "approval"} on the queue
+            </Link>
+          ) : (
+            <span className="muted">
+              {step.approval.kind === "tool_call" ? "tool call review" : "approval"} {step.approval.status}
+            </span>
+          )}
+        </p>
       ) : null}
       {hasValue(step.error) ? (
         <div className="step__error">

@@ -1,0 +1,132 @@
+import type { KeyboardEvent } from "react";
+import { formatAge } from "../format";
+import { APPROVAL_ACTIONS } from "../coaching/decisions";
+import { ApprovalCard } from "./ApprovalCard";
+import "./approvals.css";
+import { KIND_LABEL, quorumText } from "./eligibility";
+import type { Approval } from "./types";
+
+export const approvalOptionId = (a: Approval) => `queue-approval-${a.approval_id}`;
+
+
+/**
+ * The approvals the viewer can decide, in the queue: a list (one option each, the selection shared with the
+ * suggestions below) and the selected one in full with its actions. Those that others must decide are listed
+ * after, with why.
+ */
+export function ApprovalQueue({
+  items,
+  blocked,
+  selected,
+  now,
+  busy,
+  onSelect,
+  onListKeyDown,
+  onAction,
+}: {
+  items: Approval[];
+  blocked: { approval: Approval; reason: string }[];
+  selected: Approval | null;
+  now: number;
+  busy: boolean;
+  onSelect: (approval: Approval) => void;
+  onListKeyDown: (event: KeyboardEvent<HTMLUListElement>) => void;
+  onAction: (key: "a" | "r" | "e") => void;
+}) {
+  return (
+    <section aria-labelledby="approvals-heading" className="approvals">
+      <h2 id="approvals-heading">
+        Approvals <span className="tag">{items.length} for you</span>
+      </h2>
+      {items.length === 0 ? (
+        <p className="empty">No approval waits for you.</p>
+      ) : (
+        <div className="approvals__layout">
+          <ul
+            className="queue__list"
+            role="listbox"
+            aria-label="Pending approvals"
+            aria-describedby="queue-hint"
+            aria-activedescendant={selected ? approvalOptionId(selected) : undefined}
+            tabIndex={0}
+            onKeyDown={onListKeyDown}
+          >
+            {items.map((approval) => {
+              const isSelected = approval.approval_id === selected?.approval_id;
+              return (
+                <li
+                  key={approval.approval_id}
+                  id={approvalOptionId(approval)}
+                  role="option"
+                  aria-selected={isSelected}
+                  className={`queue__item${isSelected ? " queue__item--selected" : ""}`}
+                  onClick={() => onSelect(approval)}
+                >
+                  <span className="queue__marker" aria-hidden="true">
+                    {isSelected ? "▶" : ""}
+                  </span>
+                  <span className="queue__main">
+                    <span className="queue__workflow">{approval.message}</span>
+                    <span className="queue__step">
+                      {KIND_LABEL[approval.kind] ?? approval.kind} · step {approval.step_id}
+                      {approval.tool ? (
+                        <>
+                          {" · "}
+                          <span className="mono">{approval.tool}</span>
+                        </>
+                      ) : null}
+                    </span>
+                  </span>
+                  <span className="queue__meta">
+                    <span>{quorumText(approval)}</span>
+                    {approval.deadline ? <span className="tag">⏱ deadline</span> : null}
+                    <time dateTime={approval.created_at}>{formatAge(approval.created_at, now)}</time>
+                  </span>
+                </li>
+              );
+            })}
+          </ul>
+          <div>
+            {selected ? (
+              <>
+                <ApprovalCard approval={selected} headingId="approval-heading" now={now} />
+                <div className="decision-bar" role="group" aria-label="Decide the approval">
+                  {APPROVAL_ACTIONS.map(({ key, label }) =>
+                    key === "e" && selected.kind !== "tool_call" ? null : (
+                      <button
+                        key={key}
+                        type="button"
+                        className={`button${key === "r" ? " button--danger" : key === "e" ? " button--secondary" : ""}`}
+                        disabled={busy}
+                        aria-keyshortcuts={key}
+                        onClick={() => onAction(key)}
+                      >
+                        {label} <kbd>{key}</kbd>
+                      </button>
+                    ),
+                  )}
+                </div>
+              </>
+            ) : (
+              <p className="muted approvals__hint">Select an approval (j / k) to see it in full and decide it.</p>
+            )}
+          </div>
+        </div>
+      )}
+      {blocked.length > 0 ? (
+        <details className="approvals__others">
+          <summary>
+            {blocked.length === 1 ? "1 more approval waits" : `${blocked.length} more approvals wait`} for other people
+          </summary>
+          <ul>
+            {blocked.map(({ approval, reason }) => (
+              <li key={approval.approval_id}>
+                {approval.message} <span className="muted">({quorumText(approval)})</span> — {reason}
+              </li>
+            ))}
+          </ul>
+        </details>
+      ) : null}
+    </section>
+  );
+}

@@ -1,0 +1,65 @@
+/** Shapes of /api/policies (README "Policies", DESIGN.md §4). */
+import type { PolicyEffect } from "../approvals/types";
+
+export type OneOrMany = string | string[];
+
+export interface PolicyMatch {
+  tool?: OneOrMany | null;
+  step_type?: OneOrMany | null;
+  risk?: OneOrMany | null;
+  workflow_id?: OneOrMany | null;
+  user?: OneOrMany | null;
+  agent_step?: OneOrMany | null;
+  /** `not_read`: the call's `query` is not a read-only statement; `read`: it is. */
+  sql?: string | null;
+  host_not_in?: string[] | null;
+  path_outside?: string | null;
+  /** A predicate in the condition language, e.g. `params.amount > 1000`. */
+  params?: string | null;
+}
+
+export interface PolicyScope {
+  workflow_id?: string | null;
+  user?: string | null;
+}
+
+/** The body of POST/PUT /api/policies. */
+export interface PolicyRuleIn {
+  name: string;
+  order: number;
+  effect: PolicyEffect;
+  reason: string;
+  enabled: boolean;
+  scope: PolicyScope;
+  match: PolicyMatch;
+}
+
+export interface PolicyRule extends PolicyRuleIn {
+  id: string;
+  revision: number;
+  created_by?: string;
+  created_at?: string;
+  updated_at?: string;
+}
+
+export interface PolicyList {
+  items: PolicyRule[];
+  revision: number;
+}
+
+export const RISKS = ["read", "write", "external", "destructive"] as const;
+export type Risk = (typeof RISKS)[number];
+export type PolicyDefaults = Record<Risk, PolicyEffect>;
+
+export const EFFECTS: readonly PolicyEffect[] = ["allow", "require_review", "deny"];
+export const STEP_TYPES = ["action", "decision", "validation", "approval", "human_input", "agent"] as const;
+
+/** The body of POST /api/policies/evaluate. */
+export interface EvaluateRequest {
+  tool: string;
+  params: Record<string, unknown>;
+  step_type: string;
+  workflow_id: string | null;
+  user: string | null;
+  agent_step: string | null;
+}
