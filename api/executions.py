@@ -4,6 +4,7 @@ from __future__ import annotations
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
+from api import control as control_api
 from api.base import Blueprint
 from api.context import operator, require, services, user_id, workspace_id
 from api.schemas import PageArgs, page_body, page_of
@@ -78,7 +79,7 @@ ExecutionPage = page_of(ExecutionSchema, "ExecutionPage")
 
 
 def _view(session, ex):
-    return executions.view(ex, services().definitions.get(session, ex.workflow_id, ex.workflow_version),
+    return executions.view(ex, services().definitions.for_execution(session, ex),
                            approvals.by_step(session, ex.id))
 
 
@@ -144,3 +145,7 @@ class Answer(MethodView):
             body = _view(session, ex)
         svc.runner.schedule(execution_id)
         return body
+
+
+# interactive control (pause / apply-correction / resume / execution-state): api/control.py, shared with /api/plans
+control_api.register(blp, "execution_id", plan=False)

@@ -10,6 +10,7 @@ from flask_socketio import SocketIO, emit, join_room, leave_room
 from marshmallow import ValidationError as MarshmallowError
 
 from api.base import LONE_SURROGATE, lone_surrogate_at
+from api import control as control_api
 from api.coaching import DecisionArgs
 from api.context import operator, require, role, services, workspace_id
 from core.errors import BadRequest, CoachError, NotFound, ValidationFailed
@@ -19,6 +20,10 @@ from services.notifier import execution_room, jsonable, workspace_room
 
 
 _DECISION_ARGS = DecisionArgs()  # made once: a schema holds no per-load state
+# interactive control over the socket: event -> (the REST body's schema, the function REST calls)
+_CONTROL = {"pause_execution": (control_api.PauseArgs(), control_api.pause),
+            "apply_correction": (control_api.CorrectionArgs(), control_api.apply_correction),
+            "resume_execution": (control_api.ResumeArgs(), control_api.resume)}
 log = logging.getLogger(__name__)
 
 # The connections of this process: sid -> who it was accepted as. `kick` disconnects the ones whose credentials
@@ -162,3 +167,26 @@ def register(socketio: SocketIO) -> None:
             return response
         except Exception as exc:
             return _error(exc)
+
+    def control_event(event: str):
+        schema, act = _CONTROL[event]
+
+        def handler(data=None):
+            """The REST body plus `execution_id`; ack {ok, execution: <execution-state>} or {ok: false, error}."""
+            try:
+                require("operator")
+                execution_id = _execution_id(data)
+                broken = lone_surrogate_at(data)
+                if broken:
+                    raise BadRequest("request is malformed", details={broken: [LONE_SURROGATE]})
+                try:  # the REST schema: both channels accept exactly the same bodies
+                    body = schema.load({k: v for k, v in data.items() if k != "execution_id"})
+                except MarshmallowError as exc:
+                    raise ValidationFailed("request is invalid", details=exc.messages_dict) from None
+                return {"ok": True, "execution": jsonable(act(execution_id, body))}
+            except Exception as exc:
+                return _error(exc)
+        socketio.on_event(event, handler)
+
+    for event in _CONTROL:
+        control_event(event)

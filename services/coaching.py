@@ -121,10 +121,10 @@ def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: St
             source = f"correction_pack:{pack_id}"
             changed = ", ".join(f"{r.field} → {r.after!r}" for r in applied)
             rationale = f"Learned from {applied[0].count} earlier corrections: {changed}."
-    counted = metrics.record_suggestion(session, ex.workspace_id,
-                                        metrics.workflow_scopes(ex.workflow_id, ex.workflow_version, step.id),
-                                        metrics.workflow_thresholds(wf))
-    confidence = counted[("step", f"{ex.workflow_id}/{step.id}")].confidence()
+    scopes = metrics.plan_scopes(step.tool) if wf.kind == "plan" else \
+        metrics.workflow_scopes(ex.workflow_id, ex.workflow_version, step.id)
+    counted = metrics.record_suggestion(session, ex.workspace_id, scopes, metrics.workflow_thresholds(wf))
+    confidence = counted[scopes[-1]].confidence()  # the step's (a plan's: its tool's)
     sug = Suggestion(
         workspace_id=ex.workspace_id, execution_id=ex.id, workflow_id=ex.workflow_id,
         workflow_version=ex.workflow_version, step_id=step.id, tool=step.tool, params=suggested,

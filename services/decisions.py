@@ -97,7 +97,7 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
     now = utcnow()
     latency_ms = max(0.0, (now - sug.created_at).total_seconds() * 1000.0)
     wf = held(session, Workflow, ex.workflow_id)
-    defn = definitions.get(session, ex.workflow_id, ex.workflow_version)
+    defn = definitions.for_execution(session, ex)
     step = defn.step(sug.step_id)
     if kind in ("accept", "correct"):
         # the call that would run is judged now, under the rules of now: a denied call is never run
@@ -169,6 +169,10 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
 
 def _count(session: Session, defn: WorkflowDef, ex: Execution, wf: Workflow, sug: Suggestion, kind: str,
            latency_ms: float, operator: str, events: Events) -> None:
+    if wf.kind == "plan":  # a plan has no workflow to learn about: its decisions count per tool (and globally)
+        metrics.record_decision(session, ex.workspace_id, metrics.plan_scopes(sug.tool) + [("operator", operator)],
+                                kind, latency_ms, levels=())
+        return
     thresholds = metrics.workflow_thresholds(wf)
     scopes = metrics.workflow_scopes(ex.workflow_id, ex.workflow_version, sug.step_id) + [("operator", operator)]
     step_scope = ("step", f"{ex.workflow_id}/{sug.step_id}")

@@ -112,8 +112,14 @@ def start(session: Session, definitions: DefinitionCache, workspace_id: str, wor
 def to_state(ex: Execution) -> ExecutionState:
     """The engine's view of the execution. Its steps are the execution's own StepState objects (no copy):
     read them freely, change them only through set_step."""
-    return ExecutionState(id=ex.id, status=ex.status, mode=ex.mode, variables=ex.variables or {}, steps=ex.steps,
-                          workspace_id=ex.workspace_id)
+    state = ExecutionState(id=ex.id, status=ex.status, mode=ex.mode, variables=ex.variables or {}, steps=ex.steps,
+                           workspace_id=ex.workspace_id)
+    control = ex.control
+    if control:  # steered by a person (core/execution/control.py); NULL for every other execution
+        state.breakpoints = control.get("breakpoints") or {}
+        state.clarified = frozenset(control.get("clarified") or ())
+        state.feedback = control.get("feedback") or {}
+    return state
 
 
 def step_state(ex: Execution, step_id: str) -> StepState:

@@ -26,6 +26,11 @@ def workflow_scopes(workflow_id: str, version: int, step_id: str) -> list[tuple[
             ("step", f"{workflow_id}/{step_id}")]
 
 
+def plan_scopes(tool: str | None) -> list[tuple[str, str]]:
+    """Where a plan's suggestions and decisions count: it has no workflow, so globally and per tool."""
+    return [GLOBAL, ("tool", tool or "(none)")]
+
+
 def _insert(session: Session):
     return pg_insert if session.bind.dialect.name == "postgresql" else sqlite_insert
 

@@ -164,6 +164,9 @@ class Workflow(NewId, Base):
     description: Mapped[str] = mapped_column(Text, default="")
     current_version: Mapped[int] = mapped_column(Integer, default=1)
     mode: Mapped[str] = mapped_column(String(16), default="coaching")
+    # workflow | plan: a plan's inline steps are a hidden workflow of one version (services/plans.py), left out of
+    # the workflow list, the metrics list and the dashboard (migration 0015)
+    kind: Mapped[str] = mapped_column(String(16), default="workflow", server_default="workflow")
     settings: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
     # bumped with every change to one of its correction packs: the key of each process's cache of its rules
     packs_revision: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
@@ -211,7 +214,26 @@ class Execution(NewId, Base):
     # the user id of whoever started it (NULL: started by the system, or before migration 0012); an approval with
     # separate_duties refuses them
     started_by: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    # interactive control (core/execution/control.py): corrected steps, breakpoints, feedback; NULL until used, so
+    # an execution nobody steered pays nothing for it (migration 0015)
+    control: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)
     __mapper_args__ = {"version_id_col": row_version}
+
+
+class Plan(Base):
+    """An ad-hoc plan (services/plans.py): its id is its execution's id; its status is that execution's (draft,
+    approved, then the execution states). Who created and approved it (migration 0015)."""
+
+    __tablename__ = "plans"
+    __table_args__ = (Index("ix_plans_ws_created", "workspace_id", "created_at"),)
+    id: Mapped[str] = mapped_column(ForeignKey("executions.id"), primary_key=True)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"))
+    created_by: Mapped[str] = mapped_column(String(254))
+    approver_role: Mapped[str] = mapped_column(String(16), default="lead")  # the role its approval needed
+    approved_by: Mapped[str | None] = mapped_column(String(254), nullable=True)
+    approved_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    saved_workflow_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 
 class Suggestion(NewId, Base):

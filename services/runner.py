@@ -19,10 +19,10 @@ from sqlalchemy.orm import Session
 
 from config import Settings
 from core.execution import states as S
-from core.execution.engine import Next, Outcome, execute, next_action, resolve_params
+from core.execution.engine import Next, Outcome, clarification_for, execute, next_action, resolve_params
 from core.templating import TemplateFailure
 from core.tools import ToolRegistry
-from services import approvals, audit, coaching, executions, policies
+from services import approvals, audit, coaching, control, executions, policies
 from services.db import Database, held
 from services.models import Execution, Workflow, utcnow
 from services.notifier import Events, Notifier
@@ -208,7 +208,7 @@ class Runner:
 
     def _step(self, session: Session, ex: Execution, events: Events, until: float) -> tuple[Next, object]:
         """Take steps that need no tool (skips, gates, ends) until one must run or the execution stops."""
-        defn = self.definitions.get(session, ex.workflow_id, ex.workflow_version)
+        defn = self.definitions.for_execution(session, ex)
         if ex.status == S.PENDING:
             executions.set_status(ex, "start")
             ex.started_at = utcnow()
@@ -282,6 +282,9 @@ class Runner:
         step = nxt.step
         if nxt.reason == "policy":  # opened by _police
             return
+        if nxt.reason == "clarification":  # a pause asked for this step, or its own requires_clarification
+            control.hold(ex, step.id, clarification_for(step, executions.to_state(ex)), events)
+            return
         if nxt.reason == "approval":
             try:
                 approvals.open_step(session, ex, defn, step, events)
@@ -290,7 +293,8 @@ class Runner:
             return
         if nxt.reason == "human_input":
             executions.set_step(ex, step.id, status=S.STEP_WAITING)
-            ex.gate = {"kind": "human_input", "step_id": step.id, "question": step.question}
+            ex.gate = {"kind": "human_input", "step_id": step.id, "question": step.question,
+                       "paused_at": utcnow().isoformat()}
             executions.set_status(ex, "await_clarification")
             events.add("clarification_requested", {"execution_id": ex.id, "step_id": step.id,
                                                    "question": step.question}, execution=ex.id,

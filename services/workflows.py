@@ -1,6 +1,7 @@
 """Workflow definitions: create, version, read, delete. Functions take the session first (Dispatch style)."""
 from __future__ import annotations
 
+import json
 import threading
 from collections import OrderedDict
 from typing import Any
@@ -11,6 +12,7 @@ from sqlalchemy.orm import Session
 from core.coaching import autonomy
 from core.coaching.metrics import LevelThresholds
 from core.errors import Conflict, NotFound, ValidationFailed
+from core.execution.control import with_overrides
 from core.tools import ToolRegistry
 from core.workflow import WorkflowDef, parse_definition
 from services import audit, metrics
@@ -39,16 +41,36 @@ class DefinitionCache:
         if row is None:
             raise NotFound(f"workflow {workflow_id} has no version {version}")
         defn = parse_definition(row.definition, self.tools)
+        self._put(key, defn)
+        return defn
+
+    def _put(self, key: tuple, defn: WorkflowDef) -> None:
         with self._lock:
             self._items[key] = defn
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
+
+    def for_execution(self, session: Session, ex) -> WorkflowDef:
+        """The definition an execution runs: its version's, with the steps corrected for this execution alone
+        (core/execution/control.py). An execution without corrections costs one attribute read more."""
+        base = self.get(session, ex.workflow_id, ex.workflow_version)
+        overrides = (ex.control or {}).get("overrides")
+        if not overrides:
+            return base
+        key = (ex.workflow_id, ex.workflow_version, ex.id, json.dumps(overrides, sort_keys=True, default=str))
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        defn = parse_definition(with_overrides(base.source, overrides), self.tools)
+        self._put(key, defn)
         return defn
 
 
 def get(session: Session, workspace_id: str, workflow_id: str) -> Workflow:
     wf = session.get(Workflow, workflow_id)
-    if wf is None or wf.workspace_id != workspace_id or wf.deleted_at is not None:
+    # a plan's hidden workflow is reached through its plan (services/plans.py), never as a workflow
+    if wf is None or wf.workspace_id != workspace_id or wf.deleted_at is not None or wf.kind != "workflow":
         raise NotFound(f"workflow {workflow_id} not found")
     return wf
 
@@ -71,16 +93,20 @@ def _parsed(data: Any, tools: ToolRegistry) -> WorkflowDef:
     return data if isinstance(data, WorkflowDef) else parse_definition(data, tools)
 
 
-def create(session: Session, tools: ToolRegistry, workspace_id: str, data: Any, actor: str = "system") -> Workflow:
-    """`data`: the submitted definition, or what `parse` made of it."""
+def create(session: Session, tools: ToolRegistry, workspace_id: str, data: Any, actor: str = "system",
+           kind: str = "workflow") -> Workflow:
+    """`data`: the submitted definition, or what `parse` made of it. `kind` plan: a plan's hidden workflow
+    (services/plans.py), audited as the plan's creation instead."""
     defn = _parsed(data, tools)
-    wf = Workflow(workspace_id=workspace_id, name=defn.name, description=defn.description, current_version=1)
+    wf = Workflow(workspace_id=workspace_id, name=defn.name, description=defn.description, current_version=1,
+                  kind=kind)
     session.add(wf)
     session.flush()
     session.add(WorkflowVersion(workflow_id=wf.id, version=1, definition=defn.source))
     session.flush()
-    audit.record(session, workspace_id, actor, "workflow_create", target_type="workflow", target_id=wf.id,
-                 after={"name": wf.name, "version": 1})
+    if kind == "workflow":
+        audit.record(session, workspace_id, actor, "workflow_create", target_type="workflow", target_id=wf.id,
+                     after={"name": wf.name, "version": 1})
     return wf
 
 
@@ -106,7 +132,7 @@ def delete(session: Session, workspace_id: str, workflow_id: str, actor: str = "
 
 
 def list_page(session: Session, workspace_id: str, page: int, per_page: int) -> tuple[list[Workflow], int]:
-    where = (Workflow.workspace_id == workspace_id, Workflow.deleted_at.is_(None))
+    where = (Workflow.workspace_id == workspace_id, Workflow.deleted_at.is_(None), Workflow.kind == "workflow")
     total = session.scalar(select(func.count()).select_from(Workflow).where(*where)) or 0
     rows = session.scalars(select(Workflow).where(*where).order_by(Workflow.created_at.desc(), Workflow.id)
                            .offset((page - 1) * per_page).limit(per_page)).all()

@@ -45,6 +45,11 @@ class ExecutionState:
     variables: dict[str, Any]
     steps: dict[str, StepState] = field(default_factory=dict)
     workspace_id: str = ""  # whose files, connections and hosts the tools use (ToolContext.workspace_id)
+    # interactive control (services/control.py): steps to stop before, with the question (a pause asked for a
+    # step not reached yet); requires_clarification steps already answered; the feedback given at each resume
+    breakpoints: dict[str, str] = field(default_factory=dict)
+    clarified: frozenset[str] = frozenset()
+    feedback: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def new(cls, id: str, defn: WorkflowDef, variables: dict[str, Any], mode: str = "normal") -> "ExecutionState":
@@ -64,7 +69,19 @@ def template_context(state: ExecutionState) -> dict[str, Any]:
         "vars": state.variables,
         "steps": {sid: {"output": st.output, "status": st.status} for sid, st in state.steps.items()},
         "execution": {"id": state.id, "mode": state.mode},
+        # `{{ feedback.<step_id> }}`: what a person said when resuming after that step's pause (None if nothing)
+        "feedback": {sid: state.feedback.get(sid) for sid in state.steps},
     }
+
+
+def clarification_for(step: StepDef, state: ExecutionState) -> str | None:
+    """The question to ask before `step` runs, if it must stop for clarification: a pause asked for it, or its
+    own `requires_clarification` (once: a resume answers it)."""
+    if step.id in state.breakpoints:
+        return state.breakpoints[step.id]
+    if step.requires_clarification and step.id not in state.clarified:
+        return step.clarification_question or f"Step {step.name!r} asks for clarification before it runs."
+    return None
 
 
 def progress(state: ExecutionState) -> dict[str, Any]:
@@ -117,6 +134,8 @@ def next_action(defn: WorkflowDef, state: ExecutionState,
                     return Next("skip", step, "when condition is false")
             except TemplateFailure as exc:
                 return Next("fail", step, f"step {sid!r}: {exc}")
+        if (state.breakpoints or step.requires_clarification) and clarification_for(step, state) is not None:
+            return Next("gate", step, "clarification")
         if step.type in ("human_input", "approval"):
             return Next("gate", step, step.type)
         if needs_human is not None:

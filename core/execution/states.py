@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from core.errors import Conflict
 
+DRAFT, APPROVED = "draft", "approved"  # an ad-hoc plan before it runs (services/plans.py)
 PENDING, RUNNING, PAUSED = "pending", "running", "paused"
 WAITING_DECISION, WAITING_CLARIFICATION = "waiting_decision", "waiting_clarification"
 WAITING_CORRECTION, WAITING_APPROVAL = "waiting_correction", "waiting_approval"
 RESUMED, COMPLETED, FAILED, CANCELLED = "resumed", "completed", "failed", "cancelled"
 
-STATES = (PENDING, RUNNING, PAUSED, WAITING_DECISION, WAITING_CLARIFICATION, WAITING_CORRECTION,
+STATES = (DRAFT, APPROVED, PENDING, RUNNING, PAUSED, WAITING_DECISION, WAITING_CLARIFICATION, WAITING_CORRECTION,
           WAITING_APPROVAL, RESUMED, COMPLETED, FAILED, CANCELLED)
 TERMINAL = frozenset({COMPLETED, FAILED, CANCELLED})
 WAITING = frozenset({WAITING_DECISION, WAITING_CLARIFICATION, WAITING_CORRECTION, WAITING_APPROVAL})
@@ -21,11 +22,18 @@ RUNNABLE = frozenset({PENDING, RUNNING, RESUMED})
 
 # trigger -> (states it may fire from, the state it leads to)
 TRANSITIONS: dict[str, tuple[frozenset[str], str]] = {
+    # a plan: approved by a person with the role its steps need, executed (then it is an execution like any
+    # other), and sent back to draft when one of its steps is corrected before it runs
+    "approve_plan": (frozenset({DRAFT}), APPROVED),
+    "revise": (frozenset({APPROVED}), DRAFT),
+    "execute": (frozenset({APPROVED}), PENDING),
     "start": (frozenset({PENDING}), RUNNING),
     "continue": (frozenset({RUNNING, RESUMED}), RUNNING),
     "await_decision": (frozenset({RUNNING, RESUMED}), WAITING_DECISION),
     "await_clarification": (frozenset({RUNNING, RESUMED, PENDING, WAITING_DECISION, PAUSED}), WAITING_CLARIFICATION),
-    "await_correction": (frozenset({RUNNING, RESUMED, WAITING_DECISION}), WAITING_CORRECTION),
+    # from waiting_clarification: a step paused for clarification was corrected (apply-correction) and waits
+    # for its resume
+    "await_correction": (frozenset({RUNNING, RESUMED, WAITING_DECISION, WAITING_CLARIFICATION}), WAITING_CORRECTION),
     "await_approval": (frozenset({RUNNING, RESUMED}), WAITING_APPROVAL),
     "decide": (frozenset({WAITING_DECISION}), RUNNING),
     "answer": (frozenset({WAITING_CLARIFICATION}), RESUMED),

@@ -88,6 +88,24 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("POST", "/api/executions/<execution_id>/coaching/pause"): "operator",
     ("POST", "/api/executions/<execution_id>/coaching/resume"): "operator",
     ("GET", "/api/coaching/queue"): "operator",
+    # interactive control, on workflow executions and plans alike: operators (as they decide and pause)
+    ("POST", "/api/executions/<execution_id>/pause"): "operator",
+    ("POST", "/api/executions/<execution_id>/apply-correction"): "operator",
+    ("POST", "/api/executions/<execution_id>/resume"): "operator",
+    ("GET", "/api/executions/<execution_id>/execution-state"): "operator",
+    # plans: operators create, read and run them and approve those the policy allows (the service asks a lead for
+    # the others); saving one as a workflow makes a workflow: leads
+    ("GET", "/api/plans"): "operator",
+    ("POST", "/api/plans"): "operator",
+    ("GET", "/api/plans/<plan_id>"): "operator",
+    ("POST", "/api/plans/<plan_id>/approve"): "operator",
+    ("POST", "/api/plans/<plan_id>/execute"): "operator",
+    ("GET", "/api/plans/<plan_id>/status"): "operator",
+    ("POST", "/api/plans/<plan_id>/save-as-workflow"): "lead",
+    ("POST", "/api/plans/<plan_id>/pause"): "operator",
+    ("POST", "/api/plans/<plan_id>/apply-correction"): "operator",
+    ("POST", "/api/plans/<plan_id>/resume"): "operator",
+    ("GET", "/api/plans/<plan_id>/execution-state"): "operator",
     # approvals: everyone reads their workspace's; who may decide one is the approval's own rule (its approvers;
     # these approve any operator)
     ("GET", "/api/approvals"): "operator",
@@ -98,6 +116,7 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("GET", "/api/metrics/workflows/<workflow_id>"): "operator",
     ("GET", "/api/metrics/global"): "lead",
     ("GET", "/api/metrics/operators"): "lead",
+    ("GET", "/api/metrics/tools"): "lead",
     # correction packs: everyone reads; leads enable/disable, export and import (DESIGN §1)
     ("GET", "/api/correction-packs"): "operator",
     ("GET", "/api/correction-packs/<pack_id>"): "operator",
@@ -128,7 +147,7 @@ FOREIGN_IN_BODY = {("POST", "/api/executions/"), ("POST", "/api/executions/coach
 # Path variables that are not ids of a workspace's row.
 NOT_ROWS = {"step_id", "filename"}
 SUCCESS = {"POST": 200, "GET": 200, "PUT": 200, "PATCH": 200, "DELETE": 204}
-CREATED = {("POST", "/api/workflows"), ("POST", "/api/executions/"), ("POST", "/api/executions/coaching"),
+CREATED = {("POST", "/api/plans"), ("POST", "/api/plans/<plan_id>/save-as-workflow"), ("POST", "/api/workflows"), ("POST", "/api/executions/"), ("POST", "/api/executions/coaching"),
            ("POST", "/api/auth/tokens"), ("POST", "/api/correction-packs/import"), ("POST", "/api/policies")}
 ACCEPTED = {("POST", "/api/users")}  # an invitation, answered the same whether or not the email has an account
 NO_CONTENT = {("POST", "/api/auth/logout"), ("POST", "/api/auth/invitations/<invitation_id>/decline")}
@@ -137,6 +156,8 @@ POLICY = {"name": "matrix rule", "order": 1, "effect": "require_review", "match"
 MAIL_STEP = {"id": "mail", "tool": "echo", "params": {"to": "a@x", "cc": "none"}}
 DEFINITION = {"name": "matrix", "steps": [MAIL_STEP]}
 ASK_DEFINITION = {"name": "ask", "steps": [{"id": "ask", "type": "human_input", "question": "Proceed?"}]}
+PLAN = {"steps": [{"id": "step_1", "tool": "echo", "params": {"message": "hi"}},
+                  {"id": "step_2", "tool": "echo", "params": {"message": "there"}}]}
 APPROVAL_DEFINITION = {"name": "approve", "steps": [{"id": "sign_off", "type": "approval", "message": "Go?",
                                                      "approvers": {"roles": ["operator"]}}]}
 
@@ -218,6 +239,19 @@ class World:
         assert ex["status"] == "waiting_approval", ex
         return ex["gate"]["approval_id"]
 
+    def plan(self, side: str, status: str = "draft") -> str:
+        """A plan of `side`: a draft, approved, or executed and paused before its step_2 (`paused`)."""
+        admin = self.admin_of(side)
+        plan_id = self.ok("POST", "/api/plans", admin, PLAN, status=201)["plan_id"]
+        if status == "paused":
+            self.ok("POST", f"/api/plans/{plan_id}/pause", admin, {"step_id": "step_2", "question": "Go?"})
+        if status in ("approved", "paused"):
+            self.ok("POST", f"/api/plans/{plan_id}/approve", admin)
+        if status == "paused":
+            self.ok("POST", f"/api/plans/{plan_id}/execute", admin, {})
+            assert self.settle(side, plan_id)["status"] == "waiting_clarification"
+        return plan_id
+
     def token_of(self, caller: str) -> str:
         return self.ok("POST", "/api/auth/tokens", caller, {"name": f"to revoke {self.seq()}"}, status=201)["id"]
 
@@ -260,6 +294,7 @@ def _populate(w: World, side: str) -> dict[str, str]:
     rows["ask_execution_id"] = w.asking(side)
     rows["export"] = w.ok("GET", f"/api/correction-packs/{rows['pack_id']}/export", admin)
     rows["policy_id"] = w.ok("POST", "/api/policies", admin, POLICY, status=201)["id"]
+    rows["plan_id"] = w.plan(side, "paused")
     return rows
 
 
@@ -376,6 +411,31 @@ def _build(w: World, key: tuple[str, str], side: str, caller: str | None, fresh:
         return Request(json={"destructive": "require_review"})
     if key == ("POST", "/api/policies/evaluate"):
         return Request(json={"tool": "sql.query", "params": {"query": "DELETE FROM t"}})
+    if key in {("POST", "/api/plans/<plan_id>/pause"), ("POST", "/api/executions/<execution_id>/pause")}:
+        if key[1].startswith("/api/plans"):
+            return Request({"plan_id": w.plan(side)} if fresh else {}, json={"step_id": "step_2"})
+        return Request({"execution_id": w.coaching(side)[0]} if fresh else {}, json={"step_id": "mail"})
+    if key in {("POST", "/api/plans/<plan_id>/apply-correction"),
+               ("POST", "/api/executions/<execution_id>/apply-correction")}:
+        correction = {"updated_step": {"params": {"message": "corrected"}}}
+        if key[1].startswith("/api/plans"):
+            return Request({"plan_id": w.plan(side)} if fresh else {}, json={"step_id": "step_2", "correction": correction})
+        # a plan's execution is an execution: its step_2 has not run
+        return Request({"execution_id": w.plan(side) if fresh else rows["plan_id"]},
+                       json={"step_id": "step_2", "correction": correction})
+    if key in {("POST", "/api/plans/<plan_id>/resume"), ("POST", "/api/executions/<execution_id>/resume")}:
+        name = "plan_id" if key[1].startswith("/api/plans") else "execution_id"
+        return Request({name: w.plan(side, "paused") if fresh else rows["plan_id"]}, json={"feedback": "go"})
+    if key == ("GET", "/api/executions/<execution_id>/execution-state"):
+        return Request({"execution_id": rows["plan_id"]})
+    if key == ("POST", "/api/plans"):
+        return Request(json=PLAN)
+    if key == ("POST", "/api/plans/<plan_id>/approve"):
+        return Request({"plan_id": w.plan(side)} if fresh else {})
+    if key == ("POST", "/api/plans/<plan_id>/execute"):
+        return Request({"plan_id": w.plan(side, "approved")} if fresh else {}, json={})
+    if key == ("POST", "/api/plans/<plan_id>/save-as-workflow"):
+        return Request(json={"name": f"saved {w.seq()}"})
     if key == ("GET", "/api/docs/assets/<path:filename>"):
         return Request({"filename": "swagger-ui.css"})
     return Request()
@@ -530,6 +590,7 @@ INVALID = {
     ("PUT", "/api/policies/<policy_id>"): ("/api/policies/{policy_id}", {"name": "x", "effect": "maybe"}),
     ("PUT", "/api/policies/default"): ("/api/policies/default", {"destructive": "later"}),
     ("POST", "/api/policies/evaluate"): ("/api/policies/evaluate", {"params": {}}),
+    ("POST", "/api/plans/<plan_id>/save-as-workflow"): ("/api/plans/{plan_id}/save-as-workflow", {"name": 5}),
 }
 
 def _invalid_cases():

@@ -305,4 +305,6 @@ def test_template_context_exposes_vars_step_outputs_and_the_execution():
     state = new_state(defn, {"who": "w"})
     state.steps["a"].output = {"x": 1}
     assert template_context(state) == {"vars": {"who": "w"}, "steps": {"a": {"output": {"x": 1}, "status": "pending"}},
-                                       "execution": {"id": "ex1", "mode": "normal"}}
+                                       "execution": {"id": "ex1", "mode": "normal"}, "feedback": {"a": None}}
+    state.feedback = {"a": "looks right"}
+    assert template_context(state)["feedback"] == {"a": "looks right"}

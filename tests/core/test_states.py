@@ -47,7 +47,8 @@ def test_the_table_only_names_known_states():
 
 
 def test_states_are_the_ones_the_design_lists():
-    assert set(S.STATES) == {"pending", "running", "paused", "waiting_decision", "waiting_clarification",
+    # draft and approved: a plan before it runs (DESIGN.md "draft -> approved -> executing states")
+    assert set(S.STATES) == {"draft", "approved", "pending", "running", "paused", "waiting_decision", "waiting_clarification",
                              "waiting_correction", "waiting_approval", "resumed", "completed", "failed", "cancelled"}
     assert S.TERMINAL == {"completed", "failed", "cancelled"}
     assert S.ACTIVE | S.TERMINAL == set(S.STATES) and not S.ACTIVE & S.TERMINAL
@@ -84,3 +85,17 @@ def test_an_unknown_trigger_is_a_programming_error_not_a_conflict():
 def test_step_states_that_let_dependents_run_are_done_states():
     assert S.STEP_SATISFIES <= S.STEP_DONE
     assert S.STEP_PENDING not in S.STEP_DONE and S.STEP_RUNNING not in S.STEP_DONE and S.STEP_WAITING not in S.STEP_DONE
+
+
+def test_a_plan_is_approved_then_executed_and_a_draft_cannot_be_executed():
+    assert S.transition(S.DRAFT, "approve_plan") == S.APPROVED
+    assert S.transition(S.APPROVED, "execute") == S.PENDING
+    assert S.transition(S.APPROVED, "revise") == S.DRAFT
+    with pytest.raises(Conflict):
+        S.transition(S.DRAFT, "execute")
+    assert S.DRAFT not in S.RUNNABLE and S.APPROVED not in S.RUNNABLE  # a restart never runs a plan not executed
+
+
+def test_a_step_paused_for_clarification_may_be_corrected_then_resumed():
+    assert S.transition(S.WAITING_CLARIFICATION, "await_correction") == S.WAITING_CORRECTION
+    assert S.transition(S.WAITING_CORRECTION, "resume") == S.RESUMED

@@ -1,0 +1,167 @@
+"""/api/plans: ad-hoc plans (inline steps) created -> approved -> executed, read, saved as a workflow; and the
+interactive control routes (api/control.py) under /api/plans/<plan_id>/..."""
+from __future__ import annotations
+
+from flask.views import MethodView
+from marshmallow import INCLUDE, Schema, fields, validate
+
+from api import control as control_api
+from api.base import Blueprint
+from api.context import operator, require, requires, role, services, user_id, workspace_id
+from api.executions import ProgressSchema
+from api.schemas import PageArgs, page_body, page_of
+from api.workflows import WorkflowSchema
+from core.execution import states as S
+from core.plans import PLAN_MODES
+from services import plans, workflows
+
+blp = Blueprint("plans", __name__, url_prefix="/api/plans", description="Ad-hoc plans: inline steps, approved, run")
+
+
+class PlanArgs(Schema):
+    """The steps are validated by the workflows' validator (every field, with paths); this schema documents them."""
+
+    class Meta:
+        unknown = INCLUDE
+
+    name = fields.Raw(metadata={"type": "string", "description": "default: 'Ad-hoc plan'"})
+    description = fields.Raw(metadata={"type": "string"})
+    variables = fields.Raw(metadata={"type": "object", "description": "name -> {type, default, required}"})
+    steps = fields.Raw(required=True, metadata={"type": "array", "items": {"type": "object"}})
+    mode = fields.String(load_default="normal", validate=validate.OneOf(PLAN_MODES))
+
+
+class PlanListArgs(PageArgs):
+    status = fields.String(validate=validate.OneOf(S.STATES))
+    mode = fields.String(validate=validate.OneOf(PLAN_MODES))
+    created_by = fields.String(validate=validate.Length(max=254))
+
+
+class ExecuteArgs(Schema):
+    variables = fields.Dict(load_default=None, allow_none=True)
+    mode = fields.String(load_default=None, allow_none=True, validate=validate.OneOf(PLAN_MODES))
+
+
+class SaveArgs(Schema):
+    name = fields.String(load_default=None, allow_none=True, validate=validate.Length(min=1, max=200))
+
+
+class PlanSchema(Schema):
+    plan_id = fields.String()
+    execution_id = fields.String()
+    status = fields.String(metadata={"description": "draft, approved, then the execution's status"})
+    mode = fields.String()
+    name = fields.String()
+    description = fields.String()
+    variables = fields.Dict()
+    values = fields.Dict(metadata={"description": "the variables it runs (or would run) with"})
+    steps = fields.List(fields.Dict(), metadata={"description": "as given, with corrections applied"})
+    progress = fields.Nested(ProgressSchema)
+    created_by = fields.String()
+    created_at = fields.DateTime()
+    approved_by = fields.String(allow_none=True)
+    approved_at = fields.DateTime(allow_none=True)
+    approver_role = fields.String(allow_none=True, metadata={"description": "the role its approval needed"})
+    saved_workflow_id = fields.String(allow_none=True)
+    corrected_steps = fields.List(fields.String())
+
+
+class PlanStatusSchema(Schema):
+    plan_id = fields.String()
+    status = fields.String()
+    progress = fields.Nested(ProgressSchema)
+    current_step = fields.String(allow_none=True)
+    started_at = fields.DateTime(allow_none=True)
+    finished_at = fields.DateTime(allow_none=True)
+    duration_s = fields.Float(allow_none=True)
+    error = fields.Dict(allow_none=True)
+
+
+PlanPage = page_of(PlanSchema, "PlanPage")
+
+
+def _view(session, plan, ex):
+    return plans.view(plan, ex, services().definitions.for_execution(session, ex))
+
+
+@blp.route("")
+class Plans(MethodView):
+    @blp.arguments(PlanListArgs, location="query")
+    @blp.response(200, PlanPage)
+    def get(self, args):
+        with services().db.read() as session:
+            rows, total = plans.list_page(session, workspace_id(), status=args.get("status"), mode=args.get("mode"),
+                                          created_by=args.get("created_by"), page=args["page"],
+                                          per_page=args["per_page"])
+            return page_body([_view(session, plan, ex) for plan, ex in rows], total, args)
+
+    @requires("operator")
+    @blp.arguments(PlanArgs)
+    @blp.response(201, PlanSchema)
+    def post(self, body):
+        svc = services()
+        defn, mode = plans.parse(svc.tools, body)
+        with svc.db.transaction() as session:
+            ex = plans.create(session, svc.tools, workspace_id(), defn, mode, operator(), user_id())
+            plan, ex = plans.get(session, workspace_id(), ex.id)
+            return _view(session, plan, ex)
+
+
+@blp.route("/<plan_id>")
+class PlanById(MethodView):
+    @blp.response(200, PlanSchema)
+    def get(self, plan_id):
+        with services().db.read() as session:
+            return _view(session, *plans.get(session, workspace_id(), plan_id))
+
+
+@blp.route("/<plan_id>/approve")
+class Approve(MethodView):
+    @blp.response(200, PlanSchema)
+    def post(self, plan_id):
+        """Approve a draft: a lead, or an operator when the policy allows every call of the plan"""
+        require("operator")
+        svc = services()
+        with svc.db.transaction() as session:
+            plan, ex = plans.approve(session, svc.definitions, svc.tools, workspace_id(), plan_id, operator(), role())
+            return _view(session, plan, ex)
+
+
+@blp.route("/<plan_id>/execute")
+class Execute(MethodView):
+    @blp.arguments(ExecuteArgs)
+    @blp.response(200, PlanSchema)
+    def post(self, args, plan_id):
+        """Run an approved plan (normal or coaching); a draft is 409"""
+        require("operator")
+        svc = services()
+        with svc.db.transaction() as session:
+            plan, ex = plans.execute(session, svc.definitions, workspace_id(), plan_id, operator(),
+                                     args.get("variables"), args.get("mode"))
+            body = _view(session, plan, ex)
+        svc.runner.schedule(plan_id)
+        return body
+
+
+@blp.route("/<plan_id>/status")
+class Status(MethodView):
+    @blp.response(200, PlanStatusSchema)
+    def get(self, plan_id):
+        with services().db.read() as session:
+            return plans.status(plans.get(session, workspace_id(), plan_id)[1])
+
+
+@blp.route("/<plan_id>/save-as-workflow")
+class SaveAsWorkflow(MethodView):
+    @requires("lead")
+    @blp.arguments(SaveArgs)
+    @blp.response(201, WorkflowSchema)
+    def post(self, args, plan_id):
+        """A new workflow (version 1) with the plan's steps as they stand, corrections included"""
+        svc = services()
+        with svc.db.transaction() as session:
+            wf = plans.save_as_workflow(session, svc.tools, workspace_id(), plan_id, operator(), args.get("name"))
+            return workflows.view(session, wf)
+
+
+control_api.register(blp, "plan_id", plan=True)
