@@ -32,7 +32,7 @@ ACTIONS = ("login", "login_failed", "decision", "correction", "promotion", "demo
            "invitation_accept", "invitation_decline", "invitation_cancel", "member_remove", "member_disable",
            "member_enable", "member_tokens_revoke", "learned_rule_change", "step_promotion", "step_demotion",
            "step_pin", "approval_decision", "approval_timeout", "approval_expire", "policy_create", "policy_update",
-           "policy_delete", "policy_default_change", "policy_deny", "policy_review")
+           "policy_delete", "policy_default_change", "policy_deny", "policy_review", "gate_timeout")
 HASHED = ("workspace_id", "seq", "actor", "action", "target_type", "target_id", "execution_id", "before", "after",
           "result", "created_at")
 STREAM_BATCH = 500

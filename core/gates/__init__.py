@@ -36,6 +36,8 @@ STEP_ACTIONS = {"action": (SKIP, FAIL, ACCEPT), "human_input": (SKIP, FAIL, ANSW
 WORKFLOW_ACTIONS = (SKIP, FAIL, ACCEPT)  # `answer` needs a step's own timeout_answer
 KEYS = ("human_timeout_s", "on_human_timeout", "timeout_answer")
 SYSTEM = "system"
+# a timed-out gate's step records `decision: timeout_<action>`; this one runs with the suggested params, unreviewed
+TIMEOUT_ACCEPT = "timeout_accept"
 
 
 @dataclass(frozen=True)
