@@ -80,15 +80,17 @@ def fire(session: Session, definitions: DefinitionCache, execution_id: str, now:
     """Fire the deadline of the gate the execution waits at, once: under its lock, only if it still waits there and
     the deadline passed. Returns the execution when it fired."""
     ex = executions.get_any(session, execution_id, for_update=True)
-    gate = (ex.gate or {}) if ex is not None else {}
+    if ex is None or ex.gate_due_at is None or ex.gate_due_at > now:
+        return None  # gone, or moved on (and maybe on to a new gate) since the scan read it
+    gate = ex.gate or {}
     kind, step_id = gate.get("kind"), gate.get("step_id")
-    if ex is None or not G.is_due(ex.status, kind, ex.gate_due_at, now):
+    sug = session.get(Suggestion, gate.get("suggestion_id"), populate_existing=True) \
+        if kind in (G.SUGGESTION, G.CORRECTION) else None
+    if not G.is_due(ex.status, kind, ex.gate_due_at, now) or (sug is not None and sug.status != "pending") \
+            or (sug is None and kind != G.CLARIFICATION):
+        # no longer waiting at that gate, by a path that kept its deadline: the scanner must not find it again
+        ex.gate_due_at = None
         return None
-    sug = None
-    if kind in (G.SUGGESTION, G.CORRECTION):
-        sug = session.get(Suggestion, gate.get("suggestion_id"), populate_existing=True)
-        if sug is None or sug.status != "pending":
-            return None
     action, timeout_s = gate.get("on_timeout", G.FAIL), float(gate.get("timeout_s") or 0)
     text = G.message(kind, action, timeout_s)
     decision = f"timeout_{action}"

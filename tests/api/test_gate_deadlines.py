@@ -207,3 +207,15 @@ def test_a_paused_session_does_not_time_out_and_resuming_gives_the_whole_time_ag
 def test_a_bad_deadline_is_a_422_naming_the_field(api, step, field):
     code, body = api.call("POST", "/api/workflows", {"name": "wf", "steps": [step]})
     assert code == 422 and field in body["error"]["details"], body
+
+
+def test_a_deadline_left_on_an_execution_that_no_longer_waits_is_dropped_not_fired(api, services):
+    from services.models import Execution
+
+    ex_id = api.run([PLAIN])["execution_id"]
+    with services.db.transaction() as session:
+        session.get(Execution, ex_id).gate_due_at = utcnow()
+    assert fire(services) == 0
+    with services.db.read() as session:
+        assert session.get(Execution, ex_id).gate_due_at is None
+    assert api.ok("GET", f"/api/executions/{ex_id}")["status"] == "completed" and gate_audit(api, ex_id) == []
