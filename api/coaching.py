@@ -34,13 +34,17 @@ class SuggestionSchema(Schema):
     rationale = fields.String()
     confidence = fields.Float()
     source = fields.String(metadata={"description": "definition | correction_pack:<id>"})
-    status = fields.String()
+    status = fields.String(metadata={"description": "pending | decided | superseded | timed_out (its deadline fired)"})
     version = fields.Integer()
     purpose = fields.String(metadata={"description": "coaching | spot_check | correction (after a reject)"})
     policy = fields.Dict(allow_none=True, metadata={
         "description": "the policy's verdict on the suggested call, with its explanation (as POST "
                        "/api/policies/evaluate answers); accepting or correcting a denied call is a 409"})
     created_at = fields.DateTime()
+    deadline = fields.DateTime(allow_none=True, metadata={
+        "description": "when the step's on_human_timeout applies if nobody decides; null: no deadline, or paused"})
+    on_timeout = fields.String(allow_none=True, validate=validate.OneOf(("skip", "fail", "accept")), metadata={
+        "description": "what the deadline does: skip, fail, or accept (runs the suggested params)"})
 
 
 class PendingSchema(Schema):
@@ -66,6 +70,7 @@ class StatsSchema(Schema):
     corrected = fields.Integer()
     manual_executions = fields.Integer()
     skipped = fields.Integer()
+    timed_out = fields.Integer(metadata={"description": "suggestions whose deadline fired: no operator decided them"})
 
 
 class DecisionResultSchema(Schema):

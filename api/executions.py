@@ -67,7 +67,9 @@ class ExecutionSchema(Schema):
     is_coaching = fields.Boolean()
     variables = fields.Dict()
     error = fields.Dict(allow_none=True, metadata={"description": "{step_id, message} when the execution failed"})
-    gate = fields.Dict(allow_none=True, metadata={"description": "what a human is asked, while waiting"})
+    gate = fields.Dict(allow_none=True, metadata={
+        "description": "what a human is asked, while waiting; with a deadline (human_timeout_s): its `deadline` "
+                       "(ISO), `on_timeout` and `timeout_s`"})
     created_at = fields.DateTime()
     updated_at = fields.DateTime()
     started_at = fields.DateTime(allow_none=True)

@@ -11,15 +11,16 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from core.coaching import autonomy
+from core import gates as G
 from core.coaching.corrections import apply_rules
 from core.errors import Conflict
 from core.execution import states as S
 from core.execution.engine import resolve_params
 from core.tools import ToolRegistry
 from core.workflow import StepDef, WorkflowDef
-from services import audit, corrections, executions, metrics, policies
+from services import audit, corrections, executions, gates, metrics, policies
 from services.db import held, hold, insert_row
-from services.models import Execution, Suggestion, Workflow
+from services.models import Execution, Suggestion, Workflow, utcnow
 from services.notifier import Events
 
 STAT_KEYS = executions.COACHING_STATS
@@ -88,6 +89,8 @@ def view(s: Suggestion, tools: ToolRegistry | None = None, step: StepDef | None 
         "confidence": s.confidence, "source": s.source, "status": s.status, "version": s.version,
         "purpose": s.purpose, "created_at": s.created_at, "params_schema": tool.params_schema if tool else None,
         "risk": tool.risk if tool else None, "policy": s.policy,
+        # when nobody deciding sets off the step's on_human_timeout (services.gates); None: no deadline, or paused
+        "deadline": s.deadline, "on_timeout": gates.on_timeout(s.purpose, step.human_timeout) if step else None,
     }
 
 
@@ -125,8 +128,10 @@ def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: St
         metrics.workflow_scopes(ex.workflow_id, ex.workflow_version, step.id)
     counted = metrics.record_suggestion(session, ex.workspace_id, scopes, metrics.workflow_thresholds(wf))
     confidence = counted[scopes[-1]].confidence()  # the step's (a plan's: its tool's)
+    now = utcnow()
+    deadline = G.deadline(now, step.human_timeout)
     sug = Suggestion(
-        workspace_id=ex.workspace_id, execution_id=ex.id, workflow_id=ex.workflow_id,
+        created_at=now, deadline=deadline, workspace_id=ex.workspace_id, execution_id=ex.id, workflow_id=ex.workflow_id,
         workflow_version=ex.workflow_version, step_id=step.id, tool=step.tool, params=suggested,
         definition_params=rendered, confidence=confidence, source=source, purpose=purpose,
         rationale=rationale or (f"Spot check of an AUTO run: {step.name}" if purpose == "spot_check"
@@ -136,8 +141,8 @@ def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: St
     insert_row(session, sug)
     hold(session, sug)  # for the rest of the transaction (executions.keep_awaiting keeps it for the next decision)
     executions.set_step(ex, step.id, status=S.STEP_WAITING)
-    ex.gate = {"kind": "correction" if purpose == "correction" else "decision", "step_id": step.id,
-               "suggestion_id": sug.id}
+    kind = G.CORRECTION if purpose == "correction" else G.SUGGESTION
+    ex.gate = {"kind": kind, "step_id": step.id, "suggestion_id": sug.id, **gates.armed(kind, step.human_timeout, now)}
     if purpose != "correction":
         executions.set_status(ex, "await_decision")
     _bump(ex, "suggestions_made")
@@ -151,6 +156,7 @@ def pause(session: Session, workspace_id: str, execution_id: str, events: Events
     ex = executions.get(session, workspace_id, execution_id, for_update=True)
     _require_coaching(ex)
     executions.set_status(ex, "pause")
+    gates.hold(ex, pending(session, ex.id))  # a paused session's deadline does not run down
     audit.record(session, workspace_id, actor, "pause", target_type="execution", target_id=ex.id, execution_id=ex.id)
     events.add("execution_update", executions.update_event(ex), execution=ex.id, workspace=ex.workspace_id)
     return ex
@@ -166,6 +172,7 @@ def resume(session: Session, workspace_id: str, execution_id: str, events: Event
     executions.set_status(ex, "resume")
     audit.record(session, workspace_id, actor, "resume", target_type="execution", target_id=ex.id, execution_id=ex.id)
     waiting = pending(session, ex.id)
+    gates.rearm(ex, waiting, utcnow())  # its gate gets its whole time again
     if waiting:
         executions.set_status(ex, "await_correction" if waiting[0].purpose == "correction" else "await_decision")
         for sug in waiting:  # re-push, so that every panel shows it again

@@ -17,7 +17,8 @@ from services.models import Execution, Suggestion, Workflow, utcnow
 from services.workflows import DefinitionCache
 
 MODES = ("normal", "coaching", "auto")
-COACHING_STATS = ("suggestions_made", "accepted", "rejected", "corrected", "manual_executions", "skipped")
+# timed_out: suggestions whose deadline fired (services.gates), which no operator decided
+COACHING_STATS = ("suggestions_made", "accepted", "rejected", "corrected", "manual_executions", "skipped", "timed_out")
 
 
 def get(session: Session, workspace_id: str, execution_id: str, *, for_update: bool = False) -> Execution:
@@ -176,10 +177,17 @@ def answer(session: Session, definitions: DefinitionCache, workspace_id: str, ex
     S.transition(ex.status, "answer")  # raises the table's Conflict when nothing is waiting
     if gate.get("kind") != "human_input" or gate.get("step_id") != step_id:
         raise Conflict(f"step {step_id!r} is not waiting for input", details={"waiting_step": gate.get("step_id")})
-    set_step(ex, step_id, status=S.STEP_SUCCEEDED, output={"answer": answer_value}, finished_at=utcnow())
+    settle_answer(ex, step_id, answer_value)
+    return ex
+
+
+def settle_answer(ex: Execution, step_id: str, answer_value: Any, decision: str | None = None) -> None:
+    """What an answer does (a person's, or a deadline's timeout_answer: `decision` timeout_answer): the step's output
+    is {"answer": ...}, and the execution goes on."""
+    set_step(ex, step_id, status=S.STEP_SUCCEEDED, output={"answer": answer_value}, finished_at=utcnow(),
+             decision=decision)
     ex.gate = None
     set_status(ex, "answer")
-    return ex
 
 
 def list_page(session: Session, workspace_id: str, *, workflow_id: str | None = None, mode: str | None = None,

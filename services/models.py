@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from sqlalchemy import (JSON, DateTime, Float, ForeignKey, Index, Integer, String, Text, TypeDecorator, UniqueConstraint,
-                        text)
+                        event, text)
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -189,7 +189,10 @@ class WorkflowVersion(Base):
 
 class Execution(NewId, Base):
     __tablename__ = "executions"
-    __table_args__ = (Index("ix_executions_ws_created", "workspace_id", "created_at"),)
+    __table_args__ = (Index("ix_executions_ws_created", "workspace_id", "created_at"),
+                      # the gate deadline scanner's index: only executions waiting at a gate with a deadline
+                      Index("ix_executions_gate_due", "gate_due_at", sqlite_where=text("gate_due_at IS NOT NULL"),
+                            postgresql_where=text("gate_due_at IS NOT NULL")))
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"), index=True)
     workflow_id: Mapped[str] = mapped_column(ForeignKey("workflows.id"), index=True)
@@ -217,7 +220,18 @@ class Execution(NewId, Base):
     # interactive control (core/execution/control.py): corrected steps, breakpoints, feedback; NULL until used, so
     # an execution nobody steered pays nothing for it (migration 0015)
     control: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)
+    # the deadline of the human gate it waits at (gate["deadline"], core.gates), NULL without one: what the gate
+    # deadline scanner reads (services.gates). Follows `gate` by itself (_gate_due below), whoever sets the gate.
+    gate_due_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     __mapper_args__ = {"version_id_col": row_version}
+
+
+@event.listens_for(Execution.gate, "set")
+def _gate_due(ex: Execution, gate: Any, _old: Any, _initiator: Any) -> None:
+    """Every change of an execution's gate (opened, decided, answered, timed out, cancelled, paused) sets the
+    scanner's column from it, so no path that moves an execution on can leave a deadline behind."""
+    deadline = gate.get("deadline") if isinstance(gate, dict) else None
+    ex.gate_due_at = datetime.fromisoformat(deadline) if isinstance(deadline, str) else None
 
 
 class Plan(Base):
@@ -260,6 +274,9 @@ class Suggestion(NewId, Base):
     policy: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     decided_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    # when nobody deciding it in time sets off its step's on_human_timeout (core.gates); NULL: no deadline, or
+    # the session is paused (resuming gives it its time again)
+    deadline: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
 
 
 class Decision(NewId, Base):

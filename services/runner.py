@@ -22,7 +22,7 @@ from core.execution import states as S
 from core.execution.engine import Next, Outcome, clarification_for, execute, next_action, resolve_params
 from core.templating import TemplateFailure
 from core.tools import ToolRegistry
-from services import approvals, audit, coaching, control, executions, policies
+from services import approvals, audit, coaching, control, executions, gates, policies
 from services.db import Database, held
 from services.models import Execution, Workflow, utcnow
 from services.notifier import Events, Notifier
@@ -99,23 +99,25 @@ class Runner:
             self.schedule(execution_id)
         return len(ids)
 
-    # deadlines: rows with a due time, scanned; no thread or timer per approval
+    # deadlines: rows with a due time, scanned; no thread or timer per approval or gate
     def fire_due(self, now=None) -> int:
-        """Fire every approval whose deadline has passed, each in its own transaction (services.approvals:
-        a second scanner, in this process or another, finds it no longer pending and leaves it). Returns how
-        many fired."""
+        """Fire every approval, and every human gate (services.gates), whose deadline has passed, each in its own
+        transaction (a second scanner, in this process or another, finds it no longer pending and leaves it).
+        Returns how many fired."""
         now = now or utcnow()
         with self.db.read() as session:
-            ids = approvals.due(session, now)
+            due = [(approvals.fire_timeout, "approval", i) for i in approvals.due(session, now)]
+            due += [(lambda s, i, n, e: gates.fire(s, self.definitions, i, n, e), "gate of execution", i)
+                    for i in gates.due(session, now)]
         fired = 0
-        for approval_id in ids:
+        for fire, what, target in due:
             events = Events()
             try:
                 with self.db.transaction() as session:
-                    ex = approvals.fire_timeout(session, approval_id, now, events)
+                    ex = fire(session, target, now, events)
                     runnable = ex is not None and ex.status in S.RUNNABLE
             except Exception:  # one bad row must not stop the others' deadlines
-                log.exception("firing the deadline of approval %s failed", approval_id)
+                log.exception("firing the deadline of %s %s failed", what, target)
                 continue
             self.notifier.send(events)
             if ex is not None:
@@ -234,7 +236,8 @@ class Runner:
                 row = executions.step_state(ex, step_id)
                 # a suggestion accepted or corrected, or a reviewed tool call approved (or edited): those params
                 reviewed = row.decision in REVIEWED
-                params = row.params if reviewed else None
+                # a suggestion accepted by its deadline runs with the suggested params, but nobody reviewed it
+                params = row.params if reviewed or row.decision == gates.TIMEOUT_ACCEPT else None
                 if nxt.step.type == "action":
                     nxt, params = self._police(session, ex, nxt.step, params, reviewed, events)
             if nxt.kind == "gate":
@@ -294,7 +297,7 @@ class Runner:
         if nxt.reason == "human_input":
             executions.set_step(ex, step.id, status=S.STEP_WAITING)
             ex.gate = {"kind": "human_input", "step_id": step.id, "question": step.question,
-                       "paused_at": utcnow().isoformat()}
+                       "paused_at": utcnow().isoformat(), **gates.armed("human_input", step.human_timeout, utcnow())}
             executions.set_status(ex, "await_clarification")
             events.add("clarification_requested", {"execution_id": ex.id, "step_id": step.id,
                                                    "question": step.question}, execution=ex.id,

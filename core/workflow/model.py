@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.approvals import ApprovalSpec
+from core.gates import HumanTimeout
 
 STEP_TYPES = ("action", "decision", "validation", "approval", "human_input", "agent")
 TOOL_STEP_TYPES = ("action",)
@@ -50,6 +51,8 @@ class StepDef:
     target: str | None = None  # validation: expression whose value is checked against `schema`
     question: str | None = None  # human_input
     approval: ApprovalSpec | None = None  # approval: approvers, quorum, separate duties, timeout, message
+    # action, human_input: a person's deadline at the step's gate (its own, or the workflow's default); None: none
+    human_timeout: HumanTimeout | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # type-specific fields of later step types
 
 

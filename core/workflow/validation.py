@@ -10,6 +10,7 @@ from typing import Any
 import jsonschema
 
 from core.approvals import SPEC_KEYS as APPROVAL_KEYS, parse_spec as parse_approval
+from core import gates
 from core.errors import ValidationFailed
 from core.schema import errors as errors_of, user_schema_problems
 from core.templating import has_template, referenced_steps, syntax_error
@@ -20,7 +21,7 @@ _ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]{0,63}$")
 _KNOWN_STEP_KEYS = {
     "id", "name", "type", "tool", "params", "depends_on", "timeout_s", "retries", "retry_backoff_s", "when",
     "requires_clarification", "clarification_question", "on_reject", "condition", "then", "else",
-    "schema", "target", "question", "description", *APPROVAL_KEYS,
+    "schema", "target", "question", "description", *APPROVAL_KEYS, *gates.KEYS,
 }
 MAX_STEPS = 500
 MAX_TEMPLATE_SOURCE = 65_536  # all templates and conditions of one definition together
@@ -91,7 +92,25 @@ def _parse_variables(raw: Any, errors: _Errors) -> dict[str, VariableDef]:
     return out
 
 
-def _parse_step(raw: Any, index: int, previous: str | None, tools: ToolRegistry, errors: _Errors) -> StepDef | None:
+def _human_timeout(raw: dict, path: str, step_type: str | None, default: gates.HumanTimeout | None,
+                   errors: _Errors) -> gates.HumanTimeout | None:
+    """The step's deadline for a person (core.gates): its own, else the workflow's; only steps a person is asked
+    about have one."""
+    if step_type not in gates.STEP_TYPES:
+        for key in gates.KEYS:
+            if key in raw:
+                hint = " (an approval's deadline is timeout_s with on_timeout)" if step_type == "approval" else ""
+                errors.add(f"{path}.{key}", f"only action and human_input steps wait for a person{hint}")
+        return None
+    timeout, problems = gates.parse_timeout(raw, path, gates.STEP_ACTIONS[step_type], default)
+    for where, messages in problems.items():
+        for message in messages:
+            errors.add(where, message)
+    return timeout
+
+
+def _parse_step(raw: Any, index: int, previous: str | None, tools: ToolRegistry, errors: _Errors,
+                human_timeout: gates.HumanTimeout | None = None) -> StepDef | None:
     path = f"steps[{index}]"
     if not isinstance(raw, dict):
         errors.add(path, "must be an object")
@@ -179,6 +198,7 @@ def _parse_step(raw: Any, index: int, previous: str | None, tools: ToolRegistry,
         condition=condition, then=_str_list(raw.get("then", []), f"{path}.then", errors),
         otherwise=_str_list(raw.get("else", []), f"{path}.else", errors),
         schema=schema, target=raw.get("target"), question=raw.get("question"), approval=approval,
+        human_timeout=_human_timeout(raw, path, step_type, human_timeout, errors),
         extra={k: v for k, v in raw.items() if k not in _KNOWN_STEP_KEYS},
     )
 
@@ -289,6 +309,10 @@ def parse_definition(data: Any, tools: ToolRegistry) -> WorkflowDef:
     elif len(description) > MAX_TEXT:
         errors.add("description", f"must be at most {MAX_TEXT:,} characters")
     variables = _parse_variables(data.get("variables"), errors)
+    human_timeout, problems = gates.parse_timeout(data, "", gates.WORKFLOW_ACTIONS)
+    for where, messages in problems.items():
+        for message in messages:
+            errors.add(where, message)
     raw_steps = data.get("steps")
     steps: list[StepDef] = []
     if not isinstance(raw_steps, list) or not raw_steps:
@@ -299,7 +323,7 @@ def parse_definition(data: Any, tools: ToolRegistry) -> WorkflowDef:
         seen: dict[str, int] = {}
         previous = None
         for i, raw in enumerate(raw_steps):
-            step = _parse_step(raw, i, previous, tools, errors)
+            step = _parse_step(raw, i, previous, tools, errors, human_timeout)
             if step is None:
                 continue
             if step.id in seen:
@@ -311,7 +335,8 @@ def parse_definition(data: Any, tools: ToolRegistry) -> WorkflowDef:
     steps = _with_branch_owners(steps)
     order = _order(steps, errors)
     errors.raise_if_any("workflow definition")
-    source = {"name": name, "description": description, "variables": data.get("variables") or {}, "steps": raw_steps}
+    source = {"name": name, "description": description, "variables": data.get("variables") or {}, "steps": raw_steps,
+              **{k: data[k] for k in gates.KEYS if k in data}}
     return WorkflowDef(name=name.strip(), description=description, variables=variables, steps=tuple(steps),
                        order=order, source=source)
 

@@ -16,7 +16,7 @@ STEPS = [
 ]
 VARS = {"who": {"type": "string", "default": "world"}}
 STAT_ZERO = {"suggestions_made": 0, "accepted": 0, "rejected": 0, "corrected": 0, "manual_executions": 0,
-             "skipped": 0}
+             "skipped": 0, "timed_out": 0}
 
 
 def _coach(api, steps=STEPS, variables=None, **extra) -> tuple[str, str, dict]:
@@ -249,7 +249,7 @@ def test_stats_match_exactly_after_a_mixed_run(api):
     ex = api.settle(ex_id)
     assert ex["status"] == "completed"
     assert _stats(api, ex_id) == {"suggestions_made": 6, "accepted": 1, "rejected": 1, "corrected": 1,
-                                  "manual_executions": 2, "skipped": 1}
+                                  "manual_executions": 2, "skipped": 1, "timed_out": 0}
     assert [_step(ex, f"s{i}")["decision"] for i in range(1, 6)] == ["accept", "correct", "manual", "skip",
                                                                        "manual"]
 

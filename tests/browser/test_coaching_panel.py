@@ -126,7 +126,7 @@ def test_decide_a_whole_coaching_execution_with_the_keyboard(live_server, page):
     assert steps["step4"]["output"] == {"message": "FOUR", "index": 4}
     stats = live_server.get(f"/api/executions/{execution_id}/coaching/stats").json()
     assert stats == {"suggestions_made": 6, "accepted": 2, "rejected": 1, "corrected": 1, "manual_executions": 1,
-                     "skipped": 1}, stats
+                     "skipped": 1, "timed_out": 0}, stats
     # the panel shows the same counts, and the timeline every decision
     stats_box = page.get_by_test_id("execution-stats")
     expect(stats_box).to_contain_text("Accepted2")

@@ -19,7 +19,7 @@ from tests.support.live_server import LiveServer
 WATCHED = ("coaching_suggestion", "execution_update", "coaching_stats", "metrics_update", "workflow_level_changed")
 SUGGESTION_FIELDS = ("suggestion_id", "execution_id", "step_id", "tool", "params", "confidence", "source",
                      "status", "version", "created_at")
-STAT_KEYS = ("suggestions_made", "accepted", "rejected", "corrected", "manual_executions", "skipped")
+STAT_KEYS = ("suggestions_made", "accepted", "rejected", "corrected", "manual_executions", "skipped", "timed_out")
 WAIT = 10.0
 
 
