@@ -21,7 +21,9 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy import bindparam, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from core.errors import NotFound, ValidationFailed
@@ -271,13 +273,14 @@ def set_defaults(session: Session, workspace_id: str, data: Any, actor: str) -> 
 
 
 def _bump(session: Session, workspace_id: str, actor: str) -> int:
-    """One more revision of the workspace's policies, in the caller's transaction (the row is made the first
-    time). The UPDATE locks the row until commit, so concurrent changes are numbered one after the other."""
+    """One more revision of the workspace's policies, in the caller's transaction. The row is made the first time
+    with INSERT … ON CONFLICT DO NOTHING, so two first changes at once (PostgreSQL) do not collide; the UPDATE then
+    locks it until commit, so concurrent changes are numbered one after the other."""
     table = PolicySettings.__table__
-    changed = session.execute(update(table).where(table.c.workspace_id == workspace_id)
-                              .values(revision=table.c.revision + 1, updated_by=actor, updated_at=utcnow()))
-    if changed.rowcount == 0:
-        session.execute(insert(table).values(workspace_id=workspace_id, revision=1, defaults={}, updated_by=actor,
-                                             updated_at=utcnow()))
+    insert_for = pg_insert if session.bind.dialect.name == "postgresql" else sqlite_insert
+    session.execute(insert_for(table).values(workspace_id=workspace_id, revision=0, defaults={}, updated_by=actor,
+                                             updated_at=utcnow()).on_conflict_do_nothing(index_elements=["workspace_id"]))
+    session.execute(update(table).where(table.c.workspace_id == workspace_id)
+                    .values(revision=table.c.revision + 1, updated_by=actor, updated_at=utcnow()))
     session.info.setdefault(_CHANGED, set()).add(workspace_id)
     return session.scalar(select(table.c.revision).where(table.c.workspace_id == workspace_id))

@@ -194,3 +194,32 @@ def test_forced_reviews_of_an_auto_run_are_spot_check_evidence_and_rejects_demot
         assert api.ok("GET", f"/api/workflows/{wf['id']}")["mode"] == ("auto" if n == 1 else "coaching")
     demotion = next(e for e in api.ok("GET", "/api/audit")["items"] if e["action"] == "demotion")
     assert demotion["actor"] == "system"
+
+
+def test_the_first_rules_of_a_workspace_written_at_once_are_all_kept(app, services):
+    # the workspace's policy revision row is made by the first change: two first changes at once must not collide
+    import threading
+
+    from tests.conftest import authed_client
+
+    token = make_user(services, "admin@fresh.test", "admin", "fresh")
+    results = []
+    barrier = threading.Barrier(4)
+
+    def create(i: int) -> None:
+        client = app.test_client()
+        client.environ_base.update(HTTP_AUTHORIZATION=f"Bearer {token}", HTTP_X_COACH_WORKSPACE="fresh")
+        barrier.wait()
+        response = client.post("/api/policies", json={**NO_SECRETS, "name": f"rule {i}"})
+        results.append(response.status_code)
+
+    threads = [threading.Thread(target=create, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(20)
+    assert results == [201] * 4, results
+    client = authed_client(app)
+    client.environ_base.update(HTTP_AUTHORIZATION=f"Bearer {token}", HTTP_X_COACH_WORKSPACE="fresh")
+    body = client.get("/api/policies").get_json()
+    assert len(body["items"]) == 4 and body["revision"] == 4, body
