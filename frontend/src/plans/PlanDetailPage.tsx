@@ -44,6 +44,10 @@ export default function PlanDetailPage() {
     if (planStatus && currentStatus && currentStatus !== planStatus) void plan.refetch();
     // only a change of status calls for a new read
   }, [currentStatus, planStatus]);
+  useEffect(() => {
+    // the steps' last statuses, once it stops or waits
+    if (currentStatus && plan.data) void execution.refetch();
+  }, [currentStatus]);
 
   const refresh = (next?: Plan) => {
     if (next) queryClient.setQueryData(planKeys.detail(id), next);
