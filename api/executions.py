@@ -54,6 +54,10 @@ class StepResultSchema(Schema):
     finished_at = fields.DateTime(allow_none=True)
     approval = fields.Dict(allow_none=True, metadata={
         "description": "{approval_id, status, kind} of the step's approval (an approval step, a reviewed tool call)"})
+    definition = fields.Dict(metadata={
+        "description": "what apply-correction may change (name, description, params, tool, timeout_s, retries), as "
+                       "written, corrections included"})
+    params_schema = fields.Dict(allow_none=True, metadata={"description": "the JSON Schema of the step's tool's params"})
 
 
 class ExecutionSchema(Schema):
@@ -81,8 +85,9 @@ ExecutionPage = page_of(ExecutionSchema, "ExecutionPage")
 
 
 def _view(session, ex):
-    return executions.view(ex, services().definitions.for_execution(session, ex),
-                           approvals.by_step(session, ex.id))
+    svc = services()
+    return executions.view(ex, svc.definitions.for_execution(session, ex), approvals.by_step(session, ex.id),
+                           svc.tools)
 
 
 def start_execution(args: dict) -> dict:

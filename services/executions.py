@@ -9,7 +9,9 @@ from sqlalchemy.orm.attributes import flag_modified
 
 from core.errors import BadRequest, Conflict, NotFound, ValidationFailed
 from core.execution import states as S
+from core.execution.control import CORRECTABLE
 from core.execution.engine import ExecutionState, StepState, progress
+from core.tools import ToolRegistry
 from core.workflow import WorkflowDef, validate_variables
 from services import audit, workflows
 from services.db import HELD, columns_of, held, hold, load_objects, prepared, row_locks
@@ -207,19 +209,26 @@ def list_page(session: Session, workspace_id: str, *, workflow_id: str | None = 
 
 
 def view(ex: Execution, defn: WorkflowDef | None = None,
-         approvals: dict[str, dict] | None = None) -> dict[str, Any]:
-    """`approvals`: step id -> {approval_id, status, kind} (services.approvals.by_step), shown on those steps."""
+         approvals: dict[str, dict] | None = None, tools: ToolRegistry | None = None) -> dict[str, Any]:
+    """`approvals`: step id -> {approval_id, status, kind} (services.approvals.by_step), shown on those steps.
+    Each step carries `definition`: what a correction may change, as written (corrections applied), and with
+    `tools`, `params_schema`: its tool's, so a client can draw the same form as the correction editor's."""
     state = to_state(ex)
     approvals = approvals or {}
+    written = {raw.get("id"): raw for raw in (defn.source.get("steps") or []) if isinstance(raw, dict)} if defn else {}
     steps = []
     for row in ex.steps.values():
         step = defn.step(row.step_id) if defn else None
+        raw = written.get(row.step_id) or {}
+        tool = tools.get(step.tool) if tools is not None and step is not None and step.tool else None
         steps.append({
             "step_id": row.step_id, "name": step.name if step else row.step_id, "type": step.type if step else None,
             "tool": step.tool if step else None, "status": row.status, "output": row.output, "error": row.error,
             "attempts": row.attempts, "params": row.params, "decision": row.decision, "policy": row.policy,
             "started_at": row.started_at, "finished_at": row.finished_at,
             "approval": approvals.get(row.step_id),
+            "definition": {k: raw[k] for k in CORRECTABLE if k in raw},
+            "params_schema": tool.params_schema if tool is not None else None,
         })
     return {
         "execution_id": ex.id, "workflow_id": ex.workflow_id, "workflow_version": ex.workflow_version,

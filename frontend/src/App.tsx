@@ -24,6 +24,9 @@ const CorrectionPacksPage = lazy(() => import("./dashboards/CorrectionPacksPage"
 const AuditPage = lazy(() => import("./dashboards/AuditPage"));
 const WorkflowDetailPage = lazy(() => import("./dashboards/WorkflowDetailPage"));
 const PoliciesPage = lazy(() => import("./policies/PoliciesPage"));
+// Ad-hoc plans: drafted, approved, executed (src/plans/).
+const PlansPage = lazy(() => import("./plans/PlansPage"));
+const PlanDetailPage = lazy(() => import("./plans/PlanDetailPage"));
 
 export function createQueryClient(): QueryClient {
   return new QueryClient({
@@ -88,6 +91,8 @@ export function AppRoutes() {
           <Route path="/workflows" element={<WorkflowsPage />} />
           <Route path="/executions" element={<ExecutionsPage />} />
           <Route path="/executions/:id" element={<ExecutionDetailPage />} />
+          <Route path="/plans" element={<PlansPage />} />
+          <Route path="/plans/:id" element={<PlanDetailPage />} />
           <Route path="*" element={<NotFoundPage />} />
         </Routes>
       </Suspense>

@@ -233,3 +233,14 @@ def test_coaching_session_pause_and_resume_still_work_beside_clarification(api):
     assert code == 409 and "coaching/resume" in body["error"]["message"]
     api.ok("POST", f"/api/executions/{ex_id}/coaching/resume")
     assert state(api, ex_id)["state"] == "waiting_decision"
+
+
+def test_an_execution_shows_each_steps_correctable_definition_and_tool_schema(api):
+    ex_id = holding(api)
+    api.ok("POST", f"/api/executions/{ex_id}/apply-correction",
+           {"step_id": "step_1", "correction": {"updated_step": {"params": {"message": "uno"}, "retries": 2}}})
+    steps = {s["step_id"]: s for s in api.ok("GET", f"/api/executions/{ex_id}")["steps"]}
+    assert steps["step_1"]["definition"] == {"tool": "echo", "params": {"message": "uno"}, "retries": 2} \
+        | {k: v for k, v in steps["step_1"]["definition"].items() if k in ("name", "timeout_s")}
+    assert steps["step_1"]["params_schema"]["type"] == "object"
+    assert steps["ask"]["params_schema"] is None and "tool" not in steps["ask"]["definition"]

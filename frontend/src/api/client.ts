@@ -106,6 +106,8 @@ export interface RequestOptions {
    * login and the session check, which must work whatever was stored).
    */
   omitWorkspace?: boolean;
+  /** Send a string body as is with this Content-Type (e.g. `application/yaml`), instead of as JSON. */
+  contentType?: string;
 }
 
 /**
@@ -191,7 +193,10 @@ async function request<T>(
     credentials: "same-origin",
     signal: options.signal,
   };
-  if (body !== undefined) {
+  if (body !== undefined && options.contentType && typeof body === "string") {
+    headers["Content-Type"] = options.contentType;
+    init.body = body;
+  } else if (body !== undefined) {
     headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
   }

@@ -9,7 +9,21 @@
 type OpenUnion<T extends string> = T | (string & {});
 
 export type ExecutionStatus = OpenUnion<
-  "pending" | "queued" | "running" | "waiting" | "paused" | "completed" | "failed" | "cancelled"
+  | "draft"
+  | "approved"
+  | "pending"
+  | "queued"
+  | "running"
+  | "waiting"
+  | "paused"
+  | "waiting_decision"
+  | "waiting_clarification"
+  | "waiting_correction"
+  | "waiting_approval"
+  | "resumed"
+  | "completed"
+  | "failed"
+  | "cancelled"
 >;
 
 export type StepStatus = OpenUnion<
@@ -45,6 +59,13 @@ export interface ExecutionStep {
   policy?: import("../approvals/types").PolicyVerdict | null;
   /** The step's latest approval. */
   approval?: { approval_id: string; status: string; kind: string } | null;
+  name?: string;
+  type?: string | null;
+  tool?: string | null;
+  /** What a correction may change, as written (corrections applied). */
+  definition?: import("../control/api").StepUpdate;
+  /** The JSON Schema of the step's tool's params. */
+  params_schema?: Record<string, unknown> | null;
 }
 
 export interface Execution {
@@ -58,8 +79,8 @@ export interface Execution {
   is_coaching: boolean;
   /** Execution-level failure reason, when the server sends one. */
   error?: unknown;
-  /** What a human is asked, while waiting (an approval: its id and message). */
-  gate?: { kind?: string; step_id?: string; approval_id?: string; message?: string } | null;
+  /** What a human is asked, while waiting (an approval: its id and message; a question; its deadline). */
+  gate?: import("../control/types").Gate | null;
 }
 
 /** One page of a paginated list endpoint. */

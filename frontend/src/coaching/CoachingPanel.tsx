@@ -6,6 +6,8 @@ import { isTerminalStatus } from "../api/types";
 import { ProgressMeter } from "../components/ProgressMeter";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { StatusBadge, statusLabel } from "../components/StatusBadge";
+import { ExecutionControls } from "../control/ExecutionControls";
+import { questionGate } from "../control/types";
 import { useDocumentTitle } from "../hooks";
 import { coachingKeys, fetchQueue } from "./api";
 import { DecisionBar } from "./DecisionBar";
@@ -66,6 +68,8 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
   const status = execution.data?.status ?? pending.data?.status ?? "";
   const paused = pending.data?.paused ?? status === "paused";
   const finished = isTerminalStatus(status) && !suggestion;
+  // a question (a human_input step, a pause for clarification) comes first: a suggestion waits behind it
+  const question = execution.data ? questionGate(execution.data) : null;
   const canPause = !isTerminalStatus(status) && (execution.data?.mode === "coaching" || execution.data?.mode === "auto");
   const workflowName = metrics.data?.name ?? execution.data?.workflow_id ?? "";
   useDocumentTitle(workflowName ? `Coaching ${workflowName}` : "Coaching");
@@ -130,7 +134,9 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
   /** A decision key or button: accept and skip go at once, the others ask first. */
   const start = (kind: DecisionKind) => {
     if (decision.isPending) return;
-    const reason = unavailableReason(kind, suggestion, paused);
+    const reason = question
+      ? "The execution waits for an answer first: answer it (i), or edit the step (e)."
+      : unavailableReason(kind, suggestion, paused);
     if (reason) {
       setNotice({ tone: "info", text: reason });
       return;
@@ -230,6 +236,12 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
         <div className="coach__main">
           {finished ? (
             <FinishedNotice status={data.status} hasNext={next !== null} onNext={goNext} />
+          ) : question ? (
+            suggestion ? (
+              <p className="muted">
+                The suggestion for {stepName(suggestion)} waits until this is answered.
+              </p>
+            ) : null
           ) : suggestion ? (
             <>
               {paused ? (
@@ -275,6 +287,15 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
                 />
               ) : null}
             </>
+          )}
+          {finished ? null : (
+            <ExecutionControls
+              execution={data}
+              onMessage={(text) => {
+                announce(text);
+                setNotice({ tone: "info", text });
+              }}
+            />
           )}
           <StepTimeline steps={data.steps} currentStepId={suggestion?.step_id ?? null} />
         </div>

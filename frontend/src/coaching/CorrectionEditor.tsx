@@ -1,7 +1,7 @@
 import Form from "@rjsf/core";
 import type { IChangeEvent } from "@rjsf/core";
 import type { UiSchema } from "@rjsf/utils";
-import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from "react";
+import { useEffect, useMemo, useRef, useState, type KeyboardEvent, type ReactNode } from "react";
 import { ApiError } from "../api/client";
 import { ErrorNotice } from "../components/QueryState";
 import { ParamsDiff } from "./ParamsDiff";
@@ -31,13 +31,21 @@ export default function CorrectionEditor({
   serverError,
   onSubmit,
   onCancel,
+  submitLabel = "Send correction",
+  diffTitle = "Changes from the suggestion",
+  children,
 }: {
-  suggestion: Suggestion;
+  /** What is corrected: a suggestion, or a pending step's tool, params and schema (the step editor). */
+  suggestion: Pick<Suggestion, "tool" | "params" | "params_schema">;
   sending: boolean;
   /** The answer to the last send, when it failed. */
   serverError: unknown;
   onSubmit: (params: Params) => void;
   onCancel: () => void;
+  submitLabel?: string;
+  diffTitle?: string;
+  /** More fields, shown after the params (the step editor's timeout and retries). */
+  children?: ReactNode;
 }) {
   const suggested = useMemo<Params>(() => (isPlainObject(suggestion.params) ? suggestion.params : {}), [suggestion]);
   const [draft, setDraft] = useState<Params>(suggested);
@@ -221,11 +229,13 @@ export default function CorrectionEditor({
         </div>
       )}
 
-      <ParamsDiff title="Changes from the suggestion" before={suggested} after={draft} />
+      {children}
+
+      <ParamsDiff title={diffTitle} before={suggested} after={draft} />
 
       <div className="dialog__actions">
         <button type="button" className="button" disabled={sending} onClick={send}>
-          {sending ? "Sending…" : "Send correction"} <kbd>Ctrl+Enter</kbd>
+          {sending ? "Sending…" : submitLabel} <kbd>Ctrl+Enter</kbd>
         </button>
         <button type="button" className="button button--secondary" onClick={onCancel}>
           Cancel

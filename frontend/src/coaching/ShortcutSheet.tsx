@@ -1,9 +1,10 @@
 import { Dialog } from "../components/Dialog";
+import { CONTROL_SHORTCUTS } from "../control/ExecutionControls";
 import { APPROVAL_ACTIONS, DECISION_ACTIONS, OTHER_SHORTCUTS } from "./decisions";
 
-/** The `?` sheet: every key of the panel and the queue, and what it does. */
+/** The `?` sheet: every key of the panel, the execution page and the queue, and what it does. */
 export function ShortcutSheet({ onClose }: { onClose: () => void }) {
-  const rows = [...DECISION_ACTIONS, ...OTHER_SHORTCUTS];
+  const rows = [...DECISION_ACTIONS, ...CONTROL_SHORTCUTS, ...OTHER_SHORTCUTS];
   return (
     <Dialog title="Keyboard shortcuts" onClose={onClose}>
       <p className="muted">Shortcuts are off while you type in a field and while a dialog is open.</p>

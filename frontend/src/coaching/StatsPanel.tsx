@@ -10,6 +10,7 @@ const EXECUTION_ROWS: { key: keyof CoachingStats; label: string }[] = [
   { key: "corrected", label: "Corrected" },
   { key: "manual_executions", label: "Manual" },
   { key: "skipped", label: "Skipped" },
+  { key: "timed_out", label: "Timed out" },
 ];
 
 /** What still stands between the workflow and AUTO-ready, in words. */

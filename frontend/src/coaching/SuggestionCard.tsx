@@ -1,5 +1,6 @@
 import { Link } from "react-router-dom";
 import { PolicyVerdictView } from "../approvals/PolicyVerdictView";
+import { Countdown } from "../control/Countdown";
 import { ParamsDiff } from "./ParamsDiff";
 import { confidenceLabel, correctionPackId, formatAge, formatValue } from "../format";
 import type { Suggestion } from "./types";
@@ -33,6 +34,7 @@ export function SuggestionCard({ suggestion }: { suggestion: Suggestion }) {
       <h2 id="suggestion-heading" className="suggestion__title" tabIndex={-1}>
         Suggestion: {suggestion.step_name || suggestion.step_id}
       </h2>
+      <Countdown deadline={suggestion.deadline} onTimeout={suggestion.on_timeout} what="This suggestion" />
       {note ? (
         <p className="notice notice--warning suggestion__purpose">
           <strong>{suggestion.purpose === "correction" ? "Rejected — " : "Spot check — "}</strong>

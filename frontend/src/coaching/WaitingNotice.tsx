@@ -51,11 +51,11 @@ export function WaitingNotice({
       </p>
     );
   }
-  if (status === "waiting_clarification") {
+  if (status === "waiting_clarification" || status === "waiting_correction") {
+    // the question itself is answered in place (control/GateAnswer), right below
     return (
       <p className="notice notice--info" role="status">
-        The execution is {statusLabel(status).toLowerCase()}: answer it on the{" "}
-        <Link to={`/executions/${encodeURIComponent(executionId)}`}>execution page</Link>.
+        The execution is {statusLabel(status).toLowerCase()}: answer below (i), or edit the step first (e).
       </p>
     );
   }

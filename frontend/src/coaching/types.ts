@@ -39,6 +39,10 @@ export interface Suggestion {
   /** The policy's verdict on the suggested call (null: none applies, e.g. no tool). */
   policy?: PolicyVerdict | null;
   created_at: string;
+  /** When nobody deciding sets off `on_timeout` (ISO); null: no deadline, or the session is paused. */
+  deadline?: string | null;
+  /** What the deadline does: `skip`, `fail`, `accept`… */
+  on_timeout?: string | null;
 }
 
 /** One row of `GET /api/coaching/queue`. */
@@ -67,6 +71,8 @@ export interface CoachingStats {
   corrected: number;
   manual_executions: number;
   skipped: number;
+  /** Suggestions whose deadline passed with nobody deciding (no operator's decision). */
+  timed_out?: number;
 }
 
 /** The `execution_update` event (DESIGN.md §5). */
@@ -93,7 +99,6 @@ export interface CoachingStep extends ExecutionStep {
 
 export interface CoachingExecution extends Omit<Execution, "steps"> {
   steps: CoachingStep[];
-  gate?: { kind?: string; step_id?: string; suggestion_id?: string; approval_id?: string; message?: string } | null;
 }
 
 /** The body of a decision (REST and the `coaching_decision` event). */

@@ -60,6 +60,9 @@ export function Layout({ children, focusOnMount = false }: { children: ReactNode
                 </NavLink>
               </li>
               <li>
+                <NavLink to="/plans">Plans</NavLink>
+              </li>
+              <li>
                 <NavLink to="/dashboard">Dashboard</NavLink>
               </li>
               <li>

@@ -16,6 +16,14 @@ const KNOWN: Record<string, { label: string; symbol: string; tone: string }> = {
   approved: { label: "Approved", symbol: "✓", tone: "success" },
   rejected: { label: "Rejected", symbol: "✕", tone: "danger" },
   expired: { label: "Expired", symbol: "⊘", tone: "muted" },
+  draft: { label: "Draft", symbol: "✎", tone: "neutral" },
+  succeeded: { label: "Succeeded", symbol: "✓", tone: "success" },
+  timed_out: { label: "Timed out", symbol: "⌛", tone: "warning" },
+  waiting_decision: { label: "Waiting for a decision", symbol: "‖", tone: "warning" },
+  waiting_clarification: { label: "Waiting for clarification", symbol: "?", tone: "warning" },
+  waiting_correction: { label: "Waiting for a correction", symbol: "‖", tone: "warning" },
+  waiting_approval: { label: "Waiting for approval", symbol: "‖", tone: "warning" },
+  resumed: { label: "Resumed", symbol: "▶", tone: "info" },
 };
 
 export function statusLabel(status: string): string {

@@ -1,4 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
 import { Link, useParams } from "react-router-dom";
 import { apiGet, apiPost } from "../api/client";
 import { isTerminalStatus, type Execution, type ExecutionStep } from "../api/types";
@@ -7,6 +8,11 @@ import { ErrorNotice, Loading } from "../components/QueryState";
 import { StatusBadge, statusLabel } from "../components/StatusBadge";
 import { PolicyVerdictView } from "../approvals/PolicyVerdictView";
 import { approvalQueuePath } from "../coaching/WaitingNotice";
+import { ShortcutSheet } from "../coaching/ShortcutSheet";
+import { useShortcuts } from "../coaching/useShortcuts";
+import { Countdown } from "../control/Countdown";
+import { ExecutionControls } from "../control/ExecutionControls";
+import { questionGate } from "../control/types";
 import { formatValue } from "../format";
 import { useDocumentTitle } from "../hooks";
 
@@ -31,6 +37,9 @@ export default function ExecutionDetailPage() {
   const { id = "" } = useParams<{ id: string }>();
   useDocumentTitle(`Execution ${id}`);
   const queryClient = useQueryClient();
+  const [help, setHelp] = useState(false);
+  const [message, setMessage] = useState("");
+  useShortcuts({ "?": () => setHelp(true) });
 
   const execution = useQuery({
     queryKey: executionQueryKey(id),
@@ -100,6 +109,9 @@ export default function ExecutionDetailPage() {
             Open coaching panel
           </Link>
         ) : null}
+        <button type="button" className="button button--secondary" aria-keyshortcuts="Shift+?" onClick={() => setHelp(true)}>
+          Shortcuts <kbd>?</kbd>
+        </button>
         {!terminal ? (
           <button
             type="button"
@@ -171,6 +183,18 @@ export default function ExecutionDetailPage() {
         </div>
       ) : null}
 
+      {data.gate?.deadline && !questionGate(data) ? (
+        <Countdown deadline={data.gate.deadline} onTimeout={data.gate.on_timeout} what="This gate" />
+      ) : null}
+
+      {!terminal ? <ExecutionControls execution={data} onMessage={setMessage} /> : null}
+      {message ? (
+        <p className="notice notice--info" role="status">
+          {message}
+        </p>
+      ) : null}
+      {help ? <ShortcutSheet onClose={() => setHelp(false)} /> : null}
+
       <h2 id="steps-heading">Steps</h2>
       {data.steps.length === 0 ? (
         <p className="empty">No steps have run yet.</p>
@@ -198,6 +222,7 @@ function StepItem({ step, index }: { step: ExecutionStep; index: number }) {
         <h3 id={headingId} className="mono">
           {step.step_id}
         </h3>
+        {step.name && step.name !== step.step_id ? <span className="muted">{step.name}</span> : null}
         <StatusBadge status={step.status} />
       </div>
       {hasValue(step.output) ? (

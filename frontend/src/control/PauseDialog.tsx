@@ -1,0 +1,79 @@
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useState, type FormEvent } from "react";
+import { ErrorNotice } from "../components/QueryState";
+import { Dialog } from "../components/Dialog";
+import { pauseAt } from "./api";
+import { stepLabel, type ControlStep } from "./types";
+
+/**
+ * `P`: stop before a step with a question. The step waiting now stops at
+ * once; a later one when the execution reaches it. Enter sends.
+ */
+export function PauseDialog({
+  executionId,
+  steps,
+  onDone,
+  onClose,
+}: {
+  executionId: string;
+  /** The steps it may stop before, the default first. */
+  steps: ControlStep[];
+  onDone: (message: string) => void;
+  onClose: () => void;
+}) {
+  const queryClient = useQueryClient();
+  const [stepId, setStepId] = useState(steps[0]?.step_id ?? "");
+  const [question, setQuestion] = useState("");
+  const pause = useMutation({
+    mutationFn: () => pauseAt(executionId, stepId, question.trim()),
+    onSuccess: (state) => {
+      void queryClient.invalidateQueries({ queryKey: ["executions"] });
+      void queryClient.invalidateQueries({ queryKey: ["coaching"] });
+      void queryClient.invalidateQueries({ queryKey: ["plans"] });
+      const now = state.state === "waiting_clarification" && state.step_id === stepId;
+      onDone(now ? `Paused before ${stepId}.` : `Will pause before ${stepId} when the execution gets there.`);
+    },
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    if (!pause.isPending && stepId) pause.mutate();
+  };
+  return (
+    <Dialog title="Pause with a question" onClose={onClose} initialFocus="#pause-question" closeButton={false}>
+      <form onSubmit={submit}>
+        <div className="field">
+          <label htmlFor="pause-step">Stop before step</label>
+          <select id="pause-step" value={stepId} onChange={(e) => setStepId(e.target.value)}>
+            {steps.map((step) => (
+              <option key={step.step_id} value={step.step_id}>
+                {stepLabel(step)}
+                {step.status === "waiting" ? " — waiting now" : ""}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor="pause-question">Question</label>
+          <input
+            id="pause-question"
+            type="text"
+            autoComplete="off"
+            placeholder="What needs clarifying before this step runs?"
+            value={question}
+            onChange={(e) => setQuestion(e.target.value)}
+          />
+          <p className="field__hint">Whoever resumes it answers with feedback; later steps read it as {"{{ feedback.<step_id> }}"}.</p>
+        </div>
+        {pause.isError ? <ErrorNotice title="The execution was not paused" error={pause.error} /> : null}
+        <div className="dialog__actions">
+          <button type="submit" className="button" disabled={pause.isPending || !stepId}>
+            {pause.isPending ? "Pausing…" : "Pause"} <kbd>Enter</kbd>
+          </button>
+          <button type="button" className="button button--secondary" onClick={onClose}>
+            Cancel <kbd>Esc</kbd>
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}

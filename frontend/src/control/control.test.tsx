@@ -1,0 +1,77 @@
+import { render, screen } from "@testing-library/react";
+import { describe, expect, it } from "vitest";
+import { ApiError } from "../api/client";
+import { detailRows, planSource } from "../plans/source";
+import { Countdown } from "./Countdown";
+import { formatClock, secondsLeft } from "./deadline";
+import { splitStepErrors } from "./stepErrors";
+import { editableSteps, pausableSteps, questionGate, type ControlledExecution } from "./types";
+
+const execution = (over: Partial<ControlledExecution> = {}): ControlledExecution => ({
+  execution_id: "ex1",
+  status: "waiting_decision",
+  gate: { kind: "decision", step_id: "a" },
+  steps: [
+    { step_id: "a", status: "waiting", tool: "echo" },
+    { step_id: "b", status: "pending", tool: "echo" },
+    { step_id: "c", status: "pending", type: "human_input" },
+  ],
+  ...over,
+});
+
+describe("deadlines", () => {
+  it("formats the time left as m:ss or h:mm:ss", () => {
+    expect(formatClock(272)).toBe("4:32");
+    expect(formatClock(3723)).toBe("1:02:03");
+    expect(formatClock(-5)).toBe("0:00");
+    expect(secondsLeft(null, 0)).toBeNull();
+    expect(secondsLeft("1970-01-01T00:01:00Z", 0)).toBe(60);
+  });
+
+  it("shows a countdown with what happens when it runs out", () => {
+    const deadline = new Date(Date.now() + 272_500).toISOString();
+    render(<Countdown deadline={deadline} onTimeout="skip" what="This suggestion" />);
+    const timer = screen.getByRole("timer");
+    expect(timer).toHaveTextContent(/Times out in 4:3\d → skip/);
+    expect(timer).toHaveAccessibleName(/This suggestion times out in 4:3\d, then: skip\./);
+  });
+
+  it("shows nothing without a deadline", () => {
+    const { container } = render(<Countdown deadline={null} onTimeout="skip" />);
+    expect(container).toBeEmptyDOMElement();
+  });
+});
+
+describe("which steps the controls reach", () => {
+  it("pauses before the waiting step first, then the pending ones; edits pending tool steps", () => {
+    expect(pausableSteps(execution()).map((s) => s.step_id)).toEqual(["a", "b", "c"]);
+    expect(editableSteps(execution()).map((s) => s.step_id)).toEqual(["b"]);
+    expect(questionGate(execution())).toBeNull();
+  });
+
+  it("answers a clarification pause in place, and edits the paused step", () => {
+    const paused = execution({ status: "waiting_clarification", gate: { kind: "clarification", step_id: "a", question: "?" } });
+    expect(questionGate(paused)?.step_id).toBe("a");
+    expect(pausableSteps(paused)).toEqual([]);
+    expect(editableSteps(paused).map((s) => s.step_id)).toEqual(["a", "b"]);
+  });
+});
+
+describe("server errors on the fields", () => {
+  it("splits a correction's 422 into the params (for the editor) and the step's fields", () => {
+    const error = new ApiError(422, "validation_failed", "bad", {
+      "correction.updated_step.params.url": ["is required"],
+      "correction.updated_step.retries": ["must be an integer >= 0"],
+    });
+    const split = splitStepErrors(error);
+    expect(split.params?.details).toEqual({ "correction.url": ["is required"] });
+    expect(split.fields).toEqual({ retries: ["must be an integer >= 0"] });
+  });
+
+  it("reads a plan as JSON (mode set) or sends it as YAML, and lists 422 paths", () => {
+    expect(planSource('{"steps": []}', "coaching")).toEqual({ json: { steps: [], mode: "coaching" } });
+    expect(planSource("steps: []", "normal")).toEqual({ yaml: "steps: []\nmode: normal\n" });
+    expect(() => planSource("[1]", "normal")).toThrow(/object/);
+    expect(detailRows({ "steps[0].tool": ["unknown tool"], json: undefined })).toEqual([["steps[0].tool", "unknown tool"]]);
+  });
+});
