@@ -104,7 +104,7 @@ describe("CoachingPanel", () => {
     }
     expect(screen.getByTestId("execution-stats")).toHaveTextContent("Accepted1");
     const workflow = screen.getByTestId("workflow-stats");
-    expect(workflow).toHaveTextContent("LevelCOACHING");
+    expect(workflow).toHaveTextContent("LevelCoachingCoaching mode");
     expect(workflow).toHaveTextContent("Acceptance75%");
     expect(workflow).toHaveTextContent("Rolling acceptance78%");
     expect(screen.getByTestId("to-auto")).toHaveTextContent(
@@ -323,7 +323,7 @@ describe("CoachingPanel", () => {
     const before = metricReads();
     act(() => lastSocket().push("metrics_update", { ...snapshot, workflow_id: "wf-other", level: "OBSERVATION" }));
     act(() => lastSocket().push("metrics_update", { ...snapshot, workflow_id: "wf-1" }));
-    await waitFor(() => expect(screen.getByTestId("workflow-stats")).toHaveTextContent("LevelAUTO"));
+    await waitFor(() => expect(screen.getByTestId("workflow-stats")).toHaveTextContent("LevelAUTO-readyCoaching mode"));
     expect(metricReads()).toBe(before);
     expect(screen.getByTestId("to-auto")).toHaveTextContent("Ready for AUTO: a lead can promote it.");
   });

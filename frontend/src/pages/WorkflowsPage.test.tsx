@@ -55,14 +55,14 @@ describe("WorkflowsPage", () => {
 
     const row = (await screen.findByRole("rowheader", { name: /Customer onboarding/ })).closest("tr")!;
     const cells = within(row).getAllByRole("cell").map((c) => c.textContent);
-    expect(cells).toEqual(["v3", "2", "coaching", "3", "Run"]);
+    expect(cells).toEqual(["v3", "2", "Coaching", "3", "Run"]);
     expect(within(row).getByText("Welcome a new customer")).toBeInTheDocument();
 
     const second = screen.getByRole("rowheader", { name: "Refund request" }).closest("tr")!;
     expect(within(second).getAllByRole("cell").map((c) => c.textContent)).toEqual([
       "v1",
       "1",
-      "auto",
+      "AUTO",
       "1",
       "Run",
     ]);

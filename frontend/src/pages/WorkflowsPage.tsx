@@ -6,6 +6,7 @@ import type { Page, StartExecutionRequest, StartExecutionResponse, Workflow } fr
 import { Pager, pageFromParams } from "../components/Pager";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { useAuth } from "../auth/useAuth";
+import { levelLabel, modeLabel } from "../dashboards/Badges";
 import { useDocumentTitle } from "../hooks";
 import { StartDialog, type StartRequest } from "./StartDialog";
 
@@ -106,8 +107,8 @@ export default function WorkflowsPage() {
                         ) : null}
                       </th>
                       <td>v{workflow.version}</td>
-                      <td>{workflow.level}</td>
-                      <td>{workflow.mode}</td>
+                      <td>{levelLabel(String(workflow.level))}</td>
+                      <td>{modeLabel(workflow.mode)}</td>
                       <td className="num">{workflow.steps.length}</td>
                       <td className="actions">
                         <button
