@@ -32,7 +32,14 @@ export function ConfirmDialog({
     >
       <div id={bodyId}>{children}</div>
       <div className="dialog__actions">
-        <button type="button" className="button button--secondary" data-dialog-cancel onClick={onCancel} disabled={busy}>
+        {/* aria-disabled, not disabled, while busy: focus starts here and a disabled button would drop it */}
+        <button
+          type="button"
+          className="button button--secondary"
+          data-dialog-cancel
+          onClick={() => !busy && onCancel()}
+          aria-disabled={busy || undefined}
+        >
           Cancel
         </button>
         <button
