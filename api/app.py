@@ -35,6 +35,20 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True, recove
         OPENAPI_JSON_PATH="openapi.json",
         OPENAPI_SWAGGER_UI_PATH="docs",
         OPENAPI_SWAGGER_UI_URL="/api/docs/assets/",
+        # how a caller authenticates (docs/auth.md): a bearer token, or the session cookie with the CSRF header on
+        # writes; /api/docs gets an Authorize button, and its page sends the CSRF header (api/templates/swagger_ui.html)
+        API_SPEC_OPTIONS={
+            "components": {"securitySchemes": {
+                "bearerAuth": {"type": "http", "scheme": "bearer",
+                               "description": "a token from POST /api/auth/tokens"},
+                "cookieAuth": {"type": "apiKey", "in": "cookie", "name": security.SESSION_COOKIE,
+                               "description": "the web app's session, from POST /api/auth/login"},
+                "csrfToken": {"type": "apiKey", "in": "header", "name": security.CSRF_HEADER,
+                              "description": f"with the session cookie, on writes: the value of the "
+                                             f"{security.CSRF_COOKIE} cookie (double submit)"},
+            }},
+            "security": [{"bearerAuth": []}, {"cookieAuth": [], "csrfToken": []}],
+        },
     )
     # Socket.IO's Origin check: the configured public origins, else the request's own origin (None). Never []
     # (python-engineio turns the check off for an empty list) nor "*": a page of another site could open a

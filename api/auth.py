@@ -147,6 +147,7 @@ def set_csrf_cookie(response):
 
 @blp.route("/login")
 class Login(MethodView):
+    @blp.doc(security=[])  # public: it is how a session starts
     @blp.arguments(LoginArgs)
     @blp.response(200, MeSchema)
     def post(self, args):

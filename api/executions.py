@@ -18,7 +18,9 @@ blp = Blueprint("executions", __name__, url_prefix="/api/executions", descriptio
 class StartArgs(Schema):
     workflow_id = fields.String(required=True)
     variables = fields.Dict(load_default=dict)
-    mode = fields.String(load_default="normal", validate=validate.OneOf(executions.MODES))
+    mode = fields.String(load_default=None, validate=validate.OneOf(executions.MODES), metadata={
+        "description": "default: the workflow's mode (coaching or auto); `normal` (no review but what policy "
+                       "forces) needs the lead role"})
 
 
 class ListArgs(PageArgs):
@@ -91,11 +93,12 @@ def _view(session, ex):
 
 
 def start_execution(args: dict) -> dict:
-    require("operator")
+    # a normal run skips the review a workflow in coaching (or auto's spot checks) would give: a lead's choice
+    require("lead" if args["mode"] == "normal" else "operator")
     svc = services()
     with svc.db.transaction() as session:
         ex = executions.start(session, svc.definitions, workspace_id(), args["workflow_id"],
-                              args["variables"], args["mode"], started_by=user_id())
+                              args["variables"], args["mode"], started_by=user_id(), actor=operator())
         body = _view(session, ex)
     svc.runner.schedule(body["execution_id"])
     return body

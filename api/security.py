@@ -27,6 +27,7 @@ from config import DEFAULT_SECRET, Settings
 log = logging.getLogger(__name__)
 
 CSRF_COOKIE = "coach_csrf"
+SESSION_COOKIE = "coach_session"
 CSRF_HEADER = "X-CSRF-Token"
 SESSION_CSRF_KEY = "csrf_token"  # if the login view also keeps the token in the session, csrf_ok checks it too
 MIN_SECRET_LEN = 32
@@ -265,7 +266,7 @@ def socket_origins(settings: Settings) -> list[str] | None:
 
 def cookie_config(settings: Settings) -> dict:
     return {
-        "SESSION_COOKIE_NAME": "coach_session",
+        "SESSION_COOKIE_NAME": SESSION_COOKIE,
         "SESSION_COOKIE_HTTPONLY": True,
         "SESSION_COOKIE_SAMESITE": "Lax",
         "SESSION_COOKIE_SECURE": settings.env == "production",  # development runs on plain http://localhost

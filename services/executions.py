@@ -93,11 +93,15 @@ def keep_awaiting(session: Session, ex: Execution) -> None:
 
 
 def start(session: Session, definitions: DefinitionCache, workspace_id: str, workflow_id: str,
-          variables: Any, mode: str = "normal", started_by: str | None = None) -> Execution:
-    """A new execution; `started_by` (a user id) is who an approval with separate_duties refuses."""
-    if mode not in MODES:
+          variables: Any, mode: str | None = None, started_by: str | None = None,
+          actor: str = "system") -> Execution:
+    """A new execution, audited (`execution_start`: who, mode, variables). `mode` None means the workflow's own
+    mode (coaching or auto), so a start that does not choose never skips the review the workflow is under.
+    `started_by` (a user id) is who an approval with separate_duties refuses; `actor` is who the audit names."""
+    if mode is not None and mode not in MODES:
         raise ValidationFailed("unknown mode", details={"mode": [f"must be one of {list(MODES)}"]})
     wf = workflows.get(session, workspace_id, workflow_id)
+    mode = mode or wf.mode
     if mode == "auto" and wf.mode != "auto":
         raise Conflict("this workflow is not in AUTO: a lead promotes it once it is AUTO-ready",
                        details={"workflow_mode": wf.mode})
@@ -109,6 +113,9 @@ def start(session: Session, definitions: DefinitionCache, workspace_id: str, wor
                    coaching_stats={k: 0 for k in COACHING_STATS} if mode in ("coaching", "auto") else None)
     session.add(ex)
     session.flush()
+    audit.record(session, workspace_id, actor, "execution_start", target_type="execution", target_id=ex.id,
+                 execution_id=ex.id, after={"workflow_id": wf.id, "workflow_version": wf.current_version,
+                                            "mode": mode, "variables": values})
     return ex
 
 

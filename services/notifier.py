@@ -38,17 +38,18 @@ def jsonable(value: Any) -> Any:
 
 
 class Events:
-    """Events gathered during a transaction, sent by the notifier once it commits."""
+    """Events gathered during a transaction, sent by the notifier once it commits. An event for an execution and
+    its workspace is one item for both rooms: Socket.IO sends it once to the union, so a client in both rooms (the
+    coaching panel) receives it once, not twice."""
 
     def __init__(self) -> None:
-        self.items: list[tuple[str, Any, str]] = []
+        self.items: list[tuple[str, Any, str | tuple[str, ...]]] = []
 
     def add(self, event: str, payload: Any, *, execution: str | None = None, workspace: str | None = None) -> None:
-        payload = jsonable(payload)
-        if execution:
-            self.items.append((event, payload, execution_room(execution)))
-        if workspace:
-            self.items.append((event, payload, workspace_room(workspace)))
+        rooms = tuple(room for room in (execution and execution_room(execution),
+                                        workspace and workspace_room(workspace)) if room)
+        if rooms:
+            self.items.append((event, jsonable(payload), rooms[0] if len(rooms) == 1 else rooms))
 
     def latest(self, event: str, payload: Any, *, execution: str) -> None:
         """A state rather than a happening (e.g. the session stats): only its last value in this transaction
@@ -67,11 +68,12 @@ class Notifier:
     def __init__(self, socketio: Any = None):
         self.socketio = socketio
 
-    def emit(self, event: str, payload: dict[str, Any], room: str) -> None:
+    def emit(self, event: str, payload: dict[str, Any], room: str | tuple[str, ...]) -> None:
         if self.socketio is None:
             return
         try:
-            self.socketio.emit(event, payload, to=room)
+            # several rooms: one emit to their union (python-socketio sends it once per client)
+            self.socketio.emit(event, payload, to=room if isinstance(room, str) else list(room))
         except Exception:  # a lost push must never undo a committed change
             log.exception("could not push %s to %s", event, room)
 

@@ -375,7 +375,7 @@ def _build(w: World, key: tuple[str, str], side: str, caller: str | None, fresh:
     if key == ("PUT", "/api/workflows/<workflow_id>/thresholds"):
         return Request(json={})
     if key == ("POST", "/api/executions/"):
-        return Request(json={"workflow_id": rows["workflow_id"], "variables": {}, "mode": "normal"})
+        return Request(json={"workflow_id": rows["workflow_id"], "variables": {}})  # the workflow's mode
     if key == ("POST", "/api/executions/coaching"):
         return Request(json={"workflow_id": rows["workflow_id"], "variables": {}})
     if key == ("POST", "/api/executions/<execution_id>/cancel") and fresh:

@@ -44,6 +44,46 @@ def test_start_returns_201_with_ids_mode_and_status(api):
     assert body["status"] in ("pending", "running", "completed")
 
 
+def test_start_without_a_mode_uses_the_workflows_mode_and_reaches_the_queue(api):
+    wf = api.workflow(ECHO_STEPS, variables=ECHO_VARS)
+    assert wf["mode"] == "coaching"
+    body = api.ok("POST", "/api/executions/", {"workflow_id": wf["id"]}, status=201)
+    assert body["mode"] == "coaching" and body["is_coaching"]
+    ex = api.settle(body["execution_id"])
+    assert ex["status"] == "waiting_decision"
+    pending = api.ok("GET", f"/api/executions/{ex['execution_id']}/coaching/suggestion")
+    assert pending["suggestion"]["step_id"] == "greet"
+
+
+@pytest.mark.parametrize("path, mode", [("/api/executions/", None), ("/api/executions/", "normal"),
+                                        ("/api/executions/coaching", None)])
+def test_every_start_is_audited_with_who_mode_and_variables(api, path, mode):
+    wf = api.workflow(ECHO_STEPS, variables=ECHO_VARS)
+    body = {"workflow_id": wf["id"], "variables": {"who": "Ada"}, **({"mode": mode} if mode else {})}
+    started = api.ok("POST", path, body, status=201)
+    events = api.ok("GET", f"/api/audit?execution_id={started['execution_id']}")["items"]
+    starts = [e for e in events if e["action"] == "execution_start"]
+    assert len(starts) == 1, events
+    assert starts[0]["actor"] == "admin@test.local"
+    assert starts[0]["after"]["mode"] == started["mode"] == (mode or "coaching")
+    assert starts[0]["after"]["variables"] == {"who": "Ada", "n": 2}
+    assert starts[0]["after"]["workflow_id"] == wf["id"]
+
+
+def test_a_normal_run_needs_a_lead_and_an_operator_starts_in_the_workflows_mode(app, api):
+    from tests.conftest import authed_client
+
+    wf = api.workflow(ECHO_STEPS, variables=ECHO_VARS)
+    operator = authed_client(app, "operator")
+    refused = operator.post("/api/executions/", json={"workflow_id": wf["id"], "mode": "normal"})
+    assert refused.status_code == 403 and refused.get_json()["error"]["code"] == "forbidden"
+    started = operator.post("/api/executions/", json={"workflow_id": wf["id"]})
+    assert started.status_code == 201 and started.get_json()["mode"] == "coaching"
+    lead = authed_client(app, "lead")
+    assert lead.post("/api/executions/", json={"workflow_id": wf["id"], "mode": "normal"}).status_code == 201
+    assert _total(api) == 2
+
+
 def test_echo_workflow_completes_with_rendered_outputs(api):
     wf = api.workflow(ECHO_STEPS, variables=ECHO_VARS)
     ex = api.settle(api.start(wf["id"], {"who": "Ada", "n": 4})["execution_id"])
@@ -65,7 +105,8 @@ def test_variable_defaults_are_applied(api):
 @pytest.mark.parametrize("variables, field", [({"nope": 1}, "variables.nope"), ({"n": "four"}, "variables.n")])
 def test_bad_variables_are_422_naming_the_variable_and_create_nothing(api, variables, field):
     wf = api.workflow(ECHO_STEPS, variables=ECHO_VARS)
-    code, body = api.call("POST", "/api/executions/", {"workflow_id": wf["id"], "variables": variables})
+    code, body = api.call("POST", "/api/executions/", {"workflow_id": wf["id"], "variables": variables,
+                                                       "mode": "normal"})
     assert code == 422
     assert body["error"]["code"] == "validation_failed" and field in body["error"]["details"]
     assert _total(api) == 0

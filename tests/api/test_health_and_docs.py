@@ -14,6 +14,23 @@ def test_openapi_document_lists_the_resources(api):
         assert path in doc["paths"], path
 
 
+def test_openapi_declares_the_bearer_token_and_the_cookie_with_its_csrf_header(api):
+    doc = api.ok("GET", "/api/openapi.json")
+    schemes = doc["components"]["securitySchemes"]
+    assert schemes["bearerAuth"] == {"type": "http", "scheme": "bearer", "description": schemes["bearerAuth"]["description"]}
+    assert (schemes["cookieAuth"]["in"], schemes["cookieAuth"]["name"]) == ("cookie", "coach_session")
+    assert (schemes["csrfToken"]["in"], schemes["csrfToken"]["name"]) == ("header", "X-CSRF-Token")
+    assert doc["security"] == [{"bearerAuth": []}, {"cookieAuth": [], "csrfToken": []}]
+    assert doc["paths"]["/api/auth/login"]["post"]["security"] == []
+
+
+def test_the_docs_page_sends_the_csrf_header_and_its_script_is_allowed_by_the_csp(api):
+    page = api.client.get("/api/docs")
+    assert b"requestInterceptor" in page.data and b"X-CSRF-Token" in page.data
+    csp = page.headers["Content-Security-Policy"]
+    assert "'sha256-" in csp  # the inline initializer, by hash
+
+
 def test_swagger_ui_is_served_without_a_cdn(api):
     page = api.client.get("/api/docs")
     assert page.status_code == 200

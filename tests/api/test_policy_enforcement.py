@@ -168,7 +168,7 @@ def test_policy_rules_are_a_workspaces_own(api, services):
     other = make_user(services, "admin@other.test", "admin", "other")
     headers = {"Authorization": f"Bearer {other}", "X-Coach-Workspace": "other"}
     wf = api.call("POST", "/api/workflows", {"name": "w", "steps": _write("secrets/x.txt")}, headers=headers)[1]
-    ex_id = api.call("POST", "/api/executions/", {"workflow_id": wf["id"]}, headers=headers)[1]["execution_id"]
+    ex_id = api.call("POST", "/api/executions/", {"workflow_id": wf["id"], "mode": "normal"}, headers=headers)[1]["execution_id"]
     api.services.runner.wait_idle(10)
     ex = api.call("GET", f"/api/executions/{ex_id}", headers=headers)[1]
     assert ex["status"] == "completed" and ex["steps"][0]["policy"]["default"] is True, ex

@@ -64,7 +64,8 @@ def test_a_workflow_turns_auto_ready_live_and_a_lead_promotes_it_with_the_keyboa
     expect(row).to_contain_text("AUTO-ready")
     expect(row.locator("[data-level]")).to_have_attribute("data-level", "AUTO")
     expect(row).to_contain_text("100%")
-    expect(page.get_by_role("status").filter(has_text="“Invoice intake” moved from Coaching to AUTO")).to_be_visible()
+    expect(page.get_by_role("status").filter(
+        has_text="“Invoice intake” moved from Coaching to AUTO-ready; its mode is Coaching")).to_be_visible()
     expect(page.get_by_label("Workspace totals")).to_contain_text("AUTO-ready workflows1")
 
     promote = row.get_by_role("button", name="Promote Invoice intake to AUTO")
@@ -72,6 +73,9 @@ def test_a_workflow_turns_auto_ready_live_and_a_lead_promotes_it_with_the_keyboa
     page.keyboard.press("Enter")
     dialog = page.get_by_role("dialog", name="Promote “Invoice intake” to AUTO?")
     expect(dialog).to_contain_text("Its evidence says AUTO-ready.")
+    # focus starts on Cancel (a stray Enter never promotes): Tab to the confirm button, deliberately
+    expect(dialog.get_by_role("button", name="Cancel")).to_be_focused()
+    page.keyboard.press("Tab")
     expect(dialog.get_by_role("button", name="Promote to AUTO")).to_be_focused()
     page.keyboard.press("Enter")
 
@@ -181,7 +185,9 @@ def test_a_lead_promotes_a_ready_step_alone_and_pins_it_from_the_keyboard(live_s
     tab_to(page, promote)
     page.keyboard.press("Enter")
     dialog = page.get_by_role("dialog", name="Promote step “mail” of “Mail intake” to AUTO?")
-    expect(dialog).to_be_visible()
+    expect(dialog.get_by_role("button", name="Cancel")).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(dialog.get_by_role("button", name="Promote the step")).to_be_focused()
     page.keyboard.press("Enter")
     expect(page.get_by_role("status").filter(has_text="is now in AUTO")).to_be_visible()
     row = table.get_by_role("row").filter(has=page.get_by_role("rowheader", name="mail"))

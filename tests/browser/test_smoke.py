@@ -57,6 +57,14 @@ def test_run_a_workflow_from_the_workflows_page_with_the_keyboard(live_server, p
         pytest.fail("the Run button never got focus by pressing Tab")
     page.keyboard.press("Enter")
 
+    # the start dialog: focus on the mode, the workflow's own (coaching) by default; an admin may run it normal
+    dialog = page.get_by_role("dialog", name="Run “Smoke greeting”")
+    mode = dialog.get_by_label("Mode")
+    expect(mode).to_be_focused()
+    expect(mode).to_have_value("coaching")
+    mode.select_option("normal")
+    dialog.get_by_role("button", name="Start run").press("Enter")
+
     expect(page).to_have_url(re.compile(r"/executions/[^/]+$"))
     execution_id = page.url.rstrip("/").rsplit("/", 1)[1]
     listed = live_server.get(f"/api/executions/?workflow_id={wf['id']}").json()
@@ -70,9 +78,43 @@ def test_run_a_workflow_from_the_workflows_page_with_the_keyboard(live_server, p
     page.screenshot(path=str(SCREENSHOT), full_page=True)
 
 
+def test_run_on_the_workflows_page_starts_in_the_workflows_mode_with_its_variables_and_is_audited(live_server, page):
+    response = live_server.post("/api/workflows", json={
+        "name": "Refund", "variables": {"order": {"type": "string", "required": True},
+                                        "amount": {"type": "number", "default": 10}},
+        "steps": [{"id": "refund", "tool": "echo", "params": {"order": "{{ vars.order }}", "amount": "{{ vars.amount }}"}}]})
+    assert response.status_code == 201, response.text
+    wf = response.json()
+    assert wf["mode"] == "coaching"
+
+    log_in(page, live_server)
+    page.goto(live_server.url("/workflows"))
+    page.get_by_role("button", name="Run Refund").click()
+    dialog = page.get_by_role("dialog", name="Run “Refund”")
+    expect(dialog.get_by_label("Mode")).to_have_value("coaching")
+    expect(dialog.get_by_label("amount")).to_have_value("10")
+    dialog.get_by_label("order").fill("A-7")
+    dialog.get_by_label("amount").fill("19.5")
+    dialog.get_by_role("button", name="Start run").click()
+
+    expect(page).to_have_url(re.compile(r"/executions/[^/]+$"))
+    execution_id = page.url.rstrip("/").rsplit("/", 1)[1]
+    started = live_server.get(f"/api/executions/{execution_id}").json()
+    assert started["mode"] == "coaching" and started["variables"] == {"order": "A-7", "amount": 19.5}, started
+    # nothing ran unreviewed: the refund waits in the queue as a suggestion
+    live_server.wait_for(lambda: live_server.get(f"/api/executions/{execution_id}").json()["status"]
+                         == "waiting_decision", timeout=15, message="the suggestion")
+    pending = live_server.get(f"/api/executions/{execution_id}/coaching/suggestion").json()
+    assert pending["suggestion"]["params"] == {"order": "A-7", "amount": 19.5}, pending
+    audit = live_server.get(f"/api/audit?execution_id={execution_id}").json()["items"]
+    starts = [e for e in audit if e["action"] == "execution_start"]
+    assert len(starts) == 1 and starts[0]["actor"] == live_server.admin_email, audit
+    assert starts[0]["after"]["mode"] == "coaching" and starts[0]["after"]["variables"]["order"] == "A-7"
+
+
 def test_a_deep_link_to_an_execution_survives_a_reload(live_server, page):
     wf = create_workflow(live_server, "Deep link")
-    started = live_server.post("/api/executions/", json={"workflow_id": wf["id"]})
+    started = live_server.post("/api/executions/", json={"workflow_id": wf["id"], "mode": "normal"})
     assert started.status_code == 201, started.text
     execution_id = started.json()["execution_id"]
     live_server.wait_for(lambda: live_server.get(f"/api/executions/{execution_id}").json()["status"] == "completed",

@@ -21,7 +21,7 @@ def approval_workflow(server: LiveServer, **approval) -> str:
 
 
 def start(server: LiveServer, workflow_id: str) -> str:
-    response = server.post("/api/executions/", json={"workflow_id": workflow_id})
+    response = server.post("/api/executions/", json={"workflow_id": workflow_id, "mode": "normal"})
     assert response.status_code == 201, response.text
     return response.json()["execution_id"]
 

@@ -20,7 +20,8 @@ def create_workflow(server: LiveServer, definition: dict) -> dict:
 
 
 def start(server: LiveServer, workflow_id: str, variables: dict | None = None) -> str:
-    response = server.post("/api/executions/", json={"workflow_id": workflow_id, "variables": variables or {}})
+    response = server.post("/api/executions/", json={"workflow_id": workflow_id, "variables": variables or {},
+                                                      "mode": "normal"})
     assert response.status_code == 201, response.text
     return response.json()["execution_id"]
 

@@ -30,7 +30,7 @@ export type StepStatus = OpenUnion<
   "pending" | "running" | "waiting" | "completed" | "failed" | "skipped" | "cancelled"
 >;
 
-export type ExecutionMode = OpenUnion<"normal" | "coaching">;
+export type ExecutionMode = OpenUnion<"normal" | "coaching" | "auto">;
 
 export interface Workflow {
   id: string;
@@ -41,6 +41,8 @@ export interface Workflow {
   mode: string;
   /** Step definitions; their shape belongs to the workflow engine. */
   steps: unknown[];
+  /** Declared input variables: name → `{type, default, required, description}`. */
+  variables?: Record<string, unknown>;
 }
 
 export interface ExecutionProgress {

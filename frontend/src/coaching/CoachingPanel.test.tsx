@@ -104,7 +104,7 @@ describe("CoachingPanel", () => {
     }
     expect(screen.getByTestId("execution-stats")).toHaveTextContent("Accepted1");
     const workflow = screen.getByTestId("workflow-stats");
-    expect(workflow).toHaveTextContent("LevelCOACHING");
+    expect(workflow).toHaveTextContent("LevelCoachingCoaching mode");
     expect(workflow).toHaveTextContent("Acceptance75%");
     expect(workflow).toHaveTextContent("Rolling acceptance78%");
     expect(screen.getByTestId("to-auto")).toHaveTextContent(
@@ -306,7 +306,7 @@ describe("CoachingPanel", () => {
     expect(screen.getByTestId("announcer")).toHaveTextContent("New suggestion: Close the ticket, tool echo.");
   });
 
-  it("updates the stats from coaching_stats and re-reads the workflow's metrics on metrics_update", async () => {
+  it("updates the stats from coaching_stats and shows the workflow's snapshot from metrics_update without a re-read", async () => {
     const state = serverState();
     const { calls } = await openPanel(state);
     await screen.findByTestId("workflow-stats");
@@ -318,13 +318,13 @@ describe("CoachingPanel", () => {
     await waitFor(() => expect(screen.getByTestId("execution-stats")).toHaveTextContent("Accepted3"));
     expect(screen.getByTestId("execution-stats")).toHaveTextContent("Rejected1");
 
-    state.metrics = metrics({ level: "AUTO", auto_ready: true, decisions: 25, rolling_acceptance_rate: 0.9 });
+    const snapshot = metrics({ level: "AUTO", auto_ready: true, decisions: 25, rolling_acceptance_rate: 0.9 });
     const metricReads = () => calls.filter((c) => c.url === "/api/metrics/workflows/wf-1").length;
     const before = metricReads();
-    act(() => lastSocket().push("metrics_update", { workflow_id: "wf-other" }));
-    act(() => lastSocket().push("metrics_update", { workflow_id: "wf-1" }));
-    await waitFor(() => expect(screen.getByTestId("workflow-stats")).toHaveTextContent("LevelAUTO"));
-    expect(metricReads()).toBe(before + 1);
+    act(() => lastSocket().push("metrics_update", { ...snapshot, workflow_id: "wf-other", level: "OBSERVATION" }));
+    act(() => lastSocket().push("metrics_update", { ...snapshot, workflow_id: "wf-1" }));
+    await waitFor(() => expect(screen.getByTestId("workflow-stats")).toHaveTextContent("LevelAUTO-readyCoaching mode"));
+    expect(metricReads()).toBe(before);
     expect(screen.getByTestId("to-auto")).toHaveTextContent("Ready for AUTO: a lead can promote it.");
   });
 

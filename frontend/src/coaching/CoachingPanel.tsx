@@ -106,7 +106,8 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
   // than leaving it on the page's body (where screen readers lose their place).
   useEffect(() => {
     const active = document.activeElement;
-    if (active && active !== document.body) return;
+    // #main is where a closing dialog leaves focus when its opener went with the suggestion: lost, too
+    if (active && active !== document.body && active.id !== "main") return;
     document.getElementById(finished ? "finished-heading" : "suggestion-heading")?.focus();
   }, [shownId, finished]);
 

@@ -1,6 +1,7 @@
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { formatRate, plural } from "../format";
 import type { WorkflowMetrics } from "../api/metrics";
+import { levelLabel, modeLabel } from "../dashboards/Badges";
 import type { CoachingStats } from "./types";
 
 const EXECUTION_ROWS: { key: keyof CoachingStats; label: string }[] = [
@@ -78,8 +79,9 @@ export function StatsPanel({
             <div>
               <dt>Level</dt>
               <dd>
-                <span className={`level level--${metrics.level.toLowerCase()}`}>{metrics.level}</span>
-                {metrics.auto_ready ? <span className="tag">✓ AUTO-ready</span> : null}
+                {/* the level says what the evidence shows (AUTO is "AUTO-ready"); the mode, what a lead chose */}
+                <span className={`level level--${metrics.level.toLowerCase()}`}>{levelLabel(metrics.level)}</span>
+                {metrics.mode ? <span className="tag">{modeLabel(metrics.mode)} mode</span> : null}
               </dd>
             </div>
             <div>

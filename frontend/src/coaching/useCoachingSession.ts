@@ -1,4 +1,4 @@
-import { useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { fetchWorkflowMetrics } from "../api/metrics";
 import { isTerminalStatus } from "../api/types";
 import { useExecutionRoom, useRealtime, useSocketEvent, useWorkspaceRoom } from "../realtime/context";
@@ -8,21 +8,13 @@ import {
   fetchPending,
   fetchStats,
 } from "./api";
+import { refreshExecution } from "./refresh";
 import type { CoachingStats, ExecutionUpdate, PendingSuggestions, Suggestion } from "./types";
+
+export { refreshExecution } from "./refresh";
 
 /** While the live connection is down, the panel reads the server this often instead. */
 export const OFFLINE_POLL_MS = 3_000;
-
-/**
- * Re-reads what a change to this execution may have changed: suggestion, steps, the queue. The stats are
- * not among them: the server pushes them (`coaching_stats`) whenever they change, a decision's answer
- * carries them, and while offline they are polled like the rest.
- */
-export function refreshExecution(queryClient: QueryClient, executionId: string): void {
-  void queryClient.invalidateQueries({ queryKey: coachingKeys.pending(executionId) });
-  void queryClient.invalidateQueries({ queryKey: coachingKeys.execution(executionId) });
-  void queryClient.invalidateQueries({ queryKey: coachingKeys.queueAll });
-}
 
 /**
  * Everything the CoachingPanel shows of one execution, kept live: the
@@ -71,7 +63,8 @@ export function useCoachingSession(executionId: string) {
       suggestion,
       suggestions: [suggestion, ...(old?.suggestions ?? []).filter((s) => s.step_id !== suggestion.step_id)],
     }));
-    refreshExecution(queryClient, executionId);
+    // the push is the pending suggestion: only the steps need reading again
+    refreshExecution(queryClient, executionId, { pending: false });
   });
 
   useSocketEvent<ExecutionUpdate>("execution_update", (update) => {
@@ -79,7 +72,8 @@ export function useCoachingSession(executionId: string) {
     queryClient.setQueryData<PendingSuggestions>(coachingKeys.pending(executionId), (old) =>
       old ? { ...old, status: update.status, paused: update.status === "paused" } : old,
     );
-    refreshExecution(queryClient, executionId);
+    // a finished execution has nothing pending any more; otherwise a new suggestion comes as its own push
+    refreshExecution(queryClient, executionId, { pending: isTerminalStatus(update.status) });
   });
 
   useSocketEvent<CoachingStats & { execution_id?: string }>("coaching_stats", (payload) => {
@@ -88,9 +82,12 @@ export function useCoachingSession(executionId: string) {
     queryClient.setQueryData<CoachingStats>(coachingKeys.stats(executionId), counts);
   });
 
-  useSocketEvent<{ workflow_id?: string }>("metrics_update", (payload) => {
+  // The push is the workflow's new snapshot (counters, rates, level, evidence): shown as it is, no re-read.
+  useSocketEvent<Record<string, unknown> & { workflow_id?: string }>("metrics_update", (payload) => {
     if (!workflowId || payload?.workflow_id !== workflowId) return;
-    void queryClient.invalidateQueries({ queryKey: coachingKeys.workflowMetrics(workflowId) });
+    const key = coachingKeys.workflowMetrics(workflowId);
+    if (queryClient.getQueryData(key)) queryClient.setQueryData(key, (old: object) => ({ ...old, ...payload }));
+    else void queryClient.invalidateQueries({ queryKey: key });
   });
 
   return { execution, pending, stats, metrics, connection };

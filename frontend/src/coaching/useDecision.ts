@@ -2,7 +2,7 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { ApiError } from "../api/client";
 import { useRealtime } from "../realtime/context";
 import { coachingKeys, pauseSession, resumeSession, sendDecision } from "./api";
-import { refreshExecution } from "./useCoachingSession";
+import { refreshExecution } from "./refresh";
 import type { CoachingStats, DecisionRequest, DecisionResult, PendingSuggestions } from "./types";
 
 /** True for a 409 that says the suggestion was decided (or replaced) by someone else. */
@@ -24,9 +24,17 @@ export function useDecision(executionId: string) {
 
   return useMutation<DecisionResult, unknown, DecisionRequest>({
     mutationFn: (body) => sendDecision(executionId, body, socket, status === "online"),
-    onSuccess: (result) => {
+    onSuccess: (result, body) => {
       if (result.stats) queryClient.setQueryData<CoachingStats>(coachingKeys.stats(executionId), result.stats);
-      refreshExecution(queryClient, executionId);
+      // The decided suggestion is no longer pending; the next one is pushed (`coaching_suggestion`). Offline,
+      // the panel polls, so the pending suggestion is read again then.
+      queryClient.setQueryData<PendingSuggestions>(coachingKeys.pending(executionId), (old) => {
+        if (!old) return old;
+        const left = (old.suggestions ?? []).filter((s) => s.suggestion_id !== body.suggestion_id);
+        const shown = old.suggestion?.suggestion_id === body.suggestion_id ? (left[0] ?? null) : old.suggestion;
+        return { ...old, suggestion: shown, suggestions: left };
+      });
+      refreshExecution(queryClient, executionId, { pending: status !== "online" });
     },
     onError: (error) => {
       if (error instanceof ApiError && error.status === 409) refreshExecution(queryClient, executionId);

@@ -36,7 +36,8 @@ describe("Dialog", () => {
     );
     const dialog = screen.getByRole("dialog", { name: "Sure?" });
     expect(dialog).toHaveAccessibleDescription("It cannot be undone.");
-    expect(screen.getByRole("button", { name: "Do it" })).toHaveFocus();
+    // focus on Cancel: a stray Enter never confirms
+    expect(screen.getByRole("button", { name: "Cancel" })).toHaveFocus();
     expect(screen.queryByRole("button", { name: /Close/ })).not.toBeInTheDocument();
     rerender(
       <ConfirmDialog title="Sure?" confirmLabel="Do it" busy onConfirm={() => undefined} onCancel={onCancel}>

@@ -1,12 +1,22 @@
-/** A workflow's level, AUTO-readiness and mode: always words and a symbol, colour only repeats them. */
+/**
+ * A workflow's level, AUTO-readiness and mode: always words and a symbol, colour only repeats them. The level is
+ * what the evidence says (AUTO means "AUTO-ready"), the mode what a lead chose: they are shown apart, so a
+ * workflow still in coaching never reads as running in AUTO.
+ */
 import { formatRate, plural } from "../format";
 import type { Level, MetricsSnapshot, WorkflowMode } from "../api/metrics";
 
 const LEVELS: Record<string, { label: string; symbol: string; tone: string }> = {
   OBSERVATION: { label: "Observation", symbol: "○", tone: "neutral" },
   COACHING: { label: "Coaching", symbol: "◐", tone: "info" },
-  AUTO: { label: "AUTO", symbol: "●", tone: "success" },
+  AUTO: { label: "AUTO-ready", symbol: "●", tone: "success" },
 };
+
+/** A difference of two rates in percentage points ("10 points", "0.5 points"). */
+function formatPoints(difference: number): string {
+  const points = Math.round(difference * 1000) / 10;
+  return `${points} ${points === 1 ? "point" : "points"}`;
+}
 
 export function levelLabel(level: Level): string {
   return LEVELS[level]?.label ?? level;
@@ -41,7 +51,10 @@ export function autoReadyGap(snapshot: Pick<MetricsSnapshot, "auto_ready" | "to_
     if (needed === null) parts.push(`acceptance at the ${formatRate(gap.auto_acceptance)} bar cannot be shown`);
     else if (needed > 0) parts.push(`about ${plural(needed, "more accept")} in a row`);
   } else if (gap.acceptance_gap > 0) {
-    parts.push(`acceptance ${formatRate(gap.acceptance_gap)} under the ${formatRate(gap.auto_acceptance)} bar`);
+    // a distance to the bar, not the acceptance itself: "51.7% under the 85% bar" read as an acceptance of 51.7%
+    parts.push(
+      `acceptance to rise ${formatPoints(gap.acceptance_gap)} to reach the ${formatRate(gap.auto_acceptance)} bar`,
+    );
   }
   return parts.length ? `Needs ${parts.join("; ")}` : "";
 }

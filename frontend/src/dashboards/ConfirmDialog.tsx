@@ -2,8 +2,9 @@ import { useId, type ReactNode } from "react";
 import { Dialog } from "../components/Dialog";
 
 /**
- * A modal confirmation (the app's `Dialog`): focus starts on the confirm
- * button; Escape cancels, except while the action is under way.
+ * A modal confirmation (the app's `Dialog`): focus starts on Cancel, so a
+ * stray Enter never confirms (promote, demote…); Escape cancels, except while
+ * the action is under way.
  */
 export function ConfirmDialog({
   title,
@@ -27,11 +28,18 @@ export function ConfirmDialog({
       onClose={() => !busy && onCancel()}
       describedBy={bodyId}
       closeButton={false}
-      initialFocus="[data-dialog-confirm]"
+      initialFocus="[data-dialog-cancel]"
     >
       <div id={bodyId}>{children}</div>
       <div className="dialog__actions">
-        <button type="button" className="button button--secondary" onClick={onCancel} disabled={busy}>
+        {/* aria-disabled, not disabled, while busy: focus starts here and a disabled button would drop it */}
+        <button
+          type="button"
+          className="button button--secondary"
+          data-dialog-cancel
+          onClick={() => !busy && onCancel()}
+          aria-disabled={busy || undefined}
+        >
           Cancel
         </button>
         <button

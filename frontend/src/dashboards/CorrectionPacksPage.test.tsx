@@ -2,7 +2,7 @@ import { act, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { lastSocket } from "../test/fakeSocket";
-import { errorResponse, jsonResponse, renderPage, stubFetch, type RecordedCall } from "../test/utils";
+import { AsRole, errorResponse, jsonResponse, renderPage, stubFetch, type RecordedCall } from "../test/utils";
 import CorrectionPacksPage from "./CorrectionPacksPage";
 import { learningWorkflow, otherPack, pack, readyWorkflow, renderLive } from "./testFixtures";
 import type { CorrectionPack } from "./types";
@@ -21,8 +21,13 @@ function stubPacks(override: Handler = () => undefined, packs: () => CorrectionP
   });
 }
 
-const renderPacks = (route = "/correction-packs") =>
-  renderPage(<CorrectionPacksPage />, { route, path: "/correction-packs" });
+const renderPacks = (route = "/correction-packs", role = "lead") =>
+  renderPage(
+    <AsRole role={role}>
+      <CorrectionPacksPage />
+    </AsRole>,
+    { route, path: "/correction-packs" },
+  );
 
 const packArticle = (step: string) => screen.findByRole("article", { name: new RegExp(`^Step ${step}`) });
 
@@ -47,6 +52,15 @@ describe("CorrectionPacksPage", () => {
     const pay = await packArticle("pay");
     expect(within(pay).getByText("Disabled")).toBeInTheDocument();
     expect(screen.getByRole("heading", { level: 2, name: /Refund request/ })).toBeInTheDocument();
+  });
+
+  it("shows an operator the packs but not the lead's enable, disable, export and import", async () => {
+    stubPacks();
+    renderPacks("/correction-packs", "operator");
+    const mail = await packArticle("mail");
+    expect(within(mail).getByText("Enabled")).toBeInTheDocument();
+    expect(within(mail).queryAllByRole("button")).toEqual([]);
+    expect(screen.queryByRole("button", { name: /Import/ })).not.toBeInTheDocument();
   });
 
   it("filters by workflow through the address", async () => {

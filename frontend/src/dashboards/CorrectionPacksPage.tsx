@@ -5,6 +5,7 @@ import { useDocumentTitle } from "../hooks";
 import "./dashboards.css";
 import { plural } from "../format";
 import { PackCard } from "./PackCard";
+import { useIsLead } from "../auth/useAuth";
 import { PackImport } from "./PackImport";
 import { useLivePacks, usePacks, useWorkflowMetricsList } from "./queries";
 import { WorkflowSelect } from "./WorkflowSelect";
@@ -27,6 +28,7 @@ function byWorkflow(packs: CorrectionPack[]): [string, CorrectionPack[]][] {
 export default function CorrectionPacksPage() {
   useDocumentTitle("Correction packs");
   const [params, setParams] = useSearchParams();
+  const lead = useIsLead();
   const workflowFilter = params.get("workflow") || null;
   const linkedPack = params.get("pack");
   const packs = usePacks(workflowFilter);
@@ -116,7 +118,7 @@ export default function CorrectionPacksPage() {
         ))
       )}
 
-      <PackImport workflows={workflows.data?.items ?? []} />
+      {lead ? <PackImport workflows={workflows.data?.items ?? []} /> : null}
     </section>
   );
 }

@@ -21,8 +21,8 @@ function stubDashboard(override: Handler = () => undefined, workflows: () => Wor
   });
 }
 
-function renderDashboard() {
-  return renderLive(<DashboardPage />, "/dashboard", "/dashboard");
+function renderDashboard(role = "lead") {
+  return renderLive(<DashboardPage />, "/dashboard", "/dashboard", role);
 }
 
 async function workflowRow(name: string) {
@@ -40,7 +40,7 @@ describe("DashboardPage", () => {
     expect(screen.getByRole("heading", { level: 1, name: "Dashboard" })).toBeInTheDocument();
     const ready = await workflowRow("Invoice intake");
     expect(cellsOf(ready)).toEqual([
-      "●AUTO",
+      "●AUTO-ready",
       "✓AUTO-ready",
       "24",
       "91.7%",
@@ -56,7 +56,7 @@ describe("DashboardPage", () => {
     expect([level, decisions]).toEqual(["◐Coaching", "12"]);
     expect(within(learning).getByText("Coaching", { selector: "[data-mode]" })).toBeInTheDocument();
     expect(flag).toContain("Not ready");
-    expect(flag).toContain("Needs 8 more counted decisions in the window; acceptance 10% under the 85% bar");
+    expect(flag).toContain("Needs 8 more counted decisions in the window; acceptance to rise 10 points to reach the 85% bar");
 
     const table = ready.closest("table")!;
     expect(within(table).getByText(/Workflows by learning level, 2 in total/)).toBeInTheDocument();
@@ -80,7 +80,7 @@ describe("DashboardPage", () => {
     const summary = await screen.findByLabelText("Workspace totals");
     expect(summary).toHaveTextContent("AUTO-ready workflows1");
     expect(summary).toHaveTextContent("86.1%");
-    expect(summary).toHaveTextContent("1 AUTO, 1 Coaching");
+    expect(summary).toHaveTextContent("1 AUTO-ready, 1 Coaching");
 
     const ann = (await screen.findByRole("rowheader", { name: "ann@example.com" })).closest("tr")!;
     expect(cellsOf(ann)).toEqual(["20", "18", "2", "0", "90%", "700 ms / 1.5 s"]);
@@ -142,8 +142,11 @@ describe("DashboardPage", () => {
 
     const dialog = screen.getByRole("dialog", { name: "Promote “Invoice intake” to AUTO?" });
     expect(dialog).toHaveTextContent("Its evidence says AUTO-ready.");
-    expect(within(dialog).getByRole("button", { name: "Promote to AUTO" })).toHaveFocus();
+    // focus starts on Cancel: a stray Enter must not promote
+    expect(within(dialog).getByRole("button", { name: "Cancel" })).toHaveFocus();
     expect(calls.filter((c) => c.method === "POST")).toEqual([]);
+    await user.tab(); // to the confirm button, deliberately
+    expect(within(dialog).getByRole("button", { name: "Promote to AUTO" })).toHaveFocus();
     await user.keyboard("{Enter}");
 
     expect(await screen.findByText(/“Invoice intake” is now in AUTO mode/)).toBeInTheDocument();
@@ -166,9 +169,12 @@ describe("DashboardPage", () => {
     await user.click(promote);
     const dialog = screen.getByRole("dialog");
     const confirm = within(dialog).getByRole("button", { name: "Promote to AUTO" });
+    const cancel = within(dialog).getByRole("button", { name: "Cancel" });
+    expect(cancel).toHaveFocus();
+    await user.tab();
     expect(confirm).toHaveFocus();
     await user.tab(); // Tab stays inside the dialog: from its last button back to its first
-    expect(within(dialog).getByRole("button", { name: "Cancel" })).toHaveFocus();
+    expect(cancel).toHaveFocus();
     await user.tab({ shift: true });
     expect(confirm).toHaveFocus();
     await user.keyboard("{Escape}");
@@ -205,9 +211,12 @@ describe("DashboardPage", () => {
         ? errorResponse(403, "forbidden", "this needs the lead role")
         : undefined,
     );
-    renderDashboard();
+    renderDashboard("operator");
 
-    await workflowRow("Invoice intake");
+    const row = await workflowRow("Invoice intake");
+    // the mode is shown, not the lead's buttons (promote / demote, a step's promote / pin)
+    expect(row.querySelector("[data-mode]")).toHaveTextContent("Coaching");
+    expect(screen.queryAllByRole("button", { name: /^(Promote|Demote|Pin|Unpin|Back to coaching)\b/ })).toEqual([]);
     await waitFor(() => expect(screen.getAllByText("Leads only")).toHaveLength(3));
     expect(screen.getByText(/Workspace totals are shown to team leads/)).toBeInTheDocument();
     expect(screen.getByText(/Per-operator metrics are shown to team leads/)).toBeInTheDocument();
@@ -260,8 +269,8 @@ describe("DashboardPage", () => {
         mode: "coaching",
       }),
     );
-    expect(screen.getByText("“Refund request” moved from Coaching to AUTO, and is AUTO-ready.")).toHaveAttribute("role", "status");
+    expect(screen.getByText("“Refund request” moved from Coaching to AUTO-ready; its mode is Coaching.")).toHaveAttribute("role", "status");
     await waitFor(() => expect(calls.length).toBeGreaterThan(before));
-    await waitFor(() => expect(within(row).getByText("AUTO-ready")).toBeInTheDocument());
+    await waitFor(() => expect(row.querySelector('[data-auto-ready="true"]')).toHaveTextContent("AUTO-ready"));
   });
 });

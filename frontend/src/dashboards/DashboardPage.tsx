@@ -33,7 +33,10 @@ function describeChange(event: LevelChangedEvent, workflows: WorkflowMetrics[] |
     return `“${name}” went from ${modeLabel(event.previous_mode)} to ${modeLabel(event.mode)} mode${event.reason ? `: ${event.reason}` : ""}.`;
   if (event.step_id) return "";
   const from = event.previous_level ? ` from ${levelLabel(event.previous_level)}` : "";
-  return `“${name}” moved${from} to ${levelLabel(event.level)}${event.auto_ready ? ", and is AUTO-ready" : ""}.`;
+  // the level AUTO is "AUTO-ready"; the mode is apart: a workflow still in coaching is said to be so
+  const ready = event.level !== "AUTO" && event.auto_ready ? ", and is AUTO-ready" : "";
+  const mode = event.mode ? `; its mode is ${modeLabel(event.mode)}` : "";
+  return `“${name}” moved${from} to ${levelLabel(event.level)}${ready}${mode}.`;
 }
 
 /** The lead dashboard: workspace totals, workflows by level with promotion, charts, operators. Live. */

@@ -2,6 +2,7 @@
 import { useState, type ReactNode } from "react";
 import { ApiError, errorMessage } from "../api/client";
 import { autoReadyGap, levelLabel } from "./Badges";
+import { useIsLead } from "../auth/useAuth";
 import { ConfirmDialog } from "./ConfirmDialog";
 import { useSetMode } from "./queries";
 import type { MetricsSnapshot, WorkflowMode } from "../api/metrics";
@@ -109,7 +110,9 @@ export function useModeChanger(): { ask: (target: ModeTarget) => void; ui: React
  * focus stays on it after a change. Its name includes the workflow's.
  */
 export function ModeButton({ target, onAsk }: { target: ModeTarget; onAsk: (t: ModeTarget) => void }) {
+  const lead = useIsLead();
   const promote = target.mode !== "auto";
+  if (!lead) return null; // a lead's decision: operators see the mode, not the button
   return (
     <button
       type="button"

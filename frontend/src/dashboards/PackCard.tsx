@@ -1,4 +1,5 @@
 import { useState } from "react";
+import { useIsLead } from "../auth/useAuth";
 import { Link } from "react-router-dom";
 import { errorMessage } from "../api/client";
 import { DataTable, type Column } from "./DataTable";
@@ -91,6 +92,7 @@ const columns: Column<ChangeRow>[] = [
 /** One step's pack: what operators changed, what Coach learned, and the lead's controls. */
 export function PackCard({ pack, workflowName, linked }: { pack: CorrectionPack; workflowName: string; linked: boolean }) {
   const toggle = useSetPackEnabled();
+  const lead = useIsLead(); // enable, disable and export are a lead's (the server refuses operators)
   const [exported, setExported] = useState<{ ok: true; file: string } | { ok: false; error: unknown } | null>(null);
   const headingId = `pack-${pack.id}-heading`;
   const stepName = `step ${pack.step_id} of ${workflowName}`;
@@ -131,19 +133,23 @@ export function PackCard({ pack, workflowName, linked }: { pack: CorrectionPack;
             <span aria-hidden="true">{pack.enabled ? "✓" : "⊘"}</span>
             {pack.enabled ? "Enabled" : "Disabled"}
           </span>
-          <button
-            type="button"
-            className="button button--secondary"
-            // aria-disabled, not disabled: a disabled button drops the keyboard focus.
-            onClick={() => !toggle.isPending && toggle.mutate({ pack, enabled: !pack.enabled })}
-            aria-disabled={toggle.isPending || undefined}
-            aria-busy={toggle.isPending || undefined}
-          >
-            {pack.enabled ? "Disable" : "Enable"} <span className="visually-hidden">the pack of {stepName}</span>
-          </button>
-          <button type="button" className="button button--secondary" onClick={() => void exportPack()}>
-            Export JSON <span className="visually-hidden">of the pack of {stepName}</span>
-          </button>
+          {lead ? (
+            <>
+            <button
+              type="button"
+              className="button button--secondary"
+              // aria-disabled, not disabled: a disabled button drops the keyboard focus.
+              onClick={() => !toggle.isPending && toggle.mutate({ pack, enabled: !pack.enabled })}
+              aria-disabled={toggle.isPending || undefined}
+              aria-busy={toggle.isPending || undefined}
+            >
+              {pack.enabled ? "Disable" : "Enable"} <span className="visually-hidden">the pack of {stepName}</span>
+            </button>
+            <button type="button" className="button button--secondary" onClick={() => void exportPack()}>
+              Export JSON <span className="visually-hidden">of the pack of {stepName}</span>
+            </button>
+            </>
+          ) : null}
         </div>
       </div>
       <div role="status" className="pack__status">

@@ -9,6 +9,7 @@ import { errorMessage } from "../api/client";
 import type { StepMetrics, StepMode } from "../api/metrics";
 import { formatCount, formatRate } from "../format";
 import { AutoReadyFlag, LevelBadge } from "./Badges";
+import { useIsLead } from "../auth/useAuth";
 import { ConfirmDialog } from "./ConfirmDialog";
 import { DataTable, type Column } from "./DataTable";
 import { useSetStepMode, type StepModeChange } from "./queries";
@@ -125,6 +126,7 @@ export function StepModesTable({
   onChange: (c: StepModeChange) => void;
   withWorkflow?: boolean;
 }) {
+  const lead = useIsLead(); // promote / unpin / pin a step: a lead's buttons
   const columns: Column<StepRow>[] = [
     ...(withWorkflow
       ? [{ header: "Workflow", cell: (r: StepRow) => <Link to={`/workflows/${encodeURIComponent(r.workflowId)}`}>{r.workflowName}</Link> }]
@@ -135,7 +137,7 @@ export function StepModesTable({
     { header: "Decisions", numeric: true, cell: (r) => formatCount(r.metrics?.decisions ?? 0) },
     { header: "Spot checks", cell: (r) => <SpotChecks m={r.metrics} /> },
     { header: "Mode", cell: (r) => <span data-step-mode={r.mode}>{stepModeLabel(r.mode)}</span> },
-    { header: "Actions", cell: (r) => <StepActions row={r} onChange={onChange} /> },
+    ...(lead ? [{ header: "Actions", cell: (r: StepRow) => <StepActions row={r} onChange={onChange} /> }] : []),
   ];
   return (
     <DataTable

@@ -48,7 +48,8 @@ function stubDetail(override: (call: RecordedCall) => Response | undefined = () 
   });
 }
 
-const renderDetail = (route = "/workflows/wf-invoice") => renderLive(<WorkflowDetailPage />, route, "/workflows/:id");
+const renderDetail = (route = "/workflows/wf-invoice", role = "lead") =>
+  renderLive(<WorkflowDetailPage />, route, "/workflows/:id", role);
 
 describe("WorkflowDetailPage", () => {
   it("shows the definition, mode, metrics, packs link and executions of a workflow", async () => {
@@ -109,10 +110,13 @@ describe("WorkflowDetailPage", () => {
     expect(within(table).getAllByRole("rowheader").map((r) => r.textContent)).toEqual(["fetch"]);
     expect(within(table).getByRole("rowheader", { name: "fetch" }).closest("tr")).toHaveTextContent("Follows the workflow");
 
-    // promotion asks first; the dialog's confirm button has the focus, Enter confirms
+    // promotion asks first; focus starts on Cancel (a stray Enter does nothing), Tab then Enter confirms
     within(table).getByRole("button", { name: "Promote fetch of Invoice intake to AUTO" }).focus();
     await user.keyboard("{Enter}");
-    expect(await screen.findByRole("dialog", { name: "Promote step “fetch” of “Invoice intake” to AUTO?" })).toBeInTheDocument();
+    const dialog = await screen.findByRole("dialog", { name: "Promote step “fetch” of “Invoice intake” to AUTO?" });
+    expect(within(dialog).getByRole("button", { name: "Cancel" })).toHaveFocus();
+    await user.tab();
+    expect(within(dialog).getByRole("button", { name: "Promote the step" })).toHaveFocus();
     await user.keyboard("{Enter}");
     expect(await screen.findByText(/Step “fetch” of “Invoice intake” is now in AUTO/)).toBeInTheDocument();
     const posted = calls.filter((c) => c.method === "POST").map((c) => [c.url, c.body]);
@@ -121,6 +125,17 @@ describe("WorkflowDetailPage", () => {
     await user.click(within(table).getByRole("button", { name: "Pin fetch of Invoice intake to always review" }));
     expect(await screen.findByText(/is pinned: every run of it is decided by a person/)).toBeInTheDocument();
     expect(calls.filter((c) => c.method === "POST").at(-1)?.body).toEqual({ mode: "always_review" });
+  });
+
+  it("shows an operator the modes and levels but none of the lead's buttons", async () => {
+    stubDetail();
+    renderDetail(undefined, "operator");
+    const table = await screen.findByRole("table", { name: "Autonomy of each step of Invoice intake" });
+    expect(within(table).getByRole("rowheader", { name: "fetch" }).closest("tr")).toHaveTextContent("Follows the workflow");
+    expect(within(table).queryAllByRole("button")).toEqual([]);
+    expect(screen.queryByRole("button", { name: /Promote|Demote/ })).not.toBeInTheDocument();
+    expect(screen.queryByRole("button", { name: /threshold/i })).not.toBeInTheDocument();
+    expect(screen.queryByRole("group", { name: /threshold/i })).not.toBeInTheDocument();
   });
 
   it("says why the server refused a step's promotion", async () => {

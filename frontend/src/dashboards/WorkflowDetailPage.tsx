@@ -5,6 +5,7 @@ import { useDocumentTitle } from "../hooks";
 import { AutoReadyFlag, LevelBadge, modeLabel } from "./Badges";
 import { formatRate } from "../format";
 import "./dashboards.css";
+import { useIsLead } from "../auth/useAuth";
 import { ModeButton, useModeChanger } from "./ModeChange";
 import { useLiveMetrics, useWorkflowDefinition, useWorkflowMetrics } from "./queries";
 import type { WorkflowDefinition } from "./types";
@@ -61,6 +62,7 @@ export default function WorkflowDetailPage() {
   const definition = useWorkflowDefinition(id, version);
   const metrics = useWorkflowMetrics(id);
   const modes = useModeChanger();
+  const lead = useIsLead();
   const stepModes = useStepModeChanger();
   useLiveMetrics();
   useDocumentTitle(definition.data?.name ?? "Workflow");
@@ -148,7 +150,7 @@ export default function WorkflowDetailPage() {
           </div>
         ) : null}
       </dl>
-      <ThresholdsEditor workflowId={wf.id} current={wf.thresholds} />
+      {lead ? <ThresholdsEditor workflowId={wf.id} current={wf.thresholds} /> : null}
       <ul className="links">
         <li>
           <Link to={`/correction-packs?workflow=${encodeURIComponent(wf.id)}`}>Correction packs of {wf.name}</Link>

@@ -68,7 +68,7 @@ describe("dashboard formats", () => {
   it("says what stands between a workflow and AUTO-ready", () => {
     const gap = { decisions_to_coaching: 3, window_decisions_needed: 1, acceptance_gap: 0.1, auto_min_window: 20, auto_acceptance: 0.85 };
     expect(autoReadyGap({ auto_ready: false, to_auto: gap })).toBe(
-      "Needs 3 more decisions to leave observation; 1 more counted decision in the window; acceptance 10% under the 85% bar",
+      "Needs 3 more decisions to leave observation; 1 more counted decision in the window; acceptance to rise 10 points to reach the 85% bar",
     );
     expect(autoReadyGap({ auto_ready: true, to_auto: gap })).toBe("");
     // with the sequential test's figures, the distance is in accepts

@@ -1,7 +1,7 @@
 /** Payloads and a renderer shared by the lead pages' component tests (shapes copied from the real API). */
 import type { ReactElement } from "react";
 import { RealtimeProvider } from "../realtime/RealtimeProvider";
-import { renderPage } from "../test/utils";
+import { AsRole, renderPage } from "../test/utils";
 import type { GlobalMetrics, MetricsSnapshot, OperatorMetrics, SeriesPoint, WorkflowMetrics } from "../api/metrics";
 import type { CorrectionPack } from "./types";
 
@@ -127,7 +127,12 @@ export const otherPack: CorrectionPack = {
   rules: [],
 };
 
-/** Renders a lead page with the live connection (a FakeSocket, see src/test/setup.ts). */
-export function renderLive(element: ReactElement, route: string, path: string) {
-  return renderPage(<RealtimeProvider workspaceId="1">{element}</RealtimeProvider>, { route, path });
+/** Renders a lead page with the live connection (a FakeSocket, see src/test/setup.ts), signed in as `role`. */
+export function renderLive(element: ReactElement, route: string, path: string, role = "lead") {
+  return renderPage(
+    <AsRole role={role}>
+      <RealtimeProvider workspaceId="1">{element}</RealtimeProvider>
+    </AsRole>,
+    { route, path },
+  );
 }

@@ -2,6 +2,7 @@ import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import type { Page, Workflow } from "../api/types";
+import { AuthContext, type AuthContextValue } from "../auth/context";
 import { errorResponse, jsonResponse, renderPage, stubFetch } from "../test/utils";
 import WorkflowsPage from "./WorkflowsPage";
 
@@ -13,15 +14,20 @@ const workflows: Page<Workflow> = {
       name: "Customer onboarding",
       description: "Welcome a new customer",
       level: 2,
-      mode: "guided",
+      mode: "coaching",
       steps: [{ id: "a" }, { id: "b" }, { id: "c" }],
+      variables: {
+        who: { type: "string", default: "world" },
+        n: { type: "integer", required: true },
+        vip: { type: "boolean", default: false },
+      },
     },
     {
       id: "refund",
       version: 1,
       name: "Refund request",
       level: 1,
-      mode: "normal",
+      mode: "auto",
       steps: [{ id: "only" }],
     },
   ],
@@ -30,8 +36,14 @@ const workflows: Page<Workflow> = {
   per_page: 20,
 };
 
-function renderWorkflows() {
-  return renderPage(<WorkflowsPage />, { route: "/workflows", path: "/workflows" });
+function renderWorkflows(role = "admin") {
+  const auth = { status: "authenticated", role } as AuthContextValue;
+  return renderPage(
+    <AuthContext.Provider value={auth}>
+      <WorkflowsPage />
+    </AuthContext.Provider>,
+    { route: "/workflows", path: "/workflows" },
+  );
 }
 
 describe("WorkflowsPage", () => {
@@ -43,14 +55,14 @@ describe("WorkflowsPage", () => {
 
     const row = (await screen.findByRole("rowheader", { name: /Customer onboarding/ })).closest("tr")!;
     const cells = within(row).getAllByRole("cell").map((c) => c.textContent);
-    expect(cells).toEqual(["v3", "2", "guided", "3", "Run"]);
+    expect(cells).toEqual(["v3", "2", "Coaching", "3", "Run"]);
     expect(within(row).getByText("Welcome a new customer")).toBeInTheDocument();
 
     const second = screen.getByRole("rowheader", { name: "Refund request" }).closest("tr")!;
     expect(within(second).getAllByRole("cell").map((c) => c.textContent)).toEqual([
       "v1",
       "1",
-      "normal",
+      "AUTO",
       "1",
       "Run",
     ]);
@@ -94,7 +106,7 @@ describe("WorkflowsPage", () => {
     expect(within(alert).getByRole("button", { name: "Try again" })).toBeInTheDocument();
   });
 
-  it("starts a run with the keyboard and opens the new execution", async () => {
+  it("starts a run from a dialog, in the workflow's mode, with its typed variables", async () => {
     const user = userEvent.setup();
     const { calls } = stubFetch(({ method }) =>
       method === "POST" ? jsonResponse({ execution_id: "ex 42", status: "pending" }, 201) : jsonResponse(workflows),
@@ -105,11 +117,65 @@ describe("WorkflowsPage", () => {
     run.focus();
     await user.keyboard("{Enter}");
 
+    const dialog = await screen.findByRole("dialog", { name: "Run “Customer onboarding”" });
+    const mode = within(dialog).getByLabelText("Mode");
+    expect(mode).toHaveFocus();
+    expect(mode).toHaveValue("coaching");
+    expect(within(dialog).getByLabelText("who")).toHaveValue("world");
+    expect(calls.filter((c) => c.method === "POST")).toHaveLength(0);
+
+    await user.type(within(dialog).getByLabelText(/^n/), "4");
+    await user.click(within(dialog).getByLabelText("vip"));
+    await user.click(within(dialog).getByRole("button", { name: "Start run" }));
+
     await waitFor(() => expect(screen.getByTestId("location")).toHaveTextContent("/executions/ex%2042"));
-    expect(screen.getByText("Other page")).toBeInTheDocument();
     const post = calls.find((c) => c.method === "POST");
     expect(post?.url).toBe("/api/executions/");
-    expect(post?.body).toEqual({ workflow_id: "onboarding", variables: {}, mode: "normal" });
+    expect(post?.body).toEqual({
+      workflow_id: "onboarding",
+      variables: { who: "world", n: 4, vip: true },
+      mode: "coaching",
+    });
+  });
+
+  it("offers a normal run to leads only, and auto only to a promoted workflow", async () => {
+    const user = userEvent.setup();
+    stubFetch(() => jsonResponse(workflows));
+    const { unmount } = renderWorkflows("operator");
+    await user.click(await screen.findByRole("button", { name: "Run Customer onboarding" }));
+    let options = within(screen.getByRole("dialog")).getAllByRole("option").map((o) => o.getAttribute("value"));
+    expect(options).toEqual(["coaching"]);
+    unmount();
+
+    renderWorkflows("lead");
+    await user.click(await screen.findByRole("button", { name: "Run Refund request" }));
+    const mode = within(screen.getByRole("dialog")).getByLabelText("Mode");
+    expect(mode).toHaveValue("auto");
+    options = within(screen.getByRole("dialog")).getAllByRole("option").map((o) => o.getAttribute("value"));
+    expect(options).toEqual(["auto", "coaching", "normal"]);
+  });
+
+  it("says which variable is missing before asking the server, and shows the server's 422 on its field", async () => {
+    const user = userEvent.setup();
+    const { calls } = stubFetch(({ method }) =>
+      method === "POST"
+        ? errorResponse(422, "validation_failed", "bad variables", { "variables.who": ["must not be empty"] })
+        : jsonResponse(workflows),
+    );
+    renderWorkflows();
+    await user.click(await screen.findByRole("button", { name: "Run Customer onboarding" }));
+    const dialog = screen.getByRole("dialog");
+
+    await user.click(within(dialog).getByRole("button", { name: "Start run" }));
+    expect(within(dialog).getByRole("alert")).toHaveTextContent("is required");
+    expect(within(dialog).getByLabelText(/^n/)).toHaveAttribute("aria-invalid", "true");
+    expect(calls.filter((c) => c.method === "POST")).toHaveLength(0);
+
+    await user.type(within(dialog).getByLabelText(/^n/), "2");
+    await user.click(within(dialog).getByRole("button", { name: "Start run" }));
+    await waitFor(() => expect(within(dialog).getByLabelText("who")).toHaveAttribute("aria-invalid", "true"));
+    expect(within(dialog).getByRole("alert")).toHaveTextContent("must not be empty");
+    expect(screen.getByTestId("location")).toHaveTextContent("/workflows");
   });
 
   it("stays on the page and explains why when a run cannot start", async () => {
@@ -122,11 +188,11 @@ describe("WorkflowsPage", () => {
     renderWorkflows();
 
     await user.click(await screen.findByRole("button", { name: "Run Refund request" }));
+    await user.click(within(screen.getByRole("dialog")).getByRole("button", { name: "Start run" }));
 
-    const alert = await screen.findByRole("alert");
-    expect(alert).toHaveTextContent("Could not start “Refund request”");
+    const alert = await within(screen.getByRole("dialog")).findByRole("alert");
     expect(alert).toHaveTextContent("This workflow is disabled");
     expect(screen.getByTestId("location")).toHaveTextContent("/workflows");
-    expect(screen.getByRole("button", { name: "Run Refund request" })).toBeEnabled();
+    expect(within(screen.getByRole("dialog")).getByRole("button", { name: "Start run" })).toBeEnabled();
   });
 });

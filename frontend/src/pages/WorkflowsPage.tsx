@@ -1,10 +1,14 @@
+import { useState } from "react";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Link, useNavigate, useSearchParams } from "react-router-dom";
 import { apiGet, apiPost } from "../api/client";
 import type { Page, StartExecutionRequest, StartExecutionResponse, Workflow } from "../api/types";
 import { Pager, pageFromParams } from "../components/Pager";
 import { ErrorNotice, Loading } from "../components/QueryState";
+import { useAuth } from "../auth/useAuth";
+import { levelLabel, modeLabel } from "../dashboards/Badges";
 import { useDocumentTitle } from "../hooks";
+import { StartDialog, type StartRequest } from "./StartDialog";
 
 export const workflowsQueryKey = (page: number) => ["workflows", { page }] as const;
 
@@ -14,6 +18,8 @@ export default function WorkflowsPage() {
   const queryClient = useQueryClient();
   const [params, setParams] = useSearchParams();
   const page = pageFromParams(params);
+  const { role } = useAuth();
+  const [starting, setStarting] = useState<Workflow | null>(null);
 
   const workflows = useQuery({
     queryKey: workflowsQueryKey(page),
@@ -22,17 +28,22 @@ export default function WorkflowsPage() {
   });
 
   const run = useMutation({
-    mutationFn: (workflow: Workflow) =>
+    mutationFn: ({ workflow, mode, variables }: StartRequest) =>
       apiPost<StartExecutionResponse>("/api/executions/", {
         workflow_id: workflow.id,
-        variables: {},
-        mode: "normal",
+        variables,
+        mode,
       } satisfies StartExecutionRequest),
     onSuccess: (execution) => {
       void queryClient.invalidateQueries({ queryKey: ["executions"] });
       navigate(`/executions/${encodeURIComponent(execution.execution_id)}`);
     },
   });
+
+  const open = (workflow: Workflow) => {
+    run.reset();
+    setStarting(workflow);
+  };
 
   return (
     <section aria-labelledby="workflows-heading">
@@ -42,11 +53,14 @@ export default function WorkflowsPage() {
         its definition and metrics.
       </p>
 
-      {run.isError ? (
-        <ErrorNotice
-          title={`Could not start “${run.variables?.name ?? "workflow"}”`}
+      {starting ? (
+        <StartDialog
+          workflow={starting}
+          role={role}
+          busy={run.isPending}
           error={run.error}
-          onRetry={run.variables ? () => run.mutate(run.variables) : undefined}
+          onStart={(request) => run.mutate(request)}
+          onCancel={() => setStarting(null)}
         />
       ) : null}
 
@@ -79,7 +93,6 @@ export default function WorkflowsPage() {
               </thead>
               <tbody>
                 {workflows.data.items.map((workflow) => {
-                  const starting = run.isPending && run.variables?.id === workflow.id;
                   return (
                     <tr key={`${workflow.id}@${workflow.version}`}>
                       <th scope="row" className="cell-name">
@@ -94,19 +107,18 @@ export default function WorkflowsPage() {
                         ) : null}
                       </th>
                       <td>v{workflow.version}</td>
-                      <td>{workflow.level}</td>
-                      <td>{workflow.mode}</td>
+                      <td>{levelLabel(String(workflow.level))}</td>
+                      <td>{modeLabel(workflow.mode)}</td>
                       <td className="num">{workflow.steps.length}</td>
                       <td className="actions">
                         <button
                           type="button"
                           className="button"
-                          onClick={() => run.mutate(workflow)}
-                          disabled={run.isPending}
-                          aria-busy={starting || undefined}
-                          aria-label={starting ? `Starting ${workflow.name}…` : `Run ${workflow.name}`}
+                          onClick={() => open(workflow)}
+                          aria-haspopup="dialog"
+                          aria-label={`Run ${workflow.name}`}
                         >
-                          {starting ? "Starting…" : "Run"}
+                          Run
                         </button>
                       </td>
                     </tr>

@@ -69,9 +69,25 @@ export function RealtimeProvider({
   return <RealtimeContext.Provider value={value}>{children}</RealtimeContext.Provider>;
 }
 
-/** "Offline — reconnecting…" while the live connection is down (text, not colour alone). */
+/** How long the first connection may take before the banner says it is still connecting (no flash on load). */
+export const CONNECTING_NOTICE_MS = 2_000;
+
+/**
+ * "Offline — reconnecting…" while the live connection is down (text, not colour alone). The first connection of
+ * a page load is only mentioned when it takes longer than `CONNECTING_NOTICE_MS`: it usually takes a fraction of
+ * a second, and a banner shown for that long only flashes.
+ */
 export function ConnectionBanner({ status }: { status: ConnectionStatus }) {
-  if (status === "online") return null;
+  const [slow, setSlow] = useState(false);
+  useEffect(() => {
+    if (status !== "connecting") {
+      setSlow(false);
+      return;
+    }
+    const timer = setTimeout(() => setSlow(true), CONNECTING_NOTICE_MS);
+    return () => clearTimeout(timer);
+  }, [status]);
+  if (status === "online" || (status === "connecting" && !slow)) return null;
   return (
     <div className="connection-banner" role="status" data-status={status}>
       {status === "offline"

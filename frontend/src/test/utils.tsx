@@ -1,8 +1,9 @@
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { render } from "@testing-library/react";
-import type { ReactElement } from "react";
+import type { ReactElement, ReactNode } from "react";
 import { MemoryRouter, Route, Routes, useLocation } from "react-router-dom";
 import { vi } from "vitest";
+import { AuthContext, type AuthContextValue } from "../auth/context";
 
 /** A QueryClient for tests: no retries, nothing shared between tests. */
 export function testQueryClient(): QueryClient {
@@ -86,4 +87,10 @@ export function stubFetch(handler: (call: RecordedCall) => Response | Promise<Re
   });
   vi.stubGlobal("fetch", fetchMock);
   return { calls, fetchMock };
+}
+
+/** Renders `children` for a signed-in user with `role` (what `useAuth` / `useIsLead` read), without the provider. */
+export function AsRole({ role, children }: { role: string; children: ReactNode }) {
+  const value = { status: "authenticated", role, user: null, workspaces: [], workspace: null } as unknown as AuthContextValue;
+  return <AuthContext.Provider value={value}>{children}</AuthContext.Provider>;
 }

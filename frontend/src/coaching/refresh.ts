@@ -1,0 +1,46 @@
+import type { QueryClient } from "@tanstack/react-query";
+import { coachingKeys } from "./api";
+
+/**
+ * How long a burst of pushes about one execution (a decision's ack, the step's `execution_update`s, the next
+ * `coaching_suggestion`) is gathered before the panel reads the server once for all of them.
+ */
+export const REFRESH_QUIET_MS = 150;
+/** However long the burst goes on, read by then. */
+export const REFRESH_MAX_WAIT_MS = 1_000;
+
+type Planned = { timer: ReturnType<typeof setTimeout>; first: number; pending: boolean };
+const planned = new WeakMap<QueryClient, Map<string, Planned>>();
+
+function run(queryClient: QueryClient, executionId: string, pending: boolean): void {
+  planned.get(queryClient)?.delete(executionId);
+  if (pending) void queryClient.invalidateQueries({ queryKey: coachingKeys.pending(executionId) });
+  void queryClient.invalidateQueries({ queryKey: coachingKeys.execution(executionId) });
+  void queryClient.invalidateQueries({ queryKey: coachingKeys.queueAll });
+}
+
+/**
+ * Re-reads what a change to this execution may have changed: its steps, the queue and, with `pending`, the
+ * pending suggestion (not needed when the push carried it). Calls close together become one read of each, after
+ * the burst is over: re-reading on every push fired a dozen requests per decision, most cancelled by the next.
+ * The stats are not among them: the server pushes them (`coaching_stats`) whenever they change.
+ */
+export function refreshExecution(
+  queryClient: QueryClient,
+  executionId: string,
+  { pending = true }: { pending?: boolean } = {},
+): void {
+  let byExecution = planned.get(queryClient);
+  if (!byExecution) planned.set(queryClient, (byExecution = new Map()));
+  const now = Date.now();
+  const earlier = byExecution.get(executionId);
+  if (earlier) clearTimeout(earlier.timer);
+  const first = earlier?.first ?? now;
+  const wantPending = pending || Boolean(earlier?.pending);
+  const wait = Math.max(0, Math.min(REFRESH_QUIET_MS, first + REFRESH_MAX_WAIT_MS - now));
+  byExecution.set(executionId, {
+    first,
+    pending: wantPending,
+    timer: setTimeout(() => run(queryClient, executionId, wantPending), wait),
+  });
+}

@@ -1,0 +1,87 @@
+"""Faults seen on screen (issue #17, item 5): long ids stay in their box, the connection banner does not flash on
+load. (An operator not shown the lead's buttons: the component tests, DashboardPage / WorkflowDetailPage /
+CorrectionPacksPage.)"""
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.conftest import log_in
+from tests.browser.dashboard_support import create_workflow, decide_once
+from tests.support.live_server import LiveServer
+
+pytestmark = pytest.mark.browser
+
+CORRECTED = {"to": "billing@example.com", "cc": "none"}
+# records, from the very first script of each page, whether the connection banner was ever in the page
+BANNER_WATCH = """
+window.__bannerSeen = false;
+new MutationObserver(() => {
+  if (document.querySelector('.connection-banner')) window.__bannerSeen = true;
+}).observe(document, {subtree: true, childList: true});
+"""
+
+
+def box(locator) -> dict:
+    found = locator.bounding_box()
+    assert found is not None, locator
+    return found
+
+
+def inside(inner: dict, outer: dict) -> bool:
+    return inner["x"] >= outer["x"] - 0.5 and inner["x"] + inner["width"] <= outer["x"] + outer["width"] + 0.5
+
+
+@pytest.mark.parametrize("width", [1280, 1024, 800])
+def test_the_execution_summary_keeps_the_workflow_id_apart_from_the_mode(live_server, page, width):
+    wf = create_workflow(live_server, "Mail intake")
+    started = live_server.post("/api/executions/coaching", json={"workflow_id": wf["id"]}).json()
+    log_in(page, live_server)
+    page.set_viewport_size({"width": width, "height": 800})
+    page.goto(live_server.url(f"/executions/{started['execution_id']}"))
+    summary = page.locator("dl.summary")
+    expect(summary).to_contain_text(wf["id"])
+    cells = summary.locator(":scope > div")
+    workflow = cells.filter(has=page.locator("dt", has_text="Workflow"))
+    mode = cells.filter(has=page.locator("dt", has_text="Mode"))
+    # the value's text stays inside its own box (a box does not grow with text that overflows it)
+    overflow = workflow.locator("dd").evaluate("el => el.scrollWidth - el.clientWidth")
+    assert overflow <= 0, f"the workflow id runs {overflow}px out of its box at width {width}"
+    assert inside(box(workflow.locator("dd")), box(workflow))
+    expect(mode.locator("dd")).to_be_visible()
+
+
+def test_the_connection_banner_does_not_flash_on_load_and_has_a_style(live_server, page):
+    page.add_init_script(BANNER_WATCH)
+    log_in(page, live_server)
+    for path in ("/queue", "/workflows", "/dashboard"):
+        page.goto(live_server.url(path))
+        expect(page.get_by_role("heading", level=1)).to_be_visible()
+        page.wait_for_timeout(800)
+        assert page.evaluate("window.__bannerSeen") is False, f"the banner flashed on {path}"
+    # it still says so when the connection is lost, styled as a banner
+    page.context.set_offline(True)
+    page.evaluate("() => window.dispatchEvent(new Event('offline'))")
+    banner = page.locator(".connection-banner")
+    try:
+        expect(banner).to_be_visible(timeout=30_000)
+        assert banner.evaluate("el => getComputedStyle(el).paddingTop") != "0px"
+    finally:
+        page.context.set_offline(False)
+
+
+def test_a_learned_rules_pack_link_stays_inside_the_suggestion_card(live_server: LiveServer, page):
+    wf = create_workflow(live_server, "Invoice intake")
+    for _ in range(3):
+        decide_once(live_server, wf["id"], "correct", CORRECTED)
+    started = live_server.post("/api/executions/coaching", json={"workflow_id": wf["id"]}).json()
+    live_server.wait_for(lambda: live_server.get(f"/api/executions/{started['execution_id']}/coaching/suggestion")
+                         .json()["suggestion"], timeout=15, message="the suggestion")
+    log_in(page, live_server)
+    page.set_viewport_size({"width": 900, "height": 800})
+    page.goto(live_server.url(f"/executions/{started['execution_id']}/coach"))
+    link = page.locator("dl.facts a[href^='/correction-packs?pack=']")
+    expect(link).to_be_visible()
+    facts = link.locator("xpath=ancestor::dl[1]")
+    for line in link.evaluate("el => [...el.getClientRects()].map(r => ({x: r.x, width: r.width}))"):
+        assert inside(line, box(facts)), (line, box(facts))
