@@ -49,7 +49,8 @@ def coach_in_process(executions: int, db_path: str, policy_rules: int = 0) -> di
             self.latest: dict[str, dict] = {}
 
         def emit(self, event, payload, room):
-            if event == "coaching_suggestion" and room.startswith("execution:"):
+            rooms = (room,) if isinstance(room, str) else room  # one room, or several reached by one emit
+            if event == "coaching_suggestion" and any(r.startswith("execution:") for r in rooms):
                 self.latest[payload["execution_id"]] = payload
 
     notifier = Latest()

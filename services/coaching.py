@@ -137,7 +137,7 @@ def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: St
         rationale=rationale or (f"Spot check of an AUTO run: {step.name}" if purpose == "spot_check"
                                 else f"Step {step.name!r} runs {step.tool} with these params."),
     )
-    sug.policy = policies.for_step(session, tools, ex, step, suggested).to_dict() if step.type == "action" else None
+    sug.policy = policies.judge(session, tools, ex, step, suggested) if step.type == "action" else None
     insert_row(session, sug)
     hold(session, sug)  # for the rest of the transaction (executions.keep_awaiting keeps it for the next decision)
     executions.set_step(ex, step.id, status=S.STEP_WAITING)

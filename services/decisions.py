@@ -101,10 +101,11 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
     step = defn.step(sug.step_id)
     if kind in ("accept", "correct"):
         # the call that would run is judged now, under the rules of now: a denied call is never run
-        verdict = policies.for_step(session, tools, ex, step, sug.params if kind == "accept" else body["correction"])
-        if verdict.effect == "deny":
+        verdict = policies.judge(session, tools, ex, step, sug.params if kind == "accept" else body["correction"],
+                                 known=sug.policy if kind == "accept" else None)
+        if verdict["effect"] == "deny":
             raise Conflict(f"this call is {policies.denied_message(verdict)}", code="policy_denied",
-                           details={"policy": verdict.to_dict(), "decision": kind})
+                           details={"policy": verdict, "decision": kind})
     sug.status, sug.decided_at = "decided", now
     write_changes(session, sug)
     ex.gate = None

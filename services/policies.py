@@ -16,6 +16,7 @@ server process sharing the database sees it at its next evaluation.
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import threading
 from collections import OrderedDict
@@ -67,12 +68,36 @@ def approval_recheck(tools: ToolRegistry):
     return recheck
 
 
-def denied_message(verdict: Verdict) -> str:
+def judge(session: Session, tools: ToolRegistry, ex, step, params: Any, *, known: dict | None = None) -> dict:
+    """The explanation (`Verdict.to_dict()`) of the verdict on the call a step makes with `params`. One call is
+    judged at most once per policy revision: `known` is an earlier explanation of this very call (a suggestion's,
+    for an accept), reused while the revision it names is current; within a transaction the same call (decided,
+    then run at once) is judged once. A change of any rule or of the default bumps the revision."""
+    current = revision(session, ex.workspace_id)
+    memo = session.info.setdefault(_JUDGED, {})
+    try:
+        key = (ex.id, step.id, current, _canonical(params))
+    except (TypeError, ValueError):
+        key = None
+    found = memo.get(key) if key is not None else None
+    if found is None:
+        fresh = known is not None and known.get("revision") == current
+        found = known if fresh else for_step(session, tools, ex, step, params).to_dict()
+        if key is not None:
+            memo[key] = found
+    return found
+
+
+_JUDGED = "policies:judged"
+_canonical = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
+
+
+def denied_message(verdict: dict) -> str:
     """`denied by policy "<name>": <reason>`, the step's error and the 409 of a decision on a denied call."""
-    rule = verdict.rule
-    if rule is None:
+    rule = verdict.get("rule") or {}
+    if verdict.get("default") or not rule.get("id"):
         return "denied by the workspace's default policy"
-    return f"denied by policy {rule.name!r}" + (f": {rule.reason}" if rule.reason else "")
+    return f"denied by policy {rule.get('name')!r}" + (f": {rule['reason']}" if rule.get("reason") else "")
 
 
 _emails: OrderedDict[str, str] = OrderedDict()

@@ -264,15 +264,14 @@ class Runner:
                 return Next("run", step), None  # execute fails the step, naming the template's field
             if ex.mode != "normal":  # unattended in a coached workflow: it runs what it would have suggested
                 params, _, _ = coaching.learned(session, held(session, Workflow, ex.workflow_id), step.id, params)
-        verdict = policies.for_step(session, self.tools, ex, step, params)
-        explained = verdict.to_dict()
+        explained = policies.judge(session, self.tools, ex, step, params)
         executions.set_step(ex, step.id, policy=explained)
-        if verdict.effect == "deny":
+        if explained["effect"] == "deny":
             audit.record(session, ex.workspace_id, "system", "policy_deny", target_type="step",
                          target_id=f"{ex.id}/{step.id}", execution_id=ex.id,
                          after={"tool": step.tool, "params": params, "policy": explained}, result="deny")
-            return Next("fail", step, f"step {step.id!r}: {policies.denied_message(verdict)}"), None
-        if verdict.effect == "require_review" and not reviewed:
+            return Next("fail", step, f"step {step.id!r}: {policies.denied_message(explained)}"), None
+        if explained["effect"] == "require_review" and not reviewed:
             approval = approvals.open_tool_call(session, ex, step.id, step.tool, params, explained, events)
             audit.record(session, ex.workspace_id, "system", "policy_review", target_type="approval",
                          target_id=approval.id, execution_id=ex.id,

@@ -223,3 +223,16 @@ def test_the_first_rules_of_a_workspace_written_at_once_are_all_kept(app, servic
     client.environ_base.update(HTTP_AUTHORIZATION=f"Bearer {token}", HTTP_X_COACH_WORKSPACE="fresh")
     body = client.get("/api/policies").get_json()
     assert len(body["items"]) == 4 and body["revision"] == 4, body
+
+
+def test_a_rule_added_while_a_suggestion_waits_judges_its_accept(api):
+    wf = api.workflow(_write("secrets/a.txt")[:1])
+    ex_id = api.ok("POST", "/api/executions/coaching", {"workflow_id": wf["id"]}, status=201)["execution_id"]
+    api.settle(ex_id)
+    sug = api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]
+    assert sug["policy"]["effect"] == "allow"
+    _rules(api, NO_SECRETS)  # the suggestion's verdict is of an older revision: judged again
+    code, body = api.call("POST", f"/api/executions/{ex_id}/coaching/decision",
+                          {"suggestion_id": sug["suggestion_id"], "decision": "accept"})
+    assert code == 409 and body["error"]["code"] == "policy_denied", body
+    assert not (api.data_dir() / "secrets").exists()
