@@ -15,10 +15,10 @@ from typing import Any, Callable, Iterator
 from sqlalchemy import bindparam, create_engine, event, insert, inspect, select, text, update
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.orm import Session, make_transient_to_detached
+from sqlalchemy.orm import Session, make_transient, make_transient_to_detached
 from sqlalchemy.orm.exc import StaleDataError
 from sqlalchemy.orm.attributes import set_committed_value
-from sqlalchemy.orm.base import NO_VALUE
+from sqlalchemy.orm import LoaderCallableStatus
 
 from services.models import Counter
 
@@ -243,9 +243,10 @@ def _persistent(session: Session, model, values: dict[str, Any]):
                else session.info.get(HELD, {}).get((model, pk[0])))
     if present is not None:  # already loaded in this transaction (maybe changed): that one counts
         return present
-    obj = mapper.class_manager.new_instance()  # no __init__: nothing is defaulted, nothing recorded as a change
-    obj.__dict__.update(values)
-    make_transient_to_detached(obj)  # the values become the loaded state, the primary key the identity
+    # every column is given (callers select the full column list), so NewId's constructor defaults nothing and
+    # records no change; make_transient_to_detached makes the values the loaded state, the primary key the identity
+    obj = model(**values)
+    make_transient_to_detached(obj)
     if orm is not None:
         orm.add(obj)
     return obj
@@ -304,17 +305,18 @@ def write_changes(session: Session, obj: object | None) -> None:
         set_committed_value(obj, key, state.dict[key])
     for key, value in values.items():
         set_committed_value(obj, key, value)
-    if not state.committed_state:
-        # Everything is saved: take the object off the session's list of modified objects, or the flush at
-        # commit would still compare all its attributes with what was loaded (as long as the UPDATE itself).
-        # The session keeps no strong reference to it after this: callers that need it again hold it.
-        attached = state.session
-        state._commit_all(state.dict, attached.identity_map if attached is not None else None)
+    if not state.committed_state and state.session is None:
+        # Everything is saved: the object is marked unmodified again (public API: transient, then detached with
+        # its identity, which commits every loaded value), or an ORM Session this transaction (or a later one,
+        # for kept rows) adds it to would compare all its attributes with what was loaded at its flush. An
+        # object in a Session is left to that Session: its flush finds no change and writes nothing.
+        make_transient(obj)
+        make_transient_to_detached(obj)
 
 
 def _differs(before: Any, now: Any) -> bool:
     # NO_VALUE: changed in place (flag_modified) or never loaded: always written
-    return before is NO_VALUE or (before is not now and before != now)
+    return before is LoaderCallableStatus.NO_VALUE or (before is not now and before != now)
 
 
 class Transaction:
@@ -337,7 +339,6 @@ class Transaction:
         self.info: dict[str, Any] = {"shared": db.shared}
         self._raw = self._core = self._orm = self._begun = None
         self._committed = False
-        self._generation: int | None = None  # this write transaction's number (SQLite), once asked
         self._kept: Kept | None = None  # this process's kept rows, once this transaction found them valid
 
     @property
@@ -363,15 +364,15 @@ class Transaction:
 
     def kept(self, name: str) -> dict | None:
         """SQLite write transactions: this process's store `name` of rows kept between transactions (see Kept),
-        valid for this transaction (emptied first if another transaction wrote since). None elsewhere."""
+        valid for this transaction (emptied first if anything else wrote those tables since). None elsewhere."""
         if self._kept is None:
             if not self._sqlite or self._read_only:
                 return None
             kept = self.info["shared"].setdefault("kept", Kept())
-            generation = self._number()
-            if generation is None:  # a schema without the counter row: nothing can be kept
+            writes = self._writes()
+            if writes is None:  # a schema without the counter row: nothing can be kept
                 return None
-            if kept.generation != generation - 1 or kept.size() > Kept.LIMIT:
+            if kept.writes != writes or kept.size() > Kept.LIMIT:
                 kept.clear()
             self._kept = kept
         return self._kept.stores.setdefault(name, {})
@@ -381,13 +382,11 @@ class Transaction:
         emptied at commit, as it is after any other transaction that wrote."""
         self.info[_FOLLOWING] = True
 
-    def _number(self) -> int | None:
-        """Bump the `writes` counter once (every SQLite write transaction does, in whatever process) and return
-        its new value: this transaction's place in the database's sequence of write transactions."""
-        if self._generation is None:
-            found = prepared(self, ("counters:bump",), _bump_statement).rows(self, {"name": "writes"})
-            self._generation = found[0][0] if found else 0
-        return self._generation or None
+    def _writes(self) -> int | None:
+        """The `writes` counter as this transaction sees it: the database's triggers bump it for every row written
+        to a table whose rows are kept (migration 0020), by any writer."""
+        found = prepared(self, ("counters:read",), _writes_statement).rows(self, {"name": "writes"})
+        return found[0][0] if found else None
 
     @property
     def core(self):
@@ -405,7 +404,9 @@ class Transaction:
         if self._orm is None:
             orm = Session(bind=self.core, expire_on_commit=False, autoflush=False,
                           join_transaction_mode="rollback_only")
-            orm.__dict__["info"] = self.info
+            # one `info` for both (Session(info=...) would copy it): what was put there before is moved over
+            orm.info.update(self.info)
+            self.info = orm.info
             for obj in self.info.get(HELD, {}).values():
                 state = inspect(obj)
                 if state.key is not None and state.session is None:  # loaded rows (new ones are written already)
@@ -432,7 +433,8 @@ class Transaction:
                     self._kept.clear()  # the ORM or Core may have written any row
                 elif not self.info.get(_FOLLOWING):
                     self._kept.stores["rows"].clear()  # executions may have changed that the store holds
-                self._kept.generation = self._generation
+                # what is kept is valid while the counter stays where this transaction's own writes left it
+                self._kept.writes = self._writes()
         if self._begun is not None:
             self._begun.commit()
         elif self._raw is not None:
@@ -471,22 +473,21 @@ class Kept:
     """SQLite only: rows this process keeps between its write transactions, so that the next one need not read
     them again (a decision's metric rows, the audit chain's head, the execution awaiting a decision).
 
-    SQLite runs one write transaction at a time, and every one of them, in any process, bumps the `writes`
-    counter once (Transaction._number). What is kept was left by the transaction numbered `generation`; it is
-    valid for the transaction numbered generation + 1 and emptied for any other (another process wrote in
+    SQLite runs one write transaction at a time. The database's triggers (migration 0020) bump the `writes`
+    counter for every row inserted, changed or deleted in a table whose rows are kept, whoever writes (this
+    process, another one, the sqlite3 shell). What is kept is valid while the counter is what it was when the
+    transaction that left it committed (`writes`), and emptied otherwise (someone else wrote those tables in
     between, or this process's last transaction ended without a commit). The code that writes kept rows
     (services.metrics, services.audit, the decision path) changes the kept objects themselves, with prepared
     statements. At commit, a transaction that used the ORM Session or a Core connection, which may have
     written any row, empties every store; one that may have changed executions or suggestions another way
-    (anything but the decision path, which says so with follow_rows) empties the `rows` store.
-
-    A writer that does not bump the counter (the sqlite3 shell) is not seen: stop the server for such edits."""
+    (anything but the decision path, which says so with follow_rows) empties the `rows` store."""
 
     LIMIT = 20_000  # rows kept at most (hourly metric buckets keep coming): beyond it, start again
 
     def __init__(self) -> None:
         self.stores: dict[str, dict] = {}
-        self.generation: int | None = None
+        self.writes: int | None = None  # the counter after the transaction that left what is kept
 
     def size(self) -> int:
         return sum(len(store) for store in self.stores.values())
@@ -494,13 +495,12 @@ class Kept:
     def clear(self) -> None:
         for store in self.stores.values():
             store.clear()
-        self.generation = None
+        self.writes = None
 
 
-def _bump_statement():
+def _writes_statement():
     counters = Counter.__table__
-    return (update(counters).where(counters.c.name == bindparam("name"))
-            .values(value=counters.c.value + 1).returning(counters.c.value))
+    return select(counters.c.value).where(counters.c.name == bindparam("name"))
 
 
 _HOOKS: dict[str, list[Callable[[Transaction], None]]] = {"before_commit": []}

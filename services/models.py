@@ -110,6 +110,13 @@ class NewId:
     def __init__(self, **kwargs):
         columns, defaults = column_defaults(type(self))
         values = self.__dict__
+        if kwargs.keys() <= columns:  # columns only (the common case; every one of them for a row loaded)
+            values.update(kwargs)
+            if len(kwargs) < len(columns):
+                for key, default in defaults:
+                    if key not in kwargs:
+                        values[key] = default.arg(None) if default.is_callable else default.arg
+            return
         for key, value in kwargs.items():
             if key in columns:
                 values[key] = value

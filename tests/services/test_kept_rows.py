@@ -3,6 +3,8 @@ decision, the audit chain's head, metric rows) is never used once anything else 
 not another kind of transaction in the same process, not a transaction that failed half way."""
 from __future__ import annotations
 
+import sqlite3
+
 import pytest
 
 from core.errors import Conflict
@@ -129,3 +131,19 @@ def test_decisions_alternating_between_processes_each_see_the_others_work(two_pr
     assert _execution(a, execution_id)["status"] == "completed"
     assert _workflow_counts(b, workflow_id)[:2] == (4, 4)
     _chain_ok(b)
+
+
+def test_a_write_from_outside_coach_is_seen_by_the_next_decision(two_processes):
+    """A write by a tool that knows nothing of Coach's counter (the sqlite3 module, as the sqlite3 shell would
+    write) is counted by the database's triggers, so the process does not decide on what it kept from before."""
+    a, b, notifier = two_processes
+    execution_id = _kept_after_two(a, notifier, _workflow(a, b))
+    path = a.db.engine.url.database
+    shell = sqlite3.connect(path, isolation_level=None)
+    try:
+        shell.execute("UPDATE executions SET status = 'paused' WHERE id = ?", (execution_id,))
+    finally:
+        shell.close()
+    with pytest.raises(Conflict, match="paused"):
+        _decide(a, notifier, execution_id)
+    assert _execution(a, execution_id)["steps"]["s2"] == ("waiting", None)
