@@ -5,7 +5,8 @@ Per size:
              rules after the first match are not looked at)
   explained  the same, then `to_dict()`: every other matching rule found too (the dry run's answer)
   service    services.policies.evaluate inside an open transaction on a SQLite file: the revision read that
-             validates the per-process cache, then the effect (what the runner pays per tool call)
+             validates the per-process cache (once per transaction: each call here as the first of its
+             transaction), then the effect (what the runner pays per tool call)
 
 The rules are a realistic mix: each names a tool glob among 40 tools (`sql.*`, `http.request`, `mcp_k.*` …),
 a fifth of them also a step type or risk, some a helper (`sql: not_read`, `host_not_in`, `path_outside`) or a
@@ -110,6 +111,7 @@ def bench_service(n: int, calls: int) -> tuple[float, float]:
                 policies.evaluate(session, workspace_id, call)
             for i in range(calls):
                 call = CALLS[i % len(CALLS)]
+                session.info.pop(policies.REVISIONS, None)  # as in a new transaction: the revision is read again
                 started = clock()
                 policies.evaluate(session, workspace_id, call)
                 samples.append(clock() - started)

@@ -542,7 +542,9 @@ class Database:
             kwargs["paramstyle"] = "named"
         else:
             kwargs.update(pool_pre_ping=True, pool_size=10, max_overflow=20)
-        self.engine = create_engine(url, **kwargs)
+        if parsed.drivername == "postgresql":  # the driver Coach installs (SQLAlchemy 2.0 would pick psycopg2)
+            parsed = parsed.set(drivername="postgresql+psycopg")
+        self.engine = create_engine(parsed, **kwargs)
         self.checkpointer: Checkpointer | None = None
         if self.is_sqlite:
             _prepare_sqlite(self.engine)

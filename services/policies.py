@@ -130,9 +130,17 @@ def _revision_statement():
 
 
 def revision(session: Session, workspace_id: str) -> int:
-    found = prepared(session, ("policies:revision",), _revision_statement).rows(session,
-                                                                                {"workspace_id": workspace_id})
-    return found[0][0] if found else 0
+    """The workspace's policy revision, read once per transaction (again after this transaction changed a rule)."""
+    seen = session.info.setdefault(REVISIONS, {})
+    found = seen.get(workspace_id)
+    if found is None or workspace_id in session.info.get(_CHANGED, ()):
+        rows = prepared(session, ("policies:revision",), _revision_statement).rows(session,
+                                                                                   {"workspace_id": workspace_id})
+        found = seen[workspace_id] = rows[0][0] if rows else 0
+    return found
+
+
+REVISIONS = "policies:revisions"
 
 
 class PolicyCache:

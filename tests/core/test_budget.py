@@ -111,3 +111,18 @@ def test_user_schemas_may_not_fetch_refer_nowhere_or_use_patterns_re2_lacks():
     backref = user_schema_problems({"type": "string", "pattern": "(a)\\1"})
     assert backref and "RE2" in backref[0]
     assert user_schema_problems({"type": 5}) and "not a valid JSON Schema" in user_schema_problems({"type": 5})[0]
+
+
+def test_the_time_budget_counts_the_evaluations_cpu_time_not_the_time_it_waited():
+    """A busy machine (here: the evaluation's thread sleeping, as when other processes hold the CPU) does not
+    fail an evaluation that itself costs little; one that really computes past the budget fails."""
+    with budget.metered("waiting") as meter:
+        time.sleep(0.05)  # five budgets of wall time, next to no CPU time
+        for _ in range(200):
+            budget.tick()
+        assert meter.spent() < 0.01
+    with pytest.raises(budget.BudgetExceeded, match="time budget of 10 ms"):
+        with budget.metered("computing"):
+            started = time.thread_time()
+            while time.thread_time() - started < 0.05:
+                budget.tick()
