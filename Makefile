@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: run test setup setup-dev frontend schema demo bench bench-autonomy bench-instructions bench-packs bench-policy chromium test-python test-frontend clean
+.PHONY: run test setup setup-dev frontend schema demo bench bench-autonomy bench-instructions bench-packs bench-policy bench-browser chromium test-python test-frontend clean
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -70,6 +70,10 @@ bench-autonomy: setup-dev
 # Instructions per decision under valgrind's callgrind, Coach beside LangGraph: repeatable on a busy machine.
 bench-instructions: setup-dev $(VENV)/.bench
 	$(PY) bench/instructions.py
+
+# The web app in Chromium: key press -> next suggestion on screen (50 decisions), and the queue page's load.
+bench-browser: setup-dev
+	$(PY) bench/browser.py
 
 # Correction packs, simulated with the core functions: decisions until a step's acceptance is high, with and
 # without packs, and whether an unrelated correction undoes a learned rule (no database, a few seconds).

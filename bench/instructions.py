@@ -31,10 +31,11 @@ FEW, MORE, STEPS = 5, 15, 10
 def _loop(engine: str, executions: int) -> None:
     """What runs under callgrind: one engine's loop, on a fresh file."""
     with tempfile.TemporaryDirectory() as tmp:
-        if engine == "coach":
+        if engine.startswith("coach"):  # coach, or coach-200: with 200 policy rules in the workspace
             from bench.coaching_throughput import coach_in_process
 
-            coach_in_process(executions, f"{tmp}/coach.db")
+            rules = int(engine.partition("-")[2] or 0)
+            coach_in_process(executions, f"{tmp}/coach.db", policy_rules=rules)
         else:
             from bench.langgraph_baseline import run_langgraph
 
@@ -58,7 +59,8 @@ def per_decision(engine: str) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--engines", default="coach,langgraph", help="comma list: coach, langgraph")
+    parser.add_argument("--engines", default="coach,langgraph,coach-200",
+                        help="comma list: coach, langgraph, coach-N (Coach with N policy rules, as make bench's)")
     parser.add_argument("--run", nargs=2, metavar=("ENGINE", "EXECUTIONS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.run:
@@ -72,6 +74,9 @@ def main() -> None:
         print(f"{engine:<12}{count / 1e6:>8.2f} M instructions per decision")
     if {"coach", "langgraph"} <= counts.keys():
         print(f"\nCoach / LangGraph instructions per decision = {counts['coach'] / counts['langgraph']:.2f}")
+    for engine in (e for e in counts if e.startswith("coach-")):
+        if "coach" in counts:
+            print(f"{engine} / coach instructions per decision = {counts[engine] / counts['coach']:.3f}")
 
 
 if __name__ == "__main__":
