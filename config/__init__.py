@@ -42,6 +42,11 @@ class Settings:
     outbound_allow: tuple[str, ...] = ()
     runner_workers: int = 4  # COACH_RUNNER_WORKERS: background tasks advancing executions at once
     message_queue: str = ""  # COACH_MESSAGE_QUEUE: e.g. redis://127.0.0.1:6379/0 for several servers
+    # COACH_BROKER_URL: e.g. redis://127.0.0.1:6379/1: slow tools run on Celery workers (services/worker.py)
+    broker_url: str = ""
+    # COACH_WORKER_REDELIVER_S: when Redis hands a task of a worker that died whole to another worker (the step's
+    # lease hands the step over sooner; services/worker.py)
+    worker_redeliver_s: float = 60.0
     spot_check_rate: float = 0.05
     # COACH_APPROVAL_SCAN_S: how often the runner looks for approvals whose deadline passed (0: only at start-up)
     approval_scan_s: float = 1.0

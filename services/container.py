@@ -35,9 +35,11 @@ class Services:
 
     @classmethod
     def build(cls, settings: Settings, socketio=None, *, notifier: Notifier | None = None,
-              spawn=None) -> "Services":
+              spawn=None, dispatch: bool = True) -> "Services":
         """`spawn` runs the runner's tasks (default: a thread pool, or green threads under eventlet/gevent);
-        benchmarks pass an inline one to measure the engine without scheduling noise."""
+        benchmarks pass an inline one to measure the engine without scheduling noise. With COACH_BROKER_URL set,
+        executions that need a slow tool go to the Celery workers (services.worker) unless `dispatch` is False
+        (a worker's own Services)."""
         budget.configure(time_s=settings.eval_time_ms / 1000.0)
         db = Database(settings.resolved_database_url)
         tools = build_registry(settings, WorkspaceDirectory(db))
@@ -45,7 +47,11 @@ class Services:
         notifier = notifier or Notifier(socketio)
         if spawn is None and socketio is not None and settings.async_mode in ("eventlet", "gevent"):
             spawn = socketio.start_background_task
-        runner = Runner(db, tools, definitions, notifier, settings, spawn=spawn)
+        remote = None
+        if dispatch and settings.broker_url:
+            from services.worker import dispatcher
+            remote = dispatcher(settings)
+        runner = Runner(db, tools, definitions, notifier, settings, spawn=spawn, dispatch=remote)
         return cls(settings, db, tools, definitions, notifier, runner,
                    approval_recheck=policies.approval_recheck(tools))
 

@@ -39,8 +39,10 @@ REVIEWED = ("accept", "correct", "approve", "edit")  # drive: the slice is used 
 
 class Runner:
     def __init__(self, db: Database, tools: ToolRegistry, definitions: DefinitionCache, notifier: Notifier,
-                 settings: Settings | None = None, spawn: Callable | None = None):
+                 settings: Settings | None = None, spawn: Callable | None = None,
+                 dispatch: Callable[[str], None] | None = None):
         self.db, self.tools, self.definitions, self.notifier = db, tools, definitions, notifier
+        self._dispatch = dispatch  # Celery workers run the executions scheduled here (services.worker)
         self.settings = settings or Settings()
         self._pool = None
         if spawn is None:
@@ -57,6 +59,12 @@ class Runner:
 
     # scheduling: one task per execution at a time; a request while it runs makes it go round once more
     def schedule(self, execution_id: str) -> None:
+        if self._dispatch is not None:
+            try:
+                self._dispatch(execution_id)
+                return
+            except Exception:  # the broker is away: this server advances it itself rather than leave it waiting
+                log.exception("could not send execution %s to the workers; advancing it here", execution_id)
         with self._lock:
             if execution_id in self._active:
                 self._again.add(execution_id)

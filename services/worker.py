@@ -1,0 +1,97 @@
+"""Celery workers: the steps that need a slow tool run on worker processes, possibly on other machines.
+
+Chosen by configuration: with `COACH_BROKER_URL` set (Redis), a server's runner does not run slow tools itself.
+It still takes decisions, runs what is instantaneous (skips, gates, echo) in the decision's own transaction and
+pushes events; an execution that reaches a slow tool is sent to the `coach` queue as a `coach.advance` task, and a
+worker runs `Runner.advance` on it: claims the step (its lease, services.runner), runs the tool, records the
+outcome, goes on to the next gate, and pushes its events through the Socket.IO message queue
+(`COACH_MESSAGE_QUEUE`), so clients connected to any server see them.
+
+Started with one command (README "Several machines"):
+
+    .venv/bin/celery -A services.worker worker --loglevel=INFO
+
+Nothing is lost with a worker: tasks are acknowledged late (after the step is recorded) and re-delivered when
+the worker running them dies (`task_reject_on_worker_lost`; for a worker killed whole, Redis re-delivers unacked
+tasks after `COACH_WORKER_REDELIVER_S`). Meanwhile the step's lease runs out and a server's lease scan hands it to
+another worker, so a lost step is taken over within the lease time; a second delivery of the same task finds the
+step recorded, or leased by a live owner, and does nothing.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+
+from celery import Celery, signals
+
+from config import Settings
+
+log = logging.getLogger(__name__)
+
+QUEUE = "coach"
+TASK = "coach.advance"
+
+
+def configure(app: Celery, settings: Settings) -> Celery:
+    app.conf.update(
+        broker_url=settings.broker_url,
+        task_default_queue=QUEUE,
+        task_acks_late=True,  # acknowledged once the step is recorded, not when received
+        task_reject_on_worker_lost=True,  # a worker process that dies mid-task puts the task back
+        worker_prefetch_multiplier=1,  # a worker holds no more tasks than it runs
+        task_ignore_result=True,
+        broker_connection_retry_on_startup=True,
+        broker_transport_options={"visibility_timeout": settings.worker_redeliver_s},
+        worker_hijack_root_logger=False,
+    )
+    return app
+
+
+celery = configure(Celery("coach"), Settings.from_env())
+
+_services = None
+_lock = threading.Lock()
+
+
+def services():
+    """This worker process's Services (made on first use, after the fork): the database, the tools, and a
+    notifier that pushes through the message queue."""
+    global _services
+    with _lock:
+        if _services is None:
+            import socketio
+
+            from services.container import Services
+            from services.notifier import Notifier
+
+            settings = Settings.from_env()
+            emitter = (socketio.RedisManager(settings.message_queue, write_only=True)
+                       if settings.message_queue else None)
+            if emitter is None:
+                log.warning("COACH_MESSAGE_QUEUE is not set: this worker's events reach no client")
+            # steps run here, in this process: never sent back to the queue
+            _services = Services.build(settings, notifier=Notifier(emitter), spawn=lambda fn, *a: fn(*a),
+                                       dispatch=False)
+        return _services
+
+
+@signals.worker_process_init.connect
+def _warm(**_kwargs) -> None:
+    """Each pool process makes its Services when it starts, not at its first task (imports and connections take
+    seconds)."""
+    services()
+
+
+@celery.task(name=TASK)
+def advance(execution_id: str) -> None:
+    services().runner.advance(execution_id)
+
+
+def dispatcher(settings: Settings):
+    """For a server's runner: send an execution that needs a slow tool to the workers (through a Celery app of
+    the server's own settings)."""
+    app = configure(Celery("coach-server"), settings)
+
+    def dispatch(execution_id: str) -> None:
+        app.send_task(TASK, args=[execution_id], queue=QUEUE)
+    return dispatch
