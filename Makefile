@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: run test setup setup-dev frontend schema demo bench bench-autonomy bench-instructions bench-packs bench-policy bench-browser chromium test-python test-frontend clean
+.PHONY: run test setup setup-dev frontend schema demo bench bench-autonomy bench-instructions bench-packs bench-policy bench-browser cluster worker chromium test-python test-frontend clean
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -45,6 +45,28 @@ run: setup
 	COACH_ADMIN_EMAIL="$${COACH_ADMIN_EMAIL:-$(DEMO_EMAIL)}" COACH_ADMIN_PASSWORD="$${COACH_ADMIN_PASSWORD:-$(DEMO_PASSWORD)}" \
 		COACH_OUTBOUND_ALLOW="$${COACH_OUTBOUND_ALLOW-127.0.0.1}" \
 		$(PY) wsgi.py
+
+# Several machines, on this one (README "Several machines"): nginx on :8000 with sticky sessions, two servers
+# (:5001, :5002), two Celery workers, PostgreSQL and Redis as found on the machine (override the URLs below).
+CLUSTER_DIR ?= $(CURDIR)/instance/cluster
+CLUSTER_PORT ?= 8000
+CLUSTER_DATABASE_URL ?= postgresql://postgres@127.0.0.1:5432/coach_cluster
+CLUSTER_REDIS ?= redis://127.0.0.1:6379
+CLUSTER_ENV = COACH_CLUSTER_DIR="$(CLUSTER_DIR)" COACH_CLUSTER_PORT=$(CLUSTER_PORT) \
+	COACH_DATABASE_URL="$${COACH_DATABASE_URL:-$(CLUSTER_DATABASE_URL)}" \
+	COACH_MESSAGE_QUEUE="$${COACH_MESSAGE_QUEUE:-$(CLUSTER_REDIS)/0}" COACH_BROKER_URL="$${COACH_BROKER_URL:-$(CLUSTER_REDIS)/1}" \
+	COACH_INSTANCE_DIR="$(CLUSTER_DIR)" COACH_DEMO=0 COACH_PUBLIC_ORIGINS="$${COACH_PUBLIC_ORIGINS-}" \
+	COACH_ADMIN_EMAIL="$${COACH_ADMIN_EMAIL:-$(DEMO_EMAIL)}" COACH_ADMIN_PASSWORD="$${COACH_ADMIN_PASSWORD:-$(DEMO_PASSWORD)}" \
+	COACH_OUTBOUND_ALLOW="$${COACH_OUTBOUND_ALLOW-127.0.0.1}"
+
+cluster: setup
+	@command -v nginx >/dev/null || { echo "installing nginx (apt)"; (apt-get update -qq && apt-get install -y -qq nginx >/dev/null) || sudo sh -c 'apt-get update -qq && apt-get install -y -qq nginx >/dev/null'; }
+	$(CLUSTER_ENV) $(PY) config/cluster/prepare.py
+	$(CLUSTER_ENV) PATH="$$PATH:/usr/sbin" $(VENV)/bin/honcho start -f config/cluster/Procfile -d $(CURDIR)
+
+# One Celery worker for the servers of this machine's settings (COACH_BROKER_URL, COACH_MESSAGE_QUEUE, the database).
+worker: setup
+	$(PY) -m celery -A services.worker worker --loglevel=INFO
 
 test: setup-dev
 	$(MAKE) --no-print-directory test-frontend test-python
