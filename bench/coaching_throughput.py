@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 import tempfile
@@ -105,12 +106,44 @@ def bench_rules(n: int) -> list[dict]:
     return out
 
 
-def coach_server(concurrency: int, async_mode: str, folder: str, think_ms: float = 0.0) -> dict:
+class Remote:
+    """A Coach already running (e.g. `make cluster` behind its proxy), driven as LiveServer is: a bearer token of
+    the given admin, made once."""
+
+    def __init__(self, base_url: str, email: str, password: str):
+        import requests
+
+        self.base_url = base_url.rstrip("/")
+        self.http = requests.Session()
+        self.http.trust_env = False
+        answer = self.http.post(f"{self.base_url}/api/auth/login", json={"email": email, "password": password},
+                                timeout=10)
+        answer.raise_for_status()
+        made = self.http.post(f"{self.base_url}/api/auth/tokens", json={"name": "bench"},
+                              headers={"X-CSRF-Token": answer.json()["csrf_token"]}, timeout=10)
+        made.raise_for_status()
+        self.token = made.json()["token"]
+        self.http = requests.Session()  # the token alone from here, as a script would
+        self.http.trust_env = False
+        self.http.headers["Authorization"] = f"Bearer {self.token}"
+
+    def post(self, path: str, json=None):
+        return self.http.post(f"{self.base_url}{path}", json=json, timeout=30)
+
+    def start(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        self.http.close()
+
+
+def coach_server(concurrency: int, async_mode: str, folder: str, think_ms: float = 0.0,
+                 remote: Remote | None = None) -> dict:
     import socketio
 
     from tests.support.live_server import LiveServer
 
-    server = LiveServer(Path(folder), async_mode=async_mode)
+    server = remote or LiveServer(Path(folder), async_mode=async_mode)
     server.start()
     try:
         wf_id = server.post("/api/workflows", json=WORKFLOW).json()["id"]
@@ -172,8 +205,8 @@ def coach_server(concurrency: int, async_mode: str, folder: str, think_ms: float
         # all at once: under the threading server a client's disconnect can wait seconds for the close handshake
         with ThreadPoolExecutor(max_workers=len(clients) or 1) as pool:
             list(pool.map(lambda c: c.disconnect(), clients))
-        return summary(f"coach server ({async_mode})", latencies, seconds, concurrency=concurrency,
-                       think_ms=think_ms)
+        return summary(f"coach cluster ({remote.base_url})" if remote else f"coach server ({async_mode})",
+                       latencies, seconds, concurrency=concurrency, think_ms=think_ms)
     finally:
         server.stop()
 
@@ -196,6 +229,10 @@ def main() -> None:
     parser.add_argument("--skip", default="", help="comma list of parts to skip: inprocess,langgraph,server")
     parser.add_argument("--policy-rules", default="0,200",
                         help="in-process runs with these numbers of policy rules in the workspace")
+    parser.add_argument("--cluster", default="",
+                        help="also drive a running Coach at this URL (make cluster: http://127.0.0.1:8000) as the "
+                             "server part does, logged in as COACH_ADMIN_EMAIL / COACH_ADMIN_PASSWORD (default: "
+                             "the demo admin)")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     rows = []
@@ -210,6 +247,10 @@ def main() -> None:
         if "server" not in skip:
             for mode in filter(None, args.modes.split(",")):
                 rows.append(coach_server(args.concurrency, mode, tempfile.mkdtemp(dir=tmp), args.think_ms))
+        if args.cluster:
+            remote = Remote(args.cluster, os.environ.get("COACH_ADMIN_EMAIL", "admin@coach.local"),
+                            os.environ.get("COACH_ADMIN_PASSWORD", "coach-demo"))
+            rows.append(coach_server(args.concurrency, "cluster", "", args.think_ms, remote=remote))
     print_table(rows)
     coach = next((r for r in rows if r["engine"] == "coach"), None)
     lang = next((r for r in rows if r["engine"] == "langgraph"), None)
