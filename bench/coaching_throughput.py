@@ -211,6 +211,50 @@ def coach_server(concurrency: int, async_mode: str, folder: str, think_ms: float
         server.stop()
 
 
+def push_latency(folder: str, message_queue: str = "", executions: int = 10) -> dict:
+    """One operator at a time: a decision sent over the socket -> the next suggestion received on it, through the
+    Socket.IO message queue (Redis) or without. What an operator waits for, without contention."""
+    import socketio
+
+    from tests.support.live_server import LiveServer
+
+    env = {"COACH_MESSAGE_QUEUE": message_queue} if message_queue else {}
+    server = LiveServer(Path(folder), env=env)
+    server.start()
+    latencies: list[float] = []
+    try:
+        wf_id = server.post("/api/workflows", json=WORKFLOW).json()["id"]
+        for _ in range(executions):
+            execution_id = server.post("/api/executions/coaching", json={"workflow_id": wf_id}).json()["execution_id"]
+            client = socketio.Client(reconnection=False)
+            arrived, box = threading.Event(), {"seen": set()}
+
+            @client.on("coaching_suggestion")
+            def on_suggestion(suggestion, execution_id=execution_id, box=box, arrived=arrived):
+                if suggestion["execution_id"] == execution_id and suggestion["suggestion_id"] not in box["seen"]:
+                    box["seen"].add(suggestion["suggestion_id"])
+                    box["at"], box["current"] = time.perf_counter(), suggestion
+                    arrived.set()
+
+            client.connect(server.base_url, transports=["websocket"], wait_timeout=10, auth={"token": server.token})
+            client.emit("join_execution", {"execution_id": execution_id})
+            if not arrived.wait(10):
+                raise RuntimeError("no first suggestion")
+            for _ in range(STEPS - 1):
+                arrived.clear()
+                sent = time.perf_counter()
+                client.emit("coaching_decision", {"execution_id": execution_id, "decision": "accept",
+                                                  "suggestion_id": box["current"]["suggestion_id"]})
+                if not arrived.wait(10):
+                    raise RuntimeError("no next suggestion")
+                latencies.append((box["at"] - sent) * 1000)
+            client.disconnect()
+    finally:
+        server.stop()
+    return summary("push, message queue" if message_queue else "push, no queue", latencies, sum(latencies) / 1000,
+                   concurrency=1)
+
+
 def print_table(rows: list[dict]) -> None:
     rows = [{k: round(v, 2) if isinstance(v, float) else v for k, v in r.items()} for r in rows]
     print(f"{'engine':<28}{'decisions':>10}{'seconds':>9}{'dec/s':>9}{'p50 ms':>9}{'p99 ms':>9}  notes")
@@ -226,9 +270,11 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=100, help="concurrent socket-driven executions")
     parser.add_argument("--modes", default="threading,gevent,eventlet", help="async modes for the server part")
     parser.add_argument("--think-ms", type=float, default=0.0, help="operator think time before each decision")
-    parser.add_argument("--skip", default="", help="comma list of parts to skip: inprocess,langgraph,server")
+    parser.add_argument("--skip", default="", help="comma list of parts to skip: inprocess,langgraph,server,push")
     parser.add_argument("--policy-rules", default="0,200",
                         help="in-process runs with these numbers of policy rules in the workspace")
+    parser.add_argument("--message-queue", default="redis://127.0.0.1:6379/15",
+                        help="the Redis of the push part's run through the message queue")
     parser.add_argument("--cluster", default="",
                         help="also drive a running Coach at this URL (make cluster: http://127.0.0.1:8000) as the "
                              "server part does, logged in as COACH_ADMIN_EMAIL / COACH_ADMIN_PASSWORD (default: "
@@ -247,6 +293,9 @@ def main() -> None:
         if "server" not in skip:
             for mode in filter(None, args.modes.split(",")):
                 rows.append(coach_server(args.concurrency, mode, tempfile.mkdtemp(dir=tmp), args.think_ms))
+        if "push" not in skip:  # decision -> next suggestion on the socket, without and with the message queue
+            rows.append(push_latency(tempfile.mkdtemp(dir=tmp)))
+            rows.append(push_latency(tempfile.mkdtemp(dir=tmp), args.message_queue))
         if args.cluster:
             remote = Remote(args.cluster, os.environ.get("COACH_ADMIN_EMAIL", "admin@coach.local"),
                             os.environ.get("COACH_ADMIN_PASSWORD", "coach-demo"))
