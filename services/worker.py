@@ -59,14 +59,14 @@ def services():
     global _services
     with _lock:
         if _services is None:
-            import socketio
+            from flask_socketio import SocketIO
 
             from services.container import Services
             from services.notifier import Notifier
 
             settings = Settings.from_env()
-            emitter = (socketio.RedisManager(settings.message_queue, write_only=True)
-                       if settings.message_queue else None)
+            # Flask-SocketIO's emitter for processes without a server: the servers' channel on the message queue
+            emitter = SocketIO(message_queue=settings.message_queue) if settings.message_queue else None
             if emitter is None:
                 log.warning("COACH_MESSAGE_QUEUE is not set: this worker's events reach no client")
             # steps run here, in this process: never sent back to the queue
