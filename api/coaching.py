@@ -45,6 +45,12 @@ class SuggestionSchema(Schema):
         "description": "when the step's on_human_timeout applies if nobody decides; null: no deadline, or paused"})
     on_timeout = fields.String(allow_none=True, validate=validate.OneOf(("skip", "fail", "accept")), metadata={
         "description": "what the deadline does: skip, fail, or accept (runs the suggested params)"})
+    kind = fields.String(validate=validate.OneOf(("step", "tool_call")), metadata={
+        "description": "step, or tool_call: a call an agent step's LLM asked for (params: its arguments, "
+                       "definition_params: the arguments as the LLM wrote them, rationale: what the LLM said)"})
+    tool_call_id = fields.String(allow_none=True, metadata={"description": "tool_call: the call's id, as the LLM "
+                                                                           "named it"})
+    agent_message_id = fields.String(allow_none=True)
 
 
 class PendingSchema(Schema):
