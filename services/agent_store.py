@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 from core.agent import conversation as C
 from core.agent.loop import markers
 from services.db import prepared
-from services.models import AgentMessage, Execution, utcnow
+from services.models import AgentMessage, Execution, new_id, utcnow
 
 _TABLE = AgentMessage.__table__
 _FIELDS = tuple(f for f in dataclasses.fields(C.Message)
@@ -60,6 +60,9 @@ _INSERT_KEYS = ["id", "workspace_id", "execution_id", "step_id", "seq", "role", 
 def write(session: Session, ex: Execution, step_id: str, messages: list[C.Message]) -> list[C.Message]:
     """Insert the new messages and update the stored ones, in the caller's transaction. Returns them."""
     now = utcnow()
+    for m in messages:
+        if m.id is None:
+            m.id = new_id()
     new = [m for m in messages if not m.stored]
     changed = [m for m in messages if m.stored]
     if new:

@@ -8,6 +8,7 @@
         settings = Settings(llm_base_url=llm.base_url, llm_model="scripted", ...)
         ...
         llm.requests          # every request received: {"turn", "body", "headers", "path"}
+        llm.hits              # GET /tool/<name>?delay=s, a target for http.request calls: hits per path
 
 What it answers is chosen by the conversation, not by the order requests arrive: turn N of a conversation is the
 request that carries N - 1 assistant messages, so a request for a turn already answered is a repeat (`repeats()`).
@@ -30,6 +31,7 @@ class ScriptedLLM:
         self.scripts: list[tuple[str, list]] = []
         self.default = default or []
         self.requests: list[dict[str, Any]] = []
+        self.hits: dict[str, int] = {}  # GET /tool/<name>: how many times each was called
         self._served: dict[tuple[str, int], int] = {}
         self._lock = threading.Lock()
         self.server: ThreadingHTTPServer | None = None
@@ -93,6 +95,22 @@ class ScriptedLLM:
 
             def log_message(self, *args) -> None:  # quiet
                 pass
+
+            def do_GET(self) -> None:
+                """/tool/<name>?delay=<s>: a target for the agent's http.request calls, counting its hits."""
+                from urllib.parse import parse_qs, urlsplit
+
+                parts = urlsplit(self.path)
+                if not parts.path.startswith("/tool/"):
+                    self._send(404, {}, {"error": {"message": f"no route {self.path}"}})
+                    return
+                with owner._lock:
+                    owner.hits[parts.path] = owner.hits.get(parts.path, 0) + 1
+                    hits = owner.hits[parts.path]
+                delay = float((parse_qs(parts.query).get("delay") or ["0"])[0])
+                if delay:
+                    time.sleep(delay)
+                self._send(200, {}, {"path": parts.path, "hits": hits})
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
