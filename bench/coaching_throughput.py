@@ -196,7 +196,7 @@ def main() -> None:
     parser.add_argument("--skip", default="", help="comma list of parts to skip: inprocess,langgraph,server")
     parser.add_argument("--policy-rules", default="0,200",
                         help="in-process runs with these numbers of policy rules in the workspace")
-    args = parser.parse_args()
+    args, _ = parser.parse_known_args()  # the agent bench (bench/agent_overhead.py) reads the rest
     skip = set(filter(None, args.skip.split(",")))
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

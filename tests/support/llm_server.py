@@ -92,6 +92,7 @@ class ScriptedLLM:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go in two writes: no 40 ms wait for an ACK
 
             def log_message(self, *args) -> None:  # quiet
                 pass

@@ -6,9 +6,10 @@ import { SuggestionCard } from "../coaching/SuggestionCard";
 import { suggestion } from "../coaching/testFixtures";
 import { jsonResponse, stubFetch, testQueryClient } from "../test/utils";
 import { AgentTranscript } from "./AgentTranscript";
+import type { PolicyVerdict } from "../approvals/types";
 import type { Transcript } from "./types";
 
-const allow = {
+const allow: PolicyVerdict = {
   effect: "allow",
   default: true,
   rule: { id: null, name: "workspace default", scope: "workspace", reason: "no rule matched" },
@@ -60,7 +61,12 @@ const transcript: Transcript = {
       arguments: { path: "out.txt" },
       status: "review",
       suggestion_id: "sug-2",
-      policy: { ...allow, effect: "require_review", default: false, rule: { id: "r1", name: "writes", scope: "workspace", reason: "look first" } },
+      policy: {
+        ...allow,
+        effect: "require_review",
+        default: false,
+        rule: { id: "r1", name: "writes", scope: "workspace", reason: "look first" },
+      },
     },
   ],
 };
