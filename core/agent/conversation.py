@@ -23,7 +23,7 @@ SYSTEM, USER, ASSISTANT, TOOL = "system", "user", "assistant", "tool"
 # Coach asking again for a final answer that did not fit output_schema
 GOAL, ANSWER, APPROVED, REPAIR = "goal", "answer", "approved", "repair"
 TRIM_MARKER = "[… trimmed by Coach to fit the context budget: {left_out:,} of {total:,} characters left out …]"
-TRIM_KEEP = 200  # characters of a trimmed result kept before the marker
+TRIM_KEEP = 200  # the fewest characters of a trimmed result kept before the marker
 MAX_TOOL_CONTENT = 1_000_000  # characters of one tool result kept at all (the rest is cut, with a marker)
 _compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
 
@@ -94,30 +94,37 @@ def _size(message: dict[str, Any]) -> int:
     return len(_compact(message).encode("utf-8"))
 
 
-def trimmed(content: str) -> str:
-    marker = TRIM_MARKER.format(left_out=max(0, len(content) - TRIM_KEEP), total=len(content))
-    return content[:TRIM_KEEP] + "\n" + marker
+def trimmed(content: str, keep: int = TRIM_KEEP) -> str:
+    """`content` cut to its first `keep` characters, with the marker saying how much was left out."""
+    keep = max(0, min(keep, len(content)))
+    marker = TRIM_MARKER.format(left_out=len(content) - keep, total=len(content))
+    return content[:keep] + "\n" + marker
 
 
 def fit(messages: list[Message], budget_bytes: int) -> tuple[list[dict[str, Any]], list[Message]]:
     """The messages as the API takes them, within `budget_bytes` if shortening tool results can make it: the
-    oldest tool results are shortened first (to their first TRIM_KEEP characters and a marker saying how much was
-    left out), then the next, until the request fits. Returns (messages, the tool messages it shortened)."""
+    oldest tool result is shortened first, by what the request is over (down to its first TRIM_KEEP characters and a
+    marker saying how much was left out), then the next, until the request fits. Returns (messages, the tool
+    messages it shortened)."""
     sent = [m.to_api() for m in messages]
     sizes = [_size(m) for m in sent]
     total = sum(sizes)
     shortened: list[Message] = []
-    if total <= budget_bytes:
-        return sent, shortened
     for i, message in enumerate(messages):
         if total <= budget_bytes:
             break
         text = message.content or ""
         if message.role != TOOL or len(text) <= TRIM_KEEP + len(TRIM_MARKER) + 20:
             continue
-        sent[i] = message.to_api(trimmed(text))
-        new_size = _size(sent[i])
-        total += new_size - sizes[i]
-        sizes[i] = new_size
+        keep = len(text)
+        for _ in range(4):  # characters are not bytes (UTF-8, JSON escapes): shorten again if still over
+            over = total - budget_bytes
+            if over <= 0 or keep <= TRIM_KEEP:
+                break
+            keep = max(TRIM_KEEP, keep - over - len(TRIM_MARKER) - 16)
+            sent[i] = message.to_api(trimmed(text, keep))
+            new_size = _size(sent[i])
+            total += new_size - sizes[i]
+            sizes[i] = new_size
         shortened.append(message)
     return sent, shortened

@@ -288,3 +288,19 @@ def test_agent_specs_are_checked_and_tools_are_resolved_from_globs():
 def test_a_question_with_calls_is_asked_after_the_calls(text):
     stop, _, host, _ = run(SPEC, Reply(text, (call("echo", {"q": 1}),)))
     assert host.runs == [("echo", {"q": 1})] and stop.kind == "waiting"
+
+
+def test_a_result_is_shortened_only_by_what_the_request_is_over():
+    spec = AgentSpec(goal="g", tools=("echo",))
+    messages = opening(spec, "g")
+    for i in range(3):
+        messages.append(C.Message(seq=len(messages), role=C.ASSISTANT, turn=i + 1,
+                                  tool_calls=[ToolCall(f"c{i}", "echo", "{}")]))
+        messages.append(C.Message(seq=len(messages), role=C.TOOL, turn=i + 1, tool_call_id=f"c{i}",
+                                  content=f"{i}" * 2000))
+    whole = len(json.dumps([m.to_api() for m in messages], separators=(",", ":")))
+    sent, shortened = C.fit(messages, whole - 500)
+    results = [m["content"] for m in sent if m["role"] == "tool"]
+    assert [m.tool_call_id for m in shortened] == ["c0"]
+    assert 1300 < results[0].index("\n[… trimmed") < 1500 and results[1:] == ["1" * 2000, "2" * 2000]
+    assert len(json.dumps(sent, separators=(",", ":"), ensure_ascii=False)) <= whole - 500
