@@ -60,6 +60,8 @@ class StepResultSchema(Schema):
         "description": "what apply-correction may change (name, description, params, tool, timeout_s, retries), as "
                        "written, corrections included"})
     params_schema = fields.Dict(allow_none=True, metadata={"description": "the JSON Schema of the step's tool's params"})
+    transcript = fields.String(allow_none=True, metadata={
+        "description": "an agent step: the path of its conversation (GET …/steps/<step_id>/transcript)"})
 
 
 class ExecutionSchema(Schema):

@@ -14,6 +14,7 @@ import logging
 from contextlib import ExitStack
 from typing import Any
 
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from core.agent import conversation as C
@@ -84,6 +85,13 @@ def run_step(runner, execution_id: str, step) -> Outcome | None:
         loop = AgentLoop(spec, provider, host, {name: runner.tools.get(name) for name in allowed}, model=model,
                          key=f"{execution_id}/{step.id}")
         stop = loop.run(messages)
+    except SQLAlchemyError:  # the database's trouble: the step runs again (Runner.recover), nothing is lost
+        host.abort()
+        raise
+    except Exception as exc:  # a bug, or an answer nobody foresaw: the step fails with the reason, never the runner
+        host.abort()
+        log.exception("the agent step %s of execution %s failed", step.id, execution_id)
+        return Outcome(False, error=f"agent step {step.id!r} failed: {type(exc).__name__}: {exc}", attempts=0)
     except BaseException:
         host.abort()
         raise
@@ -226,7 +234,9 @@ class Host:
 
     # -- tools --------------------------------------------------------------------------------------------------
     def inline(self, tool: str) -> bool:
-        return bool(getattr(self.tools.get(tool or ""), "inline", False))
+        """Whether the tool runs in the open transaction: an instantaneous one (echo, noop), while the step is known
+        to be this loop's (else the loop flushes first, and stops if it is not)."""
+        return self.session is not None and self.alive and bool(getattr(self.tools.get(tool or ""), "inline", False))
 
     def run_tool(self, m: C.Message) -> Result:
         tool = self.tools.get(m.tool or "")

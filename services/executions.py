@@ -245,6 +245,9 @@ def view(ex: Execution, defn: WorkflowDef | None = None,
             "approval": approvals.get(row.step_id),
             "definition": {k: raw[k] for k in CORRECTABLE if k in raw},
             "params_schema": tool.params_schema if tool is not None else None,
+            # an agent step's conversation (services/agent_store.py)
+            "transcript": f"/api/executions/{ex.id}/steps/{row.step_id}/transcript"
+            if step is not None and step.type == "agent" else None,
         })
     return {
         "execution_id": ex.id, "workflow_id": ex.workflow_id, "workflow_version": ex.workflow_version,
