@@ -81,9 +81,11 @@ $(VENV)/.bench: requirements-bench.txt $(VENV)/.dev
 	$(PIP) install --disable-pip-version-check -q -r requirements-bench.txt
 	touch $@
 
-# In-process beside LangGraph, then the real server under each async mode (see README "Benchmarks").
+# In-process beside LangGraph, then the real server under each async mode, then an agent step's overhead per loop
+# iteration against the scripted LLM server (see README "Benchmarks").
 bench: setup-dev $(VENV)/.bench
 	$(PY) bench/coaching_throughput.py $(BENCH_ARGS)
+	$(PY) bench/agent_overhead.py $(BENCH_ARGS)
 
 # AUTO readiness and demotion tests simulated at known acceptance rates (docs/autonomy.md); plain Python.
 bench-autonomy: setup-dev

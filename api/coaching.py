@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from flask import request
 from flask.views import MethodView
-from marshmallow import Schema, fields, validate
+from marshmallow import Schema, fields, pre_load, validate
 
 from api.base import Blueprint
 from api.context import operator, require, services, workspace_id
@@ -45,6 +45,12 @@ class SuggestionSchema(Schema):
         "description": "when the step's on_human_timeout applies if nobody decides; null: no deadline, or paused"})
     on_timeout = fields.String(allow_none=True, validate=validate.OneOf(("skip", "fail", "accept")), metadata={
         "description": "what the deadline does: skip, fail, or accept (runs the suggested params)"})
+    kind = fields.String(validate=validate.OneOf(("step", "tool_call")), metadata={
+        "description": "step, or tool_call: a call an agent step's LLM asked for (params: its arguments, "
+                       "definition_params: the arguments as the LLM wrote them, rationale: what the LLM said)"})
+    tool_call_id = fields.String(allow_none=True, metadata={"description": "tool_call: the call's id, as the LLM "
+                                                                           "named it"})
+    agent_message_id = fields.String(allow_none=True)
 
 
 class PendingSchema(Schema):
@@ -57,10 +63,17 @@ class PendingSchema(Schema):
 
 class DecisionArgs(Schema):
     suggestion_id = fields.String(required=True)
-    decision = fields.String(required=True, validate=validate.OneOf(DECISIONS))
+    decision = fields.String(required=True, validate=validate.OneOf(DECISIONS), metadata={
+        "description": "`edit` is taken as `correct` (DESIGN.md §6: edit = correct)"})
     correction = fields.Dict(load_default=None, allow_none=True)
     feedback = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=5000))
     manual_output = fields.Raw(load_default=None, allow_none=True)
+
+    @pre_load
+    def edit_is_correct(self, data, **kwargs):
+        if isinstance(data, dict) and data.get("decision") == "edit":
+            return {**data, "decision": "correct"}
+        return data
 
 
 class StatsSchema(Schema):

@@ -9,7 +9,7 @@ from api.base import Blueprint
 from api.context import operator, require, services, user_id, workspace_id
 from api.schemas import PageArgs, page_body, page_of
 from core.execution import states as S
-from services import approvals, executions
+from services import agent_store, approvals, executions
 from services.notifier import Events
 
 blp = Blueprint("executions", __name__, url_prefix="/api/executions", description="Runs of workflows")
@@ -60,6 +60,8 @@ class StepResultSchema(Schema):
         "description": "what apply-correction may change (name, description, params, tool, timeout_s, retries), as "
                        "written, corrections included"})
     params_schema = fields.Dict(allow_none=True, metadata={"description": "the JSON Schema of the step's tool's params"})
+    transcript = fields.String(allow_none=True, metadata={
+        "description": "an agent step: the path of its conversation (GET …/steps/<step_id>/transcript)"})
 
 
 class ExecutionSchema(Schema):
@@ -149,12 +151,61 @@ class Answer(MethodView):
     @blp.response(200, ExecutionSchema)
     def post(self, args, execution_id, step_id):
         require("operator")
-        svc = services()
+        svc, events = services(), Events()
         with svc.db.transaction() as session:
-            ex = executions.answer(session, svc.definitions, workspace_id(), execution_id, step_id, args["answer"])
+            ex = executions.answer(session, svc.definitions, workspace_id(), execution_id, step_id, args["answer"],
+                                   operator(), events)
             body = _view(session, ex)
+        svc.notifier.send(events)
         svc.runner.schedule(execution_id)
         return body
+
+
+class AgentMessageSchema(Schema):
+    seq = fields.Integer()
+    message_id = fields.String(allow_none=True)
+    role = fields.String(validate=validate.OneOf(("system", "user", "assistant", "tool")))
+    content = fields.String(allow_none=True)
+    turn = fields.Integer(metadata={"description": "the LLM turn that made it (assistant) or asked for it (tool)"})
+    kind = fields.String(allow_none=True, metadata={"description": "user messages: goal | answer | approved | repair"})
+    tool_calls = fields.List(fields.Dict(), metadata={"description": "assistant: [{id, name, arguments}]"})
+    reasoning = fields.String(allow_none=True)
+    marker = fields.String(allow_none=True, metadata={
+        "description": "assistant: CONFIRM_DATA | REQUEST_APPROVAL | STAGE_COMPLETE when its text holds one"})
+    asked = fields.Boolean()
+    tool_call_id = fields.String(allow_none=True)
+    name = fields.String(allow_none=True, metadata={"description": "tool: the name the LLM called"})
+    tool = fields.String(allow_none=True, metadata={"description": "tool: the registered tool it names"})
+    arguments = fields.Raw(allow_none=True)
+    raw_arguments = fields.String(allow_none=True, metadata={"description": "arguments that were not valid JSON"})
+    params = fields.Raw(allow_none=True, metadata={"description": "what ran (a learned rule or a correction applied)"})
+    status = fields.String(metadata={"description": "tool: pending | review | ready | done"})
+    policy = fields.Dict(allow_none=True)
+    decision = fields.String(allow_none=True, metadata={
+        "description": "tool: allow | deny | invalid, or a person's accept | correct | manual | skip | reject"})
+    suggestion_id = fields.String(allow_none=True)
+    source = fields.String(allow_none=True, metadata={"description": "llm | correction_pack:<id>"})
+    error = fields.Boolean()
+    trimmed = fields.Boolean(metadata={"description": "sent shortened to fit the step's context budget"})
+
+
+class TranscriptSchema(Schema):
+    execution_id = fields.String()
+    step_id = fields.String()
+    status = fields.String(metadata={"description": "the step's status"})
+    messages = fields.List(fields.Nested(AgentMessageSchema))
+
+
+@blp.route("/<execution_id>/steps/<step_id>/transcript")
+class Transcript(MethodView):
+    @blp.response(200, TranscriptSchema)
+    def get(self, execution_id, step_id):
+        """An agent step's conversation: LLM turns, tool calls with their verdict, decision and result"""
+        with services().db.read() as session:
+            ex = executions.get(session, workspace_id(), execution_id)
+            row = executions.step_state(ex, step_id)
+            return {"execution_id": ex.id, "step_id": step_id, "status": row.status,
+                    "messages": agent_store.transcript(session, ex.id, step_id)}
 
 
 # interactive control (pause / apply-correction / resume / execution-state): api/control.py, shared with /api/plans

@@ -279,7 +279,7 @@ def main() -> None:
                         help="also drive a running Coach at this URL (make cluster: http://127.0.0.1:8000) as the "
                              "server part does, logged in as COACH_ADMIN_EMAIL / COACH_ADMIN_PASSWORD (default: "
                              "the demo admin)")
-    args = parser.parse_args()
+    args, _ = parser.parse_known_args()  # the agent bench (bench/agent_overhead.py) reads the rest
     skip = set(filter(None, args.skip.split(",")))
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -58,6 +58,15 @@ class Settings:
     # COACH_PUBLIC_ORIGINS: comma-separated origins (scheme://host[:port]) whose pages may open a Socket.IO
     # connection. Unset: the request's own origin (its Host) only; never any origin.
     public_origins: tuple[str, ...] = ()
+    # agent steps (DESIGN.md §6): an OpenAI-compatible chat completions server (OpenAI, vLLM, Ollama, llama.cpp).
+    # COACH_LLM_BASE_URL e.g. http://127.0.0.1:11434/v1 (Ollama); unset: agent steps fail, saying what to set
+    llm_base_url: str = ""
+    llm_api_key: str = ""  # COACH_LLM_API_KEY: sent as the bearer token (servers that want none get a placeholder)
+    llm_model: str = ""  # COACH_LLM_MODEL: the model of agent steps that do not name their own
+    llm_timeout_s: float = 120.0  # COACH_LLM_TIMEOUT_S: one request to the LLM server
+    # COACH_LLM_MAX_RETRIES: retries of a request answered 408/409/429/5xx or not answered, with exponential
+    # backoff that honours Retry-After (the openai client's)
+    llm_max_retries: int = 3
 
     @property
     def resolved_database_url(self) -> str:

@@ -64,6 +64,15 @@ def open_tool_call(session: Session, ex: Execution, step_id: str, tool: str, par
     return _open(session, ex, step_id, "tool_call", spec, text, events, tool=tool, params=params, policy=policy)
 
 
+def open_agent(session: Session, ex: Execution, step_id: str, message: str, events: Events) -> Approval:
+    """An agent step's REQUEST_APPROVAL (services.agent): approved, the agent is told and goes on; rejected, the step
+    is rejected and the execution fails, as an approval step's. Who approves: one lead (the default spec)."""
+    approval = _open(session, ex, step_id, "step", A.ApprovalSpec(), message[:10_000] or "The agent asks for approval.",
+                     events)
+    ex.gate = {**ex.gate, "agent": True}
+    return approval
+
+
 def _open(session: Session, ex: Execution, step_id: str, kind: str, spec: A.ApprovalSpec, message: str,
           events: Events, *, tool: str | None = None, params: Any = None, policy: dict | None = None) -> Approval:
     now = utcnow()
@@ -166,7 +175,7 @@ def decide(session: Session, tools: ToolRegistry, workspace_id: str, approval_id
                  after={"decision": decision, "comment": body.get("comment"), "status": a.status,
                         "params": a.params}, result=decision)
     if a.status in A.FINAL:
-        _settle(ex, a, events)
+        _settle(session, ex, a, events)
         if a.kind == "tool_call" and a.status in (A.APPROVED, A.REJECTED):
             # a policy-forced review of an unattended call is evidence for the spot-check test too
             kind = "reject" if a.status == A.REJECTED else \
@@ -205,13 +214,17 @@ def _store(a: Approval, after: A.ApprovalState) -> None:
         a.decided_at, a.due_at = utcnow(), None
 
 
-def _settle(ex: Execution, a: Approval, events: Events) -> None:
+def _settle(session: Session, ex: Execution, a: Approval, events: Events) -> None:
     """What a final approval does to its step and execution."""
     now = utcnow()
     last = (a.decisions or [{}])[-1]
+    by_agent = bool((ex.gate or {}).get("agent")) and (ex.gate or {}).get("approval_id") == a.id
     ex.gate = None
     if a.status == A.APPROVED:
-        if a.kind == "tool_call":  # the step runs now, with the approved params (the runner reads decision)
+        if by_agent:  # the agent asked (REQUEST_APPROVAL): it is told, and its step runs on
+            from services import agent  # services.agent builds on this module
+            agent.approved(session, ex, a.step_id, last.get("user") or A.SYSTEM, last.get("comment"))
+        elif a.kind == "tool_call":  # the step runs now, with the approved params (the runner reads decision)
             edited = any(d["decision"] == "edit" for d in a.decisions)
             executions.set_step(ex, a.step_id, status=S.STEP_PENDING, decision="edit" if edited else "approve",
                                 params=a.params)
@@ -271,7 +284,7 @@ def fire_timeout(session: Session, approval_id: str, now: datetime, events: Even
     audit.record(session, a.workspace_id, A.SYSTEM, "approval_timeout", target_type="approval", target_id=a.id,
                  execution_id=ex.id, before={"status": A.PENDING, "deadline": a.deadline},
                  after={"status": a.status, "on_timeout": a.on_timeout}, result=a.status)
-    _settle(ex, a, events)
+    _settle(session, ex, a, events)
     return ex
 
 

@@ -11,6 +11,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from core.coaching import autonomy
+from core.coaching import decisions as D
 from core import gates as G
 from core.coaching.corrections import apply_rules
 from core.errors import Conflict
@@ -24,8 +25,7 @@ from services.models import Execution, Suggestion, Workflow, utcnow
 from services.notifier import Events
 
 STAT_KEYS = executions.COACHING_STATS
-STAT_OF = {"accept": "accepted", "reject": "rejected", "correct": "corrected", "manual": "manual_executions",
-           "skip": "skipped"}
+STAT_OF = D.STAT_OF
 REVIEW_GATES = ("decision", "spot_check")
 
 
@@ -91,6 +91,8 @@ def view(s: Suggestion, tools: ToolRegistry | None = None, step: StepDef | None 
         "risk": tool.risk if tool else None, "policy": s.policy,
         # when nobody deciding sets off the step's on_human_timeout (services.gates); None: no deadline, or paused
         "deadline": s.deadline, "on_timeout": gates.on_timeout(s.purpose, step.human_timeout) if step else None,
+        # step | tool_call (a call an agent step's LLM asked for: params are its arguments, rationale its reasoning)
+        "kind": s.kind or "step", "tool_call_id": s.tool_call_id, "agent_message_id": s.agent_message_id,
     }
 
 

@@ -127,6 +127,10 @@ def resume(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
             events.add("coaching_suggestion", coaching.described(session, definitions, tools, sug),
                        execution=ex.id, workspace=ex.workspace_id)
         run = False
+    elif gate.get("agent"):  # an agent step's CONFIRM_DATA: the feedback is the answer, its next message
+        from services import agent  # services.agent builds on this module
+
+        agent.answer(session, ex, step_id, feedback, actor, events)
     else:
         for sug in waiting:  # a suggestion for the step as it was: the runner suggests the corrected one
             sug.status = "superseded"

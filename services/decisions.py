@@ -9,19 +9,19 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from core.coaching import autonomy
+from core.coaching import decisions as D
 from core.coaching.metrics import DECISIONS, should_demote
 from core.errors import Conflict, NotFound, ValidationFailed
 from core.execution import states as S
 from core.tools import ToolRegistry, schema_errors
 from core.workflow import WorkflowDef
-from services import audit, coaching, corrections, executions, metrics, policies
+from services import agent, audit, coaching, corrections, executions, metrics, policies
 from services.db import held, insert_row, write_changes
 from services.models import Decision, Execution, Suggestion, Workflow, utcnow
 from services.notifier import Events, jsonable
 from services.workflows import DefinitionCache
 
-# after a rejection the step is waiting for a correction: these are the ways out (besides cancel)
-AFTER_REJECT = ("correct", "manual", "skip")
+AFTER_REJECT = D.AFTER_REJECT
 
 
 class Replayed(Exception):
@@ -89,6 +89,9 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
     _validate(body, sug, tools)
     kind = body["decision"]
     correcting = sug.purpose == "correction"
+    if sug.kind == "tool_call" and ex.status != S.WAITING_DECISION:
+        raise Conflict(f"the agent is not waiting for this call (execution is {ex.status})",
+                       details={"status": ex.status})
     if correcting and kind not in AFTER_REJECT:
         raise Conflict(f"after a rejection the step takes {list(AFTER_REJECT)}, or cancel the execution",
                        details={"status": ex.status, "allowed": list(AFTER_REJECT)})
@@ -101,42 +104,28 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
     step = defn.step(sug.step_id)
     if kind in ("accept", "correct"):
         # the call that would run is judged now, under the rules of now: a denied call is never run
-        verdict = policies.judge(session, tools, ex, step, sug.params if kind == "accept" else body["correction"],
-                                 known=sug.policy if kind == "accept" else None)
+        params = sug.params if kind == "accept" else body["correction"]
+        verdict = agent.judge_call(session, tools, ex, step, sug.tool, params, known=sug.policy if kind == "accept"
+                                   else None) if sug.kind == "tool_call" else \
+            policies.judge(session, tools, ex, step, params, known=sug.policy if kind == "accept" else None)
         if verdict["effect"] == "deny":
             raise Conflict(f"this call is {policies.denied_message(verdict)}", code="policy_denied",
                            details={"policy": verdict, "decision": kind})
     sug.status, sug.decided_at = "decided", now
     write_changes(session, sug)
     ex.gate = None
-    if kind == "accept":
-        executions.set_step(ex, sug.step_id, decision=kind, status=S.STEP_PENDING, params=sug.params)
-    elif kind == "correct":
-        executions.set_step(ex, sug.step_id, decision=kind, status=S.STEP_PENDING, params=body["correction"])
-        corrections.record(session, workspace_id, ex.workflow_id, sug.step_id, sug.params, body["correction"],
-                           actor=operator, events=events)
-    elif kind == "manual":
-        executions.set_step(ex, sug.step_id, decision=kind, status=S.STEP_SUCCEEDED,
-                            output=body.get("manual_output"), finished_at=now, params=sug.params)
-    elif kind == "skip":
-        executions.set_step(ex, sug.step_id, decision=kind, status=S.STEP_SKIPPED,
-                            error="skipped by the operator", finished_at=now)
-    if kind == "reject":
-        feedback = body.get("feedback") or "rejected"
-        if step.on_reject == "stop":
-            executions.set_step(ex, sug.step_id, decision=kind, status=S.STEP_REJECTED, error=feedback,
-                                finished_at=now)
-            ex.error = {"step_id": step.id, "message": f"rejected by {operator}: {feedback}"}
-            executions.set_status(ex, "fail")
-        else:
-            # marked rejected with the feedback (DESIGN.md §2) while it waits to be settled by a correction, a
-            # manual run or a skip, whose decision then replaces this one
-            executions.set_step(ex, sug.step_id, decision=kind, error=f"rejected by {operator}: {feedback}")
-            executions.set_status(ex, "await_correction")
-            coaching.open_suggestion(session, ex, defn, step, "correction", events, tools, params=sug.params,
-                                     rationale=f"Rejected: {feedback}. Correct it, do it by hand, or skip it.")
+    if sug.kind == "tool_call":
+        agent.settle_call(session, ex, sug, D.for_tool_call(kind, suggested=sug.params, correction=body.get("correction"),
+                                                            manual_output=body.get("manual_output"),
+                                                            feedback=body.get("feedback"), operator=operator),
+                          kind, operator, events, tools)
+        executions.set_status(ex, "decide")
     else:
-        executions.set_status(ex, "correct" if correcting else "decide")
+        effect = D.for_step(kind, suggested=sug.params, correction=body.get("correction"),
+                            manual_output=body.get("manual_output"), feedback=body.get("feedback"), operator=operator,
+                            on_reject=step.on_reject, correcting=correcting)
+        _apply(session, ex, defn, step, sug, kind, effect, operator, now, events, tools, workspace_id,
+               body.get("feedback") or "rejected")
 
     decision = Decision(suggestion_id=sug.id, workspace_id=workspace_id, execution_id=ex.id,
                         workflow_id=ex.workflow_id, step_id=sug.step_id, decision=kind,
@@ -151,7 +140,7 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
                          if sug.policy else None},
                  after={"decision": kind, "correction": body.get("correction") if kind == "correct" else None,
                         "feedback": body.get("feedback")}, result=kind)
-    coaching._bump(ex, coaching.STAT_OF[kind])
+    coaching._bump(ex, D.STAT_OF[kind])
     _count(session, defn, ex, wf, sug, kind, latency_ms, operator, events)
     update = executions.update_event(ex, sug.step_id)
     response = jsonable({
@@ -168,6 +157,33 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
     return response
 
 
+def _apply(session: Session, ex: Execution, defn: WorkflowDef, step, sug: Suggestion, kind: str,
+           effect: D.StepEffect, operator: str, now, events: Events, tools: ToolRegistry, workspace_id: str,
+           feedback: str) -> None:
+    """Persist what core.coaching.decisions says a decision does to a step."""
+    changes: dict[str, Any] = {"decision": kind}
+    if effect.status is not None:
+        changes["status"] = effect.status
+    if effect.params is not None or kind in ("accept", "correct", "manual"):
+        changes["params"] = effect.params
+    if effect.output is not None or kind == "manual":
+        changes["output"] = effect.output
+    if effect.error is not None:
+        changes["error"] = effect.error
+    if effect.finished:
+        changes["finished_at"] = now
+    executions.set_step(ex, sug.step_id, **changes)
+    if effect.record_correction:
+        corrections.record(session, workspace_id, ex.workflow_id, sug.step_id, sug.params, effect.params,
+                           actor=operator, events=events)
+    if effect.failure is not None:
+        ex.error = {"step_id": step.id, "message": effect.failure}
+    executions.set_status(ex, effect.trigger)
+    if effect.ask_correction:
+        coaching.open_suggestion(session, ex, defn, step, "correction", events, tools, params=sug.params,
+                                 rationale=f"Rejected: {feedback}. Correct it, do it by hand, or skip it.")
+
+
 def _count(session: Session, defn: WorkflowDef, ex: Execution, wf: Workflow, sug: Suggestion, kind: str,
            latency_ms: float, operator: str, events: Events) -> None:
     if wf.kind == "plan":  # a plan has no workflow to learn about: its decisions count per tool (and globally)
@@ -176,18 +192,24 @@ def _count(session: Session, defn: WorkflowDef, ex: Execution, wf: Workflow, sug
         return
     thresholds = metrics.workflow_thresholds(wf)
     scopes = metrics.workflow_scopes(ex.workflow_id, ex.workflow_version, sug.step_id) + [("operator", operator)]
-    step_scope = ("step", f"{ex.workflow_id}/{sug.step_id}")
+    # an agent's tool call counts for its agent step and for that tool within it (its own readiness and pack)
+    unit = agent.unit(sug.step_id, sug.tool) if sug.kind == "tool_call" else sug.step_id
+    units = [sug.step_id] if unit == sug.step_id else [sug.step_id, unit]
+    if unit != sug.step_id:
+        scopes.append(("step", f"{ex.workflow_id}/{unit}"))
     if sug.purpose == "spot_check":
         # the workflow's spot checks while it is in AUTO, and each step's (a step promoted on its own)
         if wf.mode == "auto":
             scopes.append(("spot", ex.workflow_id))
-        scopes.append(("spot", f"{ex.workflow_id}/{sug.step_id}"))
+        scopes += [("spot", f"{ex.workflow_id}/{u}") for u in units]
     # the step after this one in the definition's order is usually the next suggestion: read its row now too
     order = defn.order
     following = order.index(sug.step_id) + 1 if sug.step_id in order else len(order)
-    ahead = [("step", f"{ex.workflow_id}/{order[following]}")] if following < len(order) else []
+    ahead = [("step", f"{ex.workflow_id}/{order[following]}")] if following < len(order) and unit == sug.step_id \
+        else []
+    levels = (("workflow", ex.workflow_id), *[("step", f"{ex.workflow_id}/{u}") for u in units])
     states = metrics.record_decision(session, ex.workspace_id, scopes, kind, latency_ms, thresholds, ahead=ahead,
-                                     levels=(("workflow", ex.workflow_id), step_scope))
+                                     levels=levels)
     wf_state, level_before = states[("workflow", ex.workflow_id)]
     snapshot = wf_state.snapshot()
     events.add("metrics_update", {"workflow_id": wf.id, **snapshot}, workspace=ex.workspace_id)
@@ -195,16 +217,19 @@ def _count(session: Session, defn: WorkflowDef, ex: Execution, wf: Workflow, sug
         events.add("workflow_level_changed", {"workflow_id": wf.id, "level": snapshot["level"],
                                               "previous_level": level_before, "auto_ready": snapshot["auto_ready"],
                                               "mode": wf.mode}, workspace=ex.workspace_id)
-    step_state, step_before = states[step_scope]
     step_modes = autonomy.step_modes(wf.settings)
-    step_level = step_state.assess()
-    if step_level.level != step_before:
-        events.add("workflow_level_changed", {
-            "workflow_id": wf.id, "step_id": sug.step_id, "level": step_level.level, "previous_level": step_before,
-            "auto_ready": step_level.auto_ready, "mode": step_modes.get(sug.step_id, autonomy.COACHING),
-            "workflow_mode": wf.mode}, workspace=ex.workspace_id)
+    for u in units:
+        step_state, step_before = states[("step", f"{ex.workflow_id}/{u}")]
+        step_level = step_state.assess()
+        if step_level.level != step_before:
+            events.add("workflow_level_changed", {
+                "workflow_id": wf.id, "step_id": u, "level": step_level.level, "previous_level": step_before,
+                "auto_ready": step_level.auto_ready, "mode": step_modes.get(u, autonomy.COACHING),
+                "workflow_mode": wf.mode}, workspace=ex.workspace_id)
     if sug.purpose == "spot_check":
-        _maybe_demote(session, ex, wf, sug.step_id, states, thresholds, events)
+        # a tool promoted on its own within its agent step is demoted on its own
+        promoted = unit if step_modes.get(unit) == autonomy.AUTO else sug.step_id
+        _maybe_demote(session, ex, wf, promoted, states, thresholds, events)
 
 
 def count_review(session: Session, ex: Execution, step_id: str, kind: str, latency_ms: float,

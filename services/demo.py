@@ -66,6 +66,9 @@ CUSTOMERS = ["Ada Lovelace", "Grace Hopper", "Alan Turing", "Edsger Dijkstra", "
 OPERATORS = ["ada@coach.local", "grace@coach.local"]
 # one policy rule per demo workflow where one makes sense (README "Policies"), scoped to that workflow
 RULES = [
+    ("Invoice summary (agent)", {"name": "Agent writes are reviewed", "order": 10, "effect": "require_review",
+                                 "reason": "a file an agent writes is looked at by a person first",
+                                 "match": {"tool": "file.write", "agent_step": "*"}}),
     ("Invoice intake", {"name": "Summaries stay in summaries/", "order": 10, "effect": "require_review",
                         "reason": "a file written outside summaries/ is checked by a person",
                         "match": {"tool": "file.write", "path_outside": "summaries/"}}),

@@ -16,6 +16,7 @@ from core.workflow import WorkflowDef, validate_variables
 from services import audit, workflows
 from services.db import HELD, columns_of, held, hold, load_objects, prepared, row_locks
 from services.models import Execution, Suggestion, Workflow, utcnow
+from services.notifier import Events
 from services.workflows import DefinitionCache
 
 MODES = ("normal", "coaching", "auto")
@@ -179,13 +180,21 @@ def cancel(session: Session, workspace_id: str, execution_id: str, actor: str = 
 
 
 def answer(session: Session, definitions: DefinitionCache, workspace_id: str, execution_id: str,
-           step_id: str, answer_value: Any) -> Execution:
-    """The answer to a human_input step becomes its output; the execution goes on."""
+           step_id: str, answer_value: Any, actor: str = "system", events=None) -> Execution:
+    """The answer to a human_input step becomes its output (to an agent step's CONFIRM_DATA: its next message);
+    the execution goes on."""
     ex = get(session, workspace_id, execution_id, for_update=True)
     gate = ex.gate or {}
     S.transition(ex.status, "answer")  # raises the table's Conflict when nothing is waiting
-    if gate.get("kind") != "human_input" or gate.get("step_id") != step_id:
+    asks = "clarification" if gate.get("agent") else "human_input"  # an agent step's CONFIRM_DATA, or the step's
+    if gate.get("kind") != asks or gate.get("step_id") != step_id:
         raise Conflict(f"step {step_id!r} is not waiting for input", details={"waiting_step": gate.get("step_id")})
+    if gate.get("agent"):
+        from services import agent  # services.agent builds on this module
+
+        agent.answer(session, ex, step_id, answer_value, actor, events if events is not None else Events())
+        set_status(ex, "answer")
+        return ex
     settle_answer(ex, step_id, answer_value)
     return ex
 
@@ -236,6 +245,9 @@ def view(ex: Execution, defn: WorkflowDef | None = None,
             "approval": approvals.get(row.step_id),
             "definition": {k: raw[k] for k in CORRECTABLE if k in raw},
             "params_schema": tool.params_schema if tool is not None else None,
+            # an agent step's conversation (services/agent_store.py)
+            "transcript": f"/api/executions/{ex.id}/steps/{row.step_id}/transcript"
+            if step is not None and step.type == "agent" else None,
         })
     return {
         "execution_id": ex.id, "workflow_id": ex.workflow_id, "workflow_version": ex.workflow_version,

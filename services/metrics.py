@@ -311,6 +311,10 @@ def workflow_view(session: Session, workflow, *, detail: bool = False,
                 body["steps"][step_id]["spot_checks"] = spot.snapshot()
     for step_id, mode in modes.items():  # a step promoted or pinned before any decision of it
         body["steps"].setdefault(step_id, {**MetricsState.from_dict(None).snapshot(), "mode": mode})
+    for key in [k for k in body["steps"] if ":" in k]:  # an agent's calls of one tool (`<step>:<tool>`): also
+        owner, _, tool = key.partition(":")          # under their agent step's `tools`
+        if owner in body["steps"]:
+            body["steps"][owner].setdefault("tools", {})[tool] = body["steps"][key]
     if detail:
         version_key = f"{workflow.id}@{workflow.current_version}"
         body["current_version"] = {"version": workflow.current_version,

@@ -284,6 +284,29 @@ class Suggestion(NewId, Base):
     # when nobody deciding it in time sets off its step's on_human_timeout (core.gates); NULL: no deadline, or
     # the session is paused (resuming gives it its time again)
     deadline: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    # step | tool_call: a call an agent step's LLM asked for (its tool message: agent_message_id; migration 0018)
+    kind: Mapped[str] = mapped_column(String(16), default="step", server_default="step")
+    agent_message_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    tool_call_id: Mapped[str | None] = mapped_column(String(200), nullable=True)  # as the LLM named the call
+
+
+class AgentMessage(NewId, Base):
+    """One message of an agent step's conversation (core/agent; migration 0018): written as the conversation grows,
+    each LLM answer and each tool result committed before the next request, so a restarted server goes on from the
+    stored conversation. `data` holds the role's own fields (core.agent.conversation.Message)."""
+
+    __tablename__ = "agent_messages"
+    __table_args__ = (UniqueConstraint("execution_id", "step_id", "seq", name="uq_agent_messages_seq"),)
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"))
+    execution_id: Mapped[str] = mapped_column(ForeignKey("executions.id"))
+    step_id: Mapped[str] = mapped_column(String(64))
+    seq: Mapped[int] = mapped_column(Integer)
+    role: Mapped[str] = mapped_column(String(16))
+    content: Mapped[str | None] = mapped_column(Text, nullable=True)
+    data: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 
 class Decision(NewId, Base):
@@ -392,7 +415,8 @@ class CorrectionPack(NewId, Base):
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"), index=True)
     workflow_id: Mapped[str] = mapped_column(ForeignKey("workflows.id"), index=True)
-    step_id: Mapped[str] = mapped_column(String(64))
+    # a step id, or `<agent step>:<tool>` for the calls of one tool by an agent step (migration 0018 widened it)
+    step_id: Mapped[str] = mapped_column(String(200))
     enabled: Mapped[bool] = mapped_column(default=True)
     stats: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)

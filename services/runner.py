@@ -22,7 +22,7 @@ from core.execution import states as S
 from core.execution.engine import Next, Outcome, clarification_for, execute, next_action, resolve_params
 from core.templating import TemplateFailure
 from core.tools import ToolRegistry
-from services import approvals, audit, coaching, control, executions, gates, policies
+from services import agent, approvals, audit, coaching, control, executions, gates, policies
 from services.db import Database, held
 from services.models import Execution, Workflow, utcnow
 from services.notifier import Events, Notifier
@@ -56,6 +56,7 @@ class Runner:
         self._rng = random.Random(self.settings.random_seed)
         self._scanner: threading.Thread | None = None
         self._stop = threading.Event()
+        self.llm = None  # the LLM provider of agent steps (services.llm), made on first use (services.agent)
 
     # scheduling: one task per execution at a time; a request while it runs makes it go round once more
     def schedule(self, execution_id: str) -> None:
@@ -180,7 +181,9 @@ class Runner:
                 continue
             step, state, params = slow
             running = step.id
-            outcome = execute(step, state, self.tools, params=params)
+            # an agent step commits its conversation as it goes (services.agent); None: it waits for a person
+            outcome = agent.run_step(self, execution_id, step) if step.type == "agent" else \
+                execute(step, state, self.tools, params=params)
 
     def drive(self, session: Session, ex: Execution, events: Events, *, claim: bool):
         """Advance inside the caller's transaction: skips, gates, ends and instantaneous tools (echo, noop).
@@ -213,6 +216,8 @@ class Runner:
         return None
 
     def _inline(self, step) -> bool:
+        if step.type == "agent":  # LLM requests: always outside the transaction
+            return False
         tool = self.tools.get(step.tool or "") if step.type == "action" else None
         return step.type != "action" or bool(getattr(tool, "inline", False))
 

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from core.agent.spec import resolve_tools
 from core.coaching import autonomy
 from core.coaching.metrics import LevelThresholds
 from core.errors import Conflict, NotFound, ValidationFailed
@@ -191,13 +192,20 @@ def set_step_mode(session: Session, workspace_id: str, workflow_id: str, step_id
     coaching (it follows its workflow again), or pin it to always_review (core.coaching.autonomy). A change
     is audited and pushed to the workspace's dashboards as `workflow_level_changed` with the step's id."""
     wf = get(session, workspace_id, workflow_id)
-    types = {s["id"]: s.get("type") or "action" for s in version_row(session, wf).definition["steps"]}
-    if step_id not in types:
+    written = {s["id"]: s for s in version_row(session, wf).definition["steps"] if isinstance(s, dict)}
+    types = {k: s.get("type") or "action" for k, s in written.items()}
+    # `<agent step>:<tool>`: the calls of one tool by an agent step, which have their own evidence and mode
+    owner, _, tool = step_id.partition(":")
+    if tool and types.get(owner) == "agent":
+        if not resolve_tools(written[owner].get("tools") or [], [tool]):
+            raise NotFound(f"agent step {owner!r} does not call tool {tool!r}",
+                           details={"step_id": step_id, "tools": written[owner].get("tools")})
+    elif step_id not in types:
         raise NotFound(f"workflow {workflow_id} has no step {step_id!r} in its current version",
                        details={"step_id": step_id, "steps": list(types)})
-    if types[step_id] != "action":
-        raise Conflict(f"step {step_id!r} is a {types[step_id]} step: only tool steps are suggested, so only "
-                       "they have a mode", details={"step_id": step_id, "type": types[step_id]})
+    elif types[step_id] not in ("action", "agent"):
+        raise Conflict(f"step {step_id!r} is a {types[step_id]} step: only tool steps and agent steps are "
+                       "suggested, so only they have a mode", details={"step_id": step_id, "type": types[step_id]})
     before = autonomy.step_modes(wf.settings).get(step_id, autonomy.COACHING)
     level = step_level(session, wf, step_id)
     autonomy.check_step_mode(before, mode, auto_ready=level["auto_ready"], force=force)

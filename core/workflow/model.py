@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.agent.spec import AgentSpec
 from core.approvals import ApprovalSpec
 from core.gates import HumanTimeout
 
@@ -53,6 +54,7 @@ class StepDef:
     approval: ApprovalSpec | None = None  # approval: approvers, quorum, separate duties, timeout, message
     # action, human_input: a person's deadline at the step's gate (its own, or the workflow's default); None: none
     human_timeout: HumanTimeout | None = None
+    agent: AgentSpec | None = None  # agent: goal, tools, limits, model, output_schema (core/agent)
     extra: dict[str, Any] = field(default_factory=dict)  # type-specific fields of later step types
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import jsonschema
 
+from core.agent.spec import KEYS as AGENT_KEYS, parse_spec as parse_agent
 from core.approvals import SPEC_KEYS as APPROVAL_KEYS, parse_spec as parse_approval
 from core import gates
 from core.errors import ValidationFailed
@@ -21,14 +22,13 @@ _ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]{0,63}$")
 _KNOWN_STEP_KEYS = {
     "id", "name", "type", "tool", "params", "depends_on", "timeout_s", "retries", "retry_backoff_s", "when",
     "requires_clarification", "clarification_question", "on_reject", "condition", "then", "else",
-    "schema", "target", "question", "description", *APPROVAL_KEYS, *gates.KEYS,
+    "schema", "target", "question", "description", *APPROVAL_KEYS, *gates.KEYS, *AGENT_KEYS,
 }
 MAX_STEPS = 500
 MAX_TEMPLATE_SOURCE = 65_536  # all templates and conditions of one definition together
 MAX_TEXT = 10_000  # a description or a question: text people read, not a place to store data
 _TEXT_FIELDS = {"name": 200, "description": MAX_TEXT, "question": MAX_TEXT, "clarification_question": MAX_TEXT}
-# agent steps arrive with their own issue; until then a definition using them is refused
-SUPPORTED_STEP_TYPES = ("action", "decision", "validation", "human_input", "approval")
+SUPPORTED_STEP_TYPES = ("action", "decision", "validation", "human_input", "approval", "agent")
 
 
 class _Errors:
@@ -142,6 +142,12 @@ def _parse_step(raw: Any, index: int, previous: str | None, tools: ToolRegistry,
         for where, messages in problems.items():
             for message in messages:
                 errors.add(where, message)
+    agent = None
+    if step_type == "agent":
+        agent, problems = parse_agent(raw, path, tools.names())
+        for where, messages in problems.items():
+            for message in messages:
+                errors.add(where, message)
     for key, value in _template_fields(raw, params, step_type):
         errors.template_chars += len(value)
         if errors.template_chars > MAX_TEMPLATE_SOURCE:
@@ -181,6 +187,8 @@ def _parse_step(raw: Any, index: int, previous: str | None, tools: ToolRegistry,
     reads = referenced_steps(params) | referenced_steps(raw.get("when") or "", expression=True)
     if approval is not None and approval.message:
         reads |= referenced_steps(approval.message)
+    if agent is not None:
+        reads |= referenced_steps(agent.goal)
     for key in ("condition", "target"):
         if isinstance(raw.get(key), str):
             reads |= referenced_steps(raw[key], expression=True)
@@ -198,7 +206,7 @@ def _parse_step(raw: Any, index: int, previous: str | None, tools: ToolRegistry,
         condition=condition, then=_str_list(raw.get("then", []), f"{path}.then", errors),
         otherwise=_str_list(raw.get("else", []), f"{path}.else", errors),
         schema=schema, target=raw.get("target"), question=raw.get("question"), approval=approval,
-        human_timeout=_human_timeout(raw, path, step_type, human_timeout, errors),
+        human_timeout=_human_timeout(raw, path, step_type, human_timeout, errors), agent=agent,
         extra={k: v for k, v in raw.items() if k not in _KNOWN_STEP_KEYS},
     )
 
@@ -209,6 +217,8 @@ def _template_fields(raw: dict, params: dict, step_type: str | None = None):
             yield key, raw[key]
     if step_type == "approval" and isinstance(raw.get("message"), str) and has_template(raw["message"]):
         yield "message", raw["message"]
+    if step_type == "agent" and isinstance(raw.get("goal"), str) and has_template(raw["goal"]):
+        yield "goal", raw["goal"]
 
     def walk(value, path):
         if isinstance(value, dict):

@@ -82,6 +82,7 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("GET", "/api/executions/<execution_id>"): "operator",
     ("POST", "/api/executions/<execution_id>/cancel"): "operator",
     ("POST", "/api/executions/<execution_id>/steps/<step_id>/answer"): "operator",
+    ("GET", "/api/executions/<execution_id>/steps/<step_id>/transcript"): "operator",
     ("GET", "/api/executions/<execution_id>/coaching/suggestion"): "operator",
     ("POST", "/api/executions/<execution_id>/coaching/decision"): "operator",
     ("GET", "/api/executions/<execution_id>/coaching/stats"): "operator",
@@ -392,6 +393,8 @@ def _build(w: World, key: tuple[str, str], side: str, caller: str | None, fresh:
         ex_id = w.coaching(side)[0]
         w.ok("POST", f"/api/executions/{ex_id}/coaching/pause", w.admin_of(side))
         return Request({"execution_id": ex_id})
+    if key == ("GET", "/api/executions/<execution_id>/steps/<step_id>/transcript"):
+        return Request({"step_id": "mail"})  # a step that is not an agent's: an empty conversation
     if key == ("POST", "/api/workflows/<workflow_id>/steps/<step_id>/mode"):
         return Request({"step_id": "mail"}, json={"mode": "always_review"})
     if key == ("POST", "/api/approvals/<approval_id>"):

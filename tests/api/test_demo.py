@@ -6,7 +6,8 @@ from services import demo
 
 def test_demo_history_makes_refund_review_auto_ready_with_a_learned_pack_and_fills_the_queue(app, api, services):
     workspace = app.extensions["coach_default_workspace"]
-    assert demo.load(services, workspace) == ["Invoice intake", "Refund review", "Service check", "Supplier payment"]
+    assert demo.load(services, workspace) == ["Invoice summary (agent)", "Invoice intake", "Refund review",
+                                              "Service check", "Supplier payment"]
 
     workflows = {w["name"]: w for w in api.ok("GET", "/api/metrics/workflows")["items"]}
     refund = workflows["Refund review"]
@@ -32,7 +33,8 @@ def test_demo_history_makes_refund_review_auto_ready_with_a_learned_pack_and_fil
     assert approval["message"] == "Pay 1840.0 to Acme Paper Ltd for INV-7731?"
     # a rule per workflow where one makes sense; the large refund in the queue shows that it needs review
     rules = {r["name"]: r for r in api.ok("GET", "/api/policies")["items"]}
-    assert set(rules) == {"Summaries stay in summaries/", "Large refunds are reviewed", "Only this server is checked"}
+    assert set(rules) == {"Summaries stay in summaries/", "Large refunds are reviewed", "Only this server is checked",
+                          "Agent writes are reviewed"}
     operators = {o["operator"] for o in api.ok("GET", "/api/metrics/operators")["items"]}
     assert operators == set(demo.OPERATORS)
 
@@ -40,7 +42,7 @@ def test_demo_history_makes_refund_review_auto_ready_with_a_learned_pack_and_fil
     assert demo.load(services, workspace) == []
     assert api.ok("GET", "/api/coaching/queue")["total"] == 4
     assert api.ok("GET", "/api/approvals?status=pending")["total"] == 1
-    assert len(api.ok("GET", "/api/policies")["items"]) == 3
+    assert len(api.ok("GET", "/api/policies")["items"]) == 4
     again = {w["name"]: w for w in api.ok("GET", "/api/metrics/workflows")["items"]}
     assert again["Refund review"]["decisions"] == 69
 

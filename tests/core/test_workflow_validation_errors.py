@@ -53,9 +53,20 @@ def test_a_step_without_type_or_tool_is_refused(tools):
     assert "steps[0].type" in errors_of(wf({"id": "a"}), tools)
 
 
-def test_agent_steps_are_refused_for_now(tools):
-    details = errors_of(wf({"id": "a", "type": "agent"}), tools)
-    assert "not available" in details["steps[0].type"][0]
+def test_an_agent_step_needs_a_goal_and_registered_tools(tools):
+    details = errors_of(wf({"id": "a", "type": "agent", "tools": ["echo", "nope.*"]}), tools)
+    assert set(details) == {"steps[0].goal", "steps[0].tools[1]"}
+    assert "matches no registered tool" in details["steps[0].tools[1]"][0]
+
+
+def test_an_agent_step_reads_the_steps_its_goal_names(tools):
+    from core.workflow import parse_definition
+
+    defn = parse_definition({"name": "w", "steps": [
+        {"id": "a", "tool": "echo", "params": {"n": 1}},
+        {"id": "b", "type": "agent", "goal": "Sum {{ steps.a.output.n }}", "tools": ["echo"], "depends_on": []}]},
+        tools)
+    assert defn.step("b").reads == ("a",) and defn.step("b").agent.tools == ("echo",)
 
 
 def test_unknown_tool_is_refused_listing_the_known_ones(tools):

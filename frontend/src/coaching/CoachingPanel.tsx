@@ -25,6 +25,8 @@ import { useCoachingSession } from "./useCoachingSession";
 import { isStaleDecision, useDecision, usePauseToggle } from "./useDecision";
 import { useShortcuts } from "./useShortcuts";
 import { WaitingNotice } from "./WaitingNotice";
+import { AgentTranscript } from "../agent/AgentTranscript";
+import { isToolCall } from "./types";
 import "./coaching.css";
 
 // rjsf is large: the editor is its own chunk, fetched the first time `c` is pressed.
@@ -206,6 +208,11 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
   }
 
   const data = execution.data;
+  // the agent step whose conversation is shown: the one whose call is suggested, else one that runs or waits
+  const agentStep =
+    data.steps.find((st) => st.type === "agent" && isToolCall(suggestion) && st.step_id === suggestion?.step_id) ??
+    data.steps.find((st) => st.type === "agent" && (st.status === "running" || st.status === "waiting")) ??
+    null;
   return (
     <section aria-labelledby="coach-heading" className="coach">
       <BackToQueue />
@@ -298,6 +305,15 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
               }}
             />
           )}
+          {agentStep ? (
+            <AgentTranscript
+              executionId={executionId}
+              stepId={agentStep.step_id}
+              stepStatus={agentStep.status}
+              headingLevel={2}
+              highlight={isToolCall(suggestion) ? suggestion?.suggestion_id : null}
+            />
+          ) : null}
           <StepTimeline steps={data.steps} currentStepId={suggestion?.step_id ?? null} />
         </div>
         <StatsPanel
@@ -326,7 +342,15 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
         />
       ) : null}
       {dialog === "correct" && suggestion ? (
-        <Dialog title={`Correct step ${stepName(suggestion)}`} onClose={() => setDialog(null)} wide>
+        <Dialog
+          title={
+            isToolCall(suggestion)
+              ? `Correct the arguments of ${suggestion.tool ?? "the call"}`
+              : `Correct step ${stepName(suggestion)}`
+          }
+          onClose={() => setDialog(null)}
+          wide
+        >
           <Suspense fallback={<Loading label="Loading the correction editor…" />}>
             <CorrectionEditor
               suggestion={suggestion}

@@ -3,7 +3,7 @@ import { PolicyVerdictView } from "../approvals/PolicyVerdictView";
 import { Countdown } from "../control/Countdown";
 import { ParamsDiff } from "./ParamsDiff";
 import { confidenceLabel, correctionPackId, formatAge, formatValue } from "../format";
-import type { Suggestion } from "./types";
+import { isToolCall, type Suggestion } from "./types";
 
 function SourceText({ source }: { source: string }) {
   const pack = correctionPackId(source);
@@ -29,11 +29,30 @@ const PURPOSE_NOTE: Record<string, string> = {
 export function SuggestionCard({ suggestion }: { suggestion: Suggestion }) {
   const note = suggestion.purpose ? PURPOSE_NOTE[suggestion.purpose] : undefined;
   const learned = suggestion.definition_params !== undefined && correctionPackId(suggestion.source) !== null;
+  const call = isToolCall(suggestion);
   return (
-    <section className="card suggestion" aria-labelledby="suggestion-heading" data-suggestion-id={suggestion.suggestion_id}>
+    <section
+      className="card suggestion"
+      aria-labelledby="suggestion-heading"
+      data-suggestion-id={suggestion.suggestion_id}
+      data-kind={suggestion.kind ?? "step"}
+    >
       <h2 id="suggestion-heading" className="suggestion__title" tabIndex={-1}>
-        Suggestion: {suggestion.step_name || suggestion.step_id}
+        {call ? (
+          <>
+            Tool call: <span className="mono">{suggestion.tool}</span> (agent step {suggestion.step_name || suggestion.step_id})
+          </>
+        ) : (
+          <>Suggestion: {suggestion.step_name || suggestion.step_id}</>
+        )}
       </h2>
+      {call ? (
+        <p className="muted">
+          The agent asks to make this call. Accept runs it, correct runs it with your arguments, manual gives the agent
+          your result, skip tells it the call was skipped, reject sends it your feedback and asks it not to repeat the
+          call.
+        </p>
+      ) : null}
       <Countdown deadline={suggestion.deadline} onTimeout={suggestion.on_timeout} what="This suggestion" />
       {note ? (
         <p className="notice notice--warning suggestion__purpose">
@@ -43,9 +62,15 @@ export function SuggestionCard({ suggestion }: { suggestion: Suggestion }) {
       ) : null}
       <dl className="facts">
         <div>
-          <dt>Step</dt>
+          <dt>{call ? "Agent step" : "Step"}</dt>
           <dd className="mono">{suggestion.step_id}</dd>
         </div>
+        {call && suggestion.tool_call_id ? (
+          <div>
+            <dt>Call id</dt>
+            <dd className="mono">{suggestion.tool_call_id}</dd>
+          </div>
+        ) : null}
         <div>
           <dt>Tool</dt>
           <dd>
@@ -72,12 +97,12 @@ export function SuggestionCard({ suggestion }: { suggestion: Suggestion }) {
       </dl>
       {suggestion.rationale ? (
         <>
-          <h3 className="suggestion__label">Rationale</h3>
+          <h3 className="suggestion__label">{call ? "The agent's reasoning" : "Rationale"}</h3>
           <p className="suggestion__rationale">{suggestion.rationale}</p>
         </>
       ) : null}
       <h3 className="suggestion__label" id="suggestion-params-heading">
-        Params
+        {call ? "Arguments" : "Params"}
       </h3>
       <pre className="code" aria-labelledby="suggestion-params-heading" data-testid="suggested-params">
         {formatValue(suggestion.params)}
@@ -100,7 +125,11 @@ export function SuggestionCard({ suggestion }: { suggestion: Suggestion }) {
           title="What the correction pack changed"
           before={suggestion.definition_params}
           after={suggestion.params}
-          emptyText="The learned rule left the params as the definition renders them."
+          emptyText={
+            call
+              ? "The learned rule left the arguments as the agent wrote them."
+              : "The learned rule left the params as the definition renders them."
+          }
         />
       ) : null}
     </section>

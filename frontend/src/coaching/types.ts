@@ -43,7 +43,13 @@ export interface Suggestion {
   deadline?: string | null;
   /** What the deadline does: `skip`, `fail`, `accept`… */
   on_timeout?: string | null;
+  /** `step`, or `tool_call`: a call an agent step's LLM asked for (params: its arguments; rationale: what it said). */
+  kind?: "step" | "tool_call" | (string & {});
+  /** tool_call: the call's id, as the LLM named it. */
+  tool_call_id?: string | null;
 }
+
+export const isToolCall = (s: Pick<Suggestion, "kind"> | null | undefined) => s?.kind === "tool_call";
 
 /** One row of `GET /api/coaching/queue`. */
 export interface QueueItem extends Suggestion {

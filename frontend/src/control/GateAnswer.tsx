@@ -30,7 +30,9 @@ export function GateAnswer({
   const [missing, setMissing] = useState(false);
   const headingId = useId();
   const errorId = useId();
-  const isInput = gate.kind === "human_input";
+  // an agent's CONFIRM_DATA is answered like a human_input step: the answer is its next message
+  const isAgent = gate.kind === "clarification" && Boolean(gate.agent);
+  const isInput = gate.kind === "human_input" || isAgent;
   const stepId = gate.step_id ?? "";
   const send = useMutation({
     mutationFn: (value: string) =>
@@ -59,7 +61,7 @@ export function GateAnswer({
   return (
     <section className="card gate-answer" aria-labelledby={headingId} data-testid="gate-answer">
       <h2 id={headingId} className="gate-answer__title">
-        {isInput ? "Question" : "Paused for clarification"}: {stepName ?? stepId}
+        {isAgent ? "The agent asks" : isInput ? "Question" : "Paused for clarification"}: {stepName ?? stepId}
       </h2>
       <p className="gate-answer__question">{gate.question || (isInput ? "This step asks for an answer." : "Paused before this step.")}</p>
       <Countdown deadline={gate.deadline} onTimeout={gate.on_timeout} what="This question" />

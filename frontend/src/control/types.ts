@@ -15,6 +15,8 @@ export interface Gate {
   on_timeout?: string | null;
   timeout_s?: number | null;
   corrected?: boolean;
+  /** An agent step's own question (CONFIRM_DATA), or its approval (REQUEST_APPROVAL). */
+  agent?: boolean;
 }
 
 export interface ControlStep {

@@ -15,6 +15,7 @@ import { ExecutionControls } from "../control/ExecutionControls";
 import { questionGate } from "../control/types";
 import { formatValue } from "../format";
 import { useDocumentTitle } from "../hooks";
+import { AgentTranscript } from "../agent/AgentTranscript";
 
 /** How often a running execution is re-read. */
 export const EXECUTION_POLL_MS = 1000;
@@ -201,7 +202,7 @@ export default function ExecutionDetailPage() {
       ) : (
         <ol className="steps" aria-labelledby="steps-heading">
           {data.steps.map((step, index) => (
-            <StepItem key={`${step.step_id}-${index}`} step={step} index={index} />
+            <StepItem key={`${step.step_id}-${index}`} step={step} index={index} executionId={data.execution_id} />
           ))}
         </ol>
       )}
@@ -214,7 +215,7 @@ export default function ExecutionDetailPage() {
   );
 }
 
-function StepItem({ step, index }: { step: ExecutionStep; index: number }) {
+function StepItem({ step, index, executionId }: { step: ExecutionStep; index: number; executionId: string }) {
   const headingId = `step-${index}-heading`;
   return (
     <li className={`step step--${step.status}`} aria-labelledby={headingId}>
@@ -260,6 +261,9 @@ function StepItem({ step, index }: { step: ExecutionStep; index: number }) {
           <h4 className="step__label">Error</h4>
           <pre className="code code--error">{formatValue(step.error)}</pre>
         </div>
+      ) : null}
+      {step.type === "agent" && step.status !== "pending" ? (
+        <AgentTranscript executionId={executionId} stepId={step.step_id} stepStatus={step.status} headingLevel={4} />
       ) : null}
     </li>
   );

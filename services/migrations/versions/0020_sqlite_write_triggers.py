@@ -7,13 +7,13 @@ write that did not (the sqlite3 shell, another tool) went unseen. These triggers
 changed or deleted in those tables, whoever writes. PostgreSQL keeps nothing between transactions: no triggers.
 
 Revision ID: 0020
-Revises: 0016
+Revises: 0018
 Create Date: 2026-11-24 03:30:00
 """
 from alembic import op
 
 revision = '0020'
-down_revision = '0016'
+down_revision = '0018'
 branch_labels = None
 depends_on = None
 

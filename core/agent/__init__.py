@@ -1,0 +1,7 @@
+"""Agent steps (DESIGN.md §6): an LLM that calls tools in a loop, every call under policy, reviewed by people.
+
+- spec.py: what an agent step says, checked when a definition is saved;
+- conversation.py: the stored messages and the request fitted to the context budget;
+- provider.py: the LLM interface (services/llm.py speaks the OpenAI-compatible API);
+- loop.py: the loop itself, over a Provider and a Host (services/agent.py: storage, policy, people, tools).
+"""

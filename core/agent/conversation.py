@@ -1,0 +1,130 @@
+"""An agent step's conversation: the messages as stored (one per LLM turn, tool result, question, answer), and
+the request the LLM is sent from them, fitted to the context budget.
+
+A tool message exists from the moment the LLM asked for the call (status `pending`), so every `tool_call_id` the
+LLM sends has exactly one tool message, whatever becomes of the call:
+
+    pending -> ready (allowed or accepted: runs with `params`) -> done
+    pending -> review (a person decides, services.decisions) -> ready | done
+    pending -> done (invalid arguments, denied by policy)
+
+The chat completions API refuses a conversation in which a tool call has no answer, so the next request waits
+until every tool message of the last turn is `done`.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+PENDING, REVIEW, READY, DONE = "pending", "review", "ready", "done"
+SYSTEM, USER, ASSISTANT, TOOL = "system", "user", "assistant", "tool"
+# why a user message was added: the goal, a person's answer to CONFIRM_DATA, an approval of REQUEST_APPROVAL,
+# Coach asking again for a final answer that did not fit output_schema
+GOAL, ANSWER, APPROVED, REPAIR = "goal", "answer", "approved", "repair"
+TRIM_MARKER = "[… trimmed by Coach to fit the context budget: {left_out:,} of {total:,} characters left out …]"
+TRIM_KEEP = 200  # the fewest characters of a trimmed result kept before the marker
+MAX_TOOL_CONTENT = 1_000_000  # characters of one tool result kept at all (the rest is cut, with a marker)
+_compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+
+
+@dataclass
+class ToolCall:
+    """One call as the LLM sent it."""
+
+    id: str
+    name: str
+    arguments: str  # raw JSON text, as sent
+
+    def to_dict(self) -> dict[str, str]:
+        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+
+
+@dataclass
+class Message:
+    seq: int
+    role: str
+    content: str | None = None
+    kind: str | None = None  # user messages: GOAL, ANSWER, APPROVED, REPAIR
+    turn: int = 0  # the LLM turn that made it (assistant), or that asked for it (tool)
+    tool_calls: list[ToolCall] = field(default_factory=list)  # assistant
+    reasoning: str | None = None  # assistant: a reasoning text the server sent besides the content
+    asked: bool = False  # assistant: its CONFIRM_DATA / REQUEST_APPROVAL was put to a person
+    # tool messages
+    tool_call_id: str | None = None
+    name: str | None = None  # as the LLM wrote it
+    tool: str | None = None  # the registered tool it names (None: none of the step's tools)
+    arguments: Any = None  # parsed arguments (None when they were not valid JSON)
+    raw: str | None = None  # the arguments as sent, when they were not valid JSON
+    status: str = DONE
+    params: Any = None  # what runs (a learned rule or a correction may change the arguments)
+    policy: dict[str, Any] | None = None
+    decision: str | None = None  # the person's decision, or allow / deny / invalid
+    suggestion_id: str | None = None
+    source: str | None = None  # llm | correction_pack:<id>
+    error: bool = False
+    trimmed: bool = False  # sent shortened at least once (the budget)
+    id: str | None = None  # storage's
+    dirty: bool = field(default=True, compare=False)  # changed since storage last wrote it
+    stored: bool = field(default=False, compare=False)  # storage has a row for it
+
+    def to_api(self, content: str | None = None) -> dict[str, Any]:
+        text = self.content if content is None else content
+        if self.role == TOOL:
+            return {"role": TOOL, "tool_call_id": self.tool_call_id, "content": text or ""}
+        if self.role == ASSISTANT:
+            out: dict[str, Any] = {"role": ASSISTANT, "content": text}
+            if self.tool_calls:
+                out["tool_calls"] = [{"id": c.id, "type": "function",
+                                      "function": {"name": c.name, "arguments": c.arguments}}
+                                     for c in self.tool_calls]
+            return out
+        return {"role": self.role, "content": text or ""}
+
+
+def tool_content(output: Any) -> str:
+    """A tool's output as the LLM reads it: text as is, anything else as compact JSON; at most MAX_TOOL_CONTENT."""
+    text = output if isinstance(output, str) else _compact(output)
+    if len(text) > MAX_TOOL_CONTENT:
+        text = text[:MAX_TOOL_CONTENT] + f"\n[… cut by Coach: {len(text) - MAX_TOOL_CONTENT:,} more characters …]"
+    return text
+
+
+def _size(message: dict[str, Any]) -> int:
+    return len(_compact(message).encode("utf-8"))
+
+
+def trimmed(content: str, keep: int = TRIM_KEEP) -> str:
+    """`content` cut to its first `keep` characters, with the marker saying how much was left out."""
+    keep = max(0, min(keep, len(content)))
+    marker = TRIM_MARKER.format(left_out=len(content) - keep, total=len(content))
+    return content[:keep] + "\n" + marker
+
+
+def fit(messages: list[Message], budget_bytes: int) -> tuple[list[dict[str, Any]], list[Message]]:
+    """The messages as the API takes them, within `budget_bytes` if shortening tool results can make it: the
+    oldest tool result is shortened first, by what the request is over (down to its first TRIM_KEEP characters and a
+    marker saying how much was left out), then the next, until the request fits. Returns (messages, the tool
+    messages it shortened)."""
+    sent = [m.to_api() for m in messages]
+    sizes = [_size(m) for m in sent]
+    total = sum(sizes)
+    shortened: list[Message] = []
+    for i, message in enumerate(messages):
+        if total <= budget_bytes:
+            break
+        text = message.content or ""
+        if message.role != TOOL or len(text) <= TRIM_KEEP + len(TRIM_MARKER) + 20:
+            continue
+        keep = len(text)
+        for _ in range(4):  # characters are not bytes (UTF-8, JSON escapes): shorten again if still over
+            over = total - budget_bytes
+            if over <= 0 or keep <= TRIM_KEEP:
+                break
+            keep = max(TRIM_KEEP, keep - over - len(TRIM_MARKER) - 16)
+            sent[i] = message.to_api(trimmed(text, keep))
+            new_size = _size(sent[i])
+            total += new_size - sizes[i]
+            sizes[i] = new_size
+        shortened.append(message)
+    return sent, shortened

@@ -1,0 +1,372 @@
+"""The agent loop (DESIGN.md §6): LLM -> tool call(s) -> results -> LLM … until a final answer.
+
+Plain Python over two interfaces: a Provider (the LLM) and a Host (storage, policy, people, tools: services/agent.py;
+tests use in-memory ones). What to do next is always derived from the conversation alone (`next_move`), so a loop
+that stopped anywhere (a person to ask, a killed server) goes on from the stored conversation: an LLM turn that is
+stored is never requested again, a tool result that is stored is never produced again.
+
+The Host persists: `save` marks messages to write, `flush` writes them (one transaction) and says whether the step
+is still this loop's to run. The loop flushes before every request to the LLM and before every tool that takes
+time, so nothing the LLM said or a tool returned is lost by a crash after it.
+
+What the LLM may say besides tool calls (anywhere in its text):
+- `STAGE_COMPLETE`: the step is done (after the calls of that turn, if any); the rest of the text is the answer;
+- `CONFIRM_DATA: <question>`: a person answers the question; the answer comes back as a user message;
+- `REQUEST_APPROVAL: <what>`: an approval (services.approvals); approved, the loop goes on, told so.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from core import schema
+from core.agent.conversation import (ANSWER, APPROVED, ASSISTANT, DONE, GOAL, PENDING, READY, REPAIR, REVIEW, SYSTEM,
+                                     TOOL, USER, Message, fit, tool_content)
+from core.agent.provider import Provider, ProviderError, Reply, Request
+from core.agent.spec import AgentSpec, api_names
+
+REPEAT_LIMIT = 3  # the same call with the same arguments this many times ends the loop
+MAX_REPAIRS = 2  # final answers that do not fit output_schema sent back before the step fails
+STAGE_COMPLETE, CONFIRM_DATA, REQUEST_APPROVAL = "STAGE_COMPLETE", "CONFIRM_DATA", "REQUEST_APPROVAL"
+_MARKER = re.compile(r"\b(CONFIRM_DATA|REQUEST_APPROVAL)\b\s*:?\s*(.*)", re.S)
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
+_canonical = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode
+
+# moves
+ASK, JUDGE, RUN, WAIT, QUESTION, APPROVAL, REPAIR_MOVE, FINISH, FAIL = (
+    "ask", "judge", "run", "wait", "question", "approval", "repair", "finish", "fail")
+
+
+@dataclass(frozen=True)
+class Move:
+    kind: str
+    message: Message | None = None
+    text: str = ""
+    output: Any = None
+
+
+@dataclass(frozen=True)
+class Ruling:
+    """What the host says about a valid call: `allow` (runs with `params`), `deny` (`reason` goes back to the LLM)
+    or `review` (a person decides; `purpose` is the suggestion's: coaching or spot_check)."""
+
+    effect: str
+    params: Any = None
+    policy: dict[str, Any] | None = None
+    reason: str = ""
+    purpose: str = "coaching"
+    source: str = "llm"
+
+
+@dataclass(frozen=True)
+class Result:
+    ok: bool
+    output: Any = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Stop:
+    kind: str  # done | failed | waiting | gone (the step is no longer this loop's: cancelled, paused)
+    output: Any = None
+    error: str | None = None
+
+
+class Host(Protocol):
+    def save(self, messages: list[Message]) -> None: ...
+    def flush(self) -> bool: ...
+    def judge(self, message: Message) -> Ruling: ...
+    def open_review(self, message: Message, ruling: Ruling) -> None: ...
+    def inline(self, tool: str) -> bool: ...
+    def run_tool(self, message: Message) -> Result: ...
+    def ask(self, message: Message, question: str) -> None: ...
+    def request_approval(self, message: Message, text: str) -> None: ...
+
+
+# -- reading the conversation -----------------------------------------------------------------------------------
+
+def markers(text: str | None) -> tuple[str | None, str]:
+    """(CONFIRM_DATA | REQUEST_APPROVAL | STAGE_COMPLETE | None, the text that goes with it)."""
+    text = text or ""
+    found = _MARKER.search(text)
+    if found:
+        rest = found.group(2).replace(STAGE_COMPLETE, "").strip()
+        return found.group(1), rest or text[:found.start()].strip()
+    if STAGE_COMPLETE in text:
+        return STAGE_COMPLETE, text.replace(STAGE_COMPLETE, "").strip()
+    return None, text.strip()
+
+
+def final_output(text: str, output_schema: dict | None) -> tuple[Any, list[str]]:
+    """The step's output from the final answer: {"answer": text}, or with `output_schema` the JSON value the text
+    holds (bare or in a ``` fence), checked against it. Returns (output, problems)."""
+    if output_schema is None:
+        return {"answer": text}, []
+    value, parsed = None, False
+    for candidate in [text, *_FENCE.findall(text)]:
+        try:
+            value, parsed = json.loads(candidate.strip()), True
+            break
+        except ValueError:
+            continue
+    if not parsed:
+        return None, ["the final answer is not JSON: answer with the JSON value only"]
+    problems = [f"{'/'.join(str(p) for p in e.absolute_path) or '(value)'}: {e.message}"
+                for e in schema.errors(output_schema, value, limit=20)]
+    return value, problems
+
+
+def call_key(message: Message) -> str:
+    args = _canonical(message.arguments) if message.arguments is not None else "raw:" + (message.raw or "")
+    return f"{message.tool or message.name}\x00{args}"
+
+
+def repeats(messages: list[Message], message: Message) -> int:
+    """How many times the LLM has made this call (same tool, same arguments), this one included."""
+    key = call_key(message)
+    return sum(1 for m in messages if m.role == TOOL and m.seq <= message.seq and call_key(m) == key)
+
+
+def tool_turns(messages: list[Message]) -> int:
+    return sum(1 for m in messages if m.role == ASSISTANT and m.tool_calls)
+
+
+def next_move(messages: list[Message], spec: AgentSpec) -> Move:
+    """The one thing to do next, from the conversation alone."""
+    last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].role == ASSISTANT), None)
+    if last is None:
+        return Move(ASK)
+    reply, after = messages[last], messages[last + 1:]
+    if reply.tool_calls:
+        turns = tool_turns(messages)
+        if turns > spec.max_tool_iterations:
+            return Move(FAIL, reply, f"stopped: the LLM still asked for tools after max_tool_iterations "
+                                     f"({spec.max_tool_iterations}) rounds of tool calls, with no final answer")
+        for m in after:
+            if m.role == TOOL and m.status != DONE:
+                return Move({PENDING: JUDGE, READY: RUN, REVIEW: WAIT}[m.status], m)
+    if any(m.role == USER for m in after):
+        return Move(ASK)
+    kind, text = markers(reply.content)
+    if kind in (CONFIRM_DATA, REQUEST_APPROVAL):
+        if reply.asked:
+            return Move(WAIT, reply)
+        if kind == CONFIRM_DATA:
+            return Move(QUESTION, reply, text or "The agent asks you to confirm the data before it goes on.")
+        return Move(APPROVAL, reply, text or "The agent asks for approval before it goes on.")
+    if reply.tool_calls and kind != STAGE_COMPLETE:
+        return Move(ASK)
+    output, problems = final_output(text, spec.output_schema)
+    if problems:
+        repairs = sum(1 for m in messages if m.role == USER and m.kind == REPAIR)
+        listed = "; ".join(problems)
+        if repairs >= MAX_REPAIRS:
+            return Move(FAIL, reply, f"the final answer does not fit output_schema after {repairs + 1} tries: {listed}")
+        return Move(REPAIR_MOVE, reply, "Your final answer does not fit the required output schema: "
+                                        f"{listed}. Answer again with only the JSON value, matching the schema.")
+    return Move(FINISH, reply, output=output)
+
+
+# -- the loop ---------------------------------------------------------------------------------------------------
+
+def system_prompt(spec: AgentSpec) -> str:
+    parts = [
+        "You are the agent of one step of a workflow run by Coach. Reach the goal the user gives you, calling the "
+        "tools offered when you need them. Each tool call may be checked by a policy or reviewed by a person, who "
+        "can change its arguments, do it by hand, skip it or reject it; a rejected call must not be repeated.",
+        "When you are done, answer without a tool call; you may end your answer with STAGE_COMPLETE.",
+        "If a person must confirm some data before you go on, answer `CONFIRM_DATA: <your question>`; their answer "
+        "comes back as the next message.",
+        "If what you are about to do needs a person's approval, answer `REQUEST_APPROVAL: <what is to be approved>`.",
+    ]
+    if spec.output_schema is not None:
+        parts.append("Your final answer must be only a JSON value that matches this JSON Schema:\n"
+                     + json.dumps(spec.output_schema, indent=1, ensure_ascii=False))
+    if spec.instructions:
+        parts.append(spec.instructions)
+    return "\n\n".join(parts)
+
+
+def opening(spec: AgentSpec, goal: str) -> list[Message]:
+    """The first two messages of a conversation: the system prompt and the goal."""
+    return [Message(seq=0, role=SYSTEM, content=system_prompt(spec)),
+            Message(seq=1, role=USER, content=goal, kind=GOAL)]
+
+
+def parameters_of(tool: Any) -> str:
+    """`path (string, required), max_bytes (integer)`: what an error tells the LLM about a tool's parameters."""
+    props = (tool.params_schema or {}).get("properties") or {}
+    required = set((tool.params_schema or {}).get("required") or ())
+    parts = []
+    for name, prop in props.items():
+        kind = prop.get("type") if isinstance(prop, dict) else None
+        kind = "/".join(kind) if isinstance(kind, list) else kind
+        bits = [b for b in (kind, "required" if name in required else None) if b]
+        parts.append(f"{name} ({', '.join(bits)})" if bits else name)
+    return ", ".join(parts) or "none"
+
+
+def tools_param(names: dict[str, str], tools: dict[str, Any]) -> list[dict[str, Any]]:
+    """The chat completions `tools` for the step's tools (API-safe name -> registered name)."""
+    return [{"type": "function", "function": {
+        "name": api, "description": (getattr(tools[name], "description", "") or name)[:1024],
+        "parameters": tools[name].params_schema or {"type": "object", "properties": {}}}}
+        for api, name in names.items()]
+
+
+class AgentLoop:
+    """Runs one agent step's loop until it finishes, fails or waits for a person (no thread waits: `run` returns).
+
+    `tools`: registered name -> tool (name, description, params_schema) of the tools the step may call."""
+
+    def __init__(self, spec: AgentSpec, provider: Provider, host: Host, tools: dict[str, Any], *, model: str,
+                 key: str = ""):
+        self.spec, self.provider, self.host, self.model, self.key = spec, provider, host, model, key
+        self.tools = tools
+        self.names = api_names(tools)  # API-safe -> registered
+        self._tools_param = tools_param(self.names, tools)
+
+    def resolve(self, name: str) -> str | None:
+        """The registered tool a call names: its API-safe name or its own."""
+        found = self.names.get(name)
+        if found is None and name in self.tools:
+            found = name
+        return found
+
+    def reply_messages(self, messages: list[Message], reply: Reply) -> list[Message]:
+        """The assistant message of `reply` and one pending tool message per call, numbered after `messages`."""
+        seq = (messages[-1].seq + 1) if messages else 0
+        turn = sum(1 for m in messages if m.role == ASSISTANT) + 1
+        made = [Message(seq=seq, role=ASSISTANT, content=reply.content, turn=turn, tool_calls=list(reply.tool_calls),
+                        reasoning=reply.reasoning)]
+        for i, call in enumerate(reply.tool_calls, start=1):
+            try:
+                arguments = json.loads(call.arguments) if (call.arguments or "").strip() else {}
+            except ValueError:
+                arguments = None
+            made.append(Message(seq=seq + i, role=TOOL, turn=turn, tool_call_id=call.id, name=call.name,
+                                tool=self.resolve(call.name), arguments=arguments, status=PENDING,
+                                raw=call.arguments if arguments is None else None))
+        return made
+
+    def run(self, messages: list[Message]) -> Stop:
+        """Go on from `messages` (the stored conversation, in order; changed in place) until a stop."""
+        host = self.host
+        while True:
+            move = next_move(messages, self.spec)
+            if move.kind == ASK:
+                if not host.flush():
+                    return Stop("gone")
+                sent, shortened = fit(messages, self.spec.budget_bytes)
+                turn = sum(1 for m in messages if m.role == ASSISTANT) + 1
+                request = Request(model=self.model, messages=sent, tools=self._tools_param,
+                                  key=f"{self.key}/turn-{turn}")
+                try:
+                    reply = self.provider.complete(request)
+                except ProviderError as exc:
+                    return Stop("failed", error=str(exc))
+                changed = [m for m in shortened if not m.trimmed]
+                for m in changed:
+                    m.trimmed = True
+                made = self.reply_messages(messages, reply)
+                messages.extend(made)
+                host.save(changed + made)
+            elif move.kind == JUDGE:
+                stop = self._judge(messages, move.message)
+                if stop is not None:
+                    return stop
+            elif move.kind == RUN:
+                m = move.message
+                if not host.inline(m.tool) and not host.flush():
+                    return Stop("gone")
+                result = host.run_tool(m)
+                self.finish(m, tool_content(result.output) if result.ok else f"error: {result.error}",
+                            error=not result.ok)
+                host.save([m])
+            elif move.kind in (QUESTION, APPROVAL):
+                move.message.asked = True
+                if move.kind == QUESTION:
+                    host.ask(move.message, move.text)
+                else:
+                    host.request_approval(move.message, move.text)
+                host.save([move.message])
+                return Stop("waiting") if host.flush() else Stop("gone")
+            elif move.kind == REPAIR_MOVE:
+                note = Message(seq=messages[-1].seq + 1, role=USER, content=move.text, kind=REPAIR)
+                messages.append(note)
+                host.save([note])
+            elif move.kind == WAIT:
+                return Stop("waiting") if host.flush() else Stop("gone")
+            elif move.kind == FINISH:
+                return Stop("done", output=move.output) if host.flush() else Stop("gone")
+            else:  # FAIL
+                return Stop("failed", error=move.text) if host.flush() else Stop("gone")
+
+    @staticmethod
+    def finish(m: Message, content: str, *, error: bool = False, decision: str | None = None) -> None:
+        m.content, m.error, m.status = content, error, DONE
+        if decision is not None:
+            m.decision = decision
+
+    def problem(self, m: Message) -> str | None:
+        """Why a call cannot be made as written (the LLM is told, and may try again), or None."""
+        if m.tool is None:
+            offered = ", ".join(self.names) or "none"
+            return f"there is no tool {m.name!r} in this step; the tools you may call are: {offered}"
+        tool = self.tools[m.tool]
+        shown = next((api for api, name in self.names.items() if name == m.tool), m.tool)
+        if m.arguments is None:
+            try:
+                json.loads(m.raw or "")
+            except ValueError as exc:
+                why = str(exc)
+            else:
+                why = "not a JSON object"
+            return (f"the arguments of {shown} are not valid JSON ({why}); its parameters: {parameters_of(tool)}. "
+                    "Call it again with a JSON object of those parameters.")
+        if not isinstance(m.arguments, dict):
+            return f"the arguments of {shown} must be a JSON object; its parameters: {parameters_of(tool)}"
+        found = [f"{'.'.join(str(p) for p in e.absolute_path) or '(arguments)'}: {e.message}"
+                 for e in schema.errors(tool.params_schema, m.arguments, limit=10)]
+        if found:
+            return (f"the arguments of {shown} do not fit its parameters: {'; '.join(found)}. Its parameters: "
+                    f"{parameters_of(tool)}.")
+        return None
+
+    def _judge(self, messages: list[Message], m: Message) -> Stop | None:
+        if repeats(messages, m) >= REPEAT_LIMIT:
+            shown = m.arguments if m.arguments is not None else m.raw
+            return Stop("failed", error=f"stopped: the LLM made the same call {REPEAT_LIMIT} times "
+                                        f"({m.tool or m.name} with {_canonical(shown)})") \
+                if self.host.flush() else Stop("gone")
+        problem = self.problem(m)
+        if problem is not None:
+            self.finish(m, f"error: {problem}", error=True, decision="invalid")
+            self.host.save([m])
+            return None
+        ruling = self.host.judge(m)
+        m.params, m.policy, m.source = ruling.params if ruling.params is not None else m.arguments, ruling.policy, \
+            ruling.source
+        if ruling.effect == "allow":
+            m.status, m.decision = READY, "allow"
+        elif ruling.effect == "deny":
+            self.finish(m, f"error: {ruling.reason}. The call was not run; do not repeat it.", error=True,
+                        decision="deny")
+        else:
+            m.status = REVIEW
+            self.host.open_review(m, ruling)
+        self.host.save([m])
+        return None
+
+
+def answered(messages: list[Message], text: str, kind: str = ANSWER) -> Message:
+    """A person's answer to CONFIRM_DATA (or the note of an approval: kind APPROVED), as the next user message."""
+    note = Message(seq=messages[-1].seq + 1 if messages else 0, role=USER, content=text, kind=kind)
+    messages.append(note)
+    return note
+
+
+__all__ = ["ANSWER", "APPROVED", "AgentLoop", "Host", "Move", "Result", "Ruling", "Stop", "answered", "final_output",
+           "markers", "next_move", "opening", "READY", "DONE"]

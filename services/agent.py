@@ -1,0 +1,327 @@
+"""Agent steps: the loop of core/agent wired to storage, the policy, people and tools.
+
+The runner hands an agent step to `run_step` outside any transaction, as it does a slow tool. The loop then writes
+its conversation as it grows (services/agent_store.py): each LLM answer and each tool result is committed before
+the next request to the LLM or the next tool that takes time, so a server killed anywhere goes on from the stored
+conversation (`run_step` again, after Runner.recover). A call a person must decide becomes a suggestion of kind
+`tool_call` and the loop returns: no thread waits on a person. The decision (services/decisions.py ->
+`settle_call`), the answer to CONFIRM_DATA (`answer`) or the approval of REQUEST_APPROVAL (`approved`) writes the
+call's result or the person's message, and the runner runs the step again.
+"""
+from __future__ import annotations
+
+import logging
+from contextlib import ExitStack
+from typing import Any
+
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session
+
+from core.agent import conversation as C
+from core.agent.loop import AgentLoop, Result, Ruling, answered, opening
+from core.agent.spec import resolve_tools
+from core.coaching import autonomy
+from core.coaching.decisions import ToolCallEffect
+from core.execution import states as S
+from core.execution.engine import Outcome, run_tool, template_context
+from core.templating import TemplateFailure, render_value
+from core.tools import ToolRegistry, schema_errors
+from services import agent_store as store
+from services import approvals, audit, coaching, corrections, executions, metrics, policies
+from services.db import held, hold, insert_row
+from services.llm import SETUP, OpenAIProvider
+from services.models import Execution, Suggestion, Workflow, new_id, utcnow
+from services.notifier import Events
+
+log = logging.getLogger(__name__)
+
+
+def unit(step_id: str, tool: str | None) -> str:
+    """What an agent's calls of one tool count under (metrics, correction pack, step mode): `<step>:<tool>`."""
+    return f"{step_id}:{tool or '(none)'}"
+
+
+def judge_call(session: Session, tools: ToolRegistry, ex: Execution, step, tool: str | None, params: Any, *,
+               known: dict | None = None) -> dict:
+    """The policy's verdict (with its explanation) on a call an agent step makes: step_type `agent`, agent_step the
+    step's id. `known`: an earlier verdict on this very call, reused while its policy revision is current."""
+    if known is not None and known.get("revision") == policies.revision(session, ex.workspace_id):
+        return known
+    call = policies.call_for(tools, tool or "", params, step_type="agent", workflow_id=ex.workflow_id,
+                             user=policies.starter(session, ex.started_by), agent_step=step.id)
+    return policies.evaluate(session, ex.workspace_id, call).to_dict()
+
+
+def provider_of(runner):
+    if getattr(runner, "llm", None) is None:
+        runner.llm = OpenAIProvider(runner.settings)
+    return runner.llm
+
+
+def run_step(runner, execution_id: str, step) -> Outcome | None:
+    """Run (or go on with) an agent step. Returns its outcome, or None when it waits for a person or is no longer
+    this task's to run (cancelled, paused)."""
+    spec = step.agent
+    provider = provider_of(runner)
+    model = spec.model or runner.settings.llm_model
+    if not provider.configured or not model:
+        missing = "no LLM provider is configured" if not provider.configured else "no model is set"
+        return Outcome(False, error=f"agent step {step.id!r} cannot start: {missing}: {SETUP}", attempts=0)
+    allowed = resolve_tools(spec.tools, runner.tools.names())
+    host = Host(runner, execution_id, step)
+    try:
+        messages = host.begin()
+        if messages is None:
+            host.flush()
+            return None
+        if not messages:
+            try:
+                goal = render_value(spec.goal, template_context(executions.to_state(host.ex)), "goal")
+            except TemplateFailure as exc:
+                host.flush()
+                return Outcome(False, error=f"step {step.id!r}: {exc}", attempts=0)
+            messages.extend(opening(spec, goal if isinstance(goal, str) else C.tool_content(goal)))
+            host.save(messages)
+        loop = AgentLoop(spec, provider, host, {name: runner.tools.get(name) for name in allowed}, model=model,
+                         key=f"{execution_id}/{step.id}")
+        stop = loop.run(messages)
+    except SQLAlchemyError:  # the database's trouble: the step runs again (Runner.recover), nothing is lost
+        host.abort()
+        raise
+    except Exception as exc:  # a bug, or an answer nobody foresaw: the step fails with the reason, never the runner
+        host.abort()
+        log.exception("the agent step %s of execution %s failed", step.id, execution_id)
+        return Outcome(False, error=f"agent step {step.id!r} failed: {type(exc).__name__}: {exc}", attempts=0)
+    except BaseException:
+        host.abort()
+        raise
+    if stop.kind == "done":
+        return Outcome(True, output=stop.output, attempts=0)
+    if stop.kind == "failed":
+        return Outcome(False, error=f"agent step {step.id!r}: {stop.error}", attempts=0)
+    return None
+
+
+class Host:
+    """core.agent.loop.Host over the database: a transaction opened when first needed and committed at `flush`
+    (so that nothing slow, an LLM request or a tool that takes time, ever runs inside one)."""
+
+    def __init__(self, runner, execution_id: str, step):
+        self.runner, self.execution_id, self.step = runner, execution_id, step
+        self.db, self.tools, self.settings = runner.db, runner.tools, runner.settings
+        self._stack: ExitStack | None = None
+        self.session: Session | None = None
+        self.ex: Execution | None = None
+        self.alive = False
+        self.events = Events()
+        self._dirty: dict[int, C.Message] = {}
+        self.messages: list[C.Message] = []  # the conversation, as the loop grows it
+
+    # -- the transaction ----------------------------------------------------------------------------------------
+    def _open(self) -> Session:
+        if self.session is None:
+            self._stack = ExitStack()
+            self.session = self._stack.enter_context(self.db.transaction())
+            self.events = Events()
+            self.ex = executions.get_any(self.session, self.execution_id)
+            row = self.ex.steps.get(self.step.id) if self.ex is not None else None
+            self.alive = self.ex is not None and self.ex.status == S.RUNNING and row is not None \
+                and row.status == S.STEP_RUNNING
+        return self.session
+
+    def begin(self) -> list[C.Message] | None:
+        """The stored conversation, or None when the step is not this task's to run."""
+        session = self._open()
+        if not self.alive:
+            return None
+        self.messages = store.load(session, self.execution_id, self.step.id)
+        return self.messages
+
+    def save(self, messages: list[C.Message]) -> None:
+        for m in messages:
+            if m.id is None:
+                m.id = new_id()
+            self._dirty[m.seq] = m
+
+    def flush(self) -> bool:
+        session = self._open()
+        alive, ex = self.alive, self.ex
+        if self._dirty:
+            written = store.write(session, ex, self.step.id, list(self._dirty.values()))
+            self.events.add("agent_messages", {"execution_id": self.execution_id, "step_id": self.step.id,
+                                               "messages": [store.view(m) for m in written]},
+                            execution=self.execution_id)
+            self._dirty.clear()
+        if not alive and ex is not None and ex.status == S.PAUSED \
+                and executions.step_state(ex, self.step.id).status == S.STEP_RUNNING:
+            executions.set_step(ex, self.step.id, status=S.STEP_PENDING)  # the resume runs it again
+        stack, events = self._stack, self.events
+        self._stack = self.session = None
+        stack.close()  # commits
+        self.runner.notifier.send(events)
+        return alive
+
+    def abort(self) -> None:
+        if self._stack is not None:
+            stack, self._stack, self.session = self._stack, None, None
+            stack.__exit__(RuntimeError, RuntimeError("agent loop failed"), None)  # rolls back
+
+    # -- judging and reviewing calls --------------------------------------------------------------------------
+    def judge(self, m: C.Message) -> Ruling:
+        session = self._open()
+        ex = self.ex
+        wf = held(session, Workflow, ex.workflow_id)
+        key = unit(self.step.id, m.tool)
+        params, source = m.arguments, "llm"
+        if ex.mode != "normal" and wf.kind != "plan":  # a learned change applies to the call, citing its pack
+            params, pack_id, applied = coaching.learned(session, wf, key, params)
+            if applied:
+                source = f"correction_pack:{pack_id}"
+        verdict = judge_call(session, self.tools, ex, self.step, m.tool, params)
+        if verdict["effect"] == "deny":
+            return Ruling("deny", params, verdict, reason=policies.denied_message(verdict), source=source)
+        if verdict["effect"] == "require_review":
+            return Ruling("review", params, verdict, source=source)
+        modes = autonomy.step_modes(wf.settings)
+        gate = autonomy.review_for(ex.mode, wf.mode, modes.get(key) or modes.get(self.step.id),
+                                   lambda: self.runner._rng.random() < self.settings.spot_check_rate)
+        if gate is not None:
+            return Ruling("review", params, verdict, purpose=gate if gate == "spot_check" else "coaching",
+                          source=source)
+        return Ruling("allow", params, verdict, source=source)
+
+    def open_review(self, m: C.Message, ruling: Ruling) -> None:
+        session = self._open()
+        if not self.alive:
+            return
+        ex, step = self.ex, self.step
+        wf = held(session, Workflow, ex.workflow_id)
+        scopes = metrics.plan_scopes(m.tool) if wf.kind == "plan" else \
+            metrics.workflow_scopes(ex.workflow_id, ex.workflow_version, step.id) + \
+            [("step", f"{ex.workflow_id}/{unit(step.id, m.tool)}")]
+        counted = metrics.record_suggestion(session, ex.workspace_id, scopes, metrics.workflow_thresholds(wf))
+        reasoning = store.reasoning_of(self.conversation_reply(m))
+        now = utcnow()
+        sug = Suggestion(created_at=now, workspace_id=ex.workspace_id, execution_id=ex.id, workflow_id=ex.workflow_id,
+                         workflow_version=ex.workflow_version, step_id=step.id, tool=m.tool, params=ruling.params,
+                         definition_params=m.arguments, confidence=counted[scopes[-1]].confidence(),
+                         source=ruling.source, purpose=ruling.purpose, policy=ruling.policy, kind="tool_call",
+                         agent_message_id=m.id, tool_call_id=m.tool_call_id,
+                         rationale=reasoning or f"The agent calls {m.tool}.")
+        insert_row(session, sug)
+        hold(session, sug)
+        m.suggestion_id = sug.id
+        executions.set_step(ex, step.id, status=S.STEP_WAITING)
+        ex.gate = {"kind": "decision", "step_id": step.id, "suggestion_id": sug.id, "tool_call_id": m.tool_call_id,
+                   "agent": True}
+        executions.set_status(ex, "await_decision")
+        coaching._bump(ex, "suggestions_made")
+        payload = coaching.view(sug, self.tools, step)
+        self.events.add("tool_call_pending_review", payload, execution=ex.id, workspace=ex.workspace_id)
+        self.events.add("coaching_suggestion", payload, execution=ex.id, workspace=ex.workspace_id)
+        self.events.latest("coaching_stats", {"execution_id": ex.id, **coaching.stats_of(ex)}, execution=ex.id)
+        self.events.add("execution_update", executions.update_event(ex, step.id), execution=ex.id,
+                        workspace=ex.workspace_id)
+        if ruling.policy and ruling.policy.get("effect") == "require_review":
+            audit.record(session, ex.workspace_id, "system", "policy_review", target_type="suggestion",
+                         target_id=sug.id, execution_id=ex.id,
+                         after={"step_id": step.id, "tool": m.tool, "params": ruling.params, "policy": ruling.policy},
+                         result="require_review")
+
+    def conversation_reply(self, m: C.Message) -> C.Message | None:
+        """The assistant message that asked for the call `m`."""
+        return next((r for r in self.messages if r.role == C.ASSISTANT and r.turn == m.turn), None)
+
+    # -- tools --------------------------------------------------------------------------------------------------
+    def inline(self, tool: str) -> bool:
+        """Whether the tool runs in the open transaction: an instantaneous one (echo, noop), while the step is known
+        to be this loop's (else the loop flushes first, and stops if it is not)."""
+        return self.session is not None and self.alive and bool(getattr(self.tools.get(tool or ""), "inline", False))
+
+    def run_tool(self, m: C.Message) -> Result:
+        tool = self.tools.get(m.tool or "")
+        if tool is None:
+            return Result(False, error=f"tool {m.tool!r} is not registered on this server")
+        problems = schema_errors(tool.params_schema, m.params)
+        if problems:
+            listed = "; ".join(f"{k}: {', '.join(v)}" for k, v in problems.items())
+            return Result(False, error=f"the arguments do not fit tool {m.tool!r}: {listed}")
+        workspace = self.ex.workspace_id if self.ex is not None else ""
+        outcome = run_tool(self.step, tool, m.params, execution_id=self.execution_id, workspace_id=workspace)
+        return Result(outcome.ok, outcome.output, outcome.error)
+
+    # -- people -------------------------------------------------------------------------------------------------
+    def ask(self, m: C.Message, question: str) -> None:
+        self._open()
+        if not self.alive:
+            return
+        ex = self.ex
+        executions.set_step(ex, self.step.id, status=S.STEP_WAITING)
+        ex.gate = {"kind": "clarification", "step_id": self.step.id, "question": question,
+                   "paused_at": utcnow().isoformat(), "agent": True}
+        executions.set_status(ex, "await_clarification")
+        self.events.add("clarification_requested", {"execution_id": ex.id, "step_id": self.step.id,
+                                                    "question": question, "agent": True},
+                        execution=ex.id, workspace=ex.workspace_id)
+        self.events.add("execution_update", executions.update_event(ex, self.step.id), execution=ex.id,
+                        workspace=ex.workspace_id)
+
+    def request_approval(self, m: C.Message, text: str) -> None:
+        session = self._open()
+        if not self.alive:
+            return
+        ex = self.ex
+        approvals.open_agent(session, ex, self.step.id, text, self.events)
+        self.events.add("execution_update", executions.update_event(ex, self.step.id), execution=ex.id,
+                        workspace=ex.workspace_id)
+
+
+# -- what people's actions do to the conversation (each in the caller's transaction) ------------------------------
+
+def settle_call(session: Session, ex: Execution, sug: Suggestion, effect: ToolCallEffect, kind: str, operator: str,
+                events: Events, tools: ToolRegistry) -> None:
+    """A decision on a tool-call suggestion: the call runs (accept, correct) when the runner takes the step again,
+    or gets its result now (manual, skip, reject). Either way the step is ready to run again."""
+    m = store.get(session, sug.agent_message_id)
+    m.decision = kind
+    if effect.run_with is not None:
+        m.status, m.params = C.READY, effect.run_with
+    else:
+        m.status, m.content, m.error = C.DONE, effect.result, effect.error
+    store.write(session, ex, sug.step_id, [m])
+    if effect.record_correction:
+        corrections.record(session, ex.workspace_id, ex.workflow_id, unit(sug.step_id, sug.tool), sug.params,
+                           effect.run_with, actor=operator, events=events)
+    executions.set_step(ex, sug.step_id, status=S.STEP_PENDING)
+    events.add("agent_messages", {"execution_id": ex.id, "step_id": sug.step_id, "messages": [store.view(m)]},
+               execution=ex.id)
+
+
+def is_agent_gate(gate: dict | None) -> bool:
+    return bool(gate) and bool(gate.get("agent"))
+
+
+def answer(session: Session, ex: Execution, step_id: str, text: Any, actor: str, events: Events) -> None:
+    """A person's answer to the agent's CONFIRM_DATA becomes its next user message; the step runs again. The
+    caller moves the execution on (answer or resume)."""
+    messages = store.load(session, ex.id, step_id)
+    said = text if isinstance(text, str) else C.tool_content(text)
+    note = answered(messages, said or "(no answer)", C.ANSWER)
+    store.write(session, ex, step_id, [note])
+    executions.set_step(ex, step_id, status=S.STEP_PENDING)
+    ex.gate = None
+    audit.record(session, ex.workspace_id, actor, "agent_answer", target_type="step", target_id=f"{ex.id}/{step_id}",
+                 execution_id=ex.id, after={"answer": said})
+    events.add("agent_messages", {"execution_id": ex.id, "step_id": step_id, "messages": [store.view(note)]},
+               execution=ex.id)
+
+
+def approved(session: Session, ex: Execution, step_id: str, who: str, comment: str | None) -> None:
+    """REQUEST_APPROVAL approved: the agent is told, and its step runs again (services.approvals settles it)."""
+    messages = store.load(session, ex.id, step_id)
+    text = f"Approved by {who}" + (f": {comment}" if comment else ".") + " Go on."
+    store.write(session, ex, step_id, [answered(messages, text, C.APPROVED)])
+    executions.set_step(ex, step_id, status=S.STEP_PENDING, decision=None)
+
+
+__all__ = ["Host", "answer", "approved", "is_agent_gate", "judge_call", "run_step", "settle_call", "unit"]

@@ -1,0 +1,92 @@
+"""The LLM provider of agent steps: the OpenAI-compatible chat completions API with native tool calls, through the
+official `openai` client, so that OpenAI, vLLM, Ollama and llama.cpp's server all work (COACH_LLM_BASE_URL).
+
+Retries are the client's: a request answered 408, 409, 429 or 5xx, or not answered, is sent again (at most
+COACH_LLM_MAX_RETRIES times) after an exponential backoff with jitter, or after the server's Retry-After when it sends
+one (up to a minute). Every request carries an Idempotency-Key that is the same for a retry of the same turn, also
+one made by a restarted server.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+
+import openai
+
+from config import Settings
+from core.agent.conversation import ToolCall
+from core.agent.provider import ProviderError, Reply, Request
+
+log = logging.getLogger(__name__)
+
+SETUP = ("set COACH_LLM_BASE_URL to an OpenAI-compatible server (e.g. http://127.0.0.1:11434/v1 for Ollama, "
+         "https://api.openai.com/v1 for OpenAI), COACH_LLM_MODEL (or the step's `model`), and COACH_LLM_API_KEY "
+         "if the server asks for one")
+
+
+class OpenAIProvider:
+    """One `openai.OpenAI` client per process (it pools connections), made on first use."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.base_url = settings.llm_base_url.rstrip("/")
+        self._client: openai.OpenAI | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.base_url)
+
+    def client(self) -> openai.OpenAI:
+        with self._lock:
+            if self._client is None:
+                self._client = openai.OpenAI(base_url=self.base_url,
+                                             api_key=self.settings.llm_api_key or "not-needed",
+                                             timeout=self.settings.llm_timeout_s,
+                                             max_retries=max(0, self.settings.llm_max_retries))
+            return self._client
+
+    def complete(self, request: Request) -> Reply:
+        if not self.configured:
+            raise ProviderError(f"no LLM provider is configured: {SETUP}")
+        kwargs = {"tools": request.tools} if request.tools else {}
+        try:
+            answer = self.client().chat.completions.create(
+                model=request.model, messages=request.messages, extra_headers={"Idempotency-Key": request.key},
+                **kwargs)
+        except openai.APITimeoutError:
+            raise ProviderError(f"the LLM server at {self.base_url} did not answer within "
+                                f"{self.settings.llm_timeout_s:g}s (COACH_LLM_TIMEOUT_S), "
+                                f"{self.settings.llm_max_retries} retries included") from None
+        except openai.APIConnectionError as exc:
+            raise ProviderError(f"the LLM server at {self.base_url} could not be reached "
+                                f"({self.settings.llm_max_retries} retries): {exc.__cause__ or exc}") from None
+        except openai.APIStatusError as exc:
+            raise ProviderError(f"the LLM server at {self.base_url} answered {exc.status_code}: "
+                                f"{_said(exc)}") from None
+        except openai.OpenAIError as exc:
+            raise ProviderError(f"the LLM request failed: {type(exc).__name__}: {exc}") from None
+        if not answer.choices:
+            raise ProviderError(f"the LLM server at {self.base_url} answered with no choice")
+        message = answer.choices[0].message
+        calls = []
+        for i, call in enumerate(message.tool_calls or (), start=1):
+            function = getattr(call, "function", None)
+            if function is None:  # a custom (non-function) tool call: none are offered
+                continue
+            calls.append(ToolCall(id=call.id or f"call_{i}", name=function.name or "",
+                                  arguments=function.arguments or ""))
+        extra = message.model_extra or {}
+        reasoning = extra.get("reasoning_content") or extra.get("reasoning")
+        return Reply(content=message.content, tool_calls=tuple(calls),
+                     reasoning=reasoning if isinstance(reasoning, str) else None)
+
+
+def _said(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])[:500]
+        return str(error)[:500]
+    return (exc.message or "")[:500]
