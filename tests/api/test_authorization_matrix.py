@@ -88,6 +88,7 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("POST", "/api/executions/<execution_id>/coaching/pause"): "operator",
     ("POST", "/api/executions/<execution_id>/coaching/resume"): "operator",
     ("GET", "/api/coaching/queue"): "operator",
+    ("GET", "/api/coaching/questions"): "operator",
     # interactive control, on workflow executions and plans alike: operators (as they decide and pause)
     ("POST", "/api/executions/<execution_id>/pause"): "operator",
     ("POST", "/api/executions/<execution_id>/apply-correction"): "operator",
