@@ -139,6 +139,14 @@ def list_page(session: Session, workspace_id: str, page: int, per_page: int) -> 
     return list(rows), total
 
 
+def names(session: Session, workflow_ids) -> dict[str, str]:
+    """Workflow id -> name, in one query (a list of executions shows which workflow each ran)."""
+    ids = set(workflow_ids)
+    if not ids:
+        return {}
+    return dict(session.execute(select(Workflow.id, Workflow.name).where(Workflow.id.in_(ids))).tuples().all())
+
+
 def view(session: Session, wf: Workflow, version: int | None = None) -> dict[str, Any]:
     row = version_row(session, wf, version)
     d = row.definition
