@@ -10,7 +10,7 @@ from api.context import operator, require, requires, services, workspace_id
 from api.schemas import PageArgs, page_body, page_of
 from core.errors import ValidationFailed
 from core.workflow.source_lines import lines_of
-from services import workflows
+from services import demo, workflows
 from services.notifier import Events
 from services.offload import off_loop
 
@@ -42,6 +42,9 @@ class WorkflowSchema(Schema):
     description = fields.String()
     variables = fields.Dict()
     steps = fields.List(fields.Dict())
+    human_timeout_s = fields.Raw(metadata={"description": "the default deadline of its human gates, when set"})
+    on_human_timeout = fields.Raw(metadata={"description": "what that deadline does (skip, fail, accept)"})
+    timeout_answer = fields.Raw()
     level = fields.String()
     mode = fields.String()
     step_modes = fields.Dict(keys=fields.String(), values=fields.String(), metadata={
@@ -84,6 +87,25 @@ class Workflows(MethodView):
         with svc.db.transaction() as session:
             wf = workflows.create(session, svc.tools, workspace_id(), defn, operator())
             return workflows.view(session, wf)
+
+
+class TemplateSchema(Schema):
+    id = fields.String()
+    name = fields.String()
+    description = fields.String()
+    yaml = fields.String(metadata={"description": "the definition as YAML text, ready to edit and POST"})
+
+
+class TemplateList(Schema):
+    items = fields.List(fields.Nested(TemplateSchema))
+
+
+@blp.route("/templates")
+class Templates(MethodView):
+    @blp.response(200, TemplateList)
+    def get(self):
+        """Starting points for a new workflow: the demo workflows' definitions."""
+        return {"items": demo.templates()}
 
 
 @blp.route("/<workflow_id>")

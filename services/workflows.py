@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from core import gates
 from core.coaching import autonomy
 from core.coaching.metrics import LevelThresholds
 from core.errors import Conflict, NotFound, ValidationFailed
@@ -153,6 +154,8 @@ def view(session: Session, wf: Workflow, version: int | None = None) -> dict[str
     return {
         "id": wf.id, "version": row.version, "latest_version": wf.current_version, "name": d["name"],
         "description": d.get("description") or "", "variables": d.get("variables") or {}, "steps": d["steps"],
+        # the workflow's default deadline on human gates, as written (core.gates), so an editor keeps it
+        **{k: d[k] for k in gates.KEYS if k in d},
         "mode": wf.mode, "step_modes": autonomy.step_modes(wf.settings), "created_at": wf.created_at,
         "updated_at": wf.updated_at, **{k: v for k, v in level_of(session, wf).items()},
     }

@@ -68,6 +68,7 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("DELETE", "/api/users/invitations/<invitation_id>"): "admin",
     # workflows: everyone reads; leads create, edit, delete, promote/demote (forcing: admin), set thresholds
     ("GET", "/api/workflows"): "operator",
+    ("GET", "/api/workflows/templates"): "operator",
     ("POST", "/api/workflows"): "lead",
     ("GET", "/api/workflows/<workflow_id>"): "operator",
     ("PUT", "/api/workflows/<workflow_id>"): "lead",

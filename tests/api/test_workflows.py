@@ -226,3 +226,11 @@ def test_malformed_sources_say_their_line(api):
     assert response.status_code == 400 and response.get_json()["error"]["lines"]["yaml"] >= 3
     response = api.client.post("/api/workflows", data='{\n"name": "x",\n}', content_type="application/json")
     assert response.status_code == 400 and response.get_json()["error"]["lines"] == {"json": 3}
+
+
+def test_templates_are_the_demo_workflows_as_yaml_that_posts_as_is(api):
+    items = api.ok("GET", "/api/workflows/templates")["items"]
+    assert {"Invoice intake", "Refund review"} <= {t["name"] for t in items}
+    template = next(t for t in items if t["name"] == "Refund review")
+    response = api.client.post("/api/workflows", data=template["yaml"], content_type="application/yaml")
+    assert response.status_code == 201, response.get_json()
