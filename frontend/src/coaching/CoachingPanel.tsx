@@ -262,7 +262,8 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
                 onHelp={() => setDialog("help")}
               />
               {decision.isPending ? (
-                <p className="muted" role="status">
+                // not a live region: the announcer says the decision once it is applied
+                <p className="muted">
                   Sending the decision…
                 </p>
               ) : null}
@@ -292,10 +293,8 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
           {finished ? null : (
             <ExecutionControls
               execution={data}
-              onMessage={(text) => {
-                announce(text);
-                setNotice({ tone: "info", text });
-              }}
+              // the notice is a status region: it speaks once (announcing it too said it twice)
+              onMessage={(text) => setNotice({ tone: "info", text })}
             />
           )}
           <StepTimeline steps={data.steps} currentStepId={suggestion?.step_id ?? null} />
