@@ -127,9 +127,11 @@ export default function AdminPage() {
                         id={`role-${m.id}`}
                         value={m.role}
                         disabled={act.isPending}
-                        onChange={(e) =>
-                          run(() => changeRole(m.id, e.target.value), `${m.email} is now ${e.target.value}.`)
-                        }
+                        onChange={(e) => {
+                          // read now: the select is controlled, and shows the stored role again until the answer
+                          const next = e.target.value;
+                          run(() => changeRole(m.id, next), `${m.email} is now ${next}.`);
+                        }}
                       >
                         {ROLES.map((r) => (
                           <option key={r} value={r}>
@@ -139,7 +141,8 @@ export default function AdminPage() {
                       </select>
                     </td>
                     <td>{m.disabled ? <span className="tag tag--paused">Disabled</span> : "Active"}</td>
-                    <td className="actions admin__actions">
+                    <td className="actions">
+                      <div className="admin__actions">
                       <button
                         type="button"
                         className="button button--secondary"
@@ -172,6 +175,7 @@ export default function AdminPage() {
                       >
                         Remove
                       </button>
+                      </div>
                     </td>
                   </tr>
                 );

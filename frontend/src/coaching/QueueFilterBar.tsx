@@ -90,7 +90,7 @@ export function QueueFilterBar({
         </select>
       </div>
       <div className="field">
-        <label htmlFor="queue-age">Waiting</label>
+        <label htmlFor="queue-age">Age</label>
         <select id="queue-age" value={filters.age} onChange={(e) => set({ age: e.target.value })}>
           <option value="">Any age</option>
           {AGE_BANDS.map((b) => (
