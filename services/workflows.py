@@ -145,7 +145,8 @@ def names(session: Session, workflow_ids) -> dict[str, str]:
     ids = set(workflow_ids)
     if not ids:
         return {}
-    return dict(session.execute(select(Workflow.id, Workflow.name).where(Workflow.id.in_(ids))).tuples().all())
+    rows = session.execute(select(Workflow.id, Workflow.name).where(Workflow.id.in_(ids)))
+    return {wf_id: name for wf_id, name in rows}
 
 
 def view(session: Session, wf: Workflow, version: int | None = None) -> dict[str, Any]:
