@@ -183,5 +183,9 @@ def test_the_dark_theme_follows_the_systems_setting(live_server, browser):
         text = page.evaluate("getComputedStyle(document.documentElement).color")
         assert background == "rgb(15, 20, 25)" and text == "rgb(230, 237, 243)", (background, text)
         page.screenshot(path=str(SCREENSHOTS / "queue-dark.png"), full_page=True)
+        page.goto(live_server.url("/workflows/new"))
+        editor = page.locator(".cm-editor")
+        expect(editor).to_be_visible()
+        assert editor.evaluate("el => getComputedStyle(el).backgroundColor") == "rgb(40, 44, 52)"  # One Dark
     finally:
         context.close()

@@ -6,6 +6,7 @@ import { EditorView, keymap } from "@codemirror/view";
 import { basicSetup } from "codemirror";
 import { indentWithTab } from "@codemirror/commands";
 import { useEffect, useRef } from "react";
+import { followSystemTheme } from "./editorTheme";
 
 export type SourceFormat = "yaml" | "json";
 
@@ -55,6 +56,7 @@ export function CodeEditor({
 
   useEffect(() => {
     if (!host.current) return;
+    const theme = followSystemTheme(() => view.current);
     const editor = new EditorView({
       parent: host.current,
       state: EditorState.create({
@@ -64,6 +66,7 @@ export function CodeEditor({
           keymap.of([indentWithTab]),
           languageSlot.current.of(language(format)),
           lintGutter(),
+          theme.extension,
           EditorView.contentAttributes.of({
             id,
             "aria-labelledby": labelledBy,
@@ -78,6 +81,7 @@ export function CodeEditor({
     });
     view.current = editor;
     return () => {
+      theme.stop();
       editor.destroy();
       view.current = null;
     };

@@ -11,6 +11,7 @@ import { ErrorNotice, Loading } from "../components/QueryState";
 import type { WorkflowDefinition } from "../dashboards/types";
 import { useDocumentTitle } from "../hooks";
 import { definitionOf, format } from "./source";
+import { prefersDark, themeFor } from "./editorTheme";
 import "./workflows.css";
 
 const fetchVersion = (id: string, version: number, signal?: AbortSignal) =>
@@ -29,6 +30,7 @@ function SideBySide({ before, after, labels }: { before: string; after: string; 
     const readOnly = (label: string) => [
       basicSetup,
       yaml(),
+      themeFor(prefersDark()),
       EditorState.readOnly.of(true),
       EditorView.editable.of(false),
       EditorView.contentAttributes.of({ "aria-label": label }),
