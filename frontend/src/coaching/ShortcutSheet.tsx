@@ -47,7 +47,21 @@ export function ShortcutSheet({ onClose }: { onClose: () => void }) {
               <kbd>{label("j")}</kbd> / <kbd>{label("k")}</kbd>
             </td>
             <th scope="row">Queue: move</th>
-            <td>On the queue: select the next / previous approval or suggestion; Enter opens it.</td>
+            <td>On the queue: select the next / previous approval, question or suggestion; Enter opens it.</td>
+          </tr>
+          <tr>
+            <td>
+              <kbd>{label("i")}</kbd>
+            </td>
+            <th scope="row">Queue: answer</th>
+            <td>On a selected question (a human input or a clarification): open its answer; Enter sends it.</td>
+          </tr>
+          <tr>
+            <td>
+              <kbd>{label("/")}</kbd>
+            </td>
+            <th scope="row">Queue: search</th>
+            <td>Move to the queue's search field (workflow, step, tool, the run's variables).</td>
           </tr>
           {APPROVAL_ACTIONS.map((row) => (
             <tr key={`approval-${row.key}`}>
