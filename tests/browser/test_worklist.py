@@ -142,6 +142,7 @@ def test_single_key_shortcuts_can_be_moved_behind_alt_or_turned_off(live_server,
     log_in(page, live_server)
     page.goto(live_server.url("/queue"))
     options = page.locator("[role=option][aria-selected=true]")
+    expect(rows(page, "Pending suggestions")).to_have_count(2)  # both lists are in before a key moves through them
     expect(options).to_contain_text("Intake")
     page.locator("#main").focus()
     page.keyboard.press("j")
@@ -151,6 +152,7 @@ def test_single_key_shortcuts_can_be_moved_behind_alt_or_turned_off(live_server,
     page.get_by_label("With Alt").check()
     expect(page.get_by_role("status").filter(has_text="Shortcuts: With Alt.")).to_be_visible()
     page.goto(live_server.url("/queue"))
+    expect(rows(page, "Pending suggestions")).to_have_count(2)
     expect(options).to_contain_text("Intake")
     page.locator("#main").focus()
     page.keyboard.press("j")  # alone: nothing
@@ -163,6 +165,7 @@ def test_single_key_shortcuts_can_be_moved_behind_alt_or_turned_off(live_server,
     page.reload()
     expect(page.get_by_label("Off")).to_be_checked()  # kept in this browser
     page.goto(live_server.url("/queue"))
+    expect(rows(page, "Pending suggestions")).to_have_count(2)
     page.locator("#main").focus()
     page.keyboard.press("j")
     page.keyboard.press("Alt+j")
