@@ -142,7 +142,9 @@ def _load_yaml(raw: bytes, limit: int | None):
     try:
         data = yaml.load(raw, Loader=_JsonYamlLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
-        abort(400, messages={"yaml": [f"Invalid YAML body: {exc}"]}, message="malformed YAML body")
+        mark = getattr(exc, "problem_mark", None)
+        abort(400, messages={"yaml": [f"Invalid YAML body: {exc}"]}, message="malformed YAML body",
+              lines={"yaml": mark.line + 1} if mark is not None else None)
     except RecursionError:
         abort(400, messages={"yaml": ["Invalid YAML body: nested too deeply"]}, message="malformed YAML body")
     except ValueError as exc:  # an integer of more digits than Python converts (4300)
@@ -165,9 +167,11 @@ def _load_json(raw: bytes, limit: int | None):
 
 
 def _invalid_json(error) -> None:
+    line = getattr(error, "lineno", None)
     if isinstance(error, RecursionError):
         error = "nested too deeply"
-    abort(400, messages={"json": [f"Invalid JSON body: {error}"]}, message="malformed JSON body")
+    abort(400, messages={"json": [f"Invalid JSON body: {error}"]}, message="malformed JSON body",
+          lines={"json": line} if line else None)
 
 
 def _load(loader, raw: bytes, limit: int | None):

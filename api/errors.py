@@ -19,8 +19,11 @@ HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "n
               429: "too_many_requests"}
 
 
-def body(status: int, code: str, message: str, details: dict | None = None):
-    response = jsonify({"error": {"code": code, "message": message, "details": details or {}}})
+def body(status: int, code: str, message: str, details: dict | None = None, lines: dict | None = None):
+    error = {"code": code, "message": message, "details": details or {}}
+    if lines:  # where the fields are written in the body's YAML or JSON text (the web app's editor marks them)
+        error["lines"] = lines
+    response = jsonify({"error": error})
     response.status_code = status
     return response
 
@@ -48,7 +51,8 @@ def error_response(error: HTTPException):
         message = "request is invalid"
     if status == 413:
         message = "request body is too large"
-    response = body(status, HTTP_CODES.get(status, "error" if status >= 500 else "http_error"), message, details)
+    response = body(status, HTTP_CODES.get(status, "error" if status >= 500 else "http_error"), message, details,
+                    data.get("lines"))
     for key, value in (data.get("headers") or {}).items():
         response.headers[key] = value
     for key, value in error.get_headers():
@@ -61,7 +65,7 @@ def register(app: Flask) -> None:
     @app.errorhandler(E.CoachError)
     def coach_error(error: E.CoachError):
         status = next((s for cls, s in STATUS.items() if isinstance(error, cls)), 400)
-        return body(status, error.code, error.message, error.details)
+        return body(status, error.code, error.message, error.details, error.lines)
 
     @app.errorhandler(Exception)
     def unexpected(error: Exception):

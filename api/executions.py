@@ -9,7 +9,7 @@ from api.base import Blueprint
 from api.context import operator, require, services, user_id, workspace_id
 from api.schemas import PageArgs, page_body, page_of
 from core.execution import states as S
-from services import agent_store, approvals, executions
+from services import agent_store, approvals, executions, workflows
 from services.notifier import Events
 
 blp = Blueprint("executions", __name__, url_prefix="/api/executions", description="Runs of workflows")
@@ -68,6 +68,7 @@ class ExecutionSchema(Schema):
     execution_id = fields.String()
     workflow_id = fields.String()
     workflow_version = fields.Integer()
+    workflow_name = fields.String(metadata={"description": "in lists: the workflow's current name"})
     mode = fields.String()
     status = fields.String()
     progress = fields.Nested(ProgressSchema)
@@ -115,7 +116,9 @@ class Executions(MethodView):
             filters = {k: args.get(k) for k in ("workflow_id", "mode", "status")}
             rows, total = executions.list_page(session, workspace_id(), page=args["page"],
                                                per_page=args["per_page"], **filters)
-            return page_body([_view(session, ex) for ex in rows], total, args)
+            names = workflows.names(session, (ex.workflow_id for ex in rows))
+            return page_body([{**_view(session, ex), "workflow_name": names.get(ex.workflow_id)} for ex in rows],
+                             total, args)
 
     @blp.arguments(StartArgs)
     @blp.response(201, ExecutionSchema)

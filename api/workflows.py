@@ -1,14 +1,18 @@
 """/api/workflows: definitions in JSON or YAML; PUT makes a new version."""
 from __future__ import annotations
 
+from flask import request
 from flask.views import MethodView
 from marshmallow import INCLUDE, Schema, fields, validate
 
 from api.base import Blueprint
 from api.context import operator, require, requires, services, workspace_id
 from api.schemas import PageArgs, page_body, page_of
-from services import workflows
+from core.errors import ValidationFailed
+from core.workflow.source_lines import lines_of
+from services import demo, workflows
 from services.notifier import Events
+from services.offload import off_loop
 
 blp = Blueprint("workflows", __name__, url_prefix="/api/workflows", description="Workflow definitions")
 
@@ -38,6 +42,9 @@ class WorkflowSchema(Schema):
     description = fields.String()
     variables = fields.Dict()
     steps = fields.List(fields.Dict())
+    human_timeout_s = fields.Raw(metadata={"description": "the default deadline of its human gates, when set"})
+    on_human_timeout = fields.Raw(metadata={"description": "what that deadline does (skip, fail, accept)"})
+    timeout_answer = fields.Raw()
     level = fields.String()
     mode = fields.String()
     step_modes = fields.Dict(keys=fields.String(), values=fields.String(), metadata={
@@ -50,6 +57,16 @@ class WorkflowSchema(Schema):
 
 
 WorkflowPage = page_of(WorkflowSchema, "WorkflowPage")
+
+
+def _parse(definition):
+    """The definition checked by the core; a 422 says on which line of the sent YAML or JSON each field is."""
+    try:
+        return workflows.parse(services().tools, definition)
+    except ValidationFailed as exc:
+        # composing YAML is Python: a large source is read in a real thread (services.offload)
+        exc.lines = off_loop(lines_of, request.get_data(as_text=True), list(exc.details)) or None
+        raise
 
 
 @blp.route("")
@@ -66,10 +83,29 @@ class Workflows(MethodView):
     @blp.response(201, WorkflowSchema)
     def post(self, definition):
         svc = services()
-        defn = workflows.parse(svc.tools, definition)
+        defn = _parse(definition)
         with svc.db.transaction() as session:
             wf = workflows.create(session, svc.tools, workspace_id(), defn, operator())
             return workflows.view(session, wf)
+
+
+class TemplateSchema(Schema):
+    id = fields.String()
+    name = fields.String()
+    description = fields.String()
+    yaml = fields.String(metadata={"description": "the definition as YAML text, ready to edit and POST"})
+
+
+class TemplateList(Schema):
+    items = fields.List(fields.Nested(TemplateSchema))
+
+
+@blp.route("/templates")
+class Templates(MethodView):
+    @blp.response(200, TemplateList)
+    def get(self):
+        """Starting points for a new workflow: the demo workflows' definitions."""
+        return {"items": demo.templates()}
 
 
 @blp.route("/<workflow_id>")
@@ -86,7 +122,7 @@ class WorkflowById(MethodView):
     @blp.response(200, WorkflowSchema)
     def put(self, definition, workflow_id):
         svc = services()
-        defn = workflows.parse(svc.tools, definition)
+        defn = _parse(definition)
         with svc.db.transaction() as session:
             wf = workflows.update(session, svc.tools, workspace_id(), workflow_id, defn, operator())
             return workflows.view(session, wf)

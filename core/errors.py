@@ -6,6 +6,8 @@ from typing import Any
 
 class CoachError(Exception):
     code = "error"
+    # where the fields of `details` are written in the submitted source ({path: 1-based line}), when known
+    lines: dict[str, int] | None = None
 
     def __init__(self, message: str, details: dict[str, Any] | None = None, code: str | None = None):
         super().__init__(message)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.coaching import autonomy
@@ -64,20 +64,6 @@ def pending(session: Session, execution_id: str) -> list[Suggestion]:
     return list(session.scalars(select(Suggestion).where(Suggestion.execution_id == execution_id,
                                                          Suggestion.status == "pending")
                                 .order_by(Suggestion.created_at)))
-
-
-def queue(session: Session, workspace_id: str, *, page: int = 1,
-          per_page: int = 20) -> tuple[list[tuple[Suggestion, Execution, str]], int]:
-    """The workspace's pending suggestions across executions, newest first, with their execution and
-    workflow name: an operator's work queue (served by the partial index ix_suggestions_pending)."""
-    where = (Suggestion.workspace_id == workspace_id, Suggestion.status == "pending")
-    total = session.scalar(select(func.count()).select_from(Suggestion).where(*where)) or 0
-    rows = session.execute(select(Suggestion, Execution, Workflow.name)
-                           .join(Execution, Execution.id == Suggestion.execution_id)
-                           .join(Workflow, Workflow.id == Suggestion.workflow_id)
-                           .where(*where).order_by(Suggestion.created_at.desc(), Suggestion.id)
-                           .offset((page - 1) * per_page).limit(per_page)).all()
-    return [tuple(r) for r in rows], total
 
 
 def view(s: Suggestion, tools: ToolRegistry | None = None, step: StepDef | None = None) -> dict[str, Any]:

@@ -20,6 +20,17 @@ DEMO_DIR = Path(__file__).resolve().parent.parent / "demo"
 log = logging.getLogger(__name__)
 
 
+def templates() -> list[dict]:
+    """The demo workflows as starting templates for a new definition: their YAML as written (comments kept)."""
+    out = []
+    for path in sorted(DEMO_DIR.glob("*.yaml")):
+        text = path.read_text()
+        definition = yaml.safe_load(text) or {}
+        out.append({"id": path.stem, "name": definition.get("name", path.stem),
+                    "description": (definition.get("description") or "").strip(), "yaml": text})
+    return out
+
+
 def load(services: Services, workspace_id: str) -> list[str]:
     """Create each demo workflow that is not there yet (by name), and copy the demo data files into the
     workspace's own data folder (<data>/<workspace id>/)."""

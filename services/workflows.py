@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from core import gates
 from core.agent.spec import resolve_tools
 from core.coaching import autonomy
 from core.coaching.metrics import LevelThresholds
@@ -140,12 +141,23 @@ def list_page(session: Session, workspace_id: str, page: int, per_page: int) -> 
     return list(rows), total
 
 
+def names(session: Session, workflow_ids) -> dict[str, str]:
+    """Workflow id -> name, in one query (a list of executions shows which workflow each ran)."""
+    ids = set(workflow_ids)
+    if not ids:
+        return {}
+    rows = session.execute(select(Workflow.id, Workflow.name).where(Workflow.id.in_(ids)))
+    return {wf_id: name for wf_id, name in rows}
+
+
 def view(session: Session, wf: Workflow, version: int | None = None) -> dict[str, Any]:
     row = version_row(session, wf, version)
     d = row.definition
     return {
         "id": wf.id, "version": row.version, "latest_version": wf.current_version, "name": d["name"],
         "description": d.get("description") or "", "variables": d.get("variables") or {}, "steps": d["steps"],
+        # the workflow's default deadline on human gates, as written (core.gates), so an editor keeps it
+        **{k: d[k] for k in gates.KEYS if k in d},
         "mode": wf.mode, "step_modes": autonomy.step_modes(wf.settings), "created_at": wf.created_at,
         "updated_at": wf.updated_at, **{k: v for k, v in level_of(session, wf).items()},
     }

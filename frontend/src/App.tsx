@@ -24,6 +24,12 @@ const CorrectionPacksPage = lazy(() => import("./dashboards/CorrectionPacksPage"
 const AuditPage = lazy(() => import("./dashboards/AuditPage"));
 const WorkflowDetailPage = lazy(() => import("./dashboards/WorkflowDetailPage"));
 const PoliciesPage = lazy(() => import("./policies/PoliciesPage"));
+// Authoring: the definition editor (CodeMirror) and the version diff (src/workflows/).
+const WorkflowEditorPage = lazy(() => import("./workflows/WorkflowEditorPage"));
+const VersionDiffPage = lazy(() => import("./workflows/VersionDiffPage"));
+// Admins: members, invitations; everyone: their tokens and preferences (src/admin/).
+const AdminPage = lazy(() => import("./admin/AdminPage"));
+const SettingsPage = lazy(() => import("./admin/SettingsPage"));
 // Ad-hoc plans: drafted, approved, executed (src/plans/).
 const PlansPage = lazy(() => import("./plans/PlansPage"));
 const PlanDetailPage = lazy(() => import("./plans/PlanDetailPage"));
@@ -86,7 +92,12 @@ export function AppRoutes() {
           <Route path="/correction-packs" element={<CorrectionPacksPage />} />
           <Route path="/audit" element={<AuditPage />} />
           <Route path="/policies" element={<PoliciesPage />} />
+          <Route path="/workflows/new" element={<WorkflowEditorPage />} />
           <Route path="/workflows/:id" element={<WorkflowDetailPage />} />
+          <Route path="/workflows/:id/edit" element={<WorkflowEditorPage />} />
+          <Route path="/workflows/:id/diff" element={<VersionDiffPage />} />
+          <Route path="/admin" element={<AdminPage />} />
+          <Route path="/settings" element={<SettingsPage />} />
           <Route path="/login" element={<AfterLogin />} />
           <Route path="/workflows" element={<WorkflowsPage />} />
           <Route path="/executions" element={<ExecutionsPage />} />

@@ -68,6 +68,7 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("DELETE", "/api/users/invitations/<invitation_id>"): "admin",
     # workflows: everyone reads; leads create, edit, delete, promote/demote (forcing: admin), set thresholds
     ("GET", "/api/workflows"): "operator",
+    ("GET", "/api/workflows/templates"): "operator",
     ("POST", "/api/workflows"): "lead",
     ("GET", "/api/workflows/<workflow_id>"): "operator",
     ("PUT", "/api/workflows/<workflow_id>"): "lead",
@@ -89,6 +90,7 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("POST", "/api/executions/<execution_id>/coaching/pause"): "operator",
     ("POST", "/api/executions/<execution_id>/coaching/resume"): "operator",
     ("GET", "/api/coaching/queue"): "operator",
+    ("GET", "/api/coaching/questions"): "operator",
     # interactive control, on workflow executions and plans alike: operators (as they decide and pause)
     ("POST", "/api/executions/<execution_id>/pause"): "operator",
     ("POST", "/api/executions/<execution_id>/apply-correction"): "operator",

@@ -188,6 +188,7 @@ def test_list_filters_paginates_and_shows_newest_first(api):
     everything = api.ok("GET", "/api/executions/")
     assert everything["total"] == 3
     assert [e["execution_id"] for e in everything["items"]] == started[::-1]
+    assert [e["workflow_name"] for e in everything["items"]] == ["quick", "ask", "quick"]
     by_wf = api.ok("GET", f"/api/executions/?workflow_id={quick['id']}")
     assert by_wf["total"] == 2 and {e["workflow_id"] for e in by_wf["items"]} == {quick["id"]}
     assert api.ok("GET", "/api/executions/?status=waiting_clarification")["items"][0]["execution_id"] == started[1]

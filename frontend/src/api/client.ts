@@ -87,14 +87,24 @@ export class ApiError extends Error {
   readonly details: unknown;
   /** Seconds to wait before trying again (from `Retry-After`), when the server says. */
   readonly retryAfter: number | undefined;
+  /** For a definition sent as text: the line where each field of `details` is written (`error.lines`). */
+  readonly lines: Record<string, number> | undefined;
 
-  constructor(status: number, code: string, message: string, details?: unknown, retryAfter?: number) {
+  constructor(
+    status: number,
+    code: string,
+    message: string,
+    details?: unknown,
+    retryAfter?: number,
+    lines?: Record<string, number>,
+  ) {
     super(message);
     this.name = "ApiError";
     this.status = status;
     this.code = code;
     this.details = details;
     this.retryAfter = retryAfter;
+    this.lines = lines;
   }
 }
 
@@ -150,7 +160,7 @@ export async function errorFromResponse(response: Response): Promise<ApiError> {
   }
 
   if (isRecord(parsed) && isRecord(parsed.error)) {
-    const { code, message, details } = parsed.error;
+    const { code, message, details, lines } = parsed.error;
     // Without the header, the server's details may still say how long to wait.
     const detailWait = isRecord(details) ? details.retry_after_s : undefined;
     return new ApiError(
@@ -159,6 +169,7 @@ export async function errorFromResponse(response: Response): Promise<ApiError> {
       typeof message === "string" && message ? message : fallbackMessage,
       details,
       retryAfter ?? (typeof detailWait === "number" && detailWait >= 0 ? Math.ceil(detailWait) : undefined),
+      isRecord(lines) ? (lines as Record<string, number>) : undefined,
     );
   }
   return new ApiError(response.status, fallbackCode, fallbackMessage, undefined, retryAfter);

@@ -43,6 +43,7 @@ export interface Workflow {
   steps: unknown[];
   /** Declared input variables: name → `{type, default, required, description}`. */
   variables?: Record<string, unknown>;
+  latest_version?: number;
 }
 
 export interface ExecutionProgress {
@@ -74,6 +75,8 @@ export interface Execution {
   execution_id: string;
   workflow_id: string;
   workflow_version: number | string;
+  /** In lists: the workflow's current name. */
+  workflow_name?: string | null;
   mode: ExecutionMode;
   status: ExecutionStatus;
   progress: ExecutionProgress;
@@ -83,6 +86,10 @@ export interface Execution {
   error?: unknown;
   /** What a human is asked, while waiting (an approval: its id and message; a question; its deadline). */
   gate?: import("../control/types").Gate | null;
+  variables?: Record<string, unknown>;
+  created_at?: string;
+  started_at?: string | null;
+  finished_at?: string | null;
 }
 
 /** One page of a paginated list endpoint. */

@@ -1,8 +1,9 @@
+import { NavLink } from "react-router-dom";
 import { LogoutButton } from "./LogoutButton";
 import { useAuth } from "./useAuth";
 import { WorkspaceSwitcher } from "./WorkspaceSwitcher";
 
-/** The header's right side: who is signed in, which workspace, and Log out. */
+/** The header's right side: who is signed in, which workspace, their settings, and Log out. */
 export function AccountBar() {
   const { user } = useAuth();
   return (
@@ -14,6 +15,10 @@ export function AccountBar() {
         </p>
       ) : null}
       <WorkspaceSwitcher />
+      {/* one's own settings: keyboard shortcuts, API tokens */}
+      <NavLink to="/settings" className="account__settings">
+        Settings
+      </NavLink>
       <LogoutButton />
     </div>
   );

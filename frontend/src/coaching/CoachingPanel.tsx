@@ -269,7 +269,8 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
                 onHelp={() => setDialog("help")}
               />
               {decision.isPending ? (
-                <p className="muted" role="status">
+                // not a live region: the announcer says the decision once it is applied
+                <p className="muted">
                   Sending the decision…
                 </p>
               ) : null}
@@ -299,10 +300,8 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
           {finished ? null : (
             <ExecutionControls
               execution={data}
-              onMessage={(text) => {
-                announce(text);
-                setNotice({ tone: "info", text });
-              }}
+              // the notice is a status region: it speaks once (announcing it too said it twice)
+              onMessage={(text) => setNotice({ tone: "info", text })}
             />
           )}
           {agentStep ? (

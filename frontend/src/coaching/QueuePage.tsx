@@ -1,5 +1,5 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { useEffect, useState, type KeyboardEvent } from "react";
+import { useCallback, useEffect, useState, type KeyboardEvent } from "react";
 import { useNavigate, useSearchParams } from "react-router-dom";
 import { ApiError } from "../api/client";
 import { ApprovalQueue, approvalOptionId } from "../approvals/ApprovalQueue";
@@ -12,11 +12,15 @@ import { Pager, pageFromParams } from "../components/Pager";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { useDocumentTitle } from "../hooks";
 import { useRealtime, useSocketEvent, useWorkspaceRoom } from "../realtime/context";
-import { coachingKeys, fetchQueue } from "./api";
+import { useWorkflowOptions } from "../api/workflowOptions";
+import { coachingKeys, fetchQuestions, fetchQueue } from "./api";
+import { QueueFilterBar } from "./QueueFilterBar";
+import { AnswerDialog, QuestionList, questionOptionId } from "./QuestionList";
+import { apiQuery, approvalMatches, filtersFromParams, isFiltered, keyVariables, paramsOf, shows, type QueueFilters } from "./queueFilters";
 import { confidenceLabel, formatAge } from "../format";
 import { ShortcutSheet } from "./ShortcutSheet";
 import { TextDialog } from "./TextDialog";
-import type { QueueItem } from "./types";
+import type { Question, QueueItem } from "./types";
 import { OFFLINE_POLL_MS } from "./useCoachingSession";
 import { useShortcuts } from "./useShortcuts";
 import "./coaching.css";
@@ -27,7 +31,10 @@ const AGE_TICK_MS = 30_000;
 const optionId = (item: QueueItem) => `queue-item-${item.suggestion_id}`;
 
 /** One selectable row of the queue: an approval the viewer can decide, or a suggestion. */
-type Entry = { type: "approval"; item: Approval; key: string } | { type: "suggestion"; item: QueueItem; key: string };
+type Entry =
+  | { type: "approval"; item: Approval; key: string }
+  | { type: "question"; item: Question; key: string }
+  | { type: "suggestion"; item: QueueItem; key: string };
 type Notice = { tone: "error" | "info"; text: string };
 const DONE: Record<ApprovalDecisionKind, string> = { approve: "Approved", reject: "Rejected", edit: "Edited and approved" };
 const panelPath = (item: QueueItem) => `/executions/${encodeURIComponent(item.execution_id)}/coach`;
@@ -48,26 +55,43 @@ function useNow(ms: number): number {
  * the arrows in the list) move the selection, Enter opens the panel.
  */
 export default function QueuePage() {
-  useDocumentTitle("Queue");
   const navigate = useNavigate();
   const queryClient = useQueryClient();
   const [params, setParams] = useSearchParams();
   const page = pageFromParams(params);
+  const filters = filtersFromParams(params);
+  const query = apiQuery(filters);
   const now = useNow(AGE_TICK_MS);
   useWorkspaceRoom();
   const { status: connection } = useRealtime();
   const auth = useAuth();
+  const workflows = useWorkflowOptions();
 
   const queue = useQuery({
-    queryKey: coachingKeys.queue(page),
-    queryFn: ({ signal }) => fetchQueue(page, signal),
+    queryKey: coachingKeys.queue(page, query),
+    queryFn: ({ signal }) => fetchQueue(page, signal, query),
     // live from the workspace room; read every few seconds instead while that is down
     refetchInterval: connection === "online" ? false : OFFLINE_POLL_MS,
+    enabled: shows(filters, "suggestion"),
   });
+  const questionsQuery = useQuery({
+    queryKey: coachingKeys.questions(query),
+    queryFn: ({ signal }) => fetchQuestions(signal, query),
+    refetchInterval: connection === "online" ? false : OFFLINE_POLL_MS,
+    enabled: shows(filters, "question"),
+  });
+  const setFilters = useCallback(
+    (next: QueueFilters) => setParams(paramsOf(next)),
+    [setParams],
+  );
   // A new suggestion, or a decision anywhere in the workspace: read the queue again.
-  const refresh = () => void queryClient.invalidateQueries({ queryKey: coachingKeys.queueAll });
+  const refresh = () => {
+    void queryClient.invalidateQueries({ queryKey: coachingKeys.queueAll });
+    void queryClient.invalidateQueries({ queryKey: ["coaching", "questions"] });
+  };
   useSocketEvent("coaching_suggestion", refresh);
   useSocketEvent("execution_update", refresh);
+  useSocketEvent("clarification_requested", refresh);
 
   const approvalsQuery = usePendingApprovals();
   const decision = useApprovalDecision();
@@ -75,18 +99,26 @@ export default function QueuePage() {
   const pendingApprovals = Array.isArray(approvalsQuery.data?.items) ? approvalsQuery.data.items : [];
   const decidable: Approval[] = [];
   const blocked: { approval: Approval; reason: string }[] = [];
-  for (const approval of pendingApprovals) {
+  for (const approval of shows(filters, "approval") ? pendingApprovals : []) {
+    if (!approvalMatches(approval, filters, now)) continue;
     const reason = whyNotDecidable(approval, me);
     if (reason) blocked.push({ approval, reason });
     else decidable.push(approval);
   }
 
-  const items = queue.data?.items ?? [];
-  // Approvals first (an execution waits on each), then suggestions; one selection moves through both.
+  const items = shows(filters, "suggestion") ? (queue.data?.items ?? []) : [];
+  const questions = shows(filters, "question") ? (questionsQuery.data?.items ?? []) : [];
+  // Approvals first (an execution waits on each), then questions, then suggestions; one selection moves through all.
   const entries: Entry[] = [
     ...decidable.map((item): Entry => ({ type: "approval", item, key: `approval:${item.approval_id}` })),
+    ...questions.map((item): Entry => ({ type: "question", item, key: `question:${item.execution_id}` })),
     ...items.map((item): Entry => ({ type: "suggestion", item, key: `suggestion:${item.suggestion_id}` })),
   ];
+  const waiting =
+    (shows(filters, "suggestion") ? (queue.data?.total ?? 0) : 0) +
+    (shows(filters, "question") ? (questionsQuery.data?.total ?? 0) : 0) +
+    decidable.length;
+  useDocumentTitle(waiting > 0 ? `(${waiting}) Queue` : "Queue");
   // The selection follows its row when the lists change, and falls back to the first.
   // `?approval=<id>` (from a waiting execution) selects that approval.
   const [selectedKey, setSelectedKey] = useState<string | null>(() => {
@@ -97,12 +129,19 @@ export default function QueuePage() {
   const current = entries[index] ?? null;
   const selected = current?.type === "suggestion" ? current.item : null;
   const selectedApproval = current?.type === "approval" ? current.item : null;
+  const selectedQuestion = current?.type === "question" ? current.item : null;
 
   const [dialog, setDialog] = useState<"reject" | "edit" | "help" | null>(null);
+  const [answering, setAnswering] = useState<Question | null>(null);
   const [dialogApproval, setDialogApproval] = useState<Approval | null>(null);
   const [notice, setNotice] = useState<Notice | null>(null);
 
-  const elementId = (entry: Entry) => (entry.type === "approval" ? approvalOptionId(entry.item) : optionId(entry.item));
+  const elementId = (entry: Entry) =>
+    entry.type === "approval"
+      ? approvalOptionId(entry.item)
+      : entry.type === "question"
+        ? questionOptionId(entry.item)
+        : optionId(entry.item);
   const move = (by: number, within?: Entry["type"]) => {
     const pool = within ? entries.filter((e) => e.type === within) : entries;
     if (pool.length === 0) return;
@@ -117,6 +156,7 @@ export default function QueuePage() {
   };
   const openEntry = (entry: Entry | null) => {
     if (entry?.type === "suggestion") open(entry.item);
+    else if (entry?.type === "question") setAnswering(entry.item);
     else if (entry) navigate(`/executions/${encodeURIComponent(entry.item.execution_id)}`);
   };
 
@@ -166,6 +206,8 @@ export default function QueuePage() {
     j: () => move(1),
     k: () => move(-1),
     Enter: () => openEntry(current),
+    i: () => (selectedQuestion ? setAnswering(selectedQuestion) : undefined),
+    "/": () => document.getElementById("queue-search")?.focus(),
     a: () => act("a"),
     r: () => act("r"),
     e: () => act("e"),
@@ -183,15 +225,18 @@ export default function QueuePage() {
     }
   };
   const onListKeyDown = listKeys("suggestion");
+  const suggestionTotal = queue.data?.total ?? 0;
 
   return (
     <section aria-labelledby="queue-heading" className="queue">
       <div className="page-head">
         <h1 id="queue-heading">Queue</h1>
-        {queue.data ? (
+        {queue.data || questionsQuery.data ? (
           <p className="muted queue__count" role="status">
-            {queue.data.total === 1 ? "1 suggestion waits" : `${queue.data.total} suggestions wait`} for a decision
+            {suggestionTotal === 1 ? "1 suggestion waits" : `${suggestionTotal} suggestions wait`} for a decision
+            {questions.length > 0 ? `, ${questionsQuery.data?.total === 1 ? "1 question" : `${questionsQuery.data?.total} questions`} for an answer` : ""}
             {decidable.length > 0 ? `, ${decidable.length === 1 ? "1 approval" : `${decidable.length} approvals`} for you` : ""}
+            {isFiltered(filters) ? " (filtered)" : ""}
           </p>
         ) : null}
       </div>
@@ -203,8 +248,10 @@ export default function QueuePage() {
             <kbd>e</kbd> edits a tool call's params
           </>
         ) : null}
-        . <kbd>?</kbd> lists the keys.
+        ; on a question <kbd>Enter</kbd> or <kbd>i</kbd> opens the answer. <kbd>/</kbd> searches, <kbd>?</kbd> lists the keys.
       </p>
+
+      <QueueFilterBar filters={filters} workflows={workflows.data ?? []} onChange={setFilters} />
 
       <div role="alert" className={notice?.tone === "error" ? "notice notice--error" : "visually-hidden"}>
         {notice?.tone === "error" ? notice.text : null}
@@ -215,7 +262,7 @@ export default function QueuePage() {
 
       {approvalsQuery.isError ? (
         <ErrorNotice title="Could not load the approvals" error={approvalsQuery.error} onRetry={() => void approvalsQuery.refetch()} />
-      ) : pendingApprovals.length > 0 ? (
+      ) : pendingApprovals.length > 0 && shows(filters, "approval") ? (
         <ApprovalQueue
           items={decidable}
           blocked={blocked}
@@ -228,13 +275,30 @@ export default function QueuePage() {
         />
       ) : null}
 
-      <h2 id="suggestions-heading">Suggestions</h2>
-      {queue.isPending ? (
+      {questionsQuery.isError ? (
+        <ErrorNotice title="Could not load the questions" error={questionsQuery.error} onRetry={() => void questionsQuery.refetch()} />
+      ) : questions.length > 0 ? (
+        <QuestionList
+          items={questions}
+          selected={selectedQuestion}
+          now={now}
+          onSelect={(item) => setSelectedKey(`question:${item.execution_id}`)}
+          onOpen={(item) => setAnswering(item)}
+          onListKeyDown={listKeys("question")}
+        />
+      ) : null}
+
+      {shows(filters, "suggestion") ? <h2 id="suggestions-heading">Suggestions</h2> : null}
+      {!shows(filters, "suggestion") ? null : queue.isPending ? (
         <Loading label="Loading the queue…" />
       ) : queue.isError ? (
         <ErrorNotice title="Could not load the queue" error={queue.error} onRetry={() => void queue.refetch()} />
       ) : items.length === 0 ? (
-        <p className="empty">Nothing to decide: no suggestion is waiting. New ones appear here as they come.</p>
+        <p className="empty">
+          {isFiltered(filters)
+            ? "No suggestion matches these filters."
+            : "Nothing to decide: no suggestion is waiting. New ones appear here as they come."}
+        </p>
       ) : (
         <>
           <ul
@@ -275,6 +339,9 @@ export default function QueuePage() {
                         </>
                       ) : null}
                     </span>
+                    {keyVariables(item.variables) ? (
+                      <span className="queue__vars mono">{keyVariables(item.variables)}</span>
+                    ) : null}
                   </span>
                   <span className="queue__meta">
                     <span>Confidence {confidenceLabel(item.confidence)}</span>
@@ -292,12 +359,22 @@ export default function QueuePage() {
             page={queue.data.page}
             perPage={queue.data.per_page}
             total={queue.data.total}
-            onChange={(next) => setParams(next > 1 ? { page: String(next) } : {})}
+            onChange={(next) => setParams(next > 1 ? { ...paramsOf(filters), page: String(next) } : paramsOf(filters))}
           />
         </>
       )}
 
       {dialog === "help" ? <ShortcutSheet onClose={() => setDialog(null)} /> : null}
+      {answering ? (
+        <AnswerDialog
+          item={answering}
+          onClose={() => setAnswering(null)}
+          onAnswered={(text) => {
+            setAnswering(null);
+            setNotice({ tone: "info", text });
+          }}
+        />
+      ) : null}
       {dialog === "reject" && dialogApproval ? (
         <RejectApprovalDialog
           approval={dialogApproval}

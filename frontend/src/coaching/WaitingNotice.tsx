@@ -59,8 +59,10 @@ export function WaitingNotice({
       </p>
     );
   }
+  // between two suggestions for a moment: not a live region, or every decision would be followed by it and by the
+  // announcer's "New suggestion" (the panel's announcer speaks for both)
   return (
-    <p className="notice notice--info" role="status">
+    <p className="notice notice--info">
       <span className="spinner" aria-hidden="true" /> Coach is running the next step…
     </p>
   );

@@ -7,8 +7,10 @@ import type {
   DecisionRequest,
   DecisionResult,
   PendingSuggestions,
+  Question,
   QueuePage,
 } from "./types";
+import type { Page } from "../api/types";
 import { workflowMetricsKey } from "../api/metrics";
 
 export const QUEUE_PER_PAGE = 50;
@@ -17,7 +19,9 @@ const executionPath = (id: string) => `/api/executions/${encodeURIComponent(id)}
 
 export const coachingKeys = {
   all: ["coaching"] as const,
-  queue: (page: number) => ["coaching", "queue", page] as const,
+  // `filters`: the queue page's query (queueFilters.ts); unfiltered page 1 is shared with the panel
+  queue: (page: number, filters = "") => (filters ? (["coaching", "queue", page, filters] as const) : (["coaching", "queue", page] as const)),
+  questions: (filters: string) => ["coaching", "questions", filters] as const,
   queueAll: ["coaching", "queue"] as const,
   // The execution itself shares the key of the execution pages, so both stay in step.
   execution: (id: string) => ["executions", "detail", id] as const,
@@ -26,8 +30,12 @@ export const coachingKeys = {
   workflowMetrics: workflowMetricsKey,
 };
 
-export const fetchQueue = (page: number, signal?: AbortSignal) =>
-  apiGet<QueuePage>(`/api/coaching/queue?page=${page}&per_page=${QUEUE_PER_PAGE}`, { signal });
+export const fetchQueue = (page: number, signal?: AbortSignal, filters = "") =>
+  apiGet<QueuePage>(`/api/coaching/queue?page=${page}&per_page=${QUEUE_PER_PAGE}${filters ? `&${filters}` : ""}`, { signal });
+
+/** Executions waiting for a person's answer (a human_input step, a pause for clarification), filtered alike. */
+export const fetchQuestions = (signal?: AbortSignal, filters = "") =>
+  apiGet<Page<Question>>(`/api/coaching/questions?per_page=${QUEUE_PER_PAGE}${filters ? `&${filters}` : ""}`, { signal });
 
 export const fetchExecution = (id: string, signal?: AbortSignal) =>
   apiGet<CoachingExecution>(executionPath(id), { signal });

@@ -56,6 +56,25 @@ export interface QueueItem extends Suggestion {
   workflow_name: string;
   execution_status: string;
   execution_mode: string;
+  /** The run's variables, so two runs of one workflow can be told apart. */
+  variables?: Record<string, unknown>;
+}
+
+/** `GET /api/coaching/questions`: an execution waiting for a person's answer. */
+export interface Question {
+  execution_id: string;
+  workflow_id: string;
+  workflow_name: string;
+  step_id: string;
+  step_name: string;
+  kind: "human_input" | "clarification" | (string & {});
+  question: string | null;
+  paused_at: string | null;
+  deadline: string | null;
+  on_timeout: string | null;
+  variables: Record<string, unknown>;
+  execution_mode: string;
+  waiting_since: string;
 }
 
 export type QueuePage = Page<QueueItem>;

@@ -1,4 +1,5 @@
 import { useEffect, useRef } from "react";
+import { shortcutKey } from "./shortcutPreference";
 
 /** Handlers by `KeyboardEvent.key` ("a", "?", "Enter", …). */
 export type ShortcutMap = Partial<Record<string, (event: KeyboardEvent) => void>>;
@@ -31,8 +32,9 @@ export function modalDialogOpen(): boolean {
 
 /**
  * Single-key shortcuts on the whole page. They are off while typing in a
- * field, while a modal dialog is open, with Ctrl/Alt/Meta held, and for
- * auto-repeated keys (holding `a` must not accept twice).
+ * field, while a modal dialog is open, with Ctrl/Meta held, and for
+ * auto-repeated keys (holding `a` must not accept twice). Character keys
+ * follow the person's choice (shortcutPreference.ts): alone, with Alt, or off.
  */
 export function useShortcuts(shortcuts: ShortcutMap, enabled = true): void {
   const latest = useRef(shortcuts);
@@ -41,10 +43,12 @@ export function useShortcuts(shortcuts: ShortcutMap, enabled = true): void {
   useEffect(() => {
     if (!enabled) return;
     const onKeyDown = (event: KeyboardEvent) => {
-      if (event.defaultPrevented || event.repeat || event.ctrlKey || event.metaKey || event.altKey) return;
+      if (event.defaultPrevented || event.repeat) return;
+      const key = shortcutKey(event);
+      if (key === null) return;
       if (isTypingTarget(event.target) || modalDialogOpen()) return;
-      if (event.key === "Enter" && activatesOnEnter(event.target)) return;
-      const handler = latest.current[event.key];
+      if (key === "Enter" && activatesOnEnter(event.target)) return;
+      const handler = latest.current[key];
       if (!handler) return;
       event.preventDefault();
       handler(event);

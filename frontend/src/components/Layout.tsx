@@ -76,6 +76,11 @@ export function Layout({ children, focusOnMount = false }: { children: ReactNode
               <li>
                 <NavLink to="/audit">Audit log</NavLink>
               </li>
+              {role === "admin" ? (
+                <li>
+                  <NavLink to="/admin">Admin</NavLink>
+                </li>
+              ) : null}
               <li>
                 <a href="/api/docs">API docs</a>
               </li>

@@ -1,4 +1,4 @@
-import { Link, useParams, useSearchParams } from "react-router-dom";
+import { Link, useLocation, useParams, useSearchParams } from "react-router-dom";
 import { ApiError } from "../api/client";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { useDocumentTitle } from "../hooks";
@@ -14,6 +14,8 @@ import { WorkflowExecutions } from "./WorkflowExecutions";
 import { WorkflowMetricsSection } from "./WorkflowMetricsSection";
 import { ThresholdsEditor } from "./ThresholdsEditor";
 import { StepModesTable, useStepModeChanger, type StepRow } from "./StepModes";
+import { WorkflowActions } from "../workflows/WorkflowActions";
+import { StartRunButton } from "../pages/StartRunButton";
 
 /** "AUTO-ready once the evidence shows acceptance ≥ 85% (error level 0.05), after ≥ 20 counted decisions; …" */
 function thresholdsText(t: Record<string, number> | undefined): string | null {
@@ -64,6 +66,8 @@ export default function WorkflowDetailPage() {
   const modes = useModeChanger();
   const lead = useIsLead();
   const stepModes = useStepModeChanger();
+  // "Saved version 3." / "Created …", handed over by the editor
+  const notice = (useLocation().state as { notice?: string } | null)?.notice;
   useLiveMetrics();
   useDocumentTitle(definition.data?.name ?? "Workflow");
 
@@ -115,9 +119,19 @@ export default function WorkflowDetailPage() {
       </Link>
       <div className="page-head">
         <h1 id="workflow-heading">{wf.name}</h1>
-        <ModeButton target={target} onAsk={modes.ask} />
+        <div className="workflow-actions">
+          {wf.version === wf.latest_version ? (
+            <StartRunButton workflow={{ ...wf, level: String(wf.level), mode: target.mode }} />
+          ) : null}
+          <ModeButton target={target} onAsk={modes.ask} />
+        </div>
       </div>
       {wf.description ? <p className="lead">{wf.description}</p> : null}
+      {notice ? (
+        <p className="notice notice--info" role="status">
+          {notice}
+        </p>
+      ) : null}
       {modes.ui}
 
       <dl className="summary" aria-label="Workflow">
@@ -173,6 +187,7 @@ export default function WorkflowDetailPage() {
       ) : null}
 
       <h2>Definition</h2>
+      {lead ? <WorkflowActions id={wf.id} name={wf.name} latestVersion={wf.latest_version} /> : null}
       <Versions definition={wf} />
       {wf.version !== wf.latest_version ? (
         <p className="muted">You are reading version {wf.version}; new executions use version {wf.latest_version}.</p>

@@ -1,4 +1,5 @@
-import { screen } from "@testing-library/react";
+import { screen, waitFor, within } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import type { Execution } from "../api/types";
 import { jsonResponse, renderPage, stubFetch } from "../test/utils";
@@ -33,5 +34,39 @@ describe("ExecutionsPage", () => {
       "/executions/ex-coach/coach",
       "/executions/ex-auto/coach",
     ]);
+  });
+});
+
+describe("ExecutionsPage filters and cancel", () => {
+  it("names the workflow, shows start and finish, filters through the API and cancels after a confirmation", async () => {
+    const running = { ...execution("ex-run", "coaching", "waiting_decision"), workflow_name: "Refund", started_at: "2026-01-02T10:00:00Z" };
+    const done = { ...execution("ex-done", "normal", "completed"), workflow_name: "Intake", started_at: "2026-01-02T09:00:00Z", finished_at: "2026-01-02T09:05:00Z" };
+    const { calls } = stubFetch((call) => {
+      if (call.url.startsWith("/api/workflows")) {
+        return jsonResponse({ items: [{ id: "wf-1", name: "Refund", version: 1, level: "COACHING", mode: "coaching", steps: [] }], total: 1, page: 1, per_page: 200 });
+      }
+      if (call.method === "POST") return jsonResponse({ ...running, status: "cancelled" });
+      return jsonResponse({ items: [running, done], total: 2, page: 1, per_page: 20 });
+    });
+    renderPage(<ExecutionsPage />, { route: "/executions", path: "/executions" });
+    const user = userEvent.setup();
+
+    expect(await screen.findByRole("link", { name: "Refund, execution ex-run" })).toBeInTheDocument();
+    const doneRow = screen.getByRole("row", { name: /Intake/ });
+    expect(within(doneRow).getAllByRole("cell")[4]).not.toHaveTextContent("—");
+    expect(within(doneRow).queryByRole("button", { name: /Cancel/ })).not.toBeInTheDocument();
+
+    await user.selectOptions(await screen.findByLabelText("Workflow"), "wf-1");
+    await waitFor(() => expect(calls.some((c) => c.url === "/api/executions/?workflow_id=wf-1")).toBe(true));
+    await user.selectOptions(screen.getByLabelText("Status"), "completed");
+    await waitFor(() => expect(calls.some((c) => c.url === "/api/executions/?workflow_id=wf-1&status=completed")).toBe(true));
+    expect(screen.getByTestId("location")).toHaveTextContent("workflow_id=wf-1&status=completed");
+
+    await user.click(screen.getByRole("button", { name: "Cancel execution ex-run" }));
+    const dialog = screen.getByRole("dialog", { name: "Cancel this execution?" });
+    expect(within(dialog).getByRole("button", { name: "Cancel" })).toHaveFocus();
+    await user.click(within(dialog).getByRole("button", { name: "Cancel execution" }));
+    await waitFor(() => expect(calls.some((c) => c.method === "POST" && c.url === "/api/executions/ex-run/cancel")).toBe(true));
+    await waitFor(() => expect(screen.queryByRole("dialog")).not.toBeInTheDocument());
   });
 });

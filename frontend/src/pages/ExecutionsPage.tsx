@@ -1,32 +1,150 @@
-import { useQuery } from "@tanstack/react-query";
+import { useState } from "react";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Link, useSearchParams } from "react-router-dom";
-import { apiGet } from "../api/client";
+import { apiGet, apiPost, errorMessage } from "../api/client";
 import { isTerminalStatus, type Execution, type Page } from "../api/types";
-import { Pager, pageFromParams } from "../components/Pager";
+import { useWorkflowOptions } from "../api/workflowOptions";
+import { Pager } from "../components/Pager";
 import { ProgressMeter } from "../components/ProgressMeter";
 import { ErrorNotice, Loading } from "../components/QueryState";
-import { StatusBadge } from "../components/StatusBadge";
+import { StatusBadge, statusLabel } from "../components/StatusBadge";
+import { ConfirmDialog } from "../dashboards/ConfirmDialog";
+import { WorkflowSelect } from "../dashboards/WorkflowSelect";
+import { formatDateTime } from "../format";
 import { useDocumentTitle } from "../hooks";
 
 /** While any listed execution is still going, refresh the list this often. */
 const LIST_POLL_MS = 3000;
+const FILTERS = ["workflow_id", "mode", "status"] as const;
+const MODES = ["coaching", "auto", "normal"];
+const STATUSES = [
+  "pending",
+  "running",
+  "waiting_decision",
+  "waiting_clarification",
+  "waiting_correction",
+  "waiting_approval",
+  "paused",
+  "resumed",
+  "completed",
+  "failed",
+  "cancelled",
+];
+
+/** `/api/executions/` with the page's filters (only those set). */
+export function executionsPath(params: URLSearchParams): string {
+  const query = new URLSearchParams();
+  for (const key of [...FILTERS, "page"]) {
+    const value = params.get(key);
+    if (value && !(key === "page" && value === "1")) query.set(key, value);
+  }
+  const text = query.toString();
+  return text ? `/api/executions/?${text}` : "/api/executions/";
+}
 
 export default function ExecutionsPage() {
   useDocumentTitle("Executions");
+  const queryClient = useQueryClient();
   const [params, setParams] = useSearchParams();
-  const page = pageFromParams(params);
+  const workflows = useWorkflowOptions();
+  const [cancelling, setCancelling] = useState<Execution | null>(null);
+  const path = executionsPath(params);
 
   const executions = useQuery({
-    queryKey: ["executions", { page }],
-    queryFn: ({ signal }) =>
-      apiGet<Page<Execution>>(page > 1 ? `/api/executions/?page=${page}` : "/api/executions/", { signal }),
+    queryKey: ["executions", { path }],
+    queryFn: ({ signal }) => apiGet<Page<Execution>>(path, { signal }),
     refetchInterval: (query) =>
       query.state.data?.items.some((e) => !isTerminalStatus(e.status)) ? LIST_POLL_MS : false,
   });
 
+  const cancel = useMutation({
+    mutationFn: (execution: Execution) =>
+      apiPost<Execution>(`/api/executions/${encodeURIComponent(execution.execution_id)}/cancel`),
+    onSuccess: () => {
+      setCancelling(null);
+      void queryClient.invalidateQueries({ queryKey: ["executions"] });
+    },
+  });
+
+  const setFilter = (key: (typeof FILTERS)[number], value: string) => {
+    const next = new URLSearchParams(params);
+    if (value) next.set(key, value);
+    else next.delete(key);
+    next.delete("page");
+    setParams(next);
+  };
+  const filtered = FILTERS.some((key) => params.get(key));
+
   return (
     <section aria-labelledby="executions-heading">
       <h1 id="executions-heading">Executions</h1>
+
+      <form className="filters" aria-label="Filter executions" onSubmit={(e) => e.preventDefault()}>
+        <div className="field">
+          <label htmlFor="executions-workflow">Workflow</label>
+          <WorkflowSelect
+            id="executions-workflow"
+            value={params.get("workflow_id") ?? ""}
+            onChange={(value) => setFilter("workflow_id", value)}
+            workflows={workflows.data ?? []}
+            firstLabel="All workflows"
+          />
+        </div>
+        <div className="field">
+          <label htmlFor="executions-mode">Mode</label>
+          <select id="executions-mode" value={params.get("mode") ?? ""} onChange={(e) => setFilter("mode", e.target.value)}>
+            <option value="">All modes</option>
+            {MODES.map((m) => (
+              <option key={m} value={m}>
+                {m}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor="executions-status">Status</label>
+          <select
+            id="executions-status"
+            value={params.get("status") ?? ""}
+            onChange={(e) => setFilter("status", e.target.value)}
+          >
+            <option value="">All statuses</option>
+            {STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {statusLabel(s)}
+              </option>
+            ))}
+          </select>
+        </div>
+        {filtered ? (
+          <button type="button" className="button button--secondary" onClick={() => setParams({})}>
+            Clear filters
+          </button>
+        ) : null}
+      </form>
+
+      {cancelling ? (
+        <ConfirmDialog
+          title="Cancel this execution?"
+          confirmLabel="Cancel execution"
+          busy={cancel.isPending}
+          onConfirm={() => cancel.mutate(cancelling)}
+          onCancel={() => {
+            cancel.reset();
+            setCancelling(null);
+          }}
+        >
+          <p>
+            {cancelling.workflow_name ?? cancelling.workflow_id} ({cancelling.execution_id}) stops where it is: no
+            further step runs. This cannot be undone.
+          </p>
+          {cancel.isError ? (
+            <p className="notice notice--error" role="alert">
+              {errorMessage(cancel.error)}
+            </p>
+          ) : null}
+        </ConfirmDialog>
+      ) : null}
 
       {executions.isPending ? (
         <Loading label="Loading executions…" />
@@ -37,7 +155,9 @@ export default function ExecutionsPage() {
           onRetry={() => void executions.refetch()}
         />
       ) : executions.data.items.length === 0 ? (
-        <p className="empty">No executions yet. Start one from the Workflows page.</p>
+        <p className="empty">
+          {filtered ? "No execution matches these filters." : "No executions yet. Start one from the Workflows page."}
+        </p>
       ) : (
         <>
           <div className="table-wrap" role="region" aria-labelledby="executions-heading" tabIndex={0}>
@@ -45,51 +165,89 @@ export default function ExecutionsPage() {
               <caption className="visually-hidden">Executions, {executions.data.total} in total</caption>
               <thead>
                 <tr>
-                  <th scope="col">Execution</th>
                   <th scope="col">Workflow</th>
                   <th scope="col">Mode</th>
                   <th scope="col">Status</th>
                   <th scope="col">Progress</th>
+                  <th scope="col">Started</th>
+                  <th scope="col">Finished</th>
+                  <th scope="col">
+                    <span className="visually-hidden">Actions</span>
+                  </th>
                 </tr>
               </thead>
               <tbody>
-                {executions.data.items.map((execution) => (
-                  <tr key={execution.execution_id}>
-                    <th scope="row">
-                      <Link to={`/executions/${encodeURIComponent(execution.execution_id)}`} className="mono">
-                        {execution.execution_id}
-                      </Link>
-                    </th>
-                    <td>
-                      {execution.workflow_id} <span className="muted">v{execution.workflow_version}</span>
-                    </td>
-                    <td>
-                      {execution.mode}
-                      {execution.is_coaching ? <span className="tag">coaching</span> : null}
-                      {(execution.mode === "coaching" || execution.mode === "auto") &&
-                      !isTerminalStatus(execution.status) ? (
-                        <>
-                          {" "}
-                          <Link
-                            to={`/executions/${encodeURIComponent(execution.execution_id)}/coach`}
-                            aria-label={`Open the coaching panel of execution ${execution.execution_id}`}
+                {executions.data.items.map((execution) => {
+                  const name = execution.workflow_name ?? execution.workflow_id;
+                  const live = !isTerminalStatus(execution.status);
+                  return (
+                    <tr key={execution.execution_id}>
+                      <th scope="row" className="cell-name">
+                        <Link
+                          to={`/executions/${encodeURIComponent(execution.execution_id)}`}
+                          className="cell-name__title"
+                          aria-label={`${name}, execution ${execution.execution_id}`}
+                        >
+                          {name}
+                        </Link>
+                        <span className="cell-name__description mono">
+                          {execution.execution_id} · v{execution.workflow_version}
+                        </span>
+                      </th>
+                      <td>
+                        {execution.mode}
+                        {(execution.mode === "coaching" || execution.mode === "auto") && live ? (
+                          <>
+                            {" "}
+                            <Link
+                              to={`/executions/${encodeURIComponent(execution.execution_id)}/coach`}
+                              aria-label={`Open the coaching panel of execution ${execution.execution_id}`}
+                            >
+                              Coach
+                            </Link>
+                          </>
+                        ) : null}
+                      </td>
+                      <td>
+                        <StatusBadge status={execution.status} />
+                      </td>
+                      <td>
+                        <ProgressMeter
+                          progress={execution.progress}
+                          label={`Progress of execution ${execution.execution_id}`}
+                        />
+                      </td>
+                      <td>
+                        <time dateTime={execution.started_at ?? execution.created_at ?? undefined}>
+                          {formatDateTime(execution.started_at ?? execution.created_at)}
+                        </time>
+                      </td>
+                      <td>
+                        {execution.finished_at ? (
+                          <time dateTime={execution.finished_at}>{formatDateTime(execution.finished_at)}</time>
+                        ) : (
+                          "—"
+                        )}
+                      </td>
+                      <td className="actions">
+                        {live ? (
+                          <button
+                            type="button"
+                            className="button button--secondary"
+                            aria-haspopup="dialog"
+                            aria-label={`Cancel execution ${execution.execution_id}`}
+                            onClick={() => {
+                              cancel.reset();
+                              setCancelling(execution);
+                            }}
                           >
-                            Coach
-                          </Link>
-                        </>
-                      ) : null}
-                    </td>
-                    <td>
-                      <StatusBadge status={execution.status} />
-                    </td>
-                    <td>
-                      <ProgressMeter
-                        progress={execution.progress}
-                        label={`Progress of execution ${execution.execution_id}`}
-                      />
-                    </td>
-                  </tr>
-                ))}
+                            Cancel
+                          </button>
+                        ) : null}
+                      </td>
+                    </tr>
+                  );
+                })}
               </tbody>
             </table>
           </div>
@@ -98,7 +256,12 @@ export default function ExecutionsPage() {
             page={executions.data.page}
             perPage={executions.data.per_page}
             total={executions.data.total}
-            onChange={(next) => setParams(next > 1 ? { page: String(next) } : {})}
+            onChange={(next) => {
+              const nextParams = new URLSearchParams(params);
+              if (next > 1) nextParams.set("page", String(next));
+              else nextParams.delete("page");
+              setParams(nextParams);
+            }}
           />
         </>
       )}

@@ -33,6 +33,17 @@ export function startModes(workflow: Workflow, role: string | null): string[] {
   return modes;
 }
 
+/**
+ * The declared variables as specs: a definition may write `who: world` for a string defaulting to "world"
+ * (core/workflow), which is `{default: "world"}` here.
+ */
+export function variableSpecs(variables: Record<string, unknown> | undefined): [string, VariableSpec][] {
+  return Object.entries(variables ?? {}).map(([name, raw]) => [
+    name,
+    raw !== null && typeof raw === "object" && !Array.isArray(raw) ? (raw as VariableSpec) : { default: raw },
+  ]);
+}
+
 function initialText(spec: VariableSpec): string {
   if (spec.default === undefined || spec.default === null) return "";
   return typeof spec.default === "string" ? spec.default : JSON.stringify(spec.default);
@@ -76,7 +87,7 @@ export function StartDialog({
   onCancel: () => void;
 }) {
   const id = useId();
-  const specs = Object.entries((workflow.variables ?? {}) as Record<string, VariableSpec>);
+  const specs = variableSpecs(workflow.variables);
   const modes = startModes(workflow, role);
   const [mode, setMode] = useState(modes[0]);
   const [texts, setTexts] = useState<Record<string, string>>(() =>

@@ -1,11 +1,12 @@
 import { useState } from "react";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { Link, useNavigate, useSearchParams } from "react-router-dom";
+import { Link, useLocation, useNavigate, useSearchParams } from "react-router-dom";
 import { apiGet, apiPost } from "../api/client";
 import type { Page, StartExecutionRequest, StartExecutionResponse, Workflow } from "../api/types";
 import { Pager, pageFromParams } from "../components/Pager";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { useAuth } from "../auth/useAuth";
+import { satisfies } from "../approvals/eligibility";
 import { levelLabel, modeLabel } from "../dashboards/Badges";
 import { useDocumentTitle } from "../hooks";
 import { StartDialog, type StartRequest } from "./StartDialog";
@@ -20,6 +21,8 @@ export default function WorkflowsPage() {
   const page = pageFromParams(params);
   const { role } = useAuth();
   const [starting, setStarting] = useState<Workflow | null>(null);
+  // a notice handed over by the page that sent us here (a workflow deleted)
+  const notice = (useLocation().state as { notice?: string } | null)?.notice;
 
   const workflows = useQuery({
     queryKey: workflowsQueryKey(page),
@@ -47,11 +50,23 @@ export default function WorkflowsPage() {
 
   return (
     <section aria-labelledby="workflows-heading">
-      <h1 id="workflows-heading">Workflows</h1>
+      <div className="page-head">
+        <h1 id="workflows-heading">Workflows</h1>
+        {satisfies(role, "lead") ? (
+          <Link to="/workflows/new" className="button">
+            New workflow
+          </Link>
+        ) : null}
+      </div>
       <p className="lead">
         Pick a workflow and run it. Runs open on their own page so you can follow each step; a workflow's name opens
         its definition and metrics.
       </p>
+      {notice ? (
+        <p className="notice notice--info" role="status">
+          {notice}
+        </p>
+      ) : null}
 
       {starting ? (
         <StartDialog

@@ -71,6 +71,15 @@ export interface RecordedCall {
   init: RequestInit | undefined;
 }
 
+/** A JSON body as data; any other text (a YAML definition) as it was sent. */
+function parseBody(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
 /**
  * Replaces the browser's `fetch` with `handler`, recording each call.
  * The handler may return a Response or a promise of one.
@@ -80,7 +89,7 @@ export function stubFetch(handler: (call: RecordedCall) => Response | Promise<Re
   const fetchMock = vi.fn(async (input: RequestInfo | URL, init?: RequestInit) => {
     const url = typeof input === "string" ? input : input instanceof URL ? input.toString() : input.url;
     const method = (init?.method ?? "GET").toUpperCase();
-    const body = typeof init?.body === "string" ? JSON.parse(init.body) : undefined;
+    const body = typeof init?.body === "string" ? parseBody(init.body) : undefined;
     const call = { method, url, body, init };
     calls.push(call);
     return handler(call);

@@ -1,0 +1,327 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState, type FormEvent } from "react";
+import { errorMessage } from "../api/client";
+import { satisfies } from "../approvals/eligibility";
+import { useAuth } from "../auth/useAuth";
+import { ErrorNotice, Loading } from "../components/QueryState";
+import { ConfirmDialog } from "../dashboards/ConfirmDialog";
+import { formatDateTime } from "../format";
+import { useDocumentTitle } from "../hooks";
+import { serverFieldErrors } from "../policies/fieldErrors";
+import {
+  ROLES,
+  adminKeys,
+  cancelInvitation,
+  changeRole,
+  fetchInvitations,
+  fetchMembers,
+  invite,
+  removeMember,
+  revokeMemberTokens,
+  setDisabled,
+  type Member,
+} from "./api";
+import "./admin.css";
+
+type Pending = { kind: "remove" | "tokens"; member: Member } | null;
+
+/**
+ * The workspace's administration (admins): its members and their roles (change, disable, enable, remove, revoke
+ * their tokens), invitations (send, cancel). Every change is audited by the server; the last admin cannot be
+ * demoted, disabled or removed (its 409 is shown).
+ */
+export default function AdminPage() {
+  useDocumentTitle("Administration");
+  const { role, user, workspace } = useAuth();
+  const queryClient = useQueryClient();
+  const admin = satisfies(role, "admin");
+  const [notice, setNotice] = useState<{ tone: "info" | "error"; text: string } | null>(null);
+  const [pending, setPending] = useState<Pending>(null);
+
+  const members = useQuery({ queryKey: adminKeys.members, queryFn: ({ signal }) => fetchMembers(signal), enabled: admin });
+  const invitations = useQuery({
+    queryKey: adminKeys.invitations,
+    queryFn: ({ signal }) => fetchInvitations(signal),
+    enabled: admin,
+  });
+  const refresh = () => {
+    void queryClient.invalidateQueries({ queryKey: ["admin"] });
+  };
+  const act = useMutation({
+    mutationFn: async (run: { action: () => Promise<unknown>; done: string }) => {
+      await run.action();
+      return run.done;
+    },
+    onSuccess: (done) => {
+      setPending(null);
+      setNotice({ tone: "info", text: done });
+      refresh();
+    },
+    onError: (error) => {
+      setPending(null);
+      setNotice({ tone: "error", text: `Not done: ${errorMessage(error)}` });
+    },
+  });
+  const run = (action: () => Promise<unknown>, done: string) => {
+    setNotice(null);
+    act.mutate({ action, done });
+  };
+
+  if (!admin) {
+    return (
+      <section aria-labelledby="admin-heading">
+        <h1 id="admin-heading">Administration</h1>
+        <p className="notice notice--info">Only a workspace's admins manage its members. Your role here: {role}.</p>
+      </section>
+    );
+  }
+
+  return (
+    <section aria-labelledby="admin-heading" className="admin">
+      <h1 id="admin-heading">Administration{workspace ? `: ${workspace.name}` : ""}</h1>
+      <p className="lead">
+        Who works in this workspace and with which role: operators decide, leads also promote workflows and manage
+        packs and policies, admins also manage members. Everything here is recorded in the audit log.
+      </p>
+      <div role="alert" className={notice?.tone === "error" ? "notice notice--error" : "visually-hidden"}>
+        {notice?.tone === "error" ? notice.text : null}
+      </div>
+      <p role="status" className={notice?.tone === "info" ? "notice notice--info" : "visually-hidden"}>
+        {notice?.tone === "info" ? notice.text : null}
+      </p>
+
+      <h2 id="members-heading">Members</h2>
+      {members.isPending ? (
+        <Loading label="Loading the members…" />
+      ) : members.isError ? (
+        <ErrorNotice title="Could not load the members" error={members.error} onRetry={() => void members.refetch()} />
+      ) : (
+        <div className="table-wrap" role="region" aria-labelledby="members-heading" tabIndex={0}>
+          <table className="table">
+            <caption className="visually-hidden">Members, {members.data.items.length}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Member</th>
+                <th scope="col">Role</th>
+                <th scope="col">State</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {members.data.items.map((m) => {
+                const self = String(m.id) === String(user?.id);
+                return (
+                  <tr key={m.id}>
+                    <th scope="row" className="cell-name">
+                      <span className="cell-name__title">{m.email}</span>
+                      {m.name ? <span className="cell-name__description">{m.name}</span> : null}
+                      {self ? <span className="cell-name__description">(you)</span> : null}
+                    </th>
+                    <td>
+                      <label className="visually-hidden" htmlFor={`role-${m.id}`}>
+                        Role of {m.email}
+                      </label>
+                      <select
+                        id={`role-${m.id}`}
+                        value={m.role}
+                        disabled={act.isPending}
+                        onChange={(e) => {
+                          // read now: the select is controlled, and shows the stored role again until the answer
+                          const next = e.target.value;
+                          run(() => changeRole(m.id, next), `${m.email} is now ${next}.`);
+                        }}
+                      >
+                        {ROLES.map((r) => (
+                          <option key={r} value={r}>
+                            {r}
+                          </option>
+                        ))}
+                      </select>
+                    </td>
+                    <td>{m.disabled ? <span className="tag tag--paused">Disabled</span> : "Active"}</td>
+                    <td className="actions">
+                      <div className="admin__actions">
+                      <button
+                        type="button"
+                        className="button button--secondary"
+                        disabled={act.isPending}
+                        onClick={() =>
+                          run(
+                            () => setDisabled(m.id, !m.disabled),
+                            m.disabled ? `${m.email} can act here again.` : `${m.email} is disabled here.`,
+                          )
+                        }
+                        aria-label={`${m.disabled ? "Enable" : "Disable"} ${m.email}`}
+                      >
+                        {m.disabled ? "Enable" : "Disable"}
+                      </button>
+                      <button
+                        type="button"
+                        className="button button--secondary"
+                        aria-haspopup="dialog"
+                        onClick={() => setPending({ kind: "tokens", member: m })}
+                        aria-label={`Revoke the tokens of ${m.email}`}
+                      >
+                        Revoke tokens
+                      </button>
+                      <button
+                        type="button"
+                        className="button button--danger"
+                        aria-haspopup="dialog"
+                        onClick={() => setPending({ kind: "remove", member: m })}
+                        aria-label={`Remove ${m.email}`}
+                      >
+                        Remove
+                      </button>
+                      </div>
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      )}
+
+      {pending ? (
+        <ConfirmDialog
+          title={pending.kind === "remove" ? `Remove ${pending.member.email}?` : `Revoke the tokens of ${pending.member.email}?`}
+          confirmLabel={pending.kind === "remove" ? "Remove member" : "Revoke tokens"}
+          busy={act.isPending}
+          onConfirm={() =>
+            pending.kind === "remove"
+              ? run(() => removeMember(pending.member.id), `${pending.member.email} was removed from this workspace.`)
+              : run(() => revokeMemberTokens(pending.member.id), `The tokens of ${pending.member.email} stopped working here.`)
+          }
+          onCancel={() => setPending(null)}
+        >
+          <p>
+            {pending.kind === "remove"
+              ? "They lose access to this workspace at once (their account and other workspaces stay). Invite them again to bring them back."
+              : "Every bearer token they made until now stops working in this workspace, and their scripts are disconnected. Tokens they make later work again."}
+          </p>
+        </ConfirmDialog>
+      ) : null}
+
+      <h2>Invite someone</h2>
+      <InviteForm onInvited={(text) => {
+        setNotice({ tone: "info", text });
+        refresh();
+      }} />
+
+      <h2 id="invitations-heading">Pending invitations</h2>
+      {invitations.isPending ? (
+        <Loading label="Loading the invitations…" />
+      ) : invitations.isError ? (
+        <ErrorNotice title="Could not load the invitations" error={invitations.error} />
+      ) : invitations.data.items.length === 0 ? (
+        <p className="empty">No invitation is waiting.</p>
+      ) : (
+        <ul className="admin__invitations" aria-labelledby="invitations-heading">
+          {invitations.data.items.map((inv) => (
+            <li key={inv.id}>
+              <span>
+                <strong>{inv.email}</strong> as {inv.role}, sent {formatDateTime(inv.created_at)}
+              </span>
+              <button
+                type="button"
+                className="button button--secondary"
+                disabled={act.isPending}
+                onClick={() => run(() => cancelInvitation(inv.id), `The invitation of ${inv.email} was cancelled.`)}
+                aria-label={`Cancel the invitation of ${inv.email}`}
+              >
+                Cancel invitation
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+/** Email, role, and optionally a name and a first password (for someone without an account yet). */
+function InviteForm({ onInvited }: { onInvited: (text: string) => void }) {
+  const [email, setEmail] = useState("");
+  const [role, setRole] = useState("operator");
+  const [name, setName] = useState("");
+  const [password, setPassword] = useState("");
+  const send = useMutation({
+    mutationFn: () => invite({ email: email.trim(), role, name: name.trim(), ...(password ? { password } : {}) }),
+    onSuccess: (answer) => {
+      setEmail("");
+      setName("");
+      setPassword("");
+      onInvited(`Invited ${answer.email} as ${answer.role}: they accept it when they next sign in.`);
+    },
+  });
+  const problems = serverFieldErrors(send.error);
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    if (!send.isPending) send.mutate();
+  };
+  const fieldError = (field: string) =>
+    problems[field] ? (
+      <small id={`invite-${field}-error`} className="field-error" role="alert">
+        {problems[field]}
+      </small>
+    ) : null;
+  return (
+    <form className="form admin__invite" onSubmit={submit} aria-label="Invite someone" noValidate>
+      <div className="field">
+        <label htmlFor="invite-email">Email</label>
+        <input
+          id="invite-email"
+          type="email"
+          required
+          autoComplete="off"
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+          aria-invalid={problems.email ? true : undefined}
+          aria-describedby={problems.email ? "invite-email-error" : undefined}
+        />
+        {fieldError("email")}
+      </div>
+      <div className="field">
+        <label htmlFor="invite-role">Role</label>
+        <select id="invite-role" value={role} onChange={(e) => setRole(e.target.value)}>
+          {ROLES.map((r) => (
+            <option key={r} value={r}>
+              {r}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div className="field">
+        <label htmlFor="invite-name">Name (optional)</label>
+        <input id="invite-name" type="text" value={name} onChange={(e) => setName(e.target.value)} />
+      </div>
+      <div className="field">
+        <label htmlFor="invite-password">First password (optional)</label>
+        <input
+          id="invite-password"
+          type="password"
+          autoComplete="new-password"
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+          aria-describedby="invite-password-hint"
+          aria-invalid={problems.password ? true : undefined}
+        />
+        <small id="invite-password-hint" className="muted">
+          Creates the account when the email has none (at least 8 characters); never changes an existing one.
+        </small>
+        {fieldError("password")}
+      </div>
+      {send.isError && Object.keys(problems).length === 0 ? (
+        <p className="notice notice--error" role="alert">
+          Not sent: {errorMessage(send.error)}
+        </p>
+      ) : null}
+      <button type="submit" className="button" disabled={send.isPending} aria-busy={send.isPending || undefined}>
+        {send.isPending ? "Inviting…" : "Send invitation"}
+      </button>
+    </form>
+  );
+}

@@ -1,0 +1,212 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useId, useState, type FormEvent } from "react";
+import { errorMessage } from "../api/client";
+import { ErrorNotice, Loading } from "../components/QueryState";
+import { setShortcutMode, useShortcutMode, type ShortcutMode } from "../coaching/shortcutPreference";
+import { formatDateTime } from "../format";
+import { useDocumentTitle } from "../hooks";
+import { ConfirmDialog } from "../dashboards/ConfirmDialog";
+import { adminKeys, createToken, fetchTokens, revokeToken, type ApiToken } from "./api";
+import "./admin.css";
+
+const SHORTCUT_CHOICES: { value: ShortcutMode; label: string; hint: string }[] = [
+  { value: "single", label: "Single keys", hint: "a accepts, r rejects, j/k move… (fastest)" },
+  { value: "alt", label: "With Alt", hint: "Alt+a accepts, Alt+r rejects…: no stray key press or speech input decides anything" },
+  { value: "off", label: "Off", hint: "only the buttons, Enter, Esc and the arrows" },
+];
+
+/** Each person's own settings: keyboard shortcuts (kept in this browser) and bearer tokens for scripts. */
+export default function SettingsPage() {
+  useDocumentTitle("Settings");
+  return (
+    <section aria-labelledby="settings-heading" className="admin">
+      <h1 id="settings-heading">Settings</h1>
+      <ShortcutSettings />
+      <p className="muted">
+        The colours follow your system's light or dark setting (<code>prefers-color-scheme</code>).
+      </p>
+      <TokenSettings />
+    </section>
+  );
+}
+
+function ShortcutSettings() {
+  const mode = useShortcutMode();
+  const [saved, setSaved] = useState(false);
+  return (
+    <fieldset className="settings__choices">
+      <legend>
+        <h2>Keyboard shortcuts</h2>
+      </legend>
+      <p className="muted">Kept in this browser. Enter, Esc and the arrows always work.</p>
+      {SHORTCUT_CHOICES.map((choice) => (
+        <label key={choice.value} className="settings__choice">
+          <input
+            type="radio"
+            name="shortcuts"
+            value={choice.value}
+            checked={mode === choice.value}
+            onChange={() => {
+              setShortcutMode(choice.value);
+              setSaved(true);
+            }}
+          />
+          <span>
+            <strong>{choice.label}</strong> <span className="muted">{choice.hint}</span>
+          </span>
+        </label>
+      ))}
+      <p role="status" className={saved ? "muted" : "visually-hidden"}>
+        {saved ? `Shortcuts: ${SHORTCUT_CHOICES.find((c) => c.value === mode)?.label}.` : ""}
+      </p>
+    </fieldset>
+  );
+}
+
+/** Bearer tokens: made with a name, shown once, revoked one by one. */
+function TokenSettings() {
+  const queryClient = useQueryClient();
+  const nameId = useId();
+  const [name, setName] = useState("");
+  const [made, setMade] = useState<ApiToken | null>(null);
+  const [revoking, setRevoking] = useState<ApiToken | null>(null);
+  const tokens = useQuery({ queryKey: adminKeys.tokens, queryFn: ({ signal }) => fetchTokens(signal) });
+  const create = useMutation({
+    mutationFn: () => createToken(name.trim()),
+    onSuccess: (token) => {
+      setMade(token);
+      setName("");
+      void queryClient.invalidateQueries({ queryKey: adminKeys.tokens });
+    },
+  });
+  const revoke = useMutation({
+    mutationFn: (token: ApiToken) => revokeToken(token.id),
+    onSuccess: () => {
+      setRevoking(null);
+      void queryClient.invalidateQueries({ queryKey: adminKeys.tokens });
+    },
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    if (!create.isPending && name.trim()) create.mutate();
+  };
+  const active = (tokens.data?.items ?? []).filter((t) => !t.revoked_at);
+
+  return (
+    <section aria-labelledby="tokens-heading">
+      <h2 id="tokens-heading">API tokens</h2>
+      <p className="muted">
+        For scripts: send <code>Authorization: Bearer &lt;token&gt;</code>. A token acts as you, with your role in each
+        workspace (name one with the <code>X-Coach-Workspace</code> header).
+      </p>
+      <form className="form admin__invite" onSubmit={submit} aria-label="Create a token">
+        <div className="field">
+          <label htmlFor={nameId}>Token name</label>
+          <input
+            id={nameId}
+            type="text"
+            value={name}
+            maxLength={200}
+            placeholder="e.g. nightly import"
+            onChange={(e) => setName(e.target.value)}
+          />
+        </div>
+        <button type="submit" className="button" disabled={create.isPending || !name.trim()}>
+          {create.isPending ? "Creating…" : "Create token"}
+        </button>
+        {create.isError ? (
+          <p className="notice notice--error" role="alert">
+            Not created: {errorMessage(create.error)}
+          </p>
+        ) : null}
+      </form>
+
+      {made?.token ? (
+        <div className="notice notice--info token-once" role="status" aria-labelledby="token-once-title">
+          <p id="token-once-title" className="notice__title">
+            Token “{made.name}” created. Copy it now: it is not shown again.
+          </p>
+          <label htmlFor="token-secret" className="visually-hidden">
+            The new token
+          </label>
+          <input id="token-secret" className="mono token-once__value" readOnly value={made.token} onFocus={(e) => e.target.select()} />
+          <div className="token-once__actions">
+            <button
+              type="button"
+              className="button button--secondary"
+              onClick={() => void navigator.clipboard?.writeText(made.token ?? "")}
+            >
+              Copy
+            </button>
+            <button type="button" className="button button--secondary" onClick={() => setMade(null)}>
+              Done, hide it
+            </button>
+          </div>
+        </div>
+      ) : null}
+
+      {tokens.isPending ? (
+        <Loading label="Loading your tokens…" />
+      ) : tokens.isError ? (
+        <ErrorNotice title="Could not load your tokens" error={tokens.error} />
+      ) : active.length === 0 ? (
+        <p className="empty">You have no active token.</p>
+      ) : (
+        <div className="table-wrap" role="region" aria-labelledby="tokens-heading" tabIndex={0}>
+          <table className="table">
+            <caption className="visually-hidden">Your active tokens</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Created</th>
+                <th scope="col">Last used</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {active.map((t) => (
+                <tr key={t.id}>
+                  <th scope="row">{t.name}</th>
+                  <td>{formatDateTime(t.created_at)}</td>
+                  <td>{t.last_used_at ? formatDateTime(t.last_used_at) : "never"}</td>
+                  <td className="actions">
+                    <button
+                      type="button"
+                      className="button button--danger"
+                      aria-haspopup="dialog"
+                      aria-label={`Revoke token ${t.name}`}
+                      onClick={() => {
+                        revoke.reset();
+                        setRevoking(t);
+                      }}
+                    >
+                      Revoke
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {revoking ? (
+        <ConfirmDialog
+          title={`Revoke “${revoking.name}”?`}
+          confirmLabel="Revoke token"
+          busy={revoke.isPending}
+          onConfirm={() => revoke.mutate(revoking)}
+          onCancel={() => setRevoking(null)}
+        >
+          <p>Scripts using it are refused from now on, and their open connections close.</p>
+          {revoke.isError ? (
+            <p className="notice notice--error" role="alert">
+              Not revoked: {errorMessage(revoke.error)}
+            </p>
+          ) : null}
+        </ConfirmDialog>
+      ) : null}
+    </section>
+  );
+}

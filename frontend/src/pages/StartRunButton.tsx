@@ -1,0 +1,55 @@
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { useNavigate } from "react-router-dom";
+import { apiPost } from "../api/client";
+import type { StartExecutionRequest, StartExecutionResponse, Workflow } from "../api/types";
+import { useAuth } from "../auth/useAuth";
+import { StartDialog, type StartRequest } from "./StartDialog";
+
+/**
+ * "Run": opens the start dialog (mode, the declared variables) and starts the run; the new execution's page opens.
+ */
+export function StartRunButton({ workflow, className = "button" }: { workflow: Workflow; className?: string }) {
+  const navigate = useNavigate();
+  const queryClient = useQueryClient();
+  const { role } = useAuth();
+  const [open, setOpen] = useState(false);
+  const run = useMutation({
+    mutationFn: ({ workflow: wf, mode, variables }: StartRequest) =>
+      apiPost<StartExecutionResponse>("/api/executions/", {
+        workflow_id: wf.id,
+        variables,
+        mode,
+      } satisfies StartExecutionRequest),
+    onSuccess: (execution) => {
+      void queryClient.invalidateQueries({ queryKey: ["executions"] });
+      navigate(`/executions/${encodeURIComponent(execution.execution_id)}`);
+    },
+  });
+  return (
+    <>
+      <button
+        type="button"
+        className={className}
+        onClick={() => {
+          run.reset();
+          setOpen(true);
+        }}
+        aria-haspopup="dialog"
+        aria-label={`Run ${workflow.name}`}
+      >
+        Run
+      </button>
+      {open ? (
+        <StartDialog
+          workflow={workflow}
+          role={role}
+          busy={run.isPending}
+          error={run.error}
+          onStart={(request) => run.mutate(request)}
+          onCancel={() => setOpen(false)}
+        />
+      ) : null}
+    </>
+  );
+}

@@ -1,0 +1,67 @@
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { Link, useNavigate } from "react-router-dom";
+import { apiDelete, errorMessage } from "../api/client";
+import { ConfirmDialog } from "../dashboards/ConfirmDialog";
+import "./workflows.css";
+
+/**
+ * A lead's actions on a workflow: edit (saving makes a new version), compare its versions, delete it (executions
+ * that ran it keep showing which definition they ran).
+ */
+export function WorkflowActions({ id, name, latestVersion }: { id: string; name: string; latestVersion: number }) {
+  const navigate = useNavigate();
+  const queryClient = useQueryClient();
+  const [confirming, setConfirming] = useState(false);
+  const remove = useMutation({
+    mutationFn: () => apiDelete(`/api/workflows/${encodeURIComponent(id)}`),
+    onSuccess: () => {
+      void queryClient.invalidateQueries({ queryKey: ["workflows"] });
+      queryClient.removeQueries({ queryKey: ["workflow", id] });
+      navigate("/workflows", { state: { notice: `Deleted ${name}.` } });
+    },
+  });
+  const path = `/workflows/${encodeURIComponent(id)}`;
+  return (
+    <div className="workflow-actions">
+      <Link to={`${path}/edit`} className="button">
+        Edit
+      </Link>
+      {latestVersion > 1 ? (
+        <Link to={`${path}/diff`} className="button button--secondary">
+          Compare versions
+        </Link>
+      ) : null}
+      <button
+        type="button"
+        className="button button--danger"
+        aria-haspopup="dialog"
+        onClick={() => {
+          remove.reset();
+          setConfirming(true);
+        }}
+      >
+        Delete
+      </button>
+      {confirming ? (
+        <ConfirmDialog
+          title={`Delete ${name}?`}
+          confirmLabel="Delete workflow"
+          busy={remove.isPending}
+          onConfirm={() => remove.mutate()}
+          onCancel={() => setConfirming(false)}
+        >
+          <p>
+            It leaves the Workflows page and no new run can start. Executions that ran it keep their history, and the
+            audit log records who deleted it.
+          </p>
+          {remove.isError ? (
+            <p className="notice notice--error" role="alert">
+              Not deleted: {errorMessage(remove.error)}
+            </p>
+          ) : null}
+        </ConfirmDialog>
+      ) : null}
+    </div>
+  );
+}
