@@ -20,7 +20,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from sqlalchemy.exc import OperationalError
 
 from core.tools import ToolContext
 from services import executions
@@ -130,58 +129,109 @@ def _start_elsewhere(api, services, owner: Services, steps: list) -> str:
     return ex_id
 
 
-class _Deadlock(Exception):
-    sqlstate = "40P01"
-
-
 # -- a failed advance -----------------------------------------------------------------------------------------------
 
-def test_a_transient_error_recording_a_result_is_tried_again_and_the_tool_does_not_run_again(api, hold, monkeypatch):
-    record, failed = Runner._record, []
+class OutTool:
+    """A tool that takes time and returns what the test gives it (`output`), counting its calls."""
 
-    def flaky(self, ex, step_id, outcome):
-        if step_id == "slow" and not failed:
-            failed.append(step_id)
-            raise OperationalError("UPDATE executions", {}, _Deadlock("deadlock detected"))
-        return record(self, ex, step_id, outcome)
+    name, description, risk = "test.out", "returns the output it is given", "read"
+    params_schema = {"type": "object"}
 
-    monkeypatch.setattr(Runner, "_record", flaky)
-    body = api.run([{"id": "slow", "tool": "test.hold", "params": {}}, {"id": "then", "tool": "echo", "params": {}}])
-    assert failed == ["slow"] and body["status"] == "completed", body
-    assert len(hold.calls) == 1 and _step(body, "slow")["output"]["call"] == 1
+    def __init__(self):
+        self.calls, self.output = 0, None
+
+    def run(self, params, ctx):
+        self.calls += 1
+        return self.output
 
 
-def test_an_advance_failing_for_a_while_goes_on_after_a_pause(api, hold, monkeypatch):
+class StoresLate(dict):
+    """A result that cannot be stored the first `times` times it is written (its JSON encoding fails): a failure
+    that is not transient, and goes away."""
+
+    def __init__(self, times: int, **values):
+        super().__init__(**values)
+        self.times = times
+
+    def items(self):
+        if self.times > 0:
+            self.times -= 1
+            raise RuntimeError("the result could not be stored this time")
+        return super().items()
+
+
+@pytest.fixture
+def out(services):
+    tool = OutTool()
+    services.tools.register(tool)
+    return tool
+
+
+def test_a_deadlock_recording_a_result_is_tried_again_and_the_tool_does_not_run_again(api, services, hold):
+    """A real deadlock (PostgreSQL): the runner records a result (the execution's row locked) and claims the next
+    step (it waits for the workspace's lock), while another transaction holds the workspace's lock and then waits
+    for the execution's row. PostgreSQL aborts the runner's transaction, which is tried again and goes through."""
+    if services.db.is_sqlite:
+        pytest.skip("SQLite runs one writer at a time: no deadlock")
+    from sqlalchemy import text
+
+    from services import audit
+
+    hold.hold.set()
+    hold.holding = 1
+    wf = api.workflow([{"id": "slow", "tool": "test.hold", "params": {}},
+                       {"id": "next", "tool": "test.hold", "params": {}}])
+    ex_id = api.start(wf["id"])["execution_id"]
+    hold.started(1)
+    workspace = api.ok("GET", "/api/auth/me")["workspace_id"]
+    other = {}
+
+    def runner_waits() -> bool:
+        with services.db.engine.connect() as conn:
+            return bool(conn.execute(text("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                                          "AND wait_event = 'advisory'")).scalar())
+
+    def holder():
+        try:
+            with services.db.transaction() as session:
+                audit.lock_workspace(session, workspace)
+                other["locked"] = True
+                _until(runner_waits, what="the runner to wait for the workspace's lock")
+                session.execute(text("SELECT id FROM executions WHERE id = :id FOR UPDATE"), {"id": ex_id})
+            other["done"] = True
+        except Exception as exc:  # noqa: BLE001 - reported below
+            other["error"] = exc
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    _until(lambda: other.get("locked"), what="the workspace's lock")
+    hold.release.set()  # the first call returns: the runner records it and claims `next`
+    thread.join(30)
+    assert other.get("done") and "error" not in other, other
+    body = _finished(api, ex_id)
+    assert body["status"] == "completed", body
+    assert len(hold.calls) == 2 and _step(body, "slow")["output"]["call"] == 1
+
+
+def test_an_advance_failing_for_a_while_goes_on_after_a_pause(api, out, monkeypatch):
     monkeypatch.setattr(Runner, "ADVANCE_BACKOFF_S", (0.05, 0.05, 0.05))
-    record, failed = Runner._record, []
-
-    def down_twice(self, ex, step_id, outcome):
-        if step_id == "slow" and len(failed) < 2:
-            failed.append(step_id)
-            raise OperationalError("SELECT 1", {}, ConnectionError("the database restarts"))
-        return record(self, ex, step_id, outcome)
-
-    monkeypatch.setattr(Runner, "_record", down_twice)
-    body = api.run([{"id": "slow", "tool": "test.hold", "params": {}}])
-    assert len(failed) == 2 and body["status"] == "completed", body
-    assert len(hold.calls) == 1
+    out.output = StoresLate(2, total=5)
+    body = api.run([{"id": "slow", "tool": "test.out", "params": {}}, {"id": "then", "tool": "echo", "params": {}}])
+    assert body["status"] == "completed", body
+    assert out.calls == 1 and _step(body, "slow")["output"] == {"total": 5}
 
 
-def test_an_advance_that_keeps_failing_fails_the_step_with_its_reason(api, hold, monkeypatch):
+def test_an_advance_that_keeps_failing_fails_the_step_with_its_reason(api, out, monkeypatch):
     monkeypatch.setattr(Runner, "ADVANCE_BACKOFF_S", (0.01, 0.02))
-
-    def broken(self, ex, step_id, outcome):
-        raise RuntimeError("the result cannot be stored")
-
-    monkeypatch.setattr(Runner, "_record", broken)
-    wf = api.workflow([{"id": "slow", "tool": "test.hold", "params": {}}, {"id": "then", "tool": "echo", "params": {}}])
+    out.output = {"when": object()}  # a tool's bug: a result no database can store
+    wf = api.workflow([{"id": "slow", "tool": "test.out", "params": {}}, {"id": "then", "tool": "echo", "params": {}}])
     ex_id = api.start(wf["id"])["execution_id"]
     body = _finished(api, ex_id)
     slow = _step(body, "slow")
     assert (body["status"], slow["status"], _step(body, "then")["status"]) == ("failed", "failed", "pending"), body
-    assert "advancing the execution failed 3 times" in slow["error"] and "the result cannot be stored" in slow["error"]
+    assert "advancing the execution failed 3 times" in slow["error"] and "not JSON serializable" in slow["error"]
     assert body["error"]["step_id"] == "slow" and body["lease"] is None
-    assert len(hold.calls) == 1
+    assert out.calls == 1
 
 
 # -- leases ---------------------------------------------------------------------------------------------------------
