@@ -18,17 +18,13 @@ fails the step (or the execution) with its reason.
 from __future__ import annotations
 
 import logging
-import os
 import random
-import secrets
-import socket
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from datetime import timedelta
 from typing import Callable
 
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import select
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
@@ -39,6 +35,7 @@ from core.templating import TemplateFailure
 from core.tools import ToolRegistry
 from services import approvals, audit, coaching, control, executions, gates, policies
 from services.db import Database, held, retrying
+from services.leases import Leases
 from services.models import Execution, Workflow, utcnow
 from services.notifier import Events, Notifier
 from services.workflows import DefinitionCache
@@ -49,8 +46,6 @@ SLICE_S = 0.01  # the most one transaction of the runner spends taking steps (se
 YIELD_S = 0.001
 AGAIN = object()
 FENCED = object()  # advance: the step this instance ran was taken over meanwhile; its result is dropped
-HOST = socket.gethostname()
-_LIVE: set[str] = set()  # the instance ids of this process's runners, until they shut down
 # a step decided by a person before it runs (coaching decisions, approvals): the policy's review is done
 REVIEWED = ("accept", "correct", "approve", "edit")  # drive: the slice is used up, go on in a new transaction
 
@@ -76,11 +71,7 @@ class Runner:
         self._scanner: threading.Thread | None = None
         self._keeper: threading.Thread | None = None
         self._stop = threading.Event()
-        # this instance's name in leases: unique among the instances running now, and, by default, telling which
-        # process of which host holds a lease (owner_gone)
-        self.instance_id = self.settings.instance_id or f"{HOST}:{os.getpid()}:{secrets.token_hex(4)}"
-        _LIVE.add(self.instance_id)
-        self._leased: dict[str, str] = {}  # execution id -> the step this instance runs, its lease renewed meanwhile
+        self.leases = Leases(db, self.settings)  # this instance's id, and the steps it runs now
 
     # scheduling: one task per execution at a time; a request while it runs makes it go round once more
     def schedule(self, execution_id: str) -> None:
@@ -120,37 +111,10 @@ class Runner:
             ids = session.scalars(select(Execution.id).where(Execution.status.in_(list(S.RUNNABLE)))).all()
         return sum(self._take_over(execution_id, at_start=True) for execution_id in ids)
 
-    # leases: a step running outside a transaction is this instance's while its lease holds
-    def owner_gone(self, owner: str) -> bool:
-        """Whether the instance holding a lease is known to be gone before its lease runs out: a process of this
-        host (the default id, host:pid:token) that no longer runs, or, in this process, a runner shut down."""
-        host, _, rest = owner.partition(":")
-        pid, _, token = rest.partition(":")
-        if host != HOST or not pid.isdigit() or not token:
-            return False
-        if int(pid) == os.getpid():
-            return owner not in _LIVE
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            return True
-        except OSError:  # it exists (another user's process)
-            return False
-        return False
-
-    def _expired(self, ex: Execution, now, at_start: bool) -> bool:
-        """Whether the execution's running steps may be taken over: nobody's lease, an expired one, or one of an
-        instance that is gone (at start, this instance's own id is its previous life's)."""
-        owner = ex.lease_owner
-        if owner is None or ex.lease_expires_at is None:
-            return True
-        if owner == self.instance_id:
-            return at_start or (ex.lease_expires_at <= now and ex.id not in self._leased)
-        return ex.lease_expires_at <= now or self.owner_gone(owner)
-
+    # leases (services.leases): a step running outside a transaction is this instance's while its lease holds
     def _take_over(self, execution_id: str, *, at_start: bool = False) -> bool:
         """Schedule a runnable execution here; its steps caught running first go back to pending, when their lease
-        allows (_expired), and the lease becomes this instance's. Under the execution's lock: of several instances
+        allows (Leases.free), and the lease becomes this instance's. Under the execution's lock: of several instances
         scanning at once, one takes it over. False when it is left alone."""
         def once() -> tuple[bool, list[str]]:
             with self.db.transaction() as session:
@@ -159,13 +123,13 @@ class Runner:
                     return False, []
                 now = utcnow()
                 running = [st.step_id for st in ex.steps.values() if st.status == S.STEP_RUNNING]
-                if (running or ex.lease_owner is not None) and not self._expired(ex, now, at_start):
+                if (running or ex.lease_owner is not None) and not self.leases.free(ex, now, at_start):
                     return False, []
                 for step_id in running:  # run again with the same key (its idempotency_key is kept)
                     executions.set_step(ex, step_id, status=S.STEP_PENDING)
                 if running or ex.lease_owner is not None:
                     previous = ex.lease_owner
-                    self._lease(ex, now)
+                    self.leases.grant(ex, now)
                     if running:
                         log.warning("execution %s: taking over step %s from %s (lease expired or its instance "
                                     "gone)", execution_id, ", ".join(running), previous or "nobody")
@@ -179,46 +143,12 @@ class Runner:
             self.schedule(execution_id)
         return taken
 
-    def _lease(self, ex: Execution, now=None) -> None:
-        ex.lease_owner = self.instance_id
-        ex.lease_expires_at = (now or utcnow()) + timedelta(seconds=self.settings.lease_s)
-
-    def renew_leases(self) -> int:
-        """Push back the expiry of the leases of the steps this instance runs now; returns how many it still holds."""
-        held_now = dict(self._leased)
-        if not held_now:
-            return 0
-        table = Execution.__table__
-
-        def once() -> int:
-            with self.db.transaction() as session:
-                return session.execute(
-                    update(table).where(table.c.id.in_(list(held_now)), table.c.lease_owner == self.instance_id)
-                    .values(lease_expires_at=utcnow() + timedelta(seconds=self.settings.lease_s))).rowcount
-        renewed = retrying(once, what="renewing leases")
-        if renewed < len(held_now):
-            log.warning("%d of the leases of instance %s were taken over: their results will be dropped",
-                        len(held_now) - renewed, self.instance_id)
-        return renewed
-
     def scan_leases(self) -> int:
-        """Take over the steps whose lease expired (or whose instance is gone), and schedule runnable executions
-        that nobody holds and nothing moved for a lease's time (an instance died between a commit and its runner:
-        a second runner on them is harmless, one claims the step under the execution's lock). Returns how many
-        executions this instance took up."""
-        now = utcnow()
-        stale = now - timedelta(seconds=self.settings.lease_s)
-        with self.db.read() as session:
-            rows = session.execute(select(Execution.id, Execution.lease_owner, Execution.lease_expires_at).where(
-                Execution.status.in_(list(S.RUNNABLE)),
-                or_(Execution.lease_owner.is_not(None), and_(Execution.lease_owner.is_(None),
-                                                             Execution.updated_at <= stale)))).all()
+        """Take up the executions another instance may take over now (Leases.to_take_over); a second runner on one
+        that nobody holds is harmless, the step is claimed under the execution's lock. Returns how many this
+        instance took up."""
         taken = 0
-        for execution_id, owner, expires in rows:
-            if execution_id in self._leased or (owner == self.instance_id and expires is not None and expires > now):
-                continue
-            if owner is not None and expires is not None and expires > now and not self.owner_gone(owner):
-                continue
+        for execution_id in self.leases.to_take_over():
             with self._lock:
                 busy = execution_id in self._active
             if not busy and self._take_over(execution_id):
@@ -240,9 +170,9 @@ class Runner:
                 if now >= next_renew:
                     next_renew = now + renew_every
                     try:
-                        self.renew_leases()
+                        self.leases.renew()
                     except Exception:
-                        log.exception("renewing the leases of instance %s failed", self.instance_id)
+                        log.exception("renewing the leases of instance %s failed", self.leases.owner)
                 if scan_every > 0 and now >= next_scan:
                     next_scan = now + scan_every
                     try:
@@ -303,7 +233,7 @@ class Runner:
 
     def shutdown(self) -> None:
         self._stop.set()
-        _LIVE.discard(self.instance_id)
+        self.leases.close()
         for thread in (self._scanner, self._keeper):
             if thread is not None:
                 thread.join(5)
@@ -322,7 +252,7 @@ class Runner:
                     return
                 slow, events = done
                 self.notifier.send(events)
-                self._leased.pop(execution_id, None)
+                self.leases.held.pop(execution_id, None)
                 if slow is None or slow is FENCED:
                     return
                 outcome = running = None
@@ -332,10 +262,10 @@ class Runner:
                     continue
                 step, state, params, key = slow
                 running = step.id
-                self._leased[execution_id] = step.id  # renewed by the lease keeper while the tool runs
+                self.leases.held[execution_id] = step.id  # renewed by the lease keeper while the tool runs
                 outcome = execute(step, state, self.tools, params=params, idempotency_key=key)
         finally:
-            self._leased.pop(execution_id, None)
+            self.leases.held.pop(execution_id, None)
 
     def _transact(self, execution_id: str, running: str | None, outcome: Outcome | None):
         """One transaction of advance: record `outcome` (the result of step `running`), then drive. Returns
@@ -371,27 +301,26 @@ class Runner:
         if ex is None:
             return None
         if outcome is not None:
-            if ex.lease_owner != self.instance_id:
+            if ex.lease_owner != self.leases.owner:
                 log.warning("execution %s: step %s was taken over by %s while it ran here; this result is dropped "
                             "(the step runs there again, with the same idempotency key)", execution_id, running,
                             ex.lease_owner or "another instance")
                 return FENCED
             self._record(ex, running, outcome)
-        elif ex.lease_owner not in (None, self.instance_id) and not self._expired(ex, utcnow(), False):
+        elif ex.lease_owner not in (None, self.leases.owner) and not self.leases.free(ex, utcnow()):
             return None  # another instance runs one of its steps: it goes on from there, not this one
         slow = self.drive(session, ex, events, claim=True)
         if isinstance(slow, tuple):  # a tool that takes time: claimed, under this instance's lease
             step, state, params, repeat = slow
             st = ex.steps[step.id]
-            self._lease(ex)
+            self.leases.grant(ex)
             audit.record(session, ex.workspace_id, "system", "tool_call", target_type="step",
                          target_id=f"{ex.id}/{step.id}", execution_id=ex.id,
                          after={"step_id": step.id, "tool": step.tool, "idempotency_key": st.idempotency_key,
-                                "run": st.run, "repeat": repeat, "instance": self.instance_id},
+                                "run": st.run, "repeat": repeat, "instance": self.leases.owner},
                          result="repeated" if repeat else "started")
             return step, state, params, st.idempotency_key
-        if ex.lease_owner == self.instance_id:
-            ex.lease_owner = ex.lease_expires_at = None
+        self.leases.release(ex)
         return slow
 
     def _give_up(self, execution_id: str, running: str | None, error: Exception, failures: int) -> None:
@@ -405,7 +334,7 @@ class Runner:
                 ex = executions.get_any(session, execution_id)
                 if ex is None or ex.status in S.TERMINAL:
                     return events
-                if ex.lease_owner not in (None, self.instance_id) and not self._expired(ex, utcnow(), False):
+                if ex.lease_owner not in (None, self.leases.owner) and not self.leases.free(ex, utcnow()):
                     return events  # another instance holds it now
                 step_id = running or next((st.step_id for st in ex.steps.values() if st.status == S.STEP_RUNNING),
                                           None)

@@ -24,7 +24,8 @@ import pytest
 from core.tools import ToolContext
 from services import executions
 from services.container import Services
-from services.runner import HOST, Runner
+from services.leases import HOST, owner_gone
+from services.runner import Runner
 from services.tools.files import FileWriteTool
 
 LEASE_S = 1.0
@@ -322,24 +323,23 @@ def test_a_gone_process_of_this_host_is_taken_over_at_once(api, services, hold, 
     gone.wait()
     ex_id = _plant_running(api, services, hold, f"{HOST}:{gone.pid}:abcd", expires_in=60)
     restarted = instances("restarted", keeper=False)
-    assert restarted.runner.owner_gone(f"{HOST}:{gone.pid}:abcd")
-    assert restarted.runner.owner_gone(f"{HOST}:{os.getpid()}:no-runner-of-this-process")
-    assert not restarted.runner.owner_gone(f"{HOST}:1:abcd")  # alive (init), and not this process
+    assert owner_gone(f"{HOST}:{gone.pid}:abcd")
+    assert owner_gone(f"{HOST}:{os.getpid()}:no-runner-of-this-process")
+    assert not owner_gone(f"{HOST}:1:abcd")  # alive (init), and not this process
     assert restarted.runner.recover() == 1
     restarted.runner.wait_idle(10)
     assert api.ok("GET", f"/api/executions/{ex_id}")["status"] == "completed" and len(hold.calls) == 1
 
 
-def test_a_runner_of_this_process_is_alive_until_it_shuts_down(services, instances):
-    peer = instances("x", keeper=False)
+def test_a_runner_of_this_process_is_alive_until_it_shuts_down(services):
     mine = Runner(services.db, services.tools, services.definitions, services.notifier,
                   services.settings.with_overrides(instance_id=""))
     try:
-        assert mine.instance_id.startswith(f"{HOST}:{os.getpid()}:")
-        assert not peer.runner.owner_gone(mine.instance_id)
+        assert mine.leases.owner.startswith(f"{HOST}:{os.getpid()}:")
+        assert not owner_gone(mine.leases.owner)
     finally:
         mine.shutdown()
-    assert peer.runner.owner_gone(mine.instance_id)
+    assert owner_gone(mine.leases.owner)
 
 
 # -- idempotency keys -------------------------------------------------------------------------------------------------
