@@ -1,10 +1,11 @@
 """The app factory: settings, extensions, blueprints, CLI. Importing this module starts nothing."""
 from __future__ import annotations
 
+import functools
 import logging
 
 import click
-from flask import Flask
+from flask import Flask, request
 from flask_socketio import SocketIO
 
 from api import audit as audit_api
@@ -13,6 +14,7 @@ from api import (approvals, auth, coaching, correction_packs, errors, executions
 from api.base import Api
 from config import Settings
 from services.container import Services
+from services.db import retrying
 from services.migrate import upgrade
 
 log = logging.getLogger(__name__)
@@ -83,6 +85,7 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True, recove
     app.register_blueprint(frontend.blp)
     security.register(app, settings)  # after the blueprints: it hashes Swagger UI's inline script at start
     sockets.register(socketio)
+    _retry_transient_errors(app)
 
     from services import cli
     cli.register(app)
@@ -98,11 +101,28 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True, recove
     return app
 
 
+def _retry_transient_errors(app: Flask) -> None:
+    """Every route is tried again, a few times, when its transaction meets a transient database error (a deadlock,
+    a serialization failure, SQLite's busy database; services.db.is_transient): a client never sees one as a 500
+    or a 409. A route's work is one transaction (none commits one and then starts another), so a failed try
+    committed nothing. The decision route also retries inside (services.decisions.submit), as the socket does."""
+    for endpoint, view in list(app.view_functions.items()):
+        app.view_functions[endpoint] = _retried(view)
+
+
+def _retried(view):
+    @functools.wraps(view)
+    def retried(*args, **kwargs):
+        return retrying(lambda: view(*args, **kwargs), tries=4, what=f"{request.method} {request.path}")
+    return retried
+
+
 def _recover(services) -> None:
     resumed = services.runner.recover()
     if resumed:
         log.info("resumed %d executions that were running when the server stopped", resumed)
     services.runner.start_deadlines()  # the server that recovers is the one that serves: it keeps deadlines
+    services.runner.start_leases()  # and renews its steps' leases, and takes over expired ones
 
 
 def _recover_at_first_request(app: Flask, services) -> None:

@@ -54,6 +54,11 @@ class StepResultSchema(Schema):
         "description": "the policy's verdict on the step's call when it was about to run, with its explanation"})
     started_at = fields.DateTime(allow_none=True)
     finished_at = fields.DateTime(allow_none=True)
+    run = fields.Integer(metadata={"description": "how many runs of its tool the step started (0: none yet)"})
+    idempotency_key = fields.String(allow_none=True, metadata={
+        "description": "the key of the step's current run of its tool: the same when the run is tried again (the "
+                       "step's retries, a re-run after a crash), another for another run; http.request sends it as "
+                       "the Idempotency-Key header (README \"Effects\")"})
     approval = fields.Dict(allow_none=True, metadata={
         "description": "{approval_id, status, kind} of the step's approval (an approval step, a reviewed tool call)"})
     definition = fields.Dict(metadata={
@@ -84,6 +89,9 @@ class ExecutionSchema(Schema):
     started_at = fields.DateTime(allow_none=True)
     finished_at = fields.DateTime(allow_none=True)
     started_by = fields.String(allow_none=True, metadata={"description": "the user id of whoever started it"})
+    lease = fields.Dict(allow_none=True, metadata={
+        "description": "{owner, expires_at}: the instance running one of its steps, and until when its lease holds "
+                       "unless renewed; null when no step runs"})
 
 
 ExecutionPage = page_of(ExecutionSchema, "ExecutionPage")

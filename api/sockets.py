@@ -15,6 +15,7 @@ from api.coaching import DecisionArgs
 from api.context import operator, require, role, services, workspace_id
 from core.errors import BadRequest, CoachError, NotFound, ValidationFailed
 from services import coaching, decisions, executions, users
+from services.db import retrying
 from services.models import User
 from services.notifier import execution_room, jsonable, workspace_room
 
@@ -183,7 +184,9 @@ def register(socketio: SocketIO) -> None:
                     body = schema.load({k: v for k, v in data.items() if k != "execution_id"})
                 except MarshmallowError as exc:
                     raise ValidationFailed("request is invalid", details=exc.messages_dict) from None
-                return {"ok": True, "execution": jsonable(act(execution_id, body))}
+                # one transaction, tried again on a transient database error as a REST route is (api.app)
+                return {"ok": True, "execution": jsonable(retrying(lambda: act(execution_id, body),
+                                                                   what=f"{event} on {execution_id}"))}
             except Exception as exc:
                 return _error(exc)
         socketio.on_event(event, handler)

@@ -41,6 +41,12 @@ class Settings:
     # are private, loopback … (refused by default; core/outbound)
     outbound_allow: tuple[str, ...] = ()
     runner_workers: int = 4  # COACH_RUNNER_WORKERS: background tasks advancing executions at once
+    # COACH_LEASE_S: how long a step's lease holds without renewal (renewed every third of it while the tool runs);
+    # COACH_LEASE_SCAN_S: how often every instance looks for expired leases to take over (README "Several machines")
+    lease_s: float = 10.0
+    lease_scan_s: float = 3.0
+    # COACH_INSTANCE_ID: this instance's name in leases, unique among running instances; default <host>:<pid>:<random>
+    instance_id: str = ""
     message_queue: str = ""  # COACH_MESSAGE_QUEUE: e.g. redis://127.0.0.1:6379/0 for several servers
     # COACH_BROKER_URL: e.g. redis://127.0.0.1:6379/1: slow tools run on Celery workers (services/worker.py)
     broker_url: str = ""

@@ -17,12 +17,20 @@ RISKS = ("read", "write", "external", "destructive")
 class ToolContext:
     """What a running tool may know: its deadline (seconds, monotonic clock), the execution it serves and the
     workspace (tenant) it runs for. Tools that touch a tenant's things (files, SQL connections, outbound hosts)
-    refuse to run without a workspace rather than fall back to something shared."""
+    refuse to run without a workspace rather than fall back to something shared.
+
+    `idempotency_key` names this run of the step (core.execution.engine.call_key): a call made again for the same
+    run (the step's retries, or a re-run after a crash took the server down while the tool ran) carries the same
+    key, a new run another. A tool whose effect must happen once hands it to the receiver (http.request sends it
+    as the Idempotency-Key header) or records it with the effect and checks it first (README "Effects").
+    `attempt`: the engine's try of this run, 1 for the first (its retries count on)."""
 
     execution_id: str = ""
     step_id: str = ""
     deadline: float | None = None
     workspace_id: str = ""
+    idempotency_key: str = ""
+    attempt: int = 1
 
     def remaining(self, default: float = 300.0) -> float:
         if self.deadline is None:

@@ -18,10 +18,10 @@ from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Any, Iterator
 
-from sqlalchemy import bindparam, func, select, text
+from sqlalchemy import BigInteger, bindparam, func, select
 from sqlalchemy.orm import Session
 
-from services.db import connection, insert_row, prepared, row_locks
+from services.db import insert_row, prepared, row_locks
 from services.models import AuditEvent, utcnow
 from services.notifier import jsonable
 
@@ -33,7 +33,8 @@ ACTIONS = ("login", "login_failed", "decision", "correction", "promotion", "demo
            "member_enable", "member_tokens_revoke", "learned_rule_change", "step_promotion", "step_demotion",
            "step_pin", "approval_decision", "approval_timeout", "approval_expire", "policy_create", "policy_update",
            "policy_delete", "policy_default_change", "policy_deny", "policy_review", "plan_create",
-           "plan_approve", "plan_execute", "plan_save", "step_correction", "gate_timeout", "execution_start")
+           "plan_approve", "plan_execute", "plan_save", "step_correction", "gate_timeout", "execution_start",
+           "tool_call")
 HASHED = ("workspace_id", "seq", "actor", "action", "target_type", "target_id", "execution_id", "before", "after",
           "result", "created_at")
 STREAM_BATCH = 500
@@ -106,15 +107,28 @@ def compute_hash(prev_hash: str, fields: dict[str, Any]) -> str:
 
 # -- writing ------------------------------------------------------------------------------------------------------
 
-def _lock_chain(session: Session, workspace_id: str) -> None:
-    """PostgreSQL: one writer per workspace chain until the transaction ends. Locking the last row alone would not
-    do: an empty chain has no row to lock, and a waiter would read the same last row again and reuse its seq.
-    (SQLite transactions already start with BEGIN IMMEDIATE, one writer at a time.)"""
+def lock_workspace(session: Session, workspace_id: str) -> None:
+    """PostgreSQL: take the workspace's lock (a transaction-scoped advisory lock), held until the transaction ends;
+    once per transaction. It is the audit chain's lock (one writer per chain: locking the last row alone would not
+    do, an empty chain has no row to lock and a waiter would reuse the same seq), and the first lock of every
+    transaction that writes the workspace's shared rows: its metric rows (services.metrics), its correction packs
+    and the packs_revision of their workflows (services.corrections). Those rows are only ever locked under it, so
+    transactions cannot lock them in different orders and deadlock; they were serial per workspace already, on
+    the audit chain and the global metric row. The one row a transaction may lock before it is its own execution's
+    (executions.get_any, get_with_suggestion).
+    SQLite needs nothing: its write transactions start with BEGIN IMMEDIATE, one writer at a time."""
     if not row_locks(session):
         return
+    done = session.info.setdefault(_LOCKED, set())
+    if workspace_id in done:
+        return
     digest = hashlib.sha256(f"coach.audit:{workspace_id}".encode()).digest()
-    connection(session).execute(text("SELECT pg_advisory_xact_lock(:key)"),
-                                {"key": int.from_bytes(digest[:8], "big", signed=True)})
+    prepared(session, ("workspace:lock",), lambda: select(func.pg_advisory_xact_lock(bindparam("key", type_=BigInteger)))).rows(
+        session, {"key": int.from_bytes(digest[:8], "big", signed=True)})
+    done.add(workspace_id)
+
+
+_LOCKED = "workspace:locked"
 
 
 def last_event(session: Session, workspace_id: str) -> AuditEvent | None:
@@ -133,7 +147,7 @@ def record(session: Session, workspace_id: str, actor: str, action: str, *, targ
     if last is None and kept is not None:
         last = kept.get(workspace_id)
     if last is None:
-        _lock_chain(session, workspace_id)
+        lock_workspace(session, workspace_id)
         lock = row_locks(session)
         head = prepared(session, ("audit:head", lock), lambda: _HEAD_FOR_UPDATE if lock else _HEAD)
         rows = head.rows(session, {"workspace_id": workspace_id})

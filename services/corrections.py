@@ -6,6 +6,8 @@ from collections import OrderedDict
 from typing import Any
 
 from sqlalchemy import select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from core.coaching.corrections import LearnedRule, PackStats, learned_rules, rule_transitions, track_rules
@@ -26,9 +28,28 @@ def latest_definition(session: Session, wf: Workflow) -> dict[str, Any]:
     return row.definition if row else {}
 
 
-def find(session: Session, workflow_id: str, step_id: str) -> CorrectionPack | None:
-    return session.scalar(select(CorrectionPack).where(CorrectionPack.workflow_id == workflow_id,
-                                                       CorrectionPack.step_id == step_id))
+def find(session: Session, workflow_id: str, step_id: str, *, for_update: bool = False) -> CorrectionPack | None:
+    query = select(CorrectionPack).where(CorrectionPack.workflow_id == workflow_id, CorrectionPack.step_id == step_id)
+    if for_update:  # read again as committed now (another transaction may have changed it), and locked
+        query = query.with_for_update().execution_options(populate_existing=True)
+    return session.scalar(query)
+
+
+def _for_change(session: Session, workspace_id: str, workflow_id: str, step_id: str, **new: Any) -> CorrectionPack:
+    """The step's pack, made if it has none, locked for this transaction's change: a concurrent change waits, then
+    builds on this one's counts (none is lost). Made with INSERT ... ON CONFLICT DO NOTHING, so the first
+    corrections of a step arriving together all find the one pack. Under the workspace's lock, taken first as
+    every writer of the workspace's shared rows does (services.audit.lock_workspace)."""
+    audit.lock_workspace(session, workspace_id)
+    pack = find(session, workflow_id, step_id, for_update=True)
+    if pack is None:
+        values = CorrectionPack(workspace_id=workspace_id, workflow_id=workflow_id, step_id=step_id, stats={}, **new)
+        table = CorrectionPack.__table__
+        insert = pg_insert if session.bind.dialect.name == "postgresql" else sqlite_insert
+        session.execute(insert(table).values({c.key: getattr(values, c.key) for c in table.columns})
+                        .on_conflict_do_nothing(index_elements=[table.c.workflow_id, table.c.step_id]))
+        pack = find(session, workflow_id, step_id, for_update=True)
+    return pack
 
 
 # A workflow's learned rules: {step_id: (pack id, rules)} of its enabled packs.
@@ -134,10 +155,7 @@ def record(session: Session, workspace_id: str, workflow_id: str, step_id: str, 
            actor: str = "system", events: Events | None = None) -> CorrectionPack:
     """Count one correction (suggested params → corrected params) into the step's pack. The pack's stats are in
     hand already, so whether a rule started or stopped applying costs no read beyond the pack row."""
-    pack = find(session, workflow_id, step_id)
-    if pack is None:
-        pack = CorrectionPack(workspace_id=workspace_id, workflow_id=workflow_id, step_id=step_id, stats={})
-        session.add(pack)
+    pack = _for_change(session, workspace_id, workflow_id, step_id)
     stats = PackStats.from_dict(pack.stats)
     rules_before = _applying(pack, stats)
     stats.record_params(before if isinstance(before, dict) else {}, after if isinstance(after, dict) else {})
@@ -165,6 +183,7 @@ def list_packs(session: Session, workspace_id: str, workflow_id: str | None = No
 def set_enabled(session: Session, workspace_id: str, pack_id: str, enabled: bool,
                 actor: str = "system", events: Events | None = None) -> CorrectionPack:
     pack = get(session, workspace_id, pack_id)
+    pack = _for_change(session, workspace_id, pack.workflow_id, pack.step_id)  # its counts as committed, locked
     before = pack.enabled
     stats = PackStats.from_dict(pack.stats)
     rules_before = _applying(pack, stats)
@@ -218,10 +237,7 @@ def import_pack(session: Session, workspace_id: str, data: dict[str, Any], actor
     if step_id not in steps:
         raise ValidationFailed(f"workflow {wf.id} has no step {step_id!r}",
                                details={"step_id": [f"must be one of {sorted(steps)}"]})
-    pack = find(session, wf.id, step_id)
-    if pack is None:
-        pack = CorrectionPack(workspace_id=workspace_id, workflow_id=wf.id, step_id=step_id, stats={}, enabled=False)
-        session.add(pack)
+    pack = _for_change(session, workspace_id, wf.id, step_id, enabled=False)
     rules_before = _applying(pack)
     pack.enabled, pack.updated_at = bool(data.get("enabled", True)), utcnow()
     moved = _store(pack, stats, rules_before)

@@ -4,13 +4,14 @@ from __future__ import annotations
 import _thread
 import logging
 import os
+import random
 import sqlite3
 import sys
 import time
 import weakref
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
 from sqlalchemy import bindparam, create_engine, event, insert, inspect, select, text, update
 from sqlalchemy.engine import Connection, Engine, make_url
@@ -525,6 +526,47 @@ def _driver(dialect, sql: str, call: Callable[[], Any]) -> Any:
 def _translated(dialect, sql: str, params, exc: Exception) -> DBAPIError:
     """The driver's error as SQLAlchemy raises it (IntegrityError, OperationalError …), as any execute would."""
     return DBAPIError.instance(sql, params, exc, dialect.loaded_dbapi.Error, dialect=dialect)
+
+
+# -- transient errors: the same transaction, tried again from its start, may well not meet them -------------------
+
+# PostgreSQL's serialization_failure and deadlock_detected: the database chose this transaction to give way
+TRANSIENT_SQLSTATES = frozenset({"40001", "40P01"})
+_SQLITE_BUSY = ("database is locked", "database is busy", "database table is locked")
+T = TypeVar("T")
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether `exc` is an error a new try of the whole transaction may well not meet: a PostgreSQL deadlock or
+    serialization failure, SQLite's "database is locked" (its busy timeout ran out), or a write whose version
+    check found the row changed since it was read (StaleDataError). The failed transaction committed nothing."""
+    if isinstance(exc, StaleDataError):
+        return True
+    if not isinstance(exc, DBAPIError):
+        return False
+    orig = exc.orig
+    if getattr(orig, "sqlstate", None) in TRANSIENT_SQLSTATES or getattr(orig, "pgcode", None) in TRANSIENT_SQLSTATES:
+        return True
+    return isinstance(orig, sqlite3.OperationalError) and any(text in str(orig) for text in _SQLITE_BUSY)
+
+
+def retrying(attempt: Callable[[], T], *, tries: int = 6, delay: float = 0.005, max_delay: float = 0.4,
+             what: str = "a transaction", sleep: Callable[[float], None] = time.sleep) -> T:
+    """attempt(), tried again while it fails with a transient error (is_transient), at most `tries` times in all,
+    after a random pause around `delay` that doubles each time (up to `max_delay`); any other error, and the last
+    transient one, goes to the caller. `attempt` runs a whole transaction (Database.transaction inside it) and
+    anything that must not outlive a failed try (events to push, objects read): a failed try committed nothing."""
+    for n in range(1, tries + 1):
+        try:
+            return attempt()
+        except Exception as exc:
+            if n == tries or not is_transient(exc):
+                raise
+            log.info("%s met a transient error (try %d of %d), trying again: %s", what, n, tries,
+                     getattr(exc, "orig", None) or exc)
+        sleep(delay * (0.5 + random.random()))
+        delay = min(max_delay, delay * 2)
+    raise AssertionError("unreachable")
 
 
 class Database:

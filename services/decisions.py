@@ -16,7 +16,7 @@ from core.execution import states as S
 from core.tools import ToolRegistry, schema_errors
 from core.workflow import WorkflowDef
 from services import agent, audit, coaching, corrections, executions, metrics, policies
-from services.db import held, insert_row, write_changes
+from services.db import held, insert_row, retrying, write_changes
 from services.models import Decision, Execution, Suggestion, Workflow, utcnow
 from services.notifier import Events, jsonable
 from services.workflows import DefinitionCache
@@ -111,6 +111,9 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
         if verdict["effect"] == "deny":
             raise Conflict(f"this call is {policies.denied_message(verdict)}", code="policy_denied",
                            details={"policy": verdict, "decision": kind})
+    # the workspace's lock before the first write (PostgreSQL): the pack, metric and audit rows this decision
+    # changes are all locked under it, in one order for every transaction (services.audit.lock_workspace)
+    audit.lock_workspace(session, workspace_id)
     sug.status, sug.decided_at = "decided", now
     write_changes(session, sug)
     ex.gate = None
@@ -305,7 +308,32 @@ def _demote(session: Session, ex: Execution, wf: Workflow, step_id: str | None, 
 
 def submit(services, workspace_id: str, execution_id: str, body: dict[str, Any], operator: str,
            idempotency_key: str | None = None) -> dict[str, Any]:
-    """The one way in for a decision, from REST or from the socket: apply, commit, push, go on."""
+    """The one way in for a decision, from REST or from the socket: apply, commit, push, go on. A transaction that
+    meets a transient error (a deadlock, SQLite's busy database) is tried again from the start, a few times: the
+    person deciding never sees it."""
+    suggestion_id = str(body.get("suggestion_id") or "")
+    for tries_left in range(RACES, -1, -1):
+        try:
+            return retrying(lambda: _submit(services, workspace_id, execution_id, body, operator, idempotency_key),
+                            what=f"the decision on suggestion {suggestion_id}")
+        except IntegrityError:
+            # a unique key lost a race: the suggestion's decision (or the Idempotency-Key) with a concurrent one, or
+            # something else that a new try will find done (then this decision goes through)
+            with services.db.transaction() as session:
+                earlier = replay(session, workspace_id, idempotency_key, suggestion_id, execution_id)
+                decided = earlier is None and session.get(Decision, suggestion_id) is not None
+            if earlier is not None:
+                return earlier
+            if decided or not tries_left:
+                raise Conflict("this suggestion was decided by a concurrent request",
+                               details={"suggestion_id": body.get("suggestion_id")}) from None
+
+
+RACES = 2  # new tries of a decision whose transaction lost a unique-key race although its suggestion was not decided
+
+
+def _submit(services, workspace_id: str, execution_id: str, body: dict[str, Any], operator: str,
+            idempotency_key: str | None) -> dict[str, Any]:
     events = Events()
     needs_runner = None
     try:
@@ -329,14 +357,6 @@ def submit(services, workspace_id: str, execution_id: str, body: dict[str, Any],
             executions.keep_awaiting(session, ex)
     except Replayed as replayed:
         return replayed.response
-    except IntegrityError:
-        # the unique suggestion_id (or Idempotency-Key) lost a race with a concurrent decision
-        with services.db.transaction() as session:
-            earlier = replay(session, workspace_id, idempotency_key, str(body.get("suggestion_id")), execution_id)
-        if earlier is not None:
-            return earlier
-        raise Conflict("this suggestion was decided by a concurrent request",
-                       details={"suggestion_id": body.get("suggestion_id")}) from None
     services.notifier.send(events)
     if needs_runner:
         services.runner.schedule(execution_id)

@@ -241,6 +241,7 @@ def view(ex: Execution, defn: WorkflowDef | None = None,
             "step_id": row.step_id, "name": step.name if step else row.step_id, "type": step.type if step else None,
             "tool": step.tool if step else None, "status": row.status, "output": row.output, "error": row.error,
             "attempts": row.attempts, "params": row.params, "decision": row.decision, "policy": row.policy,
+            "run": row.run, "idempotency_key": row.idempotency_key,
             "started_at": row.started_at, "finished_at": row.finished_at,
             "approval": approvals.get(row.step_id),
             "definition": {k: raw[k] for k in CORRECTABLE if k in raw},
@@ -255,6 +256,8 @@ def view(ex: Execution, defn: WorkflowDef | None = None,
         "is_coaching": ex.mode == "coaching", "variables": ex.variables, "error": ex.error, "gate": ex.gate,
         "created_at": ex.created_at, "updated_at": ex.updated_at, "started_at": ex.started_at,
         "finished_at": ex.finished_at, "started_by": ex.started_by,
+        "lease": {"owner": ex.lease_owner, "expires_at": ex.lease_expires_at.isoformat()
+                  if ex.lease_expires_at else None} if ex.lease_owner else None,
     }
 
 

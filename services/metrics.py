@@ -1,5 +1,6 @@
 """CoachingMetricsCollector: keeps each scope's running metrics in a row, updated inside the decision's
-transaction (row-locked on PostgreSQL; SQLite's write transactions are already serial). Reads are one row."""
+transaction (row-locked on PostgreSQL, under the workspace's lock taken first, services.audit.lock_workspace;
+SQLite's write transactions are already serial). Reads are one row."""
 from __future__ import annotations
 
 import json
@@ -14,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from core.coaching import autonomy
 from core.coaching.metrics import LevelThresholds, MetricsState, bucket_start
+from services.audit import lock_workspace
 from services.db import on, prepared, row_locks
 from services.models import MetricBucket, MetricScope, column_defaults, utcnow
 
@@ -118,6 +120,8 @@ def _rows(session: Session, model, workspace_id: str, keys: list[dict[str, Any]]
                 cache[tuple(k.values())] = cell
         missing = [k for k in missing if tuple(k.values()) not in cache]
     if missing:
+        if lock:  # every metric row is locked under the workspace's lock, taken first: one lock order for all
+            lock_workspace(session, workspace_id)
         fetch(missing + [k for k in ahead if tuple(k.values()) not in cache])
         absent = [k for k in missing if tuple(k.values()) not in cache]
         if absent:

@@ -49,7 +49,7 @@ class UtcDateTime(TypeDecorator):
         return value
 
 
-_STEP_FIELDS = ("output", "error", "params", "decision", "policy")
+_STEP_FIELDS = ("output", "error", "params", "decision", "policy", "idempotency_key")
 _STEP_TIMES = ("started_at", "finished_at")
 
 
@@ -71,6 +71,8 @@ class StepStates(TypeDecorator):
             item = {"step_id": st.step_id, "status": st.status}
             if st.attempts:
                 item["attempts"] = st.attempts
+            if st.run:
+                item["run"] = st.run
             for name in _STEP_FIELDS:
                 v = getattr(st, name)
                 if v is not None:
@@ -230,6 +232,10 @@ class Execution(NewId, Base):
     # the deadline of the human gate it waits at (gate["deadline"], core.gates), NULL without one: what the gate
     # deadline scanner reads (services.gates). Follows `gate` by itself (_gate_due below), whoever sets the gate.
     gate_due_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    # the lease of the instance running one of its steps (services.runner): its id and until when it holds it,
+    # renewed while the tool runs; NULL while no step is running (migration 0017)
+    lease_owner: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    lease_expires_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     __mapper_args__ = {"version_id_col": row_version}
 
 

@@ -2,7 +2,18 @@
 
 No task waits on a human: a paused execution is rows, not a thread. Each step's result is committed
 together with the decision about what comes next, so a killed server loses at most the step that was
-running (it runs again on restart).
+running: it runs again, with the same idempotency key (core.execution.engine.call_key).
+
+Leases (README "Several machines"): a step that runs outside a transaction (a tool that takes time) is claimed with
+a lease on its execution, the instance's id and an expiry (COACH_LEASE_S), renewed while the tool runs. Every
+instance looks for expired leases every COACH_LEASE_SCAN_S seconds and takes those steps over (once: under the
+execution's lock), so a dead instance's steps go on elsewhere; at start it takes over only steps whose lease has
+expired or whose instance is known to be gone (a process of this host that no longer runs), never a live peer's.
+A result that comes back after its lease was taken over is dropped: the step's new owner runs it again.
+
+Nothing advancing an execution fails silently: a transaction that meets a transient error is tried again at once
+(services.db.retrying), any other failure again after a pause (ADVANCE_BACKOFF_S), and one that keeps failing
+fails the step (or the execution) with its reason.
 """
 from __future__ import annotations
 
@@ -14,16 +25,17 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 from sqlalchemy import select
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from config import Settings
 from core.execution import states as S
-from core.execution.engine import Next, Outcome, clarification_for, execute, next_action, resolve_params
+from core.execution.engine import Next, Outcome, call_key, clarification_for, execute, next_action, resolve_params
 from core.templating import TemplateFailure
 from core.tools import ToolRegistry
 from services import agent, approvals, audit, coaching, control, executions, gates, policies
-from services.db import Database, held
+from services.db import Database, held, retrying
+from services.leases import Leases
 from services.models import Execution, Workflow, utcnow
 from services.notifier import Events, Notifier
 from services.workflows import DefinitionCache
@@ -33,11 +45,15 @@ log = logging.getLogger(__name__)
 SLICE_S = 0.01  # the most one transaction of the runner spends taking steps (see Runner.drive)
 YIELD_S = 0.001
 AGAIN = object()
+FENCED = object()  # advance: the step this instance ran was taken over meanwhile; its result is dropped
 # a step decided by a person before it runs (coaching decisions, approvals): the policy's review is done
 REVIEWED = ("accept", "correct", "approve", "edit")  # drive: the slice is used up, go on in a new transaction
 
 
 class Runner:
+    # pauses before advancing an execution again after a failure that is not transient; then the step fails
+    ADVANCE_BACKOFF_S: tuple[float, ...] = (0.1, 0.5, 2.0, 5.0)
+
     def __init__(self, db: Database, tools: ToolRegistry, definitions: DefinitionCache, notifier: Notifier,
                  settings: Settings | None = None, spawn: Callable | None = None,
                  dispatch: Callable[[str], None] | None = None):
@@ -55,8 +71,10 @@ class Runner:
         self._idle = threading.Condition(self._lock)
         self._rng = random.Random(self.settings.random_seed)
         self._scanner: threading.Thread | None = None
+        self._keeper: threading.Thread | None = None
         self._stop = threading.Event()
         self.llm = None  # the LLM provider of agent steps (services.llm), made on first use (services.agent)
+        self.leases = Leases(db, self.settings)  # this instance's id, and the steps it runs now
 
     # scheduling: one task per execution at a time; a request while it runs makes it go round once more
     def schedule(self, execution_id: str) -> None:
@@ -77,7 +95,7 @@ class Runner:
         while True:
             try:
                 self.advance(execution_id)
-            except Exception:
+            except Exception:  # advance reports its own failures (and fails the step): this is a bug of its own
                 log.exception("advancing execution %s failed", execution_id)
             with self._lock:
                 if execution_id in self._again:
@@ -93,20 +111,89 @@ class Runner:
             return self._idle.wait_for(lambda: not self._active, timeout)
 
     def recover(self) -> int:
-        """After a restart: steps caught running go back to pending, runnable executions go on, and approvals
-        whose deadline passed while the server was down fire (once: see fire_due)."""
+        """At start: approvals and gates whose deadline passed while the server was down fire (once: see fire_due);
+        steps caught running whose lease expired, or whose instance is gone (this instance's own before a restart),
+        go back to pending and run again with their key; runnable executions go on. A live peer's running step is
+        left to it. Returns how many executions were scheduled."""
         self.fire_due()
-        with self.db.transaction() as session:
-            rows = session.scalars(select(Execution).where(Execution.status.in_(list(S.RUNNABLE)))).all()
-            ids = []
-            for ex in rows:
-                for step in ex.steps.values():
-                    if step.status == S.STEP_RUNNING:
-                        executions.set_step(ex, step.step_id, status=S.STEP_PENDING)
-                ids.append(ex.id)
-        for execution_id in ids:
+        with self.db.read() as session:
+            ids = session.scalars(select(Execution.id).where(Execution.status.in_(list(S.RUNNABLE)))).all()
+        return sum(self._take_over(execution_id, at_start=True) for execution_id in ids)
+
+    # leases (services.leases): a step running outside a transaction is this instance's while its lease holds
+    def _take_over(self, execution_id: str, *, at_start: bool = False) -> bool:
+        """Schedule a runnable execution here; its steps caught running first go back to pending, when their lease
+        allows (Leases.free), and the lease becomes this instance's. Under the execution's lock: of several instances
+        scanning at once, one takes it over. False when it is left alone."""
+        def once() -> tuple[bool, list[str]]:
+            with self.db.transaction() as session:
+                ex = executions.get_any(session, execution_id)
+                if ex is None or ex.status not in S.RUNNABLE:
+                    return False, []
+                now = utcnow()
+                running = [st.step_id for st in ex.steps.values() if st.status == S.STEP_RUNNING]
+                if (running or ex.lease_owner is not None) and not self.leases.free(ex, now, at_start):
+                    return False, []
+                for step_id in running:  # run again with the same key (its idempotency_key is kept)
+                    executions.set_step(ex, step_id, status=S.STEP_PENDING)
+                if running or ex.lease_owner is not None:
+                    previous = ex.lease_owner
+                    self.leases.grant(ex, now)
+                    if running:
+                        log.warning("execution %s: taking over step %s from %s (lease expired or its instance "
+                                    "gone)", execution_id, ", ".join(running), previous or "nobody")
+                return True, running
+        try:
+            taken, _ = retrying(once, what=f"taking over execution {execution_id}")
+        except Exception:
+            log.exception("taking over execution %s failed (the next scan tries again)", execution_id)
+            return False
+        if taken:
             self.schedule(execution_id)
-        return len(ids)
+        return taken
+
+    def scan_leases(self) -> int:
+        """Take up the executions another instance may take over now (Leases.to_take_over); a second runner on one
+        that nobody holds is harmless, the step is claimed under the execution's lock. Returns how many this
+        instance took up."""
+        taken = 0
+        for execution_id in self.leases.to_take_over():
+            with self._lock:
+                busy = execution_id in self._active
+            if not busy and self._take_over(execution_id):
+                taken += 1
+        return taken
+
+    def start_leases(self, *, scan: bool = True) -> None:
+        """Renew this instance's leases (every third of COACH_LEASE_S) and scan for expired ones (every
+        COACH_LEASE_SCAN_S), in one background thread (green under gevent/eventlet), until shutdown. A Celery
+        worker (services.worker) only renews: the servers scan, and send what they take over to the workers."""
+        if self._keeper is not None or self.settings.lease_s <= 0:
+            return
+        renew_every = self.settings.lease_s / 3
+        scan_every = self.settings.lease_scan_s if scan else 0
+
+        def keep() -> None:
+            next_renew = next_scan = time.monotonic()
+            while not self._stop.wait(max(0.0, min(next_renew, next_scan) - time.monotonic())):
+                now = time.monotonic()
+                if now >= next_renew:
+                    next_renew = now + renew_every
+                    try:
+                        self.leases.renew()
+                    except Exception:
+                        log.exception("renewing the leases of instance %s failed", self.leases.owner)
+                if scan_every > 0 and now >= next_scan:
+                    next_scan = now + scan_every
+                    try:
+                        self.scan_leases()
+                    except Exception:
+                        log.exception("the lease scan failed")
+                elif scan_every <= 0:
+                    next_scan = float("inf")
+
+        self._keeper = threading.Thread(target=keep, name="leases", daemon=True)
+        self._keeper.start()
 
     # deadlines: rows with a due time, scanned; no thread or timer per approval or gate
     def fire_due(self, now=None) -> int:
@@ -120,11 +207,13 @@ class Runner:
                     for i in gates.due(session, now)]
         fired = 0
         for fire, what, target in due:
-            events = Events()
-            try:
+            def once(fire=fire, target=target):
+                events = Events()
                 with self.db.transaction() as session:
                     ex = fire(session, target, now, events)
-                    runnable = ex is not None and ex.status in S.RUNNABLE
+                    return ex, ex is not None and ex.status in S.RUNNABLE, events
+            try:
+                ex, runnable, events = retrying(once, what=f"firing the deadline of {what} {target}")
             except Exception:  # one bad row must not stop the others' deadlines
                 log.exception("firing the deadline of %s %s failed", what, target)
                 continue
@@ -154,41 +243,128 @@ class Runner:
 
     def shutdown(self) -> None:
         self._stop.set()
-        if self._scanner is not None:
-            self._scanner.join(5)
+        self.leases.close()
+        for thread in (self._scanner, self._keeper):
+            if thread is not None:
+                thread.join(5)
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
 
     def advance(self, execution_id: str) -> None:
+        """Take the execution's steps until it stops at a gate or ends; each tool that takes time runs outside any
+        transaction, under this instance's lease, and its result is committed with what comes next."""
         outcome: Outcome | None = None
         running: str | None = None
+        try:
+            while True:
+                done = self._transact(execution_id, running, outcome)
+                if done is None:  # given up (the step failed with the reason), or shutting down
+                    return
+                slow, events = done
+                self.notifier.send(events)
+                self.leases.held.pop(execution_id, None)
+                if slow is None or slow is FENCED:
+                    return
+                outcome = running = None
+                if slow is AGAIN:  # its time slice is used up: let others in, then go on
+                    # a timer, not sleep(0): gevent runs its ready greenlets on sleep(0) without polling the network
+                    time.sleep(YIELD_S)
+                    continue
+                step, state, params, key = slow
+                running = step.id
+                self.leases.held[execution_id] = step.id  # renewed by the lease keeper while the tool runs
+                # an agent step commits its conversation as it goes (services.agent); None: it waits for a person
+                outcome = agent.run_step(self, execution_id, step) if step.type == "agent" else \
+                    execute(step, state, self.tools, params=params, idempotency_key=key)
+        finally:
+            self.leases.held.pop(execution_id, None)
+
+    def _transact(self, execution_id: str, running: str | None, outcome: Outcome | None):
+        """One transaction of advance: record `outcome` (the result of step `running`), then drive. Returns
+        (what drive returned, the events to push), or None. A transient error is tried again at once (retrying);
+        any other failure after each pause of ADVANCE_BACKOFF_S, keeping the outcome in hand (the tool does not run
+        again); when it still fails, the step (or the execution) fails with the reason."""
+        def once():
+            events = Events()
+            with self.db.transaction() as session:
+                slow = self._advance_in(session, execution_id, running, outcome, events)
+            return slow, events
+
+        failures = 0
         while True:
+            try:
+                return retrying(once, what=f"advancing execution {execution_id}")
+            except Exception as exc:
+                if failures == len(self.ADVANCE_BACKOFF_S):
+                    log.error("advancing execution %s failed %d times; its step fails", execution_id, failures + 1,
+                              exc_info=True)
+                    self._give_up(execution_id, running, exc, failures + 1)
+                    return None
+                pause = self.ADVANCE_BACKOFF_S[failures]
+                failures += 1
+                log.warning("advancing execution %s failed (%s); trying again in %gs", execution_id, _reason(exc),
+                            pause, exc_info=True)
+                if self._stop.wait(pause):  # shutting down: its lease runs out, and an instance takes it over
+                    return None
+
+    def _advance_in(self, session: Session, execution_id: str, running: str | None, outcome: Outcome | None,
+                    events: Events):
+        ex = executions.get_any(session, execution_id)
+        if ex is None:
+            return None
+        if outcome is not None:
+            if ex.lease_owner != self.leases.owner:
+                log.warning("execution %s: step %s was taken over by %s while it ran here; this result is dropped "
+                            "(the step runs there again, with the same idempotency key)", execution_id, running,
+                            ex.lease_owner or "another instance")
+                return FENCED
+            self._record(ex, running, outcome)
+        elif ex.lease_owner not in (None, self.leases.owner) and not self.leases.free(ex, utcnow()):
+            return None  # another instance runs one of its steps: it goes on from there, not this one
+        slow = self.drive(session, ex, events, claim=True)
+        if isinstance(slow, tuple):  # a tool that takes time: claimed, under this instance's lease
+            step, state, params, repeat = slow
+            st = ex.steps[step.id]
+            self.leases.grant(ex)
+            audit.record(session, ex.workspace_id, "system", "tool_call", target_type="step",
+                         target_id=f"{ex.id}/{step.id}", execution_id=ex.id,
+                         after={"step_id": step.id, "tool": step.tool, "idempotency_key": st.idempotency_key,
+                                "run": st.run, "repeat": repeat, "instance": self.leases.owner},
+                         result="repeated" if repeat else "started")
+            return step, state, params, st.idempotency_key
+        self.leases.release(ex)
+        return slow
+
+    def _give_up(self, execution_id: str, running: str | None, error: Exception, failures: int) -> None:
+        """The advance keeps failing: fail the step whose result could not be recorded (or the one caught running,
+        else the execution), with the reason, so that nothing is left `running` without anyone on it."""
+        reason = f"advancing the execution failed {failures} times: {_reason(error)}"
+
+        def once():
             events = Events()
             with self.db.transaction() as session:
                 ex = executions.get_any(session, execution_id)
-                if ex is None:
-                    return
-                if outcome is not None:
-                    self._record(ex, running, outcome)
-                slow = self.drive(session, ex, events, claim=True)
-            self.notifier.send(events)
-            if slow is None:
-                return
-            if slow is AGAIN:  # its time slice is used up: let others in, then go on
-                outcome = None
-                # a timer, not sleep(0): gevent runs its ready greenlets on sleep(0) without polling the network
-                time.sleep(YIELD_S)
-                continue
-            step, state, params = slow
-            running = step.id
-            # an agent step commits its conversation as it goes (services.agent); None: it waits for a person
-            outcome = agent.run_step(self, execution_id, step) if step.type == "agent" else \
-                execute(step, state, self.tools, params=params)
+                if ex is None or ex.status in S.TERMINAL:
+                    return events
+                if ex.lease_owner not in (None, self.leases.owner) and not self.leases.free(ex, utcnow()):
+                    return events  # another instance holds it now
+                step_id = running or next((st.step_id for st in ex.steps.values() if st.status == S.STEP_RUNNING),
+                                          None)
+                self._fail(ex, step_id, f"step {step_id!r}: {reason}" if step_id else reason)
+                ex.lease_owner = ex.lease_expires_at = None
+                events.add("execution_update", executions.update_event(ex, step_id), execution=ex.id,
+                           workspace=ex.workspace_id)
+            return events
+        try:
+            self.notifier.send(retrying(once, what=f"failing execution {execution_id}"))
+        except Exception:
+            log.exception("execution %s could not be failed either; the lease scan will find it", execution_id)
 
     def drive(self, session: Session, ex: Execution, events: Events, *, claim: bool):
         """Advance inside the caller's transaction: skips, gates, ends and instantaneous tools (echo, noop).
         Stops before a tool that takes time: with `claim` it marks that step running and returns
-        (step, state, params) for the caller to run outside the transaction; without, it returns True
+        (step, state, params, repeat) for the caller to run outside the transaction (repeat: the step's run was
+        started before, its key is kept); without, it returns True
         so the caller schedules the runner. Returns None when nothing is left to run now.
 
         One transaction takes steps for at most SLICE_S: evaluations of users' templates and conditions are
@@ -205,11 +381,18 @@ class Runner:
             inline = self._inline(nxt.step)
             if not inline and not claim:
                 return True
-            executions.set_step(ex, nxt.step.id, status=S.STEP_RUNNING, started_at=utcnow())
+            st = ex.steps[nxt.step.id]
+            repeat = st.idempotency_key is not None  # a run started before (a crash took its instance down)
+            if repeat or nxt.step.type != "action":
+                executions.set_step(ex, nxt.step.id, status=S.STEP_RUNNING, started_at=utcnow())
+            else:  # a new run of its tool: a new key
+                executions.set_step(ex, nxt.step.id, status=S.STEP_RUNNING, started_at=utcnow(), run=st.run + 1,
+                                    idempotency_key=call_key(ex.id, nxt.step.id, st.run + 1))
             state = executions.to_state(ex)
             if not inline:
-                return nxt.step, state, params
-            self._record(ex, nxt.step.id, execute(nxt.step, state, self.tools, params=params))
+                return nxt.step, state, params, repeat
+            self._record(ex, nxt.step.id, execute(nxt.step, state, self.tools, params=params,
+                                                  idempotency_key=st.idempotency_key or ""))
             if time.monotonic() > until and ex.status in S.RUNNABLE:
                 return AGAIN if claim else True
         events.add("execution_update", executions.update_event(ex), execution=ex.id, workspace=ex.workspace_id)
@@ -342,3 +525,10 @@ class Runner:
             executions.set_step(ex, step_id, status=S.STEP_SUCCEEDED, output=outcome.output, error=None)
         else:
             self._fail(ex, step_id, outcome.error or "failed")
+
+
+def _reason(exc: BaseException) -> str:
+    """A failure as a step's error says it: the driver's message for a database error (not the SQL), one line."""
+    inner = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
+    text = str(inner).strip().splitlines()
+    return f"{type(inner).__name__}: {text[0] if text else ''}"[:500]

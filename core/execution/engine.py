@@ -35,6 +35,16 @@ class StepState:
     policy: dict[str, Any] | None = None  # the policy's verdict on the call, with its explanation (core.policy)
     started_at: datetime | None = None
     finished_at: datetime | None = None
+    # the step's runs of its tool: `run` counts them, `idempotency_key` names the current one (call_key). A run that
+    # is started again after a crash keeps its key; a new run (the key cleared) gets the next number and a new key
+    run: int = 0
+    idempotency_key: str | None = None
+
+
+def call_key(execution_id: str, step_id: str, run: int) -> str:
+    """The idempotency key of a step's tool call: the same for every try of one run of the step (the engine's own
+    retries, a re-run after a crash), another for another run. Step ids are [A-Za-z0-9_-]: fit for a header."""
+    return f"{execution_id}:{step_id}:{run}"
 
 
 @dataclass
@@ -194,16 +204,17 @@ def _call_with_timeout(tool: Tool, params: dict, ctx: ToolContext, timeout_s: fl
 
 
 def run_tool(step: StepDef, tool: Tool, params: dict, *, execution_id: str = "",
-             sleep: Callable[[float], None] = time.sleep, workspace_id: str = "") -> Outcome:
-    """Run an action step's tool with its timeout and retries (exponential backoff)."""
+             sleep: Callable[[float], None] = time.sleep, workspace_id: str = "", idempotency_key: str = "") -> Outcome:
+    """Run an action step's tool with its timeout and retries (exponential backoff). Every try carries the same
+    `idempotency_key` (ToolContext): a try after one that timed out may find its effect already done."""
     attempts = 0
     error = ""
     while attempts <= step.retries:
         if attempts:
             sleep(min(MAX_BACKOFF_S, step.retry_backoff_s * 2 ** (attempts - 1)))
         attempts += 1
-        ctx = ToolContext(execution_id=execution_id, step_id=step.id,
-                          deadline=time.monotonic() + step.timeout_s, workspace_id=workspace_id)
+        ctx = ToolContext(execution_id=execution_id, step_id=step.id, deadline=time.monotonic() + step.timeout_s,
+                          workspace_id=workspace_id, idempotency_key=idempotency_key, attempt=attempts)
         try:
             output = _call_with_timeout(tool, params, ctx, step.timeout_s)
             return Outcome(True, output=output, attempts=attempts, params=params)
@@ -245,8 +256,9 @@ def evaluate_step(step: StepDef, state: ExecutionState) -> Outcome:
 
 
 def execute(step: StepDef, state: ExecutionState, tools: ToolRegistry, params: Any = None,
-            sleep: Callable[[float], None] = time.sleep) -> Outcome:
-    """Run one ready step. `params` overrides the definition's (a coaching correction)."""
+            sleep: Callable[[float], None] = time.sleep, idempotency_key: str | None = None) -> Outcome:
+    """Run one ready step. `params` overrides the definition's (a coaching correction). `idempotency_key`: the
+    run's key (call_key), by default the one its state holds."""
     if step.type in ("decision", "validation"):
         try:
             return evaluate_step(step, state)
@@ -266,4 +278,8 @@ def execute(step: StepDef, state: ExecutionState, tools: ToolRegistry, params: A
     if invalid:
         listed = "; ".join(f"{k}: {', '.join(v)}" for k, v in invalid.items())
         return Outcome(False, error=f"params for tool {tool.name!r} are invalid: {listed}", attempts=0, params=params)
-    return run_tool(step, tool, params, execution_id=state.id, sleep=sleep, workspace_id=state.workspace_id)
+    if idempotency_key is None:
+        st = state.steps.get(step.id)
+        idempotency_key = (st.idempotency_key if st is not None else None) or ""
+    return run_tool(step, tool, params, execution_id=state.id, sleep=sleep, workspace_id=state.workspace_id,
+                    idempotency_key=idempotency_key)

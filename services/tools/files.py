@@ -10,6 +10,7 @@ import io
 import json
 import os
 import re
+import tempfile
 import threading
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
@@ -166,9 +167,44 @@ class FileReadTool:
         return out
 
 
+def replace_atomically(path: Path, data: bytes) -> None:
+    """Write `data` as the whole content of `path`: into a temporary file of the same folder, synced, then renamed
+    over `path` (os.replace, atomic): a reader, or a crash at any moment, finds the old content or the new one,
+    never a part, and writing the same content again (a re-run after a crash) leaves the same one file. The new
+    file keeps the old one's permissions (else the usual ones for a new file)."""
+    try:
+        mode = path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        mode = 0o666 & ~_UMASK
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(temp, mode)
+        os.replace(temp, path)
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)  # read once, at import (os.umask can only be read by setting it)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _umask()
+
+
 class FileWriteTool:
     name = "file.write"
-    description = "Writes text (content) or pretty-printed JSON (json) to a file in the workspace's data folder."
+    description = ("Writes text (content) or pretty-printed JSON (json) to a file in the workspace's data folder; "
+                   "an overwrite replaces the file atomically (never half-written), an append adds to its end.")
     risk = "write"
     params_schema: dict[str, Any] = {
         "type": "object",
@@ -217,8 +253,11 @@ class FileWriteTool:
                 except OSError as exc:
                     raise ToolError(f"cannot create the folder for {rel}: {exc.strerror or exc}") from None
             try:
-                with open(real, "ab" if mode == "append" else "wb") as fh:
-                    fh.write(data)
+                if mode == "append":
+                    with open(real, "ab") as fh:
+                        fh.write(data)
+                else:
+                    replace_atomically(real, data)
             except OSError as exc:
                 raise ToolError(f"cannot write {rel}: {exc.strerror or exc}") from None
         return {"path": rel, "bytes_written": len(data)}

@@ -6,6 +6,7 @@ Every hop is checked after DNS resolution, and the connection goes to the very a
 certificate check keep the name), so a name that resolves to something else a moment later cannot slip through.
 Redirects are followed here, one hop at a time, each checked the same way, at most MAX_REDIRECTS of them.
 Proxy settings from the environment are not used: a proxy would resolve and connect on its own.
+Every request carries the step run's idempotency key as the Idempotency-Key header, unless the step sets one.
 """
 from __future__ import annotations
 
@@ -174,6 +175,10 @@ class HttpRequestTool:
         deadline = time.monotonic() + timeout
 
         headers = dict(params.get("headers") or {})
+        if ctx.idempotency_key and not any(k.lower() == "idempotency-key" for k in headers):
+            # the same for every try of this run of the step (a re-run after a crash included): a receiver that
+            # honours it applies the call once (README "Effects"); a step's own header wins
+            headers["Idempotency-Key"] = ctx.idempotency_key
         body: dict[str, Any] = {}
         if "json" in params:
             body["json"] = params["json"]

@@ -14,9 +14,14 @@ from .basic import budget, seconds_text, truncate_text
 from .files import confine, tool_root
 
 
-def _child_env() -> dict[str, str]:
-    # The server's own settings (secret key, database and SQL URLs) are not the child's business.
-    return {k: v for k, v in os.environ.items() if not k.startswith("COACH_")}
+def _child_env(ctx: ToolContext | None = None) -> dict[str, str]:
+    # The server's own settings (secret key, database and SQL URLs) are not the child's business. What the child
+    # gets of Coach's: the step run's idempotency key (the same when the run is tried again after a crash), so a
+    # script can do its effect once (README "Effects").
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COACH_")}
+    if ctx is not None and ctx.idempotency_key:
+        env["COACH_IDEMPOTENCY_KEY"] = ctx.idempotency_key
+    return env
 
 
 def _kill_tree(proc: subprocess.Popen) -> None:
@@ -94,7 +99,7 @@ class ShellRunTool:
                 stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                env=_child_env(),
+                env=_child_env(ctx),
                 start_new_session=True,
             )
         except OSError as exc:
