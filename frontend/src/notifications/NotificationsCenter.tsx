@@ -1,0 +1,82 @@
+import { useQueryClient, type QueryClient } from "@tanstack/react-query";
+import { useNavigate } from "react-router-dom";
+import { apiGet } from "../api/client";
+import type { WorkflowMetrics } from "../api/metrics";
+import { dashboardKeys } from "../dashboards/queries";
+import type { ItemList } from "../dashboards/types";
+import { plural } from "../format";
+import { useSocketEvent, useWorkspaceRoom } from "../realtime/context";
+import { isDemotion, noticeFromLevelEvent, noticeFromPackEvent } from "./describe";
+import { addLiveNotice, useNoticeWorkspace } from "./noticeStore";
+import { NotificationsSwitch } from "./NotificationsSwitch";
+import "./notifications.css";
+import { notificationsState, notify, useNotificationsState } from "./preference";
+import type { LevelEventWithSeq, PackEventWithSeq } from "./types";
+import { useQueueArrivals } from "./useQueueArrivals";
+
+/** A workflow's name for a notification: from the dashboard's cache, else asked (rare: a demotion). */
+async function workflowName(queryClient: QueryClient, id: string): Promise<string> {
+  const cached = queryClient.getQueryData<ItemList<WorkflowMetrics>>(dashboardKeys.workflowMetricsList);
+  const known = cached?.items?.find((w) => w.workflow_id === id)?.name;
+  if (known) return known;
+  try {
+    const workflow = await queryClient.fetchQuery({
+      queryKey: ["notifications", "workflow-name", id],
+      queryFn: ({ signal }) => apiGet<{ name: string }>(`/api/workflows/${encodeURIComponent(id)}`, { signal }),
+      staleTime: 60_000,
+    });
+    return workflow.name || `Workflow ${id}`;
+  } catch {
+    return `Workflow ${id}`;
+  }
+}
+
+/** Seqs of the demotions this page has notified, so a demotion pushed twice is shown once. */
+const notified = new Set<number>();
+
+/**
+ * The header's notification centre: the "Notifications" switch, and on every page the listeners that keep the
+ * session's notices (demotions, learned-rule changes: the dashboard shows them) and, when notifications are on,
+ * show a browser notification for new work in an empty queue and for each demotion.
+ */
+export function NotificationsCenter() {
+  const workspace = useNoticeWorkspace();
+  const state = useNotificationsState();
+  const navigate = useNavigate();
+  const queryClient = useQueryClient();
+  useWorkspaceRoom();
+
+  useSocketEvent<LevelEventWithSeq>("workflow_level_changed", (event) => {
+    if (!event || typeof event.workflow_id !== "string" || !isDemotion(event)) return;
+    const notice = noticeFromLevelEvent(event);
+    if (notice) addLiveNotice(workspace, notice);
+    if (notificationsState() !== "on" || (notice && notified.has(notice.id))) return;
+    if (notice) notified.add(notice.id);
+    void workflowName(queryClient, event.workflow_id).then((name) => {
+      const what = event.step_id ? `Step “${event.step_id}” of “${name}”` : `“${name}”`;
+      notify(`${what} was demoted to coaching`, {
+        body: event.reason ? `${event.reason.charAt(0).toUpperCase()}${event.reason.slice(1)}.` : undefined,
+        tag: notice ? `coach-demotion-${workspace}-${notice.id}` : undefined,
+        onClick: () => navigate("/dashboard"),
+      });
+    });
+  });
+
+  useSocketEvent<PackEventWithSeq>("correction_pack_changed", (event) => {
+    if (!event || typeof event.pack_id !== "string") return;
+    const notice = noticeFromPackEvent(event);
+    if (notice) addLiveNotice(workspace, notice);
+  });
+
+  useQueueArrivals(state === "on", (page) => {
+    const newest = page.items[0];
+    const more = page.total > 1 ? ` (${plural(page.total, "item")} waiting)` : "";
+    notify("New work in the queue", {
+      body: newest ? `${newest.workflow_name || "A workflow"}: step “${newest.step_id}”${more}` : undefined,
+      tag: `coach-queue-${workspace}`,
+      onClick: () => navigate("/queue"),
+    });
+  });
+
+  return <NotificationsSwitch state={state} />;
+}
