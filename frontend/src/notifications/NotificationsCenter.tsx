@@ -6,7 +6,7 @@ import { dashboardKeys } from "../dashboards/queries";
 import type { ItemList } from "../dashboards/types";
 import { plural } from "../format";
 import { useSocketEvent, useWorkspaceRoom } from "../realtime/context";
-import { isDemotion, noticeFromLevelEvent, noticeFromPackEvent } from "./describe";
+import { isDemotion, noticeBody, noticeFromLevelEvent, noticeFromPackEvent, noticeTitle } from "./describe";
 import { addLiveNotice, useNoticeWorkspace } from "./noticeStore";
 import { NotificationsSwitch } from "./NotificationsSwitch";
 import "./notifications.css";
@@ -14,8 +14,8 @@ import { notificationsState, notify, useNotificationsState } from "./preference"
 import type { LevelEventWithSeq, PackEventWithSeq } from "./types";
 import { useQueueArrivals } from "./useQueueArrivals";
 
-/** A workflow's name for a notification: from the dashboard's cache, else asked (rare: a demotion). */
-async function workflowName(queryClient: QueryClient, id: string): Promise<string> {
+/** A workflow's name for a notice or a notification: from the dashboard's cache, else asked (rare: news). */
+async function workflowName(queryClient: QueryClient, id: string): Promise<string | null> {
   const cached = queryClient.getQueryData<ItemList<WorkflowMetrics>>(dashboardKeys.workflowMetricsList);
   const known = cached?.items?.find((w) => w.workflow_id === id)?.name;
   if (known) return known;
@@ -25,9 +25,9 @@ async function workflowName(queryClient: QueryClient, id: string): Promise<strin
       queryFn: ({ signal }) => apiGet<{ name: string }>(`/api/workflows/${encodeURIComponent(id)}`, { signal }),
       staleTime: 60_000,
     });
-    return workflow.name || `Workflow ${id}`;
+    return workflow.name || null;
   } catch {
-    return `Workflow ${id}`;
+    return null; // e.g. deleted since: the notice says "Workflow <id>"
   }
 }
 
@@ -49,13 +49,16 @@ export function NotificationsCenter() {
   useSocketEvent<LevelEventWithSeq>("workflow_level_changed", (event) => {
     if (!event || typeof event.workflow_id !== "string" || !isDemotion(event)) return;
     const notice = noticeFromLevelEvent(event);
-    if (notice) addLiveNotice(workspace, notice);
-    if (notificationsState() !== "on" || (notice && notified.has(notice.id))) return;
-    if (notice) notified.add(notice.id);
+    const notifying = notificationsState() === "on" && !(notice && notified.has(notice.id));
+    if (notice && notifying) notified.add(notice.id);
+    // the notice is kept with its workflow's name, so that the dashboard says it at once
     void workflowName(queryClient, event.workflow_id).then((name) => {
-      const what = event.step_id ? `Step “${event.step_id}” of “${name}”` : `“${name}”`;
-      notify(`${what} was demoted to coaching`, {
-        body: event.reason ? `${event.reason.charAt(0).toUpperCase()}${event.reason.slice(1)}.` : undefined,
+      if (notice) addLiveNotice(workspace, { ...notice, workflow_name: name });
+      if (!notifying) return;
+      // (a server without audit_seq: notified all the same, with no notice kept)
+      const described = notice ?? noticeFromLevelEvent({ ...event, audit_seq: 0 })!;
+      notify(noticeTitle(described, name ?? `Workflow ${event.workflow_id}`), {
+        body: noticeBody(described),
         tag: notice ? `coach-demotion-${workspace}-${notice.id}` : undefined,
         onClick: () => navigate("/dashboard"),
       });
@@ -65,7 +68,7 @@ export function NotificationsCenter() {
   useSocketEvent<PackEventWithSeq>("correction_pack_changed", (event) => {
     if (!event || typeof event.pack_id !== "string") return;
     const notice = noticeFromPackEvent(event);
-    if (notice) addLiveNotice(workspace, notice);
+    if (notice) void workflowName(queryClient, event.workflow_id).then((name) => addLiveNotice(workspace, { ...notice, workflow_name: name }));
   });
 
   useQueueArrivals(state === "on", (page) => {
