@@ -134,7 +134,7 @@ describe("NotificationsCenter", () => {
     let total = 0;
     const { calls } = stubServer(() => total);
     const queryClient = renderApp();
-    await waitFor(() => expect(queryClient.getQueryData(queueSizeKey)).toBeDefined());
+    await waitFor(() => expect(queryClient.getQueryData(queueSizeKey("none"))).toBeDefined());
     await act(async () => undefined); // the empty queue is known
     expect(queueReads(calls)).toBe(1);
 

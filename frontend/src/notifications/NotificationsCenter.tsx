@@ -71,7 +71,7 @@ export function NotificationsCenter() {
     if (notice) void workflowName(queryClient, event.workflow_id).then((name) => addLiveNotice(workspace, { ...notice, workflow_name: name }));
   });
 
-  useQueueArrivals(state === "on", (page) => {
+  useQueueArrivals(state === "on", workspace, (page) => {
     const newest = page.items[0];
     const more = page.total > 1 ? ` (${plural(page.total, "item")} waiting)` : "";
     notify("New work in the queue", {

@@ -4,7 +4,7 @@ import { apiGet } from "../api/client";
 import type { QueuePage } from "../coaching/types";
 import { useRealtime, useSocketEvent } from "../realtime/context";
 
-export const queueSizeKey = ["notifications", "queue-size"] as const;
+export const queueSizeKey = (workspace: string) => ["notifications", "queue-size", workspace] as const;
 /** Events that come in bursts are read once, this long after the last one. */
 export const QUEUE_RECHECK_MS = 200;
 /** While the live connection is down the queue is read this often instead. */
@@ -24,7 +24,7 @@ const ARRIVALS = ["coaching_suggestion", "tool_call_pending_review", "clarificat
  * suggestion after another causes no read at all. (A run whose step is still running counts as queued: its
  * next suggestion is no news.)
  */
-export function useQueueArrivals(enabled: boolean, onArrival: (page: QueuePage) => void): void {
+export function useQueueArrivals(enabled: boolean, workspace: string, onArrival: (page: QueuePage) => void): void {
   const queryClient = useQueryClient();
   const { status: connection } = useRealtime();
   const known = useRef<number | null>(null);
@@ -34,7 +34,7 @@ export function useQueueArrivals(enabled: boolean, onArrival: (page: QueuePage) 
   arrival.current = onArrival;
 
   const size = useQuery({
-    queryKey: queueSizeKey,
+    queryKey: queueSizeKey(workspace),
     queryFn: ({ signal }) => apiGet<QueuePage>("/api/coaching/queue?page=1&per_page=1", { signal }),
     enabled,
     staleTime: Infinity,
@@ -42,11 +42,12 @@ export function useQueueArrivals(enabled: boolean, onArrival: (page: QueuePage) 
   });
 
   useEffect(() => {
+    // another workspace's queue is not this one's: start again from what it is
+    known.current = null;
     if (enabled) return;
     // turned off: forget what was known, so turning on again starts from the queue as it is then
-    known.current = null;
-    queryClient.removeQueries({ queryKey: queueSizeKey });
-  }, [enabled, queryClient]);
+    queryClient.removeQueries({ queryKey: queueSizeKey(workspace) });
+  }, [enabled, workspace, queryClient]);
 
   useEffect(
     () => () => {
@@ -68,7 +69,7 @@ export function useQueueArrivals(enabled: boolean, onArrival: (page: QueuePage) 
       timer.current = null;
       const gone = [...left.current.values()].some((status) => !STAYING.has(status));
       left.current.clear();
-      if (known.current === 0 || gone) void queryClient.invalidateQueries({ queryKey: queueSizeKey });
+      if (known.current === 0 || gone) void queryClient.invalidateQueries({ queryKey: queueSizeKey(workspace) });
     }, QUEUE_RECHECK_MS);
   };
 
