@@ -31,8 +31,8 @@ async function workflowName(queryClient: QueryClient, id: string): Promise<strin
   }
 }
 
-/** Seqs of the demotions this page has notified, so a demotion pushed twice is shown once. */
-const notified = new Set<number>();
+/** The demotions this page has notified (workspace:seq), so a demotion pushed twice is shown once. */
+const notified = new Set<string>();
 
 /**
  * The header's notification centre: the "Notifications" switch, and on every page the listeners that keep the
@@ -49,8 +49,9 @@ export function NotificationsCenter() {
   useSocketEvent<LevelEventWithSeq>("workflow_level_changed", (event) => {
     if (!event || typeof event.workflow_id !== "string" || !isDemotion(event)) return;
     const notice = noticeFromLevelEvent(event);
-    const notifying = notificationsState() === "on" && !(notice && notified.has(notice.id));
-    if (notice && notifying) notified.add(notice.id);
+    const seen = notice ? `${workspace}:${notice.id}` : null;
+    const notifying = notificationsState() === "on" && !(seen && notified.has(seen));
+    if (seen && notifying) notified.add(seen);
     // the notice is kept with its workflow's name, so that the dashboard says it at once
     void workflowName(queryClient, event.workflow_id).then((name) => {
       if (notice) addLiveNotice(workspace, { ...notice, workflow_name: name });
