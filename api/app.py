@@ -9,6 +9,7 @@ from flask import Flask, request
 from flask_socketio import SocketIO
 
 from api import audit as audit_api
+from api import notices as notices_api
 from api import (approvals, auth, coaching, correction_packs, errors, executions, frontend, health, metrics, plans, policies,
                  queue, security, sockets, users, workflows, workspace)
 from api.base import Api
@@ -81,6 +82,7 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True, recove
     api.register_blueprint(workspace.blp)
     api.register_blueprint(approvals.blp)
     api.register_blueprint(plans.blp)
+    api.register_blueprint(notices_api.blp)
     app.register_blueprint(health.blp)
     app.register_blueprint(frontend.blp)
     security.register(app, settings)  # after the blueprints: it hashes Swagger UI's inline script at start

@@ -140,15 +140,16 @@ def _announce(session: Session, pack: CorrectionPack, moved: dict[str, Any] | No
     if moved is None:
         return
     dicts = {k: [r.to_dict() for r in moved[k]] for k in ("before", "after", "started", "stopped")}
-    audit.record(session, pack.workspace_id, actor, "learned_rule_change", target_type="correction_pack",
-                 target_id=pack.id, before={"rules": dicts["before"]},
-                 after={"rules": dicts["after"], "started": dicts["started"], "stopped": dicts["stopped"],
-                        "cause": cause, "workflow_id": pack.workflow_id, "step_id": pack.step_id})
+    recorded = audit.record(session, pack.workspace_id, actor, "learned_rule_change",
+                            target_type="correction_pack", target_id=pack.id, before={"rules": dicts["before"]},
+                            after={"rules": dicts["after"], "started": dicts["started"], "stopped": dicts["stopped"],
+                                   "cause": cause, "workflow_id": pack.workflow_id, "step_id": pack.step_id})
     if events is not None:
         events.add("correction_pack_changed", {
             "pack_id": pack.id, "workflow_id": pack.workflow_id, "step_id": pack.step_id, "enabled": pack.enabled,
             "cause": cause, "rules_changed_at": moved["at"], "started": dicts["started"],
-            "stopped": dicts["stopped"], "rules": dicts["after"]}, workspace=pack.workspace_id)
+            "stopped": dicts["stopped"], "rules": dicts["after"], "audit_seq": recorded.seq},
+            workspace=pack.workspace_id)
 
 
 def record(session: Session, workspace_id: str, workflow_id: str, step_id: str, before: Any, after: Any,

@@ -292,15 +292,17 @@ def _demote(session: Session, ex: Execution, wf: Workflow, step_id: str | None, 
         waiting.rationale = "Review: spot checks demoted this " + ("step" if step_id else "workflow") + \
             " to coaching."
     after = watched.snapshot()
-    audit.record(session, ex.workspace_id, "system", "step_demotion" if step_id else "demotion",
-                 target_type="step" if step_id else "workflow", target_id=target,
-                 before={"mode": "auto"}, after={"mode": "coaching", "spot_check_rate": rate})
+    reason = (f"spot checks show acceptance below {thresholds.auto_acceptance:.0%} "
+              f"(spot-check acceptance {rate:.0%}, test at level {thresholds.auto_alpha:g})")
+    # the reason is kept in the audit event too: the dashboard's notices (services/notices.py) read it back
+    recorded = audit.record(session, ex.workspace_id, "system", "step_demotion" if step_id else "demotion",
+                            target_type="step" if step_id else "workflow", target_id=target,
+                            before={"mode": "auto"}, after={"mode": "coaching", "spot_check_rate": rate,
+                                                            "reason": reason})
     events.add("workflow_level_changed", {
         "workflow_id": wf.id, **({"step_id": step_id} if step_id else {}), "level": after["level"],
         "previous_level": level_before, "auto_ready": after["auto_ready"], "mode": "coaching",
-        "previous_mode": "auto", "workflow_mode": wf.mode,
-        "reason": f"spot checks show acceptance below {thresholds.auto_acceptance:.0%} "
-                  f"(spot-check acceptance {rate:.0%}, test at level {thresholds.auto_alpha:g})"},
+        "previous_mode": "auto", "workflow_mode": wf.mode, "reason": reason, "audit_seq": recorded.seq},
         workspace=ex.workspace_id)
     if step_id is None:
         events.add("metrics_update", {"workflow_id": wf.id, **after}, workspace=ex.workspace_id)

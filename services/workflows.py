@@ -186,14 +186,15 @@ def set_mode(session: Session, workspace_id: str, workflow_id: str, mode: str, *
     wf.mode, wf.updated_at = mode, utcnow()
     if before != mode:
         level = level_of(session, wf)
-        audit.record(session, workspace_id, actor, "promotion" if mode == "auto" else "demotion",
-                     target_type="workflow", target_id=wf.id, before={"mode": before},
-                     after={"mode": mode, "forced": force, **level})
+        recorded = audit.record(session, workspace_id, actor, "promotion" if mode == "auto" else "demotion",
+                                target_type="workflow", target_id=wf.id, before={"mode": before},
+                                after={"mode": mode, "forced": force, **level})
         if events is not None:
             events.add("workflow_level_changed", {
                 "workflow_id": wf.id, "level": level["level"], "previous_level": level["level"],
                 "auto_ready": level["auto_ready"], "mode": mode, "previous_mode": before,
                 "reason": f"{'promoted' if mode == 'auto' else 'demoted'} by {actor}" + (" (forced)" if force else ""),
+                "audit_seq": recorded.seq,
             }, workspace=workspace_id)
     return wf
 
@@ -225,13 +226,14 @@ def set_step_mode(session: Session, workspace_id: str, workflow_id: str, step_id
         return wf
     wf.settings, wf.updated_at = autonomy.with_step_mode(wf.settings, step_id, mode), utcnow()
     action = {"auto": "step_promotion", "always_review": "step_pin"}.get(mode, "step_demotion")
-    audit.record(session, workspace_id, actor, action, target_type="step", target_id=f"{wf.id}/{step_id}",
-                 before={"mode": before}, after={"mode": mode, "forced": force, **level})
+    recorded = audit.record(session, workspace_id, actor, action, target_type="step",
+                            target_id=f"{wf.id}/{step_id}", before={"mode": before},
+                            after={"mode": mode, "forced": force, **level})
     if events is not None:
         events.add("workflow_level_changed", {
             "workflow_id": wf.id, "step_id": step_id, "level": level["level"], "previous_level": level["level"],
             "auto_ready": level["auto_ready"], "mode": mode, "previous_mode": before, "workflow_mode": wf.mode,
-            "reason": f"step set to {mode} by {actor}" + (" (forced)" if force else ""),
+            "reason": f"step set to {mode} by {actor}" + (" (forced)" if force else ""), "audit_seq": recorded.seq,
         }, workspace=workspace_id)
     return wf
 

@@ -126,6 +126,8 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("PATCH", "/api/correction-packs/<pack_id>"): "lead",
     ("GET", "/api/correction-packs/<pack_id>/export"): "lead",
     ("POST", "/api/correction-packs/import"): "lead",
+    # the dashboard's notices (recent demotions and learned-rule changes, pushed to every member anyway): everyone
+    ("GET", "/api/notices"): "operator",
     # the audit log: leads
     ("GET", "/api/audit"): "lead",
     ("GET", "/api/audit/verify"): "lead",

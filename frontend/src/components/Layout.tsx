@@ -3,6 +3,7 @@ import { Link, NavLink, matchPath, useLocation } from "react-router-dom";
 import { AccountBar } from "../auth/AccountBar";
 import { useAuth } from "../auth/useAuth";
 import { InvitationsBanner } from "../auth/InvitationsBanner";
+import { NotificationsCenter } from "../notifications/NotificationsCenter";
 import { useRealtime } from "../realtime/context";
 import { ConnectionBanner } from "../realtime/RealtimeProvider";
 
@@ -86,6 +87,7 @@ export function Layout({ children, focusOnMount = false }: { children: ReactNode
               </li>
             </ul>
           </nav>
+          <NotificationsCenter />
           <AccountBar />
         </div>
       </header>

@@ -12,6 +12,8 @@ import { useLiveMetrics, useWorkflowMetricsList } from "./queries";
 import type { LevelChangedEvent, WorkflowMetrics } from "../api/metrics";
 import { WorkflowLevelsTable } from "./WorkflowLevelsTable";
 import { StepModesTable, useStepModeChanger, type StepRow } from "./StepModes";
+import { DashboardNotices } from "../notifications/DashboardNotices";
+import { isDemotion } from "../notifications/describe";
 
 /** The steps a lead can act on alone: with a mode of their own, or AUTO-ready while their workflow is coached. */
 function actionableSteps(workflows: WorkflowMetrics[]): StepRow[] {
@@ -46,7 +48,7 @@ export default function DashboardPage() {
   const [announcement, setAnnouncement] = useState("");
   useLiveMetrics((event) => {
     const sentence = describeChange(event, workflows.data?.items);
-    if (sentence) setAnnouncement(sentence);
+    if (sentence && !isDemotion(event)) setAnnouncement(sentence); // a demotion is a notice, announced there
   });
   const modes = useModeChanger();
   const stepModes = useStepModeChanger();
@@ -63,6 +65,7 @@ export default function DashboardPage() {
       <p className="live-hint" role="status">
         {announcement}
       </p>
+      <DashboardNotices workflows={workflows.data?.items} />
       {modes.ui}
 
       <h2 id="totals-heading">Workspace</h2>

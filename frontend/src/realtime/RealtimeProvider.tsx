@@ -5,6 +5,7 @@ import type { ConnectionStatus, SocketLike } from "./socket";
 
 type Room = { event: "join_execution" | "join_workspace"; data: Record<string, unknown> };
 const LEAVE: Record<Room["event"], string | null> = { join_execution: "leave_execution", join_workspace: null };
+const roomKey = (room: Room) => `${room.event}:${JSON.stringify(room.data)}`;
 
 /**
  * Opens the Socket.IO connection for `workspaceId` (a new one when it
@@ -26,44 +27,53 @@ export function RealtimeProvider({
   const rooms = useRef(new Map<number, Room>());
   const nextKey = useRef(0);
   const connectRef = useRef(connect);
+  const socketRef = useRef<SocketLike | null>(null);
 
   useEffect(() => {
     const s = connectRef.current(workspaceId);
     setStatus(s.connected ? "online" : "connecting");
+    const joinAll = () => {
+      // each room once, however many components want it
+      const distinct = new Map([...rooms.current.values()].map((room) => [roomKey(room), room]));
+      for (const room of distinct.values()) s.emit(room.event, room.data, () => undefined);
+    };
     const onConnect = () => {
       setStatus("online");
-      for (const room of rooms.current.values()) s.emit(room.event, room.data, () => undefined);
+      joinAll();
     };
     const onDown = () => setStatus("offline");
     s.on("connect", onConnect);
     s.on("disconnect", onDown);
     s.on("connect_error", onDown);
+    socketRef.current = s;
+    if (s.connected) joinAll();
     setSocket(s);
     return () => {
       s.off("connect", onConnect);
       s.off("disconnect", onDown);
       s.off("connect_error", onDown);
       s.disconnect();
+      socketRef.current = null;
       setSocket(null);
     };
   }, [workspaceId]);
 
-  const join = useCallback(
-    (event: Room["event"], data: Record<string, unknown>) => {
-      const key = nextKey.current++;
-      rooms.current.set(key, { event, data });
-      if (socket?.connected) socket.emit(event, data, () => undefined);
-      return () => {
-        rooms.current.delete(key);
-        const leave = LEAVE[event];
-        const stillWanted = [...rooms.current.values()].some(
-          (r) => r.event === event && JSON.stringify(r.data) === JSON.stringify(data),
-        );
-        if (leave && socket?.connected && !stillWanted) socket.emit(leave, data, () => undefined);
-      };
-    },
-    [socket],
-  );
+  // Stable: a new connection joins every wanted room when it connects, so a component's room is not left and
+  // joined again (a second join) when the connection changes.
+  const join = useCallback((event: Room["event"], data: Record<string, unknown>) => {
+    const key = nextKey.current++;
+    const wanted = () => [...rooms.current.values()].some((r) => roomKey(r) === roomKey({ event, data }));
+    const joined = wanted(); // another component keeps this room: no second join
+    rooms.current.set(key, { event, data });
+    const now = socketRef.current;
+    if (now?.connected && !joined) now.emit(event, data, () => undefined);
+    return () => {
+      rooms.current.delete(key);
+      const leave = LEAVE[event];
+      const current = socketRef.current;
+      if (leave && current?.connected && !wanted()) current.emit(leave, data, () => undefined);
+    };
+  }, []);
 
   const value = useMemo<RealtimeValue>(() => ({ socket, status, join }), [socket, status, join]);
   return <RealtimeContext.Provider value={value}>{children}</RealtimeContext.Provider>;
