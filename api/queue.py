@@ -32,6 +32,6 @@ class Queue(MethodView):
             rows, total = coaching.queue(session, workspace_id(), page=args["page"], per_page=args["per_page"])
             items = []
             for sug, ex, name in rows:
-                items.append({**coaching.described(session, svc.definitions, svc.tools, sug), "workflow_name": name,
+                items.append({**coaching.described(session, svc.definitions, svc.tools.for_workspace(workspace_id()), sug), "workflow_name": name,
                               "execution_status": ex.status, "execution_mode": ex.mode})
         return page_body(items, total, args)

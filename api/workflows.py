@@ -66,9 +66,9 @@ class Workflows(MethodView):
     @blp.response(201, WorkflowSchema)
     def post(self, definition):
         svc = services()
-        defn = workflows.parse(svc.tools, definition)
+        defn = workflows.parse(svc.tools.for_workspace(workspace_id()), definition)
         with svc.db.transaction() as session:
-            wf = workflows.create(session, svc.tools, workspace_id(), defn, operator())
+            wf = workflows.create(session, svc.tools.for_workspace(workspace_id()), workspace_id(), defn, operator())
             return workflows.view(session, wf)
 
 
@@ -86,9 +86,9 @@ class WorkflowById(MethodView):
     @blp.response(200, WorkflowSchema)
     def put(self, definition, workflow_id):
         svc = services()
-        defn = workflows.parse(svc.tools, definition)
+        defn = workflows.parse(svc.tools.for_workspace(workspace_id()), definition)
         with svc.db.transaction() as session:
-            wf = workflows.update(session, svc.tools, workspace_id(), workflow_id, defn, operator())
+            wf = workflows.update(session, svc.tools.for_workspace(workspace_id()), workspace_id(), workflow_id, defn, operator())
             return workflows.view(session, wf)
 
     @requires("lead")

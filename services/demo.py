@@ -42,7 +42,7 @@ def load(services: Services, workspace_id: str) -> list[str]:
                     log.warning("the demo's %r calls this server at %s, which outbound requests refuse unless "
                                 "COACH_OUTBOUND_ALLOW names it (make run sets 127.0.0.1)", definition["name"],
                                 services.settings.host)
-            created.append((definition["name"], workflows.create(session, services.tools, workspace_id, definition).id))
+            created.append((definition["name"], workflows.create(session, services.tools.for_workspace(workspace_id), workspace_id, definition).id))
     by_name = dict(created)
     with services.db.transaction() as session:
         for name, rule in RULES:

@@ -172,7 +172,7 @@ class Runner:
                 continue
             step, state, params = slow
             running = step.id
-            outcome = execute(step, state, self.tools, params=params)
+            outcome = execute(step, state, self.tools.for_workspace(state.workspace_id), params=params)
 
     def drive(self, session: Session, ex: Execution, events: Events, *, claim: bool):
         """Advance inside the caller's transaction: skips, gates, ends and instantaneous tools (echo, noop).
@@ -191,21 +191,22 @@ class Runner:
                 return AGAIN if claim else True
             if nxt.kind != "run":
                 return None
-            inline = self._inline(nxt.step)
+            inline = self._inline(nxt.step, ex.workspace_id)
             if not inline and not claim:
                 return True
             executions.set_step(ex, nxt.step.id, status=S.STEP_RUNNING, started_at=utcnow())
             state = executions.to_state(ex)
             if not inline:
                 return nxt.step, state, params
-            self._record(ex, nxt.step.id, execute(nxt.step, state, self.tools, params=params))
+            self._record(ex, nxt.step.id, execute(nxt.step, state, self.tools.for_workspace(ex.workspace_id),
+                                                  params=params))
             if time.monotonic() > until and ex.status in S.RUNNABLE:
                 return AGAIN if claim else True
         events.add("execution_update", executions.update_event(ex), execution=ex.id, workspace=ex.workspace_id)
         return None
 
-    def _inline(self, step) -> bool:
-        tool = self.tools.get(step.tool or "") if step.type == "action" else None
+    def _inline(self, step, workspace_id: str) -> bool:
+        tool = self.tools.for_workspace(workspace_id).get(step.tool or "") if step.type == "action" else None
         return step.type != "action" or bool(getattr(tool, "inline", False))
 
     def _step(self, session: Session, ex: Execution, events: Events, until: float) -> tuple[Next, object]:
@@ -264,7 +265,7 @@ class Runner:
                 return Next("run", step), None  # execute fails the step, naming the template's field
             if ex.mode != "normal":  # unattended in a coached workflow: it runs what it would have suggested
                 params, _, _ = coaching.learned(session, held(session, Workflow, ex.workflow_id), step.id, params)
-        explained = policies.judge(session, self.tools, ex, step, params)
+        explained = policies.judge(session, self.tools.for_workspace(ex.workspace_id), ex, step, params)
         executions.set_step(ex, step.id, policy=explained)
         if explained["effect"] == "deny":
             audit.record(session, ex.workspace_id, "system", "policy_deny", target_type="step",
@@ -304,7 +305,8 @@ class Runner:
             return
         try:
             purpose = "coaching" if nxt.reason == "decision" else nxt.reason
-            coaching.open_suggestion(session, ex, defn, step, purpose, events, self.tools)
+            coaching.open_suggestion(session, ex, defn, step, purpose, events,
+                                     self.tools.for_workspace(ex.workspace_id))
         except TemplateFailure as exc:
             self._fail(ex, step.id, f"step {step.id!r}: {exc}")
         except SQLAlchemyError:
