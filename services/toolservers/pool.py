@@ -109,7 +109,9 @@ class Connection:
             raise Unavailable(f"MCP server {self.endpoint.name!r} did not complete the handshake within "
                               f"{self.connect_timeout:g}s")
         if self.session is None:
-            raise Unavailable(f"MCP server {self.endpoint.name!r} could not be reached: {self.error}")
+            gone = self.process.exit_status() if self.process is not None else ""
+            raise Unavailable(f"MCP server {self.endpoint.name!r} could not be reached: {self.error}"
+                              + (f" ({gone})" if gone else ""))
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, ServerNotification) and isinstance(message.root, ToolListChangedNotification):
@@ -183,10 +185,11 @@ class Clients:
     """The pool of sessions, and the blocking (gevent-friendly) calls the rest of Coach makes."""
 
     def __init__(self, *, call_timeout: float, connect_timeout: float,
-                 on_list_changed: Callable[[Endpoint], None] | None = None):
+                 on_tools: Callable[[Endpoint, list[dict[str, Any]]], None] | None = None):
         self.call_timeout = call_timeout
         self.connect_timeout = connect_timeout
-        self.on_list_changed = on_list_changed or (lambda ep: None)
+        # called on the loop with a server's new tool list after it sent notifications/tools/list_changed
+        self.on_tools = on_tools or (lambda ep, tools: None)
         self.loop = LoopThread()
         self._connections: dict[str, Connection] = {}  # server id -> its live connection (touched on the loop only)
         self._opening: dict[str, asyncio.Lock] = {}
@@ -208,10 +211,12 @@ class Clients:
             return conn
 
     def _list_changed(self, ep: Endpoint) -> None:
-        try:
-            self.on_list_changed(ep)
-        except Exception:  # noqa: BLE001 (a listener's bug must not end the session)
-            log.exception("tools/list_changed listener failed for %s", ep.name)
+        async def relist() -> None:
+            try:
+                self.on_tools(ep, await self._list(ep))
+            except Exception:  # noqa: BLE001 (the next refresh or call tries again)
+                log.exception("listing %s's tools after tools/list_changed failed", ep.name)
+        asyncio.get_running_loop().create_task(relist())
 
     async def _list(self, ep: Endpoint) -> list[dict[str, Any]]:
         conn = await self._connection(ep)
@@ -285,7 +290,7 @@ class Clients:
             with contextlib.suppress(Exception):
                 await conn.session.send_notification(ClientNotification(CancelledNotification(
                     params=CancelledNotificationParams(requestId=request_id, reason="timed out"))))
-        asyncio.get_running_loop().create_task(self._check(ep, conn))
+        await self._check(ep, conn)  # before the caller hears of it: its next call must not find a wedged server
 
     async def _check(self, ep: Endpoint, conn: Connection) -> None:
         """After a timeout: a server that does not answer a ping is disconnected (and a stdio one stopped)."""

@@ -25,10 +25,8 @@ class Secrets:
                    info=b"coach tool server headers").derive(secret_key.encode("utf-8"))
         self._fernet = Fernet(base64.urlsafe_b64encode(key))
 
-    def seal(self, headers: dict[str, str]) -> str:
-        if not headers:
-            return ""
-        return self._fernet.encrypt(json.dumps(headers, sort_keys=True).encode("utf-8")).decode("ascii")
+    def seal(self, value: dict[str, Any]) -> str:
+        return self._fernet.encrypt(json.dumps(value, sort_keys=True).encode("utf-8")).decode("ascii")
 
     def open(self, token: str) -> dict[str, Any]:
         if not token:

@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def stdio_command(kind: str = "shop") -> list[str]:
     """The command line that starts a test server over stdio (what a tool server's `command` holds)."""
-    return [sys.executable, "-m", "tests.support.mcp_servers", kind]
+    return [sys.executable, str(Path(__file__).resolve()), kind]
 
 
 class HttpMcpServer:
