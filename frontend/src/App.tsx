@@ -24,6 +24,7 @@ const CorrectionPacksPage = lazy(() => import("./dashboards/CorrectionPacksPage"
 const AuditPage = lazy(() => import("./dashboards/AuditPage"));
 const WorkflowDetailPage = lazy(() => import("./dashboards/WorkflowDetailPage"));
 const PoliciesPage = lazy(() => import("./policies/PoliciesPage"));
+const ToolsPage = lazy(() => import("./tools/ToolsPage"));
 // Ad-hoc plans: drafted, approved, executed (src/plans/).
 const PlansPage = lazy(() => import("./plans/PlansPage"));
 const PlanDetailPage = lazy(() => import("./plans/PlanDetailPage"));
@@ -86,6 +87,7 @@ export function AppRoutes() {
           <Route path="/correction-packs" element={<CorrectionPacksPage />} />
           <Route path="/audit" element={<AuditPage />} />
           <Route path="/policies" element={<PoliciesPage />} />
+          <Route path="/tools" element={<ToolsPage />} />
           <Route path="/workflows/:id" element={<WorkflowDetailPage />} />
           <Route path="/login" element={<AfterLogin />} />
           <Route path="/workflows" element={<WorkflowsPage />} />
