@@ -325,10 +325,10 @@ class Clients:
                          ep)
 
     def forget(self, server_id: str) -> None:
-        """Disconnect a server (deleted, or its configuration changed)."""
+        """Disconnect a server (deleted, or its configuration changed), without waiting: the caller may hold a
+        transaction, and the next call of a changed server makes a new session anyway (keyed by revision)."""
         if self.loop.loop is not None:
-            with contextlib.suppress(Exception):
-                self.loop.run(self._forget(server_id), 10)
+            self.loop.submit(self._forget(server_id))
 
     def close(self) -> None:
         if self.loop.loop is not None:
