@@ -44,7 +44,8 @@ DEMO_PASSWORD := coach-demo
 run: setup
 	COACH_ADMIN_EMAIL="$${COACH_ADMIN_EMAIL:-$(DEMO_EMAIL)}" COACH_ADMIN_PASSWORD="$${COACH_ADMIN_PASSWORD:-$(DEMO_PASSWORD)}" \
 		COACH_OUTBOUND_ALLOW="$${COACH_OUTBOUND_ALLOW-127.0.0.1}" \
-		$(PY) wsgi.py
+		COACH_MCP_STDIO_ALLOW="$${COACH_MCP_STDIO_ALLOW-$(abspath $(PY)) $(CURDIR)/demo/orders_mcp.py}" \
+		$(abspath $(PY)) wsgi.py
 
 # Several machines, on this one (README "Several machines"): nginx on :8000 with sticky sessions, two servers
 # (:5001, :5002), two Celery workers, PostgreSQL and Redis as found on the machine (override the URLs below).

@@ -95,7 +95,7 @@ class DecisionResultSchema(Schema):
 
 def pending_view(session, ex) -> dict:
     svc = services()
-    items = [coaching.described(session, svc.definitions, svc.tools, s) for s in coaching.pending(session, ex.id)]
+    items = [coaching.described(session, svc.definitions, svc.tools.for_workspace(workspace_id()), s) for s in coaching.pending(session, ex.id)]
     return {"execution_id": ex.id, "status": ex.status, "paused": ex.status == "paused",
             "suggestion": items[0] if items else None, "suggestions": items}
 
@@ -154,7 +154,7 @@ class Resume(MethodView):
         svc, events = services(), Events()
         with svc.db.transaction() as session:
             ex, go_on = coaching.resume(session, workspace_id(), execution_id, events, operator(),
-                                         tools=svc.tools, definitions=svc.definitions)
+                                         tools=svc.tools.for_workspace(workspace_id()), definitions=svc.definitions)
             body = pending_view(session, ex)
         svc.notifier.send(events)
         if go_on:

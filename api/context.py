@@ -20,6 +20,11 @@ def services() -> Services:
     return current_app.extensions["coach"]
 
 
+def tools():
+    """The tool registry the caller's workspace sees: the server's tools and its own MCP servers' tools."""
+    return services().tools.for_workspace(workspace_id())
+
+
 def _identity() -> None:
     if "user_id" in g:
         return

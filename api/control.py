@@ -56,7 +56,7 @@ def apply_correction(execution_id: str, body: dict, plan: bool = False) -> dict:
     require("operator")
     svc, events = services(), Events()
     with svc.db.transaction() as session:
-        ex = control.apply_correction(session, svc.definitions, svc.tools, workspace_id(), execution_id,
+        ex = control.apply_correction(session, svc.definitions, svc.tools.for_workspace(workspace_id()), workspace_id(), execution_id,
                                       body["step_id"], body["correction"], operator(), events, plan=plan)
         answer = control.state(ex)
     svc.notifier.send(events)
@@ -67,7 +67,7 @@ def resume(execution_id: str, body: dict, plan: bool = False) -> dict:
     require("operator")
     svc, events = services(), Events()
     with svc.db.transaction() as session:
-        ex, run = control.resume(session, svc.definitions, svc.tools, workspace_id(), execution_id,
+        ex, run = control.resume(session, svc.definitions, svc.tools.for_workspace(workspace_id()), workspace_id(), execution_id,
                                  body.get("feedback"), operator(), events, plan=plan)
         answer = control.state(ex)
     svc.notifier.send(events)

@@ -100,7 +100,7 @@ ExecutionPage = page_of(ExecutionSchema, "ExecutionPage")
 def _view(session, ex):
     svc = services()
     return executions.view(ex, svc.definitions.for_execution(session, ex), approvals.by_step(session, ex.id),
-                           svc.tools)
+                           svc.tools.for_workspace(workspace_id()))
 
 
 def start_execution(args: dict) -> dict:

@@ -100,9 +100,9 @@ class Plans(MethodView):
     @blp.response(201, PlanSchema)
     def post(self, body):
         svc = services()
-        defn, mode = plans.parse(svc.tools, body)
+        defn, mode = plans.parse(svc.tools.for_workspace(workspace_id()), body)
         with svc.db.transaction() as session:
-            ex = plans.create(session, svc.tools, workspace_id(), defn, mode, operator(), user_id())
+            ex = plans.create(session, svc.tools.for_workspace(workspace_id()), workspace_id(), defn, mode, operator(), user_id())
             plan, ex = plans.get(session, workspace_id(), ex.id)
             return _view(session, plan, ex)
 
@@ -123,7 +123,7 @@ class Approve(MethodView):
         require("operator")
         svc = services()
         with svc.db.transaction() as session:
-            plan, ex = plans.approve(session, svc.definitions, svc.tools, workspace_id(), plan_id, operator(), role())
+            plan, ex = plans.approve(session, svc.definitions, svc.tools.for_workspace(workspace_id()), workspace_id(), plan_id, operator(), role())
             return _view(session, plan, ex)
 
 
@@ -160,7 +160,7 @@ class SaveAsWorkflow(MethodView):
         """A new workflow (version 1) with the plan's steps as they stand, corrections included"""
         svc = services()
         with svc.db.transaction() as session:
-            wf = plans.save_as_workflow(session, svc.tools, workspace_id(), plan_id, operator(), args.get("name"))
+            wf = plans.save_as_workflow(session, svc.tools.for_workspace(workspace_id()), workspace_id(), plan_id, operator(), args.get("name"))
             return workflows.view(session, wf)
 
 

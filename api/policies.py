@@ -156,7 +156,7 @@ class PolicyEvaluate(MethodView):
     @blp.response(200, VerdictSchema)
     def post(self, data):
         svc = services()
-        call = policies.call_for(svc.tools, data.pop("tool"), data.pop("params"), **data)
+        call = policies.call_for(svc.tools.for_workspace(workspace_id()), data.pop("tool"), data.pop("params"), **data)
         with svc.db.read() as session:
             return policies.evaluate(session, workspace_id(), call).to_dict()
 

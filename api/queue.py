@@ -80,7 +80,8 @@ class Queue(MethodView):
         with svc.db.read() as session:
             rows, total = worklist.suggestions(session, workspace_id(), _filters(args), page=args["page"],
                                                per_page=args["per_page"])
-            items = [{**coaching.described(session, svc.definitions, svc.tools, sug), "workflow_name": name,
+            items = [{**coaching.described(session, svc.definitions,
+                                             svc.tools.for_workspace(workspace_id()), sug), "workflow_name": name,
                       "execution_status": ex.status, "execution_mode": ex.mode, "variables": ex.variables or {}}
                      for sug, ex, name in rows]
         return page_body(items, total, args)

@@ -62,7 +62,7 @@ WorkflowPage = page_of(WorkflowSchema, "WorkflowPage")
 def _parse(definition):
     """The definition checked by the core; a 422 says on which line of the sent YAML or JSON each field is."""
     try:
-        return workflows.parse(services().tools, definition)
+        return workflows.parse(services().tools.for_workspace(workspace_id()), definition)
     except ValidationFailed as exc:
         # composing YAML is Python: a large source is read in a real thread (services.offload)
         exc.lines = off_loop(lines_of, request.get_data(as_text=True), list(exc.details)) or None
@@ -85,7 +85,7 @@ class Workflows(MethodView):
         svc = services()
         defn = _parse(definition)
         with svc.db.transaction() as session:
-            wf = workflows.create(session, svc.tools, workspace_id(), defn, operator())
+            wf = workflows.create(session, svc.tools.for_workspace(workspace_id()), workspace_id(), defn, operator())
             return workflows.view(session, wf)
 
 
@@ -124,7 +124,7 @@ class WorkflowById(MethodView):
         svc = services()
         defn = _parse(definition)
         with svc.db.transaction() as session:
-            wf = workflows.update(session, svc.tools, workspace_id(), workflow_id, defn, operator())
+            wf = workflows.update(session, svc.tools.for_workspace(workspace_id()), workspace_id(), workflow_id, defn, operator())
             return workflows.view(session, wf)
 
     @requires("lead")

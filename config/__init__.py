@@ -40,6 +40,11 @@ class Settings:
     # COACH_OUTBOUND_ALLOW: comma-separated hosts / *.suffix / IPs / CIDRs every workspace may reach although they
     # are private, loopback … (refused by default; core/outbound)
     outbound_allow: tuple[str, ...] = ()
+    # COACH_MCP_STDIO_ALLOW: comma-separated command lines an admin may run as stdio MCP servers; a server's command
+    # must start with one of them, word for word (e.g. `npx -y @modelcontextprotocol/server-github`)
+    mcp_stdio_allow: tuple[str, ...] = ()
+    mcp_call_timeout_s: float = 60.0  # COACH_MCP_CALL_TIMEOUT_S: the longest one MCP tool call may take
+    mcp_connect_timeout_s: float = 15.0  # COACH_MCP_CONNECT_TIMEOUT_S: start/connect + handshake of an MCP server
     runner_workers: int = 4  # COACH_RUNNER_WORKERS: background tasks advancing executions at once
     # COACH_LEASE_S: how long a step's lease holds without renewal (renewed every third of it while the tool runs);
     # COACH_LEASE_SCAN_S: how often every instance looks for expired leases to take over (README "Several machines")
@@ -107,7 +112,7 @@ class Settings:
             raw = env.get(f"COACH_{f.name.upper()}")
             if raw is None:
                 continue
-            if f.name in ("shell_allow", "outbound_allow"):
+            if f.name in ("shell_allow", "outbound_allow", "mcp_stdio_allow"):
                 values[f.name] = tuple(p.strip() for p in raw.split(",") if p.strip())
             elif f.name == "public_origins":
                 values[f.name] = tuple(p.strip().rstrip("/") for p in raw.split(",") if p.strip())

@@ -59,9 +59,43 @@ class Tool(Protocol):
     def run(self, params: dict[str, Any], ctx: ToolContext) -> Any: ...
 
 
+class ToolSource(Protocol):
+    """Tools that belong to one workspace (its MCP servers' tools): only that workspace's registry shows them."""
+
+    def tools_for(self, workspace_id: str) -> dict[str, Tool]: ...
+
+
 @dataclass
 class ToolRegistry:
+    """The server's tools (built in, entry points) plus, through `sources`, each workspace's own.
+
+    `for_workspace(id)` is the registry a workspace sees: what validates its definitions, runs its steps and
+    tells its policies a tool's risk. The server-wide registry alone knows no workspace's tools."""
+
     tools: dict[str, Tool] = field(default_factory=dict)
+    sources: list[ToolSource] = field(default_factory=list)
+    workspace_id: str = ""
+    # a definition read back from storage was checked when saved: a tool gone since fails the step that
+    # calls it ("tool ... is not registered"), not the loading of the whole definition
+    accept_unknown: bool = False
+
+    def lenient(self) -> "ToolRegistry":
+        return ToolRegistry(self.tools, self.sources, self.workspace_id, accept_unknown=True)
+
+    def add_source(self, source: ToolSource) -> None:
+        self.sources.append(source)
+
+    def for_workspace(self, workspace_id: str | None) -> "ToolRegistry":
+        if not workspace_id or not self.sources:
+            return self
+        extra: dict[str, Tool] = {}
+        for source in self.sources:
+            for name, tool in source.tools_for(workspace_id).items():
+                if name not in self.tools:  # a workspace's tool never shadows the server's
+                    extra[name] = tool
+        if not extra:
+            return self
+        return ToolRegistry({**self.tools, **extra}, workspace_id=workspace_id)
 
     def register(self, tool: Tool) -> None:
         if tool.risk not in RISKS:
@@ -76,7 +110,7 @@ class ToolRegistry:
         return sorted(self.tools)
 
     def __contains__(self, name: str) -> bool:
-        return name in self.tools
+        return name in self.tools or self.accept_unknown
 
 
 def schema_errors(params_schema: dict[str, Any], params: Any) -> dict[str, list[str]]:

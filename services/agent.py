@@ -67,13 +67,13 @@ def run_step(runner, execution_id: str, step) -> Outcome | None:
     if not provider.configured or not model:
         missing = "no LLM provider is configured" if not provider.configured else "no model is set"
         return Outcome(False, error=f"agent step {step.id!r} cannot start: {missing}: {SETUP}", attempts=0)
-    allowed = resolve_tools(spec.tools, runner.tools.names())
     host = Host(runner, execution_id, step)
     try:
         messages = host.begin()
         if messages is None:
             host.flush()
             return None
+        allowed = resolve_tools(spec.tools, host.tools.names())  # the workspace's tools (its MCP servers' too)
         if not messages:
             try:
                 goal = render_value(spec.goal, template_context(executions.to_state(host.ex)), "goal")
@@ -82,7 +82,7 @@ def run_step(runner, execution_id: str, step) -> Outcome | None:
                 return Outcome(False, error=f"step {step.id!r}: {exc}", attempts=0)
             messages.extend(opening(spec, goal if isinstance(goal, str) else C.tool_content(goal)))
             host.save(messages)
-        loop = AgentLoop(spec, provider, host, {name: runner.tools.get(name) for name in allowed}, model=model,
+        loop = AgentLoop(spec, provider, host, {name: host.tools.get(name) for name in allowed}, model=model,
                          key=f"{execution_id}/{step.id}")
         stop = loop.run(messages)
     except SQLAlchemyError:  # the database's trouble: the step runs again (Runner.recover), nothing is lost
@@ -124,6 +124,8 @@ class Host:
             self.session = self._stack.enter_context(self.db.transaction())
             self.events = Events()
             self.ex = executions.get_any(self.session, self.execution_id)
+            if self.ex is not None:
+                self.tools = self.runner.tools.for_workspace(self.ex.workspace_id)
             row = self.ex.steps.get(self.step.id) if self.ex is not None else None
             self.alive = self.ex is not None and self.ex.status == S.RUNNING and row is not None \
                 and row.status == S.STEP_RUNNING

@@ -255,7 +255,7 @@ def submit(services, workspace_id: str, approval_id: str, body: dict[str, Any], 
     events = Events()
     recheck = recheck or services.approval_recheck
     with services.db.transaction() as session:
-        response = decide(session, services.tools, workspace_id, approval_id, body, actor, events,
+        response = decide(session, services.tools.for_workspace(workspace_id), workspace_id, approval_id, body, actor, events,
                           idempotency_key, recheck)
     services.notifier.send(events)
     if response["execution"]["status"] in S.RUNNABLE:

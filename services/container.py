@@ -15,6 +15,8 @@ from services.models import Workspace
 from services.notifier import Notifier
 from services.outbound import WorkspaceDirectory
 from services.runner import Runner
+from services.toolservers.secrets import Secrets
+from services.toolservers.source import McpSource
 from services.tools import build_registry
 from services.workflows import DefinitionCache
 
@@ -32,6 +34,8 @@ class Services:
     # re-evaluates a tool call's edited params: fn(session, approval, params) -> policy verdict | None
     # (services.approvals.Recheck: services.policies.approval_recheck)
     approval_recheck: Callable | None = None
+    # the workspaces' MCP servers, whose tools `tools.for_workspace(id)` shows (services/toolservers)
+    mcp: McpSource | None = None
 
     @classmethod
     def build(cls, settings: Settings, socketio=None, *, notifier: Notifier | None = None,
@@ -43,6 +47,8 @@ class Services:
         budget.configure(time_s=settings.eval_time_ms / 1000.0)
         db = Database(settings.resolved_database_url)
         tools = build_registry(settings, WorkspaceDirectory(db))
+        mcp = McpSource(settings, db, Secrets(settings.secret_key))
+        tools.add_source(mcp)
         definitions = DefinitionCache(tools)
         notifier = notifier or Notifier(socketio)
         if spawn is None and socketio is not None and settings.async_mode in ("eventlet", "gevent"):
@@ -53,7 +59,7 @@ class Services:
             remote = dispatcher(settings)
         runner = Runner(db, tools, definitions, notifier, settings, spawn=spawn, dispatch=remote)
         return cls(settings, db, tools, definitions, notifier, runner,
-                   approval_recheck=policies.approval_recheck(tools))
+                   approval_recheck=policies.approval_recheck(tools), mcp=mcp)
 
     def default_workspace_id(self) -> str:
         with self.db.transaction() as session:
@@ -66,6 +72,8 @@ class Services:
 
     def close(self) -> None:
         self.runner.shutdown()
+        if self.mcp is not None:
+            self.mcp.close()  # stops the stdio servers this process started
         for tool in self.tools.tools.values():  # e.g. sql.query's engines to the configured databases
             close = getattr(tool, "close", None)
             if callable(close):

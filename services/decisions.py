@@ -344,7 +344,7 @@ def _submit(services, workspace_id: str, execution_id: str, body: dict[str, Any]
                              execution_id)
             if earlier is not None:
                 return earlier
-            response = decide(session, services.definitions, services.tools, workspace_id, execution_id, body,
+            response = decide(session, services.definitions, services.tools.for_workspace(workspace_id), workspace_id, execution_id, body,
                               operator, events, idempotency_key)
             ex = held(session, Execution, execution_id)
             if ex.status in S.RUNNABLE:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import logging
 import random
 import shutil
+import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -53,7 +54,7 @@ def load(services: Services, workspace_id: str) -> list[str]:
                     log.warning("the demo's %r calls this server at %s, which outbound requests refuse unless "
                                 "COACH_OUTBOUND_ALLOW names it (make run sets 127.0.0.1)", definition["name"],
                                 services.settings.host)
-            created.append((definition["name"], workflows.create(session, services.tools, workspace_id, definition).id))
+            created.append((definition["name"], workflows.create(session, services.tools.for_workspace(workspace_id), workspace_id, definition).id))
     by_name = dict(created)
     with services.db.transaction() as session:
         for name, rule in RULES:
@@ -66,7 +67,46 @@ def load(services: Services, workspace_id: str) -> list[str]:
             start(services, workspace_id, by_name[name], variables)
     if "Supplier payment" in by_name:  # waits for two leads' sign-off (an approval step, in normal mode)
         start(services, workspace_id, by_name["Supplier payment"], {}, mode="normal")
-    return [name for name, _ in created]
+    return [name for name, _ in created] + mcp_demo(services, workspace_id)
+
+
+def orders_command() -> list[str]:
+    """The demo MCP server's command line (demo/orders_mcp.py): `make run` allows exactly this one."""
+    return [sys.executable, str(DEMO_DIR / "orders_mcp.py")]
+
+
+def mcp_demo(services: Services, workspace_id: str) -> list[str]:
+    """The tool server `orders` (demo/orders_mcp.py over stdio) and the workflow that calls it, when the server's
+    configuration allows the command (COACH_MCP_STDIO_ALLOW; `make run` does)."""
+    from services.models import ToolServer
+    from services.toolservers import service as tool_servers
+    from services.toolservers.source import stdio_allowed
+
+    command = orders_command()
+    if not stdio_allowed(command, services.settings.mcp_stdio_allow):
+        log.info("demo MCP server not added: COACH_MCP_STDIO_ALLOW does not allow %r", " ".join(command))
+        return []
+    with services.db.transaction() as session:
+        row = session.scalar(select(ToolServer).where(ToolServer.workspace_id == workspace_id,
+                                                      ToolServer.name == "orders"))
+        if row is None:
+            row = tool_servers.create(session, services.mcp, workspace_id, {
+                "name": "orders", "transport": "stdio", "command": command, "trusted": True,
+                "description": "The shop's orders (the demo's own MCP server, demo/orders_mcp.py)"}, "demo")
+        server_id = row.id
+    listed = tool_servers.refresh(services.db, services.mcp, workspace_id, server_id, "demo")
+    if listed.last_error:
+        log.warning("the demo MCP server did not list its tools: %s", listed.last_error)
+        return []
+    definition = yaml.safe_load((DEMO_DIR / "mcp" / "refund_lookup.yaml").read_text())
+    with services.db.transaction() as session:
+        exists = session.scalar(select(Workflow.id).where(Workflow.workspace_id == workspace_id,
+                                                          Workflow.name == definition["name"],
+                                                          Workflow.deleted_at.is_(None)))
+        if exists is not None:
+            return []
+        workflows.create(session, services.tools.for_workspace(workspace_id), workspace_id, definition)
+    return [definition["name"]]
 
 
 CUSTOMERS = ["Ada Lovelace", "Grace Hopper", "Alan Turing", "Edsger Dijkstra", "Barbara Liskov",

@@ -62,7 +62,7 @@ def approval_recheck(tools: ToolRegistry):
         ex = session.get(Execution, approval.execution_id)
         if ex is None or not approval.tool:
             return None
-        call = call_for(tools, approval.tool, params, step_type="action", workflow_id=ex.workflow_id,
+        call = call_for(tools.for_workspace(ex.workspace_id), approval.tool, params, step_type="action", workflow_id=ex.workflow_id,
                         user=starter(session, ex.started_by))
         return evaluate(session, ex.workspace_id, call).to_dict()
     return recheck

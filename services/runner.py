@@ -275,7 +275,8 @@ class Runner:
                 self.leases.held[execution_id] = step.id  # renewed by the lease keeper while the tool runs
                 # an agent step commits its conversation as it goes (services.agent); None: it waits for a person
                 outcome = agent.run_step(self, execution_id, step) if step.type == "agent" else \
-                    execute(step, state, self.tools, params=params, idempotency_key=key)
+                    execute(step, state, self.tools.for_workspace(state.workspace_id), params=params,
+                            idempotency_key=key)
         finally:
             self.leases.held.pop(execution_id, None)
 
@@ -378,7 +379,7 @@ class Runner:
                 return AGAIN if claim else True
             if nxt.kind != "run":
                 return None
-            inline = self._inline(nxt.step)
+            inline = self._inline(nxt.step, ex.workspace_id)
             if not inline and not claim:
                 return True
             st = ex.steps[nxt.step.id]
@@ -391,17 +392,18 @@ class Runner:
             state = executions.to_state(ex)
             if not inline:
                 return nxt.step, state, params, repeat
-            self._record(ex, nxt.step.id, execute(nxt.step, state, self.tools, params=params,
+            self._record(ex, nxt.step.id, execute(nxt.step, state, self.tools.for_workspace(ex.workspace_id),
+                                                  params=params,
                                                   idempotency_key=st.idempotency_key or ""))
             if time.monotonic() > until and ex.status in S.RUNNABLE:
                 return AGAIN if claim else True
         events.add("execution_update", executions.update_event(ex), execution=ex.id, workspace=ex.workspace_id)
         return None
 
-    def _inline(self, step) -> bool:
+    def _inline(self, step, workspace_id: str) -> bool:
         if step.type == "agent":  # LLM requests: always outside the transaction
             return False
-        tool = self.tools.get(step.tool or "") if step.type == "action" else None
+        tool = self.tools.for_workspace(workspace_id).get(step.tool or "") if step.type == "action" else None
         return step.type != "action" or bool(getattr(tool, "inline", False))
 
     def _step(self, session: Session, ex: Execution, events: Events, until: float) -> tuple[Next, object]:
@@ -460,7 +462,7 @@ class Runner:
                 return Next("run", step), None  # execute fails the step, naming the template's field
             if ex.mode != "normal":  # unattended in a coached workflow: it runs what it would have suggested
                 params, _, _ = coaching.learned(session, held(session, Workflow, ex.workflow_id), step.id, params)
-        explained = policies.judge(session, self.tools, ex, step, params)
+        explained = policies.judge(session, self.tools.for_workspace(ex.workspace_id), ex, step, params)
         executions.set_step(ex, step.id, policy=explained)
         if explained["effect"] == "deny":
             audit.record(session, ex.workspace_id, "system", "policy_deny", target_type="step",
@@ -500,7 +502,8 @@ class Runner:
             return
         try:
             purpose = "coaching" if nxt.reason == "decision" else nxt.reason
-            coaching.open_suggestion(session, ex, defn, step, purpose, events, self.tools)
+            coaching.open_suggestion(session, ex, defn, step, purpose, events,
+                                     self.tools.for_workspace(ex.workspace_id))
         except TemplateFailure as exc:
             self._fail(ex, step.id, f"step {step.id!r}: {exc}")
         except SQLAlchemyError:

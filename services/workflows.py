@@ -42,7 +42,7 @@ class DefinitionCache:
                                                             WorkflowVersion.version == version))
         if row is None:
             raise NotFound(f"workflow {workflow_id} has no version {version}")
-        defn = parse_definition(row.definition, self.tools)
+        defn = parse_definition(row.definition, self.tools.lenient())
         self._put(key, defn)
         return defn
 
@@ -64,7 +64,7 @@ class DefinitionCache:
             if key in self._items:
                 self._items.move_to_end(key)
                 return self._items[key]
-        defn = parse_definition(with_overrides(base.source, overrides), self.tools)
+        defn = parse_definition(with_overrides(base.source, overrides), self.tools.lenient())
         self._put(key, defn)
         return defn
 

@@ -134,7 +134,7 @@ def _parse_step(raw: Any, index: int, previous: str | None, tools: ToolRegistry,
             errors.add(f"{path}.tool", "is required for an action step")
         elif tool not in tools:
             errors.add(f"{path}.tool", f"unknown tool {tool!r}; known tools: {tools.names()}")
-        else:
+        elif tools.get(tool) is not None:
             _check_literal_params(tools.get(tool).params_schema, params, f"{path}.params", errors)
     approval = None
     if step_type == "approval":

@@ -30,6 +30,7 @@ const VersionDiffPage = lazy(() => import("./workflows/VersionDiffPage"));
 // Admins: members, invitations; everyone: their tokens and preferences (src/admin/).
 const AdminPage = lazy(() => import("./admin/AdminPage"));
 const SettingsPage = lazy(() => import("./admin/SettingsPage"));
+const ToolsPage = lazy(() => import("./tools/ToolsPage"));
 // Ad-hoc plans: drafted, approved, executed (src/plans/).
 const PlansPage = lazy(() => import("./plans/PlansPage"));
 const PlanDetailPage = lazy(() => import("./plans/PlanDetailPage"));
@@ -93,6 +94,7 @@ export function AppRoutes() {
           <Route path="/audit" element={<AuditPage />} />
           <Route path="/policies" element={<PoliciesPage />} />
           <Route path="/workflows/new" element={<WorkflowEditorPage />} />
+          <Route path="/tools" element={<ToolsPage />} />
           <Route path="/workflows/:id" element={<WorkflowDetailPage />} />
           <Route path="/workflows/:id/edit" element={<WorkflowEditorPage />} />
           <Route path="/workflows/:id/diff" element={<VersionDiffPage />} />

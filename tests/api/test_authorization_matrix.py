@@ -144,6 +144,14 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("GET", "/api/policies/default"): "operator",
     ("PUT", "/api/policies/default"): "lead",
     ("POST", "/api/policies/evaluate"): "lead",
+    # MCP tool servers: admins; the tools the workspace can use: every member
+    ("GET", "/api/tool-servers"): "admin",
+    ("POST", "/api/tool-servers"): "admin",
+    ("GET", "/api/tool-servers/<server_id>"): "admin",
+    ("PUT", "/api/tool-servers/<server_id>"): "admin",
+    ("DELETE", "/api/tool-servers/<server_id>"): "admin",
+    ("POST", "/api/tool-servers/<server_id>/refresh"): "admin",
+    ("GET", "/api/tools"): "operator",
 }
 
 # Routes that name a row in their body instead of their path: they get a foreign-row case too.
@@ -152,11 +160,13 @@ FOREIGN_IN_BODY = {("POST", "/api/executions/"), ("POST", "/api/executions/coach
 # Path variables that are not ids of a workspace's row.
 NOT_ROWS = {"step_id", "filename"}
 SUCCESS = {"POST": 200, "GET": 200, "PUT": 200, "PATCH": 200, "DELETE": 204}
-CREATED = {("POST", "/api/plans"), ("POST", "/api/plans/<plan_id>/save-as-workflow"), ("POST", "/api/workflows"), ("POST", "/api/executions/"), ("POST", "/api/executions/coaching"),
+CREATED = {("POST", "/api/tool-servers"), ("POST", "/api/plans"), ("POST", "/api/plans/<plan_id>/save-as-workflow"), ("POST", "/api/workflows"), ("POST", "/api/executions/"), ("POST", "/api/executions/coaching"),
            ("POST", "/api/auth/tokens"), ("POST", "/api/correction-packs/import"), ("POST", "/api/policies")}
 ACCEPTED = {("POST", "/api/users")}  # an invitation, answered the same whether or not the email has an account
 NO_CONTENT = {("POST", "/api/auth/logout"), ("POST", "/api/auth/invitations/<invitation_id>/decline")}
 
+# an http server nobody listens at (port 9, discard): a refresh answers 200 with the reason in `last_error`
+TOOL_SERVER = {"name": "remote", "transport": "http", "url": "http://127.0.0.1:9/mcp", "bearer_token": "t"}
 POLICY = {"name": "matrix rule", "order": 1, "effect": "require_review", "match": {"tool": "sql.*", "sql": "not_read"}}
 MAIL_STEP = {"id": "mail", "tool": "echo", "params": {"to": "a@x", "cc": "none"}}
 DEFINITION = {"name": "matrix", "steps": [MAIL_STEP]}
@@ -257,6 +267,10 @@ class World:
             assert self.settle(side, plan_id)["status"] == "waiting_clarification"
         return plan_id
 
+    def tool_server(self, side: str) -> str:
+        return self.ok("POST", "/api/tool-servers", self.admin_of(side),
+                       {**TOOL_SERVER, "name": f"remote{self.seq()}"}, status=201)["id"]
+
     def token_of(self, caller: str) -> str:
         return self.ok("POST", "/api/auth/tokens", caller, {"name": f"to revoke {self.seq()}"}, status=201)["id"]
 
@@ -300,6 +314,7 @@ def _populate(w: World, side: str) -> dict[str, str]:
     rows["export"] = w.ok("GET", f"/api/correction-packs/{rows['pack_id']}/export", admin)
     rows["policy_id"] = w.ok("POST", "/api/policies", admin, POLICY, status=201)["id"]
     rows["plan_id"] = w.plan(side, "paused")
+    rows["server_id"] = w.tool_server(side)
     return rows
 
 
@@ -416,6 +431,10 @@ def _build(w: World, key: tuple[str, str], side: str, caller: str | None, fresh:
         return Request({"policy_id": w.ok("POST", "/api/policies", w.admin_of(side), POLICY, status=201)["id"]})
     if key == ("PUT", "/api/policies/default"):
         return Request(json={"destructive": "require_review"})
+    if key in {("POST", "/api/tool-servers"), ("PUT", "/api/tool-servers/<server_id>")}:
+        return Request(json={**TOOL_SERVER, "name": f"remote{w.seq()}"})
+    if key == ("DELETE", "/api/tool-servers/<server_id>") and fresh:
+        return Request({"server_id": w.tool_server(side)})
     if key == ("POST", "/api/policies/evaluate"):
         return Request(json={"tool": "sql.query", "params": {"query": "DELETE FROM t"}})
     if key in {("POST", "/api/plans/<plan_id>/pause"), ("POST", "/api/executions/<execution_id>/pause")}:
@@ -598,6 +617,8 @@ INVALID = {
     ("PUT", "/api/policies/default"): ("/api/policies/default", {"destructive": "later"}),
     ("POST", "/api/policies/evaluate"): ("/api/policies/evaluate", {"params": {}}),
     ("POST", "/api/plans/<plan_id>/save-as-workflow"): ("/api/plans/{plan_id}/save-as-workflow", {"name": 5}),
+    ("POST", "/api/tool-servers"): ("/api/tool-servers", {"name": "x", "transport": "carrier pigeon"}),
+    ("PUT", "/api/tool-servers/<server_id>"): ("/api/tool-servers/{server_id}", {"name": "x", "transport": "pigeon"}),
 }
 
 def _invalid_cases():

@@ -75,6 +75,9 @@ export function Layout({ children, focusOnMount = false }: { children: ReactNode
                 </li>
               ) : null}
               <li>
+                <NavLink to="/tools">Tools</NavLink>
+              </li>
+              <li>
                 <NavLink to="/audit">Audit log</NavLink>
               </li>
               {role === "admin" ? (

@@ -1,0 +1,347 @@
+"""Sessions with MCP servers, pooled per server and reconnected, driven from the MCP loop thread.
+
+`Clients.list_tools(endpoint)` and `Clients.call(endpoint, ...)` are called from request handlers and the runner
+(threads or green threads); the SDK's ClientSession runs on the loop of services/toolservers/loop.py. One
+session per server configuration (an edit makes a new one); a session whose transport died (the server crashed,
+the connection dropped) is replaced at the next use. A call that outlives its timeout is cancelled: the caller
+gets a clear error at once, the server gets notifications/cancelled, and a server that then does not answer a
+ping is disconnected (a stdio server that blocks its own loop is stopped), so nothing waits on it again.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, Callable
+
+import anyio
+import httpx
+from mcp import ClientSession, McpError
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.message import SessionMessage
+from mcp.types import (CONNECTION_CLOSED, CancelledNotification, CancelledNotificationParams, ClientNotification, Implementation,
+                       JSONRPCRequest, PaginatedRequestParams, ServerNotification,
+                       ToolListChangedNotification)
+
+from services.toolservers.loop import LoopThread
+from services.toolservers.stdio import stdio_transport
+
+log = logging.getLogger(__name__)
+
+CALL_ID = "io.coach/call"
+PING_AFTER_TIMEOUT_S = 2.0
+MAX_LIST_PAGES = 20
+
+
+class Unavailable(Exception):
+    """The server could not be reached, died, or did not answer in time (message is shown to users)."""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    server_id: str
+    name: str
+    revision: int
+    transport: str  # http | stdio
+    url: str = ""
+    headers: tuple[tuple[str, str], ...] = ()
+    command: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    cwd: str | None = None
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.server_id, self.revision)
+
+
+class _Recorder:
+    """The write stream the ClientSession sends on, noting the JSON-RPC id of each tools/call by the call id
+    Coach put in its _meta, so that a timed-out call can be cancelled by id (notifications/cancelled)."""
+
+    def __init__(self, stream: Any):
+        self._stream = stream
+        self.ids: dict[str, Any] = {}
+
+    async def send(self, item: SessionMessage) -> None:
+        root = getattr(item.message, "root", None)
+        if isinstance(root, JSONRPCRequest) and root.method == "tools/call":
+            meta = (root.params or {}).get("_meta") or {}
+            if CALL_ID in meta:
+                self.ids[meta[CALL_ID]] = root.id
+        await self._stream.send(item)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self._stream.aclose()
+
+
+@dataclass
+class Connection:
+    endpoint: Endpoint
+    on_list_changed: Callable[[Endpoint], None]
+    connect_timeout: float
+    session: ClientSession | None = None
+    recorder: _Recorder | None = None
+    error: str = ""
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+    task: asyncio.Task | None = None
+    process: Any = None
+
+    @property
+    def alive(self) -> bool:
+        return self.task is not None and not self.task.done() and self.session is not None
+
+    async def open(self) -> None:
+        self.task = asyncio.create_task(self._run())
+        try:
+            await asyncio.wait_for(self.ready.wait(), self.connect_timeout)
+        except asyncio.TimeoutError:
+            await self.close()
+            raise Unavailable(f"MCP server {self.endpoint.name!r} did not complete the handshake within "
+                              f"{self.connect_timeout:g}s")
+        if self.session is None:
+            gone = self.process.exit_status() if self.process is not None else ""
+            raise Unavailable(f"MCP server {self.endpoint.name!r} could not be reached: {self.error}"
+                              + (f" ({gone})" if gone else ""))
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, ServerNotification) and isinstance(message.root, ToolListChangedNotification):
+            self.on_list_changed(self.endpoint)
+
+    def _transport(self):
+        ep = self.endpoint
+        if ep.transport == "stdio":
+            return stdio_transport(list(ep.command), dict(ep.env), ep.cwd)
+        client = httpx.AsyncClient(headers=dict(ep.headers), timeout=httpx.Timeout(30.0, read=None),
+                                   follow_redirects=False)
+        return _http(ep.url, client)
+
+    async def _run(self) -> None:
+        try:
+            async with self._transport() as (read, write, extra):
+                self.process = extra if self.endpoint.transport == "stdio" else None
+                self.recorder = _Recorder(write)
+                async with ClientSession(read, self.recorder, message_handler=self._on_message,
+                                         client_info=Implementation(name="coach", version="1")) as session:
+                    await session.initialize()
+                    self.session = session
+                    self.ready.set()
+                    await self.stop.wait()
+        except BaseException as exc:  # noqa: BLE001 (the reason is kept for the caller; the task just ends)
+            self.error = _reason(exc, self)
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+        finally:
+            self.session = None
+            self.ready.set()
+
+    def why_gone(self) -> str:
+        if self.process is not None:
+            return self.process.exit_status()
+        return self.error or "the connection was closed"
+
+    async def close(self) -> None:
+        self.stop.set()
+        if self.task is not None and not self.task.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(self.task), 5.0)
+            except (asyncio.TimeoutError, Exception):
+                self.task.cancel()
+                with contextlib.suppress(BaseException):
+                    await self.task
+
+
+@contextlib.asynccontextmanager
+async def _http(url: str, client: httpx.AsyncClient):
+    async with client:
+        async with streamable_http_client(url, http_client=client) as (read, write, _session_id):
+            yield read, write, None
+
+
+def _reason(exc: BaseException, conn: Connection | None = None) -> str:
+    """The innermost useful message of an exception (anyio wraps transport failures in exception groups)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, httpx.HTTPStatusError):
+        return f"HTTP {exc.response.status_code} from {exc.request.url}"
+    if isinstance(exc, httpx.ConnectError):
+        return f"cannot connect: {exc}"
+    if isinstance(exc, FileNotFoundError):
+        return f"command not found: {exc.filename}"
+    text = str(exc) or type(exc).__name__
+    return text
+
+
+class Clients:
+    """The pool of sessions, and the blocking (gevent-friendly) calls the rest of Coach makes."""
+
+    def __init__(self, *, call_timeout: float, connect_timeout: float,
+                 on_tools: Callable[[Endpoint, list[dict[str, Any]]], None] | None = None):
+        self.call_timeout = call_timeout
+        self.connect_timeout = connect_timeout
+        # called on the loop with a server's new tool list after it sent notifications/tools/list_changed
+        self.on_tools = on_tools or (lambda ep, tools: None)
+        self.loop = LoopThread()
+        self._connections: dict[str, Connection] = {}  # server id -> its live connection (touched on the loop only)
+        self._opening: dict[str, asyncio.Lock] = {}
+
+    # -- on the loop ------------------------------------------------------------------------------------------
+
+    async def _connection(self, ep: Endpoint) -> Connection:
+        lock = self._opening.setdefault(ep.server_id, asyncio.Lock())
+        async with lock:
+            conn = self._connections.get(ep.server_id)
+            if conn is not None and conn.endpoint.key == ep.key and conn.alive:
+                return conn
+            if conn is not None:
+                self._connections.pop(ep.server_id, None)
+                await conn.close()
+            conn = Connection(ep, self._list_changed, self.connect_timeout)
+            await conn.open()
+            self._connections[ep.server_id] = conn
+            return conn
+
+    def _list_changed(self, ep: Endpoint) -> None:
+        async def relist() -> None:
+            try:
+                self.on_tools(ep, await self._list(ep))
+            except Exception:  # noqa: BLE001 (the next refresh or call tries again)
+                log.exception("listing %s's tools after tools/list_changed failed", ep.name)
+        asyncio.get_running_loop().create_task(relist())
+
+    async def _list(self, ep: Endpoint) -> list[dict[str, Any]]:
+        conn = await self._connection(ep)
+        tools: list[dict[str, Any]] = []
+        cursor = None
+        for _ in range(MAX_LIST_PAGES):
+            try:
+                page = await asyncio.wait_for(conn.session.list_tools(params=PaginatedRequestParams(cursor=cursor)) if cursor
+                                              else conn.session.list_tools(), self.call_timeout)
+            except asyncio.TimeoutError:
+                await self._drop(ep, conn)
+                raise Unavailable(f"MCP server {ep.name!r} did not list its tools within {self.call_timeout:g}s")
+            except McpError as exc:
+                if exc.error.code == CONNECTION_CLOSED:
+                    await self._drop(ep, conn)
+                    raise Unavailable(f"MCP server {ep.name!r} closed the connection: {conn.why_gone()}")
+                raise Unavailable(f"MCP server {ep.name!r} refused to list its tools: {exc.error.message}")
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                await self._drop(ep, conn)
+                raise Unavailable(f"MCP server {ep.name!r} is not connected: {conn.why_gone()}")
+            tools.extend(t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in page.tools)
+            cursor = page.nextCursor
+            if not cursor:
+                break
+        return tools
+
+    async def _call(self, ep: Endpoint, tool: str, arguments: dict[str, Any], timeout: float,
+                    meta: dict[str, Any]) -> dict[str, Any]:
+        for attempt in (1, 2):
+            conn = await self._connection(ep)
+            try:
+                return await self._call_on(conn, tool, arguments, timeout, meta)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                # the session's streams were closed before the request went out: it never reached the server,
+                # so one retry on a new connection cannot run the tool twice
+                await self._drop(ep, conn)
+                if attempt == 2:
+                    raise Unavailable(f"MCP server {ep.name!r} is not connected: {conn.why_gone()}")
+        raise AssertionError("unreachable")
+
+    async def _call_on(self, conn: Connection, tool: str, arguments: dict[str, Any], timeout: float,
+                       meta: dict[str, Any]) -> dict[str, Any]:
+        ep = conn.endpoint
+        call_id = uuid.uuid4().hex
+        request = conn.session.call_tool(tool, arguments, read_timeout_seconds=timedelta(seconds=timeout + 5),
+                                         meta={**meta, CALL_ID: call_id})
+        try:
+            result = await asyncio.wait_for(request, timeout)
+        except asyncio.TimeoutError:
+            await self._cancel(ep, conn, call_id)
+            raise Unavailable(f"MCP server {ep.name!r} did not answer {tool} within {timeout:g}s; the call was "
+                              f"cancelled")
+        except McpError as exc:
+            if exc.error.code == CONNECTION_CLOSED:
+                await self._drop(ep, conn)
+                raise Unavailable(f"MCP server {ep.name!r} closed the connection during {tool}: "
+                                  f"{conn.why_gone()}")
+            raise Unavailable(f"MCP server {ep.name!r} failed on {tool}: {exc.error.message}")
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            raise
+        except Exception as exc:  # the SDK's own checks (an output not matching the tool's outputSchema …)
+            raise Unavailable(f"MCP server {ep.name!r} gave an unusable answer to {tool}: {_reason(exc)}")
+        finally:
+            if conn.recorder is not None:
+                conn.recorder.ids.pop(call_id, None)
+        return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    async def _cancel(self, ep: Endpoint, conn: Connection, call_id: str) -> None:
+        request_id = conn.recorder.ids.pop(call_id, None) if conn.recorder else None
+        if request_id is not None and conn.alive:
+            with contextlib.suppress(Exception):
+                await conn.session.send_notification(ClientNotification(CancelledNotification(
+                    params=CancelledNotificationParams(requestId=request_id, reason="timed out"))))
+        await self._check(ep, conn)  # before the caller hears of it: its next call must not find a wedged server
+
+    async def _check(self, ep: Endpoint, conn: Connection) -> None:
+        """After a timeout: a server that does not answer a ping is disconnected (and a stdio one stopped)."""
+        try:
+            await asyncio.wait_for(conn.session.send_ping(), PING_AFTER_TIMEOUT_S)
+        except Exception:  # noqa: BLE001 (no pong, whatever the reason)
+            await self._drop(ep, conn)
+
+    async def _drop(self, ep: Endpoint, conn: Connection) -> None:
+        if self._connections.get(ep.server_id) is conn:
+            self._connections.pop(ep.server_id, None)
+        await conn.close()
+
+    async def _forget(self, server_id: str) -> None:
+        conn = self._connections.pop(server_id, None)
+        if conn is not None:
+            await conn.close()
+
+    async def _close_all(self) -> None:
+        for server_id in list(self._connections):
+            await self._forget(server_id)
+
+    # -- from anywhere (blocking the caller only) ------------------------------------------------------------------
+
+    def list_tools(self, ep: Endpoint) -> list[dict[str, Any]]:
+        return self._run(self._list(ep), self.connect_timeout + self.call_timeout * MAX_LIST_PAGES, ep)
+
+    def call(self, ep: Endpoint, tool: str, arguments: dict[str, Any], *, timeout: float | None = None,
+             meta: dict[str, Any] | None = None) -> dict[str, Any]:
+        seconds = min(timeout or self.call_timeout, self.call_timeout)
+        return self._run(self._call(ep, tool, arguments, seconds, meta or {}), self.connect_timeout + seconds + 10,
+                         ep)
+
+    def forget(self, server_id: str) -> None:
+        """Disconnect a server (deleted, or its configuration changed), without waiting: the caller may hold a
+        transaction, and the next call of a changed server makes a new session anyway (keyed by revision)."""
+        if self.loop.loop is not None:
+            self.loop.submit(self._forget(server_id))
+
+    def close(self) -> None:
+        if self.loop.loop is not None:
+            with contextlib.suppress(Exception):
+                self.loop.run(self._close_all(), 15)
+            self.loop.close()
+
+    def _run(self, coro, limit: float, ep: Endpoint):
+        try:
+            return self.loop.run(coro, limit)
+        except Unavailable:
+            raise
+        except TimeoutError as exc:  # the outer bound (the coroutine's own bounds come first)
+            raise Unavailable(f"MCP server {ep.name!r}: {exc}") from exc
+        except Exception as exc:  # noqa: BLE001
+            raise Unavailable(f"MCP server {ep.name!r}: {_reason(exc)}") from exc

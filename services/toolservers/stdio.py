@@ -1,0 +1,145 @@
+"""The stdio transport for the SDK's ClientSession, with the server process started by os.posix_spawn.
+
+The SDK's own `stdio_client` starts the process through asyncio, which uses `subprocess.Popen`: under gevent's
+monkey-patching that is gevent's Popen, which may only be made on the main thread's hub, while Coach's MCP loop
+runs in a thread of its own (services/toolservers/loop.py). So the process is started here with posix_spawn
+(unpatched) and its pipes are read by the asyncio loop; framing is the protocol's (one JSON-RPC message per line),
+parsed and written by the SDK's own types (JSONRPCMessage, SessionMessage). Everything above the transport
+(initialize, requests, notifications, cancellation) is the SDK's ClientSession.
+"""
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import os
+import shutil
+import signal
+from typing import Any, AsyncIterator
+
+import anyio
+from mcp.shared.message import SessionMessage
+from mcp.types import JSONRPCMessage
+
+from services.toolservers.loop import native
+
+LINE_LIMIT = 16 * 1024 * 1024  # one message (a tool's result) may be large
+STDERR_LINES = 20
+
+
+class StdioProcess:
+    """The server process, started with os.posix_spawn (gevent's patched subprocess may only fork on the main
+    thread's hub, and its unpatched Popen cannot fork under the patch either); in a session of its own, so that
+    stopping it stops what it started (npx, uvx ... start children)."""
+
+    def __init__(self, command: list[str], env: dict[str, str], cwd: str | None):
+        program = shutil.which(command[0], path=env.get("PATH")) if os.sep not in command[0] else command[0]
+        if not program:
+            raise FileNotFoundError(2, "command not found", command[0])
+        argv = [program, *command[1:]]
+        if cwd:  # posix_spawn has no working directory before Python 3.13: a shell changes to it, then execs
+            argv = ["/bin/sh", "-c", 'cd -- "$0" && exec "$@"', cwd, *argv]
+        child_in, self.stdin = os.pipe()
+        self.stdout, child_out = os.pipe()
+        self.stderr_fd, child_err = os.pipe()
+        try:
+            self.pid = native("os", "posix_spawn")(argv[0], argv, env, setsid=True, file_actions=[
+                (os.POSIX_SPAWN_DUP2, child_in, 0), (os.POSIX_SPAWN_DUP2, child_out, 1),
+                (os.POSIX_SPAWN_DUP2, child_err, 2)])
+        except BaseException:
+            for fd in (self.stdin, self.stdout, self.stderr_fd):
+                os.close(fd)
+            raise
+        finally:
+            for fd in (child_in, child_out, child_err):
+                os.close(fd)
+        self.returncode: int | None = None
+        self.stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            try:
+                pid, status = native("os", "waitpid")(self.pid, os.WNOHANG)
+            except ChildProcessError:  # reaped by someone else (gevent's SIGCHLD handler)
+                self.returncode = -1
+                return self.returncode
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def exit_status(self) -> str:
+        code = self.poll()
+        tail = " | ".join(self.stderr)
+        state = "is running" if code is None else ("has exited" if code == -1 else f"exited with status {code}")
+        return f"the server process {state}" + (f"; it said: {tail[-500:]}" if tail else "")
+
+    async def stop(self, grace: float = 2.0) -> None:
+        for sig in (None, signal.SIGTERM, signal.SIGKILL):
+            if sig is not None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(self.pid, sig)  # its own session: the children it started go too
+            for _ in range(int(grace / 0.05)):
+                if self.poll() is not None:
+                    return
+                await asyncio.sleep(0.05)
+
+
+@contextlib.asynccontextmanager
+async def stdio_transport(command: list[str], env: dict[str, str], cwd: str | None = None
+                          ) -> AsyncIterator[tuple[Any, Any, StdioProcess]]:
+    """(read_stream, write_stream, process) as the SDK's ClientSession takes them."""
+    proc = StdioProcess(command, env, cwd)
+    loop = asyncio.get_running_loop()
+    stdout = asyncio.StreamReader(limit=LINE_LIMIT)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stdout), open(proc.stdout, "rb", 0))
+    stderr = asyncio.StreamReader(limit=LINE_LIMIT)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stderr), open(proc.stderr_fd, "rb", 0))
+    writer, _ = await loop.connect_write_pipe(asyncio.Protocol, open(proc.stdin, "wb", 0))
+
+    read_send, read_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_send, write_receive = anyio.create_memory_object_stream[SessionMessage](0)
+
+    async def pump_out() -> None:
+        async with read_send:
+            while True:
+                try:
+                    line = await stdout.readline()
+                except ValueError as exc:  # a line past LINE_LIMIT
+                    await read_send.send(exc)
+                    continue
+                if not line:
+                    return  # the process closed stdout (exited): the session fails what is pending
+                if not line.strip():
+                    continue
+                try:
+                    message = JSONRPCMessage.model_validate_json(line)
+                except Exception as exc:  # the SDK's stdio_client passes a bad line on as an exception too
+                    await read_send.send(exc)
+                    continue
+                await read_send.send(SessionMessage(message))
+
+    async def pump_in() -> None:
+        async with write_receive:
+            async for session_message in write_receive:
+                data = session_message.message.model_dump_json(by_alias=True, exclude_none=True)
+                if writer.is_closing():
+                    return
+                writer.write((data + "\n").encode("utf-8"))
+
+    async def pump_err() -> None:
+        while True:
+            line = await stderr.readline()
+            if not line:
+                return
+            proc.stderr.append(line.decode("utf-8", errors="replace").rstrip())
+
+    tasks = [asyncio.create_task(pump_out()), asyncio.create_task(pump_in()), asyncio.create_task(pump_err())]
+    try:
+        yield read_receive, write_send, proc
+    finally:
+        for task in tasks:
+            task.cancel()
+        with contextlib.suppress(Exception):
+            writer.close()
+        await proc.stop()
+        await asyncio.gather(*tasks, return_exceptions=True)

@@ -1,0 +1,250 @@
+"""MCP servers as tool sources: /api/tool-servers, /api/tools, and workflows calling `<server>.<tool>`.
+
+The servers are the project's own (tests/support/mcp_servers.py, built with the SDK's FastMCP), over stdio and
+streamable HTTP on loopback; nothing of Coach's is mocked.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import pytest
+
+from tests.conftest import Api, make_user
+from tests.support.mcp_servers import HttpMcpServer, stdio_command
+
+SHOP = stdio_command("shop")
+BROKEN = stdio_command("broken")
+
+
+@pytest.fixture
+def app(settings):
+    from api.app import create_app
+
+    allowed = (" ".join(SHOP), " ".join(BROKEN))
+    app = create_app(settings.with_overrides(mcp_stdio_allow=allowed, mcp_call_timeout_s=4.0,
+                                             mcp_connect_timeout_s=20.0), migrate=False)
+    app.config["TESTING"] = True
+    yield app
+    services = app.extensions["coach"]
+    services.runner.wait_idle(5)
+    services.close()
+
+
+def add_server(api: Api, name: str = "shop", command=None, **extra) -> dict:
+    body = {"name": name, "transport": "stdio", "command": command or SHOP, **extra}
+    server = api.ok("POST", "/api/tool-servers", body, status=201)
+    return api.ok("POST", f"/api/tool-servers/{server['id']}/refresh")
+
+
+def run(api: Api, steps: list, timeout: float = 30.0) -> dict:
+    wf = api.workflow(steps)
+    return api.settle(api.start(wf["id"])["execution_id"], timeout=timeout)
+
+
+def tool_names(api: Api) -> dict[str, dict]:
+    return {t["name"]: t for t in api.ok("GET", "/api/tools")["items"]}
+
+
+def test_stdio_server_tools_join_the_registry_with_schema_risk_and_source(api):
+    server = add_server(api)
+    assert server["last_error"] == "" and server["listed_at"]
+    assert {"lookup", "add", "refund", "fail", "crash", "hang", "toggle_beta"} <= {t["name"] for t in server["tools"]}
+    tools = tool_names(api)
+    lookup = tools["shop.lookup"]
+    assert lookup["source"] == "mcp" and lookup["server"] == "shop"
+    assert lookup["params_schema"]["properties"]["order_id"]["type"] == "string"
+    # not trusted: the annotations (readOnlyHint) are hints only, the tool is destructive for the policy
+    assert lookup["risk"] == "destructive"
+    assert tools["echo"]["source"] == "builtin"
+
+
+def test_trusted_server_takes_annotations_and_unannotated_tools_are_destructive(api):
+    server = add_server(api, trusted=True, risk_overrides={"add": "read"})
+    risks = {t["name"]: t["risk"] for t in server["tools"]}
+    assert risks["lookup"] == "read"          # readOnlyHint
+    assert risks["refund"] == "destructive"   # no annotations: the protocol's defaults
+    assert risks["add"] == "read"             # the admin's override wins
+    assert tool_names(api)["shop.lookup"]["risk"] == "read"
+
+
+def test_action_step_gets_structured_output_and_text(api):
+    add_server(api)
+    api.allow("shop.*")
+    ex = run(api, [{"id": "find", "tool": "shop.lookup", "params": {"order_id": "A-1001"}},
+                  {"id": "sum", "tool": "shop.add", "params": {"a": 2, "b": 3}},
+                  {"id": "check", "type": "validation", "condition": "steps.find.output.structured.total > 100"}])
+    assert ex["status"] == "completed", ex
+    steps = {s["step_id"]: s for s in ex["steps"]}
+    assert steps["find"]["output"]["structured"]["customer"] == "Ada"
+    assert steps["sum"]["output"]["text"] == "5"
+
+
+def test_is_error_fails_the_step_with_the_servers_message(api):
+    add_server(api)
+    api.allow("shop.*")
+    ex = run(api, [{"id": "f", "tool": "shop.fail", "params": {"message": "no such refund"}}])
+    assert ex["status"] == "failed"
+    step = ex["steps"][0]
+    assert "no such refund" in step["error"] and "shop.fail reported an error" in step["error"]
+
+
+def test_unknown_tool_and_bad_params_are_422(api):
+    add_server(api)
+    code, body = api.call("POST", "/api/workflows", {"name": "x", "steps": [{"id": "a", "tool": "shop.nope"}]})
+    assert code == 422 and "steps[0].tool" in body["error"]["details"]
+    code, body = api.call("POST", "/api/workflows", {"name": "x", "steps": [
+        {"id": "a", "tool": "shop.refund", "params": {"order_id": "A-1", "amount": 5, "reason": "bored"}}]})
+    assert code == 422 and any(k.startswith("steps[0].params") for k in body["error"]["details"])
+
+
+def test_crashing_server_fails_the_step_clearly_and_is_restarted(api):
+    add_server(api)
+    api.allow("shop.*")
+    started = time.monotonic()
+    ex = run(api, [{"id": "boom", "tool": "shop.crash"}])
+    assert ex["status"] == "failed"
+    assert "closed the connection" in ex["steps"][0]["error"] and "exited" in ex["steps"][0]["error"]
+    assert time.monotonic() - started < 15
+    again = run(api, [{"id": "sum", "tool": "shop.add", "params": {"a": 1, "b": 1}}])
+    assert again["status"] == "completed" and again["steps"][0]["output"]["text"] == "2"
+
+
+def test_hanging_server_times_out_and_the_next_call_works(api):
+    add_server(api)
+    api.allow("shop.*")
+    started = time.monotonic()
+    ex = run(api, [{"id": "h", "tool": "shop.hang", "params": {"seconds": 120}}])
+    took = time.monotonic() - started
+    assert ex["status"] == "failed"
+    assert "did not answer hang within" in ex["steps"][0]["error"] and "cancelled" in ex["steps"][0]["error"]
+    assert took < 15
+    again = run(api, [{"id": "sum", "tool": "shop.add", "params": {"a": 1, "b": 2}}])
+    assert again["status"] == "completed", again
+
+
+def test_list_changed_updates_the_registry_and_a_vanished_tool_fails(api):
+    add_server(api)
+    api.allow("shop.*")
+    assert "shop.beta" not in tool_names(api)
+    run(api, [{"id": "t", "tool": "shop.toggle_beta"}])
+    deadline = time.monotonic() + 10
+    while "shop.beta" not in tool_names(api) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert "shop.beta" in tool_names(api)
+    wf = api.workflow([{"id": "b", "tool": "shop.beta"}], name="uses beta")
+    run(api, [{"id": "t", "tool": "shop.toggle_beta"}])  # beta goes away
+    deadline = time.monotonic() + 10
+    while "shop.beta" in tool_names(api) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert "shop.beta" not in tool_names(api)
+    code, body = api.call("POST", "/api/workflows", {"name": "x", "steps": [{"id": "b", "tool": "shop.beta"}]})
+    assert code == 422 and "unknown tool 'shop.beta'" in body["error"]["details"]["steps[0].tool"][0]
+    ex = api.settle(api.start(wf["id"])["execution_id"])
+    assert ex["status"] == "failed" and "shop.beta" in ex["steps"][0]["error"]
+
+
+def test_invalid_schema_is_reported_and_the_tool_is_not_offered(api):
+    server = add_server(api, name="broken", command=BROKEN)
+    tools = {t["name"]: t for t in server["tools"]}
+    assert "not a valid JSON Schema" in tools["bad"]["problem"]
+    names = tool_names(api)
+    assert "broken.ok" in names and "broken.bad" not in names
+
+
+def test_policy_requires_review_for_the_servers_tools(api):
+    add_server(api, trusted=True)
+    api.ok("POST", "/api/policies", {"name": "shop needs review", "effect": "require_review", "order": 0,
+                                     "match": {"tool": "shop.*"}}, status=201)
+    verdict = api.ok("POST", "/api/policies/evaluate", {"tool": "shop.lookup", "params": {"order_id": "A-1001"}})
+    assert verdict["effect"] == "require_review" and verdict["risk"] == "read"
+    wf = api.workflow([{"id": "find", "tool": "shop.lookup", "params": {"order_id": "A-1001"}}])
+    ex = api.settle(api.start(wf["id"])["execution_id"])
+    assert ex["status"] == "waiting_approval"
+
+
+def test_coaching_suggestion_carries_the_mcp_schema_for_the_correction_editor(api):
+    add_server(api, trusted=True)
+    wf = api.workflow([{"id": "r", "tool": "shop.refund", "params": {"order_id": "A-1002", "amount": 10}}])
+    ex = api.start(wf["id"], mode="coaching")
+    api.settle(ex["execution_id"])
+    suggestion = api.ok("GET", f"/api/executions/{ex['execution_id']}/coaching/suggestion")["suggestion"]
+    schema = suggestion["params_schema"]
+    assert schema["properties"]["reason"]["enum"] == ["damaged", "lost", "late"]
+    assert schema["properties"]["amount"]["type"] == "number"
+    bad = api.call("POST", f"/api/executions/{ex['execution_id']}/coaching/decision",
+                   {"suggestion_id": suggestion["suggestion_id"], "decision": "correct",
+                    "correction": {"order_id": "A-1002", "amount": 10, "reason": "bored"}})
+    assert bad[0] == 422
+    api.ok("POST", f"/api/executions/{ex['execution_id']}/coaching/decision",
+           {"suggestion_id": suggestion["suggestion_id"], "decision": "correct",
+            "correction": {"order_id": "A-1002", "amount": 7.5, "reason": "lost"}})
+    done = api.settle(ex["execution_id"])
+    assert done["status"] == "completed"
+    # refund answers in text (no outputSchema): the step's output holds the text and the content blocks
+    assert json.loads(done["steps"][0]["output"]["text"]) == {"order_id": "A-1002", "refunded": 7.5, "reason": "lost"}
+
+
+def test_tools_of_one_workspace_are_invisible_to_another(api, app, services):
+    server = add_server(api)
+    other = app.test_client()
+    other.environ_base["HTTP_AUTHORIZATION"] = f"Bearer {make_user(services, 'boss@other.test', 'admin', 'other')}"
+    them = Api(other, services)
+    assert not any(t["name"].startswith("shop.") for t in them.ok("GET", "/api/tools")["items"])
+    assert them.call("GET", f"/api/tool-servers/{server['id']}")[0] == 404
+    assert them.call("POST", f"/api/tool-servers/{server['id']}/refresh")[0] == 404
+    assert them.call("DELETE", f"/api/tool-servers/{server['id']}")[0] == 404
+    assert them.ok("GET", "/api/tool-servers")["items"] == []
+    code, body = them.call("POST", "/api/workflows", {"name": "x", "steps": [{"id": "a", "tool": "shop.lookup"}]})
+    assert code == 422
+    # the same name in the other workspace is its own server
+    them.ok("POST", "/api/tool-servers", {"name": "shop", "transport": "stdio", "command": SHOP}, status=201)
+
+
+def test_stdio_commands_must_be_allowed_and_fields_are_checked(api):
+    code, body = api.call("POST", "/api/tool-servers", {"name": "evil", "transport": "stdio",
+                                                         "command": [sys.executable, "-c", "print(1)"]})
+    assert code == 422 and "command" in body["error"]["details"]
+    code, body = api.call("POST", "/api/tool-servers", {"name": "Bad Name", "transport": "http",
+                                                         "url": "http://127.0.0.1:1/mcp"})
+    assert code == 422 and "name" in body["error"]["details"]
+    code, body = api.call("POST", "/api/tool-servers", {"name": "web", "transport": "http", "url": "ftp://x"})
+    assert code == 422 and "url" in body["error"]["details"]
+    code, body = api.call("POST", "/api/tool-servers", {"name": "http", "transport": "http", "url": "http://x/mcp"})
+    assert code == 422 and "name" in body["error"]["details"]
+    add_server(api)
+    code, _ = api.call("POST", "/api/tool-servers", {"name": "shop", "transport": "stdio", "command": SHOP})
+    assert code == 409
+
+
+def test_http_server_with_bearer_token_stored_encrypted_and_never_returned(api, services, tmp_path):
+    from services.models import ToolServer
+
+    with HttpMcpServer(tmp_path / "mcp", name="remote") as remote:
+        created = api.ok("POST", "/api/tool-servers", {"name": "remote", "transport": "http", "url": remote.url,
+                                                        "bearer_token": "s3cret-token", "headers": {"X-Team": "a"}},
+                         status=201)
+        assert "bearer_token" not in created and "headers" not in created
+        assert created["header_names"] == ["Authorization", "X-Team"] and created["has_secret"]
+        with services.db.read() as session:
+            stored = session.get(ToolServer, created["id"]).secret
+        assert "s3cret" not in stored and stored
+        listed = api.ok("POST", f"/api/tool-servers/{created['id']}/refresh")
+        assert listed["last_error"] == "" and "lookup" in {t["name"] for t in listed["tools"]}
+        api.allow("remote.*")
+        ex = run(api, [{"id": "find", "tool": "remote.lookup", "params": {"order_id": "A-1002"}},
+                      {"id": "meta", "tool": "remote.echo_meta"}])
+        assert ex["status"] == "completed", ex
+        assert ex["steps"][0]["output"]["structured"]["status"] == "lost"
+        assert "idempotencyKey" in ex["steps"][1]["output"]["text"]
+        # PUT without headers keeps them; the audit trail holds the names only
+        body = {"name": "remote", "transport": "http", "url": remote.url, "trusted": True}
+        assert api.ok("PUT", f"/api/tool-servers/{created['id']}", body)["header_names"] == ["Authorization", "X-Team"]
+    events = api.ok("GET", "/api/audit")["items"]
+    assert {"tool_server_create", "tool_server_refresh", "tool_server_update"} <= {e["action"] for e in events}
+    assert "s3cret" not in str(events)
+    gone = run(api, [{"id": "find", "tool": "remote.lookup", "params": {"order_id": "A-1002"}}])
+    assert gone["status"] == "failed" and "remote" in gone["steps"][0]["error"]
+    api.ok("DELETE", f"/api/tool-servers/{created['id']}", status=204)
+    assert "remote.lookup" not in tool_names(api)

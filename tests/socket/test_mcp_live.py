@@ -1,0 +1,63 @@
+"""MCP tools on the real server (`python wsgi.py`, gevent by default): a slow or hanging MCP call holds its own
+step only, never the event loop: other requests are answered at once meanwhile."""
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from tests.support.live_server import LiveServer
+from tests.support.mcp_servers import stdio_command
+
+SHOP = stdio_command("shop")
+
+
+@pytest.mark.parametrize("async_mode", ["gevent", "threading", "eventlet"])
+def test_hanging_mcp_call_does_not_stall_other_requests(tmp_path, async_mode):
+    server = LiveServer(tmp_path / "server", async_mode=async_mode,
+                        env={"COACH_MCP_STDIO_ALLOW": " ".join(SHOP), "COACH_MCP_CALL_TIMEOUT_S": "4"})
+    try:
+        server.start()
+        http = server.http
+        made = http.post(server.url("/api/tool-servers"), json={"name": "shop", "transport": "stdio",
+                                                                 "command": SHOP}, timeout=30)
+        assert made.status_code == 201, made.text
+        listed = http.post(server.url(f"/api/tool-servers/{made.json()['id']}/refresh"), timeout=60).json()
+        assert listed["last_error"] == "", listed
+        assert http.post(server.url("/api/policies"), json={"name": "allow shop", "effect": "allow",
+                                                            "match": {"tool": "shop.*"}}, timeout=10).status_code == 201
+        wf = http.post(server.url("/api/workflows"), json={"name": "hang", "steps": [
+            {"id": "h", "tool": "shop.hang", "params": {"seconds": 60}}]}, timeout=10).json()
+        ex = http.post(server.url("/api/executions/"), json={"workflow_id": wf["id"], "mode": "normal"}, timeout=10).json()
+        started = time.monotonic()
+        slowest = 0.0
+        while time.monotonic() - started < 3.5:  # the call hangs meanwhile (its timeout is 4 s)
+            t = time.monotonic()
+            assert http.get(server.url("/api/tools"), timeout=5).status_code == 200
+            slowest = max(slowest, time.monotonic() - t)
+            time.sleep(0.05)
+        print(f"{async_mode}: slowest of the requests answered while an MCP call hung: {slowest * 1000:.0f} ms")
+        assert slowest < 0.5, f"a request took {slowest:.2f}s while an MCP call hung"
+        deadline = time.monotonic() + 20
+        while True:
+            body = http.get(server.url(f"/api/executions/{ex['execution_id']}"), timeout=5).json()
+            if body["status"] not in ("pending", "running") or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        assert body["status"] == "failed", body
+        assert "did not answer hang within 4s" in body["steps"][0]["error"]
+        # the server was stopped (it blocked its own loop) and is started again for the next call
+        wf2 = http.post(server.url("/api/workflows"), json={"name": "add", "steps": [
+            {"id": "a", "tool": "shop.add", "params": {"a": 20, "b": 22}}]}, timeout=10).json()
+        ex2 = http.post(server.url("/api/executions/"), json={"workflow_id": wf2["id"], "mode": "normal"}, timeout=10).json()
+        deadline = time.monotonic() + 30
+        while True:
+            body = http.get(server.url(f"/api/executions/{ex2['execution_id']}"), timeout=5).json()
+            if body["status"] not in ("pending", "running") or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        assert body["status"] == "completed" and body["steps"][0]["output"]["text"] == "42", body
+    finally:
+        server.stop()
+        server.http.close()

@@ -1,0 +1,206 @@
+"""MCP servers of the project's own, built with the official SDK (FastMCP), for the tests.
+
+    python -m tests.support.mcp_servers shop               # over stdio
+    python -m tests.support.mcp_servers shop --http PORT   # streamable HTTP on 127.0.0.1:PORT/mcp
+    python -m tests.support.mcp_servers broken             # a server whose tool has an invalid JSON Schema
+
+`shop` offers: `lookup` (read-only, structured output), `add` (plain text), `refund` (an enum and a number:
+a form the correction editor renders; no annotations, so destructive and open-world by the protocol's
+defaults), `fail` (isError), `crash` (the process dies mid-call), `hang` (sleeps past any timeout without
+giving the server's loop back), `slow` (sleeps, politely), `toggle_beta` (adds or removes the tool `beta`
+and tells the client with notifications/tools/list_changed).
+
+HttpMcpServer runs one in a subprocess for a test; stdio servers are started by the client itself.
+"""
+import argparse
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel
+from mcp.server.fastmcp import Context, FastMCP
+from mcp.types import ToolAnnotations
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+class Order(BaseModel):
+    order_id: str
+    customer: str
+    total: float
+    status: str
+
+
+ORDERS = {
+    "A-1001": {"order_id": "A-1001", "customer": "Ada", "total": 120.5, "status": "delivered"},
+    "A-1002": {"order_id": "A-1002", "customer": "Grace", "total": 42.0, "status": "lost"},
+}
+
+
+def shop_server(name: str = "shop", **settings):
+    mcp = FastMCP(name, **settings)
+
+    @mcp.tool(annotations=ToolAnnotations(readOnlyHint=True, openWorldHint=False))
+    def lookup(order_id: str) -> Order:
+        """Look an order up by its id."""
+        order = ORDERS.get(order_id)
+        if order is None:
+            raise ValueError(f"no order {order_id}")
+        return Order(**order)
+
+    @mcp.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False, openWorldHint=False))
+    def add(a: int, b: int) -> str:
+        """Add two numbers (answers in text)."""
+        return f"{a + b}"
+
+    @mcp.tool()
+    def refund(order_id: str, amount: float, reason: Literal["damaged", "lost", "late"] = "damaged") -> dict:
+        """Refund part of an order."""
+        return {"order_id": order_id, "refunded": amount, "reason": reason}
+
+    @mcp.tool()
+    def fail(message: str = "the tool failed") -> str:
+        """Always fails with the given message."""
+        raise ValueError(message)
+
+    @mcp.tool()
+    def crash() -> str:
+        """Kills the server process in the middle of the call."""
+        os._exit(3)
+
+    @mcp.tool()
+    def hang(seconds: float = 3600) -> str:
+        """Blocks the whole server (a synchronous sleep) for this long."""
+        time.sleep(seconds)
+        return "woke up"
+
+    @mcp.tool()
+    async def slow(seconds: float = 1.0) -> str:
+        """Sleeps without blocking the server."""
+        await asyncio.sleep(seconds)
+        return f"slept {seconds}"
+
+    @mcp.tool()
+    def echo_meta(ctx: Context) -> dict:
+        """Returns the request's _meta (what the client sent along with the call)."""
+        meta = ctx.request_context.meta
+        return {"meta": meta.model_dump(exclude_none=True) if meta is not None else None}
+
+    beta = {"present": False}
+
+    @mcp.tool()
+    async def toggle_beta(ctx: Context) -> str:
+        """Adds the tool `beta` when it is absent, removes it when present; tells the client the list changed."""
+        if not beta["present"]:
+            mcp.add_tool(lambda: "beta here", name="beta", description="Appears and disappears.")
+            state = "added"
+        else:
+            mcp.remove_tool("beta")
+            state = "removed"
+        beta["present"] = not beta["present"]
+        await ctx.session.send_tool_list_changed()
+        return state
+
+    return mcp
+
+
+def broken_server():
+    """A low-level server (the SDK's `Server`) whose tool `bad` has a schema that is not a JSON Schema."""
+    from mcp.server.lowlevel import Server
+    import mcp.types as types
+
+    server = Server("broken")
+
+    @server.list_tools()
+    async def list_tools() -> list[types.Tool]:
+        return [types.Tool(name="bad", description="A tool with a broken schema",
+                           inputSchema={"type": "object", "properties": {"x": {"type": "no-such-type"}}}),
+                types.Tool(name="ok", description="A fine tool", inputSchema={"type": "object"})]
+
+    @server.call_tool()
+    async def call_tool(name: str, arguments: dict) -> list[types.TextContent]:
+        return [types.TextContent(type="text", text=f"{name} called")]
+
+    return server
+
+
+async def _run_lowlevel_stdio(server) -> None:
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("kind", choices=("shop", "broken"))
+    parser.add_argument("--http", type=int, default=0, help="serve streamable HTTP on this port (default: stdio)")
+    parser.add_argument("--name", default="shop")
+    args = parser.parse_args(argv)
+    if args.kind == "broken":
+        asyncio.run(_run_lowlevel_stdio(broken_server()))
+        return
+    if args.http:
+        shop_server(args.name, host="127.0.0.1", port=args.http, log_level="WARNING").run("streamable-http")
+    else:
+        shop_server(args.name, log_level="WARNING").run("stdio")
+
+
+def stdio_command(kind: str = "shop") -> list[str]:
+    """The command line that starts a test server over stdio (what a tool server's `command` holds)."""
+    return [sys.executable, str(Path(__file__).resolve()), kind]
+
+
+class HttpMcpServer:
+    """`shop` over streamable HTTP in a subprocess on a free loopback port: `with HttpMcpServer(tmp) as s: s.url`."""
+
+    def __init__(self, folder: str | os.PathLike, name: str = "shop"):
+        from tests.support.live_server import free_port
+
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.name = name
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> "HttpMcpServer":
+        log = open(self.folder / f"mcp-{self.port}.log", "wb")
+        self.process = subprocess.Popen([sys.executable, "-m", "tests.support.mcp_servers", "shop", "--http",
+                                         str(self.port), "--name", self.name],
+                                        cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT)
+        log.close()
+        import socket
+
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"MCP test server exited: {(self.folder / f'mcp-{self.port}.log').read_text()}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return self
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("MCP test server did not start")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5)
+
+    def __enter__(self) -> "HttpMcpServer":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+if __name__ == "__main__":
+    main()
