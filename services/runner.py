@@ -139,6 +139,8 @@ class Runner:
                 if running or ex.lease_owner is not None:
                     previous = ex.lease_owner
                     self.leases.grant(ex, now)
+                    if self._dispatch is not None:  # a worker runs it (services.worker): the lease is the one it claims
+                        self.leases.release(ex)
                     if running:
                         log.warning("execution %s: taking over step %s from %s (lease expired or its instance "
                                     "gone)", execution_id, ", ".join(running), previous or "nobody")

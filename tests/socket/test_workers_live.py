@@ -79,7 +79,8 @@ def cluster(tmp_path, redis_dbs):
     """A server whose slow steps go to Celery workers, and a factory of workers (each `celery worker` process)."""
     broker, queue = redis_dbs
     server = LiveServer(tmp_path / "server", demo="0",
-                        env={"COACH_BROKER_URL": broker, "COACH_MESSAGE_QUEUE": queue, "COACH_LEASE_S": "3"})
+                        env={"COACH_BROKER_URL": broker, "COACH_MESSAGE_QUEUE": queue, "COACH_LEASE_S": "3",
+                             "COACH_LEASE_SCAN_S": "1", "COACH_WORKER_REDELIVER_S": "5"})
     workers: list[subprocess.Popen] = []
 
     def worker(name: str) -> subprocess.Popen:
@@ -147,3 +148,64 @@ def test_a_slow_step_runs_on_a_worker_and_its_events_reach_the_servers_clients(c
                                     for u in updates), timeout=10, message="the completion pushed to the client")
     finally:
         client.disconnect()
+
+
+def _tool_calls(server: LiveServer, execution_id: str) -> list[dict]:
+    events = server.get("/api/audit", params={"action": "tool_call", "per_page": 100}).json()["items"]
+    return [e for e in events if e.get("execution_id") == execution_id]
+
+
+def test_a_worker_killed_mid_step_loses_nothing_and_the_step_is_taken_over_once(cluster, calls):
+    """SIGKILL of the worker while its tool call is in flight: the step goes to the other worker (the server's lease
+    scan sees the dead holder; Redis later re-delivers the lost task too), runs again once with the same
+    Idempotency-Key, and the execution completes once."""
+    server, worker = cluster
+    workflow_id = _workflow(server, calls.url)
+    first = worker("w1")
+    calls.release.clear()  # the booking hangs until released
+    execution_id = server.post("/api/executions", json={"workflow_id": workflow_id, "mode": "normal",
+                                                        "variables": {"order": "B-2"}}).json()["execution_id"]
+    server.wait_for(lambda: len(calls.requests) == 1, timeout=30, message="the first call in flight")
+    first.kill()  # SIGKILL: the worker and its task are gone mid-call
+    first.wait(10)
+    calls.release.set()  # the service answers the lost request; nobody hears it
+    worker("w2")
+    done = _wait_status(server, execution_id, "completed", timeout=60)
+    assert [s["status"] for s in done["steps"]] == ["succeeded", "succeeded"]
+    time.sleep(6)  # past COACH_WORKER_REDELIVER_S: the lost task comes back to w2, and changes nothing
+    keys = [r["headers"].get("Idempotency-Key") for r in calls.requests]
+    assert len(keys) == 2 and keys[0] and keys[0] == keys[1], keys  # run again once, with the key of the first
+    final = server.get(f"/api/executions/{execution_id}").json()
+    assert final["status"] == "completed" and final["steps"] == done["steps"]
+    audited = _tool_calls(server, execution_id)
+    assert [e["after"]["idempotency_key"] for e in audited] == [keys[0]] * 2, audited
+
+
+def test_a_server_killed_mid_step_has_its_step_taken_over_once_by_a_peer(tmp_path, calls):
+    """Two instances on one database, no broker: the one running a step dies (SIGKILL); its peer takes the step over
+    (its lease scan sees the dead holder), runs it again once with the same Idempotency-Key, and the execution
+    completes. Restarting a live peer never re-runs its steps (tests/api/test_step_ownership.py)."""
+    env = {"COACH_LEASE_S": "3", "COACH_LEASE_SCAN_S": "1"}
+    first = LiveServer(tmp_path / "a", demo="0", env=env)
+    first.start()
+    second = None
+    try:
+        second = LiveServer(tmp_path / "b", database_url=first.database_url, demo="0", env=env)
+        workflow_id = _workflow(first, calls.url)
+        calls.release.clear()
+        execution_id = first.post("/api/executions", json={"workflow_id": workflow_id, "mode": "normal",
+                                                           "variables": {"order": "C-3"}}).json()["execution_id"]
+        first.wait_for(lambda: len(calls.requests) == 1, timeout=30, message="the first call in flight")
+        second.start()  # a peer, up while the first instance runs the step: it leaves the live step alone
+        time.sleep(2)
+        assert len(calls.requests) == 1
+        first.kill()
+        calls.release.set()
+        done = _wait_status(second, execution_id, "completed", timeout=60)
+        assert [s["status"] for s in done["steps"]] == ["succeeded", "succeeded"]
+        keys = [r["headers"].get("Idempotency-Key") for r in calls.requests]
+        assert len(keys) == 2 and keys[0] == keys[1], keys
+    finally:
+        first.stop()
+        if second is not None:
+            second.stop()
