@@ -17,6 +17,7 @@ from sqlalchemy import bindparam, create_engine, event, insert, inspect, select,
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, make_transient, make_transient_to_detached
+from sqlalchemy.pool import NullPool
 from sqlalchemy.orm.exc import StaleDataError
 from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.orm import LoaderCallableStatus
@@ -596,6 +597,19 @@ class Database:
         # what this process keeps about this database across transactions (services.metrics' row cache):
         # every transaction finds it in info["shared"]
         self.shared: dict[str, Any] = {}
+        self._aside_engine: Engine | None = None
+        self._aside_args = {"connect_args": kwargs["connect_args"]} if "connect_args" in kwargs else {}
+
+    @contextmanager
+    def aside(self) -> Iterator[Session]:
+        """A short read on a connection of its own, outside the pool, for a lookup that may run while its caller
+        holds a pooled connection in a transaction (a workspace's MCP tools, looked up by the runner). From the pool
+        it could wait for a connection that callers like it hold: under load every pooled connection can be taken
+        by transactions waiting for the one that waits for the pool."""
+        if self._aside_engine is None:
+            self._aside_engine = create_engine(self.engine.url, poolclass=NullPool, **self._aside_args)
+        with Session(bind=self._aside_engine) as session:
+            yield session
 
     @contextmanager
     def transaction(self) -> Iterator[Transaction]:
@@ -627,6 +641,8 @@ class Database:
             conn.execute(text("SELECT 1"))
 
     def dispose(self) -> None:
+        if self._aside_engine is not None:
+            self._aside_engine.dispose()
         if self.checkpointer is not None:
             self.checkpointer.stop()
         self.engine.dispose()

@@ -110,7 +110,7 @@ class McpSource:
             cached = self._cache.get(workspace_id)
             if cached is not None and now - cached[0] < CACHE_S:
                 return cached[1]
-        with self.db.read() as session:
+        with self.db.aside() as session:  # callers may be inside a transaction (the runner): not from the pool
             rows = session.scalars(select(ToolServer).where(ToolServer.workspace_id == workspace_id,
                                                             ToolServer.enabled.is_(True))).all()
             servers = [Server.of(r) for r in rows]
