@@ -133,6 +133,7 @@ def test_the_executions_list_names_workflows_filters_and_cancels(live_server, pa
     page.get_by_label("Status", exact=True).select_option("cancelled")
     row = table.get_by_role("row").nth(1)
     expect(row).to_contain_text("Refund")
+    expect(row).to_contain_text("amount=120 · customer=ACME")  # the run's variables tell it apart
     expect(row.get_by_role("cell").nth(4)).not_to_have_text("—")  # finished: a time
     page.screenshot(path=str(SCREENSHOTS / "executions-list.png"), full_page=True)
 

@@ -19,7 +19,7 @@ import { AnswerDialog, QuestionList, questionOptionId } from "./QuestionList";
 import { apiQuery, approvalMatches, filtersFromParams, isFiltered, keyVariables, paramsOf, shows, type QueueFilters } from "./queueFilters";
 import { confidenceLabel, formatAge } from "../format";
 import { ShortcutSheet } from "./ShortcutSheet";
-import { TextDialog } from "./TextDialog";
+import { RejectApprovalDialog } from "../approvals/RejectApprovalDialog";
 import type { Question, QueueItem } from "./types";
 import { OFFLINE_POLL_MS } from "./useCoachingSession";
 import { useShortcuts } from "./useShortcuts";
@@ -393,42 +393,5 @@ export default function QueuePage() {
         />
       ) : null}
     </section>
-  );
-}
-
-/** `r` on an approval: asks why, then rejects with that comment (one reject rejects the approval). */
-function RejectApprovalDialog({
-  approval,
-  sending,
-  onSubmit,
-  onClose,
-}: {
-  approval: Approval;
-  sending: boolean;
-  onSubmit: (comment: string) => void;
-  onClose: () => void;
-}) {
-  const [comment, setComment] = useState("");
-  const [missing, setMissing] = useState(false);
-  return (
-    <TextDialog
-      title={`Reject: ${approval.message}`}
-      onClose={onClose}
-      onSend={() => (comment.trim() ? onSubmit(comment.trim()) : setMissing(true))}
-      fieldId="approval-reject-comment"
-      label="Why do you reject it?"
-      hint="Sent as the rejection's comment; the execution fails with it. Ctrl+Enter sends."
-      rows={4}
-      value={comment}
-      onChange={(value) => {
-        setComment(value);
-        if (value.trim()) setMissing(false);
-      }}
-      error={missing ? "Write why, so whoever started it knows." : null}
-      sendLabel="Reject with comment"
-      sendingLabel="Rejecting…"
-      sending={sending}
-      danger
-    />
   );
 }

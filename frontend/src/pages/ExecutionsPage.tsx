@@ -12,6 +12,7 @@ import { ConfirmDialog } from "../dashboards/ConfirmDialog";
 import { WorkflowSelect } from "../dashboards/WorkflowSelect";
 import { formatDateTime } from "../format";
 import { useDocumentTitle } from "../hooks";
+import { keyVariables } from "../coaching/queueFilters";
 
 /** While any listed execution is still going, refresh the list this often. */
 const LIST_POLL_MS = 3000;
@@ -193,6 +194,9 @@ export default function ExecutionsPage() {
                         <span className="cell-name__description mono">
                           {execution.execution_id} · v{execution.workflow_version}
                         </span>
+                        {keyVariables(execution.variables) ? (
+                          <span className="cell-name__description mono">{keyVariables(execution.variables)}</span>
+                        ) : null}
                       </th>
                       <td>
                         {execution.mode}
