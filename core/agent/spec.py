@@ -63,8 +63,10 @@ def api_names(tools: Iterable[str]) -> dict[str, str]:
     return out
 
 
-def parse_spec(raw: dict[str, Any], path: str, tool_names: list[str]) -> tuple[AgentSpec | None, dict[str, list[str]]]:
-    """The step's AgentSpec, and every problem by field path."""
+def parse_spec(raw: dict[str, Any], path: str,
+               tool_names: list[str] | None) -> tuple[AgentSpec | None, dict[str, list[str]]]:
+    """The step's AgentSpec, and every problem by field path. `tool_names` None: the tools are not checked (a stored
+    definition read again, whose tools were checked when it was saved; a workspace's MCP tools come and go)."""
     problems: dict[str, list[str]] = {}
 
     def bad(key: str, message: str) -> None:
@@ -83,7 +85,7 @@ def parse_spec(raw: dict[str, Any], path: str, tool_names: list[str]) -> tuple[A
         bad("tools", "must be a list of tool names or globs (e.g. [\"file.read\", \"sql.*\"])")
         tools = []
     for i, pattern in enumerate(tools):
-        if not resolve_tools([pattern], tool_names):
+        if tool_names is not None and not resolve_tools([pattern], tool_names):
             what = "matches no registered tool" if is_glob(pattern) else "is not a registered tool"
             bad(f"tools[{i}]", f"{pattern!r} {what}; known tools: {tool_names}")
     iterations = raw.get("max_tool_iterations", DEFAULT_MAX_TOOL_ITERATIONS)

@@ -144,7 +144,7 @@ def _parse_step(raw: Any, index: int, previous: str | None, tools: ToolRegistry,
                 errors.add(where, message)
     agent = None
     if step_type == "agent":
-        agent, problems = parse_agent(raw, path, tools.names())
+        agent, problems = parse_agent(raw, path, None if tools.accept_unknown else tools.names())
         for where, messages in problems.items():
             for message in messages:
                 errors.add(where, message)
