@@ -8,6 +8,7 @@ one made by a restarted server.
 """
 from __future__ import annotations
 
+import json
 import logging
 import threading
 
@@ -74,8 +75,10 @@ class OpenAIProvider:
             function = getattr(call, "function", None)
             if function is None:  # a custom (non-function) tool call: none are offered
                 continue
-            calls.append(ToolCall(id=call.id or f"call_{i}", name=function.name or "",
-                                  arguments=function.arguments or ""))
+            arguments = function.arguments
+            if arguments is not None and not isinstance(arguments, str):  # a server that sends an object
+                arguments = json.dumps(arguments)
+            calls.append(ToolCall(id=call.id or f"call_{i}", name=function.name or "", arguments=arguments or ""))
         extra = message.model_extra or {}
         reasoning = extra.get("reasoning_content") or extra.get("reasoning")
         return Reply(content=message.content, tool_calls=tuple(calls),
