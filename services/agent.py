@@ -179,6 +179,9 @@ class Host:
                 source = f"correction_pack:{pack_id}"
         verdict = judge_call(session, self.tools, ex, self.step, m.tool, params)
         if verdict["effect"] == "deny":
+            audit.record(session, ex.workspace_id, "system", "policy_deny", target_type="tool_call",
+                         target_id=f"{ex.id}/{self.step.id}/{m.tool_call_id}"[:200], execution_id=ex.id,
+                         after={"tool": m.tool, "params": params, "policy": verdict}, result="deny")
             return Ruling("deny", params, verdict, reason=policies.denied_message(verdict), source=source)
         if verdict["effect"] == "require_review":
             return Ruling("review", params, verdict, source=source)
@@ -206,7 +209,7 @@ class Host:
                          workflow_version=ex.workflow_version, step_id=step.id, tool=m.tool, params=ruling.params,
                          definition_params=m.arguments, confidence=counted[scopes[-1]].confidence(),
                          source=ruling.source, purpose=ruling.purpose, policy=ruling.policy, kind="tool_call",
-                         agent_message_id=m.id, tool_call_id=m.tool_call_id,
+                         agent_message_id=m.id, tool_call_id=(m.tool_call_id or "")[:200] or None,
                          rationale=reasoning or f"The agent calls {m.tool}.")
         insert_row(session, sug)
         hold(session, sug)
