@@ -282,7 +282,7 @@ class Host:
 # -- what people's actions do to the conversation (each in the caller's transaction) ------------------------------
 
 def settle_call(session: Session, ex: Execution, sug: Suggestion, effect: ToolCallEffect, kind: str, operator: str,
-                events: Events, tools: ToolRegistry) -> None:
+                events: Events) -> None:
     """A decision on a tool-call suggestion: the call runs (accept, correct) when the runner takes the step again,
     or gets its result now (manual, skip, reject). Either way the step is ready to run again."""
     m = store.get(session, sug.agent_message_id)
@@ -298,10 +298,6 @@ def settle_call(session: Session, ex: Execution, sug: Suggestion, effect: ToolCa
     executions.set_step(ex, sug.step_id, status=S.STEP_PENDING)
     events.add("agent_messages", {"execution_id": ex.id, "step_id": sug.step_id, "messages": [store.view(m)]},
                execution=ex.id)
-
-
-def is_agent_gate(gate: dict | None) -> bool:
-    return bool(gate) and bool(gate.get("agent"))
 
 
 def answer(session: Session, ex: Execution, step_id: str, text: Any, actor: str, events: Events) -> None:
@@ -327,4 +323,4 @@ def approved(session: Session, ex: Execution, step_id: str, who: str, comment: s
     executions.set_step(ex, step_id, status=S.STEP_PENDING, decision=None)
 
 
-__all__ = ["Host", "answer", "approved", "is_agent_gate", "judge_call", "run_step", "settle_call", "unit"]
+__all__ = ["Host", "answer", "approved", "judge_call", "run_step", "settle_call", "unit"]
