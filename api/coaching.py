@@ -33,7 +33,8 @@ class SuggestionSchema(Schema):
     risk = fields.String(allow_none=True)
     rationale = fields.String()
     confidence = fields.Float()
-    source = fields.String(metadata={"description": "definition | correction_pack:<id>"})
+    source = fields.String(metadata={
+        "description": "definition | correction_pack:<id> | llm (an agent's call as it wrote it)"})
     status = fields.String(metadata={"description": "pending | decided | superseded | timed_out (its deadline fired)"})
     version = fields.Integer()
     purpose = fields.String(metadata={"description": "coaching | spot_check | correction (after a reject)"})

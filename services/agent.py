@@ -181,6 +181,9 @@ class Host:
                 source = f"correction_pack:{pack_id}"
         verdict = judge_call(session, self.tools, ex, self.step, m.tool, params)
         if verdict["effect"] == "deny":
+            audit.record(session, ex.workspace_id, "system", "policy_deny", target_type="tool_call",
+                         target_id=f"{ex.id}/{self.step.id}/{m.tool_call_id}"[:200], execution_id=ex.id,
+                         after={"tool": m.tool, "params": params, "policy": verdict}, result="deny")
             return Ruling("deny", params, verdict, reason=policies.denied_message(verdict), source=source)
         if verdict["effect"] == "require_review":
             return Ruling("review", params, verdict, source=source)
@@ -208,7 +211,7 @@ class Host:
                          workflow_version=ex.workflow_version, step_id=step.id, tool=m.tool, params=ruling.params,
                          definition_params=m.arguments, confidence=counted[scopes[-1]].confidence(),
                          source=ruling.source, purpose=ruling.purpose, policy=ruling.policy, kind="tool_call",
-                         agent_message_id=m.id, tool_call_id=m.tool_call_id,
+                         agent_message_id=m.id, tool_call_id=(m.tool_call_id or "")[:200] or None,
                          rationale=reasoning or f"The agent calls {m.tool}.")
         insert_row(session, sug)
         hold(session, sug)
@@ -281,7 +284,7 @@ class Host:
 # -- what people's actions do to the conversation (each in the caller's transaction) ------------------------------
 
 def settle_call(session: Session, ex: Execution, sug: Suggestion, effect: ToolCallEffect, kind: str, operator: str,
-                events: Events, tools: ToolRegistry) -> None:
+                events: Events) -> None:
     """A decision on a tool-call suggestion: the call runs (accept, correct) when the runner takes the step again,
     or gets its result now (manual, skip, reject). Either way the step is ready to run again."""
     m = store.get(session, sug.agent_message_id)
@@ -297,10 +300,6 @@ def settle_call(session: Session, ex: Execution, sug: Suggestion, effect: ToolCa
     executions.set_step(ex, sug.step_id, status=S.STEP_PENDING)
     events.add("agent_messages", {"execution_id": ex.id, "step_id": sug.step_id, "messages": [store.view(m)]},
                execution=ex.id)
-
-
-def is_agent_gate(gate: dict | None) -> bool:
-    return bool(gate) and bool(gate.get("agent"))
 
 
 def answer(session: Session, ex: Execution, step_id: str, text: Any, actor: str, events: Events) -> None:
@@ -326,4 +325,4 @@ def approved(session: Session, ex: Execution, step_id: str, who: str, comment: s
     executions.set_step(ex, step_id, status=S.STEP_PENDING, decision=None)
 
 
-__all__ = ["Host", "answer", "approved", "is_agent_gate", "judge_call", "run_step", "settle_call", "unit"]
+__all__ = ["Host", "answer", "approved", "judge_call", "run_step", "settle_call", "unit"]

@@ -105,9 +105,11 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
     if kind in ("accept", "correct"):
         # the call that would run is judged now, under the rules of now: a denied call is never run
         params = sug.params if kind == "accept" else body["correction"]
-        verdict = agent.judge_call(session, tools, ex, step, sug.tool, params, known=sug.policy if kind == "accept"
-                                   else None) if sug.kind == "tool_call" else \
-            policies.judge(session, tools, ex, step, params, known=sug.policy if kind == "accept" else None)
+        known = sug.policy if kind == "accept" else None
+        if sug.kind == "tool_call":  # an agent's call: judged as one (step_type agent, agent_step)
+            verdict = agent.judge_call(session, tools, ex, step, sug.tool, params, known=known)
+        else:
+            verdict = policies.judge(session, tools, ex, step, params, known=known)
         if verdict["effect"] == "deny":
             raise Conflict(f"this call is {policies.denied_message(verdict)}", code="policy_denied",
                            details={"policy": verdict, "decision": kind})
@@ -117,11 +119,11 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
     sug.status, sug.decided_at = "decided", now
     write_changes(session, sug)
     ex.gate = None
-    if sug.kind == "tool_call":
-        agent.settle_call(session, ex, sug, D.for_tool_call(kind, suggested=sug.params, correction=body.get("correction"),
-                                                            manual_output=body.get("manual_output"),
-                                                            feedback=body.get("feedback"), operator=operator),
-                          kind, operator, events, tools)
+    if sug.kind == "tool_call":  # the call gets its one answer, or runs when the runner takes the step again
+        effect = D.for_tool_call(kind, suggested=sug.params, correction=body.get("correction"),
+                                 manual_output=body.get("manual_output"), feedback=body.get("feedback"),
+                                 operator=operator)
+        agent.settle_call(session, ex, sug, effect, kind, operator, events)
         executions.set_status(ex, "decide")
     else:
         effect = D.for_step(kind, suggested=sug.params, correction=body.get("correction"),

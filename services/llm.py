@@ -8,14 +8,17 @@ one made by a restarted server.
 """
 from __future__ import annotations
 
+import json
 import logging
 import threading
-
-import openai
+from typing import TYPE_CHECKING
 
 from config import Settings
 from core.agent.conversation import ToolCall
 from core.agent.provider import ProviderError, Reply, Request
+
+if TYPE_CHECKING:
+    import openai
 
 log = logging.getLogger(__name__)
 
@@ -30,14 +33,16 @@ class OpenAIProvider:
     def __init__(self, settings: Settings):
         self.settings = settings
         self.base_url = settings.llm_base_url.rstrip("/")
-        self._client: openai.OpenAI | None = None
+        self._client: "openai.OpenAI | None" = None
         self._lock = threading.Lock()
 
     @property
     def configured(self) -> bool:
         return bool(self.base_url)
 
-    def client(self) -> openai.OpenAI:
+    def client(self) -> "openai.OpenAI":
+        import openai  # here, not at the top: a second or more of imports that only agent steps need
+
         with self._lock:
             if self._client is None:
                 self._client = openai.OpenAI(base_url=self.base_url,
@@ -49,6 +54,8 @@ class OpenAIProvider:
     def complete(self, request: Request) -> Reply:
         if not self.configured:
             raise ProviderError(f"no LLM provider is configured: {SETUP}")
+        import openai
+
         kwargs = {"tools": request.tools} if request.tools else {}
         try:
             answer = self.client().chat.completions.create(
@@ -74,15 +81,17 @@ class OpenAIProvider:
             function = getattr(call, "function", None)
             if function is None:  # a custom (non-function) tool call: none are offered
                 continue
-            calls.append(ToolCall(id=call.id or f"call_{i}", name=function.name or "",
-                                  arguments=function.arguments or ""))
+            arguments = function.arguments
+            if arguments is not None and not isinstance(arguments, str):  # a server that sends an object
+                arguments = json.dumps(arguments)
+            calls.append(ToolCall(id=call.id or f"call_{i}", name=function.name or "", arguments=arguments or ""))
         extra = message.model_extra or {}
         reasoning = extra.get("reasoning_content") or extra.get("reasoning")
         return Reply(content=message.content, tool_calls=tuple(calls),
                      reasoning=reasoning if isinstance(reasoning, str) else None)
 
 
-def _said(exc: openai.APIStatusError) -> str:
+def _said(exc: "openai.APIStatusError") -> str:
     body = exc.body
     if isinstance(body, dict):
         error = body.get("error", body)

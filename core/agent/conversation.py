@@ -104,18 +104,27 @@ def trimmed(content: str, keep: int = TRIM_KEEP) -> str:
 def fit(messages: list[Message], budget_bytes: int) -> tuple[list[dict[str, Any]], list[Message]]:
     """The messages as the API takes them, within `budget_bytes` if shortening tool results can make it: the
     oldest tool result is shortened first, by what the request is over (down to its first TRIM_KEEP characters and a
-    marker saying how much was left out), then the next, until the request fits. Returns (messages, the tool
-    messages it shortened)."""
+    marker saying how much was left out), then the next, until the request fits. When it cannot fit whatever is
+    shortened, the latest turn's results stay whole. Returns (messages, the tool messages it shortened)."""
     sent = [m.to_api() for m in messages]
     sizes = [_size(m) for m in sent]
     total = sum(sizes)
     shortened: list[Message] = []
-    for i, message in enumerate(messages):
+    if total <= budget_bytes:
+        return sent, shortened
+    trimmable = [i for i, m in enumerate(messages)
+                 if m.role == TOOL and len(m.content or "") > TRIM_KEEP + len(TRIM_MARKER) + 20]
+    # what the LLM itself wrote is never cut: when even every result shortened cannot make the request fit, the
+    # results of its latest turn (what it must act on now) are left whole, and the older ones shortened
+    least = total - sum(sizes[i] - _size(messages[i].to_api(trimmed(messages[i].content or ""))) for i in trimmable)
+    latest = max((messages[i].turn for i in trimmable), default=None)
+    for i in trimmable:
+        message = messages[i]
         if total <= budget_bytes:
             break
-        text = message.content or ""
-        if message.role != TOOL or len(text) <= TRIM_KEEP + len(TRIM_MARKER) + 20:
+        if least > budget_bytes and message.turn == latest:
             continue
+        text = message.content or ""
         keep = len(text)
         for _ in range(4):  # characters are not bytes (UTF-8, JSON escapes): shorten again if still over
             over = total - budget_bytes

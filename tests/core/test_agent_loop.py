@@ -304,3 +304,18 @@ def test_a_result_is_shortened_only_by_what_the_request_is_over():
     assert [m.tool_call_id for m in shortened] == ["c0"]
     assert 1300 < results[0].index("\n[… trimmed") < 1500 and results[1:] == ["1" * 2000, "2" * 2000]
     assert len(json.dumps(sent, separators=(",", ":"), ensure_ascii=False)) <= whole - 500
+
+
+def test_when_the_budget_cannot_be_met_the_latest_results_stay_whole():
+    spec = AgentSpec(goal="g", tools=("echo",))
+    messages = opening(spec, "g")
+    for i in range(3):  # echo: each call's arguments are as large as its result, and are never cut
+        big = json.dumps({"text": f"{i}" * 3000})
+        messages.append(C.Message(seq=len(messages), role=C.ASSISTANT, turn=i + 1,
+                                  tool_calls=[ToolCall(f"c{i}", "echo", big)]))
+        messages.append(C.Message(seq=len(messages), role=C.TOOL, turn=i + 1, tool_call_id=f"c{i}", content=big))
+    sent, shortened = C.fit(messages, 8 * 1024)
+    assert [m.tool_call_id for m in shortened] == ["c0", "c1"]
+    results = [m["content"] for m in sent if m["role"] == "tool"]
+    assert "trimmed by Coach" in results[0] and "trimmed by Coach" in results[1]
+    assert results[2] == json.dumps({"text": "2" * 3000})

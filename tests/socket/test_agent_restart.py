@@ -45,3 +45,32 @@ def test_a_killed_server_resumes_the_agent_loop_without_repeating_a_turn_or_a_fi
         # the same idempotency key for a retry of a turn, a different one per turn
         keys = [r["headers"].get("idempotency-key") for r in llm.requests]
         assert len(set(keys)) == 3 and all(k and k.startswith(execution_id) for k in keys)
+
+
+def test_an_agent_waiting_for_a_decision_survives_a_kill_and_goes_on_once_decided(tmp_path):
+    with ScriptedLLM() as llm:
+        llm.script("Wait for me", [{"content": "Echo, please.", "tool_calls": [{"name": "echo", "arguments": {"n": 1}}]},
+                                   {"content": "Thanks. STAGE_COMPLETE"}])
+        server = LiveServer(tmp_path / "server", env={"COACH_LLM_BASE_URL": llm.base_url,
+                                                      "COACH_LLM_MODEL": "scripted"})
+        with server:
+            wf = server.post("/api/workflows", json={"name": "wait", "steps": [
+                {"id": "agent", "type": "agent", "goal": "Wait for me", "tools": ["echo"]}]}).json()
+            execution_id = server.post("/api/executions/coaching", json={"workflow_id": wf["id"]}).json()[
+                "execution_id"]
+
+            def pending():
+                return server.get(f"/api/executions/{execution_id}/coaching/suggestion").json()["suggestion"]
+
+            before = server.wait_for(pending, timeout=20, message="the tool call's suggestion")
+            server.kill()
+            server.start()
+            after = server.wait_for(pending, timeout=20, message="the suggestion after the restart")
+            assert after["suggestion_id"] == before["suggestion_id"] and after["kind"] == "tool_call"
+            decided = server.post(f"/api/executions/{execution_id}/coaching/decision",
+                                  json={"suggestion_id": after["suggestion_id"], "decision": "accept"})
+            assert decided.status_code == 200, decided.text
+            final = server.wait_for(lambda: (b := server.get(f"/api/executions/{execution_id}").json())["status"]
+                                    in ("completed", "failed") and b, timeout=30, message="the end")
+        assert final["status"] == "completed" and final["steps"][0]["output"] == {"answer": "Thanks."}
+        assert [r["turn"] for r in llm.requests] == [1, 2]

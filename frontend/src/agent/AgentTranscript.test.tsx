@@ -1,4 +1,4 @@
-import { render, screen, within } from "@testing-library/react";
+import { render, screen, waitFor, within } from "@testing-library/react";
 import { QueryClientProvider } from "@tanstack/react-query";
 import { MemoryRouter } from "react-router-dom";
 import { describe, expect, it } from "vitest";
@@ -128,5 +128,26 @@ describe("a tool-call suggestion", () => {
     expect(screen.getByTestId("suggested-params")).toHaveTextContent('"path": "out.txt"');
     expect(screen.getByText("call_2")).toBeInTheDocument();
     expect(screen.getByText("The language model")).toBeInTheDocument();
+  });
+});
+
+describe("an agent's question (CONFIRM_DATA)", () => {
+  it("is answered in place, through the step's answer route", async () => {
+    const { GateAnswer } = await import("../control/GateAnswer");
+    const userEvent = (await import("@testing-library/user-event")).default;
+    const calls = stubFetch(() => jsonResponse({ ok: true }));
+    render(
+      <QueryClientProvider client={testQueryClient()}>
+        <GateAnswer
+          executionId="ex-1"
+          gate={{ kind: "clarification", step_id: "analyse", question: "4 invoices totalling 5440.74, correct?", agent: true }}
+        />
+      </QueryClientProvider>,
+    );
+    expect(screen.getByRole("heading", { level: 2 })).toHaveTextContent("The agent asks: analyse");
+    await userEvent.type(screen.getByLabelText(/Your answer/), "Yes{Enter}");
+    await waitFor(() => expect(calls.calls).toHaveLength(1));
+    expect(calls.calls[0].url).toContain("/api/executions/ex-1/steps/analyse/answer");
+    expect(calls.calls[0].body).toEqual({ answer: "Yes" });
   });
 });

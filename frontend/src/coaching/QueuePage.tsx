@@ -349,6 +349,7 @@ export default function QueuePage() {
                     {paused ? <span className="tag tag--paused">‖ Paused</span> : null}
                     {item.purpose === "correction" ? <span className="tag">✕ Rejected: needs a correction</span> : null}
                     {item.purpose === "spot_check" ? <span className="tag">Spot check</span> : null}
+                    {item.kind === "tool_call" ? <span className="tag">Agent tool call</span> : null}
                   </span>
                 </li>
               );
