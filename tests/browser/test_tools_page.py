@@ -7,7 +7,7 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import FRONTEND_DIST, log_in
 from tests.browser.test_dashboards import save_screenshot
-from tests.support.live_server import LiveServer
+from tests.support.live_server import REPO_ROOT, LiveServer
 from tests.support.mcp_servers import stdio_command
 
 SHOP = stdio_command("shop")
@@ -51,6 +51,10 @@ def test_admin_adds_tests_and_removes_an_mcp_server(page, mcp_server):
     expect(row).to_contain_text("order_id: string*")
     row.get_by_text("order_id: string*").click()
     expect(row.locator("pre")).to_contain_text('"order_id"')
+    # the docs' picture shows the command relative to the checkout, not this machine's folders
+    page.evaluate("""(root) => { for (const el of document.querySelectorAll('main *')) {
+        if (el.children.length === 0 && el.textContent.includes(root)) el.textContent = el.textContent.split(root).join('./');
+    } }""", str(REPO_ROOT) + "/")
     save_screenshot(page, "tools.png")
 
     card.get_by_role("button", name="Test (list tools)").click()
