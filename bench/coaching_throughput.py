@@ -255,6 +255,15 @@ def push_latency(folder: str, message_queue: str = "", executions: int = 10) -> 
                    concurrency=1)
 
 
+def _redis_answers(url: str) -> bool:
+    try:
+        import redis
+
+        return bool(redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1).ping())
+    except Exception:
+        return False
+
+
 def print_table(rows: list[dict]) -> None:
     rows = [{k: round(v, 2) if isinstance(v, float) else v for k, v in r.items()} for r in rows]
     print(f"{'engine':<28}{'decisions':>10}{'seconds':>9}{'dec/s':>9}{'p50 ms':>9}{'p99 ms':>9}  notes")
@@ -295,7 +304,10 @@ def main() -> None:
                 rows.append(coach_server(args.concurrency, mode, tempfile.mkdtemp(dir=tmp), args.think_ms))
         if "push" not in skip:  # decision -> next suggestion on the socket, without and with the message queue
             rows.append(push_latency(tempfile.mkdtemp(dir=tmp)))
-            rows.append(push_latency(tempfile.mkdtemp(dir=tmp), args.message_queue))
+            if _redis_answers(args.message_queue):
+                rows.append(push_latency(tempfile.mkdtemp(dir=tmp), args.message_queue))
+            else:
+                print(f"push through the message queue skipped: Redis at {args.message_queue} does not answer")
         if args.cluster:
             remote = Remote(args.cluster, os.environ.get("COACH_ADMIN_EMAIL", "admin@coach.local"),
                             os.environ.get("COACH_ADMIN_PASSWORD", "coach-demo"))
