@@ -13,7 +13,8 @@ from typing import Any, Callable, TypeVar
 T = TypeVar("T")
 
 
-def _patched_by() -> str | None:
+def patched_by() -> str | None:
+    """"gevent" or "eventlet" when that library patched threading in this process, else None."""
     # only a library already imported can have patched anything (importing eventlet has effects of its own)
     if "gevent" in sys.modules:
         from gevent import monkey
@@ -30,7 +31,7 @@ def _patched_by() -> str | None:
 
 def off_loop(fn: Callable[..., T], *args: Any) -> T:
     """fn(*args), in a real thread when an event loop would otherwise stand still; exceptions propagate."""
-    library = _patched_by()
+    library = patched_by()
     if library == "gevent":
         import gevent
 

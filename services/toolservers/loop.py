@@ -10,30 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import sys
 import time
 from typing import Any, Awaitable, Coroutine, TypeVar
+
+from services.offload import patched_by
 
 T = TypeVar("T")
 
 
-def _library() -> str | None:
-    if "gevent" in sys.modules:
-        from gevent import monkey
-
-        if monkey.is_module_patched("threading"):
-            return "gevent"
-    if "eventlet" in sys.modules:
-        from eventlet import patcher
-
-        if patcher.is_monkey_patched("thread"):
-            return "eventlet"
-    return None
-
-
 def native(module: str, name: str) -> Any:
     """The unpatched `module.name` (e.g. _thread.start_new_thread, subprocess.Popen) under gevent or eventlet."""
-    library = _library()
+    library = patched_by()
     if library == "gevent":
         from gevent import monkey
 
@@ -96,7 +83,7 @@ def wait(future: concurrent.futures.Future, timeout: float | None) -> bool:
     """Whether the future finished within `timeout`, waiting the way the async mode needs."""
     if future.done():
         return True
-    library = _library()
+    library = patched_by()
     if library == "gevent":
         import gevent
         from gevent.event import Event
