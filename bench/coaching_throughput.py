@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.stats import percentile  # noqa: E402
+from bench.stats import percentile, settle  # noqa: E402
 
 STEPS = 10
 WORKFLOW = {"name": "bench", "steps": [{"id": f"step_{i}", "tool": "echo",
@@ -69,6 +69,7 @@ def coach_in_process(executions: int, db_path: str, policy_rules: int = 0) -> di
         with services.db.transaction() as session:
             ids.append(execution_service.start(session, services.definitions, workspace, wf_id, {}, "coaching").id)
         services.runner.schedule(ids[-1])
+    settle()
     latencies = []
     started = time.perf_counter()
     for execution_id in ids:

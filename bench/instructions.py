@@ -33,6 +33,11 @@ def _loop(engine: str, executions: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         if engine.startswith("coach"):  # coach, or coach-200: with 200 policy rules in the workspace
             from bench.coaching_throughput import coach_in_process
+            from services import runner
+
+            # valgrind runs ~50x slower: the runner's 10 ms slice would expire mid-decision, at moments that vary
+            # with the machine's load, and the extra transactions it starts would change the count from run to run
+            runner.SLICE_S = 60.0
 
             rules = int(engine.partition("-")[2] or 0)
             coach_in_process(executions, f"{tmp}/coach.db", policy_rules=rules)

@@ -21,7 +21,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, Durability, interrupt
 
-from bench.stats import percentile
+from bench.stats import percentile, settle
 
 STEPS = 10
 DECISION = {"decision": "accept"}
@@ -83,6 +83,7 @@ def run_langgraph(executions: int, db_path: str, *, durability: Durability = "sy
         graph = build_graph(saver)
         run_id = uuid.uuid4().hex[:8]  # fresh thread ids if db_path is reused
         threads = [f"lg-{run_id}-{n}" for n in range(executions)]
+        settle()  # as Coach's loop does before it is timed
         latencies: list[float] = []
         seconds = 0.0
         for thread in threads:

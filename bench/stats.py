@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import math
 from collections.abc import Sequence
 
@@ -25,3 +26,11 @@ def percentile(values: Sequence[float], q: float) -> float:
     if lo == hi:
         return float(ordered[lo])
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+def settle() -> None:
+    """What a long-running server does once it is set up (wsgi.py), done by both engines before their timed loops:
+    everything made so far (modules, mappers, compiled graphs) is frozen out of the cyclic collector's sight, so a
+    full collection during the loop does not walk it all again."""
+    gc.collect()
+    gc.freeze()

@@ -22,6 +22,7 @@ from sqlalchemy.orm.exc import StaleDataError
 from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.orm import LoaderCallableStatus
 
+from services import jsontext
 from services.models import Counter
 
 log = logging.getLogger(__name__)
@@ -575,7 +576,7 @@ class Database:
         self.url = url
         parsed = make_url(url)
         self.is_sqlite = parsed.get_backend_name() == "sqlite"
-        kwargs: dict = {"future": True}
+        kwargs: dict = {"future": True, "json_serializer": jsontext.dumps, "json_deserializer": jsontext.loads}
         if self.is_sqlite:
             if parsed.database and parsed.database != ":memory:":
                 Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
@@ -598,7 +599,8 @@ class Database:
         # every transaction finds it in info["shared"]
         self.shared: dict[str, Any] = {}
         self._aside_engine: Engine | None = None
-        self._aside_args = {"connect_args": kwargs["connect_args"]} if "connect_args" in kwargs else {}
+        self._aside_args = {k: kwargs[k] for k in ("connect_args", "json_serializer", "json_deserializer")
+                            if k in kwargs}
 
     @contextmanager
     def aside(self) -> Iterator[Session]:

@@ -3,7 +3,6 @@ transaction (row-locked on PostgreSQL, under the workspace's lock taken first, s
 SQLite's write transactions are already serial). Reads are one row."""
 from __future__ import annotations
 
-import json
 from datetime import datetime, timedelta
 from typing import Any, Iterable
 
@@ -15,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from core.coaching import autonomy
 from core.coaching.metrics import LevelThresholds, MetricsState, bucket_start
+from services import jsontext
 from services.audit import lock_workspace
 from services.db import on, prepared, row_locks
 from services.models import MetricBucket, MetricScope, column_defaults, utcnow
@@ -37,7 +37,7 @@ def _insert(session: Session):
     return pg_insert if session.bind.dialect.name == "postgresql" else sqlite_insert
 
 
-_compact = json.JSONEncoder(separators=(",", ":")).encode  # json.dumps with options makes an encoder per call
+_compact = jsontext.dumps
 
 
 class _Cell:

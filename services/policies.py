@@ -16,7 +16,6 @@ server process sharing the database sees it at its next evaluation.
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import threading
 from collections import OrderedDict
@@ -31,7 +30,7 @@ from core.errors import NotFound, ValidationFailed
 from core.policy import Call, CompiledRule, RuleSet, Verdict, check_defaults, compile_rule
 from core.policy.rules import DEFAULTS
 from core.tools import ToolRegistry
-from services import audit
+from services import audit, jsontext
 from services.db import prepared
 from services.models import Execution, Policy, PolicySettings, User, Workflow, utcnow
 
@@ -89,7 +88,7 @@ def judge(session: Session, tools: ToolRegistry, ex, step, params: Any, *, known
 
 
 _JUDGED = "policies:judged"
-_canonical = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
+_canonical = jsontext.dumps_sorted
 
 
 def denied_message(verdict: dict) -> str:
