@@ -304,11 +304,14 @@ def write_changes(session: Session, obj: object | None) -> None:
         if prepared(session, (table.name, "update", names), build).execute(session, params) != 1:
             raise StaleDataError(f"UPDATE statement on table '{table.name}' expected to update 1 row(s); "
                                  "0 were matched.")
-    for key in touched:
+    # every change was a column's and is saved now, on an object in no Session: marked unmodified at once (below)
+    whole = state.session is None and len(touched) == len(state.committed_state)
+    for key in () if whole else touched:
         set_committed_value(obj, key, state.dict[key])
-    for key, value in values.items():
-        set_committed_value(obj, key, value)
-    if not state.committed_state and state.session is None:
+    for key, value in values.items():  # the values the UPDATE computed (onupdate, version) go into the object
+        if not whole or key not in state.committed_state:
+            set_committed_value(obj, key, value)
+    if whole:
         # Everything is saved: the object is marked unmodified again (public API: transient, then detached with
         # its identity, which commits every loaded value), or an ORM Session this transaction (or a later one,
         # for kept rows) adds it to would compare all its attributes with what was loaded at its flush. An

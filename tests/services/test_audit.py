@@ -6,6 +6,8 @@ import json
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sqlalchemy import delete, select, update
 
 from services import audit
@@ -266,3 +268,19 @@ def test_concurrent_writers_make_one_whole_chain(db):
     with ThreadPoolExecutor(4) as pool:
         list(pool.map(write, range(4)))
     assert _verify(db) == {"ok": True, "checked": 32}
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-(2**80), max_value=2**80) | st.text()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.sampled_from([1e-05, 9.9e-05, 0.0001, 1e16, 1.5e300, 5e-324, -2.5e-10, 123456.789]),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=20)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_json_values)
+def test_canonical_json_is_the_text_every_chain_was_hashed_with(value):
+    """orjson makes the text where it can: it must be the standard library's, character for character."""
+    reference = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
+    assert audit.canonical_json(value) == reference(value)
