@@ -58,7 +58,8 @@ def canonical_json(value: Any) -> str:
 
 # one encoder: json.dumps with options makes a new one per call
 _canonical = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
-_FLOAT_SPELLING = re.compile(r"\d[eE]|0\.0000")  # may also match inside a string: then the slower way, same text
+# a number with an exponent, or below 1e-4 (a string holding such text matches too: then the slower way, same text)
+_FLOAT_SPELLING = re.compile(r"(?:^|[:,\[])-?(?:\d+(?:\.\d+)?[eE]|0\.0000)")
 
 
 def iso(moment: datetime) -> str:
