@@ -344,6 +344,11 @@ class MetricsState:
     # the sequential test's state; a state stored before it existed starts from its window's counts
     evidence: Evidence | None = None
 
+    # what assess() and evidence_view() found, until the state changes (a decision, thresholds, a restart): a
+    # decision asks for its scopes' levels before and after, and a scope's state is kept between transactions
+    _assessed: LevelAssessment | None = field(default=None, init=False, repr=False, compare=False)
+    _viewed: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
+
     def __post_init__(self) -> None:
         if self.window is None:
             self.window = RollingWindow(self.thresholds.window)
@@ -357,6 +362,7 @@ class MetricsState:
             return
         self.thresholds = thresholds
         self.window.resize(thresholds.window)
+        self._assessed = self._viewed = None
 
     def record_suggestion(self) -> None:
         self.counters.record_suggestion()
@@ -365,6 +371,7 @@ class MetricsState:
         _check_kind(kind)  # before any mutation, so a bad kind leaves the state untouched
         if latency_ms is not None:
             self.latency.add(latency_ms)
+        self._assessed = self._viewed = None
         self.counters.record(kind)
         self.window.append(kind)
         if kind != SKIP:
@@ -372,14 +379,22 @@ class MetricsState:
 
     def restart_evidence(self) -> None:
         """Forget the sequential tests' evidence (at a demotion): AUTO-ready again only on new evidence."""
+        self._assessed = self._viewed = None
         self.evidence.restart()
 
     def assess(self) -> LevelAssessment:
-        return assess_level(self.counters.decisions, self.window, self.thresholds, self.evidence)
+        if self._assessed is None:
+            self._assessed = assess_level(self.counters.decisions, self.window, self.thresholds, self.evidence)
+        return self._assessed
 
     def evidence_view(self) -> dict[str, Any]:
         """The promotion test as figures (GET /api/metrics/workflows/<id>): the e-value's log, the threshold
         (1/alpha) it must reach, and how many more accepts in a row would get there."""
+        if self._viewed is None:
+            self._viewed = self._evidence_view()
+        return dict(self._viewed)
+
+    def _evidence_view(self) -> dict[str, Any]:
         t, e = self.thresholds, self.evidence
         log_e = log_e_promote(e.accepted, e.counted, t.auto_acceptance)
         needed = accepts_needed(e.accepted, e.counted, t.auto_acceptance, t.auto_alpha)

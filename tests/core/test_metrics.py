@@ -5,7 +5,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from core.coaching.metrics import (
-    ACCEPT, CORRECT, DECISIONS, MANUAL, REJECT, SKIP, Counters, LatencyHistogram,
+    ACCEPT, AUTO, COACHING, CORRECT, DECISIONS, MANUAL, OBSERVATION, REJECT, SKIP, Counters, LatencyHistogram,
     LevelThresholds, MetricsState, RollingWindow, assess_level, bucket_start, wilson_lower_bound,
 )
 
@@ -411,3 +411,27 @@ def test_state_to_json_is_json_dumps_of_to_dict(seed):
     text = state.to_json()
     assert text == json.dumps(state.to_dict(), separators=(",", ":"))
     assert MetricsState.from_dict(json.loads(text)).to_dict() == state.to_dict()
+
+
+def test_a_level_asked_for_twice_follows_every_change_in_between():
+    """assess() and evidence_view() remember their answer until the state changes: each change must show."""
+    state = MetricsState()
+    for _ in range(9):
+        state.record_decision(ACCEPT)
+    assert state.assess().level == OBSERVATION and state.assess() is state.assess()
+    viewed = state.evidence_view()
+    viewed["statistic"] = -1.0  # a caller's copy: changing it changes nothing kept
+    assert state.evidence_view()["statistic"] != -1.0
+    state.record_decision(ACCEPT)  # the 10th: coaching starts
+    assert state.assess().level == COACHING
+    assert state.evidence_view()["accepted_since_restart"] == 10
+    for _ in range(40):
+        state.record_decision(ACCEPT)
+    assert state.assess().level == AUTO
+    state.restart_evidence()
+    assert state.assess().level == COACHING and state.evidence_view()["accepted_since_restart"] == 0
+    for _ in range(40):
+        state.record_decision(ACCEPT)
+    assert state.assess().level == AUTO
+    state.set_thresholds(LevelThresholds(coaching_after=1000))
+    assert state.assess().level == OBSERVATION and state.snapshot()["to_auto"]["decisions_to_coaching"] > 0
