@@ -147,3 +147,38 @@ def test_a_write_from_outside_coach_is_seen_by_the_next_decision(two_processes):
     with pytest.raises(Conflict, match="paused"):
         _decide(a, notifier, execution_id)
     assert _execution(a, execution_id)["steps"]["s2"] == ("waiting", None)
+
+
+def test_a_rule_written_by_another_process_judges_the_next_decision(two_processes):
+    """The policy revision a process keeps between transactions is read again once another process changed the
+    workspace's policies: the next accept is judged by the new rule, not by what was cached."""
+    from services import policies
+
+    a, b, notifier = two_processes
+    execution_id = _kept_after_two(a, notifier, _workflow(a, b))
+    with b.db.transaction() as session:
+        policies.create(session, WS[id(b)], {"name": "no echo", "effect": "deny", "reason": "frozen",
+                                             "match": {"tool": "echo"}}, "lead@coach.local")
+    with pytest.raises(Conflict, match="no echo"):
+        _decide(a, notifier, execution_id)
+    assert _execution(a, execution_id)["steps"]["s2"] == ("waiting", None)
+
+
+def test_the_policy_revision_written_from_outside_coach_is_read_again(two_processes):
+    a, b, notifier = two_processes
+    execution_id = _kept_after_two(a, notifier, _workflow(a, b))
+    from services import policies
+
+    with a.db.transaction() as session:
+        before = policies.revision(session, WS[id(a)])
+        assert session.kept("policy_revisions").get(WS[id(a)]) == before  # kept: the next decision reads nothing
+    shell = sqlite3.connect(a.db.engine.url.database, isolation_level=None)
+    try:
+        shell.execute("INSERT INTO policy_settings (workspace_id, revision, defaults, updated_by, updated_at) "
+                      "VALUES (?, 41, '{}', 'shell', '2026-01-01 00:00:00') "
+                      "ON CONFLICT (workspace_id) DO UPDATE SET revision = 41", (WS[id(a)],))
+    finally:
+        shell.close()
+    with a.db.transaction() as session:
+        assert policies.revision(session, WS[id(a)]) == 41
+    _decide(a, notifier, execution_id)  # and decisions go on
