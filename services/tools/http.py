@@ -10,6 +10,7 @@ Every request carries the step run's idempotency key as the Idempotency-Key head
 """
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import json
 import socket
@@ -93,17 +94,38 @@ class VettedTransport(httpx.BaseTransport):
         self.inner = httpx.HTTPTransport(retries=0)
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        url = request.url
-        address = self.vetter.address(url)
-        extensions = dict(request.extensions)
-        if url.scheme == "https" and not _is_ip(url.raw_host.decode("ascii")):
-            extensions["sni_hostname"] = url.raw_host.decode("ascii")  # SNI and the certificate check use the name
-        pinned = httpx.Request(request.method, url.copy_with(host=str(address)), headers=request.headers,
-                               stream=request.stream, extensions=extensions)
-        return self.inner.handle_request(pinned)
+        return self.inner.handle_request(_pinned(request, self.vetter.address(request.url)))
 
     def close(self) -> None:
         self.inner.close()
+
+
+class AsyncVettedTransport(httpx.AsyncBaseTransport):
+    """VettedTransport for httpx's async client (MCP servers over HTTP): every request is checked against the
+    rules as they are now (`vetter()` makes the Vetter, reading the workspace's lists), the name resolved and
+    checked in a worker thread (DNS and the lists' read block), the connection made to the address checked."""
+
+    def __init__(self, vetter: Callable[[], Vetter]):
+        self.vetter = vetter
+        self.inner = httpx.AsyncHTTPTransport(retries=0)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        url = request.url
+        address = await asyncio.to_thread(lambda: self.vetter().address(url))
+        return await self.inner.handle_async_request(_pinned(request, address))
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def _pinned(request: httpx.Request, address: Address) -> httpx.Request:
+    """The request sent to `address`, with the name kept for the Host header, TLS's SNI and the certificate check."""
+    url = request.url
+    extensions = dict(request.extensions)
+    if url.scheme == "https" and not _is_ip(url.raw_host.decode("ascii")):
+        extensions["sni_hostname"] = url.raw_host.decode("ascii")
+    return httpx.Request(request.method, url.copy_with(host=str(address)), headers=request.headers,
+                         stream=request.stream, extensions=extensions)
 
 
 def _is_ip(host: str) -> bool:

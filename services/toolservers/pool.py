@@ -27,6 +27,7 @@ from mcp.types import (CONNECTION_CLOSED, CancelledNotification, CancelledNotifi
                        ToolListChangedNotification)
 
 from services.toolservers.loop import LoopThread
+from services.tools.http import AsyncVettedTransport
 from services.toolservers.stdio import stdio_transport
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,8 @@ class Endpoint:
     command: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
     cwd: str | None = None
+    # http: makes the outbound rules' check of each request as they are now (services.tools.http.Vetter)
+    vetter: Callable[[], Any] | None = field(default=None, compare=False, hash=False, repr=False)
 
     @property
     def key(self) -> tuple[str, int]:
@@ -121,8 +124,11 @@ class Connection:
         ep = self.endpoint
         if ep.transport == "stdio":
             return stdio_transport(list(ep.command), dict(ep.env), ep.cwd)
+        # every request goes through the workspace's outbound rules, as http.request's do (no proxy from the
+        # environment: it would resolve and connect on its own)
+        transport = AsyncVettedTransport(ep.vetter) if ep.vetter is not None else None
         client = httpx.AsyncClient(headers=dict(ep.headers), timeout=httpx.Timeout(30.0, read=None),
-                                   follow_redirects=False)
+                                   follow_redirects=False, transport=transport, trust_env=False)
         return _http(ep.url, client)
 
     async def _run(self) -> None:

@@ -18,12 +18,15 @@ from sqlalchemy import select
 from config import Settings
 from core import toolservers as T
 from core.tools import ToolContext, ToolError
+from core.outbound import parse_entries, parse_entry
+from services import outbound
 from services.db import Database
 from services.models import ToolServer, utcnow
 from services.toolservers.pool import Clients, Endpoint, Unavailable
 from services.toolservers.secrets import Secrets, SecretUnreadable
 from services.tools.basic import budget
 from services.tools.files import workspace_root
+from services.tools.http import Vetter
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +96,7 @@ class McpTool:
 class McpSource:
     def __init__(self, settings: Settings, db: Database, secrets: Secrets, clients: Clients | None = None):
         self.settings, self.db, self.secrets = settings, db, secrets
+        self._server_allow = parse_entries(settings.outbound_allow)
         self.clients = clients or Clients(call_timeout=settings.mcp_call_timeout_s,
                                           connect_timeout=settings.mcp_connect_timeout_s)
         self.clients.on_tools = self._listed
@@ -153,7 +157,16 @@ class McpSource:
         except SecretUnreadable as exc:
             raise Unavailable(f"MCP server {server.name!r}: {exc}") from exc
         return Endpoint(server.id, server.name, server.revision, "http", url=server.url,
-                        headers=tuple(sorted(headers.items())))
+                        headers=tuple(sorted(headers.items())), vetter=lambda: self.vetter(server.workspace_id))
+
+    def vetter(self, workspace_id: str) -> Vetter:
+        """The outbound rules an MCP server's URL is held to, as http.request's calls are (core/outbound): the
+        server's COACH_OUTBOUND_ALLOW and the workspace's lists as they are now, read aside from the pool (the
+        caller may be a step holding a pooled connection while it waits for the call)."""
+        with self.db.aside() as session:
+            lists = outbound.get_lists(session, workspace_id)
+        return Vetter(self._server_allow, tuple(parse_entry(e) for e in lists.allow),
+                      tuple(parse_entry(e) for e in lists.deny))
 
     def list_tools(self, server: Server) -> list[dict[str, Any]]:
         """The server's tools now, each with `problem` when its schema cannot be used."""

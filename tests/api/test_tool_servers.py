@@ -248,3 +248,45 @@ def test_http_server_with_bearer_token_stored_encrypted_and_never_returned(api, 
     assert gone["status"] == "failed" and "remote" in gone["steps"][0]["error"]
     api.ok("DELETE", f"/api/tool-servers/{created['id']}", status=204)
     assert "remote.lookup" not in tool_names(api)
+
+
+def test_an_http_server_is_held_to_the_workspaces_outbound_rules(api, tmp_path):
+    """An MCP server's URL is an outbound connection like http.request's: the workspace's deny list (and the
+    server's COACH_OUTBOUND_ALLOW for private addresses) refuse it, naming why, at once and on a later call."""
+    with HttpMcpServer(tmp_path / "mcp", name="remote") as remote:
+        created = api.ok("POST", "/api/tool-servers", {"name": "remote", "transport": "http", "url": remote.url},
+                         status=201)
+        assert "lookup" in {t["name"] for t in api.ok("POST", f"/api/tool-servers/{created['id']}/refresh")["tools"]}
+        api.allow("remote.*")
+        api.ok("PUT", "/api/workspace/outbound", {"allow": [], "deny": ["127.0.0.1"]})
+        refused = run(api, [{"id": "find", "tool": "remote.lookup", "params": {"order_id": "A-1002"}}])
+        assert refused["status"] == "failed"
+        assert "outbound deny list" in refused["steps"][0]["error"], refused["steps"][0]["error"]
+        listed = api.ok("POST", f"/api/tool-servers/{created['id']}/refresh")
+        assert "outbound deny list" in listed["last_error"]
+        api.ok("PUT", "/api/workspace/outbound", {"allow": [], "deny": []})
+        again = run(api, [{"id": "find", "tool": "remote.lookup", "params": {"order_id": "A-1002"}}])
+        assert again["status"] == "completed", again
+
+
+def test_a_loopback_server_needs_the_servers_allowance(settings, tmp_path):
+    """Without COACH_OUTBOUND_ALLOW naming it (the default), a loopback MCP server is refused like any private
+    address: a workspace cannot reach the machine's own services through a tool server."""
+    from api.app import create_app
+    from tests.conftest import Api, make_user
+
+    app = create_app(settings.with_overrides(outbound_allow=(), mcp_connect_timeout_s=20.0), migrate=False)
+    app.config["TESTING"] = True
+    try:
+        client = app.test_client()
+        client.environ_base["HTTP_AUTHORIZATION"] = "Bearer " + make_user(app.extensions["coach"], "a@test.local",
+                                                                           "admin")
+        api = Api(client, app.extensions["coach"])
+        with HttpMcpServer(tmp_path / "mcp", name="inside") as inside:
+            created = api.ok("POST", "/api/tool-servers", {"name": "inside", "transport": "http", "url": inside.url},
+                             status=201)
+            listed = api.ok("POST", f"/api/tool-servers/{created['id']}/refresh")
+            assert "loopback" in listed["last_error"] and "COACH_OUTBOUND_ALLOW" in listed["last_error"]
+            assert listed["tools"] == []
+    finally:
+        app.extensions["coach"].close()
