@@ -87,43 +87,44 @@ def _fetch_statement(session: Session, table, column: str, names: tuple[str, ...
     return prepared(session, ("metrics:fetch", table.name, names, count, lock), build)
 
 
-def _rows(session: Session, model, workspace_id: str, keys: list[dict[str, Any]],
-          ahead: list[dict[str, Any]] = ()) -> list[_Cell]:
-    """Get-or-create the rows with these unique keys, locked for update where the database can. Rows
-    already read in this transaction are reused, so a decision and the suggestion that follows it in the
-    same transaction read each scope once. `ahead`: rows read in the same SELECT if they exist, because this
-    transaction is likely to need them next (neither created nor changed here)."""
+def _rows(session: Session, model, workspace_id: str, names: tuple[str, ...], keys: list[tuple],
+          ahead: list[tuple] = ()) -> list[_Cell]:
+    """Get-or-create the rows with these unique keys (value tuples of the columns `names`), locked for update where
+    the database can. Rows already read in this transaction are reused, so a decision and the suggestion that
+    follows it in the same transaction read each scope once. `ahead`: rows read in the same SELECT if they exist,
+    because this transaction is likely to need them next (neither created nor changed here)."""
     table, column = model.__table__, ("state" if model is MetricScope else "counts")
     cache = session.info.setdefault(f"rows:{table.name}:{workspace_id}", {})
-    names = tuple(keys[0]) if keys else ()
-    wanted = [tuple(k.values()) for k in keys]
-    missing = [k for k in keys if tuple(k.values()) not in cache]
+    missing = [k for k in keys if k not in cache]
+    if not missing:
+        return [cache[k] for k in keys]
     lock = row_locks(session)
-    shared = _shared_rows(session) if missing else None
+    shared = _shared_rows(session)
     prefix = (table.name, workspace_id)
 
     def fetch(subset):
-        keys = sorted({k["key"] for k in subset})
-        query = _fetch_statement(session, table, column, names, len(keys), lock)
+        found_keys = sorted({k[names.index("key")] for k in subset})
+        query = _fetch_statement(session, table, column, names, len(found_keys), lock)
         # the key alone may match other scopes' rows: keep them too
-        for row in query.rows(session, {"workspace_id": workspace_id, **{f"k{i}": k for i, k in enumerate(keys)}}):
+        for row in query.rows(session, {"workspace_id": workspace_id,
+                                        **{f"k{i}": k for i, k in enumerate(found_keys)}}):
             found = tuple(row[2:])
             if found not in cache:
                 cache[found] = _Cell(row[0], dict(row[1] or {}))
                 if shared is not None:
                     shared[(*prefix, found)] = cache[found]
 
-    if missing and shared is not None:
+    if shared is not None:
         for k in missing:
-            cell = shared.get((*prefix, tuple(k.values())))
+            cell = shared.get((*prefix, k))
             if cell is not None:
-                cache[tuple(k.values())] = cell
-        missing = [k for k in missing if tuple(k.values()) not in cache]
+                cache[k] = cell
+        missing = [k for k in missing if k not in cache]
     if missing:
         if lock:  # every metric row is locked under the workspace's lock, taken first: one lock order for all
             lock_workspace(session, workspace_id)
-        fetch(missing + [k for k in ahead if tuple(k.values()) not in cache])
-        absent = [k for k in missing if tuple(k.values()) not in cache]
+        fetch(missing + [k for k in ahead if k not in cache])
+        absent = [k for k in missing if k not in cache]
         if absent:
             # Python-side defaults (updated_at) filled here, as NewId fills them: a prepared statement computes none
             defaults = {key: default.arg(None) if default.is_callable else default.arg
@@ -131,9 +132,14 @@ def _rows(session: Session, model, workspace_id: str, keys: list[dict[str, Any]]
             create = prepared(session, ("metrics:create", table.name, names),
                               lambda: _insert(session)(table).on_conflict_do_nothing(),
                               column_keys=["workspace_id", *names, column, *defaults])
-            create.execute_many(session, [{**k, column: {}} for k in absent], {"workspace_id": workspace_id, **defaults})
+            create.execute_many(session, [{**dict(zip(names, k)), column: {}} for k in absent],
+                                {"workspace_id": workspace_id, **defaults})
             fetch(absent)
-    return [cache[w] for w in wanted]
+    return [cache[k] for k in keys]
+
+
+_SCOPE = ("scope", "key")
+_BUCKET = ("scope", "key", "bucket")
 
 
 def _changed(session: Session, model, cell: _Cell) -> None:
@@ -200,8 +206,8 @@ def load_many(session: Session, workspace_id: str, scope: str, keys: Iterable[st
 def record_suggestion(session: Session, workspace_id: str, scopes: list[tuple[str, str]],
                       thresholds: LevelThresholds | None = None) -> dict[tuple[str, str], MetricsState]:
     out = {}
-    for (scope, key), cell in zip(scopes, _rows(session, MetricScope, workspace_id,
-                                                [{"scope": sc, "key": k} for sc, k in scopes])):
+    cells = _rows(session, MetricScope, workspace_id, _SCOPE, [tuple(s) for s in scopes])
+    for (scope, key), cell in zip(scopes, cells):
         state = cell.state(scope, thresholds)
         state.record_suggestion()
         _changed(session, MetricScope, cell)
@@ -214,8 +220,8 @@ def held_states(session: Session, workspace_id: str, scopes: list[tuple[str, str
     """Scopes' states as the transaction will write them: a change made to them (restart_evidence at a demotion)
     is written at commit, like a decision's."""
     out = {}
-    for (scope, key), cell in zip(scopes, _rows(session, MetricScope, workspace_id,
-                                                [{"scope": sc, "key": k} for sc, k in scopes])):
+    cells = _rows(session, MetricScope, workspace_id, _SCOPE, [tuple(s) for s in scopes])
+    for (scope, key), cell in zip(scopes, cells):
         out[(scope, key)] = cell.state(scope, thresholds)
         _changed(session, MetricScope, cell)
     return out
@@ -230,8 +236,8 @@ def record_decision(session: Session, workspace_id: str, scopes: list[tuple[str,
     in `levels` only, when given: the others' None). `ahead`: scopes read in the same SELECT because the
     transaction will likely count a suggestion in them next."""
     out = {}
-    cells = _rows(session, MetricScope, workspace_id, [{"scope": sc, "key": k} for sc, k in scopes],
-                  [{"scope": sc, "key": k} for sc, k in ahead])
+    cells = _rows(session, MetricScope, workspace_id, _SCOPE, [tuple(s) for s in scopes],
+                  [tuple(a) for a in ahead])
     for (scope, key), cell in zip(scopes, cells):
         state = cell.state(scope, thresholds)
         before = state.assess().level if levels is None or (scope, key) in levels else None
@@ -239,8 +245,8 @@ def record_decision(session: Session, workspace_id: str, scopes: list[tuple[str,
         _changed(session, MetricScope, cell)
         out[(scope, key)] = (state, before)
     bucket = bucket_start(now or utcnow(), "hour")
-    charted = [{"scope": sc, "key": k, "bucket": bucket} for sc, k in scopes if sc in SERIES_SCOPES]
-    for cell in _rows(session, MetricBucket, workspace_id, charted):
+    charted = [(sc, k, bucket) for sc, k in scopes if sc in SERIES_SCOPES]
+    for cell in _rows(session, MetricBucket, workspace_id, _BUCKET, charted):
         counts = cell.value
         counts[kind] = counts.get(kind, 0) + 1
         counts["latency_ms_sum"] = counts.get("latency_ms_sum", 0.0) + float(latency_ms)
