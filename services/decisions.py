@@ -217,7 +217,7 @@ def _count(session: Session, defn: WorkflowDef, ex: Execution, wf: Workflow, sug
                                      levels=levels)
     wf_state, level_before = states[("workflow", ex.workflow_id)]
     snapshot = wf_state.snapshot()
-    events.add("metrics_update", {"workflow_id": wf.id, **snapshot}, workspace=ex.workspace_id)
+    events.add("metrics_update", {"workflow_id": wf.id, **snapshot}, workspace=ex.workspace_id, plain=True)
     if snapshot["level"] != level_before:
         events.add("workflow_level_changed", {"workflow_id": wf.id, "level": snapshot["level"],
                                               "previous_level": level_before, "auto_ready": snapshot["auto_ready"],

@@ -45,11 +45,15 @@ class Events:
     def __init__(self) -> None:
         self.items: list[tuple[str, Any, str | tuple[str, ...]]] = []
 
-    def add(self, event: str, payload: Any, *, execution: str | None = None, workspace: str | None = None) -> None:
+    def add(self, event: str, payload: Any, *, execution: str | None = None, workspace: str | None = None,
+            plain: bool = False) -> None:
+        """`plain`: the payload is made of JSON values only and is the caller's to give away (a metrics snapshot,
+        made for this event): it is neither converted nor copied."""
         rooms = tuple(room for room in (execution and execution_room(execution),
                                         workspace and workspace_room(workspace)) if room)
         if rooms:
-            self.items.append((event, jsonable(payload), rooms[0] if len(rooms) == 1 else rooms))
+            self.items.append((event, payload if plain else jsonable(payload),
+                               rooms[0] if len(rooms) == 1 else rooms))
 
     def latest(self, event: str, payload: Any, *, execution: str) -> None:
         """A state rather than a happening (e.g. the session stats): only its last value in this transaction
