@@ -42,6 +42,19 @@ function settleWorkspace(session: AuthSession): string | null {
   return id;
 }
 
+// The session check a page load started before the first render (startSessionCheck), for the first check to use.
+let started: Promise<AuthSession> | null = null;
+
+/**
+ * Starts the session check at once (main.tsx, before React renders), so that it runs while the page's chunk and
+ * first render are under way; the provider's first check takes its answer instead of asking again.
+ */
+export function startSessionCheck(): Promise<AuthSession> {
+  started ??= apiGet<AuthSession>(ME_PATH, { omitWorkspace: true });
+  started.catch(() => undefined); // the provider handles the failure
+  return started;
+}
+
 /**
  * Knows who is signed in. Checks `GET /api/auth/me` on start (401 → logged
  * out), logs in and out, switches workspace, and drops to "logged out" when
@@ -62,7 +75,9 @@ export function AuthProvider({ children }: { children: ReactNode }) {
   useEffect(() => {
     const controller = new AbortController();
     setState((s) => (s.status === "loading" ? s : { status: "loading" }));
-    apiGet<AuthSession>(ME_PATH, { signal: controller.signal, omitWorkspace: true }).then(
+    const request = started ?? apiGet<AuthSession>(ME_PATH, { signal: controller.signal, omitWorkspace: true });
+    started = null; // taken: a recheck asks again
+    request.then(
       (session) => {
         if (!controller.signal.aborted) signIn(session, "session");
       },
