@@ -60,13 +60,13 @@ const PAGES: readonly { path: string; page: LazyPage }[] = [
   { path: "*", page: NotFoundPage },
 ];
 
-/** Starts fetching the chunk of the page at `pathname` ("/" is the queue's); "/login" has none. */
-export function preloadPage(pathname: string): void {
-  if (pathname === "/login") return;
+/** Starts fetching the chunk of the page at `pathname` ("/" is the queue's; "/login" has none); settles with it. */
+export function preloadPage(pathname: string): Promise<unknown> {
+  if (pathname === "/login") return Promise.resolve();
   const routes = [{ path: "/", page: QueuePage }, ...PAGES];
   const page = matchRoutes(routes, pathname)?.[0]?.route.page;
   // a chunk that fails to load here is fetched again when the page renders, which shows the error
-  page?.preload().catch(() => undefined);
+  return page ? page.preload().catch(() => undefined) : Promise.resolve();
 }
 
 export function createQueryClient(): QueryClient {

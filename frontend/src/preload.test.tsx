@@ -4,7 +4,8 @@ import App, { createQueryClient } from "./App";
 import { WORKSPACE_STORAGE_KEY } from "./api/client";
 import { queueItem } from "./coaching/testFixtures";
 import { startPageLoad } from "./preload";
-import { emptyPage, setCookie, stubSignedInFetch, stubSignedOutFetch } from "./test/auth";
+import { startSessionCheck } from "./auth/AuthProvider";
+import { emptyPage, renderApp, setCookie, stubSignedInFetch, stubSignedOutFetch } from "./test/auth";
 import { headersOf, jsonResponse } from "./test/utils";
 
 const QUEUE = "/api/coaching/queue?page=1&per_page=50";
@@ -62,5 +63,30 @@ describe("a page load", () => {
 
     expect(await screen.findByLabelText("Email")).toBeInTheDocument();
     expect(calls.map((c) => c.url)).toEqual(["/api/auth/me"]);
+  });
+
+  it("hands a signed-in answer over once the page's chunk is here, a refusal at once", async () => {
+    stubSignedInFetch();
+    let chunkLoaded: (value?: unknown) => void = () => undefined;
+    const chunk = new Promise((resolve) => (chunkLoaded = resolve));
+    let answered = false;
+    const session = startSessionCheck(chunk).then(() => (answered = true));
+
+    await new Promise((resolve) => setTimeout(resolve, 50)); // /api/auth/me has answered by now
+    expect(answered).toBe(false);
+    chunkLoaded();
+    await session;
+    expect(answered).toBe(true);
+    renderApp("/queue"); // the app takes the answer (the next check asks again)
+    expect(await screen.findByRole("button", { name: "Log out" })).toBeInTheDocument();
+  });
+
+  it("hands a refusal over without waiting for the page's chunk", async () => {
+    stubSignedOutFetch();
+    const never = new Promise(() => undefined);
+
+    await expect(startSessionCheck(never)).rejects.toMatchObject({ status: 401 });
+    renderApp("/queue");
+    expect(await screen.findByLabelText("Email")).toBeInTheDocument();
   });
 });

@@ -38,8 +38,7 @@ function firstReads(queryClient: QueryClient, pathname: string, search: string):
 }
 
 export function startPageLoad(queryClient: QueryClient, { pathname, search }: { pathname: string; search: string }): void {
-  const session = startSessionCheck();
-  preloadPage(pathname);
+  const session = startSessionCheck(preloadPage(pathname));
   // Only for a returning user (the CSRF cookie is set while a session lives), in the workspace picked last time:
   // a logged-out visitor's reads would only be refused.
   const workspace = getSelectedWorkspace();
