@@ -232,33 +232,28 @@ def test_a_stale_decision_shows_the_conflict_and_the_current_suggestion(live_ser
         server = ws.connect_to_server()
 
         def to_server(message):
-            if message == "5":  # Engine.IO's upgrade (after starting on long-polling): from now on, this WebSocket
-                crossed["on_websocket"] = True
+            if isinstance(message, str) and '"join_execution"' in message:
+                # the panel joins its execution's room over this WebSocket (the app connects WebSocket-first): it
+                # is online on it, and its decision goes over it too
+                crossed["joined"] = True
             if isinstance(message, str) and '"coaching_decision"' in message and "answer" not in crossed:
                 sug = pending_suggestion(live_server, execution_id)
                 crossed["answer"] = decide_via_api(live_server, execution_id, sug["suggestion_id"], "accept")
             server.send(message)
 
-        def to_page(message):
-            # Socket.IO's connect answer over this WebSocket (the app connects WebSocket-first): everything goes
-            # over it
-            if isinstance(message, str) and message.startswith("40"):
-                crossed["on_websocket"] = True
-            ws.send(message)
-
         ws.on_message(to_server)
-        server.on_message(to_page)
+        server.on_message(lambda message: ws.send(message))
 
     page.route_web_socket(re.compile(r"/socket\.io/"), cross)
     log_in(page, live_server)
     open_panel(page, live_server, execution_id)
     expect_suggestion(page, "Say first")
     for _ in range(100):  # the decision must go over the WebSocket, where the crossing is staged
-        if crossed.get("on_websocket"):
+        if crossed.get("joined"):
             break
         page.wait_for_timeout(50)
     else:
-        pytest.fail("the socket never connected over a WebSocket")
+        pytest.fail("the panel never joined its execution's room over a WebSocket")
     page.keyboard.press("s")
 
     alert = page.get_by_role("alert").filter(has_text="already decided")
