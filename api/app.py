@@ -27,6 +27,7 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True, recove
     security.check_secret(settings)
     app = Flask(__name__, static_folder=None)
     app.config.update(security.cookie_config(settings))
+    app.session_interface = security.SessionInterface()
     app.config.update(
         SECRET_KEY=settings.secret_key,
         MAX_CONTENT_LENGTH=settings.max_body_bytes,

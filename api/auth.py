@@ -135,7 +135,10 @@ def _csrf_ok() -> bool:
 
 
 def set_csrf_cookie(response):
-    """After each request: the web app reads coach_csrf to send it back as X-CSRF-Token."""
+    """After each request: the web app reads coach_csrf to send it back as X-CSRF-Token. Not on the web app's
+    hashed files, which are cached for everyone (security.SessionInterface)."""
+    if g.get("cookieless", False):
+        return response
     token = session.get("csrf")
     if token and request.cookies.get(CSRF_COOKIE) != token:
         response.set_cookie(CSRF_COOKIE, token, httponly=False, samesite="Lax",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import swagger_ui_bundle
-from flask import Blueprint, abort, current_app, send_from_directory
+from flask import Blueprint, abort, current_app, g, send_from_directory
 
 blp = Blueprint("frontend", __name__)
 PLACEHOLDER = """<!doctype html><meta charset="utf-8"><title>Coach</title>
@@ -25,7 +25,15 @@ def spa(path: str):
         abort(404)
     dist = Path(current_app.extensions["coach"].settings.frontend_dist)
     if path and (dist / path).is_file():
-        return send_from_directory(dist, path, max_age=31536000 if path.startswith("assets/") else 0)
+        if not path.startswith("assets/"):
+            return send_from_directory(dist, path, max_age=0)
+        # Vite names these by their content: a name never gets other content, so the browser keeps the file for a
+        # year without asking again, and the response is the same for everyone (no session cookie, see
+        # security.SessionInterface)
+        g.cookieless = True
+        response = send_from_directory(dist, path, max_age=31536000)
+        response.cache_control.immutable = True
+        return response
     if (dist / "index.html").is_file():
         return send_from_directory(dist, "index.html", max_age=0)
     return PLACEHOLDER

@@ -19,7 +19,8 @@ from collections import deque
 from datetime import timedelta
 from typing import Callable
 
-from flask import Flask, Response, request
+from flask import Flask, Response, g, request
+from flask.sessions import SecureCookieSessionInterface
 
 from api.errors import body
 from config import DEFAULT_SECRET, Settings
@@ -272,6 +273,18 @@ def cookie_config(settings: Settings) -> dict:
         "SESSION_COOKIE_SECURE": settings.env == "production",  # development runs on plain http://localhost
         "PERMANENT_SESSION_LIFETIME": timedelta(hours=12),
     }
+
+
+class SessionInterface(SecureCookieSessionInterface):
+    """Flask's signed cookie session, except on a response marked `g.cookieless` (the web app's hashed files,
+    api/frontend.py): those are the same for everyone and cached for a year, so they must not refresh the session
+    cookie (a Set-Cookie kept by a cache shared by several people would hand one person's session to the others).
+    Such a request does not read the session either, so its response does not vary on the cookie: the cookie,
+    refreshed on every other response, was never the same twice, and the browser asked again for every file on
+    every page load."""
+
+    def should_set_cookie(self, app: Flask, session) -> bool:
+        return not g.get("cookieless", False) and super().should_set_cookie(app, session)
 
 
 def new_csrf_token() -> str:

@@ -66,6 +66,12 @@ class Events:
         return bool(self.items)
 
 
+# A workflow's metrics snapshot and level, for its workspace's dashboards: a decision adds them before its next
+# suggestion is made, and sending them first held the suggestion back (a few ms, for every panel in the workspace
+# room, and the panel's work on them before it came to the suggestion).
+SUMMARIES = frozenset(("metrics_update", "workflow_level_changed"))
+
+
 class Notifier:
     """Socket.IO when a server is attached; silent otherwise (CLI commands, in-process benchmarks)."""
 
@@ -82,8 +88,14 @@ class Notifier:
             log.exception("could not push %s to %s", event, room)
 
     def send(self, events: Events) -> None:
+        """The transaction's events in the order added, except the workspace's summaries (SUMMARIES), which go
+        last: the operator waits for the next suggestion, a dashboard for the new snapshot only to redraw it."""
         for event, payload, room in events.items:
-            self.emit(event, payload, room)
+            if event not in SUMMARIES:
+                self.emit(event, payload, room)
+        for event, payload, room in events.items:
+            if event in SUMMARIES:
+                self.emit(event, payload, room)
 
     def execution_update(self, workspace_id: str, payload: dict[str, Any]) -> None:
         events = Events()

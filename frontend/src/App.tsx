@@ -1,6 +1,6 @@
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
-import { Suspense, lazy, useState } from "react";
-import { BrowserRouter, Navigate, Route, Routes, useSearchParams } from "react-router-dom";
+import { Suspense, useState } from "react";
+import { BrowserRouter, Navigate, Route, Routes, matchRoutes, useSearchParams } from "react-router-dom";
 import { ApiError } from "./api/client";
 import { AuthProvider } from "./auth/AuthProvider";
 import LoginPage from "./auth/LoginPage";
@@ -8,32 +8,66 @@ import SessionCheckFailedPage from "./auth/SessionCheckFailedPage";
 import { useAuth } from "./auth/useAuth";
 import { Layout } from "./components/Layout";
 import { Loading } from "./components/QueryState";
+import { lazyPage, type LazyPage } from "./lazyPage";
 import { RealtimeProvider } from "./realtime/RealtimeProvider";
 
-// Each page is its own chunk, so later pages don't grow the first download.
-const WorkflowsPage = lazy(() => import("./pages/WorkflowsPage"));
-const ExecutionsPage = lazy(() => import("./pages/ExecutionsPage"));
-const ExecutionDetailPage = lazy(() => import("./pages/ExecutionDetailPage"));
-const NotFoundPage = lazy(() => import("./pages/NotFoundPage"));
+// Each page is its own chunk, so later pages don't grow the first download. A page load fetches its page's chunk
+// while the session is checked (`preloadPage`, from main.tsx).
+const WorkflowsPage = lazyPage(() => import("./pages/WorkflowsPage"));
+const ExecutionsPage = lazyPage(() => import("./pages/ExecutionsPage"));
+const ExecutionDetailPage = lazyPage(() => import("./pages/ExecutionDetailPage"));
+const NotFoundPage = lazyPage(() => import("./pages/NotFoundPage"));
 // Operators: the queue and the CoachingPanel (src/coaching/).
-const QueuePage = lazy(() => import("./coaching/QueuePage"));
-const CoachingPage = lazy(() => import("./coaching/CoachingPage"));
+const QueuePage = lazyPage(() => import("./coaching/QueuePage"));
+const CoachingPage = lazyPage(() => import("./coaching/CoachingPage"));
 // Leads: dashboards, correction packs, audit, workflow definitions (src/dashboards/).
-const DashboardPage = lazy(() => import("./dashboards/DashboardPage"));
-const CorrectionPacksPage = lazy(() => import("./dashboards/CorrectionPacksPage"));
-const AuditPage = lazy(() => import("./dashboards/AuditPage"));
-const WorkflowDetailPage = lazy(() => import("./dashboards/WorkflowDetailPage"));
-const PoliciesPage = lazy(() => import("./policies/PoliciesPage"));
+const DashboardPage = lazyPage(() => import("./dashboards/DashboardPage"));
+const CorrectionPacksPage = lazyPage(() => import("./dashboards/CorrectionPacksPage"));
+const AuditPage = lazyPage(() => import("./dashboards/AuditPage"));
+const WorkflowDetailPage = lazyPage(() => import("./dashboards/WorkflowDetailPage"));
+const PoliciesPage = lazyPage(() => import("./policies/PoliciesPage"));
 // Authoring: the definition editor (CodeMirror) and the version diff (src/workflows/).
-const WorkflowEditorPage = lazy(() => import("./workflows/WorkflowEditorPage"));
-const VersionDiffPage = lazy(() => import("./workflows/VersionDiffPage"));
+const WorkflowEditorPage = lazyPage(() => import("./workflows/WorkflowEditorPage"));
+const VersionDiffPage = lazyPage(() => import("./workflows/VersionDiffPage"));
 // Admins: members, invitations; everyone: their tokens and preferences (src/admin/).
-const AdminPage = lazy(() => import("./admin/AdminPage"));
-const SettingsPage = lazy(() => import("./admin/SettingsPage"));
-const ToolsPage = lazy(() => import("./tools/ToolsPage"));
+const AdminPage = lazyPage(() => import("./admin/AdminPage"));
+const SettingsPage = lazyPage(() => import("./admin/SettingsPage"));
+const ToolsPage = lazyPage(() => import("./tools/ToolsPage"));
 // Ad-hoc plans: drafted, approved, executed (src/plans/).
-const PlansPage = lazy(() => import("./plans/PlansPage"));
-const PlanDetailPage = lazy(() => import("./plans/PlanDetailPage"));
+const PlansPage = lazyPage(() => import("./plans/PlansPage"));
+const PlanDetailPage = lazyPage(() => import("./plans/PlanDetailPage"));
+
+/** The signed-in routes' pages ("/" goes to the queue; "/login" to `?next=`). */
+const PAGES: readonly { path: string; page: LazyPage }[] = [
+  { path: "/queue", page: QueuePage },
+  { path: "/executions/:id/coach", page: CoachingPage },
+  { path: "/dashboard", page: DashboardPage },
+  { path: "/correction-packs", page: CorrectionPacksPage },
+  { path: "/audit", page: AuditPage },
+  { path: "/policies", page: PoliciesPage },
+  { path: "/workflows/new", page: WorkflowEditorPage },
+  { path: "/tools", page: ToolsPage },
+  { path: "/workflows/:id", page: WorkflowDetailPage },
+  { path: "/workflows/:id/edit", page: WorkflowEditorPage },
+  { path: "/workflows/:id/diff", page: VersionDiffPage },
+  { path: "/admin", page: AdminPage },
+  { path: "/settings", page: SettingsPage },
+  { path: "/workflows", page: WorkflowsPage },
+  { path: "/executions", page: ExecutionsPage },
+  { path: "/executions/:id", page: ExecutionDetailPage },
+  { path: "/plans", page: PlansPage },
+  { path: "/plans/:id", page: PlanDetailPage },
+  { path: "*", page: NotFoundPage },
+];
+
+/** Starts fetching the chunk of the page at `pathname` ("/" is the queue's; "/login" has none); settles with it. */
+export function preloadPage(pathname: string): Promise<unknown> {
+  if (pathname === "/login") return Promise.resolve();
+  const routes = [{ path: "/", page: QueuePage }, ...PAGES];
+  const page = matchRoutes(routes, pathname)?.[0]?.route.page;
+  // a chunk that fails to load here is fetched again when the page renders, which shows the error
+  return page ? page.preload().catch(() => undefined) : Promise.resolve();
+}
 
 export function createQueryClient(): QueryClient {
   return new QueryClient({
@@ -87,26 +121,10 @@ export function AppRoutes() {
       <Suspense fallback={<Loading label="Loading page…" />}>
         <Routes>
           <Route path="/" element={<Navigate to="/queue" replace />} />
-          <Route path="/queue" element={<QueuePage />} />
-          <Route path="/executions/:id/coach" element={<CoachingPage />} />
-          <Route path="/dashboard" element={<DashboardPage />} />
-          <Route path="/correction-packs" element={<CorrectionPacksPage />} />
-          <Route path="/audit" element={<AuditPage />} />
-          <Route path="/policies" element={<PoliciesPage />} />
-          <Route path="/workflows/new" element={<WorkflowEditorPage />} />
-          <Route path="/tools" element={<ToolsPage />} />
-          <Route path="/workflows/:id" element={<WorkflowDetailPage />} />
-          <Route path="/workflows/:id/edit" element={<WorkflowEditorPage />} />
-          <Route path="/workflows/:id/diff" element={<VersionDiffPage />} />
-          <Route path="/admin" element={<AdminPage />} />
-          <Route path="/settings" element={<SettingsPage />} />
           <Route path="/login" element={<AfterLogin />} />
-          <Route path="/workflows" element={<WorkflowsPage />} />
-          <Route path="/executions" element={<ExecutionsPage />} />
-          <Route path="/executions/:id" element={<ExecutionDetailPage />} />
-          <Route path="/plans" element={<PlansPage />} />
-          <Route path="/plans/:id" element={<PlanDetailPage />} />
-          <Route path="*" element={<NotFoundPage />} />
+          {PAGES.map(({ path, page: Page }) => (
+            <Route key={path} path={path} element={<Page />} />
+          ))}
         </Routes>
       </Suspense>
     </Layout>

@@ -387,6 +387,34 @@ def test_cookie_config_is_secure_only_in_production():
     assert cookie_config(Settings(env="production"))["SESSION_COOKIE_SECURE"] is True
 
 
+def test_the_web_apps_hashed_files_are_cached_for_a_year_and_never_carry_the_session_cookie(make_app, tmp_path):
+    from tests.conftest import make_user
+
+    dist = tmp_path / "dist"
+    (dist / "assets").mkdir(parents=True)
+    (dist / "index.html").write_text("<!doctype html><title>Coach</title>", encoding="utf-8")
+    (dist / "assets" / "index-Ab12.js").write_text("export {};", encoding="utf-8")
+    app = make_app(frontend_dist=str(dist))
+    make_user(app.extensions["coach"], "ann@files.test", "operator")
+    client = app.test_client()
+    assert client.post("/api/auth/login", json={"email": "ann@files.test", "password": "password-123"}).status_code == 200
+
+    asset = client.get("/assets/index-Ab12.js")
+    assert asset.status_code == 200 and asset.data == b"export {};"
+    assert asset.cache_control.public and asset.cache_control.max_age == 31536000 and asset.cache_control.immutable
+    assert "Set-Cookie" not in asset.headers  # a shared cache must not keep someone's session with the file
+    assert "cookie" not in asset.headers.get("Vary", "").lower()  # the refreshed cookie would miss the cache
+
+    # the session is refreshed as before on everything else, the page itself included
+    for path in ("/api/auth/me", "/queue"):
+        answer = client.get(path)
+        assert answer.status_code == 200
+        assert any(c.startswith("coach_session=") for c in answer.headers.getlist("Set-Cookie")), path
+        assert "cookie" in answer.headers.get("Vary", "").lower(), path
+    page = client.get("/queue")
+    assert page.cache_control.no_cache and "immutable" not in page.headers["Cache-Control"]
+
+
 # ---- CSRF -------------------------------------------------------------------------------------------------
 
 def _csrf(header=None, cookie=None, session=None) -> bool:

@@ -232,8 +232,10 @@ def test_a_stale_decision_shows_the_conflict_and_the_current_suggestion(live_ser
         server = ws.connect_to_server()
 
         def to_server(message):
-            if message == "5":  # Engine.IO's upgrade: from now on everything goes over this WebSocket
-                crossed["upgraded"] = True
+            if isinstance(message, str) and '"join_execution"' in message:
+                # the panel joins its execution's room over this WebSocket (the app connects WebSocket-first): it
+                # is online on it, and its decision goes over it too
+                crossed["joined"] = True
             if isinstance(message, str) and '"coaching_decision"' in message and "answer" not in crossed:
                 sug = pending_suggestion(live_server, execution_id)
                 crossed["answer"] = decide_via_api(live_server, execution_id, sug["suggestion_id"], "accept")
@@ -246,12 +248,12 @@ def test_a_stale_decision_shows_the_conflict_and_the_current_suggestion(live_ser
     log_in(page, live_server)
     open_panel(page, live_server, execution_id)
     expect_suggestion(page, "Say first")
-    for _ in range(100):  # the decision must go over the (upgraded) socket, where the crossing is staged
-        if crossed.get("upgraded"):
+    for _ in range(100):  # the decision must go over the WebSocket, where the crossing is staged
+        if crossed.get("joined"):
             break
         page.wait_for_timeout(50)
     else:
-        pytest.fail("the socket was never upgraded to a WebSocket")
+        pytest.fail("the panel never joined its execution's room over a WebSocket")
     page.keyboard.press("s")
 
     alert = page.get_by_role("alert").filter(has_text="already decided")

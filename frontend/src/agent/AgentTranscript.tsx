@@ -1,3 +1,4 @@
+import { memo } from "react";
 import { Link } from "react-router-dom";
 import { EffectBadge, VerdictRuleText } from "../approvals/PolicyVerdictView";
 import { ErrorNotice, Loading } from "../components/QueryState";
@@ -32,7 +33,7 @@ const STATUS_TEXT: Record<string, string> = {
 };
 
 /** An agent step as a conversation: LLM turns, each tool call with its verdict, decision and result. */
-export function AgentTranscript({
+export const AgentTranscript = memo(function AgentTranscript({
   executionId,
   stepId,
   stepStatus,
@@ -70,7 +71,7 @@ export function AgentTranscript({
       )}
     </section>
   );
-}
+});
 
 function MessageItem({ message: m, highlight }: { message: AgentMessage; highlight: string | null }) {
   if (m.role === "system") {

@@ -1,4 +1,4 @@
-import { useQuery } from "@tanstack/react-query";
+import { queryOptions, useQuery } from "@tanstack/react-query";
 import { apiGet } from "./client";
 import type { Page, Workflow } from "./types";
 
@@ -12,19 +12,21 @@ export interface WorkflowOption {
 export const workflowOptionsKey = ["workflows", "options"] as const;
 
 /** The workspace's workflows (the first 200), for the filters of the queue and the executions list. */
+export const workflowOptionsQuery = queryOptions({
+  queryKey: workflowOptionsKey,
+  staleTime: 60_000,
+  queryFn: async ({ signal }): Promise<WorkflowOption[]> => {
+    const page = await apiGet<Page<Workflow>>("/api/workflows?per_page=200", { signal });
+    return page.items.filter((w) => typeof w?.id === "string").map((w) => ({
+      workflow_id: w.id,
+      name: w.name,
+      steps: (w.steps as { id?: unknown; name?: unknown }[])
+        .filter((s) => typeof s?.id === "string")
+        .map((s) => ({ id: String(s.id), name: typeof s.name === "string" && s.name ? s.name : String(s.id) })),
+    }));
+  },
+});
+
 export function useWorkflowOptions() {
-  return useQuery({
-    queryKey: workflowOptionsKey,
-    staleTime: 60_000,
-    queryFn: async ({ signal }): Promise<WorkflowOption[]> => {
-      const page = await apiGet<Page<Workflow>>("/api/workflows?per_page=200", { signal });
-      return page.items.filter((w) => typeof w?.id === "string").map((w) => ({
-        workflow_id: w.id,
-        name: w.name,
-        steps: (w.steps as { id?: unknown; name?: unknown }[])
-          .filter((s) => typeof s?.id === "string")
-          .map((s) => ({ id: String(s.id), name: typeof s.name === "string" && s.name ? s.name : String(s.id) })),
-      }));
-    },
-  });
+  return useQuery(workflowOptionsQuery);
 }

@@ -42,6 +42,33 @@ function settleWorkspace(session: AuthSession): string | null {
   return id;
 }
 
+// The session check a page load started before the first render (startSessionCheck), for the first check to use.
+let started: Promise<AuthSession> | null = null;
+
+/** How long a signed-in answer waits for `alongWith` (the page's chunk) at most. */
+export const SESSION_WAITS_FOR_PAGE_MS = 1_000;
+
+/**
+ * Starts the session check at once (main.tsx, before React renders), so that it runs while the page's chunk and
+ * first render are under way; the provider's first check takes its answer instead of asking again. A signed-in
+ * answer is handed over once `alongWith` (the page's chunk) has settled too, for up to a second: the signed-in
+ * app then draws its page at once, where it drew the frame and a "Loading page…" fallback first, and React held
+ * the page back behind that fallback for a while. A refusal (the login page) is handed over at once.
+ */
+export function startSessionCheck(alongWith?: Promise<unknown>): Promise<AuthSession> {
+  started ??= apiGet<AuthSession>(ME_PATH, { omitWorkspace: true }).then(async (session) => {
+    if (alongWith) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const enough = new Promise<void>((resolve) => (timer = setTimeout(resolve, SESSION_WAITS_FOR_PAGE_MS)));
+      await Promise.race([alongWith.catch(() => undefined), enough]);
+      clearTimeout(timer);
+    }
+    return session;
+  });
+  started.catch(() => undefined); // the provider handles the failure
+  return started;
+}
+
 /**
  * Knows who is signed in. Checks `GET /api/auth/me` on start (401 → logged
  * out), logs in and out, switches workspace, and drops to "logged out" when
@@ -62,7 +89,9 @@ export function AuthProvider({ children }: { children: ReactNode }) {
   useEffect(() => {
     const controller = new AbortController();
     setState((s) => (s.status === "loading" ? s : { status: "loading" }));
-    apiGet<AuthSession>(ME_PATH, { signal: controller.signal, omitWorkspace: true }).then(
+    const request = started ?? apiGet<AuthSession>(ME_PATH, { signal: controller.signal, omitWorkspace: true });
+    started = null; // taken: a recheck asks again
+    request.then(
       (session) => {
         if (!controller.signal.aborted) signIn(session, "session");
       },

@@ -1,4 +1,4 @@
-import { act, screen, waitFor, within } from "@testing-library/react";
+import { act, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import { renderApp, stubSignedInFetch } from "../test/auth";
@@ -126,6 +126,24 @@ describe("CoachingPanel", () => {
     expect(decisionsSent()[0].idempotency_key).toEqual(expect.any(String));
     await waitFor(() => expect(screen.getByTestId("execution-stats")).toHaveTextContent("Suggestions3Accepted2"));
     expect(screen.getByTestId("announcer")).toHaveTextContent(/Greet the customer\.$/);
+  });
+
+  it("sends the decision within the key press itself, and drops a second press made before the answer", async () => {
+    const { socket } = await openPanel();
+    let answer: (value: unknown) => void = () => undefined;
+    socket.respond = (event) =>
+      event === "coaching_decision" ? new Promise((resolve) => (answer = resolve)) : { ok: true };
+
+    // two presses in a row, before React has drawn the "sending" state of the first
+    fireEvent.keyDown(document.body, { key: "a" });
+    expect(decisionsSent()).toHaveLength(1); // on the wire before anything else runs
+    fireEvent.keyDown(document.body, { key: "a" });
+    expect(decisionsSent()).toHaveLength(1);
+    expect(await screen.findByText("Sending the decision…")).toBeInTheDocument();
+
+    await act(async () => answer({ ok: true, execution: { execution_id: "ex-1", status: "running" }, stats: stats() }));
+    await waitFor(() => expect(screen.getByTestId("announcer")).toHaveTextContent("Accepted Greet the customer."));
+    expect(decisionsSent()).toHaveLength(1);
   });
 
   it("asks for feedback before rejecting (r), and refuses an empty one", async () => {

@@ -1,5 +1,5 @@
 import { useQuery } from "@tanstack/react-query";
-import { Suspense, lazy, useEffect, useRef, useState } from "react";
+import { Suspense, lazy, useCallback, useEffect, useRef, useState } from "react";
 import { Link, useNavigate } from "react-router-dom";
 import { ApiError, errorMessage } from "../api/client";
 import { isTerminalStatus } from "../api/types";
@@ -66,6 +66,11 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
     setAnnouncement((previous) => (together && previous ? `${previous} ${text}` : text));
   };
 
+  // Stable, so that the memoized parts (steps, stats, controls) are not drawn again for every push about the session.
+  const showControlMessage = useCallback((text: string) => setNotice({ tone: "info", text }), []);
+  const { refetch: refetchMetrics } = metrics;
+  const retryMetrics = useCallback(() => void refetchMetrics(), [refetchMetrics]);
+
   const suggestion = pending.data?.suggestion ?? null;
   const status = execution.data?.status ?? pending.data?.status ?? "";
   const paused = pending.data?.paused ?? status === "paused";
@@ -117,7 +122,7 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
     if (!suggestion || decision.isPending) return;
     const sent = suggestion;
     setNotice(null);
-    decision.mutate(
+    decision.send(
       { suggestion_id: sent.suggestion_id, decision: kind, ...extra },
       {
         onSuccess: () => {
@@ -301,7 +306,7 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
             <ExecutionControls
               execution={data}
               // the notice is a status region: it speaks once (announcing it too said it twice)
-              onMessage={(text) => setNotice({ tone: "info", text })}
+              onMessage={showControlMessage}
             />
           )}
           {agentStep ? (
@@ -319,7 +324,7 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
           stats={stats.data}
           metrics={metrics.data}
           metricsError={metrics.error}
-          onRetryMetrics={() => void metrics.refetch()}
+          onRetryMetrics={retryMetrics}
         />
       </div>
 

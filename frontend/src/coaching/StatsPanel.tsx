@@ -1,3 +1,4 @@
+import { memo } from "react";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { formatRate, plural } from "../format";
 import type { WorkflowMetrics } from "../api/metrics";
@@ -44,7 +45,7 @@ export function toAutoLines(metrics: WorkflowMetrics): string[] {
 }
 
 /** This execution's decisions and the workflow's learning level, both updated live. */
-export function StatsPanel({
+export const StatsPanel = memo(function StatsPanel({
   stats,
   metrics,
   metricsError,
@@ -120,4 +121,4 @@ export function StatsPanel({
       )}
     </aside>
   );
-}
+});

@@ -1,3 +1,4 @@
+import { memo } from "react";
 import { StatusBadge } from "../components/StatusBadge";
 import { formatValue } from "../format";
 import type { CoachingStep } from "./types";
@@ -15,7 +16,7 @@ function shown(value: unknown): boolean {
 }
 
 /** The execution's steps in order, with their status, decision and output; the current one marked. */
-export function StepTimeline({ steps, currentStepId }: { steps: CoachingStep[]; currentStepId: string | null }) {
+export const StepTimeline = memo(function StepTimeline({ steps, currentStepId }: { steps: CoachingStep[]; currentStepId: string | null }) {
   return (
     <section className="card timeline" aria-labelledby="timeline-heading">
       <h2 id="timeline-heading">Steps</h2>
@@ -65,4 +66,4 @@ export function StepTimeline({ steps, currentStepId }: { steps: CoachingStep[]; 
       )}
     </section>
   );
-}
+});

@@ -1,3 +1,4 @@
+import { memo } from "react";
 import { Link } from "react-router-dom";
 import { PolicyVerdictView } from "../approvals/PolicyVerdictView";
 import { Countdown } from "../control/Countdown";
@@ -26,7 +27,7 @@ const PURPOSE_NOTE: Record<string, string> = {
 };
 
 /** The step Coach proposes to run next, and why. */
-export function SuggestionCard({ suggestion }: { suggestion: Suggestion }) {
+export const SuggestionCard = memo(function SuggestionCard({ suggestion }: { suggestion: Suggestion }) {
   const note = suggestion.purpose ? PURPOSE_NOTE[suggestion.purpose] : undefined;
   const learned = suggestion.definition_params !== undefined && correctionPackId(suggestion.source) !== null;
   const call = isToolCall(suggestion);
@@ -134,4 +135,4 @@ export function SuggestionCard({ suggestion }: { suggestion: Suggestion }) {
       ) : null}
     </section>
   );
-}
+});

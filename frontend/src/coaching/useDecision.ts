@@ -1,4 +1,5 @@
-import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQueryClient, type MutateOptions } from "@tanstack/react-query";
+import { useCallback, useRef } from "react";
 import { ApiError } from "../api/client";
 import { useRealtime } from "../realtime/context";
 import { coachingKeys, pauseSession, resumeSession, sendDecision } from "./api";
@@ -12,19 +13,27 @@ export function isStaleDecision(error: unknown): boolean {
   return Boolean(details && (details.suggestion_status || details.suggestion_id));
 }
 
+/** A decision on its way: what was asked, and the server's answer to come. */
+type Sending = { request: DecisionRequest; answer: Promise<DecisionResult> };
+
 /**
  * Sends the operator's decisions on one execution (socket when online, REST
  * otherwise; see `sendDecision`). On success the ack's stats are shown at
  * once; after any answer, success or a conflict, the suggestion and steps are
  * read again, so the panel always ends on the server's current state.
+ *
+ * `send` puts the decision on the wire at once, in the key press's own task, and only then lets React render
+ * the "sending" state: the server works on it while the page paints, instead of after. One decision at a time:
+ * a second `send` before the first is answered is dropped (the pending state may not be rendered yet).
  */
 export function useDecision(executionId: string) {
   const queryClient = useQueryClient();
   const { socket, status } = useRealtime();
+  const inFlight = useRef(false);
 
-  return useMutation<DecisionResult, unknown, DecisionRequest>({
-    mutationFn: (body) => sendDecision(executionId, body, socket, status === "online"),
-    onSuccess: (result, body) => {
+  const mutation = useMutation<DecisionResult, unknown, Sending>({
+    mutationFn: ({ answer }) => answer,
+    onSuccess: (result, { request: body }) => {
       if (result.stats) queryClient.setQueryData<CoachingStats>(coachingKeys.stats(executionId), result.stats);
       // The decided suggestion is no longer pending; the next one is pushed (`coaching_suggestion`). Offline,
       // the panel polls, so the pending suggestion is read again then.
@@ -39,7 +48,23 @@ export function useDecision(executionId: string) {
     onError: (error) => {
       if (error instanceof ApiError && error.status === 409) refreshExecution(queryClient, executionId);
     },
+    onSettled: () => {
+      inFlight.current = false;
+    },
   });
+
+  const { mutate, isPending, error, reset } = mutation;
+  const send = useCallback(
+    (request: DecisionRequest, options?: MutateOptions<DecisionResult, unknown, Sending>) => {
+      if (inFlight.current) return;
+      inFlight.current = true;
+      const answer = sendDecision(executionId, request, socket, status === "online");
+      answer.catch(() => undefined); // the mutation reports a failure (onError)
+      mutate({ request, answer }, options);
+    },
+    [executionId, socket, status, mutate],
+  );
+  return { send, isPending, error, reset };
 }
 
 /** Pauses or resumes the coaching session (`p`). */

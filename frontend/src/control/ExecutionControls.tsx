@@ -1,4 +1,4 @@
-import { useState } from "react";
+import { memo, useState } from "react";
 import "./control.css";
 import { useShortcuts } from "../coaching/useShortcuts";
 import { ANSWER_FIELD_ID, GateAnswer } from "./GateAnswer";
@@ -18,7 +18,7 @@ export const CONTROL_SHORTCUTS: readonly { key: string; label: string; help: str
  * page: the question it waits on (answered in place), and pause-with-a-question
  * (`P`) and edit-a-pending-step (`e`), as buttons and keys.
  */
-export function ExecutionControls({
+export const ExecutionControls = memo(function ExecutionControls({
   execution,
   onMessage,
   showAnswer = true,
@@ -99,4 +99,4 @@ export function ExecutionControls({
       ) : null}
     </>
   );
-}
+});

@@ -16,7 +16,17 @@ export function RealtimeProvider({
   workspaceId,
   children,
   connect = (workspace) =>
-    io({ path: "/socket.io", auth: { workspace }, withCredentials: true, reconnectionDelayMax: 5_000 }) as unknown as SocketLike,
+    io({
+      path: "/socket.io",
+      auth: { workspace },
+      withCredentials: true,
+      reconnectionDelayMax: 5_000,
+      // A WebSocket straight away: one round trip, where starting with long-polling took four or five requests
+      // (handshake, connect, upgrade probe) and held HTTP connections the page's first reads wait for. Where a
+      // WebSocket cannot open (a proxy that refuses the upgrade), it falls back to long-polling.
+      transports: ["websocket", "polling"],
+      tryAllTransports: true,
+    }) as unknown as SocketLike,
 }: {
   workspaceId: string | null;
   children: ReactNode;
