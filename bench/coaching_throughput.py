@@ -17,11 +17,12 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Generator
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.stats import percentile, settle  # noqa: E402
+from bench.stats import finish, percentile, settle, slices, take_turns  # noqa: E402
 
 STEPS = 10
 WORKFLOW = {"name": "bench", "steps": [{"id": f"step_{i}", "tool": "echo",
@@ -36,6 +37,12 @@ def summary(engine: str, latencies: list[float], seconds: float, **extra) -> dic
 
 
 def coach_in_process(executions: int, db_path: str, policy_rules: int = 0) -> dict:
+    return finish(coach_turns(executions, db_path, policy_rules))
+
+
+def coach_turns(executions: int, db_path: str, policy_rules: int = 0, rounds: int = 1) -> Generator[None, None, dict]:
+    """Coach's in-process loop as turns (see take_turns): set up, then one of `rounds` slices of the executions per
+    turn; returns the summary."""
     from config import Settings
     from services import decisions, executions as execution_service, policies, workflows
     from services.container import Services
@@ -69,25 +76,28 @@ def coach_in_process(executions: int, db_path: str, policy_rules: int = 0) -> di
         with services.db.transaction() as session:
             ids.append(execution_service.start(session, services.definitions, workspace, wf_id, {}, "coaching").id)
         services.runner.schedule(ids[-1])
-    settle()
-    latencies = []
-    started = time.perf_counter()
-    for execution_id in ids:
-        for _ in range(STEPS):
-            suggestion = notifier.latest[execution_id]
-            t0 = time.perf_counter()
-            answer = decisions.submit(services, workspace, execution_id,
-                                      {"suggestion_id": suggestion["suggestion_id"], "decision": "accept"}, "bench")
-            latencies.append((time.perf_counter() - t0) * 1000)
-            assert answer["ok"]
-    seconds = time.perf_counter() - started
+    latencies, seconds = [], 0.0
+    for part in slices(ids, rounds):
+        yield
+        settle()
+        started = time.perf_counter()
+        for execution_id in part:
+            for _ in range(STEPS):
+                suggestion = notifier.latest[execution_id]
+                t0 = time.perf_counter()
+                answer = decisions.submit(services, workspace, execution_id,
+                                          {"suggestion_id": suggestion["suggestion_id"], "decision": "accept"},
+                                          "bench")
+                latencies.append((time.perf_counter() - t0) * 1000)
+                assert answer["ok"]
+        seconds += time.perf_counter() - started
     with services.db.transaction() as session:
         done = [execution_service.get(session, workspace, i).status for i in ids]
     services.close()
     if done != ["completed"] * executions:
         raise RuntimeError(f"not every execution completed: {sorted(set(done))}")
     return summary("coach" if not policy_rules else f"coach, {policy_rules} rules", latencies, seconds,
-                   executions=executions, policy_rules=policy_rules)
+                   executions=executions, policy_rules=policy_rules, rounds=rounds)
 
 
 def bench_rules(n: int) -> list[dict]:
@@ -269,7 +279,7 @@ def print_table(rows: list[dict]) -> None:
     rows = [{k: round(v, 2) if isinstance(v, float) else v for k, v in r.items()} for r in rows]
     print(f"{'engine':<28}{'decisions':>10}{'seconds':>9}{'dec/s':>9}{'p50 ms':>9}{'p99 ms':>9}  notes")
     for r in rows:
-        notes = ", ".join(f"{k}={r[k]}" for k in ("executions", "concurrency", "think_ms") if k in r)
+        notes = ", ".join(f"{k}={r[k]}" for k in ("executions", "rounds", "concurrency", "think_ms") if k in r)
         print(f"{r['engine']:<28}{r['decisions']:>10}{r['seconds']:>9}{r['decisions_per_s']:>9}"
               f"{r['p50_ms']:>9}{r['p99_ms']:>9}  {notes}")
 
@@ -281,6 +291,8 @@ def main() -> None:
     parser.add_argument("--modes", default="threading,gevent,eventlet", help="async modes for the server part")
     parser.add_argument("--think-ms", type=float, default=0.0, help="operator think time before each decision")
     parser.add_argument("--skip", default="", help="comma list of parts to skip: inprocess,langgraph,server,push")
+    parser.add_argument("--rounds", type=int, default=10,
+                        help="the in-process engines take turns, each running executions/rounds per turn")
     parser.add_argument("--policy-rules", default="0,200",
                         help="in-process runs with these numbers of policy rules in the workspace")
     parser.add_argument("--message-queue", default="redis://127.0.0.1:6379/15",
@@ -293,13 +305,18 @@ def main() -> None:
     skip = set(filter(None, args.skip.split(",")))
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
+        # The in-process engines take turns, each running a slice of its executions per round: whatever else slows
+        # this shared machine down for a while slows every engine, not only the one that happened to run then.
+        turns = {}
+        rounds = max(1, min(args.rounds, args.executions))
         if "inprocess" not in skip:
             for n in sorted({int(x) for x in args.policy_rules.split(",") if x.strip()} | {0}):
-                rows.append(coach_in_process(args.executions, f"{tmp}/coach-{n}.db", n))
+                turns[f"coach-{n}"] = coach_turns(args.executions, f"{tmp}/coach-{n}.db", n, rounds)
         if "langgraph" not in skip:
-            from bench.langgraph_baseline import run_langgraph
+            from bench.langgraph_baseline import langgraph_turns
 
-            rows.append(run_langgraph(args.executions, f"{tmp}/langgraph.db"))
+            turns["langgraph"] = langgraph_turns(args.executions, f"{tmp}/langgraph.db", rounds=rounds)
+        rows += take_turns(turns)
         if "server" not in skip:
             for mode in filter(None, args.modes.split(",")):
                 rows.append(coach_server(args.concurrency, mode, tempfile.mkdtemp(dir=tmp), args.think_ms))

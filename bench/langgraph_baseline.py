@@ -15,13 +15,13 @@ import tempfile
 import time
 import uuid
 from importlib.metadata import version
-from typing import Annotated, TypedDict
+from typing import Annotated, Generator, TypedDict
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, Durability, interrupt
 
-from bench.stats import percentile, settle
+from bench.stats import finish, percentile, settle, slices
 
 STEPS = 10
 DECISION = {"decision": "accept"}
@@ -72,6 +72,11 @@ def _suggestion(out) -> dict | None:
 
 
 def run_langgraph(executions: int, db_path: str, *, durability: Durability = "sync") -> dict:
+    return finish(langgraph_turns(executions, db_path, durability=durability))
+
+
+def langgraph_turns(executions: int, db_path: str, *, durability: Durability = "sync",
+                    rounds: int = 1) -> Generator[None, None, dict]:
     """Drive ``executions`` workflows sequentially, one decision at a time.
 
     ``durability="sync"`` (the strictest mode) persists every checkpoint before the
@@ -83,25 +88,27 @@ def run_langgraph(executions: int, db_path: str, *, durability: Durability = "sy
         graph = build_graph(saver)
         run_id = uuid.uuid4().hex[:8]  # fresh thread ids if db_path is reused
         threads = [f"lg-{run_id}-{n}" for n in range(executions)]
-        settle()  # as Coach's loop does before it is timed
         latencies: list[float] = []
         seconds = 0.0
-        for thread in threads:
-            config = {"configurable": {"thread_id": thread}}
-            out = graph.invoke({"thread": thread, "outputs": []}, config,
-                               durability=durability, version="v2")
-            loop_start = time.perf_counter()
-            for i in range(STEPS):
-                suggestion = _suggestion(out)
-                if suggestion is None or suggestion["step"] != i:
-                    raise RuntimeError(f"{thread}: expected suggestion {i}, got {suggestion!r}")
-                t0 = time.perf_counter()
-                out = graph.invoke(Command(resume=DECISION), config,
+        for part in slices(threads, rounds):
+            yield
+            settle()
+            for thread in part:
+                config = {"configurable": {"thread_id": thread}}
+                out = graph.invoke({"thread": thread, "outputs": []}, config,
                                    durability=durability, version="v2")
-                latencies.append(time.perf_counter() - t0)
-            seconds += time.perf_counter() - loop_start
-            if _suggestion(out) is not None:
-                raise RuntimeError(f"{thread}: still interrupted after {STEPS} decisions")
+                loop_start = time.perf_counter()
+                for i in range(STEPS):
+                    suggestion = _suggestion(out)
+                    if suggestion is None or suggestion["step"] != i:
+                        raise RuntimeError(f"{thread}: expected suggestion {i}, got {suggestion!r}")
+                    t0 = time.perf_counter()
+                    out = graph.invoke(Command(resume=DECISION), config,
+                                       durability=durability, version="v2")
+                    latencies.append(time.perf_counter() - t0)
+                seconds += time.perf_counter() - loop_start
+                if _suggestion(out) is not None:
+                    raise RuntimeError(f"{thread}: still interrupted after {STEPS} decisions")
         _verify(graph, threads)
     finally:
         saver.conn.close()
@@ -115,6 +122,7 @@ def run_langgraph(executions: int, db_path: str, *, durability: Durability = "sy
         "p50_ms": percentile(latencies, 50) * 1000,
         "p99_ms": percentile(latencies, 99) * 1000,
         "versions": {p: version(p) for p in ("langgraph", "langgraph-checkpoint-sqlite")},
+        "rounds": rounds,
     }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 import math
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -34,3 +34,34 @@ def settle() -> None:
     full collection during the loop does not walk it all again."""
     gc.collect()
     gc.freeze()
+
+
+def slices(items: list, rounds: int) -> list[list]:
+    """`items` in `rounds` consecutive parts, as even as can be (the first ones one longer)."""
+    size, extra = divmod(len(items), rounds)
+    out, at = [], 0
+    for r in range(rounds):
+        n = size + (1 if r < extra else 0)
+        out.append(items[at:at + n])
+        at += n
+    return out
+
+
+def take_turns(engines: dict[str, Generator[None, None, dict]]) -> list[dict]:
+    """Run the engines' loops in turns: each generator sets up until its first yield, then runs one slice of its
+    timed loop per turn; its return value is its summary. Summaries in the engines' order."""
+    results: dict[str, dict] = {}
+    while len(results) < len(engines):
+        for name, turns in engines.items():
+            if name in results:
+                continue
+            try:
+                next(turns)
+            except StopIteration as done:
+                results[name] = done.value
+    return [results[name] for name in engines]
+
+
+def finish(turns: Generator[None, None, dict]) -> dict:
+    """One engine's loop run through, alone."""
+    return take_turns({"one": turns})[0]
