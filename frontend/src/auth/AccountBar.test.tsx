@@ -48,7 +48,12 @@ describe("AccountBar", () => {
     // And so does the next page.
     await user.click(screen.getByRole("link", { name: "Executions" }));
     await screen.findByRole("heading", { level: 1, name: "Executions" });
-    const executions = calls.find((c) => c.url === "/api/executions/")!;
+    // the page's heading may be drawn before its read goes out (a busy machine): wait for the read itself
+    const executions = await waitFor(() => {
+      const found = calls.find((c) => c.url === "/api/executions/");
+      expect(found).toBeDefined();
+      return found!;
+    });
     expect(headersOf(executions)["X-Coach-Workspace"]).toBe("2");
   });
 
