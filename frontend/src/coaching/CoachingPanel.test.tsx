@@ -324,6 +324,20 @@ describe("CoachingPanel", () => {
     expect(screen.getByTestId("announcer")).toHaveTextContent("New suggestion: Close the ticket, tool echo.");
   });
 
+  it("shows the progress an execution_update carries at once, before the steps are read again", async () => {
+    await openPanel(serverState());
+    expect(screen.getByLabelText("Execution progress").parentElement).toHaveTextContent("1 / 3 steps (33%)");
+    await act(async () => {
+      lastSocket().push("execution_update", { execution_id: "ex-other", status: "running",
+                                             progress: { done: 9, total: 9, percent: 100 } });
+      lastSocket().push("execution_update", { execution_id: "ex-1", status: "waiting_decision", step_id: "greet",
+                                             progress: { done: 2, total: 3, percent: 66.7 } });
+    });
+    await waitFor(() =>
+      expect(screen.getByLabelText("Execution progress").parentElement).toHaveTextContent("2 / 3 steps (67%)"),
+    );
+  });
+
   it("updates the stats from coaching_stats and shows the workflow's snapshot from metrics_update without a re-read", async () => {
     const state = serverState();
     const { calls } = await openPanel(state);

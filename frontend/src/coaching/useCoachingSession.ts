@@ -1,6 +1,6 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { fetchWorkflowMetrics } from "../api/metrics";
-import { isTerminalStatus } from "../api/types";
+import { isTerminalStatus, type Execution } from "../api/types";
 import { useExecutionRoom, useRealtime, useSocketEvent, useWorkspaceRoom } from "../realtime/context";
 import {
   coachingKeys,
@@ -71,6 +71,10 @@ export function useCoachingSession(executionId: string) {
     if (update?.execution_id !== executionId) return;
     queryClient.setQueryData<PendingSuggestions>(coachingKeys.pending(executionId), (old) =>
       old ? { ...old, status: update.status, paused: update.status === "paused" } : old,
+    );
+    // the header's status and progress as the push says, now: the steps themselves come with the re-read below
+    queryClient.setQueryData<Execution>(coachingKeys.execution(executionId), (old) =>
+      old ? { ...old, status: update.status, progress: update.progress ?? old.progress } : old,
     );
     // a finished execution has nothing pending any more; otherwise a new suggestion comes as its own push
     refreshExecution(queryClient, executionId, { pending: isTerminalStatus(update.status) });
