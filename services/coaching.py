@@ -136,7 +136,7 @@ def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: St
     _bump(ex, "suggestions_made")
     payload = view(sug, tools, step)
     events.add("coaching_suggestion", payload, execution=ex.id, workspace=ex.workspace_id)
-    events.latest("coaching_stats", {"execution_id": ex.id, **stats_of(ex)}, execution=ex.id)
+    events.latest("coaching_stats", {"execution_id": ex.id, **stats_of(ex)}, execution=ex.id, plain=True)
     return sug
 
 

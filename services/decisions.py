@@ -157,8 +157,8 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
     # the answer is kept for a replay of the same Idempotency-Key, the only way it is read again
     decision.response, decision.created_at = (response if idempotency_key else None), now
     session.info["decision"] = decision  # written by submit, once its answer is final
-    events.add("execution_update", update, execution=ex.id, workspace=workspace_id)
-    events.latest("coaching_stats", {"execution_id": ex.id, **response["stats"]}, execution=ex.id)
+    events.add("execution_update", update, execution=ex.id, workspace=workspace_id, plain=True)
+    events.latest("coaching_stats", {"execution_id": ex.id, **response["stats"]}, execution=ex.id, plain=True)
     return response
 
 

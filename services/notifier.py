@@ -47,20 +47,20 @@ class Events:
 
     def add(self, event: str, payload: Any, *, execution: str | None = None, workspace: str | None = None,
             plain: bool = False) -> None:
-        """`plain`: the payload is made of JSON values only and is the caller's to give away (a metrics snapshot,
-        made for this event): it is neither converted nor copied."""
+        """`plain`: the payload is made of JSON values only and is the caller's to give away (made for this event:
+        a metrics snapshot, executions.update_event, the session's stats): it is neither converted nor copied."""
         rooms = tuple(room for room in (execution and execution_room(execution),
                                         workspace and workspace_room(workspace)) if room)
         if rooms:
             self.items.append((event, payload if plain else jsonable(payload),
                                rooms[0] if len(rooms) == 1 else rooms))
 
-    def latest(self, event: str, payload: Any, *, execution: str) -> None:
+    def latest(self, event: str, payload: Any, *, execution: str, plain: bool = False) -> None:
         """A state rather than a happening (e.g. the session stats): only its last value in this transaction
         is sent, after everything added before it."""
         room = execution_room(execution)
         self.items = [item for item in self.items if not (item[0] == event and item[2] == room)]
-        self.add(event, payload, execution=execution)
+        self.add(event, payload, execution=execution, plain=plain)
 
     def __bool__(self) -> bool:
         return bool(self.items)

@@ -399,7 +399,8 @@ class Runner:
                                                   idempotency_key=st.idempotency_key or ""))
             if time.monotonic() > until and ex.status in S.RUNNABLE:
                 return AGAIN if claim else True
-        events.add("execution_update", executions.update_event(ex), execution=ex.id, workspace=ex.workspace_id)
+        events.add("execution_update", executions.update_event(ex), execution=ex.id, workspace=ex.workspace_id,
+                   plain=True)
         return None
 
     def _inline(self, step, workspace_id: str) -> bool:
@@ -448,7 +449,7 @@ class Runner:
                 self._fail(ex, step_id, nxt.reason)
             if nxt.kind != "run":
                 events.add("execution_update", executions.update_event(ex, step_id), execution=ex.id,
-                           workspace=ex.workspace_id)
+                           workspace=ex.workspace_id, plain=True)
             return nxt, params
 
     def _police(self, session: Session, ex: Execution, step, params, reviewed: bool,
