@@ -38,6 +38,19 @@ def _loop(engine: str, executions: int) -> None:
             # valgrind runs ~50x slower: the runner's 10 ms slice would expire mid-decision, at moments that vary
             # with the machine's load, and the extra transactions it starts would change the count from run to run
             runner.SLICE_S = 60.0
+            # nor does the WAL checkpointer's thread run here: how often it wakes and copies depends on how slowly
+            # valgrind runs the rest, which made the count move by a few percent from run to run. (Its copying
+            # is real work, done beside the decisions, not in them; LangGraph's checkpoints run in its commits.)
+            import services.db
+
+            class NoCheckpointer:
+                def __init__(self, *args, **kwargs):
+                    pass
+
+                def stop(self) -> None:
+                    pass
+
+            services.db.Checkpointer = NoCheckpointer
 
             rules = int(engine.partition("-")[2] or 0)
             coach_in_process(executions, f"{tmp}/coach.db", policy_rules=rules)
