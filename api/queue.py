@@ -76,12 +76,12 @@ class Queue(MethodView):
     @blp.arguments(WorkListArgs, location="query")
     @blp.response(200, QueuePage)
     def get(self, args):
-        svc = services()
+        svc, workspace = services(), workspace_id()
+        tools = svc.tools.for_workspace(workspace)  # once for the page, not once per row
         with svc.db.read() as session:
-            rows, total = worklist.suggestions(session, workspace_id(), _filters(args), page=args["page"],
+            rows, total = worklist.suggestions(session, workspace, _filters(args), page=args["page"],
                                                per_page=args["per_page"])
-            items = [{**coaching.described(session, svc.definitions,
-                                             svc.tools.for_workspace(workspace_id()), sug), "workflow_name": name,
+            items = [{**coaching.described(session, svc.definitions, tools, sug), "workflow_name": name,
                       "execution_status": ex.status, "execution_mode": ex.mode, "variables": ex.variables or {}}
                      for sug, ex, name in rows]
         return page_body(items, total, args)

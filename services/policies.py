@@ -133,18 +133,19 @@ def revision(session: Session, workspace_id: str) -> int:
     SQLite: kept between write transactions too (services.db.Kept; migration 0022 counts writes to policy_settings),
     so a decision reads it only after someone changed a workspace's policies."""
     seen = session.info.setdefault(REVISIONS, {})
-    found = seen.get(workspace_id)
     changed = workspace_id in session.info.get(_CHANGED, ())
-    if found is None and not changed:
-        kept = session.kept("policy_revisions")
-        found = seen[workspace_id] = kept.get(workspace_id) if kept is not None else None
-    if found is None or changed:
+    if not changed and workspace_id in seen:
+        return seen[workspace_id]
+    kept = None if changed else session.kept("policy_revisions")
+    if kept is not None and workspace_id in kept:
+        found = kept[workspace_id]
+    else:
         rows = prepared(session, ("policies:revision",), _revision_statement).rows(session,
                                                                                    {"workspace_id": workspace_id})
-        found = seen[workspace_id] = rows[0][0] if rows else 0
-        kept = None if changed else session.kept("policy_revisions")
+        found = rows[0][0] if rows else 0
         if kept is not None:
             kept[workspace_id] = found
+    seen[workspace_id] = found
     return found
 
 
