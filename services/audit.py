@@ -17,14 +17,15 @@ import re
 from collections import namedtuple
 from datetime import datetime, timezone
 from decimal import Decimal
+from types import SimpleNamespace
 from typing import Any, Iterator
 
 import orjson
 from sqlalchemy import BigInteger, bindparam, func, select
 from sqlalchemy.orm import Session
 
-from services.db import insert_row, prepared, row_locks
-from services.models import AuditEvent, utcnow
+from services.db import insert_values, prepared, row_locks
+from services.models import AuditEvent, row_values, utcnow
 from services.notifier import jsonable
 
 GENESIS = "0" * 64
@@ -53,13 +54,17 @@ def canonical_json(value: Any) -> str:
         text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
     except TypeError:
         return _canonical(value)
-    return _canonical(value) if _FLOAT_SPELLING.search(text) else text
+    return _canonical(value) if _FLOAT_SPELLING.search(text) or _FLOAT_FIRST.match(text) else text
 
 
 # one encoder: json.dumps with options makes a new one per call
 _canonical = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
-# a number with an exponent, or below 1e-4 (a string holding such text matches too: then the slower way, same text)
-_FLOAT_SPELLING = re.compile(r"(?:^|[:,\[])-?(?:\d+(?:\.\d+)?[eE]|0\.0000)")
+# a number with an exponent, or below 1e-4 (a string holding such text matches too: then the slower way, same text).
+# A number token follows `:`, `,` or `[`, or is the whole text: the search, anchored on those characters, skips
+# ahead to them instead of trying a number at every position.
+_FLOAT_TOKEN = r"-?(?:\d+(?:\.\d+)?[eE]|0\.0000)"
+_FLOAT_SPELLING = re.compile(r"[:,\[]" + _FLOAT_TOKEN)
+_FLOAT_FIRST = re.compile(_FLOAT_TOKEN)
 
 
 def iso(moment: datetime) -> str:
@@ -108,8 +113,12 @@ def _plain(value: Any) -> Any:
 
 def fields_of(event: AuditEvent) -> dict[str, Any]:
     """The hashed content of an event, in JSON terms."""
-    data = {name: getattr(event, name) for name in HASHED}
-    data["created_at"] = iso(event.created_at)
+    return _hashed({name: getattr(event, name) for name in HASHED})
+
+
+def _hashed(values: dict[str, Any]) -> dict[str, Any]:
+    data = {name: values[name] for name in HASHED}
+    data["created_at"] = iso(values["created_at"])
     return data
 
 
@@ -151,7 +160,7 @@ def last_event(session: Session, workspace_id: str) -> AuditEvent | None:
 
 def record(session: Session, workspace_id: str, actor: str, action: str, *, target_type: str,
            target_id: str | None = None, execution_id: str | None = None, before: Any = None, after: Any = None,
-           result: str = "ok") -> AuditEvent:
+           result: str = "ok") -> Recorded:
     """Append one event to the workspace's chain in the caller's transaction (it commits or rolls back with it)."""
     newest = f"audit:last:{workspace_id}"
     last = session.info.get(newest)  # written earlier in this transaction
@@ -164,21 +173,27 @@ def record(session: Session, workspace_id: str, actor: str, action: str, *, targ
         head = prepared(session, ("audit:head", lock), lambda: _HEAD_FOR_UPDATE if lock else _HEAD)
         rows = head.rows(session, {"workspace_id": workspace_id})
         last = _Head(*rows[0]) if rows else None
-    event = AuditEvent(
-        workspace_id=workspace_id, seq=(last.seq + 1) if last else 1, actor=_text(actor or "anonymous", 200),
-        action=_text(action, 40), target_type=_text(target_type, 40),
+    values = row_values(
+        AuditEvent, workspace_id=workspace_id, seq=(last.seq + 1) if last else 1,
+        actor=_text(actor or "anonymous", 200), action=_text(action, 40), target_type=_text(target_type, 40),
         target_id=None if target_id is None else _text(target_id, 200),
         execution_id=None if execution_id is None else _text(execution_id, 32),
         before=plain(before), after=plain(after), result=_text(result, 40), created_at=utcnow(),
         prev_hash=last.hash if last else GENESIS)
-    event.hash = compute_hash(event.prev_hash, fields_of(event))
-    # written now with SQLAlchemy Core (an append-only row needs no unit of work); the returned event is not
-    # in the session. The next record() in this transaction chains onto it through session.info.
-    insert_row(session, event)
+    values["hash"] = compute_hash(values["prev_hash"], _hashed(values))
+    # written now with one INSERT and no ORM object (an append-only row needs no unit of work). The next record()
+    # in this transaction chains onto it through session.info.
+    insert_values(session, AuditEvent, values)
+    event = Recorded(**values)
     session.info[newest] = event
     if kept is not None:
         kept[workspace_id] = _Head(event.seq, event.hash)
     return event
+
+
+class Recorded(SimpleNamespace):
+    """An event as record() wrote it: its columns as attributes (seq, hash, created_at …), the database's id
+    excepted. Not an ORM object: changing it changes nothing stored."""
 
 
 _HEAD = (select(AuditEvent.seq, AuditEvent.hash).where(AuditEvent.workspace_id == bindparam("workspace_id"))

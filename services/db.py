@@ -259,10 +259,15 @@ def insert_row(session: Session, obj) -> None:
     """Write a new object's row now with one INSERT, outside the unit of work: for rows a hot path only
     appends (audit events, decisions, suggestions), where the flush's bookkeeping costs more than the INSERT.
     The object stays out of the session, so later changes to it are not saved."""
-    table = obj.__table__
-    values = obj.__dict__
-    names = _COLUMN_KEYS.get(type(obj)) or _column_keys(type(obj))
-    if not values.keys() >= _COLUMN_SETS[type(obj)]:  # not every column given (NewId fills them all): those that are
+    insert_values(session, type(obj), obj.__dict__)
+
+
+def insert_values(session: Session, model, values: dict[str, Any]) -> None:
+    """A new row of `model` from its column values (models.row_values fills the defaults) with one INSERT: for
+    rows that are only appended, without an ORM object at all. Columns not in `values` are left to the database."""
+    table = model.__table__
+    names = _COLUMN_KEYS.get(model) or _column_keys(model)
+    if not values.keys() >= _COLUMN_SETS[model]:  # not every column given (NewId fills them all): those that are
         names = tuple(n for n in names if n in values)
     stmt = prepared(session, (table.name, "insert", names), lambda: insert(table), column_keys=list(names))
     stmt.execute(session, values)

@@ -16,8 +16,8 @@ from core.execution import states as S
 from core.tools import ToolRegistry, schema_errors
 from core.workflow import WorkflowDef
 from services import agent, audit, coaching, corrections, executions, metrics, policies
-from services.db import held, insert_row, retrying, write_changes
-from services.models import Decision, Execution, Suggestion, Workflow, utcnow
+from services.db import held, insert_values, retrying, write_changes
+from services.models import Decision, Execution, Suggestion, Workflow, row_values, utcnow
 from services.notifier import Events, jsonable
 from services.workflows import DefinitionCache
 
@@ -132,7 +132,7 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
         _apply(session, ex, defn, step, sug, kind, effect, operator, now, events, tools, workspace_id,
                body.get("feedback") or "rejected")
 
-    decision = Decision(suggestion_id=sug.id, workspace_id=workspace_id, execution_id=ex.id,
+    decision = row_values(Decision, suggestion_id=sug.id, workspace_id=workspace_id, execution_id=ex.id,
                         workflow_id=ex.workflow_id, step_id=sug.step_id, decision=kind,
                         correction=body.get("correction") if kind == "correct" else None,
                         manual_output=body.get("manual_output") if kind == "manual" else None,
@@ -150,13 +150,13 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
     update = executions.update_event(ex, sug.step_id)
     response = jsonable({
         "ok": True,
-        "decision": {"decision_id": decision.id, "suggestion_id": sug.id, "decision": kind, "operator": operator,
+        "decision": {"decision_id": decision["id"], "suggestion_id": sug.id, "decision": kind, "operator": operator,
                      "latency_ms": round(latency_ms, 1), "created_at": now},
         "execution": update, "stats": coaching.stats_of(ex),
     })
     # the answer is kept for a replay of the same Idempotency-Key, the only way it is read again
-    decision.response, decision.created_at = (response if idempotency_key else None), now
-    session.info["decision"] = decision  # written by submit, once its answer is final
+    decision["response"], decision["created_at"] = (response if idempotency_key else None), now
+    session.info["decision"] = decision  # the row's values, written by submit once its answer is final
     events.add("execution_update", update, execution=ex.id, workspace=workspace_id, plain=True)
     events.latest("coaching_stats", {"execution_id": ex.id, **response["stats"]}, execution=ex.id, plain=True)
     return response
@@ -356,8 +356,8 @@ def _submit(services, workspace_id: str, execution_id: str, body: dict[str, Any]
                 response = {**response, "execution": jsonable(executions.update_event(ex)),
                             "stats": coaching.stats_of(ex)}
                 if idempotency_key:
-                    session.info["decision"].response = response
-            insert_row(session, session.info["decision"])
+                    session.info["decision"]["response"] = response
+            insert_values(session, Decision, session.info["decision"])
             executions.keep_awaiting(session, ex)
     except Replayed as replayed:
         return replayed.response

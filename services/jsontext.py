@@ -37,12 +37,18 @@ def dumps_sorted(value: Any) -> str:
         return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
-_LONG = re.compile(rb"\d{19}")
-_LONG_TEXT = re.compile(r"\d{19}")
+# an integer token of 19 or more digits: a number starts the text or follows `:`, `,` or `[` (with the standard
+# library's or PostgreSQL's spaces, and a sign); anchored on those characters, the search skips ahead to them
+# instead of trying a run of digits at every position (ids are full of digits)
+_LONG_TOKEN = r"[:,\[][\s-]*\d{19}"
+_LONG_FIRST = r"[\s-]*\d{19}"
+_LONG = re.compile(_LONG_TOKEN.encode()), re.compile(_LONG_FIRST.encode())
+_LONG_TEXT = re.compile(_LONG_TOKEN), re.compile(_LONG_FIRST)
 
 
 def loads(text: str | bytes) -> Any:
-    if (_LONG if isinstance(text, (bytes, bytearray)) else _LONG_TEXT).search(text):
+    inside, first = _LONG if isinstance(text, (bytes, bytearray)) else _LONG_TEXT
+    if inside.search(text) or first.match(text):
         return json.loads(text)  # maybe an integer orjson would read as a float
     try:
         return orjson.loads(text)
