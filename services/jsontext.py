@@ -5,15 +5,18 @@ value, so that nothing that was stored before is refused now:
 - `dumps`: an integer beyond 64 bits, or a type orjson does not know, goes to `json.dumps`, which writes the
   integer or raises the TypeError callers know. Non-string keys become strings as `json.dumps` makes them.
   orjson writes non-ASCII characters as UTF-8 (not as escapes) and NaN or infinities as null (the standard
-  library writes NaN, which is not JSON and which PostgreSQL refuses).
+  library writes NaN, which is not JSON and which PostgreSQL refuses). A dataclass (an execution's step states,
+  services.models.StepStates) is written as an object of all its fields and a datetime in ISO 8601, both ways.
 - `loads`: text orjson refuses (NaN, Infinity, written by `json.dumps` in rows stored earlier) is read by `json.loads`,
   and so is text with a run of 19 or more digits: orjson reads an integer beyond 64 bits as a float, the standard
   library as the integer it was (the audit chain hashes values as they were written).
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
+from datetime import date, datetime, time
 from typing import Any
 
 import orjson
@@ -26,7 +29,7 @@ def dumps(value: Any) -> str:
     try:
         return orjson.dumps(value, option=_OPTIONS).decode()
     except TypeError:  # orjson.JSONEncodeError is a TypeError
-        return json.dumps(value)
+        return json.dumps(value, default=_as_orjson)
 
 
 def dumps_sorted(value: Any) -> str:
@@ -34,7 +37,17 @@ def dumps_sorted(value: Any) -> str:
     try:
         return orjson.dumps(value, option=_SORTED).decode()
     except TypeError:
-        return json.dumps(value, sort_keys=True, separators=(",", ":"))
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), default=_as_orjson)
+
+
+def _as_orjson(value: Any) -> Any:
+    """What orjson writes for the types it knows beyond JSON's (a dataclass: an object of its fields; a datetime,
+    date or time: ISO 8601), for the standard library's way: the same value, whichever way it is written."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    if isinstance(value, (datetime, date, time)):
+        return value.isoformat()
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 # an integer token of 19 or more digits: a number starts the text or follows `:`, `,` or `[` (with the standard

@@ -72,13 +72,14 @@ class UtcDateTime(TypeDecorator):
         return value
 
 
-_STEP_FIELDS = ("output", "error", "params", "decision", "policy", "idempotency_key")
-_STEP_TIMES = ("started_at", "finished_at")
+def _utc(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
 
 
 class StepStates(TypeDecorator):
     """An execution's step states: stored as one JSON list in definition order, used as the ordered dict
-    step_id → core StepState that the engine reads directly. Fields at their default are left out."""
+    step_id → core StepState that the engine reads directly. Every field is written (rows written before
+    session 9 left out those at their default: read the same)."""
 
     impl = JSON
     cache_ok = True
@@ -87,34 +88,18 @@ class StepStates(TypeDecorator):
         return dialect.type_descriptor(JSONB() if dialect.name == "postgresql" else JSON())
 
     def process_bind_param(self, value, dialect):
-        if value is None:
-            return None
-        out = []
-        for st in value.values():
-            item = {"step_id": st.step_id, "status": st.status}
-            if st.attempts:
-                item["attempts"] = st.attempts
-            if st.run:
-                item["run"] = st.run
-            for name in _STEP_FIELDS:
-                v = getattr(st, name)
-                if v is not None:
-                    item[name] = v
-            for name in _STEP_TIMES:
-                v = getattr(st, name)
-                if v is not None:
-                    item[name] = (v if v.tzinfo else v.replace(tzinfo=timezone.utc)).isoformat()
-            out.append(item)
-        return out
+        # the StepState objects themselves: the engine's JSON serializer (services.jsontext, orjson) writes each as
+        # an object of all its fields, datetimes in ISO 8601, in C; rewritten on every change to an execution
+        return None if value is None else list(value.values())
 
     def process_result_value(self, value, dialect):
         steps = {}
         for item in value or ():
             st = StepState(**item)
             if st.started_at is not None:
-                st.started_at = datetime.fromisoformat(st.started_at)
+                st.started_at = _utc(datetime.fromisoformat(st.started_at))
             if st.finished_at is not None:
-                st.finished_at = datetime.fromisoformat(st.finished_at)
+                st.finished_at = _utc(datetime.fromisoformat(st.finished_at))
             steps[st.step_id] = st
         return steps
 

@@ -1,7 +1,7 @@
 """JSON text for stored values: orjson's speed without refusing or changing what the standard library took."""
 import json
 import math
-from datetime import datetime
+from datetime import datetime, timezone
 
 import pytest
 
@@ -46,3 +46,34 @@ def test_sorted_text_is_the_same_for_equal_values_whatever_their_order():
     assert jsontext.dumps_sorted({"b": 1, "a": {"d": 2, "c": 3}}) == jsontext.dumps_sorted({"a": {"c": 3, "d": 2}, "b": 1})
     assert jsontext.dumps_sorted({"b": 1, "a": 2}) == '{"a":2,"b":1}'
     assert json.loads(jsontext.dumps_sorted({"n": 2**70})) == {"n": 2**70}
+
+
+def test_step_states_are_written_in_c_and_read_back_the_same_whichever_way_they_are_written():
+    from core.execution.engine import StepState
+    from services.models import StepStates
+
+    moment = datetime(2026, 11, 24, 9, 34, 56, 445526, tzinfo=timezone.utc)
+    steps = {"a": StepState("a", status="succeeded", attempts=1, run=1, output={"n": 1}, params={"n": 1},
+                            decision="accept", policy={"effect": "allow"}, idempotency_key="x:a:1",
+                            started_at=moment, finished_at=moment),
+             "b": StepState("b")}
+    column = StepStates()
+    fast = jsontext.dumps(column.process_bind_param(steps, None))
+    big = {**steps, "c": StepState("c", status="succeeded", output={"id": 2**70}, finished_at=moment)}
+    slow = jsontext.dumps(column.process_bind_param(big, None))  # orjson declines 2**70: the standard library
+    assert json.loads(fast) == json.loads(slow)[:2]  # the same fields, the same spelling
+    back = column.process_result_value(jsontext.loads(slow), None)
+    assert back["a"] == steps["a"] and back["b"] == steps["b"] and back["c"].output == {"id": 2**70}
+    assert back["c"].finished_at == moment and back["a"].started_at.tzinfo is not None
+    # rows written before left out the fields at their default, and their times carry the offset: read the same
+    old = [{"step_id": "a", "status": "succeeded", "attempts": 1, "run": 1, "output": {"n": 1}, "params": {"n": 1},
+            "decision": "accept", "policy": {"effect": "allow"}, "idempotency_key": "x:a:1",
+            "started_at": moment.isoformat(), "finished_at": moment.isoformat()}, {"step_id": "b", "status": "pending"}]
+    assert column.process_result_value(old, None) == steps
+
+
+def test_a_value_neither_way_can_write_is_refused_with_a_type_error():
+    with pytest.raises(TypeError):
+        jsontext.dumps({"x": object()})
+    with pytest.raises(TypeError):
+        jsontext.dumps({"x": object(), "big": 2**70})
