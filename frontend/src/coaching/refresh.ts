@@ -44,3 +44,12 @@ export function refreshExecution(
     timer: setTimeout(() => run(queryClient, executionId, wantPending), wait),
   });
 }
+
+/**
+ * Reads the execution and its pending suggestion again now, not after a burst: after joining its room, when pushes
+ * sent before may be missing. A read under way is started again, since it may have been answered before the join.
+ */
+export function rereadExecution(queryClient: QueryClient, executionId: string): void {
+  void queryClient.invalidateQueries({ queryKey: coachingKeys.execution(executionId) });
+  void queryClient.invalidateQueries({ queryKey: coachingKeys.pending(executionId) });
+}

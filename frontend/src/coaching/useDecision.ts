@@ -19,8 +19,9 @@ type Sending = { request: DecisionRequest; answer: Promise<DecisionResult> };
 /**
  * Sends the operator's decisions on one execution (socket when online, REST
  * otherwise; see `sendDecision`). On success the ack's stats are shown at
- * once; after any answer, success or a conflict, the suggestion and steps are
- * read again, so the panel always ends on the server's current state.
+ * once, and the steps follow from the pushes (offline: from a read); after a
+ * conflict the suggestion and steps are read again, so the panel always ends
+ * on the server's current state.
  *
  * `send` puts the decision on the wire at once, in the key press's own task, and only then lets React render
  * the "sending" state: the server works on it while the page paints, instead of after. One decision at a time:
@@ -43,7 +44,9 @@ export function useDecision(executionId: string) {
         const shown = old.suggestion?.suggestion_id === body.suggestion_id ? (left[0] ?? null) : old.suggestion;
         return { ...old, suggestion: shown, suggestions: left };
       });
-      refreshExecution(queryClient, executionId, { pending: status !== "online" });
+      // Online, the pushes that go with the decision carry the steps it changed (useCoachingSession); offline,
+      // nothing is pushed, so read them.
+      if (status !== "online") refreshExecution(queryClient, executionId);
     },
     onError: (error) => {
       if (error instanceof ApiError && error.status === 409) refreshExecution(queryClient, executionId);
