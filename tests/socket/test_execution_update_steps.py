@@ -69,3 +69,20 @@ def test_a_cancel_pushes_every_step_it_cancelled(live_server, coach_client):
     rest = as_rest_shows(live_server, execution_id)
     assert {s["step_id"] for s in update["steps"]} == set(rest), update
     assert pushed_steps([update]) == rest
+
+
+def test_a_step_whose_tool_takes_time_is_pushed_running_then_done(live_server, coach_client):
+    execution_id = start_coaching(live_server, create_workflow(live_server, three_steps())["id"])
+    client = coach_client()
+    client.join(execution_id)
+    greet = client.wait("coaching_suggestion", is_step("greet"))
+    assert client.decide(execution_id, greet["suggestion_id"], "accept")["ok"] is True
+    write = client.wait("coaching_suggestion", is_step("write"))
+
+    # file.write is not run inside the decision's transaction: the runner takes it, and says so
+    assert client.decide(execution_id, write["suggestion_id"], "accept")["ok"] is True
+    client.wait("execution_update", lambda u: any(s["step_id"] == "write" and s["status"] == "running"
+                                                  for s in u["steps"]), what="with write running")
+    client.wait("coaching_suggestion", is_step("last"))
+    client.wait("execution_update", lambda u: u["step_id"] == "last")
+    assert pushed_steps(client.events("execution_update"))["write"] == as_rest_shows(live_server, execution_id)["write"]
