@@ -47,9 +47,11 @@ export function refreshExecution(
 
 /**
  * Reads the execution and its pending suggestion again now, not after a burst: after joining its room, when pushes
- * sent before may be missing. A read under way is started again, since it may have been answered before the join.
+ * sent before may be missing. A read already under way (the page's first, made while the page joined) stands: it is
+ * not thrown away and made again.
  */
 export function rereadExecution(queryClient: QueryClient, executionId: string): void {
-  void queryClient.invalidateQueries({ queryKey: coachingKeys.execution(executionId) });
-  void queryClient.invalidateQueries({ queryKey: coachingKeys.pending(executionId) });
+  for (const queryKey of [coachingKeys.execution(executionId), coachingKeys.pending(executionId)]) {
+    void queryClient.invalidateQueries({ queryKey }, { cancelRefetch: false });
+  }
 }
