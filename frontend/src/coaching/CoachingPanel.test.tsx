@@ -398,19 +398,36 @@ describe("CoachingPanel", () => {
     await waitFor(() => expect(executionReads()).toBe(before + 2));
   });
 
-  it("reads the execution and its suggestion again when it is back in the room after the connection dropped", async () => {
+  it("back in the room after the connection dropped, reads the execution and its suggestion again when the join says it moved on", async () => {
     const { calls, socket } = await openPanel(serverState());
     const reads = (path: string) => calls.filter((c) => c.url === path).length;
+    const answerJoin = (done: number) => {
+      const decide = socket.respond;
+      socket.respond = (event, data) =>
+        event === "join_execution"
+          ? { ok: true, pending: 1, execution: { execution_id: "ex-1", status: "waiting_decision", step_id: null,
+                                                 progress: { done, total: 3, percent: 33.3 } } }
+          : decide(event, data);
+    };
+    const rejoin = async () => {
+      await act(async () => socket.drop());
+      await act(async () => {
+        socket.connect();
+      });
+      await settled();
+    };
     await settled();
     const executionBefore = reads("/api/executions/ex-1");
     const pendingBefore = reads("/api/executions/ex-1/coaching/suggestion");
 
-    await act(async () => socket.drop());
-    await act(async () => {
-      socket.connect();
-    });
-    await waitFor(() => expect(reads("/api/executions/ex-1")).toBeGreaterThan(executionBefore));
+    answerJoin(1); // where the page's copy is: nothing was missed
+    await rejoin();
     expect(socket.sent("join_execution").length).toBeGreaterThanOrEqual(2);
+    expect(reads("/api/executions/ex-1")).toBe(executionBefore);
+
+    answerJoin(2); // a decision was made meanwhile
+    await rejoin();
+    await waitFor(() => expect(reads("/api/executions/ex-1")).toBeGreaterThan(executionBefore));
     await waitFor(() => expect(reads("/api/executions/ex-1/coaching/suggestion")).toBeGreaterThan(pendingBefore));
   });
 

@@ -9,7 +9,7 @@ import {
   fetchStats,
 } from "./api";
 import { patchedExecution } from "./executionPatch";
-import { refreshExecution, rereadExecution } from "./refresh";
+import { checkAfterJoin, refreshExecution } from "./refresh";
 import type { CoachingExecution, CoachingStats, ExecutionUpdate, PendingSuggestions, Suggestion } from "./types";
 
 export { refreshExecution } from "./refresh";
@@ -28,9 +28,9 @@ export const OFFLINE_POLL_MS = 3_000;
 export function useCoachingSession(executionId: string) {
   const queryClient = useQueryClient();
   const { status: connection } = useRealtime();
-  // Pushes sent before this page was in the room (or while it was offline) are not patched in: each (re)join
-  // reads the execution and its pending suggestion again, at once.
-  useExecutionRoom(executionId, () => rereadExecution(queryClient, executionId));
+  // Pushes sent before this page was in the room (or while it was offline) are not patched in: after each (re)join
+  // the execution and its pending suggestion are read again unless the join's answer agrees with the copy in hand.
+  useExecutionRoom(executionId, (ack) => checkAfterJoin(queryClient, executionId, ack));
   // The workspace room carries `metrics_update` for the workflow's stats.
   useWorkspaceRoom();
   const offlinePoll = connection === "online" ? false : OFFLINE_POLL_MS;

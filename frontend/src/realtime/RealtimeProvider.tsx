@@ -3,7 +3,7 @@ import { io } from "socket.io-client";
 import { RealtimeContext, type RealtimeValue } from "./context";
 import type { ConnectionStatus, SocketLike } from "./socket";
 
-type Room = { event: "join_execution" | "join_workspace"; data: Record<string, unknown>; onJoined?: () => void };
+type Room = { event: "join_execution" | "join_workspace"; data: Record<string, unknown>; onJoined?: (ack: unknown) => void };
 const LEAVE: Record<Room["event"], string | null> = { join_execution: "leave_execution", join_workspace: null };
 const roomKey = (room: Room) => `${room.event}:${JSON.stringify(room.data)}`;
 
@@ -41,7 +41,7 @@ export function RealtimeProvider({
   // A room's join was answered: whoever wants it is told (to read what pushes before the join did not carry).
   const joined = useCallback((key: string, ack?: { ok?: boolean }) => {
     if (ack?.ok === false) return;
-    for (const room of rooms.current.values()) if (roomKey(room) === key) room.onJoined?.();
+    for (const room of rooms.current.values()) if (roomKey(room) === key) room.onJoined?.(ack);
   }, []);
 
   useEffect(() => {
@@ -75,14 +75,14 @@ export function RealtimeProvider({
 
   // Stable: a new connection joins every wanted room when it connects, so a component's room is not left and
   // joined again (a second join) when the connection changes.
-  const join = useCallback((event: Room["event"], data: Record<string, unknown>, onJoined?: () => void) => {
+  const join = useCallback((event: Room["event"], data: Record<string, unknown>, onJoined?: (ack: unknown) => void) => {
     const key = nextKey.current++;
     const wanted = () => [...rooms.current.values()].some((r) => roomKey(r) === roomKey({ event, data }));
     const already = wanted(); // another component keeps this room: no second join
     rooms.current.set(key, { event, data, onJoined });
     const now = socketRef.current;
     if (now?.connected && !already) now.emit(event, data, (ack?: { ok?: boolean }) => joined(roomKey({ event, data }), ack));
-    else if (now?.connected) onJoined?.(); // in the room already: from now on
+    else if (now?.connected) onJoined?.(undefined); // in the room already: from now on (no answer to go by)
     return () => {
       rooms.current.delete(key);
       const leave = LEAVE[event];
