@@ -117,7 +117,7 @@ def register(socketio: SocketIO) -> None:
             svc = services()
             with svc.db.read() as session:
                 ex = executions.get(session, workspace_id(), execution_id)
-                update = executions.update_event(ex)
+                update = executions.update_event(ex, steps=False)
                 waiting = [coaching.described(session, svc.definitions, svc.tools.for_workspace(ex.workspace_id), s)
                            for s in coaching.pending(session, ex.id)]
                 stats = coaching.stats_of(ex) if ex.mode != "normal" else None

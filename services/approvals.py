@@ -182,7 +182,7 @@ def decide(session: Session, tools: ToolRegistry, workspace_id: str, approval_id
                 ("correct" if any(d["decision"] == "edit" for d in a.decisions) else "accept")
             latency_ms = max(0.0, (now - a.created_at).total_seconds() * 1000.0)
             decisions.count_review(session, ex, a.step_id, kind, latency_ms, events)
-    response = {"approval": view(a), "execution": jsonable(executions.update_event(ex, a.step_id))}
+    response = {"approval": view(a), "execution": jsonable(executions.update_event(ex, a.step_id, steps=False))}
     if idempotency_key:
         a.replies = {**(a.replies or {}), idempotency_key: response}
     return response

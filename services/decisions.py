@@ -152,7 +152,8 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
         "ok": True,
         "decision": {"decision_id": decision["id"], "suggestion_id": sug.id, "decision": kind, "operator": operator,
                      "latency_ms": round(latency_ms, 1), "created_at": now},
-        "execution": update, "stats": coaching.stats_of(ex),
+        # the answer says where the execution is; the steps' states go to the rooms (the event), not into it
+        "execution": {k: v for k, v in update.items() if k != "steps"}, "stats": coaching.stats_of(ex),
     })
     # the answer is kept for a replay of the same Idempotency-Key, the only way it is read again
     decision["response"], decision["created_at"] = (response if idempotency_key else None), now
@@ -353,7 +354,7 @@ def _submit(services, workspace_id: str, execution_id: str, body: dict[str, Any]
                 # go on in the same transaction up to the next gate; a slow tool goes to the runner
                 needs_runner = services.runner.drive(session, ex, events, claim=False)
                 # the answer (and its replay) says where the execution stopped, and counts the next suggestion
-                response = {**response, "execution": jsonable(executions.update_event(ex)),
+                response = {**response, "execution": jsonable(executions.update_event(ex, steps=False)),
                             "stats": coaching.stats_of(ex)}
                 if idempotency_key:
                     session.info["decision"]["response"] = response

@@ -16,7 +16,7 @@ from core.workflow import WorkflowDef, validate_variables
 from services import audit, workflows
 from services.db import HELD, columns_of, held, hold, load_objects, prepared, row_locks
 from services.models import Execution, Suggestion, Workflow, utcnow
-from services.notifier import Events
+from services.notifier import Events, jsonable
 from services.workflows import DefinitionCache
 
 MODES = ("normal", "coaching", "auto")
@@ -146,6 +146,10 @@ def set_step(ex: Execution, step_id: str, **changes: Any) -> StepState:
     for name, value in changes.items():
         setattr(st, name, value)
     flag_modified(ex, "steps")
+    unpushed = getattr(ex, UNPUSHED, None)
+    if unpushed is None:
+        setattr(ex, UNPUSHED, unpushed := {})
+    unpushed[step_id] = None
     return st
 
 
@@ -261,6 +265,29 @@ def view(ex: Execution, defn: WorkflowDef | None = None,
     }
 
 
-def update_event(ex: Execution, step_id: str | None = None) -> dict[str, Any]:
-    """The `execution_update` payload (DESIGN.md §5)."""
-    return {"execution_id": ex.id, "status": ex.status, "progress": progress(to_state(ex)), "step_id": step_id}
+# An execution's steps changed (set_step) since its last `execution_update` was made: step id -> None, in the order
+# changed. A plain attribute of the loaded object, not a column.
+UNPUSHED = "unpushed_steps"
+
+
+def update_event(ex: Execution, step_id: str | None = None, *, steps: bool = True) -> dict[str, Any]:
+    """The `execution_update` payload (DESIGN.md §5). With `steps` (a push), it carries the execution's gate and the
+    state of every step changed since the last push (each as the execution's REST detail shows them), so that a
+    client keeps its copy of the execution in step with the pushes alone; those steps then count as pushed. Without
+    (an answer, a join's ack), it leaves them for the next push."""
+    update = {"execution_id": ex.id, "status": ex.status, "progress": progress(to_state(ex)), "step_id": step_id}
+    if steps:
+        unpushed = getattr(ex, UNPUSHED, None) or {}
+        setattr(ex, UNPUSHED, {})
+        update["steps"] = [step_view(ex.steps[sid]) for sid in unpushed if sid in ex.steps]
+        update["gate"] = jsonable(ex.gate)
+    return update
+
+
+def step_view(st: StepState) -> dict[str, Any]:
+    """A step's state as the REST detail shows it (view() adds what the definition says), in plain JSON values:
+    an event's payload is sent as made, and must not share the step's values (they may change before it is sent)."""
+    return jsonable({"step_id": st.step_id, "status": st.status, "output": st.output, "error": st.error,
+                     "attempts": st.attempts, "params": st.params, "decision": st.decision, "policy": st.policy,
+                     "run": st.run, "idempotency_key": st.idempotency_key,
+                     "started_at": st.started_at, "finished_at": st.finished_at})

@@ -334,6 +334,9 @@ class Runner:
                          after={"step_id": step.id, "tool": step.tool, "idempotency_key": st.idempotency_key,
                                 "run": st.run, "repeat": repeat, "instance": self.leases.owner},
                          result="repeated" if repeat else "started")
+            # the step is running now, for as long as its tool takes: the panels show it (the step's state)
+            events.add("execution_update", executions.update_event(ex, step.id), execution=ex.id,
+                       workspace=ex.workspace_id, plain=True)
             return step, state, params, st.idempotency_key
         self.leases.release(ex)
         return slow

@@ -11,7 +11,7 @@ from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import String, cast, func, or_, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, defer
 
 from core.execution import states as S
 from services.models import Execution, Suggestion, Workflow, utcnow
@@ -19,6 +19,9 @@ from services.models import Execution, Suggestion, Workflow, utcnow
 # a suggestion's purpose as the queue names its kinds
 SUGGESTION_KINDS = {"suggestion": "coaching", "spot_check": "spot_check", "correction_request": "correction"}
 QUESTION_KINDS = ("human_input", "clarification")
+# A row of either list shows its execution's status, mode, variables and gate, never its steps: the steps column
+# (every step's state and output, turned into StepStates when loaded) is left unread.
+LIGHT_EXECUTION = (defer(Execution.steps),)
 
 
 @dataclass(frozen=True)
@@ -74,7 +77,7 @@ def suggestions(session: Session, workspace_id: str, f: Filters, *, page: int = 
         where.append(Suggestion.step_id == f.step_id)
     where += _age(Suggestion.created_at, f) + _search(f, Workflow.name, Suggestion.step_id,
                                                       func.coalesce(Suggestion.tool, ""))
-    query = (select(Suggestion, Execution, Workflow.name)
+    query = (select(Suggestion, Execution, Workflow.name).options(*LIGHT_EXECUTION)
              .join(Execution, Execution.id == Suggestion.execution_id)
              .join(Workflow, Workflow.id == Suggestion.workflow_id).where(*where))
     created = Suggestion.created_at.asc() if f.oldest_first else Suggestion.created_at.desc()
@@ -96,7 +99,8 @@ def questions(session: Session, workspace_id: str, f: Filters, *, page: int = 1,
     if f.step_id:
         where.append(gate_step == f.step_id)
     where += _age(Execution.updated_at, f) + _search(f, Workflow.name, func.coalesce(gate_step, ""))
-    query = (select(Execution, Workflow.name).join(Workflow, Workflow.id == Execution.workflow_id).where(*where))
+    query = (select(Execution, Workflow.name).options(*LIGHT_EXECUTION)
+             .join(Workflow, Workflow.id == Execution.workflow_id).where(*where))
     updated = Execution.updated_at.asc() if f.oldest_first else Execution.updated_at.desc()
     return _page(session, query, (updated, Execution.id), page, per_page)
 

@@ -5,6 +5,7 @@ import { WORKSPACE_STORAGE_KEY } from "./api/client";
 import { queueItem } from "./coaching/testFixtures";
 import { startPageLoad } from "./preload";
 import { startSessionCheck } from "./auth/AuthProvider";
+import { PAGE_FILES_ID, firstReadPaths, forgetEarlyReads, startEarlyReads } from "./earlyReads";
 import { emptyPage, renderApp, setCookie, stubSignedInFetch, stubSignedOutFetch } from "./test/auth";
 import { headersOf, jsonResponse } from "./test/utils";
 
@@ -63,6 +64,61 @@ describe("a page load", () => {
 
     expect(await screen.findByLabelText("Email")).toBeInTheDocument();
     expect(calls.map((c) => c.url)).toEqual(["/api/auth/me"]);
+  });
+
+  it("can start the same first reads before the app's code runs, and the app takes their answers instead of asking again", async () => {
+    setCookie("coach_csrf", "token");
+    window.localStorage.setItem(WORKSPACE_STORAGE_KEY, "1");
+    const { calls } = queueServer();
+    window.history.replaceState(null, "", "/queue");
+    try {
+      startEarlyReads(window.location); // what the earlyReads entry does as index.html loads it
+      expect(calls.map((c) => c.url)).toEqual(["/api/auth/me", ...FIRST_READS]);
+      expect(calls.map((c) => headersOf(c)["X-Coach-Workspace"])).toEqual([undefined, "1", "1", "1", "1"]);
+
+      loadPage("/queue").render();
+
+      await waitFor(() => expect(document.title).toBe("(1) Queue · Coach"));
+      for (const url of ["/api/auth/me", ...FIRST_READS]) {
+        expect(calls.filter((c) => c.url === url), url).toHaveLength(1);
+      }
+    } finally {
+      forgetEarlyReads();
+    }
+  });
+
+  it("preloads the files of the page it lands on, as index.html names them, without running them", () => {
+    const files = document.createElement("script");
+    files.type = "application/json";
+    files.id = PAGE_FILES_ID;
+    files.textContent = JSON.stringify({ queue: ["/assets/QueuePage-1.js", "/assets/queue-2.css"], coach: ["/assets/CoachingPage-3.js"] });
+    document.head.appendChild(files);
+    stubSignedInFetch();
+    setCookie("coach_csrf", "token");
+    window.localStorage.setItem(WORKSPACE_STORAGE_KEY, "1");
+    try {
+      startEarlyReads({ pathname: "/queue", search: "" });
+      const links = [...document.head.querySelectorAll("link")].map((l) => [l.rel, l.getAttribute("href")]);
+      expect(links).toEqual([["modulepreload", "/assets/QueuePage-1.js"], ["stylesheet", "/assets/queue-2.css"]]);
+    } finally {
+      forgetEarlyReads();
+      files.remove();
+      document.head.querySelectorAll("link").forEach((l) => l.remove());
+    }
+  });
+
+  it("starts early the very reads the coaching panel's page load makes", async () => {
+    setCookie("coach_csrf", "token");
+    window.localStorage.setItem(WORKSPACE_STORAGE_KEY, "1");
+    const { calls } = stubSignedInFetch();
+
+    const page = loadPage("/executions/ex%201/coach");
+
+    expect(calls.map((c) => c.url)).toEqual(["/api/auth/me", ...firstReadPaths("/executions/ex%201/coach", "")]);
+    page.render(); // takes the session check this page load started
+    expect(await screen.findByRole("button", { name: "Log out" })).toBeInTheDocument();
+    expect(firstReadPaths("/queue", "")).toEqual(FIRST_READS);
+    expect(firstReadPaths("/queue", "?workflow=wf-1")).toEqual([]);
   });
 
   it("hands a signed-in answer over once the page's chunk is here, a refusal at once", async () => {

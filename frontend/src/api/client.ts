@@ -19,12 +19,11 @@ export const UNAUTHORIZED_EVENT = "coach:unauthorized";
 /** Path of the login call: its 401 means "wrong password", not "logged out". */
 export const LOGIN_PATH = "/api/auth/login";
 
-/** Readable cookie holding the CSRF token the server expects on writes. */
-export const CSRF_COOKIE = "coach_csrf";
+import { CSRF_COOKIE, WORKSPACE_HEADER, WORKSPACE_STORAGE_KEY, takeEarlyRead } from "../earlyReads";
+
+// The CSRF cookie, the workspace header and its localStorage key: also what the page load's early reads use.
+export { CSRF_COOKIE, WORKSPACE_HEADER, WORKSPACE_STORAGE_KEY } from "../earlyReads";
 export const CSRF_HEADER = "X-CSRF-Token";
-export const WORKSPACE_HEADER = "X-Coach-Workspace";
-/** localStorage key of the selected workspace id. */
-export const WORKSPACE_STORAGE_KEY = "coach.workspace";
 
 const WRITE_METHODS: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
@@ -212,9 +211,13 @@ async function request<T>(
     init.body = JSON.stringify(body);
   }
 
+  // the page load's early read of this very request (earlyReads.ts), if one is waiting
+  const early = method === "GET" && init.body === undefined && !options.headers
+    ? takeEarlyRead(path, workspace)
+    : null;
   let response: Response;
   try {
-    response = await fetch(path, init);
+    response = await (early ?? fetch(path, init));
   } catch (err) {
     if (err instanceof DOMException && err.name === "AbortError") throw err;
     throw new ApiError(0, "network_error", "Could not reach the Coach server. Check your connection and try again.", {

@@ -11,9 +11,10 @@ import {
   setSelectedWorkspace,
 } from "../api/client";
 import type { AuthSession, LoginRequest, WorkspaceMembership } from "../api/types";
+import { ME_PATH } from "../earlyReads";
 import { AuthContext, type AuthContextValue } from "./context";
 
-export const ME_PATH = "/api/auth/me";
+export { ME_PATH };
 export const LOGOUT_PATH = "/api/auth/logout";
 
 type State =

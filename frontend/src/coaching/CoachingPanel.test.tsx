@@ -5,6 +5,7 @@ import { renderApp, stubSignedInFetch } from "../test/auth";
 import { lastSocket } from "../test/fakeSocket";
 import { errorResponse, headersOf, jsonResponse, type RecordedCall } from "../test/utils";
 import { STALE_MESSAGE } from "./decisions";
+import { REFRESH_QUIET_MS } from "./refresh";
 import { execution, metrics, pending, queueItem, stats, suggestion } from "./testFixtures";
 import type { CoachingExecution, PendingSuggestions, QueuePage } from "./types";
 
@@ -59,6 +60,9 @@ async function openPanel(state: ServerState = serverState()) {
   }
   return { calls, user, socket };
 }
+
+/** Lets the reads planned after a burst of pushes (refresh.ts) and those after joining happen, if any. */
+const settled = () => act(() => new Promise<void>((resolve) => setTimeout(resolve, REFRESH_QUIET_MS + 100)));
 
 const decisionsSent = () => lastSocket().sent("coaching_decision") as Record<string, unknown>[];
 
@@ -336,6 +340,95 @@ describe("CoachingPanel", () => {
     await waitFor(() =>
       expect(screen.getByLabelText("Execution progress").parentElement).toHaveTextContent("2 / 3 steps (67%)"),
     );
+  });
+
+  it("shows the steps an execution_update carries in the timeline without reading the execution again", async () => {
+    const state = serverState();
+    const { calls } = await openPanel(state);
+    const executionReads = () => calls.filter((c) => c.url === "/api/executions/ex-1").length;
+    await settled();
+    const before = executionReads();
+
+    await act(async () => {
+      lastSocket().push("execution_update", {
+        execution_id: "ex-1", status: "waiting_decision", step_id: "close",
+        progress: { done: 2, total: 3, percent: 66.7 },
+        gate: { kind: "suggestion", step_id: "close", suggestion_id: "sug-2" },
+        steps: [
+          { step_id: "greet", status: "succeeded", output: { message: "pushed hello" }, decision: "accept", error: null },
+          { step_id: "close", status: "waiting", output: null, decision: null, error: null },
+        ],
+      });
+    });
+    const greet = document.querySelector("[data-step-id='greet']") as HTMLElement;
+    await waitFor(() => expect(greet).toHaveTextContent("pushed hello"));
+    expect(greet).toHaveTextContent("decision: accepted");
+    expect(greet).toHaveTextContent("Greet the customer"); // what the definition says stays as read
+    expect(screen.getByLabelText("Execution progress").parentElement).toHaveTextContent("2 / 3 steps (67%)");
+    await settled();
+    expect(executionReads()).toBe(before);
+  });
+
+  it("reads the execution again when a push does not add up to the progress (one was missed) or says nothing of the steps", async () => {
+    const state = serverState();
+    const { calls } = await openPanel(state);
+    const executionReads = () => calls.filter((c) => c.url === "/api/executions/ex-1").length;
+    await settled();
+    const before = executionReads();
+    state.execution = execution({
+      progress: { done: 3, total: 3, percent: 100 },
+      steps: execution().steps.map((step) => ({ ...step, status: "succeeded", output: { read: step.step_id } })),
+    });
+
+    await act(async () => {
+      // greet's push was missed: close's alone leaves 2 steps done where the server counts 3
+      lastSocket().push("execution_update", {
+        execution_id: "ex-1", status: "running", step_id: "close", progress: { done: 3, total: 3, percent: 100 },
+        gate: null, steps: [{ step_id: "close", status: "succeeded", output: null, decision: "accept", error: null }],
+      });
+    });
+    await waitFor(() => expect(executionReads()).toBe(before + 1));
+    await waitFor(() => expect(document.querySelector("[data-step-id='greet']")).toHaveTextContent('"read": "greet"'));
+
+    await act(async () => {
+      // from a server that does not push the steps: read them
+      lastSocket().push("execution_update", { execution_id: "ex-1", status: "running", step_id: "close",
+                                             progress: { done: 3, total: 3, percent: 100 } });
+    });
+    await waitFor(() => expect(executionReads()).toBe(before + 2));
+  });
+
+  it("back in the room after the connection dropped, reads the execution and its suggestion again when the join says it moved on", async () => {
+    const { calls, socket } = await openPanel(serverState());
+    const reads = (path: string) => calls.filter((c) => c.url === path).length;
+    const answerJoin = (done: number) => {
+      const decide = socket.respond;
+      socket.respond = (event, data) =>
+        event === "join_execution"
+          ? { ok: true, pending: 1, execution: { execution_id: "ex-1", status: "waiting_decision", step_id: null,
+                                                 progress: { done, total: 3, percent: 33.3 } } }
+          : decide(event, data);
+    };
+    const rejoin = async () => {
+      await act(async () => socket.drop());
+      await act(async () => {
+        socket.connect();
+      });
+      await settled();
+    };
+    await settled();
+    const executionBefore = reads("/api/executions/ex-1");
+    const pendingBefore = reads("/api/executions/ex-1/coaching/suggestion");
+
+    answerJoin(1); // where the page's copy is: nothing was missed
+    await rejoin();
+    expect(socket.sent("join_execution").length).toBeGreaterThanOrEqual(2);
+    expect(reads("/api/executions/ex-1")).toBe(executionBefore);
+
+    answerJoin(2); // a decision was made meanwhile
+    await rejoin();
+    await waitFor(() => expect(reads("/api/executions/ex-1")).toBeGreaterThan(executionBefore));
+    await waitFor(() => expect(reads("/api/executions/ex-1/coaching/suggestion")).toBeGreaterThan(pendingBefore));
   });
 
   it("updates the stats from coaching_stats and shows the workflow's snapshot from metrics_update without a re-read", async () => {

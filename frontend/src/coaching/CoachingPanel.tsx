@@ -266,14 +266,14 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
               <DecisionBar
                 suggestion={suggestion}
                 paused={paused}
-                busy={decision.isPending}
+                busy={decision.showSending}
                 pauseBusy={pauseToggle.isPending}
                 canPause={canPause}
                 onDecide={start}
                 onTogglePause={togglePause}
                 onHelp={() => setDialog("help")}
               />
-              {decision.isPending ? (
+              {decision.showSending ? (
                 // not a live region: the announcer says the decision once it is applied
                 <p className="muted">
                   Sending the decision…

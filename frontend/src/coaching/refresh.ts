@@ -1,5 +1,5 @@
 import type { QueryClient } from "@tanstack/react-query";
-import { coachingKeys } from "./api";
+import { coachingKeys, fetchExecution } from "./api";
 
 /**
  * How long a burst of pushes about one execution (a decision's ack, the step's `execution_update`s, the next
@@ -43,4 +43,39 @@ export function refreshExecution(
     pending: wantPending,
     timer: setTimeout(() => run(queryClient, executionId, wantPending), wait),
   });
+}
+
+/** Reads the execution and its pending suggestion again now, not after a burst (a read under way stands). */
+export function rereadExecution(queryClient: QueryClient, executionId: string): void {
+  for (const queryKey of [coachingKeys.execution(executionId), coachingKeys.pending(executionId)]) {
+    void queryClient.invalidateQueries({ queryKey }, { cancelRefetch: false });
+  }
+}
+
+/**
+ * After (re)joining the execution's room, when pushes sent before may have been missed: the join's answer says
+ * where the execution is (`{execution: {status, progress}}`); the execution and its pending suggestion are read
+ * again when the page's copy (once a read under way has landed) says otherwise, or when there is no answer to go
+ * by. At a page load they agree, and the first decisions are not slowed by a read that changes nothing.
+ */
+export function checkAfterJoin(queryClient: QueryClient, executionId: string, ack: unknown): void {
+  const seen = (ack as { execution?: { status?: string; progress?: { done?: number } } } | undefined)?.execution;
+  if (!seen?.status) {
+    rereadExecution(queryClient, executionId);
+    return;
+  }
+  queryClient
+    .fetchQuery({
+      queryKey: coachingKeys.execution(executionId),
+      queryFn: ({ signal }) => fetchExecution(executionId, signal),
+      staleTime: Infinity, // the copy in hand, or the read under way: no new read for this
+    })
+    .then(
+      (copy) => {
+        if (copy.status !== seen.status || copy.progress?.done !== seen.progress?.done) {
+          rereadExecution(queryClient, executionId);
+        }
+      },
+      () => undefined, // the query shows its own failure
+    );
 }

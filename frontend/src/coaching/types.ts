@@ -106,7 +106,15 @@ export interface ExecutionUpdate {
   status: string;
   progress?: Execution["progress"];
   step_id?: string | null;
+  /** The steps changed since the previous push, each as the REST detail shows a step's state (not its definition). */
+  steps?: PushedStep[];
+  /** The execution's gate, as the REST detail shows it (sent with `steps`). */
+  gate?: Execution["gate"];
 }
+
+/** A step's state in an `execution_update`: the REST detail's step less what its definition says (name, tool…). */
+export type PushedStep = Pick<CoachingStep, "step_id" | "status" | "output" | "error" | "params" | "decision" | "policy"> &
+  Record<string, unknown>;
 
 /** A step as `GET /api/executions/<id>` describes it, with the fields the timeline shows. */
 export interface CoachingStep extends ExecutionStep {

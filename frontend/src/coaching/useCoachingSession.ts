@@ -8,8 +8,9 @@ import {
   fetchPending,
   fetchStats,
 } from "./api";
-import { refreshExecution } from "./refresh";
-import type { CoachingStats, ExecutionUpdate, PendingSuggestions, Suggestion } from "./types";
+import { patchedExecution } from "./executionPatch";
+import { checkAfterJoin, refreshExecution } from "./refresh";
+import type { CoachingExecution, CoachingStats, ExecutionUpdate, PendingSuggestions, Suggestion } from "./types";
 
 export { refreshExecution } from "./refresh";
 
@@ -19,14 +20,17 @@ export const OFFLINE_POLL_MS = 3_000;
 /**
  * Everything the CoachingPanel shows of one execution, kept live: the
  * execution and its steps, the pending suggestion, the session's stats and
- * the workflow's metrics. Pushed events update it at once (a suggestion
- * replaces the shown one before the re-read confirms it); while offline it
- * polls.
+ * the workflow's metrics. Pushed events update it at once: a suggestion
+ * replaces the shown one, an `execution_update` patches the steps it carries
+ * (read again only when it cannot stand for a read: see patchedExecution);
+ * each (re)join of the room reads it again; while offline it polls.
  */
 export function useCoachingSession(executionId: string) {
   const queryClient = useQueryClient();
   const { status: connection } = useRealtime();
-  useExecutionRoom(executionId);
+  // Pushes sent before this page was in the room (or while it was offline) are not patched in: after each (re)join
+  // the execution and its pending suggestion are read again unless the join's answer agrees with the copy in hand.
+  useExecutionRoom(executionId, (ack) => checkAfterJoin(queryClient, executionId, ack));
   // The workspace room carries `metrics_update` for the workflow's stats.
   useWorkspaceRoom();
   const offlinePoll = connection === "online" ? false : OFFLINE_POLL_MS;
@@ -63,8 +67,7 @@ export function useCoachingSession(executionId: string) {
       suggestion,
       suggestions: [suggestion, ...(old?.suggestions ?? []).filter((s) => s.step_id !== suggestion.step_id)],
     }));
-    // the push is the pending suggestion: only the steps need reading again
-    refreshExecution(queryClient, executionId, { pending: false });
+    // the push is the pending suggestion; the steps come with the execution_update that goes with it
   });
 
   useSocketEvent<ExecutionUpdate>("execution_update", (update) => {
@@ -72,8 +75,17 @@ export function useCoachingSession(executionId: string) {
     queryClient.setQueryData<PendingSuggestions>(coachingKeys.pending(executionId), (old) =>
       old ? { ...old, status: update.status, paused: update.status === "paused" } : old,
     );
-    // the header's status and progress as the push says, now: the steps themselves come with the re-read below
-    queryClient.setQueryData<Execution>(coachingKeys.execution(executionId), (old) =>
+    const key = coachingKeys.execution(executionId);
+    // a read under way may have been answered before this push: it would undo the push, so it is read again
+    const patched = queryClient.isFetching({ queryKey: key })
+      ? null
+      : patchedExecution(queryClient.getQueryData<CoachingExecution>(key), update);
+    if (patched) {
+      queryClient.setQueryData<CoachingExecution>(key, patched);
+      return;
+    }
+    // the header's status and progress as the push says, now; the rest comes with the re-read below
+    queryClient.setQueryData<Execution>(key, (old) =>
       old ? { ...old, status: update.status, progress: update.progress ?? old.progress } : old,
     );
     // a finished execution has nothing pending any more; otherwise a new suggestion comes as its own push

@@ -1,5 +1,5 @@
 import { useMutation, useQueryClient, type MutateOptions } from "@tanstack/react-query";
-import { useCallback, useRef } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import { ApiError } from "../api/client";
 import { useRealtime } from "../realtime/context";
 import { coachingKeys, pauseSession, resumeSession, sendDecision } from "./api";
@@ -13,23 +13,33 @@ export function isStaleDecision(error: unknown): boolean {
   return Boolean(details && (details.suggestion_status || details.suggestion_id));
 }
 
+/**
+ * How long a decision may be on its way before the panel shows it (the buttons off, "Sending the decision…"). A
+ * quicker answer, the usual one, shows nothing between the key and the next suggestion: drawing that state took the
+ * page's time (and, on a small machine, the server's) in the very milliseconds the operator waits for.
+ */
+export const SENDING_SHOWN_AFTER_MS = 150;
+
 /** A decision on its way: what was asked, and the server's answer to come. */
 type Sending = { request: DecisionRequest; answer: Promise<DecisionResult> };
 
 /**
  * Sends the operator's decisions on one execution (socket when online, REST
  * otherwise; see `sendDecision`). On success the ack's stats are shown at
- * once; after any answer, success or a conflict, the suggestion and steps are
- * read again, so the panel always ends on the server's current state.
+ * once, and the steps follow from the pushes (offline: from a read); after a
+ * conflict the suggestion and steps are read again, so the panel always ends
+ * on the server's current state.
  *
- * `send` puts the decision on the wire at once, in the key press's own task, and only then lets React render
- * the "sending" state: the server works on it while the page paints, instead of after. One decision at a time:
+ * `send` puts the decision on the wire at once, in the key press's own task; the "sending" state is shown only
+ * when the answer is slow (`showSending`, SENDING_SHOWN_AFTER_MS). One decision at a time:
  * a second `send` before the first is answered is dropped (the pending state may not be rendered yet).
  */
 export function useDecision(executionId: string) {
   const queryClient = useQueryClient();
   const { socket, status } = useRealtime();
   const inFlight = useRef(false);
+  const [slow, setSlow] = useState(false);
+  const slowTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
 
   const mutation = useMutation<DecisionResult, unknown, Sending>({
     mutationFn: ({ answer }) => answer,
@@ -43,28 +53,36 @@ export function useDecision(executionId: string) {
         const shown = old.suggestion?.suggestion_id === body.suggestion_id ? (left[0] ?? null) : old.suggestion;
         return { ...old, suggestion: shown, suggestions: left };
       });
-      refreshExecution(queryClient, executionId, { pending: status !== "online" });
+      // Online, the pushes that go with the decision carry the steps it changed (useCoachingSession); offline,
+      // nothing is pushed, so read them.
+      if (status !== "online") refreshExecution(queryClient, executionId);
     },
     onError: (error) => {
       if (error instanceof ApiError && error.status === 409) refreshExecution(queryClient, executionId);
     },
     onSettled: () => {
       inFlight.current = false;
+      clearTimeout(slowTimer.current);
+      setSlow(false);
     },
   });
 
   const { mutate, isPending, error, reset } = mutation;
+  useEffect(() => () => clearTimeout(slowTimer.current), []);
   const send = useCallback(
     (request: DecisionRequest, options?: MutateOptions<DecisionResult, unknown, Sending>) => {
       if (inFlight.current) return;
       inFlight.current = true;
+      clearTimeout(slowTimer.current);
+      slowTimer.current = setTimeout(() => setSlow(true), SENDING_SHOWN_AFTER_MS);
       const answer = sendDecision(executionId, request, socket, status === "online");
       answer.catch(() => undefined); // the mutation reports a failure (onError)
       mutate({ request, answer }, options);
     },
     [executionId, socket, status, mutate],
   );
-  return { send, isPending, error, reset };
+  // `showSending`: on its way for longer than SENDING_SHOWN_AFTER_MS
+  return { send, isPending, showSending: isPending && slow, error, reset };
 }
 
 /** Pauses or resumes the coaching session (`p`). */

@@ -3,7 +3,7 @@ import { io } from "socket.io-client";
 import { RealtimeContext, type RealtimeValue } from "./context";
 import type { ConnectionStatus, SocketLike } from "./socket";
 
-type Room = { event: "join_execution" | "join_workspace"; data: Record<string, unknown> };
+type Room = { event: "join_execution" | "join_workspace"; data: Record<string, unknown>; onJoined?: (ack: unknown) => void };
 const LEAVE: Record<Room["event"], string | null> = { join_execution: "leave_execution", join_workspace: null };
 const roomKey = (room: Room) => `${room.event}:${JSON.stringify(room.data)}`;
 
@@ -38,14 +38,19 @@ export function RealtimeProvider({
   const nextKey = useRef(0);
   const connectRef = useRef(connect);
   const socketRef = useRef<SocketLike | null>(null);
+  // A room's join was answered: whoever wants it is told (to read what pushes before the join did not carry).
+  const joined = useCallback((key: string, ack?: { ok?: boolean }) => {
+    if (ack?.ok === false) return;
+    for (const room of rooms.current.values()) if (roomKey(room) === key) room.onJoined?.(ack);
+  }, []);
 
   useEffect(() => {
     const s = connectRef.current(workspaceId);
     setStatus(s.connected ? "online" : "connecting");
     const joinAll = () => {
-      // each room once, however many components want it
+      // each room once, however many components want it; each of them told when it is in
       const distinct = new Map([...rooms.current.values()].map((room) => [roomKey(room), room]));
-      for (const room of distinct.values()) s.emit(room.event, room.data, () => undefined);
+      for (const [key, room] of distinct) s.emit(room.event, room.data, (ack?: { ok?: boolean }) => joined(key, ack));
     };
     const onConnect = () => {
       setStatus("online");
@@ -70,13 +75,14 @@ export function RealtimeProvider({
 
   // Stable: a new connection joins every wanted room when it connects, so a component's room is not left and
   // joined again (a second join) when the connection changes.
-  const join = useCallback((event: Room["event"], data: Record<string, unknown>) => {
+  const join = useCallback((event: Room["event"], data: Record<string, unknown>, onJoined?: (ack: unknown) => void) => {
     const key = nextKey.current++;
     const wanted = () => [...rooms.current.values()].some((r) => roomKey(r) === roomKey({ event, data }));
-    const joined = wanted(); // another component keeps this room: no second join
-    rooms.current.set(key, { event, data });
+    const already = wanted(); // another component keeps this room: no second join
+    rooms.current.set(key, { event, data, onJoined });
     const now = socketRef.current;
-    if (now?.connected && !joined) now.emit(event, data, () => undefined);
+    if (now?.connected && !already) now.emit(event, data, (ack?: { ok?: boolean }) => joined(roomKey({ event, data }), ack));
+    else if (now?.connected) onJoined?.(undefined); // in the room already: from now on (no answer to go by)
     return () => {
       rooms.current.delete(key);
       const leave = LEAVE[event];

@@ -4,8 +4,11 @@ import type { ConnectionStatus, SocketLike } from "./socket";
 export interface RealtimeValue {
   socket: SocketLike | null;
   status: ConnectionStatus;
-  /** Joins a room now and after every reconnect until the returned function is called. */
-  join(event: "join_execution" | "join_workspace", data: Record<string, unknown>): () => void;
+  /**
+   * Joins a room now and after every reconnect until the returned function is called; `onJoined` is called with the
+   * join's answer each time the server has put this page in it (undefined: it was in the room already).
+   */
+  join(event: "join_execution" | "join_workspace", data: Record<string, unknown>, onJoined?: (ack: unknown) => void): () => void;
 }
 
 export const RealtimeContext = createContext<RealtimeValue>({
@@ -33,12 +36,18 @@ export function useSocketEvent<T = any>(event: string, handler: (payload: T) => 
   }, [socket, event]);
 }
 
-/** Keeps this page in an execution's room (DESIGN.md §5 `join_execution`) while it is mounted. */
-export function useExecutionRoom(executionId: string | undefined): void {
+/**
+ * Keeps this page in an execution's room (DESIGN.md §5 `join_execution`) while it is mounted; `onJoined` is called
+ * with the join's answer (`{ok, execution, pending}`) after each (re)join, when pushes sent before it may have
+ * been missed.
+ */
+export function useExecutionRoom(executionId: string | undefined, onJoined?: (ack: unknown) => void): void {
   const { join } = useRealtime();
+  const latest = useRef(onJoined);
+  latest.current = onJoined;
   useEffect(() => {
     if (!executionId) return;
-    const leave = join("join_execution", { execution_id: executionId });
+    const leave = join("join_execution", { execution_id: executionId }, (ack) => latest.current?.(ack));
     return leave;
   }, [join, executionId]);
 }
