@@ -133,11 +133,11 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
                body.get("feedback") or "rejected")
 
     decision = row_values(Decision, suggestion_id=sug.id, workspace_id=workspace_id, execution_id=ex.id,
-                        workflow_id=ex.workflow_id, step_id=sug.step_id, decision=kind,
-                        correction=body.get("correction") if kind == "correct" else None,
-                        manual_output=body.get("manual_output") if kind == "manual" else None,
-                        feedback=body.get("feedback"), operator=operator, latency_ms=latency_ms,
-                        idempotency_key=idempotency_key)
+                          workflow_id=ex.workflow_id, step_id=sug.step_id, decision=kind,
+                          correction=body.get("correction") if kind == "correct" else None,
+                          manual_output=body.get("manual_output") if kind == "manual" else None,
+                          feedback=body.get("feedback"), operator=operator, latency_ms=latency_ms,
+                          idempotency_key=idempotency_key)
     audit.record(session, workspace_id, operator, "correction" if kind == "correct" else "decision",
                  target_type="suggestion", target_id=sug.id, execution_id=ex.id,
                  before={"step_id": sug.step_id, "params": sug.params,

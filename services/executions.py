@@ -243,11 +243,7 @@ def view(ex: Execution, defn: WorkflowDef | None = None,
         tool = tools.get(step.tool) if tools is not None and step is not None and step.tool else None
         steps.append({
             "step_id": row.step_id, "name": step.name if step else row.step_id, "type": step.type if step else None,
-            "tool": step.tool if step else None, "status": row.status, "output": row.output, "error": row.error,
-            "attempts": row.attempts, "params": row.params, "decision": row.decision, "policy": row.policy,
-            "run": row.run, "idempotency_key": row.idempotency_key,
-            "started_at": row.started_at, "finished_at": row.finished_at,
-            "approval": approvals.get(row.step_id),
+            "tool": step.tool if step else None, **_step_state(row), "approval": approvals.get(row.step_id),
             "definition": {k: raw[k] for k in CORRECTABLE if k in raw},
             "params_schema": tool.params_schema if tool is not None else None,
             # an agent step's conversation (services/agent_store.py)
@@ -287,7 +283,11 @@ def update_event(ex: Execution, step_id: str | None = None, *, steps: bool = Tru
 def step_view(st: StepState) -> dict[str, Any]:
     """A step's state as the REST detail shows it (view() adds what the definition says), in plain JSON values:
     an event's payload is sent as made, and must not share the step's values (they may change before it is sent)."""
-    return jsonable({"step_id": st.step_id, "status": st.status, "output": st.output, "error": st.error,
-                     "attempts": st.attempts, "params": st.params, "decision": st.decision, "policy": st.policy,
-                     "run": st.run, "idempotency_key": st.idempotency_key,
-                     "started_at": st.started_at, "finished_at": st.finished_at})
+    return jsonable(_step_state(st))
+
+
+def _step_state(st: StepState) -> dict[str, Any]:
+    return {"step_id": st.step_id, "status": st.status, "output": st.output, "error": st.error,
+            "attempts": st.attempts, "params": st.params, "decision": st.decision, "policy": st.policy,
+            "run": st.run, "idempotency_key": st.idempotency_key,
+            "started_at": st.started_at, "finished_at": st.finished_at}

@@ -39,19 +39,29 @@ type Early = { workspace: string | null; response: Promise<Response>; at: number
 const started = new Map<string, Early>();
 let once = false;
 
-function readCookie(name: string): string | null {
-  for (const part of document.cookie ? document.cookie.split(";") : []) {
+/** The value of cookie `name`, or null when it is not set. */
+export function readCookie(name: string): string | null {
+  if (typeof document === "undefined" || !document.cookie) return null;
+  for (const part of document.cookie.split(";")) {
     const eq = part.indexOf("=");
-    if (eq >= 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+    if (eq < 0) continue;
+    if (part.slice(0, eq).trim() !== name) continue;
+    const raw = part.slice(eq + 1).trim();
+    try {
+      return decodeURIComponent(raw);
+    } catch {
+      return raw;
+    }
   }
   return null;
 }
 
-function storedWorkspace(): string | null {
+/** The workspace id the user picked, or null. */
+export function getSelectedWorkspace(): string | null {
   try {
     return window.localStorage.getItem(WORKSPACE_STORAGE_KEY) || null;
   } catch {
-    return null;
+    return null; // Storage disabled: behave as if nothing was picked.
   }
 }
 
@@ -95,7 +105,7 @@ export function startEarlyReads(location: { pathname: string; search: string }):
   if (once) return;
   once = true;
   read(ME_PATH, null);
-  const workspace = storedWorkspace();
+  const workspace = getSelectedWorkspace();
   if (!workspace || !readCookie(CSRF_COOKIE)) return;
   for (const path of firstReadPaths(location.pathname, location.search)) read(path, workspace);
   preloadPage(location.pathname, location.search);

@@ -19,30 +19,14 @@ export const UNAUTHORIZED_EVENT = "coach:unauthorized";
 /** Path of the login call: its 401 means "wrong password", not "logged out". */
 export const LOGIN_PATH = "/api/auth/login";
 
-import { CSRF_COOKIE, WORKSPACE_HEADER, WORKSPACE_STORAGE_KEY, takeEarlyRead } from "../earlyReads";
+import { CSRF_COOKIE, WORKSPACE_HEADER, WORKSPACE_STORAGE_KEY, getSelectedWorkspace, readCookie, takeEarlyRead } from "../earlyReads";
 
-// The CSRF cookie, the workspace header and its localStorage key: also what the page load's early reads use.
-export { CSRF_COOKIE, WORKSPACE_HEADER, WORKSPACE_STORAGE_KEY } from "../earlyReads";
+// The CSRF cookie, the workspace header and its localStorage key, and reading them: also what the page load's early
+// reads use (earlyReads.ts, which imports nothing).
+export { CSRF_COOKIE, WORKSPACE_HEADER, WORKSPACE_STORAGE_KEY, getSelectedWorkspace, readCookie } from "../earlyReads";
 export const CSRF_HEADER = "X-CSRF-Token";
 
 const WRITE_METHODS: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH", "DELETE"]);
-
-/** The value of cookie `name`, or null when it is not set. */
-export function readCookie(name: string): string | null {
-  if (typeof document === "undefined" || !document.cookie) return null;
-  for (const part of document.cookie.split(";")) {
-    const eq = part.indexOf("=");
-    if (eq < 0) continue;
-    if (part.slice(0, eq).trim() !== name) continue;
-    const raw = part.slice(eq + 1).trim();
-    try {
-      return decodeURIComponent(raw);
-    } catch {
-      return raw;
-    }
-  }
-  return null;
-}
 
 // The token from the last login or /api/auth/me answer; used only when the
 // cookie cannot be read (the cookie is what the server compares against).
@@ -56,15 +40,6 @@ export function setCsrfToken(token: string | null | undefined): void {
 /** The CSRF token to send on writes: the `coach_csrf` cookie, else the remembered one. */
 export function csrfToken(): string | null {
   return readCookie(CSRF_COOKIE) ?? rememberedCsrfToken;
-}
-
-/** The workspace id the user picked, or null. */
-export function getSelectedWorkspace(): string | null {
-  try {
-    return window.localStorage.getItem(WORKSPACE_STORAGE_KEY) || null;
-  } catch {
-    return null; // Storage disabled: behave as if nothing was picked.
-  }
 }
 
 /** Stores (or, with null, forgets) the picked workspace id. */
