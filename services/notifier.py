@@ -51,9 +51,27 @@ class Events:
         a metrics snapshot, executions.update_event, the session's stats): it is neither converted nor copied."""
         rooms = tuple(room for room in (execution and execution_room(execution),
                                         workspace and workspace_room(workspace)) if room)
-        if rooms:
-            self.items.append((event, payload if plain else jsonable(payload),
-                               rooms[0] if len(rooms) == 1 else rooms))
+        if not rooms:
+            return
+        payload, to = payload if plain else jsonable(payload), rooms[0] if len(rooms) == 1 else rooms
+        if event == "execution_update":
+            payload = self._merged_update(payload, to)
+        self.items.append((event, payload, to))
+
+    def _merged_update(self, update: dict, to) -> dict:
+        """One `execution_update` (with steps) per execution and transaction: an earlier one of this transaction
+        is taken out, and this one, the newest state, carries its steps too (a step in both as this one has it). It
+        goes where this one was added, after what came between: a decision's next suggestion reaches the panel
+        before the state it leads to, in one push instead of two (the first only a state the second replaces)."""
+        if "steps" not in update:  # a state without its steps (executions.update_event(steps=False)): sent as is
+            return update
+        for index, (event, earlier, rooms) in enumerate(self.items):
+            if event == "execution_update" and rooms == to and "steps" in earlier \
+                    and earlier["execution_id"] == update["execution_id"]:
+                del self.items[index]
+                fresh = {step["step_id"] for step in update["steps"]}
+                return {**update, "steps": [s for s in earlier["steps"] if s["step_id"] not in fresh] + update["steps"]}
+        return update
 
     def latest(self, event: str, payload: Any, *, execution: str, plain: bool = False) -> None:
         """A state rather than a happening (e.g. the session stats): only its last value in this transaction

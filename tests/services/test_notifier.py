@@ -45,3 +45,42 @@ def test_the_workspaces_summaries_go_after_the_executions_events_of_the_same_tra
     Notifier(socketio).send(events)
     assert [event for event, _, _ in socketio.sent] == [
         "execution_update", "coaching_suggestion", "coaching_stats", "metrics_update", "workflow_level_changed"]
+
+
+def step(step_id: str, status: str) -> dict:
+    return {"step_id": step_id, "status": status}
+
+
+def test_one_execution_update_per_execution_and_transaction_carrying_every_changed_step_after_the_suggestion():
+    events = Events()
+    # a decision: its step's new state, then the runner opens the next step's suggestion and stops there
+    events.add("execution_update", {"execution_id": "e1", "status": "running", "step_id": "a", "gate": None,
+                                    "steps": [step("a", "running")]}, execution="e1", workspace="w1", plain=True)
+    events.add("execution_update", {"execution_id": "e2", "status": "running", "step_id": "x", "gate": None,
+                                    "steps": [step("x", "running")]}, execution="e2", workspace="w1", plain=True)
+    events.add("coaching_suggestion", {"suggestion_id": "s2", "step_id": "b"}, execution="e1", workspace="w1")
+    events.add("execution_update", {"execution_id": "e1", "status": "waiting_decision", "step_id": "b",
+                                    "gate": {"kind": "decision"}, "steps": [step("a", "succeeded"),
+                                                                            step("b", "waiting")]},
+               execution="e1", workspace="w1", plain=True)
+    events.add("execution_update", {"execution_id": "e1", "status": "waiting_decision", "step_id": "b",
+                                    "gate": {"kind": "decision"}, "steps": [step("c", "skipped")]},
+               execution="e1", workspace="w1", plain=True)
+    sent = [(event, payload.get("execution_id"), payload.get("step_id")) for event, payload, _ in events.items]
+    # the suggestion first, then e1's newest state; e2's update is another execution's, untouched
+    assert sent == [("execution_update", "e2", "x"), ("coaching_suggestion", None, "b"),
+                    ("execution_update", "e1", "b")]
+    merged = events.items[-1][1]
+    assert merged["status"] == "waiting_decision" and merged["gate"] == {"kind": "decision"}
+    # every step the transaction changed, each in its newest state
+    assert merged["steps"] == [step("a", "succeeded"), step("b", "waiting"), step("c", "skipped")]
+
+
+def test_an_update_without_steps_is_sent_as_it_is_beside_one_with_steps():
+    events = Events()
+    events.add("execution_update", {"execution_id": "e1", "status": "running", "steps": [step("a", "running")]},
+               execution="e1", plain=True)
+    events.add("execution_update", {"execution_id": "e1", "status": "paused"}, execution="e1", plain=True)
+    assert [payload for _, payload, _ in events.items] == [
+        {"execution_id": "e1", "status": "running", "steps": [step("a", "running")]},
+        {"execution_id": "e1", "status": "paused"}]

@@ -238,8 +238,10 @@ def test_socket_accepts_push_each_next_suggestion_to_every_client_until_complete
             client.wait("coaching_stats", lambda s: s["execution_id"] == execution_id and s["accepted"] == number
                         and s["suggestions_made"] == made, since=mark["coaching_stats"],
                         what=f"with accepted={number}, suggestions_made={made}")
-            client.wait("execution_update", lambda u: u["execution_id"] == execution_id and u["step_id"] == step_id,
-                        since=mark["execution_update"], what=f"about step {step_id}")
+            # the decided step's new state is pushed (in the one update of the decision's transaction)
+            client.wait("execution_update", lambda u: u["execution_id"] == execution_id and any(
+                s["step_id"] == step_id and s["decision"] == "accept" for s in u["steps"]),
+                since=mark["execution_update"], what=f"carrying step {step_id} accepted")
             if next_step:
                 nxt = client.wait("coaching_suggestion", is_step(next_step, not_id=current["suggestion_id"]),
                                   since=mark["coaching_suggestion"], what=f"for step {next_step}")
