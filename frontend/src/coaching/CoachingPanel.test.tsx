@@ -150,6 +150,31 @@ describe("CoachingPanel", () => {
     expect(decisionsSent()).toHaveLength(1);
   });
 
+
+  it("keeps a decision on the next suggestion made before the previous answer arrived, and sends it once that answer is in", async () => {
+    const { socket } = await openPanel();
+    const answers: ((value: unknown) => void)[] = [];
+    socket.respond = (event) =>
+      event === "coaching_decision" ? new Promise((resolve) => answers.push(resolve)) : { ok: true };
+
+    fireEvent.keyDown(document.body, { key: "a" });
+    expect(decisionsSent()).toHaveLength(1);
+    // the server pushes the next suggestion before it answers the decision: the operator accepts it at once
+    act(() => {
+      lastSocket().push("coaching_suggestion", suggestion({ suggestion_id: "sug-2", step_id: "close", step_name: "Close the ticket" }));
+    });
+    await screen.findByRole("heading", { level: 2, name: "Suggestion: Close the ticket" });
+    fireEvent.keyDown(document.body, { key: "a" });
+    fireEvent.keyDown(document.body, { key: "a" }); // a repeat: still one decision for it
+    expect(decisionsSent()).toHaveLength(1); // one decision on the wire at a time
+
+    await act(async () => answers[0]({ ok: true, execution: { execution_id: "ex-1", status: "running" }, stats: stats() }));
+    await waitFor(() => expect(decisionsSent()).toHaveLength(2));
+    expect(decisionsSent()[1]).toMatchObject({ suggestion_id: "sug-2", decision: "accept" });
+    await act(async () => answers[1]({ ok: true, execution: { execution_id: "ex-1", status: "running" }, stats: stats() }));
+    await waitFor(() => expect(screen.getByTestId("announcer")).toHaveTextContent("Accepted Close the ticket."));
+    expect(decisionsSent()).toHaveLength(2);
+  });
   it("asks for feedback before rejecting (r), and refuses an empty one", async () => {
     const { user } = await openPanel();
 

@@ -29,6 +29,9 @@ import { AgentTranscript } from "../agent/AgentTranscript";
 import { isToolCall } from "./types";
 import "./coaching.css";
 
+/** What a decision carries besides its kind and suggestion (a correction, feedback, a manual result). */
+type DecisionExtra = Omit<DecisionRequest, "suggestion_id" | "decision">;
+
 // rjsf is large: the editor is its own chunk, fetched the first time `c` is pressed.
 const CorrectionEditor = lazy(() => import("./CorrectionEditor"));
 
@@ -118,8 +121,19 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
     document.getElementById(finished ? "finished-heading" : "suggestion-heading")?.focus();
   }, [shownId, finished]);
 
-  const decide = (kind: DecisionKind, extra: Omit<DecisionRequest, "suggestion_id" | "decision"> = {}) => {
-    if (!suggestion || decision.isPending) return;
+  // A decision on the next suggestion made while the previous decision's answer is still on its way (the server
+  // pushes the next suggestion before it answers, and a loaded machine may draw it first): kept, and sent as soon
+  // as that answer is in, if the suggestion is still the one shown. Never dropped, never two on the wire at once.
+  const queued = useRef<{ suggestionId: string; kind: DecisionKind; extra: DecisionExtra } | null>(null);
+  const decide = (kind: DecisionKind, extra: DecisionExtra = {}) => {
+    if (!suggestion) return;
+    if (decision.isPending) {
+      if (decision.sendingFor !== suggestion.suggestion_id) {
+        queued.current = { suggestionId: suggestion.suggestion_id, kind, extra };
+      }
+      return;
+    }
+    queued.current = null;
     const sent = suggestion;
     setNotice(null);
     decision.send(
@@ -139,9 +153,18 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
     );
   };
 
-  /** A decision key or button: accept and skip go at once, the others ask first. */
+  // the shown suggestion's own decision is on its way (a dialog waits for its answer)
+  const sendingShown = decision.isPending && decision.sendingFor === shownId;
+  useEffect(() => {
+    const waiting = queued.current;
+    if (decision.isPending || !waiting) return;
+    queued.current = null;
+    if (waiting.suggestionId === shownId) decide(waiting.kind, waiting.extra);
+  }, [decision.isPending, shownId]);
+
+  /** A decision key or button: accept and skip go at once (or once the previous answer is in), the others ask first. */
   const start = (kind: DecisionKind) => {
-    if (decision.isPending) return;
+    if (sendingShown) return; // this one is on its way
     const reason = question
       ? "The execution waits for an answer first: answer it (i), or edit the step (e)."
       : unavailableReason(kind, suggestion, paused);
@@ -152,7 +175,7 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
     if (kind === "reject") setDialog("reject");
     else if (kind === "manual") setDialog("manual");
     else if (kind === "correct") {
-      decision.reset();
+      if (!decision.isPending) decision.reset(); // clears a refused correction's field errors, not a decision on its way
       setDialog("correct");
     } else decide(kind);
   };
@@ -332,7 +355,7 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
       {dialog === "reject" && suggestion ? (
         <RejectDialog
           suggestion={suggestion}
-          sending={decision.isPending}
+          sending={sendingShown}
           onSubmit={(feedback) => decide("reject", { feedback })}
           onClose={() => setDialog(null)}
         />
@@ -340,7 +363,7 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
       {dialog === "manual" && suggestion ? (
         <ManualDialog
           suggestion={suggestion}
-          sending={decision.isPending}
+          sending={sendingShown}
           onSubmit={(output) => decide("manual", { manual_output: output })}
           onClose={() => setDialog(null)}
         />
@@ -358,7 +381,7 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
           <Suspense fallback={<Loading label="Loading the correction editor…" />}>
             <CorrectionEditor
               suggestion={suggestion}
-              sending={decision.isPending}
+              sending={sendingShown}
               serverError={decision.error}
               onSubmit={(params) => decide("correct", { correction: params })}
               onCancel={() => setDialog(null)}

@@ -67,7 +67,7 @@ export function useDecision(executionId: string) {
     },
   });
 
-  const { mutate, isPending, error, reset } = mutation;
+  const { mutate, isPending, error, reset, variables } = mutation;
   useEffect(() => () => clearTimeout(slowTimer.current), []);
   const send = useCallback(
     (request: DecisionRequest, options?: MutateOptions<DecisionResult, unknown, Sending>) => {
@@ -81,8 +81,9 @@ export function useDecision(executionId: string) {
     },
     [executionId, socket, status, mutate],
   );
-  // `showSending`: on its way for longer than SENDING_SHOWN_AFTER_MS
-  return { send, isPending, showSending: isPending && slow, error, reset };
+  // `showSending`: on its way for longer than SENDING_SHOWN_AFTER_MS; `sendingFor`: the suggestion it decides
+  const sendingFor = isPending ? (variables?.request.suggestion_id ?? null) : null;
+  return { send, isPending, sendingFor, showSending: isPending && slow, error, reset };
 }
 
 /** Pauses or resumes the coaching session (`p`). */
