@@ -175,6 +175,24 @@ describe("CoachingPanel", () => {
     await waitFor(() => expect(screen.getByTestId("announcer")).toHaveTextContent("Accepted Close the ticket."));
     expect(decisionsSent()).toHaveLength(2);
   });
+  it("takes back 'no suggestion to decide' as soon as the next suggestion is shown", async () => {
+    await openPanel(
+      serverState({
+        pending: pending(null, { status: "running" }),
+        execution: execution({ status: "running" }),
+      }),
+    );
+    await screen.findByRole("heading", { level: 1 });
+    fireEvent.keyDown(document.body, { key: "a" }); // a moment too early: the tool still runs
+    expect(await screen.findByText("There is no suggestion to decide.")).toBeInTheDocument();
+    act(() => {
+      lastSocket().push("coaching_suggestion", suggestion({ suggestion_id: "sug-2", step_id: "close", step_name: "Close the ticket" }));
+    });
+    await screen.findByRole("heading", { level: 2, name: "Suggestion: Close the ticket" });
+    expect(screen.queryByText("There is no suggestion to decide.")).not.toBeInTheDocument();
+    expect(decisionsSent()).toHaveLength(0);
+  });
+
   it("asks for feedback before rejecting (r), and refuses an empty one", async () => {
     const { user } = await openPanel();
 

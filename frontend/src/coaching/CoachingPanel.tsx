@@ -19,7 +19,7 @@ import { ShortcutSheet } from "./ShortcutSheet";
 import { StatsPanel } from "./StatsPanel";
 import { StepTimeline } from "./StepTimeline";
 import { SuggestionCard } from "./SuggestionCard";
-import { STALE_MESSAGE, unavailableReason } from "./decisions";
+import { NO_SUGGESTION, STALE_MESSAGE, unavailableReason } from "./decisions";
 import type { DecisionKind, DecisionRequest, Suggestion } from "./types";
 import { useCoachingSession } from "./useCoachingSession";
 import { isStaleDecision, useDecision, usePauseToggle } from "./useDecision";
@@ -100,6 +100,8 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
     if (previousId.current === shownId) return;
     const replaced = previousId.current !== null;
     previousId.current = shownId;
+    // a key pressed a moment too early (the next suggestion was on its way) said there was none: no longer true
+    if (suggestion) setNotice((shown) => (shown?.text === NO_SUGGESTION ? null : shown));
     if (suggestion) announce(`New suggestion: ${stepName(suggestion)}, tool ${suggestion.tool ?? "none"}.`);
     if (replaced && !decision.isPending && (dialog === "reject" || dialog === "manual" || dialog === "correct")) {
       setDialog(null);

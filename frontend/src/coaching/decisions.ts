@@ -38,8 +38,11 @@ export const STALE_MESSAGE = "This suggestion was already decided by someone els
 const AFTER_REJECT: ReadonlySet<DecisionKind> = new Set(["correct", "manual", "skip"]);
 
 /** Why `kind` cannot be sent now, or null when it can. */
+/** Said when a decision key is pressed with no suggestion shown; taken back as soon as one is. */
+export const NO_SUGGESTION = "There is no suggestion to decide.";
+
 export function unavailableReason(kind: DecisionKind, suggestion: Suggestion | null, paused: boolean): string | null {
-  if (!suggestion) return "There is no suggestion to decide.";
+  if (!suggestion) return NO_SUGGESTION;
   if (paused) return "The session is paused. Press p to resume it.";
   if (suggestion.purpose === "correction" && !AFTER_REJECT.has(kind)) {
     return "This step was rejected: correct it (c), do it by hand (m) or skip it (s).";
