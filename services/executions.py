@@ -13,7 +13,7 @@ from core.execution.control import CORRECTABLE
 from core.execution.engine import ExecutionState, StepState, progress
 from core.tools import ToolRegistry
 from core.workflow import WorkflowDef, validate_variables
-from services import audit, workflows
+from services import audit, jsontext, workflows
 from services.db import HELD, columns_of, held, hold, load_objects, prepared, row_locks
 from services.models import Execution, Suggestion, Workflow, utcnow
 from services.notifier import Events, jsonable
@@ -275,9 +275,16 @@ def update_event(ex: Execution, step_id: str | None = None, *, steps: bool = Tru
     if steps:
         unpushed = getattr(ex, UNPUSHED, None) or {}
         setattr(ex, UNPUSHED, {})
-        update["steps"] = [step_view(ex.steps[sid]) for sid in unpushed if sid in ex.steps]
+        changed = [step_view(ex.steps[sid]) for sid in unpushed if sid in ex.steps]
+        # steps with large outputs are left out: the push goes to the workspace room too (every queue and dashboard
+        # of the workspace), and a client without them reads the execution when it needs its steps
+        if len(jsontext.dumps(changed)) <= PUSHED_STEPS_MAX:
+            update["steps"] = changed
         update["gate"] = jsonable(ex.gate)
     return update
+
+
+PUSHED_STEPS_MAX = 64 * 1024  # characters of JSON: the steps an execution_update carries at most
 
 
 def step_view(st: StepState) -> dict[str, Any]:

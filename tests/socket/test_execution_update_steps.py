@@ -86,3 +86,23 @@ def test_a_step_whose_tool_takes_time_is_pushed_running_then_done(live_server, c
     client.wait("coaching_suggestion", is_step("last"))
     client.wait("execution_update", lambda u: u["step_id"] == "last")
     assert pushed_steps(client.events("execution_update"))["write"] == as_rest_shows(live_server, execution_id)["write"]
+
+
+def test_steps_with_large_outputs_are_left_out_of_the_push_and_read_instead(live_server, coach_client):
+    big = "x" * 70_000  # its step's state is over PUSHED_STEPS_MAX (64 KiB of JSON)
+    flow = create_workflow(live_server, {"name": "large output", "variables": {"who": {"type": "string"}}, "steps": [
+        {"id": "big", "type": "action", "tool": "echo", "params": {"message": big}},
+        {"id": "small", "type": "action", "tool": "echo", "params": {"message": "hi"}}]})
+    execution_id = start_coaching(live_server, flow["id"])
+    client = coach_client()
+    client.join(execution_id)
+    first = client.wait("coaching_suggestion", is_step("big"))
+    mark = len(client.events("execution_update"))
+    assert client.decide(execution_id, first["suggestion_id"], "accept")["ok"] is True
+    client.wait("coaching_suggestion", is_step("small"))
+    update = client.wait("execution_update", lambda u: u["step_id"] == "small", since=mark)
+    # the state is pushed (status, progress, gate), the steps are not: a client reads them
+    assert "steps" not in update, sorted(update)
+    assert update["status"] == "waiting_decision" and update["progress"]["done"] == 1, update
+    assert update["gate"]["suggestion_id"] == read(live_server, execution_id)["gate"]["suggestion_id"]
+    assert as_rest_shows(live_server, execution_id)["big"]["output"] == {"message": big}
