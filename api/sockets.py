@@ -115,13 +115,17 @@ def register(socketio: SocketIO) -> None:
         try:
             execution_id = _execution_id(data)
             svc = services()
+            with svc.db.read() as session:  # another workspace's execution (or none): refused before the room
+                executions.get(session, workspace_id(), execution_id)
+            # in the room before the state is read: a change committed after that read is pushed to this client, and
+            # one committed before is in it (a change between a read and a later join reached the client neither way)
+            join_room(execution_room(execution_id))
             with svc.db.read() as session:
                 ex = executions.get(session, workspace_id(), execution_id)
                 update = executions.update_event(ex, steps=False)
                 waiting = [coaching.described(session, svc.definitions, svc.tools.for_workspace(ex.workspace_id), s)
                            for s in coaching.pending(session, ex.id)]
                 stats = coaching.stats_of(ex) if ex.mode != "normal" else None
-            join_room(execution_room(execution_id))
             # a reload or a reconnect never loses the pending suggestion: send it to this client at once
             for suggestion in waiting:
                 emit("coaching_suggestion", jsonable(suggestion), to=request.sid)
