@@ -225,8 +225,7 @@ class Host:
         self.events.add("tool_call_pending_review", payload, execution=ex.id, workspace=ex.workspace_id)
         self.events.add("coaching_suggestion", payload, execution=ex.id, workspace=ex.workspace_id)
         self.events.latest("coaching_stats", {"execution_id": ex.id, **coaching.stats_of(ex)}, execution=ex.id)
-        self.events.add("execution_update", executions.update_event(ex, step.id), execution=ex.id,
-                        workspace=ex.workspace_id)
+        executions.changed(self.session, self.events, ex, step.id)
         if ruling.policy and ruling.policy.get("effect") == "require_review":
             audit.record(session, ex.workspace_id, "system", "policy_review", target_type="suggestion",
                          target_id=sug.id, execution_id=ex.id,
@@ -268,8 +267,7 @@ class Host:
         self.events.add("clarification_requested", {"execution_id": ex.id, "step_id": self.step.id,
                                                     "question": question, "agent": True},
                         execution=ex.id, workspace=ex.workspace_id)
-        self.events.add("execution_update", executions.update_event(ex, self.step.id), execution=ex.id,
-                        workspace=ex.workspace_id)
+        executions.changed(self.session, self.events, ex, self.step.id)
 
     def request_approval(self, m: C.Message, text: str) -> None:
         session = self._open()
@@ -277,8 +275,7 @@ class Host:
             return
         ex = self.ex
         approvals.open_agent(session, ex, self.step.id, text, self.events)
-        self.events.add("execution_update", executions.update_event(ex, self.step.id), execution=ex.id,
-                        workspace=ex.workspace_id)
+        executions.changed(self.session, self.events, ex, self.step.id)
 
 
 # -- what people's actions do to the conversation (each in the caller's transaction) ------------------------------

@@ -245,8 +245,7 @@ def _settle(session: Session, ex: Execution, a: Approval, events: Events) -> Non
         ex.error = {"step_id": a.step_id, "message": message, "approval_id": a.id}
         executions.set_status(ex, "fail")
     events.add("approval_decided", view(a), workspace=ex.workspace_id)
-    events.add("execution_update", executions.update_event(ex, a.step_id), execution=ex.id,
-               workspace=ex.workspace_id)
+    executions.changed(session, events, ex, a.step_id)
 
 
 def submit(services, workspace_id: str, approval_id: str, body: dict[str, Any], actor: A.Actor,

@@ -146,7 +146,7 @@ def pause(session: Session, workspace_id: str, execution_id: str, events: Events
     executions.set_status(ex, "pause")
     gates.hold(ex, pending(session, ex.id))  # a paused session's deadline does not run down
     audit.record(session, workspace_id, actor, "pause", target_type="execution", target_id=ex.id, execution_id=ex.id)
-    events.add("execution_update", executions.update_event(ex), execution=ex.id, workspace=ex.workspace_id)
+    executions.changed(session, events, ex)
     return ex
 
 
@@ -166,7 +166,7 @@ def resume(session: Session, workspace_id: str, execution_id: str, events: Event
         for sug in waiting:  # re-push, so that every panel shows it again
             events.add("coaching_suggestion", described(session, definitions, tools, sug),
                        execution=ex.id, workspace=ex.workspace_id)
-    events.add("execution_update", executions.update_event(ex), execution=ex.id, workspace=ex.workspace_id)
+    executions.changed(session, events, ex)
     return ex, not waiting
 
 

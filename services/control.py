@@ -64,7 +64,7 @@ def pause(session: Session, definitions: DefinitionCache, workspace_id: str, exe
     audit.record(session, workspace_id, actor, "pause", target_type="step", target_id=f"{ex.id}/{step_id}",
                  execution_id=ex.id, after={"step_id": step_id, "question": question, "at_once": at_once},
                  result="clarification")
-    events.add("execution_update", executions.update_event(ex, step_id), execution=ex.id, workspace=ex.workspace_id)
+    executions.changed(session, events, ex, step_id)
     return ex
 
 
@@ -100,7 +100,7 @@ def apply_correction(session: Session, definitions: DefinitionCache, tools: Tool
                  execution_id=ex.id, before=before, after=after, result=ex.status)
     corrections.record(session, workspace_id, ex.workflow_id, step_id, before.get("params") or {},
                        after.get("params") or {}, actor=actor, events=events)
-    events.add("execution_update", executions.update_event(ex, step_id), execution=ex.id, workspace=ex.workspace_id)
+    executions.changed(session, events, ex, step_id)
     return ex
 
 
@@ -139,7 +139,7 @@ def resume(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
     audit.record(session, workspace_id, actor, "resume", target_type="step", target_id=f"{ex.id}/{step_id}",
                  execution_id=ex.id, before={"question": gate.get("question")},
                  after={"step_id": step_id, "feedback": feedback}, result="clarification")
-    events.add("execution_update", executions.update_event(ex, step_id), execution=ex.id, workspace=ex.workspace_id)
+    executions.changed(session, events, ex, step_id)
     return ex, run
 
 

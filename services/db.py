@@ -88,8 +88,9 @@ def _by_key(model):
 def hold(session: Session, obj) -> None:
     """Keep an object loaded another way for `held` (a single-column primary key, as all the hot rows have).
     A loaded row joins the transaction's ORM Session, if it has one, as those held before it was made did."""
-    mapper = inspect(type(obj))
-    session.info.setdefault(HELD, {})[(type(obj), getattr(obj, mapper.primary_key[0].key))] = obj
+    model = type(obj)
+    key = _PK_KEY.get(model) or _pk_key(model)
+    session.info.setdefault(HELD, {})[(model, getattr(obj, key))] = obj
     orm = session._orm if isinstance(session, Transaction) else None
     if orm is not None:
         state = inspect(obj)
@@ -98,6 +99,12 @@ def hold(session: Session, obj) -> None:
 
 
 HELD = "held"
+_PK_KEY: dict[type, str] = {}
+
+
+def _pk_key(model) -> str:
+    found = _PK_KEY[model] = inspect(model).primary_key[0].key
+    return found
 
 
 def connection(session: Session):
@@ -159,7 +166,11 @@ class Prepared:
         more than the SELECT): for a check that runs on every socket event."""
         raw = db.engine.raw_connection()
         try:
-            return self._processed(self._on(raw, "execute", self._params(values), fetch=True)[0])
+            cursor = raw.cursor()
+            try:
+                return self._processed(self._on(cursor, "execute", self._params(values), fetch=True)[0])
+            finally:
+                cursor.close()
         finally:
             raw.close()  # back to the pool, which ends any transaction the driver began
 
@@ -168,13 +179,12 @@ class Prepared:
         return [tuple(v if p is None else p(v) for v, p in zip(row, procs)) for row in found]
 
     def _run(self, session: Session, method: str, params, fetch: bool = False) -> tuple[list, int]:
-        return self._on(session.raw, method, params, fetch)
+        return self._on(session.cursor(), method, params, fetch)
 
-    def _on(self, dbapi_connection, method: str, params, fetch: bool) -> tuple[list, int]:
+    def _on(self, cursor, method: str, params, fetch: bool) -> tuple[list, int]:
         # Straight on the driver's cursor (the statement is already compiled): SQLAlchemy's execution path
         # would cost more than the statement. Driver errors become SQLAlchemy's, as in any execute, so
         # callers catch sqlalchemy.exc.IntegrityError and the like as usual.
-        cursor = dbapi_connection.cursor()
         try:
             getattr(cursor, method)(self.sql, params)
             found = cursor.fetchall() if fetch else []
@@ -184,8 +194,6 @@ class Prepared:
             return found, cursor.rowcount
         except self.dialect.loaded_dbapi.Error as exc:
             raise _translated(self.dialect, self.sql, params, exc) from exc
-        finally:
-            cursor.close()
 
 
 _PREPARED: dict[tuple, Prepared] = {}
@@ -289,9 +297,9 @@ def write_changes(session: Session, obj: object | None) -> None:
     touched = [key for key in state.committed_state if key in table.c]
     values = {key: state.dict[key] for key in touched if _differs(state.committed_state[key], state.dict[key])}
     if values:
-        for column in table.columns:
-            if column.onupdate is not None and column.key not in values and column.onupdate.is_callable:
-                values[column.key] = column.onupdate.arg(None)
+        for key, fill in _ONUPDATE.get(table) or _onupdate(table):
+            if key not in values:
+                values[key] = fill(None)
         params = {**values, "_pk": getattr(obj, pk.key)}
         version = mapper.version_id_col
         if version is not None:
@@ -325,6 +333,16 @@ def write_changes(session: Session, obj: object | None) -> None:
         make_transient_to_detached(obj)
 
 
+_ONUPDATE: dict[Any, tuple] = {}
+
+
+def _onupdate(table) -> tuple:
+    """The table's columns with a Python-side `onupdate` default, and its function (cached): every UPDATE fills them."""
+    found = _ONUPDATE[table] = tuple((c.key, c.onupdate.arg) for c in table.columns
+                                     if c.onupdate is not None and c.onupdate.is_callable)
+    return found
+
+
 def _differs(before: Any, now: Any) -> bool:
     # NO_VALUE: changed in place (flag_modified) or never loaded: always written
     return before is LoaderCallableStatus.NO_VALUE or (before is not now and before != now)
@@ -348,7 +366,7 @@ class Transaction:
     def __init__(self, db: Database, *, read_only: bool = False):
         self.bind, self._sqlite, self._read_only = db.engine, db.is_sqlite, read_only
         self.info: dict[str, Any] = {"shared": db.shared}
-        self._raw = self._core = self._orm = self._begun = None
+        self._raw = self._core = self._orm = self._begun = self._cursor = None
         self._committed = False
         self._kept: Kept | None = None  # this process's kept rows, once this transaction found them valid
 
@@ -369,6 +387,13 @@ class Transaction:
                     raise
             self._raw = raw
         return self._raw
+
+    def cursor(self):
+        """The driver cursor this transaction's prepared statements run on, one after the other (each has all its
+        rows fetched before the next runs): made once, not per statement."""
+        if self._cursor is None:
+            self._cursor = self.raw.cursor()
+        return self._cursor
 
     def get_bind(self, *args, **kwargs) -> Engine:
         return self.bind
@@ -463,6 +488,8 @@ class Transaction:
         """Give the connection back (a transaction neither committed nor rolled back is rolled back)."""
         if not self._committed:
             self._forget_kept()
+        if self._cursor is not None:
+            self._cursor.close()
         if self._orm is not None:
             self._orm.close()
         if self._core is not None:

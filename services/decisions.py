@@ -154,18 +154,18 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
                         "feedback": body.get("feedback")}, result=kind)
     coaching._bump(ex, D.STAT_OF[kind])
     _count(session, defn, ex, wf, sug, kind, latency_ms, operator, events)
-    update = executions.update_event(ex, sug.step_id)
+    update = {**executions.update_event(ex, sug.step_id, steps=False), "gate": ex.gate}
     response = jsonable({
         "ok": True,
         "decision": {"decision_id": decision["id"], "suggestion_id": sug.id, "decision": kind, "operator": operator,
                      "latency_ms": round(latency_ms, 1), "created_at": now},
         # the answer says where the execution is; the steps' states go to the rooms (the event), not into it
-        "execution": {k: v for k, v in update.items() if k != "steps"}, "stats": coaching.stats_of(ex),
+        "execution": update, "stats": coaching.stats_of(ex),
     })
     # the answer is kept for a replay of the same Idempotency-Key, the only way it is read again
     decision["response"], decision["created_at"] = (response if idempotency_key else None), now
     session.info["decision"] = decision  # the row's values, written by submit once its answer is final
-    events.add("execution_update", update, execution=ex.id, workspace=workspace_id, plain=True)
+    executions.changed(session, events, ex, sug.step_id)
     events.latest("coaching_stats", {"execution_id": ex.id, **response["stats"]}, execution=ex.id, plain=True)
     return response
 

@@ -118,7 +118,7 @@ def fire(session: Session, definitions: DefinitionCache, execution_id: str, now:
     payload = {"execution_id": ex.id, "step_id": step_id, "kind": kind, "action": action,
                "suggestion_id": sug.id if sug else None, "message": text}
     events.add("gate_timed_out", payload, execution=ex.id, workspace=ex.workspace_id)
-    events.add("execution_update", executions.update_event(ex, step_id), execution=ex.id, workspace=ex.workspace_id)
+    executions.changed(session, events, ex, step_id)
     if sug is not None:
         events.latest("coaching_stats", {"execution_id": ex.id, **coaching.stats_of(ex)}, execution=ex.id)
     return ex

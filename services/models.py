@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import (JSON, DateTime, Float, ForeignKey, Index, Integer, String, Text, TypeDecorator, UniqueConstraint,
                         event, text)
 from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.sqlite import DATETIME as SQLITE_DATETIME
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 from core.execution.engine import StepState
@@ -53,17 +54,41 @@ def utcnow() -> datetime:
     return datetime.now(timezone.utc)
 
 
+class _SqliteUtcDateTime(SQLITE_DATETIME):
+    """SQLite's DATETIME, its text written in one step: an aware value as UTC, the text exactly the dialect's
+    storage format (`2026-11-24 15:54:07.080772`, microseconds always written). SQLAlchemy's own processor formats
+    through a dict of seven fields, and every decision writes several datetimes."""
+
+    cache_ok = True
+
+    def bind_processor(self, dialect):
+        dates = super().bind_processor(dialect)  # a date, or a type the dialect refuses: as SQLAlchemy does
+        utc = timezone.utc
+
+        def process(value):
+            if type(value) is not datetime:
+                return dates(value)
+            if value.tzinfo is utc:
+                return value.isoformat(" ", "microseconds")[:26]  # less the "+00:00"
+            if value.tzinfo is not None:
+                value = value.astimezone(utc).replace(tzinfo=None)
+            return value.isoformat(" ", "microseconds")
+
+        return process
+
+
 class UtcDateTime(TypeDecorator):
-    """Timezone-aware UTC datetimes on every backend (SQLite stores them without an offset)."""
+    """Timezone-aware UTC datetimes on every backend (SQLite stores them without an offset, as UTC)."""
 
     impl = DateTime(timezone=True)
     cache_ok = True
 
+    def load_dialect_impl(self, dialect):
+        return _SqliteUtcDateTime() if dialect.name == "sqlite" else super().load_dialect_impl(dialect)
+
     def process_bind_param(self, value, dialect):
-        if value is not None and value.tzinfo is not None:
+        if value is not None and value.tzinfo is not None and dialect.name != "sqlite":  # SQLite's: see there
             value = value.astimezone(timezone.utc)
-            if dialect.name == "sqlite":
-                value = value.replace(tzinfo=None)
         return value
 
     def process_result_value(self, value, dialect):

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import logging
 from datetime import date, datetime, timezone
-from typing import Any
+from typing import Any, Callable
+
+from services.db import on
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +75,36 @@ class Events:
                 return {**update, "steps": [s for s in earlier["steps"] if s["step_id"] not in fresh] + update["steps"]}
         return update
 
+    def at_commit(self, session, event: str, key: str, build: Callable[[], dict], *, execution: str | None = None,
+                  workspace: str | None = None) -> None:
+        """An event whose payload is a state (an execution's `execution_update`), made once, at the end of the
+        transaction (`build`, run just before its commit, returns a payload of JSON values only) from the state as
+        it then is, however often it changed in between. It goes where the last of the transaction's calls for the
+        same `key` put it: after what was added before that call (a decision's next suggestion comes first).
+        `session`: the transaction (services.db.Transaction) whose commit makes it."""
+        rooms = tuple(room for room in (execution and execution_room(execution),
+                                        workspace and workspace_room(workspace)) if room)
+        if not rooms:
+            return
+        self.items = [item for item in self.items
+                      if not (item[0] == event and type(item[1]) is _AtCommit and item[1].key == key)]
+        self.items.append((event, _AtCommit(key, build), rooms[0] if len(rooms) == 1 else rooms))
+        waiting = session.info.setdefault(_AT_COMMIT, [])
+        if not any(events is self for events in waiting):
+            waiting.append(self)
+
+    def made(self) -> Events:
+        """Every at_commit payload made (its transaction's commit does it; see _make_at_commit)."""
+        if any(type(item[1]) is _AtCommit for item in self.items):
+            items, self.items = self.items, []
+            for event, payload, to in items:
+                if type(payload) is _AtCommit:
+                    payload = payload.build()
+                    if event == "execution_update":
+                        payload = self._merged_update(payload, to)
+                self.items.append((event, payload, to))
+        return self
+
     def latest(self, event: str, payload: Any, *, execution: str, plain: bool = False) -> None:
         """A state rather than a happening (e.g. the session stats): only its last value in this transaction
         is sent, after everything added before it."""
@@ -82,6 +114,24 @@ class Events:
 
     def __bool__(self) -> bool:
         return bool(self.items)
+
+
+class _AtCommit:
+    """An at_commit event's payload, until its transaction's commit makes it."""
+
+    __slots__ = ("key", "build")
+
+    def __init__(self, key: str, build: Callable[[], dict]):
+        self.key, self.build = key, build
+
+
+_AT_COMMIT = "events:at_commit"
+
+
+@on("before_commit")
+def _make_at_commit(session) -> None:
+    for events in session.info.pop(_AT_COMMIT, ()):
+        events.made()
 
 
 # A workflow's metrics snapshot and level, for its workspace's dashboards: a decision adds them before its next
@@ -108,6 +158,7 @@ class Notifier:
     def send(self, events: Events) -> None:
         """The transaction's events in the order added, except the workspace's summaries (SUMMARIES), which go
         last: the operator waits for the next suggestion, a dashboard for the new snapshot only to redraw it."""
+        events.made()  # its transaction committed them already; one that did not run its hooks makes them here
         for event, payload, room in events.items:
             if event not in SUMMARIES:
                 self.emit(event, payload, room)

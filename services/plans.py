@@ -17,7 +17,7 @@ from core import plans as P
 from core.errors import Forbidden, NotFound, ValidationFailed
 from core.execution import states as S
 from core.execution.control import with_overrides
-from core.execution.engine import StepState, progress, resolve_params
+from core.execution.engine import StepState, resolve_params, steps_progress
 from core.templating import TemplateFailure
 from core.tools import ToolRegistry
 from core.workflow import WorkflowDef, parse_definition, validate_variables
@@ -153,7 +153,7 @@ def view(plan: Plan, ex: Execution, defn: WorkflowDef) -> dict[str, Any]:
     return {
         "plan_id": plan.id, "execution_id": ex.id, "status": ex.status, "mode": ex.mode, "name": defn.name,
         "description": defn.description, "variables": defn.source.get("variables") or {},
-        "steps": defn.source["steps"], "values": ex.variables, "progress": progress(executions.to_state(ex)),
+        "steps": defn.source["steps"], "values": ex.variables, "progress": steps_progress(ex.steps),
         "created_by": plan.created_by, "created_at": plan.created_at, "approved_by": plan.approved_by,
         "approved_at": plan.approved_at, "approver_role": plan.approver_role if plan.approved_by else None,
         "saved_workflow_id": plan.saved_workflow_id,
@@ -163,7 +163,7 @@ def view(plan: Plan, ex: Execution, defn: WorkflowDef) -> dict[str, Any]:
 
 def status(ex: Execution) -> dict[str, Any]:
     """GET /api/plans/<id>/status."""
-    return {"plan_id": ex.id, "status": ex.status, "progress": progress(executions.to_state(ex)),
+    return {"plan_id": ex.id, "status": ex.status, "progress": steps_progress(ex.steps),
             "current_step": P.current_step(ex.steps.values(), ex.gate), "started_at": ex.started_at,
             "finished_at": ex.finished_at, "duration_s": P.duration_s(ex.started_at, ex.finished_at, utcnow()),
             "error": ex.error}

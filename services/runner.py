@@ -335,8 +335,7 @@ class Runner:
                                 "run": st.run, "repeat": repeat, "instance": self.leases.owner},
                          result="repeated" if repeat else "started")
             # the step is running now, for as long as its tool takes: the panels show it (the step's state)
-            events.add("execution_update", executions.update_event(ex, step.id), execution=ex.id,
-                       workspace=ex.workspace_id, plain=True)
+            executions.changed(session, events, ex, step.id)
             return step, state, params, st.idempotency_key
         self.leases.release(ex)
         return slow
@@ -358,8 +357,7 @@ class Runner:
                                           None)
                 self._fail(ex, step_id, f"step {step_id!r}: {reason}" if step_id else reason)
                 ex.lease_owner = ex.lease_expires_at = None
-                events.add("execution_update", executions.update_event(ex, step_id), execution=ex.id,
-                           workspace=ex.workspace_id)
+                executions.changed(session, events, ex, step_id)
             return events
         try:
             self.notifier.send(retrying(once, what=f"failing execution {execution_id}"))
@@ -402,8 +400,7 @@ class Runner:
                                                   idempotency_key=st.idempotency_key or ""))
             if time.monotonic() > until and ex.status in S.RUNNABLE:
                 return AGAIN if claim else True
-        events.add("execution_update", executions.update_event(ex), execution=ex.id, workspace=ex.workspace_id,
-                   plain=True)
+        executions.changed(session, events, ex)
         return None
 
     def _inline(self, step, workspace_id: str) -> bool:
@@ -451,8 +448,7 @@ class Runner:
             elif nxt.kind == "fail":
                 self._fail(ex, step_id, nxt.reason)
             if nxt.kind != "run":
-                events.add("execution_update", executions.update_event(ex, step_id), execution=ex.id,
-                           workspace=ex.workspace_id, plain=True)
+                executions.changed(session, events, ex, step_id)
             return nxt, params
 
     def _police(self, session: Session, ex: Execution, step, params, reviewed: bool,

@@ -9,7 +9,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from referencing.exceptions import Unresolvable
 
@@ -95,8 +95,13 @@ def clarification_for(step: StepDef, state: ExecutionState) -> str | None:
 
 
 def progress(state: ExecutionState) -> dict[str, Any]:
-    total = len(state.steps)
-    done = sum(1 for st in state.steps.values() if st.status in S.STEP_DONE)
+    return steps_progress(state.steps)
+
+
+def steps_progress(steps: Mapping[str, StepState]) -> dict[str, Any]:
+    """How far the steps are: done (finished one way or another), total, percent."""
+    total = len(steps)
+    done = sum(1 for st in steps.values() if st.status in S.STEP_DONE)
     return {"done": done, "total": total, "percent": round(100.0 * done / total, 1) if total else 100.0}
 
 
