@@ -2,6 +2,12 @@
 workspace's summaries after the execution's own events."""
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
+import pytest
+
+from core.execution import states as S
+from services import executions, workflows
 from services.notifier import Events, Notifier
 
 
@@ -84,3 +90,82 @@ def test_an_update_without_steps_is_sent_as_it_is_beside_one_with_steps():
     assert [payload for _, payload, _ in events.items] == [
         {"execution_id": "e1", "status": "running", "steps": [step("a", "running")]},
         {"execution_id": "e1", "status": "paused"}]
+
+
+# -- an execution's update made at commit (executions.changed) ------------------------------------------------------
+
+TWO_STEPS = {"name": "pushed", "steps": [{"id": "a", "tool": "echo", "params": {"message": "a"}},
+                                         {"id": "b", "tool": "echo", "params": {"message": "b"}}]}
+
+
+@pytest.fixture
+def started(services):
+    workspace = services.default_workspace_id()
+    with services.db.transaction() as tx:
+        wf = workflows.create(tx, services.tools, workspace, TWO_STEPS)
+        ex = executions.start(tx, services.definitions, workspace, wf.id, {}, "normal")
+    return services, ex.id
+
+
+def test_an_execution_changed_twice_in_a_transaction_gets_one_update_made_at_commit_from_its_final_state(started):
+    services, execution_id = started
+    socketio = Recorder()
+    events = Events()
+    with services.db.transaction() as tx:
+        ex = executions.get_any(tx, execution_id)
+        executions.set_step(ex, "a", status=S.STEP_RUNNING)
+        executions.changed(tx, events, ex, "a")
+        events.add("coaching_suggestion", {"suggestion_id": "s"}, execution=execution_id, workspace=ex.workspace_id)
+        executions.set_step(ex, "a", status=S.STEP_SUCCEEDED, output={"message": "a"})
+        executions.set_step(ex, "b", status=S.STEP_RUNNING)
+        executions.changed(tx, events, ex, "b")
+        assert all(type(payload) is not dict for event, payload, _ in events.items if event == "execution_update")
+    # made by the commit (before it: the state it describes is the one committed), and sent in the last one's place
+    (update,) = [payload for event, payload, _ in events.items if event == "execution_update"]
+    assert [event for event, _, _ in events.items] == ["coaching_suggestion", "execution_update"]
+    assert update["step_id"] == "b"
+    assert {s["step_id"]: s["status"] for s in update["steps"]} == {"a": S.STEP_SUCCEEDED, "b": S.STEP_RUNNING}
+    assert update["progress"] == {"done": 1, "total": 2, "percent": 50.0}
+    Notifier(socketio).send(events)
+    assert [event for event, _, _ in socketio.sent] == ["coaching_suggestion", "execution_update"]
+    # the steps it carried count as pushed: the next change's update carries only what changed after it
+    events = Events()
+    with services.db.transaction() as tx:
+        ex = executions.get_any(tx, execution_id)
+        executions.set_step(ex, "b", status=S.STEP_SUCCEEDED)
+        executions.changed(tx, events, ex, "b")
+    (update,) = [payload for event, payload, _ in events.items if event == "execution_update"]
+    assert [s["step_id"] for s in update["steps"]] == ["b"]
+
+
+def test_a_transaction_rolled_back_makes_no_update(started):
+    services, execution_id = started
+    events = Events()
+    with pytest.raises(RuntimeError):
+        with services.db.transaction() as tx:
+            ex = executions.get_any(tx, execution_id)
+            executions.set_step(ex, "a", status=S.STEP_RUNNING)
+            executions.changed(tx, events, ex, "a")
+            raise RuntimeError("rolled back")
+    (item,) = events.items
+    assert type(item[1]) is not dict  # never made: the commit did not happen (and nothing sends these events)
+
+
+def test_pushed_step_states_are_plain_json_values_in_utc_and_left_out_beyond_64_kib(started):
+    services, execution_id = started
+    with services.db.transaction() as tx:
+        ex = executions.get_any(tx, execution_id)
+        executions.set_step(ex, "a", status=S.STEP_SUCCEEDED, output={"n": 2 ** 70, "text": "é", 3: [1.5, None]},
+                            started_at=datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc),
+                            finished_at=datetime(2026, 1, 2, 3, 4, 6, 789))
+        update = executions.update_event(ex, "a")
+        step_a = next(s for s in update["steps"] if s["step_id"] == "a")
+        # an integer beyond 64 bits (orjson declines it) is carried as it is; keys become strings; datetimes ISO UTC
+        assert step_a["output"] == {"n": 2 ** 70, "text": "é", "3": [1.5, None]}
+        assert (step_a["started_at"], step_a["finished_at"]) == ("2026-01-02T03:04:05+00:00",
+                                                                 "2026-01-02T03:04:06.000789+00:00")
+        # a copy: changing the step afterwards does not change what is sent
+        ex.steps["a"].output["text"] = "changed"
+        assert step_a["output"]["text"] == "é"
+        executions.set_step(ex, "b", status=S.STEP_SUCCEEDED, output={"text": "é" * 40_000})  # 80,000 bytes of UTF-8
+        assert "steps" not in executions.update_event(ex, "b")
