@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session
 
 from services.db import insert_values, prepared, row_locks
 from services.models import AuditEvent, row_values, utcnow
-from services.notifier import jsonable
+from services.notifier import jsonable, jsonable_exact
 
 GENESIS = "0" * 64
 ACTIONS = ("login", "login_failed", "decision", "correction", "promotion", "demotion", "pause", "resume", "cancel",
@@ -83,7 +83,7 @@ def plain(value: Any) -> Any:
     """The JSON value both databases store and give back unchanged, so that a stored row hashes as it did when
     it was written: datetimes as ISO strings, string keys, no NUL, and floats as PostgreSQL's jsonb returns them
     (it has no -0.0 and spells 1e+20 as an integer). Anything else JSON cannot hold becomes its str()."""
-    return _plain(jsonable(value))
+    return _plain(jsonable_exact(value))
 
 
 def _plain(value: Any) -> Any:

@@ -297,7 +297,8 @@ def write_changes(session: Session, obj: object | None) -> None:
     touched = [key for key in state.committed_state if key in table.c]
     values = {key: state.dict[key] for key in touched if _differs(state.committed_state[key], state.dict[key])}
     if values:
-        for key, fill in _ONUPDATE.get(table) or _onupdate(table):
+        fills = _ONUPDATE.get(table)
+        for key, fill in fills if fills is not None else _onupdate(table):
             if key not in values:
                 values[key] = fill(None)
         params = {**values, "_pk": getattr(obj, pk.key)}

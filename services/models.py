@@ -84,12 +84,9 @@ class UtcDateTime(TypeDecorator):
     cache_ok = True
 
     def load_dialect_impl(self, dialect):
+        # SQLite: as UTC text (see there). PostgreSQL's timestamptz stores an aware value as the instant it is,
+        # whatever its offset (no conversion needed), and gives it back aware
         return _SqliteUtcDateTime() if dialect.name == "sqlite" else super().load_dialect_impl(dialect)
-
-    def process_bind_param(self, value, dialect):
-        if value is not None and value.tzinfo is not None and dialect.name != "sqlite":  # SQLite's: see there
-            value = value.astimezone(timezone.utc)
-        return value
 
     def process_result_value(self, value, dialect):
         if value is not None and value.tzinfo is None:
