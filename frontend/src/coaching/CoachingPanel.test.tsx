@@ -18,6 +18,8 @@ interface ServerState {
   onPost?: (call: RecordedCall) => Response;
   /** While true, reads of the suggestion never answer (so only a push can change it). */
   holdSuggestionReads?: boolean;
+  /** When set, the next read of the suggestion answers with this (then it is unset). */
+  nextSuggestionRead?: Promise<Response>;
 }
 
 function serverState(overrides: Partial<ServerState> = {}): ServerState {
@@ -38,6 +40,9 @@ async function openPanel(state: ServerState = serverState()) {
     if (call.method === "POST") return state.onPost?.(call) ?? errorResponse(500, "unexpected", call.url);
     if (path === "/api/executions/ex-1") return jsonResponse(state.execution);
     if (path === "/api/executions/ex-1/coaching/suggestion") {
+      const next = state.nextSuggestionRead;
+      state.nextSuggestionRead = undefined;
+      if (next) return next;
       return state.holdSuggestionReads ? new Promise<Response>(() => undefined) : jsonResponse(state.pending);
     }
     if (path === "/api/executions/ex-1/coaching/stats") return jsonResponse(state.stats);
@@ -369,6 +374,44 @@ describe("CoachingPanel", () => {
     expect(screen.queryByRole("dialog")).not.toBeInTheDocument();
     expect(screen.getByText(STALE_MESSAGE)).toBeInTheDocument();
     expect(screen.getByTestId("announcer")).toHaveTextContent("New suggestion: Close the ticket, tool echo.");
+  });
+
+  it("keeps a pushed suggestion when a read begun before it answers with what was pending then", async () => {
+    const state = serverState();
+    const { calls, socket } = await openPanel(state);
+    await settled();
+    const reads = () => calls.filter((c) => c.url === "/api/executions/ex-1/coaching/suggestion").length;
+    let answerStale: (response: Response) => void = () => undefined;
+    state.nextSuggestionRead = new Promise<Response>((resolve) => {
+      answerStale = resolve;
+    });
+    const stale = JSON.parse(JSON.stringify(state.pending)) as PendingSuggestions;
+    const before = reads();
+    // a rejoin whose answer says the execution moved on: the suggestion is read again (that read hangs for now)
+    const decide = socket.respond;
+    socket.respond = (event, data) =>
+      event === "join_execution"
+        ? { ok: true, pending: 1, execution: { execution_id: "ex-1", status: "waiting_decision", step_id: null,
+                                               progress: { done: 2, total: 3, percent: 66.7 } } }
+        : decide(event, data);
+    await act(async () => socket.drop());
+    await act(async () => {
+      socket.connect();
+    });
+    await waitFor(() => expect(reads()).toBe(before + 1));
+
+    // meanwhile the next suggestion is committed and pushed; the read begun before it answers afterwards
+    const next = suggestion({ suggestion_id: "sug-2", step_id: "close", step_name: "Close the ticket" });
+    state.pending = { ...state.pending, suggestion: next, suggestions: [next] };
+    await act(async () => {
+      socket.push("coaching_suggestion", next);
+    });
+    await act(async () => {
+      answerStale(jsonResponse(stale));
+    });
+    await settled();
+    expect(screen.getByRole("heading", { level: 2, name: "Suggestion: Close the ticket" })).toBeInTheDocument();
+    expect(reads()).toBeGreaterThan(before + 1); // read again after the push
   });
 
   it("shows the progress an execution_update carries at once, before the steps are read again", async () => {

@@ -79,3 +79,9 @@ export function checkAfterJoin(queryClient: QueryClient, executionId: string, ac
       () => undefined, // the query shows its own failure
     );
 }
+
+/** A read of `queryKey` under way began before a change this page now knows of (a push, a decision's answer) and
+ * may answer with what was there before it: that read is dropped and a new one made (after the change). */
+export function rereadIfReading(queryClient: QueryClient, queryKey: readonly unknown[]): void {
+  if (queryClient.isFetching({ queryKey }) > 0) void queryClient.invalidateQueries({ queryKey }, { cancelRefetch: true });
+}

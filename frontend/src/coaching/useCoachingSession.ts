@@ -9,7 +9,7 @@ import {
   fetchStats,
 } from "./api";
 import { patchedExecution } from "./executionPatch";
-import { checkAfterJoin, refreshExecution } from "./refresh";
+import { checkAfterJoin, refreshExecution, rereadIfReading } from "./refresh";
 import type { CoachingExecution, CoachingStats, ExecutionUpdate, PendingSuggestions, Suggestion } from "./types";
 
 export { refreshExecution } from "./refresh";
@@ -59,6 +59,9 @@ export function useCoachingSession(executionId: string) {
 
   useSocketEvent<Suggestion>("coaching_suggestion", (suggestion) => {
     if (suggestion?.execution_id !== executionId || suggestion.status !== "pending") return;
+    // a read under way may answer after this push with what was pending before it (the decision that led to it
+    // not yet committed): it would take the push back, so it is dropped and the suggestion read again
+    rereadIfReading(queryClient, coachingKeys.pending(executionId));
     queryClient.setQueryData<PendingSuggestions>(coachingKeys.pending(executionId), (old) => ({
       execution_id: executionId,
       // a rejoin re-sends the pending suggestion of a paused session: the paused flag stays as it was

@@ -3,7 +3,7 @@ import { useCallback, useEffect, useRef, useState } from "react";
 import { ApiError } from "../api/client";
 import { useRealtime } from "../realtime/context";
 import { coachingKeys, pauseSession, resumeSession, sendDecision } from "./api";
-import { refreshExecution } from "./refresh";
+import { refreshExecution, rereadIfReading } from "./refresh";
 import type { CoachingStats, DecisionRequest, DecisionResult, PendingSuggestions } from "./types";
 
 /** True for a 409 that says the suggestion was decided (or replaced) by someone else. */
@@ -46,7 +46,9 @@ export function useDecision(executionId: string) {
     onSuccess: (result, { request: body }) => {
       if (result.stats) queryClient.setQueryData<CoachingStats>(coachingKeys.stats(executionId), result.stats);
       // The decided suggestion is no longer pending; the next one is pushed (`coaching_suggestion`). Offline,
-      // the panel polls, so the pending suggestion is read again then.
+      // the panel polls, so the pending suggestion is read again then. A read begun before the decision would
+      // bring it back: read again.
+      rereadIfReading(queryClient, coachingKeys.pending(executionId));
       queryClient.setQueryData<PendingSuggestions>(coachingKeys.pending(executionId), (old) => {
         if (!old) return old;
         const left = (old.suggestions ?? []).filter((s) => s.suggestion_id !== body.suggestion_id);
