@@ -220,7 +220,18 @@ def _expression(source: str):
 
 @lru_cache(maxsize=4096)
 def _template(source: str):
-    return _ENV.from_string(source)
+    """The compiled template and its globals as a plain dict: rendered with `_rendered`."""
+    compiled = _ENV.from_string(source)
+    return compiled, dict(compiled.globals)
+
+
+def _rendered(source: str, context: dict[str, Any]) -> str:
+    """What Template.render(**context) returns, rendered through Jinja's public make_module with a shared context
+    that already holds the globals: render() would merge the template's globals (a ChainMap, walked in Python)
+    into a copy of the context on every call, most of a short template's cost."""
+    with budget.excluded():
+        compiled, globals_ = _template(source)
+    return str(compiled.make_module({**globals_, **context}, shared=True))
 _SINGLE_EXPR = re.compile(r"^\s*\{\{(.*)\}\}\s*$", re.S)
 
 
@@ -308,9 +319,7 @@ def _render(value: Any, context: dict[str, Any], path: str, total: list[int]) ->
         if match and "{{" not in match.group(1) and "}}" not in match.group(1):
             rendered = _native(match.group(1), context)
         else:
-            with budget.excluded():
-                compiled = _template(value)
-            rendered = compiled.render(**context)
+            rendered = _rendered(value, context)
         total[0] += _size(rendered)
         budget.check_size(total[0], "the rendered params")
     except _EVALUATION_ERRORS as exc:

@@ -301,9 +301,8 @@ class LatencyHistogram:
 
     def buckets_json(self) -> str:
         """The buckets as the members of a JSON object, in bucket order (to_dict's "buckets", as text)."""
-        order = self._sorted()
-        members = self._members
-        return ",".join([members[i] for i in order])
+        order = self._sorted()  # first: it makes _members
+        return ",".join(map(self._members.__getitem__, order))
 
     def merge(self, other: LatencyHistogram) -> LatencyHistogram:
         self._order = self._members = None

@@ -49,6 +49,20 @@ def test_statements_render_as_text():
     assert render_value("{% for i in vars.items %}{{ i }},{% endfor %}", CTX) == "3,1,2,"
 
 
+def test_text_templates_see_jinjas_globals_and_leave_the_context_unchanged():
+    # rendered through make_module with a shared context that holds the globals (core.templating._rendered):
+    # the same text as Jinja's render, the globals (range, namespace, dict, cycler) there, the caller's dict unchanged
+    ctx = {**CTX, "vars": dict(CTX["vars"])}
+    before = {k: v for k, v in ctx.items()}
+    template = ("{% set ns = namespace(total=0) %}{% for i in range(vars.n) %}{% set ns.total = ns.total + i %}"
+                "{% endfor %}{% set c = cycler('a', 'b') %}sum={{ ns.total }} {{ c.next() }}{{ c.next() }} "
+                "{{ dict(x=1).x }} {{ execution.id }}")
+    assert render_value(template, ctx) == "sum=3 ab 1 ex1"
+    assert ctx == before and "ns" not in ctx and "c" not in ctx
+    assert render_value("{% set x = 5 %}{{ x }}-{{ vars.n }}", ctx) == "5-3"
+    assert render_value({"a": "{{ vars.who }}!", "b": ["n={{ vars.n }}"]}, ctx) == {"a": "world!", "b": ["n=3"]}
+
+
 def test_strings_without_templates_and_non_strings_are_returned_as_they_are():
     value = {"a": "plain", "b": 7, "c": None, "d": [True, 1.5]}
     assert render_value(value, CTX) == value
