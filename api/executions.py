@@ -149,10 +149,8 @@ class Cancel(MethodView):
         require("operator")
         svc, events = services(), Events()
         with svc.db.transaction() as session:
-            ex = executions.cancel(session, workspace_id(), execution_id, operator(), events)
-            body, update = _view(session, ex), executions.update_event(ex)
+            body = _view(session, executions.cancel(session, workspace_id(), execution_id, operator(), events))
         svc.notifier.send(events)
-        svc.notifier.execution_update(workspace_id(), update)
         return body
 
 

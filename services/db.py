@@ -475,8 +475,13 @@ class Transaction:
         if self._begun is not None:
             self._begun.commit()
         elif self._raw is not None:
-            _driver(self.bind.dialect, "COMMIT", self._raw.commit)
+            # SQLite: COMMIT as a statement, prepared once (the driver's statement cache); the driver's commit()
+            # prepares it anew every time
+            _driver(self.bind.dialect, "COMMIT", self._sqlite_commit if self._sqlite else self._raw.commit)
         self._committed = True
+
+    def _sqlite_commit(self) -> None:
+        self._raw.dbapi_connection.execute("COMMIT")
 
     def rollback(self) -> None:
         self._forget_kept()

@@ -154,19 +154,28 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
                         "feedback": body.get("feedback")}, result=kind)
     coaching._bump(ex, D.STAT_OF[kind])
     _count(session, defn, ex, wf, sug, kind, latency_ms, operator, events)
-    update = {**executions.update_event(ex, sug.step_id, steps=False), "gate": ex.gate}
-    response = jsonable({
-        "ok": True,
-        "decision": {"decision_id": decision["id"], "suggestion_id": sug.id, "decision": kind, "operator": operator,
-                     "latency_ms": round(latency_ms, 1), "created_at": now},
-        # the answer says where the execution is; the steps' states go to the rooms (the event), not into it
-        "execution": update, "stats": coaching.stats_of(ex),
-    })
-    # the answer is kept for a replay of the same Idempotency-Key, the only way it is read again
-    decision["response"], decision["created_at"] = (response if idempotency_key else None), now
+    # the answer's start: `answer` adds where the execution then stands, once the transaction has gone on (or not)
+    response = {"ok": True, "decision": jsonable({
+        "decision_id": decision["id"], "suggestion_id": sug.id, "decision": kind, "operator": operator,
+        "latency_ms": round(latency_ms, 1), "created_at": now})}
+    decision["created_at"] = now
     session.info["decision"] = decision  # the row's values, written by submit once its answer is final
     executions.changed(session, events, ex, sug.step_id)
-    events.latest("coaching_stats", {"execution_id": ex.id, **response["stats"]}, execution=ex.id, plain=True)
+    events.latest("coaching_stats", {"execution_id": ex.id, **coaching.stats_of(ex)}, execution=ex.id, plain=True)
+    return response
+
+
+def answer(session: Session, response: dict[str, Any], ex: Execution, step_id: str | None,
+           idempotency_key: str | None) -> dict[str, Any]:
+    """The decision's answer, made once its transaction is done with the execution: where the execution is and the
+    session's counters (the steps' states go to the rooms, with the event, not into it). `step_id`: the decided
+    step, when the execution stopped there (it did not go on to a next gate). The answer is kept with the decision
+    for a replay of the same Idempotency-Key, the only way it is read again."""
+    update = executions.update_event(ex, step_id, steps=False)
+    if step_id is not None:
+        update["gate"] = ex.gate
+    response = {**response, "execution": jsonable(update), "stats": coaching.stats_of(ex)}
+    session.info["decision"]["response"] = response if idempotency_key else None
     return response
 
 
@@ -357,14 +366,12 @@ def _submit(services, workspace_id: str, execution_id: str, body: dict[str, Any]
             response = decide(session, services.definitions, services.tools.for_workspace(workspace_id), workspace_id, execution_id, body,
                               operator, events, idempotency_key)
             ex = held(session, Execution, execution_id)
+            decided_step = session.info["decision"]["step_id"]
             if ex.status in S.RUNNABLE:
                 # go on in the same transaction up to the next gate; a slow tool goes to the runner
                 needs_runner = services.runner.drive(session, ex, events, claim=False)
-                # the answer (and its replay) says where the execution stopped, and counts the next suggestion
-                response = {**response, "execution": jsonable(executions.update_event(ex, steps=False)),
-                            "stats": coaching.stats_of(ex)}
-                if idempotency_key:
-                    session.info["decision"]["response"] = response
+                decided_step = None  # the answer says where the execution stopped, and counts the next suggestion
+            response = answer(session, response, ex, decided_step, idempotency_key)
             insert_values(session, Decision, session.info["decision"])
             executions.keep_awaiting(session, ex)
     except Replayed as replayed:

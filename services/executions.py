@@ -181,6 +181,8 @@ def cancel(session: Session, workspace_id: str, execution_id: str, actor: str = 
                                                         Suggestion.status == "pending")):
         sug.status = "superseded"
     approvals.expire_for_execution(session, ex, actor, "the execution was cancelled", events)
+    if events is not None:
+        changed(session, events, ex)
     return ex
 
 

@@ -77,25 +77,7 @@ class Events:
                                         workspace and workspace_room(workspace)) if room)
         if not rooms:
             return
-        payload, to = payload if plain else jsonable(payload), rooms[0] if len(rooms) == 1 else rooms
-        if event == "execution_update":
-            payload = self._merged_update(payload, to)
-        self.items.append((event, payload, to))
-
-    def _merged_update(self, update: dict, to) -> dict:
-        """One `execution_update` (with steps) per execution and transaction: an earlier one of this transaction
-        is taken out, and this one, the newest state, carries its steps too (a step in both as this one has it). It
-        goes where this one was added, after what came between: a decision's next suggestion reaches the panel
-        before the state it leads to, in one push instead of two (the first only a state the second replaces)."""
-        if "steps" not in update:  # a state without its steps (executions.update_event(steps=False)): sent as is
-            return update
-        for index, (event, earlier, rooms) in enumerate(self.items):
-            if event == "execution_update" and rooms == to and "steps" in earlier \
-                    and earlier["execution_id"] == update["execution_id"]:
-                del self.items[index]
-                fresh = {step["step_id"] for step in update["steps"]}
-                return {**update, "steps": [s for s in earlier["steps"] if s["step_id"] not in fresh] + update["steps"]}
-        return update
+        self.items.append((event, payload if plain else jsonable(payload), rooms[0] if len(rooms) == 1 else rooms))
 
     def at_commit(self, session, event: str, key: str, build: Callable[[], dict], *, execution: str | None = None,
                   workspace: str | None = None) -> None:
@@ -120,11 +102,7 @@ class Events:
         if any(type(item[1]) is _AtCommit for item in self.items):
             items, self.items = self.items, []
             for event, payload, to in items:
-                if type(payload) is _AtCommit:
-                    payload = payload.build()
-                    if event == "execution_update":
-                        payload = self._merged_update(payload, to)
-                self.items.append((event, payload, to))
+                self.items.append((event, payload.build() if type(payload) is _AtCommit else payload, to))
         return self
 
     def latest(self, event: str, payload: Any, *, execution: str, plain: bool = False) -> None:
@@ -187,8 +165,3 @@ class Notifier:
         for event, payload, room in events.items:
             if event in SUMMARIES:
                 self.emit(event, payload, room)
-
-    def execution_update(self, workspace_id: str, payload: dict[str, Any]) -> None:
-        events = Events()
-        events.add("execution_update", payload, execution=payload["execution_id"], workspace=workspace_id)
-        self.send(events)

@@ -57,32 +57,33 @@ def step(step_id: str, status: str) -> dict:
     return {"step_id": step_id, "status": status}
 
 
-def test_one_execution_update_per_execution_and_transaction_carrying_every_changed_step_after_the_suggestion():
-    events = Events()
-    # a decision: its step's new state, then the runner opens the next step's suggestion and stops there
-    events.add("execution_update", {"execution_id": "e1", "status": "running", "step_id": "a", "gate": None,
-                                    "steps": [step("a", "running")]}, execution="e1", workspace="w1", plain=True)
-    events.add("execution_update", {"execution_id": "e2", "status": "running", "step_id": "x", "gate": None,
-                                    "steps": [step("x", "running")]}, execution="e2", workspace="w1", plain=True)
+class Transaction:
+    """What Events.at_commit needs of a transaction: its `info` (the commit's hook makes what waits there)."""
+
+    def __init__(self):
+        self.info = {}
+
+
+def test_one_execution_update_per_execution_and_transaction_made_from_its_last_state_after_the_suggestion():
+    events, tx = Events(), Transaction()
+    e1 = {"execution_id": "e1", "status": "running", "step_id": "a", "steps": [step("a", "running")]}
+    # a decision: its step changed; another execution changed too; then the runner opens e1's next suggestion
+    events.at_commit(tx, "execution_update", "e1", lambda: dict(e1), execution="e1", workspace="w1")
+    events.at_commit(tx, "execution_update", "e2", lambda: {"execution_id": "e2", "step_id": "x"}, execution="e2",
+                     workspace="w1")
     events.add("coaching_suggestion", {"suggestion_id": "s2", "step_id": "b"}, execution="e1", workspace="w1")
-    events.add("execution_update", {"execution_id": "e1", "status": "waiting_decision", "step_id": "b",
-                                    "gate": {"kind": "decision"}, "steps": [step("a", "succeeded"),
-                                                                            step("b", "waiting")]},
-               execution="e1", workspace="w1", plain=True)
-    events.add("execution_update", {"execution_id": "e1", "status": "waiting_decision", "step_id": "b",
-                                    "gate": {"kind": "decision"}, "steps": [step("c", "skipped")]},
-               execution="e1", workspace="w1", plain=True)
+    events.at_commit(tx, "execution_update", "e1", lambda: dict(e1), execution="e1", workspace="w1")
+    e1.update(status="waiting_decision", step_id="b", steps=[step("a", "succeeded"), step("b", "waiting")])
+    events.made()
     sent = [(event, payload.get("execution_id"), payload.get("step_id")) for event, payload, _ in events.items]
-    # the suggestion first, then e1's newest state; e2's update is another execution's, untouched
+    # the suggestion first, then e1's state as it was when made; e2's update is another execution's, untouched
     assert sent == [("execution_update", "e2", "x"), ("coaching_suggestion", None, "b"),
                     ("execution_update", "e1", "b")]
-    merged = events.items[-1][1]
-    assert merged["status"] == "waiting_decision" and merged["gate"] == {"kind": "decision"}
-    # every step the transaction changed, each in its newest state
-    assert merged["steps"] == [step("a", "succeeded"), step("b", "waiting"), step("c", "skipped")]
+    assert events.items[-1][1]["steps"] == [step("a", "succeeded"), step("b", "waiting")]
+    assert events.items[-1][2] == ("execution:e1", "workspace:w1")
 
 
-def test_an_update_without_steps_is_sent_as_it_is_beside_one_with_steps():
+def test_execution_updates_added_as_they_are_are_sent_as_they_are():
     events = Events()
     events.add("execution_update", {"execution_id": "e1", "status": "running", "steps": [step("a", "running")]},
                execution="e1", plain=True)

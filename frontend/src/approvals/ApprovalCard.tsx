@@ -1,20 +1,8 @@
 import { Link } from "react-router-dom";
 import { formatAge, formatDateTime, formatValue, shortId } from "../format";
 import { PolicyVerdictView } from "./PolicyVerdictView";
-import { KIND_LABEL, ON_TIMEOUT_TEXT, countedApprovers, quorumText } from "./eligibility";
+import { KIND_LABEL, ON_TIMEOUT_TEXT, countedApprovers, deadlineWords, quorumText } from "./eligibility";
 import type { Approval } from "./types";
-
-/** "in 5 min" / "5 min ago" for a deadline. */
-function deadlineWords(iso: string, now: number): string {
-  const at = Date.parse(iso);
-  if (!Number.isFinite(at)) return "";
-  if (at <= now) return "passed";
-  const minutes = Math.round((at - now) / 60_000);
-  if (minutes < 1) return "in under a minute";
-  if (minutes < 120) return `in ${minutes} min`;
-  const hours = Math.round(minutes / 60);
-  return hours < 48 ? `in ${hours} h` : `in ${Math.round(hours / 24)} days`;
-}
 
 /**
  * One approval, everything a person needs to decide it: what is asked, the call and its params (tool calls),

@@ -3,7 +3,7 @@ import { formatAge } from "../format";
 import { APPROVAL_ACTIONS } from "../coaching/decisions";
 import { ApprovalCard } from "./ApprovalCard";
 import "./approvals.css";
-import { KIND_LABEL, quorumText } from "./eligibility";
+import { KIND_LABEL, deadlineTag, quorumText } from "./eligibility";
 import type { Approval } from "./types";
 
 export const approvalOptionId = (a: Approval) => `queue-approval-${a.approval_id}`;
@@ -79,7 +79,7 @@ export function ApprovalQueue({
                   </span>
                   <span className="queue__meta">
                     <span>{quorumText(approval)}</span>
-                    {approval.deadline ? <span className="tag">⏱ deadline</span> : null}
+                    {approval.deadline ? <span className="tag">⏱ {deadlineTag(approval.deadline, now)}</span> : null}
                     <time dateTime={approval.created_at}>{formatAge(approval.created_at, now)}</time>
                   </span>
                 </li>

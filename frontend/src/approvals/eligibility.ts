@@ -58,3 +58,22 @@ export const ON_TIMEOUT_TEXT: Record<string, string> = {
   reject: "it is rejected",
   fail: "it expires and the execution fails",
 };
+
+/** How far off a deadline is: "in 5 min", "in 3 h", "in 2 days", or "passed". */
+export function deadlineWords(iso: string, now: number): string {
+  const at = Date.parse(iso);
+  if (!Number.isFinite(at)) return "";
+  if (at <= now) return "passed";
+  const minutes = Math.round((at - now) / 60_000);
+  if (minutes < 1) return "in under a minute";
+  if (minutes < 120) return `in ${minutes} min`;
+  const hours = Math.round(minutes / 60);
+  return hours < 48 ? `in ${hours} h` : `in ${Math.round(hours / 24)} days`;
+}
+
+/** The queue's tag for an approval with a deadline: "due in 5 min" (not "deadline" beside its age, which read as
+ * a deadline that came "just now"), or "deadline passed". */
+export function deadlineTag(iso: string, now: number): string {
+  const words = deadlineWords(iso, now);
+  return words === "passed" ? "deadline passed" : words ? `due ${words}` : "deadline";
+}
