@@ -4,6 +4,7 @@ the keyboard; an approval step with a quorum of two is decided by two people in 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import requests
@@ -226,6 +227,9 @@ def test_an_approval_with_a_quorum_of_two_is_decided_by_two_leads_in_two_browser
     expect(card).to_contain_text("Pay 1200?")
     expect(card.get_by_test_id("approval-quorum")).to_have_text("0 of 2 approvals")
     expect(card).to_contain_text("it is rejected")  # what the deadline does
+    # the list says when it is due (the approval's age is beside it: its "just now" must not read as the deadline)
+    expect(page.get_by_role("listbox", name="Pending approvals").get_by_role("option")).to_contain_text(
+        re.compile(r"⏱ due in (59|60) min"))
 
     other = browser.new_context(viewport={"width": 1280, "height": 860})
     try:
