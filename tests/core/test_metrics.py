@@ -435,3 +435,19 @@ def test_a_level_asked_for_twice_follows_every_change_in_between():
     assert state.assess().level == AUTO
     state.set_thresholds(LevelThresholds(coaching_after=1000))
     assert state.assess().level == OBSERVATION and state.snapshot()["to_auto"]["decisions_to_coaching"] > 0
+
+
+def test_the_e_value_of_a_long_run_of_accepts_is_shown_capped_and_exactly_as_round_gives_it():
+    import math
+
+    from core.coaching.metrics import _round4
+
+    state = MetricsState()
+    for _ in range(6000):  # log E passes 700: the e-value shown is e^700, a whole number far beyond 2**52
+        state.record_decision(ACCEPT, 1.0)
+    view = state.snapshot()["evidence"]
+    assert view["statistic"] > 700 and view["e_value"] == math.exp(700.0) == round(math.exp(700.0), 4)
+    rng = random.Random(7)
+    for x in [0.0, 1.23456789, -5.55555, 2.0 ** 52 - 0.5, 2.0 ** 52, 2.0 ** 52 + 2, 1e20 / 3] + \
+            [math.exp(rng.uniform(-30, 700)) for _ in range(2000)]:
+        assert _round4(x) == round(x, 4)
