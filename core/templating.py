@@ -15,6 +15,7 @@ from typing import Any
 
 from jinja2 import StrictUndefined, TemplateError, Undefined, nodes
 from jinja2.compiler import CodeGenerator
+from jinja2.parser import Parser
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from jinja2.utils import Namespace, generate_lorem_ipsum
 from jinja2.visitor import NodeTransformer
@@ -215,7 +216,17 @@ _ENV = _DataFirstEnvironment(undefined=StrictUndefined, autoescape=False)
 # Compiling is most of a render's cost, and a workflow renders the same few strings again and again.
 @lru_cache(maxsize=4096)
 def _expression(source: str):
-    return _ENV.compile_expression(source, undefined_to_none=False)
+    """One expression as a template that assigns it to `result`, as Environment.compile_expression builds it (which
+    checks it first and raises its errors: exactly one expression, nothing after it), with its globals as a plain
+    dict: evaluated through make_module like a text template (`_rendered`), not through TemplateExpression, whose
+    call merges the globals into a copy of the context every time."""
+    _ENV.compile_expression(source, undefined_to_none=False)
+    parser = Parser(_ENV, source, state="variable")
+    expression = parser.parse_expression()
+    expression.set_environment(_ENV)
+    compiled = _ENV.from_string(nodes.Template([nodes.Assign(nodes.Name("result", "store"), expression, lineno=1)],
+                                               lineno=1))
+    return compiled, dict(compiled.globals)
 
 
 @lru_cache(maxsize=4096)
@@ -261,8 +272,8 @@ def _strip_braces(expression: str) -> str:
 
 def _native(expression: str, context: dict[str, Any]) -> Any:
     with budget.excluded():
-        compiled = _expression(expression)
-    result = compiled(**context)
+        compiled, globals_ = _expression(expression)
+    result = compiled.make_module({**globals_, **context}, shared=True).result
     _fail_on_undefined(result)
     return result
 
