@@ -11,7 +11,7 @@ import functools
 import re
 import string
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable
 
 from jinja2 import StrictUndefined, TemplateError, Undefined, nodes
 from jinja2.compiler import CodeGenerator
@@ -213,36 +213,40 @@ class _DataFirstEnvironment(ImmutableSandboxedEnvironment):
 _ENV = _DataFirstEnvironment(undefined=StrictUndefined, autoescape=False)
 
 
-# Compiling is most of a render's cost, and a workflow renders the same few strings again and again.
+# Compiling is most of a render's cost, and a workflow renders the same few strings again and again. Each compiled
+# template is kept with its globals as a plain dict and run by `_module`.
 @lru_cache(maxsize=4096)
 def _expression(source: str):
     """One expression as a template that assigns it to `result`, as Environment.compile_expression builds it (which
-    checks it first and raises its errors: exactly one expression, nothing after it), with its globals as a plain
-    dict: evaluated through make_module like a text template (`_rendered`), not through TemplateExpression, whose
-    call merges the globals into a copy of the context every time."""
+    checks it first and raises its errors: exactly one expression, nothing after it). Not its TemplateExpression,
+    whose call merges the globals into a copy of the context every time."""
     _ENV.compile_expression(source, undefined_to_none=False)
     parser = Parser(_ENV, source, state="variable")
     expression = parser.parse_expression()
     expression.set_environment(_ENV)
-    compiled = _ENV.from_string(nodes.Template([nodes.Assign(nodes.Name("result", "store"), expression, lineno=1)],
-                                               lineno=1))
-    return compiled, dict(compiled.globals)
+    return _with_globals(_ENV.from_string(
+        nodes.Template([nodes.Assign(nodes.Name("result", "store"), expression, lineno=1)], lineno=1)))
 
 
 @lru_cache(maxsize=4096)
 def _template(source: str):
-    """The compiled template and its globals as a plain dict: rendered with `_rendered`."""
-    compiled = _ENV.from_string(source)
+    return _with_globals(_ENV.from_string(source))
+
+
+def _with_globals(compiled):
     return compiled, dict(compiled.globals)
 
 
-def _rendered(source: str, context: dict[str, Any]) -> str:
-    """What Template.render(**context) returns, rendered through Jinja's public make_module with a shared context
-    that already holds the globals: render() would merge the template's globals (a ChainMap, walked in Python)
-    into a copy of the context on every call, most of a short template's cost."""
+def _module(compiled_source: Callable[[str], tuple], source: str, context: dict[str, Any]):
+    """The template `compiled_source(source)` (compiled once, outside the budget) run on `context`, through Jinja's
+    public make_module with a shared context that already holds its globals: render() and TemplateExpression merge
+    the globals (a ChainMap, walked in Python) into a copy of the context on every call, most of a short template's
+    cost. The module's text is what render() returns; an expression's value is its `result`."""
     with budget.excluded():
-        compiled, globals_ = _template(source)
-    return str(compiled.make_module({**globals_, **context}, shared=True))
+        compiled, globals_ = compiled_source(source)
+    return compiled.make_module({**globals_, **context}, shared=True)
+
+
 _SINGLE_EXPR = re.compile(r"^\s*\{\{(.*)\}\}\s*$", re.S)
 
 
@@ -271,9 +275,7 @@ def _strip_braces(expression: str) -> str:
 
 
 def _native(expression: str, context: dict[str, Any]) -> Any:
-    with budget.excluded():
-        compiled, globals_ = _expression(expression)
-    result = compiled.make_module({**globals_, **context}, shared=True).result
+    result = _module(_expression, expression, context).result
     _fail_on_undefined(result)
     return result
 
@@ -330,7 +332,7 @@ def _render(value: Any, context: dict[str, Any], path: str, total: list[int]) ->
         if match and "{{" not in match.group(1) and "}}" not in match.group(1):
             rendered = _native(match.group(1), context)
         else:
-            rendered = _rendered(value, context)
+            rendered = str(_module(_template, value, context))
         total[0] += _size(rendered)
         budget.check_size(total[0], "the rendered params")
     except _EVALUATION_ERRORS as exc:

@@ -61,6 +61,13 @@ def jsonable_exact(value: Any) -> Any:
     return value
 
 
+def _rooms(execution: str | None, workspace: str | None) -> str | tuple[str, ...] | None:
+    """Where an event goes: the execution's room, the workspace's, or both (one emit to their union)."""
+    rooms = tuple(room for room in (execution and execution_room(execution),
+                                    workspace and workspace_room(workspace)) if room)
+    return rooms[0] if len(rooms) == 1 else rooms or None
+
+
 class Events:
     """Events gathered during a transaction, sent by the notifier once it commits. An event for an execution and
     its workspace is one item for both rooms: Socket.IO sends it once to the union, so a client in both rooms (the
@@ -73,11 +80,9 @@ class Events:
             plain: bool = False) -> None:
         """`plain`: the payload is made of JSON values only and is the caller's to give away (made for this event:
         a metrics snapshot, executions.update_event, the session's stats): it is neither converted nor copied."""
-        rooms = tuple(room for room in (execution and execution_room(execution),
-                                        workspace and workspace_room(workspace)) if room)
-        if not rooms:
-            return
-        self.items.append((event, payload if plain else jsonable(payload), rooms[0] if len(rooms) == 1 else rooms))
+        to = _rooms(execution, workspace)
+        if to:
+            self.items.append((event, payload if plain else jsonable(payload), to))
 
     def at_commit(self, session, event: str, key: str, build: Callable[[], dict], *, execution: str | None = None,
                   workspace: str | None = None) -> None:
@@ -86,13 +91,12 @@ class Events:
         it then is, however often it changed in between. It goes where the last of the transaction's calls for the
         same `key` put it: after what was added before that call (a decision's next suggestion comes first).
         `session`: the transaction (services.db.Transaction) whose commit makes it."""
-        rooms = tuple(room for room in (execution and execution_room(execution),
-                                        workspace and workspace_room(workspace)) if room)
-        if not rooms:
+        to = _rooms(execution, workspace)
+        if not to:
             return
         self.items = [item for item in self.items
                       if not (item[0] == event and type(item[1]) is _AtCommit and item[1].key == key)]
-        self.items.append((event, _AtCommit(key, build), rooms[0] if len(rooms) == 1 else rooms))
+        self.items.append((event, _AtCommit(key, build), to))
         waiting = session.info.setdefault(_AT_COMMIT, [])
         if not any(events is self for events in waiting):
             waiting.append(self)
