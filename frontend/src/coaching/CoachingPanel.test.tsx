@@ -85,7 +85,8 @@ describe("CoachingPanel", () => {
       }),
     );
 
-    expect(screen.getByRole("heading", { level: 1 })).toHaveTextContent("Coaching: Customer greeting");
+    // the workflow's name comes with its metrics, read beside the suggestion: it may answer after it
+    await waitFor(() => expect(screen.getByRole("heading", { level: 1 })).toHaveTextContent("Coaching: Customer greeting"));
     const card = screen.getByRole("region", { name: "Suggestion: Greet the customer" });
     expect(within(card).getByText("greet")).toBeInTheDocument();
     expect(within(card).getByText("echo")).toBeInTheDocument();
