@@ -97,10 +97,11 @@ class ExecutionSchema(Schema):
 ExecutionPage = page_of(ExecutionSchema, "ExecutionPage")
 
 
-def _view(session, ex):
+def _view(session, ex, *, new: bool = False):
+    """`new`: an execution started in this transaction, which has no approvals yet (its runner asks for them)."""
     svc = services()
-    return executions.view(ex, svc.definitions.for_execution(session, ex), approvals.by_step(session, ex.id),
-                           svc.tools.for_workspace(workspace_id()))
+    return executions.view(ex, svc.definitions.for_execution(session, ex),
+                           {} if new else approvals.by_step(session, ex.id), svc.tools.for_workspace(workspace_id()))
 
 
 def start_execution(args: dict) -> dict:
@@ -110,7 +111,7 @@ def start_execution(args: dict) -> dict:
     with svc.db.transaction() as session:
         ex = executions.start(session, svc.definitions, workspace_id(), args["workflow_id"],
                               args["variables"], args["mode"], started_by=user_id(), actor=operator())
-        body = _view(session, ex)
+        body = _view(session, ex, new=True)
     svc.runner.schedule(body["execution_id"])
     return body
 

@@ -270,6 +270,24 @@ def insert_row(session: Session, obj) -> None:
     insert_values(session, type(obj), obj.__dict__)
 
 
+def insert_held(session: Session, obj) -> None:
+    """Write a new object's row now with one INSERT and hold it as a loaded row (`held`, `hold`): from here it is
+    what the database stores, and later changes to it are written at commit (write_changes), as a loaded row's are,
+    without the ORM Session's flush. Columns not given are NULL, as the INSERT writes them (the model's Python
+    defaults are filled by NewId; a column with a server default must be given)."""
+    orm = session._orm if isinstance(session, Transaction) else session
+    if orm is not None:
+        orm.flush()  # what the ORM Session holds first (a row this one refers to may be pending there)
+    model = type(obj)
+    values = obj.__dict__  # NewId fills columns straight into it: the same for those left NULL
+    for name in _COLUMN_KEYS.get(model) or _column_keys(model):
+        if name not in values:
+            values[name] = None
+    insert_values(session, model, values)
+    make_transient_to_detached(obj)  # its values become the loaded state, its primary key its identity
+    hold(session, obj)
+
+
 def insert_values(session: Session, model, values: dict[str, Any]) -> None:
     """A new row of `model` from its column values (models.row_values fills the defaults) with one INSERT: for
     rows that are only appended, without an ORM object at all. Columns not in `values` are left to the database."""
@@ -415,8 +433,9 @@ class Transaction:
         return self._kept.stores.setdefault(name, {})
 
     def follow_rows(self) -> None:
-        """This transaction keeps the kept `rows` store up to date itself (services.executions): it is not
-        emptied at commit, as it is after any other transaction that wrote."""
+        """This transaction keeps the kept `rows` store up to date itself (services.executions: a decision or the
+        runner drops what was kept for the execution it changes, a start changes none): it is not emptied at
+        commit, as it is after any other transaction that wrote. Say so before anything is written (`kept`)."""
         self.info[_FOLLOWING] = True
 
     def _writes(self) -> int | None:
@@ -525,7 +544,8 @@ class Kept:
     (services.metrics, services.audit, the decision path) changes the kept objects themselves, with prepared
     statements. At commit, a transaction that used the ORM Session or a Core connection, which may have
     written any row, empties every store; one that may have changed executions or suggestions another way
-    (anything but the decision path, which says so with follow_rows) empties the `rows` store."""
+    (anything but a decision, the runner's advance and a start, which say so with follow_rows) empties the `rows`
+    store."""
 
     LIMIT = 20_000  # rows kept at most (hourly metric buckets keep coming): beyond it, start again
 

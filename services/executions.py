@@ -15,7 +15,7 @@ from core.execution.engine import ExecutionState, StepState, progress, steps_pro
 from core.tools import ToolRegistry
 from core.workflow import WorkflowDef, validate_variables
 from services import audit, jsontext, workflows
-from services.db import HELD, columns_of, held, hold, load_objects, prepared, row_locks
+from services.db import HELD, columns_of, held, hold, insert_held, load_objects, prepared, row_locks
 from services.models import Execution, Suggestion, Workflow, utcnow
 from services.notifier import Events, jsonable
 from services.workflows import DefinitionCache
@@ -78,6 +78,20 @@ def get_with_suggestion(session: Session, workspace_id: str, execution_id: str,
     return row[0], row[1]
 
 
+def follow(session: Session, ex: Execution) -> None:
+    """SQLite: this transaction (the runner's) changes `ex`, and keeps the process's kept rows valid itself (as a
+    decision does, services.db.Transaction.follow_rows): what was kept for `ex` is dropped now, and keep_awaiting
+    keeps it again at the end if it then awaits a decision. Every other execution's stays kept."""
+    kept = session.kept("rows")
+    if kept is None:
+        return
+    session.follow_rows()
+    waiting = (ex.gate or {}).get("suggestion_id")
+    found = kept.get(waiting) if waiting else None
+    if found is not None and found[0].id == ex.id:
+        del kept[waiting]
+
+
 def keep_awaiting(session: Session, ex: Execution) -> None:
     """At the end of a decision's transaction: keep the execution, the suggestion it now awaits and its workflow
     for the next decision (services.db.Kept, SQLite), which then reads none of them."""
@@ -102,7 +116,9 @@ def start(session: Session, definitions: DefinitionCache, workspace_id: str, wor
     `started_by` (a user id) is who an approval with separate_duties refuses; `actor` is who the audit names."""
     if mode is not None and mode not in MODES:
         raise ValidationFailed("unknown mode", details={"mode": [f"must be one of {list(MODES)}"]})
-    wf = workflows.get(session, workspace_id, workflow_id)
+    if session.kept("rows") is not None:  # SQLite: before anything is written (it checks what is kept is valid)
+        session.follow_rows()  # a new execution changes none of the kept rows
+    wf = workflows.get(session, workspace_id, workflow_id, row_only=True)
     mode = mode or wf.mode
     if mode == "auto" and wf.mode != "auto":
         raise Conflict("this workflow is not in AUTO: a lead promotes it once it is AUTO-ready",
@@ -113,8 +129,10 @@ def start(session: Session, definitions: DefinitionCache, workspace_id: str, wor
                    mode=mode, status=S.PENDING, variables=values, started_by=started_by,
                    steps={sid: StepState(sid) for sid in defn.step_ids},
                    coaching_stats={k: 0 for k in COACHING_STATS} if mode in ("coaching", "auto") else None)
-    session.add(ex)
-    session.flush()
+    # written now, without the ORM Session's flush, and held as a loaded row (its later changes written at commit):
+    # a transaction that used the ORM would empty the rows the process keeps for every execution awaiting a
+    # decision (services.db.Kept); a new execution changes none of them
+    insert_held(session, ex)
     audit.record(session, workspace_id, actor, "execution_start", target_type="execution", target_id=ex.id,
                  execution_id=ex.id, after={"workflow_id": wf.id, "workflow_version": wf.current_version,
                                             "mode": mode, "variables": values})

@@ -182,3 +182,54 @@ def test_the_policy_revision_written_from_outside_coach_is_read_again(two_proces
     with a.db.transaction() as session:
         assert policies.revision(session, WS[id(a)]) == 41
     _decide(a, notifier, execution_id)  # and decisions go on
+
+
+def _start_in(services, workflow_id: str) -> str:
+    """Start a coaching execution and run it to its first suggestion, as POST /api/executions does, in the
+    workspace looked up before (no other transaction in between)."""
+    with services.db.transaction() as session:
+        execution_id = executions.start(session, services.definitions, WS[id(services)], workflow_id, {},
+                                        "coaching").id
+    services.runner.schedule(execution_id)
+    return execution_id
+
+
+def test_starting_an_execution_leaves_the_others_kept_and_keeps_the_new_one(two_processes):
+    """A start writes a new execution only: the executions awaiting a decision stay kept (a start that emptied them
+    made every other session's next decision read its rows again), and the new one's first suggestion, opened by
+    the runner, is kept for its first decision. Both go on exactly as if read from the database."""
+    a, b, notifier = two_processes
+    workflow_id = _workflow(a, b)
+    first = _kept_after_two(a, notifier, workflow_id)
+    second = _start_in(a, workflow_id)
+    assert _keeps(a, first) and _keeps(a, second)
+    _decide(a, notifier, second)
+    _decide(a, notifier, first)
+    assert _execution(b, first)["steps"]["s2"] == ("succeeded", "accept")
+    assert _execution(b, second)["steps"]["s0"] == ("succeeded", "accept")
+    assert [_execution(b, i)["steps"][s][0] for i, s in ((first, "s3"), (second, "s1"))] == ["waiting"] * 2
+    assert _workflow_counts(b, workflow_id)[:2] == (4, 4)
+    _chain_ok(b)
+
+
+def test_a_write_by_another_process_after_a_start_is_still_seen(two_processes):
+    a, b, notifier = two_processes
+    workflow_id = _workflow(a, b)
+    execution_id = _start_in(a, workflow_id)
+    with b.db.transaction() as session:
+        coaching.pause(session, WS[id(b)], execution_id, Events(), "lead@coach.local")
+    with pytest.raises(Conflict, match="paused"):
+        _decide(a, notifier, execution_id)
+
+
+def test_the_runner_going_over_a_kept_execution_drops_what_was_kept_for_it(two_processes):
+    """The runner reads the execution from the database and may change it: what the process kept for it from before
+    is dropped in the same transaction, so no later decision goes on from the old copy."""
+    a, b, notifier = two_processes
+    workflow_id = _workflow(a, b)
+    execution_id = _kept_after_two(a, notifier, workflow_id)
+    a.runner.schedule(execution_id)  # finds it waiting for a decision: nothing to run
+    assert not _keeps(a, execution_id)
+    _decide(a, notifier, execution_id)
+    assert _execution(b, execution_id)["steps"]["s2"] == ("succeeded", "accept")
+    assert _workflow_counts(b, workflow_id)[:2] == (3, 3)
