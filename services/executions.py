@@ -116,8 +116,10 @@ def start(session: Session, definitions: DefinitionCache, workspace_id: str, wor
     `started_by` (a user id) is who an approval with separate_duties refuses; `actor` is who the audit names."""
     if mode is not None and mode not in MODES:
         raise ValidationFailed("unknown mode", details={"mode": [f"must be one of {list(MODES)}"]})
-    if session.kept("rows") is not None:  # SQLite: before anything is written (it checks what is kept is valid)
-        session.follow_rows()  # a new execution changes none of the kept rows
+    # SQLite, a start that is its transaction's first work: a new execution changes none of the rows the process
+    # keeps, which stay valid after it (said before anything is written: `kept` checks them first)
+    if not session.info.get(HELD) and session.kept("rows") is not None:
+        session.follow_rows()
     wf = workflows.get(session, workspace_id, workflow_id, row_only=True)
     mode = mode or wf.mode
     if mode == "auto" and wf.mode != "auto":
