@@ -432,11 +432,15 @@ class Transaction:
             self._kept = kept
         return self._kept.stores.setdefault(name, {})
 
-    def follow_rows(self) -> None:
+    def follow_rows(self) -> dict | None:
         """This transaction keeps the kept `rows` store up to date itself (services.executions: a decision or the
         runner drops what was kept for the execution it changes, a start changes none): it is not emptied at
-        commit, as it is after any other transaction that wrote. Say so before anything is written (`kept`)."""
-        self.info[_FOLLOWING] = True
+        commit, as it is after any other transaction that wrote. Returns the store (None where nothing is kept,
+        `kept`); say so before anything is written (`kept` checks first that what is kept is still valid)."""
+        rows = self.kept("rows")
+        if rows is not None:
+            self.info[_FOLLOWING] = True
+        return rows
 
     def _writes(self) -> int | None:
         """The `writes` counter as this transaction sees it: the database's triggers bump it for every row written

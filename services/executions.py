@@ -58,9 +58,8 @@ def get_with_suggestion(session: Session, workspace_id: str, execution_id: str,
     and its workflow (which stays in the session for `held`), in one SELECT. On PostgreSQL the execution's
     row lock is taken first, so nothing is read from before a concurrent transaction on the same execution
     committed. None when any of them is missing: the caller then finds out which with `get` and `session.get`."""
-    kept = session.kept("rows")  # SQLite: left by the decision before, if nothing else wrote since
+    kept = session.follow_rows()  # SQLite: left by the decision before, if nothing else wrote since
     if kept is not None:
-        session.follow_rows()
         found = kept.pop(suggestion_id, None)  # taken out: put back (changed) by keep_awaiting, if at all
         if found is not None and found[0].id == execution_id:
             for obj in found:
@@ -82,10 +81,9 @@ def follow(session: Session, ex: Execution) -> None:
     """SQLite: this transaction (the runner's) changes `ex`, and keeps the process's kept rows valid itself (as a
     decision does, services.db.Transaction.follow_rows): what was kept for `ex` is dropped now, and keep_awaiting
     keeps it again at the end if it then awaits a decision. Every other execution's stays kept."""
-    kept = session.kept("rows")
+    kept = session.follow_rows()
     if kept is None:
         return
-    session.follow_rows()
     waiting = (ex.gate or {}).get("suggestion_id")
     found = kept.get(waiting) if waiting else None
     if found is not None and found[0].id == ex.id:
@@ -118,7 +116,7 @@ def start(session: Session, definitions: DefinitionCache, workspace_id: str, wor
         raise ValidationFailed("unknown mode", details={"mode": [f"must be one of {list(MODES)}"]})
     # SQLite, a start that is its transaction's first work: a new execution changes none of the rows the process
     # keeps, which stay valid after it (said before anything is written: `kept` checks them first)
-    if not session.info.get(HELD) and session.kept("rows") is not None:
+    if not session.info.get(HELD):
         session.follow_rows()
     wf = workflows.get(session, workspace_id, workflow_id, row_only=True)
     mode = mode or wf.mode
