@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: run test setup setup-dev frontend schema demo bench bench-autonomy bench-instructions bench-packs bench-policy bench-browser cluster worker chromium test-python test-frontend clean
+.PHONY: run test setup setup-dev frontend schema demo bench bench-autonomy bench-instructions bench-packs bench-policy bench-browser bench-responsiveness cluster worker chromium test-python test-frontend clean
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -72,8 +72,12 @@ worker: setup
 test: setup-dev
 	$(MAKE) --no-print-directory test-frontend test-python
 
+# In parallel (pytest-xdist), a test file per worker at a time: each worker has its own SQLite template and
+# PostgreSQL database, and a module's tests that share a module-scoped fixture (a live server, the authorization
+# matrix's world) stay together. TEST_WORKERS=1 runs them one after another.
+TEST_WORKERS ?= 3
 test-python:
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 test-frontend: frontend/node_modules/.installed
 	cd frontend && npm test --silent
@@ -109,6 +113,10 @@ bench-packs: setup-dev
 # the service (the revision read that validates the per-process cache) on SQLite. Plain Python, a few seconds.
 bench-policy: setup-dev
 	$(PY) bench/policy.py $(BENCH_ARGS)
+
+# /healthz latency while runaway code, costly conditions, logins and large bodies are served (the live server).
+bench-responsiveness: setup-dev
+	$(PY) bench/responsiveness.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) frontend/node_modules frontend/dist instance .pytest_cache

@@ -19,10 +19,10 @@ RECURSIVE = "{% macro f(n) %}{{ f(n) }}{% endmacro %}{{ f(1) }}"
     (RECURSIVE, "recursion too deep|time budget"),  # whichever it runs into first on this machine
 ])
 def test_a_runaway_param_fails_its_step_with_the_reason(api, template, reason):
-    started = time.monotonic()
+    started = time.process_time()  # CPU time of this process (the app and its runner run in it), not wall time
     ex = api.run([{"id": "bomb", "tool": "echo", "params": {"message": template}},
                   {"id": "after", "tool": "echo", "params": {}}])
-    assert time.monotonic() - started < 5
+    assert time.process_time() - started < 5
     assert ex["status"] == "failed"
     bomb = _step(ex, "bomb")
     assert bomb["status"] == "failed" and "params.message" in bomb["error"]
@@ -53,9 +53,9 @@ def test_a_backtracking_pattern_on_an_operators_value_is_answered_at_once(api):
         {"id": "ask", "type": "validation", "target": "vars.code",
          "schema": {"type": "string", "pattern": "^(a|a)*$"}},
     ], variables={"code": {"type": "string"}})
-    started = time.monotonic()
+    started = time.process_time()  # CPU time: backtracking on 41 characters would take about 2**40 steps
     ex = api.settle(api.start(wf["id"], {"code": "a" * 40 + "b"})["execution_id"])
-    assert time.monotonic() - started < 2
+    assert time.process_time() - started < 2
     assert ex["status"] == "failed" and "does not match" in _step(ex, "ask")["error"]
     ok = api.settle(api.start(wf["id"], {"code": "a" * 40})["execution_id"])
     assert ok["status"] == "completed"

@@ -13,6 +13,7 @@ fuzz reaches past the 404s; `test_real_rows_answer_as_documented` then walks the
 from __future__ import annotations
 
 import os
+import zlib
 
 import pytest
 
@@ -29,7 +30,9 @@ from schemathesis.specs.openapi.checks import (  # noqa: E402
 from tests.conftest import Api, _fresh_url, make_user  # noqa: E402
 
 EXAMPLES = int(os.environ.get("COACH_FUZZ_EXAMPLES", "25"))
-# ~20 s at 25 examples, ~2.5 min at 300: the suite's 120 s timeout grows with the example count
+# the operations are fuzzed in SHARDS tests of their own (by their path), so that parallel workers share them:
+# together ~90 s of CPU at 25 examples; each shard's timeout grows with the example count
+SHARDS = 6
 pytestmark = [pytest.mark.fuzz, pytest.mark.timeout(max(120, EXAMPLES * 2))]
 BACKEND = os.environ.get("COACH_FUZZ_BACKEND", "sqlite")
 CHECKS = [not_a_server_error, response_schema_conformance, content_type_conformance]
@@ -96,6 +99,10 @@ def _node_id_shim(request):
         request.node._nodeid = request.node.nodeid
 
 
+def shard_of(path: str) -> int:
+    return zlib.crc32(path.encode()) % SHARDS
+
+
 @pytest.fixture
 def api_schema(app, seeded):
     loaded = schemathesis.openapi.from_wsgi("/api/openapi.json", app)
@@ -121,11 +128,28 @@ def api_schema(app, seeded):
 schema = schemathesis.pytest.from_fixture("api_schema")
 
 
-@schema.parametrize()
-@settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None,
-          suppress_health_check=list(HealthCheck))
-def test_every_operation_answers_as_documented(case, admin_token):
-    case.call_and_validate(headers={"Authorization": f"Bearer {admin_token}"}, checks=CHECKS)
+def fuzz_test(shard: int):
+    """The test of the operations whose path falls in `shard`: every operation is in exactly one of them."""
+    @schema.include(func=lambda ctx: shard_of(ctx.operation.path) == shard).parametrize()
+    @settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    def test(case, admin_token):
+        case.call_and_validate(headers={"Authorization": f"Bearer {admin_token}"}, checks=CHECKS)
+
+    test.__name__ = f"test_every_operation_answers_as_documented_{shard}"
+    return test
+
+
+for _shard in range(SHARDS):
+    globals()[f"test_every_operation_answers_as_documented_{_shard}"] = fuzz_test(_shard)
+
+
+def test_the_shards_cover_every_operation(app):
+    """Every documented path lands in one shard, and no shard is empty (a shard without operations would pass
+    without testing anything)."""
+    paths = app.test_client().get("/api/openapi.json").get_json()["paths"]
+    shards = {shard_of(path) for path in paths}
+    assert shards == set(range(SHARDS)), sorted(shards)
 
 
 def test_real_rows_answer_as_documented(app, seeded, admin_token):

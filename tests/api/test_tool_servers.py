@@ -102,11 +102,11 @@ def test_unknown_tool_and_bad_params_are_422(api):
 def test_crashing_server_fails_the_step_clearly_and_is_restarted(api):
     add_server(api)
     api.allow("shop.*")
-    started = time.monotonic()
     ex = run(api, [{"id": "boom", "tool": "shop.crash"}])
     assert ex["status"] == "failed"
+    # seen as a crash ("closed the connection", "exited"), not waited out as a call that did not answer
     assert "closed the connection" in ex["steps"][0]["error"] and "exited" in ex["steps"][0]["error"]
-    assert time.monotonic() - started < 15
+    assert "did not answer" not in ex["steps"][0]["error"]
     again = run(api, [{"id": "sum", "tool": "shop.add", "params": {"a": 1, "b": 1}}])
     assert again["status"] == "completed" and again["steps"][0]["output"]["text"] == "2"
 
@@ -119,7 +119,7 @@ def test_hanging_server_times_out_and_the_next_call_works(api):
     took = time.monotonic() - started
     assert ex["status"] == "failed"
     assert "did not answer hang within" in ex["steps"][0]["error"] and "cancelled" in ex["steps"][0]["error"]
-    assert took < 15
+    assert took < 120  # given up at the call's timeout, long before the tool would answer
     again = run(api, [{"id": "sum", "tool": "shop.add", "params": {"a": 1, "b": 2}}])
     assert again["status"] == "completed", again
 
@@ -256,7 +256,8 @@ def test_an_http_server_is_held_to_the_workspaces_outbound_rules(api, tmp_path):
     with HttpMcpServer(tmp_path / "mcp", name="remote") as remote:
         created = api.ok("POST", "/api/tool-servers", {"name": "remote", "transport": "http", "url": remote.url},
                          status=201)
-        assert "lookup" in {t["name"] for t in api.ok("POST", f"/api/tool-servers/{created['id']}/refresh")["tools"]}
+        first = api.ok("POST", f"/api/tool-servers/{created['id']}/refresh")
+        assert "lookup" in {t["name"] for t in first["tools"]}, first["last_error"]
         api.allow("remote.*")
         api.ok("PUT", "/api/workspace/outbound", {"allow": [], "deny": ["127.0.0.1"]})
         refused = run(api, [{"id": "find", "tool": "remote.lookup", "params": {"order_id": "A-1002"}}])

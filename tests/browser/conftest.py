@@ -16,6 +16,12 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 # COACH_TEST_FRONTEND_DIST lets a developer test another build of the web app (e.g. one built beside a running suite)
 FRONTEND_DIST = Path(os.environ.get("COACH_TEST_FRONTEND_DIST") or REPO_ROOT / "frontend" / "dist")
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+# The screenshots the docs show are taken by the tests that reach those screens: into docs/screenshots when
+# COACH_UPDATE_SCREENSHOTS=1 (then commit them), else beside the failure screenshots, so a test run leaves the
+# checkout as it found it.
+SCREENSHOTS = REPO_ROOT / "docs" / "screenshots" if os.environ.get("COACH_UPDATE_SCREENSHOTS") == "1" \
+    else ARTIFACTS / "screenshots"
+SCREENSHOTS.mkdir(parents=True, exist_ok=True)
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -5,12 +5,10 @@ import pytest
 import requests
 from playwright.sync_api import expect
 
-from tests.browser.conftest import log_in
-from tests.support.live_server import REPO_ROOT
+from tests.browser.conftest import SCREENSHOTS, log_in
 
 pytestmark = pytest.mark.browser
 
-SCREENSHOTS = REPO_ROOT / "docs" / "screenshots"
 NEW_EMAIL = "ops@live.test"
 NEW_PASSWORD = "ops-password-1"
 

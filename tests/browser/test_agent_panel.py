@@ -7,13 +7,12 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.coaching_support import collect_errors, create_workflow, execution, open_panel, pending_suggestion
-from tests.browser.conftest import FRONTEND_DIST, log_in
-from tests.support.live_server import REPO_ROOT, LiveServer
+from tests.browser.conftest import SCREENSHOTS, FRONTEND_DIST, log_in
+from tests.support.live_server import LiveServer
 from tests.support.llm_server import ScriptedLLM
 
 pytestmark = pytest.mark.browser
 
-SCREENSHOTS = REPO_ROOT / "docs" / "screenshots"
 
 
 @pytest.fixture

@@ -7,12 +7,10 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import log_in
-from tests.support.live_server import REPO_ROOT
+from tests.browser.conftest import SCREENSHOTS, log_in
 
 pytestmark = pytest.mark.browser
 
-SCREENSHOTS = REPO_ROOT / "docs" / "screenshots"
 
 BROKEN = """name: Greeter
 description: Greets someone.

@@ -21,12 +21,10 @@ from tests.browser.coaching_support import (
     start_coaching,
     timeline_step,
 )
-from tests.browser.conftest import log_in
-from tests.support.live_server import REPO_ROOT
+from tests.browser.conftest import SCREENSHOTS, log_in
 
 pytestmark = pytest.mark.browser
 
-SCREENSHOTS = REPO_ROOT / "docs" / "screenshots"
 
 
 def screenshot(page, name: str) -> None:

@@ -7,7 +7,7 @@ import json
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from tests.browser.conftest import log_in
+from tests.browser.conftest import SCREENSHOTS, log_in
 from tests.browser.dashboard_support import (
     auto_ready_after,
     create_workflow,
@@ -15,11 +15,9 @@ from tests.browser.dashboard_support import (
     decide_once,
     workflow_metrics,
 )
-from tests.support.live_server import REPO_ROOT
 
 pytestmark = pytest.mark.browser
 
-SCREENSHOTS = REPO_ROOT / "docs" / "screenshots"
 CORRECTED = {"to": "billing@example.com", "cc": "none"}
 
 

@@ -7,12 +7,11 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import log_in
-from tests.support.live_server import REPO_ROOT, LiveServer
+from tests.browser.conftest import SCREENSHOTS, log_in
+from tests.support.live_server import LiveServer
 
 pytestmark = pytest.mark.browser
 
-SCREENSHOT = REPO_ROOT / "docs" / "screenshots" / "execution-detail.png"
 MESSAGE = "hello from the smoke test"
 
 
@@ -73,9 +72,8 @@ def test_run_a_workflow_from_the_workflows_page_with_the_keyboard(live_server, p
     expect_completed_detail(page, execution_id)
     assert live_server.get(f"/api/executions/{execution_id}").json()["status"] == "completed"
 
-    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
     page.evaluate("document.activeElement && document.activeElement.blur()")  # no focus ring in the docs
-    page.screenshot(path=str(SCREENSHOT), full_page=True)
+    page.screenshot(path=str(SCREENSHOTS / "execution-detail.png"), full_page=True)
 
 
 def test_run_on_the_workflows_page_starts_in_the_workflows_mode_with_its_variables_and_is_audited(live_server, page):

@@ -7,12 +7,11 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import log_in
-from tests.support.live_server import REPO_ROOT, LiveServer
+from tests.browser.conftest import SCREENSHOTS, log_in
+from tests.support.live_server import LiveServer
 
 pytestmark = pytest.mark.browser
 
-SCREENSHOTS = REPO_ROOT / "docs" / "screenshots"
 
 
 def make(server: LiveServer, definition: dict) -> dict:

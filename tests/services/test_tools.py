@@ -59,6 +59,9 @@ def data_dir(settings: Settings) -> Path:
 
 # --- a real HTTP server --------------------------------------------------------------------
 
+SLOW_S = 30  # how long /slow takes to answer unless the test ends first
+
+
 class _Handler(BaseHTTPRequestHandler):
     release = threading.Event()  # lets teardown end a /slow request early
 
@@ -108,7 +111,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif url.path == "/big":
             self._send(200, b"x" * (100 * 1024), "text/plain")
         elif url.path == "/slow":
-            self.release.wait(5)
+            self.release.wait(SLOW_S)
             self._send(200, b"late", "text/plain")
         else:
             self._send(404, json.dumps({"error": "not found"}).encode(), "application/json")
@@ -202,7 +205,7 @@ def test_http_slow_endpoint_is_stopped_by_the_step_deadline(http_tool, server):
     started = time.monotonic()
     with pytest.raises(ToolError, match=r"timed out.*") as info:
         http_tool.run({"url": f"{server}/slow"}, ctx(0.3))
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < SLOW_S  # the call was given up, not answered late
     assert f"{server}/slow" in str(info.value)
 
 
@@ -210,7 +213,7 @@ def test_http_timeout_s_param_bounds_the_call(http_tool, server):
     started = time.monotonic()
     with pytest.raises(ToolError, match="timed out after 0.3s"):
         http_tool.run({"url": f"{server}/slow", "timeout_s": 0.3}, ctx())
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < SLOW_S  # the call was given up, not answered late
 
 
 def test_http_connection_refused_raises_tool_error_naming_the_url(http_tool):
@@ -289,10 +292,9 @@ def test_sql_failed_statement_leaves_no_partial_changes(sql_tool):
 
 
 def test_sql_runaway_query_is_interrupted_at_the_deadline(sql_tool):
-    started = time.monotonic()
+    # the query never ends by itself: an answer at all (within pytest's time-out) means it was interrupted
     with pytest.raises(ToolError, match="timed out"):
         _sql(sql_tool, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c", budget_s=0.3)
-    assert time.monotonic() - started < 2
     assert _sql(sql_tool, "SELECT 1 AS one")["rows"] == [{"one": 1}]  # the pooled connection still works
 
 
@@ -415,8 +417,8 @@ def test_shell_refuses_other_binary_with_an_allowed_name(settings, tmp_path):
 def test_shell_timeout_kills_the_process(settings, data_dir):
     started = time.monotonic()
     with pytest.raises(ToolError, match="timed out after 0.5s"):
-        ShellRunTool(settings).run({"command": ["sleep", "5"]}, ctx(0.5))
-    assert time.monotonic() - started < 2
+        ShellRunTool(settings).run({"command": ["sleep", "30"]}, ctx(0.5))
+    assert time.monotonic() - started < 30  # killed, not waited for
 
 
 @pytest.mark.skipif(not (shutil.which("cat") and shutil.which("pwd")), reason="needs cat and pwd")

@@ -31,14 +31,16 @@ def test_hanging_mcp_call_does_not_stall_other_requests(tmp_path, async_mode):
             {"id": "h", "tool": "shop.hang", "params": {"seconds": 60}}]}, timeout=10).json()
         ex = http.post(server.url("/api/executions/"), json={"workflow_id": wf["id"], "mode": "normal"}, timeout=10).json()
         started = time.monotonic()
-        slowest = 0.0
+        slowest, answered = 0.0, 0
         while time.monotonic() - started < 3.5:  # the call hangs meanwhile (its timeout is 4 s)
             t = time.monotonic()
             assert http.get(server.url("/api/tools"), timeout=5).status_code == 200
-            slowest = max(slowest, time.monotonic() - t)
+            slowest, answered = max(slowest, time.monotonic() - t), answered + 1
             time.sleep(0.05)
-        print(f"{async_mode}: slowest of the requests answered while an MCP call hung: {slowest * 1000:.0f} ms")
-        assert slowest < 0.5, f"a request took {slowest:.2f}s while an MCP call hung"
+        print(f"{async_mode}: {answered} requests answered while an MCP call hung, slowest {slowest * 1000:.0f} ms")
+        # a server stalled by the hanging call would answer nothing until the call's 4 s timeout: one request at
+        # most in this window; a working one answers dozens (even a loaded machine answers several)
+        assert answered >= 5, f"only {answered} requests answered in 3.5 s while an MCP call hung"
         deadline = time.monotonic() + 20
         while True:
             body = http.get(server.url(f"/api/executions/{ex['execution_id']}"), timeout=5).json()

@@ -10,6 +10,7 @@ the server); a server that does not come up raises with the tail of its stderr.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -59,6 +60,9 @@ class LiveServer:
     """
 
     host = "127.0.0.1"
+    # a migrated SQLite file (tests/conftest.py sets it for the session): a server's own new file starts as a copy,
+    # which saves the migrations at each start (the server still checks that the schema is at head)
+    sqlite_template: Path | None = None
     admin_email = "admin@live.test"
     admin_password = "live-password-1"
     startup_timeout = 30.0
@@ -70,7 +74,8 @@ class LiveServer:
         self.folder.mkdir(parents=True, exist_ok=True)
         self.instance_dir = self.folder / "instance"
         self.data_dir = self.folder / "data"
-        self.database_url = database_url or f"sqlite:///{self.folder / 'coach.db'}"
+        self.own_sqlite = None if database_url else self.folder / "coach.db"
+        self.database_url = database_url or f"sqlite:///{self.own_sqlite}"
         self.demo = ("1" if demo else "0") if isinstance(demo, bool) else str(demo)
         self.async_mode = async_mode or os.environ.get("COACH_ASYNC_MODE") or Settings().async_mode
         self.extra_env = dict(env or {})
@@ -135,6 +140,8 @@ class LiveServer:
         if self.port is None:
             self.port = free_port(self.host)
         self.starts += 1
+        if self.own_sqlite is not None and self.sqlite_template is not None and not self.own_sqlite.exists():
+            shutil.copy(self.sqlite_template, self.own_sqlite)
         banner = f"\n===== start #{self.starts} on port {self.port} =====\n".encode()
         with open(self.stdout_path, "ab") as out, open(self.stderr_path, "ab") as err:
             out.write(banner)
