@@ -229,3 +229,16 @@ class Api:
 @pytest.fixture
 def api(client, services) -> Api:
     return Api(client, services)
+
+
+# Files whose tests start live servers and browsers take longest: started first, they do not hold up the end of a
+# parallel run while the other workers wait (with --dist loadfile a worker takes the next file in this order).
+SLOW_FIRST = {"socket": 0, "browser": 1, "api": 2, "services": 3, "core": 4}
+
+
+def pytest_collection_modifyitems(config, items):
+    def folder_rank(item) -> int:
+        parts = item.nodeid.split("/")
+        return SLOW_FIRST.get(parts[1], len(SLOW_FIRST)) if len(parts) > 2 and parts[0] == "tests" else len(SLOW_FIRST)
+
+    items.sort(key=folder_rank)  # stable: the order inside a folder stays

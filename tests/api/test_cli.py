@@ -58,6 +58,9 @@ def test_a_cli_command_beside_a_live_server_leaves_its_running_steps_alone(api, 
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     after = api.ok("GET", f"/api/executions/{ex_id}")
-    assert after["status"] == "running"
-    assert after["steps"][0]["status"] == "running" and after["steps"][0]["started_at"] == step["started_at"]
-    assert api.settle(ex_id, timeout=30)["status"] == "completed"
+    # still the server's first run of the step (on a loaded machine the command may outlast the 8 s sleep): taken
+    # over, it would have gone back to pending and started again
+    assert after["steps"][0]["status"] in ("running", "succeeded"), after
+    assert after["steps"][0]["started_at"] == step["started_at"]
+    finished = api.settle(ex_id, timeout=30)
+    assert finished["status"] == "completed" and finished["steps"][0]["started_at"] == step["started_at"]
