@@ -2,8 +2,8 @@
 also reads YAML bodies (workflow definitions may be sent as application/yaml).
 
 Every body, JSON or YAML, must hold plain JSON data that both databases can store: no NaN/Infinity, no NUL
-characters, string keys only, at most MAX_DEPTH levels deep, and (YAML anchors can repeat a node many
-times) no bigger once expanded than the body limit, nor than YAML_EXPANSION times the YAML text.
+characters, integers of at most 64 bits, string keys only, at most MAX_DEPTH levels deep, and (YAML anchors can
+repeat a node many times) no bigger once expanded than the body limit, nor than YAML_EXPANSION times the YAML text.
 """
 from __future__ import annotations
 
@@ -26,10 +26,27 @@ YAML_EXPANSION = 10  # a YAML body may hold at most this many times its own size
 MAX_VALUES = 200_000  # values (objects, arrays, strings, numbers …) in one body
 MAX_YAML_BYTES = 256 * 1024  # PyYAML parses ~1 MB per second
 OFF_LOOP_BYTES = 64 * 1024  # bodies larger than this are parsed in a real thread (services.offload)
+# A signed 64-bit integer: what every client's JSON library, orjson (services.jsontext) and the databases' integer
+# columns hold. Python's 4,300-digit limit bounds only decimal text: YAML's `0x…` (or `!!int 0x…`) built
+# 16,000-bit integers that the body check took and the save could not write (a 500).
+INT_MIN, INT_MAX = -(2**63), 2**63 - 1
+OUT_OF_RANGE = f"an integer out of range: integers are from {INT_MIN} to {INT_MAX} (send larger numbers as strings)"
+# An integer scalar longer than this is refused before it is converted: `-0b` and 64 binary digits fit, and YAML
+# 1.1's base-60 integers (`1:30:00`) convert in time quadratic in their length.
+MAX_YAML_INT_CHARS = 100
 
 
 class _JsonYamlLoader(yaml.SafeLoader):
-    """SafeLoader without implicit timestamps: `2024-01-01` stays the string it looks like."""
+    """SafeLoader without implicit timestamps (`2024-01-01` stays the string it looks like), and without integer
+    literals too long to be in range."""
+
+    def construct_yaml_int(self, node):
+        if len(node.value) > MAX_YAML_INT_CHARS:
+            raise yaml.constructor.ConstructorError(None, None, OUT_OF_RANGE, node.start_mark)
+        return super().construct_yaml_int(node)
+
+
+_JsonYamlLoader.add_constructor("tag:yaml.org,2002:int", _JsonYamlLoader.construct_yaml_int)
 
 
 _JsonYamlLoader.yaml_implicit_resolvers = {
@@ -125,6 +142,8 @@ def _check_body(data, limit: int | None):
             if not _utf8(value):
                 abort(400, messages={"json": {_path(where): [LONE_SURROGATE]}}, message="body holds a lone surrogate")
             budget += len(value)
+        elif isinstance(value, int) and not isinstance(value, bool) and not INT_MIN <= value <= INT_MAX:
+            abort(400, messages={"json": {_path(where): [OUT_OF_RANGE]}}, message="body holds an integer out of range")
         elif isinstance(value, float) and not math.isfinite(value):
             abort(400, messages={"json": {_path(where): ["NaN and Infinity are not JSON numbers"]}},
                   message="body holds a non-finite number")

@@ -58,6 +58,55 @@ def test_a_json_integer_past_the_digit_limit_is_a_400(client):
     assert code == 400, answer
 
 
+def _workflow_count(client) -> int:
+    return client.get("/api/workflows").get_json()["total"]
+
+
+def _yaml_workflow(value: str) -> str:
+    return "name: w\nsteps:\n  - id: a\n    tool: echo\n    params:\n      n: " + value + "\n"
+
+
+@pytest.mark.parametrize("value", [
+    "!!int 0x" + "f" * 4000,  # the probe's: a 16,000-bit integer, answered 500 at save
+    "0x" + "f" * 4000,  # the same, untagged
+    "0x" + "f" * 16,  # short text, but 2**64 - 1
+    "-0" + "7" * 22,  # YAML 1.1 octal, past -2**63
+    "0b1" + "0" * 63,  # 2**63
+    ":".join(["59"] * 5000),  # YAML 1.1 base 60: quadratic to convert, refused by its length first
+])
+def test_a_yaml_integer_past_64_bits_is_a_400_and_saves_nothing(client, value):
+    before = _workflow_count(client)
+    code, answer = _raw(client, "POST", "/api/workflows", _yaml_workflow(value), "application/yaml")
+    assert code == 400, answer
+    assert answer["error"]["code"] == "bad_request" and "out of range" in json.dumps(answer["error"]["details"])
+    assert _workflow_count(client) == before
+
+
+@pytest.mark.parametrize("number", [str(2**63), str(-(2**63) - 1), "1" + "0" * 4000])
+def test_a_json_integer_past_64_bits_is_a_400_naming_it_and_saves_nothing(client, number):
+    before = _workflow_count(client)
+    body = '{"name": "w", "steps": [{"id": "a", "tool": "echo", "params": {"n": %s}}]}' % number
+    code, answer = _raw(client, "POST", "/api/workflows", body)
+    assert code == 400, answer
+    assert "out of range" in answer["error"]["details"]["steps[0].params.n"][0], answer
+    assert _workflow_count(client) == before
+
+
+@pytest.mark.parametrize("content_type,number", [
+    ("application/json", 2**63 - 1), ("application/json", -(2**63)), ("application/yaml", 2**63 - 1),
+    ("application/yaml", -(2**63)),
+])
+def test_64_bit_integers_at_the_bounds_are_kept_as_sent(client, content_type, number):
+    if content_type == "application/json":
+        body = '{"name": "w", "steps": [{"id": "a", "tool": "echo", "params": {"n": %d}}]}' % number
+    else:
+        body = _yaml_workflow(hex(number) if number > 0 else str(number))
+    code, answer = _raw(client, "POST", "/api/workflows", body, content_type)
+    assert code == 201, answer
+    saved = client.get(f"/api/workflows/{answer['id']}").get_json()
+    assert saved["steps"][0]["params"] == {"n": number}
+
+
 @pytest.mark.parametrize("where", ["description", "step description", "step question", "variable description"])
 def test_descriptions_and_questions_have_a_size_limit(api, where):
     big = "x" * 10_001
