@@ -3,6 +3,7 @@ YAML integers past Python's digit limit, huge descriptions; and a 405 names the 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -131,3 +132,38 @@ def test_a_405_says_which_methods_are_allowed(client):
     assert {"GET", "POST"} <= allowed
     assert response.get_json()["error"]["code"] == "method_not_allowed"
     json.dumps(response.get_json())
+
+
+def test_a_get_on_a_post_only_api_route_is_a_405_not_the_web_apps_404(client):
+    """The web app's catch-all route answered it (404, `Allow: GET`): the routes of /api are the API's alone."""
+    response = client.get("/api/workflows/some-id/mode")
+    assert response.status_code == 405 and response.mimetype == "application/json"
+    assert response.get_json()["error"]["code"] == "method_not_allowed"
+    assert {m.strip() for m in response.headers["Allow"].split(",")} == {"POST", "OPTIONS"}
+
+
+def test_every_documented_api_path_answers_405_with_its_documented_methods_for_the_others(client):
+    methods = {"get", "post", "put", "patch", "delete"}
+    document = client.get("/api/openapi.json").get_json()
+    templates = {path: (re.compile(re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(path)) + "$"),
+                        {m for m in operations if m in methods})
+                 for path, operations in document["paths"].items()}
+    assert len(templates) > 20
+    checked = 0
+    for path in templates:
+        url = re.sub(r"\{[^}]+\}", "x", path)
+        # every documented operation whose path matches this URL (/users/invitations is also /users/{user_id})
+        documented = set().union(*(ops for pattern, ops in templates.values() if pattern.match(url)))
+        for method in sorted(methods - documented):
+            response = client.open(url, method=method.upper())
+            assert response.status_code == 405, (method, url, response.status_code)
+            assert response.get_json()["error"]["code"] == "method_not_allowed"
+            allowed = {m.strip().lower() for m in response.headers["Allow"].split(",")} - {"options", "head"}
+            assert allowed == documented, (method, url, allowed)
+            checked += 1
+    assert checked > 50
+
+
+def test_an_unknown_api_path_is_the_apis_json_404_not_a_page(client):
+    response = client.get("/api/no-such-thing")
+    assert response.status_code == 404 and response.get_json()["error"]["code"] == "not_found"
