@@ -167,3 +167,32 @@ def test_every_documented_api_path_answers_405_with_its_documented_methods_for_t
 def test_an_unknown_api_path_is_the_apis_json_404_not_a_page(client):
     response = client.get("/api/no-such-thing")
     assert response.status_code == 404 and response.get_json()["error"]["code"] == "not_found"
+
+
+@pytest.mark.parametrize("path,body", [
+    ("/api/workspace/outbound", {"allow": ["api.example.com"], "deny": ["*.evil.example"]}),
+    ("/api/policies/default", {"write": "require_review", "destructive": "deny"}),
+])
+@pytest.mark.parametrize("data,content_type,status", [
+    (b"", None, 422),  # the probe's: an empty PUT wiped the workspace's deny list
+    (b"", "application/json", 422),
+    (b"  \n", "application/yaml", 422),
+    (b'{"deny": []}', "text/plain", 415),  # a body webargs would not read: taken as {} before
+])
+def test_a_put_without_a_json_body_is_refused_and_changes_nothing(api, path, body, data, content_type, status):
+    kept = api.ok("PUT", path, body)
+    response = api.client.open(path, method="PUT", data=data, content_type=content_type)
+    assert response.status_code == status, response.get_json()
+    assert response.get_json()["error"]["code"] == {422: "validation_failed", 415: "unsupported_media_type"}[status]
+    assert api.ok("GET", path) == kept
+
+
+def test_a_body_the_document_marks_optional_may_be_left_out(api):
+    document = api.ok("GET", "/api/openapi.json")
+    assert document["paths"]["/api/executions/{execution_id}/resume"]["post"]["requestBody"]["required"] is False
+    assert document["paths"]["/api/workspace/outbound"]["put"]["requestBody"]["required"] is True
+    wf = api.workflow([{"id": "a", "tool": "echo", "params": {}}])
+    started = api.ok("POST", "/api/executions/", {"workflow_id": wf["id"]}, status=201)
+    response = api.client.post(f"/api/executions/{started['execution_id']}/resume")
+    assert response.status_code != 422, response.get_json()  # not running paused: a 409, but not for the body
+
