@@ -196,3 +196,39 @@ def test_a_body_the_document_marks_optional_may_be_left_out(api):
     response = api.client.post(f"/api/executions/{started['execution_id']}/resume")
     assert response.status_code != 422, response.get_json()  # not running paused: a 409, but not for the body
 
+
+@pytest.mark.parametrize("value", [0, 1, "false", "yes", None])
+def test_enabled_must_be_a_json_boolean_and_nothing_changes_otherwise(api, value):
+    """`"enabled": 0` disabled a policy rule although the document says boolean."""
+    rule = api.ok("POST", "/api/policies", {"name": "r", "effect": "deny", "match": {"tool": "echo"}}, status=201)
+    code, answer = api.call("PUT", f"/api/policies/{rule['id']}",
+                            {"name": "r", "effect": "deny", "match": {"tool": "echo"}, "enabled": value})
+    assert code == 422 and "enabled" in answer["error"]["details"], answer
+    code, answer = api.call("POST", "/api/policies", {"name": "s", "effect": "deny", "enabled": value})
+    assert code == 422 and "enabled" in answer["error"]["details"], answer
+    assert [(r["name"], r["enabled"]) for r in api.ok("GET", "/api/policies")["items"]] == [("r", True)]
+
+
+def _boolean_body_fields(document) -> list[tuple[str, str, str]]:
+    """(method, path, field) for every boolean property of a request body in the published document."""
+    schemas = document["components"]["schemas"]
+    found = []
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            content = operation.get("requestBody", {}).get("content", {}) if isinstance(operation, dict) else {}
+            for media in content.values():
+                ref = media["schema"].get("$ref", "")
+                properties = schemas[ref.rsplit("/", 1)[-1]].get("properties", {}) if ref else {}
+                found += [(method, path, name) for name, prop in properties.items()
+                          if prop.get("type") == "boolean" and not prop.get("readOnly")]
+    return found
+
+
+def test_every_boolean_of_a_request_body_refuses_a_number(api):
+    fields = _boolean_body_fields(api.ok("GET", "/api/openapi.json"))
+    assert {f for _, _, f in fields} >= {"enabled", "force", "trusted"}
+    for method, path, name in fields:
+        url = re.sub(r"\{[^}]+\}", "x", path)
+        code, answer = api.call(method.upper(), url, {name: 0})
+        # the body is read before the path's id is looked up: the field is refused whatever else is wrong
+        assert code == 422 and name in answer["error"]["details"], (method, path, name, answer)
