@@ -63,7 +63,13 @@ def inline_script_hashes(html: str) -> list[str]:
 class _Headers:
     """after_request hook. Swagger UI's page (flask-smorest's template) has one inline initializer script; we
     allow exactly that script by hash, on that page only. The hash comes from rendering the page ourselves in a
-    fresh request context, never from the response being sent, so nothing injected at runtime gets whitelisted."""
+    fresh request context, never from the response being sent, so nothing injected at runtime gets whitelisted.
+
+    Not Flask-Talisman (1.1): it sets one CSP per view, not per response type (the SPA's catch-all serves both
+    pages and files, and every JSON answer gets the deny-all policy), has no Cross-Origin-Opener-Policy, takes
+    per-view options only as an attribute set on the view function (flask-smorest's Swagger UI view is a bound
+    method), and overwrites headers a response set itself. Half of the policy in Talisman and half here would be
+    two hooks writing the same headers."""
 
     def __init__(self, app: Flask, production: bool):
         self.app, self.production = app, production
