@@ -73,21 +73,23 @@ def _utf8(text: str) -> bool:
     return True
 
 
-def lone_surrogate_at(data, path: str = "(body)") -> str | None:
-    """The path of the first string (or key) in `data` holding a lone surrogate, for bodies that do not come
-    through the parser (Socket.IO events)."""
+def unstorable_at(data, path: str = "(body)") -> tuple[str, str] | None:
+    """(path, problem) of the first string (or key) in `data` holding a lone surrogate or integer out of range, for
+    bodies that do not come through the parser (Socket.IO events), so both channels refuse the same values."""
     stack = [(data, path)]
     while stack:
         value, where = stack.pop()
         if isinstance(value, str):
             if not _utf8(value):
-                return where
+                return where, LONE_SURROGATE
+        elif isinstance(value, int) and not isinstance(value, bool):
+            if not INT_MIN <= value <= INT_MAX:
+                return where, OUT_OF_RANGE
         elif isinstance(value, dict):
             for key, item in value.items():
-                sub = f"{where}.{key}" if isinstance(key, str) and _utf8(key) else where
                 if isinstance(key, str) and not _utf8(key):
-                    return where
-                stack.append((item, sub))
+                    return where, LONE_SURROGATE
+                stack.append((item, f"{where}.{key}"))
         elif isinstance(value, list):
             stack.extend((item, f"{where}[{i}]") for i, item in enumerate(value))
     return None
