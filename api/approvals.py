@@ -7,7 +7,7 @@ from marshmallow import Schema, fields, validate
 
 from api.base import Blueprint
 from api.context import operator, require, role, services, user_id, workspace_id
-from api.schemas import PageArgs, page_body, page_of
+from api.schemas import PageArgs, StrictBoolean, page_body, page_of
 from core import approvals as A
 from services import approvals
 
@@ -58,7 +58,7 @@ class ApprovalSchema(Schema):
     approvers = fields.Nested(ApproversSchema)
     quorum = fields.Integer()
     approvals = fields.Integer(metadata={"description": "distinct approvals counted so far"})
-    separate_duties = fields.Boolean()
+    separate_duties = StrictBoolean()
     started_by = fields.String(allow_none=True)
     decisions = fields.List(fields.Nested(ApprovalDecisionSchema))
     deadline = _instant(allow_none=True)

@@ -9,7 +9,7 @@ from marshmallow import Schema, fields, validate
 
 from api.base import Blueprint
 from api.context import requires, services, workspace_id
-from api.schemas import PageArgs, page_body, page_of
+from api.schemas import PageArgs, StrictBoolean, page_body, page_of
 from services import audit
 
 blp = Blueprint("audit", __name__, url_prefix="/api/audit",
@@ -52,7 +52,7 @@ AuditPage = page_of(AuditEventSchema, "AuditPage")
 
 
 class VerifySchema(Schema):
-    ok = fields.Boolean()
+    ok = StrictBoolean()
     checked = fields.Integer(metadata={"description": "events found intact, oldest first"})
     first_bad_seq = fields.Integer(metadata={"description": "where the chain first fails (when not ok)"})
     reason = fields.String(metadata={"description": "an edited row, a deleted row (gap in seq) or a broken link"})

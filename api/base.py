@@ -2,11 +2,12 @@
 also reads YAML bodies (workflow definitions may be sent as application/yaml).
 
 Every body, JSON or YAML, must hold plain JSON data that both databases can store: no NaN/Infinity, no NUL
-characters, string keys only, at most MAX_DEPTH levels deep, and (YAML anchors can repeat a node many
-times) no bigger once expanded than the body limit, nor than YAML_EXPANSION times the YAML text.
+characters, integers of at most 64 bits, string keys only, at most MAX_DEPTH levels deep, and (YAML anchors can
+repeat a node many times) no bigger once expanded than the body limit, nor than YAML_EXPANSION times the YAML text.
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 
@@ -26,10 +27,27 @@ YAML_EXPANSION = 10  # a YAML body may hold at most this many times its own size
 MAX_VALUES = 200_000  # values (objects, arrays, strings, numbers …) in one body
 MAX_YAML_BYTES = 256 * 1024  # PyYAML parses ~1 MB per second
 OFF_LOOP_BYTES = 64 * 1024  # bodies larger than this are parsed in a real thread (services.offload)
+# A signed 64-bit integer: what every client's JSON library, orjson (services.jsontext) and the databases' integer
+# columns hold. Python's 4,300-digit limit bounds only decimal text: YAML's `0x…` (or `!!int 0x…`) built
+# 16,000-bit integers that the body check took and the save could not write (a 500).
+INT_MIN, INT_MAX = -(2**63), 2**63 - 1
+OUT_OF_RANGE = f"an integer out of range: integers are from {INT_MIN} to {INT_MAX} (send larger numbers as strings)"
+# An integer scalar longer than this is refused before it is converted: `-0b` and 64 binary digits fit, and YAML
+# 1.1's base-60 integers (`1:30:00`) convert in time quadratic in their length.
+MAX_YAML_INT_CHARS = 100
 
 
 class _JsonYamlLoader(yaml.SafeLoader):
-    """SafeLoader without implicit timestamps: `2024-01-01` stays the string it looks like."""
+    """SafeLoader without implicit timestamps (`2024-01-01` stays the string it looks like), and without integer
+    literals too long to be in range."""
+
+    def construct_yaml_int(self, node):
+        if len(node.value) > MAX_YAML_INT_CHARS:
+            raise yaml.constructor.ConstructorError(None, None, OUT_OF_RANGE, node.start_mark)
+        return super().construct_yaml_int(node)
+
+
+_JsonYamlLoader.add_constructor("tag:yaml.org,2002:int", _JsonYamlLoader.construct_yaml_int)
 
 
 _JsonYamlLoader.yaml_implicit_resolvers = {
@@ -55,21 +73,23 @@ def _utf8(text: str) -> bool:
     return True
 
 
-def lone_surrogate_at(data, path: str = "(body)") -> str | None:
-    """The path of the first string (or key) in `data` holding a lone surrogate, for bodies that do not come
-    through the parser (Socket.IO events)."""
+def unstorable_at(data, path: str = "(body)") -> tuple[str, str] | None:
+    """(path, problem) of the first string (or key) in `data` holding a lone surrogate or integer out of range, for
+    bodies that do not come through the parser (Socket.IO events), so both channels refuse the same values."""
     stack = [(data, path)]
     while stack:
         value, where = stack.pop()
         if isinstance(value, str):
             if not _utf8(value):
-                return where
+                return where, LONE_SURROGATE
+        elif isinstance(value, int) and not isinstance(value, bool):
+            if not INT_MIN <= value <= INT_MAX:
+                return where, OUT_OF_RANGE
         elif isinstance(value, dict):
             for key, item in value.items():
-                sub = f"{where}.{key}" if isinstance(key, str) and _utf8(key) else where
                 if isinstance(key, str) and not _utf8(key):
-                    return where
-                stack.append((item, sub))
+                    return where, LONE_SURROGATE
+                stack.append((item, f"{where}.{key}"))
         elif isinstance(value, list):
             stack.extend((item, f"{where}[{i}]") for i, item in enumerate(value))
     return None
@@ -125,6 +145,8 @@ def _check_body(data, limit: int | None):
             if not _utf8(value):
                 abort(400, messages={"json": {_path(where): [LONE_SURROGATE]}}, message="body holds a lone surrogate")
             budget += len(value)
+        elif isinstance(value, int) and not isinstance(value, bool) and not INT_MIN <= value <= INT_MAX:
+            abort(400, messages={"json": {_path(where): [OUT_OF_RANGE]}}, message="body holds an integer out of range")
         elif isinstance(value, float) and not math.isfinite(value):
             abort(400, messages={"json": {_path(where): ["NaN and Infinity are not JSON numbers"]}},
                   message="body holds a non-finite number")
@@ -209,12 +231,38 @@ def _reject_nul_in_url():
         abort(400, messages={"url": ["the URL contains a NUL character"]}, message="malformed URL")
 
 
+def _require_body() -> None:
+    """webargs reads a missing body (or one of a type it does not parse) as {}, so every field takes its default:
+    an empty PUT /api/workspace/outbound replaced both lists with nothing."""
+    if not request.get_data(cache=True).strip():
+        abort(422, messages={"json": {"(body)": ["a request body is required"]}})
+    if not (core.is_json(request.mimetype) or request.mimetype in YAML_TYPES):
+        abort(415, message=f"the body must be JSON (application/json), not {request.mimetype or 'untyped'}")
+
+
 class Blueprint(flask_smorest.Blueprint):
     ARGUMENTS_PARSER = CoachParser()
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.before_request(_reject_nul_in_url)
+
+    def arguments(self, schema, *, location="json", required=True, **kwargs):
+        """flask-smorest's, and a body the OpenAPI document marks required (the default) is required: without one
+        the answer is a 422 and nothing runs. A route whose fields are all optional passes required=False."""
+        parse = super().arguments(schema, location=location, required=required, **kwargs)
+        if location != "json" or not required:
+            return parse
+
+        def decorator(func):
+            parsed = parse(func)
+
+            @functools.wraps(parsed)
+            def with_body(*f_args, **f_kwargs):
+                _require_body()
+                return parsed(*f_args, **f_kwargs)
+            return with_body
+        return decorator
 
 
 class Api(flask_smorest.Api):

@@ -8,6 +8,7 @@ from marshmallow import Schema, fields, pre_load, validate
 from api.base import Blueprint
 from api.context import operator, require, services, workspace_id
 from api.executions import ExecutionSchema, StartArgs, start_execution
+from api.schemas import StrictBoolean
 from core.coaching.metrics import DECISIONS
 from services import coaching, decisions, executions
 from services.notifier import Events
@@ -57,7 +58,7 @@ class SuggestionSchema(Schema):
 class PendingSchema(Schema):
     execution_id = fields.String()
     status = fields.String()
-    paused = fields.Boolean()
+    paused = StrictBoolean()
     suggestion = fields.Nested(SuggestionSchema, allow_none=True)
     suggestions = fields.List(fields.Nested(SuggestionSchema))
 
@@ -88,7 +89,7 @@ class StatsSchema(Schema):
 
 
 class DecisionResultSchema(Schema):
-    ok = fields.Boolean()
+    ok = StrictBoolean()
     decision = fields.Dict()
     execution = fields.Dict(metadata={"description": "{execution_id, status, progress, step_id}"})
     stats = fields.Nested(StatsSchema)

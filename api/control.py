@@ -103,7 +103,7 @@ def register(blp, id_name: str, *, plan: bool) -> None:
 
     @blp.route(f"/<{id_name}>/resume", endpoint=f"{name}_resume")
     class Resume(MethodView):
-        @blp.arguments(ResumeArgs)
+        @blp.arguments(ResumeArgs, required=False)  # no feedback: no body
         @blp.response(200, ExecutionStateSchema)
         def post(self, args, **ids):
             """Carry on after a clarification pause, with feedback"""

@@ -6,6 +6,7 @@ from marshmallow import INCLUDE, Schema, fields, validate
 
 from api.base import Blueprint
 from api.context import operator, requires, services, workspace_id
+from api.schemas import StrictBoolean
 from services import corrections
 from services.notifier import Events
 
@@ -20,7 +21,7 @@ class PackSchema(Schema):
     id = fields.String()
     workflow_id = fields.String()
     step_id = fields.String()
-    enabled = fields.Boolean()
+    enabled = StrictBoolean()
     corrections = fields.Integer(metadata={"description": "corrections recorded for this step"})
     changes = fields.List(fields.Dict(), metadata={"description": "{field, before, after, count}, most frequent first"})
     field_corrections = fields.Dict(keys=fields.String(), values=fields.Integer(),
@@ -41,7 +42,7 @@ class PackList(Schema):
 
 
 class PackPatch(Schema):
-    enabled = fields.Boolean(required=True)
+    enabled = StrictBoolean(required=True)
 
 
 class ChangeGroupSchema(Schema):
@@ -65,7 +66,7 @@ class PackExport(Schema):
     format = fields.String(required=True)
     workflow_id = fields.String(required=True)
     step_id = fields.String(required=True)
-    enabled = fields.Boolean(load_default=True)
+    enabled = StrictBoolean(load_default=True)
     stats = fields.Nested(PackStatsSchema, required=True)
 
 

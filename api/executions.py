@@ -7,7 +7,7 @@ from marshmallow import Schema, fields, validate
 from api import control as control_api
 from api.base import Blueprint
 from api.context import operator, require, services, user_id, workspace_id
-from api.schemas import PageArgs, page_body, page_of
+from api.schemas import PageArgs, StrictBoolean, page_body, page_of
 from core.execution import states as S
 from services import agent_store, approvals, executions, workflows
 from services.notifier import Events
@@ -78,7 +78,7 @@ class ExecutionSchema(Schema):
     status = fields.String()
     progress = fields.Nested(ProgressSchema)
     steps = fields.List(fields.Nested(StepResultSchema))
-    is_coaching = fields.Boolean()
+    is_coaching = StrictBoolean()
     variables = fields.Dict()
     error = fields.Dict(allow_none=True, metadata={"description": "{step_id, message} when the execution failed"})
     gate = fields.Dict(allow_none=True, metadata={
@@ -182,7 +182,7 @@ class AgentMessageSchema(Schema):
     reasoning = fields.String(allow_none=True)
     marker = fields.String(allow_none=True, metadata={
         "description": "assistant: CONFIRM_DATA | REQUEST_APPROVAL | STAGE_COMPLETE when its text holds one"})
-    asked = fields.Boolean()
+    asked = StrictBoolean()
     tool_call_id = fields.String(allow_none=True)
     name = fields.String(allow_none=True, metadata={"description": "tool: the name the LLM called"})
     tool = fields.String(allow_none=True, metadata={"description": "tool: the registered tool it names"})
@@ -195,8 +195,8 @@ class AgentMessageSchema(Schema):
         "description": "tool: allow | deny | invalid, or a person's accept | correct | manual | skip | reject"})
     suggestion_id = fields.String(allow_none=True)
     source = fields.String(allow_none=True, metadata={"description": "llm | correction_pack:<id>"})
-    error = fields.Boolean()
-    trimmed = fields.Boolean(metadata={"description": "sent shortened to fit the step's context budget"})
+    error = StrictBoolean()
+    trimmed = StrictBoolean(metadata={"description": "sent shortened to fit the step's context budget"})
 
 
 class TranscriptSchema(Schema):

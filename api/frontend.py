@@ -5,9 +5,22 @@ from __future__ import annotations
 from pathlib import Path
 
 import swagger_ui_bundle
-from flask import Blueprint, abort, current_app, g, send_from_directory
+from flask import Blueprint, current_app, g, send_from_directory
+from werkzeug.routing import PathConverter
 
 blp = Blueprint("frontend", __name__)
+
+
+class SpaPath(PathConverter):
+    """A path of the web app: anything but the API's and Socket.IO's. The SPA's catch-all must not match them at
+    all: a GET on a POST-only API route would be the page's 404 (with `Allow: GET`) instead of routing's 405 naming
+    the route's methods, and an unknown API path must be the API's JSON 404, not a page."""
+
+    regex = r"(?!api/|socket\.io)" + PathConverter.regex
+
+
+# before the routes below: a rule is compiled with the converters its map has when it is added
+blp.record_once(lambda state: state.app.url_map.converters.setdefault("spa_path", SpaPath))
 PLACEHOLDER = """<!doctype html><meta charset="utf-8"><title>Coach</title>
 <h1>Coach</h1><p>The web app is not built yet: run <code>make run</code> (or <code>make frontend</code>).</p>
 <p>The API is at <a href="/api/docs">/api/docs</a>.</p>"""
@@ -19,10 +32,8 @@ def swagger_assets(filename: str):
 
 
 @blp.get("/", defaults={"path": ""})
-@blp.get("/<path:path>")
+@blp.get("/<spa_path:path>")
 def spa(path: str):
-    if path.startswith(("api/", "socket.io")):
-        abort(404)
     dist = Path(current_app.extensions["coach"].settings.frontend_dist)
     if path and (dist / path).is_file():
         if not path.startswith("assets/"):

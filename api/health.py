@@ -1,7 +1,8 @@
 """Liveness, readiness and Prometheus metrics."""
 from __future__ import annotations
 
-from flask import Blueprint, Response, jsonify
+from flask import Blueprint, Response, jsonify, request
+from prometheus_client.exposition import choose_encoder
 
 from api.context import services
 from services import prometheus
@@ -25,9 +26,6 @@ def readyz():
 
 @blp.get("/metrics")
 def prometheus_metrics():
-    try:
-        with services().db.read() as session:
-            text = prometheus.exposition(session)
-    except Exception:  # the scrape still answers, with coach_database_up 0
-        text = prometheus.exposition(None)
-    return Response(text, content_type=prometheus.CONTENT_TYPE)
+    # the text format a scraper asks for in Accept (OpenMetrics for Prometheus), else the classic 0.0.4 text
+    encode, content_type = choose_encoder(request.headers.get("Accept", ""))
+    return Response(encode(prometheus.registry(services().db.read)), content_type=content_type)

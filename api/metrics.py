@@ -6,6 +6,7 @@ from marshmallow import Schema, fields
 
 from api.base import Blueprint
 from api.context import require, services, workspace_id
+from api.schemas import StrictBoolean
 from services import metrics, workflows
 
 blp = Blueprint("metrics", __name__, url_prefix="/api/metrics", description="Learning metrics")
@@ -29,7 +30,7 @@ class SnapshotSchema(Schema):
     confidence = fields.Float()
     decision_latency_ms = fields.Nested(LatencySchema)
     level = fields.String()
-    auto_ready = fields.Boolean()
+    auto_ready = StrictBoolean()
     window_size = fields.Integer()
     window_decisions = fields.Integer()
     to_auto = fields.Dict(metadata={"description": "how far from AUTO-ready"})

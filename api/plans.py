@@ -129,7 +129,7 @@ class Approve(MethodView):
 
 @blp.route("/<plan_id>/execute")
 class Execute(MethodView):
-    @blp.arguments(ExecuteArgs)
+    @blp.arguments(ExecuteArgs, required=False)  # the plan as it stands: no body
     @blp.response(200, PlanSchema)
     def post(self, args, plan_id):
         """Run an approved plan (normal or coaching); a draft is 409"""
@@ -154,7 +154,7 @@ class Status(MethodView):
 @blp.route("/<plan_id>/save-as-workflow")
 class SaveAsWorkflow(MethodView):
     @requires("lead")
-    @blp.arguments(SaveArgs)
+    @blp.arguments(SaveArgs, required=False)  # named after the plan: no body
     @blp.response(201, WorkflowSchema)
     def post(self, args, plan_id):
         """A new workflow (version 1) with the plan's steps as they stand, corrections included"""

@@ -10,6 +10,7 @@ from marshmallow import INCLUDE, Schema, fields, validate
 
 from api.base import Blueprint
 from api.context import operator, requires, services, workspace_id
+from api.schemas import StrictBoolean
 from core.policy import EFFECTS
 from core.tools import RISKS
 from core.workflow.model import STEP_TYPES
@@ -57,7 +58,7 @@ class PolicyIn(Schema):
     order = fields.Integer(load_default=0, strict=True)
     effect = fields.String(required=True, validate=validate.OneOf(EFFECTS))
     reason = fields.String(load_default="", validate=validate.Length(max=2000))
-    enabled = fields.Boolean(load_default=True)
+    enabled = StrictBoolean(load_default=True)
     scope = fields.Nested(ScopeSchema, load_default=dict)
     match = fields.Nested(MatchSchema, load_default=dict)
 
@@ -110,7 +111,7 @@ class MatchedRule(RuleRef):
 
 class VerdictSchema(Schema):
     effect = fields.String(validate=validate.OneOf(EFFECTS))
-    default = fields.Boolean(metadata={"description": "no rule matched: the workspace default for the tool's risk"})
+    default = StrictBoolean(metadata={"description": "no rule matched: the workspace default for the tool's risk"})
     rule = fields.Nested(RuleRef)
     matched = fields.List(fields.Nested(MatchedRule), metadata={"description": "rules that matched but lost"})
     risk = fields.String(allow_none=True, validate=validate.OneOf(RISKS))

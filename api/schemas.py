@@ -4,6 +4,16 @@ from __future__ import annotations
 from marshmallow import Schema, fields, validate
 
 
+class StrictBoolean(fields.Boolean):
+    """JSON's true or false, nothing else: marshmallow's Boolean also takes 0, 1, "yes", "off" … where the
+    OpenAPI document says boolean (`"enabled": 0` disabled a policy). Serialises as Boolean does."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not isinstance(value, bool):
+            raise self.make_error("invalid", input=value)
+        return value
+
+
 # OFFSET is (page - 1) * per_page; past a 64-bit integer the databases refuse the query
 MAX_PAGE = 2**31 - 1
 

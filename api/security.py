@@ -15,12 +15,11 @@ import re
 import secrets
 import threading
 import time
-from collections import deque
 from datetime import timedelta
-from typing import Callable
 
 from flask import Flask, Response, g, request
 from flask.sessions import SecureCookieSessionInterface
+from flask_limiter import Limiter, RateLimitExceeded
 
 from api.errors import body
 from config import DEFAULT_SECRET, Settings
@@ -64,7 +63,13 @@ def inline_script_hashes(html: str) -> list[str]:
 class _Headers:
     """after_request hook. Swagger UI's page (flask-smorest's template) has one inline initializer script; we
     allow exactly that script by hash, on that page only. The hash comes from rendering the page ourselves in a
-    fresh request context, never from the response being sent, so nothing injected at runtime gets whitelisted."""
+    fresh request context, never from the response being sent, so nothing injected at runtime gets whitelisted.
+
+    Not Flask-Talisman (1.1): it sets one CSP per view, not per response type (the SPA's catch-all serves both
+    pages and files, and every JSON answer gets the deny-all policy), has no Cross-Origin-Opener-Policy, takes
+    per-view options only as an attribute set on the view function (flask-smorest's Swagger UI view is a bound
+    method), and overwrites headers a response set itself. Half of the policy in Talisman and half here would be
+    two hooks writing the same headers."""
 
     def __init__(self, app: Flask, production: bool):
         self.app, self.production = app, production
@@ -102,139 +107,47 @@ class _Headers:
         return response
 
 
-# ---- login rate limiting ----------------------------------------------------------------------------------
+# ---- login rate limiting (Flask-Limiter) -------------------------------------------------------------------
 
-class MemoryStore:
-    """Failure timestamps per key, in this process. Keeps only the last `limit` per key (enough to know whether
-    `limit` fell inside the window), and drops stale keys when many accumulate, so spraying many emails or
-    addresses cannot grow memory without bound."""
-
-    def __init__(self, clock: Callable[[], float] = time.monotonic, max_keys: int = 50_000):
-        self.clock, self.max_keys = clock, max_keys
-        self._hits: dict[str, deque[float]] = {}
-        self._lock = threading.Lock()
-
-    def hit(self, key: str, limit: int, window_s: float) -> None:
-        now = self.clock()
-        with self._lock:
-            hits = self._hits.get(key)
-            if hits is None:
-                if len(self._hits) >= self.max_keys:
-                    self._prune(now, window_s)
-                hits = self._hits[key] = deque(maxlen=limit)
-            hits.append(now)
-
-    def blocked_for(self, key: str, limit: int, window_s: float) -> float | None:
-        now = self.clock()
-        with self._lock:
-            hits = self._hits.get(key)
-            if not hits or len(hits) < limit:
-                return None
-            wait = hits[0] + window_s - now  # the oldest of the last `limit` failures leaves the window then
-            return wait if wait > 0 else None  # keep the hits: the newer ones still count toward the next block
-
-    def clear(self, key: str) -> None:
-        with self._lock:
-            self._hits.pop(key, None)
-
-    def _prune(self, now: float, window_s: float) -> None:
-        for key in [k for k, hits in self._hits.items() if not hits or hits[-1] <= now - window_s]:
-            del self._hits[key]
-        while len(self._hits) >= self.max_keys:  # still full inside the window: forget the oldest keys
-            del self._hits[next(iter(self._hits))]
+# Failed logins are counted per client address: LOGIN_LIMIT failures in a moving window block that address, for
+# any email (docs/auth.md). An email is never blocked for everyone: anyone could lock any account out by failing
+# five times, so the right password from another address still works. Guessing one account from many addresses
+# costs five tries per address per window, each audited as `login_failed`. Only failures count (a 401).
+# The former second count, per (email, address), is implied: its failures are a subset of the address's, against
+# the same threshold, so it could never block a login the address count did not.
+LOGIN_LIMIT = "5 per 300 seconds"
+LOGIN_ENDPOINT = "auth.Login"
+LOGIN_KEY_PREFIX = "coach:login"
 
 
-class RedisStore:
-    """A counter per key that expires `window_s` after the first failure, shared by every server. Redis
-    trouble never blocks logins (fails open, logged): the passwords are still checked."""
-
-    def __init__(self, client, prefix: str = "coach:login:"):
-        import redis
-
-        self.client, self.prefix, self._errors = client, prefix, (redis.RedisError, OSError)
-
-    @classmethod
-    def from_url(cls, url: str, prefix: str = "coach:login:") -> "RedisStore":
-        import redis
-
-        return cls(redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1), prefix)
-
-    def hit(self, key: str, limit: int, window_s: float) -> None:
-        try:
-            pipe = self.client.pipeline(transaction=True)
-            # = INCR + EXPIRE on the first failure, but atomic: creating the key with its TTL in one command
-            # means a crash can never leave a counter that never expires (INCR keeps the TTL).
-            pipe.set(self.prefix + key, 0, ex=max(1, math.ceil(window_s)), nx=True)
-            pipe.incr(self.prefix + key)
-            pipe.execute()
-        except self._errors as exc:
-            log.warning("login limiter: Redis unavailable, failure not counted (%s)", exc)
-
-    def blocked_for(self, key: str, limit: int, window_s: float) -> float | None:
-        try:
-            pipe = self.client.pipeline(transaction=True)
-            pipe.get(self.prefix + key)
-            pipe.pttl(self.prefix + key)
-            count, pttl = pipe.execute()
-        except self._errors as exc:
-            log.warning("login limiter: Redis unavailable, not limiting (%s)", exc)
-            return None
-        if count is None or int(count) < limit:
-            return None
-        return pttl / 1000 if pttl > 0 else float(window_s)
-
-    def clear(self, key: str) -> None:
-        try:
-            self.client.delete(self.prefix + key)
-        except self._errors as exc:
-            log.warning("login limiter: Redis unavailable, not cleared (%s)", exc)
+def login_address_key() -> str:
+    return f"addr:{(request.remote_addr or '?')[:64]}"
 
 
-class LoginLimiter:
-    """Failed logins, counted per (email, client address) and per client address: `max_failures` within
-    `window_s` blocks that email *from that address* (guessing one account's password) or that address (trying
-    many accounts). An email is never blocked for everyone: anyone could lock any account out by failing five
-    times, so the right password from another address still works. Guessing one account from many addresses
-    costs `max_failures` tries per address per window, each audited as `login_failed` (docs/auth.md)."""
+def _failed_login(response: Response) -> bool:
+    return response.status_code == 401
 
-    def __init__(self, max_failures: int = 5, window_s: float = 300, *, store=None,
-                 clock: Callable[[], float] = time.monotonic):
-        self.max_failures, self.window_s = max_failures, window_s
-        self.store = store if store is not None else MemoryStore(clock)
 
-    @classmethod
-    def from_settings(cls, settings: Settings, **kwargs) -> "LoginLimiter":
-        if settings.message_queue.startswith("redis://"):
-            return cls(store=RedisStore.from_url(settings.message_queue), **kwargs)
-        return cls(**kwargs)
+def login_limiter(app: Flask, settings: Settings) -> Limiter:
+    """The app's own Limiter (one per app: a Limiter keeps one storage, and tests build many apps), on the login
+    view only. With a Redis message queue the counts live in that Redis, shared by every server; Redis trouble
+    never blocks logins (errors are swallowed, logged: the passwords are still checked)."""
+    redis = settings.message_queue.startswith("redis://")
+    limiter = Limiter(login_address_key, app=app, strategy="moving-window", key_prefix=LOGIN_KEY_PREFIX,
+                      storage_uri=settings.message_queue if redis else "memory://",
+                      storage_options={"socket_timeout": 1, "socket_connect_timeout": 1} if redis else {},
+                      swallow_errors=True, headers_enabled=False)
+    if LOGIN_ENDPOINT in app.view_functions:  # an app without the auth blueprint has no login to limit
+        failures = limiter.limit(LOGIN_LIMIT, deduct_when=_failed_login)
+        app.view_functions[LOGIN_ENDPOINT] = failures(app.view_functions[LOGIN_ENDPOINT])
+    app.register_error_handler(RateLimitExceeded, lambda _: too_many(_seconds_until_allowed(limiter)))
+    return limiter
 
-    @staticmethod
-    def _email_key(email: str | None, addr: str | None) -> str | None:
-        email = (email or "").strip().lower()[:254]  # 254: the longest valid address; bounds the key size
-        return f"email:{email}|{(addr or '-')[:64]}" if email else None
 
-    @staticmethod
-    def _addr_key(addr: str | None) -> str | None:
-        return f"addr:{addr[:64]}" if addr else None  # no address known: don't lump all such clients together
-
-    def _keys(self, email, addr) -> list[str]:
-        return [k for k in (self._email_key(email, addr), self._addr_key(addr)) if k]
-
-    def check(self, email: str | None, addr: str | None) -> int | None:
-        """Seconds until a login may be tried again, or None when it may be tried now."""
-        waits = [self.store.blocked_for(k, self.max_failures, self.window_s) for k in self._keys(email, addr)]
-        waits = [w for w in waits if w]
-        return max(1, math.ceil(max(waits))) if waits else None
-
-    def failed(self, email: str | None, addr: str | None) -> None:
-        for key in self._keys(email, addr):
-            self.store.hit(key, self.max_failures, self.window_s)
-
-    def succeeded(self, email: str | None, addr: str | None) -> None:
-        # only this email from this address: one valid account must not reset an address trying many others
-        key = self._email_key(email, addr)
-        if key:
-            self.store.clear(key)
+def _seconds_until_allowed(limiter: Limiter) -> float:
+    """Until the oldest failure in the window leaves it (the moving window's reset time)."""
+    now = time.time()
+    return max((limit.window.reset_time - now for limit in limiter.current_limits if limit.breached), default=1)
 
 
 def too_many(retry_after: float) -> Response:
@@ -308,5 +221,5 @@ def csrf_ok(request, session) -> bool:
 
 
 def register(app: Flask, settings: Settings) -> None:
-    app.extensions["coach_login_limiter"] = LoginLimiter.from_settings(settings)
+    app.extensions["coach_login_limiter"] = login_limiter(app, settings)
     app.after_request(_Headers(app, production=settings.env == "production"))

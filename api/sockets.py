@@ -9,7 +9,7 @@ from flask_socketio import SocketIO, emit, join_room, leave_room
 
 from marshmallow import ValidationError as MarshmallowError
 
-from api.base import LONE_SURROGATE, lone_surrogate_at
+from api.base import unstorable_at
 from api import control as control_api
 from api.coaching import DecisionArgs
 from api.context import operator, require, role, services, workspace_id
@@ -160,9 +160,9 @@ def register(socketio: SocketIO) -> None:
             require("operator")
             execution_id = _execution_id(data)
             fields = ("suggestion_id", "decision", "correction", "feedback", "manual_output")
-            broken = lone_surrogate_at(data)
+            broken = unstorable_at(data)
             if broken:
-                raise BadRequest("request is malformed", details={broken: [LONE_SURROGATE]})
+                raise BadRequest("request is malformed", details={broken[0]: [broken[1]]})
             try:  # the REST schema, so that both channels accept exactly the same bodies
                 body = _DECISION_ARGS.load({k: data[k] for k in fields if k in data})
             except MarshmallowError as exc:
@@ -181,9 +181,9 @@ def register(socketio: SocketIO) -> None:
             try:
                 require("operator")
                 execution_id = _execution_id(data)
-                broken = lone_surrogate_at(data)
+                broken = unstorable_at(data)
                 if broken:
-                    raise BadRequest("request is malformed", details={broken: [LONE_SURROGATE]})
+                    raise BadRequest("request is malformed", details={broken[0]: [broken[1]]})
                 try:  # the REST schema: both channels accept exactly the same bodies
                     body = schema.load({k: v for k, v in data.items() if k != "execution_id"})
                 except MarshmallowError as exc:

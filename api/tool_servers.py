@@ -10,6 +10,7 @@ from marshmallow import Schema, fields, validate
 
 from api.base import Blueprint
 from api.context import operator, requires, services, tools, workspace_id
+from api.schemas import StrictBoolean
 from core.tools import RISKS
 from services.toolservers import service
 
@@ -35,10 +36,10 @@ class ToolServerIn(Schema):
                                                    "returned. Omitted on PUT: kept as they are"})
     bearer_token = fields.String(validate=validate.Length(max=8000), load_only=True,
                                  metadata={"description": "http: sent as Authorization: Bearer …; stored encrypted"})
-    trusted = fields.Boolean(load_default=False, metadata={
+    trusted = StrictBoolean(load_default=False, metadata={
         "description": "take the server's annotations (readOnlyHint …) as the tools' risk; untrusted: every tool "
                        "is destructive for the policy"})
-    enabled = fields.Boolean(load_default=True)
+    enabled = StrictBoolean(load_default=True)
     risk_overrides = fields.Dict(keys=fields.String(validate=validate.Length(min=1, max=200)),
                                  values=fields.String(validate=validate.OneOf(RISKS)), load_default=dict,
                                  metadata={"description": "tool name (without the server's) -> risk"})
@@ -63,9 +64,9 @@ class ToolServerOut(Schema):
     url = fields.String()
     command = fields.List(fields.String())
     header_names = fields.List(fields.String(), metadata={"description": "the stored headers' names only"})
-    has_secret = fields.Boolean()
-    trusted = fields.Boolean()
-    enabled = fields.Boolean()
+    has_secret = StrictBoolean()
+    trusted = StrictBoolean()
+    enabled = StrictBoolean()
     risk_overrides = fields.Dict()
     tools = fields.List(fields.Nested(ServerToolOut))
     listed_at = fields.DateTime(allow_none=True)
@@ -88,7 +89,7 @@ class RegistryTool(Schema):
     source = fields.String(validate=validate.OneOf(("builtin", "entry_point", "mcp")))
     server = fields.String(allow_none=True, metadata={"description": "mcp: the server's name"})
     annotations = fields.Dict(allow_none=True)
-    trusted = fields.Boolean(allow_none=True)
+    trusted = StrictBoolean(allow_none=True)
 
 
 class RegistryList(Schema):

@@ -12,6 +12,7 @@ from marshmallow import Schema, fields, validate
 from api import sockets
 from api.base import Blueprint
 from api.context import operator, requires, services, workspace_id
+from api.schemas import StrictBoolean
 from services import audit, users
 from services.models import Membership, User, Workspace
 from services.offload import off_loop
@@ -24,7 +25,7 @@ class MemberSchema(Schema):
     email = fields.String()
     name = fields.String()
     role = fields.String()
-    disabled = fields.Boolean()
+    disabled = StrictBoolean()
 
 
 class MemberList(Schema):

@@ -7,7 +7,7 @@ from marshmallow import INCLUDE, Schema, fields, validate
 
 from api.base import Blueprint
 from api.context import operator, require, requires, services, workspace_id
-from api.schemas import PageArgs, page_body, page_of
+from api.schemas import PageArgs, StrictBoolean, page_body, page_of
 from core.errors import ValidationFailed
 from core.workflow.source_lines import lines_of
 from services import demo, workflows
@@ -50,7 +50,7 @@ class WorkflowSchema(Schema):
     step_modes = fields.Dict(keys=fields.String(), values=fields.String(), metadata={
         "description": "steps with a mode of their own (auto: promoted alone; always_review: pinned); "
                        "the others follow the workflow's mode"})
-    auto_ready = fields.Boolean()
+    auto_ready = StrictBoolean()
     thresholds = fields.Dict()
     created_at = fields.DateTime()
     updated_at = fields.DateTime()
@@ -136,14 +136,14 @@ class WorkflowById(MethodView):
 
 class ModeArgs(Schema):
     mode = fields.String(required=True, validate=validate.OneOf(("coaching", "auto")))
-    force = fields.Boolean(load_default=False, metadata={"description": "promote although not AUTO-ready"})
+    force = StrictBoolean(load_default=False, metadata={"description": "promote although not AUTO-ready"})
 
 
 class StepModeArgs(Schema):
     mode = fields.String(required=True, validate=validate.OneOf(("coaching", "auto", "always_review")),
                          metadata={"description": "auto: runs unattended with spot checks; always_review: every "
                                                   "run is decided by a human; coaching: follows the workflow"})
-    force = fields.Boolean(load_default=False, metadata={"description": "promote although not AUTO-ready (admin)"})
+    force = StrictBoolean(load_default=False, metadata={"description": "promote although not AUTO-ready (admin)"})
 
 
 class ThresholdArgs(Schema):

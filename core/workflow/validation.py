@@ -5,6 +5,7 @@ import math
 import re
 from collections import defaultdict
 from dataclasses import replace
+from graphlib import CycleError, TopologicalSorter
 from typing import Any
 
 import jsonschema
@@ -285,22 +286,23 @@ def _order(steps: list[StepDef], errors: _Errors) -> tuple[str, ...]:
                     errors.add(f"steps[{i}].{key}", f"unknown step {target!r}")
     if errors.by_field:
         return ()
-    # Kahn's algorithm in definition order, so that the order is stable and readable
-    remaining = {s.id: {d for d in s.requires if d != s.id} for s in steps}
+    # graphlib hands out the steps whose requirements are done, a batch at a time; each batch is taken in
+    # definition order, so that the order is stable and readable
+    position = {sid: i for i, sid in enumerate(ids)}
+    sorter = TopologicalSorter({s.id: [d for d in s.requires if d != s.id] for s in steps})
+    try:
+        sorter.prepare()
+    except CycleError as exc:
+        cycle = sorted(set(exc.args[1]))
+        for i, s in enumerate(steps):
+            if s.id in cycle:
+                errors.add(f"steps[{i}].depends_on", f"dependency cycle among steps {cycle}")
+        return ()
     order: list[str] = []
-    while remaining:
-        ready = [sid for sid in ids if sid in remaining and not remaining[sid]]
-        if not ready:
-            cycle = sorted(remaining)
-            for i, s in enumerate(steps):
-                if s.id in remaining:
-                    errors.add(f"steps[{i}].depends_on", f"dependency cycle among steps {cycle}")
-            return ()
-        for sid in ready:
-            order.append(sid)
-            del remaining[sid]
-        for deps in remaining.values():
-            deps.difference_update(ready)
+    while sorter.is_active():
+        ready = sorted(sorter.get_ready(), key=position.__getitem__)
+        order.extend(ready)
+        sorter.done(*ready)
     return tuple(order)
 
 

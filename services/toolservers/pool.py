@@ -251,6 +251,8 @@ class Clients:
 
     async def _call(self, ep: Endpoint, tool: str, arguments: dict[str, Any], timeout: float,
                     meta: dict[str, Any]) -> dict[str, Any]:
+        # One retry, only of a request that never left, at once on a new connection: no backoff, no policy to
+        # configure, so two turns of a loop say it more plainly than tenacity's AsyncRetrying would.
         for attempt in (1, 2):
             conn = await self._connection(ep)
             try:

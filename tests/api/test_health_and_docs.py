@@ -65,3 +65,26 @@ def test_metrics_is_prometheus_text_with_the_decision_counters(api):
             for kind in ("accept", "reject", "correct", "manual", "skip")} == \
         {"accept": 1, "reject": 0, "correct": 0, "manual": 0, "skip": 1}
     assert samples['coach_decision_latency_ms{quantile="0.5"}'] >= 0
+    text = page.get_data(as_text=True)
+    assert "# TYPE coach_decisions_total counter" in text and "# TYPE coach_database_up gauge" in text
+    assert "python_gc" not in text and "process_" not in text  # Coach's values only, no interpreter metrics
+
+
+def test_metrics_speaks_openmetrics_to_a_scraper_that_asks_for_it(api):
+    page = api.client.get("/metrics", headers={
+        "Accept": "application/openmetrics-text; version=1.0.0,text/plain;version=0.0.4;q=0.5"})
+    assert page.status_code == 200 and page.content_type.startswith("application/openmetrics-text; version=1.0.0")
+    text = page.get_data(as_text=True)
+    assert text.endswith("# EOF\n") and "# TYPE coach_decisions counter" in text
+    samples = _samples(text.replace("# EOF", ""))
+    assert samples["coach_database_up"] == 1 and samples['coach_decisions_total{decision="accept"}'] == 0
+
+
+def test_metrics_answers_with_database_down_when_the_database_does_not(api, services, monkeypatch):
+    def unreachable():
+        raise OSError("connection refused")
+
+    monkeypatch.setattr(services.db, "read", unreachable)
+    page = api.client.get("/metrics")
+    assert page.status_code == 200
+    assert _samples(page.get_data(as_text=True)) == {"coach_database_up": 0}

@@ -3,6 +3,7 @@ YAML integers past Python's digit limit, huge descriptions; and a 405 names the 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -58,6 +59,55 @@ def test_a_json_integer_past_the_digit_limit_is_a_400(client):
     assert code == 400, answer
 
 
+def _workflow_count(client) -> int:
+    return client.get("/api/workflows").get_json()["total"]
+
+
+def _yaml_workflow(value: str) -> str:
+    return "name: w\nsteps:\n  - id: a\n    tool: echo\n    params:\n      n: " + value + "\n"
+
+
+@pytest.mark.parametrize("value", [
+    "!!int 0x" + "f" * 4000,  # the probe's: a 16,000-bit integer, answered 500 at save
+    "0x" + "f" * 4000,  # the same, untagged
+    "0x" + "f" * 16,  # short text, but 2**64 - 1
+    "-0" + "7" * 22,  # YAML 1.1 octal, past -2**63
+    "0b1" + "0" * 63,  # 2**63
+    ":".join(["59"] * 5000),  # YAML 1.1 base 60: quadratic to convert, refused by its length first
+])
+def test_a_yaml_integer_past_64_bits_is_a_400_and_saves_nothing(client, value):
+    before = _workflow_count(client)
+    code, answer = _raw(client, "POST", "/api/workflows", _yaml_workflow(value), "application/yaml")
+    assert code == 400, answer
+    assert answer["error"]["code"] == "bad_request" and "out of range" in json.dumps(answer["error"]["details"])
+    assert _workflow_count(client) == before
+
+
+@pytest.mark.parametrize("number", [str(2**63), str(-(2**63) - 1), "1" + "0" * 4000])
+def test_a_json_integer_past_64_bits_is_a_400_naming_it_and_saves_nothing(client, number):
+    before = _workflow_count(client)
+    body = '{"name": "w", "steps": [{"id": "a", "tool": "echo", "params": {"n": %s}}]}' % number
+    code, answer = _raw(client, "POST", "/api/workflows", body)
+    assert code == 400, answer
+    assert "out of range" in answer["error"]["details"]["steps[0].params.n"][0], answer
+    assert _workflow_count(client) == before
+
+
+@pytest.mark.parametrize("content_type,number", [
+    ("application/json", 2**63 - 1), ("application/json", -(2**63)), ("application/yaml", 2**63 - 1),
+    ("application/yaml", -(2**63)),
+])
+def test_64_bit_integers_at_the_bounds_are_kept_as_sent(client, content_type, number):
+    if content_type == "application/json":
+        body = '{"name": "w", "steps": [{"id": "a", "tool": "echo", "params": {"n": %d}}]}' % number
+    else:
+        body = _yaml_workflow(hex(number) if number > 0 else str(number))
+    code, answer = _raw(client, "POST", "/api/workflows", body, content_type)
+    assert code == 201, answer
+    saved = client.get(f"/api/workflows/{answer['id']}").get_json()
+    assert saved["steps"][0]["params"] == {"n": number}
+
+
 @pytest.mark.parametrize("where", ["description", "step description", "step question", "variable description"])
 def test_descriptions_and_questions_have_a_size_limit(api, where):
     big = "x" * 10_001
@@ -82,3 +132,103 @@ def test_a_405_says_which_methods_are_allowed(client):
     assert {"GET", "POST"} <= allowed
     assert response.get_json()["error"]["code"] == "method_not_allowed"
     json.dumps(response.get_json())
+
+
+def test_a_get_on_a_post_only_api_route_is_a_405_not_the_web_apps_404(client):
+    """The web app's catch-all route answered it (404, `Allow: GET`): the routes of /api are the API's alone."""
+    response = client.get("/api/workflows/some-id/mode")
+    assert response.status_code == 405 and response.mimetype == "application/json"
+    assert response.get_json()["error"]["code"] == "method_not_allowed"
+    assert {m.strip() for m in response.headers["Allow"].split(",")} == {"POST", "OPTIONS"}
+
+
+def test_every_documented_api_path_answers_405_with_its_documented_methods_for_the_others(client):
+    methods = {"get", "post", "put", "patch", "delete"}
+    document = client.get("/api/openapi.json").get_json()
+    templates = {path: (re.compile(re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(path)) + "$"),
+                        {m for m in operations if m in methods})
+                 for path, operations in document["paths"].items()}
+    assert len(templates) > 20
+    checked = 0
+    for path in templates:
+        url = re.sub(r"\{[^}]+\}", "x", path)
+        # every documented operation whose path matches this URL (/users/invitations is also /users/{user_id})
+        documented = set().union(*(ops for pattern, ops in templates.values() if pattern.match(url)))
+        for method in sorted(methods - documented):
+            response = client.open(url, method=method.upper())
+            assert response.status_code == 405, (method, url, response.status_code)
+            assert response.get_json()["error"]["code"] == "method_not_allowed"
+            allowed = {m.strip().lower() for m in response.headers["Allow"].split(",")} - {"options", "head"}
+            assert allowed == documented, (method, url, allowed)
+            checked += 1
+    assert checked > 50
+
+
+def test_an_unknown_api_path_is_the_apis_json_404_not_a_page(client):
+    response = client.get("/api/no-such-thing")
+    assert response.status_code == 404 and response.get_json()["error"]["code"] == "not_found"
+
+
+@pytest.mark.parametrize("path,body", [
+    ("/api/workspace/outbound", {"allow": ["api.example.com"], "deny": ["*.evil.example"]}),
+    ("/api/policies/default", {"write": "require_review", "destructive": "deny"}),
+])
+@pytest.mark.parametrize("data,content_type,status", [
+    (b"", None, 422),  # the probe's: an empty PUT wiped the workspace's deny list
+    (b"", "application/json", 422),
+    (b"  \n", "application/yaml", 422),
+    (b'{"deny": []}', "text/plain", 415),  # a body webargs would not read: taken as {} before
+])
+def test_a_put_without_a_json_body_is_refused_and_changes_nothing(api, path, body, data, content_type, status):
+    kept = api.ok("PUT", path, body)
+    response = api.client.open(path, method="PUT", data=data, content_type=content_type)
+    assert response.status_code == status, response.get_json()
+    assert response.get_json()["error"]["code"] == {422: "validation_failed", 415: "unsupported_media_type"}[status]
+    assert api.ok("GET", path) == kept
+
+
+def test_a_body_the_document_marks_optional_may_be_left_out(api):
+    document = api.ok("GET", "/api/openapi.json")
+    assert document["paths"]["/api/executions/{execution_id}/resume"]["post"]["requestBody"]["required"] is False
+    assert document["paths"]["/api/workspace/outbound"]["put"]["requestBody"]["required"] is True
+    wf = api.workflow([{"id": "a", "tool": "echo", "params": {}}])
+    started = api.ok("POST", "/api/executions/", {"workflow_id": wf["id"]}, status=201)
+    response = api.client.post(f"/api/executions/{started['execution_id']}/resume")
+    assert response.status_code != 422, response.get_json()  # not running paused: a 409, but not for the body
+
+
+@pytest.mark.parametrize("value", [0, 1, "false", "yes", None])
+def test_enabled_must_be_a_json_boolean_and_nothing_changes_otherwise(api, value):
+    """`"enabled": 0` disabled a policy rule although the document says boolean."""
+    rule = api.ok("POST", "/api/policies", {"name": "r", "effect": "deny", "match": {"tool": "echo"}}, status=201)
+    code, answer = api.call("PUT", f"/api/policies/{rule['id']}",
+                            {"name": "r", "effect": "deny", "match": {"tool": "echo"}, "enabled": value})
+    assert code == 422 and "enabled" in answer["error"]["details"], answer
+    code, answer = api.call("POST", "/api/policies", {"name": "s", "effect": "deny", "enabled": value})
+    assert code == 422 and "enabled" in answer["error"]["details"], answer
+    assert [(r["name"], r["enabled"]) for r in api.ok("GET", "/api/policies")["items"]] == [("r", True)]
+
+
+def _boolean_body_fields(document) -> list[tuple[str, str, str]]:
+    """(method, path, field) for every boolean property of a request body in the published document."""
+    schemas = document["components"]["schemas"]
+    found = []
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            content = operation.get("requestBody", {}).get("content", {}) if isinstance(operation, dict) else {}
+            for media in content.values():
+                ref = media["schema"].get("$ref", "")
+                properties = schemas[ref.rsplit("/", 1)[-1]].get("properties", {}) if ref else {}
+                found += [(method, path, name) for name, prop in properties.items()
+                          if prop.get("type") == "boolean" and not prop.get("readOnly")]
+    return found
+
+
+def test_every_boolean_of_a_request_body_refuses_a_number(api):
+    fields = _boolean_body_fields(api.ok("GET", "/api/openapi.json"))
+    assert {f for _, _, f in fields} >= {"enabled", "force", "trusted"}
+    for method, path, name in fields:
+        url = re.sub(r"\{[^}]+\}", "x", path)
+        code, answer = api.call(method.upper(), url, {name: 0})
+        # the body is read before the path's id is looked up: the field is refused whatever else is wrong
+        assert code == 422 and name in answer["error"]["details"], (method, path, name, answer)

@@ -1,19 +1,20 @@
-"""Security headers and CSP, the login limiter (memory and Redis), the production secret check, cookie
+"""Security headers and CSP, the login limiter (Flask-Limiter, in memory and in Redis), the production secret check, cookie
 settings and the CSRF double-submit check (api/security.py)."""
 from __future__ import annotations
 
 import base64
 import hashlib
 import re
-import threading
 import uuid
 from datetime import timedelta
 
 import pytest
+import time_machine
+from flask_limiter import Limiter
+from limits.storage import MemoryStorage, RedisStorage
 
 from api import security
-from api.security import (LoginLimiter, MemoryStore, RedisStore, check_secret, cookie_config, csrf_ok,
-                          inline_script_hashes, new_csrf_token, too_many)
+from api.security import check_secret, cookie_config, csrf_ok, inline_script_hashes, new_csrf_token, too_many
 from config import DEFAULT_SECRET, Settings
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -133,110 +134,98 @@ def test_hsts_in_production(make_app):
     assert response.headers["Strict-Transport-Security"].startswith("max-age=31536000")
 
 
-def test_register_exposes_an_in_memory_limiter_without_redis(make_app):
+def test_register_puts_an_in_memory_limiter_on_login_without_redis(make_app):
     limiter = make_app(message_queue="").extensions["coach_login_limiter"]
-    assert isinstance(limiter, LoginLimiter) and isinstance(limiter.store, MemoryStore)
-    assert (limiter.max_failures, limiter.window_s) == (5, 300)
+    assert isinstance(limiter, Limiter) and isinstance(limiter.storage, MemoryStorage)
+    assert security.LOGIN_LIMIT == "5 per 300 seconds"
 
 
-# ---- the limiter (memory) ---------------------------------------------------------------------------------
+# ---- the login limiter (Flask-Limiter), through the login route -------------------------------------------
 
-class Clock:
-    def __init__(self):
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
+GOOD, BAD = "password-123", "wrong-password"
 
 
-def test_five_failures_for_one_email_block_it_from_that_address_only():
-    clock = Clock()
-    limiter = LoginLimiter(clock=clock)
-    for i in range(4):
-        limiter.failed("a@x.io", "10.0.0.1")
-        assert limiter.check("a@x.io", "10.0.0.1") is None
-    limiter.failed("A@X.io ", "10.0.0.1")  # same email, other case and spacing
-    clock.now += 10
-    assert limiter.check("a@x.io", "10.0.0.1") == 290
-    assert limiter.check("a@x.io", "10.0.0.99") is None  # the owner elsewhere is not locked out
-    assert limiter.check("b@x.io", "10.0.0.98") is None  # other emails are not affected
+@pytest.fixture
+def login(make_app):
+    """POST /api/auth/login from a given client address; ann@x.io exists with password GOOD."""
+    from tests.conftest import make_user
+
+    app = make_app(message_queue="")
+    make_user(app.extensions["coach"], "ann@x.io", "operator")
+    client = app.test_client()
+
+    def post(email: str, password: str, address: str = "10.0.0.1"):
+        return client.post("/api/auth/login", json={"email": email, "password": password},
+                           environ_base={"REMOTE_ADDR": address})
+    return post
 
 
-def test_failures_spread_over_addresses_lock_nobody_out():
-    limiter = LoginLimiter(clock=Clock())
+@pytest.fixture
+def clock():
+    with time_machine.travel(1_000_000, tick=False) as traveller:
+        yield traveller
+
+
+def _retry_after(response) -> int:
+    assert response.status_code == 429, response.get_json()
+    error = response.get_json()["error"]
+    assert error["code"] == "too_many_requests" and error["message"]
+    assert error["details"] == {"retry_after_s": int(response.headers["Retry-After"])}
+    return int(response.headers["Retry-After"])
+
+
+def test_five_failures_block_that_address_for_the_rest_of_the_window(login, clock):
+    for _ in range(4):
+        assert login("ann@x.io", BAD).status_code == 401
+    assert login("A@X.io ", BAD).status_code == 401  # the fifth: still checked, then counted
+    clock.shift(10)
+    assert _retry_after(login("ann@x.io", BAD)) == 290
+    assert _retry_after(login("ann@x.io", GOOD)) == 290  # the right password too: nothing is checked
+    assert login("ann@x.io", GOOD, "10.0.0.99").status_code == 200  # the owner elsewhere is not locked out
+
+
+def test_failures_spread_over_addresses_lock_nobody_out(login, clock):
     for i in range(20):
-        limiter.failed("a@x.io", f"10.0.0.{i}")
-    assert limiter.check("a@x.io", "10.0.1.1") is None
+        assert login("ann@x.io", BAD, f"10.0.0.{i}").status_code == 401
+    assert login("ann@x.io", GOOD, "10.0.1.1").status_code == 200
 
 
-def test_success_clears_the_email_from_that_address_but_not_the_address():
-    limiter = LoginLimiter(clock=Clock())
-    for _ in range(5):
-        limiter.failed("a@x.io", "10.0.0.1")
-    assert limiter.check("a@x.io", "10.0.0.1") > 0
-    limiter.succeeded("a@x.io", "10.0.0.1")
-    assert limiter.store.blocked_for("email:a@x.io|10.0.0.1", 5, 300) is None
-    assert limiter.check("other@x.io", "10.0.0.1") > 0  # the address stays blocked
-
-
-def test_the_address_limit_counts_failures_across_emails():
-    limiter = LoginLimiter(clock=Clock())
+def test_the_address_limit_counts_failures_across_emails(login, clock):
     for i in range(5):
-        limiter.failed(f"user{i}@x.io", "10.0.0.1")
-    assert limiter.check("fresh@x.io", "10.0.0.1") > 0
-    assert limiter.check("fresh@x.io", "10.0.0.2") is None
+        assert login(f"user{i}@x.io", BAD).status_code == 401
+    assert _retry_after(login("fresh@x.io", BAD)) == 300
+    assert login("fresh@x.io", BAD, "10.0.0.2").status_code == 401
 
 
-def test_failures_leave_the_sliding_window():
-    clock = Clock()
-    limiter = LoginLimiter(max_failures=3, window_s=60, clock=clock)
-    for _ in range(2):
-        limiter.failed("a@x.io", "1.1.1.1")  # t=0, 0
-    clock.now += 50
-    limiter.failed("a@x.io", "1.1.1.1")  # t=50
-    assert limiter.check("a@x.io", "1.1.1.1") == 10  # the first failures leave the window at t=60
-    clock.now += 10
-    assert limiter.check("a@x.io", "1.1.1.1") is None
-    limiter.failed("a@x.io", "1.1.1.1")  # t=60: only t=50 and t=60 are inside the window
-    assert limiter.check("a@x.io", "1.1.1.1") is None
-    clock.now += 5
-    limiter.failed("a@x.io", "1.1.1.1")  # t=65: three within 60 s again, blocked until t=50+60
-    assert limiter.check("a@x.io", "1.1.1.1") == 45
+def test_only_failed_logins_count(login, clock):
+    for _ in range(6):
+        assert login("ann@x.io", GOOD).status_code == 200
+    for _ in range(6):
+        assert login("ann@x.io", None).status_code == 422  # a refused body checked no password
+    assert [login("ann@x.io", BAD).status_code for _ in range(6)] == [401] * 5 + [429]
 
 
-def test_retry_after_is_whole_seconds_and_at_least_one():
-    clock = Clock()
-    limiter = LoginLimiter(max_failures=1, window_s=60, clock=clock)
-    limiter.failed("a@x.io", None)
-    clock.now += 59.6
-    assert limiter.check("a@x.io", None) == 1
+def test_failures_leave_the_moving_window(login, clock):
+    for _ in range(4):
+        login("ann@x.io", BAD)  # t=0
+    clock.shift(50)
+    login("ann@x.io", BAD)  # t=50: five within 300 s
+    assert _retry_after(login("ann@x.io", BAD)) == 250  # the first four leave the window at t=300
+    clock.shift(250.5)
+    for _ in range(3):
+        assert login("ann@x.io", BAD).status_code == 401  # t=300.5: only t=50 was left in the window
+    assert login("ann@x.io", BAD).status_code == 401  # five again: t=50 and four at t=300.5
+    clock.shift(4.5)
+    assert _retry_after(login("ann@x.io", BAD)) == 45  # t=305: until t=50 leaves, at t=350
 
 
-def test_missing_email_or_address_is_not_a_shared_bucket():
-    limiter = LoginLimiter(max_failures=1, clock=Clock())
-    limiter.failed("", None)
-    assert limiter.check("", None) is None
-    assert limiter.check("a@x.io", "1.1.1.1") is None
-
-
-def test_memory_store_stays_bounded_when_keys_are_sprayed():
-    clock = Clock()
-    store = MemoryStore(clock, max_keys=100)
-    limiter = LoginLimiter(store=store)
-    for i in range(1000):
-        limiter.failed(f"u{i}@x.io", None)
-    assert len(store._hits) <= 100
-
-
-def test_limiter_is_thread_safe():
-    limiter = LoginLimiter(max_failures=10_000, clock=Clock())
-    threads = [threading.Thread(target=lambda: [limiter.failed("a@x.io", "1.1.1.1") for _ in range(500)])
-               for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert len(limiter.store._hits["email:a@x.io|1.1.1.1"]) == 4000
+def test_retry_after_is_whole_seconds_and_at_least_one(login, clock):
+    for _ in range(5):
+        login("ann@x.io", BAD)
+    clock.shift(299.6)
+    assert _retry_after(login("ann@x.io", BAD)) == 1
+    clock.shift(0.5)
+    assert login("ann@x.io", GOOD).status_code == 200
 
 
 def test_too_many_builds_the_429_error_body_with_retry_after():
@@ -251,7 +240,7 @@ def test_too_many_builds_the_429_error_body_with_retry_after():
     assert error["details"] == {"retry_after_s": 13}
 
 
-# ---- the limiter (Redis) ----------------------------------------------------------------------------------
+# ---- the login limiter (Redis) ----------------------------------------------------------------------------
 
 @pytest.fixture
 def redis_client():
@@ -266,63 +255,42 @@ def redis_client():
 
 
 @pytest.fixture
-def redis_prefix(redis_client):
-    prefix = f"coach:test:{uuid.uuid4().hex}:"
-    yield prefix
-    for key in redis_client.scan_iter(prefix + "*"):
+def redis_address(redis_client):
+    """A client address of this test's own, so its counts in the shared Redis are its own too."""
+    address = f"test-{uuid.uuid4().hex}"
+    yield address
+    for key in redis_client.scan_iter(f"*/{security.LOGIN_KEY_PREFIX}/addr:{address}/*"):
         redis_client.delete(key)
 
 
-def test_redis_backend_blocks_clears_and_counts_addresses(redis_client, redis_prefix):
-    limiter = LoginLimiter(store=RedisStore(redis_client, prefix=redis_prefix))
-    for i in range(5):
-        assert limiter.check("a@x.io", "10.0.0.1") is None
-        limiter.failed("a@x.io", "10.0.0.1")
-    assert 0 < limiter.check("a@x.io", "10.0.0.1") <= 300
-    assert limiter.check("a@x.io", "10.0.0.9") is None  # from another address: not blocked
-    assert 0 < redis_client.ttl(redis_prefix + "email:a@x.io|10.0.0.1") <= 300
-    assert int(redis_client.get(redis_prefix + "addr:10.0.0.1")) == 5
-    limiter.succeeded("a@x.io", "10.0.0.1")
-    assert redis_client.get(redis_prefix + "email:a@x.io|10.0.0.1") is None
-    assert limiter.check("b@x.io", "10.0.0.1") > 0  # the address limit spans emails and survives success
+def test_a_redis_message_queue_shares_the_counts_between_servers(make_app, redis_client, redis_address):
+    from tests.conftest import make_user
+
+    one, two = make_app(message_queue=REDIS_URL), make_app(message_queue=REDIS_URL)
+    assert isinstance(one.extensions["coach_login_limiter"].storage, RedisStorage)
+    make_user(one.extensions["coach"], "ann@x.io", "operator")
+
+    def login(app, password):
+        return app.test_client().post("/api/auth/login", json={"email": "ann@x.io", "password": password},
+                                      environ_base={"REMOTE_ADDR": redis_address})
+    assert [login(one, BAD).status_code for _ in range(3)] == [401] * 3
+    assert [login(two, BAD).status_code for _ in range(2)] == [401] * 2
+    assert 0 < _retry_after(login(one, GOOD)) <= 300 and 0 < _retry_after(login(two, GOOD)) <= 300
+    keys = list(redis_client.scan_iter(f"*/{security.LOGIN_KEY_PREFIX}/addr:{redis_address}/*"))
+    assert len(keys) == 1 and 0 < redis_client.ttl(keys[0]) <= 300  # Redis forgets the window by itself
+    assert one.test_client().post("/api/auth/login", json={"email": "ann@x.io", "password": GOOD},
+                                  environ_base={"REMOTE_ADDR": "10.9.9.9"}).status_code == 200
 
 
-def test_redis_backend_is_shared_between_limiters(redis_client, redis_prefix):
-    one = LoginLimiter(store=RedisStore(redis_client, prefix=redis_prefix))
-    two = LoginLimiter(store=RedisStore(redis_client, prefix=redis_prefix))
-    for _ in range(3):
-        one.failed("a@x.io", None)
-        two.failed("a@x.io", None)
-    assert one.check("a@x.io", None) > 0 and two.check("a@x.io", None) > 0
+def test_the_login_limiter_fails_open_when_redis_is_down():
+    from flask import Flask
 
-
-def test_redis_backend_window_expires_with_the_key(redis_client, redis_prefix):
-    limiter = LoginLimiter(store=RedisStore(redis_client, prefix=redis_prefix))
-    for _ in range(5):
-        limiter.failed("a@x.io", None)
-    assert limiter.check("a@x.io", None) > 0
-    redis_client.delete(redis_prefix + "email:a@x.io|-")  # what EXPIRE does when the window ends
-    assert limiter.check("a@x.io", None) is None
-
-
-def test_redis_message_queue_selects_the_redis_backend_with_the_documented_keys(redis_client):
-    email = f"limiter-{uuid.uuid4().hex}@x.io"
-    addr = f"test-{uuid.uuid4().hex}"
-    limiter = LoginLimiter.from_settings(Settings(message_queue=REDIS_URL))
-    try:
-        assert isinstance(limiter.store, RedisStore)
-        limiter.failed(email, addr)
-        assert redis_client.get(f"coach:login:email:{email}|{addr}") == b"1"
-        assert redis_client.get(f"coach:login:addr:{addr}") == b"1"
-    finally:
-        redis_client.delete(f"coach:login:email:{email}|{addr}", f"coach:login:addr:{addr}")
-
-
-def test_redis_backend_fails_open_when_redis_is_down():
-    limiter = LoginLimiter(store=RedisStore.from_url("redis://127.0.0.1:1/0"), max_failures=1)
-    limiter.failed("a@x.io", "1.1.1.1")
-    assert limiter.check("a@x.io", "1.1.1.1") is None
-    limiter.succeeded("a@x.io", "1.1.1.1")
+    app = Flask(__name__)
+    app.add_url_rule("/login", security.LOGIN_ENDPOINT, lambda: ("wrong password", 401), methods=["POST"])
+    limiter = security.login_limiter(app, Settings(message_queue="redis://127.0.0.1:1/0"))
+    assert isinstance(limiter.storage, RedisStorage)
+    client = app.test_client()
+    assert [client.post("/login").status_code for _ in range(7)] == [401] * 7  # passwords are still checked
 
 
 # ---- Socket.IO origins ------------------------------------------------------------------------------------

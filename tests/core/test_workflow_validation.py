@@ -101,6 +101,13 @@ def test_order_follows_dependencies_not_definition_order(tools):
     assert defn.order == ("early", "late")
 
 
+def test_steps_ready_together_are_ordered_as_defined(tools):
+    # r1 and r2 are done together; b (after r2) is defined before a (after r1), so b comes first
+    defn = parse_definition(wf(echo("r1", depends_on=[]), echo("r2", depends_on=[]), echo("b", depends_on=["r2"]),
+                               echo("a", depends_on=["r1"]), echo("z", depends_on=["a", "b"])), tools)
+    assert defn.order == ("r1", "r2", "b", "a", "z")
+
+
 def test_type_defaults_to_action_when_a_tool_is_given(tools):
     assert parse_definition(wf({"id": "a", "tool": "echo"}), tools).steps[0].type == "action"
 

@@ -144,6 +144,13 @@ def test_a_three_step_cycle_is_refused_and_steps_outside_it_are_not_blamed(tools
     assert set(details) == {"steps[1].depends_on", "steps[2].depends_on", "steps[3].depends_on"}
 
 
+def test_a_cycle_names_its_steps_and_not_those_waiting_behind_it(tools):
+    details = errors_of(wf(echo("a", depends_on=["b"]), echo("b", depends_on=["a"]), echo("after", depends_on=["b"])),
+                        tools)
+    assert details == {"steps[0].depends_on": ["dependency cycle among steps ['a', 'b']"],
+                       "steps[1].depends_on": ["dependency cycle among steps ['a', 'b']"]}
+
+
 def test_a_cycle_through_a_default_dependency_is_refused(tools):
     # b waits for c explicitly; c waits for b by default (the previous step)
     details = errors_of(wf(echo("a"), echo("b", depends_on=["c"]), echo("c")), tools)

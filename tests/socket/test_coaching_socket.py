@@ -455,6 +455,9 @@ def test_malformed_socket_decisions_are_refused_with_the_rest_error_codes(live_s
     assert_error(client.decide(execution_id, sid, "maybe"), "validation_failed")
     assert_error(client.decide(uuid.uuid4().hex, sid, "accept"), "not_found")
     assert_error(client.decide(execution_id, uuid.uuid4().hex, "accept"), "not_found")
+    # the REST body check's refusals too: an integer past 64 bits (a 400 there)
+    error = assert_error(client.decide(execution_id, sid, "manual", manual_output={"n": 2**64}), "bad_request")
+    assert "out of range" in error["details"]["(body).manual_output.n"][0], error
 
     # none of that counted, and the socket still works: a valid decision goes through on it
     assert stats(live_server, execution_id) == expected_stats(suggestions_made=1)
