@@ -232,7 +232,8 @@ def api(client, services) -> Api:
 
 
 # Files whose tests start live servers and browsers take longest: started first, they do not hold up the end of a
-# parallel run while the other workers wait (with --dist loadfile a worker takes the next file in this order).
+# parallel run while the other workers wait. With --dist loadfile --no-loadscope-reorder (the Makefile) a worker
+# takes the next file in this order; xdist would otherwise take the files with the most tests first.
 SLOW_FIRST = {"socket": 0, "browser": 1, "api": 2, "services": 3, "core": 4}
 
 
