@@ -164,9 +164,6 @@ def record(session: Session, workspace_id: str, actor: str, action: str, *, targ
     """Append one event to the workspace's chain in the caller's transaction (it commits or rolls back with it)."""
     newest = f"audit:last:{workspace_id}"
     last = session.info.get(newest)  # written earlier in this transaction
-    kept = session.kept("audit")  # SQLite: each workspace's head as this process last wrote it (services.db.Kept)
-    if last is None and kept is not None:
-        last = kept.get(workspace_id)
     if last is None:
         lock_workspace(session, workspace_id)
         lock = row_locks(session)
@@ -186,8 +183,6 @@ def record(session: Session, workspace_id: str, actor: str, action: str, *, targ
     insert_values(session, AuditEvent, values)
     event = Recorded(**values)
     session.info[newest] = event
-    if kept is not None:
-        kept[workspace_id] = _Head(event.seq, event.hash)
     return event
 
 

@@ -127,7 +127,7 @@ def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: St
     )
     sug.policy = policies.judge(session, tools, ex, step, suggested) if step.type == "action" else None
     insert_row(session, sug)
-    hold(session, sug)  # for the rest of the transaction (executions.keep_awaiting keeps it for the next decision)
+    hold(session, sug)  # for the rest of the transaction
     executions.set_step(ex, step.id, status=S.STEP_WAITING)
     kind = G.CORRECTION if purpose == "correction" else G.SUGGESTION
     ex.gate = {"kind": kind, "step_id": step.id, "suggestion_id": sug.id, **gates.armed(kind, step.human_timeout, now)}

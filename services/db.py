@@ -23,7 +23,6 @@ from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.orm import LoaderCallableStatus
 
 from services import jsontext
-from services.models import Counter
 
 log = logging.getLogger(__name__)
 
@@ -270,24 +269,6 @@ def insert_row(session: Session, obj) -> None:
     insert_values(session, type(obj), obj.__dict__)
 
 
-def insert_held(session: Session, obj) -> None:
-    """Write a new object's row now with one INSERT and hold it as a loaded row (`held`, `hold`): from here it is
-    what the database stores, and later changes to it are written at commit (write_changes), as a loaded row's are,
-    without the ORM Session's flush. Columns not given are NULL, as the INSERT writes them (the model's Python
-    defaults are filled by NewId; a column with a server default must be given)."""
-    orm = session._orm if isinstance(session, Transaction) else session
-    if orm is not None:
-        orm.flush()  # what the ORM Session holds first (a row this one refers to may be pending there)
-    model = type(obj)
-    values = obj.__dict__  # NewId fills columns straight into it: the same for those left NULL
-    for name in _COLUMN_KEYS.get(model) or _column_keys(model):
-        if name not in values:
-            values[name] = None
-    insert_values(session, model, values)
-    make_transient_to_detached(obj)  # its values become the loaded state, its primary key its identity
-    hold(session, obj)
-
-
 def insert_values(session: Session, model, values: dict[str, Any]) -> None:
     """A new row of `model` from its column values (models.row_values fills the defaults) with one INSERT: for
     rows that are only appended, without an ORM object at all. Columns not in `values` are left to the database."""
@@ -345,8 +326,8 @@ def write_changes(session: Session, obj: object | None) -> None:
             set_committed_value(obj, key, value)
     if whole:
         # Everything is saved: the object is marked unmodified again (public API: transient, then detached with
-        # its identity, which commits every loaded value), or an ORM Session this transaction (or a later one,
-        # for kept rows) adds it to would compare all its attributes with what was loaded at its flush. An
+        # its identity, which commits every loaded value), or an ORM Session this transaction adds it to
+        # would compare all its attributes with what was loaded at its flush. An
         # object in a Session is left to that Session: its flush finds no change and writes nothing.
         make_transient(obj)
         make_transient_to_detached(obj)
@@ -384,10 +365,9 @@ class Transaction:
 
     def __init__(self, db: Database, *, read_only: bool = False):
         self.bind, self._sqlite, self._read_only = db.engine, db.is_sqlite, read_only
-        self.info: dict[str, Any] = {"shared": db.shared}
+        self.info: dict[str, Any] = {}
         self._raw = self._core = self._orm = self._begun = self._cursor = None
         self._committed = False
-        self._kept: Kept | None = None  # this process's kept rows, once this transaction found them valid
 
     @property
     def raw(self):
@@ -416,37 +396,6 @@ class Transaction:
 
     def get_bind(self, *args, **kwargs) -> Engine:
         return self.bind
-
-    def kept(self, name: str) -> dict | None:
-        """SQLite write transactions: this process's store `name` of rows kept between transactions (see Kept),
-        valid for this transaction (emptied first if anything else wrote those tables since). None elsewhere."""
-        if self._kept is None:
-            if not self._sqlite or self._read_only:
-                return None
-            kept = self.info["shared"].setdefault("kept", Kept())
-            writes = self._writes()
-            if writes is None:  # a schema without the counter row: nothing can be kept
-                return None
-            if kept.writes != writes or kept.size() > Kept.LIMIT:
-                kept.clear()
-            self._kept = kept
-        return self._kept.stores.setdefault(name, {})
-
-    def follow_rows(self) -> dict | None:
-        """This transaction keeps the kept `rows` store up to date itself (services.executions: a decision or the
-        runner drops what was kept for the execution it changes, a start changes none): it is not emptied at
-        commit, as it is after any other transaction that wrote. Returns the store (None where nothing is kept,
-        `kept`); say so before anything is written (`kept` checks first that what is kept is still valid)."""
-        rows = self.kept("rows")
-        if rows is not None:
-            self.info[_FOLLOWING] = True
-        return rows
-
-    def _writes(self) -> int | None:
-        """The `writes` counter as this transaction sees it: the database's triggers bump it for every row written
-        to a table whose rows are kept (migration 0020), by any writer."""
-        found = prepared(self, ("counters:read",), _writes_statement).rows(self, {"name": "writes"})
-        return found[0][0] if found else None
 
     @property
     def core(self):
@@ -485,16 +434,6 @@ class Transaction:
         else:
             for obj in list(self.info.get(HELD, {}).values()):
                 write_changes(self, obj)
-        if self._sqlite and not self._read_only and self._raw is not None:
-            # under the write lock still: what is kept is valid for the next write transaction, numbered one more
-            self.kept("rows")
-            if self._kept is not None:
-                if self._orm is not None or self._core is not None:
-                    self._kept.clear()  # the ORM or Core may have written any row
-                elif not self.info.get(_FOLLOWING):
-                    self._kept.stores["rows"].clear()  # executions may have changed that the store holds
-                # what is kept is valid while the counter stays where this transaction's own writes left it
-                self._kept.writes = self._writes()
         if self._begun is not None:
             self._begun.commit()
         elif self._raw is not None:
@@ -507,7 +446,6 @@ class Transaction:
         self._raw.dbapi_connection.execute("COMMIT")
 
     def rollback(self) -> None:
-        self._forget_kept()
         if self._begun is not None and self._begun.is_active:
             self._begun.rollback()
         elif self._raw is not None:
@@ -515,8 +453,6 @@ class Transaction:
 
     def close(self) -> None:
         """Give the connection back (a transaction neither committed nor rolled back is rolled back)."""
-        if not self._committed:
-            self._forget_kept()
         if self._cursor is not None:
             self._cursor.close()
         if self._orm is not None:
@@ -525,50 +461,6 @@ class Transaction:
             self._core.close()  # the driver connection goes back to the pool with it
         elif self._raw is not None:
             self._raw.close()
-
-    def _forget_kept(self) -> None:
-        # kept rows were changed in place for changes the database will not get: forgotten while this transaction
-        # still holds the write lock, before the next writer can take them
-        if self._kept is not None:
-            self._kept.clear()
-
-
-_FOLLOWING = "kept:rows-followed"
-
-
-class Kept:
-    """SQLite only: rows this process keeps between its write transactions, so that the next one need not read
-    them again (a decision's metric rows, the audit chain's head, the execution awaiting a decision).
-
-    SQLite runs one write transaction at a time. The database's triggers (migration 0020) bump the `writes`
-    counter for every row inserted, changed or deleted in a table whose rows are kept, whoever writes (this
-    process, another one, the sqlite3 shell). What is kept is valid while the counter is what it was when the
-    transaction that left it committed (`writes`), and emptied otherwise (someone else wrote those tables in
-    between, or this process's last transaction ended without a commit). The code that writes kept rows
-    (services.metrics, services.audit, the decision path) changes the kept objects themselves, with prepared
-    statements. At commit, a transaction that used the ORM Session or a Core connection, which may have
-    written any row, empties every store; one that may have changed executions or suggestions another way
-    (anything but a decision, the runner's advance and a start, which say so with follow_rows) empties the `rows`
-    store."""
-
-    LIMIT = 20_000  # rows kept at most (hourly metric buckets keep coming): beyond it, start again
-
-    def __init__(self) -> None:
-        self.stores: dict[str, dict] = {}
-        self.writes: int | None = None  # the counter after the transaction that left what is kept
-
-    def size(self) -> int:
-        return sum(len(store) for store in self.stores.values())
-
-    def clear(self) -> None:
-        for store in self.stores.values():
-            store.clear()
-        self.writes = None
-
-
-def _writes_statement():
-    counters = Counter.__table__
-    return select(counters.c.value).where(counters.c.name == bindparam("name"))
 
 
 _HOOKS: dict[str, list[Callable[[Transaction], None]]] = {"before_commit": []}
@@ -660,9 +552,6 @@ class Database:
             if parsed.database and parsed.database != ":memory:":
                 self.checkpointer = Checkpointer(parsed.database)
                 weakref.finalize(self, self.checkpointer.stop)  # a Database nobody disposed of
-        # what this process keeps about this database across transactions (services.metrics' row cache):
-        # every transaction finds it in info["shared"]
-        self.shared: dict[str, Any] = {}
         self._aside_engine: Engine | None = None
         self._aside_args = {k: kwargs[k] for k in ("connect_args", "json_serializer", "json_deserializer")
                             if k in kwargs}

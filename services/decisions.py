@@ -373,7 +373,6 @@ def _submit(services, workspace_id: str, execution_id: str, body: dict[str, Any]
                 decided_step = None  # the answer says where the execution stopped, and counts the next suggestion
             response = answer(session, response, ex, decided_step, idempotency_key)
             insert_values(session, Decision, session.info["decision"])
-            executions.keep_awaiting(session, ex)
     except Replayed as replayed:
         return replayed.response
     services.notifier.send(events)

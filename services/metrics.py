@@ -67,13 +67,6 @@ class _Cell:
         return self._state
 
 
-def _shared_rows(session: Session) -> dict[tuple, _Cell] | None:
-    """SQLite: the metric rows as this process last committed them, parsed, so that a decision reads none
-    (services.db.Kept says when they are valid). PostgreSQL's writers run concurrently: there every transaction
-    reads its rows, locked."""
-    return session.kept("metrics")
-
-
 _DIRTY = "metrics:dirty"
 
 
@@ -99,8 +92,6 @@ def _rows(session: Session, model, workspace_id: str, names: tuple[str, ...], ke
     if not missing:
         return [cache[k] for k in keys]
     lock = row_locks(session)
-    shared = _shared_rows(session)
-    prefix = (table.name, workspace_id)
 
     def fetch(subset):
         found_keys = sorted({k[names.index("key")] for k in subset})
@@ -111,15 +102,7 @@ def _rows(session: Session, model, workspace_id: str, names: tuple[str, ...], ke
             found = tuple(row[2:])
             if found not in cache:
                 cache[found] = _Cell(row[0], dict(row[1] or {}))
-                if shared is not None:
-                    shared[(*prefix, found)] = cache[found]
 
-    if shared is not None:
-        for k in missing:
-            cell = shared.get((*prefix, k))
-            if cell is not None:
-                cache[k] = cell
-        missing = [k for k in missing if k not in cache]
     if missing:
         if lock:  # every metric row is locked under the workspace's lock, taken first: one lock order for all
             lock_workspace(session, workspace_id)

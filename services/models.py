@@ -450,14 +450,6 @@ class MetricBucket(Base):
     counts: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
 
 
-class Counter(Base):
-    """A named number that every process sharing the database bumps on some change (migration 0007)."""
-
-    __tablename__ = "counters"
-    name: Mapped[str] = mapped_column(String(40), primary_key=True)
-    value: Mapped[int] = mapped_column(Integer, default=0)
-
-
 class CorrectionPack(NewId, Base):
     __tablename__ = "correction_packs"
     __table_args__ = (UniqueConstraint("workflow_id", "step_id"),)

@@ -129,22 +129,13 @@ def _revision_statement():
 
 
 def revision(session: Session, workspace_id: str) -> int:
-    """The workspace's policy revision, read once per transaction (again after this transaction changed a rule).
-    SQLite: kept between write transactions too (services.db.Kept; migration 0022 counts writes to policy_settings),
-    so a decision reads it only after someone changed a workspace's policies."""
+    """The workspace's policy revision, read once per transaction (again after this transaction changed a rule)."""
     seen = session.info.setdefault(REVISIONS, {})
     changed = workspace_id in session.info.get(_CHANGED, ())
     if not changed and workspace_id in seen:
         return seen[workspace_id]
-    kept = None if changed else session.kept("policy_revisions")
-    if kept is not None and workspace_id in kept:
-        found = kept[workspace_id]
-    else:
-        rows = prepared(session, ("policies:revision",), _revision_statement).rows(session,
-                                                                                   {"workspace_id": workspace_id})
-        found = rows[0][0] if rows else 0
-        if kept is not None:
-            kept[workspace_id] = found
+    rows = prepared(session, ("policies:revision",), _revision_statement).rows(session, {"workspace_id": workspace_id})
+    found = rows[0][0] if rows else 0
     seen[workspace_id] = found
     return found
 

@@ -315,7 +315,6 @@ class Runner:
         ex = executions.get_any(session, execution_id)
         if ex is None:
             return None
-        executions.follow(session, ex)
         if outcome is not None:
             if ex.lease_owner != self.leases.owner:
                 log.warning("execution %s: step %s was taken over by %s while it ran here; this result is dropped "
@@ -339,8 +338,6 @@ class Runner:
             executions.changed(session, events, ex, step.id)
             return step, state, params, st.idempotency_key
         self.leases.release(ex)
-        if slow is None:  # at a gate (or done): a decision on its suggestion finds the rows read here
-            executions.keep_awaiting(session, ex)
         return slow
 
     def _give_up(self, execution_id: str, running: str | None, error: Exception, failures: int) -> None:

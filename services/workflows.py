@@ -72,8 +72,7 @@ class DefinitionCache:
 
 def get(session: Session, workspace_id: str, workflow_id: str, *, row_only: bool = False) -> Workflow:
     """`row_only`: the row alone (its columns; no relationship is loaded through it), read without the ORM Session
-    where the transaction has none yet (services.db.held): starting an execution, whose transaction then stays one
-    after which the process's kept rows are still valid (services.db.Kept)."""
+    where the transaction has none yet (services.db.held)."""
     wf = held(session, Workflow, workflow_id) if row_only else session.get(Workflow, workflow_id)
     # a plan's hidden workflow is reached through its plan (services/plans.py), never as a workflow
     if wf is None or wf.workspace_id != workspace_id or wf.deleted_at is not None or wf.kind != "workflow":
