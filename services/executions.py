@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from sqlalchemy import bindparam, func, select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import flag_modified
 
@@ -15,7 +15,7 @@ from core.execution.engine import ExecutionState, StepState, progress, steps_pro
 from core.tools import ToolRegistry
 from core.workflow import WorkflowDef, validate_variables
 from services import audit, jsontext, workflows
-from services.db import columns_of, load_objects, prepared, row_locks
+from services.db import row_locks
 from services.models import Execution, Suggestion, Workflow, utcnow
 from services.notifier import Events, jsonable
 from services.workflows import DefinitionCache
@@ -33,41 +33,26 @@ def get(session: Session, workspace_id: str, execution_id: str, *, for_update: b
 
 
 def get_any(session: Session, execution_id: str, *, for_update: bool = True) -> Execution | None:
-    """Any workspace's execution with its steps (the runner works across workspaces), row-locked on PostgreSQL,
-    and held for the transaction."""
-    lock = for_update and row_locks(session)
-
-    def build():
-        query = select(*columns_of(Execution)).where(Execution.id == bindparam("execution_id"))
-        return query.with_for_update() if lock else query
-
-    found = load_objects(session, ("execution:get", lock), build, {"execution_id": execution_id}, (Execution,))
-    return found[0] if found else None
-
-
-def _with_suggestion():
-    return (select(*columns_of(Execution, Suggestion, Workflow))
-            .join(Suggestion, (Suggestion.id == bindparam("suggestion_id")) & (Suggestion.execution_id == Execution.id))
-            .join(Workflow, Workflow.id == Execution.workflow_id)
-            .where(Execution.id == bindparam("execution_id")))
+    """Any workspace's execution with its steps (the runner works across workspaces), row-locked on PostgreSQL."""
+    return session.get(Execution, execution_id, with_for_update=True if for_update and row_locks(session) else None)
 
 
 def get_with_suggestion(session: Session, workspace_id: str, execution_id: str,
-                        suggestion_id: str) -> tuple[Execution, Suggestion] | None:
-    """What a decision reads, locked like `get(for_update=True)`: the execution with one of its suggestions
-    and its workflow (which stays in the session for `held`), in one SELECT. On PostgreSQL the execution's
-    row lock is taken first, so nothing is read from before a concurrent transaction on the same execution
-    committed. None when any of them is missing: the caller then finds out which with `get` and `session.get`."""
+                        suggestion_id: str) -> tuple[Execution, Suggestion, Workflow] | None:
+    """What a decision reads: the execution with one of its suggestions and its workflow, in one SELECT (on
+    PostgreSQL after the execution's row lock, so that nothing is read from before a concurrent transaction on the
+    same execution committed). None when any of them is missing: the caller then finds out which with `get` and
+    `session.get`."""
     if row_locks(session):
-        prepared(session, ("execution:lock",),
-                 lambda: select(Execution.id).where(Execution.id == bindparam("execution_id")).with_for_update()
-                 ).rows(session, {"execution_id": execution_id})
-    row = load_objects(session, ("execution:with_suggestion",), _with_suggestion,
-                       {"suggestion_id": suggestion_id, "execution_id": execution_id},
-                       (Execution, Suggestion, Workflow))
+        session.execute(select(Execution.id).where(Execution.id == execution_id).with_for_update())
+    row = session.execute(
+        select(Execution, Suggestion, Workflow)
+        .join(Suggestion, (Suggestion.id == suggestion_id) & (Suggestion.execution_id == Execution.id))
+        .join(Workflow, Workflow.id == Execution.workflow_id)
+        .where(Execution.id == execution_id)).first()
     if row is None or row[0].workspace_id != workspace_id:
         return None
-    return row[0], row[1]
+    return row[0], row[1], row[2]
 
 
 def start(session: Session, definitions: DefinitionCache, workspace_id: str, workflow_id: str,
@@ -78,7 +63,7 @@ def start(session: Session, definitions: DefinitionCache, workspace_id: str, wor
     `started_by` (a user id) is who an approval with separate_duties refuses; `actor` is who the audit names."""
     if mode is not None and mode not in MODES:
         raise ValidationFailed("unknown mode", details={"mode": [f"must be one of {list(MODES)}"]})
-    wf = workflows.get(session, workspace_id, workflow_id, row_only=True)
+    wf = workflows.get(session, workspace_id, workflow_id)
     mode = mode or wf.mode
     if mode == "auto" and wf.mode != "auto":
         raise Conflict("this workflow is not in AUTO: a lead promotes it once it is AUTO-ready",

@@ -132,46 +132,13 @@ class Base(DeclarativeBase):
 
 class NewId:
     """Ids and column defaults are filled when the object is made, not at flush, so an object can be
-    read (pushed to clients, put in an answer) before anything is written.
-
-    Column values go straight into the new object's dict: a new object has no history to record (the
-    INSERT writes what is there), and the decision path makes several objects per decision, where the
-    per-attribute change events cost more than the rest of the object. Anything else (a relationship)
-    is set as usual, so that its events (backrefs, cascades) still run."""
+    read (pushed to clients, put in an answer) before anything is written."""
 
     def __init__(self, **kwargs):
-        columns, defaults = column_defaults(type(self))
-        values = self.__dict__
-        if kwargs.keys() <= columns:  # columns only (the common case; every one of them for a row loaded)
-            values.update(kwargs)
-            if len(kwargs) < len(columns):
-                for key, default in defaults:
-                    if key not in kwargs:
-                        values[key] = default.arg(None) if default.is_callable else default.arg
-            return
-        for key, value in kwargs.items():
-            if key in columns:
-                values[key] = value
-            elif hasattr(type(self), key):
-                setattr(self, key, value)
-            else:  # as SQLAlchemy's own constructor says
-                raise TypeError(f"{key!r} is an invalid keyword argument for {type(self).__name__}")
-        for key, default in defaults:
+        super().__init__(**kwargs)
+        for key, default in column_defaults(type(self))[1]:
             if key not in kwargs:
-                values[key] = default.arg(None) if default.is_callable else default.arg
-
-
-def row_values(model, **values) -> dict[str, Any]:
-    """A new row of `model` as a dict of column values, its defaults filled as NewId fills an object's: for
-    rows written with services.db.insert_values and never changed, where even making the object costs more than
-    its INSERT."""
-    columns, defaults = column_defaults(model)
-    if not values.keys() <= columns:
-        raise TypeError(f"{sorted(values.keys() - columns)} are not columns of {model.__name__}")
-    for key, default in defaults:
-        if key not in values:
-            values[key] = default.arg(None) if default.is_callable else default.arg
-    return values
+                setattr(self, key, default.arg(None) if default.is_callable else default.arg)
 
 
 _DEFAULTS: dict[type, tuple[frozenset[str], tuple]] = {}

@@ -34,7 +34,7 @@ from core.execution.engine import Next, Outcome, call_key, clarification_for, ex
 from core.templating import TemplateFailure
 from core.tools import ToolRegistry
 from services import agent, approvals, audit, coaching, control, executions, gates, policies
-from services.db import Database, held, retrying
+from services.db import Database, retrying
 from services.leases import Leases
 from services.models import Execution, Workflow, utcnow
 from services.notifier import Events, Notifier
@@ -463,7 +463,7 @@ class Runner:
             except TemplateFailure:
                 return Next("run", step), None  # execute fails the step, naming the template's field
             if ex.mode != "normal":  # unattended in a coached workflow: it runs what it would have suggested
-                params, _, _ = coaching.learned(session, held(session, Workflow, ex.workflow_id), step.id, params)
+                params, _, _ = coaching.learned(session, session.get(Workflow, ex.workflow_id), step.id, params)
         explained = policies.judge(session, self.tools.for_workspace(ex.workspace_id), ex, step, params)
         executions.set_step(ex, step.id, policy=explained)
         if explained["effect"] == "deny":

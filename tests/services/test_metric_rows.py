@@ -8,7 +8,6 @@ import pytest
 from config import Settings
 from services import decisions, executions, metrics, workflows
 from services.container import Services
-from services.db import Transaction
 from services.metrics import GLOBAL
 
 WORKFLOW = {"name": "two", "steps": [{"id": f"s{i}", "tool": "echo", "params": {"message": f"step {i}"}}
@@ -111,7 +110,7 @@ def test_a_session_closed_without_commit_leaves_no_trace_in_the_metric_rows(two_
     a, _b, notifier = two_processes
     workspace = a.default_workspace_id()
     workflow_id, execution_id = _one_decided(a, notifier)
-    session = Transaction(a.db)  # neither committed nor rolled back: closed, so the database drops it
+    session = a.db.Session()  # neither committed nor rolled back: closed, so the database drops it
     metrics.record_decision(session, workspace, metrics.workflow_scopes(workflow_id, 1, "s1"), "reject", 5.0)
     session.close()
     _decide(a, notifier, execution_id)
