@@ -80,7 +80,7 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
         wf = session.get(Workflow, ex.workflow_id)
     else:
         ex, sug, wf = loaded
-    # again under the execution's lock: a concurrent retry may have committed while we waited for it
+    # under the execution's lock: a concurrent retry with the same key may have committed while we waited for it
     earlier = replay(session, workspace_id, idempotency_key, suggestion_id, execution_id)
     if earlier is not None:
         raise Replayed(earlier)
@@ -353,10 +353,7 @@ def _submit(services, workspace_id: str, execution_id: str, body: dict[str, Any]
     needs_runner = None
     try:
         with services.db.transaction() as session:
-            earlier = replay(session, workspace_id, idempotency_key, str(body.get("suggestion_id") or ""),
-                             execution_id)
-            if earlier is not None:
-                return earlier
+            # a replay of an Idempotency-Key is found by decide, under the execution's lock
             response, decision = decide(session, services.definitions, services.tools.for_workspace(workspace_id),
                                         workspace_id, execution_id, body, operator, events, idempotency_key)
             ex = session.get(Execution, execution_id)

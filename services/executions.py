@@ -16,7 +16,7 @@ from core.tools import ToolRegistry
 from core.workflow import WorkflowDef, validate_variables
 from services import audit, jsontext, workflows
 from services.db import row_locks
-from services.models import Execution, Suggestion, Workflow, utcnow
+from services.models import Execution, PolicySettings, Suggestion, Workflow, utcnow
 from services.notifier import Events, jsonable
 from services.workflows import DefinitionCache
 
@@ -39,17 +39,18 @@ def get_any(session: Session, execution_id: str, *, for_update: bool = True) -> 
 
 def get_with_suggestion(session: Session, workspace_id: str, execution_id: str,
                         suggestion_id: str) -> tuple[Execution, Suggestion, Workflow] | None:
-    """What a decision reads: the execution with one of its suggestions and its workflow, in one SELECT (on
-    PostgreSQL after the execution's row lock, so that nothing is read from before a concurrent transaction on the
-    same execution committed). None when any of them is missing: the caller then finds out which with `get` and
-    `session.get`."""
-    if row_locks(session):
-        session.execute(select(Execution.id).where(Execution.id == execution_id).with_for_update())
-    row = session.execute(
-        select(Execution, Suggestion, Workflow)
-        .join(Suggestion, (Suggestion.id == suggestion_id) & (Suggestion.execution_id == Execution.id))
-        .join(Workflow, Workflow.id == Execution.workflow_id)
-        .where(Execution.id == execution_id)).first()
+    """What a decision reads, in one SELECT: the execution (row-locked on PostgreSQL, as `get(for_update=True)`),
+    one of its suggestions, its workflow, and the workspace's policy settings (which the decision and the next
+    suggestion judge calls under; they stay in the session's identity map). Waiting for the lock, PostgreSQL gives
+    the execution's row as the transaction that held it left it; a suggestion read from before that transaction
+    committed is refused when written, by its version column (StaleDataError, tried again). None when any of them
+    is missing: the caller then finds out which with `get` and `session.get`."""
+    query = (select(Execution, Suggestion, Workflow, PolicySettings)
+             .join(Suggestion, (Suggestion.id == suggestion_id) & (Suggestion.execution_id == Execution.id))
+             .join(Workflow, Workflow.id == Execution.workflow_id)
+             .outerjoin(PolicySettings, PolicySettings.workspace_id == Execution.workspace_id)
+             .where(Execution.id == execution_id))
+    row = session.execute(query.with_for_update(of=Execution) if row_locks(session) else query).first()
     if row is None or row[0].workspace_id != workspace_id:
         return None
     return row[0], row[1], row[2]

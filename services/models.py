@@ -304,6 +304,9 @@ class Suggestion(NewId, Base):
     kind: Mapped[str] = mapped_column(String(16), default="step", server_default="step")
     agent_message_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
     tool_call_id: Mapped[str | None] = mapped_column(String(200), nullable=True)  # as the LLM named the call
+    # optimistic concurrency: every UPDATE checks and bumps `version`, so a change made from a stale read (a
+    # decision on a suggestion another transaction decided meanwhile) fails instead of overwriting
+    __mapper_args__ = {"version_id_col": version}
 
 
 class AgentMessage(NewId, Base):

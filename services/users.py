@@ -14,7 +14,7 @@ from services.offload import off_loop
 
 from core.errors import Conflict, NotFound, Unauthorized, ValidationFailed
 from services.db import Database, row_locks
-from services.models import ApiToken, Invitation, Membership, User, Workspace, utcnow
+from services.models import ApiToken, Invitation, Membership, PolicySettings, User, Workspace, utcnow
 
 ROLES = ("operator", "lead", "admin")
 RANK = {role: i for i, role in enumerate(ROLES)}
@@ -38,6 +38,7 @@ def create_workspace(session: Session, slug: str, name: str | None = None) -> Wo
     ws = Workspace(slug=slug, name=name or slug)
     session.add(ws)
     session.flush()
+    session.add(PolicySettings(workspace_id=ws.id))  # revision 0, no defaults: read by every judged call
     return ws
 
 
