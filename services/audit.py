@@ -19,7 +19,7 @@ from decimal import Decimal
 from typing import Any, Iterator
 
 import orjson
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
 from services.db import row_locks
@@ -180,10 +180,13 @@ def _head(session: Session, workspace_id: str) -> tuple[int, str] | None:
         newest = max(added, key=lambda e: e.seq)
         return newest.seq, newest.hash
     lock_workspace(session, workspace_id)
-    head = (select(AuditEvent.seq, AuditEvent.hash).where(AuditEvent.workspace_id == workspace_id)
-            .order_by(AuditEvent.seq.desc()).limit(1))
-    found = session.execute(head.with_for_update() if row_locks(session) else head).first()
+    found = session.execute(_HEAD_LOCKED if row_locks(session) else _HEAD, {"workspace_id": workspace_id}).first()
     return tuple(found) if found else None
+
+
+_HEAD = (select(AuditEvent.seq, AuditEvent.hash).where(AuditEvent.workspace_id == bindparam("workspace_id"))
+         .order_by(AuditEvent.seq.desc()).limit(1))
+_HEAD_LOCKED = _HEAD.with_for_update()
 
 
 # -- checking -----------------------------------------------------------------------------------------------------

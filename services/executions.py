@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import flag_modified
 
@@ -45,15 +45,21 @@ def get_with_suggestion(session: Session, workspace_id: str, execution_id: str,
     the execution's row as the transaction that held it left it; a suggestion read from before that transaction
     committed is refused when written, by its version column (StaleDataError, tried again). None when any of them
     is missing: the caller then finds out which with `get` and `session.get`."""
-    query = (select(Execution, Suggestion, Workflow, PolicySettings)
-             .join(Suggestion, (Suggestion.id == suggestion_id) & (Suggestion.execution_id == Execution.id))
-             .join(Workflow, Workflow.id == Execution.workflow_id)
-             .outerjoin(PolicySettings, PolicySettings.workspace_id == Execution.workspace_id)
-             .where(Execution.id == execution_id))
-    row = session.execute(query.with_for_update(of=Execution) if row_locks(session) else query).first()
+    query = _WITH_SUGGESTION_LOCKED if row_locks(session) else _WITH_SUGGESTION
+    row = session.execute(query, {"execution_id": execution_id, "suggestion_id": suggestion_id}).first()
     if row is None or row[0].workspace_id != workspace_id:
         return None
     return row[0], row[1], row[2]
+
+
+# built once (every decision runs it): SQLAlchemy caches its compiled form
+_WITH_SUGGESTION = (select(Execution, Suggestion, Workflow, PolicySettings)
+                    .join(Suggestion, (Suggestion.id == bindparam("suggestion_id"))
+                          & (Suggestion.execution_id == Execution.id))
+                    .join(Workflow, Workflow.id == Execution.workflow_id)
+                    .outerjoin(PolicySettings, PolicySettings.workspace_id == Execution.workspace_id)
+                    .where(Execution.id == bindparam("execution_id")))
+_WITH_SUGGESTION_LOCKED = _WITH_SUGGESTION.with_for_update(of=Execution)
 
 
 def start(session: Session, definitions: DefinitionCache, workspace_id: str, workflow_id: str,

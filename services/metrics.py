@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any, Iterable
 
-from sqlalchemy import Float, event, func, literal, select
+from sqlalchemy import Float, String, bindparam, event, func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
@@ -51,9 +51,8 @@ def _scope_rows(session: Session, workspace_id: str, keys: list[tuple[str, str]]
             lock_workspace(session, workspace_id)
 
         def fetch(wanted):
-            query = select(MetricScope).where(MetricScope.workspace_id == workspace_id,
-                                              MetricScope.key.in_(sorted({k for _, k in wanted})))
-            for row in session.scalars(query.with_for_update() if lock else query):
+            for row in session.scalars(_FETCH_LOCKED if lock else _FETCH,
+                                       {"workspace_id": workspace_id, "keys": sorted({k for _, k in wanted})}):
                 found[(row.scope, row.key)] = row  # the key alone may match other scopes' rows: kept too
 
         fetch(missing + [k for k in ahead if k not in found])
@@ -65,6 +64,12 @@ def _scope_rows(session: Session, workspace_id: str, keys: list[tuple[str, str]]
                 for scope, key in absent])
             fetch(absent)
     return [found[k] for k in keys]
+
+
+# built once (every decision runs them): SQLAlchemy caches their compiled forms
+_FETCH = select(MetricScope).where(MetricScope.workspace_id == bindparam("workspace_id"),
+                                   MetricScope.key.in_(bindparam("keys", expanding=True)))
+_FETCH_LOCKED = _FETCH.with_for_update()
 
 
 def _in_session(session: Session, workspace_id: str) -> list[MetricScope]:
@@ -104,20 +109,38 @@ def count_in_buckets(session: Session, workspace_id: str, scopes: list[tuple[str
     if not scopes:
         return
     bucket = bucket_start(now or utcnow(), "hour")
+    dialect = session.get_bind().dialect.name
+    upsert = _UPSERTS[dialect] if dialect in _UPSERTS else _upsert(dialect)
+    session.execute(upsert, [{"workspace_id": workspace_id, "scope": scope, "key": key, "bucket": bucket,
+                              "counts": {kind: 1, "latency_ms_sum": float(latency_ms)}, "kind": kind,
+                              "kind_path": f'$."{kind}"', "latency": float(latency_ms)} for scope, key in scopes])
+
+
+def _upsert(dialect: str):
+    """The bucket upsert for this dialect (built once): the row's counts with one more `kind` and the latency added,
+    merged into the JSON in SQL."""
     table = MetricBucket.__table__
     counts = table.c.counts
-    latency = literal(float(latency_ms), Float)
-    added_kind = func.coalesce(counts[kind].as_integer(), 0) + 1
+    kind, latency = bindparam("kind", type_=String), bindparam("latency", type_=Float)
     added_latency = func.coalesce(counts["latency_ms_sum"].as_float(), 0.0) + latency
-    if session.get_bind().dialect.name == "postgresql":
+    if dialect == "postgresql":
+        added_kind = func.coalesce(counts[kind].as_integer(), 0) + 1
         merged = counts.op("||")(func.jsonb_build_object(kind, added_kind, "latency_ms_sum", added_latency))
+        insert = pg_insert
     else:
-        merged = func.json_set(counts, f'$."{kind}"', added_kind, '$."latency_ms_sum"', added_latency)
-    upsert = _insert(session)(table)
-    upsert = upsert.on_conflict_do_update(index_elements=[table.c.workspace_id, table.c.scope, table.c.key,
-                                                          table.c.bucket], set_={"counts": merged})
-    session.execute(upsert, [{"workspace_id": workspace_id, "scope": scope, "key": key, "bucket": bucket,
-                              "counts": {kind: 1, "latency_ms_sum": float(latency_ms)}} for scope, key in scopes])
+        path = bindparam("kind_path", type_=String)
+        added_kind = func.coalesce(func.json_extract(counts, path), 0) + 1
+        merged = func.json_set(counts, path, added_kind, '$."latency_ms_sum"', added_latency)
+        insert = sqlite_insert
+    found = _UPSERTS[dialect] = insert(table).values(
+        workspace_id=bindparam("workspace_id"), scope=bindparam("scope"), key=bindparam("key"),
+        bucket=bindparam("bucket", type_=table.c.bucket.type), counts=bindparam("counts", type_=table.c.counts.type),
+    ).on_conflict_do_update(index_elements=[table.c.workspace_id, table.c.scope, table.c.key, table.c.bucket],
+                            set_={"counts": merged})
+    return found
+
+
+_UPSERTS: dict[str, Any] = {}
 
 
 def _thresholds_for(scope: str, thresholds: LevelThresholds | None) -> LevelThresholds:
