@@ -5,6 +5,7 @@
     (interrupt() in each of 10 nodes, Command(resume=...), SqliteSaver on a file) in the same run.
 (b) `python wsgi.py` in a subprocess; C concurrent coaching executions, each driven by its own python-socketio
     client that decides as soon as a suggestion arrives (plus an optional think time); decisions/s, p50/p99.
+(c) PostgreSQL: the statements one decision sends to the database (counted on the driver's cursors).
 """
 from __future__ import annotations
 
@@ -98,6 +99,102 @@ def coach_turns(executions: int, db_path: str, policy_rules: int = 0, rounds: in
         raise RuntimeError(f"not every execution completed: {sorted(set(done))}")
     return summary("coach" if not policy_rules else f"coach, {policy_rules} rules", latencies, seconds,
                    executions=executions, policy_rules=policy_rules, rounds=rounds)
+
+
+def statements_per_decision(url: str, executions: int = 5) -> dict:
+    """(c) What one decision costs the database, on PostgreSQL: the statements the driver runs for a decision
+    (accept, then the next suggestion opened in the same transaction), counted on psycopg's cursors (execute and
+    executemany each count one: one statement sent, with one or several parameter sets), so that whatever runs
+    them (the ORM, Core, a driver cursor used directly) is counted. `url`: an administrative connection; the
+    bench makes a database of its own there and drops it after."""
+    import uuid
+
+    import psycopg
+    from sqlalchemy import event
+
+    from config import Settings
+    from services import decisions, executions as execution_service, workflows
+    from services.container import Services
+    from services.migrate import upgrade
+    from services.notifier import Notifier
+
+    class Latest(Notifier):
+        def __init__(self):
+            super().__init__(None)
+            self.latest: dict[str, dict] = {}
+
+        def emit(self, event, payload, room):
+            rooms = (room,) if isinstance(room, str) else room
+            if event == "coaching_suggestion" and any(r.startswith("execution:") for r in rooms):
+                self.latest[payload["execution_id"]] = payload
+
+    counting = {"on": False, "statements": [], "sets": 0}
+
+    class Counted(psycopg.Cursor):
+        def execute(self, query, params=None, **kwargs):
+            if counting["on"]:
+                counting["statements"].append(_first_words(query))
+                counting["sets"] += 1
+            return super().execute(query, params, **kwargs)
+
+        def executemany(self, query, params_seq, **kwargs):
+            params_seq = list(params_seq)
+            if counting["on"]:
+                counting["statements"].append(_first_words(query) + f" (x{len(params_seq)})")
+                counting["sets"] += len(params_seq)
+            return super().executemany(query, params_seq, **kwargs)
+
+    name = f"coach_bench_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        notifier = Latest()
+        with tempfile.TemporaryDirectory() as folder:
+            settings = Settings(env="bench", database_url=url.rsplit("/", 1)[0] + f"/{name}", instance_dir=folder,
+                                demo=False, log_level="WARNING")
+            services = Services.build(settings, notifier=notifier, spawn=lambda fn, *args: fn(*args))
+            upgrade(services.db)
+
+            @event.listens_for(services.db.engine, "connect")
+            def counted_cursors(dbapi_connection, _record):
+                dbapi_connection.cursor_factory = Counted
+
+            services.db.engine.dispose()  # the pool's connections again, with counted cursors
+            workspace = services.default_workspace_id()
+            with services.db.transaction() as session:
+                wf_id = workflows.create(session, services.tools, workspace, WORKFLOW).id
+            per_decision: list[int] = []
+            sets: list[int] = []
+            example: list[str] = []
+            for _ in range(executions):
+                with services.db.transaction() as session:
+                    execution_id = execution_service.start(session, services.definitions, workspace, wf_id, {},
+                                                           "coaching").id
+                services.runner.schedule(execution_id)
+                for step in range(STEPS):
+                    suggestion = notifier.latest[execution_id]
+                    counting.update(on=True, statements=[], sets=0)
+                    decisions.submit(services, workspace, execution_id,
+                                     {"suggestion_id": suggestion["suggestion_id"], "decision": "accept"}, "bench")
+                    counting["on"] = False
+                    per_decision.append(len(counting["statements"]))
+                    sets.append(counting["sets"])
+                    if step == STEPS // 2 and not example:
+                        example = list(counting["statements"])
+            services.close()
+    finally:
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    per_decision.sort()
+    return {"decisions": len(per_decision), "statements_p50": per_decision[len(per_decision) // 2],
+            "statements_max": per_decision[-1], "parameter_sets_p50": sorted(sets)[len(sets) // 2],
+            "example": example}
+
+
+def _first_words(query) -> str:
+    text = query if isinstance(query, str) else query.decode() if isinstance(query, bytes) else str(query)
+    words = " ".join(text.split())
+    return words[:90]
 
 
 def bench_rules(n: int) -> list[dict]:
@@ -290,7 +387,11 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=100, help="concurrent socket-driven executions")
     parser.add_argument("--modes", default="threading,gevent,eventlet", help="async modes for the server part")
     parser.add_argument("--think-ms", type=float, default=0.0, help="operator think time before each decision")
-    parser.add_argument("--skip", default="", help="comma list of parts to skip: inprocess,langgraph,server,push")
+    parser.add_argument("--skip", default="",
+                        help="comma list of parts to skip: inprocess,langgraph,server,push,statements")
+    parser.add_argument("--pg-url", default="postgresql://postgres@127.0.0.1:5432/postgres",
+                        help="an administrative PostgreSQL URL for the statements part (it makes a database of its "
+                             "own there)")
     parser.add_argument("--rounds", type=int, default=10,
                         help="the in-process engines take turns, each running executions/rounds per turn")
     parser.add_argument("--policy-rules", default="0,200",
@@ -331,6 +432,13 @@ def main() -> None:
                             os.environ.get("COACH_ADMIN_PASSWORD", "coach-demo"))
             rows.append(coach_server(args.concurrency, "cluster", "", args.think_ms, remote=remote))
     print_table(rows)
+    if "statements" not in skip:
+        counted = statements_per_decision(args.pg_url)
+        print(f"\nPostgreSQL, statements per decision (accept + the next suggestion, one transaction): "
+              f"p50 {counted['statements_p50']}, max {counted['statements_max']} over {counted['decisions']} "
+              f"decisions (parameter sets p50 {counted['parameter_sets_p50']}); one of them:")
+        for statement in counted["example"]:
+            print(f"  {statement}")
     coach = next((r for r in rows if r["engine"] == "coach"), None)
     lang = next((r for r in rows if r["engine"] == "langgraph"), None)
     ruled = [r for r in rows if r.get("policy_rules")]

@@ -28,7 +28,6 @@ from core.templating import TemplateFailure, render_value
 from core.tools import ToolRegistry, schema_errors
 from services import agent_store as store
 from services import approvals, audit, coaching, corrections, executions, metrics, policies
-from services.db import held, hold, insert_row
 from services.llm import SETUP, OpenAIProvider
 from services.models import Execution, Suggestion, Workflow, new_id, utcnow
 from services.notifier import Events
@@ -172,7 +171,7 @@ class Host:
     def judge(self, m: C.Message) -> Ruling:
         session = self._open()
         ex = self.ex
-        wf = held(session, Workflow, ex.workflow_id)
+        wf = session.get(Workflow, ex.workflow_id)
         key = unit(self.step.id, m.tool)
         params, source = m.arguments, "llm"
         if ex.mode != "normal" and wf.kind != "plan":  # a learned change applies to the call, citing its pack
@@ -200,7 +199,7 @@ class Host:
         if not self.alive:
             return
         ex, step = self.ex, self.step
-        wf = held(session, Workflow, ex.workflow_id)
+        wf = session.get(Workflow, ex.workflow_id)
         scopes = metrics.plan_scopes(m.tool) if wf.kind == "plan" else \
             metrics.workflow_scopes(ex.workflow_id, ex.workflow_version, step.id) + \
             [("step", f"{ex.workflow_id}/{unit(step.id, m.tool)}")]
@@ -213,8 +212,7 @@ class Host:
                          source=ruling.source, purpose=ruling.purpose, policy=ruling.policy, kind="tool_call",
                          agent_message_id=m.id, tool_call_id=(m.tool_call_id or "")[:200] or None,
                          rationale=reasoning or f"The agent calls {m.tool}.")
-        insert_row(session, sug)
-        hold(session, sug)
+        session.add(sug)
         m.suggestion_id = sug.id
         executions.set_step(ex, step.id, status=S.STEP_WAITING)
         ex.gate = {"kind": "decision", "step_id": step.id, "suggestion_id": sug.id, "tool_call_id": m.tool_call_id,

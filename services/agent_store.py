@@ -1,5 +1,5 @@
-"""Agent conversations in the database (table agent_messages, migration 0018): one row per message, written with
-prepared statements (the loop writes after every LLM answer and tool result), read back in order."""
+"""Agent conversations in the database (table agent_messages, migration 0018): one row per message, written in the
+caller's transaction after every LLM answer and tool result, read back in order."""
 from __future__ import annotations
 
 import dataclasses
@@ -10,7 +10,6 @@ from sqlalchemy.orm import Session
 
 from core.agent import conversation as C
 from core.agent.loop import markers
-from services.db import prepared
 from services.models import AgentMessage, Execution, new_id, utcnow
 
 _TABLE = AgentMessage.__table__
@@ -33,28 +32,17 @@ def _message(id: str, seq: int, role: str, content: str | None, data: dict[str, 
                      **{k: v for k, v in data.items() if k in known})
 
 
-def _select():
-    return (select(_TABLE.c.id, _TABLE.c.seq, _TABLE.c.role, _TABLE.c.content, _TABLE.c.data)
-            .where(_TABLE.c.execution_id == bindparam("execution_id"), _TABLE.c.step_id == bindparam("step_id"))
-            .order_by(_TABLE.c.seq))
+_COLUMNS = (_TABLE.c.id, _TABLE.c.seq, _TABLE.c.role, _TABLE.c.content, _TABLE.c.data)
 
 
 def load(session: Session, execution_id: str, step_id: str) -> list[C.Message]:
-    rows = prepared(session, ("agent:load",), _select).rows(session, {"execution_id": execution_id,
-                                                                       "step_id": step_id})
+    rows = session.execute(select(*_COLUMNS).where(_TABLE.c.execution_id == execution_id, _TABLE.c.step_id == step_id)
+                           .order_by(_TABLE.c.seq))
     return [_message(*row) for row in rows]
 
 
 def get(session: Session, message_id: str) -> C.Message:
-    query = prepared(session, ("agent:get",), lambda: select(_TABLE.c.id, _TABLE.c.seq, _TABLE.c.role,
-                                                             _TABLE.c.content, _TABLE.c.data)
-                     .where(_TABLE.c.id == bindparam("id")))
-    (row,) = query.rows(session, {"id": message_id})
-    return _message(*row)
-
-
-_INSERT_KEYS = ["id", "workspace_id", "execution_id", "step_id", "seq", "role", "content", "data", "created_at",
-                "updated_at"]
+    return _message(*session.execute(select(*_COLUMNS).where(_TABLE.c.id == message_id)).one())
 
 
 def write(session: Session, ex: Execution, step_id: str, messages: list[C.Message]) -> list[C.Message]:
@@ -66,17 +54,14 @@ def write(session: Session, ex: Execution, step_id: str, messages: list[C.Messag
     new = [m for m in messages if not m.stored]
     changed = [m for m in messages if m.stored]
     if new:
-        add = prepared(session, ("agent:insert",), lambda: insert(_TABLE), column_keys=_INSERT_KEYS)
-        add.execute_many(session, [{"id": m.id, "seq": m.seq, "role": m.role, "content": m.content, "data": _data(m)}
-                                   for m in new],
-                         {"workspace_id": ex.workspace_id, "execution_id": ex.id, "step_id": step_id,
-                          "created_at": now, "updated_at": now})
+        session.execute(insert(_TABLE), [
+            {"id": m.id, "workspace_id": ex.workspace_id, "execution_id": ex.id, "step_id": step_id, "seq": m.seq,
+             "role": m.role, "content": m.content, "data": _data(m), "created_at": now, "updated_at": now}
+            for m in new])
     if changed:
-        change = prepared(session, ("agent:update",), lambda: update(_TABLE).where(_TABLE.c.id == bindparam("_id"))
-                          .values(content=bindparam("content"), data=bindparam("data"),
-                                  updated_at=bindparam("updated_at")))
-        change.execute_many(session, [{"_id": m.id, "content": m.content, "data": _data(m)} for m in changed],
-                            {"updated_at": now})
+        session.execute(update(_TABLE).where(_TABLE.c.id == bindparam("_id"))
+                        .values(content=bindparam("content"), data=bindparam("data"), updated_at=now),
+                        [{"_id": m.id, "content": m.content, "data": _data(m)} for m in changed])
     for m in messages:
         m.stored, m.dirty = True, False
     return messages

@@ -14,18 +14,16 @@ import hashlib
 import json
 import math
 import re
-from collections import namedtuple
 from datetime import datetime, timezone
 from decimal import Decimal
-from types import SimpleNamespace
 from typing import Any, Iterator
 
 import orjson
-from sqlalchemy import BigInteger, bindparam, func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
-from services.db import insert_values, prepared, row_locks
-from services.models import AuditEvent, row_values, utcnow
+from services.db import row_locks
+from services.models import AuditEvent, utcnow
 from services.notifier import jsonable, jsonable_exact
 
 GENESIS = "0" * 64
@@ -144,8 +142,7 @@ def lock_workspace(session: Session, workspace_id: str) -> None:
     if workspace_id in done:
         return
     digest = hashlib.sha256(f"coach.audit:{workspace_id}".encode()).digest()
-    prepared(session, ("workspace:lock",), lambda: select(func.pg_advisory_xact_lock(bindparam("key", type_=BigInteger)))).rows(
-        session, {"key": int.from_bytes(digest[:8], "big", signed=True)})
+    session.execute(select(func.pg_advisory_xact_lock(int.from_bytes(digest[:8], "big", signed=True))))
     done.add(workspace_id)
 
 
@@ -153,53 +150,43 @@ _LOCKED = "workspace:locked"
 
 
 def last_event(session: Session, workspace_id: str) -> AuditEvent | None:
-    """The workspace's newest event (record() reads only its seq and hash, with _HEAD)."""
+    """The workspace's newest event."""
     return session.scalar(select(AuditEvent).where(AuditEvent.workspace_id == workspace_id)
                           .order_by(AuditEvent.seq.desc()).limit(1))
 
 
 def record(session: Session, workspace_id: str, actor: str, action: str, *, target_type: str,
            target_id: str | None = None, execution_id: str | None = None, before: Any = None, after: Any = None,
-           result: str = "ok") -> Recorded:
+           result: str = "ok") -> AuditEvent:
     """Append one event to the workspace's chain in the caller's transaction (it commits or rolls back with it)."""
-    newest = f"audit:last:{workspace_id}"
-    last = session.info.get(newest)  # written earlier in this transaction
-    kept = session.kept("audit")  # SQLite: each workspace's head as this process last wrote it (services.db.Kept)
-    if last is None and kept is not None:
-        last = kept.get(workspace_id)
-    if last is None:
-        lock_workspace(session, workspace_id)
-        lock = row_locks(session)
-        head = prepared(session, ("audit:head", lock), lambda: _HEAD_FOR_UPDATE if lock else _HEAD)
-        rows = head.rows(session, {"workspace_id": workspace_id})
-        last = _Head(*rows[0]) if rows else None
-    values = row_values(
-        AuditEvent, workspace_id=workspace_id, seq=(last.seq + 1) if last else 1,
+    last = _head(session, workspace_id)
+    event = AuditEvent(
+        workspace_id=workspace_id, seq=(last[0] + 1) if last else 1,
         actor=_text(actor or "anonymous", 200), action=_text(action, 40), target_type=_text(target_type, 40),
         target_id=None if target_id is None else _text(target_id, 200),
         execution_id=None if execution_id is None else _text(execution_id, 32),
         before=plain(before), after=plain(after), result=_text(result, 40), created_at=utcnow(),
-        prev_hash=last.hash if last else GENESIS)
-    values["hash"] = compute_hash(values["prev_hash"], _hashed(values))
-    # written now with one INSERT and no ORM object (an append-only row needs no unit of work). The next record()
-    # in this transaction chains onto it through session.info.
-    insert_values(session, AuditEvent, values)
-    event = Recorded(**values)
-    session.info[newest] = event
-    if kept is not None:
-        kept[workspace_id] = _Head(event.seq, event.hash)
+        prev_hash=last[1] if last else GENESIS)
+    event.hash = compute_hash(event.prev_hash, fields_of(event))
+    session.add(event)
     return event
 
 
-class Recorded(SimpleNamespace):
-    """An event as record() wrote it: its columns as attributes (seq, hash, created_at …), the database's id
-    excepted. Not an ORM object: changing it changes nothing stored."""
+def _head(session: Session, workspace_id: str) -> tuple[int, str] | None:
+    """(seq, hash) of the workspace's newest event: one this transaction added and has not written yet, else the
+    newest row (under the workspace's lock, so no other transaction appends meanwhile)."""
+    added = [e for e in session.new if type(e) is AuditEvent and e.workspace_id == workspace_id]
+    if added:
+        newest = max(added, key=lambda e: e.seq)
+        return newest.seq, newest.hash
+    lock_workspace(session, workspace_id)
+    found = session.execute(_HEAD_LOCKED if row_locks(session) else _HEAD, {"workspace_id": workspace_id}).first()
+    return tuple(found) if found else None
 
 
 _HEAD = (select(AuditEvent.seq, AuditEvent.hash).where(AuditEvent.workspace_id == bindparam("workspace_id"))
          .order_by(AuditEvent.seq.desc()).limit(1))
-_HEAD_FOR_UPDATE = _HEAD.with_for_update()
-_Head = namedtuple("_Head", "seq hash")
+_HEAD_LOCKED = _HEAD.with_for_update()
 
 
 # -- checking -----------------------------------------------------------------------------------------------------

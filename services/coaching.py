@@ -20,7 +20,6 @@ from core.execution.engine import resolve_params
 from core.tools import ToolRegistry
 from core.workflow import StepDef, WorkflowDef
 from services import audit, corrections, executions, gates, metrics, policies
-from services.db import held, hold, insert_row
 from services.models import Execution, Suggestion, Workflow, utcnow
 from services.notifier import Events
 
@@ -35,7 +34,7 @@ def review_gate(session: Session, ex: Execution, spot_check_rate: float, rng: ra
     per runner, seeded from COACH_RANDOM_SEED when set, so a test run is repeatable."""
     if ex.mode not in ("coaching", "auto"):
         return None
-    wf = held(session, Workflow, ex.workflow_id)
+    wf = session.get(Workflow, ex.workflow_id)
     modes = autonomy.step_modes(wf.settings)
 
     def spot_check() -> bool:
@@ -105,7 +104,7 @@ def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: St
     rendered = resolve_params(step, state) if params is None else params
     source = "definition"
     suggested = rendered
-    wf = held(session, Workflow, ex.workflow_id)
+    wf = session.get(Workflow, ex.workflow_id)
     if params is None:
         suggested, pack_id, applied = learned(session, wf, step.id, rendered)
         if applied:
@@ -126,8 +125,7 @@ def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: St
                                 else f"Step {step.name!r} runs {step.tool} with these params."),
     )
     sug.policy = policies.judge(session, tools, ex, step, suggested) if step.type == "action" else None
-    insert_row(session, sug)
-    hold(session, sug)  # for the rest of the transaction (executions.keep_awaiting keeps it for the next decision)
+    session.add(sug)
     executions.set_step(ex, step.id, status=S.STEP_WAITING)
     kind = G.CORRECTION if purpose == "correction" else G.SUGGESTION
     ex.gate = {"kind": kind, "step_id": step.id, "suggestion_id": sug.id, **gates.armed(kind, step.human_timeout, now)}

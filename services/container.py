@@ -11,7 +11,7 @@ from core import budget
 from core.tools import ToolRegistry
 from services import policies
 from services.db import Database
-from services.models import Workspace
+from services.models import PolicySettings, Workspace
 from services.notifier import Notifier
 from services.outbound import WorkspaceDirectory
 from services.runner import Runner
@@ -68,6 +68,7 @@ class Services:
                 ws = Workspace(slug=DEFAULT_WORKSPACE, name="Default workspace")
                 session.add(ws)
                 session.flush()
+                session.add(PolicySettings(workspace_id=ws.id))  # revision 0, no defaults: read by every judged call
             return ws.id
 
     def close(self) -> None:

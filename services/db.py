@@ -1,45 +1,52 @@
-"""The database: one engine and session factory per app, SQLite (WAL) or PostgreSQL by URL."""
+"""The database: one engine and one sessionmaker per app, SQLite (WAL) or PostgreSQL by URL.
+
+A unit of work is a plain SQLAlchemy Session: `with db.transaction() as session:` commits at the end of the block
+(or rolls back on an error), `with db.read() as session:` only reads. The session's identity map is the one cache
+a caller must know about; it holds what the transaction loaded for as long as the transaction lasts (SQLAlchemy's
+"strong reference" recipe), so a second `session.get` of a row costs no statement. Transient errors (deadlocks,
+serialization failures, SQLite's busy database, a stale version) are tried again by one layer, `retrying`."""
 from __future__ import annotations
 
 import _thread
 import logging
 import os
-import random
 import sqlite3
 import sys
 import time
 import weakref
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Callable, Iterator, TypeVar
 
-from sqlalchemy import bindparam, create_engine, event, insert, inspect, select, text, update
-from sqlalchemy.engine import Connection, Engine, make_url
+from sqlalchemy import create_engine, event, text
+from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.orm import Session, make_transient, make_transient_to_detached
-from sqlalchemy.pool import NullPool
+from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.orm.exc import StaleDataError
-from sqlalchemy.orm.attributes import set_committed_value
-from sqlalchemy.orm import LoaderCallableStatus
+from sqlalchemy.pool import NullPool
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
 from services import jsontext
-from services.models import Counter
 
 log = logging.getLogger(__name__)
 
+READ_ONLY = "coach_read_only"  # execution option of the engine db.read() sessions use
+
 
 def _prepare_sqlite(engine: Engine) -> None:
+    """SQLAlchemy's documented pysqlite recipe: the driver's own transaction handling off, BEGIN emitted in the
+    `begin` event. A write transaction begins IMMEDIATE (it takes the write lock up front: a deferred one that reads
+    and then writes fails with "database is locked" instead of waiting when another writer got in first); a read
+    stays deferred and, in WAL mode, runs beside a writer."""
+
     @event.listens_for(engine, "connect")
     def on_connect(dbapi_connection, _record):
-        # Coach issues BEGIN itself (Transaction.raw; the "begin" event below for plain Core connections such as
-        # migrations'): pysqlite's own BEGIN would be deferred.
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA synchronous=NORMAL")
-        # Checkpoint (copy the WAL into the database file, with an fsync of each) every ~40 MB of WAL instead
-        # of SQLite's default 4 MB: a decision writes ~16-18 pages, so the default checkpointed every ~55
-        # decisions, inside one of them (its latency) and at an fsync each time.
+        # the WAL is copied into the database file by the Checkpointer's thread; SQLite's own checkpoint inside a
+        # commit (its default every 4 MB of WAL) is a backstop at ~40 MB
         cursor.execute("PRAGMA wal_autocheckpoint=10000")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA busy_timeout=30000")
@@ -47,552 +54,32 @@ def _prepare_sqlite(engine: Engine) -> None:
 
     @event.listens_for(engine, "begin")
     def on_begin(conn):
-        # A Core connection's transaction (migrations, tests' raw writes) begins IMMEDIATE as a Transaction's
-        # does (see there); a Transaction's own Core connection finds BEGIN done already (BEGUN).
-        options = conn.get_execution_options()
-        if not options.get(BEGUN):
-            conn.connection.dbapi_connection.execute("BEGIN IMMEDIATE")
-
-
-BEGUN = "coach_begun"  # a Transaction's connection: BEGIN went to the driver when it started
+        conn.exec_driver_sql("BEGIN" if conn.get_execution_options().get(READ_ONLY) else "BEGIN IMMEDIATE")
 
 
 def row_locks(session: Session) -> bool:
     """Whether this database needs row locks (SELECT … FOR UPDATE) to keep concurrent writers apart:
     PostgreSQL does; SQLite's write transactions start with BEGIN IMMEDIATE, one writer at a time."""
-    return session.bind.dialect.name == "postgresql"
-
-
-def held(session: Session, model, key):
-    """session.get that keeps the object for the rest of the transaction (SQLAlchemy's identity map is
-    weak: an unmodified row nobody references would be forgotten and read again by the next get). Without
-    the ORM session (a Transaction that did not need it yet) the row is read with a prepared SELECT."""
-    kept = session.info.setdefault(HELD, {})
-    obj = kept.get((model, key))
-    if obj is None:
-        if isinstance(session, Transaction) and session._orm is None:
-            found = load_objects(session, ("held", model.__tablename__), lambda: _by_key(model), {"_pk": key},
-                                 (model,))
-            return found[0] if found else None
-        obj = session.get(model, key)
-        if obj is not None:
-            kept[(model, key)] = obj
-    return obj
-
-
-def _by_key(model):
-    (pk,) = model.__table__.primary_key.columns
-    return select(*columns_of(model)).where(pk == bindparam("_pk"))
-
-
-def hold(session: Session, obj) -> None:
-    """Keep an object loaded another way for `held` (a single-column primary key, as all the hot rows have).
-    A loaded row joins the transaction's ORM Session, if it has one, as those held before it was made did."""
-    model = type(obj)
-    key = _PK_KEY.get(model) or _pk_key(model)
-    session.info.setdefault(HELD, {})[(model, getattr(obj, key))] = obj
-    orm = session._orm if isinstance(session, Transaction) else None
-    if orm is not None:
-        state = inspect(obj)
-        if state.key is not None and state.session is None:
-            orm.add(obj)
-
-
-HELD = "held"
-_PK_KEY: dict[type, str] = {}
-
-
-def _pk_key(model) -> str:
-    found = _PK_KEY[model] = inspect(model).primary_key[0].key
-    return found
-
-
-def connection(session: Session):
-    """The transaction's SQLAlchemy Connection, for Core statements."""
-    return session.core
-
-
-class Prepared:
-    """A Core statement compiled once per dialect and driver and run on the driver's cursor, for the few
-    statements every decision runs. SQLAlchemy's per-execution work (statement cache lookup, execution
-    context, parameter and result bookkeeping) costs several times what the database spends on such a
-    statement. Values still go through the column types' own processors (JSON, UTC datetimes, step states),
-    so the rows written and read are exactly those of an ordinary execute, and driver errors become
-    SQLAlchemy's; but no execution events run (a statement counter built on them does not see these).
-
-    Parameters are a dict by bind name; defaults and onupdate values the statement would compute itself must
-    be in it (insert_row and write_changes put them there)."""
-
-    __slots__ = ("sql", "names", "binds", "fixed", "columns", "dialect", "results")
-
-    def __init__(self, statement, dialect, column_keys=None):
-        compiled = statement.compile(dialect=dialect, column_keys=column_keys)
-        if compiled.positional:  # Database makes every engine use named parameters (SQLite's: paramstyle="named")
-            raise ValueError(f"{dialect.name}+{dialect.driver} uses positional parameters; Prepared needs named ones")
-        self.sql = compiled.string
-        self.names = tuple(compiled.binds)
-        # each type's processor for this dialect, through the public TypeEngine API (TypeDecorators and variants
-        # resolved by dialect_impl); made once per statement, so SQLAlchemy's own per-type cache is not needed
-        self.binds = tuple(compiled.binds[n].type.dialect_impl(dialect).bind_processor(dialect) for n in self.names)
-        # values the statement carries itself (a LIMIT, a literal compared with)
-        self.fixed = {n: b.value for n, b in compiled.binds.items() if not b.required}
-        self.columns, self.dialect = tuple(getattr(statement, "exported_columns", ())), dialect
-        self.results = None  # made from the first result's description: some drivers' processors need its types
-
-    def _params(self, values: dict[str, Any], binds: tuple | None = None):
-        if self.fixed:
-            values = {**self.fixed, **values}
-        return {n: values[n] if p is None else p(values[n]) for n, p in zip(self.names, binds or self.binds)}
-
-    def execute(self, session: Session, values: dict[str, Any]) -> int:
-        """Run an INSERT or UPDATE; returns how many rows it changed."""
-        return self._run(session, "execute", self._params(values))[1]
-
-    def execute_many(self, session: Session, rows: list[dict[str, Any]], same: dict[str, Any] | None = None) -> int:
-        """Run a statement once per row. `same`: values that are the same in every row, processed once."""
-        binds = None
-        if same:
-            same = {n: (same[n] if p is None else p(same[n])) for n, p in zip(self.names, self.binds) if n in same}
-            binds = tuple(None if n in same else p for n, p in zip(self.names, self.binds))
-            rows = [{**v, **same} for v in rows]
-        return self._run(session, "executemany", [self._params(v, binds) for v in rows])[1]
-
-    def rows(self, session: Session, values: dict[str, Any]) -> list[tuple]:
-        """A SELECT's (or a RETURNING's) rows as tuples of Python values, each through its type's processor."""
-        return self._processed(self._run(session, "execute", self._params(values), fetch=True)[0])
-
-    def read_alone(self, db: Database, values: dict[str, Any]) -> list[tuple]:
-        """`rows` as a read of its own, on a pooled connection and without a session (whose setup would cost
-        more than the SELECT): for a check that runs on every socket event."""
-        raw = db.engine.raw_connection()
-        try:
-            cursor = raw.cursor()
-            try:
-                return self._processed(self._on(cursor, "execute", self._params(values), fetch=True)[0])
-            finally:
-                cursor.close()
-        finally:
-            raw.close()  # back to the pool, which ends any transaction the driver began
-
-    def _processed(self, found: list) -> list[tuple]:
-        procs = self.results
-        return [tuple(v if p is None else p(v) for v, p in zip(row, procs)) for row in found]
-
-    def _run(self, session: Session, method: str, params, fetch: bool = False) -> tuple[list, int]:
-        return self._on(session.cursor(), method, params, fetch)
-
-    def _on(self, cursor, method: str, params, fetch: bool) -> tuple[list, int]:
-        # Straight on the driver's cursor (the statement is already compiled): SQLAlchemy's execution path
-        # would cost more than the statement. Driver errors become SQLAlchemy's, as in any execute, so
-        # callers catch sqlalchemy.exc.IntegrityError and the like as usual.
-        try:
-            getattr(cursor, method)(self.sql, params)
-            found = cursor.fetchall() if fetch else []
-            if fetch and self.results is None:  # some drivers' result processors need the column types
-                self.results = tuple(c.type.dialect_impl(self.dialect).result_processor(self.dialect, d[1])
-                                     for c, d in zip(self.columns, cursor.description))
-            return found, cursor.rowcount
-        except self.dialect.loaded_dbapi.Error as exc:
-            raise _translated(self.dialect, self.sql, params, exc) from exc
-
-
-_PREPARED: dict[tuple, Prepared] = {}
-
-
-def prepared(where: Session | Database, key: tuple, build: Callable[[], Any], column_keys=None) -> Prepared:
-    """The statement `build()` makes, compiled once for this session's (or database's) dialect, cached under `key`."""
-    dialect = where.engine.dialect if isinstance(where, Database) else where.bind.dialect
-    full = (dialect.name, dialect.driver, *key)  # the driver decides the parameter style
-    found = _PREPARED.get(full)
-    if found is None:
-        found = _PREPARED[full] = Prepared(build(), dialect, column_keys)
-    return found
-
-
-def load_objects(session: Session, key: tuple, build: Callable[[], Any], values: dict[str, Any],
-                 models: tuple) -> tuple | None:
-    """The first row of a prepared SELECT of `models`' full column lists (in that order), as persistent
-    ORM objects of this session, as if the ORM had loaded them: changes to them are tracked from here.
-    For the decision path, where the ORM's loading machinery costs several times the SELECT itself.
-    None when no row matched."""
-    rows = prepared(session, key, build).rows(session, values)
-    if not rows:
-        return None
-    row, start, out = rows[0], 0, []
-    for model in models:
-        names = _COLUMN_KEYS.get(model) or _column_keys(model)
-        out.append(_persistent(session, model, dict(zip(names, row[start:start + len(names)]))))
-        start += len(names)
-    for obj in out:  # the identity map is weak: keep them for the transaction
-        hold(session, obj)
-    return tuple(out)
-
-
-def columns_of(*models) -> list:
-    """Every column of these models' tables, in order: the select list `load_objects` expects."""
-    return [c for model in models for c in model.__table__.columns]
-
-
-_COLUMN_KEYS: dict[type, tuple[str, ...]] = {}
-
-
-def _column_keys(model) -> tuple[str, ...]:
-    """The model's column attribute names, in table order (cached)."""
-    found = _COLUMN_KEYS[model] = tuple(c.key for c in model.__table__.columns)
-    _COLUMN_SETS[model] = frozenset(found)
-    return found
-
-
-_COLUMN_SETS: dict[type, frozenset[str]] = {}
-
-
-def _persistent(session: Session, model, values: dict[str, Any]):
-    mapper = inspect(model)
-    pk = [values[c.key] for c in mapper.primary_key]
-    orm = session._orm if isinstance(session, Transaction) else session
-    present = (orm.identity_map.get(mapper.identity_key_from_primary_key(pk)) if orm is not None
-               else session.info.get(HELD, {}).get((model, pk[0])))
-    if present is not None:  # already loaded in this transaction (maybe changed): that one counts
-        return present
-    # every column is given (callers select the full column list), so NewId's constructor defaults nothing and
-    # records no change; make_transient_to_detached makes the values the loaded state, the primary key the identity
-    obj = model(**values)
-    make_transient_to_detached(obj)
-    if orm is not None:
-        orm.add(obj)
-    return obj
-
-
-def insert_row(session: Session, obj) -> None:
-    """Write a new object's row now with one INSERT, outside the unit of work: for rows a hot path only
-    appends (audit events, decisions, suggestions), where the flush's bookkeeping costs more than the INSERT.
-    The object stays out of the session, so later changes to it are not saved."""
-    insert_values(session, type(obj), obj.__dict__)
-
-
-def insert_held(session: Session, obj) -> None:
-    """Write a new object's row now with one INSERT and hold it as a loaded row (`held`, `hold`): from here it is
-    what the database stores, and later changes to it are written at commit (write_changes), as a loaded row's are,
-    without the ORM Session's flush. Columns not given are NULL, as the INSERT writes them (the model's Python
-    defaults are filled by NewId; a column with a server default must be given)."""
-    orm = session._orm if isinstance(session, Transaction) else session
-    if orm is not None:
-        orm.flush()  # what the ORM Session holds first (a row this one refers to may be pending there)
-    model = type(obj)
-    values = obj.__dict__  # NewId fills columns straight into it: the same for those left NULL
-    for name in _COLUMN_KEYS.get(model) or _column_keys(model):
-        if name not in values:
-            values[name] = None
-    insert_values(session, model, values)
-    make_transient_to_detached(obj)  # its values become the loaded state, its primary key its identity
-    hold(session, obj)
-
-
-def insert_values(session: Session, model, values: dict[str, Any]) -> None:
-    """A new row of `model` from its column values (models.row_values fills the defaults) with one INSERT: for
-    rows that are only appended, without an ORM object at all. Columns not in `values` are left to the database."""
-    table = model.__table__
-    names = _COLUMN_KEYS.get(model) or _column_keys(model)
-    if not values.keys() >= _COLUMN_SETS[model]:  # not every column given (NewId fills them all): those that are
-        names = tuple(n for n in names if n in values)
-    stmt = prepared(session, (table.name, "insert", names), lambda: insert(table), column_keys=list(names))
-    stmt.execute(session, values)
-
-
-def write_changes(session: Session, obj: object | None) -> None:
-    """Write a loaded object's changed columns now with one UPDATE by primary key, as the flush would
-    (version column checked and bumped, `onupdate` defaults filled), and mark them saved, so the flush at
-    commit has nothing to do for it: one object's write without the unit of work's bookkeeping.
-    Columns set back to what was loaded (a status that went running and back to waiting) are left out, and
-    with nothing really changed nothing is written: an indexed column in the SET list costs its index pages
-    even when its value stays the same."""
-    state = inspect(obj) if obj is not None else None
-    if state is None or state.key is None or state.deleted or not state.committed_state:
-        return  # nothing loaded, or a new object (the flush inserts it), or nothing changed
-    table, mapper = obj.__table__, state.mapper
-    (pk,) = table.primary_key.columns
-    # columns only: anything else (a relationship) stays for the flush
-    touched = [key for key in state.committed_state if key in table.c]
-    values = {key: state.dict[key] for key in touched if _differs(state.committed_state[key], state.dict[key])}
-    if values:
-        fills = _ONUPDATE.get(table)
-        for key, fill in fills if fills is not None else _onupdate(table):
-            if key not in values:
-                values[key] = fill(None)
-        params = {**values, "_pk": getattr(obj, pk.key)}
-        version = mapper.version_id_col
-        if version is not None:
-            params["_version"] = state.dict[version.key]
-            values[version.key] = params["_version"] + 1
-            params[version.key] = values[version.key]
-        names = tuple(values)
-
-        def build():
-            where = pk == bindparam("_pk")
-            if version is not None:
-                where = where & (version == bindparam("_version"))
-            return update(table).where(where).values({n: bindparam(n) for n in names})
-
-        if prepared(session, (table.name, "update", names), build).execute(session, params) != 1:
-            raise StaleDataError(f"UPDATE statement on table '{table.name}' expected to update 1 row(s); "
-                                 "0 were matched.")
-    # every change was a column's and is saved now, on an object in no Session: marked unmodified at once (below)
-    whole = state.session is None and len(touched) == len(state.committed_state)
-    for key in () if whole else touched:
-        set_committed_value(obj, key, state.dict[key])
-    for key, value in values.items():  # the values the UPDATE computed (onupdate, version) go into the object
-        if not whole or key not in state.committed_state:
-            set_committed_value(obj, key, value)
-    if whole:
-        # Everything is saved: the object is marked unmodified again (public API: transient, then detached with
-        # its identity, which commits every loaded value), or an ORM Session this transaction (or a later one,
-        # for kept rows) adds it to would compare all its attributes with what was loaded at its flush. An
-        # object in a Session is left to that Session: its flush finds no change and writes nothing.
-        make_transient(obj)
-        make_transient_to_detached(obj)
-
-
-_ONUPDATE: dict[Any, tuple] = {}
-
-
-def _onupdate(table) -> tuple:
-    """The table's columns with a Python-side `onupdate` default, and its function (cached): every UPDATE fills them."""
-    found = _ONUPDATE[table] = tuple((c.key, c.onupdate.arg) for c in table.columns
-                                     if c.onupdate is not None and c.onupdate.is_callable)
-    return found
-
-
-def _differs(before: Any, now: Any) -> bool:
-    # NO_VALUE: changed in place (flag_modified) or never loaded: always written
-    return before is LoaderCallableStatus.NO_VALUE or (before is not now and before != now)
-
-
-class Transaction:
-    """One database transaction: a pooled driver connection, begun when first used, with the ORM Session only
-    when something asks for it. It stands in for the Session the services are written against: what it does not
-    define itself (`scalar`, `execute`, `add`, `flush`, `get` …) is the Session's, made on first use on this
-    transaction's connection. The decision path needs none of it (prepared statements, `held` and
-    `load_objects` rows, `insert_row`, `write_changes`): a Session's own begin, commit and close cost several
-    times the SQL of a decision's transaction.
-
-    Without a Session, rows loaded here are detached ORM objects that this transaction holds; their changes
-    are written at commit (`write_changes`), as a flush would. When the Session is made, they join it, so from
-    then on there is one object per row and the flush writes them as usual.
-
-    Hooks (`on("before_commit")`): run at commit, before anything is written (services.metrics writes the
-    metric rows this transaction changed)."""
-
-    def __init__(self, db: Database, *, read_only: bool = False):
-        self.bind, self._sqlite, self._read_only = db.engine, db.is_sqlite, read_only
-        self.info: dict[str, Any] = {"shared": db.shared}
-        self._raw = self._core = self._orm = self._begun = self._cursor = None
-        self._committed = False
-        self._kept: Kept | None = None  # this process's kept rows, once this transaction found them valid
-
-    @property
-    def raw(self):
-        """The pooled driver connection, its transaction begun on first use (as a Session's would be)."""
-        if self._raw is None:
-            raw = self.bind.raw_connection()
-            if self._sqlite:
-                # IMMEDIATE takes the write lock up front: a deferred transaction that reads and then writes fails
-                # with "database is locked" instead of waiting when another writer got in first. Reads stay
-                # deferred: in WAL mode they run beside a writer. (PostgreSQL's driver begins by itself.)
-                begin = "BEGIN" if self._read_only else "BEGIN IMMEDIATE"
-                try:
-                    _driver(self.bind.dialect, begin, lambda: raw.dbapi_connection.execute(begin))
-                except BaseException:
-                    raw.close()
-                    raise
-            self._raw = raw
-        return self._raw
-
-    def cursor(self):
-        """The driver cursor this transaction's prepared statements run on, one after the other (each has all its
-        rows fetched before the next runs): made once, not per statement."""
-        if self._cursor is None:
-            self._cursor = self.raw.cursor()
-        return self._cursor
-
-    def get_bind(self, *args, **kwargs) -> Engine:
-        return self.bind
-
-    def kept(self, name: str) -> dict | None:
-        """SQLite write transactions: this process's store `name` of rows kept between transactions (see Kept),
-        valid for this transaction (emptied first if anything else wrote those tables since). None elsewhere."""
-        if self._kept is None:
-            if not self._sqlite or self._read_only:
-                return None
-            kept = self.info["shared"].setdefault("kept", Kept())
-            writes = self._writes()
-            if writes is None:  # a schema without the counter row: nothing can be kept
-                return None
-            if kept.writes != writes or kept.size() > Kept.LIMIT:
-                kept.clear()
-            self._kept = kept
-        return self._kept.stores.setdefault(name, {})
-
-    def follow_rows(self) -> dict | None:
-        """This transaction keeps the kept `rows` store up to date itself (services.executions: a decision or the
-        runner drops what was kept for the execution it changes, a start changes none): it is not emptied at
-        commit, as it is after any other transaction that wrote. Returns the store (None where nothing is kept,
-        `kept`); say so before anything is written (`kept` checks first that what is kept is still valid)."""
-        rows = self.kept("rows")
-        if rows is not None:
-            self.info[_FOLLOWING] = True
-        return rows
-
-    def _writes(self) -> int | None:
-        """The `writes` counter as this transaction sees it: the database's triggers bump it for every row written
-        to a table whose rows are kept (migration 0020), by any writer."""
-        found = prepared(self, ("counters:read",), _writes_statement).rows(self, {"name": "writes"})
-        return found[0][0] if found else None
-
-    @property
-    def core(self):
-        """A SQLAlchemy Connection on this transaction's connection (made on first use)."""
-        if self._core is None:
-            core = Connection(self.bind, connection=self.raw)
-            core.execution_options(**{BEGUN: True})  # no second BEGIN (services.db's begin event)
-            self._begun = core.begin()
-            self._core = core
-        return self._core
-
-    @property
-    def orm(self) -> Session:
-        """The ORM Session of this transaction (made on first use), sharing `info` and the held objects."""
-        if self._orm is None:
-            orm = Session(bind=self.core, expire_on_commit=False, autoflush=False,
-                          join_transaction_mode="rollback_only")
-            # one `info` for both (Session(info=...) would copy it): what was put there before is moved over
-            orm.info.update(self.info)
-            self.info = orm.info
-            for obj in self.info.get(HELD, {}).values():
-                state = inspect(obj)
-                if state.key is not None and state.session is None:  # loaded rows (new ones are written already)
-                    orm.add(obj)
-            self._orm = orm
-        return self._orm
-
-    def __getattr__(self, name: str):
-        return getattr(self.orm, name)
-
-    def commit(self) -> None:
-        for hook in _HOOKS["before_commit"]:
-            hook(self)
-        if self._orm is not None:
-            self._orm.flush()
-        else:
-            for obj in list(self.info.get(HELD, {}).values()):
-                write_changes(self, obj)
-        if self._sqlite and not self._read_only and self._raw is not None:
-            # under the write lock still: what is kept is valid for the next write transaction, numbered one more
-            self.kept("rows")
-            if self._kept is not None:
-                if self._orm is not None or self._core is not None:
-                    self._kept.clear()  # the ORM or Core may have written any row
-                elif not self.info.get(_FOLLOWING):
-                    self._kept.stores["rows"].clear()  # executions may have changed that the store holds
-                # what is kept is valid while the counter stays where this transaction's own writes left it
-                self._kept.writes = self._writes()
-        if self._begun is not None:
-            self._begun.commit()
-        elif self._raw is not None:
-            # SQLite: COMMIT as a statement, prepared once (the driver's statement cache); the driver's commit()
-            # prepares it anew every time
-            _driver(self.bind.dialect, "COMMIT", self._sqlite_commit if self._sqlite else self._raw.commit)
-        self._committed = True
-
-    def _sqlite_commit(self) -> None:
-        self._raw.dbapi_connection.execute("COMMIT")
-
-    def rollback(self) -> None:
-        self._forget_kept()
-        if self._begun is not None and self._begun.is_active:
-            self._begun.rollback()
-        elif self._raw is not None:
-            self._raw.rollback()
-
-    def close(self) -> None:
-        """Give the connection back (a transaction neither committed nor rolled back is rolled back)."""
-        if not self._committed:
-            self._forget_kept()
-        if self._cursor is not None:
-            self._cursor.close()
-        if self._orm is not None:
-            self._orm.close()
-        if self._core is not None:
-            self._core.close()  # the driver connection goes back to the pool with it
-        elif self._raw is not None:
-            self._raw.close()
-
-    def _forget_kept(self) -> None:
-        # kept rows were changed in place for changes the database will not get: forgotten while this transaction
-        # still holds the write lock, before the next writer can take them
-        if self._kept is not None:
-            self._kept.clear()
-
-
-_FOLLOWING = "kept:rows-followed"
-
-
-class Kept:
-    """SQLite only: rows this process keeps between its write transactions, so that the next one need not read
-    them again (a decision's metric rows, the audit chain's head, the execution awaiting a decision).
-
-    SQLite runs one write transaction at a time. The database's triggers (migration 0020) bump the `writes`
-    counter for every row inserted, changed or deleted in a table whose rows are kept, whoever writes (this
-    process, another one, the sqlite3 shell). What is kept is valid while the counter is what it was when the
-    transaction that left it committed (`writes`), and emptied otherwise (someone else wrote those tables in
-    between, or this process's last transaction ended without a commit). The code that writes kept rows
-    (services.metrics, services.audit, the decision path) changes the kept objects themselves, with prepared
-    statements. At commit, a transaction that used the ORM Session or a Core connection, which may have
-    written any row, empties every store; one that may have changed executions or suggestions another way
-    (anything but a decision, the runner's advance and a start, which say so with follow_rows) empties the `rows`
-    store."""
-
-    LIMIT = 20_000  # rows kept at most (hourly metric buckets keep coming): beyond it, start again
-
-    def __init__(self) -> None:
-        self.stores: dict[str, dict] = {}
-        self.writes: int | None = None  # the counter after the transaction that left what is kept
-
-    def size(self) -> int:
-        return sum(len(store) for store in self.stores.values())
-
-    def clear(self) -> None:
-        for store in self.stores.values():
-            store.clear()
-        self.writes = None
-
-
-def _writes_statement():
-    counters = Counter.__table__
-    return select(counters.c.value).where(counters.c.name == bindparam("name"))
-
-
-_HOOKS: dict[str, list[Callable[[Transaction], None]]] = {"before_commit": []}
-
-
-def on(moment: str):
-    """Register a function to run at that moment of every Transaction (see Transaction)."""
-    def register(fn):
-        _HOOKS[moment].append(fn)
-        return fn
-    return register
-
-
-def _driver(dialect, sql: str, call: Callable[[], Any]) -> Any:
-    """A call on the driver's connection (BEGIN, COMMIT), its errors become SQLAlchemy's as a statement's do."""
-    try:
-        return call()
-    except dialect.loaded_dbapi.Error as exc:
-        raise _translated(dialect, sql, None, exc) from exc
-
-
-def _translated(dialect, sql: str, params, exc: Exception) -> DBAPIError:
-    """The driver's error as SQLAlchemy raises it (IntegrityError, OperationalError …), as any execute would."""
-    return DBAPIError.instance(sql, params, exc, dialect.loaded_dbapi.Error, dialect=dialect)
+    return session.get_bind().dialect.name == "postgresql"
+
+
+def _strong_references(factory: sessionmaker) -> None:
+    """The "strong reference" recipe of SQLAlchemy's documentation (Session Referencing Behavior): every object the
+    session loads or writes stays in its identity map until the session closes, so a row read once in a transaction
+    is not read again by a later `session.get`. A session lives as long as one transaction."""
+
+    @event.listens_for(factory, "pending_to_persistent")
+    @event.listens_for(factory, "deleted_to_persistent")
+    @event.listens_for(factory, "detached_to_persistent")
+    @event.listens_for(factory, "loaded_as_persistent")
+    def strong_ref_object(session, instance):
+        session.info.setdefault("refs", set()).add(instance)
+
+    @event.listens_for(factory, "persistent_to_detached")
+    @event.listens_for(factory, "persistent_to_deleted")
+    @event.listens_for(factory, "persistent_to_transient")
+    def deref_object(session, instance):
+        session.info.get("refs", set()).discard(instance)
 
 
 # -- transient errors: the same transaction, tried again from its start, may well not meet them -------------------
@@ -620,20 +107,18 @@ def is_transient(exc: BaseException) -> bool:
 def retrying(attempt: Callable[[], T], *, tries: int = 6, delay: float = 0.005, max_delay: float = 0.4,
              what: str = "a transaction", sleep: Callable[[float], None] = time.sleep) -> T:
     """attempt(), tried again while it fails with a transient error (is_transient), at most `tries` times in all,
-    after a random pause around `delay` that doubles each time (up to `max_delay`); any other error, and the last
-    transient one, goes to the caller. `attempt` runs a whole transaction (Database.transaction inside it) and
-    anything that must not outlive a failed try (events to push, objects read): a failed try committed nothing."""
-    for n in range(1, tries + 1):
-        try:
-            return attempt()
-        except Exception as exc:
-            if n == tries or not is_transient(exc):
-                raise
-            log.info("%s met a transient error (try %d of %d), trying again: %s", what, n, tries,
-                     getattr(exc, "orig", None) or exc)
-        sleep(delay * (0.5 + random.random()))
-        delay = min(max_delay, delay * 2)
-    raise AssertionError("unreachable")
+    after a random pause that grows exponentially from `delay` up to `max_delay` (tenacity); any other error, and
+    the last transient one, goes to the caller. `attempt` runs a whole transaction (Database.transaction inside it)
+    and anything that must not outlive a failed try (events to push, objects read): a failed try committed nothing."""
+
+    def log_retry(state: RetryCallState) -> None:
+        exc = state.outcome.exception()
+        log.info("%s met a transient error (try %d of %d), trying again: %s", what, state.attempt_number, tries,
+                 getattr(exc, "orig", None) or exc)
+
+    return Retrying(retry=retry_if_exception(is_transient), stop=stop_after_attempt(tries),
+                    wait=wait_random_exponential(multiplier=delay, max=max_delay), sleep=sleep,
+                    before_sleep=log_retry, reraise=True)(attempt)
 
 
 class Database:
@@ -641,14 +126,11 @@ class Database:
         self.url = url
         parsed = make_url(url)
         self.is_sqlite = parsed.get_backend_name() == "sqlite"
-        kwargs: dict = {"future": True, "json_serializer": jsontext.dumps, "json_deserializer": jsontext.loads}
+        kwargs: dict = {"json_serializer": jsontext.dumps, "json_deserializer": jsontext.loads}
         if self.is_sqlite:
             if parsed.database and parsed.database != ":memory:":
                 Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
             kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
-            # named parameters (sqlite3 takes both styles): Prepared maps values by name without reaching into
-            # the compiled statement's positional order
-            kwargs["paramstyle"] = "named"
         else:
             kwargs.update(pool_pre_ping=True, pool_size=10, max_overflow=20)
         if parsed.drivername == "postgresql":  # the driver Coach installs (SQLAlchemy 2.0 would pick psycopg2)
@@ -660,12 +142,29 @@ class Database:
             if parsed.database and parsed.database != ":memory:":
                 self.checkpointer = Checkpointer(parsed.database)
                 weakref.finalize(self, self.checkpointer.stop)  # a Database nobody disposed of
-        # what this process keeps about this database across transactions (services.metrics' row cache):
-        # every transaction finds it in info["shared"]
-        self.shared: dict[str, Any] = {}
+        # expire_on_commit off: what a command loaded is still readable after its commit (answers, pushed events);
+        # autoflush off: the unit of work writes at commit, or where the code says session.flush()
+        self.Session = sessionmaker(self.engine, expire_on_commit=False, autoflush=False)
+        # the same pool; on SQLite its transactions begin deferred (see _prepare_sqlite)
+        self.read_engine = self.engine.execution_options(**{READ_ONLY: True})
+        self.ReadSession = sessionmaker(self.read_engine, expire_on_commit=False, autoflush=False)
+        for factory in (self.Session, self.ReadSession):
+            _strong_references(factory)
         self._aside_engine: Engine | None = None
         self._aside_args = {k: kwargs[k] for k in ("connect_args", "json_serializer", "json_deserializer")
                             if k in kwargs}
+
+    @contextmanager
+    def transaction(self) -> Iterator[Session]:
+        """A unit of work: commits at the end of the block, or rolls back on any error."""
+        with self.Session.begin() as session:
+            yield session
+
+    @contextmanager
+    def read(self) -> Iterator[Session]:
+        """A session for reads only: never takes SQLite's write lock, and is rolled back at the end."""
+        with self.ReadSession() as session:
+            yield session
 
     @contextmanager
     def aside(self) -> Iterator[Session]:
@@ -677,31 +176,6 @@ class Database:
             self._aside_engine = create_engine(self.engine.url, poolclass=NullPool, **self._aside_args)
         with Session(bind=self._aside_engine) as session:
             yield session
-
-    @contextmanager
-    def transaction(self) -> Iterator[Transaction]:
-        """A transaction that commits at the end of the block, or rolls back on any error."""
-        tx = Transaction(self)
-        try:
-            yield tx
-            tx.commit()
-        except BaseException:
-            tx.rollback()
-            raise
-        finally:
-            tx.close()
-
-    @contextmanager
-    def read(self) -> Iterator[Transaction]:
-        """A transaction for reads only: never takes SQLite's write lock, and is rolled back at the end."""
-        tx = Transaction(self, read_only=True)
-        try:
-            yield tx
-        finally:
-            try:
-                tx.rollback()
-            finally:
-                tx.close()
 
     def ping(self) -> None:
         with self.engine.connect() as conn:

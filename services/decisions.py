@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -16,8 +16,8 @@ from core.execution import states as S
 from core.tools import ToolRegistry, schema_errors
 from core.workflow import WorkflowDef
 from services import agent, audit, coaching, corrections, executions, metrics, policies
-from services.db import held, insert_values, prepared, retrying, write_changes
-from services.models import Decision, Execution, Suggestion, Workflow, row_values, utcnow
+from services.db import retrying
+from services.models import Decision, Execution, Suggestion, Workflow, utcnow
 from services.notifier import Events, jsonable
 from services.workflows import DefinitionCache
 
@@ -37,21 +37,15 @@ def replay(session: Session, workspace_id: str, idempotency_key: str | None, sug
     """The first answer to a request with this Idempotency-Key, if there was one."""
     if not idempotency_key:
         return None
-    # a prepared statement of the three columns it needs: the web app sends a key with every decision, and an ORM
-    # query of the whole row cost several times the lookup (twice per decision: before and under the lock)
-    found = prepared(session, ("decision:replay",), lambda: _REPLAY).rows(
-        session, {"ws": workspace_id, "key": idempotency_key})
-    if not found:
+    found = session.execute(select(Decision.suggestion_id, Decision.execution_id, Decision.response).where(
+        Decision.workspace_id == workspace_id, Decision.idempotency_key == idempotency_key)).first()
+    if found is None:
         return None
-    done_suggestion, done_execution, response = found[0]
+    done_suggestion, done_execution, response = found
     if done_suggestion != suggestion_id or done_execution != execution_id:
         raise Conflict("this Idempotency-Key was used for another suggestion",
                        details={"idempotency_key": idempotency_key, "suggestion_id": done_suggestion})
     return response
-
-
-_REPLAY = select(Decision.suggestion_id, Decision.execution_id, Decision.response).where(
-    Decision.workspace_id == bindparam("ws"), Decision.idempotency_key == bindparam("key"))
 
 
 def _validate(body: dict[str, Any], sug: Suggestion, tools: ToolRegistry) -> None:
@@ -73,7 +67,9 @@ def _validate(body: dict[str, Any], sug: Suggestion, tools: ToolRegistry) -> Non
 
 def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, workspace_id: str,
            execution_id: str, body: dict[str, Any], operator: str, events: Events,
-           idempotency_key: str | None = None) -> dict[str, Any]:
+           idempotency_key: str | None = None) -> tuple[dict[str, Any], Decision]:
+    """Apply the decision in `body` to the execution's suggestion; returns the start of the answer and the decision,
+    added to the session (`answer` completes both once the transaction has gone on)."""
     suggestion_id = str(body.get("suggestion_id") or "")
     if not suggestion_id:
         raise ValidationFailed("suggestion_id is required", details={"suggestion_id": ["is required"]})
@@ -81,9 +77,10 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
     if loaded is None:  # something is missing: say what
         ex = executions.get(session, workspace_id, execution_id, for_update=True)
         sug = session.get(Suggestion, suggestion_id)
+        wf = session.get(Workflow, ex.workflow_id)
     else:
-        ex, sug = loaded
-    # again under the execution's lock: a concurrent retry may have committed while we waited for it
+        ex, sug, wf = loaded
+    # under the execution's lock: a concurrent retry with the same key may have committed while we waited for it
     earlier = replay(session, workspace_id, idempotency_key, suggestion_id, execution_id)
     if earlier is not None:
         raise Replayed(earlier)
@@ -106,7 +103,6 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
 
     now = utcnow()
     latency_ms = max(0.0, (now - sug.created_at).total_seconds() * 1000.0)
-    wf = held(session, Workflow, ex.workflow_id)
     defn = definitions.for_execution(session, ex)
     step = defn.step(sug.step_id)
     if kind in ("accept", "correct"):
@@ -124,7 +120,6 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
     # changes are all locked under it, in one order for every transaction (services.audit.lock_workspace)
     audit.lock_workspace(session, workspace_id)
     sug.status, sug.decided_at = "decided", now
-    write_changes(session, sug)
     ex.gate = None
     if sug.kind == "tool_call":  # the call gets its one answer, or runs when the runner takes the step again
         effect = D.for_tool_call(kind, suggested=sug.params, correction=body.get("correction"),
@@ -139,12 +134,13 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
         _apply(session, ex, defn, step, sug, kind, effect, operator, now, events, tools, workspace_id,
                body.get("feedback") or "rejected")
 
-    decision = row_values(Decision, suggestion_id=sug.id, workspace_id=workspace_id, execution_id=ex.id,
+    decision = Decision(suggestion_id=sug.id, workspace_id=workspace_id, execution_id=ex.id,
                           workflow_id=ex.workflow_id, step_id=sug.step_id, decision=kind,
                           correction=body.get("correction") if kind == "correct" else None,
                           manual_output=body.get("manual_output") if kind == "manual" else None,
                           feedback=body.get("feedback"), operator=operator, latency_ms=latency_ms,
-                          idempotency_key=idempotency_key)
+                          idempotency_key=idempotency_key, created_at=now)
+    session.add(decision)
     audit.record(session, workspace_id, operator, "correction" if kind == "correct" else "decision",
                  target_type="suggestion", target_id=sug.id, execution_id=ex.id,
                  before={"step_id": sug.step_id, "params": sug.params,
@@ -156,16 +152,14 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
     _count(session, defn, ex, wf, sug, kind, latency_ms, operator, events)
     # the answer's start: `answer` adds where the execution then stands, once the transaction has gone on (or not)
     response = {"ok": True, "decision": jsonable({
-        "decision_id": decision["id"], "suggestion_id": sug.id, "decision": kind, "operator": operator,
+        "decision_id": decision.id, "suggestion_id": sug.id, "decision": kind, "operator": operator,
         "latency_ms": round(latency_ms, 1), "created_at": now})}
-    decision["created_at"] = now
-    session.info["decision"] = decision  # the row's values, written by submit once its answer is final
     executions.changed(session, events, ex, sug.step_id)
     events.latest("coaching_stats", {"execution_id": ex.id, **coaching.stats_of(ex)}, execution=ex.id, plain=True)
-    return response
+    return response, decision
 
 
-def answer(session: Session, response: dict[str, Any], ex: Execution, step_id: str | None,
+def answer(response: dict[str, Any], decision: Decision, ex: Execution, step_id: str | None,
            idempotency_key: str | None) -> dict[str, Any]:
     """The decision's answer, made once its transaction is done with the execution: where the execution is and the
     session's counters (the steps' states go to the rooms, with the event, not into it). `step_id`: the decided
@@ -175,7 +169,7 @@ def answer(session: Session, response: dict[str, Any], ex: Execution, step_id: s
     if step_id is not None:
         update["gate"] = ex.gate
     response = {**response, "execution": jsonable(update), "stats": coaching.stats_of(ex)}
-    session.info["decision"]["response"] = response if idempotency_key else None
+    decision.response = response if idempotency_key else None
     return response
 
 
@@ -259,7 +253,7 @@ def count_review(session: Session, ex: Execution, step_id: str, kind: str, laten
     """A person's review of an unattended call that a policy forced (a tool-call approval of an AUTO run, or of
     a step promoted to AUTO alone): evidence for the spot-check test like a spot check (approve = accept,
     edit = correct, reject = reject), which may demote the workflow or the step."""
-    wf = held(session, Workflow, ex.workflow_id)
+    wf = session.get(Workflow, ex.workflow_id)
     mode = autonomy.effective_mode(ex.mode, wf.mode)
     step_modes = autonomy.step_modes(wf.settings)
     if mode != "auto" and step_modes.get(step_id) != autonomy.AUTO:
@@ -359,21 +353,16 @@ def _submit(services, workspace_id: str, execution_id: str, body: dict[str, Any]
     needs_runner = None
     try:
         with services.db.transaction() as session:
-            earlier = replay(session, workspace_id, idempotency_key, str(body.get("suggestion_id") or ""),
-                             execution_id)
-            if earlier is not None:
-                return earlier
-            response = decide(session, services.definitions, services.tools.for_workspace(workspace_id), workspace_id, execution_id, body,
-                              operator, events, idempotency_key)
-            ex = held(session, Execution, execution_id)
-            decided_step = session.info["decision"]["step_id"]
+            # a replay of an Idempotency-Key is found by decide, under the execution's lock
+            response, decision = decide(session, services.definitions, services.tools.for_workspace(workspace_id),
+                                        workspace_id, execution_id, body, operator, events, idempotency_key)
+            ex = session.get(Execution, execution_id)
+            decided_step = decision.step_id
             if ex.status in S.RUNNABLE:
                 # go on in the same transaction up to the next gate; a slow tool goes to the runner
                 needs_runner = services.runner.drive(session, ex, events, claim=False)
                 decided_step = None  # the answer says where the execution stopped, and counts the next suggestion
-            response = answer(session, response, ex, decided_step, idempotency_key)
-            insert_values(session, Decision, session.info["decision"])
-            executions.keep_awaiting(session, ex)
+            response = answer(response, decision, ex, decided_step, idempotency_key)
     except Replayed as replayed:
         return replayed.response
     services.notifier.send(events)

@@ -4,8 +4,8 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from sqlalchemy import bindparam, func, inspect, select
-from sqlalchemy.orm import Session, make_transient_to_detached
+from sqlalchemy import bindparam, func, select
+from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import flag_modified
 
 from core.errors import BadRequest, Conflict, NotFound, ValidationFailed
@@ -15,8 +15,8 @@ from core.execution.engine import ExecutionState, StepState, progress, steps_pro
 from core.tools import ToolRegistry
 from core.workflow import WorkflowDef, validate_variables
 from services import audit, jsontext, workflows
-from services.db import HELD, columns_of, held, hold, insert_held, load_objects, prepared, row_locks
-from services.models import Execution, Suggestion, Workflow, utcnow
+from services.db import row_locks
+from services.models import Execution, PolicySettings, Suggestion, Workflow, utcnow
 from services.notifier import Events, jsonable
 from services.workflows import DefinitionCache
 
@@ -33,77 +33,33 @@ def get(session: Session, workspace_id: str, execution_id: str, *, for_update: b
 
 
 def get_any(session: Session, execution_id: str, *, for_update: bool = True) -> Execution | None:
-    """Any workspace's execution with its steps (the runner works across workspaces), row-locked on PostgreSQL,
-    and held for the transaction."""
-    lock = for_update and row_locks(session)
-
-    def build():
-        query = select(*columns_of(Execution)).where(Execution.id == bindparam("execution_id"))
-        return query.with_for_update() if lock else query
-
-    found = load_objects(session, ("execution:get", lock), build, {"execution_id": execution_id}, (Execution,))
-    return found[0] if found else None
-
-
-def _with_suggestion():
-    return (select(*columns_of(Execution, Suggestion, Workflow))
-            .join(Suggestion, (Suggestion.id == bindparam("suggestion_id")) & (Suggestion.execution_id == Execution.id))
-            .join(Workflow, Workflow.id == Execution.workflow_id)
-            .where(Execution.id == bindparam("execution_id")))
+    """Any workspace's execution with its steps (the runner works across workspaces), row-locked on PostgreSQL."""
+    return session.get(Execution, execution_id, with_for_update=True if for_update and row_locks(session) else None)
 
 
 def get_with_suggestion(session: Session, workspace_id: str, execution_id: str,
-                        suggestion_id: str) -> tuple[Execution, Suggestion] | None:
-    """What a decision reads, locked like `get(for_update=True)`: the execution with one of its suggestions
-    and its workflow (which stays in the session for `held`), in one SELECT. On PostgreSQL the execution's
-    row lock is taken first, so nothing is read from before a concurrent transaction on the same execution
-    committed. None when any of them is missing: the caller then finds out which with `get` and `session.get`."""
-    kept = session.follow_rows()  # SQLite: left by the decision before, if nothing else wrote since
-    if kept is not None:
-        found = kept.pop(suggestion_id, None)  # taken out: put back (changed) by keep_awaiting, if at all
-        if found is not None and found[0].id == execution_id:
-            for obj in found:
-                hold(session, obj)
-            return (found[0], found[1]) if found[0].workspace_id == workspace_id else None
-    if row_locks(session):
-        prepared(session, ("execution:lock",),
-                 lambda: select(Execution.id).where(Execution.id == bindparam("execution_id")).with_for_update()
-                 ).rows(session, {"execution_id": execution_id})
-    row = load_objects(session, ("execution:with_suggestion",), _with_suggestion,
-                       {"suggestion_id": suggestion_id, "execution_id": execution_id},
-                       (Execution, Suggestion, Workflow))
+                        suggestion_id: str) -> tuple[Execution, Suggestion, Workflow] | None:
+    """What a decision reads, in one SELECT: the execution (row-locked on PostgreSQL, as `get(for_update=True)`),
+    one of its suggestions, its workflow, and the workspace's policy settings (which the decision and the next
+    suggestion judge calls under; they stay in the session's identity map). Waiting for the lock, PostgreSQL gives
+    the execution's row as the transaction that held it left it; a suggestion read from before that transaction
+    committed is refused when written, by its version column (StaleDataError, tried again). None when any of them
+    is missing: the caller then finds out which with `get` and `session.get`."""
+    query = _WITH_SUGGESTION_LOCKED if row_locks(session) else _WITH_SUGGESTION
+    row = session.execute(query, {"execution_id": execution_id, "suggestion_id": suggestion_id}).first()
     if row is None or row[0].workspace_id != workspace_id:
         return None
-    return row[0], row[1]
+    return row[0], row[1], row[2]
 
 
-def follow(session: Session, ex: Execution) -> None:
-    """SQLite: this transaction (the runner's) changes `ex`, and keeps the process's kept rows valid itself (as a
-    decision does, services.db.Transaction.follow_rows): what was kept for `ex` is dropped now, and keep_awaiting
-    keeps it again at the end if it then awaits a decision. Every other execution's stays kept."""
-    kept = session.follow_rows()
-    if kept is None:
-        return
-    waiting = (ex.gate or {}).get("suggestion_id")
-    found = kept.get(waiting) if waiting else None
-    if found is not None and found[0].id == ex.id:
-        del kept[waiting]
-
-
-def keep_awaiting(session: Session, ex: Execution) -> None:
-    """At the end of a decision's transaction: keep the execution, the suggestion it now awaits and its workflow
-    for the next decision (services.db.Kept, SQLite), which then reads none of them."""
-    kept = session.kept("rows")
-    suggestion_id = (ex.gate or {}).get("suggestion_id")
-    sug = session.info.get(HELD, {}).get((Suggestion, suggestion_id)) if kept is not None and suggestion_id else None
-    wf = held(session, Workflow, ex.workflow_id) if sug is not None else None
-    if wf is None:
-        return
-    if inspect(wf).committed_state:
-        kept.clear()  # the workflow row changed (a demotion): other kept executions hold it as it was
-    if inspect(sug).key is None:
-        make_transient_to_detached(sug)  # inserted whole in this transaction: what it holds is what is stored
-    kept[suggestion_id] = (ex, sug, wf)
+# built once (every decision runs it): SQLAlchemy caches its compiled form
+_WITH_SUGGESTION = (select(Execution, Suggestion, Workflow, PolicySettings)
+                    .join(Suggestion, (Suggestion.id == bindparam("suggestion_id"))
+                          & (Suggestion.execution_id == Execution.id))
+                    .join(Workflow, Workflow.id == Execution.workflow_id)
+                    .outerjoin(PolicySettings, PolicySettings.workspace_id == Execution.workspace_id)
+                    .where(Execution.id == bindparam("execution_id")))
+_WITH_SUGGESTION_LOCKED = _WITH_SUGGESTION.with_for_update(of=Execution)
 
 
 def start(session: Session, definitions: DefinitionCache, workspace_id: str, workflow_id: str,
@@ -114,11 +70,7 @@ def start(session: Session, definitions: DefinitionCache, workspace_id: str, wor
     `started_by` (a user id) is who an approval with separate_duties refuses; `actor` is who the audit names."""
     if mode is not None and mode not in MODES:
         raise ValidationFailed("unknown mode", details={"mode": [f"must be one of {list(MODES)}"]})
-    # SQLite, a start that is its transaction's first work: a new execution changes none of the rows the process
-    # keeps, which stay valid after it (said before anything is written: `kept` checks them first)
-    if not session.info.get(HELD):
-        session.follow_rows()
-    wf = workflows.get(session, workspace_id, workflow_id, row_only=True)
+    wf = workflows.get(session, workspace_id, workflow_id)
     mode = mode or wf.mode
     if mode == "auto" and wf.mode != "auto":
         raise Conflict("this workflow is not in AUTO: a lead promotes it once it is AUTO-ready",
@@ -129,10 +81,7 @@ def start(session: Session, definitions: DefinitionCache, workspace_id: str, wor
                    mode=mode, status=S.PENDING, variables=values, started_by=started_by,
                    steps={sid: StepState(sid) for sid in defn.step_ids},
                    coaching_stats={k: 0 for k in COACHING_STATS} if mode in ("coaching", "auto") else None)
-    # written now, without the ORM Session's flush, and held as a loaded row (its later changes written at commit):
-    # a transaction that used the ORM would empty the rows the process keeps for every execution awaiting a
-    # decision (services.db.Kept); a new execution changes none of them
-    insert_held(session, ex)
+    session.add(ex)
     audit.record(session, workspace_id, actor, "execution_start", target_type="execution", target_id=ex.id,
                  execution_id=ex.id, after={"workflow_id": wf.id, "workflow_version": wf.current_version,
                                             "mode": mode, "variables": values})

@@ -1,23 +1,22 @@
 """CoachingMetricsCollector: keeps each scope's running metrics in a row, updated inside the decision's
 transaction (row-locked on PostgreSQL, under the workspace's lock taken first, services.audit.lock_workspace;
-SQLite's write transactions are already serial). Reads are one row."""
+SQLite's write transactions are already serial), and each hour's counts in a bucket row, added to in SQL. Reads
+are one row."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 from typing import Any, Iterable
 
-from sqlalchemy import Text, bindparam, cast, select, update
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy import Float, String, bindparam, event, func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from core.coaching import autonomy
 from core.coaching.metrics import LevelThresholds, MetricsState, bucket_start
-from services import jsontext
 from services.audit import lock_workspace
-from services.db import on, prepared, row_locks
-from services.models import MetricBucket, MetricScope, column_defaults, utcnow
+from services.db import row_locks
+from services.models import MetricBucket, MetricScope, utcnow
 
 GLOBAL = ("global", "all")
 SERIES_SCOPES = ("global", "workflow", "operator")  # the scopes dashboards chart over time
@@ -34,139 +33,114 @@ def plan_scopes(tool: str | None) -> list[tuple[str, str]]:
 
 
 def _insert(session: Session):
-    return pg_insert if session.bind.dialect.name == "postgresql" else sqlite_insert
+    return pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
 
 
-_compact = jsontext.dumps
-
-
-class _Cell:
-    """One metric row: its id and its JSON value (a scope's state or a bucket's counts). Rows are read and
-    written with prepared statements: several are touched by every decision, and the ORM's per-object
-    bookkeeping was most of a decision's cost."""
-
-    __slots__ = ("id", "_value", "_state")
-
-    def __init__(self, id: int, value: dict):
-        self.id, self._value, self._state = id, value, None
-
-    @property
-    def value(self) -> dict:
-        """The row's JSON value: a parsed state's current JSON form, made when asked for."""
-        return self._state.to_dict() if self._state is not None else self._value
-
-    def text(self) -> str:
-        """The row's JSON value as text, to write it."""
-        return self._state.to_json() if self._state is not None else _compact(self._value)
-
-    def state(self, scope: str, thresholds: LevelThresholds | None) -> MetricsState:
-        """The scope's state, parsed once (kept with the cell), under the thresholds that apply now."""
-        if self._state is None:
-            self._state = MetricsState.from_dict(self._value)
-        self._state.set_thresholds(_thresholds_for(scope, thresholds))
-        return self._state
-
-
-def _shared_rows(session: Session) -> dict[tuple, _Cell] | None:
-    """SQLite: the metric rows as this process last committed them, parsed, so that a decision reads none
-    (services.db.Kept says when they are valid). PostgreSQL's writers run concurrently: there every transaction
-    reads its rows, locked."""
-    return session.kept("metrics")
-
-
-_DIRTY = "metrics:dirty"
-
-
-def _fetch_statement(session: Session, table, column: str, names: tuple[str, ...], count: int, lock: bool):
-    """One prepared SELECT per table, key shape and number of keys."""
-    def build():
-        query = select(table.c.id, table.c[column], *[table.c[n] for n in names]).where(
-            table.c.workspace_id == bindparam("workspace_id"),
-            table.c.key.in_([bindparam(f"k{i}") for i in range(count)]))
-        return query.with_for_update() if lock else query
-    return prepared(session, ("metrics:fetch", table.name, names, count, lock), build)
-
-
-def _rows(session: Session, model, workspace_id: str, names: tuple[str, ...], keys: list[tuple],
-          ahead: list[tuple] = ()) -> list[_Cell]:
-    """Get-or-create the rows with these unique keys (value tuples of the columns `names`), locked for update where
-    the database can. Rows already read in this transaction are reused, so a decision and the suggestion that
+def _scope_rows(session: Session, workspace_id: str, keys: list[tuple[str, str]],
+                ahead: list[tuple[str, str]] = ()) -> list[MetricScope]:
+    """Get-or-create the rows of these scopes, locked for update where the database can (PostgreSQL: under the
+    workspace's lock, taken first). A row read earlier in this transaction is the one in the session's identity map
+    (only this function loads MetricScope objects, so each of them is locked), so a decision and the suggestion that
     follows it in the same transaction read each scope once. `ahead`: rows read in the same SELECT if they exist,
     because this transaction is likely to need them next (neither created nor changed here)."""
-    table, column = model.__table__, ("state" if model is MetricScope else "counts")
-    cache = session.info.setdefault(f"rows:{table.name}:{workspace_id}", {})
-    missing = [k for k in keys if k not in cache]
-    if not missing:
-        return [cache[k] for k in keys]
-    lock = row_locks(session)
-    shared = _shared_rows(session)
-    prefix = (table.name, workspace_id)
-
-    def fetch(subset):
-        found_keys = sorted({k[names.index("key")] for k in subset})
-        query = _fetch_statement(session, table, column, names, len(found_keys), lock)
-        # the key alone may match other scopes' rows: keep them too
-        for row in query.rows(session, {"workspace_id": workspace_id,
-                                        **{f"k{i}": k for i, k in enumerate(found_keys)}}):
-            found = tuple(row[2:])
-            if found not in cache:
-                cache[found] = _Cell(row[0], dict(row[1] or {}))
-                if shared is not None:
-                    shared[(*prefix, found)] = cache[found]
-
-    if shared is not None:
-        for k in missing:
-            cell = shared.get((*prefix, k))
-            if cell is not None:
-                cache[k] = cell
-        missing = [k for k in missing if k not in cache]
+    found = {(row.scope, row.key): row for row in _in_session(session, workspace_id)}
+    missing = [k for k in keys if k not in found]
     if missing:
+        lock = row_locks(session)
         if lock:  # every metric row is locked under the workspace's lock, taken first: one lock order for all
             lock_workspace(session, workspace_id)
-        fetch(missing + [k for k in ahead if k not in cache])
-        absent = [k for k in missing if k not in cache]
-        if absent:
-            # Python-side defaults (updated_at) filled here, as NewId fills them: a prepared statement computes none
-            defaults = {key: default.arg(None) if default.is_callable else default.arg
-                        for key, default in column_defaults(model)[1] if key not in (*names, column)}
-            create = prepared(session, ("metrics:create", table.name, names),
-                              lambda: _insert(session)(table).on_conflict_do_nothing(),
-                              column_keys=["workspace_id", *names, column, *defaults])
-            create.execute_many(session, [{**dict(zip(names, k)), column: {}} for k in absent],
-                                {"workspace_id": workspace_id, **defaults})
+
+        def fetch(wanted):
+            for row in session.scalars(_FETCH_LOCKED if lock else _FETCH,
+                                       {"workspace_id": workspace_id, "keys": sorted({k for _, k in wanted})}):
+                found[(row.scope, row.key)] = row  # the key alone may match other scopes' rows: kept too
+
+        fetch(missing + [k for k in ahead if k not in found])
+        absent = [k for k in missing if k not in found]
+        if absent:  # INSERT … ON CONFLICT DO NOTHING: two first decisions of a scope at once find the one row
+            now = utcnow()
+            session.execute(_insert(session)(MetricScope.__table__).on_conflict_do_nothing(), [
+                {"workspace_id": workspace_id, "scope": scope, "key": key, "state": {}, "updated_at": now}
+                for scope, key in absent])
             fetch(absent)
-    return [cache[k] for k in keys]
+    return [found[k] for k in keys]
 
 
-_SCOPE = ("scope", "key")
-_BUCKET = ("scope", "key", "bucket")
+# built once (every decision runs them): SQLAlchemy caches their compiled forms
+_FETCH = select(MetricScope).where(MetricScope.workspace_id == bindparam("workspace_id"),
+                                   MetricScope.key.in_(bindparam("keys", expanding=True)))
+_FETCH_LOCKED = _FETCH.with_for_update()
 
 
-def _changed(session: Session, model, cell: _Cell) -> None:
-    session.info.setdefault(_DIRTY, {}).setdefault(model, {})[cell.id] = cell
+def _in_session(session: Session, workspace_id: str) -> list[MetricScope]:
+    return [obj for obj in session.identity_map.values()
+            if type(obj) is MetricScope and obj.workspace_id == workspace_id]
 
 
-_VALUE = {MetricScope: "state", MetricBucket: "counts"}
+PARSED = "parsed_state"  # a MetricScope row's MetricsState, parsed once per transaction (a plain attribute)
 
 
-@on("before_commit")
-def _write_changed_rows(session: Session) -> None:
-    """Write every metric row changed in this transaction, one statement per table. Values go as JSON text
-    (a parsed state writes its own, MetricsState.to_json): the column type's serializer would encode again."""
-    for model, cells in session.info.pop(_DIRTY, {}).items():
-        write = prepared(session, ("metrics:write", model.__tablename__), lambda: _write_statement(session, model))
-        write.execute_many(session, [{"_id": c.id, "_value": c.text()} for c in cells.values()], {"_at": utcnow()})
+def _state(row: MetricScope, thresholds: LevelThresholds | None) -> MetricsState:
+    """The row's state, parsed once (kept with the row, written back at commit), under the thresholds that apply
+    now."""
+    state = getattr(row, PARSED, None)
+    if state is None:
+        state = MetricsState.from_dict(row.state)
+        setattr(row, PARSED, state)
+    state.set_thresholds(_thresholds_for(row.scope, thresholds))
+    return state
 
 
-def _write_statement(session: Session, model):
-    table, column = model.__table__, _VALUE[model]
-    text_value = bindparam("_value", type_=Text)
-    if session.bind.dialect.name == "postgresql":
-        text_value = cast(text_value, JSONB)
-    values = {column: text_value}
-    if "updated_at" in table.c:  # MetricScope.updated_at: its onupdate default, filled here
-        values["updated_at"] = bindparam("_at", type_=table.c.updated_at.type)
-    return update(table).where(table.c.id == bindparam("_id")).values(values)
+@event.listens_for(Session, "before_commit")
+def _write_states(session: Session) -> None:
+    """The parsed states of the metric rows this transaction loaded go into their rows, for the commit's flush to
+    write (those unchanged compare equal and are not written)."""
+    for obj in list(session.identity_map.values()):
+        if type(obj) is MetricScope:
+            state = getattr(obj, PARSED, None)
+            if state is not None:
+                obj.state = state.to_dict()
+
+
+def count_in_buckets(session: Session, workspace_id: str, scopes: list[tuple[str, str]], kind: str,
+                     latency_ms: float, now: datetime | None = None) -> None:
+    """One decision more in each scope's bucket of the hour, in one statement: INSERT … ON CONFLICT DO UPDATE that
+    adds to the JSON counts in SQL, so no row is read and concurrent writers cannot lose a count."""
+    if not scopes:
+        return
+    bucket = bucket_start(now or utcnow(), "hour")
+    dialect = session.get_bind().dialect.name
+    upsert = _UPSERTS[dialect] if dialect in _UPSERTS else _upsert(dialect)
+    session.execute(upsert, [{"workspace_id": workspace_id, "scope": scope, "key": key, "bucket": bucket,
+                              "counts": {kind: 1, "latency_ms_sum": float(latency_ms)}, "kind": kind,
+                              "kind_path": f'$."{kind}"', "latency": float(latency_ms)} for scope, key in scopes])
+
+
+def _upsert(dialect: str):
+    """The bucket upsert for this dialect (built once): the row's counts with one more `kind` and the latency added,
+    merged into the JSON in SQL."""
+    table = MetricBucket.__table__
+    counts = table.c.counts
+    kind, latency = bindparam("kind", type_=String), bindparam("latency", type_=Float)
+    added_latency = func.coalesce(counts["latency_ms_sum"].as_float(), 0.0) + latency
+    if dialect == "postgresql":
+        added_kind = func.coalesce(counts[kind].as_integer(), 0) + 1
+        merged = counts.op("||")(func.jsonb_build_object(kind, added_kind, "latency_ms_sum", added_latency))
+        insert = pg_insert
+    else:
+        path = bindparam("kind_path", type_=String)
+        added_kind = func.coalesce(func.json_extract(counts, path), 0) + 1
+        merged = func.json_set(counts, path, added_kind, '$."latency_ms_sum"', added_latency)
+        insert = sqlite_insert
+    found = _UPSERTS[dialect] = insert(table).values(
+        workspace_id=bindparam("workspace_id"), scope=bindparam("scope"), key=bindparam("key"),
+        bucket=bindparam("bucket", type_=table.c.bucket.type), counts=bindparam("counts", type_=table.c.counts.type),
+    ).on_conflict_do_update(index_elements=[table.c.workspace_id, table.c.scope, table.c.key, table.c.bucket],
+                            set_={"counts": merged})
+    return found
+
+
+_UPSERTS: dict[str, Any] = {}
 
 
 def _thresholds_for(scope: str, thresholds: LevelThresholds | None) -> LevelThresholds:
@@ -176,13 +150,14 @@ def _thresholds_for(scope: str, thresholds: LevelThresholds | None) -> LevelThre
 
 def load(session: Session, workspace_id: str, scope: str, key: str,
          thresholds: LevelThresholds | None = None) -> MetricsState:
-    cell = session.info.get(f"rows:{MetricScope.__tablename__}:{workspace_id}", {}).get((scope, key))
-    if cell is not None:  # read (and maybe changed) earlier in this transaction
-        value = cell.value
-    else:
-        row = session.scalar(select(MetricScope).where(MetricScope.workspace_id == workspace_id,
-                                                       MetricScope.scope == scope, MetricScope.key == key))
-        value = row.state if row else None
+    """A scope's state as this transaction sees it (with what it counted already)."""
+    row = next((r for r in _in_session(session, workspace_id) if (r.scope, r.key) == (scope, key)), None)
+    if row is not None:
+        state = getattr(row, PARSED, None)
+        value = state.to_dict() if state is not None else row.state
+    else:  # the column only: MetricScope objects in the session are the locked ones (_scope_rows)
+        value = session.scalar(select(MetricScope.state).where(MetricScope.workspace_id == workspace_id,
+                                                               MetricScope.scope == scope, MetricScope.key == key))
     state = MetricsState.from_dict(value)
     state.set_thresholds(_thresholds_for(scope, thresholds))
     return state
@@ -190,13 +165,14 @@ def load(session: Session, workspace_id: str, scope: str, key: str,
 
 def load_many(session: Session, workspace_id: str, scope: str, keys: Iterable[str] | None = None,
               thresholds: LevelThresholds | None = None, prefix: str | None = None) -> dict[str, MetricsState]:
-    query = select(MetricScope).where(MetricScope.workspace_id == workspace_id, MetricScope.scope == scope)
+    query = select(MetricScope.key, MetricScope.state).where(MetricScope.workspace_id == workspace_id,
+                                                              MetricScope.scope == scope)
     if prefix:
         query = query.where(MetricScope.key.startswith(prefix, autoescape=True))
     if keys is not None:
         query = query.where(MetricScope.key.in_(list(keys)))
     out = {}
-    for row in session.scalars(query):
+    for row in session.execute(query):
         state = MetricsState.from_dict(row.state)
         state.set_thresholds(_thresholds_for(scope, thresholds))
         out[row.key] = state
@@ -206,11 +182,9 @@ def load_many(session: Session, workspace_id: str, scope: str, keys: Iterable[st
 def record_suggestion(session: Session, workspace_id: str, scopes: list[tuple[str, str]],
                       thresholds: LevelThresholds | None = None) -> dict[tuple[str, str], MetricsState]:
     out = {}
-    cells = _rows(session, MetricScope, workspace_id, _SCOPE, [tuple(s) for s in scopes])
-    for (scope, key), cell in zip(scopes, cells):
-        state = cell.state(scope, thresholds)
+    for (scope, key), row in zip(scopes, _scope_rows(session, workspace_id, [tuple(s) for s in scopes])):
+        state = _state(row, thresholds)
         state.record_suggestion()
-        _changed(session, MetricScope, cell)
         out[(scope, key)] = state
     return out
 
@@ -218,13 +192,9 @@ def record_suggestion(session: Session, workspace_id: str, scopes: list[tuple[st
 def held_states(session: Session, workspace_id: str, scopes: list[tuple[str, str]],
                 thresholds: LevelThresholds | None = None) -> dict[tuple[str, str], MetricsState]:
     """Scopes' states as the transaction will write them: a change made to them (restart_evidence at a demotion)
-    is written at commit, like a decision's."""
-    out = {}
-    cells = _rows(session, MetricScope, workspace_id, _SCOPE, [tuple(s) for s in scopes])
-    for (scope, key), cell in zip(scopes, cells):
-        out[(scope, key)] = cell.state(scope, thresholds)
-        _changed(session, MetricScope, cell)
-    return out
+    is written with the transaction, like a decision's."""
+    rows = _scope_rows(session, workspace_id, [tuple(s) for s in scopes])
+    return {(scope, key): _state(row, thresholds) for (scope, key), row in zip(scopes, rows)}
 
 
 def record_decision(session: Session, workspace_id: str, scopes: list[tuple[str, str]], kind: str,
@@ -236,21 +206,14 @@ def record_decision(session: Session, workspace_id: str, scopes: list[tuple[str,
     in `levels` only, when given: the others' None). `ahead`: scopes read in the same SELECT because the
     transaction will likely count a suggestion in them next."""
     out = {}
-    cells = _rows(session, MetricScope, workspace_id, _SCOPE, [tuple(s) for s in scopes],
-                  [tuple(a) for a in ahead])
-    for (scope, key), cell in zip(scopes, cells):
-        state = cell.state(scope, thresholds)
+    rows = _scope_rows(session, workspace_id, [tuple(s) for s in scopes], [tuple(a) for a in ahead])
+    for (scope, key), row in zip(scopes, rows):
+        state = _state(row, thresholds)
         before = state.assess().level if levels is None or (scope, key) in levels else None
         state.record_decision(kind, latency_ms)
-        _changed(session, MetricScope, cell)
         out[(scope, key)] = (state, before)
-    bucket = bucket_start(now or utcnow(), "hour")
-    charted = [(sc, k, bucket) for sc, k in scopes if sc in SERIES_SCOPES]
-    for cell in _rows(session, MetricBucket, workspace_id, _BUCKET, charted):
-        counts = cell.value
-        counts[kind] = counts.get(kind, 0) + 1
-        counts["latency_ms_sum"] = counts.get("latency_ms_sum", 0.0) + float(latency_ms)
-        _changed(session, MetricBucket, cell)
+    count_in_buckets(session, workspace_id, [(sc, k) for sc, k in scopes if sc in SERIES_SCOPES], kind, latency_ms,
+                     now)
     return out
 
 

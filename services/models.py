@@ -132,46 +132,13 @@ class Base(DeclarativeBase):
 
 class NewId:
     """Ids and column defaults are filled when the object is made, not at flush, so an object can be
-    read (pushed to clients, put in an answer) before anything is written.
-
-    Column values go straight into the new object's dict: a new object has no history to record (the
-    INSERT writes what is there), and the decision path makes several objects per decision, where the
-    per-attribute change events cost more than the rest of the object. Anything else (a relationship)
-    is set as usual, so that its events (backrefs, cascades) still run."""
+    read (pushed to clients, put in an answer) before anything is written."""
 
     def __init__(self, **kwargs):
-        columns, defaults = column_defaults(type(self))
-        values = self.__dict__
-        if kwargs.keys() <= columns:  # columns only (the common case; every one of them for a row loaded)
-            values.update(kwargs)
-            if len(kwargs) < len(columns):
-                for key, default in defaults:
-                    if key not in kwargs:
-                        values[key] = default.arg(None) if default.is_callable else default.arg
-            return
-        for key, value in kwargs.items():
-            if key in columns:
-                values[key] = value
-            elif hasattr(type(self), key):
-                setattr(self, key, value)
-            else:  # as SQLAlchemy's own constructor says
-                raise TypeError(f"{key!r} is an invalid keyword argument for {type(self).__name__}")
-        for key, default in defaults:
+        super().__init__(**kwargs)
+        for key, default in column_defaults(type(self))[1]:
             if key not in kwargs:
-                values[key] = default.arg(None) if default.is_callable else default.arg
-
-
-def row_values(model, **values) -> dict[str, Any]:
-    """A new row of `model` as a dict of column values, its defaults filled as NewId fills an object's: for
-    rows written with services.db.insert_values and never changed, where even making the object costs more than
-    its INSERT."""
-    columns, defaults = column_defaults(model)
-    if not values.keys() <= columns:
-        raise TypeError(f"{sorted(values.keys() - columns)} are not columns of {model.__name__}")
-    for key, default in defaults:
-        if key not in values:
-            values[key] = default.arg(None) if default.is_callable else default.arg
-    return values
+                setattr(self, key, default.arg(None) if default.is_callable else default.arg)
 
 
 _DEFAULTS: dict[type, tuple[frozenset[str], tuple]] = {}
@@ -337,6 +304,9 @@ class Suggestion(NewId, Base):
     kind: Mapped[str] = mapped_column(String(16), default="step", server_default="step")
     agent_message_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
     tool_call_id: Mapped[str | None] = mapped_column(String(200), nullable=True)  # as the LLM named the call
+    # optimistic concurrency: every UPDATE checks and bumps `version`, so a change made from a stale read (a
+    # decision on a suggestion another transaction decided meanwhile) fails instead of overwriting
+    __mapper_args__ = {"version_id_col": version}
 
 
 class AgentMessage(NewId, Base):
@@ -448,14 +418,6 @@ class MetricBucket(Base):
     key: Mapped[str] = mapped_column(String(200))
     bucket: Mapped[datetime] = mapped_column(UtcDateTime())
     counts: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
-
-
-class Counter(Base):
-    """A named number that every process sharing the database bumps on some change (migration 0007)."""
-
-    __tablename__ = "counters"
-    name: Mapped[str] = mapped_column(String(40), primary_key=True)
-    value: Mapped[int] = mapped_column(Integer, default=0)
 
 
 class CorrectionPack(NewId, Base):

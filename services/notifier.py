@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 import orjson
 
-from services.db import on
+from sqlalchemy import event as sa_event
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +75,7 @@ class Events:
 
     def __init__(self) -> None:
         self.items: list[tuple[str, Any, str | tuple[str, ...]]] = []
+        self._before_commit = lambda _session: self.made()  # one listener object, so a session gets it once
 
     def add(self, event: str, payload: Any, *, execution: str | None = None, workspace: str | None = None,
             plain: bool = False) -> None:
@@ -90,19 +91,18 @@ class Events:
         transaction (`build`, run just before its commit, returns a payload of JSON values only) from the state as
         it then is, however often it changed in between. It goes where the last of the transaction's calls for the
         same `key` put it: after what was added before that call (a decision's next suggestion comes first).
-        `session`: the transaction (services.db.Transaction) whose commit makes it."""
+        `session`: the Session whose commit makes it (its `before_commit` event)."""
         to = _rooms(execution, workspace)
         if not to:
             return
         self.items = [item for item in self.items
                       if not (item[0] == event and type(item[1]) is _AtCommit and item[1].key == key)]
         self.items.append((event, _AtCommit(key, build), to))
-        waiting = session.info.setdefault(_AT_COMMIT, [])
-        if not any(events is self for events in waiting):
-            waiting.append(self)
+        if not sa_event.contains(session, "before_commit", self._before_commit):
+            sa_event.listen(session, "before_commit", self._before_commit)
 
     def made(self) -> Events:
-        """Every at_commit payload made (its transaction's commit does it; see _make_at_commit)."""
+        """Every at_commit payload made (its transaction's commit does it)."""
         if any(type(item[1]) is _AtCommit for item in self.items):
             items, self.items = self.items, []
             for event, payload, to in items:
@@ -127,15 +127,6 @@ class _AtCommit:
 
     def __init__(self, key: str, build: Callable[[], dict]):
         self.key, self.build = key, build
-
-
-_AT_COMMIT = "events:at_commit"
-
-
-@on("before_commit")
-def _make_at_commit(session) -> None:
-    for events in session.info.pop(_AT_COMMIT, ()):
-        events.made()
 
 
 # A workflow's metrics snapshot and level, for its workspace's dashboards: a decision adds them before its next

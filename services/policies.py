@@ -21,7 +21,7 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
@@ -30,12 +30,10 @@ from core.errors import NotFound, ValidationFailed
 from core.policy import Call, CompiledRule, RuleSet, Verdict, check_defaults, compile_rule
 from core.policy.rules import DEFAULTS
 from core.tools import ToolRegistry
-from services import audit, jsontext
-from services.db import prepared
+from services import audit
 from services.models import Execution, Policy, PolicySettings, User, Workflow, utcnow
 
 log = logging.getLogger(__name__)
-_CHANGED = "policies:changed"  # session.info: workspaces whose policies this transaction changed
 
 
 def call_for(tools: ToolRegistry, tool: str, params: dict[str, Any] | None = None, *, step_type: str = "action",
@@ -70,25 +68,11 @@ def approval_recheck(tools: ToolRegistry):
 def judge(session: Session, tools: ToolRegistry, ex, step, params: Any, *, known: dict | None = None) -> dict:
     """The explanation (`Verdict.to_dict()`) of the verdict on the call a step makes with `params`. One call is
     judged at most once per policy revision: `known` is an earlier explanation of this very call (a suggestion's,
-    for an accept), reused while the revision it names is current; within a transaction the same call (decided,
-    then run at once) is judged once. A change of any rule or of the default bumps the revision."""
-    current = revision(session, ex.workspace_id)
-    memo = session.info.setdefault(_JUDGED, {})
-    try:
-        key = (ex.id, step.id, current, _canonical(params))
-    except (TypeError, ValueError):
-        key = None
-    found = memo.get(key) if key is not None else None
-    if found is None:
-        fresh = known is not None and known.get("revision") == current
-        found = known if fresh else for_step(session, tools, ex, step, params).to_dict()
-        if key is not None:
-            memo[key] = found
-    return found
-
-
-_JUDGED = "policies:judged"
-_canonical = jsontext.dumps_sorted
+    for an accept), reused while the revision it names is current. A change of any rule or of the default bumps the
+    revision."""
+    if known is not None and known.get("revision") == revision(session, ex.workspace_id):
+        return known
+    return for_step(session, tools, ex, step, params).to_dict()
 
 
 def denied_message(verdict: dict) -> str:
@@ -124,32 +108,17 @@ def starter(session: Session, user_id: str | None) -> str | None:
 
 # -- the per-process cache ------------------------------------------------------------------------------------
 
-def _revision_statement():
-    return select(PolicySettings.revision).where(PolicySettings.workspace_id == bindparam("workspace_id"))
-
-
 def revision(session: Session, workspace_id: str) -> int:
-    """The workspace's policy revision, read once per transaction (again after this transaction changed a rule).
-    SQLite: kept between write transactions too (services.db.Kept; migration 0022 counts writes to policy_settings),
-    so a decision reads it only after someone changed a workspace's policies."""
-    seen = session.info.setdefault(REVISIONS, {})
-    changed = workspace_id in session.info.get(_CHANGED, ())
-    if not changed and workspace_id in seen:
-        return seen[workspace_id]
-    kept = None if changed else session.kept("policy_revisions")
-    if kept is not None and workspace_id in kept:
-        found = kept[workspace_id]
-    else:
-        rows = prepared(session, ("policies:revision",), _revision_statement).rows(session,
-                                                                                   {"workspace_id": workspace_id})
-        found = rows[0][0] if rows else 0
-        if kept is not None:
-            kept[workspace_id] = found
-    seen[workspace_id] = found
-    return found
+    """The workspace's policy revision, read once per transaction (the row stays in the session's identity map;
+    a change in this transaction updates it there)."""
+    return _stamp(session, workspace_id)[0]
 
 
-REVISIONS = "policies:revisions"
+def _stamp(session: Session, workspace_id: str) -> tuple[int, Any]:
+    """(revision, updated_at) of the workspace's policies: what a compiled rule set is cached under. The time tells
+    apart two transactions that made the same revision number, one of which rolled back."""
+    settings = session.get(PolicySettings, workspace_id)
+    return (settings.revision, settings.updated_at) if settings is not None else (0, None)
 
 
 class PolicyCache:
@@ -157,21 +126,19 @@ class PolicyCache:
 
     def __init__(self, size: int = 1024):
         self.size = size
-        self._items: OrderedDict[str, RuleSet] = OrderedDict()
+        self._items: OrderedDict[str, tuple[tuple, RuleSet]] = OrderedDict()
         self._lock = threading.Lock()
 
     def rule_set(self, session: Session, workspace_id: str) -> RuleSet:
-        if workspace_id in session.info.get(_CHANGED, ()):
-            return load_rule_set(session, workspace_id)  # not committed yet: never cached
-        current = revision(session, workspace_id)
+        stamp = _stamp(session, workspace_id)
         with self._lock:
             hit = self._items.get(workspace_id)
-            if hit is not None and hit.revision == current:
+            if hit is not None and hit[0] == stamp:
                 self._items.move_to_end(workspace_id)
-                return hit
-        built = load_rule_set(session, workspace_id, current)
+                return hit[1]
+        built = load_rule_set(session, workspace_id, stamp[0])
         with self._lock:
-            self._items[workspace_id] = built
+            self._items[workspace_id] = (stamp, built)
             self._items.move_to_end(workspace_id)
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
@@ -319,10 +286,10 @@ def _bump(session: Session, workspace_id: str, actor: str) -> int:
     with INSERT … ON CONFLICT DO NOTHING, so two first changes at once (PostgreSQL) do not collide; the UPDATE then
     locks it until commit, so concurrent changes are numbered one after the other."""
     table = PolicySettings.__table__
-    insert_for = pg_insert if session.bind.dialect.name == "postgresql" else sqlite_insert
+    insert_for = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
     session.execute(insert_for(table).values(workspace_id=workspace_id, revision=0, defaults={}, updated_by=actor,
                                              updated_at=utcnow()).on_conflict_do_nothing(index_elements=["workspace_id"]))
     session.execute(update(table).where(table.c.workspace_id == workspace_id)
                     .values(revision=table.c.revision + 1, updated_by=actor, updated_at=utcnow()))
-    session.info.setdefault(_CHANGED, set()).add(workspace_id)
-    return session.scalar(select(table.c.revision).where(table.c.workspace_id == workspace_id))
+    # the row as it now is, in the session's identity map: what revision() and the rule set read from here on
+    return session.get(PolicySettings, workspace_id, populate_existing=True).revision

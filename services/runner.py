@@ -34,7 +34,7 @@ from core.execution.engine import Next, Outcome, call_key, clarification_for, ex
 from core.templating import TemplateFailure
 from core.tools import ToolRegistry
 from services import agent, approvals, audit, coaching, control, executions, gates, policies
-from services.db import Database, held, retrying
+from services.db import Database, retrying
 from services.leases import Leases
 from services.models import Execution, Workflow, utcnow
 from services.notifier import Events, Notifier
@@ -315,7 +315,6 @@ class Runner:
         ex = executions.get_any(session, execution_id)
         if ex is None:
             return None
-        executions.follow(session, ex)
         if outcome is not None:
             if ex.lease_owner != self.leases.owner:
                 log.warning("execution %s: step %s was taken over by %s while it ran here; this result is dropped "
@@ -339,8 +338,6 @@ class Runner:
             executions.changed(session, events, ex, step.id)
             return step, state, params, st.idempotency_key
         self.leases.release(ex)
-        if slow is None:  # at a gate (or done): a decision on its suggestion finds the rows read here
-            executions.keep_awaiting(session, ex)
         return slow
 
     def _give_up(self, execution_id: str, running: str | None, error: Exception, failures: int) -> None:
@@ -466,7 +463,7 @@ class Runner:
             except TemplateFailure:
                 return Next("run", step), None  # execute fails the step, naming the template's field
             if ex.mode != "normal":  # unattended in a coached workflow: it runs what it would have suggested
-                params, _, _ = coaching.learned(session, held(session, Workflow, ex.workflow_id), step.id, params)
+                params, _, _ = coaching.learned(session, session.get(Workflow, ex.workflow_id), step.id, params)
         explained = policies.judge(session, self.tools.for_workspace(ex.workspace_id), ex, step, params)
         executions.set_step(ex, step.id, policy=explained)
         if explained["effect"] == "deny":

@@ -18,7 +18,6 @@ from core.execution.control import with_overrides
 from core.tools import ToolRegistry
 from core.workflow import WorkflowDef, parse_definition
 from services import audit, metrics
-from services.db import held
 from services.models import Workflow, WorkflowVersion, utcnow
 from services.notifier import Events
 from services.offload import off_loop
@@ -70,11 +69,8 @@ class DefinitionCache:
         return defn
 
 
-def get(session: Session, workspace_id: str, workflow_id: str, *, row_only: bool = False) -> Workflow:
-    """`row_only`: the row alone (its columns; no relationship is loaded through it), read without the ORM Session
-    where the transaction has none yet (services.db.held): starting an execution, whose transaction then stays one
-    after which the process's kept rows are still valid (services.db.Kept)."""
-    wf = held(session, Workflow, workflow_id) if row_only else session.get(Workflow, workflow_id)
+def get(session: Session, workspace_id: str, workflow_id: str) -> Workflow:
+    wf = session.get(Workflow, workflow_id)
     # a plan's hidden workflow is reached through its plan (services/plans.py), never as a workflow
     if wf is None or wf.workspace_id != workspace_id or wf.deleted_at is not None or wf.kind != "workflow":
         raise NotFound(f"workflow {workflow_id} not found")

@@ -374,11 +374,11 @@ def test_a_correction_that_makes_a_rule_reads_no_history(api, services):
 
     wf_id = _refund_workflow(api)
     statements: list[str] = []
-    caller = threading.get_ident()
+
+    me = threading.get_ident()
 
     def seen(conn, cursor, statement, parameters, context, executemany):
-        # the request's own statements (the test client runs it in this thread), not the runner's or its timers'
-        if threading.get_ident() == caller:
+        if threading.get_ident() == me:  # the request's, not a deadline scanner's that runs meanwhile
             statements.append(" ".join(statement.split()).upper())
 
     def correction_reads() -> list[str]:

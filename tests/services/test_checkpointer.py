@@ -28,7 +28,7 @@ def test_the_wal_is_checkpointed_beside_the_writers_and_every_row_stays(tmp_path
             conn.execute(text("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)"))
         for i in range(400):  # about a page per commit, 20 times the threshold
             with db.transaction() as tx:
-                tx.raw.execute("INSERT INTO t (v) VALUES (?)", ("x" * 1500,))
+                tx.execute(text("INSERT INTO t (v) VALUES (:v)"), {"v": "x" * 1500})
             if i % 50 == 0:
                 time.sleep(0.05)  # let it run now and then, as a server's idle moments do
         deadline = time.monotonic() + 5

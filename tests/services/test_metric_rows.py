@@ -1,5 +1,4 @@
-"""The metric rows a SQLite process keeps between transactions (services/metrics.py, _SharedRows) never
-let a count go missing: not when another process writes the same rows, not after a rollback."""
+"""Metric rows never lose a count: not when another process writes the same rows, not after a rollback."""
 from __future__ import annotations
 
 import shutil
@@ -9,7 +8,6 @@ import pytest
 from config import Settings
 from services import decisions, executions, metrics, workflows
 from services.container import Services
-from services.db import Transaction
 from services.metrics import GLOBAL
 
 WORKFLOW = {"name": "two", "steps": [{"id": f"s{i}", "tool": "echo", "params": {"message": f"step {i}"}}
@@ -84,7 +82,7 @@ def test_two_processes_writing_the_same_rows_count_every_decision(two_processes)
     with a.db.transaction() as session:
         workflow_id = workflows.create(session, a.tools, a.default_workspace_id(), WORKFLOW).id
     first, second = _start(a, workflow_id), _start(b, workflow_id)
-    # alternate: each process's kept rows are stale whenever the other one wrote last
+    # alternate: each process reads what the other one wrote last
     for _ in range(3):
         _decide(a, notifier, first)
         _decide(b, notifier, second)
@@ -96,23 +94,23 @@ def test_two_processes_writing_the_same_rows_count_every_decision(two_processes)
     assert suggested == 9
 
 
-def test_a_rolled_back_transaction_leaves_no_trace_in_the_kept_rows(two_processes):
+def test_a_rolled_back_transaction_leaves_no_trace_in_the_metric_rows(two_processes):
     a, _b, notifier = two_processes
     workspace = a.default_workspace_id()
     workflow_id, execution_id = _one_decided(a, notifier)
     with pytest.raises(RuntimeError):
-        with a.db.transaction() as session:  # counted in the kept rows, then rolled back
+        with a.db.transaction() as session:  # counted, then rolled back
             metrics.record_decision(session, workspace, metrics.workflow_scopes(workflow_id, 1, "s1"), "reject", 5.0)
             raise RuntimeError("the decision failed after counting")
     _decide(a, notifier, execution_id)
     assert _workflow_counts(a, workflow_id)[:2] == (2, 2)
 
 
-def test_a_session_closed_without_commit_leaves_no_trace_in_the_kept_rows(two_processes):
+def test_a_session_closed_without_commit_leaves_no_trace_in_the_metric_rows(two_processes):
     a, _b, notifier = two_processes
     workspace = a.default_workspace_id()
     workflow_id, execution_id = _one_decided(a, notifier)
-    session = Transaction(a.db)  # neither committed nor rolled back: closed, so the database drops it
+    session = a.db.Session()  # neither committed nor rolled back: closed, so the database drops it
     metrics.record_decision(session, workspace, metrics.workflow_scopes(workflow_id, 1, "s1"), "reject", 5.0)
     session.close()
     _decide(a, notifier, execution_id)

@@ -264,7 +264,7 @@ def test_0012_brings_approvals_and_started_by_as_the_models_say_and_takes_them_b
         assert "approvals" in inspect(db.engine).get_table_names()
     finally:
         with db.engine.begin() as conn:
-            for table in ("approvals", "executions", "audit_events", "workflows", "workspaces"):
+            for table in ("approvals", "executions", "audit_events", "workflows", "policy_settings", "workspaces"):
                 conn.execute(text(f"DELETE FROM {table}"))
         _migrate(db, "head")
         db.dispose()

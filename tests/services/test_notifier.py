@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 import pytest
+from sqlalchemy.orm import Session
 
 from core.execution import states as S
 from services import executions, workflows
@@ -57,15 +58,8 @@ def step(step_id: str, status: str) -> dict:
     return {"step_id": step_id, "status": status}
 
 
-class Transaction:
-    """What Events.at_commit needs of a transaction: its `info` (the commit's hook makes what waits there)."""
-
-    def __init__(self):
-        self.info = {}
-
-
 def test_one_execution_update_per_execution_and_transaction_made_from_its_last_state_after_the_suggestion():
-    events, tx = Events(), Transaction()
+    events, tx = Events(), Session()  # a session without a database: its commit is never reached here
     e1 = {"execution_id": "e1", "status": "running", "step_id": "a", "steps": [step("a", "running")]}
     # a decision: its step changed; another execution changed too; then the runner opens e1's next suggestion
     events.at_commit(tx, "execution_update", "e1", lambda: dict(e1), execution="e1", workspace="w1")

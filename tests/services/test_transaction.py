@@ -1,14 +1,17 @@
-"""services.db.Transaction: a transaction that makes the ORM Session only when something needs it. Rows loaded
-without it are held detached and written at commit; once the Session is made they join it, one object per row."""
+"""services.db: a unit of work is a plain SQLAlchemy Session. Changes are written at commit by the flush (with
+the execution's version column checked), a failed block writes nothing, the identity map is the transaction's one
+cache, and a read never holds up a writer."""
 from __future__ import annotations
 
 import threading
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import event, select
+from sqlalchemy.orm import Session
+from sqlalchemy.orm.exc import StaleDataError
 
 from services import executions, workflows
-from services.db import _HOOKS, Transaction, held, on
+from services.db import is_transient
 from services.models import Execution, Workflow
 
 WORKFLOW = {"name": "tx", "steps": [{"id": "s1", "tool": "echo", "params": {"message": "hi"}}]}
@@ -32,64 +35,68 @@ def _status(db, execution_id: str) -> tuple[str, int]:
         return tx.execute(select(Execution.status, Execution.row_version).where(Execution.id == execution_id)).one()
 
 
-def test_a_held_row_changed_without_the_orm_is_written_at_commit(db, execution_id):
+def test_transaction_and_read_yield_plain_sessions(db):
     with db.transaction() as tx:
-        ex = executions.get_any(tx, execution_id)
-        before = ex.row_version
-        ex.status = "cancelled"
-        assert tx._orm is None  # loaded and changed without a Session
-    assert tx._orm is None
+        assert isinstance(tx, Session)
+    with db.read() as reader:
+        assert isinstance(reader, Session)
+
+
+def test_a_changed_row_is_written_at_commit_with_its_version_bumped(db, execution_id):
+    before = _status(db, execution_id)[1]
+    with db.transaction() as tx:
+        executions.get_any(tx, execution_id).status = "cancelled"
     assert _status(db, execution_id) == ("cancelled", before + 1)
 
 
-def test_rows_held_before_the_session_was_made_join_it_one_object_per_row(db, execution_id):
+def test_a_row_read_twice_in_a_transaction_is_read_once(db, execution_id):
+    statements: list[str] = []
+
+    def seen(conn, cursor, statement, *args):
+        statements.append(statement)
+
     with db.transaction() as tx:
-        ex = executions.get_any(tx, execution_id)
-        ex.status = "cancelled"
-        same = tx.get(Execution, execution_id)  # the ORM Session is made here
-        assert same is ex
-        assert tx.scalar(select(Execution).where(Execution.id == execution_id)) is ex
-        ex.error = {"message": "stopped"}
-    status, version = _status(db, execution_id)
-    assert status == "cancelled"
-    with db.read() as tx:
-        assert tx.get(Execution, execution_id).error == {"message": "stopped"}
-        assert version == tx.get(Execution, execution_id).row_version
+        ex = executions.get_any(tx, execution_id, for_update=False)
+        wf_id = ex.workflow_id
+        tx.get(Workflow, wf_id)
+        del ex  # the identity map keeps it for the transaction all the same
+        event.listen(db.engine, "before_cursor_execute", seen)
+        try:
+            assert executions.get_any(tx, execution_id, for_update=False).id == execution_id
+            assert tx.get(Workflow, wf_id).id == wf_id
+        finally:
+            event.remove(db.engine, "before_cursor_execute", seen)
+    assert statements == []
 
 
-def test_an_object_loaded_by_the_session_is_the_one_held(db, execution_id):
+def test_a_write_based_on_a_stale_read_fails_and_is_tried_again(db, execution_id):
+    """The execution's row_version is the mapper's version_id_col: a write from a read another transaction changed
+    meanwhile fails with StaleDataError, which retrying treats as transient."""
+    with db.read() as reader:
+        ex = reader.get(Execution, execution_id)  # kept after the session closes, as it was read
     with db.transaction() as tx:
-        wf_id = tx.get(Execution, execution_id).workflow_id
-        assert held(tx, Workflow, wf_id) is tx.get(Workflow, wf_id)
-        assert executions.get_any(tx, execution_id) is tx.get(Execution, execution_id)
+        executions.get_any(tx, execution_id).status = "cancelled"
+    with pytest.raises(StaleDataError) as failed:
+        with db.transaction() as tx:
+            tx.add(ex)
+            ex.error = {"message": "written on an old copy"}
+    assert is_transient(failed.value)
+    assert _status(db, execution_id)[0] == "cancelled"
 
 
-def test_a_failed_block_writes_nothing_held_or_flushed(db, execution_id):
+def test_a_failed_block_writes_nothing(db, execution_id):
     with pytest.raises(RuntimeError):
         with db.transaction() as tx:
             executions.get_any(tx, execution_id).status = "cancelled"
+            tx.flush()
             raise RuntimeError("after the change")
     assert _status(db, execution_id)[0] != "cancelled"
-
-
-def test_before_commit_hooks_run_for_commits_only(db, execution_id):
-    seen: list[int] = []
-    hook = on("before_commit")(lambda tx: seen.append(id(tx)))
-    try:
-        with db.transaction() as committed:
-            executions.get_any(committed, execution_id)
-        closed = Transaction(db)
-        executions.get_any(closed, execution_id)
-        closed.close()  # neither committed nor rolled back
-    finally:
-        _HOOKS["before_commit"].remove(hook)
-    assert seen == [id(committed)]
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_a_read_does_not_hold_up_a_writer(db, execution_id):
     with db.read() as reader:
-        assert executions.get_any(reader, execution_id, for_update=False).status == "pending"  # its snapshot
+        assert _status_in(reader, execution_id) == "pending"  # its snapshot
         done = threading.Event()
 
         def write():
@@ -101,6 +108,9 @@ def test_a_read_does_not_hold_up_a_writer(db, execution_id):
         writer.start()
         assert done.wait(5), "the writer waited for a reader"
         writer.join()
-        # the reader's snapshot is from before the write
-        assert executions.get_any(reader, execution_id, for_update=False).status != "cancelled"
+        assert _status_in(reader, execution_id) != "cancelled"  # the reader's snapshot is from before the write
     assert _status(db, execution_id)[0] == "cancelled"
+
+
+def _status_in(session, execution_id: str) -> str:
+    return session.scalar(select(Execution.status).where(Execution.id == execution_id))

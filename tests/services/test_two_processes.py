@@ -1,6 +1,6 @@
-"""What a SQLite process keeps between its write transactions (services.db.Kept: the execution awaiting a
-decision, the audit chain's head, metric rows) is never used once anything else wrote: not another process,
-not another kind of transaction in the same process, not a transaction that failed half way."""
+"""Two server processes on one database: each decision sees what was written before it, by the other process, by
+another kind of transaction in the same process, or from outside Coach; a transaction that failed half way leaves
+nothing behind."""
 from __future__ import annotations
 
 import sqlite3
@@ -18,7 +18,7 @@ WS: dict[int, str] = {}
 
 def _decide(services, notifier, execution_id: str) -> dict:
     """Accept the execution's pending suggestion, as an operator's request would: nothing else runs in between
-    (services.default_workspace_id is a write transaction of its own, which would empty what is kept)."""
+    (the workspace id looked up once, before)."""
     return decisions.submit(services, WS[id(services)], execution_id,
                             {"suggestion_id": notifier.latest[execution_id], "decision": "accept"}, "ada@coach.local")
 
@@ -37,18 +37,11 @@ def _execution(services, execution_id: str) -> dict:
         return {"status": ex.status, "steps": {k: (v.status, v.decision) for k, v in ex.steps.items()}}
 
 
-def _keeps(services, execution_id: str) -> bool:
-    """Whether the process keeps this execution for its next decision."""
-    return any(ex.id == execution_id for ex, _sug, _wf in services.db.shared["kept"].stores["rows"].values())
-
-
-def _kept_after_two(services, notifier, workflow_id: str) -> str:
-    """A new execution of the workflow with two steps accepted, kept by the process for its next decision (a
-    process's first suggestion of a workflow reads its correction packs with the ORM, which empties it)."""
+def _after_two(services, notifier, workflow_id: str) -> str:
+    """A new execution of the workflow with two steps accepted, awaiting the third decision."""
     execution_id = _start(services, workflow_id)
     _decide(services, notifier, execution_id)
     _decide(services, notifier, execution_id)
-    assert _keeps(services, execution_id)  # so that the test is about something
     return execution_id
 
 
@@ -60,7 +53,7 @@ def _chain_ok(services) -> None:
 
 def test_a_pause_by_another_process_stops_the_next_decision(two_processes):
     a, b, notifier = two_processes
-    execution_id = _kept_after_two(a, notifier, _workflow(a, b))  # awaiting step 3
+    execution_id = _after_two(a, notifier, _workflow(a, b))  # awaiting step 3
     with b.db.transaction() as session:
         coaching.pause(session, WS[id(b)], execution_id, Events(), "lead@coach.local")
     with pytest.raises(Conflict, match="paused"):
@@ -72,23 +65,23 @@ def test_a_pause_by_another_process_stops_the_next_decision(two_processes):
     _decide(a, notifier, execution_id)
     steps = _execution(b, execution_id)["steps"]
     assert [steps[f"s{i}"] for i in range(4)] == [("succeeded", "accept")] * 3 + [("waiting", None)]
-    _chain_ok(a)  # a's audit events went on from b's, not from the head a kept
+    _chain_ok(a)  # a's audit events went on from b's
 
 
 def test_a_pause_in_the_same_process_stops_the_next_decision(two_processes):
     a, _b, notifier = two_processes
-    execution_id = _kept_after_two(a, notifier, _workflow(a))
-    with a.db.transaction() as session:  # the execution's row read and written again, not the kept one
+    execution_id = _after_two(a, notifier, _workflow(a))
+    with a.db.transaction() as session:
         coaching.pause(session, WS[id(a)], execution_id, Events(), "lead@coach.local")
     with pytest.raises(Conflict, match="paused"):
         _decide(a, notifier, execution_id)
     assert _execution(a, execution_id)["status"] == "paused"
 
 
-def test_a_cancel_in_the_same_process_supersedes_the_kept_suggestion(two_processes):
+def test_a_cancel_in_the_same_process_supersedes_the_pending_suggestion(two_processes):
     a, _b, notifier = two_processes
     workflow_id = _workflow(a)
-    execution_id = _kept_after_two(a, notifier, workflow_id)
+    execution_id = _after_two(a, notifier, workflow_id)
     with a.db.transaction() as session:
         executions.cancel(session, WS[id(a)], execution_id, "lead@coach.local")
     with pytest.raises(Conflict, match="superseded"):
@@ -97,10 +90,10 @@ def test_a_cancel_in_the_same_process_supersedes_the_kept_suggestion(two_process
     assert _workflow_counts(a, workflow_id)[:2] == (2, 2)
 
 
-def test_a_decision_that_fails_after_changing_the_kept_rows_leaves_no_trace(two_processes, monkeypatch):
+def test_a_decision_that_fails_half_way_leaves_no_trace(two_processes, monkeypatch):
     a, _b, notifier = two_processes
     workflow_id = _workflow(a)
-    execution_id = _kept_after_two(a, notifier, workflow_id)
+    execution_id = _after_two(a, notifier, workflow_id)
     before = _execution(a, execution_id)
 
     def fail(*args, **kwargs):
@@ -124,8 +117,6 @@ def test_decisions_alternating_between_processes_each_see_the_others_work(two_pr
     execution_id = _start(a, workflow_id)
     for i in range(4):  # one execution, decided by whichever process the operator's request reached
         _decide(a if i in (0, 1, 3) else b, notifier, execution_id)
-        if i == 1:
-            assert _keeps(a, execution_id)
     steps = _execution(a, execution_id)["steps"]
     assert [steps[f"s{i}"][0] for i in range(4)] == ["succeeded"] * 4
     assert _execution(a, execution_id)["status"] == "completed"
@@ -134,10 +125,9 @@ def test_decisions_alternating_between_processes_each_see_the_others_work(two_pr
 
 
 def test_a_write_from_outside_coach_is_seen_by_the_next_decision(two_processes):
-    """A write by a tool that knows nothing of Coach's counter (the sqlite3 module, as the sqlite3 shell would
-    write) is counted by the database's triggers, so the process does not decide on what it kept from before."""
+    """A write by a tool that knows nothing of Coach (the sqlite3 module, as the sqlite3 shell would write)."""
     a, b, notifier = two_processes
-    execution_id = _kept_after_two(a, notifier, _workflow(a, b))
+    execution_id = _after_two(a, notifier, _workflow(a, b))
     path = a.db.engine.url.database
     shell = sqlite3.connect(path, isolation_level=None)
     try:
@@ -150,12 +140,11 @@ def test_a_write_from_outside_coach_is_seen_by_the_next_decision(two_processes):
 
 
 def test_a_rule_written_by_another_process_judges_the_next_decision(two_processes):
-    """The policy revision a process keeps between transactions is read again once another process changed the
-    workspace's policies: the next accept is judged by the new rule, not by what was cached."""
+    """The next accept is judged by the rule another process wrote, not by what this process compiled before."""
     from services import policies
 
     a, b, notifier = two_processes
-    execution_id = _kept_after_two(a, notifier, _workflow(a, b))
+    execution_id = _after_two(a, notifier, _workflow(a, b))
     with b.db.transaction() as session:
         policies.create(session, WS[id(b)], {"name": "no echo", "effect": "deny", "reason": "frozen",
                                              "match": {"tool": "echo"}}, "lead@coach.local")
@@ -166,12 +155,11 @@ def test_a_rule_written_by_another_process_judges_the_next_decision(two_processe
 
 def test_the_policy_revision_written_from_outside_coach_is_read_again(two_processes):
     a, b, notifier = two_processes
-    execution_id = _kept_after_two(a, notifier, _workflow(a, b))
+    execution_id = _after_two(a, notifier, _workflow(a, b))
     from services import policies
 
     with a.db.transaction() as session:
-        before = policies.revision(session, WS[id(a)])
-        assert session.kept("policy_revisions").get(WS[id(a)]) == before  # kept: the next decision reads nothing
+        policies.revision(session, WS[id(a)])
     shell = sqlite3.connect(a.db.engine.url.database, isolation_level=None)
     try:
         shell.execute("INSERT INTO policy_settings (workspace_id, revision, defaults, updated_by, updated_at) "
@@ -194,15 +182,12 @@ def _start_in(services, workflow_id: str) -> str:
     return execution_id
 
 
-def test_starting_an_execution_leaves_the_others_kept_and_keeps_the_new_one(two_processes):
-    """A start writes a new execution only: the executions awaiting a decision stay kept (a start that emptied them
-    made every other session's next decision read its rows again), and the new one's first suggestion, opened by
-    the runner, is kept for its first decision. Both go on exactly as if read from the database."""
+def test_starting_an_execution_between_decisions_of_another_leaves_both_going_on(two_processes):
+    """A start between two decisions of another execution: both executions go on."""
     a, b, notifier = two_processes
     workflow_id = _workflow(a, b)
-    first = _kept_after_two(a, notifier, workflow_id)
+    first = _after_two(a, notifier, workflow_id)
     second = _start_in(a, workflow_id)
-    assert _keeps(a, first) and _keeps(a, second)
     _decide(a, notifier, second)
     _decide(a, notifier, first)
     assert _execution(b, first)["steps"]["s2"] == ("succeeded", "accept")
@@ -222,14 +207,12 @@ def test_a_write_by_another_process_after_a_start_is_still_seen(two_processes):
         _decide(a, notifier, execution_id)
 
 
-def test_the_runner_going_over_a_kept_execution_drops_what_was_kept_for_it(two_processes):
-    """The runner reads the execution from the database and may change it: what the process kept for it from before
-    is dropped in the same transaction, so no later decision goes on from the old copy."""
+def test_the_runner_going_over_an_execution_awaiting_a_decision_changes_nothing_for_it(two_processes):
+    """The runner goes over an execution awaiting a decision: the decision after it goes on from what it wrote."""
     a, b, notifier = two_processes
     workflow_id = _workflow(a, b)
-    execution_id = _kept_after_two(a, notifier, workflow_id)
+    execution_id = _after_two(a, notifier, workflow_id)
     a.runner.schedule(execution_id)  # finds it waiting for a decision: nothing to run
-    assert not _keeps(a, execution_id)
     _decide(a, notifier, execution_id)
     assert _execution(b, execution_id)["steps"]["s2"] == ("succeeded", "accept")
     assert _workflow_counts(b, workflow_id)[:2] == (3, 3)
