@@ -1,12 +1,10 @@
 """SQLAlchemy 2 models. Every row belongs to a workspace, directly or through its execution."""
 from __future__ import annotations
 
-import os
-import threading
-import time
 from datetime import datetime, timezone
 from typing import Any
 
+import uuid_utils
 from sqlalchemy import (JSON, DateTime, Float, ForeignKey, Index, Integer, String, Text, TypeDecorator, UniqueConstraint,
                         event, text)
 from sqlalchemy.dialects.postgresql import JSONB
@@ -19,35 +17,10 @@ JsonType = JSON().with_variant(JSONB(), "postgresql")
 
 
 def new_id() -> str:
-    """A UUIDv7 (RFC 9562) as 32 hex digits: 48 bits of Unix milliseconds, then 74 random bits. Ids made later
-    sort later, so a new row's id lands at the right edge of every index on it, the page an insert just wrote,
-    instead of a random page per index (random ids made each decision write several more pages)."""
-    ms = time.time_ns() // 1_000_000
-    rand = int.from_bytes(_random_bytes(), "big")
-    value = (ms & 0xFFFF_FFFF_FFFF) << 80 | 0x7 << 76 | (rand >> 64 & 0xFFF) << 64 | 0b10 << 62 | rand & (1 << 62) - 1
-    return f"{value:032x}"
-
-
-class _Entropy:
-    """os.urandom read 4,000 bytes at a time (one system call per 400 ids, not one per id), taken 10 at a time under
-    a lock; a forked process (Celery's workers) starts with none of its parent's, so no two processes share any."""
-
-    def __init__(self) -> None:
-        self.lock, self.buffer, self.at = threading.Lock(), b"", 0
-        os.register_at_fork(after_in_child=self.forget)
-
-    def forget(self) -> None:
-        self.lock, self.buffer, self.at = threading.Lock(), b"", 0
-
-    def take(self, n: int = 10) -> bytes:
-        with self.lock:
-            if self.at + n > len(self.buffer):
-                self.buffer, self.at = os.urandom(4000), 0
-            self.at += n
-            return self.buffer[self.at - n:self.at]
-
-
-_random_bytes = _Entropy().take
+    """A UUIDv7 (RFC 9562, from uuid-utils) as 32 hex digits: 48 bits of Unix milliseconds, then random bits. Ids
+    made later sort later, so a new row's id lands at the right edge of every index on it, the page an insert just
+    wrote, instead of a random page per index (random ids made each decision write several more pages)."""
+    return uuid_utils.uuid7().hex
 
 
 def utcnow() -> datetime:
