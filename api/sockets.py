@@ -167,9 +167,10 @@ def register(socketio: SocketIO) -> None:
                 body = _DECISION_ARGS.load({k: data[k] for k in fields if k in data})
             except MarshmallowError as exc:
                 raise ValidationFailed("request is invalid", details=exc.messages_dict) from None
-            response = decisions.submit(services(), workspace_id(), execution_id, body, operator(),
-                                        data.get("idempotency_key"))
-            return response
+            # the one retry layer of a decision over the socket (a REST route has api/app.py's)
+            return retrying(lambda: decisions.submit(services(), workspace_id(), execution_id, body, operator(),
+                                                     data.get("idempotency_key")),
+                            what=f"the decision on suggestion {body.get('suggestion_id')}")
         except Exception as exc:
             return _error(exc)
 

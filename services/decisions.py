@@ -16,7 +16,6 @@ from core.execution import states as S
 from core.tools import ToolRegistry, schema_errors
 from core.workflow import WorkflowDef
 from services import agent, audit, coaching, corrections, executions, metrics, policies
-from services.db import retrying
 from services.models import Decision, Execution, Suggestion, Workflow, utcnow
 from services.notifier import Events, jsonable
 from services.workflows import DefinitionCache
@@ -323,14 +322,13 @@ def _demote(session: Session, ex: Execution, wf: Workflow, step_id: str | None, 
 
 def submit(services, workspace_id: str, execution_id: str, body: dict[str, Any], operator: str,
            idempotency_key: str | None = None) -> dict[str, Any]:
-    """The one way in for a decision, from REST or from the socket: apply, commit, push, go on. A transaction that
-    meets a transient error (a deadlock, SQLite's busy database) is tried again from the start, a few times: the
-    person deciding never sees it."""
+    """The one way in for a decision, from REST or from the socket: apply, commit, push, go on. A transient error (a
+    deadlock, SQLite's busy database) goes to the caller's one retry layer (services.db.retrying: every REST route
+    in api/app.py, the socket's decision event in api/sockets.py), which calls this again from the start."""
     suggestion_id = str(body.get("suggestion_id") or "")
     for tries_left in range(RACES, -1, -1):
         try:
-            return retrying(lambda: _submit(services, workspace_id, execution_id, body, operator, idempotency_key),
-                            what=f"the decision on suggestion {suggestion_id}")
+            return _submit(services, workspace_id, execution_id, body, operator, idempotency_key)
         except IntegrityError:
             # a unique key lost a race: the suggestion's decision (or the Idempotency-Key) with a concurrent one, or
             # something else that a new try will find done (then this decision goes through)
