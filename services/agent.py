@@ -218,7 +218,7 @@ class Host:
         ex.gate = {"kind": "decision", "step_id": step.id, "suggestion_id": sug.id, "tool_call_id": m.tool_call_id,
                    "agent": True}
         executions.set_status(ex, "await_decision")
-        coaching._bump(ex, "suggestions_made")
+        coaching.count_stat(ex, "suggestions_made")
         payload = coaching.view(sug, self.tools, step)
         self.events.add("tool_call_pending_review", payload, execution=ex.id, workspace=ex.workspace_id)
         self.events.add("coaching_suggestion", payload, execution=ex.id, workspace=ex.workspace_id)

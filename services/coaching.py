@@ -47,7 +47,8 @@ def review_gate(session: Session, ex: Execution, spot_check_rate: float, rng: ra
     return gate
 
 
-def _bump(ex: Execution, key: str) -> None:
+def count_stat(ex: Execution, key: str) -> None:
+    """One more of `key` (suggestions_made, accepted, …, timed_out) in the execution's coaching stats."""
     stats = dict(ex.coaching_stats or {})
     stats[key] = stats.get(key, 0) + 1
     ex.coaching_stats = stats
@@ -131,7 +132,7 @@ def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: St
     ex.gate = {"kind": kind, "step_id": step.id, "suggestion_id": sug.id, **gates.armed(kind, step.human_timeout, now)}
     if purpose != "correction":
         executions.set_status(ex, "await_decision")
-    _bump(ex, "suggestions_made")
+    count_stat(ex, "suggestions_made")
     payload = view(sug, tools, step)
     events.add("coaching_suggestion", payload, execution=ex.id, workspace=ex.workspace_id)
     events.latest("coaching_stats", {"execution_id": ex.id, **stats_of(ex)}, execution=ex.id, plain=True)

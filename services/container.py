@@ -42,7 +42,7 @@ class Services:
               spawn=None, dispatch: bool = True) -> "Services":
         """`spawn` runs the runner's tasks (default: a thread pool, or green threads under eventlet/gevent);
         benchmarks pass an inline one to measure the engine without scheduling noise. With COACH_BROKER_URL set,
-        executions that need a slow tool go to the Celery workers (services.worker) unless `dispatch` is False
+        executions that need a slow tool go to the Celery workers (services.dispatch, services.worker) unless `dispatch` is False
         (a worker's own Services)."""
         budget.configure(time_s=settings.eval_time_ms / 1000.0)
         db = Database(settings.resolved_database_url)
@@ -55,7 +55,7 @@ class Services:
             spawn = socketio.start_background_task
         remote = None
         if dispatch and settings.broker_url:
-            from services.worker import dispatcher
+            from services.dispatch import dispatcher
             remote = dispatcher(settings)
         runner = Runner(db, tools, definitions, notifier, settings, spawn=spawn, dispatch=remote)
         return cls(settings, db, tools, definitions, notifier, runner,

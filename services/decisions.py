@@ -147,7 +147,7 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
                          if sug.policy else None},
                  after={"decision": kind, "correction": body.get("correction") if kind == "correct" else None,
                         "feedback": body.get("feedback")}, result=kind)
-    coaching._bump(ex, D.STAT_OF[kind])
+    coaching.count_stat(ex, D.STAT_OF[kind])
     _count(session, defn, ex, wf, sug, kind, latency_ms, operator, events)
     # the answer's start: `answer` adds where the execution then stands, once the transaction has gone on (or not)
     response = {"ok": True, "decision": jsonable({

@@ -97,7 +97,7 @@ def fire(session: Session, definitions: DefinitionCache, execution_id: str, now:
     ex.gate = None
     if sug is not None:
         sug.status, sug.decided_at = TIMED_OUT, now
-        coaching._bump(ex, "timed_out")
+        coaching.count_stat(ex, "timed_out")
     if action == G.FAIL:
         executions.set_step(ex, step_id, status=S.STEP_FAILED, decision=decision, error=text, finished_at=now)
         ex.error = {"step_id": step_id, "message": text}

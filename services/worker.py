@@ -25,27 +25,9 @@ import threading
 from celery import Celery, signals
 
 from config import Settings
+from services.dispatch import TASK, configure
 
 log = logging.getLogger(__name__)
-
-QUEUE = "coach"
-TASK = "coach.advance"
-
-
-def configure(app: Celery, settings: Settings) -> Celery:
-    app.conf.update(
-        broker_url=settings.broker_url,
-        task_default_queue=QUEUE,
-        task_acks_late=True,  # acknowledged once the step is recorded, not when received
-        task_reject_on_worker_lost=True,  # a worker process that dies mid-task puts the task back
-        worker_prefetch_multiplier=1,  # a worker holds no more tasks than it runs
-        task_ignore_result=True,
-        broker_connection_retry_on_startup=True,
-        broker_transport_options={"visibility_timeout": settings.worker_redeliver_s},
-        worker_hijack_root_logger=False,
-    )
-    return app
-
 
 celery = configure(Celery("coach"), Settings.from_env())
 
@@ -86,13 +68,3 @@ def _warm(**_kwargs) -> None:
 @celery.task(name=TASK)
 def advance(execution_id: str) -> None:
     services().runner.advance(execution_id)
-
-
-def dispatcher(settings: Settings):
-    """For a server's runner: send an execution that needs a slow tool to the workers (through a Celery app of
-    the server's own settings)."""
-    app = configure(Celery("coach-server"), settings)
-
-    def dispatch(execution_id: str) -> None:
-        app.send_task(TASK, args=[execution_id], queue=QUEUE)
-    return dispatch
