@@ -61,7 +61,8 @@ class Healthz:
         return f"p95 {p95:.1f} ms, worst {lat[-1]:.1f} ms, median {statistics.median(lat):.1f} ms, {len(lat)} probes"
 
     def assert_answered(self) -> None:
-        """The server went on answering while the work ran: a server held by it answers nothing meanwhile (before
-        the budgets, each of these scenarios held it 0.25 to 6 s in one piece). How fast it answered is
-        bench/responsiveness.py's business."""
-        assert len(self.latencies) > 10, f"only {len(self.latencies)} probes answered: {self.summary()}"
+        """The server went on answering while the work ran: a server held by it answers at most the probe it was
+        already answering (before the budgets, each of these scenarios held it 0.25 to 6 s in one piece). How many
+        more it answers depends on how loaded the machine is, and how fast on that too: bench/responsiveness.py's
+        business."""
+        assert len(self.latencies) >= 2, f"only {len(self.latencies)} probes answered: {self.summary()}"
