@@ -85,3 +85,33 @@ def test_a_learned_rules_pack_link_stays_inside_the_suggestion_card(live_server:
     facts = link.locator("xpath=ancestor::dl[1]")
     for line in link.evaluate("el => [...el.getClientRects()].map(r => ({x: r.x, width: r.width}))"):
         assert inside(line, box(facts)), (line, box(facts))
+
+
+WIDEST_JS = """() => [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > innerWidth + 1)
+  .slice(0, 8).map((e) => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))"""
+
+
+def page_width(page) -> tuple[int, int]:
+    return page.evaluate("() => [document.scrollingElement.scrollWidth, window.innerWidth]")
+
+
+def test_executions_and_settings_hold_at_800_px_even_with_a_200_character_token_name(live_server, page):
+    """Issue #31, item 9: nothing scrolls sideways at 800 px: the executions table (long ids, variables) and a token
+    with the longest name the API takes (200 characters, unbroken) on Settings."""
+    wf = create_workflow(live_server, "Mail intake")
+    for _ in range(2):
+        live_server.post("/api/executions/coaching", json={"workflow_id": wf["id"]})
+    name = "t" * 200  # the longest the API takes
+    assert live_server.post("/api/auth/tokens", json={"name": name}).status_code == 201
+    log_in(page, live_server)
+    page.set_viewport_size({"width": 800, "height": 800})
+
+    page.goto(live_server.url("/executions"))
+    expect(page.get_by_role("table").get_by_role("row")).to_have_count(3)
+    scroll, window = page_width(page)
+    assert scroll <= window, f"/executions is {scroll} px wide in a {window} px window: {page.evaluate(WIDEST_JS)}"
+
+    page.goto(live_server.url("/settings"))
+    expect(page.get_by_text(name[:50])).to_be_visible()
+    scroll, window = page_width(page)
+    assert scroll <= window, f"/settings is {scroll} px wide in a {window} px window: {page.evaluate(WIDEST_JS)}"
