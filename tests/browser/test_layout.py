@@ -49,6 +49,9 @@ def test_the_execution_summary_keeps_the_workflow_id_apart_from_the_mode(live_se
     assert overflow <= 0, f"the workflow id runs {overflow}px out of its box at width {width}"
     assert inside(box(workflow.locator("dd")), box(workflow))
     expect(mode.locator("dd")).to_be_visible()
+    # the workflow by its name (issue #31: its id alone said nothing), linked to its page
+    expect(workflow.locator("dd").get_by_role("link", name="Mail intake")).to_have_attribute(
+        "href", f"/workflows/{wf['id']}")
 
 
 def test_the_connection_banner_does_not_flash_on_load_and_has_a_style(live_server, page):
