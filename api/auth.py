@@ -6,13 +6,14 @@ import hmac
 from flask import current_app, g, request, session
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
+from sqlalchemy import select
 
 from api import security, sockets
 from api.base import Blueprint
 from api.context import services, user_id
 from core.errors import Forbidden, Unauthorized
 from services import audit, users
-from services.models import User, Workspace
+from services.models import Membership, User, Workspace
 
 blp = Blueprint("auth", __name__, url_prefix="/api/auth", description="Log in, tokens")
 PUBLIC = ("/api/auth/login", "/api/openapi.json", "/api/docs")
@@ -39,12 +40,21 @@ class UserSchema(Schema):
     name = fields.String()
 
 
+class WorkspaceRef(Schema):
+    id = fields.String()
+    slug = fields.String()
+    name = fields.String()
+
+
 class MeSchema(Schema):
     user = fields.Nested(UserSchema)
     workspaces = fields.List(fields.Nested(WorkspaceRole))
     workspace_id = fields.String(allow_none=True)
     role = fields.String(allow_none=True)
     csrf_token = fields.String(allow_none=True)
+    disabled_workspaces = fields.List(fields.Nested(WorkspaceRef), metadata={
+        "description": "workspaces where an admin disabled the user's membership (they cannot act there until an "
+                       "admin of that workspace enables them again)"})
 
 
 class TokenArgs(Schema):
@@ -92,7 +102,16 @@ def _me(db_session, user: User) -> dict:
     return {"user": users.user_view(user),
             "workspaces": [{"id": ws.id, "slug": ws.slug, "name": ws.name, "role": r}
                            for ws, r in users.memberships(db_session, user)],
-            "workspace_id": g.get("workspace_id"), "role": g.get("role"), "csrf_token": session.get("csrf")}
+            "workspace_id": g.get("workspace_id"), "role": g.get("role"), "csrf_token": session.get("csrf"),
+            "disabled_workspaces": _disabled_workspaces(db_session, user)}
+
+
+def _disabled_workspaces(db_session, user: User) -> list[dict]:
+    """Where an admin disabled the user: the web app tells them so (and whom to ask) instead of a blank app."""
+    rows = db_session.execute(select(Workspace).join(Membership, Membership.workspace_id == Workspace.id)
+                              .where(Membership.user_id == user.id, Membership.disabled.is_(True))
+                              .order_by(Workspace.name))
+    return [{"id": ws.id, "slug": ws.slug, "name": ws.name} for (ws,) in rows]
 
 
 def _pick_workspace(db_session, user: User, wanted: str | None, remembered: str | None = None,

@@ -13,7 +13,10 @@ from services.notifier import Events
 
 class PauseArgs(Schema):
     step_id = fields.String(required=True, validate=validate.Length(min=1, max=64))
-    question = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=10_000))
+    question = fields.String(load_default=None, allow_none=True, validate=[
+        validate.Length(max=10_000),
+        # a clarification pause with "" or "   " would stop the run on a question nobody can answer
+        validate.Predicate("strip", error="must not be empty: ask what needs clarifying, or leave it out")])
 
 
 class CorrectionArgs(Schema):

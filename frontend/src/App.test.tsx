@@ -1,6 +1,7 @@
 import { act, screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
-import { renderApp, stubSignedInFetch } from "./test/auth";
+import { renderApp, stubSignedInFetch, testSession } from "./test/auth";
+import { jsonResponse } from "./test/utils";
 import { lastSocket } from "./test/fakeSocket";
 import userEvent from "@testing-library/user-event";
 
@@ -24,6 +25,41 @@ describe("App", () => {
     expect(await screen.findByRole("heading", { level: 1, name: "Queue" })).toBeInTheDocument();
     expect(within(nav).getByRole("link", { name: "Queue" })).toHaveAttribute("aria-current", "page");
     expect(window.location.pathname).toBe("/queue");
+  });
+
+  it("tells a user disabled in their only workspace whom to ask, with no offline banner and no socket", async () => {
+    stubSignedInFetch(() => jsonResponse({ items: [] }), {
+      ...testSession,
+      workspaces: [],
+      workspace_id: null,
+      disabled_workspaces: [{ id: 3, slug: "home", name: "Home team" }],
+    });
+    renderApp("/queue");
+    expect(await screen.findByRole("heading", { level: 1, name: "You are not a member of any workspace" }))
+      .toBeInTheDocument();
+    expect(screen.getByText(/An admin disabled your access to/)).toHaveTextContent(
+      "An admin disabled your access to Home team. Ask an admin of that workspace to enable you again",
+    );
+    expect(screen.queryByText(/Offline/)).not.toBeInTheDocument();
+    expect(() => lastSocket()).toThrow("the app opened no socket");
+    expect(screen.getByRole("button", { name: "Log out" })).toBeInTheDocument();
+  });
+
+  it("tells an invited user with no workspace to accept the invitation", async () => {
+    const invitation = {
+      id: "inv1", workspace: { id: 3, slug: "home", name: "Home team" }, role: "operator",
+      invited_by: "boss@example.com", status: "pending", created_at: "2026-01-01T00:00:00Z",
+    };
+    stubSignedInFetch(
+      (call) => jsonResponse(call.url === "/api/auth/invitations" ? { items: [invitation] } : { items: [] }),
+      { ...testSession, workspaces: [], workspace_id: null, disabled_workspaces: [] },
+    );
+    renderApp("/queue");
+    expect(await screen.findByText("Accept an invitation below to join its workspace.")).toBeInTheDocument();
+    const banner = screen.getByRole("region", { name: "Invitations" });
+    expect(within(banner).getByRole("button", { name: "Accept" })).toBeInTheDocument();
+    expect(screen.queryByText(/Ask an admin/)).not.toBeInTheDocument();
+    expect(screen.queryByText(/Offline/)).not.toBeInTheDocument();
   });
 
   it("says it is checking the session before showing anything", async () => {

@@ -4,6 +4,7 @@ import { BrowserRouter, Navigate, Route, Routes, matchRoutes, useSearchParams } 
 import { ApiError } from "./api/client";
 import { AuthProvider } from "./auth/AuthProvider";
 import LoginPage from "./auth/LoginPage";
+import NoWorkspacePage from "./auth/NoWorkspacePage";
 import SessionCheckFailedPage from "./auth/SessionCheckFailedPage";
 import { useAuth } from "./auth/useAuth";
 import { Layout } from "./components/Layout";
@@ -114,6 +115,10 @@ export function AppRoutes() {
     // the wanted page opens after logging in.
     return auth.status === "error" ? <SessionCheckFailedPage /> : <LoginPage />;
   }
+
+  // Signed in with no workspace to act in (invited, or disabled by an admin): say so, with no live connection
+  // to fail ("Offline") and no page whose reads are all refused.
+  if (auth.workspaces.length === 0) return <NoWorkspacePage />;
 
   return (
     <RealtimeProvider workspaceId={auth.workspace ? String(auth.workspace.id) : null}>

@@ -189,6 +189,19 @@ def test_resuming_a_running_execution_is_409(api):
     assert api.settle(ex_id)["status"] == "completed"
 
 
+@pytest.mark.parametrize("base", ["/api/executions", "/api/plans"])
+@pytest.mark.parametrize("question", ["", "   \n\t"])
+def test_an_empty_clarification_question_is_422_and_pauses_nothing(api, base, question):
+    if base == "/api/plans":
+        run_id = api.ok("POST", "/api/plans", {"steps": ASK_THEN_TWO[1:]}, status=201)["plan_id"]
+    else:
+        run_id = holding(api)  # running: waits at its first question, step_2 still ahead
+    before = state(api, run_id, base)
+    code, answer = api.call("POST", f"{base}/{run_id}/pause", {"step_id": "step_2", "question": question})
+    assert code == 422 and "question" in answer["error"]["details"], answer
+    assert state(api, run_id, base) == before
+
+
 def test_a_plan_paused_before_it_runs_is_corrected_and_resumed(api):
     plan = api.ok("POST", "/api/plans", {"steps": ASK_THEN_TWO[1:]}, status=201)
     plan_id = plan["plan_id"]

@@ -218,3 +218,24 @@ def test_logout_invalidates_a_copied_cookie(app, tenants):
     again, _ = _login(app, "victim@home.test")
     assert again.get("/api/auth/me").status_code == 200
     assert "logout" in _audit_actions(tenants["home_admin"])
+
+
+def test_me_names_the_workspaces_where_an_admin_disabled_the_user(app, tenants):
+    """A member disabled in their only workspace still logs in (the account is theirs), has no workspace to act in,
+    and /api/auth/me says where they were disabled, so the web app can tell them whom to ask (issue #31, item 6)."""
+    home_admin = tenants["home_admin"]
+    victim_id = _id_of(home_admin, "victim@home.test")
+    client, response = _login(app, "victim@home.test")
+    assert response.status_code == 200 and response.get_json()["disabled_workspaces"] == []
+
+    assert home_admin("POST", f"/api/users/{victim_id}/disable")[0] == 200
+    me = client.get("/api/auth/me")
+    assert me.status_code == 200, me.get_json()
+    body = me.get_json()
+    assert body["workspaces"] == [] and body["workspace_id"] is None
+    assert [w["slug"] for w in body["disabled_workspaces"]] == ["home"]
+    assert body["disabled_workspaces"][0]["name"]
+
+    assert home_admin("POST", f"/api/users/{victim_id}/enable")[0] == 200
+    body = client.get("/api/auth/me").get_json()
+    assert [w["slug"] for w in body["workspaces"]] == ["home"] and body["disabled_workspaces"] == []

@@ -15,6 +15,28 @@ from tests.browser.conftest import CHROMIUM_ARGS, log_in  # noqa: F401 (CHROMIUM
 from tests.browser.test_dashboards import save_screenshot
 from tests.support.live_server import LiveServer
 
+# The characters of the page's text that Chromium draws exactly like a character no font has (an empty box):
+# each is drawn on a canvas in the page's font and compared with U+10FFFD, a private-use character.
+TOFU_JS = """() => {
+  const canvas = document.createElement("canvas");
+  canvas.width = canvas.height = 40;
+  const ctx = canvas.getContext("2d", { willReadFrequently: true });
+  ctx.font = "24px " + getComputedStyle(document.body).fontFamily;
+  const draw = (ch) => {
+    ctx.clearRect(0, 0, 40, 40);
+    ctx.fillText(ch, 4, 30);
+    return Array.from(ctx.getImageData(0, 0, 40, 40).data).join(",");
+  };
+  const box = draw(String.fromCodePoint(0x10fffd));
+  const chars = new Set(Array.from(document.body.innerText).filter((ch) => ch.codePointAt(0) > 0x7f && ch.trim()));
+  return [...chars].filter((ch) => draw(ch) === box);
+}"""
+
+
+def glyphs_drawn_as_empty_boxes(page) -> list[str]:
+    return page.evaluate(TOFU_JS)
+
+
 pytestmark = pytest.mark.browser
 
 OUTSIDE = {"name": "Only summaries/", "effect": "require_review", "order": 10,
@@ -228,8 +250,10 @@ def test_an_approval_with_a_quorum_of_two_is_decided_by_two_leads_in_two_browser
     expect(card.get_by_test_id("approval-quorum")).to_have_text("0 of 2 approvals")
     expect(card).to_contain_text("it is rejected")  # what the deadline does
     # the list says when it is due (the approval's age is beside it: its "just now" must not read as the deadline)
-    expect(page.get_by_role("listbox", name="Pending approvals").get_by_role("option")).to_contain_text(
-        re.compile(r"⏱ due in (59|60) min"))
+    due = page.get_by_role("listbox", name="Pending approvals").get_by_role("option")
+    expect(due).to_contain_text(re.compile(r"due in (59|60) min"))
+    expect(due.locator("svg[data-icon=clock]")).to_be_visible()  # a drawn clock beside it
+    assert glyphs_drawn_as_empty_boxes(page) == []  # issue #31: the ⏱ emoji was an empty box in Debian's Chromium
 
     other = browser.new_context(viewport={"width": 1280, "height": 860})
     try:

@@ -291,3 +291,28 @@ def test_a_suggestion_learned_from_corrections_links_to_its_correction_pack(live
     link.focus()
     page.keyboard.press("Enter")
     expect(page).to_have_url(live_server.url(f"/correction-packs?pack={pack_id}"))
+
+
+def test_a_manual_output_too_large_for_the_server_is_refused_in_place_and_the_text_kept(live_server, page):
+    """Issue #31, item 9: an 11 MB manual output showed "Sending…" for seconds, then a 413, and the text was lost."""
+    wf = create_workflow(live_server, "Two greetings", echo_steps("hello", "bye"))
+    ex_id = start_coaching(live_server, wf["id"])
+    log_in(page, live_server)
+    open_panel(page, live_server, ex_id)
+    expect_suggestion(page, "Say hello")
+
+    page.keyboard.press("m")
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_label("Plain text").check()
+    field = dialog.get_by_label("Output of the step")
+    big = "x" * (11 * 1024 * 1024)
+    field.fill(big)
+    dialog.get_by_role("button", name="Record manual result").click()
+    expect(dialog.get_by_role("alert")).to_contain_text("Too large to send: 11.0 MB")
+    expect(dialog.get_by_role("button", name="Record manual result")).to_be_enabled()  # nothing on its way
+    assert page.evaluate("() => document.getElementById('manual-output').value.length") == len(big)
+    assert execution(live_server, ex_id)["status"] == "waiting_decision"
+
+    field.fill("done by hand")  # shortened: it goes
+    dialog.get_by_role("button", name="Record manual result").click()
+    expect_suggestion(page, "Say bye")

@@ -162,6 +162,8 @@ def test_a_lead_opens_a_learned_pack_from_its_link_toggles_it_and_reads_the_work
     page.goto(live_server.url("/audit"))
     expect(page.get_by_role("heading", name="Audit log", level=1)).to_be_visible()
     expect(page.get_by_role("row").filter(has_text="Pack change").first).to_be_visible()
+    # a workflow target by its name, not its id (issue #31)
+    expect(page.locator(f"a[href='/workflows/{wf['id']}']").first).to_have_text("workflow Invoice intake")
     page.get_by_role("button", name="Verify chain").click()
     expect(page.get_by_role("status").filter(has_text="Chain intact")).to_be_visible()
 

@@ -27,3 +27,46 @@ def test_an_invited_person_accepts_in_the_app_and_then_sees_the_queue(live_serve
     expect(page.get_by_text("not a member of any workspace")).to_have_count(0, timeout=10_000)
     me = page.request.get(live_server.url("/api/auth/me")).json()
     assert [(w["role"]) for w in me["workspaces"]] == ["operator"]
+
+
+def _log_in_as(page, live_server, email, password):
+    page.goto(live_server.url("/queue"))
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Password").fill(password)
+    page.get_by_label("Password").press("Enter")
+
+
+def test_an_invited_person_not_yet_a_member_is_told_to_accept_never_offline(live_server, page):
+    """Issue #31, item 6: signed in with no workspace, the app says why and what to do; no "Offline" banner, no
+    red boxes of refused reads."""
+    invited = live_server.post("/api/users", json={"email": EMAIL, "role": "operator", "password": PASSWORD})
+    assert invited.status_code == 202, invited.text
+    _log_in_as(page, live_server, EMAIL, PASSWORD)
+
+    expect(page.get_by_role("heading", name="You are not a member of any workspace", level=1)).to_be_visible()
+    expect(page.get_by_text("Accept an invitation below to join its workspace.")).to_be_visible()
+    page.wait_for_timeout(1_500)  # long enough for a refused socket to have shown its banner
+    expect(page.get_by_text("Offline")).to_have_count(0)
+    expect(page.get_by_role("alert")).to_have_count(0)
+
+    page.get_by_role("region", name="Invitations").get_by_role("button", name="Accept").click()
+    expect(page.get_by_role("heading", name="Queue", level=1)).to_be_visible()
+
+
+def test_a_member_disabled_in_their_only_workspace_is_told_to_ask_an_admin(live_server, page):
+    invited = live_server.post("/api/users", json={"email": EMAIL, "role": "operator", "password": PASSWORD})
+    assert invited.status_code == 202, invited.text
+    _log_in_as(page, live_server, EMAIL, PASSWORD)
+    page.get_by_role("region", name="Invitations").get_by_role("button", name="Accept").click()
+    expect(page.get_by_role("heading", name="Queue", level=1)).to_be_visible()
+    member = next(m for m in live_server.get("/api/users").json()["items"] if m["email"] == EMAIL)
+    assert live_server.post(f"/api/users/{member['id']}/disable").status_code == 200
+
+    page.reload()
+    expect(page.get_by_role("heading", name="You are not a member of any workspace", level=1)).to_be_visible()
+    expect(page.get_by_text("An admin disabled your access to")).to_contain_text(
+        "Ask an admin of that workspace to enable you again")
+    page.wait_for_timeout(1_500)
+    expect(page.get_by_text("Offline")).to_have_count(0)
+    expect(page.get_by_role("alert")).to_have_count(0)
+    expect(page.get_by_role("button", name="Log out")).to_be_visible()

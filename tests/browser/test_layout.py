@@ -49,6 +49,9 @@ def test_the_execution_summary_keeps_the_workflow_id_apart_from_the_mode(live_se
     assert overflow <= 0, f"the workflow id runs {overflow}px out of its box at width {width}"
     assert inside(box(workflow.locator("dd")), box(workflow))
     expect(mode.locator("dd")).to_be_visible()
+    # the workflow by its name (issue #31: its id alone said nothing), linked to its page
+    expect(workflow.locator("dd").get_by_role("link", name="Mail intake")).to_have_attribute(
+        "href", f"/workflows/{wf['id']}")
 
 
 def test_the_connection_banner_does_not_flash_on_load_and_has_a_style(live_server, page):
@@ -85,3 +88,33 @@ def test_a_learned_rules_pack_link_stays_inside_the_suggestion_card(live_server:
     facts = link.locator("xpath=ancestor::dl[1]")
     for line in link.evaluate("el => [...el.getClientRects()].map(r => ({x: r.x, width: r.width}))"):
         assert inside(line, box(facts)), (line, box(facts))
+
+
+WIDEST_JS = """() => [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > innerWidth + 1)
+  .slice(0, 8).map((e) => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))"""
+
+
+def page_width(page) -> tuple[int, int]:
+    return page.evaluate("() => [document.scrollingElement.scrollWidth, window.innerWidth]")
+
+
+def test_executions_and_settings_hold_at_800_px_even_with_a_200_character_token_name(live_server, page):
+    """Issue #31, item 9: nothing scrolls sideways at 800 px: the executions table (long ids, variables) and a token
+    with the longest name the API takes (200 characters, unbroken) on Settings."""
+    wf = create_workflow(live_server, "Mail intake")
+    for _ in range(2):
+        live_server.post("/api/executions/coaching", json={"workflow_id": wf["id"]})
+    name = "t" * 200  # the longest the API takes
+    assert live_server.post("/api/auth/tokens", json={"name": name}).status_code == 201
+    log_in(page, live_server)
+    page.set_viewport_size({"width": 800, "height": 800})
+
+    page.goto(live_server.url("/executions"))
+    expect(page.get_by_role("table").get_by_role("row")).to_have_count(3)
+    scroll, window = page_width(page)
+    assert scroll <= window, f"/executions is {scroll} px wide in a {window} px window: {page.evaluate(WIDEST_JS)}"
+
+    page.goto(live_server.url("/settings"))
+    expect(page.get_by_text(name[:50])).to_be_visible()
+    scroll, window = page_width(page)
+    assert scroll <= window, f"/settings is {scroll} px wide in a {window} px window: {page.evaluate(WIDEST_JS)}"

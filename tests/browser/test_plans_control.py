@@ -125,6 +125,11 @@ def test_pause_with_a_question_edit_the_step_and_resume_with_feedback_from_the_k
     dialog = page.get_by_role("dialog", name="Pause with a question")
     expect(dialog.get_by_label("Question")).to_be_focused()
     expect(dialog.get_by_label("Stop before step")).to_have_value("step1")
+    page.keyboard.type("  ")
+    page.keyboard.press("Enter")  # no question: refused in place, nothing paused (issue #31)
+    expect(dialog.get_by_role("alert")).to_contain_text("Write the question first")
+    expect(dialog.get_by_label("Question")).to_be_focused()
+    assert execution(live_server, ex_id)["status"] != "waiting_clarification"
     page.keyboard.type("Is hello the right greeting?")
     page.keyboard.press("Enter")
     expect(page.get_by_text("Is hello the right greeting?")).to_be_visible()

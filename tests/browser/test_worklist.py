@@ -125,7 +125,14 @@ def test_the_executions_list_names_workflows_filters_and_cancels(live_server, pa
 
     page.get_by_role("button", name=f"Cancel execution {made['acme']}").click()
     dialog = page.get_by_role("dialog", name="Cancel this execution?")
-    expect(dialog.get_by_role("button", name="Cancel", exact=True)).to_be_focused()
+    # two buttons that each say what they do (issue #31: "Cancel" beside "Cancel execution" was ambiguous)
+    expect(dialog.get_by_role("button", name="Cancel", exact=True)).to_have_count(0)
+    expect(dialog.get_by_role("button", name="Keep running")).to_be_focused()
+    dialog.get_by_role("button", name="Keep running").click()
+    expect(dialog).to_have_count(0)
+    expect(table.get_by_role("row")).to_have_count(3)
+    assert live_server.get(f"/api/executions/{made['acme']}").json()["status"] != "cancelled"
+    page.get_by_role("button", name=f"Cancel execution {made['acme']}").click()
     dialog.get_by_role("button", name="Cancel execution").click()
     expect(table.get_by_role("row")).to_have_count(2)
     assert live_server.get(f"/api/executions/{made['acme']}").json()["status"] == "cancelled"

@@ -16,6 +16,19 @@
 /** Window event fired when the server says the session is gone (401). */
 export const UNAUTHORIZED_EVENT = "coach:unauthorized";
 
+/** The largest request body the server takes by default (COACH_MAX_BODY_MB, 10 MiB); it answers 413 above. */
+export const MAX_BODY_BYTES = 10 * 1024 * 1024;
+
+/** The size in bytes of `value` sent as JSON (UTF-8). */
+export function jsonBytes(value: unknown): number {
+  return new TextEncoder().encode(JSON.stringify(value) ?? "").length;
+}
+
+/** "10.5 MB" (MiB, one decimal). */
+export function formatMegabytes(bytes: number): string {
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+}
+
 /** Path of the login call: its 401 means "wrong password", not "logged out". */
 export const LOGIN_PATH = "/api/auth/login";
 

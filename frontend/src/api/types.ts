@@ -151,6 +151,15 @@ export interface AuthSession {
   /** The user's role in `workspace_id`. */
   role?: Role | null;
   csrf_token?: string;
+  /** Workspaces where an admin disabled the user's membership. */
+  disabled_workspaces?: WorkspaceRef[];
+}
+
+/** A workspace named without a role. */
+export interface WorkspaceRef {
+  id: string | number;
+  slug: string;
+  name: string;
 }
 
 /** Body of `POST /api/auth/login`. */

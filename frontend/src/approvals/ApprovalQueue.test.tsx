@@ -73,13 +73,14 @@ describe("approvals in the queue", () => {
     expect(screen.getByText(/1 approval for you/)).toBeInTheDocument();
     // the list says when it is due, not "deadline" beside the approval's age ("deadline just now")
     const option = within(screen.getByRole("listbox", { name: "Pending approvals" })).getByRole("option");
-    expect(option).toHaveTextContent("⏱ due in 30 min");
+    expect(option).toHaveTextContent("due in 30 min");
+    expect(option.querySelector("svg[data-icon=clock]")).not.toBeNull(); // drawn: Debian has no ⏱ glyph
   });
 
   it("says in the list when an approval's deadline has passed", async () => {
     await openQueue(() => [{ ...approval(), deadline: new Date(Date.now() - 60_000).toISOString() }]);
     const option = within(screen.getByRole("listbox", { name: "Pending approvals" })).getByRole("option");
-    expect(option).toHaveTextContent("⏱ deadline passed");
+    expect(option).toHaveTextContent("deadline passed");
   });
 
   it("approves the selected approval with a", async () => {

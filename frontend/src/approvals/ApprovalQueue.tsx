@@ -5,6 +5,7 @@ import { ApprovalCard } from "./ApprovalCard";
 import "./approvals.css";
 import { KIND_LABEL, deadlineTag, quorumText } from "./eligibility";
 import type { Approval } from "./types";
+import { ClockIcon } from "../components/ClockIcon";
 
 export const approvalOptionId = (a: Approval) => `queue-approval-${a.approval_id}`;
 
@@ -79,7 +80,7 @@ export function ApprovalQueue({
                   </span>
                   <span className="queue__meta">
                     <span>{quorumText(approval)}</span>
-                    {approval.deadline ? <span className="tag">⏱ {deadlineTag(approval.deadline, now)}</span> : null}
+                    {approval.deadline ? <span className="tag"><ClockIcon /> {deadlineTag(approval.deadline, now)}</span> : null}
                     <time dateTime={approval.created_at}>{formatAge(approval.created_at, now)}</time>
                   </span>
                 </li>

@@ -161,6 +161,7 @@ export function AuthProvider({ children }: { children: ReactNode }) {
       status: state.status,
       user: session?.user ?? null,
       workspaces: session?.workspaces ?? [],
+      disabledWorkspaces: session?.disabled_workspaces ?? [],
       workspace,
       role: workspace?.role ?? null,
       signedInVia: state.status === "authenticated" ? state.via : null,

@@ -1,5 +1,5 @@
 import { createContext } from "react";
-import type { Role, User, WorkspaceMembership } from "../api/types";
+import type { Role, User, WorkspaceMembership, WorkspaceRef } from "../api/types";
 
 export type AuthStatus =
   /** Asking the server whether a session exists. */
@@ -14,6 +14,8 @@ export interface AuthContextValue {
   status: AuthStatus;
   user: User | null;
   workspaces: WorkspaceMembership[];
+  /** Workspaces where an admin disabled the user (they cannot act there). */
+  disabledWorkspaces: WorkspaceRef[];
   /** The workspace requests are sent for. */
   workspace: WorkspaceMembership | null;
   /** The user's role in `workspace`. */

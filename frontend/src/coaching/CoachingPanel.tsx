@@ -58,6 +58,7 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
   const decision = useDecision(executionId);
   const pauseToggle = usePauseToggle(executionId);
   const [dialog, setDialog] = useState<DialogName>(null);
+  const [refused, setRefused] = useState<string | null>(null); // the server's 413 on a manual output
   const [notice, setNotice] = useState<Notice | null>(null);
   const [announcement, setAnnouncement] = useState("");
   // A decision's ack and the next suggestion's push arrive together: say both, in order of arrival.
@@ -147,6 +148,11 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
         },
         onError: (error) => {
           if (error instanceof ApiError && error.status === 422 && kind === "correct") return; // on the fields
+          if (error instanceof ApiError && error.status === 413 && kind === "manual") {
+            // the dialog stays open with the typed output, and says why
+            setRefused(`The server refused it as too large (413): ${errorMessage(error)}. Your text is kept.`);
+            return;
+          }
           setDialog(null);
           if (isStaleDecision(error)) setNotice({ tone: "error", text: STALE_MESSAGE });
           else setNotice({ tone: "error", text: `The decision was not applied: ${errorMessage(error)}` });
@@ -366,8 +372,15 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
         <ManualDialog
           suggestion={suggestion}
           sending={sendingShown}
-          onSubmit={(output) => decide("manual", { manual_output: output })}
-          onClose={() => setDialog(null)}
+          onSubmit={(output) => {
+            setRefused(null);
+            decide("manual", { manual_output: output });
+          }}
+          onClose={() => {
+            setRefused(null);
+            setDialog(null);
+          }}
+          refused={refused}
         />
       ) : null}
       {dialog === "correct" && suggestion ? (

@@ -1,4 +1,5 @@
 import { useState } from "react";
+import { MAX_BODY_BYTES, formatMegabytes, jsonBytes } from "../api/client";
 import { TextDialog, type DecisionDialogProps } from "./TextDialog";
 
 type Format = "json" | "text";
@@ -14,12 +15,21 @@ export function parseManualOutput(text: string, format: Format): { value: unknow
   }
 }
 
+/** Why `value` cannot be sent as a manual output (too large for the server), or null. */
+export function manualOutputTooLarge(value: unknown, limit: number = MAX_BODY_BYTES): string | null {
+  const size = jsonBytes({ decision: "manual", manual_output: value, suggestion_id: "x".repeat(64) });
+  if (size <= limit) return null;
+  return `Too large to send: ${formatMegabytes(size)}, the server takes at most ${formatMegabytes(limit)}. ` +
+    "Shorten it (or store it elsewhere and give where); your text is kept.";
+}
+
 /** `m`: the operator did the step by hand; asks for its output (JSON or text). */
 export function ManualDialog({
   suggestion,
   sending,
   onSubmit,
   onClose,
+  refused,
 }: DecisionDialogProps<unknown>) {
   const [text, setText] = useState("");
   const [format, setFormat] = useState<Format>("json");
@@ -29,6 +39,12 @@ export function ManualDialog({
     const parsed = parseManualOutput(text, format);
     if ("error" in parsed) {
       setError(parsed.error);
+      return;
+    }
+    // checked here: an 11 MB output would upload for seconds only to be refused (413)
+    const tooLarge = manualOutputTooLarge(parsed.value);
+    if (tooLarge) {
+      setError(tooLarge);
       return;
     }
     onSubmit(parsed.value);
@@ -49,7 +65,7 @@ export function ManualDialog({
         setText(value);
         setError(null);
       }}
-      error={error}
+      error={error ?? refused ?? null}
       sendLabel="Record manual result"
       sendingLabel="Sending…"
       sending={sending}

@@ -8,6 +8,8 @@ export interface DecisionDialogProps<T> {
   sending: boolean;
   onSubmit: (answer: T) => void;
   onClose: () => void;
+  /** Why the server refused the last answer (e.g. 413 too large), shown in the dialog, the text kept. */
+  refused?: string | null;
 }
 
 /**

@@ -3,7 +3,10 @@
  * only repeat what the text says.
  */
 
-const KNOWN: Record<string, { label: string; symbol: string; tone: string }> = {
+import type { ReactNode } from "react";
+import { ClockIcon } from "./ClockIcon";
+
+const KNOWN: Record<string, { label: string; symbol: ReactNode; tone: string }> = {
   pending: { label: "Pending", symbol: "○", tone: "neutral" },
   queued: { label: "Queued", symbol: "○", tone: "neutral" },
   running: { label: "Running", symbol: "▶", tone: "info" },
@@ -18,7 +21,7 @@ const KNOWN: Record<string, { label: string; symbol: string; tone: string }> = {
   expired: { label: "Expired", symbol: "⊘", tone: "muted" },
   draft: { label: "Draft", symbol: "✎", tone: "neutral" },
   succeeded: { label: "Succeeded", symbol: "✓", tone: "success" },
-  timed_out: { label: "Timed out", symbol: "⌛", tone: "warning" },
+  timed_out: { label: "Timed out", symbol: <ClockIcon />, tone: "warning" },
   waiting_decision: { label: "Waiting for a decision", symbol: "‖", tone: "warning" },
   waiting_clarification: { label: "Waiting for clarification", symbol: "?", tone: "warning" },
   waiting_correction: { label: "Waiting for a correction", symbol: "‖", tone: "warning" },

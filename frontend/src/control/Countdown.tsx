@@ -1,5 +1,6 @@
 import "./control.css";
 import { formatClock, secondsLeft, timeoutActionLabel, useNow } from "./deadline";
+import { ClockIcon } from "../components/ClockIcon";
 
 /**
  * "Times out in 4:32 → skip": a gate's deadline, ticking. It is a `timer`
@@ -34,7 +35,7 @@ export function Countdown({
       aria-label={label}
       data-testid="countdown"
     >
-      <span aria-hidden="true">⏱ </span>
+      <ClockIcon />{" "}
       {due ? "Timing out now" : <>Times out in <strong className="countdown__clock">{clock}</strong></>}
       {action ? <> → {action}</> : null}
       {urgent && !due ? <span className="countdown__hint"> (less than a minute)</span> : null}

@@ -24,6 +24,8 @@ export function PauseDialog({
   const queryClient = useQueryClient();
   const [stepId, setStepId] = useState(steps[0]?.step_id ?? "");
   const [question, setQuestion] = useState("");
+  // a pause with no question stops the run on nothing anyone can answer: refused here (and by the server)
+  const [blank, setBlank] = useState(false);
   const pause = useMutation({
     mutationFn: () => pauseAt(executionId, stepId, question.trim()),
     onSuccess: (state) => {
@@ -36,7 +38,13 @@ export function PauseDialog({
   });
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    if (!pause.isPending && stepId) pause.mutate();
+    if (pause.isPending || !stepId) return;
+    if (!question.trim()) {
+      setBlank(true);
+      document.getElementById("pause-question")?.focus();
+      return;
+    }
+    pause.mutate();
   };
   return (
     <Dialog title="Pause with a question" onClose={onClose} initialFocus="#pause-question" closeButton={false}>
@@ -60,8 +68,18 @@ export function PauseDialog({
             autoComplete="off"
             placeholder="What needs clarifying before this step runs?"
             value={question}
-            onChange={(e) => setQuestion(e.target.value)}
+            onChange={(e) => {
+              setQuestion(e.target.value);
+              if (e.target.value.trim()) setBlank(false);
+            }}
+            aria-invalid={blank || undefined}
+            aria-describedby={blank ? "pause-question-error" : undefined}
           />
+          {blank ? (
+            <p id="pause-question-error" className="field__error" role="alert">
+              Write the question first: whoever resumes the run answers it.
+            </p>
+          ) : null}
           <p className="field__hint">Whoever resumes it answers with feedback; later steps read it as {"{{ feedback.<step_id> }}"}.</p>
         </div>
         {pause.isError ? <ErrorNotice title="The execution was not paused" error={pause.error} /> : null}

@@ -1,5 +1,9 @@
-import { render, screen } from "@testing-library/react";
-import { describe, expect, it } from "vitest";
+import { QueryClientProvider } from "@tanstack/react-query";
+import { render, screen, waitFor } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { describe, expect, it, vi } from "vitest";
+import { jsonResponse, stubFetch, testQueryClient } from "../test/utils";
+import { PauseDialog } from "./PauseDialog";
 import { ApiError } from "../api/client";
 import { detailRows, planSource } from "../plans/source";
 import { Countdown } from "./Countdown";
@@ -73,5 +77,33 @@ describe("server errors on the fields", () => {
     expect(planSource("steps: []", "normal")).toEqual({ yaml: "steps: []\nmode: normal\n" });
     expect(() => planSource("[1]", "normal")).toThrow(/object/);
     expect(detailRows({ "steps[0].tool": ["unknown tool"], json: undefined })).toEqual([["steps[0].tool", "unknown tool"]]);
+  });
+});
+
+describe("the pause dialog", () => {
+  it("refuses to pause with an empty or blank question, then sends the one written", async () => {
+    const user = userEvent.setup();
+    const { calls } = stubFetch(() =>
+      jsonResponse({ execution_id: "ex1", state: "waiting_clarification", step_id: "a", question: "Why?" }),
+    );
+    const onDone = vi.fn();
+    render(
+      <QueryClientProvider client={testQueryClient()}>
+        <PauseDialog executionId="ex1" steps={[{ step_id: "a", status: "waiting", tool: "echo" }]} onDone={onDone}
+          onClose={() => undefined} />
+      </QueryClientProvider>,
+    );
+    const question = screen.getByLabelText("Question");
+    await user.type(question, "   {Enter}");
+    expect(screen.getByRole("alert")).toHaveTextContent("Write the question first");
+    expect(question).toHaveAttribute("aria-invalid", "true");
+    expect(question).toHaveFocus();
+    expect(calls).toHaveLength(0);
+
+    await user.type(question, "Why?{Enter}");
+    expect(screen.queryByRole("alert")).not.toBeInTheDocument();
+    await waitFor(() => expect(onDone).toHaveBeenCalledWith("Paused before a."));
+    expect(calls).toHaveLength(1);
+    expect(calls[0].body).toEqual({ step_id: "a", question: "Why?" });
   });
 });

@@ -1,4 +1,5 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { useWorkflowOptions } from "../api/workflowOptions";
 import { Link, useSearchParams } from "react-router-dom";
 import { apiGet } from "../api/client";
 import type { Page } from "../api/types";
@@ -38,10 +39,17 @@ function targetHref(event: AuditEvent): string | null {
 }
 
 function Target({ event }: { event: AuditEvent }) {
+  const { data: workflows } = useWorkflowOptions();
   const kind = event.target_type.replace(/_/g, " ");
   if (!event.target_id) return <>{kind}</>;
   const href = targetHref(event);
-  const id = <span className="mono" title={event.target_id}>{shortId(event.target_id)}</span>;
+  // a workflow by its name where the workspace's list has it (one cached read for all rows), else its short id
+  const name = event.target_type === "workflow" ? workflows?.find((w) => w.workflow_id === event.target_id)?.name : null;
+  const id = name ? (
+    <span title={event.target_id}>{name}</span>
+  ) : (
+    <span className="mono" title={event.target_id}>{shortId(event.target_id)}</span>
+  );
   return href ? (
     <Link to={href} aria-label={`${kind} ${event.target_id}`}>
       {kind} {id}

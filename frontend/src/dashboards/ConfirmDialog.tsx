@@ -10,6 +10,7 @@ export function ConfirmDialog({
   title,
   children,
   confirmLabel,
+  cancelLabel = "Cancel",
   busy = false,
   onConfirm,
   onCancel,
@@ -17,6 +18,8 @@ export function ConfirmDialog({
   title: string;
   children: ReactNode;
   confirmLabel: string;
+  /** The button that leaves things as they are: say what it keeps where "Cancel" would be ambiguous. */
+  cancelLabel?: string;
   busy?: boolean;
   onConfirm: () => void;
   onCancel: () => void;
@@ -40,7 +43,7 @@ export function ConfirmDialog({
           onClick={() => !busy && onCancel()}
           aria-disabled={busy || undefined}
         >
-          Cancel
+          {cancelLabel}
         </button>
         <button
           type="button"

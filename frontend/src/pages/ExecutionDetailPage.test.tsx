@@ -48,6 +48,18 @@ describe("ExecutionDetailPage", () => {
     vi.useRealTimers();
   });
 
+  it("names the workflow and links to it, its id beside the name", async () => {
+    stubFetch((call) =>
+      call.url.startsWith("/api/workflows")
+        ? jsonResponse({ items: [{ id: "onboarding", name: "Customer onboarding", steps: [] }], total: 1, page: 1, per_page: 200 })
+        : jsonResponse(execution()),
+    );
+    renderDetail();
+    const link = await screen.findByRole("link", { name: "Customer onboarding" });
+    expect(link).toHaveAttribute("href", "/workflows/onboarding");
+    expect(link.closest("dd")).toHaveTextContent("Customer onboarding onboarding v3");
+  });
+
   it("shows each step's policy verdict and links a waiting approval to the queue", async () => {
     stubFetch(() =>
       jsonResponse(
@@ -103,24 +115,27 @@ describe("ExecutionDetailPage", () => {
 
   it("polls every second while running and stops once the run is terminal", async () => {
     const responses = [execution(), execution(), completed()];
-    const { calls } = stubFetch(() => jsonResponse(responses.shift() ?? completed()));
+    const { calls: all } = stubFetch((call) =>
+      call.url.startsWith("/api/workflows") ? jsonResponse({ items: [] }) : jsonResponse(responses.shift() ?? completed()),
+    );
+    const executionCalls = () => all.filter((c) => c.url.startsWith("/api/executions")); // not the workflow names
     renderDetail();
 
     await screen.findByRole("listitem", { name: "review" });
-    expect(calls).toHaveLength(1);
-    expect(calls[0].url).toBe("/api/executions/ex-1");
+    expect(executionCalls()).toHaveLength(1);
+    expect(executionCalls()[0].url).toBe("/api/executions/ex-1");
 
     await act(() => vi.advanceTimersByTimeAsync(1000));
-    expect(calls).toHaveLength(2);
+    expect(executionCalls()).toHaveLength(2);
 
     await act(() => vi.advanceTimersByTimeAsync(1000));
-    expect(calls).toHaveLength(3);
+    expect(executionCalls()).toHaveLength(3);
     expect(await within(stepItem("review")).findByText("Completed")).toBeInTheDocument();
     expect(screen.getByText("2 / 2 steps (100%)")).toBeInTheDocument();
     expect(screen.queryByRole("button", { name: "Cancel execution" })).not.toBeInTheDocument();
 
     await act(() => vi.advanceTimersByTimeAsync(5000));
-    expect(calls).toHaveLength(3);
+    expect(executionCalls()).toHaveLength(3);
   });
 
   it("shows why a failed execution failed", async () => {

@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { Link, useParams } from "react-router-dom";
 import { apiGet, apiPost } from "../api/client";
+import { workflowOptionsQuery } from "../api/workflowOptions";
 import { isTerminalStatus, type Execution, type ExecutionStep } from "../api/types";
 import { ProgressMeter } from "../components/ProgressMeter";
 import { ErrorNotice, Loading } from "../components/QueryState";
@@ -55,6 +56,8 @@ export default function ExecutionDetailPage() {
     },
     refetchIntervalInBackground: false,
   });
+  // the workflow's name, where the execution has only its id (the list the filters use, cached a minute)
+  const workflows = useQuery({ ...workflowOptionsQuery, enabled: execution.isSuccess });
 
   const cancel = useMutation({
     mutationFn: () => apiPost<unknown>(`${executionPath(id)}/cancel`),
@@ -98,6 +101,7 @@ export default function ExecutionDetailPage() {
 
   const data = execution.data;
   const terminal = isTerminalStatus(data.status);
+  const workflowName = workflows.data?.find((w) => w.workflow_id === data.workflow_id)?.name;
   const failedSteps = data.steps.filter((s) => s.status === "failed");
 
   return (
@@ -138,7 +142,15 @@ export default function ExecutionDetailPage() {
         <div>
           <dt>Workflow</dt>
           <dd>
-            {data.workflow_id} <span className="muted">v{data.workflow_version}</span>
+            {workflowName ? (
+              <>
+                <Link to={`/workflows/${encodeURIComponent(data.workflow_id)}`}>{workflowName}</Link>{" "}
+                <span className="mono muted">{data.workflow_id}</span>
+              </>
+            ) : (
+              data.workflow_id
+            )}{" "}
+            <span className="muted">v{data.workflow_version}</span>
           </dd>
         </div>
         <div>

@@ -64,7 +64,8 @@ describe("ExecutionsPage filters and cancel", () => {
 
     await user.click(screen.getByRole("button", { name: "Cancel execution ex-run" }));
     const dialog = screen.getByRole("dialog", { name: "Cancel this execution?" });
-    expect(within(dialog).getByRole("button", { name: "Cancel" })).toHaveFocus();
+    expect(within(dialog).getByRole("button", { name: "Keep running" })).toHaveFocus();
+    expect(within(dialog).queryByRole("button", { name: "Cancel" })).not.toBeInTheDocument();
     await user.click(within(dialog).getByRole("button", { name: "Cancel execution" }));
     await waitFor(() => expect(calls.some((c) => c.method === "POST" && c.url === "/api/executions/ex-run/cancel")).toBe(true));
     await waitFor(() => expect(screen.queryByRole("dialog")).not.toBeInTheDocument());

@@ -128,6 +128,7 @@ export default function ExecutionsPage() {
         <ConfirmDialog
           title="Cancel this execution?"
           confirmLabel="Cancel execution"
+          cancelLabel="Keep running"
           busy={cancel.isPending}
           onConfirm={() => cancel.mutate(cancelling)}
           onCancel={() => {
