@@ -188,7 +188,7 @@ class Host:
             return Ruling("review", params, verdict, source=source)
         modes = autonomy.step_modes(wf.settings)
         gate = autonomy.review_for(ex.mode, wf.mode, modes.get(key) or modes.get(self.step.id),
-                                   lambda: self.runner._rng.random() < self.settings.spot_check_rate)
+                                   lambda: self.runner.rng.random() < self.settings.spot_check_rate)
         if gate is not None:
             return Ruling("review", params, verdict, purpose=gate if gate == "spot_check" else "coaching",
                           source=source)
