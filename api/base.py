@@ -12,6 +12,7 @@ import json
 import math
 
 import flask_smorest
+from werkzeug.routing import BaseConverter
 import yaml
 from flask import current_app, request
 from webargs import core
@@ -265,8 +266,21 @@ class Blueprint(flask_smorest.Blueprint):
         return decorator
 
 
+class RowId(BaseConverter):
+    """`<id:policy_id>`: a row id (services.models.new_id, 32 hex digits). Where a route's fixed sibling shares its
+    prefix (`/api/policies/default` beside `/api/policies/<policy_id>`), the document then says that `default` is
+    not an id, as the router does."""
+
+    regex = "[0-9a-f]{32}"
+
+
 class Api(flask_smorest.Api):
     ERROR_SCHEMA = ErrorSchema  # documents the real error body for every status (the "default" response)
+
+    def init_app(self, app, *, spec_kwargs=None):
+        app.url_map.converters["id"] = RowId
+        super().init_app(app, spec_kwargs=spec_kwargs)
+        self.register_converter(RowId, lambda _: {"type": "string", "pattern": f"^{RowId.regex}$"})
 
     def handle_http_exception(self, error):
         return error_response(error)

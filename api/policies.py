@@ -162,7 +162,7 @@ class PolicyEvaluate(MethodView):
             return policies.evaluate(session, workspace_id(), call).to_dict()
 
 
-@blp.route("/<policy_id>")
+@blp.route("/<id:policy_id>")
 class PolicyById(MethodView):
     @blp.response(200, PolicyOut)
     def get(self, policy_id):

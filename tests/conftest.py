@@ -1,4 +1,5 @@
-"""Test fixtures: an app per test on a fresh database (SQLite always; PostgreSQL when it answers)."""
+"""Test fixtures: an app per test on a fresh database (SQLite always; PostgreSQL when it answers), or an app per
+module that each test gets back emptied (modules marked `shared_app`: SharedApps)."""
 from __future__ import annotations
 
 import functools
@@ -95,17 +96,10 @@ def _fresh_url(backend: str, request, tmp_path: Path) -> str:
     return request.getfixturevalue("pg_database")
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def database_url(request, tmp_path) -> str:
-    """Storage and API tests run once per database backend."""
-    return _fresh_url(request.param, request, tmp_path)
-
-
-@pytest.fixture
-def settings(database_url, tmp_path) -> Settings:
-    data = tmp_path / "data"
-    data.mkdir()
-    return Settings(env="test", database_url=database_url, instance_dir=str(tmp_path), data_dir=str(data),
+def _test_settings(database_url: str, folder: Path) -> Settings:
+    data = folder / "data"
+    data.mkdir(exist_ok=True)
+    return Settings(env="test", database_url=database_url, instance_dir=str(folder), data_dir=str(data),
                     demo=False, runner_workers=2, shell_allow=("echo", "sleep"), log_level="WARNING",
                     secret_key="test-secret", random_seed=7,
                     # the tests' HTTP servers listen on loopback, which outbound requests refuse by default
@@ -115,16 +109,114 @@ def settings(database_url, tmp_path) -> Settings:
                     async_mode="threading")
 
 
-@pytest.fixture
-def app(settings):
+def _new_app(settings: Settings):
     from api.app import create_app
 
     app = create_app(settings, migrate=False)
     app.config["TESTING"] = True
-    yield app
+    return app
+
+
+def _close_app(app) -> None:
     services = app.extensions["coach"]
     services.runner.wait_idle(5)
     services.close()
+
+
+class SharedApps:
+    """An app per module and database, for the modules marked `shared_app`: building an app costs ~0.25 s of CPU
+    (flask-smorest documents ~90 routes), more than most API tests take. Each test gets the module's app back as a
+    new one would be: the runner idle, the database emptied and the default workspace made again (a new id, so
+    nothing kept by workspace carries over: tool lists, policy rule sets), the data folder empty, the login limiter
+    reset.
+    A module whose tests change the settings, or keep state outside the database, stays with an app per test."""
+
+    def __init__(self, request, folder: Path):
+        self.request, self.folder = request, folder
+        self.apps: dict[str, object] = {}
+
+    def url(self, backend: str) -> str:
+        if backend == "sqlite":
+            target = self.folder / "coach.db"
+            if not target.exists():
+                shutil.copy(self.request.getfixturevalue("sqlite_template"), target)
+            return f"sqlite:///{target}"
+        return self.request.getfixturevalue("pg_database")
+
+    def app(self, database_url: str):
+        app = self.apps.get(database_url)
+        if app is not None and not app.extensions["coach"].runner.wait_idle(30):
+            _close_app(self.apps.pop(database_url))  # a run the last test left going: the next test gets a new app
+            app = None
+        folder = self.folder / ("sqlite" if database_url.startswith("sqlite") else "postgresql")
+        self._empty(database_url, folder / "data")
+        if app is None:
+            folder.mkdir(exist_ok=True)
+            app = self.apps[database_url] = _new_app(_test_settings(database_url, folder))
+        else:  # what a new app does at its start
+            app.extensions["coach_default_workspace"] = app.extensions["coach"].default_workspace_id()
+            app.extensions["coach_login_limiter"].reset()
+        return app
+
+    def _empty(self, database_url: str, data: Path) -> None:
+        """The database as migrated, and no files: what earlier tests (here, or in earlier modules) left is gone."""
+        if database_url.startswith("sqlite"):
+            import sqlite3
+
+            with sqlite3.connect(database_url.removeprefix("sqlite:///")) as conn:
+                conn.executescript(_EMPTY_SQLITE)
+            conn.close()
+        else:
+            self.request.getfixturevalue("pg_emptier")()
+        shutil.rmtree(data, ignore_errors=True)
+        data.mkdir(parents=True)
+
+    def close(self) -> None:
+        for app in self.apps.values():
+            _close_app(app)
+
+
+_EMPTY_SQLITE = "".join(f'DELETE FROM "{t.name}";' for t in reversed(Base.metadata.sorted_tables))
+
+
+@pytest.fixture(scope="module")
+def shared_apps(request, tmp_path_factory):
+    apps = SharedApps(request, tmp_path_factory.mktemp("app"))
+    yield apps
+    apps.close()
+
+
+def _shared(request) -> bool:
+    return request.node.get_closest_marker("shared_app") is not None
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def database_url(request, tmp_path) -> str:
+    """Storage and API tests run once per database backend."""
+    if _shared(request):
+        if request.param == "postgresql":
+            request.getfixturevalue("pg_database")  # skips when PostgreSQL does not answer
+        return request.getfixturevalue("shared_apps").url(request.param)
+    return _fresh_url(request.param, request, tmp_path)
+
+
+@pytest.fixture
+def settings(request, database_url, tmp_path) -> Settings:
+    if _shared(request):
+        return request.getfixturevalue("app").extensions["coach"].settings
+    return _test_settings(database_url, tmp_path)
+
+
+@pytest.fixture
+def app(request, database_url, tmp_path):
+    if _shared(request):
+        app = request.getfixturevalue("shared_apps").app(database_url)
+        yield app
+        app.extensions["coach"].runner.wait_idle(5)
+        return
+    app = _new_app(request.getfixturevalue("settings"))
+    yield app
+    _close_app(app)
 
 
 @pytest.fixture

@@ -1,9 +1,12 @@
 """Edges of the API: bodies the databases cannot store, out-of-range numbers, races between two operators."""
 from __future__ import annotations
 
+import pytest
 import threading
 import time
 from tests.conftest import authed_client
+
+pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
 
 
 NOOP = [{"id": "a", "tool": "noop"}]

@@ -11,6 +11,8 @@ from services.models import utcnow
 from services.notifier import Events
 from tests.conftest import Api, make_user
 
+pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
+
 TOTAL = {"id": "total", "tool": "echo", "params": {"sum": 42}}
 AFTER = {"id": "after", "tool": "echo", "params": {"paid": "{{ steps.total.output.sum }}"}}
 

@@ -11,8 +11,7 @@ from services import audit, users
 from services.models import AuditEvent
 from tests.conftest import make_user
 
-pytestmark = pytest.mark.skipif(not hasattr(__import__("api.context", fromlist=["x"]), "require"),
-                                reason="auth not merged yet")
+pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
 
 
 @pytest.fixture

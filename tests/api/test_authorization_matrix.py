@@ -138,9 +138,9 @@ EXPECTED: dict[tuple[str, str], str] = {
     # policies: everyone reads the rules and the default; leads change them and dry-run (README "Policies")
     ("GET", "/api/policies"): "operator",
     ("POST", "/api/policies"): "lead",
-    ("GET", "/api/policies/<policy_id>"): "operator",
-    ("PUT", "/api/policies/<policy_id>"): "lead",
-    ("DELETE", "/api/policies/<policy_id>"): "lead",
+    ("GET", "/api/policies/<id:policy_id>"): "operator",
+    ("PUT", "/api/policies/<id:policy_id>"): "lead",
+    ("DELETE", "/api/policies/<id:policy_id>"): "lead",
     ("GET", "/api/policies/default"): "operator",
     ("PUT", "/api/policies/default"): "lead",
     ("POST", "/api/policies/evaluate"): "lead",
@@ -425,9 +425,9 @@ def _build(w: World, key: tuple[str, str], side: str, caller: str | None, fresh:
         return Request(json={"enabled": True})
     if key == ("POST", "/api/correction-packs/import"):
         return Request(json=rows["export"])
-    if key in {("POST", "/api/policies"), ("PUT", "/api/policies/<policy_id>")}:
+    if key in {("POST", "/api/policies"), ("PUT", "/api/policies/<id:policy_id>")}:
         return Request(json=POLICY)
-    if key == ("DELETE", "/api/policies/<policy_id>") and fresh:
+    if key == ("DELETE", "/api/policies/<id:policy_id>") and fresh:
         return Request({"policy_id": w.ok("POST", "/api/policies", w.admin_of(side), POLICY, status=201)["id"]})
     if key == ("PUT", "/api/policies/default"):
         return Request(json={"destructive": "require_review"})
@@ -613,7 +613,7 @@ INVALID = {
     ("GET", "/api/audit"): ("/api/audit?per_page=0", None),
     ("PUT", "/api/workspace/outbound"): ("/api/workspace/outbound", {"allow": "not a list"}),
     ("POST", "/api/policies"): ("/api/policies", {"name": "x", "effect": "maybe"}),
-    ("PUT", "/api/policies/<policy_id>"): ("/api/policies/{policy_id}", {"name": "x", "effect": "maybe"}),
+    ("PUT", "/api/policies/<id:policy_id>"): ("/api/policies/{policy_id}", {"name": "x", "effect": "maybe"}),
     ("PUT", "/api/policies/default"): ("/api/policies/default", {"destructive": "later"}),
     ("POST", "/api/policies/evaluate"): ("/api/policies/evaluate", {"params": {}}),
     ("POST", "/api/plans/<plan_id>/save-as-workflow"): ("/api/plans/{plan_id}/save-as-workflow", {"name": 5}),

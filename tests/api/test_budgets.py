@@ -8,6 +8,8 @@ import pytest
 
 from tests.api.test_coaching_decisions import _coach, _decide, _step
 
+pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
+
 NESTED_LOOPS = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
 RECURSIVE = "{% macro f(n) %}{{ f(n) }}{% endmacro %}{{ f(1) }}"
 

@@ -1,4 +1,8 @@
 """CLI commands (`flask --app wsgi ...`), through Flask's CLI runner on the test app."""
+import pytest
+
+pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
+
 
 
 def test_create_workspace_then_a_user_who_can_log_in_there(app):

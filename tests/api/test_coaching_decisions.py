@@ -10,6 +10,8 @@ import pytest
 from sqlalchemy import text
 from tests.conftest import authed_client, make_user
 
+pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
+
 STEPS = [
     {"id": "a", "tool": "echo", "params": {"msg": "hi {{ vars.who }}"}},
     {"id": "b", "tool": "echo", "params": {"got": "{{ steps.a.output.msg }}"}},

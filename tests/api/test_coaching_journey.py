@@ -6,6 +6,8 @@ import pytest
 
 from tests.conftest import authed_client, Api
 
+pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
+
 STEPS = [
     {"id": "fetch", "tool": "echo", "params": {"total": "{{ vars.total }}"}},
     {"id": "report", "tool": "echo", "params": {"line": "total={{ steps.fetch.output.total }}"}},

@@ -8,6 +8,8 @@ import pytest
 from core.coaching.metrics import wilson_lower_bound
 from tests.conftest import authed_client, make_user, Api
 
+pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
+
 TWO_STEPS = [
     {"id": "first", "tool": "echo", "params": {"v": "one"}, "on_reject": "stop"},
     {"id": "second", "tool": "echo", "params": {"v": "two"}, "on_reject": "stop"},

@@ -1,7 +1,11 @@
 """GET /api/coaching/queue: an operator's work across executions, newest first, only their workspace."""
 from __future__ import annotations
 
+import pytest
+
 from tests.conftest import Api, authed_client, make_user
+
+pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
 
 STEPS = [
     {"id": "a", "name": "First", "tool": "echo", "params": {"message": "one"}},

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import pytest
 
+pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
+
 STEPS = [
     {"id": "a", "tool": "echo", "params": {"msg": "one"}},
     {"id": "b", "tool": "echo", "params": {"msg": "two"}},

@@ -12,6 +12,8 @@ import pytest
 
 from tests.conftest import make_user
 
+pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
+
 N = 50
 # echo runs inside the decision's transaction; test.work is a tool that takes time, run by the runner, which then
 # opens the next suggestion in a transaction of its own, beside the decisions

@@ -2,7 +2,10 @@
 export/import, and the learning test: packs make a workflow AUTO-ready sooner."""
 from __future__ import annotations
 
+import pytest
 import threading
+
+pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
 
 STEP = {"id": "mail", "tool": "echo", "params": {"to": "a@x", "cc": "none"}}
 # lenient (acceptance >= 60% at level 0.1, docs/autonomy.md) so that a short run is evidence: after three

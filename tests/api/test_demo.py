@@ -1,7 +1,11 @@
 """`make run`'s demo: workflows, a real coaching history (AUTO-ready, a learned pack) and a queue to work."""
 from __future__ import annotations
 
+import pytest
+
 from services import demo
+
+pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
 
 
 def test_demo_history_makes_refund_review_auto_ready_with_a_learned_pack_and_fills_the_queue(app, api, services):

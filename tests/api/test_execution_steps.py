@@ -1,10 +1,13 @@
 """How steps run inside an execution, seen through the API: failures, timeouts, retries, when, branches, skips."""
 from __future__ import annotations
 
+import pytest
 import threading
 import time
 
 from core.tools import ToolError
+
+pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
 
 
 def _steps(execution: dict) -> dict:

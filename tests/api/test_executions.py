@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
+
 DEMO = Path(__file__).resolve().parents[2] / "demo"
 
 ECHO_STEPS = [

@@ -10,6 +10,8 @@ import pytest
 from services.models import utcnow
 from tests.api.test_coaching_decisions import _coach, _decide, _pending, _stats, _step, _suggestion
 
+pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
+
 LATER = timedelta(seconds=61)
 A = {"id": "a", "tool": "echo", "params": {"msg": "hi {{ vars.who }}"}, "human_timeout_s": 60}
 READS_A = {"id": "b", "tool": "echo", "params": {"got": "{{ steps.a.output.msg }}"}}

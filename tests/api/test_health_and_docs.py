@@ -1,3 +1,9 @@
+"""/healthz, /readyz, the OpenAPI document and the API docs page."""
+import pytest
+
+pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
+
+
 def test_healthz_answers_ok(api):
     assert api.ok("GET", "/healthz") == {"status": "ok"}
 

@@ -7,6 +7,8 @@ import re
 
 import pytest
 
+pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
+
 SURROGATE = '"a\\ud800b"'  # JSON text: an escape of half a surrogate pair
 
 
@@ -142,16 +144,29 @@ def test_a_get_on_a_post_only_api_route_is_a_405_not_the_web_apps_404(client):
     assert {m.strip() for m in response.headers["Allow"].split(",")} == {"POST", "OPTIONS"}
 
 
+def _path_pattern(path: str, operations: dict) -> re.Pattern:
+    """The URLs a documented path stands for: each parameter by its declared pattern, else any segment."""
+    patterns = {p["name"]: p["schema"]["pattern"].strip("^$") for op in operations.values() if isinstance(op, dict)
+                for p in op.get("parameters", []) if p["in"] == "path" and "pattern" in p.get("schema", {})}
+    patterns.update({p["name"]: p["schema"]["pattern"].strip("^$") for p in operations.get("parameters", [])
+                     if p["in"] == "path" and "pattern" in p.get("schema", {})})
+    parts = re.split(r"\{([^}]+)\}", path)  # text, name, text, name, ..., text
+    return re.compile("".join(re.escape(part) if i % 2 == 0 else f"(?:{patterns.get(part, '[^/]+')})"
+                              for i, part in enumerate(parts)) + "$")
+
+
+ANY_ID = "0" * 32  # fits every path parameter, a row id's pattern (api/base.py RowId) included
+
+
 def test_every_documented_api_path_answers_405_with_its_documented_methods_for_the_others(client):
     methods = {"get", "post", "put", "patch", "delete"}
     document = client.get("/api/openapi.json").get_json()
-    templates = {path: (re.compile(re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(path)) + "$"),
-                        {m for m in operations if m in methods})
+    templates = {path: (_path_pattern(path, operations), {m for m in operations if m in methods})
                  for path, operations in document["paths"].items()}
     assert len(templates) > 20
     checked = 0
     for path in templates:
-        url = re.sub(r"\{[^}]+\}", "x", path)
+        url = re.sub(r"\{[^}]+\}", ANY_ID, path)
         # every documented operation whose path matches this URL (/users/invitations is also /users/{user_id})
         documented = set().union(*(ops for pattern, ops in templates.values() if pattern.match(url)))
         for method in sorted(methods - documented):
@@ -228,7 +243,7 @@ def test_every_boolean_of_a_request_body_refuses_a_number(api):
     fields = _boolean_body_fields(api.ok("GET", "/api/openapi.json"))
     assert {f for _, _, f in fields} >= {"enabled", "force", "trusted"}
     for method, path, name in fields:
-        url = re.sub(r"\{[^}]+\}", "x", path)
+        url = re.sub(r"\{[^}]+\}", ANY_ID, path)
         code, answer = api.call(method.upper(), url, {name: 0})
         # the body is read before the path's id is looked up: the field is refused whatever else is wrong
         assert code == 422 and name in answer["error"]["details"], (method, path, name, answer)

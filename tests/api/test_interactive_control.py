@@ -7,6 +7,8 @@ import pytest
 
 from tests.conftest import Api
 
+pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
+
 ASK_THEN_TWO = [
     {"id": "ask", "type": "human_input", "question": "Ready?"},
     {"id": "step_1", "tool": "echo", "params": {"message": "one"}},

@@ -3,7 +3,10 @@ join's answer (and the pending suggestion sent with it) or pushed to the client 
 workspace cannot join: tests/socket/test_socket_auth.py, against a live server.)"""
 from __future__ import annotations
 
+import pytest
 import api.sockets as sockets
+
+pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
 
 
 def test_a_decision_made_while_a_client_joins_reaches_that_client(app, api, admin_token, monkeypatch):

@@ -2,9 +2,13 @@
 each with the seq its live event carries as `audit_seq`, for every member of the workspace and no one else."""
 from __future__ import annotations
 
+import pytest
+
 from tests.api.test_coaching_metrics import _spot_check, _workflow, make_api  # noqa: F401 (fixture)
 from tests.api.test_correction_packs import REFUND, _Pushed, _decide, _refund_suggestion
 from tests.conftest import Api, authed_client, make_user
+
+pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
 
 QUICK = {"auto_alpha": 0.2, "coaching_after": 2, "auto_min_window": 3, "window": 5}
 

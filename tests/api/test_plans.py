@@ -6,6 +6,8 @@ import pytest
 
 from tests.conftest import Api, authed_client
 
+pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
+
 ECHO = [{"id": "step_1", "tool": "echo", "params": {"message": "hello {{ vars.who }}"}},
         {"id": "step_2", "tool": "echo", "params": {"message": "{{ steps.step_1.output.message }}!"}}]
 PLAN = {"name": "greet", "variables": {"who": {"type": "string", "default": "world"}}, "steps": ECHO}

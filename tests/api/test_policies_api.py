@@ -8,6 +8,8 @@ from core.policy import Call
 from services import policies
 from tests.conftest import authed_client, make_user
 
+pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
+
 SQL_REVIEW = {"name": "SQL writes need review", "order": 10, "effect": "require_review",
               "reason": "writes to the warehouse are checked by a person",
               "scope": {"workflow_id": None, "user": None},

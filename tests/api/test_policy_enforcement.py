@@ -8,6 +8,8 @@ import pytest
 from tests.api.test_coaching_metrics import make_api  # noqa: F401 (fixture)
 from tests.conftest import make_user
 
+pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
+
 OUTSIDE = {"name": "only summaries/", "effect": "require_review", "order": 10,
            "reason": "writing outside summaries/ is checked by a person",
            "match": {"tool": "file.write", "path_outside": "summaries/"}}

@@ -17,6 +17,8 @@ from api import security
 from api.security import check_secret, cookie_config, csrf_ok, inline_script_hashes, new_csrf_token, too_many
 from config import DEFAULT_SECRET, Settings
 
+pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
+
 REDIS_URL = "redis://127.0.0.1:6379/0"
 STRONG_SECRET = "s" * 40
 

@@ -2,8 +2,12 @@
 the workflow is still coached, pins steps to always_review, and spot checks demote a step on its own."""
 from __future__ import annotations
 
+import pytest
+
 from tests.api.test_coaching_metrics import _metrics, _workflow, make_api  # noqa: F401 (fixture)
 from tests.conftest import make_user
+
+pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
 
 TWO = [
     {"id": "first", "tool": "echo", "params": {"v": "one"}, "on_reject": "stop"},

@@ -8,6 +8,8 @@ import pytest
 from services import users
 from services.models import User
 
+pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
+
 PASSWORD = "password-123"  # make_user's
 
 

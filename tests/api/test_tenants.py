@@ -15,6 +15,8 @@ import pytest
 
 from tests.conftest import Api, make_user
 
+pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
+
 
 class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):

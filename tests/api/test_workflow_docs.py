@@ -1,11 +1,14 @@
 """docs/workflow-definitions.md: every complete definition in it is accepted as written (YAML and as JSON)."""
 from __future__ import annotations
 
+import pytest
 import json
 import re
 from pathlib import Path
 
 import yaml
+
+pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "workflow-definitions.md"
 

@@ -7,6 +7,8 @@ import pytest
 import yaml
 from tests.conftest import authed_client
 
+pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
+
 SHAPES_EXAMPLE = {
     "name": "Invoice intake", "description": "...",
     "variables": {"who": {"type": "string", "default": "world"}},
