@@ -110,7 +110,7 @@ def resume_from(session: Session, definitions: DefinitionCache, workspace_id: st
     now = utcnow()
     for sid in skips:
         executions.set_step(ex, sid, status=S.STEP_SKIPPED, finished_at=now,
-                            error=f"skipped: {actor} resumed the execution from step {step_id!r}")
+                            error=f"{actor} resumed the execution from step {step_id!r}")
     ex.control = R.with_entry(ex.control, R.retry_entry("resume_from", step_id, actor, now.isoformat(),
                                                         error=(ex.error or {}).get("message"), skipped=skips))
     _reopen(ex)

@@ -148,9 +148,11 @@ def audit_events(rows: Iterable[dict]) -> list[dict]:
                              reason=before.get("error")))
         elif action == "resume_from":
             skipped = after.get("skipped") or []
+            failed = before.get("errors") or {}
             out.append(event("resume_from", at, f"Resumed from step {after.get('step_id')!r}{_by(actor)}"
-                             + (f", skipping {', '.join(skipped)}" if skipped else ""), actor=actor,
-                             step_id=None, target_step=after.get("step_id"), skipped=skipped))
+                             + (f", skipping {', '.join(skipped)}" if skipped else "")
+                             + "".join(f" ({sid} had failed: {words(error)})" for sid, error in failed.items()),
+                             actor=actor, step_id=None, target_step=after.get("step_id"), skipped=skipped))
         elif action == "execution_start":
             out.append(event("start", at, f"Started{_by(actor)} in {after.get('mode')} mode"
                              + (f" with {words(after.get('variables'))}" if after.get("variables") else ""),

@@ -26,7 +26,7 @@ import { isStaleDecision, useDecision, usePauseToggle } from "./useDecision";
 import { useShortcuts } from "./useShortcuts";
 import { WaitingNotice } from "./WaitingNotice";
 import { AgentTranscript } from "../agent/AgentTranscript";
-import { RunHistory } from "../recovery/RunHistory";
+import { RunHistory, historyVersion } from "../recovery/RunHistory";
 import { isToolCall } from "./types";
 import "./coaching.css";
 
@@ -357,7 +357,7 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
             />
           ) : null}
           <StepTimeline steps={data.steps} currentStepId={suggestion?.step_id ?? null} />
-          <RunHistory executionId={executionId} live={!finished} headingLevel={2} />
+          <RunHistory executionId={executionId} live={!finished} version={historyVersion(data)} headingLevel={2} />
         </div>
         <StatsPanel
           stats={stats.data}

@@ -19,7 +19,7 @@ import { useDocumentTitle } from "../hooks";
 import { AgentTranscript } from "../agent/AgentTranscript";
 import { FailureBanner } from "../recovery/FailureBanner";
 import { RerunNotice } from "../recovery/RerunNotice";
-import { RunHistory } from "../recovery/RunHistory";
+import { RunHistory, historyVersion } from "../recovery/RunHistory";
 
 /** How often a running execution is re-read. */
 export const EXECUTION_POLL_MS = 1000;
@@ -213,7 +213,7 @@ export default function ExecutionDetailPage() {
         </ol>
       )}
 
-      <RunHistory executionId={data.execution_id} live={!terminal} />
+      <RunHistory executionId={data.execution_id} live={!terminal} version={historyVersion(data)} />
 
       {/* Announces status changes to screen readers while the page polls. */}
       <p className="visually-hidden" aria-live="polite">

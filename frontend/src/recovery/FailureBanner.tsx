@@ -81,7 +81,9 @@ export function FailureBanner({
         <span aria-hidden="true">✕ </span>
         {step ? (
           <>
-            Step <span className="failure__step">{stepTitle(step)}</span> {step.status === "rejected" ? "was rejected" : "failed"}
+            Step {step.name && step.name !== step.step_id ? <>{step.name} </> : null}
+            <span className="failure__step">{step.name && step.name !== step.step_id ? `(${step.step_id})` : step.step_id}</span>{" "}
+            {step.status === "rejected" ? "was rejected" : "failed"}
           </>
         ) : (
           "This execution failed"

@@ -1,4 +1,5 @@
 import { useQuery } from "@tanstack/react-query";
+import { useEffect, useRef } from "react";
 import { Link } from "react-router-dom";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { StatusBadge } from "../components/StatusBadge";
@@ -6,8 +7,16 @@ import { formatValue } from "../format";
 import { fetchHistory, historyKey, type HistoryChange, type HistoryEvent, type HistoryStep } from "./api";
 import "./recovery.css";
 
-/** How often the history of a run that goes on is re-read. */
-export const HISTORY_POLL_MS = 2000;
+/** How often the history of a run that goes on is re-read (besides whenever the execution is seen to change). */
+export const HISTORY_POLL_MS = 5000;
+
+/** What changes when something worth re-reading the history happened: the status and every step's status and run. */
+export function historyVersion(execution: {
+  status: string;
+  steps: { step_id: string; status: string; run?: number }[];
+}): string {
+  return [execution.status, ...execution.steps.map((s) => `${s.step_id}:${s.status}:${s.run ?? ""}`)].join("|");
+}
 
 // what each kind of event is marked with (text beside it says the rest)
 const MARK: Record<string, string> = {
@@ -143,11 +152,14 @@ function StepHistory({ step, level }: { step: HistoryStep; level: 2 | 3 }) {
 export function RunHistory({
   executionId,
   live,
+  version,
   headingLevel = 2,
 }: {
   executionId: string;
   /** Re-read every few seconds while the run goes on. */
   live: boolean;
+  /** historyVersion of the execution as the page has it: re-read when it changes. */
+  version?: string;
   headingLevel?: 2 | 3;
 }) {
   const history = useQuery({
@@ -155,6 +167,13 @@ export function RunHistory({
     queryFn: ({ signal }) => fetchHistory(executionId, signal),
     refetchInterval: (query) => (query.state.status === "error" || !live ? false : HISTORY_POLL_MS),
   });
+  const { refetch } = history;
+  const seen = useRef(version);
+  useEffect(() => {
+    if (version === seen.current) return;
+    seen.current = version;
+    void refetch();
+  }, [version, refetch]);
   const Heading = headingLevel === 2 ? "h2" : "h3";
   return (
     <section className="history" aria-labelledby="history-heading">
