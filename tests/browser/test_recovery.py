@@ -56,6 +56,7 @@ def test_a_failed_run_names_its_step_and_reason_and_a_retry_with_changed_params_
     expect(banner.get_by_role("alert")).to_contain_text("invoise.txt")
     for name in ("Retry", "Retry with changes…", "Resume from…", "Re-run…"):
         expect(banner.get_by_role("button", name=name, exact=True)).to_be_enabled()
+    expect(history_step(page, "Read the invoice")).to_contain_text("Failed: tool 'file.read' failed")
     save_screenshot(page, "execution-failed.png")
 
     banner.get_by_role("button", name="Retry with changes…").click()
@@ -147,6 +148,7 @@ def test_the_coaching_panel_names_the_failure_and_resumes_from_a_later_step(live
     page.keyboard.press("a")
 
     expect(page.get_by_role("heading", level=2, name="Execution failed")).to_be_visible(timeout=15_000)
+    expect(history_step(page, "Read the report")).to_contain_text("Failed: tool 'file.read' failed")
     expect(page.get_by_text("Nothing is left to decide")).to_have_count(0)
     banner = page.get_by_test_id("failure-banner")
     expect(banner.get_by_role("heading", name="Step Read the report (read) failed")).to_be_visible()
