@@ -2,13 +2,14 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import type { Execution, ExecutionStep } from "../api/types";
 import { useIsLead } from "../auth/useAuth";
+import { Dialog } from "../components/Dialog";
 import { ErrorNotice } from "../components/QueryState";
 import { formatValue, isPlainObject } from "../format";
 import { retryStep } from "./api";
 import { RerunDialog, ResumeDialog, RetryDialog } from "./RecoveryDialogs";
 import "./recovery.css";
 
-type DialogName = "retry" | "resume" | "rerun" | null;
+type DialogName = "retry" | "resume" | "rerun" | "confirm" | null;
 
 const RETRYABLE = new Set(["failed", "rejected"]);
 
@@ -28,6 +29,21 @@ export function failureReason(execution: Pick<Execution, "error">, step: Executi
   if (step && typeof step.error === "string" && step.error) return step.error;
   if (execution.error !== undefined && execution.error !== null) return formatValue(execution.error);
   return "no reason was recorded";
+}
+
+/**
+ * Why a plain retry should be confirmed, or null: the failed call may have had its effect (it timed out) or acts on
+ * the world (an external or destructive tool), and a retry is a new call with a new idempotency key, which the other
+ * side does not take for the same one.
+ */
+export function retryWarning(step: ExecutionStep): string | null {
+  const risk = step.policy?.risk ?? null;
+  const timedOut = typeof step.error === "string" && step.error.includes("timed out");
+  if (!timedOut && risk !== "external" && risk !== "destructive") return null;
+  return (
+    (timedOut ? "The call timed out: it may have had its effect anyway. " : `Its tool is ${risk}. `) +
+    "A retry is a new call with a new idempotency key, which the other side does not take for the first one."
+  );
 }
 
 export const stepTitle = (step: Pick<ExecutionStep, "step_id" | "name">) =>
@@ -97,7 +113,7 @@ export function FailureBanner({
           <button
             type="button"
             className="button"
-            onClick={() => retry.mutate()}
+            onClick={() => (retryWarning(step) ? setDialog("confirm") : retry.mutate())}
             disabled={retry.isPending}
             title="Run the failed step again with the same params: a new attempt, with a new idempotency key"
           >
@@ -131,6 +147,26 @@ export function FailureBanner({
       ) : null}
       {retry.isError ? <ErrorNotice title="The step was not retried" error={retry.error} /> : null}
 
+      {dialog === "confirm" && step ? (
+        <Dialog title={`Retry step ${stepTitle(step)}?`} onClose={() => setDialog(null)} closeButton={false}>
+          <p className="dialog__warning">{retryWarning(step)}</p>
+          <div className="dialog__actions">
+            <button
+              type="button"
+              className="button"
+              onClick={() => {
+                setDialog(null);
+                retry.mutate();
+              }}
+            >
+              Retry anyway
+            </button>
+            <button type="button" className="button button--secondary" onClick={() => setDialog(null)}>
+              Cancel <kbd>Esc</kbd>
+            </button>
+          </div>
+        </Dialog>
+      ) : null}
       {dialog === "retry" && step ? (
         <RetryDialog
           executionId={execution.execution_id}

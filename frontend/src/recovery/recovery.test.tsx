@@ -5,7 +5,7 @@ import type { Execution } from "../api/types";
 import { AsRole, errorResponse, jsonResponse, renderPage, stubFetch } from "../test/utils";
 import { ApiError } from "../api/client";
 import { asCorrectionError, variableErrors } from "./api";
-import { FailureBanner, failedStep, failureReason } from "./FailureBanner";
+import { FailureBanner, failedStep, failureReason, retryWarning } from "./FailureBanner";
 import { RunHistory } from "./RunHistory";
 
 function failed(overrides: Partial<Execution> = {}): Execution {
@@ -37,6 +37,15 @@ describe("failure rules of the banner", () => {
     expect(failureReason(ex, failedStep(ex))).toBe("step 'pay': tool 'http.request' failed: 503");
     const bare = failed({ error: null });
     expect(failureReason(bare, failedStep(bare))).toBe("tool 'http.request' failed: 503");
+  });
+
+  it("asks to confirm a plain retry of a call that may have had its effect", () => {
+    const step = failedStep(failed())!;
+    expect(retryWarning(step)).toBeNull();
+    expect(retryWarning({ ...step, error: "tool 'http.request' failed: timed out after 30s" })).toMatch(/may have had its effect/);
+    expect(
+      retryWarning({ ...step, policy: { effect: "allow", default: true, rule: null, matched: [], risk: "external" } }),
+    ).toMatch(/Its tool is external/);
   });
 
   it("puts a retry's 422 on the editor's fields and a re-run's on the variables", () => {
@@ -96,6 +105,28 @@ describe("FailureBanner", () => {
     await user.click(within(dialog).getByRole("button", { name: /Start the re-run/ }));
     expect(await within(dialog).findByText("✕ is too long")).toBeInTheDocument();
     expect(calls.find((c) => c.url.endsWith("/rerun"))?.body).toEqual({ variables: { total: 7, customer: "Ada" } });
+  });
+
+  it("confirms a plain retry of a call that timed out before sending it", async () => {
+    const user = userEvent.setup();
+    const { calls } = stubFetch(({ url }) =>
+      url.endsWith("/retry")
+        ? jsonResponse({ execution_id: "ex-1", status: "resumed", step_id: "pay", run: 2, skipped: [] })
+        : jsonResponse({}),
+    );
+    const ex = failed();
+    ex.steps[1] = { ...ex.steps[1], error: "tool 'http.request' failed: timed out after 30s" };
+    renderPage(
+      <AsRole role="operator">
+        <FailureBanner execution={ex} />
+      </AsRole>,
+      { route: "/", path: "/" },
+    );
+    await user.click(screen.getByRole("button", { name: "Retry" }));
+    const dialog = await screen.findByRole("dialog", { name: "Retry step Pay (pay)?" });
+    expect(calls.some((c) => c.url.endsWith("/retry"))).toBe(false);
+    await user.click(within(dialog).getByRole("button", { name: "Retry anyway" }));
+    expect(calls.find((c) => c.url.endsWith("/retry"))?.body).toEqual({ step_id: "pay" });
   });
 
   it("does not offer an operator the re-run of a normal run (a lead's)", () => {
