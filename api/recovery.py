@@ -52,7 +52,7 @@ class RerunSchema(Schema):
     variables = fields.Dict()
 
 
-class ChangeSchema(Schema):
+class HistoryChangeSchema(Schema):
     path = fields.String()
     change = fields.String(validate=validate.OneOf(("added", "removed", "changed")))
     before = fields.Raw(allow_none=True)
@@ -76,7 +76,7 @@ class HistoryEventSchema(Schema):
     params = fields.Raw()
     rationale = fields.String()
     source = fields.String()
-    changes = fields.List(fields.Nested(ChangeSchema), metadata={"description": "a correction's or retry's diff"})
+    changes = fields.List(fields.Nested(HistoryChangeSchema), metadata={"description": "a correction's or retry's diff"})
     run = fields.Integer()
     idempotency_key = fields.String()
     suggestion_id = fields.String()
@@ -101,7 +101,7 @@ class HistoryStepSchema(Schema):
     events = fields.List(fields.Nested(HistoryEventSchema))
 
 
-class HistorySchema(Schema):
+class RunHistorySchema(Schema):
     execution_id = fields.String()
     status = fields.String()
     error = fields.Dict(allow_none=True)
@@ -166,7 +166,7 @@ def register(blp) -> None:
 
     @blp.route("/<execution_id>/history")
     class History(MethodView):
-        @blp.response(200, HistorySchema)
+        @blp.response(200, RunHistorySchema)
         def get(self, execution_id):
             """A run's history: per step its suggestions, decisions, questions and answers, approvals, retries"""
             svc = services()

@@ -15,7 +15,7 @@ from services.workflows import DefinitionCache
 
 # what the audit log adds to the rows of suggestions, decisions and approvals (those are read from their own tables)
 AUDITED = ("pause", "resume", "step_correction", "policy_deny", "policy_review", "gate_timeout", "tool_call",
-           "retry", "resume_from", "execution_start", "cancel", "rerun")
+           "retry", "resume_from", "execution_start", "cancel", "rerun", "answer")
 MAX_EVENTS = 5000  # of each source: a run of thousands of steps still answers in one page
 
 

@@ -117,6 +117,10 @@ def audit_events(rows: Iterable[dict]) -> list[dict]:
                                              (" without an answer" if step_id else ""))
             out.append(event("resume", at, text, step_id=step_id, actor=actor, question=before.get("question"),
                              answer=feedback))
+        elif action == "answer":
+            answer = after.get("answer")
+            out.append(event("answer", at, f"Answered{_by(actor)}: “{words(answer)}”", step_id=step_id, actor=actor,
+                             question=before.get("question"), answer=answer))
         elif action == "step_correction":
             diff = changes(before, after)
             out.append(event("step_correction", at, f"Step changed before it ran{_by(actor)}: "
@@ -165,8 +169,9 @@ def audit_events(rows: Iterable[dict]) -> list[dict]:
     return out
 
 
-def step_end_events(steps: Iterable[dict]) -> list[dict]:
-    """How each step ended, as it stands: succeeded, failed with the reason, skipped with why, an answer given."""
+def step_end_events(steps: Iterable[dict], answered: frozenset[str] = frozenset()) -> list[dict]:
+    """How each step ended, as it stands: succeeded, failed with the reason, skipped with why, an answer given (by
+    whom, when the audit log says: `answered` are the steps whose answer it holds)."""
     out = []
     for st in steps:
         status, sid, at = st["status"], st["step_id"], st.get("finished_at")
@@ -181,6 +186,8 @@ def step_end_events(steps: Iterable[dict]) -> list[dict]:
                              reason=st.get("error")))
         elif status == "succeeded":
             output = st.get("output")
+            if sid in answered:
+                continue
             if st.get("type") == "human_input" and isinstance(output, dict) and "answer" in output:
                 out.append(event("answer", at, f"Answered: “{words(output['answer'])}”", step_id=sid,
                                  answer=output["answer"]))
@@ -197,8 +204,10 @@ def build(steps: list[dict], suggestions: list[dict], decisions: dict[str, dict]
           audit: list[dict]) -> tuple[list[dict], list[dict]]:
     """(the steps, each with its events in time order; the execution's own events). `steps`: each step's state
     with its name and type, in the definition's order."""
-    every = (suggestion_events(suggestions, decisions) + approval_events(approvals) + audit_events(audit)
-             + step_end_events(steps))
+    audited = audit_events(audit)
+    answered = frozenset(e["step_id"] for e in audited if e["kind"] == "answer")
+    every = (suggestion_events(suggestions, decisions) + approval_events(approvals) + audited
+             + step_end_events(steps, answered))
     never = datetime.max.replace(tzinfo=timezone.utc)
     every.sort(key=lambda e: e["at"] or never)  # stable: same-moment events keep their source's order
     known = {st["step_id"] for st in steps}

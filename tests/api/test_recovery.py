@@ -267,3 +267,19 @@ def test_a_coaching_rejection_and_correction_show_in_words_to_an_operator(api, o
     assert corrected["changes"] == [{"path": "message", "before": "hello", "after": "hello!", "change": "changed"}]
     retried = next(e for e in greet["events"] if e["kind"] == "retry")
     assert {c["path"] for c in retried["changes"]} == {"message", "n"} and greet["retries"] == 1
+
+
+def test_the_answer_to_a_question_step_is_in_the_history_with_who_gave_it(api, operator):
+    wf = api.workflow([{"id": "ask", "type": "human_input", "question": "Which region?"},
+                       {"id": "report", "tool": "echo", "params": {"message": "{{ steps.ask.output.answer }}"}}])
+    ex_id = api.start(wf["id"])["execution_id"]
+    assert api.settle(ex_id)["status"] == "waiting_clarification"
+    operator.ok("POST", f"/api/executions/{ex_id}/steps/ask/answer", {"answer": "EMEA"})
+    assert api.settle(ex_id)["status"] == "completed"
+    ask = operator.ok("GET", f"/api/executions/{ex_id}/history")["steps"][0]
+    answered, = [e for e in ask["events"] if e["kind"] == "answer"]
+    assert answered["text"] == "Answered by operator@test.local: “EMEA”"
+    assert (answered["question"], answered["answer"], answered["actor"]) == ("Which region?", "EMEA",
+                                                                             "operator@test.local")
+    audit, = audit_of(api, ex_id, "answer")
+    assert audit["before"] == {"question": "Which region?"} and audit["result"] == "human_input"
