@@ -30,6 +30,14 @@ INVOICE = {
 }
 
 
+def open_history_on_the_panel(page) -> None:
+    """On the coaching panel the history is shown on demand (the suggestion comes first)."""
+    toggle = page.get_by_role("button", name="History")
+    expect(toggle).to_have_attribute("aria-expanded", "false")
+    toggle.click()
+    expect(toggle).to_have_attribute("aria-expanded", "true")
+
+
 def history_step(page, name: str):
     history = page.get_by_role("region", name="History")
     return history.get_by_role("listitem").filter(has=page.get_by_role("heading", name=name))
@@ -107,7 +115,7 @@ def test_the_history_keeps_a_pause_with_its_question_and_the_answer_given_at_the
     expect(dialog.get_by_label("Question")).to_be_focused()
     page.keyboard.type("Is hello the right greeting?")
     page.keyboard.press("Enter")
-    expect(page.get_by_text("Is hello the right greeting?").first).to_be_visible()
+    expect(page.get_by_text("Is hello the right greeting?")).to_be_visible()
     page.keyboard.press("i")
     expect(page.get_by_label("Feedback (optional)")).to_be_focused()
     page.keyboard.type("yes, keep it friendly")
@@ -119,6 +127,7 @@ def test_the_history_keeps_a_pause_with_its_question_and_the_answer_given_at_the
     expect_finished(page)
 
     # on the panel, under the steps
+    open_history_on_the_panel(page)
     hello = history_step(page, "Say hello")
     expect(hello).to_contain_text("Paused by admin@live.test before this step: “Is hello the right greeting?”")
     expect(hello).to_contain_text("Resumed by admin@live.test with the answer: “yes, keep it friendly”")
@@ -148,6 +157,7 @@ def test_the_coaching_panel_names_the_failure_and_resumes_from_a_later_step(live
     page.keyboard.press("a")
 
     expect(page.get_by_role("heading", level=2, name="Execution failed")).to_be_visible(timeout=15_000)
+    open_history_on_the_panel(page)
     expect(history_step(page, "Read the report")).to_contain_text("Failed: tool 'file.read' failed")
     expect(page.get_by_text("Nothing is left to decide")).to_have_count(0)
     banner = page.get_by_test_id("failure-banner")

@@ -357,7 +357,13 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
             />
           ) : null}
           <StepTimeline steps={data.steps} currentStepId={suggestion?.step_id ?? null} />
-          <RunHistory executionId={executionId} live={!finished} version={historyVersion(data)} headingLevel={2} />
+          <RunHistory
+            executionId={executionId}
+            live={!finished}
+            version={historyVersion(data)}
+            headingLevel={2}
+            collapsible
+          />
         </div>
         <StatsPanel
           stats={stats.data}

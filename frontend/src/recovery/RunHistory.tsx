@@ -1,5 +1,5 @@
 import { useQuery } from "@tanstack/react-query";
-import { useEffect, useRef } from "react";
+import { useEffect, useRef, useState } from "react";
 import { Link } from "react-router-dom";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { StatusBadge } from "../components/StatusBadge";
@@ -154,6 +154,7 @@ export function RunHistory({
   live,
   version,
   headingLevel = 2,
+  collapsible = false,
 }: {
   executionId: string;
   /** Re-read every few seconds while the run goes on. */
@@ -161,10 +162,14 @@ export function RunHistory({
   /** historyVersion of the execution as the page has it: re-read when it changes. */
   version?: string;
   headingLevel?: 2 | 3;
+  /** Shown on demand (the coaching panel, where the suggestion comes first): read only once opened. */
+  collapsible?: boolean;
 }) {
+  const [open, setOpen] = useState(!collapsible);
   const history = useQuery({
     queryKey: historyKey(executionId),
     queryFn: ({ signal }) => fetchHistory(executionId, signal),
+    enabled: open,
     refetchInterval: (query) => (query.state.status === "error" || !live ? false : HISTORY_POLL_MS),
   });
   const { refetch } = history;
@@ -172,12 +177,34 @@ export function RunHistory({
   useEffect(() => {
     if (version === seen.current) return;
     seen.current = version;
-    void refetch();
-  }, [version, refetch]);
+    if (open) void refetch();
+  }, [version, refetch, open]);
   const Heading = headingLevel === 2 ? "h2" : "h3";
   return (
     <section className="history" aria-labelledby="history-heading">
-      <Heading id="history-heading">History</Heading>
+      {collapsible ? (
+        <Heading id="history-heading" className="history__toggle-heading">
+          <button
+            type="button"
+            className="history__toggle"
+            aria-expanded={open}
+            aria-controls="history-body"
+            onClick={() => setOpen((was) => !was)}
+          >
+            <span aria-hidden="true">{open ? "▾ " : "▸ "}</span>
+            History
+          </button>
+        </Heading>
+      ) : (
+        <Heading id="history-heading">History</Heading>
+      )}
+      {!open ? null : <div id="history-body">{body()}</div>}
+    </section>
+  );
+
+  function body() {
+    return (
+      <>
       {history.isPending ? <Loading label="Loading the history…" /> : null}
       {history.isError ? (
         <ErrorNotice title="Could not load the history" error={history.error} onRetry={() => void history.refetch()} />
@@ -207,6 +234,7 @@ export function RunHistory({
           </ol>
         </>
       ) : null}
-    </section>
-  );
+      </>
+    );
+  }
 }

@@ -176,4 +176,16 @@ describe("RunHistory", () => {
     expect(row).toHaveTextContent("total57");
     expect(screen.getByText("retried 1×")).toBeInTheDocument();
   });
+
+  it("on the panel, reads the history only once opened", async () => {
+    const user = userEvent.setup();
+    const { calls } = stubFetch(() => jsonResponse({ steps: [], events: [] }));
+    renderPage(<RunHistory executionId="ex-1" live={false} collapsible />, { route: "/", path: "/" });
+    const toggle = screen.getByRole("button", { name: "History" });
+    expect(toggle).toHaveAttribute("aria-expanded", "false");
+    expect(calls).toHaveLength(0);
+    await user.click(toggle);
+    expect(toggle).toHaveAttribute("aria-expanded", "true");
+    expect(calls.map((c) => c.url)).toEqual(["/api/executions/ex-1/history"]);
+  });
 });
