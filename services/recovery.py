@@ -17,7 +17,7 @@ from core.templating import TemplateFailure, render_value
 from core.tools import ToolRegistry
 from core.workflow import parse_definition
 from services import audit, executions
-from services.models import Execution, Plan, Suggestion, utcnow
+from services.models import Execution, Plan, Suggestion, Workflow, utcnow
 from services.notifier import Events
 from services.workflows import DefinitionCache
 
@@ -133,6 +133,10 @@ def rerun(session: Session, definitions: DefinitionCache, workspace_id: str, exe
                        details={"plan_id": old.id})
     mode = "normal" if old.mode == "normal" else None
     require("lead" if mode == "normal" else "operator")
+    wf = session.get(Workflow, old.workflow_id)
+    if wf is None or wf.deleted_at is not None:
+        raise Conflict("this execution's workflow was deleted: there is nothing to re-run",
+                       details={"workflow_id": old.workflow_id})
     new = executions.start(session, definitions, workspace_id, old.workflow_id,
                            old.variables if variables is None else variables, mode, started_by=user_id, actor=actor)
     new.control = {"rerun_of": old.id}

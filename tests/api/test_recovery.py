@@ -192,6 +192,9 @@ def test_rerun_follows_the_roles_and_needs_an_execution_that_ended(api, operator
     waiting = api.settle(api.start(wf["id"])["execution_id"])
     code, body = api.call("POST", f"/api/executions/{waiting['execution_id']}/rerun")
     assert code == 409 and "still waiting_clarification" in body["error"]["message"]
+    api.ok("DELETE", f"/api/workflows/{normal['workflow_id']}", status=204)
+    code, body = api.call("POST", f"/api/executions/{normal['execution_id']}/rerun")
+    assert code == 409 and "workflow was deleted" in body["error"]["message"]
 
 
 def test_an_operator_retries_and_reruns_a_coached_run(api, operator):
