@@ -97,6 +97,11 @@ def test_a_failed_run_names_its_step_and_reason_and_a_retry_with_changed_params_
     expect(read.get_by_text("retried 1×")).to_be_visible()
     page.get_by_role("heading", name="History").scroll_into_view_if_needed()
     save_screenshot(page, "execution-history.png")
+    # the history's keys, diffs and long reasons wrap: nothing runs out of the page at 800 px
+    page.set_viewport_size({"width": 800, "height": 860})
+    history = page.get_by_role("region", name="History")
+    assert history.evaluate("el => el.scrollWidth - el.clientWidth") <= 0
+    assert page.evaluate("document.documentElement.scrollWidth") <= 800
     audit = live_server.get(f"/api/audit?execution_id={ex_id}&action=retry").json()["items"]
     assert [(e["actor"], e["result"]) for e in audit] == [("admin@live.test", "edited")]
     assert page_errors(errors) == []
