@@ -286,3 +286,18 @@ def test_the_answer_to_a_question_step_is_in_the_history_with_who_gave_it(api, o
                                                                              "operator@test.local")
     audit, = audit_of(api, ex_id, "answer")
     assert audit["before"] == {"question": "Which region?"} and audit["result"] == "human_input"
+
+
+def test_a_failed_plan_is_retried_with_changed_params_but_not_re_run(api):
+    created = api.ok("POST", "/api/plans", {"name": "read it", "steps": [READ, AFTER]}, status=201)
+    plan_id = created["plan_id"]
+    api.ok("POST", f"/api/plans/{plan_id}/approve")
+    api.ok("POST", f"/api/plans/{plan_id}/execute", {})
+    assert api.settle(plan_id)["status"] == "failed"
+    (api.data_dir() / "plan.txt").write_text("planned")
+    api.ok("POST", f"/api/executions/{plan_id}/retry", {"step_id": "read", "params": {"path": "plan.txt"}})
+    assert api.settle(plan_id)["status"] == "completed"
+    assert api.ok("GET", f"/api/plans/{plan_id}/status")["status"] == "completed"
+    assert steps_of(api.ok("GET", f"/api/executions/{plan_id}"))["after"]["output"] == {"message": "read planned"}
+    code, body = api.call("POST", f"/api/executions/{plan_id}/rerun")
+    assert code == 409 and "a plan is not re-run" in body["error"]["message"]

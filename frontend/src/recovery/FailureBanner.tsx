@@ -58,10 +58,13 @@ export function FailureBanner({
   execution,
   onMessage,
   headingLevel = 2,
+  rerun = true,
 }: {
   execution: Execution;
   onMessage?: (message: string) => void;
   headingLevel?: 2 | 3;
+  /** Offer "Re-run…" (a plan is not re-run: it is made again, or saved as a workflow). */
+  rerun?: boolean;
 }) {
   const queryClient = useQueryClient();
   const isLead = useIsLead();
@@ -76,6 +79,7 @@ export function FailureBanner({
   const refresh = () => {
     void queryClient.invalidateQueries({ queryKey: ["executions"] });
     void queryClient.invalidateQueries({ queryKey: ["coaching"] });
+    void queryClient.invalidateQueries({ queryKey: ["plans"] });
   };
   const retry = useMutation({
     mutationFn: () => retryStep(execution.execution_id, step?.step_id ?? ""),
@@ -130,17 +134,19 @@ export function FailureBanner({
             Resume from…
           </button>
         ) : null}
-        <button
-          type="button"
-          className="button button--secondary"
-          onClick={() => setDialog("rerun")}
-          disabled={!canRerun}
-          aria-describedby={canRerun ? undefined : "failure-rerun-lead"}
-        >
-          Re-run…
-        </button>
+        {rerun ? (
+          <button
+            type="button"
+            className="button button--secondary"
+            onClick={() => setDialog("rerun")}
+            disabled={!canRerun}
+            aria-describedby={canRerun ? undefined : "failure-rerun-lead"}
+          >
+            Re-run…
+          </button>
+        ) : null}
       </div>
-      {!canRerun ? (
+      {rerun && !canRerun ? (
         <p id="failure-rerun-lead" className="muted failure__hint">
           This was a normal run (no review): re-running it needs a lead, as starting one does.
         </p>

@@ -129,6 +129,18 @@ describe("FailureBanner", () => {
     expect(calls.find((c) => c.url.endsWith("/retry"))?.body).toEqual({ step_id: "pay" });
   });
 
+  it("offers no re-run of a plan", () => {
+    stubFetch(() => jsonResponse({}));
+    renderPage(
+      <AsRole role="lead">
+        <FailureBanner execution={failed()} rerun={false} />
+      </AsRole>,
+      { route: "/", path: "/" },
+    );
+    expect(screen.getByRole("button", { name: "Retry" })).toBeInTheDocument();
+    expect(screen.queryByRole("button", { name: "Re-run…" })).not.toBeInTheDocument();
+  });
+
   it("does not offer an operator the re-run of a normal run (a lead's)", () => {
     stubFetch(() => jsonResponse({}));
     renderPage(
