@@ -1,10 +1,11 @@
-"""/api/executions: start, list, read, cancel, answer a human_input step."""
+"""/api/executions: start, list, read, cancel, answer a human_input step (recovery and history: api/recovery.py)."""
 from __future__ import annotations
 
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from api import control as control_api
+from api import recovery as recovery_api
 from api.base import Blueprint
 from api.context import operator, require, services, user_id, workspace_id
 from api.schemas import PageArgs, StrictBoolean, page_body, page_of
@@ -220,3 +221,5 @@ class Transcript(MethodView):
 
 # interactive control (pause / apply-correction / resume / execution-state): api/control.py, shared with /api/plans
 control_api.register(blp, "execution_id", plan=False)
+# recovery of a failed run (retry / resume-from / rerun) and its history: api/recovery.py
+recovery_api.register(blp)

@@ -181,6 +181,10 @@ def answer(session: Session, definitions: DefinitionCache, workspace_id: str, ex
     asks = "clarification" if gate.get("agent") else "human_input"  # an agent step's CONFIRM_DATA, or the step's
     if gate.get("kind") != asks or gate.get("step_id") != step_id:
         raise Conflict(f"step {step_id!r} is not waiting for input", details={"waiting_step": gate.get("step_id")})
+    # who answered what: the run's history shows it beside the question (services/history.py)
+    audit.record(session, workspace_id, actor, "answer", target_type="step", target_id=f"{ex.id}/{step_id}",
+                 execution_id=ex.id, before={"question": gate.get("question")},
+                 after={"step_id": step_id, "answer": answer_value}, result=asks)
     if gate.get("agent"):
         agent_replies.answer(session, ex, step_id, answer_value, actor, events if events is not None else Events())
         executions.set_status(ex, "answer")

@@ -43,6 +43,9 @@ TRANSITIONS: dict[str, tuple[frozenset[str], str]] = {
     "resume": (frozenset({PAUSED, WAITING_CLARIFICATION, WAITING_CORRECTION}), RESUMED),
     "complete": (frozenset({RUNNING, RESUMED}), COMPLETED),
     "fail": (frozenset(ACTIVE), FAILED),
+    # a person takes a failed execution on: a step retried, or resumed from a step that has not run
+    # (core/execution/recovery.py); the runner continues from resumed
+    "recover": (frozenset({FAILED}), RESUMED),
     "cancel": (frozenset(ACTIVE), CANCELLED),
 }
 

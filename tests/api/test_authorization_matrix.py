@@ -96,6 +96,13 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("POST", "/api/executions/<execution_id>/apply-correction"): "operator",
     ("POST", "/api/executions/<execution_id>/resume"): "operator",
     ("GET", "/api/executions/<execution_id>/execution-state"): "operator",
+    # recovery of a failed run: operators (as they pause, correct and resume); a re-run of a normal-mode execution
+    # needs a lead, as starting one does (checked in the service: the matrix re-runs a coaching one). The history:
+    # every member
+    ("POST", "/api/executions/<execution_id>/retry"): "operator",
+    ("POST", "/api/executions/<execution_id>/resume-from"): "operator",
+    ("POST", "/api/executions/<execution_id>/rerun"): "operator",
+    ("GET", "/api/executions/<execution_id>/history"): "operator",
     # plans: operators create, read and run them and approve those the policy allows (the service asks a lead for
     # the others); saving one as a workflow makes a workflow: leads
     ("GET", "/api/plans"): "operator",
@@ -160,7 +167,7 @@ FOREIGN_IN_BODY = {("POST", "/api/executions/"), ("POST", "/api/executions/coach
 # Path variables that are not ids of a workspace's row.
 NOT_ROWS = {"step_id", "filename"}
 SUCCESS = {"POST": 200, "GET": 200, "PUT": 200, "PATCH": 200, "DELETE": 204}
-CREATED = {("POST", "/api/tool-servers"), ("POST", "/api/plans"), ("POST", "/api/plans/<plan_id>/save-as-workflow"), ("POST", "/api/workflows"), ("POST", "/api/executions/"), ("POST", "/api/executions/coaching"),
+CREATED = {("POST", "/api/executions/<execution_id>/rerun"), ("POST", "/api/tool-servers"), ("POST", "/api/plans"), ("POST", "/api/plans/<plan_id>/save-as-workflow"), ("POST", "/api/workflows"), ("POST", "/api/executions/"), ("POST", "/api/executions/coaching"),
            ("POST", "/api/auth/tokens"), ("POST", "/api/correction-packs/import"), ("POST", "/api/policies")}
 ACCEPTED = {("POST", "/api/users")}  # an invitation, answered the same whether or not the email has an account
 NO_CONTENT = {("POST", "/api/auth/logout"), ("POST", "/api/auth/invitations/<invitation_id>/decline")}
@@ -173,6 +180,10 @@ DEFINITION = {"name": "matrix", "steps": [MAIL_STEP]}
 ASK_DEFINITION = {"name": "ask", "steps": [{"id": "ask", "type": "human_input", "question": "Proceed?"}]}
 PLAN = {"steps": [{"id": "step_1", "tool": "echo", "params": {"message": "hi"}},
                   {"id": "step_2", "tool": "echo", "params": {"message": "there"}}]}
+# a run that fails at its validation step `check`, before `after`
+FAILING_DEFINITION = {"name": "failing", "steps": [{"id": "check", "type": "validation", "condition": "false"},
+                                                   {"id": "after", "tool": "echo", "params": {"message": "x"},
+                                                    "depends_on": []}]}
 APPROVAL_DEFINITION = {"name": "approve", "steps": [{"id": "sign_off", "type": "approval", "message": "Go?",
                                                      "approvers": {"roles": ["operator"]}}]}
 
@@ -244,6 +255,14 @@ class World:
         ex_id = self.ok("POST", "/api/executions/", self.admin_of(side),
                         {"workflow_id": self.rows[side]["ask_workflow_id"]}, status=201)["execution_id"]
         assert self.settle(side, ex_id)["status"] != "completed"
+        return ex_id
+
+    def failed(self, side: str) -> str:
+        """A normal-mode execution that failed at its step `check`: its id."""
+        ex_id = self.ok("POST", "/api/executions/", self.admin_of(side),
+                        {"workflow_id": self.workflow(side, FAILING_DEFINITION), "mode": "normal"},
+                        status=201)["execution_id"]
+        assert self.settle(side, ex_id)["status"] == "failed"
         return ex_id
 
     def approval(self, side: str) -> str:
@@ -411,6 +430,14 @@ def _build(w: World, key: tuple[str, str], side: str, caller: str | None, fresh:
     if key == ("POST", "/api/executions/<execution_id>/coaching/resume") and fresh:
         ex_id = w.coaching(side)[0]
         w.ok("POST", f"/api/executions/{ex_id}/coaching/pause", w.admin_of(side))
+        return Request({"execution_id": ex_id})
+    if key == ("POST", "/api/executions/<execution_id>/retry"):
+        return Request({"execution_id": w.failed(side)} if fresh else {}, json={"step_id": "check"})
+    if key == ("POST", "/api/executions/<execution_id>/resume-from"):
+        return Request({"execution_id": w.failed(side)} if fresh else {}, json={"step_id": "after"})
+    if key == ("POST", "/api/executions/<execution_id>/rerun") and fresh:
+        ex_id = w.coaching(side, settle=False)[0]  # a coaching run, cancelled: an operator may re-run it
+        w.ok("POST", f"/api/executions/{ex_id}/cancel", w.admin_of(side))
         return Request({"execution_id": ex_id})
     if key == ("GET", "/api/executions/<execution_id>/steps/<step_id>/transcript"):
         return Request({"step_id": "mail"})  # a step that is not an agent's: an empty conversation

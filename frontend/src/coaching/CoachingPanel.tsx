@@ -26,6 +26,7 @@ import { isStaleDecision, useDecision, usePauseToggle } from "./useDecision";
 import { useShortcuts } from "./useShortcuts";
 import { WaitingNotice } from "./WaitingNotice";
 import { AgentTranscript } from "../agent/AgentTranscript";
+import { RunHistory, historyVersion } from "../recovery/RunHistory";
 import { isToolCall } from "./types";
 import "./coaching.css";
 
@@ -279,7 +280,13 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
       <div className="coach__layout">
         <div className="coach__main">
           {finished ? (
-            <FinishedNotice status={data.status} hasNext={next !== null} onNext={goNext} />
+            <FinishedNotice
+              status={data.status}
+              hasNext={next !== null}
+              onNext={goNext}
+              execution={data}
+              onMessage={showControlMessage}
+            />
           ) : question ? (
             suggestion ? (
               <p className="muted">
@@ -350,6 +357,13 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
             />
           ) : null}
           <StepTimeline steps={data.steps} currentStepId={suggestion?.step_id ?? null} />
+          <RunHistory
+            executionId={executionId}
+            live={!finished}
+            version={historyVersion(data)}
+            headingLevel={2}
+            collapsible
+          />
         </div>
         <StatsPanel
           stats={stats.data}

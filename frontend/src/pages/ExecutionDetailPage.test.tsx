@@ -116,9 +116,14 @@ describe("ExecutionDetailPage", () => {
   it("polls every second while running and stops once the run is terminal", async () => {
     const responses = [execution(), execution(), completed()];
     const { calls: all } = stubFetch((call) =>
-      call.url.startsWith("/api/workflows") ? jsonResponse({ items: [] }) : jsonResponse(responses.shift() ?? completed()),
+      call.url.startsWith("/api/workflows")
+        ? jsonResponse({ items: [] })
+        : call.url.endsWith("/history")
+          ? jsonResponse({ steps: [], events: [] })
+          : jsonResponse(responses.shift() ?? completed()),
     );
-    const executionCalls = () => all.filter((c) => c.url.startsWith("/api/executions")); // not the workflow names
+    // not the workflow names, nor the run's history (polled on its own)
+    const executionCalls = () => all.filter((c) => c.url.startsWith("/api/executions") && !c.url.endsWith("/history"));
     renderDetail();
 
     await screen.findByRole("listitem", { name: "review" });
@@ -138,28 +143,51 @@ describe("ExecutionDetailPage", () => {
     expect(executionCalls()).toHaveLength(3);
   });
 
-  it("shows why a failed execution failed", async () => {
+  it("names the failed step and the reason, with the ways on beside it", async () => {
     stubFetch(() =>
       jsonResponse(
         execution({
           status: "failed",
-          error: "Step review raised an exception",
+          error: { step_id: "review", message: "step 'review': KeyError: 'amount'" },
           steps: [
             { step_id: "collect", status: "completed", output: { ok: true } },
-            { step_id: "review", status: "failed", output: null, error: "KeyError: 'amount'" },
+            { step_id: "review", name: "Review the invoice", type: "action", status: "failed", output: null,
+              error: "KeyError: 'amount'" },
+            { step_id: "send", status: "pending", output: null },
           ],
         }),
       ),
     );
     renderDetail();
 
-    const alert = await screen.findByRole("alert");
-    expect(alert).toHaveTextContent("This execution failed.");
-    expect(alert).toHaveTextContent("Step review raised an exception");
-    expect(alert).toHaveTextContent("Failed step: review");
+    const banner = await screen.findByTestId("failure-banner");
+    expect(within(banner).getByRole("heading")).toHaveTextContent("Step Review the invoice (review) failed");
+    expect(within(banner).getByRole("alert")).toHaveTextContent("Reason: step 'review': KeyError: 'amount'");
+    for (const name of ["Retry", "Retry with changes…", "Resume from…", "Re-run…"]) {
+      expect(within(banner).getByRole("button", { name })).toBeInTheDocument();
+    }
     expect(within(stepItem("review")).getByText("KeyError: 'amount'")).toBeInTheDocument();
     expect(within(stepItem("review")).getByText("Failed")).toBeInTheDocument();
     expect(screen.queryByRole("button", { name: "Cancel execution" })).not.toBeInTheDocument();
+  });
+
+  it("retries the failed step with the same params", async () => {
+    const user = userEvent.setup({ advanceTimers: vi.advanceTimersByTime });
+    const failed = execution({
+      status: "failed",
+      error: { step_id: "review", message: "boom" },
+      steps: [{ step_id: "review", type: "action", status: "failed", output: null, error: "boom" }],
+    });
+    const { calls } = stubFetch(({ method, url }) =>
+      method === "POST" && url === "/api/executions/ex-1/retry"
+        ? jsonResponse({ execution_id: "ex-1", status: "resumed", step_id: "review", run: 2, skipped: [] })
+        : jsonResponse(failed),
+    );
+    renderDetail();
+    await user.click(await screen.findByRole("button", { name: "Retry" }));
+    expect(await screen.findByText(/Retrying review as run 2/)).toBeInTheDocument();
+    const retry = calls.find((c) => c.method === "POST" && c.url === "/api/executions/ex-1/retry");
+    expect(retry?.body).toEqual({ step_id: "review" });
   });
 
   it("cancels a running execution", async () => {

@@ -17,6 +17,9 @@ import { questionGate } from "../control/types";
 import { formatValue } from "../format";
 import { useDocumentTitle } from "../hooks";
 import { AgentTranscript } from "../agent/AgentTranscript";
+import { FailureBanner } from "../recovery/FailureBanner";
+import { RerunNotice } from "../recovery/RerunNotice";
+import { RunHistory, historyVersion } from "../recovery/RunHistory";
 
 /** How often a running execution is re-read. */
 export const EXECUTION_POLL_MS = 1000;
@@ -102,7 +105,6 @@ export default function ExecutionDetailPage() {
   const data = execution.data;
   const terminal = isTerminalStatus(data.status);
   const workflowName = workflows.data?.find((w) => w.workflow_id === data.workflow_id)?.name;
-  const failedSteps = data.steps.filter((s) => s.status === "failed");
 
   return (
     <section aria-labelledby="execution-heading">
@@ -168,17 +170,9 @@ export default function ExecutionDetailPage() {
         </div>
       </dl>
 
-      {data.status === "failed" ? (
-        <div className="notice notice--error" role="alert">
-          <p className="notice__title">This execution failed.</p>
-          {hasValue(data.error) ? <pre className="code">{formatValue(data.error)}</pre> : null}
-          {failedSteps.length > 0 ? (
-            <p>
-              Failed {failedSteps.length === 1 ? "step" : "steps"}:{" "}
-              {failedSteps.map((s) => s.step_id).join(", ")}
-            </p>
-          ) : null}
-        </div>
+      {data.status === "failed" ? <FailureBanner execution={data} onMessage={setMessage} /> : null}
+      {data.status === "cancelled" || data.status === "completed" ? (
+        <RerunNotice execution={data} onMessage={setMessage} />
       ) : null}
 
       {data.status === "waiting_approval" ? (
@@ -218,6 +212,8 @@ export default function ExecutionDetailPage() {
           ))}
         </ol>
       )}
+
+      <RunHistory executionId={data.execution_id} live={!terminal} version={historyVersion(data)} />
 
       {/* Announces status changes to screen readers while the page polls. */}
       <p className="visually-hidden" aria-live="polite">

@@ -10,6 +10,7 @@ import { ExecutionControls } from "../control/ExecutionControls";
 import { formatDateTime, formatValue, isPlainObject } from "../format";
 import { useDocumentTitle } from "../hooks";
 import { EXECUTION_POLL_MS, executionQueryKey } from "../pages/ExecutionDetailPage";
+import { FailureBanner } from "../recovery/FailureBanner";
 import { PLAN_MODES, approvePlan, executePlan, fetchPlan, fetchPlanStatus, planKeys, savePlanAsWorkflow, type Plan } from "./api";
 import "./plans.css";
 
@@ -101,7 +102,10 @@ export default function PlanDetailPage() {
       </dl>
       <p className="visually-hidden" aria-live="polite">Plan status: {statusLabel(shownStatus)}</p>
       {message ? <p className="notice notice--info" role="status">{message}</p> : null}
-      {status.data?.error ? <div className="notice notice--error" role="alert"><p className="notice__title">The plan failed.</p><pre className="code">{formatValue(status.data.error)}</pre></div> : null}
+      {shownStatus === "failed" && execution.data?.status === "failed" ? (
+        // the failed step and why, with retry and resume from a step (recovery/FailureBanner.tsx)
+        <FailureBanner execution={execution.data} onMessage={setMessage} rerun={false} />
+      ) : status.data?.error ? <div className="notice notice--error" role="alert"><p className="notice__title">The plan failed.</p><pre className="code">{formatValue(status.data.error)}</pre></div> : null}
 
       {data.status === "draft" ? (
         <div className="card plan__action">

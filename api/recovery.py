@@ -1,0 +1,174 @@
+"""Recovery of a failed execution and a run's history, under /api/executions/<execution_id>/...:
+retry (the failed step, same or edited params), resume-from (a step that has not run), rerun (a new execution),
+history (every step's suggestions, decisions, questions and answers, approvals, retries).
+
+Who may: an operator retries and resumes their workspace's failed runs (as they pause, correct and resume running
+ones), and re-runs them; a re-run of a normal-mode execution needs the lead role, as starting one does (a normal run
+skips the review the workflow is under). Anyone in the workspace reads a history."""
+from __future__ import annotations
+
+from flask.views import MethodView
+from marshmallow import Schema, fields, validate
+
+from api.context import operator, require, requires, services, user_id, workspace_id
+from services import history, recovery
+from services.notifier import Events
+
+
+class RetryArgs(Schema):
+    step_id = fields.String(required=True, validate=validate.Length(min=1, max=64))
+    params = fields.Dict(load_default=None, allow_none=True, metadata={
+        "description": "the params to run the step with instead (for this execution only), checked against its "
+                       "tool's schema once rendered (422 naming params.<field>); absent: the same params"})
+
+
+class ResumeFromArgs(Schema):
+    step_id = fields.String(required=True, validate=validate.Length(min=1, max=64), metadata={
+        "description": "a step that has not run; the failed steps, and those it waits for that have not run, are "
+                       "skipped"})
+
+
+class RerunArgs(Schema):
+    variables = fields.Dict(load_default=None, allow_none=True, metadata={
+        "description": "the new execution's variables (all of them, checked as a start checks them); absent: the "
+                       "old execution's"})
+
+
+class RecoveredSchema(Schema):
+    execution_id = fields.String()
+    status = fields.String()
+    step_id = fields.String(allow_none=True, metadata={"description": "the step retried, or resumed from"})
+    run = fields.Integer(allow_none=True, metadata={
+        "description": "retry: the run the step will be (its runs so far + 1); the run gets a new idempotency key"})
+    skipped = fields.List(fields.String(), metadata={"description": "resume-from: the steps skipped"})
+
+
+class RerunSchema(Schema):
+    execution_id = fields.String(metadata={"description": "the new execution"})
+    rerun_of = fields.String()
+    status = fields.String()
+    mode = fields.String()
+    workflow_version = fields.Integer()
+    variables = fields.Dict()
+
+
+class HistoryChangeSchema(Schema):
+    path = fields.String()
+    change = fields.String(validate=validate.OneOf(("added", "removed", "changed")))
+    before = fields.Raw(allow_none=True)
+    after = fields.Raw(allow_none=True)
+
+
+class HistoryEventSchema(Schema):
+    kind = fields.String(metadata={
+        "description": "start | suggestion | decision | withdrawn | pause | resume | answer | step_correction | "
+                       "approval_requested | approval | policy_deny | policy_review | timeout | run | succeeded | "
+                       "failed | rejected | skipped | cancelled | retry | resume_from | cancel | rerun"})
+    at = fields.DateTime(allow_none=True)
+    step_id = fields.String(allow_none=True)
+    actor = fields.String(allow_none=True, metadata={"description": "who: a person's email, coach, policy, system"})
+    text = fields.String(metadata={"description": "what happened, in words"})
+    decision = fields.String()
+    comment = fields.String()
+    reason = fields.String()
+    question = fields.String(allow_none=True)
+    answer = fields.Raw(allow_none=True)
+    params = fields.Raw()
+    rationale = fields.String()
+    source = fields.String()
+    changes = fields.List(fields.Nested(HistoryChangeSchema), metadata={"description": "a correction's or retry's diff"})
+    run = fields.Integer()
+    idempotency_key = fields.String()
+    suggestion_id = fields.String()
+    approval_id = fields.String()
+    execution_id = fields.String(metadata={"description": "rerun: the new execution"})
+    target_step = fields.String(metadata={"description": "resume_from: the step resumed from"})
+    skipped = fields.List(fields.String())
+
+
+class HistoryStepSchema(Schema):
+    step_id = fields.String()
+    name = fields.String()
+    type = fields.String()
+    tool = fields.String(allow_none=True)
+    status = fields.String()
+    error = fields.String(allow_none=True)
+    run = fields.Integer(metadata={"description": "runs of its tool started"})
+    attempts = fields.Integer(metadata={"description": "tries of its latest run"})
+    retries = fields.Integer(metadata={"description": "retries people asked for"})
+    started_at = fields.DateTime(allow_none=True)
+    finished_at = fields.DateTime(allow_none=True)
+    events = fields.List(fields.Nested(HistoryEventSchema))
+
+
+class RunHistorySchema(Schema):
+    execution_id = fields.String()
+    status = fields.String()
+    error = fields.Dict(allow_none=True)
+    rerun_of = fields.String(allow_none=True, metadata={"description": "the execution this one re-runs"})
+    reruns = fields.List(fields.String(), metadata={"description": "the executions that re-run this one"})
+    steps = fields.List(fields.Nested(HistoryStepSchema))
+    events = fields.List(fields.Nested(HistoryEventSchema), metadata={
+        "description": "the execution's own: start, coaching pauses, resume-from, cancel, re-runs"})
+
+
+def register(blp) -> None:
+    @blp.route("/<execution_id>/retry")
+    class Retry(MethodView):
+        @requires("operator")
+        @blp.arguments(RetryArgs)
+        @blp.response(200, RecoveredSchema)
+        def post(self, args, execution_id):
+            """Run a failed execution's failed step again (a new attempt, with a new idempotency key)"""
+            svc, events = services(), Events()
+            params = recovery.UNCHANGED if args["params"] is None else args["params"]
+            with svc.db.transaction() as session:
+                ex = recovery.retry(session, svc.definitions, svc.tools.for_workspace(workspace_id()), workspace_id(),
+                                    execution_id, args["step_id"], params, operator(), events)
+                body = {"execution_id": ex.id, "status": ex.status, "step_id": args["step_id"],
+                        "run": ex.steps[args["step_id"]].run + 1, "skipped": []}
+            svc.notifier.send(events)
+            svc.runner.schedule(execution_id)
+            return body
+
+    @blp.route("/<execution_id>/resume-from")
+    class ResumeFrom(MethodView):
+        @requires("operator")
+        @blp.arguments(ResumeFromArgs)
+        @blp.response(200, RecoveredSchema)
+        def post(self, args, execution_id):
+            """Go on with a failed execution from a step that has not run"""
+            svc, events = services(), Events()
+            with svc.db.transaction() as session:
+                ex = recovery.resume_from(session, svc.definitions, workspace_id(), execution_id, args["step_id"],
+                                          operator(), events)
+                body = {"execution_id": ex.id, "status": ex.status, "step_id": args["step_id"], "run": None,
+                        "skipped": ex.control["retries"][-1]["skipped"]}
+            svc.notifier.send(events)
+            svc.runner.schedule(execution_id)
+            return body
+
+    @blp.route("/<execution_id>/rerun")
+    class Rerun(MethodView):
+        @requires("operator")
+        @blp.arguments(RerunArgs, required=False)  # no body: the same variables
+        @blp.response(201, RerunSchema)
+        def post(self, args, execution_id):
+            """Start the execution's workflow again, with the same (or edited) variables"""
+            svc = services()
+            with svc.db.transaction() as session:
+                old, new = recovery.rerun(session, svc.definitions, workspace_id(), execution_id,
+                                          (args or {}).get("variables"), operator(), user_id(), require)
+                body = {"execution_id": new.id, "rerun_of": old.id, "status": new.status, "mode": new.mode,
+                        "workflow_version": new.workflow_version, "variables": new.variables}
+            svc.runner.schedule(body["execution_id"])
+            return body
+
+    @blp.route("/<execution_id>/history")
+    class History(MethodView):
+        @blp.response(200, RunHistorySchema)
+        def get(self, execution_id):
+            """A run's history: per step its suggestions, decisions, questions and answers, approvals, retries"""
+            svc = services()
+            with svc.db.read() as session:
+                return history.history(session, svc.definitions, workspace_id(), execution_id)
