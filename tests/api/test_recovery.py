@@ -7,6 +7,8 @@ import pytest
 
 from tests.conftest import Api, make_user
 
+pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
+
 READ = {"id": "read", "tool": "file.read", "params": {"path": "input.txt"}}
 AFTER = {"id": "after", "tool": "echo", "params": {"message": "read {{ steps.read.output.content }}"}}
 LAST = {"id": "last", "tool": "echo", "params": {"message": "done"}}
