@@ -1,0 +1,179 @@
+"""One agent's `tools/call` through Coach: judged by the policy with the agent's identity, then allowed (forwarded to
+the upstream MCP server), denied, or held for a review. Every function here is blocking and runs in a request's
+(green) thread, never on the MCP loop (services/gateway/server.py hands it over).
+
+A held call is a row (GatewayCall) beside an approval of kind `gateway` (services/approvals.open_gateway), so it
+survives a restart and shows in the queue. Its life: `held` until the approval is final; approved, the first asker
+claims it (`held` -> `forwarding`, one conditional UPDATE, so a call runs at most once per approval), forwards it with
+the approval's params (an edit's, schema-checked when it was made) and stores the capped result (`done`/`failed`);
+rejected, `rejected` with the reviewer's feedback. Whoever gets the outcome first (the waiting request, or the same call
+sent again) marks it delivered; the same call after that is a new call.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select, update
+
+from core import approvals as A
+from core import gateway as G
+from core.tools import ToolError, schema_errors
+from services import approvals, audit, policies
+from services.gateway.identities import Agent
+from services.models import Approval, GatewayCall, utcnow
+from services.notifier import Events
+
+log = logging.getLogger(__name__)
+
+HELD, FORWARDING, DONE, FAILED, REJECTED = "held", "forwarding", "done", "failed", "rejected"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a call came to now: a result for the agent, or a held call (its id) still waiting for a decision."""
+
+    result: dict[str, Any] | None = None
+    held: str | None = None
+
+
+def listing(svc, agent: Agent) -> list[dict[str, Any]]:
+    """The workspace's MCP servers' tools as `<server>.<tool>`, with their input schemas and annotations."""
+    tools = svc.mcp.tools_for(agent.workspace_id)
+    out = []
+    for name in sorted(tools):
+        tool = tools[name]
+        spec: dict[str, Any] = {"name": name, "description": tool.description, "inputSchema": tool.params_schema}
+        if tool.annotations:
+            spec["annotations"] = tool.annotations
+        out.append(spec)
+    return out
+
+
+def _max_bytes(svc) -> int:
+    return max(1024, int(svc.settings.gateway_result_max_kb * 1024))
+
+
+def _audit(session, agent: Agent, tool: str, arguments: Any, decision: str, *, who: str, call_id: str | None = None,
+           rule: dict | None = None, result_bytes: int | None = None, result: str = "ok", **more: Any) -> None:
+    after = {"identity": agent.name, "agent_id": agent.id, "tool": tool, "arguments": arguments,
+             "decision": decision, "who": who, "result_bytes": result_bytes, **more}
+    if rule is not None:
+        after["rule"] = {k: rule.get(k) for k in ("id", "name", "reason")}
+    audit.record(session, agent.workspace_id, f"agent:{agent.name}", "gateway_call", target_type="gateway_call",
+                 target_id=call_id or tool, after=after, result=result)
+
+
+def begin(svc, agent: Agent, tool_name: str, arguments: dict[str, Any], meta: dict[str, Any] | None) -> Outcome:
+    """Judge a new call (or find the same call held before) and answer what can be answered now."""
+    tools = svc.mcp.tools_for(agent.workspace_id)
+    tool = tools.get(tool_name)
+    if tool is None:
+        return Outcome(G.error_result(f"Unknown tool {tool_name!r}: this workspace's tools are listed by tools/list."))
+    if not isinstance(arguments, dict):
+        arguments = {}
+    problems = schema_errors(tool.params_schema, arguments)
+    if problems:
+        listed = "; ".join(f"{k}: {', '.join(v)}" for k, v in problems.items())
+        return Outcome(G.error_result(f"The arguments do not fit {tool_name}'s input schema: {listed}"))
+    key = G.call_key(tool_name, arguments, G.idempotency_key(meta))
+    events = Events()
+    with svc.db.transaction() as session:
+        open_call = session.scalar(select(GatewayCall.id).where(
+            GatewayCall.agent_id == agent.id, GatewayCall.call_key == key, GatewayCall.delivered_at.is_(None))
+            .order_by(GatewayCall.created_at.desc()).limit(1))
+        if open_call is not None:
+            return Outcome(held=open_call)  # the same call again: its decision (settle) answers it
+        call = policies.call_for(tools, tool_name, arguments, step_type="action", agent=agent.name)
+        verdict = policies.evaluate(session, agent.workspace_id, call).to_dict()
+        effect = verdict["effect"]
+        if effect == "deny":
+            _audit(session, agent, tool_name, arguments, "deny", who="policy", rule=verdict.get("rule"),
+                   result="denied")
+            return Outcome(G.error_result(G.denied_text(tool_name, verdict), decision="denied",
+                                          rule=verdict.get("rule")))
+        if effect == "require_review":
+            approval = approvals.open_gateway(session, agent.workspace_id, agent.name, tool_name, arguments, verdict,
+                                              events)
+            row = GatewayCall(workspace_id=agent.workspace_id, agent_id=agent.id, agent_name=agent.name,
+                              tool=tool_name, arguments=arguments, call_key=key, state=HELD, approval_id=approval.id,
+                              policy=verdict)
+            session.add(row)
+            session.flush()
+            _audit(session, agent, tool_name, arguments, "require_review", who="policy", call_id=row.id,
+                   rule=verdict.get("rule"), result="held", approval_id=approval.id)
+            held = row.id
+    if effect == "require_review":
+        svc.notifier.send(events)
+        return Outcome(held=held)
+    result, full = _forward(svc, tool, arguments, f"gateway:{key}")
+    with svc.db.transaction() as session:
+        _audit(session, agent, tool_name, arguments, "allow", who="policy", rule=verdict.get("rule"),
+               result_bytes=full, result="error" if result.get("isError") else "ok")
+    return Outcome(result)
+
+
+def _forward(svc, tool, arguments: dict[str, Any], idempotency: str) -> tuple[dict[str, Any], int]:
+    """The upstream server's result (capped) and its full size; a server that fails answers the agent with an error
+    result saying so."""
+    try:
+        result = svc.mcp.call(tool.server, tool.tool, arguments, timeout=svc.settings.mcp_call_timeout_s,
+                              meta={"idempotencyKey": idempotency})
+    except ToolError as exc:
+        result = G.error_result(f"Coach could not complete the call of {tool.name}: {exc}", decision="upstream_error")
+    return G.cap(result, _max_bytes(svc))
+
+
+def settle(svc, agent: Agent, call_id: str) -> dict[str, Any] | None:
+    """The held call's answer once its approval is final (forwarding it first when approved and nobody has), or
+    None while it waits (or while another request forwards it)."""
+    with svc.db.transaction() as session:
+        row = session.get(GatewayCall, call_id)
+        if row is None:
+            return G.error_result("Coach no longer knows this held call.")
+        if row.state in (DONE, FAILED, REJECTED):
+            if row.delivered_at is None:
+                row.delivered_at = utcnow()
+            return row.result
+        if row.state == FORWARDING:
+            return None
+        approval = session.get(Approval, row.approval_id) if row.approval_id else None
+        if approval is None or approval.status == A.PENDING:
+            return None
+        last = (approval.decisions or [{}])[-1]
+        who, feedback = last.get("user") or A.SYSTEM, last.get("comment") or ""
+        if approval.status != A.APPROVED:
+            row.state, row.finished_at, row.delivered_at = REJECTED, utcnow(), utcnow()
+            row.result = G.error_result(G.rejected_text(row.tool, who, feedback), decision="rejected", reviewer=who,
+                                        feedback=feedback)
+            _audit(session, agent, row.tool, row.arguments, "reject", who=who, call_id=row.id, result="rejected",
+                   feedback=feedback, approval_id=approval.id)
+            return row.result
+        # approved: this request forwards it, unless another claimed it first
+        claimed = session.execute(update(GatewayCall).where(GatewayCall.id == call_id, GatewayCall.state == HELD)
+                                  .values(state=FORWARDING, row_version=GatewayCall.row_version + 1)
+                                  .execution_options(synchronize_session=False)).rowcount
+        if claimed != 1:
+            return None
+        params = approval.params if isinstance(approval.params, dict) else row.arguments
+        edited = any(d.get("decision") == "edit" for d in approval.decisions or [])
+        tool_name, approval_id = row.tool, approval.id
+    tool = svc.mcp.tools_for(agent.workspace_id).get(tool_name)
+    if tool is None:
+        result, full = G.error_result(f"{tool_name} is no longer one of this workspace's tools; the approved call "
+                                      f"did not run."), 0
+    else:
+        result, full = _forward(svc, tool, params, f"gateway:{call_id}")
+    with svc.db.transaction() as session:
+        row = session.get(GatewayCall, call_id, populate_existing=True)
+        row.state = FAILED if result.get("isError") else DONE
+        row.result, row.result_bytes, row.finished_at, row.delivered_at = result, full, utcnow(), utcnow()
+        _audit(session, agent, tool_name, params, "edit" if edited else "approve", who=who, call_id=call_id,
+               result_bytes=full, result="error" if result.get("isError") else "ok", approval_id=approval_id,
+               **({"original_arguments": row.arguments} if edited else {}))
+    return result
+
+
+def held_result(tool: str, call_id: str, waited_s: float) -> dict[str, Any]:
+    return G.error_result(G.held_text(tool, call_id, waited_s), decision="pending_review", call_id=call_id)
