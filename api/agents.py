@@ -64,8 +64,9 @@ class Agents(MethodView):
 @blp.route("/<agent_id>")
 class AgentById(MethodView):
     @requires("admin")
-    @blp.response(200, AgentOut)
+    @blp.response(204)
     def delete(self, agent_id):
-        """Revoke: the token stops working at once (a held call of this agent answers that it was revoked)"""
+        """Revoke: the token stops working at once (a held call of this agent answers that it was revoked); the
+        identity stays listed, with `revoked_at`"""
         with services().db.transaction() as session:
-            return identities.view(identities.revoke(session, workspace_id(), agent_id, operator()))
+            identities.revoke(session, workspace_id(), agent_id, operator())

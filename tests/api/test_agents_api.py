@@ -28,10 +28,11 @@ def test_admin_creates_lists_and_revokes_an_agent_and_the_token_is_shown_once_an
         row = session.get(AgentIdentity, made["id"])
         assert row.token_hash == hashlib.sha256(made["token"].encode()).hexdigest()
         assert made["token"] not in repr(vars(row))
-    revoked = api.ok("DELETE", f"/api/agents/{made['id']}")
+    api.ok("DELETE", f"/api/agents/{made['id']}", status=204)
+    revoked = api.ok("GET", "/api/agents")["items"][0]
     assert revoked["active"] is False and revoked["revoked_at"]
-    again = api.ok("DELETE", f"/api/agents/{made['id']}")  # revoking twice changes nothing
-    assert again["revoked_at"] == revoked["revoked_at"]
+    api.ok("DELETE", f"/api/agents/{made['id']}", status=204)  # revoking twice changes nothing
+    assert api.ok("GET", "/api/agents")["items"][0]["revoked_at"] == revoked["revoked_at"]
     actions = [e["action"] for e in api.ok("GET", "/api/audit?per_page=50")["items"]]
     assert actions.count("agent_create") == 1 and actions.count("agent_revoke") == 1
 
@@ -60,7 +61,7 @@ def test_an_active_name_is_unique_but_a_revoked_one_can_be_reused(api):
     first = api.ok("POST", "/api/agents", {"name": "codex"}, status=201)
     code, answer = api.call("POST", "/api/agents", {"name": "codex"})
     assert code == 409 and answer["error"]["details"] == {"name": ["codex"]}
-    api.ok("DELETE", f"/api/agents/{first['id']}")
+    api.ok("DELETE", f"/api/agents/{first['id']}", status=204)
     api.ok("POST", "/api/agents", {"name": "codex"}, status=201)
 
 
@@ -83,7 +84,7 @@ def test_mcp_refuses_a_missing_unknown_revoked_or_personal_token_with_401(app, a
     made = api.ok("POST", "/api/agents", {"name": "bot"}, status=201)
     ok = client.post("/mcp", json=INIT, headers={**headers, "Authorization": f"Bearer {made['token']}"})
     assert ok.status_code == 200 and b"serverInfo" in ok.data
-    api.ok("DELETE", f"/api/agents/{made['id']}")
+    api.ok("DELETE", f"/api/agents/{made['id']}", status=204)
     assert client.post("/mcp", json=INIT, headers={**headers, "Authorization": f"Bearer {made['token']}"}).status_code == 401
 
 
