@@ -3,6 +3,7 @@ import { errorMessage } from "../api/client";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { ConfirmDialog } from "../dashboards/ConfirmDialog";
 import { formatDateTime } from "../format";
+import "../admin/admin.css"; // the shared form row and the token-shown-once box (Settings → API tokens)
 import { mcpUrl, useAgents, useCreateAgent, useRevokeAgent, type AgentIdentity, type CreatedAgent } from "./agents";
 
 /**
