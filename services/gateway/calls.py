@@ -103,6 +103,10 @@ def begin(svc, agent: Agent, tool_name: str, arguments: dict[str, Any], meta: di
             session.flush()
             _audit(session, agent, tool_name, arguments, "require_review", who="policy", call_id=row.id,
                    rule=verdict.get("rule"), result="held", approval_id=approval.id)
+            events.add("tool_call_pending_review", {
+                "source": "gateway", "kind": "gateway", "approval_id": approval.id, "call_id": row.id,
+                "agent": agent.name, "tool": tool_name, "params": arguments, "policy": verdict},
+                workspace=agent.workspace_id)
             held = row.id
     if effect == "require_review":
         svc.notifier.send(events)

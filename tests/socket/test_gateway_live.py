@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 import requests
+import socketio
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
@@ -181,6 +182,12 @@ def test_bad_arguments_and_unknown_tools_are_error_results(server):
 
 def test_held_call_approved_in_time_returns_the_upstream_result_with_progress_meanwhile(server):
     agent = make_agent(server, "review-bot")
+    dashboard = socketio.Client(reconnection=False)
+    pushed: list = []
+    dashboard.on("tool_call_pending_review", pushed.append)
+    dashboard.on("approval_requested", pushed.append)
+    dashboard.connect(server.base_url, auth={"token": server.token}, wait_timeout=10)
+    assert dashboard.call("join_workspace", {})["ok"] is True
     progress: list = []
     thread, box = in_background(call, server, agent["token"], "shop.lookup", {"order_id": "A-1001"},
                                 progress=progress)
@@ -193,6 +200,11 @@ def test_held_call_approved_in_time_returns_the_upstream_result_with_progress_me
     result = box["result"]
     assert result.isError is False and result.structuredContent["customer"] == "Ada", result
     assert progress and "held for a person's review" in progress[0][2]
+    dashboard.disconnect()
+    review = [p for p in pushed if p.get("source") == "gateway"][0]  # the queue and the panel hear of it at once
+    assert review["agent"] == "review-bot" and review["tool"] == "shop.lookup"
+    assert review["approval_id"] == approval["approval_id"] and review["policy"]["rule"]["name"] == "review lookups"
+    assert any(p.get("kind") == "gateway" and p.get("approval_id") == approval["approval_id"] for p in pushed)
     decisions = [e["decision"] for e in audit_calls(server, "review-bot")]
     assert decisions == ["approve", "require_review"]  # newest first
     approved = audit_calls(server, "review-bot")[0]
