@@ -43,6 +43,9 @@ def server(tmp_path_factory):
         for name, effect, tool in rules:
             body = {"name": name, "effect": effect, "reason": f"{name} (tests)", "match": {"tool": tool, "agent": "*"}}
             assert http.post(live.url("/api/policies"), json=body, timeout=10).status_code == 201
+        big = {"name": "no big sums", "effect": "deny", "order": -1, "reason": "too much",
+               "match": {"tool": "shop.add", "agent": "*", "params": "params.a > 1000"}}
+        assert http.post(live.url("/api/policies"), json=big, timeout=10).status_code == 201
         yield live
     finally:
         live.stop()
@@ -217,6 +220,8 @@ def test_edit_forwards_the_edited_arguments_after_checking_them_against_the_sche
     approval = pending_gateway(server, "shop.add", "edit-bot")
     bad = decide(server, approval["approval_id"], {"decision": "edit", "params": {"a": "two", "b": 2}})
     assert bad.status_code == 422 and "params.a" in bad.json()["error"]["details"]
+    denied = decide(server, approval["approval_id"], {"decision": "edit", "params": {"a": 5000, "b": 2}})
+    assert denied.status_code == 422 and "too much" in denied.json()["error"]["message"]  # the policy, with the agent
     assert decide(server, approval["approval_id"], {"decision": "edit", "params": {"a": 20, "b": 22},
                                                     "comment": "use the real amounts"}).status_code == 200
     thread.join(30)
@@ -290,3 +295,21 @@ def test_another_workspaces_agent_sees_none_of_these_tools(server):
     tools, result = asyncio.run(go())
     assert tools.tools == []
     assert result.isError is True and "Unknown tool" in text(result)
+
+
+def test_a_held_call_survives_a_sigkill_of_coach_and_runs_once_after_the_restart(server):
+    """Last in this module: the server is killed (SIGKILL) while the agent's call is held, and started again on the
+    same database. The review is still in the queue; approved, the agent's retry gets the result, the call ran once."""
+    agent = make_agent(server, "durable-bot")
+    thread, box = in_background(call, server, agent["token"], "shop.tally", {"label": "d1"})
+    approval = pending_gateway(server, "shop.tally", "durable-bot")
+    server.kill()
+    thread.join(30)
+    assert "error" in box  # the agent's connection broke with the server
+    server.restart()
+    assert pending_gateway(server, "shop.tally", "durable-bot")["approval_id"] == approval["approval_id"]
+    assert decide(server, approval["approval_id"], {"decision": "approve"}).status_code == 200
+    again = call(server, agent["token"], "shop.tally", {"label": "d1"})
+    assert again.isError is False and text(again) == "1"
+    decisions = [e["decision"] for e in audit_calls(server, "durable-bot")]
+    assert decisions == ["approve", "require_review"]  # one review, one forwarding
