@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import re
 import secrets
+import time
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
 from core.errors import Conflict, NotFound, ValidationFailed
@@ -87,6 +88,21 @@ def authenticate(db: Database, token: str) -> Agent | None:
     with db.read_engine.connect() as conn:
         row = conn.execute(_ACTIVE, {"hashed": token_hash(token)}).first()
     return Agent(row.id, row.name, row.workspace_id) if row is not None else None
+
+
+_touched: dict[str, float] = {}
+TOUCH_EVERY_S = 60.0
+
+
+def touch(db: Database, agent: Agent) -> None:
+    """Note that the agent was seen (`last_used_at`), at most once a minute per agent and process: a write per
+    request would cost more than it tells."""
+    now = time.monotonic()
+    if now - _touched.get(agent.id, -TOUCH_EVERY_S) < TOUCH_EVERY_S:
+        return
+    _touched[agent.id] = now
+    with db.transaction() as session:
+        session.execute(update(AgentIdentity).where(AgentIdentity.id == agent.id).values(last_used_at=utcnow()))
 
 
 def active(db: Database, agent_id: str) -> bool:

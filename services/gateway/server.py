@@ -66,6 +66,7 @@ class Gateway:
                           "send Authorization: Bearer <an agent token of this workspace>" if not token
                           else "the agent token is unknown or revoked",
                           [("WWW-Authenticate", 'Bearer realm="coach-mcp"')])
+        identities.touch(self.svc.db, agent)
         body = bridge.read_body(environ, self.svc.settings.max_body_bytes)
         if body is None:
             return _error(start_response, 413, "too_large", "the request body is too large")

@@ -82,8 +82,10 @@ def test_mcp_refuses_a_missing_unknown_revoked_or_personal_token_with_401(app, a
         assert answer.status_code == 401 and answer.headers["WWW-Authenticate"].startswith("Bearer")
         assert answer.get_json()["error"]["code"] == "unauthorized"
     made = api.ok("POST", "/api/agents", {"name": "bot"}, status=201)
+    assert api.ok("GET", "/api/agents")["items"][0]["last_used_at"] is None
     ok = client.post("/mcp", json=INIT, headers={**headers, "Authorization": f"Bearer {made['token']}"})
     assert ok.status_code == 200 and b"serverInfo" in ok.data
+    assert api.ok("GET", "/api/agents")["items"][0]["last_used_at"]  # seen
     api.ok("DELETE", f"/api/agents/{made['id']}", status=204)
     assert client.post("/mcp", json=INIT, headers={**headers, "Authorization": f"Bearer {made['token']}"}).status_code == 401
 

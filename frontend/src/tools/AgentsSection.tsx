@@ -91,6 +91,7 @@ export function AgentsSection() {
             <thead>
               <tr>
                 <th scope="col">Agent</th><th scope="col">Description</th><th scope="col">Created</th>
+                <th scope="col">Last used</th>
                 <th scope="col">Status</th><th scope="col"><span className="visually-hidden">Actions</span></th>
               </tr>
             </thead>
@@ -100,6 +101,7 @@ export function AgentsSection() {
                   <th scope="row"><code>{a.name}</code></th>
                   <td>{a.description}</td>
                   <td>{formatDateTime(a.created_at)} <span className="muted">by {a.created_by}</span></td>
+                  <td>{a.last_used_at ? formatDateTime(a.last_used_at) : "never"}</td>
                   <td>{a.active ? "active" : `revoked ${formatDateTime(a.revoked_at ?? "")}`}</td>
                   <td className="actions">
                     {a.active ? (
