@@ -95,7 +95,7 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True, recove
     # the MCP gateway at /mcp (services/gateway): the official SDK's ASGI transport inside this WSGI app, before Flask
     from services.gateway.server import Gateway
     gateway = Gateway(services)
-    app.extensions["coach_gateway"] = gateway
+    app.extensions["coach_gateway"] = services.gateway = gateway
     app.wsgi_app = gateway.mount(app.wsgi_app)
 
     from services import cli

@@ -92,7 +92,10 @@ class Gateway:
         await ready.wait()
 
     def close(self) -> None:
-        if self._started and self._stop is not None and self.loop.loop is not None:
+        """Stop the session manager and the loop thread (nothing to do when no request ever came)."""
+        with self._lock:
+            started, self._started = self._started, False
+        if started and self._stop is not None and self.loop.loop is not None:
             self.loop.loop.call_soon_threadsafe(self._stop.set)
         self.loop.close()
 
