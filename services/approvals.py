@@ -64,24 +64,6 @@ def open_tool_call(session: Session, ex: Execution, step_id: str, tool: str, par
     return _open(session, ex, step_id, "tool_call", spec, text, events, tool=tool, params=params, policy=policy)
 
 
-def open_gateway(session: Session, workspace_id: str, agent: str, tool: str, params: dict, policy: dict | None,
-                 events: Events) -> Approval:
-    """A review of an agent's call held by the MCP gateway (services/gateway): an approval of the workspace, not of
-    an execution. Decided like a tool call's (approve, edit, reject); the held call reads the decision from the row.
-    Who approves: one lead (the default spec); no deadline (the agent asks again for the decision)."""
-    spec = A.ApprovalSpec()
-    reason = ((policy or {}).get("rule") or {}).get("reason") if isinstance(policy, dict) else None
-    message = f"Agent {agent} calls {tool}" + (f": {reason}" if reason else "")
-    approval = Approval(workspace_id=workspace_id, execution_id=None, step_id=tool[:64], kind="gateway", agent=agent,
-                        status=A.PENDING, message=message, tool=tool, params=params, policy=jsonable(policy),
-                        approvers=spec.approvers, quorum=spec.quorum, separate_duties=False, started_by=None,
-                        decisions=[], replies={}, timeout_s=None, on_timeout=spec.on_timeout, deadline=None,
-                        due_at=None, created_at=utcnow())
-    session.add(approval)
-    events.add("approval_requested", view(approval), workspace=workspace_id)
-    return approval
-
-
 def open_agent(session: Session, ex: Execution, step_id: str, message: str, events: Events) -> Approval:
     """An agent step's REQUEST_APPROVAL (services.agent): approved, the agent is told and goes on; rejected, the step
     is rejected and the execution fails, as an approval step's. Who approves: one lead (the default spec)."""

@@ -2,7 +2,7 @@
 the upstream MCP server), denied, or held for a review. Every function here is blocking and runs in a request's
 (green) thread, never on the MCP loop (services/gateway/server.py hands it over).
 
-A held call is a row (GatewayCall) beside an approval of kind `gateway` (services/approvals.open_gateway), so it
+A held call is a row (GatewayCall) beside an approval of kind `gateway` (open_review), so it
 survives a restart and shows in the queue. Its life: `held` until the approval is final; approved, the first asker
 claims it (`held` -> `forwarding`, one conditional UPDATE, so a call runs at most once per approval), forwards it with
 the approval's params (an edit's, schema-checked when it was made) and stores the capped result (`done`/`failed`);
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select, update
+from sqlalchemy.orm import Session
 
 from core import approvals as A
 from core import gateway as G
@@ -23,7 +24,7 @@ from core.tools import ToolError, schema_errors
 from services import approvals, audit, policies
 from services.gateway.identities import Agent
 from services.models import Approval, GatewayCall, utcnow
-from services.notifier import Events
+from services.notifier import Events, jsonable
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +50,24 @@ def listing(svc, agent: Agent) -> list[dict[str, Any]]:
             spec["annotations"] = tool.annotations
         out.append(spec)
     return out
+
+
+def open_review(session: Session, workspace_id: str, agent: str, tool: str, params: dict, policy: dict | None,
+                 events: Events) -> Approval:
+    """A review of an agent's call held by the gateway: an approval (kind `gateway`) of the workspace, not of an
+    execution, decided like a tool call's (approve, edit, reject) by services/approvals.py; the held call reads the
+    decision from the row. Who approves: one lead (the default spec); no deadline (the agent asks again)."""
+    spec = A.ApprovalSpec()
+    reason = ((policy or {}).get("rule") or {}).get("reason") if isinstance(policy, dict) else None
+    message = f"Agent {agent} calls {tool}" + (f": {reason}" if reason else "")
+    approval = Approval(workspace_id=workspace_id, execution_id=None, step_id=tool[:64], kind="gateway", agent=agent,
+                        status=A.PENDING, message=message, tool=tool, params=params, policy=jsonable(policy),
+                        approvers=spec.approvers, quorum=spec.quorum, separate_duties=False, started_by=None,
+                        decisions=[], replies={}, timeout_s=None, on_timeout=spec.on_timeout, deadline=None,
+                        due_at=None, created_at=utcnow())
+    session.add(approval)
+    events.add("approval_requested", approvals.view(approval), workspace=workspace_id)
+    return approval
 
 
 def _max_bytes(svc) -> int:
@@ -94,8 +113,7 @@ def begin(svc, agent: Agent, tool_name: str, arguments: dict[str, Any], meta: di
             return Outcome(G.error_result(G.denied_text(tool_name, verdict), decision="denied",
                                           rule=verdict.get("rule")))
         if effect == "require_review":
-            approval = approvals.open_gateway(session, agent.workspace_id, agent.name, tool_name, arguments, verdict,
-                                              events)
+            approval = open_review(session, agent.workspace_id, agent.name, tool_name, arguments, verdict, events)
             row = GatewayCall(workspace_id=agent.workspace_id, agent_id=agent.id, agent_name=agent.name,
                               tool=tool_name, arguments=arguments, call_key=key, state=HELD, approval_id=approval.id,
                               policy=verdict)
