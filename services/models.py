@@ -587,6 +587,7 @@ class GatewayCall(NewId, Base):
     result: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)
     result_bytes: Mapped[int | None] = mapped_column(Integer, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    forwarded_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)  # claimed for forwarding
     finished_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     delivered_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     row_version: Mapped[int] = mapped_column(Integer, default=1)

@@ -98,21 +98,23 @@ def begin(svc, agent: Agent, tool_name: str, arguments: dict[str, Any], meta: di
         return Outcome(G.error_result(f"The arguments do not fit {tool_name}'s input schema: {listed}"))
     key = G.call_key(tool_name, arguments, G.idempotency_key(meta))
     events = Events()
-    with svc.db.transaction() as session:
-        open_call = session.scalar(select(GatewayCall.id).where(
-            GatewayCall.agent_id == agent.id, GatewayCall.call_key == key, GatewayCall.delivered_at.is_(None))
-            .order_by(GatewayCall.created_at.desc()).limit(1))
+    with svc.db.read() as session:  # no write lock for the judging: most calls are allowed or denied
+        open_call = _open_call(session, agent, key)
         if open_call is not None:
             return Outcome(held=open_call)  # the same call again: its decision (settle) answers it
         call = policies.call_for(tools, tool_name, arguments, step_type="action", agent=agent.name)
         verdict = policies.evaluate(session, agent.workspace_id, call).to_dict()
-        effect = verdict["effect"]
-        if effect == "deny":
+    effect = verdict["effect"]
+    if effect == "deny":
+        with svc.db.transaction() as session:
             _audit(session, agent, tool_name, arguments, "deny", who="policy", rule=verdict.get("rule"),
                    result="denied")
-            return Outcome(G.error_result(G.denied_text(tool_name, verdict), decision="denied",
-                                          rule=verdict.get("rule")))
-        if effect == "require_review":
+        return Outcome(G.error_result(G.denied_text(tool_name, verdict), decision="denied", rule=verdict.get("rule")))
+    if effect == "require_review":
+        with svc.db.transaction() as session:
+            open_call = _open_call(session, agent, key)  # the same call, sent twice at once: one review
+            if open_call is not None:
+                return Outcome(held=open_call)
             approval = open_review(session, agent.workspace_id, agent.name, tool_name, arguments, verdict, events)
             row = GatewayCall(workspace_id=agent.workspace_id, agent_id=agent.id, agent_name=agent.name,
                               tool=tool_name, arguments=arguments, call_key=key, state=HELD, approval_id=approval.id,
@@ -126,7 +128,6 @@ def begin(svc, agent: Agent, tool_name: str, arguments: dict[str, Any], meta: di
                 "agent": agent.name, "tool": tool_name, "params": arguments, "policy": verdict},
                 workspace=agent.workspace_id)
             held = row.id
-    if effect == "require_review":
         svc.notifier.send(events)
         return Outcome(held=held)
     result, full = _forward(svc, tool, arguments, f"gateway:{key}")
@@ -134,6 +135,12 @@ def begin(svc, agent: Agent, tool_name: str, arguments: dict[str, Any], meta: di
         _audit(session, agent, tool_name, arguments, "allow", who="policy", rule=verdict.get("rule"),
                result_bytes=full, result="error" if result.get("isError") else "ok")
     return Outcome(result)
+
+
+def _open_call(session: Session, agent: Agent, key: str) -> str | None:
+    return session.scalar(select(GatewayCall.id).where(
+        GatewayCall.agent_id == agent.id, GatewayCall.call_key == key, GatewayCall.delivered_at.is_(None))
+        .order_by(GatewayCall.created_at.desc()).limit(1))
 
 
 def _forward(svc, tool, arguments: dict[str, Any], idempotency: str) -> tuple[dict[str, Any], int]:
@@ -149,7 +156,16 @@ def _forward(svc, tool, arguments: dict[str, Any], idempotency: str) -> tuple[di
 
 def settle(svc, agent: Agent, call_id: str) -> dict[str, Any] | None:
     """The held call's answer once its approval is final (forwarding it first when approved and nobody has), or
-    None while it waits (or while another request forwards it)."""
+    None while it waits (or while another request forwards it). A forwarding that outlived every time-out (its server
+    process was killed) answers that it was interrupted: it is never sent again."""
+    with svc.db.read() as session:  # polled every half second while the agent waits: no write lock for "not yet"
+        row = session.get(GatewayCall, call_id)
+        if row is not None and row.state == HELD:
+            status = session.scalar(select(Approval.status).where(Approval.id == row.approval_id))
+            if status == A.PENDING:
+                return None
+        if row is not None and row.state == FORWARDING and not _interrupted(svc, row):
+            return None
     with svc.db.transaction() as session:
         row = session.get(GatewayCall, call_id)
         if row is None:
@@ -159,7 +175,15 @@ def settle(svc, agent: Agent, call_id: str) -> dict[str, Any] | None:
                 row.delivered_at = utcnow()
             return row.result
         if row.state == FORWARDING:
-            return None
+            if not _interrupted(svc, row):
+                return None
+            row.state, row.finished_at, row.delivered_at = FAILED, utcnow(), utcnow()
+            row.result = G.error_result(f"The approved call of {row.tool} was being sent when Coach stopped; Coach "
+                                        f"cannot tell whether it ran, and does not send it again.",
+                                        decision="interrupted")
+            _audit(session, agent, row.tool, row.arguments, "interrupted", who="system", call_id=row.id,
+                   result="interrupted")
+            return row.result
         approval = session.get(Approval, row.approval_id) if row.approval_id else None
         if approval is None or approval.status == A.PENDING:
             return None
@@ -174,7 +198,8 @@ def settle(svc, agent: Agent, call_id: str) -> dict[str, Any] | None:
             return row.result
         # approved: this request forwards it, unless another claimed it first
         claimed = session.execute(update(GatewayCall).where(GatewayCall.id == call_id, GatewayCall.state == HELD)
-                                  .values(state=FORWARDING, row_version=GatewayCall.row_version + 1)
+                                  .values(state=FORWARDING, forwarded_at=utcnow(),
+                                          row_version=GatewayCall.row_version + 1)
                                   .execution_options(synchronize_session=False)).rowcount
         if claimed != 1:
             return None
@@ -195,6 +220,13 @@ def settle(svc, agent: Agent, call_id: str) -> dict[str, Any] | None:
                result_bytes=full, result="error" if result.get("isError") else "ok", approval_id=approval_id,
                **({"original_arguments": row.arguments} if edited else {}))
     return result
+
+
+def _interrupted(svc, row: GatewayCall) -> bool:
+    """Whether a forwarding began longer ago than any forwarding can last (its process died meanwhile)."""
+    settings = svc.settings
+    limit = settings.mcp_call_timeout_s + settings.mcp_connect_timeout_s + 30.0
+    return row.forwarded_at is not None and (utcnow() - row.forwarded_at).total_seconds() > limit
 
 
 def held_result(tool: str, call_id: str, waited_s: float) -> dict[str, Any]:

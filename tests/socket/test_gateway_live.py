@@ -297,6 +297,31 @@ def test_another_workspaces_agent_sees_none_of_these_tools(server):
     assert result.isError is True and "Unknown tool" in text(result)
 
 
+def test_a_forwarding_cut_by_a_crash_is_never_sent_again_and_the_agent_is_told(server):
+    from datetime import timedelta
+
+    from sqlalchemy import update
+
+    from services.models import GatewayCall, utcnow
+
+    agent = make_agent(server, "crashed-bot")
+    first = call(server, agent["token"], "shop.tally", {"label": "c1"})
+    assert "held for a person's review" in text(first)
+    approval = pending_gateway(server, "shop.tally", "crashed-bot")
+    assert decide(server, approval["approval_id"], {"decision": "approve"}).status_code == 200
+    # as if a Coach process had claimed it for forwarding and died an hour ago, before the result was stored
+    db = Database(server.database_url)
+    try:
+        with db.transaction() as session:
+            session.execute(update(GatewayCall).where(GatewayCall.approval_id == approval["approval_id"])
+                            .values(state="forwarding", forwarded_at=utcnow() - timedelta(hours=1)))
+    finally:
+        db.dispose()
+    again = call(server, agent["token"], "shop.tally", {"label": "c1"})
+    assert again.isError is True and "cannot tell whether it ran" in text(again)
+    assert audit_calls(server, "crashed-bot")[0]["decision"] == "interrupted"
+
+
 def test_a_held_call_survives_a_sigkill_of_coach_and_runs_once_after_the_restart(server):
     """Last in this module: the server is killed (SIGKILL) while the agent's call is held, and started again on the
     same database. The review is still in the queue; approved, the agent's retry gets the result, the call ran once."""

@@ -50,6 +50,7 @@ def upgrade() -> None:
                     sa.Column('result', JsonType, nullable=True),
                     sa.Column('result_bytes', sa.Integer(), nullable=True),
                     sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
+                    sa.Column('forwarded_at', sa.DateTime(timezone=True), nullable=True),
                     sa.Column('finished_at', sa.DateTime(timezone=True), nullable=True),
                     sa.Column('delivered_at', sa.DateTime(timezone=True), nullable=True),
                     sa.Column('row_version', sa.Integer(), nullable=False),
