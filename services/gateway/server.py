@@ -52,7 +52,7 @@ class Gateway:
 
         def app(environ, start_response):
             path = environ.get("PATH_INFO") or ""
-            if path == PATH or path.startswith(PATH + "/"):
+            if path in (PATH, PATH + "/"):
                 return gateway.wsgi(environ, start_response)
             return wsgi_app(environ, start_response)
         return app
@@ -66,6 +66,11 @@ class Gateway:
                           "send Authorization: Bearer <an agent token of this workspace>" if not token
                           else "the agent token is unknown or revoked",
                           [("WWW-Authenticate", 'Bearer realm="coach-mcp"')])
+        if (environ.get("REQUEST_METHOD") or "").upper() == "GET":
+            # stateless: no stream of the server's own to open (the spec's answer for that is 405), and the SDK would
+            # otherwise hold the request open without an answer
+            return _error(start_response, 405, "method_not_allowed",
+                          "this endpoint keeps no session: POST each JSON-RPC message", [("Allow", "POST")])
         identities.touch(self.svc.db, agent)
         body = bridge.read_body(environ, self.svc.settings.max_body_bytes)
         if body is None:

@@ -86,6 +86,10 @@ def test_mcp_refuses_a_missing_unknown_revoked_or_personal_token_with_401(app, a
     ok = client.post("/mcp", json=INIT, headers={**headers, "Authorization": f"Bearer {made['token']}"})
     assert ok.status_code == 200 and b"serverInfo" in ok.data
     assert api.ok("GET", "/api/agents")["items"][0]["last_used_at"]  # seen
+    get = client.get("/mcp", headers={"Accept": "text/event-stream", "Authorization": f"Bearer {made['token']}"})
+    assert get.status_code == 405 and get.headers["Allow"] == "POST"  # stateless: no server stream to open
+    elsewhere = client.post("/mcp/elsewhere", json=INIT, headers={**headers, "Authorization": f"Bearer {made['token']}"})
+    assert elsewhere.status_code in (404, 405) and b"serverInfo" not in elsewhere.data  # only /mcp is the endpoint
     api.ok("DELETE", f"/api/agents/{made['id']}", status=204)
     assert client.post("/mcp", json=INIT, headers={**headers, "Authorization": f"Bearer {made['token']}"}).status_code == 401
 
