@@ -11,9 +11,8 @@ sent again) marks it delivered; the same call after that is a new call.
 """
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
@@ -22,13 +21,14 @@ from core import approvals as A
 from core import gateway as G
 from core.tools import ToolError, schema_errors
 from services import approvals, audit, policies
+from services.db import retrying
 from services.gateway.identities import Agent
 from services.models import Approval, GatewayCall, utcnow
 from services.notifier import Events, jsonable
 
-log = logging.getLogger(__name__)
 
 HELD, FORWARDING, DONE, FAILED, REJECTED = "held", "forwarding", "done", "failed", "rejected"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,15 @@ def _audit(session, agent: Agent, tool: str, arguments: Any, decision: str, *, w
                  target_id=call_id or tool, after=after, result=result)
 
 
+def _tx(svc, what: str, fn: Callable[[Session], T]) -> T:
+    """fn(session) in a transaction of its own, tried again on a transient error (a deadlock, SQLite busy): no
+    request of Coach's shows one. Only database work goes in here: a forwarding is never tried again."""
+    def attempt() -> T:
+        with svc.db.transaction() as session:
+            return fn(session)
+    return retrying(attempt, tries=4, what=what)
+
+
 def begin(svc, agent: Agent, tool_name: str, arguments: dict[str, Any], meta: dict[str, Any] | None) -> Outcome:
     """Judge a new call (or find the same call held before) and answer what can be answered now."""
     tools = svc.mcp.tools_for(agent.workspace_id)
@@ -97,43 +106,49 @@ def begin(svc, agent: Agent, tool_name: str, arguments: dict[str, Any], meta: di
         listed = "; ".join(f"{k}: {', '.join(v)}" for k, v in problems.items())
         return Outcome(G.error_result(f"The arguments do not fit {tool_name}'s input schema: {listed}"))
     key = G.call_key(tool_name, arguments, G.idempotency_key(meta))
-    events = Events()
-    with svc.db.read() as session:  # no write lock for the judging: most calls are allowed or denied
-        open_call = _open_call(session, agent, key)
-        if open_call is not None:
-            return Outcome(held=open_call)  # the same call again: its decision (settle) answers it
-        call = policies.call_for(tools, tool_name, arguments, step_type="action", agent=agent.name)
-        verdict = policies.evaluate(session, agent.workspace_id, call).to_dict()
-    effect = verdict["effect"]
-    if effect == "deny":
-        with svc.db.transaction() as session:
-            _audit(session, agent, tool_name, arguments, "deny", who="policy", rule=verdict.get("rule"),
-                   result="denied")
-        return Outcome(G.error_result(G.denied_text(tool_name, verdict), decision="denied", rule=verdict.get("rule")))
-    if effect == "require_review":
-        with svc.db.transaction() as session:
+
+    def judge() -> tuple[str | None, dict[str, Any] | None]:
+        with svc.db.read() as session:  # no write lock for the judging: most calls are allowed or denied
+            open_call = _open_call(session, agent, key)
+            if open_call is not None:
+                return open_call, None
+            call = policies.call_for(tools, tool_name, arguments, step_type="action", agent=agent.name)
+            return None, policies.evaluate(session, agent.workspace_id, call).to_dict()
+    open_call, verdict = retrying(judge, tries=4, what="judging a gateway call")
+    if open_call is not None:
+        return Outcome(held=open_call)  # the same call again: its decision (settle) answers it
+    rule = verdict.get("rule")
+    if verdict["effect"] == "deny":
+        _tx(svc, "auditing a gateway call", lambda session: _audit(
+            session, agent, tool_name, arguments, "deny", who="policy", rule=rule, result="denied"))
+        return Outcome(G.error_result(G.denied_text(tool_name, verdict), decision="denied", rule=rule))
+    if verdict["effect"] == "require_review":
+        def hold(session: Session) -> tuple[str, Events | None]:
             open_call = _open_call(session, agent, key)  # the same call, sent twice at once: one review
             if open_call is not None:
-                return Outcome(held=open_call)
+                return open_call, None
+            events = Events()
             approval = open_review(session, agent.workspace_id, agent.name, tool_name, arguments, verdict, events)
             row = GatewayCall(workspace_id=agent.workspace_id, agent_id=agent.id, agent_name=agent.name,
                               tool=tool_name, arguments=arguments, call_key=key, state=HELD, approval_id=approval.id,
                               policy=verdict)
             session.add(row)
             session.flush()
-            _audit(session, agent, tool_name, arguments, "require_review", who="policy", call_id=row.id,
-                   rule=verdict.get("rule"), result="held", approval_id=approval.id)
+            _audit(session, agent, tool_name, arguments, "require_review", who="policy", call_id=row.id, rule=rule,
+                   result="held", approval_id=approval.id)
             events.add("tool_call_pending_review", {
                 "source": "gateway", "kind": "gateway", "approval_id": approval.id, "call_id": row.id,
                 "agent": agent.name, "tool": tool_name, "params": arguments, "policy": verdict},
                 workspace=agent.workspace_id)
-            held = row.id
-        svc.notifier.send(events)
+            return row.id, events
+        held, events = _tx(svc, "holding a gateway call", hold)
+        if events is not None:
+            svc.notifier.send(events)
         return Outcome(held=held)
     result, full = _forward(svc, tool, arguments, f"gateway:{key}")
-    with svc.db.transaction() as session:
-        _audit(session, agent, tool_name, arguments, "allow", who="policy", rule=verdict.get("rule"),
-               result_bytes=full, result="error" if result.get("isError") else "ok")
+    _tx(svc, "auditing a gateway call", lambda session: _audit(
+        session, agent, tool_name, arguments, "allow", who="policy", rule=rule, result_bytes=full,
+        result="error" if result.get("isError") else "ok"))
     return Outcome(result)
 
 
@@ -158,68 +173,80 @@ def settle(svc, agent: Agent, call_id: str) -> dict[str, Any] | None:
     """The held call's answer once its approval is final (forwarding it first when approved and nobody has), or
     None while it waits (or while another request forwards it). A forwarding that outlived every time-out (its server
     process was killed) answers that it was interrupted: it is never sent again."""
-    with svc.db.read() as session:  # polled every half second while the agent waits: no write lock for "not yet"
-        row = session.get(GatewayCall, call_id)
-        if row is not None and row.state == HELD:
-            status = session.scalar(select(Approval.status).where(Approval.id == row.approval_id))
-            if status == A.PENDING:
-                return None
-        if row is not None and row.state == FORWARDING and not _interrupted(svc, row):
-            return None
-    with svc.db.transaction() as session:
-        row = session.get(GatewayCall, call_id)
-        if row is None:
-            return G.error_result("Coach no longer knows this held call.")
-        if row.state in (DONE, FAILED, REJECTED):
-            if row.delivered_at is None:
-                row.delivered_at = utcnow()
-            return row.result
-        if row.state == FORWARDING:
-            if not _interrupted(svc, row):
-                return None
-            row.state, row.finished_at, row.delivered_at = FAILED, utcnow(), utcnow()
-            row.result = G.error_result(f"The approved call of {row.tool} was being sent when Coach stopped; Coach "
-                                        f"cannot tell whether it ran, and does not send it again.",
-                                        decision="interrupted")
-            _audit(session, agent, row.tool, row.arguments, "interrupted", who="system", call_id=row.id,
-                   result="interrupted")
-            return row.result
-        approval = session.get(Approval, row.approval_id) if row.approval_id else None
-        if approval is None or approval.status == A.PENDING:
-            return None
-        last = (approval.decisions or [{}])[-1]
-        who, feedback = last.get("user") or A.SYSTEM, last.get("comment") or ""
-        if approval.status != A.APPROVED:
-            row.state, row.finished_at, row.delivered_at = REJECTED, utcnow(), utcnow()
-            row.result = G.error_result(G.rejected_text(row.tool, who, feedback), decision="rejected", reviewer=who,
-                                        feedback=feedback)
-            _audit(session, agent, row.tool, row.arguments, "reject", who=who, call_id=row.id, result="rejected",
-                   feedback=feedback, approval_id=approval.id)
-            return row.result
-        # approved: this request forwards it, unless another claimed it first
-        claimed = session.execute(update(GatewayCall).where(GatewayCall.id == call_id, GatewayCall.state == HELD)
-                                  .values(state=FORWARDING, forwarded_at=utcnow(),
-                                          row_version=GatewayCall.row_version + 1)
-                                  .execution_options(synchronize_session=False)).rowcount
-        if claimed != 1:
-            return None
-        params = approval.params if isinstance(approval.params, dict) else row.arguments
-        edited = any(d.get("decision") == "edit" for d in approval.decisions or [])
-        tool_name, approval_id = row.tool, approval.id
+    def waiting() -> bool:
+        with svc.db.read() as session:  # polled every half second while the agent waits: no write lock for "not yet"
+            row = session.get(GatewayCall, call_id)
+            if row is not None and row.state == HELD:
+                return session.scalar(select(Approval.status).where(Approval.id == row.approval_id)) == A.PENDING
+            return row is not None and row.state == FORWARDING and not _interrupted(svc, row)
+    if retrying(waiting, tries=4, what="reading a held gateway call"):
+        return None
+    step = _tx(svc, "settling a gateway call", lambda session: _settle(svc, session, agent, call_id))
+    if step.result is not None or step.forward is None:
+        return step.result
+    tool_name, params, edited, who, approval_id = step.forward
     tool = svc.mcp.tools_for(agent.workspace_id).get(tool_name)
     if tool is None:
         result, full = G.error_result(f"{tool_name} is no longer one of this workspace's tools; the approved call "
                                       f"did not run."), 0
     else:
         result, full = _forward(svc, tool, params, f"gateway:{call_id}")
-    with svc.db.transaction() as session:
+
+    def store(session: Session) -> None:
         row = session.get(GatewayCall, call_id, populate_existing=True)
         row.state = FAILED if result.get("isError") else DONE
         row.result, row.result_bytes, row.finished_at, row.delivered_at = result, full, utcnow(), utcnow()
         _audit(session, agent, tool_name, params, "edit" if edited else "approve", who=who, call_id=call_id,
                result_bytes=full, result="error" if result.get("isError") else "ok", approval_id=approval_id,
                **({"original_arguments": row.arguments} if edited else {}))
+    _tx(svc, "storing a gateway call's result", store)
     return result
+
+
+@dataclass(frozen=True)
+class _Step:
+    result: dict[str, Any] | None = None  # the answer now (None and no forward: still waiting)
+    forward: tuple | None = None  # claimed: (tool, params, edited, who, approval id) to forward
+
+
+def _settle(svc, session: Session, agent: Agent, call_id: str) -> _Step:
+    row = session.get(GatewayCall, call_id)
+    if row is None:
+        return _Step(G.error_result("Coach no longer knows this held call."))
+    if row.state in (DONE, FAILED, REJECTED):
+        if row.delivered_at is None:
+            row.delivered_at = utcnow()
+        return _Step(row.result)
+    if row.state == FORWARDING:
+        if not _interrupted(svc, row):
+            return _Step()
+        row.state, row.finished_at, row.delivered_at = FAILED, utcnow(), utcnow()
+        row.result = G.error_result(f"The approved call of {row.tool} was being sent when Coach stopped; Coach "
+                                    f"cannot tell whether it ran, and does not send it again.", decision="interrupted")
+        _audit(session, agent, row.tool, row.arguments, "interrupted", who="system", call_id=row.id,
+               result="interrupted")
+        return _Step(row.result)
+    approval = session.get(Approval, row.approval_id) if row.approval_id else None
+    if approval is None or approval.status == A.PENDING:
+        return _Step()
+    last = (approval.decisions or [{}])[-1]
+    who, feedback = last.get("user") or A.SYSTEM, last.get("comment") or ""
+    if approval.status != A.APPROVED:
+        row.state, row.finished_at, row.delivered_at = REJECTED, utcnow(), utcnow()
+        row.result = G.error_result(G.rejected_text(row.tool, who, feedback), decision="rejected", reviewer=who,
+                                    feedback=feedback)
+        _audit(session, agent, row.tool, row.arguments, "reject", who=who, call_id=row.id, result="rejected",
+               feedback=feedback, approval_id=approval.id)
+        return _Step(row.result)
+    # approved: this request forwards it, unless another claimed it first
+    claimed = session.execute(update(GatewayCall).where(GatewayCall.id == call_id, GatewayCall.state == HELD)
+                              .values(state=FORWARDING, forwarded_at=utcnow(), row_version=GatewayCall.row_version + 1)
+                              .execution_options(synchronize_session=False)).rowcount
+    if claimed != 1:
+        return _Step()
+    params = approval.params if isinstance(approval.params, dict) else row.arguments
+    edited = any(d.get("decision") == "edit" for d in approval.decisions or [])
+    return _Step(forward=(row.tool, params, edited, who, approval.id))
 
 
 def _interrupted(svc, row: GatewayCall) -> bool:
