@@ -24,9 +24,13 @@ SHOP = stdio_command("shop")
 HOLD_S = 4.0
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    live = LiveServer(tmp_path_factory.mktemp("gateway") / "server",
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def server(request, tmp_path_factory):
+    database_url = None
+    if request.param == "postgresql":
+        database_url = request.getfixturevalue("pg_database")
+        request.getfixturevalue("pg_emptier")()
+    live = LiveServer(tmp_path_factory.mktemp("gateway") / "server", database_url,
                       env={"COACH_MCP_STDIO_ALLOW": " ".join(SHOP), "COACH_GATEWAY_HOLD_S": str(HOLD_S),
                            "COACH_GATEWAY_PROGRESS_S": "0.5"})
     try:
