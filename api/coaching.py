@@ -133,7 +133,7 @@ class Stats(MethodView):
     @blp.response(200, StatsSchema)
     def get(self, execution_id):
         with services().db.read() as session:
-            return coaching.stats_of(executions.get(session, workspace_id(), execution_id))
+            return executions.stats_of(executions.get(session, workspace_id(), execution_id))
 
 
 @blp.route("/<execution_id>/coaching/pause")

@@ -9,7 +9,7 @@ from api.base import Blueprint
 from api.context import operator, require, services, user_id, workspace_id
 from api.schemas import PageArgs, StrictBoolean, page_body, page_of
 from core.execution import states as S
-from services import agent_store, approvals, executions, workflows
+from services import agent_store, approvals, control, executions, workflows
 from services.notifier import Events
 
 blp = Blueprint("executions", __name__, url_prefix="/api/executions", description="Runs of workflows")
@@ -150,7 +150,7 @@ class Cancel(MethodView):
         require("operator")
         svc, events = services(), Events()
         with svc.db.transaction() as session:
-            body = _view(session, executions.cancel(session, workspace_id(), execution_id, operator(), events))
+            body = _view(session, control.cancel(session, workspace_id(), execution_id, operator(), events))
         svc.notifier.send(events)
         return body
 
@@ -163,7 +163,7 @@ class Answer(MethodView):
         require("operator")
         svc, events = services(), Events()
         with svc.db.transaction() as session:
-            ex = executions.answer(session, svc.definitions, workspace_id(), execution_id, step_id, args["answer"],
+            ex = control.answer(session, svc.definitions, workspace_id(), execution_id, step_id, args["answer"],
                                    operator(), events)
             body = _view(session, ex)
         svc.notifier.send(events)

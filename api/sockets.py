@@ -125,7 +125,7 @@ def register(socketio: SocketIO) -> None:
                 update = executions.update_event(ex, steps=False)
                 waiting = [coaching.described(session, svc.definitions, svc.tools.for_workspace(ex.workspace_id), s)
                            for s in coaching.pending(session, ex.id)]
-                stats = coaching.stats_of(ex) if ex.mode != "normal" else None
+                stats = executions.stats_of(ex) if ex.mode != "normal" else None
             # a reload or a reconnect never loses the pending suggestion: send it to this client at once
             for suggestion in waiting:
                 emit("coaching_suggestion", jsonable(suggestion), to=request.sid)

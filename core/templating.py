@@ -13,7 +13,7 @@ import string
 from functools import lru_cache
 from typing import Any, Callable
 
-from jinja2 import StrictUndefined, TemplateError, Undefined, nodes
+from jinja2 import StrictUndefined, TemplateError, Undefined, UndefinedError, nodes
 from jinja2.compiler import CodeGenerator
 from jinja2.parser import Parser
 from jinja2.sandbox import ImmutableSandboxedEnvironment
@@ -283,7 +283,8 @@ def _native(expression: str, context: dict[str, Any]) -> Any:
 def _fail_on_undefined(value: Any) -> None:
     # `{{ [vars.missing] }}` builds a list holding an Undefined without raising; find it here instead
     if isinstance(value, Undefined):
-        value._fail_with_undefined_error()  # raises UndefinedError naming what was missing
+        str(value)  # a StrictUndefined (the environment's) raises UndefinedError naming what was missing
+        raise UndefinedError("a value of the expression is undefined")
     elif isinstance(value, (list, tuple)):
         for v in value:
             _fail_on_undefined(v)

@@ -4,9 +4,9 @@ The runner hands an agent step to `run_step` outside any transaction, as it does
 its conversation as it grows (services/agent_store.py): each LLM answer and each tool result is committed before
 the next request to the LLM or the next tool that takes time, so a server killed anywhere goes on from the stored
 conversation (`run_step` again, after Runner.recover). A call a person must decide becomes a suggestion of kind
-`tool_call` and the loop returns: no thread waits on a person. The decision (services/decisions.py ->
-`settle_call`), the answer to CONFIRM_DATA (`answer`) or the approval of REQUEST_APPROVAL (`approved`) writes the
-call's result or the person's message, and the runner runs the step again.
+`tool_call` and the loop returns: no thread waits on a person. The decision, the answer to CONFIRM_DATA or
+the approval of REQUEST_APPROVAL writes the call's result or the person's message (services/agent_replies.py), and
+the runner runs the step again.
 """
 from __future__ import annotations
 
@@ -18,26 +18,21 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from core.agent import conversation as C
-from core.agent.loop import AgentLoop, Result, Ruling, answered, opening
+from core.agent.loop import AgentLoop, Result, Ruling, opening
 from core.agent.spec import resolve_tools
 from core.coaching import autonomy
-from core.coaching.decisions import ToolCallEffect
+from core.coaching.autonomy import tool_unit
 from core.execution import states as S
 from core.execution.engine import Outcome, run_tool, template_context
 from core.templating import TemplateFailure, render_value
 from core.tools import ToolRegistry, schema_errors
 from services import agent_store as store
-from services import approvals, audit, coaching, corrections, executions, metrics, policies
+from services import approvals, audit, coaching, executions, metrics, policies
 from services.llm import SETUP, OpenAIProvider
 from services.models import Execution, Suggestion, Workflow, new_id, utcnow
 from services.notifier import Events
 
 log = logging.getLogger(__name__)
-
-
-def unit(step_id: str, tool: str | None) -> str:
-    """What an agent's calls of one tool count under (metrics, correction pack, step mode): `<step>:<tool>`."""
-    return f"{step_id}:{tool or '(none)'}"
 
 
 def judge_call(session: Session, tools: ToolRegistry, ex: Execution, step, tool: str | None, params: Any, *,
@@ -172,7 +167,7 @@ class Host:
         session = self._open()
         ex = self.ex
         wf = session.get(Workflow, ex.workflow_id)
-        key = unit(self.step.id, m.tool)
+        key = tool_unit(self.step.id, m.tool)
         params, source = m.arguments, "llm"
         if ex.mode != "normal" and wf.kind != "plan":  # a learned change applies to the call, citing its pack
             params, pack_id, applied = coaching.learned(session, wf, key, params)
@@ -188,7 +183,7 @@ class Host:
             return Ruling("review", params, verdict, source=source)
         modes = autonomy.step_modes(wf.settings)
         gate = autonomy.review_for(ex.mode, wf.mode, modes.get(key) or modes.get(self.step.id),
-                                   lambda: self.runner._rng.random() < self.settings.spot_check_rate)
+                                   lambda: self.runner.rng.random() < self.settings.spot_check_rate)
         if gate is not None:
             return Ruling("review", params, verdict, purpose=gate if gate == "spot_check" else "coaching",
                           source=source)
@@ -202,7 +197,7 @@ class Host:
         wf = session.get(Workflow, ex.workflow_id)
         scopes = metrics.plan_scopes(m.tool) if wf.kind == "plan" else \
             metrics.workflow_scopes(ex.workflow_id, ex.workflow_version, step.id) + \
-            [("step", f"{ex.workflow_id}/{unit(step.id, m.tool)}")]
+            [("step", f"{ex.workflow_id}/{tool_unit(step.id, m.tool)}")]
         counted = metrics.record_suggestion(session, ex.workspace_id, scopes, metrics.workflow_thresholds(wf))
         reasoning = store.reasoning_of(self.conversation_reply(m))
         now = utcnow()
@@ -218,11 +213,11 @@ class Host:
         ex.gate = {"kind": "decision", "step_id": step.id, "suggestion_id": sug.id, "tool_call_id": m.tool_call_id,
                    "agent": True}
         executions.set_status(ex, "await_decision")
-        coaching.count_stat(ex, "suggestions_made")
+        executions.count_stat(ex, "suggestions_made")
         payload = coaching.view(sug, self.tools, step)
         self.events.add("tool_call_pending_review", payload, execution=ex.id, workspace=ex.workspace_id)
         self.events.add("coaching_suggestion", payload, execution=ex.id, workspace=ex.workspace_id)
-        self.events.latest("coaching_stats", {"execution_id": ex.id, **coaching.stats_of(ex)}, execution=ex.id)
+        self.events.latest("coaching_stats", {"execution_id": ex.id, **executions.stats_of(ex)}, execution=ex.id)
         executions.changed(self.session, self.events, ex, step.id)
         if ruling.policy and ruling.policy.get("effect") == "require_review":
             audit.record(session, ex.workspace_id, "system", "policy_review", target_type="suggestion",
@@ -278,46 +273,4 @@ class Host:
 
 # -- what people's actions do to the conversation (each in the caller's transaction) ------------------------------
 
-def settle_call(session: Session, ex: Execution, sug: Suggestion, effect: ToolCallEffect, kind: str, operator: str,
-                events: Events) -> None:
-    """A decision on a tool-call suggestion: the call runs (accept, correct) when the runner takes the step again,
-    or gets its result now (manual, skip, reject). Either way the step is ready to run again."""
-    m = store.get(session, sug.agent_message_id)
-    m.decision = kind
-    if effect.run_with is not None:
-        m.status, m.params = C.READY, effect.run_with
-    else:
-        m.status, m.content, m.error = C.DONE, effect.result, effect.error
-    store.write(session, ex, sug.step_id, [m])
-    if effect.record_correction:
-        corrections.record(session, ex.workspace_id, ex.workflow_id, unit(sug.step_id, sug.tool), sug.params,
-                           effect.run_with, actor=operator, events=events)
-    executions.set_step(ex, sug.step_id, status=S.STEP_PENDING)
-    events.add("agent_messages", {"execution_id": ex.id, "step_id": sug.step_id, "messages": [store.view(m)]},
-               execution=ex.id)
-
-
-def answer(session: Session, ex: Execution, step_id: str, text: Any, actor: str, events: Events) -> None:
-    """A person's answer to the agent's CONFIRM_DATA becomes its next user message; the step runs again. The
-    caller moves the execution on (answer or resume)."""
-    messages = store.load(session, ex.id, step_id)
-    said = text if isinstance(text, str) else C.tool_content(text)
-    note = answered(messages, said or "(no answer)", C.ANSWER)
-    store.write(session, ex, step_id, [note])
-    executions.set_step(ex, step_id, status=S.STEP_PENDING)
-    ex.gate = None
-    audit.record(session, ex.workspace_id, actor, "agent_answer", target_type="step", target_id=f"{ex.id}/{step_id}",
-                 execution_id=ex.id, after={"answer": said})
-    events.add("agent_messages", {"execution_id": ex.id, "step_id": step_id, "messages": [store.view(note)]},
-               execution=ex.id)
-
-
-def approved(session: Session, ex: Execution, step_id: str, who: str, comment: str | None) -> None:
-    """REQUEST_APPROVAL approved: the agent is told, and its step runs again (services.approvals settles it)."""
-    messages = store.load(session, ex.id, step_id)
-    text = f"Approved by {who}" + (f": {comment}" if comment else ".") + " Go on."
-    store.write(session, ex, step_id, [answered(messages, text, C.APPROVED)])
-    executions.set_step(ex, step_id, status=S.STEP_PENDING, decision=None)
-
-
-__all__ = ["Host", "answer", "approved", "judge_call", "run_step", "settle_call", "unit"]
+__all__ = ["Host", "judge_call", "run_step"]

@@ -28,7 +28,7 @@ from core.execution.engine import template_context
 from core.templating import render_value
 from core.tools import ToolRegistry, schema_errors
 from core.workflow import StepDef, WorkflowDef
-from services import audit, decisions, executions
+from services import agent_replies, audit, evidence, executions
 from services.db import row_locks
 from services.models import Approval, Execution, utcnow
 from services.notifier import Events, jsonable
@@ -189,7 +189,7 @@ def decide(session: Session, tools: ToolRegistry, workspace_id: str, approval_id
             kind = "reject" if a.status == A.REJECTED else \
                 ("correct" if any(d["decision"] == "edit" for d in a.decisions) else "accept")
             latency_ms = max(0.0, (now - a.created_at).total_seconds() * 1000.0)
-            decisions.count_review(session, ex, a.step_id, kind, latency_ms, events)
+            evidence.count_review(session, ex, a.step_id, kind, latency_ms, events)
     response = {"approval": view(a), "execution": jsonable(executions.update_event(ex, a.step_id, steps=False))}
     if idempotency_key:
         a.replies = {**(a.replies or {}), idempotency_key: response}
@@ -230,8 +230,7 @@ def _settle(session: Session, ex: Execution, a: Approval, events: Events) -> Non
     ex.gate = None
     if a.status == A.APPROVED:
         if by_agent:  # the agent asked (REQUEST_APPROVAL): it is told, and its step runs on
-            from services import agent  # services.agent builds on this module
-            agent.approved(session, ex, a.step_id, last.get("user") or A.SYSTEM, last.get("comment"))
+            agent_replies.approved(session, ex, a.step_id, last.get("user") or A.SYSTEM, last.get("comment"))
         elif a.kind == "tool_call":  # the step runs now, with the approved params (the runner reads decision)
             edited = any(d["decision"] == "edit" for d in a.decisions)
             executions.set_step(ex, a.step_id, status=S.STEP_PENDING, decision="edit" if edited else "approve",

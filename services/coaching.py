@@ -23,7 +23,6 @@ from services import audit, corrections, executions, gates, metrics, policies
 from services.models import Execution, Suggestion, Workflow, utcnow
 from services.notifier import Events
 
-STAT_KEYS = executions.COACHING_STATS
 STAT_OF = D.STAT_OF
 REVIEW_GATES = ("decision", "spot_check")
 
@@ -46,18 +45,6 @@ def review_gate(session: Session, ex: Execution, spot_check_rate: float, rng: ra
         return autonomy.review_for(ex.mode, wf.mode, modes.get(step.id), spot_check)
     return gate
 
-
-def count_stat(ex: Execution, key: str) -> None:
-    """One more of `key` (suggestions_made, accepted, …, timed_out) in the execution's coaching stats."""
-    stats = dict(ex.coaching_stats or {})
-    stats[key] = stats.get(key, 0) + 1
-    ex.coaching_stats = stats
-
-
-def stats_of(ex: Execution) -> dict[str, int]:
-    """The session's counters (all zero for an execution that never had a suggestion)."""
-    values = ex.coaching_stats or {}
-    return {k: int(values.get(k, 0)) for k in STAT_KEYS}
 
 
 def pending(session: Session, execution_id: str) -> list[Suggestion]:
@@ -132,10 +119,10 @@ def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: St
     ex.gate = {"kind": kind, "step_id": step.id, "suggestion_id": sug.id, **gates.armed(kind, step.human_timeout, now)}
     if purpose != "correction":
         executions.set_status(ex, "await_decision")
-    count_stat(ex, "suggestions_made")
+    executions.count_stat(ex, "suggestions_made")
     payload = view(sug, tools, step)
     events.add("coaching_suggestion", payload, execution=ex.id, workspace=ex.workspace_id)
-    events.latest("coaching_stats", {"execution_id": ex.id, **stats_of(ex)}, execution=ex.id, plain=True)
+    events.latest("coaching_stats", {"execution_id": ex.id, **executions.stats_of(ex)}, execution=ex.id, plain=True)
     return sug
 
 

@@ -1,19 +1,21 @@
 """Interactive control of executions and plans alike (a plan id is an execution id): pause before a step for
-clarification, correct a step that has not run, resume with feedback, read where it stands. The rules are
+clarification, correct a step that has not run, resume with feedback, read where it stands, cancel, answer a
+human_input step. The rules are
 core/execution/control.py; each function runs in the caller's transaction and adds the events to push after it."""
 from __future__ import annotations
 
 from typing import Any
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.errors import NotFound, ValidationFailed
+from core.errors import BadRequest, Conflict, NotFound, ValidationFailed
 from core.execution import control as C
 from core.execution import states as S
 from core.tools import ToolRegistry
 from core.workflow import parse_definition
-from services import audit, coaching, corrections, executions
-from services.models import Execution, Plan, utcnow
+from services import agent_replies, approvals, audit, coaching, corrections, executions
+from services.models import Execution, Plan, Suggestion, utcnow
 from services.notifier import Events
 from services.workflows import DefinitionCache
 
@@ -128,9 +130,7 @@ def resume(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
                        execution=ex.id, workspace=ex.workspace_id)
         run = False
     elif gate.get("agent"):  # an agent step's CONFIRM_DATA: the feedback is the answer, its next message
-        from services import agent  # services.agent builds on this module
-
-        agent.answer(session, ex, step_id, feedback, actor, events)
+        agent_replies.answer(session, ex, step_id, feedback, actor, events)
     else:
         for sug in waiting:  # a suggestion for the step as it was: the runner suggests the corrected one
             sug.status = "superseded"
@@ -146,3 +146,44 @@ def resume(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
 def state(ex: Execution) -> dict[str, Any]:
     return {"execution_id": ex.id, **C.state_view(ex.status, ex.gate, ex.control)}
 
+
+def cancel(session: Session, workspace_id: str, execution_id: str, actor: str = "system",
+           events=None) -> Execution:
+    """Cancel; its pending suggestions are superseded and its pending approvals expire (approval_decided is
+    added to `events`, so every queue drops them), in this transaction."""
+    ex = executions.get(session, workspace_id, execution_id, for_update=True)
+    if ex.status in S.TERMINAL:
+        raise BadRequest(f"execution is already {ex.status}", details={"status": ex.status})
+    before = ex.status
+    executions.set_status(ex, "cancel")
+    audit.record(session, workspace_id, actor, "cancel", target_type="execution", target_id=ex.id,
+                 execution_id=ex.id, before={"status": before}, after={"status": ex.status})
+    for st in ex.steps.values():
+        if st.status not in S.STEP_DONE:
+            executions.set_step(ex, st.step_id, status=S.STEP_CANCELLED)
+    ex.gate = None
+    for sug in session.scalars(select(Suggestion).where(Suggestion.execution_id == ex.id,
+                                                        Suggestion.status == "pending")):
+        sug.status = "superseded"
+    approvals.expire_for_execution(session, ex, actor, "the execution was cancelled", events)
+    if events is not None:
+        executions.changed(session, events, ex)
+    return ex
+
+
+def answer(session: Session, definitions: DefinitionCache, workspace_id: str, execution_id: str,
+           step_id: str, answer_value: Any, actor: str = "system", events=None) -> Execution:
+    """The answer to a human_input step becomes its output (to an agent step's CONFIRM_DATA: its next message);
+    the execution goes on."""
+    ex = executions.get(session, workspace_id, execution_id, for_update=True)
+    gate = ex.gate or {}
+    S.transition(ex.status, "answer")  # raises the table's Conflict when nothing is waiting
+    asks = "clarification" if gate.get("agent") else "human_input"  # an agent step's CONFIRM_DATA, or the step's
+    if gate.get("kind") != asks or gate.get("step_id") != step_id:
+        raise Conflict(f"step {step_id!r} is not waiting for input", details={"waiting_step": gate.get("step_id")})
+    if gate.get("agent"):
+        agent_replies.answer(session, ex, step_id, answer_value, actor, events if events is not None else Events())
+        executions.set_status(ex, "answer")
+        return ex
+    executions.settle_answer(ex, step_id, answer_value)
+    return ex

@@ -1,4 +1,5 @@
-"""Executions: start, read, list, cancel, answer a human_input step. The runner advances them."""
+"""Executions: start, read, list, change a step or the status, the session's counters. The runner advances them;
+services.control cancels them and answers their questions."""
 from __future__ import annotations
 
 from typing import Any
@@ -8,7 +9,7 @@ from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import flag_modified
 
-from core.errors import BadRequest, Conflict, NotFound, ValidationFailed
+from core.errors import Conflict, NotFound, ValidationFailed
 from core.execution import states as S
 from core.execution.control import CORRECTABLE
 from core.execution.engine import ExecutionState, StepState, progress, steps_progress
@@ -127,50 +128,17 @@ def set_status(ex: Execution, trigger: str) -> None:
         ex.finished_at = utcnow()
 
 
-def cancel(session: Session, workspace_id: str, execution_id: str, actor: str = "system",
-           events=None) -> Execution:
-    """Cancel; its pending suggestions are superseded and its pending approvals expire (approval_decided is
-    added to `events`, so every queue drops them), in this transaction."""
-    from services import approvals  # services.approvals builds on this module
-
-    ex = get(session, workspace_id, execution_id, for_update=True)
-    if ex.status in S.TERMINAL:
-        raise BadRequest(f"execution is already {ex.status}", details={"status": ex.status})
-    before = ex.status
-    set_status(ex, "cancel")
-    audit.record(session, workspace_id, actor, "cancel", target_type="execution", target_id=ex.id,
-                 execution_id=ex.id, before={"status": before}, after={"status": ex.status})
-    for st in ex.steps.values():
-        if st.status not in S.STEP_DONE:
-            set_step(ex, st.step_id, status=S.STEP_CANCELLED)
-    ex.gate = None
-    for sug in session.scalars(select(Suggestion).where(Suggestion.execution_id == ex.id,
-                                                        Suggestion.status == "pending")):
-        sug.status = "superseded"
-    approvals.expire_for_execution(session, ex, actor, "the execution was cancelled", events)
-    if events is not None:
-        changed(session, events, ex)
-    return ex
+def count_stat(ex: Execution, key: str) -> None:
+    """One more of `key` (suggestions_made, accepted, …, timed_out) in the execution's coaching stats."""
+    stats = dict(ex.coaching_stats or {})
+    stats[key] = stats.get(key, 0) + 1
+    ex.coaching_stats = stats
 
 
-def answer(session: Session, definitions: DefinitionCache, workspace_id: str, execution_id: str,
-           step_id: str, answer_value: Any, actor: str = "system", events=None) -> Execution:
-    """The answer to a human_input step becomes its output (to an agent step's CONFIRM_DATA: its next message);
-    the execution goes on."""
-    ex = get(session, workspace_id, execution_id, for_update=True)
-    gate = ex.gate or {}
-    S.transition(ex.status, "answer")  # raises the table's Conflict when nothing is waiting
-    asks = "clarification" if gate.get("agent") else "human_input"  # an agent step's CONFIRM_DATA, or the step's
-    if gate.get("kind") != asks or gate.get("step_id") != step_id:
-        raise Conflict(f"step {step_id!r} is not waiting for input", details={"waiting_step": gate.get("step_id")})
-    if gate.get("agent"):
-        from services import agent  # services.agent builds on this module
-
-        agent.answer(session, ex, step_id, answer_value, actor, events if events is not None else Events())
-        set_status(ex, "answer")
-        return ex
-    settle_answer(ex, step_id, answer_value)
-    return ex
+def stats_of(ex: Execution) -> dict[str, int]:
+    """The session's counters (all zero for an execution that never had a suggestion)."""
+    values = ex.coaching_stats or {}
+    return {k: int(values.get(k, 0)) for k in COACHING_STATS}
 
 
 def settle_answer(ex: Execution, step_id: str, answer_value: Any, decision: str | None = None) -> None:

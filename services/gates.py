@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 from core import gates as G
 from core.execution import states as S
 from core.gates import TIMEOUT_ACCEPT, HumanTimeout  # noqa: F401  (TIMEOUT_ACCEPT: the runner reads it here)
-from services import audit, coaching, executions
+from services import audit, executions
 from services.models import Execution, Suggestion
 from services.notifier import Events
 from services.workflows import DefinitionCache
@@ -97,7 +97,7 @@ def fire(session: Session, definitions: DefinitionCache, execution_id: str, now:
     ex.gate = None
     if sug is not None:
         sug.status, sug.decided_at = TIMED_OUT, now
-        coaching.count_stat(ex, "timed_out")
+        executions.count_stat(ex, "timed_out")
     if action == G.FAIL:
         executions.set_step(ex, step_id, status=S.STEP_FAILED, decision=decision, error=text, finished_at=now)
         ex.error = {"step_id": step_id, "message": text}
@@ -120,5 +120,5 @@ def fire(session: Session, definitions: DefinitionCache, execution_id: str, now:
     events.add("gate_timed_out", payload, execution=ex.id, workspace=ex.workspace_id)
     executions.changed(session, events, ex, step_id)
     if sug is not None:
-        events.latest("coaching_stats", {"execution_id": ex.id, **coaching.stats_of(ex)}, execution=ex.id)
+        events.latest("coaching_stats", {"execution_id": ex.id, **executions.stats_of(ex)}, execution=ex.id)
     return ex

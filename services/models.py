@@ -203,7 +203,7 @@ class Execution(NewId, Base):
     # every step's state, in definition order (StepStates): one column, so a decision writes one row.
     # Changed only through services.executions.set_step, which tells the session (in-place changes).
     steps: Mapped[dict[str, StepState]] = mapped_column(StepStates, nullable=True, default=dict)
-    # a coaching (or spot-checked auto) session's counters (services.coaching.STAT_KEYS); NULL in normal mode.
+    # a coaching (or spot-checked auto) session's counters (services.executions.COACHING_STATS); NULL in normal mode.
     # The session's other state is the execution's status and its pending suggestion: nothing lives elsewhere.
     coaching_stats: Mapped[dict[str, int] | None] = mapped_column(JsonType, nullable=True)
     # the user id of whoever started it (NULL: started by the system, or before migration 0012); an approval with

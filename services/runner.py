@@ -69,7 +69,7 @@ class Runner:
         self._active: set[str] = set()
         self._again: set[str] = set()
         self._idle = threading.Condition(self._lock)
-        self._rng = random.Random(self.settings.random_seed)
+        self.rng = random.Random(self.settings.random_seed)  # spot checks draw from it (a seed makes runs repeatable)
         self._scanner: threading.Thread | None = None
         self._keeper: threading.Thread | None = None
         self._stop = threading.Event()
@@ -417,7 +417,7 @@ class Runner:
             ex.started_at = utcnow()
         elif ex.status == S.RESUMED:
             executions.set_status(ex, "continue")
-        gate = coaching.review_gate(session, ex, self.settings.spot_check_rate, self._rng)
+        gate = coaching.review_gate(session, ex, self.settings.spot_check_rate, self.rng)
         while True:
             try:
                 nxt = next_action(defn, executions.to_state(ex), gate)

@@ -18,6 +18,11 @@ STEP_MODES = (COACHING, AUTO, ALWAYS_REVIEW)
 DECISION, SPOT_CHECK = "decision", "spot_check"
 
 
+def tool_unit(step_id: str, tool: str | None) -> str:
+    """What an agent step's calls of one tool count under (metrics, correction pack, step mode): `<step>:<tool>`."""
+    return f"{step_id}:{tool or '(none)'}"
+
+
 def effective_mode(execution_mode: str, workflow_mode: str) -> str:
     """The mode an execution's steps are gated by now: an `auto` execution of a workflow that was demoted
     while it ran goes on as coaching (a demotion means a human must look again, from the next step)."""

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from services import approvals, executions
+from services import approvals, control, executions
 from services.models import utcnow
 from services.notifier import Events
 from tests.conftest import Api, make_user
@@ -249,7 +249,7 @@ def tool_call_waiting(api: Api, services, **spec) -> tuple[str, str]:
     events = Events()
     with services.db.transaction() as session:
         ex = executions.get(session, ws, ex_id, for_update=True)
-        executions.answer(session, services.definitions, ws, ex_id, "ask", "yes")
+        control.answer(session, services.definitions, ws, ex_id, "ask", "yes")
         executions.set_status(ex, "continue")
         verdict = {"effect": "require_review", "rule": {"id": "r1", "name": "writes", "reason": "writes are checked"}}
         approval = approvals.open_tool_call(session, ex, "pay", "file.write", {"path": "out/pay.txt",

@@ -20,7 +20,7 @@ import pytest
 
 from config import Settings
 from core.tools import ToolContext, ToolError, schema_errors
-from services.tools import ENTRY_POINT_GROUP, build_registry
+from services.tools import ENTRY_POINT_GROUP, build_registry, tool_entry_points
 from services.tools.basic import EchoTool, NoopTool
 from services.tools.files import FileReadTool, FileWriteTool
 from services.tools.http import HttpRequestTool
@@ -486,6 +486,12 @@ def plugin_module(tmp_path, monkeypatch):
     yield "coach_test_plugin"
 
 
+@pytest.fixture(autouse=True)
+def _real_entry_points_afterwards():
+    yield
+    tool_entry_points.cache_clear()
+
+
 def _use_entry_points(monkeypatch, *specs: tuple[str, str]) -> None:
     eps = [importlib.metadata.EntryPoint(name=n, value=v, group=ENTRY_POINT_GROUP) for n, v in specs]
 
@@ -493,6 +499,7 @@ def _use_entry_points(monkeypatch, *specs: tuple[str, str]) -> None:
         return eps if kwargs.get("group") == ENTRY_POINT_GROUP else []
 
     monkeypatch.setattr(importlib.metadata, "entry_points", fake_entry_points)
+    tool_entry_points.cache_clear()  # read once per process: these now (the fixture below reads the real ones after)
 
 
 def test_entry_points_add_tool_objects_and_factories(settings, monkeypatch, plugin_module):

@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from core.errors import Conflict
-from services import audit, coaching, decisions, executions, workflows
+from services import audit, coaching, control, decisions, executions, workflows
 from services.notifier import Events
 from tests.services.test_metric_rows import WORKFLOW, _start, _workflow_counts, two_processes  # noqa: F401
 
@@ -83,7 +83,7 @@ def test_a_cancel_in_the_same_process_supersedes_the_pending_suggestion(two_proc
     workflow_id = _workflow(a)
     execution_id = _after_two(a, notifier, workflow_id)
     with a.db.transaction() as session:
-        executions.cancel(session, WS[id(a)], execution_id, "lead@coach.local")
+        control.cancel(session, WS[id(a)], execution_id, "lead@coach.local")
     with pytest.raises(Conflict, match="superseded"):
         _decide(a, notifier, execution_id)
     assert _execution(a, execution_id)["status"] == "cancelled"
