@@ -43,7 +43,8 @@ def server(request, tmp_path_factory):
         assert listed["last_error"] == "", listed
         rules = [("review lookups", "require_review", "shop.lookup"), ("review sums", "require_review", "shop.add"),
                  ("review tallies", "require_review", "shop.tally"), ("no refunds by bots", "deny", "shop.refund"),
-                 ("slow is fine", "allow", "shop.slow"), ("echo is fine", "allow", "shop.echo_meta")]
+                 ("slow is fine", "allow", "shop.slow"), ("echo is fine", "allow", "shop.echo_meta"),
+                 ("crashing is allowed", "allow", "shop.crash")]
         for name, effect, tool in rules:
             body = {"name": name, "effect": effect, "reason": f"{name} (tests)", "match": {"tool": tool, "agent": "*"}}
             assert http.post(live.url("/api/policies"), json=body, timeout=10).status_code == 201
@@ -299,6 +300,16 @@ def test_another_workspaces_agent_sees_none_of_these_tools(server):
     tools, result = asyncio.run(go())
     assert tools.tools == []
     assert result.isError is True and "Unknown tool" in text(result)
+
+
+def test_an_upstream_server_that_crashes_mid_call_answers_the_agent_with_a_clear_error(server):
+    agent = make_agent(server, "unlucky-bot")
+    crashed = call(server, agent["token"], "shop.crash", {})
+    assert crashed.isError is True and "Coach could not complete the call of shop.crash" in text(crashed)
+    assert "exit" in text(crashed) or "closed" in text(crashed), text(crashed)
+    assert audit_calls(server, "unlucky-bot")[0]["result_bytes"] > 0
+    after = call(server, agent["token"], "shop.slow", {"seconds": 0})  # the server is started again for the next call
+    assert after.isError is False
 
 
 def test_a_forwarding_cut_by_a_crash_is_never_sent_again_and_the_agent_is_told(server):
