@@ -10,7 +10,7 @@ from flask_socketio import SocketIO
 
 from api import audit as audit_api
 from api import notices as notices_api
-from api import (approvals, auth, coaching, correction_packs, errors, executions, frontend, health, metrics, plans, policies, tool_servers,
+from api import (agents, approvals, auth, coaching, correction_packs, errors, executions, frontend, health, metrics, plans, policies, tool_servers,
                  queue, security, sockets, users, workflows, workspace)
 from api.base import Api
 from config import Settings
@@ -86,11 +86,17 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True, recove
     api.register_blueprint(notices_api.blp)
     api.register_blueprint(tool_servers.blp)
     api.register_blueprint(tool_servers.tools_blp)
+    api.register_blueprint(agents.blp)
     app.register_blueprint(health.blp)
     app.register_blueprint(frontend.blp)
     security.register(app, settings)  # after the blueprints: it hashes Swagger UI's inline script at start
     sockets.register(socketio)
     _retry_transient_errors(app)
+    # the MCP gateway at /mcp (services/gateway): the official SDK's ASGI transport inside this WSGI app, before Flask
+    from services.gateway.server import Gateway
+    gateway = Gateway(services)
+    app.extensions["coach_gateway"] = services.gateway = gateway
+    app.wsgi_app = gateway.mount(app.wsgi_app)
 
     from services import cli
     cli.register(app)

@@ -47,9 +47,11 @@ class ApprovalDecisionSchema(Schema):
 
 class ApprovalSchema(Schema):
     approval_id = fields.String()
-    execution_id = fields.String()
-    step_id = fields.String()
-    kind = fields.String(validate=validate.OneOf(A.KINDS))
+    execution_id = fields.String(allow_none=True, metadata={"description": "null for a gateway call's review"})
+    step_id = fields.String(metadata={"description": "gateway: the tool's name (cut to 64 characters)"})
+    kind = fields.String(validate=validate.OneOf(A.KINDS), metadata={
+        "description": "step | tool_call | plan | gateway (an outside agent's call held by the MCP gateway)"})
+    agent = fields.String(allow_none=True, metadata={"description": "gateway: the agent identity that made the call"})
     status = fields.String(validate=validate.OneOf(A.STATUSES))
     message = fields.String()
     tool = fields.String(allow_none=True)
@@ -70,7 +72,8 @@ class ApprovalSchema(Schema):
 
 class ApprovalDecisionResultSchema(Schema):
     approval = fields.Nested(ApprovalSchema)
-    execution = fields.Dict(metadata={"description": "{execution_id, status, progress, step_id}"})
+    execution = fields.Dict(allow_none=True, metadata={"description": "{execution_id, status, progress, step_id}; "
+                                                                     "null for a gateway call's review"})
 
 
 ApprovalPage = page_of(ApprovalSchema, "ApprovalPage")

@@ -44,6 +44,8 @@ class MatchSchema(Schema):
     user = fields.Raw(allow_none=True, metadata={"description": f"who started the execution, {ONE_OR_MANY}"})
     agent_step = fields.Raw(allow_none=True, metadata={"description": f"the agent step calling, {ONE_OR_MANY}; "
                                                                       "`*`: any agent step"})
+    agent = fields.Raw(allow_none=True, metadata={"description": f"the agent identity calling through the MCP gateway "
+                                                                 f"(its name), {ONE_OR_MANY}; `*`: any agent"})
     sql = fields.Raw(allow_none=True, metadata={"description": "`not_read`: the call's `query` is not a read-only "
                                                                "statement; `read`: it is"})
     host_not_in = fields.Raw(allow_none=True, metadata={"description": "the call's `url` host is on none of these "
@@ -93,6 +95,8 @@ class EvaluateIn(Schema):
     workflow_id = fields.String(load_default=None, allow_none=True)
     user = fields.String(load_default=None, allow_none=True)
     agent_step = fields.String(load_default=None, allow_none=True)
+    agent = fields.String(load_default=None, allow_none=True,
+                          metadata={"description": "the gateway's agent identity (its name) making the call"})
 
 
 class RuleRef(Schema):

@@ -45,6 +45,12 @@ class Settings:
     mcp_stdio_allow: tuple[str, ...] = ()
     mcp_call_timeout_s: float = 60.0  # COACH_MCP_CALL_TIMEOUT_S: the longest one MCP tool call may take
     mcp_connect_timeout_s: float = 15.0  # COACH_MCP_CONNECT_TIMEOUT_S: start/connect + handshake of an MCP server
+    # the MCP gateway (docs/mcp-gateway.md). COACH_GATEWAY_HOLD_S: how long a tools/call held for a review keeps the
+    # agent's request open (progress notifications every COACH_GATEWAY_PROGRESS_S when the agent sent a progressToken)
+    # before it answers that the call awaits review; keep it below the agent's own tool-call timeout
+    gateway_hold_s: float = 45.0
+    gateway_progress_s: float = 5.0
+    gateway_result_max_kb: float = 256.0  # COACH_GATEWAY_RESULT_MAX_KB: the most of a tool's result an agent receives
     runner_workers: int = 4  # COACH_RUNNER_WORKERS: background tasks advancing executions at once
     # COACH_LEASE_S: how long a step's lease holds without renewal (renewed every third of it while the tool runs);
     # COACH_LEASE_SCAN_S: how often every instance looks for expired leases to take over (README "Several machines")

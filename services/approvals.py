@@ -124,7 +124,7 @@ def by_step(session: Session, execution_id: str) -> dict[str, dict[str, str]]:
 def view(a: Approval) -> dict[str, Any]:
     """DESIGN.md §4's approval shape (and a few more fields)."""
     return jsonable({
-        "approval_id": a.id, "execution_id": a.execution_id, "step_id": a.step_id, "kind": a.kind,
+        "approval_id": a.id, "execution_id": a.execution_id, "step_id": a.step_id, "kind": a.kind, "agent": a.agent,
         "status": a.status, "message": a.message, "tool": a.tool, "params": a.params, "policy": a.policy,
         "approvers": {"roles": list(a.approvers.get("roles", [])), "users": list(a.approvers.get("users", []))},
         "quorum": a.quorum, "separate_duties": a.separate_duties, "started_by": a.started_by,
@@ -141,13 +141,14 @@ def _state(a: Approval) -> A.ApprovalState:
                            decisions=tuple(a.decisions or ()))
 
 
-def _locked(session: Session, workspace_id: str | None, approval_id: str) -> tuple[Execution, Approval]:
+def _locked(session: Session, workspace_id: str | None, approval_id: str) -> tuple[Execution | None, Approval]:
     """The approval and its execution, locked in the one order (execution, then approval) on PostgreSQL, and read
     as they are now (SQLite: the transaction began IMMEDIATE, one writer at a time)."""
     first = session.get(Approval, approval_id)
     if first is None or (workspace_id is not None and first.workspace_id != workspace_id):
         raise NotFound(f"approval {approval_id} not found")
-    ex = executions.get_any(session, first.execution_id, for_update=True)
+    # a gateway call's review belongs to no execution (services/gateway reads its decision)
+    ex = executions.get_any(session, first.execution_id, for_update=True) if first.execution_id else None
     query = select(Approval).where(Approval.id == approval_id).execution_options(populate_existing=True)
     approval = session.scalar(query.with_for_update() if row_locks(session) else query)
     return ex, approval
@@ -171,9 +172,16 @@ def decide(session: Session, tools: ToolRegistry, workspace_id: str, approval_id
         _edit(session, tools, a, body.get("params"), recheck)
     _store(a, after)
     audit.record(session, workspace_id, actor.email, "approval_decision", target_type="approval", target_id=a.id,
-                 execution_id=ex.id, before={"status": A.PENDING, "params": params_before},
+                 execution_id=ex.id if ex is not None else None, before={"status": A.PENDING, "params": params_before},
                  after={"decision": decision, "comment": body.get("comment"), "status": a.status,
-                        "params": a.params}, result=decision)
+                        "params": a.params, **({"agent": a.agent} if a.agent else {})}, result=decision)
+    if ex is None:  # a gateway call's review: the held call (services/gateway) reads the decision from the row
+        if a.status in A.FINAL:
+            events.add("approval_decided", view(a), workspace=a.workspace_id)
+        response = {"approval": view(a), "execution": None}
+        if idempotency_key:
+            a.replies = {**(a.replies or {}), idempotency_key: response}
+        return response
     if a.status in A.FINAL:
         _settle(session, ex, a, events)
         if a.kind == "tool_call" and a.status in (A.APPROVED, A.REJECTED):
@@ -256,7 +264,7 @@ def submit(services, workspace_id: str, approval_id: str, body: dict[str, Any], 
         response = decide(session, services.tools.for_workspace(workspace_id), workspace_id, approval_id, body, actor, events,
                           idempotency_key, recheck)
     services.notifier.send(events)
-    if response["execution"]["status"] in S.RUNNABLE:
+    if response["execution"] and response["execution"]["status"] in S.RUNNABLE:
         services.runner.schedule(response["execution"]["execution_id"])
     return response
 

@@ -36,6 +36,8 @@ class Services:
     approval_recheck: Callable | None = None
     # the workspaces' MCP servers, whose tools `tools.for_workspace(id)` shows (services/toolservers)
     mcp: McpSource | None = None
+    # the MCP gateway serving /mcp (services/gateway/server.py: Gateway), set by the app factory; closed with the rest
+    gateway: object | None = None
 
     @classmethod
     def build(cls, settings: Settings, socketio=None, *, notifier: Notifier | None = None,
@@ -73,6 +75,8 @@ class Services:
 
     def close(self) -> None:
         self.runner.shutdown()
+        if self.gateway is not None:
+            self.gateway.close()  # its loop thread (started by the first /mcp request)
         if self.mcp is not None:
             self.mcp.close()  # stops the stdio servers this process started
         for tool in self.tools.tools.values():  # e.g. sql.query's engines to the configured databases

@@ -37,11 +37,13 @@ log = logging.getLogger(__name__)
 
 
 def call_for(tools: ToolRegistry, tool: str, params: dict[str, Any] | None = None, *, step_type: str = "action",
-             workflow_id: str | None = None, user: str | None = None, agent_step: str | None = None) -> Call:
+             workflow_id: str | None = None, user: str | None = None, agent_step: str | None = None,
+             agent: str | None = None) -> Call:
     """The call as the policy sees it, with the registered tool's risk (None for a tool the registry lacks)."""
     found = tools.get(tool)
     return Call(tool=tool, params=params if isinstance(params, dict) else {}, step_type=step_type,
-                risk=getattr(found, "risk", None), workflow_id=workflow_id, user=user, agent_step=agent_step)
+                risk=getattr(found, "risk", None), workflow_id=workflow_id, user=user, agent_step=agent_step,
+                agent=agent)
 
 
 def for_step(session: Session, tools: ToolRegistry, ex, step, params: Any, *, agent_step: str | None = None) -> Verdict:
@@ -56,7 +58,10 @@ def approval_recheck(tools: ToolRegistry):
     """services.approvals' `recheck` hook: the verdict on a reviewed call's edited params (deny refuses the edit;
     the tool stays the approval's: an edit changes params only)."""
     def recheck(session: Session, approval, params: dict) -> dict[str, Any] | None:
-        ex = session.get(Execution, approval.execution_id)
+        if approval.kind == "gateway" and approval.tool:  # an agent's call held by the MCP gateway: no execution
+            call = call_for(tools.for_workspace(approval.workspace_id), approval.tool, params, agent=approval.agent)
+            return evaluate(session, approval.workspace_id, call).to_dict()
+        ex = session.get(Execution, approval.execution_id) if approval.execution_id else None
         if ex is None or not approval.tool:
             return None
         call = call_for(tools.for_workspace(ex.workspace_id), approval.tool, params, step_type="action", workflow_id=ex.workflow_id,

@@ -22,7 +22,9 @@ from typing import Any
 
 from core.errors import Conflict, Forbidden, ValidationFailed
 
-KINDS = ("step", "tool_call", "plan")
+KINDS = ("step", "tool_call", "plan", "gateway")
+# kinds whose params a reviewer may edit: a tool call of a step, and an agent's call held by the MCP gateway
+EDITABLE = ("tool_call", "gateway")
 PENDING, APPROVED, REJECTED, EXPIRED = "pending", "approved", "rejected", "expired"
 STATUSES = (PENDING, APPROVED, REJECTED, EXPIRED)
 FINAL = frozenset({APPROVED, REJECTED, EXPIRED})
@@ -190,7 +192,7 @@ def decide(state: ApprovalState, actor: Actor, decision: str, comment: str | Non
     if decision not in DECISIONS:
         raise ValidationFailed("unknown decision", details={"decision": [f"must be one of {list(DECISIONS)}"]})
     check_open(state)
-    if decision == "edit" and state.kind != "tool_call":
+    if decision == "edit" and state.kind not in EDITABLE:
         raise ValidationFailed("only a tool call's approval can be edited",
                                details={"decision": [f"edit is for tool_call approvals; this one is a {state.kind}"]})
     check_eligible(state, actor)

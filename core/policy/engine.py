@@ -39,10 +39,12 @@ class Call:
     workflow_id: str | None = None
     user: str | None = None
     agent_step: str | None = None
+    agent: str | None = None  # the gateway's agent identity (its name); None for a workflow's call
 
     def context(self) -> dict[str, Any]:
         return {"params": self.params, "tool": self.tool, "risk": self.risk, "step_type": self.step_type,
-                "workflow_id": self.workflow_id, "user": self.user, "agent_step": self.agent_step}
+                "workflow_id": self.workflow_id, "user": self.user, "agent_step": self.agent_step,
+                "agent": self.agent}
 
 
 @dataclass(frozen=True)
@@ -180,6 +182,9 @@ def _applies(rule: CompiledRule, call: Call) -> bool:
         if call.agent_step is None:
             return False
         if "*" not in rule.agent_steps and call.agent_step not in rule.agent_steps:
+            return False
+    if rule.agents is not None:
+        if call.agent is None or ("*" not in rule.agents and call.agent not in rule.agents):
             return False
     return True
 

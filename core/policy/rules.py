@@ -9,13 +9,14 @@ user, or one user within one workflow. Every `match` key is optional and all the
 | `step_type` | the step's type is this one, or one of a list |
 | `risk` | the tool's risk (`read`, `write`, `external`, `destructive`) is one of the list |
 | `workflow_id`, `user`, `agent_step` | the call's workflow, the user who started the execution, the agent step making the call: this one or one of a list (`agent_step: "*"`: any agent step) |
+| `agent` | the agent identity calling through the MCP gateway (its name): this one or one of a list (`"*"`: any agent; a call of a workflow's step has no agent and never matches) |
 | `sql` | `not_read`: the call's `query` param is not a read-only statement (core.policy.sql); `read`: it is |
 | `host_not_in` | the call's `url` param's host is not on the list |
 | `path_outside` | the call's `path` param lies outside the folder |
 | `params` | the predicate, an expression in the project's condition language, is true |
 
 A predicate is a sandboxed Jinja expression (the language of step conditions, core/templating.py, metered by
-core/budget.py); it sees `params`, `tool`, `risk`, `step_type`, `workflow_id`, `user` and `agent_step`, e.g.
+core/budget.py); it sees `params`, `tool`, `risk`, `step_type`, `workflow_id`, `user`, `agent_step` and `agent`, e.g.
 `params.amount > 1000`, `params.method in ['POST', 'DELETE']`, `'prod' in params.url`,
 `params.to is defined and not params.to.endswith('@example.com')`.
 """
@@ -35,11 +36,11 @@ from core.tools import RISKS
 from core.workflow.model import STEP_TYPES
 
 EFFECTS = ("allow", "require_review", "deny")
-MATCH_KEYS = ("tool", "step_type", "risk", "workflow_id", "user", "agent_step", "sql", "host_not_in",
+MATCH_KEYS = ("tool", "step_type", "risk", "workflow_id", "user", "agent_step", "agent", "sql", "host_not_in",
               "path_outside", "params")
 SCOPE_KEYS = ("workflow_id", "user")
 SQL_HELPERS = ("not_read", "read")
-PREDICATE_NAMES = frozenset({"params", "tool", "risk", "step_type", "workflow_id", "user", "agent_step"})
+PREDICATE_NAMES = frozenset({"params", "tool", "risk", "step_type", "workflow_id", "user", "agent_step", "agent"})
 MAX_PREDICATE = 2000
 MAX_LIST = 200
 # scope → specificity: the most specific scope that matched wins (DESIGN.md §1)
@@ -64,6 +65,7 @@ class CompiledRule:
     workflow_ids: frozenset[str] | None
     users: frozenset[str] | None
     agent_steps: tuple[re.Pattern | str, ...] | None
+    agents: frozenset[str] | None = None  # gateway agent identities' names ("*": any)
     checks: tuple[tuple[str, Callable[[dict], bool]], ...] = field(default=())  # helpers: (key, test of params)
     predicate: str | None = None
     revision: int = 0
@@ -171,6 +173,7 @@ def _compile_match(match: dict[str, Any], errors: _Errors) -> dict[str, Any]:
     out["users"] = _strings(match.get("user"), "match.user", errors)
     agents = _strings(match.get("agent_step"), "match.agent_step", errors)
     out["agent_steps"] = tuple(sorted(agents)) if agents else None
+    out["agents"] = _strings(match.get("agent"), "match.agent", errors)
     out["checks"] = tuple(_helper_checks(match, errors))
     out["predicate"] = _predicate(match.get("params"), errors)
     return out

@@ -159,6 +159,10 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("DELETE", "/api/tool-servers/<server_id>"): "admin",
     ("POST", "/api/tool-servers/<server_id>/refresh"): "admin",
     ("GET", "/api/tools"): "operator",
+    # the MCP gateway's agent identities: admins
+    ("GET", "/api/agents"): "admin",
+    ("POST", "/api/agents"): "admin",
+    ("DELETE", "/api/agents/<agent_id>"): "admin",
 }
 
 # Routes that name a row in their body instead of their path: they get a foreign-row case too.
@@ -167,7 +171,7 @@ FOREIGN_IN_BODY = {("POST", "/api/executions/"), ("POST", "/api/executions/coach
 # Path variables that are not ids of a workspace's row.
 NOT_ROWS = {"step_id", "filename"}
 SUCCESS = {"POST": 200, "GET": 200, "PUT": 200, "PATCH": 200, "DELETE": 204}
-CREATED = {("POST", "/api/executions/<execution_id>/rerun"), ("POST", "/api/tool-servers"), ("POST", "/api/plans"), ("POST", "/api/plans/<plan_id>/save-as-workflow"), ("POST", "/api/workflows"), ("POST", "/api/executions/"), ("POST", "/api/executions/coaching"),
+CREATED = {("POST", "/api/executions/<execution_id>/rerun"), ("POST", "/api/tool-servers"), ("POST", "/api/agents"), ("POST", "/api/plans"), ("POST", "/api/plans/<plan_id>/save-as-workflow"), ("POST", "/api/workflows"), ("POST", "/api/executions/"), ("POST", "/api/executions/coaching"),
            ("POST", "/api/auth/tokens"), ("POST", "/api/correction-packs/import"), ("POST", "/api/policies")}
 ACCEPTED = {("POST", "/api/users")}  # an invitation, answered the same whether or not the email has an account
 NO_CONTENT = {("POST", "/api/auth/logout"), ("POST", "/api/auth/invitations/<invitation_id>/decline")}
@@ -290,6 +294,9 @@ class World:
         return self.ok("POST", "/api/tool-servers", self.admin_of(side),
                        {**TOOL_SERVER, "name": f"remote{self.seq()}"}, status=201)["id"]
 
+    def agent(self, side: str) -> str:
+        return self.ok("POST", "/api/agents", self.admin_of(side), {"name": f"agent{self.seq()}"}, status=201)["id"]
+
     def token_of(self, caller: str) -> str:
         return self.ok("POST", "/api/auth/tokens", caller, {"name": f"to revoke {self.seq()}"}, status=201)["id"]
 
@@ -334,6 +341,7 @@ def _populate(w: World, side: str) -> dict[str, str]:
     rows["policy_id"] = w.ok("POST", "/api/policies", admin, POLICY, status=201)["id"]
     rows["plan_id"] = w.plan(side, "paused")
     rows["server_id"] = w.tool_server(side)
+    rows["agent_id"] = w.agent(side)
     return rows
 
 
@@ -460,6 +468,10 @@ def _build(w: World, key: tuple[str, str], side: str, caller: str | None, fresh:
         return Request(json={"destructive": "require_review"})
     if key in {("POST", "/api/tool-servers"), ("PUT", "/api/tool-servers/<server_id>")}:
         return Request(json={**TOOL_SERVER, "name": f"remote{w.seq()}"})
+    if key == ("POST", "/api/agents"):
+        return Request(json={"name": f"agent{w.seq()}"})
+    if key == ("DELETE", "/api/agents/<agent_id>") and fresh:
+        return Request({"agent_id": w.agent(side)})
     if key == ("DELETE", "/api/tool-servers/<server_id>") and fresh:
         return Request({"server_id": w.tool_server(side)})
     if key == ("POST", "/api/policies/evaluate"):
@@ -646,6 +658,7 @@ INVALID = {
     ("POST", "/api/plans/<plan_id>/save-as-workflow"): ("/api/plans/{plan_id}/save-as-workflow", {"name": 5}),
     ("POST", "/api/tool-servers"): ("/api/tool-servers", {"name": "x", "transport": "carrier pigeon"}),
     ("PUT", "/api/tool-servers/<server_id>"): ("/api/tool-servers/{server_id}", {"name": "x", "transport": "pigeon"}),
+    ("POST", "/api/agents"): ("/api/agents", {"name": ""}),
 }
 
 def _invalid_cases():

@@ -268,3 +268,49 @@ def test_0012_brings_approvals_and_started_by_as_the_models_say_and_takes_them_b
                 conn.execute(text(f"DELETE FROM {table}"))
         _migrate(db, "head")
         db.dispose()
+
+
+def test_0025_brings_agents_gateway_calls_and_executionless_approvals_and_takes_them_back(database_url):
+    from alembic.autogenerate import compare_metadata
+    from alembic.migration import MigrationContext
+
+    from services.models import Base
+
+    db = Database(database_url)
+    try:
+        with db.engine.connect() as conn:  # the new tables and the approvals' change match the models
+            diffs = compare_metadata(MigrationContext.configure(conn), Base.metadata)
+        ours = [d for d in diffs if any(n in repr(d) for n in ("agent_identities", "gateway_calls", "approvals"))]
+        assert ours == [], ours
+        indexes = {i["name"]: i for i in inspect(db.engine).get_indexes("approvals")}
+        assert "ix_approvals_due" in indexes  # made again after the batch copy, with its WHERE clause
+        with db.engine.begin() as conn:
+            _workspace_and_workflow(conn)
+            conn.execute(text("INSERT INTO executions (id, workspace_id, workflow_id, workflow_version, mode, status, "
+                              "variables, created_at, updated_at, row_version, started_by) VALUES "
+                              "('ex', 'ws', 'wf', 1, 'normal', 'cancelled', '{}', :t, :t, 1, 'u1')"), {"t": T0})
+            for ident, execution in (("a1", "'ex'"), ("a2", "NULL")):
+                conn.execute(text(
+                    "INSERT INTO approvals (id, workspace_id, execution_id, step_id, kind, status, message, approvers, "
+                    "quorum, separate_duties, decisions, replies, on_timeout, created_at, row_version) VALUES "
+                    f"(:id, 'ws', {execution}, 's', 'step', 'pending', '', '{{}}', 1, false, '[]', '{{}}', 'reject', "
+                    ":t, 1)"), {"id": ident, "t": T0})
+        _migrate(db, "0024", down=True)
+        names = inspect(db.engine).get_table_names()
+        assert "agent_identities" not in names and "gateway_calls" not in names
+        with db.engine.connect() as conn:  # the step's approval stays; the execution-less one cannot
+            assert [r[0] for r in conn.execute(text("SELECT id FROM approvals"))] == ["a1"]
+        with pytest.raises(IntegrityError), db.engine.begin() as conn:
+            conn.execute(text(
+                "INSERT INTO approvals (id, workspace_id, execution_id, step_id, kind, status, message, approvers, "
+                "quorum, separate_duties, decisions, replies, on_timeout, created_at, row_version) VALUES "
+                "('a3', 'ws', NULL, 's', 'step', 'pending', '', '{}', 1, false, '[]', '{}', 'reject', :t, 1)"),
+                {"t": T0})
+        _migrate(db, "head")
+        assert "gateway_calls" in inspect(db.engine).get_table_names()
+    finally:
+        with db.engine.begin() as conn:
+            for table in ("approvals", "executions", "audit_events", "workflows", "policy_settings", "workspaces"):
+                conn.execute(text(f"DELETE FROM {table}"))
+        _migrate(db, "head")
+        db.dispose()

@@ -89,6 +89,14 @@ def shop_server(name: str = "shop", **settings):
         meta = ctx.request_context.meta
         return {"meta": meta.model_dump(exclude_none=True) if meta is not None else None}
 
+    tallies: dict[str, int] = {}
+
+    @mcp.tool()
+    def tally(label: str) -> str:
+        """Counts its calls per label (in this process): how many times a call really ran."""
+        tallies[label] = tallies.get(label, 0) + 1
+        return str(tallies[label])
+
     beta = {"present": False}
 
     @mcp.tool()

@@ -29,7 +29,7 @@ export function ApprovalCard({
   return (
     <section className="card approval" aria-labelledby={headingId} data-approval-id={approval.approval_id}>
       <h2 id={headingId} className="suggestion__title" tabIndex={-1}>
-        {KIND_LABEL[approval.kind] ?? approval.kind}: {approval.step_id}
+        {KIND_LABEL[approval.kind] ?? approval.kind}: {approval.kind === "gateway" ? approval.tool : approval.step_id}
       </h2>
       <p className="approval__message">{approval.message}</p>
       {blockedReason ? (
@@ -42,23 +42,32 @@ export function ApprovalCard({
           <dt>Kind</dt>
           <dd>{KIND_LABEL[approval.kind] ?? approval.kind}</dd>
         </div>
-        <div>
-          <dt>Execution</dt>
-          <dd>
-            <Link
-              to={`/executions/${encodeURIComponent(approval.execution_id)}`}
-              className="mono"
-              aria-label={`Execution ${approval.execution_id}`}
-              title={approval.execution_id}
-            >
-              {shortId(approval.execution_id)}
-            </Link>
-          </dd>
-        </div>
-        <div>
-          <dt>Step</dt>
-          <dd className="mono">{approval.step_id}</dd>
-        </div>
+        {approval.execution_id ? (
+          <>
+            <div>
+              <dt>Execution</dt>
+              <dd>
+                <Link
+                  to={`/executions/${encodeURIComponent(approval.execution_id)}`}
+                  className="mono"
+                  aria-label={`Execution ${approval.execution_id}`}
+                  title={approval.execution_id}
+                >
+                  {shortId(approval.execution_id)}
+                </Link>
+              </dd>
+            </div>
+            <div>
+              <dt>Step</dt>
+              <dd className="mono">{approval.step_id}</dd>
+            </div>
+          </>
+        ) : (
+          <div>
+            <dt>Agent</dt>
+            <dd className="mono" data-testid="approval-agent">{approval.agent}</dd>
+          </div>
+        )}
         <div>
           <dt>Quorum</dt>
           <dd data-testid="approval-quorum">

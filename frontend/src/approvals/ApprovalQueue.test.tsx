@@ -77,6 +77,29 @@ describe("approvals in the queue", () => {
     expect(option.querySelector("svg[data-icon=clock]")).not.toBeNull(); // drawn: Debian has no ⏱ glyph
   });
 
+  it("shows an outside agent's call held by the MCP gateway, with the agent instead of an execution, and edits it", async () => {
+    const held = approval({
+      approval_id: "ap-g", execution_id: null, agent: "claude-code", kind: "gateway", step_id: "orders.refund",
+      tool: "orders.refund", params: { order_id: "A-1", amount: 5 }, message: "Agent claude-code calls orders.refund",
+      quorum: 1, approvals: 0, decisions: [], deadline: null, started_by: null,
+    });
+    const { calls, user } = await openQueue(() => [held]);
+    const card = screen.getByRole("region", { name: "Agent call (MCP gateway): orders.refund" });
+    expect(within(card).getByTestId("approval-agent")).toHaveTextContent("claude-code");
+    expect(within(card).queryByText("Execution")).toBeNull();
+    const option = within(screen.getByRole("listbox", { name: "Pending approvals" })).getByRole("option");
+    expect(option).toHaveTextContent("agent claude-code");
+    await user.keyboard("e");
+    const dialog = await screen.findByRole("dialog");
+    const field = within(dialog).getByLabelText("Params (JSON)");
+    await user.clear(field);
+    await user.paste('{"order_id": "A-1", "amount": 2}');
+    await user.click(within(dialog).getByRole("button", { name: "Approve with these params" }));
+    await waitFor(() => expect(decisions(calls)).toHaveLength(1));
+    expect(decisions(calls)[0].url).toBe("/api/approvals/ap-g");
+    expect(decisions(calls)[0].body).toEqual({ decision: "edit", comment: null, params: { order_id: "A-1", amount: 2 } });
+  });
+
   it("says in the list when an approval's deadline has passed", async () => {
     await openQueue(() => [{ ...approval(), deadline: new Date(Date.now() - 60_000).toISOString() }]);
     const option = within(screen.getByRole("listbox", { name: "Pending approvals" })).getByRole("option");

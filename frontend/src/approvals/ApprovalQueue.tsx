@@ -1,3 +1,4 @@
+import { EDITABLE_KINDS } from "./types";
 import type { KeyboardEvent } from "react";
 import { formatAge } from "../format";
 import { APPROVAL_ACTIONS } from "../coaching/decisions";
@@ -69,7 +70,8 @@ export function ApprovalQueue({
                   <span className="queue__main">
                     <span className="queue__workflow">{approval.message}</span>
                     <span className="queue__step">
-                      {KIND_LABEL[approval.kind] ?? approval.kind} · step {approval.step_id}
+                      {KIND_LABEL[approval.kind] ?? approval.kind}
+                      {approval.kind === "gateway" ? <> · agent <span className="mono">{approval.agent}</span></> : <> · step {approval.step_id}</>}
                       {approval.tool ? (
                         <>
                           {" · "}
@@ -93,7 +95,7 @@ export function ApprovalQueue({
                 <ApprovalCard approval={selected} headingId="approval-heading" now={now} />
                 <div className="decision-bar" role="group" aria-label="Decide the approval">
                   {APPROVAL_ACTIONS.map(({ key, label }) =>
-                    key === "e" && selected.kind !== "tool_call" ? null : (
+                    key === "e" && !EDITABLE_KINDS.includes(selected.kind) ? null : (
                       <button
                         key={key}
                         type="button"

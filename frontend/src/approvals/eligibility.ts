@@ -51,6 +51,7 @@ export const KIND_LABEL: Record<string, string> = {
   step: "Approval step",
   tool_call: "Tool call review",
   plan: "Plan approval",
+  gateway: "Agent call (MCP gateway)",
 };
 
 export const ON_TIMEOUT_TEXT: Record<string, string> = {

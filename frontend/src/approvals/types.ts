@@ -34,7 +34,10 @@ export interface PolicyVerdict {
   revision?: number;
 }
 
-export type ApprovalKind = "step" | "tool_call" | "plan";
+export type ApprovalKind = "step" | "tool_call" | "plan" | "gateway";
+
+/** Kinds whose params a reviewer may edit: a step's tool call, and an outside agent's call held by the MCP gateway. */
+export const EDITABLE_KINDS: readonly ApprovalKind[] = ["tool_call", "gateway"];
 export type ApprovalStatus = "pending" | "approved" | "rejected" | "expired";
 
 export interface ApprovalDecision {
@@ -47,7 +50,10 @@ export interface ApprovalDecision {
 
 export interface Approval {
   approval_id: string;
-  execution_id: string;
+  /** null for a gateway call's review: it belongs to no execution. */
+  execution_id: string | null;
+  /** gateway: the agent identity that made the call. */
+  agent?: string | null;
   step_id: string;
   kind: ApprovalKind;
   status: ApprovalStatus;

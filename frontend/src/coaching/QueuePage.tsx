@@ -1,3 +1,4 @@
+import { EDITABLE_KINDS } from "../approvals/types";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useCallback, useEffect, useState, type KeyboardEvent } from "react";
 import { useNavigate, useSearchParams } from "react-router-dom";
@@ -157,7 +158,7 @@ export default function QueuePage() {
   const openEntry = (entry: Entry | null) => {
     if (entry?.type === "suggestion") open(entry.item);
     else if (entry?.type === "question") setAnswering(entry.item);
-    else if (entry) navigate(`/executions/${encodeURIComponent(entry.item.execution_id)}`);
+    else if (entry?.item.execution_id) navigate(`/executions/${encodeURIComponent(entry.item.execution_id)}`);
   };
 
   const send = (approval: Approval, kind: ApprovalDecisionKind, extra: { comment?: string; params?: Record<string, unknown> } = {}) => {
@@ -193,7 +194,7 @@ export default function QueuePage() {
       return;
     }
     if (key === "a") send(selectedApproval, "approve");
-    else if (key === "e" && selectedApproval.kind !== "tool_call") {
+    else if (key === "e" && !EDITABLE_KINDS.includes(selectedApproval.kind)) {
       setNotice({ tone: "info", text: "Only a tool call's params can be edited; approve (a) or reject (r) this one." });
     } else {
       decision.reset();

@@ -85,7 +85,7 @@ export function apiQuery(filters: QueueFilters): string {
 
 /** An approval kept by the filters the client can apply to it (the list is short and read whole). */
 export function approvalMatches(
-  approval: { execution_id: string; step_id?: string | null; message?: string; tool?: string | null; created_at?: string; workflow_id?: string | null; workflow_name?: string | null },
+  approval: { execution_id: string | null; agent?: string | null; step_id?: string | null; message?: string; tool?: string | null; created_at?: string; workflow_id?: string | null; workflow_name?: string | null },
   filters: QueueFilters,
   now: number,
 ): boolean {
@@ -99,7 +99,7 @@ export function approvalMatches(
   }
   const q = filters.q.trim().toLowerCase();
   if (q) {
-    const text = [approval.message, approval.tool, approval.step_id, approval.workflow_name].join(" ").toLowerCase();
+    const text = [approval.message, approval.tool, approval.step_id, approval.workflow_name, approval.agent].join(" ").toLowerCase();
     if (!text.includes(q)) return false;
   }
   return true;

@@ -26,12 +26,13 @@ export function matchSummary(match: PolicyMatch): string {
   if (match.workflow_id) parts.push(`workflow ${list(match.workflow_id)}`);
   if (match.user) parts.push(`started by ${list(match.user)}`);
   if (match.agent_step) parts.push(`agent step ${list(match.agent_step)}`);
+  if (match.agent) parts.push(`gateway agent ${list(match.agent)}`);
   if (match.sql) parts.push(match.sql === "not_read" ? "SQL that is not a read" : "SQL that is a read");
   if (match.host_not_in) parts.push(`URL host not in ${list(match.host_not_in)}`);
   if (match.path_outside) parts.push(`path outside ${match.path_outside}`);
   if (match.params) parts.push(`params: ${match.params}`);
   for (const [key, value] of Object.entries(match)) {
-    if (!["tool", "step_type", "risk", "workflow_id", "user", "agent_step", "sql", "host_not_in", "path_outside", "params"].includes(key) && value != null) {
+    if (!["tool", "step_type", "risk", "workflow_id", "user", "agent_step", "agent", "sql", "host_not_in", "path_outside", "params"].includes(key) && value != null) {
       parts.push(`${key} ${list(value)}`);
     }
   }

@@ -33,6 +33,7 @@ interface Draft {
   workflowId: string;
   user: string;
   agentStep: string;
+  agent: string;
   sql: string;
   hostNotIn: string;
   pathOutside: string;
@@ -55,6 +56,7 @@ function toDraft(rule: PolicyRule | null): Draft {
     workflowId: listText(m.workflow_id),
     user: listText(m.user),
     agentStep: listText(m.agent_step),
+    agent: listText(m.agent),
     sql: m.sql ?? "",
     hostNotIn: listText(m.host_not_in),
     pathOutside: m.path_outside ?? "",
@@ -78,6 +80,7 @@ export function draftToRule(d: Draft): { rule?: PolicyRuleIn; problems: Record<s
   put("workflow_id", fromListText(d.workflowId));
   put("user", fromListText(d.user));
   put("agent_step", fromListText(d.agentStep));
+  put("agent", fromListText(d.agent));
   put("sql", d.sql || undefined);
   put("host_not_in", fromListText(d.hostNotIn, true) as string[] | undefined);
   put("path_outside", d.pathOutside.trim() || undefined);
@@ -101,7 +104,7 @@ export function draftToRule(d: Draft): { rule?: PolicyRuleIn; problems: Record<s
 const FIELD_OF = (field: string) => field.replace(/\[\d+\]$/, "");
 const SHOWN_FIELDS = new Set([
   "name", "effect", "reason", "order", "enabled", "scope.workflow_id", "scope.user", "match.tool", "match.step_type",
-  "match.risk", "match.workflow_id", "match.user", "match.agent_step", "match.sql", "match.host_not_in",
+  "match.risk", "match.workflow_id", "match.user", "match.agent_step", "match.agent", "match.sql", "match.host_not_in",
   "match.path_outside", "match.params",
 ]);
 
@@ -246,6 +249,9 @@ export function RuleForm({
           ))}
           {field("match.agent_step", "Agent step", "an agent step id, or * for any", (p) => (
             <input {...p} type="text" className="mono" value={draft.agentStep} onChange={(e) => set("agentStep", e.target.value)} />
+          ))}
+          {field("match.agent", "Gateway agent", "agent names (MCP gateway), or * for any", (p) => (
+            <input {...p} type="text" className="mono" value={draft.agent} onChange={(e) => set("agent", e.target.value)} />
           ))}
           {field("match.sql", "SQL", "reads the call's query param", (p) => (
             <select {...p} value={draft.sql} onChange={(e) => set("sql", e.target.value)}>

@@ -10,6 +10,8 @@ export interface PolicyMatch {
   workflow_id?: OneOrMany | null;
   user?: OneOrMany | null;
   agent_step?: OneOrMany | null;
+  /** The MCP gateway's agent identity (its name) making the call; `*`: any agent. */
+  agent?: OneOrMany | null;
   /** `not_read`: the call's `query` is not a read-only statement; `read`: it is. */
   sql?: string | null;
   host_not_in?: string[] | null;

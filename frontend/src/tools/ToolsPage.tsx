@@ -4,6 +4,7 @@ import { useAuth } from "../auth/useAuth";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { ConfirmDialog } from "../dashboards/ConfirmDialog";
 import { useDocumentTitle } from "../hooks";
+import { AgentsSection } from "./AgentsSection";
 import { useAddServer, useRefreshServer, useRemoveServer, useToolServers, useTools } from "./queries";
 import { ServerForm } from "./ServerForm";
 import "./tools.css";
@@ -139,6 +140,7 @@ export default function ToolsPage() {
           </ul>
         </section>
       ) : null}
+      {admin ? <AgentsSection /> : null}
       <section aria-labelledby="registry-heading">
         <h2 id="registry-heading">Every tool</h2>
         {tools.isPending ? <Loading label="Loading tools…" /> : null}

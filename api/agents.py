@@ -1,0 +1,72 @@
+"""/api/agents: the agent identities that call the workspace's tools through the MCP gateway at /mcp (admins).
+
+The token is in the answer of the POST only: it is stored hashed and cannot be shown again. DELETE revokes (the row
+stays, for the audit log and for the calls it made)."""
+from __future__ import annotations
+
+from flask.views import MethodView
+from marshmallow import Schema, fields, validate
+
+from api.base import Blueprint
+from api.context import operator, requires, services, workspace_id
+from api.schemas import StrictBoolean
+from services.gateway import identities
+
+blp = Blueprint("agents", __name__, url_prefix="/api/agents",
+                description="Agent identities of the MCP gateway (/mcp): bearer tokens for outside agents (admins)")
+
+
+class AgentIn(Schema):
+    name = fields.String(required=True, validate=validate.Regexp(identities.NAME, error=(
+        "1 to 100 characters: letters, digits, '_', '.', '-', starting with a letter or digit")),
+        metadata={"description": "how policies (match.agent), the queue and the audit log name this agent"})
+    description = fields.String(load_default="", validate=validate.Length(max=2000))
+
+
+class AgentOut(Schema):
+    id = fields.String()
+    name = fields.String()
+    description = fields.String()
+    created_by = fields.String()
+    created_at = fields.DateTime()
+    last_used_at = fields.DateTime(allow_none=True)
+    revoked_at = fields.DateTime(allow_none=True)
+    active = StrictBoolean()
+
+
+class AgentCreated(AgentOut):
+    token = fields.String(metadata={"description": "the bearer token for /mcp: shown this once, stored hashed"})
+    mcp_path = fields.String(metadata={"description": "where the agent connects (streamable HTTP)"})
+
+
+class AgentList(Schema):
+    items = fields.List(fields.Nested(AgentOut))
+
+
+@blp.route("")
+class Agents(MethodView):
+    @requires("admin")
+    @blp.response(200, AgentList)
+    def get(self):
+        with services().db.read() as session:
+            return {"items": [identities.view(r) for r in identities.list_agents(session, workspace_id())]}
+
+    @requires("admin")
+    @blp.arguments(AgentIn)
+    @blp.response(201, AgentCreated)
+    def post(self, data):
+        """A new agent identity; the answer carries its token, once"""
+        with services().db.transaction() as session:
+            row, token = identities.create(session, workspace_id(), data["name"], data.get("description"), operator())
+            return {**identities.view(row, token), "mcp_path": "/mcp"}
+
+
+@blp.route("/<agent_id>")
+class AgentById(MethodView):
+    @requires("admin")
+    @blp.response(204)
+    def delete(self, agent_id):
+        """Revoke: the token stops working at once (a held call of this agent answers that it was revoked); the
+        identity stays listed, with `revoked_at`"""
+        with services().db.transaction() as session:
+            identities.revoke(session, workspace_id(), agent_id, operator())

@@ -1,0 +1,161 @@
+"""Coach's MCP endpoint: the official SDK's low-level Server behind its StreamableHTTPSessionManager (stateless: every
+request stands alone, so any instance behind the cluster's proxy answers it and a revoked token stops at once),
+running on an asyncio loop thread of its own and served at /mcp inside Coach's WSGI app (bridge.py).
+
+    app.wsgi_app = Gateway(services).mount(app.wsgi_app)
+
+A request is authenticated on the WSGI side before anything reaches the SDK: no, unknown or revoked bearer token ->
+401. The agent it names is put in the ASGI scope, where the handlers find it (with the channel that runs their
+blocking work in the request's own green thread: services/gateway/calls.py).
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+from typing import Any
+
+from mcp import types
+from mcp.server.lowlevel import Server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+from core import gateway as G
+from services.gateway import bridge, calls, identities
+from services.gateway.identities import Agent
+from services.toolservers.loop import LoopThread
+
+log = logging.getLogger(__name__)
+
+PATH = "/mcp"
+POLL_S = 0.5  # how often a held call looks at its review
+
+
+class Gateway:
+    def __init__(self, svc):
+        self.svc = svc
+        self.loop = LoopThread("coach-gateway")
+        self.server: Server = Server("coach", version="1", instructions=(
+            "Coach's MCP gateway: this workspace's tools, each call judged by its policies; a call may be held for a "
+            "person's review. A result that says the call awaits review: send the same call again later."))
+        self.manager = StreamableHTTPSessionManager(app=self.server, stateless=True, json_response=False)
+        self._started = False
+        self._lock = threading.Lock()
+        self._stop: asyncio.Event | None = None
+        self.server.list_tools()(self._list_tools)
+        self.server.call_tool(validate_input=False)(self._call_tool)
+
+    # -- WSGI -----------------------------------------------------------------------------------------------------------
+
+    def mount(self, wsgi_app):
+        gateway = self
+
+        def app(environ, start_response):
+            path = environ.get("PATH_INFO") or ""
+            if path in (PATH, PATH + "/"):
+                return gateway.wsgi(environ, start_response)
+            return wsgi_app(environ, start_response)
+        return app
+
+    def wsgi(self, environ, start_response):
+        header = environ.get("HTTP_AUTHORIZATION") or ""
+        token = header[7:].strip() if header[:7].lower() == "bearer " else ""
+        agent = identities.authenticate(self.svc.db, token) if token else None
+        if agent is None:
+            return _error(start_response, 401, "unauthorized",
+                          "send Authorization: Bearer <an agent token of this workspace>" if not token
+                          else "the agent token is unknown or revoked",
+                          [("WWW-Authenticate", 'Bearer realm="coach-mcp"')])
+        if (environ.get("REQUEST_METHOD") or "").upper() == "GET":
+            # stateless: no stream of the server's own to open (the spec's answer for that is 405), and the SDK would
+            # otherwise hold the request open without an answer
+            return _error(start_response, 405, "method_not_allowed",
+                          "this endpoint keeps no session: POST each JSON-RPC message", [("Allow", "POST")])
+        identities.touch(self.svc.db, agent)
+        body = bridge.read_body(environ, self.svc.settings.max_body_bytes)
+        if body is None:
+            return _error(start_response, 413, "too_large", "the request body is too large")
+        self._start()
+        scope = bridge.scope_of(environ, **{"coach.agent": agent})
+        return bridge.respond(self.loop, self.manager.handle_request, scope, body, start_response)
+
+    def _start(self) -> None:
+        with self._lock:
+            if self._started:
+                return
+            self.loop.run(self._begin(), 30)
+            self._started = True
+
+    async def _begin(self) -> None:
+        ready, self._stop = asyncio.Event(), asyncio.Event()
+
+        async def main() -> None:
+            async with self.manager.run():
+                ready.set()
+                await self._stop.wait()
+        asyncio.get_running_loop().create_task(main())
+        await ready.wait()
+
+    def close(self) -> None:
+        """Stop the session manager and the loop thread (nothing to do when no request ever came)."""
+        with self._lock:
+            started, self._started = self._started, False
+        if started and self._stop is not None and self.loop.loop is not None:
+            self.loop.loop.call_soon_threadsafe(self._stop.set)
+        self.loop.close()
+
+    # -- the handlers (on the loop) -------------------------------------------------------------------------------------
+
+    def _context(self) -> tuple[Any, Agent, bridge.Channel]:
+        ctx = self.server.request_context
+        scope = ctx.request.scope
+        return ctx, scope["coach.agent"], scope["coach.channel"]
+
+    async def _list_tools(self) -> list[types.Tool]:
+        _ctx, agent, channel = self._context()
+        specs = await channel.call(lambda: calls.listing(self.svc, agent))
+        return [types.Tool.model_validate(spec) for spec in specs]
+
+    async def _call_tool(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        ctx, agent, channel = self._context()
+        meta = ctx.meta.model_dump(exclude_none=True) if ctx.meta is not None else {}
+        outcome = await channel.call(lambda: calls.begin(self.svc, agent, name, arguments or {}, meta))
+        if outcome.result is not None:
+            return types.CallToolResult.model_validate(outcome.result)
+        return await self._hold(ctx, agent, channel, name, outcome.held)
+
+    async def _hold(self, ctx, agent: Agent, channel: bridge.Channel, tool: str, call_id: str) -> types.CallToolResult:
+        """Wait for the review up to COACH_GATEWAY_HOLD_S, with progress notifications when the agent asked for them;
+        then answer that the call awaits review (the same call sent again gets the decision)."""
+        settings = self.svc.settings
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        deadline, next_progress = start + max(0.0, settings.gateway_hold_s), start
+        token = ctx.meta.progressToken if ctx.meta is not None else None
+        while True:
+            result = await channel.call(lambda: self._poll(agent, call_id))
+            if result is not None:
+                return types.CallToolResult.model_validate(result)
+            now = loop.time()
+            if now >= deadline:
+                return types.CallToolResult.model_validate(calls.held_result(tool, call_id, settings.gateway_hold_s))
+            if token is not None and now >= next_progress:
+                await ctx.session.send_progress_notification(
+                    token, progress=round(now - start, 1), total=settings.gateway_hold_s,
+                    message=f"{tool} is held for a person's review in Coach (call {call_id})",
+                    related_request_id=ctx.request_id)
+                next_progress = now + max(0.5, settings.gateway_progress_s)
+            await asyncio.sleep(min(POLL_S, max(0.0, deadline - now)))
+
+    def _poll(self, agent: Agent, call_id: str) -> dict[str, Any] | None:
+        if not identities.active(self.svc.db, agent.id):
+            return G.error_result("This agent's identity was revoked; the held call was not run.",
+                                        decision="revoked")
+        return calls.settle(self.svc, agent, call_id)
+
+
+def _error(start_response, status: int, code: str, message: str, headers: list | None = None):
+    body = json.dumps({"error": {"code": code, "message": message}}).encode()
+    start_response(bridge.status_line(status), [("Content-Type", "application/json"),
+                                                ("Content-Length", str(len(body))), *(headers or [])])
+    return [body]

@@ -1,0 +1,355 @@
+"""The MCP gateway (/mcp) on the real server (`python wsgi.py`, gevent), driven by the official MCP Python SDK's
+streamable-HTTP client as the agent, with the project's own MCP server over stdio as the upstream (FastMCP,
+tests/support/mcp_servers.py). Reviews are decided through the REST API as a lead would in the queue."""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+from typing import Any
+
+import httpx
+import pytest
+import requests
+import socketio
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+from services.db import Database
+from tests.support.live_server import LiveServer
+from tests.support.mcp_servers import stdio_command
+
+SHOP = stdio_command("shop")
+HOLD_S = 4.0
+
+
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def server(request, tmp_path_factory):
+    database_url = None
+    if request.param == "postgresql":
+        database_url = request.getfixturevalue("pg_database")
+        request.getfixturevalue("pg_emptier")()
+    live = LiveServer(tmp_path_factory.mktemp("gateway") / "server", database_url,
+                      env={"COACH_MCP_STDIO_ALLOW": " ".join(SHOP), "COACH_GATEWAY_HOLD_S": str(HOLD_S),
+                           "COACH_GATEWAY_PROGRESS_S": "0.5"})
+    try:
+        live.start()
+        http = live.http
+        made = http.post(live.url("/api/tool-servers"), json={"name": "shop", "transport": "stdio", "command": SHOP,
+                                                               "trusted": True}, timeout=30)
+        assert made.status_code == 201, made.text
+        listed = http.post(live.url(f"/api/tool-servers/{made.json()['id']}/refresh"), timeout=60).json()
+        assert listed["last_error"] == "", listed
+        rules = [("review lookups", "require_review", "shop.lookup"), ("review sums", "require_review", "shop.add"),
+                 ("review tallies", "require_review", "shop.tally"), ("no refunds by bots", "deny", "shop.refund"),
+                 ("slow is fine", "allow", "shop.slow"), ("echo is fine", "allow", "shop.echo_meta"),
+                 ("crashing is allowed", "allow", "shop.crash")]
+        for name, effect, tool in rules:
+            body = {"name": name, "effect": effect, "reason": f"{name} (tests)", "match": {"tool": tool, "agent": "*"}}
+            assert http.post(live.url("/api/policies"), json=body, timeout=10).status_code == 201
+        big = {"name": "no big sums", "effect": "deny", "order": -1, "reason": "too much",
+               "match": {"tool": "shop.add", "agent": "*", "params": "params.a > 1000"}}
+        assert http.post(live.url("/api/policies"), json=big, timeout=10).status_code == 201
+        yield live
+    finally:
+        live.stop()
+        live.http.close()
+
+
+def make_agent(server: LiveServer, name: str, token: str | None = None) -> dict:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    made = server.http.post(server.url("/api/agents"), json={"name": name}, headers=headers, timeout=10)
+    assert made.status_code == 201, made.text
+    return made.json()
+
+
+@contextlib.asynccontextmanager
+async def mcp(server: LiveServer, token: str):
+    client = httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, trust_env=False,
+                               timeout=httpx.Timeout(30, read=60))
+    async with client, streamable_http_client(server.url("/mcp"), http_client=client) as (read, write, _):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            yield session
+
+
+def call(server: LiveServer, token: str, tool: str, arguments: dict, meta: dict | None = None,
+         progress: list | None = None) -> Any:
+    async def go():
+        async with mcp(server, token) as session:
+            async def on_progress(done, total, message):
+                if progress is not None:
+                    progress.append((done, total, message))
+            return await session.call_tool(tool, arguments, meta=meta,
+                                           progress_callback=on_progress if progress is not None else None)
+    return asyncio.run(go())
+
+
+def text(result) -> str:
+    return "\n".join(b.text for b in result.content if getattr(b, "type", "") == "text")
+
+
+def pending_gateway(server: LiveServer, tool: str, agent: str, timeout: float = 20.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        page = server.http.get(server.url("/api/approvals?status=pending&per_page=100"), timeout=10).json()
+        found = [a for a in page["items"] if a["kind"] == "gateway" and a["tool"] == tool and a["agent"] == agent]
+        if found:
+            return found[0]
+        time.sleep(0.1)
+    raise AssertionError(f"no pending gateway approval of {tool} by {agent}")
+
+
+def decide(server: LiveServer, approval_id: str, body: dict) -> requests.Response:
+    return server.http.post(server.url(f"/api/approvals/{approval_id}"), json=body, timeout=10)
+
+
+def in_background(fn, *args, **kwargs) -> tuple[threading.Thread, dict]:
+    box: dict = {}
+
+    def run():
+        try:
+            box["result"] = fn(*args, **kwargs)
+        except BaseException as exc:  # noqa: BLE001
+            box["error"] = exc
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, box
+
+
+def audit_calls(server: LiveServer, agent: str) -> list[dict]:
+    page = server.http.get(server.url("/api/audit?action=gateway_call&per_page=200"), timeout=10).json()
+    return [e["after"] for e in page["items"] if (e.get("after") or {}).get("identity") == agent]
+
+
+def test_no_unknown_or_revoked_token_is_401_before_any_mcp_traffic(server):
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    headers = {"Accept": "application/json, text/event-stream"}
+    plain = requests.post(server.url("/mcp"), json=init, headers=headers, timeout=10)
+    assert plain.status_code == 401 and plain.headers["WWW-Authenticate"].startswith("Bearer")
+    wrong = requests.post(server.url("/mcp"), json=init, timeout=10,
+                          headers={**headers, "Authorization": "Bearer coach_agent_not-a-real-token"})
+    assert wrong.status_code == 401
+    user_token = requests.post(server.url("/mcp"), json=init, timeout=10,
+                               headers={**headers, "Authorization": f"Bearer {server.token}"})
+    assert user_token.status_code == 401  # a person's API token is not an agent's
+    agent = make_agent(server, "revoked-bot")
+    ok = requests.post(server.url("/mcp"), json=init, timeout=10,
+                       headers={**headers, "Authorization": f"Bearer {agent['token']}"})
+    assert ok.status_code == 200, ok.text
+    assert server.http.delete(server.url(f"/api/agents/{agent['id']}"), timeout=10).status_code == 204
+    gone = requests.post(server.url("/mcp"), json=init, timeout=10,
+                         headers={**headers, "Authorization": f"Bearer {agent['token']}"})
+    assert gone.status_code == 401
+
+
+def test_tools_list_shows_the_workspace_tools_as_server_dot_tool_with_schemas_and_annotations(server):
+    agent = make_agent(server, "lister")
+
+    async def go():
+        async with mcp(server, agent["token"]) as session:
+            return await session.list_tools()
+    tools = {t.name: t for t in asyncio.run(go()).tools}
+    assert {"shop.lookup", "shop.add", "shop.refund", "shop.tally"} <= set(tools)
+    assert tools["shop.lookup"].inputSchema["properties"]["order_id"]["type"] == "string"
+    assert tools["shop.lookup"].annotations.readOnlyHint is True
+    assert tools["shop.add"].annotations.destructiveHint is False
+    assert "echo" not in tools  # built-ins are not exposed (yet)
+
+
+def test_allowed_call_is_forwarded_and_audited_with_its_result_size(server):
+    agent = make_agent(server, "allowed-bot")
+    result = call(server, agent["token"], "shop.slow", {"seconds": 0.1})
+    assert result.isError is False and text(result) == "slept 0.1"
+    meta = call(server, agent["token"], "shop.echo_meta", {})
+    print(meta)
+    assert "gateway:" in text(meta)  # upstream gets a stable idempotency key
+    events = audit_calls(server, "allowed-bot")
+    slow = [e for e in events if e["tool"] == "shop.slow"][0]
+    assert slow["decision"] == "allow" and slow["who"] == "policy" and slow["arguments"] == {"seconds": 0.1}
+    assert slow["result_bytes"] > 0
+
+
+def test_denied_call_is_an_error_result_naming_the_rule(server):
+    agent = make_agent(server, "denied-bot")
+    result = call(server, agent["token"], "shop.refund", {"order_id": "A-1001", "amount": 5})
+    assert result.isError is True
+    assert "no refunds by bots" in text(result) and "denied" in text(result)
+    assert [e["decision"] for e in audit_calls(server, "denied-bot")] == ["deny"]
+
+
+def test_bad_arguments_and_unknown_tools_are_error_results(server):
+    agent = make_agent(server, "sloppy-bot")
+    bad = call(server, agent["token"], "shop.add", {"a": "one"})
+    assert bad.isError is True and "input schema" in text(bad)
+    unknown = call(server, agent["token"], "shop.nope", {})
+    assert unknown.isError is True and "Unknown tool" in text(unknown)
+
+
+def test_held_call_approved_in_time_returns_the_upstream_result_with_progress_meanwhile(server):
+    agent = make_agent(server, "review-bot")
+    dashboard = socketio.Client(reconnection=False)
+    pushed: list = []
+    dashboard.on("tool_call_pending_review", pushed.append)
+    dashboard.on("approval_requested", pushed.append)
+    dashboard.connect(server.base_url, auth={"token": server.token}, wait_timeout=10)
+    assert dashboard.call("join_workspace", {})["ok"] is True
+    progress: list = []
+    thread, box = in_background(call, server, agent["token"], "shop.lookup", {"order_id": "A-1001"},
+                                progress=progress)
+    approval = pending_gateway(server, "shop.lookup", "review-bot")
+    assert approval["params"] == {"order_id": "A-1001"} and approval["execution_id"] is None
+    assert approval["policy"]["rule"]["name"] == "review lookups"
+    time.sleep(1.2)  # a progress notification or two while it waits
+    assert decide(server, approval["approval_id"], {"decision": "approve", "comment": "fine"}).status_code == 200
+    thread.join(30)
+    result = box["result"]
+    assert result.isError is False and result.structuredContent["customer"] == "Ada", result
+    assert progress and "held for a person's review" in progress[0][2]
+    dashboard.disconnect()
+    review = [p for p in pushed if p.get("source") == "gateway"][0]  # the queue and the panel hear of it at once
+    assert review["agent"] == "review-bot" and review["tool"] == "shop.lookup"
+    assert review["approval_id"] == approval["approval_id"] and review["policy"]["rule"]["name"] == "review lookups"
+    assert any(p.get("kind") == "gateway" and p.get("approval_id") == approval["approval_id"] for p in pushed)
+    decisions = [e["decision"] for e in audit_calls(server, "review-bot")]
+    assert decisions == ["approve", "require_review"]  # newest first
+    approved = audit_calls(server, "review-bot")[0]
+    assert approved["who"] == "admin@live.test" and approved["result_bytes"] > 0
+
+
+def test_edit_forwards_the_edited_arguments_after_checking_them_against_the_schema(server):
+    agent = make_agent(server, "edit-bot")
+    thread, box = in_background(call, server, agent["token"], "shop.add", {"a": 2, "b": 2})
+    approval = pending_gateway(server, "shop.add", "edit-bot")
+    bad = decide(server, approval["approval_id"], {"decision": "edit", "params": {"a": "two", "b": 2}})
+    assert bad.status_code == 422 and "params.a" in bad.json()["error"]["details"]
+    denied = decide(server, approval["approval_id"], {"decision": "edit", "params": {"a": 5000, "b": 2}})
+    assert denied.status_code == 422 and "too much" in denied.json()["error"]["message"]  # the policy, with the agent
+    assert decide(server, approval["approval_id"], {"decision": "edit", "params": {"a": 20, "b": 22},
+                                                    "comment": "use the real amounts"}).status_code == 200
+    thread.join(30)
+    assert box["result"].isError is False and text(box["result"]) == "42"
+    edited = audit_calls(server, "edit-bot")[0]
+    assert edited["decision"] == "edit" and edited["arguments"] == {"a": 20, "b": 22}
+    assert edited["original_arguments"] == {"a": 2, "b": 2}
+
+
+def test_reject_returns_an_error_result_carrying_the_feedback(server):
+    agent = make_agent(server, "reject-bot")
+    thread, box = in_background(call, server, agent["token"], "shop.add", {"a": 1, "b": 1})
+    approval = pending_gateway(server, "shop.add", "reject-bot")
+    assert decide(server, approval["approval_id"], {"decision": "reject",
+                                                    "comment": "ask the customer first"}).status_code == 200
+    thread.join(30)
+    result = box["result"]
+    assert result.isError is True and "ask the customer first" in text(result)
+    assert audit_calls(server, "reject-bot")[0]["decision"] == "reject"
+
+
+def test_held_call_times_out_then_the_same_call_gets_the_decision_and_runs_once(server):
+    agent = make_agent(server, "patient-bot")
+    first = call(server, agent["token"], "shop.tally", {"label": "t1"})
+    assert first.isError is True and "held for a person's review" in text(first)
+    assert first.meta["io.coach/gateway"]["decision"] == "pending_review"
+    approval = pending_gateway(server, "shop.tally", "patient-bot")
+    assert decide(server, approval["approval_id"], {"decision": "approve"}).status_code == 200
+    again = call(server, agent["token"], "shop.tally", {"label": "t1"})
+    assert again.isError is False and text(again) == "1"  # the approved call ran, once
+    # delivered: the same call once more is a new call, held for its own review (the first approval ran it once)
+    thread, box = in_background(call, server, agent["token"], "shop.tally", {"label": "t1"})
+    second = pending_gateway(server, "shop.tally", "patient-bot")
+    assert second["approval_id"] != approval["approval_id"]
+    assert decide(server, second["approval_id"], {"decision": "approve"}).status_code == 200
+    thread.join(30)
+    assert text(box["result"]) == "2"
+
+
+def test_the_same_meta_idempotency_key_gets_the_first_calls_decision(server):
+    agent = make_agent(server, "keyed-bot")
+    key = {"idempotencyKey": "order-77-refund-check"}
+    first = call(server, agent["token"], "shop.tally", {"label": "k1"}, meta=key)
+    assert "held for a person's review" in text(first)
+    approval = pending_gateway(server, "shop.tally", "keyed-bot")
+    assert decide(server, approval["approval_id"], {"decision": "edit", "params": {"label": "k2"}}).status_code == 200
+    # the retry's arguments differ (a model rarely repeats itself exactly): the key says it is the same call
+    again = call(server, agent["token"], "shop.tally", {"label": "something else"}, meta=key)
+    assert again.isError is False and text(again) == "1"
+
+
+def test_another_workspaces_agent_sees_none_of_these_tools(server):
+    from services import users
+
+    db = Database(server.database_url)
+    try:
+        with db.transaction() as session:
+            ws = users.create_workspace(session, "other", "Other")
+            admin = users.create_user(session, "other-admin@live.test", "other-password-1", "Other admin")
+            users.set_role(session, admin, ws, "admin")
+            token = users.create_token(session, admin, "tests")[1]
+    finally:
+        db.dispose()
+    agent = make_agent(server, "outsider", token=token)
+    listed = server.http.get(server.url("/api/agents"), headers={"Authorization": f"Bearer {token}"}, timeout=10)
+    assert [a["name"] for a in listed.json()["items"]] == ["outsider"]
+
+    async def go():
+        async with mcp(server, agent["token"]) as session:
+            return await session.list_tools(), await session.call_tool("shop.slow", {"seconds": 0})
+    tools, result = asyncio.run(go())
+    assert tools.tools == []
+    assert result.isError is True and "Unknown tool" in text(result)
+
+
+def test_an_upstream_server_that_crashes_mid_call_answers_the_agent_with_a_clear_error(server):
+    agent = make_agent(server, "unlucky-bot")
+    crashed = call(server, agent["token"], "shop.crash", {})
+    assert crashed.isError is True and "Coach could not complete the call of shop.crash" in text(crashed)
+    assert "exit" in text(crashed) or "closed" in text(crashed), text(crashed)
+    assert audit_calls(server, "unlucky-bot")[0]["result_bytes"] > 0
+    after = call(server, agent["token"], "shop.slow", {"seconds": 0})  # the server is started again for the next call
+    assert after.isError is False
+
+
+def test_a_forwarding_cut_by_a_crash_is_never_sent_again_and_the_agent_is_told(server):
+    from datetime import timedelta
+
+    from sqlalchemy import update
+
+    from services.models import GatewayCall, utcnow
+
+    agent = make_agent(server, "crashed-bot")
+    first = call(server, agent["token"], "shop.tally", {"label": "c1"})
+    assert "held for a person's review" in text(first)
+    approval = pending_gateway(server, "shop.tally", "crashed-bot")
+    assert decide(server, approval["approval_id"], {"decision": "approve"}).status_code == 200
+    # as if a Coach process had claimed it for forwarding and died an hour ago, before the result was stored
+    db = Database(server.database_url)
+    try:
+        with db.transaction() as session:
+            session.execute(update(GatewayCall).where(GatewayCall.approval_id == approval["approval_id"])
+                            .values(state="forwarding", forwarded_at=utcnow() - timedelta(hours=1)))
+    finally:
+        db.dispose()
+    again = call(server, agent["token"], "shop.tally", {"label": "c1"})
+    assert again.isError is True and "cannot tell whether it ran" in text(again)
+    assert audit_calls(server, "crashed-bot")[0]["decision"] == "interrupted"
+
+
+def test_a_held_call_survives_a_sigkill_of_coach_and_runs_once_after_the_restart(server):
+    """Last in this module: the server is killed (SIGKILL) while the agent's call is held, and started again on the
+    same database. The review is still in the queue; approved, the agent's retry gets the result, the call ran once."""
+    agent = make_agent(server, "durable-bot")
+    thread, box = in_background(call, server, agent["token"], "shop.tally", {"label": "d1"})
+    approval = pending_gateway(server, "shop.tally", "durable-bot")
+    server.kill()
+    thread.join(30)
+    assert "error" in box  # the agent's connection broke with the server
+    server.restart()
+    assert pending_gateway(server, "shop.tally", "durable-bot")["approval_id"] == approval["approval_id"]
+    assert decide(server, approval["approval_id"], {"decision": "approve"}).status_code == 200
+    again = call(server, agent["token"], "shop.tally", {"label": "d1"})
+    assert again.isError is False and text(again) == "1"
+    decisions = [e["decision"] for e in audit_calls(server, "durable-bot")]
+    assert decisions == ["approve", "require_review"]  # one review, one forwarding
