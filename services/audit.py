@@ -35,7 +35,8 @@ ACTIONS = ("login", "login_failed", "decision", "correction", "promotion", "demo
            "step_pin", "approval_decision", "approval_timeout", "approval_expire", "policy_create", "policy_update",
            "policy_delete", "policy_default_change", "policy_deny", "policy_review", "plan_create",
            "plan_approve", "plan_execute", "plan_save", "step_correction", "gate_timeout", "execution_start",
-           "tool_call", "tool_server_create", "tool_server_update", "tool_server_delete", "tool_server_refresh")
+           "tool_call", "tool_server_create", "tool_server_update", "tool_server_delete", "tool_server_refresh",
+           "pack_change_remove", "correction_failed")
 HASHED = ("workspace_id", "seq", "actor", "action", "target_type", "target_id", "execution_id", "before", "after",
           "result", "created_at")
 STREAM_BATCH = 500

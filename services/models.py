@@ -326,6 +326,9 @@ class Decision(NewId, Base):
     idempotency_key: Mapped[str | None] = mapped_column(String(200), nullable=True)
     response: Mapped[Any] = mapped_column(JsonType, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    # step_failed: the corrected step (or a step reading it) then failed because of the correction, which no
+    # longer counts in the step's correction pack (core.coaching.soundness; migration 0027)
+    outcome: Mapped[str | None] = mapped_column(String(16), nullable=True)
 
 
 class Approval(NewId, Base):

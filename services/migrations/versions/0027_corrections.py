@@ -1,0 +1,22 @@
+"""decisions.outcome: a correction whose step then failed because of it (core.coaching.soundness.FAILED_STEP) is
+marked, and no longer counts towards a learned rule of its step's correction pack (issue 31, item 1)
+
+Revision ID: 0027
+Revises: 0024
+Create Date: 2026-11-27 21:45:00
+"""
+import sqlalchemy as sa
+from alembic import op
+
+revision = '0027'
+down_revision = '0024'
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    op.add_column('decisions', sa.Column('outcome', sa.String(length=16), nullable=True))
+
+
+def downgrade() -> None:
+    op.drop_column('decisions', 'outcome')
