@@ -93,7 +93,7 @@ describe("formSchema", () => {
       type: "object",
       properties: {
         message: { type: "string" },
-        n: { type: "integer" },
+        n: { type: "number" },
         on: { type: "boolean" },
         tags: { type: "array", items: { type: "string" } },
       },

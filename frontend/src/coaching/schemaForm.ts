@@ -3,7 +3,7 @@
  * validation against the tool's schema, and field errors (the browser's and
  * the server's 422 `details`) in the shape the form shows them.
  */
-import type { RJSFSchema } from "@rjsf/utils";
+import type { RJSFSchema, UiSchema } from "@rjsf/utils";
 import { ApiError } from "../api/client";
 import { isPlainObject } from "../format";
 import { validate } from "./jsonSchema";
@@ -19,7 +19,8 @@ export interface FieldError {
 export function inferSchema(value: unknown): JsonSchema {
   if (typeof value === "string") return { type: "string" };
   if (typeof value === "boolean") return { type: "boolean" };
-  if (typeof value === "number") return { type: Number.isInteger(value) ? "integer" : "number" };
+  // a number, whole or not: 12 may well become 12.5 (the server keeps the JSON type, not the integer-ness)
+  if (typeof value === "number") return { type: "number" };
   if (Array.isArray(value)) return { type: "array", items: value.length ? inferSchema(value[0]) : {} };
   if (isPlainObject(value)) {
     const properties: Record<string, JsonSchema> = {};
@@ -32,18 +33,56 @@ export function inferSchema(value: unknown): JsonSchema {
 /**
  * The schema the form is drawn from: the tool's schema, plus a field for each
  * suggested param it does not list (when it allows extra properties), so that
- * a tool with a loose schema still gets a form of its params.
+ * a tool with a loose schema still gets a form of its params. Such a field
+ * keeps the type it was suggested with, and one the step's definition sets
+ * (`defined`) is required: later steps may read it (the server refuses the
+ * same, core/coaching/soundness.py).
  */
-export function formSchema(toolSchema: JsonSchema | null | undefined, params: unknown): RJSFSchema {
+export function formSchema(
+  toolSchema: JsonSchema | null | undefined,
+  params: unknown,
+  defined: unknown = undefined,
+): RJSFSchema {
   const schema: JsonSchema = isPlainObject(toolSchema) ? { ...toolSchema } : { type: "object" };
   if (!isPlainObject(params)) return schema as RJSFSchema;
   const listed = isPlainObject(schema.properties) ? { ...(schema.properties as Record<string, JsonSchema>) } : {};
+  const required = Array.isArray(schema.required) ? [...(schema.required as string[])] : [];
   if (schema.additionalProperties !== false) {
     for (const [key, value] of Object.entries(params)) {
-      if (!(key in listed)) listed[key] = inferSchema(value);
+      if (key in listed) continue;
+      listed[key] = inferSchema(value);
+      if (isPlainObject(defined) && key in defined && !required.includes(key)) required.push(key);
     }
   }
-  return { ...schema, type: schema.type ?? "object", properties: listed } as unknown as RJSFSchema;
+  const drawn: JsonSchema = { ...schema, type: schema.type ?? "object", properties: listed };
+  if (required.length) drawn.required = required;
+  return drawn as unknown as RJSFSchema;
+}
+
+const isNumeric = (type: unknown) =>
+  type === "number" || type === "integer" || (Array.isArray(type) && (type.includes("number") || type.includes("integer")));
+
+/**
+ * The form's UI schema: a number field is a text box, so that what is typed
+ * stays on screen: `abc` is shown with its error instead of being blanked (a
+ * browser's number input reports anything it cannot parse as empty, which
+ * would remove the field). rjsf still turns a number typed there into a number.
+ */
+export function formUiSchema(schema: unknown): UiSchema {
+  const ui: UiSchema = {};
+  if (!isPlainObject(schema)) return ui;
+  if (isNumeric(schema.type)) ui["ui:options"] = { inputType: "text" };
+  if (isPlainObject(schema.properties)) {
+    for (const [key, inner] of Object.entries(schema.properties)) {
+      const innerUi = formUiSchema(inner);
+      if (Object.keys(innerUi).length) ui[key] = innerUi;
+    }
+  }
+  if (isPlainObject(schema.items)) {
+    const innerUi = formUiSchema(schema.items);
+    if (Object.keys(innerUi).length) ui.items = innerUi;
+  }
+  return ui;
 }
 
 /** Problems of `params` against the tool's own schema (the one the server checks). */

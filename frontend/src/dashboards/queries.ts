@@ -9,7 +9,7 @@ import { apiGet, apiPatch, apiPost, apiPut } from "../api/client";
 import { useSocketEvent, useWorkspaceRoom } from "../realtime/context";
 import { fetchWorkflowMetrics, workflowMetricsKey } from "../api/metrics";
 import type { GlobalMetrics, LevelChangedEvent, MetricsUpdateEvent, OperatorMetrics, StepMode, WorkflowMetrics, WorkflowMode } from "../api/metrics";
-import type { CorrectionPack, ItemList, PackChangedEvent, PackExport, WorkflowDefinition } from "./types";
+import type { CorrectionPack, ItemList, PackChange, PackChangedEvent, PackExport, WorkflowDefinition } from "./types";
 
 export const dashboardKeys = {
   metrics: ["metrics"] as const,
@@ -154,6 +154,25 @@ export function useSetPackEnabled() {
   return useMutation({
     mutationFn: ({ pack, enabled }: { pack: CorrectionPack; enabled: boolean }) =>
       apiPatch<CorrectionPack>(`/api/correction-packs/${path(pack.id)}`, { enabled }),
+    onSuccess: (updated) => {
+      queryClient.setQueriesData<ItemList<CorrectionPack>>({ queryKey: dashboardKeys.packs }, (list) =>
+        list && { items: list.items.map((p) => (p.id === updated.id ? updated : p)) },
+      );
+      void queryClient.invalidateQueries({ queryKey: dashboardKeys.packs });
+    },
+  });
+}
+
+/** `POST /api/correction-packs/<id>/remove-change` {field, before, after}: a lead drops one wrong change. */
+export function useRemovePackChange() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: ({ pack, change }: { pack: CorrectionPack; change: Pick<PackChange, "field" | "before" | "after"> }) =>
+      apiPost<CorrectionPack>(`/api/correction-packs/${path(pack.id)}/remove-change`, {
+        field: change.field,
+        before: change.before,
+        after: change.after,
+      }),
     onSuccess: (updated) => {
       queryClient.setQueriesData<ItemList<CorrectionPack>>({ queryKey: dashboardKeys.packs }, (list) =>
         list && { items: list.items.map((p) => (p.id === updated.id ? updated : p)) },
