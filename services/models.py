@@ -308,6 +308,8 @@ class Decision(NewId, Base):
     __table_args__ = (Index("ux_decisions_idempotency_key", "workspace_id", "idempotency_key", unique=True,
                             sqlite_where=text("idempotency_key IS NOT NULL"),
                             postgresql_where=text("idempotency_key IS NOT NULL")),
+                      # a step's decisions, newest first: the evidence behind its readiness (migration 0027)
+                      Index("ix_decisions_step", "workspace_id", "workflow_id", "step_id", "created_at"),
                       {"sqlite_with_rowid": False})
     # the primary key: exactly one decision per suggestion, enforced by the database even under a race
     suggestion_id: Mapped[str] = mapped_column(ForeignKey("suggestions.id"), primary_key=True)

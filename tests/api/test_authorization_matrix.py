@@ -585,7 +585,7 @@ def test_a_foreign_id_in_a_filter_finds_nothing(world, query):
 
 def test_promotion_by_force_needs_an_admin(world):
     wf_id = world.workflow("own")
-    forced = {"mode": "auto", "force": True}
+    forced = {"mode": "auto", "force": True, "reason": "tests"}
     response = world.call("POST", f"/api/workflows/{wf_id}/mode", "lead", forced)
     assert (response.status_code, _error_code(response)) == (403, "forbidden")
     response = world.call("POST", f"/api/workflows/{wf_id}/mode", "lead", {"mode": "auto"})
