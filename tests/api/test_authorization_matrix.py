@@ -117,6 +117,7 @@ EXPECTED: dict[tuple[str, str], str] = {
     # metrics: a workflow's own metrics for everyone; all metrics (global, per operator) for leads (DESIGN §1)
     ("GET", "/api/metrics/workflows"): "operator",
     ("GET", "/api/metrics/workflows/<workflow_id>"): "operator",
+    ("GET", "/api/metrics/workflows/<workflow_id>/steps/<step_id>/decisions"): "operator",
     ("GET", "/api/metrics/global"): "lead",
     ("GET", "/api/metrics/operators"): "lead",
     ("GET", "/api/metrics/tools"): "lead",
@@ -125,6 +126,7 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("GET", "/api/correction-packs/<pack_id>"): "operator",
     ("PATCH", "/api/correction-packs/<pack_id>"): "lead",
     ("GET", "/api/correction-packs/<pack_id>/export"): "lead",
+    ("POST", "/api/correction-packs/<pack_id>/remove-change"): "lead",
     ("POST", "/api/correction-packs/import"): "lead",
     # the dashboard's notices (recent demotions and learned-rule changes, pushed to every member anyway): everyone
     ("GET", "/api/notices"): "operator",
@@ -423,6 +425,12 @@ def _build(w: World, key: tuple[str, str], side: str, caller: str | None, fresh:
         return Request(json={"allow": [], "deny": ["blocked.example"]})
     if key == ("PATCH", "/api/correction-packs/<pack_id>"):
         return Request(json={"enabled": True})
+    if key == ("POST", "/api/correction-packs/<pack_id>/remove-change"):
+        if fresh:  # the export puts the change back (a removal consumes it)
+            w.ok("POST", "/api/correction-packs/import", w.admin_of(side), rows["export"], status=201)
+        return Request(json={"field": "to", "before": "a@x", "after": "b@x"})
+    if key == ("GET", "/api/metrics/workflows/<workflow_id>/steps/<step_id>/decisions"):
+        return Request({"step_id": "mail"})
     if key == ("POST", "/api/correction-packs/import"):
         return Request(json=rows["export"])
     if key in {("POST", "/api/policies"), ("PUT", "/api/policies/<policy_id>")}:
@@ -607,6 +615,7 @@ INVALID = {
                                                                    {"mode": "sideways"}),
     ("PUT", "/api/workflows/<workflow_id>/thresholds"): ("/api/workflows/{workflow_id}/thresholds", {"window": 0}),
     ("PATCH", "/api/correction-packs/<pack_id>"): ("/api/correction-packs/{pack_id}", {}),
+    ("POST", "/api/correction-packs/<pack_id>/remove-change"): ("/api/correction-packs/{pack_id}/remove-change", {}),
     ("POST", "/api/correction-packs/import"): ("/api/correction-packs/import", {}),
     ("POST", "/api/users"): ("/api/users", {}),
     ("PUT", "/api/users/<user_id>/role"): ("/api/users/{user_id}/role", {"role": "king"}),
