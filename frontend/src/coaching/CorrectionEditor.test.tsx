@@ -140,7 +140,7 @@ describe("CorrectionEditor", () => {
     await user.type(total, "abc");
     expect(total).toHaveValue("abc"); // shown as typed, never blanked
     const group = total.closest(".form-group") as HTMLElement;
-    expect(within(group).getByText("'abc' is not of type 'number'")).toBeInTheDocument();
+    expect(within(group).getByText("must be a number, not 'abc'")).toBeInTheDocument();
     expect(within(diff()).getAllByRole("listitem").map((li) => li.textContent)).toEqual([
       '~ changed total: 12.5 →becomes "abc"',
     ]);
@@ -148,7 +148,7 @@ describe("CorrectionEditor", () => {
     await user.click(screen.getByRole("button", { name: /Send correction/ }));
     await user.keyboard("{Control>}{Enter}{/Control}");
     expect(onSubmit).not.toHaveBeenCalled();
-    expect(screen.getByRole("alert")).toHaveTextContent("total: 'abc' is not of type 'number'");
+    expect(screen.getByRole("alert")).toHaveTextContent("total: must be a number, not 'abc'");
 
     await user.clear(total);
     expect(within(total.closest(".form-group") as HTMLElement).getByText("is required")).toBeInTheDocument();

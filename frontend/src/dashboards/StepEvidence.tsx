@@ -72,7 +72,7 @@ const decisionColumns: Column<StepDecision>[] = [
     header: "Execution",
     cell: (d) => (
       <Link to={`/executions/${encodeURIComponent(d.execution_id)}`}>
-        <code>{d.execution_id.slice(0, 8)}</code>
+        <code>{d.execution_id}</code>
       </Link>
     ),
   },
