@@ -4,6 +4,7 @@ import { useEffect, useMemo, useRef, useState, type KeyboardEvent, type ReactNod
 import { ApiError } from "../api/client";
 import { ErrorNotice } from "../components/QueryState";
 import { ParamsDiff } from "./ParamsDiff";
+import "./editor.css";
 import { isPlainObject } from "../format";
 import { interpretingValidator, toErrorSchema } from "./jsonSchema";
 import { formSchema, formUiSchema, serverFieldErrors, validateParams, type FieldError } from "./schemaForm";
@@ -30,6 +31,7 @@ export default function CorrectionEditor({
   onCancel,
   submitLabel = "Send correction",
   diffTitle = "Changes from the suggestion",
+  templates = false,
   children,
 }: {
   /** What is corrected: a suggestion, or a pending step's tool, params and schema (the step editor). */
@@ -41,6 +43,8 @@ export default function CorrectionEditor({
   onCancel: () => void;
   submitLabel?: string;
   diffTitle?: string;
+  /** The params are a step's as written (the step editor): a `{{ … }}` value is a template, judged once rendered. */
+  templates?: boolean;
   /** More fields, shown after the params (the step editor's timeout and retries). */
   children?: ReactNode;
 }) {
@@ -56,15 +60,18 @@ export default function CorrectionEditor({
 
   const schema = suggestion.params_schema ?? { type: "object" };
   const drawnSchema = useMemo(
-    () => formSchema(schema, suggested, suggestion.definition_params),
-    [schema, suggested, suggestion.definition_params],
+    () => formSchema(schema, suggested, suggestion.definition_params, templates),
+    [schema, suggested, suggestion.definition_params, templates],
   );
   const uiSchema = useMemo(
     () => ({ ...formUiSchema(drawnSchema), "ui:submitButtonOptions": { norender: true } }),
     [drawnSchema],
   );
   // judged against the drawn schema: the tool's, and the types (and required params) of what it does not describe
-  const clientErrors = useMemo(() => validateParams(drawnSchema as JsonSchema, draft), [drawnSchema, draft]);
+  const clientErrors = useMemo(
+    () => validateParams(drawnSchema as JsonSchema, draft, templates),
+    [drawnSchema, draft, templates],
+  );
   // The server's field errors belong to what was sent: they go once the params change again.
   const serverErrors = sentDraft.current === JSON.stringify(draft) ? serverFieldErrors(serverError) : [];
   const fieldErrors: FieldError[] = [...clientErrors, ...serverErrors];

@@ -42,21 +42,63 @@ export function formSchema(
   toolSchema: JsonSchema | null | undefined,
   params: unknown,
   defined: unknown = undefined,
+  templates = false,
 ): RJSFSchema {
   const schema: JsonSchema = isPlainObject(toolSchema) ? { ...toolSchema } : { type: "object" };
   if (!isPlainObject(params)) return schema as RJSFSchema;
   const listed = isPlainObject(schema.properties) ? { ...(schema.properties as Record<string, JsonSchema>) } : {};
   const required = Array.isArray(schema.required) ? [...(schema.required as string[])] : [];
-  if (schema.additionalProperties !== false) {
-    for (const [key, value] of Object.entries(params)) {
-      if (key in listed) continue;
-      listed[key] = inferSchema(value);
-      if (isPlainObject(defined) && key in defined && !required.includes(key)) required.push(key);
+  for (const [key, value] of Object.entries(params)) {
+    if (key in listed) {
+      if (templates && hasTemplate(value)) {
+        // a template decides the value when the step runs: edited as the text it is (a string field keeps its
+        // schema: a literal typed in its place is judged by it; the template itself is not, see validateParams)
+        const own = listed[key] as JsonSchema;
+        listed[key] = isPlainObject(own) && own.type === "string"
+          ? { ...own, description: TEMPLATE_NOTE }
+          : { type: "string", title: key, description: TEMPLATE_NOTE };
+      } else if (untyped(listed[key]) && value !== undefined) {
+        // a field the tool takes in any shape (`json: {}`): drawn as the suggested value's shape, so it is editable
+        listed[key] = { ...listed[key], ...inferSchema(value) };
+      }
+      continue;
     }
+    if (schema.additionalProperties === false) continue;
+    listed[key] = templates && hasTemplate(value) ? { type: "string", description: TEMPLATE_NOTE } : inferSchema(value);
+    if (isPlainObject(defined) && key in defined && !required.includes(key)) required.push(key);
   }
   const drawn: JsonSchema = { ...schema, type: schema.type ?? "object", properties: listed };
   if (required.length) drawn.required = required;
   return drawn as unknown as RJSFSchema;
+}
+
+const TEMPLATE_NOTE = "A template: checked once rendered, when the step is about to run.";
+
+/** Whether a value is (or holds) a template the server renders when the step runs: `{{ … }}` or `{% … %}`. */
+export function hasTemplate(value: unknown): boolean {
+  if (typeof value === "string") return value.includes("{{") || value.includes("{%");
+  if (Array.isArray(value)) return value.some(hasTemplate);
+  if (isPlainObject(value)) return Object.values(value).some(hasTemplate);
+  return false;
+}
+
+/** A schema that says nothing of the value's type (`{}`, or only a description). */
+function untyped(schema: unknown): boolean {
+  if (!isPlainObject(schema)) return schema === true;
+  return !["type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "properties", "items"].some((k) => k in schema);
+}
+
+/** Whether the value at a dotted `path` of `params` (or one of the values holding it) is a template. */
+export function templatedAt(params: unknown, path: string): boolean {
+  let value: unknown = params;
+  for (const part of path ? path.split(".") : []) {
+    if (typeof value === "string") break;
+    if (Array.isArray(value)) value = value[Number(part)];
+    else if (isPlainObject(value)) value = value[part];
+    else return false;
+    if (typeof value === "string" && hasTemplate(value)) return true;
+  }
+  return typeof value === "string" && hasTemplate(value);
 }
 
 const isNumeric = (type: unknown) =>
@@ -85,11 +127,16 @@ export function formUiSchema(schema: unknown): UiSchema {
   return ui;
 }
 
-/** Problems of `params` against the tool's own schema (the one the server checks). */
-export function validateParams(toolSchema: JsonSchema | null | undefined, params: unknown): FieldError[] {
+/**
+ * Problems of `params` against the schema (the one the server checks). With `templates`, a value a template
+ * decides is not judged now: the server renders it when the step is about to run, and checks it then.
+ */
+export function validateParams(toolSchema: JsonSchema | null | undefined, params: unknown, templates = false): FieldError[] {
   const schema = isPlainObject(toolSchema) ? toolSchema : { type: "object" };
   try {
-    return validate(schema, params).map(({ path, message }) => ({ path, message }));
+    return validate(schema, params)
+      .filter(({ path, keyword }) => !templates || keyword === "required" || !templatedAt(params, path))
+      .map(({ path, message }) => ({ path, message }));
   } catch {
     // a schema this validator cannot read (a remote $ref): the server still checks the params
     return [];
