@@ -136,3 +136,39 @@ def test_the_workflow_page_shows_the_evidence_and_an_admin_forces_a_promotion_wi
     assert event["after"]["reason"] == "Month-end batch; payments reviewed by hand"
     assert [s["step_id"] for s in event["after"]["steps_not_ready"]] == ["pay"]
     assert errors == [], errors
+
+
+def test_editing_a_pending_http_step_on_the_execution_page_keeps_its_template(live_server, page):
+    page.set_viewport_size({"width": 1280, "height": 1500})
+    wf = create_workflow(live_server, "Health check", [
+        {"id": "first", "name": "Say hello", "type": "action", "tool": "echo", "params": {"v": 1}},
+        {"id": "ping", "name": "Ping the service", "type": "action", "tool": "http.request",
+         "params": {"url": "{{ vars.base_url }}/healthz", "json": {"probe": "coach", "depth": 2}}},
+    ])
+    execution_id = start_coaching(live_server, wf["id"])
+    log_in(page, live_server)
+    errors = collect_errors(page)
+    page.goto(live_server.url(f"/executions/{execution_id}"))
+    page.get_by_role("button", name="Edit a pending step").click()
+    dialog = page.get_by_role("dialog", name="Edit step Ping the service")
+    url = dialog.get_by_label("url")
+    expect(url).to_have_value("{{ vars.base_url }}/healthz")
+    expect(dialog.get_by_label("probe")).to_have_value("coach")  # an object's fields, editable
+    expect(dialog.get_by_label("depth")).to_have_value("2")
+    # styled as in the coaching panel: the editor's fields take the dialog's width
+    assert url.bounding_box()["width"] > 400
+    # an object of extra fields (headers) gets a field with words, not an empty box
+    dialog.get_by_role("button", name="+ Add a field").first.click()
+    expect(dialog.get_by_label("newKey Key")).to_be_visible()  # the new field's name, then its value
+    screenshot(page, "step-edit-template.png")
+    dialog.get_by_role("button", name="Remove").first.click()
+    expect(dialog.get_by_label("newKey Key")).to_have_count(0)
+    dialog.get_by_label("Retries").fill("3")
+    dialog.get_by_role("button", name="Save the step").click()
+    expect(dialog).to_be_hidden()
+    expect(page.get_by_text("Step ping changed: it runs as edited.")).to_be_visible()
+
+    events = live_server.get("/api/audit?action=step_correction").json()["items"]
+    assert events[0]["after"]["retries"] == 3
+    assert events[0]["after"]["params"]["url"] == "{{ vars.base_url }}/healthz"
+    assert errors == [], errors

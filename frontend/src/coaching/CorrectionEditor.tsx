@@ -5,6 +5,7 @@ import { ApiError } from "../api/client";
 import { ErrorNotice } from "../components/QueryState";
 import { ParamsDiff } from "./ParamsDiff";
 import "./editor.css";
+import { FORM_BUTTONS } from "./formButtons";
 import { isPlainObject } from "../format";
 import { interpretingValidator, toErrorSchema } from "./jsonSchema";
 import { formSchema, formUiSchema, serverFieldErrors, validateParams, type FieldError } from "./schemaForm";
@@ -206,6 +207,7 @@ export default function CorrectionEditor({
             noHtml5Validate
             extraErrors={toErrorSchema(fieldErrors)}
             experimental_defaultFormStateBehavior={{ emptyObjectFields: "skipDefaults" }}
+            templates={{ ButtonTemplates: FORM_BUTTONS }}
             onChange={(event: IChangeEvent<Params>) => setDraft(isPlainObject(event.formData) ? event.formData : {})}
           />
         </div>
