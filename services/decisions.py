@@ -69,7 +69,7 @@ def _check_sound(sug: Suggestion, step, correction: dict[str, Any], tools: ToolR
     keeps its type. 422 naming each field, from REST and from the socket alike (both come through `decide`)."""
     tool = tools.get(sug.tool or "")
     problems = correction_problems(sug.params, correction, tool.params_schema if tool else None,
-                                   defined=step.params.keys() if isinstance(step.params, dict) else ())
+                                   defined=step.params if isinstance(step.params, dict) else None)
     if problems:
         raise ValidationFailed(f"the correction breaks step {sug.step_id!r}: " + "; ".join(
             f"{k} {', '.join(v)}" for k, v in problems.items()),

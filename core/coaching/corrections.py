@@ -75,6 +75,11 @@ def _split(dotted: str) -> list[str]:
     return parts
 
 
+def split_path(dotted: str) -> list[str]:
+    """A dotted field path's parts (a backslash escapes a dot or a backslash in a key)."""
+    return _split(dotted)
+
+
 def _walk(d: Any, parts: list[str]) -> tuple[Any, bool]:
     """(value or MISSING, blocked) where blocked means a parent exists but is not a dict."""
     cur = d

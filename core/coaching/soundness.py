@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from core.coaching.corrections import MISSING, Change
+from core.coaching.corrections import MISSING, Change, flatten, split_path
 
 FAILED_STEP = "step_failed"  # a decision's outcome: its correction's step (or a step reading it) then failed
 
@@ -35,29 +35,44 @@ def json_type(value: Any) -> str:
     return type(value).__name__
 
 
-def _described(tool_schema: dict[str, Any] | None) -> dict[str, Any]:
-    props = (tool_schema or {}).get("properties") if isinstance(tool_schema, dict) else None
-    return props if isinstance(props, dict) else {}
+def _untyped(schema: Any) -> bool:
+    """A schema that says nothing of the value (`{}`, `true`, only a description): `json: {}` takes anything."""
+    if schema is True:
+        return True
+    return isinstance(schema, dict) and not any(k in schema for k in (
+        "type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "properties", "items", "additionalProperties"))
+
+
+def _described(tool_schema: dict[str, Any] | None) -> set[str]:
+    """The params the tool's schema says something about: their drops and types are the tool's business."""
+    props = tool_schema.get("properties") if isinstance(tool_schema, dict) else None
+    return {k for k, v in props.items() if not _untyped(v)} if isinstance(props, dict) else set()
+
+
+def _top(path: str) -> str:
+    return split_path(path)[0]
 
 
 def correction_problems(suggested: Any, corrected: dict[str, Any], tool_schema: dict[str, Any] | None,
-                        defined: Iterable[str] = ()) -> dict[str, list[str]]:
-    """{param: [messages]} of what the correction breaks beyond the tool's schema (empty: sound). `defined`:
-    the params the step's definition sets."""
+                        defined: Any = None) -> dict[str, list[str]]:
+    """{param path: [messages]} of what the correction breaks beyond the tool's schema (empty: sound). `defined`:
+    the step's params as its definition writes them (a nested field it sets counts too: `json.total`)."""
     if not isinstance(suggested, dict):
         return {}
     described = _described(tool_schema)
+    before, after = flatten(suggested), flatten(corrected)
+    written = flatten(defined) if isinstance(defined, dict) else {}
     problems: dict[str, list[str]] = {}
-    for name in sorted(set(defined) & set(suggested)):
-        if name not in corrected and name not in described:
-            problems.setdefault(name, []).append(
+    for path in sorted(set(written) & set(before)):
+        if path not in after and _top(path) not in described:
+            problems.setdefault(path, []).append(
                 "is required: the step's definition sets it and later steps may read it")
-    for name, before in suggested.items():
-        if name in described or name not in corrected or before is None:
+    for path, was in before.items():
+        if _top(path) in described or path not in after or was is None:
             continue
-        was, now = json_type(before), json_type(corrected[name])
-        if was != now:
-            problems.setdefault(name, []).append(f"must stay a {was}, as suggested (got a {now})")
+        old, new = json_type(was), json_type(after[path])
+        if old != new:
+            problems.setdefault(path, []).append(f"must stay a {old}, as suggested (got a {new})")
     return problems
 
 

@@ -116,3 +116,13 @@ def test_a_lead_removes_one_change_from_a_pack_audited(app, api):
     assert status == 404, body
     status, body = api.call("POST", f"/api/correction-packs/{pack['id']}/remove-change", {"field": "to"})
     assert status == 422, body
+
+
+def test_dropping_a_nested_field_the_step_writes_into_a_free_form_param_is_422_naming_it(api):
+    step = {"id": "summary", "tool": "file.write",
+            "params": {"path": "summary.json", "json": {"rows": 2, "total": 12.5}}}
+    wf_id = api.workflow([step])["id"]
+    ex_id, sug = _start(api, wf_id)
+    status, body = api.call("POST", *_decision(ex_id, sug, {"path": "summary.json", "json": {"rows": 2}}))
+    assert status == 422, body
+    assert list(body["error"]["details"]) == ["correction.json.total"]

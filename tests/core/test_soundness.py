@@ -11,23 +11,34 @@ HTTP = {"type": "object", "required": ["url"],
 
 
 def test_dropping_a_param_the_step_sets_is_refused_naming_it():
-    problems = correction_problems({"rows": 3, "total": 12.5}, {"rows": 3}, ECHO, defined=["rows", "total"])
+    problems = correction_problems({"rows": 3, "total": 12.5}, {"rows": 3}, ECHO, defined={"rows": 2, "total": 12.5})
     assert list(problems) == ["total"]
     assert "is required" in problems["total"][0]
 
 
 def test_dropping_a_param_the_tools_schema_lists_as_optional_is_the_tools_business():
-    assert correction_problems({"url": "u", "timeout": 5}, {"url": "u"}, HTTP, defined=["url", "timeout"]) == {}
+    assert correction_problems({"url": "u", "timeout": 5}, {"url": "u"}, HTTP, defined={"url": "u", "timeout": 5}) == {}
 
 
 def test_dropping_a_param_the_step_does_not_set_is_allowed():
-    assert correction_problems({"rows": 3, "extra": 1}, {"rows": 3}, ECHO, defined=["rows"]) == {}
+    assert correction_problems({"rows": 3, "extra": 1}, {"rows": 3}, ECHO, defined={"rows": 3}) == {}
+
+
+def test_a_nested_field_the_step_sets_in_a_param_the_tool_takes_in_any_shape_is_required():
+    file_write = {"type": "object", "properties": {"path": {"type": "string"}, "json": {}}}
+    suggested = {"path": "s.json", "json": {"rows": 2, "total": 12.5}}
+    defined = {"path": "s.json", "json": {"rows": "{{ r }}", "total": "{{ t }}"}}
+    problems = correction_problems(suggested, {"path": "s.json", "json": {"rows": 2}}, file_write, defined)
+    assert list(problems) == ["json.total"]
+    problems = correction_problems(suggested, {"path": "s.json", "json": {"rows": 2, "total": "x"}}, file_write,
+                                   defined)
+    assert problems == {"json.total": ["must stay a number, as suggested (got a string)"]}
 
 
 def test_a_number_stays_a_number():
-    problems = correction_problems({"total": 12.5}, {"total": "abc"}, ECHO, defined=["total"])
+    problems = correction_problems({"total": 12.5}, {"total": "abc"}, ECHO, defined={"total": 1})
     assert problems == {"total": ["must stay a number, as suggested (got a string)"]}
-    assert correction_problems({"total": 12}, {"total": 12.75}, ECHO, defined=["total"]) == {}
+    assert correction_problems({"total": 12}, {"total": 12.75}, ECHO, defined={"total": 1}) == {}
 
 
 def test_a_described_param_is_judged_by_the_schema_only():
