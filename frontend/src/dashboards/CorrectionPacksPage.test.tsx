@@ -83,6 +83,15 @@ describe("CorrectionPacksPage", () => {
     expect(sent?.body).toEqual({ field: "to", before: "a@example.com", after: "b@example.com" });
   });
 
+  it("says how many corrections were not counted because their step failed", async () => {
+    stubPacks(undefined, () => [{ ...pack, discounted: 1 }, otherPack]);
+    renderPacks();
+    const mail = await packArticle("mail");
+    expect(within(mail).getByTestId("discounted")).toHaveTextContent(
+      "1 correction not counted: the step failed because of it.",
+    );
+  });
+
   it("filters by workflow through the address", async () => {
     const user = userEvent.setup();
     const { calls } = stubPacks();
