@@ -33,6 +33,8 @@ class PackSchema(Schema):
     rules_changed_at = fields.String(allow_none=True, metadata={
         "description": "when a learned rule last started or stopped applying (ISO 8601), null if never seen"})
     last_rule_change = fields.Dict(allow_none=True, metadata={"description": "{at, started: [...], stopped: [...]}"})
+    discounted = fields.Integer(metadata={"description": "corrections taken back out because their step then failed "
+                                                          "because of them (they count towards no rule)"})
     created_at = fields.DateTime()
     updated_at = fields.DateTime()
 
@@ -43,6 +45,12 @@ class PackList(Schema):
 
 class PackPatch(Schema):
     enabled = StrictBoolean(required=True)
+
+
+class ChangeArgs(Schema):
+    field = fields.String(required=True, validate=validate.Length(min=1, max=1000))
+    before = fields.Raw(required=True, allow_none=True, metadata={"description": '{"$missing": true}: absent'})
+    after = fields.Raw(required=True, allow_none=True, metadata={"description": '{"$missing": true}: absent'})
 
 
 class ChangeGroupSchema(Schema):
@@ -95,6 +103,21 @@ class PackById(MethodView):
         with svc.db.transaction() as session:
             view = corrections.view(corrections.set_enabled(session, workspace_id(), pack_id, args["enabled"],
                                                             operator(), events))
+        svc.notifier.send(events)
+        return view
+
+
+@blp.route("/<pack_id>/remove-change")
+class PackChangeRemoval(MethodView):
+    @requires("lead")
+    @blp.arguments(ChangeArgs)
+    @blp.response(200, PackSchema)
+    def post(self, args, pack_id):
+        """Remove one change (field, before → after) that was wrong: it counts towards no learned rule (audited)."""
+        svc, events = services(), Events()
+        with svc.db.transaction() as session:
+            view = corrections.view(corrections.remove_change(session, workspace_id(), pack_id, args, operator(),
+                                                              events))
         svc.notifier.send(events)
         return view
 

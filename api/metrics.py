@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 from flask.views import MethodView
-from marshmallow import Schema, fields
+from marshmallow import Schema, fields, validate
 
 from api.base import Blueprint
 from api.context import require, services, workspace_id
 from api.schemas import StrictBoolean
-from services import metrics, workflows
+from services import metrics, step_decisions, workflows
 
 blp = Blueprint("metrics", __name__, url_prefix="/api/metrics", description="Learning metrics")
 
@@ -36,6 +36,8 @@ class SnapshotSchema(Schema):
     to_auto = fields.Dict(metadata={"description": "how far from AUTO-ready"})
     evidence = fields.Dict(metadata={"description": "the AUTO readiness test: statistic (log e-value), threshold "
                                                     "(1/auto_alpha), decisions_needed_if_all_accepted, test"})
+    decisions_needed = fields.Integer(allow_none=True, metadata={
+        "description": "decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now)"})
 
 
 class StepMetricsSchema(SnapshotSchema):
@@ -119,6 +121,38 @@ class WorkflowMetrics(MethodView):
         with services().db.read() as session:
             wf = workflows.get(session, workspace_id(), workflow_id)
             return metrics.workflow_view(session, wf, detail=True)
+
+
+class StepDecisionsArgs(Schema):
+    limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=200))
+
+
+class StepDecisionSchema(Schema):
+    decision_id = fields.String()
+    suggestion_id = fields.String()
+    execution_id = fields.String()
+    decision = fields.String(metadata={"description": "accept, correct, reject, manual or skip"})
+    operator = fields.String()
+    created_at = fields.DateTime()
+    latency_ms = fields.Float()
+    outcome = fields.String(allow_none=True, metadata={"description": "step_failed: the correction's step then "
+                                                                      "failed because of it"})
+    counted = StrictBoolean(metadata={"description": "whether the readiness test counts it (a skip is not counted)"})
+
+
+class StepDecisionList(Schema):
+    items = fields.List(fields.Nested(StepDecisionSchema))
+
+
+@blp.route("/workflows/<workflow_id>/steps/<step_id>/decisions")
+class StepDecisions(MethodView):
+    @blp.arguments(StepDecisionsArgs, location="query")
+    @blp.response(200, StepDecisionList)
+    def get(self, args, workflow_id, step_id):
+        """The decisions behind a step's readiness: its latest decisions, newest first (an index, no scan)."""
+        with services().db.read() as session:
+            wf = workflows.get(session, workspace_id(), workflow_id)
+            return {"items": step_decisions.latest(session, wf, step_id, args["limit"])}
 
 
 @blp.route("/operators")

@@ -136,7 +136,9 @@ class WorkflowById(MethodView):
 
 class ModeArgs(Schema):
     mode = fields.String(required=True, validate=validate.OneOf(("coaching", "auto")))
-    force = StrictBoolean(load_default=False, metadata={"description": "promote although not AUTO-ready"})
+    force = StrictBoolean(load_default=False, metadata={"description": "promote although not AUTO-ready (admin)"})
+    reason = fields.String(load_default=None, validate=validate.Length(max=1000), metadata={
+        "description": "why a forced promotion overrules the evidence: required with force, kept in the audit log"})
 
 
 class StepModeArgs(Schema):
@@ -144,6 +146,14 @@ class StepModeArgs(Schema):
                          metadata={"description": "auto: runs unattended with spot checks; always_review: every "
                                                   "run is decided by a human; coaching: follows the workflow"})
     force = StrictBoolean(load_default=False, metadata={"description": "promote although not AUTO-ready (admin)"})
+    reason = fields.String(load_default=None, validate=validate.Length(max=1000), metadata={
+        "description": "why a forced promotion overrules the evidence: required with force, kept in the audit log"})
+
+
+class ModeResult(WorkflowSchema):
+    steps_not_ready = fields.List(fields.Dict(), metadata={
+        "description": "after a promotion to AUTO: its tool steps that are not AUTO-ready on their own evidence "
+                       "({step_id, level, decisions, decisions_needed}); empty otherwise"})
 
 
 class ThresholdArgs(Schema):
@@ -159,15 +169,16 @@ class ThresholdArgs(Schema):
 class WorkflowMode(MethodView):
     @requires("lead")
     @blp.arguments(ModeArgs)
-    @blp.response(200, WorkflowSchema)
+    @blp.response(200, ModeResult)
     def post(self, args, workflow_id):
         if args["force"]:
             require("admin")  # promoting a workflow that is not AUTO-ready
         svc, events = services(), Events()
         with svc.db.transaction() as session:
             wf = workflows.set_mode(session, workspace_id(), workflow_id, args["mode"], force=args["force"],
-                                    actor=operator(), events=events)
-            view = workflows.view(session, wf)
+                                    actor=operator(), events=events, reason=args["reason"])
+            view = {**workflows.view(session, wf),
+                    "steps_not_ready": workflows.not_ready_steps(session, wf) if wf.mode == "auto" else []}
         svc.notifier.send(events)
         return view
 
@@ -183,7 +194,8 @@ class WorkflowStepMode(MethodView):
         svc, events = services(), Events()
         with svc.db.transaction() as session:
             wf = workflows.set_step_mode(session, workspace_id(), workflow_id, step_id, args["mode"],
-                                         force=args["force"], actor=operator(), events=events)
+                                         force=args["force"], actor=operator(), events=events,
+                                         reason=args["reason"])
             view = workflows.view(session, wf)
         svc.notifier.send(events)
         return view

@@ -10,7 +10,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
-from core.coaching.corrections import LearnedRule, PackStats, learned_rules, rule_transitions, track_rules
+from core.coaching.corrections import Change, LearnedRule, PackStats, learned_rules, rule_transitions, track_rules
 from core.errors import NotFound, ValidationFailed
 from services import audit
 from services.models import CorrectionPack, Workflow, WorkflowVersion, utcnow
@@ -20,6 +20,7 @@ EXPORT_FORMAT = "coach.correction-pack/1"
 # kept beside the counts in the pack's stats JSON (no column of its own, never exported): when each applying rule
 # started applying and what the last start or stop was (core.coaching.corrections.track_rules)
 HISTORY = "rule_history"
+DISCOUNTED = "discounted"  # beside it too: corrections taken back out because their step then failed
 
 
 def latest_definition(session: Session, wf: Workflow) -> dict[str, Any]:
@@ -130,6 +131,8 @@ def _store(pack: CorrectionPack, stats: PackStats, before: list[LearnedRule]) ->
         moved = {"at": at, "before": before, "after": after, "started": started, "stopped": stopped}
     if history:
         data[HISTORY] = history
+    if (pack.stats or {}).get(DISCOUNTED):
+        data[DISCOUNTED] = pack.stats[DISCOUNTED]
     pack.stats = data
     return moved
 
@@ -210,6 +213,7 @@ def view(pack: CorrectionPack) -> dict[str, Any]:
         "corrections": stats.corrections, "changes": stats.to_dict()["groups"],
         "field_corrections": stats.field_corrections(), "rules": rules,
         "rules_changed_at": history.get("changed_at"), "last_rule_change": history.get("last_change"),
+        "discounted": int((pack.stats or {}).get(DISCOUNTED) or 0),
         "created_at": pack.created_at, "updated_at": pack.updated_at,
     }
 
@@ -246,4 +250,56 @@ def import_pack(session: Session, workspace_id: str, data: dict[str, Any], actor
     audit.record(session, workspace_id, actor, "pack_import", target_type="correction_pack", target_id=pack.id,
                  after={"workflow_id": wf.id, "step_id": step_id, "corrections": stats.corrections})
     _announce(session, pack, moved, actor, "import", events)
+    return pack
+
+
+def discount(session: Session, workspace_id: str, workflow_id: str, step_id: str, changes: list[Change],
+             cause: str, actor: str = "system", events: Events | None = None) -> CorrectionPack | None:
+    """Take one correction back out of its step's pack (its step failed because of it: services.correction_failures),
+    so it counts towards no learned rule. None when the pack no longer holds it (imported or edited since)."""
+    pack = find(session, workflow_id, step_id)
+    if pack is None:
+        return None
+    pack = _for_change(session, workspace_id, workflow_id, step_id)
+    stats = PackStats.from_dict(pack.stats)
+    rules_before = _applying(pack, stats)
+    if not stats.discount(changes):
+        return None
+    moved = _store(pack, stats, rules_before)
+    _count_discounted(pack)
+    pack.updated_at = utcnow()
+    _changed(session, pack)
+    _announce(session, pack, moved, actor, cause, events)
+    return pack
+
+
+def _count_discounted(pack: CorrectionPack) -> None:
+    data = dict(pack.stats or {})
+    data[DISCOUNTED] = int(data.get(DISCOUNTED) or 0) + 1
+    pack.stats = data
+
+
+def remove_change(session: Session, workspace_id: str, pack_id: str, change: dict[str, Any], actor: str = "system",
+                  events: Events | None = None) -> CorrectionPack:
+    """A lead drops one change (field, before → after) that was wrong from a pack: it counts towards no rule any
+    more. Audited (`pack_change_remove`, with the change and its count); NotFound when the pack has no such change."""
+    pack = get(session, workspace_id, pack_id)
+    pack = _for_change(session, workspace_id, pack.workflow_id, pack.step_id)
+    stats = PackStats.from_dict(pack.stats)
+    rules_before = _applying(pack, stats)
+    try:
+        wanted = Change.from_dict(change)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValidationFailed("not a change", details={"field": [str(exc)]}) from None
+    removed = stats.remove(wanted)
+    if removed is None:
+        raise NotFound(f"correction pack {pack_id} has no change of {wanted.field!r} from {change.get('before')!r} "
+                       f"to {change.get('after')!r}", details={"field": wanted.field})
+    moved = _store(pack, stats, rules_before)
+    pack.updated_at = utcnow()
+    _changed(session, pack)
+    audit.record(session, workspace_id, actor, "pack_change_remove", target_type="correction_pack",
+                 target_id=pack.id, before={"change": removed.to_dict()},
+                 after={"workflow_id": pack.workflow_id, "step_id": pack.step_id, "corrections": stats.corrections})
+    _announce(session, pack, moved, actor, "change_removed", events)
     return pack

@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session
 
 from core.coaching import decisions as D
 from core.coaching.metrics import DECISIONS
+from core.coaching.soundness import correction_problems, name_missing_fields
 from core.errors import Conflict, NotFound, ValidationFailed
 from core.execution import states as S
 from core.tools import ToolRegistry, schema_errors
@@ -56,11 +57,23 @@ def _validate(body: dict[str, Any], sug: Suggestion, tools: ToolRegistry) -> Non
             raise ValidationFailed("a correction needs the corrected params",
                                    details={"correction": ["is required: an object of params"]})
         tool = tools.get(sug.tool or "")
-        problems = schema_errors(tool.params_schema, correction) if tool else {}
+        problems = name_missing_fields(schema_errors(tool.params_schema, correction)) if tool else {}
         if problems:
             raise ValidationFailed(f"the correction does not fit tool {sug.tool!r}",
                                    details={f"correction.{k}" if k != "(params)" else "correction": v
                                             for k, v in problems.items()})
+
+
+def _check_sound(sug: Suggestion, step, correction: dict[str, Any], tools: ToolRegistry) -> None:
+    """What the tool's schema cannot say (core.coaching.soundness): a param the step sets is not dropped, a param
+    keeps its type. 422 naming each field, from REST and from the socket alike (both come through `decide`)."""
+    tool = tools.get(sug.tool or "")
+    problems = correction_problems(sug.params, correction, tool.params_schema if tool else None,
+                                   defined=step.params if isinstance(step.params, dict) else None)
+    if problems:
+        raise ValidationFailed(f"the correction breaks step {sug.step_id!r}: " + "; ".join(
+            f"{k} {', '.join(v)}" for k, v in problems.items()),
+            details={f"correction.{k}": v for k, v in problems.items()})
 
 
 def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, workspace_id: str,
@@ -103,6 +116,8 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
     latency_ms = max(0.0, (now - sug.created_at).total_seconds() * 1000.0)
     defn = definitions.for_execution(session, ex)
     step = defn.step(sug.step_id)
+    if kind == "correct" and sug.kind != "tool_call":
+        _check_sound(sug, step, body["correction"], tools)
     if kind in ("accept", "correct"):
         # the call that would run is judged now, under the rules of now: a denied call is never run
         params = sug.params if kind == "accept" else body["correction"]

@@ -308,6 +308,8 @@ class Decision(NewId, Base):
     __table_args__ = (Index("ux_decisions_idempotency_key", "workspace_id", "idempotency_key", unique=True,
                             sqlite_where=text("idempotency_key IS NOT NULL"),
                             postgresql_where=text("idempotency_key IS NOT NULL")),
+                      # a step's decisions, newest first: the evidence behind its readiness (migration 0026)
+                      Index("ix_decisions_step", "workspace_id", "workflow_id", "step_id", "created_at"),
                       {"sqlite_with_rowid": False})
     # the primary key: exactly one decision per suggestion, enforced by the database even under a race
     suggestion_id: Mapped[str] = mapped_column(ForeignKey("suggestions.id"), primary_key=True)
@@ -326,6 +328,9 @@ class Decision(NewId, Base):
     idempotency_key: Mapped[str | None] = mapped_column(String(200), nullable=True)
     response: Mapped[Any] = mapped_column(JsonType, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    # step_failed: the corrected step (or a step reading it) then failed because of the correction, which no
+    # longer counts in the step's correction pack (core.coaching.soundness; migration 0026)
+    outcome: Mapped[str | None] = mapped_column(String(16), nullable=True)
 
 
 class Approval(NewId, Base):

@@ -26,14 +26,14 @@ from typing import Callable
 
 from sqlalchemy import select
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, object_session
 
 from config import Settings
 from core.execution import states as S
 from core.execution.engine import Next, Outcome, call_key, clarification_for, execute, next_action, resolve_params
 from core.templating import TemplateFailure
 from core.tools import ToolRegistry
-from services import agent, approvals, audit, coaching, control, executions, gates, policies
+from services import agent, approvals, audit, coaching, control, correction_failures, executions, gates, policies
 from services.db import Database, retrying
 from services.leases import Leases
 from services.models import Execution, Workflow, utcnow
@@ -514,10 +514,13 @@ class Runner:
             log.exception("opening the gate of step %s of execution %s failed", step.id, ex.id)
             self._fail(ex, step.id, f"step {step.id!r} could not be prepared: {type(exc).__name__}: {exc}")
 
-    @staticmethod
-    def _fail(ex: Execution, step_id: str | None, message: str) -> None:
+    def _fail(self, ex: Execution, step_id: str | None, message: str) -> None:
         if step_id and executions.step_state(ex, step_id).status not in S.STEP_DONE:
             executions.set_step(ex, step_id, status=S.STEP_FAILED, error=message, finished_at=utcnow())
+            session = object_session(ex)
+            if session is not None:  # a correction the failure is put down to no longer counts in its pack
+                correction_failures.on_step_failed(session, ex, self.definitions.for_execution(session, ex),
+                                                   step_id, message)
         ex.error = {"step_id": step_id, "message": message}
         executions.set_status(ex, "fail")
 

@@ -170,14 +170,16 @@ def level_of(session: Session, wf: Workflow) -> dict[str, Any]:
 
 
 def set_mode(session: Session, workspace_id: str, workflow_id: str, mode: str, *, force: bool = False,
-             actor: str = "system", events: Events | None = None) -> Workflow:
+             actor: str = "system", events: Events | None = None, reason: str | None = None) -> Workflow:
     """Promote to AUTO (only when the evidence says AUTO-ready, unless forced) or demote to coaching; a change
     is audited and pushed to the workspace's dashboards as `workflow_level_changed` (with the new mode), as a
     demotion by spot checks is."""
     if mode not in ("coaching", "auto"):
         raise ValidationFailed("unknown mode", details={"mode": ["must be 'coaching' or 'auto'"]})
     wf = get(session, workspace_id, workflow_id)
-    if mode == "auto" and wf.mode != "auto" and not force:
+    promoting = mode == "auto" and wf.mode != "auto"
+    reason = autonomy.check_force(force and promoting, reason)
+    if promoting and not force:
         level = level_of(session, wf)
         if not level["auto_ready"]:
             raise Conflict("this workflow is not AUTO-ready yet", details={"level": level["level"],
@@ -186,9 +188,12 @@ def set_mode(session: Session, workspace_id: str, workflow_id: str, mode: str, *
     wf.mode, wf.updated_at = mode, utcnow()
     if before != mode:
         level = level_of(session, wf)
+        extra = {"reason": reason} if reason else {}
+        if mode == "auto":  # which of its steps have no evidence of their own yet: the lead was shown them
+            extra["steps_not_ready"] = not_ready_steps(session, wf)
         recorded = audit.record(session, workspace_id, actor, "promotion" if mode == "auto" else "demotion",
                                 target_type="workflow", target_id=wf.id, before={"mode": before},
-                                after={"mode": mode, "forced": force, **level})
+                                after={"mode": mode, "forced": force, **level, **extra})
         if events is not None:
             events.add("workflow_level_changed", {
                 "workflow_id": wf.id, "level": level["level"], "previous_level": level["level"],
@@ -199,8 +204,18 @@ def set_mode(session: Session, workspace_id: str, workflow_id: str, mode: str, *
     return wf
 
 
+def not_ready_steps(session: Session, wf: Workflow) -> list[dict[str, Any]]:
+    """The tool and agent steps of the workflow's current version that are not AUTO-ready on their own evidence
+    (core.coaching.autonomy.steps_not_ready), in the definition's order."""
+    written = [s for s in version_row(session, wf).definition.get("steps") or [] if isinstance(s, dict)]
+    tool_steps = [s["id"] for s in written if (s.get("type") or "action") in ("action", "agent")]
+    steps = metrics.workflow_view(session, wf)["steps"]
+    return autonomy.steps_not_ready(steps, tool_steps, autonomy.step_modes(wf.settings))
+
+
 def set_step_mode(session: Session, workspace_id: str, workflow_id: str, step_id: str, mode: str, *,
-                  force: bool = False, actor: str = "system", events: Events | None = None) -> Workflow:
+                  force: bool = False, actor: str = "system", events: Events | None = None,
+                  reason: str | None = None) -> Workflow:
     """Promote one step to AUTO (only when its own evidence says AUTO-ready, unless forced), set it back to
     coaching (it follows its workflow again), or pin it to always_review (core.coaching.autonomy). A change
     is audited and pushed to the workspace's dashboards as `workflow_level_changed` with the step's id."""
@@ -220,6 +235,7 @@ def set_step_mode(session: Session, workspace_id: str, workflow_id: str, step_id
         raise Conflict(f"step {step_id!r} is a {types[step_id]} step: only tool steps and agent steps are "
                        "suggested, so only they have a mode", details={"step_id": step_id, "type": types[step_id]})
     before = autonomy.step_modes(wf.settings).get(step_id, autonomy.COACHING)
+    reason = autonomy.check_force(force and mode == autonomy.AUTO and before != autonomy.AUTO, reason)
     level = step_level(session, wf, step_id)
     autonomy.check_step_mode(before, mode, auto_ready=level["auto_ready"], force=force)
     if before == mode:
@@ -228,7 +244,8 @@ def set_step_mode(session: Session, workspace_id: str, workflow_id: str, step_id
     action = {"auto": "step_promotion", "always_review": "step_pin"}.get(mode, "step_demotion")
     recorded = audit.record(session, workspace_id, actor, action, target_type="step",
                             target_id=f"{wf.id}/{step_id}", before={"mode": before},
-                            after={"mode": mode, "forced": force, **level})
+                            after={"mode": mode, "forced": force, **level,
+                                   **({"reason": reason} if reason else {})})
     if events is not None:
         events.add("workflow_level_changed", {
             "workflow_id": wf.id, "step_id": step_id, "level": level["level"], "previous_level": level["level"],

@@ -61,6 +61,19 @@ def check_step_mode(current: str, target: str, *, auto_ready: bool, force: bool)
         raise Conflict("this step is not AUTO-ready yet", details={"auto_ready": False})
 
 
+def check_force(force: bool, reason: str | None) -> str | None:
+    """A forced promotion (an admin's, of a workflow or step that is not AUTO-ready) says why: the reason is kept in
+    the audit log. ValidationFailed naming `reason` when it is missing; the reason, trimmed, otherwise."""
+    if not force:
+        return None
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationFailed("a forced promotion needs a reason",
+                               details={"reason": ["is required when force is true: say why the evidence is "
+                                                   "overruled"]})
+    return reason
+
+
 def step_modes(settings: dict | None) -> dict[str, str]:
     """The steps' own modes kept in a workflow's settings (steps that follow the workflow are left out)."""
     found = (settings or {}).get("step_modes")
@@ -77,3 +90,35 @@ def with_step_mode(settings: dict | None, step_id: str, mode: str) -> dict:
     else:
         modes[step_id] = mode
     return {**(settings or {}), "step_modes": modes}
+
+
+def decisions_needed(snapshot: dict) -> int | None:
+    """How many more decisions, all accepted, would make a scope AUTO-ready (0: it is; None: no number of accepts
+    would while the change detector holds it back, or ever). Every accept counts for all three bars at once: the
+    decisions before COACHING, the window's minimum and the sequential test, so the answer is the largest of them."""
+    if snapshot.get("auto_ready"):
+        return 0
+    evidence = snapshot.get("evidence") or {}
+    to_auto = snapshot.get("to_auto") or {}
+    test = evidence.get("decisions_needed_if_all_accepted")
+    if test is None and evidence:
+        return None
+    return max(int(test or 0), int(to_auto.get("decisions_to_coaching") or 0),
+               int(to_auto.get("window_decisions_needed") or 0), 1)
+
+
+def steps_not_ready(steps: dict[str, dict], step_ids: list[str], modes: dict[str, str]) -> list[dict]:
+    """The tool steps a workflow's promotion would leave without evidence of their own: each one that is not
+    AUTO-ready (or has no decision yet), with its level and the decisions it still needs. A step pinned to
+    always_review is left out: every run of it is decided by a person whatever the workflow's mode."""
+    found = []
+    for step_id in step_ids:
+        if modes.get(step_id) == ALWAYS_REVIEW:
+            continue
+        snap = steps.get(step_id)
+        if snap is None:
+            found.append({"step_id": step_id, "level": "OBSERVATION", "decisions": 0, "decisions_needed": None})
+        elif not snap.get("auto_ready"):
+            found.append({"step_id": step_id, "level": snap.get("level"), "decisions": snap.get("decisions", 0),
+                          "decisions_needed": decisions_needed(snap)})
+    return found

@@ -75,6 +75,11 @@ def _split(dotted: str) -> list[str]:
     return parts
 
 
+def split_path(dotted: str) -> list[str]:
+    """A dotted field path's parts (a backslash escapes a dot or a backslash in a key)."""
+    return _split(dotted)
+
+
 def _walk(d: Any, parts: list[str]) -> tuple[Any, bool]:
     """(value or MISSING, blocked) where blocked means a parent exists but is not a dict."""
     cur = d
@@ -216,6 +221,25 @@ class PackStats:
         for g in self.groups.values():
             out[g.field] = out.get(g.field, 0) + g.count
         return out
+
+    def discount(self, changes: Iterable[Change]) -> bool:
+        """Take one recorded correction back out (its step failed because of it): the inverse of `record`.
+        False, with nothing changed, when the counts no longer hold it (the pack was imported or edited since)."""
+        unique = list({c.key(): c for c in changes}.values())
+        if self.corrections <= 0 or any(self.groups.get(c.key()) is None for c in unique):
+            return False
+        self.corrections -= 1
+        for ch in unique:
+            g = self.groups[ch.key()]
+            g.count -= 1
+            if g.count <= 0:
+                del self.groups[ch.key()]
+        return True
+
+    def remove(self, change: Change) -> ChangeGroup | None:
+        """Drop one change (field, before → after) and its count, as a lead judged it wrong; the corrections
+        stay counted (they may have changed other fields too). The removed group, or None if there was none."""
+        return self.groups.pop(change.key(), None)
 
     def record_params(self, before: dict, after: dict) -> list[Change]:
         changes = diff_params(before, after)

@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from fractions import Fraction
 from typing import Any
 
+from core.coaching.autonomy import decisions_needed
 from core.coaching.evidence import TEST_NAME, Evidence, accepts_needed, log_e_promote
 
 ACCEPT = "accept"
@@ -412,7 +413,7 @@ class MetricsState:
 
     def snapshot(self) -> dict[str, Any]:
         c, w, a = self.counters, self.window, self.assess()
-        return {
+        body = {
             "decisions": c.decisions, "suggestions": c.suggestions, "accepted": c.accepted,
             "rejected": c.rejected, "corrected": c.corrected, "manual": c.manual,
             "skipped": c.skipped,
@@ -433,6 +434,9 @@ class MetricsState:
             "thresholds": self.thresholds.to_dict(),
             "evidence": self.evidence_view(),
         }
+        # every bar at once, if all the next decisions are accepts (core.coaching.autonomy.decisions_needed)
+        body["decisions_needed"] = decisions_needed(body)
+        return body
 
     def to_dict(self) -> dict[str, Any]:
         return {"counters": self.counters.to_dict(), "window": self.window.to_str(),

@@ -260,6 +260,24 @@ def evaluate_step(step: StepDef, state: ExecutionState) -> Outcome:
         return Outcome(False, error=f"validation could not be done: {reason}")
 
 
+def _rendered_from(step: StepDef, path: str) -> str:
+    """` (rendered from the template '…')` when the invalid param was written as a template: a template is judged
+    once rendered, when the step is about to run, so the failure says which written value it came from."""
+    written: Any = step.params
+    for part in path.split("."):
+        if isinstance(written, dict) and part in written:
+            written = written[part]
+        elif isinstance(written, list) and part.isdigit() and int(part) < len(written):
+            written = written[int(part)]
+        else:
+            return ""
+        if isinstance(written, str):
+            break
+    if isinstance(written, str) and ("{{" in written or "{%" in written):
+        return f" (written as the template {written[:200]!r}, rendered when the step was about to run)"
+    return ""
+
+
 def execute(step: StepDef, state: ExecutionState, tools: ToolRegistry, params: Any = None,
             sleep: Callable[[float], None] = time.sleep, idempotency_key: str | None = None) -> Outcome:
     """Run one ready step. `params` overrides the definition's (a coaching correction). `idempotency_key`: the
@@ -281,7 +299,7 @@ def execute(step: StepDef, state: ExecutionState, tools: ToolRegistry, params: A
             return Outcome(False, error=str(exc), attempts=0)
     invalid = schema_errors(tool.params_schema, params)
     if invalid:
-        listed = "; ".join(f"{k}: {', '.join(v)}" for k, v in invalid.items())
+        listed = "; ".join(f"{k}{_rendered_from(step, k)}: {', '.join(v)}" for k, v in invalid.items())
         return Outcome(False, error=f"params for tool {tool.name!r} are invalid: {listed}", attempts=0, params=params)
     if idempotency_key is None:
         st = state.steps.get(step.id)

@@ -269,7 +269,7 @@ def test_corrections_of_one_tool_become_a_learned_rule_that_later_calls_apply_ci
 def test_one_tool_of_an_agent_step_can_be_promoted_on_its_own(api, llm):
     llm.script("Promote", [{"tool_calls": [echo(a=1), {"name": "noop", "arguments": {}}]}, {"content": "ok"}])
     wf_id, _ = start(api, "Promote one tool", mode="coaching", tools=("echo", "noop"))
-    api.ok("POST", f"/api/workflows/{wf_id}/steps/agent:echo/mode", {"mode": "auto", "force": True})
+    api.ok("POST", f"/api/workflows/{wf_id}/steps/agent:echo/mode", {"mode": "auto", "force": True, "reason": "tests"})
     ex_id = api.start(wf_id, mode="coaching")["execution_id"]
     sug = pending(api, ex_id)
     assert sug["tool"] == "noop"  # echo ran unattended (the spot check sample of this seed aside)

@@ -124,6 +124,7 @@ EXPECTED: dict[tuple[str, str], str] = {
     # metrics: a workflow's own metrics for everyone; all metrics (global, per operator) for leads (DESIGN §1)
     ("GET", "/api/metrics/workflows"): "operator",
     ("GET", "/api/metrics/workflows/<workflow_id>"): "operator",
+    ("GET", "/api/metrics/workflows/<workflow_id>/steps/<step_id>/decisions"): "operator",
     ("GET", "/api/metrics/global"): "lead",
     ("GET", "/api/metrics/operators"): "lead",
     ("GET", "/api/metrics/tools"): "lead",
@@ -132,6 +133,7 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("GET", "/api/correction-packs/<pack_id>"): "operator",
     ("PATCH", "/api/correction-packs/<pack_id>"): "lead",
     ("GET", "/api/correction-packs/<pack_id>/export"): "lead",
+    ("POST", "/api/correction-packs/<pack_id>/remove-change"): "lead",
     ("POST", "/api/correction-packs/import"): "lead",
     # the dashboard's notices (recent demotions and learned-rule changes, pushed to every member anyway): everyone
     ("GET", "/api/notices"): "operator",
@@ -458,6 +460,12 @@ def _build(w: World, key: tuple[str, str], side: str, caller: str | None, fresh:
         return Request(json={"allow": [], "deny": ["blocked.example"]})
     if key == ("PATCH", "/api/correction-packs/<pack_id>"):
         return Request(json={"enabled": True})
+    if key == ("POST", "/api/correction-packs/<pack_id>/remove-change"):
+        if fresh:  # the export puts the change back (a removal consumes it)
+            w.ok("POST", "/api/correction-packs/import", w.admin_of(side), rows["export"], status=201)
+        return Request(json={"field": "to", "before": "a@x", "after": "b@x"})
+    if key == ("GET", "/api/metrics/workflows/<workflow_id>/steps/<step_id>/decisions"):
+        return Request({"step_id": "mail"})
     if key == ("POST", "/api/correction-packs/import"):
         return Request(json=rows["export"])
     if key in {("POST", "/api/policies"), ("PUT", "/api/policies/<id:policy_id>")}:
@@ -624,7 +632,7 @@ def test_a_foreign_id_in_a_filter_finds_nothing(world, query):
 
 def test_promotion_by_force_needs_an_admin(world):
     wf_id = world.workflow("own")
-    forced = {"mode": "auto", "force": True}
+    forced = {"mode": "auto", "force": True, "reason": "tests"}
     response = world.call("POST", f"/api/workflows/{wf_id}/mode", "lead", forced)
     assert (response.status_code, _error_code(response)) == (403, "forbidden")
     response = world.call("POST", f"/api/workflows/{wf_id}/mode", "lead", {"mode": "auto"})
@@ -646,6 +654,7 @@ INVALID = {
                                                                    {"mode": "sideways"}),
     ("PUT", "/api/workflows/<workflow_id>/thresholds"): ("/api/workflows/{workflow_id}/thresholds", {"window": 0}),
     ("PATCH", "/api/correction-packs/<pack_id>"): ("/api/correction-packs/{pack_id}", {}),
+    ("POST", "/api/correction-packs/<pack_id>/remove-change"): ("/api/correction-packs/{pack_id}/remove-change", {}),
     ("POST", "/api/correction-packs/import"): ("/api/correction-packs/import", {}),
     ("POST", "/api/users"): ("/api/users", {}),
     ("PUT", "/api/users/<user_id>/role"): ("/api/users/{user_id}/role", {"role": "king"}),

@@ -173,7 +173,7 @@ def test_correct_with_params_failing_the_tool_schema_is_422_and_changes_nothing(
     _, ex_id, sug = _coach(api, steps)
     before = _snapshot(api, ex_id)
     for correction, field in (({"path": 5}, "correction.path"), ({"path": "x", "bogus": 1}, "correction"),
-                              ({}, "correction"), (None, "correction"), (["x"], "correction")):
+                              ({}, "correction.path"), (None, "correction"), (["x"], "correction")):
         body = _decide(api, ex_id, sug["suggestion_id"], "correct", status=422, correction=correction)
         assert body["error"]["code"] == "validation_failed"
         assert field in body["error"]["details"], body

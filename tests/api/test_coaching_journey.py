@@ -126,7 +126,7 @@ def test_auto_runs_are_refused_before_promotion_and_after_demotion(api):
     wf_id = api.workflow(STEPS, variables=VARS)["id"]
     body = {"workflow_id": wf_id, "variables": {}, "mode": "auto"}
     assert api.call("POST", "/api/executions/", body)[0] == 409
-    api.ok("POST", f"/api/workflows/{wf_id}/mode", {"mode": "auto", "force": True})
+    api.ok("POST", f"/api/workflows/{wf_id}/mode", {"mode": "auto", "force": True, "reason": "tests"})
     assert api.ok("POST", "/api/executions/", body, status=201)["mode"] == "auto"
     assert api.ok("POST", f"/api/workflows/{wf_id}/mode", {"mode": "coaching"})["mode"] == "coaching"
     assert api.call("POST", "/api/executions/", body)[0] == 409

@@ -180,7 +180,7 @@ def test_promotion_is_refused_when_not_ready_unless_forced(api):
     code, body = api.call("POST", f"/api/workflows/{wf_id}/mode", {"mode": "auto"})
     assert code == 409 and body["error"]["code"] == "conflict"
     assert api.ok("GET", f"/api/workflows/{wf_id}")["mode"] == "coaching"
-    forced = api.ok("POST", f"/api/workflows/{wf_id}/mode", {"mode": "auto", "force": True})
+    forced = api.ok("POST", f"/api/workflows/{wf_id}/mode", {"mode": "auto", "force": True, "reason": "tests"})
     assert forced["mode"] == "auto"
     m = _metrics(api, wf_id)
     assert (m["mode"], m["level"], m["auto_ready"]) == ("auto", "OBSERVATION", False)
@@ -250,7 +250,7 @@ def test_rejected_spot_checks_demote_the_workflow_once_they_are_evidence(make_ap
 def test_accepted_spot_checks_keep_the_workflow_in_auto(make_api):
     api = make_api(spot_check_rate=1.0)
     wf_id = _workflow(api)
-    api.ok("POST", f"/api/workflows/{wf_id}/mode", {"mode": "auto", "force": True})
+    api.ok("POST", f"/api/workflows/{wf_id}/mode", {"mode": "auto", "force": True, "reason": "tests"})
     ex_id = api.start(wf_id, mode="auto")["execution_id"]
     api.settle(ex_id)
     sug = api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]

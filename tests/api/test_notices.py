@@ -21,7 +21,7 @@ def test_a_demotion_by_spot_checks_is_a_notice_with_its_reason_and_the_seq_its_e
     api = make_api(spot_check_rate=1.0)
     sent = _Pushed(api.client.application, make_user(api.services, "lead@test.local", "lead"))
     wf_id = _workflow(api, **QUICK)
-    api.ok("POST", f"/api/workflows/{wf_id}/mode", {"mode": "auto", "force": True})
+    api.ok("POST", f"/api/workflows/{wf_id}/mode", {"mode": "auto", "force": True, "reason": "tests"})
     for _ in range(6):
         if api.ok("GET", f"/api/workflows/{wf_id}")["mode"] == "coaching":
             break
@@ -39,9 +39,9 @@ def test_a_demotion_by_spot_checks_is_a_notice_with_its_reason_and_the_seq_its_e
 
 def test_a_leads_demotion_of_a_workflow_and_of_a_step_are_notices_saying_who(api):
     wf_id = _workflow(api, [{"id": "first", "tool": "echo", "params": {}}])
-    api.ok("POST", f"/api/workflows/{wf_id}/steps/first/mode", {"mode": "auto", "force": True})
+    api.ok("POST", f"/api/workflows/{wf_id}/steps/first/mode", {"mode": "auto", "force": True, "reason": "tests"})
     api.ok("POST", f"/api/workflows/{wf_id}/steps/first/mode", {"mode": "coaching"})
-    api.ok("POST", f"/api/workflows/{wf_id}/mode", {"mode": "auto", "force": True})
+    api.ok("POST", f"/api/workflows/{wf_id}/mode", {"mode": "auto", "force": True, "reason": "tests"})
     api.ok("POST", f"/api/workflows/{wf_id}/mode", {"mode": "coaching"})
     notices = _notices(api)
     assert [(n["kind"], n["step_id"], n["reason"]) for n in notices] == [
@@ -66,7 +66,7 @@ def test_a_learned_rule_that_starts_applying_is_a_notice_naming_the_rule(api):
 
 def test_every_member_reads_the_notices_of_their_own_workspace_only(api, app, services):
     wf_id = _workflow(api)
-    api.ok("POST", f"/api/workflows/{wf_id}/mode", {"mode": "auto", "force": True})
+    api.ok("POST", f"/api/workflows/{wf_id}/mode", {"mode": "auto", "force": True, "reason": "tests"})
     api.ok("POST", f"/api/workflows/{wf_id}/mode", {"mode": "coaching"})
     operator = Api(authed_client(app, "operator"), services)
     assert [n["workflow_id"] for n in _notices(operator)] == [wf_id]

@@ -147,7 +147,7 @@ def test_auto_runs_ask_for_the_reviews_a_rule_forces(make_api):
     api = make_api(spot_check_rate=0.0)
     _rules(api, OUTSIDE)
     wf = api.workflow(_write("report.txt"))
-    api.ok("POST", f"/api/workflows/{wf['id']}/mode", {"mode": "auto", "force": True})
+    api.ok("POST", f"/api/workflows/{wf['id']}/mode", {"mode": "auto", "force": True, "reason": "tests"})
     ex_id = api.start(wf["id"], mode="auto")["execution_id"]
     assert api.settle(ex_id)["status"] == "waiting_approval"
     approval = _approval(api, ex_id)
@@ -183,7 +183,7 @@ def test_forced_reviews_of_an_auto_run_are_spot_check_evidence_and_rejects_demot
     _rules(api, OUTSIDE)
     wf = api.workflow(_write("report.txt")[:1])
     api.ok("PUT", f"/api/workflows/{wf['id']}/thresholds", {"auto_alpha": 0.2})
-    api.ok("POST", f"/api/workflows/{wf['id']}/mode", {"mode": "auto", "force": True})
+    api.ok("POST", f"/api/workflows/{wf['id']}/mode", {"mode": "auto", "force": True, "reason": "tests"})
     for n in (1, 2):
         ex_id = api.start(wf["id"], mode="auto")["execution_id"]
         assert api.settle(ex_id)["status"] == "waiting_approval"

@@ -98,9 +98,9 @@ def test_a_pinned_step_is_decided_even_in_auto_and_no_promotion_overrides_the_pi
     wf_id = _workflow(api, TWO)
     wf = api.ok("POST", f"/api/workflows/{wf_id}/steps/second/mode", {"mode": "always_review"})
     assert wf["step_modes"] == {"second": "always_review"}
-    api.ok("POST", f"/api/workflows/{wf_id}/mode", {"mode": "auto", "force": True})
+    api.ok("POST", f"/api/workflows/{wf_id}/mode", {"mode": "auto", "force": True, "reason": "tests"})
     assert api.ok("GET", f"/api/workflows/{wf_id}")["step_modes"] == {"second": "always_review"}
-    code, body = _step_mode(api, wf_id, "second", "auto", force=True)
+    code, body = _step_mode(api, wf_id, "second", "auto", force=True, reason="tests")
     assert code == 409 and "pinned" in body["error"]["message"]
     ex_id = api.start(wf_id, mode="auto")["execution_id"]
     ex = api.settle(ex_id)
@@ -152,13 +152,13 @@ def test_step_mode_bad_requests(make_api):
     # forcing is for admins; leads are refused, operators may not change modes at all
     lead = {"Authorization": f"Bearer {make_user(api.services, 'lead@test.local', 'lead')}"}
     operator = {"Authorization": f"Bearer {make_user(api.services, 'op@test.local', 'operator')}"}
-    assert api.call("POST", f"/api/workflows/{wf_id}/steps/first/mode", {"mode": "auto", "force": True},
+    assert api.call("POST", f"/api/workflows/{wf_id}/steps/first/mode", {"mode": "auto", "force": True, "reason": "tests"},
                     headers=lead)[0] == 403
     assert api.call("POST", f"/api/workflows/{wf_id}/steps/first/mode", {"mode": "always_review"},
                     headers=operator)[0] == 403
     assert api.call("POST", f"/api/workflows/{wf_id}/steps/first/mode", {"mode": "always_review"},
                     headers=lead)[0] == 200
-    assert api.ok("POST", f"/api/workflows/{wf_id}/steps/first/mode", {"mode": "auto", "force": True},
+    assert api.ok("POST", f"/api/workflows/{wf_id}/steps/first/mode", {"mode": "auto", "force": True, "reason": "tests"},
                   status=409)
     assert api.ok("GET", f"/api/workflows/{wf_id}")["step_modes"] == {"first": "always_review"}
 
@@ -175,11 +175,11 @@ def test_unattended_runs_use_what_the_correction_pack_learned(make_api):
                {"suggestion_id": sug["suggestion_id"], "decision": "correct",
                 "correction": {"amount": 5, "currency": "GBP"}})
         api.settle(ex_id)
-    api.ok("POST", f"/api/workflows/{wf_id}/steps/refund/mode", {"mode": "auto", "force": True})
+    api.ok("POST", f"/api/workflows/{wf_id}/steps/refund/mode", {"mode": "auto", "force": True, "reason": "tests"})
     ex = _coaching_run(api, wf_id, {})
     assert ex["status"] == "completed" and ex["purposes"] == {}
     assert ex["steps"][0]["output"] == {"amount": 5, "currency": "GBP"}, ex["steps"][0]
-    api.ok("POST", f"/api/workflows/{wf_id}/mode", {"mode": "auto", "force": True})
+    api.ok("POST", f"/api/workflows/{wf_id}/mode", {"mode": "auto", "force": True, "reason": "tests"})
     ex = api.settle(api.start(wf_id, mode="auto")["execution_id"])
     assert ex["steps"][0]["output"]["currency"] == "GBP"
     # a normal run is not coached: it runs the definition

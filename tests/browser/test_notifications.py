@@ -83,7 +83,7 @@ def notifications(page: Page) -> list[dict]:
 def test_a_demotion_is_notified_and_shown_on_the_dashboard_as_a_notice_that_stays_dismissed(server, page):
     workflow = create_workflow(server, "Invoice intake")
     assert server.request("PUT", f"/api/workflows/{workflow['id']}/thresholds", json=QUICK).status_code == 200
-    promoted = server.post(f"/api/workflows/{workflow['id']}/mode", json={"mode": "auto", "force": True})
+    promoted = server.post(f"/api/workflows/{workflow['id']}/mode", json={"mode": "auto", "force": True, "reason": "tests"})
     assert promoted.status_code == 200, promoted.text
 
     page.add_init_script(RECORD_NOTIFICATIONS)

@@ -99,7 +99,9 @@ def test_rendered_params_that_violate_the_tool_schema_fail_naming_the_field():
                              variables={"x": "three"})
     st = state.steps["add"]
     assert st.status == S.STEP_FAILED and st.attempts == 0
-    assert "math.add" in st.error and "a: 'three' is not of type 'integer'" in st.error
+    assert "math.add" in st.error and "'three' is not of type 'integer'" in st.error
+    # a template is judged once rendered, and the failure names the template it came from
+    assert "a (written as the template '{{ vars.x }}', rendered when the step was about to run)" in st.error
     assert st.params == {"a": "three", "b": 1}
 
 

@@ -499,7 +499,7 @@ def test_a_leads_promotion_and_demotion_reach_the_dashboards_with_the_mode(live_
     dashboard = coach_client()
     assert dashboard.call("join_workspace", {})["ok"] is True
     for mode, before in (("auto", "coaching"), ("coaching", "auto")):
-        response = live_server.request("POST", f"/api/workflows/{wf['id']}/mode", json={"mode": mode, "force": True})
+        response = live_server.request("POST", f"/api/workflows/{wf['id']}/mode", json={"mode": mode, "force": True, "reason": "tests"})
         assert response.status_code == 200 and response.json()["mode"] == mode, response.text
         changed = dashboard.wait("workflow_level_changed", lambda e, mode=mode: e["mode"] == mode, what=mode)
         assert changed["workflow_id"] == wf["id"] and changed["previous_mode"] == before, changed

@@ -44,6 +44,9 @@ export interface Evidence {
   /** more accepts in a row that would make the scope AUTO-ready; null when none would */
   decisions_needed_if_all_accepted: number | null;
   test: string;
+  e_value?: number;
+  accepted_since_restart?: number;
+  counted_since_restart?: number;
 }
 
 /** How many decisions of each kind a scope or a time bucket counts. */
@@ -70,6 +73,8 @@ export interface MetricsSnapshot extends DecisionCounts {
   window_decisions: number;
   to_auto?: ToAuto;
   evidence?: Evidence;
+  /** decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now) */
+  decisions_needed?: number | null;
 }
 
 /** One hourly bucket of a time series. */

@@ -16,3 +16,8 @@ export function useAuth(): AuthContextValue {
 export function useIsLead(): boolean {
   return satisfies(useContext(AuthContext)?.role ?? null, "lead");
 }
+
+/** Whether the signed-in user is an admin here: only an admin may force a promotion the evidence does not allow. */
+export function useIsAdmin(): boolean {
+  return satisfies(useContext(AuthContext)?.role ?? null, "admin");
+}

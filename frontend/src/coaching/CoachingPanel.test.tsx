@@ -252,7 +252,7 @@ describe("CoachingPanel", () => {
 
     await user.keyboard("c");
     const dialog = screen.getByRole("dialog", { name: "Correct step Greet the customer" });
-    const message = await within(dialog).findByLabelText("message", {}, { timeout: 5000 });
+    const message = await within(dialog).findByLabelText(/^message/, {}, { timeout: 5000 });
     await waitFor(() => expect(message).toHaveFocus());
     await user.clear(message);
     await user.type(message, "hello Ada");
@@ -284,7 +284,7 @@ describe("CoachingPanel", () => {
 
     await user.keyboard("c");
     const dialog = screen.getByRole("dialog", { name: "Correct step Greet the customer" });
-    const message = await within(dialog).findByLabelText("message", {}, { timeout: 5000 });
+    const message = await within(dialog).findByLabelText(/^message/, {}, { timeout: 5000 });
     await user.clear(message);
     await user.type(message, "hello");
     await user.click(within(dialog).getByRole("button", { name: /Send correction/ }));

@@ -22,15 +22,15 @@ describe("CorrectionEditor", () => {
   it("draws a form from the params (and the tool's schema) and shows each edit in the diff", async () => {
     const { user, onSubmit } = renderEditor();
 
-    const message = screen.getByLabelText("message");
+    const message = screen.getByLabelText(/^message/);
     expect(message).toHaveFocus();
     expect(message).toHaveValue("hi Ada");
     expect(diff()).toHaveTextContent("No changes from the suggestion.");
 
     await user.clear(message);
     await user.type(message, "hello Ada");
-    await user.clear(screen.getByLabelText("count"));
-    await user.type(screen.getByLabelText("count"), "3");
+    await user.clear(screen.getByLabelText(/^count/));
+    await user.type(screen.getByLabelText(/^count/), "3");
 
     const items = within(diff()).getAllByRole("listitem");
     expect(items.map((li) => li.textContent)).toEqual([
@@ -128,6 +128,39 @@ describe("CorrectionEditor", () => {
     // the server's errors belong to what was sent: editing again clears them
     await user.type(screen.getByLabelText(/^path/), "x");
     expect(screen.queryByText("path escapes the data folder")).not.toBeInTheDocument();
+  });
+
+  it("keeps a number a number, and shows `abc` typed into a number field in place, refusing to send it", async () => {
+    const s = suggestion({ params: { rows: 2, total: 12.5 }, definition_params: { rows: "{{ n }}", total: "{{ t }}" } });
+    const { user, onSubmit } = renderEditor(s);
+    const total = screen.getByLabelText(/^total/);
+    expect(total).toHaveValue("12.5");
+
+    await user.clear(total);
+    await user.type(total, "abc");
+    expect(total).toHaveValue("abc"); // shown as typed, never blanked
+    const group = total.closest(".form-group") as HTMLElement;
+    expect(within(group).getByText("must be a number, not 'abc'")).toBeInTheDocument();
+    expect(within(diff()).getAllByRole("listitem").map((li) => li.textContent)).toEqual([
+      '~ changed total: 12.5 →becomes "abc"',
+    ]);
+
+    await user.click(screen.getByRole("button", { name: /Send correction/ }));
+    await user.keyboard("{Control>}{Enter}{/Control}");
+    expect(onSubmit).not.toHaveBeenCalled();
+    expect(screen.getByRole("alert")).toHaveTextContent("total: must be a number, not 'abc'");
+
+    await user.clear(total);
+    expect(within(total.closest(".form-group") as HTMLElement).getByText("is required")).toBeInTheDocument();
+    await user.click(total);
+    await user.keyboard("{Control>}{Enter}{/Control}");
+    expect(onSubmit).not.toHaveBeenCalled();
+
+    await user.type(total, "13.75");
+    await user.keyboard("{Control>}{Enter}{/Control}");
+    expect(onSubmit).toHaveBeenCalledTimes(1);
+    expect(onSubmit).toHaveBeenCalledWith({ rows: 2, total: 13.75 });
+    expect(typeof onSubmit.mock.calls[0][0].total).toBe("number");
   });
 
   it("shows other failures as a notice", () => {

@@ -1,19 +1,18 @@
 import Form from "@rjsf/core";
 import type { IChangeEvent } from "@rjsf/core";
-import type { UiSchema } from "@rjsf/utils";
 import { useEffect, useMemo, useRef, useState, type KeyboardEvent, type ReactNode } from "react";
 import { ApiError } from "../api/client";
 import { ErrorNotice } from "../components/QueryState";
 import { ParamsDiff } from "./ParamsDiff";
+import "./editor.css";
+import { FORM_BUTTONS } from "./formButtons";
 import { isPlainObject } from "../format";
 import { interpretingValidator, toErrorSchema } from "./jsonSchema";
-import { formSchema, serverFieldErrors, validateParams, type FieldError } from "./schemaForm";
-import type { Suggestion } from "./types";
+import { formSchema, formUiSchema, serverFieldErrors, validateParams, type FieldError } from "./schemaForm";
+import type { JsonSchema, Suggestion } from "./types";
 
 type Tab = "form" | "json";
 type Params = Record<string, unknown>;
-
-const UI_SCHEMA: UiSchema = { "ui:submitButtonOptions": { norender: true } };
 
 function fieldLabel(path: string): string {
   return path ? path : "params";
@@ -33,10 +32,11 @@ export default function CorrectionEditor({
   onCancel,
   submitLabel = "Send correction",
   diffTitle = "Changes from the suggestion",
+  templates = false,
   children,
 }: {
   /** What is corrected: a suggestion, or a pending step's tool, params and schema (the step editor). */
-  suggestion: Pick<Suggestion, "tool" | "params" | "params_schema">;
+  suggestion: Pick<Suggestion, "tool" | "params" | "params_schema"> & Partial<Pick<Suggestion, "definition_params">>;
   sending: boolean;
   /** The answer to the last send, when it failed. */
   serverError: unknown;
@@ -44,6 +44,8 @@ export default function CorrectionEditor({
   onCancel: () => void;
   submitLabel?: string;
   diffTitle?: string;
+  /** The params are a step's as written (the step editor): a `{{ … }}` value is a template, judged once rendered. */
+  templates?: boolean;
   /** More fields, shown after the params (the step editor's timeout and retries). */
   children?: ReactNode;
 }) {
@@ -58,8 +60,19 @@ export default function CorrectionEditor({
   const summaryRef = useRef<HTMLDivElement>(null);
 
   const schema = suggestion.params_schema ?? { type: "object" };
-  const drawnSchema = useMemo(() => formSchema(schema, suggested), [schema, suggested]);
-  const clientErrors = useMemo(() => validateParams(schema, draft), [schema, draft]);
+  const drawnSchema = useMemo(
+    () => formSchema(schema, suggested, suggestion.definition_params, templates),
+    [schema, suggested, suggestion.definition_params, templates],
+  );
+  const uiSchema = useMemo(
+    () => ({ ...formUiSchema(drawnSchema), "ui:submitButtonOptions": { norender: true } }),
+    [drawnSchema],
+  );
+  // judged against the drawn schema: the tool's, and the types (and required params) of what it does not describe
+  const clientErrors = useMemo(
+    () => validateParams(drawnSchema as JsonSchema, draft, templates),
+    [drawnSchema, draft, templates],
+  );
   // The server's field errors belong to what was sent: they go once the params change again.
   const serverErrors = sentDraft.current === JSON.stringify(draft) ? serverFieldErrors(serverError) : [];
   const fieldErrors: FieldError[] = [...clientErrors, ...serverErrors];
@@ -186,7 +199,7 @@ export default function CorrectionEditor({
           <Form
             tagName="div"
             schema={drawnSchema}
-            uiSchema={UI_SCHEMA}
+            uiSchema={uiSchema}
             formData={draft}
             validator={interpretingValidator}
             idPrefix="correction"
@@ -194,6 +207,7 @@ export default function CorrectionEditor({
             noHtml5Validate
             extraErrors={toErrorSchema(fieldErrors)}
             experimental_defaultFormStateBehavior={{ emptyObjectFields: "skipDefaults" }}
+            templates={{ ButtonTemplates: FORM_BUTTONS }}
             onChange={(event: IChangeEvent<Params>) => setDraft(isPlainObject(event.formData) ? event.formData : {})}
           />
         </div>

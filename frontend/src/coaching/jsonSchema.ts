@@ -37,7 +37,8 @@ function problemOf(error: ValidationError): SchemaProblem {
       return {
         path: join(path),
         keyword: "type",
-        message: `${show(error.instance)} is not of type ${types.map((t) => `'${t}'`).join(", ")}`,
+        // "must be a number, not 'abc'": what to type, then what was typed
+        message: `must be ${types.map((t) => `${/^[aeiou]/.test(t) ? "an" : "a"} ${t}`).join(" or ")}, not ${show(error.instance)}`,
       };
     }
     case "enum":

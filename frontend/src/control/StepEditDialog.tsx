@@ -145,6 +145,7 @@ function StepEditor({
           onSubmit={submit}
           onCancel={onClose}
           submitLabel="Save the step"
+          templates
           diffTitle="Changes from the step as written"
         >
           <fieldset className="step-edit__numbers">

@@ -107,3 +107,73 @@ describe("the pause dialog", () => {
     expect(calls[0].body).toEqual({ step_id: "a", question: "Why?" });
   });
 });
+
+describe("the step edit dialog", () => {
+  const HTTP_SCHEMA = {
+    type: "object",
+    properties: {
+      url: { type: "string", pattern: "^[Hh][Tt][Tt][Pp][Ss]?://" },
+      json: {},
+      timeout_s: { type: "number", exclusiveMinimum: 0 },
+    },
+    required: ["url"],
+    additionalProperties: false,
+  };
+
+  it("judges a template as a template: saves the demo's HTTP step with only Retries changed", async () => {
+    const user = userEvent.setup();
+    const { calls } = stubFetch(() => jsonResponse({ execution_id: "ex1", status: "waiting_decision" }));
+    const onDone = vi.fn();
+    const { StepEditDialog } = await import("./StepEditDialog");
+    render(
+      <QueryClientProvider client={testQueryClient()}>
+        <StepEditDialog
+          executionId="ex1"
+          steps={[{
+            step_id: "ping", status: "pending", tool: "http.request", params_schema: HTTP_SCHEMA,
+            definition: { tool: "http.request", params: { url: "{{ vars.base_url }}/healthz", json: { n: 1 } }, retries: 1 },
+          }]}
+          onDone={onDone}
+          onClose={() => undefined}
+        />
+      </QueryClientProvider>,
+    );
+    const url = await screen.findByLabelText(/^url/, {}, { timeout: 5000 });
+    expect(url).toHaveValue("{{ vars.base_url }}/healthz");
+    expect(screen.queryByText(/does not match/)).not.toBeInTheDocument();
+    // an object the tool takes in any shape is drawn as its fields, editable
+    expect(screen.getByLabelText("n")).toHaveValue("1");
+
+    await user.clear(screen.getByLabelText("Retries"));
+    await user.type(screen.getByLabelText("Retries"), "3");
+    await user.click(screen.getByRole("button", { name: /Save the step/ }));
+    await waitFor(() => expect(onDone).toHaveBeenCalled());
+    expect(calls[0].body).toEqual({
+      step_id: "ping",
+      correction: { updated_step: { params: { url: "{{ vars.base_url }}/healthz", json: { n: 1 } }, retries: 3 } },
+    });
+  });
+
+  it("still refuses a literal value that breaks the schema", async () => {
+    const user = userEvent.setup();
+    const { calls } = stubFetch(() => jsonResponse({}));
+    const { StepEditDialog } = await import("./StepEditDialog");
+    render(
+      <QueryClientProvider client={testQueryClient()}>
+        <StepEditDialog
+          executionId="ex1"
+          steps={[{ step_id: "ping", status: "pending", tool: "http.request", params_schema: HTTP_SCHEMA,
+            definition: { tool: "http.request", params: { url: "{{ vars.base_url }}/healthz" } } }]}
+          onDone={() => undefined}
+          onClose={() => undefined}
+        />
+      </QueryClientProvider>,
+    );
+    const url = await screen.findByLabelText(/^url/, {}, { timeout: 5000 });
+    await user.clear(url);
+    await user.type(url, "ftp://example.com");
+    await user.click(screen.getByRole("button", { name: /Save the step/ }));
+    expect(screen.getByRole("alert")).toHaveTextContent("Not sent: fix these first.");
+    expect(calls).toHaveLength(0);
+  });
+});

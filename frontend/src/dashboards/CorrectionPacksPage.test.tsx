@@ -44,7 +44,7 @@ describe("CorrectionPacksPage", () => {
 
     const table = within(mail).getByRole("table", { name: "Changes operators made at step mail of Invoice intake" });
     const rows = within(table).getAllByRole("row").slice(1);
-    expect(rows.map((r) => [within(r).getByRole("rowheader").textContent, ...within(r).getAllByRole("cell").map((c) => c.textContent)])).toEqual([
+    expect(rows.map((r) => [within(r).getByRole("rowheader").textContent, ...within(r).getAllByRole("cell").slice(0, 4).map((c) => c.textContent)])).toEqual([
       ["to", "\"a@example.com\"→ becomes \"b@example.com\"", "4", "100%", "✓ Learned rule"],
       ["cc", "(absent)→ becomes \"boss@example.com\"", "1", "25%", "Not yet"],
     ]);
@@ -61,6 +61,35 @@ describe("CorrectionPacksPage", () => {
     expect(within(mail).getByText("Enabled")).toBeInTheDocument();
     expect(within(mail).queryAllByRole("button")).toEqual([]);
     expect(screen.queryByRole("button", { name: /Import/ })).not.toBeInTheDocument();
+  });
+
+  it("removes one change from a pack after a confirmation, and says so", async () => {
+    const user = userEvent.setup();
+    const after: CorrectionPack = { ...pack, changes: pack.changes.filter((c) => c.field !== "to"), rules: [] };
+    const { calls } = stubPacks((call) =>
+      call.method === "POST" && call.url === `/api/correction-packs/${pack.id}/remove-change`
+        ? jsonResponse(after)
+        : undefined,
+    );
+    renderPacks();
+    const mail = await packArticle("mail");
+    await user.click(within(mail).getByRole("button", { name: /^Remove the change to: "a@example.com" → "b@example.com"/ }));
+    const dialog = screen.getByRole("dialog", { name: "Remove this change from the pack?" });
+    expect(dialog).toHaveTextContent("its rule stops applying");
+    await user.click(within(dialog).getByRole("button", { name: "Remove the change" }));
+
+    await waitFor(() => expect(within(mail).getByRole("status")).toHaveTextContent(/Removed to: "a@example.com" → "b@example.com"/));
+    const sent = calls.find((c) => c.method === "POST");
+    expect(sent?.body).toEqual({ field: "to", before: "a@example.com", after: "b@example.com" });
+  });
+
+  it("says how many corrections were not counted because their step failed", async () => {
+    stubPacks(undefined, () => [{ ...pack, discounted: 1 }, otherPack]);
+    renderPacks();
+    const mail = await packArticle("mail");
+    expect(within(mail).getByTestId("discounted")).toHaveTextContent(
+      "1 correction not counted: the step failed because of it.",
+    );
   });
 
   it("filters by workflow through the address", async () => {
@@ -254,7 +283,7 @@ describe("CorrectionPacksPage", () => {
     const table = within(pay).getByRole("table");
     const rows = within(table).getAllByRole("row").slice(1);
     // 3 of 3 currency corrections: the amount correction is not counted against it (it used to show 75%)
-    expect(rows.map((r) => within(r).getAllByRole("cell").map((c) => c.textContent).slice(1))).toEqual([
+    expect(rows.map((r) => within(r).getAllByRole("cell").map((c) => c.textContent).slice(1, 4))).toEqual([
       ["3", "100%", "✓ Learned rule"],
       ["1", "100%", "Not yet"],
     ]);

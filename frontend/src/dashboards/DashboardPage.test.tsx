@@ -184,25 +184,35 @@ describe("DashboardPage", () => {
     expect(calls.filter((c) => c.method === "POST")).toEqual([]);
   });
 
-  it("shows the server's 409 when the workflow is not AUTO-ready", async () => {
+  it("offers a lead no promotion the evidence does not allow; an admin forces it with a reason, and sees a 409", async () => {
     const user = userEvent.setup();
-    stubDashboard((call) =>
+    const { calls } = stubDashboard((call) =>
       call.method === "POST"
         ? errorResponse(409, "conflict", "this workflow is not AUTO-ready yet", { level: "COACHING", auto_ready: false })
         : undefined,
     );
-    renderDashboard();
+    const { unmount } = renderDashboard();
+    const row = await workflowRow("Refund request");
+    expect(within(row).queryByRole("button", { name: /Promote/ })).not.toBeInTheDocument();
+    expect(row).toHaveTextContent("Not AUTO-ready: promotion waits for the evidence");
+    unmount();
 
-    await user.click(await screen.findByRole("button", { name: "Promote Refund request to AUTO" }));
-    const dialog = screen.getByRole("dialog");
+    renderDashboard("admin");
+    await user.click(await screen.findByRole("button", { name: "Force Refund request into AUTO…" }));
+    const dialog = screen.getByRole("dialog", { name: "Force “Refund request” into AUTO?" });
     expect(dialog).toHaveTextContent("It is not AUTO-ready yet (level Coaching)");
-    expect(dialog).toHaveTextContent("The server will refuse the promotion.");
-    await user.click(within(dialog).getByRole("button", { name: "Promote to AUTO" }));
+    await user.click(within(dialog).getByRole("button", { name: "Force into AUTO" }));
+    expect(within(dialog).getByText("✕ A forced promotion needs a reason.")).toBeInTheDocument();
+    expect(calls.filter((c) => c.method === "POST")).toEqual([]);
 
+    await user.type(within(dialog).getByLabelText(/Why overrule the evidence/), "month-end batch");
+    await user.click(within(dialog).getByRole("button", { name: "Force into AUTO" }));
     const alert = await screen.findByRole("alert");
     expect(alert).toHaveTextContent("Could not promote “Refund request”");
     expect(alert).toHaveTextContent("this workflow is not AUTO-ready yet. Its level is Coaching.");
-    expect(screen.getByRole("button", { name: "Promote Refund request to AUTO" })).toBeInTheDocument();
+    expect(calls.filter((c) => c.method === "POST").map((c) => c.body)).toEqual([
+      { mode: "auto", force: true, reason: "month-end batch" },
+    ]);
   });
 
   it("tells an operator that totals and operators are for leads only, and still lists the workflows", async () => {

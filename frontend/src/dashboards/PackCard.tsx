@@ -5,7 +5,8 @@ import { errorMessage } from "../api/client";
 import { DataTable, type Column } from "./DataTable";
 import { downloadJson, slug } from "./download";
 import { formatCount, formatDateTime, formatPackValue, formatRate, plural } from "../format";
-import { fetchPackExport, useSetPackEnabled } from "./queries";
+import { ConfirmDialog } from "./ConfirmDialog";
+import { fetchPackExport, useRemovePackChange, useSetPackEnabled } from "./queries";
 import type { CorrectionPack, PackChange, RuleRef } from "./types";
 
 type ChangeRow = PackChange & { learned: boolean; share: number };
@@ -51,6 +52,8 @@ function RuleChangeNote({ pack }: { pack: CorrectionPack }) {
   );
 }
 
+const describeChange = (c: Pick<PackChange, "field" | "before" | "after">) => `${c.field}: ${formatPackValue(c.before)} → ${formatPackValue(c.after)}`;
+
 const columns: Column<ChangeRow>[] = [
   { header: "Field", rowHeader: true, cell: (c) => <code className="value">{c.field}</code> },
   {
@@ -94,6 +97,30 @@ export function PackCard({ pack, workflowName, linked }: { pack: CorrectionPack;
   const toggle = useSetPackEnabled();
   const lead = useIsLead(); // enable, disable and export are a lead's (the server refuses operators)
   const [exported, setExported] = useState<{ ok: true; file: string } | { ok: false; error: unknown } | null>(null);
+  const removal = useRemovePackChange();
+  const [removing, setRemoving] = useState<ChangeRow | null>(null);
+  const removed = removal.variables?.change;
+  const tableColumns: Column<ChangeRow>[] = lead
+    ? [
+        ...columns,
+        {
+          header: "Remove",
+          cell: (c) => (
+            <button
+              type="button"
+              className="button button--secondary button--small"
+              data-remove-change={c.field}
+              onClick={() => {
+                removal.reset();
+                setRemoving(c);
+              }}
+            >
+              Remove <span className="visually-hidden">the change {describeChange(c)} from the pack of {stepName}</span>
+            </button>
+          ),
+        },
+      ]
+    : columns;
   const headingId = `pack-${pack.id}-heading`;
   const stepName = `step ${pack.step_id} of ${workflowName}`;
 
@@ -126,6 +153,12 @@ export function PackCard({ pack, workflowName, linked }: { pack: CorrectionPack;
             {plural(pack.corrections, "correction")} · {plural(pack.rules.length, "learned rule")}
             {pack.updated_at ? <> · updated {formatDateTime(pack.updated_at)}</> : null}
           </p>
+          {pack.discounted ? (
+            <p className="pack__meta" data-testid="discounted">
+              {plural(pack.discounted, "correction")} not counted: the step failed because of{" "}
+              {pack.discounted === 1 ? "it" : "them"}.
+            </p>
+          ) : null}
           <RuleChangeNote pack={pack} />
         </div>
         <div className="pack__actions">
@@ -153,7 +186,9 @@ export function PackCard({ pack, workflowName, linked }: { pack: CorrectionPack;
         </div>
       </div>
       <div role="status" className="pack__status">
-        {toggle.isSuccess
+        {removal.isSuccess && removed
+          ? `Removed ${describeChange(removed)} from the pack of ${stepName}: it counts towards no learned rule.`
+          : toggle.isSuccess
           ? `The pack of ${stepName} is ${toggle.data.enabled ? "enabled: its learned rules apply to new suggestions" : "disabled: suggestions ignore it"}.`
           : exported?.ok
             ? `Exported as ${exported.file}.`
@@ -165,6 +200,28 @@ export function PackCard({ pack, workflowName, linked }: { pack: CorrectionPack;
           <p>{errorMessage(toggle.error)}</p>
         </div>
       ) : null}
+      {removal.isError ? (
+        <div className="notice notice--error" role="alert">
+          <p className="notice__title">Could not remove the change</p>
+          <p>{errorMessage(removal.error)}</p>
+        </div>
+      ) : null}
+      {removing ? (
+        <ConfirmDialog
+          title="Remove this change from the pack?"
+          confirmLabel="Remove the change"
+          cancelLabel="Keep it"
+          busy={removal.isPending}
+          onConfirm={() => removal.mutate({ pack, change: removing }, { onSettled: () => setRemoving(null) })}
+          onCancel={() => setRemoving(null)}
+        >
+          <p>
+            <code>{describeChange(removing)}</code>, made {plural(removing.count, "time")} at {stepName}, will no longer
+            count towards a learned rule{removing.learned ? " (its rule stops applying)" : ""}. The removal is recorded
+            in the audit log.
+          </p>
+        </ConfirmDialog>
+      ) : null}
       {exported && !exported.ok ? (
         <div className="notice notice--error" role="alert">
           <p className="notice__title">Could not export the pack</p>
@@ -174,7 +231,7 @@ export function PackCard({ pack, workflowName, linked }: { pack: CorrectionPack;
       {pack.changes.length ? (
         <DataTable
           caption={`Changes operators made at ${stepName}`}
-          columns={columns}
+          columns={tableColumns}
           rows={changeRows(pack)}
           rowKey={(c) => JSON.stringify([c.field, c.before, c.after])}
         />

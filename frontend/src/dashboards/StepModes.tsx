@@ -9,8 +9,9 @@ import { errorMessage } from "../api/client";
 import type { StepMetrics, StepMode } from "../api/metrics";
 import { formatCount, formatRate } from "../format";
 import { AutoReadyFlag, LevelBadge } from "./Badges";
-import { useIsLead } from "../auth/useAuth";
+import { useIsAdmin, useIsLead } from "../auth/useAuth";
 import { ConfirmDialog } from "./ConfirmDialog";
+import { ForceReason } from "./ForceReason";
 import { DataTable, type Column } from "./DataTable";
 import { useSetStepMode, type StepModeChange } from "./queries";
 
@@ -37,11 +38,23 @@ const OUTCOME: Record<string, string> = {
 export function useStepModeChanger(): { change: (c: StepModeChange) => void; ui: ReactNode } {
   const setMode = useSetStepMode();
   const [asked, setAsked] = useState<StepModeChange | null>(null);
+  const [reason, setReason] = useState("");
+  const [reasonMissing, setReasonMissing] = useState(false);
   const run = (c: StepModeChange) => setMode.mutate(c, { onSettled: () => setAsked(null) });
   const change = (c: StepModeChange) => {
     setMode.reset();
+    setReason("");
+    setReasonMissing(false);
     if (c.mode === "auto") setAsked(c);
     else run(c);
+  };
+  const confirm = (c: StepModeChange) => {
+    if (c.force && !reason.trim()) {
+      setReasonMissing(true);
+      document.getElementById("force-reason")?.focus();
+      return;
+    }
+    run(c.force ? { ...c, reason: reason.trim() } : c);
   };
   const done = setMode.variables;
   const ui = (
@@ -59,17 +72,29 @@ export function useStepModeChanger(): { change: (c: StepModeChange) => void; ui:
       ) : null}
       {asked ? (
         <ConfirmDialog
-          title={`Promote step “${asked.stepId}” of “${asked.workflowName}” to AUTO?`}
-          confirmLabel="Promote the step"
+          title={`${asked.force ? "Force" : "Promote"} step “${asked.stepId}” of “${asked.workflowName}” ${asked.force ? "into" : "to"} AUTO?`}
+          confirmLabel={asked.force ? "Force the step into AUTO" : "Promote the step"}
           busy={setMode.isPending}
-          onConfirm={() => run(asked)}
+          onConfirm={() => confirm(asked)}
           onCancel={() => setAsked(null)}
         >
           <p>
             This step will run unattended, with a sample of spot checks, while the workflow's other steps are still
-            suggested. Falling spot-check acceptance sets it back to coaching. The server refuses a step whose
-            evidence does not say AUTO-ready.
+            suggested. Falling spot-check acceptance sets it back to coaching.
           </p>
+          {asked.force ? (
+            <>
+              <p className="dialog__warning">Its evidence does not say AUTO-ready: as an admin you may overrule it.</p>
+              <ForceReason
+                value={reason}
+                missing={reasonMissing}
+                onChange={(v) => {
+                  setReason(v);
+                  if (v.trim()) setReasonMissing(false);
+                }}
+              />
+            </>
+          ) : null}
         </ConfirmDialog>
       ) : null}
     </>
@@ -78,14 +103,16 @@ export function useStepModeChanger(): { change: (c: StepModeChange) => void; ui:
 }
 
 function StepActions({ row, onChange }: { row: StepRow; onChange: (c: StepModeChange) => void }) {
+  const admin = useIsAdmin();
   const base = { workflowId: row.workflowId, workflowName: row.workflowName, stepId: row.stepId };
   const name = `${row.stepId} of ${row.workflowName}`;
-  const button = (mode: StepMode, label: string, hidden: string, secondary = true) => (
+  const ready = !!row.metrics?.auto_ready;
+  const button = (mode: StepMode, label: string, hidden: string, secondary = true, force = false) => (
     <button
       type="button"
       className={secondary ? "button button--secondary button--small" : "button button--small"}
-      data-step-action={mode}
-      onClick={() => onChange({ ...base, mode })}
+      data-step-action={force ? "force" : mode}
+      onClick={() => onChange(force ? { ...base, mode, force: true } : { ...base, mode })}
     >
       {label} <span className="visually-hidden">{hidden}</span>
     </button>
@@ -96,7 +123,13 @@ function StepActions({ row, onChange }: { row: StepRow; onChange: (c: StepModeCh
         button("coaching", "Unpin", name)
       ) : (
         <>
-          {row.mode === "auto" ? button("coaching", "Back to coaching", name) : button("auto", "Promote", `${name} to AUTO`, false)}
+          {row.mode === "auto"
+            ? button("coaching", "Back to coaching", name)
+            : ready
+              ? button("auto", "Promote", `${name} to AUTO`, false)
+              : admin
+                ? button("auto", "Force into AUTO…", name, true, true)
+                : null}
           {button("always_review", "Pin", `${name} to always review`)}
         </>
       )}

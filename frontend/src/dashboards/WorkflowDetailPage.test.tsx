@@ -33,7 +33,7 @@ function stubDetail(override: (call: RecordedCall) => Response | undefined = () 
     if (call.url === "/api/metrics/workflows/wf-invoice")
       return jsonResponse({
         ...readyWorkflow,
-        steps: { fetch: snapshot({ decisions: 24, accepted: 22, acceptance_rate: 0.9167, level: "AUTO" }) },
+        steps: { fetch: snapshot({ decisions: 24, accepted: 22, acceptance_rate: 0.9167, level: "AUTO", auto_ready: true }) },
         current_version: { ...snapshot({ decisions: 20, acceptance_rate: 0.95 }), version: 2 },
         series,
       });
@@ -150,6 +150,57 @@ describe("WorkflowDetailPage", () => {
     const alert = await screen.findByRole("alert");
     expect(alert).toHaveTextContent("Could not set step “fetch” of “Invoice intake” to auto (this step alone)");
     expect(alert).toHaveTextContent("this step is not AUTO-ready yet");
+  });
+
+  it("shows each step's statistic against its threshold, the decisions it needs and the decisions behind it", async () => {
+    const twoSteps = {
+      ...definition,
+      steps: [definition.steps[0], { id: "file", type: "action", tool: "file.write", params: { path: "x" } }],
+    };
+    const evidence = { statistic: 1.1, statistic_kind: "log_e_value", e_value: 3.0, threshold: 20, log_threshold: 3.0,
+      decisions_needed_if_all_accepted: 6, test: "e-process", accepted_since_restart: 8, counted_since_restart: 10 };
+    const { calls } = stubDetail((call) => {
+      if (call.url === "/api/workflows/wf-invoice") return jsonResponse(twoSteps);
+      if (call.url === "/api/metrics/workflows/wf-invoice")
+        return jsonResponse({
+          ...readyWorkflow,
+          steps: {
+            fetch: snapshot({ decisions: 24, level: "AUTO", auto_ready: true, decisions_needed: 0 }),
+            file: snapshot({ decisions: 10, level: "COACHING", rolling_acceptance_rate: 0.8, evidence, decisions_needed: 10 }),
+          },
+          current_version: { ...snapshot({ decisions: 20 }), version: 2 },
+          series,
+        });
+      if (call.url === "/api/metrics/workflows/wf-invoice/steps/file/decisions?limit=50")
+        return jsonResponse({ items: [
+          { decision_id: "d2", suggestion_id: "s2", execution_id: "ex-22222222", decision: "reject", operator: "ann@x", created_at: "2026-11-27T10:00:00Z", latency_ms: 5, outcome: null, counted: true },
+          { decision_id: "d1", suggestion_id: "s1", execution_id: "ex-11111111", decision: "skip", operator: "bob@x", created_at: "2026-11-27T09:00:00Z", latency_ms: 5, outcome: null, counted: false },
+        ] });
+      return undefined;
+    });
+    const user = userEvent.setup();
+    renderDetail();
+    const card = await screen.findByRole("article", { name: "Evidence of step file of Invoice intake" });
+    expect(card).toHaveTextContent("e-value 3.00 of the 20.0 needed (8 accepted of 10 counted)");
+    expect(card).toHaveTextContent("80% against the 85% bar");
+    expect(card).toHaveTextContent("10 more decisions, all accepted");
+    expect(screen.getByRole("article", { name: "Evidence of step fetch of Invoice intake" })).toHaveTextContent("none: AUTO-ready");
+
+    await user.click(within(card).getByRole("button", { name: "Show the decisions behind step file" }));
+    const table = await within(card).findByRole("table", { name: "Latest decisions of step file, newest first" });
+    expect(within(table).getAllByRole("row").slice(1).map((r) => r.textContent)).toEqual([
+      expect.stringContaining("Rejectedann@x"),
+      expect.stringContaining("Skipped (not counted)bob@x"),
+    ]);
+    expect(within(table).getAllByRole("link")[0]).toHaveAttribute("href", "/executions/ex-22222222");
+    expect(calls.map((c) => c.url)).toContain("/api/metrics/workflows/wf-invoice/steps/file/decisions?limit=50");
+
+    // the workflow is AUTO-ready, one of its steps is not: the promotion says so before it is confirmed
+    await user.click(screen.getByRole("button", { name: "Promote Invoice intake to AUTO" }));
+    const dialog = screen.getByRole("dialog", { name: "Promote “Invoice intake” to AUTO?" });
+    expect(within(dialog).getByTestId("steps-not-ready")).toHaveTextContent(
+      "1 step is not AUTO-ready on its own evidence and will run unattended too:file: Coaching, 10 decisions (about 10 more accepted decisions needed)",
+    );
   });
 
   it("shows an older version from ?version=", async () => {

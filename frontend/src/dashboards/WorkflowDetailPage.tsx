@@ -14,6 +14,7 @@ import { WorkflowExecutions } from "./WorkflowExecutions";
 import { WorkflowMetricsSection } from "./WorkflowMetricsSection";
 import { ThresholdsEditor } from "./ThresholdsEditor";
 import { StepModesTable, useStepModeChanger, type StepRow } from "./StepModes";
+import { StepEvidence } from "./StepEvidence";
 import { WorkflowActions } from "../workflows/WorkflowActions";
 import { StartRunButton } from "../pages/StartRunButton";
 
@@ -96,6 +97,9 @@ export default function WorkflowDetailPage() {
     level: evidence.level,
     auto_ready: evidence.auto_ready ?? false,
     to_auto: metrics.data?.to_auto,
+    evidence: metrics.data?.evidence,
+    steps: metrics.data?.steps,
+    toolSteps: wf.steps.filter((s) => ["action", "agent"].includes(s.type ?? "action")).map((s) => s.id),
   };
 
   // the tool steps of the version new executions use: the ones that are suggested, so the ones with a mode
@@ -183,6 +187,7 @@ export default function WorkflowDetailPage() {
           </p>
           {stepModes.ui}
           <StepModesTable caption={`Autonomy of each step of ${wf.name}`} rows={stepRows} onChange={stepModes.change} />
+          <StepEvidence workflowId={wf.id} workflowName={wf.name} rows={stepRows} />
         </>
       ) : null}
 

@@ -6,7 +6,7 @@ import { ModeButton, type ModeTarget } from "./ModeChange";
 import type { WorkflowMetrics } from "../api/metrics";
 
 export function modeTarget(w: WorkflowMetrics): ModeTarget {
-  return { workflowId: w.workflow_id, name: w.name, mode: w.mode, level: w.level, auto_ready: w.auto_ready, to_auto: w.to_auto, evidence: w.evidence };
+  return { workflowId: w.workflow_id, name: w.name, mode: w.mode, level: w.level, auto_ready: w.auto_ready, to_auto: w.to_auto, evidence: w.evidence, steps: w.steps };
 }
 
 /** Every workflow with its level, AUTO-readiness, mode, rates, and the promote / demote button. */

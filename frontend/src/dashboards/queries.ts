@@ -9,7 +9,7 @@ import { apiGet, apiPatch, apiPost, apiPut } from "../api/client";
 import { useSocketEvent, useWorkspaceRoom } from "../realtime/context";
 import { fetchWorkflowMetrics, workflowMetricsKey } from "../api/metrics";
 import type { GlobalMetrics, LevelChangedEvent, MetricsUpdateEvent, OperatorMetrics, StepMode, WorkflowMetrics, WorkflowMode } from "../api/metrics";
-import type { CorrectionPack, ItemList, PackChangedEvent, PackExport, WorkflowDefinition } from "./types";
+import type { CorrectionPack, ItemList, PackChange, PackChangedEvent, PackExport, WorkflowDefinition } from "./types";
 
 export const dashboardKeys = {
   metrics: ["metrics"] as const,
@@ -94,14 +94,53 @@ export interface ModeChange {
   workflowId: string;
   name: string;
   mode: WorkflowMode;
+  /** an admin's promotion that the evidence does not allow, with the reason the audit log keeps */
+  force?: boolean;
+  reason?: string;
+}
+
+/** A step the promotion leaves without evidence of its own (the server's `steps_not_ready`). */
+export interface NotReadyStep {
+  step_id: string;
+  level: string;
+  decisions: number;
+  decisions_needed: number | null;
+}
+
+/** One of the decisions behind a step's readiness. */
+export interface StepDecision {
+  decision_id: string;
+  suggestion_id: string;
+  execution_id: string;
+  decision: string;
+  operator: string;
+  created_at: string;
+  latency_ms: number;
+  outcome: string | null;
+  counted: boolean;
+}
+
+/** `GET /api/metrics/workflows/<id>/steps/<step_id>/decisions`: read when a lead opens the list. */
+export function useStepDecisions(workflowId: string, stepId: string, enabled: boolean) {
+  return useQuery({
+    queryKey: ["step-decisions", workflowId, stepId],
+    enabled,
+    queryFn: () =>
+      apiGet<ItemList<StepDecision>>(
+        `/api/metrics/workflows/${path(workflowId)}/steps/${path(stepId)}/decisions?limit=50`,
+      ),
+  });
 }
 
 /** `POST /api/workflows/<id>/mode`: promote to AUTO or demote to coaching. */
 export function useSetMode() {
   const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: ({ workflowId, mode }: ModeChange) =>
-      apiPost<WorkflowDefinition>(`/api/workflows/${path(workflowId)}/mode`, { mode }),
+    mutationFn: ({ workflowId, mode, force, reason }: ModeChange) =>
+      apiPost<WorkflowDefinition & { steps_not_ready?: NotReadyStep[] }>(
+        `/api/workflows/${path(workflowId)}/mode`,
+        force ? { mode, force: true, reason } : { mode },
+      ),
     onSuccess: (_, { workflowId, mode }) => {
       // Show the new mode at once; the refetch below brings everything else.
       queryClient.setQueryData<ItemList<WorkflowMetrics>>(dashboardKeys.workflowMetricsList, (list) =>
@@ -117,14 +156,19 @@ export interface StepModeChange {
   workflowName: string;
   stepId: string;
   mode: StepMode;
+  force?: boolean;
+  reason?: string;
 }
 
 /** `POST /api/workflows/<id>/steps/<step_id>/mode`: promote one step, set it back to coaching, or pin it. */
 export function useSetStepMode() {
   const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: ({ workflowId, stepId, mode }: StepModeChange) =>
-      apiPost<WorkflowDefinition>(`/api/workflows/${path(workflowId)}/steps/${path(stepId)}/mode`, { mode }),
+    mutationFn: ({ workflowId, stepId, mode, force, reason }: StepModeChange) =>
+      apiPost<WorkflowDefinition>(
+        `/api/workflows/${path(workflowId)}/steps/${path(stepId)}/mode`,
+        force ? { mode, force: true, reason } : { mode },
+      ),
     onSuccess: () => invalidateWorkflowViews(queryClient),
   });
 }
@@ -154,6 +198,25 @@ export function useSetPackEnabled() {
   return useMutation({
     mutationFn: ({ pack, enabled }: { pack: CorrectionPack; enabled: boolean }) =>
       apiPatch<CorrectionPack>(`/api/correction-packs/${path(pack.id)}`, { enabled }),
+    onSuccess: (updated) => {
+      queryClient.setQueriesData<ItemList<CorrectionPack>>({ queryKey: dashboardKeys.packs }, (list) =>
+        list && { items: list.items.map((p) => (p.id === updated.id ? updated : p)) },
+      );
+      void queryClient.invalidateQueries({ queryKey: dashboardKeys.packs });
+    },
+  });
+}
+
+/** `POST /api/correction-packs/<id>/remove-change` {field, before, after}: a lead drops one wrong change. */
+export function useRemovePackChange() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: ({ pack, change }: { pack: CorrectionPack; change: Pick<PackChange, "field" | "before" | "after"> }) =>
+      apiPost<CorrectionPack>(`/api/correction-packs/${path(pack.id)}/remove-change`, {
+        field: change.field,
+        before: change.before,
+        after: change.after,
+      }),
     onSuccess: (updated) => {
       queryClient.setQueriesData<ItemList<CorrectionPack>>({ queryKey: dashboardKeys.packs }, (list) =>
         list && { items: list.items.map((p) => (p.id === updated.id ? updated : p)) },

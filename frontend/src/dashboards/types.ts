@@ -62,6 +62,8 @@ export interface CorrectionPack {
   field_corrections?: Record<string, number>;
   rules_changed_at?: string | null;
   last_rule_change?: RuleChange | null;
+  /** Corrections taken back out because their step then failed because of them: they count towards no rule. */
+  discounted?: number;
   created_at?: string;
   updated_at?: string;
 }
