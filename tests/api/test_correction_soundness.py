@@ -4,7 +4,10 @@ a correction whose step then fails is marked and counts towards no learned rule;
 pack, audited."""
 from __future__ import annotations
 
+import pytest
 from tests.conftest import authed_client
+
+pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
 
 TOTAL = {"id": "total", "tool": "echo", "params": {"rows": 2, "total": 12.5}}
 SUMMARY = {"id": "summary", "tool": "echo", "depends_on": ["total"],

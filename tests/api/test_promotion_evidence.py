@@ -3,7 +3,11 @@ needs an admin and a reason (audited); a promotion lists the workflow's steps th
 snapshot says how many decisions it still needs; the decisions behind a step are listed, newest first."""
 from __future__ import annotations
 
+import pytest
+
 from tests.conftest import authed_client
+
+pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
 
 STEPS = [{"id": "first", "tool": "echo", "params": {"v": "one"}},
          {"id": "second", "tool": "echo", "params": {"v": "two"}},

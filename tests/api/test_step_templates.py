@@ -3,6 +3,10 @@ demo's HTTP step saves with only Retries changed, and a template that renders to
 the step when it is about to run, naming the param and the template it was written as."""
 from __future__ import annotations
 
+import pytest
+
+pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
+
 STEPS = [{"id": "first", "tool": "echo", "params": {"v": 1}},
          {"id": "ping", "tool": "http.request", "params": {"url": "{{ vars.base_url }}/healthz"}}]
 
