@@ -426,10 +426,12 @@ def test_socket_skip_skips_the_steps_reading_its_output_and_goes_on(live_server,
 
     ack = client.decide(execution_id, greet["suggestion_id"], "skip")
     assert ack["ok"] is True, ack
-    # the answer counts "last"'s suggestion, opened in the same transaction ("write" is skipped without one)
-    assert ack["stats"] == expected_stats(suggestions_made=2, skipped=1), ack
+    # the answer counts the skip; "last"'s suggestion too when the decision's transaction got that far within the
+    # runner's time slice (a loaded machine leaves it to the runner's next transaction)
+    assert ack["stats"]["skipped"] == 1 and ack["stats"]["suggestions_made"] in (1, 2), ack
     last = client.wait("coaching_suggestion", lambda s: s["status"] == "pending" and s["step_id"] != "greet")
     assert last["step_id"] == "last", "write reads greet's output, so it is skipped without a suggestion"
+    assert stats(live_server, execution_id) == expected_stats(suggestions_made=2, skipped=1)
     rows = steps_of(live_server, execution_id)
     assert rows["greet"]["status"] == "skipped" and rows["greet"]["decision"] == "skip", rows["greet"]
     assert rows["write"]["status"] == "skipped", rows["write"]
