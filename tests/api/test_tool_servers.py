@@ -315,3 +315,12 @@ def test_refreshing_an_already_used_server_whose_host_is_now_denied_says_so_at_o
         api.ok("PUT", "/api/workspace/outbound", {"allow": [], "deny": []})
         again = api.ok("POST", f"/api/tool-servers/{created['id']}/refresh")
         assert again["last_error"] == "" and "lookup" in {t["name"] for t in again["tools"]}
+        # a call on a session in use is refused at once too
+        assert run(api, [{"id": "find", "tool": "remote.lookup", "params": {"order_id": "A-1002"}}])["status"] \
+            == "completed"
+        api.ok("PUT", "/api/workspace/outbound", {"allow": [], "deny": ["127.0.0.1"]})
+        started = time.monotonic()
+        refused = run(api, [{"id": "find", "tool": "remote.lookup", "params": {"order_id": "A-1002"}}])
+        assert time.monotonic() - started < 3.0
+        error = refused["steps"][0]["error"]
+        assert "outbound deny list" in error and "127.0.0.1" in error and "within" not in error, error
