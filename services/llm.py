@@ -56,11 +56,9 @@ class OpenAIProvider:
             raise ProviderError(f"no LLM provider is configured: {SETUP}")
         import openai
 
-        kwargs = {"tools": request.tools} if request.tools else {}
-        try:
-            answer = self.client().chat.completions.create(
-                model=request.model, messages=request.messages, extra_headers={"Idempotency-Key": request.key},
-                **kwargs)
+        try:  # the body as Request.body() says, which the context budget was measured on
+            answer = self.client().chat.completions.create(**request.body(),
+                                                           extra_headers={"Idempotency-Key": request.key})
         except openai.APITimeoutError:
             raise ProviderError(f"the LLM server at {self.base_url} did not answer within "
                                 f"{self.settings.llm_timeout_s:g}s (COACH_LLM_TIMEOUT_S), "

@@ -90,6 +90,33 @@ def tool_content(output: Any) -> str:
     return text
 
 
+def llm_content(content: str) -> str:
+    """A tool result as the LLM is sent it: the result once. An MCP tool's output (core.toolservers.step_output:
+    `text`, `content` and, when the server gave one, `structured`, each the same result) is sent as its structured
+    content when there is one, else as its text (its other blocks, images named, when it has no text); anything
+    else as stored. The stored message keeps the whole output: the transcript shows it as before."""
+    if not content.startswith('{"text":'):  # how tool_content writes a step_output (compact, `text` first)
+        return content
+    try:
+        output = json.loads(content)
+    except ValueError:  # cut at MAX_TOOL_CONTENT: sent as stored
+        return content
+    if not isinstance(output, dict) or set(output) not in ({"text", "content"}, {"text", "content", "structured"}) \
+            or not isinstance(output["text"], str) or not isinstance(output["content"], list):
+        return content
+    if "structured" in output:
+        return _compact(output["structured"])
+    others = [b for b in output["content"] if not (isinstance(b, dict) and b.get("type") == "text")]
+    return output["text"] if output["text"] or not others else _compact(others)
+
+
+def sent_content(message: Message) -> str | None:
+    """A message's content as the LLM is sent it (before any shortening for the budget)."""
+    if message.role == TOOL and message.content:
+        return llm_content(message.content)
+    return message.content
+
+
 def _size(message: dict[str, Any]) -> int:
     return len(_compact(message).encode("utf-8"))
 
@@ -101,22 +128,27 @@ def trimmed(content: str, keep: int = TRIM_KEEP) -> str:
     return content[:keep] + "\n" + marker
 
 
-def fit(messages: list[Message], budget_bytes: int) -> tuple[list[dict[str, Any]], list[Message]]:
-    """The messages as the API takes them, within `budget_bytes` if shortening tool results can make it: the
-    oldest tool result is shortened first, by what the request is over (down to its first TRIM_KEEP characters and a
-    marker saying how much was left out), then the next, until the request fits. When it cannot fit whatever is
-    shortened, the latest turn's results stay whole. Returns (messages, the tool messages it shortened)."""
-    sent = [m.to_api() for m in messages]
+def fit(messages: list[Message], budget_bytes: int, around: dict[str, Any] | None = None
+        ) -> tuple[list[dict[str, Any]], list[Message]]:
+    """The messages as the API takes them, so that the request body (`around`, the rest of the body the provider
+    posts: the model and the tool definitions, with these messages) is within `budget_bytes` if shortening tool
+    results can make it: the oldest tool result is shortened first, by what the request is over (down to its first
+    TRIM_KEEP characters and a marker saying how much was left out), then the next, until the request fits. When it
+    cannot fit whatever is shortened, the latest turn's results stay whole. Returns (messages, the tool messages
+    it shortened)."""
+    texts = [sent_content(m) for m in messages]
+    sent = [m.to_api(t) for m, t in zip(messages, texts)]
     sizes = [_size(m) for m in sent]
-    total = sum(sizes)
+    # the body's size: the rest of it, then the messages and the commas between them (compact JSON, as posted)
+    total = _size({**(around or {}), "messages": []}) + sum(sizes) + max(0, len(sent) - 1)
     shortened: list[Message] = []
     if total <= budget_bytes:
         return sent, shortened
     trimmable = [i for i, m in enumerate(messages)
-                 if m.role == TOOL and len(m.content or "") > TRIM_KEEP + len(TRIM_MARKER) + 20]
+                 if m.role == TOOL and len(texts[i] or "") > TRIM_KEEP + len(TRIM_MARKER) + 20]
     # what the LLM itself wrote is never cut: when even every result shortened cannot make the request fit, the
     # results of its latest turn (what it must act on now) are left whole, and the older ones shortened
-    least = total - sum(sizes[i] - _size(messages[i].to_api(trimmed(messages[i].content or ""))) for i in trimmable)
+    least = total - sum(sizes[i] - _size(messages[i].to_api(trimmed(texts[i] or ""))) for i in trimmable)
     latest = max((messages[i].turn for i in trimmable), default=None)
     for i in trimmable:
         message = messages[i]
@@ -124,7 +156,7 @@ def fit(messages: list[Message], budget_bytes: int) -> tuple[list[dict[str, Any]
             break
         if least > budget_bytes and message.turn == latest:
             continue
-        text = message.content or ""
+        text = texts[i] or ""
         keep = len(text)
         for _ in range(4):  # characters are not bytes (UTF-8, JSON escapes): shorten again if still over
             over = total - budget_bytes

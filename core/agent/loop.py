@@ -17,7 +17,7 @@ What the LLM may say besides tool calls (anywhere in its text):
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from core import schema
@@ -159,10 +159,12 @@ class AgentLoop:
             if move.kind == ASK:
                 if not host.flush():
                     return Stop("gone")
-                sent, shortened = fit(messages, self.spec.budget_bytes)
                 turn = sum(1 for m in messages if m.role == ASSISTANT) + 1
-                request = Request(model=self.model, messages=sent, tools=self._tools_param,
+                request = Request(model=self.model, messages=[], tools=self._tools_param,
                                   key=f"{self.key}/turn-{turn}")
+                # the budget holds for the whole body posted: the tool definitions count as the messages do
+                sent, shortened = fit(messages, self.spec.budget_bytes, request.body())
+                request = replace(request, messages=sent)
                 try:
                     reply = self.provider.complete(request)
                 except ProviderError as exc:

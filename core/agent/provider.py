@@ -17,6 +17,13 @@ class Request:
     tools: list[dict[str, Any]]  # chat completions `tools`
     key: str  # the same for a retry of this very turn (sent as Idempotency-Key)
 
+    def body(self) -> dict[str, Any]:
+        """The JSON body the provider posts: what the context budget is measured on (core.agent.conversation.fit)."""
+        out: dict[str, Any] = {"model": self.model, "messages": self.messages}
+        if self.tools:
+            out["tools"] = self.tools
+        return out
+
 
 @dataclass(frozen=True)
 class Reply:

@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 
 CALL_ID = "io.coach/call"
 PING_AFTER_TIMEOUT_S = 2.0
+EXIT_WAIT_S = 2.0  # how long a stdio server whose pipes closed is given to exit, so its status can be told
 MAX_LIST_PAGES = 20
 
 
@@ -150,8 +151,11 @@ class Connection:
             self.session = None
             self.ready.set()
 
-    def why_gone(self) -> str:
+    async def why_gone(self) -> str:
+        """Why the session ended: a stdio server's exit status (its stdout closes a moment before it can be reaped,
+        so the exit is waited for, briefly), or the transport's error (an outbound refusal, a dropped connection)."""
         if self.process is not None:
+            await self.process.exited(EXIT_WAIT_S)
             return self.process.exit_status()
         return self.error or "the connection was closed"
 
@@ -171,6 +175,31 @@ async def _http(url: str, client: httpx.AsyncClient):
     async with client:
         async with streamable_http_client(url, http_client=client) as (read, write, _session_id):
             yield read, write, None
+
+
+class _Gone(Exception):
+    """The connection's session ended (its transport failed or closed) while a request waited for its answer."""
+
+
+async def _while_alive(conn: Connection, request: Any, timeout: float) -> Any:
+    """`request`'s result within `timeout` (asyncio.TimeoutError past it), or _Gone as soon as the connection's
+    session ends: the SDK answers the requests still pending only when its read stream closes, not when its
+    transport fails (an outbound refusal of the next request, a dropped connection), so nothing else would stop
+    the wait before the timeout."""
+    task = asyncio.ensure_future(request)
+    try:
+        watched = {task} if conn.task is None else {task, conn.task}
+        done, _ = await asyncio.wait(watched, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        if task in done:
+            return task.result()
+        if conn.task is not None and conn.task.done():
+            raise _Gone()
+        raise asyncio.TimeoutError()
+    finally:
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
 
 
 def _reason(exc: BaseException, conn: Connection | None = None) -> str:
@@ -230,19 +259,22 @@ class Clients:
         cursor = None
         for _ in range(MAX_LIST_PAGES):
             try:
-                page = await asyncio.wait_for(conn.session.list_tools(params=PaginatedRequestParams(cursor=cursor)) if cursor
-                                              else conn.session.list_tools(), self.call_timeout)
+                page = await _while_alive(conn, conn.session.list_tools(params=PaginatedRequestParams(cursor=cursor))
+                                          if cursor else conn.session.list_tools(), self.call_timeout)
+            except _Gone:
+                await self._drop(ep, conn)
+                raise Unavailable(f"MCP server {ep.name!r} could not be reached: {await conn.why_gone()}")
             except asyncio.TimeoutError:
                 await self._drop(ep, conn)
                 raise Unavailable(f"MCP server {ep.name!r} did not list its tools within {self.call_timeout:g}s")
             except McpError as exc:
                 if exc.error.code == CONNECTION_CLOSED:
                     await self._drop(ep, conn)
-                    raise Unavailable(f"MCP server {ep.name!r} closed the connection: {conn.why_gone()}")
+                    raise Unavailable(f"MCP server {ep.name!r} closed the connection: {await conn.why_gone()}")
                 raise Unavailable(f"MCP server {ep.name!r} refused to list its tools: {exc.error.message}")
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                 await self._drop(ep, conn)
-                raise Unavailable(f"MCP server {ep.name!r} is not connected: {conn.why_gone()}")
+                raise Unavailable(f"MCP server {ep.name!r} is not connected: {await conn.why_gone()}")
             tools.extend(t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in page.tools)
             cursor = page.nextCursor
             if not cursor:
@@ -262,7 +294,7 @@ class Clients:
                 # so one retry on a new connection cannot run the tool twice
                 await self._drop(ep, conn)
                 if attempt == 2:
-                    raise Unavailable(f"MCP server {ep.name!r} is not connected: {conn.why_gone()}")
+                    raise Unavailable(f"MCP server {ep.name!r} is not connected: {await conn.why_gone()}")
         raise AssertionError("unreachable")
 
     async def _call_on(self, conn: Connection, tool: str, arguments: dict[str, Any], timeout: float,
@@ -272,7 +304,10 @@ class Clients:
         request = conn.session.call_tool(tool, arguments, read_timeout_seconds=timedelta(seconds=timeout + 5),
                                          meta={**meta, CALL_ID: call_id})
         try:
-            result = await asyncio.wait_for(request, timeout)
+            result = await _while_alive(conn, request, timeout)
+        except _Gone:
+            await self._drop(ep, conn)
+            raise Unavailable(f"MCP server {ep.name!r} was lost during {tool}: {await conn.why_gone()}")
         except asyncio.TimeoutError:
             await self._cancel(ep, conn, call_id)
             raise Unavailable(f"MCP server {ep.name!r} did not answer {tool} within {timeout:g}s; the call was "
@@ -281,7 +316,7 @@ class Clients:
             if exc.error.code == CONNECTION_CLOSED:
                 await self._drop(ep, conn)
                 raise Unavailable(f"MCP server {ep.name!r} closed the connection during {tool}: "
-                                  f"{conn.why_gone()}")
+                                  f"{await conn.why_gone()}")
             raise Unavailable(f"MCP server {ep.name!r} failed on {tool}: {exc.error.message}")
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             raise

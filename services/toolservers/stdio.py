@@ -23,6 +23,9 @@ from mcp.types import JSONRPCMessage
 
 from services.toolservers.loop import native
 
+STATUS_FD = 3
+# $0: the working directory, then the program and its arguments; fd 3 is the status pipe, closed for the program
+WRAPPER = 'cd -- "$0" || exit 126; "$@" 3>&-; status=$?; echo "$status" >&3; exit "$status"'
 LINE_LIMIT = 16 * 1024 * 1024  # one message (a tool's result) may be large
 STDERR_LINES = 20
 
@@ -36,42 +39,77 @@ class StdioProcess:
         program = shutil.which(command[0], path=env.get("PATH")) if os.sep not in command[0] else command[0]
         if not program:
             raise FileNotFoundError(2, "command not found", command[0])
-        argv = [program, *command[1:]]
-        if cwd:  # posix_spawn has no working directory before Python 3.13: a shell changes to it, then execs
-            argv = ["/bin/sh", "-c", 'cd -- "$0" && exec "$@"', cwd, *argv]
+        # a shell starts the program (in `cwd`: posix_spawn has no working directory before Python 3.13) and
+        # writes its exit status to a pipe of its own, for the status not to be lost when something else in this
+        # process reaps the child first (gevent's SIGCHLD handler reaps any child)
+        argv = ["/bin/sh", "-c", WRAPPER, cwd or ".", program, *command[1:]]
         child_in, self.stdin = os.pipe()
         self.stdout, child_out = os.pipe()
         self.stderr_fd, child_err = os.pipe()
+        self.status_fd, child_status = os.pipe()
+        os.set_blocking(self.status_fd, False)
         try:
             self.pid = native("os", "posix_spawn")(argv[0], argv, env, setsid=True, file_actions=[
                 (os.POSIX_SPAWN_DUP2, child_in, 0), (os.POSIX_SPAWN_DUP2, child_out, 1),
-                (os.POSIX_SPAWN_DUP2, child_err, 2)])
+                (os.POSIX_SPAWN_DUP2, child_err, 2), (os.POSIX_SPAWN_DUP2, child_status, STATUS_FD)])
         except BaseException:
-            for fd in (self.stdin, self.stdout, self.stderr_fd):
+            for fd in (self.stdin, self.stdout, self.stderr_fd, self.status_fd):
                 os.close(fd)
             raise
         finally:
-            for fd in (child_in, child_out, child_err):
+            for fd in (child_in, child_out, child_err, child_status):
                 os.close(fd)
         self.returncode: int | None = None
+        self._reported = b""
         self.stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
+
+    def reported(self) -> int | None:
+        """The exit status the wrapper wrote, once it has."""
+        if self.status_fd >= 0:
+            try:
+                while chunk := os.read(self.status_fd, 64):
+                    self._reported += chunk
+            except BlockingIOError:
+                pass
+            except OSError:
+                pass
+        text = self._reported.decode("ascii", "replace").strip()
+        return int(text) if text.isdigit() and self._reported.endswith(b"\n") else None
 
     def poll(self) -> int | None:
         if self.returncode is None:
             try:
                 pid, status = native("os", "waitpid")(self.pid, os.WNOHANG)
-            except ChildProcessError:  # reaped by someone else (gevent's SIGCHLD handler)
-                self.returncode = -1
+            except ChildProcessError:  # reaped by someone else (gevent's SIGCHLD handler): the wrapper said
+                reported = self.reported()
+                self.returncode = -1 if reported is None else reported
                 return self.returncode
             if pid:
-                self.returncode = os.waitstatus_to_exitcode(status)
+                code = os.waitstatus_to_exitcode(status)
+                reported = self.reported()  # the program's own status, when the wrapper had the time to write it
+                self.returncode = reported if reported is not None else code
         return self.returncode
+
+    async def exited(self, within: float) -> bool:
+        """Wait up to `within` seconds for the process to end (it closes its pipes a moment before it can be
+        reaped): whether it has."""
+        for _ in range(max(1, int(within / 0.01))):
+            if self.poll() is not None:
+                return True
+            await asyncio.sleep(0.01)
+        return self.poll() is not None
 
     def exit_status(self) -> str:
         code = self.poll()
         tail = " | ".join(self.stderr)
         state = "is running" if code is None else ("has exited" if code == -1 else f"exited with status {code}")
         return f"the server process {state}" + (f"; it said: {tail[-500:]}" if tail else "")
+
+    def close(self) -> None:
+        if self.status_fd >= 0:
+            self.reported()  # kept for exit_status
+            os.close(self.status_fd)
+            self.status_fd = -1
 
     async def stop(self, grace: float = 2.0) -> None:
         for sig in (None, signal.SIGTERM, signal.SIGKILL):
@@ -143,3 +181,4 @@ async def stdio_transport(command: list[str], env: dict[str, str], cwd: str | No
             writer.close()
         await proc.stop()
         await asyncio.gather(*tasks, return_exceptions=True)
+        proc.close()

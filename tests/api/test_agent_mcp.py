@@ -71,4 +71,9 @@ def test_an_agents_mcp_call_is_reviewed_corrected_and_run_with_the_correction(ap
     # what the LLM was given back: the MCP tool's result for the corrected order
     tool_messages = [m for m in llm.requests[-1]["body"]["messages"] if m["role"] == "tool"]
     assert len(tool_messages) == 1 and "A-1002" in tool_messages[0]["content"] and "Grace" in tool_messages[0]["content"]
+    # the result once: the server's structured content, not also its text and its content blocks (#32)
+    sent = json.loads(tool_messages[0]["content"])
+    assert sent["order_id"] == "A-1002" and tool_messages[0]["content"].count("Grace") == 1, sent
+    # the transcript shows the whole output, as before
+    assert call["content"].count("Grace") == 3 and set(json.loads(call["content"])) == {"text", "content", "structured"}
     assert json.dumps(done["steps"][0]["output"]).count("lost") >= 1

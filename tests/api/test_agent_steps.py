@@ -136,6 +136,8 @@ def test_the_context_budget_shortens_the_oldest_results_first_with_a_marker(api,
     assert "trimmed" not in results[-1]
     marked = [c["trimmed"] for c in calls(api, ex_id)]
     assert marked[0] and not marked[-1]
+    # the budget holds for the body the server received, the tool definitions and the model included (#32)
+    assert all(r["size"] <= 8 * 1024 for r in llm.requests), [r["size"] for r in llm.requests]
 
 
 def test_an_output_schema_is_checked_and_a_wrong_answer_asked_again(api, llm):

@@ -105,7 +105,7 @@ def test_crashing_server_fails_the_step_clearly_and_is_restarted(api):
     ex = run(api, [{"id": "boom", "tool": "shop.crash"}])
     assert ex["status"] == "failed"
     # seen as a crash ("closed the connection", "exited"), not waited out as a call that did not answer
-    assert "closed the connection" in ex["steps"][0]["error"] and "exited" in ex["steps"][0]["error"]
+    assert "closed the connection" in ex["steps"][0]["error"] and "exited with status 3" in ex["steps"][0]["error"]
     assert "did not answer" not in ex["steps"][0]["error"]
     again = run(api, [{"id": "sum", "tool": "shop.add", "params": {"a": 1, "b": 1}}])
     assert again["status"] == "completed" and again["steps"][0]["output"]["text"] == "2"
@@ -291,3 +291,36 @@ def test_a_loopback_server_needs_the_servers_allowance(settings, tmp_path):
             assert listed["tools"] == []
     finally:
         app.extensions["coach"].close()
+
+
+def test_refreshing_an_already_used_server_whose_host_is_now_denied_says_so_at_once(api, tmp_path):
+    """The probe's finding: once a workspace denies the host of an HTTP server it has already listed, "refresh"
+    answered only after the call timeout, blaming a timeout. The refusal is known before anything is sent."""
+    with HttpMcpServer(tmp_path / "mcp", name="remote") as remote:
+        created = api.ok("POST", "/api/tool-servers", {"name": "remote", "transport": "http", "url": remote.url},
+                         status=201)
+        first = api.ok("POST", f"/api/tool-servers/{created['id']}/refresh")
+        assert "lookup" in {t["name"] for t in first["tools"]}, first["last_error"]
+        api.allow("remote.*")
+        used = run(api, [{"id": "find", "tool": "remote.lookup", "params": {"order_id": "A-1002"}}])
+        assert used["status"] == "completed", used  # the server's session is open and in use
+        api.ok("PUT", "/api/workspace/outbound", {"allow": [], "deny": ["127.0.0.1"]})
+        started = time.monotonic()
+        listed = api.ok("POST", f"/api/tool-servers/{created['id']}/refresh")
+        took = time.monotonic() - started
+        assert took < 2.0, f"refresh took {took:.1f}s"  # the call timeout is 4 s: nothing waited it out
+        assert "outbound deny list" in listed["last_error"] and "127.0.0.1" in listed["last_error"], listed
+        assert "within" not in listed["last_error"]  # not blamed on a timeout
+        assert "lookup" in {t["name"] for t in listed["tools"]}  # the last listing is kept
+        api.ok("PUT", "/api/workspace/outbound", {"allow": [], "deny": []})
+        again = api.ok("POST", f"/api/tool-servers/{created['id']}/refresh")
+        assert again["last_error"] == "" and "lookup" in {t["name"] for t in again["tools"]}
+        # a call on a session in use is refused at once too
+        assert run(api, [{"id": "find", "tool": "remote.lookup", "params": {"order_id": "A-1002"}}])["status"] \
+            == "completed"
+        api.ok("PUT", "/api/workspace/outbound", {"allow": [], "deny": ["127.0.0.1"]})
+        started = time.monotonic()
+        refused = run(api, [{"id": "find", "tool": "remote.lookup", "params": {"order_id": "A-1002"}}])
+        assert time.monotonic() - started < 3.0
+        error = refused["steps"][0]["error"]
+        assert "outbound deny list" in error and "127.0.0.1" in error and "within" not in error, error

@@ -171,7 +171,7 @@ def test_running_out_of_tool_iterations_ends_the_loop_naming_the_limit():
 
 
 def test_the_oldest_tool_results_are_shortened_first_with_a_marker():
-    spec = AgentSpec(goal="g", tools=("echo",), context_budget_kb=4)
+    spec = AgentSpec(goal="g", tools=("echo",), context_budget_kb=4.5)  # the tool definitions count too
     big = {"text": "x" * 1500}
     host = MemoryHost(results={"echo": lambda m: Result(True, {**big, "i": m.params["i"]})})
     stop, provider, host, messages = run(spec, *[Reply(None, (call("echo", {"i": i}),)) for i in range(4)],
@@ -180,7 +180,7 @@ def test_the_oldest_tool_results_are_shortened_first_with_a_marker():
     results = [m["content"] for m in last.messages if m["role"] == "tool"]
     assert "trimmed by Coach to fit the context budget" in results[0]
     assert "trimmed" not in results[-1] and results[-1].endswith('"i":3}')
-    assert len(json.dumps(last.messages)) <= 4 * 1024 + 500
+    assert _posted(last) <= 4.5 * 1024
     assert tool_messages(messages)[0].trimmed and not tool_messages(messages)[-1].trimmed
 
 
@@ -319,3 +319,88 @@ def test_when_the_budget_cannot_be_met_the_latest_results_stay_whole():
     results = [m["content"] for m in sent if m["role"] == "tool"]
     assert "trimmed by Coach" in results[0] and "trimmed by Coach" in results[1]
     assert results[2] == json.dumps({"text": "2" * 3000})
+
+
+# -- the probe's findings (#32): the budget counts what is posted; a tool result is sent once -------------------
+
+def _posted(request: Request, model: str = "m") -> int:
+    """The size of the body the openai client posts for `request` (compact JSON, UTF-8), measured here on its own."""
+    body = {"model": model, "messages": request.messages, "tools": request.tools}
+    return len(json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+
+
+def test_the_context_budget_counts_the_tool_definitions_sent():
+    """The probe: 13 tools and a conversation just under 50 KB made a request of 56,724 bytes under a 51,200
+    budget. The tool definitions are part of the request: results are shortened until the whole body fits."""
+    wide = {f"field_{i}": {"type": "string", "description": "a documented field of the order record " * 3}
+            for i in range(12)}
+    tools = {f"shop.tool{i}": FakeTool(f"shop.tool{i}", {"type": "object", "properties": wide},
+                                       "Looks something up in the shop. " * 4) for i in range(13)}
+    spec = AgentSpec(goal="g", tools=tuple(tools), context_budget_kb=50)
+    host = MemoryHost(results={name: (lambda m: Result(True, "r" * 11_000)) for name in tools})
+    provider = FakeProvider(*[Reply(None, (call("shop_tool0", {"field_0": str(i)}),)) for i in range(4)],
+                            Reply("done"))
+    stop = AgentLoop(spec, provider, host, tools, model="m", key="k").run(opening(spec, "g"))
+    assert stop.kind == "done"
+    last = provider.requests[-1]
+    definitions = len(json.dumps(last.tools, separators=(",", ":")))
+    assert definitions > 12_000 and len(last.tools) == 13  # far from nothing, as in the probe
+    messages_alone = len(json.dumps(last.messages, separators=(",", ":"), ensure_ascii=False).encode())
+    assert messages_alone < 50 * 1024 - 10_000  # the messages alone would have fitted untouched
+    assert all(_posted(r) <= 50 * 1024 for r in provider.requests), [_posted(r) for r in provider.requests]
+    assert any("trimmed by Coach" in m["content"] for m in last.messages if m["role"] == "tool")
+    assert last.body() == {"model": "m", "messages": last.messages, "tools": last.tools}  # what the provider posts
+
+
+def _mcp_output(structured: dict | None = None, text: str = "", blocks: list | None = None) -> dict:
+    from core.toolservers import step_output
+
+    result = {"content": blocks if blocks is not None else [{"type": "text", "text": text}]}
+    if structured is not None:
+        result["structuredContent"] = structured
+    return step_output(result)
+
+
+def test_an_mcp_tool_result_reaches_the_llm_once_and_the_stored_message_is_unchanged():
+    order = {"order_id": "A-1002", "customer": "Grace Hopper", "status": "lost"}
+    with_structured = _mcp_output(order, text=json.dumps(order))
+    text_only = _mcp_output(text="Grace Hopper's order A-1003 is late")
+    image_only = _mcp_output(blocks=[{"type": "image", "data": "aGVsbG8=", "mimeType": "image/png"}])
+    outputs = {"shop.lookup": with_structured, "shop.note": text_only, "shop.photo": image_only}
+    tools = {name: FakeTool(name) for name in outputs}
+    spec = AgentSpec(goal="g", tools=tuple(tools))
+    host = MemoryHost(results={name: (lambda m, out=out: Result(True, out)) for name, out in outputs.items()})
+    provider = FakeProvider(Reply(None, (call("shop_lookup", {}), call("shop_note", {}), call("shop_photo", {}))),
+                            Reply("done"))
+    messages = opening(spec, "g")
+    AgentLoop(spec, provider, host, tools, model="m", key="k").run(messages)
+    sent = {m["tool_call_id"]: m["content"] for m in provider.requests[-1].messages if m["role"] == "tool"}
+    lookup, note, photo = (sent[m.tool_call_id] for m in tool_messages(messages))
+    assert json.loads(lookup) == order and lookup.count("Grace Hopper") == 1  # structured content, once
+    assert note == "Grace Hopper's order A-1003 is late"  # no structured content: the text, once
+    assert json.loads(photo) == [{"type": "image", "mimeType": "image/png", "bytes": 6}]  # no text: the blocks
+    # what is stored, and shown in the transcript, is the whole output as before
+    stored = tool_messages(messages)
+    assert stored[0].content == C.tool_content(with_structured) and stored[0].content.count("Grace Hopper") == 3
+    assert stored[1].content == C.tool_content(text_only)
+    # anything else is sent as it is stored
+    assert C.llm_content('{"text":"a","other":1}') == '{"text":"a","other":1}'
+    assert C.llm_content("error: the tool failed") == "error: the tool failed"
+
+
+def test_a_shortened_mcp_result_is_its_one_representation_cut():
+    order = {"order_id": "A-1", "notes": "n" * 5000}
+    spec = AgentSpec(goal="g", tools=("echo",))
+    messages = opening(spec, "g")
+    for i in range(2):
+        messages.append(C.Message(seq=len(messages), role=C.ASSISTANT, turn=i + 1,
+                                  tool_calls=[ToolCall(f"c{i}", "echo", "{}")]))
+        messages.append(C.Message(seq=len(messages), role=C.TOOL, turn=i + 1, tool_call_id=f"c{i}",
+                                  content=C.tool_content(_mcp_output(order, text=json.dumps(order)))))
+    sent, shortened = C.fit(messages, 13 * 1024)
+    assert shortened == []  # sent once each, both fit (stored three times over, they would not)
+    assert all(json.loads(m["content"]) == order for m in sent if m["role"] == "tool")
+    sent, shortened = C.fit(messages, 9 * 1024)  # the oldest is shortened: its one representation, cut
+    assert [m.tool_call_id for m in shortened] == ["c0"]
+    first = next(m["content"] for m in sent if m["role"] == "tool")
+    assert first.startswith('{"order_id":"A-1","notes":"nnn') and "trimmed by Coach" in first

@@ -63,3 +63,43 @@ def test_hanging_mcp_call_does_not_stall_other_requests(tmp_path, async_mode):
     finally:
         server.stop()
         server.http.close()
+
+
+def test_a_crash_mid_call_names_the_exit_status_every_time_under_gevent(tmp_path):
+    """The probe's finding: on the real server a stdio server that crashed mid-call failed the step with its exit
+    status only sometimes ("the server process has exited"): once gevent's subprocess has been used (a shell.run
+    step here), its SIGCHLD handler reaps any child of the process, the MCP server's included."""
+    server = LiveServer(tmp_path / "server", async_mode="gevent",
+                        env={"COACH_MCP_STDIO_ALLOW": " ".join(SHOP), "COACH_MCP_CALL_TIMEOUT_S": "10",
+                             "COACH_SHELL_ALLOW": "true"})
+    try:
+        server.start()
+        http = server.http
+        made = http.post(server.url("/api/tool-servers"), json={"name": "shop", "transport": "stdio",
+                                                                 "command": SHOP}, timeout=30)
+        assert made.status_code == 201, made.text
+        listed = http.post(server.url(f"/api/tool-servers/{made.json()['id']}/refresh"), timeout=60).json()
+        assert listed["last_error"] == "", listed
+        assert http.post(server.url("/api/policies"), json={"name": "allow shop", "effect": "allow",
+                                                            "match": {"tool": "shop.*"}}, timeout=10).status_code == 201
+        assert http.post(server.url("/api/policies"), json={"name": "allow true", "effect": "allow",
+                                                            "match": {"tool": "shell.run"}}, timeout=10).status_code == 201
+        wf = http.post(server.url("/api/workflows"), json={"name": "crash", "steps": [
+            {"id": "sh", "tool": "shell.run", "params": {"command": ["true"]}},
+            {"id": "boom", "tool": "shop.crash"}]}, timeout=10).json()
+        errors = []
+        for _ in range(4):
+            ex = http.post(server.url("/api/executions/"), json={"workflow_id": wf["id"], "mode": "normal"},
+                           timeout=10).json()
+            deadline = time.monotonic() + 30
+            while True:
+                body = http.get(server.url(f"/api/executions/{ex['execution_id']}"), timeout=5).json()
+                if body["status"] not in ("pending", "running") or time.monotonic() > deadline:
+                    break
+                time.sleep(0.1)
+            assert body["status"] == "failed" and body["steps"][0]["status"] == "succeeded", body
+            errors.append(body["steps"][1]["error"])
+        assert all("exited with status 3" in e for e in errors), errors
+    finally:
+        server.stop()
+        server.http.close()

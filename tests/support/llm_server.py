@@ -7,7 +7,7 @@
         ])
         settings = Settings(llm_base_url=llm.base_url, llm_model="scripted", ...)
         ...
-        llm.requests          # every request received: {"turn", "body", "headers", "path"}
+        llm.requests          # every request received: {"turn", "body", "headers", "path", "size" (bytes)}
         llm.hits              # GET /tool/<name>?delay=s, a target for http.request calls: hits per path
 
 What it answers is chosen by the conversation, not by the order requests arrive: turn N of a conversation is the
@@ -62,7 +62,8 @@ class ScriptedLLM:
         return sorted(t for t, n in seen.items() if n > 1)
 
     # -- serving -------------------------------------------------------------------------------------------------
-    def reply_for(self, body: dict[str, Any], headers: dict[str, str], path: str) -> tuple[int, dict, dict]:
+    def reply_for(self, body: dict[str, Any], headers: dict[str, str], path: str, size: int = 0
+                  ) -> tuple[int, dict, dict]:
         messages = body.get("messages") or []
         goal = next((m.get("content") or "" for m in messages if m.get("role") == "user"), "")
         turn = sum(1 for m in messages if m.get("role") == "assistant") + 1
@@ -79,7 +80,7 @@ class ScriptedLLM:
             time.sleep(planned["delay"])
         status = int(planned.get("status", 200))
         record = {"turn": turn, "goal": goal, "body": body, "headers": headers, "path": path, "status": status,
-                  "at": time.monotonic()}
+                  "at": time.monotonic(), "size": size}  # size: the body's bytes as received
         with self._lock:
             self.requests.append(record)
         if status != 200:
@@ -124,7 +125,7 @@ class ScriptedLLM:
                     self._send(404, {}, {"error": {"message": f"no route {self.path}"}})
                     return
                 status, headers, answer = owner.reply_for(body, {k.lower(): v for k, v in self.headers.items()},
-                                                          self.path)
+                                                          self.path, len(raw))
                 self._send(status, headers, answer)
 
             def _send(self, status: int, headers: dict, answer: dict) -> None:

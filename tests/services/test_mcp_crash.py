@@ -1,0 +1,66 @@
+"""A stdio MCP server that crashes in the middle of a call: the call fails with the server's exit status, every
+time, also when something else in the process reaps children (gevent's SIGCHLD handler under `make run`, which
+this test stands in for with a thread reaping any child). A real server (tests/support/mcp_servers.py) and the
+real pool; nothing is mocked."""
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import pytest
+
+from mcp.client.stdio import get_default_environment
+from services.toolservers.pool import Clients, Endpoint, Unavailable
+from tests.support.mcp_servers import stdio_command
+
+CRASHES = 6
+
+
+@pytest.fixture
+def clients():
+    pool = Clients(call_timeout=10.0, connect_timeout=20.0)
+    yield pool
+    pool.close()
+
+
+@pytest.fixture
+def reaper():
+    """Reaps any child of this process as soon as it exits, as gevent's SIGCHLD handler does."""
+    stop = threading.Event()
+
+    def reap() -> None:
+        while not stop.is_set():
+            try:
+                os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                pass
+            time.sleep(0.001)
+
+    thread = threading.Thread(target=reap, daemon=True)
+    thread.start()
+    yield
+    stop.set()
+    thread.join(2)
+
+
+def endpoint(tmp_path) -> Endpoint:
+    return Endpoint("srv", "shop", 1, "stdio", command=tuple(stdio_command("shop")),
+                    env=tuple(sorted(get_default_environment().items())), cwd=str(tmp_path))
+
+
+@pytest.mark.parametrize("reaped", [False, True], ids=["own-wait", "reaped-elsewhere"])
+def test_a_crash_mid_call_reports_the_exit_status_every_time(clients, tmp_path, request, reaped):
+    if reaped:
+        request.getfixturevalue("reaper")
+    ep = endpoint(tmp_path)
+    errors = []
+    for _ in range(CRASHES):
+        with pytest.raises(Unavailable) as caught:
+            clients.call(ep, "crash", {})
+        errors.append(str(caught.value))
+        # the next call starts the server again and works
+        result = clients.call(ep, "add", {"a": 1, "b": 2})
+        assert result["content"][0]["text"] == "3"
+    assert all("exited with status 3" in e for e in errors), errors
+    assert all("did not answer" not in e for e in errors), errors
