@@ -45,7 +45,7 @@ class ProviderArgs(Schema):
 class TestSchema(Schema):
     ok = fields.Boolean()
     answer = fields.String(metadata={"description": "the model's answer, when ok"})
-    error = fields.String(metadata={"description": "what went wrong, in words, when not ok"})
+    failure = fields.String(metadata={"description": "what went wrong, in words, when not ok"})
     source = fields.String(metadata={"description": "`workspace` or `server`: which provider was asked"})
     base_url = fields.String(allow_none=True)
     model = fields.String(allow_none=True)
@@ -71,11 +71,11 @@ class Provider(MethodView):
         return llm_provider.save(svc.db, svc.settings, workspace_id(), args, operator())
 
     @requires("admin")
-    @blp.response(200, ProviderSchema)
+    @blp.response(204)
     def delete(self):
         """Remove the workspace's provider: agent steps use the server's COACH_LLM_* settings again (audited)."""
         svc = services()
-        return llm_provider.remove(svc.db, svc.settings, workspace_id(), operator())
+        llm_provider.remove(svc.db, svc.settings, workspace_id(), operator())
 
 
 @blp.route("/test")
@@ -84,5 +84,5 @@ class ProviderTest(MethodView):
     @blp.response(200, TestSchema)
     def post(self):
         """One small real request to the provider agent steps use now (the saved one): its answer, or the error in
-        words (`ok: false`). 409 when no provider is configured at all."""
+        words (`ok: false`, also when no provider is configured at all)."""
         return llm_provider.test(services(), workspace_id())

@@ -125,7 +125,7 @@ def save(db: Database, settings: Settings, workspace_id: str, body: dict[str, An
         return view(session, settings, workspace_id)
 
 
-def remove(db: Database, settings: Settings, workspace_id: str, actor: str) -> dict[str, Any]:
+def remove(db: Database, settings: Settings, workspace_id: str, actor: str) -> None:
     """Back to the server's COACH_LLM_* settings, audited."""
     with db.transaction() as session:
         row = session.get(WorkspaceLLM, workspace_id)
@@ -135,7 +135,6 @@ def remove(db: Database, settings: Settings, workspace_id: str, actor: str) -> d
             session.flush()
             audit.record(session, workspace_id, actor, "llm_provider_change", target_type="workspace",
                          target_id=workspace_id, before=before, after=None)
-        return view(session, settings, workspace_id)
 
 
 # -- picking the provider of a step -----------------------------------------------------------------------------
@@ -223,8 +222,8 @@ def test(services, workspace_id: str) -> dict[str, Any]:
         stored = None if row is None else (row.base_url, row.model, row.api_key)
     if stored is None:
         if not settings.llm_base_url:
-            raise Conflict(f"no LLM provider is configured: {WHERE}", code=MISSING_CODE,
-                           details={"setting": "llm_provider"})
+            return {"ok": False, "source": "none", "base_url": None, "model": None,
+                    "failure": f"no LLM provider is configured: {WHERE}"}
         base_url, model, source = settings.llm_base_url, settings.llm_model, "server"
         provider = OpenAIProvider(settings, max_retries=0, timeout_s=min(settings.llm_timeout_s, 30.0))
     else:
@@ -234,20 +233,20 @@ def test(services, workspace_id: str) -> dict[str, Any]:
             api_key = secrets(settings).open(sealed).get("api_key", "") if sealed else ""
         except SecretUnreadable:
             return {"ok": False, "source": source, "base_url": base_url, "model": model,
-                    "error": "the stored API key cannot be decrypted (was COACH_SECRET_KEY changed?): enter it again"}
+                    "failure": "the stored API key cannot be decrypted (was COACH_SECRET_KEY changed?): enter it again"}
         provider = OpenAIProvider(settings, base_url=base_url, api_key=api_key, max_retries=0,
                                   timeout_s=min(settings.llm_timeout_s, 30.0),
                                   transport=VettedTransport(LiveVetter(services.db, settings, workspace_id)))
     out: dict[str, Any] = {"source": source, "base_url": base_url if source == "workspace" else None,
                            "model": model or None}
     if not model:
-        return {**out, "ok": False, "error": "no model is set"}
+        return {**out, "ok": False, "failure": "no model is set"}
     started = time.monotonic()
     try:
         reply = provider.complete(Request(model=model, messages=[{"role": "user", "content": TEST_PROMPT}],
                                           tools=[], key=f"coach-test-{workspace_id}-{time.time_ns()}"))
     except ProviderError as exc:
-        return {**out, "ok": False, "error": str(exc)}
+        return {**out, "ok": False, "failure": str(exc)}
     finally:
         provider.close()
     answer = (reply.content or "").strip() or "(an empty answer)"
