@@ -17,6 +17,7 @@ from config import Settings
 from core.agent.conversation import ToolCall
 from core.agent.provider import ProviderError, Reply, Request
 from core.agent.provider_settings import WHERE
+from core.tools import ToolError
 
 if TYPE_CHECKING:
     import openai
@@ -79,6 +80,8 @@ class OpenAIProvider:
             answer = self.client().chat.completions.create(
                 model=request.model, messages=request.messages, extra_headers={"Idempotency-Key": request.key},
                 **kwargs)
+        except ToolError as exc:  # a workspace's provider: its outbound rules refused the host (services.tools.http)
+            raise ProviderError(f"the LLM server at {self.base_url} was not asked: {exc}") from None
         except openai.APITimeoutError:
             raise ProviderError(f"the LLM server at {self.base_url} did not answer within "
                                 f"{self.timeout_s:g}s (COACH_LLM_TIMEOUT_S), "
