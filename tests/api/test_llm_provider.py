@@ -151,3 +151,14 @@ def test_starting_the_agent_demo_without_a_provider_is_409_saying_what_to_do(api
 def test_a_workflow_without_agent_steps_starts_without_a_provider(api):
     wf = api.workflow([{"id": "greet", "tool": "echo", "params": {"message": "hi"}}])
     assert api.start(wf["id"], mode="normal")["execution_id"]
+
+
+def test_a_rerun_of_an_agent_run_after_the_provider_is_removed_is_409_too(api, llm):
+    llm.script("Say hello", [{"content": "Hello! STAGE_COMPLETE"}])
+    api.ok("PUT", "/api/workspace/llm", provider(llm))
+    ex = api.run([{"id": "agent", "type": "agent", "goal": "Say hello", "tools": ["echo"]}])
+    assert ex["status"] == "completed", ex
+    api.ok("DELETE", "/api/workspace/llm", status=204)
+    code, answer = api.call("POST", f"/api/executions/{ex['execution_id']}/rerun", {})
+    assert code == 409 and answer["error"]["code"] == "llm_provider_missing"
+    assert len(api.ok("GET", "/api/executions/")["items"]) == 1
