@@ -10,7 +10,7 @@ from flask_socketio import SocketIO
 
 from api import audit as audit_api
 from api import notices as notices_api
-from api import (agents, approvals, auth, coaching, correction_packs, errors, executions, frontend, health, metrics, plans, policies, tool_servers,
+from api import (agents, approvals, auth, coaching, correction_packs, errors, executions, frontend, health, llm_provider, metrics, plans, policies, tool_servers,
                  queue, security, sockets, users, workflows, workspace)
 from api.base import Api
 from config import Settings
@@ -81,6 +81,7 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True, recove
     api.register_blueprint(policies.blp)
     api.register_blueprint(audit_api.blp)
     api.register_blueprint(workspace.blp)
+    api.register_blueprint(llm_provider.blp)
     api.register_blueprint(approvals.blp)
     api.register_blueprint(plans.blp)
     api.register_blueprint(notices_api.blp)

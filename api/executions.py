@@ -10,7 +10,7 @@ from api.base import Blueprint
 from api.context import operator, require, services, user_id, workspace_id
 from api.schemas import PageArgs, StrictBoolean, page_body, page_of
 from core.execution import states as S
-from services import agent_store, approvals, control, executions, workflows
+from services import agent_store, approvals, control, executions, llm_provider, workflows
 from services.notifier import Events
 
 blp = Blueprint("executions", __name__, url_prefix="/api/executions", description="Runs of workflows")
@@ -112,6 +112,8 @@ def start_execution(args: dict) -> dict:
     with svc.db.transaction() as session:
         ex = executions.start(session, svc.definitions, workspace_id(), args["workflow_id"],
                               args["variables"], args["mode"], started_by=user_id(), actor=operator())
+        # an agent step with no LLM provider: a 409 saying what to set, rather than a run that fails
+        llm_provider.require(session, svc.settings, workspace_id(), svc.definitions.for_execution(session, ex))
         body = _view(session, ex, new=True)
     svc.runner.schedule(body["execution_id"])
     return body

@@ -11,7 +11,7 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from api.context import operator, require, requires, services, user_id, workspace_id
-from services import history, recovery
+from services import history, llm_provider, recovery
 from services.notifier import Events
 
 
@@ -159,6 +159,8 @@ def register(blp) -> None:
             with svc.db.transaction() as session:
                 old, new = recovery.rerun(session, svc.definitions, workspace_id(), execution_id,
                                           (args or {}).get("variables"), operator(), user_id(), require)
+                # an agent step with no LLM provider: a 409 saying what to set, not a new run that fails
+                llm_provider.require(session, svc.settings, workspace_id(), svc.definitions.for_execution(session, new))
                 body = {"execution_id": new.id, "rerun_of": old.id, "status": new.status, "mode": new.mode,
                         "workflow_version": new.workflow_version, "variables": new.variables}
             svc.runner.schedule(body["execution_id"])

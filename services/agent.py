@@ -27,7 +27,7 @@ from core.execution.engine import Outcome, run_tool, template_context
 from core.templating import TemplateFailure, render_value
 from core.tools import ToolRegistry, schema_errors
 from services import agent_store as store
-from services import approvals, audit, coaching, executions, metrics, policies
+from services import approvals, audit, coaching, executions, llm_provider, metrics, policies
 from services.llm import SETUP, OpenAIProvider
 from services.models import Execution, Suggestion, Workflow, new_id, utcnow
 from services.notifier import Events
@@ -56,10 +56,11 @@ def run_step(runner, execution_id: str, step) -> Outcome | None:
     """Run (or go on with) an agent step. Returns its outcome, or None when it waits for a person or is no longer
     this task's to run (cancelled, paused)."""
     spec = step.agent
-    provider = provider_of(runner)
-    model = spec.model or runner.settings.llm_model
-    if not provider.configured or not model:
-        missing = "no LLM provider is configured" if not provider.configured else "no model is set"
+    chosen = llm_provider.choose(runner, execution_id, provider_of(runner))  # the workspace's, else the server's
+    provider = chosen.provider
+    model = spec.model or chosen.model
+    if chosen.source == "none" or not model:
+        missing = "no LLM provider is configured" if chosen.source == "none" else "no model is set"
         return Outcome(False, error=f"agent step {step.id!r} cannot start: {missing}: {SETUP}", attempts=0)
     host = Host(runner, execution_id, step)
     try:

@@ -16,23 +16,32 @@ from typing import TYPE_CHECKING
 from config import Settings
 from core.agent.conversation import ToolCall
 from core.agent.provider import ProviderError, Reply, Request
+from core.agent.provider_settings import WHERE
+from core.tools import ToolError
 
 if TYPE_CHECKING:
     import openai
 
 log = logging.getLogger(__name__)
 
-SETUP = ("set COACH_LLM_BASE_URL to an OpenAI-compatible server (e.g. http://127.0.0.1:11434/v1 for Ollama, "
-         "https://api.openai.com/v1 for OpenAI), COACH_LLM_MODEL (or the step's `model`), and COACH_LLM_API_KEY "
-         "if the server asks for one")
+SETUP = (f"{WHERE} (an admin of the workspace can), or on the server set COACH_LLM_BASE_URL to an "
+         "OpenAI-compatible server (e.g. http://127.0.0.1:11434/v1 for Ollama, https://api.openai.com/v1 for "
+         "OpenAI), COACH_LLM_MODEL (or the step's `model`), and COACH_LLM_API_KEY if the server asks for one")
 
 
 class OpenAIProvider:
-    """One `openai.OpenAI` client per process (it pools connections), made on first use."""
+    """One `openai.OpenAI` client per provider (it pools connections), made on first use: the server's
+    (COACH_LLM_*), or a workspace's (`base_url`, `api_key`, and `transport`: an httpx transport that holds every
+    request to the workspace's outbound rules, services/llm_provider.py)."""
 
-    def __init__(self, settings: Settings):
+    def __init__(self, settings: Settings, base_url: str | None = None, api_key: str | None = None,
+                 transport=None, max_retries: int | None = None, timeout_s: float | None = None):
         self.settings = settings
-        self.base_url = settings.llm_base_url.rstrip("/")
+        self.base_url = (settings.llm_base_url if base_url is None else base_url).rstrip("/")
+        self.api_key = settings.llm_api_key if api_key is None else api_key
+        self.transport = transport
+        self.max_retries = max(0, settings.llm_max_retries if max_retries is None else max_retries)
+        self.timeout_s = settings.llm_timeout_s if timeout_s is None else timeout_s
         self._client: "openai.OpenAI | None" = None
         self._lock = threading.Lock()
 
@@ -45,11 +54,21 @@ class OpenAIProvider:
 
         with self._lock:
             if self._client is None:
-                self._client = openai.OpenAI(base_url=self.base_url,
-                                             api_key=self.settings.llm_api_key or "not-needed",
-                                             timeout=self.settings.llm_timeout_s,
-                                             max_retries=max(0, self.settings.llm_max_retries))
+                extra = {}
+                if self.transport is not None:
+                    import httpx
+
+                    extra["http_client"] = httpx.Client(transport=self.transport, timeout=self.timeout_s,
+                                                        trust_env=False, follow_redirects=False)
+                self._client = openai.OpenAI(base_url=self.base_url, api_key=self.api_key or "not-needed",
+                                             timeout=self.timeout_s, max_retries=self.max_retries, **extra)
             return self._client
+
+    def close(self) -> None:
+        with self._lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
 
     def complete(self, request: Request) -> Reply:
         if not self.configured:
@@ -59,13 +78,15 @@ class OpenAIProvider:
         try:  # the body as Request.body() says, which the context budget was measured on
             answer = self.client().chat.completions.create(**request.body(),
                                                            extra_headers={"Idempotency-Key": request.key})
+        except ToolError as exc:  # a workspace's provider: its outbound rules refused the host (services.tools.http)
+            raise ProviderError(f"the LLM server at {self.base_url} was not asked: {exc}") from None
         except openai.APITimeoutError:
             raise ProviderError(f"the LLM server at {self.base_url} did not answer within "
-                                f"{self.settings.llm_timeout_s:g}s (COACH_LLM_TIMEOUT_S), "
-                                f"{self.settings.llm_max_retries} retries included") from None
+                                f"{self.timeout_s:g}s (COACH_LLM_TIMEOUT_S), "
+                                f"{self.max_retries} retries included") from None
         except openai.APIConnectionError as exc:
             raise ProviderError(f"the LLM server at {self.base_url} could not be reached "
-                                f"({self.settings.llm_max_retries} retries): {exc.__cause__ or exc}") from None
+                                f"({self.max_retries} retries): {exc.__cause__ or exc}") from None
         except openai.APIStatusError as exc:
             raise ProviderError(f"the LLM server at {self.base_url} answered {exc.status_code}: "
                                 f"{_said(exc)}") from None

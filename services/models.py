@@ -148,6 +148,19 @@ class WorkspaceOutbound(Base):
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 
+class WorkspaceLLM(Base):
+    """A workspace's own LLM provider for agent steps (services/llm_provider.py; migration 0027). No row: the
+    server's COACH_LLM_* settings. `api_key` is sealed (services/toolservers/secrets.py), '' when none is set."""
+
+    __tablename__ = "workspace_llm"
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"), primary_key=True)
+    base_url: Mapped[str] = mapped_column(String(2000))
+    model: Mapped[str] = mapped_column(String(200))
+    api_key: Mapped[str] = mapped_column(Text, default="")
+    updated_by: Mapped[str] = mapped_column(String(254), default="")
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
 class Workflow(NewId, Base):
     __tablename__ = "workflows"
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)

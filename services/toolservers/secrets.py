@@ -20,9 +20,11 @@ class SecretUnreadable(Exception):
 
 
 class Secrets:
-    def __init__(self, secret_key: str):
+    """`purpose`: each use its own key (a workspace's LLM API key uses b"coach llm api key", services/llm_provider)."""
+
+    def __init__(self, secret_key: str, purpose: bytes = b"coach tool server headers"):
         key = HKDF(algorithm=hashes.SHA256(), length=32, salt=None,
-                   info=b"coach tool server headers").derive(secret_key.encode("utf-8"))
+                   info=purpose).derive(secret_key.encode("utf-8"))
         self._fernet = Fernet(base64.urlsafe_b64encode(key))
 
     def seal(self, value: dict[str, Any]) -> str:

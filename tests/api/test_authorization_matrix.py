@@ -144,6 +144,10 @@ EXPECTED: dict[tuple[str, str], str] = {
     # the workspace's outbound hosts: leads read, admins change
     ("GET", "/api/workspace/outbound"): "lead",
     ("PUT", "/api/workspace/outbound"): "admin",
+    ("GET", "/api/workspace/llm"): "admin",
+    ("PUT", "/api/workspace/llm"): "admin",
+    ("DELETE", "/api/workspace/llm"): "admin",
+    ("POST", "/api/workspace/llm/test"): "admin",
     # policies: everyone reads the rules and the default; leads change them and dry-run (README "Policies")
     ("GET", "/api/policies"): "operator",
     ("POST", "/api/policies"): "lead",
@@ -458,6 +462,11 @@ def _build(w: World, key: tuple[str, str], side: str, caller: str | None, fresh:
                        json={"decision": "approve"})
     if key == ("PUT", "/api/workspace/outbound"):
         return Request(json={"allow": [], "deny": ["blocked.example"]})
+    if key == ("PUT", "/api/workspace/llm"):  # a public address (no DNS); nothing connects to it here
+        return Request(json={"base_url": "http://8.8.8.8:9/v1", "model": "m", "api_key": "k"})
+    if key == ("POST", "/api/workspace/llm/test") and fresh:  # no provider: answered at once, ok false
+        w.ok("DELETE", "/api/workspace/llm", "admin", status=204)
+        return Request()
     if key == ("PATCH", "/api/correction-packs/<pack_id>"):
         return Request(json={"enabled": True})
     if key == ("POST", "/api/correction-packs/<pack_id>/remove-change"):
@@ -660,6 +669,7 @@ INVALID = {
     ("PUT", "/api/users/<user_id>/role"): ("/api/users/{user_id}/role", {"role": "king"}),
     ("GET", "/api/audit"): ("/api/audit?per_page=0", None),
     ("PUT", "/api/workspace/outbound"): ("/api/workspace/outbound", {"allow": "not a list"}),
+    ("PUT", "/api/workspace/llm"): ("/api/workspace/llm", {"base_url": "ftp://x", "clear_api_key": "maybe"}),
     ("POST", "/api/policies"): ("/api/policies", {"name": "x", "effect": "maybe"}),
     ("PUT", "/api/policies/<id:policy_id>"): ("/api/policies/{policy_id}", {"name": "x", "effect": "maybe"}),
     ("PUT", "/api/policies/default"): ("/api/policies/default", {"destructive": "later"}),

@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useId, useState, type FormEvent } from "react";
+import { useContext, useId, useState, type FormEvent } from "react";
 import { errorMessage } from "../api/client";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { setShortcutMode, useShortcutMode, type ShortcutMode } from "../coaching/shortcutPreference";
@@ -7,6 +7,8 @@ import { formatDateTime } from "../format";
 import { useDocumentTitle } from "../hooks";
 import { ConfirmDialog } from "../dashboards/ConfirmDialog";
 import { adminKeys, createToken, fetchTokens, revokeToken, type ApiToken } from "./api";
+import { AuthContext } from "../auth/context";
+import { LlmProviderSettings } from "./LlmProviderSettings";
 import "./admin.css";
 
 const SHORTCUT_CHOICES: { value: ShortcutMode; label: string; hint: string }[] = [
@@ -15,9 +17,13 @@ const SHORTCUT_CHOICES: { value: ShortcutMode; label: string; hint: string }[] =
   { value: "off", label: "Off", hint: "only the buttons, Enter, Esc and the arrows" },
 ];
 
-/** Each person's own settings: keyboard shortcuts (kept in this browser) and bearer tokens for scripts. */
+/**
+ * Each person's own settings: keyboard shortcuts (kept in this browser) and bearer tokens for scripts; for admins,
+ * the workspace's LLM provider too.
+ */
 export default function SettingsPage() {
   useDocumentTitle("Settings");
+  const role = useContext(AuthContext)?.role; // read softly: the page also renders outside a signed-in shell
   return (
     <section aria-labelledby="settings-heading" className="admin">
       <h1 id="settings-heading">Settings</h1>
@@ -26,6 +32,7 @@ export default function SettingsPage() {
         The colours follow your system's light or dark setting (<code>prefers-color-scheme</code>).
       </p>
       <TokenSettings />
+      {role === "admin" ? <LlmProviderSettings /> : null}
     </section>
   );
 }

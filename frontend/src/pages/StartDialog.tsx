@@ -1,5 +1,7 @@
 import { useId, useState, type FormEvent } from "react";
-import { errorMessage } from "../api/client";
+import { Link } from "react-router-dom";
+import { ApiError, errorMessage } from "../api/client";
+import { LLM_PROVIDER_MISSING, LLM_SETTINGS_PATH } from "../admin/llmApi";
 import type { Workflow } from "../api/types";
 import { satisfies } from "../approvals/eligibility";
 import { Dialog } from "../components/Dialog";
@@ -210,7 +212,19 @@ export function StartDialog({
           );
         })}
 
-        {unplaced.length > 0 || failure ? (
+        {failure instanceof ApiError && failure.code === LLM_PROVIDER_MISSING ? (
+          <div className="notice notice--error" role="alert">
+            <p className="notice__title">This workflow needs an LLM provider</p>
+            <p>{errorMessage(failure)}</p>
+            {role === "admin" ? (
+              <p>
+                <Link to={LLM_SETTINGS_PATH}>Open Settings → LLM provider</Link>
+              </p>
+            ) : (
+              <p>Ask an admin of this workspace to set one in Settings → LLM provider.</p>
+            )}
+          </div>
+        ) : unplaced.length > 0 || failure ? (
           <div className="notice notice--error" role="alert">
             {failure ? errorMessage(failure) : unplaced.map(([name, message]) => `${name}: ${message}`).join("; ")}
           </div>
