@@ -15,6 +15,7 @@ import { useDocumentTitle } from "../hooks";
 import { useRealtime, useSocketEvent, useWorkspaceRoom } from "../realtime/context";
 import { useWorkflowOptions } from "../api/workflowOptions";
 import { coachingKeys, fetchQuestions, fetchQueue } from "./api";
+import { confirmPrompt, needsConfirmation, useConfirmation } from "./confirmation";
 import { QueueFilterBar } from "./QueueFilterBar";
 import { AnswerDialog, QuestionList, questionOptionId } from "./QuestionList";
 import { apiQuery, approvalMatches, filtersFromParams, isFiltered, keyVariables, paramsOf, shows, type QueueFilters } from "./queueFilters";
@@ -182,9 +183,14 @@ export default function QueuePage() {
     );
   };
 
+  // approving a risky call takes a confirming key (confirmation.ts); moving the selection drops it
+  const confirmation = useConfirmation<"approve">();
+  useEffect(() => confirmation.cancel(), [current?.key, confirmation.cancel]);
+
   /** a / r / e: act on the selected approval; on a suggestion they say where its decisions are. */
   const act = (key: "a" | "r" | "e") => {
     if (decision.isPending) return;
+    confirmation.cancel();
     if (!selectedApproval) {
       setNotice({
         tone: "info",
@@ -193,7 +199,13 @@ export default function QueuePage() {
       });
       return;
     }
-    if (key === "a") send(selectedApproval, "approve");
+    if (key === "a" && needsConfirmation("accept", selectedApproval)) {
+      confirmation.arm({
+        action: "approve",
+        target: selectedApproval.approval_id,
+        prompt: confirmPrompt("approve", selectedApproval.message || "this call", selectedApproval),
+      });
+    } else if (key === "a") send(selectedApproval, "approve");
     else if (key === "e" && !EDITABLE_KINDS.includes(selectedApproval.kind)) {
       setNotice({ tone: "info", text: "Only a tool call's params can be edited; approve (a) or reject (r) this one." });
     } else {
@@ -206,7 +218,12 @@ export default function QueuePage() {
   useShortcuts({
     j: () => move(1),
     k: () => move(-1),
-    Enter: () => openEntry(current),
+    Enter: () => {
+      if (!confirmation.isArmed()) return openEntry(current);
+      const armed = confirmation.take(selectedApproval?.approval_id);
+      if (armed && selectedApproval) send(selectedApproval, "approve");
+    },
+    ...(confirmation.armed ? { Escape: confirmation.cancel } : {}),
     i: () => (selectedQuestion ? setAnswering(selectedQuestion) : undefined),
     "/": () => document.getElementById("queue-search")?.focus(),
     a: () => act("a"),
@@ -257,6 +274,11 @@ export default function QueuePage() {
       <div role="alert" className={notice?.tone === "error" ? "notice notice--error" : "visually-hidden"}>
         {notice?.tone === "error" ? notice.text : null}
       </div>
+      {confirmation.armed ? (
+        <div className="notice notice--warning confirm-prompt" role="alert" data-testid="confirm-prompt">
+          <strong>{confirmation.armed.prompt}</strong> <kbd>Esc</kbd> cancels; it lapses in a few seconds.
+        </div>
+      ) : null}
       <p className={notice?.tone === "info" ? "notice notice--info" : "visually-hidden"} role="status">
         {notice?.tone === "info" ? notice.text : null}
       </p>
