@@ -170,7 +170,11 @@ def test_a_held_normal_run_is_approved_from_the_queue_with_the_keyboard_and_anot
     expect(card.get_by_test_id("approval-quorum")).to_have_text("0 of 1 approval")
     save_screenshot(page, "queue-approvals.png")
 
+    # the policy flagged this call: a asks for Enter first (issue #31), nothing is decided before it
     page.keyboard.press("a")
+    expect(page.get_by_test_id("confirm-prompt")).to_contain_text("Press Enter to approve Review the call of file.write")
+    assert _status(live_server, first, "waiting_approval")
+    page.keyboard.press("Enter")
     expect(page.get_by_role("status").filter(has_text="Approved: Review the call of file.write")).to_be_visible()
     done = _status(live_server, first, "completed")
     assert done["steps"][0]["approval"]["status"] == "approved"

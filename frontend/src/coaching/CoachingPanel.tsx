@@ -203,6 +203,12 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
     } else decide(kind);
   };
 
+  // the prompt may be below the fold (a long suggestion): bring it into view with the button it names
+  const armedPrompt = confirmation.armed?.prompt;
+  useEffect(() => {
+    if (armedPrompt) document.getElementById("confirm-prompt")?.scrollIntoView?.({ block: "nearest" });
+  }, [armedPrompt]);
+
   const confirmArmed = () => {
     const armed = confirmation.take(shownId);
     if (armed) decide(armed.action);
@@ -333,7 +339,7 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
                 onHelp={() => setDialog("help")}
               />
               {confirmation.armed ? (
-                <div className="notice notice--warning confirm-prompt" role="alert" data-testid="confirm-prompt">
+                <div id="confirm-prompt" className="notice notice--warning confirm-prompt" role="alert" data-testid="confirm-prompt">
                   <strong>{confirmation.armed.prompt}</strong> <kbd>Esc</kbd> cancels; it lapses in a few seconds.{" "}
                   <button type="button" className="button button--secondary" onClick={confirmation.cancel}>
                     Cancel <kbd>Esc</kbd>

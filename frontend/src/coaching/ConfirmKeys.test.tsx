@@ -7,9 +7,15 @@ import { errorResponse, jsonResponse } from "../test/utils";
 import { CONFIRM_WINDOW_MS, confirmPrompt, needsConfirmation, riskReason, useConfirmation } from "./confirmation";
 import { SHORTCUT_STORAGE_KEY, reloadShortcutMode } from "./shortcutPreference";
 import { execution, metrics, pending, stats, suggestion } from "./testFixtures";
+import type { PolicyVerdict } from "../approvals/types";
 import type { PendingSuggestions, Suggestion } from "./types";
 
-const FLAGGED = { effect: "require_review", default: false, rule: { id: "1", name: "Big payments", scope: "workspace" }, matched: [] } as const;
+const FLAGGED: PolicyVerdict = {
+  effect: "require_review",
+  default: false,
+  rule: { id: "1", name: "Big payments", scope: "workspace" },
+  matched: [],
+};
 const payment = (overrides: Partial<Suggestion> = {}) =>
   suggestion({
     step_id: "pay",

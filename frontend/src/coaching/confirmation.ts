@@ -29,6 +29,10 @@ export function riskReason(call: RiskyCall | null | undefined): string | null {
   if (!call) return null;
   const risk = call.risk ?? call.policy?.risk ?? null;
   const flagged = call.policy && call.policy.effect !== "allow";
+  if (flagged && call.policy?.default) {
+    // no rule matched: the workspace's default for the risk flagged it (destructive calls need review by default)
+    return risk && RISKY.has(risk) ? risk : "flagged by the workspace's default policy";
+  }
   if (flagged) {
     const rule = call.policy?.rule?.name;
     const what = rule ? `flagged by the policy "${rule}"` : "flagged by the policy";
