@@ -203,10 +203,13 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
     } else decide(kind);
   };
 
-  // the prompt may be below the fold (a long suggestion): bring it into view with the button it names
+  // The prompt may be below the fold (a long suggestion): bring it into view, and focus the armed button, so that
+  // Enter confirms even when focus was on another control (Enter would have pressed that one).
   const armedPrompt = confirmation.armed?.prompt;
   useEffect(() => {
-    if (armedPrompt) document.getElementById("confirm-prompt")?.scrollIntoView?.({ block: "nearest" });
+    if (!armedPrompt) return;
+    document.getElementById("confirm-prompt")?.scrollIntoView?.({ block: "nearest" });
+    document.querySelector<HTMLButtonElement>(".decision-bar__button--armed")?.focus();
   }, [armedPrompt]);
 
   const confirmArmed = () => {

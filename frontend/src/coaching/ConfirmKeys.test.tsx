@@ -143,6 +143,16 @@ describe("CoachingPanel: risky keys", () => {
     await waitFor(() => expect(decisionsSent()).toHaveLength(1));
   });
 
+  it("Enter confirms even when focus was on another button (the armed one takes focus)", async () => {
+    const { user } = await openPanel(payment());
+    screen.getByRole("button", { name: "Shortcuts ?" }).focus();
+    await user.keyboard("a");
+    expect(screen.getByRole("button", { name: "Confirm accept Enter" })).toHaveFocus();
+    await user.keyboard("{Enter}");
+    await waitFor(() => expect(decisionsSent()).toHaveLength(1));
+    expect(screen.queryByRole("dialog")).toBeNull(); // the shortcut sheet did not open
+  });
+
   it("a read call stays one key", async () => {
     const { user } = await openPanel(suggestion());
     await user.keyboard("a");
