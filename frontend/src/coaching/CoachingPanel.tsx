@@ -20,6 +20,7 @@ import { StatsPanel } from "./StatsPanel";
 import { StepTimeline } from "./StepTimeline";
 import { SuggestionCard } from "./SuggestionCard";
 import { confirmPrompt, needsConfirmation, useConfirmation } from "./confirmation";
+import { ConfirmPrompt } from "./ConfirmPrompt";
 import { NO_SUGGESTION, STALE_MESSAGE, unavailableReason } from "./decisions";
 import type { DecisionKind, DecisionRequest, Suggestion } from "./types";
 import { useCoachingSession } from "./useCoachingSession";
@@ -342,12 +343,7 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
                 onHelp={() => setDialog("help")}
               />
               {confirmation.armed ? (
-                <div id="confirm-prompt" className="notice notice--warning confirm-prompt" role="alert" data-testid="confirm-prompt">
-                  <strong>{confirmation.armed.prompt}</strong> <kbd>Esc</kbd> cancels; it lapses in a few seconds.{" "}
-                  <button type="button" className="button button--secondary" onClick={confirmation.cancel}>
-                    Cancel <kbd>Esc</kbd>
-                  </button>
-                </div>
+                <ConfirmPrompt prompt={confirmation.armed.prompt} onCancel={confirmation.cancel} />
               ) : null}
               {decision.showSending ? (
                 // not a live region: the announcer says the decision once it is applied

@@ -16,6 +16,7 @@ import { useRealtime, useSocketEvent, useWorkspaceRoom } from "../realtime/conte
 import { useWorkflowOptions } from "../api/workflowOptions";
 import { coachingKeys, fetchQuestions, fetchQueue } from "./api";
 import { confirmPrompt, needsConfirmation, useConfirmation } from "./confirmation";
+import { ConfirmPrompt } from "./ConfirmPrompt";
 import { QueueFilterBar } from "./QueueFilterBar";
 import { AnswerDialog, QuestionList, questionOptionId } from "./QuestionList";
 import { apiQuery, approvalMatches, filtersFromParams, isFiltered, keyVariables, paramsOf, shows, type QueueFilters } from "./queueFilters";
@@ -275,9 +276,7 @@ export default function QueuePage() {
         {notice?.tone === "error" ? notice.text : null}
       </div>
       {confirmation.armed ? (
-        <div className="notice notice--warning confirm-prompt" role="alert" data-testid="confirm-prompt">
-          <strong>{confirmation.armed.prompt}</strong> <kbd>Esc</kbd> cancels; it lapses in a few seconds.
-        </div>
+        <ConfirmPrompt prompt={confirmation.armed.prompt} onCancel={confirmation.cancel} />
       ) : null}
       <p className={notice?.tone === "info" ? "notice notice--info" : "visually-hidden"} role="status">
         {notice?.tone === "info" ? notice.text : null}
