@@ -109,11 +109,15 @@ describe("approvals in the queue", () => {
   it("approves the selected approval with a, confirmed with Enter (the policy flagged the call)", async () => {
     const { calls, user } = await openQueue(() => [approval()]);
     await user.keyboard("a");
-    expect(screen.getByTestId("confirm-prompt")).toHaveTextContent(/^Press Enter to approve Review the call of file.write/);
+    expect(screen.getByTestId("confirm-prompt")).toHaveTextContent(/^Press Enter to approve: Review the call of file.write/);
     expect(decisions(calls)).toHaveLength(0);
+    expect(screen.getByRole("button", { name: "Confirm approve Enter" })).toHaveFocus();
     await user.keyboard("{Escape}");
     expect(screen.queryByTestId("confirm-prompt")).toBeNull();
-    await user.keyboard("a{Enter}");
+    // a click arms it too, and a click on the armed button confirms
+    await user.click(screen.getByRole("button", { name: "Approve a then Enter" }));
+    expect(decisions(calls)).toHaveLength(0);
+    await user.click(screen.getByRole("button", { name: "Confirm approve Enter" }));
     await waitFor(() => expect(decisions(calls)).toHaveLength(1));
     expect(decisions(calls)[0].url).toBe("/api/approvals/ap-1");
     expect(decisions(calls)[0].body).toEqual({ decision: "approve", comment: null });

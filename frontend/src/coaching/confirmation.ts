@@ -1,7 +1,7 @@
 /**
  * Risky keys are confirmed (issue #31 item 4): accepting or skipping a call whose tool's risk is `external` or
- * `destructive`, or that the policy flagged (its verdict is not `allow`), and approving such a call in the queue,
- * take two keys: the decision key arms it ("Press Enter to accept …"), Enter within CONFIRM_WINDOW_MS sends it,
+ * `destructive`, or that the policy flagged (its verdict is not `allow`), and approving anything in the queue, take
+ * two keys: the decision key arms it ("Press Enter to accept …"), Enter within CONFIRM_WINDOW_MS sends it,
  * Escape (or any other decision, or the suggestion changing) cancels it. Read and write calls that nothing flagged
  * stay one key. Enter is not a character key, so it confirms under every shortcut mode (alone, Alt, off).
  */
@@ -67,6 +67,21 @@ export function confirmPrompt(verb: string, name: string, call: RiskyCall): stri
   const facts = [call.tool, amount !== null ? `amount ${amount.toLocaleString("en-US")}` : null].filter(Boolean);
   const detail = facts.length ? ` (${facts.join(", ")}; ${riskReason(call)})` : ` (${riskReason(call)})`;
   return `Press ${CONFIRM_KEY} to ${verb} ${name}${detail}.`;
+}
+
+/**
+ * What approving an approval says. Every approval takes the confirming key: each is a checkpoint someone asked for
+ * (a sign-off step of the workflow, a call the policy held for review, a plan to run), like "Pay 1840.0 to Acme
+ * Paper Ltd for INV-7731?".
+ */
+export function approvalPrompt(approval: RiskyCall & { message?: string | null }): string {
+  const what = (approval.message || "this approval").replace(/[?.]\s*$/, "");
+  const amount = amountOf(approval.params);
+  const reason = riskReason(approval);
+  const facts = [approval.tool, amount !== null ? `amount ${amount.toLocaleString("en-US")}` : null, reason]
+    .filter(Boolean)
+    .join(", ");
+  return `Press ${CONFIRM_KEY} to approve: ${what}${facts ? ` (${facts})` : ""}.`;
 }
 
 /** A decision waiting for its confirming key: which action on which item, and what the prompt says. */

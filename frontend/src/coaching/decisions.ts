@@ -27,7 +27,7 @@ export const OTHER_SHORTCUTS: readonly { key: string; label: string; help: strin
 
 /** The queue's keys for the selected approval (see ApprovalQueue). */
 export const APPROVAL_ACTIONS = [
-  { key: "a", label: "Approve", help: "Queue: approve the selected approval (counts towards its quorum)." },
+  { key: "a", label: "Approve", help: "Queue: approve the selected approval (counts towards its quorum); Enter confirms it." },
   { key: "r", label: "Reject", help: "Queue: reject the selected approval; asks for a comment. One reject rejects." },
   { key: "e", label: "Edit params", help: "Queue: edit a tool call's params before it runs; counts as your approval." },
 ] as const;
