@@ -170,7 +170,11 @@ def test_a_held_normal_run_is_approved_from_the_queue_with_the_keyboard_and_anot
     expect(card.get_by_test_id("approval-quorum")).to_have_text("0 of 1 approval")
     save_screenshot(page, "queue-approvals.png")
 
+    # the policy flagged this call: a asks for Enter first (issue #31), nothing is decided before it
     page.keyboard.press("a")
+    expect(page.get_by_test_id("confirm-prompt")).to_contain_text("Press Enter to approve: Review the call of file.write")
+    assert _status(live_server, first, "waiting_approval")
+    page.keyboard.press("Enter")
     expect(page.get_by_role("status").filter(has_text="Approved: Review the call of file.write")).to_be_visible()
     done = _status(live_server, first, "completed")
     assert done["steps"][0]["approval"]["status"] == "approved"
@@ -263,7 +267,12 @@ def test_an_approval_with_a_quorum_of_two_is_decided_by_two_leads_in_two_browser
         second_card = second.get_by_role("region", name="Approval step: sign_off")
         expect(second_card.get_by_test_id("approval-quorum")).to_have_text("0 of 2 approvals")
 
+        # issue #31: one key no longer approves a payment; the prompt says what Enter would approve
         page.keyboard.press("a")
+        expect(page.get_by_test_id("confirm-prompt")).to_contain_text("Press Enter to approve: Pay 1200.")
+        save_screenshot(page, "confirm-approval.png")
+        assert live_server.get(f"/api/executions/{execution_id}").json()["status"] == "waiting_approval"
+        page.keyboard.press("Enter")
         expect(page.get_by_role("status").filter(has_text="It waits for more approvals (1 of 2)")).to_be_visible()
         # the first lead already decided: it leaves their list, with why
         expect(page.get_by_role("listbox", name="Pending approvals")).to_have_count(0)
@@ -275,6 +284,7 @@ def test_an_approval_with_a_quorum_of_two_is_decided_by_two_leads_in_two_browser
         expect(second_card.get_by_test_id("approval-quorum")).to_have_text(
             f"1 of 2 approvals — approved by {live_server.admin_email}")
         second.keyboard.press("a")
+        second.keyboard.press("Enter")
         expect(second.get_by_role("status").filter(has_text="Approved: Pay 1200?")).to_be_visible()
     finally:
         other.close()

@@ -106,9 +106,18 @@ describe("approvals in the queue", () => {
     expect(option).toHaveTextContent("deadline passed");
   });
 
-  it("approves the selected approval with a", async () => {
+  it("approves the selected approval with a, confirmed with Enter (the policy flagged the call)", async () => {
     const { calls, user } = await openQueue(() => [approval()]);
     await user.keyboard("a");
+    expect(screen.getByTestId("confirm-prompt")).toHaveTextContent(/^Press Enter to approve: Review the call of file.write/);
+    expect(decisions(calls)).toHaveLength(0);
+    expect(screen.getByRole("button", { name: "Confirm approve Enter" })).toHaveFocus();
+    await user.keyboard("{Escape}");
+    expect(screen.queryByTestId("confirm-prompt")).toBeNull();
+    // a click arms it too, and a click on the armed button confirms
+    await user.click(screen.getByRole("button", { name: "Approve a then Enter" }));
+    expect(decisions(calls)).toHaveLength(0);
+    await user.click(screen.getByRole("button", { name: "Confirm approve Enter" }));
     await waitFor(() => expect(decisions(calls)).toHaveLength(1));
     expect(decisions(calls)[0].url).toBe("/api/approvals/ap-1");
     expect(decisions(calls)[0].body).toEqual({ decision: "approve", comment: null });
@@ -162,12 +171,12 @@ describe("approvals in the queue", () => {
   it("says clearly when the server refuses: 403 not an approver, 409 already decided", async () => {
     let answer = errorResponse(403, "forbidden", "separation of duties: you started this execution, so someone else must approve it");
     const { user } = await openQueue(() => [approval()], () => answer);
-    await user.keyboard("a");
+    await user.keyboard("a{Enter}");
     expect(await screen.findByRole("alert")).toHaveTextContent(
       "You may not decide this approval: separation of duties: you started this execution",
     );
     answer = errorResponse(409, "conflict", "this approval is already approved", { status: "approved" });
-    await user.keyboard("a");
+    await user.keyboard("a{Enter}");
     await waitFor(() => expect(screen.getByRole("alert")).toHaveTextContent("Not applied — this approval is already approved"));
   });
 

@@ -22,6 +22,7 @@ export function ApprovalQueue({
   selected,
   now,
   busy,
+  armed = false,
   onSelect,
   onListKeyDown,
   onAction,
@@ -31,9 +32,11 @@ export function ApprovalQueue({
   selected: Approval | null;
   now: number;
   busy: boolean;
+  /** Approving the selected one waits for its confirming key (Enter): its button says so, and a click confirms. */
+  armed?: boolean;
   onSelect: (approval: Approval) => void;
   onListKeyDown: (event: KeyboardEvent<HTMLUListElement>) => void;
-  onAction: (key: "a" | "r" | "e") => void;
+  onAction: (key: "a" | "r" | "e", viaButton?: boolean) => void;
 }) {
   return (
     <section aria-labelledby="approvals-heading" className="approvals">
@@ -99,12 +102,25 @@ export function ApprovalQueue({
                       <button
                         key={key}
                         type="button"
-                        className={`button${key === "r" ? " button--danger" : key === "e" ? " button--secondary" : ""}`}
+                        className={`button${key === "r" ? " button--danger" : key === "e" ? " button--secondary" : ""}${
+                          key === "a" ? " decision-bar__button" : ""}${key === "a" && armed ? " decision-bar__button--armed" : ""}`}
                         disabled={busy}
-                        aria-keyshortcuts={key}
-                        onClick={() => onAction(key)}
+                        aria-keyshortcuts={key === "a" && armed ? "Enter" : key}
+                        onClick={() => onAction(key, true)}
                       >
-                        {label} <kbd>{key}</kbd>
+                        {key !== "a" ? (
+                          <>
+                            {label} <kbd>{key}</kbd>
+                          </>
+                        ) : armed ? (
+                          <>
+                            Confirm approve <kbd>Enter</kbd>
+                          </>
+                        ) : (
+                          <>
+                            {label} <kbd>a</kbd> <span className="decision-bar__then">then</span> <kbd>Enter</kbd>
+                          </>
+                        )}
                       </button>
                     ),
                   )}

@@ -19,6 +19,8 @@ import { ShortcutSheet } from "./ShortcutSheet";
 import { StatsPanel } from "./StatsPanel";
 import { StepTimeline } from "./StepTimeline";
 import { SuggestionCard } from "./SuggestionCard";
+import { confirmPrompt, needsConfirmation, useConfirmation } from "./confirmation";
+import { ConfirmPrompt } from "./ConfirmPrompt";
 import { NO_SUGGESTION, STALE_MESSAGE, unavailableReason } from "./decisions";
 import type { DecisionKind, DecisionRequest, Suggestion } from "./types";
 import { useCoachingSession } from "./useCoachingSession";
@@ -58,6 +60,7 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
   const { execution, pending, stats, metrics, connection } = useCoachingSession(executionId);
   const decision = useDecision(executionId);
   const pauseToggle = usePauseToggle(executionId);
+  const confirmation = useConfirmation<DecisionKind>();
   const [dialog, setDialog] = useState<DialogName>(null);
   const [refused, setRefused] = useState<string | null>(null); // the server's 413 on a manual output
   const [notice, setNotice] = useState<Notice | null>(null);
@@ -102,6 +105,7 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
     if (previousId.current === shownId) return;
     const replaced = previousId.current !== null;
     previousId.current = shownId;
+    confirmation.cancel(); // a confirming key confirms only the suggestion it was asked for
     // a key pressed a moment too early (the next suggestion was on its way) said there was none: no longer true
     if (suggestion) setNotice((shown) => (shown?.text === NO_SUGGESTION ? null : shown));
     if (suggestion) announce(`New suggestion: ${stepName(suggestion)}, tool ${suggestion.tool ?? "none"}.`);
@@ -171,9 +175,14 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
     if (waiting.suggestionId === shownId) decide(waiting.kind, waiting.extra);
   }, [decision.isPending, shownId]);
 
-  /** A decision key or button: accept and skip go at once (or once the previous answer is in), the others ask first. */
-  const start = (kind: DecisionKind) => {
+  /**
+   * A decision key or button: accept and skip go at once (or once the previous answer is in), the others ask first.
+   * Accept and skip on a risky call arm first (confirmation.ts): Enter, or a click on the armed button, sends it.
+   */
+  const start = (kind: DecisionKind, viaButton = false) => {
     if (sendingShown) return; // this one is on its way
+    const armedFor = confirmation.armed;
+    if (armedFor && !(armedFor.action === kind && armedFor.target === shownId)) confirmation.cancel();
     const reason = question
       ? "The execution waits for an answer first: answer it (i), or edit the step (e)."
       : unavailableReason(kind, suggestion, paused);
@@ -186,7 +195,27 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
     else if (kind === "correct") {
       if (!decision.isPending) decision.reset(); // clears a refused correction's field errors, not a decision on its way
       setDialog("correct");
+    } else if (suggestion && needsConfirmation(kind, suggestion)) {
+      if (viaButton && confirmation.take(suggestion.suggestion_id)?.action === kind) decide(kind);
+      else {
+        const verb = kind === "accept" ? "accept" : "skip";
+        confirmation.arm({ action: kind, target: suggestion.suggestion_id, prompt: confirmPrompt(verb, stepName(suggestion), suggestion) });
+      }
     } else decide(kind);
+  };
+
+  // The prompt may be below the fold (a long suggestion): bring it into view, and focus the armed button, so that
+  // Enter confirms even when focus was on another control (Enter would have pressed that one).
+  const armedPrompt = confirmation.armed?.prompt;
+  useEffect(() => {
+    if (!armedPrompt) return;
+    document.getElementById("confirm-prompt")?.scrollIntoView?.({ block: "nearest" });
+    document.querySelector<HTMLButtonElement>(".decision-bar__button--armed")?.focus();
+  }, [armedPrompt]);
+
+  const confirmArmed = () => {
+    const armed = confirmation.take(shownId);
+    if (armed) decide(armed.action);
   };
 
   const togglePause = () => {
@@ -210,6 +239,7 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
     p: togglePause,
     "?": () => setDialog("help"),
     ...(finished ? { n: goNext, Enter: goNext } : {}),
+    ...(confirmation.armed ? { Enter: confirmArmed, Escape: confirmation.cancel } : {}),
   });
 
   const heading = (
@@ -305,12 +335,16 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
                 suggestion={suggestion}
                 paused={paused}
                 busy={decision.showSending}
+                armed={confirmation.armed?.target === shownId ? confirmation.armed.action : null}
                 pauseBusy={pauseToggle.isPending}
                 canPause={canPause}
-                onDecide={start}
+                onDecide={(kind) => start(kind, true)}
                 onTogglePause={togglePause}
                 onHelp={() => setDialog("help")}
               />
+              {confirmation.armed ? (
+                <ConfirmPrompt prompt={confirmation.armed.prompt} onCancel={confirmation.cancel} />
+              ) : null}
               {decision.showSending ? (
                 // not a live region: the announcer says the decision once it is applied
                 <p className="muted">

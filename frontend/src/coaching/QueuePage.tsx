@@ -15,6 +15,8 @@ import { useDocumentTitle } from "../hooks";
 import { useRealtime, useSocketEvent, useWorkspaceRoom } from "../realtime/context";
 import { useWorkflowOptions } from "../api/workflowOptions";
 import { coachingKeys, fetchQuestions, fetchQueue } from "./api";
+import { approvalPrompt, useConfirmation } from "./confirmation";
+import { ConfirmPrompt } from "./ConfirmPrompt";
 import { QueueFilterBar } from "./QueueFilterBar";
 import { AnswerDialog, QuestionList, questionOptionId } from "./QuestionList";
 import { apiQuery, approvalMatches, filtersFromParams, isFiltered, keyVariables, paramsOf, shows, type QueueFilters } from "./queueFilters";
@@ -182,9 +184,21 @@ export default function QueuePage() {
     );
   };
 
+  // approving takes a confirming key (confirmation.ts: every approval is a checkpoint); moving the selection drops it
+  const confirmation = useConfirmation<"approve">();
+  useEffect(() => confirmation.cancel(), [current?.key, confirmation.cancel]);
+  // the armed button takes focus, so that Enter confirms even when another button had it
+  const armedPrompt = confirmation.armed?.prompt;
+  useEffect(() => {
+    if (armedPrompt) document.querySelector<HTMLButtonElement>(".decision-bar__button--armed")?.focus();
+  }, [armedPrompt]);
+
   /** a / r / e: act on the selected approval; on a suggestion they say where its decisions are. */
-  const act = (key: "a" | "r" | "e") => {
+  const act = (key: "a" | "r" | "e", viaButton = false) => {
     if (decision.isPending) return;
+    // a click on the armed Approve button confirms it (a key press of a again does not)
+    const confirmed = viaButton && key === "a" ? confirmation.take(selectedApproval?.approval_id) : null;
+    confirmation.cancel();
     if (!selectedApproval) {
       setNotice({
         tone: "info",
@@ -193,8 +207,10 @@ export default function QueuePage() {
       });
       return;
     }
-    if (key === "a") send(selectedApproval, "approve");
-    else if (key === "e" && !EDITABLE_KINDS.includes(selectedApproval.kind)) {
+    if (confirmed) send(selectedApproval, "approve");
+    else if (key === "a") {
+      confirmation.arm({ action: "approve", target: selectedApproval.approval_id, prompt: approvalPrompt(selectedApproval) });
+    } else if (key === "e" && !EDITABLE_KINDS.includes(selectedApproval.kind)) {
       setNotice({ tone: "info", text: "Only a tool call's params can be edited; approve (a) or reject (r) this one." });
     } else {
       decision.reset();
@@ -206,7 +222,12 @@ export default function QueuePage() {
   useShortcuts({
     j: () => move(1),
     k: () => move(-1),
-    Enter: () => openEntry(current),
+    Enter: () => {
+      if (!confirmation.isArmed()) return openEntry(current);
+      const armed = confirmation.take(selectedApproval?.approval_id);
+      if (armed && selectedApproval) send(selectedApproval, "approve");
+    },
+    ...(confirmation.armed ? { Escape: confirmation.cancel } : {}),
     i: () => (selectedQuestion ? setAnswering(selectedQuestion) : undefined),
     "/": () => document.getElementById("queue-search")?.focus(),
     a: () => act("a"),
@@ -245,7 +266,7 @@ export default function QueuePage() {
         <kbd>j</kbd> / <kbd>k</kbd> move the selection, <kbd>Enter</kbd> opens its coaching panel
         {pendingApprovals.length > 0 ? (
           <>
-            {" "}(an approval: its execution); on an approval <kbd>a</kbd> approves, <kbd>r</kbd> rejects,{" "}
+            {" "}(an approval: its execution); on an approval <kbd>a</kbd> then <kbd>Enter</kbd> approves, <kbd>r</kbd> rejects,{" "}
             <kbd>e</kbd> edits a tool call's params
           </>
         ) : null}
@@ -257,6 +278,9 @@ export default function QueuePage() {
       <div role="alert" className={notice?.tone === "error" ? "notice notice--error" : "visually-hidden"}>
         {notice?.tone === "error" ? notice.text : null}
       </div>
+      {confirmation.armed ? (
+        <ConfirmPrompt prompt={confirmation.armed.prompt} onCancel={confirmation.cancel} />
+      ) : null}
       <p className={notice?.tone === "info" ? "notice notice--info" : "visually-hidden"} role="status">
         {notice?.tone === "info" ? notice.text : null}
       </p>
@@ -270,6 +294,7 @@ export default function QueuePage() {
           selected={selectedApproval}
           now={now}
           busy={decision.isPending}
+          armed={confirmation.armed !== null && confirmation.armed.target === selectedApproval?.approval_id}
           onSelect={(approval) => setSelectedKey(`approval:${approval.approval_id}`)}
           onListKeyDown={listKeys("approval")}
           onAction={act}

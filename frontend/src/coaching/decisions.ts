@@ -21,12 +21,13 @@ export const OTHER_SHORTCUTS: readonly { key: string; label: string; help: strin
   { key: "p", label: "Pause / resume", help: "Pause the coaching session, or resume it." },
   { key: "?", label: "Shortcuts", help: "Show this list of shortcuts." },
   { key: "n", label: "Next", help: "When the execution has finished: open the next item of the queue (Enter too)." },
-  { key: "Esc", label: "Close", help: "Close a dialog or the correction editor." },
+  { key: "Enter", label: "Confirm", help: "After a or s on a risky call (external, destructive, or flagged by the policy): send it. Esc cancels." },
+  { key: "Esc", label: "Close", help: "Close a dialog or the correction editor; cancel a decision waiting for Enter." },
 ];
 
 /** The queue's keys for the selected approval (see ApprovalQueue). */
 export const APPROVAL_ACTIONS = [
-  { key: "a", label: "Approve", help: "Queue: approve the selected approval (counts towards its quorum)." },
+  { key: "a", label: "Approve", help: "Queue: approve the selected approval (counts towards its quorum); Enter confirms it." },
   { key: "r", label: "Reject", help: "Queue: reject the selected approval; asks for a comment. One reject rejects." },
   { key: "e", label: "Edit params", help: "Queue: edit a tool call's params before it runs; counts as your approval." },
 ] as const;
