@@ -34,13 +34,13 @@ def test_admin_adds_tests_and_removes_an_mcp_server(page, mcp_server):
 
     # a command the configuration does not allow: the 422 lands on the Command field
     page.get_by_role("button", name="Add MCP server").click()
-    page.get_by_label("Name").fill("evil")
+    page.get_by_label("Name", exact=True).fill("evil")
     page.get_by_label("Transport").select_option("stdio")
     page.get_by_label("Command").fill("rm -rf /tmp/nothing")
     page.get_by_role("button", name="Add and list tools").click()
     expect(page.get_by_role("alert").filter(has_text="not allowed")).to_be_visible()
 
-    page.get_by_label("Name").fill("shop")
+    page.get_by_label("Name", exact=True).fill("shop")
     page.get_by_label("Command").fill(" ".join(SHOP))
     page.get_by_role("button", name="Add and list tools").click()
     card = page.get_by_role("listitem").filter(has=page.get_by_role("heading", name="shop"))
