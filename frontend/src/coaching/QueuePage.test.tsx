@@ -41,8 +41,11 @@ const rejected = queueItem({
 });
 
 async function openQueue(items: () => QueueItem[]) {
+  // the queue; what a panel opened from it reads is not there (404: the panel says so, as it would)
   const { calls } = stubSignedInFetch((call) =>
-    call.url.startsWith("/api/coaching/queue") ? jsonResponse(page(items())) : jsonResponse({}),
+    call.url.startsWith("/api/coaching/queue")
+      ? jsonResponse(page(items()))
+      : jsonResponse({ error: { code: "not_found", message: "not in this test", details: {} } }, 404),
   );
   renderApp("/queue");
   await waitFor(() => expect(lastSocket().connected).toBe(true));
