@@ -10,6 +10,7 @@ from marshmallow import Schema, fields
 
 from api.base import Blueprint
 from api.context import operator, requires, services, workspace_id
+from api.schemas import StrictBoolean
 from services import llm_provider
 
 blp = Blueprint("llm_provider", __name__, url_prefix="/api/workspace/llm",
@@ -39,7 +40,7 @@ class ProviderArgs(Schema):
     model = fields.Raw(required=True, metadata={"description": "the model's name on that server"})
     api_key = fields.Raw(allow_none=True, load_default=None, metadata={
         "description": "a new key (stored encrypted); absent, null or empty keeps the stored one"})
-    clear_api_key = fields.Boolean(load_default=False, metadata={"description": "remove the stored key"})
+    clear_api_key = StrictBoolean(load_default=False, metadata={"description": "remove the stored key"})
 
 
 class TestSchema(Schema):
