@@ -16,6 +16,8 @@ from services.migrate import upgrade
 from services.models import Base
 
 PG_ADMIN_URL = os.environ.get("COACH_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
+# a database emptied as migrated (alembic_version stays), children first
+DELETE_EVERY_ROW = [f'DELETE FROM "{t.name}"' for t in reversed(Base.metadata.sorted_tables)]
 
 
 def _pg_unavailable() -> str | None:
@@ -76,8 +78,7 @@ def pg_emptier(pg_database):
     with psycopg.connect(pg_database, autocommit=True) as conn:
         sequences = [row[0] for row in conn.execute(
             "SELECT quote_ident(schemaname) || '.' || quote_ident(sequencename) FROM pg_sequences")]
-    statements = [f'DELETE FROM "{t.name}"' for t in reversed(Base.metadata.sorted_tables)]
-    statements += [f"ALTER SEQUENCE {name} RESTART" for name in sequences]
+    statements = DELETE_EVERY_ROW + [f"ALTER SEQUENCE {name} RESTART" for name in sequences]
     script = "; ".join(statements)
 
     def empty() -> None:
@@ -164,7 +165,7 @@ class SharedApps:
             import sqlite3
 
             with sqlite3.connect(database_url.removeprefix("sqlite:///")) as conn:
-                conn.executescript(_EMPTY_SQLITE)
+                conn.executescript(";".join(DELETE_EVERY_ROW))
             conn.close()
         else:
             self.request.getfixturevalue("pg_emptier")()
@@ -174,9 +175,6 @@ class SharedApps:
     def close(self) -> None:
         for app in self.apps.values():
             _close_app(app)
-
-
-_EMPTY_SQLITE = "".join(f'DELETE FROM "{t.name}";' for t in reversed(Base.metadata.sorted_tables))
 
 
 @pytest.fixture(scope="module")

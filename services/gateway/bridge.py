@@ -136,10 +136,7 @@ def respond(loop: LoopThread, app: Callable[..., Awaitable[None]], scope: dict[s
 
     loop.submit(run())
     while True:
-        item = loop.run(channel.next())
-        if item[0] == "call":
-            _serve_call(channel, item)
-            continue
+        item = _next_message(loop, channel)
         if item[0] == "end":
             start_response("500 Internal Server Error", [("Content-Type", "application/json")])
             return iter([b'{"error": {"code": "internal", "message": "the MCP endpoint failed"}}'])
@@ -155,23 +152,26 @@ async def _channel(body: bytes) -> Channel:
     return Channel(body, asyncio.get_running_loop())
 
 
-def _serve_call(channel: Channel, item: tuple) -> None:
-    _kind, fn, future = item
-    try:
-        value, error = fn(), None
-    except Exception as exc:  # noqa: BLE001 (raised in the handler that asked)
-        value, error = None, exc
-    channel.resolve(future, value, error)
+def _next_message(loop: LoopThread, channel: Channel) -> tuple:
+    """The channel's next ("asgi", message) or ("end", None); the calls the handlers hand over meanwhile are served
+    here, in the request's thread."""
+    while True:
+        item = loop.run(channel.next())
+        if item[0] != "call":
+            return item
+        _kind, fn, future = item
+        try:
+            value, error = fn(), None
+        except Exception as exc:  # noqa: BLE001 (raised in the handler that asked)
+            value, error = None, exc
+        channel.resolve(future, value, error)
 
 
 def _body(loop: LoopThread, channel: Channel) -> Iterator[bytes]:
     finished = False
     try:
         while True:
-            item = loop.run(channel.next())
-            if item[0] == "call":
-                _serve_call(channel, item)
-                continue
+            item = _next_message(loop, channel)
             if item[0] == "end":
                 finished = True
                 return

@@ -2,7 +2,6 @@
 step only, never the event loop: other requests are answered at once meanwhile."""
 from __future__ import annotations
 
-import threading
 import time
 
 import pytest
@@ -13,20 +12,26 @@ from tests.support.mcp_servers import stdio_command
 SHOP = stdio_command("shop")
 
 
+def _start_with_the_shop(server: LiveServer):
+    """Start the server with the shop's stdio MCP server added, listed and allowed; its HTTP session."""
+    server.start()
+    http = server.http
+    made = http.post(server.url("/api/tool-servers"), json={"name": "shop", "transport": "stdio", "command": SHOP},
+                     timeout=30)
+    assert made.status_code == 201, made.text
+    listed = http.post(server.url(f"/api/tool-servers/{made.json()['id']}/refresh"), timeout=60).json()
+    assert listed["last_error"] == "", listed
+    assert http.post(server.url("/api/policies"), json={"name": "allow shop", "effect": "allow",
+                                                        "match": {"tool": "shop.*"}}, timeout=10).status_code == 201
+    return http
+
+
 @pytest.mark.parametrize("async_mode", ["gevent", "threading", "eventlet"])
 def test_hanging_mcp_call_does_not_stall_other_requests(tmp_path, async_mode):
     server = LiveServer(tmp_path / "server", async_mode=async_mode,
                         env={"COACH_MCP_STDIO_ALLOW": " ".join(SHOP), "COACH_MCP_CALL_TIMEOUT_S": "4"})
     try:
-        server.start()
-        http = server.http
-        made = http.post(server.url("/api/tool-servers"), json={"name": "shop", "transport": "stdio",
-                                                                 "command": SHOP}, timeout=30)
-        assert made.status_code == 201, made.text
-        listed = http.post(server.url(f"/api/tool-servers/{made.json()['id']}/refresh"), timeout=60).json()
-        assert listed["last_error"] == "", listed
-        assert http.post(server.url("/api/policies"), json={"name": "allow shop", "effect": "allow",
-                                                            "match": {"tool": "shop.*"}}, timeout=10).status_code == 201
+        http = _start_with_the_shop(server)
         wf = http.post(server.url("/api/workflows"), json={"name": "hang", "steps": [
             {"id": "h", "tool": "shop.hang", "params": {"seconds": 60}}]}, timeout=10).json()
         ex = http.post(server.url("/api/executions/"), json={"workflow_id": wf["id"], "mode": "normal"}, timeout=10).json()
@@ -73,15 +78,7 @@ def test_a_crash_mid_call_names_the_exit_status_every_time_under_gevent(tmp_path
                         env={"COACH_MCP_STDIO_ALLOW": " ".join(SHOP), "COACH_MCP_CALL_TIMEOUT_S": "10",
                              "COACH_SHELL_ALLOW": "true"})
     try:
-        server.start()
-        http = server.http
-        made = http.post(server.url("/api/tool-servers"), json={"name": "shop", "transport": "stdio",
-                                                                 "command": SHOP}, timeout=30)
-        assert made.status_code == 201, made.text
-        listed = http.post(server.url(f"/api/tool-servers/{made.json()['id']}/refresh"), timeout=60).json()
-        assert listed["last_error"] == "", listed
-        assert http.post(server.url("/api/policies"), json={"name": "allow shop", "effect": "allow",
-                                                            "match": {"tool": "shop.*"}}, timeout=10).status_code == 201
+        http = _start_with_the_shop(server)
         assert http.post(server.url("/api/policies"), json={"name": "allow true", "effect": "allow",
                                                             "match": {"tool": "shell.run"}}, timeout=10).status_code == 201
         wf = http.post(server.url("/api/workflows"), json={"name": "crash", "steps": [
