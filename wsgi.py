@@ -22,7 +22,7 @@ app = create_app()
 
 
 def main() -> None:
-    from services import demo
+    from services.workflows import demo
 
     services = app.extensions["coach"]
     settings = services.settings

@@ -8,10 +8,9 @@ import click
 from flask import Flask, request
 from flask_socketio import SocketIO
 
-from api import audit as audit_api
-from api import notices as notices_api
-from api import (agents, approvals, auth, coaching, correction_packs, errors, executions, frontend, health, llm_provider, metrics, plans, policies, tool_servers,
-                 queue, security, sockets, users, workflows, workspace)
+from api import (agents, approvals, audit as audit_api, auth, coaching, correction_packs, errors, executions, frontend,
+                 health, llm_provider, metrics, notices as notices_api, plans, policies, queue, security, sockets,
+                 tool_servers, users, workflows, workspace)
 from api.base import Api
 from config import Settings
 from services.container import Services
@@ -117,7 +116,7 @@ def _retry_transient_errors(app: Flask) -> None:
     """Every route is tried again, a few times, when its transaction meets a transient database error (a deadlock,
     a serialization failure, SQLite's busy database; services.db.is_transient): a client never sees one as a 500
     or a 409. A route's work is one transaction (none commits one and then starts another), so a failed try
-    committed nothing. This is a route's one retry layer (services.decisions.submit does not retry inside; the
+    committed nothing. This is a route's one retry layer (services.coaching.decisions.submit does not retry inside; the
     socket's decision event has the same layer in api/sockets.py)."""
     for endpoint, view in list(app.view_functions.items()):
         app.view_functions[endpoint] = _retried(view)
@@ -149,8 +148,8 @@ def _recover_at_first_request(app: Flask, services) -> None:
 
 
 def _bootstrap_admin(services, workspace_id: str) -> None:
-    from services import users as user_service
-    from services.models import Workspace
+    from services.users import service as user_service
+    from services.users.models import Workspace
 
     settings = services.settings
     if settings.admin_email and settings.admin_password:

@@ -9,7 +9,7 @@ from api.base import Blueprint
 from api.context import operator, require, role, services, user_id, workspace_id
 from api.schemas import PageArgs, StrictBoolean, page_body, page_of
 from core import approvals as A
-from services import approvals
+from services.approvals import service as approvals
 
 blp = Blueprint("approvals", __name__, url_prefix="/api/approvals",
                 description="Approval steps and policy-forced reviews")

@@ -10,7 +10,7 @@ from marshmallow import Schema, fields, validate
 from api.base import Blueprint
 from api.context import requires, services, workspace_id
 from api.schemas import PageArgs, StrictBoolean, page_body, page_of
-from services import audit
+from services.audit import service as audit
 
 blp = Blueprint("audit", __name__, url_prefix="/api/audit",
                 description="Audit log: append-only, hash-chained per workspace (lead and up)")

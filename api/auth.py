@@ -12,8 +12,9 @@ from api import security, sockets
 from api.base import Blueprint
 from api.context import services, user_id
 from core.errors import Forbidden, Unauthorized
-from services import audit, users
-from services.models import Membership, User, Workspace
+from services.audit import service as audit
+from services.users import service as users
+from services.users.models import Membership, User, Workspace
 
 blp = Blueprint("auth", __name__, url_prefix="/api/auth", description="Log in, tokens")
 PUBLIC = ("/api/auth/login", "/api/openapi.json", "/api/docs")

@@ -10,7 +10,8 @@ from api.context import operator, require, services, workspace_id
 from api.executions import ExecutionSchema, StartArgs, start_execution
 from api.schemas import StrictBoolean
 from core.coaching.metrics import DECISIONS
-from services import coaching, decisions, executions
+from services.coaching import decisions, service as coaching
+from services.executions import service as executions
 from services.notifier import Events
 
 blp = Blueprint("coaching", __name__, url_prefix="/api/executions", description="Coaching sessions")

@@ -7,7 +7,7 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from api.context import operator, require, services, workspace_id
-from services import control
+from services.executions import control
 from services.notifier import Events
 
 

@@ -7,7 +7,7 @@ from marshmallow import INCLUDE, Schema, fields, validate
 from api.base import Blueprint
 from api.context import operator, requires, services, workspace_id
 from api.schemas import StrictBoolean
-from services import corrections
+from services.coaching import corrections
 from services.notifier import Events
 
 blp = Blueprint("correction_packs", __name__, url_prefix="/api/correction-packs", description="Correction packs")

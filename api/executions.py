@@ -4,14 +4,16 @@ from __future__ import annotations
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
-from api import control as control_api
-from api import recovery as recovery_api
+from api import control as control_api, recovery as recovery_api
 from api.base import Blueprint
 from api.context import operator, require, services, user_id, workspace_id
 from api.schemas import PageArgs, StrictBoolean, page_body, page_of
 from core.execution import states as S
-from services import agent_store, approvals, control, executions, llm_provider, workflows
+from services.agents import llm_provider, store as agent_store
+from services.approvals import service as approvals
+from services.executions import control, service as executions
 from services.notifier import Events
+from services.workflows import service as workflows
 
 blp = Blueprint("executions", __name__, url_prefix="/api/executions", description="Runs of workflows")
 

@@ -5,7 +5,7 @@ from flask import Blueprint, Response, jsonify, request
 from prometheus_client.exposition import choose_encoder
 
 from api.context import services
-from services import prometheus
+from services.metrics import prometheus
 
 blp = Blueprint("health", __name__)
 

@@ -1,7 +1,7 @@
 """/api/workspace/llm: this workspace's own LLM provider for agent steps (admins): read, set, remove, test.
 
 The API key is write-only: answers say whether one is set, never the key. Agent steps use the workspace's provider
-when one is set, else the server's COACH_LLM_* settings (services/llm_provider.py).
+when one is set, else the server's COACH_LLM_* settings (services/agents/llm_provider.py).
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from marshmallow import Schema, fields
 from api.base import Blueprint
 from api.context import operator, requires, services, workspace_id
 from api.schemas import StrictBoolean
-from services import llm_provider
+from services.agents import llm_provider
 
 blp = Blueprint("llm_provider", __name__, url_prefix="/api/workspace/llm",
                 description="This workspace's LLM provider for agent steps (an OpenAI-compatible server)")

@@ -7,7 +7,8 @@ from marshmallow import Schema, fields, validate
 from api.base import Blueprint
 from api.context import require, services, workspace_id
 from api.schemas import StrictBoolean
-from services import metrics, step_decisions, workflows
+from services.metrics import service as metrics, step_decisions
+from services.workflows import service as workflows
 
 blp = Blueprint("metrics", __name__, url_prefix="/api/metrics", description="Learning metrics")
 

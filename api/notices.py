@@ -6,7 +6,7 @@ from marshmallow import Schema, fields, validate
 
 from api.base import Blueprint
 from api.context import services, workspace_id
-from services import notices
+from services.metrics import notices
 
 blp = Blueprint("notices", __name__, url_prefix="/api/notices",
                 description="Recent demotions and learned-rule changes, from the audit log (every member)")

@@ -13,7 +13,8 @@ from api.schemas import PageArgs, page_body, page_of
 from api.workflows import WorkflowSchema
 from core.execution import states as S
 from core.plans import PLAN_MODES
-from services import plans, workflows
+from services.plans import service as plans
+from services.workflows import service as workflows
 
 blp = Blueprint("plans", __name__, url_prefix="/api/plans", description="Ad-hoc plans: inline steps, approved, run")
 

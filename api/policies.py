@@ -14,7 +14,7 @@ from api.schemas import StrictBoolean
 from core.policy import EFFECTS
 from core.tools import RISKS
 from core.workflow.model import STEP_TYPES
-from services import policies
+from services.policies import service as policies
 
 blp = Blueprint("policies", __name__, url_prefix="/api/policies",
                 description="Policy rules: which tool calls run, wait for a person, or are refused, and why")

@@ -13,7 +13,7 @@ from api.base import Blueprint
 from api.coaching import SuggestionSchema
 from api.context import services, workspace_id
 from api.schemas import PageArgs, page_body, page_of
-from services import coaching, worklist
+from services.coaching import service as coaching, worklist
 
 blp = Blueprint("queue", __name__, url_prefix="/api/coaching", description="The operator's work queue")
 

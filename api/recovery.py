@@ -11,7 +11,8 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from api.context import operator, require, requires, services, user_id, workspace_id
-from services import history, llm_provider, recovery
+from services.agents import llm_provider
+from services.executions import history, recovery
 from services.notifier import Events
 
 

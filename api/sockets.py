@@ -6,19 +6,19 @@ import threading
 
 from flask import current_app, request, session
 from flask_socketio import SocketIO, emit, join_room, leave_room
-
 from marshmallow import ValidationError as MarshmallowError
 
-from api.base import unstorable_at
 from api import control as control_api
+from api.base import unstorable_at
 from api.coaching import DecisionArgs
 from api.context import operator, require, role, services, workspace_id
 from core.errors import BadRequest, CoachError, NotFound, ValidationFailed
-from services import coaching, decisions, executions, users
+from services.coaching import decisions, service as coaching
 from services.db import retrying
-from services.models import User
+from services.executions import service as executions
 from services.notifier import execution_room, jsonable, workspace_room
-
+from services.users import service as users
+from services.users.models import User
 
 _DECISION_ARGS = DecisionArgs()  # made once: a schema holds no per-load state
 # interactive control over the socket: event -> (the REST body's schema, the function REST calls)

@@ -13,9 +13,10 @@ from api import sockets
 from api.base import Blueprint
 from api.context import operator, requires, services, workspace_id
 from api.schemas import StrictBoolean
-from services import audit, users
-from services.models import Membership, User, Workspace
+from services.audit import service as audit
 from services.offload import off_loop
+from services.users import service as users
+from services.users.models import Membership, User, Workspace
 
 blp = Blueprint("users", __name__, url_prefix="/api/users", description="Users of this workspace (admins)")
 

@@ -10,9 +10,9 @@ from api.context import operator, require, requires, services, workspace_id
 from api.schemas import PageArgs, StrictBoolean, page_body, page_of
 from core.errors import ValidationFailed
 from core.workflow.source_lines import lines_of
-from services import demo, workflows
 from services.notifier import Events
 from services.offload import off_loop
+from services.workflows import demo, service as workflows
 
 blp = Blueprint("workflows", __name__, url_prefix="/api/workflows", description="Workflow definitions")
 

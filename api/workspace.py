@@ -9,7 +9,7 @@ from marshmallow import Schema, fields
 
 from api.base import Blueprint
 from api.context import operator, requires, services, workspace_id
-from services import outbound
+from services.policies import outbound
 
 blp = Blueprint("workspace", __name__, url_prefix="/api/workspace",
                 description="This workspace's own settings: the hosts its outbound requests may reach")

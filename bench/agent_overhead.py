@@ -57,11 +57,12 @@ class TimedTool:
 
 def run(executions: int, iterations: int, db_path: str) -> dict:
     from config import Settings
-    from services import executions as execution_service, workflows
+    from services.agents.llm import OpenAIProvider
     from services.container import Services
-    from services.llm import OpenAIProvider
+    from services.executions import service as execution_service
     from services.migrate import upgrade
     from services.notifier import Notifier
+    from services.workflows import service as workflows
     from tests.support.llm_server import ScriptedLLM
 
     with ScriptedLLM() as llm:

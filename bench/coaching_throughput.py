@@ -45,10 +45,13 @@ def coach_turns(executions: int, db_path: str, policy_rules: int = 0, rounds: in
     """Coach's in-process loop as turns (see take_turns): set up, then one of `rounds` slices of the executions per
     turn; returns the summary."""
     from config import Settings
-    from services import decisions, executions as execution_service, policies, workflows
+    from services.coaching import decisions
     from services.container import Services
+    from services.executions import service as execution_service
     from services.migrate import upgrade
     from services.notifier import Notifier
+    from services.policies import service as policies
+    from services.workflows import service as workflows
 
     class Latest(Notifier):
         """Keeps the newest suggestion per execution, as a panel would."""
@@ -113,10 +116,12 @@ def statements_per_decision(url: str, executions: int = 5) -> dict:
     from sqlalchemy import event
 
     from config import Settings
-    from services import decisions, executions as execution_service, workflows
+    from services.coaching import decisions
     from services.container import Services
+    from services.executions import service as execution_service
     from services.migrate import upgrade
     from services.notifier import Notifier
+    from services.workflows import service as workflows
 
     class Latest(Notifier):
         def __init__(self):

@@ -4,7 +4,7 @@ Per size:
   effect     core.policy.RuleSet.evaluate on the compiled rule set: the verdict's effect and deciding rule (the
              rules after the first match are not looked at)
   explained  the same, then `to_dict()`: every other matching rule found too (the dry run's answer)
-  service    services.policies.evaluate inside an open transaction on a SQLite file: the revision read that
+  service    services.policies.service.evaluate inside an open transaction on a SQLite file: the revision read that
              validates the per-process cache (once per transaction: each call here as the first of its
              transaction), then the effect (what the runner pays per tool call)
 
@@ -89,10 +89,10 @@ def bench_engine(n: int, calls: int, explain: bool) -> tuple[float, float]:
 
 
 def bench_service(n: int, calls: int) -> tuple[float, float]:
-    from services import policies
     from services.db import Database
     from services.migrate import upgrade
-    from services.models import Workspace
+    from services.policies import service as policies
+    from services.users.models import Workspace
 
     with tempfile.TemporaryDirectory() as folder:
         db = Database(f"sqlite:///{folder}/bench.db")

@@ -17,7 +17,7 @@ def register(app: Flask) -> None:
     @app.cli.command("demo")
     def demo_command():
         """Load the demo workflows and data (idempotent)."""
-        from services import demo
+        from services.workflows import demo
 
         created = demo.load(app.extensions["coach"], app.extensions["coach_default_workspace"])
         click.echo(f"demo workflows created: {created or 'none (already there)'}")
@@ -28,7 +28,7 @@ def register(app: Flask) -> None:
     def create_workspace_command(slug, name):
         """Create a workspace."""
         from core.errors import CoachError
-        from services import users
+        from services.users import service as users
 
         try:
             with app.extensions["coach"].db.transaction() as session:
@@ -47,8 +47,8 @@ def register(app: Flask) -> None:
     def create_user_command(email, password, workspace_slug, role, name):
         """Create a user (or give an existing one a role) in a workspace."""
         from core.errors import CoachError
-        from services import users
-        from services.models import User
+        from services.users import service as users
+        from services.users.models import User
 
         try:
             with app.extensions["coach"].db.transaction() as session:

@@ -9,16 +9,17 @@ from sqlalchemy import select
 from config import Settings
 from core import budget
 from core.tools import ToolRegistry
-from services import policies
 from services.db import Database
-from services.models import PolicySettings, Workspace
+from services.executions.runner import Runner
 from services.notifier import Notifier
-from services.outbound import WorkspaceDirectory
-from services.runner import Runner
+from services.policies import service as policies
+from services.policies.models import PolicySettings
+from services.policies.outbound import WorkspaceDirectory
+from services.tools import build_registry
 from services.toolservers.secrets import Secrets
 from services.toolservers.source import McpSource
-from services.tools import build_registry
-from services.workflows import DefinitionCache
+from services.users.models import Workspace
+from services.workflows.service import DefinitionCache
 
 DEFAULT_WORKSPACE = "default"
 
@@ -32,7 +33,7 @@ class Services:
     notifier: Notifier
     runner: Runner
     # re-evaluates a tool call's edited params: fn(session, approval, params) -> policy verdict | None
-    # (services.approvals.Recheck: services.policies.approval_recheck)
+    # (services.approvals.service.Recheck: services.policies.service.approval_recheck)
     approval_recheck: Callable | None = None
     # the workspaces' MCP servers, whose tools `tools.for_workspace(id)` shows (services/toolservers)
     mcp: McpSource | None = None
@@ -44,7 +45,7 @@ class Services:
               spawn=None, dispatch: bool = True) -> "Services":
         """`spawn` runs the runner's tasks (default: a thread pool, or green threads under eventlet/gevent);
         benchmarks pass an inline one to measure the engine without scheduling noise. With COACH_BROKER_URL set,
-        executions that need a slow tool go to the Celery workers (services.dispatch, services.worker) unless `dispatch` is False
+        executions that need a slow tool go to the Celery workers (services.executions.dispatch, services.executions.worker) unless `dispatch` is False
         (a worker's own Services)."""
         budget.configure(time_s=settings.eval_time_ms / 1000.0)
         db = Database(settings.resolved_database_url)
@@ -57,7 +58,7 @@ class Services:
             spawn = socketio.start_background_task
         remote = None
         if dispatch and settings.broker_url:
-            from services.dispatch import dispatcher
+            from services.executions.dispatch import dispatcher
             remote = dispatcher(settings)
         runner = Runner(db, tools, definitions, notifier, settings, spawn=spawn, dispatch=remote)
         return cls(settings, db, tools, definitions, notifier, runner,

@@ -10,14 +10,15 @@ import uuid
 from pathlib import Path
 
 import pytest
+
 from config import Settings
 from services.db import Database
 from services.migrate import upgrade
-from services.models import Base
+from services.models import metadata
 
 PG_ADMIN_URL = os.environ.get("COACH_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 # a database emptied as migrated (alembic_version stays), children first
-DELETE_EVERY_ROW = [f'DELETE FROM "{t.name}"' for t in reversed(Base.metadata.sorted_tables)]
+DELETE_EVERY_ROW = [f'DELETE FROM "{t.name}"' for t in reversed(metadata.sorted_tables)]
 
 
 def _pg_unavailable() -> str | None:
@@ -228,15 +229,15 @@ TEST_PASSWORD = "password-123"
 @functools.cache
 def hashed_test_password() -> str:
     """The test users' password, hashed once per process (scrypt costs ~0.1 s of CPU by design)."""
-    from services import users
+    from services.users import service as users
 
     return users.hash_password(TEST_PASSWORD)
 
 
 def make_user(services, email: str, role: str, workspace_slug: str = "default") -> str:
     """A user with `role` in the workspace (created if need be); returns a bearer token for them."""
-    from services import users
-    from services.models import User
+    from services.users import service as users
+    from services.users.models import User
 
     with services.db.transaction() as session:
         ws = users.find_workspace(session, workspace_slug) or users.create_workspace(session, workspace_slug)

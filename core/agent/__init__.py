@@ -2,7 +2,7 @@
 
 - spec.py: what an agent step says, checked when a definition is saved;
 - conversation.py: the stored messages and the request fitted to the context budget;
-- provider.py: the LLM interface (services/llm.py speaks the OpenAI-compatible API);
+- provider.py: the LLM interface (services/agents/llm.py speaks the OpenAI-compatible API);
 - moves.py: what to do next, read from the conversation alone, and what the LLM's text says (markers, output);
-- loop.py: the loop itself, over a Provider and a Host (services/agent.py: storage, policy, people, tools).
+- loop.py: the loop itself, over a Provider and a Host (services/agents/service.py: storage, policy, people, tools).
 """

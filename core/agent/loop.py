@@ -1,6 +1,6 @@
 """The agent loop (DESIGN.md §6): LLM -> tool call(s) -> results -> LLM … until a final answer.
 
-Plain Python over two interfaces: a Provider (the LLM) and a Host (storage, policy, people, tools: services/agent.py;
+Plain Python over two interfaces: a Provider (the LLM) and a Host (storage, policy, people, tools: services/agents/service.py;
 tests use in-memory ones). What to do next is always derived from the conversation alone (`next_move`), so a loop
 that stopped anywhere (a person to ask, a killed server) goes on from the stored conversation: an LLM turn that is
 stored is never requested again, a tool result that is stored is never produced again.
@@ -12,7 +12,7 @@ time, so nothing the LLM said or a tool returned is lost by a crash after it.
 What the LLM may say besides tool calls (anywhere in its text):
 - `STAGE_COMPLETE`: the step is done (after the calls of that turn, if any); the rest of the text is the answer;
 - `CONFIRM_DATA: <question>`: a person answers the question; the answer comes back as a user message;
-- `REQUEST_APPROVAL: <what>`: an approval (services.approvals); approved, the loop goes on, told so.
+- `REQUEST_APPROVAL: <what>`: an approval (services.approvals.service); approved, the loop goes on, told so.
 """
 from __future__ import annotations
 

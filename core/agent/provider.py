@@ -1,6 +1,6 @@
 """The one thing the agent loop needs from an LLM: a chat completion with native tool calls.
 
-services/llm.py implements it over the OpenAI-compatible API (the `openai` client); tests pass fakes.
+services/agents/llm.py implements it over the OpenAI-compatible API (the `openai` client); tests pass fakes.
 """
 from __future__ import annotations
 

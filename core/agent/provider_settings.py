@@ -1,5 +1,5 @@
 """A workspace's own LLM provider, as an admin enters it: checks of the base URL, the model and the API key (pure;
-no DNS, no sockets; the outbound rules are checked by services/llm_provider.py).
+no DNS, no sockets; the outbound rules are checked by services/agents/llm_provider.py).
 
 Which provider an agent step uses: the workspace's (base URL, model and key together) when one is set, else the
 server's COACH_LLM_* settings. The two are never mixed: the server's key is never sent to a workspace's URL.

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from core.errors import Conflict
 
-DRAFT, APPROVED = "draft", "approved"  # an ad-hoc plan before it runs (services/plans.py)
+DRAFT, APPROVED = "draft", "approved"  # an ad-hoc plan before it runs (services/plans/service.py)
 PENDING, RUNNING, PAUSED = "pending", "running", "paused"
 WAITING_DECISION, WAITING_CLARIFICATION = "waiting_decision", "waiting_clarification"
 WAITING_CORRECTION, WAITING_APPROVAL = "waiting_correction", "waiting_approval"

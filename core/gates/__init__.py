@@ -1,5 +1,5 @@
 """Deadlines on human gates: a pending suggestion, a correction request after a reject, a clarification (a
-`human_input` step). Pure rules, no storage (services/gates.py arms, scans and fires them):
+`human_input` step). Pure rules, no storage (services/executions/gates.py arms, scans and fires them):
 
 - what a definition may say (`parse_timeout`): `human_timeout_s` (seconds > 0) and `on_human_timeout` per step,
   with a workflow-wide default of both; `timeout_answer` is the answer `on_human_timeout: answer` gives;

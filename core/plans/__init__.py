@@ -1,6 +1,6 @@
 """Ad-hoc plans (inline steps, e.g. written by an LLM planner): the pure rules. A plan is an execution whose
 steps were given inline; its lifecycle before it runs (draft -> approved -> pending) is in the execution state
-table (core/execution/states.py). Storage lives in services/plans.py."""
+table (core/execution/states.py). Storage lives in services/plans/service.py."""
 from __future__ import annotations
 
 from datetime import datetime

@@ -1,6 +1,6 @@
 """The policy engine: ordered rules `match` → `effect`, scoped, explained (DESIGN.md §1, README "Policies").
 
-Plain Python, no storage: services/policies.py loads a workspace's rules, compiles them once per revision into a
+Plain Python, no storage: services/policies/service.py loads a workspace's rules, compiles them once per revision into a
 RuleSet and asks it about each tool call.
 """
 from core.policy.engine import Call, Matched, RuleSet, Verdict

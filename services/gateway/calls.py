@@ -17,15 +17,17 @@ from typing import Any, Callable, TypeVar
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from core import approvals as A
-from core import gateway as G
+from core import approvals as A, gateway as G
 from core.tools import ToolError, schema_errors
-from services import approvals, audit, policies
+from services.approvals import service as approvals
+from services.approvals.models import Approval
+from services.audit import service as audit
 from services.db import retrying
 from services.gateway.identities import Agent
-from services.models import Approval, GatewayCall, utcnow
+from services.gateway.models import GatewayCall
 from services.notifier import Events, jsonable
-
+from services.orm import utcnow
+from services.policies import service as policies
 
 HELD, FORWARDING, DONE, FAILED, REJECTED = "held", "forwarding", "done", "failed", "rejected"
 T = TypeVar("T")
@@ -55,7 +57,7 @@ def listing(svc, agent: Agent) -> list[dict[str, Any]]:
 def open_review(session: Session, workspace_id: str, agent: str, tool: str, params: dict, policy: dict | None,
                  events: Events) -> Approval:
     """A review of an agent's call held by the gateway: an approval (kind `gateway`) of the workspace, not of an
-    execution, decided like a tool call's (approve, edit, reject) by services/approvals.py; the held call reads the
+    execution, decided like a tool call's (approve, edit, reject) by services/approvals/service.py; the held call reads the
     decision from the row. Who approves: one lead (the default spec); no deadline (the agent asks again)."""
     spec = A.ApprovalSpec()
     reason = ((policy or {}).get("rule") or {}).get("reason") if isinstance(policy, dict) else None

@@ -1,5 +1,5 @@
 """Agent identities: who calls the workspace's tools through the MCP gateway. Admins create and revoke them (api/agents.py);
-the token is shown once, only its SHA-256 is stored (as personal API tokens are, services/users.py)."""
+the token is shown once, only its SHA-256 is stored (as personal API tokens are, services/users/service.py)."""
 from __future__ import annotations
 
 import re
@@ -12,10 +12,11 @@ from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
 from core.errors import Conflict, NotFound, ValidationFailed
-from services import audit
+from services.audit import service as audit
 from services.db import Database
-from services.models import AgentIdentity, utcnow
-from services.users import token_hash
+from services.gateway.models import AgentIdentity
+from services.orm import utcnow
+from services.users.service import token_hash
 
 TOKEN_PREFIX = "coach_agent_"
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,99}$")

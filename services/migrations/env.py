@@ -1,10 +1,10 @@
 from alembic import context
 from sqlalchemy import create_engine, pool
 
-from services.models import Base
+from services.models import metadata
 
 config = context.config
-target_metadata = Base.metadata
+target_metadata = metadata
 
 
 def run_migrations_offline() -> None:

@@ -1,6 +1,6 @@
 """What tools may ask about the workspace they run for, beyond its id (ToolContext.workspace_id).
 
-The server gives the tools a directory backed by its database (services.outbound.WorkspaceDirectory); a
+The server gives the tools a directory backed by its database (services.policies.outbound.WorkspaceDirectory); a
 registry built without one (unit tests, scripts) knows a workspace only by its id and has no outbound lists.
 """
 from __future__ import annotations

@@ -13,8 +13,9 @@ from sqlalchemy.orm import Session
 from core import toolservers as T
 from core.errors import Conflict, NotFound, ValidationFailed
 from core.tools import RISKS
-from services import audit
-from services.models import ToolServer, utcnow
+from services.audit import service as audit
+from services.orm import utcnow
+from services.toolservers.models import ToolServer
 from services.toolservers.pool import Unavailable
 from services.toolservers.source import McpSource, Server, stdio_allowed
 

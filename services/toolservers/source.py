@@ -17,16 +17,17 @@ from sqlalchemy import select
 
 from config import Settings
 from core import toolservers as T
-from core.tools import ToolContext, ToolError
 from core.outbound import parse_entries, parse_entry
-from services import outbound
+from core.tools import ToolContext, ToolError
 from services.db import Database
-from services.models import ToolServer, utcnow
-from services.toolservers.pool import Clients, Endpoint, Unavailable
-from services.toolservers.secrets import Secrets, SecretUnreadable
+from services.orm import utcnow
+from services.policies import outbound
 from services.tools.basic import budget
 from services.tools.files import workspace_root
 from services.tools.http import Vetter
+from services.toolservers.models import ToolServer
+from services.toolservers.pool import Clients, Endpoint, Unavailable
+from services.toolservers.secrets import Secrets, SecretUnreadable
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from services import demo
+from services.workflows import demo
 from tests.support.llm_server import ScriptedLLM
 
 

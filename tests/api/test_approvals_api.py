@@ -6,9 +6,10 @@ from datetime import timedelta
 
 import pytest
 
-from services import approvals, control, executions
-from services.models import utcnow
+from services.approvals import service as approvals
+from services.executions import control, service as executions
 from services.notifier import Events
+from services.orm import utcnow
 from tests.conftest import Api, make_user
 
 pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)

@@ -7,8 +7,9 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from sqlalchemy import delete, update
 
-from services import audit, users
-from services.models import AuditEvent
+from services.audit import service as audit
+from services.audit.models import AuditEvent
+from services.users import service as users
 from tests.conftest import make_user
 
 pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)

@@ -308,8 +308,8 @@ class World:
 
     def invitation_for(self, email: str, workspace_slug: str | None = None) -> str:
         """A pending invitation of `email` (to a fresh workspace unless one is named): its id."""
-        from services import users
-        from services.models import Workspace
+        from services.users import service as users
+        from services.users.models import Workspace
 
         with self.services.db.transaction() as session:
             ws = users.find_workspace(session, workspace_slug) if workspace_slug else \

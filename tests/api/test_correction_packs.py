@@ -2,8 +2,9 @@
 export/import, and the learning test: packs make a workflow AUTO-ready sooner."""
 from __future__ import annotations
 
-import pytest
 import threading
+
+import pytest
 
 pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
 
@@ -210,8 +211,8 @@ def test_learning_from_corrections_reaches_auto_ready_in_fewer_decisions(api):
 
 def test_cached_rules_follow_pack_changes_made_by_another_process(api, services):
     """Each process caches a workflow's rules under workflows.packs_revision; a change anywhere bumps it."""
-    from services import corrections
-    from services.models import Workflow
+    from services.coaching import corrections
+    from services.workflows.models import Workflow
 
     wf_id = _workflow(api)
     here, there = corrections.RulesCache(), corrections.RulesCache()  # two server processes' caches

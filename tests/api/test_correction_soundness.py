@@ -5,6 +5,7 @@ pack, audited."""
 from __future__ import annotations
 
 import pytest
+
 from tests.conftest import authed_client
 
 pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
@@ -87,7 +88,7 @@ def test_a_correction_whose_step_fails_is_marked_and_counts_towards_no_rule(api,
     pack = api.ok("GET", f"/api/correction-packs?workflow_id={wf_id}")["items"][0]
     assert pack["corrections"] == 2 and pack["discounted"] == 1
     assert [c["field"] for c in pack["changes"]] == ["max_bytes"]  # path → missing.csv is not counted
-    from services.models import Decision
+    from services.coaching.models import Decision
     with services.db.read() as session:
         assert session.get(Decision, sug["suggestion_id"]).outcome == "step_failed"
     events = api.ok("GET", "/api/audit?action=correction_failed")["items"]

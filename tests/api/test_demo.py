@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from services import demo
+from services.workflows import demo
 
 pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
 

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from services.models import utcnow
+from services.orm import utcnow
 from tests.api.test_coaching_decisions import _coach, _decide, _pending, _stats, _step, _suggestion
 
 pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
@@ -212,7 +212,7 @@ def test_a_bad_deadline_is_a_422_naming_the_field(api, step, field):
 
 
 def test_a_deadline_left_on_an_execution_that_no_longer_waits_is_dropped_not_fired(api, services):
-    from services.models import Execution
+    from services.executions.models import Execution
 
     ex_id = api.run([PLAIN])["execution_id"]
     with services.db.transaction() as session:

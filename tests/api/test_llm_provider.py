@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from services.models import WorkspaceLLM
+from services.agents.models import WorkspaceLLM
 from tests.conftest import authed_client
 from tests.support.llm_server import ScriptedLLM
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.policy import Call
-from services import policies
+from services.policies import service as policies
 from tests.conftest import authed_client, make_user
 
 pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)

@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 
 from core.tools import ToolContext
-from services import executions
 from services.container import Services
-from services.leases import HOST, owner_gone
-from services.runner import Runner
+from services.executions import service as executions
+from services.executions.leases import HOST, owner_gone
+from services.executions.runner import Runner
 from services.tools.files import FileWriteTool
 
 LEASE_S = 1.0
@@ -176,7 +176,7 @@ def test_a_deadlock_recording_a_result_is_tried_again_and_the_tool_does_not_run_
         pytest.skip("SQLite runs one writer at a time: no deadlock")
     from sqlalchemy import text
 
-    from services import audit
+    from services.audit import service as audit
 
     hold.hold.set()
     hold.holding = 1
@@ -288,7 +288,8 @@ def _plant_running(api, services, hold, owner: str, expires_in: float) -> str:
     """An execution caught with step `slow` running under `owner`'s lease (as a crash leaves it)."""
     from datetime import timedelta
 
-    from services.models import Execution, utcnow
+    from services.executions.models import Execution
+    from services.orm import utcnow
 
     hold.hold.set()
     hold.holding = 0

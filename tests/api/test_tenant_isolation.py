@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from services import users
-from services.models import User
+from services.users import service as users
+from services.users.models import User
 
 pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
 

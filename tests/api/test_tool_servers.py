@@ -219,7 +219,7 @@ def test_stdio_commands_must_be_allowed_and_fields_are_checked(api):
 
 
 def test_http_server_with_bearer_token_stored_encrypted_and_never_returned(api, services, tmp_path):
-    from services.models import ToolServer
+    from services.toolservers.models import ToolServer
 
     with HttpMcpServer(tmp_path / "mcp", name="remote") as remote:
         created = api.ok("POST", "/api/tool-servers", {"name": "remote", "transport": "http", "url": remote.url,

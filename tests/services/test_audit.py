@@ -1,4 +1,4 @@
-"""The audit chain in services/audit.py on a migrated database (SQLite, and PostgreSQL when it answers):
+"""The audit chain in services/audit/service.py on a migrated database (SQLite, and PostgreSQL when it answers):
 appending, verifying, catching edits and deletions with the seq they happened at, filters, JSONL export."""
 from __future__ import annotations
 
@@ -6,13 +6,13 @@ import json
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from sqlalchemy import delete, select, update
 
-from services import audit
+from services.audit import service as audit
+from services.audit.models import AuditEvent
 from services.db import Database
-from services.models import AuditEvent, Workspace
+from services.users.models import Workspace
 
 N = 6
 

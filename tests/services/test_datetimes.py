@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from sqlalchemy import text
 
-from services import workflows
+from services.workflows import service as workflows
 
 WORKFLOW = {"name": "dated", "steps": [{"id": "a", "tool": "echo", "params": {"message": "a"}}]}
 
@@ -30,7 +30,7 @@ def test_sqlite_stores_datetimes_as_sqlalchemys_text_in_utc(services, database_u
 def test_the_text_is_what_sqlalchemys_own_processor_writes():
     from sqlalchemy.dialects import sqlite
 
-    from services.models import UtcDateTime
+    from services.orm import UtcDateTime
 
     dialect = sqlite.dialect()
     ours, theirs = UtcDateTime().dialect_impl(dialect).bind_processor(dialect), sqlite.DATETIME().bind_processor(dialect)

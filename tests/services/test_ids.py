@@ -3,7 +3,7 @@ import os
 import time
 import uuid
 
-from services.models import new_id
+from services.orm import new_id
 
 
 def test_ids_are_uuid7_unique_and_sort_by_time():

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from datetime import date, datetime, timedelta, timezone
 
-from services import audit
+from services.audit import service as audit
 from services.notifier import jsonable, jsonable_exact
 
 

@@ -50,7 +50,7 @@ def test_sorted_text_is_the_same_for_equal_values_whatever_their_order():
 
 def test_step_states_are_written_in_c_and_read_back_the_same_whichever_way_they_are_written():
     from core.execution.engine import StepState
-    from services.models import StepStates
+    from services.orm import StepStates
 
     moment = datetime(2026, 11, 24, 9, 34, 56, 445526, tzinfo=timezone.utc)
     steps = {"a": StepState("a", status="succeeded", attempts=1, run=1, output={"n": 1}, params={"n": 1},

@@ -10,9 +10,9 @@ import pytest
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm.exc import StaleDataError
 
-from services import metrics
 from services.db import Database, is_transient, retrying
-from services.models import Workspace
+from services.metrics import service as metrics
+from services.users.models import Workspace
 
 
 class _Pg(Exception):

@@ -6,9 +6,12 @@ import shutil
 import pytest
 
 from config import Settings
-from services import decisions, executions, metrics, workflows
+from services.coaching import decisions
 from services.container import Services
-from services.metrics import GLOBAL
+from services.executions import service as executions
+from services.metrics import service as metrics
+from services.metrics.service import GLOBAL
+from services.workflows import service as workflows
 
 WORKFLOW = {"name": "two", "steps": [{"id": f"s{i}", "tool": "echo", "params": {"message": f"step {i}"}}
                                      for i in range(4)]}

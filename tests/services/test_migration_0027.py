@@ -23,12 +23,12 @@ def test_0027_brings_workspace_llm_as_the_model_says_and_takes_it_back(database_
     from alembic.autogenerate import compare_metadata
     from alembic.migration import MigrationContext
 
-    from services.models import Base
+    from services.models import metadata
 
     db = Database(database_url)
     try:
         with db.engine.connect() as conn:
-            diffs = compare_metadata(MigrationContext.configure(conn), Base.metadata)
+            diffs = compare_metadata(MigrationContext.configure(conn), metadata)
         assert [d for d in diffs if "workspace_llm" in repr(d)] == []
         with db.engine.begin() as conn:
             conn.execute(text("INSERT INTO workspaces (id, slug, name, created_at) VALUES ('ws', 'ws', 'WS', :t)"),

@@ -4,15 +4,15 @@ from __future__ import annotations
 import json
 from datetime import datetime, timezone
 
-from alembic import command
 import pytest
+from alembic import command
 from sqlalchemy import inspect, text
 from sqlalchemy.exc import IntegrityError
 
-from services import executions
 from services.db import Database
+from services.executions import service as executions
+from services.executions.models import Execution
 from services.migrate import alembic_config
-from services.models import Execution
 
 T0 = "2024-05-01 10:00:00"
 
@@ -180,7 +180,7 @@ def test_workspace_outbound_lists_come_with_0011_and_go_with_its_downgrade(datab
             _workspace_and_workflow(conn)
         _migrate(db, "head")
         assert "workspace_outbound" in inspect(db.engine).get_table_names()
-        from services.outbound import get_lists, set_lists
+        from services.policies.outbound import get_lists, set_lists
         with db.transaction() as session:
             set_lists(session, "ws", {"allow": ["api.example.com"], "deny": ["10.0.0.0/8"]}, "admin@x")
         with db.read() as session:
@@ -241,12 +241,12 @@ def test_0012_brings_approvals_and_started_by_as_the_models_say_and_takes_them_b
     from alembic.autogenerate import compare_metadata
     from alembic.migration import MigrationContext
 
-    from services.models import Base
+    from services.models import metadata
 
     db = Database(database_url)
     try:
         with db.engine.connect() as conn:  # the approvals table and executions.started_by match the models
-            diffs = compare_metadata(MigrationContext.configure(conn), Base.metadata)
+            diffs = compare_metadata(MigrationContext.configure(conn), metadata)
         ours = [d for d in diffs if "approvals" in repr(d) or "started_by" in repr(d)]
         assert ours == [], ours
         with db.engine.begin() as conn:
@@ -274,12 +274,12 @@ def test_0025_brings_agents_gateway_calls_and_executionless_approvals_and_takes_
     from alembic.autogenerate import compare_metadata
     from alembic.migration import MigrationContext
 
-    from services.models import Base
+    from services.models import metadata
 
     db = Database(database_url)
     try:
         with db.engine.connect() as conn:  # the new tables and the approvals' change match the models
-            diffs = compare_metadata(MigrationContext.configure(conn), Base.metadata)
+            diffs = compare_metadata(MigrationContext.configure(conn), metadata)
         ours = [d for d in diffs if any(n in repr(d) for n in ("agent_identities", "gateway_calls", "approvals"))]
         assert ours == [], ours
         indexes = {i["name"]: i for i in inspect(db.engine).get_indexes("approvals")}

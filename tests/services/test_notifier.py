@@ -8,8 +8,9 @@ import pytest
 from sqlalchemy.orm import Session
 
 from core.execution import states as S
-from services import executions, workflows
+from services.executions import service as executions
 from services.notifier import Events, Notifier
+from services.workflows import service as workflows
 
 
 class Recorder:

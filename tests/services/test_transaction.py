@@ -10,9 +10,11 @@ from sqlalchemy import event, select
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
 
-from services import executions, workflows
 from services.db import is_transient
-from services.models import Execution, Workflow
+from services.executions import service as executions
+from services.executions.models import Execution
+from services.workflows import service as workflows
+from services.workflows.models import Workflow
 
 WORKFLOW = {"name": "tx", "steps": [{"id": "s1", "tool": "echo", "params": {"message": "hi"}}]}
 

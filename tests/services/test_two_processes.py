@@ -8,10 +8,12 @@ import sqlite3
 import pytest
 
 from core.errors import Conflict
-from services import audit, coaching, control, decisions, executions, workflows
+from services.audit import service as audit
+from services.coaching import decisions, service as coaching
+from services.executions import control, service as executions
 from services.notifier import Events
+from services.workflows import service as workflows
 from tests.services.test_metric_rows import WORKFLOW, _start, _workflow_counts, two_processes  # noqa: F401
-
 
 WS: dict[int, str] = {}
 
@@ -141,7 +143,7 @@ def test_a_write_from_outside_coach_is_seen_by_the_next_decision(two_processes):
 
 def test_a_rule_written_by_another_process_judges_the_next_decision(two_processes):
     """The next accept is judged by the rule another process wrote, not by what this process compiled before."""
-    from services import policies
+    from services.policies import service as policies
 
     a, b, notifier = two_processes
     execution_id = _after_two(a, notifier, _workflow(a, b))
@@ -156,7 +158,7 @@ def test_a_rule_written_by_another_process_judges_the_next_decision(two_processe
 def test_the_policy_revision_written_from_outside_coach_is_read_again(two_processes):
     a, b, notifier = two_processes
     execution_id = _after_two(a, notifier, _workflow(a, b))
-    from services import policies
+    from services.policies import service as policies
 
     with a.db.transaction() as session:
         policies.revision(session, WS[id(a)])

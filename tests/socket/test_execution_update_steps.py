@@ -6,7 +6,7 @@ from tests.socket.test_coaching_socket import (  # noqa: F401 (coach_client: a f
     coach_client, create_workflow, is_step, read, rest_decide, start_coaching, three_steps,
 )
 
-# the fields of a step's state (services.executions._step_state); the REST detail adds what the definition says
+# the fields of a step's state (services.executions.service._step_state); the REST detail adds what the definition says
 STATE_FIELDS = {"step_id", "status", "output", "error", "attempts", "params", "decision", "policy", "run",
                 "idempotency_key", "started_at", "finished_at"}
 

@@ -279,7 +279,7 @@ def test_the_same_meta_idempotency_key_gets_the_first_calls_decision(server):
 
 
 def test_another_workspaces_agent_sees_none_of_these_tools(server):
-    from services import users
+    from services.users import service as users
 
     db = Database(server.database_url)
     try:
@@ -317,7 +317,8 @@ def test_a_forwarding_cut_by_a_crash_is_never_sent_again_and_the_agent_is_told(s
 
     from sqlalchemy import update
 
-    from services.models import GatewayCall, utcnow
+    from services.gateway.models import GatewayCall
+    from services.orm import utcnow
 
     agent = make_agent(server, "crashed-bot")
     first = call(server, agent["token"], "shop.tally", {"label": "c1"})

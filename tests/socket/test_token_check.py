@@ -1,8 +1,8 @@
-"""The per-event token check of socket connections (services.users.token_active), on each database backend."""
+"""The per-event token check of socket connections (services.users.service.token_active), on each database backend."""
 from __future__ import annotations
 
-from services import users
 from services.db import Database
+from services.users import service as users
 
 
 def test_token_active_until_revoked_or_unknown(database_url):

@@ -1,4 +1,4 @@
-"""Steps on Celery workers (COACH_BROKER_URL, services/worker.py; issue #16 item 3): a server takes the decisions
+"""Steps on Celery workers (COACH_BROKER_URL, services/executions/worker.py; issue #16 item 3): a server takes the decisions
 and hands executions that need a slow tool to a worker process, which runs the tool and pushes its events through
 the Socket.IO message queue to the clients of the server. Real Redis, real `celery worker` processes."""
 from __future__ import annotations
@@ -85,7 +85,7 @@ def cluster(tmp_path, redis_dbs):
 
     def worker(name: str) -> subprocess.Popen:
         log = open(tmp_path / f"{name}.log", "w")
-        proc = subprocess.Popen([sys.executable, "-m", "celery", "-A", "services.worker", "worker", "--pool=solo",
+        proc = subprocess.Popen([sys.executable, "-m", "celery", "-A", "services.executions.worker", "worker", "--pool=solo",
                                  f"--hostname={name}@%h", "--loglevel=INFO", "--without-mingle", "--without-gossip"],
                                 cwd=REPO_ROOT, env=server.environment(), stdout=log, stderr=subprocess.STDOUT)
         workers.append(proc)

@@ -1,0 +1,285 @@
+"""Agent steps: the loop of core/agent wired to storage, the policy, people and tools.
+
+The runner hands an agent step to `run_step` outside any transaction, as it does a slow tool. The loop then writes
+its conversation as it grows (services/agents/store.py): each LLM answer and each tool result is committed before
+the next request to the LLM or the next tool that takes time, so a server killed anywhere goes on from the stored
+conversation (`run_step` again, after Runner.recover). A call a person must decide becomes a suggestion of kind
+`tool_call` and the loop returns: no thread waits on a person. The decision, the answer to CONFIRM_DATA or
+the approval of REQUEST_APPROVAL writes the call's result or the person's message (services/agents/replies.py), and
+the runner runs the step again.
+"""
+from __future__ import annotations
+
+import logging
+from contextlib import ExitStack
+from typing import Any
+
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session
+
+from core.agent import conversation as C
+from core.agent.loop import AgentLoop, Result, Ruling, opening
+from core.agent.spec import resolve_tools
+from core.coaching import autonomy
+from core.coaching.autonomy import tool_unit
+from core.execution import states as S
+from core.execution.engine import Outcome, run_tool, template_context
+from core.templating import TemplateFailure, render_value
+from core.tools import ToolRegistry, schema_errors
+from services.agents import llm_provider, store
+from services.agents.llm import SETUP, OpenAIProvider
+from services.approvals import service as approvals
+from services.audit import service as audit
+from services.coaching import service as coaching
+from services.coaching.models import Suggestion
+from services.executions import service as executions
+from services.executions.models import Execution
+from services.metrics import service as metrics
+from services.notifier import Events
+from services.orm import new_id, utcnow
+from services.policies import service as policies
+from services.workflows.models import Workflow
+
+log = logging.getLogger(__name__)
+
+
+def judge_call(session: Session, tools: ToolRegistry, ex: Execution, step, tool: str | None, params: Any, *,
+               known: dict | None = None) -> dict:
+    """The policy's verdict (with its explanation) on a call an agent step makes: step_type `agent`, agent_step the
+    step's id. `known`: an earlier verdict on this very call, reused while its policy revision is current."""
+    if known is not None and known.get("revision") == policies.revision(session, ex.workspace_id):
+        return known
+    call = policies.call_for(tools, tool or "", params, step_type="agent", workflow_id=ex.workflow_id,
+                             user=policies.starter(session, ex.started_by), agent_step=step.id)
+    return policies.evaluate(session, ex.workspace_id, call).to_dict()
+
+
+def provider_of(runner):
+    if getattr(runner, "llm", None) is None:
+        runner.llm = OpenAIProvider(runner.settings)
+    return runner.llm
+
+
+def run_step(runner, execution_id: str, step) -> Outcome | None:
+    """Run (or go on with) an agent step. Returns its outcome, or None when it waits for a person or is no longer
+    this task's to run (cancelled, paused)."""
+    spec = step.agent
+    chosen = llm_provider.choose(runner, execution_id, provider_of(runner))  # the workspace's, else the server's
+    provider = chosen.provider
+    model = spec.model or chosen.model
+    if chosen.source == "none" or not model:
+        missing = "no LLM provider is configured" if chosen.source == "none" else "no model is set"
+        return Outcome(False, error=f"agent step {step.id!r} cannot start: {missing}: {SETUP}", attempts=0)
+    host = Host(runner, execution_id, step)
+    try:
+        messages = host.begin()
+        if messages is None:
+            host.flush()
+            return None
+        allowed = resolve_tools(spec.tools, host.tools.names())  # the workspace's tools (its MCP servers' too)
+        if not messages:
+            try:
+                goal = render_value(spec.goal, template_context(executions.to_state(host.ex)), "goal")
+            except TemplateFailure as exc:
+                host.flush()
+                return Outcome(False, error=f"step {step.id!r}: {exc}", attempts=0)
+            messages.extend(opening(spec, goal if isinstance(goal, str) else C.tool_content(goal)))
+            host.save(messages)
+        loop = AgentLoop(spec, provider, host, {name: host.tools.get(name) for name in allowed}, model=model,
+                         key=f"{execution_id}/{step.id}")
+        stop = loop.run(messages)
+    except SQLAlchemyError:  # the database's trouble: the step runs again (Runner.recover), nothing is lost
+        host.abort()
+        raise
+    except Exception as exc:  # a bug, or an answer nobody foresaw: the step fails with the reason, never the runner
+        host.abort()
+        log.exception("the agent step %s of execution %s failed", step.id, execution_id)
+        return Outcome(False, error=f"agent step {step.id!r} failed: {type(exc).__name__}: {exc}", attempts=0)
+    except BaseException:
+        host.abort()
+        raise
+    if stop.kind == "done":
+        return Outcome(True, output=stop.output, attempts=0)
+    if stop.kind == "failed":
+        return Outcome(False, error=f"agent step {step.id!r}: {stop.error}", attempts=0)
+    return None
+
+
+class Host:
+    """core.agent.loop.Host over the database: a transaction opened when first needed and committed at `flush`
+    (so that nothing slow, an LLM request or a tool that takes time, ever runs inside one)."""
+
+    def __init__(self, runner, execution_id: str, step):
+        self.runner, self.execution_id, self.step = runner, execution_id, step
+        self.db, self.tools, self.settings = runner.db, runner.tools, runner.settings
+        self._stack: ExitStack | None = None
+        self.session: Session | None = None
+        self.ex: Execution | None = None
+        self.alive = False
+        self.events = Events()
+        self._dirty: dict[int, C.Message] = {}
+        self.messages: list[C.Message] = []  # the conversation, as the loop grows it
+
+    # -- the transaction ----------------------------------------------------------------------------------------
+    def _open(self) -> Session:
+        if self.session is None:
+            self._stack = ExitStack()
+            self.session = self._stack.enter_context(self.db.transaction())
+            self.events = Events()
+            self.ex = executions.get_any(self.session, self.execution_id)
+            if self.ex is not None:
+                self.tools = self.runner.tools.for_workspace(self.ex.workspace_id)
+            row = self.ex.steps.get(self.step.id) if self.ex is not None else None
+            self.alive = self.ex is not None and self.ex.status == S.RUNNING and row is not None \
+                and row.status == S.STEP_RUNNING
+        return self.session
+
+    def begin(self) -> list[C.Message] | None:
+        """The stored conversation, or None when the step is not this task's to run."""
+        session = self._open()
+        if not self.alive:
+            return None
+        self.messages = store.load(session, self.execution_id, self.step.id)
+        return self.messages
+
+    def save(self, messages: list[C.Message]) -> None:
+        for m in messages:
+            if m.id is None:
+                m.id = new_id()
+            self._dirty[m.seq] = m
+
+    def flush(self) -> bool:
+        session = self._open()
+        alive, ex = self.alive, self.ex
+        if self._dirty:
+            written = store.write(session, ex, self.step.id, list(self._dirty.values()))
+            self.events.add("agent_messages", {"execution_id": self.execution_id, "step_id": self.step.id,
+                                               "messages": [store.view(m) for m in written]},
+                            execution=self.execution_id)
+            self._dirty.clear()
+        if not alive and ex is not None and ex.status == S.PAUSED \
+                and executions.step_state(ex, self.step.id).status == S.STEP_RUNNING:
+            executions.set_step(ex, self.step.id, status=S.STEP_PENDING)  # the resume runs it again
+        stack, events = self._stack, self.events
+        self._stack = self.session = None
+        stack.close()  # commits
+        self.runner.notifier.send(events)
+        return alive
+
+    def abort(self) -> None:
+        if self._stack is not None:
+            stack, self._stack, self.session = self._stack, None, None
+            stack.__exit__(RuntimeError, RuntimeError("agent loop failed"), None)  # rolls back
+
+    # -- judging and reviewing calls --------------------------------------------------------------------------
+    def judge(self, m: C.Message) -> Ruling:
+        session = self._open()
+        ex = self.ex
+        wf = session.get(Workflow, ex.workflow_id)
+        key = tool_unit(self.step.id, m.tool)
+        params, source = m.arguments, "llm"
+        if ex.mode != "normal" and wf.kind != "plan":  # a learned change applies to the call, citing its pack
+            params, pack_id, applied = coaching.learned(session, wf, key, params)
+            if applied:
+                source = f"correction_pack:{pack_id}"
+        verdict = judge_call(session, self.tools, ex, self.step, m.tool, params)
+        if verdict["effect"] == "deny":
+            audit.record(session, ex.workspace_id, "system", "policy_deny", target_type="tool_call",
+                         target_id=f"{ex.id}/{self.step.id}/{m.tool_call_id}"[:200], execution_id=ex.id,
+                         after={"tool": m.tool, "params": params, "policy": verdict}, result="deny")
+            return Ruling("deny", params, verdict, reason=policies.denied_message(verdict), source=source)
+        if verdict["effect"] == "require_review":
+            return Ruling("review", params, verdict, source=source)
+        modes = autonomy.step_modes(wf.settings)
+        gate = autonomy.review_for(ex.mode, wf.mode, modes.get(key) or modes.get(self.step.id),
+                                   lambda: self.runner.rng.random() < self.settings.spot_check_rate)
+        if gate is not None:
+            return Ruling("review", params, verdict, purpose=gate if gate == "spot_check" else "coaching",
+                          source=source)
+        return Ruling("allow", params, verdict, source=source)
+
+    def open_review(self, m: C.Message, ruling: Ruling) -> None:
+        session = self._open()
+        if not self.alive:
+            return
+        ex, step = self.ex, self.step
+        wf = session.get(Workflow, ex.workflow_id)
+        scopes = metrics.plan_scopes(m.tool) if wf.kind == "plan" else \
+            metrics.workflow_scopes(ex.workflow_id, ex.workflow_version, step.id) + \
+            [("step", f"{ex.workflow_id}/{tool_unit(step.id, m.tool)}")]
+        counted = metrics.record_suggestion(session, ex.workspace_id, scopes, metrics.workflow_thresholds(wf))
+        reasoning = store.reasoning_of(self.conversation_reply(m))
+        now = utcnow()
+        sug = Suggestion(created_at=now, workspace_id=ex.workspace_id, execution_id=ex.id, workflow_id=ex.workflow_id,
+                         workflow_version=ex.workflow_version, step_id=step.id, tool=m.tool, params=ruling.params,
+                         definition_params=m.arguments, confidence=counted[scopes[-1]].confidence(),
+                         source=ruling.source, purpose=ruling.purpose, policy=ruling.policy, kind="tool_call",
+                         agent_message_id=m.id, tool_call_id=(m.tool_call_id or "")[:200] or None,
+                         rationale=reasoning or f"The agent calls {m.tool}.")
+        session.add(sug)
+        m.suggestion_id = sug.id
+        executions.set_step(ex, step.id, status=S.STEP_WAITING)
+        ex.gate = {"kind": "decision", "step_id": step.id, "suggestion_id": sug.id, "tool_call_id": m.tool_call_id,
+                   "agent": True}
+        executions.set_status(ex, "await_decision")
+        executions.count_stat(ex, "suggestions_made")
+        payload = coaching.view(sug, self.tools, step)
+        self.events.add("tool_call_pending_review", payload, execution=ex.id, workspace=ex.workspace_id)
+        self.events.add("coaching_suggestion", payload, execution=ex.id, workspace=ex.workspace_id)
+        self.events.latest("coaching_stats", {"execution_id": ex.id, **executions.stats_of(ex)}, execution=ex.id)
+        executions.changed(self.session, self.events, ex, step.id)
+        if ruling.policy and ruling.policy.get("effect") == "require_review":
+            audit.record(session, ex.workspace_id, "system", "policy_review", target_type="suggestion",
+                         target_id=sug.id, execution_id=ex.id,
+                         after={"step_id": step.id, "tool": m.tool, "params": ruling.params, "policy": ruling.policy},
+                         result="require_review")
+
+    def conversation_reply(self, m: C.Message) -> C.Message | None:
+        """The assistant message that asked for the call `m`."""
+        return next((r for r in self.messages if r.role == C.ASSISTANT and r.turn == m.turn), None)
+
+    # -- tools --------------------------------------------------------------------------------------------------
+    def inline(self, tool: str) -> bool:
+        """Whether the tool runs in the open transaction: an instantaneous one (echo, noop), while the step is known
+        to be this loop's (else the loop flushes first, and stops if it is not)."""
+        return self.session is not None and self.alive and bool(getattr(self.tools.get(tool or ""), "inline", False))
+
+    def run_tool(self, m: C.Message) -> Result:
+        tool = self.tools.get(m.tool or "")
+        if tool is None:
+            return Result(False, error=f"tool {m.tool!r} is not registered on this server")
+        problems = schema_errors(tool.params_schema, m.params)
+        if problems:
+            listed = "; ".join(f"{k}: {', '.join(v)}" for k, v in problems.items())
+            return Result(False, error=f"the arguments do not fit tool {m.tool!r}: {listed}")
+        workspace = self.ex.workspace_id if self.ex is not None else ""
+        outcome = run_tool(self.step, tool, m.params, execution_id=self.execution_id, workspace_id=workspace)
+        return Result(outcome.ok, outcome.output, outcome.error)
+
+    # -- people -------------------------------------------------------------------------------------------------
+    def ask(self, m: C.Message, question: str) -> None:
+        self._open()
+        if not self.alive:
+            return
+        ex = self.ex
+        executions.set_step(ex, self.step.id, status=S.STEP_WAITING)
+        ex.gate = {"kind": "clarification", "step_id": self.step.id, "question": question,
+                   "paused_at": utcnow().isoformat(), "agent": True}
+        executions.set_status(ex, "await_clarification")
+        self.events.add("clarification_requested", {"execution_id": ex.id, "step_id": self.step.id,
+                                                    "question": question, "agent": True},
+                        execution=ex.id, workspace=ex.workspace_id)
+        executions.changed(self.session, self.events, ex, self.step.id)
+
+    def request_approval(self, m: C.Message, text: str) -> None:
+        session = self._open()
+        if not self.alive:
+            return
+        ex = self.ex
+        approvals.open_agent(session, ex, self.step.id, text, self.events)
+        executions.changed(self.session, self.events, ex, self.step.id)
+
+
+# -- what people's actions do to the conversation (each in the caller's transaction) ------------------------------
+
+__all__ = ["Host", "judge_call", "run_step"]

@@ -1,0 +1,4 @@
+"""Approvals: storage and transactions around core/approvals.
+
+service.py, models.py
+"""

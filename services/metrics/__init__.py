@@ -1,0 +1,10 @@
+"""Metrics: CoachingMetricsCollector's scopes, the evidence a decision adds and what it changes (promotion readiness,
+demotion), notices, Prometheus.
+
+service.py         each scope's running metrics, updated in the decision's transaction
+evidence.py        a decision counted, level changes, demotion
+step_decisions.py  the decisions behind a step's readiness
+notices.py         the dashboard's notices
+prometheus.py      GET /metrics
+models.py          MetricScope, MetricBucket
+"""

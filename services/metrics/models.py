@@ -1,0 +1,37 @@
+"""Each metric scope's running counts and their time buckets."""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import ForeignKey, Integer, String, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from services.orm import Base, JsonType, UtcDateTime, utcnow
+
+
+class MetricScope(Base):
+    """Running metrics of one scope (global, workflow, workflow version, step, operator, spot checks),
+    updated in each decision's own transaction so that reads never scan history."""
+
+    __tablename__ = "metric_scopes"
+    __table_args__ = (UniqueConstraint("workspace_id", "scope", "key"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"))
+    scope: Mapped[str] = mapped_column(String(24))
+    key: Mapped[str] = mapped_column(String(200))
+    state: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, onupdate=utcnow)
+
+
+class MetricBucket(Base):
+    """One hour of one scope's decisions, for charts."""
+
+    __tablename__ = "metric_buckets"
+    __table_args__ = (UniqueConstraint("workspace_id", "scope", "key", "bucket"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"))
+    scope: Mapped[str] = mapped_column(String(24))
+    key: Mapped[str] = mapped_column(String(200))
+    bucket: Mapped[datetime] = mapped_column(UtcDateTime())
+    counts: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)

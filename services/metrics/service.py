@@ -1,0 +1,304 @@
+"""CoachingMetricsCollector: keeps each scope's running metrics in a row, updated inside the decision's
+transaction (row-locked on PostgreSQL, under the workspace's lock taken first, services.audit.service.lock_workspace;
+SQLite's write transactions are already serial), and each hour's counts in a bucket row, added to in SQL. Reads
+are one row."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any, Iterable
+
+from sqlalchemy import Float, String, bindparam, event, func, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.orm import Session
+
+from core.coaching import autonomy
+from core.coaching.metrics import LevelThresholds, MetricsState, bucket_start
+from services.audit.service import lock_workspace
+from services.db import row_locks
+from services.metrics.models import MetricBucket, MetricScope
+from services.orm import utcnow
+
+GLOBAL = ("global", "all")
+SERIES_SCOPES = ("global", "workflow", "operator")  # the scopes dashboards chart over time
+
+
+def workflow_scopes(workflow_id: str, version: int, step_id: str) -> list[tuple[str, str]]:
+    return [GLOBAL, ("workflow", workflow_id), ("version", f"{workflow_id}@{version}"),
+            ("step", f"{workflow_id}/{step_id}")]
+
+
+def plan_scopes(tool: str | None) -> list[tuple[str, str]]:
+    """Where a plan's suggestions and decisions count: it has no workflow, so globally and per tool."""
+    return [GLOBAL, ("tool", tool or "(none)")]
+
+
+def _insert(session: Session):
+    return pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+
+
+def _scope_rows(session: Session, workspace_id: str, keys: list[tuple[str, str]],
+                ahead: list[tuple[str, str]] = ()) -> list[MetricScope]:
+    """Get-or-create the rows of these scopes, locked for update where the database can (PostgreSQL: under the
+    workspace's lock, taken first). A row read earlier in this transaction is the one in the session's identity map
+    (only this function loads MetricScope objects, so each of them is locked), so a decision and the suggestion that
+    follows it in the same transaction read each scope once. `ahead`: rows read in the same SELECT if they exist,
+    because this transaction is likely to need them next (neither created nor changed here)."""
+    found = {(row.scope, row.key): row for row in _in_session(session, workspace_id)}
+    missing = [k for k in keys if k not in found]
+    if missing:
+        lock = row_locks(session)
+        if lock:  # every metric row is locked under the workspace's lock, taken first: one lock order for all
+            lock_workspace(session, workspace_id)
+
+        def fetch(wanted):
+            for row in session.scalars(_FETCH_LOCKED if lock else _FETCH,
+                                       {"workspace_id": workspace_id, "keys": sorted({k for _, k in wanted})}):
+                found[(row.scope, row.key)] = row  # the key alone may match other scopes' rows: kept too
+
+        fetch(missing + [k for k in ahead if k not in found])
+        absent = [k for k in missing if k not in found]
+        if absent:  # INSERT … ON CONFLICT DO NOTHING: two first decisions of a scope at once find the one row
+            now = utcnow()
+            session.execute(_insert(session)(MetricScope.__table__).on_conflict_do_nothing(), [
+                {"workspace_id": workspace_id, "scope": scope, "key": key, "state": {}, "updated_at": now}
+                for scope, key in absent])
+            fetch(absent)
+    return [found[k] for k in keys]
+
+
+# built once (every decision runs them): SQLAlchemy caches their compiled forms
+_FETCH = select(MetricScope).where(MetricScope.workspace_id == bindparam("workspace_id"),
+                                   MetricScope.key.in_(bindparam("keys", expanding=True)))
+_FETCH_LOCKED = _FETCH.with_for_update()
+
+
+def _in_session(session: Session, workspace_id: str) -> list[MetricScope]:
+    return [obj for obj in session.identity_map.values()
+            if type(obj) is MetricScope and obj.workspace_id == workspace_id]
+
+
+PARSED = "parsed_state"  # a MetricScope row's MetricsState, parsed once per transaction (a plain attribute)
+
+
+def _state(row: MetricScope, thresholds: LevelThresholds | None) -> MetricsState:
+    """The row's state, parsed once (kept with the row, written back at commit), under the thresholds that apply
+    now."""
+    state = getattr(row, PARSED, None)
+    if state is None:
+        state = MetricsState.from_dict(row.state)
+        setattr(row, PARSED, state)
+    state.set_thresholds(_thresholds_for(row.scope, thresholds))
+    return state
+
+
+@event.listens_for(Session, "before_commit")
+def _write_states(session: Session) -> None:
+    """The parsed states of the metric rows this transaction loaded go into their rows, for the commit's flush to
+    write (those unchanged compare equal and are not written)."""
+    for obj in list(session.identity_map.values()):
+        if type(obj) is MetricScope:
+            state = getattr(obj, PARSED, None)
+            if state is not None:
+                obj.state = state.to_dict()
+
+
+def count_in_buckets(session: Session, workspace_id: str, scopes: list[tuple[str, str]], kind: str,
+                     latency_ms: float, now: datetime | None = None) -> None:
+    """One decision more in each scope's bucket of the hour, in one statement: INSERT … ON CONFLICT DO UPDATE that
+    adds to the JSON counts in SQL, so no row is read and concurrent writers cannot lose a count."""
+    if not scopes:
+        return
+    bucket = bucket_start(now or utcnow(), "hour")
+    dialect = session.get_bind().dialect.name
+    upsert = _UPSERTS[dialect] if dialect in _UPSERTS else _upsert(dialect)
+    session.execute(upsert, [{"workspace_id": workspace_id, "scope": scope, "key": key, "bucket": bucket,
+                              "counts": {kind: 1, "latency_ms_sum": float(latency_ms)}, "kind": kind,
+                              "kind_path": f'$."{kind}"', "latency": float(latency_ms)} for scope, key in scopes])
+
+
+def _upsert(dialect: str):
+    """The bucket upsert for this dialect (built once): the row's counts with one more `kind` and the latency added,
+    merged into the JSON in SQL."""
+    table = MetricBucket.__table__
+    counts = table.c.counts
+    kind, latency = bindparam("kind", type_=String), bindparam("latency", type_=Float)
+    added_latency = func.coalesce(counts["latency_ms_sum"].as_float(), 0.0) + latency
+    if dialect == "postgresql":
+        added_kind = func.coalesce(counts[kind].as_integer(), 0) + 1
+        merged = counts.op("||")(func.jsonb_build_object(kind, added_kind, "latency_ms_sum", added_latency))
+        insert = pg_insert
+    else:
+        path = bindparam("kind_path", type_=String)
+        added_kind = func.coalesce(func.json_extract(counts, path), 0) + 1
+        merged = func.json_set(counts, path, added_kind, '$."latency_ms_sum"', added_latency)
+        insert = sqlite_insert
+    found = _UPSERTS[dialect] = insert(table).values(
+        workspace_id=bindparam("workspace_id"), scope=bindparam("scope"), key=bindparam("key"),
+        bucket=bindparam("bucket", type_=table.c.bucket.type), counts=bindparam("counts", type_=table.c.counts.type),
+    ).on_conflict_do_update(index_elements=[table.c.workspace_id, table.c.scope, table.c.key, table.c.bucket],
+                            set_={"counts": merged})
+    return found
+
+
+_UPSERTS: dict[str, Any] = {}
+
+
+def _thresholds_for(scope: str, thresholds: LevelThresholds | None) -> LevelThresholds:
+    return thresholds if thresholds is not None and scope in ("workflow", "version", "step", "spot") \
+        else _DEFAULTS
+
+
+def load(session: Session, workspace_id: str, scope: str, key: str,
+         thresholds: LevelThresholds | None = None) -> MetricsState:
+    """A scope's state as this transaction sees it (with what it counted already)."""
+    row = next((r for r in _in_session(session, workspace_id) if (r.scope, r.key) == (scope, key)), None)
+    if row is not None:
+        state = getattr(row, PARSED, None)
+        value = state.to_dict() if state is not None else row.state
+    else:  # the column only: MetricScope objects in the session are the locked ones (_scope_rows)
+        value = session.scalar(select(MetricScope.state).where(MetricScope.workspace_id == workspace_id,
+                                                               MetricScope.scope == scope, MetricScope.key == key))
+    state = MetricsState.from_dict(value)
+    state.set_thresholds(_thresholds_for(scope, thresholds))
+    return state
+
+
+def load_many(session: Session, workspace_id: str, scope: str, keys: Iterable[str] | None = None,
+              thresholds: LevelThresholds | None = None, prefix: str | None = None) -> dict[str, MetricsState]:
+    query = select(MetricScope.key, MetricScope.state).where(MetricScope.workspace_id == workspace_id,
+                                                              MetricScope.scope == scope)
+    if prefix:
+        query = query.where(MetricScope.key.startswith(prefix, autoescape=True))
+    if keys is not None:
+        query = query.where(MetricScope.key.in_(list(keys)))
+    out = {}
+    for row in session.execute(query):
+        state = MetricsState.from_dict(row.state)
+        state.set_thresholds(_thresholds_for(scope, thresholds))
+        out[row.key] = state
+    return out
+
+
+def record_suggestion(session: Session, workspace_id: str, scopes: list[tuple[str, str]],
+                      thresholds: LevelThresholds | None = None) -> dict[tuple[str, str], MetricsState]:
+    out = {}
+    for (scope, key), row in zip(scopes, _scope_rows(session, workspace_id, [tuple(s) for s in scopes])):
+        state = _state(row, thresholds)
+        state.record_suggestion()
+        out[(scope, key)] = state
+    return out
+
+
+def held_states(session: Session, workspace_id: str, scopes: list[tuple[str, str]],
+                thresholds: LevelThresholds | None = None) -> dict[tuple[str, str], MetricsState]:
+    """Scopes' states as the transaction will write them: a change made to them (restart_evidence at a demotion)
+    is written with the transaction, like a decision's."""
+    rows = _scope_rows(session, workspace_id, [tuple(s) for s in scopes])
+    return {(scope, key): _state(row, thresholds) for (scope, key), row in zip(scopes, rows)}
+
+
+def record_decision(session: Session, workspace_id: str, scopes: list[tuple[str, str]], kind: str,
+                    latency_ms: float, thresholds: LevelThresholds | None = None,
+                    now: datetime | None = None, ahead: list[tuple[str, str]] = (),
+                    levels: Iterable[tuple[str, str]] | None = None
+                    ) -> dict[tuple[str, str], tuple[MetricsState, str | None]]:
+    """Count one decision in every scope; returns each scope's new state and its level before (for the scopes
+    in `levels` only, when given: the others' None). `ahead`: scopes read in the same SELECT because the
+    transaction will likely count a suggestion in them next."""
+    out = {}
+    rows = _scope_rows(session, workspace_id, [tuple(s) for s in scopes], [tuple(a) for a in ahead])
+    for (scope, key), row in zip(scopes, rows):
+        state = _state(row, thresholds)
+        before = state.assess().level if levels is None or (scope, key) in levels else None
+        state.record_decision(kind, latency_ms)
+        out[(scope, key)] = (state, before)
+    count_in_buckets(session, workspace_id, [(sc, k) for sc, k in scopes if sc in SERIES_SCOPES], kind, latency_ms,
+                     now)
+    return out
+
+
+def series(session: Session, workspace_id: str, scope: str, key: str, hours: int = 24 * 14) -> list[dict]:
+    since = bucket_start(utcnow() - timedelta(hours=hours), "hour")
+    rows = session.scalars(select(MetricBucket).where(
+        MetricBucket.workspace_id == workspace_id, MetricBucket.scope == scope, MetricBucket.key == key,
+        MetricBucket.bucket >= since).order_by(MetricBucket.bucket))
+    out = []
+    for row in rows:
+        c = row.counts or {}
+        decisions = sum(c.get(k, 0) for k in ("accept", "reject", "correct", "manual", "skip"))
+        counted = decisions - c.get("skip", 0)
+        bucket = row.bucket if row.bucket.tzinfo else row.bucket.replace(tzinfo=bucket_start(utcnow()).tzinfo)
+        out.append({
+            "bucket": bucket.isoformat(), "decisions": decisions, "accepted": c.get("accept", 0),
+            "rejected": c.get("reject", 0), "corrected": c.get("correct", 0), "manual": c.get("manual", 0),
+            "skipped": c.get("skip", 0),
+            "acceptance_rate": round(c.get("accept", 0) / counted, 4) if counted else 0.0,
+            "latency_ms_avg": round(c.get("latency_ms_sum", 0.0) / decisions, 1) if decisions else None,
+        })
+    return out
+
+
+def workflow_thresholds(workflow) -> LevelThresholds:
+    """A workflow's level thresholds: its own settings over DESIGN.md §3's defaults. One object per distinct
+    setting (nobody changes a LevelThresholds once made), so a kept metric state sees the same object again."""
+    given = (workflow.settings or {}).get("thresholds")
+    try:
+        key = tuple(sorted(given.items())) if isinstance(given, dict) else given
+        found = _THRESHOLDS.get(key)
+    except TypeError:  # something unhashable in the settings: no sharing, from_dict says what is wrong
+        return LevelThresholds.from_dict(given)
+    if found is None:
+        found = LevelThresholds.from_dict(given)
+        if len(_THRESHOLDS) > 1000:
+            _THRESHOLDS.clear()
+        _THRESHOLDS[key] = found
+    return found
+
+
+_THRESHOLDS: dict[Any, LevelThresholds] = {}
+_DEFAULTS = LevelThresholds()  # DESIGN.md §3's, for the scopes no workflow sets (global, operator)
+
+
+def workflow_view(session: Session, workflow, *, detail: bool = False,
+                  scopes: dict[str, dict[str, MetricsState]] | None = None) -> dict[str, Any]:
+    """GET /api/metrics/workflows/<id> (DESIGN.md "Shapes"): all versions, the current one, steps, series.
+    Without `detail` (the list), the steps are still there, from `scopes` when the caller read every
+    workflow's step and spot-check rows at once (`workspace_step_scopes`)."""
+    thresholds = workflow_thresholds(workflow)
+    snap = load(session, workflow.workspace_id, "workflow", workflow.id, thresholds).snapshot()
+    body = {"workflow_id": workflow.id, "name": workflow.name, "mode": workflow.mode, **snap}
+    prefix = f"{workflow.id}/"
+    if scopes is None:
+        scopes = {scope: load_many(session, workflow.workspace_id, scope, None, thresholds, prefix=prefix)
+                  for scope in ("step", "spot")}
+    modes = autonomy.step_modes(workflow.settings)
+    body["steps"] = {}
+    for key, state in scopes["step"].items():
+        if key.startswith(prefix):
+            step_id = key[len(prefix):]
+            state.set_thresholds(thresholds)
+            body["steps"][step_id] = {**state.snapshot(), "mode": modes.get(step_id, autonomy.COACHING)}
+            spot = scopes["spot"].get(key)
+            if spot is not None:
+                spot.set_thresholds(thresholds)
+                body["steps"][step_id]["spot_checks"] = spot.snapshot()
+    for step_id, mode in modes.items():  # a step promoted or pinned before any decision of it
+        body["steps"].setdefault(step_id, {**MetricsState.from_dict(None).snapshot(), "mode": mode})
+    for key in [k for k in body["steps"] if ":" in k]:  # an agent's calls of one tool (`<step>:<tool>`): also
+        owner, _, tool = key.partition(":")          # under their agent step's `tools`
+        if owner in body["steps"]:
+            body["steps"][owner].setdefault("tools", {})[tool] = body["steps"][key]
+    if detail:
+        version_key = f"{workflow.id}@{workflow.current_version}"
+        body["current_version"] = {"version": workflow.current_version,
+                                   **load(session, workflow.workspace_id, "version", version_key,
+                                          thresholds).snapshot()}
+        body["spot_checks"] = load(session, workflow.workspace_id, "spot", workflow.id, thresholds).snapshot()
+        body["series"] = series(session, workflow.workspace_id, "workflow", workflow.id)
+    return body
+
+
+def workspace_step_scopes(session: Session, workspace_id: str) -> dict[str, dict[str, MetricsState]]:
+    """Every workflow's step and spot-check rows of a workspace, in two queries (the metrics list)."""
+    return {scope: load_many(session, workspace_id, scope) for scope in ("step", "spot")}

@@ -1,0 +1,4 @@
+"""Ad-hoc plans: created, approved, executed.
+
+service.py, models.py
+"""

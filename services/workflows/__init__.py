@@ -1,0 +1,6 @@
+"""Workflow definitions: create, version, read, delete; the demo.
+
+service.py  definitions
+demo.py     the demo workflows
+models.py   Workflow, WorkflowVersion
+"""
