@@ -13,6 +13,7 @@ from api.base import Blueprint
 from api.context import services, user_id
 from core.errors import Forbidden, Unauthorized
 from services.audit import service as audit
+from services.db import retrying
 from services.users import service as users
 from services.users.models import Membership, User, Workspace
 
@@ -127,6 +128,11 @@ def authenticate_request() -> None:
         return
     svc = services()
     header = request.headers.get("Authorization", "")
+    # the request's first statement: tried again on a new connection when the pooled one was gone (services.db)
+    retrying(lambda: _authenticate(svc, header), tries=4, what="authenticating a request")
+
+
+def _authenticate(svc, header: str) -> None:
     with svc.db.read() as db_session:
         made_at = None
         if header.lower().startswith("bearer "):

@@ -91,13 +91,16 @@ T = TypeVar("T")
 
 
 def is_transient(exc: BaseException) -> bool:
-    """Whether `exc` is an error a new try of the whole transaction may well not meet: a PostgreSQL deadlock or
-    serialization failure, SQLite's "database is locked" (its busy timeout ran out), or a write whose version
-    check found the row changed since it was read (StaleDataError). The failed transaction committed nothing."""
+    """Whether `exc` is an error a new try of the whole transaction may well not meet: a lost connection, a
+    PostgreSQL deadlock or serialization failure, SQLite's "database is locked" (its busy timeout ran out), or a
+    write whose version check found the row changed since it was read (StaleDataError). The failed transaction
+    committed nothing (a connection lost during COMMIT itself is the one case that cannot tell)."""
     if isinstance(exc, StaleDataError):
         return True
     if not isinstance(exc, DBAPIError):
         return False
+    if exc.connection_invalidated:  # the connection was gone: the pool is renewed and the transaction never ran
+        return True
     orig = exc.orig
     if getattr(orig, "sqlstate", None) in TRANSIENT_SQLSTATES or getattr(orig, "pgcode", None) in TRANSIENT_SQLSTATES:
         return True
@@ -132,7 +135,11 @@ class Database:
                 Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
             kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
         else:
-            kwargs.update(pool_pre_ping=True, pool_size=10, max_overflow=20)
+            # no pool_pre_ping: it sends a statement at every checkout, one round trip more for each transaction.
+            # A pooled connection that went away (the server restarted, a backend was terminated) fails its first
+            # statement instead; SQLAlchemy then invalidates the pool, and the transaction, tried again
+            # (is_transient), runs on a new connection: the docs' "optimistic" disconnect handling
+            kwargs.update(pool_size=10, max_overflow=20)
         if parsed.drivername == "postgresql":  # the driver Coach installs (SQLAlchemy 2.0 would pick psycopg2)
             parsed = parsed.set(drivername="postgresql+psycopg")
         self.engine = create_engine(parsed, **kwargs)

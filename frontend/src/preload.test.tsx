@@ -110,7 +110,12 @@ describe("a page load", () => {
   it("starts early the very reads the coaching panel's page load makes", async () => {
     setCookie("coach_csrf", "token");
     window.localStorage.setItem(WORKSPACE_STORAGE_KEY, "1");
-    const { calls } = stubSignedInFetch();
+    // the execution is not there: the page shows that, and its shell (the account bar) stays
+    const { calls } = stubSignedInFetch((call) =>
+      call.url.startsWith("/api/executions/")
+        ? jsonResponse({ error: { code: "not_found", message: "Execution not found" } }, 404)
+        : jsonResponse(emptyPage),
+    );
 
     const page = loadPage("/executions/ex%201/coach");
 
