@@ -130,11 +130,11 @@ def _retried(view):
 
 
 def _recover(services) -> None:
-    resumed = services.runner.recover()
+    resumed = services.runner.scans.recover()
     if resumed:
         log.info("resumed %d executions that were running when the server stopped", resumed)
-    services.runner.start_deadlines()  # the server that recovers is the one that serves: it keeps deadlines
-    services.runner.start_leases()  # and renews its steps' leases, and takes over expired ones
+    services.runner.scans.start_deadlines()  # the server that recovers is the one that serves: it keeps deadlines
+    services.runner.scans.start_leases()  # and renews its steps' leases, and takes over expired ones
 
 
 def _recover_at_first_request(app: Flask, services) -> None:

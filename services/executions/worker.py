@@ -54,7 +54,7 @@ def services():
             # steps run here, in this process: never sent back to the queue
             _services = Services.build(settings, notifier=Notifier(emitter), spawn=lambda fn, *a: fn(*a),
                                        dispatch=False)
-            _services.runner.start_leases(scan=False)  # renews the lease of the step it runs; servers scan
+            _services.runner.scans.start_leases(scan=False)  # renews the lease of the step it runs; servers scan
         return _services
 
 

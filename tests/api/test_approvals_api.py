@@ -214,10 +214,10 @@ def test_a_due_deadline_fires_once_as_on_timeout_says(api, services, on_timeout,
                                                        step_status):
     ex, approval = waiting(api, timeout_s=60, on_timeout=on_timeout)
     assert approval["deadline"] is not None
-    assert services.runner.fire_due() == 0  # not due yet
+    assert services.runner.scans.fire_due() == 0  # not due yet
     later = utcnow() + timedelta(seconds=61)
-    assert services.runner.fire_due(later) == 1
-    assert services.runner.fire_due(later) == 0  # once
+    assert services.runner.scans.fire_due(later) == 1
+    assert services.runner.scans.fire_due(later) == 0  # once
     done = api.settle(ex["execution_id"])
     assert done["status"] == execution_status, done
     assert steps_of(done)["sign_off"]["status"] == step_status

@@ -21,7 +21,7 @@ USES_ANSWER = {"id": "use", "tool": "echo", "params": {"account": "{{ steps.ask.
 
 
 def fire(services, after: timedelta = LATER) -> int:
-    return services.runner.fire_due(utcnow() + after)
+    return services.runner.scans.fire_due(utcnow() + after)
 
 
 def gate_audit(api, ex_id: str) -> list[dict]:
@@ -57,7 +57,7 @@ def test_a_suggestion_without_deadline_has_none(api):
 
 def test_skip_on_timeout_skips_the_step_and_its_readers_once_as_system_and_counts_no_decision(api, services):
     wf_id, ex_id, sug = _coach(api, [{**A, "on_human_timeout": "skip"}, READS_A, PLAIN])
-    assert services.runner.fire_due() == 0  # not due yet
+    assert services.runner.scans.fire_due() == 0  # not due yet
     assert fire(services) == 1
     assert fire(services) == 0  # once
     ex = api.settle(ex_id)

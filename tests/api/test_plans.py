@@ -89,11 +89,11 @@ def test_a_cancelled_draft_cannot_be_approved(api):
 
 def test_a_draft_never_runs_not_even_after_a_restart(api, services):
     created = plan(api)
-    services.runner.recover()
+    services.runner.scans.recover()
     services.runner.wait_idle(5)
     assert api.ok("GET", f"/api/plans/{created['plan_id']}/status")["status"] == "draft"
     api.ok("POST", f"/api/plans/{created['plan_id']}/approve")
-    services.runner.recover()
+    services.runner.scans.recover()
     services.runner.wait_idle(5)
     assert api.ok("GET", f"/api/plans/{created['plan_id']}/status")["status"] == "approved"
 

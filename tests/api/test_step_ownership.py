@@ -84,7 +84,7 @@ def instances(settings, hold):
         svc = Services.build(settings.with_overrides(instance_id=name, lease_scan_s=0.1))
         svc.tools.register(hold)
         if keeper:
-            svc.runner.start_leases()
+            svc.runner.scans.start_leases()
         made.append(svc)
         return svc
 
@@ -243,9 +243,9 @@ def test_a_live_step_is_not_taken_over_by_another_instance(api, services, hold, 
     ex_id = api.start(wf["id"])["execution_id"]
     hold.started(1)
     other = instances("other")
-    assert other.runner.recover() == 0  # a restarted peer: it leaves the live step alone
+    assert other.runner.scans.recover() == 0  # a restarted peer: it leaves the live step alone
     time.sleep(LEASE_S * 2.5)  # its lease was renewed meanwhile (every third of it), and the peer scanned
-    assert other.runner.scan_leases() == 0
+    assert other.runner.scans.scan_leases() == 0
     body = api.ok("GET", f"/api/executions/{ex_id}")
     assert _step(body, "slow")["status"] == "running" and body["lease"]["owner"] == "app"
     assert len(hold.calls) == 1
@@ -264,7 +264,7 @@ def test_a_dead_instances_step_is_taken_over_once_when_its_lease_expires(api, se
     ghost.runner.shutdown()  # the instance dies: nobody renews its lease; its tool call hangs on
     died = time.monotonic()
     others = [instances("b"), instances("c")]  # both scan for expired leases
-    assert others[0].runner.recover() == 0  # the lease still holds
+    assert others[0].runner.scans.recover() == 0  # the lease still holds
     body = _finished(api, ex_id, timeout=LEASE_S + 10)
     taken_after = time.monotonic() - died
     assert body["status"] == "completed", body
@@ -308,7 +308,7 @@ def test_recovery_takes_over_an_expired_lease_and_leaves_a_live_one(api, service
     live = _plant_running(api, services, hold, "elsewhere:41:abcd", expires_in=60)
     expired = _plant_running(api, services, hold, "elsewhere:42:abcd", expires_in=-1)
     restarted = instances("restarted", keeper=False)
-    assert restarted.runner.recover() == 1
+    assert restarted.runner.scans.recover() == 1
     restarted.runner.wait_idle(10)
     assert api.ok("GET", f"/api/executions/{expired}")["status"] == "completed"
     assert [c.execution_id for c in hold.calls] == [expired]
@@ -327,7 +327,7 @@ def test_a_gone_process_of_this_host_is_taken_over_at_once(api, services, hold, 
     assert owner_gone(f"{HOST}:{gone.pid}:abcd")
     assert owner_gone(f"{HOST}:{os.getpid()}:no-runner-of-this-process")
     assert not owner_gone(f"{HOST}:1:abcd")  # alive (init), and not this process
-    assert restarted.runner.recover() == 1
+    assert restarted.runner.scans.recover() == 1
     restarted.runner.wait_idle(10)
     assert api.ok("GET", f"/api/executions/{ex_id}")["status"] == "completed" and len(hold.calls) == 1
 
