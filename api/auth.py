@@ -14,7 +14,7 @@ from api.context import services, user_id
 from core.errors import Forbidden, Unauthorized
 from services.audit import service as audit
 from services.db import retrying
-from services.users import service as users
+from services.users import members, service as users, tokens
 from services.users.models import Membership, User, Workspace
 
 blp = Blueprint("auth", __name__, url_prefix="/api/auth", description="Log in, tokens")
@@ -136,7 +136,7 @@ def _authenticate(svc, header: str) -> None:
     with svc.db.read() as db_session:
         made_at = None
         if header.lower().startswith("bearer "):
-            found = users.token_and_user(db_session, header[7:].strip())
+            found = tokens.token_and_user(db_session, header[7:].strip())
             if found is None:
                 raise Unauthorized("the bearer token is unknown or revoked", code="unauthorized")
             user, made_at = found[1], found[0].created_at
@@ -228,7 +228,7 @@ class Logout(MethodView):
         with services().db.transaction() as db_session:
             user = db_session.get(User, uid)
             if g.get("auth") == "cookie":
-                users.end_sessions(db_session, user)
+                tokens.end_sessions(db_session, user)
             if g.get("workspace_id"):
                 audit.record(db_session, g.workspace_id, user.email, "logout", target_type="user", target_id=uid)
         session.clear()
@@ -250,14 +250,14 @@ class Tokens(MethodView):
     def get(self):
         with services().db.read() as db_session:
             user = db_session.get(User, user_id())
-            return {"items": [_token(t) for t in users.list_tokens(db_session, user)]}
+            return {"items": [_token(t) for t in tokens.list_tokens(db_session, user)]}
 
     @blp.arguments(TokenArgs)
     @blp.response(201, TokenSchema)
     def post(self, args):
         with services().db.transaction() as db_session:
             user = db_session.get(User, user_id())
-            token, secret = users.create_token(db_session, user, args["name"])
+            token, secret = tokens.create_token(db_session, user, args["name"])
             if g.get("workspace_id"):
                 audit.record(db_session, g.workspace_id, user.email, "token_create", target_type="token",
                              target_id=token.id, after={"name": token.name})
@@ -270,7 +270,7 @@ class TokenById(MethodView):
     def delete(self, token_id):
         with services().db.transaction() as db_session:
             user = db_session.get(User, user_id())
-            token = users.revoke_token(db_session, user, token_id)
+            token = tokens.revoke_token(db_session, user, token_id)
             hashed = token.token_hash
             if g.get("workspace_id"):
                 audit.record(db_session, g.workspace_id, user.email, "token_revoke", target_type="token",
@@ -285,7 +285,7 @@ class MyInvitations(MethodView):
         """The caller's pending invitations to other workspaces (works with no workspace at all)."""
         with services().db.read() as db_session:
             user = db_session.get(User, user_id())
-            return {"items": [users.invitation_view(inv, ws) for inv, ws in users.invitations_for(db_session, user)]}
+            return {"items": [members.invitation_view(inv, ws) for inv, ws in members.invitations_for(db_session, user)]}
 
 
 @blp.route("/invitations/<invitation_id>/accept")
@@ -296,11 +296,11 @@ class AcceptInvitation(MethodView):
         they had none); pick the new one with X-Coach-Workspace or at login."""
         with services().db.transaction() as db_session:
             user = db_session.get(User, user_id())
-            inv, m = users.accept_invitation(db_session, user, invitation_id)
+            inv, m = members.accept_invitation(db_session, user, invitation_id)
             ws = db_session.get(Workspace, inv.workspace_id)
             audit.record(db_session, ws.id, user.email, "invitation_accept", target_type="invitation",
                          target_id=inv.id, after={"email": user.email, "role": m.role})
-            return {"invitation": users.invitation_view(inv, ws),
+            return {"invitation": members.invitation_view(inv, ws),
                     "workspace": {"id": ws.id, "slug": ws.slug, "name": ws.name, "role": m.role}}
 
 
@@ -310,7 +310,7 @@ class DeclineInvitation(MethodView):
     def post(self, invitation_id):
         with services().db.transaction() as db_session:
             user = db_session.get(User, user_id())
-            inv = users.decline_invitation(db_session, user, invitation_id)
+            inv = members.decline_invitation(db_session, user, invitation_id)
             audit.record(db_session, inv.workspace_id, user.email, "invitation_decline", target_type="invitation",
                          target_id=inv.id, after={"email": user.email})
 

@@ -11,7 +11,8 @@ from flask import current_app, g, request, session
 
 from core.errors import Forbidden, Unauthorized
 from services.container import Services
-from services.users.service import RANK, connection_role
+from services.users.service import RANK
+from services.users.tokens import connection_role
 
 SOCKET_KEYS = ("sock_user_id", "sock_email", "sock_workspace_id", "sock_role")
 

@@ -17,7 +17,7 @@ from services.coaching import decisions, service as coaching
 from services.db import retrying
 from services.executions import service as executions
 from services.notifier import execution_room, jsonable, workspace_room
-from services.users import service as users
+from services.users import service as users, tokens
 from services.users.models import User
 
 _DECISION_ARGS = DecisionArgs()  # made once: a schema holds no per-load state
@@ -74,7 +74,7 @@ def _accept(auth) -> bool:
         token = auth.get("token")
         made_at = None
         if isinstance(token, str) and token:
-            found = users.token_and_user(db, token)
+            found = tokens.token_and_user(db, token)
             user, made_at = (found[1], found[0].created_at) if found else (None, None)
         else:
             user = db.get(User, session.get("user_id") or "")

@@ -15,7 +15,7 @@ from api.context import operator, requires, services, workspace_id
 from api.schemas import StrictBoolean
 from services.audit import service as audit
 from services.offload import off_loop
-from services.users import service as users
+from services.users import members, service as users
 from services.users.models import Membership, User, Workspace
 
 blp = Blueprint("users", __name__, url_prefix="/api/users", description="Users of this workspace (admins)")
@@ -99,7 +99,7 @@ class Members(MethodView):
         hashed = off_loop(users.hash_password, password) if isinstance(password, str) and len(password) >= 8 \
             else None
         with services().db.transaction() as session:
-            inv = users.invite(session, session.get(Workspace, workspace_id()), args["email"], args["role"],
+            inv = members.invite(session, session.get(Workspace, workspace_id()), args["email"], args["role"],
                                operator(), password=password, name=args["name"], password_hash=hashed)
             if inv is not None:
                 audit.record(session, workspace_id(), operator(), "invitation_create", target_type="invitation",
@@ -114,7 +114,7 @@ class Invitations(MethodView):
     def get(self):
         """This workspace's pending invitations."""
         with services().db.read() as session:
-            return {"items": [users.invitation_view(i) for i in users.workspace_invitations(session, workspace_id())]}
+            return {"items": [members.invitation_view(i) for i in members.workspace_invitations(session, workspace_id())]}
 
 
 @blp.route("/invitations/<invitation_id>")
@@ -124,7 +124,7 @@ class InvitationById(MethodView):
     def delete(self, invitation_id):
         """Cancel a pending invitation of this workspace."""
         with services().db.transaction() as session:
-            inv = users.cancel_invitation(session, workspace_id(), invitation_id)
+            inv = members.cancel_invitation(session, workspace_id(), invitation_id)
             audit.record(session, workspace_id(), operator(), "invitation_cancel", target_type="invitation",
                          target_id=inv.id, before={"email": inv.email, "role": inv.role})
 
@@ -136,7 +136,7 @@ class Member(MethodView):
     def delete(self, user_id):
         """Remove a member from this workspace (409 for its last admin); their sockets here are disconnected."""
         with services().db.transaction() as session:
-            m = users.remove_member(session, workspace_id(), user_id)
+            m = members.remove_member(session, workspace_id(), user_id)
             audit.record(session, workspace_id(), operator(), "member_remove", target_type="user",
                          target_id=user_id, before={"role": m.role})
         sockets.kick(user_id, workspace_id=workspace_id())
@@ -151,7 +151,7 @@ class MemberRole(MethodView):
         """Change a member's role (409 when it would leave the workspace without an admin). Open sockets act
         with the new role from their next event on."""
         with services().db.transaction() as session:
-            m, before = users.change_role(session, workspace_id(), user_id, args["role"])
+            m, before = members.change_role(session, workspace_id(), user_id, args["role"])
             audit.record(session, workspace_id(), operator(), "user_change", target_type="user",
                          target_id=user_id, before={"role": before}, after={"role": args["role"]})
             return _member_view(session, m)
@@ -159,7 +159,7 @@ class MemberRole(MethodView):
 
 def _set_disabled(member_id: str, disabled: bool) -> dict:
     with services().db.transaction() as session:
-        m = users.set_member_disabled(session, workspace_id(), member_id, disabled)
+        m = members.set_member_disabled(session, workspace_id(), member_id, disabled)
         audit.record(session, workspace_id(), operator(), "member_disable" if disabled else "member_enable",
                      target_type="user", target_id=member_id, after={"disabled": disabled})
         view = _member_view(session, m)
@@ -194,7 +194,7 @@ class MemberTokens(MethodView):
         """The member's bearer tokens made until now stop working in this workspace; their token sockets here are
         disconnected. Tokens they make afterwards work again (disable the member to keep them out)."""
         with services().db.transaction() as session:
-            users.revoke_member_tokens(session, workspace_id(), user_id)
+            members.revoke_member_tokens(session, workspace_id(), user_id)
             audit.record(session, workspace_id(), operator(), "member_tokens_revoke", target_type="user",
                          target_id=user_id)
         sockets.kick(user_id, workspace_id=workspace_id(), tokens_only=True)

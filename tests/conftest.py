@@ -236,7 +236,7 @@ def hashed_test_password() -> str:
 
 def make_user(services, email: str, role: str, workspace_slug: str = "default") -> str:
     """A user with `role` in the workspace (created if need be); returns a bearer token for them."""
-    from services.users import service as users
+    from services.users import service as users, tokens
     from services.users.models import User
 
     with services.db.transaction() as session:
@@ -244,7 +244,7 @@ def make_user(services, email: str, role: str, workspace_slug: str = "default") 
         user = session.query(User).filter(User.email == email).one_or_none() or \
             users.create_user(session, email, TEST_PASSWORD, password_hash=hashed_test_password())
         users.set_role(session, user, ws, role)
-        return users.create_token(session, user, "tests")[1]
+        return tokens.create_token(session, user, "tests")[1]
 
 
 def authed_client(app, role: str = "admin"):

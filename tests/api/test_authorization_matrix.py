@@ -308,13 +308,13 @@ class World:
 
     def invitation_for(self, email: str, workspace_slug: str | None = None) -> str:
         """A pending invitation of `email` (to a fresh workspace unless one is named): its id."""
-        from services.users import service as users
+        from services.users import members, service as users
         from services.users.models import Workspace
 
         with self.services.db.transaction() as session:
             ws = users.find_workspace(session, workspace_slug) if workspace_slug else \
                 users.create_workspace(session, f"inv-{self.seq()}")
-            return users.invite(session, session.get(Workspace, ws.id), email, "operator", "matrix").id
+            return members.invite(session, session.get(Workspace, ws.id), email, "operator", "matrix").id
 
     def member(self) -> str:
         """A fresh operator of the default workspace: their id."""

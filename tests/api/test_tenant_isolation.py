@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.users import service as users
+from services.users import service as users, tokens
 from services.users.models import User
 
 pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
@@ -172,7 +172,7 @@ def test_an_admin_removes_disables_and_revokes_the_tokens_of_a_member_of_their_w
     assert home_admin("DELETE", f"/api/users/{victim_id}/tokens")[0] == 204
     assert victim("GET", "/api/workflows", headers={"X-Coach-Workspace": "home"})[0] == 404
     assert in_evil("GET", "/api/workflows")[0] == 200
-    fresh = users.create_token  # a token made afterwards works in home again
+    fresh = tokens.create_token  # a token made afterwards works in home again
     with services.db.transaction() as session:
         _, secret = fresh(session, session.get(User, victim_id), "after")
     assert Caller(app, secret, "home")("GET", "/api/workflows")[0] == 200

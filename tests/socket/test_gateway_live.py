@@ -279,7 +279,7 @@ def test_the_same_meta_idempotency_key_gets_the_first_calls_decision(server):
 
 
 def test_another_workspaces_agent_sees_none_of_these_tools(server):
-    from services.users import service as users
+    from services.users import service as users, tokens
 
     db = Database(server.database_url)
     try:
@@ -287,7 +287,7 @@ def test_another_workspaces_agent_sees_none_of_these_tools(server):
             ws = users.create_workspace(session, "other", "Other")
             admin = users.create_user(session, "other-admin@live.test", "other-password-1", "Other admin")
             users.set_role(session, admin, ws, "admin")
-            token = users.create_token(session, admin, "tests")[1]
+            token = tokens.create_token(session, admin, "tests")[1]
     finally:
         db.dispose()
     agent = make_agent(server, "outsider", token=token)

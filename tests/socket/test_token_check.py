@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from services.db import Database
-from services.users import service as users
+from services.users import service as users, tokens
 
 
 def test_token_active_until_revoked_or_unknown(database_url):
@@ -10,12 +10,12 @@ def test_token_active_until_revoked_or_unknown(database_url):
     try:
         with db.transaction() as session:
             user = users.create_user(session, "socket@test.local", "password-123")
-            token, secret = users.create_token(session, user, "socket")
+            token, secret = tokens.create_token(session, user, "socket")
         hashed = users.token_hash(secret)
-        assert users.token_active(db, hashed) is True
-        assert users.token_active(db, users.token_hash(secret + "x")) is False
+        assert tokens.token_active(db, hashed) is True
+        assert tokens.token_active(db, users.token_hash(secret + "x")) is False
         with db.transaction() as session:
-            users.revoke_token(session, session.get(type(user), user.id), token.id)
-        assert users.token_active(db, hashed) is False
+            tokens.revoke_token(session, session.get(type(user), user.id), token.id)
+        assert tokens.token_active(db, hashed) is False
     finally:
         db.dispose()
