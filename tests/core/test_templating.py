@@ -50,7 +50,7 @@ def test_statements_render_as_text():
 
 
 def test_text_templates_see_jinjas_globals_and_leave_the_context_unchanged():
-    # rendered through make_module with a shared context that holds the globals (core.templating._rendered):
+    # rendered through make_module with a shared context that holds the globals (core.templating._module):
     # the same text as Jinja's render, the globals (range, namespace, dict, cycler) there, the caller's dict unchanged
     ctx = {**CTX, "vars": dict(CTX["vars"])}
     before = {k: v for k, v in ctx.items()}
