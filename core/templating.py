@@ -18,8 +18,6 @@ from core import budget
 from core.budget import BudgetExceeded
 from core.sandbox import ENV, size_of
 
-
-
 # Compiling is most of a render's cost, and a workflow renders the same few strings again and again. Each compiled
 # template is kept with its globals as a plain dict and run by `_module`.
 @lru_cache(maxsize=4096)
