@@ -152,8 +152,9 @@ def _seconds_until_allowed(limiter: Limiter) -> float:
 
 def too_many(retry_after: float) -> Response:
     seconds = max(1, math.ceil(retry_after))
-    response = body(429, "too_many_requests", "too many failed login attempts; try again later",
-                    {"retry_after_s": seconds})
+    message = ("too many failed login attempts; try again later" if request.endpoint == LOGIN_ENDPOINT
+               else "too many requests; try again later")
+    response = body(429, "too_many_requests", message, {"retry_after_s": seconds})
     response.headers["Retry-After"] = str(seconds)
     return response
 

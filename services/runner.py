@@ -38,6 +38,7 @@ from services.db import Database, retrying
 from services.leases import Leases
 from services.models import Execution, Workflow, utcnow
 from services.notifier import Events, Notifier
+from services.triggers import schedules as trigger_schedules
 from services.workflows import DefinitionCache
 
 log = logging.getLogger(__name__)
@@ -200,8 +201,9 @@ class Runner:
     # deadlines: rows with a due time, scanned; no thread or timer per approval or gate
     def fire_due(self, now=None) -> int:
         """Fire every approval, and every human gate (services.gates), whose deadline has passed, each in its own
-        transaction (a second scanner, in this process or another, finds it no longer pending and leaves it).
-        Returns how many fired."""
+        transaction (a second scanner, in this process or another, finds it no longer pending and leaves it), and
+        every due cron schedule (claimed by a conditional update: services/triggers/schedules.py). Returns how many
+        fired."""
         now = now or utcnow()
         with self.db.read() as session:
             due = [(approvals.fire_timeout, "approval", i) for i in approvals.due(session, now)]
@@ -224,6 +226,10 @@ class Runner:
                 fired += 1
                 if runnable:
                     self.schedule(ex.id)
+        try:  # cron schedules (services/triggers/schedules.py): each due one fires once, whichever instance scans
+            fired += trigger_schedules.fire_due(self, now)
+        except Exception:
+            log.exception("the schedule scan failed")
         return fired
 
     def start_deadlines(self) -> None:
