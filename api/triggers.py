@@ -8,7 +8,7 @@ import time
 
 from flask import Flask, g, request
 from flask.views import MethodView
-from marshmallow import INCLUDE, Schema, fields, validate
+from marshmallow import INCLUDE, Schema, ValidationError, fields, pre_load, validate
 
 from api.base import Blueprint
 from api.context import operator, requires, services, workspace_id
@@ -120,6 +120,13 @@ class HookBody(Schema):
 
     class Meta:
         unknown = INCLUDE
+
+    @pre_load
+    def an_object(self, data, **_kwargs):
+        if not isinstance(data, dict):
+            raise ValidationError("must be a JSON object whose fields are mapped to the workflow's variables",
+                                  field_name="body")
+        return data
 
 
 class Triggered(Schema):

@@ -14,7 +14,7 @@ from config import Settings
 from services.db import Database
 from services.migrate import upgrade
 from services.models import Base
-import services.triggers.models  # noqa: F401,E402 - its tables join Base.metadata (DELETE_EVERY_ROW below)
+from services.triggers.models import TriggerStart  # noqa: F401 - its tables join Base.metadata (DELETE_EVERY_ROW)
 
 PG_ADMIN_URL = os.environ.get("COACH_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 # a database emptied as migrated (alembic_version stays), children first
