@@ -149,6 +149,10 @@ def check_cron(expression: Any) -> str:
         raise ValidationFailed("invalid cron expression", details={"cron": [f"a cron expression of 5 fields is "
                                                                            f"required (at most {MAX_CRON} characters)"]})
     text = " ".join(expression.split())
+    if len(text.split(" ")) != 5:  # cronsim also takes a sixth field (seconds): a schedule's unit is the minute
+        raise ValidationFailed("invalid cron expression", details={"cron": [
+            f"{text!r} has {len(text.split(' '))} fields; a schedule has 5 (minute hour day-of-month month "
+            "day-of-week), e.g. '0 9 * * MON-FRI'"]})
     try:
         next(CronSim(text, datetime(2000, 1, 1, tzinfo=timezone.utc)))
     except CronSimError as exc:

@@ -14,10 +14,12 @@ from config import Settings
 from services.db import Database
 from services.migrate import upgrade
 from services.models import Base
-from services.triggers.models import TriggerStart  # noqa: F401 - its tables join Base.metadata (DELETE_EVERY_ROW)
+from services.triggers.models import TriggerStart
 
 PG_ADMIN_URL = os.environ.get("COACH_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
-# a database emptied as migrated (alembic_version stays), children first
+# a database emptied as migrated (alembic_version stays), children first; the models of packages (services/triggers)
+# join Base.metadata when imported
+assert TriggerStart.__table__.metadata is Base.metadata
 DELETE_EVERY_ROW = [f'DELETE FROM "{t.name}"' for t in reversed(Base.metadata.sorted_tables)]
 
 
