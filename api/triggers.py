@@ -170,11 +170,11 @@ class Hooks(MethodView):
 @blp.route("/<workflow_id>/hooks/<hook_id>")
 class HookById(MethodView):
     @requires("lead")
-    @blp.response(200, HookOut)
+    @blp.response(204)
     def delete(self, workflow_id, hook_id):
-        """Revoke: its deliveries are answered 410 from now on"""
+        """Revoke: its deliveries are answered 410 from now on (the hook stays listed, revoked)"""
         with services().db.transaction() as session:
-            return _hook_view(hooks.revoke(session, workspace_id(), workflow_id, hook_id, operator()))
+            hooks.revoke(session, workspace_id(), workflow_id, hook_id, operator())
 
 
 @blp.route("/<workflow_id>/schedules")
@@ -202,6 +202,8 @@ class SchedulePreview(MethodView):
     @blp.response(200, PreviewOut)
     def post(self, data, workflow_id):
         """The next fire times of a cron expression in a zone, and the rule in words (nothing is stored)"""
+        with services().db.read() as session:
+            _workflow(session, workflow_id)
         return schedules.preview(data["cron"], data["timezone"])
 
 
