@@ -198,9 +198,9 @@ class Schedules(MethodView):
 
 @blp.route("/<workflow_id>/schedules/preview")
 class SchedulePreview(MethodView):
-    @blp.arguments(PreviewIn)
+    @blp.arguments(PreviewIn, location="query")
     @blp.response(200, PreviewOut)
-    def post(self, data, workflow_id):
+    def get(self, data, workflow_id):
         """The next fire times of a cron expression in a zone, and the rule in words (nothing is stored)"""
         with services().db.read() as session:
             _workflow(session, workflow_id)

@@ -176,7 +176,7 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("DELETE", "/api/workflows/<workflow_id>/hooks/<hook_id>"): "lead",
     ("GET", "/api/workflows/<workflow_id>/schedules"): "operator",
     ("POST", "/api/workflows/<workflow_id>/schedules"): "lead",
-    ("POST", "/api/workflows/<workflow_id>/schedules/preview"): "operator",
+    ("GET", "/api/workflows/<workflow_id>/schedules/preview"): "operator",
     ("PATCH", "/api/workflows/<workflow_id>/schedules/<schedule_id>"): "lead",
     ("DELETE", "/api/workflows/<workflow_id>/schedules/<schedule_id>"): "lead",
     ("POST", "/api/hooks/<hook_id>"): "public",
@@ -413,6 +413,7 @@ class Request:
     path: dict[str, str] = field(default_factory=dict)  # path variables not taken from the side's rows
     json: Any = None
     headers: dict[str, str] = field(default_factory=dict)
+    query: str = ""
 
 
 def _build(w: World, key: tuple[str, str], side: str, caller: str | None, fresh: bool) -> Request:
@@ -540,13 +541,13 @@ def _build(w: World, key: tuple[str, str], side: str, caller: str | None, fresh:
         return Request(json={"name": f"saved {w.seq()}"})
     if key == ("GET", "/api/docs/assets/<path:filename>"):
         return Request({"filename": "swagger-ui.css"})
+    if key == ("GET", "/api/workflows/<workflow_id>/schedules/preview"):
+        return Request(query="?cron=0+9+*+*+MON-FRI&timezone=Europe/Berlin")
     if key == ("POST", "/api/workflows/<workflow_id>/hooks"):
         return Request(json={"name": f"hook {w.seq()}"})
     if key in {("POST", "/api/workflows/<workflow_id>/schedules"),
                ("PATCH", "/api/workflows/<workflow_id>/schedules/<schedule_id>")}:
         return Request(json={"name": f"s{w.seq()}", "cron": "*/5 * * * *", "timezone": "Europe/Berlin"})
-    if key == ("POST", "/api/workflows/<workflow_id>/schedules/preview"):
-        return Request(json={"cron": "0 9 * * MON-FRI"})
     if key == ("DELETE", "/api/workflows/<workflow_id>/hooks/<hook_id>") and fresh:
         return Request({"hook_id": w.ok("POST", f"/api/workflows/{rows['workflow_id']}/hooks", w.admin_of(side),
                                         {"name": f"hook {w.seq()}"}, status=201)["id"]})
@@ -626,7 +627,7 @@ def test_matrix(world, key, caller, side):
     allowed = minimum == "public" or (caller is not None and RANK[caller] >= RANK[minimum])
     world.matrix_cases_run += 1
     request = _build(world, key, side, caller, fresh=allowed and side == "own")
-    response = world.call(method, _path(world, rule, side, request.path), caller, request.json,
+    response = world.call(method, _path(world, rule, side, request.path) + request.query, caller, request.json,
                           headers=request.headers)
     status, code, shown = response.status_code, _error_code(response), response.get_data(as_text=True)[:300]
 

@@ -218,10 +218,10 @@ def test_a_schedule_shows_its_next_fire_times_in_its_zone_and_can_be_disabled(ap
     assert off["enabled"] is False and off["next_fire_at"] is None and off["next_fire_times"] == []
     on = api.ok("PATCH", f"/api/workflows/{wf['id']}/schedules/{schedule['id']}", {"enabled": True, "cron": "*/5 * * * *"})
     assert on["enabled"] is True and T_parse(on["next_fire_at"]).minute % 5 == 0
-    preview = api.ok("POST", f"/api/workflows/{wf['id']}/schedules/preview", {"cron": "30 2 * * *",
-                                                                            "timezone": "America/New_York"})
-    assert len(preview["next_fire_times"]) == 5
-    assert api.call("POST", f"/api/workflows/{wf['id']}/schedules/preview", {"cron": "x"})[0] == 422
+    preview = api.ok("GET", f"/api/workflows/{wf['id']}/schedules/preview?cron=30+2+*+*+*&timezone=America/New_York")
+    assert len(preview["next_fire_times"]) == 5 and "02:30" in preview["description"]
+    status, body = api.call("GET", f"/api/workflows/{wf['id']}/schedules/preview?cron=x")
+    assert status == 422 and "cron" in body["error"]["details"]
     api.ok("DELETE", f"/api/workflows/{wf['id']}/schedules/{schedule['id']}", status=204)
     assert api.ok("GET", f"/api/workflows/{wf['id']}/schedules")["items"] == []
 
