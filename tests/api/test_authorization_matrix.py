@@ -578,7 +578,7 @@ def _missing(request: Request, key: tuple[str, str]) -> Request:
         json = {**json, "workflow_id": made_up()}
     elif key == ("POST", "/api/executions/<execution_id>/coaching/decision"):
         json = {**json, "suggestion_id": made_up()}
-    return Request(path, json)
+    return Request(path, json, request.headers, request.query)
 
 
 # ---- the cases ---------------------------------------------------------------------------------------------
@@ -649,7 +649,7 @@ def test_matrix(world, key, caller, side):
     # an allowed role naming another workspace's row: 404, the very answer for a row that does not exist
     assert (status, code) == (404, "not_found"), shown
     missing = _missing(request, key)
-    again = world.call(method, _path(world, rule, side, missing.path), caller, missing.json)
+    again = world.call(method, _path(world, rule, side, missing.path) + missing.query, caller, missing.json)
     assert (again.status_code, _error_code(again)) == (404, "not_found"), again.get_data(as_text=True)[:300]
 
 
