@@ -168,10 +168,12 @@ def fire(session: Session, definitions, settings, schedule_id: str, workspace_id
         following = T.after_missed(slot, now, cron, zone_name)
     except CoachError:  # its zone is no longer known to this machine: it stops, saying why
         following = None
+    stopped = {} if following is not None else {
+        "enabled": False, "last_error": f"the time zone {zone_name!r} is unknown on this server: the schedule stops"}
     claimed = session.execute(update(TriggerSchedule)
                               .where(TriggerSchedule.id == schedule_id, TriggerSchedule.next_fire_at == slot,
                                      TriggerSchedule.enabled.is_(True))
-                              .values(next_fire_at=following, last_fired_at=now)
+                              .values(next_fire_at=following, last_fired_at=now, **stopped)
                               .execution_options(synchronize_session=False)).rowcount
     if claimed != 1:
         return False, None
