@@ -25,7 +25,6 @@ def test_0028_brings_the_trigger_tables_as_the_models_say_and_takes_them_back(da
     from alembic.migration import MigrationContext
 
     from services.models import Base
-    from services.triggers.models import TriggerStart  # noqa: F401 - its tables join Base.metadata
 
     db = Database(database_url)
     try:
