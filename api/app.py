@@ -10,7 +10,7 @@ from flask_socketio import SocketIO
 
 from api import (agents, approvals, audit as audit_api, auth, coaching, correction_packs, errors, executions, frontend,
                  health, llm_provider, metrics, notices as notices_api, plans, policies, queue, security, sockets,
-                 tool_servers, users, workflows, workspace)
+                 tool_servers, triggers, users, workflows, workspace)
 from api.base import Api
 from config import Settings
 from services.container import Services
@@ -87,9 +87,12 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True, recove
     api.register_blueprint(tool_servers.blp)
     api.register_blueprint(tool_servers.tools_blp)
     api.register_blueprint(agents.blp)
+    api.register_blueprint(triggers.blp)
+    api.register_blueprint(triggers.hooks_blp)
     app.register_blueprint(health.blp)
     app.register_blueprint(frontend.blp)
     security.register(app, settings)  # after the blueprints: it hashes Swagger UI's inline script at start
+    triggers.limit_deliveries(app, app.extensions["coach_login_limiter"], settings)
     sockets.register(socketio)
     _retry_transient_errors(app)
     # the MCP gateway at /mcp (services/gateway): the official SDK's ASGI transport inside this WSGI app, before Flask

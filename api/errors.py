@@ -11,11 +11,11 @@ from core import errors as E
 log = logging.getLogger(__name__)
 
 STATUS = {
-    E.BadRequest: 400, E.Unauthorized: 401, E.Forbidden: 403, E.NotFound: 404, E.Conflict: 409,
+    E.BadRequest: 400, E.Unauthorized: 401, E.Forbidden: 403, E.NotFound: 404, E.Gone: 410, E.Conflict: 409,
     E.PayloadTooLarge: 413, E.ValidationFailed: 422,
 }
 HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "method_not_allowed",
-              409: "conflict", 413: "payload_too_large", 415: "unsupported_media_type", 422: "validation_failed",
+              409: "conflict", 410: "gone", 413: "payload_too_large", 415: "unsupported_media_type", 422: "validation_failed",
               429: "too_many_requests"}
 
 

@@ -14,6 +14,7 @@ from services.approvals import service as approvals
 from services.executions import control, service as executions
 from services.notifier import Events
 from services.workflows import service as workflows
+from services.triggers import starts as trigger_starts
 
 blp = Blueprint("executions", __name__, url_prefix="/api/executions", description="Runs of workflows")
 
@@ -92,6 +93,9 @@ class ExecutionSchema(Schema):
     started_at = fields.DateTime(allow_none=True)
     finished_at = fields.DateTime(allow_none=True)
     started_by = fields.String(allow_none=True, metadata={"description": "the user id of whoever started it"})
+    trigger = fields.Dict(allow_none=True, metadata={
+        "description": "how a trigger started it (GET by id): {kind: webhook | schedule, name, hook_id, delivery_id, "
+                       "schedule_id, fire_at, at}; null when a person or a script started it (docs/triggers.md)"})
     lease = fields.Dict(allow_none=True, metadata={
         "description": "{owner, expires_at}: the instance running one of its steps, and until when its lease holds "
                        "unless renewed; null when no step runs"})
@@ -145,7 +149,8 @@ class ExecutionById(MethodView):
     @blp.response(200, ExecutionSchema)
     def get(self, execution_id):
         with services().db.read() as session:
-            return _view(session, executions.get(session, workspace_id(), execution_id))
+            ex = executions.get(session, workspace_id(), execution_id)
+            return {**_view(session, ex), "trigger": trigger_starts.of_execution(session, ex.id)}
 
 
 @blp.route("/<execution_id>/cancel")

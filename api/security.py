@@ -140,7 +140,10 @@ def login_limiter(app: Flask, settings: Settings) -> Limiter:
     if LOGIN_ENDPOINT in app.view_functions:  # an app without the auth blueprint has no login to limit
         failures = limiter.limit(LOGIN_LIMIT, deduct_when=_failed_login)
         app.view_functions[LOGIN_ENDPOINT] = failures(app.view_functions[LOGIN_ENDPOINT])
-    app.register_error_handler(RateLimitExceeded, lambda _: too_many(_seconds_until_allowed(limiter)))
+    # the same limiter counts an incoming webhook's deliveries (api/triggers.py): its 429 says so
+    app.register_error_handler(RateLimitExceeded, lambda _: too_many(
+        _seconds_until_allowed(limiter), *(() if request.endpoint == LOGIN_ENDPOINT
+                                           else ("too many requests to this webhook; try again later",))))
     return limiter
 
 
@@ -150,10 +153,9 @@ def _seconds_until_allowed(limiter: Limiter) -> float:
     return max((limit.window.reset_time - now for limit in limiter.current_limits if limit.breached), default=1)
 
 
-def too_many(retry_after: float) -> Response:
+def too_many(retry_after: float, message: str = "too many failed login attempts; try again later") -> Response:
     seconds = max(1, math.ceil(retry_after))
-    response = body(429, "too_many_requests", "too many failed login attempts; try again later",
-                    {"retry_after_s": seconds})
+    response = body(429, "too_many_requests", message, {"retry_after_s": seconds})
     response.headers["Retry-After"] = str(seconds)
     return response
 

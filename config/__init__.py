@@ -67,6 +67,9 @@ class Settings:
     spot_check_rate: float = 0.05
     # COACH_APPROVAL_SCAN_S: how often the runner looks for approvals whose deadline passed (0: only at start-up)
     approval_scan_s: float = 1.0
+    # COACH_HOOK_RATE_LIMIT: deliveries one incoming webhook takes (Flask-Limiter's notation; empty: no limit), and
+    # the same scan fires due cron schedules (docs/triggers.md)
+    hook_rate_limit: str = "60 per minute"
     random_seed: int | None = None  # COACH_RANDOM_SEED: makes AUTO spot checks deterministic
     frontend_dist: str = str(ROOT / "frontend" / "dist")
     log_level: str = "INFO"

@@ -25,6 +25,12 @@ class NotFound(CoachError):
     code = "not_found"
 
 
+class Gone(CoachError):
+    """It existed and was withdrawn for good (a revoked webhook): 410."""
+
+    code = "gone"
+
+
 class Conflict(CoachError):
     code = "conflict"
 

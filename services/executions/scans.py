@@ -17,6 +17,7 @@ from services.executions import gates, service as executions
 from services.executions.models import Execution
 from services.notifier import Events
 from services.orm import utcnow
+from services.triggers import schedules as trigger_schedules
 
 log = logging.getLogger(__name__)
 
@@ -119,9 +120,10 @@ class Scans:
 
     # deadlines: rows with a due time, scanned; no thread or timer per approval or gate
     def fire_due(self, now=None) -> int:
-        """Fire every approval, and every human gate (services.executions.gates), whose deadline has passed, each in its own
-        transaction (a second scanner, in this process or another, finds it no longer pending and leaves it).
-        Returns how many fired."""
+        """Fire every approval, and every human gate (services.executions.gates), whose deadline has passed, each in its
+        own transaction (a second scanner, in this process or another, finds it no longer pending and leaves it), and
+        every due cron schedule (claimed by a conditional update: services/triggers/schedules.py). Returns how many
+        fired."""
         now = now or utcnow()
         with self.runner.db.read() as session:
             due = [(approvals.fire_timeout, "approval", i) for i in approvals.due(session, now)]
@@ -144,6 +146,10 @@ class Scans:
                 fired += 1
                 if runnable:
                     self.runner.schedule(ex.id)
+        try:  # cron schedules (services/triggers/schedules.py): each due one fires once, whichever instance scans
+            fired += trigger_schedules.fire_due(self.runner, now)
+        except Exception:
+            log.exception("the schedule scan failed")
         return fired
 
     def start_deadlines(self) -> None:

@@ -169,6 +169,17 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("GET", "/api/agents"): "admin",
     ("POST", "/api/agents"): "admin",
     ("DELETE", "/api/agents/<agent_id>"): "admin",
+    # a workflow's triggers (docs/triggers.md): everyone reads them, leads manage them; a delivery to a hook is
+    # public (its signature is the auth: the matrix signs it)
+    ("GET", "/api/workflows/<workflow_id>/hooks"): "operator",
+    ("POST", "/api/workflows/<workflow_id>/hooks"): "lead",
+    ("DELETE", "/api/workflows/<workflow_id>/hooks/<hook_id>"): "lead",
+    ("GET", "/api/workflows/<workflow_id>/schedules"): "operator",
+    ("POST", "/api/workflows/<workflow_id>/schedules"): "lead",
+    ("GET", "/api/workflows/<workflow_id>/schedules/preview"): "operator",
+    ("PATCH", "/api/workflows/<workflow_id>/schedules/<schedule_id>"): "lead",
+    ("DELETE", "/api/workflows/<workflow_id>/schedules/<schedule_id>"): "lead",
+    ("POST", "/api/hooks/<hook_id>"): "public",
 }
 
 # Routes that name a row in their body instead of their path: they get a foreign-row case too.
@@ -177,7 +188,8 @@ FOREIGN_IN_BODY = {("POST", "/api/executions/"), ("POST", "/api/executions/coach
 # Path variables that are not ids of a workspace's row.
 NOT_ROWS = {"step_id", "filename"}
 SUCCESS = {"POST": 200, "GET": 200, "PUT": 200, "PATCH": 200, "DELETE": 204}
-CREATED = {("POST", "/api/executions/<execution_id>/rerun"), ("POST", "/api/tool-servers"), ("POST", "/api/agents"), ("POST", "/api/plans"), ("POST", "/api/plans/<plan_id>/save-as-workflow"), ("POST", "/api/workflows"), ("POST", "/api/executions/"), ("POST", "/api/executions/coaching"),
+CREATED = {("POST", "/api/workflows/<workflow_id>/hooks"), ("POST", "/api/workflows/<workflow_id>/schedules"),
+           ("POST", "/api/hooks/<hook_id>"), ("POST", "/api/executions/<execution_id>/rerun"), ("POST", "/api/tool-servers"), ("POST", "/api/agents"), ("POST", "/api/plans"), ("POST", "/api/plans/<plan_id>/save-as-workflow"), ("POST", "/api/workflows"), ("POST", "/api/executions/"), ("POST", "/api/executions/coaching"),
            ("POST", "/api/auth/tokens"), ("POST", "/api/correction-packs/import"), ("POST", "/api/policies")}
 ACCEPTED = {("POST", "/api/users")}  # an invitation, answered the same whether or not the email has an account
 NO_CONTENT = {("POST", "/api/auth/logout"), ("POST", "/api/auth/invitations/<invitation_id>/decline")}
@@ -303,6 +315,10 @@ class World:
     def agent(self, side: str) -> str:
         return self.ok("POST", "/api/agents", self.admin_of(side), {"name": f"agent{self.seq()}"}, status=201)["id"]
 
+    def schedule(self, side: str) -> str:
+        return self.ok("POST", f"/api/workflows/{self.rows[side]['workflow_id']}/schedules", self.admin_of(side),
+                       {"name": f"s{self.seq()}", "cron": "0 9 * * *"}, status=201)["id"]
+
     def token_of(self, caller: str) -> str:
         return self.ok("POST", "/api/auth/tokens", caller, {"name": f"to revoke {self.seq()}"}, status=201)["id"]
 
@@ -348,6 +364,9 @@ def _populate(w: World, side: str) -> dict[str, str]:
     rows["plan_id"] = w.plan(side, "paused")
     rows["server_id"] = w.tool_server(side)
     rows["agent_id"] = w.agent(side)
+    hook = w.ok("POST", f"/api/workflows/{rows['workflow_id']}/hooks", admin, {"name": "matrix"}, status=201)
+    rows["hook_id"], rows["hook_secret"] = hook["id"], hook["secret"]
+    rows["schedule_id"] = w.schedule(side)
     return rows
 
 
@@ -393,6 +412,8 @@ def world(sqlite_template, tmp_path_factory):
 class Request:
     path: dict[str, str] = field(default_factory=dict)  # path variables not taken from the side's rows
     json: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    query: str = ""
 
 
 def _build(w: World, key: tuple[str, str], side: str, caller: str | None, fresh: bool) -> Request:
@@ -520,6 +541,24 @@ def _build(w: World, key: tuple[str, str], side: str, caller: str | None, fresh:
         return Request(json={"name": f"saved {w.seq()}"})
     if key == ("GET", "/api/docs/assets/<path:filename>"):
         return Request({"filename": "swagger-ui.css"})
+    if key == ("GET", "/api/workflows/<workflow_id>/schedules/preview"):
+        return Request(query="?cron=0+9+*+*+MON-FRI&timezone=Europe/Berlin")
+    if key == ("POST", "/api/workflows/<workflow_id>/hooks"):
+        return Request(json={"name": f"hook {w.seq()}"})
+    if key in {("POST", "/api/workflows/<workflow_id>/schedules"),
+               ("PATCH", "/api/workflows/<workflow_id>/schedules/<schedule_id>")}:
+        return Request(json={"name": f"s{w.seq()}", "cron": "*/5 * * * *", "timezone": "Europe/Berlin"})
+    if key == ("DELETE", "/api/workflows/<workflow_id>/hooks/<hook_id>") and fresh:
+        return Request({"hook_id": w.ok("POST", f"/api/workflows/{rows['workflow_id']}/hooks", w.admin_of(side),
+                                        {"name": f"hook {w.seq()}"}, status=201)["id"]})
+    if key == ("DELETE", "/api/workflows/<workflow_id>/schedules/<schedule_id>") and fresh:
+        return Request({"schedule_id": w.schedule(side)})
+    if key == ("POST", "/api/hooks/<hook_id>"):  # signed with the hook's secret, as its sender would
+        from core import triggers
+
+        stamp = str(int(time.time()))
+        return Request(json={}, headers={triggers.TIMESTAMP_HEADER: stamp, triggers.DELIVERY_HEADER: uuid.uuid4().hex,
+                                         triggers.SIGNATURE_HEADER: triggers.sign(rows["hook_secret"], stamp, b"{}")})
     return Request()
 
 
@@ -539,7 +578,7 @@ def _missing(request: Request, key: tuple[str, str]) -> Request:
         json = {**json, "workflow_id": made_up()}
     elif key == ("POST", "/api/executions/<execution_id>/coaching/decision"):
         json = {**json, "suggestion_id": made_up()}
-    return Request(path, json)
+    return Request(path, json, request.headers, request.query)
 
 
 # ---- the cases ---------------------------------------------------------------------------------------------
@@ -588,7 +627,8 @@ def test_matrix(world, key, caller, side):
     allowed = minimum == "public" or (caller is not None and RANK[caller] >= RANK[minimum])
     world.matrix_cases_run += 1
     request = _build(world, key, side, caller, fresh=allowed and side == "own")
-    response = world.call(method, _path(world, rule, side, request.path), caller, request.json)
+    response = world.call(method, _path(world, rule, side, request.path) + request.query, caller, request.json,
+                          headers=request.headers)
     status, code, shown = response.status_code, _error_code(response), response.get_data(as_text=True)[:300]
 
     if minimum == "public":
@@ -609,7 +649,7 @@ def test_matrix(world, key, caller, side):
     # an allowed role naming another workspace's row: 404, the very answer for a row that does not exist
     assert (status, code) == (404, "not_found"), shown
     missing = _missing(request, key)
-    again = world.call(method, _path(world, rule, side, missing.path), caller, missing.json)
+    again = world.call(method, _path(world, rule, side, missing.path) + missing.query, caller, missing.json)
     assert (again.status_code, _error_code(again)) == (404, "not_found"), again.get_data(as_text=True)[:300]
 
 
@@ -678,6 +718,10 @@ INVALID = {
     ("POST", "/api/tool-servers"): ("/api/tool-servers", {"name": "x", "transport": "carrier pigeon"}),
     ("PUT", "/api/tool-servers/<server_id>"): ("/api/tool-servers/{server_id}", {"name": "x", "transport": "pigeon"}),
     ("POST", "/api/agents"): ("/api/agents", {"name": ""}),
+    ("POST", "/api/workflows/<workflow_id>/hooks"): ("/api/workflows/{workflow_id}/hooks", {"mode": "sideways"}),
+    ("POST", "/api/workflows/<workflow_id>/schedules"): ("/api/workflows/{workflow_id}/schedules", {"cron": 5}),
+    ("PATCH", "/api/workflows/<workflow_id>/schedules/<schedule_id>"): (
+        "/api/workflows/{workflow_id}/schedules/{schedule_id}", {"enabled": "maybe"}),
 }
 
 def _invalid_cases():

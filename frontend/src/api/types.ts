@@ -90,6 +90,19 @@ export interface Execution {
   created_at?: string;
   started_at?: string | null;
   finished_at?: string | null;
+  /** How a trigger started it (GET by id only); null when a person or a script did (docs/triggers.md). */
+  trigger?: ExecutionTrigger | null;
+}
+
+/** The incoming webhook or cron schedule that started an execution. */
+export interface ExecutionTrigger {
+  kind: "webhook" | "schedule";
+  name: string;
+  hook_id: string | null;
+  delivery_id: string | null;
+  schedule_id: string | null;
+  fire_at: string | null;
+  at: string | null;
 }
 
 /** One page of a paginated list endpoint. */

@@ -44,6 +44,11 @@ function stubDetail(override: (call: RecordedCall) => Response | undefined = () 
         page: 1,
         per_page: 10,
       });
+    // the Triggers section (src/triggers/): none yet
+    if (call.url === "/api/workflows/wf-invoice/hooks" || call.url === "/api/workflows/wf-invoice/schedules")
+      return jsonResponse({ items: [] });
+    if (call.url.startsWith("/api/workflows/wf-invoice/schedules/preview?"))
+      return jsonResponse({ cron: "0 9 * * MON-FRI", timezone: "UTC", description: "At 09:00", next_fire_times: [] });
     return errorResponse(404, "not_found", `unexpected ${call.url}`);
   });
 }

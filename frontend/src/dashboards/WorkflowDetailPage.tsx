@@ -17,6 +17,7 @@ import { StepModesTable, useStepModeChanger, type StepRow } from "./StepModes";
 import { StepEvidence } from "./StepEvidence";
 import { WorkflowActions } from "../workflows/WorkflowActions";
 import { StartRunButton } from "../pages/StartRunButton";
+import { TriggersSection } from "../triggers/TriggersSection";
 
 /** "AUTO-ready once the evidence shows acceptance ≥ 85% (error level 0.05), after ≥ 20 counted decisions; …" */
 function thresholdsText(t: Record<string, number> | undefined): string | null {
@@ -201,6 +202,8 @@ export default function WorkflowDetailPage() {
 
       <h2>Metrics</h2>
       <WorkflowMetricsSection workflowId={wf.id} name={wf.name} />
+
+      <TriggersSection workflowId={wf.id} workflowName={wf.name} variables={wf.variables} lead={lead} />
 
       <h2>Executions</h2>
       <WorkflowExecutions workflowId={wf.id} name={wf.name} />

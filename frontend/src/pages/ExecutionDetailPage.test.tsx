@@ -60,6 +60,28 @@ describe("ExecutionDetailPage", () => {
     expect(link.closest("dd")).toHaveTextContent("Customer onboarding onboarding v3");
   });
 
+  it("says which webhook or schedule started it", async () => {
+    const trigger = { hook_id: null, delivery_id: null, schedule_id: null, fire_at: null, at: "2026-11-28T00:00:00+00:00" };
+    stubFetch((call) =>
+      call.url === "/api/executions/ex-1"
+        ? jsonResponse(completed())
+        : call.url === "/api/executions/ex-2"
+          ? jsonResponse({ ...completed(), execution_id: "ex-2", trigger: { ...trigger, kind: "webhook", name: "shop", hook_id: "h1", delivery_id: "d-42" } })
+          : call.url === "/api/executions/ex-3"
+            ? jsonResponse({ ...completed(), execution_id: "ex-3", trigger: { ...trigger, kind: "schedule", name: "mornings", schedule_id: "s1", fire_at: "2026-11-30T08:00:00+00:00" } })
+            : errorResponse(404, "not_found", "no"),
+    );
+    const first = renderDetail("ex-2");
+    expect((await screen.findByText("Started by")).nextElementSibling).toHaveTextContent("webhook “shop” delivery d-42");
+    first.unmount();
+    const second = renderDetail("ex-3");
+    expect((await screen.findByText("Started by")).nextElementSibling).toHaveTextContent(/schedule “mornings” for /);
+    second.unmount();
+    renderDetail("ex-1");
+    await screen.findByText("Progress");
+    expect(screen.queryByText("Started by")).not.toBeInTheDocument();
+  });
+
   it("shows each step's policy verdict and links a waiting approval to the queue", async () => {
     stubFetch(() =>
       jsonResponse(

@@ -14,7 +14,7 @@ import { useShortcuts } from "../coaching/useShortcuts";
 import { Countdown } from "../control/Countdown";
 import { ExecutionControls } from "../control/ExecutionControls";
 import { questionGate } from "../control/types";
-import { formatValue } from "../format";
+import { formatDateTime, formatValue } from "../format";
 import { useDocumentTitle } from "../hooks";
 import { AgentTranscript } from "../agent/AgentTranscript";
 import { FailureBanner } from "../recovery/FailureBanner";
@@ -168,6 +168,24 @@ export default function ExecutionDetailPage() {
             <ProgressMeter progress={data.progress} label="Execution progress" />
           </dd>
         </div>
+        {data.trigger ? (
+          <div>
+            <dt>Started by</dt>
+            <dd data-trigger={data.trigger.kind}>
+              {data.trigger.kind === "webhook" ? (
+                <>
+                  webhook “{data.trigger.name}” <span className="muted">delivery</span>{" "}
+                  <span className="mono">{data.trigger.delivery_id}</span>
+                </>
+              ) : (
+                <>
+                  schedule “{data.trigger.name}”
+                  {data.trigger.fire_at ? <span className="muted"> for {formatDateTime(data.trigger.fire_at)}</span> : null}
+                </>
+              )}
+            </dd>
+          </div>
+        ) : null}
       </dl>
 
       {data.status === "failed" ? <FailureBanner execution={data} onMessage={setMessage} /> : null}
