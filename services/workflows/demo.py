@@ -20,7 +20,7 @@ from services.tools.files import workspace_root
 from services.workflows import service as workflows
 from services.workflows.models import Workflow
 
-DEMO_DIR = Path(__file__).resolve().parent.parent / "demo"
+DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
 
 log = logging.getLogger(__name__)
 
