@@ -10,6 +10,8 @@ from flask_socketio import SocketIO
 
 from api import audit as audit_api
 from api import notices as notices_api
+from api import notifications as notifications_api
+from api import action_links
 from api import (agents, approvals, auth, coaching, correction_packs, errors, executions, frontend, health, llm_provider, metrics, plans, policies, tool_servers,
                  queue, security, sockets, users, workflows, workspace)
 from api.base import Api
@@ -88,6 +90,8 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True, recove
     api.register_blueprint(tool_servers.blp)
     api.register_blueprint(tool_servers.tools_blp)
     api.register_blueprint(agents.blp)
+    api.register_blueprint(notifications_api.blp)
+    app.register_blueprint(action_links.blp)  # /act/<token>: email links, no session (api/action_links.py)
     app.register_blueprint(health.blp)
     app.register_blueprint(frontend.blp)
     security.register(app, settings)  # after the blueprints: it hashes Swagger UI's inline script at start
@@ -136,6 +140,7 @@ def _recover(services) -> None:
         log.info("resumed %d executions that were running when the server stopped", resumed)
     services.runner.start_deadlines()  # the server that recovers is the one that serves: it keeps deadlines
     services.runner.start_leases()  # and renews its steps' leases, and takes over expired ones
+    services.notifications.start()  # and sends the notification outbox (services/notifications/sender.py)
 
 
 def _recover_at_first_request(app: Flask, services) -> None:

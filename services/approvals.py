@@ -31,6 +31,7 @@ from core.workflow import StepDef, WorkflowDef
 from services import agent_replies, audit, evidence, executions
 from services.db import row_locks
 from services.models import Approval, Execution, utcnow
+from services.notifications import outbox as notification_outbox
 from services.notifier import Events, jsonable
 
 # recheck(session, approval, params) -> the policy's verdict for edited params ({"effect": ..., ...}, the
@@ -88,6 +89,7 @@ def _open(session: Session, ex: Execution, step_id: str, kind: str, spec: A.Appr
                "message": message}
     executions.set_status(ex, "await_approval")
     events.add("approval_requested", view(approval), workspace=ex.workspace_id)
+    notification_outbox.approval_opened(session, approval)
     return approval
 
 

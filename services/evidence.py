@@ -13,6 +13,7 @@ from core.coaching.metrics import should_demote
 from core.workflow import WorkflowDef
 from services import audit, metrics
 from services.models import Execution, Suggestion, Workflow
+from services.notifications import outbox as notification_outbox
 from services.notifier import Events
 
 
@@ -133,5 +134,6 @@ def _demote(session: Session, ex: Execution, wf: Workflow, step_id: str | None, 
         "previous_level": level_before, "auto_ready": after["auto_ready"], "mode": "coaching",
         "previous_mode": "auto", "workflow_mode": wf.mode, "reason": reason, "audit_seq": recorded.seq},
         workspace=ex.workspace_id)
+    notification_outbox.demoted(session, ex.workspace_id, wf.id, step_id, reason, recorded.seq)
     if step_id is None:
         events.add("metrics_update", {"workflow_id": wf.id, **after}, workspace=ex.workspace_id)

@@ -18,6 +18,7 @@ from core.workflow import WorkflowDef, validate_variables
 from services import audit, jsontext, workflows
 from services.db import row_locks
 from services.models import Execution, PolicySettings, Suggestion, Workflow, utcnow
+from services.notifications import outbox as notification_outbox
 from services.notifier import Events, jsonable
 from services.workflows import DefinitionCache
 
@@ -126,6 +127,7 @@ def set_status(ex: Execution, trigger: str) -> None:
     ex.status = S.transition(ex.status, trigger)
     if ex.status in S.TERMINAL:
         ex.finished_at = utcnow()
+    notification_outbox.status_changed(ex)  # a suggestion waiting, a question, a failure: notified at commit
 
 
 def count_stat(ex: Execution, key: str) -> None:

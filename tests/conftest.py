@@ -10,6 +10,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+import services.notifications.models  # noqa: F401  (its tables are emptied between tests too)
 from config import Settings
 from services.db import Database
 from services.migrate import upgrade

@@ -24,6 +24,7 @@ from services import approvals, audit, policies
 from services.db import retrying
 from services.gateway.identities import Agent
 from services.models import Approval, GatewayCall, utcnow
+from services.notifications import outbox as notification_outbox
 from services.notifier import Events, jsonable
 
 
@@ -67,6 +68,7 @@ def open_review(session: Session, workspace_id: str, agent: str, tool: str, para
                         due_at=None, created_at=utcnow())
     session.add(approval)
     events.add("approval_requested", approvals.view(approval), workspace=workspace_id)
+    notification_outbox.approval_opened(session, approval)
     return approval
 
 
