@@ -9,11 +9,13 @@ or again by a later transaction, gives no second row. services/notifications/sen
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Callable
 
 from sqlalchemy import event as sa_event, select
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, object_session
 
 from core import notifications as N
@@ -21,6 +23,7 @@ from services.models import Execution, Membership, User, utcnow
 
 from .models import Escalation, NotificationPrefs, NotificationRoute, OutboxRow, WebhookEndpoint
 
+log = logging.getLogger(__name__)
 CONFIG_KEY = "coach_notifications"  # a Database's sessionmaker info: the Config below
 _NOTED = "coach_notifications_noted"
 
@@ -152,6 +155,15 @@ def _fan_out(session: Session) -> None:
     noted = session.info.pop(_NOTED, None)
     if not noted:
         return
+    try:
+        _write_rows(session, noted)
+    except SQLAlchemyError:
+        raise  # the transaction failed (a transient error is tried again whole, by its caller's retry layer)
+    except Exception:  # a bug here must not undo the change that caused the event: the notification is lost
+        log.exception("the notifications of %s could not be planned", list(noted))
+
+
+def _write_rows(session: Session, noted: dict) -> None:
     config: Config = session.info[CONFIG_KEY]
     now = utcnow()
     made = [m for m in (n.build(session) for n in noted.values()) if m is not None]
@@ -218,8 +230,8 @@ def plan_rows(session: Session, config: Config, facts: N.Facts, event_id: str, p
             if not N.wants_email({"email": p.email, "kinds": p.kinds} if p else None, facts.kind):
                 continue
             held = N.quiet_until(now, p.quiet_start, p.quiet_end, p.timezone) if p else None
-            rows.append(OutboxRow(**base, channel=N.EMAIL, recipient=user_id, address=emails[user_id],
-                                  **({"next_attempt_at": held, "held_reason": "quiet hours"} if held else {})))
+            hold = {"next_attempt_at": held, "held_reason": "quiet hours"} if held else {}
+            rows.append(OutboxRow(**{**base, **hold}, channel=N.EMAIL, recipient=user_id, address=emails[user_id]))
     by_id = {e.id: e for e in endpoints}
     for endpoint_id in dict.fromkeys(endpoint_ids or []):
         endpoint = by_id.get(endpoint_id)
