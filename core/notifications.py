@@ -41,8 +41,8 @@ CHANNELS = (EMAIL, WEBHOOK)
 PENDING, SENDING, SENT, FAILED = "pending", "sending", "sent", "failed"
 STATUSES = (PENDING, SENDING, SENT, FAILED)
 
-# retries: 30 s, 1 min, 2 min … at most an hour apart, 8 tries in all, then the row is failed
-RETRY_FIRST_S, RETRY_MAX_S, MAX_ATTEMPTS = 30.0, 3600.0, 8
+# retries: 30 s, 1 min, 2 min … at most an hour apart, 10 tries in all (about 3 h), then the row is failed
+RETRY_FIRST_S, RETRY_MAX_S, MAX_ATTEMPTS = 30.0, 3600.0, 10
 _WAIT = wait_exponential(multiplier=RETRY_FIRST_S, min=RETRY_FIRST_S, max=RETRY_MAX_S)
 _STOP = stop_after_attempt(MAX_ATTEMPTS)
 
