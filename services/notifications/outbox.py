@@ -210,12 +210,13 @@ def plan_rows(session: Session, config: Config, facts: N.Facts, event_id: str, p
     """The outbox rows of one event. `users` / `endpoint_ids`: these recipients instead of the routing (an
     escalation's)."""
     matched = N.matching_routes([route_dict(r) for r in routes], facts) if users is None else []
-    everyone = members(session, facts.workspace_id)
+    if users is None:
+        endpoint_ids = [r["endpoint_id"] for r in matched if r["endpoint_id"]] + \
+            [e.id for e in endpoints if facts.kind in (e.events or [])]
+    everyone = members(session, facts.workspace_id) if config.email else []  # no email: no person to look up
     if users is None:
         named = [u for r in matched for u in r["users"]]
         chosen = _resolve(everyone, named) if named else N.default_recipients(facts, everyone)
-        endpoint_ids = [r["endpoint_id"] for r in matched if r["endpoint_id"]] + \
-            [e.id for e in endpoints if facts.kind in (e.events or [])]
     else:
         chosen = _resolve(everyone, users)
     rows: list[OutboxRow] = []

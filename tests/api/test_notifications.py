@@ -264,3 +264,31 @@ def test_settings_are_per_person_and_nonsense_is_422(api, lead):
     code, body = lead.call("PUT", "/api/notifications/settings", {"timezone": "Mars/Olympus"})
     assert code == 422
     assert lead.call("GET", "/api/notifications/routes")[0] == 403
+
+
+def test_a_failed_run_and_a_question_reach_whoever_started_it_and_suggestions_only_when_chosen(api, services, inbox):
+    failing = api.workflow([{"id": "boom", "tool": "echo", "params": {"x": "{{ vars.missing.deeper }}"}}], name="f")
+    assert api.settle(api.start(failing["id"])["execution_id"])["status"] == "failed"
+    asking = api.workflow([{"id": "ask", "tool": "echo", "params": {}, "requires_clarification": True,
+                            "clarification_question": "Which supplier?"}], name="q")
+    assert api.settle(api.start(asking["id"])["execution_id"])["status"] == "waiting_clarification"
+    coached = api.workflow([{"id": "greet", "tool": "echo", "params": {"m": "hi"}}], name="c")
+    api.start(coached["id"], mode="coaching")
+    sender.deliver_due(services)
+    subjects = sorted(m["Subject"] for m in inbox.to("admin@test.local"))
+    assert subjects == ["A question: Which supplier?", "A run failed"]  # no suggestion: opt-in
+    api.ok("PUT", "/api/notifications/settings", {"kinds": {"suggestion_waiting": True}})
+    second = api.settle(api.start(coached["id"], mode="coaching")["execution_id"])
+    assert second["status"] == "waiting_decision"
+    sender.deliver_due(services)
+    assert [m["Subject"] for m in inbox.to("admin@test.local")][-1] == "A suggestion waits: step greet"
+
+
+def test_a_deadline_near_is_sent_once_before_the_approval_times_out(api, lead, services, inbox):
+    wf = api.workflow([{"id": "sign_off", "type": "approval", "message": "Sign?", "timeout_s": 300}])
+    assert api.settle(api.start(wf["id"])["execution_id"])["status"] == "waiting_approval"
+    now = utcnow()
+    sender.run_once(services, now)
+    sender.run_once(services, now + timedelta(seconds=10))
+    near = [m for m in inbox.to("lead@test.local") if m["Subject"].startswith("Deadline near")]
+    assert len(near) == 1 and "Approve" in links_in(near[0])
