@@ -41,11 +41,16 @@ def _vetter(session: Session, settings: Settings, workspace_id: str) -> Vetter:
 
 
 def check_url(session: Session, settings: Settings, workspace_id: str, url: str) -> None:
-    if urlsplit(url).scheme.lower() not in ("http", "https") or not urlsplit(url).hostname:
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        host = None
+    if not host or parts.scheme.lower() not in ("http", "https"):
         raise ValidationFailed("the URL must be an http:// or https:// address", details={"url": ["not http(s)"]})
     try:
         _vetter(session, settings, workspace_id).address(httpx.URL(url))
-    except ToolError as exc:
+    except (ToolError, httpx.InvalidURL, ValueError) as exc:
         raise ValidationFailed(str(exc), details={"url": [str(exc)]}) from None
 
 
