@@ -3,43 +3,9 @@ import { useId, useState, type FormEvent } from "react";
 import { errorMessage } from "../api/client";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { formatDateTime } from "../format";
-import {
-  EVENT_KINDS,
-  KIND_LABELS,
-  createRoute,
-  createWebhook,
-  deleteRoute,
-  deleteWebhook,
-  fetchRoutes,
-  fetchWebhooks,
-  notificationKeys,
-  type EventKind,
-  type WebhookEndpoint,
-} from "./settingsApi";
-
-const list = (text: string) =>
-  text
-    .split(",")
-    .map((s) => s.trim())
-    .filter(Boolean);
-
-function KindPicker({ value, onChange, name }: { value: EventKind[]; onChange: (v: EventKind[]) => void; name: string }) {
-  return (
-    <fieldset className="settings__choices">
-      <legend>{name}</legend>
-      {EVENT_KINDS.map((kind) => (
-        <label key={kind} className="settings__choice">
-          <input
-            type="checkbox"
-            checked={value.includes(kind)}
-            onChange={(e) => onChange(e.target.checked ? [...value, kind] : value.filter((k) => k !== kind))}
-          />
-          <span>{KIND_LABELS[kind]}</span>
-        </label>
-      ))}
-    </fieldset>
-  );
-}
+import { KindPicker } from "./KindPicker";
+import { NotificationRoutes } from "./NotificationRoutes";
+import { createWebhook, deleteWebhook, fetchWebhooks, notificationKeys, type EventKind, type WebhookEndpoint } from "./settingsApi";
 
 /** Settings → Workspace notifications (admins): outgoing webhook endpoints with their delivery status, and routes. */
 export function WorkspaceNotifications() {
@@ -47,7 +13,7 @@ export function WorkspaceNotifications() {
     <section aria-labelledby="workspace-notifications-heading" id="workspace-notifications">
       <h2 id="workspace-notifications-heading">Workspace notifications</h2>
       <Webhooks />
-      <Routes />
+      <NotificationRoutes />
     </section>
   );
 }
@@ -140,103 +106,6 @@ function Webhooks() {
         <KindPicker name="Events it receives" value={events} onChange={setEvents} />
         <button type="submit" className="button" disabled={create.isPending || !url.trim()}>
           Add endpoint
-        </button>
-        {create.isError ? (
-          <p className="notice notice--error" role="alert">
-            Not added: {errorMessage(create.error)}
-          </p>
-        ) : null}
-      </form>
-    </div>
-  );
-}
-
-function Routes() {
-  const queryClient = useQueryClient();
-  const ids = { name: useId(), tool: useId(), users: useId(), after: useId(), next: useId() };
-  const [draft, setDraft] = useState({ name: "", tool: "", users: "", after: "", next: "" });
-  const [events, setEvents] = useState<EventKind[]>(["approval_requested", "review_held"]);
-  const routes = useQuery({ queryKey: notificationKeys.routes, queryFn: ({ signal }) => fetchRoutes(signal) });
-  const refresh = () => void queryClient.invalidateQueries({ queryKey: notificationKeys.routes });
-  const create = useMutation({
-    mutationFn: () =>
-      createRoute({
-        name: draft.name,
-        events,
-        workflow_id: null,
-        tool: draft.tool.trim() || null,
-        users: list(draft.users),
-        endpoint_id: null,
-        escalate_after_s: draft.after ? Number(draft.after) * 60 : null,
-        escalate_users: list(draft.next),
-        escalate_endpoint_id: null,
-        enabled: true,
-      }),
-    onSuccess: () => {
-      setDraft({ name: "", tool: "", users: "", after: "", next: "" });
-      refresh();
-    },
-  });
-  const remove = useMutation({ mutationFn: deleteRoute, onSuccess: refresh });
-  const field = (key: keyof typeof draft) => ({
-    id: ids[key],
-    value: draft[key],
-    onChange: (e: { target: { value: string } }) => setDraft({ ...draft, [key]: e.target.value }),
-  });
-  return (
-    <div>
-      <h3>Routes</h3>
-      <p className="muted">Send these events (of a tool, e.g. sql.*) to these people, and escalate an undecided review.</p>
-      {routes.isPending ? (
-        <Loading label="Loading routes…" />
-      ) : routes.isError ? (
-        <ErrorNotice title="Could not load the routes" error={routes.error} />
-      ) : (routes.data.items ?? []).length === 0 ? (
-        <p className="empty">No route: approvals go to whoever may decide them.</p>
-      ) : (
-        <ul aria-label="Routes">
-          {(routes.data.items ?? []).map((r) => (
-            <li key={r.id}>
-              <strong>{r.name || "(unnamed)"}</strong> → {(r.users ?? []).join(", ") || r.endpoint_id}
-              {r.escalate_after_s ? ` · after ${Math.round(r.escalate_after_s / 60)} min → ${(r.escalate_users ?? []).join(", ")}` : ""}{" "}
-              <button type="button" className="button button--danger" onClick={() => r.id && remove.mutate(r.id)}>
-                Remove
-              </button>
-            </li>
-          ))}
-        </ul>
-      )}
-      <form
-        className="form"
-        aria-label="Add a route"
-        onSubmit={(e) => {
-          e.preventDefault();
-          if (!create.isPending) create.mutate();
-        }}
-      >
-        <div className="field">
-          <label htmlFor={ids.name}>Route name</label>
-          <input type="text" maxLength={200} {...field("name")} />
-        </div>
-        <KindPicker name="Events" value={events} onChange={setEvents} />
-        <div className="field">
-          <label htmlFor={ids.tool}>Tool (optional)</label>
-          <input type="text" maxLength={200} placeholder="sql.*" {...field("tool")} />
-        </div>
-        <div className="field">
-          <label htmlFor={ids.users}>People (emails, comma-separated)</label>
-          <input type="text" {...field("users")} />
-        </div>
-        <div className="field">
-          <label htmlFor={ids.after}>Escalate after (minutes)</label>
-          <input type="number" min={1} {...field("after")} />
-        </div>
-        <div className="field">
-          <label htmlFor={ids.next}>Escalate to (emails)</label>
-          <input type="text" {...field("next")} />
-        </div>
-        <button type="submit" className="button" disabled={create.isPending}>
-          Add route
         </button>
         {create.isError ? (
           <p className="notice notice--error" role="alert">
