@@ -292,3 +292,21 @@ def test_a_deadline_near_is_sent_once_before_the_approval_times_out(api, lead, s
     sender.run_once(services, now + timedelta(seconds=10))
     near = [m for m in inbox.to("lead@test.local") if m["Subject"].startswith("Deadline near")]
     assert len(near) == 1 and "Approve" in links_in(near[0])
+
+
+def test_an_event_whose_transaction_rolls_back_leaves_no_notification_and_one_that_commits_leaves_its_rows(
+        api, lead, services):
+    from services.gateway import calls
+    from services.notifier import Events
+
+    workspace_id = api.ok("GET", "/api/auth/me")["workspace_id"]
+    with pytest.raises(RuntimeError):
+        with services.db.transaction() as session:
+            held = calls.open_review(session, workspace_id, "bot", "sql.query", {"query": "DELETE FROM t"}, None,
+                                     Events())
+            raise RuntimeError("the process dies before the commit")
+    assert outbox(services, event_id=f"approval:{held.id}") == []
+    with services.db.transaction() as session:
+        kept = calls.open_review(session, workspace_id, "bot", "sql.query", {"query": "DELETE FROM t"}, None, Events())
+    rows = outbox(services, event_id=f"approval:{kept.id}")
+    assert {(r.kind, r.address) for r in rows} == {("review_held", "lead@test.local"), ("review_held", "admin@test.local")}
