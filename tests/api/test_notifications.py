@@ -309,4 +309,5 @@ def test_an_event_whose_transaction_rolls_back_leaves_no_notification_and_one_th
     with services.db.transaction() as session:
         kept = calls.open_review(session, workspace_id, "bot", "sql.query", {"query": "DELETE FROM t"}, None, Events())
     rows = outbox(services, event_id=f"approval:{kept.id}")
-    assert {(r.kind, r.address) for r in rows} == {("review_held", "lead@test.local"), ("review_held", "admin@test.local")}
+    assert {(r.kind, r.address) for r in rows} == {("review_held", "lead@test.local"),
+                                                   ("review_held", "admin@test.local")}
