@@ -38,11 +38,16 @@ def app_url(settings: Settings, a: Approval) -> str:
 
 def lines_for(session: Session, services, row: OutboxRow, now: datetime) -> list[str]:
     """The links part of a review's email to `row.recipient`: Approve / Reject, or Open in Coach."""
-    approval_id = (row.payload or {}).get("approval_id")
+    payload, settings = row.payload or {}, services.settings
+    approval_id = payload.get("approval_id")
     a = session.get(Approval, approval_id) if approval_id else None
     if a is None or row.kind not in N.DECIDABLE:
-        return []
-    settings = services.settings
+        execution_id = payload.get("execution_id")
+        if not execution_id:
+            return []
+        page = "coach" if row.kind == N.SUGGESTION_WAITING else ""
+        return ["", f"Open in Coach: {settings.resolved_public_url}/executions/{execution_id}"
+                    + (f"/{page}" if page else "")]
     why = risk_reason(services, a)
     if why is not None:
         return ["", f"Decide it in Coach ({why}): {app_url(settings, a)}"]

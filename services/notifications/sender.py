@@ -55,18 +55,26 @@ def send_one(services, row_id: str, owner: str, now: datetime | None = None) -> 
         row = session.get(OutboxRow, row_id)
         if row is None or row.status != N.SENDING or row.claimed_by != owner:
             return row.status if row is not None else "gone"  # taken over by another sender meanwhile
-        message = None
-        if row.channel == N.EMAIL:
-            lines = [row.payload.get("text") or ""] + links.lines_for(session, services, row, now)
-            message = mail.compose(services.settings, row.address, row.id, row.payload.get("subject") or row.kind,
-                                   lines)
+        message = request = None
+        try:
+            if row.channel == N.EMAIL:
+                lines = [row.payload.get("text") or ""] + links.lines_for(session, services, row, now)
+                message = mail.compose(services.settings, row.address, row.id,
+                                       row.payload.get("subject") or row.kind, lines)
+            else:
+                request = webhooks.prepare(session, services.settings, row)
+        except SendFailed as exc:
+            prepared_error = str(exc)
+        else:
+            prepared_error = None
+    if prepared_error is not None:
+        return _record(services, row_id, owner, prepared_error, prepared_error, None, now)
     status, error = None, None
     try:
         if message is not None:
             mail.send(services.settings, message)
         else:
-            with services.db.read() as session:
-                status = webhooks.deliver(session, services.settings, row)
+            status = webhooks.post(services.settings, *request)
         outcome = None
     except SendFailed as exc:
         outcome, error, status = str(exc), str(exc), getattr(exc, "status", None)

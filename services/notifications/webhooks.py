@@ -121,9 +121,9 @@ def delete(session: Session, workspace_id: str, endpoint_id: str, actor: str) ->
                  target_id=endpoint_id, before={"url": e.url})
 
 
-def deliver(session: Session, settings: Settings, row: OutboxRow) -> int:
-    """POST the row's event to its endpoint; the HTTP status when 2xx, SendFailed otherwise. `session` reads the
-    endpoint and the workspace's outbound lists (a short read)."""
+def prepare(session: Session, settings: Settings, row: OutboxRow) -> tuple[str, bytes, dict[str, str], Vetter]:
+    """What to POST for the row (url, body, headers) and the vetter of the workspace's outbound rules, read in a
+    short session; SendFailed when the endpoint is gone or disabled."""
     e = session.get(WebhookEndpoint, row.recipient)
     if e is None or not e.enabled:
         raise SendFailed("the endpoint was removed or disabled")
@@ -134,11 +134,15 @@ def deliver(session: Session, settings: Settings, row: OutboxRow) -> int:
     headers = {"Content-Type": "application/json", "User-Agent": "Coach-Webhooks/1",
                "X-Coach-Signature": N.signature(secret, body), "X-Coach-Delivery": row.id,
                "X-Coach-Event": row.kind}
-    vetter = _vetter(session, settings, row.workspace_id)
+    return e.url, body, headers, _vetter(session, settings, row.workspace_id)
+
+
+def post(settings: Settings, url: str, body: bytes, headers: dict[str, str], vetter: Vetter) -> int:
+    """One delivery, outside any transaction: the HTTP status when 2xx, SendFailed otherwise."""
     try:
         with httpx.Client(transport=VettedTransport(vetter), timeout=settings.webhook_timeout_s,
                           follow_redirects=False) as client:
-            response = client.post(e.url, content=body, headers=headers)
+            response = client.post(url, content=body, headers=headers)
     except (httpx.HTTPError, ToolError) as exc:
         raise SendFailed(f"{type(exc).__name__}: {exc}") from exc
     if not 200 <= response.status_code < 300:

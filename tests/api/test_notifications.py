@@ -268,7 +268,8 @@ def test_settings_are_per_person_and_nonsense_is_422(api, lead):
 
 def test_a_failed_run_and_a_question_reach_whoever_started_it_and_suggestions_only_when_chosen(api, services, inbox):
     failing = api.workflow([{"id": "boom", "tool": "echo", "params": {"x": "{{ vars.missing.deeper }}"}}], name="f")
-    assert api.settle(api.start(failing["id"])["execution_id"])["status"] == "failed"
+    failed = api.settle(api.start(failing["id"])["execution_id"])
+    assert failed["status"] == "failed"
     asking = api.workflow([{"id": "ask", "tool": "echo", "params": {}, "requires_clarification": True,
                             "clarification_question": "Which supplier?"}], name="q")
     assert api.settle(api.start(asking["id"])["execution_id"])["status"] == "waiting_clarification"
@@ -277,6 +278,8 @@ def test_a_failed_run_and_a_question_reach_whoever_started_it_and_suggestions_on
     sender.deliver_due(services)
     subjects = sorted(m["Subject"] for m in inbox.to("admin@test.local"))
     assert subjects == ["A question: Which supplier?", "A run failed"]  # no suggestion: opt-in
+    failure = next(m for m in inbox.to("admin@test.local") if m["Subject"] == "A run failed").get_content()
+    assert f"Open in Coach: http://coach.test/executions/{failed['execution_id']}" in failure
     api.ok("PUT", "/api/notifications/settings", {"kinds": {"suggestion_waiting": True}})
     second = api.settle(api.start(coached["id"], mode="coaching")["execution_id"])
     assert second["status"] == "waiting_decision"
