@@ -10,7 +10,7 @@ or again by a later transaction, gives no second row. services/notifications/sen
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Callable
 
@@ -45,7 +45,6 @@ class Noted:
     event_id: str | None
     workspace_id: str
     build: Callable[[Session], "tuple[str, str, N.Facts, dict] | None"]  # → (kind, event id, facts, payload)
-    escalations: list = field(default_factory=list)
 
 
 def _note(session: Session | None, key: str, noted: Noted) -> None:
