@@ -14,7 +14,7 @@ import threading
 import uuid
 from datetime import datetime, timedelta
 
-from sqlalchemy import or_, select, update
+from sqlalchemy import exists, literal, or_, select, update
 
 from core import notifications as N
 from services.db import row_locks
@@ -27,6 +27,15 @@ from .models import Escalation, NotificationRoute, OutboxRow, WebhookEndpoint
 
 log = logging.getLogger(__name__)
 BATCH = 50
+# the marker row (an Escalation with this route id, fired at once) that says an approval's "deadline near" was noted
+DEADLINE_MARK = "deadline_near"
+
+
+def _any(services, query) -> bool:
+    """Whether `query` finds a row, read without a write transaction: an idle round takes no write lock (SQLite's
+    write transactions begin IMMEDIATE)."""
+    with services.db.read() as session:
+        return session.execute(query.with_only_columns(literal(1)).limit(1)).first() is not None
 
 
 def claim(services, owner: str, now: datetime, limit: int = BATCH) -> list[str]:
@@ -35,9 +44,11 @@ def claim(services, owner: str, now: datetime, limit: int = BATCH) -> list[str]:
     transactions run one at a time)."""
     due = or_(OutboxRow.status == N.PENDING,
               (OutboxRow.status == N.SENDING) & (OutboxRow.lease_until <= now))
+    query = select(OutboxRow.id).where(due, OutboxRow.next_attempt_at <= now) \
+        .order_by(OutboxRow.next_attempt_at).limit(limit)
+    if not _any(services, query):
+        return []
     with services.db.transaction() as session:
-        query = select(OutboxRow.id).where(due, OutboxRow.next_attempt_at <= now) \
-            .order_by(OutboxRow.next_attempt_at).limit(limit)
         if row_locks(session):
             query = query.with_for_update(skip_locked=True)
         ids = list(session.scalars(query))
@@ -125,8 +136,10 @@ def deliver_due(services, now: datetime | None = None, owner: str | None = None)
 def fire_escalations(services, now: datetime) -> int:
     """Due escalation steps whose review is still pending: its next people / endpoint are notified, once."""
     fired = 0
+    query = select(Escalation).where(Escalation.due_at <= now).order_by(Escalation.due_at).limit(BATCH)
+    if not _any(services, query):
+        return 0
     with services.db.transaction() as session:
-        query = select(Escalation).where(Escalation.due_at <= now).order_by(Escalation.due_at).limit(BATCH)
         for esc in session.scalars(query.with_for_update(skip_locked=True) if row_locks(session) else query).all():
             esc.due_at, esc.fired_at = None, now
             a = session.get(Approval, esc.approval_id)
@@ -143,17 +156,15 @@ def note_deadlines(services, now: datetime) -> int:
     """Pending approvals whose deadline is near: a "deadline near" event each, once (its marker row)."""
     horizon = now + timedelta(seconds=services.settings.notify_deadline_near_s)
     noted = 0
+    marked = exists().where(Escalation.approval_id == Approval.id, Escalation.route_id == DEADLINE_MARK)
+    query = select(Approval).where(Approval.due_at.is_not(None), Approval.due_at <= horizon,
+                                   Approval.due_at > now, ~marked).limit(BATCH)
+    if not _any(services, query):
+        return 0
     with services.db.transaction() as session:
-        rows = session.scalars(select(Approval).where(Approval.due_at.is_not(None), Approval.due_at <= horizon,
-                                                      Approval.due_at > now).limit(BATCH)).all()
-        if not rows:
-            return 0
-        marked = set(session.scalars(select(Escalation.approval_id).where(
-            Escalation.approval_id.in_([a.id for a in rows]), Escalation.route_id == "deadline_near")))
+        rows = session.scalars(query).all()
         for a in rows:
-            if a.id in marked:
-                continue
-            session.add(Escalation(workspace_id=a.workspace_id, approval_id=a.id, route_id="deadline_near",
+            session.add(Escalation(workspace_id=a.workspace_id, approval_id=a.id, route_id=DEADLINE_MARK,
                                    due_at=None, fired_at=now, created_at=now))
             outbox.approval_event(session, a, N.DEADLINE_NEAR, f"deadline_near:{a.id}")
             noted += 1
