@@ -13,9 +13,13 @@ from services.notifications import settings as prefs, webhooks
 blp = Blueprint("notifications", __name__, url_prefix="/api/notifications",
                 description="Notifications: your settings, the workspace's routes and webhook endpoints")
 
-Kind = fields.String(validate=validate.OneOf(N.KINDS))
-Clock = fields.String(allow_none=True, validate=validate.Regexp(r"^([01]\d|2[0-3]):[0-5]\d$"),
-                      metadata={"description": "HH:MM in the person's time zone"})
+def Kind() -> fields.String:  # noqa: N802  (a field, as marshmallow's are named)
+    return fields.String(validate=validate.OneOf(N.KINDS))
+
+
+def Clock() -> fields.String:  # noqa: N802
+    return fields.String(allow_none=True, validate=validate.Regexp(r"^([01]\d|2[0-3]):[0-5]\d$"),
+                         metadata={"description": "HH:MM in the person's time zone"})
 
 
 KindSwitches = Schema.from_dict({kind: StrictBoolean() for kind in N.KINDS}, name="KindSwitches")
@@ -24,18 +28,18 @@ KindSwitches = Schema.from_dict({kind: StrictBoolean() for kind in N.KINDS}, nam
 class SettingsIn(Schema):
     email = StrictBoolean(load_default=True)
     kinds = fields.Nested(KindSwitches, load_default=dict, metadata={"description": "email on/off per event kind"})
-    quiet_start = Clock
-    quiet_end = Clock
+    quiet_start = Clock()
+    quiet_end = Clock()
     timezone = fields.String(load_default="UTC", validate=validate.Length(max=64))
 
 
 class SettingsOut(SettingsIn):
-    kinds_available = fields.List(Kind)
+    kinds_available = fields.List(Kind())
 
 
 class RouteIn(Schema):
     name = fields.String(load_default="", validate=validate.Length(max=200))
-    events = fields.List(Kind, load_default=list)
+    events = fields.List(Kind(), load_default=list)
     workflow_id = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=32))
     tool = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=200),
                          metadata={"description": "a tool name or glob (sql.*)"})
@@ -62,7 +66,7 @@ class EndpointIn(Schema):
     name = fields.String(load_default="", validate=validate.Length(max=200))
     url = fields.String(required=True, validate=[validate.Length(max=2000), validate.URL(schemes={"http", "https"},
                                                                                          require_tld=False)])
-    events = fields.List(Kind, load_default=list)
+    events = fields.List(Kind(), load_default=list)
     enabled = StrictBoolean(load_default=True)
 
 
@@ -70,13 +74,13 @@ class EndpointUpdate(Schema):
     name = fields.String(validate=validate.Length(max=200))
     url = fields.String(validate=[validate.Length(max=2000), validate.URL(schemes={"http", "https"},
                                                                           require_tld=False)])
-    events = fields.List(Kind)
+    events = fields.List(Kind())
     enabled = StrictBoolean()
 
 
 class DeliveryOut(Schema):
     id = fields.String(metadata={"description": "the delivery id (X-Coach-Delivery)"})
-    event = Kind
+    event = Kind()
     event_id = fields.String()
     status = fields.String(validate=validate.OneOf(N.STATUSES))
     attempts = fields.Integer()
@@ -91,7 +95,7 @@ class EndpointOut(Schema):
     id = fields.String()
     name = fields.String()
     url = fields.String()
-    events = fields.List(Kind)
+    events = fields.List(Kind())
     enabled = StrictBoolean()
     failing = StrictBoolean(metadata={"description": "its last delivery failed"})
     consecutive_failures = fields.Integer()
