@@ -31,7 +31,6 @@ _NOTED = "coach_notifications_noted"
 @dataclass(frozen=True)
 class Config:
     email: bool = False  # an SMTP server is configured: email rows are written
-    deadline_near_s: float = 600.0
 
 
 def configure(db, config: Config) -> None:
@@ -39,15 +38,11 @@ def configure(db, config: Config) -> None:
     db.Session.configure(info={CONFIG_KEY: config})
 
 
-@dataclass
-class Noted:
-    kind: str | None
-    event_id: str | None
-    workspace_id: str
-    build: Callable[[Session], "tuple[str, str, N.Facts, dict] | None"]  # → (kind, event id, facts, payload)
+# an event noted in a session, made at its commit: (kind, event id, facts, payload), or None when moot by then
+Build = Callable[[Session], "tuple[str, str, N.Facts, dict] | None"]
 
 
-def _note(session: Session | None, key: str, noted: Noted) -> None:
+def _note(session: Session | None, key: str, build: Build) -> None:
     if session is None or CONFIG_KEY not in session.info:
         return
     pending = session.info.get(_NOTED)
@@ -55,7 +50,7 @@ def _note(session: Session | None, key: str, noted: Noted) -> None:
         pending = session.info[_NOTED] = {}
         if not sa_event.contains(session, "before_commit", _fan_out):
             sa_event.listen(session, "before_commit", _fan_out)
-    pending[key] = noted  # the last note of the same thing wins
+    pending[key] = build  # the last note of the same thing wins
 
 
 # -- hooks ------------------------------------------------------------------------------------------------------------
@@ -67,13 +62,12 @@ def status_changed(ex: Execution) -> None:
     """An execution's status changed (services/executions.set_status): a suggestion waiting, a question asked, a
     run failed are read from the execution as it is when the transaction commits."""
     if ex.status in WATCHED:
-        _note(object_session(ex), f"ex:{ex.id}", Noted(None, None, ex.workspace_id, lambda s: _execution_event(s, ex)))
+        _note(object_session(ex), f"ex:{ex.id}", lambda s: _execution_event(s, ex))
 
 
 def approval_opened(session: Session, approval) -> None:
     """An approval or a policy-forced review was opened (services/approvals, services/gateway/calls)."""
-    _note(session, f"approval:{approval.id}", Noted(None, None, approval.workspace_id,
-                                                     lambda s: _approval_event(s, approval)))
+    _note(session, f"approval:{approval.id}", lambda s: _approval_event(s, approval))
 
 
 def demoted(session: Session, workspace_id: str, workflow_id: str, step_id: str | None, reason: str,
@@ -84,14 +78,12 @@ def demoted(session: Session, workspace_id: str, workflow_id: str, step_id: str 
                "subject": f"Demoted to coaching: {'step ' + step_id if step_id else 'workflow'}",
                "text": f"Spot checks demoted this {'step' if step_id else 'workflow'} to coaching: {reason}"}
     event_id = f"demotion:{workspace_id}:{seq}"
-    _note(session, event_id, Noted(N.DEMOTION, event_id, workspace_id,
-                                   lambda s: (N.DEMOTION, event_id, facts, payload)))
+    _note(session, event_id, lambda s: (N.DEMOTION, event_id, facts, payload))
 
 
 def approval_event(session: Session, approval, kind: str, event_id: str) -> None:
     """A later event about an approval (deadline near, escalation), noted by the scanner in its own transaction."""
-    _note(session, event_id, Noted(kind, event_id, approval.workspace_id,
-                                   lambda s: _approval_event(s, approval, kind, event_id)))
+    _note(session, event_id, lambda s: _approval_event(s, approval, kind, event_id))
 
 
 def escalate(session: Session, approval, route: NotificationRoute, event_id: str, now: datetime) -> int:
@@ -165,7 +157,7 @@ def _fan_out(session: Session) -> None:
 def _write_rows(session: Session, noted: dict) -> None:
     config: Config = session.info[CONFIG_KEY]
     now = utcnow()
-    made = [m for m in (n.build(session) for n in noted.values()) if m is not None]
+    made = [m for m in (build(session) for build in noted.values()) if m is not None]
     if not made:
         return
     by_workspace: dict[str, tuple[list, list]] = {}

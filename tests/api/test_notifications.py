@@ -314,3 +314,15 @@ def test_an_event_whose_transaction_rolls_back_leaves_no_notification_and_one_th
     rows = outbox(services, event_id=f"approval:{kept.id}")
     assert {(r.kind, r.address) for r in rows} == {("review_held", "lead@test.local"),
                                                    ("review_held", "admin@test.local")}
+
+
+def test_a_demotion_reaches_the_leads_and_admins(api, lead, app, services, inbox):
+    from services.notifications import outbox as notification_outbox
+
+    as_user(app, services, "operator@test.local", "operator")
+    workspace_id = api.ok("GET", "/api/auth/me")["workspace_id"]
+    with services.db.transaction() as session:  # what services/evidence.py notes when spot checks demote
+        notification_outbox.demoted(session, workspace_id, "wf-1", None, "spot-check acceptance 40%", 7)
+    sender.deliver_due(services)
+    assert {m["To"] for m in inbox.messages} == {"lead@test.local", "admin@test.local"}
+    assert "spot-check acceptance 40%" in inbox.to("lead@test.local")[0].get_content()
