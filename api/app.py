@@ -8,9 +8,10 @@ import click
 from flask import Flask, request
 from flask_socketio import SocketIO
 
-from api import (agents, approvals, audit as audit_api, auth, coaching, correction_packs, errors, executions, frontend,
-                 health, llm_provider, metrics, notices as notices_api, plans, policies, queue, security, sockets,
-                 tool_servers, triggers, users, workflows, workspace)
+from api import (action_links, agents, approvals, audit as audit_api, auth, coaching, correction_packs, errors,
+                 executions, frontend, health, llm_provider, metrics, notices as notices_api,
+                 notifications as notifications_api, plans, policies, queue, security, sockets, tool_servers, triggers,
+                 users, workflows, workspace)
 from api.base import Api
 from config import Settings
 from services.container import Services
@@ -89,6 +90,8 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True, recove
     api.register_blueprint(agents.blp)
     api.register_blueprint(triggers.blp)
     api.register_blueprint(triggers.hooks_blp)
+    api.register_blueprint(notifications_api.blp)
+    app.register_blueprint(action_links.blp)  # /act/<token>: email links, no session (api/action_links.py)
     app.register_blueprint(health.blp)
     app.register_blueprint(frontend.blp)
     security.register(app, settings)  # after the blueprints: it hashes Swagger UI's inline script at start
@@ -138,6 +141,7 @@ def _recover(services) -> None:
         log.info("resumed %d executions that were running when the server stopped", resumed)
     services.runner.scans.start_deadlines()  # the server that recovers is the one that serves: it keeps deadlines
     services.runner.scans.start_leases()  # and renews its steps' leases, and takes over expired ones
+    services.notifications.start()  # and sends the notification outbox (services/notifications/sender.py)
 
 
 def _recover_at_first_request(app: Flask, services) -> None:

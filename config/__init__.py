@@ -87,6 +87,29 @@ class Settings:
     # COACH_LLM_MAX_RETRIES: retries of a request answered 408/409/429/5xx or not answered, with exponential
     # backoff that honours Retry-After (the openai client's)
     llm_max_retries: int = 3
+    # notifications (docs/notifications.md). Email is sent when COACH_SMTP_HOST is set; COACH_SMTP_STARTTLS upgrades
+    # the connection, COACH_SMTP_USER/PASSWORD log in; COACH_SMTP_FROM is the sender's address
+    smtp_host: str = ""
+    smtp_port: int = 25
+    smtp_user: str = ""
+    smtp_password: str = ""
+    smtp_from: str = "coach@localhost"
+    smtp_starttls: bool = False
+    smtp_timeout_s: float = 10.0
+    # COACH_PUBLIC_URL: where people reach this server, for the links in messages (default http://<host>:<port>)
+    public_url: str = ""
+    notify_scan_s: float = 2.0  # COACH_NOTIFY_SCAN_S: how often the outbox is sent (0: never by the server)
+    notify_lease_s: float = 120.0  # COACH_NOTIFY_LEASE_S: a claimed notification's lease, retried after it
+    notify_link_ttl_s: float = 86400.0  # COACH_NOTIFY_LINK_TTL_S: how long an approve / reject link works
+    notify_deadline_near_s: float = 600.0  # COACH_NOTIFY_DEADLINE_NEAR_S: "deadline near" this long before it
+    # COACH_NOTIFY_LINK_AMOUNT_MAX: a review whose params name an amount above this opens the web app instead of
+    # deciding from a link (0: no limit; destructive tools always do)
+    notify_link_amount_max: float = 0.0
+    webhook_timeout_s: float = 10.0  # COACH_WEBHOOK_TIMEOUT_S: one outgoing webhook delivery
+
+    @property
+    def resolved_public_url(self) -> str:
+        return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
 
     @property
     def resolved_database_url(self) -> str:

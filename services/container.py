@@ -11,6 +11,8 @@ from core import budget
 from core.tools import ToolRegistry
 from services.db import Database
 from services.executions.runner import Runner
+from services.notifications import outbox as notification_outbox
+from services.notifications.sender import Scanner as NotificationScanner
 from services.notifier import Notifier
 from services.policies import service as policies
 from services.policies.models import PolicySettings
@@ -39,6 +41,9 @@ class Services:
     mcp: McpSource | None = None
     # the MCP gateway serving /mcp (services/gateway/server.py: Gateway), set by the app factory; closed with the rest
     gateway: object | None = None
+    # sends the notification outbox in the background (services/notifications/sender.py), started with the runner's
+    # deadline scanner by the server that recovers
+    notifications: NotificationScanner | None = None
 
     @classmethod
     def build(cls, settings: Settings, socketio=None, *, notifier: Notifier | None = None,
@@ -49,6 +54,7 @@ class Services:
         (a worker's own Services)."""
         budget.configure(time_s=settings.eval_time_ms / 1000.0)
         db = Database(settings.resolved_database_url)
+        notification_outbox.configure(db, notification_outbox.Config(email=bool(settings.smtp_host)))
         tools = build_registry(settings, WorkspaceDirectory(db))
         mcp = McpSource(settings, db, Secrets(settings.secret_key))
         tools.add_source(mcp)
@@ -61,8 +67,10 @@ class Services:
             from services.executions.dispatch import dispatcher
             remote = dispatcher(settings)
         runner = Runner(db, tools, definitions, notifier, settings, spawn=spawn, dispatch=remote)
-        return cls(settings, db, tools, definitions, notifier, runner,
-                   approval_recheck=policies.approval_recheck(tools), mcp=mcp)
+        built = cls(settings, db, tools, definitions, notifier, runner,
+                    approval_recheck=policies.approval_recheck(tools), mcp=mcp)
+        built.notifications = NotificationScanner(built)
+        return built
 
     def default_workspace_id(self) -> str:
         with self.db.transaction() as session:
@@ -75,6 +83,8 @@ class Services:
             return ws.id
 
     def close(self) -> None:
+        if self.notifications is not None:
+            self.notifications.stop()
         self.runner.shutdown()
         if self.gateway is not None:
             self.gateway.close()  # its loop thread (started by the first /mcp request)

@@ -9,6 +9,7 @@ from services.coaching import models as coaching
 from services.executions import models as executions
 from services.gateway import models as gateway
 from services.metrics import models as metrics
+from services.notifications import models as notifications
 from services.orm import Base
 from services.plans import models as plans
 from services.policies import models as policies
@@ -17,6 +18,6 @@ from services.triggers import models as triggers
 from services.users import models as users
 from services.workflows import models as workflows
 
-CONCEPTS = (agents, approvals, audit, coaching, executions, gateway, metrics, plans, policies, toolservers, triggers,
+CONCEPTS = (agents, approvals, audit, coaching, executions, gateway, metrics, notifications, plans, policies, toolservers, triggers,
             users, workflows)
 metadata = Base.metadata

@@ -35,6 +35,7 @@ from services.db import row_locks
 from services.executions import service as executions
 from services.executions.models import Execution
 from services.metrics import evidence
+from services.notifications import outbox as notification_outbox
 from services.notifier import Events, jsonable
 from services.orm import utcnow
 
@@ -93,6 +94,7 @@ def _open(session: Session, ex: Execution, step_id: str, kind: str, spec: A.Appr
                "message": message}
     executions.set_status(ex, "await_approval")
     events.add("approval_requested", view(approval), workspace=ex.workspace_id)
+    notification_outbox.approval_opened(session, approval)
     return approval
 
 

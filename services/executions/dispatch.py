@@ -9,6 +9,7 @@ from config import Settings
 
 QUEUE = "coach"
 TASK = "coach.advance"
+NOTIFY_TASK = "coach.notify"  # one round of the notification sender (services/notifications/sender.run_once)
 
 
 def configure(app: Celery, settings: Settings) -> Celery:
@@ -22,6 +23,10 @@ def configure(app: Celery, settings: Settings) -> Celery:
         broker_connection_retry_on_startup=True,
         broker_transport_options={"visibility_timeout": settings.worker_redeliver_s},
         worker_hijack_root_logger=False,
+        # with `celery beat` running, the workers send the notification outbox too (the servers' scanners go on:
+        # a row is claimed by one sender at a time, so they share the work)
+        beat_schedule={"coach-notify": {"task": NOTIFY_TASK, "schedule": max(settings.notify_scan_s, 1.0),
+                                        "options": {"queue": QUEUE, "expires": 30}}},
     )
     return app
 

@@ -20,6 +20,7 @@ from services.audit import service as audit
 from services.coaching.models import Suggestion
 from services.db import row_locks
 from services.executions.models import Execution
+from services.notifications import outbox as notification_outbox
 from services.notifier import Events, jsonable
 from services.orm import utcnow
 from services.policies.models import PolicySettings
@@ -132,6 +133,7 @@ def set_status(ex: Execution, trigger: str) -> None:
     ex.status = S.transition(ex.status, trigger)
     if ex.status in S.TERMINAL:
         ex.finished_at = utcnow()
+    notification_outbox.status_changed(ex)  # a suggestion waiting, a question, a failure: notified at commit
 
 
 def count_stat(ex: Execution, key: str) -> None:

@@ -25,7 +25,7 @@ import threading
 from celery import Celery, signals
 
 from config import Settings
-from services.executions.dispatch import TASK, configure
+from services.executions.dispatch import NOTIFY_TASK, TASK, configure
 
 log = logging.getLogger(__name__)
 
@@ -68,3 +68,11 @@ def _warm(**_kwargs) -> None:
 @celery.task(name=TASK)
 def advance(execution_id: str) -> None:
     services().runner.advance(execution_id)
+
+
+@celery.task(name=NOTIFY_TASK)
+def notify() -> None:
+    """One round of the notification sender, the same code path as the server's scanner."""
+    from services.notifications import sender
+
+    sender.run_once(services())

@@ -25,6 +25,7 @@ from services.audit import service as audit
 from services.db import retrying
 from services.gateway.identities import Agent
 from services.gateway.models import GatewayCall
+from services.notifications import outbox as notification_outbox
 from services.notifier import Events, jsonable
 from services.orm import utcnow
 from services.policies import service as policies
@@ -69,6 +70,7 @@ def open_review(session: Session, workspace_id: str, agent: str, tool: str, para
                         due_at=None, created_at=utcnow())
     session.add(approval)
     events.add("approval_requested", approvals.view(approval), workspace=workspace_id)
+    notification_outbox.approval_opened(session, approval)
     return approval
 
 

@@ -15,6 +15,7 @@ from services.audit import service as audit
 from services.coaching.models import Suggestion
 from services.executions.models import Execution
 from services.metrics import service as metrics
+from services.notifications import outbox as notification_outbox
 from services.notifier import Events
 from services.workflows.models import Workflow
 
@@ -136,5 +137,6 @@ def _demote(session: Session, ex: Execution, wf: Workflow, step_id: str | None, 
         "previous_level": level_before, "auto_ready": after["auto_ready"], "mode": "coaching",
         "previous_mode": "auto", "workflow_mode": wf.mode, "reason": reason, "audit_seq": recorded.seq},
         workspace=ex.workspace_id)
+    notification_outbox.demoted(session, ex.workspace_id, wf.id, step_id, reason, recorded.seq)
     if step_id is None:
         events.add("metrics_update", {"workflow_id": wf.id, **after}, workspace=ex.workspace_id)

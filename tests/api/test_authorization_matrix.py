@@ -180,6 +180,17 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("PATCH", "/api/workflows/<workflow_id>/schedules/<schedule_id>"): "lead",
     ("DELETE", "/api/workflows/<workflow_id>/schedules/<schedule_id>"): "lead",
     ("POST", "/api/hooks/<hook_id>"): "public",
+    # notifications (docs/notifications.md): each member their own settings; admins the workspace's routes, webhooks
+    ("GET", "/api/notifications/settings"): "operator",
+    ("PUT", "/api/notifications/settings"): "operator",
+    ("GET", "/api/notifications/routes"): "admin",
+    ("POST", "/api/notifications/routes"): "admin",
+    ("PUT", "/api/notifications/routes/<route_id>"): "admin",
+    ("DELETE", "/api/notifications/routes/<route_id>"): "admin",
+    ("GET", "/api/notifications/webhooks"): "admin",
+    ("POST", "/api/notifications/webhooks"): "admin",
+    ("PUT", "/api/notifications/webhooks/<endpoint_id>"): "admin",
+    ("DELETE", "/api/notifications/webhooks/<endpoint_id>"): "admin",
 }
 
 # Routes that name a row in their body instead of their path: they get a foreign-row case too.
@@ -190,7 +201,8 @@ NOT_ROWS = {"step_id", "filename"}
 SUCCESS = {"POST": 200, "GET": 200, "PUT": 200, "PATCH": 200, "DELETE": 204}
 CREATED = {("POST", "/api/workflows/<workflow_id>/hooks"), ("POST", "/api/workflows/<workflow_id>/schedules"),
            ("POST", "/api/hooks/<hook_id>"), ("POST", "/api/executions/<execution_id>/rerun"), ("POST", "/api/tool-servers"), ("POST", "/api/agents"), ("POST", "/api/plans"), ("POST", "/api/plans/<plan_id>/save-as-workflow"), ("POST", "/api/workflows"), ("POST", "/api/executions/"), ("POST", "/api/executions/coaching"),
-           ("POST", "/api/auth/tokens"), ("POST", "/api/correction-packs/import"), ("POST", "/api/policies")}
+           ("POST", "/api/auth/tokens"), ("POST", "/api/correction-packs/import"), ("POST", "/api/policies"),
+           ("POST", "/api/notifications/routes"), ("POST", "/api/notifications/webhooks")}
 ACCEPTED = {("POST", "/api/users")}  # an invitation, answered the same whether or not the email has an account
 NO_CONTENT = {("POST", "/api/auth/logout"), ("POST", "/api/auth/invitations/<invitation_id>/decline")}
 
@@ -206,6 +218,8 @@ PLAN = {"steps": [{"id": "step_1", "tool": "echo", "params": {"message": "hi"}},
 FAILING_DEFINITION = {"name": "failing", "steps": [{"id": "check", "type": "validation", "condition": "false"},
                                                    {"id": "after", "tool": "echo", "params": {"message": "x"},
                                                     "depends_on": []}]}
+ROUTE = {"name": "matrix route", "events": ["approval_requested"], "users": ["lead@authz.test"]}
+WEBHOOK = {"name": "matrix hook", "url": "http://8.8.8.8:9/hook", "events": ["run_failed"]}  # public, never reached
 APPROVAL_DEFINITION = {"name": "approve", "steps": [{"id": "sign_off", "type": "approval", "message": "Go?",
                                                      "approvers": {"roles": ["operator"]}}]}
 
@@ -312,6 +326,12 @@ class World:
         return self.ok("POST", "/api/tool-servers", self.admin_of(side),
                        {**TOOL_SERVER, "name": f"remote{self.seq()}"}, status=201)["id"]
 
+    def route(self, side: str) -> str:
+        return self.ok("POST", "/api/notifications/routes", self.admin_of(side), ROUTE, status=201)["id"]
+
+    def webhook(self, side: str) -> str:
+        return self.ok("POST", "/api/notifications/webhooks", self.admin_of(side), WEBHOOK, status=201)["id"]
+
     def agent(self, side: str) -> str:
         return self.ok("POST", "/api/agents", self.admin_of(side), {"name": f"agent{self.seq()}"}, status=201)["id"]
 
@@ -367,6 +387,8 @@ def _populate(w: World, side: str) -> dict[str, str]:
     hook = w.ok("POST", f"/api/workflows/{rows['workflow_id']}/hooks", admin, {"name": "matrix"}, status=201)
     rows["hook_id"], rows["hook_secret"] = hook["id"], hook["secret"]
     rows["schedule_id"] = w.schedule(side)
+    rows["route_id"] = w.route(side)
+    rows["endpoint_id"] = w.webhook(side)
     return rows
 
 
@@ -508,6 +530,16 @@ def _build(w: World, key: tuple[str, str], side: str, caller: str | None, fresh:
         return Request(json={**TOOL_SERVER, "name": f"remote{w.seq()}"})
     if key == ("POST", "/api/agents"):
         return Request(json={"name": f"agent{w.seq()}"})
+    if key == ("PUT", "/api/notifications/settings"):
+        return Request(json={"email": True, "quiet_start": "22:00", "quiet_end": "07:00", "timezone": "UTC"})
+    if key in {("POST", "/api/notifications/routes"), ("PUT", "/api/notifications/routes/<route_id>")}:
+        return Request(json=ROUTE)
+    if key in {("POST", "/api/notifications/webhooks"), ("PUT", "/api/notifications/webhooks/<endpoint_id>")}:
+        return Request(json=WEBHOOK)
+    if key == ("DELETE", "/api/notifications/routes/<route_id>") and fresh:
+        return Request({"route_id": w.route(side)})
+    if key == ("DELETE", "/api/notifications/webhooks/<endpoint_id>") and fresh:
+        return Request({"endpoint_id": w.webhook(side)})
     if key == ("DELETE", "/api/agents/<agent_id>") and fresh:
         return Request({"agent_id": w.agent(side)})
     if key == ("DELETE", "/api/tool-servers/<server_id>") and fresh:
@@ -722,6 +754,11 @@ INVALID = {
     ("POST", "/api/workflows/<workflow_id>/schedules"): ("/api/workflows/{workflow_id}/schedules", {"cron": 5}),
     ("PATCH", "/api/workflows/<workflow_id>/schedules/<schedule_id>"): (
         "/api/workflows/{workflow_id}/schedules/{schedule_id}", {"enabled": "maybe"}),
+    ("POST", "/api/notifications/routes"): ("/api/notifications/routes", {"events": ["someday"]}),
+    ("PUT", "/api/notifications/routes/<route_id>"): ("/api/notifications/routes/{route_id}", {"users": "all"}),
+    ("POST", "/api/notifications/webhooks"): ("/api/notifications/webhooks", {"url": "gopher://x"}),
+    ("PUT", "/api/notifications/webhooks/<endpoint_id>"): ("/api/notifications/webhooks/{endpoint_id}",
+                                                           {"enabled": "maybe"}),
 }
 
 def _invalid_cases():

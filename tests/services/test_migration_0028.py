@@ -24,12 +24,12 @@ def test_0028_brings_the_trigger_tables_as_the_models_say_and_takes_them_back(da
     from alembic.autogenerate import compare_metadata
     from alembic.migration import MigrationContext
 
-    from services.orm import Base
+    from services.models import metadata
 
     db = Database(database_url)
     try:
         with db.engine.connect() as conn:
-            diffs = compare_metadata(MigrationContext.configure(conn), Base.metadata)
+            diffs = compare_metadata(MigrationContext.configure(conn), metadata)
         assert [d for d in diffs if any(t in repr(d) for t in TABLES)] == []
         with db.engine.begin() as conn:
             conn.execute(text("INSERT INTO workspaces (id, slug, name, created_at) VALUES ('ws', 'ws', 'WS', :t)"),

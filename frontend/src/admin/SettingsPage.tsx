@@ -9,6 +9,8 @@ import { ConfirmDialog } from "../dashboards/ConfirmDialog";
 import { adminKeys, createToken, fetchTokens, revokeToken, type ApiToken } from "./api";
 import { AuthContext } from "../auth/context";
 import { LlmProviderSettings } from "./LlmProviderSettings";
+import { NotificationSettings } from "../notifications/NotificationSettings";
+import { WorkspaceNotifications } from "../notifications/WorkspaceNotifications";
 import "./admin.css";
 
 const SHORTCUT_CHOICES: { value: ShortcutMode; label: string; hint: string }[] = [
@@ -18,8 +20,8 @@ const SHORTCUT_CHOICES: { value: ShortcutMode; label: string; hint: string }[] =
 ];
 
 /**
- * Each person's own settings: keyboard shortcuts (kept in this browser) and bearer tokens for scripts; for admins,
- * the workspace's LLM provider too.
+ * Each person's own settings: keyboard shortcuts (kept in this browser), notifications and bearer tokens for scripts;
+ * for admins, the workspace's LLM provider and its notification routes and webhooks too.
  */
 export default function SettingsPage() {
   useDocumentTitle("Settings");
@@ -31,8 +33,10 @@ export default function SettingsPage() {
       <p className="muted">
         The colours follow your system's light or dark setting (<code>prefers-color-scheme</code>).
       </p>
+      <NotificationSettings />
       <TokenSettings />
       {role === "admin" ? <LlmProviderSettings /> : null}
+      {role === "admin" ? <WorkspaceNotifications /> : null}
     </section>
   );
 }

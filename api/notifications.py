@@ -1,0 +1,189 @@
+"""/api/notifications: a person's own settings; a workspace's routes and outgoing webhook endpoints (admin)."""
+from __future__ import annotations
+
+from flask.views import MethodView
+from marshmallow import Schema, fields, validate
+
+from api.base import Blueprint
+from api.context import operator, requires, services, user_id, workspace_id
+from api.schemas import StrictBoolean
+from core import notifications as N
+from services.notifications import settings as prefs, webhooks
+
+blp = Blueprint("notifications", __name__, url_prefix="/api/notifications",
+                description="Notifications: your settings, the workspace's routes and webhook endpoints")
+
+def Kind() -> fields.String:  # noqa: N802  (a field, as marshmallow's are named)
+    return fields.String(validate=validate.OneOf(N.KINDS))
+
+
+def Clock() -> fields.String:  # noqa: N802
+    return fields.String(allow_none=True, validate=validate.Regexp(r"^([01]\d|2[0-3]):[0-5]\d$"),
+                         metadata={"description": "HH:MM in the person's time zone"})
+
+
+KindSwitches = Schema.from_dict({kind: StrictBoolean() for kind in N.KINDS}, name="KindSwitches")
+
+
+class SettingsIn(Schema):
+    email = StrictBoolean(load_default=True)
+    kinds = fields.Nested(KindSwitches, load_default=dict, metadata={"description": "email on/off per event kind"})
+    quiet_start = Clock()
+    quiet_end = Clock()
+    timezone = fields.String(load_default="UTC", validate=validate.Length(max=64))
+
+
+class SettingsOut(SettingsIn):
+    kinds_available = fields.List(Kind())
+
+
+class RouteIn(Schema):
+    name = fields.String(load_default="", validate=validate.Length(max=200))
+    events = fields.List(Kind(), load_default=list)
+    workflow_id = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=32))
+    tool = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=200),
+                         metadata={"description": "a tool name or glob (sql.*)"})
+    users = fields.List(fields.String(validate=validate.Length(max=254)), load_default=list,
+                        validate=validate.Length(max=100), metadata={"description": "emails or user ids"})
+    endpoint_id = fields.String(load_default=None, allow_none=True)
+    escalate_after_s = fields.Float(load_default=None, allow_none=True, validate=validate.Range(min=1, max=30 * 86400))
+    escalate_users = fields.List(fields.String(validate=validate.Length(max=254)), load_default=list,
+                                 validate=validate.Length(max=100))
+    escalate_endpoint_id = fields.String(load_default=None, allow_none=True)
+    enabled = StrictBoolean(load_default=True)
+
+
+class RouteOut(RouteIn):
+    id = fields.String()
+    created_at = fields.DateTime()
+
+
+class RouteList(Schema):
+    items = fields.List(fields.Nested(RouteOut))
+
+
+class EndpointIn(Schema):
+    name = fields.String(load_default="", validate=validate.Length(max=200))
+    url = fields.String(required=True, validate=[validate.Length(max=2000), validate.URL(schemes={"http", "https"},
+                                                                                         require_tld=False)])
+    events = fields.List(Kind(), load_default=list)
+    enabled = StrictBoolean(load_default=True)
+
+
+class EndpointUpdate(Schema):
+    name = fields.String(validate=validate.Length(max=200))
+    url = fields.String(validate=[validate.Length(max=2000), validate.URL(schemes={"http", "https"},
+                                                                          require_tld=False)])
+    events = fields.List(Kind())
+    enabled = StrictBoolean()
+
+
+class DeliveryOut(Schema):
+    id = fields.String(metadata={"description": "the delivery id (X-Coach-Delivery)"})
+    event = Kind()
+    event_id = fields.String()
+    status = fields.String(validate=validate.OneOf(N.STATUSES))
+    attempts = fields.Integer()
+    next_attempt_at = fields.DateTime(allow_none=True)
+    last_status = fields.Integer(allow_none=True)
+    last_error = fields.String(allow_none=True)
+    sent_at = fields.DateTime(allow_none=True)
+    created_at = fields.DateTime()
+
+
+class EndpointOut(Schema):
+    id = fields.String()
+    name = fields.String()
+    url = fields.String()
+    events = fields.List(Kind())
+    enabled = StrictBoolean()
+    failing = StrictBoolean(metadata={"description": "its last delivery failed"})
+    consecutive_failures = fields.Integer()
+    last_status = fields.Integer(allow_none=True)
+    last_error = fields.String(allow_none=True)
+    last_delivery_at = fields.DateTime(allow_none=True)
+    created_at = fields.DateTime()
+    deliveries = fields.List(fields.Nested(DeliveryOut), metadata={"description": "the last ten"})
+    secret = fields.String(metadata={"description": "only in the answer that made it: keep it, it is not shown again"})
+
+
+class EndpointList(Schema):
+    items = fields.List(fields.Nested(EndpointOut))
+
+
+@blp.route("/settings")
+class Settings(MethodView):
+    @blp.response(200, SettingsOut)
+    def get(self):
+        with services().db.read() as session:
+            return prefs.get_prefs(session, user_id())
+
+    @blp.arguments(SettingsIn)
+    @blp.response(200, SettingsOut)
+    def put(self, body):
+        with services().db.transaction() as session:
+            return prefs.put_prefs(session, user_id(), body)
+
+
+@blp.route("/routes")
+class Routes(MethodView):
+    @requires("admin")
+    @blp.response(200, RouteList)
+    def get(self):
+        with services().db.read() as session:
+            return {"items": prefs.list_routes(session, workspace_id())}
+
+    @requires("admin")
+    @blp.arguments(RouteIn)
+    @blp.response(201, RouteOut)
+    def post(self, body):
+        with services().db.transaction() as session:
+            return prefs.save_route(session, workspace_id(), body, operator())
+
+
+@blp.route("/routes/<route_id>")
+class RouteById(MethodView):
+    @requires("admin")
+    @blp.arguments(RouteIn)
+    @blp.response(200, RouteOut)
+    def put(self, body, route_id):
+        with services().db.transaction() as session:
+            return prefs.save_route(session, workspace_id(), body, operator(), route_id)
+
+    @requires("admin")
+    @blp.response(204)
+    def delete(self, route_id):
+        with services().db.transaction() as session:
+            prefs.delete_route(session, workspace_id(), route_id, operator())
+
+
+@blp.route("/webhooks")
+class Endpoints(MethodView):
+    @requires("admin")
+    @blp.response(200, EndpointList)
+    def get(self):
+        with services().db.read() as session:
+            return {"items": webhooks.list_endpoints(session, workspace_id())}
+
+    @requires("admin")
+    @blp.arguments(EndpointIn)
+    @blp.response(201, EndpointOut)
+    def post(self, body):
+        with services().db.transaction() as session:
+            return webhooks.create(session, services().settings, workspace_id(), body, operator())
+
+
+@blp.route("/webhooks/<endpoint_id>")
+class EndpointById(MethodView):
+    @requires("admin")
+    @blp.arguments(EndpointUpdate)
+    @blp.response(200, EndpointOut)
+    def put(self, body, endpoint_id):
+        with services().db.transaction() as session:
+            return webhooks.update(session, services().settings, workspace_id(), endpoint_id, body, operator())
+
+    @requires("admin")
+    @blp.response(204)
+    def delete(self, endpoint_id):
+        with services().db.transaction() as session:
+            webhooks.delete(session, workspace_id(), endpoint_id, operator())

@@ -1,0 +1,128 @@
+"""Notification tables (migration 0028_notifications): the outbox, people's preferences, a workspace's routes and
+webhook endpoints, pending escalations, and the action links sent by email."""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Float, Index, Integer, String, Text, UniqueConstraint, text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from services.orm import Base, JsonType, NewId, UtcDateTime, new_id, utcnow
+
+
+class OutboxRow(NewId, Base):
+    """One message to one recipient on one channel for one event, stored in the event's own transaction and sent
+    after it commits by whoever claims it (status pending → sending → sent / failed; a claim whose sender died is
+    taken again once its lease ran out). (event_id, recipient, channel) is unique: never sent twice."""
+
+    __tablename__ = "notification_outbox"
+    __table_args__ = (
+        UniqueConstraint("event_id", "recipient", "channel", name="uq_notification_outbox_event_recipient"),
+        Index("ix_notification_outbox_due", "status", "next_attempt_at"),
+        Index("ix_notification_outbox_ws_recipient", "workspace_id", "recipient", "created_at"),
+    )
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    workspace_id: Mapped[str] = mapped_column(String(32))
+    event_id: Mapped[str] = mapped_column(String(200))
+    kind: Mapped[str] = mapped_column(String(32))
+    channel: Mapped[str] = mapped_column(String(16))  # email | webhook
+    recipient: Mapped[str] = mapped_column(String(64))  # a user id (email) or a webhook endpoint id
+    address: Mapped[str] = mapped_column(String(2000), default="")  # the email address or URL, as it was
+    payload: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
+    status: Mapped[str] = mapped_column(String(16), default="pending")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    held_reason: Mapped[str | None] = mapped_column(String(200), nullable=True)  # e.g. quiet hours
+    lease_until: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    claimed_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    last_status: Mapped[int | None] = mapped_column(Integer, nullable=True)  # a webhook's HTTP status
+    sent_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+class NotificationPrefs(Base):
+    """One person's choices, in every workspace they belong to: email on/off (and per event kind), quiet hours."""
+
+    __tablename__ = "notification_prefs"
+    user_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    email: Mapped[bool] = mapped_column(default=True)
+    kinds: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)  # kind -> bool
+    quiet_start: Mapped[str | None] = mapped_column(String(5), nullable=True)  # "22:00"
+    quiet_end: Mapped[str | None] = mapped_column(String(5), nullable=True)
+    timezone: Mapped[str] = mapped_column(String(64), default="UTC")
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+class NotificationRoute(NewId, Base):
+    """A workspace's route: events (of this workflow, of this tool) → users and/or a webhook endpoint; a review
+    still undecided `escalate_after_s` later goes to `escalate_users` / `escalate_endpoint_id`."""
+
+    __tablename__ = "notification_routes"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    workspace_id: Mapped[str] = mapped_column(String(32), index=True)
+    name: Mapped[str] = mapped_column(String(200), default="")
+    events: Mapped[list[str]] = mapped_column(JsonType, default=list)
+    workflow_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    tool: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    users: Mapped[list[str]] = mapped_column(JsonType, default=list)  # emails or user ids
+    endpoint_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    escalate_after_s: Mapped[float | None] = mapped_column(Float, nullable=True)
+    escalate_users: Mapped[list[str]] = mapped_column(JsonType, default=list)
+    escalate_endpoint_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    enabled: Mapped[bool] = mapped_column(default=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+class WebhookEndpoint(NewId, Base):
+    """An outgoing webhook of a workspace: its URL, the events it hears, its signing secret (sealed at rest), and
+    how its deliveries went (failing after repeated failures, until one succeeds)."""
+
+    __tablename__ = "webhook_endpoints"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    workspace_id: Mapped[str] = mapped_column(String(32), index=True)
+    name: Mapped[str] = mapped_column(String(200), default="")
+    url: Mapped[str] = mapped_column(String(2000))
+    events: Mapped[list[str]] = mapped_column(JsonType, default=list)
+    secret: Mapped[str] = mapped_column(Text)  # Fernet-sealed (services/toolservers/secrets.py)
+    enabled: Mapped[bool] = mapped_column(default=True)
+    failing: Mapped[bool] = mapped_column(default=False)
+    consecutive_failures: Mapped[int] = mapped_column(Integer, default=0)
+    last_status: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    last_delivery_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+class Escalation(NewId, Base):
+    """A review's escalation step, due at a time; the scanner fires it once if the review is still pending."""
+
+    __tablename__ = "notification_escalations"
+    __table_args__ = (
+        UniqueConstraint("approval_id", "route_id", name="uq_notification_escalations_approval_route"),
+        Index("ix_notification_escalations_due", "due_at", sqlite_where=text("due_at IS NOT NULL"),
+              postgresql_where=text("due_at IS NOT NULL")),
+    )
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    workspace_id: Mapped[str] = mapped_column(String(32))
+    approval_id: Mapped[str] = mapped_column(String(32))
+    route_id: Mapped[str] = mapped_column(String(32))
+    due_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)  # NULL once fired or moot
+    fired_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+class ActionLink(NewId, Base):
+    """The approve / reject links of one email to one person: single-use (used_at), expiring, bound to the user."""
+
+    __tablename__ = "notification_action_links"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    workspace_id: Mapped[str] = mapped_column(String(32))
+    approval_id: Mapped[str] = mapped_column(String(32), index=True)
+    user_id: Mapped[str] = mapped_column(String(32))
+    outbox_id: Mapped[str] = mapped_column(String(32))
+    expires_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    used_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    used_decision: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)

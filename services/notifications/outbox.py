@@ -1,0 +1,248 @@
+"""The outbox: a notification is stored with the change that causes it, and sent after that change commits.
+
+The hooks (`approval_opened`, `status_changed`, `demoted`) are called by the services where Coach's events happen;
+each only notes the event in the session (no SQL). Just before the transaction commits (its `before_commit`), the
+noted events are fanned out: who hears each (core/notifications: routes, default recipients, preferences, quiet
+hours) and one `OutboxRow` per (event, recipient, channel) is added to the same transaction, so an event and its
+notifications are committed together or not at all. (event_id, recipient, channel) is unique: an event noted twice,
+or again by a later transaction, gives no second row. services/notifications/sender.py sends the rows.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Callable
+
+from sqlalchemy import event as sa_event, select
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session, object_session
+
+from core import notifications as N
+from services.executions.models import Execution
+from services.orm import utcnow
+from services.users.models import Membership, User
+
+from .models import Escalation, NotificationPrefs, NotificationRoute, OutboxRow, WebhookEndpoint
+
+log = logging.getLogger(__name__)
+CONFIG_KEY = "coach_notifications"  # a Database's sessionmaker info: the Config below
+_NOTED = "coach_notifications_noted"
+
+
+@dataclass(frozen=True)
+class Config:
+    email: bool = False  # an SMTP server is configured: email rows are written
+
+
+def configure(db, config: Config) -> None:
+    """Every session of `db` (its write sessions) knows whether email is on (services/container.py calls this)."""
+    db.Session.configure(info={CONFIG_KEY: config})
+
+
+# an event noted in a session, made at its commit: (kind, event id, facts, payload), or None when moot by then
+Build = Callable[[Session], "tuple[str, str, N.Facts, dict] | None"]
+
+
+def _note(session: Session | None, key: str, build: Build) -> None:
+    if session is None or CONFIG_KEY not in session.info:
+        return
+    pending = session.info.get(_NOTED)
+    if pending is None:
+        pending = session.info[_NOTED] = {}
+        if not sa_event.contains(session, "before_commit", _fan_out):
+            sa_event.listen(session, "before_commit", _fan_out)
+    pending[key] = build  # the last note of the same thing wins
+
+
+# -- hooks ------------------------------------------------------------------------------------------------------------
+
+WATCHED = frozenset(("waiting_decision", "waiting_clarification", "failed"))
+
+
+def status_changed(ex: Execution) -> None:
+    """An execution's status changed (services/executions.set_status): a suggestion waiting, a question asked, a
+    run failed are read from the execution as it is when the transaction commits."""
+    if ex.status in WATCHED:
+        _note(object_session(ex), f"ex:{ex.id}", lambda s: _execution_event(s, ex))
+
+
+def approval_opened(session: Session, approval) -> None:
+    """An approval or a policy-forced review was opened (services/approvals, services/gateway/calls)."""
+    _note(session, f"approval:{approval.id}", lambda s: _approval_event(s, approval))
+
+
+def demoted(session: Session, workspace_id: str, workflow_id: str, step_id: str | None, reason: str,
+            seq: int) -> None:
+    """Spot checks demoted a workflow or a step to coaching (services/evidence)."""
+    facts = N.Facts(N.DEMOTION, workspace_id, workflow_id=workflow_id)
+    payload = {"workflow_id": workflow_id, "step_id": step_id, "reason": reason,
+               "subject": f"Demoted to coaching: {'step ' + step_id if step_id else 'workflow'}",
+               "text": f"Spot checks demoted this {'step' if step_id else 'workflow'} to coaching: {reason}"}
+    event_id = f"demotion:{workspace_id}:{seq}"
+    _note(session, event_id, lambda s: (N.DEMOTION, event_id, facts, payload))
+
+
+def approval_event(session: Session, approval, kind: str, event_id: str) -> None:
+    """A later event about an approval (deadline near, escalation), noted by the scanner in its own transaction."""
+    _note(session, event_id, lambda s: _approval_event(s, approval, kind, event_id))
+
+
+def escalate(session: Session, approval, route: NotificationRoute, event_id: str, now: datetime) -> int:
+    """A review still undecided after its route's set time: its escalation people / endpoint hear of it (rows added to
+    the caller's transaction, the scanner's). Returns the rows added."""
+    made = _approval_event(session, approval, N.ESCALATION, event_id)
+    if made is None:
+        return 0
+    config: Config = session.info.get(CONFIG_KEY) or Config()
+    routes, endpoints = _workspace_config(session, approval.workspace_id)
+    rows = plan_rows(session, config, made[2], event_id, made[3], routes, endpoints, now,
+                     users=list(route.escalate_users or []),
+                     endpoint_ids=[route.escalate_endpoint_id] if route.escalate_endpoint_id else [])
+    session.add_all(rows)
+    return len(rows)
+
+
+def _approval_event(session: Session, a, kind: str | None = None, event_id: str | None = None):
+    if a.status != "pending":
+        return None
+    kind = kind or (N.APPROVAL_REQUESTED if a.kind in ("step", "plan") else N.REVIEW_HELD)
+    ex = session.get(Execution, a.execution_id) if a.execution_id else None
+    facts = N.Facts(kind, a.workspace_id, workflow_id=ex.workflow_id if ex else None, tool=a.tool,
+                    approvers=dict(a.approvers or {}), started_by=a.started_by)
+    title = {N.DEADLINE_NEAR: "Deadline near", N.ESCALATION: "Still waiting"}.get(kind, "Waiting for you")
+    payload = {"approval_id": a.id, "execution_id": a.execution_id, "step_id": a.step_id, "approval_kind": a.kind,
+               "tool": a.tool, "params": a.params, "policy": a.policy, "message": a.message, "agent": a.agent,
+               "deadline": a.deadline.isoformat() if a.deadline else None,
+               "subject": f"{title}: {a.message[:120]}", "text": a.message}
+    return kind, event_id or f"approval:{a.id}", facts, payload
+
+
+def _execution_event(session: Session, ex: Execution):
+    gate = ex.gate or {}
+    base = {"execution_id": ex.id, "workflow_id": ex.workflow_id, "step_id": gate.get("step_id")}
+    if ex.status == "waiting_decision" and gate.get("suggestion_id"):
+        kind, event_id = N.SUGGESTION_WAITING, f"suggestion:{gate['suggestion_id']}"
+        payload = {**base, "suggestion_id": gate["suggestion_id"],
+                   "subject": f"A suggestion waits: step {gate.get('step_id')}",
+                   "text": f"Step {gate.get('step_id')} waits for your decision in coaching."}
+    elif ex.status == "waiting_clarification":
+        kind, event_id = N.CLARIFICATION_ASKED, f"clarification:{ex.id}:{gate.get('step_id')}:{gate.get('paused_at')}"
+        question = gate.get("question") or ""
+        payload = {**base, "question": question, "subject": f"A question: {question[:120]}", "text": question}
+    elif ex.status == "failed":
+        error = ex.error or {}
+        kind, event_id = N.RUN_FAILED, f"run_failed:{ex.id}:{ex.finished_at.isoformat() if ex.finished_at else ''}"
+        payload = {**base, "step_id": error.get("step_id"), "error": error.get("message"),
+                   "subject": "A run failed", "text": str(error.get("message") or "The run failed.")}
+    else:
+        return None
+    facts = N.Facts(kind, ex.workspace_id, workflow_id=ex.workflow_id, started_by=ex.started_by,
+                    tool=None)
+    return kind, event_id, facts, payload
+
+
+# -- the fan-out, in the event's own transaction ----------------------------------------------------------------
+
+def _fan_out(session: Session) -> None:
+    noted = session.info.pop(_NOTED, None)
+    if not noted:
+        return
+    try:
+        _write_rows(session, noted)
+    except SQLAlchemyError:
+        raise  # the transaction failed (a transient error is tried again whole, by its caller's retry layer)
+    except Exception:  # a bug here must not undo the change that caused the event: the notification is lost
+        log.exception("the notifications of %s could not be planned", list(noted))
+
+
+def _write_rows(session: Session, noted: dict) -> None:
+    config: Config = session.info[CONFIG_KEY]
+    now = utcnow()
+    made = [m for m in (build(session) for build in noted.values()) if m is not None]
+    if not made:
+        return
+    by_workspace: dict[str, tuple[list, list]] = {}
+    for kind, event_id, facts, payload in made:
+        if facts.workspace_id not in by_workspace:
+            by_workspace[facts.workspace_id] = _workspace_config(session, facts.workspace_id)
+        routes, endpoints = by_workspace[facts.workspace_id]
+        rows = plan_rows(session, config, facts, event_id, payload, routes, endpoints, now)
+        existing = set(session.execute(select(OutboxRow.recipient, OutboxRow.channel)
+                                       .where(OutboxRow.event_id == event_id)).all()) if rows else set()
+        for row in rows:
+            if (row.recipient, row.channel) not in existing:
+                session.add(row)
+        if kind in (N.APPROVAL_REQUESTED, N.REVIEW_HELD):
+            _arm_escalations(session, facts, payload["approval_id"], routes, now)
+
+
+def _workspace_config(session: Session, workspace_id: str) -> tuple[list, list]:
+    routes = session.scalars(select(NotificationRoute).where(NotificationRoute.workspace_id == workspace_id,
+                                                             NotificationRoute.enabled.is_(True))).all()
+    endpoints = session.scalars(select(WebhookEndpoint).where(WebhookEndpoint.workspace_id == workspace_id,
+                                                              WebhookEndpoint.enabled.is_(True))).all()
+    return list(routes), list(endpoints)
+
+
+def route_dict(r: NotificationRoute) -> dict[str, Any]:
+    return {"id": r.id, "events": r.events or [], "workflow_id": r.workflow_id, "tool": r.tool, "users": r.users or [],
+            "endpoint_id": r.endpoint_id, "enabled": r.enabled}
+
+
+def members(session: Session, workspace_id: str) -> list[N.Member]:
+    rows = session.execute(select(User.id, User.email, Membership.role).join(Membership, Membership.user_id == User.id)
+                           .where(Membership.workspace_id == workspace_id, Membership.disabled.is_(False),
+                                  User.disabled.is_(False))).all()
+    return [N.Member(r.id, r.email, r.role) for r in rows]
+
+
+def plan_rows(session: Session, config: Config, facts: N.Facts, event_id: str, payload: dict, routes: list,
+              endpoints: list, now: datetime, *, users: list[str] | None = None,
+              endpoint_ids: list[str] | None = None) -> list[OutboxRow]:
+    """The outbox rows of one event. `users` / `endpoint_ids`: these recipients instead of the routing (an
+    escalation's)."""
+    matched = N.matching_routes([route_dict(r) for r in routes], facts) if users is None else []
+    if users is None:
+        endpoint_ids = [r["endpoint_id"] for r in matched if r["endpoint_id"]] + \
+            [e.id for e in endpoints if facts.kind in (e.events or [])]
+    everyone = members(session, facts.workspace_id) if config.email else []  # no email: no person to look up
+    if users is None:
+        named = [u for r in matched for u in r["users"]]
+        chosen = _resolve(everyone, named) if named else N.default_recipients(facts, everyone)
+    else:
+        chosen = _resolve(everyone, users)
+    rows: list[OutboxRow] = []
+    base = dict(workspace_id=facts.workspace_id, event_id=event_id, kind=facts.kind, payload=payload,
+                next_attempt_at=now, created_at=now)
+    if config.email and chosen:
+        emails = {m.user_id: m.email for m in everyone}
+        prefs = {p.user_id: p for p in session.scalars(select(NotificationPrefs)
+                                                       .where(NotificationPrefs.user_id.in_(chosen)))}
+        for user_id in dict.fromkeys(chosen):
+            p = prefs.get(user_id)
+            if not N.wants_email({"email": p.email, "kinds": p.kinds} if p else None, facts.kind):
+                continue
+            held = N.quiet_until(now, p.quiet_start, p.quiet_end, p.timezone) if p else None
+            hold = {"next_attempt_at": held, "held_reason": "quiet hours"} if held else {}
+            rows.append(OutboxRow(**{**base, **hold}, channel=N.EMAIL, recipient=user_id, address=emails[user_id]))
+    by_id = {e.id: e for e in endpoints}
+    for endpoint_id in dict.fromkeys(endpoint_ids or []):
+        endpoint = by_id.get(endpoint_id)
+        if endpoint is not None:
+            rows.append(OutboxRow(**base, channel=N.WEBHOOK, recipient=endpoint.id, address=endpoint.url))
+    return rows
+
+
+def _resolve(everyone: list[N.Member], named: list[str]) -> list[str]:
+    """User ids of the members named by email or id (others are ignored: not in this workspace)."""
+    wanted = {n.lower() for n in named}
+    return [m.user_id for m in everyone if m.email.lower() in wanted or m.user_id.lower() in wanted]
+
+
+def _arm_escalations(session: Session, facts: N.Facts, approval_id: str, routes: list, now: datetime) -> None:
+    for r in routes:
+        if r.escalate_after_s and N.route_matches(route_dict(r), facts) \
+                and (r.escalate_users or r.escalate_endpoint_id):
+            session.add(Escalation(workspace_id=facts.workspace_id, approval_id=approval_id, route_id=r.id,
+                                   due_at=now + timedelta(seconds=r.escalate_after_s), created_at=now))

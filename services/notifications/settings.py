@@ -1,0 +1,121 @@
+"""Who hears what: a person's own preferences, and a workspace's routes (admin)."""
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from core import notifications as N
+from core.errors import NotFound, ValidationFailed
+from services.audit import service as audit
+from services.orm import utcnow
+
+from .models import NotificationPrefs, NotificationRoute, WebhookEndpoint
+
+
+def prefs_view(p: NotificationPrefs | None) -> dict[str, Any]:
+    kinds = {k: N.wants_email({"kinds": (p.kinds if p else {})}, k) for k in N.KINDS}
+    return {"email": p.email if p else True, "kinds": kinds, "quiet_start": p.quiet_start if p else None,
+            "quiet_end": p.quiet_end if p else None, "timezone": p.timezone if p else "UTC",
+            "kinds_available": list(N.KINDS)}
+
+
+def get_prefs(session: Session, user_id: str) -> dict[str, Any]:
+    return prefs_view(session.get(NotificationPrefs, user_id))
+
+
+def put_prefs(session: Session, user_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    errors: dict[str, list[str]] = {}
+    start, end = body.get("quiet_start"), body.get("quiet_end")
+    for field, value in (("quiet_start", start), ("quiet_end", end)):
+        if value:
+            try:
+                N.parse_clock(value)
+            except ValueError as exc:
+                errors[field] = [str(exc)]
+    if bool(start) != bool(end):
+        errors.setdefault("quiet_end" if start else "quiet_start", []).append("give both ends of the quiet hours")
+    try:
+        N.zone(body.get("timezone") or "UTC")
+    except ValueError as exc:
+        errors["timezone"] = [str(exc)]
+    unknown = sorted(set(body.get("kinds") or {}) - set(N.KINDS))
+    if unknown:
+        errors["kinds"] = [f"unknown event kinds {unknown}; one of {list(N.KINDS)}"]
+    if errors:
+        raise ValidationFailed("the notification settings are not valid", details=errors)
+    p = session.get(NotificationPrefs, user_id)
+    if p is None:
+        p = NotificationPrefs(user_id=user_id, email=True, kinds={}, timezone="UTC")
+        session.add(p)
+    p.email = body.get("email", True)
+    p.kinds = dict(body.get("kinds") or {})
+    p.quiet_start, p.quiet_end = start or None, end or None
+    p.timezone = body.get("timezone") or "UTC"
+    p.updated_at = utcnow()
+    return prefs_view(p)
+
+
+def route_view(r: NotificationRoute) -> dict[str, Any]:
+    return {"id": r.id, "name": r.name, "events": list(r.events or []), "workflow_id": r.workflow_id, "tool": r.tool,
+            "users": list(r.users or []), "endpoint_id": r.endpoint_id, "escalate_after_s": r.escalate_after_s,
+            "escalate_users": list(r.escalate_users or []), "escalate_endpoint_id": r.escalate_endpoint_id,
+            "enabled": r.enabled, "created_at": r.created_at}
+
+
+def list_routes(session: Session, workspace_id: str) -> list[dict[str, Any]]:
+    rows = session.scalars(select(NotificationRoute).where(NotificationRoute.workspace_id == workspace_id)
+                           .order_by(NotificationRoute.created_at)).all()
+    return [route_view(r) for r in rows]
+
+
+def _route(session: Session, workspace_id: str, route_id: str) -> NotificationRoute:
+    r = session.get(NotificationRoute, route_id)
+    if r is None or r.workspace_id != workspace_id:
+        raise NotFound(f"notification route {route_id} not found")
+    return r
+
+
+def _check_endpoints(session: Session, workspace_id: str, body: dict[str, Any]) -> None:
+    for field in ("endpoint_id", "escalate_endpoint_id"):
+        endpoint_id = body.get(field)
+        if endpoint_id:
+            e = session.get(WebhookEndpoint, endpoint_id)
+            if e is None or e.workspace_id != workspace_id:
+                raise ValidationFailed("no such webhook endpoint in this workspace",
+                                       details={field: [f"unknown endpoint {endpoint_id}"]})
+    if not body.get("users") and not body.get("endpoint_id"):
+        raise ValidationFailed("a route needs users or a webhook endpoint",
+                               details={"users": ["give users or an endpoint_id"]})
+
+
+FIELDS = ("name", "events", "workflow_id", "tool", "users", "endpoint_id", "escalate_after_s", "escalate_users",
+          "escalate_endpoint_id", "enabled")
+
+
+def save_route(session: Session, workspace_id: str, body: dict[str, Any], actor: str,
+               route_id: str | None = None) -> dict[str, Any]:
+    _check_endpoints(session, workspace_id, body)
+    r = _route(session, workspace_id, route_id) if route_id else None
+    before = route_view(r) if r else None
+    if r is None:
+        r = NotificationRoute(workspace_id=workspace_id)
+        session.add(r)
+    for field in FIELDS:
+        default = [] if field in ("events", "users", "escalate_users") else (True if field == "enabled" else None)
+        value = body.get(field, default)
+        setattr(r, field, list(value) if isinstance(value, list) else ("" if field == "name" and value is None
+                                                                         else value))
+    after = route_view(r)
+    audit.record(session, workspace_id, actor, "notification_route_" + ("update" if before else "create"),
+                 target_type="notification_route", target_id=r.id, before=before, after=after)
+    return after
+
+
+def delete_route(session: Session, workspace_id: str, route_id: str, actor: str) -> None:
+    r = _route(session, workspace_id, route_id)
+    before = route_view(r)
+    session.delete(r)
+    audit.record(session, workspace_id, actor, "notification_route_delete", target_type="notification_route",
+                 target_id=route_id, before=before)
