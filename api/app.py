@@ -10,7 +10,7 @@ from flask_socketio import SocketIO
 
 from api import audit as audit_api
 from api import notices as notices_api
-from api import (agents, approvals, auth, coaching, correction_packs, errors, executions, frontend, health, llm_provider, metrics, plans, policies, tool_servers,
+from api import (agents, approvals, auth, coaching, correction_packs, errors, executions, frontend, gateway_tools, health, llm_provider, metrics, plans, policies, tool_servers,
                  queue, security, sockets, users, workflows, workspace)
 from api.base import Api
 from config import Settings
@@ -88,6 +88,8 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True, recove
     api.register_blueprint(tool_servers.blp)
     api.register_blueprint(tool_servers.tools_blp)
     api.register_blueprint(agents.blp)
+    api.register_blueprint(gateway_tools.blp)
+    api.register_blueprint(gateway_tools.metrics_blp)
     app.register_blueprint(health.blp)
     app.register_blueprint(frontend.blp)
     security.register(app, settings)  # after the blueprints: it hashes Swagger UI's inline script at start

@@ -1,0 +1,26 @@
+"""The gateway's learning state beside its calls (migration 0028): what a lead chose for each tool of the MCP gateway,
+or for a tool for one agent identity. The evidence itself is in metric_scopes (core/gateway_learning.py's scopes)."""
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import Float, ForeignKey, Integer, String, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from services.models import Base, UtcDateTime, utcnow
+
+
+class GatewayToolMode(Base):
+    """A gateway tool's mode (`auto`, `always_review`; no row: coaching), for every identity (`agent` '') or for one
+    identity (its name), and the tool's own spot-check rate (NULL: COACH_SPOT_CHECK_RATE)."""
+
+    __tablename__ = "gateway_tool_modes"
+    __table_args__ = (UniqueConstraint("workspace_id", "tool", "agent", name="uq_gateway_tool_modes"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"))
+    tool: Mapped[str] = mapped_column(String(128))
+    agent: Mapped[str] = mapped_column(String(100), default="")
+    mode: Mapped[str] = mapped_column(String(16), default="coaching")
+    spot_check_rate: Mapped[float | None] = mapped_column(Float, nullable=True)
+    updated_by: Mapped[str] = mapped_column(String(254), default="")
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)

@@ -1,0 +1,33 @@
+"""gateway_tool_modes: the mode a lead chose for each MCP gateway tool, or for a tool for one agent identity (coaching,
+auto, always_review), with the tool's own spot-check rate (issue 32, item 3). The evidence is in metric_scopes.
+
+Revision ID: 0028_gateway_learning
+Revises: 0027
+Create Date: 2026-11-28 00:40:00
+"""
+import sqlalchemy as sa
+from alembic import op
+
+revision = '0028_gateway_learning'
+down_revision = '0027'
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    op.create_table('gateway_tool_modes',
+                    sa.Column('id', sa.Integer(), autoincrement=True, nullable=False),
+                    sa.Column('workspace_id', sa.String(length=32), nullable=False),
+                    sa.Column('tool', sa.String(length=128), nullable=False),
+                    sa.Column('agent', sa.String(length=100), nullable=False),
+                    sa.Column('mode', sa.String(length=16), nullable=False),
+                    sa.Column('spot_check_rate', sa.Float(), nullable=True),
+                    sa.Column('updated_by', sa.String(length=254), nullable=False),
+                    sa.Column('updated_at', sa.DateTime(timezone=True), nullable=False),
+                    sa.ForeignKeyConstraint(['workspace_id'], ['workspaces.id']),
+                    sa.PrimaryKeyConstraint('id'),
+                    sa.UniqueConstraint('workspace_id', 'tool', 'agent', name='uq_gateway_tool_modes'))
+
+
+def downgrade() -> None:
+    op.drop_table('gateway_tool_modes')
