@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from core.coaching.autonomy import ALWAYS_REVIEW, AUTO, COACHING, STEP_MODES, check_force, check_step_mode
-from core.errors import ValidationFailed
+from core.coaching.autonomy import ALWAYS_REVIEW, AUTO, COACHING, STEP_MODES, check_force
+from core.errors import Conflict, ValidationFailed
 
 __all__ = ["ALWAYS_REVIEW", "AUTO", "COACHING", "MODES", "check_force", "check_mode"]
 
@@ -101,9 +101,19 @@ def unit_scopes(tool: str, agent: str | None) -> tuple[tuple[str, str], tuple[st
 
 
 def check_mode(current: str, target: str, *, auto_ready: bool, force: bool) -> None:
-    """As a step's (core.coaching.autonomy.check_step_mode): promotion to AUTO only when AUTO-ready unless forced,
-    a pinned tool is unpinned (set to coaching) before it is promoted."""
-    check_step_mode(current, target, auto_ready=auto_ready, force=force)
+    """The steps' rules (core.coaching.autonomy.check_step_mode) in a tool's words: ValidationFailed for an unknown
+    mode; Conflict when promoting a tool that is not AUTO-ready (unless forced: the caller checks the admin role) or a
+    pinned one (set it to coaching first: a pin is not overridden by a promotion)."""
+    if target not in MODES:
+        raise ValidationFailed("unknown mode", details={"mode": [f"must be one of {', '.join(MODES)}"]})
+    if target != AUTO or current == AUTO:
+        return
+    if current == ALWAYS_REVIEW:
+        raise Conflict("this tool is pinned to always_review: set it to coaching first to unpin it",
+                       details={"mode": current})
+    if not auto_ready and not force:
+        raise Conflict("this tool is not AUTO-ready yet: its decisions do not show enough evidence",
+                       details={"auto_ready": False})
 
 
 def check_rate(rate: float | None) -> float | None:
