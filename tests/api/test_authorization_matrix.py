@@ -169,6 +169,9 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("GET", "/api/agents"): "admin",
     ("POST", "/api/agents"): "admin",
     ("DELETE", "/api/agents/<agent_id>"): "admin",
+    # learning per gateway tool: leads (forcing a promotion: admins)
+    ("GET", "/api/gateway/tools"): "lead",
+    ("POST", "/api/gateway/tools/<tool>/mode"): "lead",
 }
 
 # Routes that name a row in their body instead of their path: they get a foreign-row case too.
@@ -303,6 +306,16 @@ class World:
     def agent(self, side: str) -> str:
         return self.ok("POST", "/api/agents", self.admin_of(side), {"name": f"agent{self.seq()}"}, status=201)["id"]
 
+    def gateway_tool(self, side: str) -> str:
+        """A gateway tool `side`'s workspace knows (a mode row of its own: no MCP server needed)."""
+        from services.gateway.models import GatewayToolMode
+
+        name = f"{side}{self.seq()}.tool"
+        with self.services.db.transaction() as session:
+            session.add(GatewayToolMode(workspace_id=self.default_ws if side == "own" else self.other_ws, tool=name,
+                                        agent="", mode="coaching"))
+        return name
+
     def token_of(self, caller: str) -> str:
         return self.ok("POST", "/api/auth/tokens", caller, {"name": f"to revoke {self.seq()}"}, status=201)["id"]
 
@@ -348,6 +361,7 @@ def _populate(w: World, side: str) -> dict[str, str]:
     rows["plan_id"] = w.plan(side, "paused")
     rows["server_id"] = w.tool_server(side)
     rows["agent_id"] = w.agent(side)
+    rows["tool"] = w.gateway_tool(side)
     return rows
 
 
@@ -487,6 +501,8 @@ def _build(w: World, key: tuple[str, str], side: str, caller: str | None, fresh:
         return Request(json={**TOOL_SERVER, "name": f"remote{w.seq()}"})
     if key == ("POST", "/api/agents"):
         return Request(json={"name": f"agent{w.seq()}"})
+    if key == ("POST", "/api/gateway/tools/<tool>/mode"):
+        return Request(json={"mode": "coaching"})
     if key == ("DELETE", "/api/agents/<agent_id>") and fresh:
         return Request({"agent_id": w.agent(side)})
     if key == ("DELETE", "/api/tool-servers/<server_id>") and fresh:
@@ -678,6 +694,7 @@ INVALID = {
     ("POST", "/api/tool-servers"): ("/api/tool-servers", {"name": "x", "transport": "carrier pigeon"}),
     ("PUT", "/api/tool-servers/<server_id>"): ("/api/tool-servers/{server_id}", {"name": "x", "transport": "pigeon"}),
     ("POST", "/api/agents"): ("/api/agents", {"name": ""}),
+    ("POST", "/api/gateway/tools/<tool>/mode"): ("/api/gateway/tools/{tool}/mode", {"mode": "sideways"}),
 }
 
 def _invalid_cases():
