@@ -12,7 +12,7 @@ from api.schemas import StrictBoolean
 from core import gateway_learning as L
 from core.errors import NotFound
 from services import metrics
-from services.gateway import learning
+from services.gateway import learning, packs
 from services.notifier import Events
 
 blp = Blueprint("gateway_tools", __name__, url_prefix="/api/gateway",
@@ -34,6 +34,32 @@ class GatewayAgentToolSchema(SnapshotSchema):
     spot_checks = fields.Nested(SnapshotSchema, allow_none=True)
 
 
+class PackChangeSchema(Schema):
+    field = fields.String(metadata={"description": "a dotted path into the arguments"})
+    before = fields.Raw(allow_none=True, metadata={"description": "{\"$missing\": true}: the field was absent"})
+    after = fields.Raw(allow_none=True)
+    count = fields.Integer()
+
+
+class PackRuleSchema(PackChangeSchema):
+    share = fields.Float(metadata={"description": "its share of the edits that changed this field"})
+
+
+class GatewayPackSchema(Schema):
+    pack_id = fields.String()
+    tool = fields.String()
+    enabled = StrictBoolean(metadata={"description": "a lead accepted its learned rules: they are suggested to "
+                                                     "reviewers and applied in AUTO"})
+    corrections = fields.Integer(metadata={"description": "the reviewers' edits counted"})
+    changes = fields.List(fields.Nested(PackChangeSchema))
+    rules = fields.List(fields.Nested(PackRuleSchema), metadata={
+        "description": "learned rules: a change made at least 3 times and in at least 80% of its field's edits"})
+
+
+class PackArgs(Schema):
+    enabled = StrictBoolean(required=True)
+
+
 class GatewayToolSchema(SnapshotSchema):
     tool = fields.String(metadata={"description": "<server>.<tool>"})
     source = fields.String(validate=validate.OneOf(("gateway", "plan")), metadata={
@@ -44,6 +70,8 @@ class GatewayToolSchema(SnapshotSchema):
         "description": "the tool's own spot-check rate; null: the server's COACH_SPOT_CHECK_RATE"})
     spot_checks = fields.Nested(SnapshotSchema, allow_none=True, metadata={
         "description": "the reviews of its calls while in AUTO: the demotion test's evidence"})
+    pack = fields.Nested(GatewayPackSchema, allow_none=True, metadata={
+        "description": "the reviewers' edits of its arguments and the rules learned from them (null: none yet)"})
     agents = fields.Dict(keys=fields.String(), values=fields.Nested(GatewayAgentToolSchema),
                          metadata={"description": "per agent identity (by name): its calls of this tool"})
 
@@ -119,6 +147,17 @@ class GatewayToolMode(MethodView):
                                        spot_check_rate=args["spot_check_rate"], actor=operator(), events=events)
         svc.notifier.send(events)
         return result
+
+
+@blp.route("/tools/<tool>/pack")
+class GatewayToolPack(MethodView):
+    @requires("lead")
+    @blp.arguments(PackArgs)
+    @blp.response(200, GatewayPackSchema)
+    def patch(self, args, tool):
+        """Accept the tool's learned rules (enabled: suggested to reviewers, applied in AUTO) or stop them"""
+        with services().db.transaction() as session:
+            return packs.set_enabled(session, workspace_id(), tool, args["enabled"], operator())
 
 
 @metrics_blp.route("/tools")

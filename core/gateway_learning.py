@@ -16,7 +16,7 @@ about that call and holds it in every mode; a `deny` denies it.
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 from core.coaching.autonomy import ALWAYS_REVIEW, AUTO, COACHING, STEP_MODES, check_force
 from core.errors import Conflict, ValidationFailed
@@ -124,6 +124,26 @@ def check_rate(rate: float | None) -> float | None:
         raise ValidationFailed("the spot-check rate is a share of calls",
                                details={"spot_check_rate": ["must be a number from 0 to 1"]})
     return float(rate)
+
+
+def changes_text(applied: list[dict[str, Any]]) -> str:
+    """Learned corrections in words, for the agent and the reviewer: "amount: 5 → 50; note: (absent) → 'x'"
+    (`applied`: the rules as core.coaching.corrections.LearnedRule.to_dict gives them)."""
+    def shown(value: Any) -> str:
+        return "(absent)" if isinstance(value, dict) and value.get("$missing") else repr(value)
+    return "; ".join(f"{r['field']}: {shown(r['before'])} → {shown(r['after'])}" for r in applied)
+
+
+def stated(result: dict[str, Any], learned: dict[str, Any], status_key: str) -> dict[str, Any]:
+    """An upstream result of a call forwarded in AUTO with the arguments corrected by learned rules, saying so: a text
+    block first, and `_meta[status_key]` with the arguments sent and the rules applied (the agent must know that what
+    ran is not exactly what it asked for)."""
+    note = {"type": "text", "text": f"Coach corrected the arguments before the call, by learned rules of this tool: "
+                                    f"{changes_text(learned['rules'])}."}
+    meta = dict(result.get("_meta") or {})
+    meta[status_key] = {**(meta.get(status_key) or {}), "corrected_arguments": learned["params"],
+                        "applied_corrections": learned["rules"]}
+    return {**result, "content": [note, *(result.get("content") or [])], "_meta": meta}
 
 
 def demotion_reason(acceptance: float, auto_acceptance: float, alpha: float) -> str:

@@ -182,7 +182,8 @@ def decide(session: Session, tools: ToolRegistry, workspace_id: str, approval_id
             if a.kind == "gateway" and a.status in (A.APPROVED, A.REJECTED) and a.tool and a.agent:
                 # counted per tool and per agent identity; in AUTO, evidence for the spot-check test
                 gateway_learning.count(session, a.workspace_id, a.tool, a.agent, _review_kind(a),
-                                       max(0.0, (now - a.created_at).total_seconds() * 1000.0), events)
+                                       max(0.0, (now - a.created_at).total_seconds() * 1000.0), events,
+                                       before=params_before, after=a.params)
         response = {"approval": view(a), "execution": None}
         if idempotency_key:
             a.replies = {**(a.replies or {}), idempotency_key: response}

@@ -64,6 +64,9 @@ def open_review(session: Session, workspace_id: str, agent: str, tool: str, para
     reason = ((policy or {}).get("rule") or {}).get("reason") if isinstance(policy, dict) else None
     message = (f"Spot check of {tool} in AUTO: agent {agent} calls it" if spot_check
                else f"Agent {agent} calls {tool}" + (f": {reason}" if reason else ""))
+    learned = (policy or {}).get("learned") if isinstance(policy, dict) else None
+    if learned:  # the tool's learned rules (its correction pack, enabled by a lead): the suggested edit
+        message += f". Learned corrections suggest: {learned['text']}"
     approval = Approval(workspace_id=workspace_id, execution_id=None, step_id=tool[:64], kind="gateway", agent=agent,
                         status=A.PENDING, message=message, tool=tool, params=params, policy=jsonable(policy),
                         approvers=spec.approvers, quorum=spec.quorum, separate_duties=False, started_by=None,
@@ -111,25 +114,28 @@ def begin(svc, agent: Agent, tool_name: str, arguments: dict[str, Any], meta: di
         return Outcome(G.error_result(f"The arguments do not fit {tool_name}'s input schema: {listed}"))
     key = G.call_key(tool_name, arguments, G.idempotency_key(meta))
 
-    def judge() -> tuple[str | None, dict[str, Any] | None, learning.Gate | None]:
+    def judge() -> tuple[str | None, dict[str, Any] | None, learning.Gate | None, dict[str, Any] | None]:
         with svc.db.read() as session:  # no write lock for the judging: most calls are allowed or denied
             open_call = _open_call(session, agent, key)
             if open_call is not None:
-                return open_call, None, None
+                return open_call, None, None, None
             call = policies.call_for(tools, tool_name, arguments, step_type="action", agent=agent.name)
             verdict = policies.evaluate(session, agent.workspace_id, call).to_dict()
             # the tool's learned mode matters only where the workspace default holds the call (core/gateway_learning)
             gate = learning.gate_for(session, agent.workspace_id, tool_name, agent.name) \
                 if verdict["effect"] == "require_review" and verdict.get("default") else None
-            return None, verdict, gate
-    open_call, verdict, gate = retrying(judge, tries=4, what="judging a gateway call")
+            fixed = learning.learned(session, agent.workspace_id, tools, tool_name, arguments, agent.name) \
+                if verdict["effect"] == "require_review" else None  # learned corrections: suggested, or applied
+            return None, verdict, gate, fixed
+    open_call, verdict, gate, fixed = retrying(judge, tries=4, what="judging a gateway call")
     if open_call is not None:
         return Outcome(held=open_call)  # the same call again: its decision (settle) answers it
     rule = verdict.get("rule")
     action = L.gate(verdict["effect"], bool(verdict.get("default")), gate.mode if gate else L.COACHING,
                     lambda: _spot_check(svc, gate))
     if action == L.FORWARD and verdict["effect"] == "require_review":
-        return Outcome(_forward_auto(svc, agent, tool, tool_name, arguments, key, gate, rule))
+        return Outcome(_forward_auto(svc, agent, tool, tool_name, arguments, key, gate, rule,
+                                     fixed if fixed and fixed["auto"] else None))
     if verdict["effect"] == "deny":
         _tx(svc, "auditing a gateway call", lambda session: _audit(
             session, agent, tool_name, arguments, "deny", who="policy", rule=rule, result="denied"))
@@ -142,8 +148,8 @@ def begin(svc, agent: Agent, tool_name: str, arguments: dict[str, Any], meta: di
             if open_call is not None:
                 return open_call, None
             events = Events()
-            approval = open_review(session, agent.workspace_id, agent.name, tool_name, arguments, verdict, events,
-                                   spot_check=spot)
+            approval = open_review(session, agent.workspace_id, agent.name, tool_name, arguments,
+                                   {**verdict, "learned": fixed} if fixed else verdict, events, spot_check=spot)
             row = GatewayCall(workspace_id=agent.workspace_id, agent_id=agent.id, agent_name=agent.name,
                               tool=tool_name, arguments=arguments, call_key=key, state=HELD, approval_id=approval.id,
                               policy=verdict)
@@ -154,7 +160,7 @@ def begin(svc, agent: Agent, tool_name: str, arguments: dict[str, Any], meta: di
             events.add("tool_call_pending_review", {
                 "source": "gateway", "kind": "gateway", "approval_id": approval.id, "call_id": row.id,
                 "agent": agent.name, "tool": tool_name, "params": arguments, "policy": verdict,
-                "purpose": "spot_check" if spot else "review"},
+                "purpose": "spot_check" if spot else "review", "suggested_params": fixed["params"] if fixed else None},
                 workspace=agent.workspace_id)
             return row.id, events
         held, events = _tx(svc, "holding a gateway call", hold)
@@ -175,16 +181,21 @@ def _spot_check(svc, gate: learning.Gate | None) -> bool:
 
 
 def _forward_auto(svc, agent: Agent, tool, tool_name: str, arguments: dict[str, Any], key: str, gate: learning.Gate,
-                  rule: dict | None) -> dict[str, Any]:
+                  rule: dict | None, fixed: dict[str, Any] | None) -> dict[str, Any]:
     """A call the workspace default would hold, of a tool in AUTO (and not sampled): forwarded unattended, and the
-    result says so (`_meta["io.coach/gateway"].decision == "auto"`)."""
-    result, full = _forward(svc, tool, arguments, f"gateway:{key}")
+    result says so (`_meta["io.coach/gateway"].decision == "auto"`); with the arguments corrected by the tool's
+    learned rules (`fixed`), and the result says that too."""
+    sent = fixed["params"] if fixed else arguments
+    result, full = _forward(svc, tool, sent, f"gateway:{key}")
+    if fixed:
+        result = L.stated(result, fixed, G.STATUS_META)
     status = {"decision": "auto", "mode": gate.mode, "mode_of": gate.unit}
     result = {**result, "_meta": {**(result.get("_meta") or {}), G.STATUS_META: {
         **((result.get("_meta") or {}).get(G.STATUS_META) or {}), **status}}}
     _tx(svc, "auditing a gateway call", lambda session: _audit(
-        session, agent, tool_name, arguments, "auto", who="autonomy", rule=rule, result_bytes=full,
-        result="error" if result.get("isError") else "ok", mode_of=gate.unit))
+        session, agent, tool_name, sent, "auto", who="autonomy", rule=rule, result_bytes=full,
+        result="error" if result.get("isError") else "ok", mode_of=gate.unit,
+        **({"original_arguments": arguments, "applied_corrections": fixed["rules"]} if fixed else {})))
     return result
 
 

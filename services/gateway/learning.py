@@ -14,8 +14,10 @@ from sqlalchemy.orm import Session
 from core import gateway_learning as L
 from core.coaching.metrics import MetricsState, should_demote
 from core.errors import NotFound
-from services import audit, metrics
+from core.tools import schema_errors
+from services import audit, metrics, policies
 from services.audit import lock_workspace
+from services.gateway import packs
 from services.gateway.models import GatewayToolMode
 from services.models import AgentIdentity, MetricScope, utcnow
 from services.notifier import Events
@@ -52,15 +54,35 @@ def gate_for(session: Session, workspace_id: str, tool: str, agent: str) -> Gate
     return Gate(mode, unit, rate)
 
 
+def learned(session: Session, workspace_id: str, tools, tool: str, arguments: dict[str, Any],
+            agent: str) -> dict[str, Any] | None:
+    """What the tool's enabled learned rules make of these arguments (services/gateway/packs.py): offered to the
+    reviewer as the suggested edit of a held call, and applied to an AUTO call (`auto`) only when the corrected
+    arguments still fit the tool's schema and the policy judges the corrected call as it judged the original one
+    (held by the workspace default, nothing else)."""
+    found = packs.suggest(session, workspace_id, tool, arguments)
+    if found is None:
+        return None
+    spec = tools.get(tool)
+    fits = spec is not None and not schema_errors(spec.params_schema, found["params"])
+    verdict = policies.evaluate(session, workspace_id, policies.call_for(
+        tools, tool, found["params"], step_type="action", agent=agent)).to_dict() if fits else {}
+    return {**found, "text": L.changes_text(found["rules"]),
+            "auto": bool(fits and verdict.get("effect") == "require_review" and verdict.get("default"))}
+
+
 # -- counting a decision --------------------------------------------------------------------------------------------
 
 def count(session: Session, workspace_id: str, tool: str, agent: str, decision: str, latency_ms: float,
-          events: Events) -> None:
+          events: Events, *, before: Any = None, after: Any = None) -> None:
     """A reviewer's final decision on a held call (approve, edit, reject) counted per tool, per tool for the identity
     and per identity, and, while the tool (or the tool for this identity) is in AUTO, as spot-check evidence, which
-    may demote it."""
+    may demote it. An edit (the agent's arguments `before`, the forwarded ones `after`) goes into the tool's
+    correction pack."""
     kind = L.DECISION_KIND[decision]
     lock_workspace(session, workspace_id)  # the mode rows are changed under the workspace's lock, as metric rows are
+    if decision == "edit":
+        packs.record(session, workspace_id, tool, before, after)
     tool_row, agent_row = _rows(session, workspace_id, tool, agent)
     mode, unit = L.mode_for(tool_row.mode if tool_row else None, agent_row.mode if agent_row else None)
     scopes = L.decision_scopes(tool, agent, unit if mode == L.AUTO else None)
@@ -179,6 +201,7 @@ def views(session: Session, workspace_id: str, listed: Iterable[str] = ()) -> li
     for tool, agent in modes:
         if agent:
             per_agent.setdefault(tool, {}).setdefault(agent, MetricsState.from_dict(None))
+    pack_views = packs.views(session, workspace_id)
     names = sorted(set(listed) | set(scopes[L.TOOL]) | {t for t, _ in modes} | set(per_agent))
     out = []
     for tool in names:
@@ -187,7 +210,7 @@ def views(session: Session, workspace_id: str, listed: Iterable[str] = ()) -> li
         item = {"tool": tool, "source": "gateway", "listed": tool in set(listed),
                 **(scopes[L.TOOL].get(tool) or MetricsState.from_dict(None)).snapshot(),
                 "mode": tool_mode, "spot_check_rate": row.spot_check_rate if row is not None else None,
-                "spot_checks": _snap(scopes[L.TOOL_SPOT].get(tool)), "agents": {}}
+                "spot_checks": _snap(scopes[L.TOOL_SPOT].get(tool)), "pack": pack_views.get(tool), "agents": {}}
         for agent, state in sorted(per_agent.get(tool, {}).items()):
             own = modes.get((tool, agent))
             own_mode = own.mode if own is not None else L.COACHING

@@ -172,6 +172,7 @@ EXPECTED: dict[tuple[str, str], str] = {
     # learning per gateway tool: leads (forcing a promotion: admins)
     ("GET", "/api/gateway/tools"): "lead",
     ("POST", "/api/gateway/tools/<tool>/mode"): "lead",
+    ("PATCH", "/api/gateway/tools/<tool>/pack"): "lead",
 }
 
 # Routes that name a row in their body instead of their path: they get a foreign-row case too.
@@ -308,12 +309,12 @@ class World:
 
     def gateway_tool(self, side: str) -> str:
         """A gateway tool `side`'s workspace knows (a mode row of its own: no MCP server needed)."""
-        from services.gateway.models import GatewayToolMode
+        from services.gateway.models import GatewayCorrectionPack, GatewayToolMode
 
-        name = f"{side}{self.seq()}.tool"
-        with self.services.db.transaction() as session:
-            session.add(GatewayToolMode(workspace_id=self.default_ws if side == "own" else self.other_ws, tool=name,
-                                        agent="", mode="coaching"))
+        name, ws = f"{side}{self.seq()}.tool", self.default_ws if side == "own" else self.other_ws
+        with self.services.db.transaction() as session:  # a mode row and a correction pack
+            session.add(GatewayToolMode(workspace_id=ws, tool=name, agent="", mode="coaching"))
+            session.add(GatewayCorrectionPack(workspace_id=ws, tool=name, enabled=False, stats={}))
         return name
 
     def token_of(self, caller: str) -> str:
@@ -503,6 +504,8 @@ def _build(w: World, key: tuple[str, str], side: str, caller: str | None, fresh:
         return Request(json={"name": f"agent{w.seq()}"})
     if key == ("POST", "/api/gateway/tools/<tool>/mode"):
         return Request(json={"mode": "coaching"})
+    if key == ("PATCH", "/api/gateway/tools/<tool>/pack"):
+        return Request(json={"enabled": True})
     if key == ("DELETE", "/api/agents/<agent_id>") and fresh:
         return Request({"agent_id": w.agent(side)})
     if key == ("DELETE", "/api/tool-servers/<server_id>") and fresh:
@@ -695,6 +698,7 @@ INVALID = {
     ("PUT", "/api/tool-servers/<server_id>"): ("/api/tool-servers/{server_id}", {"name": "x", "transport": "pigeon"}),
     ("POST", "/api/agents"): ("/api/agents", {"name": ""}),
     ("POST", "/api/gateway/tools/<tool>/mode"): ("/api/gateway/tools/{tool}/mode", {"mode": "sideways"}),
+    ("PATCH", "/api/gateway/tools/<tool>/pack"): ("/api/gateway/tools/{tool}/pack", {"enabled": "maybe"}),
 }
 
 def _invalid_cases():

@@ -158,3 +158,40 @@ def test_unknown_tools_and_agents_are_404_and_a_rate_outside_0_to_1_is_422(serve
     assert set_mode(server, "shop.add", {"mode": "coaching", "agent": "nobody"}).status_code == 404
     bad = set_mode(server, "shop.add", {"mode": "coaching", "spot_check_rate": 2})
     assert bad.status_code == 422 and "spot_check_rate" in bad.json()["error"]["details"]
+
+
+def test_edits_become_a_tools_pack_whose_accepted_rule_is_suggested_then_applied_in_auto_and_stated(server):
+    agent = make_agent(server, "fixer")
+    late = lambda order: {"order_id": order, "amount": 5, "reason": "late"}  # noqa: E731
+    for i in range(3):  # reviewers keep correcting the same thing
+        review(server, agent["token"], "fixer", "shop.refund", late(f"A-{i}"),
+               {"decision": "edit", "params": {**late(f"A-{i}"), "reason": "lost"}})
+    pack = tools(server)["shop.refund"]["pack"]
+    assert (pack["corrections"], pack["enabled"]) == (3, False)
+    assert [(r["field"], r["before"], r["after"], r["count"]) for r in pack["rules"]] == [("reason", "late", "lost", 3)]
+    # not accepted yet: a held call offers nothing
+    approval = review(server, agent["token"], "fixer", "shop.refund", late("A-7"), {"decision": "approve"})
+    assert "learned" not in approval["policy"]
+    accepted = server.http.patch(server.url("/api/gateway/tools/shop.refund/pack"), json={"enabled": True}, timeout=10)
+    assert accepted.status_code == 200 and accepted.json()["enabled"] is True
+    # accepted: the reviewer is offered the corrected arguments
+    approval = review(server, agent["token"], "fixer", "shop.refund", late("A-8"),
+                      {"decision": "edit", "params": {**late("A-8"), "reason": "lost"}})
+    assert approval["policy"]["learned"]["params"] == {**late("A-8"), "reason": "lost"}
+    assert "Learned corrections suggest: reason: 'late' → 'lost'" in approval["message"]
+    # in AUTO the rule applies, and the agent is told what changed
+    forced = set_mode(server, "shop.refund", {"mode": "auto", "force": True, "reason": "refunds are small",
+                                              "spot_check_rate": 0})
+    assert forced.status_code == 200, forced.text
+    result = call(server, agent["token"], "shop.refund", late("A-9"))
+    assert result.isError is False, text(result)
+    assert '"reason": "lost"' in result.content[1].text and '"order_id": "A-9"' in result.content[1].text
+    assert "Coach corrected the arguments" in result.content[0].text and "'late' → 'lost'" in result.content[0].text
+    status = result.meta["io.coach/gateway"]
+    assert status["decision"] == "auto" and status["corrected_arguments"]["reason"] == "lost"
+    audit = server.http.get(server.url("/api/audit?action=gateway_call&per_page=50"), timeout=10).json()["items"]
+    auto = [e["after"] for e in audit if e["after"].get("identity") == "fixer" and e["after"]["decision"] == "auto"][0]
+    assert auto["arguments"]["reason"] == "lost" and auto["original_arguments"]["reason"] == "late"
+    # a call the rule does not touch is forwarded as it is
+    plain = call(server, agent["token"], "shop.refund", {"order_id": "A-10", "amount": 5, "reason": "damaged"})
+    assert '"reason": "damaged"' in text(plain) and "corrected_arguments" not in plain.meta["io.coach/gateway"]
