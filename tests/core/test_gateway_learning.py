@@ -89,3 +89,18 @@ def test_decisions_mapped_as_steps_count_them_make_a_tool_ready_and_spot_rejects
     edited = MetricsState()
     edited.record_decision(L.DECISION_KIND["edit"])
     assert edited.snapshot()["corrected"] == 1 and edited.snapshot()["acceptance_rate"] == 0.0
+
+
+def test_learned_corrections_are_stated_in_the_result_the_agent_receives():
+    learned = {"params": {"reason": "lost", "note": "x"},
+               "rules": [{"field": "reason", "before": "late", "after": "lost", "count": 3, "share": 1.0},
+                         {"field": "note", "before": {"$missing": True}, "after": "x", "count": 4, "share": 0.8}]}
+    assert L.changes_text(learned["rules"]) == "reason: 'late' → 'lost'; note: (absent) → 'x'"
+    upstream = {"content": [{"type": "text", "text": "refunded"}], "isError": False,
+                "_meta": {"io.coach/gateway": {"decision": "auto"}, "other": 1}}
+    out = L.stated(upstream, learned, "io.coach/gateway")
+    assert out["content"][0]["text"].startswith("Coach corrected the arguments before the call")
+    assert "reason: 'late' → 'lost'" in out["content"][0]["text"] and out["content"][1]["text"] == "refunded"
+    assert out["_meta"]["io.coach/gateway"] == {"decision": "auto", "corrected_arguments": learned["params"],
+                                                "applied_corrections": learned["rules"]}
+    assert out["_meta"]["other"] == 1 and upstream["content"] == [{"type": "text", "text": "refunded"}]

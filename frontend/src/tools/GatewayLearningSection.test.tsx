@@ -1,4 +1,4 @@
-import { screen, within } from "@testing-library/react";
+import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import { snapshot } from "../dashboards/testFixtures";
@@ -15,6 +15,8 @@ const agentRow = (overrides: Partial<GatewayAgentTool> = {}): GatewayAgentTool =
 const READY: GatewayTool = {
   ...snapshot({ decisions: 28, accepted: 28, acceptance_rate: 1, level: "AUTO", auto_ready: true, evidence: EVIDENCE }),
   tool: "shop.add", source: "gateway", listed: true, mode: "coaching", spot_check_rate: null, spot_checks: null,
+  pack: { pack_id: "p-1", tool: "shop.add", enabled: false, corrections: 3, changes: [],
+          rules: [{ field: "b", before: 1, after: 2, count: 3, share: 1 }] },
   agents: { learner: agentRow() },
 };
 const COACHED: GatewayTool = {
@@ -83,6 +85,19 @@ describe("GatewayLearningSection", () => {
     await user.click(await screen.findByRole("button", { name: "Pin shop.tally to always review" }));
     expect(await screen.findByRole("alert")).toHaveTextContent("this tool is pinned");
     expect(calls.find((c) => c.method === "POST")?.body).toEqual({ mode: "always_review" });
+  });
+
+  it("shows a tool's learned rules and lets a lead accept them", async () => {
+    const { calls, user } = await openTools((call) =>
+      call.method === "PATCH" ? jsonResponse({ pack_id: "p-1", enabled: true }) : undefined);
+    const table = await screen.findByRole("table", { name: "Gateway tools" });
+    const row = within(table).getAllByRole("row")[1];
+    expect(row).toHaveTextContent("b: 1 → 2");
+    expect(row).toHaveTextContent("(3 edits)");
+    await user.click(within(row).getByRole("button", { name: "Accept the rules of shop.add" }));
+    await waitFor(() => expect(calls.some((c) => c.method === "PATCH")).toBe(true));
+    expect(calls.find((c) => c.method === "PATCH")).toMatchObject({ url: "/api/gateway/tools/shop.add/pack",
+                                                                   body: { enabled: true } });
   });
 
   it("is not shown to an operator", async () => {

@@ -13,11 +13,13 @@ import { AutoReadyFlag, LevelBadge } from "../dashboards/Badges";
 import { ConfirmDialog } from "../dashboards/ConfirmDialog";
 import { DataTable, type Column } from "../dashboards/DataTable";
 import { ForceReason } from "../dashboards/ForceReason";
-import { formatCount, formatRate } from "../format";
+import { formatCount, formatPackValue, formatRate } from "../format";
 import {
   targetName,
   useGatewayTools,
   useSetGatewayMode,
+  useSetGatewayPack,
+  type GatewayPack,
   type GatewayMode,
   type GatewayModeChange,
   type GatewayTool,
@@ -48,6 +50,26 @@ function SpotChecks({ spot }: { spot: MetricsSnapshot | null | undefined }) {
   return <>{formatCount(spot.decisions)}, {formatRate(spot.acceptance_rate)} accepted</>;
 }
 
+/** A tool's learned rules (its correction pack) and the lead's Accept / Stop. */
+function LearnedRules({ tool, pack }: { tool: string; pack: GatewayPack | null | undefined }) {
+  const setPack = useSetGatewayPack();
+  if (!pack) return <span className="muted">no edits yet</span>;
+  const rules = pack.rules.map((r) => `${r.field}: ${formatPackValue(r.before)} → ${formatPackValue(r.after)}`);
+  return (
+    <span className="gateway-rules" data-pack-enabled={pack.enabled}>
+      {rules.length ? rules.join("; ") : <span className="muted">none yet</span>}{" "}
+      <span className="muted">({formatCount(pack.corrections)} edits{pack.enabled ? ", accepted" : ""})</span>{" "}
+      {rules.length || pack.enabled ? (
+        <button type="button" className="button button--secondary button--small" disabled={setPack.isPending}
+          onClick={() => setPack.mutate({ tool, enabled: !pack.enabled })}>
+          {pack.enabled ? "Stop the rules" : "Accept the rules"} <span className="visually-hidden">of {tool}</span>
+        </button>
+      ) : null}
+      {setPack.isError ? <span className="field__error" role="alert"> {errorMessage(setPack.error)}</span> : null}
+    </span>
+  );
+}
+
 /** One row of the table: a tool, or a tool for one identity (indented under it). */
 interface Row {
   key: string;
@@ -57,11 +79,12 @@ interface Row {
   mode: GatewayMode;
   effective: GatewayMode;
   spot: MetricsSnapshot | null;
+  pack?: GatewayPack | null;
 }
 
 function rowsOf(items: GatewayTool[]): Row[] {
   return items.flatMap((t) => [
-    { key: t.tool, tool: t.tool, m: t, mode: t.mode, effective: t.mode, spot: t.spot_checks },
+    { key: t.tool, tool: t.tool, m: t, mode: t.mode, effective: t.mode, spot: t.spot_checks, pack: t.pack },
     ...Object.entries(t.agents ?? {}).map(([agent, a]) => ({
       key: `${t.tool}@${agent}`, tool: t.tool, agent, m: a, mode: a.mode, effective: a.effective_mode,
       spot: a.spot_checks,
@@ -150,6 +173,7 @@ export function GatewayLearningSection() {
         </span>
       ),
     },
+    { header: "Learned rules", cell: (r) => (r.agent ? null : <LearnedRules tool={r.tool} pack={r.pack} />) },
     { header: "Actions", cell: (r) => <Actions row={r} onChange={change} /> },
   ];
   const done = setMode.variables;

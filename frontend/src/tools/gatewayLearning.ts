@@ -3,7 +3,7 @@
  * checks, per agent identity too (GET /api/gateway/tools), and a lead's promotion (POST …/tools/<tool>/mode).
  */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { apiGet, apiPost } from "../api/client";
+import { apiGet, apiPatch, apiPost } from "../api/client";
 import type { MetricsSnapshot, StepMode } from "../api/metrics";
 import { useSocketEvent, useWorkspaceRoom } from "../realtime/context";
 
@@ -21,6 +21,17 @@ export interface GatewayAgentTool extends MetricsSnapshot {
   spot_checks: MetricsSnapshot | null;
 }
 
+/** The reviewers' edits of a tool's arguments and the rules learned from them. */
+export interface GatewayPack {
+  pack_id: string;
+  tool: string;
+  /** a lead accepted its learned rules: suggested to reviewers, applied in AUTO */
+  enabled: boolean;
+  corrections: number;
+  changes: { field: string; before: unknown; after: unknown; count: number }[];
+  rules: { field: string; before: unknown; after: unknown; count: number; share: number }[];
+}
+
 export interface GatewayTool extends MetricsSnapshot {
   tool: string;
   source: "gateway";
@@ -28,6 +39,7 @@ export interface GatewayTool extends MetricsSnapshot {
   mode: GatewayMode;
   spot_check_rate: number | null;
   spot_checks: MetricsSnapshot | null;
+  pack?: GatewayPack | null;
   agents: Record<string, GatewayAgentTool>;
 }
 
@@ -81,6 +93,16 @@ export function useSetGatewayMode() {
   const queryClient = useQueryClient();
   return useMutation<unknown, unknown, GatewayModeChange>({
     mutationFn: ({ tool, ...body }) => apiPost(`/api/gateway/tools/${encodeURIComponent(tool)}/mode`, body),
+    onSettled: () => void queryClient.invalidateQueries({ queryKey: gatewayKeys.tools }),
+  });
+}
+
+/** A lead accepts a tool's learned rules (enabled) or stops them. */
+export function useSetGatewayPack() {
+  const queryClient = useQueryClient();
+  return useMutation<GatewayPack, unknown, { tool: string; enabled: boolean }>({
+    mutationFn: ({ tool, enabled }) =>
+      apiPatch<GatewayPack>(`/api/gateway/tools/${encodeURIComponent(tool)}/pack`, { enabled }),
     onSettled: () => void queryClient.invalidateQueries({ queryKey: gatewayKeys.tools }),
   });
 }
