@@ -146,6 +146,13 @@ def stated(result: dict[str, Any], learned: dict[str, Any], status_key: str) -> 
     return {**result, "content": [note, *(result.get("content") or [])], "_meta": meta}
 
 
+def with_status(result: dict[str, Any], status_key: str, status: dict[str, Any]) -> dict[str, Any]:
+    """The result with `status` merged into `_meta[status_key]` (how the agent tells what Coach did with its call)."""
+    meta = dict(result.get("_meta") or {})
+    meta[status_key] = {**(meta.get(status_key) or {}), **status}
+    return {**result, "_meta": meta}
+
+
 def demotion_reason(acceptance: float, auto_acceptance: float, alpha: float) -> str:
     return (f"spot checks show acceptance below {auto_acceptance:.0%} (spot-check acceptance {acceptance:.0%}, "
             f"test at level {alpha:g})")

@@ -132,7 +132,7 @@ def begin(svc, agent: Agent, tool_name: str, arguments: dict[str, Any], meta: di
         return Outcome(held=open_call)  # the same call again: its decision (settle) answers it
     rule = verdict.get("rule")
     action = L.gate(verdict["effect"], bool(verdict.get("default")), gate.mode if gate else L.COACHING,
-                    lambda: _spot_check(svc, gate))
+                    lambda: learning.spot_check(gate, svc.settings.spot_check_rate, svc.runner.rng))
     if action == L.FORWARD and verdict["effect"] == "require_review":
         return Outcome(_forward_auto(svc, agent, tool, tool_name, arguments, key, gate, rule,
                                      fixed if fixed and fixed["auto"] else None))
@@ -174,12 +174,6 @@ def begin(svc, agent: Agent, tool_name: str, arguments: dict[str, Any], meta: di
     return Outcome(result)
 
 
-def _spot_check(svc, gate: learning.Gate | None) -> bool:
-    rate = gate.spot_check_rate if gate is not None and gate.spot_check_rate is not None else \
-        svc.settings.spot_check_rate
-    return svc.runner.rng.random() < rate
-
-
 def _forward_auto(svc, agent: Agent, tool, tool_name: str, arguments: dict[str, Any], key: str, gate: learning.Gate,
                   rule: dict | None, fixed: dict[str, Any] | None) -> dict[str, Any]:
     """A call the workspace default would hold, of a tool in AUTO (and not sampled): forwarded unattended, and the
@@ -187,11 +181,8 @@ def _forward_auto(svc, agent: Agent, tool, tool_name: str, arguments: dict[str, 
     learned rules (`fixed`), and the result says that too."""
     sent = fixed["params"] if fixed else arguments
     result, full = _forward(svc, tool, sent, f"gateway:{key}")
-    if fixed:
-        result = L.stated(result, fixed, G.STATUS_META)
-    status = {"decision": "auto", "mode": gate.mode, "mode_of": gate.unit}
-    result = {**result, "_meta": {**(result.get("_meta") or {}), G.STATUS_META: {
-        **((result.get("_meta") or {}).get(G.STATUS_META) or {}), **status}}}
+    result = L.with_status(L.stated(result, fixed, G.STATUS_META) if fixed else result, G.STATUS_META,
+                           {"decision": "auto", "mode": gate.mode, "mode_of": gate.unit})
     _tx(svc, "auditing a gateway call", lambda session: _audit(
         session, agent, tool_name, sent, "auto", who="autonomy", rule=rule, result_bytes=full,
         result="error" if result.get("isError") else "ok", mode_of=gate.unit,

@@ -71,6 +71,12 @@ def learned(session: Session, workspace_id: str, tools, tool: str, arguments: di
             "auto": bool(fits and verdict.get("effect") == "require_review" and verdict.get("default"))}
 
 
+def spot_check(gate: Gate | None, default_rate: float, rng) -> bool:
+    """Whether this AUTO call is sampled for a review: at the tool's own rate, else COACH_SPOT_CHECK_RATE."""
+    rate = gate.spot_check_rate if gate is not None and gate.spot_check_rate is not None else default_rate
+    return rng.random() < rate
+
+
 # -- counting a decision --------------------------------------------------------------------------------------------
 
 def count(session: Session, workspace_id: str, tool: str, agent: str, decision: str, latency_ms: float,

@@ -104,3 +104,8 @@ def test_learned_corrections_are_stated_in_the_result_the_agent_receives():
     assert out["_meta"]["io.coach/gateway"] == {"decision": "auto", "corrected_arguments": learned["params"],
                                                 "applied_corrections": learned["rules"]}
     assert out["_meta"]["other"] == 1 and upstream["content"] == [{"type": "text", "text": "refunded"}]
+
+
+def test_the_status_is_merged_into_the_results_meta():
+    out = L.with_status({"content": [], "_meta": {"k": {"a": 1}, "x": 2}}, "k", {"decision": "auto"})
+    assert out["_meta"] == {"k": {"a": 1, "decision": "auto"}, "x": 2}
