@@ -9,7 +9,7 @@ from flask import Flask, request
 from flask_socketio import SocketIO
 
 from api import (action_links, agents, approvals, audit as audit_api, auth, coaching, correction_packs, errors,
-                 executions, frontend, health, llm_provider, metrics, notices as notices_api,
+                 executions, frontend, gateway_tools, health, llm_provider, metrics, notices as notices_api,
                  notifications as notifications_api, plans, policies, queue, security, sockets, tool_servers, triggers,
                  users, workflows, workspace)
 from api.base import Api
@@ -92,6 +92,8 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True, recove
     api.register_blueprint(triggers.hooks_blp)
     api.register_blueprint(notifications_api.blp)
     app.register_blueprint(action_links.blp)  # /act/<token>: email links, no session (api/action_links.py)
+    api.register_blueprint(gateway_tools.blp)
+    api.register_blueprint(gateway_tools.metrics_blp)
     app.register_blueprint(health.blp)
     app.register_blueprint(frontend.blp)
     security.register(app, settings)  # after the blueprints: it hashes Swagger UI's inline script at start

@@ -69,14 +69,6 @@ class OperatorList(Schema):
     items = fields.List(fields.Nested(OperatorMetricsSchema))
 
 
-class ToolMetricsSchema(SnapshotSchema):
-    tool = fields.String()
-
-
-class ToolList(Schema):
-    items = fields.List(fields.Nested(ToolMetricsSchema))
-
-
 class GlobalSchema(SnapshotSchema):
     workflows = fields.Integer()
     levels = fields.Dict(metadata={"description": "number of workflows at each level"})
@@ -167,14 +159,3 @@ class OperatorMetrics(MethodView):
                       "series": metrics.series(session, workspace_id(), "operator", name)}
                      for name, state in sorted(states.items())]
             return {"items": items}
-
-
-@blp.route("/tools")
-class ToolMetrics(MethodView):
-    @blp.response(200, ToolList)
-    def get(self):
-        """Decisions per tool: where plans' decisions count (a plan has no workflow to learn about)"""
-        require("lead")
-        with services().db.read() as session:
-            states = metrics.load_many(session, workspace_id(), "tool")
-            return {"items": [{"tool": name, **state.snapshot()} for name, state in sorted(states.items())]}

@@ -9,7 +9,7 @@ from api.context import services, workspace_id
 from services.metrics import notices
 
 blp = Blueprint("notices", __name__, url_prefix="/api/notices",
-                description="Recent demotions and learned-rule changes, from the audit log (every member)")
+                description="Recent demotions (workflows, steps, gateway tools) and learned-rule changes, from the audit log (every member)")
 
 
 class NoticesArgs(Schema):
@@ -35,6 +35,9 @@ class NoticeSchema(Schema):
     reason = fields.String(allow_none=True, metadata={"description": "why a demotion happened"})
     spot_check_rate = fields.Float(allow_none=True, metadata={"description": "a demotion by spot checks: "
                                                                              "their acceptance"})
+    tool = fields.String(allow_none=True, metadata={"description": "gateway_demotion: the MCP gateway tool"})
+    agent = fields.String(allow_none=True, metadata={"description": "gateway_demotion: the agent identity whose "
+                                                                    "calls of the tool were demoted (null: all)"})
     pack_id = fields.String(metadata={"description": "a learned-rule change: its correction pack"})
     cause = fields.String(metadata={"description": "a learned-rule change: correction, enabled, disabled, import"})
     started = fields.List(fields.Nested(RuleSchema), metadata={"description": "rules that started applying"})

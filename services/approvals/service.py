@@ -36,6 +36,7 @@ from services.executions import service as executions
 from services.executions.models import Execution
 from services.metrics import evidence
 from services.notifications import outbox as notification_outbox
+from services.gateway import learning as gateway_learning
 from services.notifier import Events, jsonable
 from services.orm import utcnow
 
@@ -185,6 +186,11 @@ def decide(session: Session, tools: ToolRegistry, workspace_id: str, approval_id
     if ex is None:  # a gateway call's review: the held call (services/gateway) reads the decision from the row
         if a.status in A.FINAL:
             events.add("approval_decided", view(a), workspace=a.workspace_id)
+            if a.kind == "gateway" and a.status in (A.APPROVED, A.REJECTED) and a.tool and a.agent:
+                # counted per tool and per agent identity; in AUTO, evidence for the spot-check test
+                gateway_learning.count(session, a.workspace_id, a.tool, a.agent, _review_kind(a),
+                                       max(0.0, (now - a.created_at).total_seconds() * 1000.0), events,
+                                       before=params_before, after=a.params)
         response = {"approval": view(a), "execution": None}
         if idempotency_key:
             a.replies = {**(a.replies or {}), idempotency_key: response}
@@ -193,14 +199,20 @@ def decide(session: Session, tools: ToolRegistry, workspace_id: str, approval_id
         _settle(session, ex, a, events)
         if a.kind == "tool_call" and a.status in (A.APPROVED, A.REJECTED):
             # a policy-forced review of an unattended call is evidence for the spot-check test too
-            kind = "reject" if a.status == A.REJECTED else \
-                ("correct" if any(d["decision"] == "edit" for d in a.decisions) else "accept")
+            kind = {"approve": "accept", "edit": "correct", "reject": "reject"}[_review_kind(a)]
             latency_ms = max(0.0, (now - a.created_at).total_seconds() * 1000.0)
             evidence.count_review(session, ex, a.step_id, kind, latency_ms, events)
     response = {"approval": view(a), "execution": jsonable(executions.update_event(ex, a.step_id, steps=False))}
     if idempotency_key:
         a.replies = {**(a.replies or {}), idempotency_key: response}
     return response
+
+
+def _review_kind(a: Approval) -> str:
+    """What a final review (approved or rejected) came to: approve, edit (approved with edited params) or reject."""
+    if a.status == A.REJECTED:
+        return "reject"
+    return "edit" if any(d.get("decision") == "edit" for d in a.decisions or []) else "approve"
 
 
 def _edit(session: Session, tools: ToolRegistry, a: Approval, params: Any, recheck: Recheck | None) -> None:

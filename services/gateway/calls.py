@@ -17,12 +17,13 @@ from typing import Any, Callable, TypeVar
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from core import approvals as A, gateway as G
+from core import approvals as A, gateway as G, gateway_learning as L
 from core.tools import ToolError, schema_errors
 from services.approvals import service as approvals
 from services.approvals.models import Approval
 from services.audit import service as audit
 from services.db import retrying
+from services.gateway import learning
 from services.gateway.identities import Agent
 from services.gateway.models import GatewayCall
 from services.notifications import outbox as notification_outbox
@@ -56,13 +57,18 @@ def listing(svc, agent: Agent) -> list[dict[str, Any]]:
 
 
 def open_review(session: Session, workspace_id: str, agent: str, tool: str, params: dict, policy: dict | None,
-                 events: Events) -> Approval:
+                 events: Events, spot_check: bool = False) -> Approval:
     """A review of an agent's call held by the gateway: an approval (kind `gateway`) of the workspace, not of an
     execution, decided like a tool call's (approve, edit, reject) by services/approvals/service.py; the held call reads the
-    decision from the row. Who approves: one lead (the default spec); no deadline (the agent asks again)."""
+    decision from the row. Who approves: one lead (the default spec); no deadline (the agent asks again).
+    `spot_check`: the tool is in AUTO and this call was sampled for a review (its message says so)."""
     spec = A.ApprovalSpec()
     reason = ((policy or {}).get("rule") or {}).get("reason") if isinstance(policy, dict) else None
-    message = f"Agent {agent} calls {tool}" + (f": {reason}" if reason else "")
+    message = (f"Spot check of {tool} in AUTO: agent {agent} calls it" if spot_check
+               else f"Agent {agent} calls {tool}" + (f": {reason}" if reason else ""))
+    learned = (policy or {}).get("learned") if isinstance(policy, dict) else None
+    if learned:  # the tool's learned rules (its correction pack, enabled by a lead): the suggested edit
+        message += f". Learned corrections suggest: {learned['text']}"
     approval = Approval(workspace_id=workspace_id, execution_id=None, step_id=tool[:64], kind="gateway", agent=agent,
                         status=A.PENDING, message=message, tool=tool, params=params, policy=jsonable(policy),
                         approvers=spec.approvers, quorum=spec.quorum, separate_duties=False, started_by=None,
@@ -111,38 +117,53 @@ def begin(svc, agent: Agent, tool_name: str, arguments: dict[str, Any], meta: di
         return Outcome(G.error_result(f"The arguments do not fit {tool_name}'s input schema: {listed}"))
     key = G.call_key(tool_name, arguments, G.idempotency_key(meta))
 
-    def judge() -> tuple[str | None, dict[str, Any] | None]:
+    def judge() -> tuple[str | None, dict[str, Any] | None, learning.Gate | None, dict[str, Any] | None]:
         with svc.db.read() as session:  # no write lock for the judging: most calls are allowed or denied
             open_call = _open_call(session, agent, key)
             if open_call is not None:
-                return open_call, None
+                return open_call, None, None, None
             call = policies.call_for(tools, tool_name, arguments, step_type="action", agent=agent.name)
-            return None, policies.evaluate(session, agent.workspace_id, call).to_dict()
-    open_call, verdict = retrying(judge, tries=4, what="judging a gateway call")
+            verdict = policies.evaluate(session, agent.workspace_id, call).to_dict()
+            # the tool's learned mode matters only where the workspace default holds the call (core/gateway_learning)
+            gate = learning.gate_for(session, agent.workspace_id, tool_name, agent.name) \
+                if verdict["effect"] == "require_review" and verdict.get("default") else None
+            fixed = learning.learned(session, agent.workspace_id, tools, tool_name, arguments, agent.name) \
+                if verdict["effect"] == "require_review" else None  # learned corrections: suggested, or applied
+            return None, verdict, gate, fixed
+    open_call, verdict, gate, fixed = retrying(judge, tries=4, what="judging a gateway call")
     if open_call is not None:
         return Outcome(held=open_call)  # the same call again: its decision (settle) answers it
     rule = verdict.get("rule")
+    action = L.gate(verdict["effect"], bool(verdict.get("default")), gate.mode if gate else L.COACHING,
+                    lambda: learning.spot_check(gate, svc.settings.spot_check_rate, svc.runner.rng))
+    if action == L.FORWARD and verdict["effect"] == "require_review":
+        return Outcome(_forward_auto(svc, agent, tool, tool_name, arguments, key, gate, rule,
+                                     fixed if fixed and fixed["auto"] else None))
     if verdict["effect"] == "deny":
         _tx(svc, "auditing a gateway call", lambda session: _audit(
             session, agent, tool_name, arguments, "deny", who="policy", rule=rule, result="denied"))
         return Outcome(G.error_result(G.denied_text(tool_name, verdict), decision="denied", rule=rule))
     if verdict["effect"] == "require_review":
+        spot = action == L.SPOT_CHECK
+
         def hold(session: Session) -> tuple[str, Events | None]:
             open_call = _open_call(session, agent, key)  # the same call, sent twice at once: one review
             if open_call is not None:
                 return open_call, None
             events = Events()
-            approval = open_review(session, agent.workspace_id, agent.name, tool_name, arguments, verdict, events)
+            approval = open_review(session, agent.workspace_id, agent.name, tool_name, arguments,
+                                   {**verdict, "learned": fixed} if fixed else verdict, events, spot_check=spot)
             row = GatewayCall(workspace_id=agent.workspace_id, agent_id=agent.id, agent_name=agent.name,
                               tool=tool_name, arguments=arguments, call_key=key, state=HELD, approval_id=approval.id,
                               policy=verdict)
             session.add(row)
             session.flush()
             _audit(session, agent, tool_name, arguments, "require_review", who="policy", call_id=row.id, rule=rule,
-                   result="held", approval_id=approval.id)
+                   result="held", approval_id=approval.id, **({"purpose": "spot_check"} if spot else {}))
             events.add("tool_call_pending_review", {
                 "source": "gateway", "kind": "gateway", "approval_id": approval.id, "call_id": row.id,
-                "agent": agent.name, "tool": tool_name, "params": arguments, "policy": verdict},
+                "agent": agent.name, "tool": tool_name, "params": arguments, "policy": verdict,
+                "purpose": "spot_check" if spot else "review", "suggested_params": fixed["params"] if fixed else None},
                 workspace=agent.workspace_id)
             return row.id, events
         held, events = _tx(svc, "holding a gateway call", hold)
@@ -154,6 +175,22 @@ def begin(svc, agent: Agent, tool_name: str, arguments: dict[str, Any], meta: di
         session, agent, tool_name, arguments, "allow", who="policy", rule=rule, result_bytes=full,
         result="error" if result.get("isError") else "ok"))
     return Outcome(result)
+
+
+def _forward_auto(svc, agent: Agent, tool, tool_name: str, arguments: dict[str, Any], key: str, gate: learning.Gate,
+                  rule: dict | None, fixed: dict[str, Any] | None) -> dict[str, Any]:
+    """A call the workspace default would hold, of a tool in AUTO (and not sampled): forwarded unattended, and the
+    result says so (`_meta["io.coach/gateway"].decision == "auto"`); with the arguments corrected by the tool's
+    learned rules (`fixed`), and the result says that too."""
+    sent = fixed["params"] if fixed else arguments
+    result, full = _forward(svc, tool, sent, f"gateway:{key}")
+    result = L.with_status(L.stated(result, fixed, G.STATUS_META) if fixed else result, G.STATUS_META,
+                           {"decision": "auto", "mode": gate.mode, "mode_of": gate.unit})
+    _tx(svc, "auditing a gateway call", lambda session: _audit(
+        session, agent, tool_name, sent, "auto", who="autonomy", rule=rule, result_bytes=full,
+        result="error" if result.get("isError") else "ok", mode_of=gate.unit,
+        **({"original_arguments": arguments, "applied_corrections": fixed["rules"]} if fixed else {})))
+    return result
 
 
 def _open_call(session: Session, agent: Agent, key: str) -> str | None:

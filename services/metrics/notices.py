@@ -14,7 +14,7 @@ from services.audit.models import AuditEvent
 from services.orm import utcnow
 from services.workflows.models import Workflow
 
-KINDS = ("demotion", "step_demotion", "learned_rule_change")
+KINDS = ("demotion", "step_demotion", "learned_rule_change", "gateway_demotion")
 # Notices are looked for among the newest events of the log only: a bounded range of the (workspace_id, seq)
 # index, however long the log (each decision is an event, and notices are rare among them).
 WINDOW_EVENTS = 10_000
@@ -46,6 +46,10 @@ def _notice(event: AuditEvent) -> dict[str, Any]:
         notice.update(workflow_id=after.get("workflow_id"), step_id=after.get("step_id"), pack_id=event.target_id,
                       cause=after.get("cause"), started=_rules(after.get("started")),
                       stopped=_rules(after.get("stopped")))
+        return notice
+    if event.action == "gateway_demotion":  # an MCP gateway tool (or a tool for one agent) back in coaching
+        notice.update(tool=after.get("tool"), agent=after.get("agent"), spot_check_rate=after.get("spot_check_rate"),
+                      reason=after.get("reason") or f"set to coaching by {event.actor}")
         return notice
     workflow_id, _, step_id = (event.target_id or "").partition("/")
     forced = " (forced)" if after.get("forced") else ""

@@ -191,6 +191,10 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("POST", "/api/notifications/webhooks"): "admin",
     ("PUT", "/api/notifications/webhooks/<endpoint_id>"): "admin",
     ("DELETE", "/api/notifications/webhooks/<endpoint_id>"): "admin",
+    # learning per gateway tool: leads (forcing a promotion: admins)
+    ("GET", "/api/gateway/tools"): "lead",
+    ("POST", "/api/gateway/tools/<tool>/mode"): "lead",
+    ("PATCH", "/api/gateway/tools/<tool>/pack"): "lead",
 }
 
 # Routes that name a row in their body instead of their path: they get a foreign-row case too.
@@ -338,6 +342,15 @@ class World:
     def schedule(self, side: str) -> str:
         return self.ok("POST", f"/api/workflows/{self.rows[side]['workflow_id']}/schedules", self.admin_of(side),
                        {"name": f"s{self.seq()}", "cron": "0 9 * * *"}, status=201)["id"]
+    def gateway_tool(self, side: str) -> str:
+        """A gateway tool `side`'s workspace knows (a mode row of its own: no MCP server needed)."""
+        from services.gateway.models import GatewayCorrectionPack, GatewayToolMode
+
+        name, ws = f"{side}{self.seq()}.tool", self.default_ws if side == "own" else self.other_ws
+        with self.services.db.transaction() as session:  # a mode row and a correction pack
+            session.add(GatewayToolMode(workspace_id=ws, tool=name, agent="", mode="coaching"))
+            session.add(GatewayCorrectionPack(workspace_id=ws, tool=name, enabled=False, stats={}))
+        return name
 
     def token_of(self, caller: str) -> str:
         return self.ok("POST", "/api/auth/tokens", caller, {"name": f"to revoke {self.seq()}"}, status=201)["id"]
@@ -389,6 +402,7 @@ def _populate(w: World, side: str) -> dict[str, str]:
     rows["schedule_id"] = w.schedule(side)
     rows["route_id"] = w.route(side)
     rows["endpoint_id"] = w.webhook(side)
+    rows["tool"] = w.gateway_tool(side)
     return rows
 
 
@@ -540,6 +554,10 @@ def _build(w: World, key: tuple[str, str], side: str, caller: str | None, fresh:
         return Request({"route_id": w.route(side)})
     if key == ("DELETE", "/api/notifications/webhooks/<endpoint_id>") and fresh:
         return Request({"endpoint_id": w.webhook(side)})
+    if key == ("POST", "/api/gateway/tools/<tool>/mode"):
+        return Request(json={"mode": "coaching"})
+    if key == ("PATCH", "/api/gateway/tools/<tool>/pack"):
+        return Request(json={"enabled": True})
     if key == ("DELETE", "/api/agents/<agent_id>") and fresh:
         return Request({"agent_id": w.agent(side)})
     if key == ("DELETE", "/api/tool-servers/<server_id>") and fresh:
@@ -759,6 +777,8 @@ INVALID = {
     ("POST", "/api/notifications/webhooks"): ("/api/notifications/webhooks", {"url": "gopher://x"}),
     ("PUT", "/api/notifications/webhooks/<endpoint_id>"): ("/api/notifications/webhooks/{endpoint_id}",
                                                            {"enabled": "maybe"}),
+    ("POST", "/api/gateway/tools/<tool>/mode"): ("/api/gateway/tools/{tool}/mode", {"mode": "sideways"}),
+    ("PATCH", "/api/gateway/tools/<tool>/pack"): ("/api/gateway/tools/{tool}/pack", {"enabled": "maybe"}),
 }
 
 def _invalid_cases():

@@ -115,6 +115,13 @@ export function ApprovalCard({
           </pre>
         </>
       ) : null}
+      {approval.policy?.learned ? (
+        <div className="approval-learned" data-testid="approval-learned">
+          <h3 className="suggestion__label">Suggested edit (learned corrections)</h3>
+          <p>{approval.policy.learned.text} — press <kbd>e</kbd> to start from it.</p>
+          <pre className="code">{formatValue(approval.policy.learned.params)}</pre>
+        </div>
+      ) : null}
       {approval.policy ? <PolicyVerdictView verdict={approval.policy} title="Why it needs a review" /> : null}
       {others.length > 0 ? (
         <>

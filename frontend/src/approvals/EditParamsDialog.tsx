@@ -33,7 +33,8 @@ export function EditParamsDialog({
   onClose: () => void;
 }) {
   const id = useId();
-  const [text, setText] = useState(() => formatJson(approval.params ?? {}));
+  // a gateway call whose tool has accepted learned rules starts from their suggested edit
+  const [text, setText] = useState(() => formatJson(approval.policy?.learned?.params ?? approval.params ?? {}));
   const [comment, setComment] = useState("");
   const [problem, setProblem] = useState<string | null>(null);
   const server = fieldErrors(serverError);

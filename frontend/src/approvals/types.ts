@@ -32,6 +32,17 @@ export interface PolicyVerdict {
   matched: LosingRule[];
   risk?: string | null;
   revision?: number;
+  /** gateway: the corrected arguments the tool's accepted learned rules suggest (its correction pack) */
+  learned?: LearnedSuggestion | null;
+}
+
+/** What a gateway tool's accepted learned rules make of a held call's arguments: the suggested edit. */
+export interface LearnedSuggestion {
+  pack_id: string;
+  params: Record<string, unknown>;
+  /** "reason: 'late' → 'lost'" */
+  text: string;
+  rules: { field: string; before: unknown; after: unknown; count: number; share: number }[];
 }
 
 export type ApprovalKind = "step" | "tool_call" | "plan" | "gateway";

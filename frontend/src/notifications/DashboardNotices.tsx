@@ -30,6 +30,7 @@ export function mergeNotices(server: readonly Notice[] | undefined, live: readon
 function linkOf(notice: Notice): { to: string; label: string } | null {
   if (notice.kind === "learned_rule_change" && notice.pack_id)
     return { to: `/correction-packs?pack=${encodeURIComponent(notice.pack_id)}`, label: "Open the pack" };
+  if (notice.kind === "gateway_demotion") return { to: "/tools", label: "Open the tools" };
   if (notice.workflow_id) return { to: `/workflows/${encodeURIComponent(notice.workflow_id)}`, label: "Open the workflow" };
   return null;
 }

@@ -6,7 +6,15 @@ import { dashboardKeys } from "../dashboards/queries";
 import type { ItemList } from "../dashboards/types";
 import { plural } from "../format";
 import { useSocketEvent, useWorkspaceRoom } from "../realtime/context";
-import { isDemotion, noticeBody, noticeFromLevelEvent, noticeFromPackEvent, noticeTitle } from "./describe";
+import type { GatewayToolChangedEvent } from "../tools/gatewayLearning";
+import {
+  isDemotion,
+  noticeBody,
+  noticeFromGatewayEvent,
+  noticeFromLevelEvent,
+  noticeFromPackEvent,
+  noticeTitle,
+} from "./describe";
 import { addLiveNotice, useNoticeWorkspace } from "./noticeStore";
 import { NotificationsSwitch } from "./NotificationsSwitch";
 import "./notifications.css";
@@ -63,6 +71,20 @@ export function NotificationsCenter() {
         tag: notice ? `coach-demotion-${workspace}-${notice.id}` : undefined,
         onClick: () => navigate("/dashboard"),
       });
+    });
+  });
+
+  useSocketEvent<GatewayToolChangedEvent>("gateway_tool_changed", (event) => {
+    const notice = event && typeof event.tool === "string" ? noticeFromGatewayEvent(event) : null;
+    if (!notice) return;
+    addLiveNotice(workspace, notice);
+    const seen = `${workspace}:${notice.id}`;
+    if (notificationsState() !== "on" || notified.has(seen)) return;
+    notified.add(seen);
+    notify(noticeTitle(notice, ""), {
+      body: noticeBody(notice),
+      tag: `coach-demotion-${workspace}-${notice.id}`,
+      onClick: () => navigate("/tools"),
     });
   });
 

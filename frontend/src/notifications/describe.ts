@@ -1,6 +1,7 @@
 /** Pushed events as notices, and notices in words (for the page, screen readers and browser notifications). */
 import { formatPackValue } from "../format";
 import type { RuleRef } from "../dashboards/types";
+import type { GatewayToolChangedEvent } from "../tools/gatewayLearning";
 import type { LevelEventWithSeq, Notice, PackEventWithSeq } from "./types";
 
 /** A workflow or a step taken out of AUTO, by spot checks or by a lead. */
@@ -17,6 +18,20 @@ export function noticeFromLevelEvent(event: LevelEventWithSeq, at = new Date().t
     at,
     workflow_id: event.workflow_id,
     step_id: event.step_id ?? null,
+    reason: event.reason ?? null,
+  };
+}
+
+/** A gateway tool (or a tool for one agent) taken out of AUTO, as a notice (null for any other change). */
+export function noticeFromGatewayEvent(event: GatewayToolChangedEvent, at = new Date().toISOString()): Notice | null {
+  if (!isDemotion(event) || typeof event.audit_seq !== "number") return null;
+  return {
+    id: event.audit_seq,
+    kind: "gateway_demotion",
+    at,
+    workflow_id: null,
+    tool: event.tool,
+    agent: event.agent ?? null,
     reason: event.reason ?? null,
   };
 }
@@ -44,6 +59,10 @@ export function workflowNameOf(notice: Notice, names?: ReadonlyMap<string, strin
 }
 
 export function noticeTitle(notice: Notice, workflowName: string): string {
+  if (notice.kind === "gateway_demotion") {
+    const agent = notice.agent ? ` for agent “${notice.agent}”` : "";
+    return `Gateway tool “${notice.tool ?? ""}”${agent} was demoted to coaching`;
+  }
   const step = notice.step_id ? `Step “${notice.step_id}” of “${workflowName}”` : `“${workflowName}”`;
   if (notice.kind !== "learned_rule_change") return `${step} was demoted to coaching`;
   const started = notice.started?.length ?? 0;
@@ -65,7 +84,10 @@ const rule = (r: RuleRef) => `${r.field}: ${formatPackValue(r.before)} → ${for
 /** The details: a demotion's reason, or which rules started and stopped applying and why. */
 export function noticeBody(notice: Notice): string {
   if (notice.kind !== "learned_rule_change") {
-    return notice.reason ? `${upperFirst(notice.reason)}.` : "It is back in coaching: its suggestions are reviewed again.";
+    if (notice.reason) return `${upperFirst(notice.reason)}.`;
+    return notice.kind === "gateway_demotion"
+      ? "It is back in coaching: the agents' held calls are reviewed again."
+      : "It is back in coaching: its suggestions are reviewed again.";
   }
   const parts: string[] = [];
   if (notice.started?.length) parts.push(`Now applies: ${notice.started.map(rule).join("; ")}.`);

@@ -1,7 +1,7 @@
 import type { LevelChangedEvent } from "../api/metrics";
 import type { PackChangedEvent, RuleRef } from "../dashboards/types";
 
-export type NoticeKind = "demotion" | "step_demotion" | "learned_rule_change";
+export type NoticeKind = "demotion" | "step_demotion" | "learned_rule_change" | "gateway_demotion";
 
 /**
  * A notice of the dashboard: a demotion or a learned-rule change. `id` is the
@@ -21,6 +21,9 @@ export interface Notice {
   /** Why a demotion happened. */
   reason?: string | null;
   spot_check_rate?: number | null;
+  /** gateway_demotion: the MCP gateway tool, and the agent whose calls of it were demoted (null: every agent) */
+  tool?: string | null;
+  agent?: string | null;
   pack_id?: string;
   cause?: string;
   started?: RuleRef[];

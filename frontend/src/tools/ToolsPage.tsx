@@ -5,6 +5,7 @@ import { ErrorNotice, Loading } from "../components/QueryState";
 import { ConfirmDialog } from "../dashboards/ConfirmDialog";
 import { useDocumentTitle } from "../hooks";
 import { AgentsSection } from "./AgentsSection";
+import { GatewayLearningSection } from "./GatewayLearningSection";
 import { useAddServer, useRefreshServer, useRemoveServer, useToolServers, useTools } from "./queries";
 import { ServerForm } from "./ServerForm";
 import "./tools.css";
@@ -96,6 +97,7 @@ export default function ToolsPage() {
   useDocumentTitle("Tools");
   const { role } = useAuth();
   const admin = role === "admin";
+  const lead = admin || role === "lead";
   const tools = useTools();
   const servers = useToolServers(admin);
   const add = useAddServer();
@@ -141,6 +143,7 @@ export default function ToolsPage() {
         </section>
       ) : null}
       {admin ? <AgentsSection /> : null}
+      {lead ? <GatewayLearningSection /> : null}
       <section aria-labelledby="registry-heading">
         <h2 id="registry-heading">Every tool</h2>
         {tools.isPending ? <Loading label="Loading tools…" /> : null}
