@@ -11,6 +11,7 @@ from sqlalchemy import select
 from api import security, sockets
 from api.base import Blueprint
 from api.context import services, user_id
+from api.schemas import one_of
 from core.errors import Forbidden, Unauthorized
 from services.audit import service as audit
 from services.users import service as users
@@ -32,7 +33,7 @@ class WorkspaceRole(Schema):
     id = fields.String()
     slug = fields.String()
     name = fields.String()
-    role = fields.String()
+    role = one_of(users.ROLES, required=True)
 
 
 class UserSchema(Schema):
@@ -51,7 +52,7 @@ class MeSchema(Schema):
     user = fields.Nested(UserSchema)
     workspaces = fields.List(fields.Nested(WorkspaceRole))
     workspace_id = fields.String(allow_none=True)
-    role = fields.String(allow_none=True)
+    role = one_of(users.ROLES, allow_none=True, metadata={"description": "the user's role in `workspace_id`"})
     csrf_token = fields.String(allow_none=True)
     disabled_workspaces = fields.List(fields.Nested(WorkspaceRef), metadata={
         "description": "workspaces where an admin disabled the user's membership (they cannot act there until an "
@@ -84,9 +85,9 @@ class InvitationWorkspace(Schema):
 class MyInvitation(Schema):
     id = fields.String()
     workspace = fields.Nested(InvitationWorkspace)
-    role = fields.String()
+    role = one_of(users.ROLES, required=True)
     invited_by = fields.String()
-    status = fields.String()
+    status = one_of(users.INVITATION_STATUSES, required=True)
     created_at = fields.DateTime()
 
 

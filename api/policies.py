@@ -10,7 +10,7 @@ from marshmallow import INCLUDE, Schema, fields, validate
 
 from api.base import Blueprint
 from api.context import operator, requires, services, workspace_id
-from api.schemas import StrictBoolean
+from api.schemas import Shape, StrictBoolean
 from core.policy import EFFECTS
 from core.tools import RISKS
 from core.workflow.model import STEP_TYPES
@@ -99,7 +99,7 @@ class EvaluateIn(Schema):
                           metadata={"description": "the gateway's agent identity (its name) making the call"})
 
 
-class RuleRef(Schema):
+class RuleRef(Shape):
     id = fields.String(allow_none=True)
     name = fields.String()
     scope = fields.String(validate=validate.OneOf(("workspace", "workflow", "user", "user+workflow")))
@@ -113,8 +113,8 @@ class MatchedRule(RuleRef):
     lost_because = fields.String()
 
 
-class VerdictSchema(Schema):
-    effect = fields.String(validate=validate.OneOf(EFFECTS))
+class VerdictSchema(Shape):
+    effect = fields.String(required=True, validate=validate.OneOf(EFFECTS))
     default = StrictBoolean(metadata={"description": "no rule matched: the workspace default for the tool's risk"})
     rule = fields.Nested(RuleRef)
     matched = fields.List(fields.Nested(MatchedRule), metadata={"description": "rules that matched but lost"})

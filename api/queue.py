@@ -12,7 +12,10 @@ from marshmallow import Schema, fields, validate
 from api.base import Blueprint
 from api.coaching import SuggestionSchema
 from api.context import services, workspace_id
-from api.schemas import PageArgs, page_body, page_of
+from api.schemas import PageArgs, one_of, page_body, page_of
+from core import gates as G
+from core.execution import states as S
+from services.executions.service import MODES
 from services.coaching import service as coaching, worklist
 
 blp = Blueprint("queue", __name__, url_prefix="/api/coaching", description="The operator's work queue")
@@ -44,8 +47,9 @@ def _filters(args: dict) -> worklist.Filters:
 
 class QueueItemSchema(SuggestionSchema):
     workflow_name = fields.String()
-    execution_status = fields.String(metadata={"description": "waiting_decision, or paused when the session is paused"})
-    execution_mode = fields.String()
+    execution_status = one_of(S.STATES, metadata={
+        "description": "waiting_decision, or paused when the session is paused"})
+    execution_mode = one_of(MODES)
     variables = fields.Dict(metadata={"description": "the run's variables, so two runs of a workflow differ"})
 
 
@@ -56,14 +60,15 @@ class QuestionSchema(Schema):
     workflow_version = fields.Integer()
     step_id = fields.String()
     step_name = fields.String()
-    kind = fields.String(metadata={"description": "human_input (answer: POST /api/executions/<id>/steps/<step_id>/"
-                                                  "answer) or clarification (POST /api/executions/<id>/resume)"})
+    kind = one_of(worklist.QUESTION_KINDS, metadata={
+        "description": "human_input (answer: POST /api/executions/<id>/steps/<step_id>/answer) or clarification "
+                       "(POST /api/executions/<id>/resume)"})
     question = fields.String(allow_none=True)
     paused_at = fields.String(allow_none=True)
     deadline = fields.String(allow_none=True)
-    on_timeout = fields.String(allow_none=True)
-    variables = fields.Dict()
-    execution_mode = fields.String()
+    on_timeout = one_of(G.ACTIONS, allow_none=True)
+    variables = fields.Dict(metadata={"description": "the run's variables: free-form"})
+    execution_mode = one_of(MODES)
     waiting_since = fields.DateTime()
 
 
