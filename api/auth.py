@@ -30,28 +30,29 @@ class LoginArgs(Schema):
 
 
 class WorkspaceRole(Schema):
-    id = fields.String()
-    slug = fields.String()
-    name = fields.String()
+    id = fields.String(required=True)
+    slug = fields.String(required=True)
+    name = fields.String(required=True)
     role = one_of(users.ROLES, required=True)
 
 
 class UserSchema(Schema):
-    id = fields.String()
-    email = fields.String()
-    name = fields.String()
+    id = fields.String(required=True)
+    email = fields.String(required=True)
+    name = fields.String(allow_none=True)
 
 
 class WorkspaceRef(Schema):
-    id = fields.String()
-    slug = fields.String()
-    name = fields.String()
+    id = fields.String(required=True)
+    slug = fields.String(required=True)
+    name = fields.String(required=True)
 
 
 class MeSchema(Schema):
-    user = fields.Nested(UserSchema)
-    workspaces = fields.List(fields.Nested(WorkspaceRole))
-    workspace_id = fields.String(allow_none=True)
+    user = fields.Nested(UserSchema, required=True)
+    workspaces = fields.List(fields.Nested(WorkspaceRole), required=True)
+    workspace_id = fields.String(allow_none=True, required=True, metadata={
+        "description": "the workspace the session uses when a request names none"})
     role = one_of(users.ROLES, allow_none=True, metadata={"description": "the user's role in `workspace_id`"})
     csrf_token = fields.String(allow_none=True)
     disabled_workspaces = fields.List(fields.Nested(WorkspaceRef), metadata={
@@ -77,18 +78,18 @@ class TokenList(Schema):
 
 
 class InvitationWorkspace(Schema):
-    id = fields.String()
-    slug = fields.String()
-    name = fields.String()
+    id = fields.String(required=True)
+    slug = fields.String(required=True)
+    name = fields.String(required=True)
 
 
 class MyInvitation(Schema):
-    id = fields.String()
-    workspace = fields.Nested(InvitationWorkspace)
+    id = fields.String(required=True)
+    workspace = fields.Nested(InvitationWorkspace, required=True)
     role = one_of(users.ROLES, required=True)
-    invited_by = fields.String()
+    invited_by = fields.String(required=True)
     status = one_of(users.INVITATION_STATUSES, required=True)
-    created_at = fields.DateTime()
+    created_at = fields.DateTime(required=True)
 
 
 class MyInvitationList(Schema):

@@ -32,20 +32,20 @@ PURPOSES = ("coaching", "spot_check", "correction")
 
 
 class SuggestionSchema(Shape):
-    suggestion_id = fields.String()
-    execution_id = fields.String()
-    workflow_id = fields.String()
+    suggestion_id = fields.String(required=True)
+    execution_id = fields.String(required=True)
+    workflow_id = fields.String(required=True)
     workflow_version = fields.Integer()
-    step_id = fields.String()
+    step_id = fields.String(required=True)
     step_name = fields.String()
-    tool = fields.String(allow_none=True)
-    params = fields.Raw(allow_none=True, metadata={"description": "the tool's params: free-form"})
+    tool = fields.String(allow_none=True, required=True)
+    params = fields.Raw(allow_none=True, required=True, metadata={"description": "the tool's params: free-form"})
     definition_params = fields.Raw(allow_none=True, metadata={"description": "free-form"})
     params_schema = fields.Dict(allow_none=True, metadata={"description": "the JSON Schema of the tool's params"})
     risk = one_of(RISKS, allow_none=True)
     rationale = fields.String()
-    confidence = fields.Float()
-    source = fields.String(metadata={
+    confidence = fields.Float(required=True)
+    source = fields.String(required=True, metadata={
         "description": "definition | correction_pack:<id> | llm (an agent's call as it wrote it)"})
     status = one_of(SUGGESTION_STATUSES, required=True, metadata={"description": "timed_out: its deadline fired"})
     version = fields.Integer(required=True)
@@ -53,7 +53,7 @@ class SuggestionSchema(Shape):
     policy = fields.Nested(VerdictSchema, allow_none=True, metadata={
         "description": "the policy's verdict on the suggested call, with its explanation (as POST "
                        "/api/policies/evaluate answers); accepting or correcting a denied call is a 409"})
-    created_at = fields.DateTime()
+    created_at = fields.DateTime(required=True)
     deadline = fields.DateTime(allow_none=True, metadata={
         "description": "when the step's on_human_timeout applies if nobody decides; null: no deadline, or paused"})
     on_timeout = one_of((G.SKIP, G.FAIL, G.ACCEPT), allow_none=True, metadata={

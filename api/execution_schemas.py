@@ -38,7 +38,7 @@ class StepDefinitionSchema(Shape):
     """A step's fields that a correction may change (core.execution.control.CORRECTABLE), as written."""
 
     name = fields.String()
-    description = fields.String(allow_none=True)
+    description = fields.String()
     tool = fields.String()
     params = fields.Dict(metadata={"description": "the tool's params as written (templates): free-form"})
     timeout_s = fields.Raw(metadata={"type": "number"})
@@ -83,7 +83,7 @@ class GateSchema(Shape):
     tool_call_id = fields.String(metadata={"description": "an agent's call: its id, as the LLM named it"})
     approval_id = fields.String(metadata={"description": "approval: the approval to decide"})
     approval_kind = one_of(APPROVAL_KINDS)
-    message = fields.String(allow_none=True, metadata={"description": "approval: what the approvers are asked"})
+    message = fields.String(metadata={"description": "approval: what the approvers are asked"})
     question = fields.String(allow_none=True, metadata={"description": "human_input, clarification"})
     paused_at = fields.String(metadata={"description": "human_input, clarification: when it began waiting (ISO)"})
     deadline = fields.String(allow_none=True, metadata={"description": "when on_timeout applies (ISO); null: none, "
@@ -152,12 +152,12 @@ class ToolCallSchema(Shape):
     arguments = fields.String(required=True, metadata={"description": "JSON text, as the LLM sent it"})
 
 
-class AgentMessageSchema(Schema):
-    seq = fields.Integer()
+class AgentMessageSchema(Shape):
+    seq = fields.Integer(required=True)
     message_id = fields.String(allow_none=True)
     role = one_of((C.SYSTEM, C.USER, C.ASSISTANT, C.TOOL), required=True)
-    content = fields.String(allow_none=True)
-    turn = fields.Integer(metadata={"description": "the LLM turn that made it (assistant) or asked for it (tool)"})
+    content = fields.String(allow_none=True, required=True)
+    turn = fields.Integer(required=True, metadata={"description": "the LLM turn that made it (assistant) or asked for it (tool)"})
     kind = one_of((C.GOAL, C.ANSWER, C.APPROVED, C.REPAIR), allow_none=True, metadata={
         "description": "user messages"})
     tool_calls = fields.List(fields.Nested(ToolCallSchema), metadata={"description": "assistant"})
@@ -182,8 +182,8 @@ class AgentMessageSchema(Schema):
     trimmed = StrictBoolean(metadata={"description": "sent shortened to fit the step's context budget"})
 
 
-class TranscriptSchema(Schema):
+class TranscriptSchema(Shape):
     execution_id = fields.String(required=True)
     step_id = fields.String(required=True)
     status = one_of(S.STEP_STATES, required=True, metadata={"description": "the step's status"})
-    messages = fields.List(fields.Nested(AgentMessageSchema))
+    messages = fields.List(fields.Nested(AgentMessageSchema), required=True)

@@ -100,24 +100,26 @@ class EvaluateIn(Schema):
 
 
 class RuleRef(Shape):
-    id = fields.String(allow_none=True)
-    name = fields.String()
-    scope = fields.String(validate=validate.OneOf(("workspace", "workflow", "user", "user+workflow")))
+    id = fields.String(allow_none=True, required=True, metadata={"description": "null: the workspace default"})
+    name = fields.String(required=True)
+    scope = fields.String(required=True, validate=validate.OneOf(("workspace", "workflow", "user", "user+workflow")))
     order = fields.Integer()
     reason = fields.String()
     error = fields.String(metadata={"description": "the rule failed and was taken as require_review (fail closed)"})
 
 
 class MatchedRule(RuleRef):
-    effect = fields.String(validate=validate.OneOf(EFFECTS))
-    lost_because = fields.String()
+    effect = fields.String(required=True, validate=validate.OneOf(EFFECTS))
+    lost_because = fields.String(required=True)
 
 
 class VerdictSchema(Shape):
     effect = fields.String(required=True, validate=validate.OneOf(EFFECTS))
-    default = StrictBoolean(metadata={"description": "no rule matched: the workspace default for the tool's risk"})
-    rule = fields.Nested(RuleRef)
-    matched = fields.List(fields.Nested(MatchedRule), metadata={"description": "rules that matched but lost"})
+    default = StrictBoolean(required=True, metadata={
+        "description": "no rule matched: the workspace default for the tool's risk"})
+    rule = fields.Nested(RuleRef, required=True)
+    matched = fields.List(fields.Nested(MatchedRule), required=True, metadata={
+        "description": "rules that matched but lost"})
     risk = fields.String(allow_none=True, validate=validate.OneOf(RISKS))
     revision = fields.Integer()
 

@@ -45,13 +45,13 @@ class PageArgs(Schema):
 
 
 class PageSchema(Schema):
-    total = fields.Integer()
-    page = fields.Integer()
-    per_page = fields.Integer()
+    total = fields.Integer(required=True)
+    page = fields.Integer(required=True)
+    per_page = fields.Integer(required=True)
 
 
 def page_of(item_schema: type[Schema], name: str) -> type[Schema]:
-    return type(name, (PageSchema,), {"items": fields.List(fields.Nested(item_schema))})
+    return type(name, (PageSchema,), {"items": fields.List(fields.Nested(item_schema), required=True)})
 
 
 def page_body(items, total: int, args: dict) -> dict:

@@ -168,8 +168,8 @@ class StepModeArgs(Schema):
 class StepNotReadySchema(Shape):
     step_id = fields.String(required=True)
     level = one_of(LEVELS, required=True)
-    decisions = fields.Integer()
-    decisions_needed = fields.Integer(allow_none=True)
+    decisions = fields.Integer(required=True)
+    decisions_needed = fields.Integer(allow_none=True, required=True)
 
 
 class ModeResult(WorkflowSchema):

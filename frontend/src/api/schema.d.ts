@@ -3962,7 +3962,7 @@ export interface components {
         };
         AgentIn: {
             /** @default  */
-            description: string;
+            description?: string;
             /** @description how policies (match.agent), the queue and the audit log name this agent */
             name: string;
         };
@@ -3972,7 +3972,7 @@ export interface components {
         AgentMessage: {
             arguments?: unknown;
             asked?: boolean;
-            content?: string | null;
+            content: string | null;
             /**
              * @description tool: the policy's (allow, deny), invalid, or a person's decision
              * @enum {string|null}
@@ -3991,13 +3991,13 @@ export interface components {
             name?: string | null;
             /** @description what ran (a learned rule or a correction applied) */
             params?: unknown;
-            policy?: (Record<string, never> | null) | components["schemas"]["Verdict"];
+            policy?: components["schemas"]["Verdict"] | null;
             /** @description arguments that were not valid JSON */
             raw_arguments?: string | null;
             reasoning?: string | null;
             /** @enum {string} */
             role: "system" | "user" | "assistant" | "tool";
-            seq?: number;
+            seq: number;
             /** @description llm | correction_pack:<id> */
             source?: string | null;
             /**
@@ -4014,7 +4014,7 @@ export interface components {
             /** @description sent shortened to fit the step's context budget */
             trimmed?: boolean;
             /** @description the LLM turn that made it (assistant) or asked for it (tool) */
-            turn?: number;
+            turn: number;
         };
         AgentOut: {
             active?: boolean;
@@ -4059,7 +4059,7 @@ export interface components {
             /** @description the call's params: free-form */
             params?: unknown;
             /** @description the policy verdict that forced the review */
-            policy?: components["schemas"]["Verdict"] | (Record<string, never> | null);
+            policy?: components["schemas"]["Verdict"] | null;
             quorum?: number;
             separate_duties?: boolean;
             started_by?: string | null;
@@ -4083,27 +4083,27 @@ export interface components {
         };
         ApprovalDecisionArgs: {
             /** @default null */
-            comment: string | null;
+            comment?: string | null;
             /** @enum {string} */
             decision: "approve" | "reject" | "edit";
             /**
              * @description edit only (tool_call approvals): the params the tool runs with
              * @default null
              */
-            params: {
+            params?: {
                 [key: string]: unknown;
             } | null;
         };
         ApprovalDecisionResult: {
             approval?: components["schemas"]["Approval"];
             /** @description null for a gateway call's review */
-            execution?: components["schemas"]["ExecutionUpdate"] | (Record<string, never> | null);
+            execution?: components["schemas"]["ExecutionUpdate"] | null;
         };
         ApprovalPage: {
-            items?: components["schemas"]["Approval"][];
-            page?: number;
-            per_page?: number;
-            total?: number;
+            items: components["schemas"]["Approval"][];
+            page: number;
+            per_page: number;
+            total: number;
         };
         Approvers: {
             roles?: ("operator" | "lead" | "admin")[];
@@ -4130,10 +4130,10 @@ export interface components {
             workspace_id?: string;
         };
         AuditPage: {
-            items?: components["schemas"]["AuditEvent"][];
-            page?: number;
-            per_page?: number;
-            total?: number;
+            items: components["schemas"]["AuditEvent"][];
+            page: number;
+            per_page: number;
+            total: number;
         };
         ChangeArgs: {
             /** @description {"$missing": true}: absent */
@@ -4153,7 +4153,7 @@ export interface components {
              * @default coaching
              * @enum {string}
              */
-            mode: "coaching";
+            mode?: "coaching";
             variables?: {
                 [key: string]: unknown;
             };
@@ -4171,7 +4171,7 @@ export interface components {
              * @description correct: the new params (free-form; checked against the tool's JSON Schema)
              * @default null
              */
-            correction: {
+            correction?: {
                 [key: string]: unknown;
             } | null;
             /**
@@ -4180,12 +4180,12 @@ export interface components {
              */
             decision: "accept" | "reject" | "correct" | "manual" | "skip" | "edit";
             /** @default null */
-            feedback: string | null;
+            feedback?: string | null;
             /**
              * @description manual: free-form
              * @default null
              */
-            manual_output: unknown;
+            manual_output?: unknown;
             suggestion_id: string;
         };
         DecisionRecord: {
@@ -4221,9 +4221,9 @@ export interface components {
             /** @description workflow name */
             name?: string;
             /** @description id, type, tool, params, depends_on, when, timeout_s, retries... */
-            steps?: Record<string, never>[];
+            steps?: Record<string, unknown>[];
             /** @description name -> {type, default, required} */
-            variables?: Record<string, never>;
+            variables?: Record<string, unknown>;
         } & {
             [key: string]: unknown;
         };
@@ -4248,9 +4248,9 @@ export interface components {
              * @description the gateway's agent identity (its name) making the call
              * @default null
              */
-            agent: string | null;
+            agent?: string | null;
             /** @default null */
-            agent_step: string | null;
+            agent_step?: string | null;
             params?: {
                 [key: string]: unknown;
             };
@@ -4258,12 +4258,12 @@ export interface components {
              * @default action
              * @enum {string}
              */
-            step_type: "action" | "decision" | "validation" | "approval" | "human_input" | "agent";
+            step_type?: "action" | "decision" | "validation" | "approval" | "human_input" | "agent";
             tool: string;
             /** @default null */
-            user: string | null;
+            user?: string | null;
             /** @default null */
-            workflow_id: string | null;
+            workflow_id?: string | null;
         };
         Evidence: {
             accepted_since_restart?: number;
@@ -4286,9 +4286,9 @@ export interface components {
              * @default null
              * @enum {string|null}
              */
-            mode: "normal" | "coaching" | null;
+            mode?: "normal" | "coaching" | null;
             /** @default null */
-            variables: {
+            variables?: {
                 [key: string]: unknown;
             } | null;
         };
@@ -4296,15 +4296,15 @@ export interface components {
             /** Format: date-time */
             created_at?: string;
             /** @description when the execution failed */
-            error?: components["schemas"]["ExecutionError"] | (Record<string, never> | null);
+            error?: components["schemas"]["ExecutionError"] | null;
             execution_id: string;
             /** Format: date-time */
             finished_at?: string | null;
             /** @description what a human is asked, while waiting; with a deadline (human_timeout_s): its `deadline` (ISO), `on_timeout` and `timeout_s` */
-            gate?: components["schemas"]["Gate"] | (Record<string, never> | null);
+            gate?: components["schemas"]["Gate"] | null;
             is_coaching: boolean;
             /** @description the instance running one of its steps, and until when its lease holds unless renewed; null when no step runs */
-            lease?: components["schemas"]["Lease"] | (Record<string, never> | null);
+            lease?: components["schemas"]["Lease"] | null;
             /** @enum {string} */
             mode: "normal" | "coaching" | "auto";
             progress: components["schemas"]["Progress"];
@@ -4333,10 +4333,10 @@ export interface components {
             step_id?: string | null;
         };
         ExecutionPage: {
-            items?: components["schemas"]["Execution"][];
-            page?: number;
-            per_page?: number;
-            total?: number;
+            items: components["schemas"]["Execution"][];
+            page: number;
+            per_page: number;
+            total: number;
         };
         ExecutionState: {
             /** @description steps it will stop before, with the question */
@@ -4351,7 +4351,7 @@ export interface components {
             feedbacks?: {
                 [key: string]: unknown;
             };
-            last_resume?: (Record<string, never> | null) | components["schemas"]["LastResume"];
+            last_resume?: components["schemas"]["LastResume"] | null;
             paused_at?: string | null;
             question?: string | null;
             /**
@@ -4364,7 +4364,7 @@ export interface components {
         ExecutionUpdate: {
             execution_id: string;
             /** @description when the execution stopped at the decided step */
-            gate?: components["schemas"]["Gate"] | (Record<string, never> | null);
+            gate?: components["schemas"]["Gate"] | null;
             progress: components["schemas"]["Progress"];
             /** @enum {string} */
             status: "draft" | "approved" | "pending" | "running" | "paused" | "waiting_decision" | "waiting_clarification" | "waiting_correction" | "waiting_approval" | "resumed" | "completed" | "failed" | "cancelled";
@@ -4384,7 +4384,7 @@ export interface components {
             /** @enum {string} */
             kind: "decision" | "correction" | "human_input" | "clarification" | "approval";
             /** @description approval: what the approvers are asked */
-            message?: string | null;
+            message?: string;
             /** @enum {string} */
             on_timeout?: "skip" | "fail" | "accept" | "answer";
             /** @description human_input, clarification: when it began waiting (ISO) */
@@ -4395,7 +4395,7 @@ export interface components {
             /** @description decision, correction: the suggestion to decide */
             suggestion_id?: string;
             /** @description clarification: the gate the pause interrupted, back on resume */
-            suspended?: components["schemas"]["Gate"] | (Record<string, never> | null);
+            suspended?: components["schemas"]["Gate"] | null;
             timeout_s?: number;
             /** @description an agent's call: its id, as the LLM named it */
             tool_call_id?: string;
@@ -4503,9 +4503,9 @@ export interface components {
             items?: components["schemas"]["Invitation"][];
         };
         InvitationWorkspace: {
-            id?: string;
-            name?: string;
-            slug?: string;
+            id: string;
+            name: string;
+            slug: string;
         };
         Invited: {
             email?: string;
@@ -4542,7 +4542,7 @@ export interface components {
              * @description workspace id or slug to start in
              * @default null
              */
-            workspace: string | null;
+            workspace?: string | null;
         };
         Match: {
             /** @description the agent identity calling through the MCP gateway (its name), a string or a list of strings; `*`: any agent */
@@ -4572,16 +4572,17 @@ export interface components {
         };
         MatchedRule: {
             /** @enum {string} */
-            effect?: "allow" | "require_review" | "deny";
+            effect: "allow" | "require_review" | "deny";
             /** @description the rule failed and was taken as require_review (fail closed) */
             error?: string;
-            id?: string | null;
-            lost_because?: string;
-            name?: string;
+            /** @description null: the workspace default */
+            id: string | null;
+            lost_because: string;
+            name: string;
             order?: number;
             reason?: string;
             /** @enum {string} */
-            scope?: "workspace" | "workflow" | "user" | "user+workflow";
+            scope: "workspace" | "workflow" | "user" | "user+workflow";
         };
         Me: {
             csrf_token?: string | null;
@@ -4592,9 +4593,10 @@ export interface components {
              * @enum {string|null}
              */
             role?: "operator" | "lead" | "admin" | null;
-            user?: components["schemas"]["User"];
-            workspace_id?: string | null;
-            workspaces?: components["schemas"]["WorkspaceRole"][];
+            user: components["schemas"]["User"];
+            /** @description the workspace the session uses when a request names none */
+            workspace_id: string | null;
+            workspaces: components["schemas"]["WorkspaceRole"][];
         };
         Member: {
             disabled?: boolean;
@@ -4612,14 +4614,14 @@ export interface components {
              * @description promote although not AUTO-ready (admin)
              * @default false
              */
-            force: boolean;
+            force?: boolean;
             /** @enum {string} */
             mode: "coaching" | "auto";
             /**
              * @description why a forced promotion overrules the evidence: required with force, kept in the audit log
              * @default null
              */
-            reason: string | null;
+            reason?: string | null;
         };
         ModeResult: {
             auto_ready: boolean;
@@ -4663,14 +4665,14 @@ export interface components {
         };
         MyInvitation: {
             /** Format: date-time */
-            created_at?: string;
-            id?: string;
-            invited_by?: string;
+            created_at: string;
+            id: string;
+            invited_by: string;
             /** @enum {string} */
             role: "operator" | "lead" | "admin";
             /** @enum {string} */
             status: "pending" | "accepted" | "declined" | "cancelled";
-            workspace?: components["schemas"]["InvitationWorkspace"];
+            workspace: components["schemas"]["InvitationWorkspace"];
         };
         MyInvitationList: {
             items?: components["schemas"]["MyInvitation"][];
@@ -4678,12 +4680,12 @@ export interface components {
         NewMember: {
             email: string;
             /** @default  */
-            name: string;
+            name?: string;
             /**
              * @description creates the account when the email has none (the person logs in with it, then accepts); never changes an existing account's password
              * @default null
              */
-            password: string | null;
+            password?: string | null;
             /** @enum {string} */
             role: "operator" | "lead" | "admin";
         };
@@ -4787,7 +4789,7 @@ export interface components {
         };
         PackExport: {
             /** @default true */
-            enabled: boolean;
+            enabled?: boolean;
             format: string;
             stats: components["schemas"]["PackStats"];
             step_id: string;
@@ -4823,7 +4825,7 @@ export interface components {
         };
         PauseArgs: {
             /** @default null */
-            question: string | null;
+            question?: string | null;
             step_id: string;
         };
         Pending: {
@@ -4831,7 +4833,7 @@ export interface components {
             paused: boolean;
             /** @enum {string} */
             status: "draft" | "approved" | "pending" | "running" | "paused" | "waiting_decision" | "waiting_clarification" | "waiting_correction" | "waiting_approval" | "resumed" | "completed" | "failed" | "cancelled";
-            suggestion: (Record<string, never> | null) | components["schemas"]["Suggestion"];
+            suggestion: components["schemas"]["Suggestion"] | null;
             suggestions: components["schemas"]["Suggestion"][];
         };
         Plan: {
@@ -4876,25 +4878,25 @@ export interface components {
              * @default normal
              * @enum {string}
              */
-            mode: "normal" | "coaching";
+            mode?: "normal" | "coaching";
             /** @description default: 'Ad-hoc plan' */
             name?: string;
-            steps: Record<string, never>[];
+            steps: Record<string, unknown>[];
             /** @description name -> {type, default, required} */
-            variables?: Record<string, never>;
+            variables?: Record<string, unknown>;
         } & {
             [key: string]: unknown;
         };
         PlanPage: {
-            items?: components["schemas"]["Plan"][];
-            page?: number;
-            per_page?: number;
-            total?: number;
+            items: components["schemas"]["Plan"][];
+            page: number;
+            per_page: number;
+            total: number;
         };
         PlanStatus: {
             current_step?: string | null;
             duration_s?: number | null;
-            error?: (Record<string, never> | null) | components["schemas"]["ExecutionError"];
+            error?: components["schemas"]["ExecutionError"] | null;
             /** Format: date-time */
             finished_at?: string | null;
             plan_id: string;
@@ -4908,13 +4910,13 @@ export interface components {
             /** @enum {string} */
             effect: "allow" | "require_review" | "deny";
             /** @default true */
-            enabled: boolean;
+            enabled?: boolean;
             match?: components["schemas"]["Match"];
             name: string;
             /** @default 0 */
-            order: number;
+            order?: number;
             /** @default  */
-            reason: string;
+            reason?: string;
             scope?: components["schemas"]["Scope"];
         };
         PolicyList: {
@@ -4929,14 +4931,14 @@ export interface components {
             /** @enum {string} */
             effect: "allow" | "require_review" | "deny";
             /** @default true */
-            enabled: boolean;
+            enabled?: boolean;
             id?: string;
             match?: components["schemas"]["Match"];
             name: string;
             /** @default 0 */
-            order: number;
+            order?: number;
             /** @default  */
-            reason: string;
+            reason?: string;
             /** @description the workspace's policy revision this rule was written at */
             revision?: number;
             scope?: components["schemas"]["Scope"];
@@ -4967,54 +4969,54 @@ export interface components {
              * @description a new key (stored encrypted); absent, null or empty keeps the stored one
              * @default null
              */
-            api_key: unknown;
+            api_key?: unknown;
             /** @description http:// or https:// URL of the API */
             base_url: unknown;
             /**
              * @description remove the stored key
              * @default false
              */
-            clear_api_key: boolean;
+            clear_api_key?: boolean;
             /** @description the model's name on that server */
             model: unknown;
         };
         Question: {
-            deadline?: string | null;
-            execution_id?: string;
+            deadline: string | null;
+            execution_id: string;
             /** @enum {string} */
-            execution_mode?: "normal" | "coaching" | "auto";
+            execution_mode: "normal" | "coaching" | "auto";
             /**
              * @description human_input (answer: POST /api/executions/<id>/steps/<step_id>/answer) or clarification (POST /api/executions/<id>/resume)
              * @enum {string}
              */
-            kind?: "human_input" | "clarification";
+            kind: "human_input" | "clarification";
             /** @enum {string|null} */
-            on_timeout?: "skip" | "fail" | "accept" | "answer" | null;
-            paused_at?: string | null;
-            question?: string | null;
-            step_id?: string;
-            step_name?: string;
+            on_timeout: "skip" | "fail" | "accept" | "answer" | null;
+            paused_at: string | null;
+            question: string | null;
+            step_id: string;
+            step_name: string;
             /** @description the run's variables: free-form */
-            variables?: {
+            variables: {
                 [key: string]: unknown;
             };
             /** Format: date-time */
-            waiting_since?: string;
-            workflow_id?: string;
-            workflow_name?: string;
+            waiting_since: string;
+            workflow_id: string;
+            workflow_name: string;
             workflow_version?: number;
         };
         QuestionPage: {
-            items?: components["schemas"]["Question"][];
-            page?: number;
-            per_page?: number;
-            total?: number;
+            items: components["schemas"]["Question"][];
+            page: number;
+            per_page: number;
+            total: number;
         };
         QueueItem: {
             agent_message_id?: string | null;
-            confidence?: number;
+            confidence: number;
             /** Format: date-time */
-            created_at?: string;
+            created_at: string;
             /**
              * Format: date-time
              * @description when the step's on_human_timeout applies if nobody decides; null: no deadline, or paused
@@ -5022,14 +5024,14 @@ export interface components {
             deadline?: string | null;
             /** @description free-form */
             definition_params?: unknown;
-            execution_id?: string;
+            execution_id: string;
             /** @enum {string} */
-            execution_mode?: "normal" | "coaching" | "auto";
+            execution_mode: "normal" | "coaching" | "auto";
             /**
              * @description waiting_decision, or paused when the session is paused
              * @enum {string}
              */
-            execution_status?: "draft" | "approved" | "pending" | "running" | "paused" | "waiting_decision" | "waiting_clarification" | "waiting_correction" | "waiting_approval" | "resumed" | "completed" | "failed" | "cancelled";
+            execution_status: "draft" | "approved" | "pending" | "running" | "paused" | "waiting_decision" | "waiting_clarification" | "waiting_correction" | "waiting_approval" | "resumed" | "completed" | "failed" | "cancelled";
             /**
              * @description step, or tool_call: a call an agent step's LLM asked for (params: its arguments, definition_params: the arguments as the LLM wrote them, rationale: what the LLM said)
              * @enum {string}
@@ -5041,13 +5043,13 @@ export interface components {
              */
             on_timeout?: "skip" | "fail" | "accept" | null;
             /** @description the tool's params: free-form */
-            params?: unknown;
+            params: unknown;
             /** @description the JSON Schema of the tool's params */
             params_schema?: {
                 [key: string]: unknown;
             } | null;
             /** @description the policy's verdict on the suggested call, with its explanation (as POST /api/policies/evaluate answers); accepting or correcting a denied call is a 409 */
-            policy?: components["schemas"]["Verdict"] | (Record<string, never> | null);
+            policy?: components["schemas"]["Verdict"] | null;
             /**
              * @description correction: after a reject
              * @enum {string}
@@ -5057,16 +5059,16 @@ export interface components {
             /** @enum {string|null} */
             risk?: "read" | "write" | "external" | "destructive" | null;
             /** @description definition | correction_pack:<id> | llm (an agent's call as it wrote it) */
-            source?: string;
+            source: string;
             /**
              * @description timed_out: its deadline fired
              * @enum {string}
              */
             status: "pending" | "decided" | "superseded" | "timed_out";
-            step_id?: string;
+            step_id: string;
             step_name?: string;
-            suggestion_id?: string;
-            tool?: string | null;
+            suggestion_id: string;
+            tool: string | null;
             /** @description tool_call: the call's id, as the LLM named it */
             tool_call_id?: string | null;
             /** @description the run's variables, so two runs of a workflow differ */
@@ -5074,15 +5076,15 @@ export interface components {
                 [key: string]: unknown;
             };
             version: number;
-            workflow_id?: string;
-            workflow_name?: string;
+            workflow_id: string;
+            workflow_name: string;
             workflow_version?: number;
         };
         QueuePage: {
-            items?: components["schemas"]["QueueItem"][];
-            page?: number;
-            per_page?: number;
-            total?: number;
+            items: components["schemas"]["QueueItem"][];
+            page: number;
+            per_page: number;
+            total: number;
         };
         Recovered: {
             execution_id: string;
@@ -5131,7 +5133,7 @@ export interface components {
              * @description the new execution's variables (all of them, checked as a start checks them); absent: the old execution's
              * @default null
              */
-            variables: {
+            variables?: {
                 [key: string]: unknown;
             } | null;
         };
@@ -5140,7 +5142,7 @@ export interface components {
              * @description kept with the step; later templates read it as {{ feedback.<step_id> }}
              * @default null
              */
-            feedback: unknown;
+            feedback?: unknown;
         };
         ResumeFromArgs: {
             /** @description a step that has not run; the failed steps, and those it waits for that have not run, are skipped */
@@ -5151,7 +5153,7 @@ export interface components {
              * @description the params to run the step with instead (for this execution only), checked against its tool's schema once rendered (422 naming params.<field>); absent: the same params
              * @default null
              */
-            params: {
+            params?: {
                 [key: string]: unknown;
             } | null;
             step_id: string;
@@ -5170,15 +5172,16 @@ export interface components {
         RuleRef: {
             /** @description the rule failed and was taken as require_review (fail closed) */
             error?: string;
-            id?: string | null;
-            name?: string;
+            /** @description null: the workspace default */
+            id: string | null;
+            name: string;
             order?: number;
             reason?: string;
             /** @enum {string} */
-            scope?: "workspace" | "workflow" | "user" | "user+workflow";
+            scope: "workspace" | "workflow" | "user" | "user+workflow";
         };
         RunHistory: {
-            error?: (Record<string, never> | null) | components["schemas"]["ExecutionError"];
+            error?: components["schemas"]["ExecutionError"] | null;
             /** @description the execution's own: start, coaching pauses, resume-from, cancel, re-runs */
             events?: components["schemas"]["HistoryEvent"][];
             execution_id: string;
@@ -5192,7 +5195,7 @@ export interface components {
         };
         SaveArgs: {
             /** @default null */
-            name: string | null;
+            name?: string | null;
         };
         Scope: {
             /** @description only executions this user (email) started */
@@ -5264,7 +5267,7 @@ export interface components {
              * @default null
              * @enum {string|null}
              */
-            mode: "normal" | "coaching" | "auto" | null;
+            mode?: "normal" | "coaching" | "auto" | null;
             variables?: {
                 [key: string]: unknown;
             };
@@ -5306,7 +5309,7 @@ export interface components {
             items?: components["schemas"]["StepDecision"][];
         };
         StepDefinition: {
-            description?: string | null;
+            description?: string;
             name?: string;
             /** @description the tool's params as written (templates): free-form */
             params?: {
@@ -5350,7 +5353,7 @@ export interface components {
              * @description promote although not AUTO-ready (admin)
              * @default false
              */
-            force: boolean;
+            force?: boolean;
             /**
              * @description auto: runs unattended with spot checks; always_review: every run is decided by a human; coaching: follows the workflow
              * @enum {string}
@@ -5360,18 +5363,18 @@ export interface components {
              * @description why a forced promotion overrules the evidence: required with force, kept in the audit log
              * @default null
              */
-            reason: string | null;
+            reason?: string | null;
         };
         StepNotReady: {
-            decisions?: number;
-            decisions_needed?: number | null;
+            decisions: number;
+            decisions_needed: number | null;
             /** @enum {string} */
             level: "OBSERVATION" | "COACHING" | "AUTO";
             step_id: string;
         };
         StepResult: {
             /** @description the step's latest approval (an approval step, a reviewed tool call) */
-            approval?: components["schemas"]["StepApproval"] | (Record<string, never> | null);
+            approval?: components["schemas"]["StepApproval"] | null;
             attempts?: number;
             /** @enum {string|null} */
             decision?: "accept" | "reject" | "correct" | "manual" | "skip" | "approve" | "edit" | "timeout_skip" | "timeout_fail" | "timeout_accept" | "timeout_answer" | null;
@@ -5392,7 +5395,7 @@ export interface components {
                 [key: string]: unknown;
             } | null;
             /** @description the policy's verdict on the step's call when it was about to run, with its explanation */
-            policy?: components["schemas"]["Verdict"] | (Record<string, never> | null);
+            policy?: components["schemas"]["Verdict"] | null;
             /** @description how many runs of its tool the step started (0: none yet) */
             run?: number;
             /** Format: date-time */
@@ -5408,9 +5411,9 @@ export interface components {
         };
         Suggestion: {
             agent_message_id?: string | null;
-            confidence?: number;
+            confidence: number;
             /** Format: date-time */
-            created_at?: string;
+            created_at: string;
             /**
              * Format: date-time
              * @description when the step's on_human_timeout applies if nobody decides; null: no deadline, or paused
@@ -5418,7 +5421,7 @@ export interface components {
             deadline?: string | null;
             /** @description free-form */
             definition_params?: unknown;
-            execution_id?: string;
+            execution_id: string;
             /**
              * @description step, or tool_call: a call an agent step's LLM asked for (params: its arguments, definition_params: the arguments as the LLM wrote them, rationale: what the LLM said)
              * @enum {string}
@@ -5430,13 +5433,13 @@ export interface components {
              */
             on_timeout?: "skip" | "fail" | "accept" | null;
             /** @description the tool's params: free-form */
-            params?: unknown;
+            params: unknown;
             /** @description the JSON Schema of the tool's params */
             params_schema?: {
                 [key: string]: unknown;
             } | null;
             /** @description the policy's verdict on the suggested call, with its explanation (as POST /api/policies/evaluate answers); accepting or correcting a denied call is a 409 */
-            policy?: components["schemas"]["Verdict"] | (Record<string, never> | null);
+            policy?: components["schemas"]["Verdict"] | null;
             /**
              * @description correction: after a reject
              * @enum {string}
@@ -5446,20 +5449,20 @@ export interface components {
             /** @enum {string|null} */
             risk?: "read" | "write" | "external" | "destructive" | null;
             /** @description definition | correction_pack:<id> | llm (an agent's call as it wrote it) */
-            source?: string;
+            source: string;
             /**
              * @description timed_out: its deadline fired
              * @enum {string}
              */
             status: "pending" | "decided" | "superseded" | "timed_out";
-            step_id?: string;
+            step_id: string;
             step_name?: string;
-            suggestion_id?: string;
-            tool?: string | null;
+            suggestion_id: string;
+            tool: string | null;
             /** @description tool_call: the call's id, as the LLM named it */
             tool_call_id?: string | null;
             version: number;
-            workflow_id?: string;
+            workflow_id: string;
             workflow_version?: number;
         };
         Template: {
@@ -5563,9 +5566,9 @@ export interface components {
             /** @description stdio: program and arguments, allowed by COACH_MCP_STDIO_ALLOW */
             command?: string[];
             /** @default  */
-            description: string;
+            description?: string;
             /** @default true */
-            enabled: boolean;
+            enabled?: boolean;
             /** @description http: sent with every request; stored encrypted, never returned. Omitted on PUT: kept as they are */
             headers?: {
                 [key: string]: string;
@@ -5582,12 +5585,12 @@ export interface components {
              * @description take the server's annotations (readOnlyHint …) as the tools' risk; untrusted: every tool is destructive for the policy
              * @default false
              */
-            trusted: boolean;
+            trusted?: boolean;
             /**
              * @description http: the streamable HTTP endpoint, e.g. https://host/mcp
              * @default
              */
-            url: string;
+            url?: string;
         };
         ToolServerList: {
             items?: components["schemas"]["ToolServerOut"][];
@@ -5621,7 +5624,7 @@ export interface components {
         };
         Transcript: {
             execution_id: string;
-            messages?: components["schemas"]["AgentMessage"][];
+            messages: components["schemas"]["AgentMessage"][];
             /**
              * @description the step's status
              * @enum {string}
@@ -5630,21 +5633,21 @@ export interface components {
             step_id: string;
         };
         User: {
-            email?: string;
-            id?: string;
-            name?: string;
+            email: string;
+            id: string;
+            name?: string | null;
         };
         Verdict: {
             /** @description no rule matched: the workspace default for the tool's risk */
-            default?: boolean;
+            default: boolean;
             /** @enum {string} */
             effect: "allow" | "require_review" | "deny";
             /** @description rules that matched but lost */
-            matched?: components["schemas"]["MatchedRule"][];
+            matched: components["schemas"]["MatchedRule"][];
             revision?: number;
             /** @enum {string|null} */
             risk?: "read" | "write" | "external" | "destructive" | null;
-            rule?: components["schemas"]["RuleRef"];
+            rule: components["schemas"]["RuleRef"];
         };
         Verify: {
             /** @description events found intact, oldest first */
@@ -5755,22 +5758,22 @@ export interface components {
             items?: components["schemas"]["WorkflowMetrics"][];
         };
         WorkflowPage: {
-            items?: components["schemas"]["Workflow"][];
-            page?: number;
-            per_page?: number;
-            total?: number;
+            items: components["schemas"]["Workflow"][];
+            page: number;
+            per_page: number;
+            total: number;
         };
         WorkspaceRef: {
-            id?: string;
-            name?: string;
-            slug?: string;
+            id: string;
+            name: string;
+            slug: string;
         };
         WorkspaceRole: {
-            id?: string;
-            name?: string;
+            id: string;
+            name: string;
             /** @enum {string} */
             role: "operator" | "lead" | "admin";
-            slug?: string;
+            slug: string;
         };
     };
     responses: {

@@ -1,3 +1,4 @@
+/// <reference types="node" />
 /**
  * src/api/schema.d.ts is generated from src/api/openapi.json, the server's document (tests/api/test_contract.py checks
  * that one): it must be exactly what openapi-typescript makes of it, so that the web app's types are the server's.
@@ -11,9 +12,17 @@ import { describe, expect, it } from "vitest";
 const frontend = process.cwd(); // Vitest runs in frontend/ (npm test, npx vitest)
 const cli = join(frontend, "node_modules", "openapi-typescript", "bin", "cli.js");
 
+/** The arguments of package.json's `gen:api` (what `make api-types` runs) but the output file: stdout instead. */
+function genApiArguments(): string[] {
+  const scripts = JSON.parse(readFileSync(join(frontend, "package.json"), "utf8")).scripts as Record<string, string>;
+  const words = scripts["gen:api"].split(/\s+/).slice(1); // without the command's name
+  const output = words.indexOf("-o");
+  return output < 0 ? words : [...words.slice(0, output), ...words.slice(output + 2)];
+}
+
 describe("the generated API types", () => {
   it("are openapi-typescript's output for the checked-in OpenAPI document", () => {
-    const generated = execFileSync(process.execPath, [cli, "src/api/openapi.json"], {
+    const generated = execFileSync(process.execPath, [cli, ...genApiArguments()], {
       cwd: frontend,
       encoding: "utf8",
       stdio: ["ignore", "pipe", "ignore"],
