@@ -3,7 +3,7 @@
 decision and kind an enum whose values come from the code that produces them (core/)."""
 from __future__ import annotations
 
-from marshmallow import Schema, fields
+from marshmallow import fields
 
 from api.policies import VerdictSchema
 from api.schemas import Shape, StrictBoolean, one_of

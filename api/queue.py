@@ -7,7 +7,7 @@ take the same filters and order, newest first by default.
 from __future__ import annotations
 
 from flask.views import MethodView
-from marshmallow import Schema, fields, validate
+from marshmallow import fields, validate
 
 from api.base import Blueprint
 from api.coaching import SuggestionSchema

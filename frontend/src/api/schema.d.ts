@@ -4529,6 +4529,23 @@ export interface components {
             p50?: number | null;
             p90?: number | null;
         };
+        LearnedRule: {
+            /** @description {"$missing": true}: absent */
+            after: unknown;
+            /** @description {"$missing": true}: absent */
+            before: unknown;
+            count: number;
+            field: string;
+            /** @description among the corrections of that field */
+            share: number;
+            /** @description when it started applying (ISO 8601); null while the pack is disabled, or if never seen */
+            since: string | null;
+        };
+        LearnedRuleRef: {
+            after: unknown;
+            before: unknown;
+            field: string;
+        };
         Lease: {
             /** @description until when its lease holds unless renewed */
             expires_at?: string | null;
@@ -4756,10 +4773,8 @@ export interface components {
             readonly server_allow?: string[];
         };
         Pack: {
-            /** @description {field, before, after, count}, most frequent first */
-            changes?: {
-                [key: string]: unknown;
-            }[];
+            /** @description most frequent first */
+            changes?: components["schemas"]["ChangeGroup"][];
             /** @description corrections recorded for this step */
             corrections?: number;
             /** Format: date-time */
@@ -4772,14 +4787,9 @@ export interface components {
                 [key: string]: number;
             };
             id?: string;
-            /** @description {at, started: [...], stopped: [...]} */
-            last_rule_change?: {
-                [key: string]: unknown;
-            } | null;
-            /** @description learned rules later suggestions apply: {field, before, after, count, share, since}; share is among the corrections of that field, since when it started applying */
-            rules?: {
-                [key: string]: unknown;
-            }[];
+            last_rule_change?: components["schemas"]["RuleChange"] | null;
+            /** @description learned rules later suggestions apply */
+            rules?: components["schemas"]["LearnedRule"][];
             /** @description when a learned rule last started or stopped applying (ISO 8601), null if never seen */
             rules_changed_at?: string | null;
             step_id?: string;
@@ -5169,6 +5179,12 @@ export interface components {
             field?: string;
             share?: number;
         };
+        RuleChange: {
+            /** Format: date-time */
+            at: string;
+            started: components["schemas"]["LearnedRuleRef"][];
+            stopped: components["schemas"]["LearnedRuleRef"][];
+        };
         RuleRef: {
             /** @description the rule failed and was taken as require_review (fail closed) */
             error?: string;
@@ -5226,11 +5242,13 @@ export interface components {
         ServerToolOut: {
             /** @enum {string} */
             annotated_risk?: "read" | "write" | "external" | "destructive";
+            /** @description the server's MCP tool annotations, as sent (readOnlyHint …) */
             annotations?: {
                 [key: string]: unknown;
             };
             description?: string;
             full_name?: string;
+            /** @description a JSON Schema, as the server sent it */
             input_schema?: unknown;
             name?: string;
             /** @description why the tool cannot be used (its schema) */
@@ -5611,8 +5629,9 @@ export interface components {
             listed_at?: string | null;
             name?: string;
             revision?: number;
+            /** @description tool name (without the server's) -> risk */
             risk_overrides?: {
-                [key: string]: unknown;
+                [key: string]: "read" | "write" | "external" | "destructive";
             };
             tools?: components["schemas"]["ServerToolOut"][];
             /** @enum {string} */
