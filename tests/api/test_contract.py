@@ -5,7 +5,11 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 
+import pytest
+
 from api.openapi_document import document_text
+
+pytestmark = pytest.mark.shared_app
 
 CHECKED_IN = Path(__file__).resolve().parents[2] / "frontend" / "src" / "api" / "openapi.json"
 
@@ -27,3 +31,14 @@ def test_every_status_and_decision_of_an_answer_is_an_enum(app):
              if field in ("status", "decision", "mode", "level", "risk", "effect", "kind")
              and prop.get("type") == "string" and "enum" not in prop]
     assert loose == []
+
+
+def test_in_tests_an_answer_holding_a_key_its_schema_does_not_declare_fails(app):
+    """A field added to a view but not to its schema would be dropped from the answer (and from the generated
+    types) without a word: under test it fails the answer instead."""
+    from api.execution_schemas import ProgressSchema
+
+    with app.app_context():
+        assert ProgressSchema().dump({"done": 1, "total": 2, "percent": 50.0}) == {"done": 1, "total": 2, "percent": 50.0}
+        with pytest.raises(AssertionError, match="eta_s"):
+            ProgressSchema().dump({"done": 1, "total": 2, "percent": 50.0, "eta_s": 3})
