@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: run test setup setup-dev frontend schema demo bench bench-autonomy bench-instructions bench-packs bench-policy bench-browser bench-responsiveness cluster worker chromium test-python test-frontend clean
+.PHONY: run test setup setup-dev frontend schema api-types demo bench bench-autonomy bench-instructions bench-packs bench-policy bench-browser bench-responsiveness cluster worker chromium test-python test-frontend clean
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,13 @@ chromium:
 
 schema: $(VENV)/.runtime
 	$(VENV)/bin/flask --app wsgi migrate
+
+# The contract (docs/api.md "The contract"): the server's OpenAPI document, checked in as frontend/src/api/openapi.json,
+# and the web app's types generated from it (frontend/src/api/schema.d.ts). Run it after changing an API schema;
+# tests/api/test_contract.py and frontend/src/api/schema.test.ts fail until it has run.
+api-types: $(VENV)/.runtime frontend/node_modules/.installed
+	$(PY) -m api.openapi_document frontend/src/api/openapi.json
+	cd frontend && npm run --silent gen:api
 
 # demo credentials unless you set your own; the first admin is only created when no user exists yet
 DEMO_EMAIL := admin@coach.local

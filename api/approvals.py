@@ -7,7 +7,9 @@ from marshmallow import Schema, fields, validate
 
 from api.base import Blueprint
 from api.context import operator, require, role, services, user_id, workspace_id
-from api.schemas import PageArgs, StrictBoolean, page_body, page_of
+from api.execution_schemas import ExecutionUpdateSchema
+from api.policies import VerdictSchema
+from api.schemas import PageArgs, Shape, StrictBoolean, one_of, page_body, page_of
 from core import approvals as A
 from services.approvals import service as approvals
 
@@ -28,7 +30,7 @@ class ApprovalDecisionArgs(Schema):
                          metadata={"description": "edit only (tool_call approvals): the params the tool runs with"})
 
 
-class ApproversSchema(Schema):
+class ApproversSchema(Shape):
     roles = fields.List(fields.String(validate=validate.OneOf(A.ROLES)))
     users = fields.List(fields.String())
 
@@ -38,25 +40,26 @@ def _instant(**kw):
     return fields.String(metadata={"format": "date-time", **kw.pop("metadata", {})}, **kw)
 
 
-class ApprovalDecisionSchema(Schema):
+class ApprovalDecisionSchema(Shape):
     user = fields.String()
-    decision = fields.String(metadata={"description": "approve | reject | edit, or expire (cancel, timeout)"})
+    decision = one_of((*A.DECISIONS, "expire"), metadata={"description": "expire: cancel, timeout"})
     comment = fields.String()
     at = _instant()
 
 
-class ApprovalSchema(Schema):
-    approval_id = fields.String()
+class ApprovalSchema(Shape):
+    approval_id = fields.String(required=True)
     execution_id = fields.String(allow_none=True, metadata={"description": "null for a gateway call's review"})
     step_id = fields.String(metadata={"description": "gateway: the tool's name (cut to 64 characters)"})
     kind = fields.String(validate=validate.OneOf(A.KINDS), metadata={
         "description": "step | tool_call | plan | gateway (an outside agent's call held by the MCP gateway)"})
     agent = fields.String(allow_none=True, metadata={"description": "gateway: the agent identity that made the call"})
-    status = fields.String(validate=validate.OneOf(A.STATUSES))
+    status = one_of(A.STATUSES, required=True)
     message = fields.String()
     tool = fields.String(allow_none=True)
-    params = fields.Raw(allow_none=True)
-    policy = fields.Dict(allow_none=True, metadata={"description": "the policy verdict that forced the review"})
+    params = fields.Raw(allow_none=True, metadata={"description": "the call's params: free-form"})
+    policy = fields.Nested(VerdictSchema, allow_none=True, metadata={
+        "description": "the policy verdict that forced the review"})
     approvers = fields.Nested(ApproversSchema)
     quorum = fields.Integer()
     approvals = fields.Integer(metadata={"description": "distinct approvals counted so far"})
@@ -70,10 +73,10 @@ class ApprovalSchema(Schema):
     decided_at = _instant(allow_none=True)
 
 
-class ApprovalDecisionResultSchema(Schema):
+class ApprovalDecisionResultSchema(Shape):
     approval = fields.Nested(ApprovalSchema)
-    execution = fields.Dict(allow_none=True, metadata={"description": "{execution_id, status, progress, step_id}; "
-                                                                     "null for a gateway call's review"})
+    execution = fields.Nested(ExecutionUpdateSchema, allow_none=True, metadata={
+        "description": "null for a gateway call's review"})
 
 
 ApprovalPage = page_of(ApprovalSchema, "ApprovalPage")

@@ -11,6 +11,7 @@ from sqlalchemy import select
 from api import security, sockets
 from api.base import Blueprint
 from api.context import services, user_id
+from api.schemas import one_of
 from core.errors import Forbidden, Unauthorized
 from services.audit import service as audit
 from services.db import retrying
@@ -31,29 +32,30 @@ class LoginArgs(Schema):
 
 
 class WorkspaceRole(Schema):
-    id = fields.String()
-    slug = fields.String()
-    name = fields.String()
-    role = fields.String()
+    id = fields.String(required=True)
+    slug = fields.String(required=True)
+    name = fields.String(required=True)
+    role = one_of(users.ROLES, required=True)
 
 
 class UserSchema(Schema):
-    id = fields.String()
-    email = fields.String()
-    name = fields.String()
+    id = fields.String(required=True)
+    email = fields.String(required=True)
+    name = fields.String(allow_none=True)
 
 
 class WorkspaceRef(Schema):
-    id = fields.String()
-    slug = fields.String()
-    name = fields.String()
+    id = fields.String(required=True)
+    slug = fields.String(required=True)
+    name = fields.String(required=True)
 
 
 class MeSchema(Schema):
-    user = fields.Nested(UserSchema)
-    workspaces = fields.List(fields.Nested(WorkspaceRole))
-    workspace_id = fields.String(allow_none=True)
-    role = fields.String(allow_none=True)
+    user = fields.Nested(UserSchema, required=True)
+    workspaces = fields.List(fields.Nested(WorkspaceRole), required=True)
+    workspace_id = fields.String(allow_none=True, required=True, metadata={
+        "description": "the workspace the session uses when a request names none"})
+    role = one_of(users.ROLES, allow_none=True, metadata={"description": "the user's role in `workspace_id`"})
     csrf_token = fields.String(allow_none=True)
     disabled_workspaces = fields.List(fields.Nested(WorkspaceRef), metadata={
         "description": "workspaces where an admin disabled the user's membership (they cannot act there until an "
@@ -78,18 +80,18 @@ class TokenList(Schema):
 
 
 class InvitationWorkspace(Schema):
-    id = fields.String()
-    slug = fields.String()
-    name = fields.String()
+    id = fields.String(required=True)
+    slug = fields.String(required=True)
+    name = fields.String(required=True)
 
 
 class MyInvitation(Schema):
-    id = fields.String()
-    workspace = fields.Nested(InvitationWorkspace)
-    role = fields.String()
-    invited_by = fields.String()
-    status = fields.String()
-    created_at = fields.DateTime()
+    id = fields.String(required=True)
+    workspace = fields.Nested(InvitationWorkspace, required=True)
+    role = one_of(users.ROLES, required=True)
+    invited_by = fields.String(required=True)
+    status = one_of(users.INVITATION_STATUSES, required=True)
+    created_at = fields.DateTime(required=True)
 
 
 class MyInvitationList(Schema):

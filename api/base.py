@@ -12,6 +12,7 @@ import json
 import math
 
 import flask_smorest
+from apispec.ext.marshmallow import MarshmallowPlugin, OpenAPIConverter
 from werkzeug.routing import BaseConverter
 import yaml
 from flask import current_app, request
@@ -274,12 +275,28 @@ class RowId(BaseConverter):
     regex = "[0-9a-f]{32}"
 
 
+class _Converter(OpenAPIConverter):
+    def field2nullable(self, field, ret) -> dict:
+        """A nullable nested object as OpenAPI 3.0 says it, `{allOf: [X], nullable: true}`, which the web app's
+        generated types read as `X | null`. apispec writes `anyOf: [X, {type: object, nullable: true}]`: X, or any
+        object at all, so an answer's nested objects lost their fields in the generated types."""
+        if field.allow_none and "$ref" in ret:
+            return {"allOf": [{"$ref": ret.pop("$ref")}], "nullable": True}
+        if field.allow_none and "allOf" in ret:
+            return {"nullable": True}
+        return super().field2nullable(field, ret)
+
+
+class _Plugin(MarshmallowPlugin):
+    Converter = _Converter
+
+
 class Api(flask_smorest.Api):
     ERROR_SCHEMA = ErrorSchema  # documents the real error body for every status (the "default" response)
 
     def init_app(self, app, *, spec_kwargs=None):
         app.url_map.converters["id"] = RowId
-        super().init_app(app, spec_kwargs=spec_kwargs)
+        super().init_app(app, spec_kwargs={"marshmallow_plugin": _Plugin(), **(spec_kwargs or {})})
         self.register_converter(RowId, lambda _: {"type": "string", "pattern": f"^{RowId.regex}$"})
 
     def handle_http_exception(self, error):

@@ -7,9 +7,14 @@ from marshmallow import Schema, fields, pre_load, validate
 
 from api.base import Blueprint
 from api.context import operator, require, services, workspace_id
-from api.executions import ExecutionSchema, StartArgs, start_execution
-from api.schemas import StrictBoolean
+from api.execution_schemas import ExecutionSchema, ExecutionUpdateSchema
+from api.executions import StartArgs, start_execution
+from api.policies import VerdictSchema
+from api.schemas import Shape, StrictBoolean, one_of
+from core import gates as G
 from core.coaching.metrics import DECISIONS
+from core.execution import states as S
+from core.tools import RISKS
 from services.coaching import decisions, service as coaching
 from services.executions import service as executions
 from services.notifier import Events
@@ -21,34 +26,39 @@ class CoachingStartArgs(StartArgs):
     mode = fields.String(load_default="coaching", validate=validate.Equal("coaching"))
 
 
-class SuggestionSchema(Schema):
-    suggestion_id = fields.String()
-    execution_id = fields.String()
-    workflow_id = fields.String()
+# a suggestion's status: pending until decided, superseded (a correction or recovery replaced it), timed_out
+SUGGESTION_STATUSES = ("pending", "decided", "superseded", "timed_out")
+PURPOSES = ("coaching", "spot_check", "correction")
+
+
+class SuggestionSchema(Shape):
+    suggestion_id = fields.String(required=True)
+    execution_id = fields.String(required=True)
+    workflow_id = fields.String(required=True)
     workflow_version = fields.Integer()
-    step_id = fields.String()
+    step_id = fields.String(required=True)
     step_name = fields.String()
-    tool = fields.String(allow_none=True)
-    params = fields.Raw(allow_none=True)
-    definition_params = fields.Raw(allow_none=True)
-    params_schema = fields.Dict(allow_none=True)
-    risk = fields.String(allow_none=True)
+    tool = fields.String(allow_none=True, required=True)
+    params = fields.Raw(allow_none=True, required=True, metadata={"description": "the tool's params: free-form"})
+    definition_params = fields.Raw(allow_none=True, metadata={"description": "free-form"})
+    params_schema = fields.Dict(allow_none=True, metadata={"description": "the JSON Schema of the tool's params"})
+    risk = one_of(RISKS, allow_none=True)
     rationale = fields.String()
-    confidence = fields.Float()
-    source = fields.String(metadata={
+    confidence = fields.Float(required=True)
+    source = fields.String(required=True, metadata={
         "description": "definition | correction_pack:<id> | llm (an agent's call as it wrote it)"})
-    status = fields.String(metadata={"description": "pending | decided | superseded | timed_out (its deadline fired)"})
-    version = fields.Integer()
-    purpose = fields.String(metadata={"description": "coaching | spot_check | correction (after a reject)"})
-    policy = fields.Dict(allow_none=True, metadata={
+    status = one_of(SUGGESTION_STATUSES, required=True, metadata={"description": "timed_out: its deadline fired"})
+    version = fields.Integer(required=True)
+    purpose = one_of(PURPOSES, metadata={"description": "correction: after a reject"})
+    policy = fields.Nested(VerdictSchema, allow_none=True, metadata={
         "description": "the policy's verdict on the suggested call, with its explanation (as POST "
                        "/api/policies/evaluate answers); accepting or correcting a denied call is a 409"})
-    created_at = fields.DateTime()
+    created_at = fields.DateTime(required=True)
     deadline = fields.DateTime(allow_none=True, metadata={
         "description": "when the step's on_human_timeout applies if nobody decides; null: no deadline, or paused"})
-    on_timeout = fields.String(allow_none=True, validate=validate.OneOf(("skip", "fail", "accept")), metadata={
+    on_timeout = one_of((G.SKIP, G.FAIL, G.ACCEPT), allow_none=True, metadata={
         "description": "what the deadline does: skip, fail, or accept (runs the suggested params)"})
-    kind = fields.String(validate=validate.OneOf(("step", "tool_call")), metadata={
+    kind = one_of(("step", "tool_call"), required=True, metadata={
         "description": "step, or tool_call: a call an agent step's LLM asked for (params: its arguments, "
                        "definition_params: the arguments as the LLM wrote them, rationale: what the LLM said)"})
     tool_call_id = fields.String(allow_none=True, metadata={"description": "tool_call: the call's id, as the LLM "
@@ -56,21 +66,22 @@ class SuggestionSchema(Schema):
     agent_message_id = fields.String(allow_none=True)
 
 
-class PendingSchema(Schema):
-    execution_id = fields.String()
-    status = fields.String()
-    paused = StrictBoolean()
-    suggestion = fields.Nested(SuggestionSchema, allow_none=True)
-    suggestions = fields.List(fields.Nested(SuggestionSchema))
+class PendingSchema(Shape):
+    execution_id = fields.String(required=True)
+    status = one_of(S.STATES, required=True)
+    paused = StrictBoolean(required=True)
+    suggestion = fields.Nested(SuggestionSchema, allow_none=True, required=True)
+    suggestions = fields.List(fields.Nested(SuggestionSchema), required=True)
 
 
 class DecisionArgs(Schema):
     suggestion_id = fields.String(required=True)
-    decision = fields.String(required=True, validate=validate.OneOf(DECISIONS), metadata={
+    decision = one_of((*DECISIONS, "edit"), required=True, metadata={
         "description": "`edit` is taken as `correct` (DESIGN.md §6: edit = correct)"})
-    correction = fields.Dict(load_default=None, allow_none=True)
+    correction = fields.Dict(load_default=None, allow_none=True, metadata={
+        "description": "correct: the new params (free-form; checked against the tool's JSON Schema)"})
     feedback = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=5000))
-    manual_output = fields.Raw(load_default=None, allow_none=True)
+    manual_output = fields.Raw(load_default=None, allow_none=True, metadata={"description": "manual: free-form"})
 
     @pre_load
     def edit_is_correct(self, data, **kwargs):
@@ -79,21 +90,31 @@ class DecisionArgs(Schema):
         return data
 
 
-class StatsSchema(Schema):
-    suggestions_made = fields.Integer()
-    accepted = fields.Integer()
-    rejected = fields.Integer()
-    corrected = fields.Integer()
-    manual_executions = fields.Integer()
-    skipped = fields.Integer()
-    timed_out = fields.Integer(metadata={"description": "suggestions whose deadline fired: no operator decided them"})
+class StatsSchema(Shape):
+    suggestions_made = fields.Integer(required=True)
+    accepted = fields.Integer(required=True)
+    rejected = fields.Integer(required=True)
+    corrected = fields.Integer(required=True)
+    manual_executions = fields.Integer(required=True)
+    skipped = fields.Integer(required=True)
+    timed_out = fields.Integer(required=True, metadata={
+        "description": "suggestions whose deadline fired: no operator decided them"})
 
 
-class DecisionResultSchema(Schema):
-    ok = StrictBoolean()
-    decision = fields.Dict()
-    execution = fields.Dict(metadata={"description": "{execution_id, status, progress, step_id}"})
-    stats = fields.Nested(StatsSchema)
+class DecisionRecordSchema(Shape):
+    decision_id = fields.String(required=True)
+    suggestion_id = fields.String(required=True)
+    decision = one_of(DECISIONS, required=True)
+    operator = fields.String(allow_none=True)
+    latency_ms = fields.Float(allow_none=True)
+    created_at = fields.String(metadata={"description": "ISO 8601"})
+
+
+class DecisionResultSchema(Shape):
+    ok = StrictBoolean(required=True)
+    decision = fields.Nested(DecisionRecordSchema, required=True)
+    execution = fields.Nested(ExecutionUpdateSchema, required=True)
+    stats = fields.Nested(StatsSchema, required=True)
 
 
 def pending_view(session, ex) -> dict:

@@ -7,6 +7,8 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from api.context import operator, require, services, workspace_id
+from api.schemas import Shape, one_of
+from core.execution import states as S
 from services.executions import control
 from services.notifier import Events
 
@@ -30,18 +32,27 @@ class ResumeArgs(Schema):
         "description": "kept with the step; later templates read it as {{ feedback.<step_id> }}"})
 
 
-class ExecutionStateSchema(Schema):
-    execution_id = fields.String()
-    state = fields.String(metadata={"description": "the execution's status"})
+class LastResumeSchema(Shape):
     step_id = fields.String(allow_none=True)
     question = fields.String(allow_none=True)
     paused_at = fields.String(allow_none=True)
-    feedback = fields.Raw(allow_none=True)
+    resumed_at = fields.String(allow_none=True)
+    feedback = fields.Raw(allow_none=True, metadata={"description": "free-form"})
+
+
+class ExecutionStateSchema(Shape):
+    execution_id = fields.String(required=True)
+    state = one_of(S.STATES, required=True, metadata={"description": "the execution's status"})
+    step_id = fields.String(allow_none=True)
+    question = fields.String(allow_none=True)
+    paused_at = fields.String(allow_none=True)
+    feedback = fields.Raw(allow_none=True, metadata={"description": "free-form"})
     breakpoints = fields.Dict(keys=fields.String(), values=fields.String(),
                               metadata={"description": "steps it will stop before, with the question"})
     corrected_steps = fields.List(fields.String())
-    feedbacks = fields.Dict(metadata={"description": "step id -> the feedback given when resuming after it"})
-    last_resume = fields.Dict(allow_none=True)
+    feedbacks = fields.Dict(keys=fields.String(), values=fields.Raw(), metadata={
+        "description": "step id -> the feedback given when resuming after it (free-form)"})
+    last_resume = fields.Nested(LastResumeSchema, allow_none=True)
 
 
 def pause(execution_id: str, body: dict, plan: bool = False) -> dict:

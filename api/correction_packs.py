@@ -6,7 +6,7 @@ from marshmallow import INCLUDE, Schema, fields, validate
 
 from api.base import Blueprint
 from api.context import operator, requires, services, workspace_id
-from api.schemas import StrictBoolean
+from api.schemas import Shape, StrictBoolean
 from services.coaching import corrections
 from services.notifier import Events
 
@@ -17,22 +17,50 @@ class PackQuery(Schema):
     workflow_id = fields.String()
 
 
+class ChangeGroupSchema(Schema):
+    field = fields.String(required=True)
+    before = fields.Raw(allow_none=True)
+    after = fields.Raw(allow_none=True)
+    count = fields.Integer(required=True, validate=validate.Range(min=0))
+
+
+class LearnedRuleSchema(Shape):
+    field = fields.String(required=True)
+    before = fields.Raw(allow_none=True, required=True, metadata={"description": '{"$missing": true}: absent'})
+    after = fields.Raw(allow_none=True, required=True, metadata={"description": '{"$missing": true}: absent'})
+    count = fields.Integer(required=True)
+    share = fields.Float(required=True, metadata={"description": "among the corrections of that field"})
+    since = fields.String(allow_none=True, required=True, metadata={
+        "description": "when it started applying (ISO 8601); null while the pack is disabled, or if never seen"})
+
+
+class LearnedRuleRefSchema(Shape):
+    field = fields.String(required=True)
+    before = fields.Raw(allow_none=True, required=True)
+    after = fields.Raw(allow_none=True, required=True)
+
+
+class RuleChangeSchema(Shape):
+    at = fields.String(required=True, metadata={"format": "date-time"})
+    started = fields.List(fields.Nested(LearnedRuleRefSchema), required=True)
+    stopped = fields.List(fields.Nested(LearnedRuleRefSchema), required=True)
+
+
 class PackSchema(Schema):
     id = fields.String()
     workflow_id = fields.String()
     step_id = fields.String()
     enabled = StrictBoolean()
     corrections = fields.Integer(metadata={"description": "corrections recorded for this step"})
-    changes = fields.List(fields.Dict(), metadata={"description": "{field, before, after, count}, most frequent first"})
+    changes = fields.List(fields.Nested(ChangeGroupSchema), metadata={"description": "most frequent first"})
     field_corrections = fields.Dict(keys=fields.String(), values=fields.Integer(),
                                     metadata={"description": "per field: the corrections that changed it, among which "
                                                              "a change must reach the consistency bar"})
-    rules = fields.List(fields.Dict(), metadata={
-        "description": "learned rules later suggestions apply: {field, before, after, count, share, since}; "
-                       "share is among the corrections of that field, since when it started applying"})
+    rules = fields.List(fields.Nested(LearnedRuleSchema), metadata={"description": "learned rules later suggestions "
+                                                                                   "apply"})
     rules_changed_at = fields.String(allow_none=True, metadata={
         "description": "when a learned rule last started or stopped applying (ISO 8601), null if never seen"})
-    last_rule_change = fields.Dict(allow_none=True, metadata={"description": "{at, started: [...], stopped: [...]}"})
+    last_rule_change = fields.Nested(RuleChangeSchema, allow_none=True)
     discounted = fields.Integer(metadata={"description": "corrections taken back out because their step then failed "
                                                           "because of them (they count towards no rule)"})
     created_at = fields.DateTime()
@@ -51,13 +79,6 @@ class ChangeArgs(Schema):
     field = fields.String(required=True, validate=validate.Length(min=1, max=1000))
     before = fields.Raw(required=True, allow_none=True, metadata={"description": '{"$missing": true}: absent'})
     after = fields.Raw(required=True, allow_none=True, metadata={"description": '{"$missing": true}: absent'})
-
-
-class ChangeGroupSchema(Schema):
-    field = fields.String(required=True)
-    before = fields.Raw(allow_none=True)
-    after = fields.Raw(allow_none=True)
-    count = fields.Integer(required=True, validate=validate.Range(min=0))
 
 
 class PackStatsSchema(Schema):

@@ -7,7 +7,8 @@ from marshmallow import Schema, fields, validate
 from api import control as control_api, recovery as recovery_api
 from api.base import Blueprint
 from api.context import operator, require, services, user_id, workspace_id
-from api.schemas import PageArgs, StrictBoolean, page_body, page_of
+from api.execution_schemas import ExecutionSchema, TranscriptSchema
+from api.schemas import PageArgs, one_of, page_body, page_of
 from core.execution import states as S
 from services.agents import llm_provider, store as agent_store
 from services.approvals import service as approvals
@@ -29,76 +30,12 @@ class StartArgs(Schema):
 
 class ListArgs(PageArgs):
     workflow_id = fields.String()
-    mode = fields.String(validate=validate.OneOf(executions.MODES))
-    status = fields.String(validate=validate.OneOf(S.STATES))
+    mode = one_of(executions.MODES)
+    status = one_of(S.STATES)
 
 
 class AnswerArgs(Schema):
     answer = fields.Raw(required=True, allow_none=True)
-
-
-class ProgressSchema(Schema):
-    done = fields.Integer()
-    total = fields.Integer()
-    percent = fields.Float()
-
-
-class StepResultSchema(Schema):
-    step_id = fields.String()
-    name = fields.String()
-    type = fields.String(allow_none=True)
-    tool = fields.String(allow_none=True)
-    status = fields.String()
-    output = fields.Raw(allow_none=True)
-    error = fields.String(allow_none=True)
-    attempts = fields.Integer()
-    params = fields.Raw(allow_none=True)
-    decision = fields.String(allow_none=True)
-    policy = fields.Dict(allow_none=True, metadata={
-        "description": "the policy's verdict on the step's call when it was about to run, with its explanation"})
-    started_at = fields.DateTime(allow_none=True)
-    finished_at = fields.DateTime(allow_none=True)
-    run = fields.Integer(metadata={"description": "how many runs of its tool the step started (0: none yet)"})
-    idempotency_key = fields.String(allow_none=True, metadata={
-        "description": "the key of the step's current run of its tool: the same when the run is tried again (the "
-                       "step's retries, a re-run after a crash), another for another run; http.request sends it as "
-                       "the Idempotency-Key header (README \"Effects\")"})
-    approval = fields.Dict(allow_none=True, metadata={
-        "description": "{approval_id, status, kind} of the step's approval (an approval step, a reviewed tool call)"})
-    definition = fields.Dict(metadata={
-        "description": "what apply-correction may change (name, description, params, tool, timeout_s, retries), as "
-                       "written, corrections included"})
-    params_schema = fields.Dict(allow_none=True, metadata={"description": "the JSON Schema of the step's tool's params"})
-    transcript = fields.String(allow_none=True, metadata={
-        "description": "an agent step: the path of its conversation (GET …/steps/<step_id>/transcript)"})
-
-
-class ExecutionSchema(Schema):
-    execution_id = fields.String()
-    workflow_id = fields.String()
-    workflow_version = fields.Integer()
-    workflow_name = fields.String(metadata={"description": "in lists: the workflow's current name"})
-    mode = fields.String()
-    status = fields.String()
-    progress = fields.Nested(ProgressSchema)
-    steps = fields.List(fields.Nested(StepResultSchema))
-    is_coaching = StrictBoolean()
-    variables = fields.Dict()
-    error = fields.Dict(allow_none=True, metadata={"description": "{step_id, message} when the execution failed"})
-    gate = fields.Dict(allow_none=True, metadata={
-        "description": "what a human is asked, while waiting; with a deadline (human_timeout_s): its `deadline` "
-                       "(ISO), `on_timeout` and `timeout_s`"})
-    created_at = fields.DateTime()
-    updated_at = fields.DateTime()
-    started_at = fields.DateTime(allow_none=True)
-    finished_at = fields.DateTime(allow_none=True)
-    started_by = fields.String(allow_none=True, metadata={"description": "the user id of whoever started it"})
-    trigger = fields.Dict(allow_none=True, metadata={
-        "description": "how a trigger started it (GET by id): {kind: webhook | schedule, name, hook_id, delivery_id, "
-                       "schedule_id, fire_at, at}; null when a person or a script started it (docs/triggers.md)"})
-    lease = fields.Dict(allow_none=True, metadata={
-        "description": "{owner, expires_at}: the instance running one of its steps, and until when its lease holds "
-                       "unless renewed; null when no step runs"})
 
 
 ExecutionPage = page_of(ExecutionSchema, "ExecutionPage")
@@ -180,40 +117,6 @@ class Answer(MethodView):
         svc.runner.schedule(execution_id)
         return body
 
-
-class AgentMessageSchema(Schema):
-    seq = fields.Integer()
-    message_id = fields.String(allow_none=True)
-    role = fields.String(validate=validate.OneOf(("system", "user", "assistant", "tool")))
-    content = fields.String(allow_none=True)
-    turn = fields.Integer(metadata={"description": "the LLM turn that made it (assistant) or asked for it (tool)"})
-    kind = fields.String(allow_none=True, metadata={"description": "user messages: goal | answer | approved | repair"})
-    tool_calls = fields.List(fields.Dict(), metadata={"description": "assistant: [{id, name, arguments}]"})
-    reasoning = fields.String(allow_none=True)
-    marker = fields.String(allow_none=True, metadata={
-        "description": "assistant: CONFIRM_DATA | REQUEST_APPROVAL | STAGE_COMPLETE when its text holds one"})
-    asked = StrictBoolean()
-    tool_call_id = fields.String(allow_none=True)
-    name = fields.String(allow_none=True, metadata={"description": "tool: the name the LLM called"})
-    tool = fields.String(allow_none=True, metadata={"description": "tool: the registered tool it names"})
-    arguments = fields.Raw(allow_none=True)
-    raw_arguments = fields.String(allow_none=True, metadata={"description": "arguments that were not valid JSON"})
-    params = fields.Raw(allow_none=True, metadata={"description": "what ran (a learned rule or a correction applied)"})
-    status = fields.String(metadata={"description": "tool: pending | review | ready | done"})
-    policy = fields.Dict(allow_none=True)
-    decision = fields.String(allow_none=True, metadata={
-        "description": "tool: allow | deny | invalid, or a person's accept | correct | manual | skip | reject"})
-    suggestion_id = fields.String(allow_none=True)
-    source = fields.String(allow_none=True, metadata={"description": "llm | correction_pack:<id>"})
-    error = StrictBoolean()
-    trimmed = StrictBoolean(metadata={"description": "sent shortened to fit the step's context budget"})
-
-
-class TranscriptSchema(Schema):
-    execution_id = fields.String()
-    step_id = fields.String()
-    status = fields.String(metadata={"description": "the step's status"})
-    messages = fields.List(fields.Nested(AgentMessageSchema))
 
 
 @blp.route("/<execution_id>/steps/<step_id>/transcript")

@@ -10,6 +10,7 @@ from api.context import operator, require, requires, services, workspace_id
 from api.metrics import SnapshotSchema
 from api.schemas import StrictBoolean
 from core import gateway_learning as L
+from core.coaching.metrics import LEVELS
 from core.errors import NotFound
 from services.gateway import learning, packs
 from services.metrics import service as metrics
@@ -104,7 +105,7 @@ class ToolModeResult(Schema):
     agent = fields.String(allow_none=True)
     mode = fields.String(validate=validate.OneOf(L.MODES))
     previous_mode = fields.String(validate=validate.OneOf(L.MODES))
-    level = fields.String()
+    level = fields.String(validate=validate.OneOf(LEVELS))
     auto_ready = StrictBoolean()
     spot_check_rate = fields.Float(allow_none=True)
 

@@ -6,11 +6,51 @@ from marshmallow import Schema, fields, validate
 
 from api.base import Blueprint
 from api.context import require, services, workspace_id
-from api.schemas import StrictBoolean
+from api.schemas import Shape, StrictBoolean, one_of
+from core.coaching import autonomy
+from core.coaching.metrics import DECISIONS, LEVELS
 from services.metrics import service as metrics, step_decisions
 from services.workflows import service as workflows
 
 blp = Blueprint("metrics", __name__, url_prefix="/api/metrics", description="Learning metrics")
+
+
+class ToAutoSchema(Shape):
+    decisions_to_coaching = fields.Integer(allow_none=True)
+    window_decisions_needed = fields.Integer(allow_none=True)
+    acceptance_gap = fields.Float(allow_none=True)
+    auto_min_window = fields.Integer()
+    auto_acceptance = fields.Float()
+
+
+class EvidenceSchema(Shape):
+    """The AUTO readiness test as figures (docs/autonomy.md)."""
+
+    statistic = fields.Float(metadata={"description": "the log of the e-value"})
+    statistic_kind = fields.String(validate=validate.OneOf(("log_e_value",)))
+    e_value = fields.Float()
+    threshold = fields.Float(metadata={"description": "1 / auto_alpha, which the e-value must reach"})
+    log_threshold = fields.Float()
+    decisions_needed_if_all_accepted = fields.Integer(allow_none=True)
+    test = fields.String()
+    accepted_since_restart = fields.Integer()
+    counted_since_restart = fields.Integer()
+    drop_statistic = fields.Float()
+    drop_alarm = StrictBoolean()
+
+
+class SeriesPointSchema(Shape):
+    """One hour of decisions, for charts."""
+
+    bucket = fields.String(required=True, metadata={"format": "date-time"})
+    decisions = fields.Integer(required=True)
+    accepted = fields.Integer(required=True)
+    rejected = fields.Integer(required=True)
+    corrected = fields.Integer(required=True)
+    manual = fields.Integer(required=True)
+    skipped = fields.Integer(required=True)
+    acceptance_rate = fields.Float(required=True)
+    latency_ms_avg = fields.Float(allow_none=True, required=True)
 
 
 class LatencySchema(Schema):
@@ -30,30 +70,33 @@ class SnapshotSchema(Schema):
     rolling_acceptance_rate = fields.Float()
     confidence = fields.Float()
     decision_latency_ms = fields.Nested(LatencySchema)
-    level = fields.String()
-    auto_ready = StrictBoolean()
+    level = one_of(LEVELS, required=True)
+    auto_ready = StrictBoolean(required=True)
     window_size = fields.Integer()
     window_decisions = fields.Integer()
-    to_auto = fields.Dict(metadata={"description": "how far from AUTO-ready"})
-    evidence = fields.Dict(metadata={"description": "the AUTO readiness test: statistic (log e-value), threshold "
-                                                    "(1/auto_alpha), decisions_needed_if_all_accepted, test"})
+    to_auto = fields.Nested(ToAutoSchema, metadata={"description": "how far from AUTO-ready"})
+    evidence = fields.Nested(EvidenceSchema)
     decisions_needed = fields.Integer(allow_none=True, metadata={
         "description": "decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now)"})
 
 
 class StepMetricsSchema(SnapshotSchema):
-    mode = fields.String(metadata={"description": "coaching (follows the workflow), auto or always_review"})
+    mode = one_of(autonomy.STEP_MODES, metadata={"description": "coaching (follows the workflow), auto or always_review"})
     spot_checks = fields.Nested(SnapshotSchema)
+
+
+class VersionMetricsSchema(SnapshotSchema):
+    version = fields.Integer(required=True)
 
 
 class WorkflowMetricsSchema(SnapshotSchema):
-    workflow_id = fields.String()
+    workflow_id = fields.String(required=True)
     name = fields.String()
-    mode = fields.String()
+    mode = one_of(autonomy.WORKFLOW_MODES, required=True)
     steps = fields.Dict(keys=fields.String(), values=fields.Nested(StepMetricsSchema))
-    current_version = fields.Dict()
+    current_version = fields.Nested(VersionMetricsSchema, metadata={"description": "the detail only"})
     spot_checks = fields.Nested(SnapshotSchema)
-    series = fields.List(fields.Dict())
+    series = fields.List(fields.Nested(SeriesPointSchema))
 
 
 class WorkflowMetricsList(Schema):
@@ -62,7 +105,7 @@ class WorkflowMetricsList(Schema):
 
 class OperatorMetricsSchema(SnapshotSchema):
     operator = fields.String()
-    series = fields.List(fields.Dict())
+    series = fields.List(fields.Nested(SeriesPointSchema))
 
 
 class OperatorList(Schema):
@@ -71,9 +114,10 @@ class OperatorList(Schema):
 
 class GlobalSchema(SnapshotSchema):
     workflows = fields.Integer()
-    levels = fields.Dict(metadata={"description": "number of workflows at each level"})
+    levels = fields.Dict(keys=fields.String(validate=validate.OneOf(LEVELS)), values=fields.Integer(),
+                         metadata={"description": "number of workflows at each level"})
     auto_ready_workflows = fields.Integer()
-    series = fields.List(fields.Dict())
+    series = fields.List(fields.Nested(SeriesPointSchema))
 
 
 def _workflow_summaries(session) -> list[dict]:
@@ -124,7 +168,7 @@ class StepDecisionSchema(Schema):
     decision_id = fields.String()
     suggestion_id = fields.String()
     execution_id = fields.String()
-    decision = fields.String(metadata={"description": "accept, correct, reject, manual or skip"})
+    decision = one_of(DECISIONS, required=True)
     operator = fields.String()
     created_at = fields.DateTime()
     latency_ms = fields.Float()

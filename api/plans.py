@@ -8,8 +8,8 @@ from marshmallow import INCLUDE, Schema, fields, validate
 from api import control as control_api
 from api.base import Blueprint
 from api.context import operator, require, requires, role, services, user_id, workspace_id
-from api.executions import ProgressSchema
-from api.schemas import PageArgs, page_body, page_of
+from api.execution_schemas import ExecutionErrorSchema, ProgressSchema
+from api.schemas import PageArgs, Shape, one_of, page_body, page_of
 from api.workflows import WorkflowSchema
 from core.execution import states as S
 from core.plans import PLAN_MODES
@@ -47,16 +47,17 @@ class SaveArgs(Schema):
     name = fields.String(load_default=None, allow_none=True, validate=validate.Length(min=1, max=200))
 
 
-class PlanSchema(Schema):
-    plan_id = fields.String()
-    execution_id = fields.String()
-    status = fields.String(metadata={"description": "draft, approved, then the execution's status"})
-    mode = fields.String()
+class PlanSchema(Shape):
+    plan_id = fields.String(required=True)
+    execution_id = fields.String(required=True)
+    status = one_of(S.STATES, required=True, metadata={"description": "draft, approved, then the execution's status"})
+    mode = one_of(PLAN_MODES, required=True)
     name = fields.String()
     description = fields.String()
-    variables = fields.Dict()
-    values = fields.Dict(metadata={"description": "the variables it runs (or would run) with"})
-    steps = fields.List(fields.Dict(), metadata={"description": "as given, with corrections applied"})
+    variables = fields.Dict(metadata={"description": "name -> {type, default, required}, as a workflow declares them"})
+    values = fields.Dict(metadata={"description": "the variables it runs (or would run) with: free-form"})
+    steps = fields.List(fields.Dict(), metadata={
+        "description": "as given, with corrections applied: step definitions (docs/workflow-definitions.md)"})
     progress = fields.Nested(ProgressSchema)
     created_by = fields.String()
     created_at = fields.DateTime()
@@ -67,15 +68,15 @@ class PlanSchema(Schema):
     corrected_steps = fields.List(fields.String())
 
 
-class PlanStatusSchema(Schema):
-    plan_id = fields.String()
-    status = fields.String()
+class PlanStatusSchema(Shape):
+    plan_id = fields.String(required=True)
+    status = one_of(S.STATES, required=True)
     progress = fields.Nested(ProgressSchema)
     current_step = fields.String(allow_none=True)
     started_at = fields.DateTime(allow_none=True)
     finished_at = fields.DateTime(allow_none=True)
     duration_s = fields.Float(allow_none=True)
-    error = fields.Dict(allow_none=True)
+    error = fields.Nested(ExecutionErrorSchema, allow_none=True)
 
 
 PlanPage = page_of(PlanSchema, "PlanPage")

@@ -10,7 +10,7 @@ from marshmallow import INCLUDE, Schema, fields, validate
 
 from api.base import Blueprint
 from api.context import operator, requires, services, workspace_id
-from api.schemas import StrictBoolean
+from api.schemas import Shape, StrictBoolean
 from core.policy import EFFECTS
 from core.tools import RISKS
 from core.workflow.model import STEP_TYPES
@@ -99,27 +99,50 @@ class EvaluateIn(Schema):
                           metadata={"description": "the gateway's agent identity (its name) making the call"})
 
 
-class RuleRef(Schema):
-    id = fields.String(allow_none=True)
-    name = fields.String()
-    scope = fields.String(validate=validate.OneOf(("workspace", "workflow", "user", "user+workflow")))
+class RuleRef(Shape):
+    id = fields.String(allow_none=True, required=True, metadata={"description": "null: the workspace default"})
+    name = fields.String(required=True)
+    scope = fields.String(required=True, validate=validate.OneOf(("workspace", "workflow", "user", "user+workflow")))
     order = fields.Integer()
     reason = fields.String()
     error = fields.String(metadata={"description": "the rule failed and was taken as require_review (fail closed)"})
 
 
 class MatchedRule(RuleRef):
-    effect = fields.String(validate=validate.OneOf(EFFECTS))
-    lost_because = fields.String()
+    effect = fields.String(required=True, validate=validate.OneOf(EFFECTS))
+    lost_because = fields.String(required=True)
 
 
-class VerdictSchema(Schema):
-    effect = fields.String(validate=validate.OneOf(EFFECTS))
-    default = StrictBoolean(metadata={"description": "no rule matched: the workspace default for the tool's risk"})
-    rule = fields.Nested(RuleRef)
-    matched = fields.List(fields.Nested(MatchedRule), metadata={"description": "rules that matched but lost"})
+class AppliedRuleSchema(Shape):
+    """A learned rule that changed a call's arguments."""
+
+    field = fields.String(required=True)
+    before = fields.Raw(allow_none=True, metadata={"description": "the value the rule replaces (any JSON value)"})
+    after = fields.Raw(allow_none=True, metadata={"description": "the value it puts instead (any JSON value)"})
+    count = fields.Integer()
+
+
+class LearnedSuggestionSchema(Shape):
+    """What a gateway tool's accepted learned rules make of a held call's arguments (docs/mcp-gateway.md)."""
+
+    pack_id = fields.String(required=True)
+    params = fields.Dict(required=True, metadata={"description": "the corrected arguments"})
+    rules = fields.List(fields.Nested(AppliedRuleSchema), required=True)
+    text = fields.String(required=True, metadata={"description": "the changes in words: reason: 'late' → 'lost'"})
+    auto = StrictBoolean(metadata={"description": "applied without a person when the tool is in AUTO"})
+
+
+class VerdictSchema(Shape):
+    effect = fields.String(required=True, validate=validate.OneOf(EFFECTS))
+    default = StrictBoolean(required=True, metadata={
+        "description": "no rule matched: the workspace default for the tool's risk"})
+    rule = fields.Nested(RuleRef, required=True)
+    matched = fields.List(fields.Nested(MatchedRule), required=True, metadata={
+        "description": "rules that matched but lost"})
     risk = fields.String(allow_none=True, validate=validate.OneOf(RISKS))
     revision = fields.Integer()
+    learned = fields.Nested(LearnedSuggestionSchema, allow_none=True, metadata={
+        "description": "gateway: the corrected arguments the tool's accepted learned rules suggest"})
 
 
 @blp.route("")

@@ -7,12 +7,15 @@ take the same filters and order, newest first by default.
 from __future__ import annotations
 
 from flask.views import MethodView
-from marshmallow import Schema, fields, validate
+from marshmallow import fields, validate
 
 from api.base import Blueprint
 from api.coaching import SuggestionSchema
 from api.context import services, workspace_id
-from api.schemas import PageArgs, page_body, page_of
+from api.schemas import PageArgs, Shape, one_of, page_body, page_of
+from core import gates as G
+from core.execution import states as S
+from services.executions.service import MODES
 from services.coaching import service as coaching, worklist
 
 blp = Blueprint("queue", __name__, url_prefix="/api/coaching", description="The operator's work queue")
@@ -43,28 +46,30 @@ def _filters(args: dict) -> worklist.Filters:
 
 
 class QueueItemSchema(SuggestionSchema):
-    workflow_name = fields.String()
-    execution_status = fields.String(metadata={"description": "waiting_decision, or paused when the session is paused"})
-    execution_mode = fields.String()
+    workflow_name = fields.String(required=True)
+    execution_status = one_of(S.STATES, required=True, metadata={
+        "description": "waiting_decision, or paused when the session is paused"})
+    execution_mode = one_of(MODES, required=True)
     variables = fields.Dict(metadata={"description": "the run's variables, so two runs of a workflow differ"})
 
 
-class QuestionSchema(Schema):
-    execution_id = fields.String()
-    workflow_id = fields.String()
-    workflow_name = fields.String()
+class QuestionSchema(Shape):
+    execution_id = fields.String(required=True)
+    workflow_id = fields.String(required=True)
+    workflow_name = fields.String(required=True)
     workflow_version = fields.Integer()
-    step_id = fields.String()
-    step_name = fields.String()
-    kind = fields.String(metadata={"description": "human_input (answer: POST /api/executions/<id>/steps/<step_id>/"
-                                                  "answer) or clarification (POST /api/executions/<id>/resume)"})
-    question = fields.String(allow_none=True)
-    paused_at = fields.String(allow_none=True)
-    deadline = fields.String(allow_none=True)
-    on_timeout = fields.String(allow_none=True)
-    variables = fields.Dict()
-    execution_mode = fields.String()
-    waiting_since = fields.DateTime()
+    step_id = fields.String(required=True)
+    step_name = fields.String(required=True)
+    kind = one_of(worklist.QUESTION_KINDS, required=True, metadata={
+        "description": "human_input (answer: POST /api/executions/<id>/steps/<step_id>/answer) or clarification "
+                       "(POST /api/executions/<id>/resume)"})
+    question = fields.String(required=True, allow_none=True)
+    paused_at = fields.String(required=True, allow_none=True)
+    deadline = fields.String(required=True, allow_none=True)
+    on_timeout = one_of(G.ACTIONS, allow_none=True, required=True)
+    variables = fields.Dict(required=True, metadata={"description": "the run's variables: free-form"})
+    execution_mode = one_of(MODES, required=True)
+    waiting_since = fields.DateTime(required=True)
 
 
 QueuePage = page_of(QueueItemSchema, "QueuePage")

@@ -11,6 +11,11 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from api.context import operator, require, requires, services, user_id, workspace_id
+from api.execution_schemas import STEP_DECISIONS, ExecutionErrorSchema
+from api.schemas import one_of
+from core.execution import states as S
+from core.execution.history import APPROVAL, DECIDED, EVENT_KINDS
+from services.executions.service import MODES
 from services.agents import llm_provider
 from services.executions import history, recovery
 from services.notifier import Events
@@ -36,8 +41,8 @@ class RerunArgs(Schema):
 
 
 class RecoveredSchema(Schema):
-    execution_id = fields.String()
-    status = fields.String()
+    execution_id = fields.String(required=True)
+    status = one_of(S.STATES, required=True)
     step_id = fields.String(allow_none=True, metadata={"description": "the step retried, or resumed from"})
     run = fields.Integer(allow_none=True, metadata={
         "description": "retry: the run the step will be (its runs so far + 1); the run gets a new idempotency key"})
@@ -47,8 +52,8 @@ class RecoveredSchema(Schema):
 class RerunSchema(Schema):
     execution_id = fields.String(metadata={"description": "the new execution"})
     rerun_of = fields.String()
-    status = fields.String()
-    mode = fields.String()
+    status = one_of(S.STATES, required=True)
+    mode = one_of(MODES)
     workflow_version = fields.Integer()
     variables = fields.Dict()
 
@@ -61,15 +66,12 @@ class HistoryChangeSchema(Schema):
 
 
 class HistoryEventSchema(Schema):
-    kind = fields.String(metadata={
-        "description": "start | suggestion | decision | withdrawn | pause | resume | answer | step_correction | "
-                       "approval_requested | approval | policy_deny | policy_review | timeout | run | succeeded | "
-                       "failed | rejected | skipped | cancelled | retry | resume_from | cancel | rerun"})
+    kind = one_of(EVENT_KINDS, required=True)
     at = fields.DateTime(allow_none=True)
     step_id = fields.String(allow_none=True)
     actor = fields.String(allow_none=True, metadata={"description": "who: a person's email, coach, policy, system"})
     text = fields.String(metadata={"description": "what happened, in words"})
-    decision = fields.String()
+    decision = one_of(dict.fromkeys((*DECIDED, *APPROVAL, *STEP_DECISIONS)))
     comment = fields.String()
     reason = fields.String()
     question = fields.String(allow_none=True)
@@ -92,7 +94,7 @@ class HistoryStepSchema(Schema):
     name = fields.String()
     type = fields.String()
     tool = fields.String(allow_none=True)
-    status = fields.String()
+    status = one_of(S.STEP_STATES, required=True)
     error = fields.String(allow_none=True)
     run = fields.Integer(metadata={"description": "runs of its tool started"})
     attempts = fields.Integer(metadata={"description": "tries of its latest run"})
@@ -103,9 +105,9 @@ class HistoryStepSchema(Schema):
 
 
 class RunHistorySchema(Schema):
-    execution_id = fields.String()
-    status = fields.String()
-    error = fields.Dict(allow_none=True)
+    execution_id = fields.String(required=True)
+    status = one_of(S.STATES, required=True)
+    error = fields.Nested(ExecutionErrorSchema, allow_none=True)
     rerun_of = fields.String(allow_none=True, metadata={"description": "the execution this one re-runs"})
     reruns = fields.List(fields.String(), metadata={"description": "the executions that re-run this one"})
     steps = fields.List(fields.Nested(HistoryStepSchema))

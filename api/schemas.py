@@ -1,7 +1,8 @@
 """Marshmallow schemas shared by several resources."""
 from __future__ import annotations
 
-from marshmallow import Schema, fields, validate
+from flask import current_app, has_app_context
+from marshmallow import Schema, fields, post_dump, validate
 
 
 class StrictBoolean(fields.Boolean):
@@ -14,6 +15,26 @@ class StrictBoolean(fields.Boolean):
         return value
 
 
+def one_of(values, **kwargs) -> fields.String:
+    """A string field whose values are listed in the OpenAPI document as its `enum` (and checked on input)."""
+    return fields.String(validate=validate.OneOf(tuple(values)), **kwargs)
+
+
+class Shape(Schema):
+    """An answer's object of a known shape: what the server sends passes through the schema, which keeps only the
+    fields it declares. In tests (the app's TESTING), a key the server sends that the schema does not declare fails
+    the answer, so that a field added to a view without a field in its schema (and so in the web app's generated
+    types) is found by the test that reads it, not dropped without a word."""
+
+    @post_dump(pass_original=True)
+    def _no_undeclared_keys(self, data, original, **kwargs):
+        if isinstance(original, dict) and has_app_context() and current_app.testing:
+            undeclared = set(original) - set(self.fields)
+            if undeclared:
+                raise AssertionError(f"{type(self).__name__} does not declare {sorted(undeclared)}: add them")
+        return data
+
+
 # OFFSET is (page - 1) * per_page; past a 64-bit integer the databases refuse the query
 MAX_PAGE = 2**31 - 1
 
@@ -24,13 +45,13 @@ class PageArgs(Schema):
 
 
 class PageSchema(Schema):
-    total = fields.Integer()
-    page = fields.Integer()
-    per_page = fields.Integer()
+    total = fields.Integer(required=True)
+    page = fields.Integer(required=True)
+    per_page = fields.Integer(required=True)
 
 
 def page_of(item_schema: type[Schema], name: str) -> type[Schema]:
-    return type(name, (PageSchema,), {"items": fields.List(fields.Nested(item_schema))})
+    return type(name, (PageSchema,), {"items": fields.List(fields.Nested(item_schema), required=True)})
 
 
 def page_body(items, total: int, args: dict) -> dict:

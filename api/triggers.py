@@ -12,8 +12,9 @@ from marshmallow import INCLUDE, Schema, ValidationError, fields, pre_load, vali
 
 from api.base import Blueprint
 from api.context import operator, requires, services, workspace_id
-from api.schemas import StrictBoolean
+from api.schemas import StrictBoolean, one_of
 from config import Settings
+from core.execution import states as S
 from core import triggers as T
 from services.executions import service as executions
 from services.triggers import hooks, schedules
@@ -42,7 +43,7 @@ class HookOut(Schema):
     workflow_id = fields.String()
     name = fields.String()
     mapping = fields.Dict()
-    mode = fields.String(allow_none=True)
+    mode = one_of(executions.MODES, allow_none=True)
     path = fields.String(metadata={"description": "where the sender POSTs: /api/hooks/<id>"})
     url = fields.String(metadata={"description": "the same, on the origin this request came to"})
     created_by = fields.String()
@@ -88,7 +89,7 @@ class ScheduleOut(Schema):
     timezone = fields.String()
     description = fields.String(metadata={"description": "the cron expression in words"})
     variables = fields.Dict()
-    mode = fields.String(allow_none=True)
+    mode = one_of(executions.MODES, allow_none=True)
     enabled = StrictBoolean()
     next_fire_at = fields.DateTime(allow_none=True, metadata={"description": "null while disabled"})
     next_fire_times = fields.List(fields.DateTime(), metadata={"description": "the next few fire times (UTC)"})
@@ -133,8 +134,8 @@ class HookBody(Schema):
 class Triggered(Schema):
     execution_id = fields.String()
     workflow_id = fields.String()
-    mode = fields.String()
-    status = fields.String()
+    mode = one_of(executions.MODES)
+    status = one_of(S.STATES)
     delivery_id = fields.String()
     duplicate = StrictBoolean(metadata={"description": "true: this delivery id was seen before; nothing new started"})
 

@@ -12,7 +12,7 @@ from marshmallow import Schema, fields, validate
 from api import sockets
 from api.base import Blueprint
 from api.context import operator, requires, services, workspace_id
-from api.schemas import StrictBoolean
+from api.schemas import StrictBoolean, one_of
 from services.audit import service as audit
 from services.offload import off_loop
 from services.users import members, service as users
@@ -25,7 +25,7 @@ class MemberSchema(Schema):
     id = fields.String()
     email = fields.String()
     name = fields.String()
-    role = fields.String()
+    role = one_of(users.ROLES, required=True)
     disabled = StrictBoolean()
 
 
@@ -43,17 +43,17 @@ class NewMember(Schema):
 
 
 class Invited(Schema):
-    status = fields.String(metadata={"description": "always `invited`, whether or not the email has an account"})
+    status = one_of(("invited",), metadata={"description": "always `invited`, whether or not the email has an account"})
     email = fields.String()
-    role = fields.String()
+    role = one_of(users.ROLES)
 
 
 class InvitationSchema(Schema):
     id = fields.String()
     email = fields.String()
-    role = fields.String()
+    role = one_of(users.ROLES, required=True)
     invited_by = fields.String()
-    status = fields.String()
+    status = one_of(users.INVITATION_STATUSES, required=True)
     created_at = fields.DateTime()
 
 

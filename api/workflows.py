@@ -7,7 +7,10 @@ from marshmallow import INCLUDE, Schema, fields, validate
 
 from api.base import Blueprint
 from api.context import operator, require, requires, services, workspace_id
-from api.schemas import PageArgs, StrictBoolean, page_body, page_of
+from api.schemas import PageArgs, Shape, StrictBoolean, one_of, page_body, page_of
+from core import gates as G
+from core.coaching import autonomy
+from core.coaching.metrics import LEVELS
 from core.errors import ValidationFailed
 from core.workflow.source_lines import lines_of
 from services.notifier import Events
@@ -34,24 +37,36 @@ class VersionArgs(Schema):
     version = fields.Integer(load_default=None, validate=validate.Range(min=1, max=2**31 - 1))
 
 
-class WorkflowSchema(Schema):
-    id = fields.String()
-    version = fields.Integer()
-    latest_version = fields.Integer()
-    name = fields.String()
+class ThresholdsSchema(Shape):
+    """A workflow's level thresholds (DESIGN.md §3; its own settings over the defaults)."""
+
+    coaching_after = fields.Integer(required=True)
+    auto_min_window = fields.Integer(required=True)
+    auto_acceptance = fields.Float(required=True)
+    window = fields.Integer(required=True)
+    auto_alpha = fields.Float(required=True)
+
+
+class WorkflowSchema(Shape):
+    id = fields.String(required=True)
+    version = fields.Integer(required=True)
+    latest_version = fields.Integer(required=True)
+    name = fields.String(required=True)
     description = fields.String()
-    variables = fields.Dict()
-    steps = fields.List(fields.Dict())
-    human_timeout_s = fields.Raw(metadata={"description": "the default deadline of its human gates, when set"})
-    on_human_timeout = fields.Raw(metadata={"description": "what that deadline does (skip, fail, accept)"})
-    timeout_answer = fields.Raw()
-    level = fields.String()
-    mode = fields.String()
-    step_modes = fields.Dict(keys=fields.String(), values=fields.String(), metadata={
-        "description": "steps with a mode of their own (auto: promoted alone; always_review: pinned); "
-                       "the others follow the workflow's mode"})
-    auto_ready = StrictBoolean()
-    thresholds = fields.Dict()
+    variables = fields.Dict(metadata={"description": "name -> {type, default, required, description}, as written"})
+    steps = fields.List(fields.Dict(), required=True, metadata={
+        "description": "the step definitions as written (docs/workflow-definitions.md)"})
+    human_timeout_s = fields.Raw(metadata={"description": "the default deadline of its human gates, when set",
+                                           "type": "number"})
+    on_human_timeout = one_of(G.ACTIONS, metadata={"description": "what that deadline does"})
+    timeout_answer = fields.Raw(metadata={"description": "free-form"})
+    level = one_of(LEVELS, required=True)
+    mode = one_of(autonomy.WORKFLOW_MODES, required=True)
+    step_modes = fields.Dict(keys=fields.String(), values=fields.String(validate=validate.OneOf(autonomy.STEP_MODES)),
+                             metadata={"description": "steps with a mode of their own (auto: promoted alone; "
+                                                      "always_review: pinned); the others follow the workflow's mode"})
+    auto_ready = StrictBoolean(required=True)
+    thresholds = fields.Nested(ThresholdsSchema)
     created_at = fields.DateTime()
     updated_at = fields.DateTime()
 
@@ -135,25 +150,32 @@ class WorkflowById(MethodView):
 
 
 class ModeArgs(Schema):
-    mode = fields.String(required=True, validate=validate.OneOf(("coaching", "auto")))
+    mode = one_of(autonomy.WORKFLOW_MODES, required=True)
     force = StrictBoolean(load_default=False, metadata={"description": "promote although not AUTO-ready (admin)"})
     reason = fields.String(load_default=None, validate=validate.Length(max=1000), metadata={
         "description": "why a forced promotion overrules the evidence: required with force, kept in the audit log"})
 
 
 class StepModeArgs(Schema):
-    mode = fields.String(required=True, validate=validate.OneOf(("coaching", "auto", "always_review")),
-                         metadata={"description": "auto: runs unattended with spot checks; always_review: every "
+    mode = one_of(autonomy.STEP_MODES, required=True,
+                  metadata={"description": "auto: runs unattended with spot checks; always_review: every "
                                                   "run is decided by a human; coaching: follows the workflow"})
     force = StrictBoolean(load_default=False, metadata={"description": "promote although not AUTO-ready (admin)"})
     reason = fields.String(load_default=None, validate=validate.Length(max=1000), metadata={
         "description": "why a forced promotion overrules the evidence: required with force, kept in the audit log"})
 
 
+class StepNotReadySchema(Shape):
+    step_id = fields.String(required=True)
+    level = one_of(LEVELS, required=True)
+    decisions = fields.Integer(required=True)
+    decisions_needed = fields.Integer(allow_none=True, required=True)
+
+
 class ModeResult(WorkflowSchema):
-    steps_not_ready = fields.List(fields.Dict(), metadata={
-        "description": "after a promotion to AUTO: its tool steps that are not AUTO-ready on their own evidence "
-                       "({step_id, level, decisions, decisions_needed}); empty otherwise"})
+    steps_not_ready = fields.List(fields.Nested(StepNotReadySchema), metadata={
+        "description": "after a promotion to AUTO: its tool steps that are not AUTO-ready on their own evidence; "
+                       "empty otherwise"})
 
 
 class ThresholdArgs(Schema):

@@ -14,6 +14,7 @@ from core.errors import Conflict, ValidationFailed
 
 COACHING, AUTO, ALWAYS_REVIEW = "coaching", "auto", "always_review"
 STEP_MODES = (COACHING, AUTO, ALWAYS_REVIEW)
+WORKFLOW_MODES = (COACHING, AUTO)  # what a lead chose for a workflow; its level is what the evidence says
 
 DECISION, SPOT_CHECK = "decision", "spot_check"
 
@@ -37,7 +38,7 @@ def review_for(execution_mode: str, workflow_mode: str, step_mode: str | None,
     (an AUTO run sampled for review; `spot_check()` draws the sample) or None (it runs unattended).
     Executions in `normal` mode are gated by policy only, never here."""
     mode = effective_mode(execution_mode, workflow_mode)
-    if mode not in (COACHING, AUTO):
+    if mode not in WORKFLOW_MODES:
         return None
     if step_mode == ALWAYS_REVIEW:
         return DECISION

@@ -26,6 +26,7 @@ DECISIONS = (ACCEPT, REJECT, CORRECT, MANUAL, SKIP)
 OBSERVATION = "OBSERVATION"
 COACHING = "COACHING"
 AUTO = "AUTO"
+LEVELS = (OBSERVATION, COACHING, AUTO)
 
 # One letter per decision keeps a 50-entry window in a 50-character column.
 _LETTER = {ACCEPT: "a", REJECT: "r", CORRECT: "c", MANUAL: "m", SKIP: "s"}

@@ -14,6 +14,10 @@ DECIDED = {"accept": "Accepted", "correct": "Corrected", "manual": "Done by hand
            "reject": "Rejected"}
 APPROVAL = {"approve": "Approved", "reject": "Rejected", "edit": "Approved with changes", "expire": "Expired"}
 EXECUTION_WIDE = "execution"
+# the kinds of event a history holds (each made by event(kind, ...) below or in services/executions/history.py)
+EVENT_KINDS = ("start", "suggestion", "decision", "withdrawn", "pause", "resume", "answer", "step_correction",
+               "approval_requested", "approval", "policy_deny", "policy_review", "timeout", "run", "succeeded",
+               "failed", "rejected", "skipped", "cancelled", "retry", "resume_from", "cancel", "rerun")
 
 
 def moment(value: Any) -> datetime | None:

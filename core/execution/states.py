@@ -72,6 +72,8 @@ def transition(status: str, trigger: str) -> str:
 STEP_PENDING, STEP_RUNNING, STEP_WAITING = "pending", "running", "waiting"
 STEP_SUCCEEDED, STEP_FAILED, STEP_SKIPPED = "succeeded", "failed", "skipped"
 STEP_REJECTED, STEP_CANCELLED = "rejected", "cancelled"
+STEP_STATES = (STEP_PENDING, STEP_RUNNING, STEP_WAITING, STEP_SUCCEEDED, STEP_FAILED, STEP_SKIPPED, STEP_REJECTED,
+               STEP_CANCELLED)
 STEP_DONE = frozenset({STEP_SUCCEEDED, STEP_FAILED, STEP_SKIPPED, STEP_REJECTED, STEP_CANCELLED})
 # a step whose dependency ended in one of these may still run
 STEP_SATISFIES = frozenset({STEP_SUCCEEDED, STEP_SKIPPED})

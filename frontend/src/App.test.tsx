@@ -32,7 +32,7 @@ describe("App", () => {
       ...testSession,
       workspaces: [],
       workspace_id: null,
-      disabled_workspaces: [{ id: 3, slug: "home", name: "Home team" }],
+      disabled_workspaces: [{ id: "3", slug: "home", name: "Home team" }],
     });
     renderApp("/queue");
     expect(await screen.findByRole("heading", { level: 1, name: "You are not a member of any workspace" }))
@@ -47,7 +47,7 @@ describe("App", () => {
 
   it("tells an invited user with no workspace to accept the invitation", async () => {
     const invitation = {
-      id: "inv1", workspace: { id: 3, slug: "home", name: "Home team" }, role: "operator",
+      id: "inv1", workspace: { id: "3", slug: "home", name: "Home team" }, role: "operator",
       invited_by: "boss@example.com", status: "pending", created_at: "2026-01-01T00:00:00Z",
     };
     stubSignedInFetch(

@@ -16,6 +16,7 @@ from services.policies.models import PolicySettings
 from services.users.models import Membership, User, Workspace
 
 ROLES = ("operator", "lead", "admin")
+INVITATION_STATUSES = ("pending", "accepted", "declined", "cancelled")
 RANK = {role: i for i, role in enumerate(ROLES)}
 TOKEN_PREFIX = "coach_"
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")

@@ -115,7 +115,10 @@ describe("Settings → LLM provider", () => {
 });
 
 describe("Starting an agent workflow without a provider", () => {
-  const workflow: Workflow = { id: "wf", name: "Invoice summary (agent)", version: 1, level: "OBSERVATION", mode: "coaching", steps: [], variables: {} };
+  const workflow: Workflow = {
+    id: "wf", name: "Invoice summary (agent)", version: 1, latest_version: 1, level: "OBSERVATION", auto_ready: false,
+    mode: "coaching", steps: [], variables: {},
+  };
   const refused = new ApiError(409, "llm_provider_missing",
     "this workflow has an agent step (summarise) and no LLM provider is configured: set an LLM provider in Settings → LLM provider");
 

@@ -5,15 +5,18 @@
  * and the lead side (dashboards) alike, with the one request both make.
  */
 import { apiGet } from "./client";
+import type { components } from "./schema";
 
-/** What the evidence says (DESIGN.md §3); the server may add levels later. */
-export type Level = "OBSERVATION" | "COACHING" | "AUTO" | (string & {});
+type Schemas = components["schemas"];
+
+/** What the evidence says (DESIGN.md §3). */
+export type Level = Schemas["Workflow"]["level"];
 
 /** What a lead chose. */
-export type WorkflowMode = "coaching" | "auto" | (string & {});
+export type WorkflowMode = Schemas["Workflow"]["mode"];
 
 /** A step's own mode: `coaching` follows the workflow, `auto` runs unattended with spot checks, `always_review` is pinned. */
-export type StepMode = "coaching" | "auto" | "always_review" | (string & {});
+export type StepMode = Schemas["StepModeArgs"]["mode"];
 
 /** A step's metrics (the same tests as a workflow's), its own mode and its spot checks. */
 export interface StepMetrics extends MetricsSnapshot {

@@ -11,9 +11,10 @@ const HELD: Approval = {
   message: "Agent fixer calls shop.refund. Learned corrections suggest: reason: 'late' → 'lost'",
   tool: "shop.refund", params: { order_id: "A-8", reason: "late" },
   policy: {
-    effect: "require_review", default: true, rule: null, matched: [], risk: "destructive",
+    effect: "require_review", default: true, matched: [],
+    rule: { id: null, name: "workspace default", scope: "workspace", reason: "the tools of an untrusted server" }, risk: "destructive",
     learned: { pack_id: "p-1", params: { order_id: "A-8", reason: "lost" }, text: "reason: 'late' → 'lost'",
-               rules: [{ field: "reason", before: "late", after: "lost", count: 3, share: 1 }] },
+               rules: [{ field: "reason", before: "late", after: "lost", count: 3 }] },
   },
   approvers: { roles: ["lead"], users: [] }, quorum: 1, approvals: 0, separate_duties: false, started_by: null,
   decisions: [], deadline: null, timeout_s: null, on_timeout: "reject", created_at: new Date().toISOString(),

@@ -3,47 +3,20 @@
  * the approval_requested / approval_decided events and POST /api/policies/evaluate answer.
  */
 import type { Page } from "../api/types";
+import type { components } from "../api/schema";
 
-export type PolicyEffect = "allow" | "require_review" | "deny";
+type Schemas = components["schemas"];
 
+/** The policy's verdict on one call, with its explanation (generated from the server's document). */
+export type PolicyVerdict = Schemas["Verdict"];
+export type PolicyEffect = PolicyVerdict["effect"];
 /** A rule as a verdict names it. */
-export interface VerdictRule {
-  id: string | null;
-  name: string;
-  scope: string;
-  order?: number;
-  reason?: string;
-  /** The rule failed and was taken as require_review (fail closed). */
-  error?: string;
-}
-
+export type VerdictRule = Schemas["RuleRef"];
 /** A rule that matched too but lost, and why. */
-export interface LosingRule extends VerdictRule {
-  effect: PolicyEffect;
-  lost_because: string;
-}
-
-/** The policy's verdict on one call, with its explanation. */
-export interface PolicyVerdict {
-  effect: PolicyEffect;
-  /** No rule matched: the workspace default for the tool's risk. */
-  default: boolean;
-  rule: VerdictRule | null;
-  matched: LosingRule[];
-  risk?: string | null;
-  revision?: number;
-  /** gateway: the corrected arguments the tool's accepted learned rules suggest (its correction pack) */
-  learned?: LearnedSuggestion | null;
-}
+export type LosingRule = Schemas["MatchedRule"];
 
 /** What a gateway tool's accepted learned rules make of a held call's arguments: the suggested edit. */
-export interface LearnedSuggestion {
-  pack_id: string;
-  params: Record<string, unknown>;
-  /** "reason: 'late' → 'lost'" */
-  text: string;
-  rules: { field: string; before: unknown; after: unknown; count: number; share: number }[];
-}
+export type LearnedSuggestion = Schemas["LearnedSuggestion"];
 
 export type ApprovalKind = "step" | "tool_call" | "plan" | "gateway";
 

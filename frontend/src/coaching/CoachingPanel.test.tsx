@@ -440,7 +440,7 @@ describe("CoachingPanel", () => {
       lastSocket().push("execution_update", {
         execution_id: "ex-1", status: "waiting_decision", step_id: "close",
         progress: { done: 2, total: 3, percent: 66.7 },
-        gate: { kind: "suggestion", step_id: "close", suggestion_id: "sug-2" },
+        gate: { kind: "decision", step_id: "close", suggestion_id: "sug-2" },
         steps: [
           { step_id: "greet", status: "succeeded", output: { message: "pushed hello" }, decision: "accept", error: null },
           { step_id: "close", status: "waiting", output: null, decision: null, error: null },

@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { patchedExecution } from "./executionPatch";
 import { execution } from "./testFixtures";
-import type { ExecutionUpdate } from "./types";
+import type { ExecutionStatus } from "../api/types";
+import type { ExecutionUpdate, PushedStep } from "./types";
 
-const greetDone = { step_id: "greet", status: "succeeded", output: { message: "hi" }, decision: "accept", error: null };
+const greetDone: PushedStep = { step_id: "greet", status: "succeeded", output: { message: "hi" }, decision: "accept", error: null };
 
 function update(overrides: Partial<ExecutionUpdate> = {}): ExecutionUpdate {
   return {
@@ -11,7 +12,7 @@ function update(overrides: Partial<ExecutionUpdate> = {}): ExecutionUpdate {
     status: "waiting_decision",
     step_id: "close",
     progress: { done: 2, total: 3, percent: 66.7 },
-    gate: { kind: "suggestion", step_id: "close", suggestion_id: "sug-2" },
+    gate: { kind: "decision", step_id: "close", suggestion_id: "sug-2" },
     steps: [greetDone, { step_id: "close", status: "waiting", output: null, decision: null, error: null }],
     ...overrides,
   };
@@ -22,7 +23,7 @@ describe("patchedExecution", () => {
     const patched = patchedExecution(execution(), update());
     expect(patched?.status).toBe("waiting_decision");
     expect(patched?.progress).toEqual({ done: 2, total: 3, percent: 66.7 });
-    expect(patched?.gate).toEqual({ kind: "suggestion", step_id: "close", suggestion_id: "sug-2" });
+    expect(patched?.gate).toEqual({ kind: "decision", step_id: "close", suggestion_id: "sug-2" });
     expect(patched?.steps.map((s) => [s.step_id, s.name, s.status, s.decision])).toEqual([
       ["fetch", "Fetch the order", "succeeded", "accept"],
       ["greet", "Greet the customer", "succeeded", "accept"],
@@ -46,7 +47,7 @@ describe("patchedExecution", () => {
     // greet's state was missed: close's alone does not add up to the 2 steps done the server counted
     expect(patchedExecution(execution(), update({ steps: [{ step_id: "close", status: "waiting", output: null }] }))).toBeNull();
     expect(patchedExecution(execution(), update({ steps: [greetDone, { step_id: "elsewhere", status: "waiting", output: null }] }))).toBeNull();
-    for (const status of ["completed", "failed", "cancelled", "waiting_approval", "waiting_clarification"]) {
+    for (const status of ["completed", "failed", "cancelled", "waiting_approval", "waiting_clarification"] satisfies ExecutionStatus[]) {
       expect(patchedExecution(execution(), update({ status }))).toBeNull();
     }
   });

@@ -40,6 +40,7 @@ export function suggestion(overrides: Partial<Suggestion> = {}): Suggestion {
     status: "pending",
     version: 1,
     purpose: "coaching",
+    kind: "step",
     created_at: new Date(Date.now() - 5 * 60_000).toISOString(),
     ...overrides,
   };
@@ -75,7 +76,10 @@ export function execution(overrides: Partial<CoachingExecution> = {}): CoachingE
 }
 
 export function stats(overrides: Partial<CoachingStats> = {}): CoachingStats {
-  return { suggestions_made: 2, accepted: 1, rejected: 0, corrected: 0, manual_executions: 0, skipped: 0, ...overrides };
+  return {
+    suggestions_made: 2, accepted: 1, rejected: 0, corrected: 0, manual_executions: 0, skipped: 0, timed_out: 0,
+    ...overrides,
+  };
 }
 
 export function metrics(overrides: Partial<WorkflowMetrics> = {}): WorkflowMetrics {

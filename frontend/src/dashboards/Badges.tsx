@@ -18,7 +18,8 @@ function formatPoints(difference: number): string {
   return `${points} ${points === 1 ? "point" : "points"}`;
 }
 
-export function levelLabel(level: Level): string {
+/** A level in words; also one an error's details name (a string the server wrote). */
+export function levelLabel(level: string): string {
   return LEVELS[level]?.label ?? level;
 }
 

@@ -5,7 +5,7 @@ import { lastSocket } from "../test/fakeSocket";
 import { errorResponse, jsonResponse, stubFetch, type RecordedCall } from "../test/utils";
 import DashboardPage from "./DashboardPage";
 import { globalMetrics, learningWorkflow, operators, readyWorkflow, renderLive } from "./testFixtures";
-import type { WorkflowMetrics } from "../api/metrics";
+import type { Level, WorkflowMetrics } from "../api/metrics";
 
 type Handler = (call: RecordedCall) => Response | undefined;
 
@@ -263,7 +263,7 @@ describe("DashboardPage", () => {
   });
 
   it("announces a level change and refetches", async () => {
-    let level = "COACHING";
+    let level: Level = "COACHING";
     const { calls } = stubDashboard(undefined, () => [readyWorkflow, { ...learningWorkflow, level, auto_ready: level === "AUTO" }]);
     renderDashboard();
     const row = await workflowRow("Refund request");

@@ -20,7 +20,7 @@ const definition: WorkflowDefinition = {
   level: "AUTO",
   mode: "coaching",
   auto_ready: true,
-  thresholds: { coaching_after: 10, auto_min_window: 20, auto_acceptance: 0.85, window: 50 },
+  thresholds: { coaching_after: 10, auto_min_window: 20, auto_acceptance: 0.85, window: 50, auto_alpha: 0.05 },
 };
 
 function stubDetail(override: (call: RecordedCall) => Response | undefined = () => undefined) {

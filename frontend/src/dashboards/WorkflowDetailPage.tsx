@@ -126,7 +126,7 @@ export default function WorkflowDetailPage() {
         <h1 id="workflow-heading">{wf.name}</h1>
         <div className="workflow-actions">
           {wf.version === wf.latest_version ? (
-            <StartRunButton workflow={{ ...wf, level: String(wf.level), mode: target.mode }} />
+            <StartRunButton workflow={{ ...wf, mode: target.mode }} />
           ) : null}
           <ModeButton target={target} onAsk={modes.ask} />
         </div>

@@ -9,6 +9,7 @@ import { apiGet, apiPatch, apiPost, apiPut } from "../api/client";
 import { useSocketEvent, useWorkspaceRoom } from "../realtime/context";
 import { fetchWorkflowMetrics, workflowMetricsKey } from "../api/metrics";
 import type { GlobalMetrics, LevelChangedEvent, MetricsUpdateEvent, OperatorMetrics, StepMode, WorkflowMetrics, WorkflowMode } from "../api/metrics";
+import type { components } from "../api/schema";
 import type { CorrectionPack, ItemList, PackChange, PackChangedEvent, PackExport, WorkflowDefinition } from "./types";
 
 export const dashboardKeys = {
@@ -100,12 +101,7 @@ export interface ModeChange {
 }
 
 /** A step the promotion leaves without evidence of its own (the server's `steps_not_ready`). */
-export interface NotReadyStep {
-  step_id: string;
-  level: string;
-  decisions: number;
-  decisions_needed: number | null;
-}
+export type NotReadyStep = components["schemas"]["StepNotReady"];
 
 /** One of the decisions behind a step's readiness. */
 export interface StepDecision {

@@ -4,7 +4,7 @@
  * api/correction_packs.py, api/audit.py and api/workflows.py. The metrics
  * shapes are in ../api/metrics, shared with the operator side.
  */
-import type { Level, StepMode, WorkflowMode } from "../api/metrics";
+import type { Workflow } from "../api/types";
 
 export interface ItemList<T> {
   items: T[];
@@ -116,21 +116,5 @@ export interface WorkflowStepDefinition {
   [more: string]: unknown;
 }
 
-/** `GET /api/workflows/<id>?version=`. */
-export interface WorkflowDefinition {
-  id: string;
-  version: number;
-  latest_version: number;
-  name: string;
-  description?: string;
-  variables?: Record<string, unknown>;
-  steps: WorkflowStepDefinition[];
-  level: Level;
-  mode: WorkflowMode;
-  /** steps with a mode of their own; the others follow `mode` */
-  step_modes?: Record<string, StepMode>;
-  auto_ready?: boolean;
-  thresholds?: Record<string, number>;
-  created_at?: string;
-  updated_at?: string;
-}
+/** `GET /api/workflows/<id>?version=`: its steps read as the definitions they are (free-form to the API). */
+export type WorkflowDefinition = Omit<Workflow, "steps"> & { steps: WorkflowStepDefinition[] };

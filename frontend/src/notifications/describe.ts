@@ -5,7 +5,7 @@ import type { GatewayToolChangedEvent } from "../tools/gatewayLearning";
 import type { LevelEventWithSeq, Notice, PackEventWithSeq } from "./types";
 
 /** A workflow or a step taken out of AUTO, by spot checks or by a lead. */
-export function isDemotion(event: Pick<LevelEventWithSeq, "previous_mode" | "mode">): boolean {
+export function isDemotion(event: { previous_mode?: string | null; mode?: string | null }): boolean {
   return event.previous_mode === "auto" && event.mode === "coaching";
 }
 

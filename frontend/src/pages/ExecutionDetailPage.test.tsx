@@ -15,7 +15,7 @@ function execution(overrides: Partial<Execution> = {}): Execution {
     progress: { done: 1, total: 2, percent: 50 },
     is_coaching: false,
     steps: [
-      { step_id: "collect", status: "completed", output: { customer: "Ada", items: [1, 2] } },
+      { step_id: "collect", status: "succeeded", output: { customer: "Ada", items: [1, 2] } },
       { step_id: "review", status: "running", output: null },
     ],
     ...overrides,
@@ -27,8 +27,8 @@ const completed = () =>
     status: "completed",
     progress: { done: 2, total: 2, percent: 100 },
     steps: [
-      { step_id: "collect", status: "completed", output: { customer: "Ada", items: [1, 2] } },
-      { step_id: "review", status: "completed", output: { approved: true } },
+      { step_id: "collect", status: "succeeded", output: { customer: "Ada", items: [1, 2] } },
+      { step_id: "review", status: "succeeded", output: { approved: true } },
     ],
   });
 
@@ -123,7 +123,7 @@ describe("ExecutionDetailPage", () => {
     expect(await screen.findByRole("heading", { level: 1 })).toHaveTextContent("Execution ex-1");
 
     const collect = await screen.findByRole("listitem", { name: "collect" });
-    expect(within(collect).getByText("Completed")).toBeInTheDocument();
+    expect(within(collect).getByText("Succeeded")).toBeInTheDocument();
     const output = collect.querySelector("pre");
     expect(output?.textContent).toBe(JSON.stringify({ customer: "Ada", items: [1, 2] }, null, 2));
 
@@ -157,7 +157,7 @@ describe("ExecutionDetailPage", () => {
 
     await act(() => vi.advanceTimersByTimeAsync(1000));
     expect(executionCalls()).toHaveLength(3);
-    expect(await within(stepItem("review")).findByText("Completed")).toBeInTheDocument();
+    expect(await within(stepItem("review")).findByText("Succeeded")).toBeInTheDocument();
     expect(screen.getByText("2 / 2 steps (100%)")).toBeInTheDocument();
     expect(screen.queryByRole("button", { name: "Cancel execution" })).not.toBeInTheDocument();
 
@@ -172,7 +172,7 @@ describe("ExecutionDetailPage", () => {
           status: "failed",
           error: { step_id: "review", message: "step 'review': KeyError: 'amount'" },
           steps: [
-            { step_id: "collect", status: "completed", output: { ok: true } },
+            { step_id: "collect", status: "succeeded", output: { ok: true } },
             { step_id: "review", name: "Review the invoice", type: "action", status: "failed", output: null,
               error: "KeyError: 'amount'" },
             { step_id: "send", status: "pending", output: null },

@@ -5,7 +5,7 @@ import type { Execution } from "../api/types";
 import { jsonResponse, renderPage, stubFetch } from "../test/utils";
 import ExecutionsPage from "./ExecutionsPage";
 
-function execution(id: string, mode: string, status: string): Execution {
+function execution(id: string, mode: Execution["mode"], status: Execution["status"]): Execution {
   return {
     execution_id: id,
     workflow_id: "wf-1",

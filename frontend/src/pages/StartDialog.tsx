@@ -2,7 +2,7 @@ import { useId, useState, type FormEvent } from "react";
 import { Link } from "react-router-dom";
 import { ApiError, errorMessage } from "../api/client";
 import { LLM_PROVIDER_MISSING, LLM_SETTINGS_PATH } from "../admin/llmApi";
-import type { Workflow } from "../api/types";
+import type { ExecutionMode, Workflow } from "../api/types";
 import { satisfies } from "../approvals/eligibility";
 import { Dialog } from "../components/Dialog";
 import { serverFieldErrors } from "../policies/fieldErrors";
@@ -17,19 +17,19 @@ export interface VariableSpec {
 
 export interface StartRequest {
   workflow: Workflow;
-  mode: string;
+  mode: ExecutionMode;
   variables: Record<string, unknown>;
 }
 
-const MODE_HINTS: Record<string, string> = {
+const MODE_HINTS: Record<ExecutionMode, string> = {
   coaching: "every step is suggested to an operator and decided in the queue",
   auto: "runs unattended; policy-forced reviews and spot checks still go to a person",
   normal: "runs with no review but what policy forces (leads only)",
 };
 
 /** The modes `role` may start `workflow` in: its own first; auto only once it is promoted; normal for leads. */
-export function startModes(workflow: Workflow, role: string | null): string[] {
-  const modes = [workflow.mode === "auto" ? "auto" : "coaching"];
+export function startModes(workflow: Workflow, role: string | null): ExecutionMode[] {
+  const modes: ExecutionMode[] = [workflow.mode === "auto" ? "auto" : "coaching"];
   if (!modes.includes("coaching")) modes.push("coaching");
   if (satisfies(role, "lead")) modes.push("normal");
   return modes;
@@ -137,7 +137,7 @@ export function StartDialog({
           <select
             id={`${id}-mode`}
             value={mode}
-            onChange={(e) => setMode(e.target.value)}
+            onChange={(e) => setMode(e.target.value as ExecutionMode)}
             aria-describedby={`${id}-mode-hint`}
             aria-invalid={problems.mode ? true : undefined}
           >

@@ -11,9 +11,11 @@ const workflows: Page<Workflow> = {
     {
       id: "onboarding",
       version: 3,
+      latest_version: 3,
       name: "Customer onboarding",
       description: "Welcome a new customer",
-      level: 2,
+      level: "COACHING",
+      auto_ready: false,
       mode: "coaching",
       steps: [{ id: "a" }, { id: "b" }, { id: "c" }],
       variables: {
@@ -25,8 +27,10 @@ const workflows: Page<Workflow> = {
     {
       id: "refund",
       version: 1,
+      latest_version: 1,
       name: "Refund request",
-      level: 1,
+      level: "OBSERVATION",
+      auto_ready: false,
       mode: "auto",
       steps: [{ id: "only" }],
     },
@@ -55,13 +59,13 @@ describe("WorkflowsPage", () => {
 
     const row = (await screen.findByRole("rowheader", { name: /Customer onboarding/ })).closest("tr")!;
     const cells = within(row).getAllByRole("cell").map((c) => c.textContent);
-    expect(cells).toEqual(["v3", "2", "Coaching", "3", "Run"]);
+    expect(cells).toEqual(["v3", "Coaching", "Coaching", "3", "Run"]);
     expect(within(row).getByText("Welcome a new customer")).toBeInTheDocument();
 
     const second = screen.getByRole("rowheader", { name: "Refund request" }).closest("tr")!;
     expect(within(second).getAllByRole("cell").map((c) => c.textContent)).toEqual([
       "v1",
-      "1",
+      "Observation",
       "AUTO",
       "1",
       "Run",

@@ -122,7 +122,7 @@ export default function WorkflowsPage() {
                         ) : null}
                       </th>
                       <td>v{workflow.version}</td>
-                      <td>{levelLabel(String(workflow.level))}</td>
+                      <td>{levelLabel(workflow.level)}</td>
                       <td>{modeLabel(workflow.mode)}</td>
                       <td className="num">{workflow.steps.length}</td>
                       <td className="actions">

@@ -144,7 +144,7 @@ describe("PoliciesPage", () => {
   });
 
   it("is read-only for an operator, with no dry run", async () => {
-    await openPolicies(undefined, { ...testSession, workspace_id: 2 });
+    await openPolicies(undefined, { ...testSession, workspace_id: "2" });
     expect(screen.queryByRole("button", { name: "New rule" })).not.toBeInTheDocument();
     expect(screen.queryByRole("button", { name: /Move/ })).not.toBeInTheDocument();
     expect(screen.queryByRole("form", { name: "Dry run" })).not.toBeInTheDocument();

@@ -44,7 +44,7 @@ describe("failure rules of the banner", () => {
     expect(retryWarning(step)).toBeNull();
     expect(retryWarning({ ...step, error: "tool 'http.request' failed: timed out after 30s" })).toMatch(/may have had its effect/);
     expect(
-      retryWarning({ ...step, policy: { effect: "allow", default: true, rule: null, matched: [], risk: "external" } }),
+      retryWarning({ ...step, policy: { effect: "allow", default: true, rule: { id: null, name: "workspace default", scope: "workspace" }, matched: [], risk: "external" } }),
     ).toMatch(/Its tool is external/);
   });
 

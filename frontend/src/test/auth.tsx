@@ -5,14 +5,14 @@ import { errorResponse, jsonResponse, stubFetch, testQueryClient, type RecordedC
 
 type Handler = (call: RecordedCall) => Response | Promise<Response>;
 
-/** A signed-in admin of "Default" (id 1) who is also an operator in "Support" (id 2). */
+/** A signed-in admin of "Default" (id "1") who is also an operator in "Support" (id "2"). */
 export const testSession: AuthSession = {
-  user: { id: 7, email: "ada@example.com", name: "Ada" },
+  user: { id: "7", email: "ada@example.com", name: "Ada" },
   workspaces: [
-    { id: 1, slug: "default", name: "Default", role: "admin" },
-    { id: 2, slug: "support", name: "Support", role: "operator" },
+    { id: "1", slug: "default", name: "Default", role: "admin" },
+    { id: "2", slug: "support", name: "Support", role: "operator" },
   ],
-  workspace_id: 1,
+  workspace_id: "1",
   csrf_token: "csrf-from-answer",
 };
 

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { renderApp, stubSignedInFetch, testSession } from "../test/auth";
 import { errorResponse, jsonResponse, type RecordedCall } from "../test/utils";
 import type { AgentIdentity } from "./agents";
+import type { AuthSession } from "../api/types";
 
 const ACTIVE: AgentIdentity = {
   id: "ag-1", name: "claude-code", description: "Ada's laptop", created_by: "ada@example.com",
@@ -68,7 +69,7 @@ describe("AgentsSection", () => {
   });
 
   it("is not shown to someone who is not an admin", async () => {
-    const operator = { ...testSession, workspaces: [{ ...testSession.workspaces[0], role: "operator" }] };
+    const operator: AuthSession = { ...testSession, workspaces: [{ ...testSession.workspaces[0], role: "operator" }] };
     const { calls } = await openTools(undefined, operator);
     expect(screen.queryByRole("heading", { name: "Agents (MCP gateway)" })).toBeNull();
     expect(calls.some((c) => c.url === "/api/agents")).toBe(false);

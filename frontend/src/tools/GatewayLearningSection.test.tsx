@@ -30,7 +30,8 @@ const PAGE: GatewayTools = {
   identities: { learner: snapshot({ decisions: 31, accepted: 29, corrected: 1, rejected: 1, acceptance_rate: 29 / 31 }) },
 };
 
-async function openTools(handler: (call: RecordedCall) => Response | undefined = () => undefined, role = "lead") {
+async function openTools(handler: (call: RecordedCall) => Response | undefined = () => undefined,
+  role: "operator" | "lead" | "admin" = "lead") {
   const session = { ...testSession, workspaces: [{ ...testSession.workspaces[0], role }] };
   const { calls } = stubSignedInFetch((call) => {
     const answer = handler(call);
