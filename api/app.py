@@ -9,8 +9,8 @@ from flask import Flask, request
 from flask_socketio import SocketIO
 
 from api import (agents, approvals, audit as audit_api, auth, coaching, correction_packs, errors, executions, frontend,
-                 health, llm_provider, metrics, notices as notices_api, plans, policies, queue, security, sockets,
-                 tool_servers, users, workflows, workspace)
+                 health, llm_provider, metrics, notices as notices_api, plans, policies, queue, security, slack,
+                 sockets, tool_servers, users, workflows, workspace)
 from api.base import Api
 from config import Settings
 from services.container import Services
@@ -81,6 +81,8 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True, recove
     api.register_blueprint(audit_api.blp)
     api.register_blueprint(workspace.blp)
     api.register_blueprint(llm_provider.blp)
+    api.register_blueprint(slack.blp)
+    api.register_blueprint(slack.hook_blp)
     api.register_blueprint(approvals.blp)
     api.register_blueprint(plans.blp)
     api.register_blueprint(notices_api.blp)

@@ -84,6 +84,8 @@ class Settings:
     # COACH_LLM_MAX_RETRIES: retries of a request answered 408/409/429/5xx or not answered, with exponential
     # backoff that honours Retry-After (the openai client's)
     llm_max_retries: int = 3
+    # COACH_SLACK_API_URL: the Slack Web API's base URL (slack_sdk's WebClient base_url; tests point it at loopback)
+    slack_api_url: str = "https://slack.com/api/"
 
     @property
     def resolved_database_url(self) -> str:

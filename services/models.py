@@ -12,10 +12,11 @@ from services.metrics import models as metrics
 from services.orm import Base
 from services.plans import models as plans
 from services.policies import models as policies
+from services.slack import models as slack
 from services.toolservers import models as toolservers
 from services.users import models as users
 from services.workflows import models as workflows
 
-CONCEPTS = (agents, approvals, audit, coaching, executions, gateway, metrics, plans, policies, toolservers, users,
-            workflows)
+CONCEPTS = (agents, approvals, audit, coaching, executions, gateway, metrics, plans, policies, slack, toolservers,
+            users, workflows)
 metadata = Base.metadata
