@@ -9,6 +9,7 @@ import { ConfirmDialog } from "../dashboards/ConfirmDialog";
 import { adminKeys, createToken, fetchTokens, revokeToken, type ApiToken } from "./api";
 import { AuthContext } from "../auth/context";
 import { LlmProviderSettings } from "./LlmProviderSettings";
+import { MySlackIdSettings, SlackWorkspaceSettings } from "../slack/SlackSettings";
 import "./admin.css";
 
 const SHORTCUT_CHOICES: { value: ShortcutMode; label: string; hint: string }[] = [
@@ -19,7 +20,7 @@ const SHORTCUT_CHOICES: { value: ShortcutMode; label: string; hint: string }[] =
 
 /**
  * Each person's own settings: keyboard shortcuts (kept in this browser) and bearer tokens for scripts; for admins,
- * the workspace's LLM provider too.
+ * the workspace's LLM provider and Slack app too. Everyone sets their own Slack member ID.
  */
 export default function SettingsPage() {
   useDocumentTitle("Settings");
@@ -32,7 +33,9 @@ export default function SettingsPage() {
         The colours follow your system's light or dark setting (<code>prefers-color-scheme</code>).
       </p>
       <TokenSettings />
+      <MySlackIdSettings />
       {role === "admin" ? <LlmProviderSettings /> : null}
+      {role === "admin" ? <SlackWorkspaceSettings /> : null}
     </section>
   );
 }
