@@ -53,8 +53,9 @@ def verify(signing_secret: str, raw: bytes, headers) -> None:
     """401 unless Slack signed `raw` with the workspace's secret within the last 5 minutes."""
     if not signing_secret:
         raise Unauthorized("this workspace has no Slack signing secret", code="slack_signature")
-    ok = SignatureVerifier(signing_secret).is_valid(body=raw, timestamp=headers.get("X-Slack-Request-Timestamp", ""),
-                                                    signature=headers.get("X-Slack-Signature", ""))
+    timestamp = headers.get("X-Slack-Request-Timestamp", "")
+    ok = timestamp.isdigit() and len(timestamp) < 16 and SignatureVerifier(signing_secret).is_valid(
+        body=raw, timestamp=timestamp, signature=headers.get("X-Slack-Signature", ""))
     if not ok:
         raise Unauthorized("bad or expired Slack signature", code="slack_signature")
 
@@ -79,9 +80,10 @@ def handle(svc, workspace_id: str, raw: bytes, headers) -> Answer:
     if payload is None:
         return Answer("ignored", "no payload")
     kind = payload.get("type")
-    slack_user = str((payload.get("user") or {}).get("id") or "")
+    slack_user = str(_dict(payload.get("user")).get("id") or "")
     if kind == "block_actions":
-        action = (payload.get("actions") or [{}])[0]
+        actions = payload.get("actions")
+        action = _dict(actions[0] if isinstance(actions, list) and actions else None)
         value = M.parse_value(str(action.get("value") or ""))
         if value is None or action.get("action_id") not in (M.APPROVE, M.REJECT):
             return Answer("ignored", "not a decision")  # "Open in Coach" is a link; Slack still tells us
@@ -100,17 +102,17 @@ def handle(svc, workspace_id: str, raw: bytes, headers) -> Answer:
             except slack.SlackError as exc:  # the modal could not open: reject without a comment
                 log.warning("Slack views.open failed (%s): rejecting without a comment", exc.code)
         return _decide(svc, config, workspace_id, who, value, action["action_id"] == M.APPROVE, None, key, where)
-    if kind == "view_submission" and (payload.get("view") or {}).get("callback_id") == "coach_reject_comment":
+    if kind == "view_submission" and _dict(payload.get("view")).get("callback_id") == "coach_reject_comment":
         view = payload["view"]
-        meta = M.parse_value(view.get("private_metadata") or "")
+        meta = M.parse_value(str(view.get("private_metadata") or ""))
         if meta is None:
             return Answer("ignored", "not a Coach modal", body={})
         where = (meta.get("channel"), meta.get("ts"), str(meta.get("title") or "Review"))
         who = _member(svc, workspace_id, slack_user)
         if who is None:
             return Answer("unknown_user", SET_YOUR_ID, body=_modal_error(SET_YOUR_ID))
-        comment = ((((view.get("state") or {}).get("values") or {}).get("comment") or {}).get("comment") or {}) \
-            .get("value") or None
+        comment = _dict(_dict(_dict(_dict(view.get("state")).get("values")).get("comment")).get("comment")).get("value")
+        comment = str(comment)[:5000] if comment else None
         answer = _decide(svc, config, workspace_id, who, meta, False, comment,
                          _key(workspace_id, slack_user, view.get("id"), "view", view.get("hash")), where)
         answer.body = {"response_action": "clear"} if answer.outcome == "decided" else _modal_error(answer.message)
@@ -118,19 +120,23 @@ def handle(svc, workspace_id: str, raw: bytes, headers) -> Answer:
     return Answer("ignored", f"{kind} is not handled")
 
 
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _modal_error(text: str) -> dict[str, Any]:
     return {"response_action": "errors", "errors": {"comment": text[:150]}}
 
 
 def _where(payload: dict[str, Any]) -> tuple[str | None, str | None]:
-    container = payload.get("container") or {}
-    channel = container.get("channel_id") or (payload.get("channel") or {}).get("id")
-    ts = container.get("message_ts") or (payload.get("message") or {}).get("ts")
+    container = _dict(payload.get("container"))
+    channel = container.get("channel_id") or _dict(payload.get("channel")).get("id")
+    ts = container.get("message_ts") or _dict(payload.get("message")).get("ts")
     return channel, ts, _title(payload)
 
 
 def _title(payload: dict[str, Any]) -> str:
-    return str((payload.get("message") or {}).get("text") or "Review")
+    return str(_dict(payload.get("message")).get("text") or "Review")
 
 
 def _key(workspace_id: str, *parts: Any) -> str:

@@ -194,6 +194,7 @@ def test_a_click_accepts_a_suggestion_counted_like_any_decision(app, api, servic
     value = [e for b in M.review_message(review)["blocks"] if b["type"] == "actions" for e in b["elements"]][0]
     assert review.url == f"https://coach.example/executions/{ex_id}/coach"
     assert post(app, configured, click("U0OPER", M.APPROVE, value["value"])).get_json()["outcome"] == "decided"
+    assert post(app, configured, click("U0OPER", M.APPROVE, value["value"]), retry=1).status_code == 200  # a retry
     assert api.ok("GET", f"/api/executions/{ex_id}/coaching/stats")["accepted"] == 1
     assert api.settle(ex_id)["status"] == "completed"
     decision = [e for e in api.ok("GET", "/api/audit?per_page=100")["items"] if e["action"] == "decision"]
@@ -209,6 +210,18 @@ def test_a_bad_or_old_signature_is_401_and_decides_nothing(app, api, lead, confi
     tampered = app.test_client().post(HOOK.format(configured), data=body.replace(b"U0LEAD", b"U0LEAX"),
                                       headers=sign(SECRET, body))
     assert tampered.status_code == 401
+    for stamp in ("", "soon", "9" * 40):
+        headers = {**sign(SECRET, body), "X-Slack-Request-Timestamp": stamp}
+        assert app.test_client().post(HOOK.format(configured), data=body, headers=headers).status_code == 401
+    # well signed but not a click on a Coach button: answered, and nothing happens
+    for junk in ({"type": "block_actions", "actions": "x", "user": []}, {"type": "view_submission", "view": 3},
+                 {"type": "block_actions", "user": {"id": "U0LEAD"}, "actions": [{"action_id": M.APPROVE,
+                                                                                  "value": "{not json"}]}):
+        answer = post(app, configured, junk)
+        assert answer.status_code == 200 and answer.get_json()["outcome"] == "ignored"
+    garbage = b"payload=%7B%7B"
+    assert app.test_client().post(HOOK.format(configured), data=garbage,
+                                  headers=sign(SECRET, garbage)).get_json()["outcome"] == "ignored"
     assert api.ok("GET", f"/api/approvals/{approval['approval_id']}")["status"] == "pending"
     assert decisions_audited(api) == []
 
