@@ -52,7 +52,7 @@ class Answer:
 def verify(signing_secret: str, raw: bytes, headers) -> None:
     """401 unless Slack signed `raw` with the workspace's secret within the last 5 minutes."""
     if not signing_secret:
-        raise Unauthorized("this workspace has no Slack signing secret", code="slack_signature")
+        raise Unauthorized("bad or expired Slack signature", code="slack_signature")
     timestamp = headers.get("X-Slack-Request-Timestamp", "")
     ok = timestamp.isdigit() and len(timestamp) < 16 and SignatureVerifier(signing_secret).is_valid(
         body=raw, timestamp=timestamp, signature=headers.get("X-Slack-Signature", ""))
@@ -73,9 +73,8 @@ def handle(svc, workspace_id: str, raw: bytes, headers) -> Answer:
     """Verify, parse and act on one interactivity request of the workspace `workspace_id`."""
     with svc.db.read() as session:
         config = slack_settings.config(session, svc.settings, workspace_id)
-    if config is None:
-        raise NotFound("this workspace has no Slack app set up")
-    verify(config.signing_secret, raw, headers)
+    # no app here is answered as a bad signature: the answer tells nobody which workspaces use Slack
+    verify(config.signing_secret if config is not None else "", raw, headers)
     payload = payload_of(raw)
     if payload is None:
         return Answer("ignored", "no payload")
