@@ -296,3 +296,26 @@ def test_reject_asks_for_a_comment_in_a_modal_then_rejects_with_it(app, api, sla
     assert read["status"] == "rejected" and read["decisions"][0]["comment"] == "wrong supplier"
     assert read["decisions"][0]["user"] == "lead@test.local"
     assert "Rejected* by lead@test.local: wrong supplier" in json.dumps(slack.calls("chat.update")[0]["args"])
+
+
+def test_rejecting_a_suggestion_from_slack_sends_the_comment_as_feedback(app, api, services, slack, configured):
+    operator = as_user(app, services, "operator@test.local", "operator")
+    operator.ok("PUT", "/api/workspace/slack/me", {"slack_user_id": "U0OPER"})
+    wf = api.workflow([{"id": "greet", "tool": "echo", "params": {"message": "hi"}}])
+    ex_id = api.start(wf["id"], mode="coaching")["execution_id"]
+    api.settle(ex_id)
+    suggestion = api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]
+    value = M.button_value(M.from_suggestion(suggestion, configured, "https://coach.example"))
+    post(app, configured, click("U0OPER", M.REJECT, value, trigger_id="T.9"))
+    meta = slack.calls("views.open")[0]["args"]["view"]["private_metadata"]
+    assert post(app, configured, submission("U0OPER", meta, "say hello properly")).get_json() == \
+        {"response_action": "clear"}
+    assert api.ok("GET", f"/api/executions/{ex_id}/coaching/stats")["rejected"] == 1
+    assert api.settle(ex_id)["status"] == "waiting_correction"
+    decision = [e for e in api.ok("GET", "/api/audit?per_page=100")["items"] if e["action"] == "decision"]
+    assert [e["actor"] for e in decision] == ["operator@test.local"]
+    # the dialog sent again (a retry) decides nothing more; a click on the decided item is refused naming who
+    post(app, configured, submission("U0OPER", meta, "say hello properly"))
+    again = post(app, configured, click("U0OPER", M.APPROVE, value, action_ts="1700000200.000001")).get_json()
+    assert again["outcome"] == "refused" and "rejected by operator@test.local" in again["message"]
+    assert api.ok("GET", f"/api/executions/{ex_id}/coaching/stats")["rejected"] == 1
