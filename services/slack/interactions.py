@@ -135,7 +135,9 @@ def _where(payload: dict[str, Any]) -> tuple[str | None, str | None]:
 
 
 def _title(payload: dict[str, Any]) -> str:
-    return str(_dict(payload.get("message")).get("text") or "Review")
+    # the message's fallback text as Slack keeps it: escaped for mrkdwn; decided_message escapes it again
+    text = str(_dict(payload.get("message")).get("text") or "Review")
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
 
 def _key(workspace_id: str, *parts: Any) -> str:

@@ -122,11 +122,12 @@ def _escape(text: str) -> str:
 
 
 def params_text(params: Any) -> str:
+    """The params as indented JSON, escaped for mrkdwn, then cut to PARAMS_MAX (escaping first: `<` takes 4)."""
     try:
         shown = json.dumps(params, indent=1, sort_keys=True, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
         shown = str(params)
-    return _cut(shown, PARAMS_MAX).replace("```", "'''")
+    return _cut(_escape(shown[: PARAMS_MAX * 2]).replace("`" * 3, "'" * 3), PARAMS_MAX)
 
 
 def review_message(review: Review) -> dict[str, Any]:
@@ -135,7 +136,7 @@ def review_message(review: Review) -> dict[str, Any]:
     where = " · ".join(p for p in (f"Workflow: {review.workflow}" if review.workflow else "",
                                    f"Agent: {review.agent}" if review.agent else "",
                                    f"Step: {review.step_id}" if review.step_id else "") if p)
-    text = f"{title}: {review.question or review.tool or review.step_id or review.id}"
+    text = _escape(f"{title}: {review.question or review.tool or review.step_id or review.id}")
     blocks: list[dict[str, Any]] = [
         {"type": "header", "text": {"type": "plain_text", "text": _cut(title, 150)}},
     ]
@@ -144,7 +145,7 @@ def review_message(review: Review) -> dict[str, Any]:
     if review.tool:
         body = f"*Tool:* `{_escape(review.tool)}`"
         if review.params not in (None, {}):
-            body += f"\n```{_escape(params_text(review.params))}```"
+            body += f"\n```{params_text(review.params)}```"
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": body}})
     if where:
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": _escape(_cut(where, TEXT_MAX))}]})
@@ -172,7 +173,7 @@ def decided_message(review_text: str, outcome: str, who: str, comment: str | Non
     verb = {"approve": "Approved", "approved": "Approved", "accept": "Approved", "reject": "Rejected",
             "rejected": "Rejected", "expired": "Expired"}.get(outcome, outcome.capitalize())
     line = f"*{verb}* by {_escape(who)}" + (f": {_escape(_cut(comment, TEXT_MAX))}" if comment else "")
-    return {"text": f"{verb} by {who}: {review_text}"[:3000],
+    return {"text": _escape(f"{verb} by {who}: {review_text}")[:3000],
             "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": _escape(_cut(review_text, TEXT_MAX))}},
                        {"type": "context", "elements": [{"type": "mrkdwn", "text": line}]}]}
 

@@ -36,8 +36,10 @@ def test_destructive_or_flagged_by_a_named_rule_is_open_in_coach_only():
 
 
 def test_params_are_cut_short_and_cannot_forge_mentions_or_links():
-    message = M.review_message(review(params={"note": "<!channel> <https://evil|click> " + "x" * 5000}))
-    text = json.dumps(message["blocks"])
+    message = M.review_message(review(question="<!here> pay",
+                                      params={"note": "<!channel> <https://evil|click> " + "<" * 5000}))
+    text = json.dumps(message["blocks"]) + message["text"]
+    assert "<!here>" not in text
     assert "<!channel>" not in text and "&lt;!channel&gt;" in text and "<https://evil" not in text
     section = next(b for b in message["blocks"] if b["type"] == "section" and "Tool" in b["text"]["text"])
     assert len(section["text"]["text"]) < 3000
