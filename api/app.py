@@ -10,7 +10,7 @@ from flask_socketio import SocketIO
 
 from api import (action_links, agents, approvals, audit as audit_api, auth, coaching, correction_packs, errors,
                  executions, frontend, gateway_tools, health, llm_provider, metrics, notices as notices_api,
-                 notifications as notifications_api, plans, policies, queue, security, sockets, tool_servers, triggers,
+                 notifications as notifications_api, plans, policies, queue, security, slack, sockets, tool_servers, triggers,
                  users, workflows, workspace)
 from api.base import Api
 from config import Settings
@@ -82,6 +82,8 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True, recove
     api.register_blueprint(audit_api.blp)
     api.register_blueprint(workspace.blp)
     api.register_blueprint(llm_provider.blp)
+    api.register_blueprint(slack.blp)
+    api.register_blueprint(slack.hook_blp)
     api.register_blueprint(approvals.blp)
     api.register_blueprint(plans.blp)
     api.register_blueprint(notices_api.blp)

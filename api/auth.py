@@ -19,8 +19,9 @@ from services.users import members, service as users, tokens
 from services.users.models import Membership, User, Workspace
 
 blp = Blueprint("auth", __name__, url_prefix="/api/auth", description="Log in, tokens")
-# /api/hooks/: incoming webhooks, authenticated by their signature (api/triggers.py)
-PUBLIC = ("/api/auth/login", "/api/openapi.json", "/api/docs", "/api/hooks/")
+# /api/hooks/: incoming webhooks, authenticated by their signature (api/triggers.py); /api/integrations/: called by
+# other systems, which sign their requests (api/slack.py checks Slack's signature)
+PUBLIC = ("/api/auth/login", "/api/openapi.json", "/api/docs", "/api/hooks/", "/api/integrations/")
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
 CSRF_COOKIE = "coach_csrf"
 

@@ -106,6 +106,8 @@ class Settings:
     # deciding from a link (0: no limit; destructive tools always do)
     notify_link_amount_max: float = 0.0
     webhook_timeout_s: float = 10.0  # COACH_WEBHOOK_TIMEOUT_S: one outgoing webhook delivery
+    # COACH_SLACK_API_URL: the Slack Web API's base URL (slack_sdk's WebClient base_url; tests point it at loopback)
+    slack_api_url: str = "https://slack.com/api/"
 
     @property
     def resolved_public_url(self) -> str:

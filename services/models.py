@@ -13,11 +13,12 @@ from services.notifications import models as notifications
 from services.orm import Base
 from services.plans import models as plans
 from services.policies import models as policies
+from services.slack import models as slack
 from services.toolservers import models as toolservers
 from services.triggers import models as triggers
 from services.users import models as users
 from services.workflows import models as workflows
 
-CONCEPTS = (agents, approvals, audit, coaching, executions, gateway, metrics, notifications, plans, policies, toolservers, triggers,
-            users, workflows)
+CONCEPTS = (agents, approvals, audit, coaching, executions, gateway, metrics, notifications, plans, policies, slack,
+            toolservers, triggers, users, workflows)
 metadata = Base.metadata

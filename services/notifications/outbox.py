@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session, object_session
 
 from core import notifications as N
 from services.executions.models import Execution
+from services.notifications import slack as slack_channel
 from services.orm import utcnow
 from services.users.models import Membership, User
 
@@ -206,7 +207,9 @@ def plan_rows(session: Session, config: Config, facts: N.Facts, event_id: str, p
     if users is None:
         endpoint_ids = [r["endpoint_id"] for r in matched if r["endpoint_id"]] + \
             [e.id for e in endpoints if facts.kind in (e.events or [])]
-    everyone = members(session, facts.workspace_id) if config.email else []  # no email: no person to look up
+    slack_on = facts.kind in N.DECIDABLE and slack_channel.enabled(session, facts.workspace_id)
+    # no email and no Slack: no person to look up
+    everyone = members(session, facts.workspace_id) if config.email or slack_on else []
     if users is None:
         named = [u for r in matched for u in r["users"]]
         chosen = _resolve(everyone, named) if named else N.default_recipients(facts, everyone)
@@ -226,6 +229,8 @@ def plan_rows(session: Session, config: Config, facts: N.Facts, event_id: str, p
             held = N.quiet_until(now, p.quiet_start, p.quiet_end, p.timezone) if p else None
             hold = {"next_attempt_at": held, "held_reason": "quiet hours"} if held else {}
             rows.append(OutboxRow(**{**base, **hold}, channel=N.EMAIL, recipient=user_id, address=emails[user_id]))
+    if slack_on:
+        rows += slack_channel.rows(session, base, facts.kind, chosen)
     by_id = {e.id: e for e in endpoints}
     for endpoint_id in dict.fromkeys(endpoint_ids or []):
         endpoint = by_id.get(endpoint_id)

@@ -21,7 +21,7 @@ from services.approvals.models import Approval
 from services.db import row_locks
 from services.orm import utcnow
 
-from . import email as mail, links, outbox, webhooks
+from . import email as mail, links, outbox, slack as slack_channel, webhooks
 from .email import SendFailed
 from .models import Escalation, NotificationRoute, OutboxRow, WebhookEndpoint
 
@@ -66,12 +66,14 @@ def send_one(services, row_id: str, owner: str, now: datetime | None = None) -> 
         row = session.get(OutboxRow, row_id)
         if row is None or row.status != N.SENDING or row.claimed_by != owner:
             return row.status if row is not None else "gone"  # taken over by another sender meanwhile
-        message = request = None
+        message = request = post = None
         try:
             if row.channel == N.EMAIL:
                 lines = [row.payload.get("text") or ""] + links.lines_for(session, services, row, now)
                 message = mail.compose(services.settings, row.address, row.id,
                                        row.payload.get("subject") or row.kind, lines)
+            elif row.channel == N.SLACK:
+                post = slack_channel.prepare(session, services.settings, row)
             else:
                 request = webhooks.prepare(session, services.settings, row)
         except SendFailed as exc:
@@ -84,6 +86,8 @@ def send_one(services, row_id: str, owner: str, now: datetime | None = None) -> 
     try:
         if message is not None:
             mail.send(services.settings, message)
+        elif post is not None:
+            slack_channel.send(services.settings, post)
         else:
             status = webhooks.post(services.settings, *request)
         outcome = None

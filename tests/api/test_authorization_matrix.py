@@ -148,6 +148,14 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("PUT", "/api/workspace/llm"): "admin",
     ("DELETE", "/api/workspace/llm"): "admin",
     ("POST", "/api/workspace/llm/test"): "admin",
+    # Slack (docs/slack.md): admins set the app, each member their own Slack id; Slack's interactivity requests
+    # are let in by Slack's signature alone ("signed": a Coach login is no substitute, 401 without it)
+    ("GET", "/api/workspace/slack"): "admin",
+    ("PUT", "/api/workspace/slack"): "admin",
+    ("DELETE", "/api/workspace/slack"): "admin",
+    ("GET", "/api/workspace/slack/me"): "operator",
+    ("PUT", "/api/workspace/slack/me"): "operator",
+    ("POST", "/api/integrations/slack/<workspace_id>/interactions"): "signed",
     # policies: everyone reads the rules and the default; leads change them and dry-run (README "Policies")
     ("GET", "/api/policies"): "operator",
     ("POST", "/api/policies"): "lead",
@@ -201,7 +209,7 @@ EXPECTED: dict[tuple[str, str], str] = {
 FOREIGN_IN_BODY = {("POST", "/api/executions/"), ("POST", "/api/executions/coaching"),
                    ("POST", "/api/correction-packs/import")}
 # Path variables that are not ids of a workspace's row.
-NOT_ROWS = {"step_id", "filename"}
+NOT_ROWS = {"step_id", "filename", "workspace_id"}
 SUCCESS = {"POST": 200, "GET": 200, "PUT": 200, "PATCH": 200, "DELETE": 204}
 CREATED = {("POST", "/api/workflows/<workflow_id>/hooks"), ("POST", "/api/workflows/<workflow_id>/schedules"),
            ("POST", "/api/hooks/<hook_id>"), ("POST", "/api/executions/<execution_id>/rerun"), ("POST", "/api/tool-servers"), ("POST", "/api/agents"), ("POST", "/api/plans"), ("POST", "/api/plans/<plan_id>/save-as-workflow"), ("POST", "/api/workflows"), ("POST", "/api/executions/"), ("POST", "/api/executions/coaching"),
@@ -519,6 +527,12 @@ def _build(w: World, key: tuple[str, str], side: str, caller: str | None, fresh:
                        json={"decision": "approve"})
     if key == ("PUT", "/api/workspace/outbound"):
         return Request(json={"allow": [], "deny": ["blocked.example"]})
+    if key == ("PUT", "/api/workspace/slack"):
+        return Request(json={"default_channel": "C0MATRIX"})
+    if key == ("PUT", "/api/workspace/slack/me"):
+        return Request(json={"slack_user_id": f"U0{caller or 'NOBODY'}".upper()})
+    if key == ("POST", "/api/integrations/slack/<workspace_id>/interactions"):
+        return Request({"workspace_id": w.default_ws}, json={"payload": "{}"})
     if key == ("PUT", "/api/workspace/llm"):  # a public address (no DNS); nothing connects to it here
         return Request(json={"base_url": "http://8.8.8.8:9/v1", "model": "m", "api_key": "k"})
     if key == ("POST", "/api/workspace/llm/test") and fresh:  # no provider: answered at once, ok false
@@ -674,6 +688,12 @@ def test_every_api_route_has_a_row(world):
 def test_matrix(world, key, caller, side):
     method, rule = key
     minimum = EXPECTED[key]
+    if minimum == "signed":  # no Slack signature: 401 whoever calls, and nothing is read
+        world.matrix_cases_run += 1
+        response = world.call(method, _path(world, rule, side, _build(world, key, side, caller, False).path),
+                              caller, {"payload": "{}"})
+        assert (response.status_code, _error_code(response)) == (401, "slack_signature"), response.get_data()[:300]
+        return
     allowed = minimum == "public" or (caller is not None and RANK[caller] >= RANK[minimum])
     world.matrix_cases_run += 1
     request = _build(world, key, side, caller, fresh=allowed and side == "own")
@@ -759,6 +779,7 @@ INVALID = {
     ("PUT", "/api/users/<user_id>/role"): ("/api/users/{user_id}/role", {"role": "king"}),
     ("GET", "/api/audit"): ("/api/audit?per_page=0", None),
     ("PUT", "/api/workspace/outbound"): ("/api/workspace/outbound", {"allow": "not a list"}),
+    ("PUT", "/api/workspace/slack"): ("/api/workspace/slack", {"bot_token": 5, "default_channel": ["C0"]}),
     ("PUT", "/api/workspace/llm"): ("/api/workspace/llm", {"base_url": "ftp://x", "clear_api_key": "maybe"}),
     ("POST", "/api/policies"): ("/api/policies", {"name": "x", "effect": "maybe"}),
     ("PUT", "/api/policies/<id:policy_id>"): ("/api/policies/{policy_id}", {"name": "x", "effect": "maybe"}),
@@ -784,7 +805,7 @@ INVALID = {
 def _invalid_cases():
     for key, (template, body) in INVALID.items():
         for caller in ROLES:
-            if RANK[caller] < RANK[EXPECTED[key]]:
+            if EXPECTED[key] in RANK and RANK[caller] < RANK[EXPECTED[key]]:
                 yield pytest.param(key, template, body, caller, id=f"{key[0]} {key[1]} as {caller} with an invalid body")
 
 

@@ -11,6 +11,7 @@ import { AuthContext } from "../auth/context";
 import { LlmProviderSettings } from "./LlmProviderSettings";
 import { NotificationSettings } from "../notifications/NotificationSettings";
 import { WorkspaceNotifications } from "../notifications/WorkspaceNotifications";
+import { MySlackIdSettings, SlackWorkspaceSettings } from "../slack/SlackSettings";
 import "./admin.css";
 
 const SHORTCUT_CHOICES: { value: ShortcutMode; label: string; hint: string }[] = [
@@ -20,8 +21,9 @@ const SHORTCUT_CHOICES: { value: ShortcutMode; label: string; hint: string }[] =
 ];
 
 /**
- * Each person's own settings: keyboard shortcuts (kept in this browser), notifications and bearer tokens for scripts;
- * for admins, the workspace's LLM provider and its notification routes and webhooks too.
+ * Each person's own settings: keyboard shortcuts (kept in this browser), notifications, their Slack member ID and
+ * bearer tokens for scripts; for admins, the workspace's LLM provider, its notification routes and webhooks, and its
+ * Slack app too.
  */
 export default function SettingsPage() {
   useDocumentTitle("Settings");
@@ -35,8 +37,10 @@ export default function SettingsPage() {
       </p>
       <NotificationSettings />
       <TokenSettings />
+      <MySlackIdSettings />
       {role === "admin" ? <LlmProviderSettings /> : null}
       {role === "admin" ? <WorkspaceNotifications /> : null}
+      {role === "admin" ? <SlackWorkspaceSettings /> : null}
     </section>
   );
 }

@@ -1,0 +1,31 @@
+/** Slack: the workspace's Slack app (admins, /api/workspace/slack) and your own Slack member id (/api/workspace/slack/me). */
+import { apiDelete, apiGet, apiPut } from "../api/client";
+
+export interface SlackSettings {
+  bot_token_set: boolean;
+  signing_secret_set: boolean;
+  default_channel: string | null;
+  /** the path to give Slack as the Interactivity Request URL, after this server's public origin */
+  interactivity_path: string;
+  updated_by: string | null;
+  updated_at: string | null;
+}
+
+/** A change: an absent (or null) secret keeps the stored one, "" removes it. */
+export interface SlackSettingsChange {
+  bot_token?: string | null;
+  signing_secret?: string | null;
+  default_channel?: string | null;
+}
+
+export interface MySlackId {
+  slack_user_id: string | null;
+}
+
+export const slackKeys = { settings: ["workspace", "slack"] as const, me: ["workspace", "slack", "me"] as const };
+
+export const fetchSlackSettings = (signal?: AbortSignal) => apiGet<SlackSettings>("/api/workspace/slack", { signal });
+export const saveSlackSettings = (body: SlackSettingsChange) => apiPut<SlackSettings>("/api/workspace/slack", body);
+export const removeSlackSettings = () => apiDelete("/api/workspace/slack");
+export const fetchMySlackId = (signal?: AbortSignal) => apiGet<MySlackId>("/api/workspace/slack/me", { signal });
+export const saveMySlackId = (slack_user_id: string) => apiPut<MySlackId>("/api/workspace/slack/me", { slack_user_id });
