@@ -2049,6 +2049,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/integrations/slack/{workspace_id}/interactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Slack's interactivity request: verified with the workspace's signing secret (401 when the signature is
+         *     bad or older than 5 minutes), then a click decides as the Coach member with that Slack user id.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    workspace_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/x-www-form-urlencoded": {
+                        /** @description Slack's JSON payload */
+                        payload?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["InteractionAnswer"];
+                    };
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/metrics/global": {
         parameters: {
             query?: never;
@@ -4731,6 +4782,152 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/workspace/slack": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SlackSettings"];
+                    };
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        /** Set the bot token, signing secret and default channel (audited, never the secrets); 422 names the field. */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["SlackSettingsArgs"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SlackSettings"];
+                    };
+                };
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        post?: never;
+        /** Remove the workspace's Slack app (audited): nothing is posted, clicks are refused. */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No Content */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspace/slack/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SlackUser"];
+                    };
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        /**
+         * Your Slack member id here: your clicks in Slack act as you, and reviews may be sent to you. 409 when
+         *     another member set the same id.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["SlackUser"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SlackUser"];
+                    };
+                };
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -5524,6 +5721,16 @@ export interface components {
             /** @description the same, on the origin this request came to */
             url?: string;
             workflow_id?: string;
+        };
+        InteractionAnswer: {
+            errors?: {
+                [key: string]: unknown;
+            };
+            message?: string;
+            /** @description decided | refused | unknown_user | ignored | modal_opened */
+            outcome?: string;
+            /** @description view_submission: clear (closes the modal) or errors */
+            response_action?: string;
         };
         Invitation: {
             /** Format: date-time */
@@ -6490,6 +6697,43 @@ export interface components {
             quiet_start?: string | null;
             /** @default UTC */
             timezone?: string;
+        };
+        SlackSettings: {
+            /** @description whether a bot token is stored (never returned) */
+            bot_token_set?: boolean;
+            /** @description channel id reviews go to by default */
+            default_channel?: string | null;
+            /** @description the path to give Slack as the Request URL of Interactivity, after this server's public origin */
+            interactivity_path?: string;
+            /** @description whether a signing secret is stored (never returned) */
+            signing_secret_set?: boolean;
+            /** Format: date-time */
+            updated_at?: string | null;
+            updated_by?: string | null;
+        };
+        SlackSettingsArgs: {
+            /**
+             * @description xoxb-… (stored encrypted); absent or null keeps the stored one, empty removes it
+             * @default null
+             */
+            bot_token?: string | null;
+            /**
+             * @description a channel id (C…, G…); absent or null keeps it, empty removes it
+             * @default null
+             */
+            default_channel?: string | null;
+            /**
+             * @description the app's Signing Secret (stored encrypted); absent or null keeps it, empty removes it
+             * @default null
+             */
+            signing_secret?: string | null;
+        };
+        SlackUser: {
+            /**
+             * @description your Slack member id in this workspace's Slack (U…); empty or null clears it
+             * @default null
+             */
+            slack_user_id?: string | null;
         };
         Snapshot: {
             acceptance_rate?: number;
