@@ -22,6 +22,7 @@ from services.coaching.models import Decision, Suggestion
 from services.executions import service as executions
 from services.executions.models import Execution
 from services.metrics import evidence
+from services.notifications import outbox as notification_outbox
 from services.notifier import Events, jsonable
 from services.orm import utcnow
 from services.policies import service as policies
@@ -255,6 +256,7 @@ def _submit(services, workspace_id: str, execution_id: str, body: dict[str, Any]
             # a replay of an Idempotency-Key is found by decide, under the execution's lock
             response, decision = decide(session, services.definitions, services.tools.for_workspace(workspace_id),
                                         workspace_id, execution_id, body, operator, events, idempotency_key)
+            notification_outbox.person_present(session)  # the next suggestion is in front of its operator
             ex = session.get(Execution, execution_id)
             decided_step = decision.step_id
             if ex.status in S.RUNNABLE:

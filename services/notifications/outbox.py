@@ -29,6 +29,7 @@ from .models import Escalation, NotificationPrefs, NotificationRoute, OutboxRow,
 log = logging.getLogger(__name__)
 CONFIG_KEY = "coach_notifications"  # a Database's sessionmaker info: the Config below
 _NOTED = "coach_notifications_noted"
+_PRESENT = "coach_notifications_person_present"
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,17 @@ def status_changed(ex: Execution) -> None:
     """An execution's status changed (services/executions.set_status): a suggestion waiting, a question asked, a
     run failed are read from the execution as it is when the transaction commits."""
     if ex.status in WATCHED:
-        _note(object_session(ex), f"ex:{ex.id}", lambda s: _execution_event(s, ex))
+        session = object_session(ex)
+        if ex.status == "waiting_decision" and session is not None and session.info.get(_PRESENT):
+            return  # the next suggestion of a decision's own transaction: its operator is looking at it
+        _note(session, f"ex:{ex.id}", lambda s: _execution_event(s, ex))
+
+
+def person_present(session: Session) -> None:
+    """A person decides in this transaction (services/coaching/decisions): the next suggestion it opens is in front
+    of them already, and is not news to send (`suggestion_waiting` is for a run that waits while nobody looks). It
+    also keeps the decision path to its own statements: no routes or endpoints are read for it."""
+    session.info[_PRESENT] = True
 
 
 def approval_opened(session: Session, approval) -> None:

@@ -287,6 +287,23 @@ def test_a_failed_run_and_a_question_reach_whoever_started_it_and_suggestions_on
     assert [m["Subject"] for m in inbox.to("admin@test.local")][-1] == "A suggestion waits: step greet"
 
 
+def test_the_next_suggestion_of_an_operators_own_decision_is_not_sent_as_news(api, services, inbox):
+    api.ok("PUT", "/api/notifications/settings", {"kinds": {"suggestion_waiting": True}})
+    wf = api.workflow([{"id": "greet", "tool": "echo", "params": {"m": "hi"}},
+                       {"id": "close", "tool": "echo", "params": {"m": "bye"}}], name="two")
+    ex = api.settle(api.start(wf["id"], mode="coaching")["execution_id"])
+    sender.deliver_due(services)
+    assert "A suggestion waits: step greet" in [m["Subject"] for m in inbox.to("admin@test.local")]
+
+    api.ok("POST", f"/api/executions/{ex['execution_id']}/coaching/decision",
+           {"suggestion_id": ex["gate"]["suggestion_id"], "decision": "accept"})
+    assert api.settle(ex["execution_id"])["gate"]["step_id"] == "close"
+    sender.deliver_due(services)
+
+    # the operator who accepted is looking at the next one: no mail about it
+    assert "A suggestion waits: step close" not in [m["Subject"] for m in inbox.to("admin@test.local")]
+
+
 def test_a_deadline_near_is_sent_once_before_the_approval_times_out(api, lead, services, inbox):
     wf = api.workflow([{"id": "sign_off", "type": "approval", "message": "Sign?", "timeout_s": 300}])
     assert api.settle(api.start(wf["id"])["execution_id"])["status"] == "waiting_approval"
