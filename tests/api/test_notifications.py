@@ -3,17 +3,11 @@ the outbox sent by services/notifications/sender.py (its scanner is off here: ea
 instant it chooses, so backoff, quiet hours and escalation are checked without waiting)."""
 from __future__ import annotations
 
-import email
-import email.policy
 import json
 import re
-import socket
-import threading
 from datetime import timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from aiosmtpd.controller import Controller
 from sqlalchemy import select, update
 
 from core import notifications as N
@@ -21,64 +15,19 @@ from services.notifications import sender
 from services.notifications.models import ActionLink, OutboxRow
 from services.orm import utcnow
 from tests.conftest import Api, make_user
-
-
-class Inbox:
-    def __init__(self):
-        self.messages: list[email.message.EmailMessage] = []
-
-    async def handle_DATA(self, server, session, envelope):
-        self.messages.append(email.message_from_bytes(envelope.content, policy=email.policy.default))
-        return "250 OK"
-
-    def to(self, address: str) -> list:
-        return [m for m in self.messages if m["To"] == address]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.support.receivers import smtp_inbox, webhook_receiver
 
 
 @pytest.fixture
 def inbox():
-    box = Inbox()
-    controller = Controller(box, hostname="127.0.0.1", port=_free_port())
-    controller.start()
-    box.port = controller.port
-    yield box
-    controller.stop()
-
-
-class Receiver(ThreadingHTTPServer):
-    def __init__(self):
-        self.requests: list[tuple[dict, bytes]] = []
-        self.statuses: list[int] = []  # answered in turn; 200 once they run out
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                outer.requests.append(({k.lower(): v for k, v in self.headers.items()}, body))
-                self.send_response(outer.statuses.pop(0) if outer.statuses else 200)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
-
-        super().__init__(("127.0.0.1", 0), Handler)
+    with smtp_inbox() as box:
+        yield box
 
 
 @pytest.fixture
 def receiver():
-    server = Receiver()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+    with webhook_receiver() as server:
+        yield server
 
 
 @pytest.fixture

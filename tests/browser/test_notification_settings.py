@@ -4,79 +4,39 @@ quiet hours, adds a webhook endpoint (its secret shown once) and sees it failing
 approval's email link opens a confirmation page in the browser whose button approves."""
 from __future__ import annotations
 
-import email
-import email.policy
 import re
-import socket
-import threading
 import time
 from datetime import datetime, timedelta, timezone
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from aiosmtpd.controller import Controller
 from playwright.sync_api import expect
 
 from tests.browser.coaching_support import collect_errors
 from tests.browser.conftest import FRONTEND_DIST, log_in
-from tests.support.live_server import LiveServer
+from tests.support.live_server import LiveServer, free_port
+from tests.support.receivers import smtp_inbox, webhook_receiver
 
 pytestmark = pytest.mark.browser
 
 
-class Inbox:
-    def __init__(self):
-        self.messages = []
-
-    async def handle_DATA(self, server, session, envelope):
-        self.messages.append(email.message_from_bytes(envelope.content, policy=email.policy.default))
-        return "250 OK"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def inbox():
-    box = Inbox()
-    controller = Controller(box, hostname="127.0.0.1", port=_free_port())
-    controller.start()
-    box.port = controller.port
-    yield box
-    controller.stop()
+    with smtp_inbox() as box:
+        yield box
 
 
 @pytest.fixture
 def failing_receiver():
-    hits = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):
-            hits.append(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
-            self.send_response(500)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    server.hits = hits
-    yield server
-    server.shutdown()
-    server.server_close()
+    with webhook_receiver(500) as server:
+        yield server
 
 
 @pytest.fixture
 def server(tmp_path: Path, inbox):
     if not (FRONTEND_DIST / "index.html").is_file():
         pytest.fail(f"{FRONTEND_DIST}/index.html is missing: build the web app first")
-    port = _free_port()
+    port = free_port()
     live = LiveServer(tmp_path / "server", demo="0", port=port, env={
         "COACH_FRONTEND_DIST": str(FRONTEND_DIST), "COACH_SMTP_HOST": "127.0.0.1", "COACH_SMTP_PORT": str(inbox.port),
         "COACH_NOTIFY_SCAN_S": "0.3", "COACH_PUBLIC_URL": f"http://127.0.0.1:{port}"})
@@ -128,7 +88,7 @@ def test_an_admin_sets_notifications_sees_a_failing_webhook_and_approves_from_th
     wf = server.post("/api/workflows", json={"name": "pay", "steps": [
         {"id": "sign_off", "type": "approval", "message": "Pay 42?"}]}).json()
     assert server.post("/api/executions/", json={"workflow_id": wf["id"], "variables": {}}).status_code == 201
-    wait_for(lambda: failing_receiver.hits)
+    wait_for(lambda: failing_receiver.requests)
     page.reload()
     expect(page.get_by_role("list", name="Webhook endpoints")).to_contain_text("failing")
 

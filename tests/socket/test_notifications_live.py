@@ -3,65 +3,25 @@ receiver on loopback: a server killed (SIGKILL) after an approval's commit and b
 restarted, it sends the email and the webhook once each."""
 from __future__ import annotations
 
-import email
-import email.policy
-import socket
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from aiosmtpd.controller import Controller
 
 from tests.socket.test_approvals_live import approval_of, approval_workflow, start
 from tests.support.live_server import LiveServer
-
-
-class Inbox:
-    def __init__(self):
-        self.messages = []
-
-    async def handle_DATA(self, server, session, envelope):
-        self.messages.append(email.message_from_bytes(envelope.content, policy=email.policy.default))
-        return "250 OK"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.support.receivers import smtp_inbox, webhook_receiver
 
 
 @pytest.fixture
 def inbox():
-    box = Inbox()
-    controller = Controller(box, hostname="127.0.0.1", port=_free_port())
-    controller.start()
-    box.port = controller.port
-    yield box
-    controller.stop()
+    with smtp_inbox() as box:
+        yield box
 
 
 @pytest.fixture
 def receiver():
-    deliveries = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):
-            self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            deliveries.append(self.headers["X-Coach-Delivery"])
-            self.send_response(204)
-            self.end_headers()
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    server.deliveries = deliveries
-    yield server
-    server.shutdown()
-    server.server_close()
+    with webhook_receiver(204) as server:
+        yield server
 
 
 def test_a_server_killed_between_the_commit_and_the_delivery_sends_once_after_its_restart(tmp_path, inbox, receiver):
