@@ -8,7 +8,7 @@ import pytest
 
 from tests.socket.test_gateway_live import call, decide, make_agent, pending_gateway, text
 from tests.support.live_server import LiveServer
-from tests.support.mcp_servers import stdio_command
+from tests.support.mcp_servers import server_with_shop, stdio_command
 
 SHOP = stdio_command("shop")
 HOLD_S = 0.3  # a held call answers "awaits review" quickly: the tests decide it afterwards
@@ -17,31 +17,13 @@ READY_AFTER = 28  # accepts in a row that make a new scope AUTO-ready at the def
 
 @pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def server(request, tmp_path_factory):
-    database_url = None
-    if request.param == "postgresql":
-        database_url = request.getfixturevalue("pg_database")
-        request.getfixturevalue("pg_emptier")()
-    live = LiveServer(tmp_path_factory.mktemp("gateway-learning") / "server", database_url,
-                      env={"COACH_MCP_STDIO_ALLOW": " ".join(SHOP), "COACH_GATEWAY_HOLD_S": str(HOLD_S),
-                           "COACH_SPOT_CHECK_RATE": "0"})
-    try:
-        live.start()
-        http = live.http
-        made = http.post(live.url("/api/tool-servers"), json={"name": "shop", "transport": "stdio", "command": SHOP,
-                                                               "trusted": False}, timeout=30)
-        assert made.status_code == 201, made.text
-        listed = http.post(live.url(f"/api/tool-servers/{made.json()['id']}/refresh"), timeout=60).json()
-        assert listed["last_error"] == "", listed
-        rules = [{"name": "no big sums", "effect": "deny", "reason": "too much",
-                  "match": {"tool": "shop.add", "agent": "*", "params": "params.a > 1000"}},
-                 {"name": "a person looks at sums over 100", "effect": "require_review", "reason": "large",
-                  "match": {"tool": "shop.add", "agent": "*", "params": "params.a > 100"}}]
-        for body in rules:
-            assert http.post(live.url("/api/policies"), json=body, timeout=10).status_code == 201
+    rules = [{"name": "no big sums", "effect": "deny", "reason": "too much",
+              "match": {"tool": "shop.add", "agent": "*", "params": "params.a > 1000"}},
+             {"name": "a person looks at sums over 100", "effect": "require_review", "reason": "large",
+              "match": {"tool": "shop.add", "agent": "*", "params": "params.a > 100"}}]
+    with server_with_shop(request, tmp_path_factory.mktemp("gateway-learning") / "server", trusted=False,
+                          policies=rules, env={"COACH_GATEWAY_HOLD_S": str(HOLD_S), "COACH_SPOT_CHECK_RATE": "0"}) as live:
         yield live
-    finally:
-        live.stop()
-        live.http.close()
 
 
 def review(server: LiveServer, token: str, agent: str, tool: str, arguments: dict, decision: dict) -> dict:

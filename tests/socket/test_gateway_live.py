@@ -18,7 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from services.db import Database
 from tests.support.live_server import LiveServer
-from tests.support.mcp_servers import stdio_command
+from tests.support.mcp_servers import server_with_shop, stdio_command
 
 SHOP = stdio_command("shop")
 HOLD_S = 4.0
@@ -26,35 +26,17 @@ HOLD_S = 4.0
 
 @pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def server(request, tmp_path_factory):
-    database_url = None
-    if request.param == "postgresql":
-        database_url = request.getfixturevalue("pg_database")
-        request.getfixturevalue("pg_emptier")()
-    live = LiveServer(tmp_path_factory.mktemp("gateway") / "server", database_url,
-                      env={"COACH_MCP_STDIO_ALLOW": " ".join(SHOP), "COACH_GATEWAY_HOLD_S": str(HOLD_S),
-                           "COACH_GATEWAY_PROGRESS_S": "0.5"})
-    try:
-        live.start()
-        http = live.http
-        made = http.post(live.url("/api/tool-servers"), json={"name": "shop", "transport": "stdio", "command": SHOP,
-                                                               "trusted": True}, timeout=30)
-        assert made.status_code == 201, made.text
-        listed = http.post(live.url(f"/api/tool-servers/{made.json()['id']}/refresh"), timeout=60).json()
-        assert listed["last_error"] == "", listed
-        rules = [("review lookups", "require_review", "shop.lookup"), ("review sums", "require_review", "shop.add"),
-                 ("review tallies", "require_review", "shop.tally"), ("no refunds by bots", "deny", "shop.refund"),
-                 ("slow is fine", "allow", "shop.slow"), ("echo is fine", "allow", "shop.echo_meta"),
-                 ("crashing is allowed", "allow", "shop.crash")]
-        for name, effect, tool in rules:
-            body = {"name": name, "effect": effect, "reason": f"{name} (tests)", "match": {"tool": tool, "agent": "*"}}
-            assert http.post(live.url("/api/policies"), json=body, timeout=10).status_code == 201
-        big = {"name": "no big sums", "effect": "deny", "order": -1, "reason": "too much",
-               "match": {"tool": "shop.add", "agent": "*", "params": "params.a > 1000"}}
-        assert http.post(live.url("/api/policies"), json=big, timeout=10).status_code == 201
+    rules = [("review lookups", "require_review", "shop.lookup"), ("review sums", "require_review", "shop.add"),
+             ("review tallies", "require_review", "shop.tally"), ("no refunds by bots", "deny", "shop.refund"),
+             ("slow is fine", "allow", "shop.slow"), ("echo is fine", "allow", "shop.echo_meta"),
+             ("crashing is allowed", "allow", "shop.crash")]
+    policies = [{"name": name, "effect": effect, "reason": f"{name} (tests)", "match": {"tool": tool, "agent": "*"}}
+                for name, effect, tool in rules]
+    policies.append({"name": "no big sums", "effect": "deny", "order": -1, "reason": "too much",
+                     "match": {"tool": "shop.add", "agent": "*", "params": "params.a > 1000"}})
+    with server_with_shop(request, tmp_path_factory.mktemp("gateway") / "server", trusted=True, policies=policies,
+                          env={"COACH_GATEWAY_HOLD_S": str(HOLD_S), "COACH_GATEWAY_PROGRESS_S": "0.5"}) as live:
         yield live
-    finally:
-        live.stop()
-        live.http.close()
 
 
 def make_agent(server: LiveServer, name: str, token: str | None = None) -> dict:
