@@ -57,6 +57,11 @@ class Browser:
                 "keys": {"p256dh": b64(public), "auth": b64(self.auth)}}
 
 
+def new_browser(endpoint: str, application_server_key: str) -> Browser:
+    """A browser's side of a subscription: a fresh P-256 key pair and auth secret."""
+    return Browser(endpoint, application_server_key, ec.generate_private_key(ec.SECP256R1()), os.urandom(16))
+
+
 class PushService(ThreadingHTTPServer):
     def __init__(self):
         self.browsers: dict[str, Browser] = {}
@@ -90,8 +95,7 @@ class PushService(ThreadingHTTPServer):
     def subscribe(self, application_server_key: str) -> Browser:
         """What PushManager.subscribe({applicationServerKey}) gives a page."""
         token = b64(os.urandom(12))
-        browser = Browser(f"{self.origin}/push/{token}", application_server_key,
-                          ec.generate_private_key(ec.SECP256R1()), os.urandom(16))
+        browser = new_browser(f"{self.origin}/push/{token}", application_server_key)
         self.browsers[f"/push/{token}"] = browser
         return browser
 
