@@ -128,3 +128,20 @@ def test_unsubscribing_and_bad_subscriptions(api, lead, push_service):
     assert lead.call("DELETE", "/api/notifications/push/subscriptions", {"endpoint": browser.endpoint})[0] == 204
     assert lead.ok("GET", "/api/notifications/push/subscriptions")["items"] == []
     assert lead.call("DELETE", "/api/notifications/push/subscriptions", {"endpoint": browser.endpoint})[0] == 404
+
+
+def test_the_service_worker_is_served_at_the_root_as_javascript_never_kept_stale(settings, tmp_path):
+    from api.app import create_app
+
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    (dist / "index.html").write_text("<!doctype html><title>Coach</title>", encoding="utf-8")
+    (dist / "sw.js").write_text("self.addEventListener('push', () => {});", encoding="utf-8")
+    app = create_app(settings.with_overrides(frontend_dist=str(dist)), migrate=False)
+    try:
+        answer = app.test_client().get("/sw.js")
+        assert answer.status_code == 200 and answer.mimetype == "text/javascript"
+        assert answer.cache_control.no_cache and answer.headers["Service-Worker-Allowed"] == "/"
+        assert "Set-Cookie" not in answer.headers
+    finally:
+        app.extensions["coach"].close()
