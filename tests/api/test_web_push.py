@@ -145,3 +145,32 @@ def test_the_service_worker_is_served_at_the_root_as_javascript_never_kept_stale
         assert "Set-Cookie" not in answer.headers
     finally:
         app.extensions["coach"].close()
+
+
+def test_a_vapid_key_given_by_the_settings_is_the_one_browsers_subscribe_with_and_pushes_are_signed_with(
+        settings, push_service):
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    from api.app import create_app
+    from tests.support.push_service import b64
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    raw = b64(key.private_numbers().private_value.to_bytes(32, "big"))
+    public = b64(key.public_key().public_bytes(serialization.Encoding.X962,
+                                               serialization.PublicFormat.UncompressedPoint))
+    app = create_app(settings.with_overrides(vapid_private_key=raw), migrate=False)
+    try:
+        services = app.extensions["coach"]
+        client = app.test_client()
+        client.environ_base["HTTP_AUTHORIZATION"] = f"Bearer {make_user(services, 'ann@test.local', 'lead')}"
+        who = Api(client, services)
+        assert who.ok("GET", "/api/notifications/push/key")["public_key"] == public
+        browser = subscribed(who, push_service)
+        approval_id = waiting_approval(who)
+        assert sender.deliver_due(services) == {"sent": 1}
+        assert push_service.received[0].refused is None  # signed with the given key: the push service checked it
+        assert browser.received[0]["tag"] == f"approval:{approval_id}"
+    finally:
+        services.runner.wait_idle(5)
+        services.close()
