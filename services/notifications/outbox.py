@@ -208,7 +208,9 @@ def plan_rows(session: Session, config: Config, facts: N.Facts, event_id: str, p
     if users is None:
         endpoint_ids = [r["endpoint_id"] for r in matched if r["endpoint_id"]] + \
             [e.id for e in endpoints if facts.kind in (e.events or [])]
-    everyone = members(session, facts.workspace_id) if config.email or config.push else []  # no person to reach
+    # no email and no browser subscribed in the workspace: no person to look up (the common case costs one query)
+    pushing = config.push and push.anyone_subscribed(session, facts.workspace_id)
+    everyone = members(session, facts.workspace_id) if config.email or pushing else []
     if users is None:
         named = [u for r in matched for u in r["users"]]
         chosen = _resolve(everyone, named) if named else N.default_recipients(facts, everyone)
@@ -229,7 +231,7 @@ def plan_rows(session: Session, config: Config, facts: N.Facts, event_id: str, p
             if config.email and N.wants_email({"email": p.email, "kinds": p.kinds} if p else None, facts.kind):
                 rows.append(OutboxRow(**{**base, **hold}, channel=N.EMAIL, recipient=user_id,
                                       address=emails[user_id]))
-        if config.push:
+        if pushing:
             rows += push.rows_for(session, base, facts.kind, list(holds), prefs, holds)
     by_id = {e.id: e for e in endpoints}
     for endpoint_id in dict.fromkeys(endpoint_ids or []):

@@ -36,6 +36,7 @@ from core.errors import NotFound, ValidationFailed
 from core.tools import ToolError
 from services.orm import utcnow
 from services.tools.http import VettedTransport, Vetter
+from services.users.models import Membership
 from services.toolservers.secrets import Secrets
 
 from .email import SendFailed
@@ -175,6 +176,12 @@ def unsubscribe(session: Session, user_id: str, endpoint: str) -> None:
 
 
 # -- the outbox -------------------------------------------------------------------------------------------------------
+
+def anyone_subscribed(session: Session, workspace_id: str) -> bool:
+    """Whether a member of the workspace has a browser subscribed (else an event needs no push lookup at all)."""
+    return session.execute(select(PushSubscription.id).join(Membership, Membership.user_id == PushSubscription.user_id)
+                           .where(Membership.workspace_id == workspace_id).limit(1)).first() is not None
+
 
 def rows_for(session: Session, base: dict[str, Any], kind: str, user_ids: list[str],
              prefs: dict[str, NotificationPrefs], holds: dict[str, dict]) -> list[OutboxRow]:
