@@ -134,8 +134,8 @@ def push_message(kind: str, event_id: str, payload: dict[str, Any]) -> dict[str,
     notification shown rather than stacking a second one."""
     if payload.get("approval_id"):
         path = f"/queue?approval={payload['approval_id']}"
-    elif payload.get("execution_id"):
-        path = f"/executions/{payload['execution_id']}"
+    elif payload.get("execution_id"):  # a suggestion opens the coaching panel; a question or a failure, the run
+        path = f"/executions/{payload['execution_id']}" + ("/coach" if kind == SUGGESTION_WAITING else "")
     elif payload.get("workflow_id"):
         path = f"/workflows/{payload['workflow_id']}"
     else:
