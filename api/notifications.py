@@ -233,8 +233,7 @@ class EndpointById(MethodView):
 class PushKey(MethodView):
     @blp.response(200, PushKeyOut)
     def get(self):
-        with services().db.transaction() as session:  # made on first use
-            return {"public_key": push.public_key(session, services().settings)}
+        return {"public_key": push.public_key(services().db, services().settings)}
 
 
 @blp.route("/push/subscriptions")

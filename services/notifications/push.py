@@ -37,7 +37,7 @@ from core.tools import ToolError
 from services.orm import utcnow
 from services.tools.http import VettedTransport, Vetter
 from services.users.models import Membership
-from services.toolservers.secrets import Secrets
+from services.toolservers.secrets import SecretUnreadable, Secrets
 
 from .email import SendFailed
 from .models import NotificationPrefs, OutboxRow, PushSubscription, VapidKeys
@@ -92,9 +92,16 @@ def vapid(session: Session, settings: Settings) -> Vapid02:
     return _parsed(sealer.open(row.private_key)["key"])
 
 
-def public_key(session: Session, settings: Settings) -> str:
-    """The application server key browsers pass to PushManager.subscribe (base64url, uncompressed P-256 point)."""
-    return _public(vapid(session, settings))
+def public_key(db, settings: Settings) -> str:
+    """The application server key browsers pass to PushManager.subscribe (base64url, uncompressed P-256 point): read
+    without a write transaction once it exists."""
+    if not settings.vapid_private_key:
+        with db.read() as session:
+            row = session.get(VapidKeys, KEY_ROW)
+            if row is not None:
+                return row.public_key
+    with db.transaction() as session:  # made on first use
+        return _public(vapid(session, settings))
 
 
 def subject(settings: Settings) -> str:
@@ -208,7 +215,7 @@ def prepare(session: Session, settings: Settings, row: OutboxRow) -> tuple[str, 
     claims = {"aud": f"{parts.scheme}://{parts.netloc}", "sub": subject(settings), "exp": int(time.time()) + 12 * 3600}
     try:
         signed = vapid(session, settings).sign(claims)
-    except VapidException as exc:
+    except (VapidException, SecretUnreadable) as exc:  # e.g. COACH_SECRET_KEY changed: the stored key is unreadable
         raise SendFailed(f"VAPID: {exc}") from exc
     headers = {"Authorization": signed["Authorization"], "Content-Encoding": "aes128gcm",
                "Content-Type": "application/octet-stream", "TTL": str(int(settings.push_ttl_s)),
