@@ -21,6 +21,7 @@ class SpaPath(PathConverter):
 
 # before the routes below: a rule is compiled with the converters its map has when it is added
 blp.record_once(lambda state: state.app.url_map.converters.setdefault("spa_path", SpaPath))
+SERVICE_WORKER = "sw.js"
 PLACEHOLDER = """<!doctype html><meta charset="utf-8"><title>Coach</title>
 <h1>Coach</h1><p>The web app is not built yet: run <code>make run</code> (or <code>make frontend</code>).</p>
 <p>The API is at <a href="/api/docs">/api/docs</a>.</p>"""
@@ -35,6 +36,13 @@ def swagger_assets(filename: str):
 @blp.get("/<spa_path:path>")
 def spa(path: str):
     dist = Path(current_app.extensions["coach"].settings.frontend_dist)
+    if path == SERVICE_WORKER and (dist / path).is_file():
+        # the Web Push service worker (frontend/public/sw.js): as JavaScript, revalidated on every update check so a
+        # new version is seen at once, controlling the whole app (scope /); the same for everyone, no cookie
+        g.cookieless = True
+        response = send_from_directory(dist, path, max_age=0, mimetype="text/javascript")
+        response.headers["Service-Worker-Allowed"] = "/"
+        return response
     if path and (dist / path).is_file():
         if not path.startswith("assets/"):
             return send_from_directory(dist, path, max_age=0)

@@ -1,6 +1,7 @@
 """/api/notifications: a person's own settings; a workspace's routes and outgoing webhook endpoints (admin)."""
 from __future__ import annotations
 
+from flask import request
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
@@ -8,7 +9,7 @@ from api.base import Blueprint
 from api.context import operator, requires, services, user_id, workspace_id
 from api.schemas import StrictBoolean
 from core import notifications as N
-from services.notifications import settings as prefs, webhooks
+from services.notifications import push, settings as prefs, webhooks
 
 blp = Blueprint("notifications", __name__, url_prefix="/api/notifications",
                 description="Notifications: your settings, the workspace's routes and webhook endpoints")
@@ -28,6 +29,9 @@ KindSwitches = Schema.from_dict({kind: StrictBoolean() for kind in N.KINDS}, nam
 class SettingsIn(Schema):
     email = StrictBoolean(load_default=True)
     kinds = fields.Nested(KindSwitches, load_default=dict, metadata={"description": "email on/off per event kind"})
+    push = StrictBoolean(load_default=True, metadata={"description": "Web Push to the browsers you subscribed"})
+    push_kinds = fields.Nested(KindSwitches, load_default=dict,
+                               metadata={"description": "Web Push on/off per event kind"})
     quiet_start = Clock()
     quiet_end = Clock()
     timezone = fields.String(load_default="UTC", validate=validate.Length(max=64))
@@ -111,6 +115,42 @@ class EndpointList(Schema):
     items = fields.List(fields.Nested(EndpointOut))
 
 
+class PushKeyOut(Schema):
+    public_key = fields.String(metadata={"description": "the VAPID public key (base64url): PushManager.subscribe's "
+                                                         "applicationServerKey"})
+
+
+class PushKeys(Schema):
+    p256dh = fields.String(required=True, validate=validate.Length(min=80, max=200))
+    auth = fields.String(required=True, validate=validate.Length(min=16, max=100))
+
+
+class PushSubscriptionIn(Schema):
+    """A browser's PushSubscription, as its toJSON() gives it."""
+
+    endpoint = fields.String(required=True, validate=[validate.Length(max=2000), validate.URL(
+        schemes={"http", "https"}, require_tld=False)])
+    keys = fields.Nested(PushKeys, required=True)
+    expirationTime = fields.Float(load_default=None, allow_none=True)  # noqa: N815  (the browser's name)
+
+
+class PushEndpointIn(Schema):
+    endpoint = fields.String(required=True, validate=validate.Length(max=2000))
+
+
+class PushSubscriptionOut(Schema):
+    id = fields.String()
+    endpoint = fields.String()
+    user_agent = fields.String()
+    last_status = fields.Integer(allow_none=True, metadata={"description": "the push service's last answer"})
+    last_sent_at = fields.DateTime(allow_none=True)
+    created_at = fields.DateTime()
+
+
+class PushSubscriptionList(Schema):
+    items = fields.List(fields.Nested(PushSubscriptionOut))
+
+
 @blp.route("/settings")
 class Settings(MethodView):
     @blp.response(200, SettingsOut)
@@ -187,3 +227,31 @@ class EndpointById(MethodView):
     def delete(self, endpoint_id):
         with services().db.transaction() as session:
             webhooks.delete(session, workspace_id(), endpoint_id, operator())
+
+
+@blp.route("/push/key")
+class PushKey(MethodView):
+    @blp.response(200, PushKeyOut)
+    def get(self):
+        return {"public_key": push.public_key(services().db, services().settings)}
+
+
+@blp.route("/push/subscriptions")
+class PushSubscriptions(MethodView):
+    @blp.response(200, PushSubscriptionList)
+    def get(self):
+        with services().db.read() as session:
+            return {"items": push.list_subscriptions(session, user_id())}
+
+    @blp.arguments(PushSubscriptionIn)
+    @blp.response(201, PushSubscriptionOut)
+    def post(self, body):
+        with services().db.transaction() as session:
+            return push.subscribe(session, services().settings, workspace_id(), user_id(), body,
+                                  request.headers.get("User-Agent", ""))
+
+    @blp.arguments(PushEndpointIn)
+    @blp.response(204)
+    def delete(self, body):
+        with services().db.transaction() as session:
+            push.unsubscribe(session, user_id(), body["endpoint"])

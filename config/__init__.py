@@ -108,6 +108,13 @@ class Settings:
     webhook_timeout_s: float = 10.0  # COACH_WEBHOOK_TIMEOUT_S: one outgoing webhook delivery
     # COACH_SLACK_API_URL: the Slack Web API's base URL (slack_sdk's WebClient base_url; tests point it at loopback)
     slack_api_url: str = "https://slack.com/api/"
+    # Web Push (docs/notifications.md "Web Push"). COACH_VAPID_PRIVATE_KEY: this installation's VAPID private key
+    # (base64url raw 32 bytes, or PEM/DER); empty: a key pair is made once and kept in the database, sealed.
+    # COACH_VAPID_SUBJECT: the contact the push services see (mailto: or https:); default mailto:<COACH_SMTP_FROM>.
+    # COACH_PUSH_TTL_S: how long a push service keeps a message for a browser that is offline
+    vapid_private_key: str = ""
+    vapid_subject: str = ""
+    push_ttl_s: int = 86400
 
     @property
     def resolved_public_url(self) -> str:

@@ -36,8 +36,9 @@ KINDS = (APPROVAL_REQUESTED, REVIEW_HELD, SUGGESTION_WAITING, CLARIFICATION_ASKE
 DEFAULT_EMAIL = frozenset(set(KINDS) - {SUGGESTION_WAITING})
 DECIDABLE = frozenset({APPROVAL_REQUESTED, REVIEW_HELD, DEADLINE_NEAR, ESCALATION})  # carry approve / reject links
 
-EMAIL, WEBHOOK, SLACK = "email", "webhook", "slack"
-CHANNELS = (EMAIL, WEBHOOK, SLACK)
+# push: Web Push to a person's browsers (services/notifications/push.py); slack: the workspace's Slack app
+EMAIL, WEBHOOK, PUSH, SLACK = "email", "webhook", "push", "slack"
+CHANNELS = (EMAIL, WEBHOOK, PUSH, SLACK)
 PENDING, SENDING, SENT, FAILED = "pending", "sending", "sent", "failed"
 STATUSES = (PENDING, SENDING, SENT, FAILED)
 
@@ -111,6 +112,38 @@ def wants_email(prefs: dict[str, Any] | None, kind: str) -> bool:
         return False
     chosen = (prefs.get("kinds") or {}).get(ESCALATION if kind == ESCALATION else kind)
     return chosen if isinstance(chosen, bool) else kind in DEFAULT_EMAIL
+
+
+def wants_push(prefs: dict[str, Any] | None, kind: str) -> bool:
+    """A person's Web Push switch for `kind` ({push: bool, push_kinds: {kind: bool}}); by default the same kinds as
+    email."""
+    prefs = prefs or {}
+    if prefs.get("push") is False:
+        return False
+    chosen = (prefs.get("push_kinds") or {}).get(kind)
+    return chosen if isinstance(chosen, bool) else kind in DEFAULT_EMAIL
+
+
+PUSH_TITLES = {APPROVAL_REQUESTED: "Approval requested", REVIEW_HELD: "A call waits for review",
+               SUGGESTION_WAITING: "A suggestion waits", CLARIFICATION_ASKED: "A question", DEADLINE_NEAR: "Deadline near",
+               DEMOTION: "Demoted to coaching", RUN_FAILED: "A run failed", ESCALATION: "Still waiting"}
+
+
+def push_message(kind: str, event_id: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """The small JSON a browser's service worker shows (a push message holds about 4 KB): a title, a body, the path
+    of the item in the web app, and the event id as the tag, so that a repeat of the same event replaces the
+    notification shown rather than stacking a second one."""
+    if payload.get("approval_id"):
+        path = f"/queue?approval={payload['approval_id']}"
+    elif payload.get("execution_id"):  # a suggestion opens the coaching panel; a question or a failure, the run
+        path = f"/executions/{payload['execution_id']}" + ("/coach" if kind == SUGGESTION_WAITING else "")
+    elif payload.get("workflow_id"):
+        path = f"/workflows/{payload['workflow_id']}"
+    else:
+        path = "/"
+    body = str(payload.get("text") or payload.get("subject") or "")
+    return {"title": PUSH_TITLES.get(kind, "Coach"), "body": body[:240] + ("…" if len(body) > 240 else ""),
+            "url": path, "tag": event_id[:200], "kind": kind}
 
 
 def parse_clock(text: str) -> time:

@@ -26,8 +26,9 @@ class OutboxRow(NewId, Base):
     workspace_id: Mapped[str] = mapped_column(String(32))
     event_id: Mapped[str] = mapped_column(String(200))
     kind: Mapped[str] = mapped_column(String(32))
-    channel: Mapped[str] = mapped_column(String(16))  # email | webhook
-    recipient: Mapped[str] = mapped_column(String(64))  # a user id (email) or a webhook endpoint id
+    channel: Mapped[str] = mapped_column(String(16))  # email | webhook | push
+    # a user id (email), a webhook endpoint id, or a push subscription id (one browser of a person)
+    recipient: Mapped[str] = mapped_column(String(64))
     address: Mapped[str] = mapped_column(String(2000), default="")  # the email address or URL, as it was
     payload: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
     status: Mapped[str] = mapped_column(String(16), default="pending")
@@ -49,6 +50,8 @@ class NotificationPrefs(Base):
     user_id: Mapped[str] = mapped_column(String(32), primary_key=True)
     email: Mapped[bool] = mapped_column(default=True)
     kinds: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)  # kind -> bool
+    push: Mapped[bool] = mapped_column(default=True)  # Web Push to the browsers they subscribed (0031_web_push)
+    push_kinds: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)  # kind -> bool
     quiet_start: Mapped[str | None] = mapped_column(String(5), nullable=True)  # "22:00"
     quiet_end: Mapped[str | None] = mapped_column(String(5), nullable=True)
     timezone: Mapped[str] = mapped_column(String(64), default="UTC")
@@ -125,4 +128,34 @@ class ActionLink(NewId, Base):
     expires_at: Mapped[datetime] = mapped_column(UtcDateTime())
     used_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     used_decision: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+class PushSubscription(NewId, Base):
+    """One browser of a person that accepted Web Push (its PushSubscription: the push service's endpoint URL and the
+    keys to encrypt for it). Removed when the person turns it off, or when the push service answers 404 / 410 (the
+    browser unsubscribed). Migration 0031_web_push."""
+
+    __tablename__ = "push_subscriptions"
+    __table_args__ = (UniqueConstraint("endpoint_hash", name="uq_push_subscriptions_endpoint"),)
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    user_id: Mapped[str] = mapped_column(String(32), index=True)
+    endpoint: Mapped[str] = mapped_column(String(2000))
+    endpoint_hash: Mapped[str] = mapped_column(String(64))  # sha256 of the endpoint: unique, indexable at any length
+    p256dh: Mapped[str] = mapped_column(String(200))  # the browser's public key (base64url, uncompressed P-256 point)
+    auth: Mapped[str] = mapped_column(String(100))  # the browser's auth secret (base64url, 16 bytes)
+    user_agent: Mapped[str] = mapped_column(String(300), default="")
+    last_status: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    last_sent_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+class VapidKeys(Base):
+    """This installation's VAPID key pair, made once (when COACH_VAPID_PRIVATE_KEY does not give one): the public key
+    browsers subscribe with, the private key sealed (services/toolservers/secrets.py)."""
+
+    __tablename__ = "push_vapid_keys"
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)  # "default": one row
+    public_key: Mapped[str] = mapped_column(String(200))  # base64url, uncompressed P-256 point
+    private_key: Mapped[str] = mapped_column(Text)  # Fernet-sealed {"key": base64url raw 32 bytes}
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)

@@ -24,6 +24,7 @@ from services.notifications import slack as slack_channel
 from services.orm import utcnow
 from services.users.models import Membership, User
 
+from . import push
 from .models import Escalation, NotificationPrefs, NotificationRoute, OutboxRow, WebhookEndpoint
 
 log = logging.getLogger(__name__)
@@ -35,6 +36,7 @@ _PRESENT = "coach_notifications_person_present"
 @dataclass(frozen=True)
 class Config:
     email: bool = False  # an SMTP server is configured: email rows are written
+    push: bool = True  # Web Push rows are written for the people's subscribed browsers (push.py)
 
 
 def configure(db, config: Config) -> None:
@@ -218,9 +220,10 @@ def plan_rows(session: Session, config: Config, facts: N.Facts, event_id: str, p
     if users is None:
         endpoint_ids = [r["endpoint_id"] for r in matched if r["endpoint_id"]] + \
             [e.id for e in endpoints if facts.kind in (e.events or [])]
+    # no email, no browser subscribed in the workspace and no Slack: no person to look up
+    pushing = config.push and push.anyone_subscribed(session, facts.workspace_id)
     slack_on = facts.kind in N.DECIDABLE and slack_channel.enabled(session, facts.workspace_id)
-    # no email and no Slack: no person to look up
-    everyone = members(session, facts.workspace_id) if config.email or slack_on else []
+    everyone = members(session, facts.workspace_id) if config.email or pushing or slack_on else []
     if users is None:
         named = [u for r in matched for u in r["users"]]
         chosen = _resolve(everyone, named) if named else N.default_recipients(facts, everyone)
@@ -229,17 +232,20 @@ def plan_rows(session: Session, config: Config, facts: N.Facts, event_id: str, p
     rows: list[OutboxRow] = []
     base = dict(workspace_id=facts.workspace_id, event_id=event_id, kind=facts.kind, payload=payload,
                 next_attempt_at=now, created_at=now)
-    if config.email and chosen:
+    if chosen:
         emails = {m.user_id: m.email for m in everyone}
         prefs = {p.user_id: p for p in session.scalars(select(NotificationPrefs)
                                                        .where(NotificationPrefs.user_id.in_(chosen)))}
+        holds: dict[str, dict] = {}
         for user_id in dict.fromkeys(chosen):
             p = prefs.get(user_id)
-            if not N.wants_email({"email": p.email, "kinds": p.kinds} if p else None, facts.kind):
-                continue
             held = N.quiet_until(now, p.quiet_start, p.quiet_end, p.timezone) if p else None
-            hold = {"next_attempt_at": held, "held_reason": "quiet hours"} if held else {}
-            rows.append(OutboxRow(**{**base, **hold}, channel=N.EMAIL, recipient=user_id, address=emails[user_id]))
+            holds[user_id] = hold = {"next_attempt_at": held, "held_reason": "quiet hours"} if held else {}
+            if config.email and N.wants_email({"email": p.email, "kinds": p.kinds} if p else None, facts.kind):
+                rows.append(OutboxRow(**{**base, **hold}, channel=N.EMAIL, recipient=user_id,
+                                      address=emails[user_id]))
+        if pushing:
+            rows += push.rows_for(session, base, facts.kind, list(holds), prefs, holds)
     if slack_on:
         rows += slack_channel.rows(session, base, facts.kind, chosen)
     by_id = {e.id: e for e in endpoints}

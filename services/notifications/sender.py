@@ -21,7 +21,7 @@ from services.approvals.models import Approval
 from services.db import row_locks
 from services.orm import utcnow
 
-from . import email as mail, links, outbox, slack as slack_channel, webhooks
+from . import email as mail, links, outbox, push, slack as slack_channel, webhooks
 from .email import SendFailed
 from .models import Escalation, NotificationRoute, OutboxRow, WebhookEndpoint
 
@@ -67,6 +67,7 @@ def send_one(services, row_id: str, owner: str, now: datetime | None = None) -> 
         if row is None or row.status != N.SENDING or row.claimed_by != owner:
             return row.status if row is not None else "gone"  # taken over by another sender meanwhile
         message = request = post = None
+        row_channel = row.channel
         try:
             if row.channel == N.EMAIL:
                 lines = [row.payload.get("text") or ""] + links.lines_for(session, services, row, now)
@@ -74,6 +75,8 @@ def send_one(services, row_id: str, owner: str, now: datetime | None = None) -> 
                                        row.payload.get("subject") or row.kind, lines)
             elif row.channel == N.SLACK:
                 post = slack_channel.prepare(session, services.settings, row)
+            elif row.channel == N.PUSH:
+                request = push.prepare(session, services.settings, row)
             else:
                 request = webhooks.prepare(session, services.settings, row)
         except SendFailed as exc:
@@ -88,6 +91,8 @@ def send_one(services, row_id: str, owner: str, now: datetime | None = None) -> 
             mail.send(services.settings, message)
         elif post is not None:
             slack_channel.send(services.settings, post)
+        elif row_channel == N.PUSH:
+            status = push.post(services.settings, *request)
         else:
             status = webhooks.post(services.settings, *request)
         outcome = None
@@ -115,6 +120,8 @@ def _record(services, row_id: str, owner: str, outcome: str | None, error: str |
                 row.status = N.FAILED
             else:
                 row.status, row.next_attempt_at = N.PENDING, now + timedelta(seconds=delay)
+        if row.channel == N.PUSH and push.record(session, row, status, now) and outcome is not None:
+            row.status = N.FAILED  # the browser unsubscribed (404 / 410: its subscription removed): not tried again
         if row.channel == N.WEBHOOK:
             endpoint = session.get(WebhookEndpoint, row.recipient)
             if endpoint is not None:

@@ -16,7 +16,9 @@ from .models import NotificationPrefs, NotificationRoute, WebhookEndpoint
 
 def prefs_view(p: NotificationPrefs | None) -> dict[str, Any]:
     kinds = {k: N.wants_email({"kinds": (p.kinds if p else {})}, k) for k in N.KINDS}
-    return {"email": p.email if p else True, "kinds": kinds, "quiet_start": p.quiet_start if p else None,
+    push_kinds = {k: N.wants_push({"push_kinds": (p.push_kinds if p else {})}, k) for k in N.KINDS}
+    return {"email": p.email if p else True, "kinds": kinds, "push": p.push if p else True, "push_kinds": push_kinds,
+            "quiet_start": p.quiet_start if p else None,
             "quiet_end": p.quiet_end if p else None, "timezone": p.timezone if p else "UTC",
             "kinds_available": list(N.KINDS)}
 
@@ -40,17 +42,20 @@ def put_prefs(session: Session, user_id: str, body: dict[str, Any]) -> dict[str,
         N.zone(body.get("timezone") or "UTC")
     except ValueError as exc:
         errors["timezone"] = [str(exc)]
-    unknown = sorted(set(body.get("kinds") or {}) - set(N.KINDS))
-    if unknown:
-        errors["kinds"] = [f"unknown event kinds {unknown}; one of {list(N.KINDS)}"]
+    for field in ("kinds", "push_kinds"):
+        unknown = sorted(set(body.get(field) or {}) - set(N.KINDS))
+        if unknown:
+            errors[field] = [f"unknown event kinds {unknown}; one of {list(N.KINDS)}"]
     if errors:
         raise ValidationFailed("the notification settings are not valid", details=errors)
     p = session.get(NotificationPrefs, user_id)
     if p is None:
-        p = NotificationPrefs(user_id=user_id, email=True, kinds={}, timezone="UTC")
+        p = NotificationPrefs(user_id=user_id, email=True, kinds={}, push=True, push_kinds={}, timezone="UTC")
         session.add(p)
     p.email = body.get("email", True)
     p.kinds = dict(body.get("kinds") or {})
+    p.push = body.get("push", True)
+    p.push_kinds = dict(body.get("push_kinds") or {})
     p.quiet_start, p.quiet_end = start or None, end or None
     p.timezone = body.get("timezone") or "UTC"
     p.updated_at = utcnow()

@@ -35,7 +35,7 @@ def sealer(settings: Settings) -> Secrets:
     return Secrets(settings.secret_key, PURPOSE)
 
 
-def _vetter(session: Session, settings: Settings, workspace_id: str) -> Vetter:
+def vetter(session: Session, settings: Settings, workspace_id: str) -> Vetter:
     lists = outbound.get_lists(session, workspace_id)
     return Vetter(parse_entries(settings.outbound_allow), tuple(parse_entry(e) for e in lists.allow),
                   tuple(parse_entry(e) for e in lists.deny))
@@ -50,7 +50,7 @@ def check_url(session: Session, settings: Settings, workspace_id: str, url: str)
     if not host or parts.scheme.lower() not in ("http", "https"):
         raise ValidationFailed("the URL must be an http:// or https:// address", details={"url": ["not http(s)"]})
     try:
-        _vetter(session, settings, workspace_id).address(httpx.URL(url))
+        vetter(session, settings, workspace_id).address(httpx.URL(url))
     except (ToolError, httpx.InvalidURL, ValueError) as exc:
         raise ValidationFailed(str(exc), details={"url": [str(exc)]}) from None
 
@@ -135,7 +135,7 @@ def prepare(session: Session, settings: Settings, row: OutboxRow) -> tuple[str, 
     headers = {"Content-Type": "application/json", "User-Agent": "Coach-Webhooks/1",
                "X-Coach-Signature": N.signature(secret, body), "X-Coach-Delivery": row.id,
                "X-Coach-Event": row.kind}
-    return e.url, body, headers, _vetter(session, settings, row.workspace_id)
+    return e.url, body, headers, vetter(session, settings, row.workspace_id)
 
 
 def post(settings: Settings, url: str, body: bytes, headers: dict[str, str], vetter: Vetter) -> int:

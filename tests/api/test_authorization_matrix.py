@@ -32,6 +32,7 @@ import pytest
 
 from config import Settings
 from tests.conftest import make_user
+from tests.support.push_service import new_browser
 
 PASSWORD = "password-123"  # make_user's
 ROLES = ("operator", "lead", "admin")
@@ -199,6 +200,11 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("POST", "/api/notifications/webhooks"): "admin",
     ("PUT", "/api/notifications/webhooks/<endpoint_id>"): "admin",
     ("DELETE", "/api/notifications/webhooks/<endpoint_id>"): "admin",
+    # Web Push: the public key, and each member their own browsers' subscriptions
+    ("GET", "/api/notifications/push/key"): "operator",
+    ("GET", "/api/notifications/push/subscriptions"): "operator",
+    ("POST", "/api/notifications/push/subscriptions"): "operator",
+    ("DELETE", "/api/notifications/push/subscriptions"): "operator",
     # learning per gateway tool: leads (forcing a promotion: admins)
     ("GET", "/api/gateway/tools"): "lead",
     ("POST", "/api/gateway/tools/<tool>/mode"): "lead",
@@ -214,7 +220,8 @@ SUCCESS = {"POST": 200, "GET": 200, "PUT": 200, "PATCH": 200, "DELETE": 204}
 CREATED = {("POST", "/api/workflows/<workflow_id>/hooks"), ("POST", "/api/workflows/<workflow_id>/schedules"),
            ("POST", "/api/hooks/<hook_id>"), ("POST", "/api/executions/<execution_id>/rerun"), ("POST", "/api/tool-servers"), ("POST", "/api/agents"), ("POST", "/api/plans"), ("POST", "/api/plans/<plan_id>/save-as-workflow"), ("POST", "/api/workflows"), ("POST", "/api/executions/"), ("POST", "/api/executions/coaching"),
            ("POST", "/api/auth/tokens"), ("POST", "/api/correction-packs/import"), ("POST", "/api/policies"),
-           ("POST", "/api/notifications/routes"), ("POST", "/api/notifications/webhooks")}
+           ("POST", "/api/notifications/routes"), ("POST", "/api/notifications/webhooks"),
+           ("POST", "/api/notifications/push/subscriptions")}
 ACCEPTED = {("POST", "/api/users")}  # an invitation, answered the same whether or not the email has an account
 NO_CONTENT = {("POST", "/api/auth/logout"), ("POST", "/api/auth/invitations/<invitation_id>/decline")}
 
@@ -451,6 +458,11 @@ def world(sqlite_template, tmp_path_factory):
     services.close()
 
 
+def push_subscription(n: int) -> dict:
+    """A browser's PushSubscription (its keys real; its push service public but never reached, as WEBHOOK's)."""
+    return new_browser(f"https://8.8.8.8:9/push/matrix{n}", "").subscription()  # public, like WEBHOOK
+
+
 # ---- how each route is called ------------------------------------------------------------------------------
 @dataclass
 class Request:
@@ -568,6 +580,13 @@ def _build(w: World, key: tuple[str, str], side: str, caller: str | None, fresh:
         return Request({"route_id": w.route(side)})
     if key == ("DELETE", "/api/notifications/webhooks/<endpoint_id>") and fresh:
         return Request({"endpoint_id": w.webhook(side)})
+    if key == ("POST", "/api/notifications/push/subscriptions"):
+        return Request(json=push_subscription(w.seq()))
+    if key == ("DELETE", "/api/notifications/push/subscriptions"):
+        made = push_subscription(w.seq())
+        if fresh:
+            w.ok("POST", "/api/notifications/push/subscriptions", caller, made, status=201)
+        return Request(json={"endpoint": made["endpoint"]})
     if key == ("POST", "/api/gateway/tools/<tool>/mode"):
         return Request(json={"mode": "coaching"})
     if key == ("PATCH", "/api/gateway/tools/<tool>/pack"):

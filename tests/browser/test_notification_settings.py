@@ -64,8 +64,9 @@ def test_an_admin_sets_notifications_sees_a_failing_webhook_and_approves_from_th
     log_in(page, server)
     page.goto(server.url("/settings"))
     section = page.get_by_role("region", name="Notifications", exact=True)
-    expect(section.get_by_label("A run failed")).to_be_checked()
-    section.get_by_label("A run failed").uncheck()
+    email = section.get_by_role("group", name="Email me when")  # beside "Push when", with the same kinds
+    expect(email.get_by_label("A run failed")).to_be_checked()
+    email.get_by_label("A run failed").uncheck()
     section.get_by_label("Quiet hours").check()
     # quiet hours that hold later today, not now (the email below is not held)
     later = datetime.now(timezone.utc) + timedelta(hours=6)

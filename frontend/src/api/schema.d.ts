@@ -2374,6 +2374,126 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/notifications/push/key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PushKeyOut"];
+                    };
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notifications/push/subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PushSubscriptionList"];
+                    };
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        put?: never;
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PushSubscriptionIn"];
+                };
+            };
+            responses: {
+                /** @description Created */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PushSubscriptionOut"];
+                    };
+                };
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PushEndpointIn"];
+                };
+            };
+            responses: {
+                /** @description No Content */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/notifications/routes": {
         parameters: {
             query?: never;
@@ -6287,6 +6407,37 @@ export interface components {
             /** @description the model's name on that server */
             model: unknown;
         };
+        PushEndpointIn: {
+            endpoint: string;
+        };
+        PushKeyOut: {
+            /** @description the VAPID public key (base64url): PushManager.subscribe's applicationServerKey */
+            public_key?: string;
+        };
+        PushKeys: {
+            auth: string;
+            p256dh: string;
+        };
+        PushSubscriptionIn: {
+            endpoint: string;
+            /** @default null */
+            expirationTime?: number | null;
+            keys: components["schemas"]["PushKeys"];
+        };
+        PushSubscriptionList: {
+            items?: components["schemas"]["PushSubscriptionOut"][];
+        };
+        PushSubscriptionOut: {
+            /** Format: date-time */
+            created_at?: string;
+            endpoint?: string;
+            id?: string;
+            /** Format: date-time */
+            last_sent_at?: string | null;
+            /** @description the push service's last answer */
+            last_status?: number | null;
+            user_agent?: string;
+        };
         Question: {
             deadline: string | null;
             execution_id: string;
@@ -6678,6 +6829,13 @@ export interface components {
             email?: boolean;
             /** @description email on/off per event kind */
             kinds?: components["schemas"]["KindSwitches"];
+            /**
+             * @description Web Push to the browsers you subscribed
+             * @default true
+             */
+            push?: boolean;
+            /** @description Web Push on/off per event kind */
+            push_kinds?: components["schemas"]["KindSwitches"];
             /** @description HH:MM in the person's time zone */
             quiet_end?: string | null;
             /** @description HH:MM in the person's time zone */
@@ -6691,6 +6849,13 @@ export interface components {
             /** @description email on/off per event kind */
             kinds?: components["schemas"]["KindSwitches"];
             kinds_available?: ("approval_requested" | "review_held" | "suggestion_waiting" | "clarification_asked" | "deadline_near" | "demotion" | "run_failed" | "escalation")[];
+            /**
+             * @description Web Push to the browsers you subscribed
+             * @default true
+             */
+            push?: boolean;
+            /** @description Web Push on/off per event kind */
+            push_kinds?: components["schemas"]["KindSwitches"];
             /** @description HH:MM in the person's time zone */
             quiet_end?: string | null;
             /** @description HH:MM in the person's time zone */

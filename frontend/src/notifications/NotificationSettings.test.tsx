@@ -21,8 +21,10 @@ describe("NotificationSettings", () => {
     });
     renderPage(<NotificationSettings />, { route: "/settings", path: "/settings" });
     const user = userEvent.setup();
-    await user.click(await screen.findByLabelText("A suggestion waits in coaching"));
-    await user.click(screen.getByLabelText("A run failed"));
+    const email = within(await screen.findByRole("group", { name: "Email me when" }));
+    await user.click(email.getByLabelText("A suggestion waits in coaching"));
+    await user.click(email.getByLabelText("A run failed"));
+    await user.click(within(screen.getByRole("group", { name: "Push when" })).getByLabelText("A run failed"));
     await user.click(screen.getByLabelText(/Quiet hours/));
     await user.clear(screen.getByLabelText("Time zone"));
     await user.type(screen.getByLabelText("Time zone"), "Europe/Berlin");
@@ -33,6 +35,8 @@ describe("NotificationSettings", () => {
     expect(put?.body).toMatchObject({
       email: true,
       kinds: { suggestion_waiting: true, run_failed: false },
+      push: true,
+      push_kinds: { suggestion_waiting: false, run_failed: false },
       quiet_start: "22:00",
       quiet_end: "07:00",
       timezone: "Europe/Berlin",

@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useId, useState, type FormEvent } from "react";
 import { errorMessage } from "../api/client";
 import { ErrorNotice, Loading } from "../components/QueryState";
+import { PushSwitch } from "./PushSwitch";
 import {
   EVENT_KINDS,
   KIND_LABELS,
@@ -12,8 +13,8 @@ import {
 } from "./settingsApi";
 
 /**
- * Settings → Notifications (each person): email on or off, per event kind, and quiet hours in a time zone (email is
- * held until they end). Approvals and reviews carry Approve / Reject links.
+ * Settings → Notifications (each person): email on or off, per event kind; Web Push to this browser and per event
+ * kind; and quiet hours in a time zone (email and push are held until they end). Approvals and reviews carry Approve / Reject links.
  */
 export function NotificationSettings() {
   const settings = useQuery({ queryKey: notificationKeys.settings, queryFn: ({ signal }) => fetchSettings(signal) });
@@ -24,6 +25,7 @@ export function NotificationSettings() {
         What Coach emails you when you are not looking. Emails about approvals carry Approve and Reject links that work
         once, for you only.
       </p>
+      <PushSwitch />
       {settings.isPending ? (
         <Loading label="Loading your notification settings…" />
       ) : settings.isError ? (
@@ -40,6 +42,8 @@ function normalised(saved: Partial<Settings>): Settings {
   return {
     email: saved.email ?? true,
     kinds: saved.kinds ?? {},
+    push: saved.push ?? true,
+    push_kinds: saved.push_kinds ?? saved.kinds ?? {},
     quiet_start: saved.quiet_start ?? null,
     quiet_end: saved.quiet_end ?? null,
     timezone: saved.timezone ?? "UTC",
@@ -102,6 +106,25 @@ function SettingsForm({ saved }: { saved: Settings }) {
         ))}
       </fieldset>
       <label className="settings__choice">
+        <input type="checkbox" checked={draft.push} onChange={(e) => setDraft({ ...draft, push: e.target.checked })} />
+        <span>
+          <strong>Push to my browsers</strong> <span className="muted">those where "Notify this browser" is on</span>
+        </span>
+      </label>
+      <fieldset className="settings__choices" disabled={!draft.push}>
+        <legend>Push when</legend>
+        {EVENT_KINDS.map((kind) => (
+          <label key={kind} className="settings__choice">
+            <input
+              type="checkbox"
+              checked={draft.push_kinds[kind] ?? false}
+              onChange={(e) => setDraft({ ...draft, push_kinds: { ...draft.push_kinds, [kind]: e.target.checked } })}
+            />
+            <span>{KIND_LABELS[kind]}</span>
+          </label>
+        ))}
+      </fieldset>
+      <label className="settings__choice">
         <input
           type="checkbox"
           checked={quiet}
@@ -112,7 +135,7 @@ function SettingsForm({ saved }: { saved: Settings }) {
           }}
         />
         <span>
-          <strong>Quiet hours</strong> <span className="muted">email waits until they end</span>
+          <strong>Quiet hours</strong> <span className="muted">email and push wait until they end</span>
         </span>
       </label>
       {quiet ? (

@@ -27,6 +27,9 @@ export const KIND_LABELS: Record<EventKind, string> = {
 export interface NotificationSettings {
   email: boolean;
   kinds: Partial<Record<EventKind, boolean>>;
+  /** Web Push to the browsers this person subscribed ("Notify this browser"), and per event kind */
+  push: boolean;
+  push_kinds: Partial<Record<EventKind, boolean>>;
   quiet_start: string | null;
   quiet_end: string | null;
   timezone: string;

@@ -1,0 +1,75 @@
+/**
+ * Web Push for this browser (docs/notifications.md "Web Push"): the service worker at /sw.js shows what the server
+ * pushes, even with no Coach tab open. Turning it on asks the browser's permission (in the click, as browsers
+ * require), registers the worker, subscribes with the server's VAPID public key and sends the subscription to the
+ * server; turning it off removes it on both sides.
+ */
+import { ApiError, apiDelete, apiGet, apiPost } from "../api/client";
+
+/** on / off; blocked: the person (or the site settings) refused notifications; unsupported: no Push API here. */
+export type PushState = "on" | "off" | "blocked" | "unsupported";
+
+export const SERVICE_WORKER_URL = "/sw.js";
+const SUBSCRIPTIONS = "/api/notifications/push/subscriptions";
+
+export function pushSupported(): boolean {
+  return (
+    typeof window !== "undefined" &&
+    typeof window.Notification === "function" &&
+    "PushManager" in window &&
+    typeof navigator !== "undefined" &&
+    "serviceWorker" in navigator &&
+    Boolean(navigator.serviceWorker)
+  );
+}
+
+/** The base64url key the server gives, as the bytes PushManager.subscribe takes. */
+export function keyBytes(base64url: string): Uint8Array<ArrayBuffer> {
+  const base64 = base64url.replace(/-/g, "+").replace(/_/g, "/");
+  const raw = atob(base64 + "=".repeat((4 - (base64.length % 4)) % 4));
+  const bytes = new Uint8Array(new ArrayBuffer(raw.length));
+  for (let i = 0; i < raw.length; i += 1) bytes[i] = raw.charCodeAt(i);
+  return bytes;
+}
+
+async function existing(): Promise<PushSubscription | null> {
+  const registration = await navigator.serviceWorker.getRegistration("/");
+  return registration ? registration.pushManager.getSubscription() : null;
+}
+
+export async function currentPushState(): Promise<PushState> {
+  if (!pushSupported()) return "unsupported";
+  if (Notification.permission === "denied") return "blocked";
+  if (Notification.permission !== "granted") return "off";
+  return (await existing()) ? "on" : "off";
+}
+
+export async function turnPushOn(): Promise<PushState> {
+  if (!pushSupported()) return "unsupported";
+  const permission = await Notification.requestPermission(); // first, while the click still counts
+  if (permission === "denied") return "blocked";
+  if (permission !== "granted") return "off";
+  await navigator.serviceWorker.register(SERVICE_WORKER_URL, { scope: "/" });
+  const registration = await navigator.serviceWorker.ready;
+  const { public_key } = await apiGet<{ public_key: string }>("/api/notifications/push/key");
+  const subscription =
+    (await registration.pushManager.getSubscription()) ??
+    (await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: keyBytes(public_key) }));
+  await apiPost(SUBSCRIPTIONS, subscription.toJSON());
+  return "on";
+}
+
+export async function turnPushOff(): Promise<PushState> {
+  if (!pushSupported()) return "unsupported";
+  const subscription = await existing();
+  if (subscription) {
+    try {
+      await apiDelete(SUBSCRIPTIONS, { endpoint: subscription.endpoint });
+    } catch (err) {
+      // already gone on the server (a push service said the browser unsubscribed): nothing left to remove there
+      if (!(err instanceof ApiError && err.status === 404)) throw err;
+    }
+    await subscription.unsubscribe();
+  }
+  return Notification.permission === "denied" ? "blocked" : "off";
+}
