@@ -168,8 +168,8 @@ def cancel(session: Session, workspace_id: str, execution_id: str, actor: str = 
         if st.status not in S.STEP_DONE:
             executions.set_step(ex, st.step_id, status=S.STEP_CANCELLED)
     ex.gate = None
-    for sug in session.scalars(select(Suggestion).where(Suggestion.execution_id == ex.id,
-                                                        Suggestion.status == "pending")):
+    for sug in session.scalars(select(Suggestion).where(Suggestion.execution_id == ex.id,  # held: never released
+                                                        Suggestion.status.in_(("pending", "held")))):
         sug.status = "superseded"
     approvals.expire_for_execution(session, ex, actor, "the execution was cancelled", events)
     if events is not None:
