@@ -125,6 +125,8 @@ def test_a_second_decision_while_held_is_409_and_pause_waits_for_the_window(api)
     assert "held" in _decide(api, ex_id, sug["suggestion_id"], "skip", status=409)["error"]["message"]
     code, body = api.call("POST", f"/api/executions/{ex_id}/coaching/pause")
     assert code == 409 and "undo" in body["error"]["message"]
+    code, body = api.call("POST", f"/api/executions/{ex_id}/pause", {"step_id": "wipe", "question": "sure?"})
+    assert code == 409 and "undo" in body["error"]["message"]
 
 
 def test_cancelling_while_held_never_runs_the_step(api, services):
