@@ -95,7 +95,10 @@ class GateSchema(Shape):
     agent = StrictBoolean(metadata={"description": "an agent step's own question or call"})
     suspended = fields.Nested(lambda: GateSchema(), allow_none=True, metadata={
         "description": "clarification: the gate the pause interrupted, back on resume"})
-    decision = one_of(COACHING_DECISIONS, metadata={"description": "held: the decision held for its undo window"})
+    decision = one_of((*COACHING_DECISIONS, *APPROVAL_DECISIONS), metadata={
+        "description": "held: the decision held for its undo window (on a suggestion, or an approval's)"})
+    params_before = fields.Raw(allow_none=True, metadata={
+        "description": "held: an approval's edit: the params an undo puts back (free-form)"})
     operator = fields.String(metadata={"description": "held: who decided"})
     reopen = fields.Nested(lambda: GateSchema(), allow_none=True, metadata={
         "description": "held: the gate an undo puts back (deadline: when the held decision acts)"})

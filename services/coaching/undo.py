@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 from core.coaching import decisions as D, undo as U
 from core.errors import Conflict, NotFound
 from core.tools import ToolRegistry
+from services.approvals import undo as approval_undo
 from services.audit import service as audit
 from services.coaching import decisions, held, service as coaching
 from services.coaching.models import Decision, Suggestion
@@ -34,14 +35,18 @@ SYSTEM = "system"
 
 def fire(session: Session, definitions: DefinitionCache, tools_of, execution_id: str, now: datetime,
          events: Events) -> Execution | None:
-    """The deadline scanner's one entry for an execution's gate: a held decision whose window ended is released,
+    """The deadline scanner's one entry for an execution's gate: a held decision (on a suggestion, or an approval's)
+    whose window ended is released,
     any other gate's deadline fires as services.executions.gates says. `tools_of(workspace_id)`: its tools."""
     ex = executions.get_any(session, execution_id, for_update=True)
     if ex is None or ex.gate_due_at is None or ex.gate_due_at > now:
         return None
     if not held.is_held(ex):
         return gates.fire(session, definitions, execution_id, now, events)
-    release(session, definitions, tools_of(ex.workspace_id), ex, now, events)
+    if (ex.gate or {}).get("approval_id"):  # an approval's decision (services.approvals.held)
+        approval_undo.release(session, ex, now, events)
+    else:
+        release(session, definitions, tools_of(ex.workspace_id), ex, now, events)
     return ex
 
 

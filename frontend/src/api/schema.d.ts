@@ -218,6 +218,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/approvals/{approval_id}/undo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                approval_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take back your decision on an approval while it is held for the undo window: pending again (409 once
+         *     its step started or when nothing is held; 403 for someone else's decision).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    approval_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApprovalDecisionResult"];
+                    };
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/audit": {
         parameters: {
             query?: never;
@@ -5359,10 +5403,10 @@ export interface components {
             /** @description when on_timeout applies (ISO); null: none, or paused */
             deadline?: string | null;
             /**
-             * @description held: the decision held for its undo window
+             * @description held: the decision held for its undo window (on a suggestion, or an approval's)
              * @enum {string}
              */
-            decision?: "accept" | "reject" | "correct" | "manual" | "skip";
+            decision?: "accept" | "reject" | "correct" | "manual" | "skip" | "approve" | "edit";
             /** @enum {string} */
             kind: "decision" | "correction" | "human_input" | "clarification" | "approval" | "held";
             /** @description approval: what the approvers are asked */
@@ -5371,6 +5415,8 @@ export interface components {
             on_timeout?: "skip" | "fail" | "accept" | "answer";
             /** @description held: who decided */
             operator?: string;
+            /** @description held: an approval's edit: the params an undo puts back (free-form) */
+            params_before?: unknown;
             /** @description human_input, clarification: when it began waiting (ISO) */
             paused_at?: string;
             /** @description human_input, clarification */
