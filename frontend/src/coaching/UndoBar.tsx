@@ -7,6 +7,8 @@ const VERB: Record<string, string> = {
   skip: "Skipped",
   reject: "Rejected",
   manual: "Recorded by hand",
+  approve: "Approved",
+  edit: "Edited and approved",
 };
 
 /** Whole seconds left until `deadline` (ISO 8601), never below 0. */
