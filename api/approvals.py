@@ -11,7 +11,7 @@ from api.execution_schemas import ExecutionUpdateSchema
 from api.policies import VerdictSchema
 from api.schemas import PageArgs, Shape, StrictBoolean, one_of, page_body, page_of
 from core import approvals as A
-from services.approvals import service as approvals
+from services.approvals import service as approvals, undo as approval_undo
 
 blp = Blueprint("approvals", __name__, url_prefix="/api/approvals",
                 description="Approval steps and policy-forced reviews")
@@ -108,3 +108,13 @@ class ApprovalById(MethodView):
         actor = A.Actor(user_id=user_id(), email=operator(), role=role())
         key = request.headers.get("Idempotency-Key") or None
         return approvals.submit(services(), workspace_id(), approval_id, body, actor, key)
+
+
+@blp.route("/<approval_id>/undo")
+class ApprovalUndo(MethodView):
+    @blp.response(200, ApprovalDecisionResultSchema)
+    def post(self, approval_id):
+        """Take back your decision on an approval while it is held for the undo window: pending again (409 once
+        its step started or when nothing is held; 403 for someone else's decision)."""
+        require("operator")
+        return approval_undo.submit(services(), workspace_id(), approval_id, operator())

@@ -15,7 +15,7 @@ from core import gates as G
 from core.coaching.metrics import DECISIONS
 from core.execution import states as S
 from core.tools import RISKS
-from services.coaching import decisions, service as coaching
+from services.coaching import decisions, service as coaching, undo
 from services.executions import service as executions
 from services.notifier import Events
 
@@ -27,7 +27,8 @@ class CoachingStartArgs(StartArgs):
 
 
 # a suggestion's status: pending until decided, superseded (a correction or recovery replaced it), timed_out
-SUGGESTION_STATUSES = ("pending", "decided", "superseded", "timed_out")
+# held: decided on a risky call and held for the undo window (docs/web-app.md "Undo"), pending again after an undo
+SUGGESTION_STATUSES = ("pending", "held", "decided", "superseded", "timed_out")
 PURPOSES = ("coaching", "spot_check", "correction")
 
 
@@ -108,6 +109,9 @@ class DecisionRecordSchema(Shape):
     operator = fields.String(allow_none=True)
     latency_ms = fields.Float(allow_none=True)
     created_at = fields.String(metadata={"description": "ISO 8601"})
+    held_until = fields.String(allow_none=True, metadata={
+        "description": "a decision on a risky call: held until then (ISO 8601), when its step runs; until then "
+                       "POST .../coaching/undo takes it back. null: it acted at once"})
 
 
 class DecisionResultSchema(Shape):
@@ -115,6 +119,16 @@ class DecisionResultSchema(Shape):
     decision = fields.Nested(DecisionRecordSchema, required=True)
     execution = fields.Nested(ExecutionUpdateSchema, required=True)
     stats = fields.Nested(StatsSchema, required=True)
+
+
+class UndoArgs(Schema):
+    suggestion_id = fields.String(required=True, validate=validate.Length(min=1, max=32))
+
+
+class UndoResultSchema(Shape):
+    ok = StrictBoolean(required=True)
+    suggestion = fields.Nested(SuggestionSchema, required=True, metadata={"description": "pending again"})
+    execution = fields.Nested(ExecutionUpdateSchema, required=True)
 
 
 def pending_view(session, ex) -> dict:
@@ -148,6 +162,17 @@ class DecisionResource(MethodView):
         require("operator")
         key = request.headers.get("Idempotency-Key") or None
         return decisions.submit(services(), workspace_id(), execution_id, body, operator(), key)
+
+
+@blp.route("/<execution_id>/coaching/undo")
+class UndoResource(MethodView):
+    @blp.arguments(UndoArgs)
+    @blp.response(200, UndoResultSchema)
+    def post(self, body, execution_id):
+        """Take back a decision held for its undo window: the suggestion is pending again (409 once its step
+        started, or when the decision was not held)."""
+        require("operator")
+        return undo.submit(services(), workspace_id(), execution_id, body["suggestion_id"], operator())
 
 
 @blp.route("/<execution_id>/coaching/stats")

@@ -11,6 +11,7 @@ from core import gates as G
 from core.agent import conversation as C
 from core.approvals import DECISIONS as APPROVAL_DECISIONS, KINDS as APPROVAL_KINDS, STATUSES as APPROVAL_STATUSES
 from core.coaching.decisions import DECISIONS as COACHING_DECISIONS
+from core.coaching.undo import HELD
 from core.execution import states as S
 from core.workflow.model import STEP_TYPES
 from services.executions.service import MODES
@@ -19,7 +20,7 @@ from services.executions.service import MODES
 # (`timeout_<action>`, core.gates)
 STEP_DECISIONS = (*dict.fromkeys((*COACHING_DECISIONS, *APPROVAL_DECISIONS, "approve", "reject")),
                   *(f"timeout_{action}" for action in G.ACTIONS))
-GATE_KINDS = (*G.KINDS, "clarification", "approval")
+GATE_KINDS = (*G.KINDS, "clarification", "approval", HELD)
 
 
 class ProgressSchema(Shape):
@@ -94,6 +95,13 @@ class GateSchema(Shape):
     agent = StrictBoolean(metadata={"description": "an agent step's own question or call"})
     suspended = fields.Nested(lambda: GateSchema(), allow_none=True, metadata={
         "description": "clarification: the gate the pause interrupted, back on resume"})
+    decision = one_of((*COACHING_DECISIONS, *APPROVAL_DECISIONS), metadata={
+        "description": "held: the decision held for its undo window (on a suggestion, or an approval's)"})
+    params_before = fields.Raw(allow_none=True, metadata={
+        "description": "held: an approval's edit: the params an undo puts back (free-form)"})
+    operator = fields.String(metadata={"description": "held: who decided"})
+    reopen = fields.Nested(lambda: GateSchema(), allow_none=True, metadata={
+        "description": "held: the gate an undo puts back (deadline: when the held decision acts)"})
 
 
 class ExecutionErrorSchema(Shape):

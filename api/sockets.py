@@ -10,10 +10,10 @@ from marshmallow import ValidationError as MarshmallowError
 
 from api import control as control_api
 from api.base import unstorable_at
-from api.coaching import DecisionArgs
+from api.coaching import DecisionArgs, UndoArgs
 from api.context import operator, require, role, services, workspace_id
 from core.errors import BadRequest, CoachError, NotFound, ValidationFailed
-from services.coaching import decisions, service as coaching
+from services.coaching import decisions, service as coaching, undo
 from services.db import retrying
 from services.executions import service as executions
 from services.notifier import execution_room, jsonable, workspace_room
@@ -21,6 +21,7 @@ from services.users import service as users, tokens
 from services.users.models import User
 
 _DECISION_ARGS = DecisionArgs()  # made once: a schema holds no per-load state
+_UNDO_ARGS = UndoArgs()
 # interactive control over the socket: event -> (the REST body's schema, the function REST calls)
 _CONTROL = {"pause_execution": (control_api.PauseArgs(), control_api.pause),
             "apply_correction": (control_api.CorrectionArgs(), control_api.apply_correction),
@@ -171,6 +172,22 @@ def register(socketio: SocketIO) -> None:
             return retrying(lambda: decisions.submit(services(), workspace_id(), execution_id, body, operator(),
                                                      data.get("idempotency_key")),
                             what=f"the decision on suggestion {body.get('suggestion_id')}")
+        except Exception as exc:
+            return _error(exc)
+
+    @socketio.on("coaching_undo")
+    def coaching_undo(data=None):
+        """{execution_id, suggestion_id}: take back a held decision, as POST .../coaching/undo (same answers)."""
+        try:
+            require("operator")
+            execution_id = _execution_id(data)
+            try:
+                body = _UNDO_ARGS.load({k: data[k] for k in ("suggestion_id",) if k in data})
+            except MarshmallowError as exc:
+                raise ValidationFailed("request is invalid", details=exc.messages_dict) from None
+            return jsonable(retrying(lambda: undo.submit(services(), workspace_id(), execution_id,
+                                                         body["suggestion_id"], operator()),
+                                     what=f"the undo on suggestion {body['suggestion_id']}"))
         except Exception as exc:
             return _error(exc)
 

@@ -1,14 +1,18 @@
-"""/api/workspace/outbound: the hosts this workspace's outbound requests (http.request) may reach.
+"""/api/workspace/outbound: the hosts this workspace's outbound requests (http.request) may reach. Leads read the
+lists; admins replace them (audited). The rules are core/outbound's.
 
-Leads read the lists; admins replace them (audited). The rules are core/outbound's.
+/api/workspace/undo: how long a decision on a risky call is held before its step runs, so that it can be taken
+back (core/coaching/undo.py). Operators read it (the panel shows the countdown); admins set it (audited).
 """
 from __future__ import annotations
 
 from flask.views import MethodView
-from marshmallow import Schema, fields
+from marshmallow import Schema, fields, validate
 
 from api.base import Blueprint
 from api.context import operator, requires, services, workspace_id
+from core.coaching.undo import MAX_WINDOW_S
+from services.coaching import held
 from services.policies import outbound
 
 blp = Blueprint("workspace", __name__, url_prefix="/api/workspace",
@@ -48,3 +52,28 @@ class Outbound(MethodView):
         with services().db.transaction() as session:
             lists = outbound.set_lists(session, workspace_id(), args, operator())
         return _view(lists)
+
+
+class UndoWindowSchema(Schema):
+    window_s = fields.Float(required=True, allow_none=True, validate=validate.Range(min=0, max=MAX_WINDOW_S), metadata={
+        "description": "seconds a decision on a risky call (external or destructive tool, or flagged by a policy) is "
+                       "held before its step runs; 0: never held. PUT null: back to the server's default"})
+    default_s = fields.Float(dump_only=True, metadata={"description": "the server's COACH_UNDO_WINDOW_S"})
+    workspace = fields.Boolean(dump_only=True, metadata={"description": "whether this workspace set its own"})
+
+
+@blp.route("/undo")
+class UndoWindow(MethodView):
+    @requires("operator")
+    @blp.response(200, UndoWindowSchema)
+    def get(self):
+        with services().db.read() as session:
+            return held.get_setting(session, workspace_id(), services().settings.undo_window_s)
+
+    @requires("admin")
+    @blp.arguments(UndoWindowSchema)
+    @blp.response(200, UndoWindowSchema)
+    def put(self, args):
+        with services().db.transaction() as session:
+            return held.set_setting(session, workspace_id(), args["window_s"], services().settings.undo_window_s,
+                                    operator())

@@ -65,6 +65,10 @@ class Settings:
     # lease hands the step over sooner; services/executions/worker.py)
     worker_redeliver_s: float = 60.0
     spot_check_rate: float = 0.05
+    # COACH_UNDO_WINDOW_S: how long a decision on a risky call (external or destructive tool, or flagged by a policy)
+    # is held before its step runs, so that it can be taken back (docs/web-app.md "Undo"); 0: never held. A
+    # workspace's admin may set its own (PUT /api/workspace/undo)
+    undo_window_s: float = 10.0
     # COACH_APPROVAL_SCAN_S: how often the runner looks for approvals whose deadline passed (0: only at start-up)
     approval_scan_s: float = 1.0
     # COACH_HOOK_RATE_LIMIT: deliveries one incoming webhook takes (Flask-Limiter's notation; empty: no limit), and

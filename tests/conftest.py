@@ -104,6 +104,8 @@ def _test_settings(database_url: str, folder: Path) -> Settings:
     return Settings(env="test", database_url=database_url, instance_dir=str(folder), data_dir=str(data),
                     demo=False, runner_workers=2, shell_allow=("echo", "sleep"), log_level="WARNING",
                     secret_key="test-secret", random_seed=7,
+                    # decisions on risky calls run at once unless a test sets a window (tests/api/test_undo.py)
+                    undo_window_s=0.0,
                     # the tests' HTTP servers listen on loopback, which outbound requests refuse by default
                     outbound_allow=("127.0.0.1",),
                     # the test client runs the app in this (unpatched) process: real threads, not greenlets;

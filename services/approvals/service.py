@@ -29,6 +29,7 @@ from core.templating import render_value
 from core.tools import ToolRegistry, schema_errors
 from core.workflow import StepDef, WorkflowDef
 from services.agents import replies as agent_replies
+from services.approvals import held
 from services.approvals.models import Approval
 from services.audit import service as audit
 from services.db import row_locks
@@ -149,7 +150,7 @@ def _state(a: Approval) -> A.ApprovalState:
                            decisions=tuple(a.decisions or ()))
 
 
-def _locked(session: Session, workspace_id: str | None, approval_id: str) -> tuple[Execution | None, Approval]:
+def locked(session: Session, workspace_id: str | None, approval_id: str) -> tuple[Execution | None, Approval]:
     """The approval and its execution, locked in the one order (execution, then approval) on PostgreSQL, and read
     as they are now (SQLite: the transaction began IMMEDIATE, one writer at a time)."""
     first = session.get(Approval, approval_id)
@@ -166,10 +167,11 @@ def _locked(session: Session, workspace_id: str | None, approval_id: str) -> tup
 
 def decide(session: Session, tools: ToolRegistry, workspace_id: str, approval_id: str, body: dict[str, Any],
            actor: A.Actor, events: Events, idempotency_key: str | None = None,
-           recheck: Recheck | None = None) -> dict[str, Any]:
+           recheck: Recheck | None = None, undo_window_s: float = 0.0) -> dict[str, Any]:
     """Apply one person's decision ({decision: approve|reject|edit, comment, params}). The answer is
-    {approval, execution}; with an Idempotency-Key it is kept, and a retry with that key gets it again."""
-    ex, a = _locked(session, workspace_id, approval_id)
+    {approval, execution}; with an Idempotency-Key it is kept, and a retry with that key gets it again. A decision
+    that settles an execution's approval is held for the workspace's undo window first (services.approvals.held)."""
+    ex, a = locked(session, workspace_id, approval_id)
     if idempotency_key and idempotency_key in (a.replies or {}):
         return a.replies[idempotency_key]
     now = utcnow()
@@ -188,27 +190,40 @@ def decide(session: Session, tools: ToolRegistry, workspace_id: str, approval_id
             events.add("approval_decided", view(a), workspace=a.workspace_id)
             if a.kind == "gateway" and a.status in (A.APPROVED, A.REJECTED) and a.tool and a.agent:
                 # counted per tool and per agent identity; in AUTO, evidence for the spot-check test
-                gateway_learning.count(session, a.workspace_id, a.tool, a.agent, _review_kind(a),
+                gateway_learning.count(session, a.workspace_id, a.tool, a.agent, review_kind(a),
                                        max(0.0, (now - a.created_at).total_seconds() * 1000.0), events,
                                        before=params_before, after=a.params)
         response = {"approval": view(a), "execution": None}
         if idempotency_key:
             a.replies = {**(a.replies or {}), idempotency_key: response}
         return response
-    if a.status in A.FINAL:
-        _settle(session, ex, a, events)
-        if a.kind == "tool_call" and a.status in (A.APPROVED, A.REJECTED):
-            # a policy-forced review of an unattended call is evidence for the spot-check test too
-            kind = {"approve": "accept", "edit": "correct", "reject": "reject"}[_review_kind(a)]
-            latency_ms = max(0.0, (now - a.created_at).total_seconds() * 1000.0)
-            evidence.count_review(session, ex, a.step_id, kind, latency_ms, events)
-    response = {"approval": view(a), "execution": jsonable(executions.update_event(ex, a.step_id, steps=False))}
+    window_s = held.window(session, workspace_id, undo_window_s) if a.status in A.FINAL else 0.0
+    if window_s > 0:  # settled when the window ends (services.approvals.undo.release), unless taken back before
+        held.hold(ex, a, decision, actor.email, now, window_s, params_before)
+        events.add("approval_decided", view(a), workspace=ex.workspace_id)
+        executions.changed(session, events, ex, a.step_id)
+    elif a.status in A.FINAL:
+        settle_counted(session, ex, a, now, events)
+    update = executions.update_event(ex, a.step_id, steps=False)
+    if window_s > 0:
+        update["gate"] = ex.gate  # held: the answer says until when, and what an undo puts back
+    response = {"approval": view(a), "execution": jsonable(update)}
     if idempotency_key:
         a.replies = {**(a.replies or {}), idempotency_key: response}
     return response
 
 
-def _review_kind(a: Approval) -> str:
+def settle_counted(session: Session, ex: Execution, a: Approval, now: datetime, events: Events) -> None:
+    """A final approval acts on its execution (settle), and a review is counted."""
+    settle(session, ex, a, events)
+    if a.kind == "tool_call" and a.status in (A.APPROVED, A.REJECTED):
+        # a policy-forced review of an unattended call is evidence for the spot-check test too
+        kind = {"approve": "accept", "edit": "correct", "reject": "reject"}[review_kind(a)]
+        latency_ms = max(0.0, (now - a.created_at).total_seconds() * 1000.0)
+        evidence.count_review(session, ex, a.step_id, kind, latency_ms, events)
+
+
+def review_kind(a: Approval) -> str:
     """What a final review (approved or rejected) came to: approve, edit (approved with edited params) or reject."""
     if a.status == A.REJECTED:
         return "reject"
@@ -241,7 +256,7 @@ def _store(a: Approval, after: A.ApprovalState) -> None:
         a.decided_at, a.due_at = utcnow(), None
 
 
-def _settle(session: Session, ex: Execution, a: Approval, events: Events) -> None:
+def settle(session: Session, ex: Execution, a: Approval, events: Events) -> None:
     """What a final approval does to its step and execution."""
     now = utcnow()
     last = (a.decisions or [{}])[-1]
@@ -281,7 +296,7 @@ def submit(services, workspace_id: str, approval_id: str, body: dict[str, Any], 
     recheck = recheck or services.approval_recheck
     with services.db.transaction() as session:
         response = decide(session, services.tools.for_workspace(workspace_id), workspace_id, approval_id, body, actor, events,
-                          idempotency_key, recheck)
+                          idempotency_key, recheck, services.settings.undo_window_s)
     services.notifier.send(events)
     if response["execution"] and response["execution"]["status"] in S.RUNNABLE:
         services.runner.schedule(response["execution"]["execution_id"])
@@ -300,7 +315,7 @@ def fire_timeout(session: Session, approval_id: str, now: datetime, events: Even
     """Fire one approval's deadline, once: under the locks it is fired only if still pending and due (a
     concurrent decision, cancel or scanner got there first otherwise). Returns its execution when it fired."""
     try:
-        ex, a = _locked(session, None, approval_id)
+        ex, a = locked(session, None, approval_id)
     except NotFound:
         return None
     if ex is None or a is None or not A.is_due(a.status, a.due_at, now):
@@ -309,7 +324,7 @@ def fire_timeout(session: Session, approval_id: str, now: datetime, events: Even
     audit.record(session, a.workspace_id, A.SYSTEM, "approval_timeout", target_type="approval", target_id=a.id,
                  execution_id=ex.id, before={"status": A.PENDING, "deadline": a.deadline},
                  after={"status": a.status, "on_timeout": a.on_timeout}, result=a.status)
-    _settle(session, ex, a, events)
+    settle(session, ex, a, events)
     return ex
 
 

@@ -17,7 +17,7 @@ from core.tools import ToolRegistry, schema_errors
 from core.workflow import WorkflowDef
 from services.agents import replies as agent_replies, service as agent
 from services.audit import service as audit
-from services.coaching import corrections, service as coaching
+from services.coaching import corrections, held, service as coaching
 from services.coaching.models import Decision, Suggestion
 from services.executions import service as executions
 from services.executions.models import Execution
@@ -87,9 +87,10 @@ def _check_sound(sug: Suggestion, step, correction: dict[str, Any], tools: ToolR
 
 def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, workspace_id: str,
            execution_id: str, body: dict[str, Any], operator: str, events: Events,
-           idempotency_key: str | None = None) -> tuple[dict[str, Any], Decision]:
+           idempotency_key: str | None = None, undo_window_s: float = 0.0) -> tuple[dict[str, Any], Decision]:
     """Apply the decision in `body` to the execution's suggestion; returns the start of the answer and the decision,
-    added to the session (`answer` completes both once the transaction has gone on)."""
+    added to the session (`answer` completes both once the transaction has gone on). A decision on a risky call is
+    held for the undo window instead (services/coaching/held.py): stored, not acted on or counted until released."""
     suggestion_id = str(body.get("suggestion_id") or "")
     if not suggestion_id:
         raise ValidationFailed("suggestion_id is required", details={"suggestion_id": ["is required"]})
@@ -141,20 +142,13 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
     # the workspace's lock before the first write (PostgreSQL): the pack, metric and audit rows this decision
     # changes are all locked under it, in one order for every transaction (services.audit.service.lock_workspace)
     audit.lock_workspace(session, workspace_id)
-    sug.status, sug.decided_at = "decided", now
-    ex.gate = None
-    if sug.kind == "tool_call":  # the call gets its one answer, or runs when the runner takes the step again
-        effect = D.for_tool_call(kind, suggested=sug.params, correction=body.get("correction"),
-                                 manual_output=body.get("manual_output"), feedback=body.get("feedback"),
-                                 operator=operator)
-        agent_replies.settle_call(session, ex, sug, effect, kind, operator, events)
-        executions.set_status(ex, "decide")
-    else:
-        effect = D.for_step(kind, suggested=sug.params, correction=body.get("correction"),
-                            manual_output=body.get("manual_output"), feedback=body.get("feedback"), operator=operator,
-                            on_reject=step.on_reject, correcting=correcting)
-        _apply(session, ex, defn, step, sug, kind, effect, operator, now, events, tools, workspace_id,
-               body.get("feedback") or "rejected")
+    window_s = held.window(session, tools, sug, workspace_id, undo_window_s)
+    # held: acts when the deadline scanner releases it (services.coaching.undo.release), unless taken back before
+    held_until = held.hold(ex, sug, kind, operator, now, window_s) if window_s > 0 else None
+    if held_until is None:
+        sug.status, sug.decided_at = "decided", now
+        ex.gate = None
+        act(session, ex, defn, step, sug, kind, body, operator, now, events, tools, workspace_id, correcting)
 
     decision = Decision(suggestion_id=sug.id, workspace_id=workspace_id, execution_id=ex.id,
                           workflow_id=ex.workflow_id, step_id=sug.step_id, decision=kind,
@@ -169,16 +163,35 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
                          "policy": {"effect": sug.policy.get("effect"), "rule": sug.policy.get("rule")}
                          if sug.policy else None},
                  after={"decision": kind, "correction": body.get("correction") if kind == "correct" else None,
-                        "feedback": body.get("feedback")}, result=kind)
-    executions.count_stat(ex, D.STAT_OF[kind])
-    evidence.count_decision(session, defn, ex, wf, sug, kind, latency_ms, operator, events)
+                        "feedback": body.get("feedback"), **({"held_until": held_until} if held_until else {})},
+                 result=kind)
+    if held_until is None:  # a held decision is counted when it is released: one taken back never counts
+        executions.count_stat(ex, D.STAT_OF[kind])
+        evidence.count_decision(session, defn, ex, wf, sug, kind, latency_ms, operator, events)
     # the answer's start: `answer` adds where the execution then stands, once the transaction has gone on (or not)
     response = {"ok": True, "decision": jsonable({
         "decision_id": decision.id, "suggestion_id": sug.id, "decision": kind, "operator": operator,
-        "latency_ms": round(latency_ms, 1), "created_at": now})}
+        "latency_ms": round(latency_ms, 1), "created_at": now, "held_until": held_until})}
     executions.changed(session, events, ex, sug.step_id)
     events.latest("coaching_stats", {"execution_id": ex.id, **executions.stats_of(ex)}, execution=ex.id, plain=True)
     return response, decision
+
+
+def act(session: Session, ex: Execution, defn: WorkflowDef, step, sug: Suggestion, kind: str, body: dict[str, Any],
+         operator: str, now, events: Events, tools: ToolRegistry, workspace_id: str, correcting: bool) -> None:
+    """What the decision does, at once or when its hold is released (services.coaching.undo.release)."""
+    if sug.kind == "tool_call":  # the call gets its one answer, or runs when the runner takes the step again
+        effect = D.for_tool_call(kind, suggested=sug.params, correction=body.get("correction"),
+                                 manual_output=body.get("manual_output"), feedback=body.get("feedback"),
+                                 operator=operator)
+        agent_replies.settle_call(session, ex, sug, effect, kind, operator, events)
+        executions.set_status(ex, "decide")
+        return
+    effect = D.for_step(kind, suggested=sug.params, correction=body.get("correction"),
+                        manual_output=body.get("manual_output"), feedback=body.get("feedback"), operator=operator,
+                        on_reject=step.on_reject, correcting=correcting)
+    _apply(session, ex, defn, step, sug, kind, effect, operator, now, events, tools, workspace_id,
+           body.get("feedback") or "rejected")
 
 
 def answer(response: dict[str, Any], decision: Decision, ex: Execution, step_id: str | None,
@@ -198,7 +211,8 @@ def answer(response: dict[str, Any], decision: Decision, ex: Execution, step_id:
 def _apply(session: Session, ex: Execution, defn: WorkflowDef, step, sug: Suggestion, kind: str,
            effect: D.StepEffect, operator: str, now, events: Events, tools: ToolRegistry, workspace_id: str,
            feedback: str) -> None:
-    """Persist what core.coaching.decisions says a decision does to a step."""
+    """Persist what core.coaching.decisions says a decision does to a step (at once, or when a held one is
+    released: services.coaching.undo)."""
     changes: dict[str, Any] = {"decision": kind}
     if effect.status is not None:
         changes["status"] = effect.status
@@ -223,14 +237,15 @@ def _apply(session: Session, ex: Execution, defn: WorkflowDef, step, sug: Sugges
 
 
 def submit(services, workspace_id: str, execution_id: str, body: dict[str, Any], operator: str,
-           idempotency_key: str | None = None) -> dict[str, Any]:
+           idempotency_key: str | None = None, undo_window_s: float | None = None) -> dict[str, Any]:
     """The one way in for a decision, from REST or from the socket: apply, commit, push, go on. A transient error (a
     deadlock, SQLite's busy database) goes to the caller's one retry layer (services.db.retrying: every REST route
     in api/app.py, the socket's decision event in api/sockets.py), which calls this again from the start."""
     suggestion_id = str(body.get("suggestion_id") or "")
     for tries_left in range(RACES, -1, -1):
         try:
-            return _submit(services, workspace_id, execution_id, body, operator, idempotency_key)
+            return _submit(services, workspace_id, execution_id, body, operator, idempotency_key,
+                           services.settings.undo_window_s if undo_window_s is None else undo_window_s)
         except IntegrityError:
             # a unique key lost a race: the suggestion's decision (or the Idempotency-Key) with a concurrent one, or
             # something else that a new try will find done (then this decision goes through)
@@ -248,14 +263,15 @@ RACES = 2  # new tries of a decision whose transaction lost a unique-key race al
 
 
 def _submit(services, workspace_id: str, execution_id: str, body: dict[str, Any], operator: str,
-            idempotency_key: str | None) -> dict[str, Any]:
+            idempotency_key: str | None, undo_window_s: float) -> dict[str, Any]:
     events = Events()
     needs_runner = None
     try:
         with services.db.transaction() as session:
             # a replay of an Idempotency-Key is found by decide, under the execution's lock
             response, decision = decide(session, services.definitions, services.tools.for_workspace(workspace_id),
-                                        workspace_id, execution_id, body, operator, events, idempotency_key)
+                                        workspace_id, execution_id, body, operator, events, idempotency_key,
+                                        undo_window_s)
             notification_outbox.person_present(session)  # the next suggestion is in front of its operator
             ex = session.get(Execution, execution_id)
             decided_step = decision.step_id

@@ -135,6 +135,9 @@ def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: St
 def pause(session: Session, workspace_id: str, execution_id: str, events: Events, actor: str = "system") -> Execution:
     ex = executions.get(session, workspace_id, execution_id, for_update=True)
     _require_coaching(ex)
+    if (ex.gate or {}).get("kind") == "held":  # services.coaching.held: its window runs on; undo, or let it act
+        raise Conflict("a decision is held for its undo window: take it back (undo) or let it act, then pause",
+                       details={"status": ex.status, "held_until": ex.gate.get("deadline")})
     executions.set_status(ex, "pause")
     gates.hold(ex, pending(session, ex.id))  # a paused session's deadline does not run down
     audit.record(session, workspace_id, actor, "pause", target_type="execution", target_id=ex.id, execution_id=ex.id)

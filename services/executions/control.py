@@ -62,6 +62,9 @@ def pause(session: Session, definitions: DefinitionCache, workspace_id: str, exe
     question = question or f"Paused before step {defn.step(step_id).name!r}."
     gate = ex.gate or {}
     at_once = gate.get("step_id") == step_id
+    if at_once and gate.get("kind") == "held":  # a decision held for its undo window (services.coaching.held)
+        raise Conflict("a decision on this step is held for its undo window: take it back (undo) first",
+                       details={"status": ex.status, "held_until": gate.get("deadline")})
     if at_once:  # the table says whether it may stop now (not while answering a question or an approval)
         S.transition(ex.status, "await_clarification")
         hold(ex, step_id, question, events, suspended=gate)
@@ -168,8 +171,8 @@ def cancel(session: Session, workspace_id: str, execution_id: str, actor: str = 
         if st.status not in S.STEP_DONE:
             executions.set_step(ex, st.step_id, status=S.STEP_CANCELLED)
     ex.gate = None
-    for sug in session.scalars(select(Suggestion).where(Suggestion.execution_id == ex.id,
-                                                        Suggestion.status == "pending")):
+    for sug in session.scalars(select(Suggestion).where(Suggestion.execution_id == ex.id,  # held: never released
+                                                        Suggestion.status.in_(("pending", "held")))):
         sug.status = "superseded"
     approvals.expire_for_execution(session, ex, actor, "the execution was cancelled", events)
     if events is not None:

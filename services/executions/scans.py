@@ -12,6 +12,7 @@ from sqlalchemy import select
 
 from core.execution import states as S
 from services.approvals import service as approvals
+from services.coaching import undo
 from services.db import retrying
 from services.executions import gates, service as executions
 from services.executions.models import Execution
@@ -127,7 +128,9 @@ class Scans:
         now = now or utcnow()
         with self.runner.db.read() as session:
             due = [(approvals.fire_timeout, "approval", i) for i in approvals.due(session, now)]
-            due += [(lambda s, i, n, e: gates.fire(s, self.runner.definitions, i, n, e), "gate of execution", i)
+            # a gate's deadline, or the end of a held decision's undo window (services.coaching.undo.fire)
+            due += [(lambda s, i, n, e: undo.fire(s, self.runner.definitions, self.runner.tools.for_workspace, i, n,
+                                                  e), "gate of execution", i)
                     for i in gates.due(session, now)]
         fired = 0
         for fire, what, target in due:

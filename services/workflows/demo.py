@@ -172,7 +172,7 @@ def history(services: Services, workspace_id: str, workflow_id: str) -> None:
                 body = {"suggestion_id": suggestion_id, "decision": "correct",
                         "correction": {**params, "currency": "GBP"}}
             _pushed_earlier(services, suggestion_id, think.uniform(4.0, 40.0))
-            decisions.submit(services, workspace_id, execution_id, body, operator)
+            decisions.submit(services, workspace_id, execution_id, body, operator, undo_window_s=0)
             services.runner.wait_idle(30)
 
 

@@ -87,6 +87,7 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("GET", "/api/executions/<execution_id>/steps/<step_id>/transcript"): "operator",
     ("GET", "/api/executions/<execution_id>/coaching/suggestion"): "operator",
     ("POST", "/api/executions/<execution_id>/coaching/decision"): "operator",
+    ("POST", "/api/executions/<execution_id>/coaching/undo"): "operator",
     ("GET", "/api/executions/<execution_id>/coaching/stats"): "operator",
     ("POST", "/api/executions/<execution_id>/coaching/pause"): "operator",
     ("POST", "/api/executions/<execution_id>/coaching/resume"): "operator",
@@ -122,6 +123,7 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("GET", "/api/approvals"): "operator",
     ("GET", "/api/approvals/<approval_id>"): "operator",
     ("POST", "/api/approvals/<approval_id>"): "operator",
+    ("POST", "/api/approvals/<approval_id>/undo"): "operator",
     # metrics: a workflow's own metrics for everyone; all metrics (global, per operator) for leads (DESIGN §1)
     ("GET", "/api/metrics/workflows"): "operator",
     ("GET", "/api/metrics/workflows/<workflow_id>"): "operator",
@@ -145,6 +147,8 @@ EXPECTED: dict[tuple[str, str], str] = {
     # the workspace's outbound hosts: leads read, admins change
     ("GET", "/api/workspace/outbound"): "lead",
     ("PUT", "/api/workspace/outbound"): "admin",
+    ("GET", "/api/workspace/undo"): "operator",
+    ("PUT", "/api/workspace/undo"): "admin",
     ("GET", "/api/workspace/llm"): "admin",
     ("PUT", "/api/workspace/llm"): "admin",
     ("DELETE", "/api/workspace/llm"): "admin",
@@ -224,6 +228,9 @@ CREATED = {("POST", "/api/workflows/<workflow_id>/hooks"), ("POST", "/api/workfl
            ("POST", "/api/notifications/push/subscriptions")}
 ACCEPTED = {("POST", "/api/users")}  # an invitation, answered the same whether or not the email has an account
 NO_CONTENT = {("POST", "/api/auth/logout"), ("POST", "/api/auth/invitations/<invitation_id>/decline")}
+# an undo with no decision held (tests/api/test_undo.py holds one): the role got through to the row, which has
+# nothing to take back
+NOTHING_TO_UNDO = {("POST", "/api/executions/<execution_id>/coaching/undo"), ("POST", "/api/approvals/<approval_id>/undo")}
 
 # an http server nobody listens at (port 9, discard): a refresh answers 200 with the reason in `last_error`
 TOOL_SERVER = {"name": "remote", "transport": "http", "url": "http://127.0.0.1:9/mcp", "bearer_token": "t"}
@@ -539,6 +546,10 @@ def _build(w: World, key: tuple[str, str], side: str, caller: str | None, fresh:
                        json={"decision": "approve"})
     if key == ("PUT", "/api/workspace/outbound"):
         return Request(json={"allow": [], "deny": ["blocked.example"]})
+    if key == ("PUT", "/api/workspace/undo"):
+        return Request(json={"window_s": 0})
+    if key == ("POST", "/api/executions/<execution_id>/coaching/undo"):
+        return Request({"execution_id": rows["execution_id"]}, json={"suggestion_id": rows["suggestion_id"]})
     if key == ("PUT", "/api/workspace/slack"):
         return Request(json={"default_channel": "C0MATRIX"})
     if key == ("PUT", "/api/workspace/slack/me"):
@@ -731,6 +742,9 @@ def test_matrix(world, key, caller, side):
         assert (status, code) == (403, "forbidden"), shown
         return
     if side == "own":
+        if key in NOTHING_TO_UNDO:
+            assert (status, code) == (409, "nothing_to_undo"), shown
+            return
         expected = 201 if key in CREATED else 202 if key in ACCEPTED else 204 if key in NO_CONTENT \
             else SUCCESS[method]
         assert status == expected, shown
@@ -800,6 +814,7 @@ INVALID = {
     ("PUT", "/api/workspace/outbound"): ("/api/workspace/outbound", {"allow": "not a list"}),
     ("PUT", "/api/workspace/slack"): ("/api/workspace/slack", {"bot_token": 5, "default_channel": ["C0"]}),
     ("PUT", "/api/workspace/llm"): ("/api/workspace/llm", {"base_url": "ftp://x", "clear_api_key": "maybe"}),
+    ("PUT", "/api/workspace/undo"): ("/api/workspace/undo", {"window_s": "long"}),
     ("POST", "/api/policies"): ("/api/policies", {"name": "x", "effect": "maybe"}),
     ("PUT", "/api/policies/<id:policy_id>"): ("/api/policies/{policy_id}", {"name": "x", "effect": "maybe"}),
     ("PUT", "/api/policies/default"): ("/api/policies/default", {"destructive": "later"}),

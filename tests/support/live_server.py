@@ -121,6 +121,8 @@ class LiveServer:
             "COACH_DEMO": self.demo,
             "COACH_ASYNC_MODE": self.async_mode,
             "COACH_LOG_LEVEL": "WARNING",
+            # decisions on risky calls run at once unless a test sets a window (extra_env)
+            "COACH_UNDO_WINDOW_S": "0",
             "COACH_ADMIN_EMAIL": self.admin_email,
             "COACH_ADMIN_PASSWORD": self.admin_password,
             "PYTHONUNBUFFERED": "1",

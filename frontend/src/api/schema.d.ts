@@ -218,6 +218,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/approvals/{approval_id}/undo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                approval_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take back your decision on an approval while it is held for the undo window: pending again (409 once
+         *     its step started or when nothing is held; 403 for someone else's decision).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    approval_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ApprovalDecisionResult"];
+                    };
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/audit": {
         parameters: {
             query?: never;
@@ -1447,6 +1491,55 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/executions/{execution_id}/coaching/undo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                execution_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take back a decision held for its undo window: the suggestion is pending again (409 once its step
+         *     started, or when the decision was not held).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    execution_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["UndoArgs"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["UndoResult"];
+                    };
+                };
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -5048,6 +5141,67 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/workspace/undo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["UndoWindow"];
+                    };
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["UndoWindow"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["UndoWindow"];
+                    };
+                };
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -5319,6 +5473,8 @@ export interface components {
             /** @enum {string} */
             decision: "accept" | "reject" | "correct" | "manual" | "skip";
             decision_id: string;
+            /** @description a decision on a risky call: held until then (ISO 8601), when its step runs; until then POST .../coaching/undo takes it back. null: it acted at once */
+            held_until?: string | null;
             latency_ms?: number | null;
             operator?: string | null;
             suggestion_id: string;
@@ -5563,16 +5719,27 @@ export interface components {
             corrected?: boolean;
             /** @description when on_timeout applies (ISO); null: none, or paused */
             deadline?: string | null;
+            /**
+             * @description held: the decision held for its undo window (on a suggestion, or an approval's)
+             * @enum {string}
+             */
+            decision?: "accept" | "reject" | "correct" | "manual" | "skip" | "approve" | "edit";
             /** @enum {string} */
-            kind: "decision" | "correction" | "human_input" | "clarification" | "approval";
+            kind: "decision" | "correction" | "human_input" | "clarification" | "approval" | "held";
             /** @description approval: what the approvers are asked */
             message?: string;
             /** @enum {string} */
             on_timeout?: "skip" | "fail" | "accept" | "answer";
+            /** @description held: who decided */
+            operator?: string;
+            /** @description held: an approval's edit: the params an undo puts back (free-form) */
+            params_before?: unknown;
             /** @description human_input, clarification: when it began waiting (ISO) */
             paused_at?: string;
             /** @description human_input, clarification */
             question?: string | null;
+            /** @description held: the gate an undo puts back (deadline: when the held decision acts) */
+            reopen?: components["schemas"]["Gate"] | null;
             step_id: string;
             /** @description decision, correction: the suggestion to decide */
             suggestion_id?: string;
@@ -6522,7 +6689,7 @@ export interface components {
              * @description timed_out: its deadline fired
              * @enum {string}
              */
-            status: "pending" | "decided" | "superseded" | "timed_out";
+            status: "pending" | "held" | "decided" | "superseded" | "timed_out";
             step_id: string;
             step_name?: string;
             suggestion_id: string;
@@ -7116,7 +7283,7 @@ export interface components {
              * @description timed_out: its deadline fired
              * @enum {string}
              */
-            status: "pending" | "decided" | "superseded" | "timed_out";
+            status: "pending" | "held" | "decided" | "superseded" | "timed_out";
             step_id: string;
             step_name?: string;
             suggestion_id: string;
@@ -7332,6 +7499,23 @@ export interface components {
             /** @enum {string} */
             status?: "draft" | "approved" | "pending" | "running" | "paused" | "waiting_decision" | "waiting_clarification" | "waiting_correction" | "waiting_approval" | "resumed" | "completed" | "failed" | "cancelled";
             workflow_id?: string;
+        };
+        UndoArgs: {
+            suggestion_id: string;
+        };
+        UndoResult: {
+            execution: components["schemas"]["ExecutionUpdate"];
+            ok: boolean;
+            /** @description pending again */
+            suggestion: components["schemas"]["Suggestion"];
+        };
+        UndoWindow: {
+            /** @description the server's COACH_UNDO_WINDOW_S */
+            readonly default_s?: number;
+            /** @description seconds a decision on a risky call (external or destructive tool, or flagged by a policy) is held before its step runs; 0: never held. PUT null: back to the server's default */
+            window_s: number | null;
+            /** @description whether this workspace set its own */
+            readonly workspace?: boolean;
         };
         User: {
             email: string;

@@ -22,3 +22,6 @@ export const fetchApproval = (id: string, signal?: AbortSignal) => apiGet<Approv
 /** Decides an approval; a retry of the same call (same key) gets the first answer. */
 export const decideApproval = (id: string, body: ApprovalDecisionRequest, key: string = newIdempotencyKey()) =>
   apiPost<ApprovalDecisionResult>(approvalPath(id), body, { headers: { "Idempotency-Key": key } });
+
+/** Takes back your decision on an approval while it is held for the undo window: it is pending again. */
+export const undoApproval = (id: string) => apiPost<ApprovalDecisionResult>(`${approvalPath(id)}/undo`);

@@ -73,5 +73,11 @@ export interface ApprovalDecisionRequest {
 
 export interface ApprovalDecisionResult {
   approval: Approval;
-  execution?: { execution_id: string; status: string; step_id?: string | null };
+  execution?: {
+    execution_id: string;
+    status: string;
+    step_id?: string | null;
+    /** `held`: the decision is held for the undo window until `deadline` (docs/web-app.md "Undo") */
+    gate?: { kind?: string; approval_id?: string; decision?: string; deadline?: string | null } | null;
+  } | null;
 }

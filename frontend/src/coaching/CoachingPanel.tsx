@@ -26,6 +26,8 @@ import type { DecisionKind, DecisionRequest, Suggestion } from "./types";
 import { useCoachingSession } from "./useCoachingSession";
 import { isStaleDecision, useDecision, usePauseToggle } from "./useDecision";
 import { useShortcuts } from "./useShortcuts";
+import { useUndo, useUndoChord } from "./useUndo";
+import { UndoBar } from "./UndoBar";
 import { WaitingNotice } from "./WaitingNotice";
 import { AgentTranscript } from "../agent/AgentTranscript";
 import { RunHistory, historyVersion } from "../recovery/RunHistory";
@@ -61,6 +63,7 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
   const decision = useDecision(executionId);
   const pauseToggle = usePauseToggle(executionId);
   const confirmation = useConfirmation<DecisionKind>();
+  const undo = useUndo(executionId);
   const [dialog, setDialog] = useState<DialogName>(null);
   const [refused, setRefused] = useState<string | null>(null); // the server's 413 on a manual output
   const [notice, setNotice] = useState<Notice | null>(null);
@@ -147,9 +150,11 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
     decision.send(
       { suggestion_id: sent.suggestion_id, decision: kind, ...extra },
       {
-        onSuccess: () => {
+        onSuccess: (result) => {
           setDialog(null);
-          announce(`${DONE[kind]} ${stepName(sent)}.`);
+          const heldUntil = result?.decision?.held_until;
+          announce(heldUntil ? `${DONE[kind]} ${stepName(sent)}: held before it acts; press z to take it back.`
+                             : `${DONE[kind]} ${stepName(sent)}.`);
         },
         onError: (error) => {
           if (error instanceof ApiError && error.status === 422 && kind === "correct") return; // on the fields
@@ -218,6 +223,23 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
     if (armed) decide(armed.action);
   };
 
+  // a decision on a risky call held for its undo window (the execution's gate): z or Ctrl+Z takes it back
+  const held = execution.data?.gate?.kind === "held" ? execution.data.gate : null;
+  const heldStep = held ? execution.data?.steps.find((st) => st.step_id === held.step_id) : undefined;
+  const heldName = heldStep?.name || held?.step_id || "";
+  const takeBack = () => {
+    const suggestionId = held?.suggestion_id;
+    if (!suggestionId || undo.isPending) return;
+    undo.mutate(suggestionId, {
+      onSuccess: () => {
+        setNotice(null);
+        announce(`Taken back: ${heldName} waits for your decision again.`);
+      },
+      onError: (error) => setNotice({ tone: "error", text: `It could not be taken back: ${errorMessage(error)}` }),
+    });
+  };
+  useUndoChord(takeBack, held !== null);
+
   const togglePause = () => {
     if (!canPause || pauseToggle.isPending) return;
     const action = paused ? "resume" : "pause";
@@ -239,6 +261,7 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
     p: togglePause,
     "?": () => setDialog("help"),
     ...(finished ? { n: goNext, Enter: goNext } : {}),
+    ...(held ? { z: takeBack } : {}),
     ...(confirmation.armed ? { Enter: confirmArmed, Escape: confirmation.cancel } : {}),
   });
 
@@ -352,6 +375,15 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
                 </p>
               ) : null}
             </>
+          ) : held ? (
+            <UndoBar
+              decision={held.decision ?? ""}
+              stepName={heldName}
+              deadline={held.deadline}
+              operator={held.operator}
+              busy={undo.isPending}
+              onUndo={takeBack}
+            />
           ) : (
             <>
               <WaitingNotice

@@ -26,6 +26,9 @@ import { RejectApprovalDialog } from "../approvals/RejectApprovalDialog";
 import type { Question, QueueItem } from "./types";
 import { OFFLINE_POLL_MS } from "./useCoachingSession";
 import { useShortcuts } from "./useShortcuts";
+import { useApprovalUndo } from "../approvals/useApprovalUndo";
+import { UndoBar } from "./UndoBar";
+import { useUndoChord } from "./useUndo";
 import "./coaching.css";
 
 /** Ages are re-worded this often. */
@@ -98,6 +101,7 @@ export default function QueuePage() {
 
   const approvalsQuery = usePendingApprovals();
   const decision = useApprovalDecision();
+  const undo = useApprovalUndo();
   const me = { id: auth.user?.id ?? null, email: auth.user?.email ?? null, role: auth.role ?? null };
   const pendingApprovals = Array.isArray(approvalsQuery.data?.items) ? approvalsQuery.data.items : [];
   const decidable: Approval[] = [];
@@ -174,6 +178,7 @@ export default function QueuePage() {
           const after = result?.approval;
           const still = after && after.status === "pending" ? ` It waits for more approvals (${after.approvals ?? 0} of ${after.quorum}).` : "";
           setNotice({ tone: "info", text: `${DONE[kind]}: ${approval.message}.${still}` });
+          undo.remember(approval, result);
         },
         onError: (error) => {
           if (kind === "edit" && error instanceof ApiError && error.status === 422) return; // shown on the fields
@@ -219,7 +224,18 @@ export default function QueuePage() {
     }
   };
 
+  const takeBack = () =>
+    undo.takeBack({
+      onSuccess: () => {
+        setNotice({ tone: "info", text: "Taken back: the approval waits for a decision again." });
+        if (undo.held) setSelectedKey(`approval:${undo.held.approval.approval_id}`);
+      },
+      onError: (error) => setNotice({ tone: "error", text: `It could not be taken back: ${refusalText(error)}` }),
+    });
+  useUndoChord(takeBack, undo.held !== null);
+
   useShortcuts({
+    ...(undo.held ? { z: takeBack } : {}),
     j: () => move(1),
     k: () => move(-1),
     Enter: () => {
@@ -280,6 +296,15 @@ export default function QueuePage() {
       </div>
       {confirmation.armed ? (
         <ConfirmPrompt prompt={confirmation.armed.prompt} onCancel={confirmation.cancel} />
+      ) : null}
+      {undo.held ? (
+        <UndoBar
+          decision={undo.held.decision}
+          stepName={undo.held.approval.message ?? "the approval"}
+          deadline={undo.held.deadline}
+          busy={undo.isPending}
+          onUndo={takeBack}
+        />
       ) : null}
       <p className={notice?.tone === "info" ? "notice notice--info" : "visually-hidden"} role="status">
         {notice?.tone === "info" ? notice.text : null}

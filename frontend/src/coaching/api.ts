@@ -9,6 +9,7 @@ import type {
   PendingSuggestions,
   Question,
   QueuePage,
+  UndoResult,
 } from "./types";
 import type { Page } from "../api/types";
 import { workflowMetricsKey } from "../api/metrics";
@@ -94,4 +95,25 @@ export async function sendDecision(
   return apiPost<DecisionResult>(`${executionPath(executionId)}/coaching/decision`, body, {
     headers: { "Idempotency-Key": key },
   });
+}
+
+/**
+ * Takes back a decision held for its undo window (docs/web-app.md "Undo"): over the socket while it is online, over
+ * REST otherwise or when the socket does not answer in time (an undo done twice is a 409, never a second change).
+ */
+export async function sendUndo(
+  executionId: string,
+  suggestionId: string,
+  socket: SocketLike | null,
+  online: boolean,
+): Promise<UndoResult> {
+  if (socket && online) {
+    const ack = await emitWithAck(socket, "coaching_undo", { execution_id: executionId, suggestion_id: suggestionId });
+    if (ack.ok) return ack as unknown as UndoResult;
+    const error = ack.error ?? { code: "error", message: "The decision was not taken back." };
+    if (error.code !== "timeout") {
+      throw new ApiError(STATUS_OF_CODE[error.code] ?? 409, error.code, error.message, error.details);
+    }
+  }
+  return apiPost<UndoResult>(`${executionPath(executionId)}/coaching/undo`, { suggestion_id: suggestionId });
 }

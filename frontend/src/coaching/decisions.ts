@@ -22,6 +22,7 @@ export const OTHER_SHORTCUTS: readonly { key: string; label: string; help: strin
   { key: "?", label: "Shortcuts", help: "Show this list of shortcuts." },
   { key: "n", label: "Next", help: "When the execution has finished: open the next item of the queue (Enter too)." },
   { key: "Enter", label: "Confirm", help: "After a or s on a risky call (external, destructive, or flagged by the policy): send it. Esc cancels." },
+  { key: "z", label: "Undo", help: "While a decision on a risky call is held (its countdown shows): take it back; the suggestion is back. Ctrl+Z too." },
   { key: "Esc", label: "Close", help: "Close a dialog or the correction editor; cancel a decision waiting for Enter." },
 ];
 

@@ -32,6 +32,9 @@ export type QueuePage = Page<QueueItem>;
 /** `GET /api/executions/<id>/coaching/suggestion`, and the pause/resume answers. */
 export type PendingSuggestions = Schemas["Pending"];
 
+/** `POST .../coaching/undo` and the socket's `coaching_undo`: the suggestion, pending again. */
+export type UndoResult = Schemas["UndoResult"];
+
 /** The coaching session's counters (`GET .../coaching/stats`, `coaching_stats`, a decision's ack). */
 export type CoachingStats = Schemas["Stats"];
 

@@ -17,6 +17,9 @@ export interface Gate {
   corrected?: boolean;
   /** An agent step's own question (CONFIRM_DATA), or its approval (REQUEST_APPROVAL). */
   agent?: boolean;
+  /** `held`: the decision held for its undo window (its `deadline` is when it acts), and who made it. */
+  decision?: string;
+  operator?: string;
 }
 
 export interface ControlStep {

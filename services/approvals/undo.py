@@ -1,0 +1,72 @@
+"""Releasing and taking back a held approval decision (services/approvals/held.py holds it)."""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from core import approvals as A
+from core.errors import Conflict, Forbidden
+from services.approvals import held, service as approvals
+from services.approvals.models import Approval
+from services.audit import service as audit
+from services.executions import service as executions
+from services.executions.models import Execution
+from services.notifier import Events, jsonable
+from services.orm import utcnow
+
+
+def release(session: Session, ex: Execution, now: datetime, events: Events) -> None:
+    """The window ended: the approval settles its execution (the step runs, or is rejected) and is counted."""
+    gate = ex.gate or {}
+    a = session.get(Approval, gate.get("approval_id"), populate_existing=True)
+    if a is None or a.status not in A.FINAL:  # nothing is held any more (cannot happen under the lock)
+        ex.gate = gate.get("reopen")
+        return
+    approvals.settle_counted(session, ex, a, now, events)
+    audit.record(session, ex.workspace_id, A.SYSTEM, "decision_release", target_type="approval", target_id=a.id,
+                 execution_id=ex.id, before={"decision": gate.get("decision"), "operator": gate.get("operator"),
+                                             "held_until": gate.get("deadline")},
+                 after={"status": ex.status}, result=a.status)
+
+
+def undo(session: Session, workspace_id: str, approval_id: str, actor: str, events: Events) -> dict[str, Any]:
+    """Take back the held decision on `approval_id`: it is pending again, as it was. 409 once it settled its
+    execution (the step may have started) or when it holds nothing; 403 for someone other than who decided."""
+    ex, a = approvals.locked(session, workspace_id, approval_id)
+    held_here = ex is not None and held.held_approval(ex) == a.id
+    if not held_here:
+        if a.status == A.PENDING:
+            raise Conflict("this approval has no decision to take back", code="nothing_to_undo",
+                           details={"approval_status": a.status})
+        raise Conflict("the step already started: its approval can no longer be taken back", code="step_started",
+                       details={"approval_status": a.status})
+    gate = ex.gate
+    if gate.get("operator") != actor:
+        raise Forbidden(f"only {gate.get('operator')} can take their decision back")
+    a.status, a.decided_at = A.PENDING, None
+    a.decisions = list(a.decisions or [])[:-1]
+    if gate.get("decision") == "edit":
+        a.params = gate.get("params_before")
+    a.due_at = a.deadline if a.deadline is None or a.deadline > utcnow() else utcnow()
+    ex.gate = gate.get("reopen")
+    audit.record(session, workspace_id, actor, "decision_undo", target_type="approval", target_id=a.id,
+                 execution_id=ex.id, before={"decision": gate.get("decision"), "held_until": gate.get("deadline")},
+                 after={"status": A.PENDING}, result="undone")
+    events.add("decision_undone", {"execution_id": ex.id, "approval_id": a.id, "step_id": a.step_id,
+                                   "decision": gate.get("decision"), "by": actor},
+               execution=ex.id, workspace=ex.workspace_id)
+    events.add("approval_requested", approvals.view(a), workspace=ex.workspace_id)
+    executions.changed(session, events, ex, a.step_id)
+    update = executions.update_event(ex, a.step_id, steps=False)
+    update["gate"] = ex.gate
+    return {"approval": approvals.view(a), "execution": jsonable(update)}
+
+
+def submit(services, workspace_id: str, approval_id: str, actor: str) -> dict[str, Any]:
+    events = Events()
+    with services.db.transaction() as session:
+        answer = undo(session, workspace_id, approval_id, actor, events)
+    services.notifier.send(events)
+    return answer
