@@ -261,9 +261,9 @@ def test_a_dead_instances_step_is_taken_over_once_when_its_lease_expires(api, se
     ex_id = _start_elsewhere(api, services, ghost, [{"id": "slow", "tool": "test.hold", "params": {}},
                                                     {"id": "then", "tool": "echo", "params": {}}])
     hold.started(1)
+    others = [instances("b"), instances("c")]  # both scan for expired leases (made first: the lease is short)
     ghost.runner.shutdown()  # the instance dies: nobody renews its lease; its tool call hangs on
     died = time.monotonic()
-    others = [instances("b"), instances("c")]  # both scan for expired leases
     assert others[0].runner.scans.recover() == 0  # the lease still holds
     body = _finished(api, ex_id, timeout=LEASE_S + 10)
     taken_after = time.monotonic() - died
