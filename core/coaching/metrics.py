@@ -5,7 +5,6 @@ serialisable to JSON-friendly dicts so the storage layer can keep it in a row.
 """
 from __future__ import annotations
 
-import bisect
 import functools
 import math
 from dataclasses import asdict, dataclass, field, fields
@@ -15,6 +14,7 @@ from typing import Any
 
 from core.coaching.autonomy import decisions_needed
 from core.coaching.evidence import TEST_NAME, Evidence, accepts_needed, log_e_promote
+from core.coaching.latency import SCHEME, LatencyHistogram
 
 ACCEPT = "accept"
 REJECT = "reject"
@@ -230,110 +230,6 @@ def assess_level(total_decisions: int, window: RollingWindow,
     return LevelAssessment(level, level == AUTO, to_coaching, gap, needed)
 
 
-# Latency buckets: 8 per doubling, so each bucket is 2**(1/8) ≈ 9% wide and its geometric middle
-# is within 4.5% of any value in it. Bucket 0 holds sub-millisecond values; the last one holds
-# everything beyond an hour. 177 buckets, stored sparsely.
-_PER_DOUBLING = 8
-_MAX_MS = 3_600_000
-_LAST = 1 + math.ceil(math.log2(_MAX_MS) * _PER_DOUBLING)
-_SCHEME = f"log2/{_PER_DOUBLING}/{_MAX_MS}"
-
-
-def _bucket(ms: float) -> int:
-    if ms < 1:
-        return 0
-    return min(_LAST, 1 + math.floor(math.log2(ms) * _PER_DOUBLING))
-
-
-class LatencyHistogram:
-    def __init__(self) -> None:
-        self.buckets: dict[int, int] = {}
-        self.count = 0
-        self.min: float | None = None
-        self.max: float | None = None
-        # made when first needed, then kept up to date by add(): the bucket numbers in order, and each
-        # bucket's JSON member ('"12":3'), so that writing the histogram (every decision, for every scope)
-        # does not sort and format every bucket again
-        self._order: list[int] | None = None
-        self._members: dict[int, str] | None = None
-
-    def add(self, ms: float) -> None:
-        ms = float(ms)
-        if not math.isfinite(ms):
-            raise ValueError(f"latency must be finite, got {ms}")
-        ms = max(0.0, ms)  # clock adjustments can make a latency slightly negative
-        i = _bucket(ms)
-        n = self.buckets[i] = self.buckets.get(i, 0) + 1
-        if self._order is not None:
-            if n == 1:
-                bisect.insort(self._order, i)
-            self._members[i] = f'"{i}":{n}'
-        self.count += 1
-        self.min = ms if self.min is None else min(self.min, ms)
-        self.max = ms if self.max is None else max(self.max, ms)
-
-    def quantile(self, q: float) -> int | None:
-        if not 0.0 <= q <= 1.0:
-            raise ValueError("q must be within 0..1")
-        if not self.count:
-            return None
-        rank = max(1, math.ceil(q * self.count))
-        seen = 0
-        for i in self._sorted():
-            seen += self.buckets[i]
-            if seen >= rank:
-                break
-        if i == 0:
-            rep = 0.0
-        elif i == _LAST:
-            rep = self.max or 0.0
-        else:
-            rep = 2 ** ((i - 0.5) / _PER_DOUBLING)
-        rep = min(max(rep, self.min or 0.0), self.max or 0.0)
-        return int(round(rep))
-
-    def percentiles(self) -> dict[str, int | None]:
-        return {"p50": self.quantile(0.5), "p90": self.quantile(0.9)}
-
-    def _sorted(self) -> list[int]:
-        if self._order is None:
-            self._order = sorted(self.buckets)
-            self._members = {i: f'"{i}":{n}' for i, n in self.buckets.items()}
-        return self._order
-
-    def buckets_json(self) -> str:
-        """The buckets as the members of a JSON object, in bucket order (to_dict's "buckets", as text)."""
-        order = self._sorted()  # first: it makes _members
-        return ",".join(map(self._members.__getitem__, order))
-
-    def merge(self, other: LatencyHistogram) -> LatencyHistogram:
-        self._order = self._members = None
-        for i, n in other.buckets.items():
-            self.buckets[i] = self.buckets.get(i, 0) + n
-        self.count += other.count
-        for attr, pick in (("min", min), ("max", max)):
-            mine, theirs = getattr(self, attr), getattr(other, attr)
-            if theirs is not None:
-                setattr(self, attr, theirs if mine is None else pick(mine, theirs))
-        return self
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"scheme": _SCHEME, "buckets": {str(i): n for i, n in sorted(self.buckets.items())},
-                "count": self.count, "min": self.min, "max": self.max}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> LatencyHistogram:
-        h = cls()
-        if not d:
-            return h
-        if d.get("scheme", _SCHEME) != _SCHEME:
-            raise ValueError(f"latency histogram scheme {d.get('scheme')!r} is not {_SCHEME!r}")
-        h.buckets = {int(i): int(n) for i, n in (d.get("buckets") or {}).items() if int(n)}
-        h.count = sum(h.buckets.values())
-        h.min, h.max = d.get("min"), d.get("max")
-        return h
-
-
 @dataclass
 class MetricsState:
     """Everything one scope (workflow, version, step, operator, global) needs for its metrics."""
@@ -452,7 +348,7 @@ class MetricsState:
         return (f'{{"counters":{{"suggestions":{c.suggestions},"accepted":{c.accepted},"rejected":{c.rejected},'
                 f'"corrected":{c.corrected},"manual":{c.manual},"skipped":{c.skipped}}},'
                 f'"window":"{self.window.to_str()}",'
-                f'"latency":{{"scheme":"{_SCHEME}","buckets":{{{buckets}}},"count":{h.count},'
+                f'"latency":{{"scheme":"{SCHEME}","buckets":{{{buckets}}},"count":{h.count},'
                 f'"min":{_number(h.min)},"max":{_number(h.max)}}},'
                 f'"thresholds":{{"coaching_after":{t.coaching_after},"auto_min_window":{t.auto_min_window},'
                 f'"auto_acceptance":{_number(t.auto_acceptance)},"window":{t.window},'

@@ -1,0 +1,110 @@
+"""Decision latency as a histogram (DESIGN.md §3): constant-size, mergeable, its quantiles within a few percent."""
+from __future__ import annotations
+
+import bisect
+import math
+from typing import Any
+
+
+# Latency buckets: 8 per doubling, so each bucket is 2**(1/8) ≈ 9% wide and its geometric middle
+# is within 4.5% of any value in it. Bucket 0 holds sub-millisecond values; the last one holds
+# everything beyond an hour. 177 buckets, stored sparsely.
+_PER_DOUBLING = 8
+_MAX_MS = 3_600_000
+_LAST = 1 + math.ceil(math.log2(_MAX_MS) * _PER_DOUBLING)
+SCHEME = f"log2/{_PER_DOUBLING}/{_MAX_MS}"  # written with the buckets: a reader of another scheme refuses them
+
+
+def _bucket(ms: float) -> int:
+    if ms < 1:
+        return 0
+    return min(_LAST, 1 + math.floor(math.log2(ms) * _PER_DOUBLING))
+
+
+class LatencyHistogram:
+    def __init__(self) -> None:
+        self.buckets: dict[int, int] = {}
+        self.count = 0
+        self.min: float | None = None
+        self.max: float | None = None
+        # made when first needed, then kept up to date by add(): the bucket numbers in order, and each
+        # bucket's JSON member ('"12":3'), so that writing the histogram (every decision, for every scope)
+        # does not sort and format every bucket again
+        self._order: list[int] | None = None
+        self._members: dict[int, str] | None = None
+
+    def add(self, ms: float) -> None:
+        ms = float(ms)
+        if not math.isfinite(ms):
+            raise ValueError(f"latency must be finite, got {ms}")
+        ms = max(0.0, ms)  # clock adjustments can make a latency slightly negative
+        i = _bucket(ms)
+        n = self.buckets[i] = self.buckets.get(i, 0) + 1
+        if self._order is not None:
+            if n == 1:
+                bisect.insort(self._order, i)
+            self._members[i] = f'"{i}":{n}'
+        self.count += 1
+        self.min = ms if self.min is None else min(self.min, ms)
+        self.max = ms if self.max is None else max(self.max, ms)
+
+    def quantile(self, q: float) -> int | None:
+        if not 0.0 <= q <= 1.0:
+            raise ValueError("q must be within 0..1")
+        if not self.count:
+            return None
+        rank = max(1, math.ceil(q * self.count))
+        seen = 0
+        for i in self._sorted():
+            seen += self.buckets[i]
+            if seen >= rank:
+                break
+        if i == 0:
+            rep = 0.0
+        elif i == _LAST:
+            rep = self.max or 0.0
+        else:
+            rep = 2 ** ((i - 0.5) / _PER_DOUBLING)
+        rep = min(max(rep, self.min or 0.0), self.max or 0.0)
+        return int(round(rep))
+
+    def percentiles(self) -> dict[str, int | None]:
+        return {"p50": self.quantile(0.5), "p90": self.quantile(0.9)}
+
+    def _sorted(self) -> list[int]:
+        if self._order is None:
+            self._order = sorted(self.buckets)
+            self._members = {i: f'"{i}":{n}' for i, n in self.buckets.items()}
+        return self._order
+
+    def buckets_json(self) -> str:
+        """The buckets as the members of a JSON object, in bucket order (to_dict's "buckets", as text)."""
+        order = self._sorted()  # first: it makes _members
+        return ",".join(map(self._members.__getitem__, order))
+
+    def merge(self, other: LatencyHistogram) -> LatencyHistogram:
+        self._order = self._members = None
+        for i, n in other.buckets.items():
+            self.buckets[i] = self.buckets.get(i, 0) + n
+        self.count += other.count
+        for attr, pick in (("min", min), ("max", max)):
+            mine, theirs = getattr(self, attr), getattr(other, attr)
+            if theirs is not None:
+                setattr(self, attr, theirs if mine is None else pick(mine, theirs))
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"scheme": SCHEME, "buckets": {str(i): n for i, n in sorted(self.buckets.items())},
+                "count": self.count, "min": self.min, "max": self.max}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> LatencyHistogram:
+        h = cls()
+        if not d:
+            return h
+        if d.get("scheme", SCHEME) != SCHEME:
+            raise ValueError(f"latency histogram scheme {d.get('scheme')!r} is not {SCHEME!r}")
+        h.buckets = {int(i): int(n) for i, n in (d.get("buckets") or {}).items() if int(n)}
+        h.count = sum(h.buckets.values())
+        h.min, h.max = d.get("min"), d.get("max")
+        return h
