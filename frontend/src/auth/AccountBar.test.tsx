@@ -3,7 +3,7 @@ import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import { WORKSPACE_STORAGE_KEY } from "../api/client";
 import { emptyPage, renderApp, setCookie, stubSignedInFetch, testSession } from "../test/auth";
-import { errorResponse, headersOf, jsonResponse, stubFetch } from "../test/utils";
+import { errorResponse, headersOf, jsonResponse, type RecordedCall, stubFetch } from "../test/utils";
 
 function header() {
   return screen.getByRole("banner");
@@ -49,12 +49,7 @@ describe("AccountBar", () => {
     await user.click(screen.getByRole("link", { name: "Executions" }));
     await screen.findByRole("heading", { level: 1, name: "Executions" });
     // the page's heading may be drawn before its read goes out (a busy machine): wait for the read itself
-    const executions = await waitFor(() => {
-      const found = calls.find((c) => c.url === "/api/executions/");
-      expect(found).toBeDefined();
-      return found!;
-    });
-    expect(headersOf(executions)["X-Coach-Workspace"]).toBe("2");
+    expect(headersOf(await readOf(calls, "/api/executions/"))["X-Coach-Workspace"]).toBe("2");
   });
 
   it("keeps a stored workspace the user still belongs to, and replaces one they do not", async () => {
@@ -65,7 +60,8 @@ describe("AccountBar", () => {
     expect(screen.getByRole("combobox", { name: "Workspace" })).toHaveValue("2");
     // The session check itself never names a workspace: a stale one would make it 404.
     expect(headersOf(first.calls[0])["X-Coach-Workspace"]).toBeUndefined();
-    expect(headersOf(first.calls.find((c) => c.url === "/api/workflows")!)["X-Coach-Workspace"]).toBe("2");
+    // the page's heading may be drawn before its read goes out (a busy machine): wait for the read itself
+    expect(headersOf(await readOf(first.calls, "/api/workflows"))["X-Coach-Workspace"]).toBe("2");
     unmount();
 
     window.localStorage.setItem(WORKSPACE_STORAGE_KEY, "99");
@@ -74,7 +70,7 @@ describe("AccountBar", () => {
     await screen.findByRole("heading", { level: 1, name: "Workflows" });
     expect(screen.getByRole("combobox", { name: "Workspace" })).toHaveValue("1");
     expect(window.localStorage.getItem(WORKSPACE_STORAGE_KEY)).toBe("1");
-    expect(headersOf(second.calls.find((c) => c.url === "/api/workflows")!)["X-Coach-Workspace"]).toBe("1");
+    expect(headersOf(await readOf(second.calls, "/api/workflows"))["X-Coach-Workspace"]).toBe("1");
   });
 
   it("logs out with the CSRF token and shows the login page", async () => {
@@ -112,3 +108,12 @@ describe("AccountBar", () => {
     expect(within(header()).getByRole("button", { name: "Log out" })).toBeEnabled();
   });
 });
+
+/** The call to `url` once it has gone out (the page's heading may be drawn before its read does). */
+function readOf(calls: RecordedCall[], url: string): Promise<RecordedCall> {
+  return waitFor(() => {
+    const found = calls.find((c) => c.url === url);
+    expect(found).toBeDefined();
+    return found!;
+  });
+}
