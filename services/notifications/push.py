@@ -35,7 +35,7 @@ from core import notifications as N
 from core.errors import NotFound, ValidationFailed
 from core.tools import ToolError
 from services.orm import utcnow
-from services.tools.http import VettedTransport, Vetter
+from services.tools.http import Vetter
 from services.users.models import Membership
 from services.toolservers.secrets import SecretUnreadable, Secrets
 
@@ -223,21 +223,6 @@ def prepare(session: Session, settings: Settings, row: OutboxRow) -> tuple[str, 
                # a push service replaces an undelivered message with the same topic (at most 32 base64url chars)
                "Topic": _b64(hashlib.sha256(row.event_id.encode()).digest()[:24])}
     return s.endpoint, body, headers, vetter(session, settings, row.workspace_id)
-
-
-def post(settings: Settings, url: str, body: bytes, headers: dict[str, str], vetter_: Vetter) -> int:
-    """One push, outside any transaction: the push service's status when 2xx (201), SendFailed otherwise."""
-    try:
-        with httpx.Client(transport=VettedTransport(vetter_), timeout=settings.webhook_timeout_s,
-                          follow_redirects=False) as client:
-            response = client.post(url, content=body, headers=headers)
-    except (httpx.HTTPError, ToolError) as exc:
-        raise SendFailed(f"{type(exc).__name__}: {exc}") from exc
-    if not 200 <= response.status_code < 300:
-        failed = SendFailed(f"the push service answered {response.status_code}")
-        failed.status = response.status_code  # type: ignore[attr-defined]
-        raise failed
-    return response.status_code
 
 
 def record(session: Session, row: OutboxRow, status: int | None, now) -> bool:

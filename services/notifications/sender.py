@@ -91,10 +91,9 @@ def send_one(services, row_id: str, owner: str, now: datetime | None = None) -> 
             mail.send(services.settings, message)
         elif post is not None:
             slack_channel.send(services.settings, post)
-        elif row_channel == N.PUSH:
-            status = push.post(services.settings, *request)
-        else:
-            status = webhooks.post(services.settings, *request)
+        else:  # a webhook, or a push message to its push service: the same POST through the outbound rules
+            status = webhooks.post(services.settings, *request,
+                                   who="the push service" if row_channel == N.PUSH else "the endpoint")
         outcome = None
     except SendFailed as exc:
         outcome, error, status = str(exc), str(exc), getattr(exc, "status", None)

@@ -138,8 +138,10 @@ def prepare(session: Session, settings: Settings, row: OutboxRow) -> tuple[str, 
     return e.url, body, headers, vetter(session, settings, row.workspace_id)
 
 
-def post(settings: Settings, url: str, body: bytes, headers: dict[str, str], vetter: Vetter) -> int:
-    """One delivery, outside any transaction: the HTTP status when 2xx, SendFailed otherwise."""
+def post(settings: Settings, url: str, body: bytes, headers: dict[str, str], vetter: Vetter,
+         who: str = "the endpoint") -> int:
+    """One POST of a delivery (a webhook's, or a Web Push message to a push service: `who`), outside any
+    transaction, through the workspace's outbound rules: the HTTP status when 2xx, SendFailed otherwise."""
     try:
         with httpx.Client(transport=VettedTransport(vetter), timeout=settings.webhook_timeout_s,
                           follow_redirects=False) as client:
@@ -147,7 +149,7 @@ def post(settings: Settings, url: str, body: bytes, headers: dict[str, str], vet
     except (httpx.HTTPError, ToolError) as exc:
         raise SendFailed(f"{type(exc).__name__}: {exc}") from exc
     if not 200 <= response.status_code < 300:
-        failed = SendFailed(f"the endpoint answered {response.status_code}")
+        failed = SendFailed(f"{who} answered {response.status_code}")
         failed.status = response.status_code  # type: ignore[attr-defined]
         raise failed
     return response.status_code
