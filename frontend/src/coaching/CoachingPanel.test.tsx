@@ -181,6 +181,35 @@ describe("CoachingPanel", () => {
     await waitFor(() => expect(screen.getByTestId("announcer")).toHaveTextContent("Accepted Close the ticket."));
     expect(decisionsSent()).toHaveLength(2);
   });
+  it("a dialog opened on the next suggestion before the previous answer arrived stays open when that answer comes", async () => {
+    const { socket, user } = await openPanel();
+    const answers: ((value: unknown) => void)[] = [];
+    socket.respond = (event) =>
+      event === "coaching_decision" ? new Promise((resolve) => answers.push(resolve)) : { ok: true };
+
+    await user.keyboard("m");
+    const manual = screen.getByRole("dialog", { name: "Done by hand: Greet the customer" });
+    await user.type(within(manual).getByLabelText("Output of the step"), "done");
+    await user.click(within(manual).getByRole("radio", { name: "Plain text" }));
+    await user.click(within(manual).getByRole("button", { name: "Record manual result" }));
+    expect(decisionsSent()).toHaveLength(1);
+    // the next suggestion is pushed before the answer: the manual dialog goes with the suggestion it decided, and
+    // the operator's r opens the reject dialog of the new one
+    act(() => {
+      lastSocket().push("coaching_suggestion", suggestion({ suggestion_id: "sug-2", step_id: "close", step_name: "Close the ticket" }));
+    });
+    await screen.findByRole("heading", { level: 2, name: "Suggestion: Close the ticket" });
+    expect(screen.queryByRole("dialog", { name: /Done by hand/ })).not.toBeInTheDocument();
+    await user.keyboard("r");
+    const reject = screen.getByRole("dialog", { name: "Reject step Close the ticket" });
+    expect(within(reject).getByLabelText("Why is this suggestion wrong?")).toHaveFocus();
+
+    await act(async () => answers[0]({ ok: true, execution: { execution_id: "ex-1", status: "running" }, stats: stats() }));
+    await waitFor(() => expect(screen.getByTestId("announcer")).toHaveTextContent("Recorded"));
+    expect(screen.getByRole("dialog", { name: "Reject step Close the ticket" })).toBeInTheDocument();
+    expect(screen.queryByText(STALE_MESSAGE)).not.toBeInTheDocument();
+  });
+
   it("takes back 'no suggestion to decide' as soon as the next suggestion is shown", async () => {
     await openPanel(
       serverState({

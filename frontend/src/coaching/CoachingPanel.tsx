@@ -41,6 +41,8 @@ type DecisionExtra = Omit<DecisionRequest, "suggestion_id" | "decision">;
 const CorrectionEditor = lazy(() => import("./CorrectionEditor"));
 
 type DialogName = "reject" | "manual" | "correct" | "help" | null;
+/** An open dialog, and the suggestion a decision dialog decides (null for the shortcut sheet). */
+type OpenDialog = { name: Exclude<DialogName, null>; suggestionId: string | null } | null;
 type Notice = { tone: "error" | "info"; text: string };
 
 const DONE: Record<DecisionKind, string> = {
@@ -64,7 +66,7 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
   const pauseToggle = usePauseToggle(executionId);
   const confirmation = useConfirmation<DecisionKind>();
   const undo = useUndo(executionId);
-  const [dialog, setDialog] = useState<DialogName>(null);
+  const [openDialog, setOpenDialog] = useState<OpenDialog>(null);
   const [refused, setRefused] = useState<string | null>(null); // the server's 413 on a manual output
   const [notice, setNotice] = useState<Notice | null>(null);
   const [announcement, setAnnouncement] = useState("");
@@ -101,19 +103,29 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
   const goNext = () =>
     navigate(next ? `/executions/${encodeURIComponent(next.execution_id)}/coach` : "/queue");
 
-  // A suggestion replaced under an open decision dialog: that decision would be stale, so close it.
+  // A decision dialog belongs to the suggestion it was opened for: it is shown only while that one is, and only its
+  // own decision's answer closes it (the next suggestion may come, and its dialog open, before that answer does).
   const shownId = suggestion?.suggestion_id ?? null;
+  const dialog: DialogName =
+    openDialog && (openDialog.suggestionId === null || openDialog.suggestionId === shownId) ? openDialog.name : null;
+  const setDialog = (name: DialogName) =>
+    setOpenDialog(name ? { name, suggestionId: name === "help" ? null : shownId } : null);
+  const closeDialogFor = (suggestionId: string) =>
+    setOpenDialog((open) => (open?.suggestionId === suggestionId ? null : open));
+
+  // A suggestion replaced under an open decision dialog: that decision would be stale, so close it.
   const previousId = useRef(shownId);
   useEffect(() => {
     if (previousId.current === shownId) return;
-    const replaced = previousId.current !== null;
+    const replaced = previousId.current;
     previousId.current = shownId;
     confirmation.cancel(); // a confirming key confirms only the suggestion it was asked for
     // a key pressed a moment too early (the next suggestion was on its way) said there was none: no longer true
     if (suggestion) setNotice((shown) => (shown?.text === NO_SUGGESTION ? null : shown));
     if (suggestion) announce(`New suggestion: ${stepName(suggestion)}, tool ${suggestion.tool ?? "none"}.`);
-    if (replaced && !decision.isPending && (dialog === "reject" || dialog === "manual" || dialog === "correct")) {
-      setDialog(null);
+    // (a dialog whose own decision is on its way was not replaced: it was decided)
+    if (replaced !== null && openDialog?.suggestionId === replaced && decision.sendingFor !== replaced) {
+      setOpenDialog(null);
       setNotice({ tone: "info", text: STALE_MESSAGE });
     }
     // Only a change of the shown suggestion counts, not the dialog or the mutation changing.
@@ -151,7 +163,7 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
       { suggestion_id: sent.suggestion_id, decision: kind, ...extra },
       {
         onSuccess: (result) => {
-          setDialog(null);
+          closeDialogFor(sent.suggestion_id);
           const heldUntil = result?.decision?.held_until;
           announce(heldUntil ? `${DONE[kind]} ${stepName(sent)}: held before it acts; press z to take it back.`
                              : `${DONE[kind]} ${stepName(sent)}.`);
@@ -163,7 +175,7 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
             setRefused(`The server refused it as too large (413): ${errorMessage(error)}. Your text is kept.`);
             return;
           }
-          setDialog(null);
+          closeDialogFor(sent.suggestion_id);
           if (isStaleDecision(error)) setNotice({ tone: "error", text: STALE_MESSAGE });
           else setNotice({ tone: "error", text: `The decision was not applied: ${errorMessage(error)}` });
         },
@@ -227,9 +239,17 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
   const held = execution.data?.gate?.kind === "held" ? execution.data.gate : null;
   const heldStep = held ? execution.data?.steps.find((st) => st.step_id === held.step_id) : undefined;
   const heldName = heldStep?.name || held?.step_id || "";
+  // z pressed while the decision's own answer is on its way (the push that shows it held may come first): sent once
+  // that answer is in, or the answer, coming after the undo's, would take the suggestion off the panel again
+  const undoAfterDecision = useRef(false);
   const takeBack = () => {
     const suggestionId = held?.suggestion_id;
     if (!suggestionId || undo.isPending) return;
+    if (decision.isPending) {
+      undoAfterDecision.current = true;
+      return;
+    }
+    undoAfterDecision.current = false;
     undo.mutate(suggestionId, {
       onSuccess: () => {
         setNotice(null);
@@ -239,6 +259,9 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
     });
   };
   useUndoChord(takeBack, held !== null);
+  useEffect(() => {
+    if (!decision.isPending && undoAfterDecision.current) takeBack();
+  }, [decision.isPending]);
 
   const togglePause = () => {
     if (!canPause || pauseToggle.isPending) return;

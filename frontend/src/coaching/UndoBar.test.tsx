@@ -28,7 +28,7 @@ async function openPanel(shown: Suggestion | null, deadline = HELD_UNTIL()) {
   stubSignedInFetch((call) => {
     const path = call.url.split("?")[0];
     if (path === "/api/executions/ex-1") return jsonResponse(execution(server.held ? { gate: heldGate(deadline) } : {}));
-    if (path === "/api/executions/ex-1/coaching/suggestion") return jsonResponse(pending(shown));
+    if (path === "/api/executions/ex-1/coaching/suggestion") return jsonResponse(pending(server.held ? null : shown));
     if (path === "/api/executions/ex-1/coaching/stats") return jsonResponse(stats());
     if (path === "/api/metrics/workflows/wf-1") return jsonResponse(metrics());
     if (path === "/api/coaching/queue") return jsonResponse({ items: [], total: 0, page: 1, per_page: 50 });
@@ -76,6 +76,32 @@ describe("CoachingPanel: undo", () => {
     expect(await screen.findByRole("heading", { level: 2, name: /^Suggestion: / })).toBeInTheDocument();
     expect(screen.queryByTestId("undo-bar")).toBeNull();
     expect(screen.getByTestId("announcer")).toHaveTextContent("Taken back: Greet the customer waits for your decision again.");
+  });
+
+  it("z pressed before the accept's own answer is in waits for it, so that answer cannot take the suggestion away again", async () => {
+    const { user, server } = await openPanel(wipe);
+    await screen.findByRole("heading", { level: 2, name: "Suggestion: Greet the customer" });
+    const undoAnswer = lastSocket().respond;
+    let answerDecision: (value: unknown) => void = () => undefined;
+    lastSocket().respond = (event, payload) =>
+      event === "coaching_decision" ? new Promise((resolve) => (answerDecision = resolve)) : undoAnswer(event, payload);
+    await user.keyboard("a");
+    await user.keyboard("{Enter}"); // a destructive call: confirmed
+    await waitFor(() => expect(lastSocket().sent("coaching_decision")).toHaveLength(1));
+    // the accept is held; the page reads that (here after the connection came back) before the decision's answer
+    server.held = true;
+    await act(async () => lastSocket().drop());
+    await act(async () => {
+      lastSocket().connect();
+    });
+    await screen.findByTestId("undo-bar");
+    await user.keyboard("z");
+    expect(undosSent()).toHaveLength(0); // not before the decision's answer
+
+    await act(async () => answerDecision({ ok: true, execution: { execution_id: "ex-1", status: "waiting_decision" }, stats: stats(), decision: { held_until: HELD_UNTIL() } }));
+    await waitFor(() => expect(undosSent()).toHaveLength(1));
+    expect(await screen.findByRole("heading", { level: 2, name: "Suggestion: Greet the customer" })).toBeInTheDocument();
+    await waitFor(() => expect(screen.queryByTestId("undo-bar")).toBeNull());
   });
 
   it("Ctrl+Z and the button take it back too; a 409 says why", async () => {

@@ -2,7 +2,7 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef } from "react";
 import { useRealtime } from "../realtime/context";
 import { coachingKeys, sendUndo } from "./api";
-import { refreshExecution } from "./refresh";
+import { refreshExecution, rereadIfReading } from "./refresh";
 import { isTypingTarget, modalDialogOpen } from "./useShortcuts";
 import type { CoachingExecution, PendingSuggestions, UndoResult } from "./types";
 
@@ -19,6 +19,8 @@ export function useUndo(executionId: string) {
     mutationFn: (suggestionId) => sendUndo(executionId, suggestionId, socket, status === "online"),
     onSuccess: (answer) => {
       const suggestion = answer.suggestion;
+      // a read begun before the undo (while the decision was held) would take the suggestion away again
+      rereadIfReading(queryClient, coachingKeys.pending(executionId));
       queryClient.setQueryData<PendingSuggestions>(coachingKeys.pending(executionId), (old) => ({
         execution_id: executionId,
         status: answer.execution.status,
