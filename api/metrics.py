@@ -9,7 +9,7 @@ from api.context import require, services, workspace_id
 from api.schemas import Shape, StrictBoolean, one_of
 from core.coaching import autonomy
 from core.coaching.metrics import DECISIONS, LEVELS
-from services.metrics import service as metrics, step_decisions
+from services.metrics import series, service as metrics, step_decisions
 from services.workflows import service as workflows
 
 blp = Blueprint("metrics", __name__, url_prefix="/api/metrics", description="Learning metrics")
@@ -139,7 +139,7 @@ class GlobalMetrics(MethodView):
                 levels[wf["level"]] = levels.get(wf["level"], 0) + 1
             body.update(workflows=len(summaries), levels=levels,
                         auto_ready_workflows=sum(1 for wf in summaries if wf["auto_ready"]),
-                        series=metrics.series(session, workspace_id(), *metrics.GLOBAL))
+                        series=series.workspace_series(session, workspace_id()))
             return body
 
 
@@ -199,7 +199,7 @@ class OperatorMetrics(MethodView):
         require("lead")
         with services().db.read() as session:
             states = metrics.load_many(session, workspace_id(), "operator")
-            items = [{"operator": name, **state.snapshot(),
-                      "series": metrics.series(session, workspace_id(), "operator", name)}
+            charts = series.operator_series(session, workspace_id())
+            items = [{"operator": name, **state.snapshot(), "series": charts.get(name, [])}
                      for name, state in sorted(states.items())]
             return {"items": items}

@@ -55,6 +55,8 @@ class Decision(NewId, Base):
                             postgresql_where=text("idempotency_key IS NOT NULL")),
                       # a step's decisions, newest first: the evidence behind its readiness (migration 0026)
                       Index("ix_decisions_step", "workspace_id", "workflow_id", "step_id", "created_at"),
+                      # the charts' hourly series, counted when read (services/metrics/series.py, migration 0034)
+                      Index("ix_decisions_time", "workspace_id", "created_at"),
                       {"sqlite_with_rowid": False})
     # the primary key: exactly one decision per suggestion, enforced by the database even under a race
     suggestion_id: Mapped[str] = mapped_column(ForeignKey("suggestions.id"), primary_key=True)

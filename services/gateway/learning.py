@@ -96,7 +96,6 @@ def count(session: Session, workspace_id: str, tool: str, agent: str, decision: 
     mode, unit = L.mode_for(tool_row.mode if tool_row else None, agent_row.mode if agent_row else None)
     scopes = L.decision_scopes(tool, agent, unit if mode == L.AUTO else None)
     states = metrics.record_decision(session, workspace_id, scopes, kind, latency_ms, levels=scopes[:2])
-    metrics.count_in_buckets(session, workspace_id, [(L.TOOL, tool)], kind, latency_ms)  # the tool's chart
     for scope in scopes[:2]:
         state, before = states[scope]
         after = state.assess()

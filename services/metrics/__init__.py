@@ -6,5 +6,6 @@ evidence.py        a decision counted, level changes, demotion
 step_decisions.py  the decisions behind a step's readiness
 notices.py         the dashboard's notices
 prometheus.py      GET /metrics
-models.py          MetricScope, MetricBucket
+series.py          the charts' hourly series, counted from the decisions when read
+models.py          MetricScope
 """

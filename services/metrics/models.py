@@ -1,4 +1,4 @@
-"""Each metric scope's running counts and their time buckets."""
+"""Each metric scope's running counts (the charts' hourly series are counted from the decisions: series.py)."""
 from __future__ import annotations
 
 from datetime import datetime
@@ -22,16 +22,3 @@ class MetricScope(Base):
     key: Mapped[str] = mapped_column(String(200))
     state: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, onupdate=utcnow)
-
-
-class MetricBucket(Base):
-    """One hour of one scope's decisions, for charts."""
-
-    __tablename__ = "metric_buckets"
-    __table_args__ = (UniqueConstraint("workspace_id", "scope", "key", "bucket"),)
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"))
-    scope: Mapped[str] = mapped_column(String(24))
-    key: Mapped[str] = mapped_column(String(200))
-    bucket: Mapped[datetime] = mapped_column(UtcDateTime())
-    counts: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)

@@ -1,26 +1,25 @@
 """CoachingMetricsCollector: keeps each scope's running metrics in a row, updated inside the decision's
 transaction (row-locked on PostgreSQL, under the workspace's lock taken first, services.audit.service.lock_workspace;
-SQLite's write transactions are already serial), and each hour's counts in a bucket row, added to in SQL. Reads
-are one row."""
+SQLite's write transactions are already serial). Reads are one row; the charts' hourly series are counted from the
+decisions when read (series.py)."""
 from __future__ import annotations
 
-from datetime import datetime, timedelta
 from typing import Any, Iterable
 
-from sqlalchemy import Float, String, bindparam, event, func, select
+from sqlalchemy import bindparam, event, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from core.coaching import autonomy
-from core.coaching.metrics import LevelThresholds, MetricsState, bucket_start
+from core.coaching.metrics import LevelThresholds, MetricsState
 from services.audit.service import lock_workspace
 from services.db import row_locks
-from services.metrics.models import MetricBucket, MetricScope
+from services.metrics import series
+from services.metrics.models import MetricScope
 from services.orm import utcnow
 
 GLOBAL = ("global", "all")
-SERIES_SCOPES = ("global", "workflow", "operator")  # the scopes dashboards chart over time
 
 
 def workflow_scopes(workflow_id: str, version: int, step_id: str) -> list[tuple[str, str]]:
@@ -103,47 +102,6 @@ def _write_states(session: Session) -> None:
                 obj.state = state.to_dict()
 
 
-def count_in_buckets(session: Session, workspace_id: str, scopes: list[tuple[str, str]], kind: str,
-                     latency_ms: float, now: datetime | None = None) -> None:
-    """One decision more in each scope's bucket of the hour, in one statement: INSERT … ON CONFLICT DO UPDATE that
-    adds to the JSON counts in SQL, so no row is read and concurrent writers cannot lose a count."""
-    if not scopes:
-        return
-    bucket = bucket_start(now or utcnow(), "hour")
-    dialect = session.get_bind().dialect.name
-    upsert = _UPSERTS[dialect] if dialect in _UPSERTS else _upsert(dialect)
-    session.execute(upsert, [{"workspace_id": workspace_id, "scope": scope, "key": key, "bucket": bucket,
-                              "counts": {kind: 1, "latency_ms_sum": float(latency_ms)}, "kind": kind,
-                              "kind_path": f'$."{kind}"', "latency": float(latency_ms)} for scope, key in scopes])
-
-
-def _upsert(dialect: str):
-    """The bucket upsert for this dialect (built once): the row's counts with one more `kind` and the latency added,
-    merged into the JSON in SQL."""
-    table = MetricBucket.__table__
-    counts = table.c.counts
-    kind, latency = bindparam("kind", type_=String), bindparam("latency", type_=Float)
-    added_latency = func.coalesce(counts["latency_ms_sum"].as_float(), 0.0) + latency
-    if dialect == "postgresql":
-        added_kind = func.coalesce(counts[kind].as_integer(), 0) + 1
-        merged = counts.op("||")(func.jsonb_build_object(kind, added_kind, "latency_ms_sum", added_latency))
-        insert = pg_insert
-    else:
-        path = bindparam("kind_path", type_=String)
-        added_kind = func.coalesce(func.json_extract(counts, path), 0) + 1
-        merged = func.json_set(counts, path, added_kind, '$."latency_ms_sum"', added_latency)
-        insert = sqlite_insert
-    found = _UPSERTS[dialect] = insert(table).values(
-        workspace_id=bindparam("workspace_id"), scope=bindparam("scope"), key=bindparam("key"),
-        bucket=bindparam("bucket", type_=table.c.bucket.type), counts=bindparam("counts", type_=table.c.counts.type),
-    ).on_conflict_do_update(index_elements=[table.c.workspace_id, table.c.scope, table.c.key, table.c.bucket],
-                            set_={"counts": merged})
-    return found
-
-
-_UPSERTS: dict[str, Any] = {}
-
-
 def _thresholds_for(scope: str, thresholds: LevelThresholds | None) -> LevelThresholds:
     return thresholds if thresholds is not None and scope in ("workflow", "version", "step", "spot") \
         else _DEFAULTS
@@ -199,8 +157,7 @@ def held_states(session: Session, workspace_id: str, scopes: list[tuple[str, str
 
 
 def record_decision(session: Session, workspace_id: str, scopes: list[tuple[str, str]], kind: str,
-                    latency_ms: float, thresholds: LevelThresholds | None = None,
-                    now: datetime | None = None, ahead: list[tuple[str, str]] = (),
+                    latency_ms: float, thresholds: LevelThresholds | None = None, ahead: list[tuple[str, str]] = (),
                     levels: Iterable[tuple[str, str]] | None = None
                     ) -> dict[tuple[str, str], tuple[MetricsState, str | None]]:
     """Count one decision in every scope; returns each scope's new state and its level before (for the scopes
@@ -213,29 +170,6 @@ def record_decision(session: Session, workspace_id: str, scopes: list[tuple[str,
         before = state.assess().level if levels is None or (scope, key) in levels else None
         state.record_decision(kind, latency_ms)
         out[(scope, key)] = (state, before)
-    count_in_buckets(session, workspace_id, [(sc, k) for sc, k in scopes if sc in SERIES_SCOPES], kind, latency_ms,
-                     now)
-    return out
-
-
-def series(session: Session, workspace_id: str, scope: str, key: str, hours: int = 24 * 14) -> list[dict]:
-    since = bucket_start(utcnow() - timedelta(hours=hours), "hour")
-    rows = session.scalars(select(MetricBucket).where(
-        MetricBucket.workspace_id == workspace_id, MetricBucket.scope == scope, MetricBucket.key == key,
-        MetricBucket.bucket >= since).order_by(MetricBucket.bucket))
-    out = []
-    for row in rows:
-        c = row.counts or {}
-        decisions = sum(c.get(k, 0) for k in ("accept", "reject", "correct", "manual", "skip"))
-        counted = decisions - c.get("skip", 0)
-        bucket = row.bucket if row.bucket.tzinfo else row.bucket.replace(tzinfo=bucket_start(utcnow()).tzinfo)
-        out.append({
-            "bucket": bucket.isoformat(), "decisions": decisions, "accepted": c.get("accept", 0),
-            "rejected": c.get("reject", 0), "corrected": c.get("correct", 0), "manual": c.get("manual", 0),
-            "skipped": c.get("skip", 0),
-            "acceptance_rate": round(c.get("accept", 0) / counted, 4) if counted else 0.0,
-            "latency_ms_avg": round(c.get("latency_ms_sum", 0.0) / decisions, 1) if decisions else None,
-        })
     return out
 
 
@@ -295,7 +229,7 @@ def workflow_view(session: Session, workflow, *, detail: bool = False,
                                    **load(session, workflow.workspace_id, "version", version_key,
                                           thresholds).snapshot()}
         body["spot_checks"] = load(session, workflow.workspace_id, "spot", workflow.id, thresholds).snapshot()
-        body["series"] = series(session, workflow.workspace_id, "workflow", workflow.id)
+        body["series"] = series.workflow_series(session, workflow.workspace_id, workflow.id)
     return body
 
 
