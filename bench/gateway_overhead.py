@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import tempfile
 import time
@@ -79,7 +80,9 @@ def main() -> None:
                 "name": "bench", "effect": "allow", "match": {"tool": "shop.add", "agent": "*"}}, timeout=10
             ).raise_for_status()
             token = server.http.post(server.url("/api/agents"), json={"name": "bench"}, timeout=10).json()["token"]
+            cpu_before = cpu_seconds(server.process.pid)
             through = asyncio.run(gateway(server, token, args.calls, args.warmup))
+            cpu_per_call = (cpu_seconds(server.process.pid) - cpu_before) * 1000 / (args.calls + args.warmup)
         finally:
             server.stop()
             server.http.close()
@@ -90,6 +93,14 @@ def main() -> None:
     print(f"  {'overhead':<34} {percentile(through, 50) - percentile(straight, 50):7.2f}  "
           f"{percentile(through, 90) - percentile(straight, 90):7.2f}  "
           f"{percentile(through, 99) - percentile(straight, 99):7.2f}")
+    print(f"  Coach's CPU per call (its process, user + system; steadier than latency on a busy machine): "
+          f"{cpu_per_call:.2f} ms")
+
+
+def cpu_seconds(pid: int) -> float:
+    """A process's CPU time so far (Linux: /proc/<pid>/stat, user + system)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 if __name__ == "__main__":

@@ -10,11 +10,13 @@ then runs where Coach's code always runs, never on the asyncio loop (whose threa
 from __future__ import annotations
 
 import asyncio
+import collections
+import concurrent.futures
 import http
 import logging
 from typing import Any, Awaitable, Callable, Iterator
 
-from services.toolservers.loop import LoopThread
+from services.toolservers.loop import LoopThread, native, wait
 
 log = logging.getLogger(__name__)
 
@@ -23,14 +25,18 @@ HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy
 
 
 class Channel:
-    """One request between its WSGI (green) thread and the ASGI app on the loop. Touched on the loop only, except
-    `items`, which the WSGI side reads through LoopThread.run(channel.next())."""
+    """One request between its WSGI (green) thread and the ASGI app on the loop. The ASGI side puts what it has for
+    the request (its messages, the calls it hands over, its end) on a queue; the WSGI side takes them without a
+    round trip through the loop: it waits for the next one, when none is there yet, on a future that the loop
+    side completes (loop.wait: the way the async mode needs)."""
 
     def __init__(self, body: bytes, loop: asyncio.AbstractEventLoop):
         self.body, self.loop = body, loop
-        self.items: asyncio.Queue = asyncio.Queue()
-        self.gone = asyncio.Event()
+        self.gone = asyncio.Event()  # bound to the loop at its first use, there
         self._body_sent = False
+        self._items: collections.deque = collections.deque()
+        self._lock = native("_thread", "allocate_lock")()  # held for a few instructions, from both threads
+        self._waiter: concurrent.futures.Future | None = None
 
     # -- the ASGI side (on the loop) ---------------------------------------------------------------------------------
 
@@ -42,21 +48,34 @@ class Channel:
         return {"type": "http.disconnect"}
 
     async def send(self, message: dict[str, Any]) -> None:
-        await self.items.put(("asgi", message))
+        self._put(("asgi", message))
 
     async def end(self) -> None:
-        await self.items.put(("end", None))
+        self._put(("end", None))
 
     async def call(self, fn: Callable[[], Any]) -> Any:
         """fn() in the request's (green) thread; its result or exception here."""
         future = self.loop.create_future()
-        await self.items.put(("call", fn, future))
+        self._put(("call", fn, future))
         return await future
 
-    async def next(self) -> tuple:
-        return await self.items.get()
+    def _put(self, item: tuple) -> None:
+        with self._lock:
+            self._items.append(item)
+            waiter, self._waiter = self._waiter, None
+        if waiter is not None:
+            waiter.set_result(None)
 
     # -- the WSGI side -------------------------------------------------------------------------------------------------
+
+    def take(self) -> tuple:
+        """The next item the ASGI side put, waiting for it if need be."""
+        while True:
+            with self._lock:
+                if self._items:
+                    return self._items.popleft()
+                waiter = self._waiter = concurrent.futures.Future()
+            wait(waiter, None)
 
     def resolve(self, future: asyncio.Future, value: Any, error: BaseException | None) -> None:
         def done() -> None:
@@ -123,7 +142,7 @@ def status_line(code: int) -> str:
 def respond(loop: LoopThread, app: Callable[..., Awaitable[None]], scope: dict[str, Any], body: bytes,
             start_response) -> Iterator[bytes]:
     """Run `app(scope, receive, send)` on the loop and answer its messages as WSGI, serving its `call`s meanwhile."""
-    channel = loop.run(_channel(body))
+    channel = Channel(body, loop.running())
     scope = {**scope, "coach.channel": channel}
 
     async def run() -> None:
@@ -136,7 +155,7 @@ def respond(loop: LoopThread, app: Callable[..., Awaitable[None]], scope: dict[s
 
     loop.submit(run())
     while True:
-        item = _next_message(loop, channel)
+        item = _next_message(channel)
         if item[0] == "end":
             start_response("500 Internal Server Error", [("Content-Type", "application/json")])
             return iter([b'{"error": {"code": "internal", "message": "the MCP endpoint failed"}}'])
@@ -145,18 +164,14 @@ def respond(loop: LoopThread, app: Callable[..., Awaitable[None]], scope: dict[s
             headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in message.get("headers", [])
                        if k.decode("latin-1").lower() not in HOP_BY_HOP]
             start_response(status_line(message["status"]), headers)
-            return _body(loop, channel)
+            return _body(channel)
 
 
-async def _channel(body: bytes) -> Channel:
-    return Channel(body, asyncio.get_running_loop())
-
-
-def _next_message(loop: LoopThread, channel: Channel) -> tuple:
+def _next_message(channel: Channel) -> tuple:
     """The channel's next ("asgi", message) or ("end", None); the calls the handlers hand over meanwhile are served
     here, in the request's thread."""
     while True:
-        item = loop.run(channel.next())
+        item = channel.take()
         if item[0] != "call":
             return item
         _kind, fn, future = item
@@ -167,11 +182,11 @@ def _next_message(loop: LoopThread, channel: Channel) -> tuple:
         channel.resolve(future, value, error)
 
 
-def _body(loop: LoopThread, channel: Channel) -> Iterator[bytes]:
+def _body(channel: Channel) -> Iterator[bytes]:
     finished = False
     try:
         while True:
-            item = _next_message(loop, channel)
+            item = _next_message(channel)
             if item[0] == "end":
                 finished = True
                 return

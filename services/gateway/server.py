@@ -38,7 +38,11 @@ class Gateway:
         self.server: Server = Server("coach", version="1", instructions=(
             "Coach's MCP gateway: this workspace's tools, each call judged by its policies; a call may be held for a "
             "person's review. A result that says the call awaits review: send the same call again later."))
-        self.manager = StreamableHTTPSessionManager(app=self.server, stateless=True, json_response=False)
+        # Two ways to answer, both the SDK's: a stream (SSE) for a call that asked for progress notifications (a
+        # held call sends them while it waits), a plain JSON answer for everything else (a stream's framing and its
+        # task cost a few milliseconds per request for nothing to stream)
+        self.streaming = StreamableHTTPSessionManager(app=self.server, stateless=True, json_response=False)
+        self.plain = StreamableHTTPSessionManager(app=self.server, stateless=True, json_response=True)
         self._started = False
         self._lock = threading.Lock()
         self._stop: asyncio.Event | None = None
@@ -77,7 +81,8 @@ class Gateway:
             return _error(start_response, 413, "too_large", "the request body is too large")
         self._start()
         scope = bridge.scope_of(environ, **{"coach.agent": agent})
-        return bridge.respond(self.loop, self.manager.handle_request, scope, body, start_response)
+        manager = self.streaming if asks_for_progress(body) else self.plain
+        return bridge.respond(self.loop, manager.handle_request, scope, body, start_response)
 
     def _start(self) -> None:
         with self._lock:
@@ -90,7 +95,7 @@ class Gateway:
         ready, self._stop = asyncio.Event(), asyncio.Event()
 
         async def main() -> None:
-            async with self.manager.run():
+            async with self.streaming.run(), self.plain.run():
                 ready.set()
                 await self._stop.wait()
         asyncio.get_running_loop().create_task(main())
@@ -152,6 +157,21 @@ class Gateway:
             return G.error_result("This agent's identity was revoked; the held call was not run.",
                                         decision="revoked")
         return calls.settle(self.svc, agent, call_id)
+
+
+def asks_for_progress(body: bytes) -> bool:
+    """True unless the body is one JSON-RPC request without a progress token (`params._meta.progressToken`): only
+    such a request's answer may carry progress notifications before it, so only it is answered as a stream. Anything
+    else the SDK judges (a batch, a body that does not parse) goes the streaming way, as before."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return True
+    if not isinstance(message, dict):
+        return True
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return isinstance(meta, dict) and meta.get("progressToken") is not None
 
 
 def _error(start_response, status: int, code: str, message: str, headers: list | None = None):

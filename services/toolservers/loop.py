@@ -60,6 +60,10 @@ class LoopThread:
             self.loop = holder["loop"]
             return self.loop
 
+    def running(self) -> asyncio.AbstractEventLoop:
+        """The loop (started if need be), for objects made outside it that it will use."""
+        return self._ensure()
+
     def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future:
         return asyncio.run_coroutine_threadsafe(coro, self._ensure())
 

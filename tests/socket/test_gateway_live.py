@@ -154,6 +154,22 @@ def test_allowed_call_is_forwarded_and_audited_with_its_result_size(server):
     assert slow["result_bytes"] > 0
 
 
+def test_a_call_without_a_progress_token_is_answered_as_plain_json_one_with_it_as_a_stream(server):
+    # nothing can be streamed before the answer of a call that asked for no progress: it comes as one JSON body
+    agent = make_agent(server, "plain-bot")
+    headers = {"Accept": "application/json, text/event-stream", "Authorization": f"Bearer {agent['token']}",
+               "MCP-Protocol-Version": "2025-06-18"}
+    body = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": {"name": "shop.slow", "arguments": {"seconds": 0}}}
+    plain = requests.post(server.url("/mcp"), json=body, headers=headers, timeout=10)
+    assert plain.status_code == 200 and plain.headers["Content-Type"].startswith("application/json")
+    assert plain.json()["id"] == 7 and plain.json()["result"]["content"][0]["text"] == "slept 0.0"
+    body["params"]["_meta"] = {"progressToken": "p-1"}
+    streamed = requests.post(server.url("/mcp"), json=body, headers=headers, timeout=10)
+    assert streamed.status_code == 200 and streamed.headers["Content-Type"].startswith("text/event-stream")
+    assert '"slept 0.0"' in streamed.text
+
+
 def test_denied_call_is_an_error_result_naming_the_rule(server):
     agent = make_agent(server, "denied-bot")
     result = call(server, agent["token"], "shop.refund", {"order_id": "A-1001", "amount": 5})
