@@ -86,6 +86,10 @@ def server(repo, tmp_path_factory):
                 "name": name, "effect": effect, "reason": f"{name} (tests)", "match": {"tool": tool, "agent": "*"}},
                 timeout=10)
             assert made.status_code == 201, made.text
+        made = live.http.post(live.url("/api/policies"), json={
+            "name": "the environment check may look", "effect": "allow", "order": -1,
+            "match": {"tool": "everything.get-env", "agent": "env-checker"}}, timeout=10)
+        assert made.status_code == 201, made.text
         yield live
     finally:
         live.stop()
@@ -248,3 +252,16 @@ def test_another_workspaces_agent_sees_none_of_these_tools_and_cannot_call_them(
     assert audit_calls(server, "outsider") == []  # the first workspace's audit holds none of it
     queue = server.http.get(server.url("/api/approvals?status=pending&per_page=100"), timeout=10).json()["items"]
     assert not [a for a in queue if a.get("agent") == "outsider"]
+
+
+def test_the_servers_coach_starts_get_none_of_coachs_environment(server):
+    """Coach's own settings (the database URL, the admin's password …) stay out of the stdio servers it starts: a
+    server sees the few variables the SDK passes by default (PATH, HOME …)."""
+    checker = make_agent(server, "env-checker")
+    shown = call(server, checker["token"], "everything.get-env", {})
+    assert shown.isError is False, text(shown)
+    env = json.loads(text(shown))
+    assert "PATH" in env and not [k for k in env if k.startswith("COACH_")]
+    assert server.admin_password not in text(shown)
+    denied = call(server, make_agent(server, "env-curious")["token"], "everything.get-env", {})
+    assert denied.isError is True and "no environment dumps" in text(denied)  # the exception is env-checker's only
