@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: run test setup setup-dev frontend schema api-types demo bench bench-autonomy bench-instructions bench-packs bench-policy bench-browser bench-responsiveness cluster worker chromium test-python test-frontend clean
+.PHONY: run test setup setup-dev mcp-clients frontend schema api-types demo bench bench-autonomy bench-instructions bench-packs bench-policy bench-browser bench-responsiveness cluster worker chromium test-python test-frontend clean
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -20,11 +20,19 @@ frontend/node_modules/.installed: frontend/package.json frontend/package-lock.js
 	cd frontend && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
+# The real MCP clients and servers of the gateway's live tests (tests/mcp_clients/package.json: the MCP Inspector's
+# CLI, the reference server `everything`); the Python reference servers come with requirements-dev.txt.
+tests/mcp_clients/node_modules/.installed: tests/mcp_clients/package.json tests/mcp_clients/package-lock.json
+	cd tests/mcp_clients && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+mcp-clients: tests/mcp_clients/node_modules/.installed
+
 frontend/dist/index.html: frontend/node_modules/.installed $(shell find frontend/src frontend/index.html frontend/vite.config.ts -type f 2>/dev/null)
 	cd frontend && npm run build --silent
 
 setup: $(VENV)/.runtime frontend/dist/index.html
-setup-dev: setup $(VENV)/.dev chromium
+setup-dev: setup $(VENV)/.dev chromium mcp-clients
 
 frontend: frontend/dist/index.html
 
@@ -126,4 +134,4 @@ bench-responsiveness: setup-dev
 	$(PY) bench/responsiveness.py $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) frontend/node_modules frontend/dist instance .pytest_cache
+	rm -rf $(VENV) frontend/node_modules frontend/dist tests/mcp_clients/node_modules instance .pytest_cache

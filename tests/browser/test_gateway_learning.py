@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import FRONTEND_DIST, log_in
 from tests.socket.test_gateway_learning_live import review
-from tests.socket.test_gateway_live import call, in_background, make_agent, text
+from tests.support.gateway_agents import call, in_background, make_agent, text
 from tests.support.live_server import LiveServer
 from tests.support.mcp_servers import stdio_command
 

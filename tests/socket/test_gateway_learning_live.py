@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.socket.test_gateway_live import call, decide, make_agent, pending_gateway, text
+from tests.support.gateway_agents import call, decide, make_agent, pending_gateway, text
 from tests.support.live_server import LiveServer
 from tests.support.mcp_servers import server_with_shop, stdio_command
 

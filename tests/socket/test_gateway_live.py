@@ -4,20 +4,15 @@ tests/support/mcp_servers.py). Reviews are decided through the REST API as a lea
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import threading
 import time
-from typing import Any
 
-import httpx
 import pytest
 import requests
 import socketio
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 
 from services.db import Database
-from tests.support.live_server import LiveServer
+from tests.support.gateway_agents import (audit_calls, call, decide, in_background, make_agent, mcp,
+                                          other_workspace_admin, pending_gateway, text)
 from tests.support.mcp_servers import server_with_shop, stdio_command
 
 SHOP = stdio_command("shop")
@@ -37,72 +32,6 @@ def server(request, tmp_path_factory):
     with server_with_shop(request, tmp_path_factory.mktemp("gateway") / "server", trusted=True, policies=policies,
                           env={"COACH_GATEWAY_HOLD_S": str(HOLD_S), "COACH_GATEWAY_PROGRESS_S": "0.5"}) as live:
         yield live
-
-
-def make_agent(server: LiveServer, name: str, token: str | None = None) -> dict:
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    made = server.http.post(server.url("/api/agents"), json={"name": name}, headers=headers, timeout=10)
-    assert made.status_code == 201, made.text
-    return made.json()
-
-
-@contextlib.asynccontextmanager
-async def mcp(server: LiveServer, token: str):
-    client = httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, trust_env=False,
-                               timeout=httpx.Timeout(30, read=60))
-    async with client, streamable_http_client(server.url("/mcp"), http_client=client) as (read, write, _):
-        async with ClientSession(read, write) as session:
-            await session.initialize()
-            yield session
-
-
-def call(server: LiveServer, token: str, tool: str, arguments: dict, meta: dict | None = None,
-         progress: list | None = None) -> Any:
-    async def go():
-        async with mcp(server, token) as session:
-            async def on_progress(done, total, message):
-                if progress is not None:
-                    progress.append((done, total, message))
-            return await session.call_tool(tool, arguments, meta=meta,
-                                           progress_callback=on_progress if progress is not None else None)
-    return asyncio.run(go())
-
-
-def text(result) -> str:
-    return "\n".join(b.text for b in result.content if getattr(b, "type", "") == "text")
-
-
-def pending_gateway(server: LiveServer, tool: str, agent: str, timeout: float = 20.0) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        page = server.http.get(server.url("/api/approvals?status=pending&per_page=100"), timeout=10).json()
-        found = [a for a in page["items"] if a["kind"] == "gateway" and a["tool"] == tool and a["agent"] == agent]
-        if found:
-            return found[0]
-        time.sleep(0.1)
-    raise AssertionError(f"no pending gateway approval of {tool} by {agent}")
-
-
-def decide(server: LiveServer, approval_id: str, body: dict) -> requests.Response:
-    return server.http.post(server.url(f"/api/approvals/{approval_id}"), json=body, timeout=10)
-
-
-def in_background(fn, *args, **kwargs) -> tuple[threading.Thread, dict]:
-    box: dict = {}
-
-    def run():
-        try:
-            box["result"] = fn(*args, **kwargs)
-        except BaseException as exc:  # noqa: BLE001
-            box["error"] = exc
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    return thread, box
-
-
-def audit_calls(server: LiveServer, agent: str) -> list[dict]:
-    page = server.http.get(server.url("/api/audit?action=gateway_call&per_page=200"), timeout=10).json()
-    return [e["after"] for e in page["items"] if (e.get("after") or {}).get("identity") == agent]
 
 
 def test_no_unknown_or_revoked_token_is_401_before_any_mcp_traffic(server):
@@ -277,17 +206,7 @@ def test_the_same_meta_idempotency_key_gets_the_first_calls_decision(server):
 
 
 def test_another_workspaces_agent_sees_none_of_these_tools(server):
-    from services.users import service as users, tokens
-
-    db = Database(server.database_url)
-    try:
-        with db.transaction() as session:
-            ws = users.create_workspace(session, "other", "Other")
-            admin = users.create_user(session, "other-admin@live.test", "other-password-1", "Other admin")
-            users.set_role(session, admin, ws, "admin")
-            token = tokens.create_token(session, admin, "tests")[1]
-    finally:
-        db.dispose()
+    token = other_workspace_admin(server)
     agent = make_agent(server, "outsider", token=token)
     listed = server.http.get(server.url("/api/agents"), headers={"Authorization": f"Bearer {token}"}, timeout=10)
     assert [a["name"] for a in listed.json()["items"]] == ["outsider"]

@@ -219,6 +219,7 @@ if __name__ == "__main__":
 def server_with_shop(request, directory, *, trusted: bool, env: dict[str, str], policies: list[dict]):
     """A live Coach (SQLite, or PostgreSQL when `request.param` says so) with the scripted `shop` MCP server added and
     its tools listed, and the given policy rules made: the gateway's live tests start from here."""
+    from tests.support.gateway_agents import add_stdio_server
     from tests.support.live_server import LiveServer
 
     shop = stdio_command("shop")
@@ -229,11 +230,7 @@ def server_with_shop(request, directory, *, trusted: bool, env: dict[str, str], 
     live = LiveServer(directory, database_url, env={"COACH_MCP_STDIO_ALLOW": " ".join(shop), **env})
     try:
         live.start()
-        made = live.http.post(live.url("/api/tool-servers"), json={
-            "name": "shop", "transport": "stdio", "command": shop, "trusted": trusted}, timeout=30)
-        assert made.status_code == 201, made.text
-        listed = live.http.post(live.url(f"/api/tool-servers/{made.json()['id']}/refresh"), timeout=60).json()
-        assert listed["last_error"] == "", listed
+        add_stdio_server(live, "shop", shop, trusted=trusted)
         for body in policies:
             assert live.http.post(live.url("/api/policies"), json=body, timeout=10).status_code == 201
         yield live
