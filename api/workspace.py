@@ -88,7 +88,8 @@ class UndoWindow(MethodView):
 
 class BuiltinToolSchema(Schema):
     name = fields.String(metadata={"description": "the built-in's name (what builtin_tools lists)"})
-    gateway_name = fields.String(metadata={"description": "the name agents call it by, and policies match: coach.<name>"})
+    gateway_name = fields.String(metadata={
+        "description": "the name agents call it by, and policies match: coach.<name>"})
     description = fields.String()
     risk = fields.String(validate=validate.OneOf(RISKS))
     exposed = StrictBoolean()

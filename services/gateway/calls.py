@@ -1,6 +1,7 @@
 """One agent's `tools/call` through Coach: judged by the policy with the agent's identity, then allowed (forwarded to
-the upstream MCP server, or run here: an exposed built-in, builtins.py), denied, or held for a review. Every function here is blocking and runs in a request's
-(green) thread, never on the MCP loop (services/gateway/server.py hands it over).
+the upstream MCP server, or run here: an exposed built-in, builtins.py), denied, or held for a review. Every function
+here is blocking and runs in a request's (green) thread, never on the MCP loop (services/gateway/server.py hands it
+over).
 
 A held call is a row (GatewayCall) beside an approval of kind `gateway` (open_review), so it
 survives a restart and shows in the queue. Its life: `held` until the approval is final; approved, the first asker

@@ -84,8 +84,8 @@ def test_an_edited_write_is_checked_against_the_built_ins_schema(server):
     approval = pending_gateway(server, "coach.file.write", "edited-bot")
     bad = decide(server, approval["approval_id"], {"decision": "edit", "params": {"content": "no path"}})
     assert bad.status_code == 422 and "path" in bad.text
-    assert decide(server, approval["approval_id"], {"decision": "edit",
-                                                    "params": {"path": "edited.txt", "content": "final"}}).status_code == 200
+    final = {"decision": "edit", "params": {"path": "edited.txt", "content": "final"}}
+    assert decide(server, approval["approval_id"], final).status_code == 200
     thread.join(30)
     assert box["result"].isError is False, text(box["result"])
     read = call(server, agent["token"], "coach.file.read", {"path": "edited.txt"})
