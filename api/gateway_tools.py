@@ -12,7 +12,7 @@ from api.schemas import StrictBoolean
 from core import gateway_learning as L
 from core.coaching.metrics import LEVELS
 from core.errors import NotFound
-from services.gateway import learning, packs
+from services.gateway import builtins, learning, packs
 from services.metrics import service as metrics
 from services.notifier import Events
 
@@ -62,10 +62,11 @@ class PackArgs(Schema):
 
 
 class GatewayToolSchema(SnapshotSchema):
-    tool = fields.String(metadata={"description": "<server>.<tool>"})
+    tool = fields.String(metadata={"description": "<server>.<tool>, or coach.<tool> for an exposed built-in"})
     source = fields.String(validate=validate.OneOf(("gateway", "plan")), metadata={
         "description": "gateway: an outside agent's calls through /mcp; plan: decisions of plans' steps"})
-    listed = StrictBoolean(metadata={"description": "the workspace's servers list this tool now"})
+    listed = StrictBoolean(metadata={"description": "the workspace's servers list this tool now (or it is a built-in "
+                                                   "exposed to agents)"})
     mode = fields.String(validate=validate.OneOf(L.MODES), metadata={"description": MODE_HELP})
     spot_check_rate = fields.Float(allow_none=True, metadata={
         "description": "the tool's own spot-check rate; null: the server's COACH_SPOT_CHECK_RATE"})
@@ -112,7 +113,7 @@ class ToolModeResult(Schema):
 
 def tool_views(session) -> list[dict]:
     """The gateway tools of the caller's workspace (GET /api/gateway/tools and GET /api/metrics/tools)."""
-    listed = services().mcp.tools_for(workspace_id())
+    listed = builtins.gateway_tools(services(), workspace_id(), session)
     return learning.views(session, workspace_id(), listed)
 
 
@@ -139,8 +140,9 @@ class GatewayToolMode(MethodView):
             require("admin")  # promoting a tool that is not AUTO-ready
         svc, events = services(), Events()
         with svc.db.transaction() as session:
-            if tool not in svc.mcp.tools_for(workspace_id()) and not learning.known(session, workspace_id(), tool):
-                raise NotFound(f"this workspace's MCP servers have no tool {tool!r}", details={"tool": [tool]})
+            if tool not in builtins.gateway_tools(svc, workspace_id(), session) \
+                    and not learning.known(session, workspace_id(), tool):
+                raise NotFound(f"this workspace's agents have no tool {tool!r}", details={"tool": [tool]})
             if args["agent"] is not None:
                 learning.check_agent(session, workspace_id(), args["agent"])
             result = learning.set_mode(session, workspace_id(), tool, args["mode"], agent=args["agent"],

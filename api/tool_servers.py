@@ -12,6 +12,7 @@ from api.base import Blueprint
 from api.context import operator, requires, services, tools, workspace_id
 from api.schemas import StrictBoolean
 from core.tools import RISKS
+from services.tools import is_builtin
 from services.toolservers import service
 
 blp = Blueprint("tool_servers", __name__, url_prefix="/api/tool-servers",
@@ -161,7 +162,7 @@ class Tools(MethodView):
 def _tool_view(tool) -> dict:
     source = getattr(tool, "source", None)
     if source != "mcp":
-        source = "builtin" if type(tool).__module__.startswith("services.tools") else "entry_point"
+        source = "builtin" if is_builtin(tool) else "entry_point"
     server = getattr(tool, "server", None)
     return {"name": tool.name, "description": tool.description, "risk": tool.risk, "params_schema": tool.params_schema,
             "source": source, "server": getattr(server, "name", None),

@@ -3,6 +3,9 @@ lists; admins replace them (audited). The rules are core/outbound's.
 
 /api/workspace/undo: how long a decision on a risky call is held before its step runs, so that it can be taken
 back (core/coaching/undo.py). Operators read it (the panel shows the countdown); admins set it (audited).
+
+/api/workspace/gateway: the built-in tools this workspace's agents may call through the MCP gateway, as `coach.<tool>`
+(services/gateway/builtins.py; default none). Leads read it; admins choose (audited).
 """
 from __future__ import annotations
 
@@ -11,12 +14,16 @@ from marshmallow import Schema, fields, validate
 
 from api.base import Blueprint
 from api.context import operator, requires, services, workspace_id
+from api.schemas import StrictBoolean
 from core.coaching.undo import MAX_WINDOW_S
+from core.tools import RISKS
 from services.coaching import held
+from services.gateway import builtins
 from services.policies import outbound
 
 blp = Blueprint("workspace", __name__, url_prefix="/api/workspace",
-                description="This workspace's own settings: the hosts its outbound requests may reach")
+                description="This workspace's own settings: the hosts its outbound requests may reach, its undo window, "
+                            "the built-in tools its agents may call")
 
 ENTRY = ("a host name (`api.example.com`), a `*.suffix` wildcard (`*.example.com`: names under it), `*` (any "
          "host), an IP address or a CIDR network (`10.0.0.0/8`)")
@@ -77,3 +84,37 @@ class UndoWindow(MethodView):
         with services().db.transaction() as session:
             return held.set_setting(session, workspace_id(), args["window_s"], services().settings.undo_window_s,
                                     operator())
+
+
+class BuiltinToolSchema(Schema):
+    name = fields.String(metadata={"description": "the built-in's name (what builtin_tools lists)"})
+    gateway_name = fields.String(metadata={
+        "description": "the name agents call it by, and policies match: coach.<name>"})
+    description = fields.String()
+    risk = fields.String(validate=validate.OneOf(RISKS))
+    exposed = StrictBoolean()
+
+
+class GatewaySettingsSchema(Schema):
+    builtin_tools = fields.List(fields.String(validate=validate.Length(min=1, max=128)), required=True,
+                                validate=validate.Length(max=100), metadata={
+        "description": "the built-in tools this workspace's agents may call through /mcp (as coach.<name>); "
+                       "[]: none (the default)"})
+    available = fields.List(fields.Nested(BuiltinToolSchema), dump_only=True, metadata={
+        "description": "every built-in tool of this server an admin may expose"})
+
+
+@blp.route("/gateway")
+class GatewaySettings(MethodView):
+    @requires("lead")
+    @blp.response(200, GatewaySettingsSchema)
+    def get(self):
+        with services().db.read() as session:
+            return builtins.view(session, services().tools, workspace_id())
+
+    @requires("admin")
+    @blp.arguments(GatewaySettingsSchema)
+    @blp.response(200, GatewaySettingsSchema)
+    def put(self, args):
+        with services().db.transaction() as session:
+            return builtins.set_exposed(session, services().tools, workspace_id(), args["builtin_tools"], operator())

@@ -49,6 +49,19 @@ def annotated_risk(annotations: dict[str, Any] | None) -> str:
     return "write"
 
 
+def risk_annotations(risk: str) -> dict[str, bool]:
+    """The MCP annotations that say `risk` (the inverse of annotated_risk: annotated_risk(risk_annotations(r)) == r),
+    for the tools Coach itself offers through its gateway: read is readOnlyHint, write neither destructive nor
+    open-world, external open-world but not destructive, destructive destructiveHint."""
+    if risk == "read":
+        return {"readOnlyHint": True}
+    if risk == "write":
+        return {"readOnlyHint": False, "destructiveHint": False, "openWorldHint": False}
+    if risk == "external":
+        return {"readOnlyHint": False, "destructiveHint": False, "openWorldHint": True}
+    return {"readOnlyHint": False, "destructiveHint": True}
+
+
 def effective_risk(annotations: dict[str, Any] | None, *, trusted: bool, override: str | None = None) -> str:
     if override in RISKS:
         return override

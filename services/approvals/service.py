@@ -37,7 +37,7 @@ from services.executions import service as executions
 from services.executions.models import Execution
 from services.metrics import evidence
 from services.notifications import outbox as notification_outbox
-from services.gateway import learning as gateway_learning
+from services.gateway import builtins as gateway_builtins, learning as gateway_learning
 from services.notifier import Events, jsonable
 from services.orm import utcnow
 
@@ -295,7 +295,10 @@ def submit(services, workspace_id: str, approval_id: str, body: dict[str, Any], 
     events = Events()
     recheck = recheck or services.approval_recheck
     with services.db.transaction() as session:
-        response = decide(session, services.tools.for_workspace(workspace_id), workspace_id, approval_id, body, actor, events,
+        # the workspace's tools with the built-ins its agents call through the gateway (`coach.echo`): an agent's held
+        # call of one is edited (schema-checked) like any other
+        tools = gateway_builtins.registry(services.tools, session, workspace_id)
+        response = decide(session, tools, workspace_id, approval_id, body, actor, events,
                           idempotency_key, recheck, services.settings.undo_window_s)
     services.notifier.send(events)
     if response["execution"] and response["execution"]["status"] in S.RUNNABLE:

@@ -1,6 +1,7 @@
 """One agent's `tools/call` through Coach: judged by the policy with the agent's identity, then allowed (forwarded to
-the upstream MCP server), denied, or held for a review. Every function here is blocking and runs in a request's
-(green) thread, never on the MCP loop (services/gateway/server.py hands it over).
+the upstream MCP server, or run here: an exposed built-in, builtins.py), denied, or held for a review. Every function
+here is blocking and runs in a request's (green) thread, never on the MCP loop (services/gateway/server.py hands it
+over).
 
 A held call is a row (GatewayCall) beside an approval of kind `gateway` (open_review), so it
 survives a restart and shows in the queue. Its life: `held` until the approval is final; approved, the first asker
@@ -23,7 +24,7 @@ from services.approvals import service as approvals
 from services.approvals.models import Approval
 from services.audit import service as audit
 from services.db import retrying
-from services.gateway import learning
+from services.gateway import builtins, learning
 from services.gateway.identities import Agent
 from services.gateway.models import GatewayCall
 from services.notifications import outbox as notification_outbox
@@ -44,8 +45,9 @@ class Outcome:
 
 
 def listing(svc, agent: Agent) -> list[dict[str, Any]]:
-    """The workspace's MCP servers' tools as `<server>.<tool>`, with their input schemas and annotations."""
-    tools = svc.mcp.tools_for(agent.workspace_id)
+    """The workspace's MCP servers' tools as `<server>.<tool>` and its exposed built-ins as `coach.<tool>`
+    (services/gateway/builtins.py), with their input schemas and annotations."""
+    tools = builtins.gateway_tools(svc, agent.workspace_id)
     out = []
     for name in sorted(tools):
         tool = tools[name]
@@ -105,7 +107,7 @@ def _tx(svc, what: str, fn: Callable[[Session], T]) -> T:
 
 def begin(svc, agent: Agent, tool_name: str, arguments: dict[str, Any], meta: dict[str, Any] | None) -> Outcome:
     """Judge a new call (or find the same call held before) and answer what can be answered now."""
-    tools = svc.mcp.tools_for(agent.workspace_id)
+    tools = builtins.gateway_tools(svc, agent.workspace_id)
     tool = tools.get(tool_name)
     if tool is None:
         return Outcome(G.error_result(f"Unknown tool {tool_name!r}: this workspace's tools are listed by tools/list."))
@@ -201,7 +203,9 @@ def _open_call(session: Session, agent: Agent, key: str) -> str | None:
 
 def _forward(svc, tool, arguments: dict[str, Any], idempotency: str) -> tuple[dict[str, Any], int]:
     """The upstream server's result (capped) and its full size; a server that fails answers the agent with an error
-    result saying so."""
+    result saying so. An exposed built-in runs here, in the workspace's context (builtins.run)."""
+    if isinstance(tool, builtins.ExposedTool):
+        return G.cap(builtins.run(svc, tool, arguments, idempotency), _max_bytes(svc))
     try:
         result = svc.mcp.call(tool.server, tool.tool, arguments, timeout=svc.settings.mcp_call_timeout_s,
                               meta={"idempotencyKey": idempotency})
@@ -226,7 +230,7 @@ def settle(svc, agent: Agent, call_id: str) -> dict[str, Any] | None:
     if step.result is not None or step.forward is None:
         return step.result
     tool_name, params, edited, who, approval_id = step.forward
-    tool = svc.mcp.tools_for(agent.workspace_id).get(tool_name)
+    tool = builtins.gateway_tools(svc, agent.workspace_id).get(tool_name)
     if tool is None:
         result, full = G.error_result(f"{tool_name} is no longer one of this workspace's tools; the approved call "
                                       f"did not run."), 0

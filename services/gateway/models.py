@@ -1,6 +1,6 @@
-"""The MCP gateway: agent identities, the calls they made through it, and the learning state beside them
-(migration 0028_gateway_learning): what a lead chose for each tool, or for a tool for one identity, and each tool's
-correction pack. The evidence itself is in metric_scopes (core/gateway_learning.py's scopes)."""
+"""The MCP gateway: agent identities, the calls they made through it, the built-in tools exposed to them, and the
+learning state beside them (migration 0028_gateway_learning): what a lead chose for each tool, or for a tool for one
+identity, and each tool's correction pack. The evidence itself is in metric_scopes (core/gateway_learning.py's scopes)."""
 from __future__ import annotations
 
 from datetime import datetime
@@ -86,3 +86,15 @@ class GatewayCorrectionPack(NewId, Base):
     stats: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+class GatewayBuiltins(Base):
+    """The built-in tools (services/tools) a workspace's admin exposes to its agents through the gateway, by their
+    registry names (`echo`, `http.request`); agents see them as `coach.<name>` (services/gateway/builtins.py).
+    No row: none (migration 0034_gateway_builtins)."""
+
+    __tablename__ = "gateway_builtins"
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"), primary_key=True)
+    tools: Mapped[list[str]] = mapped_column(JsonType, default=list)
+    updated_by: Mapped[str] = mapped_column(String(254), default="")
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, onupdate=utcnow)

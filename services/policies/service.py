@@ -32,6 +32,7 @@ from core.policy.rules import DEFAULTS
 from core.tools import ToolRegistry
 from services.audit import service as audit
 from services.executions.models import Execution
+from services.gateway import builtins as gateway_builtins
 from services.orm import utcnow
 from services.policies.models import Policy, PolicySettings
 from services.users.models import User
@@ -63,7 +64,8 @@ def approval_recheck(tools: ToolRegistry):
     the tool stays the approval's: an edit changes params only)."""
     def recheck(session: Session, approval, params: dict) -> dict[str, Any] | None:
         if approval.kind == "gateway" and approval.tool:  # an agent's call held by the MCP gateway: no execution
-            call = call_for(tools.for_workspace(approval.workspace_id), approval.tool, params, agent=approval.agent)
+            call = call_for(gateway_builtins.registry(tools, session, approval.workspace_id), approval.tool, params,
+                            agent=approval.agent)
             return evaluate(session, approval.workspace_id, call).to_dict()
         ex = session.get(Execution, approval.execution_id) if approval.execution_id else None
         if ex is None or not approval.tool:

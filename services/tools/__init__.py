@@ -41,6 +41,7 @@ __all__ = [
     "Workspaces",
     "build_registry",
     "builtin_tools",
+    "is_builtin",
 ]
 
 
@@ -55,6 +56,11 @@ def builtin_tools(settings: Settings, workspaces: Workspaces | None = None) -> l
         FileWriteTool(settings),
         ShellRunTool(settings),
     ]
+
+
+def is_builtin(tool: Any) -> bool:
+    """Whether a registered tool is one of Coach's own (this package's), not a plugin's."""
+    return type(tool).__module__.startswith("services.tools")
 
 
 def _looks_like_tool(obj: Any) -> bool:

@@ -149,6 +149,9 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("PUT", "/api/workspace/outbound"): "admin",
     ("GET", "/api/workspace/undo"): "operator",
     ("PUT", "/api/workspace/undo"): "admin",
+    # the built-in tools the workspace's agents may call through /mcp: leads read, admins choose
+    ("GET", "/api/workspace/gateway"): "lead",
+    ("PUT", "/api/workspace/gateway"): "admin",
     ("GET", "/api/workspace/llm"): "admin",
     ("PUT", "/api/workspace/llm"): "admin",
     ("DELETE", "/api/workspace/llm"): "admin",
@@ -548,6 +551,8 @@ def _build(w: World, key: tuple[str, str], side: str, caller: str | None, fresh:
         return Request(json={"allow": [], "deny": ["blocked.example"]})
     if key == ("PUT", "/api/workspace/undo"):
         return Request(json={"window_s": 0})
+    if key == ("PUT", "/api/workspace/gateway"):
+        return Request(json={"builtin_tools": ["echo"]})
     if key == ("POST", "/api/executions/<execution_id>/coaching/undo"):
         return Request({"execution_id": rows["execution_id"]}, json={"suggestion_id": rows["suggestion_id"]})
     if key == ("PUT", "/api/workspace/slack"):
@@ -815,6 +820,7 @@ INVALID = {
     ("PUT", "/api/workspace/slack"): ("/api/workspace/slack", {"bot_token": 5, "default_channel": ["C0"]}),
     ("PUT", "/api/workspace/llm"): ("/api/workspace/llm", {"base_url": "ftp://x", "clear_api_key": "maybe"}),
     ("PUT", "/api/workspace/undo"): ("/api/workspace/undo", {"window_s": "long"}),
+    ("PUT", "/api/workspace/gateway"): ("/api/workspace/gateway", {"builtin_tools": ["echo", "rm.rf"]}),
     ("POST", "/api/policies"): ("/api/policies", {"name": "x", "effect": "maybe"}),
     ("PUT", "/api/policies/<id:policy_id>"): ("/api/policies/{policy_id}", {"name": "x", "effect": "maybe"}),
     ("PUT", "/api/policies/default"): ("/api/policies/default", {"destructive": "later"}),

@@ -15,6 +15,16 @@ def test_annotations_map_to_risks():
     assert T.annotated_risk({"readOnlyHint": False, "destructiveHint": True, "openWorldHint": False}) == "destructive"
 
 
+def test_a_risk_is_said_by_annotations_that_map_back_to_it():
+    from core.tools import RISKS
+
+    for risk in RISKS:  # the gateway's built-ins (coach.<tool>) are annotated so that an agent reads their risk
+        assert T.annotated_risk(T.risk_annotations(risk)) == risk
+    assert T.risk_annotations("read") == {"readOnlyHint": True}
+    assert T.risk_annotations("external")["openWorldHint"] is True
+    assert T.risk_annotations("destructive")["destructiveHint"] is True
+
+
 def test_untrusted_servers_annotations_are_hints_only_and_override_wins():
     assert T.effective_risk({"readOnlyHint": True}, trusted=False) == "destructive"
     assert T.effective_risk({"readOnlyHint": True}, trusted=True) == "read"
@@ -27,6 +37,7 @@ def test_server_names_are_slugs_outside_coachs_namespaces():
     assert T.check_server_name("my-orders_2") is None
     assert T.check_server_name("GitHub") and T.check_server_name("a.b") and T.check_server_name("")
     assert "Coach's own tools" in T.check_server_name("sql")
+    assert "Coach's own tools" in T.check_server_name("coach")  # coach.<tool>: the built-ins agents call
 
 
 def test_input_schema_checks():

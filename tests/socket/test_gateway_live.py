@@ -67,7 +67,7 @@ def test_tools_list_shows_the_workspace_tools_as_server_dot_tool_with_schemas_an
     assert tools["shop.lookup"].inputSchema["properties"]["order_id"]["type"] == "string"
     assert tools["shop.lookup"].annotations.readOnlyHint is True
     assert tools["shop.add"].annotations.destructiveHint is False
-    assert "echo" not in tools  # built-ins are not exposed (yet)
+    assert "echo" not in tools and "coach.echo" not in tools  # no built-in is exposed by default
 
 
 def test_allowed_call_is_forwarded_and_audited_with_its_result_size(server):

@@ -4810,6 +4810,67 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/workspace/gateway": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["GatewaySettings"];
+                    };
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["GatewaySettings"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["GatewaySettings"];
+                    };
+                };
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/workspace/llm": {
         parameters: {
             query?: never;
@@ -5414,6 +5475,16 @@ export interface components {
             per_page: number;
             total: number;
         };
+        BuiltinTool: {
+            description?: string;
+            exposed?: boolean;
+            /** @description the name agents call it by, and policies match: coach.<name> */
+            gateway_name?: string;
+            /** @description the built-in's name (what builtin_tools lists) */
+            name?: string;
+            /** @enum {string} */
+            risk?: "read" | "write" | "external" | "destructive";
+        };
         ChangeArgs: {
             /** @description {"$missing": true}: absent */
             after: unknown;
@@ -5800,6 +5871,12 @@ export interface components {
             rules?: components["schemas"]["PackRule"][];
             tool?: string;
         };
+        GatewaySettings: {
+            /** @description every built-in tool of this server an admin may expose */
+            readonly available?: components["schemas"]["BuiltinTool"][];
+            /** @description the built-in tools this workspace's agents may call through /mcp (as coach.<name>); []: none (the default) */
+            builtin_tools: string[];
+        };
         GatewayTool: {
             acceptance_rate?: number;
             accepted?: number;
@@ -5817,7 +5894,7 @@ export interface components {
             evidence?: components["schemas"]["Evidence"];
             /** @enum {string} */
             level: "OBSERVATION" | "COACHING" | "AUTO";
-            /** @description the workspace's servers list this tool now */
+            /** @description the workspace's servers list this tool now (or it is a built-in exposed to agents) */
             listed?: boolean;
             manual?: number;
             /**
@@ -5842,7 +5919,7 @@ export interface components {
             suggestions?: number;
             /** @description how far from AUTO-ready */
             to_auto?: components["schemas"]["ToAuto"];
-            /** @description <server>.<tool> */
+            /** @description <server>.<tool>, or coach.<tool> for an exposed built-in */
             tool?: string;
             window_decisions?: number;
             window_size?: number;

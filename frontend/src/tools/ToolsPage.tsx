@@ -5,6 +5,7 @@ import { ErrorNotice, Loading } from "../components/QueryState";
 import { ConfirmDialog } from "../dashboards/ConfirmDialog";
 import { useDocumentTitle } from "../hooks";
 import { AgentsSection } from "./AgentsSection";
+import { BuiltinToolsSection } from "./BuiltinToolsSection";
 import { GatewayLearningSection } from "./GatewayLearningSection";
 import { useAddServer, useRefreshServer, useRemoveServer, useToolServers, useTools } from "./queries";
 import { ServerForm } from "./ServerForm";
@@ -143,6 +144,7 @@ export default function ToolsPage() {
         </section>
       ) : null}
       {admin ? <AgentsSection /> : null}
+      {lead ? <BuiltinToolsSection admin={admin} /> : null}
       {lead ? <GatewayLearningSection /> : null}
       <section aria-labelledby="registry-heading">
         <h2 id="registry-heading">Every tool</h2>
