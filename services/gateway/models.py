@@ -91,7 +91,7 @@ class GatewayCorrectionPack(NewId, Base):
 class GatewayBuiltins(Base):
     """The built-in tools (services/tools) a workspace's admin exposes to its agents through the gateway, by their
     registry names (`echo`, `http.request`); agents see them as `coach.<name>` (services/gateway/builtins.py).
-    No row: none (migration 0034_gateway_builtins)."""
+    No row: none (migration 0035_gateway_builtins)."""
 
     __tablename__ = "gateway_builtins"
     workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"), primary_key=True)

@@ -1,16 +1,16 @@
 """gateway_builtins: the built-in tools (echo, http.request, ...) a workspace's admin exposes to its agents through
 the MCP gateway, where they are listed as `coach.<tool>` (issue 32, item 1). No row: none.
 
-Revision ID: 0034_gateway_builtins
-Revises: 0033_undo_window
+Revision ID: 0035_gateway_builtins
+Revises: 0034_series_from_decisions
 Create Date: 2026-11-28 03:00:00
 """
 import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects.postgresql import JSONB
 
-revision = '0034_gateway_builtins'
-down_revision = '0033_undo_window'
+revision = '0035_gateway_builtins'
+down_revision = '0034_series_from_decisions'
 branch_labels = None
 depends_on = None
 
