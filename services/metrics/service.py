@@ -13,7 +13,8 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from core.coaching import autonomy
-from core.coaching.metrics import LevelThresholds, MetricsState, bucket_start
+from core.coaching.levels import LevelThresholds
+from core.coaching.metrics import MetricsState, bucket_start
 from services.audit.service import lock_workspace
 from services.db import row_locks
 from services.metrics.models import MetricBucket, MetricScope

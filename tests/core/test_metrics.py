@@ -4,10 +4,12 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from core.coaching.metrics import (
-    ACCEPT, AUTO, COACHING, CORRECT, DECISIONS, MANUAL, OBSERVATION, REJECT, SKIP, Counters, LatencyHistogram,
-    LevelThresholds, MetricsState, RollingWindow, assess_level, bucket_start, wilson_lower_bound,
+from core.coaching.counters import (
+    ACCEPT, CORRECT, DECISIONS, MANUAL, REJECT, SKIP, Counters, RollingWindow, wilson_lower_bound,
 )
+from core.coaching.latency import LatencyHistogram
+from core.coaching.levels import AUTO, COACHING, OBSERVATION, LevelThresholds, assess_level
+from core.coaching.metrics import MetricsState, bucket_start
 
 
 def state_with(*runs: tuple[str, int], thresholds: LevelThresholds | None = None) -> MetricsState:
