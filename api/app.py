@@ -8,10 +8,10 @@ import click
 from flask import Flask, request
 from flask_socketio import SocketIO
 
-from api import (action_links, agents, approvals, audit as audit_api, auth, coaching, correction_packs, errors,
-                 executions, frontend, gateway_tools, health, llm_provider, metrics, notices as notices_api,
-                 notifications as notifications_api, plans, policies, queue, security, slack, sockets, tool_servers, triggers,
-                 users, workflows, workspace)
+from api import (action_links, agents, approvals, audit as audit_api, auth, authentication, coaching, correction_packs,
+                 errors, executions, frontend, gateway_tools, health, llm_provider, metrics, notices as notices_api,
+                 notifications as notifications_api, plans, policies, queue, security, slack, sockets, tool_servers,
+                 triggers, users, workflows, workspace)
 from api.base import Api
 from config import Settings
 from services.container import Services
@@ -67,8 +67,8 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True, recove
     _bootstrap_admin(services, app.extensions["coach_default_workspace"])
 
     errors.register(app)
-    app.before_request(auth.authenticate_request)
-    app.after_request(auth.set_csrf_cookie)
+    app.before_request(authentication.authenticate_request)
+    app.after_request(authentication.set_csrf_cookie)
     api = Api(app)
     api.register_blueprint(auth.blp)
     api.register_blueprint(users.blp)

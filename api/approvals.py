@@ -11,7 +11,7 @@ from api.execution_schemas import ExecutionUpdateSchema
 from api.policies import VerdictSchema
 from api.schemas import PageArgs, Shape, StrictBoolean, one_of, page_body, page_of
 from core import approvals as A
-from services.approvals import service as approvals, undo as approval_undo
+from services.approvals import decisions as approval_decisions, service as approvals, undo as approval_undo
 
 blp = Blueprint("approvals", __name__, url_prefix="/api/approvals",
                 description="Approval steps and policy-forced reviews")
@@ -107,7 +107,7 @@ class ApprovalById(MethodView):
         require("operator")
         actor = A.Actor(user_id=user_id(), email=operator(), role=role())
         key = request.headers.get("Idempotency-Key") or None
-        return approvals.submit(services(), workspace_id(), approval_id, body, actor, key)
+        return approval_decisions.submit(services(), workspace_id(), approval_id, body, actor, key)
 
 
 @blp.route("/<approval_id>/undo")

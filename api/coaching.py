@@ -12,7 +12,7 @@ from api.executions import StartArgs, start_execution
 from api.policies import VerdictSchema
 from api.schemas import Shape, StrictBoolean, one_of
 from core import gates as G
-from core.coaching.metrics import DECISIONS
+from core.coaching.counters import DECISIONS
 from core.execution import states as S
 from core.tools import RISKS
 from services.coaching import decisions, service as coaching, undo

@@ -1,6 +1,6 @@
 """Who a request acts as: the app's services, the caller, their workspace and role (docs/auth.md).
 
-HTTP requests are authenticated by api/auth.py before the view runs; Socket.IO events by the identity
+HTTP requests are authenticated by api/authentication.py before the view runs; Socket.IO events by the identity
 the connection was accepted with (kept in the connection's session).
 """
 from __future__ import annotations

@@ -10,7 +10,7 @@ from api.context import operator, require, requires, services, workspace_id
 from api.metrics import SnapshotSchema
 from api.schemas import StrictBoolean
 from core import gateway_learning as L
-from core.coaching.metrics import LEVELS
+from core.coaching.levels import LEVELS
 from core.errors import NotFound
 from services.gateway import builtins, learning, packs
 from services.metrics import service as metrics

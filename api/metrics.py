@@ -8,7 +8,8 @@ from api.base import Blueprint
 from api.context import require, services, workspace_id
 from api.schemas import Shape, StrictBoolean, one_of
 from core.coaching import autonomy
-from core.coaching.metrics import DECISIONS, LEVELS
+from core.coaching.counters import DECISIONS
+from core.coaching.levels import LEVELS
 from services.metrics import series, service as metrics, step_decisions
 from services.workflows import service as workflows
 

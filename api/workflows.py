@@ -10,7 +10,7 @@ from api.context import operator, require, requires, services, workspace_id
 from api.schemas import PageArgs, Shape, StrictBoolean, one_of, page_body, page_of
 from core import gates as G
 from core.coaching import autonomy
-from core.coaching.metrics import LEVELS
+from core.coaching.levels import LEVELS
 from core.errors import ValidationFailed
 from core.workflow.source_lines import lines_of
 from services.notifier import Events

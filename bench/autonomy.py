@@ -30,7 +30,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from core.coaching.metrics import ACCEPT, REJECT, LevelThresholds, MetricsState, should_demote  # noqa: E402
+from core.coaching.counters import ACCEPT, REJECT  # noqa: E402
+from core.coaching.levels import LevelThresholds  # noqa: E402
+from core.coaching.metrics import MetricsState, should_demote  # noqa: E402
 
 HORIZON = 1000
 DEMOTION_HORIZON = 500

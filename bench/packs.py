@@ -32,9 +32,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from core.coaching.corrections import (  # noqa: E402
-    LearnedRule, PackStats, apply_rules, learned_rules,
-)
+from core.coaching.corrections import PackStats  # noqa: E402
+from core.coaching.rules import LearnedRule, apply_rules, learned_rules  # noqa: E402
 
 WINDOW, TARGET = 20, 0.9
 MODES = ("none", "step-wide", "per-field")

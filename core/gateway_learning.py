@@ -128,7 +128,7 @@ def check_rate(rate: float | None) -> float | None:
 
 def changes_text(applied: list[dict[str, Any]]) -> str:
     """Learned corrections in words, for the agent and the reviewer: "amount: 5 → 50; note: (absent) → 'x'"
-    (`applied`: the rules as core.coaching.corrections.LearnedRule.to_dict gives them)."""
+    (`applied`: the rules as core.coaching.rules.LearnedRule.to_dict gives them)."""
     def shown(value: Any) -> str:
         return "(absent)" if isinstance(value, dict) and value.get("$missing") else repr(value)
     return "; ".join(f"{r['field']}: {shown(r['before'])} → {shown(r['after'])}" for r in applied)

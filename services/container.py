@@ -35,7 +35,7 @@ class Services:
     notifier: Notifier
     runner: Runner
     # re-evaluates a tool call's edited params: fn(session, approval, params) -> policy verdict | None
-    # (services.approvals.service.Recheck: services.policies.service.approval_recheck)
+    # (services.approvals.decisions.Recheck: services.policies.service.approval_recheck)
     approval_recheck: Callable | None = None
     # the workspaces' MCP servers, whose tools `tools.for_workspace(id)` shows (services/toolservers)
     mcp: McpSource | None = None

@@ -1,6 +1,6 @@
 """Approvals: an `approval` step, or a policy-forced review of a tool call, waiting for M people to say yes.
 
-Pure rules, no storage (services/approvals/service.py loads, calls these, persists):
+Pure rules, no storage (services/approvals/: service.py loads and stores, decisions.py and deadlines.py call these):
 - what an approval step asks for (`parse_spec`: approvers, quorum, separate duties, timeout, message);
 - who may decide (`check_eligible`): a member whose role satisfies one of `approvers.roles` (role hierarchy
   operator < lead < admin, so `lead` is satisfied by a lead or an admin) or who is named in `approvers.users`

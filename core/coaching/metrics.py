@@ -1,233 +1,21 @@
-"""Decision metrics and learning levels (DESIGN.md §3).
+"""A scope's decision metrics (DESIGN.md §3): the counters, rolling window, latency histogram, thresholds and
+sequential evidence of one scope together, its snapshot and its stored form, and the demotion test.
 
 Each object is a constant-size state updated once per decision, never recomputed from history, and
-serialisable to JSON-friendly dicts so the storage layer can keep it in a row.
+serialisable to JSON-friendly dicts so the storage layer can keep it in a row. The parts live beside it:
+core.coaching.counters (decision kinds, counters, window), core.coaching.levels (thresholds, levels).
 """
 from __future__ import annotations
 
-import functools
 import math
-from dataclasses import asdict, dataclass, field, fields
-from datetime import datetime, timezone
-from fractions import Fraction
+from dataclasses import dataclass, field
 from typing import Any
 
 from core.coaching.autonomy import decisions_needed
+from core.coaching.counters import ACCEPT, SKIP, Counters, RollingWindow, check_kind, wilson_lower_bound
 from core.coaching.evidence import TEST_NAME, Evidence, accepts_needed, log_e_promote
 from core.coaching.latency import SCHEME, LatencyHistogram
-
-ACCEPT = "accept"
-REJECT = "reject"
-CORRECT = "correct"
-MANUAL = "manual"
-SKIP = "skip"
-DECISIONS = (ACCEPT, REJECT, CORRECT, MANUAL, SKIP)
-
-OBSERVATION = "OBSERVATION"
-COACHING = "COACHING"
-AUTO = "AUTO"
-LEVELS = (OBSERVATION, COACHING, AUTO)
-
-# One letter per decision keeps a 50-entry window in a 50-character column.
-_LETTER = {ACCEPT: "a", REJECT: "r", CORRECT: "c", MANUAL: "m", SKIP: "s"}
-_KIND = {v: k for k, v in _LETTER.items()}
-_ATTR = {ACCEPT: "accepted", REJECT: "rejected", CORRECT: "corrected", MANUAL: "manual",
-         SKIP: "skipped"}
-
-
-def _check_kind(kind: str) -> None:
-    if kind not in _LETTER:
-        raise ValueError(f"unknown decision {kind!r}; expected one of {DECISIONS}")
-
-
-@functools.lru_cache(maxsize=256)  # a handful of thresholds, assessed several times per decision
-def _exact(x: float) -> Fraction:
-    # A threshold typed as 0.85 is the float 0.84999999999999997779...; comparing rates against
-    # the decimal the user meant makes 17/20 qualify exactly.
-    return Fraction(repr(float(x)))
-
-
-@dataclass
-class Counters:
-    suggestions: int = 0
-    accepted: int = 0
-    rejected: int = 0
-    corrected: int = 0
-    manual: int = 0
-    skipped: int = 0
-
-    @property
-    def decisions(self) -> int:
-        return self.accepted + self.rejected + self.corrected + self.manual + self.skipped
-
-    @property
-    def counted(self) -> int:
-        """Decisions that count towards acceptance: skips say nothing about the suggestion."""
-        return self.accepted + self.rejected + self.corrected + self.manual
-
-    @property
-    def acceptance_rate(self) -> float:
-        return self.accepted / self.counted if self.counted else 0.0
-
-    def record_suggestion(self) -> None:
-        self.suggestions += 1
-
-    def record(self, kind: str) -> None:
-        _check_kind(kind)
-        setattr(self, _ATTR[kind], getattr(self, _ATTR[kind]) + 1)
-
-    def to_dict(self) -> dict[str, int]:
-        # by hand: dataclasses.asdict deep-copies recursively, and this runs several times per decision
-        return {"suggestions": self.suggestions, "accepted": self.accepted, "rejected": self.rejected,
-                "corrected": self.corrected, "manual": self.manual, "skipped": self.skipped}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> Counters:
-        d = d or {}
-        return cls(**{f.name: int(d.get(f.name, 0)) for f in fields(cls)})
-
-
-class RollingWindow:
-    """The last `size` decisions, skips included, oldest dropped first."""
-
-    def __init__(self, size: int = 50, entries: str = ""):
-        if size < 1:
-            raise ValueError("window size must be at least 1")
-        bad = set(entries) - set(_KIND)
-        if bad:
-            raise ValueError(f"unknown decision letters in window: {sorted(bad)}")
-        self.size = size
-        self._entries = entries[-size:]
-        self.accepted = self._entries.count("a")
-        self._skipped = self._entries.count("s")
-
-    def append(self, kind: str) -> None:
-        _check_kind(kind)
-        letter = _LETTER[kind]
-        self._entries += letter
-        self.accepted += letter == "a"
-        self._skipped += letter == "s"
-        if len(self._entries) > self.size:
-            dropped, self._entries = self._entries[0], self._entries[1:]
-            self.accepted -= dropped == "a"
-            self._skipped -= dropped == "s"
-
-    def resize(self, size: int) -> None:
-        """Change the window size in place, keeping the most recent entries."""
-        if size == self.size:
-            return
-        fresh = RollingWindow(size, self._entries)
-        self.size, self._entries = fresh.size, fresh._entries
-        self.accepted, self._skipped = fresh.accepted, fresh._skipped
-
-    @property
-    def decisions(self) -> int:
-        return len(self._entries)
-
-    @property
-    def counted(self) -> int:
-        return len(self._entries) - self._skipped
-
-    @property
-    def rate(self) -> float:
-        return self.accepted / self.counted if self.counted else 0.0
-
-    def to_str(self) -> str:
-        return self._entries
-
-    @classmethod
-    def from_str(cls, s: str | None, size: int = 50) -> RollingWindow:
-        return cls(size, s or "")
-
-    def __repr__(self) -> str:
-        return f"RollingWindow(size={self.size}, entries={self._entries!r})"
-
-
-def wilson_lower_bound(successes: int, n: int, z: float = 1.959963984540054) -> float:
-    """Lower bound of the Wilson score interval (95% two-sided by default); 0.0 with no evidence."""
-    if n == 0:
-        return 0.0
-    if not 0 <= successes <= n:
-        raise ValueError(f"successes must be within 0..n, got {successes}/{n}")
-    p = successes / n
-    z2 = z * z
-    centre = p + z2 / (2 * n)
-    margin = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
-    return max(0.0, (centre - margin) / (1 + z2 / n))
-
-
-@dataclass
-class LevelThresholds:
-    coaching_after: int = 10
-    auto_min_window: int = 20
-    auto_acceptance: float = 0.85
-    window: int = 50
-    auto_alpha: float = 0.05  # the sequential tests' error level (docs/autonomy.md)
-
-    def __post_init__(self) -> None:
-        if self.coaching_after < 0 or self.auto_min_window < 1 or self.window < 1:
-            raise ValueError("thresholds must be non-negative and the window at least 1")
-        if not 0.0 <= self.auto_acceptance <= 1.0:
-            raise ValueError("auto_acceptance must be within 0..1")
-        if not (isinstance(self.auto_alpha, (int, float)) and 0.0 < self.auto_alpha < 0.5):
-            raise ValueError("auto_alpha must be more than 0 and less than 0.5")
-        if self.auto_min_window > self.window:
-            # Otherwise AUTO could never be reached and nobody would be told why.
-            raise ValueError("auto_min_window cannot exceed the window size")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"coaching_after": self.coaching_after, "auto_min_window": self.auto_min_window,
-                "auto_acceptance": self.auto_acceptance, "window": self.window, "auto_alpha": self.auto_alpha}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> LevelThresholds:
-        d = d or {}
-        kw: dict[str, Any] = {}
-        for name in (f.name for f in fields(cls)):
-            if name in d and d[name] is not None:
-                kw[name] = float(d[name]) if name in ("auto_acceptance", "auto_alpha") else int(d[name])
-        return cls(**kw)
-
-
-@dataclass(frozen=True)
-class LevelAssessment:
-    level: str
-    auto_ready: bool
-    decisions_to_coaching: int
-    acceptance_gap: float
-    window_decisions_needed: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def assess_level(total_decisions: int, window: RollingWindow,
-                 thresholds: LevelThresholds | None = None, evidence: Evidence | None = None) -> LevelAssessment:
-    """What the evidence says. AUTO-ready when the sequential test (core.coaching.evidence, docs/autonomy.md)
-    shows acceptance >= auto_acceptance at level auto_alpha, and the window holds at least auto_min_window
-    counted decisions: a window of skips (or 3 accepts among 17 skips) is not evidence that suggestions are
-    good. `evidence` defaults to the window's own counts (what a state stored before the test had)."""
-    t = thresholds or LevelThresholds()
-    if evidence is None:
-        evidence = Evidence(window.accepted, window.counted)
-    needed = max(0, t.auto_min_window - window.counted)
-    # exact: rate >= threshold as integers (accepted/counted >= num/den), no float rounding at the edge
-    target = _exact(t.auto_acceptance)
-    num, den = target.numerator, target.denominator
-    accepted, counted = window.accepted, window.counted
-    if counted:
-        short = num * counted - accepted * den  # target - rate = short / (den * counted)
-        gap = round(short / (den * counted), 4) if short > 0 else 0.0
-    else:  # no evidence: the whole target is missing
-        short, gap = num, round(num / den, 4)
-    to_coaching = max(0, t.coaching_after - total_decisions)
-    if to_coaching:
-        level = OBSERVATION
-    elif needed == 0 and evidence.ready(t.auto_acceptance, t.auto_alpha):
-        level = AUTO
-    else:
-        level = COACHING
-    return LevelAssessment(level, level == AUTO, to_coaching, gap, needed)
+from core.coaching.levels import LevelAssessment, LevelThresholds, assess_level
 
 
 @dataclass
@@ -265,7 +53,7 @@ class MetricsState:
         self.counters.record_suggestion()
 
     def record_decision(self, kind: str, latency_ms: float | None = None) -> None:
-        _check_kind(kind)  # before any mutation, so a bad kind leaves the state untouched
+        check_kind(kind)  # before any mutation, so a bad kind leaves the state untouched
         if latency_ms is not None:
             self.latency.add(latency_ms)
         self._assessed = self._viewed = None
@@ -383,13 +171,3 @@ def _round4(x: float) -> float:
 def _number(x: float | int | None) -> str:
     """A finite number (or None) as JSON, exactly as json.dumps writes it."""
     return "null" if x is None else repr(x) if isinstance(x, float) else str(int(x))
-
-
-def bucket_start(ts: datetime, granularity: str = "hour") -> datetime:
-    """Start of the UTC hour or day holding `ts`; a naive `ts` is taken to be UTC already."""
-    ts = ts.replace(tzinfo=timezone.utc) if ts.tzinfo is None else ts.astimezone(timezone.utc)
-    if granularity == "hour":
-        return ts.replace(minute=0, second=0, microsecond=0)
-    if granularity == "day":
-        return ts.replace(hour=0, minute=0, second=0, microsecond=0)
-    raise ValueError(f"granularity must be 'hour' or 'day', got {granularity!r}")

@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from core.coaching.corrections import MISSING, Change, flatten, split_path
+from core.coaching.corrections import Change
+from core.coaching.paths import MISSING, flatten, split_path
 
 FAILED_STEP = "step_failed"  # a decision's outcome: its correction's step (or a step reading it) then failed
 

@@ -57,7 +57,7 @@ def answer(session: Session, ex: Execution, step_id: str, text: Any, actor: str,
 
 
 def approved(session: Session, ex: Execution, step_id: str, who: str, comment: str | None) -> None:
-    """REQUEST_APPROVAL approved: the agent is told, and its step runs again (services.approvals.service settles it)."""
+    """REQUEST_APPROVAL approved: the agent is told, and its step runs again (services.approvals.decisions settles it)."""
     messages = store.load(session, ex.id, step_id)
     text = f"Approved by {who}" + (f": {comment}" if comment else ".") + " Go on."
     store.write(session, ex, step_id, [answered(messages, text, C.APPROVED)])

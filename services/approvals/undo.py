@@ -8,7 +8,7 @@ from sqlalchemy.orm import Session
 
 from core import approvals as A
 from core.errors import Conflict, Forbidden
-from services.approvals import held, service as approvals
+from services.approvals import decisions as approval_decisions, held, service as approvals
 from services.approvals.models import Approval
 from services.audit import service as audit
 from services.executions import service as executions
@@ -24,7 +24,7 @@ def release(session: Session, ex: Execution, now: datetime, events: Events) -> N
     if a is None or a.status not in A.FINAL:  # nothing is held any more (cannot happen under the lock)
         ex.gate = gate.get("reopen")
         return
-    approvals.settle_counted(session, ex, a, now, events)
+    approval_decisions.settle_counted(session, ex, a, now, events)
     audit.record(session, ex.workspace_id, A.SYSTEM, "decision_release", target_type="approval", target_id=a.id,
                  execution_id=ex.id, before={"decision": gate.get("decision"), "operator": gate.get("operator"),
                                              "held_until": gate.get("deadline")},

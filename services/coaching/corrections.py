@@ -10,7 +10,8 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
-from core.coaching.corrections import Change, LearnedRule, PackStats, learned_rules, rule_transitions, track_rules
+from core.coaching.corrections import Change, PackStats
+from core.coaching.rules import LearnedRule, learned_rules, rule_transitions, track_rules
 from core.errors import NotFound, ValidationFailed
 from services.audit import service as audit
 from services.coaching.models import CorrectionPack

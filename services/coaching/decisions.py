@@ -9,7 +9,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from core.coaching import decisions as D
-from core.coaching.metrics import DECISIONS
+from core.coaching.counters import DECISIONS
 from core.coaching.soundness import correction_problems, name_missing_fields
 from core.errors import Conflict, NotFound, ValidationFailed
 from core.execution import states as S

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from core import gates as G
 from core.coaching import autonomy, decisions as D
-from core.coaching.corrections import apply_rules
+from core.coaching.rules import apply_rules
 from core.errors import Conflict
 from core.execution import states as S
 from core.execution.engine import resolve_params

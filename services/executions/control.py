@@ -14,7 +14,7 @@ from core.execution import control as C, states as S
 from core.tools import ToolRegistry
 from core.workflow import parse_definition
 from services.agents import replies as agent_replies
-from services.approvals import service as approvals
+from services.approvals import deadlines as approval_deadlines
 from services.audit import service as audit
 from services.coaching import corrections, service as coaching
 from services.coaching.models import Suggestion
@@ -174,7 +174,7 @@ def cancel(session: Session, workspace_id: str, execution_id: str, actor: str = 
     for sug in session.scalars(select(Suggestion).where(Suggestion.execution_id == ex.id,  # held: never released
                                                         Suggestion.status.in_(("pending", "held")))):
         sug.status = "superseded"
-    approvals.expire_for_execution(session, ex, actor, "the execution was cancelled", events)
+    approval_deadlines.expire_for_execution(session, ex, actor, "the execution was cancelled", events)
     if events is not None:
         executions.changed(session, events, ex)
     return ex

@@ -11,7 +11,7 @@ import time
 from sqlalchemy import select
 
 from core.execution import states as S
-from services.approvals import service as approvals
+from services.approvals import deadlines as approval_deadlines
 from services.coaching import undo
 from services.db import retrying
 from services.executions import gates, service as executions
@@ -127,7 +127,7 @@ class Scans:
         fired."""
         now = now or utcnow()
         with self.runner.db.read() as session:
-            due = [(approvals.fire_timeout, "approval", i) for i in approvals.due(session, now)]
+            due = [(approval_deadlines.fire_timeout, "approval", i) for i in approval_deadlines.due(session, now)]
             # a gate's deadline, or the end of a held decision's undo window (services.coaching.undo.fire)
             due += [(lambda s, i, n, e: undo.fire(s, self.runner.definitions, self.runner.tools.for_workspace, i, n,
                                                   e), "gate of execution", i)

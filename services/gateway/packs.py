@@ -1,8 +1,9 @@
 """Correction packs per gateway tool: the reviewers' edits of an agent's arguments, grouped by what they changed, and
-the rules learned from them (the steps' machinery: core/coaching/corrections.py, at its defaults: a change made at
-least 3 times and in at least 80% of the edits of its field). A pack is made disabled; once a lead enables it (accepts
-its learned rules), a held call of the tool shows the corrected arguments as the suggested edit, and a call forwarded
-in AUTO is forwarded with them, the change stated in the result the agent receives (services/gateway/calls.py)."""
+the rules learned from them (the steps' machinery: core/coaching/corrections.py and core/coaching/rules.py, at its
+defaults: a change made at least 3 times and in at least 80% of the edits of its field). A pack is made disabled; once
+a lead enables it (accepts its learned rules), a held call of the tool shows the corrected arguments as the suggested
+edit, and a call forwarded in AUTO is forwarded with them, the change stated in the result the agent receives
+(services/gateway/calls.py)."""
 from __future__ import annotations
 
 from typing import Any
@@ -12,7 +13,8 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
-from core.coaching.corrections import LearnedRule, PackStats, apply_rules, learned_rules
+from core.coaching.corrections import PackStats
+from core.coaching.rules import LearnedRule, apply_rules, learned_rules
 from core.errors import NotFound
 from services.audit import service as audit
 from services.gateway.models import GatewayCorrectionPack

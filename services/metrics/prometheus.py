@@ -16,7 +16,9 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.coaching.metrics import DECISIONS, LatencyHistogram, MetricsState
+from core.coaching.counters import DECISIONS
+from core.coaching.latency import LatencyHistogram
+from core.coaching.metrics import MetricsState
 from services.metrics.models import MetricScope
 
 log = logging.getLogger(__name__)

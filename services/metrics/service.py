@@ -12,7 +12,8 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from core.coaching import autonomy
-from core.coaching.metrics import LevelThresholds, MetricsState
+from core.coaching.levels import LevelThresholds
+from core.coaching.metrics import MetricsState
 from services.audit.service import lock_workspace
 from services.db import row_locks
 from services.metrics import series

@@ -1,8 +1,9 @@
 """Approve / reject links in an email: signed (HMAC with a key derived from COACH_SECRET_KEY), single-use (the link
 row records its use), expiring, bound to the person they were sent to. Opening one shows a confirmation page (a GET
-never decides: mail scanners fetch links); its POST decides as that person through services.approvals.service.submit, the
-same function the REST route calls (audited and counted like any decision). A risky review (a destructive tool, or
-an amount above COACH_NOTIFY_LINK_AMOUNT_MAX) is not decided from a link: its email opens the web app instead."""
+never decides: mail scanners fetch links); its POST decides as that person through
+services.approvals.decisions.submit, the same function the REST route calls (audited and counted like any decision). A
+risky review (a destructive tool, or an amount above COACH_NOTIFY_LINK_AMOUNT_MAX) is not decided from a link: its
+email opens the web app instead."""
 from __future__ import annotations
 
 import hashlib
@@ -14,7 +15,7 @@ from sqlalchemy.orm import Session
 
 from config import Settings
 from core import approvals as A, notifications as N
-from services.approvals import service as approvals
+from services.approvals import decisions as approval_decisions
 from services.approvals.models import Approval
 from services.orm import utcnow
 from services.users.models import Membership, User
@@ -96,7 +97,7 @@ class Refused(Exception):
 
 def use(services, token: str, comment: str | None) -> dict:
     """Decide with the link, once: the link is marked used in its own transaction first (a second POST, however
-    close, finds it used), then the decision goes through services.approvals.service.submit as the link's person."""
+    close, finds it used), then the decision goes through services.approvals.decisions.submit as the link's person."""
     now = utcnow()
     with services.db.transaction() as session:
         opened = open_token(session, services, token, now)
@@ -115,4 +116,4 @@ def use(services, token: str, comment: str | None) -> dict:
         actor = A.Actor(user_id=user.id, email=user.email, role=member.role)
         workspace_id, approval_id, decision = opened.link.workspace_id, opened.link.approval_id, opened.decision
     body = {"decision": decision, "comment": comment or None}
-    return approvals.submit(services, workspace_id, approval_id, body, actor, idempotency_key=None)
+    return approval_decisions.submit(services, workspace_id, approval_id, body, actor, idempotency_key=None)

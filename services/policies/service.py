@@ -60,8 +60,8 @@ def for_step(session: Session, tools: ToolRegistry, ex, step, params: Any, *, ag
 
 
 def approval_recheck(tools: ToolRegistry):
-    """services.approvals.service' `recheck` hook: the verdict on a reviewed call's edited params (deny refuses the edit;
-    the tool stays the approval's: an edit changes params only)."""
+    """services.approvals.decisions' `recheck` hook: the verdict on a reviewed call's edited params (deny refuses the
+    edit; the tool stays the approval's: an edit changes params only)."""
     def recheck(session: Session, approval, params: dict) -> dict[str, Any] | None:
         if approval.kind == "gateway" and approval.tool:  # an agent's call held by the MCP gateway: no execution
             call = call_for(gateway_builtins.registry(tools, session, approval.workspace_id), approval.tool, params,

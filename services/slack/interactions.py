@@ -5,7 +5,7 @@
 2. The Slack user is mapped to the Coach member who set that Slack user id in this workspace; nobody: an ephemeral
    answer tells them to set it in Coach, and nothing is decided.
 3. Approve decides at once; Reject opens a modal for a comment (views.open), whose submission decides. Both go
-   through the REST decision endpoints' own service functions (services.approvals.service.submit,
+   through the REST decision endpoints' own service functions (services.approvals.decisions.submit,
    services.coaching.decisions.submit) as that person, so they are checked, audited and counted like any decision.
    Each carries an idempotency key made of the click (or the modal), so a retried or replayed request decides
    once and gets the first answer again.
@@ -26,7 +26,7 @@ from slack_sdk.signature import SignatureVerifier
 
 from core import approvals as A
 from core.errors import CoachError, Conflict, NotFound, Unauthorized
-from services.approvals import service as approvals
+from services.approvals import decisions as approval_decisions
 from services.approvals.models import Approval
 from services.coaching import decisions
 from services.coaching.models import Decision, Suggestion
@@ -169,8 +169,8 @@ def _decide(svc, config, workspace_id: str, who, value: dict[str, Any], approve:
     try:
         if value["kind"] == "approval":
             body = {"decision": "approve" if approve else "reject", "comment": comment, "params": None}
-            response = approvals.submit(svc, workspace_id, value["id"], body, A.Actor(user_id=user_id, email=email,
-                                                                                  role=role), key)
+            response = approval_decisions.submit(svc, workspace_id, value["id"], body,
+                                                 A.Actor(user_id=user_id, email=email, role=role), key)
             status = response["approval"]["status"]
             if status == A.PENDING:  # a quorum: counted, others still to approve
                 text = f"Your approval is counted ({response['approval']['approvals']} of " \

@@ -13,207 +13,23 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Callable
 
 import anyio
-import httpx
-from mcp import ClientSession, McpError
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.message import SessionMessage
-from mcp.types import (CONNECTION_CLOSED, CancelledNotification, CancelledNotificationParams, ClientNotification, Implementation,
-                       JSONRPCRequest, PaginatedRequestParams, ServerNotification,
-                       ToolListChangedNotification)
+from mcp import McpError
+from mcp.types import (CONNECTION_CLOSED, CancelledNotification, CancelledNotificationParams, ClientNotification,
+                       PaginatedRequestParams)
 
+from services.toolservers.connection import (
+    CALL_ID, Connection, Endpoint, SessionGone, Unavailable, reason_of, while_alive,
+)
 from services.toolservers.loop import LoopThread
-from services.tools.http import AsyncVettedTransport
-from services.toolservers.stdio import stdio_transport
 
 log = logging.getLogger(__name__)
 
-CALL_ID = "io.coach/call"
 PING_AFTER_TIMEOUT_S = 2.0
-EXIT_WAIT_S = 2.0  # how long a stdio server whose pipes closed is given to exit, so its status can be told
 MAX_LIST_PAGES = 20
-
-
-class Unavailable(Exception):
-    """The server could not be reached, died, or did not answer in time (message is shown to users)."""
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    server_id: str
-    name: str
-    revision: int
-    transport: str  # http | stdio
-    url: str = ""
-    headers: tuple[tuple[str, str], ...] = ()
-    command: tuple[str, ...] = ()
-    env: tuple[tuple[str, str], ...] = ()
-    cwd: str | None = None
-    # http: makes the outbound rules' check of each request as they are now (services.tools.http.Vetter)
-    vetter: Callable[[], Any] | None = field(default=None, compare=False, hash=False, repr=False)
-
-    @property
-    def key(self) -> tuple[str, int]:
-        return (self.server_id, self.revision)
-
-
-class _Recorder:
-    """The write stream the ClientSession sends on, noting the JSON-RPC id of each tools/call by the call id
-    Coach put in its _meta, so that a timed-out call can be cancelled by id (notifications/cancelled)."""
-
-    def __init__(self, stream: Any):
-        self._stream = stream
-        self.ids: dict[str, Any] = {}
-
-    async def send(self, item: SessionMessage) -> None:
-        root = getattr(item.message, "root", None)
-        if isinstance(root, JSONRPCRequest) and root.method == "tools/call":
-            meta = (root.params or {}).get("_meta") or {}
-            if CALL_ID in meta:
-                self.ids[meta[CALL_ID]] = root.id
-        await self._stream.send(item)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
-
-    async def __aenter__(self):
-        return self
-
-    async def __aexit__(self, *exc) -> None:
-        await self._stream.aclose()
-
-
-@dataclass
-class Connection:
-    endpoint: Endpoint
-    on_list_changed: Callable[[Endpoint], None]
-    connect_timeout: float
-    session: ClientSession | None = None
-    recorder: _Recorder | None = None
-    error: str = ""
-    ready: asyncio.Event = field(default_factory=asyncio.Event)
-    stop: asyncio.Event = field(default_factory=asyncio.Event)
-    task: asyncio.Task | None = None
-    process: Any = None
-
-    @property
-    def alive(self) -> bool:
-        return self.task is not None and not self.task.done() and self.session is not None
-
-    async def open(self) -> None:
-        self.task = asyncio.create_task(self._run())
-        try:
-            await asyncio.wait_for(self.ready.wait(), self.connect_timeout)
-        except asyncio.TimeoutError:
-            await self.close()
-            raise Unavailable(f"MCP server {self.endpoint.name!r} did not complete the handshake within "
-                              f"{self.connect_timeout:g}s")
-        if self.session is None:
-            gone = self.process.exit_status() if self.process is not None else ""
-            raise Unavailable(f"MCP server {self.endpoint.name!r} could not be reached: {self.error}"
-                              + (f" ({gone})" if gone else ""))
-
-    async def _on_message(self, message: Any) -> None:
-        if isinstance(message, ServerNotification) and isinstance(message.root, ToolListChangedNotification):
-            self.on_list_changed(self.endpoint)
-
-    def _transport(self):
-        ep = self.endpoint
-        if ep.transport == "stdio":
-            return stdio_transport(list(ep.command), dict(ep.env), ep.cwd)
-        # every request goes through the workspace's outbound rules, as http.request's do (no proxy from the
-        # environment: it would resolve and connect on its own)
-        transport = AsyncVettedTransport(ep.vetter) if ep.vetter is not None else None
-        client = httpx.AsyncClient(headers=dict(ep.headers), timeout=httpx.Timeout(30.0, read=None),
-                                   follow_redirects=False, transport=transport, trust_env=False)
-        return _http(ep.url, client)
-
-    async def _run(self) -> None:
-        try:
-            async with self._transport() as (read, write, extra):
-                self.process = extra if self.endpoint.transport == "stdio" else None
-                self.recorder = _Recorder(write)
-                async with ClientSession(read, self.recorder, message_handler=self._on_message,
-                                         client_info=Implementation(name="coach", version="1")) as session:
-                    await session.initialize()
-                    self.session = session
-                    self.ready.set()
-                    await self.stop.wait()
-        except BaseException as exc:  # noqa: BLE001 (the reason is kept for the caller; the task just ends)
-            self.error = _reason(exc, self)
-            if isinstance(exc, asyncio.CancelledError):
-                raise
-        finally:
-            self.session = None
-            self.ready.set()
-
-    async def why_gone(self) -> str:
-        """Why the session ended: a stdio server's exit status (its stdout closes a moment before it can be reaped,
-        so the exit is waited for, briefly), or the transport's error (an outbound refusal, a dropped connection)."""
-        if self.process is not None:
-            await self.process.exited(EXIT_WAIT_S)
-            return self.process.exit_status()
-        return self.error or "the connection was closed"
-
-    async def close(self) -> None:
-        self.stop.set()
-        if self.task is not None and not self.task.done():
-            try:
-                await asyncio.wait_for(asyncio.shield(self.task), 5.0)
-            except (asyncio.TimeoutError, Exception):
-                self.task.cancel()
-                with contextlib.suppress(BaseException):
-                    await self.task
-
-
-@contextlib.asynccontextmanager
-async def _http(url: str, client: httpx.AsyncClient):
-    async with client:
-        async with streamable_http_client(url, http_client=client) as (read, write, _session_id):
-            yield read, write, None
-
-
-class _Gone(Exception):
-    """The connection's session ended (its transport failed or closed) while a request waited for its answer."""
-
-
-async def _while_alive(conn: Connection, request: Any, timeout: float) -> Any:
-    """`request`'s result within `timeout` (asyncio.TimeoutError past it), or _Gone as soon as the connection's
-    session ends: the SDK answers the requests still pending only when its read stream closes, not when its
-    transport fails (an outbound refusal of the next request, a dropped connection), so nothing else would stop
-    the wait before the timeout."""
-    task = asyncio.ensure_future(request)
-    try:
-        watched = {task} if conn.task is None else {task, conn.task}
-        done, _ = await asyncio.wait(watched, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-        if task in done:
-            return task.result()
-        if conn.task is not None and conn.task.done():
-            raise _Gone()
-        raise asyncio.TimeoutError()
-    finally:
-        if not task.done():
-            task.cancel()
-            with contextlib.suppress(BaseException):
-                await task
-
-
-def _reason(exc: BaseException, conn: Connection | None = None) -> str:
-    """The innermost useful message of an exception (anyio wraps transport failures in exception groups)."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    if isinstance(exc, httpx.HTTPStatusError):
-        return f"HTTP {exc.response.status_code} from {exc.request.url}"
-    if isinstance(exc, httpx.ConnectError):
-        return f"cannot connect: {exc}"
-    if isinstance(exc, FileNotFoundError):
-        return f"command not found: {exc.filename}"
-    text = str(exc) or type(exc).__name__
-    return text
 
 
 class Clients:
@@ -259,9 +75,9 @@ class Clients:
         cursor = None
         for _ in range(MAX_LIST_PAGES):
             try:
-                page = await _while_alive(conn, conn.session.list_tools(params=PaginatedRequestParams(cursor=cursor))
+                page = await while_alive(conn, conn.session.list_tools(params=PaginatedRequestParams(cursor=cursor))
                                           if cursor else conn.session.list_tools(), self.call_timeout)
-            except _Gone:
+            except SessionGone:
                 await self._drop(ep, conn)
                 raise Unavailable(f"MCP server {ep.name!r} could not be reached: {await conn.why_gone()}")
             except asyncio.TimeoutError:
@@ -304,8 +120,8 @@ class Clients:
         request = conn.session.call_tool(tool, arguments, read_timeout_seconds=timedelta(seconds=timeout + 5),
                                          meta={**meta, CALL_ID: call_id})
         try:
-            result = await _while_alive(conn, request, timeout)
-        except _Gone:
+            result = await while_alive(conn, request, timeout)
+        except SessionGone:
             await self._drop(ep, conn)
             raise Unavailable(f"MCP server {ep.name!r} was lost during {tool}: {await conn.why_gone()}")
         except asyncio.TimeoutError:
@@ -321,7 +137,7 @@ class Clients:
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             raise
         except Exception as exc:  # the SDK's own checks (an output not matching the tool's outputSchema …)
-            raise Unavailable(f"MCP server {ep.name!r} gave an unusable answer to {tool}: {_reason(exc)}")
+            raise Unavailable(f"MCP server {ep.name!r} gave an unusable answer to {tool}: {reason_of(exc)}")
         finally:
             if conn.recorder is not None:
                 conn.recorder.ids.pop(call_id, None)
@@ -387,4 +203,4 @@ class Clients:
         except TimeoutError as exc:  # the outer bound (the coroutine's own bounds come first)
             raise Unavailable(f"MCP server {ep.name!r}: {exc}") from exc
         except Exception as exc:  # noqa: BLE001
-            raise Unavailable(f"MCP server {ep.name!r}: {_reason(exc)}") from exc
+            raise Unavailable(f"MCP server {ep.name!r}: {reason_of(exc)}") from exc

@@ -15,8 +15,8 @@ from core.errors import Conflict, NotFound, ValidationFailed
 from core.tools import RISKS
 from services.audit import service as audit
 from services.orm import utcnow
+from services.toolservers.connection import Unavailable
 from services.toolservers.models import ToolServer
-from services.toolservers.pool import Unavailable
 from services.toolservers.source import McpSource, Server, stdio_allowed
 
 

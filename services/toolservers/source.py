@@ -25,8 +25,9 @@ from services.policies import outbound
 from services.tools.basic import budget
 from services.tools.files import workspace_root
 from services.tools.http import Vetter
+from services.toolservers.connection import Endpoint, Unavailable
 from services.toolservers.models import ToolServer
-from services.toolservers.pool import Clients, Endpoint, Unavailable
+from services.toolservers.pool import Clients
 from services.toolservers.secrets import Secrets, SecretUnreadable
 
 log = logging.getLogger(__name__)

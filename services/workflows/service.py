@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from core import gates
 from core.agent.spec import resolve_tools
 from core.coaching import autonomy
-from core.coaching.metrics import LevelThresholds
+from core.coaching.levels import LevelThresholds
 from core.errors import Conflict, NotFound, ValidationFailed
 from core.execution.control import with_overrides
 from core.tools import ToolRegistry

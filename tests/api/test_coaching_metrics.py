@@ -5,7 +5,7 @@ from collections import Counter
 
 import pytest
 
-from core.coaching.metrics import wilson_lower_bound
+from core.coaching.counters import wilson_lower_bound
 from tests.conftest import authed_client, make_user, Api
 
 pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)

@@ -11,10 +11,12 @@ import pytest
 from bench.autonomy import (
     DEMOTION_HORIZON, HORIZON, median, share_within, time_to_demote, time_to_lose_ready, time_to_ready,
 )
+from core.coaching.counters import ACCEPT, REJECT, SKIP
 from core.coaching.evidence import (
     Evidence, accepts_needed, betainc, log_betainc, log_e_promote, promotion_ready,
 )
-from core.coaching.metrics import ACCEPT, REJECT, SKIP, LevelThresholds, MetricsState, should_demote
+from core.coaching.levels import LevelThresholds
+from core.coaching.metrics import MetricsState, should_demote
 
 
 def _integral(a: float, b: float, x: float, steps: int = 20_000) -> float:

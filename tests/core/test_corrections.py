@@ -3,10 +3,9 @@ import json
 
 import pytest
 
-from core.coaching.corrections import (
-    MISSING, MISSING_JSON, Change, LearnedRule, PackStats, apply_rules, delete_path, diff_params,
-    get_path, learned_rules, rule_transitions, set_path, track_rules,
-)
+from core.coaching.corrections import Change, PackStats, diff_params
+from core.coaching.paths import MISSING, MISSING_JSON, delete_path, get_path, set_path
+from core.coaching.rules import LearnedRule, apply_rules, learned_rules, rule_transitions, track_rules
 
 
 def stats_from(*corrections: list[Change]) -> PackStats:

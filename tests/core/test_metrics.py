@@ -1,13 +1,14 @@
 import json
 import random
-from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from core.coaching.metrics import (
-    ACCEPT, AUTO, COACHING, CORRECT, DECISIONS, MANUAL, OBSERVATION, REJECT, SKIP, Counters, LatencyHistogram,
-    LevelThresholds, MetricsState, RollingWindow, assess_level, bucket_start, wilson_lower_bound,
+from core.coaching.counters import (
+    ACCEPT, CORRECT, DECISIONS, MANUAL, REJECT, SKIP, Counters, RollingWindow, wilson_lower_bound,
 )
+from core.coaching.latency import LatencyHistogram
+from core.coaching.levels import AUTO, COACHING, OBSERVATION, LevelThresholds, assess_level
+from core.coaching.metrics import MetricsState
 
 
 def state_with(*runs: tuple[str, int], thresholds: LevelThresholds | None = None) -> MetricsState:
@@ -381,20 +382,9 @@ def test_snapshot_has_the_contract_keys_and_rounds_rates():
     assert json.loads(json.dumps(snap)) == snap
 
 
-# --- time series ----------------------------------------------------------------------------
-
-def test_bucket_start_truncates_in_utc():
-    plus2 = timezone(timedelta(hours=2))
-    ts = datetime(2024, 3, 1, 1, 30, 15, tzinfo=plus2)  # 2024-02-29 23:30:15 UTC
-    assert bucket_start(ts, "hour") == datetime(2024, 2, 29, 23, tzinfo=timezone.utc)
-    assert bucket_start(ts, "day") == datetime(2024, 2, 29, tzinfo=timezone.utc)
-    assert bucket_start(datetime(2024, 1, 1, 5, 59)) == datetime(2024, 1, 1, 5,
-                                                                 tzinfo=timezone.utc)
-    with pytest.raises(ValueError):
-        bucket_start(ts, "week")
+# --- the state as JSON -----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("seed", range(5))
 def test_state_to_json_is_json_dumps_of_to_dict(seed):
     """The text written for every decision says exactly what to_dict says, and reads back the same."""
     rng = random.Random(seed)

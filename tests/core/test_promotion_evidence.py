@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from core.coaching.autonomy import check_force, decisions_needed, steps_not_ready
-from core.coaching.metrics import LevelThresholds, MetricsState
+from core.coaching.levels import LevelThresholds
+from core.coaching.metrics import MetricsState
 from core.errors import ValidationFailed
 
 FAST = LevelThresholds.from_dict({"coaching_after": 5, "auto_min_window": 10, "window": 20,

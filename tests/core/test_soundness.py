@@ -2,7 +2,9 @@
 failed step is put down to, and taking a correction or a change back out of a pack."""
 from __future__ import annotations
 
-from core.coaching.corrections import MISSING, Change, PackStats, learned_rules
+from core.coaching.corrections import Change, PackStats
+from core.coaching.paths import MISSING
+from core.coaching.rules import learned_rules
 from core.coaching.soundness import blamed, correction_problems, name_missing_fields
 
 ECHO = {"type": "object"}  # echo takes any object

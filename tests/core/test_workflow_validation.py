@@ -3,7 +3,8 @@ import pytest
 
 from core.errors import ValidationFailed
 from core.tools import ToolRegistry
-from core.workflow.validation import parse_definition, validate_variables
+from core.workflow.validation import parse_definition
+from core.workflow.variables import validate_variables
 
 
 class Echo:

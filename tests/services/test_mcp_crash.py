@@ -11,7 +11,8 @@ import time
 import pytest
 
 from mcp.client.stdio import get_default_environment
-from services.toolservers.pool import Clients, Endpoint, Unavailable
+from services.toolservers.connection import Endpoint, Unavailable
+from services.toolservers.pool import Clients
 from tests.support.mcp_servers import stdio_command
 
 CRASHES = 6

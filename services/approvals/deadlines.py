@@ -1,0 +1,59 @@
+"""An approval's deadline and its end by a cancel. Deadlines are rows, not timers: a pending approval with a
+deadline has `due_at`, the runner's deadline scanner (services.executions.runner.Runner.fire_due, every
+COACH_APPROVAL_SCAN_S seconds and at start-up) fires the due ones.
+"""
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from core import approvals as A
+from core.errors import NotFound
+from services.approvals import decisions as approval_decisions, service as approvals
+from services.approvals.models import Approval
+from services.audit import service as audit
+from services.db import row_locks
+from services.executions.models import Execution
+from services.notifier import Events
+from services.orm import utcnow
+
+
+def due(session: Session, now: datetime, limit: int = 100) -> list[str]:
+    """Ids of pending approvals whose deadline has passed, oldest deadline first (index ix_approvals_due)."""
+    return list(session.scalars(select(Approval.id).where(Approval.due_at <= now)
+                                .order_by(Approval.due_at).limit(limit)))
+
+
+def fire_timeout(session: Session, approval_id: str, now: datetime, events: Events) -> Execution | None:
+    """Fire one approval's deadline, once: under the locks it is fired only if still pending and due (a
+    concurrent decision, cancel or scanner got there first otherwise). Returns its execution when it fired."""
+    try:
+        ex, a = approvals.locked(session, None, approval_id)
+    except NotFound:
+        return None
+    if ex is None or a is None or not A.is_due(a.status, a.due_at, now):
+        return None
+    approvals.store(a, A.time_out(approvals.state_of(a), now, a.timeout_s))
+    audit.record(session, a.workspace_id, A.SYSTEM, "approval_timeout", target_type="approval", target_id=a.id,
+                 execution_id=ex.id, before={"status": A.PENDING, "deadline": a.deadline},
+                 after={"status": a.status, "on_timeout": a.on_timeout}, result=a.status)
+    approval_decisions.settle(session, ex, a, events)
+    return ex
+
+
+def expire_for_execution(session: Session, ex: Execution, actor: str, reason: str, events: Events | None) -> int:
+    """The execution ended another way (cancelled): its pending approvals expire with it, so no queue keeps them.
+    In the caller's transaction, which holds the execution's lock."""
+    query = select(Approval).where(Approval.execution_id == ex.id, Approval.status == A.PENDING)
+    rows = session.scalars(query.with_for_update() if row_locks(session) else query).all()
+    now = utcnow()
+    for a in rows:
+        approvals.store(a, A.expire(approvals.state_of(a), now, actor, reason))
+        audit.record(session, a.workspace_id, actor, "approval_expire", target_type="approval", target_id=a.id,
+                     execution_id=ex.id, before={"status": A.PENDING}, after={"status": a.status, "reason": reason},
+                     result=a.status)
+        if events is not None:
+            events.add("approval_decided", approvals.view(a), workspace=ex.workspace_id)
+    return len(rows)

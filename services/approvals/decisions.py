@@ -1,0 +1,166 @@
+"""Deciding an approval: one person's decision (approve, edit, reject) applied under the locks, held for the undo
+window or settled at once, and what a final approval does to its step and execution (settle), a review counted as
+evidence. `submit` is the one way in from REST, Slack and action links.
+"""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Callable
+
+from sqlalchemy.orm import Session
+
+from core import approvals as A
+from core.errors import ValidationFailed
+from core.execution import states as S
+from core.tools import ToolRegistry, schema_errors
+from services.agents import replies as agent_replies
+from services.approvals import held, service as approvals
+from services.approvals.models import Approval
+from services.audit import service as audit
+from services.executions import service as executions
+from services.executions.models import Execution
+from services.gateway import builtins as gateway_builtins, learning as gateway_learning
+from services.metrics import evidence
+from services.notifier import Events, jsonable
+from services.orm import utcnow
+
+# recheck(session, approval, params) -> the policy's verdict for edited params ({"effect": ..., ...}, the
+# answer of POST /api/policies/evaluate), or None when no policy applies. Set it on the Services object as
+# `approval_recheck` (or pass it to submit). A verdict whose effect is "deny" refuses the edit (422).
+Recheck = Callable[[Session, Approval, dict], "dict | None"]
+
+
+def decide(session: Session, tools: ToolRegistry, workspace_id: str, approval_id: str, body: dict[str, Any],
+           actor: A.Actor, events: Events, idempotency_key: str | None = None,
+           recheck: Recheck | None = None, undo_window_s: float = 0.0) -> dict[str, Any]:
+    """Apply one person's decision ({decision: approve|reject|edit, comment, params}). The answer is
+    {approval, execution}; with an Idempotency-Key it is kept, and a retry with that key gets it again. A decision
+    that settles an execution's approval is held for the workspace's undo window first (services.approvals.held)."""
+    ex, a = approvals.locked(session, workspace_id, approval_id)
+    if idempotency_key and idempotency_key in (a.replies or {}):
+        return a.replies[idempotency_key]
+    now = utcnow()
+    decision = body.get("decision")
+    after = A.decide(approvals.state_of(a), actor, decision, body.get("comment"), now)
+    params_before = a.params
+    if decision == "edit":
+        _edit(session, tools, a, body.get("params"), recheck)
+    approvals.store(a, after)
+    audit.record(session, workspace_id, actor.email, "approval_decision", target_type="approval", target_id=a.id,
+                 execution_id=ex.id if ex is not None else None, before={"status": A.PENDING, "params": params_before},
+                 after={"decision": decision, "comment": body.get("comment"), "status": a.status,
+                        "params": a.params, **({"agent": a.agent} if a.agent else {})}, result=decision)
+    if ex is None:  # a gateway call's review: the held call (services/gateway) reads the decision from the row
+        if a.status in A.FINAL:
+            events.add("approval_decided", approvals.view(a), workspace=a.workspace_id)
+            if a.kind == "gateway" and a.status in (A.APPROVED, A.REJECTED) and a.tool and a.agent:
+                # counted per tool and per agent identity; in AUTO, evidence for the spot-check test
+                gateway_learning.count(session, a.workspace_id, a.tool, a.agent, review_kind(a),
+                                       max(0.0, (now - a.created_at).total_seconds() * 1000.0), events,
+                                       before=params_before, after=a.params)
+        response = {"approval": approvals.view(a), "execution": None}
+        if idempotency_key:
+            a.replies = {**(a.replies or {}), idempotency_key: response}
+        return response
+    window_s = held.window(session, workspace_id, undo_window_s) if a.status in A.FINAL else 0.0
+    if window_s > 0:  # settled when the window ends (services.approvals.undo.release), unless taken back before
+        held.hold(ex, a, decision, actor.email, now, window_s, params_before)
+        events.add("approval_decided", approvals.view(a), workspace=ex.workspace_id)
+        executions.changed(session, events, ex, a.step_id)
+    elif a.status in A.FINAL:
+        settle_counted(session, ex, a, now, events)
+    update = executions.update_event(ex, a.step_id, steps=False)
+    if window_s > 0:
+        update["gate"] = ex.gate  # held: the answer says until when, and what an undo puts back
+    response = {"approval": approvals.view(a), "execution": jsonable(update)}
+    if idempotency_key:
+        a.replies = {**(a.replies or {}), idempotency_key: response}
+    return response
+
+
+def settle_counted(session: Session, ex: Execution, a: Approval, now: datetime, events: Events) -> None:
+    """A final approval acts on its execution (settle), and a review is counted."""
+    settle(session, ex, a, events)
+    if a.kind == "tool_call" and a.status in (A.APPROVED, A.REJECTED):
+        # a policy-forced review of an unattended call is evidence for the spot-check test too
+        kind = {"approve": "accept", "edit": "correct", "reject": "reject"}[review_kind(a)]
+        latency_ms = max(0.0, (now - a.created_at).total_seconds() * 1000.0)
+        evidence.count_review(session, ex, a.step_id, kind, latency_ms, events)
+
+
+def review_kind(a: Approval) -> str:
+    """What a final review (approved or rejected) came to: approve, edit (approved with edited params) or reject."""
+    if a.status == A.REJECTED:
+        return "reject"
+    return "edit" if any(d.get("decision") == "edit" for d in a.decisions or []) else "approve"
+
+
+def _edit(session: Session, tools: ToolRegistry, a: Approval, params: Any, recheck: Recheck | None) -> None:
+    if not isinstance(params, dict):
+        raise ValidationFailed("an edit needs the new params", details={"params": ["is required: an object"]})
+    tool = tools.get(a.tool or "")
+    if tool is None:
+        raise ValidationFailed(f"tool {a.tool!r} is not registered on this server", details={"tool": [a.tool or ""]})
+    problems = schema_errors(tool.params_schema, params)
+    if problems:
+        raise ValidationFailed(f"the params do not fit tool {a.tool!r}",
+                               details={("params" if k == "(params)" else f"params.{k}"): v for k, v in problems.items()})
+    verdict = recheck(session, a, params) if recheck is not None else None
+    if verdict is not None:
+        if verdict.get("effect") == "deny":
+            reason = (verdict.get("rule") or {}).get("reason") or "a policy denies these params"
+            raise ValidationFailed(f"the policy denies the edited call: {reason}",
+                                   details={"params": [f"denied by policy: {reason}"]})
+        a.policy = jsonable(verdict)
+    a.params = params
+
+
+def settle(session: Session, ex: Execution, a: Approval, events: Events) -> None:
+    """What a final approval does to its step and execution."""
+    now = utcnow()
+    last = (a.decisions or [{}])[-1]
+    by_agent = bool((ex.gate or {}).get("agent")) and (ex.gate or {}).get("approval_id") == a.id
+    ex.gate = None
+    if a.status == A.APPROVED:
+        if by_agent:  # the agent asked (REQUEST_APPROVAL): it is told, and its step runs on
+            agent_replies.approved(session, ex, a.step_id, last.get("user") or A.SYSTEM, last.get("comment"))
+        elif a.kind == "tool_call":  # the step runs now, with the approved params (the runner reads decision)
+            edited = any(d["decision"] == "edit" for d in a.decisions)
+            executions.set_step(ex, a.step_id, status=S.STEP_PENDING, decision="edit" if edited else "approve",
+                                params=a.params)
+        else:
+            executions.set_step(ex, a.step_id, status=S.STEP_SUCCEEDED, decision="approve", finished_at=now,
+                                output={"approved": True, "approval_id": a.id,
+                                        "decisions": approvals.view(a)["decisions"]})
+        executions.set_status(ex, "approve")
+    else:
+        who = last.get("user") or A.SYSTEM
+        comment = last.get("comment") or ""
+        if a.status == A.REJECTED:
+            message = f"rejected by {who}" + (f": {comment}" if comment else "")
+            executions.set_step(ex, a.step_id, status=S.STEP_REJECTED, decision="reject", error=message,
+                                finished_at=now)
+        else:
+            message = f"approval expired: {comment}"
+            executions.set_step(ex, a.step_id, status=S.STEP_FAILED, error=message, finished_at=now)
+        ex.error = {"step_id": a.step_id, "message": message, "approval_id": a.id}
+        executions.set_status(ex, "fail")
+    events.add("approval_decided", approvals.view(a), workspace=ex.workspace_id)
+    executions.changed(session, events, ex, a.step_id)
+
+
+def submit(services, workspace_id: str, approval_id: str, body: dict[str, Any], actor: A.Actor,
+           idempotency_key: str | None = None, recheck: Recheck | None = None) -> dict[str, Any]:
+    """The one way in for a decision (REST): apply, commit, push, and let the runner go on."""
+    events = Events()
+    recheck = recheck or services.approval_recheck
+    with services.db.transaction() as session:
+        # the workspace's tools with the built-ins its agents call through the gateway (`coach.echo`): an agent's held
+        # call of one is edited (schema-checked) like any other
+        tools = gateway_builtins.registry(services.tools, session, workspace_id)
+        response = decide(session, tools, workspace_id, approval_id, body, actor, events,
+                          idempotency_key, recheck, services.settings.undo_window_s)
+    services.notifier.send(events)
+    if response["execution"] and response["execution"]["status"] in S.RUNNABLE:
+        services.runner.schedule(response["execution"]["execution_id"])
+    return response
