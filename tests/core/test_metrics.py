@@ -385,6 +385,7 @@ def test_snapshot_has_the_contract_keys_and_rounds_rates():
 # --- the state as JSON -----------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("seed", range(5))
 def test_state_to_json_is_json_dumps_of_to_dict(seed):
     """The text written for every decision says exactly what to_dict says, and reads back the same."""
     rng = random.Random(seed)

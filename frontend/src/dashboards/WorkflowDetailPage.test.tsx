@@ -1,4 +1,4 @@
-import { screen, within } from "@testing-library/react";
+import { act, screen, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import { errorResponse, jsonResponse, stubFetch, type RecordedCall } from "../test/utils";
@@ -218,6 +218,17 @@ describe("WorkflowDetailPage", () => {
       "aria-current",
       "page",
     );
+  });
+
+  it("keeps the page when a re-read of the workflow fails", async () => {
+    let failing = false;
+    stubDetail((call) => (failing && call.url === "/api/workflows/wf-invoice" ? errorResponse(503, "unavailable", "busy") : undefined));
+    const { queryClient } = renderDetail();
+    expect(await screen.findByRole("heading", { level: 1, name: /Invoice intake/ })).toBeInTheDocument();
+    failing = true;
+    await act(() => queryClient.refetchQueries());
+    expect(screen.getByRole("heading", { level: 1, name: /Invoice intake/ })).toBeInTheDocument();
+    expect(screen.queryByText("Could not load the workflow")).not.toBeInTheDocument();
   });
 
   it("says when the workflow does not exist", async () => {

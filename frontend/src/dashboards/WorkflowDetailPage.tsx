@@ -74,7 +74,8 @@ export default function WorkflowDetailPage() {
   useDocumentTitle(definition.data?.name ?? "Workflow");
 
   if (definition.isPending) return <Loading label="Loading the workflow…" />;
-  if (definition.isError)
+  // a failed re-read keeps the page it had (and what a section holds, such as a webhook's secret shown once)
+  if (definition.isError && !definition.data)
     return (
       <section aria-labelledby="workflow-heading">
         <h1 id="workflow-heading">Workflow</h1>

@@ -50,13 +50,16 @@ function BuiltinToolsForm({ saved, admin, save }: {
       <fieldset className="builtin-tools__list" disabled={!admin || save.isPending}>
         <legend className="visually-hidden">Built-in tools agents may call</legend>
         {(saved.available ?? []).map((tool) => (
-          <label key={tool.name} className="builtin-tools__item">
-            <input type="checkbox" checked={chosen.has(tool.name ?? "")} onChange={() => toggle(tool.name ?? "")}
-              aria-describedby={`builtin-${tool.name}-text`} />
-            <code>{tool.gateway_name}</code>
-            <span className={`risk risk--${tool.risk}`}>{tool.risk}</span>
+          // the description is outside the label: the checkbox's name is the tool and its risk, the text describes it
+          <div key={tool.name} className="builtin-tools__item">
+            <label>
+              <input type="checkbox" checked={chosen.has(tool.name ?? "")} onChange={() => toggle(tool.name ?? "")}
+                aria-describedby={`builtin-${tool.name}-text`} />
+              <code>{tool.gateway_name}</code>{" "}
+              <span className={`risk risk--${tool.risk}`}>{tool.risk}</span>
+            </label>
             <span id={`builtin-${tool.name}-text`} className="muted">{tool.description}</span>
-          </label>
+          </div>
         ))}
       </fieldset>
       {admin ? (
