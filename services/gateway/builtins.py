@@ -70,6 +70,15 @@ def gateway_tools(svc, workspace_id: str, session: Session | None = None) -> dic
     return {**svc.mcp.tools_for(workspace_id), **own}
 
 
+def gateway_tool(svc, workspace_id: str, name: str) -> Any:
+    """One tool the workspace's agents may call, by the name they see, or None: an MCP server's `<server>.<tool>` from
+    the client pool (no database read: most calls), an exposed built-in `coach.<name>` from the workspace's choice."""
+    if not name.startswith(PREFIX):
+        return svc.mcp.tools_for(workspace_id).get(name)
+    with svc.db.read() as session:
+        return tools_for(svc.tools, session, workspace_id).get(name)
+
+
 def registry(tools: ToolRegistry, session: Session, workspace_id: str) -> ToolRegistry:
     """The workspace's registry with its exposed built-ins under their gateway names: what a review of an agent's
     call (an edit's schema check, the policy's second look) finds the tool in."""

@@ -107,8 +107,7 @@ def _tx(svc, what: str, fn: Callable[[Session], T]) -> T:
 
 def begin(svc, agent: Agent, tool_name: str, arguments: dict[str, Any], meta: dict[str, Any] | None) -> Outcome:
     """Judge a new call (or find the same call held before) and answer what can be answered now."""
-    tools = builtins.gateway_tools(svc, agent.workspace_id)
-    tool = tools.get(tool_name)
+    tool = builtins.gateway_tool(svc, agent.workspace_id, tool_name)
     if tool is None:
         return Outcome(G.error_result(f"Unknown tool {tool_name!r}: this workspace's tools are listed by tools/list."))
     if not isinstance(arguments, dict):
@@ -118,6 +117,7 @@ def begin(svc, agent: Agent, tool_name: str, arguments: dict[str, Any], meta: di
         listed = "; ".join(f"{k}: {', '.join(v)}" for k, v in problems.items())
         return Outcome(G.error_result(f"The arguments do not fit {tool_name}'s input schema: {listed}"))
     key = G.call_key(tool_name, arguments, G.idempotency_key(meta))
+    tools = {tool_name: tool}  # what the policy and the learned rules look the call's tool up in
 
     def judge() -> tuple[str | None, dict[str, Any] | None, learning.Gate | None, dict[str, Any] | None]:
         with svc.db.read() as session:  # no write lock for the judging: most calls are allowed or denied
@@ -230,7 +230,7 @@ def settle(svc, agent: Agent, call_id: str) -> dict[str, Any] | None:
     if step.result is not None or step.forward is None:
         return step.result
     tool_name, params, edited, who, approval_id = step.forward
-    tool = builtins.gateway_tools(svc, agent.workspace_id).get(tool_name)
+    tool = builtins.gateway_tool(svc, agent.workspace_id, tool_name)
     if tool is None:
         result, full = G.error_result(f"{tool_name} is no longer one of this workspace's tools; the approved call "
                                       f"did not run."), 0
