@@ -2,7 +2,10 @@
  * Coach's service worker (served at /sw.js, scope /): shows the Web Push messages the server sends
  * (services/notifications/push.py: {title, body, url, tag, kind}) and, on a click, focuses a Coach tab already at
  * the item or opens one there. The tag is the event's id: a repeat of the same event replaces the notification
- * shown instead of stacking a second one. Plain JavaScript, outside the app's bundle: the browser fetches it itself.
+ * shown instead of stacking a second one. When the browser replaces the push subscription (it may, on its own), the
+ * worker subscribes again with the same key and tells the open Coach tabs, which send the new one to the server (the
+ * worker cannot: the API wants the page's CSRF token); with no tab open, the next page load sends it.
+ * Plain JavaScript, outside the app's bundle: the browser fetches it itself.
  */
 self.addEventListener("install", () => {
   self.skipWaiting();
@@ -50,6 +53,22 @@ self.addEventListener("notificationclick", (event) => {
         return ours.navigate(target.href);
       }
       return self.clients.openWindow(target.href);
+    })(),
+  );
+});
+
+self.addEventListener("pushsubscriptionchange", (event) => {
+  event.waitUntil(
+    (async () => {
+      const options = event.oldSubscription && event.oldSubscription.options;
+      if (!event.newSubscription && options && options.applicationServerKey) {
+        await self.registration.pushManager.subscribe({
+          userVisibleOnly: true,
+          applicationServerKey: options.applicationServerKey,
+        });
+      }
+      const windows = await self.clients.matchAll({ type: "window", includeUncontrolled: true });
+      for (const client of windows) client.postMessage({ type: "coach:push-subscription-changed" });
     })(),
   );
 });

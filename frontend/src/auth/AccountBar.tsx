@@ -1,4 +1,5 @@
 import { NavLink } from "react-router-dom";
+import { useKeptPushSubscription } from "../notifications/webPush";
 import { LogoutButton } from "./LogoutButton";
 import { useAuth } from "./useAuth";
 import { WorkspaceSwitcher } from "./WorkspaceSwitcher";
@@ -6,6 +7,7 @@ import { WorkspaceSwitcher } from "./WorkspaceSwitcher";
 /** The header's right side: who is signed in, which workspace, their settings, and Log out. */
 export function AccountBar() {
   const { user } = useAuth();
+  useKeptPushSubscription(Boolean(user)); // the browser may have replaced its push subscription since the last visit
   return (
     <div className="account">
       {user ? (

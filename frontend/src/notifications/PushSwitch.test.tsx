@@ -1,12 +1,22 @@
-import { screen, waitFor } from "@testing-library/react";
+import { act, renderHook, screen, waitFor } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { jsonResponse, renderPage, stubFetch } from "../test/utils";
 import { PushSwitch } from "./PushSwitch";
 import { installFakeNotification } from "./testNotifications";
-import { keyBytes } from "./webPush";
+import { SUBSCRIPTION_CHANGED, keepPushSubscription, keyBytes, useKeptPushSubscription } from "./webPush";
 
 const PUBLIC_KEY = "BEl62iUYgUivxIkv69yViEuiBIa-Ib9-SkvMeAtA3LFgDzkrxZJjSgSnfckjBJuBkr3qBUYIHBQFLXYp5Nksh8U";
+
+/** addEventListener / removeEventListener / dispatchEvent of a fresh EventTarget, for the fake container. */
+function eventTarget() {
+  const target = new EventTarget();
+  return {
+    addEventListener: target.addEventListener.bind(target),
+    removeEventListener: target.removeEventListener.bind(target),
+    dispatchEvent: target.dispatchEvent.bind(target),
+  };
+}
 
 /** A stand-in for a browser's service worker container and push manager: records what the page asks of them. */
 function installFakePush(existing: boolean) {
@@ -24,6 +34,7 @@ function installFakePush(existing: boolean) {
   let registered = existing;
   const registration = { pushManager };
   const serviceWorker = {
+    ...eventTarget(),
     register: vi.fn(async (_url: string, _options?: RegistrationOptions) => {
       registered = true;
       return registration;
@@ -100,5 +111,34 @@ describe("PushSwitch", () => {
     expect(removed?.url).toBe("/api/notifications/push/subscriptions");
     expect(removed?.body).toEqual({ endpoint: push.subscription.endpoint });
     expect(push.subscription.unsubscribe).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe("keeping the server's copy of this browser's subscription", () => {
+  it("sends the subscription the browser holds now, when push is allowed here, and again when the worker says it changed", async () => {
+    installFakeNotification("granted");
+    const push = installFakePush(true);
+    const { calls } = stubFetch(() => jsonResponse({ id: "s-1", endpoint: push.subscription.endpoint }, 201));
+    const sent = () => calls.filter((c) => c.method === "POST" && c.url === "/api/notifications/push/subscriptions");
+    const { unmount } = renderHook(() => useKeptPushSubscription(true));
+    await waitFor(() => expect(sent()).toHaveLength(1));
+    expect(sent()[0]!.body).toEqual(push.subscription.toJSON());
+    // the browser replaced it (sw.js pushsubscriptionchange): the page sends the new one
+    act(() => {
+      push.serviceWorker.dispatchEvent(new MessageEvent("message", { data: { type: SUBSCRIPTION_CHANGED } }));
+    });
+    await waitFor(() => expect(sent()).toHaveLength(2));
+    unmount();
+  });
+
+  it("sends nothing where push is not on: no permission, or no subscription", async () => {
+    installFakeNotification("default");
+    installFakePush(true);
+    const { calls } = stubFetch(() => jsonResponse({}, 201));
+    expect(await keepPushSubscription()).toBe(false);
+    installFakeNotification("granted");
+    installFakePush(false);
+    expect(await keepPushSubscription()).toBe(false);
+    expect(calls).toHaveLength(0);
   });
 });

@@ -2,8 +2,11 @@
  * Web Push for this browser (docs/notifications.md "Web Push"): the service worker at /sw.js shows what the server
  * pushes, even with no Coach tab open. Turning it on asks the browser's permission (in the click, as browsers
  * require), registers the worker, subscribes with the server's VAPID public key and sends the subscription to the
- * server; turning it off removes it on both sides.
+ * server; turning it off removes it on both sides. A browser may replace its subscription on its own (the worker's
+ * `pushsubscriptionchange`): each signed-in page load, and the worker's word when it happens, send the current one
+ * again (`keepPushSubscription`), so the server never keeps pushing to an endpoint that no longer delivers.
  */
+import { useEffect } from "react";
 import { ApiError, apiDelete, apiGet, apiPost } from "../api/client";
 
 /** on / off; blocked: the person (or the site settings) refused notifications; unsupported: no Push API here. */
@@ -72,4 +75,32 @@ export async function turnPushOff(): Promise<PushState> {
     await subscription.unsubscribe();
   }
   return Notification.permission === "denied" ? "blocked" : "off";
+}
+
+/** Sends this browser's current subscription again (the server updates it by endpoint), when push is on here:
+ * permission granted and a subscription held. Returns whether one was sent. */
+export async function keepPushSubscription(): Promise<boolean> {
+  if (!pushSupported() || Notification.permission !== "granted") return false;
+  const subscription = await existing();
+  if (!subscription) return false;
+  await apiPost(SUBSCRIPTIONS, subscription.toJSON());
+  return true;
+}
+
+/** The worker's message when the browser replaced the subscription (sw.js, `pushsubscriptionchange`). */
+export const SUBSCRIPTION_CHANGED = "coach:push-subscription-changed";
+
+/** Keeps the server's copy of this browser's subscription current while `active` (a person is signed in): now, and
+ * whenever the service worker says the browser replaced it. */
+export function useKeptPushSubscription(active: boolean): void {
+  useEffect(() => {
+    if (!active || !pushSupported()) return;
+    const keep = () => void keepPushSubscription().catch(() => undefined); // tried again at the next page load
+    keep();
+    const onMessage = (event: MessageEvent) => {
+      if ((event.data as { type?: string } | null)?.type === SUBSCRIPTION_CHANGED) keep();
+    };
+    navigator.serviceWorker.addEventListener?.("message", onMessage);
+    return () => navigator.serviceWorker.removeEventListener?.("message", onMessage);
+  }, [active]);
 }
