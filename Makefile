@@ -92,7 +92,7 @@ test: setup-dev
 # matrix's world) stay together. TEST_WORKERS=1 runs them one after another.
 TEST_WORKERS ?= 3
 test-python:
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15
 
 test-frontend: frontend/node_modules/.installed
 	cd frontend && npm test --silent
