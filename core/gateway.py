@@ -39,7 +39,9 @@ def size(result: dict[str, Any]) -> int:
 
 def cap(result: dict[str, Any], max_bytes: int) -> tuple[dict[str, Any], int]:
     """(the result the agent receives, the size of the upstream result). A result over `max_bytes` becomes its text
-    cut to fit, and says so; its structured content is dropped (a part of it would not fit its schema)."""
+    cut to fit, and says so; its structured content is dropped (a part of it would not fit its schema), and a result
+    that had some is then an error result: what the tool's outputSchema promises did not reach the agent (and a
+    client checking results against that schema would refuse a success without it)."""
     full = size(result)
     if full <= max_bytes:
         return result, full
@@ -48,7 +50,8 @@ def cap(result: dict[str, Any], max_bytes: int) -> tuple[dict[str, Any], int]:
     room = max(0, max_bytes - 400)
     cut = text.encode()[:room].decode(errors="ignore")
     note = f"\n[cut by Coach's gateway: the result was {full} bytes, the agent receives at most {max_bytes}]"
-    return {"content": [{"type": "text", "text": cut + note}], "isError": bool(result.get("isError")),
+    lost_structure = result.get("structuredContent") is not None
+    return {"content": [{"type": "text", "text": cut + note}], "isError": bool(result.get("isError")) or lost_structure,
             "_meta": {STATUS_META: {"truncated": True, "bytes": full}}}, full
 
 

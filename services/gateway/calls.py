@@ -46,14 +46,16 @@ class Outcome:
 
 def listing(svc, agent: Agent) -> list[dict[str, Any]]:
     """The workspace's MCP servers' tools as `<server>.<tool>` and its exposed built-ins as `coach.<tool>`
-    (services/gateway/builtins.py), with their input schemas and annotations."""
+    (services/gateway/builtins.py), with their titles, input and output schemas and annotations."""
     tools = builtins.gateway_tools(svc, agent.workspace_id)
     out = []
     for name in sorted(tools):
         tool = tools[name]
         spec: dict[str, Any] = {"name": name, "description": tool.description, "inputSchema": tool.params_schema}
-        if tool.annotations:
-            spec["annotations"] = tool.annotations
+        for key, value in (("title", getattr(tool, "title", None)), ("outputSchema", getattr(tool, "output_schema", None)),
+                           ("annotations", tool.annotations)):
+            if value:
+                spec[key] = value
         out.append(spec)
     return out
 

@@ -81,6 +81,8 @@ class McpTool:
         self.description = spec.get("description") or spec.get("title") or ""
         self.params_schema = spec.get("inputSchema") or {"type": "object"}
         self.annotations = spec.get("annotations") or {}
+        self.title = spec.get("title") if isinstance(spec.get("title"), str) else None
+        self.output_schema = spec.get("outputSchema") if isinstance(spec.get("outputSchema"), dict) else None
         self.risk = T.effective_risk(self.annotations, trusted=server.trusted, override=server.risk_overrides.get(self.tool))
 
     def run(self, params: dict[str, Any], ctx: ToolContext) -> Any:

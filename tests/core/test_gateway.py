@@ -34,9 +34,12 @@ def test_a_small_result_passes_whole_and_a_large_one_is_cut_and_says_so():
     capped, full = G.cap(big, 2048)
     assert full == G.size(big) > 20_000
     assert G.size(capped) <= 2048 + 200
-    assert "structuredContent" not in capped and capped["isError"] is False
+    # its structured content could not come: an error result (a client checks a success against the outputSchema)
+    assert "structuredContent" not in capped and capped["isError"] is True
     assert "cut by Coach's gateway" in capped["content"][0]["text"]
     assert capped["_meta"][G.STATUS_META] == {"truncated": True, "bytes": full}
+    text_only, _ = G.cap({"content": [{"type": "text", "text": "x" * 10_000}], "isError": False}, 2048)
+    assert text_only["isError"] is False  # text cut to fit is still the tool's answer
 
 
 def test_the_words_an_agent_receives():

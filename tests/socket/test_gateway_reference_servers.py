@@ -139,6 +139,17 @@ def direct(command: list[str], *calls: tuple[str, dict]) -> list:
     return asyncio.run(go())
 
 
+def direct_tools(command: list[str]) -> dict[str, dict]:
+    """The reference server's own tools/list, by name."""
+    async def go():
+        params = StdioServerParameters(command=command[0], args=command[1:])
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            return {t.name: t.model_dump(mode="json", by_alias=True, exclude_none=True)
+                    for t in (await session.list_tools()).tools}
+    return asyncio.run(go())
+
+
 # -- the MCP Inspector's CLI as the agent ----------------------------------------------------------------------------
 
 def test_inspector_lists_the_reference_servers_tools_as_server_dot_tool_with_their_schemas(server, inspector_agent):
@@ -150,6 +161,12 @@ def test_inspector_lists_the_reference_servers_tools_as_server_dot_tool_with_the
     assert tools["time.get_current_time"]["inputSchema"]["required"] == ["timezone"]
     assert tools["git.git_status"]["inputSchema"]["properties"]["repo_path"]["type"] == "string"
     assert tools["everything.echo"]["annotations"]["readOnlyHint"] is True
+    # each tool's title and output schema as the server gives them (a client checks a result against the schema)
+    own = direct_tools(EVERYTHING_CMD)
+    assert own["get-structured-content"].get("outputSchema")
+    for name, spec in own.items():
+        assert tools[f"everything.{name}"].get("title") == spec.get("title"), name
+        assert tools[f"everything.{name}"].get("outputSchema") == spec.get("outputSchema"), name
 
 
 def test_inspector_allowed_calls_get_the_reference_servers_real_results(server, inspector_agent):
