@@ -98,6 +98,8 @@ def review_kind(a: Approval) -> str:
 def _edit(session: Session, tools: ToolRegistry, a: Approval, params: Any, recheck: Recheck | None) -> None:
     if not isinstance(params, dict):
         raise ValidationFailed("an edit needs the new params", details={"params": ["is required: an object"]})
+    if a.kind == "gateway":  # an agent's call held by the gateway may be of a built-in it exposes (`coach.echo`)
+        tools = gateway_builtins.registry(tools, session, a.workspace_id)
     tool = tools.get(a.tool or "")
     if tool is None:
         raise ValidationFailed(f"tool {a.tool!r} is not registered on this server", details={"tool": [a.tool or ""]})
@@ -155,11 +157,8 @@ def submit(services, workspace_id: str, approval_id: str, body: dict[str, Any], 
     events = Events()
     recheck = recheck or services.approval_recheck
     with services.db.transaction() as session:
-        # the workspace's tools with the built-ins its agents call through the gateway (`coach.echo`): an agent's held
-        # call of one is edited (schema-checked) like any other
-        tools = gateway_builtins.registry(services.tools, session, workspace_id)
-        response = decide(session, tools, workspace_id, approval_id, body, actor, events,
-                          idempotency_key, recheck, services.settings.undo_window_s)
+        response = decide(session, services.tools.for_workspace(workspace_id), workspace_id, approval_id, body, actor,
+                          events, idempotency_key, recheck, services.settings.undo_window_s)
     services.notifier.send(events)
     if response["execution"] and response["execution"]["status"] in S.RUNNABLE:
         services.runner.schedule(response["execution"]["execution_id"])

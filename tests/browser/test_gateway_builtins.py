@@ -4,16 +4,13 @@ calls it through the gateway."""
 from __future__ import annotations
 
 import asyncio
-import threading
 
-import httpx
 import pytest
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 from playwright.sync_api import expect
 
 from tests.browser.conftest import FRONTEND_DIST, log_in
 from tests.browser.test_dashboards import save_screenshot
+from tests.support.gateway_agents import in_background, make_agent, mcp
 from tests.support.live_server import LiveServer
 
 
@@ -32,21 +29,10 @@ def gateway_server(tmp_path):
 
 def _agent_lists_and_echoes(server: LiveServer, token: str):
     async def go():
-        client = httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, trust_env=False,
-                                   timeout=httpx.Timeout(30, read=60))
-        async with client, streamable_http_client(server.url("/mcp"), http_client=client) as (read, write, _):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                return await session.list_tools(), await session.call_tool("coach.echo", {"hello": "agent"})
-    box: dict = {}
-
-    def run():  # in a thread of its own: Playwright's sync API keeps an event loop running in this one
-        try:
-            box["result"] = asyncio.run(go())
-        except BaseException as exc:  # noqa: BLE001
-            box["error"] = exc
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
+        async with mcp(server, token) as session:
+            return await session.list_tools(), await session.call_tool("coach.echo", {"hello": "agent"})
+    # in a thread of its own: Playwright's sync API keeps an event loop running in this one
+    thread, box = in_background(asyncio.run, go())
     thread.join(60)
     if "error" in box:
         raise box["error"]
@@ -54,9 +40,7 @@ def _agent_lists_and_echoes(server: LiveServer, token: str):
 
 
 def test_an_admin_exposes_echo_and_an_agent_lists_and_calls_coach_echo(page, gateway_server):
-    agent = gateway_server.http.post(gateway_server.url("/api/agents"), json={"name": "echo-agent"}, timeout=10)
-    assert agent.status_code == 201, agent.text
-    token = agent.json()["token"]
+    token = make_agent(gateway_server, "echo-agent")["token"]
     before, _ = _agent_lists_and_echoes(gateway_server, token)
     assert "coach.echo" not in {t.name for t in before.tools}  # none exposed by default
 
