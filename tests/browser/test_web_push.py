@@ -59,10 +59,16 @@ def test_notify_this_browser_registers_the_service_worker_which_shows_a_push(liv
     for _ in range(2):  # a repeat of the same event replaces the notification shown
         cdp.send("ServiceWorker.deliverPushMessage", {"origin": origin, "registrationId":
                                                      registration["registrationId"], "data": json.dumps(message)})
-    shown = page.wait_for_function("""async () => {
-        const r = await navigator.serviceWorker.ready;
-        const all = await r.getNotifications();
-        return all.length ? all.map((n) => ({title: n.title, body: n.body, tag: n.tag, url: n.data.url})) : null;
-    }""").json_value()
+    shown = None
+    for _ in range(100):  # the worker shows it once its push handler ran (an async function's promise is always
+        # truthy, so wait_for_function would not wait for it: poll the result instead)
+        shown = page.evaluate("""async () => {
+            const r = await navigator.serviceWorker.ready;
+            const all = await r.getNotifications();
+            return all.length ? all.map((n) => ({title: n.title, body: n.body, tag: n.tag, url: n.data.url})) : null;
+        }""")
+        if shown:
+            break
+        page.wait_for_timeout(100)
     assert shown == [{"title": "Approval requested", "body": "Pay 42?", "tag": "approval:a-1",
                       "url": "/queue?approval=a-1"}]
