@@ -50,6 +50,9 @@ class Settings:
     # before it answers that the call awaits review; keep it below the agent's own tool-call timeout
     gateway_hold_s: float = 45.0
     gateway_progress_s: float = 5.0
+    # COACH_GATEWAY_POLL_S: how often a held call looks at its review; a decision made on the same server answers it
+    # at once, this is for one made on another server of a cluster (or the agent's identity revoked meanwhile)
+    gateway_poll_s: float = 0.5
     gateway_result_max_kb: float = 256.0  # COACH_GATEWAY_RESULT_MAX_KB: the most of a tool's result an agent receives
     runner_workers: int = 4  # COACH_RUNNER_WORKERS: background tasks advancing executions at once
     # COACH_LEASE_S: how long a step's lease holds without renewal (renewed every third of it while the tool runs);

@@ -140,6 +140,13 @@ class Notifier:
 
     def __init__(self, socketio: Any = None):
         self.socketio = socketio
+        self.listeners: list[Callable[[str, Any], None]] = []  # in this process: listen()
+
+    def listen(self, listener: Callable[[str, Any], None]) -> None:
+        """listener(event, payload) for every event this process sends after its commit (the MCP gateway wakes a
+        call held for a review when the review is decided here; a decision made by another server reaches it at
+        its next look instead)."""
+        self.listeners.append(listener)
 
     def emit(self, event: str, payload: dict[str, Any], room: str | tuple[str, ...]) -> None:
         if self.socketio is None:
@@ -160,3 +167,9 @@ class Notifier:
         for event, payload, room in events.items:
             if event in SUMMARIES:
                 self.emit(event, payload, room)
+        for listener in self.listeners:
+            for event, payload, _room in events.items:
+                try:
+                    listener(event, payload)
+                except Exception:  # a listener's failure must never undo a committed change either
+                    log.exception("a listener of %s failed", event)

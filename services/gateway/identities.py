@@ -79,7 +79,6 @@ def revoke(session: Session, workspace_id: str, agent_id: str, actor: str) -> Ag
 
 _ACTIVE = (select(AgentIdentity.id, AgentIdentity.name, AgentIdentity.workspace_id)
            .where(AgentIdentity.token_hash == bindparam("hashed"), AgentIdentity.revoked_at.is_(None)).limit(1))
-_STILL = select(AgentIdentity.id).where(AgentIdentity.id == bindparam("id"), AgentIdentity.revoked_at.is_(None))
 
 
 def authenticate(db: Database, token: str) -> Agent | None:
@@ -105,10 +104,6 @@ def touch(db: Database, agent: Agent) -> None:
     with db.transaction() as session:
         session.execute(update(AgentIdentity).where(AgentIdentity.id == agent.id).values(last_used_at=utcnow()))
 
-
-def active(db: Database, agent_id: str) -> bool:
-    with db.read_engine.connect() as conn:
-        return conn.execute(_STILL, {"id": agent_id}).first() is not None
 
 
 def view(row: AgentIdentity, token: str | None = None) -> dict[str, Any]:

@@ -21,14 +21,13 @@ from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from core import gateway as G
-from services.gateway import bridge, calls, identities
+from services.gateway import bridge, calls, held, identities
 from services.gateway.identities import Agent
 from services.toolservers.loop import LoopThread
 
 log = logging.getLogger(__name__)
 
 PATH = "/mcp"
-POLL_S = 0.5  # how often a held call looks at its review
 
 
 class Gateway:
@@ -46,6 +45,9 @@ class Gateway:
         self._started = False
         self._lock = threading.Lock()
         self._stop: asyncio.Event | None = None
+        # the held calls waiting in this process, by their review's approval id: a decision made here wakes them
+        self._waiting: dict[str, set[asyncio.Event]] = {}
+        svc.notifier.listen(self._heard)
         self.server.list_tools()(self._list_tools)
         self.server.call_tool(validate_input=False)(self._call_tool)
 
@@ -127,36 +129,68 @@ class Gateway:
         outcome = await channel.call(lambda: calls.begin(self.svc, agent, name, arguments or {}, meta))
         if outcome.result is not None:
             return types.CallToolResult.model_validate(outcome.result)
-        return await self._hold(ctx, agent, channel, name, outcome.held)
+        decided = asyncio.Event()
+        key = outcome.approval_id or ""
+        self._waiting.setdefault(key, set()).add(decided)
+        try:
+            return await self._hold(ctx, agent, channel, name, outcome.held, decided)
+        finally:
+            waiters = self._waiting.get(key)
+            if waiters is not None:
+                waiters.discard(decided)
+                if not waiters:
+                    self._waiting.pop(key, None)
 
-    async def _hold(self, ctx, agent: Agent, channel: bridge.Channel, tool: str, call_id: str) -> types.CallToolResult:
+    def _heard(self, event: str, payload) -> None:
+        """An event this process sent (any thread): a decided review wakes the held calls waiting for it."""
+        if event != "approval_decided" or not isinstance(payload, dict) or self.loop.loop is None:
+            return
+        approval_id = payload.get("approval_id")
+        if approval_id and approval_id in self._waiting:
+            self.loop.loop.call_soon_threadsafe(self._wake, approval_id)
+
+    def _wake(self, approval_id: str) -> None:
+        for decided in self._waiting.get(approval_id, ()):
+            decided.set()
+
+    async def _hold(self, ctx, agent: Agent, channel: bridge.Channel, tool: str, call_id: str,
+                    decided: asyncio.Event) -> types.CallToolResult:
         """Wait for the review up to COACH_GATEWAY_HOLD_S, with progress notifications when the agent asked for them;
-        then answer that the call awaits review (the same call sent again gets the decision)."""
+        then answer that the call awaits review (the same call sent again gets the decision). It looks at the review
+        every COACH_GATEWAY_POLL_S, and at once when it is decided in this process."""
         settings = self.svc.settings
         loop = asyncio.get_running_loop()
         start = loop.time()
-        deadline, next_progress = start + max(0.0, settings.gateway_hold_s), start
+        deadline, next_progress, next_look = start + max(0.0, settings.gateway_hold_s), start, start
         token = ctx.meta.progressToken if ctx.meta is not None else None
         while True:
-            result = await channel.call(lambda: self._poll(agent, call_id))
-            if result is not None:
-                return types.CallToolResult.model_validate(result)
             now = loop.time()
+            if decided.is_set() or now >= next_look or now >= deadline:  # a last look at the deadline too
+                decided.clear()
+                result = await channel.call(lambda: self._poll(agent, call_id))
+                if result is not None:
+                    return types.CallToolResult.model_validate(result)
+                now = loop.time()
+                next_look = now + max(0.05, settings.gateway_poll_s)
             if now >= deadline:
-                return types.CallToolResult.model_validate(calls.held_result(tool, call_id, settings.gateway_hold_s))
+                return types.CallToolResult.model_validate(held.held_result(tool, call_id, settings.gateway_hold_s))
             if token is not None and now >= next_progress:
                 await ctx.session.send_progress_notification(
                     token, progress=round(now - start, 1), total=settings.gateway_hold_s,
                     message=f"{tool} is held for a person's review in Coach (call {call_id})",
                     related_request_id=ctx.request_id)
                 next_progress = now + max(0.5, settings.gateway_progress_s)
-            await asyncio.sleep(min(POLL_S, max(0.0, deadline - now)))
+            wake = min(next_look, deadline, next_progress if token is not None else deadline)
+            try:
+                await asyncio.wait_for(decided.wait(), max(0.0, wake - loop.time()))
+            except asyncio.TimeoutError:
+                pass
 
     def _poll(self, agent: Agent, call_id: str) -> dict[str, Any] | None:
-        if not identities.active(self.svc.db, agent.id):
-            return G.error_result("This agent's identity was revoked; the held call was not run.",
-                                        decision="revoked")
-        return calls.settle(self.svc, agent, call_id)
+        state = held.look(self.svc, agent, call_id)
+        if state == held.REVOKED:
+            return G.error_result("This agent's identity was revoked; the held call was not run.", decision="revoked")
+        return None if state == held.WAITING else held.settle(self.svc, agent, call_id)
 
 
 def asks_for_progress(body: bytes) -> bool:

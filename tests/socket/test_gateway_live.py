@@ -30,7 +30,10 @@ def server(request, tmp_path_factory):
     policies.append({"name": "no big sums", "effect": "deny", "order": -1, "reason": "too much",
                      "match": {"tool": "shop.add", "agent": "*", "params": "params.a > 1000"}})
     with server_with_shop(request, tmp_path_factory.mktemp("gateway") / "server", trusted=True, policies=policies,
-                          env={"COACH_GATEWAY_HOLD_S": str(HOLD_S), "COACH_GATEWAY_PROGRESS_S": "0.5"}) as live:
+                          env={"COACH_GATEWAY_HOLD_S": str(HOLD_S), "COACH_GATEWAY_PROGRESS_S": "0.5",
+                               # longer than a hold: a held call answered within its hold was woken by the decision
+                               # (made on this server), not found by a look of its own
+                               "COACH_GATEWAY_POLL_S": "30"}) as live:
         yield live
 
 
@@ -131,10 +134,13 @@ def test_held_call_approved_in_time_returns_the_upstream_result_with_progress_me
     assert approval["policy"]["rule"]["name"] == "review lookups"
     time.sleep(1.2)  # a progress notification or two while it waits
     assert decide(server, approval["approval_id"], {"decision": "approve", "comment": "fine"}).status_code == 200
-    thread.join(30)
+    # the decision wakes the held call: answered at once, not at its next look (COACH_GATEWAY_POLL_S is 30 s here)
+    # nor at the last look when its hold ends (HOLD_S, 2.8 s away)
+    thread.join(HOLD_S - 1.2 - 0.8)
+    assert not thread.is_alive(), "the held call was not woken by its decision"
     result = box["result"]
     assert result.isError is False and result.structuredContent["customer"] == "Ada", result
-    assert progress and "held for a person's review" in progress[0][2]
+    assert len(progress) >= 2 and "held for a person's review" in progress[0][2]
     dashboard.disconnect()
     review = [p for p in pushed if p.get("source") == "gateway"][0]  # the queue and the panel hear of it at once
     assert review["agent"] == "review-bot" and review["tool"] == "shop.lookup"
