@@ -16,7 +16,7 @@ import time
 import weakref
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 
 from sqlalchemy import create_engine, event, text
 from sqlalchemy.engine import Engine, make_url
@@ -63,23 +63,52 @@ def row_locks(session: Session) -> bool:
     return session.get_bind().dialect.name == "postgresql"
 
 
-def _strong_references(factory: sessionmaker) -> None:
-    """The "strong reference" recipe of SQLAlchemy's documentation (Session Referencing Behavior): every object the
-    session loads or writes stays in its identity map until the session closes, so a row read once in a transaction
-    is not read again by a later `session.get`. A session lives as long as one transaction."""
+class CoachSession(Session):
+    """SQLAlchemy's Session (`sessionmaker(class_=CoachSession)`), living as long as one transaction, with what that
+    transaction remembers beside its identity map, each kept by the one module named:
 
-    @event.listens_for(factory, "pending_to_persistent")
-    @event.listens_for(factory, "deleted_to_persistent")
-    @event.listens_for(factory, "detached_to_persistent")
-    @event.listens_for(factory, "loaded_as_persistent")
-    def strong_ref_object(session, instance):
-        session.info.setdefault("refs", set()).add(instance)
+    - `refs`: every object it loaded or wrote, held until it closes (the "strong reference" recipe of SQLAlchemy's
+      Session Referencing Behavior, the listeners below), so a row read once is not read again by a later `get`;
+    - `locked_workspaces`: the workspaces whose lock it took (services/audit/service.lock_workspace: once each);
+    - `changed_packs`: workflows whose correction packs it changed (services/coaching/corrections: their learned
+      rules are read from the database, not from the per-process cache, until it commits);
+    - `notifications`: the outbox's settings for a write session (services/notifications/outbox; None: a session
+      that writes no notifications), `noted`: the events noted, made into outbox rows just before it commits, and
+      `person_present`: a person decides in it (their next suggestion is no news to send them)."""
 
-    @event.listens_for(factory, "persistent_to_detached")
-    @event.listens_for(factory, "persistent_to_deleted")
-    @event.listens_for(factory, "persistent_to_transient")
-    def deref_object(session, instance):
-        session.info.get("refs", set()).discard(instance)
+    def __init__(self, *args: Any, notifications: Any = None, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.refs: set = set()
+        self.locked_workspaces: set[str] = set()
+        self.changed_packs: set[str] = set()
+        self.notifications = notifications
+        self.noted: dict[str, Any] = {}
+        self.person_present = False
+
+
+@event.listens_for(CoachSession, "pending_to_persistent")
+@event.listens_for(CoachSession, "deleted_to_persistent")
+@event.listens_for(CoachSession, "detached_to_persistent")
+@event.listens_for(CoachSession, "loaded_as_persistent")
+def _keep(session: CoachSession, instance: Any) -> None:
+    session.refs.add(instance)
+
+
+@event.listens_for(CoachSession, "persistent_to_detached")
+@event.listens_for(CoachSession, "persistent_to_deleted")
+@event.listens_for(CoachSession, "persistent_to_transient")
+def _drop(session: CoachSession, instance: Any) -> None:
+    session.refs.discard(instance)
+
+
+@event.listens_for(CoachSession, "after_transaction_end")
+def _forget(session: CoachSession, transaction) -> None:
+    """A session used for a second transaction starts it with nothing remembered (its locks ended with the first)."""
+    if transaction.parent is None:
+        session.locked_workspaces.clear()
+        session.changed_packs.clear()
+        session.noted.clear()
+        session.person_present = False
 
 
 # -- transient errors: the same transaction, tried again from its start, may well not meet them -------------------
@@ -151,12 +180,10 @@ class Database:
                 weakref.finalize(self, self.checkpointer.stop)  # a Database nobody disposed of
         # expire_on_commit off: what a command loaded is still readable after its commit (answers, pushed events);
         # autoflush off: the unit of work writes at commit, or where the code says session.flush()
-        self.Session = sessionmaker(self.engine, expire_on_commit=False, autoflush=False)
+        self.Session = sessionmaker(self.engine, class_=CoachSession, expire_on_commit=False, autoflush=False)
         # the same pool; on SQLite its transactions begin deferred (see _prepare_sqlite)
         self.read_engine = self.engine.execution_options(**{READ_ONLY: True})
-        self.ReadSession = sessionmaker(self.read_engine, expire_on_commit=False, autoflush=False)
-        for factory in (self.Session, self.ReadSession):
-            _strong_references(factory)
+        self.ReadSession = sessionmaker(self.read_engine, class_=CoachSession, expire_on_commit=False, autoflush=False)
         self._aside_engine: Engine | None = None
         self._aside_args = {k: kwargs[k] for k in ("connect_args", "json_serializer", "json_deserializer")
                             if k in kwargs}
@@ -181,7 +208,7 @@ class Database:
         by transactions waiting for the one that waits for the pool."""
         if self._aside_engine is None:
             self._aside_engine = create_engine(self.engine.url, poolclass=NullPool, **self._aside_args)
-        with Session(bind=self._aside_engine) as session:
+        with CoachSession(bind=self._aside_engine) as session:
             yield session
 
     def ping(self) -> None:

@@ -143,15 +143,11 @@ def lock_workspace(session: Session, workspace_id: str) -> None:
     SQLite needs nothing: its write transactions start with BEGIN IMMEDIATE, one writer at a time."""
     if not row_locks(session):
         return
-    done = session.info.setdefault(_LOCKED, set())
-    if workspace_id in done:
+    if workspace_id in session.locked_workspaces:
         return
     digest = hashlib.sha256(f"coach.audit:{workspace_id}".encode()).digest()
     session.execute(select(func.pg_advisory_xact_lock(int.from_bytes(digest[:8], "big", signed=True))))
-    done.add(workspace_id)
-
-
-_LOCKED = "workspace:locked"
+    session.locked_workspaces.add(workspace_id)
 
 
 def last_event(session: Session, workspace_id: str) -> AuditEvent | None:

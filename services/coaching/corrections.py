@@ -58,7 +58,6 @@ def _for_change(session: Session, workspace_id: str, workflow_id: str, step_id: 
 
 # A workflow's learned rules: {step_id: (pack id, rules)} of its enabled packs.
 Rules = dict[str, tuple[str, list[LearnedRule]]]
-_CHANGED = "packs:changed"  # session.info: workflows whose packs this transaction changed
 
 
 class RulesCache:
@@ -73,7 +72,7 @@ class RulesCache:
         self._lock = threading.Lock()
 
     def rules(self, session: Session, wf: Workflow) -> Rules:
-        if wf.id in session.info.get(_CHANGED, ()):
+        if wf.id in session.changed_packs:
             return _load_rules(session, wf.id)
         with self._lock:
             hit = self._items.get(wf.id)
@@ -110,7 +109,7 @@ def _changed(session: Session, pack: CorrectionPack) -> None:
     workflows = Workflow.__table__
     session.execute(update(workflows).where(workflows.c.id == pack.workflow_id)
                     .values(packs_revision=workflows.c.packs_revision + 1, updated_at=workflows.c.updated_at))
-    session.info.setdefault(_CHANGED, set()).add(pack.workflow_id)
+    session.changed_packs.add(pack.workflow_id)
 
 
 def _applying(pack: CorrectionPack, stats: PackStats | None = None) -> list[LearnedRule]:

@@ -1,11 +1,12 @@
 """The outbox: a notification is stored with the change that causes it, and sent after that change commits.
 
 The hooks (`approval_opened`, `status_changed`, `demoted`) are called by the services where Coach's events happen;
-each only notes the event in the session (no SQL). Just before the transaction commits (its `before_commit`), the
-noted events are fanned out: who hears each (core/notifications: routes, default recipients, preferences, quiet
-hours) and one `OutboxRow` per (event, recipient, channel) is added to the same transaction, so an event and its
-notifications are committed together or not at all. (event_id, recipient, channel) is unique: an event noted twice,
-or again by a later transaction, gives no second row. services/notifications/sender.py sends the rows.
+each only notes the event in the session (its `noted`, services/db.CoachSession; no SQL). Just before the
+transaction commits (its `before_commit`), the noted events are fanned out: who hears each (core/notifications:
+routes, default recipients, preferences, quiet hours) and one `OutboxRow` per (event, recipient, channel) is added to
+the same transaction, so an event and its notifications are committed together or not at all. (event_id, recipient,
+channel) is unique: an event noted twice, or again by a later transaction, gives no second row.
+services/notifications/sender.py sends the rows.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, object_session
 
 from core import notifications as N
+from services.db import CoachSession
 from services.executions.models import Execution
 from services.notifications import slack as slack_channel
 from services.orm import utcnow
@@ -28,9 +30,6 @@ from . import push
 from .models import Escalation, NotificationPrefs, NotificationRoute, OutboxRow, WebhookEndpoint
 
 log = logging.getLogger(__name__)
-CONFIG_KEY = "coach_notifications"  # a Database's sessionmaker info: the Config below
-_NOTED = "coach_notifications_noted"
-_PRESENT = "coach_notifications_person_present"
 
 
 @dataclass(frozen=True)
@@ -40,23 +39,19 @@ class Config:
 
 
 def configure(db, config: Config) -> None:
-    """Every session of `db` (its write sessions) knows whether email is on (services/container.py calls this)."""
-    db.Session.configure(info={CONFIG_KEY: config})
+    """Every write session of `db` knows whether email is on (its `notifications`; services/container.py calls
+    this). Read sessions write no notifications."""
+    db.Session.configure(notifications=config)
 
 
 # an event noted in a session, made at its commit: (kind, event id, facts, payload), or None when moot by then
 Build = Callable[[Session], "tuple[str, str, N.Facts, dict] | None"]
 
 
-def _note(session: Session | None, key: str, build: Build) -> None:
-    if session is None or CONFIG_KEY not in session.info:
+def _note(session: CoachSession | None, key: str, build: Build) -> None:
+    if session is None or session.notifications is None:
         return
-    pending = session.info.get(_NOTED)
-    if pending is None:
-        pending = session.info[_NOTED] = {}
-        if not sa_event.contains(session, "before_commit", _fan_out):
-            sa_event.listen(session, "before_commit", _fan_out)
-    pending[key] = build  # the last note of the same thing wins
+    session.noted[key] = build  # the last note of the same thing wins (made by _fan_out, before the commit)
 
 
 # -- hooks ------------------------------------------------------------------------------------------------------------
@@ -69,16 +64,16 @@ def status_changed(ex: Execution) -> None:
     run failed are read from the execution as it is when the transaction commits."""
     if ex.status in WATCHED:
         session = object_session(ex)
-        if ex.status == "waiting_decision" and session is not None and session.info.get(_PRESENT):
+        if ex.status == "waiting_decision" and session is not None and session.person_present:
             return  # the next suggestion of a decision's own transaction: its operator is looking at it
         _note(session, f"ex:{ex.id}", lambda s: _execution_event(s, ex))
 
 
-def person_present(session: Session) -> None:
+def person_present(session: CoachSession) -> None:
     """A person decides in this transaction (services/coaching/decisions): the next suggestion it opens is in front
     of them already, and is not news to send (`suggestion_waiting` is for a run that waits while nobody looks). It
     also keeps the decision path to its own statements: no routes or endpoints are read for it."""
-    session.info[_PRESENT] = True
+    session.person_present = True
 
 
 def approval_opened(session: Session, approval) -> None:
@@ -108,7 +103,7 @@ def escalate(session: Session, approval, route: NotificationRoute, event_id: str
     made = _approval_event(session, approval, N.ESCALATION, event_id)
     if made is None:
         return 0
-    config: Config = session.info.get(CONFIG_KEY) or Config()
+    config: Config = session.notifications or Config()
     routes, endpoints = _workspace_config(session, approval.workspace_id)
     rows = plan_rows(session, config, made[2], event_id, made[3], routes, endpoints, now,
                      users=list(route.escalate_users or []),
@@ -158,8 +153,9 @@ def _execution_event(session: Session, ex: Execution):
 
 # -- the fan-out, in the event's own transaction ----------------------------------------------------------------
 
-def _fan_out(session: Session) -> None:
-    noted = session.info.pop(_NOTED, None)
+@sa_event.listens_for(CoachSession, "before_commit")
+def _fan_out(session: CoachSession) -> None:
+    noted, session.noted = session.noted, {}
     if not noted:
         return
     try:
@@ -171,7 +167,7 @@ def _fan_out(session: Session) -> None:
 
 
 def _write_rows(session: Session, noted: dict) -> None:
-    config: Config = session.info[CONFIG_KEY]
+    config: Config = session.notifications
     now = utcnow()
     made = [m for m in (build(session) for build in noted.values()) if m is not None]
     if not made:
