@@ -56,7 +56,7 @@ def waiting_approval(api: Api, message: str = "Pay 42?") -> tuple[dict, str]:
 
 
 def links_in(message) -> dict[str, str]:
-    text = message.get_content().replace("\r\n", "\n")
+    text = message.get_body(("plain",)).get_content().replace("\r\n", "\n")
     return {m.group(1): m.group(2) for m in re.finditer(r"^(Approve|Reject): http://coach\.test(/act/\S+)$", text,
                                                         re.M)}
 
@@ -76,6 +76,10 @@ def test_an_approval_request_sends_one_email_whose_link_decides_once_as_its_pers
     assert len(mails) == 1 and "Pay 42?" in mails[0]["Subject"]
     found = links_in(mails[0])
     assert set(found) == {"Approve", "Reject"}
+    html = mails[0].get_body(("html",)).get_content()  # the same links as buttons, for mail apps that show HTML
+    for label, path in found.items():
+        assert f'<a href="http://coach.test{path}" style="' in html and f">{label}</a>" in html
+    assert "<h2" in html and "Pay 42?" in html
     web = app.test_client()  # no session, no token: the link is the credential
     page = web.get(found["Approve"])
     assert page.status_code == 200 and b"<form" in page.data
@@ -200,7 +204,7 @@ def test_a_destructive_review_opens_the_web_app_instead_of_deciding_from_the_ema
     ex = api.settle(api.start(wf["id"])["execution_id"])
     assert ex["status"] == "waiting_approval", ex
     sender.deliver_due(services)
-    text = inbox.to("lead@test.local")[0].get_content()
+    text = inbox.to("lead@test.local")[0].get_body(("plain",)).get_content()
     assert "/act/" not in text and "Decide it in Coach (the tool is destructive): http://coach.test/queue" in text
 
 
@@ -227,7 +231,7 @@ def test_a_failed_run_and_a_question_reach_whoever_started_it_and_suggestions_on
     sender.deliver_due(services)
     subjects = sorted(m["Subject"] for m in inbox.to("admin@test.local"))
     assert subjects == ["A question: Which supplier?", "A run failed"]  # no suggestion: opt-in
-    failure = next(m for m in inbox.to("admin@test.local") if m["Subject"] == "A run failed").get_content()
+    failure = next(m for m in inbox.to("admin@test.local") if m["Subject"] == "A run failed").get_body(("plain",)).get_content()
     assert f"Open in Coach: http://coach.test/executions/{failed['execution_id']}" in failure
     api.ok("PUT", "/api/notifications/settings", {"kinds": {"suggestion_waiting": True}})
     second = api.settle(api.start(coached["id"], mode="coaching")["execution_id"])
@@ -291,4 +295,15 @@ def test_a_demotion_reaches_the_leads_and_admins(api, lead, app, services, inbox
         notification_outbox.demoted(session, workspace_id, "wf-1", None, "spot-check acceptance 40%", 7)
     sender.deliver_due(services)
     assert {m["To"] for m in inbox.messages} == {"lead@test.local", "admin@test.local"}
-    assert "spot-check acceptance 40%" in inbox.to("lead@test.local")[0].get_content()
+    assert "spot-check acceptance 40%" in inbox.to("lead@test.local")[0].get_body(("plain",)).get_content()
+
+
+def test_the_html_alternative_escapes_what_people_wrote_and_makes_only_links_buttons():
+    from services.notifications.email import html
+
+    made = html("Pay <b>42</b>?", ["Send <script>x</script> & co", "line one\nline two", "",
+                                   "Approve: https://coach.test/act/a?x=1&y=2", "Ratio: 3:1 not a link"])
+    assert "<b>" not in made and "&lt;b&gt;42&lt;/b&gt;" in made and "&lt;script&gt;" in made
+    assert "&amp; co" in made and "line one<br>line two" in made
+    assert '<a href="https://coach.test/act/a?x=1&amp;y=2" style="' in made and ">Approve</a>" in made
+    assert made.count("<a ") == 1 and "<p>Ratio: 3:1 not a link</p>" in made
