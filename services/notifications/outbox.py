@@ -30,6 +30,7 @@ from .models import Escalation, NotificationPrefs, NotificationRoute, OutboxRow,
 log = logging.getLogger(__name__)
 CONFIG_KEY = "coach_notifications"  # a Database's sessionmaker info: the Config below
 _NOTED = "coach_notifications_noted"
+_ROWS = "coach_notifications_rows"
 _PRESENT = "coach_notifications_person_present"
 
 
@@ -48,15 +49,21 @@ def configure(db, config: Config) -> None:
 Build = Callable[[Session], "tuple[str, str, N.Facts, dict] | None"]
 
 
-def _note(session: Session | None, key: str, build: Build) -> None:
+def _note(session: Session | None, key: str, build: Build, info_key: str = _NOTED) -> None:
     if session is None or CONFIG_KEY not in session.info:
         return
-    pending = session.info.get(_NOTED)
+    pending = session.info.get(info_key)
     if pending is None:
-        pending = session.info[_NOTED] = {}
+        pending = session.info[info_key] = {}
         if not sa_event.contains(session, "before_commit", _fan_out):
             sa_event.listen(session, "before_commit", _fan_out)
     pending[key] = build  # the last note of the same thing wins
+
+
+def note_rows(session: Session | None, key: str, build: Callable[[Session], list[OutboxRow]]) -> None:
+    """Rows that need no routing, made at the commit (after the routed events'): e.g. the Slack updates of a decided
+    review (slack_updates.py)."""
+    _note(session, key, build, _ROWS)
 
 
 # -- hooks ------------------------------------------------------------------------------------------------------------
@@ -159,15 +166,18 @@ def _execution_event(session: Session, ex: Execution):
 # -- the fan-out, in the event's own transaction ----------------------------------------------------------------
 
 def _fan_out(session: Session) -> None:
-    noted = session.info.pop(_NOTED, None)
-    if not noted:
+    noted, direct = session.info.pop(_NOTED, None), session.info.pop(_ROWS, None)
+    if not noted and not direct:
         return
     try:
-        _write_rows(session, noted)
+        if noted:
+            _write_rows(session, noted)
+        for build in (direct or {}).values():
+            session.add_all(build(session))
     except SQLAlchemyError:
         raise  # the transaction failed (a transient error is tried again whole, by its caller's retry layer)
     except Exception:  # a bug here must not undo the change that caused the event: the notification is lost
-        log.exception("the notifications of %s could not be planned", list(noted))
+        log.exception("the notifications of %s could not be planned", [*(noted or {}), *(direct or {})])
 
 
 def _write_rows(session: Session, noted: dict) -> None:
@@ -201,7 +211,7 @@ def _workspace_config(session: Session, workspace_id: str) -> tuple[list, list]:
 
 def route_dict(r: NotificationRoute) -> dict[str, Any]:
     return {"id": r.id, "events": r.events or [], "workflow_id": r.workflow_id, "tool": r.tool, "users": r.users or [],
-            "endpoint_id": r.endpoint_id, "enabled": r.enabled}
+            "endpoint_id": r.endpoint_id, "slack_channel": r.slack_channel, "enabled": r.enabled}
 
 
 def members(session: Session, workspace_id: str) -> list[N.Member]:
@@ -231,7 +241,7 @@ def plan_rows(session: Session, config: Config, facts: N.Facts, event_id: str, p
         chosen = _resolve(everyone, users)
     rows: list[OutboxRow] = []
     base = dict(workspace_id=facts.workspace_id, event_id=event_id, kind=facts.kind, payload=payload,
-                next_attempt_at=now, created_at=now)
+                next_attempt_at=now, created_at=now, approval_id=payload.get("approval_id"))
     if chosen:
         emails = {m.user_id: m.email for m in everyone}
         prefs = {p.user_id: p for p in session.scalars(select(NotificationPrefs)
@@ -247,7 +257,8 @@ def plan_rows(session: Session, config: Config, facts: N.Facts, event_id: str, p
         if pushing:
             rows += push.rows_for(session, base, facts.kind, list(holds), prefs, holds)
     if slack_on:
-        rows += slack_channel.rows(session, base, facts.kind, chosen)
+        channels = [r["slack_channel"] for r in matched if r.get("slack_channel")]
+        rows += slack_channel.rows(session, base, facts.kind, chosen, channels)
     by_id = {e.id: e for e in endpoints}
     for endpoint_id in dict.fromkeys(endpoint_ids or []):
         endpoint = by_id.get(endpoint_id)
