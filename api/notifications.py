@@ -41,6 +41,10 @@ class SettingsOut(SettingsIn):
     kinds_available = fields.List(Kind())
 
 
+# a channel id (C…, or G… for a private one) or a #name as Slack allows it (lowercase, digits, - _ .; 80 at most)
+SLACK_CHANNEL = r"^(|[CG][A-Z0-9]{2,30}|#[a-z0-9][a-z0-9._-]{0,79})$"
+
+
 class RouteIn(Schema):
     name = fields.String(load_default="", validate=validate.Length(max=200))
     events = fields.List(Kind(), load_default=list)
@@ -54,6 +58,11 @@ class RouteIn(Schema):
     escalate_users = fields.List(fields.String(validate=validate.Length(max=254)), load_default=list,
                                  validate=validate.Length(max=100))
     escalate_endpoint_id = fields.String(load_default=None, allow_none=True)
+    slack_channel = fields.String(
+        load_default=None, allow_none=True,
+        validate=validate.Regexp(SLACK_CHANNEL, error="must be a Slack channel id (C0123ABCD) or a #channel-name"),
+        metadata={"description": "the Slack channel the route's reviews are posted to instead of the Slack app's "
+                                 "default channel: a channel id (C…, G… private) or a #name; empty or null: none"})
     enabled = StrictBoolean(load_default=True)
 
 

@@ -73,7 +73,8 @@ class CoachSession(Session):
     - `changed_packs`: workflows whose correction packs it changed (services/coaching/corrections: their learned
       rules are read from the database, not from the per-process cache, until it commits);
     - `notifications`: the outbox's settings for a write session (services/notifications/outbox; None: a session
-      that writes no notifications), `noted`: the events noted, made into outbox rows just before it commits, and
+      that writes no notifications), `noted`: the events noted, made into outbox rows just before it commits,
+      `noted_rows`: outbox rows made then without routing (a decided review's Slack updates), and
       `person_present`: a person decides in it (their next suggestion is no news to send them)."""
 
     def __init__(self, *args: Any, notifications: Any = None, **kwargs: Any):
@@ -83,6 +84,7 @@ class CoachSession(Session):
         self.changed_packs: set[str] = set()
         self.notifications = notifications
         self.noted: dict[str, Any] = {}
+        self.noted_rows: dict[str, Any] = {}
         self.person_present = False
 
 
@@ -108,6 +110,7 @@ def _forget(session: CoachSession, transaction) -> None:
         session.locked_workspaces.clear()
         session.changed_packs.clear()
         session.noted.clear()
+        session.noted_rows.clear()
         session.person_present = False
 
 

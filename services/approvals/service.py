@@ -30,7 +30,7 @@ from services.approvals.models import Approval
 from services.db import row_locks
 from services.executions import service as executions
 from services.executions.models import Execution
-from services.notifications import outbox as notification_outbox
+from services.notifications import outbox as notification_outbox, slack_updates
 from services.notifier import Events, jsonable
 from services.orm import utcnow
 
@@ -153,7 +153,9 @@ def locked(session: Session, workspace_id: str | None, approval_id: str) -> tupl
 
 
 def store(a: Approval, after: A.ApprovalState) -> None:
-    """Write core/approvals' new state back into the row (decided now, and no longer due, once final)."""
+    """Write core/approvals' new state back into the row (decided now, and no longer due, once final: the Slack
+    messages of the review are updated after commit)."""
     a.status, a.decisions = after.status, jsonable(list(after.decisions))
     if after.status in A.FINAL:
         a.decided_at, a.due_at = utcnow(), None
+        slack_updates.approval_changed(a)  # its Slack messages say so once this commits (no buttons left)

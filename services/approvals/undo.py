@@ -13,6 +13,7 @@ from services.approvals.models import Approval
 from services.audit import service as audit
 from services.executions import service as executions
 from services.executions.models import Execution
+from services.notifications import slack_updates
 from services.notifier import Events, jsonable
 from services.orm import utcnow
 
@@ -51,6 +52,7 @@ def undo(session: Session, workspace_id: str, approval_id: str, actor: str, even
         a.params = gate.get("params_before")
     a.due_at = a.deadline if a.deadline is None or a.deadline > utcnow() else utcnow()
     ex.gate = gate.get("reopen")
+    slack_updates.approval_changed(a)  # its Slack messages get their buttons back
     audit.record(session, workspace_id, actor, "decision_undo", target_type="approval", target_id=a.id,
                  execution_id=ex.id, before={"decision": gate.get("decision"), "held_until": gate.get("deadline")},
                  after={"status": A.PENDING}, result="undone")

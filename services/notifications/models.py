@@ -21,13 +21,15 @@ class OutboxRow(NewId, Base):
         UniqueConstraint("event_id", "recipient", "channel", name="uq_notification_outbox_event_recipient"),
         Index("ix_notification_outbox_due", "status", "next_attempt_at"),
         Index("ix_notification_outbox_ws_recipient", "workspace_id", "recipient", "created_at"),
+        Index("ix_notification_outbox_approval", "approval_id", "channel"),
     )
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     workspace_id: Mapped[str] = mapped_column(String(32))
     event_id: Mapped[str] = mapped_column(String(200))
     kind: Mapped[str] = mapped_column(String(32))
-    channel: Mapped[str] = mapped_column(String(16))  # email | webhook | push
-    # a user id (email), a webhook endpoint id, or a push subscription id (one browser of a person)
+    channel: Mapped[str] = mapped_column(String(16))  # email | webhook | push | slack
+    # a user id (email, a Slack DM), a webhook endpoint id, a push subscription id (one browser of a person), a Slack
+    # channel ("channel", "channel:<id or #name>"), or for a Slack update the id of the row whose message it updates
     recipient: Mapped[str] = mapped_column(String(64))
     address: Mapped[str] = mapped_column(String(2000), default="")  # the email address or URL, as it was
     payload: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
@@ -41,6 +43,11 @@ class OutboxRow(NewId, Base):
     last_status: Mapped[int | None] = mapped_column(Integer, nullable=True)  # a webhook's HTTP status
     sent_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    # 0036_slack_message_updates: the approval the row is about, and where its Slack message went (chat.postMessage's
+    # channel id and ts), which chat.update needs once the approval is decided anywhere
+    approval_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    slack_channel: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    slack_ts: Mapped[str | None] = mapped_column(String(32), nullable=True)
 
 
 class NotificationPrefs(Base):
@@ -59,8 +66,8 @@ class NotificationPrefs(Base):
 
 
 class NotificationRoute(NewId, Base):
-    """A workspace's route: events (of this workflow, of this tool) → users and/or a webhook endpoint; a review
-    still undecided `escalate_after_s` later goes to `escalate_users` / `escalate_endpoint_id`."""
+    """A workspace's route: events (of this workflow, of this tool) → users, a webhook endpoint and/or a Slack
+    channel; a review still undecided `escalate_after_s` later goes to `escalate_users` / `escalate_endpoint_id`."""
 
     __tablename__ = "notification_routes"
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
@@ -76,6 +83,8 @@ class NotificationRoute(NewId, Base):
     escalate_endpoint_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
     enabled: Mapped[bool] = mapped_column(default=True)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    # a Slack channel id or #name (0036_slack_message_updates): the route's reviews go there, not the default channel
+    slack_channel: Mapped[str | None] = mapped_column(String(81), nullable=True)
 
 
 class WebhookEndpoint(NewId, Base):

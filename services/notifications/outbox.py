@@ -54,6 +54,14 @@ def _note(session: CoachSession | None, key: str, build: Build) -> None:
     session.noted[key] = build  # the last note of the same thing wins (made by _fan_out, before the commit)
 
 
+def note_rows(session: CoachSession | None, key: str, build: Callable[[Session], list[OutboxRow]]) -> None:
+    """Rows that need no routing, made at the commit (after the routed events'): e.g. the Slack updates of a decided
+    review (slack_updates.py)."""
+    if session is None or session.notifications is None:
+        return
+    session.noted_rows[key] = build
+
+
 # -- hooks ------------------------------------------------------------------------------------------------------------
 
 WATCHED = frozenset(("waiting_decision", "waiting_clarification", "failed"))
@@ -156,14 +164,18 @@ def _execution_event(session: Session, ex: Execution):
 @sa_event.listens_for(CoachSession, "before_commit")
 def _fan_out(session: CoachSession) -> None:
     noted, session.noted = session.noted, {}
-    if not noted:
+    direct, session.noted_rows = session.noted_rows, {}
+    if not noted and not direct:
         return
     try:
-        _write_rows(session, noted)
+        if noted:
+            _write_rows(session, noted)
+        for build in (direct or {}).values():
+            session.add_all(build(session))
     except SQLAlchemyError:
         raise  # the transaction failed (a transient error is tried again whole, by its caller's retry layer)
     except Exception:  # a bug here must not undo the change that caused the event: the notification is lost
-        log.exception("the notifications of %s could not be planned", list(noted))
+        log.exception("the notifications of %s could not be planned", [*(noted or {}), *(direct or {})])
 
 
 def _write_rows(session: Session, noted: dict) -> None:
@@ -197,7 +209,7 @@ def _workspace_config(session: Session, workspace_id: str) -> tuple[list, list]:
 
 def route_dict(r: NotificationRoute) -> dict[str, Any]:
     return {"id": r.id, "events": r.events or [], "workflow_id": r.workflow_id, "tool": r.tool, "users": r.users or [],
-            "endpoint_id": r.endpoint_id, "enabled": r.enabled}
+            "endpoint_id": r.endpoint_id, "slack_channel": r.slack_channel, "enabled": r.enabled}
 
 
 def members(session: Session, workspace_id: str) -> list[N.Member]:
@@ -227,7 +239,7 @@ def plan_rows(session: Session, config: Config, facts: N.Facts, event_id: str, p
         chosen = _resolve(everyone, users)
     rows: list[OutboxRow] = []
     base = dict(workspace_id=facts.workspace_id, event_id=event_id, kind=facts.kind, payload=payload,
-                next_attempt_at=now, created_at=now)
+                next_attempt_at=now, created_at=now, approval_id=payload.get("approval_id"))
     if chosen:
         emails = {m.user_id: m.email for m in everyone}
         prefs = {p.user_id: p for p in session.scalars(select(NotificationPrefs)
@@ -243,7 +255,8 @@ def plan_rows(session: Session, config: Config, facts: N.Facts, event_id: str, p
         if pushing:
             rows += push.rows_for(session, base, facts.kind, list(holds), prefs, holds)
     if slack_on:
-        rows += slack_channel.rows(session, base, facts.kind, chosen)
+        channels = [r["slack_channel"] for r in matched if r.get("slack_channel")]
+        rows += slack_channel.rows(session, base, facts.kind, chosen, channels)
     by_id = {e.id: e for e in endpoints}
     for endpoint_id in dict.fromkeys(endpoint_ids or []):
         endpoint = by_id.get(endpoint_id)

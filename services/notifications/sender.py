@@ -21,7 +21,7 @@ from services.approvals.models import Approval
 from services.db import row_locks
 from services.orm import utcnow
 
-from . import email as mail, links, outbox, push, slack as slack_channel, webhooks
+from . import email as mail, links, outbox, push, slack as slack_channel, slack_updates, webhooks
 from .email import SendFailed
 from .models import Escalation, NotificationRoute, OutboxRow, WebhookEndpoint
 
@@ -73,6 +73,8 @@ def send_one(services, row_id: str, owner: str, now: datetime | None = None) -> 
                 lines = [row.payload.get("text") or ""] + links.lines_for(session, services, row, now)
                 message = mail.compose(services.settings, row.address, row.id,
                                        row.payload.get("subject") or row.kind, lines)
+            elif row.channel == N.SLACK and row.kind == slack_updates.UPDATE:
+                post = slack_updates.prepare(session, services.settings, row)
             elif row.channel == N.SLACK:
                 post = slack_channel.prepare(session, services.settings, row)
             elif row.channel == N.PUSH:
@@ -85,12 +87,12 @@ def send_one(services, row_id: str, owner: str, now: datetime | None = None) -> 
             prepared_error = None
     if prepared_error is not None:
         return _record(services, row_id, owner, prepared_error, prepared_error, None, now)
-    status, error = None, None
+    status, error, posted = None, None, None
     try:
         if message is not None:
             mail.send(services.settings, message)
         elif post is not None:
-            slack_channel.send(services.settings, post)
+            posted = slack_channel.send(services.settings, post)
         else:  # a webhook, or a push message to its push service: the same POST through the outbound rules
             status = webhooks.post(services.settings, *request,
                                    who="the push service" if row_channel == N.PUSH else "the endpoint")
@@ -100,16 +102,18 @@ def send_one(services, row_id: str, owner: str, now: datetime | None = None) -> 
     except Exception as exc:  # a bug must not stop the other rows; the row is retried like a failed send
         log.exception("sending notification %s failed", row_id)
         outcome = error = f"{type(exc).__name__}: {exc}"
-    return _record(services, row_id, owner, outcome, error, status, utcnow() if now is None else now)
+    return _record(services, row_id, owner, outcome, error, status, utcnow() if now is None else now, posted)
 
 
 def _record(services, row_id: str, owner: str, outcome: str | None, error: str | None, status: int | None,
-            now: datetime) -> str:
+            now: datetime, posted=None) -> str:
     with services.db.transaction() as session:
         row = session.get(OutboxRow, row_id)
         if row is None or row.claimed_by != owner or row.status != N.SENDING:
             return row.status if row is not None else "gone"
         row.lease_until, row.last_status = None, status
+        if posted is not None:  # a Slack message: where it went, for its chat.update once decided
+            row.slack_channel, row.slack_ts = posted.channel, posted.ts
         if outcome is None:
             row.status, row.sent_at, row.last_error = N.SENT, now, None
         else:

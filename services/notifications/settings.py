@@ -66,7 +66,7 @@ def route_view(r: NotificationRoute) -> dict[str, Any]:
     return {"id": r.id, "name": r.name, "events": list(r.events or []), "workflow_id": r.workflow_id, "tool": r.tool,
             "users": list(r.users or []), "endpoint_id": r.endpoint_id, "escalate_after_s": r.escalate_after_s,
             "escalate_users": list(r.escalate_users or []), "escalate_endpoint_id": r.escalate_endpoint_id,
-            "enabled": r.enabled, "created_at": r.created_at}
+            "slack_channel": r.slack_channel, "enabled": r.enabled, "created_at": r.created_at}
 
 
 def list_routes(session: Session, workspace_id: str) -> list[dict[str, Any]]:
@@ -90,13 +90,13 @@ def _check_endpoints(session: Session, workspace_id: str, body: dict[str, Any]) 
             if e is None or e.workspace_id != workspace_id:
                 raise ValidationFailed("no such webhook endpoint in this workspace",
                                        details={field: [f"unknown endpoint {endpoint_id}"]})
-    if not body.get("users") and not body.get("endpoint_id"):
-        raise ValidationFailed("a route needs users or a webhook endpoint",
-                               details={"users": ["give users or an endpoint_id"]})
+    if not body.get("users") and not body.get("endpoint_id") and not body.get("slack_channel"):
+        raise ValidationFailed("a route needs users, a webhook endpoint or a Slack channel",
+                               details={"users": ["give users, an endpoint_id or a slack_channel"]})
 
 
 FIELDS = ("name", "events", "workflow_id", "tool", "users", "endpoint_id", "escalate_after_s", "escalate_users",
-          "escalate_endpoint_id", "enabled")
+          "escalate_endpoint_id", "slack_channel", "enabled")
 
 
 def save_route(session: Session, workspace_id: str, body: dict[str, Any], actor: str,
@@ -110,6 +110,8 @@ def save_route(session: Session, workspace_id: str, body: dict[str, Any], actor:
     for field in FIELDS:
         default = [] if field in ("events", "users", "escalate_users") else (True if field == "enabled" else None)
         value = body.get(field, default)
+        if field == "slack_channel":
+            value = value or None  # "" clears it
         setattr(r, field, list(value) if isinstance(value, list) else ("" if field == "name" and value is None
                                                                          else value))
     after = route_view(r)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
 APPROVE, REJECT, OPEN = "coach_approve", "coach_reject", "coach_open"
@@ -130,13 +131,19 @@ def params_text(params: Any) -> str:
     return _cut(_escape(shown[: PARAMS_MAX * 2]).replace("`" * 3, "'" * 3), PARAMS_MAX)
 
 
+def review_title(review: Review) -> str:
+    """The message's one line (its fallback text, unescaped): what is asked."""
+    what = review.question or review.tool or review.step_id or review.id
+    return f"{EVENTS.get(review.event, 'Review waiting')}: {what}"
+
+
 def review_message(review: Review) -> dict[str, Any]:
     """{text, blocks} for chat.postMessage: the review, and Approve / Reject (or Open in Coach alone when risky)."""
     title = EVENTS.get(review.event, "Review waiting")
     where = " · ".join(p for p in (f"Workflow: {review.workflow}" if review.workflow else "",
                                    f"Agent: {review.agent}" if review.agent else "",
                                    f"Step: {review.step_id}" if review.step_id else "") if p)
-    text = _escape(f"{title}: {review.question or review.tool or review.step_id or review.id}")
+    text = _escape(review_title(review))
     blocks: list[dict[str, Any]] = [
         {"type": "header", "text": {"type": "plain_text", "text": _cut(title, 150)}},
     ]
@@ -168,12 +175,20 @@ def review_message(review: Review) -> dict[str, Any]:
     return {"text": _cut(text, 3000), "blocks": blocks}
 
 
-def decided_message(review_text: str, outcome: str, who: str, comment: str | None = None) -> dict[str, Any]:
-    """The message once the review is decided (anywhere): what it was and "Approved by X", no buttons left."""
+def decided_message(review_text: str, outcome: str, who: str | None, comment: str | None = None,
+                    at: datetime | None = None) -> dict[str, Any]:
+    """The message once the review is decided (anywhere): what it was and "Approved by X at <when>", no buttons left.
+    `who` None: decided by Coach itself (a deadline); `at` is shown in each reader's own time zone (Slack's date
+    formatting, with the UTC time as its fallback)."""
     verb = {"approve": "Approved", "approved": "Approved", "accept": "Approved", "reject": "Rejected",
             "rejected": "Rejected", "expired": "Expired"}.get(outcome, outcome.capitalize())
-    line = f"*{verb}* by {_escape(who)}" + (f": {_escape(_cut(comment, TEXT_MAX))}" if comment else "")
-    return {"text": _escape(f"{verb} by {who}: {review_text}")[:3000],
+    by = f" by {who}" if who else ""
+    when = ""
+    if at is not None:
+        fallback = at.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        when = f" <!date^{int(at.timestamp())}^{{date_short_pretty}} at {{time}}|{fallback}>"
+    line = f"*{verb}*{_escape(by)}{when}" + (f": {_escape(_cut(comment, TEXT_MAX))}" if comment else "")
+    return {"text": _escape(f"{verb}{by}: {review_text}")[:3000],
             "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": _escape(_cut(review_text, TEXT_MAX))}},
                        {"type": "context", "elements": [{"type": "mrkdwn", "text": line}]}]}
 

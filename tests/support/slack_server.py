@@ -8,7 +8,8 @@
         slack.fail("chat.postMessage", "ratelimited", status=429, retry_after=3)
 
 It answers chat.postMessage, chat.update, chat.postEphemeral, conversations.open and views.open like Slack does
-(`{"ok": true, ...}`), and `invalid_auth` to a token other than the expected one. `sign(secret, body)` makes the
+(`{"ok": true, ...}`; a `#name` posted to is answered with its id from `channels`, an unknown one with
+`channel_not_found`), and `invalid_auth` to a token other than the expected one. `sign(secret, body)` makes the
 headers Slack signs an interactivity request with; `click(...)` and `submission(...)` the payloads it sends.
 """
 from __future__ import annotations
@@ -24,8 +25,9 @@ from slack_sdk.signature import SignatureVerifier
 
 
 class ScriptedSlack:
-    def __init__(self, token: str | None = None):
+    def __init__(self, token: str | None = None, channels: dict[str, str] | None = None):
         self.token = token
+        self.channels = dict(channels or {})  # "#name" -> the channel id chat.postMessage answers (Slack does)
         self.received: list[dict[str, Any]] = []
         self.failures: dict[str, list[tuple[str, int, float | None]]] = {}
         self._lock = threading.Lock()
@@ -55,7 +57,12 @@ class ScriptedSlack:
         if method == "conversations.open":
             return 200, {}, {"ok": True, "channel": {"id": "D" + str(args.get("users", "")).lstrip("UW")[:20]}}
         if method == "chat.postMessage":
-            return 200, {}, {"ok": True, "channel": args.get("channel"), "ts": ts,
+            channel = args.get("channel") or ""
+            if channel.startswith("#"):
+                if channel not in self.channels:
+                    return 200, {}, {"ok": False, "error": "channel_not_found"}
+                channel = self.channels[channel]
+            return 200, {}, {"ok": True, "channel": channel, "ts": ts,
                              "message": {"text": args.get("text"), "ts": ts}}
         if method == "chat.update":
             return 200, {}, {"ok": True, "channel": args.get("channel"), "ts": args.get("ts")}

@@ -6878,6 +6878,11 @@ export interface components {
             /** @default  */
             name?: string;
             /**
+             * @description the Slack channel the route's reviews are posted to instead of the Slack app's default channel: a channel id (C…, G… private) or a #name; empty or null: none
+             * @default null
+             */
+            slack_channel?: string | null;
+            /**
              * @description a tool name or glob (sql.*)
              * @default null
              */
@@ -6906,6 +6911,11 @@ export interface components {
             id?: string;
             /** @default  */
             name?: string;
+            /**
+             * @description the Slack channel the route's reviews are posted to instead of the Slack app's default channel: a channel id (C…, G… private) or a #name; empty or null: none
+             * @default null
+             */
+            slack_channel?: string | null;
             /**
              * @description a tool name or glob (sql.*)
              * @default null

@@ -1,10 +1,21 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useId, useState } from "react";
-import { errorMessage } from "../api/client";
+import { ApiError, errorMessage } from "../api/client";
 import { useWorkflowOptions } from "../api/workflowOptions";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { KindPicker } from "./KindPicker";
 import { createRoute, deleteRoute, fetchRoutes, fetchWebhooks, notificationKeys, type EventKind } from "./settingsApi";
+
+/** What the API accepts (api/notifications.py SLACK_CHANNEL): a channel id (C…, G… private) or a #name. */
+export const SLACK_CHANNEL = /^([CG][A-Z0-9]{2,30}|#[a-z0-9][a-z0-9._-]{0,79})$/;
+
+/** The server's words for one field of a refused form (a 422 names the fields), if it named this one. */
+function fieldError(error: unknown, name: string): string | null {
+  if (!(error instanceof ApiError) || error.status !== 422) return null;
+  const details = error.details as Record<string, unknown> | null;
+  const said = details && typeof details === "object" ? details[name] : undefined;
+  return said === undefined ? null : Array.isArray(said) ? said.join(" ") : String(said);
+}
 
 const list = (text: string) =>
   text
@@ -12,7 +23,8 @@ const list = (text: string) =>
     .map((s) => s.trim())
     .filter(Boolean);
 
-/** A workspace's routes (admins): these events, of a workflow or a tool, to these people or a webhook; escalation. */
+/** A workspace's routes (admins): these events, of a workflow or a tool, to these people, a webhook or a Slack channel;
+ * escalation. */
 export function NotificationRoutes() {
   const queryClient = useQueryClient();
   const ids = {
@@ -24,8 +36,20 @@ export function NotificationRoutes() {
     workflow: useId(),
     endpoint: useId(),
     nextEndpoint: useId(),
+    slack: useId(),
   };
-  const empty = { name: "", tool: "", users: "", after: "", next: "", workflow: "", endpoint: "", nextEndpoint: "" };
+  const slackHint = useId();
+  const empty = {
+    name: "",
+    tool: "",
+    users: "",
+    after: "",
+    next: "",
+    workflow: "",
+    endpoint: "",
+    nextEndpoint: "",
+    slack: "",
+  };
   const [draft, setDraft] = useState(empty);
   const workflows = useWorkflowOptions();
   const endpoints = useQuery({ queryKey: notificationKeys.webhooks, queryFn: ({ signal }) => fetchWebhooks(signal) });
@@ -45,6 +69,7 @@ export function NotificationRoutes() {
         escalate_after_s: draft.after ? Number(draft.after) * 60 : null,
         escalate_users: list(draft.next),
         escalate_endpoint_id: draft.nextEndpoint || null,
+        slack_channel: draft.slack.trim() || null,
         enabled: true,
       }),
     onSuccess: () => {
@@ -53,6 +78,11 @@ export function NotificationRoutes() {
     },
   });
   const remove = useMutation({ mutationFn: deleteRoute, onSuccess: refresh });
+  const slackTyped = draft.slack.trim();
+  const slackProblem =
+    slackTyped && !SLACK_CHANNEL.test(slackTyped)
+      ? "Give a channel id (C0123ABCD) or a #channel-name (lowercase)."
+      : fieldError(create.error, "slack_channel");
   const field = (key: keyof typeof draft) => ({
     id: ids[key],
     value: draft[key],
@@ -61,7 +91,10 @@ export function NotificationRoutes() {
   return (
     <div>
       <h3>Routes</h3>
-      <p className="muted">Send these events (of a tool, e.g. sql.*) to these people, and escalate an undecided review.</p>
+      <p className="muted">
+        Send these events (of a tool, e.g. sql.*) to these people, a webhook or a Slack channel, and escalate an undecided
+        review.
+      </p>
       {routes.isPending ? (
         <Loading label="Loading routes…" />
       ) : routes.isError ? (
@@ -73,7 +106,11 @@ export function NotificationRoutes() {
           {(routes.data.items ?? []).map((r) => (
             <li key={r.id}>
               <strong>{r.name || "(unnamed)"}</strong> →{" "}
-              {[...(r.users ?? []), ...endpointChoices.filter((e) => e.id === r.endpoint_id).map((e) => e.name || e.url)].join(", ")}
+              {[
+                ...(r.users ?? []),
+                ...endpointChoices.filter((e) => e.id === r.endpoint_id).map((e) => e.name || e.url),
+                ...(r.slack_channel ? [`Slack ${r.slack_channel}`] : []),
+              ].join(", ")}
               {r.escalate_after_s ? ` · after ${Math.round(r.escalate_after_s / 60)} min → ${(r.escalate_users ?? []).join(", ")}` : ""}{" "}
               <button type="button" className="button button--danger" onClick={() => r.id && remove.mutate(r.id)}>
                 Remove
@@ -87,7 +124,7 @@ export function NotificationRoutes() {
         aria-label="Add a route"
         onSubmit={(e) => {
           e.preventDefault();
-          if (!create.isPending) create.mutate();
+          if (!create.isPending && !(slackTyped && !SLACK_CHANNEL.test(slackTyped))) create.mutate();
         }}
       >
         <div className="field">
@@ -124,6 +161,20 @@ export function NotificationRoutes() {
               </option>
             ))}
           </select>
+        </div>
+        <div className="field">
+          <label htmlFor={ids.slack}>Slack channel (optional)</label>
+          <input
+            type="text"
+            maxLength={81}
+            placeholder="#payments or C0123ABCD"
+            aria-invalid={slackProblem ? true : undefined}
+            aria-describedby={slackHint}
+            {...field("slack")}
+          />
+          <p id={slackHint} className={slackProblem ? "field-error" : "muted"} role={slackProblem ? "alert" : undefined}>
+            {slackProblem ?? "Reviews this route matches are posted there instead of the Slack app's default channel."}
+          </p>
         </div>
         <div className="field">
           <label htmlFor={ids.after}>Escalate after (minutes)</label>

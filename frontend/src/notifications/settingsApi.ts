@@ -74,6 +74,8 @@ export interface Route {
   escalate_after_s: number | null;
   escalate_users: string[];
   escalate_endpoint_id: string | null;
+  /** a Slack channel id or #name: the route's reviews are posted there instead of the app's default channel */
+  slack_channel: string | null;
   enabled: boolean;
 }
 
