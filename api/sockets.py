@@ -59,7 +59,9 @@ def kick(user_id: str, *, workspace_id: str | None = None, token_hash: str | Non
 def _error(exc: Exception) -> dict:
     if isinstance(exc, CoachError):
         return {"ok": False, "error": {"code": exc.code, "message": exc.message, "details": exc.details}}
-    return {"ok": False, "error": {"code": "bad_request", "message": "invalid request", "details": {}}}
+    # as an HTTP request's unexpected error (api/errors.py): the server's fault, logged, never a stack trace or SQL
+    log.exception("a socket event failed")
+    return {"ok": False, "error": {"code": "internal_error", "message": "internal server error", "details": {}}}
 
 
 def _execution_id(data) -> str:
@@ -116,17 +118,21 @@ def register(socketio: SocketIO) -> None:
         try:
             execution_id = _execution_id(data)
             svc = services()
-            with svc.db.read() as session:  # another workspace's execution (or none): refused before the room
-                executions.get(session, workspace_id(), execution_id)
-            # in the room before the state is read: a change committed after that read is pushed to this client, and
-            # one committed before is in it (a change between a read and a later join reached the client neither way)
-            join_room(execution_room(execution_id))
-            with svc.db.read() as session:
-                ex = executions.get(session, workspace_id(), execution_id)
-                update = executions.update_event(ex, steps=False)
-                waiting = [coaching.described(session, svc.definitions, svc.tools.for_workspace(ex.workspace_id), s)
-                           for s in coaching.pending(session, ex.id)]
-                stats = executions.stats_of(ex) if ex.mode != "normal" else None
+
+            def enter():  # its reads tried again on a transient error, as a decision is (joining twice is harmless)
+                with svc.db.read() as session:  # another workspace's execution (or none): refused before the room
+                    executions.get(session, workspace_id(), execution_id)
+                # in the room before the state is read: a change committed after that read is pushed to this client,
+                # and one committed before is in it (a change between a read and a later join reached it neither way)
+                join_room(execution_room(execution_id))
+                with svc.db.read() as session:
+                    ex = executions.get(session, workspace_id(), execution_id)
+                    tools = svc.tools.for_workspace(ex.workspace_id)
+                    return (executions.update_event(ex, steps=False),
+                            [coaching.described(session, svc.definitions, tools, s)
+                             for s in coaching.pending(session, ex.id)],
+                            executions.stats_of(ex) if ex.mode != "normal" else None)
+            update, waiting, stats = retrying(enter, what=f"joining execution {execution_id}")
             # a reload or a reconnect never loses the pending suggestion: send it to this client at once
             for suggestion in waiting:
                 emit("coaching_suggestion", jsonable(suggestion), to=request.sid)

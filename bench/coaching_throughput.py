@@ -18,7 +18,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Generator
+from typing import Any, Generator
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -267,6 +267,13 @@ def coach_server(concurrency: int, async_mode: str, folder: str, think_ms: float
         finished = threading.Event()
         remaining = {"n": concurrency}
         clients = []
+        refused: list[tuple[str, str, Any]] = []  # (what, execution id, the server's error answer): shown if stuck
+
+        def answered(what: str, execution_id: str):
+            def check(ack=None):
+                if not (isinstance(ack, dict) and ack.get("ok", True) and "error" not in ack):
+                    refused.append((what, execution_id, ack))
+            return check
 
         def drive(execution_id: str):
             client = socketio.Client(reconnection=False)
@@ -277,7 +284,8 @@ def coach_server(concurrency: int, async_mode: str, folder: str, think_ms: float
                     time.sleep(think_ms / 1000 * random.uniform(0.5, 1.5))
                 state["sent"] = time.perf_counter()
                 client.emit("coaching_decision", {"execution_id": execution_id, "decision": "accept",
-                                                  "suggestion_id": suggestion["suggestion_id"]})
+                                                  "suggestion_id": suggestion["suggestion_id"]},
+                            callback=answered("decision", execution_id))
 
             @client.on("coaching_suggestion")
             def on_suggestion(suggestion):
@@ -309,11 +317,12 @@ def coach_server(concurrency: int, async_mode: str, folder: str, think_ms: float
             drive(execution_id)
         started = time.perf_counter()
         for client, execution_id in zip(clients, ids):
-            client.emit("join_execution", {"execution_id": execution_id})  # sends the pending suggestion
+            client.emit("join_execution", {"execution_id": execution_id},  # sends the pending suggestion
+                        callback=answered("join", execution_id))
             if think_ms:  # operators sit down over one think time, not all in the same millisecond
                 time.sleep(think_ms / 1000 / concurrency)
         if not finished.wait(300):
-            raise RuntimeError(f"{remaining['n']} executions did not complete in time")
+            raise RuntimeError(f"{remaining['n']} executions did not complete in time; refused: {refused[:10]}")
         seconds = time.perf_counter() - started
         # all at once: under the threading server a client's disconnect can wait seconds for the close handshake
         with ThreadPoolExecutor(max_workers=len(clients) or 1) as pool:

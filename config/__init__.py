@@ -21,6 +21,10 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 5000
     database_url: str = ""  # COACH_DATABASE_URL; default: SQLite file under instance/
+    # COACH_DB_POOL_SIZE, COACH_DB_MAX_OVERFLOW: this process's connections to PostgreSQL (kept, and more when busy);
+    # every process's sum must stay under the server's max_connections (docs/configuration.md)
+    db_pool_size: int = 10
+    db_max_overflow: int = 20
     instance_dir: str = str(ROOT / "instance")
     data_dir: str = ""  # COACH_DATA_DIR: holds one folder per workspace (<data>/<workspace id>/); default instance/data
     data_quota_mb: float = 100.0  # COACH_DATA_QUOTA_MB: most a workspace's data folder may hold (file.write); 0 = none

@@ -53,7 +53,8 @@ class Services:
         executions that need a slow tool go to the Celery workers (services.executions.dispatch, services.executions.worker) unless `dispatch` is False
         (a worker's own Services)."""
         budget.configure(time_s=settings.eval_time_ms / 1000.0)
-        db = Database(settings.resolved_database_url)
+        db = Database(settings.resolved_database_url, pool_size=settings.db_pool_size,
+                      max_overflow=settings.db_max_overflow)
         notification_outbox.configure(db, notification_outbox.Config(email=bool(settings.smtp_host)))
         tools = build_registry(settings, WorkspaceDirectory(db))
         mcp = McpSource(settings, db, Secrets(settings.secret_key))

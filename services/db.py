@@ -119,12 +119,14 @@ def _forget(session: CoachSession, transaction) -> None:
 # PostgreSQL's serialization_failure and deadlock_detected: the database chose this transaction to give way
 TRANSIENT_SQLSTATES = frozenset({"40001", "40P01"})
 _SQLITE_BUSY = ("database is locked", "database is busy", "database table is locked")
+# PostgreSQL's too_many_connections (53300) at connect time, where psycopg gives the server's message but no SQLSTATE
+_TOO_MANY_CONNECTIONS = "sorry, too many clients already"
 T = TypeVar("T")
 
 
 def is_transient(exc: BaseException) -> bool:
     """Whether `exc` is an error a new try of the whole transaction may well not meet: a lost connection, a
-    PostgreSQL deadlock or serialization failure, SQLite's "database is locked" (its busy timeout ran out), or a
+    PostgreSQL deadlock or serialization failure, a new connection refused because the server has too many, SQLite's "database is locked" (its busy timeout ran out), or a
     write whose version check found the row changed since it was read (StaleDataError). The failed transaction
     committed nothing (a connection lost during COMMIT itself is the one case that cannot tell)."""
     if isinstance(exc, StaleDataError):
@@ -135,6 +137,8 @@ def is_transient(exc: BaseException) -> bool:
         return True
     orig = exc.orig
     if getattr(orig, "sqlstate", None) in TRANSIENT_SQLSTATES or getattr(orig, "pgcode", None) in TRANSIENT_SQLSTATES:
+        return True
+    if _TOO_MANY_CONNECTIONS in str(orig):  # PostgreSQL refused a new connection (its max_connections): one may free up
         return True
     return isinstance(orig, sqlite3.OperationalError) and any(text in str(orig) for text in _SQLITE_BUSY)
 
@@ -157,7 +161,10 @@ def retrying(attempt: Callable[[], T], *, tries: int = 6, delay: float = 0.005, 
 
 
 class Database:
-    def __init__(self, url: str):
+    def __init__(self, url: str, *, pool_size: int = 10, max_overflow: int = 20):
+        """`pool_size` / `max_overflow`: each process's connections to a database server (PostgreSQL); a request
+        that finds them all taken waits for one (up to 30 s). Keep every process's sum under the server's
+        max_connections (COACH_DB_POOL_SIZE, COACH_DB_MAX_OVERFLOW; `make cluster` sizes its workers' smaller)."""
         self.url = url
         parsed = make_url(url)
         self.is_sqlite = parsed.get_backend_name() == "sqlite"
@@ -171,7 +178,7 @@ class Database:
             # A pooled connection that went away (the server restarted, a backend was terminated) fails its first
             # statement instead; SQLAlchemy then invalidates the pool, and the transaction, tried again
             # (is_transient), runs on a new connection: the docs' "optimistic" disconnect handling
-            kwargs.update(pool_size=10, max_overflow=20)
+            kwargs.update(pool_size=pool_size, max_overflow=max_overflow)
         if parsed.drivername == "postgresql":  # the driver Coach installs (SQLAlchemy 2.0 would pick psycopg2)
             parsed = parsed.set(drivername="postgresql+psycopg")
         self.engine = create_engine(parsed, **kwargs)

@@ -26,6 +26,9 @@ class _Pg(Exception):
     (OperationalError("UPDATE", {}, _Pg("40001")), True),  # serialization_failure
     (OperationalError("BEGIN", {}, sqlite3.OperationalError("database is locked")), True),
     (StaleDataError("0 rows matched"), True),
+    # PostgreSQL at its max_connections, as psycopg reports it at connect time (no SQLSTATE): a connection may free up
+    (OperationalError("connect", {}, Exception('connection failed: connection to server at "127.0.0.1", port 5432 '
+                                               'failed: FATAL:  sorry, too many clients already')), True),
     (IntegrityError("INSERT", {}, _Pg("23505")), False),  # unique_violation: not something a new try gets past
     (OperationalError("SELECT", {}, sqlite3.OperationalError("no such table: x")), False),
     (RuntimeError("a bug"), False),
