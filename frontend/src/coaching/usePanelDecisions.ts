@@ -2,7 +2,7 @@ import { useEffect, useRef, useState, type Dispatch, type SetStateAction } from 
 import { ApiError, errorMessage } from "../api/client";
 import { confirmPrompt, needsConfirmation, useConfirmation } from "./confirmation";
 import { NO_SUGGESTION, STALE_MESSAGE, unavailableReason } from "./decisions";
-import { stepName, type CoachingExecution, type DecisionKind, type DecisionRequest, type Suggestion } from "./types";
+import { stepName, type CoachingExecution, type DecisionKind, type DecisionRequest, type Notice, type Suggestion } from "./types";
 import { isStaleDecision, useDecision, usePauseToggle } from "./useDecision";
 import { useUndo, useUndoChord } from "./useUndo";
 
@@ -12,7 +12,6 @@ export type DecisionExtra = Omit<DecisionRequest, "suggestion_id" | "decision">;
 export type DialogName = "reject" | "manual" | "correct" | "help" | null;
 /** An open dialog, and the suggestion a decision dialog decides (null for the shortcut sheet). */
 type OpenDialog = { name: Exclude<DialogName, null>; suggestionId: string | null } | null;
-export type Notice = { tone: "error" | "info"; text: string };
 
 const DONE: Record<DecisionKind, string> = {
   accept: "Accepted",
