@@ -1,48 +1,36 @@
-import { EDITABLE_KINDS } from "../approvals/types";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { useCallback, useEffect, useState, type KeyboardEvent } from "react";
+import { useCallback, useEffect, useState } from "react";
 import { useNavigate, useSearchParams } from "react-router-dom";
-import { ApiError } from "../api/client";
-import { ApprovalQueue, approvalOptionId } from "../approvals/ApprovalQueue";
+import { ApprovalQueue } from "../approvals/ApprovalQueue";
 import { EditParamsDialog } from "../approvals/EditParamsDialog";
 import { whyNotDecidable } from "../approvals/eligibility";
-import type { Approval, ApprovalDecisionKind } from "../approvals/types";
-import { refusalText, useApprovalDecision, usePendingApprovals } from "../approvals/useApprovals";
+import { RejectApprovalDialog } from "../approvals/RejectApprovalDialog";
+import type { Approval } from "../approvals/types";
+import { usePendingApprovals } from "../approvals/useApprovals";
 import { useAuth } from "../auth/useAuth";
-import { Pager, pageFromParams } from "../components/Pager";
-import { ErrorNotice, Loading } from "../components/QueryState";
+import { pageFromParams } from "../components/Pager";
+import { ErrorNotice } from "../components/QueryState";
 import { useDocumentTitle } from "../hooks";
 import { useRealtime, useSocketEvent, useWorkspaceRoom } from "../realtime/context";
 import { useWorkflowOptions } from "../api/workflowOptions";
 import { coachingKeys, fetchQuestions, fetchQueue } from "./api";
-import { approvalPrompt, useConfirmation } from "./confirmation";
 import { ConfirmPrompt } from "./ConfirmPrompt";
 import { QueueFilterBar } from "./QueueFilterBar";
-import { AnswerDialog, QuestionList, questionOptionId } from "./QuestionList";
-import { apiQuery, approvalMatches, filtersFromParams, isFiltered, keyVariables, paramsOf, shows, type QueueFilters } from "./queueFilters";
-import { confidenceLabel, formatAge } from "../format";
+import { AnswerDialog, QuestionList } from "./QuestionList";
+import { apiQuery, approvalMatches, filtersFromParams, isFiltered, paramsOf, shows, type QueueFilters } from "./queueFilters";
 import { ShortcutSheet } from "./ShortcutSheet";
-import { RejectApprovalDialog } from "../approvals/RejectApprovalDialog";
-import type { Question, QueueItem } from "./types";
+import { SuggestionList } from "./SuggestionList";
+import type { Notice, Question, QueueItem } from "./types";
 import { OFFLINE_POLL_MS } from "./useCoachingSession";
+import { useQueueApprovalDecisions } from "./useQueueApprovalDecisions";
+import { useQueueSelection, type Entry } from "./useQueueSelection";
 import { useShortcuts } from "./useShortcuts";
-import { useApprovalUndo } from "../approvals/useApprovalUndo";
 import { UndoBar } from "./UndoBar";
-import { useUndoChord } from "./useUndo";
 import "./coaching.css";
 
 /** Ages are re-worded this often. */
 const AGE_TICK_MS = 30_000;
 
-const optionId = (item: QueueItem) => `queue-item-${item.suggestion_id}`;
-
-/** One selectable row of the queue: an approval the viewer can decide, or a suggestion. */
-type Entry =
-  | { type: "approval"; item: Approval; key: string }
-  | { type: "question"; item: Question; key: string }
-  | { type: "suggestion"; item: QueueItem; key: string };
-type Notice = { tone: "error" | "info"; text: string };
-const DONE: Record<ApprovalDecisionKind, string> = { approve: "Approved", reject: "Rejected", edit: "Edited and approved" };
 const panelPath = (item: QueueItem) => `/executions/${encodeURIComponent(item.execution_id)}/coach`;
 
 /** Re-renders every `ms` so relative times stay true. */
@@ -100,8 +88,6 @@ export default function QueuePage() {
   useSocketEvent("clarification_requested", refresh);
 
   const approvalsQuery = usePendingApprovals();
-  const decision = useApprovalDecision();
-  const undo = useApprovalUndo();
   const me = { id: auth.user?.id ?? null, email: auth.user?.email ?? null, role: auth.role ?? null };
   const pendingApprovals = Array.isArray(approvalsQuery.data?.items) ? approvalsQuery.data.items : [];
   const decidable: Approval[] = [];
@@ -115,49 +101,19 @@ export default function QueuePage() {
 
   const items = shows(filters, "suggestion") ? (queue.data?.items ?? []) : [];
   const questions = shows(filters, "question") ? (questionsQuery.data?.items ?? []) : [];
-  // Approvals first (an execution waits on each), then questions, then suggestions; one selection moves through all.
-  const entries: Entry[] = [
-    ...decidable.map((item): Entry => ({ type: "approval", item, key: `approval:${item.approval_id}` })),
-    ...questions.map((item): Entry => ({ type: "question", item, key: `question:${item.execution_id}` })),
-    ...items.map((item): Entry => ({ type: "suggestion", item, key: `suggestion:${item.suggestion_id}` })),
-  ];
   const waiting =
     (shows(filters, "suggestion") ? (queue.data?.total ?? 0) : 0) +
     (shows(filters, "question") ? (questionsQuery.data?.total ?? 0) : 0) +
     decidable.length;
   useDocumentTitle(waiting > 0 ? `(${waiting}) Queue` : "Queue");
-  // The selection follows its row when the lists change, and falls back to the first.
-  // `?approval=<id>` (from a waiting execution) selects that approval.
-  const [selectedKey, setSelectedKey] = useState<string | null>(() => {
-    const linked = params.get("approval");
-    return linked ? `approval:${linked}` : null;
-  });
-  const index = Math.max(0, entries.findIndex((entry) => entry.key === selectedKey));
-  const current = entries[index] ?? null;
-  const selected = current?.type === "suggestion" ? current.item : null;
-  const selectedApproval = current?.type === "approval" ? current.item : null;
-  const selectedQuestion = current?.type === "question" ? current.item : null;
+  const {
+    entries, current, selectedSuggestion, selectedApproval, selectedQuestion, selectApproval, selectQuestion,
+    selectSuggestion, move, listKeys,
+  } = useQueueSelection({ approvals: decidable, questions, suggestions: items }, params.get("approval"));
 
-  const [dialog, setDialog] = useState<"reject" | "edit" | "help" | null>(null);
   const [answering, setAnswering] = useState<Question | null>(null);
-  const [dialogApproval, setDialogApproval] = useState<Approval | null>(null);
   const [notice, setNotice] = useState<Notice | null>(null);
 
-  const elementId = (entry: Entry) =>
-    entry.type === "approval"
-      ? approvalOptionId(entry.item)
-      : entry.type === "question"
-        ? questionOptionId(entry.item)
-        : optionId(entry.item);
-  const move = (by: number, within?: Entry["type"]) => {
-    const pool = within ? entries.filter((e) => e.type === within) : entries;
-    if (pool.length === 0) return;
-    const at = Math.max(0, pool.findIndex((e) => e.key === current?.key));
-    const from = current && pool.some((e) => e.key === current.key) ? at : by > 0 ? -1 : pool.length;
-    const target = pool[Math.min(pool.length - 1, Math.max(0, from + by))];
-    setSelectedKey(target.key);
-    document.getElementById(elementId(target))?.scrollIntoView?.({ block: "nearest" });
-  };
   const open = (item: QueueItem | null) => {
     if (item) navigate(panelPath(item));
   };
@@ -167,72 +123,14 @@ export default function QueuePage() {
     else if (entry?.item.execution_id) navigate(`/executions/${encodeURIComponent(entry.item.execution_id)}`);
   };
 
-  const send = (approval: Approval, kind: ApprovalDecisionKind, extra: { comment?: string; params?: Record<string, unknown> } = {}) => {
-    if (decision.isPending) return;
-    setNotice(null);
-    decision.mutate(
-      { approval, body: { decision: kind, comment: extra.comment || null, ...(extra.params ? { params: extra.params } : {}) } },
-      {
-        onSuccess: (result) => {
-          setDialog(null);
-          const after = result?.approval;
-          const still = after && after.status === "pending" ? ` It waits for more approvals (${after.approvals ?? 0} of ${after.quorum}).` : "";
-          setNotice({ tone: "info", text: `${DONE[kind]}: ${approval.message}.${still}` });
-          undo.remember(approval, result);
-        },
-        onError: (error) => {
-          if (kind === "edit" && error instanceof ApiError && error.status === 422) return; // shown on the fields
-          setDialog(null);
-          setNotice({ tone: "error", text: refusalText(error) });
-        },
-      },
-    );
-  };
-
-  // approving takes a confirming key (confirmation.ts: every approval is a checkpoint); moving the selection drops it
-  const confirmation = useConfirmation<"approve">();
-  useEffect(() => confirmation.cancel(), [current?.key, confirmation.cancel]);
-  // the armed button takes focus, so that Enter confirms even when another button had it
-  const armedPrompt = confirmation.armed?.prompt;
-  useEffect(() => {
-    if (armedPrompt) document.querySelector<HTMLButtonElement>(".decision-bar__button--armed")?.focus();
-  }, [armedPrompt]);
-
-  /** a / r / e: act on the selected approval; on a suggestion they say where its decisions are. */
-  const act = (key: "a" | "r" | "e", viaButton = false) => {
-    if (decision.isPending) return;
-    // a click on the armed Approve button confirms it (a key press of a again does not)
-    const confirmed = viaButton && key === "a" ? confirmation.take(selectedApproval?.approval_id) : null;
-    confirmation.cancel();
-    if (!selectedApproval) {
-      setNotice({
-        tone: "info",
-        text: entries.length === 0 ? "There is nothing to decide." :
-          "a, r and e decide approvals. Press Enter to open the selected suggestion's coaching panel and decide it there.",
-      });
-      return;
-    }
-    if (confirmed) send(selectedApproval, "approve");
-    else if (key === "a") {
-      confirmation.arm({ action: "approve", target: selectedApproval.approval_id, prompt: approvalPrompt(selectedApproval) });
-    } else if (key === "e" && !EDITABLE_KINDS.includes(selectedApproval.kind)) {
-      setNotice({ tone: "info", text: "Only a tool call's params can be edited; approve (a) or reject (r) this one." });
-    } else {
-      decision.reset();
-      setDialogApproval(selectedApproval);
-      setDialog(key === "r" ? "reject" : "edit");
-    }
-  };
-
-  const takeBack = () =>
-    undo.takeBack({
-      onSuccess: () => {
-        setNotice({ tone: "info", text: "Taken back: the approval waits for a decision again." });
-        if (undo.held) setSelectedKey(`approval:${undo.held.approval.approval_id}`);
-      },
-      onError: (error) => setNotice({ tone: "error", text: `It could not be taken back: ${refusalText(error)}` }),
+  const { decision, undo, confirmation, dialog, setDialog, dialogApproval, send, act, confirmArmed, takeBack } =
+    useQueueApprovalDecisions({
+      selectedApproval,
+      selectedKey: current?.key,
+      nothingToDecide: entries.length === 0,
+      setNotice,
+      selectApproval,
     });
-  useUndoChord(takeBack, undo.held !== null);
 
   useShortcuts({
     ...(undo.held ? { z: takeBack } : {}),
@@ -240,8 +138,7 @@ export default function QueuePage() {
     k: () => move(-1),
     Enter: () => {
       if (!confirmation.isArmed()) return openEntry(current);
-      const armed = confirmation.take(selectedApproval?.approval_id);
-      if (armed && selectedApproval) send(selectedApproval, "approve");
+      confirmArmed();
     },
     ...(confirmation.armed ? { Escape: confirmation.cancel } : {}),
     i: () => (selectedQuestion ? setAnswering(selectedQuestion) : undefined),
@@ -252,17 +149,6 @@ export default function QueuePage() {
     "?": () => setDialog("help"),
   });
 
-  const listKeys = (within: Entry["type"]) => (event: KeyboardEvent<HTMLUListElement>) => {
-    const by = { ArrowDown: 1, ArrowUp: -1 }[event.key];
-    if (by) {
-      event.preventDefault();
-      move(by, within);
-    } else if (event.key === "Home" || event.key === "End") {
-      event.preventDefault();
-      move(event.key === "Home" ? -entries.length : entries.length, within);
-    }
-  };
-  const onListKeyDown = listKeys("suggestion");
   const suggestionTotal = queue.data?.total ?? 0;
 
   return (
@@ -320,7 +206,7 @@ export default function QueuePage() {
           now={now}
           busy={decision.isPending}
           armed={confirmation.armed !== null && confirmation.armed.target === selectedApproval?.approval_id}
-          onSelect={(approval) => setSelectedKey(`approval:${approval.approval_id}`)}
+          onSelect={selectApproval}
           onListKeyDown={listKeys("approval")}
           onAction={act}
         />
@@ -333,88 +219,27 @@ export default function QueuePage() {
           items={questions}
           selected={selectedQuestion}
           now={now}
-          onSelect={(item) => setSelectedKey(`question:${item.execution_id}`)}
+          onSelect={selectQuestion}
           onOpen={(item) => setAnswering(item)}
           onListKeyDown={listKeys("question")}
         />
       ) : null}
 
-      {shows(filters, "suggestion") ? <h2 id="suggestions-heading">Suggestions</h2> : null}
-      {!shows(filters, "suggestion") ? null : queue.isPending ? (
-        <Loading label="Loading the queue…" />
-      ) : queue.isError ? (
-        <ErrorNotice title="Could not load the queue" error={queue.error} onRetry={() => void queue.refetch()} />
-      ) : items.length === 0 ? (
-        <p className="empty">
-          {isFiltered(filters)
-            ? "No suggestion matches these filters."
-            : "Nothing to decide: no suggestion is waiting. New ones appear here as they come."}
-        </p>
-      ) : (
-        <>
-          <ul
-            className="queue__list"
-            role="listbox"
-            aria-label="Pending suggestions"
-            aria-describedby="queue-hint"
-            aria-activedescendant={selected ? optionId(selected) : undefined}
-            tabIndex={0}
-            onKeyDown={onListKeyDown}
-          >
-            {items.map((item) => {
-              const isSelected = item.suggestion_id === selected?.suggestion_id;
-              const paused = item.execution_status === "paused";
-              return (
-                <li
-                  key={item.suggestion_id}
-                  id={optionId(item)}
-                  role="option"
-                  aria-selected={isSelected}
-                  className={`queue__item${isSelected ? " queue__item--selected" : ""}`}
-                  onClick={() => {
-                    setSelectedKey(`suggestion:${item.suggestion_id}`);
-                    open(item);
-                  }}
-                >
-                  <span className="queue__marker" aria-hidden="true">
-                    {isSelected ? "▶" : ""}
-                  </span>
-                  <span className="queue__main">
-                    <span className="queue__workflow">{item.workflow_name}</span>
-                    <span className="queue__step">
-                      {item.step_name || item.step_id}
-                      {item.tool ? (
-                        <>
-                          {" · "}
-                          <span className="mono">{item.tool}</span>
-                        </>
-                      ) : null}
-                    </span>
-                    {keyVariables(item.variables) ? (
-                      <span className="queue__vars mono">{keyVariables(item.variables)}</span>
-                    ) : null}
-                  </span>
-                  <span className="queue__meta">
-                    <span>Confidence {confidenceLabel(item.confidence)}</span>
-                    <time dateTime={item.created_at}>{formatAge(item.created_at, now)}</time>
-                    {paused ? <span className="tag tag--paused">‖ Paused</span> : null}
-                    {item.purpose === "correction" ? <span className="tag">✕ Rejected: needs a correction</span> : null}
-                    {item.purpose === "spot_check" ? <span className="tag">Spot check</span> : null}
-                    {item.kind === "tool_call" ? <span className="tag">Agent tool call</span> : null}
-                  </span>
-                </li>
-              );
-            })}
-          </ul>
-          <Pager
-            label="Queue pages"
-            page={queue.data.page}
-            perPage={queue.data.per_page}
-            total={queue.data.total}
-            onChange={(next) => setParams(next > 1 ? { ...paramsOf(filters), page: String(next) } : paramsOf(filters))}
-          />
-        </>
-      )}
+      {shows(filters, "suggestion") ? (
+        <SuggestionList
+          queue={queue}
+          items={items}
+          filtered={isFiltered(filters)}
+          selected={selectedSuggestion}
+          now={now}
+          onListKeyDown={listKeys("suggestion")}
+          onOpen={(item) => {
+            selectSuggestion(item);
+            open(item);
+          }}
+          onPage={(next) => setParams(next > 1 ? { ...paramsOf(filters), page: String(next) } : paramsOf(filters))}
+        />
+      ) : null}
 
       {dialog === "help" ? <ShortcutSheet onClose={() => setDialog(null)} /> : null}
       {answering ? (
