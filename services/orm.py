@@ -103,7 +103,7 @@ class Base(DeclarativeBase):
     pass
 
 
-class NewId:
+class FilledAtInit:
     """Ids and column defaults are filled when the object is made, not at flush, so an object can be
     read (pushed to clients, put in an answer) before anything is written."""
 

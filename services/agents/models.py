@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from services.orm import Base, JsonType, NewId, UtcDateTime, new_id, utcnow
+from services.orm import Base, FilledAtInit, JsonType, UtcDateTime, new_id, utcnow
 
 
 class WorkspaceLLM(Base):
@@ -23,7 +23,7 @@ class WorkspaceLLM(Base):
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 
-class AgentMessage(NewId, Base):
+class AgentMessage(FilledAtInit, Base):
     """One message of an agent step's conversation (core/agent; migration 0018): written as the conversation grows,
     each LLM answer and each tool result committed before the next request, so a restarted server goes on from the
     stored conversation. `data` holds the role's own fields (core.agent.conversation.Message)."""

@@ -7,10 +7,10 @@ from typing import Any
 from sqlalchemy import Float, ForeignKey, Index, Integer, String, Text, text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from services.orm import Base, JsonType, NewId, UtcDateTime, new_id, utcnow
+from services.orm import Base, FilledAtInit, JsonType, UtcDateTime, new_id, utcnow
 
 
-class Approval(NewId, Base):
+class Approval(FilledAtInit, Base):
     """An approval step or a policy-forced review of a tool call (core/approvals; migration 0012)."""
 
     __tablename__ = "approvals"

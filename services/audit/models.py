@@ -7,10 +7,10 @@ from typing import Any
 from sqlalchemy import ForeignKey, Integer, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from services.orm import Base, JsonType, NewId, UtcDateTime, utcnow
+from services.orm import Base, FilledAtInit, JsonType, UtcDateTime, utcnow
 
 
-class AuditEvent(NewId, Base):
+class AuditEvent(FilledAtInit, Base):
     """Append-only, hash-chained per workspace (services/audit/service.py)."""
 
     __tablename__ = "audit_events"

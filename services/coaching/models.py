@@ -7,10 +7,10 @@ from typing import Any
 from sqlalchemy import ForeignKey, Index, Integer, String, Text, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from services.orm import Base, JsonType, NewId, UtcDateTime, new_id, utcnow
+from services.orm import Base, FilledAtInit, JsonType, UtcDateTime, new_id, utcnow
 
 
-class Suggestion(NewId, Base):
+class Suggestion(FilledAtInit, Base):
     __tablename__ = "suggestions"
     # the work queue: a workspace's pending suggestions only (deciding one removes its entry; migration 0008)
     __table_args__ = (Index("ix_suggestions_pending", "workspace_id", "created_at",
@@ -46,7 +46,7 @@ class Suggestion(NewId, Base):
     __mapper_args__ = {"version_id_col": version}
 
 
-class Decision(NewId, Base):
+class Decision(FilledAtInit, Base):
     __tablename__ = "decisions"
     # Keyed by the suggestion (SQLite: the row lives in that key's B-tree, WITHOUT ROWID); only keyed decisions
     # are in the Idempotency-Key index (migration 0009: fewer pages written per decision)
@@ -80,7 +80,7 @@ class Decision(NewId, Base):
     outcome: Mapped[str | None] = mapped_column(String(16), nullable=True)
 
 
-class CorrectionPack(NewId, Base):
+class CorrectionPack(FilledAtInit, Base):
     __tablename__ = "correction_packs"
     __table_args__ = (UniqueConstraint("workflow_id", "step_id"),)
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)

@@ -8,10 +8,10 @@ from sqlalchemy import ForeignKey, Index, Integer, String, event, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from core.execution.engine import StepState
-from services.orm import Base, JsonType, NewId, StepStates, UtcDateTime, new_id, utcnow
+from services.orm import Base, FilledAtInit, JsonType, StepStates, UtcDateTime, new_id, utcnow
 
 
-class Execution(NewId, Base):
+class Execution(FilledAtInit, Base):
     __tablename__ = "executions"
     __table_args__ = (Index("ix_executions_ws_created", "workspace_id", "created_at"),
                       # the gate deadline scanner's index: only executions waiting at a gate with a deadline

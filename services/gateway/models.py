@@ -9,10 +9,10 @@ from typing import Any
 from sqlalchemy import Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from services.orm import Base, JsonType, NewId, UtcDateTime, new_id, utcnow
+from services.orm import Base, FilledAtInit, JsonType, UtcDateTime, new_id, utcnow
 
 
-class AgentIdentity(NewId, Base):
+class AgentIdentity(FilledAtInit, Base):
     """An agent that calls the workspace's tools through the MCP gateway (services/gateway, migration 0025): only
     its bearer token's SHA-256 is stored; the token is shown once."""
 
@@ -29,7 +29,7 @@ class AgentIdentity(NewId, Base):
     revoked_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
 
 
-class GatewayCall(NewId, Base):
+class GatewayCall(FilledAtInit, Base):
     """One `tools/call` an agent made through the gateway that a person must review (or reviewed): held until
     decided, forwarded at most once, its result kept until the agent has it (services/gateway/calls.py).
     state: held -> forwarding -> done | failed, or held -> rejected; delivered_at once the agent was answered."""
@@ -72,7 +72,7 @@ class GatewayToolMode(Base):
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 
-class GatewayCorrectionPack(NewId, Base):
+class GatewayCorrectionPack(FilledAtInit, Base):
     """The reviewers' edits of one gateway tool's arguments, grouped by what they changed (core/coaching/corrections:
     the steps' PackStats in `stats`). Made disabled: its learned rules apply (offered to the reviewer, applied in AUTO)
     once a lead enables it."""

@@ -8,10 +8,10 @@ from typing import Any
 from sqlalchemy import Float, Index, Integer, String, Text, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from services.orm import Base, JsonType, NewId, UtcDateTime, new_id, utcnow
+from services.orm import Base, FilledAtInit, JsonType, UtcDateTime, new_id, utcnow
 
 
-class OutboxRow(NewId, Base):
+class OutboxRow(FilledAtInit, Base):
     """One message to one recipient on one channel for one event, stored in the event's own transaction and sent
     after it commits by whoever claims it (status pending → sending → sent / failed; a claim whose sender died is
     taken again once its lease ran out). (event_id, recipient, channel) is unique: never sent twice."""
@@ -65,7 +65,7 @@ class NotificationPrefs(Base):
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 
-class NotificationRoute(NewId, Base):
+class NotificationRoute(FilledAtInit, Base):
     """A workspace's route: events (of this workflow, of this tool) → users, a webhook endpoint and/or a Slack
     channel; a review still undecided `escalate_after_s` later goes to `escalate_users` / `escalate_endpoint_id`."""
 
@@ -87,7 +87,7 @@ class NotificationRoute(NewId, Base):
     slack_channel: Mapped[str | None] = mapped_column(String(81), nullable=True)
 
 
-class WebhookEndpoint(NewId, Base):
+class WebhookEndpoint(FilledAtInit, Base):
     """An outgoing webhook of a workspace: its URL, the events it hears, its signing secret (sealed at rest), and
     how its deliveries went (failing after repeated failures, until one succeeds)."""
 
@@ -107,7 +107,7 @@ class WebhookEndpoint(NewId, Base):
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 
-class Escalation(NewId, Base):
+class Escalation(FilledAtInit, Base):
     """A review's escalation step, due at a time; the scanner fires it once if the review is still pending."""
 
     __tablename__ = "notification_escalations"
@@ -125,7 +125,7 @@ class Escalation(NewId, Base):
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 
-class ActionLink(NewId, Base):
+class ActionLink(FilledAtInit, Base):
     """The approve / reject links of one email to one person: single-use (used_at), expiring, bound to the user."""
 
     __tablename__ = "notification_action_links"
@@ -140,7 +140,7 @@ class ActionLink(NewId, Base):
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 
-class PushSubscription(NewId, Base):
+class PushSubscription(FilledAtInit, Base):
     """One browser of a person that accepted Web Push (its PushSubscription: the push service's endpoint URL and the
     keys to encrypt for it). Removed when the person turns it off, or when the push service answers 404 / 410 (the
     browser unsubscribed). Migration 0031_web_push."""

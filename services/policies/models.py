@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import ForeignKey, Integer, String, Text, text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from services.orm import Base, JsonType, NewId, UtcDateTime, new_id, utcnow
+from services.orm import Base, FilledAtInit, JsonType, UtcDateTime, new_id, utcnow
 
 
 class WorkspaceOutbound(Base):
@@ -34,7 +34,7 @@ class PolicySettings(Base):
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 
-class Policy(NewId, Base):
+class Policy(FilledAtInit, Base):
     """One policy rule (core/policy): match → effect, scoped to the workspace, a workflow or a user."""
 
     __tablename__ = "policies"

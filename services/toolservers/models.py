@@ -7,10 +7,10 @@ from typing import Any
 from sqlalchemy import ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from services.orm import Base, JsonType, NewId, UtcDateTime, new_id, utcnow
+from services.orm import Base, FilledAtInit, JsonType, UtcDateTime, new_id, utcnow
 
 
-class ToolServer(NewId, Base):
+class ToolServer(FilledAtInit, Base):
     """An MCP server whose tools a workspace's steps may call as `<name>.<tool>` (services/toolservers,
     migration 0021). `secret` holds the headers (a bearer token among them) encrypted with the server's key;
     `tools` is the last tool list the server gave, so that every process validates and runs with the same."""

@@ -7,10 +7,10 @@ from typing import Any
 from sqlalchemy import ForeignKey, Index, String, Text, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from services.orm import Base, JsonType, NewId, UtcDateTime, new_id, utcnow
+from services.orm import Base, FilledAtInit, JsonType, UtcDateTime, new_id, utcnow
 
 
-class TriggerHook(NewId, Base):
+class TriggerHook(FilledAtInit, Base):
     """An incoming webhook of a workflow. `secret` is the HMAC key sealed with the server's key
     (services/toolservers/secrets.py, its own purpose): the server must recompute signatures, so it is encrypted,
     not hashed, and shown once. A revoked hook answers 410."""
@@ -30,7 +30,7 @@ class TriggerHook(NewId, Base):
     revoked_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
 
 
-class TriggerSchedule(NewId, Base):
+class TriggerSchedule(FilledAtInit, Base):
     """A cron schedule of a workflow. `next_fire_at` is the claim: a scanner fires a due schedule only when its
     conditional UPDATE (… WHERE id = ? AND next_fire_at = <what it read>) changes the row, in the transaction that
     starts the execution (services/triggers/schedules.py). NULL while disabled."""
@@ -56,7 +56,7 @@ class TriggerSchedule(NewId, Base):
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 
-class TriggerStart(NewId, Base):
+class TriggerStart(FilledAtInit, Base):
     """One execution started by a trigger: which hook (and the sender's delivery id) or which schedule (and the slot
     it fired for). The unique (hook_id, delivery_id) makes a delivery start at most one execution, also when two
     copies arrive at once; the unique (schedule_id, fire_at) guards a slot the same way."""

@@ -6,10 +6,10 @@ from datetime import datetime
 from sqlalchemy import ForeignKey, Integer, String, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from services.orm import Base, NewId, UtcDateTime, new_id, utcnow
+from services.orm import Base, FilledAtInit, UtcDateTime, new_id, utcnow
 
 
-class Workspace(NewId, Base):
+class Workspace(FilledAtInit, Base):
     __tablename__ = "workspaces"
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     slug: Mapped[str] = mapped_column(String(64), unique=True)
@@ -17,7 +17,7 @@ class Workspace(NewId, Base):
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 
-class User(NewId, Base):
+class User(FilledAtInit, Base):
     __tablename__ = "users"
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     email: Mapped[str] = mapped_column(String(254), unique=True)
@@ -49,7 +49,7 @@ class Membership(Base):
     tokens_not_before: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
 
 
-class Invitation(NewId, Base):
+class Invitation(FilledAtInit, Base):
     """An admin's offer of a role in their workspace to an email; it becomes a membership only when the
     owner of that email accepts it (migration 0010)."""
 
@@ -64,7 +64,7 @@ class Invitation(NewId, Base):
     decided_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
 
 
-class ApiToken(NewId, Base):
+class ApiToken(FilledAtInit, Base):
     """A bearer token: only its SHA-256 is stored; the token itself is shown once."""
 
     __tablename__ = "api_tokens"

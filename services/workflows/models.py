@@ -7,10 +7,10 @@ from typing import Any
 from sqlalchemy import ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from services.orm import Base, JsonType, NewId, UtcDateTime, new_id, utcnow
+from services.orm import Base, FilledAtInit, JsonType, UtcDateTime, new_id, utcnow
 
 
-class Workflow(NewId, Base):
+class Workflow(FilledAtInit, Base):
     __tablename__ = "workflows"
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"), index=True)
