@@ -36,6 +36,8 @@ class Prepared:
     target: str
     message: dict[str, Any] | None
     ts: str | None = None
+    row: str | None = None  # the review row posted (its id goes with the message: client.post_review)
+    look_first: bool = False  # an earlier attempt may have posted it: look for that message before posting
 
 
 def enabled(session: Session, workspace_id: str) -> bool:
@@ -100,7 +102,7 @@ def prepare(session: Session, settings, row: OutboxRow) -> Prepared:
     """What to post, read in the sender's transaction: the app (its token opened), where, and the message (already
     the decided one when the review was decided before its message went out)."""
     return Prepared(app_config(session, settings, row.workspace_id), row.address,
-                    current_message(session, settings, row))
+                    current_message(session, settings, row), row=row.id, look_first=(row.attempts or 0) > 1)
 
 
 def send(settings, prepared: Prepared) -> client.Posted | None:
@@ -111,6 +113,7 @@ def send(settings, prepared: Prepared) -> client.Posted | None:
         if prepared.ts:
             client.update_decided(settings, prepared.config, prepared.target, prepared.ts, prepared.message)
             return None
-        return client.post_review(settings, prepared.config, prepared.target, prepared.message)
+        return client.post_review(settings, prepared.config, prepared.target, prepared.message, row=prepared.row,
+                                  look_first=prepared.look_first)
     except client.SlackError as exc:
         raise SendFailed(str(exc)) from exc

@@ -2,11 +2,15 @@
 
 `post_review` posts a review message (services/slack/messages.py) to a channel, or to a person as a direct message
 (conversations.open first), and returns the message's `channel` and `ts`, which `update_decided` needs to replace
-it once the review is decided anywhere. Slack's refusals raise SlackError with Slack's own error code; `permanent`
-says whether retrying can help (the outbox backs off and retries the others, honouring `retry_after`).
+it once the review is decided anywhere. Each review message carries Slack message metadata naming its outbox row
+(`coach_review`, `{"row": <id>}`): a row tried again after its sender died between Slack's answer and storing it
+looks in the channel's recent history for its own message first (`find_posted`), so the review is not posted twice.
+Slack's refusals raise SlackError with Slack's own error code; `permanent` says whether retrying can help (the
+outbox backs off and retries the others, honouring `retry_after`).
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +25,9 @@ PERMANENT = frozenset({"invalid_auth", "not_authed", "account_inactive", "token_
                        "user_not_found", "user_disabled", "cannot_dm_bot", "invalid_blocks", "msg_too_long",
                        "message_not_found", "cant_update_message", "edit_window_closed", "not_configured"})
 TIMEOUT_S = 10
+REVIEW_EVENT = "coach_review"  # the metadata event type of a review message: {"row": <its outbox row's id>}
+HISTORY_LOOK = 100  # how many of a channel's newest messages a row tried again looks through for its own
+log = logging.getLogger(__name__)
 
 
 class SlackError(Exception):
@@ -83,9 +90,11 @@ def is_person(target: str) -> bool:
 
 
 def post_review(settings: Settings, config: SlackConfig, channel_or_user: str | None,
-                message: dict[str, Any]) -> Posted:
+                message: dict[str, Any], *, row: str | None = None, look_first: bool = False) -> Posted:
     """chat.postMessage of `message` ({text, blocks}) to a channel id, or to a Slack user id as a DM; None: the
-    workspace's default channel."""
+    workspace's default channel. `row`: the outbox row's id, carried in the message's metadata. `look_first`: an
+    earlier attempt of this row may have posted it (its sender died before storing Slack's answer): that message,
+    if the channel's recent history has it, is the answer, and nothing is posted."""
     target = channel_or_user or config.default_channel
     if not target:
         raise SlackError("channel_not_found", "no channel given and the workspace has no default channel")
@@ -94,9 +103,33 @@ def post_review(settings: Settings, config: SlackConfig, channel_or_user: str | 
     if is_person(target):
         opened = _call(client.conversations_open, users=target)
         channel = (opened.get("channel") or {}).get("id") or target
+    if row and look_first:
+        found = find_posted(client, channel, row)
+        if found is not None:
+            return found
+    metadata = {"event_type": REVIEW_EVENT, "event_payload": {"row": row}} if row else None
     posted = _call(client.chat_postMessage, channel=channel, text=message.get("text", ""),
-                   blocks=message.get("blocks"))
+                   blocks=message.get("blocks"), metadata=metadata)
     return Posted(channel=posted.get("channel") or channel, ts=str(posted.get("ts") or ""))
+
+
+def find_posted(client: WebClient, channel: str, row: str) -> Posted | None:
+    """The review message of outbox row `row` among the channel's newest messages (conversations.history with
+    metadata), or None. A channel named `#name` has no id to read until a post answers one, and an app without the
+    history scopes (channels:history, groups:history, im:history) cannot look: then None, and the row is posted
+    (at least once, as before)."""
+    if channel.startswith("#"):
+        return None
+    try:
+        history = _call(client.conversations_history, channel=channel, limit=HISTORY_LOOK, include_all_metadata=True)
+    except SlackError as exc:
+        log.warning("Slack conversations.history failed (%s): the review of row %s is posted again", exc.code, row)
+        return None
+    for found in history.get("messages") or []:
+        meta = found.get("metadata") or {}
+        if meta.get("event_type") == REVIEW_EVENT and (meta.get("event_payload") or {}).get("row") == row:
+            return Posted(channel=channel, ts=str(found.get("ts") or ""))
+    return None
 
 
 def update_decided(settings: Settings, config: SlackConfig, channel: str, ts: str, message: dict[str, Any]) -> None:

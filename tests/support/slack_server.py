@@ -7,8 +7,9 @@
         slack.fail("chat.postMessage", "channel_not_found")   # the next call of that method answers this error
         slack.fail("chat.postMessage", "ratelimited", status=429, retry_after=3)
 
-It answers chat.postMessage, chat.update, chat.postEphemeral, conversations.open and views.open like Slack does
-(`{"ok": true, ...}`; a `#name` posted to is answered with its id from `channels`, an unknown one with
+It answers chat.postMessage, chat.update, chat.postEphemeral, conversations.open, conversations.history (the
+messages posted to the channel, newest first, their metadata with `include_all_metadata`) and views.open like Slack
+does (`{"ok": true, ...}`; a `#name` posted to is answered with its id from `channels`, an unknown one with
 `channel_not_found`), and `invalid_auth` to a token other than the expected one. `sign(secret, body)` makes the
 headers Slack signs an interactivity request with; `click(...)` and `submission(...)` the payloads it sends.
 """
@@ -32,6 +33,7 @@ class ScriptedSlack:
         self.failures: dict[str, list[tuple[str, int, float | None]]] = {}
         self._lock = threading.Lock()
         self._ts = 0
+        self.posted: dict[str, list[dict[str, Any]]] = {}  # channel id -> messages posted there, oldest first
         self.server: ThreadingHTTPServer | None = None
 
     def calls(self, method: str | None = None) -> list[dict[str, Any]]:
@@ -62,8 +64,18 @@ class ScriptedSlack:
                 if channel not in self.channels:
                     return 200, {}, {"ok": False, "error": "channel_not_found"}
                 channel = self.channels[channel]
-            return 200, {}, {"ok": True, "channel": channel, "ts": ts,
-                             "message": {"text": args.get("text"), "ts": ts}}
+            message = {"type": "message", "text": args.get("text"), "ts": ts}
+            if isinstance(args.get("metadata"), dict):
+                message["metadata"] = args["metadata"]
+            with self._lock:
+                self.posted.setdefault(channel, []).append(message)
+            return 200, {}, {"ok": True, "channel": channel, "ts": ts, "message": message}
+        if method == "conversations.history":
+            with_metadata = str(args.get("include_all_metadata", "")).lower() in ("1", "true")
+            with self._lock:
+                newest = list(reversed(self.posted.get(args.get("channel") or "", [])))[:int(args.get("limit") or 100)]
+            return 200, {}, {"ok": True, "has_more": False, "messages": [
+                m if with_metadata else {k: v for k, v in m.items() if k != "metadata"} for m in newest]}
         if method == "chat.update":
             return 200, {}, {"ok": True, "channel": args.get("channel"), "ts": args.get("ts")}
         if method == "chat.postEphemeral":
@@ -87,14 +99,19 @@ class ScriptedSlack:
             def log_message(self, *args) -> None:
                 pass
 
-            def do_POST(self) -> None:
+            def do_GET(self) -> None:  # the Web API's reading methods (conversations.history): arguments in the query
+                self.do_POST(dict(parse_qsl(self.path.partition("?")[2])))
+
+            def do_POST(self, args: dict[str, Any] | None = None) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
-                if "json" in (self.headers.get("Content-Type") or ""):
+                if args is not None:
+                    pass
+                elif "json" in (self.headers.get("Content-Type") or ""):
                     args = json.loads(raw or b"{}")
                 else:
                     args = dict(parse_qsl(raw.decode("utf-8")))
-                    for key in ("blocks", "view"):
+                    for key in ("blocks", "view", "metadata"):
                         if isinstance(args.get(key), str):
                             args[key] = json.loads(args[key])
                 token = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
