@@ -103,7 +103,8 @@ function SlackForm({ saved }: { saved: SlackSettings }) {
           />
           <small id={`${id}-bot_token-hint`} className="muted">
             {saved.bot_token_set ? "A bot token is stored (encrypted; never shown)." : "No bot token is stored."} OAuth
-            &amp; Permissions → Bot User OAuth Token (scopes chat:write, im:write).
+            &amp; Permissions → Bot User OAuth Token (scopes chat:write, im:write; channels:history, groups:history,
+            im:history so that a review is never posted twice).
           </small>
           {error("bot_token")}
         </div>
