@@ -90,8 +90,12 @@ def current_message(session: Session, settings, review_row: OutboxRow) -> dict[s
                 "step_id": p.get("step_id"), "execution_id": p.get("execution_id")}
     review = messages.from_approval(approval, review_row.workspace_id, settings.resolved_public_url)
     a = session.get(Approval, review_row.approval_id or p.get("approval_id") or "")
-    if a is None or a.status == A.PENDING:
+    if a is None:
         return messages.review_message(review)
+    if a.status == A.PENDING:  # a quorum under way: who approved so far (the buttons stay for the others)
+        counted = sorted(A.approvals_counted(a.decisions or []))
+        return messages.review_message(review, f"Approved so far: {len(counted)} of {a.quorum} "
+                                               f"({', '.join(counted)})" if counted else None)
     last = (a.decisions or [{}])[-1]
     who = last.get("user")
     return messages.decided_message(messages.review_title(review), a.status, None if who == A.SYSTEM else who,

@@ -1,8 +1,8 @@
 """Slack messages kept true once their review is decided anywhere (issue 33): in the web app, through the REST
 decision endpoint, from an email link, from another Slack message, by its deadline or a cancel.
 
-The outbox way, like every other delivery: when an approval becomes final (or a held decision is taken back), the
-hook `approval_changed` notes it in the deciding transaction; at that transaction's commit one `review_update` row
+The outbox way, like every other delivery: when an approval becomes final, counts one more approval of its quorum,
+or a held decision is taken back, the hook `approval_changed` notes it in the deciding transaction; at that transaction's commit one `review_update` row
 is added per Slack message sent (or still to be sent) for the approval, in the same transaction as the decision.
 The sender (sender.py) claims it after commit like any row and makes one chat.update of the message whose channel
 id and ts the review's row kept, showing the approval as it is then: who decided what and when, without buttons

@@ -137,8 +137,9 @@ def review_title(review: Review) -> str:
     return f"{EVENTS.get(review.event, 'Review waiting')}: {what}"
 
 
-def review_message(review: Review) -> dict[str, Any]:
-    """{text, blocks} for chat.postMessage: the review, and Approve / Reject (or Open in Coach alone when risky)."""
+def review_message(review: Review, progress: str | None = None) -> dict[str, Any]:
+    """{text, blocks} for chat.postMessage: the review, and Approve / Reject (or Open in Coach alone when risky).
+    `progress`: a line on how far a quorum has come ("Approved so far: 1 of 2 (…)")."""
     title = EVENTS.get(review.event, "Review waiting")
     where = " · ".join(p for p in (f"Workflow: {review.workflow}" if review.workflow else "",
                                    f"Agent: {review.agent}" if review.agent else "",
@@ -156,6 +157,8 @@ def review_message(review: Review) -> dict[str, Any]:
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": body}})
     if where:
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": _escape(_cut(where, TEXT_MAX))}]})
+    if progress:
+        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": _escape(_cut(progress, TEXT_MAX))}]})
     reason = risk_reason(review)
     value = button_value(review)
     open_button = {"type": "button", "action_id": OPEN, "text": {"type": "plain_text", "text": "Open in Coach"},

@@ -169,3 +169,26 @@ def test_a_decision_taken_back_in_the_undo_window_puts_the_buttons_back(api, ser
     assert len(calls) == 2 and (calls[1]["args"]["channel"], calls[1]["args"]["ts"]) == ("C0REVIEWS", review.slack_ts)
     assert buttons(calls[1]["args"]) == [M.APPROVE, M.REJECT, M.OPEN]
     assert api.ok("GET", f"/api/approvals/{approval['approval_id']}")["status"] == "pending"
+
+
+def test_each_approval_of_a_quorum_shows_on_the_slack_message_with_the_buttons_kept(app, api, services, slack, lead,
+                                                                                     configured):
+    wf = api.workflow([TOTAL, dict(SIGN_OFF, quorum=2), AFTER])
+    api.settle(api.start(wf["id"])["execution_id"])
+    approval = api.ok("GET", "/api/approvals?status=pending")["items"][0]
+    sender.deliver_due(services)
+    [review] = slack_rows(services)
+
+    lead.ok("POST", f"/api/approvals/{approval['approval_id']}", {"decision": "approve"})
+    sender.deliver_due(services)
+    [partial] = slack.calls("chat.update")
+    assert (partial["args"]["channel"], partial["args"]["ts"]) == ("C0REVIEWS", review.slack_ts)
+    assert "Approved so far: 1 of 2 (lead@test.local)" in json.dumps(partial["args"]["blocks"])
+    assert buttons(partial["args"]) == [M.APPROVE, M.REJECT, M.OPEN]  # the others can still decide from it
+
+    other = as_user(app, services, "lead2@test.local", "lead")
+    other.ok("POST", f"/api/approvals/{approval['approval_id']}", {"decision": "approve"})
+    sender.deliver_due(services)
+    calls = slack.calls("chat.update")
+    assert len(calls) == 2 and buttons(calls[1]["args"]) == []
+    assert "*Approved* by lead2@test.local" in json.dumps(calls[1]["args"]["blocks"])
