@@ -187,10 +187,10 @@ def test_a_deadlock_recording_a_result_is_tried_again_and_the_tool_does_not_run_
     workspace = api.ok("GET", "/api/auth/me")["workspace_id"]
     other = {}
 
-    def runner_waits() -> bool:
+    def runner_waits() -> bool:  # in this database: other test workers' databases have their own waiters
         with services.db.engine.connect() as conn:
             return bool(conn.execute(text("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-                                          "AND wait_event = 'advisory'")).scalar())
+                                          "AND wait_event = 'advisory' AND datname = current_database()")).scalar())
 
     def holder():
         try:
