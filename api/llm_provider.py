@@ -10,7 +10,7 @@ from marshmallow import Schema, fields
 
 from api.base import Blueprint
 from api.context import operator, requires, services, workspace_id
-from api.schemas import StrictBoolean
+from api.schemas import StrictBoolean, one_of
 from services.agents import llm_provider
 
 blp = Blueprint("llm_provider", __name__, url_prefix="/api/workspace/llm",
@@ -30,7 +30,7 @@ class ProviderSchema(Schema):
     api_key_set = fields.Boolean(metadata={"description": "whether an API key is stored (it is never returned)"})
     updated_by = fields.String(allow_none=True)
     updated_at = fields.DateTime(allow_none=True)
-    in_use = fields.String(metadata={"description": "which provider agent steps use now: `workspace` (this one), "
+    in_use = one_of(("workspace", "server", "none"), metadata={"description": "which provider agent steps use now: `workspace` (this one), "
                                                     "`server` (COACH_LLM_*) or `none`"})
     server_default = fields.Nested(ServerDefaultSchema)
 
@@ -47,7 +47,7 @@ class TestSchema(Schema):
     ok = fields.Boolean()
     answer = fields.String(metadata={"description": "the model's answer, when ok"})
     failure = fields.String(metadata={"description": "what went wrong, in words, when not ok"})
-    source = fields.String(metadata={"description": "`workspace` or `server`: which provider was asked"})
+    source = one_of(("workspace", "server", "none"), metadata={"description": "which provider was asked"})
     base_url = fields.String(allow_none=True)
     model = fields.String(allow_none=True)
     elapsed_ms = fields.Integer()

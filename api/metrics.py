@@ -10,6 +10,7 @@ from api.schemas import Shape, StrictBoolean, one_of
 from core.coaching import autonomy
 from core.coaching.counters import DECISIONS
 from core.coaching.levels import LEVELS
+from core.coaching.soundness import FAILED_STEP
 from services.metrics import series, service as metrics, step_decisions
 from services.workflows import service as workflows
 
@@ -173,8 +174,8 @@ class StepDecisionSchema(Schema):
     operator = fields.String()
     created_at = fields.DateTime()
     latency_ms = fields.Float()
-    outcome = fields.String(allow_none=True, metadata={"description": "step_failed: the correction's step then "
-                                                                      "failed because of it"})
+    outcome = one_of((FAILED_STEP,), allow_none=True, metadata={"description": "step_failed: the correction's step "
+                                                                           "then failed because of it"})
     counted = StrictBoolean(metadata={"description": "whether the readiness test counts it (a skip is not counted)"})
 
 

@@ -8,6 +8,7 @@ from marshmallow import Schema, fields
 
 from api.base import Blueprint
 from api.context import operator, requires, services, user_id, workspace_id
+from api.schemas import one_of
 from services.slack import interactions, service as slack_settings
 
 blp = Blueprint("slack", __name__, url_prefix="/api/workspace/slack",
@@ -42,10 +43,11 @@ class SlackUserSchema(Schema):
 
 
 class InteractionAnswerSchema(Schema):
-    outcome = fields.String(metadata={"description": "decided | refused | unknown_user | ignored | modal_opened"})
+    outcome = one_of(("decided", "refused", "unknown_user", "ignored", "modal_opened"))
     message = fields.String()
     response_action = fields.String(metadata={"description": "view_submission: clear (closes the modal) or errors"})
-    errors = fields.Dict()
+    errors = fields.Dict(keys=fields.String(), values=fields.String(), metadata={
+        "description": "view_submission with errors: the modal's block id -> what is wrong"})
 
 
 @blp.route("")

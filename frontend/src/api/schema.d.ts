@@ -6087,12 +6087,13 @@ export interface components {
             workflow_id?: string;
         };
         InteractionAnswer: {
+            /** @description view_submission with errors: the modal's block id -> what is wrong */
             errors?: {
-                [key: string]: unknown;
+                [key: string]: string;
             };
             message?: string;
-            /** @description decided | refused | unknown_user | ignored | modal_opened */
-            outcome?: string;
+            /** @enum {string} */
+            outcome?: "decided" | "refused" | "unknown_user" | "ignored" | "modal_opened";
             /** @description view_submission: clear (closes the modal) or errors */
             response_action?: string;
         };
@@ -6626,8 +6627,11 @@ export interface components {
             api_key_set?: boolean;
             /** @description the OpenAI-compatible API's base URL, e.g. https://api.openai.com/v1 or http://127.0.0.1:11434/v1 (Ollama); held to the workspace's outbound rules */
             base_url?: string | null;
-            /** @description which provider agent steps use now: `workspace` (this one), `server` (COACH_LLM_*) or `none` */
-            in_use?: string;
+            /**
+             * @description which provider agent steps use now: `workspace` (this one), `server` (COACH_LLM_*) or `none`
+             * @enum {string}
+             */
+            in_use?: "workspace" | "server" | "none";
             /** @description the model of agent steps that name none */
             model?: string | null;
             server_default?: components["schemas"]["ServerDefault"];
@@ -7217,8 +7221,11 @@ export interface components {
             execution_id?: string;
             latency_ms?: number;
             operator?: string;
-            /** @description step_failed: the correction's step then failed because of it */
-            outcome?: string | null;
+            /**
+             * @description step_failed: the correction's step then failed because of it
+             * @enum {string|null}
+             */
+            outcome?: "step_failed" | null;
             suggestion_id?: string;
         };
         StepDecisionList: {
@@ -7400,8 +7407,11 @@ export interface components {
             failure?: string;
             model?: string | null;
             ok?: boolean;
-            /** @description `workspace` or `server`: which provider was asked */
-            source?: string;
+            /**
+             * @description which provider was asked
+             * @enum {string}
+             */
+            source?: "workspace" | "server" | "none";
         };
         ThresholdArgs: {
             auto_acceptance?: number;
