@@ -13,6 +13,7 @@ import { NotificationSettings } from "../notifications/NotificationSettings";
 import { WorkspaceNotifications } from "../notifications/WorkspaceNotifications";
 import { MySlackIdSettings, SlackWorkspaceSettings } from "../slack/SlackSettings";
 import "./admin.css";
+import { SecretOnce } from "../components/SecretOnce";
 
 const SHORTCUT_CHOICES: { value: ShortcutMode; label: string; hint: string }[] = [
   { value: "single", label: "Single keys", hint: "a accepts, r rejects, j/k move… (fastest)" },
@@ -137,27 +138,8 @@ function TokenSettings() {
       </form>
 
       {made?.token ? (
-        <div className="notice notice--info token-once" role="status" aria-labelledby="token-once-title">
-          <p id="token-once-title" className="notice__title">
-            Token “{made.name}” created. Copy it now: it is not shown again.
-          </p>
-          <label htmlFor="token-secret" className="visually-hidden">
-            The new token
-          </label>
-          <input id="token-secret" className="mono token-once__value" readOnly value={made.token} onFocus={(e) => e.target.select()} />
-          <div className="token-once__actions">
-            <button
-              type="button"
-              className="button button--secondary"
-              onClick={() => void navigator.clipboard?.writeText(made.token ?? "")}
-            >
-              Copy
-            </button>
-            <button type="button" className="button button--secondary" onClick={() => setMade(null)}>
-              Done, hide it
-            </button>
-          </div>
-        </div>
+        <SecretOnce id="token-secret" label="The new token" value={made.token} onDone={() => setMade(null)}
+          title={<>Token “{made.name}” created. Copy it now: it is not shown again.</>} />
       ) : null}
 
       {tokens.isPending ? (
