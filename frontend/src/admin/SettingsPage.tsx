@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useContext, useId, useState, type FormEvent } from "react";
 import { errorMessage } from "../api/client";
+import { ListTable } from "../components/ListTable";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { setShortcutMode, useShortcutMode, type ShortcutMode } from "../coaching/shortcutPreference";
 import { formatDateTime } from "../format";
@@ -149,44 +150,29 @@ function TokenSettings() {
       ) : active.length === 0 ? (
         <p className="empty">You have no active token.</p>
       ) : (
-        <div className="table-wrap" role="region" aria-labelledby="tokens-heading" tabIndex={0}>
-          <table className="table">
-            <caption className="visually-hidden">Your active tokens</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {active.map((t) => (
-                <tr key={t.id}>
-                  <th scope="row">{t.name}</th>
-                  <td>{formatDateTime(t.created_at)}</td>
-                  <td>{t.last_used_at ? formatDateTime(t.last_used_at) : "never"}</td>
-                  <td className="actions">
-                    <button
-                      type="button"
-                      className="button button--danger"
-                      aria-haspopup="dialog"
-                      aria-label={`Revoke token ${t.name}`}
-                      onClick={() => {
-                        revoke.reset();
-                        setRevoking(t);
-                      }}
-                    >
-                      Revoke
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ListTable labelledBy="tokens-heading" caption="Your active tokens" actions columns={["Name", "Created", "Last used"]}>
+          {active.map((t) => (
+            <tr key={t.id}>
+              <th scope="row">{t.name}</th>
+              <td>{formatDateTime(t.created_at)}</td>
+              <td>{t.last_used_at ? formatDateTime(t.last_used_at) : "never"}</td>
+              <td className="actions">
+                <button
+                  type="button"
+                  className="button button--danger"
+                  aria-haspopup="dialog"
+                  aria-label={`Revoke token ${t.name}`}
+                  onClick={() => {
+                    revoke.reset();
+                    setRevoking(t);
+                  }}
+                >
+                  Revoke
+                </button>
+              </td>
+            </tr>
+          ))}
+        </ListTable>
       )}
       {revoking ? (
         <ConfirmDialog

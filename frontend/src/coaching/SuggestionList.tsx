@@ -1,6 +1,6 @@
 import type { UseQueryResult } from "@tanstack/react-query";
 import type { KeyboardEvent } from "react";
-import { Pager } from "../components/Pager";
+import { Pager, pageCounts } from "../components/Pager";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { confidenceLabel, formatAge } from "../format";
 import { keyVariables } from "./queueFilters";
@@ -77,13 +77,7 @@ export function SuggestionList({
               </>
             )}
           />
-          <Pager
-            label="Queue pages"
-            page={queue.data.page}
-            perPage={queue.data.per_page}
-            total={queue.data.total}
-            onChange={onPage}
-          />
+          <Pager label="Queue pages" {...pageCounts(queue.data)} onChange={onPage} />
         </>
       )}
     </>

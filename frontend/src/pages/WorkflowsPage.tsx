@@ -3,7 +3,8 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Link, useLocation, useNavigate, useSearchParams } from "react-router-dom";
 import { apiGet, apiPost } from "../api/client";
 import type { Page, StartExecutionRequest, StartExecutionResponse, Workflow } from "../api/types";
-import { Pager, pageFromParams } from "../components/Pager";
+import { ListTable } from "../components/ListTable";
+import { Pager, pageCounts, pageFromParams } from "../components/Pager";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { useAuth } from "../auth/useAuth";
 import { satisfies } from "../approvals/eligibility";
@@ -87,66 +88,42 @@ export default function WorkflowsPage() {
         <p className="empty">No workflows yet.</p>
       ) : (
         <>
-          <div className="table-wrap" role="region" aria-labelledby="workflows-heading" tabIndex={0}>
-            <table className="table">
-              <caption className="visually-hidden">
-                Workflows, {workflows.data.total} in total
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Version</th>
-                  <th scope="col">Level</th>
-                  <th scope="col">Mode</th>
-                  <th scope="col" className="num">
-                    Steps
+          <ListTable labelledBy="workflows-heading" caption={`Workflows, ${workflows.data.total} in total`} actions
+            columns={["Name", "Version", "Level", "Mode", { label: "Steps", className: "num" }]}>
+            {workflows.data.items.map((workflow) => {
+              return (
+                <tr key={`${workflow.id}@${workflow.version}`}>
+                  <th scope="row" className="cell-name">
+                    <Link
+                      to={`/workflows/${encodeURIComponent(workflow.id)}`}
+                      className="cell-name__title"
+                    >
+                      {workflow.name}
+                    </Link>
+                    {workflow.description ? (
+                      <span className="cell-name__description">{workflow.description}</span>
+                    ) : null}
                   </th>
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
+                  <td>v{workflow.version}</td>
+                  <td>{levelLabel(workflow.level)}</td>
+                  <td>{modeLabel(workflow.mode)}</td>
+                  <td className="num">{workflow.steps.length}</td>
+                  <td className="actions">
+                    <button
+                      type="button"
+                      className="button"
+                      onClick={() => open(workflow)}
+                      aria-haspopup="dialog"
+                      aria-label={`Run ${workflow.name}`}
+                    >
+                      Run
+                    </button>
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {workflows.data.items.map((workflow) => {
-                  return (
-                    <tr key={`${workflow.id}@${workflow.version}`}>
-                      <th scope="row" className="cell-name">
-                        <Link
-                          to={`/workflows/${encodeURIComponent(workflow.id)}`}
-                          className="cell-name__title"
-                        >
-                          {workflow.name}
-                        </Link>
-                        {workflow.description ? (
-                          <span className="cell-name__description">{workflow.description}</span>
-                        ) : null}
-                      </th>
-                      <td>v{workflow.version}</td>
-                      <td>{levelLabel(workflow.level)}</td>
-                      <td>{modeLabel(workflow.mode)}</td>
-                      <td className="num">{workflow.steps.length}</td>
-                      <td className="actions">
-                        <button
-                          type="button"
-                          className="button"
-                          onClick={() => open(workflow)}
-                          aria-haspopup="dialog"
-                          aria-label={`Run ${workflow.name}`}
-                        >
-                          Run
-                        </button>
-                      </td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
-          </div>
-          <Pager
-            label="Workflow pages"
-            page={workflows.data.page}
-            perPage={workflows.data.per_page}
-            total={workflows.data.total}
+              );
+            })}
+          </ListTable>
+          <Pager label="Workflow pages" {...pageCounts(workflows.data)}
             onChange={(next) => setParams(next > 1 ? { page: String(next) } : {})}
           />
         </>
