@@ -9,7 +9,6 @@ import { ConfirmDialog } from "../dashboards/ConfirmDialog";
 import { formatDateTime } from "../format";
 import { useDocumentTitle } from "../hooks";
 import {
-  ROLES,
   adminKeys,
   cancelInvitation,
   changeRole,
@@ -20,7 +19,8 @@ import {
   setDisabled,
   type Member,
 } from "./api";
-import { InviteForm } from "./InviteForm";
+import { InviteForm, RoleOptions } from "./InviteForm";
+import { DialogButton } from "../components/DialogButton";
 import "./admin.css";
 
 type Pending = { kind: "remove" | "tokens"; member: Member } | null;
@@ -121,11 +121,7 @@ export default function AdminPage() {
                       run(() => changeRole(m.id, next), `${m.email} is now ${next}.`);
                     }}
                   >
-                    {ROLES.map((r) => (
-                      <option key={r} value={r}>
-                        {r}
-                      </option>
-                    ))}
+                    <RoleOptions />
                   </select>
                 </td>
                 <td>{m.disabled ? <span className="tag tag--paused">Disabled</span> : "Active"}</td>
@@ -145,24 +141,14 @@ export default function AdminPage() {
                   >
                     {m.disabled ? "Enable" : "Disable"}
                   </button>
-                  <button
-                    type="button"
-                    className="button button--secondary"
-                    aria-haspopup="dialog"
-                    onClick={() => setPending({ kind: "tokens", member: m })}
-                    aria-label={`Revoke the tokens of ${m.email}`}
-                  >
+                  <DialogButton label={`Revoke the tokens of ${m.email}`}
+                    onOpen={() => setPending({ kind: "tokens", member: m })}>
                     Revoke tokens
-                  </button>
-                  <button
-                    type="button"
-                    className="button button--danger"
-                    aria-haspopup="dialog"
-                    onClick={() => setPending({ kind: "remove", member: m })}
-                    aria-label={`Remove ${m.email}`}
-                  >
+                  </DialogButton>
+                  <DialogButton className="button button--danger" label={`Remove ${m.email}`}
+                    onOpen={() => setPending({ kind: "remove", member: m })}>
                     Remove
-                  </button>
+                  </DialogButton>
                   </div>
                 </td>
               </tr>

@@ -1,8 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useContext, useId, useState, type FormEvent } from "react";
-import { errorMessage } from "../api/client";
 import { ListTable } from "../components/ListTable";
-import { ErrorNotice, Loading } from "../components/QueryState";
+import { ErrorNotice, FailureNotice, Loading } from "../components/QueryState";
 import { setShortcutMode, useShortcutMode, type ShortcutMode } from "../coaching/shortcutPreference";
 import { formatDateTime } from "../format";
 import { useDocumentTitle } from "../hooks";
@@ -15,6 +14,7 @@ import { WorkspaceNotifications } from "../notifications/WorkspaceNotifications"
 import { MySlackIdSettings, SlackWorkspaceSettings } from "../slack/SlackSettings";
 import "./admin.css";
 import { SecretOnce } from "../components/SecretOnce";
+import { DialogButton } from "../components/DialogButton";
 
 const SHORTCUT_CHOICES: { value: ShortcutMode; label: string; hint: string }[] = [
   { value: "single", label: "Single keys", hint: "a accepts, r rejects, j/k move… (fastest)" },
@@ -131,11 +131,7 @@ function TokenSettings() {
         <button type="submit" className="button" disabled={create.isPending || !name.trim()}>
           {create.isPending ? "Creating…" : "Create token"}
         </button>
-        {create.isError ? (
-          <p className="notice notice--error" role="alert">
-            Not created: {errorMessage(create.error)}
-          </p>
-        ) : null}
+        <FailureNotice mutation={create} what="Not created" />
       </form>
 
       {made?.token ? (
@@ -157,18 +153,10 @@ function TokenSettings() {
               <td>{formatDateTime(t.created_at)}</td>
               <td>{t.last_used_at ? formatDateTime(t.last_used_at) : "never"}</td>
               <td className="actions">
-                <button
-                  type="button"
-                  className="button button--danger"
-                  aria-haspopup="dialog"
-                  aria-label={`Revoke token ${t.name}`}
-                  onClick={() => {
-                    revoke.reset();
-                    setRevoking(t);
-                  }}
-                >
+                <DialogButton className="button button--danger" label={`Revoke token ${t.name}`}
+                  onOpen={() => { revoke.reset(); setRevoking(t); }}>
                   Revoke
-                </button>
+                </DialogButton>
               </td>
             </tr>
           ))}
@@ -183,11 +171,7 @@ function TokenSettings() {
           onCancel={() => setRevoking(null)}
         >
           <p>Scripts using it are refused from now on, and their open connections close.</p>
-          {revoke.isError ? (
-            <p className="notice notice--error" role="alert">
-              Not revoked: {errorMessage(revoke.error)}
-            </p>
-          ) : null}
+          <FailureNotice mutation={revoke} what="Not revoked" />
         </ConfirmDialog>
       ) : null}
     </section>

@@ -1,5 +1,6 @@
 import type { ReactNode } from "react";
 import { formatDateTime } from "../format";
+import { DialogButton } from "./DialogButton";
 import "../admin/admin.css"; // .token-once: the box's layout
 
 /**
@@ -74,10 +75,9 @@ export function RevokeCell({ shown, label, onRevoke }: { shown: boolean; label: 
   return (
     <td className="actions">
       {shown ? (
-        <button type="button" className="button button--danger button--small" aria-haspopup="dialog" aria-label={label}
-          onClick={onRevoke}>
+        <DialogButton className="button button--danger button--small" label={label} onOpen={onRevoke}>
           Revoke
-        </button>
+        </DialogButton>
       ) : null}
     </td>
   );

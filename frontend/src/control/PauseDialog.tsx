@@ -3,24 +3,14 @@ import { useState, type FormEvent } from "react";
 import { ErrorNotice } from "../components/QueryState";
 import { Dialog } from "../components/Dialog";
 import { pauseAt } from "./api";
-import { stepLabel, type ControlStep } from "./types";
+import { stepLabel, type StepsDialogProps } from "./types";
 
 /**
  * `P`: stop before a step with a question. The step waiting now stops at
- * once; a later one when the execution reaches it. Enter sends.
+ * once; a later one when the execution reaches it. Enter sends. Its `steps`:
+ * those it may stop before.
  */
-export function PauseDialog({
-  executionId,
-  steps,
-  onDone,
-  onClose,
-}: {
-  executionId: string;
-  /** The steps it may stop before, the default first. */
-  steps: ControlStep[];
-  onDone: (message: string) => void;
-  onClose: () => void;
-}) {
+export function PauseDialog({ executionId, steps, onDone, onClose }: StepsDialogProps) {
   const queryClient = useQueryClient();
   const [stepId, setStepId] = useState(steps[0]?.step_id ?? "");
   const [question, setQuestion] = useState("");

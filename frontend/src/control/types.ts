@@ -33,6 +33,15 @@ export interface ControlStep {
   params_schema?: JsonSchema | null;
 }
 
+/** What a dialog acting on one of an execution's steps (pause before it, edit it) gets. */
+export interface StepsDialogProps {
+  executionId: string;
+  /** The steps it may act on, the default first. */
+  steps: ControlStep[];
+  onDone: (message: string) => void;
+  onClose: () => void;
+}
+
 export interface ControlledExecution {
   execution_id: string;
   status: string;

@@ -1,6 +1,6 @@
 import { useId, type ReactNode } from "react";
-import { errorMessage } from "../api/client";
 import { Dialog } from "../components/Dialog";
+import { FailureNotice } from "../components/QueryState";
 
 /**
  * A modal confirmation (the app's `Dialog`): focus starts on Cancel, so a
@@ -97,11 +97,7 @@ export function ConfirmMutation<V>({
       onConfirm={() => mutation.mutate(variables, { onSuccess: onClose })}
     >
       {children}
-      {mutation.isError ? (
-        <p className="notice notice--error" role="alert">
-          {failure}: {errorMessage(mutation.error)}
-        </p>
-      ) : null}
+      <FailureNotice mutation={mutation} what={failure} />
     </ConfirmDialog>
   );
 }

@@ -1,8 +1,8 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useId, useState } from "react";
-import { ApiError, errorMessage } from "../api/client";
+import { ApiError } from "../api/client";
 import { useWorkflowOptions } from "../api/workflowOptions";
-import { ErrorNotice, Loading } from "../components/QueryState";
+import { ErrorNotice, FailureNotice, Loading } from "../components/QueryState";
 import { KindPicker } from "./KindPicker";
 import { createRoute, deleteRoute, fetchRoutes, fetchWebhooks, notificationKeys, type EventKind } from "./settingsApi";
 
@@ -198,11 +198,7 @@ export function NotificationRoutes() {
         <button type="submit" className="button" disabled={create.isPending}>
           Add route
         </button>
-        {create.isError ? (
-          <p className="notice notice--error" role="alert">
-            Not added: {errorMessage(create.error)}
-          </p>
-        ) : null}
+        <FailureNotice mutation={create} what="Not added" />
       </form>
     </div>
   );

@@ -14,6 +14,7 @@ import { WorkflowSelect } from "../dashboards/WorkflowSelect";
 import { formatDateTime } from "../format";
 import { useDocumentTitle } from "../hooks";
 import { keyVariables } from "../coaching/queueFilters";
+import { DialogButton } from "../components/DialogButton";
 
 /** While any listed execution is still going, refresh the list this often. */
 const LIST_POLL_MS = 3000;
@@ -222,18 +223,10 @@ export default function ExecutionsPage() {
                   </td>
                   <td className="actions">
                     {live ? (
-                      <button
-                        type="button"
-                        className="button button--secondary"
-                        aria-haspopup="dialog"
-                        aria-label={`Cancel execution ${execution.execution_id}`}
-                        onClick={() => {
-                          cancel.reset();
-                          setCancelling(execution);
-                        }}
-                      >
+                      <DialogButton label={`Cancel execution ${execution.execution_id}`}
+                        onOpen={() => { cancel.reset(); setCancelling(execution); }}>
                         Cancel
-                      </button>
+                      </DialogButton>
                     ) : null}
                   </td>
                 </tr>

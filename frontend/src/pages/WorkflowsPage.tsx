@@ -1,8 +1,7 @@
-import { useState } from "react";
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { Link, useLocation, useNavigate, useSearchParams } from "react-router-dom";
-import { apiGet, apiPost } from "../api/client";
-import type { Page, StartExecutionRequest, StartExecutionResponse, Workflow } from "../api/types";
+import { useQuery } from "@tanstack/react-query";
+import { Link, useLocation, useSearchParams } from "react-router-dom";
+import { apiGet } from "../api/client";
+import type { Page, Workflow } from "../api/types";
 import { ListTable } from "../components/ListTable";
 import { Pager, pageCounts, pageFromParams } from "../components/Pager";
 import { ErrorNotice, Loading } from "../components/QueryState";
@@ -10,18 +9,15 @@ import { useAuth } from "../auth/useAuth";
 import { satisfies } from "../approvals/eligibility";
 import { levelLabel, modeLabel } from "../dashboards/Badges";
 import { useDocumentTitle } from "../hooks";
-import { StartDialog, type StartRequest } from "./StartDialog";
+import { StartRunButton } from "./StartRunButton";
 
 export const workflowsQueryKey = (page: number) => ["workflows", { page }] as const;
 
 export default function WorkflowsPage() {
   useDocumentTitle("Workflows");
-  const navigate = useNavigate();
-  const queryClient = useQueryClient();
   const [params, setParams] = useSearchParams();
   const page = pageFromParams(params);
   const { role } = useAuth();
-  const [starting, setStarting] = useState<Workflow | null>(null);
   // a notice handed over by the page that sent us here (a workflow deleted)
   const notice = (useLocation().state as { notice?: string } | null)?.notice;
 
@@ -30,24 +26,6 @@ export default function WorkflowsPage() {
     queryFn: ({ signal }) =>
       apiGet<Page<Workflow>>(page > 1 ? `/api/workflows?page=${page}` : "/api/workflows", { signal }),
   });
-
-  const run = useMutation({
-    mutationFn: ({ workflow, mode, variables }: StartRequest) =>
-      apiPost<StartExecutionResponse>("/api/executions/", {
-        workflow_id: workflow.id,
-        variables,
-        mode,
-      } satisfies StartExecutionRequest),
-    onSuccess: (execution) => {
-      void queryClient.invalidateQueries({ queryKey: ["executions"] });
-      navigate(`/executions/${encodeURIComponent(execution.execution_id)}`);
-    },
-  });
-
-  const open = (workflow: Workflow) => {
-    run.reset();
-    setStarting(workflow);
-  };
 
   return (
     <section aria-labelledby="workflows-heading">
@@ -67,17 +45,6 @@ export default function WorkflowsPage() {
         <p className="notice notice--info" role="status">
           {notice}
         </p>
-      ) : null}
-
-      {starting ? (
-        <StartDialog
-          workflow={starting}
-          role={role}
-          busy={run.isPending}
-          error={run.error}
-          onStart={(request) => run.mutate(request)}
-          onCancel={() => setStarting(null)}
-        />
       ) : null}
 
       {workflows.isPending ? (
@@ -109,15 +76,7 @@ export default function WorkflowsPage() {
                   <td>{modeLabel(workflow.mode)}</td>
                   <td className="num">{workflow.steps.length}</td>
                   <td className="actions">
-                    <button
-                      type="button"
-                      className="button"
-                      onClick={() => open(workflow)}
-                      aria-haspopup="dialog"
-                      aria-label={`Run ${workflow.name}`}
-                    >
-                      Run
-                    </button>
+                    <StartRunButton workflow={workflow} />
                   </td>
                 </tr>
               );

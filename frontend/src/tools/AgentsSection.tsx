@@ -1,10 +1,10 @@
 import { useId, useState, type FormEvent } from "react";
-import { errorMessage } from "../api/client";
 import { ListStatus, ListTable } from "../components/ListTable";
 import { CredentialCells, RevokeCell, SecretOnce } from "../components/SecretOnce";
 import { ConfirmMutation } from "../dashboards/ConfirmDialog";
 import "../admin/admin.css"; // the shared form row and the token-shown-once box (Settings → API tokens)
 import { mcpUrl, useAgents, useCreateAgent, useRevokeAgent, type AgentIdentity, type CreatedAgent } from "./agents";
+import { FailureNotice } from "../components/QueryState";
 
 /**
  * Agents of the MCP gateway (admins): outside agents (Claude Code, Codex, Cursor, in-house bots) call this
@@ -56,9 +56,7 @@ export function AgentsSection() {
         <button type="submit" className="button" disabled={create.isPending || !name.trim()}>
           {create.isPending ? "Creating…" : "Create agent"}
         </button>
-        {create.isError ? (
-          <p className="notice notice--error" role="alert">Not created: {errorMessage(create.error)}</p>
-        ) : null}
+        <FailureNotice mutation={create} what="Not created" />
       </form>
 
       {made ? (

@@ -1,4 +1,5 @@
 import { problems } from "./forms";
+import { FailureNotice } from "../components/QueryState";
 
 /** Under a trigger's form: why a JSON field is not usable yet, and why the server refused to create it. */
 export function FormProblems({
@@ -14,7 +15,7 @@ export function FormProblems({
   return (
     <>
       {problem ? <p className="notice notice--error">{field} {problem}</p> : null}
-      {create.isError ? <p className="notice notice--error" role="alert">Not created: {problems(create.error)}</p> : null}
+      <FailureNotice mutation={create} what="Not created" describe={problems} />
     </>
   );
 }

@@ -14,6 +14,8 @@ import {
 } from "./api";
 import { FormProblems } from "./FormProblems";
 import { parseObject, problems, type TriggerProps as Props } from "./forms";
+import { FailureNotice } from "../components/QueryState";
+import { DialogButton } from "../components/DialogButton";
 
 const ZONES: readonly string[] = (() => {
   try {
@@ -144,10 +146,10 @@ export function SchedulesPanel({ workflowId, variables, lead }: Props) {
                       onClick={() => change.mutate({ id: s.id, enabled: !s.enabled })}>
                       {s.enabled ? "Disable" : "Enable"}
                     </button>{" "}
-                    <button type="button" className="button button--danger button--small" aria-haspopup="dialog"
-                      aria-label={`Delete schedule ${s.name}`} onClick={() => { remove.reset(); setDeleting(s); }}>
+                    <DialogButton className="button button--danger button--small" label={`Delete schedule ${s.name}`}
+                      onOpen={() => { remove.reset(); setDeleting(s); }}>
                       Delete
-                    </button>
+                    </DialogButton>
                   </>
                 ) : null}
               </td>
@@ -155,7 +157,7 @@ export function SchedulesPanel({ workflowId, variables, lead }: Props) {
           ))}
         </ListTable>
       ) : null}
-      {change.isError ? <p className="notice notice--error" role="alert">Not changed: {problems(change.error)}</p> : null}
+      <FailureNotice mutation={change} what="Not changed" describe={problems} />
       {deleting ? (
         <ConfirmMutation title={`Delete schedule “${deleting.name}”?`} confirmLabel="Delete schedule" mutation={remove}
           variables={deleting.id} failure="Not deleted" onClose={() => setDeleting(null)}>
