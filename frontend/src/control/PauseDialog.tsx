@@ -3,6 +3,7 @@ import { useState, type FormEvent } from "react";
 import { ErrorNotice } from "../components/QueryState";
 import { Dialog } from "../components/Dialog";
 import { pauseAt } from "./api";
+import { StepSelect } from "./StepSelect";
 import { stepLabel, type StepsDialogProps } from "./types";
 
 /**
@@ -41,14 +42,8 @@ export function PauseDialog({ executionId, steps, onDone, onClose }: StepsDialog
       <form onSubmit={submit}>
         <div className="field">
           <label htmlFor="pause-step">Stop before step</label>
-          <select id="pause-step" value={stepId} onChange={(e) => setStepId(e.target.value)}>
-            {steps.map((step) => (
-              <option key={step.step_id} value={step.step_id}>
-                {stepLabel(step)}
-                {step.status === "waiting" ? " — waiting now" : ""}
-              </option>
-            ))}
-          </select>
+          <StepSelect id="pause-step" steps={steps} value={stepId} onChange={setStepId}
+            label={(step) => `${stepLabel(step)}${step.status === "waiting" ? " — waiting now" : ""}`} />
         </div>
         <div className="field">
           <label htmlFor="pause-question">Question</label>

@@ -6,6 +6,7 @@ import { ErrorNotice, Loading } from "../components/QueryState";
 import { isPlainObject } from "../format";
 import { applyCorrection, type StepUpdate } from "./api";
 import { splitStepErrors } from "./stepErrors";
+import { StepSelect } from "./StepSelect";
 import { stepLabel, type ControlStep, type StepsDialogProps } from "./types";
 
 // the same editor as a correction's (rjsf is large: its own chunk)
@@ -36,13 +37,7 @@ export function StepEditDialog({ executionId, steps, onDone, onClose }: StepsDia
       {steps.length > 1 ? (
         <div className="field">
           <label htmlFor="edit-step">Step</label>
-          <select id="edit-step" value={stepId} onChange={(e) => setStepId(e.target.value)}>
-            {steps.map((s) => (
-              <option key={s.step_id} value={s.step_id}>
-                {stepLabel(s)}
-              </option>
-            ))}
-          </select>
+          <StepSelect id="edit-step" steps={steps} value={stepId} onChange={setStepId} label={stepLabel} />
         </div>
       ) : null}
       {step ? <StepEditor key={step.step_id} executionId={executionId} step={step} onDone={onDone} onClose={onClose} /> : null}

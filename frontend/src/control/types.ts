@@ -79,4 +79,4 @@ export function editableSteps(execution: ControlledExecution): ControlStep[] {
   return execution.steps.filter((s) => notRun(execution, s) && (s.tool || s.definition?.tool));
 }
 
-export const stepLabel = (step: ControlStep) => (step.name && step.name !== step.step_id ? `${step.name} (${step.step_id})` : step.step_id);
+export const stepLabel = (step: Pick<ControlStep, "step_id" | "name">) => (step.name && step.name !== step.step_id ? `${step.name} (${step.step_id})` : step.step_id);

@@ -54,6 +54,17 @@ export function NotificationRoutes() {
   const workflows = useWorkflowOptions();
   const endpoints = useQuery({ queryKey: notificationKeys.webhooks, queryFn: ({ signal }) => fetchWebhooks(signal) });
   const endpointChoices = endpoints.data?.items ?? [];
+  // the options of both webhook selects (the route's endpoint, the one it escalates to)
+  const endpointOptions = (
+    <>
+      <option value="">none</option>
+      {endpointChoices.map((e) => (
+        <option key={e.id} value={e.id}>
+          {e.name || e.url}
+        </option>
+      ))}
+    </>
+  );
   const [events, setEvents] = useState<EventKind[]>(["approval_requested", "review_held"]);
   const routes = useQuery({ queryKey: notificationKeys.routes, queryFn: ({ signal }) => fetchRoutes(signal) });
   const refresh = () => void queryClient.invalidateQueries({ queryKey: notificationKeys.routes });
@@ -154,12 +165,7 @@ export function NotificationRoutes() {
         <div className="field">
           <label htmlFor={ids.endpoint}>Webhook endpoint</label>
           <select {...field("endpoint")}>
-            <option value="">none</option>
-            {endpointChoices.map((e) => (
-              <option key={e.id} value={e.id}>
-                {e.name || e.url}
-              </option>
-            ))}
+            {endpointOptions}
           </select>
         </div>
         <div className="field">
@@ -187,12 +193,7 @@ export function NotificationRoutes() {
         <div className="field">
           <label htmlFor={ids.nextEndpoint}>Escalate to webhook</label>
           <select {...field("nextEndpoint")}>
-            <option value="">none</option>
-            {endpointChoices.map((e) => (
-              <option key={e.id} value={e.id}>
-                {e.name || e.url}
-              </option>
-            ))}
+            {endpointOptions}
           </select>
         </div>
         <button type="submit" className="button" disabled={create.isPending}>
