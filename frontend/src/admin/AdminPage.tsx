@@ -3,12 +3,12 @@ import { useState } from "react";
 import { errorMessage } from "../api/client";
 import { satisfies } from "../approvals/eligibility";
 import { useAuth } from "../auth/useAuth";
+import { ListTable } from "../components/ListTable";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { ConfirmDialog } from "../dashboards/ConfirmDialog";
 import { formatDateTime } from "../format";
 import { useDocumentTitle } from "../hooks";
 import {
-  ROLES,
   adminKeys,
   cancelInvitation,
   changeRole,
@@ -19,7 +19,8 @@ import {
   setDisabled,
   type Member,
 } from "./api";
-import { InviteForm } from "./InviteForm";
+import { InviteForm, RoleOptions } from "./InviteForm";
+import { DialogButton } from "../components/DialogButton";
 import "./admin.css";
 
 type Pending = { kind: "remove" | "tokens"; member: Member } | null;
@@ -95,93 +96,65 @@ export default function AdminPage() {
       ) : members.isError ? (
         <ErrorNotice title="Could not load the members" error={members.error} onRetry={() => void members.refetch()} />
       ) : (
-        <div className="table-wrap" role="region" aria-labelledby="members-heading" tabIndex={0}>
-          <table className="table">
-            <caption className="visually-hidden">Members, {members.data.items.length}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Member</th>
-                <th scope="col">Role</th>
-                <th scope="col">State</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
+        <ListTable labelledBy="members-heading" caption={`Members, ${members.data.items.length}`} actions
+          columns={["Member", "Role", "State"]}>
+          {members.data.items.map((m) => {
+            const self = String(m.id) === String(user?.id);
+            return (
+              <tr key={m.id}>
+                <th scope="row" className="cell-name">
+                  <span className="cell-name__title">{m.email}</span>
+                  {m.name ? <span className="cell-name__description">{m.name}</span> : null}
+                  {self ? <span className="cell-name__description">(you)</span> : null}
                 </th>
+                <td>
+                  <label className="visually-hidden" htmlFor={`role-${m.id}`}>
+                    Role of {m.email}
+                  </label>
+                  <select
+                    id={`role-${m.id}`}
+                    value={m.role}
+                    disabled={act.isPending}
+                    onChange={(e) => {
+                      // read now: the select is controlled, and shows the stored role again until the answer
+                      const next = e.target.value;
+                      run(() => changeRole(m.id, next), `${m.email} is now ${next}.`);
+                    }}
+                  >
+                    <RoleOptions />
+                  </select>
+                </td>
+                <td>{m.disabled ? <span className="tag tag--paused">Disabled</span> : "Active"}</td>
+                <td className="actions">
+                  <div className="admin__actions">
+                  <button
+                    type="button"
+                    className="button button--secondary"
+                    disabled={act.isPending}
+                    onClick={() =>
+                      run(
+                        () => setDisabled(m.id, !m.disabled),
+                        m.disabled ? `${m.email} can act here again.` : `${m.email} is disabled here.`,
+                      )
+                    }
+                    aria-label={`${m.disabled ? "Enable" : "Disable"} ${m.email}`}
+                  >
+                    {m.disabled ? "Enable" : "Disable"}
+                  </button>
+                  <DialogButton label={`Revoke the tokens of ${m.email}`}
+                    onOpen={() => setPending({ kind: "tokens", member: m })}>
+                    Revoke tokens
+                  </DialogButton>
+                  <DialogButton className="button button--danger" label={`Remove ${m.email}`}
+                    onOpen={() => setPending({ kind: "remove", member: m })}>
+                    Remove
+                  </DialogButton>
+                  </div>
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {members.data.items.map((m) => {
-                const self = String(m.id) === String(user?.id);
-                return (
-                  <tr key={m.id}>
-                    <th scope="row" className="cell-name">
-                      <span className="cell-name__title">{m.email}</span>
-                      {m.name ? <span className="cell-name__description">{m.name}</span> : null}
-                      {self ? <span className="cell-name__description">(you)</span> : null}
-                    </th>
-                    <td>
-                      <label className="visually-hidden" htmlFor={`role-${m.id}`}>
-                        Role of {m.email}
-                      </label>
-                      <select
-                        id={`role-${m.id}`}
-                        value={m.role}
-                        disabled={act.isPending}
-                        onChange={(e) => {
-                          // read now: the select is controlled, and shows the stored role again until the answer
-                          const next = e.target.value;
-                          run(() => changeRole(m.id, next), `${m.email} is now ${next}.`);
-                        }}
-                      >
-                        {ROLES.map((r) => (
-                          <option key={r} value={r}>
-                            {r}
-                          </option>
-                        ))}
-                      </select>
-                    </td>
-                    <td>{m.disabled ? <span className="tag tag--paused">Disabled</span> : "Active"}</td>
-                    <td className="actions">
-                      <div className="admin__actions">
-                      <button
-                        type="button"
-                        className="button button--secondary"
-                        disabled={act.isPending}
-                        onClick={() =>
-                          run(
-                            () => setDisabled(m.id, !m.disabled),
-                            m.disabled ? `${m.email} can act here again.` : `${m.email} is disabled here.`,
-                          )
-                        }
-                        aria-label={`${m.disabled ? "Enable" : "Disable"} ${m.email}`}
-                      >
-                        {m.disabled ? "Enable" : "Disable"}
-                      </button>
-                      <button
-                        type="button"
-                        className="button button--secondary"
-                        aria-haspopup="dialog"
-                        onClick={() => setPending({ kind: "tokens", member: m })}
-                        aria-label={`Revoke the tokens of ${m.email}`}
-                      >
-                        Revoke tokens
-                      </button>
-                      <button
-                        type="button"
-                        className="button button--danger"
-                        aria-haspopup="dialog"
-                        onClick={() => setPending({ kind: "remove", member: m })}
-                        aria-label={`Remove ${m.email}`}
-                      >
-                        Remove
-                      </button>
-                      </div>
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+            );
+          })}
+        </ListTable>
       )}
 
       {pending ? (

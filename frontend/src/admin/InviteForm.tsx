@@ -49,11 +49,7 @@ export function InviteForm({ onInvited }: { onInvited: (text: string) => void })
       <div className="field">
         <label htmlFor="invite-role">Role</label>
         <select id="invite-role" value={role} onChange={(e) => setRole(e.target.value)}>
-          {ROLES.map((r) => (
-            <option key={r} value={r}>
-              {r}
-            </option>
-          ))}
+          <RoleOptions />
         </select>
       </div>
       <div className="field">
@@ -85,5 +81,18 @@ export function InviteForm({ onInvited }: { onInvited: (text: string) => void })
         {send.isPending ? "Inviting…" : "Send invitation"}
       </button>
     </form>
+  );
+}
+
+/** The workspace roles as a select's options (inviting someone, changing a member's role). */
+export function RoleOptions() {
+  return (
+    <>
+      {ROLES.map((r) => (
+        <option key={r} value={r}>
+          {r}
+        </option>
+      ))}
+    </>
   );
 }

@@ -4,7 +4,7 @@ import { useLocation } from "react-router-dom";
 import { errorMessage } from "../api/client";
 import { formatDateTime } from "../format";
 import { serverFieldErrors } from "../policies/fieldErrors";
-import { ErrorNotice, Loading } from "../components/QueryState";
+import { ErrorNotice, FailureNotice, Loading } from "../components/QueryState";
 import {
   fetchLlmProvider,
   llmKeys,
@@ -219,11 +219,7 @@ function ProviderForm({ saved }: { saved: LlmProvider }) {
           {dirty ? "Save your changes first: Test asks the saved provider." : "Test sends one short question to the provider in use."}
         </small>
       </form>
-      {remove.isError ? (
-        <p className="notice notice--error" role="alert">
-          Not removed: {errorMessage(remove.error)}
-        </p>
-      ) : null}
+      <FailureNotice mutation={remove} what="Not removed" />
       {test.isError ? (
         <p className="notice notice--error" role="alert">
           The test could not run: {errorMessage(test.error)}

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useContext, useId, useState, type FormEvent } from "react";
-import { errorMessage } from "../api/client";
-import { ErrorNotice, Loading } from "../components/QueryState";
+import { ListTable } from "../components/ListTable";
+import { ErrorNotice, FailureNotice, Loading } from "../components/QueryState";
 import { setShortcutMode, useShortcutMode, type ShortcutMode } from "../coaching/shortcutPreference";
 import { formatDateTime } from "../format";
 import { useDocumentTitle } from "../hooks";
@@ -13,6 +13,8 @@ import { NotificationSettings } from "../notifications/NotificationSettings";
 import { WorkspaceNotifications } from "../notifications/WorkspaceNotifications";
 import { MySlackIdSettings, SlackWorkspaceSettings } from "../slack/SlackSettings";
 import "./admin.css";
+import { SecretOnce } from "../components/SecretOnce";
+import { DialogButton } from "../components/DialogButton";
 
 const SHORTCUT_CHOICES: { value: ShortcutMode; label: string; hint: string }[] = [
   { value: "single", label: "Single keys", hint: "a accepts, r rejects, j/k move… (fastest)" },
@@ -129,35 +131,12 @@ function TokenSettings() {
         <button type="submit" className="button" disabled={create.isPending || !name.trim()}>
           {create.isPending ? "Creating…" : "Create token"}
         </button>
-        {create.isError ? (
-          <p className="notice notice--error" role="alert">
-            Not created: {errorMessage(create.error)}
-          </p>
-        ) : null}
+        <FailureNotice mutation={create} what="Not created" />
       </form>
 
       {made?.token ? (
-        <div className="notice notice--info token-once" role="status" aria-labelledby="token-once-title">
-          <p id="token-once-title" className="notice__title">
-            Token “{made.name}” created. Copy it now: it is not shown again.
-          </p>
-          <label htmlFor="token-secret" className="visually-hidden">
-            The new token
-          </label>
-          <input id="token-secret" className="mono token-once__value" readOnly value={made.token} onFocus={(e) => e.target.select()} />
-          <div className="token-once__actions">
-            <button
-              type="button"
-              className="button button--secondary"
-              onClick={() => void navigator.clipboard?.writeText(made.token ?? "")}
-            >
-              Copy
-            </button>
-            <button type="button" className="button button--secondary" onClick={() => setMade(null)}>
-              Done, hide it
-            </button>
-          </div>
-        </div>
+        <SecretOnce id="token-secret" label="The new token" value={made.token} onDone={() => setMade(null)}
+          title={<>Token “{made.name}” created. Copy it now: it is not shown again.</>} />
       ) : null}
 
       {tokens.isPending ? (
@@ -167,44 +146,21 @@ function TokenSettings() {
       ) : active.length === 0 ? (
         <p className="empty">You have no active token.</p>
       ) : (
-        <div className="table-wrap" role="region" aria-labelledby="tokens-heading" tabIndex={0}>
-          <table className="table">
-            <caption className="visually-hidden">Your active tokens</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {active.map((t) => (
-                <tr key={t.id}>
-                  <th scope="row">{t.name}</th>
-                  <td>{formatDateTime(t.created_at)}</td>
-                  <td>{t.last_used_at ? formatDateTime(t.last_used_at) : "never"}</td>
-                  <td className="actions">
-                    <button
-                      type="button"
-                      className="button button--danger"
-                      aria-haspopup="dialog"
-                      aria-label={`Revoke token ${t.name}`}
-                      onClick={() => {
-                        revoke.reset();
-                        setRevoking(t);
-                      }}
-                    >
-                      Revoke
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ListTable labelledBy="tokens-heading" caption="Your active tokens" actions columns={["Name", "Created", "Last used"]}>
+          {active.map((t) => (
+            <tr key={t.id}>
+              <th scope="row">{t.name}</th>
+              <td>{formatDateTime(t.created_at)}</td>
+              <td>{t.last_used_at ? formatDateTime(t.last_used_at) : "never"}</td>
+              <td className="actions">
+                <DialogButton className="button button--danger" label={`Revoke token ${t.name}`}
+                  onOpen={() => { revoke.reset(); setRevoking(t); }}>
+                  Revoke
+                </DialogButton>
+              </td>
+            </tr>
+          ))}
+        </ListTable>
       )}
       {revoking ? (
         <ConfirmDialog
@@ -215,11 +171,7 @@ function TokenSettings() {
           onCancel={() => setRevoking(null)}
         >
           <p>Scripts using it are refused from now on, and their open connections close.</p>
-          {revoke.isError ? (
-            <p className="notice notice--error" role="alert">
-              Not revoked: {errorMessage(revoke.error)}
-            </p>
-          ) : null}
+          <FailureNotice mutation={revoke} what="Not revoked" />
         </ConfirmDialog>
       ) : null}
     </section>

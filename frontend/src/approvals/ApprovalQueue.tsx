@@ -3,6 +3,7 @@ import type { KeyboardEvent } from "react";
 import { formatAge } from "../format";
 import { APPROVAL_ACTIONS } from "../coaching/decisions";
 import { ApprovalCard } from "./ApprovalCard";
+import { QueueListbox } from "../coaching/QueueListbox";
 import "./approvals.css";
 import { KIND_LABEL, deadlineTag, quorumText } from "./eligibility";
 import type { Approval } from "./types";
@@ -47,51 +48,31 @@ export function ApprovalQueue({
         <p className="empty">No approval waits for you.</p>
       ) : (
         <div className="approvals__layout">
-          <ul
-            className="queue__list"
-            role="listbox"
-            aria-label="Pending approvals"
-            aria-describedby="queue-hint"
-            aria-activedescendant={selected ? approvalOptionId(selected) : undefined}
-            tabIndex={0}
-            onKeyDown={onListKeyDown}
-          >
-            {items.map((approval) => {
-              const isSelected = approval.approval_id === selected?.approval_id;
-              return (
-                <li
-                  key={approval.approval_id}
-                  id={approvalOptionId(approval)}
-                  role="option"
-                  aria-selected={isSelected}
-                  className={`queue__item${isSelected ? " queue__item--selected" : ""}`}
-                  onClick={() => onSelect(approval)}
-                >
-                  <span className="queue__marker" aria-hidden="true">
-                    {isSelected ? "▶" : ""}
-                  </span>
-                  <span className="queue__main">
-                    <span className="queue__workflow">{approval.message}</span>
-                    <span className="queue__step">
-                      {KIND_LABEL[approval.kind] ?? approval.kind}
-                      {approval.kind === "gateway" ? <> · agent <span className="mono">{approval.agent}</span></> : <> · step {approval.step_id}</>}
-                      {approval.tool ? (
-                        <>
-                          {" · "}
-                          <span className="mono">{approval.tool}</span>
-                        </>
-                      ) : null}
-                    </span>
-                  </span>
-                  <span className="queue__meta">
-                    <span>{quorumText(approval)}</span>
-                    {approval.deadline ? <span className="tag"><ClockIcon /> {deadlineTag(approval.deadline, now)}</span> : null}
-                    <time dateTime={approval.created_at}>{formatAge(approval.created_at, now)}</time>
-                  </span>
-                </li>
-              );
-            })}
-          </ul>
+          <QueueListbox label="Pending approvals" items={items} selected={selected} optionId={approvalOptionId}
+            onListKeyDown={onListKeyDown} onPick={onSelect}
+            main={(approval) => (
+              <>
+                <span className="queue__workflow">{approval.message}</span>
+                <span className="queue__step">
+                  {KIND_LABEL[approval.kind] ?? approval.kind}
+                  {approval.kind === "gateway" ? <> · agent <span className="mono">{approval.agent}</span></> : <> · step {approval.step_id}</>}
+                  {approval.tool ? (
+                    <>
+                      {" · "}
+                      <span className="mono">{approval.tool}</span>
+                    </>
+                  ) : null}
+                </span>
+              </>
+            )}
+            meta={(approval) => (
+              <>
+                <span>{quorumText(approval)}</span>
+                {approval.deadline ? <span className="tag"><ClockIcon /> {deadlineTag(approval.deadline, now)}</span> : null}
+                <time dateTime={approval.created_at}>{formatAge(approval.created_at, now)}</time>
+              </>
+            )}
+          />
           <div>
             {selected ? (
               <>

@@ -3,6 +3,7 @@ import { Dialog } from "../components/Dialog";
 import { GateAnswer, ANSWER_FIELD_ID } from "../control/GateAnswer";
 import { formatAge } from "../format";
 import { keyVariables } from "./queueFilters";
+import { QueueListbox } from "./QueueListbox";
 import type { Question } from "./types";
 
 export const questionOptionId = (item: Question) => `queue-question-${item.execution_id}`;
@@ -31,50 +32,28 @@ export function QuestionList({
   return (
     <section aria-labelledby="questions-heading" className="queue__section">
       <h2 id="questions-heading">Questions</h2>
-      <ul
-        className="queue__list"
-        role="listbox"
-        aria-label="Questions waiting for an answer"
-        aria-describedby="queue-hint"
-        aria-activedescendant={selected ? questionOptionId(selected) : undefined}
-        tabIndex={0}
-        onKeyDown={onListKeyDown}
-      >
-        {items.map((item) => {
-          const isSelected = item.execution_id === selected?.execution_id;
-          const variables = keyVariables(item.variables);
-          return (
-            <li
-              key={item.execution_id}
-              id={questionOptionId(item)}
-              role="option"
-              aria-selected={isSelected}
-              className={`queue__item${isSelected ? " queue__item--selected" : ""}`}
-              onClick={() => {
-                onSelect(item);
-                onOpen(item);
-              }}
-            >
-              <span className="queue__marker" aria-hidden="true">
-                {isSelected ? "▶" : ""}
-              </span>
-              <span className="queue__main">
-                <span className="queue__workflow">{item.workflow_name}</span>
-                <span className="queue__step">
-                  {item.step_name || item.step_id}: {item.question || "waits for an answer"}
-                </span>
-                {variables ? <span className="queue__vars mono">{variables}</span> : null}
-              </span>
-              <span className="queue__meta">
-                <span className="tag">{KIND_LABEL[item.kind] ?? item.kind}</span>
-                <time dateTime={item.paused_at ?? item.waiting_since}>
-                  {formatAge(item.paused_at ?? item.waiting_since, now)}
-                </time>
-              </span>
-            </li>
-          );
-        })}
-      </ul>
+      <QueueListbox label="Questions waiting for an answer" items={items} selected={selected}
+        optionId={questionOptionId} onListKeyDown={onListKeyDown}
+        onPick={(item) => {
+          onSelect(item);
+          onOpen(item);
+        }}
+        main={(item) => (
+          <>
+            <span className="queue__workflow">{item.workflow_name}</span>
+            <span className="queue__step">
+              {item.step_name || item.step_id}: {item.question || "waits for an answer"}
+            </span>
+            {keyVariables(item.variables) ? <span className="queue__vars mono">{keyVariables(item.variables)}</span> : null}
+          </>
+        )}
+        meta={(item) => (
+          <>
+            <span className="tag">{KIND_LABEL[item.kind] ?? item.kind}</span>
+            <time dateTime={item.paused_at ?? item.waiting_since}>{formatAge(item.paused_at ?? item.waiting_since, now)}</time>
+          </>
+        )}
+      />
     </section>
   );
 }

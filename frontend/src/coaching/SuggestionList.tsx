@@ -1,9 +1,10 @@
 import type { UseQueryResult } from "@tanstack/react-query";
 import type { KeyboardEvent } from "react";
-import { Pager } from "../components/Pager";
+import { Pager, pageCounts } from "../components/Pager";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { confidenceLabel, formatAge } from "../format";
 import { keyVariables } from "./queueFilters";
+import { QueueListbox } from "./QueueListbox";
 import type { QueueItem, QueuePage } from "./types";
 
 export const suggestionOptionId = (item: QueueItem) => `queue-item-${item.suggestion_id}`;
@@ -46,64 +47,37 @@ export function SuggestionList({
         </p>
       ) : (
         <>
-          <ul
-            className="queue__list"
-            role="listbox"
-            aria-label="Pending suggestions"
-            aria-describedby="queue-hint"
-            aria-activedescendant={selected ? suggestionOptionId(selected) : undefined}
-            tabIndex={0}
-            onKeyDown={onListKeyDown}
-          >
-            {items.map((item) => {
-              const isSelected = item.suggestion_id === selected?.suggestion_id;
-              const paused = item.execution_status === "paused";
-              return (
-                <li
-                  key={item.suggestion_id}
-                  id={suggestionOptionId(item)}
-                  role="option"
-                  aria-selected={isSelected}
-                  className={`queue__item${isSelected ? " queue__item--selected" : ""}`}
-                  onClick={() => onOpen(item)}
-                >
-                  <span className="queue__marker" aria-hidden="true">
-                    {isSelected ? "▶" : ""}
-                  </span>
-                  <span className="queue__main">
-                    <span className="queue__workflow">{item.workflow_name}</span>
-                    <span className="queue__step">
-                      {item.step_name || item.step_id}
-                      {item.tool ? (
-                        <>
-                          {" · "}
-                          <span className="mono">{item.tool}</span>
-                        </>
-                      ) : null}
-                    </span>
-                    {keyVariables(item.variables) ? (
-                      <span className="queue__vars mono">{keyVariables(item.variables)}</span>
-                    ) : null}
-                  </span>
-                  <span className="queue__meta">
-                    <span>Confidence {confidenceLabel(item.confidence)}</span>
-                    <time dateTime={item.created_at}>{formatAge(item.created_at, now)}</time>
-                    {paused ? <span className="tag tag--paused">‖ Paused</span> : null}
-                    {item.purpose === "correction" ? <span className="tag">✕ Rejected: needs a correction</span> : null}
-                    {item.purpose === "spot_check" ? <span className="tag">Spot check</span> : null}
-                    {item.kind === "tool_call" ? <span className="tag">Agent tool call</span> : null}
-                  </span>
-                </li>
-              );
-            })}
-          </ul>
-          <Pager
-            label="Queue pages"
-            page={queue.data.page}
-            perPage={queue.data.per_page}
-            total={queue.data.total}
-            onChange={onPage}
+          <QueueListbox label="Pending suggestions" items={items} selected={selected} optionId={suggestionOptionId}
+            onListKeyDown={onListKeyDown} onPick={onOpen}
+            main={(item) => (
+              <>
+                <span className="queue__workflow">{item.workflow_name}</span>
+                <span className="queue__step">
+                  {item.step_name || item.step_id}
+                  {item.tool ? (
+                    <>
+                      {" · "}
+                      <span className="mono">{item.tool}</span>
+                    </>
+                  ) : null}
+                </span>
+                {keyVariables(item.variables) ? (
+                  <span className="queue__vars mono">{keyVariables(item.variables)}</span>
+                ) : null}
+              </>
+            )}
+            meta={(item) => (
+              <>
+                <span>Confidence {confidenceLabel(item.confidence)}</span>
+                <time dateTime={item.created_at}>{formatAge(item.created_at, now)}</time>
+                {item.execution_status === "paused" ? <span className="tag tag--paused">‖ Paused</span> : null}
+                {item.purpose === "correction" ? <span className="tag">✕ Rejected: needs a correction</span> : null}
+                {item.purpose === "spot_check" ? <span className="tag">Spot check</span> : null}
+                {item.kind === "tool_call" ? <span className="tag">Agent tool call</span> : null}
+              </>
+            )}
           />
+          <Pager label="Queue pages" {...pageCounts(queue.data)} onChange={onPage} />
         </>
       )}
     </>

@@ -34,6 +34,11 @@ export function Pager({
   );
 }
 
+/** Where a page of a list, as the API returns it, stands: the Pager's page, perPage and total. */
+export function pageCounts(data: { page: number; per_page: number; total: number }) {
+  return { page: data.page, perPage: data.per_page, total: data.total };
+}
+
 /** Reads a positive page number from URL search params. */
 export function pageFromParams(params: URLSearchParams): number {
   const n = Number.parseInt(params.get("page") ?? "1", 10);

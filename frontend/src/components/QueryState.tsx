@@ -32,3 +32,21 @@ export function ErrorNotice({
     </div>
   );
 }
+
+/** Why a change failed, under its form or button ("Not saved: …"), announced at once; nothing while it has not. */
+export function FailureNotice({
+  mutation,
+  what,
+  describe = errorMessage,
+}: {
+  mutation: { isError: boolean; error: unknown };
+  /** What did not happen: "Not saved". */
+  what: string;
+  describe?: (error: unknown) => string;
+}) {
+  return mutation.isError ? (
+    <p className="notice notice--error" role="alert">
+      {what}: {describe(mutation.error)}
+    </p>
+  ) : null;
+}

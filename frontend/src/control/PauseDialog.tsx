@@ -3,24 +3,15 @@ import { useState, type FormEvent } from "react";
 import { ErrorNotice } from "../components/QueryState";
 import { Dialog } from "../components/Dialog";
 import { pauseAt } from "./api";
-import { stepLabel, type ControlStep } from "./types";
+import { StepSelect } from "./StepSelect";
+import { stepLabel, type StepsDialogProps } from "./types";
 
 /**
  * `P`: stop before a step with a question. The step waiting now stops at
- * once; a later one when the execution reaches it. Enter sends.
+ * once; a later one when the execution reaches it. Enter sends. Its `steps`:
+ * those it may stop before.
  */
-export function PauseDialog({
-  executionId,
-  steps,
-  onDone,
-  onClose,
-}: {
-  executionId: string;
-  /** The steps it may stop before, the default first. */
-  steps: ControlStep[];
-  onDone: (message: string) => void;
-  onClose: () => void;
-}) {
+export function PauseDialog({ executionId, steps, onDone, onClose }: StepsDialogProps) {
   const queryClient = useQueryClient();
   const [stepId, setStepId] = useState(steps[0]?.step_id ?? "");
   const [question, setQuestion] = useState("");
@@ -51,14 +42,8 @@ export function PauseDialog({
       <form onSubmit={submit}>
         <div className="field">
           <label htmlFor="pause-step">Stop before step</label>
-          <select id="pause-step" value={stepId} onChange={(e) => setStepId(e.target.value)}>
-            {steps.map((step) => (
-              <option key={step.step_id} value={step.step_id}>
-                {stepLabel(step)}
-                {step.status === "waiting" ? " — waiting now" : ""}
-              </option>
-            ))}
-          </select>
+          <StepSelect id="pause-step" steps={steps} value={stepId} onChange={setStepId}
+            label={(step) => `${stepLabel(step)}${step.status === "waiting" ? " — waiting now" : ""}`} />
         </div>
         <div className="field">
           <label htmlFor="pause-question">Question</label>

@@ -6,7 +6,8 @@ import { ErrorNotice, Loading } from "../components/QueryState";
 import { isPlainObject } from "../format";
 import { applyCorrection, type StepUpdate } from "./api";
 import { splitStepErrors } from "./stepErrors";
-import { stepLabel, type ControlStep } from "./types";
+import { StepSelect } from "./StepSelect";
+import { stepLabel, type ControlStep, type StepsDialogProps } from "./types";
 
 // the same editor as a correction's (rjsf is large: its own chunk)
 const CorrectionEditor = lazy(() => import("../coaching/CorrectionEditor"));
@@ -25,20 +26,10 @@ function numberProblem(name: keyof Numbers, text: string): string | null {
 /**
  * `e`: change a step that has not run yet, for this execution only: its params
  * in the correction editor's form (drawn from the tool's schema) or as JSON,
- * and its timeout and retries. The server's 422 lands on the fields it names.
+ * and its timeout and retries. The server's 422 lands on the fields it names. Its `steps`: those that may be
+ * changed.
  */
-export function StepEditDialog({
-  executionId,
-  steps,
-  onDone,
-  onClose,
-}: {
-  executionId: string;
-  /** The steps that may be changed, the default first. */
-  steps: ControlStep[];
-  onDone: (message: string) => void;
-  onClose: () => void;
-}) {
+export function StepEditDialog({ executionId, steps, onDone, onClose }: StepsDialogProps) {
   const [stepId, setStepId] = useState(steps[0]?.step_id ?? "");
   const step = steps.find((s) => s.step_id === stepId) ?? steps[0];
   return (
@@ -46,13 +37,7 @@ export function StepEditDialog({
       {steps.length > 1 ? (
         <div className="field">
           <label htmlFor="edit-step">Step</label>
-          <select id="edit-step" value={stepId} onChange={(e) => setStepId(e.target.value)}>
-            {steps.map((s) => (
-              <option key={s.step_id} value={s.step_id}>
-                {stepLabel(s)}
-              </option>
-            ))}
-          </select>
+          <StepSelect id="edit-step" steps={steps} value={stepId} onChange={setStepId} label={stepLabel} />
         </div>
       ) : null}
       {step ? <StepEditor key={step.step_id} executionId={executionId} step={step} onDone={onDone} onClose={onClose} /> : null}

@@ -33,6 +33,15 @@ export interface ControlStep {
   params_schema?: JsonSchema | null;
 }
 
+/** What a dialog acting on one of an execution's steps (pause before it, edit it) gets. */
+export interface StepsDialogProps {
+  executionId: string;
+  /** The steps it may act on, the default first. */
+  steps: ControlStep[];
+  onDone: (message: string) => void;
+  onClose: () => void;
+}
+
 export interface ControlledExecution {
   execution_id: string;
   status: string;
@@ -70,4 +79,4 @@ export function editableSteps(execution: ControlledExecution): ControlStep[] {
   return execution.steps.filter((s) => notRun(execution, s) && (s.tool || s.definition?.tool));
 }
 
-export const stepLabel = (step: ControlStep) => (step.name && step.name !== step.step_id ? `${step.name} (${step.step_id})` : step.step_id);
+export const stepLabel = (step: Pick<ControlStep, "step_id" | "name">) => (step.name && step.name !== step.step_id ? `${step.name} (${step.step_id})` : step.step_id);

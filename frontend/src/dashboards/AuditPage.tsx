@@ -3,7 +3,7 @@ import { useWorkflowOptions } from "../api/workflowOptions";
 import { Link, useSearchParams } from "react-router-dom";
 import { apiGet } from "../api/client";
 import type { Page } from "../api/types";
-import { Pager, pageFromParams } from "../components/Pager";
+import { Pager, pageCounts, pageFromParams } from "../components/Pager";
 import { Loading } from "../components/QueryState";
 import { useDocumentTitle } from "../hooks";
 import { actionLabel, AuditFilters, NO_FILTERS, type AuditFilterValues } from "./AuditFilters";
@@ -170,13 +170,7 @@ export default function AuditPage() {
             rows={events.data.items}
             rowKey={(e) => String(e.id)}
           />
-          <Pager
-            label="Audit log pages"
-            page={events.data.page}
-            perPage={events.data.per_page}
-            total={events.data.total}
-            onChange={(next) => apply(filters, next)}
-          />
+          <Pager label="Audit log pages" {...pageCounts(events.data)} onChange={(next) => apply(filters, next)} />
         </>
       )}
     </section>

@@ -1,5 +1,6 @@
 import { useId, type ReactNode } from "react";
 import { Dialog } from "../components/Dialog";
+import { FailureNotice } from "../components/QueryState";
 
 /**
  * A modal confirmation (the app's `Dialog`): focus starts on Cancel, so a
@@ -56,5 +57,47 @@ export function ConfirmDialog({
         </button>
       </div>
     </Dialog>
+  );
+}
+
+/**
+ * A ConfirmDialog whose confirmation runs a mutation (revoke, delete…): it closes when that succeeds and says
+ * inside why it failed otherwise.
+ */
+export function ConfirmMutation<V>({
+  title,
+  confirmLabel,
+  mutation,
+  variables,
+  failure,
+  onClose,
+  children,
+}: {
+  title: string;
+  confirmLabel: string;
+  mutation: {
+    isPending: boolean;
+    isError: boolean;
+    error: unknown;
+    mutate: (variables: V, options: { onSuccess: () => void }) => void;
+  };
+  /** What the mutation is run with. */
+  variables: V;
+  /** Leads the failure's message ("Not revoked"). */
+  failure: string;
+  onClose: () => void;
+  children: ReactNode;
+}) {
+  return (
+    <ConfirmDialog
+      title={title}
+      confirmLabel={confirmLabel}
+      busy={mutation.isPending}
+      onCancel={onClose}
+      onConfirm={() => mutation.mutate(variables, { onSuccess: onClose })}
+    >
+      {children}
+      <FailureNotice mutation={mutation} what={failure} />
+    </ConfirmDialog>
   );
 }

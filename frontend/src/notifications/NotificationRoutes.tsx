@@ -1,8 +1,8 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useId, useState } from "react";
-import { ApiError, errorMessage } from "../api/client";
+import { ApiError } from "../api/client";
 import { useWorkflowOptions } from "../api/workflowOptions";
-import { ErrorNotice, Loading } from "../components/QueryState";
+import { ErrorNotice, FailureNotice, Loading } from "../components/QueryState";
 import { KindPicker } from "./KindPicker";
 import { createRoute, deleteRoute, fetchRoutes, fetchWebhooks, notificationKeys, type EventKind } from "./settingsApi";
 
@@ -54,6 +54,17 @@ export function NotificationRoutes() {
   const workflows = useWorkflowOptions();
   const endpoints = useQuery({ queryKey: notificationKeys.webhooks, queryFn: ({ signal }) => fetchWebhooks(signal) });
   const endpointChoices = endpoints.data?.items ?? [];
+  // the options of both webhook selects (the route's endpoint, the one it escalates to)
+  const endpointOptions = (
+    <>
+      <option value="">none</option>
+      {endpointChoices.map((e) => (
+        <option key={e.id} value={e.id}>
+          {e.name || e.url}
+        </option>
+      ))}
+    </>
+  );
   const [events, setEvents] = useState<EventKind[]>(["approval_requested", "review_held"]);
   const routes = useQuery({ queryKey: notificationKeys.routes, queryFn: ({ signal }) => fetchRoutes(signal) });
   const refresh = () => void queryClient.invalidateQueries({ queryKey: notificationKeys.routes });
@@ -154,12 +165,7 @@ export function NotificationRoutes() {
         <div className="field">
           <label htmlFor={ids.endpoint}>Webhook endpoint</label>
           <select {...field("endpoint")}>
-            <option value="">none</option>
-            {endpointChoices.map((e) => (
-              <option key={e.id} value={e.id}>
-                {e.name || e.url}
-              </option>
-            ))}
+            {endpointOptions}
           </select>
         </div>
         <div className="field">
@@ -187,22 +193,13 @@ export function NotificationRoutes() {
         <div className="field">
           <label htmlFor={ids.nextEndpoint}>Escalate to webhook</label>
           <select {...field("nextEndpoint")}>
-            <option value="">none</option>
-            {endpointChoices.map((e) => (
-              <option key={e.id} value={e.id}>
-                {e.name || e.url}
-              </option>
-            ))}
+            {endpointOptions}
           </select>
         </div>
         <button type="submit" className="button" disabled={create.isPending}>
           Add route
         </button>
-        {create.isError ? (
-          <p className="notice notice--error" role="alert">
-            Not added: {errorMessage(create.error)}
-          </p>
-        ) : null}
+        <FailureNotice mutation={create} what="Not added" />
       </form>
     </div>
   );

@@ -1,7 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useId, useState, type FormEvent } from "react";
-import { errorMessage } from "../api/client";
-import { ErrorNotice, Loading } from "../components/QueryState";
+import { ErrorNotice, FailureNotice, Loading } from "../components/QueryState";
 import { PushSwitch } from "./PushSwitch";
 import {
   EVENT_KINDS,
@@ -178,11 +177,7 @@ function SettingsForm({ saved }: { saved: Settings }) {
           Notification settings saved.
         </p>
       ) : null}
-      {save.isError ? (
-        <p className="notice notice--error" role="alert">
-          Not saved: {errorMessage(save.error)}
-        </p>
-      ) : null}
+      <FailureNotice mutation={save} what="Not saved" />
     </form>
   );
 }

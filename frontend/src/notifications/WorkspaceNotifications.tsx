@@ -1,7 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useId, useState, type FormEvent } from "react";
-import { errorMessage } from "../api/client";
-import { ErrorNotice, Loading } from "../components/QueryState";
+import { ErrorNotice, FailureNotice, Loading } from "../components/QueryState";
 import { formatDateTime } from "../format";
 import { KindPicker } from "./KindPicker";
 import { NotificationRoutes } from "./NotificationRoutes";
@@ -107,11 +106,7 @@ function Webhooks() {
         <button type="submit" className="button" disabled={create.isPending || !url.trim()}>
           Add endpoint
         </button>
-        {create.isError ? (
-          <p className="notice notice--error" role="alert">
-            Not added: {errorMessage(create.error)}
-          </p>
-        ) : null}
+        <FailureNotice mutation={create} what="Not added" />
       </form>
     </div>
   );

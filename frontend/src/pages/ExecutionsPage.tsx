@@ -4,7 +4,8 @@ import { Link, useSearchParams } from "react-router-dom";
 import { apiGet, apiPost, errorMessage } from "../api/client";
 import { isTerminalStatus, type Execution, type Page } from "../api/types";
 import { useWorkflowOptions } from "../api/workflowOptions";
-import { Pager } from "../components/Pager";
+import { ListTable } from "../components/ListTable";
+import { Pager, pageCounts } from "../components/Pager";
 import { ProgressMeter } from "../components/ProgressMeter";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { StatusBadge, statusLabel } from "../components/StatusBadge";
@@ -13,6 +14,7 @@ import { WorkflowSelect } from "../dashboards/WorkflowSelect";
 import { formatDateTime } from "../format";
 import { useDocumentTitle } from "../hooks";
 import { keyVariables } from "../coaching/queueFilters";
+import { DialogButton } from "../components/DialogButton";
 
 /** While any listed execution is still going, refresh the list this often. */
 const LIST_POLL_MS = 3000;
@@ -162,105 +164,76 @@ export default function ExecutionsPage() {
         </p>
       ) : (
         <>
-          <div className="table-wrap" role="region" aria-labelledby="executions-heading" tabIndex={0}>
-            <table className="table">
-              <caption className="visually-hidden">Executions, {executions.data.total} in total</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Workflow</th>
-                  <th scope="col">Mode</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Progress</th>
-                  <th scope="col">Started</th>
-                  <th scope="col">Finished</th>
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
+          <ListTable labelledBy="executions-heading" caption={`Executions, ${executions.data.total} in total`} actions
+            columns={["Workflow", "Mode", "Status", "Progress", "Started", "Finished"]}>
+            {executions.data.items.map((execution) => {
+              const name = execution.workflow_name ?? execution.workflow_id;
+              const live = !isTerminalStatus(execution.status);
+              return (
+                <tr key={execution.execution_id}>
+                  <th scope="row" className="cell-name">
+                    <Link
+                      to={`/executions/${encodeURIComponent(execution.execution_id)}`}
+                      className="cell-name__title"
+                      aria-label={`${name}, execution ${execution.execution_id}`}
+                    >
+                      {name}
+                    </Link>
+                    <span className="cell-name__description mono">
+                      {execution.execution_id} · v{execution.workflow_version}
+                    </span>
+                    {keyVariables(execution.variables) ? (
+                      <span className="cell-name__description mono">{keyVariables(execution.variables)}</span>
+                    ) : null}
                   </th>
-                </tr>
-              </thead>
-              <tbody>
-                {executions.data.items.map((execution) => {
-                  const name = execution.workflow_name ?? execution.workflow_id;
-                  const live = !isTerminalStatus(execution.status);
-                  return (
-                    <tr key={execution.execution_id}>
-                      <th scope="row" className="cell-name">
+                  <td>
+                    {execution.mode}
+                    {(execution.mode === "coaching" || execution.mode === "auto") && live ? (
+                      <>
+                        {" "}
                         <Link
-                          to={`/executions/${encodeURIComponent(execution.execution_id)}`}
-                          className="cell-name__title"
-                          aria-label={`${name}, execution ${execution.execution_id}`}
+                          to={`/executions/${encodeURIComponent(execution.execution_id)}/coach`}
+                          aria-label={`Open the coaching panel of execution ${execution.execution_id}`}
                         >
-                          {name}
+                          Coach
                         </Link>
-                        <span className="cell-name__description mono">
-                          {execution.execution_id} · v{execution.workflow_version}
-                        </span>
-                        {keyVariables(execution.variables) ? (
-                          <span className="cell-name__description mono">{keyVariables(execution.variables)}</span>
-                        ) : null}
-                      </th>
-                      <td>
-                        {execution.mode}
-                        {(execution.mode === "coaching" || execution.mode === "auto") && live ? (
-                          <>
-                            {" "}
-                            <Link
-                              to={`/executions/${encodeURIComponent(execution.execution_id)}/coach`}
-                              aria-label={`Open the coaching panel of execution ${execution.execution_id}`}
-                            >
-                              Coach
-                            </Link>
-                          </>
-                        ) : null}
-                      </td>
-                      <td>
-                        <StatusBadge status={execution.status} />
-                      </td>
-                      <td>
-                        <ProgressMeter
-                          progress={execution.progress}
-                          label={`Progress of execution ${execution.execution_id}`}
-                        />
-                      </td>
-                      <td>
-                        <time dateTime={execution.started_at ?? execution.created_at ?? undefined}>
-                          {formatDateTime(execution.started_at ?? execution.created_at)}
-                        </time>
-                      </td>
-                      <td>
-                        {execution.finished_at ? (
-                          <time dateTime={execution.finished_at}>{formatDateTime(execution.finished_at)}</time>
-                        ) : (
-                          "—"
-                        )}
-                      </td>
-                      <td className="actions">
-                        {live ? (
-                          <button
-                            type="button"
-                            className="button button--secondary"
-                            aria-haspopup="dialog"
-                            aria-label={`Cancel execution ${execution.execution_id}`}
-                            onClick={() => {
-                              cancel.reset();
-                              setCancelling(execution);
-                            }}
-                          >
-                            Cancel
-                          </button>
-                        ) : null}
-                      </td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
-          </div>
-          <Pager
-            label="Execution pages"
-            page={executions.data.page}
-            perPage={executions.data.per_page}
-            total={executions.data.total}
+                      </>
+                    ) : null}
+                  </td>
+                  <td>
+                    <StatusBadge status={execution.status} />
+                  </td>
+                  <td>
+                    <ProgressMeter
+                      progress={execution.progress}
+                      label={`Progress of execution ${execution.execution_id}`}
+                    />
+                  </td>
+                  <td>
+                    <time dateTime={execution.started_at ?? execution.created_at ?? undefined}>
+                      {formatDateTime(execution.started_at ?? execution.created_at)}
+                    </time>
+                  </td>
+                  <td>
+                    {execution.finished_at ? (
+                      <time dateTime={execution.finished_at}>{formatDateTime(execution.finished_at)}</time>
+                    ) : (
+                      "—"
+                    )}
+                  </td>
+                  <td className="actions">
+                    {live ? (
+                      <DialogButton label={`Cancel execution ${execution.execution_id}`}
+                        onOpen={() => { cancel.reset(); setCancelling(execution); }}>
+                        Cancel
+                      </DialogButton>
+                    ) : null}
+                  </td>
+                </tr>
+              );
+            })}
+          </ListTable>
+          <Pager label="Execution pages" {...pageCounts(executions.data)}
             onChange={(next) => {
               const nextParams = new URLSearchParams(params);
               if (next > 1) nextParams.set("page", String(next));

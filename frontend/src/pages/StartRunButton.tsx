@@ -5,6 +5,7 @@ import { apiPost } from "../api/client";
 import type { StartExecutionRequest, StartExecutionResponse, Workflow } from "../api/types";
 import { useAuth } from "../auth/useAuth";
 import { StartDialog, type StartRequest } from "./StartDialog";
+import { DialogButton } from "../components/DialogButton";
 
 /**
  * "Run": opens the start dialog (mode, the declared variables) and starts the run; the new execution's page opens.
@@ -28,18 +29,9 @@ export function StartRunButton({ workflow, className = "button" }: { workflow: W
   });
   return (
     <>
-      <button
-        type="button"
-        className={className}
-        onClick={() => {
-          run.reset();
-          setOpen(true);
-        }}
-        aria-haspopup="dialog"
-        aria-label={`Run ${workflow.name}`}
-      >
+      <DialogButton className={className} label={`Run ${workflow.name}`} onOpen={() => { run.reset(); setOpen(true); }}>
         Run
-      </button>
+      </DialogButton>
       {open ? (
         <StartDialog
           workflow={workflow}

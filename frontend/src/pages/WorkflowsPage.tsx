@@ -1,26 +1,23 @@
-import { useState } from "react";
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { Link, useLocation, useNavigate, useSearchParams } from "react-router-dom";
-import { apiGet, apiPost } from "../api/client";
-import type { Page, StartExecutionRequest, StartExecutionResponse, Workflow } from "../api/types";
-import { Pager, pageFromParams } from "../components/Pager";
+import { useQuery } from "@tanstack/react-query";
+import { Link, useLocation, useSearchParams } from "react-router-dom";
+import { apiGet } from "../api/client";
+import type { Page, Workflow } from "../api/types";
+import { ListTable } from "../components/ListTable";
+import { Pager, pageCounts, pageFromParams } from "../components/Pager";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { useAuth } from "../auth/useAuth";
 import { satisfies } from "../approvals/eligibility";
 import { levelLabel, modeLabel } from "../dashboards/Badges";
 import { useDocumentTitle } from "../hooks";
-import { StartDialog, type StartRequest } from "./StartDialog";
+import { StartRunButton } from "./StartRunButton";
 
 export const workflowsQueryKey = (page: number) => ["workflows", { page }] as const;
 
 export default function WorkflowsPage() {
   useDocumentTitle("Workflows");
-  const navigate = useNavigate();
-  const queryClient = useQueryClient();
   const [params, setParams] = useSearchParams();
   const page = pageFromParams(params);
   const { role } = useAuth();
-  const [starting, setStarting] = useState<Workflow | null>(null);
   // a notice handed over by the page that sent us here (a workflow deleted)
   const notice = (useLocation().state as { notice?: string } | null)?.notice;
 
@@ -29,24 +26,6 @@ export default function WorkflowsPage() {
     queryFn: ({ signal }) =>
       apiGet<Page<Workflow>>(page > 1 ? `/api/workflows?page=${page}` : "/api/workflows", { signal }),
   });
-
-  const run = useMutation({
-    mutationFn: ({ workflow, mode, variables }: StartRequest) =>
-      apiPost<StartExecutionResponse>("/api/executions/", {
-        workflow_id: workflow.id,
-        variables,
-        mode,
-      } satisfies StartExecutionRequest),
-    onSuccess: (execution) => {
-      void queryClient.invalidateQueries({ queryKey: ["executions"] });
-      navigate(`/executions/${encodeURIComponent(execution.execution_id)}`);
-    },
-  });
-
-  const open = (workflow: Workflow) => {
-    run.reset();
-    setStarting(workflow);
-  };
 
   return (
     <section aria-labelledby="workflows-heading">
@@ -68,17 +47,6 @@ export default function WorkflowsPage() {
         </p>
       ) : null}
 
-      {starting ? (
-        <StartDialog
-          workflow={starting}
-          role={role}
-          busy={run.isPending}
-          error={run.error}
-          onStart={(request) => run.mutate(request)}
-          onCancel={() => setStarting(null)}
-        />
-      ) : null}
-
       {workflows.isPending ? (
         <Loading label="Loading workflows…" />
       ) : workflows.isError ? (
@@ -87,66 +55,34 @@ export default function WorkflowsPage() {
         <p className="empty">No workflows yet.</p>
       ) : (
         <>
-          <div className="table-wrap" role="region" aria-labelledby="workflows-heading" tabIndex={0}>
-            <table className="table">
-              <caption className="visually-hidden">
-                Workflows, {workflows.data.total} in total
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Version</th>
-                  <th scope="col">Level</th>
-                  <th scope="col">Mode</th>
-                  <th scope="col" className="num">
-                    Steps
+          <ListTable labelledBy="workflows-heading" caption={`Workflows, ${workflows.data.total} in total`} actions
+            columns={["Name", "Version", "Level", "Mode", { label: "Steps", className: "num" }]}>
+            {workflows.data.items.map((workflow) => {
+              return (
+                <tr key={`${workflow.id}@${workflow.version}`}>
+                  <th scope="row" className="cell-name">
+                    <Link
+                      to={`/workflows/${encodeURIComponent(workflow.id)}`}
+                      className="cell-name__title"
+                    >
+                      {workflow.name}
+                    </Link>
+                    {workflow.description ? (
+                      <span className="cell-name__description">{workflow.description}</span>
+                    ) : null}
                   </th>
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
+                  <td>v{workflow.version}</td>
+                  <td>{levelLabel(workflow.level)}</td>
+                  <td>{modeLabel(workflow.mode)}</td>
+                  <td className="num">{workflow.steps.length}</td>
+                  <td className="actions">
+                    <StartRunButton workflow={workflow} />
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {workflows.data.items.map((workflow) => {
-                  return (
-                    <tr key={`${workflow.id}@${workflow.version}`}>
-                      <th scope="row" className="cell-name">
-                        <Link
-                          to={`/workflows/${encodeURIComponent(workflow.id)}`}
-                          className="cell-name__title"
-                        >
-                          {workflow.name}
-                        </Link>
-                        {workflow.description ? (
-                          <span className="cell-name__description">{workflow.description}</span>
-                        ) : null}
-                      </th>
-                      <td>v{workflow.version}</td>
-                      <td>{levelLabel(workflow.level)}</td>
-                      <td>{modeLabel(workflow.mode)}</td>
-                      <td className="num">{workflow.steps.length}</td>
-                      <td className="actions">
-                        <button
-                          type="button"
-                          className="button"
-                          onClick={() => open(workflow)}
-                          aria-haspopup="dialog"
-                          aria-label={`Run ${workflow.name}`}
-                        >
-                          Run
-                        </button>
-                      </td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
-          </div>
-          <Pager
-            label="Workflow pages"
-            page={workflows.data.page}
-            perPage={workflows.data.per_page}
-            total={workflows.data.total}
+              );
+            })}
+          </ListTable>
+          <Pager label="Workflow pages" {...pageCounts(workflows.data)}
             onChange={(next) => setParams(next > 1 ? { page: String(next) } : {})}
           />
         </>

@@ -4,6 +4,8 @@ import { useNavigate } from "react-router-dom";
 import { ApiError } from "../api/client";
 import type { Execution, ExecutionStep } from "../api/types";
 import { Dialog } from "../components/Dialog";
+import { StepSelect } from "../control/StepSelect";
+import { stepLabel } from "../control/types";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { isPlainObject } from "../format";
 import { asCorrectionError, rerun, resumeFrom, retryStep, variableErrors } from "./api";
@@ -12,9 +14,6 @@ import "../coaching/coaching.css";
 
 // the correction editor (rjsf is large: its own chunk), the same form as a correction's and a step edit's
 const CorrectionEditor = lazy(() => import("../coaching/CorrectionEditor"));
-
-const label = (s: Pick<ExecutionStep, "step_id" | "name">) =>
-  s.name && s.name !== s.step_id ? `${s.name} (${s.step_id})` : s.step_id;
 
 /** "Retry with changes": the failed step's params in the correction editor; the server's 422 lands on the field. */
 export function RetryDialog({
@@ -44,7 +43,7 @@ export function RetryDialog({
       onDone(`Retrying ${answer.step_id} with the changed params, as run ${answer.run ?? "?"} (a new idempotency key).`),
   });
   return (
-    <Dialog title={`Retry step ${label(step)} with changes`} onClose={onClose} wide>
+    <Dialog title={`Retry step ${stepLabel(step)} with changes`} onClose={onClose} wide>
       <p className="failure__dialog-reason">
         It failed with: <span className="mono">{reason}</span>
       </p>
@@ -100,27 +99,14 @@ export function ResumeDialog({
       <form onSubmit={submit}>
         <div className="field">
           <label htmlFor="resume-step">Go on from step</label>
-          <select id="resume-step" value={stepId} onChange={(e) => setStepId(e.target.value)}>
-            {steps.map((s) => (
-              <option key={s.step_id} value={s.step_id}>
-                {label(s)}
-              </option>
-            ))}
-          </select>
+          <StepSelect id="resume-step" steps={steps} value={stepId} onChange={setStepId} label={stepLabel} />
           <p className="field__hint">
-            {failed ? `${label(failed)} is skipped` : "The failed step is skipped"}, and so are the steps the chosen one
+            {failed ? `${stepLabel(failed)} is skipped` : "The failed step is skipped"}, and so are the steps the chosen one
             waits for that have not run. A step that reads the output of a skipped step is skipped too.
           </p>
         </div>
         {resume.isError ? <ErrorNotice title="The execution was not resumed" error={resume.error} /> : null}
-        <div className="dialog__actions">
-          <button type="submit" className="button" disabled={resume.isPending || !stepId}>
-            {resume.isPending ? "Resuming…" : "Resume"} <kbd>Enter</kbd>
-          </button>
-          <button type="button" className="button button--secondary" onClick={onClose}>
-            Close <kbd>Esc</kbd>
-          </button>
-        </div>
+        <SubmitOrClose label="Resume" busyLabel="Resuming…" busy={resume.isPending} disabled={!stepId} onClose={onClose} />
       </form>
     </Dialog>
   );
@@ -234,15 +220,34 @@ export function RerunDialog({
         })}
         {server[""] ? <p className="field__error">✕ {server[""].join(" ")}</p> : null}
         {other ? <ErrorNotice title="The execution was not re-run" error={other} /> : null}
-        <div className="dialog__actions">
-          <button type="submit" className="button" disabled={start.isPending}>
-            {start.isPending ? "Starting…" : "Start the re-run"} <kbd>Enter</kbd>
-          </button>
-          <button type="button" className="button button--secondary" onClick={onClose}>
-            Close <kbd>Esc</kbd>
-          </button>
-        </div>
+        <SubmitOrClose label="Start the re-run" busyLabel="Starting…" busy={start.isPending} onClose={onClose} />
       </form>
     </Dialog>
+  );
+}
+
+/** A recovery form's buttons: its submit (Enter; disabled while it runs) and Close (Esc). */
+function SubmitOrClose({
+  label,
+  busyLabel,
+  busy,
+  disabled = false,
+  onClose,
+}: {
+  label: string;
+  busyLabel: string;
+  busy: boolean;
+  disabled?: boolean;
+  onClose: () => void;
+}) {
+  return (
+    <div className="dialog__actions">
+      <button type="submit" className="button" disabled={busy || disabled}>
+        {busy ? busyLabel : label} <kbd>Enter</kbd>
+      </button>
+      <button type="button" className="button button--secondary" onClick={onClose}>
+        Close <kbd>Esc</kbd>
+      </button>
+    </div>
   );
 }

@@ -1,10 +1,10 @@
 import { useId, useState, type FormEvent } from "react";
-import { errorMessage } from "../api/client";
-import { ErrorNotice, Loading } from "../components/QueryState";
-import { ConfirmDialog } from "../dashboards/ConfirmDialog";
-import { formatDateTime } from "../format";
+import { ListStatus, ListTable } from "../components/ListTable";
+import { CredentialCells, RevokeCell, SecretOnce } from "../components/SecretOnce";
+import { ConfirmMutation } from "../dashboards/ConfirmDialog";
 import "../admin/admin.css"; // the shared form row and the token-shown-once box (Settings → API tokens)
 import { mcpUrl, useAgents, useCreateAgent, useRevokeAgent, type AgentIdentity, type CreatedAgent } from "./agents";
+import { FailureNotice } from "../components/QueryState";
 
 /**
  * Agents of the MCP gateway (admins): outside agents (Claude Code, Codex, Cursor, in-house bots) call this
@@ -56,76 +56,40 @@ export function AgentsSection() {
         <button type="submit" className="button" disabled={create.isPending || !name.trim()}>
           {create.isPending ? "Creating…" : "Create agent"}
         </button>
-        {create.isError ? (
-          <p className="notice notice--error" role="alert">Not created: {errorMessage(create.error)}</p>
-        ) : null}
+        <FailureNotice mutation={create} what="Not created" />
       </form>
 
       {made ? (
-        <div className="notice notice--info token-once" role="status" aria-labelledby="agent-token-title">
-          <p id="agent-token-title" className="notice__title">
-            Agent “{made.name}” created. Copy its token now: it is not shown again.
-          </p>
-          <label htmlFor="agent-token" className="visually-hidden">The new agent's token</label>
-          <input id="agent-token" className="mono token-once__value" readOnly value={made.token}
-            onFocus={(e) => e.target.select()} />
+        <SecretOnce id="agent-token" label="The new agent's token" value={made.token} onDone={() => setMade(null)}
+          title={<>Agent “{made.name}” created. Copy its token now: it is not shown again.</>}>
           <p className="muted">
             Claude Code:{" "}
             <code>{`claude mcp add --transport http coach ${mcpUrl(made.mcp_path)} --header "Authorization: Bearer ${made.token}"`}</code>
           </p>
-          <div className="token-once__actions">
-            <button type="button" className="button button--secondary"
-              onClick={() => void navigator.clipboard?.writeText(made.token)}>Copy</button>
-            <button type="button" className="button button--secondary" onClick={() => setMade(null)}>Done, hide it</button>
-          </div>
-        </div>
+        </SecretOnce>
       ) : null}
 
-      {agents.isPending ? <Loading label="Loading agents…" /> : null}
-      {agents.isError ? <ErrorNotice title="The agents could not be loaded" error={agents.error} /> : null}
-      {agents.data && items.length === 0 ? <p className="empty">No agents yet.</p> : null}
+      <ListStatus query={agents} count={items.length} loading="Loading agents…" failed="The agents could not be loaded"
+        empty="No agents yet." />
       {items.length > 0 ? (
-        <div className="table-wrap" role="region" aria-labelledby="agents-heading" tabIndex={0}>
-          <table className="table">
-            <caption className="visually-hidden">Agent identities</caption>
-            <thead>
-              <tr>
-                <th scope="col">Agent</th><th scope="col">Description</th><th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Status</th><th scope="col"><span className="visually-hidden">Actions</span></th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((a) => (
-                <tr key={a.id} data-agent={a.name}>
-                  <th scope="row"><code>{a.name}</code></th>
-                  <td>{a.description}</td>
-                  <td>{formatDateTime(a.created_at)} <span className="muted">by {a.created_by}</span></td>
-                  <td>{a.last_used_at ? formatDateTime(a.last_used_at) : "never"}</td>
-                  <td>{a.active ? "active" : `revoked ${formatDateTime(a.revoked_at ?? "")}`}</td>
-                  <td className="actions">
-                    {a.active ? (
-                      <button type="button" className="button button--danger button--small" aria-haspopup="dialog"
-                        aria-label={`Revoke agent ${a.name}`} onClick={() => { revoke.reset(); setRevoking(a); }}>
-                        Revoke
-                      </button>
-                    ) : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ListTable labelledBy="agents-heading" caption="Agent identities" actions
+          columns={["Agent", "Description", "Created", "Last used", "Status"]}>
+          {items.map((a) => (
+            <tr key={a.id} data-agent={a.name}>
+              <th scope="row"><code>{a.name}</code></th>
+              <td>{a.description}</td>
+              <CredentialCells item={a} />
+              <RevokeCell shown={a.active} label={`Revoke agent ${a.name}`}
+                onRevoke={() => { revoke.reset(); setRevoking(a); }} />
+            </tr>
+          ))}
+        </ListTable>
       ) : null}
       {revoking ? (
-        <ConfirmDialog title={`Revoke agent “${revoking.name}”?`} confirmLabel="Revoke agent" busy={revoke.isPending}
-          onCancel={() => setRevoking(null)}
-          onConfirm={() => revoke.mutate(revoking.id, { onSuccess: () => setRevoking(null) })}>
+        <ConfirmMutation title={`Revoke agent “${revoking.name}”?`} confirmLabel="Revoke agent" mutation={revoke}
+          variables={revoking.id} failure="Not revoked" onClose={() => setRevoking(null)}>
           <p>Its token is refused from its next request on; a call of it held for a review is not run.</p>
-          {revoke.isError ? (
-            <p className="notice notice--error" role="alert">Not revoked: {errorMessage(revoke.error)}</p>
-          ) : null}
-        </ConfirmDialog>
+        </ConfirmMutation>
       ) : null}
     </section>
   );

@@ -1,6 +1,5 @@
 import { useState } from "react";
-import { errorMessage } from "../api/client";
-import { ErrorNotice, Loading } from "../components/QueryState";
+import { ErrorNotice, FailureNotice, Loading } from "../components/QueryState";
 import { useGatewaySettings, useSaveGatewaySettings, type GatewaySettings } from "./gatewayBuiltins";
 
 /**
@@ -72,7 +71,7 @@ function BuiltinToolsForm({ saved, admin, save }: {
       ) : (
         <p className="muted">Only an admin can change which built-in tools agents may call.</p>
       )}
-      {save.isError ? <p className="notice notice--error" role="alert">Not saved: {errorMessage(save.error)}</p> : null}
+      <FailureNotice mutation={save} what="Not saved" />
     </form>
   );
 }

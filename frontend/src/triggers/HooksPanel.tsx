@@ -1,8 +1,7 @@
 import { useId, useState, type FormEvent } from "react";
-import { errorMessage } from "../api/client";
-import { ErrorNotice, Loading } from "../components/QueryState";
-import { ConfirmDialog } from "../dashboards/ConfirmDialog";
-import { formatDateTime } from "../format";
+import { ListStatus, ListTable } from "../components/ListTable";
+import { CredentialCells, RevokeCell, SecretOnce } from "../components/SecretOnce";
+import { ConfirmMutation } from "../dashboards/ConfirmDialog";
 import {
   curlExample,
   exampleBody,
@@ -12,7 +11,8 @@ import {
   type CreatedHook,
   type Hook,
 } from "./api";
-import { parseObject, problems, type TriggerProps as Props } from "./forms";
+import { FormProblems } from "./FormProblems";
+import { parseObject, type TriggerProps as Props } from "./forms";
 
 /** A workflow's incoming webhooks: made (the signing secret shown once), listed, revoked. */
 export function HooksPanel({ workflowId, variables, lead }: Props) {
@@ -57,10 +57,7 @@ export function HooksPanel({ workflowId, variables, lead }: Props) {
           <button type="submit" className="button" disabled={create.isPending || !name.trim() || !parsedMapping.value}>
             {create.isPending ? "Creating…" : "Create webhook"}
           </button>
-          {parsedMapping.problem ? <p className="notice notice--error">Mapping {parsedMapping.problem}</p> : null}
-          {create.isError ? (
-            <p className="notice notice--error" role="alert">Not created: {problems(create.error)}</p>
-          ) : null}
+          <FormProblems field="Mapping" problem={parsedMapping.problem} create={create} />
         </form>
       ) : null}
       <p className="muted">
@@ -69,13 +66,13 @@ export function HooksPanel({ workflowId, variables, lead }: Props) {
       </p>
 
       {made ? (
-        <div className="notice notice--info token-once" role="status" aria-labelledby="hook-secret-title">
-          <p id="hook-secret-title" className="notice__title">
-            Webhook “{made.name}” created. Copy its secret now: it is not shown again.
-          </p>
-          <label htmlFor="hook-secret" className="visually-hidden">The new webhook's secret</label>
-          <input id="hook-secret" className="mono token-once__value" readOnly value={made.secret}
-            onFocus={(e) => e.target.select()} />
+        <SecretOnce id="hook-secret" label="The new webhook's secret" value={made.secret} copyLabel="Copy secret"
+          onDone={() => setMade(null)} title={<>Webhook “{made.name}” created. Copy its secret now: it is not shown again.</>}
+          actions={
+            <button type="button" className="button button--secondary"
+              onClick={() => void navigator.clipboard?.writeText(curlExample(made.url, made.secret,
+                exampleBody(variables)))}>Copy example</button>
+          }>
           <p className="muted">
             POST JSON to <code>{made.url}</code>, signed: <code>X-Coach-Signature: sha256=HMAC-SHA256(secret,
             "&lt;timestamp&gt;.&lt;body&gt;")</code> with <code>X-Coach-Timestamp</code> (Unix seconds) and a
@@ -84,62 +81,30 @@ export function HooksPanel({ workflowId, variables, lead }: Props) {
           <pre className="mono triggers__example" aria-label="Example request">
             {curlExample(made.url, made.secret, exampleBody(variables))}
           </pre>
-          <div className="token-once__actions">
-            <button type="button" className="button button--secondary"
-              onClick={() => void navigator.clipboard?.writeText(made.secret)}>Copy secret</button>
-            <button type="button" className="button button--secondary"
-              onClick={() => void navigator.clipboard?.writeText(curlExample(made.url, made.secret,
-                exampleBody(variables)))}>Copy example</button>
-            <button type="button" className="button button--secondary" onClick={() => setMade(null)}>Done, hide it</button>
-          </div>
-        </div>
+        </SecretOnce>
       ) : null}
 
-      {hooks.isPending ? <Loading label="Loading webhooks…" /> : null}
-      {hooks.isError ? <ErrorNotice title="The webhooks could not be loaded" error={hooks.error} /> : null}
-      {hooks.data && items.length === 0 ? <p className="empty">No webhooks yet.</p> : null}
+      <ListStatus query={hooks} count={items.length} loading="Loading webhooks…" failed="The webhooks could not be loaded"
+        empty="No webhooks yet." />
       {items.length > 0 ? (
-        <div className="table-wrap" role="region" aria-labelledby="hooks-heading" tabIndex={0}>
-          <table className="table">
-            <caption className="visually-hidden">Incoming webhooks</caption>
-            <thead>
-              <tr>
-                <th scope="col">Webhook</th><th scope="col">URL</th><th scope="col">Created</th>
-                <th scope="col">Last used</th><th scope="col">Status</th>
-                <th scope="col"><span className="visually-hidden">Actions</span></th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((h) => (
-                <tr key={h.id} data-hook={h.name}>
-                  <th scope="row">{h.name}</th>
-                  <td><code>{h.url}</code></td>
-                  <td>{formatDateTime(h.created_at)} <span className="muted">by {h.created_by}</span></td>
-                  <td>{h.last_used_at ? formatDateTime(h.last_used_at) : "never"}</td>
-                  <td>{h.active ? "active" : `revoked ${formatDateTime(h.revoked_at ?? "")}`}</td>
-                  <td className="actions">
-                    {lead && h.active ? (
-                      <button type="button" className="button button--danger button--small" aria-haspopup="dialog"
-                        aria-label={`Revoke webhook ${h.name}`} onClick={() => { revoke.reset(); setRevoking(h); }}>
-                        Revoke
-                      </button>
-                    ) : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ListTable labelledBy="hooks-heading" caption="Incoming webhooks" actions
+          columns={["Webhook", "URL", "Created", "Last used", "Status"]}>
+          {items.map((h) => (
+            <tr key={h.id} data-hook={h.name}>
+              <th scope="row">{h.name}</th>
+              <td><code>{h.url}</code></td>
+              <CredentialCells item={h} />
+              <RevokeCell shown={lead && h.active} label={`Revoke webhook ${h.name}`}
+                onRevoke={() => { revoke.reset(); setRevoking(h); }} />
+            </tr>
+          ))}
+        </ListTable>
       ) : null}
       {revoking ? (
-        <ConfirmDialog title={`Revoke webhook “${revoking.name}”?`} confirmLabel="Revoke webhook"
-          busy={revoke.isPending} onCancel={() => setRevoking(null)}
-          onConfirm={() => revoke.mutate(revoking.id, { onSuccess: () => setRevoking(null) })}>
+        <ConfirmMutation title={`Revoke webhook “${revoking.name}”?`} confirmLabel="Revoke webhook" mutation={revoke}
+          variables={revoking.id} failure="Not revoked" onClose={() => setRevoking(null)}>
           <p>Its deliveries are refused (410) from now on; executions it started go on.</p>
-          {revoke.isError ? (
-            <p className="notice notice--error" role="alert">Not revoked: {errorMessage(revoke.error)}</p>
-          ) : null}
-        </ConfirmDialog>
+        </ConfirmMutation>
       ) : null}
     </div>
   );

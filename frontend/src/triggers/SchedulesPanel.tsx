@@ -1,8 +1,7 @@
 import { useId, useState, type FormEvent } from "react";
 import { Link } from "react-router-dom";
-import { errorMessage } from "../api/client";
-import { ErrorNotice, Loading } from "../components/QueryState";
-import { ConfirmDialog } from "../dashboards/ConfirmDialog";
+import { ListStatus, ListTable } from "../components/ListTable";
+import { ConfirmMutation } from "../dashboards/ConfirmDialog";
 import { formatDateTime } from "../format";
 import {
   exampleBody,
@@ -13,7 +12,10 @@ import {
   useSchedules,
   type Schedule,
 } from "./api";
+import { FormProblems } from "./FormProblems";
 import { parseObject, problems, type TriggerProps as Props } from "./forms";
+import { FailureNotice } from "../components/QueryState";
+import { DialogButton } from "../components/DialogButton";
 
 const ZONES: readonly string[] = (() => {
   try {
@@ -98,10 +100,7 @@ export function SchedulesPanel({ workflowId, variables, lead }: Props) {
               </p>
             ) : null}
           </div>
-          {parsedVars.problem ? <p className="notice notice--error">Variables {parsedVars.problem}</p> : null}
-          {create.isError ? (
-            <p className="notice notice--error" role="alert">Not created: {problems(create.error)}</p>
-          ) : null}
+          <FormProblems field="Variables" problem={parsedVars.problem} create={create} />
         </form>
       ) : null}
       <p className="muted">
@@ -110,76 +109,60 @@ export function SchedulesPanel({ workflowId, variables, lead }: Props) {
         start.
       </p>
 
-      {schedules.isPending ? <Loading label="Loading schedules…" /> : null}
-      {schedules.isError ? <ErrorNotice title="The schedules could not be loaded" error={schedules.error} /> : null}
-      {schedules.data && items.length === 0 ? <p className="empty">No schedules yet.</p> : null}
+      <ListStatus query={schedules} count={items.length} loading="Loading schedules…"
+        failed="The schedules could not be loaded" empty="No schedules yet." />
       {items.length > 0 ? (
-        <div className="table-wrap" role="region" aria-labelledby="schedules-heading" tabIndex={0}>
-          <table className="table">
-            <caption className="visually-hidden">Schedules</caption>
-            <thead>
-              <tr>
-                <th scope="col">Schedule</th><th scope="col">Rule</th><th scope="col">Next fires</th>
-                <th scope="col">Last fire</th><th scope="col">Status</th>
-                <th scope="col"><span className="visually-hidden">Actions</span></th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((s) => (
-                <tr key={s.id} data-schedule={s.name}>
-                  <th scope="row">{s.name}</th>
-                  <td>
-                    <code>{s.cron}</code> <span className="muted">{s.timezone}</span>
-                    <br />
-                    <span className="muted">{s.description}</span>
-                  </td>
-                  <td>
-                    {s.next_fire_times.length ? (
-                      <ul className="triggers__times">
-                        {s.next_fire_times.slice(0, 3).map((t) => <li key={t}>{formatDateTime(t)}</li>)}
-                      </ul>
-                    ) : "—"}
-                  </td>
-                  <td>
-                    {s.last_fired_at ? formatDateTime(s.last_fired_at) : "never"}
-                    {s.last_execution_id ? (
-                      <> · <Link to={`/executions/${encodeURIComponent(s.last_execution_id)}`}>execution</Link></>
-                    ) : null}
-                    {s.last_error ? <p className="notice notice--error">{s.last_error}</p> : null}
-                  </td>
-                  <td>{s.enabled ? "enabled" : "disabled"}</td>
-                  <td className="actions">
-                    {lead ? (
-                      <>
-                        <button type="button" className="button button--secondary button--small"
-                          aria-label={`${s.enabled ? "Disable" : "Enable"} schedule ${s.name}`}
-                          disabled={change.isPending}
-                          onClick={() => change.mutate({ id: s.id, enabled: !s.enabled })}>
-                          {s.enabled ? "Disable" : "Enable"}
-                        </button>{" "}
-                        <button type="button" className="button button--danger button--small" aria-haspopup="dialog"
-                          aria-label={`Delete schedule ${s.name}`} onClick={() => { remove.reset(); setDeleting(s); }}>
-                          Delete
-                        </button>
-                      </>
-                    ) : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ListTable labelledBy="schedules-heading" caption="Schedules" actions
+          columns={["Schedule", "Rule", "Next fires", "Last fire", "Status"]}>
+          {items.map((s) => (
+            <tr key={s.id} data-schedule={s.name}>
+              <th scope="row">{s.name}</th>
+              <td>
+                <code>{s.cron}</code> <span className="muted">{s.timezone}</span>
+                <br />
+                <span className="muted">{s.description}</span>
+              </td>
+              <td>
+                {s.next_fire_times.length ? (
+                  <ul className="triggers__times">
+                    {s.next_fire_times.slice(0, 3).map((t) => <li key={t}>{formatDateTime(t)}</li>)}
+                  </ul>
+                ) : "—"}
+              </td>
+              <td>
+                {s.last_fired_at ? formatDateTime(s.last_fired_at) : "never"}
+                {s.last_execution_id ? (
+                  <> · <Link to={`/executions/${encodeURIComponent(s.last_execution_id)}`}>execution</Link></>
+                ) : null}
+                {s.last_error ? <p className="notice notice--error">{s.last_error}</p> : null}
+              </td>
+              <td>{s.enabled ? "enabled" : "disabled"}</td>
+              <td className="actions">
+                {lead ? (
+                  <>
+                    <button type="button" className="button button--secondary button--small"
+                      aria-label={`${s.enabled ? "Disable" : "Enable"} schedule ${s.name}`}
+                      disabled={change.isPending}
+                      onClick={() => change.mutate({ id: s.id, enabled: !s.enabled })}>
+                      {s.enabled ? "Disable" : "Enable"}
+                    </button>{" "}
+                    <DialogButton className="button button--danger button--small" label={`Delete schedule ${s.name}`}
+                      onOpen={() => { remove.reset(); setDeleting(s); }}>
+                      Delete
+                    </DialogButton>
+                  </>
+                ) : null}
+              </td>
+            </tr>
+          ))}
+        </ListTable>
       ) : null}
-      {change.isError ? <p className="notice notice--error" role="alert">Not changed: {problems(change.error)}</p> : null}
+      <FailureNotice mutation={change} what="Not changed" describe={problems} />
       {deleting ? (
-        <ConfirmDialog title={`Delete schedule “${deleting.name}”?`} confirmLabel="Delete schedule"
-          busy={remove.isPending} onCancel={() => setDeleting(null)}
-          onConfirm={() => remove.mutate(deleting.id, { onSuccess: () => setDeleting(null) })}>
+        <ConfirmMutation title={`Delete schedule “${deleting.name}”?`} confirmLabel="Delete schedule" mutation={remove}
+          variables={deleting.id} failure="Not deleted" onClose={() => setDeleting(null)}>
           <p>It fires no more; executions it started go on and still say they came from it.</p>
-          {remove.isError ? (
-            <p className="notice notice--error" role="alert">Not deleted: {errorMessage(remove.error)}</p>
-          ) : null}
-        </ConfirmDialog>
+        </ConfirmMutation>
       ) : null}
     </div>
   );

@@ -1,8 +1,10 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { Link, useNavigate } from "react-router-dom";
-import { apiDelete, errorMessage } from "../api/client";
+import { apiDelete } from "../api/client";
 import { ConfirmDialog } from "../dashboards/ConfirmDialog";
+import { FailureNotice } from "../components/QueryState";
+import { DialogButton } from "../components/DialogButton";
 import "./workflows.css";
 
 /**
@@ -32,17 +34,9 @@ export function WorkflowActions({ id, name, latestVersion }: { id: string; name:
           Compare versions
         </Link>
       ) : null}
-      <button
-        type="button"
-        className="button button--danger"
-        aria-haspopup="dialog"
-        onClick={() => {
-          remove.reset();
-          setConfirming(true);
-        }}
-      >
+      <DialogButton className="button button--danger" onOpen={() => { remove.reset(); setConfirming(true); }}>
         Delete
-      </button>
+      </DialogButton>
       {confirming ? (
         <ConfirmDialog
           title={`Delete ${name}?`}
@@ -55,11 +49,7 @@ export function WorkflowActions({ id, name, latestVersion }: { id: string; name:
             It leaves the Workflows page and no new run can start. Executions that ran it keep their history, and the
             audit log records who deleted it.
           </p>
-          {remove.isError ? (
-            <p className="notice notice--error" role="alert">
-              Not deleted: {errorMessage(remove.error)}
-            </p>
-          ) : null}
+          <FailureNotice mutation={remove} what="Not deleted" />
         </ConfirmDialog>
       ) : null}
     </div>
