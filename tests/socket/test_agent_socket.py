@@ -20,13 +20,9 @@ def llm():
 
 @pytest.fixture
 def agent_server(tmp_path, llm):
-    server = LiveServer(tmp_path / "server", env={"COACH_LLM_BASE_URL": llm.base_url, "COACH_LLM_MODEL": "scripted"})
-    try:
-        server.start()
+    env = {"COACH_LLM_BASE_URL": llm.base_url, "COACH_LLM_MODEL": "scripted"}
+    with LiveServer(tmp_path / "server", env=env) as server:
         yield server
-    finally:
-        server.stop()
-        server.http.close()
 
 
 def test_tool_calls_are_pushed_and_decided_over_the_socket(agent_server, llm):
