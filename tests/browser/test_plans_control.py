@@ -7,14 +7,10 @@ import json
 
 from playwright.sync_api import expect
 
-from tests.browser.coaching_support import (collect_errors, create_workflow, echo_steps, execution, expect_finished,
-                                            expect_suggestion, open_panel, start_coaching)
+from tests.browser.coaching_support import (collect_errors, create_workflow, execution, expect_finished,
+                                            expect_suggestion, open_panel, page_errors, panel_at_hello)
 from tests.browser.conftest import log_in
 from tests.browser.test_dashboards import save_screenshot
-
-def page_errors(errors: list[str]) -> list[str]:
-    """Script errors and CSP violations; a refused request (the 401 before login, an expected 422) is not one."""
-    return [e for e in errors if not e.startswith("Failed to load resource")]
 
 
 BAD_PLAN = {"name": "Nightly report", "description": "Greets, then reports.",
@@ -115,11 +111,7 @@ def test_a_question_is_answered_from_the_keyboard_on_the_execution_page_and_the_
 
 def test_pause_with_a_question_edit_the_step_and_resume_with_feedback_from_the_keyboard(live_server, page):
     errors = collect_errors(page)
-    wf = create_workflow(live_server, "Two greetings", echo_steps("hello", "bye"))
-    ex_id = start_coaching(live_server, wf["id"])
-    log_in(page, live_server)
-    open_panel(page, live_server, ex_id)
-    expect_suggestion(page, "Say hello")
+    ex_id = panel_at_hello(page, live_server)
 
     page.keyboard.press("Shift+P")
     dialog = page.get_by_role("dialog", name="Pause with a question")

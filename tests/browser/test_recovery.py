@@ -7,15 +7,10 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from tests.browser.coaching_support import (collect_errors, create_workflow, echo_steps, execution, expect_finished,
-                                            expect_suggestion, open_panel, start_coaching)
+from tests.browser.coaching_support import (collect_errors, create_workflow, execution, expect_finished,
+                                            expect_suggestion, open_panel, page_errors, panel_at_hello, start_coaching)
 from tests.browser.conftest import log_in
 from tests.browser.test_dashboards import save_screenshot
-
-
-def page_errors(errors: list[str]) -> list[str]:
-    """Script errors and CSP violations; a refused request (the 401 before login, an expected 4xx) is not one."""
-    return [e for e in errors if not e.startswith("Failed to load resource")]
 
 
 INVOICE = {
@@ -109,11 +104,7 @@ def test_a_failed_run_names_its_step_and_reason_and_a_retry_with_changed_params_
 
 def test_the_history_keeps_a_pause_with_its_question_and_the_answer_given_at_the_resume(live_server, page):
     errors = collect_errors(page)
-    wf = create_workflow(live_server, "Two greetings", echo_steps("hello", "bye"))
-    ex_id = start_coaching(live_server, wf["id"])
-    log_in(page, live_server)
-    open_panel(page, live_server, ex_id)
-    expect_suggestion(page, "Say hello")
+    ex_id = panel_at_hello(page, live_server)
 
     page.keyboard.press("Shift+P")
     dialog = page.get_by_role("dialog", name="Pause with a question")
