@@ -94,3 +94,11 @@ def panel_at_hello(page: Page, server: LiveServer) -> str:
     open_panel(page, server, ex_id)
     expect_suggestion(page, "Say hello")
     return ex_id
+
+
+def open_pause_dialog(page: Page):
+    """Shift+P on the panel: the "Pause with a question" dialog, its Question field focused."""
+    page.keyboard.press("Shift+P")
+    dialog = page.get_by_role("dialog", name="Pause with a question")
+    expect(dialog.get_by_label("Question")).to_be_focused()
+    return dialog

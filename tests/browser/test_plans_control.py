@@ -8,7 +8,8 @@ import json
 from playwright.sync_api import expect
 
 from tests.browser.coaching_support import (collect_errors, create_workflow, execution, expect_finished,
-                                            expect_suggestion, open_panel, page_errors, panel_at_hello)
+                                            expect_suggestion, open_panel, open_pause_dialog, page_errors,
+                                            panel_at_hello)
 from tests.browser.conftest import log_in
 from tests.browser.test_dashboards import save_screenshot
 
@@ -113,9 +114,7 @@ def test_pause_with_a_question_edit_the_step_and_resume_with_feedback_from_the_k
     errors = collect_errors(page)
     ex_id = panel_at_hello(page, live_server)
 
-    page.keyboard.press("Shift+P")
-    dialog = page.get_by_role("dialog", name="Pause with a question")
-    expect(dialog.get_by_label("Question")).to_be_focused()
+    dialog = open_pause_dialog(page)
     expect(dialog.get_by_label("Stop before step")).to_have_value("step1")
     page.keyboard.type("  ")
     page.keyboard.press("Enter")  # no question: refused in place, nothing paused (issue #31)

@@ -8,7 +8,8 @@ from __future__ import annotations
 from playwright.sync_api import expect
 
 from tests.browser.coaching_support import (collect_errors, create_workflow, execution, expect_finished,
-                                            expect_suggestion, open_panel, page_errors, panel_at_hello, start_coaching)
+                                            expect_suggestion, open_panel, open_pause_dialog, page_errors,
+                                            panel_at_hello, start_coaching)
 from tests.browser.conftest import log_in
 from tests.browser.test_dashboards import save_screenshot
 
@@ -106,9 +107,7 @@ def test_the_history_keeps_a_pause_with_its_question_and_the_answer_given_at_the
     errors = collect_errors(page)
     ex_id = panel_at_hello(page, live_server)
 
-    page.keyboard.press("Shift+P")
-    dialog = page.get_by_role("dialog", name="Pause with a question")
-    expect(dialog.get_by_label("Question")).to_be_focused()
+    open_pause_dialog(page)
     page.keyboard.type("Is hello the right greeting?")
     page.keyboard.press("Enter")
     expect(page.get_by_text("Is hello the right greeting?")).to_be_visible()
