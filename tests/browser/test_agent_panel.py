@@ -9,16 +9,8 @@ from playwright.sync_api import expect
 from tests.browser.coaching_support import collect_errors, create_workflow, execution, open_panel, pending_suggestion
 from tests.browser.conftest import SCREENSHOTS, FRONTEND_DIST, log_in
 from tests.support.live_server import LiveServer
-from tests.support.llm_server import ScriptedLLM
 
 pytestmark = pytest.mark.browser
-
-
-
-@pytest.fixture
-def llm():
-    with ScriptedLLM() as server:
-        yield server
 
 
 @pytest.fixture

@@ -15,18 +15,11 @@ from tests.browser.coaching_support import collect_errors
 from tests.browser.conftest import FRONTEND_DIST, log_in
 from tests.browser.test_dashboards import save_screenshot
 from tests.support.live_server import REPO_ROOT, LiveServer
-from tests.support.llm_server import ScriptedLLM
 
 pytestmark = pytest.mark.browser
 
 DEMO = REPO_ROOT / "demo"
 TOTAL = 1200.50 + 830.00 + 2999.99 + 410.25
-
-
-@pytest.fixture
-def llm():
-    with ScriptedLLM() as server:
-        yield server
 
 
 @pytest.fixture

@@ -6,16 +6,9 @@ import pytest
 
 from tests.socket.test_coaching_socket import Recorder
 from tests.support.live_server import LiveServer
-from tests.support.llm_server import ScriptedLLM
 
 EVENTS = ("coaching_suggestion", "tool_call_pending_review", "execution_update", "agent_messages",
           "clarification_requested")
-
-
-@pytest.fixture
-def llm():
-    with ScriptedLLM() as server:
-        yield server
 
 
 @pytest.fixture
