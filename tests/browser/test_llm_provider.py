@@ -27,14 +27,9 @@ def server(tmp_path: Path):
     """No COACH_LLM_*: the server has no provider of its own."""
     if not (FRONTEND_DIST / "index.html").is_file():
         pytest.fail(f"{FRONTEND_DIST}/index.html is missing: build the web app first")
-    live = LiveServer(tmp_path / "server", demo="0", env={"COACH_FRONTEND_DIST": str(FRONTEND_DIST),
-                                                           "COACH_LLM_BASE_URL": "", "COACH_LLM_MODEL": ""})
-    try:
-        live.start()
+    with LiveServer(tmp_path / "server", demo="0", env={"COACH_FRONTEND_DIST": str(FRONTEND_DIST),
+                                                         "COACH_LLM_BASE_URL": "", "COACH_LLM_MODEL": ""}) as live:
         yield live
-    finally:
-        live.stop()
-        live.http.close()
 
 
 def test_an_admin_sets_the_provider_tests_it_and_runs_the_agent_demo(server, llm, page):
