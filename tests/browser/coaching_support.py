@@ -102,3 +102,11 @@ def open_pause_dialog(page: Page):
     dialog = page.get_by_role("dialog", name="Pause with a question")
     expect(dialog.get_by_label("Question")).to_be_focused()
     return dialog
+
+
+def resume_with_feedback(page: Page, feedback: str) -> None:
+    """On a paused run's panel: `i` focuses the feedback field; the feedback typed there, Enter resumes."""
+    page.keyboard.press("i")
+    expect(page.get_by_label("Feedback (optional)")).to_be_focused()
+    page.keyboard.type(feedback)
+    page.keyboard.press("Enter")

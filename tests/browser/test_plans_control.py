@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 
 from tests.browser.coaching_support import (collect_errors, create_workflow, execution, expect_finished,
                                             expect_suggestion, open_panel, open_pause_dialog, page_errors,
-                                            panel_at_hello)
+                                            panel_at_hello, resume_with_feedback)
 from tests.browser.conftest import log_in
 from tests.browser.test_dashboards import save_screenshot
 
@@ -97,10 +97,7 @@ def test_a_question_is_answered_from_the_keyboard_on_the_execution_page_and_the_
     expect(page.get_by_text("Is the total right?")).to_be_visible()
     page.keyboard.press("a")
     expect(page.get_by_role("status").filter(has_text="waits for an answer first")).to_be_visible()
-    page.keyboard.press("i")
-    expect(page.get_by_label("Feedback (optional)")).to_be_focused()
-    page.keyboard.type("yes, checked")
-    page.keyboard.press("Enter")
+    resume_with_feedback(page, "yes, checked")
     expect_suggestion(page, "Check the total")
     page.keyboard.press("a")
     expect(page.get_by_role("heading", level=2, name="Suggestion: after")).to_be_visible(timeout=10_000)

@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 
 from tests.browser.coaching_support import (collect_errors, create_workflow, execution, expect_finished,
                                             expect_suggestion, open_panel, open_pause_dialog, page_errors,
-                                            panel_at_hello, start_coaching)
+                                            panel_at_hello, resume_with_feedback, start_coaching)
 from tests.browser.conftest import log_in
 from tests.browser.test_dashboards import save_screenshot
 
@@ -111,10 +111,7 @@ def test_the_history_keeps_a_pause_with_its_question_and_the_answer_given_at_the
     page.keyboard.type("Is hello the right greeting?")
     page.keyboard.press("Enter")
     expect(page.get_by_text("Is hello the right greeting?")).to_be_visible()
-    page.keyboard.press("i")
-    expect(page.get_by_label("Feedback (optional)")).to_be_focused()
-    page.keyboard.type("yes, keep it friendly")
-    page.keyboard.press("Enter")
+    resume_with_feedback(page, "yes, keep it friendly")
     expect_suggestion(page, "Say hello")
     page.keyboard.press("a")
     expect_suggestion(page, "Say bye")
