@@ -95,23 +95,33 @@ def read_state(execution_id: str, plan: bool = False) -> dict:
         return control.state(control.load(session, workspace_id(), execution_id, plan=plan))
 
 
-# the POST routes: path, body schema, whether a body is required, the function, what it does (the OpenAPI summary)
-COMMANDS = (
-    ("pause", PauseArgs, True, pause,
-     "Stop before a step (at once if it is the current one) in waiting_clarification"),
-    ("apply-correction", CorrectionArgs, True, apply_correction,
-     "Change a step that has not run yet, for this execution only"),
-    ("resume", ResumeArgs, False, resume,  # no feedback: no body
-     "Carry on after a clarification pause, with feedback"),
-)
-
-
 def register(blp, id_name: str, *, plan: bool) -> None:
     """The four routes on `blp`, under `/<id_name>/...`."""
     name = "plan" if plan else "execution"
-    for path, args, required, command, summary in COMMANDS:
-        blp.route(f"/<{id_name}>/{path}", endpoint=f"{name}_{path.replace('-', '_')}")(
-            command_view(blp, id_name, plan, args, required, command, summary))
+
+    @blp.route(f"/<{id_name}>/pause", endpoint=f"{name}_pause")
+    class Pause(MethodView):
+        @blp.arguments(PauseArgs)
+        @blp.response(200, ExecutionStateSchema)
+        def post(self, args, **ids):
+            """Stop before a step (at once if it is the current one) in waiting_clarification"""
+            return pause(ids[id_name], args, plan)
+
+    @blp.route(f"/<{id_name}>/apply-correction", endpoint=f"{name}_apply_correction")
+    class ApplyCorrection(MethodView):
+        @blp.arguments(CorrectionArgs)
+        @blp.response(200, ExecutionStateSchema)
+        def post(self, args, **ids):
+            """Change a step that has not run yet, for this execution only"""
+            return apply_correction(ids[id_name], args, plan)
+
+    @blp.route(f"/<{id_name}>/resume", endpoint=f"{name}_resume")
+    class Resume(MethodView):
+        @blp.arguments(ResumeArgs, required=False)  # no feedback: no body
+        @blp.response(200, ExecutionStateSchema)
+        def post(self, args, **ids):
+            """Carry on after a clarification pause, with feedback"""
+            return resume(ids[id_name], args, plan)
 
     @blp.route(f"/<{id_name}>/execution-state", endpoint=f"{name}_execution_state")
     class ExecutionState(MethodView):
@@ -119,13 +129,3 @@ def register(blp, id_name: str, *, plan: bool) -> None:
         def get(self, **ids):
             """{state, step_id, question, paused_at, feedback}"""
             return read_state(ids[id_name], plan)
-
-
-def command_view(blp, id_name: str, plan: bool, args, required: bool, command, summary: str) -> type[MethodView]:
-    """A view whose POST runs `command` on the id in the path with the body; `summary` is its OpenAPI summary."""
-    def post(self, body, **ids):
-        return command(ids[id_name], body, plan)
-
-    post.__doc__ = summary
-    post = blp.response(200, ExecutionStateSchema)(blp.arguments(args, required=required)(post))
-    return type(command.__name__.title().replace("_", ""), (MethodView,), {"post": post})
