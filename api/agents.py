@@ -9,7 +9,7 @@ from marshmallow import Schema, fields, validate
 
 from api.base import Blueprint
 from api.context import operator, requires, services, workspace_id
-from api.schemas import StrictBoolean
+from api.schemas import CredentialOut
 from services.gateway import identities
 
 blp = Blueprint("agents", __name__, url_prefix="/api/agents",
@@ -23,15 +23,8 @@ class AgentIn(Schema):
     description = fields.String(load_default="", validate=validate.Length(max=2000))
 
 
-class AgentOut(Schema):
-    id = fields.String()
-    name = fields.String()
+class AgentOut(CredentialOut):
     description = fields.String()
-    created_by = fields.String()
-    created_at = fields.DateTime()
-    last_used_at = fields.DateTime(allow_none=True)
-    revoked_at = fields.DateTime(allow_none=True)
-    active = StrictBoolean()
 
 
 class AgentCreated(AgentOut):

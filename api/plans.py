@@ -3,14 +3,14 @@ interactive control routes (api/control.py) under /api/plans/<plan_id>/..."""
 from __future__ import annotations
 
 from flask.views import MethodView
-from marshmallow import INCLUDE, Schema, fields, validate
+from marshmallow import Schema, fields, validate
 
 from api import control as control_api
 from api.base import Blueprint
 from api.context import operator, require, requires, role, services, user_id, workspace_id
 from api.execution_schemas import ExecutionErrorSchema, ProgressSchema
 from api.schemas import PageArgs, Shape, one_of, page_body, page_of
-from api.workflows import WorkflowSchema
+from api.workflows import DefinitionSchema, WorkflowSchema
 from core.execution import states as S
 from core.plans import PLAN_MODES
 from services.plans import service as plans
@@ -19,15 +19,10 @@ from services.workflows import service as workflows
 blp = Blueprint("plans", __name__, url_prefix="/api/plans", description="Ad-hoc plans: inline steps, approved, run")
 
 
-class PlanArgs(Schema):
+class PlanArgs(DefinitionSchema):
     """The steps are validated by the workflows' validator (every field, with paths); this schema documents them."""
 
-    class Meta:
-        unknown = INCLUDE
-
     name = fields.Raw(metadata={"type": "string", "description": "default: 'Ad-hoc plan'"})
-    description = fields.Raw(metadata={"type": "string"})
-    variables = fields.Raw(metadata={"type": "object", "description": "name -> {type, default, required}"})
     steps = fields.Raw(required=True, metadata={"type": "array", "items": {"type": "object"}})
     mode = fields.String(load_default="normal", validate=validate.OneOf(PLAN_MODES))
 

@@ -35,6 +35,19 @@ class Shape(Schema):
         return data
 
 
+class CredentialOut(Schema):
+    """What an answer says of a credential that is revoked rather than deleted (an agent identity, an incoming
+    webhook): its secret is shown once, at creation, by the resource's own `...Created` schema."""
+
+    id = fields.String()
+    name = fields.String()
+    active = StrictBoolean()  # not revoked
+    created_by = fields.String()
+    created_at = fields.DateTime()
+    last_used_at = fields.DateTime(allow_none=True)
+    revoked_at = fields.DateTime(allow_none=True)
+
+
 # OFFSET is (page - 1) * per_page; past a 64-bit integer the databases refuse the query
 MAX_PAGE = 2**31 - 1
 

@@ -12,7 +12,7 @@ from marshmallow import INCLUDE, Schema, ValidationError, fields, pre_load, vali
 
 from api.base import Blueprint
 from api.context import operator, requires, services, workspace_id
-from api.schemas import StrictBoolean, one_of
+from api.schemas import CredentialOut, StrictBoolean, one_of
 from config import Settings
 from core.execution import states as S
 from core import triggers as T
@@ -38,19 +38,12 @@ class HookIn(Schema):
     mode = MODE
 
 
-class HookOut(Schema):
-    id = fields.String()
+class HookOut(CredentialOut):
     workflow_id = fields.String()
-    name = fields.String()
     mapping = fields.Dict()
     mode = one_of(executions.MODES, allow_none=True)
     path = fields.String(metadata={"description": "where the sender POSTs: /api/hooks/<id>"})
     url = fields.String(metadata={"description": "the same, on the origin this request came to"})
-    created_by = fields.String()
-    created_at = fields.DateTime()
-    last_used_at = fields.DateTime(allow_none=True)
-    revoked_at = fields.DateTime(allow_none=True)
-    active = StrictBoolean()
 
 
 class HookCreated(HookOut):

@@ -1,7 +1,9 @@
-"""The declarative base, ids and column types every concept's models share."""
+"""The declarative base, ids and column types every concept's models share, and the read of a workspace's row by
+its id."""
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from typing import TypeVar
 
 import uuid_utils
 from sqlalchemy import JSON, DateTime, TypeDecorator
@@ -9,10 +11,10 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.sqlite import DATETIME as SQLITE_DATETIME
 from sqlalchemy.orm import DeclarativeBase
 
+from core.errors import NotFound
 from core.execution.engine import StepState
 
-
-
+T = TypeVar("T")
 JsonType = JSON().with_variant(JSONB(), "postgresql")
 
 
@@ -101,6 +103,15 @@ class StepStates(TypeDecorator):
 
 class Base(DeclarativeBase):
     pass
+
+
+def in_workspace(session, model: type[T], workspace_id: str, row_id: str, what: str) -> T:
+    """The `model` row `row_id` when it belongs to the workspace; NotFound ("<what> <id> not found") otherwise, the
+    same answer for another workspace's row as for none, so that ids of other tenants are not revealed."""
+    row = session.get(model, row_id)
+    if row is None or row.workspace_id != workspace_id:
+        raise NotFound(f"{what} {row_id} not found")
+    return row
 
 
 class FilledAtInit:

@@ -258,6 +258,15 @@ def authed_client(app, role: str = "admin"):
 
 
 @pytest.fixture
+def llm():
+    """A scripted OpenAI-compatible LLM server on loopback (tests/support/llm_server.py), stopped after the test."""
+    from tests.support.llm_server import ScriptedLLM
+
+    with ScriptedLLM() as server:
+        yield server
+
+
+@pytest.fixture
 def admin_token(services) -> str:
     return make_user(services, "admin@test.local", "admin")
 

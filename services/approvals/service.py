@@ -32,7 +32,7 @@ from services.executions import service as executions
 from services.executions.models import Execution
 from services.notifications import outbox as notification_outbox, slack_updates
 from services.notifier import Events, jsonable
-from services.orm import utcnow
+from services.orm import in_workspace, utcnow
 
 
 # -- opening ------------------------------------------------------------------------------------------------------
@@ -91,10 +91,7 @@ def _open(session: Session, ex: Execution, step_id: str, kind: str, spec: A.Appr
 # -- reading ------------------------------------------------------------------------------------------------------
 
 def get(session: Session, workspace_id: str, approval_id: str) -> Approval:
-    found = session.get(Approval, approval_id)
-    if found is None or found.workspace_id != workspace_id:
-        raise NotFound(f"approval {approval_id} not found")
-    return found
+    return in_workspace(session, Approval, workspace_id, approval_id, "approval")
 
 
 def list_page(session: Session, workspace_id: str, *, status: str | None = None, execution_id: str | None = None,

@@ -16,7 +16,7 @@ from core.errors import NotFound, ValidationFailed
 from services.audit import service as audit
 from services.coaching.models import CorrectionPack
 from services.notifier import Events
-from services.orm import utcnow
+from services.orm import in_workspace, utcnow
 from services.workflows.models import Workflow, WorkflowVersion
 
 EXPORT_FORMAT = "coach.correction-pack/1"
@@ -173,10 +173,7 @@ def record(session: Session, workspace_id: str, workflow_id: str, step_id: str, 
 
 
 def get(session: Session, workspace_id: str, pack_id: str) -> CorrectionPack:
-    pack = session.get(CorrectionPack, pack_id)
-    if pack is None or pack.workspace_id != workspace_id:
-        raise NotFound(f"correction pack {pack_id} not found")
-    return pack
+    return in_workspace(session, CorrectionPack, workspace_id, pack_id, "correction pack")
 
 
 def list_packs(session: Session, workspace_id: str, workflow_id: str | None = None) -> list[CorrectionPack]:

@@ -11,11 +11,11 @@ from typing import Any
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
-from core.errors import Conflict, NotFound, ValidationFailed
+from core.errors import Conflict, ValidationFailed
 from services.audit import service as audit
 from services.db import Database
 from services.gateway.models import AgentIdentity
-from services.orm import utcnow
+from services.orm import in_workspace, utcnow
 from services.users.service import token_hash
 
 TOKEN_PREFIX = "coach_agent_"
@@ -37,10 +37,7 @@ def list_agents(session: Session, workspace_id: str) -> list[AgentIdentity]:
 
 
 def get(session: Session, workspace_id: str, agent_id: str) -> AgentIdentity:
-    row = session.get(AgentIdentity, agent_id)
-    if row is None or row.workspace_id != workspace_id:
-        raise NotFound(f"agent {agent_id} not found")
-    return row
+    return in_workspace(session, AgentIdentity, workspace_id, agent_id, "agent")
 
 
 def create(session: Session, workspace_id: str, name: Any, description: Any, actor: str) -> tuple[AgentIdentity, str]:

@@ -7,9 +7,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core import notifications as N
-from core.errors import NotFound, ValidationFailed
+from core.errors import ValidationFailed
 from services.audit import service as audit
-from services.orm import utcnow
+from services.orm import in_workspace, utcnow
 
 from .models import NotificationPrefs, NotificationRoute, WebhookEndpoint
 
@@ -76,10 +76,7 @@ def list_routes(session: Session, workspace_id: str) -> list[dict[str, Any]]:
 
 
 def _route(session: Session, workspace_id: str, route_id: str) -> NotificationRoute:
-    r = session.get(NotificationRoute, route_id)
-    if r is None or r.workspace_id != workspace_id:
-        raise NotFound(f"notification route {route_id} not found")
-    return r
+    return in_workspace(session, NotificationRoute, workspace_id, route_id, "notification route")
 
 
 def _check_endpoints(session: Session, workspace_id: str, body: dict[str, Any]) -> None:

@@ -17,10 +17,11 @@ from sqlalchemy.orm import Session
 
 from config import Settings
 from core import notifications as N
-from core.errors import NotFound, ValidationFailed
+from core.errors import ValidationFailed
 from core.outbound import parse_entries, parse_entry
 from core.tools import ToolError
 from services.audit import service as audit
+from services.orm import in_workspace
 from services.policies import outbound
 from services.tools.http import VettedTransport, Vetter
 from services.toolservers.secrets import Secrets
@@ -81,10 +82,7 @@ def list_endpoints(session: Session, workspace_id: str) -> list[dict[str, Any]]:
 
 
 def get(session: Session, workspace_id: str, endpoint_id: str) -> WebhookEndpoint:
-    e = session.get(WebhookEndpoint, endpoint_id)
-    if e is None or e.workspace_id != workspace_id:
-        raise NotFound(f"webhook endpoint {endpoint_id} not found")
-    return e
+    return in_workspace(session, WebhookEndpoint, workspace_id, endpoint_id, "webhook endpoint")
 
 
 def create(session: Session, settings: Settings, workspace_id: str, body: dict, actor: str) -> dict[str, Any]:

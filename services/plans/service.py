@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from core import plans as P
-from core.errors import Forbidden, NotFound, ValidationFailed
+from core.errors import Forbidden, ValidationFailed
 from core.execution import states as S
 from core.execution.control import with_overrides
 from core.execution.engine import StepState, resolve_params, steps_progress
@@ -24,7 +24,7 @@ from core.workflow import WorkflowDef, parse_definition, validate_variables
 from services.audit import service as audit
 from services.executions import service as executions
 from services.executions.models import Execution
-from services.orm import utcnow
+from services.orm import in_workspace, utcnow
 from services.plans.models import Plan
 from services.policies import service as policies
 from services.users.service import RANK
@@ -65,9 +65,7 @@ def create(session: Session, tools: ToolRegistry, workspace_id: str, defn: Workf
 
 
 def get(session: Session, workspace_id: str, plan_id: str, *, for_update: bool = False) -> tuple[Plan, Execution]:
-    plan = session.get(Plan, plan_id)
-    if plan is None or plan.workspace_id != workspace_id:
-        raise NotFound(f"plan {plan_id} not found")
+    plan = in_workspace(session, Plan, workspace_id, plan_id, "plan")
     return plan, executions.get(session, workspace_id, plan_id, for_update=for_update)
 
 

@@ -26,14 +26,14 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
-from core.errors import NotFound, ValidationFailed
+from core.errors import ValidationFailed
 from core.policy import Call, CompiledRule, RuleSet, Verdict, check_defaults, compile_rule
 from core.policy.rules import DEFAULTS
 from core.tools import ToolRegistry
 from services.audit import service as audit
 from services.executions.models import Execution
 from services.gateway import builtins as gateway_builtins
-from services.orm import utcnow
+from services.orm import in_workspace, utcnow
 from services.policies.models import Policy, PolicySettings
 from services.users.models import User
 from services.workflows.models import Workflow
@@ -212,10 +212,7 @@ def _scope(row: Policy) -> str:
 
 
 def get(session: Session, workspace_id: str, policy_id: str) -> Policy:
-    row = session.get(Policy, policy_id)
-    if row is None or row.workspace_id != workspace_id:
-        raise NotFound(f"policy {policy_id} not found")
-    return row
+    return in_workspace(session, Policy, workspace_id, policy_id, "policy")
 
 
 def _checked(session: Session, workspace_id: str, data: dict[str, Any]) -> CompiledRule:

@@ -33,31 +33,28 @@ def seconds_text(seconds: float) -> str:
     return f"{round(seconds, 2):g}s"
 
 
-class NoopTool:
+class DemoTool:
+    """What noop and echo share: any params, nothing read or written outside, no time taken."""
+
     # it stops by itself at ctx.deadline, so the engine runs it without a watchdog thread
     honours_deadline = True
     # pure and instantaneous: the runner may run it inside the transaction that records its result
     inline = True
-
-    name = "noop"
-    description = "Does nothing and returns {}; useful as a placeholder step."
     params_schema: dict[str, Any] = {"type": "object"}
     risk = "read"
+
+
+class NoopTool(DemoTool):
+    name = "noop"
+    description = "Does nothing and returns {}; useful as a placeholder step."
 
     def run(self, params: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         return {}
 
 
-class EchoTool:
-    # it stops by itself at ctx.deadline, so the engine runs it without a watchdog thread
-    honours_deadline = True
-    # pure and instantaneous: the runner may run it inside the transaction that records its result
-    inline = True
-
+class EchoTool(DemoTool):
     name = "echo"
     description = "Returns its params unchanged; useful for demos and for passing values between steps."
-    params_schema: dict[str, Any] = {"type": "object"}
-    risk = "read"
 
     def run(self, params: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         # A copy, so later mutation of the output cannot reach back into the step's params.

@@ -11,10 +11,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core import toolservers as T
-from core.errors import Conflict, NotFound, ValidationFailed
+from core.errors import Conflict, ValidationFailed
 from core.tools import RISKS
 from services.audit import service as audit
-from services.orm import utcnow
+from services.orm import in_workspace, utcnow
 from services.toolservers.connection import Unavailable
 from services.toolservers.models import ToolServer
 from services.toolservers.source import McpSource, Server, stdio_allowed
@@ -26,10 +26,7 @@ def list_servers(session: Session, workspace_id: str) -> list[ToolServer]:
 
 
 def get(session: Session, workspace_id: str, server_id: str) -> ToolServer:
-    row = session.get(ToolServer, server_id)
-    if row is None or row.workspace_id != workspace_id:
-        raise NotFound(f"tool server {server_id} not found")
-    return row
+    return in_workspace(session, ToolServer, workspace_id, server_id, "tool server")
 
 
 def _check(data: dict[str, Any], source: McpSource) -> dict[str, list[str]]:

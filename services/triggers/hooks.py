@@ -33,13 +33,6 @@ def sealer(secret_key: str) -> Secrets:
     return Secrets(secret_key, PURPOSE)
 
 
-def _hook(session: Session, workspace_id: str, workflow_id: str, hook_id: str) -> TriggerHook:
-    row = session.get(TriggerHook, hook_id)
-    if row is None or row.workspace_id != workspace_id or row.workflow_id != workflow_id:
-        raise NotFound(f"hook {hook_id} not found")
-    return row
-
-
 def list_hooks(session: Session, workspace_id: str, workflow_id: str) -> list[TriggerHook]:
     return list(session.scalars(select(TriggerHook).where(TriggerHook.workspace_id == workspace_id,
                                                           TriggerHook.workflow_id == workflow_id)
@@ -64,7 +57,7 @@ def create(session: Session, sealed: Secrets, definitions, workspace_id: str, wo
 
 def revoke(session: Session, workspace_id: str, workflow_id: str, hook_id: str, actor: str) -> TriggerHook:
     audit.lock_workspace(session, workspace_id)
-    row = _hook(session, workspace_id, workflow_id, hook_id)
+    row = starts.of_workflow(session, TriggerHook, workspace_id, workflow_id, hook_id, "hook")
     if row.revoked_at is None:
         row.revoked_at = utcnow()
         audit.record(session, workspace_id, actor, "hook_revoke", target_type="hook", target_id=row.id,

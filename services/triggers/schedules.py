@@ -30,13 +30,6 @@ PREVIEW = 5  # next fire times shown
 SCAN_BATCH = 100
 
 
-def _schedule(session: Session, workspace_id: str, workflow_id: str, schedule_id: str) -> TriggerSchedule:
-    row = session.get(TriggerSchedule, schedule_id)
-    if row is None or row.workspace_id != workspace_id or row.workflow_id != workflow_id:
-        raise NotFound(f"schedule {schedule_id} not found")
-    return row
-
-
 def list_schedules(session: Session, workspace_id: str, workflow_id: str) -> list[TriggerSchedule]:
     return list(session.scalars(select(TriggerSchedule).where(TriggerSchedule.workspace_id == workspace_id,
                                                               TriggerSchedule.workflow_id == workflow_id)
@@ -96,7 +89,7 @@ def change(session: Session, definitions, workspace_id: str, workflow_id: str, s
     """Change some of name, cron, timezone, variables, mode, enabled. A new rule or enabling it again counts from
     now; a fire claimed meanwhile by a scanner is not repeated (its claim needs the old next_fire_at)."""
     audit.lock_workspace(session, workspace_id)
-    row = _schedule(session, workspace_id, workflow_id, schedule_id)
+    row = starts.of_workflow(session, TriggerSchedule, workspace_id, workflow_id, schedule_id, "schedule")
     before = _audited(row)
     merged = {**before, **{k: v for k, v in data.items() if k in ("name", "cron", "timezone", "variables", "mode",
                                                                   "enabled")}}
@@ -116,7 +109,7 @@ def change(session: Session, definitions, workspace_id: str, workflow_id: str, s
 def delete(session: Session, workspace_id: str, workflow_id: str, schedule_id: str, actor: str) -> None:
     """Gone for good; the executions it started keep saying they came from a schedule (by its name)."""
     audit.lock_workspace(session, workspace_id)
-    row = _schedule(session, workspace_id, workflow_id, schedule_id)
+    row = starts.of_workflow(session, TriggerSchedule, workspace_id, workflow_id, schedule_id, "schedule")
     session.execute(update(TriggerStart).where(TriggerStart.schedule_id == row.id).values(schedule_id=None)
                     .execution_options(synchronize_session=False))
     audit.record(session, workspace_id, actor, "schedule_delete", target_type="schedule", target_id=row.id,

@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from core.errors import Conflict, NotFound, ValidationFailed
 from services.db import row_locks
-from services.orm import utcnow
+from services.orm import in_workspace, utcnow
 from services.users.models import Invitation, Membership, User, Workspace
 from services.users.service import ROLES, check_email, create_user, role_in, set_role
 
@@ -147,9 +147,7 @@ def decline_invitation(session: Session, user: User, invitation_id: str) -> Invi
 
 
 def cancel_invitation(session: Session, workspace_id: str, invitation_id: str) -> Invitation:
-    inv = session.get(Invitation, invitation_id)
-    if inv is None or inv.workspace_id != workspace_id:
-        raise NotFound(f"invitation {invitation_id} not found")
+    inv = in_workspace(session, Invitation, workspace_id, invitation_id, "invitation")
     if inv.status != "pending":
         raise Conflict(f"the invitation was already {inv.status}", details={"status": [inv.status]})
     inv.status, inv.decided_at = "cancelled", utcnow()

@@ -7,13 +7,6 @@ import json
 import pytest
 
 from services.workflows import demo
-from tests.support.llm_server import ScriptedLLM
-
-
-@pytest.fixture
-def llm():
-    with ScriptedLLM() as server:
-        yield server
 
 
 @pytest.fixture

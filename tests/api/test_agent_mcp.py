@@ -9,16 +9,9 @@ import json
 import pytest
 
 from tests.conftest import Api
-from tests.support.llm_server import ScriptedLLM
 from tests.support.mcp_servers import stdio_command
 
 SHOP = stdio_command("shop")
-
-
-@pytest.fixture
-def llm():
-    with ScriptedLLM() as server:
-        yield server
 
 
 @pytest.fixture

@@ -7,13 +7,6 @@ import pytest
 
 from tests.conftest import Api
 from tests.support.live_server import free_port
-from tests.support.llm_server import ScriptedLLM
-
-
-@pytest.fixture
-def llm():
-    with ScriptedLLM() as server:
-        yield server
 
 
 @pytest.fixture

@@ -10,18 +10,11 @@ import yaml
 
 from services.agents.models import WorkspaceLLM
 from tests.conftest import authed_client
-from tests.support.llm_server import ScriptedLLM
 
 pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
 
 KEY = "sk-test-0123456789abcdef"
 AGENT_DEMO = Path(__file__).resolve().parents[2] / "demo" / "invoice_agent.yaml"
-
-
-@pytest.fixture
-def llm():
-    with ScriptedLLM() as server:
-        yield server
 
 
 def provider(llm, **more) -> dict:

@@ -60,6 +60,17 @@ def waiting_approval(api: Api) -> dict:
     return api.ok("GET", "/api/approvals?status=pending")["items"][0]
 
 
+def suggestion_for_slack_operator(app, api: Api, services) -> tuple[str, dict]:
+    """operator@test.local, whose Slack id is U0OPER, and a coaching run of one echo step (greet) waiting for its
+    decision: (the execution's id, greet's suggestion)."""
+    operator = as_user(app, services, "operator@test.local", "operator")
+    operator.ok("PUT", "/api/workspace/slack/me", {"slack_user_id": "U0OPER"})
+    wf = api.workflow([{"id": "greet", "tool": "echo", "params": {"message": "hi"}}])
+    ex_id = api.start(wf["id"], mode="coaching")["execution_id"]
+    api.settle(ex_id)
+    return ex_id, api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]
+
+
 def post(app, workspace_id: str, payload: dict, secret: str = SECRET, **sign_kw):
     body = form(payload)
     return app.test_client().post(HOOK.format(workspace_id), data=body, headers=sign(secret, body, **sign_kw))
@@ -184,12 +195,7 @@ def test_a_signed_click_approves_as_the_mapped_person_and_updates_the_message(ap
 
 
 def test_a_click_accepts_a_suggestion_counted_like_any_decision(app, api, services, slack, configured):
-    operator = as_user(app, services, "operator@test.local", "operator")
-    operator.ok("PUT", "/api/workspace/slack/me", {"slack_user_id": "U0OPER"})
-    wf = api.workflow([{"id": "greet", "tool": "echo", "params": {"message": "hi"}}])
-    ex_id = api.start(wf["id"], mode="coaching")["execution_id"]
-    api.settle(ex_id)
-    suggestion = api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]
+    ex_id, suggestion = suggestion_for_slack_operator(app, api, services)
     review = M.from_suggestion(suggestion, configured, "https://coach.example")
     value = [e for b in M.review_message(review)["blocks"] if b["type"] == "actions" for e in b["elements"]][0]
     assert review.url == f"https://coach.example/executions/{ex_id}/coach"
@@ -299,12 +305,7 @@ def test_reject_asks_for_a_comment_in_a_modal_then_rejects_with_it(app, api, sla
 
 
 def test_rejecting_a_suggestion_from_slack_sends_the_comment_as_feedback(app, api, services, slack, configured):
-    operator = as_user(app, services, "operator@test.local", "operator")
-    operator.ok("PUT", "/api/workspace/slack/me", {"slack_user_id": "U0OPER"})
-    wf = api.workflow([{"id": "greet", "tool": "echo", "params": {"message": "hi"}}])
-    ex_id = api.start(wf["id"], mode="coaching")["execution_id"]
-    api.settle(ex_id)
-    suggestion = api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]
+    ex_id, suggestion = suggestion_for_slack_operator(app, api, services)
     value = M.button_value(M.from_suggestion(suggestion, configured, "https://coach.example"))
     post(app, configured, click("U0OPER", M.REJECT, value, trigger_id="T.9"))
     meta = slack.calls("views.open")[0]["args"]["view"]["private_metadata"]

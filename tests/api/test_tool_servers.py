@@ -38,6 +38,17 @@ def add_server(api: Api, name: str = "shop", command=None, **extra) -> dict:
     return api.ok("POST", f"/api/tool-servers/{server['id']}/refresh")
 
 
+def add_remote(api: Api, remote: HttpMcpServer) -> dict:
+    """The HTTP server `remote` added as "remote", listed (its lookup tool offered) and allowed to run: the created
+    server."""
+    created = api.ok("POST", "/api/tool-servers", {"name": "remote", "transport": "http", "url": remote.url},
+                     status=201)
+    first = api.ok("POST", f"/api/tool-servers/{created['id']}/refresh")
+    assert "lookup" in {t["name"] for t in first["tools"]}, first["last_error"]
+    api.allow("remote.*")
+    return created
+
+
 def run(api: Api, steps: list, timeout: float = 30.0) -> dict:
     wf = api.workflow(steps)
     return api.settle(api.start(wf["id"])["execution_id"], timeout=timeout)
@@ -254,11 +265,7 @@ def test_an_http_server_is_held_to_the_workspaces_outbound_rules(api, tmp_path):
     """An MCP server's URL is an outbound connection like http.request's: the workspace's deny list (and the
     server's COACH_OUTBOUND_ALLOW for private addresses) refuse it, naming why, at once and on a later call."""
     with HttpMcpServer(tmp_path / "mcp", name="remote") as remote:
-        created = api.ok("POST", "/api/tool-servers", {"name": "remote", "transport": "http", "url": remote.url},
-                         status=201)
-        first = api.ok("POST", f"/api/tool-servers/{created['id']}/refresh")
-        assert "lookup" in {t["name"] for t in first["tools"]}, first["last_error"]
-        api.allow("remote.*")
+        created = add_remote(api, remote)
         api.ok("PUT", "/api/workspace/outbound", {"allow": [], "deny": ["127.0.0.1"]})
         refused = run(api, [{"id": "find", "tool": "remote.lookup", "params": {"order_id": "A-1002"}}])
         assert refused["status"] == "failed"
@@ -297,11 +304,7 @@ def test_refreshing_an_already_used_server_whose_host_is_now_denied_says_so_at_o
     """The probe's finding: once a workspace denies the host of an HTTP server it has already listed, "refresh"
     answered only after the call timeout, blaming a timeout. The refusal is known before anything is sent."""
     with HttpMcpServer(tmp_path / "mcp", name="remote") as remote:
-        created = api.ok("POST", "/api/tool-servers", {"name": "remote", "transport": "http", "url": remote.url},
-                         status=201)
-        first = api.ok("POST", f"/api/tool-servers/{created['id']}/refresh")
-        assert "lookup" in {t["name"] for t in first["tools"]}, first["last_error"]
-        api.allow("remote.*")
+        created = add_remote(api, remote)
         used = run(api, [{"id": "find", "tool": "remote.lookup", "params": {"order_id": "A-1002"}}])
         assert used["status"] == "completed", used  # the server's session is open and in use
         api.ok("PUT", "/api/workspace/outbound", {"allow": [], "deny": ["127.0.0.1"]})

@@ -9,17 +9,9 @@ import pytest
 
 from services.orm import utcnow
 from tests.api.test_approvals_api import as_user, decide, steps_of, waiting
+from tests.api.test_undo import WINDOW_S, undo_window  # noqa: F401 (undo_window: an autouse fixture)
 
 pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
-
-WINDOW_S = 10
-
-
-@pytest.fixture(autouse=True)
-def undo_window(api):
-    api.ok("PUT", "/api/workspace/undo", {"window_s": WINDOW_S})
-    yield
-    api.ok("PUT", "/api/workspace/undo", {"window_s": None})
 
 
 @pytest.fixture

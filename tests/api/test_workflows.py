@@ -6,17 +6,9 @@ import copy
 import pytest
 import yaml
 from tests.conftest import authed_client
+from tests.core.test_workflow_validation import SHAPES_EXAMPLE
 
 pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
-
-SHAPES_EXAMPLE = {
-    "name": "Invoice intake", "description": "...",
-    "variables": {"who": {"type": "string", "default": "world"}},
-    "steps": [
-        {"id": "greet", "type": "action", "tool": "echo", "params": {"message": "hi {{ vars.who }}"}},
-        {"id": "check", "type": "validation", "depends_on": ["greet"],
-         "condition": "steps.greet.output.message != ''"}],
-}
 
 
 def _count(api) -> int:

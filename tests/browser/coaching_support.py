@@ -16,6 +16,12 @@ def collect_errors(page: Page) -> list[str]:
     return errors
 
 
+def page_errors(errors: list[str]) -> list[str]:
+    """Script errors and CSP violations of `collect_errors`; a refused request (the 401 before login, a 4xx a test
+    provokes), which the browser logs too, is not one."""
+    return [e for e in errors if not e.startswith("Failed to load resource")]
+
+
 def echo_steps(*messages: str) -> list[dict]:
     """One echo step per message, each depending on the previous one (the default)."""
     return [{"id": f"step{i}", "name": f"Say {message}", "type": "action", "tool": "echo",
@@ -75,3 +81,32 @@ def expect_finished(page: Page) -> None:
 
 def timeline_step(page: Page, step_name: str):
     return page.get_by_role("listitem").filter(has=page.get_by_role("heading", level=3, name=step_name, exact=True))
+
+
+def panel_at_hello(page: Page, server: LiveServer) -> str:
+    """Logged in, the panel of a new coaching execution of "Two greetings" (hello, then bye) showing the suggestion
+    for "Say hello": the execution's id."""
+    from tests.browser.conftest import log_in
+
+    wf = create_workflow(server, "Two greetings", echo_steps("hello", "bye"))
+    ex_id = start_coaching(server, wf["id"])
+    log_in(page, server)
+    open_panel(page, server, ex_id)
+    expect_suggestion(page, "Say hello")
+    return ex_id
+
+
+def open_pause_dialog(page: Page):
+    """Shift+P on the panel: the "Pause with a question" dialog, its Question field focused."""
+    page.keyboard.press("Shift+P")
+    dialog = page.get_by_role("dialog", name="Pause with a question")
+    expect(dialog.get_by_label("Question")).to_be_focused()
+    return dialog
+
+
+def resume_with_feedback(page: Page, feedback: str) -> None:
+    """On a paused run's panel: `i` focuses the feedback field; the feedback typed there, Enter resumes."""
+    page.keyboard.press("i")
+    expect(page.get_by_label("Feedback (optional)")).to_be_focused()
+    page.keyboard.type(feedback)
+    page.keyboard.press("Enter")

@@ -74,13 +74,8 @@ def live_server(tmp_path):
     if not (FRONTEND_DIST / "index.html").is_file():
         pytest.fail(f"{FRONTEND_DIST}/index.html is missing: build the web app first "
                     "(`make frontend` or `cd frontend && npm run build`)")
-    server = LiveServer(tmp_path / "server", demo="0", env={"COACH_FRONTEND_DIST": str(FRONTEND_DIST)})
-    try:
-        server.start()
+    with LiveServer(tmp_path / "server", demo="0", env={"COACH_FRONTEND_DIST": str(FRONTEND_DIST)}) as server:
         yield server
-    finally:
-        server.stop()
-        server.http.close()
 
 
 def log_in(page, server) -> None:

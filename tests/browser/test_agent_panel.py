@@ -9,31 +9,18 @@ from playwright.sync_api import expect
 from tests.browser.coaching_support import collect_errors, create_workflow, execution, open_panel, pending_suggestion
 from tests.browser.conftest import SCREENSHOTS, FRONTEND_DIST, log_in
 from tests.support.live_server import LiveServer
-from tests.support.llm_server import ScriptedLLM
 
 pytestmark = pytest.mark.browser
-
-
-
-@pytest.fixture
-def llm():
-    with ScriptedLLM() as server:
-        yield server
 
 
 @pytest.fixture
 def agent_server(tmp_path, llm):
     if not (FRONTEND_DIST / "index.html").is_file():
         pytest.fail(f"{FRONTEND_DIST}/index.html is missing: build the web app first")
-    server = LiveServer(tmp_path / "server", demo="0", env={
+    with LiveServer(tmp_path / "server", demo="0", env={
         "COACH_FRONTEND_DIST": str(FRONTEND_DIST), "COACH_LLM_BASE_URL": llm.base_url,
-        "COACH_LLM_MODEL": "scripted"})
-    try:
-        server.start()
+        "COACH_LLM_MODEL": "scripted"}) as server:
         yield server
-    finally:
-        server.stop()
-        server.http.close()
 
 
 def test_an_agents_tool_calls_are_decided_on_the_panel_and_its_conversation_shown(agent_server, llm, page):

@@ -17,6 +17,7 @@ from tests.browser.coaching_support import (
     expect_finished,
     expect_suggestion,
     open_panel,
+    panel_at_hello,
     pending_suggestion,
     start_coaching,
     timeline_step,
@@ -295,11 +296,7 @@ def test_a_suggestion_learned_from_corrections_links_to_its_correction_pack(live
 
 def test_a_manual_output_too_large_for_the_server_is_refused_in_place_and_the_text_kept(live_server, page):
     """Issue #31, item 9: an 11 MB manual output showed "Sending…" for seconds, then a 413, and the text was lost."""
-    wf = create_workflow(live_server, "Two greetings", echo_steps("hello", "bye"))
-    ex_id = start_coaching(live_server, wf["id"])
-    log_in(page, live_server)
-    open_panel(page, live_server, ex_id)
-    expect_suggestion(page, "Say hello")
+    ex_id = panel_at_hello(page, live_server)
 
     page.keyboard.press("m")
     dialog = page.get_by_role("dialog")

@@ -16,15 +16,10 @@ from tests.support.live_server import LiveServer
 
 @pytest.fixture
 def gateway_server(tmp_path):
-    server = LiveServer(tmp_path / "server", demo="0", env={"COACH_FRONTEND_DIST": str(FRONTEND_DIST)})
-    try:
-        server.start()
+    with LiveServer(tmp_path / "server", demo="0", env={"COACH_FRONTEND_DIST": str(FRONTEND_DIST)}) as server:
         rule = {"name": "Agents may echo", "effect": "allow", "match": {"tool": "coach.echo", "agent": "*"}}
         assert server.http.post(server.url("/api/policies"), json=rule, timeout=10).status_code == 201
         yield server
-    finally:
-        server.stop()
-        server.http.close()
 
 
 def _agent_lists_and_echoes(server: LiveServer, token: str):

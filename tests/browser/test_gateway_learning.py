@@ -27,11 +27,9 @@ def off_the_page_loop(fn, *args):
 
 @pytest.fixture
 def learning_server(tmp_path):
-    server = LiveServer(tmp_path / "server", demo="0", env={
+    with LiveServer(tmp_path / "server", demo="0", env={
         "COACH_FRONTEND_DIST": str(FRONTEND_DIST), "COACH_MCP_STDIO_ALLOW": " ".join(SHOP),
-        "COACH_GATEWAY_HOLD_S": "0.3", "COACH_SPOT_CHECK_RATE": "0"})
-    try:
-        server.start()
+        "COACH_GATEWAY_HOLD_S": "0.3", "COACH_SPOT_CHECK_RATE": "0"}) as server:
         # not trusted: the workspace default holds every call of its tools (destructive), which AUTO may lift
         made = server.http.post(server.url("/api/tool-servers"), json={"name": "shop", "transport": "stdio",
                                                                        "command": SHOP, "trusted": False}, timeout=30)
@@ -39,9 +37,6 @@ def learning_server(tmp_path):
         listed = server.http.post(server.url(f"/api/tool-servers/{made.json()['id']}/refresh"), timeout=60).json()
         assert listed["last_error"] == "", listed
         yield server
-    finally:
-        server.stop()
-        server.http.close()
 
 
 def test_an_admin_reads_a_tools_evidence_forces_it_into_auto_and_the_agents_next_call_is_not_held(

@@ -22,11 +22,9 @@ SHOP = stdio_command("shop")
 
 @pytest.fixture
 def gateway_server(tmp_path):
-    server = LiveServer(tmp_path / "server", demo="0", env={
+    with LiveServer(tmp_path / "server", demo="0", env={
         "COACH_FRONTEND_DIST": str(FRONTEND_DIST), "COACH_MCP_STDIO_ALLOW": " ".join(SHOP),
-        "COACH_GATEWAY_HOLD_S": "60"})
-    try:
-        server.start()
+        "COACH_GATEWAY_HOLD_S": "60"}) as server:
         made = server.http.post(server.url("/api/tool-servers"), json={"name": "shop", "transport": "stdio",
                                                                        "command": SHOP, "trusted": True}, timeout=30)
         assert made.status_code == 201, made.text
@@ -36,9 +34,6 @@ def gateway_server(tmp_path):
                 "match": {"tool": "shop.add", "agent": "*"}}
         assert server.http.post(server.url("/api/policies"), json=rule, timeout=10).status_code == 201
         yield server
-    finally:
-        server.stop()
-        server.http.close()
 
 
 def _call_in_background(server: LiveServer, token: str, box: dict) -> threading.Thread:

@@ -15,7 +15,6 @@ from tests.browser.coaching_support import collect_errors
 from tests.browser.conftest import FRONTEND_DIST, log_in
 from tests.browser.test_dashboards import save_screenshot
 from tests.support.live_server import REPO_ROOT, LiveServer
-from tests.support.llm_server import ScriptedLLM
 
 pytestmark = pytest.mark.browser
 
@@ -24,24 +23,13 @@ TOTAL = 1200.50 + 830.00 + 2999.99 + 410.25
 
 
 @pytest.fixture
-def llm():
-    with ScriptedLLM() as server:
-        yield server
-
-
-@pytest.fixture
 def server(tmp_path: Path):
     """No COACH_LLM_*: the server has no provider of its own."""
     if not (FRONTEND_DIST / "index.html").is_file():
         pytest.fail(f"{FRONTEND_DIST}/index.html is missing: build the web app first")
-    live = LiveServer(tmp_path / "server", demo="0", env={"COACH_FRONTEND_DIST": str(FRONTEND_DIST),
-                                                           "COACH_LLM_BASE_URL": "", "COACH_LLM_MODEL": ""})
-    try:
-        live.start()
+    with LiveServer(tmp_path / "server", demo="0", env={"COACH_FRONTEND_DIST": str(FRONTEND_DIST),
+                                                         "COACH_LLM_BASE_URL": "", "COACH_LLM_MODEL": ""}) as live:
         yield live
-    finally:
-        live.stop()
-        live.http.close()
 
 
 def test_an_admin_sets_the_provider_tests_it_and_runs_the_agent_demo(server, llm, page):

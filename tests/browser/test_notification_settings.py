@@ -37,15 +37,10 @@ def server(tmp_path: Path, inbox):
     if not (FRONTEND_DIST / "index.html").is_file():
         pytest.fail(f"{FRONTEND_DIST}/index.html is missing: build the web app first")
     port = free_port()
-    live = LiveServer(tmp_path / "server", demo="0", port=port, env={
+    with LiveServer(tmp_path / "server", demo="0", port=port, env={
         "COACH_FRONTEND_DIST": str(FRONTEND_DIST), "COACH_SMTP_HOST": "127.0.0.1", "COACH_SMTP_PORT": str(inbox.port),
-        "COACH_NOTIFY_SCAN_S": "0.3", "COACH_PUBLIC_URL": f"http://127.0.0.1:{port}"})
-    try:
-        live.start()
+        "COACH_NOTIFY_SCAN_S": "0.3", "COACH_PUBLIC_URL": f"http://127.0.0.1:{port}"}) as live:
         yield live
-    finally:
-        live.stop()
-        live.http.close()
 
 
 def wait_for(check, timeout: float = 15.0):

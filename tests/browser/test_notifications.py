@@ -38,14 +38,9 @@ def server(tmp_path):
     """A live server whose AUTO runs are all spot-checked (COACH_SPOT_CHECK_RATE=1)."""
     if not (FRONTEND_DIST / "index.html").is_file():
         pytest.fail(f"{FRONTEND_DIST}/index.html is missing: build the web app first (`cd frontend && npm run build`)")
-    live = LiveServer(tmp_path / "server", demo="0", env={"COACH_FRONTEND_DIST": str(FRONTEND_DIST),
-                                                          "COACH_SPOT_CHECK_RATE": "1"})
-    try:
-        live.start()
+    with LiveServer(tmp_path / "server", demo="0", env={"COACH_FRONTEND_DIST": str(FRONTEND_DIST),
+                                                        "COACH_SPOT_CHECK_RATE": "1"}) as live:
         yield live
-    finally:
-        live.stop()
-        live.http.close()
 
 
 def _settle(server: LiveServer, execution_id: str) -> dict:

@@ -7,14 +7,11 @@ import json
 
 from playwright.sync_api import expect
 
-from tests.browser.coaching_support import (collect_errors, create_workflow, echo_steps, execution, expect_finished,
-                                            expect_suggestion, open_panel, start_coaching)
+from tests.browser.coaching_support import (collect_errors, create_workflow, execution, expect_finished,
+                                            expect_suggestion, open_panel, open_pause_dialog, page_errors,
+                                            panel_at_hello, resume_with_feedback)
 from tests.browser.conftest import log_in
 from tests.browser.test_dashboards import save_screenshot
-
-def page_errors(errors: list[str]) -> list[str]:
-    """Script errors and CSP violations; a refused request (the 401 before login, an expected 422) is not one."""
-    return [e for e in errors if not e.startswith("Failed to load resource")]
 
 
 BAD_PLAN = {"name": "Nightly report", "description": "Greets, then reports.",
@@ -100,10 +97,7 @@ def test_a_question_is_answered_from_the_keyboard_on_the_execution_page_and_the_
     expect(page.get_by_text("Is the total right?")).to_be_visible()
     page.keyboard.press("a")
     expect(page.get_by_role("status").filter(has_text="waits for an answer first")).to_be_visible()
-    page.keyboard.press("i")
-    expect(page.get_by_label("Feedback (optional)")).to_be_focused()
-    page.keyboard.type("yes, checked")
-    page.keyboard.press("Enter")
+    resume_with_feedback(page, "yes, checked")
     expect_suggestion(page, "Check the total")
     page.keyboard.press("a")
     expect(page.get_by_role("heading", level=2, name="Suggestion: after")).to_be_visible(timeout=10_000)
@@ -115,15 +109,9 @@ def test_a_question_is_answered_from_the_keyboard_on_the_execution_page_and_the_
 
 def test_pause_with_a_question_edit_the_step_and_resume_with_feedback_from_the_keyboard(live_server, page):
     errors = collect_errors(page)
-    wf = create_workflow(live_server, "Two greetings", echo_steps("hello", "bye"))
-    ex_id = start_coaching(live_server, wf["id"])
-    log_in(page, live_server)
-    open_panel(page, live_server, ex_id)
-    expect_suggestion(page, "Say hello")
+    ex_id = panel_at_hello(page, live_server)
 
-    page.keyboard.press("Shift+P")
-    dialog = page.get_by_role("dialog", name="Pause with a question")
-    expect(dialog.get_by_label("Question")).to_be_focused()
+    dialog = open_pause_dialog(page)
     expect(dialog.get_by_label("Stop before step")).to_have_value("step1")
     page.keyboard.type("  ")
     page.keyboard.press("Enter")  # no question: refused in place, nothing paused (issue #31)

@@ -7,15 +7,11 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from tests.browser.coaching_support import (collect_errors, create_workflow, echo_steps, execution, expect_finished,
-                                            expect_suggestion, open_panel, start_coaching)
+from tests.browser.coaching_support import (collect_errors, create_workflow, execution, expect_finished,
+                                            expect_suggestion, open_panel, open_pause_dialog, page_errors,
+                                            panel_at_hello, resume_with_feedback, start_coaching)
 from tests.browser.conftest import log_in
 from tests.browser.test_dashboards import save_screenshot
-
-
-def page_errors(errors: list[str]) -> list[str]:
-    """Script errors and CSP violations; a refused request (the 401 before login, an expected 4xx) is not one."""
-    return [e for e in errors if not e.startswith("Failed to load resource")]
 
 
 INVOICE = {
@@ -109,22 +105,13 @@ def test_a_failed_run_names_its_step_and_reason_and_a_retry_with_changed_params_
 
 def test_the_history_keeps_a_pause_with_its_question_and_the_answer_given_at_the_resume(live_server, page):
     errors = collect_errors(page)
-    wf = create_workflow(live_server, "Two greetings", echo_steps("hello", "bye"))
-    ex_id = start_coaching(live_server, wf["id"])
-    log_in(page, live_server)
-    open_panel(page, live_server, ex_id)
-    expect_suggestion(page, "Say hello")
+    ex_id = panel_at_hello(page, live_server)
 
-    page.keyboard.press("Shift+P")
-    dialog = page.get_by_role("dialog", name="Pause with a question")
-    expect(dialog.get_by_label("Question")).to_be_focused()
+    open_pause_dialog(page)
     page.keyboard.type("Is hello the right greeting?")
     page.keyboard.press("Enter")
     expect(page.get_by_text("Is hello the right greeting?")).to_be_visible()
-    page.keyboard.press("i")
-    expect(page.get_by_label("Feedback (optional)")).to_be_focused()
-    page.keyboard.type("yes, keep it friendly")
-    page.keyboard.press("Enter")
+    resume_with_feedback(page, "yes, keep it friendly")
     expect_suggestion(page, "Say hello")
     page.keyboard.press("a")
     expect_suggestion(page, "Say bye")

@@ -15,14 +15,9 @@ SHOP = stdio_command("shop")
 
 @pytest.fixture
 def mcp_server(tmp_path):
-    server = LiveServer(tmp_path / "server", demo="0", env={"COACH_FRONTEND_DIST": str(FRONTEND_DIST),
-                                                             "COACH_MCP_STDIO_ALLOW": " ".join(SHOP)})
-    try:
-        server.start()
+    with LiveServer(tmp_path / "server", demo="0", env={"COACH_FRONTEND_DIST": str(FRONTEND_DIST),
+                                                         "COACH_MCP_STDIO_ALLOW": " ".join(SHOP)}) as server:
         yield server
-    finally:
-        server.stop()
-        server.http.close()
 
 
 def test_admin_adds_tests_and_removes_an_mcp_server(page, mcp_server):

@@ -4,29 +4,22 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from sqlalchemy import inspect, text
+from sqlalchemy import text
 
 from services.db import Database
-from tests.services.test_migration_0029 import migrate
+from tests.support.migrations import back_at_head, columns, differences_from_models, migrate
 
 TABLES = {"notification_outbox", "notification_routes"}
 
 
 def test_0036_brings_slack_message_columns_as_the_models_say_and_takes_them_back_keeping_the_rows(database_url):
-    from alembic.autogenerate import compare_metadata
-    from alembic.migration import MigrationContext
-
-    from services.models import metadata
-
     db = Database(database_url)
     at = datetime(2026, 11, 28, tzinfo=timezone.utc)
     try:
-        with db.engine.connect() as conn:
-            diffs = compare_metadata(MigrationContext.configure(conn), metadata)
-        assert [d for d in diffs if any(t in repr(d) for t in TABLES)] == []
+        assert differences_from_models(db, *TABLES) == []
         migrate(db, "0035_gateway_builtins", down=True)
-        assert "slack_ts" not in {c["name"] for c in inspect(db.engine).get_columns("notification_outbox")}
-        assert "slack_channel" not in {c["name"] for c in inspect(db.engine).get_columns("notification_routes")}
+        assert "slack_ts" not in columns(db, "notification_outbox")
+        assert "slack_channel" not in columns(db, "notification_routes")
         with db.engine.begin() as conn:  # a row and a route written before 0036
             conn.execute(text("INSERT INTO notification_outbox (id, workspace_id, event_id, kind, channel, recipient, "
                               "address, payload, status, attempts, next_attempt_at, created_at) VALUES ('o1', 'w1', "
@@ -41,8 +34,4 @@ def test_0036_brings_slack_message_columns_as_the_models_say_and_takes_them_back
             route = conn.execute(text("SELECT name, slack_channel FROM notification_routes")).one()
         assert tuple(row) == ("C0REVIEWS", None, None, None) and tuple(route) == ("ops", None)
     finally:
-        with db.engine.begin() as conn:
-            conn.execute(text("DELETE FROM notification_outbox"))
-            conn.execute(text("DELETE FROM notification_routes"))
-        migrate(db, "head")
-        db.dispose()
+        back_at_head(db, "notification_outbox", "notification_routes")

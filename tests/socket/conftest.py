@@ -12,13 +12,8 @@ from tests.support.live_server import LiveServer
 @pytest.fixture
 def live_server(tmp_path):
     """A started `python wsgi.py` on a fresh SQLite file in tmp_path, demo workflows off."""
-    server = LiveServer(tmp_path / "server", demo="0")
-    try:
-        server.start()
+    with LiveServer(tmp_path / "server", demo="0") as server:
         yield server
-    finally:
-        server.stop()
-        server.http.close()
 
 
 @pytest.fixture
@@ -39,6 +34,18 @@ def sio_client(live_server):
 
     yield connect
     disconnect_all(clients)
+
+
+def pending_coaching(server: LiveServer, workflow_id: str) -> tuple[str, dict]:
+    """A new coaching execution of the workflow, once it waits for a decision: (its id, its pending suggestion)."""
+    started = server.post("/api/executions/coaching", json={"workflow_id": workflow_id})
+    assert started.status_code == 201, started.text
+    ex_id = started.json()["execution_id"]
+
+    def pending():
+        return server.get(f"/api/executions/{ex_id}/coaching/suggestion").json()["suggestion"]
+
+    return ex_id, server.wait_for(pending, 10, message="a pending suggestion")
 
 
 def disconnect_all(clients: list[socketio.Client]) -> None:

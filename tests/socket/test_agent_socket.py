@@ -6,27 +6,16 @@ import pytest
 
 from tests.socket.test_coaching_socket import Recorder
 from tests.support.live_server import LiveServer
-from tests.support.llm_server import ScriptedLLM
 
 EVENTS = ("coaching_suggestion", "tool_call_pending_review", "execution_update", "agent_messages",
           "clarification_requested")
 
 
 @pytest.fixture
-def llm():
-    with ScriptedLLM() as server:
-        yield server
-
-
-@pytest.fixture
 def agent_server(tmp_path, llm):
-    server = LiveServer(tmp_path / "server", env={"COACH_LLM_BASE_URL": llm.base_url, "COACH_LLM_MODEL": "scripted"})
-    try:
-        server.start()
+    env = {"COACH_LLM_BASE_URL": llm.base_url, "COACH_LLM_MODEL": "scripted"}
+    with LiveServer(tmp_path / "server", env=env) as server:
         yield server
-    finally:
-        server.stop()
-        server.http.close()
 
 
 def test_tool_calls_are_pushed_and_decided_over_the_socket(agent_server, llm):

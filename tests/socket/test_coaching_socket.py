@@ -167,6 +167,16 @@ def is_step(step_id: str, *, not_id: str | None = None) -> Callable[[dict], bool
     return lambda s: s["step_id"] == step_id and s["suggestion_id"] != not_id and s["status"] == "pending"
 
 
+def coached_to_greet(server: LiveServer, coach_client: Callable[[], Recorder]) -> tuple[str, Recorder, dict]:
+    """A coaching execution of `three_steps` and a client that joined it and got greet's suggestion:
+    (execution_id, client, greet's suggestion)."""
+    execution_id = start_coaching(server, create_workflow(server)["id"])
+    wait_pending(server, execution_id, "greet")
+    client = coach_client()
+    client.join(execution_id)
+    return execution_id, client, client.wait("coaching_suggestion", is_step("greet"))
+
+
 # -- 1. joining --------------------------------------------------------------------------------------------
 def test_a_joining_client_gets_the_pending_suggestion_at_once_and_so_does_a_later_one(live_server, coach_client):
     wf = create_workflow(live_server)
@@ -348,12 +358,7 @@ def test_two_operators_racing_on_one_suggestion_get_one_ok_and_one_conflict(live
 
 # -- 4. every decision kind over the socket ---------------------------------------------------------------
 def test_socket_correct_runs_the_step_with_valid_params_and_refuses_invalid_ones(live_server, coach_client):
-    wf = create_workflow(live_server)
-    execution_id = start_coaching(live_server, wf["id"])
-    wait_pending(live_server, execution_id, "greet")
-    client = coach_client()
-    client.join(execution_id)
-    greet = client.wait("coaching_suggestion", is_step("greet"))
+    execution_id, client, greet = coached_to_greet(live_server, coach_client)
     assert client.decide(execution_id, greet["suggestion_id"], "accept")["ok"] is True
     write = client.wait("coaching_suggestion", is_step("write"))
 
@@ -383,12 +388,7 @@ def test_socket_correct_runs_the_step_with_valid_params_and_refuses_invalid_ones
 
 
 def test_socket_reject_waits_for_a_correction_then_manual_settles_the_step(live_server, coach_client):
-    wf = create_workflow(live_server)
-    execution_id = start_coaching(live_server, wf["id"])
-    wait_pending(live_server, execution_id, "greet")
-    client = coach_client()
-    client.join(execution_id)
-    greet = client.wait("coaching_suggestion", is_step("greet"))
+    execution_id, client, greet = coached_to_greet(live_server, coach_client)
 
     ack = client.decide(execution_id, greet["suggestion_id"], "reject", feedback="say it politely")
     assert ack["ok"] is True, ack
@@ -417,12 +417,7 @@ def test_socket_reject_waits_for_a_correction_then_manual_settles_the_step(live_
 
 
 def test_socket_skip_skips_the_steps_reading_its_output_and_goes_on(live_server, coach_client):
-    wf = create_workflow(live_server)
-    execution_id = start_coaching(live_server, wf["id"])
-    wait_pending(live_server, execution_id, "greet")
-    client = coach_client()
-    client.join(execution_id)
-    greet = client.wait("coaching_suggestion", is_step("greet"))
+    execution_id, client, greet = coached_to_greet(live_server, coach_client)
 
     ack = client.decide(execution_id, greet["suggestion_id"], "skip")
     assert ack["ok"] is True, ack
@@ -527,12 +522,7 @@ def test_a_step_pinned_and_unpinned_reaches_the_dashboards_with_its_step(live_se
 
 # -- 7. pause and resume -----------------------------------------------------------------------------------
 def test_pause_blocks_socket_decisions_and_resume_pushes_the_suggestion_again(live_server, coach_client):
-    wf = create_workflow(live_server)
-    execution_id = start_coaching(live_server, wf["id"])
-    wait_pending(live_server, execution_id, "greet")
-    client = coach_client()
-    client.join(execution_id)
-    greet = client.wait("coaching_suggestion", is_step("greet"))
+    execution_id, client, greet = coached_to_greet(live_server, coach_client)
 
     paused = live_server.post(f"/api/executions/{execution_id}/coaching/pause")
     assert paused.status_code == 200, paused.text

@@ -74,10 +74,8 @@ def server(repo, tmp_path_factory):
              ("the log is fine", "allow", "git.git_log"),
              ("branches need a look", "require_review", "git.git_create_branch")]
     allow = ",".join(" ".join(c) for c in (TIME, git_cmd, EVERYTHING_CMD))
-    live = LiveServer(tmp_path_factory.mktemp("gateway-reference") / "server",
-                      env={"COACH_MCP_STDIO_ALLOW": allow, "COACH_GATEWAY_HOLD_S": str(HOLD_S)})
-    try:
-        live.start()
+    with LiveServer(tmp_path_factory.mktemp("gateway-reference") / "server",
+                    env={"COACH_MCP_STDIO_ALLOW": allow, "COACH_GATEWAY_HOLD_S": str(HOLD_S)}) as live:
         add_stdio_server(live, "time", TIME)
         add_stdio_server(live, "git", git_cmd)
         add_stdio_server(live, "everything", EVERYTHING_CMD)
@@ -91,9 +89,6 @@ def server(repo, tmp_path_factory):
             "match": {"tool": "everything.get-env", "agent": "env-checker"}}, timeout=10)
         assert made.status_code == 201, made.text
         yield live
-    finally:
-        live.stop()
-        live.http.close()
 
 
 @pytest.fixture(scope="module")

@@ -26,6 +26,16 @@ def _start_with_the_shop(server: LiveServer):
     return http
 
 
+def _settled(server: LiveServer, execution_id: str, timeout: float) -> dict:
+    """The execution once it is neither pending nor running, or as it is after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        body = server.http.get(server.url(f"/api/executions/{execution_id}"), timeout=5).json()
+        if body["status"] not in ("pending", "running") or time.monotonic() > deadline:
+            return body
+        time.sleep(0.1)
+
+
 @pytest.mark.parametrize("async_mode", ["gevent", "threading", "eventlet"])
 def test_hanging_mcp_call_does_not_stall_other_requests(tmp_path, async_mode):
     server = LiveServer(tmp_path / "server", async_mode=async_mode,
@@ -46,24 +56,14 @@ def test_hanging_mcp_call_does_not_stall_other_requests(tmp_path, async_mode):
         # a server stalled by the hanging call would answer nothing until the call's 4 s timeout: one request at
         # most in this window; a working one answers dozens (even a loaded machine answers several)
         assert answered >= 5, f"only {answered} requests answered in 3.5 s while an MCP call hung"
-        deadline = time.monotonic() + 20
-        while True:
-            body = http.get(server.url(f"/api/executions/{ex['execution_id']}"), timeout=5).json()
-            if body["status"] not in ("pending", "running") or time.monotonic() > deadline:
-                break
-            time.sleep(0.1)
+        body = _settled(server, ex["execution_id"], 20)
         assert body["status"] == "failed", body
         assert "did not answer hang within 4s" in body["steps"][0]["error"]
         # the server was stopped (it blocked its own loop) and is started again for the next call
         wf2 = http.post(server.url("/api/workflows"), json={"name": "add", "steps": [
             {"id": "a", "tool": "shop.add", "params": {"a": 20, "b": 22}}]}, timeout=10).json()
         ex2 = http.post(server.url("/api/executions/"), json={"workflow_id": wf2["id"], "mode": "normal"}, timeout=10).json()
-        deadline = time.monotonic() + 30
-        while True:
-            body = http.get(server.url(f"/api/executions/{ex2['execution_id']}"), timeout=5).json()
-            if body["status"] not in ("pending", "running") or time.monotonic() > deadline:
-                break
-            time.sleep(0.1)
+        body = _settled(server, ex2["execution_id"], 30)
         assert body["status"] == "completed" and body["steps"][0]["output"]["text"] == "42", body
     finally:
         server.stop()
@@ -88,12 +88,7 @@ def test_a_crash_mid_call_names_the_exit_status_every_time_under_gevent(tmp_path
         for _ in range(4):
             ex = http.post(server.url("/api/executions/"), json={"workflow_id": wf["id"], "mode": "normal"},
                            timeout=10).json()
-            deadline = time.monotonic() + 30
-            while True:
-                body = http.get(server.url(f"/api/executions/{ex['execution_id']}"), timeout=5).json()
-                if body["status"] not in ("pending", "running") or time.monotonic() > deadline:
-                    break
-                time.sleep(0.1)
+            body = _settled(server, ex["execution_id"], 30)
             assert body["status"] == "failed" and body["steps"][0]["status"] == "succeeded", body
             errors.append(body["steps"][1]["error"])
         assert all("exited with status 3" in e for e in errors), errors

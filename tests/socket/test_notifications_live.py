@@ -26,10 +26,8 @@ def receiver():
 
 def test_a_server_killed_between_the_commit_and_the_delivery_sends_once_after_its_restart(tmp_path, inbox, receiver):
     # COACH_NOTIFY_SCAN_S=0: this server never sends, so the kill surely falls between the commit and the delivery
-    server = LiveServer(tmp_path / "server", env={"COACH_SMTP_HOST": "127.0.0.1", "COACH_SMTP_PORT": str(inbox.port),
-                                                  "COACH_NOTIFY_SCAN_S": "0"})
-    try:
-        server.start()
+    with LiveServer(tmp_path / "server", env={"COACH_SMTP_HOST": "127.0.0.1", "COACH_SMTP_PORT": str(inbox.port),
+                                              "COACH_NOTIFY_SCAN_S": "0"}) as server:
         hook = server.post("/api/notifications/webhooks", json={
             "url": f"http://127.0.0.1:{receiver.server_address[1]}/hook", "events": ["approval_requested"]})
         assert hook.status_code == 201, hook.text
@@ -48,6 +46,3 @@ def test_a_server_killed_between_the_commit_and_the_delivery_sends_once_after_it
         assert len(receiver.deliveries) == 1
         listed = server.get("/api/notifications/webhooks").json()["items"][0]
         assert listed["failing"] is False and listed["deliveries"][0]["status"] == "sent"
-    finally:
-        server.stop()
-        server.http.close()

@@ -18,7 +18,7 @@ import socketio
 from socketio.exceptions import ConnectionError as SioConnectionError
 
 from tests.support.live_server import REPO_ROOT, LiveServer
-from tests.socket.conftest import disconnect_all
+from tests.socket.conftest import disconnect_all, pending_coaching
 
 OTHER_EMAIL = "op@other.test"
 OTHER_PASSWORD = "other-password-1"
@@ -36,14 +36,6 @@ def _cli(server: LiveServer, *args: str) -> str:
     return done.stdout
 
 
-def _session(server: LiveServer, email: str, password: str) -> tuple[requests.Session, dict]:
-    http = requests.Session()
-    http.trust_env = False
-    answer = http.post(server.url("/api/auth/login"), json={"email": email, "password": password}, timeout=10)
-    assert answer.status_code == 200, answer.text
-    return http, answer.json()
-
-
 def _token(server: LiveServer, http: requests.Session, csrf: str, name: str = "socket") -> dict:
     made = http.post(server.url("/api/auth/tokens"), json={"name": name}, headers={"X-CSRF-Token": csrf}, timeout=10)
     assert made.status_code == 201, made.text
@@ -57,7 +49,7 @@ class World:
         _cli(server, "create-workspace", "other", "--name", "Other")
         _cli(server, "create-user", OTHER_EMAIL, "--password", OTHER_PASSWORD, "--workspace", "other",
              "--role", "operator")
-        http, login = _session(server, OTHER_EMAIL, OTHER_PASSWORD)
+        http, login = server.login(OTHER_EMAIL, OTHER_PASSWORD)
         self.other_ws = login["workspace_id"]
         assert [(w["slug"], w["role"]) for w in login["workspaces"]] == [("other", "operator")]
         self.other_token = _token(server, http, login["csrf_token"])["token"]
@@ -69,26 +61,13 @@ class World:
 
     def coaching(self) -> tuple[str, dict]:
         """A default-workspace coaching execution waiting for a decision: (id, its pending suggestion)."""
-        started = self.server.post("/api/executions/coaching", json={"workflow_id": self.workflow_id})
-        assert started.status_code == 201, started.text
-        ex_id = started.json()["execution_id"]
-
-        def pending():
-            body = self.server.get(f"/api/executions/{ex_id}/coaching/suggestion").json()
-            return body["suggestion"]
-
-        return ex_id, self.server.wait_for(pending, 10, message="a pending suggestion")
+        return pending_coaching(self.server, self.workflow_id)
 
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    server = LiveServer(tmp_path_factory.mktemp("socket-auth") / "server", demo="0")
-    try:
-        server.start()
+    with LiveServer(tmp_path_factory.mktemp("socket-auth") / "server", demo="0") as server:
         yield World(server)
-    finally:
-        server.stop()
-        server.http.close()
 
 
 @pytest.fixture
@@ -146,7 +125,7 @@ def test_a_valid_token_is_accepted(world, connect):
 
 
 def test_a_session_cookie_is_accepted(world, connect):
-    http, login = _session(world.server, world.server.admin_email, world.server.admin_password)
+    http, login = world.server.login(world.server.admin_email, world.server.admin_password)
     cookie = http.cookies.get("coach_session")
     http.close()
     assert cookie
@@ -159,7 +138,7 @@ def test_a_session_cookie_is_accepted(world, connect):
 
 
 def test_a_forged_or_foreign_signed_cookie_is_refused(world, connect):
-    http, _ = _session(world.server, world.server.admin_email, world.server.admin_password)
+    http, _ = world.server.login(world.server.admin_email, world.server.admin_password)
     cookie = http.cookies.get("coach_session")
     http.close()
     tampered = cookie[:-4] + ("AAAA" if not cookie.endswith("AAAA") else "BBBB")

@@ -9,11 +9,10 @@ import time
 from typing import Any
 
 import pytest
-import requests
 import socketio
 from socketio.exceptions import ConnectionError as SioConnectionError
 
-from tests.socket.conftest import disconnect_all
+from tests.socket.conftest import disconnect_all, pending_coaching
 from tests.support.live_server import LiveServer
 
 STEPS = {"name": "revocation", "steps": [
@@ -34,29 +33,14 @@ class World:
         self.count = 0
 
     def coaching(self) -> tuple[str, dict]:
-        started = self.server.post("/api/executions/coaching", json={"workflow_id": self.workflow_id})
-        assert started.status_code == 201, started.text
-        ex_id = started.json()["execution_id"]
-
-        def pending():
-            return self.server.get(f"/api/executions/{ex_id}/coaching/suggestion").json()["suggestion"]
-
-        return ex_id, self.server.wait_for(pending, 10, message="a pending suggestion")
-
-    def login(self, email: str, password: str) -> tuple[requests.Session, dict]:
-        http = requests.Session()
-        http.trust_env = False
-        answer = http.post(self.server.url("/api/auth/login"), json={"email": email, "password": password}, timeout=10)
-        assert answer.status_code == 200, answer.text
-        return http, answer.json()
-
+        return pending_coaching(self.server, self.workflow_id)
     def member(self) -> tuple[str, str]:
         """A new operator of the default workspace, through an invitation they accept: (user id, bearer token)."""
         self.count += 1
         email = f"member{self.count}@live.test"
         invited = self.server.post("/api/users", json={"email": email, "password": PASSWORD, "role": "operator"})
         assert invited.status_code == 202, invited.text
-        http, login = self.login(email, PASSWORD)
+        http, login = self.server.login(email, PASSWORD)
         csrf = {"X-CSRF-Token": login["csrf_token"]}
         pending = http.get(self.server.url("/api/auth/invitations"), timeout=10).json()["items"]
         assert len(pending) == 1, pending
@@ -71,13 +55,8 @@ class World:
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    server = LiveServer(tmp_path_factory.mktemp("socket-revocation") / "server", demo="0")
-    try:
-        server.start()
+    with LiveServer(tmp_path_factory.mktemp("socket-revocation") / "server", demo="0") as server:
         yield World(server)
-    finally:
-        server.stop()
-        server.http.close()
 
 
 class Watched:
@@ -140,7 +119,7 @@ def test_revoking_a_token_disconnects_its_sockets(world, clients):
 
 
 def test_logging_out_disconnects_the_cookies_sockets_and_the_cookie_is_refused_after(world, clients):
-    http, login = world.login(world.server.admin_email, world.server.admin_password)
+    http, login = world.server.login(world.server.admin_email, world.server.admin_password)
     cookie = http.cookies.get("coach_session")
     watched = Watched(world, clients, auth=None, headers={"Cookie": f"coach_session={cookie}"})
     token_socket = Watched(world, clients, auth={"token": world.server.token})

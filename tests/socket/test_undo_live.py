@@ -18,13 +18,8 @@ WATCHED = ("coaching_suggestion", "execution_update", "decision_undone")
 @pytest.fixture
 def held_server(tmp_path):
     """A live server whose risky decisions are held for 60 s (nothing releases them during a test)."""
-    server = LiveServer(tmp_path / "server", demo="0", env={"COACH_UNDO_WINDOW_S": "60"})
-    try:
-        server.start()
+    with LiveServer(tmp_path / "server", demo="0", env={"COACH_UNDO_WINDOW_S": "60"}) as server:
         yield server
-    finally:
-        server.stop()
-        server.http.close()
 
 
 def test_a_second_panel_sees_the_suggestion_again_after_an_undo(held_server):

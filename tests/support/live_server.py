@@ -223,7 +223,11 @@ class LiveServer:
         return _tail(self.stdout_path, lines)
 
     def __enter__(self) -> "LiveServer":
-        return self.start()
+        try:
+            return self.start()
+        except BaseException:  # a start that failed half-way (its process up, its login refused) is ended too
+            self.__exit__()
+            raise
 
     def __exit__(self, *exc) -> None:
         self.stop()
@@ -238,6 +242,14 @@ class LiveServer:
 
     def post(self, path: str, json: Any = None, **kwargs) -> requests.Response:
         return self.request("POST", path, json=json, **kwargs)
+
+    def login(self, email: str, password: str) -> tuple[requests.Session, dict]:
+        """A new HTTP session (no proxies from the environment) logged in as `email`: (session, the login answer)."""
+        http = requests.Session()
+        http.trust_env = False
+        answer = http.post(self.url("/api/auth/login"), json={"email": email, "password": password}, timeout=10)
+        assert answer.status_code == 200, answer.text
+        return http, answer.json()
 
     def wait_for(self, predicate: Callable[[], T], timeout: float = 10.0, interval: float = 0.05,
                  message: str = "condition") -> T:

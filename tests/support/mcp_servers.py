@@ -227,13 +227,8 @@ def server_with_shop(request, directory, *, trusted: bool, env: dict[str, str], 
     if request.param == "postgresql":
         database_url = request.getfixturevalue("pg_database")
         request.getfixturevalue("pg_emptier")()
-    live = LiveServer(directory, database_url, env={"COACH_MCP_STDIO_ALLOW": " ".join(shop), **env})
-    try:
-        live.start()
+    with LiveServer(directory, database_url, env={"COACH_MCP_STDIO_ALLOW": " ".join(shop), **env}) as live:
         add_stdio_server(live, "shop", shop, trusted=trusted)
         for body in policies:
             assert live.http.post(live.url("/api/policies"), json=body, timeout=10).status_code == 201
         yield live
-    finally:
-        live.stop()
-        live.http.close()
