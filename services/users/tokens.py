@@ -25,10 +25,6 @@ def create_token(session: Session, user: User, name: str) -> tuple[ApiToken, str
     return token, secret
 
 
-def active_token(session: Session, hashed: str) -> ApiToken | None:
-    return session.scalar(select(ApiToken).where(ApiToken.token_hash == hashed, ApiToken.revoked_at.is_(None)))
-
-
 # built once: SQLAlchemy reuses its compiled form
 _TOKEN_ACTIVE = (select(ApiToken.id).where(ApiToken.token_hash == bindparam("hashed"), ApiToken.revoked_at.is_(None))
                  .limit(1))
@@ -52,12 +48,18 @@ def user_for_token(session: Session, secret: str) -> User | None:
     return found[1] if found else None
 
 
+# built once: the token and its user in one statement (every request with a bearer token reads it)
+_TOKEN_AND_USER = (select(ApiToken, User).join(User, User.id == ApiToken.user_id)
+                   .where(ApiToken.token_hash == bindparam("hashed"), ApiToken.revoked_at.is_(None)).limit(1))
+
+
 def token_and_user(session: Session, secret: str) -> tuple[ApiToken, User] | None:
-    token = active_token(session, token_hash(secret or ""))
-    if token is None:
+    """The active token whose secret this is and its user, or None (unknown, revoked, or the user disabled)."""
+    found = session.execute(_TOKEN_AND_USER, {"hashed": token_hash(secret or "")}).first()
+    if found is None:
         return None
-    user = session.get(User, token.user_id)
-    return None if user is None or user.disabled else (token, user)
+    token, user = found
+    return None if user.disabled else (token, user)
 
 
 # one statement per socket event: the connection's user may still act in its workspace, with which role now.
