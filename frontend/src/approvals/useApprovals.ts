@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient, type QueryClient } from "@tansta
 import { ApiError } from "../api/client";
 import { OFFLINE_POLL_MS } from "../coaching/useCoachingSession";
 import { useRealtime, useSocketEvent } from "../realtime/context";
+import { useCoalesced } from "../realtime/useCoalesced";
 import { approvalKeys, decideApproval, fetchPendingApprovals } from "./api";
 import type { Approval, ApprovalDecisionRequest, ApprovalDecisionResult, ApprovalPage } from "./types";
 
@@ -31,13 +32,16 @@ export function usePendingApprovals() {
     queryFn: ({ signal }) => fetchPendingApprovals(signal),
     refetchInterval: connection === "online" ? false : OFFLINE_POLL_MS,
   });
+  // what a push says is shown at once; the server is read again once per burst of pushes
+  const rereadAll = useCoalesced(() => void queryClient.invalidateQueries({ queryKey: approvalKeys.all }));
+  const rereadPending = useCoalesced(() => void queryClient.invalidateQueries({ queryKey: approvalKeys.pending }));
   const onNews = (approval: Approval) => {
     if (approval && typeof approval === "object" && "approval_id" in approval) applyApproval(queryClient, approval);
-    void queryClient.invalidateQueries({ queryKey: approvalKeys.all });
+    rereadAll();
   };
   useSocketEvent<Approval>("approval_requested", onNews);
   useSocketEvent<Approval>("approval_decided", onNews);
-  useSocketEvent("execution_update", () => void queryClient.invalidateQueries({ queryKey: approvalKeys.pending }));
+  useSocketEvent("execution_update", rereadPending);
   return query;
 }
 

@@ -128,6 +128,22 @@ describe("QueuePage", () => {
     expect(screen.queryByText("Refunds")).not.toBeInTheDocument();
   });
 
+  it("reads the queue once for a burst of pushes, not once per push", async () => {
+    const { calls } = await openQueue(() => [paused]);
+    await screen.findByRole("listbox");
+    const reads = () => calls.filter((c) => c.url.startsWith("/api/coaching/queue")).length;
+    const before = reads();
+    await act(async () => {
+      for (let i = 0; i < 20; i += 1) {
+        lastSocket().push("execution_update", { execution_id: `ex-${i}`, status: "running" });
+        lastSocket().push("coaching_suggestion", { ...newest, suggestion_id: `s-${i}` });
+      }
+    });
+    await waitFor(() => expect(reads()).toBe(before + 1));
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(reads()).toBe(before + 1);
+  });
+
   it("says so when nothing waits", async () => {
     await openQueue(() => []);
     expect(await screen.findByText(/Nothing to decide/)).toBeInTheDocument();

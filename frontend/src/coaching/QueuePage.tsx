@@ -12,6 +12,7 @@ import { pageFromParams } from "../components/Pager";
 import { ErrorNotice } from "../components/QueryState";
 import { useDocumentTitle } from "../hooks";
 import { useRealtime, useSocketEvent, useWorkspaceRoom } from "../realtime/context";
+import { useCoalesced } from "../realtime/useCoalesced";
 import { useWorkflowOptions } from "../api/workflowOptions";
 import { coachingKeys, fetchQuestions, fetchQueue } from "./api";
 import { ConfirmPrompt } from "./ConfirmPrompt";
@@ -78,11 +79,11 @@ export default function QueuePage() {
     (next: QueueFilters) => setParams(paramsOf(next)),
     [setParams],
   );
-  // A new suggestion, or a decision anywhere in the workspace: read the queue again.
-  const refresh = () => {
+  // A new suggestion, or a decision anywhere in the workspace: read the queue again, once per burst of pushes.
+  const refresh = useCoalesced(() => {
     void queryClient.invalidateQueries({ queryKey: coachingKeys.queueAll });
     void queryClient.invalidateQueries({ queryKey: ["coaching", "questions"] });
-  };
+  });
   useSocketEvent("coaching_suggestion", refresh);
   useSocketEvent("execution_update", refresh);
   useSocketEvent("clarification_requested", refresh);
