@@ -207,7 +207,7 @@ describe("ExecutionDetailPage", () => {
     );
     renderDetail();
     await user.click(await screen.findByRole("button", { name: "Retry" }));
-    expect(await screen.findByText(/Retrying review as run 2/)).toBeInTheDocument();
+    expect(await screen.findByText(/Retried review as run 2/)).toBeInTheDocument();
     const retry = calls.find((c) => c.method === "POST" && c.url === "/api/executions/ex-1/retry");
     expect(retry?.body).toEqual({ step_id: "review" });
   });

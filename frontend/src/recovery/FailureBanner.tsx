@@ -85,7 +85,7 @@ export function FailureBanner({
     mutationFn: () => retryStep(execution.execution_id, step?.step_id ?? ""),
     onSuccess: (answer) => {
       refresh();
-      onMessage?.(`Retrying ${answer.step_id} as run ${answer.run ?? "?"} (a new attempt, with a new idempotency key).`);
+      onMessage?.(`Retried ${answer.step_id} as run ${answer.run ?? "?"} (a new attempt, with a new idempotency key).`);
     },
   });
   const done = (message: string) => {

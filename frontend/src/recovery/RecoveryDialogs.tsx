@@ -40,7 +40,7 @@ export function RetryDialog({
   const retry = useMutation({
     mutationFn: (params: Record<string, unknown>) => retryStep(executionId, step.step_id, params),
     onSuccess: (answer) =>
-      onDone(`Retrying ${answer.step_id} with the changed params, as run ${answer.run ?? "?"} (a new idempotency key).`),
+      onDone(`Retried ${answer.step_id} with the changed params, as run ${answer.run ?? "?"} (a new idempotency key).`),
   });
   return (
     <Dialog title={`Retry step ${stepLabel(step)} with changes`} onClose={onClose} wide>
