@@ -1,6 +1,6 @@
 import { act, screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
-import { renderApp, stubSignedInFetch, testSession } from "./test/auth";
+import { emptyPage, renderApp, stubSignedInFetch, testSession } from "./test/auth";
 import { jsonResponse } from "./test/utils";
 import { lastSocket } from "./test/fakeSocket";
 import userEvent from "@testing-library/user-event";
@@ -83,11 +83,17 @@ describe("App", () => {
   });
 
   it("counts the coaching panel as queue work in the navigation", async () => {
-    stubSignedInFetch();
+    // no such execution: the panel says so (an empty list is no execution, and would be read as one)
+    stubSignedInFetch((call) =>
+      call.url.startsWith("/api/executions/")
+        ? jsonResponse({ error: { code: "not_found", message: "execution abc not found", details: {} } }, 404)
+        : jsonResponse(emptyPage),
+    );
     renderApp("/executions/abc/coach");
     const nav = await screen.findByRole("navigation", { name: "Main" });
     expect(within(nav).getByRole("link", { name: "Queue" })).toHaveAttribute("aria-current", "page");
     expect(within(nav).getByRole("link", { name: "Executions" })).not.toHaveAttribute("aria-current", "page");
+    expect(await screen.findByText("Could not load this coaching session")).toBeInTheDocument();
   });
 
   it("opens the live connection again for the workspace picked in the header", async () => {
