@@ -105,11 +105,12 @@ class Base(DeclarativeBase):
     pass
 
 
-def in_workspace(session, model: type[T], workspace_id: str, row_id: str, what: str) -> T:
-    """The `model` row `row_id` when it belongs to the workspace; NotFound ("<what> <id> not found") otherwise, the
-    same answer for another workspace's row as for none, so that ids of other tenants are not revealed."""
+def in_workspace(session, model: type[T], workspace_id: str, row_id: str, what: str, **owned_by: str) -> T:
+    """The `model` row `row_id` when it belongs to the workspace (and to what `owned_by` names, e.g. a hook's
+    `workflow_id`); NotFound ("<what> <id> not found") otherwise, the same answer for another workspace's row as for
+    none, so that ids of other tenants are not revealed."""
     row = session.get(model, row_id)
-    if row is None or row.workspace_id != workspace_id:
+    if row is None or row.workspace_id != workspace_id or any(getattr(row, k) != v for k, v in owned_by.items()):
         raise NotFound(f"{what} {row_id} not found")
     return row
 

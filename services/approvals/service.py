@@ -152,10 +152,9 @@ def locked(session: Session, workspace_id: str | None, approval_id: str) -> tupl
 def store(a: Approval, after: A.ApprovalState) -> None:
     """Write core/approvals' new state back into the row (decided now, and no longer due, once final). The Slack
     messages of the review are updated after commit: once final, and at each approval a quorum counts."""
-    counted_before = len(a.decisions or ())
+    counted_more = len(after.decisions) > len(a.decisions or ())
     a.status, a.decisions = after.status, jsonable(list(after.decisions))
     if after.status in A.FINAL:
         a.decided_at, a.due_at = utcnow(), None
-        slack_updates.approval_changed(a)  # its Slack messages say so once this commits (no buttons left)
-    elif len(after.decisions) > counted_before:
-        slack_updates.approval_changed(a)  # still pending: its messages say who approved so far, buttons kept
+    if after.status in A.FINAL or counted_more:  # no buttons left once final; else who approved so far
+        slack_updates.approval_changed(a)

@@ -20,7 +20,7 @@ from core.errors import Conflict, Gone, NotFound
 from services.audit import service as audit
 from services.db import Database, retrying
 from services.executions.models import Execution
-from services.orm import utcnow
+from services.orm import in_workspace, utcnow
 from services.toolservers.secrets import Secrets, SecretUnreadable
 from services.triggers import starts
 from services.triggers.models import TriggerHook, TriggerStart
@@ -57,7 +57,7 @@ def create(session: Session, sealed: Secrets, definitions, workspace_id: str, wo
 
 def revoke(session: Session, workspace_id: str, workflow_id: str, hook_id: str, actor: str) -> TriggerHook:
     audit.lock_workspace(session, workspace_id)
-    row = starts.of_workflow(session, TriggerHook, workspace_id, workflow_id, hook_id, "hook")
+    row = in_workspace(session, TriggerHook, workspace_id, hook_id, "hook", workflow_id=workflow_id)
     if row.revoked_at is None:
         row.revoked_at = utcnow()
         audit.record(session, workspace_id, actor, "hook_revoke", target_type="hook", target_id=row.id,

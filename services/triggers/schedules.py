@@ -21,7 +21,7 @@ from core.errors import CoachError, NotFound, ValidationFailed
 from core.workflow import validate_variables
 from services.audit import service as audit
 from services.db import retrying
-from services.orm import utcnow
+from services.orm import in_workspace, utcnow
 from services.triggers import starts
 from services.triggers.models import TriggerSchedule, TriggerStart
 
@@ -89,7 +89,7 @@ def change(session: Session, definitions, workspace_id: str, workflow_id: str, s
     """Change some of name, cron, timezone, variables, mode, enabled. A new rule or enabling it again counts from
     now; a fire claimed meanwhile by a scanner is not repeated (its claim needs the old next_fire_at)."""
     audit.lock_workspace(session, workspace_id)
-    row = starts.of_workflow(session, TriggerSchedule, workspace_id, workflow_id, schedule_id, "schedule")
+    row = in_workspace(session, TriggerSchedule, workspace_id, schedule_id, "schedule", workflow_id=workflow_id)
     before = _audited(row)
     merged = {**before, **{k: v for k, v in data.items() if k in ("name", "cron", "timezone", "variables", "mode",
                                                                   "enabled")}}
@@ -109,7 +109,7 @@ def change(session: Session, definitions, workspace_id: str, workflow_id: str, s
 def delete(session: Session, workspace_id: str, workflow_id: str, schedule_id: str, actor: str) -> None:
     """Gone for good; the executions it started keep saying they came from a schedule (by its name)."""
     audit.lock_workspace(session, workspace_id)
-    row = starts.of_workflow(session, TriggerSchedule, workspace_id, workflow_id, schedule_id, "schedule")
+    row = in_workspace(session, TriggerSchedule, workspace_id, schedule_id, "schedule", workflow_id=workflow_id)
     session.execute(update(TriggerStart).where(TriggerStart.schedule_id == row.id).values(schedule_id=None)
                     .execution_options(synchronize_session=False))
     audit.record(session, workspace_id, actor, "schedule_delete", target_type="schedule", target_id=row.id,

@@ -1,6 +1,5 @@
 """An execution started by a trigger (a hook's delivery, a schedule's fire): started, recorded with its trigger
-(TriggerStart) and audited (`execution_triggered`), in the caller's transaction; and a workflow's trigger found by
-its id."""
+(TriggerStart) and audited (`execution_triggered`), in the caller's transaction."""
 from __future__ import annotations
 
 from datetime import datetime
@@ -10,7 +9,6 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from config import Settings
-from core.errors import NotFound
 from services.agents import llm_provider
 from services.audit import service as audit
 from services.executions.models import Execution
@@ -20,15 +18,6 @@ from services.workflows import service as workflows
 from services.workflows.service import DefinitionCache
 
 TRIGGER_ACTION = "execution_triggered"
-
-
-def of_workflow(session: Session, model: type[TriggerHook] | type[TriggerSchedule], workspace_id: str,
-                workflow_id: str, row_id: str, what: str):
-    """The workflow's hook or schedule `row_id`; NotFound ("<what> <id> not found") when it is not one of them."""
-    row = session.get(model, row_id)
-    if row is None or row.workspace_id != workspace_id or row.workflow_id != workflow_id:
-        raise NotFound(f"{what} {row_id} not found")
-    return row
 
 
 def definition(session: Session, definitions: DefinitionCache, workspace_id: str, workflow_id: str):

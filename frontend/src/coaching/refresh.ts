@@ -1,4 +1,5 @@
 import type { QueryClient } from "@tanstack/react-query";
+import { planAfterBurst, type Burst } from "../realtime/useCoalesced";
 import { coachingKeys, fetchExecution } from "./api";
 
 /**
@@ -9,7 +10,7 @@ export const REFRESH_QUIET_MS = 150;
 /** However long the burst goes on, read by then. */
 export const REFRESH_MAX_WAIT_MS = 1_000;
 
-type Planned = { timer: ReturnType<typeof setTimeout>; first: number; pending: boolean };
+type Planned = Burst & { pending: boolean };
 const planned = new WeakMap<QueryClient, Map<string, Planned>>();
 
 function run(queryClient: QueryClient, executionId: string, pending: boolean): void {
@@ -32,17 +33,11 @@ export function refreshExecution(
 ): void {
   let byExecution = planned.get(queryClient);
   if (!byExecution) planned.set(queryClient, (byExecution = new Map()));
-  const now = Date.now();
-  const earlier = byExecution.get(executionId);
-  if (earlier) clearTimeout(earlier.timer);
-  const first = earlier?.first ?? now;
-  const wantPending = pending || Boolean(earlier?.pending);
-  const wait = Math.max(0, Math.min(REFRESH_QUIET_MS, first + REFRESH_MAX_WAIT_MS - now));
-  byExecution.set(executionId, {
-    first,
-    pending: wantPending,
-    timer: setTimeout(() => run(queryClient, executionId, wantPending), wait),
-  });
+  let burst = byExecution.get(executionId);
+  if (!burst) byExecution.set(executionId, (burst = { pending: false }));
+  burst.pending ||= pending;
+  const wanted = burst;
+  planAfterBurst(burst, () => run(queryClient, executionId, wanted.pending), REFRESH_QUIET_MS, REFRESH_MAX_WAIT_MS);
 }
 
 /** Reads the execution and its pending suggestion again now, not after a burst (a read under way stands). */

@@ -11,6 +11,23 @@ export const COALESCE_MAX_WAIT_MS = 1_000;
  * push would read it dozens of times a second per tab. The function returned here calls `fn` once a burst has been
  * quiet for `quietMs`, and at least every `maxWaitMs` while it goes on; nothing is called after the page unmounts.
  */
+/** A burst of calls under way: the planned call, and when the burst began. */
+export type Burst = { timer?: ReturnType<typeof setTimeout>; first?: number };
+
+/**
+ * Plans `fn` (replacing the call planned before) for when `burst` has been quiet for `quietMs`, and at the latest
+ * `maxWaitMs` after the burst's first call; the burst is over once `fn` runs.
+ */
+export function planAfterBurst(burst: Burst, fn: () => void, quietMs: number, maxWaitMs: number): void {
+  const now = Date.now();
+  clearTimeout(burst.timer);
+  burst.first ??= now;
+  burst.timer = setTimeout(() => {
+    burst.timer = burst.first = undefined;
+    fn();
+  }, Math.max(0, Math.min(quietMs, burst.first + maxWaitMs - now)));
+}
+
 export function useCoalesced(
   fn: () => void,
   quietMs: number = COALESCE_QUIET_MS,
@@ -20,17 +37,7 @@ export function useCoalesced(
   useEffect(() => {
     latest.current = fn;
   });
-  const burst = useRef<{ timer?: ReturnType<typeof setTimeout>; first?: number }>({});
+  const burst = useRef<Burst>({});
   useEffect(() => () => clearTimeout(burst.current.timer), []);
-  return useCallback(() => {
-    const now = Date.now();
-    const current = burst.current;
-    clearTimeout(current.timer);
-    current.first ??= now;
-    const wait = Math.max(0, Math.min(quietMs, current.first + maxWaitMs - now));
-    current.timer = setTimeout(() => {
-      burst.current = {};
-      latest.current();
-    }, wait);
-  }, [quietMs, maxWaitMs]);
+  return useCallback(() => planAfterBurst(burst.current, () => latest.current(), quietMs, maxWaitMs), [quietMs, maxWaitMs]);
 }
