@@ -5,12 +5,6 @@ export const COALESCE_QUIET_MS = 250;
 /** However long a burst goes on (a busy workspace pushes many events a second), read again by then. */
 export const COALESCE_MAX_WAIT_MS = 1_000;
 
-/**
- * Pushes come in bursts: one decision brings its `execution_update`s and the next `coaching_suggestion`, and a busy
- * workspace brings many decisions a second, to every open page at once. A page that read the server again on each
- * push would read it dozens of times a second per tab. The function returned here calls `fn` once a burst has been
- * quiet for `quietMs`, and at least every `maxWaitMs` while it goes on; nothing is called after the page unmounts.
- */
 /** A burst of calls under way: the planned call, and when the burst began. */
 export type Burst = { timer?: ReturnType<typeof setTimeout>; first?: number };
 
@@ -28,6 +22,12 @@ export function planAfterBurst(burst: Burst, fn: () => void, quietMs: number, ma
   }, Math.max(0, Math.min(quietMs, burst.first + maxWaitMs - now)));
 }
 
+/**
+ * Pushes come in bursts: one decision brings its `execution_update`s and the next `coaching_suggestion`, and a busy
+ * workspace brings many decisions a second, to every open page at once. A page that read the server again on each
+ * push would read it dozens of times a second per tab. The function returned here calls `fn` once a burst has been
+ * quiet for `quietMs`, and at least every `maxWaitMs` while it goes on; nothing is called after the page unmounts.
+ */
 export function useCoalesced(
   fn: () => void,
   quietMs: number = COALESCE_QUIET_MS,
