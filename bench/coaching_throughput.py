@@ -251,7 +251,7 @@ class Remote:
 
 
 def coach_server(concurrency: int, async_mode: str, folder: str, think_ms: float = 0.0,
-                 remote: Remote | None = None) -> dict:
+                 remote: Remote | None = None, workspace_room: bool = False) -> dict:
     import socketio
 
     from tests.support.live_server import LiveServer
@@ -317,6 +317,8 @@ def coach_server(concurrency: int, async_mode: str, folder: str, think_ms: float
             drive(execution_id)
         started = time.perf_counter()
         for client, execution_id in zip(clients, ids):
+            if workspace_room:  # as the web app's layout does on every page (its notifications)
+                client.emit("join_workspace", {}, callback=answered("join_workspace", execution_id))
             client.emit("join_execution", {"execution_id": execution_id},  # sends the pending suggestion
                         callback=answered("join", execution_id))
             if think_ms:  # operators sit down over one think time, not all in the same millisecond
@@ -328,7 +330,8 @@ def coach_server(concurrency: int, async_mode: str, folder: str, think_ms: float
         with ThreadPoolExecutor(max_workers=len(clients) or 1) as pool:
             list(pool.map(lambda c: c.disconnect(), clients))
         return summary(f"coach cluster ({remote.base_url})" if remote else f"coach server ({async_mode})",
-                       latencies, seconds, concurrency=concurrency, think_ms=think_ms)
+                       latencies, seconds, concurrency=concurrency, think_ms=think_ms,
+                       **({"workspace_room": True} if workspace_room else {}))
     finally:
         server.stop()
 
@@ -412,6 +415,9 @@ def main() -> None:
                         help="in-process runs with these numbers of policy rules in the workspace")
     parser.add_argument("--message-queue", default="redis://127.0.0.1:6379/15",
                         help="the Redis of the push part's run through the message queue")
+    parser.add_argument("--workspace-room", action="store_true",
+                        help="every socket client also joins its workspace's room, as each page of the web app does "
+                             "(the queue's, the dashboard's and the notifications' events reach every client)")
     parser.add_argument("--cluster", default="",
                         help="also drive a running Coach at this URL (make cluster: http://127.0.0.1:8000) as the "
                              "server part does, logged in as COACH_ADMIN_EMAIL / COACH_ADMIN_PASSWORD (default: "
@@ -434,7 +440,8 @@ def main() -> None:
         rows += take_turns(turns)
         if "server" not in skip:
             for mode in filter(None, args.modes.split(",")):
-                rows.append(coach_server(args.concurrency, mode, tempfile.mkdtemp(dir=tmp), args.think_ms))
+                rows.append(coach_server(args.concurrency, mode, tempfile.mkdtemp(dir=tmp), args.think_ms,
+                                         workspace_room=args.workspace_room))
         if "push" not in skip:  # decision -> next suggestion on the socket, without and with the message queue
             rows.append(push_latency(tempfile.mkdtemp(dir=tmp)))
             if _redis_answers(args.message_queue):
@@ -444,7 +451,8 @@ def main() -> None:
         if args.cluster:
             remote = Remote(args.cluster, os.environ.get("COACH_ADMIN_EMAIL", "admin@coach.local"),
                             os.environ.get("COACH_ADMIN_PASSWORD", "coach-demo"))
-            rows.append(coach_server(args.concurrency, "cluster", "", args.think_ms, remote=remote))
+            rows.append(coach_server(args.concurrency, "cluster", "", args.think_ms, remote=remote,
+                                     workspace_room=args.workspace_room))
     print_table(rows)
     if "statements" not in skip:
         counted = statements_per_decision(args.pg_url)
