@@ -70,8 +70,6 @@ class CoachSession(Session):
     - `refs`: every object it loaded or wrote, held until it closes (the "strong reference" recipe of SQLAlchemy's
       Session Referencing Behavior, the listeners below), so a row read once is not read again by a later `get`;
     - `locked_workspaces`: the workspaces whose lock it took (services/audit/service.lock_workspace: once each);
-    - `metric_rows`: the metric rows it counts into, by workspace and (scope, key) (services/metrics/service: read
-      once and locked, their states written back just before it commits);
     - `changed_packs`: workflows whose correction packs it changed (services/coaching/corrections: their learned
       rules are read from the database, not from the per-process cache, until it commits);
     - `notifications`: the outbox's settings for a write session (services/notifications/outbox; None: a session
@@ -84,7 +82,6 @@ class CoachSession(Session):
         self.refs: set = set()
         self.locked_workspaces: set[str] = set()
         self.changed_packs: set[str] = set()
-        self.metric_rows: dict[str, dict] = {}
         self.notifications = notifications
         self.noted: dict[str, Any] = {}
         self.noted_rows: dict[str, Any] = {}
@@ -112,7 +109,6 @@ def _forget(session: CoachSession, transaction) -> None:
     if transaction.parent is None:
         session.locked_workspaces.clear()
         session.changed_packs.clear()
-        session.metric_rows.clear()
         session.noted.clear()
         session.noted_rows.clear()
         session.person_present = False

@@ -4,10 +4,9 @@ SQLite's write transactions are already serial). Reads are one row; the charts' 
 decisions when read (series.py)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Iterable
 
-from sqlalchemy import bindparam, event, select, update
+from sqlalchemy import bindparam, event, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
@@ -16,7 +15,7 @@ from core.coaching import autonomy
 from core.coaching.levels import LevelThresholds
 from core.coaching.metrics import MetricsState
 from services.audit.service import lock_workspace
-from services.db import CoachSession, row_locks
+from services.db import row_locks
 from services.metrics import series
 from services.metrics.models import MetricScope
 from services.orm import utcnow
@@ -38,79 +37,70 @@ def _insert(session: Session):
     return pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
 
 
-@dataclass
-class ScopeRow:
-    """A metric row this transaction read (its id and stored state) and the state it counts into, parsed once."""
-
-    id: int
-    scope: str
-    stored: dict[str, Any]
-    state: MetricsState | None = None
-
-
-def _scope_rows(session: CoachSession, workspace_id: str, keys: list[tuple[str, str]],
-                ahead: list[tuple[str, str]] = ()) -> list[ScopeRow]:
+def _scope_rows(session: Session, workspace_id: str, keys: list[tuple[str, str]],
+                ahead: list[tuple[str, str]] = ()) -> list[MetricScope]:
     """Get-or-create the rows of these scopes, locked for update where the database can (PostgreSQL: under the
-    workspace's lock, taken first). A row read earlier in this transaction is taken from the session's
-    `metric_rows` (only this function fills it, so each of them is locked), so a decision and the suggestion that
+    workspace's lock, taken first). A row read earlier in this transaction is the one in the session's identity map
+    (only this function loads MetricScope objects, so each of them is locked), so a decision and the suggestion that
     follows it in the same transaction read each scope once. `ahead`: rows read in the same SELECT if they exist,
     because this transaction is likely to need them next (neither created nor changed here)."""
-    rows = session.metric_rows.setdefault(workspace_id, {})
-    missing = [k for k in keys if k not in rows]
+    found = {(row.scope, row.key): row for row in _in_session(session, workspace_id)}
+    missing = [k for k in keys if k not in found]
     if missing:
         lock = row_locks(session)
         if lock:  # every metric row is locked under the workspace's lock, taken first: one lock order for all
             lock_workspace(session, workspace_id)
 
         def fetch(wanted):
-            for row in session.execute(_FETCH_LOCKED if lock else _FETCH,
+            for row in session.scalars(_FETCH_LOCKED if lock else _FETCH,
                                        {"workspace_id": workspace_id, "keys": sorted({k for _, k in wanted})}):
-                # the key alone may match other scopes' rows: kept too
-                rows.setdefault((row.scope, row.key), ScopeRow(row.id, row.scope, row.state))
+                found[(row.scope, row.key)] = row  # the key alone may match other scopes' rows: kept too
 
-        fetch(missing + [k for k in ahead if k not in rows])
-        absent = [k for k in missing if k not in rows]
+        fetch(missing + [k for k in ahead if k not in found])
+        absent = [k for k in missing if k not in found]
         if absent:  # INSERT … ON CONFLICT DO NOTHING: two first decisions of a scope at once find the one row
             now = utcnow()
             session.execute(_insert(session)(MetricScope.__table__).on_conflict_do_nothing(), [
                 {"workspace_id": workspace_id, "scope": scope, "key": key, "state": {}, "updated_at": now}
                 for scope, key in absent])
             fetch(absent)
-    return [rows[k] for k in keys]
+    return [found[k] for k in keys]
 
 
 # built once (every decision runs them): SQLAlchemy caches their compiled forms
-_FETCH = select(MetricScope.id, MetricScope.scope, MetricScope.key, MetricScope.state).where(
-    MetricScope.workspace_id == bindparam("workspace_id"), MetricScope.key.in_(bindparam("keys", expanding=True)))
+_FETCH = select(MetricScope).where(MetricScope.workspace_id == bindparam("workspace_id"),
+                                   MetricScope.key.in_(bindparam("keys", expanding=True)))
 _FETCH_LOCKED = _FETCH.with_for_update()
-_TABLE = MetricScope.__table__
-_WRITE = update(_TABLE).where(_TABLE.c.id == bindparam("row_id")).values(state=bindparam("state"),
-                                                                          updated_at=bindparam("updated_at"))
 
 
-def _state(row: ScopeRow, thresholds: LevelThresholds | None) -> MetricsState:
+def _in_session(session: Session, workspace_id: str) -> list[MetricScope]:
+    return [obj for obj in session.identity_map.values()
+            if type(obj) is MetricScope and obj.workspace_id == workspace_id]
+
+
+PARSED = "parsed_state"  # a MetricScope row's MetricsState, parsed once per transaction (a plain attribute)
+
+
+def _state(row: MetricScope, thresholds: LevelThresholds | None) -> MetricsState:
     """The row's state, parsed once (kept with the row, written back at commit), under the thresholds that apply
     now."""
-    if row.state is None:
-        row.state = MetricsState.from_dict(row.stored)
-    row.state.set_thresholds(_thresholds_for(row.scope, thresholds))
-    return row.state
+    state = getattr(row, PARSED, None)
+    if state is None:
+        state = MetricsState.from_dict(row.state)
+        setattr(row, PARSED, state)
+    state.set_thresholds(_thresholds_for(row.scope, thresholds))
+    return state
 
 
-@event.listens_for(CoachSession, "before_commit")
-def _write_states(session: CoachSession) -> None:
-    """The states this transaction counted into go into their rows, in one UPDATE run with each changed row's
-    values (executemany); a state that did not change is not written."""
-    now, changed = utcnow(), []
-    for rows in session.metric_rows.values():
-        for row in rows.values():
-            if row.state is not None:
-                value = row.state.to_dict()
-                if value != row.stored:
-                    changed.append({"row_id": row.id, "state": value, "updated_at": now})
-                    row.stored = value
-    if changed:
-        session.execute(_WRITE, changed)
+@event.listens_for(Session, "before_commit")
+def _write_states(session: Session) -> None:
+    """The parsed states of the metric rows this transaction loaded go into their rows, for the commit's flush to
+    write (those unchanged compare equal and are not written)."""
+    for obj in list(session.identity_map.values()):
+        if type(obj) is MetricScope:
+            state = getattr(obj, PARSED, None)
+            if state is not None:
+                obj.state = state.to_dict()
 
 
 def _thresholds_for(scope: str, thresholds: LevelThresholds | None) -> LevelThresholds:
@@ -121,10 +111,11 @@ def _thresholds_for(scope: str, thresholds: LevelThresholds | None) -> LevelThre
 def load(session: Session, workspace_id: str, scope: str, key: str,
          thresholds: LevelThresholds | None = None) -> MetricsState:
     """A scope's state as this transaction sees it (with what it counted already)."""
-    row = session.metric_rows.get(workspace_id, {}).get((scope, key))
+    row = next((r for r in _in_session(session, workspace_id) if (r.scope, r.key) == (scope, key)), None)
     if row is not None:
-        value = row.state.to_dict() if row.state is not None else row.stored
-    else:  # the column only: the rows this transaction counts into are the locked ones (_scope_rows)
+        state = getattr(row, PARSED, None)
+        value = state.to_dict() if state is not None else row.state
+    else:  # the column only: MetricScope objects in the session are the locked ones (_scope_rows)
         value = session.scalar(select(MetricScope.state).where(MetricScope.workspace_id == workspace_id,
                                                                MetricScope.scope == scope, MetricScope.key == key))
     state = MetricsState.from_dict(value)
