@@ -12,13 +12,15 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import subprocess
 import sys
 import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Generator
+from typing import Any, Generator, Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -251,12 +253,14 @@ class Remote:
 
 
 def coach_server(concurrency: int, async_mode: str, folder: str, think_ms: float = 0.0,
-                 remote: Remote | None = None, workspace_room: bool = False) -> dict:
+                 remote: Remote | None = None, workspace_room: bool = False, root: Path | None = None,
+                 label: str | None = None) -> dict:
+    """(b): `root` is the checkout whose server runs (default this one), `label` the row's name."""
     import socketio
 
     from tests.support.live_server import LiveServer
 
-    server = remote or LiveServer(Path(folder), async_mode=async_mode)
+    server = remote or LiveServer(Path(folder), async_mode=async_mode, root=root)
     server.start()
     try:
         wf_id = server.post("/api/workflows", json=WORKFLOW).json()["id"]
@@ -329,7 +333,7 @@ def coach_server(concurrency: int, async_mode: str, folder: str, think_ms: float
         # all at once: under the threading server a client's disconnect can wait seconds for the close handshake
         with ThreadPoolExecutor(max_workers=len(clients) or 1) as pool:
             list(pool.map(lambda c: c.disconnect(), clients))
-        return summary(f"coach cluster ({remote.base_url})" if remote else f"coach server ({async_mode})",
+        return summary(label or (f"coach cluster ({remote.base_url})" if remote else f"coach server ({async_mode})"),
                        latencies, seconds, concurrency=concurrency, think_ms=think_ms,
                        **({"workspace_room": True} if workspace_room else {}))
     finally:
@@ -389,6 +393,20 @@ def _redis_answers(url: str) -> bool:
         return False
 
 
+@contextmanager
+def checkout(revision: str, folder: str) -> Iterator[Path | None]:
+    """A detached worktree of `revision` in `folder` for as long as the block runs (None without a revision)."""
+    if not revision:
+        yield None
+        return
+    path = Path(folder) / "against"
+    subprocess.run(["git", "worktree", "add", "--detach", "--quiet", str(path), revision], cwd=ROOT, check=True)
+    try:
+        yield path
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(path)], cwd=ROOT, check=False)
+
+
 def print_table(rows: list[dict]) -> None:
     rows = [{k: round(v, 2) if isinstance(v, float) else v for k, v in r.items()} for r in rows]
     print(f"{'engine':<28}{'decisions':>10}{'seconds':>9}{'dec/s':>9}{'p50 ms':>9}{'p99 ms':>9}  notes")
@@ -418,6 +436,11 @@ def main() -> None:
     parser.add_argument("--workspace-room", action="store_true",
                         help="every socket client also joins its workspace's room, as each page of the web app does "
                              "(the queue's, the dashboard's and the notifications' events reach every client)")
+    parser.add_argument("--against", default="",
+                        help="a git revision (e.g. the previous main) whose server the server part runs too, right "
+                             "after this one's, from a temporary worktree with this checkout's Python")
+    parser.add_argument("--server-runs", type=int, default=1,
+                        help="how many times the server part runs (this checkout and --against taking turns)")
     parser.add_argument("--cluster", default="",
                         help="also drive a running Coach at this URL (make cluster: http://127.0.0.1:8000) as the "
                              "server part does, logged in as COACH_ADMIN_EMAIL / COACH_ADMIN_PASSWORD (default: "
@@ -439,9 +462,15 @@ def main() -> None:
             turns["langgraph"] = langgraph_turns(args.executions, f"{tmp}/langgraph.db", rounds=rounds)
         rows += take_turns(turns)
         if "server" not in skip:
-            for mode in filter(None, args.modes.split(",")):
-                rows.append(coach_server(args.concurrency, mode, tempfile.mkdtemp(dir=tmp), args.think_ms,
-                                         workspace_room=args.workspace_room))
+            with checkout(args.against, tmp) as other:
+                for _ in range(args.server_runs):  # this server and the other revision's take turns
+                    for mode in filter(None, args.modes.split(",")):
+                        rows.append(coach_server(args.concurrency, mode, tempfile.mkdtemp(dir=tmp), args.think_ms,
+                                                 workspace_room=args.workspace_room))
+                        if other is not None:
+                            rows.append(coach_server(args.concurrency, mode, tempfile.mkdtemp(dir=tmp),
+                                                     args.think_ms, workspace_room=args.workspace_room, root=other,
+                                                     label=f"  at {args.against[:12]} ({mode})"))
         if "push" not in skip:  # decision -> next suggestion on the socket, without and with the message queue
             rows.append(push_latency(tempfile.mkdtemp(dir=tmp)))
             if _redis_answers(args.message_queue):
@@ -454,6 +483,13 @@ def main() -> None:
             rows.append(coach_server(args.concurrency, "cluster", "", args.think_ms, remote=remote,
                                      workspace_room=args.workspace_room))
     print_table(rows)
+    if args.against and "server" not in skip:
+        for mode in filter(None, args.modes.split(",")):
+            ours = [r["decisions_per_s"] for r in rows if r["engine"] == f"coach server ({mode})"]
+            theirs = [r["decisions_per_s"] for r in rows if r["engine"] == f"  at {args.against[:12]} ({mode})"]
+            if ours and theirs:
+                print(f"{mode}: this checkout at {sum(ours) / sum(theirs):.0%} of {args.against}'s decisions/s "
+                      f"({len(ours)} runs each)")
     if "statements" not in skip:
         counted = statements_per_decision(args.pg_url)
         print(f"\nPostgreSQL, statements per decision (accept + the next suggestion, one transaction): "

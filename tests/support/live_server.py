@@ -54,6 +54,7 @@ class LiveServer:
     demo           COACH_DEMO ("0": no demo workflows)
     async_mode     COACH_ASYNC_MODE; default the caller's COACH_ASYNC_MODE, else "threading"
     env            more environment variables for the server (they win over the defaults above)
+    root           the checkout whose wsgi.py runs (default this one; the benches compare another revision's)
 
     Inherited COACH_* variables are dropped (a developer's shell must not point a test at their own
     database), except COACH_ASYNC_MODE which picks the default mode.
@@ -69,8 +70,10 @@ class LiveServer:
     stop_timeout = 5.0
 
     def __init__(self, folder: str | os.PathLike, database_url: str | None = None, *, demo: str | bool = "0",
-                 async_mode: str | None = None, env: Mapping[str, str] | None = None, port: int | None = None):
+                 async_mode: str | None = None, env: Mapping[str, str] | None = None, port: int | None = None,
+                 root: str | os.PathLike | None = None):
         self.folder = Path(folder)
+        self.root = Path(root) if root is not None else REPO_ROOT
         self.folder.mkdir(parents=True, exist_ok=True)
         self.instance_dir = self.folder / "instance"
         self.data_dir = self.folder / "data"
@@ -151,7 +154,7 @@ class LiveServer:
             out.flush()
             err.flush()
             # the child has its own copies of the descriptors; ours close when the with-block ends
-            self.process = subprocess.Popen([sys.executable, "wsgi.py"], cwd=REPO_ROOT, env=self.environment(),
+            self.process = subprocess.Popen([sys.executable, "wsgi.py"], cwd=self.root, env=self.environment(),
                                             stdin=subprocess.DEVNULL, stdout=out, stderr=err)
         deadline = time.monotonic() + self.startup_timeout
         while True:
