@@ -30,8 +30,8 @@ class ProviderSchema(Schema):
     api_key_set = fields.Boolean(metadata={"description": "whether an API key is stored (it is never returned)"})
     updated_by = fields.String(allow_none=True)
     updated_at = fields.DateTime(allow_none=True)
-    in_use = one_of(("workspace", "server", "none"), metadata={"description": "which provider agent steps use now: `workspace` (this one), "
-                                                    "`server` (COACH_LLM_*) or `none`"})
+    in_use = one_of(("workspace", "server", "none"), metadata={
+        "description": "which provider agent steps use now: `workspace` (this one), `server` (COACH_LLM_*) or `none`"})
     server_default = fields.Nested(ServerDefaultSchema)
 
 

@@ -407,6 +407,11 @@ def checkout(revision: str, folder: str) -> Iterator[Path | None]:
         subprocess.run(["git", "worktree", "remove", "--force", str(path)], cwd=ROOT, check=False)
 
 
+def against_label(revision: str, mode: str) -> str:
+    """The table's name for a server run of the --against revision."""
+    return f"  at {revision[:12]} ({mode})"
+
+
 def print_table(rows: list[dict]) -> None:
     rows = [{k: round(v, 2) if isinstance(v, float) else v for k, v in r.items()} for r in rows]
     print(f"{'engine':<28}{'decisions':>10}{'seconds':>9}{'dec/s':>9}{'p50 ms':>9}{'p99 ms':>9}  notes")
@@ -470,7 +475,7 @@ def main() -> None:
                         if other is not None:
                             rows.append(coach_server(args.concurrency, mode, tempfile.mkdtemp(dir=tmp),
                                                      args.think_ms, workspace_room=args.workspace_room, root=other,
-                                                     label=f"  at {args.against[:12]} ({mode})"))
+                                                     label=against_label(args.against, mode)))
         if "push" not in skip:  # decision -> next suggestion on the socket, without and with the message queue
             rows.append(push_latency(tempfile.mkdtemp(dir=tmp)))
             if _redis_answers(args.message_queue):
@@ -486,7 +491,7 @@ def main() -> None:
     if args.against and "server" not in skip:
         for mode in filter(None, args.modes.split(",")):
             ours = [r["decisions_per_s"] for r in rows if r["engine"] == f"coach server ({mode})"]
-            theirs = [r["decisions_per_s"] for r in rows if r["engine"] == f"  at {args.against[:12]} ({mode})"]
+            theirs = [r["decisions_per_s"] for r in rows if r["engine"] == against_label(args.against, mode)]
             if ours and theirs:
                 print(f"{mode}: this checkout at {sum(ours) / sum(theirs):.0%} of {args.against}'s decisions/s "
                       f"({len(ours)} runs each)")

@@ -4,10 +4,11 @@ decision endpoint, from an email link, from another Slack message, by its deadli
 The outbox way, like every other delivery: when an approval becomes final, counts one more approval of its quorum,
 or a held decision is taken back, the hook `approval_changed` notes it in the deciding transaction; at that
 transaction's commit one `review_update` row is added per Slack message sent (or still to be sent) for the approval,
-in the same transaction as the decision. The sender (sender.py) claims it after commit like any row and makes one chat.update of the message whose channel
-id and ts the review's row kept, showing the approval as it is then: who decided what and when, without buttons
-(or the buttons again, when the decision was taken back). A failure is retried with the outbox's backoff; a review
-whose message is not posted yet waits the same way; a message that never went out needs nothing. A click on the old
+in the same transaction as the decision. The sender (sender.py) claims it after commit like any row and makes one
+chat.update of the message whose channel id and ts the review's row kept, showing the approval as it is then: who
+decided what and when, without buttons (or the buttons again, when the decision was taken back; or who approved so
+far, buttons kept, while a quorum is under way). A failure is retried with the outbox's backoff; a review whose
+message is not posted yet waits the same way; a message that never went out needs nothing. A click on the old
 message before the update lands is still refused by services/slack/interactions.py (the decision's 409).
 """
 from __future__ import annotations

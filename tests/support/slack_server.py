@@ -100,20 +100,21 @@ class ScriptedSlack:
                 pass
 
             def do_GET(self) -> None:  # the Web API's reading methods (conversations.history): arguments in the query
-                self.do_POST(dict(parse_qsl(self.path.partition("?")[2])))
+                self.answer(dict(parse_qsl(self.path.partition("?")[2])))
 
-            def do_POST(self, args: dict[str, Any] | None = None) -> None:
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
-                if args is not None:
-                    pass
-                elif "json" in (self.headers.get("Content-Type") or ""):
-                    args = json.loads(raw or b"{}")
-                else:
-                    args = dict(parse_qsl(raw.decode("utf-8")))
-                    for key in ("blocks", "view", "metadata"):
-                        if isinstance(args.get(key), str):
-                            args[key] = json.loads(args[key])
+                if "json" in (self.headers.get("Content-Type") or ""):
+                    self.answer(json.loads(raw or b"{}"))
+                    return
+                args = dict(parse_qsl(raw.decode("utf-8")))
+                for key in ("blocks", "view", "metadata"):
+                    if isinstance(args.get(key), str):
+                        args[key] = json.loads(args[key])
+                self.answer(args)
+
+            def answer(self, args: dict[str, Any]) -> None:
                 token = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
                 method = self.path.split("?")[0].rsplit("/", 1)[-1]
                 status, headers, body = owner.answer(method, args, token)
