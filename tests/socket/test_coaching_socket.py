@@ -20,7 +20,7 @@ WATCHED = ("coaching_suggestion", "execution_update", "coaching_stats", "metrics
 SUGGESTION_FIELDS = ("suggestion_id", "execution_id", "step_id", "tool", "params", "confidence", "source",
                      "status", "version", "created_at")
 STAT_KEYS = ("suggestions_made", "accepted", "rejected", "corrected", "manual_executions", "skipped", "timed_out")
-WAIT = 10.0
+WAIT = 30.0
 
 
 # -- helpers ---------------------------------------------------------------------------------------------

@@ -76,7 +76,7 @@ class Watched:
         assert self.client.call("join_workspace", {}, timeout=5)["ok"] is True
         ack = self.client.call("join_execution", {"execution_id": execution_id}, timeout=5)
         assert ack["ok"] is True, ack
-        deadline = time.monotonic() + 5  # the pending suggestion is sent on join
+        deadline = time.monotonic() + 30  # the pending suggestion is sent on join
         while not any(name == "coaching_suggestion" for _, name, _ in self.events) and time.monotonic() < deadline:
             time.sleep(0.02)
 
