@@ -64,7 +64,7 @@ class Recorder:
                                          f"got {self._seen[name][since:]!r}")
                 self._cond.wait(remaining)
 
-    def call(self, event: str, data: Any = None, timeout: float = 5) -> Any:
+    def call(self, event: str, data: Any = None, timeout: float = WAIT) -> Any:
         return self.client.call(event, data, timeout=timeout)
 
     def join(self, execution_id: str) -> dict:
