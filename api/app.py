@@ -10,8 +10,8 @@ from flask_socketio import SocketIO
 
 from api import (action_links, agents, approvals, audit as audit_api, auth, authentication, coaching, correction_packs,
                  errors, executions, frontend, gateway_tools, health, llm_provider, metrics, notices as notices_api,
-                 notifications as notifications_api, plans, policies, queue, security, slack, sockets, tool_servers,
-                 triggers, users, workflows, workspace)
+                 notifications as notifications_api, plans, policies, queue, routing, security, slack, sockets,
+                 tool_servers, triggers, users, workflows, workspace)
 from api.base import Api
 from config import Settings
 from services.container import Services
@@ -100,6 +100,7 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True, recove
     app.register_blueprint(frontend.blp)
     security.register(app, settings)  # after the blueprints: it hashes Swagger UI's inline script at start
     triggers.limit_deliveries(app, app.extensions["coach_login_limiter"], settings)
+    routing.register(app)  # after the blueprints: a path's methods are its most specific route's (OPTIONS, 405)
     sockets.register(socketio)
     _retry_transient_errors(app)
     # the MCP gateway at /mcp (services/gateway): the official SDK's ASGI transport inside this WSGI app, before Flask

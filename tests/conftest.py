@@ -307,7 +307,7 @@ class Api:
         return self.ok("POST", "/api/executions/", {"workflow_id": workflow_id, "variables": variables or {},
                                                     "mode": mode}, status=201)
 
-    def settle(self, execution_id: str, timeout: float = 10.0) -> dict:
+    def settle(self, execution_id: str, timeout: float = 30.0) -> dict:
         """Wait until the runner has nothing left to do for this execution, then read it."""
         deadline = time.monotonic() + timeout
         while True:

@@ -297,7 +297,7 @@ class World:
                        {**definition, "name": f"{definition['name']} {self.seq()}"}, status=201)["id"]
 
     def settle(self, side: str, execution_id: str) -> dict:
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 30
         while True:
             self.services.runner.wait_idle(5)
             body = self.ok("GET", f"/api/executions/{execution_id}", self.admin_of(side))

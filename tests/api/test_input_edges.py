@@ -158,25 +158,84 @@ def _path_pattern(path: str, operations: dict) -> re.Pattern:
 ANY_ID = "0" * 32  # fits every path parameter, a row id's pattern (api/base.py RowId) included
 
 
-def test_every_documented_api_path_answers_405_with_its_documented_methods_for_the_others(client):
-    methods = {"get", "post", "put", "patch", "delete"}
+METHODS = ("get", "post", "put", "patch", "delete")
+
+
+def _allow(response) -> set[str]:
+    return {m.strip().upper() for m in response.headers.get("Allow", "").split(",") if m.strip()}
+
+
+def _with_implicit(methods: set[str]) -> set[str]:
+    """What `Allow` lists for a resource with these methods: OPTIONS always, HEAD beside GET."""
+    return {m.upper() for m in methods} | {"OPTIONS"} | ({"HEAD"} if "GET" in {m.upper() for m in methods} else set())
+
+
+def _documented(client) -> dict[str, set[str]]:
     document = client.get("/api/openapi.json").get_json()
-    templates = {path: (_path_pattern(path, operations), {m for m in operations if m in methods})
-                 for path, operations in document["paths"].items()}
-    assert len(templates) > 20
-    checked = 0
-    for path in templates:
+    return {path: {m for m in operations if m in METHODS} for path, operations in document["paths"].items()}
+
+
+def test_every_documented_api_path_answers_options_with_exactly_its_documented_methods(client):
+    """ST205: `/api/executions/coaching` listed GET (of /api/executions/{execution_id}), /api/users/invitations
+    DELETE, /api/workflows/templates PUT and DELETE: a fixed path has its own methods only, not its neighbour's."""
+    documented = _documented(client)
+    assert len(documented) > 20
+    for path, methods in documented.items():
         url = re.sub(r"\{[^}]+\}", ANY_ID, path)
-        # every documented operation whose path matches this URL (/users/invitations is also /users/{user_id})
-        documented = set().union(*(ops for pattern, ops in templates.values() if pattern.match(url)))
-        for method in sorted(methods - documented):
+        response = client.open(url, method="OPTIONS")
+        assert response.status_code == 200, (url, response.status_code)
+        assert _allow(response) == _with_implicit(methods), (path, sorted(_allow(response)))
+
+
+def test_every_documented_api_path_answers_405_with_its_documented_methods_for_the_others(client):
+    checked = 0
+    for path, documented in _documented(client).items():
+        url = re.sub(r"\{[^}]+\}", ANY_ID, path)
+        for method in sorted(set(METHODS) - documented):
             response = client.open(url, method=method.upper())
             assert response.status_code == 405, (method, url, response.status_code)
             assert response.get_json()["error"]["code"] == "method_not_allowed"
-            allowed = {m.strip().lower() for m in response.headers["Allow"].split(",")} - {"options", "head"}
-            assert allowed == documented, (method, url, allowed)
+            assert _allow(response) == _with_implicit(documented), (method, url, sorted(_allow(response)))
             checked += 1
     assert checked > 50
+
+
+def _sample_url(rule: str) -> str:
+    """A URL of a route: a row id where the route takes one (`<id:…>`), a word for any other parameter."""
+    return re.sub(r"<(?:(\w+)(?:\([^)]*\))?:)?\w+>", lambda m: ANY_ID if m.group(1) == "id" else "some-name", rule)
+
+
+def test_every_route_of_the_app_answers_its_own_methods_to_options_and_in_a_405(app, client):
+    """The url_map, documented or not (the web app's pages, /act/<token>, /healthz): a route overlapped by a
+    parameterised one (`/api/executions/coaching` is also `/api/executions/<execution_id>`) answers its own methods,
+    to OPTIONS and in a 405, and every method it lacks is a 405 (GET /api/executions/coaching was a 404 of the
+    execution "coaching")."""
+    routes: dict[str, set[str]] = {}
+    for rule in app.url_map.iter_rules():
+        routes.setdefault(rule.rule, set()).update(rule.methods)
+    overlapped, router = 0, app.url_map.bind("localhost")
+    for rule, methods in routes.items():
+        url = _sample_url(rule)
+        options = client.open(url, method="OPTIONS")
+        assert options.status_code == 200 and _allow(options) == methods, (rule, sorted(_allow(options)))
+        for method in sorted({m.upper() for m in METHODS} - methods):
+            response = client.open(url, method=method)
+            assert response.status_code == 405, (method, url, response.status_code)
+            assert _allow(response) == methods, (method, url, sorted(_allow(response)))
+        # the router alone (no app) falls through to another route for a method this one lacks
+        overlapped += any(router.test(url, method=m) for m in {m.upper() for m in METHODS} - methods)
+    assert overlapped >= 5  # /executions/coaching, /users/invitations, /workflows/templates, /correction-packs/import…
+
+
+def test_a_fixed_path_beside_a_parameterised_one_refuses_the_other_routes_methods(client):
+    response = client.get("/api/executions/coaching")
+    assert response.status_code == 405 and response.get_json()["error"]["code"] == "method_not_allowed"
+    assert response.headers["Allow"] == "OPTIONS, POST"
+    assert client.open("/api/executions/coaching", method="OPTIONS").headers["Allow"] == "OPTIONS, POST"
+    assert client.delete("/api/users/invitations").status_code == 405
+    assert _allow(client.put("/api/workflows/templates", json={})) == {"GET", "HEAD", "OPTIONS"}
+    assert _allow(client.open(f"/api/workflows/{ANY_ID}", method="OPTIONS")) == {"GET", "HEAD", "OPTIONS", "PUT",
+                                                                                  "DELETE"}
 
 
 def test_an_unknown_api_path_is_the_apis_json_404_not_a_page(client):

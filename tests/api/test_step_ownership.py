@@ -28,13 +28,15 @@ from services.executions.leases import HOST, owner_gone
 from services.executions.runner import Runner
 from services.tools.files import FileWriteTool
 
-LEASE_S = 1.0
+# Longer than any test: a lease runs out when the test says so (_expire_lease), never because the machine was slow
+# (a loaded machine let a 1 s lease run out before the test's own "the lease still holds").
+LEASE_S = 120.0
 
 
 @pytest.fixture
 def settings(settings):
-    """Short leases (the default is 10 s), and a named instance for the app's runner, which renews its leases but
-    does not scan for expired ones (the other instances do, every 0.1 s): who takes a step over is the test's."""
+    """Leases no test outlives, and a named instance for the app's runner, which renews its leases but does not
+    scan for expired ones (the other instances do, every 0.1 s): who takes a step over is the test's."""
     return settings.with_overrides(lease_s=LEASE_S, lease_scan_s=0, instance_id="app",
                                    shell_allow=("echo", "sleep", "printenv"))
 
@@ -60,7 +62,7 @@ class HoldTool:
             self.release.wait(30)
         return {"call": number, "key": ctx.idempotency_key}
 
-    def started(self, count: int, timeout: float = 10.0) -> None:
+    def started(self, count: int, timeout: float = 30.0) -> None:
         deadline = time.monotonic() + timeout
         while len(self.calls) < count:
             assert time.monotonic() < deadline, f"{len(self.calls)} calls, waited for {count}"
@@ -80,8 +82,9 @@ def instances(settings, hold):
     """More instances of Coach on the same database (own engine, runner, instance id), as other servers would be."""
     made: list[Services] = []
 
-    def make(name: str, *, keeper: bool = True) -> Services:
-        svc = Services.build(settings.with_overrides(instance_id=name, lease_scan_s=0.1))
+    def make(name: str, *, keeper: bool = True, lease_s: float = LEASE_S, scan: bool = True) -> Services:
+        svc = Services.build(settings.with_overrides(instance_id=name, lease_scan_s=0.1 if scan else 0,
+                                                     lease_s=lease_s))
         svc.tools.register(hold)
         if keeper:
             svc.runner.scans.start_leases()
@@ -99,7 +102,7 @@ def _step(body: dict, step_id: str) -> dict:
     return next(s for s in body["steps"] if s["step_id"] == step_id)
 
 
-def _until(check, timeout: float = 15.0, what: str = "the condition"):
+def _until(check, timeout: float = 30.0, what: str = "the condition"):
     deadline = time.monotonic() + timeout
     while True:
         found = check()
@@ -109,7 +112,7 @@ def _until(check, timeout: float = 15.0, what: str = "the condition"):
         time.sleep(0.02)
 
 
-def _finished(api, ex_id: str, timeout: float = 15.0) -> dict:
+def _finished(api, ex_id: str, timeout: float = 30.0) -> dict:
     return _until(lambda: (lambda b: b if b["status"] in ("completed", "failed", "cancelled") else None)(
         api.ok("GET", f"/api/executions/{ex_id}")), timeout, f"execution {ex_id} to finish")
 
@@ -118,6 +121,27 @@ def _tool_calls(api, ex_id: str) -> list[dict]:
     items = api.ok("GET", "/api/audit", query_string={"execution_id": ex_id, "action": "tool_call",
                                                       "per_page": 100})["items"]
     return sorted(items, key=lambda e: e["seq"])
+
+
+def _lease(services, ex_id: str) -> tuple[str | None, object]:
+    from services.executions.models import Execution
+
+    with services.db.read() as session:
+        ex = session.get(Execution, ex_id)
+        return ex.lease_owner, ex.lease_expires_at
+
+
+def _expire_lease(services, ex_id: str) -> None:
+    """The execution's lease runs out now: the test's clock (no lease runs out by itself during a test)."""
+    from datetime import timedelta
+
+    from services.executions.models import Execution
+    from services.orm import utcnow
+
+    with services.db.transaction() as session:
+        ex = session.get(Execution, ex_id)
+        assert ex.lease_owner is not None, "no lease to expire"
+        ex.lease_expires_at = utcnow() - timedelta(seconds=1)
 
 
 def _start_elsewhere(api, services, owner: Services, steps: list) -> str:
@@ -244,10 +268,27 @@ def test_a_live_step_is_not_taken_over_by_another_instance(api, services, hold, 
     hold.started(1)
     other = instances("other")
     assert other.runner.scans.recover() == 0  # a restarted peer: it leaves the live step alone
-    time.sleep(LEASE_S * 2.5)  # its lease was renewed meanwhile (every third of it), and the peer scanned
-    assert other.runner.scans.scan_leases() == 0
+    assert other.runner.scans.scan_leases() == 0  # and so does its scan
     body = api.ok("GET", f"/api/executions/{ex_id}")
     assert _step(body, "slow")["status"] == "running" and body["lease"]["owner"] == "app"
+    assert len(hold.calls) == 1
+    hold.release.set()
+    body = _finished(api, ex_id)
+    assert body["status"] == "completed" and body["lease"] is None and len(hold.calls) == 1
+
+
+def test_a_running_steps_lease_is_renewed_while_its_tool_runs(api, services, hold, instances):
+    """Every third of the lease's length, by the instance running the step. Nobody scans for expired leases here
+    (not even that instance), and the lease is 6 s: a renewal due every 2 s that a loaded machine delays by seconds
+    still comes before the lease runs out; the test waits for it however long it takes."""
+    hold.hold.set()
+    keeper = instances("keeper", lease_s=6.0, scan=False)
+    ex_id = _start_elsewhere(api, services, keeper, [{"id": "slow", "tool": "test.hold", "params": {}}])
+    hold.started(1)
+    owner, first = _lease(services, ex_id)
+    assert owner == "keeper" and first is not None
+    _until(lambda: (lambda lease: lease[0] == "keeper" and lease[1] is not None and lease[1] > first)(
+        _lease(services, ex_id)), what="the lease to be renewed")
     assert len(hold.calls) == 1
     hold.release.set()
     body = _finished(api, ex_id)
@@ -261,14 +302,14 @@ def test_a_dead_instances_step_is_taken_over_once_when_its_lease_expires(api, se
     ex_id = _start_elsewhere(api, services, ghost, [{"id": "slow", "tool": "test.hold", "params": {}},
                                                     {"id": "then", "tool": "echo", "params": {}}])
     hold.started(1)
-    others = [instances("b"), instances("c")]  # both scan for expired leases (made first: the lease is short)
+    others = [instances("b"), instances("c")]  # both scan for expired leases, every 0.1 s
     ghost.runner.shutdown()  # the instance dies: nobody renews its lease; its tool call hangs on
-    died = time.monotonic()
     assert others[0].runner.scans.recover() == 0  # the lease still holds
-    body = _finished(api, ex_id, timeout=LEASE_S + 10)
-    taken_after = time.monotonic() - died
+    assert others[1].runner.scans.scan_leases() == 0
+    assert _lease(services, ex_id)[0] == "ghost" and len(hold.calls) == 1
+    _expire_lease(services, ex_id)  # its time runs out
+    body = _finished(api, ex_id, timeout=30)
     assert body["status"] == "completed", body
-    assert taken_after < LEASE_S + 5
     slow = _step(body, "slow")
     assert len(hold.calls) == 2 and slow["output"]["call"] == 2  # taken over once, by one instance
     key = hold.calls[0].idempotency_key
@@ -421,8 +462,9 @@ def test_a_call_made_again_after_a_crash_carries_the_key_of_the_first(api, servi
          "params": {"method": "POST", "url": receiver.url("/pay"), "json": {"amount": 5}}}])
     _until(lambda: receiver.requests, what="the first request")
     ghost.runner.shutdown()  # dies: its lease runs out, and an instance takes the step over
+    _expire_lease(services, ex_id)
     instances("b")
-    body = _finished(api, ex_id, timeout=LEASE_S + 10)
+    body = _finished(api, ex_id, timeout=30)
     receiver.release.set()  # the first call's answer comes at last (to nobody: its instance is gone)
     assert body["status"] == "completed", body
     key = _step(body, "pay")["idempotency_key"]

@@ -140,13 +140,13 @@ def test_list_changed_updates_the_registry_and_a_vanished_tool_fails(api):
     api.allow("shop.*")
     assert "shop.beta" not in tool_names(api)
     run(api, [{"id": "t", "tool": "shop.toggle_beta"}])
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30
     while "shop.beta" not in tool_names(api) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert "shop.beta" in tool_names(api)
     wf = api.workflow([{"id": "b", "tool": "shop.beta"}], name="uses beta")
     run(api, [{"id": "t", "tool": "shop.toggle_beta"}])  # beta goes away
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30
     while "shop.beta" in tool_names(api) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert "shop.beta" not in tool_names(api)
@@ -308,10 +308,9 @@ def test_refreshing_an_already_used_server_whose_host_is_now_denied_says_so_at_o
         used = run(api, [{"id": "find", "tool": "remote.lookup", "params": {"order_id": "A-1002"}}])
         assert used["status"] == "completed", used  # the server's session is open and in use
         api.ok("PUT", "/api/workspace/outbound", {"allow": [], "deny": ["127.0.0.1"]})
-        started = time.monotonic()
         listed = api.ok("POST", f"/api/tool-servers/{created['id']}/refresh")
-        took = time.monotonic() - started
-        assert took < 2.0, f"refresh took {took:.1f}s"  # the call timeout is 4 s: nothing waited it out
+        # refused for the deny list, not after waiting out the call's timeout (no wall-clock bound: a loaded machine
+        # may take seconds for what is instant here; the reason says which it was)
         assert "outbound deny list" in listed["last_error"] and "127.0.0.1" in listed["last_error"], listed
         assert "within" not in listed["last_error"]  # not blamed on a timeout
         assert "lookup" in {t["name"] for t in listed["tools"]}  # the last listing is kept

@@ -43,7 +43,7 @@ def start_coaching(server: LiveServer, workflow_id: str) -> str:
     return execution_id
 
 
-def pending_suggestion(server: LiveServer, execution_id: str, timeout: float = 10) -> dict:
+def pending_suggestion(server: LiveServer, execution_id: str, timeout: float = 30) -> dict:
     def current():
         return server.get(f"/api/executions/{execution_id}/coaching/suggestion").json()["suggestion"]
     return server.wait_for(current, timeout=timeout, message=f"a pending suggestion in {execution_id}")
@@ -66,7 +66,7 @@ def suggestion_heading(page: Page):
 
 def expect_suggestion(page: Page, step_name: str) -> None:
     """The panel shows the suggestion for `step_name`, ready to be decided."""
-    expect(page.get_by_role("heading", level=2, name=f"Suggestion: {step_name}")).to_be_visible(timeout=10_000)
+    expect(page.get_by_role("heading", level=2, name=f"Suggestion: {step_name}")).to_be_visible()
     expect(page.get_by_role("button", name="Skip")).to_be_enabled()
 
 
@@ -76,7 +76,7 @@ def open_panel(page: Page, server: LiveServer, execution_id: str) -> None:
 
 
 def expect_finished(page: Page) -> None:
-    expect(page.get_by_role("heading", level=2, name="Execution completed")).to_be_visible(timeout=15_000)
+    expect(page.get_by_role("heading", level=2, name="Execution completed")).to_be_visible()
 
 
 def timeline_step(page: Page, step_name: str):

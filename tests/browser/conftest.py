@@ -22,6 +22,11 @@ ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 SCREENSHOTS = REPO_ROOT / "docs" / "screenshots" if os.environ.get("COACH_UPDATE_SCREENSHOTS") == "1" \
     else ARTIFACTS / "screenshots"
 SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+# How long a browser test waits for a text, an element or a page (Playwright's expect, actions and navigation):
+# generous, since a test never depends on how fast the machine is. Under load (CI shares its cores) Chromium and the
+# server took longer than Playwright's 5 s for a text; a test that passes waits only as long as it takes.
+WAIT_MS = 60_000
+expect.set_options(timeout=WAIT_MS)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -51,7 +56,7 @@ def browser():
 def page(browser, request):
     """A page in a fresh browser context; on failure its screenshot goes to tests/browser/artifacts/<test>.png."""
     context = browser.new_context(viewport={"width": 1280, "height": 860})
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(WAIT_MS)
     page = context.new_page()
     try:
         yield page

@@ -19,7 +19,7 @@ def _settle(server: LiveServer, execution_id: str) -> dict:
         body = server.get(f"/api/executions/{execution_id}").json()
         return body if body["status"] in SETTLED else None
 
-    return server.wait_for(settled, timeout=15, message=f"execution {execution_id} to settle")
+    return server.wait_for(settled, message=f"execution {execution_id} to settle")
 
 
 def decide_once(server: LiveServer, workflow_id: str, decision: str, correction: dict | None = None) -> dict:

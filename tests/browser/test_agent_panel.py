@@ -45,7 +45,7 @@ def test_an_agents_tool_calls_are_decided_on_the_panel_and_its_conversation_show
     open_panel(page, agent_server, execution_id)
 
     heading = page.get_by_role("heading", level=2, name="Tool call: file.read (agent step Analyse)")
-    expect(heading).to_be_visible(timeout=10_000)
+    expect(heading).to_be_visible()
     card = page.locator("[data-kind='tool_call']")
     expect(card).to_contain_text("The agent's reasoning")
     expect(card).to_contain_text("I will read the invoices file first.")
@@ -70,7 +70,7 @@ def test_an_agents_tool_calls_are_decided_on_the_panel_and_its_conversation_show
     expect(conversation).to_contain_text("corrected by a person")
     expect(conversation).to_contain_text('"amount":"40"')
     page.keyboard.press("a")
-    expect(page.get_by_role("heading", level=2, name="Execution completed")).to_be_visible(timeout=15_000)
+    expect(page.get_by_role("heading", level=2, name="Execution completed")).to_be_visible()
 
     done = execution(agent_server, execution_id)
     assert done["status"] == "completed" and done["steps"][0]["output"] == {"answer": "There are 2 open invoices."}

@@ -23,7 +23,7 @@ def try_create_workflow(page, name: str) -> None:
     operation.locator("textarea.body-param__text").fill(json.dumps({**BODY, "name": name}))
     operation.get_by_role("button", name="Execute").click()
     status = operation.locator(".live-responses-table .response .response-col_status")
-    expect(status).to_have_text("201", timeout=10_000)
+    expect(status).to_have_text("201")
 
 
 def workflow_names(server) -> list[str]:

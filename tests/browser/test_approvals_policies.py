@@ -74,7 +74,7 @@ def _run_normal(server: LiveServer, workflow_id: str) -> str:
     return execution_id
 
 
-def _status(server: LiveServer, execution_id: str, wanted: str, timeout: float = 15) -> dict:
+def _status(server: LiveServer, execution_id: str, wanted: str, timeout: float = 30) -> dict:
     def reached():
         body = server.get(f"/api/executions/{execution_id}").json()
         return body if body["status"] == wanted else None
@@ -182,7 +182,7 @@ def test_a_held_normal_run_is_approved_from_the_queue_with_the_keyboard_and_anot
 
     # a new one arrives live, and is rejected with a comment
     second = _run_normal(live_server, workflow_id)
-    expect(approvals.get_by_role("option")).to_have_count(1, timeout=10_000)
+    expect(approvals.get_by_role("option")).to_have_count(1)
     page.keyboard.press("r")
     dialog = page.get_by_role("dialog")
     expect(dialog).to_be_visible()
@@ -261,7 +261,6 @@ def test_an_approval_with_a_quorum_of_two_is_decided_by_two_leads_in_two_browser
 
     other = browser.new_context(viewport={"width": 1280, "height": 860})
     try:
-        other.set_default_timeout(10_000)
         second = other.new_page()
         _log_in_as(second, live_server, SECOND_LEAD, SECOND_PASSWORD)
         second_card = second.get_by_role("region", name="Approval step: sign_off")

@@ -77,7 +77,7 @@ def test_a_reviewer_edits_and_approves_an_agents_held_call_in_the_queue_and_the_
     thread = _call_in_background(gateway_server, token, box)
     page.get_by_role("link", name="Queue").click()
     approvals = page.get_by_role("listbox", name="Pending approvals")
-    expect(approvals.get_by_role("option")).to_have_count(1, timeout=20_000)
+    expect(approvals.get_by_role("option")).to_have_count(1)
     expect(approvals.get_by_role("option")).to_contain_text("agent claude-code")
     card = page.get_by_role("region", name="Agent call (MCP gateway): shop.add")
     expect(card.get_by_test_id("approval-agent")).to_have_text("claude-code")

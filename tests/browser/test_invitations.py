@@ -24,7 +24,7 @@ def test_an_invited_person_accepts_in_the_app_and_then_sees_the_queue(live_serve
 
     expect(banner).to_have_count(0)
     expect(page.get_by_role("heading", name="Queue")).to_be_visible()
-    expect(page.get_by_text("not a member of any workspace")).to_have_count(0, timeout=10_000)
+    expect(page.get_by_text("not a member of any workspace")).to_have_count(0)
     me = page.request.get(live_server.url("/api/auth/me")).json()
     assert [(w["role"]) for w in me["workspaces"]] == ["operator"]
 

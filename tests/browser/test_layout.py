@@ -67,7 +67,7 @@ def test_the_connection_banner_does_not_flash_on_load_and_has_a_style(live_serve
     page.evaluate("() => window.dispatchEvent(new Event('offline'))")
     banner = page.locator(".connection-banner")
     try:
-        expect(banner).to_be_visible(timeout=30_000)
+        expect(banner).to_be_visible()
         assert banner.evaluate("el => getComputedStyle(el).paddingTop") != "0px"
     finally:
         page.context.set_offline(False)
@@ -79,7 +79,7 @@ def test_a_learned_rules_pack_link_stays_inside_the_suggestion_card(live_server:
         decide_once(live_server, wf["id"], "correct", CORRECTED)
     started = live_server.post("/api/executions/coaching", json={"workflow_id": wf["id"]}).json()
     live_server.wait_for(lambda: live_server.get(f"/api/executions/{started['execution_id']}/coaching/suggestion")
-                         .json()["suggestion"], timeout=15, message="the suggestion")
+                         .json()["suggestion"], message="the suggestion")
     log_in(page, live_server)
     page.set_viewport_size({"width": 900, "height": 800})
     page.goto(live_server.url(f"/executions/{started['execution_id']}/coach"))

@@ -12,7 +12,7 @@ import yaml
 from playwright.sync_api import expect
 
 from tests.browser.coaching_support import collect_errors
-from tests.browser.conftest import FRONTEND_DIST, log_in
+from tests.browser.conftest import FRONTEND_DIST, WAIT_MS, log_in
 from tests.browser.test_dashboards import save_screenshot
 from tests.support.live_server import REPO_ROOT, LiveServer
 
@@ -94,7 +94,7 @@ def test_an_admin_sets_the_provider_tests_it_and_runs_the_agent_demo(server, llm
     dialog.get_by_label("Mode").select_option("normal")
     dialog.get_by_role("button", name="Start run").click()
     page.wait_for_url("**/executions/*")
-    expect(page.get_by_text("Completed").first).to_be_visible(timeout=20_000)
+    expect(page.get_by_text("Completed").first).to_be_visible(timeout=2 * WAIT_MS)  # an agent run: model and tools
     runs = llm.for_goal("Summarise the invoices")
     assert runs and all(r["body"]["model"] == "scripted-model" for r in runs)
     assert [e for e in errors if "status of 409" not in e] == []  # the refused start is the only failed request

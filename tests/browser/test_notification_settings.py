@@ -43,7 +43,7 @@ def server(tmp_path: Path, inbox):
         yield live
 
 
-def wait_for(check, timeout: float = 15.0):
+def wait_for(check, timeout: float = 30.0):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         found = check()

@@ -45,7 +45,7 @@ def server(tmp_path):
 
 def _settle(server: LiveServer, execution_id: str) -> dict:
     return server.wait_for(lambda: (body := server.get(f"/api/executions/{execution_id}").json())["status"] in SETTLED
-                           and body, timeout=15, message=f"execution {execution_id} to settle")
+                           and body, message=f"execution {execution_id} to settle")
 
 
 def reject_spot_check(server: LiveServer, workflow_id: str) -> None:

@@ -42,7 +42,7 @@ def test_a_plan_with_an_error_is_fixed_created_approved_executed_and_watched_to_
     expect(page.get_by_role("status").filter(has_text="Plan approved")).to_be_visible()
     expect(page.get_by_label("Mode", exact=True)).to_have_value("normal")
     page.get_by_role("button", name="Execute plan").click()
-    expect(page.locator("dd [data-status='completed']")).to_be_visible(timeout=15_000)
+    expect(page.locator("dd [data-status='completed']")).to_be_visible()
     plan_id = page.url.rsplit("/", 1)[1]
     assert live_server.get(f"/api/plans/{plan_id}/status").json()["status"] == "completed"
     for step in ("greet", "report"):
@@ -82,7 +82,7 @@ def test_a_question_is_answered_from_the_keyboard_on_the_execution_page_and_the_
     expect(page.get_by_label("Your answer")).to_be_focused()
     page.keyboard.type("EMEA")
     page.keyboard.press("Enter")
-    expect(page.locator("dd [data-status='completed']")).to_be_visible(timeout=15_000)
+    expect(page.locator("dd [data-status='completed']")).to_be_visible()
     assert execution(live_server, ex_id)["steps"][1]["output"] == {"message": "EMEA"}
 
     # in the coaching panel: a step that asks for clarification before it is suggested
@@ -100,7 +100,7 @@ def test_a_question_is_answered_from_the_keyboard_on_the_execution_page_and_the_
     resume_with_feedback(page, "yes, checked")
     expect_suggestion(page, "Check the total")
     page.keyboard.press("a")
-    expect(page.get_by_role("heading", level=2, name="Suggestion: after")).to_be_visible(timeout=10_000)
+    expect(page.get_by_role("heading", level=2, name="Suggestion: after")).to_be_visible()
     expect(page.get_by_test_id("suggested-params")).to_contain_text("yes, checked")
     page.keyboard.press("a")
     expect_finished(page)

@@ -76,7 +76,7 @@ def test_a_failed_run_names_its_step_and_reason_and_a_retry_with_changed_params_
     save_screenshot(page, "execution-retry-dialog.png")
     dialog.get_by_role("button", name="Retry with these params").click()
     expect(dialog).to_be_hidden()
-    expect(page.locator("dd [data-status='completed']")).to_be_visible(timeout=15_000)
+    expect(page.locator("dd [data-status='completed']")).to_be_visible()
     expect(page.get_by_test_id("failure-banner")).to_be_hidden()
     done = execution(live_server, ex_id)
     steps = {s["step_id"]: s for s in done["steps"]}
@@ -148,7 +148,7 @@ def test_the_coaching_panel_names_the_failure_and_resumes_from_a_later_step(live
     expect_suggestion(page, "Read the report")
     page.keyboard.press("a")
 
-    expect(page.get_by_role("heading", level=2, name="Execution failed")).to_be_visible(timeout=15_000)
+    expect(page.get_by_role("heading", level=2, name="Execution failed")).to_be_visible()
     open_history_on_the_panel(page)
     expect(history_step(page, "Read the report")).to_contain_text("Failed: tool 'file.read' failed")
     expect(page.get_by_text("Nothing is left to decide")).to_have_count(0)

@@ -29,7 +29,7 @@ def create_workflow(server: LiveServer, name: str) -> dict:
 
 def expect_completed_detail(page, execution_id: str) -> None:
     expect(page.get_by_role("heading", level=1)).to_contain_text(execution_id)
-    expect(page.locator("dl.summary [data-status]")).to_have_attribute("data-status", "completed", timeout=15_000)
+    expect(page.locator("dl.summary [data-status]")).to_have_attribute("data-status", "completed")
     expect(page.locator("dl.summary")).to_contain_text("Completed")
     greet = page.locator("li.step").filter(has=page.get_by_role("heading", name="greet", exact=True))
     expect(greet.locator("[data-status]")).to_have_attribute("data-status", "succeeded")
@@ -101,7 +101,7 @@ def test_run_on_the_workflows_page_starts_in_the_workflows_mode_with_its_variabl
     assert started["mode"] == "coaching" and started["variables"] == {"order": "A-7", "amount": 19.5}, started
     # nothing ran unreviewed: the refund waits in the queue as a suggestion
     live_server.wait_for(lambda: live_server.get(f"/api/executions/{execution_id}").json()["status"]
-                         == "waiting_decision", timeout=15, message="the suggestion")
+                         == "waiting_decision", message="the suggestion")
     pending = live_server.get(f"/api/executions/{execution_id}/coaching/suggestion").json()
     assert pending["suggestion"]["params"] == {"order": "A-7", "amount": 19.5}, pending
     audit = live_server.get(f"/api/audit?execution_id={execution_id}").json()["items"]
@@ -116,7 +116,7 @@ def test_a_deep_link_to_an_execution_survives_a_reload(live_server, page):
     assert started.status_code == 201, started.text
     execution_id = started.json()["execution_id"]
     live_server.wait_for(lambda: live_server.get(f"/api/executions/{execution_id}").json()["status"] == "completed",
-                         timeout=15, message="the execution to complete")
+                         message="the execution to complete")
 
     log_in(page, live_server)
     response = page.goto(live_server.url(f"/executions/{execution_id}"))

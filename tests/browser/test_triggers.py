@@ -56,7 +56,7 @@ def test_a_lead_schedules_a_workflow_and_gives_it_a_webhook(page, live_server):
         db.execute("UPDATE trigger_schedules SET next_fire_at = '2020-01-06 08:00:00.000000' WHERE id = ?",
                    (schedule["id"],))
     fired = live_server.wait_for(lambda: live_server.get(f"/api/workflows/{workflow_id}/schedules")
-                                 .json()["items"][0]["last_execution_id"], timeout=15)
+                                 .json()["items"][0]["last_execution_id"])
     page.reload()
     row = section.locator("tr[data-schedule='Every five minutes']")
     row.get_by_role("link", name="execution").click()

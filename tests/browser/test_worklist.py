@@ -24,7 +24,7 @@ def start(server: LiveServer, workflow_id: str, variables: dict, mode: str = "co
     answer = server.post("/api/executions/", json={"workflow_id": workflow_id, "variables": variables, "mode": mode})
     assert answer.status_code == 201, answer.text
     execution_id = answer.json()["execution_id"]
-    server.wait_for(lambda: server.get(f"/api/executions/{execution_id}").json()["status"] == status, timeout=15,
+    server.wait_for(lambda: server.get(f"/api/executions/{execution_id}").json()["status"] == status,
                     message=f"{execution_id} {status}")
     return execution_id
 
@@ -101,7 +101,7 @@ def test_the_queue_filters_searches_orders_and_answers_a_question_from_the_keybo
     page.keyboard.press("Enter")
     expect(page.get_by_role("status").filter(has_text="Answered Which account.")).to_be_visible()
     live_server.wait_for(lambda: live_server.get(f"/api/executions/{made['question']}").json()["status"] == "completed",
-                         timeout=15, message="the answered run")
+                         message="the answered run")
     note = live_server.get(f"/api/executions/{made['question']}").json()["steps"][1]
     assert note["output"] == {"account": {"answer": "ACC-7"}}, note
     expect(questions).to_have_count(0)

@@ -207,7 +207,9 @@ def test_a_tool_that_answers_in_time_gets_its_deadline_in_the_context():
 
     outcome = run_tool(action("peek_step", tool="peek", timeout_s=5), Peek(), {}, execution_id="ex9")
     assert outcome.ok and outcome.output == "ok"
-    assert seen["step"] == "peek_step" and seen["execution"] == "ex9" and 4 < seen["remaining"] <= 5
+    # what is left of the 5 s: less than all of it, however long a loaded machine took to get there (it had "more
+    # than 4 s", which a machine that stalled a second between the start and the call failed)
+    assert seen["step"] == "peek_step" and seen["execution"] == "ex9" and 0 < seen["remaining"] <= 5
 
 
 @pytest.mark.parametrize("honours", [False, True])

@@ -31,7 +31,7 @@ def test_the_wal_is_checkpointed_beside_the_writers_and_every_row_stays(tmp_path
                 tx.execute(text("INSERT INTO t (v) VALUES (:v)"), {"v": "x" * 1500})
             if i % 50 == 0:
                 time.sleep(0.05)  # let it run now and then, as a server's idle moments do
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 30
         while checkpointer.done < 2 and time.monotonic() < deadline:
             time.sleep(0.02)
         assert checkpointer.done >= 2

@@ -29,7 +29,7 @@ def test_tool_calls_are_pushed_and_decided_over_the_socket(agent_server, llm):
         {"id": "agent", "type": "agent", "goal": "Socket test", "tools": ["echo"]}]}).json()
     client = socketio.Client(reconnection=False)
     recorder = Recorder(client, EVENTS)
-    client.connect(agent_server.base_url, auth={"token": agent_server.token}, wait_timeout=10)
+    client.connect(agent_server.base_url, auth={"token": agent_server.token}, wait_timeout=30)
     try:
         execution_id = agent_server.post("/api/executions/coaching", json={"workflow_id": wf["id"]}).json()[
             "execution_id"]

@@ -15,7 +15,7 @@ BOMBS = [
     "{{ lipsum(20000) }}",
     "{% set l = range(100000)|list %}{% for a in l %}{% for b in l %}{{ b }}{% endfor %}{% endfor %}",
 ]
-def _settle(server, execution_id: str, timeout: float = 20) -> dict:
+def _settle(server, execution_id: str, timeout: float = 60) -> dict:
     deadline = time.monotonic() + timeout
     while True:
         ex = server.http.get(server.url(f"/api/executions/{execution_id}")).json()

@@ -20,7 +20,7 @@ WATCHED = ("coaching_suggestion", "execution_update", "coaching_stats", "metrics
 SUGGESTION_FIELDS = ("suggestion_id", "execution_id", "step_id", "tool", "params", "confidence", "source",
                      "status", "version", "created_at")
 STAT_KEYS = ("suggestions_made", "accepted", "rejected", "corrected", "manual_executions", "skipped", "timed_out")
-WAIT = 10.0
+WAIT = 30.0
 
 
 # -- helpers ---------------------------------------------------------------------------------------------
@@ -64,7 +64,7 @@ class Recorder:
                                          f"got {self._seen[name][since:]!r}")
                 self._cond.wait(remaining)
 
-    def call(self, event: str, data: Any = None, timeout: float = 5) -> Any:
+    def call(self, event: str, data: Any = None, timeout: float = WAIT) -> Any:
         return self.client.call(event, data, timeout=timeout)
 
     def join(self, execution_id: str) -> dict:

@@ -124,7 +124,7 @@ def test_held_call_approved_in_time_returns_the_upstream_result_with_progress_me
     pushed: list = []
     dashboard.on("tool_call_pending_review", pushed.append)
     dashboard.on("approval_requested", pushed.append)
-    dashboard.connect(server.base_url, auth={"token": server.token}, wait_timeout=10)
+    dashboard.connect(server.base_url, auth={"token": server.token}, wait_timeout=30)
     assert dashboard.call("join_workspace", {})["ok"] is True
     progress: list = []
     thread, box = in_background(call, server, agent["token"], "shop.lookup", {"order_id": "A-1001"},

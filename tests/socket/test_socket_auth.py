@@ -120,7 +120,7 @@ def test_a_revoked_token_is_refused(world, connect):
 def test_a_valid_token_is_accepted(world, connect):
     client = connect(auth={"token": world.server.token})
     assert client.connected
-    ack = client.call("join_workspace", {}, timeout=5)
+    ack = client.call("join_workspace", {}, timeout=30)
     assert ack == {"ok": True, "workspace_id": world.default_ws, "role": "admin"}, ack
 
 
@@ -131,9 +131,9 @@ def test_a_session_cookie_is_accepted(world, connect):
     assert cookie
     client = connect(auth=None, headers={"Cookie": f"coach_session={cookie}"})
     assert client.connected
-    assert client.call("join_workspace", {}, timeout=5)["workspace_id"] == login["workspace_id"]
+    assert client.call("join_workspace", {}, timeout=30)["workspace_id"] == login["workspace_id"]
     ex_id, _ = world.coaching()
-    ack = client.call("join_execution", {"execution_id": ex_id}, timeout=5)
+    ack = client.call("join_execution", {"execution_id": ex_id}, timeout=30)
     assert ack["ok"] is True, ack
 
 
@@ -162,9 +162,9 @@ def test_an_operator_of_another_workspace_cannot_join_or_decide(world, connect):
     for name in WATCHED:
         client.on(name, lambda data=None, name=name: seen.append((name, data)))
 
-    _error(client.call("join_execution", {"execution_id": ex_id}, timeout=5), "not_found")
+    _error(client.call("join_execution", {"execution_id": ex_id}, timeout=30), "not_found")
     # the same answer as for an execution that does not exist
-    _error(client.call("join_execution", {"execution_id": "no-such-execution"}, timeout=5), "not_found")
+    _error(client.call("join_execution", {"execution_id": "no-such-execution"}, timeout=30), "not_found")
     for decision in ("accept", "skip", "reject"):
         ack = client.call("coaching_decision", {"execution_id": ex_id, "suggestion_id": suggestion["suggestion_id"],
                                                 "decision": decision}, timeout=5)
@@ -184,11 +184,11 @@ def test_an_operator_of_another_workspace_cannot_join_or_decide(world, connect):
 
 def test_join_workspace_of_another_workspace_is_not_found(world, connect):
     other = connect(auth={"token": world.other_token})
-    _error(other.call("join_workspace", {"workspace_id": world.default_ws}, timeout=5), "not_found")
-    assert other.call("join_workspace", {}, timeout=5) == {"ok": True, "workspace_id": world.other_ws, "role": "operator"}
+    _error(other.call("join_workspace", {"workspace_id": world.default_ws}, timeout=30), "not_found")
+    assert other.call("join_workspace", {}, timeout=30) == {"ok": True, "workspace_id": world.other_ws, "role": "operator"}
     mine = connect(auth={"token": world.server.token})
-    _error(mine.call("join_workspace", {"workspace_id": world.other_ws}, timeout=5), "not_found")
-    _error(mine.call("join_workspace", {"workspace_id": "no-such-workspace"}, timeout=5), "not_found")
+    _error(mine.call("join_workspace", {"workspace_id": world.other_ws}, timeout=30), "not_found")
+    _error(mine.call("join_workspace", {"workspace_id": "no-such-workspace"}, timeout=30), "not_found")
 
 
 def test_workspace_rooms_carry_only_their_own_workspace(world, connect):
@@ -197,18 +197,18 @@ def test_workspace_rooms_carry_only_their_own_workspace(world, connect):
     heard_by_other: list[tuple[str, Any]] = []
     for name in WATCHED:
         other.on(name, lambda data=None, name=name: heard_by_other.append((name, data)))
-    assert other.call("join_workspace", {}, timeout=5)["ok"] is True
+    assert other.call("join_workspace", {}, timeout=30)["ok"] is True
 
     mine = connect(auth={"token": world.server.token})
     heard = threading.Event()
     mine.on("execution_update", lambda data=None: heard.set())
-    assert mine.call("join_workspace", {}, timeout=5)["ok"] is True
+    assert mine.call("join_workspace", {}, timeout=30)["ok"] is True
 
     ex_id, suggestion = world.coaching()
     ack = mine.call("coaching_decision", {"execution_id": ex_id, "suggestion_id": suggestion["suggestion_id"],
                                           "decision": "accept"}, timeout=10)
     assert ack["ok"] is True, ack
-    assert heard.wait(10), "the default workspace's dashboard heard nothing"
+    assert heard.wait(30), "the default workspace's dashboard heard nothing"
     time.sleep(0.5)  # anything sent to the wrong room would have arrived with the right one
     assert heard_by_other == []
 

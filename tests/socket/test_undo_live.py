@@ -28,7 +28,7 @@ def test_a_second_panel_sees_the_suggestion_again_after_an_undo(held_server):
     def panel() -> Recorder:
         client = socketio.Client(reconnection=False)
         clients.append(client)
-        client.connect(held_server.base_url, auth={"token": held_server.token}, wait_timeout=10)
+        client.connect(held_server.base_url, auth={"token": held_server.token}, wait_timeout=30)
         return Recorder(client, WATCHED)
 
     try:

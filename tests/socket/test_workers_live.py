@@ -128,8 +128,8 @@ def test_a_slow_step_runs_on_a_worker_and_its_events_reach_the_servers_clients(c
     updates: list[dict] = []
     client = socketio.Client(reconnection=False)
     client.on("execution_update", lambda update: updates.append(update))
-    client.connect(server.base_url, transports=["websocket"], auth={"token": server.token}, wait_timeout=10)
-    client.call("join_workspace", {}, timeout=10)
+    client.connect(server.base_url, transports=["websocket"], auth={"token": server.token}, wait_timeout=30)
+    client.call("join_workspace", {}, timeout=30)
     try:
         answer = server.post("/api/executions", json={"workflow_id": workflow_id, "mode": "normal",
                                                       "variables": {"order": "A-1"}})

@@ -83,7 +83,7 @@ def text(result) -> str:
     return "\n".join(b.text for b in result.content if getattr(b, "type", "") == "text")
 
 
-def pending_gateway(server: LiveServer, tool: str, agent: str, timeout: float = 20.0) -> dict:
+def pending_gateway(server: LiveServer, tool: str, agent: str, timeout: float = 60.0) -> dict:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         page = server.http.get(server.url("/api/approvals?status=pending&per_page=100"), timeout=10).json()

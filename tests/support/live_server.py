@@ -254,7 +254,7 @@ class LiveServer:
         assert answer.status_code == 200, answer.text
         return http, answer.json()
 
-    def wait_for(self, predicate: Callable[[], T], timeout: float = 10.0, interval: float = 0.05,
+    def wait_for(self, predicate: Callable[[], T], timeout: float = 30.0, interval: float = 0.05,
                  message: str = "condition") -> T:
         """Poll `predicate` until it returns something truthy (returned) or `timeout` passes (AssertionError).
 
