@@ -2381,6 +2381,53 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/metrics/workflows/{workflow_id}/decisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workflow_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * The decisions behind the workflow's own readiness (all its steps pooled), newest first, each with what it
+         *     did to the workflow's e-value.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                };
+                header?: never;
+                path: {
+                    workflow_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["StepDecisionList"];
+                    };
+                };
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/metrics/workflows/{workflow_id}/steps/{step_id}/decisions": {
         parameters: {
             query?: never;
@@ -5538,6 +5585,14 @@ export interface components {
             manual_output?: unknown;
             suggestion_id: string;
         };
+        DecisionEffect: {
+            /** @description accepts in a row the test needed after it (0: the test was met; null: none would do) */
+            accepts_needed_after?: number | null;
+            /** @description and after it (AUTO-ready needs the threshold, 1/auto_alpha) */
+            e_value_after?: number;
+            /** @description the promotion test's e-value before this decision */
+            e_value_before?: number;
+        };
         DecisionRecord: {
             /** @description ISO 8601 */
             created_at?: string;
@@ -7218,6 +7273,8 @@ export interface components {
             /** @enum {string} */
             decision: "accept" | "reject" | "correct" | "manual" | "skip";
             decision_id?: string;
+            /** @description what it did to the scope's evidence; null when the evidence restarted since (a demotion, a clear drop) or the decision is still held for its undo window */
+            evidence?: components["schemas"]["DecisionEffect"] | null;
             execution_id?: string;
             latency_ms?: number;
             operator?: string;
@@ -7226,6 +7283,7 @@ export interface components {
              * @enum {string|null}
              */
             outcome?: "step_failed" | null;
+            step_id?: string;
             suggestion_id?: string;
         };
         StepDecisionList: {
