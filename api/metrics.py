@@ -174,24 +174,25 @@ class DecisionEffectSchema(Schema):
 
 
 class StepDecisionSchema(Schema):
-    decision_id = fields.String()
-    step_id = fields.String()
-    suggestion_id = fields.String()
-    execution_id = fields.String()
+    decision_id = fields.String(required=True)
+    step_id = fields.String(required=True)
+    suggestion_id = fields.String(required=True)
+    execution_id = fields.String(required=True)
     decision = one_of(DECISIONS, required=True)
-    operator = fields.String()
-    created_at = fields.DateTime()
+    operator = fields.String(required=True, metadata={"description": "the deciding user's email"})
+    created_at = fields.DateTime(required=True)
     latency_ms = fields.Float()
     outcome = one_of((FAILED_STEP,), allow_none=True, metadata={"description": "step_failed: the correction's step "
                                                                            "then failed because of it"})
-    counted = StrictBoolean(metadata={"description": "whether the readiness test counts it (a skip is not counted)"})
+    counted = StrictBoolean(required=True, metadata={
+        "description": "whether the readiness test counts it (a skip is not counted)"})
     evidence = fields.Nested(DecisionEffectSchema, allow_none=True, metadata={
         "description": "what it did to the scope's evidence; null when the evidence restarted since (a demotion, a "
                        "clear drop) or the decision is still held for its undo window"})
 
 
 class StepDecisionList(Schema):
-    items = fields.List(fields.Nested(StepDecisionSchema))
+    items = fields.List(fields.Nested(StepDecisionSchema), required=True)
 
 
 @blp.route("/workflows/<workflow_id>/steps/<step_id>/decisions")

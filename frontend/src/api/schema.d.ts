@@ -7267,27 +7267,28 @@ export interface components {
         };
         StepDecision: {
             /** @description whether the readiness test counts it (a skip is not counted) */
-            counted?: boolean;
+            counted: boolean;
             /** Format: date-time */
-            created_at?: string;
+            created_at: string;
             /** @enum {string} */
             decision: "accept" | "reject" | "correct" | "manual" | "skip";
-            decision_id?: string;
+            decision_id: string;
             /** @description what it did to the scope's evidence; null when the evidence restarted since (a demotion, a clear drop) or the decision is still held for its undo window */
             evidence?: components["schemas"]["DecisionEffect"] | null;
-            execution_id?: string;
+            execution_id: string;
             latency_ms?: number;
-            operator?: string;
+            /** @description the deciding user's email */
+            operator: string;
             /**
              * @description step_failed: the correction's step then failed because of it
              * @enum {string|null}
              */
             outcome?: "step_failed" | null;
-            step_id?: string;
-            suggestion_id?: string;
+            step_id: string;
+            suggestion_id: string;
         };
         StepDecisionList: {
-            items?: components["schemas"]["StepDecision"][];
+            items: components["schemas"]["StepDecision"][];
         };
         StepDefinition: {
             description?: string;
