@@ -166,21 +166,33 @@ class StepDecisionsArgs(Schema):
     limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=200))
 
 
+class DecisionEffectSchema(Schema):
+    e_value_before = fields.Float(metadata={"description": "the promotion test's e-value before this decision"})
+    e_value_after = fields.Float(metadata={"description": "and after it (AUTO-ready needs the threshold, 1/auto_alpha)"})
+    accepts_needed_after = fields.Integer(allow_none=True, metadata={
+        "description": "accepts in a row the test needed after it (0: the test was met; null: none would do)"})
+
+
 class StepDecisionSchema(Schema):
-    decision_id = fields.String()
-    suggestion_id = fields.String()
-    execution_id = fields.String()
+    decision_id = fields.String(required=True)
+    step_id = fields.String(required=True)
+    suggestion_id = fields.String(required=True)
+    execution_id = fields.String(required=True)
     decision = one_of(DECISIONS, required=True)
-    operator = fields.String()
-    created_at = fields.DateTime()
+    operator = fields.String(required=True, metadata={"description": "the deciding user's email"})
+    created_at = fields.DateTime(required=True)
     latency_ms = fields.Float()
     outcome = one_of((FAILED_STEP,), allow_none=True, metadata={"description": "step_failed: the correction's step "
                                                                            "then failed because of it"})
-    counted = StrictBoolean(metadata={"description": "whether the readiness test counts it (a skip is not counted)"})
+    counted = StrictBoolean(required=True, metadata={
+        "description": "whether the readiness test counts it (a skip is not counted)"})
+    evidence = fields.Nested(DecisionEffectSchema, allow_none=True, metadata={
+        "description": "what it did to the scope's evidence; null when the evidence restarted since (a demotion, a "
+                       "clear drop) or the decision is still held for its undo window"})
 
 
 class StepDecisionList(Schema):
-    items = fields.List(fields.Nested(StepDecisionSchema))
+    items = fields.List(fields.Nested(StepDecisionSchema), required=True)
 
 
 @blp.route("/workflows/<workflow_id>/steps/<step_id>/decisions")
@@ -192,6 +204,18 @@ class StepDecisions(MethodView):
         with services().db.read() as session:
             wf = workflows.get(session, workspace_id(), workflow_id)
             return {"items": step_decisions.latest(session, wf, step_id, args["limit"])}
+
+
+@blp.route("/workflows/<workflow_id>/decisions")
+class WorkflowDecisions(MethodView):
+    @blp.arguments(StepDecisionsArgs, location="query")
+    @blp.response(200, StepDecisionList)
+    def get(self, args, workflow_id):
+        """The decisions behind the workflow's own readiness (all its steps pooled), newest first, each with what it
+        did to the workflow's e-value."""
+        with services().db.read() as session:
+            wf = workflows.get(session, workspace_id(), workflow_id)
+            return {"items": step_decisions.latest_of_workflow(session, wf, args["limit"])}
 
 
 @blp.route("/operators")

@@ -128,6 +128,7 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("GET", "/api/metrics/workflows"): "operator",
     ("GET", "/api/metrics/workflows/<workflow_id>"): "operator",
     ("GET", "/api/metrics/workflows/<workflow_id>/steps/<step_id>/decisions"): "operator",
+    ("GET", "/api/metrics/workflows/<workflow_id>/decisions"): "operator",
     ("GET", "/api/metrics/global"): "lead",
     ("GET", "/api/metrics/operators"): "lead",
     ("GET", "/api/metrics/tools"): "lead",

@@ -92,3 +92,30 @@ def test_the_decisions_behind_a_step_newest_first(api):
     assert len(api.ok("GET", f"/api/metrics/workflows/{wf_id}/steps/second/decisions?limit=1")["items"]) == 1
     assert api.call("GET", f"/api/metrics/workflows/{wf_id}/steps/second/decisions?limit=0")[0] == 422
     assert api.call("GET", "/api/metrics/workflows/nope/steps/second/decisions")[0] == 404
+
+
+def test_each_decision_says_what_it_did_to_the_e_value(api):
+    """Issue 40, item 19: the dashboard shows what the last decisions did to the evidence (a reject brings the
+    e-value down and asks for more accepts), per step and for the workflow, whose evidence pools its steps."""
+    wf_id = _workflow(api)
+    for first, second in (("accept", "accept"), ("accept", "accept"), ("accept", "reject"), ("accept", "skip")):
+        _decide_run(api, wf_id, first, second)
+    items = api.ok("GET", f"/api/metrics/workflows/{wf_id}/steps/second/decisions")["items"]
+    assert [d["decision"] for d in items] == ["skip", "reject", "accept", "accept"]
+    skip, reject, accept2, accept1 = (d["evidence"] for d in items)
+    assert accept1["e_value_before"] == 1.0 and accept1["e_value_after"] > 1.0
+    assert accept2["e_value_before"] == accept1["e_value_after"]
+    assert reject["e_value_before"] == accept2["e_value_after"] > reject["e_value_after"]
+    assert reject["accepts_needed_after"] > accept2["accepts_needed_after"]
+    assert skip["e_value_before"] == skip["e_value_after"] == reject["e_value_after"]
+    step = api.ok("GET", f"/api/metrics/workflows/{wf_id}")["steps"]["second"]
+    assert skip["e_value_after"] == step["evidence"]["e_value"]
+
+    pooled = api.ok("GET", f"/api/metrics/workflows/{wf_id}/decisions")["items"]
+    assert len(pooled) == 8 and {d["step_id"] for d in pooled} == {"first", "second"}
+    assert [d["created_at"] for d in pooled] == sorted((d["created_at"] for d in pooled), reverse=True)
+    workflow = api.ok("GET", f"/api/metrics/workflows/{wf_id}")
+    assert pooled[0]["evidence"]["e_value_after"] == workflow["evidence"]["e_value"]
+    assert pooled[-1]["evidence"]["e_value_before"] == 1.0
+    assert len(api.ok("GET", f"/api/metrics/workflows/{wf_id}/decisions?limit=3")["items"]) == 3
+    assert api.call("GET", "/api/metrics/workflows/nope/decisions")[0] == 404

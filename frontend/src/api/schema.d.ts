@@ -2381,6 +2381,53 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/metrics/workflows/{workflow_id}/decisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workflow_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * The decisions behind the workflow's own readiness (all its steps pooled), newest first, each with what it
+         *     did to the workflow's e-value.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                };
+                header?: never;
+                path: {
+                    workflow_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["StepDecisionList"];
+                    };
+                };
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/metrics/workflows/{workflow_id}/steps/{step_id}/decisions": {
         parameters: {
             query?: never;
@@ -5538,6 +5585,14 @@ export interface components {
             manual_output?: unknown;
             suggestion_id: string;
         };
+        DecisionEffect: {
+            /** @description accepts in a row the test needed after it (0: the test was met; null: none would do) */
+            accepts_needed_after?: number | null;
+            /** @description and after it (AUTO-ready needs the threshold, 1/auto_alpha) */
+            e_value_after?: number;
+            /** @description the promotion test's e-value before this decision */
+            e_value_before?: number;
+        };
         DecisionRecord: {
             /** @description ISO 8601 */
             created_at?: string;
@@ -7212,24 +7267,28 @@ export interface components {
         };
         StepDecision: {
             /** @description whether the readiness test counts it (a skip is not counted) */
-            counted?: boolean;
+            counted: boolean;
             /** Format: date-time */
-            created_at?: string;
+            created_at: string;
             /** @enum {string} */
             decision: "accept" | "reject" | "correct" | "manual" | "skip";
-            decision_id?: string;
-            execution_id?: string;
+            decision_id: string;
+            /** @description what it did to the scope's evidence; null when the evidence restarted since (a demotion, a clear drop) or the decision is still held for its undo window */
+            evidence?: components["schemas"]["DecisionEffect"] | null;
+            execution_id: string;
             latency_ms?: number;
-            operator?: string;
+            /** @description the deciding user's email */
+            operator: string;
             /**
              * @description step_failed: the correction's step then failed because of it
              * @enum {string|null}
              */
             outcome?: "step_failed" | null;
-            suggestion_id?: string;
+            step_id: string;
+            suggestion_id: string;
         };
         StepDecisionList: {
-            items?: components["schemas"]["StepDecision"][];
+            items: components["schemas"]["StepDecision"][];
         };
         StepDefinition: {
             description?: string;

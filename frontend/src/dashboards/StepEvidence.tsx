@@ -11,6 +11,7 @@ import { formatCount, formatDateTime, formatRate, plural } from "../format";
 import { DataTable, type Column } from "./DataTable";
 import { useStepDecisions, type StepDecision } from "./queries";
 import type { StepRow } from "./StepModes";
+import { DecisionEffect } from "./EvidenceTrail";
 
 const number = (n: number | undefined) =>
   n === undefined ? "—" : n >= 1000 ? n.toExponential(2) : n.toFixed(n >= 10 ? 1 : 2);
@@ -55,7 +56,7 @@ function Acceptance({ m }: { m?: StepMetrics }) {
   );
 }
 
-const decisionColumns: Column<StepDecision>[] = [
+const decisionColumns = (threshold: number): Column<StepDecision>[] => [
   { header: "When", rowHeader: true, cell: (d) => formatDateTime(d.created_at) },
   {
     header: "Decision",
@@ -68,6 +69,7 @@ const decisionColumns: Column<StepDecision>[] = [
     ),
   },
   { header: "By", cell: (d) => d.operator },
+  { header: "Effect on the step's evidence", cell: (d) => <DecisionEffect d={d} threshold={threshold} /> },
   {
     header: "Execution",
     cell: (d) => (
@@ -78,7 +80,7 @@ const decisionColumns: Column<StepDecision>[] = [
   },
 ];
 
-function DecisionsBehind({ workflowId, stepId }: { workflowId: string; stepId: string }) {
+function DecisionsBehind({ workflowId, stepId, threshold }: { workflowId: string; stepId: string; threshold: number }) {
   const [open, setOpen] = useState(false);
   const decisions = useStepDecisions(workflowId, stepId, open);
   const listId = `decisions-${stepId}`;
@@ -102,7 +104,7 @@ function DecisionsBehind({ workflowId, stepId }: { workflowId: string; stepId: s
           ) : decisions.data.items.length ? (
             <DataTable
               caption={`Latest decisions of step ${stepId}, newest first`}
-              columns={decisionColumns}
+              columns={decisionColumns(threshold)}
               rows={decisions.data.items}
               rowKey={(d) => d.decision_id}
             />
@@ -152,7 +154,7 @@ export function StepEvidence({ workflowId, workflowName, rows }: { workflowId: s
               </dd>
             </div>
           </dl>
-          <DecisionsBehind workflowId={workflowId} stepId={r.stepId} />
+          <DecisionsBehind workflowId={workflowId} stepId={r.stepId} threshold={r.metrics?.evidence?.threshold ?? 20} />
         </article>
       ))}
     </section>

@@ -6,6 +6,7 @@ import { LazyMetricsCharts as MetricsCharts } from "./LazyMetricsCharts";
 import { useWorkflowMetrics } from "./queries";
 import { QuerySection } from "./SectionError";
 import { SnapshotSummary, SummaryItem } from "./SnapshotSummary";
+import { EvidenceTrail } from "./EvidenceTrail";
 import type { MetricsSnapshot, WorkflowMetrics } from "../api/metrics";
 
 type StepRow = MetricsSnapshot & { step: string };
@@ -57,6 +58,7 @@ function WorkflowMetricsView({ metrics: m, name }: { metrics: WorkflowMetrics; n
           ) : null
         }
       />
+      <EvidenceTrail metrics={m} />
       {steps.length ? (
         <DataTable caption={`Metrics per step of ${name}`} showCaption columns={stepColumns} rows={steps} rowKey={(s) => s.step} />
       ) : null}

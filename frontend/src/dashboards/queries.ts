@@ -103,18 +103,8 @@ export interface ModeChange {
 /** A step the promotion leaves without evidence of its own (the server's `steps_not_ready`). */
 export type NotReadyStep = components["schemas"]["StepNotReady"];
 
-/** One of the decisions behind a step's readiness. */
-export interface StepDecision {
-  decision_id: string;
-  suggestion_id: string;
-  execution_id: string;
-  decision: string;
-  operator: string;
-  created_at: string;
-  latency_ms: number;
-  outcome: string | null;
-  counted: boolean;
-}
+/** One of the decisions behind a step's (or a workflow's) readiness, with what it did to the e-value. */
+export type StepDecision = components["schemas"]["StepDecision"];
 
 /** `GET /api/metrics/workflows/<id>/steps/<step_id>/decisions`: read when a lead opens the list. */
 export function useStepDecisions(workflowId: string, stepId: string, enabled: boolean) {
@@ -125,6 +115,15 @@ export function useStepDecisions(workflowId: string, stepId: string, enabled: bo
       apiGet<ItemList<StepDecision>>(
         `/api/metrics/workflows/${path(workflowId)}/steps/${path(stepId)}/decisions?limit=50`,
       ),
+  });
+}
+
+/** `GET /api/metrics/workflows/<id>/decisions`: the workflow's latest decisions, its steps pooled. */
+export function useWorkflowDecisions(workflowId: string, limit = 10) {
+  return useQuery({
+    queryKey: ["metrics", "decisions", workflowId, limit],
+    queryFn: ({ signal }) =>
+      apiGet<ItemList<StepDecision>>(`/api/metrics/workflows/${path(workflowId)}/decisions?limit=${limit}`, { signal }),
   });
 }
 
