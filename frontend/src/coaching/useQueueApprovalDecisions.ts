@@ -10,6 +10,15 @@ import { useUndoChord } from "./useUndo";
 
 export type QueueDialog = "reject" | "edit" | "help" | null;
 
+/** Why `a` cannot accept a queued suggestion, as its panel would say it (decisions.ts), or null. */
+function cannotAccept(item: QueueItem): string | null {
+  if (item.execution_status === "paused") return "Its session is paused: press Enter to open its panel, and resume it there (p).";
+  if (item.purpose === "correction") {
+    return "This step was rejected: it takes a correction, a manual result or a skip. Press Enter to open its panel.";
+  }
+  return null;
+}
+
 const DONE: Record<ApprovalDecisionKind, string> = { approve: "Approved", reject: "Rejected", edit: "Edited and approved" };
 
 /**
@@ -79,6 +88,11 @@ export function useQueueApprovalDecisions({
     const confirmed = viaButton && key === "a" ? confirmation.take(selectedApproval?.approval_id) : null;
     confirmation.cancel();
     if (!selectedApproval && selectedSuggestion && key === "a") {
+      const why = cannotAccept(selectedSuggestion);
+      if (why) {
+        setNotice({ tone: "info", text: why });
+        return;
+      }
       // accepted as the panel would: a risky call (external, destructive, flagged by the policy) is confirmed first
       if (needsConfirmation("accept", selectedSuggestion)) {
         confirmation.arm({
