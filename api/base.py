@@ -19,6 +19,7 @@ from flask import current_app, request
 from webargs import core
 from webargs.flaskparser import FlaskParser, abort
 
+from api import yaml_errors
 from api.errors import error_response
 from api.schemas import ErrorSchema
 from services.offload import off_loop
@@ -166,9 +167,9 @@ def _load_yaml(raw: bytes, limit: int | None):
     try:
         data = yaml.load(raw, Loader=_JsonYamlLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        abort(400, messages={"yaml": [f"Invalid YAML body: {exc}"]}, message="malformed YAML body",
-              lines={"yaml": mark.line + 1} if mark is not None else None)
+        words, line = yaml_errors.describe(exc)
+        abort(400, messages={"yaml": [words]}, message="malformed YAML body",
+              lines={"yaml": line} if line is not None else None)
     except RecursionError:
         abort(400, messages={"yaml": ["Invalid YAML body: nested too deeply"]}, message="malformed YAML body")
     except ValueError as exc:  # an integer of more digits than Python converts (4300)

@@ -128,6 +128,16 @@ class TriggerSchema(Shape):
     at = fields.String(allow_none=True, metadata={"description": "when it started the execution, ISO 8601"})
 
 
+class ResumeOptionSchema(Shape):
+    """A step a failed execution has not run, and whether "resume from" may choose it."""
+
+    step_id = fields.String(required=True)
+    allowed = StrictBoolean(required=True)
+    reason = fields.String(allow_none=True, metadata={
+        "description": "why it cannot be chosen (what POST …/resume-from would answer with 409); null when it can"})
+    skips = fields.List(fields.String(), metadata={"description": "the steps a resume from it skips"})
+
+
 class ExecutionSchema(Shape):
     execution_id = fields.String(required=True)
     workflow_id = fields.String(required=True)
@@ -150,6 +160,9 @@ class ExecutionSchema(Shape):
     started_by = fields.String(allow_none=True, metadata={"description": "the user id of whoever started it"})
     trigger = fields.Nested(TriggerSchema, allow_none=True, metadata={
         "description": "how a trigger started it (GET by id); null when a person or a script started it"})
+    resume_from = fields.List(fields.Nested(ResumeOptionSchema), metadata={
+        "description": "a failed execution: each step that has not run, in the definition's order, and whether "
+                       "resume-from may choose it (and why not); empty otherwise"})
     lease = fields.Nested(LeaseSchema, allow_none=True, metadata={
         "description": "the instance running one of its steps, and until when its lease holds unless renewed; null "
                        "when no step runs"})

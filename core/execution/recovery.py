@@ -99,6 +99,24 @@ def resume_skips(defn: WorkflowDef, status: str, steps: Mapping[str, StepState],
     return skips
 
 
+def resume_options(defn: WorkflowDef, status: str, steps: Mapping[str, StepState]) -> list[dict[str, Any]]:
+    """What "resume from" may choose on a failed execution, one entry per step that has not run, in the
+    definition's order: {step_id, allowed, reason (why not, the 409 resume-from would answer; null when allowed),
+    skips (what a resume from it skips)}. Empty unless the execution failed: the rules are resume_skips' own."""
+    if status != S.FAILED:
+        return []
+    options: list[dict[str, Any]] = []
+    for sid in defn.order:
+        if sid not in steps or steps[sid].status not in NOT_RUN:
+            continue
+        try:
+            options.append({"step_id": sid, "allowed": True, "reason": None,
+                            "skips": resume_skips(defn, status, steps, sid)})
+        except Conflict as exc:
+            options.append({"step_id": sid, "allowed": False, "reason": exc.message, "skips": []})
+    return options
+
+
 def params_problems(params_schema: dict[str, Any] | None, params: Any) -> dict[str, list[str]]:
     """Edited params checked against the tool's JSON Schema: {"params.<field>": [messages]} (a missing required
     field named as its own path), empty when they fit."""

@@ -3,8 +3,10 @@ at once), and the limits on names and text.
 """
 from __future__ import annotations
 
+import difflib
 import re
 from collections import defaultdict
+from typing import Iterable
 
 from core.errors import ValidationFailed
 
@@ -25,3 +27,20 @@ class FieldErrors:
     def raise_if_any(self, what: str) -> None:
         if self.by_field:
             raise ValidationFailed(f"{what} is invalid", details=dict(self.by_field))
+
+
+def listed(names: Iterable[str], limit: int = 30) -> str:
+    """Names in words: `a, b and c` (the first `limit`, then how many more)."""
+    names = list(names)
+    shown, more = names[:limit], len(names) - limit
+    if more > 0:
+        return ", ".join(shown) + f" and {more} more"
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + f" and {shown[-1]}" if shown else "none"
+
+
+def unknown_name(what: str, name: object, known: Iterable[str]) -> str:
+    """`unknown tool 'ech': did you mean 'echo'? Known tools: echo, noop and …`."""
+    known = list(known)
+    close = difflib.get_close_matches(name, known, n=1) if isinstance(name, str) else []
+    hint = f": did you mean {close[0]!r}?" if close else "."
+    return f"unknown {what} {name!r}{hint} Known {what}s: {listed(known)}"

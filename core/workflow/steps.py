@@ -12,7 +12,7 @@ from core.schema import errors as errors_of, user_schema_problems
 from core.templating import has_template, referenced_steps, syntax_error
 from core.tools import ToolRegistry
 from core.workflow.model import DEFAULT_TIMEOUT_S, STEP_TYPES, StepDef
-from core.workflow.problems import IDENTIFIER, MAX_TEXT, FieldErrors
+from core.workflow.problems import IDENTIFIER, MAX_TEXT, FieldErrors, unknown_name
 
 _KNOWN_STEP_KEYS = {
     "id", "name", "type", "tool", "params", "depends_on", "timeout_s", "retries", "retry_backoff_s", "when",
@@ -73,7 +73,7 @@ def parse_step(raw: Any, index: int, previous: str | None, tools: ToolRegistry, 
         step_id = f"#{index}"
     step_type = raw.get("type", "action" if "tool" in raw else None)
     if step_type not in STEP_TYPES:
-        errors.add(f"{path}.type", f"unknown step type {step_type!r}; one of {list(STEP_TYPES)}")
+        errors.add(f"{path}.type", unknown_name("step type", step_type, SUPPORTED_STEP_TYPES))
     elif step_type not in SUPPORTED_STEP_TYPES:
         errors.add(f"{path}.type", f"step type {step_type!r} is not available on this server yet")
     tool = raw.get("tool")
@@ -85,7 +85,7 @@ def parse_step(raw: Any, index: int, previous: str | None, tools: ToolRegistry, 
         if not isinstance(tool, str) or not tool:
             errors.add(f"{path}.tool", "is required for an action step")
         elif tool not in tools:
-            errors.add(f"{path}.tool", f"unknown tool {tool!r}; known tools: {tools.names()}")
+            errors.add(f"{path}.tool", unknown_name("tool", tool, tools.names()))
         elif tools.get(tool) is not None:
             _check_literal_params(tools.get(tool).params_schema, params, f"{path}.params", errors)
     approval = None

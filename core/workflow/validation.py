@@ -12,7 +12,7 @@ from core import gates
 from core.errors import ValidationFailed
 from core.tools import ToolRegistry
 from core.workflow.model import StepDef, WorkflowDef
-from core.workflow.problems import MAX_TEXT, FieldErrors
+from core.workflow.problems import MAX_TEXT, FieldErrors, listed
 from core.workflow.steps import parse_step
 from core.workflow.variables import parse_variables
 
@@ -30,24 +30,28 @@ def _with_branch_owners(steps: list[StepDef]) -> list[StepDef]:
             for s in steps]
 
 
-def _order(steps: list[StepDef], errors: FieldErrors) -> tuple[str, ...]:
+def _order(steps: list[StepDef], errors: FieldErrors, index: dict[str, int]) -> tuple[str, ...]:
+    """The order the steps run in; every unknown reference and a cycle added to `errors` (nothing when the
+    definition had problems before: its problems are reported together, and there is no order to give). `index`:
+    each step id's place in the submitted list (its `steps[i]`)."""
     ids = [s.id for s in steps]
     known = set(ids)
-    for i, s in enumerate(steps):
+    for s in steps:
+        i = index[s.id]
         for dep in s.depends_on:
             if dep not in known:
-                errors.add(f"steps[{i}].depends_on", f"unknown step {dep!r}")
+                errors.add(f"steps[{i}].depends_on", f"unknown step {dep!r}; the steps are {listed(ids)}")
             elif dep == s.id:
                 errors.add(f"steps[{i}].depends_on", "a step cannot depend on itself")
         for read in s.reads:
             if read not in known:
-                errors.add(f"steps[{i}]", f"reads steps.{read} but there is no step {read!r}")
+                errors.add(f"steps[{i}]", f"reads steps.{read} but there is no step {read!r}; the steps are {listed(ids)}")
             elif read == s.id:
                 errors.add(f"steps[{i}]", "a step cannot read its own output")
         for key, branch in (("then", s.then), ("else", s.otherwise)):
             for target in branch:
                 if target not in known:
-                    errors.add(f"steps[{i}].{key}", f"unknown step {target!r}")
+                    errors.add(f"steps[{i}].{key}", f"unknown step {target!r}; the steps are {listed(ids)}")
     if errors.by_field:
         return ()
     # graphlib hands out the steps whose requirements are done, a batch at a time; each batch is taken in
@@ -57,10 +61,11 @@ def _order(steps: list[StepDef], errors: FieldErrors) -> tuple[str, ...]:
     try:
         sorter.prepare()
     except CycleError as exc:
-        cycle = sorted(set(exc.args[1]))
-        for i, s in enumerate(steps):
+        cycle = list(dict.fromkeys(exc.args[1]))
+        for s in steps:
             if s.id in cycle:
-                errors.add(f"steps[{i}].depends_on", f"dependency cycle among steps {cycle}")
+                errors.add(f"steps[{index[s.id]}].depends_on",
+                           f"a dependency cycle: the steps wait for each other in a circle, {' → '.join([*cycle, cycle[0]])}")
         return ()
     order: list[str] = []
     while sorter.is_active():
@@ -91,12 +96,12 @@ def parse_definition(data: Any, tools: ToolRegistry) -> WorkflowDef:
             errors.add(where, message)
     raw_steps = data.get("steps")
     steps: list[StepDef] = []
+    seen: dict[str, int] = {}  # step id -> its place in the list
     if not isinstance(raw_steps, list) or not raw_steps:
         errors.add("steps", "is required: a non-empty list of steps")
     elif len(raw_steps) > MAX_STEPS:
         errors.add("steps", f"at most {MAX_STEPS} steps")
     else:
-        seen: dict[str, int] = {}
         previous = None
         for i, raw in enumerate(raw_steps):
             step = parse_step(raw, i, previous, tools, errors, human_timeout)
@@ -107,9 +112,9 @@ def parse_definition(data: Any, tools: ToolRegistry) -> WorkflowDef:
             seen.setdefault(step.id, i)
             steps.append(step)
             previous = step.id
-    errors.raise_if_any("workflow definition")
+    # the references between steps are checked too, whatever else is wrong: every problem is reported at once
     steps = _with_branch_owners(steps)
-    order = _order(steps, errors)
+    order = _order(steps, errors, seen)
     errors.raise_if_any("workflow definition")
     source = {"name": name, "description": description, "variables": data.get("variables") or {}, "steps": raw_steps,
               **{k: data[k] for k in gates.KEYS if k in data}}

@@ -12,6 +12,7 @@ from sqlalchemy.orm.attributes import flag_modified
 from core.errors import Conflict, NotFound, ValidationFailed
 from core.execution import states as S
 from core.execution.control import CORRECTABLE
+from core.execution import recovery as recovery_rules
 from core.execution.engine import ExecutionState, StepState, progress, steps_progress
 from core.tools import ToolRegistry
 from core.workflow import WorkflowDef, validate_variables
@@ -202,6 +203,8 @@ def view(ex: Execution, defn: WorkflowDef | None = None,
         "is_coaching": ex.mode == "coaching", "variables": ex.variables, "error": ex.error, "gate": ex.gate,
         "created_at": ex.created_at, "updated_at": ex.updated_at, "started_at": ex.started_at,
         "finished_at": ex.finished_at, "started_by": ex.started_by,
+        # a failed execution: the steps "resume from" may choose, and why the others not (core.execution.recovery)
+        "resume_from": recovery_rules.resume_options(defn, ex.status, ex.steps) if defn else [],
         "lease": {"owner": ex.lease_owner, "expires_at": ex.lease_expires_at.isoformat()
                   if ex.lease_expires_at else None} if ex.lease_owner else None,
     }

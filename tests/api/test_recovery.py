@@ -156,6 +156,21 @@ def test_resume_from_a_step_that_has_not_run_skips_the_failed_one(api, operator)
     assert resumed["actor"] == "operator@test.local" and resumed["after"]["skipped"] == ["read"]
 
 
+def test_a_failed_execution_says_which_steps_resume_from_may_choose_and_why_not_the_others(api, operator):
+    ex = failed_run(api, steps=(READ, dict(LAST, depends_on=["read"]), AFTER))
+    # the failed step and the step that reads its output cannot be chosen, each with resume-from's own reason
+    assert ex["resume_from"] == [
+        {"step_id": "last", "allowed": True, "reason": None, "skips": ["read"]},
+        {"step_id": "after", "allowed": False, "skips": [],
+         "reason": "step 'after' reads the output of step 'read', which has no output to give: retry 'read' instead"},
+    ]
+    refused = operator.call("POST", f"/api/executions/{ex['execution_id']}/resume-from", {"step_id": "after"})
+    assert refused[0] == 409 and refused[1]["error"]["message"] == ex["resume_from"][1]["reason"]
+    operator.ok("POST", f"/api/executions/{ex['execution_id']}/resume-from", {"step_id": "last"})
+    # once it goes on, there is nothing to resume from
+    assert api.settle(ex["execution_id"])["resume_from"] == []
+
+
 def test_resume_from_a_step_that_ran_is_a_409(api):
     ex = failed_run(api, steps=(LAST, READ, AFTER))
     code, body = api.call("POST", f"/api/executions/{ex['execution_id']}/resume-from", {"step_id": "last"})

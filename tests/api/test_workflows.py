@@ -215,6 +215,34 @@ def test_a_422_places_each_field_on_its_line_of_the_yaml_or_json_sent(api):
     assert response.status_code == 422 and body["error"]["lines"] == {"steps[0].timeout_s": 4}, body
 
 
+def test_every_problem_of_a_definition_is_reported_at_once_in_words_on_its_line(api):
+    source = ("name: Typos\nsteps:\n  - id: fetch\n    tool: ecoh\n    params: {message: hi}\n"
+              "  - id: report\n    tool: echo\n    depends_on: [fetsh]\n    params: {message: done}\n")
+    response = api.client.post("/api/workflows", data=source, content_type="application/yaml")
+    body = response.get_json()
+    assert response.status_code == 422, body
+    # the tool typo and the unknown depends_on in one answer, not one per save
+    tool, = body["error"]["details"]["steps[0].tool"]
+    assert tool.startswith("unknown tool 'ecoh': did you mean 'echo'? Known tools: ")
+    assert "[" not in tool and "echo, " in tool  # names in words, not a Python list
+    assert body["error"]["details"]["steps[1].depends_on"] == ["unknown step 'fetsh'; the steps are fetch and report"]
+    assert body["error"]["lines"] == {"steps[0].tool": 4, "steps[1].depends_on": 8}
+
+
+def test_a_yaml_syntax_error_is_said_in_words_on_its_line(api):
+    source = "name: Broken\nsteps:\n  - id: a\n    tool: echo\n    params: {message: hi\n  - id: b\n"
+    response = api.client.post("/api/workflows", data=source, content_type="application/yaml")
+    body = response.get_json()
+    assert response.status_code == 400, body
+    assert body["error"]["details"] == {"yaml": [
+        "YAML syntax error on line 6, column 7: a ',' or the closing '}' is missing (the { … } that starts on line 5)"]}
+    assert body["error"]["lines"] == {"yaml": 6}
+    response = api.client.post("/api/workflows", data="name: a: b\nsteps: []\n", content_type="application/yaml")
+    message, = response.get_json()["error"]["details"]["yaml"]
+    assert message.startswith("YAML syntax error on line 1, column 8: a ':' where a value was expected")
+    assert "<byte string>" not in message
+
+
 def test_malformed_sources_say_their_line(api):
     response = api.client.post("/api/workflows", data="name: x\nsteps: [\n  {id: a\n", content_type="application/yaml")
     assert response.status_code == 400 and response.get_json()["error"]["lines"]["yaml"] >= 3

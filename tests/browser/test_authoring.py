@@ -100,6 +100,48 @@ def test_a_lead_creates_fixes_edits_compares_and_deletes_a_workflow_in_the_edito
     assert live_server.get(f"/api/workflows/{workflow_id}").status_code == 404
 
 
+TYPOS = """name: Greeter
+steps:
+  - id: fetch
+    tool: ecoh
+    params: {message: hi}
+  - id: report
+    tool: echo
+    depends_on: [fetsh]
+    params: {message: done}
+"""
+
+
+def test_the_editor_reports_every_problem_at_once_in_words_each_on_its_line(live_server, page):
+    log_in(page, live_server)
+    page.goto(live_server.url("/workflows/new"))
+    expect(page.locator(".cm-editor")).to_be_visible()
+
+    # a tool typo and an unknown depends_on: both in one save, each on its line, the known tools in words
+    replace_text(page, TYPOS)
+    page.get_by_role("button", name="Create workflow").click()
+    problems = page.get_by_role("alert").filter(has_text="nothing was saved")
+    expect(problems).to_contain_text("2 problems")
+    expect(problems).to_contain_text("line 4 steps[0].tool: unknown tool 'ecoh': did you mean 'echo'? Known tools: ")
+    expect(problems).to_contain_text("line 8 steps[1].depends_on: unknown step 'fetsh'; the steps are fetch and report")
+    expect(problems).not_to_contain_text("['")
+    marked = page.locator(".cm-line").filter(has=page.locator(".cm-lintRange-error"))
+    expect(marked).to_have_text(["    tool: ecoh", "    depends_on: [fetsh]"])
+    page.screenshot(path=str(SCREENSHOTS / "workflow-editor-problems.png"), full_page=True)
+
+    # a YAML syntax error: in words, on its line, without the parser's "<byte string>"
+    replace_text(page, TYPOS.replace("params: {message: hi}", "params: {message: hi"))
+    page.get_by_role("button", name="Create workflow").click()
+    expect(problems).to_contain_text("1 problem")
+    expect(problems).to_contain_text("a ',' or the closing '}' is missing (the { … } that starts on line 5)")
+    expect(problems).not_to_contain_text("byte string")
+    expect(page.locator(".cm-lintRange-error")).to_have_count(1)
+
+    replace_text(page, TYPOS.replace("ecoh", "echo").replace("fetsh", "fetch"))
+    page.get_by_role("button", name="Create workflow").click()
+    expect(page.get_by_role("heading", name="Greeter", level=1)).to_be_visible()
+
+
 def test_the_start_dialog_shows_the_servers_422_on_the_variable_and_starts_once_fixed(live_server, page):
     response = live_server.post("/api/workflows", json={
         "name": "Batch", "variables": {"count": {"type": "integer", "required": True, "description": "how many"},

@@ -147,8 +147,8 @@ def test_a_three_step_cycle_is_refused_and_steps_outside_it_are_not_blamed(tools
 def test_a_cycle_names_its_steps_and_not_those_waiting_behind_it(tools):
     details = errors_of(wf(echo("a", depends_on=["b"]), echo("b", depends_on=["a"]), echo("after", depends_on=["b"])),
                         tools)
-    assert details == {"steps[0].depends_on": ["dependency cycle among steps ['a', 'b']"],
-                       "steps[1].depends_on": ["dependency cycle among steps ['a', 'b']"]}
+    cycle = "a dependency cycle: the steps wait for each other in a circle, a → b → a"
+    assert details == {"steps[0].depends_on": [cycle], "steps[1].depends_on": [cycle]}
 
 
 def test_a_cycle_through_a_default_dependency_is_refused(tools):

@@ -5770,6 +5770,8 @@ export interface components {
             /** @enum {string} */
             mode: "normal" | "coaching" | "auto";
             progress: components["schemas"]["Progress"];
+            /** @description a failed execution: each step that has not run, in the definition's order, and whether resume-from may choose it (and why not); empty otherwise */
+            resume_from?: components["schemas"]["ResumeOption"][];
             /** Format: date-time */
             started_at?: string | null;
             /** @description the user id of whoever started it */
@@ -6907,6 +6909,14 @@ export interface components {
         };
         ResumeFromArgs: {
             /** @description a step that has not run; the failed steps, and those it waits for that have not run, are skipped */
+            step_id: string;
+        };
+        ResumeOption: {
+            allowed: boolean;
+            /** @description why it cannot be chosen (what POST …/resume-from would answer with 409); null when it can */
+            reason?: string | null;
+            /** @description the steps a resume from it skips */
+            skips?: string[];
             step_id: string;
         };
         RetryArgs: {

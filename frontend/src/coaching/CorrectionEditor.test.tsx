@@ -163,6 +163,33 @@ describe("CorrectionEditor", () => {
     expect(typeof onSubmit.mock.calls[0][0].total).toBe("number");
   });
 
+  it("keeps what was typed when the policy denies it, with the refusal beside the changed field", async () => {
+    const schema = { type: "object", properties: { url: { type: "string" }, method: { type: "string" } } };
+    const s = suggestion({ tool: "http.request", params: { url: "https://ok.example/x", method: "GET" }, params_schema: schema });
+    const { user, rerender, props } = renderEditor(s);
+    const url = screen.getByLabelText(/^url/);
+    await user.clear(url);
+    await user.type(url, "https://evil.example/x");
+    await user.click(screen.getByRole("button", { name: /Send correction/ }));
+    expect(props.onSubmit).toHaveBeenCalledWith({ url: "https://evil.example/x", method: "GET" });
+
+    const denied = new ApiError(409, "policy_denied", "this call is denied by policy 'Known hosts': only our APIs", {
+      policy: { effect: "deny" },
+      decision: "correct",
+    });
+    rerender(<CorrectionEditor {...props} serverError={denied} />);
+    expect(screen.getByLabelText(/^url/)).toHaveValue("https://evil.example/x"); // kept, to change again
+    const group = screen.getByLabelText(/^url/).closest(".form-group") as HTMLElement;
+    expect(within(group).getByText("this call is denied by policy 'Known hosts': only our APIs")).toBeInTheDocument();
+    const method = screen.getByLabelText(/^method/).closest(".form-group") as HTMLElement;
+    expect(within(method).queryByText(/denied by policy/)).not.toBeInTheDocument();
+    expect(screen.getByRole("alert")).toHaveTextContent(/^Refused by the policy: this call is denied by policy 'Known hosts'/);
+    expect(screen.queryByText("The correction was not applied")).not.toBeInTheDocument();
+
+    await user.type(screen.getByLabelText(/^url/), "y"); // a change: the refusal was of what was sent
+    expect(screen.queryByText(/denied by policy/)).not.toBeInTheDocument();
+  });
+
   it("shows other failures as a notice", () => {
     renderEditor(suggestion(), new ApiError(0, "network_error", "Could not reach the Coach server."));
     expect(screen.getByText("The correction was not applied")).toBeInTheDocument();

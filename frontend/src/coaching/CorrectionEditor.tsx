@@ -3,6 +3,7 @@ import type { IChangeEvent } from "@rjsf/core";
 import { useEffect, useMemo, useRef, useState, type KeyboardEvent, type ReactNode } from "react";
 import { ApiError } from "../api/client";
 import { ErrorNotice } from "../components/QueryState";
+import { diffParams } from "./diff";
 import { ParamsDiff } from "./ParamsDiff";
 import "./editor.css";
 import { FORM_BUTTONS } from "./formButtons";
@@ -74,10 +75,18 @@ export default function CorrectionEditor({
     [drawnSchema, draft, templates],
   );
   // The server's field errors belong to what was sent: they go once the params change again.
-  const serverErrors = sentDraft.current === JSON.stringify(draft) ? serverFieldErrors(serverError) : [];
-  const fieldErrors: FieldError[] = [...clientErrors, ...serverErrors];
+  const isSent = sentDraft.current === JSON.stringify(draft);
+  const serverErrors = isSent ? serverFieldErrors(serverError) : [];
+  // A policy's refusal (409 policy_denied) of the call these params make: shown beside the fields changed from the
+  // suggestion (what made the call the policy judged), the typed params kept to change again.
+  const denied = serverError instanceof ApiError && serverError.status === 409 && serverError.code === "policy_denied";
+  const deniedErrors: FieldError[] =
+    denied && isSent
+      ? policyFieldErrors(suggested, draft, serverError.message)
+      : [];
+  const fieldErrors: FieldError[] = [...clientErrors, ...serverErrors, ...deniedErrors];
   const otherServerError =
-    serverError && !(serverError instanceof ApiError && serverError.status === 422) ? serverError : null;
+    serverError && !(serverError instanceof ApiError && serverError.status === 422) && !denied ? serverError : null;
 
   // Focus goes to the first field once the (lazily loaded) editor is there.
   useEffect(() => {
@@ -128,7 +137,8 @@ export default function CorrectionEditor({
     }
   };
 
-  const showSummary = (refused && (parseError || clientErrors.length > 0)) || serverErrors.length > 0;
+  const showSummary =
+    (refused && (parseError || clientErrors.length > 0)) || serverErrors.length > 0 || (denied && isSent);
 
   return (
     <div
@@ -155,13 +165,15 @@ export default function CorrectionEditor({
         {showSummary ? (
           <>
             <p className="notice__title">
-              {serverErrors.length > 0
-                ? "The server refused the correction:"
-                : "Not sent: fix these first."}
+              {denied && isSent
+                ? `Refused by the policy: ${serverError.message}. Change the params and send again.`
+                : serverErrors.length > 0
+                  ? "The server refused the correction:"
+                  : "Not sent: fix these first."}
             </p>
             <ul>
               {parseError ? <li>Raw JSON: {parseError}</li> : null}
-              {(serverErrors.length > 0 ? serverErrors : clientErrors).map((error, i) => (
+              {(serverErrors.length > 0 ? serverErrors : denied && isSent ? deniedErrors : clientErrors).map((error, i) => (
                 <li key={`${error.path}-${i}`}>
                   <strong>{fieldLabel(error.path)}</strong>: {error.message}
                 </li>
@@ -257,4 +269,10 @@ export default function CorrectionEditor({
       </div>
     </div>
   );
+}
+
+/** A policy's refusal on each field the params change from the suggested ones (on the params when none changed). */
+function policyFieldErrors(suggested: Params, draft: Params, message: string): FieldError[] {
+  const changed = [...new Set(diffParams(suggested, draft).map((d) => (d.path === "(all params)" ? "" : d.path)))];
+  return (changed.length ? changed : [""]).map((path) => ({ path, message }));
 }

@@ -42,6 +42,14 @@ export function QueueFilterBar({
           value={q}
           placeholder="workflow, step, tool, variable…"
           onChange={(e) => setQ(e.target.value)}
+          onKeyDown={(e) => {
+            // Esc leaves the field (what was typed stays), back to the queue's rows, where j / k move again
+            if (e.key !== "Escape") return;
+            e.preventDefault();
+            const list = document.querySelector<HTMLElement>(".queue [role='listbox']");
+            if (list) list.focus();
+            else e.currentTarget.blur();
+          }}
           aria-keyshortcuts="/"
         />
       </div>

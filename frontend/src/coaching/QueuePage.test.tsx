@@ -144,6 +144,47 @@ describe("QueuePage", () => {
     expect(reads()).toBe(before + 1);
   });
 
+  it("accepts the selected suggestion with a, confirming a risky call with Enter, and says why not when it cannot", async () => {
+    const read = queueItem({ ...newest, suggestion_id: "s-read", execution_id: "ex-read", risk: "read", policy: null });
+    const risky = queueItem({ ...newest, suggestion_id: "s-pay", execution_id: "ex-pay", step_name: "Pay back",
+      tool: "http.request", risk: "external", params: { amount: 75 }, policy: null, created_at: minutesAgo(5) });
+    const { user } = await openQueue(() => [read, risky, rejected]);
+    await screen.findByRole("listbox");
+    const decisions = () => lastSocket().sent("coaching_decision") as { suggestion_id: string; decision: string }[];
+
+    await user.keyboard("a"); // a read call: at once, as on its panel
+    await waitFor(() => expect(decisions()).toHaveLength(1));
+    expect(decisions()[0]).toMatchObject({ execution_id: "ex-read", suggestion_id: "s-read", decision: "accept" });
+    expect(await screen.findByText("Accepted Read the invoices (Invoice intake).")).toBeInTheDocument();
+
+    await user.keyboard("j");
+    await user.keyboard("a"); // an external call: armed first
+    expect(screen.getByText(/Press Enter to accept Pay back \(http\.request, amount 75; external\)/)).toBeInTheDocument();
+    expect(decisions()).toHaveLength(1);
+    await user.keyboard("{Enter}");
+    await waitFor(() => expect(decisions()).toHaveLength(2));
+    expect(decisions()[1]).toMatchObject({ suggestion_id: "s-pay", decision: "accept" });
+
+    await user.keyboard("j");
+    await user.keyboard("a"); // rejected: it takes a correction, not an accept
+    expect(await screen.findByText(/This step was rejected: it takes a correction/)).toBeInTheDocument();
+    expect(decisions()).toHaveLength(2);
+    expect(window.location.pathname).toBe("/queue");
+  });
+
+  it("leaves the search field with Esc, so that j and k move again", async () => {
+    const { user } = await openQueue(() => [newest, paused]);
+    await screen.findByRole("listbox");
+    await user.keyboard("/");
+    const search = screen.getByLabelText("Search");
+    expect(search).toHaveFocus();
+    await user.keyboard("In{Escape}");
+    expect(search).not.toHaveFocus();
+    expect(search).toHaveValue("In");
+    await user.keyboard("j");
+    expect(options()[1]).toHaveAttribute("aria-selected", "true");
+  });
+
   it("says so when nothing waits", async () => {
     await openQueue(() => []);
     expect(await screen.findByText(/Nothing to decide/)).toBeInTheDocument();

@@ -127,6 +127,7 @@ export default function QueuePage() {
   const { decision, undo, confirmation, dialog, setDialog, dialogApproval, send, act, confirmArmed, takeBack } =
     useQueueApprovalDecisions({
       selectedApproval,
+      selectedSuggestion,
       selectedKey: current?.key,
       nothingToDecide: entries.length === 0,
       setNotice,
@@ -166,7 +167,8 @@ export default function QueuePage() {
         ) : null}
       </div>
       <p className="muted queue__hint" id="queue-hint">
-        <kbd>j</kbd> / <kbd>k</kbd> move the selection, <kbd>Enter</kbd> opens its coaching panel
+        <kbd>j</kbd> / <kbd>k</kbd> move the selection, <kbd>Enter</kbd> opens its coaching panel, <kbd>a</kbd>{" "}
+        accepts a suggestion (a risky one: then <kbd>Enter</kbd>)
         {pendingApprovals.length > 0 ? (
           <>
             {" "}(an approval: its execution); on an approval <kbd>a</kbd> then <kbd>Enter</kbd> approves, <kbd>r</kbd> rejects,{" "}

@@ -61,7 +61,17 @@ export function ShortcutSheet({ onClose }: { onClose: () => void }) {
               <kbd>{label("/")}</kbd>
             </td>
             <th scope="row">Queue: search</th>
-            <td>Move to the queue's search field (workflow, step, tool, the run's variables).</td>
+            <td>Move to the queue's search field (workflow, step, tool, the run's variables); Esc leaves it.</td>
+          </tr>
+          <tr>
+            <td>
+              <kbd>{label("a")}</kbd>
+            </td>
+            <th scope="row">Queue: accept</th>
+            <td>
+              On a selected suggestion: accept it, as its coaching panel would (a risky call: Enter confirms it). To
+              reject or correct it, Enter opens its panel.
+            </td>
           </tr>
           {APPROVAL_ACTIONS.map((row) => (
             <tr key={`approval-${row.key}`}>

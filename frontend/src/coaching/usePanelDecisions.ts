@@ -111,6 +111,8 @@ export function usePanelDecisions({
         },
         onError: (error) => {
           if (error instanceof ApiError && error.status === 422 && kind === "correct") return; // on the fields
+          // a correction the policy denies: the editor stays open with what was typed, the refusal beside the field
+          if (error instanceof ApiError && error.code === "policy_denied" && kind === "correct") return;
           if (error instanceof ApiError && error.status === 413 && kind === "manual") {
             // the dialog stays open with the typed output, and says why
             setRefused(`The server refused it as too large (413): ${errorMessage(error)}. Your text is kept.`);

@@ -3,26 +3,40 @@ import { ApiError } from "../api/client";
 import { EDITABLE_KINDS, type Approval, type ApprovalDecisionKind } from "../approvals/types";
 import { refusalText, useApprovalDecision } from "../approvals/useApprovals";
 import { useApprovalUndo } from "../approvals/useApprovalUndo";
-import { approvalPrompt, useConfirmation } from "./confirmation";
-import type { Notice } from "./types";
+import { approvalPrompt, confirmPrompt, needsConfirmation, useConfirmation } from "./confirmation";
+import { stepName, type Notice, type QueueItem } from "./types";
+import { useQueueSuggestionAccept } from "./useQueueSuggestionAccept";
 import { useUndoChord } from "./useUndo";
 
 export type QueueDialog = "reject" | "edit" | "help" | null;
 
+/** Why `a` cannot accept a queued suggestion, as its panel would say it (decisions.ts), or null. */
+function cannotAccept(item: QueueItem): string | null {
+  if (item.execution_status === "paused") return "Its session is paused: press Enter to open its panel, and resume it there (p).";
+  if (item.purpose === "correction") {
+    return "This step was rejected: it takes a correction, a manual result or a skip. Press Enter to open its panel.";
+  }
+  return null;
+}
+
 const DONE: Record<ApprovalDecisionKind, string> = { approve: "Approved", reject: "Rejected", edit: "Edited and approved" };
 
 /**
- * The queue's decisions on the selected approval: a, r and e (approving takes a confirming key: confirmation.ts,
- * every approval is a checkpoint), the reject and edit dialogs, and taking back a held decision (z, Ctrl+Z).
+ * The queue's decisions on the selected row: on an approval a, r and e (approving takes a confirming key:
+ * confirmation.ts, every approval is a checkpoint), the reject and edit dialogs, and taking back a held decision
+ * (z, Ctrl+Z); on a suggestion a accepts it as its panel would (a risky call takes the confirming key there too).
  */
 export function useQueueApprovalDecisions({
   selectedApproval,
+  selectedSuggestion = null,
   selectedKey,
   nothingToDecide,
   setNotice,
   selectApproval,
 }: {
   selectedApproval: Approval | null;
+  /** The selected suggestion, if a suggestion's row is selected. */
+  selectedSuggestion?: QueueItem | null;
   /** The selected row's key: moving the selection drops an armed approve. */
   selectedKey: string | undefined;
   /** The queue has no row at all. */
@@ -58,7 +72,8 @@ export function useQueueApprovalDecisions({
   };
 
   // approving takes a confirming key; moving the selection drops it
-  const confirmation = useConfirmation<"approve">();
+  const confirmation = useConfirmation<"approve" | "accept">();
+  const accept = useQueueSuggestionAccept(setNotice);
   useEffect(() => confirmation.cancel(), [selectedKey, confirmation.cancel]);
   // the armed button takes focus, so that Enter confirms even when another button had it
   const armedPrompt = confirmation.armed?.prompt;
@@ -68,15 +83,36 @@ export function useQueueApprovalDecisions({
 
   /** a / r / e: act on the selected approval; on a suggestion they say where its decisions are. */
   const act = (key: "a" | "r" | "e", viaButton = false) => {
-    if (decision.isPending) return;
+    if (decision.isPending || accept.isPending) return;
     // a click on the armed Approve button confirms it (a key press of a again does not)
     const confirmed = viaButton && key === "a" ? confirmation.take(selectedApproval?.approval_id) : null;
     confirmation.cancel();
+    if (!selectedApproval && selectedSuggestion && key === "a") {
+      const why = cannotAccept(selectedSuggestion);
+      if (why) {
+        setNotice({ tone: "info", text: why });
+        return;
+      }
+      // accepted as the panel would: a risky call (external, destructive, flagged by the policy) is confirmed first
+      if (needsConfirmation("accept", selectedSuggestion)) {
+        confirmation.arm({
+          action: "accept",
+          target: selectedSuggestion.suggestion_id,
+          prompt: confirmPrompt("accept", stepName(selectedSuggestion), selectedSuggestion),
+        });
+      } else {
+        setNotice(null);
+        accept.mutate(selectedSuggestion);
+      }
+      return;
+    }
     if (!selectedApproval) {
       setNotice({
         tone: "info",
         text: nothingToDecide ? "There is nothing to decide." :
-          "a, r and e decide approvals. Press Enter to open the selected suggestion's coaching panel and decide it there.",
+          selectedSuggestion
+            ? "On a suggestion, a accepts it; to reject, correct or do it by hand, press Enter to open its coaching panel."
+            : "a, r and e decide approvals. Press Enter to open the selected row.",
       });
       return;
     }
@@ -94,8 +130,12 @@ export function useQueueApprovalDecisions({
 
   /** Enter while an approve is armed: it is sent if it is still for the selected approval. */
   const confirmArmed = () => {
-    const armed = confirmation.take(selectedApproval?.approval_id);
-    if (armed && selectedApproval) send(selectedApproval, "approve");
+    const armed = confirmation.take(selectedApproval?.approval_id ?? selectedSuggestion?.suggestion_id);
+    if (armed?.action === "approve" && selectedApproval) send(selectedApproval, "approve");
+    else if (armed?.action === "accept" && selectedSuggestion && !accept.isPending) {
+      setNotice(null);
+      accept.mutate(selectedSuggestion);
+    }
   };
 
   const takeBack = () =>
@@ -111,6 +151,8 @@ export function useQueueApprovalDecisions({
   return {
     /** The decision on its way (`isPending`, the answer's `error`). */
     decision,
+    /** `a` on a suggestion: its accept on its way. */
+    accept,
     undo,
     confirmation,
     dialog,

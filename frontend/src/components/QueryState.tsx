@@ -18,12 +18,17 @@ export function ErrorNotice({
   error: unknown;
   onRetry?: () => void;
 }) {
-  const code = error instanceof ApiError ? error.code : undefined;
+  // the server's code, when it has one to show: never an "Error code:" line with nothing after it
+  const code = error instanceof ApiError && typeof error.code === "string" ? error.code.trim() : "";
   return (
     <div className="notice notice--error" role="alert">
       <p className="notice__title">{title}</p>
       <p>{errorMessage(error)}</p>
-      {code && code !== "network_error" ? <p className="notice__code">Error code: {code}</p> : null}
+      {code && code !== "network_error" ? (
+        <p className="notice__code">
+          Error code: <code>{code}</code>
+        </p>
+      ) : null}
       {onRetry ? (
         <button type="button" className="button button--secondary" onClick={onRetry}>
           Try again

@@ -1,4 +1,4 @@
-import type { ReactNode } from "react";
+import { useEffect, useState, type ReactNode } from "react";
 import { formatDateTime } from "../format";
 import { DialogButton } from "./DialogButton";
 import "../admin/admin.css"; // .token-once: the box's layout
@@ -41,15 +41,47 @@ export function SecretOnce({
       <input id={id} className="mono token-once__value" readOnly value={value} onFocus={(e) => e.target.select()} />
       {children}
       <div className="token-once__actions">
-        <button type="button" className="button button--secondary" onClick={() => void navigator.clipboard?.writeText(value)}>
-          {copyLabel}
-        </button>
+        <CopyButton text={value} label={copyLabel} />
         {actions}
         <button type="button" className="button button--secondary" onClick={onDone}>
           Done, hide it
         </button>
       </div>
     </div>
+  );
+}
+
+/**
+ * Puts `text` on the clipboard, and says so: "Copied" on the button (announced) for a few seconds, or why not (a
+ * browser without clipboard access: select the text and copy it).
+ */
+export function CopyButton({ text, label = "Copy" }: { text: string; label?: string }) {
+  const [state, setState] = useState<"idle" | "copied" | "failed">("idle");
+  useEffect(() => {
+    if (state === "idle") return;
+    const timer = window.setTimeout(() => setState("idle"), 4000);
+    return () => window.clearTimeout(timer);
+  }, [state]);
+  const copy = () => {
+    const clipboard = navigator.clipboard;
+    if (!clipboard) {
+      setState("failed");
+      return;
+    }
+    clipboard.writeText(text).then(
+      () => setState("copied"),
+      () => setState("failed"),
+    );
+  };
+  return (
+    <>
+      <button type="button" className="button button--secondary" onClick={copy}>
+        {state === "copied" ? `✓ Copied` : label}
+      </button>
+      <span className={state === "failed" ? "field__error" : "visually-hidden"} aria-live="polite">
+        {state === "copied" ? `${label}: copied to the clipboard.` : state === "failed" ? "Could not copy: select the text and copy it." : ""}
+      </span>
+    </>
   );
 }
 

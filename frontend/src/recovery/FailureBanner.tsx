@@ -6,7 +6,7 @@ import { Dialog } from "../components/Dialog";
 import { ErrorNotice } from "../components/QueryState";
 import { formatValue, isPlainObject } from "../format";
 import { retryStep } from "./api";
-import { RerunDialog, ResumeDialog, RetryDialog } from "./RecoveryDialogs";
+import { RerunDialog, ResumeDialog, RetryDialog, resumeChoices } from "./RecoveryDialogs";
 import "./recovery.css";
 
 type DialogName = "retry" | "resume" | "rerun" | "confirm" | null;
@@ -71,7 +71,7 @@ export function FailureBanner({
   const [dialog, setDialog] = useState<DialogName>(null);
   const step = failedStep(execution);
   const reason = failureReason(execution, step);
-  const notRun = execution.steps.filter((s) => s.status === "pending");
+  const choices = resumeChoices(execution);
   const canEdit = step !== null && (step.type === "action" || (step.type == null && !!step.tool));
   // a normal run skips the review the workflow is under: re-running one needs a lead, as starting one does
   const canRerun = execution.mode !== "normal" || isLead;
@@ -129,7 +129,7 @@ export function FailureBanner({
             Retry with changes…
           </button>
         ) : null}
-        {notRun.length > 0 ? (
+        {choices.length > 0 ? (
           <button type="button" className="button button--secondary" onClick={() => setDialog("resume")}>
             Resume from…
           </button>
@@ -186,7 +186,7 @@ export function FailureBanner({
         <ResumeDialog
           executionId={execution.execution_id}
           failed={step}
-          steps={notRun}
+          choices={choices}
           onDone={done}
           onClose={() => setDialog(null)}
         />

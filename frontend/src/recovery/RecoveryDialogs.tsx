@@ -4,7 +4,6 @@ import { useNavigate } from "react-router-dom";
 import { ApiError } from "../api/client";
 import type { Execution, ExecutionStep } from "../api/types";
 import { Dialog } from "../components/Dialog";
-import { StepSelect } from "../control/StepSelect";
 import { stepLabel } from "../control/types";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { isPlainObject } from "../format";
@@ -15,7 +14,11 @@ import "../coaching/coaching.css";
 // the correction editor (rjsf is large: its own chunk), the same form as a correction's and a step edit's
 const CorrectionEditor = lazy(() => import("../coaching/CorrectionEditor"));
 
-/** "Retry with changes": the failed step's params in the correction editor; the server's 422 lands on the field. */
+/**
+ * "Retry with changes": the failed step's params as written in the correction editor; the server's 422 lands on the
+ * field. A `{{ … }}` value is a template: the server renders it and checks what the step will run, so it is not
+ * judged here (a literal typed in its place is).
+ */
 export function RetryDialog({
   executionId,
   step,
@@ -60,28 +63,59 @@ export function RetryDialog({
           onCancel={onClose}
           submitLabel="Retry with these params"
           diffTitle="Changes from the step as written"
+          templates
         />
       </Suspense>
     </Dialog>
   );
 }
 
-/** "Resume from…": a step that has not run; the failed step (and what the chosen one waits for) is skipped. */
+/** A step that has not run, and whether "resume from" may choose it (the server's `resume_from`, and its reason). */
+export interface ResumeChoice {
+  step: ExecutionStep;
+  allowed: boolean;
+  reason: string | null;
+  skips: string[];
+}
+
+/**
+ * The steps "Resume from…" lists: each step that has not run, with the server's word on whether it may be chosen
+ * (`execution.resume_from`, the rules resume-from itself applies). A server that does not say: every one, and its
+ * refusal says why.
+ */
+export function resumeChoices(execution: Pick<Execution, "steps" | "resume_from">): ResumeChoice[] {
+  const notRun = execution.steps.filter((s) => s.status === "pending");
+  const options = execution.resume_from;
+  if (!Array.isArray(options)) return notRun.map((step) => ({ step, allowed: true, reason: null, skips: [] }));
+  const byId = new Map(notRun.map((s) => [s.step_id, s]));
+  return options.flatMap((o) => {
+    const step = byId.get(o.step_id);
+    return step ? [{ step, allowed: o.allowed, reason: o.reason ?? null, skips: o.skips ?? [] }] : [];
+  });
+}
+
+/**
+ * "Resume from…": a step that has not run; the failed step (and what the chosen one waits for) is skipped. Only the
+ * steps the server would take can be chosen; the others are listed greyed, each with the reason.
+ */
 export function ResumeDialog({
   executionId,
   failed,
-  steps,
+  choices,
   onDone,
   onClose,
 }: {
   executionId: string;
   failed: ExecutionStep | null;
-  /** The steps that have not run, in the definition's order. */
-  steps: ExecutionStep[];
+  /** The steps that have not run, in the definition's order, and whether each can be chosen. */
+  choices: ResumeChoice[];
   onDone: (message: string) => void;
   onClose: () => void;
 }) {
-  const [stepId, setStepId] = useState(steps[0]?.step_id ?? "");
+  const allowed = choices.filter((c) => c.allowed);
+  const refused = choices.filter((c) => !c.allowed);
+  const [stepId, setStepId] = useState(allowed[0]?.step.step_id ?? "");
+  const chosen = allowed.find((c) => c.step.step_id === stepId);
   const resume = useMutation({
     mutationFn: () => resumeFrom(executionId, stepId),
     onSuccess: (answer) =>
@@ -92,21 +126,49 @@ export function ResumeDialog({
   });
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    if (!resume.isPending && stepId) resume.mutate();
+    if (!resume.isPending && chosen) resume.mutate();
   };
   return (
     <Dialog title="Resume from a step" onClose={onClose} closeButton={false}>
       <form onSubmit={submit}>
         <div className="field">
           <label htmlFor="resume-step">Go on from step</label>
-          <StepSelect id="resume-step" steps={steps} value={stepId} onChange={setStepId} label={stepLabel} />
+          <select
+            id="resume-step"
+            value={stepId}
+            onChange={(e) => setStepId(e.target.value)}
+            aria-describedby={refused.length ? "resume-refused" : undefined}
+          >
+            {choices.map((c) => (
+              <option key={c.step.step_id} value={c.step.step_id} disabled={!c.allowed}>
+                {stepLabel(c.step)}
+                {c.allowed ? "" : " (cannot be chosen)"}
+              </option>
+            ))}
+          </select>
           <p className="field__hint">
             {failed ? `${stepLabel(failed)} is skipped` : "The failed step is skipped"}, and so are the steps the chosen one
             waits for that have not run. A step that reads the output of a skipped step is skipped too.
+            {chosen && chosen.skips.length ? ` This skips ${chosen.skips.join(", ")}.` : ""}
           </p>
+          {refused.length ? (
+            <div id="resume-refused" className="resume__refused">
+              <p className="muted">Cannot be chosen:</p>
+              <ul>
+                {refused.map((c) => (
+                  <li key={c.step.step_id} className="muted">
+                    <strong>{stepLabel(c.step)}</strong>: {c.reason ?? "the server refuses it"}
+                  </li>
+                ))}
+              </ul>
+            </div>
+          ) : null}
+          {!allowed.length ? (
+            <p className="field__error">✕ No step that has not run can be resumed from: retry the failed step, or re-run.</p>
+          ) : null}
         </div>
         {resume.isError ? <ErrorNotice title="The execution was not resumed" error={resume.error} /> : null}
-        <SubmitOrClose label="Resume" busyLabel="Resuming…" busy={resume.isPending} disabled={!stepId} onClose={onClose} />
+        <SubmitOrClose label="Resume" busyLabel="Resuming…" busy={resume.isPending} disabled={!chosen} onClose={onClose} />
       </form>
     </Dialog>
   );

@@ -1,6 +1,6 @@
 import { screen, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { Execution } from "../api/types";
 import { AsRole, errorResponse, jsonResponse, renderPage, stubFetch } from "../test/utils";
 import { ApiError } from "../api/client";
@@ -78,6 +78,37 @@ describe("FailureBanner", () => {
     expect(calls.find((c) => c.url === "/api/executions/ex-1/resume-from")?.body).toEqual({ step_id: "notify" });
   });
 
+  it("offers only the steps the server would resume from, the others greyed with the server's reason", async () => {
+    const user = userEvent.setup();
+    const { calls } = stubFetch(({ url }) =>
+      url.endsWith("/resume-from")
+        ? jsonResponse({ execution_id: "ex-1", status: "resumed", step_id: "audit", run: null, skipped: ["pay"] })
+        : jsonResponse({}),
+    );
+    const ex = failed();
+    ex.steps.push({ step_id: "audit", name: "Audit", status: "pending", output: null });
+    ex.resume_from = [
+      { step_id: "notify", allowed: false, skips: [], reason: "step 'notify' reads the output of step 'pay', which has no output to give: retry 'pay' instead" },
+      { step_id: "audit", allowed: true, reason: null, skips: ["pay"] },
+    ];
+    renderPage(
+      <AsRole role="operator">
+        <FailureBanner execution={ex} />
+      </AsRole>,
+      { route: "/", path: "/" },
+    );
+    await user.click(screen.getByRole("button", { name: "Resume from…" }));
+    const dialog = await screen.findByRole("dialog", { name: "Resume from a step" });
+    const select = within(dialog).getByRole("combobox", { name: "Go on from step" });
+    expect(select).toHaveValue("audit");
+    expect(within(dialog).getByRole("option", { name: "notify (cannot be chosen)" })).toBeDisabled();
+    expect(within(dialog).getByRole("option", { name: "Audit (audit)" })).toBeEnabled();
+    expect(select).toHaveAccessibleDescription(/notify: step 'notify' reads the output of step 'pay'/);
+    expect(dialog).toHaveTextContent("This skips pay.");
+    await user.click(within(dialog).getByRole("button", { name: /Resume/ }));
+    expect(calls.find((c) => c.url === "/api/executions/ex-1/resume-from")?.body).toEqual({ step_id: "audit" });
+  });
+
   it("re-runs with changed variables, and shows the server's 422 on the variable", async () => {
     const user = userEvent.setup();
     const { calls } = stubFetch(({ url }) =>
@@ -105,6 +136,44 @@ describe("FailureBanner", () => {
     await user.click(within(dialog).getByRole("button", { name: /Start the re-run/ }));
     expect(await within(dialog).findByText("✕ is too long")).toBeInTheDocument();
     expect(calls.find((c) => c.url.endsWith("/rerun"))?.body).toEqual({ variables: { total: 7, customer: "Ada" } });
+  });
+
+  it("retries with changes a step whose param is a template, leaving the template to the server", async () => {
+    const user = userEvent.setup();
+    const { calls } = stubFetch(({ url }) =>
+      url.endsWith("/retry")
+        ? jsonResponse({ execution_id: "ex-1", status: "resumed", step_id: "pay", run: 2, skipped: [] })
+        : jsonResponse({}),
+    );
+    const ex = failed();
+    ex.steps[1] = {
+      ...ex.steps[1],
+      definition: { params: { method: "GET", url: "{{ vars.base_url }}/healthz" } },
+      params_schema: {
+        type: "object",
+        properties: { method: { enum: ["GET", "POST"] }, url: { type: "string", pattern: "^[Hh][Tt][Tt][Pp][Ss]?://" } },
+        required: ["url"],
+      },
+    };
+    const done = vi.fn();
+    renderPage(
+      <AsRole role="operator">
+        <FailureBanner execution={ex} onMessage={done} />
+      </AsRole>,
+      { route: "/", path: "/" },
+    );
+    await user.click(screen.getByRole("button", { name: "Retry with changes…" }));
+    const dialog = await screen.findByRole("dialog", { name: "Retry step Pay (pay) with changes" });
+    const url = await within(dialog).findByLabelText(/^url/);
+    expect(url).toHaveValue("{{ vars.base_url }}/healthz");
+    expect(within(dialog).queryByText(/does not match pattern/)).not.toBeInTheDocument();
+    await user.keyboard("{Control>}{Enter}{/Control}");
+    expect(within(dialog).queryByText("Not sent: fix these first.")).not.toBeInTheDocument();
+    expect(calls.find((c) => c.url.endsWith("/retry"))?.body).toEqual({
+      step_id: "pay",
+      params: { method: "GET", url: "{{ vars.base_url }}/healthz" },
+    });
+    await vi.waitFor(() => expect(done).toHaveBeenCalledWith(expect.stringMatching(/^Retried pay with the changed params/)));
   });
 
   it("confirms a plain retry of a call that timed out before sending it", async () => {

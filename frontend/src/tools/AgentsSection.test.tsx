@@ -1,6 +1,6 @@
 import { screen, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { renderApp, stubSignedInFetch, testSession } from "../test/auth";
 import { errorResponse, jsonResponse, type RecordedCall } from "../test/utils";
 import type { AgentIdentity } from "./agents";
@@ -48,6 +48,43 @@ describe("AgentsSection", () => {
     expect(calls.find((c) => c.url === "/api/agents" && c.method === "POST")?.body).toEqual({ name: "codex", description: "" });
     await user.click(screen.getByRole("button", { name: "Done, hide it" }));
     expect(screen.queryByLabelText("The new agent's token")).toBeNull();
+  });
+
+  it("copies the token or the command shown, says Copied, and drops both once the agent is revoked", async () => {
+    let revoked = false;
+    const made = { ...ACTIVE, id: "ag-3", name: "codex" };
+    const { user } = await openTools((call) => {
+      if (call.url === "/api/agents" && call.method === "POST")
+        return jsonResponse({ ...made, token: "coach_agent_secret", mcp_path: "/mcp" }, 201);
+      if (call.url === "/api/agents/ag-3" && call.method === "DELETE") {
+        revoked = true;
+        return new Response(null, { status: 204 });
+      }
+      if (call.url === "/api/agents" && call.method === "GET")
+        return jsonResponse({ items: [ACTIVE, { ...made, active: !revoked, revoked_at: revoked ? "2026-11-27T12:00:00Z" : null }] });
+      return undefined;
+    });
+    const writeText = vi.fn(() => Promise.resolve());
+    Object.defineProperty(navigator, "clipboard", { value: { writeText }, configurable: true });
+    await user.type(await screen.findByLabelText("Agent name"), "codex");
+    await user.click(screen.getByRole("button", { name: "Create agent" }));
+    const box = await screen.findByRole("status", { name: /Copy its token now/ });
+    const command = within(box).getByText(/claude mcp add/).textContent ?? "";
+    expect(command).toContain("Bearer coach_agent_secret");
+
+    await user.click(within(box).getByRole("button", { name: "Copy command" }));
+    expect(writeText).toHaveBeenLastCalledWith(command);
+    expect(await within(box).findByRole("button", { name: "✓ Copied" })).toBeInTheDocument();
+    expect(box).toHaveTextContent("Copy command: copied to the clipboard.");
+    await user.click(within(box).getByRole("button", { name: "Copy token" }));
+    expect(writeText).toHaveBeenLastCalledWith("coach_agent_secret");
+
+    await user.click(screen.getByRole("button", { name: "Revoke agent codex" }));
+    await user.click(within(screen.getByRole("dialog")).getByRole("button", { name: "Revoke agent" }));
+    expect(await screen.findByText(/Agent “codex” was revoked: its token is refused/)).toBeInTheDocument();
+    expect(screen.queryByLabelText("The new agent's token")).toBeNull();
+    expect(screen.queryByText(/coach_agent_secret/)).toBeNull();
+    expect(screen.queryByText(/claude mcp add/)).toBeNull();
   });
 
   it("says why an agent was not created", async () => {

@@ -1,6 +1,6 @@
 import { useId, useState, type FormEvent } from "react";
 import { ListStatus, ListTable } from "../components/ListTable";
-import { CredentialCells, RevokeCell, SecretOnce } from "../components/SecretOnce";
+import { CopyButton, CredentialCells, RevokeCell, SecretOnce } from "../components/SecretOnce";
 import { ConfirmMutation } from "../dashboards/ConfirmDialog";
 import "../admin/admin.css"; // the shared form row and the token-shown-once box (Settings → API tokens)
 import { mcpUrl, useAgents, useCreateAgent, useRevokeAgent, type AgentIdentity, type CreatedAgent } from "./agents";
@@ -32,6 +32,13 @@ export function AgentsSection() {
     });
   };
   const items = agents.data?.items ?? [];
+  // the agent whose token is shown was revoked (here, or in another tab): its token and command are dropped
+  const madeRevoked =
+    made !== null &&
+    ((revoke.isSuccess && revoke.variables === made.id) || items.some((a) => a.id === made.id && !a.active));
+  const command = made
+    ? `claude mcp add --transport http coach ${mcpUrl(made.mcp_path)} --header "Authorization: Bearer ${made.token}"`
+    : "";
 
   return (
     <section aria-labelledby="agents-heading" className="agents">
@@ -59,12 +66,19 @@ export function AgentsSection() {
         <FailureNotice mutation={create} what="Not created" />
       </form>
 
-      {made ? (
+      {made && madeRevoked ? (
+        <p className="notice notice--info" role="status">
+          Agent “{made.name}” was revoked: its token is refused, so it is no longer shown.{" "}
+          <button type="button" className="button button--secondary button--small" onClick={() => setMade(null)}>
+            Dismiss
+          </button>
+        </p>
+      ) : made ? (
         <SecretOnce id="agent-token" label="The new agent's token" value={made.token} onDone={() => setMade(null)}
+          copyLabel="Copy token" actions={<CopyButton text={command} label="Copy command" />}
           title={<>Agent “{made.name}” created. Copy its token now: it is not shown again.</>}>
           <p className="muted">
-            Claude Code:{" "}
-            <code>{`claude mcp add --transport http coach ${mcpUrl(made.mcp_path)} --header "Authorization: Bearer ${made.token}"`}</code>
+            Claude Code: <code>{command}</code>
           </p>
         </SecretOnce>
       ) : null}

@@ -47,8 +47,8 @@ describe("definition source", () => {
   it("splits the server's errors into those it placed on a line and the rest", () => {
     const error = new ApiError(422, "validation_failed", "bad", { "steps[1].tool": ["unknown tool"], name: ["is required"] }, undefined, { "steps[1].tool": 10 });
     expect(serverProblems(error)).toEqual({ placed: [{ line: 10, message: "steps[1].tool: unknown tool" }], unplaced: [["name", "is required"]] });
-    const syntax = new ApiError(400, "bad_request", "malformed", { yaml: ["Invalid YAML body: …"] }, undefined, { yaml: 3 });
-    expect(serverProblems(syntax).placed).toEqual([{ line: 3, message: "Invalid YAML body: …" }]);
+    const syntax = new ApiError(400, "bad_request", "malformed", { yaml: ["YAML syntax error on line 3, column 1: …"] }, undefined, { yaml: 3 });
+    expect(serverProblems(syntax).placed).toEqual([{ line: 3, message: "YAML syntax error on line 3, column 1: …" }]);
   });
 });
 
