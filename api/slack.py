@@ -32,8 +32,8 @@ class SlackTestSchema(Schema):
     team = fields.String(allow_none=True, metadata={"description": "the Slack workspace the token belongs to"})
     bot_user = fields.String(allow_none=True, metadata={"description": "the bot user's name"})
     bot_user_id = fields.String(allow_none=True)
-    error = fields.String(metadata={"description": "Slack's error code (invalid_auth, network_error…), or "
-                                                   "not_configured, secret_unreadable"})
+    code = fields.String(metadata={"description": "Slack's error code (invalid_auth, network_error…), or "
+                                                  "not_configured, secret_unreadable"})
     failure = fields.String(metadata={"description": "what went wrong and what to do, in words"})
 
 

@@ -12,7 +12,7 @@ from api import control as control_api
 from api.base import unstorable_at
 from api.coaching import DecisionArgs, UndoArgs
 from api.context import operator, require, role, services, workspace_id
-from core.errors import BadRequest, CoachError, NotFound, ValidationFailed
+from core.errors import BadRequest, CoachError, Forbidden, NotFound, ValidationFailed
 from services.coaching import decisions, service as coaching, undo
 from services.db import retrying
 from services.executions import service as executions
@@ -94,7 +94,7 @@ def _accept(auth) -> bool:
             return False
         try:  # the same rule as HTTP requests: an asked-for workspace must be the user's
             picked = users.pick_workspace(db, user, auth.get("workspace"), session.get("workspace_id"), made_at)
-        except NotFound:
+        except (NotFound, Forbidden):
             return False
         if picked is None:
             return False

@@ -34,9 +34,9 @@ def test(db, settings: Settings, workspace_id: str) -> dict[str, Any]:
         stored = row is not None and bool(row.bot_token)
         config = service.config(session, settings, workspace_id) if stored else None
     if not stored:
-        return {"ok": False, "error": "not_configured", "failure": FIXES["not_configured"]}
+        return {"ok": False, "code": "not_configured", "failure": FIXES["not_configured"]}
     if config is None:
-        return {"ok": False, "error": "secret_unreadable", "failure": "the stored bot token cannot be decrypted "
+        return {"ok": False, "code": "secret_unreadable", "failure": "the stored bot token cannot be decrypted "
                 "(was COACH_SECRET_KEY changed?): enter it again"}
     try:
         answer = client.auth_test(settings, config)
@@ -45,7 +45,7 @@ def test(db, settings: Settings, workspace_id: str) -> dict[str, Any]:
             failure = f"Slack could not be reached: {exc}"
         else:
             failure = FIXES.get(exc.code) or f"Slack answered {exc.code}"
-        return {"ok": False, "error": exc.code, "failure": failure}
+        return {"ok": False, "code": exc.code, "failure": failure}
     return {"ok": True, "team": answer.get("team") or None, "bot_user": answer.get("user") or None,
             "bot_user_id": answer.get("user_id") or None}
 

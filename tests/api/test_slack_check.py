@@ -25,7 +25,7 @@ def settings(settings, slack):
 
 def test_test_asks_slack_whether_it_takes_the_bot_token_and_posts_nothing(app, api, services, slack):
     nothing = api.ok("POST", "/api/workspace/slack/test")
-    assert nothing["ok"] is False and nothing["error"] == "not_configured" and "Bot User OAuth Token" in nothing["failure"]
+    assert nothing["ok"] is False and nothing["code"] == "not_configured" and "Bot User OAuth Token" in nothing["failure"]
 
     api.ok("PUT", "/api/workspace/slack", {"bot_token": TOKEN, "signing_secret": SECRET})
     good = api.ok("POST", "/api/workspace/slack/test")
@@ -34,7 +34,7 @@ def test_test_asks_slack_whether_it_takes_the_bot_token_and_posts_nothing(app, a
 
     api.ok("PUT", "/api/workspace/slack", {"bot_token": BAD_TOKEN})
     bad = api.ok("POST", "/api/workspace/slack/test")
-    assert bad["ok"] is False and bad["error"] == "invalid_auth" and "copy the Bot User OAuth Token" in bad["failure"]
+    assert bad["ok"] is False and bad["code"] == "invalid_auth" and "copy the Bot User OAuth Token" in bad["failure"]
     assert slack.calls("chat.postMessage") == []
     operator = as_user(app, services, "operator@test.local", "operator")
     assert operator.call("POST", "/api/workspace/slack/test")[0] == 403
