@@ -25,7 +25,8 @@ def settings(settings, slack):
 
 def test_test_asks_slack_whether_it_takes_the_bot_token_and_posts_nothing(app, api, services, slack):
     nothing = api.ok("POST", "/api/workspace/slack/test")
-    assert nothing["ok"] is False and nothing["code"] == "not_configured" and "Bot User OAuth Token" in nothing["failure"]
+    assert nothing["ok"] is False and nothing["code"] == "not_configured"
+    assert "Bot User OAuth Token" in nothing["failure"]
 
     api.ok("PUT", "/api/workspace/slack", {"bot_token": TOKEN, "signing_secret": SECRET})
     good = api.ok("POST", "/api/workspace/slack/test")
