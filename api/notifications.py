@@ -39,6 +39,8 @@ class SettingsIn(Schema):
 
 class SettingsOut(SettingsIn):
     kinds_available = fields.List(Kind())
+    email_available = fields.Boolean(metadata={"description": "whether this server can send email at all "
+                                                              "(COACH_SMTP_HOST is set); false: nothing is mailed"})
 
 
 # a channel id (C…, or G… for a private one) or a #name as Slack allows it (lowercase, digits, - _ .; 80 at most)
@@ -164,14 +166,16 @@ class PushSubscriptionList(Schema):
 class Settings(MethodView):
     @blp.response(200, SettingsOut)
     def get(self):
-        with services().db.read() as session:
-            return prefs.get_prefs(session, user_id())
+        svc = services()
+        with svc.db.read() as session:
+            return {**prefs.get_prefs(session, user_id()), "email_available": bool(svc.settings.smtp_host)}
 
     @blp.arguments(SettingsIn)
     @blp.response(200, SettingsOut)
     def put(self, body):
-        with services().db.transaction() as session:
-            return prefs.put_prefs(session, user_id(), body)
+        svc = services()
+        with svc.db.transaction() as session:
+            return {**prefs.put_prefs(session, user_id(), body), "email_available": bool(svc.settings.smtp_host)}
 
 
 @blp.route("/routes")

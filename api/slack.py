@@ -9,12 +9,32 @@ from marshmallow import Schema, fields
 from api.base import Blueprint
 from api.context import operator, requires, services, user_id, workspace_id
 from api.schemas import one_of
-from services.slack import interactions, service as slack_settings
+from core import notifications as N
+from services.slack import check, interactions, service as slack_settings
 
 blp = Blueprint("slack", __name__, url_prefix="/api/workspace/slack",
                 description="This workspace's Slack app: reviews posted with Approve / Reject buttons")
 hook_blp = Blueprint("slack_interactions", __name__, url_prefix="/api/integrations/slack",
                      description="Slack's interactivity requests (signed by Slack; no Coach login)")
+
+
+class LastDeliverySchema(Schema):
+    status = one_of(N.STATUSES, metadata={"description": "pending (to be tried again), sending, sent or failed "
+                                                         "(given up)"})
+    error = fields.String(allow_none=True, metadata={"description": "Slack's error of the last attempt, e.g. "
+                                                                    "'Slack: invalid_auth'; null when it was sent"})
+    attempts = fields.Integer()
+    at = fields.DateTime(metadata={"description": "when it was sent, else when it was made"})
+
+
+class SlackTestSchema(Schema):
+    ok = fields.Boolean(required=True)
+    team = fields.String(allow_none=True, metadata={"description": "the Slack workspace the token belongs to"})
+    bot_user = fields.String(allow_none=True, metadata={"description": "the bot user's name"})
+    bot_user_id = fields.String(allow_none=True)
+    code = fields.String(metadata={"description": "Slack's error code (invalid_auth, network_error…), or "
+                                                  "not_configured, secret_unreadable"})
+    failure = fields.String(metadata={"description": "what went wrong and what to do, in words"})
 
 
 class SlackSettingsSchema(Schema):
@@ -26,6 +46,12 @@ class SlackSettingsSchema(Schema):
                                                                 "Interactivity, after this server's public origin"})
     updated_by = fields.String(allow_none=True)
     updated_at = fields.DateTime(allow_none=True)
+    interactivity_url = fields.String(metadata={"description": "the full Request URL to give Slack (the server's "
+                                                              "COACH_PUBLIC_URL and interactivity_path)"})
+    interactivity_unreachable = fields.String(allow_none=True, metadata={
+        "description": "why Slack cannot reach interactivity_url (a loopback, private or local address), else null"})
+    last_delivery = fields.Nested(LastDeliverySchema, allow_none=True, metadata={
+        "description": "the newest review message tried on Slack, with Slack's error when it failed; null: none yet"})
 
 
 class SlackSettingsArgs(Schema):
@@ -55,8 +81,10 @@ class SlackSettings(MethodView):
     @requires("admin")
     @blp.response(200, SlackSettingsSchema)
     def get(self):
-        with services().db.read() as session:
-            return slack_settings.view(session, workspace_id())
+        svc = services()
+        with svc.db.read() as session:
+            return {**slack_settings.view(session, workspace_id()), **check.interactivity(svc.settings, workspace_id()),
+                    "last_delivery": check.last_delivery(session, workspace_id())}
 
     @requires("admin")
     @blp.arguments(SlackSettingsArgs)
@@ -65,7 +93,9 @@ class SlackSettings(MethodView):
         """Set the bot token, signing secret and default channel (audited, never the secrets); 422 names the field."""
         svc = services()
         with svc.db.transaction() as session:
-            return slack_settings.save(session, svc.settings, workspace_id(), args, operator())
+            return {**slack_settings.save(session, svc.settings, workspace_id(), args, operator()),
+                    **check.interactivity(svc.settings, workspace_id()),
+                    "last_delivery": check.last_delivery(session, workspace_id())}
 
     @requires("admin")
     @blp.response(204)
@@ -73,6 +103,17 @@ class SlackSettings(MethodView):
         """Remove the workspace's Slack app (audited): nothing is posted, clicks are refused."""
         with services().db.transaction() as session:
             slack_settings.remove(session, workspace_id(), operator())
+
+
+@blp.route("/test")
+class SlackTest(MethodView):
+    @requires("admin")
+    @blp.response(200, SlackTestSchema)
+    def post(self):
+        """Ask Slack whether it takes the stored bot token (auth.test; nothing is posted): the team and bot user, or
+        Slack's error in words (`ok: false`, also when no token is stored)."""
+        svc = services()
+        return check.test(svc.db, svc.settings, workspace_id())
 
 
 @blp.route("/me")

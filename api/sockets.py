@@ -12,7 +12,7 @@ from api import control as control_api
 from api.base import unstorable_at
 from api.coaching import DecisionArgs, UndoArgs
 from api.context import operator, require, role, services, workspace_id
-from core.errors import BadRequest, CoachError, NotFound, ValidationFailed
+from core.errors import BadRequest, CoachError, Forbidden, NotFound, ValidationFailed
 from services.coaching import decisions, service as coaching, undo
 from services.db import retrying
 from services.executions import service as executions
@@ -35,10 +35,12 @@ _CONNECTIONS_LOCK = threading.Lock()
 
 
 def kick(user_id: str, *, workspace_id: str | None = None, token_hash: str | None = None,
-         cookie_only: bool = False, tokens_only: bool = False) -> int:
+         cookie_only: bool = False, tokens_only: bool = False, reason: str | None = None) -> int:
     """Disconnect at once this process's sockets of `user_id` that match (all of them when nothing else is
     given): in `workspace_id`, authenticated by the token `token_hash`, by a session cookie, or by any token. Call it after
-    the transaction that ended the credentials has committed. Returns how many were disconnected."""
+    the transaction that ended the credentials has committed. With a `reason` (`disabled`, `removed`), each socket is
+    first sent `access_ended {reason, workspace_id}`, so that an open page says why at once instead of
+    reconnecting. Returns how many were disconnected."""
     with _CONNECTIONS_LOCK:
         sids = [sid for sid, who in _CONNECTIONS.items() if who["user_id"] == user_id
                 and (workspace_id is None or who["workspace_id"] == workspace_id)
@@ -48,6 +50,10 @@ def kick(user_id: str, *, workspace_id: str | None = None, token_hash: str | Non
     socketio = current_app.extensions.get("socketio")
     for sid in sids:
         try:
+            if reason is not None:
+                with _CONNECTIONS_LOCK:
+                    where = (_CONNECTIONS.get(sid) or {}).get("workspace_id")
+                socketio.server.emit("access_ended", {"reason": reason, "workspace_id": where}, to=sid, namespace="/")
             socketio.server.disconnect(sid, namespace="/")
         except Exception:  # one that went away meanwhile
             log.debug("could not disconnect %s", sid, exc_info=True)
@@ -88,7 +94,7 @@ def _accept(auth) -> bool:
             return False
         try:  # the same rule as HTTP requests: an asked-for workspace must be the user's
             picked = users.pick_workspace(db, user, auth.get("workspace"), session.get("workspace_id"), made_at)
-        except NotFound:
+        except (NotFound, Forbidden):
             return False
         if picked is None:
             return False

@@ -139,7 +139,7 @@ class Member(MethodView):
             m = members.remove_member(session, workspace_id(), user_id)
             audit.record(session, workspace_id(), operator(), "member_remove", target_type="user",
                          target_id=user_id, before={"role": m.role})
-        sockets.kick(user_id, workspace_id=workspace_id())
+        sockets.kick(user_id, workspace_id=workspace_id(), reason="removed")
 
 
 @blp.route("/<user_id>/role")
@@ -164,7 +164,7 @@ def _set_disabled(member_id: str, disabled: bool) -> dict:
                      target_type="user", target_id=member_id, after={"disabled": disabled})
         view = _member_view(session, m)
     if disabled:
-        sockets.kick(member_id, workspace_id=workspace_id())
+        sockets.kick(member_id, workspace_id=workspace_id(), reason="disabled")
     return view
 
 

@@ -35,7 +35,18 @@ def off_loop(fn: Callable[..., T], *args: Any) -> T:
     if library == "gevent":
         import gevent
 
-        return gevent.get_hub().threadpool.apply(fn, args)
+        # the exception comes back as a value: raised inside the pool, gevent would also print its traceback to
+        # stderr as an error of the hub's, for an ordinary refusal (an invalid definition's 422) too
+        def caught() -> tuple[bool, Any]:
+            try:
+                return True, fn(*args)
+            except Exception as exc:  # noqa: BLE001  (re-raised in the caller's green thread below)
+                return False, exc
+
+        ok, value = gevent.get_hub().threadpool.apply(caught)
+        if not ok:
+            raise value
+        return value
     if library == "eventlet":
         from eventlet import tpool
 

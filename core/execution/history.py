@@ -143,7 +143,9 @@ def audit_events(rows: Iterable[dict]) -> list[dict]:
         elif action == "tool_call":
             run = after.get("run")
             again = " again after a restart (same key)" if row.get("result") == "repeated" else ""
-            out.append(event("run", at, f"Run {run} of {after.get('tool')} started{again}", step_id=step_id,
+            tool = after.get("tool")  # an agent step has none: the agent started calling tools
+            what = (f"Run {run} of {tool}" if tool and run else tool) if tool else "The agent"
+            out.append(event("run", at, f"{what} started{again}", step_id=step_id,
                              actor="system", run=run, idempotency_key=after.get("idempotency_key")))
         elif action == "retry":
             edited = after.get("edited")

@@ -50,6 +50,8 @@ def decide(session: Session, tools: ToolRegistry, workspace_id: str, approval_id
                  execution_id=ex.id if ex is not None else None, before={"status": A.PENDING, "params": params_before},
                  after={"decision": decision, "comment": body.get("comment"), "status": a.status,
                         "params": a.params, **({"agent": a.agent} if a.agent else {})}, result=decision)
+    if a.status not in A.FINAL:  # a vote short of the quorum: every open queue shows the progress at once
+        events.add("approval_decided", approvals.view(a), workspace=a.workspace_id)
     if ex is None:  # a gateway call's review: the held call (services/gateway) reads the decision from the row
         if a.status in A.FINAL:
             events.add("approval_decided", approvals.view(a), workspace=a.workspace_id)

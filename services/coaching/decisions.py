@@ -145,6 +145,10 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
     window_s = held.window(session, tools, sug, workspace_id, undo_window_s)
     # held: acts when the deadline scanner releases it (services.coaching.undo.release), unless taken back before
     held_until = held.hold(ex, sug, kind, operator, now, window_s) if window_s > 0 else None
+    # every panel on this run is told who decided what, before the next suggestion replaces this one
+    events.add("suggestion_decided", {"execution_id": ex.id, "suggestion_id": sug.id, "step_id": sug.step_id,
+                                      "decision": kind, "by": operator, "held_until": held_until},
+               execution=ex.id)
     if held_until is None:
         sug.status, sug.decided_at = "decided", now
         ex.gate = None

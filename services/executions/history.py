@@ -13,6 +13,7 @@ from services.approvals.models import Approval
 from services.audit.models import AuditEvent
 from services.coaching.models import Decision, Suggestion
 from services.executions import service as executions
+from services.triggers import starts
 from services.workflows.service import DefinitionCache
 
 # what the audit log adds to the rows of suggestions, decisions and approvals (those are read from their own tables)
@@ -48,6 +49,11 @@ def history(session: Session, definitions: DefinitionCache, workspace_id: str, e
                                                                AuditEvent.execution_id == ex.id,
                                                                AuditEvent.action.in_(AUDITED))
                                       .order_by(AuditEvent.seq).limit(MAX_EVENTS))]
+    trigger = starts.of_execution(session, ex.id)
+    if trigger is not None and trigger.get("name"):  # "Started by webhook 'shop'", not by webhook:<its id>
+        started_by = f"{trigger['kind']}:{trigger.get('hook_id') or trigger.get('schedule_id')}"
+        named = f"{trigger['kind']} {trigger['name']!r}"
+        audit = [{**row, "actor": named} if row["actor"] == started_by else row for row in audit]
     steps = []
     for sid in defn.step_ids:
         st = ex.steps.get(sid)

@@ -146,3 +146,8 @@ def post_ephemeral(settings: Settings, config: SlackConfig, channel: str, user: 
 def open_modal(settings: Settings, config: SlackConfig, trigger_id: str, view: dict[str, Any]) -> None:
     """views.open (the Reject comment's modal) while the click's trigger_id is valid (3 seconds)."""
     _call(web_client(settings, config).views_open, trigger_id=trigger_id, view=view)
+
+
+def auth_test(settings: Settings, config: SlackConfig) -> dict[str, Any]:
+    """auth.test: whether Slack takes the bot token, and whose it is ({team, team_id, user, user_id, bot_id})."""
+    return _call(web_client(settings, config).auth_test)

@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 from werkzeug.security import check_password_hash, generate_password_hash
 
-from core.errors import Conflict, NotFound, Unauthorized, ValidationFailed
+from core.errors import Conflict, Forbidden, NotFound, Unauthorized, ValidationFailed
 from services.offload import off_loop
 from services.policies.models import PolicySettings
 from services.users.models import Membership, User, Workspace
@@ -130,8 +130,21 @@ def pick_workspace(session: Session, user: User, asked: str | None, remembered: 
             if wanted in (ws.id, ws.slug):
                 return ws, role
         if strict:
+            disabled = _disabled_in(session, user, wanted)
+            if disabled is not None:  # a member an admin disabled there: say so (they know the workspace)
+                raise Forbidden(f"an admin disabled your access to {disabled.name}: ask an admin of it to enable "
+                                "you again", code="member_disabled",
+                                details={"workspace": {"id": disabled.id, "slug": disabled.slug,
+                                                       "name": disabled.name}})
             raise NotFound(f"workspace {wanted} not found")
     return choices[0] if choices else None
+
+
+def _disabled_in(session: Session, user: User, wanted: str) -> Workspace | None:
+    """The workspace `wanted` (id or slug) when the user is a member an admin disabled there, else None."""
+    return session.scalar(select(Workspace).join(Membership, Membership.workspace_id == Workspace.id)
+                          .where(Membership.user_id == user.id, Membership.disabled.is_(True),
+                                 (Workspace.id == wanted) | (Workspace.slug == wanted)))
 
 
 def role_in(session: Session, user: User, workspace_id: str) -> str | None:

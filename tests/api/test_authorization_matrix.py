@@ -162,6 +162,7 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("GET", "/api/workspace/slack"): "admin",
     ("PUT", "/api/workspace/slack"): "admin",
     ("DELETE", "/api/workspace/slack"): "admin",
+    ("POST", "/api/workspace/slack/test"): "admin",
     ("GET", "/api/workspace/slack/me"): "operator",
     ("PUT", "/api/workspace/slack/me"): "operator",
     ("POST", "/api/integrations/slack/<workspace_id>/interactions"): "signed",

@@ -34,7 +34,7 @@ def test_demo_history_makes_refund_review_auto_ready_with_a_learned_pack_and_fil
     # a payment waits for two leads' sign-off
     [approval] = api.ok("GET", "/api/approvals?status=pending")["items"]
     assert (approval["kind"], approval["quorum"], approval["separate_duties"]) == ("step", 2, True)
-    assert approval["message"] == "Pay 1840.0 to Acme Paper Ltd for INV-7731?"
+    assert approval["message"] == "Pay 1840 to Acme Paper Ltd for INV-7731?"
     # a rule per workflow where one makes sense; the large refund in the queue shows that it needs review
     rules = {r["name"]: r for r in api.ok("GET", "/api/policies")["items"]}
     assert set(rules) == {"Summaries stay in summaries/", "Large refunds are reviewed", "Only this server is checked",

@@ -232,6 +232,20 @@ def test_demo_invoice_intake_stops_for_a_human_on_a_large_batch(api):
     assert not (api.data_dir() / "summaries").exists()
 
 
+@pytest.mark.parametrize("answer,written", [(" OK ", True), ("no", False), ("", False)])
+def test_demo_invoice_intake_writes_a_large_batchs_summary_only_when_the_answer_is_ok(api, answer, written):
+    wf = _demo_workflow(api)
+    ex_id = api.start(wf["id"], {"large_batch_total": 1000})["execution_id"]
+    assert api.settle(ex_id)["status"] == "waiting_clarification"
+    api.ok("POST", f"/api/executions/{ex_id}/steps/confirm_large/answer", {"answer": answer})
+    ex = api.settle(ex_id)
+    summary = api.data_dir() / "summaries" / "invoices-summary.json"
+    assert summary.exists() is written
+    assert ex["status"] == ("completed" if written else "failed"), ex
+    if not written:
+        assert _steps(ex)["confirmed"]["status"] == "failed" and _steps(ex)["summary"]["status"] != "succeeded"
+
+
 def test_sql_query_reads_rows_from_a_configured_sqlite_file(settings, tmp_path):
     from api.app import create_app
     from tests.conftest import authed_client, Api

@@ -210,6 +210,7 @@ def test_a_destructive_review_opens_the_web_app_instead_of_deciding_from_the_ema
 
 def test_settings_are_per_person_and_nonsense_is_422(api, lead):
     got = lead.ok("GET", "/api/notifications/settings")
+    assert got["email_available"] is True  # COACH_SMTP_HOST is set here
     assert got["email"] is True and got["kinds"]["suggestion_waiting"] is False
     assert got["kinds"]["approval_requested"] is True
     code, body = lead.call("PUT", "/api/notifications/settings", {"quiet_start": "25:00", "quiet_end": "07:00"})

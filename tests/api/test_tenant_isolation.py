@@ -164,7 +164,10 @@ def test_an_admin_removes_disables_and_revokes_the_tokens_of_a_member_of_their_w
 
     status, member = home_admin("POST", f"/api/users/{victim_id}/disable")
     assert status == 200 and member["disabled"] is True
-    assert victim("GET", "/api/workflows", headers={"X-Coach-Workspace": "home"})[0] == 404
+    status, refused = victim("GET", "/api/workflows", headers={"X-Coach-Workspace": "home"})
+    assert (status, refused["error"]["code"]) == (403, "member_disabled"), refused  # said so, not "not found"
+    assert refused["error"]["message"].startswith("an admin disabled your access to ")
+    assert refused["error"]["details"]["workspace"]["slug"] == "home"
     assert in_evil("GET", "/api/workflows")[0] == 200  # another workspace: untouched
     assert home_admin("POST", f"/api/users/{victim_id}/enable")[1]["disabled"] is False
     assert victim("GET", "/api/workflows", headers={"X-Coach-Workspace": "home"})[0] == 200

@@ -70,6 +70,15 @@ def test_a_signed_delivery_starts_the_workflow_with_its_variables_audited_and_re
     assert api.ok("GET", f"/api/workflows/{wf['id']}/hooks")["items"][0]["last_used_at"]
 
 
+def test_a_triggered_runs_history_names_the_hook_not_its_id(app, api, hook):
+    status, body = send(app, hook, {"order_id": "A-2"})
+    assert status == 201, body
+    history = api.ok("GET", f"/api/executions/{api.settle(body['execution_id'])['execution_id']}/history")
+    started = [e for e in history["events"] if e["kind"] == "start"]
+    assert len(started) == 1 and started[0]["text"].startswith("Started by webhook 'shop' in "), started
+    assert hook["id"] not in json.dumps(history["events"])
+
+
 def test_a_repeated_delivery_id_answers_the_first_execution_and_starts_nothing(app, api, hook):
     status, first = send(app, hook, {"order_id": "A-1"}, delivery="same")
     assert status == 201

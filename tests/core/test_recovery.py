@@ -194,3 +194,13 @@ def test_a_rejection_is_told_with_its_reason_not_as_data():
     texts = [e["text"] for e in per_step[0]["events"]]
     assert "Rejected by op@x: wrong customer" in texts and "Rejected: wrong customer" in texts
     assert all("{" not in t for t in texts[1:])
+
+
+@pytest.mark.parametrize("after,text", [({"tool": "file.read", "run": 1}, "Run 1 of file.read started"),
+                                        ({"tool": None, "run": 0}, "The agent started"),
+                                        ({"tool": "echo", "run": None}, "echo started")])
+def test_a_run_is_told_without_a_run_0_or_a_tool_called_none(after, text):
+    rows = [{"action": "tool_call", "actor": "system", "created_at": "2026-01-01T00:00:01", "target_type": "step",
+             "target_id": "e1/x", "after": {"step_id": "x", "idempotency_key": "k", **after}, "result": "started"}]
+    assert [e["text"] for e in H.audit_events(rows)] == [text]
+

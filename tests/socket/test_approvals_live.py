@@ -57,6 +57,20 @@ def test_approval_requested_and_decided_reach_the_workspace_room(live_server, si
     assert expired["status"] == "expired"
 
 
+def test_a_vote_toward_a_quorum_reaches_the_workspace_room_with_the_approval_still_pending(live_server, sio_client):
+    dashboard = Recorder(sio_client(), WATCHED)
+    assert dashboard.call("join_workspace", {})["ok"] is True
+    wf = approval_workflow(live_server, quorum=2)
+    execution_id = start(live_server, wf)
+    requested = dashboard.wait("approval_requested", lambda a: a["execution_id"] == execution_id)
+    assert requested["quorum"] == 2 and requested["decisions"] == []
+    response = live_server.post(f"/api/approvals/{requested['approval_id']}", json={"decision": "approve"})
+    assert response.status_code == 200, response.text
+    voted = dashboard.wait("approval_decided", lambda a: a["approval_id"] == requested["approval_id"])
+    assert voted["status"] == "pending", voted
+    assert [(d["decision"], d["user"]) for d in voted["decisions"]] == [("approve", live_server.admin_email)]
+
+
 def test_a_deadline_due_while_the_server_was_down_fires_once_after_the_restart(live_server):
     wf = approval_workflow(live_server, timeout_s=1, on_timeout="reject")
     execution_id = start(live_server, wf)

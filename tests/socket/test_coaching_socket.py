@@ -316,6 +316,36 @@ def test_a_rest_decision_is_seen_live_and_a_second_decision_on_it_conflicts(live
     assert stats(live_server, execution_id) == expected_stats(suggestions_made=3, accepted=2)
 
 
+def test_a_colleagues_decision_is_told_with_who_and_what_before_the_next_suggestion(live_server, sio_client):
+    wf = create_workflow(live_server)
+    execution_id = start_coaching(live_server, wf["id"])
+    greet = wait_pending(live_server, execution_id, "greet")
+    watcher = sio_client()
+    seen: list[tuple[str, Any]] = []
+    arrived = threading.Condition()
+
+    def record(name):
+        def handle(data=None):
+            with arrived:
+                seen.append((name, data))
+                arrived.notify_all()
+        return handle
+    for name in ("suggestion_decided", "coaching_suggestion"):
+        watcher.on(name, record(name))
+    assert watcher.call("join_execution", {"execution_id": execution_id}, timeout=5)["ok"] is True
+
+    response = rest_decide(live_server, execution_id, greet["suggestion_id"], "accept")
+    assert response.status_code == 200, response.text
+    with arrived:
+        assert arrived.wait_for(lambda: any(n == "coaching_suggestion" and d["step_id"] == "write" for n, d in seen),
+                                timeout=WAIT), seen
+    order = [(n, d["step_id"]) for n, d in seen]
+    decided = [d for n, d in seen if n == "suggestion_decided"]
+    assert decided == [{"execution_id": execution_id, "suggestion_id": greet["suggestion_id"], "step_id": "greet",
+                        "decision": "accept", "by": live_server.admin_email, "held_until": None}], seen
+    assert order.index(("suggestion_decided", "greet")) < order.index(("coaching_suggestion", "write")), order
+
+
 def test_two_operators_racing_on_one_suggestion_get_one_ok_and_one_conflict(live_server, coach_client):
     wf = create_workflow(live_server)
     execution_id = start_coaching(live_server, wf["id"])

@@ -70,6 +70,16 @@ def test_a_workflow_created_over_http_runs_to_completed(live_server):
     assert [e["execution_id"] for e in listed["items"]] == [execution_id]
 
 
+def test_an_invalid_definition_is_an_ordinary_422_with_no_traceback_in_the_servers_log(live_server):
+    before = live_server.stderr_path.read_text()
+    refused = live_server.post("/api/workflows", json={"name": "typo", "steps": [{"id": "a", "tool": "ecko"}]})
+    assert refused.status_code == 422 and "unknown tool 'ecko'" in refused.text
+    # the next request is answered after the refusal was logged, if it was: anything printed is in the file by now
+    assert live_server.get("/healthz").status_code == 200
+    logged = live_server.stderr_path.read_text()[len(before):]
+    assert "Traceback" not in logged and "ValidationFailed" not in logged, logged
+
+
 def test_demo_service_check_calls_the_servers_own_healthz(live_server):
     definition = yaml.safe_load((REPO_ROOT / "demo" / "service_check.yaml").read_text(encoding="utf-8"))
     definition["variables"]["base_url"]["default"] = live_server.base_url

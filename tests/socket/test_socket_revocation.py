@@ -20,7 +20,8 @@ STEPS = {"name": "revocation", "steps": [
     {"id": "two", "type": "action", "tool": "echo", "params": {"n": 2}},
     {"id": "three", "type": "action", "tool": "echo", "params": {"n": 3}},
 ]}
-WATCHED = ("coaching_suggestion", "execution_update", "coaching_stats", "metrics_update", "workflow_level_changed")
+WATCHED = ("coaching_suggestion", "execution_update", "coaching_stats", "metrics_update", "workflow_level_changed",
+           "access_ended")
 PASSWORD = "member-password-1"
 
 
@@ -159,6 +160,23 @@ def test_disabling_a_member_or_revoking_their_tokens_disconnects_them(world, cli
     again.join(ex_id)
     assert world.server.request("DELETE", f"/api/users/{user_id}/tokens").status_code == 204
     again.assert_cut_off(world, ex_id, suggestion)
+
+
+def test_a_disabled_or_removed_member_is_told_why_before_their_socket_is_disconnected(world, clients):
+    workspace = world.server.get("/api/auth/me").json()["workspace_id"]
+    user_id, token = world.member()
+    watched = Watched(world, clients, auth={"token": token})
+    assert world.server.post(f"/api/users/{user_id}/disable").status_code == 200
+    assert watched.gone.wait(5), "the server did not disconnect the socket"
+    told = [data for _, name, data in watched.events if name == "access_ended"]
+    assert told == [{"reason": "disabled", "workspace_id": workspace}], watched.events
+    assert world.server.post(f"/api/users/{user_id}/enable").status_code == 200
+
+    again = Watched(world, clients, auth={"token": token})
+    assert world.server.request("DELETE", f"/api/users/{user_id}").status_code == 204
+    assert again.gone.wait(5), "the server did not disconnect the socket"
+    told = [data for _, name, data in again.events if name == "access_ended"]
+    assert told == [{"reason": "removed", "workspace_id": workspace}], again.events
 
 
 def test_a_role_change_is_seen_by_an_open_socket(world, clients):

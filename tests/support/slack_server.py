@@ -8,8 +8,8 @@
         slack.fail("chat.postMessage", "ratelimited", status=429, retry_after=3)
 
 It answers chat.postMessage, chat.update, chat.postEphemeral, conversations.open, conversations.history (the
-messages posted to the channel, newest first, their metadata with `include_all_metadata`) and views.open like Slack
-does (`{"ok": true, ...}`; a `#name` posted to is answered with its id from `channels`, an unknown one with
+messages posted to the channel, newest first, their metadata with `include_all_metadata`) views.open and auth.test like
+Slack does (`{"ok": true, ...}`; a `#name` posted to is answered with its id from `channels`, an unknown one with
 `channel_not_found`), and `invalid_auth` to a token other than the expected one. `sign(secret, body)` makes the
 headers Slack signs an interactivity request with; `click(...)` and `submission(...)` the payloads it sends.
 """
@@ -80,6 +80,9 @@ class ScriptedSlack:
             return 200, {}, {"ok": True, "channel": args.get("channel"), "ts": args.get("ts")}
         if method == "chat.postEphemeral":
             return 200, {}, {"ok": True, "message_ts": ts}
+        if method == "auth.test":
+            return 200, {}, {"ok": True, "url": "https://scripted.slack.test/", "team": "Scripted Team",
+                             "team_id": "T0SCRIPTED", "user": "coach", "user_id": "U0COACHBOT", "bot_id": "B0COACH"}
         if method == "views.open":
             return 200, {}, {"ok": True, "view": {"id": f"V{self._ts:08d}"}}
         return 200, {}, {"ok": False, "error": "unknown_method"}
