@@ -180,3 +180,48 @@ def test_another_workspace_sees_none_of_it_and_operators_are_refused(api, servic
                          ("GET", f"/api/workflows/{wf_id}/steps/refund/proposals"),
                          ("POST", "/api/policies/replay"), ("POST", "/api/gateway/tools/crm.refund/replay")]:
         assert operator.open(path, method=method, json={"when": "true"}).status_code == 403, path
+
+
+# -- a gateway tool's reviewed calls ---------------------------------------------------------------------------------
+
+@pytest.fixture
+def reviewed_writes(api, services):
+    """An agent's `coach.file.write` calls held for review (the workspace default asks for writes here) and
+    decided through the REST API: under summaries/ approved (one edited), elsewhere mostly rejected."""
+    from services.gateway import calls
+    from services.gateway.identities import Agent
+
+    api.ok("PUT", "/api/workspace/gateway", {"builtin_tools": ["file.write"]})
+    api.ok("PUT", "/api/policies/default", {"write": "require_review"})
+    made = api.ok("POST", "/api/agents", {"name": "writer"}, status=201)
+    agent = Agent(made["id"], "writer", services.default_workspace_id())
+    script = [("summaries/a.txt", "approve"), ("summaries/b.txt", "edit"), ("etc/passwd", "reject"),
+              ("summaries/c.txt", "approve"), ("etc/hosts", "reject"), ("tmp/x", "approve")]
+    done = []
+    for path, kind in script:
+        held = calls.begin(services, agent, "coach.file.write", {"path": path, "content": "x"}, None)
+        assert held.approval_id is not None, held
+        body = {"decision": kind, **({"params": {"path": path, "content": "y"}} if kind == "edit" else {})}
+        api.ok("POST", f"/api/approvals/{held.approval_id}", body)
+        done.append({"path": path, "decision": kind, "approval_id": held.approval_id, "call_id": held.held})
+    yield done[::-1]
+    api.ok("PUT", "/api/workspace/gateway", {"builtin_tools": []})
+
+
+def test_a_gateway_tool_replay_counts_its_reviews_and_links_the_bad_ones(api, reviewed_writes):
+    table = api.ok("POST", "/api/gateway/tools/coach.file.write/replay", {"when": "not params.path.startswith('tmp/')"})
+    assert table["calls"] == 6
+    assert table["unattended"] == {"calls": 5, "accepted": 2, "corrected": 1, "rejected": 2, "manual": 0,
+                                   "skipped": 0}
+    assert table["asked"]["calls"] == 1 and table["asked"]["accepted"] == 1
+    bad = [(w["approval_id"], w["call_id"]) for w in reviewed_writes if w["decision"] in ("edit", "reject")]
+    assert [(l["approval_id"], l["call_id"]) for l in table["links"]] == bad
+    # one identity's calls only; another identity has none
+    assert api.ok("POST", "/api/gateway/tools/coach.file.write/replay",
+                  {"when": "true", "identity": "writer"})["calls"] == 6
+    assert api.ok("POST", "/api/gateway/tools/coach.file.write/replay",
+                  {"when": "true", "identity": "other"})["calls"] == 0
+    # a rule that denies writes outside summaries/, replayed over the tool's calls
+    rule = {"name": "only summaries", "effect": "deny", "match": {"path_outside": "summaries/"}}
+    table = api.ok("POST", "/api/policies/replay", {"rule": rule, "tool": "coach.file.write"})
+    assert (table["matched"], table["denied"]["calls"], table["denied"]["rejected"]) == (3, 3, 2)
