@@ -1,0 +1,1 @@
+"""Proposed regions and counterfactual replays over a scope's decided calls (core/regions; issue 41)."""
