@@ -1,244 +1,180 @@
-"""Proposed regions learned from decisions and the counterfactual replay of a condition or a policy rule
-(core/regions; docs/autonomy.md "Proposals and replay")."""
+"""Regions of a tool scope (core.regions): checking what a lead writes, where a call falls, the mode it is gated by,
+and each condition version's evidence at its share of the scope's level."""
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
 
-from core import budget, templating
+from core.coaching import autonomy as A
+from core.coaching.counters import ACCEPT, REJECT
+from core.coaching.levels import LevelThresholds
 from core.errors import ValidationFailed
-from core.policy import Call, RuleSet, compile_rule
-from core.regions import proposals as P, replay as R
+from core.regions import evidence as E
+from core.regions import region as R
 
 
-def _refunds(n: int, seed: int = 7, cut: int = 200) -> list[tuple[dict, bool]]:
-    """Refund calls accepted 98% of the time at amount <= cut and 60% above, newest first."""
-    rng = random.Random(seed)
-    rows = []
-    for _ in range(n):
-        amount = rng.randint(1, 2 * cut)
-        rows.append(({"amount": amount, "currency": rng.choice(["GBP", "EUR"])},
-                     rng.random() < (0.98 if amount <= cut else 0.60)))
-    return rows
+def _region(id_, when, order=0, mode="coaching", identity=None):
+    return R.Region(id=id_, name=id_, when=when, order=order, mode=mode, identity=identity)
 
 
-def _holding(when: str, rows) -> int:
-    return sum(1 for params, _a in rows if templating.evaluate_condition(when, {"params": params}))
+# -- checking a region as written ------------------------------------------------------------------------------
+
+def test_a_good_region_is_checked_and_trimmed():
+    assert R.check_region({"name": " small ", "when": " params.amount <= 200 ", "order": 2}) == \
+        {"name": "small", "when": "params.amount <= 200", "order": 2}
 
 
-def test_a_history_accepted_98_percent_below_200_and_60_above_yields_a_threshold_near_200():
-    rows = _refunds(600)
-    found = P.propose(rows, subject="refunds")
-    auto = [p for p in found if p.suggested_mode == "auto" and p.params == ("amount",)]
-    assert auto, found
-    best = auto[0]
-    threshold = float(best.when.rsplit("<=", 1)[1])
-    assert best.when.startswith("params.amount <= ") and 185 <= threshold <= 215, best
-    assert best.lower_bound >= 0.85 and best.acceptance > 0.95
-    assert best.explanation == f"refunds with amount ≤ {int(threshold)}: {best.accepted} of {best.decisions} accepted"
-    # the figures are what the predicate, evaluated by the sandbox, holds for
-    assert _holding(best.when, rows) == best.decisions
-    low = [p for p in found if p.suggested_mode == "always_review" and p.params == ("amount",)]
-    assert low and low[0].when.startswith("params.amount > ") and low[0].upper_bound < 0.85
-    assert found.index(best) < found.index(low[0])  # auto candidates first
+@pytest.mark.parametrize("body, field, words", [
+    ({"name": "x", "when": "params.amount <="}, "when", "does not compile"),
+    ({"name": "x", "when": "vars.amount > 1"}, "when", "unknown name(s) vars"),
+    ({"name": "x", "when": "1 > 0"}, "when", "must read the call's params"),
+    ({"name": "x", "when": "params.a > 1 or " * 40 + "true"}, "when", "at most 500 characters"),
+    ({"name": "x", "when": ""}, "when", "non-empty"),
+    ({"name": "", "when": "params.a > 1"}, "name", "non-empty"),
+    ({"when": "params.a > 1"}, "name", "is required"),
+    ({"name": "x", "when": "params.a > 1", "mode": "auto"}, "mode", "promoted through"),
+    ({"name": "x", "when": "params.a > 1", "mode": "sometimes"}, "mode", "must be one of"),
+    ({"name": "x", "when": "params.a > 1", "order": True}, "order", "integer"),
+    ({"name": "x", "when": "params.a > 1", "identity": "bot"}, "identity", "unknown field"),
+])
+def test_a_bad_region_is_refused_naming_the_field_and_the_problem(body, field, words):
+    with pytest.raises(ValidationFailed) as caught:
+        R.check_region(body)
+    assert any(words in m for m in caught.value.details[field]), caught.value.details
 
 
-def test_a_categorical_param_gives_an_equality_and_its_complement():
-    rng = random.Random(3)
-    rows = []
-    for _ in range(300):
-        currency = rng.choice(["GBP", "EUR", "USD", "JPY"])
-        rows.append(({"currency": currency}, rng.random() < (0.995 if currency == "GBP" else 0.4)))
-    found = {p.when: p for p in P.propose(rows)}
-    assert found["params.currency == 'GBP'"].suggested_mode == "auto"
-    assert found["params.currency != 'GBP'"].suggested_mode == "always_review"
-    assert _holding("params.currency == 'GBP'", rows) == found["params.currency == 'GBP'"].decisions
+def test_a_patch_checks_only_what_it_gives_and_a_gateway_region_may_name_an_identity():
+    assert R.check_region({"order": 5}, partial=True) == {"order": 5}
+    assert R.check_region({"name": "bot", "when": "identity == 'bot'", "identity": "bot"}, gateway=True)["identity"] \
+        == "bot"
 
 
-def test_two_accepted_categories_give_an_in_list():
-    rng = random.Random(5)
-    rows = [({"method": m}, rng.random() < (0.995 if m in ("GET", "HEAD") else 0.3))
-            for m in (rng.choice(["GET", "HEAD", "POST", "DELETE"]) for _ in range(400))]
-    whens = [p.when for p in P.propose(rows)]
-    assert any(w in ("params.method in ['GET', 'HEAD']", "params.method in ['HEAD', 'GET']") for w in whens), whens
+def test_a_scope_holds_at_most_eight_regions():
+    R.check_count(R.MAX_REGIONS - 1)
+    with pytest.raises(ValidationFailed) as caught:
+        R.check_count(R.MAX_REGIONS)
+    assert "at most 8" in caught.value.details["(body)"][0]
 
 
-def test_a_path_prefix_is_proposed_over_the_list_of_paths_it_covers():
-    rng = random.Random(11)
-    paths = ["summaries/a.txt", "summaries/2026/b.md", "etc/passwd", "tmp/x"]
-    rows = [({"path": p}, rng.random() < (0.995 if p.startswith("summaries/") else 0.3))
-            for p in (rng.choice(paths) for _ in range(300))]
-    found = {p.when: p for p in P.propose(rows, subject="file writes")}
-    prefix = found["params.path.startswith('summaries/')"]
-    assert prefix.suggested_mode == "auto"
-    assert prefix.explanation.startswith("file writes with path starting with 'summaries/': ")
-    assert found["not params.path.startswith('summaries/')"].suggested_mode == "always_review"
+# -- where a call falls ----------------------------------------------------------------------------------------
+
+def test_a_call_falls_in_the_first_region_by_order_whose_condition_holds():
+    regions = [_region("big", "params.amount > 1000", order=2), _region("small", "params.amount <= 200", order=1),
+               _region("any", "params.amount > 0", order=3)]
+    assert R.region_for(regions, {"amount": 40}).region.id == "small"
+    assert R.region_for(regions, {"amount": 4000}).region.id == "big"
+    assert R.region_for(regions, {"amount": 500}).region.id == "any"
+    regions = [r for r in regions if r.id != "any"]
+    assert R.region_for(regions, {"amount": 500}) == R.NO_REGION
+    assert R.region_for([], {"amount": 5}) == R.NO_REGION
+    # equal orders: the older region (ids sort by creation) first
+    tie = [_region("b", "params.amount > 0"), _region("a", "params.amount > 0")]
+    assert R.region_for(tie, {"amount": 1}).region.id == "a"
 
 
-def test_a_conjunction_of_two_params_when_neither_alone_separates():
-    rng = random.Random(13)
-    rows = []
-    for _ in range(800):
-        amount, currency = rng.randint(1, 400), rng.choice(["GBP", "EUR"])
-        good = currency == "GBP" and amount <= 200
-        rows.append(({"amount": amount, "currency": currency}, rng.random() < (0.995 if good else 0.5)))
-    conjunctions = [p for p in P.propose(rows) if len(p.params) == 2 and p.suggested_mode == "auto"]
-    assert conjunctions, P.propose(rows)
-    when = conjunctions[0].when
-    assert "params.currency == 'GBP'" in when and "params.amount <= " in when and " and " in when
-    assert _holding(when, rows) == conjunctions[0].decisions
+def test_a_region_for_one_identity_holds_only_for_its_calls():
+    regions = [_region("bot", "params.path.startswith('summaries/')", identity="bot")]
+    assert R.region_for(regions, {"path": "summaries/a"}, identity="bot").region.id == "bot"
+    assert R.region_for(regions, {"path": "summaries/a"}, identity="other") == R.NO_REGION
 
 
-def test_a_param_missing_from_some_calls_is_guarded_so_the_condition_never_fails():
-    rows = [({"amount": i} if i % 3 else {}, i <= 100) for i in range(1, 301)]
-    found = P.propose(rows)
-    assert found
-    for p in found:
-        assert "is number" in p.when or "is defined" in p.when or "is string" in p.when, p.when
-        assert _holding(p.when, rows) == p.decisions  # no UndefinedError on the calls without it
+def test_a_condition_that_fails_asks_and_no_later_region_lets_the_call_through():
+    regions = [_region("small", "params.amount <= 200", order=1), _region("all", "params is defined", order=2)]
+    found = R.region_for(regions, {"note": "no amount"})
+    assert found.region is None and "amount" in found.failed
+    assert R.effective_step_mode(A.AUTO, found) == A.ALWAYS_REVIEW
 
 
-def test_nothing_is_proposed_under_the_minimum_count_of_decisions():
-    rows = [({"amount": a}, a <= 50) for a in range(1, 101)]
-    assert P.propose(rows[:P.MIN_DECISIONS - 1]) == []
-    assert P.MIN_DECISIONS == 30
+def test_a_condition_over_its_budget_is_refused_not_a_hang():
+    slow = "params.a is defined and (range(100000) | map('string') | join | length) > 0"
+    found = R.region_for([_region(f"s{i}", slow, order=i) for i in range(8)], {"a": 1})
+    assert found.region is None and "budget" in found.failed
 
 
-def test_uniform_acceptance_gives_no_proposal():
-    rng = random.Random(2)
-    rows = [({"amount": rng.randint(1, 400), "currency": rng.choice(["GBP", "EUR"])}, rng.random() < 0.8)
-            for _ in range(500)]
-    assert P.propose(rows) == []
+@pytest.mark.parametrize("step_mode, region_mode, expected", [
+    (None, A.AUTO, A.AUTO),                       # a region promoted alone runs unattended in a coaching run
+    (A.AUTO, A.ALWAYS_REVIEW, A.ALWAYS_REVIEW),   # a pinned region is asked in a promoted step
+    (A.AUTO, A.COACHING, A.COACHING),             # a coaching region is asked in a coaching run of a promoted step
+    (A.ALWAYS_REVIEW, A.AUTO, A.ALWAYS_REVIEW),   # a pinned step stays pinned
+])
+def test_the_mode_a_call_is_gated_by_is_its_regions(step_mode, region_mode, expected):
+    match = R.Match(_region("r", "params.a > 1", mode=region_mode))
+    assert R.effective_step_mode(step_mode, match) == expected
+    assert R.effective_step_mode(step_mode, R.NO_REGION) == step_mode
+    assert match.to_ref() == {"id": "r", "name": "r"} and R.NO_REGION.to_ref() is None
 
 
-def test_only_the_latest_decisions_are_considered():
-    # the newest 1,000 are accepted below 200, the 4,000 older ones only below 50: the older ones are not read
-    newest = [({"amount": a}, a <= 200 or a % 3 == 0) for a in (1 + (i * 7) % 400 for i in range(P.MAX_DECISIONS))]
-    older = [({"amount": a}, a <= 50) for a in (1 + (i * 7) % 400 for i in range(4000))]
-    found = P.propose(newest + older)
-    assert found and all(p.decisions <= P.MAX_DECISIONS for p in found)
-    assert sum(p.decisions for p in found if p.suggested_mode == "auto") <= P.MAX_DECISIONS
-    best = next(p for p in found if p.suggested_mode == "auto")
-    assert 190 <= float(best.when.rsplit("<=", 1)[1]) <= 210, best
+def test_a_region_in_auto_runs_unattended_in_a_coaching_run_and_a_coaching_one_is_asked():
+    auto = R.effective_step_mode(None, R.Match(_region("r", "params.a > 1", mode=A.AUTO)))
+    assert A.review_for("coaching", "coaching", auto, lambda: False) is None
+    assert A.review_for("coaching", "coaching", auto, lambda: True) == A.SPOT_CHECK
+    coaching = R.effective_step_mode(None, R.Match(_region("r", "params.a > 1")))
+    assert A.review_for("coaching", "coaching", coaching, lambda: False) == A.DECISION
 
 
-def test_thresholds_tried_are_capped_for_many_distinct_values():
-    rows = [({"x": i / 7.0}, i < 600) for i in range(1000)]
-    cuts = list(P._numeric(rows, "x"))
-    assert len(cuts) <= P.MAX_CUTS + 1
+# -- evidence at a share of the level ---------------------------------------------------------------------------
+
+def test_the_shares_of_all_condition_versions_sum_to_at_most_the_scopes_alpha():
+    alpha = 0.05
+    assert E.alpha_share(alpha, 1) == pytest.approx(alpha * 6 / math.pi ** 2)
+    assert E.alpha_share(alpha, 2) == pytest.approx(E.alpha_share(alpha, 1) / 4)
+    assert sum(E.alpha_share(alpha, j) for j in range(1, 100_000)) <= alpha
+    with pytest.raises(ValueError):
+        E.alpha_share(alpha, 0)
 
 
-@pytest.mark.parametrize("accepted, n, low, high", [(212, 215, 0.9598, 0.9952), (0, 10, 0.0, 0.2775),
-                                                    (10, 10, 0.7225, 1.0), (28, 28, 0.8794, 1.0)])
-def test_the_wilson_interval(accepted, n, low, high):
-    got = P.wilson(accepted, n)
-    assert got == pytest.approx((low, high), abs=1e-4)
-    assert P.wilson(0, 0) == (0.0, 1.0)
+def test_a_region_needs_more_accepts_than_a_step_at_its_smaller_share_and_later_versions_more_still():
+    scope = LevelThresholds()
+
+    def accepts_to_ready(state):
+        for n in range(1, 500):
+            state.record_decision(ACCEPT, 100.0)
+            if state.assess().auto_ready:
+                return n
+        return None
+
+    from core.coaching.metrics import MetricsState
+    step, first, fifth = (accepts_to_ready(MetricsState()), accepts_to_ready(E.fresh_state(scope, 1)),
+                          accepts_to_ready(E.fresh_state(scope, 5)))
+    assert step == 28 and step < first < fifth
 
 
-# -- replay --------------------------------------------------------------------------------------------------------
-
-def _past(amount: int, decision: str, mode: str = "coaching", risk: str = "read", gateway: bool = False) -> R.Past:
-    return R.Past(Call("refund", {"amount": amount}, risk=risk), decision, mode, gateway=gateway,
-                  link={"suggestion_id": f"s{amount}", "path": f"/executions/e{amount}"})
-
-
-HISTORY = [_past(100, "accept"), _past(150, "correct"), _past(190, "reject"), _past(200, "skip"),
-           _past(250, "accept"), _past(300, "reject"), _past(350, "manual")]
-
-
-def test_a_condition_replay_counts_what_would_have_run_unattended_and_links_the_bad_ones():
-    table = R.replay_condition("params.amount <= 200", HISTORY, RuleSet([]))
-    assert table["calls"] == 7 and table["in_region"] == 4 and table["evidence"] is False
-    assert table["unattended"] == {"calls": 4, "accepted": 1, "corrected": 1, "rejected": 1, "manual": 0,
-                                   "skipped": 1}
-    assert table["asked"] == {"calls": 3, "accepted": 1, "corrected": 0, "rejected": 1, "manual": 1, "skipped": 0}
-    assert table["denied"]["calls"] == 0
-    assert [(l["suggestion_id"], l["decision"]) for l in table["links"]] == [("s150", "correct"), ("s190", "reject")]
+def test_the_region_snapshot_has_the_steps_figures_at_its_share():
+    scope = LevelThresholds()
+    state = E.fresh_state(scope, 1)
+    for _ in range(40):
+        state.record_decision(ACCEPT, 100.0)
+    snap = E.region_snapshot(state, 1, scope.auto_alpha)
+    assert snap["auto_ready"] and snap["decisions"] == 40 and snap["acceptance"] == 1.0
+    assert snap["threshold"] == round(1 / E.alpha_share(0.05, 1), 4) and snap["e_value"] >= snap["threshold"]
+    assert snap["decisions_needed"] == 0 and snap["alpha_share"] == E.alpha_share(0.05, 1)
 
 
-def test_a_policy_requiring_review_or_denying_wins_over_the_region():
-    big = {"name": "big", "effect": "require_review", "match": {"params": "params.amount > 180"}}
-    rules = RuleSet([compile_rule(big, rule_id="a" * 32),
-                     compile_rule({"name": "no", "effect": "deny", "match": {"params": "params.amount == 100"}},
-                                  rule_id="b" * 32)])
-    table = R.replay_condition("params.amount <= 200", HISTORY, rules)
-    assert (table["unattended"]["calls"], table["denied"]["calls"], table["asked"]["calls"]) == (1, 1, 5)
-    # a destructive tool is reviewed by the workspace default: never unattended in a workflow's step
-    destructive = [_past(100, "accept", risk="destructive")]
-    assert R.replay_condition("true", destructive, RuleSet([]))["asked"]["calls"] == 1
-    # a gateway call held by the default follows the region; one held by a rule does not
-    held = [_past(amount, "accept", risk="destructive", gateway=True) for amount in (100, 190)]
-    table = R.replay_condition("true", held, rules)
-    assert (table["unattended"]["calls"], table["denied"]["calls"], table["asked"]["calls"]) == (0, 1, 1)
-    assert R.replay_condition("true", held, RuleSet([]))["unattended"]["calls"] == 2
+def test_a_stored_region_state_is_held_to_its_versions_share_of_the_scopes_current_level():
+    scope = LevelThresholds(auto_alpha=0.1)
+    state = E.fresh_state(scope, 2)
+    state.record_decision(REJECT, 100.0)
+    again = E.region_state(state.to_dict(), LevelThresholds(auto_alpha=0.02), 2)
+    assert again.counters.rejected == 1 and again.thresholds.auto_alpha == pytest.approx(E.alpha_share(0.02, 2))
 
 
-def test_calls_outside_the_region_follow_the_scope_mode():
-    past = [_past(100, "accept", mode="auto"), _past(300, "reject", mode="auto")]
-    table = R.replay_condition("params.amount <= 200", past, RuleSet([]))
-    assert table["unattended"]["calls"] == 2 and len(table["links"]) == 1
-
-
-def test_a_condition_that_fails_on_a_call_does_not_hold_there():
-    past = [R.Past(Call("refund", {}, risk="read"), "accept"), _past(10, "accept")]
-    table = R.replay_condition("params.amount <= 200", past, RuleSet([]))
-    assert table["in_region"] == 1 and table["condition_failed"]["calls"] == 1
-    assert "amount" in table["condition_failed"]["first_error"]
-
-
-def test_the_replay_is_bounded_by_its_limit():
-    many = [_past(i, "accept") for i in range(3000)]
-    assert R.replay_condition("params.amount < 10", many, RuleSet([]), limit=20)["calls"] == 20
-    assert R.replay_condition("params.amount < 10", many, RuleSet([]), limit=10**6)["calls"] == R.MAX_CALLS
-
-
-@pytest.mark.parametrize("when, says", [("", "non-empty"), ("params.amount <=", "does not compile"),
-                                        ("secret > 1", "unknown name(s) secret"), (7, "non-empty"),
-                                        ("x" * 2001, "at most 2000")])
-def test_a_bad_condition_is_refused_naming_the_problem(when, says):
-    with pytest.raises(ValidationFailed) as failure:
-        R.replay_condition(when, HISTORY, RuleSet([]))
-    assert says in failure.value.details["when"][0]
-
-
-@pytest.mark.parametrize("when", ["'a' * 10**7 == 'b'",
-                                  "range(100000)" + "|map('string')|map('length')" * 6 + "|sum > 0"])
-def test_a_condition_beyond_the_budget_is_refused_not_run_to_its_end(when):
-    with pytest.raises(ValidationFailed) as failure:
-        R.replay_condition(when, HISTORY, RuleSet([]))
-    assert "exceeds the evaluation budget" in failure.value.details["when"][0]
-
-
-def test_a_cheap_condition_that_adds_up_over_the_history_is_refused():
-    before = budget.limits()
-    try:
-        budget.configure(time_s=60.0, max_ops=1_000_000)
-        costly = "range(90000)|map('string')|list|length > 0"  # ~90,000 operations a call: under a call's budget
-        with pytest.raises(ValidationFailed) as failure:
-            R.replay_condition(costly, [_past(i, "accept") for i in range(200)], RuleSet([]))
-        assert "replay's budget" in failure.value.details["when"][0]
-    finally:
-        budget.configure(time_s=before.time_s, max_ops=before.max_ops)
-
-
-def test_a_rule_replay_counts_what_the_rule_changes():
-    rule = compile_rule({"name": "deny big", "effect": "deny", "match": {"params": "params.amount > 200"}},
-                        rule_id=R.REPLAY_RULE_ID)
-    table = R.replay_rule(rule, HISTORY, RuleSet([]))
-    assert (table["matched"], table["changed"], table["denied"]["calls"]) == (3, 3, 3)
-    assert table["effects"] == {"allow": 4, "require_review": 0, "deny": 3}
-    assert table["denied"]["rejected"] == 1 and table["denied"]["manual"] == 1
-    # a more specific stored rule still wins over the rule being written
-    stored = compile_rule({"name": "ok", "effect": "allow", "scope": {"user": "ann@x"}, "match": {}}, rule_id="a" * 32)
-    past = [R.Past(Call("refund", {"amount": 500}, risk="read", user="ann@x"), "accept")]
-    assert R.replay_rule(rule, past, RuleSet([stored]))["matched"] == 0
-
-
-def test_a_rule_whose_predicate_exceeds_the_budget_is_refused():
-    rule = compile_rule({"name": "x", "effect": "deny", "match": {"params": "'a' * 10**7 == 'b'"}},
-                        rule_id=R.REPLAY_RULE_ID)
-    with pytest.raises(ValidationFailed) as failure:
-        R.replay_rule(rule, HISTORY, RuleSet([]))
-    assert "rule.match.params" in failure.value.details
+def test_regions_of_a_scope_at_085_are_rarely_ready_together():
+    """The shared level in a small seeded simulation: a scope whose 8 regions all have true acceptance 0.85 has
+    some region falsely ready within 300 decisions each in far fewer runs than 8 unshared tests would."""
+    rng = random.Random(7)
+    scope, runs, shared = LevelThresholds(), 60, 0
+    for _ in range(runs):
+        hit = False
+        for j in range(1, 9):
+            state = E.fresh_state(scope, j)
+            for _ in range(300):
+                state.record_decision(ACCEPT if rng.random() < 0.85 else REJECT, 100.0)
+                if state.assess().auto_ready:
+                    hit = True
+                    break
+            if hit:
+                break
+        shared += hit
+    assert shared / runs <= 0.10, shared
