@@ -2080,6 +2080,96 @@ export interface paths {
         };
         trace?: never;
     };
+    "/api/gateway/tools/{tool}/proposals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tool: string;
+            };
+            cookie?: never;
+        };
+        /** Regions Coach proposes for the gateway tool from its reviews, each with its replay */
+        get: {
+            parameters: {
+                query?: {
+                    identity?: string | null;
+                };
+                header?: never;
+                path: {
+                    tool: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ProposalList"];
+                    };
+                };
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/gateway/tools/{tool}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tool: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** What a region with this condition, in AUTO, would have done to the gateway tool's latest reviewed calls */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    tool: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["ToolReplayIn"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Replay"];
+                    };
+                };
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/hooks/{hook_id}": {
         parameters: {
             query?: never;
@@ -3570,6 +3660,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/policies/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** What the workspace's rules with this rule added would have done to a scope's latest decided calls */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PolicyReplayIn"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Replay"];
+                    };
+                };
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/policies/{policy_id}": {
         parameters: {
             query?: never;
@@ -4812,6 +4944,97 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/workflows/{workflow_id}/steps/{step_id}/proposals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workflow_id: string;
+                step_id: string;
+            };
+            cookie?: never;
+        };
+        /** Regions Coach proposes for the step from its decisions, each with its replay */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    workflow_id: string;
+                    step_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ProposalList"];
+                    };
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workflows/{workflow_id}/steps/{step_id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workflow_id: string;
+                step_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** What a region with this condition, in AUTO, would have done to the step's latest decided calls */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    workflow_id: string;
+                    step_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["ReplayIn"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Replay"];
+                    };
+                };
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/workflows/{workflow_id}/thresholds": {
         parameters: {
             query?: never;
@@ -5243,6 +5466,46 @@ export interface paths {
             };
         };
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspace/slack/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask Slack whether it takes the stored bot token (auth.test; nothing is posted): the team and bot user, or
+         *     Slack's error in words (`ok: false`, also when no token is stored).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SlackTest"];
+                    };
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -5836,6 +6099,10 @@ export interface components {
             status: "draft" | "approved" | "pending" | "running" | "paused" | "waiting_decision" | "waiting_clarification" | "waiting_correction" | "waiting_approval" | "resumed" | "completed" | "failed" | "cancelled";
             step_id: string | null;
         };
+        Failed: {
+            calls: number;
+            first_error?: string | null;
+        };
         Gate: {
             /** @description an agent step's own question or call */
             agent?: boolean;
@@ -6192,6 +6459,21 @@ export interface components {
             review_held?: boolean;
             run_failed?: boolean;
             suggestion_waiting?: boolean;
+        };
+        LastDelivery: {
+            /**
+             * Format: date-time
+             * @description when it was sent, else when it was made
+             */
+            at?: string;
+            attempts?: number;
+            /** @description Slack's error of the last attempt, e.g. 'Slack: invalid_auth'; null when it was sent */
+            error?: string | null;
+            /**
+             * @description pending (to be tried again), sending, sent or failed (given up)
+             * @enum {string}
+             */
+            status?: "pending" | "sending" | "sent" | "failed";
         };
         LastResume: {
             /** @description free-form */
@@ -6668,6 +6950,24 @@ export interface components {
             /** Format: date-time */
             updated_at?: string;
         };
+        PolicyReplayIn: {
+            /**
+             * @description the latest decided calls replayed (1-1000, default 500)
+             * @default 500
+             */
+            limit?: number;
+            /** @description a rule as POST /api/policies takes it */
+            rule: components["schemas"]["PolicyIn"];
+            /** @default null */
+            step_id?: string | null;
+            /**
+             * @description a gateway tool: its reviewed calls
+             * @default null
+             */
+            tool?: string | null;
+            /** @default null */
+            workflow_id?: string | null;
+        };
         PreviewOut: {
             cron?: string;
             description?: string;
@@ -6678,6 +6978,28 @@ export interface components {
             done: number;
             percent: number;
             total: number;
+        };
+        Proposal: {
+            acceptance: number;
+            accepted: number;
+            /** @description the share of the decisions it holds for */
+            coverage: number;
+            decisions: number;
+            explanation: string;
+            /** @description Wilson 95% lower bound of acceptance */
+            lower_bound: number;
+            params: string[];
+            replay: components["schemas"]["Replay"];
+            /** @enum {string} */
+            suggested_mode: "auto" | "always_review";
+            upper_bound: number;
+            /** @description the condition, a valid predicate */
+            when: string;
+        };
+        ProposalList: {
+            items: components["schemas"]["Proposal"][];
+            /** @description counted decisions needed before anything is proposed */
+            min_decisions?: number;
         };
         Provider: {
             /** @description whether an API key is stored (it is never returned) */
@@ -6877,6 +7199,59 @@ export interface components {
             /** @enum {string} */
             source?: "builtin" | "entry_point" | "mcp";
             trusted?: boolean | null;
+        };
+        Replay: {
+            /** @description would still have been asked */
+            asked: components["schemas"]["Tally"];
+            /** @description the past decided calls replayed, newest first */
+            calls: number;
+            /** @description a rule's replay: the calls whose effect it changes */
+            changed?: number;
+            /** @description calls the condition failed on (it does not hold there: fail closed) */
+            condition_failed?: components["schemas"]["Failed"];
+            denied: components["schemas"]["Tally"];
+            effects?: {
+                [key: string]: number;
+            };
+            /** @description always false: a replay is never promotion evidence */
+            evidence: boolean;
+            /** @description a condition's replay: the calls it holds for */
+            in_region?: number;
+            limit: number;
+            /** @description the unattended calls reviewers corrected or rejected (at most 200) */
+            links: components["schemas"]["ReplayLink"][];
+            links_left_off: number;
+            /** @description a rule's replay: the calls the rule decides */
+            matched?: number;
+            /** @description calls the rule failed on (taken as require_review: fail closed) */
+            rule_failed?: components["schemas"]["Failed"];
+            /** @description would have run without a person; the reviewers' actual decisions on them */
+            unattended: components["schemas"]["Tally"];
+        };
+        ReplayIn: {
+            /**
+             * @description the latest decided calls replayed (1-1000, default 500)
+             * @default 500
+             */
+            limit?: number;
+            /** @description a condition in the policy predicate language (docs/policies.md Predicates) over `params`, `tool`, `agent` ..., e.g. `params.amount <= 200` */
+            when: string;
+        };
+        ReplayLink: {
+            agent?: string | null;
+            /** @description a gateway call's review */
+            approval_id?: string;
+            /** @description the held gateway call */
+            call_id?: string | null;
+            created_at?: string;
+            /** @enum {string} */
+            decision: "correct" | "reject";
+            decision_id?: string;
+            execution_id?: string;
+            /** @description the web app's page of the call (`/executions/<id>`; null for a gateway call) */
+            path?: string | null;
+            step_id?: string;
+            suggestion_id?: string;
         };
         Rerun: {
             /** @description the new execution */
@@ -7169,6 +7544,8 @@ export interface components {
         SettingsOut: {
             /** @default true */
             email?: boolean;
+            /** @description whether this server can send email at all (COACH_SMTP_HOST is set); false: nothing is mailed */
+            email_available?: boolean;
             /** @description email on/off per event kind */
             kinds?: components["schemas"]["KindSwitches"];
             kinds_available?: ("approval_requested" | "review_held" | "suggestion_waiting" | "clarification_asked" | "deadline_near" | "demotion" | "run_failed" | "escalation")[];
@@ -7193,6 +7570,12 @@ export interface components {
             default_channel?: string | null;
             /** @description the path to give Slack as the Request URL of Interactivity, after this server's public origin */
             interactivity_path?: string;
+            /** @description why Slack cannot reach interactivity_url (a loopback, private or local address), else null */
+            interactivity_unreachable?: string | null;
+            /** @description the full Request URL to give Slack (the server's COACH_PUBLIC_URL and interactivity_path) */
+            interactivity_url?: string;
+            /** @description the newest review message tried on Slack, with Slack's error when it failed; null: none yet */
+            last_delivery?: components["schemas"]["LastDelivery"] | null;
             /** @description whether a signing secret is stored (never returned) */
             signing_secret_set?: boolean;
             /** Format: date-time */
@@ -7215,6 +7598,18 @@ export interface components {
              * @default null
              */
             signing_secret?: string | null;
+        };
+        SlackTest: {
+            /** @description the bot user's name */
+            bot_user?: string | null;
+            bot_user_id?: string | null;
+            /** @description Slack's error code (invalid_auth, network_error…), or not_configured, secret_unreadable */
+            code?: string;
+            /** @description what went wrong and what to do, in words */
+            failure?: string;
+            ok: boolean;
+            /** @description the Slack workspace the token belongs to */
+            team?: string | null;
         };
         SlackUser: {
             /**
@@ -7457,6 +7852,14 @@ export interface components {
             workflow_id: string;
             workflow_version?: number;
         };
+        Tally: {
+            accepted: number;
+            calls: number;
+            corrected: number;
+            manual: number;
+            rejected: number;
+            skipped: number;
+        };
         Template: {
             description?: string;
             id?: string;
@@ -7569,6 +7972,20 @@ export interface components {
             previous_mode?: "coaching" | "auto" | "always_review";
             spot_check_rate?: number | null;
             tool?: string;
+        };
+        ToolReplayIn: {
+            /**
+             * @description only this agent identity's calls (its name)
+             * @default null
+             */
+            identity?: string | null;
+            /**
+             * @description the latest decided calls replayed (1-1000, default 500)
+             * @default 500
+             */
+            limit?: number;
+            /** @description a condition in the policy predicate language (docs/policies.md Predicates) over `params`, `tool`, `agent` ..., e.g. `params.amount <= 200` */
+            when: string;
         };
         ToolServerIn: {
             /** @description http: sent as Authorization: Bearer …; stored encrypted */
