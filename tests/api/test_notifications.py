@@ -308,3 +308,22 @@ def test_the_html_alternative_escapes_what_people_wrote_and_makes_only_links_but
     assert "&amp; co" in made and "line one<br>line two" in made
     assert '<a href="https://coach.test/act/a?x=1&amp;y=2" style="' in made and ">Approve</a>" in made
     assert made.count("<a ") == 1 and "<p>Ratio: 3:1 not a link</p>" in made
+
+
+def test_a_routes_users_must_be_members_of_the_workspace(app, api, lead, services):
+    """Issue 40, item 4: a typo or another workspace's member is a 422 naming them (the route would mail nobody)."""
+    make_user(services, "elsewhere@other.test", "lead", workspace_slug="other")
+    body = {"name": "payments", "events": ["approval_requested"],
+            "users": ["lead@test.local", "led@test.local", "elsewhere@other.test"], "escalate_users": ["nobody@x.test"]}
+    status, answer = api.call("POST", "/api/notifications/routes", body)
+    assert status == 422, answer
+    details = answer["error"]["details"]
+    assert "led@test.local" in details["users"][0] and "elsewhere@other.test" in details["users"][0]
+    assert "lead@test.local" not in details["users"][0]
+    assert "nobody@x.test" in details["escalate_users"][0]
+    assert api.ok("GET", "/api/notifications/routes")["items"] == []
+    # members by email (any case) or by user id are accepted
+    lead_id = lead.ok("GET", "/api/auth/me")["user"]["id"]
+    route = api.ok("POST", "/api/notifications/routes", {**body, "users": ["Lead@Test.local", lead_id],
+                                                          "escalate_users": []}, status=201)
+    assert route["users"] == ["Lead@Test.local", lead_id]
