@@ -327,3 +327,47 @@ def test_a_routes_users_must_be_members_of_the_workspace(app, api, lead, service
     route = api.ok("POST", "/api/notifications/routes", {**body, "users": ["Lead@Test.local", lead_id],
                                                           "escalate_users": []}, status=201)
     assert route["users"] == ["Lead@Test.local", lead_id]
+
+
+def test_your_own_webhook_secret_signs_the_deliveries_and_a_bad_one_is_422(api, services, receiver):
+    """Issue 40, item 1: docs/notifications.md says you may send your own `secret`."""
+    url = f"http://127.0.0.1:{receiver.server_address[1]}/hook"
+    mine = "my-own-shared-secret-0123456789"
+    made = api.ok("POST", "/api/notifications/webhooks", {"url": url, "events": ["approval_requested"],
+                                                          "secret": mine}, status=201)
+    assert made["secret"] == mine
+    waiting_approval(api)
+    sender.deliver_due(services)
+    headers, body = receiver.requests[0]
+    assert N.verify_signature(mine, body, headers["x-coach-signature"])
+    assert "secret" not in api.ok("GET", "/api/notifications/webhooks")["items"][0]
+    for bad in ("", "short", "x" * 257, "has a space in it 0123456789", 12345678901234567):
+        status, answer = api.call("POST", "/api/notifications/webhooks", {"url": url, "secret": bad})
+        assert status == 422 and "secret" in answer["error"]["details"], (bad, answer)
+    assert len(api.ok("GET", "/api/notifications/webhooks")["items"]) == 1
+
+
+def test_an_endpoint_whose_secret_cannot_be_read_fails_alone_and_the_other_rows_go_out(api, services, receiver):
+    """Issue 40, item 3: after a COACH_SECRET_KEY change one endpoint's secret cannot be unsealed; that row fails with
+    its reason (the endpoint shows failing), and the rows claimed in the same round are sent."""
+    from services.notifications.models import WebhookEndpoint
+    from services.toolservers.secrets import Secrets
+    from services.notifications.webhooks import PURPOSE
+
+    url = f"http://127.0.0.1:{receiver.server_address[1]}/hook"
+    old = api.ok("POST", "/api/notifications/webhooks", {"name": "old", "url": url + "/old",
+                                                         "events": ["approval_requested"]}, status=201)
+    api.ok("POST", "/api/notifications/webhooks", {"name": "new", "url": url + "/new",
+                                                   "events": ["approval_requested"]}, status=201)
+    with services.db.transaction() as session:  # sealed under another server key, as before a key change
+        session.get(WebhookEndpoint, old["id"]).secret = Secrets("a-key-this-server-no-longer-has",
+                                                                   PURPOSE).seal({"secret": "s" * 32})
+    waiting_approval(api)
+    counts = sender.deliver_due(services)
+    assert len(receiver.requests) == 1 and counts.get("pending") == 1 and counts.get(N.SENT, 0) >= 1, counts
+    endpoints = {e["name"]: e for e in api.ok("GET", "/api/notifications/webhooks")["items"]}
+    failed = endpoints["old"]
+    assert failed["failing"] is True and "COACH_SECRET_KEY" in failed["last_error"], failed
+    assert failed["deliveries"][0]["status"] == "pending" and failed["deliveries"][0]["attempts"] == 1
+    assert "COACH_SECRET_KEY" in failed["deliveries"][0]["last_error"]
+    assert endpoints["new"]["failing"] is False and endpoints["new"]["deliveries"][0]["status"] == "sent"
