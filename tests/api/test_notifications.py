@@ -371,3 +371,17 @@ def test_an_endpoint_whose_secret_cannot_be_read_fails_alone_and_the_other_rows_
     assert failed["deliveries"][0]["status"] == "pending" and failed["deliveries"][0]["attempts"] == 1
     assert "COACH_SECRET_KEY" in failed["deliveries"][0]["last_error"]
     assert endpoints["new"]["failing"] is False and endpoints["new"]["deliveries"][0]["status"] == "sent"
+
+
+def test_under_separate_duties_the_starter_is_not_asked_to_approve(api, lead, services, inbox):
+    """Issue 40, item 2: the admin who started the run may not decide it, so gets no approval email (whose links would
+    answer 409), neither by role nor through a route naming them; the lead does."""
+    api.ok("POST", "/api/notifications/routes", {"name": "both", "events": ["approval_requested"],
+                                                 "users": ["admin@test.local", "lead@test.local"]}, status=201)
+    wf = api.workflow([{"id": "sign_off", "type": "approval", "message": "Pay 42?", "separate_duties": True},
+                       {"id": "after", "tool": "echo", "params": {"paid": True}}])
+    ex = api.settle(api.start(wf["id"])["execution_id"])
+    assert ex["status"] == "waiting_approval", ex
+    sender.deliver_due(services)
+    assert len(inbox.to("lead@test.local")) == 1
+    assert inbox.to("admin@test.local") == []
