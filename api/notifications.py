@@ -83,6 +83,9 @@ class EndpointIn(Schema):
                                                                                          require_tld=False)])
     events = fields.List(Kind(), load_default=list)
     enabled = StrictBoolean(load_default=True)
+    secret = fields.String(load_only=True, validate=[validate.Length(min=16, max=256), validate.Regexp(
+        r"^[\x21-\x7e]+$", error="printable ASCII without spaces")], metadata={
+        "description": "your own signing secret (16-256 printable characters); left out: Coach makes one"})
 
 
 class EndpointUpdate(Schema):

@@ -58,6 +58,12 @@ class Facts:
     tool: str | None = None
     approvers: dict[str, list[str]] = field(default_factory=dict)  # {roles, users}: an approval's
     started_by: str | None = None  # user id
+    separate_duties: bool = False  # an approval its run's starter may not decide: they are not asked to
+
+
+def may_decide(facts: Facts, user_id: str) -> bool:
+    """Whether the person is someone an approval's ask goes to at all: under separate_duties not its starter."""
+    return not (facts.separate_duties and facts.started_by is not None and user_id == facts.started_by)
 
 
 @dataclass(frozen=True)
@@ -78,8 +84,8 @@ def default_recipients(facts: Facts, members: Iterable[Member]) -> list[str]:
     if facts.kind in (APPROVAL_REQUESTED, REVIEW_HELD, DEADLINE_NEAR):
         roles = facts.approvers.get("roles") or (["lead"] if not facts.approvers.get("users") else [])
         named = {u.lower() for u in facts.approvers.get("users", [])}
-        return [m.user_id for m in members if m.email.lower() in named or m.user_id.lower() in named
-                or any(_rank(m.role) >= _rank(r) for r in roles)]
+        return [m.user_id for m in members if may_decide(facts, m.user_id) and (
+            m.email.lower() in named or m.user_id.lower() in named or any(_rank(m.role) >= _rank(r) for r in roles))]
     if facts.kind == DEMOTION:
         return [m.user_id for m in members if _rank(m.role) >= _rank("lead")]
     if facts.kind in (SUGGESTION_WAITING, CLARIFICATION_ASKED, RUN_FAILED):

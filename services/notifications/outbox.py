@@ -126,7 +126,7 @@ def _approval_event(session: Session, a, kind: str | None = None, event_id: str 
     kind = kind or (N.APPROVAL_REQUESTED if a.kind in ("step", "plan") else N.REVIEW_HELD)
     ex = session.get(Execution, a.execution_id) if a.execution_id else None
     facts = N.Facts(kind, a.workspace_id, workflow_id=ex.workflow_id if ex else None, tool=a.tool,
-                    approvers=dict(a.approvers or {}), started_by=a.started_by)
+                    approvers=dict(a.approvers or {}), started_by=a.started_by, separate_duties=a.separate_duties)
     title = {N.DEADLINE_NEAR: "Deadline near", N.ESCALATION: "Still waiting"}.get(kind, "Waiting for you")
     payload = {"approval_id": a.id, "execution_id": a.execution_id, "step_id": a.step_id, "approval_kind": a.kind,
                "tool": a.tool, "params": a.params, "policy": a.policy, "message": a.message, "agent": a.agent,
@@ -237,6 +237,8 @@ def plan_rows(session: Session, config: Config, facts: N.Facts, event_id: str, p
         chosen = _resolve(everyone, named) if named else N.default_recipients(facts, everyone)
     else:
         chosen = _resolve(everyone, users)
+    if facts.kind in N.DECIDABLE:  # a route's or an escalation's people too: never one who may not decide it
+        chosen = [u for u in chosen if N.may_decide(facts, u)]
     rows: list[OutboxRow] = []
     base = dict(workspace_id=facts.workspace_id, event_id=event_id, kind=facts.kind, payload=payload,
                 next_attempt_at=now, created_at=now, approval_id=payload.get("approval_id"))

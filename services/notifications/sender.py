@@ -83,6 +83,9 @@ def send_one(services, row_id: str, owner: str, now: datetime | None = None) -> 
                 request = webhooks.prepare(session, services.settings, row)
         except SendFailed as exc:
             prepared_error = str(exc)
+        except Exception as exc:  # a bug must not stop the other rows: this one is retried like a failed send
+            log.exception("preparing notification %s failed", row_id)
+            prepared_error = f"{type(exc).__name__}: {exc}"
         else:
             prepared_error = None
     if prepared_error is not None:

@@ -3,13 +3,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from core import notifications as N
 from core.errors import ValidationFailed
 from services.audit import service as audit
 from services.orm import in_workspace, utcnow
+from services.users.models import Membership, User
 
 from .models import NotificationPrefs, NotificationRoute, WebhookEndpoint
 
@@ -87,9 +88,30 @@ def _check_endpoints(session: Session, workspace_id: str, body: dict[str, Any]) 
             if e is None or e.workspace_id != workspace_id:
                 raise ValidationFailed("no such webhook endpoint in this workspace",
                                        details={field: [f"unknown endpoint {endpoint_id}"]})
+    _check_members(session, workspace_id, body)
     if not body.get("users") and not body.get("endpoint_id") and not body.get("slack_channel"):
         raise ValidationFailed("a route needs users, a webhook endpoint or a Slack channel",
                                details={"users": ["give users, an endpoint_id or a slack_channel"]})
+
+
+def _check_members(session: Session, workspace_id: str, body: dict[str, Any]) -> None:
+    """A route's users (and escalation users) are members of this workspace, by email or user id: anyone else would
+    silently never be told (a typo, another workspace's member)."""
+    details = {}
+    for field in ("users", "escalate_users"):
+        given = [u for u in body.get(field) or [] if u]
+        if not given:
+            continue
+        lowered = {u.strip().lower() for u in given}
+        known = session.execute(select(User.id, User.email).join(Membership, Membership.user_id == User.id).where(
+            Membership.workspace_id == workspace_id,
+            or_(User.id.in_(given), func.lower(User.email).in_(lowered)))).all()
+        names = {v for row in known for v in (row.id, row.email.lower())}
+        unknown = [u for u in given if u not in names and u.strip().lower() not in names]
+        if unknown:
+            details[field] = [f"not a member of this workspace: {', '.join(unknown)}"]
+    if details:
+        raise ValidationFailed("a route can only notify members of this workspace", details=details)
 
 
 FIELDS = ("name", "events", "workflow_id", "tool", "users", "endpoint_id", "escalate_after_s", "escalate_users",

@@ -24,7 +24,7 @@ from services.audit import service as audit
 from services.orm import in_workspace
 from services.policies import outbound
 from services.tools.http import VettedTransport, Vetter
-from services.toolservers.secrets import Secrets
+from services.toolservers.secrets import Secrets, SecretUnreadable
 
 from .email import SendFailed
 from .models import OutboxRow, WebhookEndpoint
@@ -129,7 +129,11 @@ def prepare(session: Session, settings: Settings, row: OutboxRow) -> tuple[str, 
     body = orjson.dumps({"id": row.id, "event": row.kind, "event_id": row.event_id,
                          "workspace_id": row.workspace_id, "created_at": row.created_at.isoformat(),
                          "data": row.payload}, option=orjson.OPT_NAIVE_UTC)
-    secret = sealer(settings).open(e.secret)["secret"]
+    try:
+        secret = sealer(settings).open(e.secret)["secret"]
+    except SecretUnreadable:  # COACH_SECRET_KEY changed since the endpoint was made: this row fails, not the round
+        raise SendFailed("the endpoint's signing secret cannot be read (COACH_SECRET_KEY changed since it was "
+                         "made): delete the endpoint and make it again, with its secret") from None
     headers = {"Content-Type": "application/json", "User-Agent": "Coach-Webhooks/1",
                "X-Coach-Signature": N.signature(secret, body), "X-Coach-Delivery": row.id,
                "X-Coach-Event": row.kind}

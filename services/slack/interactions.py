@@ -25,7 +25,7 @@ from urllib.parse import parse_qs
 from slack_sdk.signature import SignatureVerifier
 
 from core import approvals as A
-from core.errors import CoachError, Conflict, NotFound, Unauthorized
+from core.errors import BadRequest, CoachError, Conflict, NotFound, Unauthorized
 from services.approvals import decisions as approval_decisions
 from services.approvals.models import Approval
 from services.coaching import decisions
@@ -60,13 +60,31 @@ def verify(signing_secret: str, raw: bytes, headers) -> None:
         raise Unauthorized("bad or expired Slack signature", code="slack_signature")
 
 
-def payload_of(raw: bytes) -> dict[str, Any] | None:
+# the interaction types Slack sends (api.slack.com/interactivity): those Coach does not act on are answered 200
+# "ignored"; any other type is not from Slack, and is refused with the reason (a Slack app's developer sees it)
+SLACK_TYPES = frozenset({"block_actions", "view_submission", "view_closed", "shortcut", "message_action",
+                         "block_suggestion", "interactive_message", "dialog_submission", "dialog_cancellation",
+                         "workflow_step_edit"})
+
+
+def payload_of(raw: bytes) -> dict[str, Any]:
+    """The interaction's JSON payload (the form field `payload`); 400 naming what is wrong when there is none."""
     try:
         form = parse_qs(raw.decode("utf-8"), max_num_fields=20)
-        data = json.loads(form.get("payload", [""])[0])
-    except (UnicodeDecodeError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise BadRequest(f"the body is not a form: {exc}") from None
+    if not form.get("payload"):
+        raise BadRequest("no payload: Slack sends an interaction as the form field `payload`")
+    try:
+        data = json.loads(form["payload"][0])
+    except ValueError as exc:
+        raise BadRequest(f"the payload is not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise BadRequest("the payload is not a JSON object")
+    if data.get("type") not in SLACK_TYPES:
+        raise BadRequest(f"interaction type {data.get('type')!r} is not one Slack sends "
+                         f"(Coach acts on block_actions and view_submission)")
+    return data
 
 
 def handle(svc, workspace_id: str, raw: bytes, headers) -> Answer:
@@ -76,8 +94,6 @@ def handle(svc, workspace_id: str, raw: bytes, headers) -> Answer:
     # no app here is answered as a bad signature: the answer tells nobody which workspaces use Slack
     verify(config.signing_secret if config is not None else "", raw, headers)
     payload = payload_of(raw)
-    if payload is None:
-        return Answer("ignored", "no payload")
     kind = payload.get("type")
     slack_user = str(_dict(payload.get("user")).get("id") or "")
     if kind == "block_actions":

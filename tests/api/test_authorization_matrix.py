@@ -218,6 +218,12 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("GET", "/api/gateway/tools"): "lead",
     ("POST", "/api/gateway/tools/<tool>/mode"): "lead",
     ("PATCH", "/api/gateway/tools/<tool>/pack"): "lead",
+    # counterfactual replays and proposed regions (docs/autonomy.md "Proposals and replay"): leads, read-only
+    ("GET", "/api/workflows/<workflow_id>/steps/<step_id>/proposals"): "lead",
+    ("POST", "/api/workflows/<workflow_id>/steps/<step_id>/replay"): "lead",
+    ("GET", "/api/gateway/tools/<tool>/proposals"): "lead",
+    ("POST", "/api/gateway/tools/<tool>/replay"): "lead",
+    ("POST", "/api/policies/replay"): "lead",
 }
 
 # Routes that name a row in their body instead of their path: they get a foreign-row case too.
@@ -613,6 +619,14 @@ def _build(w: World, key: tuple[str, str], side: str, caller: str | None, fresh:
         return Request({"agent_id": w.agent(side)})
     if key == ("DELETE", "/api/tool-servers/<server_id>") and fresh:
         return Request({"server_id": w.tool_server(side)})
+    if key == ("POST", "/api/workflows/<workflow_id>/steps/<step_id>/replay"):
+        return Request({"step_id": "mail"}, json={"when": "params.message == 'hi'"})
+    if key == ("GET", "/api/workflows/<workflow_id>/steps/<step_id>/proposals"):
+        return Request({"step_id": "mail"})
+    if key == ("POST", "/api/gateway/tools/<tool>/replay"):
+        return Request(json={"when": "params.message == 'hi'"})
+    if key == ("POST", "/api/policies/replay"):
+        return Request(json={"rule": POLICY})
     if key == ("POST", "/api/policies/evaluate"):
         return Request(json={"tool": "sql.query", "params": {"query": "DELETE FROM t"}})
     if key in {("POST", "/api/plans/<plan_id>/pause"), ("POST", "/api/executions/<execution_id>/pause")}:
@@ -842,6 +856,11 @@ INVALID = {
                                                            {"enabled": "maybe"}),
     ("POST", "/api/gateway/tools/<tool>/mode"): ("/api/gateway/tools/{tool}/mode", {"mode": "sideways"}),
     ("PATCH", "/api/gateway/tools/<tool>/pack"): ("/api/gateway/tools/{tool}/pack", {"enabled": "maybe"}),
+    ("POST", "/api/workflows/<workflow_id>/steps/<step_id>/replay"): (
+        "/api/workflows/{workflow_id}/steps/mail/replay", {"when": 3}),
+    ("POST", "/api/gateway/tools/<tool>/replay"): ("/api/gateway/tools/{tool}/replay", {"limit": "many"}),
+    ("POST", "/api/policies/replay"): ("/api/policies/replay", {"rule": "all of them"}),
+    ("GET", "/api/gateway/tools/<tool>/proposals"): ("/api/gateway/tools/{tool}/proposals?identity=", None),
 }
 
 def _invalid_cases():

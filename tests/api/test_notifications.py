@@ -308,3 +308,80 @@ def test_the_html_alternative_escapes_what_people_wrote_and_makes_only_links_but
     assert "&amp; co" in made and "line one<br>line two" in made
     assert '<a href="https://coach.test/act/a?x=1&amp;y=2" style="' in made and ">Approve</a>" in made
     assert made.count("<a ") == 1 and "<p>Ratio: 3:1 not a link</p>" in made
+
+
+def test_a_routes_users_must_be_members_of_the_workspace(app, api, lead, services):
+    """Issue 40, item 4: a typo or another workspace's member is a 422 naming them (the route would mail nobody)."""
+    make_user(services, "elsewhere@other.test", "lead", workspace_slug="other")
+    body = {"name": "payments", "events": ["approval_requested"],
+            "users": ["lead@test.local", "led@test.local", "elsewhere@other.test"], "escalate_users": ["nobody@x.test"]}
+    status, answer = api.call("POST", "/api/notifications/routes", body)
+    assert status == 422, answer
+    details = answer["error"]["details"]
+    assert "led@test.local" in details["users"][0] and "elsewhere@other.test" in details["users"][0]
+    assert "lead@test.local" not in details["users"][0]
+    assert "nobody@x.test" in details["escalate_users"][0]
+    assert api.ok("GET", "/api/notifications/routes")["items"] == []
+    # members by email (any case) or by user id are accepted
+    lead_id = lead.ok("GET", "/api/auth/me")["user"]["id"]
+    route = api.ok("POST", "/api/notifications/routes", {**body, "users": ["Lead@Test.local", lead_id],
+                                                          "escalate_users": []}, status=201)
+    assert route["users"] == ["Lead@Test.local", lead_id]
+
+
+def test_your_own_webhook_secret_signs_the_deliveries_and_a_bad_one_is_422(api, services, receiver):
+    """Issue 40, item 1: docs/notifications.md says you may send your own `secret`."""
+    url = f"http://127.0.0.1:{receiver.server_address[1]}/hook"
+    mine = "my-own-shared-secret-0123456789"
+    made = api.ok("POST", "/api/notifications/webhooks", {"url": url, "events": ["approval_requested"],
+                                                          "secret": mine}, status=201)
+    assert made["secret"] == mine
+    waiting_approval(api)
+    sender.deliver_due(services)
+    headers, body = receiver.requests[0]
+    assert N.verify_signature(mine, body, headers["x-coach-signature"])
+    assert "secret" not in api.ok("GET", "/api/notifications/webhooks")["items"][0]
+    for bad in ("", "short", "x" * 257, "has a space in it 0123456789", 12345678901234567):
+        status, answer = api.call("POST", "/api/notifications/webhooks", {"url": url, "secret": bad})
+        assert status == 422 and "secret" in answer["error"]["details"], (bad, answer)
+    assert len(api.ok("GET", "/api/notifications/webhooks")["items"]) == 1
+
+
+def test_an_endpoint_whose_secret_cannot_be_read_fails_alone_and_the_other_rows_go_out(api, services, receiver):
+    """Issue 40, item 3: after a COACH_SECRET_KEY change one endpoint's secret cannot be unsealed; that row fails with
+    its reason (the endpoint shows failing), and the rows claimed in the same round are sent."""
+    from services.notifications.models import WebhookEndpoint
+    from services.toolservers.secrets import Secrets
+    from services.notifications.webhooks import PURPOSE
+
+    url = f"http://127.0.0.1:{receiver.server_address[1]}/hook"
+    old = api.ok("POST", "/api/notifications/webhooks", {"name": "old", "url": url + "/old",
+                                                         "events": ["approval_requested"]}, status=201)
+    api.ok("POST", "/api/notifications/webhooks", {"name": "new", "url": url + "/new",
+                                                   "events": ["approval_requested"]}, status=201)
+    with services.db.transaction() as session:  # sealed under another server key, as before a key change
+        session.get(WebhookEndpoint, old["id"]).secret = Secrets("a-key-this-server-no-longer-has",
+                                                                   PURPOSE).seal({"secret": "s" * 32})
+    waiting_approval(api)
+    counts = sender.deliver_due(services)
+    assert len(receiver.requests) == 1 and counts.get("pending") == 1 and counts.get(N.SENT, 0) >= 1, counts
+    endpoints = {e["name"]: e for e in api.ok("GET", "/api/notifications/webhooks")["items"]}
+    failed = endpoints["old"]
+    assert failed["failing"] is True and "COACH_SECRET_KEY" in failed["last_error"], failed
+    assert failed["deliveries"][0]["status"] == "pending" and failed["deliveries"][0]["attempts"] == 1
+    assert "COACH_SECRET_KEY" in failed["deliveries"][0]["last_error"]
+    assert endpoints["new"]["failing"] is False and endpoints["new"]["deliveries"][0]["status"] == "sent"
+
+
+def test_under_separate_duties_the_starter_is_not_asked_to_approve(api, lead, services, inbox):
+    """Issue 40, item 2: the admin who started the run may not decide it, so gets no approval email (whose links would
+    answer 409), neither by role nor through a route naming them; the lead does."""
+    api.ok("POST", "/api/notifications/routes", {"name": "both", "events": ["approval_requested"],
+                                                 "users": ["admin@test.local", "lead@test.local"]}, status=201)
+    wf = api.workflow([{"id": "sign_off", "type": "approval", "message": "Pay 42?", "separate_duties": True},
+                       {"id": "after", "tool": "echo", "params": {"paid": True}}])
+    ex = api.settle(api.start(wf["id"])["execution_id"])
+    assert ex["status"] == "waiting_approval", ex
+    sender.deliver_due(services)
+    assert len(inbox.to("lead@test.local")) == 1
+    assert inbox.to("admin@test.local") == []

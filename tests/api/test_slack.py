@@ -225,9 +225,24 @@ def test_a_bad_or_old_signature_is_401_and_decides_nothing(app, api, lead, confi
                                                                                   "value": "{not json"}]}):
         answer = post(app, configured, junk)
         assert answer.status_code == 200 and answer.get_json()["outcome"] == "ignored"
-    garbage = b"payload=%7B%7B"
-    assert app.test_client().post(HOOK.format(configured), data=garbage,
-                                  headers=sign(SECRET, garbage)).get_json()["outcome"] == "ignored"
+    assert api.ok("GET", f"/api/approvals/{approval['approval_id']}")["status"] == "pending"
+    assert decisions_audited(api) == []
+
+
+def test_a_signed_interaction_with_no_payload_bad_json_or_an_unknown_type_is_400_with_the_reason(app, api, configured):
+    """Issue 40, item 5: a Slack app's developer is shown why (Slack displays a non-200 answer's failure)."""
+    approval = waiting_approval(api)
+    cases = {b"": "no payload", b"other=1": "no payload", b"payload=%7B%7B": "not JSON",
+             b"payload=%5B1%5D": "not a JSON object", form({"type": "banana", "user": {"id": "U0LEAD"}}): "banana"}
+    for body, reason in cases.items():
+        answer = app.test_client().post(HOOK.format(configured), data=body, headers=sign(SECRET, body))
+        assert answer.status_code == 400, (body, answer.get_json())
+        error = answer.get_json()["error"]
+        assert error["code"] == "bad_request" and reason in error["message"], (body, error)
+    # a type Slack sends that Coach does not act on is still answered 200, ignored
+    closed = form({"type": "view_closed", "user": {"id": "U0LEAD"}})
+    answer = app.test_client().post(HOOK.format(configured), data=closed, headers=sign(SECRET, closed))
+    assert answer.status_code == 200 and answer.get_json()["outcome"] == "ignored"
     assert api.ok("GET", f"/api/approvals/{approval['approval_id']}")["status"] == "pending"
     assert decisions_audited(api) == []
 

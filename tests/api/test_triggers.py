@@ -274,3 +274,13 @@ def test_a_fire_whose_workflow_is_gone_starts_nothing_and_disables_the_schedule(
         row = session.scalar(select(TriggerSchedule).where(TriggerSchedule.id == schedule["id"]))
         assert row.enabled is False and row.next_fire_at is None and "not found" in row.last_error
     assert executions_total(api) == 0
+
+
+def test_a_body_that_is_not_json_is_400_and_one_sent_as_another_type_is_415(app, api, hook):
+    """docs/triggers.md's table (issue 40, item 6): malformed JSON is a 400 bad_request, a Content-Type that is not
+    JSON a 415; neither starts anything."""
+    status, body = send(app, hook, raw=b'{"order_id": "A-1",')
+    assert status == 400 and body["error"]["code"] == "bad_request", body
+    status, body = send(app, hook, raw=b"order_id=A-1", headers={"Content-Type": "text/plain"})
+    assert status == 415 and body["error"]["code"] == "unsupported_media_type", body
+    assert executions_total(api) == 0
