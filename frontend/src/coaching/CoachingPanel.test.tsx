@@ -108,7 +108,7 @@ describe("CoachingPanel", () => {
     expect(within(card).getByTestId("suggested-params").textContent).toBe(
       JSON.stringify({ message: "Hello Ada", count: 2 }, null, 2),
     );
-    expect(within(card).getByRole("link", { name: "correction pack 7" })).toHaveAttribute(
+    expect(within(card).getByRole("link", { name: "the correction pack of step greet" })).toHaveAttribute(
       "href",
       "/correction-packs?pack=7",
     );
