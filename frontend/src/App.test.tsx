@@ -45,6 +45,24 @@ describe("App", () => {
     expect(screen.getByRole("button", { name: "Log out" })).toBeInTheDocument();
   });
 
+  it("shows the disabled notice at once when the server says an admin disabled this person", async () => {
+    let session = testSession;
+    stubSignedInFetch(() => jsonResponse(emptyPage));
+    const fetchStub = globalThis.fetch;
+    globalThis.fetch = ((input: RequestInfo | URL, init?: RequestInit) =>
+      String(input) === "/api/auth/me" ? Promise.resolve(jsonResponse(session)) : fetchStub(input, init)) as typeof fetch;
+    renderApp("/queue");
+    expect(await screen.findByRole("heading", { level: 1, name: "Queue" })).toBeInTheDocument();
+    const socket = await waitFor(() => lastSocket());
+    session = { ...testSession, workspaces: [], workspace_id: null,
+      disabled_workspaces: [{ id: "1", slug: "default", name: "Default workspace" }] };
+    act(() => socket.push("access_ended", { reason: "disabled", workspace_id: "1" }));
+    expect(await screen.findByRole("heading", { level: 1, name: "You are not a member of any workspace" }))
+      .toBeInTheDocument();
+    expect(screen.getByText(/An admin disabled your access to/)).toHaveTextContent("Default workspace");
+    expect(screen.queryByText(/reconnecting/)).not.toBeInTheDocument();
+  });
+
   it("tells an invited user with no workspace to accept the invitation", async () => {
     const invitation = {
       id: "inv1", workspace: { id: "3", slug: "home", name: "Home team" }, role: "operator",

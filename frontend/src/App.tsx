@@ -11,6 +11,7 @@ import { Layout } from "./components/Layout";
 import { Loading } from "./components/QueryState";
 import { lazyPage, type LazyPage } from "./lazyPage";
 import { RealtimeProvider } from "./realtime/RealtimeProvider";
+import { AccessEnded } from "./auth/AccessEnded";
 
 // Each page is its own chunk, so later pages don't grow the first download. A page load fetches its page's chunk
 // while the session is checked (`preloadPage`, from main.tsx).
@@ -122,6 +123,7 @@ export function AppRoutes() {
 
   return (
     <RealtimeProvider workspaceId={auth.workspace ? String(auth.workspace.id) : null}>
+    <AccessEnded />
     <Layout focusOnMount={auth.signedInVia === "login"}>
       <Suspense fallback={<Loading label="Loading page…" />}>
         <Routes>

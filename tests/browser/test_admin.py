@@ -47,6 +47,9 @@ def test_an_admin_invites_changes_the_role_of_disables_and_removes_a_member(live
     row.get_by_label(f"Role of {NEW_EMAIL}").select_option("lead")
     expect(page.get_by_role("status").filter(has_text=f"{NEW_EMAIL} is now lead.")).to_be_visible()
     row.get_by_role("button", name=f"Disable {NEW_EMAIL}").click()
+    confirm = page.get_by_role("dialog", name=f"Disable {NEW_EMAIL}?")  # one click alone never disables anyone
+    expect(row).not_to_contain_text("Disabled")
+    confirm.get_by_role("button", name="Disable member").click()
     expect(row).to_contain_text("Disabled")
     page.screenshot(path=str(SCREENSHOTS / "admin.png"), full_page=True)
 

@@ -289,7 +289,7 @@ def test_a_suggestion_learned_from_corrections_links_to_its_correction_pack(live
     card = page.get_by_role("region", name="Suggestion: Post the note")
     learned = card.get_by_role("region", name="What the correction pack changed")
     expect(learned).to_contain_text(re.compile(r'changed channel: "#general"\s*→?\s*becomes "#ops"'))
-    link = card.get_by_role("link", name=f"correction pack {pack_id}")
+    link = card.get_by_role("link", name=f"the correction pack of step {sug['step_id']}")
     link.focus()
     page.keyboard.press("Enter")
     expect(page).to_have_url(live_server.url(f"/correction-packs?pack={pack_id}"))

@@ -66,6 +66,19 @@ describe("AdminPage", () => {
     await waitFor(() => expect(calls.some((c) => c.method === "DELETE" && c.url === "/api/users/u-2")).toBe(true));
   });
 
+  it("disables a member only after a confirmation: Cancel sends nothing", async () => {
+    const { calls, user } = openAdmin();
+    await user.click(await screen.findByRole("button", { name: "Disable bob@example.com" }));
+    let dialog = screen.getByRole("dialog", { name: "Disable bob@example.com?" });
+    expect(within(dialog).getByRole("button", { name: "Cancel" })).toHaveFocus();
+    await user.click(within(dialog).getByRole("button", { name: "Cancel" }));
+    expect(calls.some((c) => c.url === "/api/users/u-2/disable")).toBe(false);
+    await user.click(screen.getByRole("button", { name: "Disable bob@example.com" }));
+    dialog = screen.getByRole("dialog", { name: "Disable bob@example.com?" });
+    await user.click(within(dialog).getByRole("button", { name: "Disable member" }));
+    await waitFor(() => expect(calls.some((c) => c.method === "POST" && c.url === "/api/users/u-2/disable")).toBe(true));
+  });
+
   it("tells a non-admin the page is not theirs, and asks nothing", async () => {
     const { calls } = openAdmin("lead");
     expect(await screen.findByText(/Only a workspace's admins manage its members/)).toBeInTheDocument();

@@ -23,7 +23,25 @@ import { InviteForm, RoleOptions } from "./InviteForm";
 import { DialogButton } from "../components/DialogButton";
 import "./admin.css";
 
-type Pending = { kind: "remove" | "tokens"; member: Member } | null;
+type Pending = { kind: "remove" | "tokens" | "disable"; member: Member } | null;
+
+const CONFIRM = {
+  remove: {
+    title: (email: string) => `Remove ${email}?`,
+    label: "Remove member",
+    text: "They lose access to this workspace at once (their account and other workspaces stay). Invite them again to bring them back.",
+  },
+  tokens: {
+    title: (email: string) => `Revoke the tokens of ${email}?`,
+    label: "Revoke tokens",
+    text: "Every bearer token they made until now stops working in this workspace, and their scripts are disconnected. Tokens they make later work again.",
+  },
+  disable: {
+    title: (email: string) => `Disable ${email}?`,
+    label: "Disable member",
+    text: "They can no longer act in this workspace: their open pages are told so at once and their connections end. Their account, tokens and other workspaces stay; Enable brings them back.",
+  },
+} as const;
 
 /**
  * The workspace's administration (admins): its members and their roles (change, disable, enable, remove, revoke
@@ -127,20 +145,21 @@ export default function AdminPage() {
                 <td>{m.disabled ? <span className="tag tag--paused">Disabled</span> : "Active"}</td>
                 <td className="actions">
                   <div className="admin__actions">
-                  <button
-                    type="button"
-                    className="button button--secondary"
-                    disabled={act.isPending}
-                    onClick={() =>
-                      run(
-                        () => setDisabled(m.id, !m.disabled),
-                        m.disabled ? `${m.email} can act here again.` : `${m.email} is disabled here.`,
-                      )
-                    }
-                    aria-label={`${m.disabled ? "Enable" : "Disable"} ${m.email}`}
-                  >
-                    {m.disabled ? "Enable" : "Disable"}
-                  </button>
+                  {m.disabled ? (
+                    <button
+                      type="button"
+                      className="button button--secondary"
+                      disabled={act.isPending}
+                      onClick={() => run(() => setDisabled(m.id, false), `${m.email} can act here again.`)}
+                      aria-label={`Enable ${m.email}`}
+                    >
+                      Enable
+                    </button>
+                  ) : (
+                    <DialogButton label={`Disable ${m.email}`} onOpen={() => setPending({ kind: "disable", member: m })}>
+                      Disable
+                    </DialogButton>
+                  )}
                   <DialogButton label={`Revoke the tokens of ${m.email}`}
                     onOpen={() => setPending({ kind: "tokens", member: m })}>
                     Revoke tokens
@@ -159,21 +178,18 @@ export default function AdminPage() {
 
       {pending ? (
         <ConfirmDialog
-          title={pending.kind === "remove" ? `Remove ${pending.member.email}?` : `Revoke the tokens of ${pending.member.email}?`}
-          confirmLabel={pending.kind === "remove" ? "Remove member" : "Revoke tokens"}
+          title={CONFIRM[pending.kind].title(pending.member.email)}
+          confirmLabel={CONFIRM[pending.kind].label}
           busy={act.isPending}
-          onConfirm={() =>
-            pending.kind === "remove"
-              ? run(() => removeMember(pending.member.id), `${pending.member.email} was removed from this workspace.`)
-              : run(() => revokeMemberTokens(pending.member.id), `The tokens of ${pending.member.email} stopped working here.`)
-          }
+          onConfirm={() => {
+            const { id, email } = pending.member;
+            if (pending.kind === "remove") run(() => removeMember(id), `${email} was removed from this workspace.`);
+            else if (pending.kind === "tokens") run(() => revokeMemberTokens(id), `The tokens of ${email} stopped working here.`);
+            else run(() => setDisabled(id, true), `${email} is disabled here.`);
+          }}
           onCancel={() => setPending(null)}
         >
-          <p>
-            {pending.kind === "remove"
-              ? "They lose access to this workspace at once (their account and other workspaces stay). Invite them again to bring them back."
-              : "Every bearer token they made until now stops working in this workspace, and their scripts are disconnected. Tokens they make later work again."}
-          </p>
+          <p>{CONFIRM[pending.kind].text}</p>
         </ConfirmDialog>
       ) : null}
 

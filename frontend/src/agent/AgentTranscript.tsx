@@ -149,7 +149,7 @@ function ToolItem({ message: m, highlighted }: { message: AgentMessage; highligh
               {pack ? (
                 <span className="muted">
                   Learned rule from{" "}
-                  <Link to={`/correction-packs?pack=${encodeURIComponent(pack)}`}>correction pack {pack}</Link>
+                  <Link to={`/correction-packs?pack=${encodeURIComponent(pack)}`}>the correction pack of {m.tool ? `tool ${m.tool}` : "this tool"}</Link>
                 </span>
               ) : null}
             </dd>

@@ -72,6 +72,19 @@ const settled = () => act(() => new Promise<void>((resolve) => setTimeout(resolv
 const decisionsSent = () => lastSocket().sent("coaching_decision") as Record<string, unknown>[];
 
 describe("CoachingPanel", () => {
+  it("says who decided when a colleague decides this run's suggestion, and nothing for one's own decision", async () => {
+    const { socket } = await openPanel();
+    act(() => socket.push("suggestion_decided", { execution_id: "ex-1", suggestion_id: "s-1", step_id: "fetch",
+      decision: "accept", by: "grace@example.com", held_until: null }));
+    expect(await screen.findByText("grace@example.com accepted the suggestion for step fetch.")).toBeInTheDocument();
+    act(() => socket.push("suggestion_decided", { execution_id: "ex-1", suggestion_id: "s-2", step_id: "mail",
+      decision: "reject", by: "ada@example.com", held_until: null }));
+    act(() => socket.push("suggestion_decided", { execution_id: "ex-2", suggestion_id: "s-3", step_id: "other",
+      decision: "skip", by: "grace@example.com", held_until: null }));
+    expect(screen.queryByText(/ada@example.com rejected/)).not.toBeInTheDocument();
+    expect(screen.queryByText(/step other/)).not.toBeInTheDocument();
+  });
+
   it("shows the suggestion, its source pack, the steps and both kinds of stats", async () => {
     await openPanel(
       serverState({
@@ -95,7 +108,7 @@ describe("CoachingPanel", () => {
     expect(within(card).getByTestId("suggested-params").textContent).toBe(
       JSON.stringify({ message: "Hello Ada", count: 2 }, null, 2),
     );
-    expect(within(card).getByRole("link", { name: "correction pack 7" })).toHaveAttribute(
+    expect(within(card).getByRole("link", { name: "the correction pack of step greet" })).toHaveAttribute(
       "href",
       "/correction-packs?pack=7",
     );

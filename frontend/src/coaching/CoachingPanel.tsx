@@ -8,6 +8,8 @@ import { StatusBadge, statusLabel } from "../components/StatusBadge";
 import { ExecutionControls } from "../control/ExecutionControls";
 import { questionGate } from "../control/types";
 import { useDocumentTitle } from "../hooks";
+import { useAuth } from "../auth/useAuth";
+import { useSocketEvent } from "../realtime/context";
 import { coachingKeys, fetchQueue } from "./api";
 import { DecisionBar } from "./DecisionBar";
 import { DecisionDialogs } from "./DecisionDialogs";
@@ -27,12 +29,30 @@ import { AgentTranscript } from "../agent/AgentTranscript";
 import { RunHistory, historyVersion } from "../recovery/RunHistory";
 import "./coaching.css";
 
+type DecidedEvent = { execution_id: string; suggestion_id: string; step_id: string; decision: string; by: string;
+  held_until: string | null };
+
+const DECIDED_WORDS: Record<string, string> = {
+  accept: "accepted", reject: "rejected", correct: "corrected", manual: "did by hand", skip: "skipped",
+};
+
 /** The operator's view of one coaching execution: suggestion, decisions, steps and live stats. */
 export function CoachingPanel({ executionId }: { executionId: string }) {
   const navigate = useNavigate();
   const { execution, pending, stats, metrics, connection } = useCoachingSession(executionId);
   const [notice, setNotice] = useState<Notice | null>(null);
   const { announcement, announce } = useAnnouncer();
+  const { user } = useAuth();
+
+  // A colleague decided a suggestion of this run (their panel, the queue, Slack, the API): say who and what, since
+  // the next suggestion replaces the one on screen (api.md `suggestion_decided`).
+  useSocketEvent<DecidedEvent>("suggestion_decided", (e) => {
+    if (e?.execution_id !== executionId || !e.by || e.by === user?.email) return;
+    const text = `${e.by} ${DECIDED_WORDS[e.decision] ?? e.decision} the suggestion for step ${e.step_id}${
+      e.held_until ? " (held for its undo window)" : ""}.`;
+    setNotice({ tone: "info", text });
+    announce(text);
+  });
 
   // Stable, so that the memoized parts (steps, stats, controls) are not drawn again for every push about the session.
   const showControlMessage = useCallback((text: string) => setNotice({ tone: "info", text }), []);

@@ -6,13 +6,13 @@ import { ParamsDiff } from "./ParamsDiff";
 import { confidenceLabel, correctionPackId, formatAge, formatValue } from "../format";
 import { isToolCall, type Suggestion } from "./types";
 
-function SourceText({ source }: { source: string }) {
+function SourceText({ source, stepId }: { source: string; stepId: string }) {
   const pack = correctionPackId(source);
   if (pack) {
     return (
       <>
         Learned rule from{" "}
-        <Link to={`/correction-packs?pack=${encodeURIComponent(pack)}`}>correction pack {pack}</Link>
+        <Link to={`/correction-packs?pack=${encodeURIComponent(pack)}`}>the correction pack of step {stepId}</Link>
       </>
     );
   }
@@ -86,7 +86,7 @@ export const SuggestionCard = memo(function SuggestionCard({ suggestion }: { sug
         <div>
           <dt>Source</dt>
           <dd>
-            <SourceText source={suggestion.source} />
+            <SourceText source={suggestion.source} stepId={suggestion.step_id} />
           </dd>
         </div>
         <div>

@@ -77,9 +77,11 @@ export function Layout({ children, focusOnMount = false }: { children: ReactNode
               <li>
                 <NavLink to="/tools">Tools</NavLink>
               </li>
-              <li>
-                <NavLink to="/audit">Audit log</NavLink>
-              </li>
+              {lead ? (
+                <li>
+                  <NavLink to="/audit">Audit log</NavLink>
+                </li>
+              ) : null}
               {role === "admin" ? (
                 <li>
                   <NavLink to="/admin">Admin</NavLink>

@@ -1,7 +1,7 @@
 import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
-import { errorResponse, jsonResponse, renderPage, stubFetch, type RecordedCall } from "../test/utils";
+import { AsRole, errorResponse, jsonResponse, renderPage, stubFetch, type RecordedCall } from "../test/utils";
 import AuditPage from "./AuditPage";
 import type { AuditEvent } from "./types";
 
@@ -44,7 +44,13 @@ function stubAudit(override: (call: RecordedCall) => Response | undefined = () =
   });
 }
 
-const renderAudit = (route = "/audit") => renderPage(<AuditPage />, { route, path: "/audit" });
+const renderAudit = (route = "/audit", role = "lead") =>
+  renderPage(
+    <AsRole role={role}>
+      <AuditPage />
+    </AsRole>,
+    { route, path: "/audit" },
+  );
 
 describe("AuditPage", () => {
   it("lists events with time, user, action, target and execution links", async () => {
@@ -157,5 +163,15 @@ describe("AuditPage", () => {
     expect(await screen.findByText("Leads only")).toBeInTheDocument();
     expect(screen.getByText(/Audit events are shown to team leads/)).toBeInTheDocument();
     expect(screen.queryByRole("table")).not.toBeInTheDocument();
+  });
+
+  it("shows an operator only the notice: no filters, no chain check, nothing asked of the server", async () => {
+    const { calls } = stubAudit(() => jsonResponse({ items: [], total: 0, page: 1, per_page: 50 }));
+    renderAudit("/audit", "operator");
+    expect(await screen.findByText("Leads only")).toBeInTheDocument();
+    expect(screen.queryByRole("button", { name: /Verify/ })).not.toBeInTheDocument();
+    expect(screen.queryByRole("form")).not.toBeInTheDocument();
+    expect(screen.queryByLabelText(/Action/)).not.toBeInTheDocument();
+    expect(calls.filter((c) => c.url.startsWith("/api/audit"))).toHaveLength(0);
   });
 });

@@ -10,7 +10,8 @@ import { actionLabel, AuditFilters, NO_FILTERS, type AuditFilterValues } from ".
 import "./dashboards.css";
 import { DataTable, type Column } from "./DataTable";
 import { formatDateTime, formatJson, shortId } from "../format";
-import { SectionError } from "./SectionError";
+import { LeadsOnly, SectionError } from "./SectionError";
+import { useAuth } from "../auth/useAuth";
 import type { AuditEvent } from "./types";
 import { VerifyChain } from "./VerifyChain";
 
@@ -107,6 +108,20 @@ const columns: Column<AuditEvent>[] = [
 /** The workspace's audit log, newest first, with filters and the hash-chain check (leads only). */
 export default function AuditPage() {
   useDocumentTitle("Audit log");
+  const { role } = useAuth();
+  if (role !== "lead" && role !== "admin") {
+    // an operator who followed a link here: what the page is, and whom to ask; no filters or chain check to refuse
+    return (
+      <section aria-labelledby="audit-heading" className="lead-page">
+        <h1 id="audit-heading">Audit log</h1>
+        <LeadsOnly what="The audit log's events" />
+      </section>
+    );
+  }
+  return <AuditLog />;
+}
+
+function AuditLog() {
   const [params, setParams] = useSearchParams();
   const filters = filtersFrom(params);
   const page = pageFromParams(params);

@@ -19,17 +19,18 @@ export function SectionError({
   error: unknown;
   onRetry?: () => void;
 }) {
-  if (error instanceof ApiError && error.status === 403) {
-    return (
-      <div className="notice notice--info" role="note">
-        <p className="notice__title">Leads only</p>
-        <p>
-          {what} are shown to team leads and admins of this workspace. Ask an admin for the lead role to see them.
-        </p>
-      </div>
-    );
-  }
+  if (error instanceof ApiError && error.status === 403) return <LeadsOnly what={what} />;
   return <ErrorNotice title={title} error={error} onRetry={onRetry} />;
+}
+
+/** What an operator sees of a lead-only view: whose it is and whom to ask. */
+export function LeadsOnly({ what }: { what: string }) {
+  return (
+    <div className="notice notice--info" role="note">
+      <p className="notice__title">Leads only</p>
+      <p>{what} are shown to team leads and admins of this workspace. Ask an admin for the lead role to see them.</p>
+    </div>
+  );
 }
 
 /**

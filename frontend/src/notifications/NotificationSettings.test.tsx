@@ -14,6 +14,22 @@ const saved = {
 };
 
 describe("NotificationSettings", () => {
+  it("says beside Email me when the server sends no email, and never sends that back", async () => {
+    const { calls } = stubFetch((call) => jsonResponse(call.method === "PUT" ? call.body : { ...saved, email_available: false }));
+    renderPage(<NotificationSettings />, { route: "/settings", path: "/settings" });
+    expect(await screen.findByText(/this server sends no email/)).toHaveTextContent("has not set up SMTP");
+    await userEvent.setup().click(screen.getByRole("button", { name: "Save notification settings" }));
+    await waitFor(() => expect(calls.some((c) => c.method === "PUT")).toBe(true));
+    expect(Object.keys(calls.find((c) => c.method === "PUT")?.body as object)).not.toContain("email_available");
+  });
+
+  it("says nothing of email when the server can send it", async () => {
+    stubFetch(() => jsonResponse({ ...saved, email_available: true }));
+    renderPage(<NotificationSettings />, { route: "/settings", path: "/settings" });
+    await screen.findByRole("group", { name: "Email me when" });
+    expect(screen.queryByText(/this server sends no email/)).not.toBeInTheDocument();
+  });
+
   it("sends the person's choices and quiet hours", async () => {
     const { calls } = stubFetch((call) => {
       if (call.method === "PUT") return jsonResponse(call.body);

@@ -46,6 +46,7 @@ function normalised(saved: Partial<Settings>): Settings {
     quiet_start: saved.quiet_start ?? null,
     quiet_end: saved.quiet_end ?? null,
     timezone: saved.timezone ?? "UTC",
+    email_available: saved.email_available ?? true,
   };
 }
 
@@ -66,6 +67,7 @@ function SettingsForm({ saved }: { saved: Settings }) {
     mutationFn: () =>
       saveSettings({
         ...draft,
+        email_available: undefined, // the server's to say, not a setting
         quiet_start: quiet ? draft.quiet_start || "22:00" : null,
         quiet_end: quiet ? draft.quiet_end || "07:00" : null,
         timezone: draft.timezone || "UTC",
@@ -89,6 +91,12 @@ function SettingsForm({ saved }: { saved: Settings }) {
         />
         <span>
           <strong>Email me</strong>
+          {saved.email_available === false ? (
+            <small className="muted settings__note" data-email-unavailable>
+              {" "}— this server sends no email: an admin has not set up SMTP (COACH_SMTP_HOST), so nothing is mailed
+              whatever you choose here.
+            </small>
+          ) : null}
         </span>
       </label>
       <fieldset className="settings__choices" disabled={!draft.email}>

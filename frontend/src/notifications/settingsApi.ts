@@ -33,6 +33,8 @@ export interface NotificationSettings {
   quiet_start: string | null;
   quiet_end: string | null;
   timezone: string;
+  /** read only: whether this server can send email at all (COACH_SMTP_HOST is set) */
+  email_available?: boolean;
 }
 
 export interface Delivery {

@@ -75,3 +75,26 @@ describe("Settings → Slack", () => {
     expect(calls.some((c) => c.url === "/api/workspace/slack")).toBe(false);
   });
 });
+
+describe("Settings → Slack failures", () => {
+  const SET = { ...NONE, bot_token_set: true, signing_secret_set: true, updated_by: "admin@test.local",
+    updated_at: "2026-11-28T00:00:00Z", interactivity_url: "http://127.0.0.1:5000/api/integrations/slack/w1/interactions",
+    interactivity_unreachable: "127.0.0.1 is this machine's loopback address",
+    last_delivery: { status: "pending", error: "Slack: invalid_auth", attempts: 2, at: "2026-11-28T00:05:00Z" } };
+
+  it("shows the last delivery's error, the unreachable interactivity URL, and Slack's answer to Test", async () => {
+    const { calls, user } = openSettings("admin", (call) => {
+      if (call.url === "/api/workspace/slack/me") return jsonResponse({ slack_user_id: null });
+      if (call.url === "/api/workspace/slack/test")
+        return jsonResponse({ ok: false, code: "invalid_auth", failure: "the bot token is not valid: copy it again" });
+      return jsonResponse(SET);
+    });
+    expect(await screen.findByText(/The last review message failed after 2 attempts/)).toHaveTextContent(
+      "Slack: invalid_auth. It is tried again.",
+    );
+    expect(screen.getByText(/Slack cannot reach this address/)).toHaveTextContent("loopback");
+    await user.click(screen.getByRole("button", { name: "Test the Slack bot token" }));
+    expect(await screen.findByText(/Slack refused/)).toHaveTextContent("the bot token is not valid: copy it again");
+    expect(calls.filter((c) => c.url === "/api/workspace/slack/test" && c.method === "POST")).toHaveLength(1);
+  });
+});

@@ -11,6 +11,7 @@ import {
   saveMySlackId,
   saveSlackSettings,
   slackKeys,
+  testSlack,
   type SlackSettings,
   type SlackSettingsChange,
 } from "./api";
@@ -56,6 +57,7 @@ function SlackForm({ saved }: { saved: SlackSettings }) {
       queryClient.setQueryData(slackKeys.settings, data);
     },
   });
+  const test = useMutation({ mutationFn: testSlack });
   const remove = useMutation({
     mutationFn: removeSlackSettings,
     onSuccess: () => void queryClient.invalidateQueries({ queryKey: slackKeys.settings }),
@@ -71,7 +73,8 @@ function SlackForm({ saved }: { saved: SlackSettings }) {
     setNote(false);
     save.mutate(body);
   };
-  const url = `${window.location.origin}${saved.interactivity_path}`;
+  const url = saved.interactivity_url ?? `${window.location.origin}${saved.interactivity_path}`;
+  const last = saved.last_delivery;
   const error = (name: string) =>
     problems[name] ? (
       <small id={`${id}-${name}-error`} className="field-error" role="alert">
@@ -87,9 +90,23 @@ function SlackForm({ saved }: { saved: SlackSettings }) {
   return (
     <>
       <p className="muted" role="status">
-        {saved.bot_token_set && saved.signing_secret_set ? "Slack is set up." : "Slack is not set up yet."}
+        {saved.bot_token_set && saved.signing_secret_set
+          ? "Slack is set up. Press Test to check the bot token with Slack."
+          : "Slack is not set up yet."}
         {saved.updated_at ? ` Last changed by ${saved.updated_by} on ${formatDateTime(saved.updated_at)}.` : ""}
       </p>
+      {last && last.error ? (
+        <p className="notice notice--error slack-last" role="alert" data-last-delivery={last.status}>
+          The last review message {last.status === "failed" ? "was given up" : "failed"} after{" "}
+          {last.attempts === 1 ? "1 attempt" : `${last.attempts} attempts`}
+          {last.at ? ` (${formatDateTime(last.at)})` : ""}: {last.error}
+          {last.status === "pending" ? ". It is tried again." : "."}
+        </p>
+      ) : last && last.status === "sent" ? (
+        <p className="muted slack-last" data-last-delivery="sent">
+          The last review message reached Slack{last.at ? ` on ${formatDateTime(last.at)}` : ""}.
+        </p>
+      ) : null}
       <form className="form llm-form" onSubmit={submit} noValidate aria-label="Slack app">
         <div className="field">
           <label htmlFor={`${id}-bot_token`}>Bot token</label>
@@ -143,6 +160,12 @@ function SlackForm({ saved }: { saved: SlackSettings }) {
         <p className="muted">
           Interactivity Request URL: <code className="mono">{url}</code>
         </p>
+        {saved.interactivity_unreachable ? (
+          <p className="notice notice--error" role="note">
+            Slack cannot reach this address: {saved.interactivity_unreachable}. Clicks on Approve / Reject in Slack
+            will not arrive until Coach is served at a public address (set <code>COACH_PUBLIC_URL</code>).
+          </p>
+        ) : null}
         {unplaced ? (
           <p className="notice notice--error" role="alert">
             Not saved: {errorMessage(save.error)}
@@ -157,12 +180,36 @@ function SlackForm({ saved }: { saved: SlackSettings }) {
           <button type="submit" className="button" disabled={save.isPending}>
             {save.isPending ? "Saving…" : "Save Slack settings"}
           </button>
+          <button
+            type="button"
+            className="button button--secondary"
+            disabled={test.isPending || !saved.bot_token_set}
+            title={saved.bot_token_set ? undefined : "Save a bot token first"}
+            aria-label="Test the Slack bot token"
+            onClick={() => test.mutate()}
+          >
+            {test.isPending ? "Testing…" : "Test"}
+          </button>
           {saved.bot_token_set || saved.signing_secret_set ? (
             <button type="button" className="button button--secondary" disabled={remove.isPending} onClick={() => remove.mutate()}>
               Remove Slack
             </button>
           ) : null}
         </div>
+        {test.isError ? (
+          <p className="notice notice--error" role="alert">
+            The test could not run: {errorMessage(test.error)}
+          </p>
+        ) : test.data?.ok ? (
+          <p className="notice notice--info" role="status">
+            Slack accepted the bot token: {test.data.bot_user ? `bot ${test.data.bot_user}` : "the bot"}
+            {test.data.team ? ` in ${test.data.team}` : ""}.
+          </p>
+        ) : test.data ? (
+          <p className="notice notice--error" role="alert">
+            Slack refused: {test.data.failure ?? test.data.code}
+          </p>
+        ) : null}
       </form>
     </>
   );

@@ -1,15 +1,11 @@
 /** Slack: the workspace's Slack app (admins, /api/workspace/slack) and your own Slack member id (/api/workspace/slack/me). */
-import { apiDelete, apiGet, apiPut } from "../api/client";
+import { apiDelete, apiGet, apiPost, apiPut } from "../api/client";
+import type { components } from "../api/schema";
 
-export interface SlackSettings {
-  bot_token_set: boolean;
-  signing_secret_set: boolean;
-  default_channel: string | null;
-  /** the path to give Slack as the Interactivity Request URL, after this server's public origin */
-  interactivity_path: string;
-  updated_by: string | null;
-  updated_at: string | null;
-}
+/** The workspace's Slack app as the server shows it (never its secrets). */
+export type SlackSettings = components["schemas"]["SlackSettings"];
+/** `POST /api/workspace/slack/test`: Slack's auth.test with the stored bot token. */
+export type SlackTest = components["schemas"]["SlackTest"];
 
 /** A change: an absent (or null) secret keeps the stored one, "" removes it. */
 export interface SlackSettingsChange {
@@ -29,3 +25,4 @@ export const saveSlackSettings = (body: SlackSettingsChange) => apiPut<SlackSett
 export const removeSlackSettings = () => apiDelete("/api/workspace/slack");
 export const fetchMySlackId = (signal?: AbortSignal) => apiGet<MySlackId>("/api/workspace/slack/me", { signal });
 export const saveMySlackId = (slack_user_id: string) => apiPut<MySlackId>("/api/workspace/slack/me", { slack_user_id });
+export const testSlack = () => apiPost<SlackTest>("/api/workspace/slack/test");
