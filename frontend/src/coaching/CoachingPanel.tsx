@@ -210,6 +210,7 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
               canPause={canPause}
               onDecide={(kind) => start(kind, true)}
               onCancelConfirm={confirmation.cancel}
+              onConfirm={confirmArmed}
               onTogglePause={togglePause}
               onHelp={() => setDialog("help")}
             />

@@ -10,12 +10,12 @@ import { usePendingApprovals } from "../approvals/useApprovals";
 import { useAuth } from "../auth/useAuth";
 import { pageFromParams } from "../components/Pager";
 import { ErrorNotice } from "../components/QueryState";
-import { useDocumentTitle } from "../hooks";
+import { useDocumentTitle, useMediaQuery } from "../hooks";
 import { useRealtime, useSocketEvent, useWorkspaceRoom } from "../realtime/context";
 import { useCoalesced } from "../realtime/useCoalesced";
 import { useWorkflowOptions } from "../api/workflowOptions";
 import { coachingKeys, fetchQuestions, fetchQueue } from "./api";
-import { ConfirmPrompt } from "./ConfirmPrompt";
+import { ConfirmPrompt, useTouchScreen } from "./ConfirmPrompt";
 import { QueueFilterBar } from "./QueueFilterBar";
 import { AnswerDialog, QuestionList } from "./QuestionList";
 import { apiQuery, approvalMatches, filtersFromParams, isFiltered, paramsOf, shows, type QueueFilters } from "./queueFilters";
@@ -153,6 +153,8 @@ export default function QueuePage() {
 
   const suggestionTotal = queue.data?.total ?? 0;
 
+  const narrow = useMediaQuery("(max-width: 640px)");
+  const touch = useTouchScreen();
   return (
     <section aria-labelledby="queue-heading" className="queue">
       <div className="page-head">
@@ -166,25 +168,34 @@ export default function QueuePage() {
           </p>
         ) : null}
       </div>
-      <p className="muted queue__hint" id="queue-hint">
-        <kbd>j</kbd> / <kbd>k</kbd> move the selection, <kbd>Enter</kbd> opens its coaching panel, <kbd>a</kbd>{" "}
-        accepts a suggestion (a risky one: then <kbd>Enter</kbd>)
-        {pendingApprovals.length > 0 ? (
-          <>
-            {" "}(an approval: its execution); on an approval <kbd>a</kbd> then <kbd>Enter</kbd> approves, <kbd>r</kbd> rejects,{" "}
-            <kbd>e</kbd> edits a tool call's params
-          </>
-        ) : null}
-        ; on a question <kbd>Enter</kbd> or <kbd>i</kbd> opens the answer. <kbd>/</kbd> searches, <kbd>?</kbd> lists the keys.
-      </p>
-
-      <QueueFilterBar filters={filters} workflows={workflows.data ?? []} onChange={setFilters} />
+      {touch ? null : (
+        <p className="muted queue__hint" id="queue-hint">
+          <kbd>j</kbd> / <kbd>k</kbd> move the selection, <kbd>Enter</kbd> opens its coaching panel, <kbd>a</kbd>{" "}
+          accepts a suggestion (a risky one: then <kbd>Enter</kbd>)
+          {pendingApprovals.length > 0 ? (
+            <>
+              {" "}(an approval: its execution); on an approval <kbd>a</kbd> then <kbd>Enter</kbd> approves, <kbd>r</kbd> rejects,{" "}
+              <kbd>e</kbd> edits a tool call's params
+            </>
+          ) : null}
+          ; on a question <kbd>Enter</kbd> or <kbd>i</kbd> opens the answer. <kbd>/</kbd> searches, <kbd>?</kbd> lists the keys.
+        </p>
+      )}
+      {narrow ? (
+        // a phone: the filters fold away so that the first screen shows the work itself
+        <details className="queue__filters-fold">
+          <summary>Filters{isFiltered(filters) ? " (some set)" : ""}</summary>
+          <QueueFilterBar filters={filters} workflows={workflows.data ?? []} onChange={setFilters} />
+        </details>
+      ) : (
+        <QueueFilterBar filters={filters} workflows={workflows.data ?? []} onChange={setFilters} />
+      )}
 
       <div role="alert" className={notice?.tone === "error" ? "notice notice--error" : "visually-hidden"}>
         {notice?.tone === "error" ? notice.text : null}
       </div>
       {confirmation.armed ? (
-        <ConfirmPrompt prompt={confirmation.armed.prompt} onCancel={confirmation.cancel} />
+        <ConfirmPrompt prompt={confirmation.armed.prompt} onCancel={confirmation.cancel} onConfirm={confirmArmed} />
       ) : null}
       {undo.held ? (
         <UndoBar

@@ -14,6 +14,7 @@ export function SuggestionView({
   canPause,
   onDecide,
   onCancelConfirm,
+  onConfirm,
   onTogglePause,
   onHelp,
 }: {
@@ -27,6 +28,8 @@ export function SuggestionView({
   canPause: boolean;
   onDecide: (kind: DecisionKind) => void;
   onCancelConfirm: () => void;
+  /** sends the armed decision (what Enter does) */
+  onConfirm?: () => void;
   onTogglePause: () => void;
   onHelp: () => void;
 }) {
@@ -49,7 +52,7 @@ export function SuggestionView({
         onTogglePause={onTogglePause}
         onHelp={onHelp}
       />
-      {confirming ? <ConfirmPrompt prompt={confirming.prompt} onCancel={onCancelConfirm} /> : null}
+      {confirming ? <ConfirmPrompt prompt={confirming.prompt} onCancel={onCancelConfirm} onConfirm={onConfirm} /> : null}
       {sending ? (
         // not a live region: the announcer says the decision once it is applied
         <p className="muted">
