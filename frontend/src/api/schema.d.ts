@@ -5921,6 +5921,8 @@ export interface components {
             events?: ("approval_requested" | "review_held" | "suggestion_waiting" | "clarification_asked" | "deadline_near" | "demotion" | "run_failed" | "escalation")[];
             /** @default  */
             name?: string;
+            /** @description your own signing secret (16-256 printable characters); left out: Coach makes one */
+            secret?: string;
             url: string;
         };
         EndpointList: {
