@@ -78,7 +78,7 @@ class PendingSchema(Shape):
 class DecisionArgs(Schema):
     suggestion_id = fields.String(required=True)
     decision = one_of((*DECISIONS, "edit"), required=True, metadata={
-        "description": "`edit` is taken as `correct` (DESIGN.md §6: edit = correct)"})
+        "description": "`edit` is taken as `correct` (docs/agent-steps.md: edit = correct)"})
     correction = fields.Dict(load_default=None, allow_none=True, metadata={
         "description": "correct: the new params (free-form; checked against the tool's JSON Schema)"})
     feedback = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=5000))

@@ -1,4 +1,4 @@
-"""Every error becomes DESIGN.md §4's body: {"error": {"code", "message", "details"}}. One place."""
+"""Every error becomes docs/api.md's body: {"error": {"code", "message", "details"}}. One place."""
 from __future__ import annotations
 
 import logging

@@ -82,6 +82,6 @@ class ErrorDetailSchema(Schema):
 
 
 class ErrorSchema(Schema):
-    """Every error body (DESIGN.md §4): {"error": {"code", "message", "details"}}."""
+    """Every error body (docs/api.md): {"error": {"code", "message", "details"}}."""
 
     error = fields.Nested(ErrorDetailSchema, required=True)

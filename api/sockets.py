@@ -1,4 +1,4 @@
-"""Socket.IO events (DESIGN.md §5): rooms per execution and per workspace, decisions with an ack."""
+"""Socket.IO events (docs/api.md#real-time-socketio): rooms per execution and per workspace, decisions with an ack."""
 from __future__ import annotations
 
 import logging

@@ -89,7 +89,7 @@ class Settings:
     # COACH_PUBLIC_ORIGINS: comma-separated origins (scheme://host[:port]) whose pages may open a Socket.IO
     # connection. Unset: the request's own origin (its Host) only; never any origin.
     public_origins: tuple[str, ...] = ()
-    # agent steps (DESIGN.md §6): an OpenAI-compatible chat completions server (OpenAI, vLLM, Ollama, llama.cpp).
+    # agent steps (docs/agent-steps.md): an OpenAI-compatible chat completions server (OpenAI, vLLM, Ollama, llama.cpp).
     # COACH_LLM_BASE_URL e.g. http://127.0.0.1:11434/v1 (Ollama); unset: agent steps fail, saying what to set
     llm_base_url: str = ""
     llm_api_key: str = ""  # COACH_LLM_API_KEY: sent as the bearer token (servers that want none get a placeholder)

@@ -1,5 +1,5 @@
 """The MCP gateway's rules that need no storage: which calls are "the same call", what an agent receives (results
-as the MCP spec's CallToolResult, capped), and the words of a denial, a reject and a held call (DESIGN.md §9)."""
+as the MCP spec's CallToolResult, capped), and the words of a denial, a reject and a held call (docs/mcp-gateway.md)."""
 from __future__ import annotations
 
 import hashlib

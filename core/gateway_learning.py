@@ -1,4 +1,4 @@
-"""Learning to stop asking, per gateway tool (DESIGN.md §9, docs/mcp-gateway.md "Learning per tool").
+"""Learning to stop asking, per gateway tool (docs/mcp-gateway.md, docs/mcp-gateway.md "Learning per tool").
 
 The rules that need no storage: where a decision on an agent's held call counts (the tool, the tool for that agent
 identity, the identity across tools, and the spot-check scope of whatever is in AUTO), which mode applies to a call
@@ -30,7 +30,7 @@ MODES = STEP_MODES
 TOOL, AGENT_TOOL, IDENTITY = "gateway_tool", "gateway_agent_tool", "gateway_identity"
 TOOL_SPOT, AGENT_TOOL_SPOT = "gateway_tool_spot", "gateway_agent_spot"
 
-# a reviewer's decision on a held call, as the steps' decisions count (DESIGN.md §2, §3)
+# a reviewer's decision on a held call, as the steps' decisions count (docs/design.md#decisions, §3)
 DECISION_KIND = {"approve": "accept", "edit": "correct", "reject": "reject"}
 
 # what the gateway does with a call

@@ -1,4 +1,4 @@
-"""Agent steps (DESIGN.md §6): an LLM that calls tools in a loop, every call under policy, reviewed by people.
+"""Agent steps (docs/agent-steps.md): an LLM that calls tools in a loop, every call under policy, reviewed by people.
 
 - spec.py: what an agent step says, checked when a definition is saved;
 - conversation.py: the stored messages and the request fitted to the context budget;

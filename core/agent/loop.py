@@ -1,4 +1,4 @@
-"""The agent loop (DESIGN.md §6): LLM -> tool call(s) -> results -> LLM … until a final answer.
+"""The agent loop (docs/agent-steps.md): LLM -> tool call(s) -> results -> LLM … until a final answer.
 
 Plain Python over two interfaces: a Provider (the LLM) and a Host (storage, policy, people, tools: services/agents/service.py;
 tests use in-memory ones). What to do next is always derived from the conversation alone (`next_move`), so a loop

@@ -1,4 +1,4 @@
-"""What an `agent` step says (DESIGN.md §4 "Shapes", §6), checked when a definition is saved.
+"""What an `agent` step says (docs/api.md "Shapes", §6), checked when a definition is saved.
 
     {"id": "analyse", "type": "agent", "goal": "Summarise the open invoices", "tools": ["file.read", "echo"],
      "max_tool_iterations": 10, "context_budget_kb": 50, "model": null, "output_schema": null}

@@ -1,4 +1,4 @@
-"""Per-workflow and per-step autonomy (DESIGN.md §3): which tool steps a human sees, and the rules for
+"""Per-workflow and per-step autonomy (docs/design.md#metrics-and-learning-levels): which tool steps a human sees, and the rules for
 changing a step's mode.
 
 A workflow's `mode` (`coaching` or `auto`) is what a lead chose for it as a whole; each step may have its

@@ -1,4 +1,4 @@
-"""What each of the five decisions does (DESIGN.md §2), to a step or to an agent's tool call: one table, plain
+"""What each of the five decisions does (docs/design.md#decisions), to a step or to an agent's tool call: one table, plain
 functions. services/coaching/decisions.py loads the suggestion, asks here, and persists what it is told.
 
 | decision | a step                                              | a tool call of an agent step                   |

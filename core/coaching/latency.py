@@ -1,4 +1,4 @@
-"""Decision latency as a histogram (DESIGN.md §3): constant-size, mergeable, its quantiles within a few percent."""
+"""Decision latency as a histogram (docs/design.md#metrics-and-learning-levels): constant-size, mergeable, its quantiles within a few percent."""
 from __future__ import annotations
 
 import bisect

@@ -1,4 +1,4 @@
-"""A scope's decision metrics (DESIGN.md §3): the counters, rolling window, latency histogram, thresholds and
+"""A scope's decision metrics (docs/design.md#metrics-and-learning-levels): the counters, rolling window, latency histogram, thresholds and
 sequential evidence of one scope together, its snapshot and its stored form, and the demotion test.
 
 Each object is a constant-size state updated once per decision, never recomputed from history, and
@@ -93,7 +93,7 @@ class MetricsState:
                 "drop_statistic": round(e.drop, 4), "drop_alarm": e.alarm(t.auto_alpha)}
 
     def confidence(self) -> float:
-        """DESIGN.md §3: the Wilson lower bound of the rolling acceptance."""
+        """docs/design.md#metrics-and-learning-levels: the Wilson lower bound of the rolling acceptance."""
         return round(wilson_lower_bound(self.window.accepted, self.window.counted), 4)
 
     def snapshot(self) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Taking a decision back (DESIGN.md §8, issue #31 item 4): which decisions are held for an undo window, and what an
+"""Taking a decision back (docs/design.md#decisions (undo) and docs/operations.md, issue #31 item 4): which decisions are held for an undo window, and what an
 undo may do. Pure rules; services/coaching/held.py stores, releases and undoes.
 
 - A decision on a **risky** call is held: its tool's risk is `external` or `destructive`, or the policy flagged it

@@ -115,7 +115,7 @@ def after_resume(control: dict | None, gate: dict, feedback: Any, now: str) -> d
 
 
 def state_view(status: str, gate: dict | None, control: dict | None) -> dict[str, Any]:
-    """GET .../execution-state (DESIGN.md §4): {state, step_id, question, paused_at, feedback}, plus the
+    """GET .../execution-state (docs/api.md): {state, step_id, question, paused_at, feedback}, plus the
     breakpoints, corrected steps and every feedback given."""
     gate, control = gate or {}, control or {}
     feedbacks = control.get("feedback") or {}

@@ -1,4 +1,4 @@
-"""Execution and step states, and the one table of legal execution transitions (DESIGN.md §4).
+"""Execution and step states, and the one table of legal execution transitions (docs/api.md).
 
 Code asks `transition(status, trigger)` instead of comparing statuses; an illegal transition is a Conflict (409).
 """

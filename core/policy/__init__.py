@@ -1,4 +1,4 @@
-"""The policy engine: ordered rules `match` → `effect`, scoped, explained (DESIGN.md §1, README "Policies").
+"""The policy engine: ordered rules `match` → `effect`, scoped, explained (docs/design.md#concepts, README "Policies").
 
 Plain Python, no storage: services/policies/service.py loads a workspace's rules, compiles them once per revision into a
 RuleSet and asks it about each tool call.

@@ -1,6 +1,6 @@
 """Evaluating a workspace's rules for one tool call: precedence, the default, and the explanation.
 
-Precedence (DESIGN.md §1): among the rules that match, the one of the most specific scope wins
+Precedence (docs/design.md#concepts): among the rules that match, the one of the most specific scope wins
 (user+workflow > user > workflow > workspace), then the lowest `order`, then the oldest (ids sort by creation).
 No rule matched: the workspace default for the tool's risk (a tool of unknown risk is taken as destructive).
 
@@ -82,7 +82,7 @@ class Verdict:
         return self._matched
 
     def to_dict(self) -> dict[str, Any]:
-        """The explanation (DESIGN.md §4, the answer of POST /api/policies/evaluate)."""
+        """The explanation (docs/api.md, the answer of POST /api/policies/evaluate)."""
         if self.rule is None:
             risk = self.risk or "destructive"
             rule = {"id": None, "name": "workspace default", "scope": "workspace",

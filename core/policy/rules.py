@@ -1,4 +1,4 @@
-"""A policy rule as written (the API's shape, DESIGN.md §4) and as compiled: checked once, matched many times.
+"""A policy rule as written (the API's shape, docs/api.md) and as compiled: checked once, matched many times.
 
 A rule is `match` → `effect` with a `reason`, an `order`, and a `scope`: the whole workspace, one workflow, one
 user, or one user within one workflow. Every `match` key is optional and all the keys given must hold:
@@ -43,7 +43,7 @@ SQL_HELPERS = ("not_read", "read")
 PREDICATE_NAMES = frozenset({"params", "tool", "risk", "step_type", "workflow_id", "user", "agent_step", "agent"})
 MAX_PREDICATE = 2000
 MAX_LIST = 200
-# scope → specificity: the most specific scope that matched wins (DESIGN.md §1)
+# scope → specificity: the most specific scope that matched wins (docs/design.md#concepts)
 SPECIFICITY = {"workspace": 0, "workflow": 1, "user": 2, "user+workflow": 3}
 
 

@@ -116,7 +116,7 @@ def by_step(session: Session, execution_id: str) -> dict[str, dict[str, str]]:
 
 
 def view(a: Approval) -> dict[str, Any]:
-    """DESIGN.md §4's approval shape (and a few more fields)."""
+    """docs/api.md's approval shape (and a few more fields)."""
     return jsonable({
         "approval_id": a.id, "execution_id": a.execution_id, "step_id": a.step_id, "kind": a.kind, "agent": a.agent,
         "status": a.status, "message": a.message, "tool": a.tool, "params": a.params, "policy": a.policy,

@@ -1,4 +1,4 @@
-"""Applying a decision (DESIGN.md §2) in one transaction: the suggestion, the step, the execution,
+"""Applying a decision (docs/design.md#decisions) in one transaction: the suggestion, the step, the execution,
 the correction pack, the session stats and every metric scope change together or not at all."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Coaching: suggestions, the five decisions (DESIGN.md §2), and the durable session around them.
+"""Coaching: suggestions, the five decisions (docs/design.md#decisions), and the durable session around them.
 
 Every function runs inside the caller's transaction and returns the events to push once it commits.
 """

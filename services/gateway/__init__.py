@@ -1,4 +1,4 @@
-"""The MCP gateway: Coach between any agent and its tools (DESIGN.md §9, docs/mcp-gateway.md).
+"""The MCP gateway: Coach between any agent and its tools (docs/mcp-gateway.md, docs/mcp-gateway.md).
 
 identities.py  agent identities: named per workspace, a bearer token shown once and stored hashed, revoked by admins
 calls.py       one tools/call judged by the policy: allowed (forwarded), denied, or held for a review (a row), and

@@ -1,4 +1,4 @@
-"""GET /metrics (DESIGN.md §4): what the server already keeps, exposed through prometheus_client.
+"""GET /metrics (docs/api.md): what the server already keeps, exposed through prometheus_client.
 
 A custom collector reads one `global` metrics row per workspace at each scrape, never the decision history, so a
 scrape costs the same however many decisions there are. Totals are summed over workspaces: the endpoint is not

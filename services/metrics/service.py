@@ -175,7 +175,7 @@ def record_decision(session: Session, workspace_id: str, scopes: list[tuple[str,
 
 
 def workflow_thresholds(workflow) -> LevelThresholds:
-    """A workflow's level thresholds: its own settings over DESIGN.md §3's defaults. One object per distinct
+    """A workflow's level thresholds: its own settings over docs/design.md#metrics-and-learning-levels's defaults. One object per distinct
     setting (nobody changes a LevelThresholds once made), so a kept metric state sees the same object again."""
     given = (workflow.settings or {}).get("thresholds")
     try:
@@ -192,12 +192,12 @@ def workflow_thresholds(workflow) -> LevelThresholds:
 
 
 _THRESHOLDS: dict[Any, LevelThresholds] = {}
-_DEFAULTS = LevelThresholds()  # DESIGN.md §3's, for the scopes no workflow sets (global, operator)
+_DEFAULTS = LevelThresholds()  # docs/design.md#metrics-and-learning-levels's, for the scopes no workflow sets (global, operator)
 
 
 def workflow_view(session: Session, workflow, *, detail: bool = False,
                   scopes: dict[str, dict[str, MetricsState]] | None = None) -> dict[str, Any]:
-    """GET /api/metrics/workflows/<id> (DESIGN.md "Shapes"): all versions, the current one, steps, series.
+    """GET /api/metrics/workflows/<id> (docs/api.md#shapes): all versions, the current one, steps, series.
     Without `detail` (the list), the steps are still there, from `scopes` when the caller read every
     workflow's step and spot-check rows at once (`workspace_step_scopes`)."""
     thresholds = workflow_thresholds(workflow)

@@ -6,7 +6,7 @@ For the runner (the one entry point it needs):
     verdict = policies.evaluate(session, workspace_id, policies.call_for(tools, tool, params,
                                 step_type="action", workflow_id=wf_id, user=started_by, agent_step=None))
     verdict.effect        # "allow" | "require_review" | "deny"
-    verdict.to_dict()     # the explanation (DESIGN.md §4), to keep beside a suggestion or an approval
+    verdict.to_dict()     # the explanation (docs/api.md), to keep beside a suggestion or an approval
 
 `evaluate` never raises because of a rule: a rule that fails is a fail-closed `require_review` match (core.policy).
 Its cost is one primary-key read of the workspace's `policy_settings.revision` and then the compiled rule set of

@@ -270,7 +270,7 @@ def set_thresholds(session: Session, workspace_id: str, workflow_id: str, values
         merged = LevelThresholds.from_dict({**metrics.workflow_thresholds(wf).to_dict(), **values})
     except (TypeError, ValueError) as exc:
         # the schema checks each field alone; what fails here is a combination (auto_min_window > window),
-        # so name the fields the client sent: those are the ones it can change (DESIGN.md §4)
+        # so name the fields the client sent: those are the ones it can change (docs/api.md)
         raise ValidationFailed("thresholds are invalid",
                                details={name: [str(exc)] for name in values} or {"thresholds": [str(exc)]}) from None
     before = metrics.workflow_thresholds(wf).to_dict()

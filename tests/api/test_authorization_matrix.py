@@ -124,7 +124,7 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("GET", "/api/approvals/<approval_id>"): "operator",
     ("POST", "/api/approvals/<approval_id>"): "operator",
     ("POST", "/api/approvals/<approval_id>/undo"): "operator",
-    # metrics: a workflow's own metrics for everyone; all metrics (global, per operator) for leads (DESIGN §1)
+    # metrics: a workflow's own metrics for everyone; all metrics (global, per operator) for leads (docs/design.md#concepts)
     ("GET", "/api/metrics/workflows"): "operator",
     ("GET", "/api/metrics/workflows/<workflow_id>"): "operator",
     ("GET", "/api/metrics/workflows/<workflow_id>/steps/<step_id>/decisions"): "operator",
@@ -132,7 +132,7 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("GET", "/api/metrics/global"): "lead",
     ("GET", "/api/metrics/operators"): "lead",
     ("GET", "/api/metrics/tools"): "lead",
-    # correction packs: everyone reads; leads enable/disable, export and import (DESIGN §1)
+    # correction packs: everyone reads; leads enable/disable, export and import (docs/design.md#concepts)
     ("GET", "/api/correction-packs"): "operator",
     ("GET", "/api/correction-packs/<pack_id>"): "operator",
     ("PATCH", "/api/correction-packs/<pack_id>"): "lead",

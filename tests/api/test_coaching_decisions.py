@@ -1,4 +1,4 @@
-"""The five coaching decisions through REST (DESIGN.md §2), and what a decision request may not do."""
+"""The five coaching decisions through REST (docs/design.md#decisions), and what a decision request may not do."""
 from __future__ import annotations
 
 import contextlib

@@ -13,7 +13,7 @@ STEPS = [
     {"id": "report", "tool": "echo", "params": {"line": "total={{ steps.fetch.output.total }}"}},
 ]
 VARS = {"total": {"type": "integer", "default": 3}}
-# lowered so the journey is quick; the rules are DESIGN.md §3's
+# lowered so the journey is quick; the rules are docs/design.md#metrics-and-learning-levels's
 # lenient (acceptance >= 50%, tested at level 0.25) so that a short journey is evidence: 6 accepts of 7
 # are (e-value 4.6 >= 1/0.25), 5 of 6 are not
 THRESHOLDS = {"coaching_after": 4, "auto_min_window": 6, "auto_acceptance": 0.5, "window": 10, "auto_alpha": 0.25}

@@ -1,4 +1,4 @@
-"""Learning metrics through /api/metrics (DESIGN.md §3), promotion to AUTO, and demotion by spot checks."""
+"""Learning metrics through /api/metrics (docs/design.md#metrics-and-learning-levels), promotion to AUTO, and demotion by spot checks."""
 from __future__ import annotations
 
 from collections import Counter
@@ -284,7 +284,7 @@ def test_auto_alpha_is_a_workflow_threshold(api):
 
 
 def test_each_operator_has_a_time_series_of_their_own_decisions(api):
-    # DESIGN.md §4: the metrics endpoints, /operators included, come "with time series for charts"
+    # docs/api.md: the metrics endpoints, /operators included, come "with time series for charts"
     wf_id = _workflow(api, TWO_STEPS)
     operators = ["ann@test.local"] * 3 + ["bob@test.local"] * 2
     _drive(api, wf_id, PLAN[:5], operators)

@@ -1,7 +1,7 @@
 """Fuzz every operation of /api/openapi.json with schemathesis, as an admin (bearer token), in process (WSGI).
 
 Checks on every answer: no 5xx, a documented content type, and a body that matches the documented schema of
-its status (errors included: the "default" response documents DESIGN.md §4's {"error": {...}} body).
+its status (errors included: the "default" response documents docs/api.md's {"error": {...}} body).
 
 - `COACH_FUZZ_EXAMPLES=500 pytest tests/api/test_fuzz.py` fuzzes harder (default: 25 examples an operation).
 - Generation is derandomized: what fails in CI fails the same way locally.

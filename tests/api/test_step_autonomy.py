@@ -1,4 +1,4 @@
-"""Per-step autonomy through the API (DESIGN.md §3): a lead promotes single steps that are AUTO-ready while
+"""Per-step autonomy through the API (docs/design.md#metrics-and-learning-levels): a lead promotes single steps that are AUTO-ready while
 the workflow is still coached, pins steps to always_review, and spot checks demote a step on its own."""
 from __future__ import annotations
 

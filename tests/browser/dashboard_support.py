@@ -57,7 +57,7 @@ def workflow_metrics(server: LiveServer, workflow_id: str) -> dict:
 
 
 def auto_ready_after(server: LiveServer, workflow_id: str) -> int:
-    """How many more accepted decisions make the workflow AUTO-ready under its thresholds (DESIGN.md §3)."""
+    """How many more accepted decisions make the workflow AUTO-ready under its thresholds (docs/design.md#metrics-and-learning-levels)."""
     metrics = workflow_metrics(server, workflow_id)
     to_auto = metrics["to_auto"]
     return max(to_auto["decisions_to_coaching"], to_auto["window_decisions_needed"],

@@ -1,4 +1,4 @@
-"""What each of the five decisions does (DESIGN.md §2), to a step and to an agent's tool call: core/coaching."""
+"""What each of the five decisions does (docs/design.md#decisions), to a step and to an agent's tool call: core/coaching."""
 from __future__ import annotations
 
 import pytest

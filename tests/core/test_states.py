@@ -50,7 +50,7 @@ def test_the_table_only_names_known_states():
 
 
 def test_states_are_the_ones_the_design_lists():
-    # draft and approved: a plan before it runs (DESIGN.md "draft -> approved -> executing states")
+    # draft and approved: a plan before it runs (docs/plans.md)
     assert set(S.STATES) == {"draft", "approved", "pending", "running", "paused", "waiting_decision", "waiting_clarification",
                              "waiting_correction", "waiting_approval", "resumed", "completed", "failed", "cancelled"}
     assert S.TERMINAL == {"completed", "failed", "cancelled"}

@@ -1,4 +1,4 @@
-"""A coaching session survives a crash of the real server process (SIGKILL) and a restart (DESIGN.md §1, §5)."""
+"""A coaching session survives a crash of the real server process (SIGKILL) and a restart (docs/design.md#concepts, §5)."""
 from __future__ import annotations
 
 from tests.socket.test_coaching_socket import (coach_client, create_workflow, expected_stats, is_step,  # noqa: F401

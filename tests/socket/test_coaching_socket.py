@@ -1,4 +1,4 @@
-"""Coaching over Socket.IO against the real server process (DESIGN.md §2, §4, §5).
+"""Coaching over Socket.IO against the real server process (docs/design.md#decisions, §4, §5).
 
 Every client gets a `Recorder`: its handlers are registered before the client joins a room, it keeps
 what arrived per event in thread-safe lists, and `wait` polls them with a deadline (never a fixed sleep).

@@ -1,4 +1,4 @@
-"""`execution_update` carries the states of the steps it changed, as the REST detail shows them (DESIGN.md §5), so a
+"""`execution_update` carries the states of the steps it changed, as the REST detail shows them (docs/api.md#real-time-socketio), so a
 panel keeps its steps in step from the pushes alone."""
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 /**
- * Shapes of the metrics API (api/metrics.py, DESIGN.md §3 "Shapes"): levels,
+ * Shapes of the metrics API (api/metrics.py, docs/design.md#metrics-and-learning-levels "Shapes"): levels,
  * modes, a scope's counters and rates, how far it is from AUTO-ready, and the
- * metrics events (DESIGN.md §5). Read by the operator side (the stats panel)
+ * metrics events (docs/api.md#real-time-socketio). Read by the operator side (the stats panel)
  * and the lead side (dashboards) alike, with the one request both make.
  */
 import { apiGet } from "./client";
@@ -9,7 +9,7 @@ import type { components } from "./schema";
 
 type Schemas = components["schemas"];
 
-/** What the evidence says (DESIGN.md §3). */
+/** What the evidence says (docs/design.md#metrics-and-learning-levels). */
 export type Level = Schemas["Workflow"]["level"];
 
 /** What a lead chose. */
@@ -108,7 +108,7 @@ export interface OperatorMetrics extends MetricsSnapshot {
   operator: string;
 }
 
-/** `workflow_level_changed` (DESIGN.md §5). */
+/** `workflow_level_changed` (docs/api.md#real-time-socketio). */
 export interface LevelChangedEvent {
   workflow_id: string;
   /** set when the change is one step's (its level, or its own mode) */

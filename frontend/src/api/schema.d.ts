@@ -5835,7 +5835,7 @@ export interface components {
                 [key: string]: unknown;
             } | null;
             /**
-             * @description `edit` is taken as `correct` (DESIGN.md §6: edit = correct)
+             * @description `edit` is taken as `correct` (docs/agent-steps.md: edit = correct)
              * @enum {string}
              */
             decision: "accept" | "reject" | "correct" | "manual" | "skip" | "edit";

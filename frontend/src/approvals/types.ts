@@ -1,5 +1,5 @@
 /**
- * Shapes of approvals and policy verdicts (DESIGN.md §4): what GET /api/approvals,
+ * Shapes of approvals and policy verdicts (docs/api.md): what GET /api/approvals,
  * the approval_requested / approval_decided events and POST /api/policies/evaluate answer.
  */
 import type { Page } from "../api/types";

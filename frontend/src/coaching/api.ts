@@ -62,7 +62,7 @@ const STATUS_OF_CODE: Record<string, number> = {
   validation_failed: 422,
 };
 
-/** A random key, so that a retried decision is applied once (DESIGN.md §2 `Idempotency-Key`). */
+/** A random key, so that a retried decision is applied once (docs/design.md#decisions `Idempotency-Key`). */
 export function newIdempotencyKey(): string {
   if (typeof crypto !== "undefined" && typeof crypto.randomUUID === "function") return crypto.randomUUID();
   return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;

@@ -36,7 +36,7 @@ export const APPROVAL_ACTIONS = [
 /** What the panel says when a decision lost the race with someone else's (a 409 on a decided suggestion). */
 export const STALE_MESSAGE = "This suggestion was already decided by someone else — showing the current suggestion.";
 
-/** After a rejection the step takes a correction, a manual result or a skip (DESIGN.md §2). */
+/** After a rejection the step takes a correction, a manual result or a skip (docs/design.md#decisions). */
 const AFTER_REJECT: ReadonlySet<DecisionKind> = new Set(["correct", "manual", "skip"]);
 
 /** Why `kind` cannot be sent now, or null when it can. */

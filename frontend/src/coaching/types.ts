@@ -1,5 +1,5 @@
 /**
- * Shapes of the coaching API (DESIGN.md §1–§5) as the operator side reads
+ * Shapes of the coaching API (docs/design.md and docs/api.md) as the operator side reads
  * them: suggestions, the queue, decisions, session stats. The workflow
  * metrics shapes are in ../api/metrics, shared with the lead side.
  */
@@ -8,7 +8,7 @@ import type { components } from "../api/schema";
 
 type Schemas = components["schemas"];
 
-/** The five decisions (DESIGN.md §2). */
+/** The five decisions (docs/design.md#decisions). */
 export type DecisionKind = Schemas["DecisionRecord"]["decision"];
 
 export const DECISION_KINDS: readonly DecisionKind[] = ["accept", "reject", "correct", "manual", "skip"];
@@ -45,7 +45,7 @@ export type UndoResult = Schemas["UndoResult"];
 export type CoachingStats = Schemas["Stats"];
 
 /**
- * The `execution_update` event (DESIGN.md §5): where the execution stands, as a decision's answer says it, and the
+ * The `execution_update` event (docs/api.md#real-time-socketio): where the execution stands, as a decision's answer says it, and the
  * steps changed since the previous push, each as the REST detail shows a step's state (not its definition).
  */
 export type ExecutionUpdate = Schemas["ExecutionUpdate"] & { steps?: PushedStep[] };

@@ -1,5 +1,5 @@
 /**
- * Per-step autonomy (DESIGN.md §3): each tool step's level, evidence, spot checks and own mode, with the
+ * Per-step autonomy (docs/design.md#metrics-and-learning-levels): each tool step's level, evidence, spot checks and own mode, with the
  * actions a lead takes on one step: promote it to AUTO alone, set it back to coaching, pin it to
  * always_review (no promotion overrides a pin) or unpin it. Buttons, so every action is keyboard reachable.
  */

@@ -177,7 +177,7 @@ export interface Thresholds {
   auto_alpha: number;
 }
 
-/** `PUT /api/workflows/<id>/thresholds`: the workflow's level thresholds (DESIGN.md §3). */
+/** `PUT /api/workflows/<id>/thresholds`: the workflow's level thresholds (docs/design.md#metrics-and-learning-levels). */
 export function useSetThresholds() {
   const queryClient = useQueryClient();
   return useMutation({

@@ -98,7 +98,7 @@ export interface AuditVerifyResult {
   reason?: string;
 }
 
-/** A step of a workflow definition (DESIGN.md §1); the engine allows more fields. */
+/** A step of a workflow definition (docs/design.md#concepts); the engine allows more fields. */
 export interface WorkflowStepDefinition {
   id: string;
   name?: string;

@@ -1,4 +1,4 @@
-/** Shapes of /api/policies (README "Policies", DESIGN.md §4). */
+/** Shapes of /api/policies (README "Policies", docs/api.md). */
 import type { PolicyEffect } from "../approvals/types";
 
 export type OneOrMany = string | string[];

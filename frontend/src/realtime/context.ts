@@ -37,7 +37,7 @@ export function useSocketEvent<T = any>(event: string, handler: (payload: T) => 
 }
 
 /**
- * Keeps this page in an execution's room (DESIGN.md §5 `join_execution`) while it is mounted; `onJoined` is called
+ * Keeps this page in an execution's room (docs/api.md#real-time-socketio `join_execution`) while it is mounted; `onJoined` is called
  * with the join's answer (`{ok, execution, pending}`) after each (re)join, when pushes sent before it may have
  * been missed.
  */

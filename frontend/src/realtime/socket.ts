@@ -1,5 +1,5 @@
 /**
- * The app's one Socket.IO connection (DESIGN.md §5), as a small interface so
+ * The app's one Socket.IO connection (docs/api.md#real-time-socketio), as a small interface so
  * component tests can hand in a fake.
  *
  * The connection is authenticated by the session cookie and names the
