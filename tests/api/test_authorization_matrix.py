@@ -364,7 +364,9 @@ class World:
                        {**TOOL_SERVER, "name": f"remote{self.seq()}"}, status=201)["id"]
 
     def route(self, side: str) -> str:
-        return self.ok("POST", "/api/notifications/routes", self.admin_of(side), ROUTE, status=201)["id"]
+        admin = self.admin_of(side)  # a route's users are members of its workspace
+        return self.ok("POST", "/api/notifications/routes", admin, {**ROUTE, "users": [self.emails[admin]]},
+                       status=201)["id"]
 
     def webhook(self, side: str) -> str:
         return self.ok("POST", "/api/notifications/webhooks", self.admin_of(side), WEBHOOK, status=201)["id"]

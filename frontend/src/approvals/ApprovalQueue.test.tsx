@@ -125,6 +125,14 @@ describe("approvals in the queue", () => {
     expect(await screen.findByText(/Approved: Review the call of file.write/)).toBeInTheDocument();
   });
 
+  it("says what it approved without doubling the message's own question mark", async () => {
+    const { user } = await openQueue(() => [approval({ message: "Pay 1840 to Acme Paper Ltd for INV-7731?" })]);
+    await user.keyboard("a");
+    await user.keyboard("{Enter}");
+    expect(await screen.findByText(/^Approved: /)).toHaveTextContent("Approved: Pay 1840 to Acme Paper Ltd for INV-7731.");
+    expect(screen.queryByText(/INV-7731\?\./)).toBeNull();
+  });
+
   it("asks for a comment before rejecting with r, and sends it", async () => {
     const { calls, user } = await openQueue(() => [approval()]);
     await user.keyboard("r");

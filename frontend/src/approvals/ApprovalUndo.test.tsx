@@ -68,6 +68,7 @@ describe("the queue's undo", () => {
     const bar = await screen.findByTestId("undo-bar");
     expect(bar).toHaveTextContent("Approved Pay 1840 to Acme?");
     expect(bar).toHaveTextContent(/It acts in (9|10) s/);
+    expect(screen.queryByText(/^Approved: /)).toBeNull(); // the undo bar says it: one banner, not two
     await waitFor(() => expect(screen.queryByRole("listbox", { name: "Pending approvals" })).toBeNull());
     await user.keyboard("z");
     await waitFor(() => expect(undos(calls)).toHaveLength(1));

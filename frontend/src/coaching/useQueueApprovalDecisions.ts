@@ -59,7 +59,10 @@ export function useQueueApprovalDecisions({
           setDialog(null);
           const after = result?.approval;
           const still = after && after.status === "pending" ? ` It waits for more approvals (${after.approvals ?? 0} of ${after.quorum}).` : "";
-          setNotice({ tone: "info", text: `${DONE[kind]}: ${approval.message}.${still}` });
+          // held for its undo window: the undo bar says what was decided, one banner rather than two
+          const held = result?.execution?.gate?.kind === "held" && result.execution.gate.approval_id === approval.approval_id;
+          const what = (approval.message || "the approval").replace(/[?.!]\s*$/, "");
+          setNotice(held ? null : { tone: "info", text: `${DONE[kind]}: ${what}.${still}` });
           undo.remember(approval, result);
         },
         onError: (error) => {

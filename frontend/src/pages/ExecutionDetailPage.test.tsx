@@ -60,6 +60,17 @@ describe("ExecutionDetailPage", () => {
     expect(link.closest("dd")).toHaveTextContent("Customer onboarding onboarding v3");
   });
 
+  it("says a coaching run's mode once", async () => {
+    stubFetch((call) =>
+      call.url.startsWith("/api/workflows")
+        ? jsonResponse({ items: [], total: 0, page: 1, per_page: 200 })
+        : jsonResponse(execution({ mode: "coaching", is_coaching: true })),
+    );
+    renderDetail();
+    const mode = (await screen.findByText("Mode")).nextElementSibling;
+    expect(mode).toHaveTextContent(/^coaching$/);
+  });
+
   it("says which webhook or schedule started it", async () => {
     const trigger = { hook_id: null, delivery_id: null, schedule_id: null, fire_at: null, at: "2026-11-28T00:00:00+00:00" };
     stubFetch((call) =>

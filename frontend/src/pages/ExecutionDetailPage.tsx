@@ -159,7 +159,8 @@ export default function ExecutionDetailPage() {
           <dt>Mode</dt>
           <dd>
             {data.mode}
-            {data.is_coaching ? <span className="tag">coaching</span> : null}
+            {/* a run of another mode that has a coaching session (its spot checks): said once, not "coachingcoaching" */}
+            {data.is_coaching && data.mode !== "coaching" ? <> <span className="tag">coaching session</span></> : null}
           </dd>
         </div>
         <div>

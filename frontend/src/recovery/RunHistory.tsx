@@ -3,7 +3,7 @@ import { useEffect, useRef, useState } from "react";
 import { Link } from "react-router-dom";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { StatusBadge } from "../components/StatusBadge";
-import { formatValue } from "../format";
+import { formatDateTime, formatValue } from "../format";
 import { fetchHistory, historyKey, type HistoryChange, type HistoryEvent, type HistoryStep } from "./api";
 import "./recovery.css";
 
@@ -40,9 +40,7 @@ const MARK: Record<string, string> = {
 };
 
 function time(at: string | null): string {
-  if (!at) return "";
-  const d = new Date(at);
-  return Number.isNaN(d.getTime()) ? at : d.toLocaleString(undefined, { dateStyle: "short", timeStyle: "medium" });
+  return at ? formatDateTime(at) : "";
 }
 
 function Changes({ changes }: { changes: HistoryChange[] }) {

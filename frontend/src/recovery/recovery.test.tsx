@@ -7,6 +7,7 @@ import { ApiError } from "../api/client";
 import { asCorrectionError, variableErrors } from "./api";
 import { FailureBanner, failedStep, failureReason, retryWarning } from "./FailureBanner";
 import { RunHistory } from "./RunHistory";
+import { formatDateTime } from "../format";
 
 function failed(overrides: Partial<Execution> = {}): Execution {
   return {
@@ -256,6 +257,8 @@ describe("RunHistory", () => {
     const row = screen.getByRole("row", { name: /total/ });
     expect(row).toHaveTextContent("total57");
     expect(screen.getByText("retried 1×")).toBeInTheDocument();
+    // its times are written as everywhere else in the app (format.ts), not in a format of its own
+    expect(screen.getAllByText(formatDateTime("2026-01-01T00:00:01Z")).length).toBeGreaterThan(0);
   });
 
   it("on the panel, reads the history only once opened", async () => {

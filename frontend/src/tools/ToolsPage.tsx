@@ -1,3 +1,4 @@
+import { formatDateTime } from "../format";
 import { useState } from "react";
 import { errorMessage } from "../api/client";
 import { useAuth } from "../auth/useAuth";
@@ -71,7 +72,7 @@ function ServerCard({ server, onTest, onRemove, testing }: {
       </p>
       {server.last_error ? <p role="alert" className="notice notice--error">{server.last_error}</p> : null}
       <p className="muted">
-        {server.listed_at ? `${server.tools.length} tools, listed ${new Date(server.listed_at).toLocaleString()}` : "not listed yet"}
+        {server.listed_at ? `${server.tools.length} tools, listed ${formatDateTime(server.listed_at)}` : "not listed yet"}
       </p>
       {server.tools.some((t) => t.problem) ? (
         <ul className="tool-server__problems">

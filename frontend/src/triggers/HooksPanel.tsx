@@ -71,7 +71,7 @@ export function HooksPanel({ workflowId, variables, lead }: Props) {
           actions={
             <button type="button" className="button button--secondary"
               onClick={() => void navigator.clipboard?.writeText(curlExample(made.url, made.secret,
-                exampleBody(variables)))}>Copy example</button>
+                exampleBody(variables, made.mapping)))}>Copy example</button>
           }>
           <p className="muted">
             POST JSON to <code>{made.url}</code>, signed: <code>X-Coach-Signature: sha256=HMAC-SHA256(secret,
@@ -79,7 +79,7 @@ export function HooksPanel({ workflowId, variables, lead }: Props) {
             unique <code>X-Coach-Delivery</code> id. For example:
           </p>
           <pre className="mono triggers__example" aria-label="Example request">
-            {curlExample(made.url, made.secret, exampleBody(variables))}
+            {curlExample(made.url, made.secret, exampleBody(variables, made.mapping))}
           </pre>
         </SecretOnce>
       ) : null}

@@ -96,4 +96,12 @@ describe("curlExample", () => {
     expect(text).toContain(`printf '%s.%s' "$TS" "$BODY" | openssl dgst -sha256 -hmac "$SECRET"`);
     expect(text).toContain('-H "X-Coach-Signature: sha256=$SIG"');
   });
+
+  it("puts each variable where the hook's mapping reads it", () => {
+    const variables = { order_id: { type: "string", default: "A-1" }, amount: { type: "number", default: 9.5 } };
+    expect(JSON.parse(exampleBody(variables, { order_id: "order.id", amount: "lines.0.total" }))).toEqual({
+      order: { id: "A-1" }, lines: [{ total: 9.5 }],
+    });
+    expect(JSON.parse(exampleBody(variables, {}))).toEqual({ order_id: "A-1", amount: 9.5 });
+  });
 });

@@ -148,11 +148,28 @@ export function curlExample(url: string, secret: string, body: string): string {
 }
 
 /** An example body: each declared variable with its default, or an empty string. */
-export function exampleBody(variables: Record<string, unknown> | undefined): string {
+export function exampleBody(variables: Record<string, unknown> | undefined, mapping?: Record<string, string> | null): string {
   const body: Record<string, unknown> = {};
   for (const [name, spec] of Object.entries(variables ?? {})) {
     const declared = spec && typeof spec === "object" && !Array.isArray(spec) ? (spec as Record<string, unknown>) : null;
-    body[name] = declared ? (declared.default ?? "") : spec;
+    const value = declared ? (declared.default ?? "") : spec;
+    const path = mapping?.[name];
+    if (path) placeAt(body, path.split("."), value);
+    else if (!mapping || Object.keys(mapping).length === 0) body[name] = value;
   }
   return JSON.stringify(body);
+}
+
+/** Puts `value` at a mapping's path of the body (`order.id`, `lines.0.total`: a number is an array's index). */
+function placeAt(target: Record<string, unknown> | unknown[], path: string[], value: unknown): void {
+  const [head, ...rest] = path;
+  const key: string | number = /^\d+$/.test(head) && Array.isArray(target) ? Number(head) : head;
+  const slot = target as Record<string | number, unknown>;
+  if (rest.length === 0) {
+    slot[key] = value;
+    return;
+  }
+  if (slot[key] === undefined || slot[key] === null || typeof slot[key] !== "object")
+    slot[key] = /^\d+$/.test(rest[0]) ? [] : {};
+  placeAt(slot[key] as Record<string, unknown> | unknown[], rest, value);
 }
