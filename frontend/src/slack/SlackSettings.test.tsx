@@ -93,7 +93,7 @@ describe("Settings → Slack failures", () => {
       "Slack: invalid_auth. It is tried again.",
     );
     expect(screen.getByText(/Slack cannot reach this address/)).toHaveTextContent("loopback");
-    await user.click(screen.getByRole("button", { name: "Test the Slack bot token" }));
+    await user.click(screen.getByRole("button", { name: "Test the Slack app" }));
     expect(await screen.findByText(/Slack refused/)).toHaveTextContent("the bot token is not valid: copy it again");
     expect(calls.filter((c) => c.url === "/api/workspace/slack/test" && c.method === "POST")).toHaveLength(1);
   });

@@ -185,7 +185,7 @@ function SlackForm({ saved }: { saved: SlackSettings }) {
             className="button button--secondary"
             disabled={test.isPending || !saved.bot_token_set}
             title={saved.bot_token_set ? undefined : "Save a bot token first"}
-            aria-label="Test the Slack bot token"
+            aria-label="Test the Slack app"
             onClick={() => test.mutate()}
           >
             {test.isPending ? "Testing…" : "Test"}
