@@ -10,7 +10,7 @@ from flask_socketio import SocketIO
 
 from api import (action_links, agents, approvals, audit as audit_api, auth, authentication, coaching, correction_packs,
                  errors, executions, frontend, gateway_tools, health, llm_provider, metrics, notices as notices_api,
-                 notifications as notifications_api, plans, policies, queue, replay, routing, security, slack,
+                 notifications as notifications_api, plans, policies, queue, regions, replay, routing, security, slack,
                  sockets,
                  tool_servers, triggers, users, workflows, workspace)
 from api.base import Api
@@ -98,6 +98,7 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True, recove
     api.register_blueprint(gateway_tools.blp)
     api.register_blueprint(gateway_tools.metrics_blp)
     api.register_blueprint(replay.blp)
+    api.register_blueprint(regions.blp)
     app.register_blueprint(health.blp)
     app.register_blueprint(frontend.blp)
     security.register(app, settings)  # after the blueprints: it hashes Swagger UI's inline script at start

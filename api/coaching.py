@@ -65,6 +65,17 @@ class SuggestionSchema(Shape):
     tool_call_id = fields.String(allow_none=True, metadata={"description": "tool_call: the call's id, as the LLM "
                                                                            "named it"})
     agent_message_id = fields.String(allow_none=True)
+    region = fields.Nested(lambda: SuggestionRegionSchema(), allow_none=True, metadata={
+        "description": "the region of its step (or tool) the call fell in when it was asked (docs/autonomy.md"
+                       "#regions); null: in none"})
+
+
+class SuggestionRegionSchema(Shape):
+    id = fields.String(required=True)
+    name = fields.String(required=True)
+    mode = one_of(("coaching", "auto", "always_review"), required=True)
+    current = StrictBoolean(required=True, metadata={
+        "description": "false once the region's condition changed: this decision no longer counts for it"})
 
 
 class PendingSchema(Shape):

@@ -13,6 +13,7 @@ from services.notifications import models as notifications
 from services.orm import Base
 from services.plans import models as plans
 from services.policies import models as policies
+from services.regions import models as regions
 from services.slack import models as slack
 from services.toolservers import models as toolservers
 from services.triggers import models as triggers
@@ -20,5 +21,5 @@ from services.users import models as users
 from services.workflows import models as workflows
 
 CONCEPTS = (agents, approvals, audit, coaching, coaching_undo, executions, gateway, metrics, notifications, plans,
-            policies, slack, toolservers, triggers, users, workflows)
+            policies, regions, slack, toolservers, triggers, users, workflows)
 metadata = Base.metadata

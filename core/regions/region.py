@@ -2,7 +2,8 @@
 mode, evidence and spot checks.
 
 A region is `name`, `when` (an expression in the policy engine's predicate language, the same as a policy rule's
-`match.params`: core/policy/rules.py, evaluated by core/templating.py within the metered budget of core/budget.py),
+`match.params`, reading the same names: core/policy/rules.py PREDICATE_NAMES, with the agent identity as `agent`;
+evaluated by core/templating.py within the metered budget of core/budget.py),
 `order` and `mode` (`coaching`, `auto`, `always_review`), plus `identity` for a gateway tool's region (one agent
 identity's calls only; None: every identity's). A scope (a workflow's tool step, an agent step's `<step>:<tool>`,
 a gateway tool) has at most MAX_REGIONS of them.
@@ -23,11 +24,12 @@ from core import budget, templating
 from core.budget import BudgetExceeded
 from core.coaching.autonomy import ALWAYS_REVIEW, AUTO, COACHING, STEP_MODES
 from core.errors import ValidationFailed
+from core.policy.rules import MAX_PREDICATE, PREDICATE_NAMES
 
 MAX_REGIONS = 8          # per scope
 MAX_WHEN = 500           # characters of a condition
 MAX_NAME = 120
-REGION_NAMES = frozenset({"params", "tool", "identity"})
+REGION_NAMES = PREDICATE_NAMES  # one language with the policy rules and the replay (core/regions/replay.py)
 REGION_MODES = STEP_MODES  # coaching, auto, always_review
 
 
@@ -59,26 +61,32 @@ class Match:
 NO_REGION = Match(None)
 
 
-def check_when(source: Any, path: str = "when") -> str:
-    """A condition as written; ValidationFailed naming `path` and the problem (size, syntax, unknown names)."""
-    if not isinstance(source, str) or not source.strip():
-        raise ValidationFailed("the region's condition is not valid", {path: ["must be a non-empty expression"]})
-    if len(source) > MAX_WHEN:
-        raise ValidationFailed("the region's condition is too long",
-                               {path: [f"must be at most {MAX_WHEN} characters (it has {len(source)})"]})
+def check_when(source: Any, path: str = "when", *, max_chars: int = MAX_PREDICATE) -> str:
+    """A condition as written, for a region or a replay: a non-empty predicate of at most `max_chars` that compiles
+    and reads only the names a policy predicate sees; ValidationFailed naming `path` and the problem otherwise."""
+    if not isinstance(source, str) or not source.strip() or len(source) > max_chars:
+        size = f" (it has {len(source)})" if isinstance(source, str) and len(source) > max_chars else ""
+        message = f"must be a non-empty expression of at most {max_chars} characters{size}"
+        raise ValidationFailed(f"`{path}` {message}", {path: [message]})
     try:
         names = templating.expression_names(source)
     except TemplateError as exc:
-        raise ValidationFailed("the region's condition does not compile", {path: [f"does not compile: {exc}"]})
+        raise ValidationFailed(f"`{path}` does not compile: {exc}", {path: [f"does not compile: {exc}"]}) from None
     unknown = sorted(names - REGION_NAMES)
     if unknown:
-        raise ValidationFailed("the region's condition reads unknown names",
-                               {path: [f"unknown name(s) {', '.join(unknown)}; a region's condition sees "
-                                       f"{', '.join(sorted(REGION_NAMES))}"]})
-    if "params" not in names and "identity" not in names:
-        raise ValidationFailed("the region's condition reads nothing of the call",
-                               {path: ["must read the call's params (or, for a gateway tool, its identity)"]})
+        message = f"unknown name(s) {', '.join(unknown)}; a condition sees {', '.join(sorted(REGION_NAMES))}"
+        raise ValidationFailed(f"`{path}`: {message}", {path: [message]})
     return source.strip()
+
+
+def check_region_when(source: Any, path: str = "when") -> str:
+    """A region's condition: check_when's, at most MAX_WHEN characters, and reading the call (its params, or for a
+    gateway tool its agent): a condition of nothing would be the whole tool again."""
+    when = check_when(source, path, max_chars=MAX_WHEN)
+    if not templating.expression_names(when) & {"params", "agent"}:
+        raise ValidationFailed("the region's condition reads nothing of the call",
+                               {path: ["must read the call's params (or, for a gateway tool, its agent)"]})
+    return when
 
 
 def check_region(data: Any, *, partial: bool = False, gateway: bool = False) -> dict[str, Any]:
@@ -103,7 +111,7 @@ def check_region(data: Any, *, partial: bool = False, gateway: bool = False) -> 
             out["name"] = name.strip()
     if "when" in data:
         try:
-            out["when"] = check_when(data["when"])
+            out["when"] = check_region_when(data["when"])
         except ValidationFailed as exc:
             for k, v in (exc.details or {}).items():
                 errors.setdefault(k, []).extend(v)
@@ -143,14 +151,16 @@ def ordered(regions: Iterable[Region]) -> list[Region]:
 
 
 def region_for(regions: Iterable[Region], params: Any, *, tool: str | None = None,
-               identity: str | None = None) -> Match:
+               identity: str | None = None, context: dict[str, Any] | None = None) -> Match:
     """The first region (by order, then id) whose condition holds on the call. All the conditions of one call share
     one budget. A region for another identity is passed over. A condition that fails stops the search: the call
-    is asked (Match.failed says why), never let through by a later region."""
+    is asked (Match.failed says why), never let through by a later region. `context`: the call's other names as a
+    policy predicate sees them (core.policy.Call.context: risk, step_type, workflow_id, user, agent_step)."""
     candidates = [r for r in ordered(regions) if r.identity is None or r.identity == identity]
     if not candidates:
         return NO_REGION
-    context = {"params": params if isinstance(params, dict) else {}, "tool": tool, "identity": identity}
+    context = {**{name: None for name in REGION_NAMES}, **(context or {}),
+               "params": params if isinstance(params, dict) else {}, "tool": tool, "agent": identity}
     try:
         with budget.metered("evaluating region conditions"):
             for region in candidates:

@@ -25,13 +25,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from jinja2 import TemplateError
-
 from core import budget, templating
 from core.budget import BudgetExceeded
 from core.errors import ValidationFailed
 from core.policy import Call, CompiledRule, RuleSet
-from core.policy.rules import MAX_PREDICATE, PREDICATE_NAMES
+from core.regions import region
 
 DEFAULT_LIMIT = 500
 MAX_CALLS = 1000
@@ -59,20 +57,8 @@ class Past:
 
 
 def check_when(when: Any, path: str = "when") -> str:
-    """A region's condition as written: a non-empty predicate of at most MAX_PREDICATE characters that compiles
-    and reads only the names a policy predicate sees; ValidationFailed naming `path` otherwise."""
-    if not isinstance(when, str) or not when.strip() or len(when) > MAX_PREDICATE:
-        raise ValidationFailed(f"`{path}` must be a non-empty expression of at most {MAX_PREDICATE} characters",
-                               {path: [f"must be a non-empty expression of at most {MAX_PREDICATE} characters"]})
-    try:
-        names = templating.expression_names(when)
-    except TemplateError as exc:
-        raise ValidationFailed(f"`{path}` does not compile: {exc}", {path: [f"does not compile: {exc}"]}) from None
-    unknown = sorted(names - PREDICATE_NAMES)
-    if unknown:
-        message = f"unknown name(s) {', '.join(unknown)}; a condition sees {', '.join(sorted(PREDICATE_NAMES))}"
-        raise ValidationFailed(f"`{path}`: {message}", {path: [message]})
-    return when
+    """A condition as written (core.regions.region.check_when: one language and one size for regions and replays)."""
+    return region.check_when(when, path)
 
 
 class _Cost:

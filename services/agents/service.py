@@ -22,6 +22,7 @@ from core.agent.loop import AgentLoop, Result, Ruling, opening
 from core.agent.spec import resolve_tools
 from core.coaching import autonomy
 from core.coaching.autonomy import tool_unit
+from core.regions import region
 from core.execution import states as S
 from core.execution.engine import Outcome, run_tool, template_context
 from core.templating import TemplateFailure, render_value
@@ -38,6 +39,7 @@ from services.metrics import service as metrics
 from services.notifier import Events
 from services.orm import new_id, utcnow
 from services.policies import service as policies
+from services.regions import service as regions
 from services.workflows.models import Workflow
 
 log = logging.getLogger(__name__)
@@ -191,12 +193,26 @@ class Host:
         if verdict["effect"] == "require_review":
             return Ruling("review", params, verdict, source=source)
         modes = autonomy.step_modes(wf.settings)
-        gate = autonomy.review_for(ex.mode, wf.mode, modes.get(key) or modes.get(self.step.id),
+        step_mode = modes.get(key) or modes.get(self.step.id)
+        match = self.region_of(session, m.tool, params) if ex.mode != "normal" and wf.kind != "plan" else None
+        if match is not None:  # the call's region decides its mode (docs/autonomy.md#regions)
+            step_mode = region.effective_step_mode(step_mode, match)
+        gate = autonomy.review_for(ex.mode, wf.mode, step_mode,
                                    lambda: self.runner.rng.random() < self.settings.spot_check_rate)
         if gate is not None:
             return Ruling("review", params, verdict, purpose=gate if gate == "spot_check" else "coaching",
                           source=source)
         return Ruling("allow", params, verdict, source=source)
+
+    def region_of(self, session: Session, tool: str | None, params: Any) -> region.Match | None:
+        """Where an agent's call of `tool` falls among the regions of `<agent step>:<tool>` (None: it has none)."""
+        ex = self.ex
+        scope = regions.regions_of(session, ex.workspace_id, regions.STEP,
+                                   regions.step_key(ex.workflow_id, tool_unit(self.step.id, tool)))
+        if not scope:
+            return None
+        return region.region_for(scope, params, tool=tool, context={
+            "step_type": "agent", "workflow_id": ex.workflow_id, "agent_step": self.step.id})
 
     def open_review(self, m: C.Message, ruling: Ruling) -> None:
         session = self._open()
@@ -216,6 +232,9 @@ class Host:
                          source=ruling.source, purpose=ruling.purpose, policy=ruling.policy, kind="tool_call",
                          agent_message_id=m.id, tool_call_id=(m.tool_call_id or "")[:200] or None,
                          rationale=reasoning or f"The agent calls {m.tool}.")
+        match = self.region_of(session, m.tool, ruling.params) if wf.kind != "plan" else None
+        if match is not None:
+            regions.stamp(sug, match)
         session.add(sug)
         m.suggestion_id = sug.id
         executions.set_step(ex, step.id, status=S.STEP_WAITING)
@@ -223,7 +242,7 @@ class Host:
                    "agent": True}
         executions.set_status(ex, "await_decision")
         executions.count_stat(ex, "suggestions_made")
-        payload = coaching.view(sug, self.tools, step)
+        payload = coaching.view(sug, self.tools, step, regions.ref(session, sug))
         self.events.add("tool_call_pending_review", payload, execution=ex.id, workspace=ex.workspace_id)
         self.events.add("coaching_suggestion", payload, execution=ex.id, workspace=ex.workspace_id)
         self.events.latest("coaching_stats", {"execution_id": ex.id, **executions.stats_of(ex)}, execution=ex.id)

@@ -41,6 +41,10 @@ class Suggestion(FilledAtInit, Base):
     kind: Mapped[str] = mapped_column(String(16), default="step", server_default="step")
     agent_message_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
     tool_call_id: Mapped[str | None] = mapped_column(String(200), nullable=True)  # as the LLM named the call
+    # the region the call fell in when it was asked, and its condition version: its decision counts there
+    # (services/regions, migration 0037); NULL: in no region
+    region_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    region_version: Mapped[int | None] = mapped_column(Integer, nullable=True)
     # optimistic concurrency: every UPDATE checks and bumps `version`, so a change made from a stale read (a
     # decision on a suggestion another transaction decided meanwhile) fails instead of overwriting
     __mapper_args__ = {"version_id_col": version}

@@ -16,6 +16,8 @@ from core.coaching.rules import apply_rules
 from core.errors import Conflict
 from core.execution import states as S
 from core.execution.engine import resolve_params
+from core.regions import region as R
+from core.templating import TemplateFailure
 from core.tools import ToolRegistry
 from core.workflow import StepDef, WorkflowDef
 from services.audit import service as audit
@@ -27,6 +29,7 @@ from services.metrics import service as metrics
 from services.notifier import Events
 from services.orm import utcnow
 from services.policies import service as policies
+from services.regions import service as regions
 from services.workflows.models import Workflow
 
 STAT_OF = D.STAT_OF
@@ -41,6 +44,7 @@ def review_gate(session: Session, ex: Execution, spot_check_rate: float, rng: ra
         return None
     wf = session.get(Workflow, ex.workflow_id)
     modes = autonomy.step_modes(wf.settings)
+    scoped = regions.step_regions(session, ex.workspace_id, ex.workflow_id) if wf.kind != "plan" else {}
 
     def spot_check() -> bool:
         return rng.random() < spot_check_rate
@@ -48,8 +52,21 @@ def review_gate(session: Session, ex: Execution, spot_check_rate: float, rng: ra
     def gate(step: StepDef, state) -> str | None:
         if step.type != "action" or state.steps[step.id].decision is not None:
             return None
-        return autonomy.review_for(ex.mode, wf.mode, modes.get(step.id), spot_check)
+        step_mode = modes.get(step.id)
+        if step.id in scoped:  # the call's region decides its mode (docs/autonomy.md#regions)
+            try:
+                suggested = learned(session, wf, step.id, resolve_params(step, state))[0]
+            except TemplateFailure:
+                return autonomy.DECISION  # asked: the suggestion says why the params cannot be rendered
+            step_mode = R.effective_step_mode(step_mode, region_of(scoped[step.id], ex, step, suggested))
+        return autonomy.review_for(ex.mode, wf.mode, step_mode, spot_check)
     return gate
+
+
+def region_of(scope: list, ex: Execution, step: StepDef, params: Any) -> R.Match:
+    """Where a tool step's call falls among its step's regions (the names a policy predicate sees)."""
+    return R.region_for(scope, params, tool=step.tool, context={
+        "step_type": step.type, "workflow_id": ex.workflow_id})
 
 
 
@@ -59,7 +76,9 @@ def pending(session: Session, execution_id: str) -> list[Suggestion]:
                                 .order_by(Suggestion.created_at)))
 
 
-def view(s: Suggestion, tools: ToolRegistry | None = None, step: StepDef | None = None) -> dict[str, Any]:
+def view(s: Suggestion, tools: ToolRegistry | None = None, step: StepDef | None = None,
+         region: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A suggestion as clients see it; `region`: its region's reference (services.regions.service.ref), when in one."""
     tool = tools.get(s.tool) if tools and s.tool else None
     return {
         "suggestion_id": s.id, "execution_id": s.execution_id, "workflow_id": s.workflow_id,
@@ -72,12 +91,14 @@ def view(s: Suggestion, tools: ToolRegistry | None = None, step: StepDef | None 
         "deadline": s.deadline, "on_timeout": gates.on_timeout(s.purpose, step.human_timeout) if step else None,
         # step | tool_call (a call an agent step's LLM asked for: params are its arguments, rationale its reasoning)
         "kind": s.kind or "step", "tool_call_id": s.tool_call_id, "agent_message_id": s.agent_message_id,
+        "region": region,
     }
 
 
 def described(session: Session, definitions: Any, tools: ToolRegistry, s: Suggestion) -> dict[str, Any]:
     """A stored suggestion as clients see it: with its step's name and its tool's schema."""
-    return view(s, tools, definitions.get(session, s.workflow_id, s.workflow_version).step(s.step_id))
+    return view(s, tools, definitions.get(session, s.workflow_id, s.workflow_version).step(s.step_id),
+                regions.ref(session, s))
 
 
 def learned(session: Session, wf: Workflow, step_id: str, rendered: Any) -> tuple[Any, str | None, list]:
@@ -119,6 +140,10 @@ def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: St
                                 else f"Step {step.name!r} runs {step.tool} with these params."),
     )
     sug.policy = policies.judge(session, tools, ex, step, suggested) if step.type == "action" else None
+    if wf.kind != "plan" and step.type == "action":
+        scope = regions.regions_of(session, ex.workspace_id, regions.STEP, regions.step_key(ex.workflow_id, step.id))
+        if scope:
+            regions.stamp(sug, region_of(scope, ex, step, suggested))
     session.add(sug)
     executions.set_step(ex, step.id, status=S.STEP_WAITING)
     kind = G.CORRECTION if purpose == "correction" else G.SUGGESTION
@@ -126,7 +151,7 @@ def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: St
     if purpose != "correction":
         executions.set_status(ex, "await_decision")
     executions.count_stat(ex, "suggestions_made")
-    payload = view(sug, tools, step)
+    payload = view(sug, tools, step, regions.ref(session, sug))
     events.add("coaching_suggestion", payload, execution=ex.id, workspace=ex.workspace_id)
     events.latest("coaching_stats", {"execution_id": ex.id, **executions.stats_of(ex)}, execution=ex.id, plain=True)
     return sug

@@ -17,6 +17,7 @@ from services.executions.models import Execution
 from services.metrics import service as metrics
 from services.notifications import outbox as notification_outbox
 from services.notifier import Events
+from services.regions import service as regions
 from services.workflows.models import Workflow
 
 
@@ -62,8 +63,15 @@ def count_decision(session: Session, defn: WorkflowDef, ex: Execution, wf: Workf
                 "workflow_id": wf.id, "step_id": u, "level": step_level.level, "previous_level": step_before,
                 "auto_ready": step_level.auto_ready, "mode": step_modes.get(u, autonomy.COACHING),
                 "workflow_mode": wf.mode}, workspace=ex.workspace_id)
-    if sug.purpose == "spot_check":
-        # a tool promoted on its own within its agent step is demoted on its own
+    counted = regions.count(session, sug, kind, latency_ms, thresholds, spot_check=sug.purpose == "spot_check")
+    if counted is not None and counted[1] is not None:  # the region's spot checks demoted it, alone
+        region, reason = counted
+        events.add("region_changed", {"region_id": region.id, "workflow_id": wf.id, "step_id": region.step_id,
+                                      "mode": region.mode, "previous_mode": autonomy.AUTO, "reason": reason},
+                   workspace=ex.workspace_id)
+    elif sug.purpose == "spot_check" and (counted is None or counted[0].mode != autonomy.AUTO):
+        # a tool promoted on its own within its agent step is demoted on its own (a call in an AUTO region is
+        # that region's spot check, not its step's)
         promoted = unit if step_modes.get(unit) == autonomy.AUTO else sug.step_id
         _maybe_demote(session, ex, wf, promoted, states, thresholds, events)
 

@@ -104,7 +104,9 @@ def _write_states(session: Session) -> None:
 
 
 def _thresholds_for(scope: str, thresholds: LevelThresholds | None) -> LevelThresholds:
-    return thresholds if thresholds is not None and scope in ("workflow", "version", "step", "spot") \
+    # a region's (services/regions) are given at its condition version's share of its scope's level
+    return thresholds if thresholds is not None and scope in ("workflow", "version", "step", "spot", "region",
+                                                              "region_spot") \
         else _DEFAULTS
 
 

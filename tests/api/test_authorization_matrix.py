@@ -224,6 +224,15 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("GET", "/api/gateway/tools/<tool>/proposals"): "lead",
     ("POST", "/api/gateway/tools/<tool>/replay"): "lead",
     ("POST", "/api/policies/replay"): "lead",
+    # regions (docs/autonomy.md#regions): leads; a forced promotion admins (not asked here)
+    ("GET", "/api/workflows/<workflow_id>/steps/<step_id>/regions"): "lead",
+    ("POST", "/api/workflows/<workflow_id>/steps/<step_id>/regions"): "lead",
+    ("GET", "/api/gateway/tools/<tool>/regions"): "lead",
+    ("POST", "/api/gateway/tools/<tool>/regions"): "lead",
+    ("GET", "/api/regions/<region_id>"): "lead",
+    ("PATCH", "/api/regions/<region_id>"): "lead",
+    ("DELETE", "/api/regions/<region_id>"): "lead",
+    ("POST", "/api/regions/<region_id>/mode"): "lead",
 }
 
 # Routes that name a row in their body instead of their path: they get a foreign-row case too.
@@ -236,7 +245,8 @@ CREATED = {("POST", "/api/workflows/<workflow_id>/hooks"), ("POST", "/api/workfl
            ("POST", "/api/hooks/<hook_id>"), ("POST", "/api/executions/<execution_id>/rerun"), ("POST", "/api/tool-servers"), ("POST", "/api/agents"), ("POST", "/api/plans"), ("POST", "/api/plans/<plan_id>/save-as-workflow"), ("POST", "/api/workflows"), ("POST", "/api/executions/"), ("POST", "/api/executions/coaching"),
            ("POST", "/api/auth/tokens"), ("POST", "/api/correction-packs/import"), ("POST", "/api/policies"),
            ("POST", "/api/notifications/routes"), ("POST", "/api/notifications/webhooks"),
-           ("POST", "/api/notifications/push/subscriptions")}
+           ("POST", "/api/notifications/push/subscriptions"),
+           ("POST", "/api/workflows/<workflow_id>/steps/<step_id>/regions"), ("POST", "/api/gateway/tools/<tool>/regions")}
 ACCEPTED = {("POST", "/api/users")}  # an invitation, answered the same whether or not the email has an account
 NO_CONTENT = {("POST", "/api/auth/logout"), ("POST", "/api/auth/invitations/<invitation_id>/decline")}
 # an undo with no decision held (tests/api/test_undo.py holds one): the role got through to the row, which has
@@ -246,6 +256,7 @@ NOTHING_TO_UNDO = {("POST", "/api/executions/<execution_id>/coaching/undo"), ("P
 # an http server nobody listens at (port 9, discard): a refresh answers 200 with the reason in `last_error`
 TOOL_SERVER = {"name": "remote", "transport": "http", "url": "http://127.0.0.1:9/mcp", "bearer_token": "t"}
 POLICY = {"name": "matrix rule", "order": 1, "effect": "require_review", "match": {"tool": "sql.*", "sql": "not_read"}}
+REGION = {"name": "matrix region", "when": "params.to == 'a@x'"}
 MAIL_STEP = {"id": "mail", "tool": "echo", "params": {"to": "a@x", "cc": "none"}}
 DEFINITION = {"name": "matrix", "steps": [MAIL_STEP]}
 ASK_DEFINITION = {"name": "ask", "steps": [{"id": "ask", "type": "human_input", "question": "Proceed?"}]}
@@ -377,6 +388,10 @@ class World:
     def schedule(self, side: str) -> str:
         return self.ok("POST", f"/api/workflows/{self.rows[side]['workflow_id']}/schedules", self.admin_of(side),
                        {"name": f"s{self.seq()}", "cron": "0 9 * * *"}, status=201)["id"]
+    def region(self, side: str) -> str:
+        return self.ok("POST", f"/api/workflows/{self.rows[side]['workflow_id']}/steps/mail/regions",
+                       self.admin_of(side), REGION, status=201)["id"]
+
     def gateway_tool(self, side: str) -> str:
         """A gateway tool `side`'s workspace knows (a mode row of its own: no MCP server needed)."""
         from services.gateway.models import GatewayCorrectionPack, GatewayToolMode
@@ -438,6 +453,7 @@ def _populate(w: World, side: str) -> dict[str, str]:
     rows["route_id"] = w.route(side)
     rows["endpoint_id"] = w.webhook(side)
     rows["tool"] = w.gateway_tool(side)
+    rows["region_id"] = w.region(side)
     return rows
 
 
@@ -629,6 +645,17 @@ def _build(w: World, key: tuple[str, str], side: str, caller: str | None, fresh:
         return Request(json={"when": "params.message == 'hi'"})
     if key == ("POST", "/api/policies/replay"):
         return Request(json={"rule": POLICY})
+    if key in {("GET", "/api/workflows/<workflow_id>/steps/<step_id>/regions"),
+               ("POST", "/api/workflows/<workflow_id>/steps/<step_id>/regions")}:
+        return Request({"step_id": "mail"}, json=REGION if key[0] == "POST" else None)
+    if key == ("POST", "/api/gateway/tools/<tool>/regions"):
+        return Request(json={**REGION, "when": "params.message == 'hi'"})
+    if key == ("PATCH", "/api/regions/<region_id>"):
+        return Request(json={"name": "renamed region"})
+    if key == ("DELETE", "/api/regions/<region_id>") and fresh:
+        return Request({"region_id": w.region(side)})
+    if key == ("POST", "/api/regions/<region_id>/mode"):
+        return Request(json={"mode": "coaching"})
     if key == ("POST", "/api/policies/evaluate"):
         return Request(json={"tool": "sql.query", "params": {"query": "DELETE FROM t"}})
     if key in {("POST", "/api/plans/<plan_id>/pause"), ("POST", "/api/executions/<execution_id>/pause")}:
@@ -863,6 +890,12 @@ INVALID = {
     ("POST", "/api/gateway/tools/<tool>/replay"): ("/api/gateway/tools/{tool}/replay", {"limit": "many"}),
     ("POST", "/api/policies/replay"): ("/api/policies/replay", {"rule": "all of them"}),
     ("GET", "/api/gateway/tools/<tool>/proposals"): ("/api/gateway/tools/{tool}/proposals?identity=", None),
+    ("POST", "/api/workflows/<workflow_id>/steps/<step_id>/regions"): (
+        "/api/workflows/{workflow_id}/steps/mail/regions", {"name": "x", "when": "vars.a > 1"}),
+    ("POST", "/api/gateway/tools/<tool>/regions"): ("/api/gateway/tools/{tool}/regions", {"name": "x", "when": 3}),
+    ("PATCH", "/api/regions/<region_id>"): ("/api/regions/{region_id}", {"order": "first"}),
+    ("POST", "/api/regions/<region_id>/mode"): ("/api/regions/{region_id}/mode", {"mode": "sideways"}),
+    ("GET", "/api/gateway/tools/<tool>/regions"): ("/api/gateway/tools/{tool}/regions?identity=", None),
 }
 
 def _invalid_cases():

@@ -278,13 +278,13 @@ def test_an_approval_with_a_quorum_of_two_is_decided_by_two_leads_in_two_browser
         expect(page.get_by_text("1 more approval waits for other people")).to_be_visible()
         assert _status(live_server, execution_id, "waiting_approval")
 
-        # the server pushes only final decisions: a reload shows the first approval, who gave it; this completes it
-        second.reload()
+        # issue #40 item 9: each vote is pushed, so the second lead's open card shows the first approval, who gave it,
+        # without a reload; this one completes it
         expect(second_card.get_by_test_id("approval-quorum")).to_have_text(
             f"1 of 2 approvals — approved by {live_server.admin_email}")
         second.keyboard.press("a")
         second.keyboard.press("Enter")
-        expect(second.get_by_role("status").filter(has_text="Approved: Pay 1200?")).to_be_visible()
+        expect(second.get_by_role("status").filter(has_text="Approved: Pay 1200.")).to_be_visible()
     finally:
         other.close()
     done = _status(live_server, execution_id, "completed")

@@ -47,7 +47,7 @@ def test_a_bad_region_is_refused_naming_the_field_and_the_problem(body, field, w
 
 def test_a_patch_checks_only_what_it_gives_and_a_gateway_region_may_name_an_identity():
     assert R.check_region({"order": 5}, partial=True) == {"order": 5}
-    assert R.check_region({"name": "bot", "when": "identity == 'bot'", "identity": "bot"}, gateway=True)["identity"] \
+    assert R.check_region({"name": "bot", "when": "agent == 'bot'", "identity": "bot"}, gateway=True)["identity"] \
         == "bot"
 
 

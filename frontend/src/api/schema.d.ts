@@ -279,7 +279,7 @@ export interface paths {
                     execution_id?: string;
                     /** @description only events by this actor (the user's email) */
                     user?: string;
-                    /** @description only this action: login, login_failed, decision, correction, promotion, demotion, pause, resume, cancel, pack_change, pack_import, thresholds_change, workflow_create, workflow_update, workflow_delete, token_create, token_revoke, user_change, outbound_change, logout, invitation_create, invitation_accept, invitation_decline, invitation_cancel, member_remove, member_disable, member_enable, member_tokens_revoke, learned_rule_change, step_promotion, step_demotion, step_pin, approval_decision, approval_timeout, approval_expire, policy_create, policy_update, policy_delete, policy_default_change, policy_deny, policy_review, plan_create, plan_approve, plan_execute, plan_save, step_correction, gate_timeout, execution_start, tool_call, tool_server_create, tool_server_update, tool_server_delete, tool_server_refresh, retry, resume_from, rerun, answer, agent_create, agent_revoke, gateway_call, pack_change_remove, correction_failed, execution_triggered, hook_create, hook_revoke, schedule_create, schedule_update, schedule_delete, gateway_promotion, gateway_demotion, gateway_pin, gateway_pack_change */
+                    /** @description only this action: login, login_failed, decision, correction, promotion, demotion, pause, resume, cancel, pack_change, pack_import, thresholds_change, workflow_create, workflow_update, workflow_delete, token_create, token_revoke, user_change, outbound_change, logout, invitation_create, invitation_accept, invitation_decline, invitation_cancel, member_remove, member_disable, member_enable, member_tokens_revoke, learned_rule_change, step_promotion, step_demotion, step_pin, approval_decision, approval_timeout, approval_expire, policy_create, policy_update, policy_delete, policy_default_change, policy_deny, policy_review, plan_create, plan_approve, plan_execute, plan_save, step_correction, gate_timeout, execution_start, tool_call, tool_server_create, tool_server_update, tool_server_delete, tool_server_refresh, retry, resume_from, rerun, answer, agent_create, agent_revoke, gateway_call, pack_change_remove, correction_failed, execution_triggered, hook_create, hook_revoke, schedule_create, schedule_update, schedule_delete, gateway_promotion, gateway_demotion, gateway_pin, gateway_pack_change, region_create, region_update, region_delete, region_mode, region_demotion */
                     action?: string;
                     /** @description ISO 8601; only events at or after it (no offset: UTC) */
                     since?: string;
@@ -2124,6 +2124,79 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/gateway/tools/{tool}/regions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tool: string;
+            };
+            cookie?: never;
+        };
+        /** The gateway tool's regions in their order, with their evidence, and the regions Coach proposes */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description proposals for this identity's calls only */
+                    identity?: string | null;
+                };
+                header?: never;
+                path: {
+                    tool: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RegionList"];
+                    };
+                };
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        put?: never;
+        /** A new region of the gateway tool (for one identity's calls, or every identity's) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    tool: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["GatewayRegionIn"];
+                };
+            };
+            responses: {
+                /** @description Created */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Region"];
+                    };
+                };
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/gateway/tools/{tool}/replay": {
         parameters: {
             query?: never;
@@ -3789,6 +3862,142 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/regions/{region_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                region_id: string;
+            };
+            cookie?: never;
+        };
+        /** One region with its evidence */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    region_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Region"];
+                    };
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Remove a region: its calls follow the step's (or tool's) mode again */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    region_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No Content */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        options?: never;
+        head?: never;
+        /** Change a region's name, condition, order or mode (coaching, always_review) */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    region_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["RegionPatch"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Region"];
+                    };
+                };
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        trace?: never;
+    };
+    "/api/regions/{region_id}/mode": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                region_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Promote a region to AUTO (409 unless its own evidence says AUTO-ready), pin it, or set it to coaching */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    region_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["RegionModeArgs"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Region"];
+                    };
+                };
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/tool-servers": {
         parameters: {
             query?: never;
@@ -4981,6 +5190,78 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workflows/{workflow_id}/steps/{step_id}/regions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workflow_id: string;
+                step_id: string;
+            };
+            cookie?: never;
+        };
+        /** The step's regions in their order, with their evidence, and the regions Coach proposes */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    workflow_id: string;
+                    step_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RegionList"];
+                    };
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        put?: never;
+        /** A new region of the step (422 naming a bad condition; at most 8 per step) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    workflow_id: string;
+                    step_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["RegionIn"];
+                };
+            };
+            responses: {
+                /** @description Created */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Region"];
+                    };
+                };
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -6197,6 +6478,20 @@ export interface components {
             rules?: components["schemas"]["PackRule"][];
             tool?: string;
         };
+        GatewayRegionIn: {
+            /** @description only this agent identity's calls (its name); null: every identity's */
+            identity?: string | null;
+            /**
+             * @description coaching (default) or always_review; auto only through POST /api/regions/<id>/mode
+             * @enum {string}
+             */
+            mode?: "coaching" | "always_review";
+            name: string;
+            /** @description a call falls in the first region by order whose condition holds (default: after the last) */
+            order?: number;
+            /** @description a condition in the policy predicate language (docs/policies.md Predicates) over `params` (and `agent` for a gateway tool), at most 500 characters, e.g. `params.amount <= 200` */
+            when: string;
+        };
         GatewaySettings: {
             /** @description every built-in tool of this server an admin may expose */
             readonly available?: components["schemas"]["BuiltinTool"][];
@@ -7143,6 +7438,8 @@ export interface components {
              */
             purpose?: "coaching" | "spot_check" | "correction";
             rationale?: string;
+            /** @description the region of its step (or tool) the call fell in when it was asked (docs/autonomy.md#regions); null: in none */
+            region?: components["schemas"]["SuggestionRegion"] | null;
             /** @enum {string|null} */
             risk?: "read" | "write" | "external" | "destructive" | null;
             /** @description definition | correction_pack:<id> | llm (an agent's call as it wrote it) */
@@ -7183,6 +7480,93 @@ export interface components {
             status: "draft" | "approved" | "pending" | "running" | "paused" | "waiting_decision" | "waiting_clarification" | "waiting_correction" | "waiting_approval" | "resumed" | "completed" | "failed" | "cancelled";
             /** @description the step retried, or resumed from */
             step_id?: string | null;
+        };
+        Region: {
+            acceptance: number;
+            /** @description its share of the scope's false-ready level: auto_alpha * 6 / (pi^2 j^2) */
+            alpha_share: number;
+            auto_ready: boolean;
+            /** @description j: the scope's count of condition versions when this one was fixed (never reused) */
+            condition_version: number;
+            /** Format: date-time */
+            created_at: string;
+            /** @description decisions counted since its condition was last fixed */
+            decisions: number;
+            /** @description more decisions, all accepted, that would make it AUTO-ready (null: none would now) */
+            decisions_needed: number | null;
+            /** @description the readiness test's e-value */
+            e_value: number;
+            id: string;
+            /** @description a gateway tool's region: one identity's */
+            identity?: string | null;
+            /** @enum {string} */
+            level: "OBSERVATION" | "COACHING" | "AUTO";
+            /** @enum {string} */
+            mode: "coaching" | "auto" | "always_review";
+            name: string;
+            order: number;
+            /** @enum {string} */
+            scope: "step" | "gateway";
+            scope_alpha: number;
+            spot_checks: components["schemas"]["SpotChecks"];
+            /** @description a step's region: the step, or `<agent step>:<tool>` */
+            step_id?: string;
+            /** @description AUTO-ready once e_value reaches it (1 / alpha_share) */
+            threshold: number;
+            /** @description a gateway tool's region */
+            tool?: string;
+            /** Format: date-time */
+            updated_at: string;
+            when: string;
+            /** @description a step's region */
+            workflow_id?: string;
+        };
+        RegionIn: {
+            /**
+             * @description coaching (default) or always_review; auto only through POST /api/regions/<id>/mode
+             * @enum {string}
+             */
+            mode?: "coaching" | "always_review";
+            name: string;
+            /** @description a call falls in the first region by order whose condition holds (default: after the last) */
+            order?: number;
+            /** @description a condition in the policy predicate language (docs/policies.md Predicates) over `params` (and `agent` for a gateway tool), at most 500 characters, e.g. `params.amount <= 200` */
+            when: string;
+        };
+        RegionList: {
+            items: components["schemas"]["Region"][];
+            max_regions: number;
+            /** @description decisions before anything is proposed */
+            min_decisions: number;
+            /** @description regions Coach proposes from the scope's decisions, each with its replay */
+            proposals: components["schemas"]["Proposal"][];
+        };
+        RegionModeArgs: {
+            /**
+             * @description promote although not AUTO-ready (admin)
+             * @default false
+             */
+            force?: boolean;
+            /**
+             * @description auto: its calls run unattended with spot checks (409 unless its own evidence says AUTO-ready); always_review: every call is asked; coaching: asked, evidence counts
+             * @enum {string}
+             */
+            mode: "coaching" | "auto" | "always_review";
+            /**
+             * @description why a forced promotion overrules the evidence: required with force, kept in the audit log
+             * @default null
+             */
+            reason?: string | null;
+        };
+        RegionPatch: {
+            /** @description a gateway tool's region only */
+            identity?: string | null;
+            /** @enum {string} */
+            mode?: "coaching" | "always_review";
+            name?: string;
+            order?: number;
+            /** @description a condition in the policy predicate language (docs/policies.md Predicates) over `params` (and `agent` for a gateway tool), at most 500 characters, e.g. `params.amount <= 200`; a new condition restarts the region's evidence (and an AUTO region goes back to coaching) */
+            when?: string;
         };
         RegistryList: {
             items?: components["schemas"]["RegistryTool"][];
@@ -7643,6 +8027,10 @@ export interface components {
             window_decisions?: number;
             window_size?: number;
         };
+        SpotChecks: {
+            acceptance: number;
+            decisions: number;
+        };
         StartArgs: {
             /**
              * @description default: the workflow's mode (coaching or auto); `normal` (no review but what policy forces) needs the lead role
@@ -7835,6 +8223,8 @@ export interface components {
              */
             purpose?: "coaching" | "spot_check" | "correction";
             rationale?: string;
+            /** @description the region of its step (or tool) the call fell in when it was asked (docs/autonomy.md#regions); null: in none */
+            region?: components["schemas"]["SuggestionRegion"] | null;
             /** @enum {string|null} */
             risk?: "read" | "write" | "external" | "destructive" | null;
             /** @description definition | correction_pack:<id> | llm (an agent's call as it wrote it) */
@@ -7853,6 +8243,14 @@ export interface components {
             version: number;
             workflow_id: string;
             workflow_version?: number;
+        };
+        SuggestionRegion: {
+            /** @description false once the region's condition changed: this decision no longer counts for it */
+            current: boolean;
+            id: string;
+            /** @enum {string} */
+            mode: "coaching" | "auto" | "always_review";
+            name: string;
         };
         Tally: {
             accepted: number;
