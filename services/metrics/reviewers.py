@@ -49,6 +49,8 @@ def set_floor(session: Session, workspace_id: str, floor_ms: Any, actor: str) ->
         floor_ms = A.check_floor(floor_ms)
     if session.get(Workspace, workspace_id) is None:
         raise NotFound(f"workspace {workspace_id} not found")
+    # PostgreSQL: under the workspace's lock (the audit chain's), two first settings at once are one after the other
+    audit.lock_workspace(session, workspace_id)
     before = get_floor(session, workspace_id)
     own = session.get(WorkspaceReviewFloor, workspace_id)
     if floor_ms is None:
