@@ -5,13 +5,13 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from api.base import Blueprint
-from api.context import require, services, workspace_id
+from api.context import require, requires, services, workspace_id
 from api.schemas import Shape, StrictBoolean, one_of
 from core.coaching import autonomy
 from core.coaching.counters import DECISIONS
 from core.coaching.levels import LEVELS
 from core.coaching.soundness import FAILED_STEP
-from services.metrics import series, service as metrics, step_decisions
+from services.metrics import reviewers, series, service as metrics, step_decisions
 from services.workflows import service as workflows
 
 blp = Blueprint("metrics", __name__, url_prefix="/api/metrics", description="Learning metrics")
@@ -216,6 +216,56 @@ class WorkflowDecisions(MethodView):
         with services().db.read() as session:
             wf = workflows.get(session, workspace_id(), workflow_id)
             return {"items": step_decisions.latest_of_workflow(session, wf, args["limit"])}
+
+
+class ReviewersArgs(Schema):
+    step_id = fields.String(validate=validate.Length(min=1, max=200), metadata={
+        "description": "one step's decisions only (an agent step's calls of one tool: `<step>:<tool>`); "
+                       "without it, all the workflow's"})
+    days = fields.Integer(load_default=reviewers.DEFAULT_DAYS, validate=validate.Range(min=1, max=reviewers.MAX_DAYS),
+                          metadata={"description": "the decisions of the last this many days"})
+
+
+class ReviewerSchema(Shape):
+    """One operator's time to decide and fast accepts (core/coaching/attention.py)."""
+
+    operator = fields.String(required=True, metadata={"description": "the deciding user's email"})
+    decisions = fields.Integer(required=True, metadata={"description": "their decisions, of every kind"})
+    accepts = fields.Integer(required=True)
+    median_ms = fields.Float(required=True, metadata={
+        "description": "the median time to decide, from when the suggestion was shown (the mean of the two middle "
+                       "ones for an even count)"})
+    p90_ms = fields.Float(required=True, metadata={
+        "description": "the nearest-rank 90th percentile: 90% of their decisions took at most this"})
+    fast_accepts = fields.Integer(required=True, metadata={"description": "their accepts faster than the floor"})
+    fast_accept_share = fields.Float(required=True, allow_none=True, metadata={
+        "description": "fast_accepts / accepts (null: no accept)"})
+
+
+class ReviewersSchema(Shape):
+    workflow_id = fields.String(required=True)
+    step_id = fields.String(required=True, allow_none=True, metadata={"description": "null: all the workflow's steps"})
+    days = fields.Integer(required=True)
+    since = fields.DateTime(required=True, metadata={"description": "the oldest decision counted is this recent"})
+    floor_ms = fields.Integer(required=True, metadata={
+        "description": "the workspace's floor used (GET /api/workspace/reviews): an accept faster is a fast accept"})
+    scopes = fields.List(fields.String(), required=True, metadata={
+        "description": "the step ids (and `<step>:<tool>`) step_id may name"})
+    decisions = fields.Integer(required=True, metadata={"description": "the decisions counted, all operators"})
+    items = fields.List(fields.Nested(ReviewerSchema), required=True, metadata={"description": "by operator"})
+
+
+@blp.route("/workflows/<workflow_id>/reviewers")
+class WorkflowReviewers(MethodView):
+    @requires("lead")
+    @blp.arguments(ReviewersArgs, location="query")
+    @blp.response(200, ReviewersSchema)
+    def get(self, args, workflow_id):
+        """Evidence from attentive reviews: each operator's time to decide (median, p90) and their accepts faster
+        than the workspace's floor, over the workflow's (or one step's) decisions of the last `days`."""
+        with services().db.read() as session:
+            wf = workflows.get(session, workspace_id(), workflow_id)
+            return reviewers.figures(session, wf, args.get("step_id"), args["days"])
 
 
 @blp.route("/operators")

@@ -4,6 +4,9 @@ lists; admins replace them (audited). The rules are core/outbound's.
 /api/workspace/undo: how long a decision on a risky call is held before its step runs, so that it can be taken
 back (core/coaching/undo.py). Operators read it (the panel shows the countdown); admins set it (audited).
 
+/api/workspace/reviews: the floor under which an accept counts as fast on the reviewers' figures
+(core/coaching/attention.py, GET /api/metrics/workflows/<id>/reviewers). Every member reads it; leads set it (audited).
+
 /api/workspace/gateway: the built-in tools this workspace's agents may call through the MCP gateway, as `coach.<tool>`
 (services/gateway/builtins.py; default none). Leads read it; admins choose (audited).
 """
@@ -15,15 +18,17 @@ from marshmallow import Schema, fields, validate
 from api.base import Blueprint
 from api.context import operator, requires, services, workspace_id
 from api.schemas import StrictBoolean
+from core.coaching import attention
 from core.coaching.undo import MAX_WINDOW_S
 from core.tools import RISKS
 from services.coaching import held
 from services.gateway import builtins
+from services.metrics import reviewers
 from services.policies import outbound
 
 blp = Blueprint("workspace", __name__, url_prefix="/api/workspace",
                 description="This workspace's own settings: the hosts its outbound requests may reach, its undo window, "
-                            "the built-in tools its agents may call")
+                            "its floor for attentive reviews, the built-in tools its agents may call")
 
 ENTRY = ("a host name (`api.example.com`), a `*.suffix` wildcard (`*.example.com`: names under it), `*` (any "
          "host), an IP address or a CIDR network (`10.0.0.0/8`)")
@@ -84,6 +89,33 @@ class UndoWindow(MethodView):
         with services().db.transaction() as session:
             return held.set_setting(session, workspace_id(), args["window_s"], services().settings.undo_window_s,
                                     operator())
+
+
+class ReviewFloorSchema(Schema):
+    attentive_floor_ms = fields.Integer(required=True, allow_none=True, strict=True, validate=validate.Range(
+        min=attention.MIN_FLOOR_MS, max=attention.MAX_FLOOR_MS), metadata={
+        "description": "milliseconds: an accept made faster than this (from when its suggestion was shown) counts as "
+                       "a fast accept on the reviewers' figures; PUT null: back to the default"})
+    default_ms = fields.Integer(dump_only=True, metadata={"description": "the default floor"})
+    min_ms = fields.Integer(dump_only=True, metadata={"description": "the lowest floor a lead may set"})
+    max_ms = fields.Integer(dump_only=True, metadata={"description": "the highest floor a lead may set"})
+    workspace = fields.Boolean(dump_only=True, metadata={"description": "whether this workspace set its own"})
+
+
+@blp.route("/reviews")
+class ReviewFloor(MethodView):
+    @requires("operator")
+    @blp.response(200, ReviewFloorSchema)
+    def get(self):
+        with services().db.read() as session:
+            return reviewers.get_floor(session, workspace_id())
+
+    @requires("lead")
+    @blp.arguments(ReviewFloorSchema)
+    @blp.response(200, ReviewFloorSchema)
+    def put(self, args):
+        with services().db.transaction() as session:
+            return reviewers.set_floor(session, workspace_id(), args["attentive_floor_ms"], operator())
 
 
 class BuiltinToolSchema(Schema):

@@ -40,7 +40,7 @@ ACTIONS = ("login", "login_failed", "decision", "correction", "promotion", "demo
            "retry", "resume_from", "rerun", "answer", "agent_create", "agent_revoke", "gateway_call",
            "pack_change_remove", "correction_failed", "execution_triggered", "hook_create", "hook_revoke",
            "schedule_create", "schedule_update", "schedule_delete",
-           "gateway_promotion", "gateway_demotion", "gateway_pin", "gateway_pack_change",
+           "gateway_promotion", "gateway_demotion", "gateway_pin", "gateway_pack_change", "attentive_floor",
            "region_create", "region_update", "region_delete", "region_mode", "region_demotion")
 HASHED = ("workspace_id", "seq", "actor", "action", "target_type", "target_id", "execution_id", "before", "after",
           "result", "created_at")

@@ -22,3 +22,14 @@ class MetricScope(Base):
     key: Mapped[str] = mapped_column(String(200))
     state: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, onupdate=utcnow)
+
+
+class WorkspaceReviewFloor(Base):
+    """A workspace's own floor for attentive reviews (core/coaching/attention.py; migration 0037): an accept faster
+    than it is counted as fast on the reviewers' figures. No row: core.coaching.attention.DEFAULT_FLOOR_MS."""
+
+    __tablename__ = "workspace_review_floor"
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"), primary_key=True)
+    attentive_floor_ms: Mapped[int] = mapped_column(Integer)
+    updated_by: Mapped[str] = mapped_column(String(254), default="")
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, onupdate=utcnow)

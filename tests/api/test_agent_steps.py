@@ -242,6 +242,27 @@ def test_calls_of_a_coaching_run_are_each_suggested_and_counted_per_tool(api, ll
     assert steps["agent:noop"]["skipped"] == 1
 
 
+def test_the_reviewers_of_an_agent_step_are_read_per_tool_as_its_evidence_is(api, llm):
+    """GET /api/metrics/workflows/<id>/reviewers?step_id=<agent step>:<tool>: the decisions on that tool's calls
+    only (issue #41 item 6); the agent step itself pools them."""
+    llm.script("Review", [{"tool_calls": [echo(n=1), {"name": "noop", "arguments": {}}]}, {"content": "ok"}])
+    wf_id, ex_id = start(api, "Review them", mode="coaching", tools=("echo", "noop", "file.read"))
+    decide(api, ex_id, pending(api, ex_id), "accept")
+    decide(api, ex_id, pending(api, ex_id), "reject", feedback="not now")
+    api.settle(ex_id)
+    reviewers = f"/api/metrics/workflows/{wf_id}/reviewers"
+    whole = api.ok("GET", reviewers)
+    assert whole["scopes"] == ["agent", "agent:echo", "agent:noop"]
+    assert [(r["decisions"], r["accepts"]) for r in whole["items"]] == [(2, 1)]
+    (echoed,) = api.ok("GET", f"{reviewers}?step_id=agent:echo")["items"]
+    (nooped,) = api.ok("GET", f"{reviewers}?step_id=agent:noop")["items"]
+    assert (echoed["decisions"], echoed["accepts"], nooped["decisions"], nooped["accepts"]) == (1, 1, 1, 0)
+    # a tool the agent may call but whose calls nobody decided yet: no reviewers; one it may not call: 404
+    assert api.ok("GET", f"{reviewers}?step_id=agent:file.read")["items"] == []
+    code, body = api.call("GET", f"{reviewers}?step_id=agent:shell.run")
+    assert code == 404 and "agent:echo" in body["error"]["details"]["steps"]
+
+
 def test_corrections_of_one_tool_become_a_learned_rule_that_later_calls_apply_citing_the_pack(api, llm):
     llm.script("Learn", [{"tool_calls": [echo(currency="usd")]}, {"content": "ok"}])
     wf = api.workflow([agent_step("Learn the currency")])

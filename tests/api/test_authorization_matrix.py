@@ -129,6 +129,8 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("GET", "/api/metrics/workflows/<workflow_id>"): "operator",
     ("GET", "/api/metrics/workflows/<workflow_id>/steps/<step_id>/decisions"): "operator",
     ("GET", "/api/metrics/workflows/<workflow_id>/decisions"): "operator",
+    # each operator's time to decide and fast accepts (issue #41 item 6): leads, as per-operator metrics are
+    ("GET", "/api/metrics/workflows/<workflow_id>/reviewers"): "lead",
     ("GET", "/api/metrics/global"): "lead",
     ("GET", "/api/metrics/operators"): "lead",
     ("GET", "/api/metrics/tools"): "lead",
@@ -150,6 +152,9 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("PUT", "/api/workspace/outbound"): "admin",
     ("GET", "/api/workspace/undo"): "operator",
     ("PUT", "/api/workspace/undo"): "admin",
+    # the floor of attentive reviews: every member reads it, leads set it
+    ("GET", "/api/workspace/reviews"): "operator",
+    ("PUT", "/api/workspace/reviews"): "lead",
     # the built-in tools the workspace's agents may call through /mcp: leads read, admins choose
     ("GET", "/api/workspace/gateway"): "lead",
     ("PUT", "/api/workspace/gateway"): "admin",
@@ -577,6 +582,8 @@ def _build(w: World, key: tuple[str, str], side: str, caller: str | None, fresh:
         return Request(json={"allow": [], "deny": ["blocked.example"]})
     if key == ("PUT", "/api/workspace/undo"):
         return Request(json={"window_s": 0})
+    if key == ("PUT", "/api/workspace/reviews"):
+        return Request(json={"attentive_floor_ms": 2000})
     if key == ("PUT", "/api/workspace/gateway"):
         return Request(json={"builtin_tools": ["echo"]})
     if key == ("POST", "/api/executions/<execution_id>/coaching/undo"):
@@ -865,6 +872,9 @@ INVALID = {
     ("PUT", "/api/workspace/slack"): ("/api/workspace/slack", {"bot_token": 5, "default_channel": ["C0"]}),
     ("PUT", "/api/workspace/llm"): ("/api/workspace/llm", {"base_url": "ftp://x", "clear_api_key": "maybe"}),
     ("PUT", "/api/workspace/undo"): ("/api/workspace/undo", {"window_s": "long"}),
+    ("PUT", "/api/workspace/reviews"): ("/api/workspace/reviews", {"attentive_floor_ms": 5}),
+    ("GET", "/api/metrics/workflows/<workflow_id>/reviewers"): (
+        "/api/metrics/workflows/{workflow_id}/reviewers?days=0", None),
     ("PUT", "/api/workspace/gateway"): ("/api/workspace/gateway", {"builtin_tools": ["echo", "rm.rf"]}),
     ("POST", "/api/policies"): ("/api/policies", {"name": "x", "effect": "maybe"}),
     ("PUT", "/api/policies/<id:policy_id>"): ("/api/policies/{policy_id}", {"name": "x", "effect": "maybe"}),

@@ -279,7 +279,7 @@ export interface paths {
                     execution_id?: string;
                     /** @description only events by this actor (the user's email) */
                     user?: string;
-                    /** @description only this action: login, login_failed, decision, correction, promotion, demotion, pause, resume, cancel, pack_change, pack_import, thresholds_change, workflow_create, workflow_update, workflow_delete, token_create, token_revoke, user_change, outbound_change, logout, invitation_create, invitation_accept, invitation_decline, invitation_cancel, member_remove, member_disable, member_enable, member_tokens_revoke, learned_rule_change, step_promotion, step_demotion, step_pin, approval_decision, approval_timeout, approval_expire, policy_create, policy_update, policy_delete, policy_default_change, policy_deny, policy_review, plan_create, plan_approve, plan_execute, plan_save, step_correction, gate_timeout, execution_start, tool_call, tool_server_create, tool_server_update, tool_server_delete, tool_server_refresh, retry, resume_from, rerun, answer, agent_create, agent_revoke, gateway_call, pack_change_remove, correction_failed, execution_triggered, hook_create, hook_revoke, schedule_create, schedule_update, schedule_delete, gateway_promotion, gateway_demotion, gateway_pin, gateway_pack_change, region_create, region_update, region_delete, region_mode, region_demotion */
+                    /** @description only this action: login, login_failed, decision, correction, promotion, demotion, pause, resume, cancel, pack_change, pack_import, thresholds_change, workflow_create, workflow_update, workflow_delete, token_create, token_revoke, user_change, outbound_change, logout, invitation_create, invitation_accept, invitation_decline, invitation_cancel, member_remove, member_disable, member_enable, member_tokens_revoke, learned_rule_change, step_promotion, step_demotion, step_pin, approval_decision, approval_timeout, approval_expire, policy_create, policy_update, policy_delete, policy_default_change, policy_deny, policy_review, plan_create, plan_approve, plan_execute, plan_save, step_correction, gate_timeout, execution_start, tool_call, tool_server_create, tool_server_update, tool_server_delete, tool_server_refresh, retry, resume_from, rerun, answer, agent_create, agent_revoke, gateway_call, pack_change_remove, correction_failed, execution_triggered, hook_create, hook_revoke, schedule_create, schedule_update, schedule_delete, gateway_promotion, gateway_demotion, gateway_pin, gateway_pack_change, attentive_floor, region_create, region_update, region_delete, region_mode, region_demotion */
                     action?: string;
                     /** @description ISO 8601; only events at or after it (no offset: UTC) */
                     since?: string;
@@ -2577,6 +2577,56 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["StepDecisionList"];
+                    };
+                };
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/metrics/workflows/{workflow_id}/reviewers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workflow_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Evidence from attentive reviews: each operator's time to decide (median, p90) and their accepts faster
+         *     than the workspace's floor, over the workflow's (or one step's) decisions of the last `days`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description one step's decisions only (an agent step's calls of one tool: `<step>:<tool>`); without it, all the workflow's */
+                    step_id?: string;
+                    /** @description the decisions of the last this many days */
+                    days?: number;
+                };
+                header?: never;
+                path: {
+                    workflow_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Reviewers"];
                     };
                 };
                 422: components["responses"]["UNPROCESSABLE_ENTITY"];
@@ -5607,6 +5657,67 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/workspace/reviews": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ReviewFloor"];
+                    };
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["ReviewFloor"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ReviewFloor"];
+                    };
+                };
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/workspace/slack": {
         parameters: {
             query?: never;
@@ -7689,6 +7800,52 @@ export interface components {
                 [key: string]: unknown;
             } | null;
             step_id: string;
+        };
+        ReviewFloor: {
+            /** @description milliseconds: an accept made faster than this (from when its suggestion was shown) counts as a fast accept on the reviewers' figures; PUT null: back to the default */
+            attentive_floor_ms: number | null;
+            /** @description the default floor */
+            readonly default_ms?: number;
+            /** @description the highest floor a lead may set */
+            readonly max_ms?: number;
+            /** @description the lowest floor a lead may set */
+            readonly min_ms?: number;
+            /** @description whether this workspace set its own */
+            readonly workspace?: boolean;
+        };
+        Reviewer: {
+            accepts: number;
+            /** @description their decisions, of every kind */
+            decisions: number;
+            /** @description fast_accepts / accepts (null: no accept) */
+            fast_accept_share: number | null;
+            /** @description their accepts faster than the floor */
+            fast_accepts: number;
+            /** @description the median time to decide, from when the suggestion was shown (the mean of the two middle ones for an even count) */
+            median_ms: number;
+            /** @description the deciding user's email */
+            operator: string;
+            /** @description the nearest-rank 90th percentile: 90% of their decisions took at most this */
+            p90_ms: number;
+        };
+        Reviewers: {
+            days: number;
+            /** @description the decisions counted, all operators */
+            decisions: number;
+            /** @description the workspace's floor used (GET /api/workspace/reviews): an accept faster is a fast accept */
+            floor_ms: number;
+            /** @description by operator */
+            items: components["schemas"]["Reviewer"][];
+            /** @description the step ids (and `<step>:<tool>`) step_id may name */
+            scopes: string[];
+            /**
+             * Format: date-time
+             * @description the oldest decision counted is this recent
+             */
+            since: string;
+            /** @description null: all the workflow's steps */
+            step_id: string | null;
+            workflow_id: string;
         };
         RoleArgs: {
             /** @enum {string} */

@@ -44,6 +44,15 @@ function stubDetail(override: (call: RecordedCall) => Response | undefined = () 
         page: 1,
         per_page: 10,
       });
+    // the Reviewers section (leads): one operator, one fast accept
+    if (call.url === "/api/metrics/workflows/wf-invoice/reviewers")
+      return jsonResponse({
+        workflow_id: "wf-invoice", step_id: null, days: 30, since: "2026-10-29T09:00:00+00:00", floor_ms: 1500,
+        scopes: ["fetch"], decisions: 2,
+        items: [{ operator: "ann@example.com", decisions: 2, accepts: 2, median_ms: 1300, p90_ms: 2000, fast_accepts: 1, fast_accept_share: 0.5 }],
+      });
+    if (call.url === "/api/workspace/reviews")
+      return jsonResponse({ attentive_floor_ms: 1500, default_ms: 1500, min_ms: 100, max_ms: 600000, workspace: false });
     // the Triggers section (src/triggers/): none yet
     if (call.url === "/api/workflows/wf-invoice/hooks" || call.url === "/api/workflows/wf-invoice/schedules")
       return jsonResponse({ items: [] });
@@ -95,6 +104,13 @@ describe("WorkflowDetailPage", () => {
 
     expect(await screen.findByRole("link", { name: "ex-9" })).toHaveAttribute("href", "/executions/ex-9");
     expect(calls.map((c) => c.url)).toContain("/api/executions/?workflow_id=wf-invoice&per_page=10");
+
+    // a lead reads each operator's time to decide, and sets the floor
+    const reviewers = await screen.findByRole("table", { name: "Reviewers of Invoice intake: time to decide and fast accepts" });
+    expect(within(reviewers).getByRole("rowheader", { name: "ann@example.com" }).closest("tr")).toHaveTextContent(
+      "Flagged 1 of 2 accepts (50%) faster than 1.5 s",
+    );
+    expect(await screen.findByRole("form", { name: "Floor for fast accepts" })).toBeInTheDocument();
   });
 
   it("lists each tool step's autonomy and promotes, pins and unpins one step from the keyboard", async () => {
@@ -133,7 +149,7 @@ describe("WorkflowDetailPage", () => {
   });
 
   it("shows an operator the modes and levels but none of the lead's buttons", async () => {
-    stubDetail();
+    const { calls } = stubDetail();
     renderDetail(undefined, "operator");
     const table = await screen.findByRole("table", { name: "Autonomy of each step of Invoice intake" });
     expect(within(table).getByRole("rowheader", { name: "fetch" }).closest("tr")).toHaveTextContent("Follows the workflow");
@@ -141,6 +157,9 @@ describe("WorkflowDetailPage", () => {
     expect(screen.queryByRole("button", { name: /Promote|Demote/ })).not.toBeInTheDocument();
     expect(screen.queryByRole("button", { name: /threshold/i })).not.toBeInTheDocument();
     expect(screen.queryByRole("group", { name: /threshold/i })).not.toBeInTheDocument();
+    // the reviewers' figures are the lead's (the server answers an operator 403)
+    expect(screen.queryByRole("heading", { name: "Reviewers" })).not.toBeInTheDocument();
+    expect(calls.some((c) => c.url.includes("/reviewers"))).toBe(false);
   });
 
   it("says why the server refused a step's promotion", async () => {

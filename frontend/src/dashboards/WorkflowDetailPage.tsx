@@ -15,6 +15,7 @@ import { WorkflowMetricsSection } from "./WorkflowMetricsSection";
 import { ThresholdsEditor } from "./ThresholdsEditor";
 import { StepModesTable, useStepModeChanger, type StepRow } from "./StepModes";
 import { StepEvidence } from "./StepEvidence";
+import { ReviewersSection } from "./ReviewersSection";
 import { WorkflowActions } from "../workflows/WorkflowActions";
 import { StartRunButton } from "../pages/StartRunButton";
 import { TriggersSection } from "../triggers/TriggersSection";
@@ -203,6 +204,7 @@ export default function WorkflowDetailPage() {
 
       <h2>Metrics</h2>
       <WorkflowMetricsSection workflowId={wf.id} name={wf.name} />
+      {lead ? <ReviewersSection workflowId={wf.id} workflowName={wf.name} canSetFloor={lead} /> : null}
 
       <TriggersSection workflowId={wf.id} workflowName={wf.name} variables={wf.variables} lead={lead} />
 

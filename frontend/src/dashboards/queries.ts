@@ -3,7 +3,7 @@
  * them. Every key starts with the resource, so one invalidation refreshes
  * every view of it (a socket event, a promotion, a pack toggle).
  */
-import { useMutation, useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
+import { keepPreviousData, useMutation, useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
 import { useEffect, useRef } from "react";
 import { apiGet, apiPatch, apiPost, apiPut } from "../api/client";
 import { useSocketEvent, useWorkspaceRoom } from "../realtime/context";
@@ -124,6 +124,50 @@ export function useWorkflowDecisions(workflowId: string, limit = 10) {
     queryKey: ["metrics", "decisions", workflowId, limit],
     queryFn: ({ signal }) =>
       apiGet<ItemList<StepDecision>>(`/api/metrics/workflows/${path(workflowId)}/decisions?limit=${limit}`, { signal }),
+  });
+}
+
+/** Each operator's time to decide and fast accepts, over a workflow's (or one step's) decisions (leads). */
+export type Reviewers = components["schemas"]["Reviewers"];
+export type Reviewer = components["schemas"]["Reviewer"];
+/** The workspace's floor of attentive reviews: an accept faster than it is a fast accept. */
+export type ReviewFloor = components["schemas"]["ReviewFloor"];
+
+/**
+ * `GET /api/metrics/workflows/<id>/reviewers[?step_id=]`: under "metrics", so a decision's live update refreshes
+ * it; the previous scope's table stays while another scope loads.
+ */
+export function useReviewers(workflowId: string, stepId: string | null) {
+  return useQuery({
+    queryKey: ["metrics", "reviewers", workflowId, { stepId }],
+    queryFn: ({ signal }) =>
+      apiGet<Reviewers>(
+        `/api/metrics/workflows/${path(workflowId)}/reviewers${stepId ? `?step_id=${path(stepId)}` : ""}`,
+        { signal },
+      ),
+    placeholderData: keepPreviousData,
+  });
+}
+
+const reviewFloorKey = ["workspace", "reviews"] as const;
+
+/** `GET /api/workspace/reviews`: every member may read it. */
+export function useReviewFloor() {
+  return useQuery({
+    queryKey: reviewFloorKey,
+    queryFn: ({ signal }) => apiGet<ReviewFloor>("/api/workspace/reviews", { signal }),
+  });
+}
+
+/** `PUT /api/workspace/reviews` {attentive_floor_ms} (leads; null: back to the default); the figures follow. */
+export function useSetReviewFloor() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (floorMs: number | null) => apiPut<ReviewFloor>("/api/workspace/reviews", { attentive_floor_ms: floorMs }),
+    onSuccess: (floor) => {
+      queryClient.setQueryData(reviewFloorKey, floor);
+      void queryClient.invalidateQueries({ queryKey: ["metrics", "reviewers"] });
+    },
   });
 }
 

@@ -1,0 +1,119 @@
+"""Evidence from attentive reviews (issue #41, item 6): each operator's time to decide and their fast accepts, per
+workflow or per step, from the decisions themselves (core/coaching/attention.py has the figures), and the workspace's
+floor under which an accept counts as fast (a setting: no row, the default).
+
+The decisions are read through the index of a step's decisions (workspace, workflow, step, created_at; migration
+0026), one range per step over the last `days`: a workflow's reviewers read its steps one by one. Only coaching
+decisions are stored one row each with their operator and latency (services/coaching/decisions.py: from when the
+suggestion was made to the decision); an agent step's tool calls are among its step's decisions (a `<step>:<tool>`
+scope reads one tool's), while approvals and the MCP gateway's reviews keep theirs in their approval row and are not
+counted here. A decision held for its undo window counts from when it was made; one taken back is gone.
+"""
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from core.agent.spec import resolve_tools
+from core.coaching import attention as A
+from core.errors import NotFound
+from services.audit import service as audit
+from services.coaching.models import Decision, Suggestion
+from services.metrics import service as metrics
+from services.metrics.models import WorkspaceReviewFloor
+from services.orm import utcnow
+from services.users.models import Workspace
+from services.workflows import service as workflows
+from services.workflows.models import Workflow
+
+DEFAULT_DAYS = 30
+MAX_DAYS = 365
+SUGGESTED = ("action", "agent")  # the step types a person decides suggestions of
+
+
+# -- the workspace's floor ------------------------------------------------------------------------------------------
+
+def get_floor(session: Session, workspace_id: str) -> dict[str, Any]:
+    own = session.get(WorkspaceReviewFloor, workspace_id)
+    return {"attentive_floor_ms": own.attentive_floor_ms if own is not None else A.DEFAULT_FLOOR_MS,
+            "default_ms": A.DEFAULT_FLOOR_MS, "min_ms": A.MIN_FLOOR_MS, "max_ms": A.MAX_FLOOR_MS,
+            "workspace": own is not None}
+
+
+def set_floor(session: Session, workspace_id: str, floor_ms: Any, actor: str) -> dict[str, Any]:
+    """Set the workspace's floor (None: back to the default), audited `attentive_floor`."""
+    if floor_ms is not None:
+        floor_ms = A.check_floor(floor_ms)
+    if session.get(Workspace, workspace_id) is None:
+        raise NotFound(f"workspace {workspace_id} not found")
+    # PostgreSQL: under the workspace's lock (the audit chain's), two first settings at once are one after the other
+    audit.lock_workspace(session, workspace_id)
+    before = get_floor(session, workspace_id)
+    own = session.get(WorkspaceReviewFloor, workspace_id)
+    if floor_ms is None:
+        if own is not None:
+            session.delete(own)
+    elif own is None:
+        session.add(WorkspaceReviewFloor(workspace_id=workspace_id, attentive_floor_ms=floor_ms, updated_by=actor))
+    else:
+        own.attentive_floor_ms, own.updated_by = floor_ms, actor
+    session.flush()
+    after = get_floor(session, workspace_id)
+    audit.record(session, workspace_id, actor, "attentive_floor", target_type="workspace", target_id=workspace_id,
+                 before={"attentive_floor_ms": before["attentive_floor_ms"]},
+                 after={"attentive_floor_ms": after["attentive_floor_ms"]}, result="ok")
+    return after
+
+
+# -- the reviewers' figures -----------------------------------------------------------------------------------------
+
+def scopes(session: Session, wf: Workflow) -> list[str]:
+    """The scopes a workflow's reviewers can be read for: its current version's tool and agent steps, then every
+    other step (an older version's) or agent tool (`<step>:<tool>`) with counted decisions, in that order."""
+    written = [s for s in workflows.version_row(session, wf).definition.get("steps") or [] if isinstance(s, dict)]
+    out = [s["id"] for s in written if (s.get("type") or "action") in SUGGESTED and isinstance(s.get("id"), str)]
+    prefix = f"{wf.id}/"
+    counted = sorted(key[len(prefix):] for key in metrics.load_many(session, wf.workspace_id, "step", prefix=prefix))
+    return out + [key for key in counted if key not in out]
+
+
+def _check_scope(session: Session, wf: Workflow, step_id: str, known: list[str]) -> None:
+    if step_id in known:
+        return
+    owner, _, tool = step_id.partition(":")
+    if tool:  # an agent step's calls of a tool it may call, before any of them was decided
+        written = {s.get("id"): s for s in workflows.version_row(session, wf).definition.get("steps") or []
+                   if isinstance(s, dict)}
+        step = written.get(owner)
+        if step is not None and step.get("type") == "agent" and resolve_tools(step.get("tools") or [], [tool]):
+            return
+    raise NotFound(f"workflow {wf.id} has no step {step_id!r} whose suggestions a person decides",
+                   details={"step_id": step_id, "steps": known})
+
+
+def _decisions(session: Session, wf: Workflow, step_id: str, since) -> list[tuple[str, str, float]]:
+    owner, _, tool = step_id.partition(":")
+    query = select(Decision.operator, Decision.decision, Decision.latency_ms).where(
+        Decision.workspace_id == wf.workspace_id, Decision.workflow_id == wf.id, Decision.step_id == owner,
+        Decision.created_at >= since)
+    if tool:
+        query = query.join(Suggestion, Suggestion.id == Decision.suggestion_id).where(Suggestion.tool == tool)
+    return [tuple(row) for row in session.execute(query)]
+
+
+def figures(session: Session, wf: Workflow, step_id: str | None = None, days: int = DEFAULT_DAYS) -> dict[str, Any]:
+    """GET /api/metrics/workflows/<id>/reviewers: each operator's figures over the workflow's (or one step's)
+    decisions of the last `days`, under the workspace's floor."""
+    known = scopes(session, wf)
+    if step_id is not None:
+        _check_scope(session, wf, step_id, known)
+    since = utcnow() - timedelta(days=days)
+    read = [step_id] if step_id is not None else [s for s in known if ":" not in s]
+    rows = [row for s in read for row in _decisions(session, wf, s, since)]
+    floor = get_floor(session, wf.workspace_id)
+    return {"workflow_id": wf.id, "step_id": step_id, "days": days, "since": since,
+            "floor_ms": floor["attentive_floor_ms"], "scopes": known,
+            "decisions": len(rows), "items": A.reviewers(rows, floor["attentive_floor_ms"])}
