@@ -66,7 +66,8 @@ def count_decision(session: Session, defn: WorkflowDef, ex: Execution, wf: Workf
     counted = regions.count(session, sug, kind, latency_ms, thresholds, spot_check=sug.purpose == "spot_check")
     if counted is not None and counted[1] is not None:  # the region's spot checks demoted it, alone
         region, reason = counted
-        events.add("region_changed", {"region_id": region.id, "workflow_id": wf.id, "step_id": region.step_id,
+        events.add("region_changed", {"region_id": region.id, "action": "demoted", "scope": region.scope,
+                                      "workflow_id": wf.id, "step_id": region.step_id, "tool": region.tool,
                                       "mode": region.mode, "previous_mode": autonomy.AUTO, "reason": reason},
                    workspace=ex.workspace_id)
     elif sug.purpose == "spot_check" and (counted is None or counted[0].mode != autonomy.AUTO):
