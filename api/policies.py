@@ -132,6 +132,13 @@ class LearnedSuggestionSchema(Shape):
     auto = StrictBoolean(metadata={"description": "applied without a person when the tool is in AUTO"})
 
 
+class HeldRegionSchema(Shape):
+    id = fields.String(required=True)
+    version = fields.Integer(required=True, metadata={"description": "its condition version when the call was held"})
+    name = fields.String(required=True)
+    mode = fields.String(required=True, validate=validate.OneOf(("coaching", "auto", "always_review")))
+
+
 class VerdictSchema(Shape):
     effect = fields.String(required=True, validate=validate.OneOf(EFFECTS))
     default = StrictBoolean(required=True, metadata={
@@ -143,6 +150,9 @@ class VerdictSchema(Shape):
     revision = fields.Integer()
     learned = fields.Nested(LearnedSuggestionSchema, allow_none=True, metadata={
         "description": "gateway: the corrected arguments the tool's accepted learned rules suggest"})
+    region = fields.Nested(lambda: HeldRegionSchema(), allow_none=True, metadata={
+        "description": "gateway: the tool's region the held call fell in (its decision counts there; "
+                       "docs/autonomy.md#regions)"})
 
 
 @blp.route("")

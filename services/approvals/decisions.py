@@ -59,7 +59,8 @@ def decide(session: Session, tools: ToolRegistry, workspace_id: str, approval_id
                 # counted per tool and per agent identity; in AUTO, evidence for the spot-check test
                 gateway_learning.count(session, a.workspace_id, a.tool, a.agent, review_kind(a),
                                        max(0.0, (now - a.created_at).total_seconds() * 1000.0), events,
-                                       before=params_before, after=a.params)
+                                       before=params_before, after=a.params,
+                                       region=(a.policy or {}).get("region") if isinstance(a.policy, dict) else None)
         response = {"approval": approvals.view(a), "execution": None}
         if idempotency_key:
             a.replies = {**(a.replies or {}), idempotency_key: response}

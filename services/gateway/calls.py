@@ -133,6 +133,9 @@ def begin(svc, agent: Agent, tool_name: str, arguments: dict[str, Any], meta: di
             # the tool's learned mode matters only where the workspace default holds the call (core/gateway_learning)
             gate = learning.gate_for(session, agent.workspace_id, tool_name, agent.name) \
                 if verdict["effect"] == "require_review" and verdict.get("default") else None
+            if gate is not None:  # the tool's regions, where it has some, set the mode of this call
+                gate = learning.with_region(session, agent.workspace_id, tool_name, agent.name, arguments,
+                                            call.context(), gate)
             fixed = learning.learned(session, agent.workspace_id, tools, tool_name, arguments, agent.name) \
                 if verdict["effect"] == "require_review" else None  # learned corrections: suggested, or applied
             return None, verdict, gate, fixed
@@ -157,8 +160,10 @@ def begin(svc, agent: Agent, tool_name: str, arguments: dict[str, Any], meta: di
             if open_call is not None:
                 return open_call, None
             events = Events()
-            approval = open_review(session, agent.workspace_id, agent.name, tool_name, arguments,
-                                   {**verdict, "learned": fixed} if fixed else verdict, events, spot_check=spot)
+            held_verdict = {**verdict, **({"learned": fixed} if fixed else {}),
+                            **({"region": gate.region} if gate is not None and gate.region else {})}
+            approval = open_review(session, agent.workspace_id, agent.name, tool_name, arguments, held_verdict,
+                                   events, spot_check=spot)
             row = GatewayCall(workspace_id=agent.workspace_id, agent_id=agent.id, agent_name=agent.name,
                               tool=tool_name, arguments=arguments, call_key=key, state=HELD, approval_id=approval.id,
                               policy=verdict)
@@ -191,10 +196,12 @@ def _forward_auto(svc, agent: Agent, tool, tool_name: str, arguments: dict[str, 
     sent = fixed["params"] if fixed else arguments
     result, full = forward(svc, tool, sent, f"gateway:{key}")
     result = L.with_status(L.stated(result, fixed, G.STATUS_META) if fixed else result, G.STATUS_META,
-                           {"decision": "auto", "mode": gate.mode, "mode_of": gate.unit})
+                           {"decision": "auto", "mode": gate.mode, "mode_of": gate.unit,
+                            **({"region": gate.region["name"], "region_id": gate.region["id"]} if gate.region else {})})
     transaction(svc, "auditing a gateway call", lambda session: audit_call(
         session, agent, tool_name, sent, "auto", who="autonomy", rule=rule, result_bytes=full,
         result="error" if result.get("isError") else "ok", mode_of=gate.unit,
+        **({"region_id": gate.region["id"]} if gate.region else {}),
         **({"original_arguments": arguments, "applied_corrections": fixed["rules"]} if fixed else {})))
     return result
 

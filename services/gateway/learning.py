@@ -12,7 +12,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core import gateway_learning as L
+from core.coaching.levels import LevelThresholds
 from core.coaching.metrics import MetricsState, should_demote
+from core.regions import region as R
 from core.errors import NotFound
 from core.tools import schema_errors
 from services.audit import service as audit
@@ -24,7 +26,9 @@ from services.metrics.models import MetricScope
 from services.notifier import Events
 from services.orm import utcnow
 from services.policies import service as policies
+from services.regions import service as regions
 
+REGION_UNIT = "region"  # Gate.unit of a call whose mode its tool's region set
 EVENT = "gateway_tool_changed"  # a gateway tool's mode changed (a lead's promotion, or a demotion by spot checks)
 
 
@@ -36,6 +40,7 @@ class Gate:
     mode: str
     unit: str | None
     spot_check_rate: float | None
+    region: dict[str, Any] | None = None  # the tool's region the call fell in (services.regions.service.held_ref)
 
 
 def _rows(session: Session, workspace_id: str, tool: str, agent: str) -> tuple[GatewayToolMode | None,
@@ -55,6 +60,18 @@ def gate_for(session: Session, workspace_id: str, tool: str, agent: str) -> Gate
     rate = own.spot_check_rate if own is not None and own.spot_check_rate is not None else \
         (tool_row.spot_check_rate if tool_row is not None else None)
     return Gate(mode, unit, rate)
+
+
+def with_region(session: Session, workspace_id: str, tool: str, agent: str, arguments: dict[str, Any],
+                context: dict[str, Any], gate: Gate) -> Gate:
+    """The gate of a call as its tool's regions make it (docs/autonomy.md#regions): in a region, the region's mode
+    (a tool pinned to always_review stays pinned; a condition that fails asks); in none, the tool's."""
+    match = regions.gateway_match(session, workspace_id, tool, agent, arguments, context)
+    if match is None or (match.region is None and match.failed is None):
+        return gate
+    mode = R.effective_step_mode(gate.mode, match)
+    return Gate(mode, REGION_UNIT if match.region is not None else gate.unit, gate.spot_check_rate,
+                regions.held_ref(match))
 
 
 def learned(session: Session, workspace_id: str, tools, tool: str, arguments: dict[str, Any],
@@ -83,7 +100,7 @@ def spot_check(gate: Gate | None, default_rate: float, rng) -> bool:
 # -- counting a decision --------------------------------------------------------------------------------------------
 
 def count(session: Session, workspace_id: str, tool: str, agent: str, decision: str, latency_ms: float,
-          events: Events, *, before: Any = None, after: Any = None) -> None:
+          events: Events, *, before: Any = None, after: Any = None, region: dict[str, Any] | None = None) -> None:
     """A reviewer's final decision on a held call (approve, edit, reject) counted per tool, per tool for the identity
     and per identity, and, while the tool (or the tool for this identity) is in AUTO, as spot-check evidence, which
     may demote it. An edit (the agent's arguments `before`, the forwarded ones `after`) goes into the tool's
@@ -103,6 +120,13 @@ def count(session: Session, workspace_id: str, tool: str, agent: str, decision: 
             events.add(EVENT, {"tool": tool, "agent": agent if scope[0] == L.AGENT_TOOL else None,
                                "level": after.level, "previous_level": before, "auto_ready": after.auto_ready},
                        workspace=workspace_id)
+    if region:  # the call fell in one of the tool's regions: its decision is that region's evidence too
+        counted = regions.count(session, region.get("id"), region.get("version"), kind, latency_ms,
+                                LevelThresholds(), spot_check=region.get("mode") == L.AUTO)
+        if counted is not None:
+            regions.counted_event(*counted, events)
+            if region.get("mode") == L.AUTO:
+                return  # a spot check of an AUTO region: the region's spot-check test, not the tool's
     if mode == L.AUTO and should_demote(states[scopes[-1]][0]):
         _demote(session, workspace_id, tool, agent if unit == L.UNIT_AGENT else None,
                 agent_row if unit == L.UNIT_AGENT else tool_row, events)

@@ -63,13 +63,10 @@ def count_decision(session: Session, defn: WorkflowDef, ex: Execution, wf: Workf
                 "workflow_id": wf.id, "step_id": u, "level": step_level.level, "previous_level": step_before,
                 "auto_ready": step_level.auto_ready, "mode": step_modes.get(u, autonomy.COACHING),
                 "workflow_mode": wf.mode}, workspace=ex.workspace_id)
-    counted = regions.count(session, sug, kind, latency_ms, thresholds, spot_check=sug.purpose == "spot_check")
+    counted = regions.count(session, sug.region_id, sug.region_version, kind, latency_ms, thresholds,
+                            spot_check=sug.purpose == "spot_check")
     if counted is not None and counted[1] is not None:  # the region's spot checks demoted it, alone
-        region, reason = counted
-        events.add("region_changed", {"region_id": region.id, "action": "demoted", "scope": region.scope,
-                                      "workflow_id": wf.id, "step_id": region.step_id, "tool": region.tool,
-                                      "mode": region.mode, "previous_mode": autonomy.AUTO, "reason": reason},
-                   workspace=ex.workspace_id)
+        regions.counted_event(*counted, events)
     elif sug.purpose == "spot_check" and (counted is None or counted[0].mode != autonomy.AUTO):
         # a tool promoted on its own within its agent step is demoted on its own (a call in an AUTO region is
         # that region's spot check, not its step's)

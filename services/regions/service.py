@@ -185,15 +185,16 @@ def demote(session: Session, row: Region, spot: MetricsState, thresholds: LevelT
     return reason
 
 
-def count(session: Session, sug, kind: str, latency_ms: float, thresholds: LevelThresholds, *,
-          spot_check: bool) -> tuple[Region, str | None] | None:
-    """A decision on a suggestion that fell in a region, counted for that region's condition version (not when the
-    condition changed since: that version's evidence is gone); a spot check also counts for the region's spot-check
-    test, which may demote it (the reason is returned). None when the suggestion is in no (current) region."""
-    if sug.region_id is None:
+def count(session: Session, region_id: str | None, version: int | None, kind: str, latency_ms: float,
+          thresholds: LevelThresholds, *, spot_check: bool) -> tuple[Region, str | None] | None:
+    """A decision on a call that fell in region `region_id` (condition version `version`), counted for that version
+    (not when the condition changed since: that version's evidence is gone); a spot check of an AUTO region also
+    counts for its spot-check test, which may demote it (the reason is returned). None when the call is in no
+    (current) region."""
+    if region_id is None:
         return None
-    row = session.get(Region, sug.region_id)
-    if not check_unchanged(row, sug.region_version):
+    row = session.get(Region, region_id)
+    if not check_unchanged(row, version):
         return None
     key = evidence_key(row.id, row.condition_version)
     metrics.record_decision(session, row.workspace_id, [(EVIDENCE, key)], kind, latency_ms,
@@ -205,6 +206,33 @@ def count(session: Session, sug, kind: str, latency_ms: float, thresholds: Level
     if row.mode == autonomy.AUTO and should_demote(spot, thresholds):
         return row, demote(session, row, spot, thresholds)
     return row, None
+
+
+def counted_event(row: Region, reason: str | None, events) -> None:
+    """After a count: a demotion is pushed (`region_changed`, action `demoted`)."""
+    if reason is not None:
+        events.add("region_changed", {"region_id": row.id, "action": "demoted", "scope": row.scope,
+                                      "workflow_id": row.workflow_id, "step_id": row.step_id, "tool": row.tool,
+                                      "mode": row.mode, "previous_mode": autonomy.AUTO, "reason": reason},
+                   workspace=row.workspace_id)
+
+
+def gateway_match(session: Session, workspace_id: str, tool: str, agent: str, arguments: Any,
+                  context: dict[str, Any]) -> R.Match | None:
+    """Where a gateway call falls among its tool's regions (None: the tool has none)."""
+    scope = regions_of(session, workspace_id, GATEWAY, tool)
+    if not scope:
+        return None
+    return R.region_for(scope, arguments, tool=tool, identity=agent, context=context)
+
+
+def held_ref(match: R.Match | None) -> dict[str, Any] | None:
+    """What a held gateway call's review keeps of its region (in its policy verdict's `region`), to count its
+    decision there: {id, version, name, mode}."""
+    if match is None or match.region is None:
+        return None
+    r = match.region
+    return {"id": r.id, "version": r.condition_version, "name": r.name, "mode": r.mode}
 
 
 def step_regions(session: Session, workspace_id: str, workflow_id: str) -> dict[str, list[R.Region]]:

@@ -177,3 +177,51 @@ def test_edits_become_a_tools_pack_whose_accepted_rule_is_suggested_then_applied
     # a call the rule does not touch is forwarded as it is
     plain = call(server, agent["token"], "shop.refund", {"order_id": "A-10", "amount": 5, "reason": "damaged"})
     assert '"reason": "damaged"' in text(plain) and "corrected_arguments" not in plain.meta["io.coach/gateway"]
+
+
+def regions_of(server: LiveServer, tool: str) -> dict:
+    page = server.http.get(server.url(f"/api/gateway/tools/{tool}/regions"), timeout=10)
+    assert page.status_code == 200, page.text
+    return page.json()
+
+
+def test_a_region_of_a_tool_becomes_ready_alone_forwards_its_calls_and_its_spot_checks_demote_it(server):
+    """Issue #41: `shop.tally` calls labelled `ok…` are always approved, the others rejected: the region of the
+    `ok` labels becomes AUTO-ready while the tool does not; promoted, its calls are forwarded (the agent is told
+    which region let them through), the others still held; rejected spot checks demote the region alone."""
+    agent = make_agent(server, "tally-bot")
+    made = server.http.post(server.url("/api/gateway/tools/shop.tally/regions"), timeout=10,
+                            json={"name": "ok labels", "when": "params.label.startswith('ok')"})
+    assert made.status_code == 201, made.text
+    region = made.json()
+    assert (region["scope"], region["tool"], region["condition_version"]) == ("gateway", "shop.tally", 1)
+    for i in range(80):
+        review(server, agent["token"], "tally-bot", "shop.tally", {"label": f"ok-{i}"}, {"decision": "approve"})
+        if i % 3 == 0:
+            review(server, agent["token"], "tally-bot", "shop.tally", {"label": f"bad-{i}"}, {"decision": "reject"})
+        if regions_of(server, "shop.tally")["items"][0]["auto_ready"]:
+            break
+    seen = regions_of(server, "shop.tally")["items"][0]
+    assert seen["auto_ready"] is True and seen["acceptance"] == 1.0, seen
+    assert tools(server)["shop.tally"]["auto_ready"] is False  # the tool as a whole is not
+    promoted = server.http.post(server.url(f"/api/regions/{region['id']}/mode"), json={"mode": "auto"}, timeout=10)
+    assert promoted.status_code == 200, promoted.text
+
+    forwarded = call(server, agent["token"], "shop.tally", {"label": "ok-forwarded"})
+    assert forwarded.isError is False and text(forwarded) == "1"
+    status = forwarded.meta["io.coach/gateway"]
+    assert (status["decision"], status["mode_of"], status["region"]) == ("auto", "region", "ok labels")
+    review(server, agent["token"], "tally-bot", "shop.tally", {"label": "bad-held"}, {"decision": "reject"})
+
+    # every call of the region now sampled (the tool's own rate): rejected spot checks demote the region alone
+    assert set_mode(server, "shop.tally", {"mode": "coaching", "spot_check_rate": 1}).status_code == 200
+    for i in range(6):
+        review(server, agent["token"], "tally-bot", "shop.tally", {"label": f"ok-spot-{i}"},
+               {"decision": "reject", "comment": "not really"})
+        if regions_of(server, "shop.tally")["items"][0]["mode"] == "coaching":
+            break
+    demoted = regions_of(server, "shop.tally")["items"][0]
+    assert demoted["mode"] == "coaching" and demoted["auto_ready"] is False
+    assert tools(server)["shop.tally"]["mode"] == "coaching"
+    audit = server.http.get(server.url("/api/audit?action=region_demotion"), timeout=10).json()["items"]
+    assert audit[0]["target_id"] == region["id"] and "spot checks" in audit[0]["after"]["reason"]

@@ -6695,6 +6695,14 @@ export interface components {
             window_size?: number;
             workflows?: number;
         };
+        HeldRegion: {
+            id: string;
+            /** @enum {string} */
+            mode: "coaching" | "auto" | "always_review";
+            name: string;
+            /** @description its condition version when the call was held */
+            version: number;
+        };
         HistoryChange: {
             after?: unknown;
             before?: unknown;
@@ -8671,6 +8679,8 @@ export interface components {
             learned?: components["schemas"]["LearnedSuggestion"] | null;
             /** @description rules that matched but lost */
             matched: components["schemas"]["MatchedRule"][];
+            /** @description gateway: the tool's region the held call fell in (its decision counts there; docs/autonomy.md#regions) */
+            region?: components["schemas"]["HeldRegion"] | null;
             revision?: number;
             /** @enum {string|null} */
             risk?: "read" | "write" | "external" | "destructive" | null;
