@@ -11,6 +11,7 @@ from api.base import Blueprint
 from api.context import requires, services, workspace_id
 from api.schemas import PageArgs, StrictBoolean, page_body, page_of
 from services.audit import service as audit
+from services.users import service as users
 
 blp = Blueprint("audit", __name__, url_prefix="/api/audit",
                 description="Audit log: append-only, hash-chained per workspace (lead and up)")
@@ -39,6 +40,8 @@ class AuditEventSchema(Schema):
     action = fields.String()
     target_type = fields.String()
     target_id = fields.String(allow_none=True)
+    target_label = fields.String(allow_none=True, metadata={
+        "description": "a member target's email (not part of the hashed event; null for other targets)"})
     execution_id = fields.String(allow_none=True)
     before = fields.Raw(allow_none=True)
     after = fields.Raw(allow_none=True)
@@ -87,7 +90,12 @@ class AuditLog(MethodView):
         with services().db.read() as session:
             rows, total = audit.list_page(session, workspace_id(), page=args["page"], per_page=args["per_page"],
                                           **filters)
-            return page_body([audit.view(r) for r in rows], total, args)
+            # a member's events name the member by id (a hashed field): the page says who that is, by email
+            emails = users.emails_of(session, workspace_id(), {r.target_id for r in rows
+                                                               if r.target_type == "user" and r.target_id})
+            items = [{**audit.view(r), "target_label": emails.get(r.target_id) if r.target_type == "user" else None}
+                     for r in rows]
+            return page_body(items, total, args)
 
 
 def _stream(db, ws: str, filters: dict) -> Response:

@@ -152,6 +152,15 @@ def role_in(session: Session, user: User, workspace_id: str) -> str | None:
                                                         Membership.workspace_id == workspace_id))
 
 
+def emails_of(session: Session, workspace_id: str, user_ids: set[str]) -> dict[str, str]:
+    """The emails of these users who are (or were) members of the workspace, by id: one query."""
+    if not user_ids:
+        return {}
+    rows = session.execute(select(User.id, User.email).join(Membership, Membership.user_id == User.id)
+                           .where(User.id.in_(user_ids), Membership.workspace_id == workspace_id))
+    return {row.id: row.email for row in rows}
+
+
 def user_view(user: User) -> dict[str, Any]:
     return {"id": user.id, "email": user.email, "name": user.name}
 

@@ -118,3 +118,20 @@ def test_the_log_is_for_leads_and_up_of_the_workspace(api, services, ws):
     headers = {"Authorization": f"Bearer {other}", "X-Coach-Workspace": "other"}
     assert _mine(api.ok("GET", "/api/audit", headers=headers)["items"]) == []
     assert api.ok("GET", "/api/audit/verify", headers=headers)["ok"] is True
+
+
+def test_a_member_target_is_named_by_email_on_the_page(api, services, ws):
+    """Issue #40 item 17: an event about a member (disabled, role changed) names them by id, a hashed field; the page
+    says who that is. Another workspace's user id is not resolved (nothing of theirs shows)."""
+    make_user(services, "named@test.local", "operator")
+    member = next(u for u in api.ok("GET", "/api/users")["items"] if u["email"] == "named@test.local")
+    api.ok("POST", f"/api/users/{member['id']}/disable")
+    with services.db.transaction() as session:
+        stranger = users.create_user(session, "stranger@test.local", "x" * 12)
+        audit.record(session, ws, "x@test.local", "user_change", target_type="user", target_id=stranger.id)
+    items = api.ok("GET", "/api/audit?per_page=5")["items"]
+    disabled = next(e for e in items if e["action"] == "member_disable")
+    assert (disabled["target_id"], disabled["target_label"]) == (member["id"], "named@test.local")
+    foreign = next(e for e in items if e["action"] == "user_change")
+    assert foreign["target_label"] is None
+    assert all(e["target_label"] is None for e in items if e["target_type"] != "user")

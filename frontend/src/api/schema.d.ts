@@ -6168,6 +6168,8 @@ export interface components {
             /** @description 1, 2, 3 … per workspace */
             seq?: number;
             target_id?: string | null;
+            /** @description a member target's email (not part of the hashed event; null for other targets) */
+            target_label?: string | null;
             target_type?: string;
             workspace_id?: string;
         };

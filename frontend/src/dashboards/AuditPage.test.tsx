@@ -33,6 +33,21 @@ const correction: AuditEvent = {
   created_at: "2026-11-22T20:54:00+00:00",
 };
 
+const disabled: AuditEvent = {
+  id: 9,
+  seq: 9,
+  actor: "admin@example.com",
+  action: "member_disable",
+  target_type: "user",
+  target_id: "01a23a85b93570b3ae22d4ac39daff36",
+  target_label: "ann@example.com",
+  execution_id: null,
+  before: null,
+  after: { disabled: true },
+  result: "ok",
+  created_at: "2026-11-22T20:53:00+00:00",
+};
+
 function stubAudit(override: (call: RecordedCall) => Response | undefined = () => undefined, total = 2) {
   return stubFetch((call) => {
     const special = override(call);
@@ -53,6 +68,19 @@ const renderAudit = (route = "/audit", role = "lead") =>
   );
 
 describe("AuditPage", () => {
+  it("names a member target by the email the server gives, not by its id (#40 item 17)", async () => {
+    stubFetch((call) => {
+      if (call.url === "/api/audit/actions") return jsonResponse({ actions: ["member_disable"] });
+      if (call.url.startsWith("/api/audit")) return jsonResponse({ items: [disabled], total: 1, page: 1, per_page: 50 });
+      return errorResponse(404, "not_found", `unexpected ${call.url}`);
+    });
+    renderAudit();
+    const table = await screen.findByRole("table");
+    const row = within(table).getAllByRole("row")[1]!;
+    expect(within(row).getByText("ann@example.com", { exact: false })).toHaveAttribute("title", disabled.target_id);
+    expect(within(row).queryByText(/01a23a85/)).toBeNull();
+  });
+
   it("lists events with time, user, action, target and execution links", async () => {
     stubAudit();
     renderAudit();

@@ -45,7 +45,10 @@ function Target({ event }: { event: AuditEvent }) {
   if (!event.target_id) return <>{kind}</>;
   const href = targetHref(event);
   // a workflow by its name where the workspace's list has it (one cached read for all rows), else its short id
-  const name = event.target_type === "workflow" ? workflows?.find((w) => w.workflow_id === event.target_id)?.name : null;
+  // a member by their email (the server names them: `target_label`), else its short id
+  const name = event.target_type === "workflow"
+    ? workflows?.find((w) => w.workflow_id === event.target_id)?.name
+    : event.target_label ?? null;
   const id = name ? (
     <span title={event.target_id}>{name}</span>
   ) : (

@@ -84,6 +84,8 @@ export interface AuditEvent {
   action: string;
   target_type: string;
   target_id: string | null;
+  /** a member target's email (the server's; not in the hashed event) */
+  target_label?: string | null;
   execution_id: string | null;
   before: unknown;
   after: unknown;
