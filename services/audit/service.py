@@ -41,7 +41,8 @@ ACTIONS = ("login", "login_failed", "decision", "correction", "promotion", "demo
            "pack_change_remove", "correction_failed", "execution_triggered", "hook_create", "hook_revoke",
            "schedule_create", "schedule_update", "schedule_delete",
            "gateway_promotion", "gateway_demotion", "gateway_pin", "gateway_pack_change", "attentive_floor",
-           "region_create", "region_update", "region_delete", "region_mode", "region_demotion")
+           "region_create", "region_update", "region_delete", "region_mode", "region_demotion", "review_settings",
+           "check_result")
 HASHED = ("workspace_id", "seq", "actor", "action", "target_type", "target_id", "execution_id", "before", "after",
           "result", "created_at")
 STREAM_BATCH = 500

@@ -29,7 +29,7 @@ class Suggestion(FilledAtInit, Base):
     source: Mapped[str] = mapped_column(String(80), default="definition")
     status: Mapped[str] = mapped_column(String(16), default="pending")
     version: Mapped[int] = mapped_column(Integer, default=1)
-    purpose: Mapped[str] = mapped_column(String(16), default="coaching")  # coaching | spot_check | correction
+    purpose: Mapped[str] = mapped_column(String(16), default="coaching")  # coaching | spot_check | correction | check
     # the policy's verdict on the suggested call, with its explanation (services.policies.service.for_step)
     policy: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
@@ -45,6 +45,9 @@ class Suggestion(FilledAtInit, Base):
     # (services/regions, migration 0037); NULL: in no region
     region_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
     region_version: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # a check suggestion's change (core.coaching.checks.CheckChange: param, shown, real; migration 0039), never shown
+    # with it; NULL on every other suggestion
+    check_change: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)
     # optimistic concurrency: every UPDATE checks and bumps `version`, so a change made from a stale read (a
     # decision on a suggestion another transaction decided meanwhile) fails instead of overwriting
     __mapper_args__ = {"version_id_col": version}
