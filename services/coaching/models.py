@@ -4,9 +4,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ForeignKey, Index, Integer, String, Text, UniqueConstraint, text
+from sqlalchemy import ForeignKey, Index, Integer, String, Text, UniqueConstraint, or_, text
 from sqlalchemy.orm import Mapped, mapped_column
 
+from core.coaching.checks import DECISION_OUTCOMES as CHECK_OUTCOMES
 from services.orm import Base, FilledAtInit, JsonType, UtcDateTime, new_id, utcnow
 
 
@@ -84,7 +85,18 @@ class Decision(FilledAtInit, Base):
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     # step_failed: the corrected step (or a step reading it) then failed because of the correction, which no
     # longer counts in the step's correction pack (core.coaching.soundness; migration 0026)
+    # (a check's decision: check_miss, check_catch or check_none, core.coaching.checks.OUTCOMES; migration 0039)
     outcome: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    # whether it is readiness evidence, judged when it counted (services.metrics.evidence.attention_of; migration
+    # 0039): attentive (by an attentive operator), counted (by another, every decision counting), left_out (by
+    # another, the workspace taking evidence from attentive operators only); NULL: not judged (checks and the
+    # restriction off), counted
+    evidence: Mapped[str | None] = mapped_column(String(16), nullable=True)
+
+
+def not_a_check():
+    """SQL: a decision that is no check's (those are nobody's evidence: core/coaching/checks.py)."""
+    return or_(Decision.outcome.is_(None), Decision.outcome.not_in(CHECK_OUTCOMES))
 
 
 class CorrectionPack(FilledAtInit, Base):

@@ -133,9 +133,9 @@ def _check_scope(session: Session, wf: Workflow, step_id: str, known: list[str])
                    details={"step_id": step_id, "steps": known})
 
 
-def _decisions(session: Session, wf: Workflow, step_id: str, since) -> list[tuple[str, str, float]]:
+def _decisions(session: Session, wf: Workflow, step_id: str, since) -> list[tuple[str, str, float, str | None]]:
     owner, _, tool = step_id.partition(":")
-    query = select(Decision.operator, Decision.decision, Decision.latency_ms).where(
+    query = select(Decision.operator, Decision.decision, Decision.latency_ms, Decision.outcome).where(
         Decision.workspace_id == wf.workspace_id, Decision.workflow_id == wf.id, Decision.step_id == owner,
         Decision.created_at >= since)
     if tool:
@@ -145,14 +145,25 @@ def _decisions(session: Session, wf: Workflow, step_id: str, since) -> list[tupl
 
 def figures(session: Session, wf: Workflow, step_id: str | None = None, days: int = DEFAULT_DAYS) -> dict[str, Any]:
     """GET /api/metrics/workflows/<id>/reviewers: each operator's figures over the workflow's (or one step's)
-    decisions of the last `days`, under the workspace's floor."""
+    decisions of the last `days`, under the workspace's floor, and their check figures across the workspace
+    (services/coaching/checks.py). A check's decision is none of the workflow's decisions: an operator who decided
+    only checks here is listed with no decisions."""
+    from services.coaching import checks  # it reads this module's settings
+
     known = scopes(session, wf)
     if step_id is not None:
         _check_scope(session, wf, step_id, known)
     since = utcnow() - timedelta(days=days)
     read = [step_id] if step_id is not None else [s for s in known if ":" not in s]
     rows = [row for s in read for row in _decisions(session, wf, s, since)]
-    floor = get_floor(session, wf.workspace_id)
+    counted = [(who, kind, ms) for who, kind, ms, outcome in rows if outcome not in C.DECISION_OUTCOMES]
+    settings = get_floor(session, wf.workspace_id)
+    items = {r["operator"]: r for r in A.reviewers(counted, settings["attentive_floor_ms"])}
+    for who, _, _, outcome in rows:
+        if who not in items:
+            items[who] = A.reviewer(who, [], settings["attentive_floor_ms"])
+    found = checks.operator_figures(session, wf.workspace_id, sorted(items), settings)
     return {"workflow_id": wf.id, "step_id": step_id, "days": days, "since": since,
-            "floor_ms": floor["attentive_floor_ms"], "scopes": known,
-            "decisions": len(rows), "items": A.reviewers(rows, floor["attentive_floor_ms"])}
+            "floor_ms": settings["attentive_floor_ms"], "scopes": known, "decisions": len(counted),
+            "evidence_from": settings["evidence_from"],
+            "items": [{**items[who], "checks": found[who]} for who in sorted(items)]}

@@ -4,8 +4,10 @@ core/coaching/checks.py).
 workspace_review_floor, the workspace's settings for attentive reviews, gains `check_rate`, `evidence_from`,
 `min_checks`, `min_catch_rate` and `max_fast_share` (NULL: the default), and its `attentive_floor_ms` may be NULL (the
 default floor) now that a row may hold only the other settings. suggestions gain `check_change`: what a check
-changed (the param, the value shown, the real value), never shown with the suggestion; NULL on every other one. The
-operators' check outcomes are metric scopes (`check`, `fast`): no column for them.
+changed (the param, the value shown, the real value), never shown with the suggestion; NULL on every other one.
+decisions gain `evidence`: whether the decision went into the readiness tests, judged when it counted (attentive,
+counted, left_out; NULL: not judged). A check's decision is marked in `outcome` (check_miss, check_catch,
+check_none). The operators' check outcomes are metric scopes (`check`, `fast`): no column for them.
 
 Revision ID: 0039_check_suggestions
 Revises: 0038_attentive_floor
@@ -33,9 +35,13 @@ def upgrade() -> None:
         batch_op.add_column(sa.Column('max_fast_share', sa.Float(), nullable=True))
     with op.batch_alter_table('suggestions', schema=None) as batch_op:
         batch_op.add_column(sa.Column('check_change', JSON, nullable=True))
+    with op.batch_alter_table('decisions', schema=None) as batch_op:
+        batch_op.add_column(sa.Column('evidence', sa.String(length=16), nullable=True))
 
 
 def downgrade() -> None:
+    with op.batch_alter_table('decisions', schema=None) as batch_op:
+        batch_op.drop_column('evidence')
     with op.batch_alter_table('suggestions', schema=None) as batch_op:
         batch_op.drop_column('check_change')
     # a row that held only the new settings has no floor to keep
