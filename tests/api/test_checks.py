@@ -238,3 +238,67 @@ def test_another_workspace_sees_nothing_of_the_checks(api, corrected, drawn, ser
            "decision": "correct", "correction": {"to": "right@example.com", "n": 1}}, headers=other)
     _, again = _start(api, own, "ops@example.com", headers=other)
     assert again["purpose"] == "coaching"
+
+
+def _accept_real(api, ex_id: str, headers) -> None:
+    sug = api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]
+    assert sug["purpose"] == "coaching"
+    _decide(api, ex_id, sug, "accept", headers=headers)
+    api.settle(ex_id)
+
+
+def test_evidence_from_attentive_leaves_a_non_attentive_operators_accepts_out_of_readiness(api, corrected, services):
+    ann, bob = _as(services, ANN), _as(services, BOB)
+    before = _step(api, corrected)
+    assert (before["evidence_decisions"], before["attentive_decisions"]) == (1, 0)  # the fixture's correction
+    workflow_before = api.ok("GET", f"/api/metrics/workflows/{corrected}")["evidence_decisions"]
+    api.ok("PUT", "/api/workspace/reviews", {"evidence_from": "attentive", "min_checks": 1})
+    # ann never had a check: not attentive. Her accepts count for the step's acceptance, not in its readiness test
+    for _ in range(3):
+        ex_id, sug = _start(api, corrected, "ops@example.com")
+        _decide(api, ex_id, sug, "accept", headers=ann)
+        api.settle(ex_id)
+    step = _step(api, corrected)
+    assert step["accepted"] == before["accepted"] + 3 and step["decisions"] == before["decisions"] + 3
+    assert (step["evidence_decisions"], step["attentive_decisions"]) == (1, 0)
+    assert step["evidence"]["counted_since_restart"] == 1
+    whole = api.ok("GET", f"/api/metrics/workflows/{corrected}")
+    assert whole["evidence_from"] == "attentive" and whole["evidence_decisions"] == workflow_before
+    assert whole["accepted"] == 4  # the fixture's accept of `after`, ann's three
+    trail = api.ok("GET", f"/api/metrics/workflows/{corrected}/steps/send/decisions")["items"]
+    assert [(d["operator"], d["counted"], d["evidence"]) for d in trail[:3]] == [(ANN, False, None)] * 3
+    # bob catches a check (min_checks 1): attentive, and his accept is readiness evidence
+    api.ok("PUT", "/api/workspace/reviews", {"check_rate": 0.2})
+    kept, services.runner.rng = services.runner.rng, Always()
+    try:
+        ex_id, check = _start(api, corrected, "ops@example.com")
+    finally:
+        services.runner.rng = kept
+    assert check["purpose"] == "check"
+    _decide(api, ex_id, check, "reject", headers=bob)
+    _accept_real(api, ex_id, bob)
+    step = _step(api, corrected)
+    assert (step["evidence_decisions"], step["attentive_decisions"]) == (2, 1)
+    assert step["accepted"] == before["accepted"] + 4
+    rows = {r["operator"]: r for r in api.ok("GET", f"/api/metrics/workflows/{corrected}/reviewers")["items"]}
+    assert rows[ANN]["checks"]["attentive"] is False
+    # bob was attentive when he accepted; that accept came within the floor (the test client is quick), so one
+    # fast accept of one is now over the 0.5 bar: his next decisions are not evidence until he slows down
+    assert (rows[BOB]["checks"]["catches"], rows[BOB]["checks"]["fast_accepts"]) == (1, 1)
+    assert rows[BOB]["checks"]["attentive"] is False
+    trail = api.ok("GET", f"/api/metrics/workflows/{corrected}/steps/send/decisions")["items"]
+    assert (trail[0]["operator"], trail[0]["counted"], trail[0]["attentive"]) == (BOB, True, True)
+    assert trail[0]["evidence"] is not None
+
+
+def test_with_every_decision_as_evidence_the_snapshot_still_says_how_many_were_attentive(api, corrected, services):
+    api.ok("PUT", "/api/workspace/reviews", {"min_checks": 1, "check_rate": 0.1})  # evidence_from: all
+    before = _step(api, corrected)
+    ex_id, sug = _start(api, corrected, "ops@example.com")  # the runner's own seeded draws: maybe a check
+    while sug["purpose"] == "check":
+        _decide(api, ex_id, sug, "skip")
+        sug = api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]
+    _decide(api, ex_id, sug, "accept", headers=_as(services, ANN))
+    api.settle(ex_id)
+    step = _step(api, corrected)
+    assert (step["evidence_decisions"], step["attentive_decisions"]) == (before["evidence_decisions"] + 1, 0)
