@@ -190,7 +190,12 @@ export default function WorkflowDetailPage() {
           </p>
           {stepModes.ui}
           <StepModesTable caption={`Autonomy of each step of ${wf.name}`} rows={stepRows} onChange={stepModes.change} />
-          <StepEvidence workflowId={wf.id} workflowName={wf.name} rows={stepRows} />
+          <StepEvidence
+            workflowId={wf.id}
+            workflowName={wf.name}
+            rows={stepRows}
+            evidenceFrom={metrics.data?.evidence_from}
+          />
         </>
       ) : null}
 

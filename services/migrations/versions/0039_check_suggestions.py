@@ -40,10 +40,10 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table('decisions', schema=None) as batch_op:
-        batch_op.drop_column('evidence')
-    with op.batch_alter_table('suggestions', schema=None) as batch_op:
-        batch_op.drop_column('check_change')
+    # in place on both databases (SQLite 3.35+ drops a plain column): copying suggestions or decisions, which other
+    # rows refer to, is what batch mode would do on SQLite, and decisions keeps its WITHOUT ROWID form (0009)
+    op.execute("ALTER TABLE decisions DROP COLUMN evidence")
+    op.execute("ALTER TABLE suggestions DROP COLUMN check_change")
     # a row that held only the new settings has no floor to keep
     op.execute("DELETE FROM workspace_review_floor WHERE attentive_floor_ms IS NULL")
     with op.batch_alter_table('workspace_review_floor', schema=None) as batch_op:
