@@ -6,9 +6,11 @@ workspace's only, on SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import random
+from datetime import timedelta
 
 import pytest
 
+from services.orm import utcnow
 from tests.conftest import make_user
 
 pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
@@ -302,3 +304,20 @@ def test_with_every_decision_as_evidence_the_snapshot_still_says_how_many_were_a
     api.settle(ex_id)
     step = _step(api, corrected)
     assert (step["evidence_decisions"], step["attentive_decisions"]) == (before["evidence_decisions"] + 1, 0)
+
+
+def test_a_checks_deadline_accepting_runs_the_real_params_never_the_checks(api, services, drawn):
+    timed = [{**STEPS[0], "human_timeout_s": 60, "on_human_timeout": "accept"}]
+    wf_id = api.workflow(timed, variables=VARS)["id"]
+    ex_id, sug = _start(api, wf_id, "wrong@example.com")
+    _decide(api, ex_id, sug, "correct", correction={"to": "right@example.com", "n": 1})
+    api.settle(ex_id)
+    _checks_on(api)
+    ex_id, check = _start(api, wf_id, "ops@example.com")
+    assert check["purpose"] == "check" and check["on_timeout"] == "accept"
+    assert services.runner.scans.fire_due(utcnow() + timedelta(seconds=120)) == 1
+    ex = api.settle(ex_id)
+    assert ex["status"] == "completed", ex
+    steps = {s["step_id"]: s for s in ex["steps"]} if isinstance(ex["steps"], list) else ex["steps"]
+    assert steps["send"]["output"] == {"to": "ops@example.com", "n": 1}  # what the real suggestion held
+    assert api.ok("GET", "/api/audit?action=check_result")["items"] == []  # nobody decided it: no outcome
