@@ -55,7 +55,7 @@ def message(result: str | None, change: C.CheckChange) -> str:
     return what + " Skipping it counts neither way. Here is the real suggestion."
 
 
-def decide(session: Session, ex, defn, step, sug: Suggestion, wf, kind: str, body: dict[str, Any], operator: str,
+def decide(session: Session, ex, defn, step, sug: Suggestion, kind: str, body: dict[str, Any], operator: str,
            latency_ms: float, now, events: Events, tools, workspace_id: str,
            idempotency_key: str | None) -> tuple[dict[str, Any], Decision]:
     """A person's decision on a check (services/coaching/decisions.py hands it here once it is valid): counted for the

@@ -129,7 +129,7 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
     if kind == "correct" and sug.kind != "tool_call":
         _check_sound(sug, step, body["correction"], tools)
     if sug.purpose == C.PURPOSE:  # a check never runs: no policy, no hold, counted for its operator only
-        return checks.decide(session, ex, defn, step, sug, wf, kind, body, operator, latency_ms, now, events, tools,
+        return checks.decide(session, ex, defn, step, sug, kind, body, operator, latency_ms, now, events, tools,
                              workspace_id, idempotency_key)
     if kind in ("accept", "correct"):
         # the call that would run is judged now, under the rules of now: a denied call is never run

@@ -1,6 +1,7 @@
 """Evidence from attentive reviews (issue #41, item 6): each operator's time to decide and their fast accepts, per
-workflow or per step, from the decisions themselves (core/coaching/attention.py has the figures), and the workspace's
-floor under which an accept counts as fast (a setting: no row, the default).
+workflow or per step, from the decisions themselves (core/coaching/attention.py has the figures), with their check
+figures (services/coaching/checks.py), and the workspace's settings: the floor under which an accept counts as fast,
+the rate of check suggestions and the bars of evidence from attentive operators (no row or NULL: the default).
 
 The decisions are read through the index of a step's decisions (workspace, workflow, step, created_at; migration
 0026), one range per step over the last `days`: a workflow's reviewers read its steps one by one. Only coaching
