@@ -21,11 +21,12 @@ from services.coaching import corrections, held, service as coaching
 from services.coaching.models import Decision, Suggestion
 from services.executions import service as executions
 from services.executions.models import Execution
-from services.metrics import evidence
+from services.metrics import evidence, service as metrics
 from services.notifications import outbox as notification_outbox
 from services.notifier import Events, jsonable
 from services.orm import utcnow
 from services.policies import service as policies
+from services.regions import service as regions
 from services.workflows.models import Workflow
 from services.workflows.service import DefinitionCache
 
@@ -171,7 +172,9 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
                  result=kind)
     if held_until is None:  # a held decision is counted when it is released: one taken back never counts
         executions.count_stat(ex, D.STAT_OF[kind])
-        evidence.count_decision(session, defn, ex, wf, sug, kind, latency_ms, operator, events)
+        region_spot = regions.count_suggestion(session, sug, kind, latency_ms, metrics.workflow_thresholds(wf), events)
+        evidence.count_decision(session, defn, ex, wf, sug, kind, latency_ms, operator, events,
+                                region_spot=region_spot)
     # the answer's start: `answer` adds where the execution then stands, once the transaction has gone on (or not)
     response = {"ok": True, "decision": jsonable({
         "decision_id": decision.id, "suggestion_id": sug.id, "decision": kind, "operator": operator,

@@ -17,12 +17,13 @@ from services.executions.models import Execution
 from services.metrics import service as metrics
 from services.notifications import outbox as notification_outbox
 from services.notifier import Events
-from services.regions import service as regions
 from services.workflows.models import Workflow
 
 
 def count_decision(session: Session, defn: WorkflowDef, ex: Execution, wf: Workflow, sug: Suggestion, kind: str,
-           latency_ms: float, operator: str, events: Events) -> None:
+           latency_ms: float, operator: str, events: Events, *, region_spot: bool = False) -> None:
+    """`region_spot`: the decision is a spot check of a call in an AUTO region (services.regions counted it for the
+    region's own test): it does not go to its step's demotion test."""
     if wf.kind == "plan":  # a plan has no workflow to learn about: its decisions count per tool (and globally)
         metrics.record_decision(session, ex.workspace_id, metrics.plan_scopes(sug.tool) + [("operator", operator)],
                                 kind, latency_ms, levels=())
@@ -63,13 +64,9 @@ def count_decision(session: Session, defn: WorkflowDef, ex: Execution, wf: Workf
                 "workflow_id": wf.id, "step_id": u, "level": step_level.level, "previous_level": step_before,
                 "auto_ready": step_level.auto_ready, "mode": step_modes.get(u, autonomy.COACHING),
                 "workflow_mode": wf.mode}, workspace=ex.workspace_id)
-    counted = regions.count(session, sug.region_id, sug.region_version, kind, latency_ms, thresholds,
-                            spot_check=sug.purpose == "spot_check")
-    if counted is not None and counted[1] is not None:  # the region's spot checks demoted it, alone
-        regions.counted_event(*counted, events)
-    elif sug.purpose == "spot_check" and (counted is None or counted[0].mode != autonomy.AUTO):
+    if sug.purpose == "spot_check" and not region_spot:
         # a tool promoted on its own within its agent step is demoted on its own (a call in an AUTO region is
-        # that region's spot check, not its step's)
+        # that region's spot check, counted by services.regions, not its step's)
         promoted = unit if step_modes.get(unit) == autonomy.AUTO else sug.step_id
         _maybe_demote(session, ex, wf, promoted, states, thresholds, events)
 
