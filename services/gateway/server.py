@@ -81,6 +81,9 @@ class Gateway:
         body = bridge.read_body(environ, self.svc.settings.max_body_bytes)
         if body is None:
             return _error(start_response, 413, "too_large", "the request body is too large")
+        bad = bad_call(body)
+        if bad is not None:  # the SDK would answer -32602 "Invalid request parameters" with nothing said of why
+            return _rpc_error(start_response, *bad)
         self._start()
         scope = bridge.scope_of(environ, **{"coach.agent": agent})
         manager = self.streaming if asks_for_progress(body) else self.plain
@@ -206,6 +209,47 @@ def asks_for_progress(body: bytes) -> bool:
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
     return isinstance(meta, dict) and meta.get("progressToken") is not None
+
+
+_JSON_TYPES = ((dict, "an object"), (list, "an array"), (str, "a string"), (bool, "a boolean"), (int, "a number"),
+               (float, "a number"))
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else next((name for t, name in _JSON_TYPES if isinstance(value, t)), "a value")
+
+
+def bad_call(body: bytes) -> tuple[Any, str, dict[str, Any]] | None:
+    """(request id, message, data) of a tools/call request whose params the SDK would refuse without saying why
+    (a JSON-RPC -32602 "Invalid request parameters" with empty data): params that are not an object, a `name` that
+    is not a string, `arguments` that are neither an object nor left out. None for anything else."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or message.get("method") != "tools/call" or "id" not in message:
+        return None
+    params = message.get("params")
+    if not isinstance(params, dict):
+        return message["id"], f"tools/call params must be an object, not {_kind(params)}", {
+            "field": "params", "expected": "an object", "got": _kind(params)}
+    if not isinstance(params.get("name"), str):
+        return message["id"], f"tools/call name must be a string (the tool's name), not {_kind(params.get('name'))}", {
+            "field": "params.name", "expected": "a string", "got": _kind(params.get("name"))}
+    arguments = params.get("arguments")
+    if arguments is not None and not isinstance(arguments, dict):
+        return message["id"], (f"tools/call arguments must be an object (the tool's parameters by name, as its "
+                               f"inputSchema says), not {_kind(arguments)}"), {
+            "field": "params.arguments", "expected": "an object", "got": _kind(arguments), "tool": params["name"]}
+    return None
+
+
+def _rpc_error(start_response, request_id: Any, message: str, data: dict[str, Any]):
+    """A JSON-RPC error answer of Coach's own, as the SDK's JSON answer is framed: -32602 (invalid params)."""
+    body = json.dumps({"jsonrpc": "2.0", "id": request_id,
+                       "error": {"code": types.INVALID_PARAMS, "message": message, "data": data}}).encode()
+    start_response(bridge.status_line(200), [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
+    return [body]
 
 
 def _error(start_response, status: int, code: str, message: str, headers: list | None = None):

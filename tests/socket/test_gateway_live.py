@@ -118,6 +118,31 @@ def test_bad_arguments_and_unknown_tools_are_error_results(server):
     assert unknown.isError is True and "Unknown tool" in text(unknown)
 
 
+def test_arguments_that_are_not_an_object_are_an_invalid_params_error_saying_so(server):
+    # #42 item 4: the SDK answered -32602 "Invalid request parameters" with empty data, naming nothing
+    agent = make_agent(server, "listy-bot")
+    headers = {"Accept": "application/json, text/event-stream", "Authorization": f"Bearer {agent['token']}",
+               "MCP-Protocol-Version": "2025-06-18"}
+
+    def send(params) -> dict:
+        answer = requests.post(server.url("/mcp"), headers=headers, timeout=10,
+                               json={"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params})
+        assert answer.status_code == 200 and answer.headers["Content-Type"].startswith("application/json")
+        return answer.json()
+    listed = send({"name": "shop.add", "arguments": [1, 2]})
+    assert listed["id"] == 9 and listed["error"]["code"] == -32602
+    assert "arguments must be an object" in listed["error"]["message"] and "an array" in listed["error"]["message"]
+    assert listed["error"]["data"] == {"field": "params.arguments", "expected": "an object", "got": "an array",
+                                       "tool": "shop.add"}
+    assert "not a string" in send({"name": "shop.add", "arguments": "a=1"})["error"]["message"]
+    assert send({"name": 7, "arguments": {}})["error"]["data"]["field"] == "params.name"
+    assert send([1])["error"]["data"]["field"] == "params"
+    # left out, or null: no arguments (the SDK's reading), judged as usual
+    left_out = send({"name": "shop.slow"})
+    assert left_out["result"]["content"][0]["text"] == "slept 1.0"
+    assert audit_calls(server, "listy-bot")[0]["tool"] == "shop.slow"  # nothing else reached the policy
+
+
 def test_held_call_approved_in_time_returns_the_upstream_result_with_progress_meanwhile(server):
     agent = make_agent(server, "review-bot")
     dashboard = socketio.Client(reconnection=False)
