@@ -33,7 +33,8 @@ from services.notifier import Events, jsonable
 from services.orm import utcnow
 from services.policies import service as policies
 
-HELD, FORWARDING, DONE, FAILED, REJECTED = "held", "forwarding", "done", "failed", "rejected"  # GatewayCall.state
+HELD, FORWARDING, DONE, FAILED, REJECTED, CANCELLED = "held", "forwarding", "done", "failed", "rejected", "cancelled"
+# (GatewayCall.state; cancelled: its identity was revoked while it was held, held.end_for_revoked)
 T = TypeVar("T")
 
 

@@ -12,8 +12,11 @@ from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
 from core import approvals as A, gateway as G
+from services.approvals import service as approvals
 from services.approvals.models import Approval
+from services.audit import service as audit
 from services.db import retrying
+from services.notifier import Events
 from services.gateway import builtins, calls
 from services.gateway.identities import Agent
 from services.gateway.models import AgentIdentity, GatewayCall
@@ -80,7 +83,7 @@ def _settle(svc, session: Session, agent: Agent, call_id: str) -> _Step:
     row = session.get(GatewayCall, call_id)
     if row is None:
         return _Step(G.error_result("Coach no longer knows this held call."))
-    if row.state in (calls.DONE, calls.FAILED, calls.REJECTED):
+    if row.state in (calls.DONE, calls.FAILED, calls.REJECTED, calls.CANCELLED):
         if row.delivered_at is None:
             row.delivered_at = utcnow()
         return _Step(row.result)
@@ -125,3 +128,42 @@ def _interrupted(svc, forwarded_at) -> bool:
 
 def held_result(tool: str, call_id: str, waited_s: float) -> dict[str, Any]:
     return G.error_result(G.held_text(tool, call_id, waited_s), decision="pending_review", call_id=call_id)
+
+
+def revoked_result() -> dict[str, Any]:
+    return G.error_result("This agent's identity was revoked; the held call was not run.", decision="revoked")
+
+
+def end_for_revoked(session: Session, agent: AgentIdentity, actor: str, events: Events | None) -> int:
+    """The identity was revoked (in the caller's transaction): each of its calls still held (its review pending, or
+    decided and not yet forwarded) ends, `cancelled`, and is never run; a pending review expires with the reason,
+    so it leaves the queues and deciding it is a 409 saying why. Audited: `approval_expire` and the call's
+    `gateway_call` (decision `revoked`). A call already being forwarded is left to finish."""
+    ids = session.scalars(select(GatewayCall.id).where(GatewayCall.agent_id == agent.id,
+                                                       GatewayCall.state == calls.HELD)).all()
+    who = Agent(agent.id, agent.name, agent.workspace_id)
+    reason = f"agent {agent.name}'s identity was revoked by {actor}; its held call will not run"
+    ended = 0
+    for call_id in ids:
+        row = session.get(GatewayCall, call_id)
+        a = None
+        if row.approval_id:  # locked first, as a decision locks it: a decision and this revoke go one after the other
+            _ex, a = approvals.locked(session, agent.workspace_id, row.approval_id)
+        now = utcnow()
+        # conditional, like the claim for forwarding (settle): a request that claimed it first forwards it
+        if session.execute(update(GatewayCall).where(GatewayCall.id == call_id, GatewayCall.state == calls.HELD)
+                           .values(state=calls.CANCELLED, result=revoked_result(), finished_at=now, delivered_at=now,
+                                   row_version=GatewayCall.row_version + 1)
+                           .execution_options(synchronize_session=False)).rowcount != 1:
+            continue
+        ended += 1
+        if a is not None and a.status == A.PENDING:
+            approvals.store(a, A.expire(approvals.state_of(a), now, actor, reason))
+            audit.record(session, a.workspace_id, actor, "approval_expire", target_type="approval", target_id=a.id,
+                         before={"status": A.PENDING}, after={"status": a.status, "reason": reason,
+                                                              "agent": agent.name}, result=a.status)
+            if events is not None:
+                events.add("approval_decided", approvals.view(a), workspace=a.workspace_id)
+        calls.audit_call(session, who, row.tool, row.arguments, "revoked", who=actor, call_id=call_id,
+                         result="cancelled", reason=reason, approval_id=row.approval_id)
+    return ended

@@ -192,7 +192,7 @@ class Gateway:
     def _poll(self, agent: Agent, call_id: str) -> dict[str, Any] | None:
         state = held.look(self.svc, agent, call_id)
         if state == held.REVOKED:
-            return G.error_result("This agent's identity was revoked; the held call was not run.", decision="revoked")
+            return held.revoked_result()
         return None if state == held.WAITING else held.settle(self.svc, agent, call_id)
 
 

@@ -206,6 +206,43 @@ def test_reject_returns_an_error_result_carrying_the_feedback(server):
     assert audit_calls(server, "reject-bot")[0]["decision"] == "reject"
 
 
+def test_revoking_an_identity_ends_its_held_calls_and_deciding_one_is_a_409_saying_why(server):
+    # #42 item 4: the review stayed pending and could be approved (200), although the call never ran
+    agent = make_agent(server, "fired-bot")
+    first = call(server, agent["token"], "shop.tally", {"label": "r1"})  # held, past its hold
+    assert first.meta["io.coach/gateway"]["decision"] == "pending_review"
+    parked = pending_gateway(server, "shop.tally", "fired-bot")
+    thread, box = in_background(call, server, agent["token"], "shop.add", {"a": 1, "b": 2})  # held, waiting
+    waiting = pending_gateway(server, "shop.add", "fired-bot")
+    assert server.http.delete(server.url(f"/api/agents/{agent['id']}"), timeout=10).status_code == 204
+    thread.join(HOLD_S + 10)
+    assert not thread.is_alive() and box["result"].isError is True
+    assert box["result"].meta["io.coach/gateway"]["decision"] == "revoked"
+    queue = server.http.get(server.url("/api/approvals?status=pending&per_page=100"), timeout=10).json()["items"]
+    assert not [a for a in queue if a["agent"] == "fired-bot"]  # out of every queue
+    for approval in (parked, waiting):
+        refused = decide(server, approval["approval_id"], {"decision": "approve"})
+        assert refused.status_code == 409, refused.text
+        error = refused.json()["error"]
+        assert "expired" in error["message"] and "fired-bot's identity was revoked" in error["message"]
+        assert error["details"]["status"] == "expired"
+    ended = [e for e in audit_calls(server, "fired-bot") if e["decision"] == "revoked"]
+    assert sorted(e["tool"] for e in ended) == ["shop.add", "shop.tally"]
+    assert all(e["who"] == "admin@live.test" and "revoked" in e["reason"] for e in ended)
+    expired = server.http.get(server.url("/api/audit?action=approval_expire&per_page=200"), timeout=10).json()
+    assert {parked["approval_id"], waiting["approval_id"]} <= {e["target_id"] for e in expired["items"]}
+    db = Database(server.database_url)
+    try:
+        from sqlalchemy import select
+
+        from services.gateway.models import GatewayCall
+        with db.read() as session:
+            states = session.scalars(select(GatewayCall.state).where(GatewayCall.agent_id == agent["id"])).all()
+    finally:
+        db.dispose()
+    assert sorted(states) == ["cancelled", "cancelled"]
+
+
 def test_held_call_times_out_then_the_same_call_gets_the_decision_and_runs_once(server):
     agent = make_agent(server, "patient-bot")
     first = call(server, agent["token"], "shop.tally", {"label": "t1"})

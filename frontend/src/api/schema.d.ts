@@ -79,7 +79,8 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Revoke: the token stops working at once (a held call of this agent answers that it was revoked); the
+         * Revoke: the token stops working at once; its calls held for a review end (never run, their reviews
+         *     expired: deciding one is a 409 saying why; a request waiting on one answers that it was revoked); the
          *     identity stays listed, with `revoked_at`
          */
         delete: {
