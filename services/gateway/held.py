@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
-from core import approvals as A, gateway as G
+from core import approvals as A, gateway as G, gateway_learning as L
 from services.approvals import service as approvals
 from services.approvals.models import Approval
 from services.audit import service as audit
@@ -54,13 +54,16 @@ def settle(svc, agent: Agent, call_id: str) -> dict[str, Any] | None:
     step = calls.transaction(svc, "settling a gateway call", lambda session: _settle(svc, session, agent, call_id))
     if step.result is not None or step.forward is None:
         return step.result
-    tool_name, params, edited, who, approval_id = step.forward
+    tool_name, params, edit, who, approval_id, original = step.forward
+    edited = edit is not None
     tool = builtins.gateway_tool(svc, agent.workspace_id, tool_name)
     if tool is None:
         result, full = G.error_result(f"{tool_name} is no longer one of this workspace's tools; the approved call "
                                       f"did not run."), 0
     else:
         result, full = calls.forward(svc, tool, params, f"gateway:{call_id}")
+    if edited:  # the agent must know that what ran is not what it asked for (as an AUTO correction says)
+        result = L.edited(result, original, params, edit.get("user") or who, edit.get("comment") or "", G.STATUS_META)
 
     def store(session: Session) -> None:
         row = session.get(GatewayCall, call_id, populate_existing=True)
@@ -76,7 +79,7 @@ def settle(svc, agent: Agent, call_id: str) -> dict[str, Any] | None:
 @dataclass(frozen=True)
 class _Step:
     result: dict[str, Any] | None = None  # the answer now (None and no forward: still waiting)
-    forward: tuple | None = None  # claimed: (tool, params, edited, who, approval id) to forward
+    forward: tuple | None = None  # claimed: (tool, params, the edit or None, who, approval id, the agent's arguments)
 
 
 def _settle(svc, session: Session, agent: Agent, call_id: str) -> _Step:
@@ -115,8 +118,8 @@ def _settle(svc, session: Session, agent: Agent, call_id: str) -> _Step:
     if claimed != 1:
         return _Step()
     params = approval.params if isinstance(approval.params, dict) else row.arguments
-    edited = any(d.get("decision") == "edit" for d in approval.decisions or [])
-    return _Step(forward=(row.tool, params, edited, who, approval.id))
+    edit = next((d for d in reversed(approval.decisions or []) if d.get("decision") == "edit"), None)
+    return _Step(forward=(row.tool, params, edit, who, approval.id, row.arguments))
 
 
 def _interrupted(svc, forwarded_at) -> bool:

@@ -188,7 +188,16 @@ def test_edit_forwards_the_edited_arguments_after_checking_them_against_the_sche
     assert decide(server, approval["approval_id"], {"decision": "edit", "params": {"a": 20, "b": 22},
                                                     "comment": "use the real amounts"}).status_code == 200
     thread.join(30)
-    assert box["result"].isError is False and text(box["result"]) == "42"
+    result = box["result"]
+    # the agent is told that what ran is not what it asked for, as for an AUTO correction (#42 item 4)
+    note, answer = result.content
+    assert result.isError is False and answer.text == "42"
+    assert note.text == ("A reviewer (admin@live.test) edited the arguments before the call: a: 2 → 20; b: 2 → 22. "
+                         "Their comment: use the real amounts")
+    status = result.meta["io.coach/gateway"]
+    assert status["decision"] == "edited" and status["reviewer"] == "admin@live.test"
+    assert status["edited_arguments"] == {"a": 20, "b": 22} and status["original_arguments"] == {"a": 2, "b": 2}
+    assert [c["field"] for c in status["changes"]] == ["a", "b"]
     edited = audit_calls(server, "edit-bot")[0]
     assert edited["decision"] == "edit" and edited["arguments"] == {"a": 20, "b": 22}
     assert edited["original_arguments"] == {"a": 2, "b": 2}
@@ -270,7 +279,8 @@ def test_the_same_meta_idempotency_key_gets_the_first_calls_decision(server):
     assert decide(server, approval["approval_id"], {"decision": "edit", "params": {"label": "k2"}}).status_code == 200
     # the retry's arguments differ (a model rarely repeats itself exactly): the key says it is the same call
     again = call(server, agent["token"], "shop.tally", {"label": "something else"}, meta=key)
-    assert again.isError is False and text(again) == "1"
+    assert again.isError is False and again.content[-1].text == "1"
+    assert "label: 'k1' → 'k2'" in again.content[0].text  # the edit, against the arguments first held
 
 
 def test_another_workspaces_agent_sees_none_of_these_tools(server):
