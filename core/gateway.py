@@ -77,6 +77,13 @@ def held_text(tool: str, call_id: str, waited_s: float) -> str:
             f"idempotency key) to receive the decision once it is made; it runs at most once.")
 
 
+def running_text(tool: str, call_id: str, who: str, waited_s: float) -> str:
+    return (f"The call of {tool} was approved by {who} and is running in Coach (call {call_id}): it was sent to the "
+            f"server and its result is not in yet after {waited_s:g} s. Do not send it as a new call: send the same "
+            f"call again (same tool and arguments, or the same _meta idempotency key) to receive its result; it runs "
+            f"once.")
+
+
 def rejected_text(tool: str, who: str, feedback: str) -> str:
     return (f"A reviewer ({who}) rejected this call of {tool}; it did not run."
             + (f" Their feedback: {feedback}" if feedback else " They gave no feedback."))

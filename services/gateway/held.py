@@ -22,7 +22,7 @@ from services.gateway.identities import Agent
 from services.gateway.models import AgentIdentity, GatewayCall
 from services.orm import utcnow
 
-REVOKED, WAITING, DECIDED = "revoked", "waiting", "decided"
+REVOKED, WAITING, RUNNING, DECIDED = "revoked", "waiting", "running", "decided"
 _LOOK = (select(GatewayCall.state, GatewayCall.forwarded_at, Approval.status, AgentIdentity.revoked_at)
          .select_from(GatewayCall).join(AgentIdentity, AgentIdentity.id == GatewayCall.agent_id)
          .outerjoin(Approval, Approval.id == GatewayCall.approval_id)
@@ -32,7 +32,8 @@ _LOOK = (select(GatewayCall.state, GatewayCall.forwarded_at, Approval.status, Ag
 def look(svc, agent: Agent, call_id: str) -> str:
     """Where a held call stands, in one statement on the read engine (a waiting call asks every half second, so a
     hundred waiting agents must cost little): REVOKED (the agent's identity was revoked meanwhile), WAITING (its
-    review is still pending, or another request is forwarding it), else DECIDED (settle answers it)."""
+    review is still pending), RUNNING (approved, and a request is forwarding it: its result is not in yet), else
+    DECIDED (settle answers it)."""
     def read() -> str:
         with svc.db.read_engine.connect() as conn:
             row = conn.execute(_LOOK, {"id": call_id, "agent_id": agent.id}).first()
@@ -43,7 +44,7 @@ def look(svc, agent: Agent, call_id: str) -> str:
         if row.state == calls.HELD:
             return WAITING if row.status == A.PENDING else DECIDED
         forwarding = row.state == calls.FORWARDING and not _interrupted(svc, row.forwarded_at)
-        return WAITING if forwarding else DECIDED
+        return RUNNING if forwarding else DECIDED
     return retrying(read, tries=4, what="reading a held gateway call")
 
 
@@ -131,6 +132,20 @@ def _interrupted(svc, forwarded_at) -> bool:
 
 def held_result(tool: str, call_id: str, waited_s: float) -> dict[str, Any]:
     return G.error_result(G.held_text(tool, call_id, waited_s), decision="pending_review", call_id=call_id)
+
+
+def running_result(svc, agent: Agent, tool: str, call_id: str, waited_s: float) -> dict[str, Any]:
+    """The answer to a call still being forwarded when the hold ends (by another request, or by a process that died
+    before the interrupted bound): it was approved and is running, not awaiting review."""
+    def read() -> str:
+        with svc.db.read() as session:
+            row = session.get(GatewayCall, call_id)
+            approval = session.get(Approval, row.approval_id) if row is not None and row.approval_id else None
+            last = ((approval.decisions if approval is not None else None) or [{}])[-1]
+            return last.get("user") or A.SYSTEM
+    who = retrying(read, tries=4, what="reading a forwarded gateway call")
+    return G.error_result(G.running_text(tool, call_id, who, waited_s), decision="approved_running",
+                          call_id=call_id, reviewer=who)
 
 
 def revoked_result() -> dict[str, Any]:

@@ -166,21 +166,26 @@ class Gateway:
         start = loop.time()
         deadline, next_progress, next_look = start + max(0.0, settings.gateway_hold_s), start, start
         token = ctx.meta.progressToken if ctx.meta is not None else None
+        state = held.WAITING
         while True:
             now = loop.time()
             if decided.is_set() or now >= next_look or now >= deadline:  # a last look at the deadline too
                 decided.clear()
-                result = await channel.call(lambda: self._poll(agent, call_id))
+                state, result = await channel.call(lambda: self._poll(agent, call_id))
                 if result is not None:
                     return types.CallToolResult.model_validate(result)
                 now = loop.time()
                 next_look = now + max(0.05, settings.gateway_poll_s)
             if now >= deadline:
+                if state == held.RUNNING:  # approved, and being forwarded (by another request): not "awaits review"
+                    return types.CallToolResult.model_validate(await channel.call(
+                        lambda: held.running_result(self.svc, agent, tool, call_id, settings.gateway_hold_s)))
                 return types.CallToolResult.model_validate(held.held_result(tool, call_id, settings.gateway_hold_s))
             if token is not None and now >= next_progress:
                 await ctx.session.send_progress_notification(
                     token, progress=round(now - start, 1), total=settings.gateway_hold_s,
-                    message=f"{tool} is held for a person's review in Coach (call {call_id})",
+                    message=(f"{tool} was approved and is running in Coach (call {call_id})" if state == held.RUNNING
+                             else f"{tool} is held for a person's review in Coach (call {call_id})"),
                     related_request_id=ctx.request_id)
                 next_progress = now + max(0.5, settings.gateway_progress_s)
             wake = min(next_look, deadline, next_progress if token is not None else deadline)
@@ -189,11 +194,16 @@ class Gateway:
             except asyncio.TimeoutError:
                 pass
 
-    def _poll(self, agent: Agent, call_id: str) -> dict[str, Any] | None:
+    def _poll(self, agent: Agent, call_id: str) -> tuple[str, dict[str, Any] | None]:
+        """(where the held call stands, its answer when it has one now)."""
         state = held.look(self.svc, agent, call_id)
         if state == held.REVOKED:
-            return held.revoked_result()
-        return None if state == held.WAITING else held.settle(self.svc, agent, call_id)
+            return state, held.revoked_result()
+        if state in (held.WAITING, held.RUNNING):
+            return state, None
+        result = held.settle(self.svc, agent, call_id)
+        # None: another request claimed it between the look and the settle: it is being forwarded now
+        return (state if result is not None else held.RUNNING), result
 
 
 def asks_for_progress(body: bytes) -> bool:

@@ -270,6 +270,60 @@ def test_held_call_times_out_then_the_same_call_gets_the_decision_and_runs_once(
     assert text(box["result"]) == "2"
 
 
+def _gateway_rows(server, approval_id: str, **values) -> list[str]:
+    """The states of the held calls of this review, after setting `values` on them when given."""
+    from sqlalchemy import select, update
+
+    from services.gateway.models import GatewayCall
+
+    db = Database(server.database_url)
+    try:
+        if values:
+            with db.transaction() as session:
+                session.execute(update(GatewayCall).where(GatewayCall.approval_id == approval_id).values(**values))
+        with db.read() as session:
+            return list(session.scalars(select(GatewayCall.state).where(GatewayCall.approval_id == approval_id)))
+    finally:
+        db.dispose()
+
+
+def test_a_retry_while_the_approved_call_is_being_forwarded_hears_that_it_was_approved_and_runs(server):
+    # #42 item 4: it was told "held for a person's review … it has not run" (pending_review)
+    rule = {"name": "running-bot's sleeps are reviewed", "effect": "require_review", "order": -2, "reason": "tests",
+            "match": {"tool": "shop.slow", "agent": "running-bot"}}
+    assert server.http.post(server.url("/api/policies"), json=rule, timeout=10).status_code == 201
+    agent = make_agent(server, "running-bot")
+    sleep = {"seconds": HOLD_S + 8}  # the upstream takes longer than a hold
+    thread, box = in_background(call, server, agent["token"], "shop.slow", sleep)
+    approval = pending_gateway(server, "shop.slow", "running-bot")
+    assert decide(server, approval["approval_id"], {"decision": "approve"}).status_code == 200
+    deadline = time.monotonic() + 30
+    while _gateway_rows(server, approval["approval_id"]) != ["forwarding"] and time.monotonic() < deadline:
+        time.sleep(0.1)  # the waiting request claimed it and is forwarding it now
+    progress: list = []
+    again = call(server, agent["token"], "shop.slow", sleep, progress=progress)
+    assert again.isError is True and "has not run" not in text(again)
+    assert "approved by admin@live.test and is running" in text(again), text(again)
+    status = again.meta["io.coach/gateway"]
+    assert status["decision"] == "approved_running" and status["reviewer"] == "admin@live.test"
+    assert progress and all("approved and is running" in message for _, _, message in progress)
+    thread.join(30)
+    assert text(box["result"]) == f"slept {sleep['seconds']}"  # the first request got the result: it ran once
+    assert [e["decision"] for e in audit_calls(server, "running-bot")] == ["approve", "require_review"]
+
+    # a forwarding claimed a moment ago by a process that died (SIGKILL) before its result was stored: until the
+    # interrupted bound Coach cannot know, and it says approved and running (then "cannot tell", tested above)
+    first = call(server, agent["token"], "shop.tally", {"label": "run1"})
+    assert first.meta["io.coach/gateway"]["decision"] == "pending_review"
+    held_review = pending_gateway(server, "shop.tally", "running-bot")
+    assert decide(server, held_review["approval_id"], {"decision": "approve"}).status_code == 200
+    from services.orm import utcnow
+    assert _gateway_rows(server, held_review["approval_id"], state="forwarding", forwarded_at=utcnow()) == \
+        ["forwarding"]
+    retry = call(server, agent["token"], "shop.tally", {"label": "run1"})
+    assert retry.meta["io.coach/gateway"]["decision"] == "approved_running", text(retry)
+
+
 def test_the_same_meta_idempotency_key_gets_the_first_calls_decision(server):
     agent = make_agent(server, "keyed-bot")
     key = {"idempotencyKey": "order-77-refund-check"}
