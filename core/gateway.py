@@ -3,6 +3,7 @@ as the MCP spec's CallToolResult, capped), and the words of a denial, a reject a
 from __future__ import annotations
 
 import hashlib
+import uuid
 from typing import Any
 
 import orjson
@@ -31,6 +32,17 @@ def call_key(tool: str, arguments: dict[str, Any], meta_key: str | None) -> str:
     if meta_key is not None:
         return "k:" + hashlib.sha256(meta_key.encode()).hexdigest()
     return "a:" + hashlib.sha256(tool.encode() + b"\0" + canonical(arguments)).hexdigest()
+
+
+def upstream_key(agent_id: str, key: str) -> str:
+    """The `_meta.idempotencyKey` an allowed (or AUTO) call is forwarded with, so that only a retry of the same call
+    shares one: with the agent's own idempotency key (`key` is call_key's "k:…"), one derived from it and the agent's
+    identity, the same for every call the agent sends with that key (it says they are one call); without one, a new
+    key for every call: Coach keeps no session, so two calls with the same arguments are two calls the agent meant.
+    A held call is forwarded with `gateway:<its id>` (held.py): its retries are the same row."""
+    if key.startswith("k:"):
+        return "gateway:k-" + hashlib.sha256(agent_id.encode() + b"\0" + key.encode()).hexdigest()[:40]
+    return "gateway:" + uuid.uuid4().hex
 
 
 def size(result: dict[str, Any]) -> int:

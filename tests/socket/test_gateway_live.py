@@ -86,6 +86,27 @@ def test_allowed_call_is_forwarded_and_audited_with_its_result_size(server):
     assert slow["result_bytes"] > 0
 
 
+def test_only_a_retry_of_the_same_call_shares_the_upstreams_idempotency_key(server):
+    # #42 item 4: two deliberate identical calls reached the upstream with the same key (one that honours keys would
+    # drop the second)
+    import json
+
+    agent, other = make_agent(server, "twice-bot"), make_agent(server, "twice-other")
+
+    def upstream_key(token: str, meta: dict | None = None) -> str:
+        result = call(server, token, "shop.echo_meta", {}, meta=meta)
+        assert result.isError is False, text(result)
+        return json.loads(text(result))["meta"]["idempotencyKey"]
+    first, second = upstream_key(agent["token"]), upstream_key(agent["token"])
+    assert first.startswith("gateway:") and second.startswith("gateway:") and first != second  # two calls
+    mine = {"idempotencyKey": "lookup-A-1001"}
+    retried = upstream_key(agent["token"], mine), upstream_key(agent["token"], mine)
+    assert retried[0] == retried[1] and retried[0] not in (first, second)  # the agent's key says: a retry
+    assert upstream_key(other["token"], mine) != retried[0]  # another identity's key is its own
+    assert upstream_key(agent["token"], {"idempotencyKey": "lookup-A-1002"}) != retried[0]
+    assert "lookup-A-1001" not in retried[0]  # the agent's own key is not passed on as it is
+
+
 def test_a_call_without_a_progress_token_is_answered_as_plain_json_one_with_it_as_a_stream(server):
     # nothing can be streamed before the answer of a call that asked for no progress: it comes as one JSON body
     agent = make_agent(server, "plain-bot")
