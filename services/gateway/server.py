@@ -81,6 +81,9 @@ class Gateway:
         body = bridge.read_body(environ, self.svc.settings.max_body_bytes)
         if body is None:
             return _error(start_response, 413, "too_large", "the request body is too large")
+        bad = bad_call(body)
+        if bad is not None:  # the SDK would answer -32602 "Invalid request parameters" with nothing said of why
+            return _rpc_error(start_response, *bad)
         self._start()
         scope = bridge.scope_of(environ, **{"coach.agent": agent})
         manager = self.streaming if asks_for_progress(body) else self.plain
@@ -163,21 +166,26 @@ class Gateway:
         start = loop.time()
         deadline, next_progress, next_look = start + max(0.0, settings.gateway_hold_s), start, start
         token = ctx.meta.progressToken if ctx.meta is not None else None
+        state = held.WAITING
         while True:
             now = loop.time()
             if decided.is_set() or now >= next_look or now >= deadline:  # a last look at the deadline too
                 decided.clear()
-                result = await channel.call(lambda: self._poll(agent, call_id))
+                state, result = await channel.call(lambda: self._poll(agent, call_id))
                 if result is not None:
                     return types.CallToolResult.model_validate(result)
                 now = loop.time()
                 next_look = now + max(0.05, settings.gateway_poll_s)
             if now >= deadline:
+                if state == held.RUNNING:  # approved, and being forwarded (by another request): not "awaits review"
+                    return types.CallToolResult.model_validate(await channel.call(
+                        lambda: held.running_result(self.svc, agent, tool, call_id, settings.gateway_hold_s)))
                 return types.CallToolResult.model_validate(held.held_result(tool, call_id, settings.gateway_hold_s))
             if token is not None and now >= next_progress:
                 await ctx.session.send_progress_notification(
                     token, progress=round(now - start, 1), total=settings.gateway_hold_s,
-                    message=f"{tool} is held for a person's review in Coach (call {call_id})",
+                    message=(f"{tool} was approved and is running in Coach (call {call_id})" if state == held.RUNNING
+                             else f"{tool} is held for a person's review in Coach (call {call_id})"),
                     related_request_id=ctx.request_id)
                 next_progress = now + max(0.5, settings.gateway_progress_s)
             wake = min(next_look, deadline, next_progress if token is not None else deadline)
@@ -186,11 +194,16 @@ class Gateway:
             except asyncio.TimeoutError:
                 pass
 
-    def _poll(self, agent: Agent, call_id: str) -> dict[str, Any] | None:
+    def _poll(self, agent: Agent, call_id: str) -> tuple[str, dict[str, Any] | None]:
+        """(where the held call stands, its answer when it has one now)."""
         state = held.look(self.svc, agent, call_id)
         if state == held.REVOKED:
-            return G.error_result("This agent's identity was revoked; the held call was not run.", decision="revoked")
-        return None if state == held.WAITING else held.settle(self.svc, agent, call_id)
+            return state, held.revoked_result()
+        if state in (held.WAITING, held.RUNNING):
+            return state, None
+        result = held.settle(self.svc, agent, call_id)
+        # None: another request claimed it between the look and the settle: it is being forwarded now
+        return (state if result is not None else held.RUNNING), result
 
 
 def asks_for_progress(body: bytes) -> bool:
@@ -206,6 +219,47 @@ def asks_for_progress(body: bytes) -> bool:
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
     return isinstance(meta, dict) and meta.get("progressToken") is not None
+
+
+_JSON_TYPES = ((dict, "an object"), (list, "an array"), (str, "a string"), (bool, "a boolean"), (int, "a number"),
+               (float, "a number"))
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else next((name for t, name in _JSON_TYPES if isinstance(value, t)), "a value")
+
+
+def bad_call(body: bytes) -> tuple[Any, str, dict[str, Any]] | None:
+    """(request id, message, data) of a tools/call request whose params the SDK would refuse without saying why
+    (a JSON-RPC -32602 "Invalid request parameters" with empty data): params that are not an object, a `name` that
+    is not a string, `arguments` that are neither an object nor left out. None for anything else."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or message.get("method") != "tools/call" or "id" not in message:
+        return None
+    params = message.get("params")
+    if not isinstance(params, dict):
+        return message["id"], f"tools/call params must be an object, not {_kind(params)}", {
+            "field": "params", "expected": "an object", "got": _kind(params)}
+    if not isinstance(params.get("name"), str):
+        return message["id"], f"tools/call name must be a string (the tool's name), not {_kind(params.get('name'))}", {
+            "field": "params.name", "expected": "a string", "got": _kind(params.get("name"))}
+    arguments = params.get("arguments")
+    if arguments is not None and not isinstance(arguments, dict):
+        return message["id"], (f"tools/call arguments must be an object (the tool's parameters by name, as its "
+                               f"inputSchema says), not {_kind(arguments)}"), {
+            "field": "params.arguments", "expected": "an object", "got": _kind(arguments), "tool": params["name"]}
+    return None
+
+
+def _rpc_error(start_response, request_id: Any, message: str, data: dict[str, Any]):
+    """A JSON-RPC error answer of Coach's own, as the SDK's JSON answer is framed: -32602 (invalid params)."""
+    body = json.dumps({"jsonrpc": "2.0", "id": request_id,
+                       "error": {"code": types.INVALID_PARAMS, "message": message, "data": data}}).encode()
+    start_response(bridge.status_line(200), [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
+    return [body]
 
 
 def _error(start_response, status: int, code: str, message: str, headers: list | None = None):

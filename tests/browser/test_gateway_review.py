@@ -95,4 +95,5 @@ def test_a_reviewer_edits_and_approves_an_agents_held_call_in_the_queue_and_the_
     thread.join(30)
     assert "error" not in box, box.get("error")
     result = box["result"]
-    assert result.isError is False and result.content[0].text == "42"
+    assert result.isError is False and result.content[-1].text == "42"
+    assert result.content[0].text.startswith("A reviewer (") and "a: 2 → 20; b: 2 → 22" in result.content[0].text

@@ -195,8 +195,11 @@ def test_inspector_held_call_approved_with_an_edit_gets_the_edited_calls_real_re
     again = through_coach(server, inspector_agent["token"], "tools/call", "time.convert_time", asked)
     [own] = direct(TIME, ("convert_time", edited))  # mcp-server-time's own answer to the edited call
     assert again.get("isError") is not True
-    assert again["content"] == [b.model_dump(exclude_none=True) for b in own.content]
-    assert json.loads(texts(again))["target"]["timezone"] == "Asia/Tokyo"
+    note, *result = again["content"]  # the agent is told of the edit first, then the server's own result
+    assert note["text"].startswith("A reviewer (admin@live.test) edited the arguments before the call: "
+                                   "target_timezone: 'America/New_York' → 'Asia/Tokyo'.")
+    assert result == [b.model_dump(exclude_none=True) for b in own.content]
+    assert json.loads(result[-1]["text"])["target"]["timezone"] == "Asia/Tokyo"
     latest = audit_calls(server, "inspector")[0]
     assert latest["decision"] == "edit" and latest["arguments"] == edited and latest["original_arguments"] == asked
 
