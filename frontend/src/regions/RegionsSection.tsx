@@ -228,6 +228,8 @@ function useRegionModeChanger() {
 function useLiveReplay(scope: RegionScope, when: string) {
   const [replayed, setReplayed] = useState("");
   useEffect(() => {
+    // an emptied field (the region was added, or the text erased) leaves no replay behind, at once
+    if (!when.trim()) return setReplayed("");
     const timer = setTimeout(() => setReplayed(when.trim()), REPLAY_DELAY_MS);
     return () => clearTimeout(timer);
   }, [when]);
@@ -279,7 +281,9 @@ function AddRegionForm({
   setForm,
   nameRef,
   full,
+  level,
 }: {
+  level: 3 | 4;
   scope: RegionScope;
   form: FormState;
   setForm: (f: FormState) => void;
@@ -291,6 +295,8 @@ function AddRegionForm({
   const { replay, replayed, now } = useLiveReplay(scope, form.when);
   const [problems, setProblems] = useState<Record<string, string>>({});
   const [saved, setSaved] = useState<string | null>(null);
+  const Sub = level === 3 ? "h4" : "h5";
+  const SubSub = level === 3 ? "h5" : "h6";
   const whenError =
     problems.when ?? fieldError(create.error, "when") ?? (replayed === form.when.trim() ? fieldError(replay.error, "when") : undefined);
   const nameError = problems.name ?? fieldError(create.error, "name");
@@ -333,7 +339,7 @@ function AddRegionForm({
 
   return (
     <form className="region-form" onSubmit={submit} noValidate aria-labelledby={`${id}-title`}>
-      <h4 id={`${id}-title`}>Add a region</h4>
+      <Sub id={`${id}-title`}>Add a region</Sub>
       {full ? <p className="muted">This scope has as many regions as it may hold: remove one first.</p> : null}
       <div className="region-form__grid">
         <div className="field">
@@ -399,7 +405,9 @@ function AddRegionForm({
         {saved}
       </div>
       <section className="region-form__replay" aria-labelledby={`${id}-replay-title`} aria-live="polite">
-        <h5 id={`${id}-replay-title`}>What this condition would have done, in AUTO</h5>
+        <SubSub id={`${id}-replay-title`} className="region-form__replay-title">
+          What this condition would have done, in AUTO
+        </SubSub>
         <ReplayResult replay={replay} replayed={replayed} />
       </section>
     </form>
@@ -538,6 +546,7 @@ export function RegionsSection({ scope, heading, level = 3 }: { scope: RegionSco
   const [form, setForm] = useState<FormState>(EMPTY);
   const nameRef = useRef<HTMLInputElement>(null);
   const H = level === 3 ? "h3" : "h4";
+  const Sub = level === 3 ? "h4" : "h5";
   const items = regions.data?.items ?? [];
   const proposals = regions.data?.proposals ?? [];
   const title = heading ?? `Regions of ${scopeName(scope)}`;
@@ -590,7 +599,7 @@ export function RegionsSection({ scope, heading, level = 3 }: { scope: RegionSco
 
       {regions.data ? (
         <>
-          <H className="regions__subhead">Proposed by Coach</H>
+          <Sub className="regions__subhead">Proposed by Coach</Sub>
           {proposals.length ? (
             <ul className="region-proposals">
               {proposals.map((p) => (
@@ -604,7 +613,7 @@ export function RegionsSection({ scope, heading, level = 3 }: { scope: RegionSco
             </p>
           )}
           <AddRegionForm scope={scope} form={form} setForm={setForm} nameRef={nameRef}
-            full={items.length >= regions.data.max_regions} />
+            full={items.length >= regions.data.max_regions} level={level} />
         </>
       ) : null}
 
