@@ -16,6 +16,7 @@ import { ThresholdsEditor } from "./ThresholdsEditor";
 import { StepModesTable, useStepModeChanger, type StepRow } from "./StepModes";
 import { StepEvidence } from "./StepEvidence";
 import { ReviewersSection } from "./ReviewersSection";
+import { RegionsSection } from "../regions/RegionsSection";
 import { WorkflowActions } from "../workflows/WorkflowActions";
 import { StartRunButton } from "../pages/StartRunButton";
 import { TriggersSection } from "../triggers/TriggersSection";
@@ -191,6 +192,11 @@ export default function WorkflowDetailPage() {
           {stepModes.ui}
           <StepModesTable caption={`Autonomy of each step of ${wf.name}`} rows={stepRows} onChange={stepModes.change} />
           <StepEvidence workflowId={wf.id} workflowName={wf.name} rows={stepRows} />
+          {lead
+            ? stepRows.map((r) => (
+                <RegionsSection key={r.stepId} scope={{ kind: "step", workflowId: wf.id, stepId: r.stepId }} />
+              ))
+            : null}
         </>
       ) : null}
 
