@@ -15,7 +15,7 @@ interface ServerState {
   stats: ReturnType<typeof stats>;
   metrics: ReturnType<typeof metrics>;
   queue: QueuePage;
-  onPost?: (call: RecordedCall) => Response;
+  onPost?: (call: RecordedCall) => Response | Promise<Response>;
   /** While true, reads of the suggestion never answer (so only a push can change it). */
   holdSuggestionReads?: boolean;
   /** When set, the next read of the suggestion answers with this (then it is unset). */
