@@ -170,20 +170,22 @@ def stdio_command(kind: str = "shop") -> list[str]:
 class HttpMcpServer:
     """`shop` over streamable HTTP in a subprocess on a free loopback port: `with HttpMcpServer(tmp) as s: s.url`."""
 
-    def __init__(self, folder: str | os.PathLike, name: str = "shop"):
+    def __init__(self, folder: str | os.PathLike, name: str = "shop", command: list[str] | None = None):
+        """`command`: another server's command line taking the same `--http PORT --name NAME` (a 1.x-era one:
+        tests/support/mcp1.py mcp1_server_command)."""
         from tests.support.live_server import free_port
 
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         self.name = name
+        self.command = command or [sys.executable, "-m", "tests.support.mcp_servers", "shop"]
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self.process: subprocess.Popen | None = None
 
     def start(self) -> "HttpMcpServer":
         log = open(self.folder / f"mcp-{self.port}.log", "wb")
-        self.process = subprocess.Popen([sys.executable, "-m", "tests.support.mcp_servers", "shop", "--http",
-                                         str(self.port), "--name", self.name],
+        self.process = subprocess.Popen([*self.command, "--http", str(self.port), "--name", self.name],
                                         cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT)
         log.close()
         import socket
