@@ -1,5 +1,8 @@
-"""Coach's MCP endpoint: the official SDK's low-level Server behind its StreamableHTTPSessionManager (stateless: every
-request stands alone, so any instance behind the cluster's proxy answers it and a revoked token stops at once),
+"""Coach's MCP endpoint: the official SDK's (2.x) low-level Server behind its StreamableHTTPSessionManager, serving both
+eras of the protocol at the one endpoint: 2026-07-28 (no handshake: `server/discover`, each request carrying its
+version in the MCP-Protocol-Version header) and the initialize-based revisions before it (2024-11-05 .. 2025-11-25),
+stateless (every request stands alone, so any instance behind the cluster's proxy answers it and a revoked token stops
+at once),
 running on an asyncio loop thread of its own and served at /mcp inside Coach's WSGI app (bridge.py).
 
     app.wsgi_app = Gateway(services).mount(app.wsgi_app)
@@ -17,7 +20,7 @@ import threading
 from typing import Any
 
 from mcp import types
-from mcp.server.lowlevel import Server
+from mcp.server import Server, ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from core import gateway as G
@@ -34,9 +37,11 @@ class Gateway:
     def __init__(self, svc):
         self.svc = svc
         self.loop = LoopThread("coach-gateway")
+        # no input validation by the SDK (its lowlevel Server does none): Coach's own checks answer with the reason
         self.server: Server = Server("coach", version="1", instructions=(
             "Coach's MCP gateway: this workspace's tools, each call judged by its policies; a call may be held for a "
-            "person's review. A result that says the call awaits review: send the same call again later."))
+            "person's review. A result that says the call awaits review: send the same call again later."),
+            on_list_tools=self._list_tools, on_call_tool=self._call_tool)
         # Two ways to answer, both the SDK's: a stream (SSE) for a call that asked for progress notifications (a
         # held call sends them while it waits), a plain JSON answer for everything else (a stream's framing and its
         # task cost a few milliseconds per request for nothing to stream)
@@ -48,8 +53,6 @@ class Gateway:
         # the held calls waiting in this process, by their review's approval id: a decision made here wakes them
         self._waiting: dict[str, set[asyncio.Event]] = {}
         svc.notifier.listen(self._heard)
-        self.server.list_tools()(self._list_tools)
-        self.server.call_tool(validate_input=False)(self._call_tool)
 
     # -- WSGI -----------------------------------------------------------------------------------------------------------
 
@@ -116,19 +119,21 @@ class Gateway:
 
     # -- the handlers (on the loop) -------------------------------------------------------------------------------------
 
-    def _context(self) -> tuple[Any, Agent, bridge.Channel]:
-        ctx = self.server.request_context
-        scope = ctx.request.scope
-        return ctx, scope["coach.agent"], scope["coach.channel"]
+    @staticmethod
+    def _context(ctx: ServerRequestContext) -> tuple[Agent, bridge.Channel]:
+        scope = ctx.request.scope  # the HTTP request (Starlette's) the SDK hands the handler: its ASGI scope
+        return scope["coach.agent"], scope["coach.channel"]
 
-    async def _list_tools(self) -> list[types.Tool]:
-        _ctx, agent, channel = self._context()
+    async def _list_tools(self, ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
+                          ) -> types.ListToolsResult:
+        agent, channel = self._context(ctx)
         specs = await channel.call(lambda: calls.listing(self.svc, agent))
-        return [types.Tool.model_validate(spec) for spec in specs]
+        return types.ListToolsResult(tools=[types.Tool.model_validate(spec) for spec in specs])
 
-    async def _call_tool(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
-        ctx, agent, channel = self._context()
-        meta = ctx.meta.model_dump(exclude_none=True) if ctx.meta is not None else {}
+    async def _call_tool(self, ctx: ServerRequestContext, params: types.CallToolRequestParams) -> types.CallToolResult:
+        agent, channel = self._context(ctx)
+        name, arguments = params.name, params.arguments
+        meta = _wire_meta(ctx)
         outcome = await channel.call(lambda: calls.begin(self.svc, agent, name, arguments or {}, meta))
         if outcome.result is not None:
             return types.CallToolResult.model_validate(outcome.result)
@@ -165,7 +170,7 @@ class Gateway:
         loop = asyncio.get_running_loop()
         start = loop.time()
         deadline, next_progress, next_look = start + max(0.0, settings.gateway_hold_s), start, start
-        token = ctx.meta.progressToken if ctx.meta is not None else None
+        token = _wire_meta(ctx).get("progressToken")
         state = held.WAITING
         while True:
             now = loop.time()
@@ -204,6 +209,12 @@ class Gateway:
         result = held.settle(self.svc, agent, call_id)
         # None: another request claimed it between the look and the settle: it is being forwarded now
         return (state if result is not None else held.RUNNING), result
+
+
+def _wire_meta(ctx: ServerRequestContext) -> dict[str, Any]:
+    """The request's `_meta` as the agent sent it (the SDK's `ctx.meta` renames keys to its own, progress_token)."""
+    meta = (ctx.params or {}).get("_meta")
+    return dict(meta) if isinstance(meta, dict) else {}
 
 
 def asks_for_progress(body: bytes) -> bool:

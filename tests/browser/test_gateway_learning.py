@@ -80,7 +80,7 @@ def test_an_admin_reads_a_tools_evidence_forces_it_into_auto_and_the_agents_next
     expect(row).to_contain_text("AUTO (spot checks)")
 
     forwarded = off_the_page_loop(call, learning_server, agent["token"], "shop.add", {"a": 20, "b": 22})
-    assert forwarded.isError is False and text(forwarded) == "42"
+    assert forwarded.is_error is False and text(forwarded) == "42"
     assert forwarded.meta["io.coach/gateway"]["decision"] == "auto"
     audit = learning_server.http.get(learning_server.url("/api/audit?action=gateway_promotion"), timeout=10).json()
     assert audit["items"][0]["after"]["forced"] is True

@@ -1,6 +1,7 @@
-"""The MCP gateway (/mcp) on the real server (`python wsgi.py`, gevent), driven by the official MCP Python SDK's
-streamable-HTTP client as the agent, with the project's own MCP server over stdio as the upstream (FastMCP,
-tests/support/mcp_servers.py). Reviews are decided through the REST API as a lead would in the queue."""
+"""The MCP gateway (/mcp) on the real server (`python wsgi.py`, gevent), driven by the official MCP Python SDK 2.x's
+`Client` (streamable HTTP, 2026-07-28) as the agent, with the project's own MCP server over stdio as the upstream
+(MCPServer, tests/support/mcp_servers.py); the earlier revisions' handshake: test_gateway_mcp1_client.py.
+Reviews are decided through the REST API as a lead would in the queue."""
 from __future__ import annotations
 
 import asyncio
@@ -67,16 +68,16 @@ def test_tools_list_shows_the_workspace_tools_as_server_dot_tool_with_schemas_an
             return await session.list_tools()
     tools = {t.name: t for t in asyncio.run(go()).tools}
     assert {"shop.lookup", "shop.add", "shop.refund", "shop.tally"} <= set(tools)
-    assert tools["shop.lookup"].inputSchema["properties"]["order_id"]["type"] == "string"
-    assert tools["shop.lookup"].annotations.readOnlyHint is True
-    assert tools["shop.add"].annotations.destructiveHint is False
+    assert tools["shop.lookup"].input_schema["properties"]["order_id"]["type"] == "string"
+    assert tools["shop.lookup"].annotations.read_only_hint is True
+    assert tools["shop.add"].annotations.destructive_hint is False
     assert "echo" not in tools and "coach.echo" not in tools  # no built-in is exposed by default
 
 
 def test_allowed_call_is_forwarded_and_audited_with_its_result_size(server):
     agent = make_agent(server, "allowed-bot")
     result = call(server, agent["token"], "shop.slow", {"seconds": 0.1})
-    assert result.isError is False and text(result) == "slept 0.1"
+    assert result.is_error is False and text(result) == "slept 0.1"
     meta = call(server, agent["token"], "shop.echo_meta", {})
     print(meta)
     assert "gateway:" in text(meta)  # upstream gets a stable idempotency key
@@ -95,7 +96,7 @@ def test_only_a_retry_of_the_same_call_shares_the_upstreams_idempotency_key(serv
 
     def upstream_key(token: str, meta: dict | None = None) -> str:
         result = call(server, token, "shop.echo_meta", {}, meta=meta)
-        assert result.isError is False, text(result)
+        assert result.is_error is False, text(result)
         return json.loads(text(result))["meta"]["idempotencyKey"]
     first, second = upstream_key(agent["token"]), upstream_key(agent["token"])
     assert first.startswith("gateway:") and second.startswith("gateway:") and first != second  # two calls
@@ -126,7 +127,7 @@ def test_a_call_without_a_progress_token_is_answered_as_plain_json_one_with_it_a
 def test_denied_call_is_an_error_result_naming_the_rule(server):
     agent = make_agent(server, "denied-bot")
     result = call(server, agent["token"], "shop.refund", {"order_id": "A-1001", "amount": 5})
-    assert result.isError is True
+    assert result.is_error is True
     assert "no refunds by bots" in text(result) and "denied" in text(result)
     assert [e["decision"] for e in audit_calls(server, "denied-bot")] == ["deny"]
 
@@ -134,9 +135,9 @@ def test_denied_call_is_an_error_result_naming_the_rule(server):
 def test_bad_arguments_and_unknown_tools_are_error_results(server):
     agent = make_agent(server, "sloppy-bot")
     bad = call(server, agent["token"], "shop.add", {"a": "one"})
-    assert bad.isError is True and "input schema" in text(bad)
+    assert bad.is_error is True and "input schema" in text(bad)
     unknown = call(server, agent["token"], "shop.nope", {})
-    assert unknown.isError is True and "Unknown tool" in text(unknown)
+    assert unknown.is_error is True and "Unknown tool" in text(unknown)
 
 
 def test_arguments_that_are_not_an_object_are_an_invalid_params_error_saying_so(server):
@@ -185,7 +186,7 @@ def test_held_call_approved_in_time_returns_the_upstream_result_with_progress_me
     thread.join(HOLD_S - 1.2 - 0.8)
     assert not thread.is_alive(), "the held call was not woken by its decision"
     result = box["result"]
-    assert result.isError is False and result.structuredContent["customer"] == "Ada", result
+    assert result.is_error is False and result.structured_content["customer"] == "Ada", result
     assert len(progress) >= 2 and "held for a person's review" in progress[0][2]
     dashboard.disconnect()
     review = [p for p in pushed if p.get("source") == "gateway"][0]  # the queue and the panel hear of it at once
@@ -212,7 +213,7 @@ def test_edit_forwards_the_edited_arguments_after_checking_them_against_the_sche
     result = box["result"]
     # the agent is told that what ran is not what it asked for, as for an AUTO correction (#42 item 4)
     note, answer = result.content
-    assert result.isError is False and answer.text == "42"
+    assert result.is_error is False and answer.text == "42"
     assert note.text == ("A reviewer (admin@live.test) edited the arguments before the call: a: 2 → 20; b: 2 → 22. "
                          "Their comment: use the real amounts")
     status = result.meta["io.coach/gateway"]
@@ -232,7 +233,7 @@ def test_reject_returns_an_error_result_carrying_the_feedback(server):
                                                     "comment": "ask the customer first"}).status_code == 200
     thread.join(30)
     result = box["result"]
-    assert result.isError is True and "ask the customer first" in text(result)
+    assert result.is_error is True and "ask the customer first" in text(result)
     assert audit_calls(server, "reject-bot")[0]["decision"] == "reject"
 
 
@@ -246,7 +247,7 @@ def test_revoking_an_identity_ends_its_held_calls_and_deciding_one_is_a_409_sayi
     waiting = pending_gateway(server, "shop.add", "fired-bot")
     assert server.http.delete(server.url(f"/api/agents/{agent['id']}"), timeout=10).status_code == 204
     thread.join(HOLD_S + 10)
-    assert not thread.is_alive() and box["result"].isError is True
+    assert not thread.is_alive() and box["result"].is_error is True
     assert box["result"].meta["io.coach/gateway"]["decision"] == "revoked"
     queue = server.http.get(server.url("/api/approvals?status=pending&per_page=100"), timeout=10).json()["items"]
     assert not [a for a in queue if a["agent"] == "fired-bot"]  # out of every queue
@@ -276,12 +277,12 @@ def test_revoking_an_identity_ends_its_held_calls_and_deciding_one_is_a_409_sayi
 def test_held_call_times_out_then_the_same_call_gets_the_decision_and_runs_once(server):
     agent = make_agent(server, "patient-bot")
     first = call(server, agent["token"], "shop.tally", {"label": "t1"})
-    assert first.isError is True and "held for a person's review" in text(first)
+    assert first.is_error is True and "held for a person's review" in text(first)
     assert first.meta["io.coach/gateway"]["decision"] == "pending_review"
     approval = pending_gateway(server, "shop.tally", "patient-bot")
     assert decide(server, approval["approval_id"], {"decision": "approve"}).status_code == 200
     again = call(server, agent["token"], "shop.tally", {"label": "t1"})
-    assert again.isError is False and text(again) == "1"  # the approved call ran, once
+    assert again.is_error is False and text(again) == "1"  # the approved call ran, once
     # delivered: the same call once more is a new call, held for its own review (the first approval ran it once)
     thread, box = in_background(call, server, agent["token"], "shop.tally", {"label": "t1"})
     second = pending_gateway(server, "shop.tally", "patient-bot")
@@ -323,7 +324,7 @@ def test_a_retry_while_the_approved_call_is_being_forwarded_hears_that_it_was_ap
         time.sleep(0.1)  # the waiting request claimed it and is forwarding it now
     progress: list = []
     again = call(server, agent["token"], "shop.slow", sleep, progress=progress)
-    assert again.isError is True and "has not run" not in text(again)
+    assert again.is_error is True and "has not run" not in text(again)
     assert "approved by admin@live.test and is running" in text(again), text(again)
     status = again.meta["io.coach/gateway"]
     assert status["decision"] == "approved_running" and status["reviewer"] == "admin@live.test"
@@ -354,7 +355,7 @@ def test_the_same_meta_idempotency_key_gets_the_first_calls_decision(server):
     assert decide(server, approval["approval_id"], {"decision": "edit", "params": {"label": "k2"}}).status_code == 200
     # the retry's arguments differ (a model rarely repeats itself exactly): the key says it is the same call
     again = call(server, agent["token"], "shop.tally", {"label": "something else"}, meta=key)
-    assert again.isError is False and again.content[-1].text == "1"
+    assert again.is_error is False and again.content[-1].text == "1"
     assert "label: 'k1' → 'k2'" in again.content[0].text  # the edit, against the arguments first held
 
 
@@ -369,17 +370,17 @@ def test_another_workspaces_agent_sees_none_of_these_tools(server):
             return await session.list_tools(), await session.call_tool("shop.slow", {"seconds": 0})
     tools, result = asyncio.run(go())
     assert tools.tools == []
-    assert result.isError is True and "Unknown tool" in text(result)
+    assert result.is_error is True and "Unknown tool" in text(result)
 
 
 def test_an_upstream_server_that_crashes_mid_call_answers_the_agent_with_a_clear_error(server):
     agent = make_agent(server, "unlucky-bot")
     crashed = call(server, agent["token"], "shop.crash", {})
-    assert crashed.isError is True and "Coach could not complete the call of shop.crash" in text(crashed)
+    assert crashed.is_error is True and "Coach could not complete the call of shop.crash" in text(crashed)
     assert "exit" in text(crashed) or "closed" in text(crashed), text(crashed)
     assert audit_calls(server, "unlucky-bot")[0]["result_bytes"] > 0
     after = call(server, agent["token"], "shop.slow", {"seconds": 0})  # the server is started again for the next call
-    assert after.isError is False
+    assert after.is_error is False
 
 
 def test_a_forwarding_cut_by_a_crash_is_never_sent_again_and_the_agent_is_told(server):
@@ -404,7 +405,7 @@ def test_a_forwarding_cut_by_a_crash_is_never_sent_again_and_the_agent_is_told(s
     finally:
         db.dispose()
     again = call(server, agent["token"], "shop.tally", {"label": "c1"})
-    assert again.isError is True and "cannot tell whether it ran" in text(again)
+    assert again.is_error is True and "cannot tell whether it ran" in text(again)
     assert audit_calls(server, "crashed-bot")[0]["decision"] == "interrupted"
 
 
@@ -421,6 +422,6 @@ def test_a_held_call_survives_a_sigkill_of_coach_and_runs_once_after_the_restart
     assert pending_gateway(server, "shop.tally", "durable-bot")["approval_id"] == approval["approval_id"]
     assert decide(server, approval["approval_id"], {"decision": "approve"}).status_code == 200
     again = call(server, agent["token"], "shop.tally", {"label": "d1"})
-    assert again.isError is False and text(again) == "1"
+    assert again.is_error is False and text(again) == "1"
     decisions = [e["decision"] for e in audit_calls(server, "durable-bot")]
     assert decisions == ["approve", "require_review"]  # one review, one forwarding
