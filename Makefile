@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: run test setup setup-dev mcp-clients frontend schema api-types demo bench bench-autonomy bench-instructions bench-packs bench-policy bench-browser bench-responsiveness cluster worker chromium test-python test-frontend clean
+.PHONY: run test setup setup-dev mcp-clients mcp1 frontend schema api-types demo bench bench-autonomy bench-instructions bench-packs bench-policy bench-browser bench-responsiveness cluster worker chromium test-python test-frontend clean
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -16,12 +16,25 @@ $(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
 	$(PIP) install --disable-pip-version-check -q -r requirements-dev.txt
 	touch $@
 
+# The 1.x-era MCP peers of the live tests (requirements-mcp1.txt): the reference servers mcp-server-time and
+# mcp-server-git, and mcp 1.x's own client as an agent of the gateway. They pin mcp 1.x and Coach runs on mcp 2.x,
+# so they have a venv of their own; the tests start them from it as stdio commands and subprocesses
+# (tests/support/mcp1.py).
+VENV_MCP1 := .venv-mcp1
+
+$(VENV_MCP1)/.installed: requirements-mcp1.txt
+	test -x $(VENV_MCP1)/bin/python || $(PYTHON) -m venv $(VENV_MCP1)
+	$(VENV_MCP1)/bin/pip install --disable-pip-version-check -q -r requirements-mcp1.txt
+	touch $@
+
+mcp1: $(VENV_MCP1)/.installed
+
 frontend/node_modules/.installed: frontend/package.json frontend/package-lock.json
 	cd frontend && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
 # The real MCP clients and servers of the gateway's live tests (tests/mcp_clients/package.json: the MCP Inspector's
-# CLI, the reference server `everything`); the Python reference servers come with requirements-dev.txt.
+# CLI, the reference server `everything`); the Python reference servers are .venv-mcp1's (above).
 tests/mcp_clients/node_modules/.installed: tests/mcp_clients/package.json tests/mcp_clients/package-lock.json
 	cd tests/mcp_clients && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
@@ -32,7 +45,7 @@ frontend/dist/index.html: frontend/node_modules/.installed $(shell find frontend
 	cd frontend && npm run build --silent
 
 setup: $(VENV)/.runtime frontend/dist/index.html
-setup-dev: setup $(VENV)/.dev chromium mcp-clients
+setup-dev: setup $(VENV)/.dev chromium mcp-clients mcp1
 
 frontend: frontend/dist/index.html
 
@@ -134,4 +147,4 @@ bench-responsiveness: setup-dev
 	$(PY) bench/responsiveness.py $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) frontend/node_modules frontend/dist tests/mcp_clients/node_modules instance .pytest_cache
+	rm -rf $(VENV) $(VENV_MCP1) frontend/node_modules frontend/dist tests/mcp_clients/node_modules instance .pytest_cache

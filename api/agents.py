@@ -11,6 +11,7 @@ from api.base import Blueprint
 from api.context import operator, requires, services, workspace_id
 from api.schemas import CredentialOut
 from services.gateway import identities
+from services.notifier import Events
 
 blp = Blueprint("agents", __name__, url_prefix="/api/agents",
                 description="Agent identities of the MCP gateway (/mcp): bearer tokens for outside agents (admins)")
@@ -59,7 +60,10 @@ class AgentById(MethodView):
     @requires("admin")
     @blp.response(204)
     def delete(self, agent_id):
-        """Revoke: the token stops working at once (a held call of this agent answers that it was revoked); the
+        """Revoke: the token stops working at once; its calls held for a review end (never run, their reviews
+        expired: deciding one is a 409 saying why; a request waiting on one answers that it was revoked); the
         identity stays listed, with `revoked_at`"""
-        with services().db.transaction() as session:
-            identities.revoke(session, workspace_id(), agent_id, operator())
+        svc, events = services(), Events()
+        with svc.db.transaction() as session:
+            identities.revoke(session, workspace_id(), agent_id, operator(), events)
+        svc.notifier.send(events)  # its held calls' reviews leave the queues

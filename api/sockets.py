@@ -134,7 +134,9 @@ def register(socketio: SocketIO) -> None:
                 with svc.db.read() as session:
                     ex = executions.get(session, workspace_id(), execution_id)
                     tools = svc.tools.for_workspace(ex.workspace_id)
-                    return (executions.update_event(ex, steps=False),
+                    # with its gate: a change that leaves status and progress as they were (a decision held for
+                    # its undo window) still tells the client its copy is behind
+                    return ({**executions.update_event(ex, steps=False), "gate": jsonable(ex.gate)},
                             [coaching.described(session, svc.definitions, tools, s)
                              for s in coaching.pending(session, ex.id)],
                             executions.stats_of(ex) if ex.mode != "normal" else None)

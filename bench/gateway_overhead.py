@@ -30,10 +30,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import httpx  # noqa: E402
+import httpx2  # noqa: E402
 import requests  # noqa: E402
-from mcp import ClientSession, StdioServerParameters  # noqa: E402
-from mcp.client.stdio import stdio_client  # noqa: E402
+from mcp import Client, StdioServerParameters  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 from bench.stats import percentile  # noqa: E402
@@ -44,22 +43,23 @@ SHOP = stdio_command("shop")
 REVIEWERS = 4  # the held-call part's reviewer threads (a lead's script approving from the REST API)
 
 
-async def timed(session: ClientSession, calls: int, warmup: int, pid: int | None = None) -> tuple[list[float], ...]:
+async def timed(session: Client, calls: int, warmup: int, pid: int | None = None,
+                direct: bool = False) -> tuple[list[float], ...]:
     """The calls' latencies, then as many pings' (an MCP request that the SDK answers itself: no judging, no
     forwarding, no audit; through Coach, what its HTTP serving, the bearer token's check and the SDK cost alone);
     with `pid`, that process's CPU ms per call and per ping too."""
     out, pings, cpu = [], [], [cpu_seconds(pid) if pid else 0.0]
     for i in range(warmup + calls):
         start = time.perf_counter()
-        result = await session.call_tool("add" if session.direct else "shop.add", {"a": i, "b": 1})
+        result = await session.call_tool("add" if direct else "shop.add", {"a": i, "b": 1})
         took = time.perf_counter() - start
-        assert not result.isError, result
+        assert not result.is_error, result
         if i >= warmup:
             out.append(took * 1000)
     cpu.append(cpu_seconds(pid) if pid else 0.0)
     for i in range(warmup + calls):
         start = time.perf_counter()
-        await session.send_ping()
+        await session.session.send_ping()  # the handshake era's ping (2026-07-28 has none): mode='legacy' below
         if i >= warmup:
             pings.append((time.perf_counter() - start) * 1000)
     cpu.append(cpu_seconds(pid) if pid else 0.0)
@@ -69,18 +69,13 @@ async def timed(session: ClientSession, calls: int, warmup: int, pid: int | None
 
 async def direct(calls: int, warmup: int) -> tuple[list[float], list[float]]:
     params = StdioServerParameters(command=SHOP[0], args=SHOP[1:])
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
-        session.direct = True
-        return await timed(session, calls, warmup)
+    async with Client(params, mode="legacy", cache=None) as session:
+        return await timed(session, calls, warmup, direct=True)
 
 
 async def gateway(server: LiveServer, token: str, calls: int, warmup: int) -> tuple[list[float], ...]:
-    async with httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, trust_env=False) as http, \
-            streamable_http_client(server.url("/mcp"), http_client=http) as (read, write, _), \
-            ClientSession(read, write) as session:
-        await session.initialize()
-        session.direct = False
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, trust_env=False) as http, \
+            Client(streamable_http_client(server.url("/mcp"), http_client=http), mode="legacy", cache=None) as session:
         return await timed(session, calls, warmup, server.process.pid)
 
 
@@ -163,15 +158,13 @@ def held_calls(server: LiveServer, agents: int) -> tuple[float, list[float]]:
     ready, go = [0], None
 
     async def agent(name: str) -> float:
-        async with httpx.AsyncClient(headers={"Authorization": f"Bearer {tokens[name]}"}, trust_env=False,
-                                     timeout=httpx.Timeout(30, read=120)) as http, \
-                streamable_http_client(server.url("/mcp"), http_client=http) as (read, write, _), \
-                ClientSession(read, write) as session:
-            await session.initialize()
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {tokens[name]}"}, trust_env=False,
+                                      timeout=httpx2.Timeout(30, read=120)) as http, \
+                Client(streamable_http_client(server.url("/mcp"), http_client=http), cache=None) as session:
             ready[0] += 1
             await go.wait()  # every agent's session is open: they call at once
             result = await session.call_tool("shop.refund", {"order_id": name, "amount": 1.5})
-            assert not result.isError, result
+            assert not result.is_error, result
             return time.perf_counter()
 
     async def everyone() -> tuple[float, list[float]]:

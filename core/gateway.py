@@ -3,6 +3,7 @@ as the MCP spec's CallToolResult, capped), and the words of a denial, a reject a
 from __future__ import annotations
 
 import hashlib
+import uuid
 from typing import Any
 
 import orjson
@@ -31,6 +32,17 @@ def call_key(tool: str, arguments: dict[str, Any], meta_key: str | None) -> str:
     if meta_key is not None:
         return "k:" + hashlib.sha256(meta_key.encode()).hexdigest()
     return "a:" + hashlib.sha256(tool.encode() + b"\0" + canonical(arguments)).hexdigest()
+
+
+def upstream_key(agent_id: str, key: str) -> str:
+    """The `_meta.idempotencyKey` an allowed (or AUTO) call is forwarded with, so that only a retry of the same call
+    shares one: with the agent's own idempotency key (`key` is call_key's "k:…"), one derived from it and the agent's
+    identity, the same for every call the agent sends with that key (it says they are one call); without one, a new
+    key for every call: Coach keeps no session, so two calls with the same arguments are two calls the agent meant.
+    A held call is forwarded with `gateway:<its id>` (held.py): its retries are the same row."""
+    if key.startswith("k:"):
+        return "gateway:k-" + hashlib.sha256(agent_id.encode() + b"\0" + key.encode()).hexdigest()[:40]
+    return "gateway:" + uuid.uuid4().hex
 
 
 def size(result: dict[str, Any]) -> int:
@@ -75,6 +87,13 @@ def held_text(tool: str, call_id: str, waited_s: float) -> str:
     return (f"The call of {tool} is held for a person's review in Coach (call {call_id}); it has not run. No "
             f"decision within {waited_s:g} s. Send the same call again (same tool and arguments, or the same _meta "
             f"idempotency key) to receive the decision once it is made; it runs at most once.")
+
+
+def running_text(tool: str, call_id: str, who: str, waited_s: float) -> str:
+    return (f"The call of {tool} was approved by {who} and is running in Coach (call {call_id}): it was sent to the "
+            f"server and its result is not in yet after {waited_s:g} s. Do not send it as a new call: send the same "
+            f"call again (same tool and arguments, or the same _meta idempotency key) to receive its result; it runs "
+            f"once.")
 
 
 def rejected_text(tool: str, who: str, feedback: str) -> str:

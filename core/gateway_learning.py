@@ -146,6 +146,23 @@ def stated(result: dict[str, Any], learned: dict[str, Any], status_key: str) -> 
     return {**result, "content": [note, *(result.get("content") or [])], "_meta": meta}
 
 
+def edited(result: dict[str, Any], original: dict[str, Any], sent: dict[str, Any], reviewer: str, comment: str,
+           status_key: str) -> dict[str, Any]:
+    """An upstream result of a held call a reviewer edited, saying so as `stated` says an AUTO correction: a text block
+    first ("A reviewer (lead@…) edited the arguments before the call: b: 2 → 22. Their comment: …"), and
+    `_meta[status_key]` with decision `edited`, the reviewer, the arguments sent, the agent's own and the changes."""
+    from core.coaching.corrections import diff_params
+
+    changes = [c.to_dict() for c in diff_params(original, sent)]
+    text = (f"A reviewer ({reviewer}) edited the arguments before the call: "
+            f"{changes_text(changes) if changes else 'no field changed'}."
+            + (f" Their comment: {comment}" if comment else ""))
+    result = with_status(result, status_key, {"decision": "edited", "reviewer": reviewer, "edited_arguments": sent,
+                                              "original_arguments": original, "changes": changes,
+                                              **({"comment": comment} if comment else {})})
+    return {**result, "content": [{"type": "text", "text": text}, *(result.get("content") or [])]}
+
+
 def with_status(result: dict[str, Any], status_key: str, status: dict[str, Any]) -> dict[str, Any]:
     """The result with `status` merged into `_meta[status_key]` (how the agent tells what Coach did with its call)."""
     meta = dict(result.get("_meta") or {})

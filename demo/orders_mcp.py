@@ -1,14 +1,15 @@
-"""The demo's MCP server: the shop's orders, over stdio, built with the official SDK (FastMCP).
+"""The demo's MCP server: the shop's orders, over stdio, built with the official SDK (2.x: MCPServer, formerly FastMCP).
 
 `make run` allows its command line (COACH_MCP_STDIO_ALLOW) and the demo adds it to the default workspace as the
 tool server `orders`, whose tools the "Refund review with order lookup" workflow calls (`orders.lookup`).
 Run it alone with `python demo/orders_mcp.py` (it speaks JSON-RPC on stdin/stdout).
 """
-from mcp.server.fastmcp import FastMCP
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel
 
-mcp = FastMCP("orders", log_level="WARNING")
+mcp = MCPServer("orders", log_level="WARNING")
 
 
 class Order(BaseModel):
@@ -31,7 +32,7 @@ def lookup(order_id: str) -> Order:
     """Look an order up by its id: customer, total, currency and delivery status."""
     order = ORDERS.get(order_id)
     if order is None:
-        raise ValueError(f"there is no order {order_id}")
+        raise ToolError(f"there is no order {order_id}")  # its message reaches the client
     return order
 
 

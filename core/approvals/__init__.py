@@ -181,8 +181,13 @@ def approvals_counted(decisions: tuple[dict[str, Any], ...] | list[dict[str, Any
 
 
 def check_open(state: ApprovalState) -> None:
+    """Conflict unless pending; an expired approval's says why it expired (its execution was cancelled, the agent
+    identity whose call it reviews was revoked)."""
     if state.status != PENDING:
-        raise Conflict(f"this approval is already {state.status}", details={"status": state.status})
+        last = state.decisions[-1] if state.decisions else {}
+        reason = last.get("comment") if state.status == EXPIRED and last.get("decision") == "expire" else None
+        raise Conflict(f"this approval is already {state.status}" + (f": {reason}" if reason else ""),
+                       details={"status": state.status, **({"reason": reason} if reason else {})})
 
 
 def decide(state: ApprovalState, actor: Actor, decision: str, comment: str | None, at: datetime) -> ApprovalState:

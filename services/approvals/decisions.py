@@ -10,6 +10,7 @@ from typing import Any, Callable
 from sqlalchemy.orm import Session
 
 from core import approvals as A
+from core.coaching import undo as U
 from core.errors import ValidationFailed
 from core.execution import states as S
 from core.tools import ToolRegistry, schema_errors
@@ -124,7 +125,10 @@ def settle(session: Session, ex: Execution, a: Approval, events: Events) -> None
     """What a final approval does to its step and execution."""
     now = utcnow()
     last = (a.decisions or [{}])[-1]
-    by_agent = bool((ex.gate or {}).get("agent")) and (ex.gate or {}).get("approval_id") == a.id
+    gate = ex.gate or {}
+    if gate.get("kind") == U.HELD and gate.get("approval_id") == a.id:  # released after the undo window: the gate
+        gate = gate.get("reopen") or {}  # the decision held is the one of the gate it replaced
+    by_agent = bool(gate.get("agent")) and gate.get("approval_id") == a.id
     ex.gate = None
     if a.status == A.APPROVED:
         if by_agent:  # the agent asked (REQUEST_APPROVAL): it is told, and its step runs on

@@ -28,6 +28,8 @@ from services.notifier import jsonable, jsonable_exact
 from services.orm import utcnow
 
 GENESIS = "0" * 64
+# every action `record` is called with (GET /api/audit/actions, the audit filter, docs/auth.md "Audit"):
+# tests/services/test_audit_actions.py reads every `audit.record(` call of the code and fails on one not listed here
 ACTIONS = ("login", "login_failed", "decision", "correction", "promotion", "demotion", "pause", "resume", "cancel",
            "pack_change", "pack_import", "thresholds_change", "workflow_create", "workflow_update", "workflow_delete",
            "token_create", "token_revoke", "user_change", "outbound_change", "logout", "invitation_create",
@@ -41,8 +43,11 @@ ACTIONS = ("login", "login_failed", "decision", "correction", "promotion", "demo
            "pack_change_remove", "correction_failed", "execution_triggered", "hook_create", "hook_revoke",
            "schedule_create", "schedule_update", "schedule_delete",
            "gateway_promotion", "gateway_demotion", "gateway_pin", "gateway_pack_change", "attentive_floor",
-           "region_create", "region_update", "region_delete", "region_mode", "region_demotion", "review_settings",
-           "check_result")
+           "region_create", "region_update", "region_delete", "region_mode", "region_demotion", "gateway_builtins",
+           "llm_provider_change", "agent_answer", "undo_window", "decision_undo", "decision_release",
+           "notification_route_create", "notification_route_update", "notification_route_delete",
+           "webhook_endpoint_create", "webhook_endpoint_update", "webhook_endpoint_delete",
+           "slack_settings_change", "slack_user_id_change", "review_settings", "check_result")
 HASHED = ("workspace_id", "seq", "actor", "action", "target_type", "target_id", "execution_id", "before", "after",
           "result", "created_at")
 STREAM_BATCH = 500

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from typing import Any
 
+from cachetools import LRUCache
 from sqlalchemy import select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -68,23 +68,19 @@ class RulesCache:
 
     def __init__(self, size: int = 1024):
         self.size = size
-        self._items: OrderedDict[str, tuple[int, Rules]] = OrderedDict()
+        self._items: LRUCache[str, tuple[int, Rules]] = LRUCache(maxsize=size)
         self._lock = threading.Lock()
 
     def rules(self, session: Session, wf: Workflow) -> Rules:
         if wf.id in session.changed_packs:
             return _load_rules(session, wf.id)
         with self._lock:
-            hit = self._items.get(wf.id)
+            hit = self._items.get(wf.id)  # cachetools' LRU: a read counts as a use
             if hit is not None and hit[0] == wf.packs_revision:
-                self._items.move_to_end(wf.id)
                 return hit[1]
         rules = _load_rules(session, wf.id)
         with self._lock:
             self._items[wf.id] = (wf.packs_revision, rules)
-            self._items.move_to_end(wf.id)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
         return rules
 
 

@@ -174,7 +174,7 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
                  result=kind)
     if held_until is None:  # a held decision is counted when it is released: one taken back never counts
         executions.count_stat(ex, D.STAT_OF[kind])
-        decision.evidence = evidence.count_decision(session, defn, ex, wf, sug, kind, latency_ms, operator, events)
+        decision.evidence = evidence.count_person(session, defn, ex, wf, sug, kind, latency_ms, operator, events)
     # the answer's start: `answer` adds where the execution then stands, once the transaction has gone on (or not)
     response = {"ok": True, "decision": jsonable({
         "decision_id": decision.id, "suggestion_id": sug.id, "decision": kind, "operator": operator,

@@ -70,8 +70,8 @@ def release(session: Session, definitions: DefinitionCache, tools: ToolRegistry,
     decisions.act(session, ex, defn, step, sug, kind, body, decision.operator, now, events, tools,
                   ex.workspace_id, sug.purpose == "correction")
     executions.count_stat(ex, D.STAT_OF[kind])
-    decision.evidence = evidence.count_decision(session, defn, ex, wf, sug, kind, decision.latency_ms,
-                                                decision.operator, events)
+    decision.evidence = evidence.count_person(session, defn, ex, wf, sug, kind, decision.latency_ms,
+                                              decision.operator, events)
     audit.record(session, ex.workspace_id, SYSTEM, "decision_release", target_type="suggestion", target_id=sug.id,
                  execution_id=ex.id, before={"decision": kind, "operator": decision.operator,
                                              "held_until": gate.get("deadline")},

@@ -33,7 +33,8 @@ from services.notifier import Events, jsonable
 from services.orm import utcnow
 from services.policies import service as policies
 
-HELD, FORWARDING, DONE, FAILED, REJECTED = "held", "forwarding", "done", "failed", "rejected"  # GatewayCall.state
+HELD, FORWARDING, DONE, FAILED, REJECTED, CANCELLED = "held", "forwarding", "done", "failed", "rejected", "cancelled"
+# (GatewayCall.state; cancelled: its identity was revoked while it was held, held.end_for_revoked)
 T = TypeVar("T")
 
 
@@ -181,7 +182,7 @@ def begin(svc, agent: Agent, tool_name: str, arguments: dict[str, Any], meta: di
         if events is not None:
             svc.notifier.send(events)
         return Outcome(held=held, approval_id=approval_id)
-    result, full = forward(svc, tool, arguments, f"gateway:{key}")
+    result, full = forward(svc, tool, arguments, G.upstream_key(agent.id, key))
     transaction(svc, "auditing a gateway call", lambda session: audit_call(
         session, agent, tool_name, arguments, "allow", who="policy", rule=rule, result_bytes=full,
         result="error" if result.get("isError") else "ok"))
@@ -194,7 +195,7 @@ def _forward_auto(svc, agent: Agent, tool, tool_name: str, arguments: dict[str, 
     result says so (`_meta["io.coach/gateway"].decision == "auto"`); with the arguments corrected by the tool's
     learned rules (`fixed`), and the result says that too."""
     sent = fixed["params"] if fixed else arguments
-    result, full = forward(svc, tool, sent, f"gateway:{key}")
+    result, full = forward(svc, tool, sent, G.upstream_key(agent.id, key))
     result = L.with_status(L.stated(result, fixed, G.STATUS_META) if fixed else result, G.STATUS_META,
                            {"decision": "auto", "mode": gate.mode, "mode_of": gate.unit,
                             **({"region": gate.region["name"], "region_id": gate.region["id"]} if gate.region else {})})

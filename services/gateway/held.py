@@ -11,15 +11,18 @@ from typing import Any
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
-from core import approvals as A, gateway as G
+from core import approvals as A, gateway as G, gateway_learning as L
+from services.approvals import service as approvals
 from services.approvals.models import Approval
+from services.audit import service as audit
 from services.db import retrying
+from services.notifier import Events
 from services.gateway import builtins, calls
 from services.gateway.identities import Agent
 from services.gateway.models import AgentIdentity, GatewayCall
 from services.orm import utcnow
 
-REVOKED, WAITING, DECIDED = "revoked", "waiting", "decided"
+REVOKED, WAITING, RUNNING, DECIDED = "revoked", "waiting", "running", "decided"
 _LOOK = (select(GatewayCall.state, GatewayCall.forwarded_at, Approval.status, AgentIdentity.revoked_at)
          .select_from(GatewayCall).join(AgentIdentity, AgentIdentity.id == GatewayCall.agent_id)
          .outerjoin(Approval, Approval.id == GatewayCall.approval_id)
@@ -29,7 +32,8 @@ _LOOK = (select(GatewayCall.state, GatewayCall.forwarded_at, Approval.status, Ag
 def look(svc, agent: Agent, call_id: str) -> str:
     """Where a held call stands, in one statement on the read engine (a waiting call asks every half second, so a
     hundred waiting agents must cost little): REVOKED (the agent's identity was revoked meanwhile), WAITING (its
-    review is still pending, or another request is forwarding it), else DECIDED (settle answers it)."""
+    review is still pending), RUNNING (approved, and a request is forwarding it: its result is not in yet), else
+    DECIDED (settle answers it)."""
     def read() -> str:
         with svc.db.read_engine.connect() as conn:
             row = conn.execute(_LOOK, {"id": call_id, "agent_id": agent.id}).first()
@@ -40,7 +44,7 @@ def look(svc, agent: Agent, call_id: str) -> str:
         if row.state == calls.HELD:
             return WAITING if row.status == A.PENDING else DECIDED
         forwarding = row.state == calls.FORWARDING and not _interrupted(svc, row.forwarded_at)
-        return WAITING if forwarding else DECIDED
+        return RUNNING if forwarding else DECIDED
     return retrying(read, tries=4, what="reading a held gateway call")
 
 
@@ -51,13 +55,16 @@ def settle(svc, agent: Agent, call_id: str) -> dict[str, Any] | None:
     step = calls.transaction(svc, "settling a gateway call", lambda session: _settle(svc, session, agent, call_id))
     if step.result is not None or step.forward is None:
         return step.result
-    tool_name, params, edited, who, approval_id = step.forward
+    tool_name, params, edit, who, approval_id, original = step.forward
+    edited = edit is not None
     tool = builtins.gateway_tool(svc, agent.workspace_id, tool_name)
     if tool is None:
         result, full = G.error_result(f"{tool_name} is no longer one of this workspace's tools; the approved call "
                                       f"did not run."), 0
     else:
         result, full = calls.forward(svc, tool, params, f"gateway:{call_id}")
+    if edited:  # the agent must know that what ran is not what it asked for (as an AUTO correction says)
+        result = L.edited(result, original, params, edit.get("user") or who, edit.get("comment") or "", G.STATUS_META)
 
     def store(session: Session) -> None:
         row = session.get(GatewayCall, call_id, populate_existing=True)
@@ -73,14 +80,14 @@ def settle(svc, agent: Agent, call_id: str) -> dict[str, Any] | None:
 @dataclass(frozen=True)
 class _Step:
     result: dict[str, Any] | None = None  # the answer now (None and no forward: still waiting)
-    forward: tuple | None = None  # claimed: (tool, params, edited, who, approval id) to forward
+    forward: tuple | None = None  # claimed: (tool, params, the edit or None, who, approval id, the agent's arguments)
 
 
 def _settle(svc, session: Session, agent: Agent, call_id: str) -> _Step:
     row = session.get(GatewayCall, call_id)
     if row is None:
         return _Step(G.error_result("Coach no longer knows this held call."))
-    if row.state in (calls.DONE, calls.FAILED, calls.REJECTED):
+    if row.state in (calls.DONE, calls.FAILED, calls.REJECTED, calls.CANCELLED):
         if row.delivered_at is None:
             row.delivered_at = utcnow()
         return _Step(row.result)
@@ -112,8 +119,8 @@ def _settle(svc, session: Session, agent: Agent, call_id: str) -> _Step:
     if claimed != 1:
         return _Step()
     params = approval.params if isinstance(approval.params, dict) else row.arguments
-    edited = any(d.get("decision") == "edit" for d in approval.decisions or [])
-    return _Step(forward=(row.tool, params, edited, who, approval.id))
+    edit = next((d for d in reversed(approval.decisions or []) if d.get("decision") == "edit"), None)
+    return _Step(forward=(row.tool, params, edit, who, approval.id, row.arguments))
 
 
 def _interrupted(svc, forwarded_at) -> bool:
@@ -125,3 +132,56 @@ def _interrupted(svc, forwarded_at) -> bool:
 
 def held_result(tool: str, call_id: str, waited_s: float) -> dict[str, Any]:
     return G.error_result(G.held_text(tool, call_id, waited_s), decision="pending_review", call_id=call_id)
+
+
+def running_result(svc, agent: Agent, tool: str, call_id: str, waited_s: float) -> dict[str, Any]:
+    """The answer to a call still being forwarded when the hold ends (by another request, or by a process that died
+    before the interrupted bound): it was approved and is running, not awaiting review."""
+    def read() -> str:
+        with svc.db.read() as session:
+            row = session.get(GatewayCall, call_id)
+            approval = session.get(Approval, row.approval_id) if row is not None and row.approval_id else None
+            last = ((approval.decisions if approval is not None else None) or [{}])[-1]
+            return last.get("user") or A.SYSTEM
+    who = retrying(read, tries=4, what="reading a forwarded gateway call")
+    return G.error_result(G.running_text(tool, call_id, who, waited_s), decision="approved_running",
+                          call_id=call_id, reviewer=who)
+
+
+def revoked_result() -> dict[str, Any]:
+    return G.error_result("This agent's identity was revoked; the held call was not run.", decision="revoked")
+
+
+def end_for_revoked(session: Session, agent: AgentIdentity, actor: str, events: Events | None) -> int:
+    """The identity was revoked (in the caller's transaction): each of its calls still held (its review pending, or
+    decided and not yet forwarded) ends, `cancelled`, and is never run; a pending review expires with the reason,
+    so it leaves the queues and deciding it is a 409 saying why. Audited: `approval_expire` and the call's
+    `gateway_call` (decision `revoked`). A call already being forwarded is left to finish."""
+    ids = session.scalars(select(GatewayCall.id).where(GatewayCall.agent_id == agent.id,
+                                                       GatewayCall.state == calls.HELD)).all()
+    who = Agent(agent.id, agent.name, agent.workspace_id)
+    reason = f"agent {agent.name}'s identity was revoked by {actor}; its held call will not run"
+    ended = 0
+    for call_id in ids:
+        row = session.get(GatewayCall, call_id)
+        a = None
+        if row.approval_id:  # locked first, as a decision locks it: a decision and this revoke go one after the other
+            _ex, a = approvals.locked(session, agent.workspace_id, row.approval_id)
+        now = utcnow()
+        # conditional, like the claim for forwarding (settle): a request that claimed it first forwards it
+        if session.execute(update(GatewayCall).where(GatewayCall.id == call_id, GatewayCall.state == calls.HELD)
+                           .values(state=calls.CANCELLED, result=revoked_result(), finished_at=now, delivered_at=now,
+                                   row_version=GatewayCall.row_version + 1)
+                           .execution_options(synchronize_session=False)).rowcount != 1:
+            continue
+        ended += 1
+        if a is not None and a.status == A.PENDING:
+            approvals.store(a, A.expire(approvals.state_of(a), now, actor, reason))
+            audit.record(session, a.workspace_id, actor, "approval_expire", target_type="approval", target_id=a.id,
+                         before={"status": A.PENDING}, after={"status": a.status, "reason": reason,
+                                                              "agent": agent.name}, result=a.status)
+            if events is not None:
+                events.add("approval_decided", approvals.view(a), workspace=a.workspace_id)
+        calls.audit_call(session, who, row.tool, row.arguments, "revoked", who=actor, call_id=call_id,
+                         result="cancelled", reason=reason, approval_id=row.approval_id)
+    return ended

@@ -63,14 +63,18 @@ def create(session: Session, workspace_id: str, name: Any, description: Any, act
     return row, secret
 
 
-def revoke(session: Session, workspace_id: str, agent_id: str, actor: str) -> AgentIdentity:
-    """The token stops working at once: every MCP request authenticates again (the gateway keeps no session), and a
-    call it holds for a review answers that the identity was revoked."""
+def revoke(session: Session, workspace_id: str, agent_id: str, actor: str, events=None) -> AgentIdentity:
+    """The token stops working at once: every MCP request authenticates again (the gateway keeps no session), and
+    its calls held for a review end (services/gateway/held.py end_for_revoked): never run, their reviews expired,
+    a request still waiting on one answered that the identity was revoked."""
+    from services.gateway import held  # held imports this module
+
     row = get(session, workspace_id, agent_id)
     if row.revoked_at is None:
         row.revoked_at = utcnow()
         audit.record(session, workspace_id, actor, "agent_revoke", target_type="agent", target_id=row.id,
                      before={"name": row.name}, after={"revoked_at": row.revoked_at})
+        held.end_for_revoked(session, row, actor, events)
     return row
 
 

@@ -32,7 +32,8 @@ class AgentIdentity(FilledAtInit, Base):
 class GatewayCall(FilledAtInit, Base):
     """One `tools/call` an agent made through the gateway that a person must review (or reviewed): held until
     decided, forwarded at most once, its result kept until the agent has it (services/gateway/calls.py).
-    state: held -> forwarding -> done | failed, or held -> rejected; delivered_at once the agent was answered."""
+    state: held -> forwarding -> done | failed, or held -> rejected, or held -> cancelled (its identity was revoked);
+    delivered_at once the agent was answered."""
 
     __tablename__ = "gateway_calls"
     __table_args__ = (Index("ix_gateway_calls_key", "agent_id", "call_key", "delivered_at"),)

@@ -1,5 +1,8 @@
-"""Coach's MCP endpoint: the official SDK's low-level Server behind its StreamableHTTPSessionManager (stateless: every
-request stands alone, so any instance behind the cluster's proxy answers it and a revoked token stops at once),
+"""Coach's MCP endpoint: the official SDK's (2.x) low-level Server behind its StreamableHTTPSessionManager, serving both
+eras of the protocol at the one endpoint: 2026-07-28 (no handshake: `server/discover`, each request carrying its
+version in the MCP-Protocol-Version header) and the initialize-based revisions before it (2024-11-05 .. 2025-11-25),
+stateless (every request stands alone, so any instance behind the cluster's proxy answers it and a revoked token stops
+at once),
 running on an asyncio loop thread of its own and served at /mcp inside Coach's WSGI app (bridge.py).
 
     app.wsgi_app = Gateway(services).mount(app.wsgi_app)
@@ -17,7 +20,7 @@ import threading
 from typing import Any
 
 from mcp import types
-from mcp.server.lowlevel import Server
+from mcp.server import Server, ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from core import gateway as G
@@ -34,9 +37,11 @@ class Gateway:
     def __init__(self, svc):
         self.svc = svc
         self.loop = LoopThread("coach-gateway")
+        # no input validation by the SDK (its lowlevel Server does none): Coach's own checks answer with the reason
         self.server: Server = Server("coach", version="1", instructions=(
             "Coach's MCP gateway: this workspace's tools, each call judged by its policies; a call may be held for a "
-            "person's review. A result that says the call awaits review: send the same call again later."))
+            "person's review. A result that says the call awaits review: send the same call again later."),
+            on_list_tools=self._list_tools, on_call_tool=self._call_tool)
         # Two ways to answer, both the SDK's: a stream (SSE) for a call that asked for progress notifications (a
         # held call sends them while it waits), a plain JSON answer for everything else (a stream's framing and its
         # task cost a few milliseconds per request for nothing to stream)
@@ -48,8 +53,6 @@ class Gateway:
         # the held calls waiting in this process, by their review's approval id: a decision made here wakes them
         self._waiting: dict[str, set[asyncio.Event]] = {}
         svc.notifier.listen(self._heard)
-        self.server.list_tools()(self._list_tools)
-        self.server.call_tool(validate_input=False)(self._call_tool)
 
     # -- WSGI -----------------------------------------------------------------------------------------------------------
 
@@ -81,6 +84,9 @@ class Gateway:
         body = bridge.read_body(environ, self.svc.settings.max_body_bytes)
         if body is None:
             return _error(start_response, 413, "too_large", "the request body is too large")
+        bad = bad_call(body)
+        if bad is not None:  # the SDK would answer -32602 "Invalid request parameters" with nothing said of why
+            return _rpc_error(start_response, *bad)
         self._start()
         scope = bridge.scope_of(environ, **{"coach.agent": agent})
         manager = self.streaming if asks_for_progress(body) else self.plain
@@ -113,19 +119,21 @@ class Gateway:
 
     # -- the handlers (on the loop) -------------------------------------------------------------------------------------
 
-    def _context(self) -> tuple[Any, Agent, bridge.Channel]:
-        ctx = self.server.request_context
-        scope = ctx.request.scope
-        return ctx, scope["coach.agent"], scope["coach.channel"]
+    @staticmethod
+    def _context(ctx: ServerRequestContext) -> tuple[Agent, bridge.Channel]:
+        scope = ctx.request.scope  # the HTTP request (Starlette's) the SDK hands the handler: its ASGI scope
+        return scope["coach.agent"], scope["coach.channel"]
 
-    async def _list_tools(self) -> list[types.Tool]:
-        _ctx, agent, channel = self._context()
+    async def _list_tools(self, ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
+                          ) -> types.ListToolsResult:
+        agent, channel = self._context(ctx)
         specs = await channel.call(lambda: calls.listing(self.svc, agent))
-        return [types.Tool.model_validate(spec) for spec in specs]
+        return types.ListToolsResult(tools=[types.Tool.model_validate(spec) for spec in specs])
 
-    async def _call_tool(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
-        ctx, agent, channel = self._context()
-        meta = ctx.meta.model_dump(exclude_none=True) if ctx.meta is not None else {}
+    async def _call_tool(self, ctx: ServerRequestContext, params: types.CallToolRequestParams) -> types.CallToolResult:
+        agent, channel = self._context(ctx)
+        name, arguments = params.name, params.arguments
+        meta = _wire_meta(ctx)
         outcome = await channel.call(lambda: calls.begin(self.svc, agent, name, arguments or {}, meta))
         if outcome.result is not None:
             return types.CallToolResult.model_validate(outcome.result)
@@ -162,22 +170,27 @@ class Gateway:
         loop = asyncio.get_running_loop()
         start = loop.time()
         deadline, next_progress, next_look = start + max(0.0, settings.gateway_hold_s), start, start
-        token = ctx.meta.progressToken if ctx.meta is not None else None
+        token = _wire_meta(ctx).get("progressToken")
+        state = held.WAITING
         while True:
             now = loop.time()
             if decided.is_set() or now >= next_look or now >= deadline:  # a last look at the deadline too
                 decided.clear()
-                result = await channel.call(lambda: self._poll(agent, call_id))
+                state, result = await channel.call(lambda: self._poll(agent, call_id))
                 if result is not None:
                     return types.CallToolResult.model_validate(result)
                 now = loop.time()
                 next_look = now + max(0.05, settings.gateway_poll_s)
             if now >= deadline:
+                if state == held.RUNNING:  # approved, and being forwarded (by another request): not "awaits review"
+                    return types.CallToolResult.model_validate(await channel.call(
+                        lambda: held.running_result(self.svc, agent, tool, call_id, settings.gateway_hold_s)))
                 return types.CallToolResult.model_validate(held.held_result(tool, call_id, settings.gateway_hold_s))
             if token is not None and now >= next_progress:
                 await ctx.session.send_progress_notification(
                     token, progress=round(now - start, 1), total=settings.gateway_hold_s,
-                    message=f"{tool} is held for a person's review in Coach (call {call_id})",
+                    message=(f"{tool} was approved and is running in Coach (call {call_id})" if state == held.RUNNING
+                             else f"{tool} is held for a person's review in Coach (call {call_id})"),
                     related_request_id=ctx.request_id)
                 next_progress = now + max(0.5, settings.gateway_progress_s)
             wake = min(next_look, deadline, next_progress if token is not None else deadline)
@@ -186,11 +199,22 @@ class Gateway:
             except asyncio.TimeoutError:
                 pass
 
-    def _poll(self, agent: Agent, call_id: str) -> dict[str, Any] | None:
+    def _poll(self, agent: Agent, call_id: str) -> tuple[str, dict[str, Any] | None]:
+        """(where the held call stands, its answer when it has one now)."""
         state = held.look(self.svc, agent, call_id)
         if state == held.REVOKED:
-            return G.error_result("This agent's identity was revoked; the held call was not run.", decision="revoked")
-        return None if state == held.WAITING else held.settle(self.svc, agent, call_id)
+            return state, held.revoked_result()
+        if state in (held.WAITING, held.RUNNING):
+            return state, None
+        result = held.settle(self.svc, agent, call_id)
+        # None: another request claimed it between the look and the settle: it is being forwarded now
+        return (state if result is not None else held.RUNNING), result
+
+
+def _wire_meta(ctx: ServerRequestContext) -> dict[str, Any]:
+    """The request's `_meta` as the agent sent it (the SDK's `ctx.meta` renames keys to its own, progress_token)."""
+    meta = (ctx.params or {}).get("_meta")
+    return dict(meta) if isinstance(meta, dict) else {}
 
 
 def asks_for_progress(body: bytes) -> bool:
@@ -206,6 +230,47 @@ def asks_for_progress(body: bytes) -> bool:
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
     return isinstance(meta, dict) and meta.get("progressToken") is not None
+
+
+_JSON_TYPES = ((dict, "an object"), (list, "an array"), (str, "a string"), (bool, "a boolean"), (int, "a number"),
+               (float, "a number"))
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else next((name for t, name in _JSON_TYPES if isinstance(value, t)), "a value")
+
+
+def bad_call(body: bytes) -> tuple[Any, str, dict[str, Any]] | None:
+    """(request id, message, data) of a tools/call request whose params the SDK would refuse without saying why
+    (a JSON-RPC -32602 "Invalid request parameters" with empty data): params that are not an object, a `name` that
+    is not a string, `arguments` that are neither an object nor left out. None for anything else."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or message.get("method") != "tools/call" or "id" not in message:
+        return None
+    params = message.get("params")
+    if not isinstance(params, dict):
+        return message["id"], f"tools/call params must be an object, not {_kind(params)}", {
+            "field": "params", "expected": "an object", "got": _kind(params)}
+    if not isinstance(params.get("name"), str):
+        return message["id"], f"tools/call name must be a string (the tool's name), not {_kind(params.get('name'))}", {
+            "field": "params.name", "expected": "a string", "got": _kind(params.get("name"))}
+    arguments = params.get("arguments")
+    if arguments is not None and not isinstance(arguments, dict):
+        return message["id"], (f"tools/call arguments must be an object (the tool's parameters by name, as its "
+                               f"inputSchema says), not {_kind(arguments)}"), {
+            "field": "params.arguments", "expected": "an object", "got": _kind(arguments), "tool": params["name"]}
+    return None
+
+
+def _rpc_error(start_response, request_id: Any, message: str, data: dict[str, Any]):
+    """A JSON-RPC error answer of Coach's own, as the SDK's JSON answer is framed: -32602 (invalid params)."""
+    body = json.dumps({"jsonrpc": "2.0", "id": request_id,
+                       "error": {"code": types.INVALID_PARAMS, "message": message, "data": data}}).encode()
+    start_response(bridge.status_line(200), [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
+    return [body]
 
 
 def _error(start_response, status: int, code: str, message: str, headers: list | None = None):

@@ -43,15 +43,32 @@ def attention_of(session: Session, workspace_id: str, operator: str, kind: str,
     return "counted", True, False
 
 
+def count_person(session: Session, defn: WorkflowDef, ex: Execution, wf: Workflow, sug: Suggestion, kind: str,
+                 latency_ms: float, operator: str, events: Events) -> str | None:
+    """A person's decision counted everywhere it is evidence: judged first (attention_of), then counted for the
+    region its call fell in (services.regions) and for the workflow, its version, the step and the operator
+    (count_decision). Returns its evidence mark, which its decision row keeps (None: nothing was judged)."""
+    if wf.kind == "plan":
+        mark, in_evidence, attentive = None, True, False
+    else:
+        mark, in_evidence, attentive = attention_of(session, ex.workspace_id, operator, kind, latency_ms)
+    region_spot = regions.count_suggestion(session, sug, kind, latency_ms, metrics.workflow_thresholds(wf), events,
+                                           evidence=in_evidence, attentive=attentive)
+    count_decision(session, defn, ex, wf, sug, kind, latency_ms, operator, events, region_spot=region_spot,
+                   in_evidence=in_evidence, attentive=attentive)
+    return mark
+
+
 def count_decision(session: Session, defn: WorkflowDef, ex: Execution, wf: Workflow, sug: Suggestion, kind: str,
-           latency_ms: float, operator: str, events: Events) -> str | None:
-    """Count a person's decision everywhere it is evidence; returns its evidence mark (attention_of: None when
-    nothing was judged), which its decision row keeps."""
+           latency_ms: float, operator: str, events: Events, *, region_spot: bool = False,
+           in_evidence: bool = True, attentive: bool = False) -> None:
+    """`region_spot`: the decision is a spot check of a call in an AUTO region (services.regions counted it for the
+    region's own test): it does not go to its step's demotion test. `in_evidence` False: not in the readiness tests
+    of the workflow, its version and the step; `attentive`: by an attentive operator (attention_of)."""
     if wf.kind == "plan":  # a plan has no workflow to learn about: its decisions count per tool (and globally)
         metrics.record_decision(session, ex.workspace_id, metrics.plan_scopes(sug.tool) + [("operator", operator)],
                                 kind, latency_ms, levels=())
-        return None
-    mark, in_evidence, attentive = attention_of(session, ex.workspace_id, operator, kind, latency_ms)
+        return
     thresholds = metrics.workflow_thresholds(wf)
     scopes = metrics.workflow_scopes(ex.workflow_id, ex.workflow_version, sug.step_id) + [("operator", operator)]
     # an agent's tool call counts for its agent step and for that tool within it (its own readiness and pack)
@@ -91,16 +108,11 @@ def count_decision(session: Session, defn: WorkflowDef, ex: Execution, wf: Workf
                 "workflow_id": wf.id, "step_id": u, "level": step_level.level, "previous_level": step_before,
                 "auto_ready": step_level.auto_ready, "mode": step_modes.get(u, autonomy.COACHING),
                 "workflow_mode": wf.mode}, workspace=ex.workspace_id)
-    counted = regions.count(session, sug.region_id, sug.region_version, kind, latency_ms, thresholds,
-                            spot_check=sug.purpose == "spot_check", evidence=in_evidence, attentive=attentive)
-    if counted is not None and counted[1] is not None:  # the region's spot checks demoted it, alone
-        regions.counted_event(*counted, events)
-    elif sug.purpose == "spot_check" and (counted is None or counted[0].mode != autonomy.AUTO):
+    if sug.purpose == "spot_check" and not region_spot:
         # a tool promoted on its own within its agent step is demoted on its own (a call in an AUTO region is
-        # that region's spot check, not its step's)
+        # that region's spot check, counted by services.regions, not its step's)
         promoted = unit if step_modes.get(unit) == autonomy.AUTO else sug.step_id
         _maybe_demote(session, ex, wf, promoted, states, thresholds, events)
-    return mark
 
 
 def count_review(session: Session, ex: Execution, step_id: str, kind: str, latency_ms: float,

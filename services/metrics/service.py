@@ -4,8 +4,10 @@ SQLite's write transactions are already serial). Reads are one row; the charts' 
 decisions when read (series.py)."""
 from __future__ import annotations
 
+import threading
 from typing import Any, Iterable
 
+from cachetools import LRUCache
 from sqlalchemy import bindparam, event, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -185,18 +187,20 @@ def workflow_thresholds(workflow) -> LevelThresholds:
     given = (workflow.settings or {}).get("thresholds")
     try:
         key = tuple(sorted(given.items())) if isinstance(given, dict) else given
-        found = _THRESHOLDS.get(key)
+        with _THRESHOLDS_LOCK:
+            found = _THRESHOLDS.get(key)
     except TypeError:  # something unhashable in the settings: no sharing, from_dict says what is wrong
         return LevelThresholds.from_dict(given)
     if found is None:
         found = LevelThresholds.from_dict(given)
-        if len(_THRESHOLDS) > 1000:
-            _THRESHOLDS.clear()
-        _THRESHOLDS[key] = found
+        with _THRESHOLDS_LOCK:
+            _THRESHOLDS[key] = found
     return found
 
 
-_THRESHOLDS: dict[Any, LevelThresholds] = {}
+# settings are values, not rows: one object per distinct setting, the least recently used dropped past 1,000
+_THRESHOLDS: LRUCache[Any, LevelThresholds] = LRUCache(maxsize=1000)
+_THRESHOLDS_LOCK = threading.Lock()
 _DEFAULTS = LevelThresholds()  # docs/design.md#metrics-and-learning-levels's, for the scopes no workflow sets (global, operator)
 
 

@@ -14,6 +14,7 @@ import httpx
 import orjson
 from sqlalchemy import select
 from sqlalchemy.orm import Session
+from standardwebhooks import Webhook
 
 from config import Settings
 from core import notifications as N
@@ -21,7 +22,7 @@ from core.errors import ValidationFailed
 from core.outbound import parse_entries, parse_entry
 from core.tools import ToolError
 from services.audit import service as audit
-from services.orm import in_workspace
+from services.orm import in_workspace, utcnow
 from services.policies import outbound
 from services.tools.http import VettedTransport, Vetter
 from services.toolservers.secrets import Secrets, SecretUnreadable
@@ -134,7 +135,14 @@ def prepare(session: Session, settings: Settings, row: OutboxRow) -> tuple[str, 
     except SecretUnreadable:  # COACH_SECRET_KEY changed since the endpoint was made: this row fails, not the round
         raise SendFailed("the endpoint's signing secret cannot be read (COACH_SECRET_KEY changed since it was "
                          "made): delete the endpoint and make it again, with its secret") from None
+    # Standard Webhooks (standardwebhooks.com) through its library: webhook-id (the same on every retry of the
+    # delivery), webhook-timestamp (this attempt's, so a receiver can refuse a replay) and webhook-signature over
+    # "<id>.<timestamp>.<body>", keyed by the secret's bytes; X-Coach-Signature stays for receivers written
+    # against it (docs/notifications.md: until they move)
+    sent_at = utcnow()
     headers = {"Content-Type": "application/json", "User-Agent": "Coach-Webhooks/1",
+               "webhook-id": row.id, "webhook-timestamp": str(int(sent_at.timestamp())),
+               "webhook-signature": Webhook(secret.encode("utf-8")).sign(row.id, sent_at, body.decode("utf-8")),
                "X-Coach-Signature": N.signature(secret, body), "X-Coach-Delivery": row.id,
                "X-Coach-Event": row.kind}
     return e.url, body, headers, vetter(session, settings, row.workspace_id)

@@ -18,9 +18,9 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
-from collections import OrderedDict
 from typing import Any
 
+from cachetools import LRUCache
 from sqlalchemy import select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -94,7 +94,7 @@ def denied_message(verdict: dict) -> str:
     return f"denied by policy {rule.get('name')!r}" + (f": {rule['reason']}" if rule.get("reason") else "")
 
 
-_emails: OrderedDict[str, str] = OrderedDict()
+_emails: LRUCache[str, str] = LRUCache(maxsize=10_000)
 _emails_lock = threading.Lock()
 
 
@@ -112,8 +112,6 @@ def starter(session: Session, user_id: str | None) -> str | None:
         found = user.email
         with _emails_lock:
             _emails[user_id] = found
-            while len(_emails) > 10_000:
-                _emails.popitem(last=False)
     return found
 
 
@@ -137,22 +135,18 @@ class PolicyCache:
 
     def __init__(self, size: int = 1024):
         self.size = size
-        self._items: OrderedDict[str, tuple[tuple, RuleSet]] = OrderedDict()
+        self._items: LRUCache[str, tuple[tuple, RuleSet]] = LRUCache(maxsize=size)
         self._lock = threading.Lock()
 
     def rule_set(self, session: Session, workspace_id: str) -> RuleSet:
         stamp = _stamp(session, workspace_id)
         with self._lock:
-            hit = self._items.get(workspace_id)
+            hit = self._items.get(workspace_id)  # cachetools' LRU: a read counts as a use
             if hit is not None and hit[0] == stamp:
-                self._items.move_to_end(workspace_id)
                 return hit[1]
         built = load_rule_set(session, workspace_id, stamp[0])
         with self._lock:
             self._items[workspace_id] = (stamp, built)
-            self._items.move_to_end(workspace_id)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
         return built
 
 

@@ -211,6 +211,21 @@ def count(session: Session, region_id: str | None, version: int | None, kind: st
     return row, None
 
 
+def count_suggestion(session: Session, sug, kind: str, latency_ms: float, thresholds: LevelThresholds,
+                     events, *, evidence: bool = True, attentive: bool = False) -> bool:
+    """A decision on a suggested call counted for the region it fell in (if any, and still that version); a
+    demotion pushed. True when it was a spot check of an AUTO region (its step's demotion test leaves it out).
+    `evidence`, `attentive`: as count's."""
+    spot = sug.purpose == "spot_check"
+    counted = count(session, sug.region_id, sug.region_version, kind, latency_ms, thresholds, spot_check=spot,
+                    evidence=evidence, attentive=attentive)
+    if counted is None:
+        return False
+    row, reason = counted
+    counted_event(row, reason, events)
+    return spot and (reason is not None or row.mode == autonomy.AUTO)
+
+
 def counted_event(row: Region, reason: str | None, events) -> None:
     """After a count: a demotion is pushed (`region_changed`, action `demoted`)."""
     if reason is not None:

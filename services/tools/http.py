@@ -19,6 +19,7 @@ from typing import Any, Callable
 from urllib.parse import urlsplit
 
 import httpx
+import httpx2
 
 from config import Settings
 from core.outbound import Address, Entry, parse_entries, parse_entry, refusal
@@ -74,7 +75,7 @@ class Vetter:
                  resolver: Callable[[str, int], list[Address]] = resolve):
         self.server_allow, self.allow, self.deny, self.resolver = server_allow, allow, deny, resolver
 
-    def address(self, url: httpx.URL) -> Address:
+    def address(self, url: httpx.URL | httpx2.URL) -> Address:
         host = url.raw_host.decode("ascii")
         port = url.port or (443 if url.scheme == "https" else 80)
         reasons = []
@@ -100,32 +101,34 @@ class VettedTransport(httpx.BaseTransport):
         self.inner.close()
 
 
-class AsyncVettedTransport(httpx.AsyncBaseTransport):
-    """VettedTransport for httpx's async client (MCP servers over HTTP): every request is checked against the
-    rules as they are now (`vetter()` makes the Vetter, reading the workspace's lists), the name resolved and
-    checked in a worker thread (DNS and the lists' read block), the connection made to the address checked."""
+class AsyncVettedTransport(httpx2.AsyncBaseTransport):
+    """VettedTransport for the MCP SDK's HTTP client (MCP servers over streamable HTTP; the SDK takes httpx2, the
+    next-generation fork of httpx, with the same API): every request is checked against the rules as they are now
+    (`vetter()` makes the Vetter, reading the workspace's lists), the name resolved and checked in a worker thread
+    (DNS and the lists' read block), the connection made to the address checked."""
 
     def __init__(self, vetter: Callable[[], Vetter]):
         self.vetter = vetter
-        self.inner = httpx.AsyncHTTPTransport(retries=0)
+        self.inner = httpx2.AsyncHTTPTransport(retries=0)
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         url = request.url
         address = await asyncio.to_thread(lambda: self.vetter().address(url))
-        return await self.inner.handle_async_request(_pinned(request, address))
+        return await self.inner.handle_async_request(_pinned(request, address, httpx2))
 
     async def aclose(self) -> None:
         await self.inner.aclose()
 
 
-def _pinned(request: httpx.Request, address: Address) -> httpx.Request:
-    """The request sent to `address`, with the name kept for the Host header, TLS's SNI and the certificate check."""
+def _pinned(request, address: Address, lib=httpx):
+    """The request sent to `address`, with the name kept for the Host header, TLS's SNI and the certificate check
+    (`lib`: httpx, or httpx2 for the MCP SDK's client)."""
     url = request.url
     extensions = dict(request.extensions)
     if url.scheme == "https" and not _is_ip(url.raw_host.decode("ascii")):
         extensions["sni_hostname"] = url.raw_host.decode("ascii")
-    return httpx.Request(request.method, url.copy_with(host=str(address)), headers=request.headers,
-                         stream=request.stream, extensions=extensions)
+    return lib.Request(request.method, url.copy_with(host=str(address)), headers=request.headers,
+                       stream=request.stream, extensions=extensions)
 
 
 def _is_ip(host: str) -> bool:

@@ -1,6 +1,7 @@
 """One session with an MCP server, on the MCP loop thread (services/toolservers/loop.py): its transport (streamable
-HTTP through the workspace's outbound rules, or a stdio process), the handshake, the JSON-RPC ids of calls (so a
-timed-out call can be cancelled), waiting on a request only while the session lives, and why it ended.
+HTTP through the workspace's outbound rules, or a stdio process), the SDK's `Client` on it (mode='auto': a
+2026-07-28 server answers server/discover, an earlier one gets the initialize handshake), the tool-list changes
+either era reports, waiting on a request only while the session lives, and why it ended.
 services/toolservers/pool.py keeps one per server.
 """
 from __future__ import annotations
@@ -10,16 +11,15 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-import httpx
-from mcp import ClientSession
+import httpx2
+from mcp import Client
+from mcp.client.subscriptions import ListenNotSupportedError
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.message import SessionMessage
-from mcp.types import Implementation, JSONRPCRequest, ServerNotification, ToolListChangedNotification
+from mcp.types import Implementation, ToolListChangedNotification
 
 from services.tools.http import AsyncVettedTransport
 from services.toolservers.stdio import stdio_transport
 
-CALL_ID = "io.coach/call"
 EXIT_WAIT_S = 2.0  # how long a stdio server whose pipes closed is given to exit, so its status can be told
 
 
@@ -46,39 +46,12 @@ class Endpoint:
         return (self.server_id, self.revision)
 
 
-class _Recorder:
-    """The write stream the ClientSession sends on, noting the JSON-RPC id of each tools/call by the call id
-    Coach put in its _meta, so that a timed-out call can be cancelled by id (notifications/cancelled)."""
-
-    def __init__(self, stream: Any):
-        self._stream = stream
-        self.ids: dict[str, Any] = {}
-
-    async def send(self, item: SessionMessage) -> None:
-        root = getattr(item.message, "root", None)
-        if isinstance(root, JSONRPCRequest) and root.method == "tools/call":
-            meta = (root.params or {}).get("_meta") or {}
-            if CALL_ID in meta:
-                self.ids[meta[CALL_ID]] = root.id
-        await self._stream.send(item)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
-
-    async def __aenter__(self):
-        return self
-
-    async def __aexit__(self, *exc) -> None:
-        await self._stream.aclose()
-
-
 @dataclass
 class Connection:
     endpoint: Endpoint
     on_list_changed: Callable[[Endpoint], None]
     connect_timeout: float
-    session: ClientSession | None = None
-    recorder: _Recorder | None = None
+    session: Client | None = None
     error: str = ""
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     stop: asyncio.Event = field(default_factory=asyncio.Event)
@@ -103,31 +76,54 @@ class Connection:
                               + (f" ({gone})" if gone else ""))
 
     async def _on_message(self, message: Any) -> None:
-        if isinstance(message, ServerNotification) and isinstance(message.root, ToolListChangedNotification):
+        # a handshake-era (<= 2025-11-25) server tells of a changed list on the session itself
+        if isinstance(message, ToolListChangedNotification):
             self.on_list_changed(self.endpoint)
+
+    async def _listen(self, client: Client) -> None:
+        """A 2026-07-28 server tells of a changed list on a subscriptions/listen stream only (no back channel)."""
+        try:
+            async with client.listen(tools_list_changed=True) as sub:
+                async for _event in sub:
+                    self.on_list_changed(self.endpoint)
+        except ListenNotSupportedError:
+            return  # a handshake-era connection: _on_message hears it
+        except Exception:  # noqa: BLE001 (a server that serves no stream, or dropped it: the next refresh lists)
+            return
 
     def _transport(self):
         ep = self.endpoint
         if ep.transport == "stdio":
-            return stdio_transport(list(ep.command), dict(ep.env), ep.cwd)
+            return self._stdio()
         # every request goes through the workspace's outbound rules, as http.request's do (no proxy from the
         # environment: it would resolve and connect on its own)
         transport = AsyncVettedTransport(ep.vetter) if ep.vetter is not None else None
-        client = httpx.AsyncClient(headers=dict(ep.headers), timeout=httpx.Timeout(30.0, read=None),
-                                   follow_redirects=False, transport=transport, trust_env=False)
+        client = httpx2.AsyncClient(headers=dict(ep.headers), timeout=httpx2.Timeout(30.0, read=None),
+                                    follow_redirects=False, transport=transport, trust_env=False)
         return _http(ep.url, client)
+
+    @contextlib.asynccontextmanager
+    async def _stdio(self):
+        ep = self.endpoint
+        async with stdio_transport(list(ep.command), dict(ep.env), ep.cwd) as (read, write, process):
+            self.process = process
+            yield read, write
 
     async def _run(self) -> None:
         try:
-            async with self._transport() as (read, write, extra):
-                self.process = extra if self.endpoint.transport == "stdio" else None
-                self.recorder = _Recorder(write)
-                async with ClientSession(read, self.recorder, message_handler=self._on_message,
-                                         client_info=Implementation(name="coach", version="1")) as session:
-                    await session.initialize()
-                    self.session = session
-                    self.ready.set()
+            # mode='auto': a server/discover probe, and the initialize handshake with a server of the earlier
+            # revisions; no response cache (a refresh must list what the server has now)
+            async with Client(self._transport(), mode="auto", cache=None, message_handler=self._on_message,
+                              client_info=Implementation(name="coach", version="1")) as client:
+                self.session = client
+                self.ready.set()
+                listener = asyncio.create_task(self._listen(client))
+                try:
                     await self.stop.wait()
+                finally:
+                    listener.cancel()
+                    with contextlib.suppress(BaseException):
+                        await listener
         except BaseException as exc:  # noqa: BLE001 (the reason is kept for the caller; the task just ends)
             self.error = reason_of(exc, self)
             if isinstance(exc, asyncio.CancelledError):
@@ -156,10 +152,10 @@ class Connection:
 
 
 @contextlib.asynccontextmanager
-async def _http(url: str, client: httpx.AsyncClient):
+async def _http(url: str, client: httpx2.AsyncClient):
     async with client:
-        async with streamable_http_client(url, http_client=client) as (read, write, _session_id):
-            yield read, write, None
+        async with streamable_http_client(url, http_client=client) as (read, write):
+            yield read, write
 
 
 class SessionGone(Exception):
@@ -191,9 +187,9 @@ def reason_of(exc: BaseException, conn: Connection | None = None) -> str:
     """The innermost useful message of an exception (anyio wraps transport failures in exception groups)."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
-    if isinstance(exc, httpx.HTTPStatusError):
+    if isinstance(exc, httpx2.HTTPStatusError):
         return f"HTTP {exc.response.status_code} from {exc.request.url}"
-    if isinstance(exc, httpx.ConnectError):
+    if isinstance(exc, httpx2.ConnectError):
         return f"cannot connect: {exc}"
     if isinstance(exc, FileNotFoundError):
         return f"command not found: {exc.filename}"

@@ -1,10 +1,11 @@
 """Sessions with MCP servers, pooled per server and reconnected, driven from the MCP loop thread.
 
 `Clients.list_tools(endpoint)` and `Clients.call(endpoint, ...)` are called from request handlers and the runner
-(threads or green threads); the SDK's ClientSession runs on the loop of services/toolservers/loop.py. One
+(threads or green threads); the SDK's Client runs on the loop of services/toolservers/loop.py. One
 session per server configuration (an edit makes a new one); a session whose transport died (the server crashed,
 the connection dropped) is replaced at the next use. A call that outlives its timeout is cancelled: the caller
-gets a clear error at once, the server gets notifications/cancelled, and a server that then does not answer a
+gets a clear error at once, the server gets notifications/cancelled (the SDK sends it when the waiting request
+is cancelled), and a server that then does not answer a
 ping is disconnected (a stdio server that blocks its own loop is stopped), so nothing waits on it again.
 """
 from __future__ import annotations
@@ -12,17 +13,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import uuid
-from datetime import timedelta
 from typing import Any, Callable
 
 import anyio
-from mcp import McpError
-from mcp.types import (CONNECTION_CLOSED, CancelledNotification, CancelledNotificationParams, ClientNotification,
-                       PaginatedRequestParams)
+from mcp import MCPError
+from mcp.types import CONNECTION_CLOSED
 
 from services.toolservers.connection import (
-    CALL_ID, Connection, Endpoint, SessionGone, Unavailable, reason_of, while_alive,
+    Connection, Endpoint, SessionGone, Unavailable, reason_of, while_alive,
 )
 from services.toolservers.loop import LoopThread
 
@@ -75,15 +73,14 @@ class Clients:
         cursor = None
         for _ in range(MAX_LIST_PAGES):
             try:
-                page = await while_alive(conn, conn.session.list_tools(params=PaginatedRequestParams(cursor=cursor))
-                                          if cursor else conn.session.list_tools(), self.call_timeout)
+                page = await while_alive(conn, conn.session.list_tools(cursor=cursor), self.call_timeout)
             except SessionGone:
                 await self._drop(ep, conn)
                 raise Unavailable(f"MCP server {ep.name!r} could not be reached: {await conn.why_gone()}")
             except asyncio.TimeoutError:
                 await self._drop(ep, conn)
                 raise Unavailable(f"MCP server {ep.name!r} did not list its tools within {self.call_timeout:g}s")
-            except McpError as exc:
+            except MCPError as exc:
                 if exc.error.code == CONNECTION_CLOSED:
                     await self._drop(ep, conn)
                     raise Unavailable(f"MCP server {ep.name!r} closed the connection: {await conn.why_gone()}")
@@ -92,7 +89,7 @@ class Clients:
                 await self._drop(ep, conn)
                 raise Unavailable(f"MCP server {ep.name!r} is not connected: {await conn.why_gone()}")
             tools.extend(t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in page.tools)
-            cursor = page.nextCursor
+            cursor = page.next_cursor
             if not cursor:
                 break
         return tools
@@ -116,19 +113,18 @@ class Clients:
     async def _call_on(self, conn: Connection, tool: str, arguments: dict[str, Any], timeout: float,
                        meta: dict[str, Any]) -> dict[str, Any]:
         ep = conn.endpoint
-        call_id = uuid.uuid4().hex
-        request = conn.session.call_tool(tool, arguments, read_timeout_seconds=timedelta(seconds=timeout + 5),
-                                         meta={**meta, CALL_ID: call_id})
+        request = conn.session.call_tool(tool, arguments, read_timeout_seconds=timeout + 5, meta=meta or None)
         try:
             result = await while_alive(conn, request, timeout)
         except SessionGone:
             await self._drop(ep, conn)
             raise Unavailable(f"MCP server {ep.name!r} was lost during {tool}: {await conn.why_gone()}")
         except asyncio.TimeoutError:
-            await self._cancel(ep, conn, call_id)
+            # while_alive cancelled the waiting request: the SDK has sent notifications/cancelled for it
+            await self._check(ep, conn)  # before the caller hears of it: its next call must not find a wedged server
             raise Unavailable(f"MCP server {ep.name!r} did not answer {tool} within {timeout:g}s; the call was "
                               f"cancelled")
-        except McpError as exc:
+        except MCPError as exc:
             if exc.error.code == CONNECTION_CLOSED:
                 await self._drop(ep, conn)
                 raise Unavailable(f"MCP server {ep.name!r} closed the connection during {tool}: "
@@ -138,23 +134,17 @@ class Clients:
             raise
         except Exception as exc:  # the SDK's own checks (an output not matching the tool's outputSchema …)
             raise Unavailable(f"MCP server {ep.name!r} gave an unusable answer to {tool}: {reason_of(exc)}")
-        finally:
-            if conn.recorder is not None:
-                conn.recorder.ids.pop(call_id, None)
         return result.model_dump(mode="json", by_alias=True, exclude_none=True)
-
-    async def _cancel(self, ep: Endpoint, conn: Connection, call_id: str) -> None:
-        request_id = conn.recorder.ids.pop(call_id, None) if conn.recorder else None
-        if request_id is not None and conn.alive:
-            with contextlib.suppress(Exception):
-                await conn.session.send_notification(ClientNotification(CancelledNotification(
-                    params=CancelledNotificationParams(requestId=request_id, reason="timed out"))))
-        await self._check(ep, conn)  # before the caller hears of it: its next call must not find a wedged server
 
     async def _check(self, ep: Endpoint, conn: Connection) -> None:
         """After a timeout: a server that does not answer a ping is disconnected (and a stdio one stopped)."""
         try:
-            await asyncio.wait_for(conn.session.send_ping(), PING_AFTER_TIMEOUT_S)
+            # ping on the session (2026-07-28 removed ping: a server of that revision answers -32601, an answer all
+            # the same)
+            await asyncio.wait_for(conn.session.session.send_ping(), PING_AFTER_TIMEOUT_S)
+        except MCPError as exc:
+            if exc.error.code == CONNECTION_CLOSED:
+                await self._drop(ep, conn)
         except Exception:  # noqa: BLE001 (no pong, whatever the reason)
             await self._drop(ep, conn)
 

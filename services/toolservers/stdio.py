@@ -4,8 +4,8 @@ The SDK's own `stdio_client` starts the process through asyncio, which uses `sub
 monkey-patching that is gevent's Popen, which may only be made on the main thread's hub, while Coach's MCP loop
 runs in a thread of its own (services/toolservers/loop.py). So the process is started here with posix_spawn
 (unpatched) and its pipes are read by the asyncio loop; framing is the protocol's (one JSON-RPC message per line),
-parsed and written by the SDK's own types (JSONRPCMessage, SessionMessage). Everything above the transport
-(initialize, requests, notifications, cancellation) is the SDK's ClientSession.
+parsed and written by the SDK's own types (jsonrpc_message_adapter, SessionMessage). Everything above the
+transport (server/discover or initialize, requests, notifications, cancellation) is the SDK's Client.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from typing import Any, AsyncIterator
 
 import anyio
 from mcp.shared.message import SessionMessage
-from mcp.types import JSONRPCMessage
+from mcp.types import jsonrpc_message_adapter
 
 from services.toolservers.loop import native
 
@@ -125,7 +125,7 @@ class StdioProcess:
 @contextlib.asynccontextmanager
 async def stdio_transport(command: list[str], env: dict[str, str], cwd: str | None = None
                           ) -> AsyncIterator[tuple[Any, Any, StdioProcess]]:
-    """(read_stream, write_stream, process) as the SDK's ClientSession takes them."""
+    """(read_stream, write_stream, process): the first two are the transport the SDK's Client takes."""
     proc = StdioProcess(command, env, cwd)
     loop = asyncio.get_running_loop()
     stdout = asyncio.StreamReader(limit=LINE_LIMIT)
@@ -150,7 +150,7 @@ async def stdio_transport(command: list[str], env: dict[str, str], cwd: str | No
                 if not line.strip():
                     continue
                 try:
-                    message = JSONRPCMessage.model_validate_json(line)
+                    message = jsonrpc_message_adapter.validate_json(line, by_name=False)
                 except Exception as exc:  # the SDK's stdio_client passes a bad line on as an exception too
                     await read_send.send(exc)
                     continue
@@ -159,7 +159,7 @@ async def stdio_transport(command: list[str], env: dict[str, str], cwd: str | No
     async def pump_in() -> None:
         async with write_receive:
             async for session_message in write_receive:
-                data = session_message.message.model_dump_json(by_alias=True, exclude_none=True)
+                data = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
                 if writer.is_closing():
                     return
                 writer.write((data + "\n").encode("utf-8"))

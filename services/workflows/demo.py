@@ -15,7 +15,9 @@ from services.coaching import decisions, service as coaching
 from services.coaching.models import Suggestion
 from services.container import Services
 from services.executions import service as executions
+from core.regions import region as R
 from services.policies import service as policies
+from services.regions import service as regions
 from services.tools.files import workspace_root
 from services.workflows import service as workflows
 from services.workflows.models import Workflow
@@ -65,6 +67,10 @@ def load(services: Services, workspace_id: str) -> list[str]:
             if name in by_name:
                 policies.create(session, workspace_id, {**rule, "scope": {"workflow_id": by_name[name]}}, "demo")
     if "Refund review" in by_name:
+        with services.db.transaction() as session:  # a region of the refund step: small refunds learn on their own
+            regions.create(session, workspace_id, "demo", regions.STEP, regions.step_key(by_name["Refund review"],
+                                                                                          "refund"),
+                           R.check_region(REGION), workflow_id=by_name["Refund review"], step_id="refund")
         history(services, workspace_id, by_name["Refund review"])
     for name, variables in QUEUE:
         if name in by_name:
@@ -134,6 +140,8 @@ RULES = [
                        "reason": "the service check calls this server's own health endpoint, nothing else",
                        "match": {"tool": "http.request", "host_not_in": ["127.0.0.1", "localhost"]}}),
 ]
+# the refund step's region (docs/autonomy.md#regions): its calls count for it apart from the large refunds
+REGION = {"name": "Refunds up to 200", "when": "params.amount is defined and params.amount | float <= 200"}
 # what is waiting in the queue after `make run`: the refund suggestion shows the learned currency
 QUEUE = [("Refund review", {"order_id": "A-2001", "customer": "Ken Thompson", "amount": 19.99}),
          ("Refund review", {"order_id": "A-2002", "customer": "Radia Perlman", "amount": 250}),

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import json
 import threading
-from collections import OrderedDict
 from typing import Any
 
+from cachetools import LRUCache
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
@@ -31,15 +31,15 @@ class DefinitionCache:
     def __init__(self, tools: ToolRegistry, size: int = 512):
         self.tools = tools
         self.size = size
-        self._items: OrderedDict[tuple[str, int], WorkflowDef] = OrderedDict()
+        self._items: LRUCache[tuple, WorkflowDef] = LRUCache(maxsize=size)
         self._lock = threading.Lock()
 
     def get(self, session: Session, workflow_id: str, version: int) -> WorkflowDef:
         key = (workflow_id, version)
         with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-                return self._items[key]
+            found = self._items.get(key)  # cachetools' LRU: a read counts as a use
+        if found is not None:
+            return found
         row = session.scalar(select(WorkflowVersion).where(WorkflowVersion.workflow_id == workflow_id,
                                                             WorkflowVersion.version == version))
         if row is None:
@@ -51,8 +51,6 @@ class DefinitionCache:
     def _put(self, key: tuple, defn: WorkflowDef) -> None:
         with self._lock:
             self._items[key] = defn
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
 
     def for_execution(self, session: Session, ex) -> WorkflowDef:
         """The definition an execution runs: its version's, with the steps corrected for this execution alone
@@ -63,9 +61,9 @@ class DefinitionCache:
             return base
         key = (ex.workflow_id, ex.workflow_version, ex.id, json.dumps(overrides, sort_keys=True, default=str))
         with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-                return self._items[key]
+            found = self._items.get(key)
+        if found is not None:
+            return found
         defn = parse_definition(with_overrides(base.source, overrides), self.tools.lenient())
         self._put(key, defn)
         return defn

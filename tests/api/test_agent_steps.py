@@ -330,6 +330,27 @@ def test_request_approval_waits_for_an_approval_and_goes_on_once_approved(api, l
     assert "Approved by admin@test.local: fine" in llm.requests[1]["body"]["messages"][-1]["content"]
 
 
+def test_an_approval_held_for_the_undo_window_tells_the_agent_when_it_is_released(api, llm, services):
+    # #42 item 4: with an undo window the decision is held at a gate of its own, and its release settled the step
+    # as a plain approval step (completed, the LLM never told)
+    from datetime import timedelta
+
+    from services.orm import utcnow
+
+    api.ok("PUT", "/api/workspace/undo", {"window_s": 30})
+    llm.script("Ship", [{"content": "REQUEST_APPROVAL: ship order 7"}, {"content": "Shipped."}])
+    _, ex_id = start(api, "Ship the order")
+    assert api.settle(ex_id)["status"] == "waiting_approval"
+    (approval,) = api.ok("GET", "/api/approvals?status=pending")["items"]
+    api.ok("POST", f"/api/approvals/{approval['approval_id']}", {"decision": "approve", "comment": "go ahead"})
+    assert api.ok("GET", f"/api/executions/{ex_id}")["gate"]["kind"] == "held" and len(llm.requests) == 1
+    assert services.runner.scans.fire_due(utcnow() + timedelta(seconds=31)) == 1  # the window ends
+    ex = api.settle(ex_id)
+    assert ex["status"] == "completed" and ex["steps"][0]["output"] == {"answer": "Shipped."}
+    assert len(llm.requests) == 2
+    assert "Approved by admin@test.local: go ahead" in llm.requests[1]["body"]["messages"][-1]["content"]
+
+
 def test_a_rejected_request_for_approval_fails_the_step(api, llm):
     llm.script("Refuse", [{"content": "REQUEST_APPROVAL: delete everything"}])
     _, ex_id = start(api, "Refuse it")

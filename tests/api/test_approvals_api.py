@@ -155,7 +155,8 @@ def test_cancelling_the_execution_expires_its_approval_and_the_queue_drops_it(ap
     assert [(a["approval_id"], a["status"]) for a in expired] == [(approval["approval_id"], "expired")]
     assert expired[0]["decisions"][-1]["decision"] == "expire"
     answer = decide(lead, approval["approval_id"], status=409)
-    assert answer["error"]["details"] == {"status": "expired"}
+    assert answer["error"]["details"] == {"status": "expired", "reason": "the execution was cancelled"}
+    assert answer["error"]["message"] == "this approval is already expired: the execution was cancelled"
     assert api.ok("GET", f"/api/executions/{ex['execution_id']}")["status"] == "cancelled"
     actions = [e["action"] for e in api.ok("GET", f"/api/audit?execution_id={ex['execution_id']}")["items"]]
     assert "approval_expire" in actions and "cancel" in actions

@@ -43,3 +43,26 @@ def test_a_decision_made_while_a_client_joins_reaches_that_client(app, api, admi
     assert [s["step_id"] for s in suggestions if s["status"] == "pending"][-1:] == ["s2"], suggestions
     assert "s1" not in [s["step_id"] for s in suggestions], "step 1's decided suggestion was sent as pending"
 
+
+
+def test_the_join_answer_carries_the_gate_so_a_held_decision_is_not_missed(api, app, admin_token):
+    """A decision held for its undo window changes neither the status nor the progress: the join's answer carries
+    the gate, by which a client whose copy still shows the suggestion knows to read again (a flaky browser test found
+    a page that decided over REST while its connection came up, then missed the held gate)."""
+    assert api.ok("PUT", "/api/workspace/undo", {"window_s": 60})["window_s"] == 60
+    wf = api.workflow([{"id": "wipe", "tool": "shell.run", "params": {"command": ["true"]}}])
+    execution_id = api.ok("POST", "/api/executions/coaching", {"workflow_id": wf["id"]}, status=201)["execution_id"]
+    api.settle(execution_id)
+    suggestion = api.ok("GET", f"/api/executions/{execution_id}/coaching/suggestion")["suggestion"]
+    held = api.ok("POST", f"/api/executions/{execution_id}/coaching/decision",
+                  {"suggestion_id": suggestion["suggestion_id"], "decision": "accept"})
+    assert held["decision"]["held_until"], held
+    client = app.extensions["socketio"].test_client(app, auth={"token": admin_token})
+    try:
+        ack = client.emit("join_execution", {"execution_id": execution_id}, callback=True)
+    finally:
+        client.disconnect()
+    assert ack["execution"]["status"] == "waiting_decision"
+    assert ack["execution"]["gate"]["kind"] == "held" and ack["execution"]["gate"]["suggestion_id"] == \
+        suggestion["suggestion_id"]
+    api.ok("PUT", "/api/workspace/undo", {"window_s": 0})

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from datetime import timedelta
 
 import pytest
 from sqlalchemy import select, update
+from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from core import notifications as N
 from services.notifications import sender
@@ -151,6 +153,13 @@ def test_a_webhook_is_signed_retried_with_backoff_after_a_500_and_shown_failing_
     assert len(receiver.requests) == 1
     headers, body = receiver.requests[0]
     assert N.verify_signature(secret, body, headers["x-coach-signature"])
+    # Standard Webhooks, as a receiver checks it with that library: the id, this attempt's time, the signature
+    assert Webhook(secret.encode()).verify(body, headers)["id"] == headers["webhook-id"] == headers["x-coach-delivery"]
+    assert abs(int(headers["webhook-timestamp"]) - time.time()) < 300
+    with pytest.raises(WebhookVerificationError):  # another secret, or the body changed, is refused
+        Webhook(b"another secret").verify(body, headers)
+    with pytest.raises(WebhookVerificationError):
+        Webhook(secret.encode()).verify(body.replace(b"approval", b"APPROVAL"), headers)
     assert json.loads(body)["data"]["approval_id"] == approval_id and json.loads(body)["event"] == "approval_requested"
     endpoint = api.ok("GET", "/api/notifications/webhooks")["items"][0]
     assert endpoint["failing"] is True and endpoint["last_status"] == 500 and "secret" not in endpoint

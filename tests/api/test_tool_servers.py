@@ -1,7 +1,8 @@
 """MCP servers as tool sources: /api/tool-servers, /api/tools, and workflows calling `<server>.<tool>`.
 
-The servers are the project's own (tests/support/mcp_servers.py, built with the SDK's FastMCP), over stdio and
-streamable HTTP on loopback; nothing of Coach's is mocked.
+The servers are the project's own (tests/support/mcp_servers.py, built with the SDK 2.x's MCPServer: 2026-07-28),
+over stdio and streamable HTTP on loopback, and a 1.x-era one (tests/support/mcp1_server.py, the SDK 1.x's FastMCP
+from .venv-mcp1: the initialize handshake); nothing of Coach's is mocked.
 """
 from __future__ import annotations
 
@@ -12,17 +13,20 @@ import time
 import pytest
 
 from tests.conftest import Api, make_user
+from tests.support.mcp1 import mcp1_has, mcp1_server_command
 from tests.support.mcp_servers import HttpMcpServer, stdio_command
 
 SHOP = stdio_command("shop")
 BROKEN = stdio_command("broken")
+OLD = mcp1_server_command()
+needs_mcp1 = pytest.mark.skipif(not mcp1_has("mcp"), reason="no .venv-mcp1 with mcp 1.x (run `make setup-dev`)")
 
 
 @pytest.fixture
 def app(settings):
     from api.app import create_app
 
-    allowed = (" ".join(SHOP), " ".join(BROKEN))
+    allowed = (" ".join(SHOP), " ".join(BROKEN), " ".join(OLD))
     app = create_app(settings.with_overrides(mcp_stdio_allow=allowed, mcp_call_timeout_s=4.0,
                                              mcp_connect_timeout_s=20.0), migrate=False)
     app.config["TESTING"] = True
@@ -154,6 +158,40 @@ def test_list_changed_updates_the_registry_and_a_vanished_tool_fails(api):
     assert code == 422 and "unknown tool 'shop.beta'" in body["error"]["details"]["steps[0].tool"][0]
     ex = api.settle(api.start(wf["id"])["execution_id"])
     assert ex["status"] == "failed" and "shop.beta" in ex["steps"][0]["error"]
+
+
+@needs_mcp1
+def test_a_1x_era_server_over_stdio_gets_the_handshake_and_its_list_changes_are_heard(api):
+    # Coach's client probes server/discover; a server of the earlier revisions refuses it and gets initialize
+    server = add_server(api, name="old", command=OLD)
+    assert server["last_error"] == "" and {"lookup", "add", "toggle_beta"} <= {t["name"] for t in server["tools"]}
+    assert tool_names(api)["old.lookup"]["risk"] == "destructive"  # untrusted: its readOnlyHint is a hint only
+    api.allow("old.*")
+    ex = run(api, [{"id": "find", "tool": "old.lookup", "params": {"order_id": "A-7"}},
+                   {"id": "sum", "tool": "old.add", "params": {"a": 2, "b": 3}},
+                   {"id": "t", "tool": "old.toggle_beta"}])
+    assert ex["status"] == "completed", ex
+    assert ex["steps"][0]["output"]["structured"]["customer"] == "Ada" and ex["steps"][1]["output"]["text"] == "5"
+    # notifications/tools/list_changed on the handshake-era session (a 2026-07-28 server's comes on a listen stream:
+    # test_list_changed_updates_the_registry_and_a_vanished_tool_fails)
+    deadline = time.monotonic() + 30
+    while "old.beta" not in tool_names(api) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert "old.beta" in tool_names(api)
+
+
+@needs_mcp1
+def test_a_1x_era_server_over_streamable_http_gets_the_handshake(api, tmp_path):
+    with HttpMcpServer(tmp_path / "mcp1", name="old", command=OLD) as old:
+        created = api.ok("POST", "/api/tool-servers", {"name": "remote", "transport": "http", "url": old.url},
+                         status=201)
+        listed = api.ok("POST", f"/api/tool-servers/{created['id']}/refresh")
+        assert listed["last_error"] == "" and "lookup" in {t["name"] for t in listed["tools"]}, listed["last_error"]
+        api.allow("remote.*")
+        ex = run(api, [{"id": "find", "tool": "remote.lookup", "params": {"order_id": "A-8"}},
+                       {"id": "sum", "tool": "remote.add", "params": {"a": 20, "b": 22}}])
+        assert ex["status"] == "completed", ex
+        assert ex["steps"][0]["output"]["structured"]["order_id"] == "A-8" and ex["steps"][1]["output"]["text"] == "42"
 
 
 def test_invalid_schema_is_reported_and_the_tool_is_not_offered(api):

@@ -53,9 +53,9 @@ def test_an_admin_exposes_echo_and_an_agent_lists_and_calls_coach_echo(page, gat
 
     after, result = _agent_lists_and_echoes(gateway_server, token)
     tools = {t.name: t for t in after.tools}
-    assert "coach.echo" in tools and tools["coach.echo"].annotations.readOnlyHint is True
+    assert "coach.echo" in tools and tools["coach.echo"].annotations.read_only_hint is True
     assert "coach.shell.run" not in tools
-    assert result.isError is False and result.structuredContent == {"hello": "agent"}
+    assert result.is_error is False and result.structured_content == {"hello": "agent"}
     page.reload()
     expect(page.get_by_role("form", name="Built-in tools for agents").get_by_role("checkbox", name="coach.echo")) \
         .to_be_checked()  # kept

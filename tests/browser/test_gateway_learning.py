@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import FRONTEND_DIST, log_in
+from tests.browser.conftest import FRONTEND_DIST, SCREENSHOTS, log_in
 from tests.socket.test_gateway_learning_live import review
 from tests.support.gateway_agents import call, in_background, make_agent, text
 from tests.support.live_server import LiveServer
@@ -59,6 +59,16 @@ def test_an_admin_reads_a_tools_evidence_forces_it_into_auto_and_the_agents_next
     identities = page.get_by_role("table", name="Agent identities: their decisions across tools")
     expect(identities.get_by_role("row").filter(has_text="sum-bot")).to_contain_text("4")
     expect(row.get_by_role("button", name="Promote shop.add to AUTO")).to_have_count(0)  # not AUTO-ready
+    # the table reads whole at 1280 px: no sideways scrolling (issue #40 item 17)
+    assert page.viewport_size["width"] == 1280
+    wrap = page.get_by_role("region", name="Gateway tools", exact=True)
+    assert wrap.evaluate("el => el.scrollWidth <= el.clientWidth"), "the gateway tools table scrolls sideways at 1280 px"
+    # the tool's regions, read when opened
+    page.get_by_role("button", name="Show the regions of shop.add").click()
+    regions = page.get_by_role("region", name="Regions of gateway tool shop.add", exact=True)
+    expect(regions).to_contain_text("No region yet")
+    page.evaluate("document.activeElement && document.activeElement.blur()")
+    page.get_by_role("region", name="Learning per gateway tool").screenshot(path=str(SCREENSHOTS / "gateway-learning.png"))
 
     row.get_by_role("button", name="Force into AUTO… shop.add").click()
     dialog = page.get_by_role("dialog")
@@ -70,7 +80,7 @@ def test_an_admin_reads_a_tools_evidence_forces_it_into_auto_and_the_agents_next
     expect(row).to_contain_text("AUTO (spot checks)")
 
     forwarded = off_the_page_loop(call, learning_server, agent["token"], "shop.add", {"a": 20, "b": 22})
-    assert forwarded.isError is False and text(forwarded) == "42"
+    assert forwarded.is_error is False and text(forwarded) == "42"
     assert forwarded.meta["io.coach/gateway"]["decision"] == "auto"
     audit = learning_server.http.get(learning_server.url("/api/audit?action=gateway_promotion"), timeout=10).json()
     assert audit["items"][0]["after"]["forced"] is True

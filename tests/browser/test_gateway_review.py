@@ -6,14 +6,12 @@ from __future__ import annotations
 import asyncio
 import threading
 
-import httpx
 import pytest
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 from playwright.sync_api import expect
 
 from tests.browser.conftest import FRONTEND_DIST, log_in
 from tests.browser.test_dashboards import save_screenshot
+from tests.support.gateway_agents import mcp
 from tests.support.live_server import LiveServer
 from tests.support.mcp_servers import stdio_command
 
@@ -38,12 +36,8 @@ def gateway_server(tmp_path):
 
 def _call_in_background(server: LiveServer, token: str, box: dict) -> threading.Thread:
     async def go():
-        client = httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, trust_env=False,
-                                   timeout=httpx.Timeout(30, read=120))
-        async with client, streamable_http_client(server.url("/mcp"), http_client=client) as (read, write, _):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                return await session.call_tool("shop.add", {"a": 2, "b": 2})
+        async with mcp(server, token, read_s=120) as client:
+            return await client.call_tool("shop.add", {"a": 2, "b": 2})
 
     def run():
         try:
@@ -95,4 +89,5 @@ def test_a_reviewer_edits_and_approves_an_agents_held_call_in_the_queue_and_the_
     thread.join(30)
     assert "error" not in box, box.get("error")
     result = box["result"]
-    assert result.isError is False and result.content[0].text == "42"
+    assert result.is_error is False and result.content[-1].text == "42"
+    assert result.content[0].text.startswith("A reviewer (") and "a: 2 → 20; b: 2 → 22" in result.content[0].text

@@ -42,19 +42,19 @@ def test_the_listing_shows_the_exposed_built_ins_only_with_their_schemas_and_ann
     assert {"coach.echo", "coach.file.read", "coach.file.write", "coach.http.request"} <= set(tools)
     assert "shop.lookup" in tools  # beside the MCP servers' tools
     assert not {"coach.shell.run", "coach.sql.query", "coach.noop", "echo", "shell.run"} & set(tools)
-    assert tools["coach.echo"].annotations.readOnlyHint is True
-    assert tools["coach.file.write"].annotations.destructiveHint is False
-    assert tools["coach.file.write"].annotations.openWorldHint is False
-    assert tools["coach.http.request"].annotations.openWorldHint is True
-    assert tools["coach.file.write"].inputSchema["required"] == ["path"]
+    assert tools["coach.echo"].annotations.read_only_hint is True
+    assert tools["coach.file.write"].annotations.destructive_hint is False
+    assert tools["coach.file.write"].annotations.open_world_hint is False
+    assert tools["coach.http.request"].annotations.open_world_hint is True
+    assert tools["coach.file.write"].input_schema["required"] == ["path"]
     assert "data folder" in tools["coach.file.write"].description
 
 
 def test_an_allowed_echo_returns_its_arguments_and_is_audited(server):
     agent = make_agent(server, "echo-bot")
     result = call(server, agent["token"], "coach.echo", {"greeting": "hello", "n": 2})
-    assert result.isError is False
-    assert result.structuredContent == {"greeting": "hello", "n": 2}
+    assert result.is_error is False
+    assert result.structured_content == {"greeting": "hello", "n": 2}
     assert '"greeting":"hello"' in text(result)
     event = audit_calls(server, "echo-bot")[0]
     assert event["tool"] == "coach.echo" and event["decision"] == "allow"
@@ -65,14 +65,14 @@ def test_a_held_write_runs_once_when_approved_in_the_workspaces_folder(server):
     agent = make_agent(server, "writer-bot")
     arguments = {"path": "notes/agent.txt", "content": "one line\n", "mode": "append"}
     first = call(server, agent["token"], "coach.file.write", arguments)
-    assert first.isError is True and "held for a person's review" in text(first)
+    assert first.is_error is True and "held for a person's review" in text(first)
     approval = pending_gateway(server, "coach.file.write", "writer-bot")
     assert approval["policy"]["rule"]["name"] == "writes are reviewed" and approval["policy"]["risk"] == "write"
     assert decide(server, approval["approval_id"], {"decision": "approve"}).status_code == 200
     again = call(server, agent["token"], "coach.file.write", arguments)
-    assert again.isError is False, text(again)
+    assert again.is_error is False, text(again)
     read = call(server, agent["token"], "coach.file.read", {"path": "notes/agent.txt"})
-    assert read.isError is False and read.structuredContent["content"] == "one line\n"  # appended once
+    assert read.is_error is False and read.structured_content["content"] == "one line\n"  # appended once
     decisions = [e["decision"] for e in audit_calls(server, "writer-bot") if e["tool"] == "coach.file.write"]
     assert decisions == ["approve", "require_review"]
 
@@ -87,9 +87,9 @@ def test_an_edited_write_is_checked_against_the_built_ins_schema(server):
     final = {"decision": "edit", "params": {"path": "edited.txt", "content": "final"}}
     assert decide(server, approval["approval_id"], final).status_code == 200
     thread.join(30)
-    assert box["result"].isError is False, text(box["result"])
+    assert box["result"].is_error is False, text(box["result"])
     read = call(server, agent["token"], "coach.file.read", {"path": "edited.txt"})
-    assert read.structuredContent["content"] == "final"
+    assert read.structured_content["content"] == "final"
 
 
 def test_a_request_to_a_host_the_workspace_refuses_is_an_error_result_naming_the_refusal(server):
@@ -100,7 +100,7 @@ def test_a_request_to_a_host_the_workspace_refuses_is_an_error_result_naming_the
         result = call(server, agent["token"], "coach.http.request", {"url": server.url("/api/health")})
     finally:
         server.http.put(server.url("/api/workspace/outbound"), json={"deny": []}, timeout=10)
-    assert result.isError is True
+    assert result.is_error is True
     assert "coach.http.request" in text(result) and "outbound deny list" in text(result), text(result)
     assert audit_calls(server, "fetch-bot")[0]["decision"] == "allow"
 
@@ -109,7 +109,7 @@ def test_a_built_in_not_exposed_is_an_unknown_tool(server):
     agent = make_agent(server, "shell-bot")
     for name in ("coach.shell.run", "shell.run", "coach.nope"):
         result = call(server, agent["token"], name, {"command": ["true"]})
-        assert result.isError is True and "Unknown tool" in text(result), name
+        assert result.is_error is True and "Unknown tool" in text(result), name
     assert audit_calls(server, "shell-bot") == []
 
 
@@ -128,7 +128,7 @@ def test_another_workspaces_agent_neither_sees_nor_calls_them(server):
     agent = make_agent(server, "outsider", token=token)
     assert listed(server, agent["token"]) == {}
     result = call(server, agent["token"], "coach.echo", {"x": 1})
-    assert result.isError is True and "Unknown tool" in text(result)
+    assert result.is_error is True and "Unknown tool" in text(result)
     mine = server.http.get(server.url("/api/workspace/gateway"), headers={"Authorization": f"Bearer {token}"},
                            timeout=10)
     assert mine.status_code == 200 and mine.json()["builtin_tools"] == []

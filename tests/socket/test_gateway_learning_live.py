@@ -29,7 +29,7 @@ def server(request, tmp_path_factory):
 def review(server: LiveServer, token: str, agent: str, tool: str, arguments: dict, decision: dict) -> dict:
     """The agent's call is held (the default policy): it answers that the call awaits review; a lead decides it."""
     held = call(server, token, tool, arguments)
-    assert held.isError is True and held.meta["io.coach/gateway"]["decision"] == "pending_review", text(held)
+    assert held.is_error is True and held.meta["io.coach/gateway"]["decision"] == "pending_review", text(held)
     approval = pending_gateway(server, tool, agent)
     assert approval["params"] == arguments
     answer = decide(server, approval["approval_id"], decision)
@@ -67,12 +67,12 @@ def test_approvals_make_a_tool_ready_promoted_it_forwards_and_rejected_spot_chec
     assert promoted.json()["mode"] == "auto" and promoted.json()["previous_mode"] == "coaching"
     # the next call is forwarded without a hold, and says so
     forwarded = call(server, agent["token"], "shop.add", {"a": 7, "b": 8})
-    assert forwarded.isError is False and text(forwarded) == "15"
+    assert forwarded.is_error is False and text(forwarded) == "15"
     assert forwarded.meta["io.coach/gateway"]["decision"] == "auto"
 
     # the policy still wins: a rule that denies, and a rule that says a person must look
     denied = call(server, agent["token"], "shop.add", {"a": 5000, "b": 1})
-    assert denied.isError is True and "no big sums" in text(denied)
+    assert denied.is_error is True and "no big sums" in text(denied)
     review(server, agent["token"], "learner", "shop.add", {"a": 500, "b": 1}, {"decision": "approve"})
     assert tools(server)["shop.add"]["mode"] == "auto"
 
@@ -120,7 +120,7 @@ def test_a_tool_promoted_for_one_identity_forwards_its_calls_only_and_forcing_ne
                                               "reason": "read-only lookups", "spot_check_rate": 0})
     assert forced.status_code == 200 and forced.json()["agent"] == "solo-bot"
     mine = call(server, solo["token"], "shop.lookup", {"order_id": "A-1001"})
-    assert mine.isError is False and mine.structuredContent["customer"] == "Ada"
+    assert mine.is_error is False and mine.structured_content["customer"] == "Ada"
     review(server, other["token"], "other-bot", "shop.lookup", {"order_id": "A-1001"}, {"decision": "approve"})
     lookup = tools(server)["shop.lookup"]
     assert lookup["mode"] == "coaching"
@@ -166,7 +166,7 @@ def test_edits_become_a_tools_pack_whose_accepted_rule_is_suggested_then_applied
                                               "spot_check_rate": 0})
     assert forced.status_code == 200, forced.text
     result = call(server, agent["token"], "shop.refund", late("A-9"))
-    assert result.isError is False, text(result)
+    assert result.is_error is False, text(result)
     assert '"reason": "lost"' in result.content[1].text and '"order_id": "A-9"' in result.content[1].text
     assert "Coach corrected the arguments" in result.content[0].text and "'late' → 'lost'" in result.content[0].text
     status = result.meta["io.coach/gateway"]
@@ -208,7 +208,7 @@ def test_a_region_of_a_tool_becomes_ready_alone_forwards_its_calls_and_its_spot_
     assert promoted.status_code == 200, promoted.text
 
     forwarded = call(server, agent["token"], "shop.tally", {"label": "ok-forwarded"})
-    assert forwarded.isError is False and text(forwarded) == "1"
+    assert forwarded.is_error is False and text(forwarded) == "1"
     status = forwarded.meta["io.coach/gateway"]
     assert (status["decision"], status["mode_of"], status["region"]) == ("auto", "region", "ok labels")
     review(server, agent["token"], "tally-bot", "shop.tally", {"label": "bad-held"}, {"decision": "reject"})

@@ -1,6 +1,7 @@
-"""The MCP gateway (/mcp) on the real server (`python wsgi.py`, gevent), driven by the official MCP Python SDK's
-streamable-HTTP client as the agent, with the project's own MCP server over stdio as the upstream (FastMCP,
-tests/support/mcp_servers.py). Reviews are decided through the REST API as a lead would in the queue."""
+"""The MCP gateway (/mcp) on the real server (`python wsgi.py`, gevent), driven by the official MCP Python SDK 2.x's
+`Client` (streamable HTTP, 2026-07-28) as the agent, with the project's own MCP server over stdio as the upstream
+(MCPServer, tests/support/mcp_servers.py); the earlier revisions' handshake: test_gateway_mcp1_client.py.
+Reviews are decided through the REST API as a lead would in the queue."""
 from __future__ import annotations
 
 import asyncio
@@ -67,16 +68,16 @@ def test_tools_list_shows_the_workspace_tools_as_server_dot_tool_with_schemas_an
             return await session.list_tools()
     tools = {t.name: t for t in asyncio.run(go()).tools}
     assert {"shop.lookup", "shop.add", "shop.refund", "shop.tally"} <= set(tools)
-    assert tools["shop.lookup"].inputSchema["properties"]["order_id"]["type"] == "string"
-    assert tools["shop.lookup"].annotations.readOnlyHint is True
-    assert tools["shop.add"].annotations.destructiveHint is False
+    assert tools["shop.lookup"].input_schema["properties"]["order_id"]["type"] == "string"
+    assert tools["shop.lookup"].annotations.read_only_hint is True
+    assert tools["shop.add"].annotations.destructive_hint is False
     assert "echo" not in tools and "coach.echo" not in tools  # no built-in is exposed by default
 
 
 def test_allowed_call_is_forwarded_and_audited_with_its_result_size(server):
     agent = make_agent(server, "allowed-bot")
     result = call(server, agent["token"], "shop.slow", {"seconds": 0.1})
-    assert result.isError is False and text(result) == "slept 0.1"
+    assert result.is_error is False and text(result) == "slept 0.1"
     meta = call(server, agent["token"], "shop.echo_meta", {})
     print(meta)
     assert "gateway:" in text(meta)  # upstream gets a stable idempotency key
@@ -84,6 +85,27 @@ def test_allowed_call_is_forwarded_and_audited_with_its_result_size(server):
     slow = [e for e in events if e["tool"] == "shop.slow"][0]
     assert slow["decision"] == "allow" and slow["who"] == "policy" and slow["arguments"] == {"seconds": 0.1}
     assert slow["result_bytes"] > 0
+
+
+def test_only_a_retry_of_the_same_call_shares_the_upstreams_idempotency_key(server):
+    # #42 item 4: two deliberate identical calls reached the upstream with the same key (one that honours keys would
+    # drop the second)
+    import json
+
+    agent, other = make_agent(server, "twice-bot"), make_agent(server, "twice-other")
+
+    def upstream_key(token: str, meta: dict | None = None) -> str:
+        result = call(server, token, "shop.echo_meta", {}, meta=meta)
+        assert result.is_error is False, text(result)
+        return json.loads(text(result))["meta"]["idempotencyKey"]
+    first, second = upstream_key(agent["token"]), upstream_key(agent["token"])
+    assert first.startswith("gateway:") and second.startswith("gateway:") and first != second  # two calls
+    mine = {"idempotencyKey": "lookup-A-1001"}
+    retried = upstream_key(agent["token"], mine), upstream_key(agent["token"], mine)
+    assert retried[0] == retried[1] and retried[0] not in (first, second)  # the agent's key says: a retry
+    assert upstream_key(other["token"], mine) != retried[0]  # another identity's key is its own
+    assert upstream_key(agent["token"], {"idempotencyKey": "lookup-A-1002"}) != retried[0]
+    assert "lookup-A-1001" not in retried[0]  # the agent's own key is not passed on as it is
 
 
 def test_a_call_without_a_progress_token_is_answered_as_plain_json_one_with_it_as_a_stream(server):
@@ -105,7 +127,7 @@ def test_a_call_without_a_progress_token_is_answered_as_plain_json_one_with_it_a
 def test_denied_call_is_an_error_result_naming_the_rule(server):
     agent = make_agent(server, "denied-bot")
     result = call(server, agent["token"], "shop.refund", {"order_id": "A-1001", "amount": 5})
-    assert result.isError is True
+    assert result.is_error is True
     assert "no refunds by bots" in text(result) and "denied" in text(result)
     assert [e["decision"] for e in audit_calls(server, "denied-bot")] == ["deny"]
 
@@ -113,9 +135,34 @@ def test_denied_call_is_an_error_result_naming_the_rule(server):
 def test_bad_arguments_and_unknown_tools_are_error_results(server):
     agent = make_agent(server, "sloppy-bot")
     bad = call(server, agent["token"], "shop.add", {"a": "one"})
-    assert bad.isError is True and "input schema" in text(bad)
+    assert bad.is_error is True and "input schema" in text(bad)
     unknown = call(server, agent["token"], "shop.nope", {})
-    assert unknown.isError is True and "Unknown tool" in text(unknown)
+    assert unknown.is_error is True and "Unknown tool" in text(unknown)
+
+
+def test_arguments_that_are_not_an_object_are_an_invalid_params_error_saying_so(server):
+    # #42 item 4: the SDK answered -32602 "Invalid request parameters" with empty data, naming nothing
+    agent = make_agent(server, "listy-bot")
+    headers = {"Accept": "application/json, text/event-stream", "Authorization": f"Bearer {agent['token']}",
+               "MCP-Protocol-Version": "2025-06-18"}
+
+    def send(params) -> dict:
+        answer = requests.post(server.url("/mcp"), headers=headers, timeout=10,
+                               json={"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params})
+        assert answer.status_code == 200 and answer.headers["Content-Type"].startswith("application/json")
+        return answer.json()
+    listed = send({"name": "shop.add", "arguments": [1, 2]})
+    assert listed["id"] == 9 and listed["error"]["code"] == -32602
+    assert "arguments must be an object" in listed["error"]["message"] and "an array" in listed["error"]["message"]
+    assert listed["error"]["data"] == {"field": "params.arguments", "expected": "an object", "got": "an array",
+                                       "tool": "shop.add"}
+    assert "not a string" in send({"name": "shop.add", "arguments": "a=1"})["error"]["message"]
+    assert send({"name": 7, "arguments": {}})["error"]["data"]["field"] == "params.name"
+    assert send([1])["error"]["data"]["field"] == "params"
+    # left out, or null: no arguments (the SDK's reading), judged as usual
+    left_out = send({"name": "shop.slow"})
+    assert left_out["result"]["content"][0]["text"] == "slept 1.0"
+    assert audit_calls(server, "listy-bot")[0]["tool"] == "shop.slow"  # nothing else reached the policy
 
 
 def test_held_call_approved_in_time_returns_the_upstream_result_with_progress_meanwhile(server):
@@ -139,7 +186,7 @@ def test_held_call_approved_in_time_returns_the_upstream_result_with_progress_me
     thread.join(HOLD_S - 1.2 - 0.8)
     assert not thread.is_alive(), "the held call was not woken by its decision"
     result = box["result"]
-    assert result.isError is False and result.structuredContent["customer"] == "Ada", result
+    assert result.is_error is False and result.structured_content["customer"] == "Ada", result
     assert len(progress) >= 2 and "held for a person's review" in progress[0][2]
     dashboard.disconnect()
     review = [p for p in pushed if p.get("source") == "gateway"][0]  # the queue and the panel hear of it at once
@@ -163,7 +210,16 @@ def test_edit_forwards_the_edited_arguments_after_checking_them_against_the_sche
     assert decide(server, approval["approval_id"], {"decision": "edit", "params": {"a": 20, "b": 22},
                                                     "comment": "use the real amounts"}).status_code == 200
     thread.join(30)
-    assert box["result"].isError is False and text(box["result"]) == "42"
+    result = box["result"]
+    # the agent is told that what ran is not what it asked for, as for an AUTO correction (#42 item 4)
+    note, answer = result.content
+    assert result.is_error is False and answer.text == "42"
+    assert note.text == ("A reviewer (admin@live.test) edited the arguments before the call: a: 2 → 20; b: 2 → 22. "
+                         "Their comment: use the real amounts")
+    status = result.meta["io.coach/gateway"]
+    assert status["decision"] == "edited" and status["reviewer"] == "admin@live.test"
+    assert status["edited_arguments"] == {"a": 20, "b": 22} and status["original_arguments"] == {"a": 2, "b": 2}
+    assert [c["field"] for c in status["changes"]] == ["a", "b"]
     edited = audit_calls(server, "edit-bot")[0]
     assert edited["decision"] == "edit" and edited["arguments"] == {"a": 20, "b": 22}
     assert edited["original_arguments"] == {"a": 2, "b": 2}
@@ -177,19 +233,56 @@ def test_reject_returns_an_error_result_carrying_the_feedback(server):
                                                     "comment": "ask the customer first"}).status_code == 200
     thread.join(30)
     result = box["result"]
-    assert result.isError is True and "ask the customer first" in text(result)
+    assert result.is_error is True and "ask the customer first" in text(result)
     assert audit_calls(server, "reject-bot")[0]["decision"] == "reject"
+
+
+def test_revoking_an_identity_ends_its_held_calls_and_deciding_one_is_a_409_saying_why(server):
+    # #42 item 4: the review stayed pending and could be approved (200), although the call never ran
+    agent = make_agent(server, "fired-bot")
+    first = call(server, agent["token"], "shop.tally", {"label": "r1"})  # held, past its hold
+    assert first.meta["io.coach/gateway"]["decision"] == "pending_review"
+    parked = pending_gateway(server, "shop.tally", "fired-bot")
+    thread, box = in_background(call, server, agent["token"], "shop.add", {"a": 1, "b": 2})  # held, waiting
+    waiting = pending_gateway(server, "shop.add", "fired-bot")
+    assert server.http.delete(server.url(f"/api/agents/{agent['id']}"), timeout=10).status_code == 204
+    thread.join(HOLD_S + 10)
+    assert not thread.is_alive() and box["result"].is_error is True
+    assert box["result"].meta["io.coach/gateway"]["decision"] == "revoked"
+    queue = server.http.get(server.url("/api/approvals?status=pending&per_page=100"), timeout=10).json()["items"]
+    assert not [a for a in queue if a["agent"] == "fired-bot"]  # out of every queue
+    for approval in (parked, waiting):
+        refused = decide(server, approval["approval_id"], {"decision": "approve"})
+        assert refused.status_code == 409, refused.text
+        error = refused.json()["error"]
+        assert "expired" in error["message"] and "fired-bot's identity was revoked" in error["message"]
+        assert error["details"]["status"] == "expired"
+    ended = [e for e in audit_calls(server, "fired-bot") if e["decision"] == "revoked"]
+    assert sorted(e["tool"] for e in ended) == ["shop.add", "shop.tally"]
+    assert all(e["who"] == "admin@live.test" and "revoked" in e["reason"] for e in ended)
+    expired = server.http.get(server.url("/api/audit?action=approval_expire&per_page=200"), timeout=10).json()
+    assert {parked["approval_id"], waiting["approval_id"]} <= {e["target_id"] for e in expired["items"]}
+    db = Database(server.database_url)
+    try:
+        from sqlalchemy import select
+
+        from services.gateway.models import GatewayCall
+        with db.read() as session:
+            states = session.scalars(select(GatewayCall.state).where(GatewayCall.agent_id == agent["id"])).all()
+    finally:
+        db.dispose()
+    assert sorted(states) == ["cancelled", "cancelled"]
 
 
 def test_held_call_times_out_then_the_same_call_gets_the_decision_and_runs_once(server):
     agent = make_agent(server, "patient-bot")
     first = call(server, agent["token"], "shop.tally", {"label": "t1"})
-    assert first.isError is True and "held for a person's review" in text(first)
+    assert first.is_error is True and "held for a person's review" in text(first)
     assert first.meta["io.coach/gateway"]["decision"] == "pending_review"
     approval = pending_gateway(server, "shop.tally", "patient-bot")
     assert decide(server, approval["approval_id"], {"decision": "approve"}).status_code == 200
     again = call(server, agent["token"], "shop.tally", {"label": "t1"})
-    assert again.isError is False and text(again) == "1"  # the approved call ran, once
+    assert again.is_error is False and text(again) == "1"  # the approved call ran, once
     # delivered: the same call once more is a new call, held for its own review (the first approval ran it once)
     thread, box = in_background(call, server, agent["token"], "shop.tally", {"label": "t1"})
     second = pending_gateway(server, "shop.tally", "patient-bot")
@@ -197,6 +290,60 @@ def test_held_call_times_out_then_the_same_call_gets_the_decision_and_runs_once(
     assert decide(server, second["approval_id"], {"decision": "approve"}).status_code == 200
     thread.join(30)
     assert text(box["result"]) == "2"
+
+
+def _gateway_rows(server, approval_id: str, **values) -> list[str]:
+    """The states of the held calls of this review, after setting `values` on them when given."""
+    from sqlalchemy import select, update
+
+    from services.gateway.models import GatewayCall
+
+    db = Database(server.database_url)
+    try:
+        if values:
+            with db.transaction() as session:
+                session.execute(update(GatewayCall).where(GatewayCall.approval_id == approval_id).values(**values))
+        with db.read() as session:
+            return list(session.scalars(select(GatewayCall.state).where(GatewayCall.approval_id == approval_id)))
+    finally:
+        db.dispose()
+
+
+def test_a_retry_while_the_approved_call_is_being_forwarded_hears_that_it_was_approved_and_runs(server):
+    # #42 item 4: it was told "held for a person's review … it has not run" (pending_review)
+    rule = {"name": "running-bot's sleeps are reviewed", "effect": "require_review", "order": -2, "reason": "tests",
+            "match": {"tool": "shop.slow", "agent": "running-bot"}}
+    assert server.http.post(server.url("/api/policies"), json=rule, timeout=10).status_code == 201
+    agent = make_agent(server, "running-bot")
+    sleep = {"seconds": HOLD_S + 8}  # the upstream takes longer than a hold
+    thread, box = in_background(call, server, agent["token"], "shop.slow", sleep)
+    approval = pending_gateway(server, "shop.slow", "running-bot")
+    assert decide(server, approval["approval_id"], {"decision": "approve"}).status_code == 200
+    deadline = time.monotonic() + 30
+    while _gateway_rows(server, approval["approval_id"]) != ["forwarding"] and time.monotonic() < deadline:
+        time.sleep(0.1)  # the waiting request claimed it and is forwarding it now
+    progress: list = []
+    again = call(server, agent["token"], "shop.slow", sleep, progress=progress)
+    assert again.is_error is True and "has not run" not in text(again)
+    assert "approved by admin@live.test and is running" in text(again), text(again)
+    status = again.meta["io.coach/gateway"]
+    assert status["decision"] == "approved_running" and status["reviewer"] == "admin@live.test"
+    assert progress and all("approved and is running" in message for _, _, message in progress)
+    thread.join(30)
+    assert text(box["result"]) == f"slept {sleep['seconds']}"  # the first request got the result: it ran once
+    assert [e["decision"] for e in audit_calls(server, "running-bot")] == ["approve", "require_review"]
+
+    # a forwarding claimed a moment ago by a process that died (SIGKILL) before its result was stored: until the
+    # interrupted bound Coach cannot know, and it says approved and running (then "cannot tell", tested above)
+    first = call(server, agent["token"], "shop.tally", {"label": "run1"})
+    assert first.meta["io.coach/gateway"]["decision"] == "pending_review"
+    held_review = pending_gateway(server, "shop.tally", "running-bot")
+    assert decide(server, held_review["approval_id"], {"decision": "approve"}).status_code == 200
+    from services.orm import utcnow
+    assert _gateway_rows(server, held_review["approval_id"], state="forwarding", forwarded_at=utcnow()) == \
+        ["forwarding"]
+    retry = call(server, agent["token"], "shop.tally", {"label": "run1"})
+    assert retry.meta["io.coach/gateway"]["decision"] == "approved_running", text(retry)
 
 
 def test_the_same_meta_idempotency_key_gets_the_first_calls_decision(server):
@@ -208,7 +355,8 @@ def test_the_same_meta_idempotency_key_gets_the_first_calls_decision(server):
     assert decide(server, approval["approval_id"], {"decision": "edit", "params": {"label": "k2"}}).status_code == 200
     # the retry's arguments differ (a model rarely repeats itself exactly): the key says it is the same call
     again = call(server, agent["token"], "shop.tally", {"label": "something else"}, meta=key)
-    assert again.isError is False and text(again) == "1"
+    assert again.is_error is False and again.content[-1].text == "1"
+    assert "label: 'k1' → 'k2'" in again.content[0].text  # the edit, against the arguments first held
 
 
 def test_another_workspaces_agent_sees_none_of_these_tools(server):
@@ -222,17 +370,17 @@ def test_another_workspaces_agent_sees_none_of_these_tools(server):
             return await session.list_tools(), await session.call_tool("shop.slow", {"seconds": 0})
     tools, result = asyncio.run(go())
     assert tools.tools == []
-    assert result.isError is True and "Unknown tool" in text(result)
+    assert result.is_error is True and "Unknown tool" in text(result)
 
 
 def test_an_upstream_server_that_crashes_mid_call_answers_the_agent_with_a_clear_error(server):
     agent = make_agent(server, "unlucky-bot")
     crashed = call(server, agent["token"], "shop.crash", {})
-    assert crashed.isError is True and "Coach could not complete the call of shop.crash" in text(crashed)
+    assert crashed.is_error is True and "Coach could not complete the call of shop.crash" in text(crashed)
     assert "exit" in text(crashed) or "closed" in text(crashed), text(crashed)
     assert audit_calls(server, "unlucky-bot")[0]["result_bytes"] > 0
     after = call(server, agent["token"], "shop.slow", {"seconds": 0})  # the server is started again for the next call
-    assert after.isError is False
+    assert after.is_error is False
 
 
 def test_a_forwarding_cut_by_a_crash_is_never_sent_again_and_the_agent_is_told(server):
@@ -257,7 +405,7 @@ def test_a_forwarding_cut_by_a_crash_is_never_sent_again_and_the_agent_is_told(s
     finally:
         db.dispose()
     again = call(server, agent["token"], "shop.tally", {"label": "c1"})
-    assert again.isError is True and "cannot tell whether it ran" in text(again)
+    assert again.is_error is True and "cannot tell whether it ran" in text(again)
     assert audit_calls(server, "crashed-bot")[0]["decision"] == "interrupted"
 
 
@@ -274,6 +422,6 @@ def test_a_held_call_survives_a_sigkill_of_coach_and_runs_once_after_the_restart
     assert pending_gateway(server, "shop.tally", "durable-bot")["approval_id"] == approval["approval_id"]
     assert decide(server, approval["approval_id"], {"decision": "approve"}).status_code == 200
     again = call(server, agent["token"], "shop.tally", {"label": "d1"})
-    assert again.isError is False and text(again) == "1"
+    assert again.is_error is False and text(again) == "1"
     decisions = [e["decision"] for e in audit_calls(server, "durable-bot")]
     assert decisions == ["approve", "require_review"]  # one review, one forwarding

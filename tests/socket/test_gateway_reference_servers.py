@@ -1,27 +1,26 @@
 """The MCP gateway (/mcp) with real clients and real servers: the agent is the MCP Inspector's CLI (npm
 @modelcontextprotocol/inspector, `--cli`) or the official MCP Python SDK's client; the workspace's upstream servers are
 the reference servers from the registries, started by Coach over stdio: mcp-server-time and mcp-server-git (PyPI,
-requirements-dev.txt) and server-everything (npm). The npm packages are tests/mcp_clients/package.json's, installed by
-`make setup-dev`. Reviews are decided through the REST API as a lead would in the queue.
+requirements-mcp1.txt: they pin mcp 1.x, so they run from .venv-mcp1 as the 1.x-era upstreams Coach's 2.x client
+meets with the initialize handshake) and server-everything (npm). The npm packages are tests/mcp_clients/package.json's,
+installed by `make setup-dev`. Reviews are decided through the REST API as a lead would in the queue.
 
 One Coach per module (SQLite): the reference servers start once each, at the first call that needs them."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
+from mcp import Client, StdioServerParameters
 
 from tests.support.gateway_agents import (add_stdio_server, audit_calls, call, decide, make_agent, mcp,
                                           other_workspace_admin, pending_gateway, text)
 from tests.support.live_server import REPO_ROOT, LiveServer
+from tests.support.mcp1 import MCP1_PYTHON, mcp1_has
 
 NODE_MODULES = REPO_ROOT / "tests" / "mcp_clients" / "node_modules"
 # the launcher (`npx @modelcontextprotocol/inspector --cli …` runs it) and the CLI proper it starts with the same flags
@@ -29,13 +28,13 @@ INSPECTOR = NODE_MODULES / "@modelcontextprotocol" / "inspector" / "cli" / "buil
 INSPECTOR_CLI = INSPECTOR.parent / "index.js"
 EVERYTHING = NODE_MODULES / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 NODE = shutil.which("node") or "node"
-TIME = [sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"]
+TIME = [str(MCP1_PYTHON), "-m", "mcp_server_time", "--local-timezone", "UTC"]
 EVERYTHING_CMD = [NODE, str(EVERYTHING), "stdio"]
 HOLD_S = 1.0
 
 missing = [what for what, there in (
-    ("mcp-server-time (pip)", importlib.util.find_spec("mcp_server_time") is not None),
-    ("mcp-server-git (pip)", importlib.util.find_spec("mcp_server_git") is not None),
+    ("mcp-server-time (.venv-mcp1)", mcp1_has("mcp_server_time")),
+    ("mcp-server-git (.venv-mcp1)", mcp1_has("mcp_server_git")),
     ("node", shutil.which("node") is not None), ("git", shutil.which("git") is not None),
     ("@modelcontextprotocol/inspector (npm)", INSPECTOR.is_file()),
     ("@modelcontextprotocol/server-everything (npm)", EVERYTHING.is_file())) if not there]
@@ -63,7 +62,7 @@ def repo(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(repo, tmp_path_factory):
-    git_cmd = [sys.executable, "-m", "mcp_server_git", "--repository", str(repo)]
+    git_cmd = [str(MCP1_PYTHON), "-m", "mcp_server_git", "--repository", str(repo)]
     rules = [("times are fine", "allow", "time.get_current_time"),
              ("conversions need a look", "require_review", "time.convert_time"),
              ("echo is fine", "allow", "everything.echo"),
@@ -128,9 +127,8 @@ def direct(command: list[str], *calls: tuple[str, dict]) -> list:
     """The reference server's own answers to these calls, over stdio with the SDK and no Coach between."""
     async def go():
         params = StdioServerParameters(command=command[0], args=command[1:])
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            return [await session.call_tool(tool, arguments) for tool, arguments in calls]
+        async with Client(params, cache=None) as client:
+            return [await client.call_tool(tool, arguments) for tool, arguments in calls]
     return asyncio.run(go())
 
 
@@ -138,10 +136,9 @@ def direct_tools(command: list[str]) -> dict[str, dict]:
     """The reference server's own tools/list, by name."""
     async def go():
         params = StdioServerParameters(command=command[0], args=command[1:])
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
+        async with Client(params, cache=None) as client:
             return {t.name: t.model_dump(mode="json", by_alias=True, exclude_none=True)
-                    for t in (await session.list_tools()).tools}
+                    for t in (await client.list_tools()).tools}
     return asyncio.run(go())
 
 
@@ -195,8 +192,11 @@ def test_inspector_held_call_approved_with_an_edit_gets_the_edited_calls_real_re
     again = through_coach(server, inspector_agent["token"], "tools/call", "time.convert_time", asked)
     [own] = direct(TIME, ("convert_time", edited))  # mcp-server-time's own answer to the edited call
     assert again.get("isError") is not True
-    assert again["content"] == [b.model_dump(exclude_none=True) for b in own.content]
-    assert json.loads(texts(again))["target"]["timezone"] == "Asia/Tokyo"
+    note, *result = again["content"]  # the agent is told of the edit first, then the server's own result
+    assert note["text"].startswith("A reviewer (admin@live.test) edited the arguments before the call: "
+                                   "target_timezone: 'America/New_York' → 'Asia/Tokyo'.")
+    assert result == [b.model_dump(mode="json", by_alias=True, exclude_none=True) for b in own.content]
+    assert json.loads(result[-1]["text"])["target"]["timezone"] == "Asia/Tokyo"
     latest = audit_calls(server, "inspector")[0]
     assert latest["decision"] == "edit" and latest["arguments"] == edited and latest["original_arguments"] == asked
 
@@ -206,24 +206,24 @@ def test_inspector_held_call_approved_with_an_edit_gets_the_edited_calls_real_re
 def test_sdk_client_reads_the_tests_repository_through_mcp_server_git(server, repo):
     agent = make_agent(server, "sdk-reader")
     status = call(server, agent["token"], "git.git_status", {"repo_path": str(repo)})
-    assert status.isError is False, text(status)
+    assert status.is_error is False, text(status)
     assert "modified:   README.md" in text(status) and "Untracked files" in text(status) and "notes.txt" in text(status)
     log = call(server, agent["token"], "git.git_log", {"repo_path": str(repo), "max_count": 5})
-    assert log.isError is False and "Orders: the README" in text(log)
+    assert log.is_error is False and "Orders: the README" in text(log)
     outside = call(server, agent["token"], "git.git_status", {"repo_path": "/"})  # the server's own refusal, passed on
-    assert outside.isError is True and "outside the allowed repository" in text(outside)
+    assert outside.is_error is True and "outside the allowed repository" in text(outside)
 
 
 def test_sdk_client_rejected_call_reaches_the_agent_with_the_reviewers_feedback(server, repo):
     agent = make_agent(server, "sdk-brancher")
     asked = {"repo_path": str(repo), "branch_name": "fix"}
     held = call(server, agent["token"], "git.git_create_branch", asked)
-    assert held.isError is True and held.meta["io.coach/gateway"]["decision"] == "pending_review"
+    assert held.is_error is True and held.meta["io.coach/gateway"]["decision"] == "pending_review"
     approval = pending_gateway(server, "git.git_create_branch", "sdk-brancher")
     assert decide(server, approval["approval_id"], {"decision": "reject",
                                                     "comment": "name it after the ticket: COA-12"}).status_code == 200
     again = call(server, agent["token"], "git.git_create_branch", asked)
-    assert again.isError is True and "name it after the ticket: COA-12" in text(again)
+    assert again.is_error is True and "name it after the ticket: COA-12" in text(again)
     assert "fix" not in git(repo, "branch", "--list")  # it never ran
 
 
@@ -233,8 +233,8 @@ def test_sdk_client_gets_everythings_structured_content_and_annotations_as_the_s
     message = call(server, agent["token"], "everything.get-annotated-message", {"messageType": "error"})
     own_weather, own_message = direct(EVERYTHING_CMD, ("get-structured-content", {"location": "Chicago"}),
                                       ("get-annotated-message", {"messageType": "error"}))
-    assert weather.isError is False and weather.structuredContent == own_weather.structuredContent
-    assert set(weather.structuredContent) == {"temperature", "conditions", "humidity"}
+    assert weather.is_error is False and weather.structured_content == own_weather.structured_content
+    assert set(weather.structured_content) == {"temperature", "conditions", "humidity"}
     assert [b.model_dump() for b in message.content] == [b.model_dump() for b in own_message.content]
     assert message.content[0].annotations.priority == 1.0
 
@@ -252,7 +252,7 @@ def test_another_workspaces_agent_sees_none_of_these_tools_and_cannot_call_them(
         async with mcp(server, outsider["token"]) as session:
             return await session.list_tools(), await session.call_tool("git.git_status", {"repo_path": str(repo)})
     tools, result = asyncio.run(go())
-    assert tools.tools == [] and result.isError is True and "Unknown tool" in text(result)
+    assert tools.tools == [] and result.is_error is True and "Unknown tool" in text(result)
     # a server of the same name in the other workspace: its own tools, under its own policies (none: the default)
     add_stdio_server(server, "time", TIME, token=other_admin)
     names = [t["name"] for t in through_coach(server, outsider["token"], "tools/list")["tools"]]
@@ -271,9 +271,9 @@ def test_the_servers_coach_starts_get_none_of_coachs_environment(server):
     server sees the few variables the SDK passes by default (PATH, HOME …)."""
     checker = make_agent(server, "env-checker")
     shown = call(server, checker["token"], "everything.get-env", {})
-    assert shown.isError is False, text(shown)
+    assert shown.is_error is False, text(shown)
     env = json.loads(text(shown))
     assert "PATH" in env and not [k for k in env if k.startswith("COACH_")]
     assert server.admin_password not in text(shown)
     denied = call(server, make_agent(server, "env-curious")["token"], "everything.get-env", {})
-    assert denied.isError is True and "no environment dumps" in text(denied)  # the exception is env-checker's only
+    assert denied.is_error is True and "no environment dumps" in text(denied)  # the exception is env-checker's only

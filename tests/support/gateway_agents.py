@@ -1,5 +1,6 @@
 """What the gateway's live tests do as an admin and as an agent: make agent identities (in this workspace or in a
-second one), add stdio MCP servers, call /mcp with the official MCP Python SDK's streamable-HTTP client, find a held
+second one), add stdio MCP servers, call /mcp with the official MCP Python SDK's (2.x) `Client` over streamable HTTP
+(mode='auto': it speaks 2026-07-28, the newest revision; a 1.x-era client is tests/support/mcp1_agent.py), find a held
 call's review in the queue and decide it through the REST API, read the gateway's audit entries."""
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ import threading
 import time
 from typing import Any
 
-import httpx
+import httpx2
 import requests
-from mcp import ClientSession
+from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from services.db import Database
@@ -56,21 +57,21 @@ def add_stdio_server(server: LiveServer, name: str, command: list[str], *, trust
 
 
 @contextlib.asynccontextmanager
-async def mcp(server: LiveServer, token: str):
-    """An initialized MCP ClientSession on the server's /mcp with this agent token."""
-    client = httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, trust_env=False,
-                               timeout=httpx.Timeout(30, read=60))
-    async with client, streamable_http_client(server.url("/mcp"), http_client=client) as (read, write, _):
-        async with ClientSession(read, write) as session:
-            await session.initialize()
-            yield session
+async def mcp(server: LiveServer, token: str, mode: str = "auto", read_s: float = 60):
+    """A connected MCP Client on the server's /mcp with this agent token (mode='legacy': the initialize handshake of
+    the revisions before 2026-07-28). No response cache: each test's listing is the gateway's of now."""
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, trust_env=False,
+                              timeout=httpx2.Timeout(30, read=read_s))
+    async with http, Client(streamable_http_client(server.url("/mcp"), http_client=http), mode=mode,
+                            cache=None) as client:
+        yield client
 
 
 def call(server: LiveServer, token: str, tool: str, arguments: dict, meta: dict | None = None,
-         progress: list | None = None) -> Any:
-    """One tools/call in a session of its own (progress notifications appended to `progress` when given)."""
+         progress: list | None = None, mode: str = "auto") -> Any:
+    """One tools/call in a connection of its own (progress notifications appended to `progress` when given)."""
     async def go():
-        async with mcp(server, token) as session:
+        async with mcp(server, token, mode) as session:
             async def on_progress(done, total, message):
                 if progress is not None:
                     progress.append((done, total, message))

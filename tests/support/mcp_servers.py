@@ -1,4 +1,5 @@
-"""MCP servers of the project's own, built with the official SDK (FastMCP), for the tests.
+"""MCP servers of the project's own, built with the official SDK (2.x: MCPServer, formerly FastMCP), for the tests.
+They answer both eras: 2026-07-28 (server/discover) and the initialize handshake of the earlier revisions.
 
     python -m tests.support.mcp_servers shop               # over stdio
     python -m tests.support.mcp_servers shop --http PORT   # streamable HTTP on 127.0.0.1:PORT/mcp
@@ -8,7 +9,8 @@
 a form the correction editor renders; no annotations, so destructive and open-world by the protocol's
 defaults), `fail` (isError), `crash` (the process dies mid-call), `hang` (sleeps past any timeout without
 giving the server's loop back), `slow` (sleeps, politely), `toggle_beta` (adds or removes the tool `beta`
-and tells the client with notifications/tools/list_changed).
+and tells the client: notifications/tools/list_changed on a handshake-era session, or on a 2026-07-28 client's
+subscriptions/listen stream).
 
 HttpMcpServer runs one in a subprocess for a test; stdio servers are started by the client itself.
 """
@@ -23,8 +25,10 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel
-from mcp.server.fastmcp import Context, FastMCP
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError  # its message reaches the client (others are hidden)
 from mcp.types import ToolAnnotations
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,14 +46,14 @@ ORDERS = {
 
 
 def shop_server(name: str = "shop", **settings):
-    mcp = FastMCP(name, **settings)
+    mcp = MCPServer(name, **settings)
 
     @mcp.tool(annotations=ToolAnnotations(readOnlyHint=True, openWorldHint=False))
     def lookup(order_id: str) -> Order:
         """Look an order up by its id."""
         order = ORDERS.get(order_id)
         if order is None:
-            raise ValueError(f"no order {order_id}")
+            raise ToolError(f"no order {order_id}")
         return Order(**order)
 
     @mcp.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False, openWorldHint=False))
@@ -65,7 +69,7 @@ def shop_server(name: str = "shop", **settings):
     @mcp.tool()
     def fail(message: str = "the tool failed") -> str:
         """Always fails with the given message."""
-        raise ValueError(message)
+        raise ToolError(message)
 
     @mcp.tool()
     def crash() -> str:
@@ -73,8 +77,8 @@ def shop_server(name: str = "shop", **settings):
         os._exit(3)
 
     @mcp.tool()
-    def hang(seconds: float = 3600) -> str:
-        """Blocks the whole server (a synchronous sleep) for this long."""
+    async def hang(seconds: float = 3600) -> str:
+        """Blocks the whole server (a synchronous sleep on its loop: the SDK runs sync tools on a worker thread)."""
         time.sleep(seconds)
         return "woke up"
 
@@ -88,7 +92,7 @@ def shop_server(name: str = "shop", **settings):
     def echo_meta(ctx: Context) -> dict:
         """Returns the request's _meta (what the client sent along with the call)."""
         meta = ctx.request_context.meta
-        return {"meta": meta.model_dump(exclude_none=True) if meta is not None else None}
+        return {"meta": dict(meta) if meta is not None else None}
 
     tallies: dict[str, int] = {}
 
@@ -110,7 +114,10 @@ def shop_server(name: str = "shop", **settings):
             mcp.remove_tool("beta")
             state = "removed"
         beta["present"] = not beta["present"]
-        await ctx.session.send_tool_list_changed()
+        if ctx.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS:
+            await ctx.session.send_tool_list_changed()
+        else:
+            await ctx.notify_tools_changed()
         return state
 
     return mcp
@@ -118,22 +125,19 @@ def shop_server(name: str = "shop", **settings):
 
 def broken_server():
     """A low-level server (the SDK's `Server`) whose tool `bad` has a schema that is not a JSON Schema."""
-    from mcp.server.lowlevel import Server
+    from mcp.server import Server
     import mcp.types as types
 
-    server = Server("broken")
+    async def list_tools(ctx, params) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[
+            types.Tool(name="bad", description="A tool with a broken schema",
+                       input_schema={"type": "object", "properties": {"x": {"type": "no-such-type"}}}),
+            types.Tool(name="ok", description="A fine tool", input_schema={"type": "object"})])
 
-    @server.list_tools()
-    async def list_tools() -> list[types.Tool]:
-        return [types.Tool(name="bad", description="A tool with a broken schema",
-                           inputSchema={"type": "object", "properties": {"x": {"type": "no-such-type"}}}),
-                types.Tool(name="ok", description="A fine tool", inputSchema={"type": "object"})]
+    async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+        return types.CallToolResult(content=[types.TextContent(type="text", text=f"{params.name} called")])
 
-    @server.call_tool()
-    async def call_tool(name: str, arguments: dict) -> list[types.TextContent]:
-        return [types.TextContent(type="text", text=f"{name} called")]
-
-    return server
+    return Server("broken", on_list_tools=list_tools, on_call_tool=call_tool)
 
 
 async def _run_lowlevel_stdio(server) -> None:
@@ -153,7 +157,7 @@ def main(argv: list[str] | None = None) -> None:
         asyncio.run(_run_lowlevel_stdio(broken_server()))
         return
     if args.http:
-        shop_server(args.name, host="127.0.0.1", port=args.http, log_level="WARNING").run("streamable-http")
+        shop_server(args.name, log_level="WARNING").run("streamable-http", host="127.0.0.1", port=args.http)
     else:
         shop_server(args.name, log_level="WARNING").run("stdio")
 
@@ -166,20 +170,22 @@ def stdio_command(kind: str = "shop") -> list[str]:
 class HttpMcpServer:
     """`shop` over streamable HTTP in a subprocess on a free loopback port: `with HttpMcpServer(tmp) as s: s.url`."""
 
-    def __init__(self, folder: str | os.PathLike, name: str = "shop"):
+    def __init__(self, folder: str | os.PathLike, name: str = "shop", command: list[str] | None = None):
+        """`command`: another server's command line taking the same `--http PORT --name NAME` (a 1.x-era one:
+        tests/support/mcp1.py mcp1_server_command)."""
         from tests.support.live_server import free_port
 
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         self.name = name
+        self.command = command or [sys.executable, "-m", "tests.support.mcp_servers", "shop"]
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self.process: subprocess.Popen | None = None
 
     def start(self) -> "HttpMcpServer":
         log = open(self.folder / f"mcp-{self.port}.log", "wb")
-        self.process = subprocess.Popen([sys.executable, "-m", "tests.support.mcp_servers", "shop", "--http",
-                                         str(self.port), "--name", self.name],
+        self.process = subprocess.Popen([*self.command, "--http", str(self.port), "--name", self.name],
                                         cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT)
         log.close()
         import socket

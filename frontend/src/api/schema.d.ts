@@ -79,7 +79,8 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Revoke: the token stops working at once (a held call of this agent answers that it was revoked); the
+         * Revoke: the token stops working at once; its calls held for a review end (never run, their reviews
+         *     expired: deciding one is a 409 saying why; a request waiting on one answers that it was revoked); the
          *     identity stays listed, with `revoked_at`
          */
         delete: {
@@ -279,7 +280,7 @@ export interface paths {
                     execution_id?: string;
                     /** @description only events by this actor (the user's email) */
                     user?: string;
-                    /** @description only this action: login, login_failed, decision, correction, promotion, demotion, pause, resume, cancel, pack_change, pack_import, thresholds_change, workflow_create, workflow_update, workflow_delete, token_create, token_revoke, user_change, outbound_change, logout, invitation_create, invitation_accept, invitation_decline, invitation_cancel, member_remove, member_disable, member_enable, member_tokens_revoke, learned_rule_change, step_promotion, step_demotion, step_pin, approval_decision, approval_timeout, approval_expire, policy_create, policy_update, policy_delete, policy_default_change, policy_deny, policy_review, plan_create, plan_approve, plan_execute, plan_save, step_correction, gate_timeout, execution_start, tool_call, tool_server_create, tool_server_update, tool_server_delete, tool_server_refresh, retry, resume_from, rerun, answer, agent_create, agent_revoke, gateway_call, pack_change_remove, correction_failed, execution_triggered, hook_create, hook_revoke, schedule_create, schedule_update, schedule_delete, gateway_promotion, gateway_demotion, gateway_pin, gateway_pack_change, attentive_floor, region_create, region_update, region_delete, region_mode, region_demotion, review_settings, check_result */
+                    /** @description only this action: login, login_failed, decision, correction, promotion, demotion, pause, resume, cancel, pack_change, pack_import, thresholds_change, workflow_create, workflow_update, workflow_delete, token_create, token_revoke, user_change, outbound_change, logout, invitation_create, invitation_accept, invitation_decline, invitation_cancel, member_remove, member_disable, member_enable, member_tokens_revoke, learned_rule_change, step_promotion, step_demotion, step_pin, approval_decision, approval_timeout, approval_expire, policy_create, policy_update, policy_delete, policy_default_change, policy_deny, policy_review, plan_create, plan_approve, plan_execute, plan_save, step_correction, gate_timeout, execution_start, tool_call, tool_server_create, tool_server_update, tool_server_delete, tool_server_refresh, retry, resume_from, rerun, answer, agent_create, agent_revoke, gateway_call, pack_change_remove, correction_failed, execution_triggered, hook_create, hook_revoke, schedule_create, schedule_update, schedule_delete, gateway_promotion, gateway_demotion, gateway_pin, gateway_pack_change, attentive_floor, region_create, region_update, region_delete, region_mode, region_demotion, gateway_builtins, llm_provider_change, agent_answer, undo_window, decision_undo, decision_release, notification_route_create, notification_route_update, notification_route_delete, webhook_endpoint_create, webhook_endpoint_update, webhook_endpoint_delete, slack_settings_change, slack_user_id_change, review_settings, check_result */
                     action?: string;
                     /** @description ISO 8601; only events at or after it (no offset: UTC) */
                     since?: string;

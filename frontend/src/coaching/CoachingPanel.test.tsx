@@ -15,7 +15,7 @@ interface ServerState {
   stats: ReturnType<typeof stats>;
   metrics: ReturnType<typeof metrics>;
   queue: QueuePage;
-  onPost?: (call: RecordedCall) => Response;
+  onPost?: (call: RecordedCall) => Response | Promise<Response>;
   /** While true, reads of the suggestion never answer (so only a push can change it). */
   holdSuggestionReads?: boolean;
   /** When set, the next read of the suggestion answers with this (then it is unset). */
@@ -576,6 +576,43 @@ describe("CoachingPanel", () => {
     await rejoin();
     await waitFor(() => expect(reads("/api/executions/ex-1")).toBeGreaterThan(executionBefore));
     await waitFor(() => expect(reads("/api/executions/ex-1/coaching/suggestion")).toBeGreaterThan(pendingBefore));
+  });
+
+  it("reads again after joining when only the gate moved (a decision held for its undo window)", async () => {
+    const { calls, socket } = await openPanel(serverState());
+    const reads = () => calls.filter((c) => c.url === "/api/executions/ex-1").length;
+    await settled();
+    const before = reads();
+    const decide = socket.respond;
+    socket.respond = (event, data) =>
+      event === "join_execution"
+        ? { ok: true, pending: 0, execution: { execution_id: "ex-1", status: "waiting_decision", step_id: null,
+                                               progress: { done: 1, total: 3, percent: 33.3 },
+                                               gate: { kind: "held", step_id: "send", suggestion_id: "sug-1" } } }
+        : decide(event, data);
+    await act(async () => socket.drop());
+    await act(async () => {
+      socket.connect();
+    });
+    await waitFor(() => expect(reads()).toBeGreaterThan(before));
+  });
+
+  it("a decision sent over REST while the connection was coming up reads what it changed, though online by its answer", async () => {
+    let answer: (response: Response) => void = () => undefined;
+    const state = serverState({ onPost: () => new Promise<Response>((resolve) => { answer = resolve; }) });
+    const { user, calls, socket } = await openPanel(state);
+    await settled();
+    act(() => socket.drop());
+    await screen.findByText(/Live updates are paused/);
+    await user.keyboard("s");
+    await waitFor(() => expect(calls.some((c) => c.method === "POST")).toBe(true));
+    await act(async () => {
+      socket.connect(); // back online before the answer: the pushes of this decision may have gone before the join
+    });
+    const before = calls.filter((c) => c.url === "/api/executions/ex-1").length;
+    await act(async () => answer(jsonResponse({ ok: true, execution: { execution_id: "ex-1", status: "waiting_decision" },
+                                                stats: stats() })));
+    await waitFor(() => expect(calls.filter((c) => c.url === "/api/executions/ex-1").length).toBeGreaterThan(before));
   });
 
   it("updates the stats from coaching_stats and shows the workflow's snapshot from metrics_update without a re-read", async () => {

@@ -31,6 +31,7 @@ const paused = queueItem({
   confidence: 0.3,
   execution_status: "paused",
   created_at: minutesAgo(90),
+  region: { id: "r-1", name: "small refunds", mode: "auto", current: true },
 });
 const rejected = queueItem({
   suggestion_id: "s-1",
@@ -67,6 +68,8 @@ describe("QueuePage", () => {
     expect(first).toHaveTextContent("2 min ago");
     expect(second).toHaveTextContent("‖ Paused");
     expect(second).toHaveTextContent("2 h ago");
+    expect(second).toHaveTextContent("Region: small refunds (auto)");
+    expect(first).not.toHaveTextContent("Region:");
     expect(first).not.toHaveTextContent("Paused");
     expect(third).toHaveTextContent("Rejected: needs a correction");
     expect(third).toHaveTextContent("3 days ago");

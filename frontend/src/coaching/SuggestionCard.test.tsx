@@ -52,3 +52,27 @@ describe("the policy on the operator side", () => {
     expect(within(notice).getByRole("link", { name: "Decide the approval on the queue" })).toHaveAttribute("href", "/queue?approval=ap-7");
   });
 });
+
+describe("the region of a suggestion", () => {
+  it("names the region the call fell in, with its mode, and nothing when it fell in none", () => {
+    const { rerender } = render(
+      <MemoryRouter>
+        <SuggestionCard suggestion={suggestion({ region: { id: "r-1", name: "small refunds", mode: "auto", current: true } })} />
+      </MemoryRouter>,
+    );
+    const card = screen.getByRole("region", { name: /Suggestion:/ });
+    expect(within(card).getByText("Region").nextElementSibling).toHaveTextContent("small refunds (auto)");
+    rerender(
+      <MemoryRouter>
+        <SuggestionCard suggestion={suggestion({ region: { id: "r-1", name: "small refunds", mode: "coaching", current: false } })} />
+      </MemoryRouter>,
+    );
+    expect(screen.getByText("small refunds (coaching; its condition changed since)")).toBeInTheDocument();
+    rerender(
+      <MemoryRouter>
+        <SuggestionCard suggestion={suggestion({ region: null })} />
+      </MemoryRouter>,
+    );
+    expect(screen.queryByText("Region")).toBeNull();
+  });
+});

@@ -5,6 +5,7 @@ import { Countdown } from "../control/Countdown";
 import { ParamsDiff } from "./ParamsDiff";
 import { confidenceLabel, correctionPackId, formatAge, formatValue } from "../format";
 import { isToolCall, type Suggestion } from "./types";
+import { suggestionRegionText } from "../regions/labels";
 
 function SourceText({ source, stepId }: { source: string; stepId: string }) {
   const pack = correctionPackId(source);
@@ -79,6 +80,12 @@ export const SuggestionCard = memo(function SuggestionCard({ suggestion }: { sug
             {suggestion.risk ? <span className="tag">risk: {suggestion.risk}</span> : null}
           </dd>
         </div>
+        {suggestion.region ? (
+          <div>
+            <dt>Region</dt>
+            <dd data-region-id={suggestion.region.id}>{suggestionRegionText(suggestion.region)}</dd>
+          </div>
+        ) : null}
         <div>
           <dt>Confidence</dt>
           <dd>{confidenceLabel(suggestion.confidence)}</dd>

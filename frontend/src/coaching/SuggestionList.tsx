@@ -1,4 +1,5 @@
 import type { UseQueryResult } from "@tanstack/react-query";
+import { suggestionRegionText } from "../regions/labels";
 import type { KeyboardEvent } from "react";
 import { Pager, pageCounts } from "../components/Pager";
 import { ErrorNotice, Loading } from "../components/QueryState";
@@ -74,6 +75,7 @@ export function SuggestionList({
                 {item.purpose === "correction" ? <span className="tag">✕ Rejected: needs a correction</span> : null}
                 {item.purpose === "spot_check" ? <span className="tag">Spot check</span> : null}
                 {item.kind === "tool_call" ? <span className="tag">Agent tool call</span> : null}
+                {item.region ? <span className="tag" data-region-id={item.region.id}>Region: {suggestionRegionText(item.region)}</span> : null}
               </>
             )}
           />

@@ -50,11 +50,13 @@ export function rereadExecution(queryClient: QueryClient, executionId: string): 
 /**
  * After (re)joining the execution's room, when pushes sent before may have been missed: the join's answer says
  * where the execution is (`{execution: {status, progress}}`); the execution and its pending suggestion are read
- * again when the page's copy (once a read under way has landed) says otherwise, or when there is no answer to go
- * by. At a page load they agree, and the first decisions are not slowed by a read that changes nothing.
+ * again when the page's copy (once a read under way has landed) says otherwise (status, progress or gate), or
+ * when there is no answer to go by. At a page load they agree, and the first decisions are not slowed by a read that changes nothing.
  */
 export function checkAfterJoin(queryClient: QueryClient, executionId: string, ack: unknown): void {
-  const seen = (ack as { execution?: { status?: string; progress?: { done?: number } } } | undefined)?.execution;
+  const seen = (ack as {
+    execution?: { status?: string; progress?: { done?: number }; gate?: { kind?: string; suggestion_id?: string } | null };
+  } | undefined)?.execution;
   if (!seen?.status) {
     rereadExecution(queryClient, executionId);
     return;
@@ -67,7 +69,11 @@ export function checkAfterJoin(queryClient: QueryClient, executionId: string, ac
     })
     .then(
       (copy) => {
-        if (copy.status !== seen.status || copy.progress?.done !== seen.progress?.done) {
+        // the gate too: a decision held for its undo window changes neither status nor progress
+        const gateMoved = seen.gate !== undefined &&
+          ((copy.gate?.kind ?? null) !== (seen.gate?.kind ?? null) ||
+           (copy.gate?.suggestion_id ?? null) !== (seen.gate?.suggestion_id ?? null));
+        if (copy.status !== seen.status || copy.progress?.done !== seen.progress?.done || gateMoved) {
           rereadExecution(queryClient, executionId);
         }
       },

@@ -20,8 +20,12 @@ export function isStaleDecision(error: unknown): boolean {
  */
 export const SENDING_SHOWN_AFTER_MS = 150;
 
-/** A decision on its way: what was asked, and the server's answer to come. */
-type Sending = { request: DecisionRequest; answer: Promise<DecisionResult> };
+/**
+ * A decision on its way: what was asked, the server's answer to come, and whether it went over the live connection
+ * (then the pushes that go with it reach this page; over REST they may not: the page may not be in the execution's
+ * room yet, so it reads what changed).
+ */
+type Sending = { request: DecisionRequest; answer: Promise<DecisionResult>; live: boolean };
 
 /**
  * Sends the operator's decisions on one execution (socket when online, REST
@@ -43,7 +47,7 @@ export function useDecision(executionId: string) {
 
   const mutation = useMutation<DecisionResult, unknown, Sending>({
     mutationFn: ({ answer }) => answer,
-    onSuccess: (result, { request: body }) => {
+    onSuccess: (result, { request: body, live }) => {
       if (result.stats) queryClient.setQueryData<CoachingStats>(coachingKeys.stats(executionId), result.stats);
       // The decided suggestion is no longer pending; the next one is pushed (`coaching_suggestion`). Offline,
       // the panel polls, so the pending suggestion is read again then. A read begun before the decision would
@@ -55,9 +59,11 @@ export function useDecision(executionId: string) {
         const shown = old.suggestion?.suggestion_id === body.suggestion_id ? (left[0] ?? null) : old.suggestion;
         return { ...old, suggestion: shown, suggestions: left };
       });
-      // Online, the pushes that go with the decision carry the steps it changed (useCoachingSession); offline,
-      // nothing is pushed, so read them.
-      if (status !== "online") refreshExecution(queryClient, executionId);
+      // Sent over the live connection, the pushes that go with the decision carry the steps it changed
+      // (useCoachingSession). Sent over REST (offline, or the connection was still coming up and its room not yet
+      // joined: the pushes of a decision committed before the join are not seen again), read them: the held gate
+      // of a decision in its undo window, the next suggestion.
+      if (!live) refreshExecution(queryClient, executionId);
     },
     onError: (error) => {
       if (error instanceof ApiError && error.status === 409) refreshExecution(queryClient, executionId);
@@ -77,9 +83,10 @@ export function useDecision(executionId: string) {
       inFlight.current = true;
       clearTimeout(slowTimer.current);
       slowTimer.current = setTimeout(() => setSlow(true), SENDING_SHOWN_AFTER_MS);
-      const answer = sendDecision(executionId, request, socket, status === "online");
+      const live = Boolean(socket) && status === "online";
+      const answer = sendDecision(executionId, request, socket, live);
       answer.catch(() => undefined); // the mutation reports a failure (onError)
-      mutate({ request, answer }, options);
+      mutate({ request, answer, live }, options);
     },
     [executionId, socket, status, mutate],
   );

@@ -58,6 +58,9 @@ function stubDetail(override: (call: RecordedCall) => Response | undefined = () 
       return jsonResponse({ items: [] });
     if (call.url.startsWith("/api/workflows/wf-invoice/schedules/preview?"))
       return jsonResponse({ cron: "0 9 * * MON-FRI", timezone: "UTC", description: "At 09:00", next_fire_times: [] });
+    // the Regions section of its tool step (src/regions/): none yet
+    if (call.url === "/api/workflows/wf-invoice/steps/fetch/regions")
+      return jsonResponse({ items: [], proposals: [], max_regions: 8, min_decisions: 30 });
     return errorResponse(404, "not_found", `unexpected ${call.url}`);
   });
 }

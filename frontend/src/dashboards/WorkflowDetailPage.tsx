@@ -16,6 +16,7 @@ import { ThresholdsEditor } from "./ThresholdsEditor";
 import { StepModesTable, useStepModeChanger, type StepRow } from "./StepModes";
 import { StepEvidence } from "./StepEvidence";
 import { ReviewersSection } from "./ReviewersSection";
+import { RegionsSection } from "../regions/RegionsSection";
 import { WorkflowActions } from "../workflows/WorkflowActions";
 import { StartRunButton } from "../pages/StartRunButton";
 import { TriggersSection } from "../triggers/TriggersSection";
@@ -196,6 +197,11 @@ export default function WorkflowDetailPage() {
             rows={stepRows}
             evidenceFrom={metrics.data?.evidence_from}
           />
+          {lead
+            ? stepRows.map((r) => (
+                <RegionsSection key={r.stepId} scope={{ kind: "step", workflowId: wf.id, stepId: r.stepId }} />
+              ))
+            : null}
         </>
       ) : null}
 

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { renderApp, stubSignedInFetch, testSession } from "../test/auth";
 import { errorResponse, jsonResponse, type RecordedCall } from "../test/utils";
 import type { PolicyRule } from "./types";
+import { REPLAY } from "../regions/testFixtures";
 
 function rule(overrides: Partial<PolicyRule> = {}): PolicyRule {
   return {
@@ -88,6 +89,43 @@ describe("PoliciesPage", () => {
     expect(within(form).getByLabelText("Effect")).toHaveAttribute("aria-invalid", "true");
     expect(within(form).getByText(/Effect: must be one of/)).toBeInTheDocument();
     expect(within(form).getByText("The server refused the rule:").closest("div")).toHaveTextContent("match.colour: unknown match key");
+  });
+
+  it("replays the rule being written before it is saved, and puts the server's 422 on the rule's fields", async () => {
+    let refuse = false;
+    const { calls, user } = await openPolicies((call) =>
+      call.url === "/api/policies/replay"
+        ? refuse
+          ? errorResponse(422, "validation_failed", "the rule does not compile", { "rule.match.params": ["unknown name 'parms'"] })
+          : jsonResponse({ ...REPLAY, in_region: undefined, condition_failed: undefined, matched: 4, changed: 3,
+                           effects: { allow: 6, require_review: 4 }, rule_failed: { calls: 0, first_error: null } })
+        : undefined,
+    );
+    await user.click(screen.getByRole("button", { name: "New rule" }));
+    const form = screen.getByRole("form", { name: "New rule" });
+    await user.type(within(form).getByLabelText("Name"), "Big refunds");
+    await user.type(within(form).getByLabelText("Params predicate"), "params.amount > 200");
+    await user.selectOptions(within(form).getByLabelText("Replay over"), "A workflow (or one step of it)");
+    await user.selectOptions(within(form).getByLabelText("Workflow", { exact: true }), "Quarterly report");
+    await user.type(within(form).getByLabelText("Step id"), "refund");
+    await user.click(within(form).getByRole("button", { name: "Replay" }));
+    const table = await within(form).findByRole("table", { name: /Replay of the rule Big refunds/ });
+    expect(within(table).getAllByRole("row")[3]).toHaveTextContent(/Still asked\s*4/);
+    expect(form).toHaveTextContent("the rule decides 4 and changes the outcome of 3");
+    expect(within(form).getByRole("link", { name: "execution ex-7" })).toHaveAttribute("href", "/executions/ex-7");
+    const sent = calls.find((c) => c.url === "/api/policies/replay")!;
+    expect(sent.body).toMatchObject({
+      workflow_id: "wf-1", step_id: "refund",
+      rule: { name: "Big refunds", effect: "require_review", match: { params: "params.amount > 200" } },
+    });
+    expect(calls.filter((c) => c.url === "/api/policies" && c.method === "POST")).toHaveLength(0); // nothing saved
+
+    refuse = true;
+    await user.click(within(form).getByRole("button", { name: "Replay" }));
+    const params = within(form).getByLabelText("Params predicate");
+    await waitFor(() => expect(params).toHaveAttribute("aria-invalid", "true"));
+    expect(within(form).getByText(/Params predicate: unknown name 'parms'/)).toBeInTheDocument();
+    expect(params).toHaveFocus();
   });
 
   it("moves a rule up by swapping the orders with its neighbour", async () => {

@@ -4,6 +4,7 @@ import { effectLabel } from "../approvals/PolicyVerdictView";
 import type { PolicyEffect } from "../approvals/types";
 import type { WorkflowMetrics } from "../api/metrics";
 import { serverFieldErrors } from "./fieldErrors";
+import { RuleReplay } from "./RuleReplay";
 import { draftToRule, toDraft, type Draft } from "./ruleDraft";
 import { EFFECTS, RISKS, STEP_TYPES, type PolicyRule, type PolicyRuleIn } from "./types";
 
@@ -38,7 +39,9 @@ export function RuleForm({
   const id = useId();
   const [draft, setDraft] = useState<Draft>(() => toDraft(rule));
   const [problems, setProblems] = useState<Record<string, string>>({});
-  const server = serverFieldErrors(error);
+  // the replay's 422 on the rule's own fields (`match.params`…), shown on them like a save's
+  const [replayProblems, setReplayProblems] = useState<Record<string, string>>({});
+  const server = { ...replayProblems, ...serverFieldErrors(error) };
   const shown: Record<string, string> = { ...problems };
   const elsewhere: [string, string][] = [];
   for (const [field, message] of Object.entries(server)) {
@@ -46,16 +49,23 @@ export function RuleForm({
     if (SHOWN_FIELDS.has(key)) shown[key] = shown[key] ? `${shown[key]} ${message}` : message;
     else elsewhere.push([field, message]);
   }
-  const failure = error && Object.keys(server).length === 0 ? error : null;
+  const failure = error && Object.keys(serverFieldErrors(error)).length === 0 ? error : null;
   const set = <K extends keyof Draft>(key: K, value: Draft[K]) => setDraft((d) => ({ ...d, [key]: value }));
+
+  /** The rule as written, or null (its problems shown, the first one focused). */
+  const checkDraft = () => {
+    const checked = draftToRule(draft);
+    setProblems(checked.problems);
+    if (!checked.rule) document.getElementById(`${id}-${Object.keys(checked.problems)[0]}`)?.focus();
+    return checked.rule ?? null;
+  };
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
     if (saving) return;
-    const checked = draftToRule(draft);
-    setProblems(checked.problems);
-    if (checked.rule) onSubmit(checked.rule);
-    else document.getElementById(`${id}-${Object.keys(checked.problems)[0]}`)?.focus();
+    setReplayProblems({});
+    const rule = checkDraft();
+    if (rule) onSubmit(rule);
   };
 
   /** A labelled field with its hint and error (`name` is the server's field name). */
@@ -203,6 +213,13 @@ export function RuleForm({
           ),
         )}
       </fieldset>
+
+      <RuleReplay workflows={workflows} scopeWorkflow={draft.scopeWorkflow} check={checkDraft}
+        onRuleErrors={(errors) => {
+          setReplayProblems(errors);
+          const first = Object.keys(errors).map(FIELD_OF).find((f) => SHOWN_FIELDS.has(f));
+          if (first) document.getElementById(`${id}-${first}`)?.focus();
+        }} />
 
       {elsewhere.length > 0 ? (
         <div role="alert" className="notice notice--error">

@@ -2,6 +2,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { apiDelete, apiGet, apiPost, apiPut } from "../api/client";
 import type { PolicyVerdict } from "../approvals/types";
+import type { Replay } from "../regions/api";
 import type { EvaluateRequest, PolicyDefaults, PolicyList, PolicyRule, PolicyRuleIn } from "./types";
 
 export const policyKeys = {
@@ -78,5 +79,20 @@ export function useSaveDefaults() {
 export function useDryRun() {
   return useMutation<PolicyVerdict, unknown, EvaluateRequest>({
     mutationFn: (call) => apiPost<PolicyVerdict>("/api/policies/evaluate", call),
+  });
+}
+
+/** Body of `POST /api/policies/replay`: the rule being written and where to replay it (none: its scope's workflow, or the workspace's calls). */
+export interface PolicyReplayRequest {
+  rule: PolicyRuleIn;
+  workflow_id?: string | null;
+  step_id?: string | null;
+  tool?: string | null;
+}
+
+/** What the workspace's rules with this one added would have done to the latest decided calls (nothing is stored). */
+export function usePolicyReplay() {
+  return useMutation<Replay, unknown, PolicyReplayRequest>({
+    mutationFn: (body) => apiPost<Replay>("/api/policies/replay", body),
   });
 }

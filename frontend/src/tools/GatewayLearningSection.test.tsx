@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { snapshot } from "../dashboards/testFixtures";
 import { renderApp, stubSignedInFetch, testSession } from "../test/auth";
 import { errorResponse, jsonResponse, type RecordedCall } from "../test/utils";
+import { REPLAY } from "../regions/testFixtures";
 import type { GatewayAgentTool, GatewayTool, GatewayTools } from "./gatewayLearning";
 
 const EVIDENCE = { statistic: 3.1, threshold: 20, log_threshold: 3.0, e_value: 22.4,
@@ -99,6 +100,39 @@ describe("GatewayLearningSection", () => {
     await waitFor(() => expect(calls.some((c) => c.method === "PATCH")).toBe(true));
     expect(calls.find((c) => c.method === "PATCH")).toMatchObject({ url: "/api/gateway/tools/shop.add/pack",
                                                                    body: { enabled: true } });
+  });
+
+  it("folds its columns so the table stays readable, and shows a tool's regions when opened", async () => {
+    const { calls, user } = await openTools((call) =>
+      call.url === "/api/gateway/tools/shop.add/regions"
+        ? jsonResponse({ items: [{ id: "r-9", name: "small sums", when: "params.a < 10", order: 0, mode: "auto",
+                                   scope: "gateway", tool: "shop.add", identity: null, created_at: "2026-11-01T09:00:00Z",
+                                   updated_at: "2026-11-01T09:00:00Z", decisions: 31, acceptance: 1, e_value: 40,
+                                   threshold: 32.9, auto_ready: true, decisions_needed: 0, level: "AUTO",
+                                   alpha_share: 0.0304, scope_alpha: 0.05, condition_version: 1,
+                                   spot_checks: { decisions: 2, acceptance: 1 } }],
+                         proposals: [], max_regions: 8, min_decisions: 30 })
+        : call.url === "/api/gateway/tools/shop.add/replay"
+          ? jsonResponse(REPLAY)
+          : undefined);
+    const table = await screen.findByRole("table", { name: "Gateway tools" });
+    expect(within(table).getAllByRole("columnheader").map((h) => h.textContent)).toEqual(
+      ["Tool", "Level", "Decisions", "Statistic", "Mode", "Learned rules", "Actions"]);
+    expect(within(table).getAllByRole("row")[1]).toHaveTextContent("100% accepted");
+    expect(calls.some((c) => c.url.includes("/regions"))).toBe(false); // read when opened, not per tool listed
+    const open = screen.getByRole("button", { name: "Show the regions of shop.add" });
+    expect(open).toHaveAttribute("aria-expanded", "false");
+    await user.click(open);
+    const regions = await screen.findByRole("table", { name: "Regions of gateway tool shop.add, in their order" });
+    expect(within(regions).getAllByRole("row")[1]).toHaveTextContent("small sums");
+    expect(within(regions).getAllByRole("row")[1]).toHaveTextContent("AUTO (spot checks)");
+    expect(within(within(regions).getAllByRole("row")[1]).getByRole("button", { name: "Back to coaching region small sums" }))
+      .toBeInTheDocument();
+    const form = screen.getByRole("form", { name: "Add a region" });
+    await user.type(within(form).getByLabelText("Condition"), "agent == 'sum-bot'");
+    await user.click(within(form).getByRole("button", { name: "Replay" }));
+    expect(await within(form).findByRole("table", { name: /Replay of the condition/ })).toBeInTheDocument();
+    expect(calls.find((c) => c.url === "/api/gateway/tools/shop.add/replay")?.body).toEqual({ when: "agent == 'sum-bot'" });
   });
 
   it("is not shown to an operator", async () => {

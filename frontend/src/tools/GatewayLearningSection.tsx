@@ -14,6 +14,7 @@ import { ConfirmDialog } from "../dashboards/ConfirmDialog";
 import { DataTable, type Column } from "../dashboards/DataTable";
 import { ForceReason } from "../dashboards/ForceReason";
 import { formatCount, formatPackValue, formatRate } from "../format";
+import { RegionsSection } from "../regions/RegionsSection";
 import {
   targetName,
   useGatewayTools,
@@ -127,6 +128,25 @@ const OUTCOME: Record<string, string> = {
   always_review: "is pinned: every held call is reviewed, whatever the evidence.",
 };
 
+/** A gateway tool's regions, read when the lead opens them (one request per tool opened, not per tool listed). */
+function ToolRegions({ tool }: { tool: string }) {
+  const [open, setOpen] = useState(false);
+  const id = `gateway-regions-${tool.replace(/[^A-Za-z0-9_-]/g, "_")}`;
+  return (
+    <div className="gateway-regions__tool">
+      <button type="button" className="button button--secondary button--small" aria-expanded={open} aria-controls={id}
+        onClick={() => setOpen(!open)}>
+        {open ? "Hide" : "Show"} the regions of <code>{tool}</code>
+      </button>
+      {open ? (
+        <div id={id}>
+          <RegionsSection scope={{ kind: "gateway", tool }} level={4} />
+        </div>
+      ) : null}
+    </div>
+  );
+}
+
 /** The Tools page's section: the gateway tools' evidence and modes, and the identities' numbers. */
 export function GatewayLearningSection() {
   const tools = useGatewayTools(true);
@@ -158,18 +178,38 @@ export function GatewayLearningSection() {
       rowHeader: true,
       cell: (r) => (r.agent ? <span className="gateway-agent-row">for agent <code>{r.agent}</code></span> : <code>{r.tool}</code>),
     },
-    { header: "Level", cell: (r) => <LevelBadge level={r.m.level} /> },
-    { header: "AUTO-ready", cell: (r) => <AutoReadyFlag snapshot={r.m} /> },
-    { header: "Decisions", numeric: true, cell: (r) => formatCount(r.m.decisions) },
-    { header: "Acceptance", numeric: true, cell: (r) => formatRate(r.m.acceptance_rate) },
+    // folded in pairs (the level and AUTO-ready, decisions and acceptance, mode and spot checks) so that the table
+    // reads whole at 1280 px (issue #40 item 17)
+    {
+      header: "Level",
+      cell: (r) => (
+        <span className="stacked">
+          <LevelBadge level={r.m.level} />
+          <AutoReadyFlag snapshot={r.m} />
+        </span>
+      ),
+    },
+    {
+      header: "Decisions",
+      cell: (r) => (
+        <span className="stacked">
+          <span>{formatCount(r.m.decisions)}</span>
+          <span className="muted">{formatRate(r.m.acceptance_rate)} accepted</span>
+        </span>
+      ),
+    },
     { header: "Statistic", cell: (r) => <Statistic m={r.m} /> },
-    { header: "Spot checks", cell: (r) => <SpotChecks spot={r.spot} /> },
     {
       header: "Mode",
       cell: (r) => (
-        <span data-gateway-mode={r.mode}>
-          {gatewayModeLabel(r.mode, !!r.agent)}
-          {r.agent && r.effective !== r.mode ? <span className="muted"> (now {gatewayModeLabel(r.effective)})</span> : null}
+        <span className="stacked">
+          <span data-gateway-mode={r.mode}>
+            {gatewayModeLabel(r.mode, !!r.agent)}
+            {r.agent && r.effective !== r.mode ? <span className="muted"> (now {gatewayModeLabel(r.effective)})</span> : null}
+          </span>
+          <span className="muted">
+            Spot checks: <SpotChecks spot={r.spot} />
+          </span>
         </span>
       ),
     },
@@ -219,6 +259,18 @@ export function GatewayLearningSection() {
           rows={identities}
           rowKey={([name]) => name}
         />
+      ) : null}
+      {items.length ? (
+        <section aria-labelledby="gateway-regions-heading" className="gateway-regions">
+          <h3 id="gateway-regions-heading">Regions of each gateway tool</h3>
+          <p className="muted">
+            A region is a named condition over a tool's arguments (and the agent) with its own mode and evidence: the
+            calls where it holds may run unattended while the tool's other calls are still reviewed.
+          </p>
+          {items.map((t) => (
+            <ToolRegions key={t.tool} tool={t.tool} />
+          ))}
+        </section>
       ) : null}
       {asked ? (
         <ConfirmDialog

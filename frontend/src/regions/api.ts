@@ -1,0 +1,119 @@
+/**
+ * Regions of a tool scope (docs/autonomy.md#regions): a workflow's tool step or a gateway tool. Their list with the
+ * evidence and the proposals (GET …/regions), a region's changes (POST …/regions, PATCH / DELETE /api/regions/<id>,
+ * POST /api/regions/<id>/mode) and the replay of a condition before it is saved (POST …/replay). Leads only.
+ */
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { apiDelete, apiGet, apiPatch, apiPost } from "../api/client";
+import type { components } from "../api/schema";
+import { useSocketEvent, useWorkspaceRoom } from "../realtime/context";
+
+export { regionModeLabel, suggestionRegionText } from "./labels";
+
+type Schemas = components["schemas"];
+export type Region = Schemas["Region"];
+export type RegionList = Schemas["RegionList"];
+export type Proposal = Schemas["Proposal"];
+export type Replay = Schemas["Replay"];
+export type ReplayLink = Schemas["ReplayLink"];
+export type Tally = Schemas["Tally"];
+export type RegionMode = Region["mode"];
+export type SuggestionRegion = Schemas["SuggestionRegion"];
+
+/** Whose regions: a workflow's tool step, or a gateway tool. */
+export type RegionScope = { kind: "step"; workflowId: string; stepId: string } | { kind: "gateway"; tool: string };
+
+const path = encodeURIComponent;
+
+/** The scope's routes' common part: `/api/workflows/<id>/steps/<step>` or `/api/gateway/tools/<tool>`. */
+export function scopePath(scope: RegionScope): string {
+  return scope.kind === "step"
+    ? `/api/workflows/${path(scope.workflowId)}/steps/${path(scope.stepId)}`
+    : `/api/gateway/tools/${path(scope.tool)}`;
+}
+
+/** "step refund" or "gateway tool shop.add": what the section's names say. */
+export function scopeName(scope: RegionScope): string {
+  return scope.kind === "step" ? `step ${scope.stepId}` : `gateway tool ${scope.tool}`;
+}
+
+export const regionKeys = {
+  all: ["regions"] as const,
+  list: (scope: RegionScope) => ["regions", scopePath(scope)] as const,
+};
+
+/** The scope's regions and proposals, refetched when a region changes (a lead's change, a demotion) or a decision counts. */
+export function useRegions(scope: RegionScope, enabled = true) {
+  const queryClient = useQueryClient();
+  useWorkspaceRoom();
+  const refresh = () => void queryClient.invalidateQueries({ queryKey: regionKeys.all });
+  useSocketEvent("region_changed", refresh);
+  useSocketEvent("metrics_update", refresh);
+  return useQuery({
+    queryKey: regionKeys.list(scope),
+    enabled,
+    queryFn: ({ signal }) => apiGet<RegionList>(`${scopePath(scope)}/regions`, { signal }),
+  });
+}
+
+export interface RegionDraft {
+  name: string;
+  when: string;
+  order?: number;
+}
+
+export function useCreateRegion(scope: RegionScope) {
+  const queryClient = useQueryClient();
+  return useMutation<Region, unknown, RegionDraft>({
+    mutationFn: (body) => apiPost<Region>(`${scopePath(scope)}/regions`, body),
+    onSuccess: () => void queryClient.invalidateQueries({ queryKey: regionKeys.all }),
+  });
+}
+
+export function useUpdateRegion() {
+  const queryClient = useQueryClient();
+  return useMutation<Region, unknown, { id: string } & Partial<RegionDraft>>({
+    mutationFn: ({ id, ...body }) => apiPatch<Region>(`/api/regions/${path(id)}`, body),
+    onSuccess: () => void queryClient.invalidateQueries({ queryKey: regionKeys.all }),
+  });
+}
+
+export function useDeleteRegion() {
+  const queryClient = useQueryClient();
+  return useMutation<unknown, unknown, { id: string }>({
+    mutationFn: ({ id }) => apiDelete(`/api/regions/${path(id)}`),
+    onSuccess: () => void queryClient.invalidateQueries({ queryKey: regionKeys.all }),
+  });
+}
+
+export interface RegionModeChange {
+  region: Region;
+  mode: RegionMode;
+  force?: boolean;
+  reason?: string;
+}
+
+export function useSetRegionMode() {
+  const queryClient = useQueryClient();
+  return useMutation<Region, unknown, RegionModeChange>({
+    mutationFn: ({ region, mode, force, reason }) =>
+      apiPost<Region>(`/api/regions/${path(region.id)}/mode`, force ? { mode, force: true, reason } : { mode }),
+    onSettled: () => void queryClient.invalidateQueries({ queryKey: regionKeys.all }),
+  });
+}
+
+/**
+ * The replay of a condition over the scope's latest decided calls (nothing is stored): a query keyed by the
+ * condition, so an answer for an older text never overwrites a newer one; the last answer stays shown while the
+ * next one loads.
+ */
+export function useReplay(scope: RegionScope, when: string) {
+  return useQuery({
+    queryKey: ["replay", scopePath(scope), when] as const,
+    enabled: when.trim() !== "",
+    placeholderData: keepPreviousData,
+    retry: false,
+    staleTime: 30_000,
+    queryFn: ({ signal }) => apiPost<Replay>(`${scopePath(scope)}/replay`, { when }, { signal }),
+  });
+}
