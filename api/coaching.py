@@ -29,7 +29,7 @@ class CoachingStartArgs(StartArgs):
 # a suggestion's status: pending until decided, superseded (a correction or recovery replaced it), timed_out
 # held: decided on a risky call and held for the undo window (docs/web-app.md "Undo"), pending again after an undo
 SUGGESTION_STATUSES = ("pending", "held", "decided", "superseded", "timed_out")
-PURPOSES = ("coaching", "spot_check", "correction")
+PURPOSES = ("coaching", "spot_check", "correction", "check")
 
 
 class SuggestionSchema(Shape):
@@ -50,7 +50,9 @@ class SuggestionSchema(Shape):
         "description": "definition | correction_pack:<id> | llm (an agent's call as it wrote it)"})
     status = one_of(SUGGESTION_STATUSES, required=True, metadata={"description": "timed_out: its deadline fired"})
     version = fields.Integer(required=True)
-    purpose = one_of(PURPOSES, metadata={"description": "correction: after a reject"})
+    purpose = one_of(PURPOSES, metadata={
+        "description": "correction: after a reject; check: a check suggestion (one param set to a value reviewers "
+                       "corrected away; it never runs, docs/autonomy.md#check-suggestions)"})
     policy = fields.Nested(VerdictSchema, allow_none=True, metadata={
         "description": "the policy's verdict on the suggested call, with its explanation (as POST "
                        "/api/policies/evaluate answers); accepting or correcting a denied call is a 409"})
@@ -125,9 +127,21 @@ class DecisionRecordSchema(Shape):
                        "POST .../coaching/undo takes it back. null: it acted at once"})
 
 
+class CheckResultSchema(Shape):
+    result = one_of(("miss", "catch"), allow_none=True, required=True, metadata={
+        "description": "miss: the check was accepted; catch: rejected, corrected or done by hand; null: skipped"})
+    param = fields.String(required=True, metadata={"description": "the param the check changed"})
+    shown = fields.Raw(allow_none=True, metadata={"description": "the value it showed: one reviewers corrected away"})
+    real = fields.Raw(allow_none=True, metadata={"description": "the real suggestion's value"})
+    message = fields.String(required=True)
+
+
 class DecisionResultSchema(Shape):
     ok = StrictBoolean(required=True)
     decision = fields.Nested(DecisionRecordSchema, required=True)
+    check = fields.Nested(CheckResultSchema, metadata={
+        "description": "the suggestion decided was a check (docs/autonomy.md#check-suggestions): nothing ran, and "
+                       "the real suggestion is the execution's next"})
     execution = fields.Nested(ExecutionUpdateSchema, required=True)
     stats = fields.Nested(StatsSchema, required=True)
 

@@ -37,6 +37,9 @@ class EvidenceSchema(Shape):
     test = fields.String()
     accepted_since_restart = fields.Integer()
     counted_since_restart = fields.Integer()
+    attentive_since_restart = fields.Integer(metadata={
+        "description": "of counted_since_restart, the decisions by attentive operators (docs/autonomy.md"
+                       "#check-suggestions)"})
     drop_statistic = fields.Float()
     drop_alarm = StrictBoolean()
 
@@ -78,6 +81,11 @@ class SnapshotSchema(Schema):
     window_decisions = fields.Integer()
     to_auto = fields.Nested(ToAutoSchema, metadata={"description": "how far from AUTO-ready"})
     evidence = fields.Nested(EvidenceSchema)
+    evidence_decisions = fields.Integer(metadata={
+        "description": "the decisions in the readiness test since it last restarted (skips and, where the workspace "
+                       "takes evidence from attentive operators only, the others' decisions are not)"})
+    attentive_decisions = fields.Integer(metadata={
+        "description": "of evidence_decisions, those by operators who were attentive when they decided"})
     decisions_needed = fields.Integer(allow_none=True, metadata={
         "description": "decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now)"})
 
@@ -99,6 +107,9 @@ class WorkflowMetricsSchema(SnapshotSchema):
     current_version = fields.Nested(VersionMetricsSchema, metadata={"description": "the detail only"})
     spot_checks = fields.Nested(SnapshotSchema)
     series = fields.List(fields.Nested(SeriesPointSchema))
+    evidence_from = one_of(("all", "attentive"), metadata={
+        "description": "the detail only: the workspace's setting (GET /api/workspace/reviews); attentive: only "
+                       "attentive operators' decisions count in the readiness tests"})
 
 
 class WorkflowMetricsList(Schema):
@@ -185,7 +196,10 @@ class StepDecisionSchema(Schema):
     outcome = one_of((FAILED_STEP,), allow_none=True, metadata={"description": "step_failed: the correction's step "
                                                                            "then failed because of it"})
     counted = StrictBoolean(required=True, metadata={
-        "description": "whether the readiness test counts it (a skip is not counted)"})
+        "description": "whether the readiness test counts it (a skip is not counted, nor, where the workspace takes "
+                       "evidence from attentive operators only, a decision by an operator below the bars)"})
+    attentive = StrictBoolean(metadata={
+        "description": "its operator was attentive when they decided (docs/autonomy.md#check-suggestions)"})
     evidence = fields.Nested(DecisionEffectSchema, allow_none=True, metadata={
         "description": "what it did to the scope's evidence; null when the evidence restarted since (a demotion, a "
                        "clear drop) or the decision is still held for its undo window"})
@@ -232,14 +246,33 @@ class ReviewerSchema(Shape):
     operator = fields.String(required=True, metadata={"description": "the deciding user's email"})
     decisions = fields.Integer(required=True, metadata={"description": "their decisions, of every kind"})
     accepts = fields.Integer(required=True)
-    median_ms = fields.Float(required=True, metadata={
+    median_ms = fields.Float(required=True, allow_none=True, metadata={
         "description": "the median time to decide, from when the suggestion was shown (the mean of the two middle "
-                       "ones for an even count)"})
-    p90_ms = fields.Float(required=True, metadata={
+                       "ones for an even count); null: no decision (they decided only checks here)"})
+    p90_ms = fields.Float(required=True, allow_none=True, metadata={
         "description": "the nearest-rank 90th percentile: 90% of their decisions took at most this"})
     fast_accepts = fields.Integer(required=True, metadata={"description": "their accepts faster than the floor"})
     fast_accept_share = fields.Float(required=True, allow_none=True, metadata={
         "description": "fast_accepts / accepts (null: no accept)"})
+    checks = fields.Nested(lambda: ReviewerChecksSchema(), required=True, metadata={
+        "description": "their check suggestions across the workspace, and whether they are attentive now"})
+
+
+class ReviewerChecksSchema(Shape):
+    """One operator's check figures across the workspace (core/coaching/checks.py, docs/autonomy.md#check-suggestions)."""
+
+    checks = fields.Integer(required=True, metadata={"description": "checks they decided with an outcome (not skips)"})
+    catches = fields.Integer(required=True, metadata={"description": "rejected, corrected or done by hand"})
+    misses = fields.Integer(required=True, metadata={"description": "accepted"})
+    catch_rate = fields.Float(required=True, allow_none=True, metadata={"description": "catches / checks; null: none"})
+    accepts = fields.Integer(required=True, metadata={
+        "description": "their accepts counted for the fast-accept bar (from when checks or the restriction were on)"})
+    fast_accepts = fields.Integer(required=True, metadata={"description": "of those, under the floor when made"})
+    fast_accept_share = fields.Float(required=True, allow_none=True, metadata={
+        "description": "fast_accepts / accepts; null: no accept counted"})
+    attentive = StrictBoolean(required=True, metadata={
+        "description": "at least min_checks checks, catch_rate >= min_catch_rate and fast_accept_share <= "
+                       "max_fast_share (GET /api/workspace/reviews)"})
 
 
 class ReviewersSchema(Shape):
@@ -252,6 +285,9 @@ class ReviewersSchema(Shape):
     scopes = fields.List(fields.String(), required=True, metadata={
         "description": "the step ids (and `<step>:<tool>`) step_id may name"})
     decisions = fields.Integer(required=True, metadata={"description": "the decisions counted, all operators"})
+    evidence_from = one_of(("all", "attentive"), required=True, metadata={
+        "description": "the workspace's setting: attentive, only attentive operators' decisions are readiness "
+                       "evidence"})
     items = fields.List(fields.Nested(ReviewerSchema), required=True, metadata={"description": "by operator"})
 
 

@@ -15,6 +15,15 @@ class StrictBoolean(fields.Boolean):
         return value
 
 
+class StrictFloat(fields.Float):
+    """A JSON number, nothing else: marshmallow's Float also takes the string "0.1"."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.make_error("invalid", input=value)
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
 def one_of(values, **kwargs) -> fields.String:
     """A string field whose values are listed in the OpenAPI document as its `enum` (and checked on input)."""
     return fields.String(validate=validate.OneOf(tuple(values)), **kwargs)

@@ -5,7 +5,8 @@ lists; admins replace them (audited). The rules are core/outbound's.
 back (core/coaching/undo.py). Operators read it (the panel shows the countdown); admins set it (audited).
 
 /api/workspace/reviews: the floor under which an accept counts as fast on the reviewers' figures
-(core/coaching/attention.py, GET /api/metrics/workflows/<id>/reviewers). Every member reads it; leads set it (audited).
+(core/coaching/attention.py, GET /api/metrics/workflows/<id>/reviewers), the rate of check suggestions and the bars
+of evidence from attentive operators (core/coaching/checks.py). Every member reads them; leads set them (audited).
 
 /api/workspace/gateway: the built-in tools this workspace's agents may call through the MCP gateway, as `coach.<tool>`
 (services/gateway/builtins.py; default none). Leads read it; admins choose (audited).
@@ -17,8 +18,8 @@ from marshmallow import Schema, fields, validate
 
 from api.base import Blueprint
 from api.context import operator, requires, services, workspace_id
-from api.schemas import StrictBoolean
-from core.coaching import attention
+from api.schemas import StrictBoolean, StrictFloat, one_of
+from core.coaching import attention, checks
 from core.coaching.undo import MAX_WINDOW_S
 from core.tools import RISKS
 from services.coaching import held
@@ -92,14 +93,32 @@ class UndoWindow(MethodView):
 
 
 class ReviewFloorSchema(Schema):
-    attentive_floor_ms = fields.Integer(required=True, allow_none=True, strict=True, validate=validate.Range(
+    attentive_floor_ms = fields.Integer(allow_none=True, strict=True, validate=validate.Range(
         min=attention.MIN_FLOOR_MS, max=attention.MAX_FLOOR_MS), metadata={
         "description": "milliseconds: an accept made faster than this (from when its suggestion was shown) counts as "
                        "a fast accept on the reviewers' figures; PUT null: back to the default"})
+    check_rate = StrictFloat(allow_none=True, validate=validate.Range(min=0, max=checks.MAX_CHECK_RATE), metadata={
+        "description": "the share of coaching suggestions shown as check suggestions (one param set to a value "
+                       "reviewers corrected away before; never run): 0 off (the default), at most 0.2; PUT null: "
+                       "back to the default"})
+    evidence_from = one_of(checks.EVIDENCE_FROM, allow_none=True, metadata={
+        "description": "all (the default): every decision is readiness evidence; attentive: only decisions by "
+                       "operators who clear the bars below count in the readiness tests of workflows, steps and "
+                       "regions"})
+    min_checks = fields.Integer(allow_none=True, strict=True, validate=validate.Range(min=1, max=10_000), metadata={
+        "description": "checks with an outcome an operator must have had before their catch rate counts (default 5)"})
+    min_catch_rate = StrictFloat(allow_none=True, validate=validate.Range(min=0, max=1), metadata={
+        "description": "the catch rate (caught checks / checks) an attentive operator has at least (default 0.8)"})
+    max_fast_share = StrictFloat(allow_none=True, validate=validate.Range(min=0, max=1), metadata={
+        "description": "the share of their accepts under the floor an attentive operator has at most (default 0.5)"})
     default_ms = fields.Integer(dump_only=True, metadata={"description": "the default floor"})
     min_ms = fields.Integer(dump_only=True, metadata={"description": "the lowest floor a lead may set"})
     max_ms = fields.Integer(dump_only=True, metadata={"description": "the highest floor a lead may set"})
-    workspace = fields.Boolean(dump_only=True, metadata={"description": "whether this workspace set its own"})
+    max_check_rate = StrictFloat(dump_only=True, metadata={"description": "the highest check_rate a lead may set"})
+    defaults = fields.Dict(dump_only=True, metadata={
+        "description": "each check and evidence setting's default (check_rate, evidence_from, min_checks, "
+                       "min_catch_rate, max_fast_share)"})
+    workspace = fields.Boolean(dump_only=True, metadata={"description": "whether this workspace set its own floor"})
 
 
 @blp.route("/reviews")
@@ -114,8 +133,10 @@ class ReviewFloor(MethodView):
     @blp.arguments(ReviewFloorSchema)
     @blp.response(200, ReviewFloorSchema)
     def put(self, args):
+        """Set any of the settings (those left out stay as they are; null: back to the default), audited
+        `attentive_floor` (the floor) and `review_settings` (the others). A body with none of them is a 422."""
         with services().db.transaction() as session:
-            return reviewers.set_floor(session, workspace_id(), args["attentive_floor_ms"], operator())
+            return reviewers.set_settings(session, workspace_id(), args, operator())
 
 
 class BuiltinToolSchema(Schema):

@@ -156,14 +156,17 @@ def cusum_steps(p0: float) -> tuple[float, float]:
 
 
 class Evidence:
-    """The sequential test's state: accepts and counted decisions since the last restart, and the CUSUM."""
+    """The sequential test's state: accepts and counted decisions since the last restart, and the CUSUM; and how
+    many of those counted decisions came from attentive operators (docs/autonomy.md#check-suggestions: said with
+    the evidence, not part of the test)."""
 
-    __slots__ = ("accepted", "counted", "drop")
+    __slots__ = ("accepted", "counted", "drop", "attentive")
 
-    def __init__(self, accepted: int = 0, counted: int = 0, drop: float = 0.0):
+    def __init__(self, accepted: int = 0, counted: int = 0, drop: float = 0.0, attentive: int = 0):
         self.accepted, self.counted, self.drop = int(accepted), int(counted), float(drop)
+        self.attentive = int(attentive)
 
-    def record(self, accepted: bool, p0: float, alpha: float) -> None:
+    def record(self, accepted: bool, p0: float, alpha: float, attentive: bool = False) -> None:
         """One counted (non-skip) decision. The CUSUM at log(1/alpha) holds readiness back (and is the demotion
         test); at RESTART * log(1/alpha) the drop is taken as real and the promotion evidence restarts."""
         up, down = cusum_steps(p0)
@@ -174,6 +177,7 @@ class Evidence:
         self.drop = drop if drop > 0.0 else 0.0
         self.counted += 1
         self.accepted += accepted
+        self.attentive += attentive
 
     def alarm(self, alpha: float) -> bool:
         """The CUSUM says acceptance dropped below p0, at level alpha (the demotion test)."""
@@ -183,24 +187,28 @@ class Evidence:
         return not self.alarm(alpha) and promotion_ready(self.accepted, self.counted, p0, alpha)
 
     def restart(self) -> None:
-        self.accepted = self.counted = 0
+        self.accepted = self.counted = self.attentive = 0
         self.drop = 0.0
 
     def log_e(self, p0: float) -> float:
         return log_e_promote(self.accepted, self.counted, p0)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"accepted": self.accepted, "counted": self.counted, "drop": self.drop}
+        return {"accepted": self.accepted, "counted": self.counted, "drop": self.drop, "attentive": self.attentive}
 
     def to_json(self) -> str:
-        return f'{{"accepted":{self.accepted},"counted":{self.counted},"drop":{self.drop!r}}}'
+        return (f'{{"accepted":{self.accepted},"counted":{self.counted},"drop":{self.drop!r},'
+                f'"attentive":{self.attentive}}}')
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Evidence:
         drop = float(d.get("drop", 0.0))
         if not math.isfinite(drop) or drop < 0:
             drop = 0.0
-        return cls(max(0, int(d.get("accepted", 0))), max(0, int(d.get("counted", 0))), drop)
+        counted = max(0, int(d.get("counted", 0)))
+        return cls(max(0, int(d.get("accepted", 0))), counted, drop,
+                   min(counted, max(0, int(d.get("attentive", 0)))))
 
     def __repr__(self) -> str:
-        return f"Evidence(accepted={self.accepted}, counted={self.counted}, drop={self.drop:.3f})"
+        return (f"Evidence(accepted={self.accepted}, counted={self.counted}, drop={self.drop:.3f}, "
+                f"attentive={self.attentive})")

@@ -52,15 +52,20 @@ class MetricsState:
     def record_suggestion(self) -> None:
         self.counters.record_suggestion()
 
-    def record_decision(self, kind: str, latency_ms: float | None = None) -> None:
+    def record_decision(self, kind: str, latency_ms: float | None = None, *, evidence: bool = True,
+                        attentive: bool = False) -> None:
+        """Count one decision. `evidence` False: in the counters, window and latency only, not in the sequential
+        test (a decision by an operator below the lead's bars, where the workspace takes its evidence from attentive
+        operators: docs/autonomy.md#check-suggestions). `attentive`: it came from an attentive operator."""
         check_kind(kind)  # before any mutation, so a bad kind leaves the state untouched
         if latency_ms is not None:
             self.latency.add(latency_ms)
         self._assessed = self._viewed = None
         self.counters.record(kind)
         self.window.append(kind)
-        if kind != SKIP:
-            self.evidence.record(kind == ACCEPT, self.thresholds.auto_acceptance, self.thresholds.auto_alpha)
+        if kind != SKIP and evidence:
+            self.evidence.record(kind == ACCEPT, self.thresholds.auto_acceptance, self.thresholds.auto_alpha,
+                                 attentive)
 
     def restart_evidence(self) -> None:
         """Forget the sequential tests' evidence (at a demotion): AUTO-ready again only on new evidence."""
@@ -90,6 +95,9 @@ class MetricsState:
                 "threshold": round(1.0 / t.auto_alpha, 4), "log_threshold": round(math.log(1.0 / t.auto_alpha), 4),
                 "decisions_needed_if_all_accepted": needed, "test": TEST_NAME,
                 "accepted_since_restart": e.accepted, "counted_since_restart": e.counted,
+                # how many of the decisions in the test came from attentive operators (checks' catch rate and
+                # decision times above the lead's bars, docs/autonomy.md#check-suggestions)
+                "attentive_since_restart": e.attentive,
                 "drop_statistic": round(e.drop, 4), "drop_alarm": e.alarm(t.auto_alpha)}
 
     def confidence(self) -> float:
@@ -118,6 +126,9 @@ class MetricsState:
             },
             "thresholds": self.thresholds.to_dict(),
             "evidence": self.evidence_view(),
+            # the decisions in the readiness test (since it last restarted) and how many came from attentive
+            # operators (docs/autonomy.md#check-suggestions)
+            "evidence_decisions": self.evidence.counted, "attentive_decisions": self.evidence.attentive,
         }
         # every bar at once, if all the next decisions are accepts (core.coaching.autonomy.decisions_needed)
         body["decisions_needed"] = decisions_needed(body)

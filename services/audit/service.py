@@ -47,7 +47,7 @@ ACTIONS = ("login", "login_failed", "decision", "correction", "promotion", "demo
            "llm_provider_change", "agent_answer", "undo_window", "decision_undo", "decision_release",
            "notification_route_create", "notification_route_update", "notification_route_delete",
            "webhook_endpoint_create", "webhook_endpoint_update", "webhook_endpoint_delete",
-           "slack_settings_change", "slack_user_id_change")
+           "slack_settings_change", "slack_user_id_change", "review_settings", "check_result")
 HASHED = ("workspace_id", "seq", "actor", "action", "target_type", "target_id", "execution_id", "before", "after",
           "result", "created_at")
 STREAM_BATCH = 500

@@ -8,7 +8,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from core.coaching import decisions as D
+from core.coaching import checks as C, decisions as D
 from core.coaching.counters import DECISIONS
 from core.coaching.soundness import correction_problems, name_missing_fields
 from core.errors import Conflict, NotFound, ValidationFailed
@@ -17,16 +17,15 @@ from core.tools import ToolRegistry, schema_errors
 from core.workflow import WorkflowDef
 from services.agents import replies as agent_replies, service as agent
 from services.audit import service as audit
-from services.coaching import corrections, held, service as coaching
+from services.coaching import checks, corrections, held, service as coaching
 from services.coaching.models import Decision, Suggestion
 from services.executions import service as executions
 from services.executions.models import Execution
-from services.metrics import evidence, service as metrics
+from services.metrics import evidence
 from services.notifications import outbox as notification_outbox
 from services.notifier import Events, jsonable
 from services.orm import utcnow
 from services.policies import service as policies
-from services.regions import service as regions
 from services.workflows.models import Workflow
 from services.workflows.service import DefinitionCache
 
@@ -129,6 +128,9 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
     step = defn.step(sug.step_id)
     if kind == "correct" and sug.kind != "tool_call":
         _check_sound(sug, step, body["correction"], tools)
+    if sug.purpose == C.PURPOSE:  # a check never runs: no policy, no hold, counted for its operator only
+        return checks.decide(session, ex, defn, step, sug, kind, body, operator, latency_ms, now, events, tools,
+                             workspace_id, idempotency_key)
     if kind in ("accept", "correct"):
         # the call that would run is judged now, under the rules of now: a denied call is never run
         params = sug.params if kind == "accept" else body["correction"]
@@ -172,9 +174,7 @@ def decide(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
                  result=kind)
     if held_until is None:  # a held decision is counted when it is released: one taken back never counts
         executions.count_stat(ex, D.STAT_OF[kind])
-        region_spot = regions.count_suggestion(session, sug, kind, latency_ms, metrics.workflow_thresholds(wf), events)
-        evidence.count_decision(session, defn, ex, wf, sug, kind, latency_ms, operator, events,
-                                region_spot=region_spot)
+        decision.evidence = evidence.count_person(session, defn, ex, wf, sug, kind, latency_ms, operator, events)
     # the answer's start: `answer` adds where the execution then stands, once the transaction has gone on (or not)
     response = {"ok": True, "decision": jsonable({
         "decision_id": decision.id, "suggestion_id": sug.id, "decision": kind, "operator": operator,

@@ -4,9 +4,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ForeignKey, Index, Integer, String, Text, UniqueConstraint, text
+from sqlalchemy import ForeignKey, Index, Integer, String, Text, UniqueConstraint, or_, text
 from sqlalchemy.orm import Mapped, mapped_column
 
+from core.coaching.checks import DECISION_OUTCOMES as CHECK_OUTCOMES
 from services.orm import Base, FilledAtInit, JsonType, UtcDateTime, new_id, utcnow
 
 
@@ -29,7 +30,7 @@ class Suggestion(FilledAtInit, Base):
     source: Mapped[str] = mapped_column(String(80), default="definition")
     status: Mapped[str] = mapped_column(String(16), default="pending")
     version: Mapped[int] = mapped_column(Integer, default=1)
-    purpose: Mapped[str] = mapped_column(String(16), default="coaching")  # coaching | spot_check | correction
+    purpose: Mapped[str] = mapped_column(String(16), default="coaching")  # coaching | spot_check | correction | check
     # the policy's verdict on the suggested call, with its explanation (services.policies.service.for_step)
     policy: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
@@ -45,6 +46,9 @@ class Suggestion(FilledAtInit, Base):
     # (services/regions, migration 0037); NULL: in no region
     region_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
     region_version: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # a check suggestion's change (core.coaching.checks.CheckChange: param, shown, real; migration 0039), never shown
+    # with it; NULL on every other suggestion
+    check_change: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)
     # optimistic concurrency: every UPDATE checks and bumps `version`, so a change made from a stale read (a
     # decision on a suggestion another transaction decided meanwhile) fails instead of overwriting
     __mapper_args__ = {"version_id_col": version}
@@ -81,7 +85,18 @@ class Decision(FilledAtInit, Base):
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     # step_failed: the corrected step (or a step reading it) then failed because of the correction, which no
     # longer counts in the step's correction pack (core.coaching.soundness; migration 0026)
+    # (a check's decision: check_miss, check_catch or check_none, core.coaching.checks.OUTCOMES; migration 0039)
     outcome: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    # whether it is readiness evidence, judged when it counted (services.metrics.evidence.attention_of; migration
+    # 0039): attentive (by an attentive operator), counted (by another, every decision counting), left_out (by
+    # another, the workspace taking evidence from attentive operators only); NULL: not judged (checks and the
+    # restriction off), counted
+    evidence: Mapped[str | None] = mapped_column(String(16), nullable=True)
+
+
+def not_a_check():
+    """SQL: a decision that is no check's (those are nobody's evidence: core/coaching/checks.py)."""
+    return or_(Decision.outcome.is_(None), Decision.outcome.not_in(CHECK_OUTCOMES))
 
 
 class CorrectionPack(FilledAtInit, Base):

@@ -11,7 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core import gates as G
-from core.coaching import autonomy, decisions as D
+from core.coaching import autonomy, checks as C, decisions as D
 from core.coaching.rules import apply_rules
 from core.errors import Conflict
 from core.execution import states as S
@@ -21,7 +21,7 @@ from core.templating import TemplateFailure
 from core.tools import ToolRegistry
 from core.workflow import StepDef, WorkflowDef
 from services.audit import service as audit
-from services.coaching import corrections
+from services.coaching import checks, corrections
 from services.coaching.models import Suggestion
 from services.executions import gates, service as executions
 from services.executions.models import Execution
@@ -113,23 +113,42 @@ def learned(session: Session, wf: Workflow, step_id: str, rendered: Any) -> tupl
 
 
 def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: StepDef, purpose: str,
-                    events: Events, tools: ToolRegistry, *, params: Any = None, rationale: str = "") -> Suggestion:
-    """Stop before `step` and ask a human. Raises TemplateFailure when the params cannot be rendered."""
+                    events: Events, tools: ToolRegistry, *, params: Any = None, rationale: str = "",
+                    rng: random.Random | None = None) -> Suggestion:
+    """Stop before `step` and ask a human. Raises TemplateFailure when the params cannot be rendered. `rng`: the
+    runner's generator, which draws whether a coaching suggestion is shown as a check instead (the workspace's
+    check_rate, docs/autonomy.md#check-suggestions); without it, never."""
     state = executions.to_state(ex)
     rendered = resolve_params(step, state) if params is None else params
     source = "definition"
     suggested = rendered
     wf = session.get(Workflow, ex.workflow_id)
+    applied = []
     if params is None:
         suggested, pack_id, applied = learned(session, wf, step.id, rendered)
         if applied:
             source = f"correction_pack:{pack_id}"
             changed = ", ".join(f"{r.field} → {r.after!r}" for r in applied)
             rationale = f"Learned from {applied[0].count} earlier corrections: {changed}."
+    change, verdict = None, None
+    if rng is not None and purpose == "coaching" and params is None and wf.kind != "plan" and step.type == "action":
+        change = checks.draw(session, ex.workspace_id, ex.workflow_id, step.id, suggested, rng)
+        if change is not None:
+            shown = C.shown_params(suggested, change)
+            verdict = policies.judge(session, tools, ex, step, shown)
+            if verdict["effect"] == "deny":
+                change = verdict = None  # a check whose value a policy denies would give itself away
+            else:
+                suggested, purpose = shown, C.PURPOSE
+                if any(r.field == change.param for r in applied):  # the learned rule's line would contradict it
+                    source, rationale = "definition", ""
     scopes = metrics.plan_scopes(step.tool) if wf.kind == "plan" else \
         metrics.workflow_scopes(ex.workflow_id, ex.workflow_version, step.id)
-    counted = metrics.record_suggestion(session, ex.workspace_id, scopes, metrics.workflow_thresholds(wf))
-    confidence = counted[scopes[-1]].confidence()  # the step's (a plan's: its tool's)
+    if change is None:
+        counted = metrics.record_suggestion(session, ex.workspace_id, scopes, metrics.workflow_thresholds(wf))
+        confidence = counted[scopes[-1]].confidence()  # the step's (a plan's: its tool's)
+    else:  # a check is no suggestion of the step's: it counts nowhere but for whoever decides it
+        confidence = metrics.load(session, ex.workspace_id, *scopes[-1], metrics.workflow_thresholds(wf)).confidence()
     now = utcnow()
     deadline = G.deadline(now, step.human_timeout)
     sug = Suggestion(
@@ -138,8 +157,9 @@ def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: St
         definition_params=rendered, confidence=confidence, source=source, purpose=purpose,
         rationale=rationale or (f"Spot check of an AUTO run: {step.name}" if purpose == "spot_check"
                                 else f"Step {step.name!r} runs {step.tool} with these params."),
+        check_change=change.to_dict() if change is not None else None,
     )
-    sug.policy = policies.judge(session, tools, ex, step, suggested) if step.type == "action" else None
+    sug.policy = verdict or (policies.judge(session, tools, ex, step, suggested) if step.type == "action" else None)
     if wf.kind != "plan" and step.type == "action":
         scope = regions.regions_of(session, ex.workspace_id, regions.STEP, regions.step_key(ex.workflow_id, step.id))
         if scope:
@@ -150,7 +170,8 @@ def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: St
     ex.gate = {"kind": kind, "step_id": step.id, "suggestion_id": sug.id, **gates.armed(kind, step.human_timeout, now)}
     if purpose != "correction":
         executions.set_status(ex, "await_decision")
-    executions.count_stat(ex, "suggestions_made")
+    if change is None:
+        executions.count_stat(ex, "suggestions_made")
     payload = view(sug, tools, step, regions.ref(session, sug))
     events.add("coaching_suggestion", payload, execution=ex.id, workspace=ex.workspace_id)
     events.latest("coaching_stats", {"execution_id": ex.id, **executions.stats_of(ex)}, execution=ex.id, plain=True)

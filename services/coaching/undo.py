@@ -24,10 +24,9 @@ from services.coaching import decisions, held, service as coaching
 from services.coaching.models import Decision, Suggestion
 from services.executions import gates, service as executions
 from services.executions.models import Execution
-from services.metrics import evidence, service as metrics
+from services.metrics import evidence
 from services.notifier import Events, jsonable
 from services.orm import utcnow
-from services.regions import service as regions
 from services.workflows.models import Workflow
 from services.workflows.service import DefinitionCache
 
@@ -71,10 +70,8 @@ def release(session: Session, definitions: DefinitionCache, tools: ToolRegistry,
     decisions.act(session, ex, defn, step, sug, kind, body, decision.operator, now, events, tools,
                   ex.workspace_id, sug.purpose == "correction")
     executions.count_stat(ex, D.STAT_OF[kind])
-    region_spot = regions.count_suggestion(session, sug, kind, decision.latency_ms, metrics.workflow_thresholds(wf),
-                                           events)
-    evidence.count_decision(session, defn, ex, wf, sug, kind, decision.latency_ms, decision.operator, events,
-                            region_spot=region_spot)
+    decision.evidence = evidence.count_person(session, defn, ex, wf, sug, kind, decision.latency_ms,
+                                              decision.operator, events)
     audit.record(session, ex.workspace_id, SYSTEM, "decision_release", target_type="suggestion", target_id=sug.id,
                  execution_id=ex.id, before={"decision": kind, "operator": decision.operator,
                                              "held_until": gate.get("deadline")},

@@ -20,7 +20,9 @@ from services.orm import utcnow
 from services.workflows.models import Workflow
 
 # a suggestion's purpose as the queue names its kinds
-SUGGESTION_KINDS = {"suggestion": "coaching", "spot_check": "spot_check", "correction_request": "correction"}
+# (a check suggestion is a suggestion to whoever decides it: core/coaching/checks.py)
+SUGGESTION_KINDS = {"suggestion": ("coaching", "check"), "spot_check": ("spot_check",),
+                    "correction_request": ("correction",)}
 QUESTION_KINDS = ("human_input", "clarification")
 # A row of either list shows its execution's status, mode, variables and gate, never its steps: the steps column
 # (every step's state and output, turned into StepStates when loaded) is left unread.
@@ -73,7 +75,7 @@ def suggestions(session: Session, workspace_id: str, f: Filters, *, page: int = 
     if f.kind in QUESTION_KINDS:
         return [], 0
     if f.kind:
-        where.append(Suggestion.purpose == SUGGESTION_KINDS[f.kind])
+        where.append(Suggestion.purpose.in_(SUGGESTION_KINDS[f.kind]))
     if f.workflow_id:
         where.append(Suggestion.workflow_id == f.workflow_id)
     if f.step_id:

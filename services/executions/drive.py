@@ -175,8 +175,9 @@ def _open_gate(runner, session: Session, ex: Execution, defn, nxt: Next, events:
         return
     try:
         purpose = "coaching" if nxt.reason == "decision" else nxt.reason
+        # the runner's generator draws a coaching suggestion's check, as it draws the spot checks
         coaching.open_suggestion(session, ex, defn, step, purpose, events,
-                                 runner.tools.for_workspace(ex.workspace_id))
+                                 runner.tools.for_workspace(ex.workspace_id), rng=runner.rng)
     except TemplateFailure as exc:
         fail(runner, ex, step.id, f"step {step.id!r}: {exc}")
     except SQLAlchemyError:

@@ -108,7 +108,9 @@ def fire(session: Session, definitions: DefinitionCache, execution_id: str, now:
         executions.set_step(ex, step_id, status=S.STEP_SKIPPED, decision=decision, error=text, finished_at=now)
         executions.set_status(ex, {G.SUGGESTION: "decide", G.CORRECTION: "correct", G.CLARIFICATION: "answer"}[kind])
     elif action == G.ACCEPT:  # runs with the suggested params; the policy judges the call when it is about to run
-        executions.set_step(ex, step_id, status=S.STEP_PENDING, decision=decision, params=sug.params)
+        # (a check's are never run: the step's own, rendered again when it runs, are what it would have suggested)
+        executions.set_step(ex, step_id, status=S.STEP_PENDING, decision=decision,
+                            params=None if sug.purpose == "check" else sug.params)
         executions.set_status(ex, "decide")
     else:  # answer: as if answered with the step's timeout_answer
         step = definitions.get(session, ex.workflow_id, ex.workflow_version).step(step_id)

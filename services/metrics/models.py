@@ -4,7 +4,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ForeignKey, Integer, String, UniqueConstraint
+from sqlalchemy import Float, ForeignKey, Integer, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from services.orm import Base, JsonType, UtcDateTime, utcnow
@@ -25,11 +25,17 @@ class MetricScope(Base):
 
 
 class WorkspaceReviewFloor(Base):
-    """A workspace's own floor for attentive reviews (core/coaching/attention.py; migration 0037): an accept faster
-    than it is counted as fast on the reviewers' figures. No row: core.coaching.attention.DEFAULT_FLOOR_MS."""
+    """A workspace's own settings for attentive reviews (migrations 0038, 0039): the floor under which an accept
+    counts as fast on the reviewers' figures (core/coaching/attention.py), the rate of check suggestions and the bars
+    for evidence from attentive operators (core/coaching/checks.py). NULL, or no row: the default."""
 
     __tablename__ = "workspace_review_floor"
     workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"), primary_key=True)
-    attentive_floor_ms: Mapped[int] = mapped_column(Integer)
+    attentive_floor_ms: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    check_rate: Mapped[float | None] = mapped_column(Float, nullable=True)
+    evidence_from: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    min_checks: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    min_catch_rate: Mapped[float | None] = mapped_column(Float, nullable=True)
+    max_fast_share: Mapped[float | None] = mapped_column(Float, nullable=True)
     updated_by: Mapped[str] = mapped_column(String(254), default="")
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, onupdate=utcnow)

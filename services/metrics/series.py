@@ -15,7 +15,7 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.functions import FunctionElement
 
-from services.coaching.models import Decision
+from services.coaching.models import Decision, not_a_check
 from services.orm import utcnow
 
 KINDS = ("accept", "reject", "correct", "manual", "skip")
@@ -66,7 +66,7 @@ def _counts(workspace_id: str, hours: int, *where, by=None):
     grouped = (hour, Decision.decision) if by is None else (by, hour, Decision.decision)
     return (select(*grouped, func.count(), func.coalesce(func.sum(Decision.latency_ms), 0.0))
             .where(Decision.workspace_id == workspace_id, Decision.created_at >= since, Decision.decision.in_(KINDS),
-                   *where)
+                   not_a_check(), *where)
             .group_by(*grouped))
 
 

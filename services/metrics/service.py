@@ -163,17 +163,20 @@ def held_states(session: Session, workspace_id: str, scopes: list[tuple[str, str
 
 def record_decision(session: Session, workspace_id: str, scopes: list[tuple[str, str]], kind: str,
                     latency_ms: float, thresholds: LevelThresholds | None = None, ahead: list[tuple[str, str]] = (),
-                    levels: Iterable[tuple[str, str]] | None = None
-                    ) -> dict[tuple[str, str], tuple[MetricsState, str | None]]:
+                    levels: Iterable[tuple[str, str]] | None = None, *, left_out: Iterable[tuple[str, str]] = (),
+                    attentive: bool = False) -> dict[tuple[str, str], tuple[MetricsState, str | None]]:
     """Count one decision in every scope; returns each scope's new state and its level before (for the scopes
     in `levels` only, when given: the others' None). `ahead`: scopes read in the same SELECT because the
-    transaction will likely count a suggestion in them next."""
+    transaction will likely count a suggestion in them next. `left_out`: scopes whose readiness test does not take
+    it (an operator below the bars, core.coaching.metrics.MetricsState.record_decision); `attentive`: it came from
+    an attentive operator."""
     out = {}
+    left_out = set(left_out)
     rows = _scope_rows(session, workspace_id, [tuple(s) for s in scopes], [tuple(a) for a in ahead])
     for (scope, key), row in zip(scopes, rows):
         state = _state(row, thresholds)
         before = state.assess().level if levels is None or (scope, key) in levels else None
-        state.record_decision(kind, latency_ms)
+        state.record_decision(kind, latency_ms, evidence=(scope, key) not in left_out, attentive=attentive)
         out[(scope, key)] = (state, before)
     return out
 
@@ -237,6 +240,8 @@ def workflow_view(session: Session, workflow, *, detail: bool = False,
                                           thresholds).snapshot()}
         body["spot_checks"] = load(session, workflow.workspace_id, "spot", workflow.id, thresholds).snapshot()
         body["series"] = series.workflow_series(session, workflow.workspace_id, workflow.id)
+        from services.metrics import reviewers  # its settings (it reads this module)
+        body["evidence_from"] = reviewers.get_floor(session, workflow.workspace_id)["evidence_from"]
     return body
 
 

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from core.coaching.trail import evidence_trail
 from core.coaching.undo import HELD
-from services.coaching.models import Decision, Suggestion
+from services.coaching.models import Decision, Suggestion, not_a_check
 from services.metrics import service as metrics
 from services.workflows.models import Workflow
 
@@ -19,7 +19,9 @@ from services.workflows.models import Workflow
 def _row(d: Decision) -> dict[str, Any]:
     return {"decision_id": d.id, "suggestion_id": d.suggestion_id, "execution_id": d.execution_id,
             "step_id": d.step_id, "decision": d.decision, "operator": d.operator, "created_at": d.created_at,
-            "latency_ms": round(d.latency_ms or 0.0, 1), "outcome": d.outcome, "counted": d.decision != "skip"}
+            "latency_ms": round(d.latency_ms or 0.0, 1), "outcome": d.outcome,
+            # left_out: by an operator below the lead's bars, where only attentive operators' decisions are evidence
+            "counted": d.decision != "skip" and d.evidence != "left_out", "attentive": d.evidence == "attentive"}
 
 
 def _with_trail(session: Session, wf: Workflow, scope: str, key: str, items: list[dict[str, Any]]) -> list[dict]:
@@ -28,7 +30,7 @@ def _with_trail(session: Session, wf: Workflow, scope: str, key: str, items: lis
     # a decision held for its undo window is stored but not counted yet (core/coaching/undo.py)
     held = set(session.scalars(select(Suggestion.id).where(
         Suggestion.id.in_([i["suggestion_id"] for i in items]), Suggestion.status == HELD))) if items else set()
-    counted = [i for i in items if i["suggestion_id"] not in held]
+    counted = [i for i in items if i["suggestion_id"] not in held and (i["counted"] or i["decision"] == "skip")]
     trail = evidence_trail(e.accepted, e.counted, [i["decision"] for i in counted], t.auto_acceptance, t.auto_alpha)
     for item in items:
         item["evidence"] = None
@@ -39,7 +41,7 @@ def _with_trail(session: Session, wf: Workflow, scope: str, key: str, items: lis
 
 def _step_rows(session: Session, wf: Workflow, step_id: str, limit: int) -> list[Decision]:
     query = select(Decision).where(Decision.workspace_id == wf.workspace_id, Decision.workflow_id == wf.id,
-                                   Decision.step_id == step_id).order_by(Decision.created_at.desc())
+                                   Decision.step_id == step_id, not_a_check()).order_by(Decision.created_at.desc())
     return list(session.scalars(query.limit(limit)))
 
 

@@ -186,11 +186,13 @@ def demote(session: Session, row: Region, spot: MetricsState, thresholds: LevelT
 
 
 def count(session: Session, region_id: str | None, version: int | None, kind: str, latency_ms: float,
-          thresholds: LevelThresholds, *, spot_check: bool) -> tuple[Region, str | None] | None:
+          thresholds: LevelThresholds, *, spot_check: bool, evidence: bool = True,
+          attentive: bool = False) -> tuple[Region, str | None] | None:
     """A decision on a call that fell in region `region_id` (condition version `version`), counted for that version
     (not when the condition changed since: that version's evidence is gone); a spot check of an AUTO region also
     counts for its spot-check test, which may demote it (the reason is returned). None when the call is in no
-    (current) region."""
+    (current) region. `evidence` False: not in its readiness test (an operator below the lead's bars, where the
+    workspace takes evidence from attentive operators only); its spot checks take every decision."""
     if region_id is None:
         return None
     row = session.get(Region, region_id)
@@ -198,7 +200,8 @@ def count(session: Session, region_id: str | None, version: int | None, kind: st
         return None
     key = evidence_key(row.id, row.condition_version)
     metrics.record_decision(session, row.workspace_id, [(EVIDENCE, key)], kind, latency_ms,
-                            E.region_thresholds(thresholds, row.condition_version), levels=())
+                            E.region_thresholds(thresholds, row.condition_version), levels=(),
+                            left_out=() if evidence else [(EVIDENCE, key)], attentive=attentive)
     if not spot_check:
         return row, None
     spot = metrics.record_decision(session, row.workspace_id, [(SPOT, key)], kind, latency_ms, thresholds,
@@ -209,11 +212,13 @@ def count(session: Session, region_id: str | None, version: int | None, kind: st
 
 
 def count_suggestion(session: Session, sug, kind: str, latency_ms: float, thresholds: LevelThresholds,
-                     events) -> bool:
+                     events, *, evidence: bool = True, attentive: bool = False) -> bool:
     """A decision on a suggested call counted for the region it fell in (if any, and still that version); a
-    demotion pushed. True when it was a spot check of an AUTO region (its step's demotion test leaves it out)."""
+    demotion pushed. True when it was a spot check of an AUTO region (its step's demotion test leaves it out).
+    `evidence`, `attentive`: as count's."""
     spot = sug.purpose == "spot_check"
-    counted = count(session, sug.region_id, sug.region_version, kind, latency_ms, thresholds, spot_check=spot)
+    counted = count(session, sug.region_id, sug.region_version, kind, latency_ms, thresholds, spot_check=spot,
+                    evidence=evidence, attentive=attentive)
     if counted is None:
         return False
     row, reason = counted

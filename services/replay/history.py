@@ -17,7 +17,7 @@ from core.regions.replay import MAX_CALLS, Past
 from core.tools import ToolRegistry
 from services.approvals.decisions import review_kind
 from services.approvals.models import Approval
-from services.coaching.models import Decision, Suggestion
+from services.coaching.models import Decision, Suggestion, not_a_check
 from services.executions.models import Execution
 from services.gateway import learning
 from services.gateway.models import GatewayCall
@@ -53,7 +53,7 @@ def step_history(session: Session, wf: Workflow, step_id: str | None, limit: int
                  tools: ToolRegistry | None = None, counted_only: bool = False) -> list[Past]:
     """The workflow's latest decided calls of one step (None: of all its steps), newest first."""
     query = select(Decision, Suggestion).join(Suggestion, Suggestion.id == Decision.suggestion_id).where(
-        Decision.workspace_id == wf.workspace_id, Decision.workflow_id == wf.id)
+        Decision.workspace_id == wf.workspace_id, Decision.workflow_id == wf.id, not_a_check())
     if step_id is not None:
         owner, _, tool = step_id.partition(":")
         query = query.where(Decision.step_id == owner)
@@ -70,7 +70,7 @@ def workspace_history(session: Session, workspace_id: str, limit: int, *,
                       tools: ToolRegistry | None = None) -> list[Past]:
     """The workspace's latest decided calls of tools across its workflows, newest first."""
     rows = session.execute(select(Decision, Suggestion).join(Suggestion, Suggestion.id == Decision.suggestion_id)
-                           .where(Decision.workspace_id == workspace_id, Suggestion.tool.is_not(None))
+                           .where(Decision.workspace_id == workspace_id, Suggestion.tool.is_not(None), not_a_check())
                            .order_by(Decision.created_at.desc(), Decision.id.desc())
                            .limit(max(1, min(limit, MAX_CALLS)))).all()
     ids = {d.workflow_id for d, _s in rows}

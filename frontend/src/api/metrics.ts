@@ -78,6 +78,10 @@ export interface MetricsSnapshot extends DecisionCounts {
   evidence?: Evidence;
   /** decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now) */
   decisions_needed?: number | null;
+  /** the decisions in the readiness test since it last restarted (docs/autonomy.md#check-suggestions) */
+  evidence_decisions?: number;
+  /** of those, the decisions by operators who were attentive when they decided */
+  attentive_decisions?: number;
 }
 
 /** One hourly bucket of a time series. */
@@ -95,6 +99,8 @@ export interface WorkflowMetrics extends MetricsSnapshot {
   current_version?: MetricsSnapshot & { version: number };
   spot_checks?: MetricsSnapshot;
   series?: SeriesPoint[];
+  /** the detail only: `attentive` when only attentive reviewers' decisions count in the readiness tests */
+  evidence_from?: "all" | "attentive";
 }
 
 export interface GlobalMetrics extends MetricsSnapshot {

@@ -280,7 +280,7 @@ export interface paths {
                     execution_id?: string;
                     /** @description only events by this actor (the user's email) */
                     user?: string;
-                    /** @description only this action: login, login_failed, decision, correction, promotion, demotion, pause, resume, cancel, pack_change, pack_import, thresholds_change, workflow_create, workflow_update, workflow_delete, token_create, token_revoke, user_change, outbound_change, logout, invitation_create, invitation_accept, invitation_decline, invitation_cancel, member_remove, member_disable, member_enable, member_tokens_revoke, learned_rule_change, step_promotion, step_demotion, step_pin, approval_decision, approval_timeout, approval_expire, policy_create, policy_update, policy_delete, policy_default_change, policy_deny, policy_review, plan_create, plan_approve, plan_execute, plan_save, step_correction, gate_timeout, execution_start, tool_call, tool_server_create, tool_server_update, tool_server_delete, tool_server_refresh, retry, resume_from, rerun, answer, agent_create, agent_revoke, gateway_call, pack_change_remove, correction_failed, execution_triggered, hook_create, hook_revoke, schedule_create, schedule_update, schedule_delete, gateway_promotion, gateway_demotion, gateway_pin, gateway_pack_change, attentive_floor, region_create, region_update, region_delete, region_mode, region_demotion, gateway_builtins, llm_provider_change, agent_answer, undo_window, decision_undo, decision_release, notification_route_create, notification_route_update, notification_route_delete, webhook_endpoint_create, webhook_endpoint_update, webhook_endpoint_delete, slack_settings_change, slack_user_id_change */
+                    /** @description only this action: login, login_failed, decision, correction, promotion, demotion, pause, resume, cancel, pack_change, pack_import, thresholds_change, workflow_create, workflow_update, workflow_delete, token_create, token_revoke, user_change, outbound_change, logout, invitation_create, invitation_accept, invitation_decline, invitation_cancel, member_remove, member_disable, member_enable, member_tokens_revoke, learned_rule_change, step_promotion, step_demotion, step_pin, approval_decision, approval_timeout, approval_expire, policy_create, policy_update, policy_delete, policy_default_change, policy_deny, policy_review, plan_create, plan_approve, plan_execute, plan_save, step_correction, gate_timeout, execution_start, tool_call, tool_server_create, tool_server_update, tool_server_delete, tool_server_refresh, retry, resume_from, rerun, answer, agent_create, agent_revoke, gateway_call, pack_change_remove, correction_failed, execution_triggered, hook_create, hook_revoke, schedule_create, schedule_update, schedule_delete, gateway_promotion, gateway_demotion, gateway_pin, gateway_pack_change, attentive_floor, region_create, region_update, region_delete, region_mode, region_demotion, gateway_builtins, llm_provider_change, agent_answer, undo_window, decision_undo, decision_release, notification_route_create, notification_route_update, notification_route_delete, webhook_endpoint_create, webhook_endpoint_update, webhook_endpoint_delete, slack_settings_change, slack_user_id_change, review_settings, check_result */
                     action?: string;
                     /** @description ISO 8601; only events at or after it (no offset: UTC) */
                     since?: string;
@@ -5686,6 +5686,10 @@ export interface paths {
                 default: components["responses"]["DEFAULT_ERROR"];
             };
         };
+        /**
+         * Set any of the settings (those left out stay as they are; null: back to the default), audited
+         *     `attentive_floor` (the floor) and `review_settings` (the others). A body with none of them is a 422.
+         */
         put: {
             parameters: {
                 query?: never;
@@ -6203,6 +6207,20 @@ export interface components {
             count: number;
             field: string;
         };
+        CheckResult: {
+            message: string;
+            /** @description the param the check changed */
+            param: string;
+            /** @description the real suggestion's value */
+            real?: unknown;
+            /**
+             * @description miss: the check was accepted; catch: rejected, corrected or done by hand; null: skipped
+             * @enum {string|null}
+             */
+            result: "miss" | "catch" | null;
+            /** @description the value it showed: one reviewers corrected away */
+            shown?: unknown;
+        };
         CoachingStartArgs: {
             /**
              * @default coaching
@@ -6264,6 +6282,8 @@ export interface components {
             suggestion_id: string;
         };
         DecisionResult: {
+            /** @description the suggestion decided was a check (docs/autonomy.md#check-suggestions): nothing ran, and the real suggestion is the execution's next */
+            check?: components["schemas"]["CheckResult"];
             decision: components["schemas"]["DecisionRecord"];
             execution: components["schemas"]["ExecutionUpdate"];
             ok: boolean;
@@ -6389,6 +6409,8 @@ export interface components {
         };
         Evidence: {
             accepted_since_restart?: number;
+            /** @description of counted_since_restart, the decisions by attentive operators (docs/autonomy.md#check-suggestions) */
+            attentive_since_restart?: number;
             counted_since_restart?: number;
             decisions_needed_if_all_accepted?: number | null;
             drop_alarm?: boolean;
@@ -6544,6 +6566,8 @@ export interface components {
         GatewayAgentTool: {
             acceptance_rate?: number;
             accepted?: number;
+            /** @description of evidence_decisions, those by operators who were attentive when they decided */
+            attentive_decisions?: number;
             auto_ready: boolean;
             confidence?: number;
             corrected?: number;
@@ -6557,6 +6581,8 @@ export interface components {
              */
             effective_mode?: "coaching" | "auto" | "always_review";
             evidence?: components["schemas"]["Evidence"];
+            /** @description the decisions in the readiness test since it last restarted (skips and, where the workspace takes evidence from attentive operators only, the others' decisions are not) */
+            evidence_decisions?: number;
             /** @enum {string} */
             level: "OBSERVATION" | "COACHING" | "AUTO";
             manual?: number;
@@ -6619,6 +6645,8 @@ export interface components {
             agents?: {
                 [key: string]: components["schemas"]["GatewayAgentTool"];
             };
+            /** @description of evidence_decisions, those by operators who were attentive when they decided */
+            attentive_decisions?: number;
             auto_ready: boolean;
             confidence?: number;
             corrected?: number;
@@ -6627,6 +6655,8 @@ export interface components {
             /** @description decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now) */
             decisions_needed?: number | null;
             evidence?: components["schemas"]["Evidence"];
+            /** @description the decisions in the readiness test since it last restarted (skips and, where the workspace takes evidence from attentive operators only, the others' decisions are not) */
+            evidence_decisions?: number;
             /** @enum {string} */
             level: "OBSERVATION" | "COACHING" | "AUTO";
             /** @description the workspace's servers list this tool now (or it is a built-in exposed to agents) */
@@ -6671,6 +6701,8 @@ export interface components {
         Global: {
             acceptance_rate?: number;
             accepted?: number;
+            /** @description of evidence_decisions, those by operators who were attentive when they decided */
+            attentive_decisions?: number;
             auto_ready: boolean;
             auto_ready_workflows?: number;
             confidence?: number;
@@ -6680,6 +6712,8 @@ export interface components {
             /** @description decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now) */
             decisions_needed?: number | null;
             evidence?: components["schemas"]["Evidence"];
+            /** @description the decisions in the readiness test since it last restarted (skips and, where the workspace takes evidence from attentive operators only, the others' decisions are not) */
+            evidence_decisions?: number;
             /** @enum {string} */
             level: "OBSERVATION" | "COACHING" | "AUTO";
             /** @description number of workflows at each level */
@@ -7135,6 +7169,8 @@ export interface components {
         OperatorMetrics: {
             acceptance_rate?: number;
             accepted?: number;
+            /** @description of evidence_decisions, those by operators who were attentive when they decided */
+            attentive_decisions?: number;
             auto_ready: boolean;
             confidence?: number;
             corrected?: number;
@@ -7143,6 +7179,8 @@ export interface components {
             /** @description decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now) */
             decisions_needed?: number | null;
             evidence?: components["schemas"]["Evidence"];
+            /** @description the decisions in the readiness test since it last restarted (skips and, where the workspace takes evidence from attentive operators only, the others' decisions are not) */
+            evidence_decisions?: number;
             /** @enum {string} */
             level: "OBSERVATION" | "COACHING" | "AUTO";
             manual?: number;
@@ -7555,10 +7593,10 @@ export interface components {
             /** @description the policy's verdict on the suggested call, with its explanation (as POST /api/policies/evaluate answers); accepting or correcting a denied call is a 409 */
             policy?: components["schemas"]["Verdict"] | null;
             /**
-             * @description correction: after a reject
+             * @description correction: after a reject; check: a check suggestion (one param set to a value reviewers corrected away; it never runs, docs/autonomy.md#check-suggestions)
              * @enum {string}
              */
-            purpose?: "coaching" | "spot_check" | "correction";
+            purpose?: "coaching" | "spot_check" | "correction" | "check";
             rationale?: string;
             /** @description the region of its step (or tool) the call fell in when it was asked (docs/autonomy.md#regions); null: in none */
             region?: components["schemas"]["SuggestionRegion"] | null;
@@ -7814,35 +7852,79 @@ export interface components {
         };
         ReviewFloor: {
             /** @description milliseconds: an accept made faster than this (from when its suggestion was shown) counts as a fast accept on the reviewers' figures; PUT null: back to the default */
-            attentive_floor_ms: number | null;
+            attentive_floor_ms?: number | null;
+            /** @description the share of coaching suggestions shown as check suggestions (one param set to a value reviewers corrected away before; never run): 0 off (the default), at most 0.2; PUT null: back to the default */
+            check_rate?: number | null;
             /** @description the default floor */
             readonly default_ms?: number;
+            /** @description each check and evidence setting's default (check_rate, evidence_from, min_checks, min_catch_rate, max_fast_share) */
+            readonly defaults?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description all (the default): every decision is readiness evidence; attentive: only decisions by operators who clear the bars below count in the readiness tests of workflows, steps and regions
+             * @enum {string|null}
+             */
+            evidence_from?: "all" | "attentive" | null;
+            /** @description the highest check_rate a lead may set */
+            readonly max_check_rate?: number;
+            /** @description the share of their accepts under the floor an attentive operator has at most (default 0.5) */
+            max_fast_share?: number | null;
             /** @description the highest floor a lead may set */
             readonly max_ms?: number;
+            /** @description the catch rate (caught checks / checks) an attentive operator has at least (default 0.8) */
+            min_catch_rate?: number | null;
+            /** @description checks with an outcome an operator must have had before their catch rate counts (default 5) */
+            min_checks?: number | null;
             /** @description the lowest floor a lead may set */
             readonly min_ms?: number;
-            /** @description whether this workspace set its own */
+            /** @description whether this workspace set its own floor */
             readonly workspace?: boolean;
         };
         Reviewer: {
             accepts: number;
+            /** @description their check suggestions across the workspace, and whether they are attentive now */
+            checks: components["schemas"]["ReviewerChecks"];
             /** @description their decisions, of every kind */
             decisions: number;
             /** @description fast_accepts / accepts (null: no accept) */
             fast_accept_share: number | null;
             /** @description their accepts faster than the floor */
             fast_accepts: number;
-            /** @description the median time to decide, from when the suggestion was shown (the mean of the two middle ones for an even count) */
-            median_ms: number;
+            /** @description the median time to decide, from when the suggestion was shown (the mean of the two middle ones for an even count); null: no decision (they decided only checks here) */
+            median_ms: number | null;
             /** @description the deciding user's email */
             operator: string;
             /** @description the nearest-rank 90th percentile: 90% of their decisions took at most this */
-            p90_ms: number;
+            p90_ms: number | null;
+        };
+        ReviewerChecks: {
+            /** @description their accepts counted for the fast-accept bar (from when checks or the restriction were on) */
+            accepts: number;
+            /** @description at least min_checks checks, catch_rate >= min_catch_rate and fast_accept_share <= max_fast_share (GET /api/workspace/reviews) */
+            attentive: boolean;
+            /** @description catches / checks; null: none */
+            catch_rate: number | null;
+            /** @description rejected, corrected or done by hand */
+            catches: number;
+            /** @description checks they decided with an outcome (not skips) */
+            checks: number;
+            /** @description fast_accepts / accepts; null: no accept counted */
+            fast_accept_share: number | null;
+            /** @description of those, under the floor when made */
+            fast_accepts: number;
+            /** @description accepted */
+            misses: number;
         };
         Reviewers: {
             days: number;
             /** @description the decisions counted, all operators */
             decisions: number;
+            /**
+             * @description the workspace's setting: attentive, only attentive operators' decisions are readiness evidence
+             * @enum {string}
+             */
+            evidence_from: "all" | "attentive";
             /** @description the workspace's floor used (GET /api/workspace/reviews): an accept faster is a fast accept */
             floor_ms: number;
             /** @description by operator */
@@ -8175,6 +8257,8 @@ export interface components {
         Snapshot: {
             acceptance_rate?: number;
             accepted?: number;
+            /** @description of evidence_decisions, those by operators who were attentive when they decided */
+            attentive_decisions?: number;
             auto_ready: boolean;
             confidence?: number;
             corrected?: number;
@@ -8183,6 +8267,8 @@ export interface components {
             /** @description decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now) */
             decisions_needed?: number | null;
             evidence?: components["schemas"]["Evidence"];
+            /** @description the decisions in the readiness test since it last restarted (skips and, where the workspace takes evidence from attentive operators only, the others' decisions are not) */
+            evidence_decisions?: number;
             /** @enum {string} */
             level: "OBSERVATION" | "COACHING" | "AUTO";
             manual?: number;
@@ -8229,7 +8315,9 @@ export interface components {
             status: "pending" | "approved" | "rejected" | "expired";
         };
         StepDecision: {
-            /** @description whether the readiness test counts it (a skip is not counted) */
+            /** @description its operator was attentive when they decided (docs/autonomy.md#check-suggestions) */
+            attentive?: boolean;
+            /** @description whether the readiness test counts it (a skip is not counted, nor, where the workspace takes evidence from attentive operators only, a decision by an operator below the bars) */
             counted: boolean;
             /** Format: date-time */
             created_at: string;
@@ -8267,6 +8355,8 @@ export interface components {
         StepMetrics: {
             acceptance_rate?: number;
             accepted?: number;
+            /** @description of evidence_decisions, those by operators who were attentive when they decided */
+            attentive_decisions?: number;
             auto_ready: boolean;
             confidence?: number;
             corrected?: number;
@@ -8275,6 +8365,8 @@ export interface components {
             /** @description decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now) */
             decisions_needed?: number | null;
             evidence?: components["schemas"]["Evidence"];
+            /** @description the decisions in the readiness test since it last restarted (skips and, where the workspace takes evidence from attentive operators only, the others' decisions are not) */
+            evidence_decisions?: number;
             /** @enum {string} */
             level: "OBSERVATION" | "COACHING" | "AUTO";
             manual?: number;
@@ -8386,10 +8478,10 @@ export interface components {
             /** @description the policy's verdict on the suggested call, with its explanation (as POST /api/policies/evaluate answers); accepting or correcting a denied call is a 409 */
             policy?: components["schemas"]["Verdict"] | null;
             /**
-             * @description correction: after a reject
+             * @description correction: after a reject; check: a check suggestion (one param set to a value reviewers corrected away; it never runs, docs/autonomy.md#check-suggestions)
              * @enum {string}
              */
-            purpose?: "coaching" | "spot_check" | "correction";
+            purpose?: "coaching" | "spot_check" | "correction" | "check";
             rationale?: string;
             /** @description the region of its step (or tool) the call fell in when it was asked (docs/autonomy.md#regions); null: in none */
             region?: components["schemas"]["SuggestionRegion"] | null;
@@ -8701,6 +8793,8 @@ export interface components {
         VersionMetrics: {
             acceptance_rate?: number;
             accepted?: number;
+            /** @description of evidence_decisions, those by operators who were attentive when they decided */
+            attentive_decisions?: number;
             auto_ready: boolean;
             confidence?: number;
             corrected?: number;
@@ -8709,6 +8803,8 @@ export interface components {
             /** @description decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now) */
             decisions_needed?: number | null;
             evidence?: components["schemas"]["Evidence"];
+            /** @description the decisions in the readiness test since it last restarted (skips and, where the workspace takes evidence from attentive operators only, the others' decisions are not) */
+            evidence_decisions?: number;
             /** @enum {string} */
             level: "OBSERVATION" | "COACHING" | "AUTO";
             manual?: number;
@@ -8763,6 +8859,8 @@ export interface components {
         WorkflowMetrics: {
             acceptance_rate?: number;
             accepted?: number;
+            /** @description of evidence_decisions, those by operators who were attentive when they decided */
+            attentive_decisions?: number;
             auto_ready: boolean;
             confidence?: number;
             corrected?: number;
@@ -8773,6 +8871,13 @@ export interface components {
             /** @description decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now) */
             decisions_needed?: number | null;
             evidence?: components["schemas"]["Evidence"];
+            /** @description the decisions in the readiness test since it last restarted (skips and, where the workspace takes evidence from attentive operators only, the others' decisions are not) */
+            evidence_decisions?: number;
+            /**
+             * @description the detail only: the workspace's setting (GET /api/workspace/reviews); attentive: only attentive operators' decisions count in the readiness tests
+             * @enum {string}
+             */
+            evidence_from?: "all" | "attentive";
             /** @enum {string} */
             level: "OBSERVATION" | "COACHING" | "AUTO";
             manual?: number;

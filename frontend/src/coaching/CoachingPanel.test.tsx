@@ -85,6 +85,24 @@ describe("CoachingPanel", () => {
     expect(screen.queryByText(/step other/)).not.toBeInTheDocument();
   });
 
+  it("says it was a check once a check suggestion is decided, and what a colleague's check came to", async () => {
+    const { user, socket } = await openPanel();
+    const message =
+      "That was a check: to was set to 'wrong@example.com', a value reviewers corrected away before (the real suggestion has 'ops@example.com'). Nothing ran. Accepting it counts as a miss. Here is the real suggestion.";
+    socket.respond = (event) =>
+      event === "coaching_decision"
+        ? { ok: true, check: { result: "miss", param: "to", shown: "wrong@example.com", real: "ops@example.com", message },
+            execution: { execution_id: "ex-1", status: "waiting_decision" }, stats: stats() }
+        : { ok: true };
+    await user.keyboard("a");
+    expect(await screen.findByText(message)).toBeInTheDocument();
+    act(() => socket.push("suggestion_decided", { execution_id: "ex-1", suggestion_id: "s-9", step_id: "mail",
+      decision: "reject", by: "grace@example.com", held_until: null, check: { result: "catch", param: "to" } }));
+    expect(
+      await screen.findByText("grace@example.com rejected a check of step mail (to changed; caught): nothing ran."),
+    ).toBeInTheDocument();
+  });
+
   it("shows the suggestion, its source pack, the steps and both kinds of stats", async () => {
     await openPanel(
       serverState({

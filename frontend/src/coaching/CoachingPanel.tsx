@@ -30,7 +30,7 @@ import { RunHistory, historyVersion } from "../recovery/RunHistory";
 import "./coaching.css";
 
 type DecidedEvent = { execution_id: string; suggestion_id: string; step_id: string; decision: string; by: string;
-  held_until: string | null };
+  held_until: string | null; check?: { result: "miss" | "catch" | null; param: string } };
 
 const DECIDED_WORDS: Record<string, string> = {
   accept: "accepted", reject: "rejected", correct: "corrected", manual: "did by hand", skip: "skipped",
@@ -48,8 +48,11 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
   // the next suggestion replaces the one on screen (api.md `suggestion_decided`).
   useSocketEvent<DecidedEvent>("suggestion_decided", (e) => {
     if (e?.execution_id !== executionId || !e.by || e.by === user?.email) return;
-    const text = `${e.by} ${DECIDED_WORDS[e.decision] ?? e.decision} the suggestion for step ${e.step_id}${
-      e.held_until ? " (held for its undo window)" : ""}.`;
+    const text = e.check
+      ? `${e.by} ${DECIDED_WORDS[e.decision] ?? e.decision} a check of step ${e.step_id} (${e.check.param} changed; ${
+          e.check.result === "miss" ? "missed" : e.check.result === "catch" ? "caught" : "no outcome"}): nothing ran.`
+      : `${e.by} ${DECIDED_WORDS[e.decision] ?? e.decision} the suggestion for step ${e.step_id}${
+          e.held_until ? " (held for its undo window)" : ""}.`;
     setNotice({ tone: "info", text });
     announce(text);
   });

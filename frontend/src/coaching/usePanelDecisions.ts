@@ -105,6 +105,13 @@ export function usePanelDecisions({
       {
         onSuccess: (result) => {
           closeDialogFor(sent.suggestion_id);
+          // a check suggestion (docs/autonomy.md "Check suggestions"): nothing ran; say so, what it changed, and
+          // whether it was caught; the real suggestion follows
+          if (result?.check) {
+            setNotice({ tone: "info", text: result.check.message });
+            announce(result.check.message);
+            return;
+          }
           const heldUntil = result?.decision?.held_until;
           announce(heldUntil ? `${DONE[kind]} ${stepName(sent)}: held before it acts; press z to take it back.`
                              : `${DONE[kind]} ${stepName(sent)}.`);

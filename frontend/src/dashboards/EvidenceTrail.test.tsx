@@ -1,7 +1,7 @@
 import { screen, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import { errorResponse, jsonResponse, stubFetch } from "../test/utils";
-import { EvidenceTrail, poolingNote } from "./EvidenceTrail";
+import { attentiveLine, EvidenceTrail, poolingNote } from "./EvidenceTrail";
 import type { WorkflowMetrics } from "../api/metrics";
 import { readyWorkflow, renderLive, snapshot } from "./testFixtures";
 
@@ -55,5 +55,29 @@ describe("EvidenceTrail", () => {
     expect(poolingNote(notReady)).toMatch(/A step can be AUTO-ready on its own while the workflow is not/);
     const allReady = { ...workflow, steps: { fetch: step(true) } };
     expect(poolingNote(allReady)).toBe("");
+  });
+
+  it("says how many of the decisions in the evidence came from attentive reviewers", async () => {
+    stubFetch((call) =>
+      call.url === "/api/metrics/workflows/wf-invoice/decisions?limit=10"
+        ? jsonResponse({ items: [] })
+        : errorResponse(404, "not_found", call.url),
+    );
+    const restricted = { ...workflow, evidence_from: "attentive" as const, evidence_decisions: 12, attentive_decisions: 9 };
+    renderLive(<EvidenceTrail metrics={restricted} />, "/workflows/wf-invoice", "/workflows/:id");
+    expect(await screen.findByText(/9 of 12 decisions in the evidence came from attentive reviewers/)).toHaveTextContent(
+      "only theirs count in the readiness test",
+    );
+  });
+
+  it("says nothing of attentive reviewers where every decision counts and none came from one", () => {
+    expect(attentiveLine({ ...workflow, evidence_decisions: 12, attentive_decisions: 0 }, "all")).toBe("");
+    expect(attentiveLine({ ...workflow, evidence_decisions: 12, attentive_decisions: 3 }, "all")).toBe(
+      "3 of 12 decisions in the evidence came from attentive reviewers",
+    );
+    expect(attentiveLine({ ...workflow, evidence_decisions: 1, attentive_decisions: 0 }, "attentive")).toBe(
+      "0 of 1 decision in the evidence came from attentive reviewers",
+    );
+    expect(attentiveLine(undefined, "attentive")).toBe("");
   });
 });

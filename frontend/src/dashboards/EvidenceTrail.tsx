@@ -5,7 +5,7 @@
  */
 import { Link } from "react-router-dom";
 import { errorMessage } from "../api/client";
-import type { WorkflowMetrics } from "../api/metrics";
+import type { MetricsSnapshot, WorkflowMetrics } from "../api/metrics";
 import { formatCount, formatDateTime, plural } from "../format";
 import { DataTable, type Column } from "./DataTable";
 import { useWorkflowDecisions, type StepDecision } from "./queries";
@@ -41,6 +41,52 @@ export function DecisionEffect({ d, threshold }: { d: StepDecision; threshold: n
             : `(then ${plural(needed, "more accept")} in a row)`}
       </span>
     </span>
+  );
+}
+
+/** "N of M decisions in the evidence came from attentive reviewers", or "" when nothing needs saying: shown where the
+ * workspace takes its evidence from attentive reviewers only, or once some of it came from them. */
+export function attentiveLine(m: MetricsSnapshot | undefined, evidenceFrom?: "all" | "attentive"): string {
+  const total = m?.evidence_decisions;
+  const attentive = m?.attentive_decisions ?? 0;
+  if (total === undefined || (evidenceFrom !== "attentive" && !attentive)) return "";
+  return `${formatCount(attentive)} of ${plural(total, "decision")} in the evidence came from attentive reviewers`;
+}
+
+/**
+ * How much of the readiness evidence came from attentive reviewers (docs/autonomy.md "Check suggestions"): a
+ * paragraph, or a `dt`/`dd` pair in a summary list (`as="dl-item"`).
+ */
+export function AttentiveShare({
+  m,
+  evidenceFrom,
+  as = "p",
+}: {
+  m?: MetricsSnapshot;
+  evidenceFrom?: "all" | "attentive";
+  as?: "p" | "dl-item";
+}) {
+  const line = attentiveLine(m, evidenceFrom);
+  if (!line) return null;
+  const note =
+    evidenceFrom === "attentive" ? (
+      <span className="muted"> (only theirs count in the readiness test; the others' still count in acceptance)</span>
+    ) : null;
+  if (as === "p")
+    return (
+      <p data-attentive-decisions={m?.attentive_decisions ?? 0}>
+        {line}
+        {note}.
+      </p>
+    );
+  return (
+    <div>
+      <dt>From attentive reviewers</dt>
+      <dd data-attentive-decisions={m?.attentive_decisions ?? 0}>
+        {line}
+        {note}
+      </dd>
+    </div>
   );
 }
 
@@ -81,6 +127,7 @@ export function EvidenceTrail({ metrics }: { metrics: WorkflowMetrics }) {
         <strong>{eValue(threshold)}</strong> (1 / the error level). An accept raises it a little, a correction,
         rejection or manual decision lowers it a lot: one correction after a long run of accepts can cost many accepts.
       </p>
+      <AttentiveShare m={metrics} evidenceFrom={metrics.evidence_from} />
       {note ? <p className="evidence-trail__note">{note}</p> : null}
       {decisions.isPending ? (
         <p className="muted">Loading the decisions…</p>

@@ -5,9 +5,28 @@ import { errorResponse, jsonResponse, renderPage, stubFetch, type RecordedCall }
 import type { Reviewers, ReviewFloor } from "./queries";
 import { checkFloor, ReviewersSection, scopeLabel } from "./ReviewersSection";
 
-const ann = { operator: "ann@example.com", decisions: 4, accepts: 3, median_ms: 2200, p90_ms: 5000, fast_accepts: 2, fast_accept_share: 0.6667 };
-const bob = { operator: "bob@example.com", decisions: 2, accepts: 1, median_ms: 4100, p90_ms: 7000, fast_accepts: 0, fast_accept_share: 0 };
-const cy = { operator: "cy@example.com", decisions: 1, accepts: 0, median_ms: 300, p90_ms: 300, fast_accepts: 0, fast_accept_share: null };
+const noChecks = { checks: 0, catches: 0, misses: 0, catch_rate: null, accepts: 0, fast_accepts: 0, fast_accept_share: null, attentive: false };
+const ann = {
+  operator: "ann@example.com",
+  decisions: 4,
+  accepts: 3,
+  median_ms: 2200,
+  p90_ms: 5000,
+  fast_accepts: 2,
+  fast_accept_share: 0.6667,
+  checks: { ...noChecks, checks: 5, catches: 4, misses: 1, catch_rate: 0.8, attentive: true },
+};
+const bob = {
+  operator: "bob@example.com",
+  decisions: 2,
+  accepts: 1,
+  median_ms: 4100,
+  p90_ms: 7000,
+  fast_accepts: 0,
+  fast_accept_share: 0,
+  checks: { ...noChecks, checks: 2, catches: 0, misses: 2, catch_rate: 0 },
+};
+const cy = { operator: "cy@example.com", decisions: 1, accepts: 0, median_ms: 300, p90_ms: 300, fast_accepts: 0, fast_accept_share: null, checks: noChecks };
 
 function reviewers(overrides: Partial<Reviewers> = {}): Reviewers {
   return {
@@ -18,12 +37,24 @@ function reviewers(overrides: Partial<Reviewers> = {}): Reviewers {
     floor_ms: 1500,
     scopes: ["fetch", "agent", "agent:echo"],
     decisions: 7,
+    evidence_from: "all",
     items: [ann, bob, cy],
     ...overrides,
   };
 }
 
-const floor: ReviewFloor = { attentive_floor_ms: 1500, default_ms: 1500, min_ms: 100, max_ms: 600000, workspace: false };
+const floor: ReviewFloor = {
+  attentive_floor_ms: 1500,
+  default_ms: 1500,
+  min_ms: 100,
+  max_ms: 600000,
+  workspace: false,
+  check_rate: 0,
+  evidence_from: "all",
+  min_checks: 5,
+  min_catch_rate: 0.8,
+  max_fast_share: 0.5,
+};
 
 function stub(override: (call: RecordedCall) => Response | undefined = () => undefined) {
   return stubFetch((call) => {
@@ -56,6 +87,8 @@ describe("ReviewersSection", () => {
       "Median time to decide",
       "90th percentile time to decide",
       "Fast accepts",
+      "Checks across the workspace",
+      "Attentive",
     ]);
     expect(within(rows[1]).getByRole("rowheader")).toHaveTextContent("ann@example.com");
     expect(rows[1]).toHaveTextContent("ann@example.com432.2 s5.0 s");
@@ -63,6 +96,23 @@ describe("ReviewersSection", () => {
     expect(rows[2]).toHaveTextContent("none of 1 accept faster than 1.5 s");
     expect(rows[2]).not.toHaveTextContent("Flagged");
     expect(rows[3]).toHaveTextContent("no accept");
+  });
+
+  it("says each operator's checks caught and missed, and whether they are attentive, in words", async () => {
+    stub((call) =>
+      call.url === "/api/metrics/workflows/wf-1/reviewers" ? jsonResponse(reviewers({ evidence_from: "attentive" })) : undefined,
+    );
+    renderSection();
+    const table = await screen.findByRole("table");
+    const rows = within(table).getAllByRole("row");
+    expect(rows[1]).toHaveTextContent("caught 4 of 5 checks (80%); missed 1");
+    expect(within(rows[1]).getByText("Attentive")).toHaveAttribute("data-attentive", "true");
+    expect(rows[2]).toHaveTextContent("caught 0 of 2 checks (0%); missed 2");
+    expect(within(rows[2]).getByText("Not attentive")).toHaveAttribute("data-attentive", "false");
+    expect(rows[3]).toHaveTextContent("no check yet");
+    expect(screen.getByText(/7 decisions in the last 30 days/)).toHaveTextContent(
+      "Only attentive reviewers' decisions count in the readiness evidence.",
+    );
   });
 
   it("reads one step's or one agent tool's reviewers from the scope chosen with the keyboard", async () => {

@@ -1,7 +1,8 @@
 /**
  * Evidence from attentive reviews (issue #41, item 6; docs/autonomy.md "Attentive reviews"): acceptance means little
  * if reviewers rubber-stamp. Per operator, over a workflow's decisions or one step's: their time to decide (median,
- * 90th percentile) and their accepts faster than the workspace's floor, flagged in words. A lead sets the floor.
+ * 90th percentile) and their accepts faster than the workspace's floor, flagged in words; their check suggestions
+ * caught and missed, and whether they are attentive (docs/autonomy.md "Check suggestions"). A lead sets the floor.
  */
 import { useId, useState, type FormEvent } from "react";
 import { ApiError, errorMessage } from "../api/client";
@@ -38,6 +39,32 @@ export function FastAccepts({ r, floorMs }: { r: Reviewer; floorMs: number }) {
   );
 }
 
+/** The checks cell: caught of checked, in words (docs/autonomy.md#check-suggestions). */
+export function Checks({ r }: { r: Reviewer }) {
+  const c = r.checks;
+  if (!c || !c.checks) return <span className="muted">no check yet</span>;
+  return (
+    <span data-catches={c.catches}>
+      caught {formatCount(c.catches)} of {plural(c.checks, "check")} ({formatRate(c.catch_rate, 0)})
+      {c.misses ? <>; missed {formatCount(c.misses)}</> : null}
+    </span>
+  );
+}
+
+/** Whether the operator clears the lead's bars now, in words. */
+export function Attentive({ r }: { r: Reviewer }) {
+  if (!r.checks) return <span className="muted">—</span>;
+  return r.checks.attentive ? (
+    <span className="status status--success" data-attentive="true">
+      Attentive
+    </span>
+  ) : (
+    <span className="status status--muted" data-attentive="false">
+      Not attentive
+    </span>
+  );
+}
+
 const columns = (floorMs: number): Column<Reviewer>[] => [
   { header: "Operator", rowHeader: true, cell: (r) => r.operator },
   { header: "Decisions", numeric: true, cell: (r) => formatCount(r.decisions) },
@@ -61,6 +88,15 @@ const columns = (floorMs: number): Column<Reviewer>[] => [
     cell: (r) => formatMs(r.p90_ms),
   },
   { header: "Fast accepts", cell: (r) => <FastAccepts r={r} floorMs={floorMs} /> },
+  {
+    header: (
+      <>
+        Checks <span className="cell-note">across the workspace</span>
+      </>
+    ),
+    cell: (r) => <Checks r={r} />,
+  },
+  { header: "Attentive", cell: (r) => <Attentive r={r} /> },
 ];
 
 /** The draft floor as whole milliseconds, or what is wrong with it (the server's rule). */
@@ -194,6 +230,9 @@ export function ReviewersSection({ workflowId, workflowName, canSetFloor }: { wo
             {plural(reviewers.data.decisions, "decision")} in the last {plural(reviewers.data.days, "day")}
             {reviewers.data.step_id ? ` of ${scopeLabel(reviewers.data.step_id)}` : ""}; floor{" "}
             <strong>{formatMs(reviewers.data.floor_ms)}</strong>.
+            {reviewers.data.evidence_from === "attentive"
+              ? " Only attentive reviewers' decisions count in the readiness evidence."
+              : ""}
           </p>
           {reviewers.data.items.length ? (
             <DataTable

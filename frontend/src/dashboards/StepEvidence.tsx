@@ -11,7 +11,7 @@ import { formatCount, formatDateTime, formatRate, plural } from "../format";
 import { DataTable, type Column } from "./DataTable";
 import { useStepDecisions, type StepDecision } from "./queries";
 import type { StepRow } from "./StepModes";
-import { DecisionEffect } from "./EvidenceTrail";
+import { AttentiveShare, DecisionEffect } from "./EvidenceTrail";
 
 const number = (n: number | undefined) =>
   n === undefined ? "—" : n >= 1000 ? n.toExponential(2) : n.toFixed(n >= 10 ? 1 : 2);
@@ -63,7 +63,11 @@ const decisionColumns = (threshold: number): Column<StepDecision>[] => [
     cell: (d) => (
       <span data-decision={d.decision}>
         {DECISION_WORDS[d.decision] ?? d.decision}
-        {d.counted ? null : <span className="muted"> (not counted)</span>}
+        {d.counted ? null : (
+          <span className="muted">
+            {d.decision === "skip" ? " (not counted)" : " (not counted: not an attentive reviewer then)"}
+          </span>
+        )}
         {d.outcome === "step_failed" ? <span className="muted"> — its step then failed</span> : null}
       </span>
     ),
@@ -118,7 +122,18 @@ function DecisionsBehind({ workflowId, stepId, threshold }: { workflowId: string
 }
 
 /** One card per tool step: the figures the readiness rule compares, and the decisions behind them. */
-export function StepEvidence({ workflowId, workflowName, rows }: { workflowId: string; workflowName: string; rows: StepRow[] }) {
+export function StepEvidence({
+  workflowId,
+  workflowName,
+  rows,
+  evidenceFrom,
+}: {
+  workflowId: string;
+  workflowName: string;
+  rows: StepRow[];
+  /** the workspace's setting (GET /api/metrics/workflows/<id>): `attentive`, only attentive reviewers count */
+  evidenceFrom?: "all" | "attentive";
+}) {
   return (
     <section aria-labelledby="step-evidence-heading" className="step-evidence">
       <h3 id="step-evidence-heading">Evidence of each step</h3>
@@ -153,6 +168,7 @@ export function StepEvidence({ workflowId, workflowName, rows }: { workflowId: s
                 <Needed m={r.metrics} />
               </dd>
             </div>
+            <AttentiveShare m={r.metrics} evidenceFrom={evidenceFrom} as="dl-item" />
           </dl>
           <DecisionsBehind workflowId={workflowId} stepId={r.stepId} threshold={r.metrics?.evidence?.threshold ?? 20} />
         </article>

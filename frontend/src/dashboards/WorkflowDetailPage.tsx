@@ -191,7 +191,12 @@ export default function WorkflowDetailPage() {
           </p>
           {stepModes.ui}
           <StepModesTable caption={`Autonomy of each step of ${wf.name}`} rows={stepRows} onChange={stepModes.change} />
-          <StepEvidence workflowId={wf.id} workflowName={wf.name} rows={stepRows} />
+          <StepEvidence
+            workflowId={wf.id}
+            workflowName={wf.name}
+            rows={stepRows}
+            evidenceFrom={metrics.data?.evidence_from}
+          />
           {lead
             ? stepRows.map((r) => (
                 <RegionsSection key={r.stepId} scope={{ kind: "step", workflowId: wf.id, stepId: r.stepId }} />
