@@ -60,9 +60,10 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table('suggestions', schema=None) as batch_op:
-        batch_op.drop_column('region_version')
-        batch_op.drop_column('region_id')
+    # in place on both databases (SQLite 3.35+ drops a plain column): batch mode would copy suggestions, which other
+    # rows refer to, and SQLite refuses that rebuild under its foreign keys
+    op.execute("ALTER TABLE suggestions DROP COLUMN region_version")
+    op.execute("ALTER TABLE suggestions DROP COLUMN region_id")
     op.drop_table('region_scopes')
     op.drop_index('ix_regions_scope', table_name='regions')
     op.drop_table('regions')
