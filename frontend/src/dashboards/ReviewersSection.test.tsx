@@ -84,11 +84,10 @@ describe("ReviewersSection", () => {
       "Operator",
       "Decisions",
       "Accepts",
-      "Median time to decide",
-      "90th percentile time to decide",
+      "Median to decide",
+      "90th percentile to decide",
       "Fast accepts",
-      "Checks across the workspace",
-      "Attentive",
+      "Checks workspace-wide",
     ]);
     expect(within(rows[1]).getByRole("rowheader")).toHaveTextContent("ann@example.com");
     expect(rows[1]).toHaveTextContent("ann@example.com432.2 s5.0 s");
