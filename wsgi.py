@@ -2,6 +2,7 @@
 
 The async mode must be chosen before anything else is imported: eventlet and gevent patch the stdlib.
 """
+
 import gc
 
 from config import Settings  # imports nothing that gevent or eventlet patch
@@ -44,8 +45,14 @@ def main() -> None:
     if settings.async_mode == "gevent":
         _serve_gevent(settings, log_output)
     else:
-        socketio.run(app, host=settings.host, port=settings.port, allow_unsafe_werkzeug=True,
-                     use_reloader=False, log_output=log_output)
+        socketio.run(
+            app,
+            host=settings.host,
+            port=settings.port,
+            allow_unsafe_werkzeug=True,
+            use_reloader=False,
+            log_output=log_output,
+        )
 
 
 def _serve_gevent(settings, log_output: bool) -> None:
@@ -65,8 +72,9 @@ def _serve_gevent(settings, log_output: bool) -> None:
                 pass
             super().handle()
 
-    pywsgi.WSGIServer((settings.host, settings.port), app, handler_class=NoDelayHandler,
-                      log="default" if log_output else None).serve_forever()
+    pywsgi.WSGIServer(
+        (settings.host, settings.port), app, handler_class=NoDelayHandler, log="default" if log_output else None
+    ).serve_forever()
 
 
 if __name__ == "__main__":

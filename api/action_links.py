@@ -2,6 +2,7 @@
 single-use token bound to its person is the credential. A GET only shows what the link would do, with an optional
 comment (mail scanners fetch links; a GET never decides); the POST decides. A link that no longer decides (used,
 expired, decided elsewhere, forged) gets a page saying so, with status 409."""
+
 from __future__ import annotations
 
 from flask import Blueprint, render_template_string, request
@@ -29,12 +30,25 @@ textarea{width:100%;min-height:5rem}button{font-size:1rem;padding:.5rem 1.2rem}.
 </body></html>"""
 
 
-def _page(status: int, title: str, message: str = "", *, refused: bool = False, approval=None, form: bool = False,
-          verb: str = "", app_url: str | None = None):
-    html = render_template_string(PAGE, title=title, message=message, refused=refused, approval=approval, form=form,
-                                  verb=verb, app_url=app_url)
-    return html, status, {"Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store",
-                          "Referrer-Policy": "no-referrer"}
+def _page(
+    status: int,
+    title: str,
+    message: str = "",
+    *,
+    refused: bool = False,
+    approval=None,
+    form: bool = False,
+    verb: str = "",
+    app_url: str | None = None,
+):
+    html = render_template_string(
+        PAGE, title=title, message=message, refused=refused, approval=approval, form=form, verb=verb, app_url=app_url
+    )
+    return (
+        html,
+        status,
+        {"Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store", "Referrer-Policy": "no-referrer"},
+    )
 
 
 @blp.get("/act/<token>")
@@ -43,13 +57,24 @@ def confirm(token: str):
     with svc.db.read() as session:
         opened = links.open_token(session, svc, token, utcnow())
         if opened.open_app:
-            return _page(200, "Decide in Coach", "This review is decided in Coach, not from an email link.",
-                         approval=opened.approval, app_url=opened.open_app)
+            return _page(
+                200,
+                "Decide in Coach",
+                "This review is decided in Coach, not from an email link.",
+                approval=opened.approval,
+                app_url=opened.open_app,
+            )
         if opened.refusal:
             return _page(409, "This link does not decide", opened.refusal, refused=True)
         verb = "Approve" if opened.decision == "approve" else "Reject"
-        return _page(200, f"{verb}?", "Nothing is decided until you press the button.", approval=opened.approval,
-                     form=True, verb=verb)
+        return _page(
+            200,
+            f"{verb}?",
+            "Nothing is decided until you press the button.",
+            approval=opened.approval,
+            form=True,
+            verb=verb,
+        )
 
 
 @blp.post("/act/<token>")

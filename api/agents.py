@@ -2,6 +2,7 @@
 
 The token is in the answer of the POST only: it is stored hashed and cannot be shown again. DELETE revokes (the row
 stays, for the audit log and for the calls it made)."""
+
 from __future__ import annotations
 
 from flask.views import MethodView
@@ -13,14 +14,23 @@ from api.schemas import CredentialOut
 from services.gateway import identities
 from services.notifier import Events
 
-blp = Blueprint("agents", __name__, url_prefix="/api/agents",
-                description="Agent identities of the MCP gateway (/mcp): bearer tokens for outside agents (admins)")
+blp = Blueprint(
+    "agents",
+    __name__,
+    url_prefix="/api/agents",
+    description="Agent identities of the MCP gateway (/mcp): bearer tokens for outside agents (admins)",
+)
 
 
 class AgentIn(Schema):
-    name = fields.String(required=True, validate=validate.Regexp(identities.NAME, error=(
-        "1 to 100 characters: letters, digits, '_', '.', '-', starting with a letter or digit")),
-        metadata={"description": "how policies (match.agent), the queue and the audit log name this agent"})
+    name = fields.String(
+        required=True,
+        validate=validate.Regexp(
+            identities.NAME,
+            error=("1 to 100 characters: letters, digits, '_', '.', '-', starting with a letter or digit"),
+        ),
+        metadata={"description": "how policies (match.agent), the queue and the audit log name this agent"},
+    )
     description = fields.String(load_default="", validate=validate.Length(max=2000))
 
 

@@ -1,4 +1,5 @@
 """The app factory: settings, extensions, blueprints, CLI. Importing this module starts nothing."""
+
 from __future__ import annotations
 
 import functools
@@ -8,11 +9,45 @@ import click
 from flask import Flask, request
 from flask_socketio import SocketIO
 
-from api import (action_links, agents, approvals, audit as audit_api, auth, authentication, coaching, correction_packs,
-                 errors, executions, frontend, gateway_tools, health, llm_provider, metrics, notices as notices_api,
-                 notifications as notifications_api, plans, policies, queue, regions, replay, routing, security, slack,
-                 sockets,
-                 tool_servers, triggers, users, workflows, workspace)
+from api import (
+    action_links,
+    agents,
+    approvals,
+    auth,
+    authentication,
+    coaching,
+    correction_packs,
+    errors,
+    executions,
+    frontend,
+    gateway_tools,
+    health,
+    llm_provider,
+    metrics,
+    plans,
+    policies,
+    queue,
+    regions,
+    replay,
+    routing,
+    security,
+    slack,
+    sockets,
+    tool_servers,
+    triggers,
+    users,
+    workflows,
+    workspace,
+)
+from api import (
+    audit as audit_api,
+)
+from api import (
+    notices as notices_api,
+)
+from api import (
+    notifications as notifications_api,
+)
 from api.base import Api
 from config import Settings
 from services.container import Services
@@ -43,23 +78,40 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True, recove
         # how a caller authenticates (docs/auth.md): a bearer token, or the session cookie with the CSRF header on
         # writes; /api/docs gets an Authorize button, and its page sends the CSRF header (api/templates/swagger_ui.html)
         API_SPEC_OPTIONS={
-            "components": {"securitySchemes": {
-                "bearerAuth": {"type": "http", "scheme": "bearer",
-                               "description": "a token from POST /api/auth/tokens"},
-                "cookieAuth": {"type": "apiKey", "in": "cookie", "name": security.SESSION_COOKIE,
-                               "description": "the web app's session, from POST /api/auth/login"},
-                "csrfToken": {"type": "apiKey", "in": "header", "name": security.CSRF_HEADER,
-                              "description": f"with the session cookie, on writes: the value of the "
-                                             f"{security.CSRF_COOKIE} cookie (double submit)"},
-            }},
+            "components": {
+                "securitySchemes": {
+                    "bearerAuth": {
+                        "type": "http",
+                        "scheme": "bearer",
+                        "description": "a token from POST /api/auth/tokens",
+                    },
+                    "cookieAuth": {
+                        "type": "apiKey",
+                        "in": "cookie",
+                        "name": security.SESSION_COOKIE,
+                        "description": "the web app's session, from POST /api/auth/login",
+                    },
+                    "csrfToken": {
+                        "type": "apiKey",
+                        "in": "header",
+                        "name": security.CSRF_HEADER,
+                        "description": f"with the session cookie, on writes: the value of the "
+                        f"{security.CSRF_COOKIE} cookie (double submit)",
+                    },
+                }
+            },
             "security": [{"bearerAuth": []}, {"cookieAuth": [], "csrfToken": []}],
         },
     )
     # Socket.IO's Origin check: the configured public origins, else the request's own origin (None). Never []
     # (python-engineio turns the check off for an empty list) nor "*": a page of another site could open a
     # connection with the victim's cookie.
-    socketio = SocketIO(app, async_mode=settings.async_mode, message_queue=settings.message_queue or None,
-                        cors_allowed_origins=security.socket_origins(settings))
+    socketio = SocketIO(
+        app,
+        async_mode=settings.async_mode,
+        message_queue=settings.message_queue or None,
+        cors_allowed_origins=security.socket_origins(settings),
+    )
     services = Services.build(settings, socketio)
     if migrate:
         upgrade(services.db)
@@ -108,11 +160,13 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True, recove
     _retry_transient_errors(app)
     # the MCP gateway at /mcp (services/gateway): the official SDK's ASGI transport inside this WSGI app, before Flask
     from services.gateway.server import Gateway
+
     gateway = Gateway(services)
     app.extensions["coach_gateway"] = services.gateway = gateway
     app.wsgi_app = gateway.mount(app.wsgi_app)
 
     from services import cli
+
     cli.register(app)
 
     if recover is None:
@@ -140,6 +194,7 @@ def _retried(view):
     @functools.wraps(view)
     def retried(*args, **kwargs):
         return retrying(lambda: view(*args, **kwargs), tries=4, what=f"{request.method} {request.path}")
+
     return retried
 
 
@@ -169,7 +224,8 @@ def _bootstrap_admin(services, workspace_id: str) -> None:
     settings = services.settings
     if settings.admin_email and settings.admin_password:
         with services.db.transaction() as session:
-            created = user_service.bootstrap_admin(session, settings.admin_email, settings.admin_password,
-                                                   session.get(Workspace, workspace_id))
+            created = user_service.bootstrap_admin(
+                session, settings.admin_email, settings.admin_password, session.get(Workspace, workspace_id)
+            )
             if created:
                 log.info("created the first admin, %s, in the default workspace", created.email)

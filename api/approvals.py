@@ -1,4 +1,5 @@
 """/api/approvals: approval steps and policy-forced reviews of tool calls: list, read, decide."""
+
 from __future__ import annotations
 
 from flask import request
@@ -11,23 +12,31 @@ from api.execution_schemas import ExecutionUpdateSchema
 from api.policies import VerdictSchema
 from api.schemas import PageArgs, Shape, StrictBoolean, one_of, page_body, page_of
 from core import approvals as A
-from services.approvals import decisions as approval_decisions, service as approvals, undo as approval_undo
+from services.approvals import decisions as approval_decisions
+from services.approvals import service as approvals
+from services.approvals import undo as approval_undo
 
-blp = Blueprint("approvals", __name__, url_prefix="/api/approvals",
-                description="Approval steps and policy-forced reviews")
+blp = Blueprint(
+    "approvals", __name__, url_prefix="/api/approvals", description="Approval steps and policy-forced reviews"
+)
 
 
 class ApprovalListArgs(PageArgs):
-    status = fields.String(validate=validate.OneOf(list(A.STATUS_FILTERS)), metadata={
-        "description": "pending | decided (approved or rejected) | expired | approved | rejected"})
+    status = fields.String(
+        validate=validate.OneOf(list(A.STATUS_FILTERS)),
+        metadata={"description": "pending | decided (approved or rejected) | expired | approved | rejected"},
+    )
     execution_id = fields.String()
 
 
 class ApprovalDecisionArgs(Schema):
     decision = fields.String(required=True, validate=validate.OneOf(A.DECISIONS))
     comment = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=5000))
-    params = fields.Dict(load_default=None, allow_none=True,
-                         metadata={"description": "edit only (tool_call approvals): the params the tool runs with"})
+    params = fields.Dict(
+        load_default=None,
+        allow_none=True,
+        metadata={"description": "edit only (tool_call approvals): the params the tool runs with"},
+    )
 
 
 class ApproversSchema(Shape):
@@ -51,15 +60,18 @@ class ApprovalSchema(Shape):
     approval_id = fields.String(required=True)
     execution_id = fields.String(allow_none=True, metadata={"description": "null for a gateway call's review"})
     step_id = fields.String(metadata={"description": "gateway: the tool's name (cut to 64 characters)"})
-    kind = fields.String(validate=validate.OneOf(A.KINDS), metadata={
-        "description": "step | tool_call | plan | gateway (an outside agent's call held by the MCP gateway)"})
+    kind = fields.String(
+        validate=validate.OneOf(A.KINDS),
+        metadata={"description": "step | tool_call | plan | gateway (an outside agent's call held by the MCP gateway)"},
+    )
     agent = fields.String(allow_none=True, metadata={"description": "gateway: the agent identity that made the call"})
     status = one_of(A.STATUSES, required=True)
     message = fields.String()
     tool = fields.String(allow_none=True)
     params = fields.Raw(allow_none=True, metadata={"description": "the call's params: free-form"})
-    policy = fields.Nested(VerdictSchema, allow_none=True, metadata={
-        "description": "the policy verdict that forced the review"})
+    policy = fields.Nested(
+        VerdictSchema, allow_none=True, metadata={"description": "the policy verdict that forced the review"}
+    )
     approvers = fields.Nested(ApproversSchema)
     quorum = fields.Integer()
     approvals = fields.Integer(metadata={"description": "distinct approvals counted so far"})
@@ -75,8 +87,9 @@ class ApprovalSchema(Shape):
 
 class ApprovalDecisionResultSchema(Shape):
     approval = fields.Nested(ApprovalSchema)
-    execution = fields.Nested(ExecutionUpdateSchema, allow_none=True, metadata={
-        "description": "null for a gateway call's review"})
+    execution = fields.Nested(
+        ExecutionUpdateSchema, allow_none=True, metadata={"description": "null for a gateway call's review"}
+    )
 
 
 ApprovalPage = page_of(ApprovalSchema, "ApprovalPage")
@@ -88,9 +101,14 @@ class Approvals(MethodView):
     @blp.response(200, ApprovalPage)
     def get(self, args):
         with services().db.read() as session:
-            rows, total = approvals.list_page(session, workspace_id(), status=args.get("status"),
-                                              execution_id=args.get("execution_id"), page=args["page"],
-                                              per_page=args["per_page"])
+            rows, total = approvals.list_page(
+                session,
+                workspace_id(),
+                status=args.get("status"),
+                execution_id=args.get("execution_id"),
+                page=args["page"],
+                per_page=args["per_page"],
+            )
             return page_body([approvals.view(a) for a in rows], total, args)
 
 

@@ -1,7 +1,8 @@
 """/api/audit: the workspace's audit log (lead and up), as pages, as streamed JSON lines, and its chain check."""
+
 from __future__ import annotations
 
-from datetime import timezone
+from datetime import UTC
 
 from flask import Response
 from flask.views import MethodView
@@ -13,8 +14,12 @@ from api.schemas import PageArgs, StrictBoolean, page_body, page_of
 from services.audit import service as audit
 from services.users import service as users
 
-blp = Blueprint("audit", __name__, url_prefix="/api/audit",
-                description="Audit log: append-only, hash-chained per workspace (lead and up)")
+blp = Blueprint(
+    "audit",
+    __name__,
+    url_prefix="/api/audit",
+    description="Audit log: append-only, hash-chained per workspace (lead and up)",
+)
 
 JSONL = "application/x-ndjson"
 
@@ -23,13 +28,19 @@ class AuditQuery(PageArgs):
     execution_id = fields.String(metadata={"description": "only events about this execution"})
     user = fields.String(metadata={"description": "only events by this actor (the user's email)"})
     action = fields.String(metadata={"description": "only this action: " + ", ".join(audit.ACTIONS)})
-    since = fields.AwareDateTime(default_timezone=timezone.utc,
-                                 metadata={"description": "ISO 8601; only events at or after it (no offset: UTC)"})
+    since = fields.AwareDateTime(
+        default_timezone=UTC, metadata={"description": "ISO 8601; only events at or after it (no offset: UTC)"}
+    )
     per_page = fields.Integer(load_default=50, validate=validate.Range(min=1, max=200))
-    format = fields.String(load_default="json", validate=validate.OneOf(("json", "jsonl")), metadata={
-        "description": "`json` (default): one page, newest first. `jsonl`: every matching event, oldest first, "
-                       f"streamed as `{JSONL}` (one JSON object per line, the item shape below); page and "
-                       "per_page are ignored."})
+    format = fields.String(
+        load_default="json",
+        validate=validate.OneOf(("json", "jsonl")),
+        metadata={
+            "description": "`json` (default): one page, newest first. `jsonl`: every matching event, oldest first, "
+            f"streamed as `{JSONL}` (one JSON object per line, the item shape below); page and "
+            "per_page are ignored."
+        },
+    )
 
 
 class AuditEventSchema(Schema):
@@ -40,8 +51,10 @@ class AuditEventSchema(Schema):
     action = fields.String()
     target_type = fields.String()
     target_id = fields.String(allow_none=True)
-    target_label = fields.String(allow_none=True, metadata={
-        "description": "a member target's email (not part of the hashed event; null for other targets)"})
+    target_label = fields.String(
+        allow_none=True,
+        metadata={"description": "a member target's email (not part of the hashed event; null for other targets)"},
+    )
     execution_id = fields.String(allow_none=True)
     before = fields.Raw(allow_none=True)
     after = fields.Raw(allow_none=True)
@@ -79,22 +92,42 @@ class AuditLog(MethodView):
     @requires("lead")
     @blp.arguments(AuditQuery, location="query")
     @blp.response(200, AuditPage)
-    @blp.doc(responses={200: {"content": {JSONL: {"schema": {
-        "type": "string", "description": "with ?format=jsonl: one AuditEvent JSON object per line"}}}}})
+    @blp.doc(
+        responses={
+            200: {
+                "content": {
+                    JSONL: {
+                        "schema": {
+                            "type": "string",
+                            "description": "with ?format=jsonl: one AuditEvent JSON object per line",
+                        }
+                    }
+                }
+            }
+        }
+    )
     def get(self, args):
         """The workspace's audit events, newest first; `?format=jsonl` streams them all as JSON lines."""
-        filters = {"execution_id": args.get("execution_id"), "actor": args.get("user"),
-                   "action": args.get("action"), "since": args.get("since")}
+        filters = {
+            "execution_id": args.get("execution_id"),
+            "actor": args.get("user"),
+            "action": args.get("action"),
+            "since": args.get("since"),
+        }
         if args["format"] == "jsonl":
             return _stream(services().db, workspace_id(), filters)
         with services().db.read() as session:
-            rows, total = audit.list_page(session, workspace_id(), page=args["page"], per_page=args["per_page"],
-                                          **filters)
+            rows, total = audit.list_page(
+                session, workspace_id(), page=args["page"], per_page=args["per_page"], **filters
+            )
             # a member's events name the member by id (a hashed field): the page says who that is, by email
-            emails = users.emails_of(session, workspace_id(), {r.target_id for r in rows
-                                                               if r.target_type == "user" and r.target_id})
-            items = [{**audit.view(r), "target_label": emails.get(r.target_id) if r.target_type == "user" else None}
-                     for r in rows]
+            emails = users.emails_of(
+                session, workspace_id(), {r.target_id for r in rows if r.target_type == "user" and r.target_id}
+            )
+            items = [
+                {**audit.view(r), "target_label": emails.get(r.target_id) if r.target_type == "user" else None}
+                for r in rows
+            ]
             return page_body(items, total, args)
 
 
@@ -105,8 +138,11 @@ def _stream(db, ws: str, filters: dict) -> Response:
         with db.transaction() as session:
             yield from audit.iter_jsonl(session, ws, **filters)
 
-    return Response(lines(), mimetype=JSONL,
-                    headers={"Content-Disposition": 'attachment; filename="audit.jsonl"', "Cache-Control": "no-store"})
+    return Response(
+        lines(),
+        mimetype=JSONL,
+        headers={"Content-Disposition": 'attachment; filename="audit.jsonl"', "Cache-Control": "no-store"},
+    )
 
 
 @blp.route("/verify")

@@ -1,5 +1,6 @@
 """/api/auth: log in and out, who am I, bearer tokens, the caller's invitations. Each request's authentication is
 api/authentication.py."""
+
 from __future__ import annotations
 
 from flask import g, request, session
@@ -13,7 +14,8 @@ from api.context import services, user_id
 from api.schemas import one_of
 from core.errors import Unauthorized
 from services.audit import service as audit
-from services.users import members, service as users, tokens
+from services.users import members, tokens
+from services.users import service as users
 from services.users.models import Membership, User, Workspace
 
 blp = Blueprint("auth", __name__, url_prefix="/api/auth", description="Log in, tokens")
@@ -47,13 +49,20 @@ class WorkspaceRef(Schema):
 class MeSchema(Schema):
     user = fields.Nested(UserSchema, required=True)
     workspaces = fields.List(fields.Nested(WorkspaceRole), required=True)
-    workspace_id = fields.String(allow_none=True, required=True, metadata={
-        "description": "the workspace the session uses when a request names none"})
+    workspace_id = fields.String(
+        allow_none=True,
+        required=True,
+        metadata={"description": "the workspace the session uses when a request names none"},
+    )
     role = one_of(users.ROLES, allow_none=True, metadata={"description": "the user's role in `workspace_id`"})
     csrf_token = fields.String(allow_none=True)
-    disabled_workspaces = fields.List(fields.Nested(WorkspaceRef), metadata={
-        "description": "workspaces where an admin disabled the user's membership (they cannot act there until an "
-                       "admin of that workspace enables them again)"})
+    disabled_workspaces = fields.List(
+        fields.Nested(WorkspaceRef),
+        metadata={
+            "description": "workspaces where an admin disabled the user's membership (they cannot act there until an "
+            "admin of that workspace enables them again)"
+        },
+    )
 
 
 class TokenArgs(Schema):
@@ -98,18 +107,26 @@ class Accepted(Schema):
 
 
 def _me(db_session, user: User) -> dict:
-    return {"user": users.user_view(user),
-            "workspaces": [{"id": ws.id, "slug": ws.slug, "name": ws.name, "role": r}
-                           for ws, r in users.memberships(db_session, user)],
-            "workspace_id": g.get("workspace_id"), "role": g.get("role"), "csrf_token": session.get("csrf"),
-            "disabled_workspaces": _disabled_workspaces(db_session, user)}
+    return {
+        "user": users.user_view(user),
+        "workspaces": [
+            {"id": ws.id, "slug": ws.slug, "name": ws.name, "role": r} for ws, r in users.memberships(db_session, user)
+        ],
+        "workspace_id": g.get("workspace_id"),
+        "role": g.get("role"),
+        "csrf_token": session.get("csrf"),
+        "disabled_workspaces": _disabled_workspaces(db_session, user),
+    }
 
 
 def _disabled_workspaces(db_session, user: User) -> list[dict]:
     """Where an admin disabled the user: the web app tells them so (and whom to ask) instead of a blank app."""
-    rows = db_session.execute(select(Workspace).join(Membership, Membership.workspace_id == Workspace.id)
-                              .where(Membership.user_id == user.id, Membership.disabled.is_(True))
-                              .order_by(Workspace.name))
+    rows = db_session.execute(
+        select(Workspace)
+        .join(Membership, Membership.workspace_id == Workspace.id)
+        .where(Membership.user_id == user.id, Membership.disabled.is_(True))
+        .order_by(Workspace.name)
+    )
     return [{"id": ws.id, "slug": ws.slug, "name": ws.name} for (ws,) in rows]
 
 
@@ -132,12 +149,15 @@ class Login(MethodView):
                 if args.get("workspace") and g.workspace_id:
                     user.default_workspace_id = g.workspace_id  # the user's own choice: where they land next
                 session.clear()
-                session.update(user_id=user.id, workspace_id=g.workspace_id, csrf=security.new_csrf_token(),
-                               sv=user.session_version or 0)
+                session.update(
+                    user_id=user.id,
+                    workspace_id=g.workspace_id,
+                    csrf=security.new_csrf_token(),
+                    sv=user.session_version or 0,
+                )
                 session.permanent = True
                 if g.workspace_id:
-                    audit.record(db_session, g.workspace_id, user.email, "login", target_type="user",
-                                 target_id=user.id)
+                    audit.record(db_session, g.workspace_id, user.email, "login", target_type="user", target_id=user.id)
                 return _me(db_session, user)
         except Unauthorized:  # counted by the login limiter (api/security.py) as the 401 goes out
             _audit_failed_login(args["email"], address)
@@ -153,8 +173,16 @@ def _audit_failed_login(email: str, address: str) -> None:
         if user is None:
             return
         for ws, _role in users.memberships(db_session, user):
-            audit.record(db_session, ws.id, user.email, "login_failed", target_type="user", target_id=user.id,
-                         after={"address": address}, result="denied")
+            audit.record(
+                db_session,
+                ws.id,
+                user.email,
+                "login_failed",
+                target_type="user",
+                target_id=user.id,
+                after={"address": address},
+                result="denied",
+            )
 
 
 @blp.route("/logout")
@@ -198,8 +226,15 @@ class Tokens(MethodView):
             user = db_session.get(User, user_id())
             token, secret = tokens.create_token(db_session, user, args["name"])
             if g.get("workspace_id"):
-                audit.record(db_session, g.workspace_id, user.email, "token_create", target_type="token",
-                             target_id=token.id, after={"name": token.name})
+                audit.record(
+                    db_session,
+                    g.workspace_id,
+                    user.email,
+                    "token_create",
+                    target_type="token",
+                    target_id=token.id,
+                    after={"name": token.name},
+                )
             return {**_token(token), "token": secret}
 
 
@@ -212,8 +247,9 @@ class TokenById(MethodView):
             token = tokens.revoke_token(db_session, user, token_id)
             hashed = token.token_hash
             if g.get("workspace_id"):
-                audit.record(db_session, g.workspace_id, user.email, "token_revoke", target_type="token",
-                             target_id=token.id)
+                audit.record(
+                    db_session, g.workspace_id, user.email, "token_revoke", target_type="token", target_id=token.id
+                )
         sockets.kick(user.id, token_hash=hashed)  # its open sockets stop at once
 
 
@@ -224,7 +260,9 @@ class MyInvitations(MethodView):
         """The caller's pending invitations to other workspaces (works with no workspace at all)."""
         with services().db.read() as db_session:
             user = db_session.get(User, user_id())
-            return {"items": [members.invitation_view(inv, ws) for inv, ws in members.invitations_for(db_session, user)]}
+            return {
+                "items": [members.invitation_view(inv, ws) for inv, ws in members.invitations_for(db_session, user)]
+            }
 
 
 @blp.route("/invitations/<invitation_id>/accept")
@@ -237,10 +275,19 @@ class AcceptInvitation(MethodView):
             user = db_session.get(User, user_id())
             inv, m = members.accept_invitation(db_session, user, invitation_id)
             ws = db_session.get(Workspace, inv.workspace_id)
-            audit.record(db_session, ws.id, user.email, "invitation_accept", target_type="invitation",
-                         target_id=inv.id, after={"email": user.email, "role": m.role})
-            return {"invitation": members.invitation_view(inv, ws),
-                    "workspace": {"id": ws.id, "slug": ws.slug, "name": ws.name, "role": m.role}}
+            audit.record(
+                db_session,
+                ws.id,
+                user.email,
+                "invitation_accept",
+                target_type="invitation",
+                target_id=inv.id,
+                after={"email": user.email, "role": m.role},
+            )
+            return {
+                "invitation": members.invitation_view(inv, ws),
+                "workspace": {"id": ws.id, "slug": ws.slug, "name": ws.name, "role": m.role},
+            }
 
 
 @blp.route("/invitations/<invitation_id>/decline")
@@ -250,10 +297,22 @@ class DeclineInvitation(MethodView):
         with services().db.transaction() as db_session:
             user = db_session.get(User, user_id())
             inv = members.decline_invitation(db_session, user, invitation_id)
-            audit.record(db_session, inv.workspace_id, user.email, "invitation_decline", target_type="invitation",
-                         target_id=inv.id, after={"email": user.email})
+            audit.record(
+                db_session,
+                inv.workspace_id,
+                user.email,
+                "invitation_decline",
+                target_type="invitation",
+                target_id=inv.id,
+                after={"email": user.email},
+            )
 
 
 def _token(t) -> dict:
-    return {"id": t.id, "name": t.name, "created_at": t.created_at, "last_used_at": t.last_used_at,
-            "revoked_at": t.revoked_at}
+    return {
+        "id": t.id,
+        "name": t.name,
+        "created_at": t.created_at,
+        "last_used_at": t.last_used_at,
+        "revoked_at": t.revoked_at,
+    }

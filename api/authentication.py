@@ -2,6 +2,7 @@
 header on writes; and the workspace the request acts in. The routes that log in and out and make tokens are
 api/auth.py.
 """
+
 from __future__ import annotations
 
 import hmac
@@ -11,7 +12,8 @@ from flask import current_app, g, request, session
 from api.context import services
 from core.errors import Forbidden, Unauthorized
 from services.db import retrying
-from services.users import service as users, tokens
+from services.users import service as users
+from services.users import tokens
 from services.users.models import User
 
 # /api/hooks/: incoming webhooks, authenticated by their signature (api/triggers.py); /api/integrations/: called by
@@ -21,8 +23,9 @@ WRITES = ("POST", "PUT", "PATCH", "DELETE")
 CSRF_COOKIE = "coach_csrf"
 
 
-def pick_workspace(db_session, user: User, wanted: str | None, remembered: str | None = None,
-                   token_created_at=None) -> None:
+def pick_workspace(
+    db_session, user: User, wanted: str | None, remembered: str | None = None, token_created_at=None
+) -> None:
     """The workspace the request acts in (g.workspace_id) and the user's role there (g.role), or None, None."""
     picked = users.pick_workspace(db_session, user, wanted, remembered, token_created_at)
     g.workspace_id, g.role = (picked[0].id, picked[1]) if picked else (None, None)
@@ -56,8 +59,7 @@ def _authenticate(svc, header: str) -> None:
             if request.method in WRITES and not _csrf_ok():
                 raise Forbidden("missing or wrong X-CSRF-Token header", code="csrf_failed")
         g.user_id, g.email = user.id, user.email
-        pick_workspace(db_session, user, request.headers.get("X-Coach-Workspace"), session.get("workspace_id"),
-                        made_at)
+        pick_workspace(db_session, user, request.headers.get("X-Coach-Workspace"), session.get("workspace_id"), made_at)
 
 
 def _csrf_ok() -> bool:
@@ -73,8 +75,13 @@ def set_csrf_cookie(response):
         return response
     token = session.get("csrf")
     if token and request.cookies.get(CSRF_COOKIE) != token:
-        response.set_cookie(CSRF_COOKIE, token, httponly=False, samesite="Lax",
-                            secure=current_app.config.get("SESSION_COOKIE_SECURE", False))
+        response.set_cookie(
+            CSRF_COOKIE,
+            token,
+            httponly=False,
+            samesite="Lax",
+            secure=current_app.config.get("SESSION_COOKIE_SECURE", False),
+        )
     elif not token and CSRF_COOKIE in request.cookies:
         response.delete_cookie(CSRF_COOKIE)
     return response

@@ -5,6 +5,7 @@ Every body, JSON or YAML, must hold plain JSON data that both databases can stor
 characters, integers of at most 64 bits, string keys only, at most MAX_DEPTH levels deep, and (YAML anchors can
 repeat a node many times) no bigger once expanded than the body limit, nor than YAML_EXPANSION times the YAML text.
 """
+
 from __future__ import annotations
 
 import functools
@@ -12,12 +13,12 @@ import json
 import math
 
 import flask_smorest
-from apispec.ext.marshmallow import MarshmallowPlugin, OpenAPIConverter
-from werkzeug.routing import BaseConverter
 import yaml
+from apispec.ext.marshmallow import MarshmallowPlugin, OpenAPIConverter
 from flask import current_app, request
 from webargs import core
 from webargs.flaskparser import FlaskParser, abort
+from werkzeug.routing import BaseConverter
 
 from api import yaml_errors
 from api.errors import error_response
@@ -121,41 +122,63 @@ def _check_body(data, limit: int | None):
         budget += 1
         values += 1
         if values > MAX_VALUES:
-            abort(413, messages={"json": {"(body)": [f"the body holds more than {MAX_VALUES:,} values"]}},
-                  message="request body is too large")
+            abort(
+                413,
+                messages={"json": {"(body)": [f"the body holds more than {MAX_VALUES:,} values"]}},
+                message="request body is too large",
+            )
         if depth > MAX_DEPTH:
-            abort(400, messages={"json": {_path(where): [f"nested more than {MAX_DEPTH} levels deep"]}},
-                  message="body is nested too deeply")
+            abort(
+                400,
+                messages={"json": {_path(where): [f"nested more than {MAX_DEPTH} levels deep"]}},
+                message="body is nested too deeply",
+            )
         if isinstance(value, dict):
             for key, item in value.items():
                 if not isinstance(key, str):
-                    abort(400, messages={"json": {_path(where): [f"key {key!r} is not a string"]}},
-                          message="body holds a non-string key")
+                    abort(
+                        400,
+                        messages={"json": {_path(where): [f"key {key!r} is not a string"]}},
+                        message="body holds a non-string key",
+                    )
                 if "\x00" in key:
-                    abort(400, messages={"json": {_path((where, key)): ["key contains a NUL character"]}},
-                          message="body holds a NUL character")
+                    abort(
+                        400,
+                        messages={"json": {_path((where, key)): ["key contains a NUL character"]}},
+                        message="body holds a NUL character",
+                    )
                 if not _utf8(key):
-                    abort(400, messages={"json": {_path(where): [LONE_SURROGATE]}},
-                          message="body holds a lone surrogate")
+                    abort(
+                        400, messages={"json": {_path(where): [LONE_SURROGATE]}}, message="body holds a lone surrogate"
+                    )
                 budget += len(key)
                 stack.append((item, (where, key), depth + 1))
         elif isinstance(value, list):
             stack.extend((item, (where, i), depth + 1) for i, item in enumerate(value))
         elif isinstance(value, str):
             if "\x00" in value:
-                abort(400, messages={"json": {_path(where): ["contains a NUL character"]}},
-                      message="body holds a NUL character")
+                abort(
+                    400,
+                    messages={"json": {_path(where): ["contains a NUL character"]}},
+                    message="body holds a NUL character",
+                )
             if not _utf8(value):
                 abort(400, messages={"json": {_path(where): [LONE_SURROGATE]}}, message="body holds a lone surrogate")
             budget += len(value)
         elif isinstance(value, int) and not isinstance(value, bool) and not INT_MIN <= value <= INT_MAX:
             abort(400, messages={"json": {_path(where): [OUT_OF_RANGE]}}, message="body holds an integer out of range")
         elif isinstance(value, float) and not math.isfinite(value):
-            abort(400, messages={"json": {_path(where): ["NaN and Infinity are not JSON numbers"]}},
-                  message="body holds a non-finite number")
+            abort(
+                400,
+                messages={"json": {_path(where): ["NaN and Infinity are not JSON numbers"]}},
+                message="body holds a non-finite number",
+            )
         elif value is not None and not isinstance(value, (bool, int, float)):
-            abort(400, messages={"json": {_path(where): [f"a {type(value).__name__} is not a JSON value"]}},
-                  message="body holds a value JSON cannot represent")
+            abort(
+                400,
+                messages={"json": {_path(where): [f"a {type(value).__name__} is not a JSON value"]}},
+                message="body holds a value JSON cannot represent",
+            )
         if limit is not None and budget > limit:
             abort(413, messages={"json": {"(body)": [f"the data in the body is larger than {limit} bytes"]}})
     return data
@@ -168,8 +191,12 @@ def _load_yaml(raw: bytes, limit: int | None):
         data = yaml.load(raw, Loader=_JsonYamlLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         words, line = yaml_errors.describe(exc)
-        abort(400, messages={"yaml": [words]}, message="malformed YAML body",
-              lines={"yaml": line} if line is not None else None)
+        abort(
+            400,
+            messages={"yaml": [words]},
+            message="malformed YAML body",
+            lines={"yaml": line} if line is not None else None,
+        )
     except RecursionError:
         abort(400, messages={"yaml": ["Invalid YAML body: nested too deeply"]}, message="malformed YAML body")
     except ValueError as exc:  # an integer of more digits than Python converts (4300)
@@ -195,8 +222,12 @@ def _invalid_json(error) -> None:
     line = getattr(error, "lineno", None)
     if isinstance(error, RecursionError):
         error = "nested too deeply"
-    abort(400, messages={"json": [f"Invalid JSON body: {error}"]}, message="malformed JSON body",
-          lines={"json": line} if line else None)
+    abort(
+        400,
+        messages={"json": [f"Invalid JSON body: {error}"]},
+        message="malformed JSON body",
+        lines={"json": line} if line else None,
+    )
 
 
 def _load(loader, raw: bytes, limit: int | None):
@@ -206,8 +237,11 @@ def _load(loader, raw: bytes, limit: int | None):
     `,`; strings holding commas count too, which errs on the side of refusing). PyYAML is Python: a large
     YAML body is parsed in a real thread, where the event loop still gets its turns."""
     if raw.count(b",") > MAX_VALUES:
-        abort(413, messages={"(body)": [f"the body holds more than {MAX_VALUES:,} values"]},
-              message="request body is too large")
+        abort(
+            413,
+            messages={"(body)": [f"the body holds more than {MAX_VALUES:,} values"]},
+            message="request body is too large",
+        )
     return off_loop(loader, raw, limit) if len(raw) > OFF_LOOP_BYTES else loader(raw, limit)
 
 
@@ -264,7 +298,9 @@ class Blueprint(flask_smorest.Blueprint):
             def with_body(*f_args, **f_kwargs):
                 _require_body()
                 return parsed(*f_args, **f_kwargs)
+
             return with_body
+
         return decorator
 
 

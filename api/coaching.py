@@ -1,4 +1,5 @@
 """/api/executions/<id>/coaching/...: the suggestion, decisions, stats, pause and resume."""
+
 from __future__ import annotations
 
 from flask import request
@@ -15,7 +16,8 @@ from core import gates as G
 from core.coaching.counters import DECISIONS
 from core.execution import states as S
 from core.tools import RISKS
-from services.coaching import decisions, service as coaching, undo
+from services.coaching import decisions, undo
+from services.coaching import service as coaching
 from services.executions import service as executions
 from services.notifier import Events
 
@@ -46,38 +48,69 @@ class SuggestionSchema(Shape):
     risk = one_of(RISKS, allow_none=True)
     rationale = fields.String()
     confidence = fields.Float(required=True)
-    source = fields.String(required=True, metadata={
-        "description": "definition | correction_pack:<id> | llm (an agent's call as it wrote it)"})
+    source = fields.String(
+        required=True,
+        metadata={"description": "definition | correction_pack:<id> | llm (an agent's call as it wrote it)"},
+    )
     status = one_of(SUGGESTION_STATUSES, required=True, metadata={"description": "timed_out: its deadline fired"})
     version = fields.Integer(required=True)
-    purpose = one_of(PURPOSES, metadata={
-        "description": "correction: after a reject; check: a check suggestion (one param set to a value reviewers "
-                       "corrected away; it never runs, docs/autonomy.md#check-suggestions)"})
-    policy = fields.Nested(VerdictSchema, allow_none=True, metadata={
-        "description": "the policy's verdict on the suggested call, with its explanation (as POST "
-                       "/api/policies/evaluate answers); accepting or correcting a denied call is a 409"})
+    purpose = one_of(
+        PURPOSES,
+        metadata={
+            "description": "correction: after a reject; check: a check suggestion (one param set to a value reviewers "
+            "corrected away; it never runs, docs/autonomy.md#check-suggestions)"
+        },
+    )
+    policy = fields.Nested(
+        VerdictSchema,
+        allow_none=True,
+        metadata={
+            "description": "the policy's verdict on the suggested call, with its explanation (as POST "
+            "/api/policies/evaluate answers); accepting or correcting a denied call is a 409"
+        },
+    )
     created_at = fields.DateTime(required=True)
-    deadline = fields.DateTime(allow_none=True, metadata={
-        "description": "when the step's on_human_timeout applies if nobody decides; null: no deadline, or paused"})
-    on_timeout = one_of((G.SKIP, G.FAIL, G.ACCEPT), allow_none=True, metadata={
-        "description": "what the deadline does: skip, fail, or accept (runs the suggested params)"})
-    kind = one_of(("step", "tool_call"), required=True, metadata={
-        "description": "step, or tool_call: a call an agent step's LLM asked for (params: its arguments, "
-                       "definition_params: the arguments as the LLM wrote them, rationale: what the LLM said)"})
-    tool_call_id = fields.String(allow_none=True, metadata={"description": "tool_call: the call's id, as the LLM "
-                                                                           "named it"})
+    deadline = fields.DateTime(
+        allow_none=True,
+        metadata={
+            "description": "when the step's on_human_timeout applies if nobody decides; null: no deadline, or paused"
+        },
+    )
+    on_timeout = one_of(
+        (G.SKIP, G.FAIL, G.ACCEPT),
+        allow_none=True,
+        metadata={"description": "what the deadline does: skip, fail, or accept (runs the suggested params)"},
+    )
+    kind = one_of(
+        ("step", "tool_call"),
+        required=True,
+        metadata={
+            "description": "step, or tool_call: a call an agent step's LLM asked for (params: its arguments, "
+            "definition_params: the arguments as the LLM wrote them, rationale: what the LLM said)"
+        },
+    )
+    tool_call_id = fields.String(
+        allow_none=True, metadata={"description": "tool_call: the call's id, as the LLM named it"}
+    )
     agent_message_id = fields.String(allow_none=True)
-    region = fields.Nested(lambda: SuggestionRegionSchema(), allow_none=True, metadata={
-        "description": "the region of its step (or tool) the call fell in when it was asked (docs/autonomy.md"
-                       "#regions); null: in none"})
+    region = fields.Nested(
+        lambda: SuggestionRegionSchema(),
+        allow_none=True,
+        metadata={
+            "description": "the region of its step (or tool) the call fell in when it was asked (docs/autonomy.md"
+            "#regions); null: in none"
+        },
+    )
 
 
 class SuggestionRegionSchema(Shape):
     id = fields.String(required=True)
     name = fields.String(required=True)
     mode = one_of(("coaching", "auto", "always_review"), required=True)
-    current = StrictBoolean(required=True, metadata={
-        "description": "false once the region's condition changed: this decision no longer counts for it"})
+    current = StrictBoolean(
+        required=True,
+        metadata={"description": "false once the region's condition changed: this decision no longer counts for it"},
+    )
 
 
 class PendingSchema(Shape):
@@ -90,10 +123,16 @@ class PendingSchema(Shape):
 
 class DecisionArgs(Schema):
     suggestion_id = fields.String(required=True)
-    decision = one_of((*DECISIONS, "edit"), required=True, metadata={
-        "description": "`edit` is taken as `correct` (docs/agent-steps.md: edit = correct)"})
-    correction = fields.Dict(load_default=None, allow_none=True, metadata={
-        "description": "correct: the new params (free-form; checked against the tool's JSON Schema)"})
+    decision = one_of(
+        (*DECISIONS, "edit"),
+        required=True,
+        metadata={"description": "`edit` is taken as `correct` (docs/agent-steps.md: edit = correct)"},
+    )
+    correction = fields.Dict(
+        load_default=None,
+        allow_none=True,
+        metadata={"description": "correct: the new params (free-form; checked against the tool's JSON Schema)"},
+    )
     feedback = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=5000))
     manual_output = fields.Raw(load_default=None, allow_none=True, metadata={"description": "manual: free-form"})
 
@@ -111,8 +150,9 @@ class StatsSchema(Shape):
     corrected = fields.Integer(required=True)
     manual_executions = fields.Integer(required=True)
     skipped = fields.Integer(required=True)
-    timed_out = fields.Integer(required=True, metadata={
-        "description": "suggestions whose deadline fired: no operator decided them"})
+    timed_out = fields.Integer(
+        required=True, metadata={"description": "suggestions whose deadline fired: no operator decided them"}
+    )
 
 
 class DecisionRecordSchema(Shape):
@@ -122,14 +162,24 @@ class DecisionRecordSchema(Shape):
     operator = fields.String(allow_none=True)
     latency_ms = fields.Float(allow_none=True)
     created_at = fields.String(metadata={"description": "ISO 8601"})
-    held_until = fields.String(allow_none=True, metadata={
-        "description": "a decision on a risky call: held until then (ISO 8601), when its step runs; until then "
-                       "POST .../coaching/undo takes it back. null: it acted at once"})
+    held_until = fields.String(
+        allow_none=True,
+        metadata={
+            "description": "a decision on a risky call: held until then (ISO 8601), when its step runs; until then "
+            "POST .../coaching/undo takes it back. null: it acted at once"
+        },
+    )
 
 
 class CheckResultSchema(Shape):
-    result = one_of(("miss", "catch"), allow_none=True, required=True, metadata={
-        "description": "miss: the check was accepted; catch: rejected, corrected or done by hand; null: skipped"})
+    result = one_of(
+        ("miss", "catch"),
+        allow_none=True,
+        required=True,
+        metadata={
+            "description": "miss: the check was accepted; catch: rejected, corrected or done by hand; null: skipped"
+        },
+    )
     param = fields.String(required=True, metadata={"description": "the param the check changed"})
     shown = fields.Raw(allow_none=True, metadata={"description": "the value it showed: one reviewers corrected away"})
     real = fields.Raw(allow_none=True, metadata={"description": "the real suggestion's value"})
@@ -139,9 +189,13 @@ class CheckResultSchema(Shape):
 class DecisionResultSchema(Shape):
     ok = StrictBoolean(required=True)
     decision = fields.Nested(DecisionRecordSchema, required=True)
-    check = fields.Nested(CheckResultSchema, metadata={
-        "description": "the suggestion decided was a check (docs/autonomy.md#check-suggestions): nothing ran, and "
-                       "the real suggestion is the execution's next"})
+    check = fields.Nested(
+        CheckResultSchema,
+        metadata={
+            "description": "the suggestion decided was a check (docs/autonomy.md#check-suggestions): nothing ran, and "
+            "the real suggestion is the execution's next"
+        },
+    )
     execution = fields.Nested(ExecutionUpdateSchema, required=True)
     stats = fields.Nested(StatsSchema, required=True)
 
@@ -158,9 +212,17 @@ class UndoResultSchema(Shape):
 
 def pending_view(session, ex) -> dict:
     svc = services()
-    items = [coaching.described(session, svc.definitions, svc.tools.for_workspace(workspace_id()), s) for s in coaching.pending(session, ex.id)]
-    return {"execution_id": ex.id, "status": ex.status, "paused": ex.status == "paused",
-            "suggestion": items[0] if items else None, "suggestions": items}
+    items = [
+        coaching.described(session, svc.definitions, svc.tools.for_workspace(workspace_id()), s)
+        for s in coaching.pending(session, ex.id)
+    ]
+    return {
+        "execution_id": ex.id,
+        "status": ex.status,
+        "paused": ex.status == "paused",
+        "suggestion": items[0] if items else None,
+        "suggestions": items,
+    }
 
 
 @blp.route("/coaching")
@@ -227,8 +289,15 @@ class Resume(MethodView):
         require("operator")
         svc, events = services(), Events()
         with svc.db.transaction() as session:
-            ex, go_on = coaching.resume(session, workspace_id(), execution_id, events, operator(),
-                                         tools=svc.tools.for_workspace(workspace_id()), definitions=svc.definitions)
+            ex, go_on = coaching.resume(
+                session,
+                workspace_id(),
+                execution_id,
+                events,
+                operator(),
+                tools=svc.tools.for_workspace(workspace_id()),
+                definitions=svc.definitions,
+            )
             body = pending_view(session, ex)
         svc.notifier.send(events)
         if go_on:

@@ -3,6 +3,7 @@
 HTTP requests are authenticated by api/authentication.py before the view runs; Socket.IO events by the identity
 the connection was accepted with (kept in the connection's session).
 """
+
 from __future__ import annotations
 
 import functools
@@ -33,9 +34,13 @@ def _identity() -> None:
         # A connection lives longer than a request: re-authorised at every event (revoked token, logout, removed
         # or disabled member: refused; a changed role: the new one). The server also disconnects such sockets
         # at once (api/sockets.py, kick); this check covers a connection held by another server process.
-        current = connection_role(services().db, session["sock_user_id"], session["sock_workspace_id"],
-                                  session_version=session.get("sock_session_version"),
-                                  hashed=session.get("sock_token_hash"))
+        current = connection_role(
+            services().db,
+            session["sock_user_id"],
+            session["sock_workspace_id"],
+            session_version=session.get("sock_session_version"),
+            hashed=session.get("sock_token_hash"),
+        )
         if current is None:
             raise Unauthorized("this connection's credentials are no longer valid", code="unauthorized")
         g.user_id, g.email = session["sock_user_id"], session["sock_email"]
@@ -71,12 +76,15 @@ def require(minimum: str) -> None:
 def requires(minimum: str):
     """`require` as a decorator, placed above `@blp.arguments` so that a caller whose role is too low gets
     403 before the body is even parsed (and never a 422 that tells them about the route's fields)."""
+
     def decorate(view):
         @functools.wraps(view)  # keeps flask-smorest's _apidoc, so the OpenAPI document is unchanged
         def checked(*args, **kwargs):
             require(minimum)
             return view(*args, **kwargs)
+
         return checked
+
     return decorate
 
 

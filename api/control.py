@@ -1,6 +1,7 @@
 """Interactive control, one implementation under two route names: `/api/executions/<execution_id>/...` and
 `/api/plans/<plan_id>/...` (a plan id is an execution id): pause, apply-correction, resume, execution-state.
 The socket events (api/sockets.py) call the same functions."""
+
 from __future__ import annotations
 
 from flask.views import MethodView
@@ -15,21 +16,31 @@ from services.notifier import Events
 
 class PauseArgs(Schema):
     step_id = fields.String(required=True, validate=validate.Length(min=1, max=64))
-    question = fields.String(load_default=None, allow_none=True, validate=[
-        validate.Length(max=10_000),
-        # a clarification pause with "" or "   " would stop the run on a question nobody can answer
-        validate.Predicate("strip", error="must not be empty: ask what needs clarifying, or leave it out")])
+    question = fields.String(
+        load_default=None,
+        allow_none=True,
+        validate=[
+            validate.Length(max=10_000),
+            # a clarification pause with "" or "   " would stop the run on a question nobody can answer
+            validate.Predicate("strip", error="must not be empty: ask what needs clarifying, or leave it out"),
+        ],
+    )
 
 
 class CorrectionArgs(Schema):
     step_id = fields.String(required=True, validate=validate.Length(min=1, max=64))
-    correction = fields.Dict(required=True, metadata={
-        "description": "{updated_step: {...}}: any of name, description, params, tool, timeout_s, retries"})
+    correction = fields.Dict(
+        required=True,
+        metadata={"description": "{updated_step: {...}}: any of name, description, params, tool, timeout_s, retries"},
+    )
 
 
 class ResumeArgs(Schema):
-    feedback = fields.Raw(load_default=None, allow_none=True, metadata={
-        "description": "kept with the step; later templates read it as {{ feedback.<step_id> }}"})
+    feedback = fields.Raw(
+        load_default=None,
+        allow_none=True,
+        metadata={"description": "kept with the step; later templates read it as {{ feedback.<step_id> }}"},
+    )
 
 
 class LastResumeSchema(Shape):
@@ -47,11 +58,17 @@ class ExecutionStateSchema(Shape):
     question = fields.String(allow_none=True)
     paused_at = fields.String(allow_none=True)
     feedback = fields.Raw(allow_none=True, metadata={"description": "free-form"})
-    breakpoints = fields.Dict(keys=fields.String(), values=fields.String(),
-                              metadata={"description": "steps it will stop before, with the question"})
+    breakpoints = fields.Dict(
+        keys=fields.String(),
+        values=fields.String(),
+        metadata={"description": "steps it will stop before, with the question"},
+    )
     corrected_steps = fields.List(fields.String())
-    feedbacks = fields.Dict(keys=fields.String(), values=fields.Raw(), metadata={
-        "description": "step id -> the feedback given when resuming after it (free-form)"})
+    feedbacks = fields.Dict(
+        keys=fields.String(),
+        values=fields.Raw(),
+        metadata={"description": "step id -> the feedback given when resuming after it (free-form)"},
+    )
     last_resume = fields.Nested(LastResumeSchema, allow_none=True)
 
 
@@ -59,8 +76,17 @@ def pause(execution_id: str, body: dict, plan: bool = False) -> dict:
     require("operator")
     svc, events = services(), Events()
     with svc.db.transaction() as session:
-        ex = control.pause(session, svc.definitions, workspace_id(), execution_id, body["step_id"],
-                           body.get("question"), operator(), events, plan=plan)
+        ex = control.pause(
+            session,
+            svc.definitions,
+            workspace_id(),
+            execution_id,
+            body["step_id"],
+            body.get("question"),
+            operator(),
+            events,
+            plan=plan,
+        )
         answer = control.state(ex)
     svc.notifier.send(events)
     return answer
@@ -70,8 +96,18 @@ def apply_correction(execution_id: str, body: dict, plan: bool = False) -> dict:
     require("operator")
     svc, events = services(), Events()
     with svc.db.transaction() as session:
-        ex = control.apply_correction(session, svc.definitions, svc.tools.for_workspace(workspace_id()), workspace_id(), execution_id,
-                                      body["step_id"], body["correction"], operator(), events, plan=plan)
+        ex = control.apply_correction(
+            session,
+            svc.definitions,
+            svc.tools.for_workspace(workspace_id()),
+            workspace_id(),
+            execution_id,
+            body["step_id"],
+            body["correction"],
+            operator(),
+            events,
+            plan=plan,
+        )
         answer = control.state(ex)
     svc.notifier.send(events)
     return answer
@@ -81,8 +117,17 @@ def resume(execution_id: str, body: dict, plan: bool = False) -> dict:
     require("operator")
     svc, events = services(), Events()
     with svc.db.transaction() as session:
-        ex, run = control.resume(session, svc.definitions, svc.tools.for_workspace(workspace_id()), workspace_id(), execution_id,
-                                 body.get("feedback"), operator(), events, plan=plan)
+        ex, run = control.resume(
+            session,
+            svc.definitions,
+            svc.tools.for_workspace(workspace_id()),
+            workspace_id(),
+            execution_id,
+            body.get("feedback"),
+            operator(),
+            events,
+            plan=plan,
+        )
         answer = control.state(ex)
     svc.notifier.send(events)
     if run:

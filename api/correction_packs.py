@@ -1,4 +1,5 @@
 """/api/correction-packs: what operators' corrections taught each step; leads enable, export, import."""
+
 from __future__ import annotations
 
 from flask.views import MethodView
@@ -30,8 +31,13 @@ class LearnedRuleSchema(Shape):
     after = fields.Raw(allow_none=True, required=True, metadata={"description": '{"$missing": true}: absent'})
     count = fields.Integer(required=True)
     share = fields.Float(required=True, metadata={"description": "among the corrections of that field"})
-    since = fields.String(allow_none=True, required=True, metadata={
-        "description": "when it started applying (ISO 8601); null while the pack is disabled, or if never seen"})
+    since = fields.String(
+        allow_none=True,
+        required=True,
+        metadata={
+            "description": "when it started applying (ISO 8601); null while the pack is disabled, or if never seen"
+        },
+    )
 
 
 class LearnedRuleRefSchema(Shape):
@@ -53,16 +59,28 @@ class PackSchema(Schema):
     enabled = StrictBoolean()
     corrections = fields.Integer(metadata={"description": "corrections recorded for this step"})
     changes = fields.List(fields.Nested(ChangeGroupSchema), metadata={"description": "most frequent first"})
-    field_corrections = fields.Dict(keys=fields.String(), values=fields.Integer(),
-                                    metadata={"description": "per field: the corrections that changed it, among which "
-                                                             "a change must reach the consistency bar"})
-    rules = fields.List(fields.Nested(LearnedRuleSchema), metadata={"description": "learned rules later suggestions "
-                                                                                   "apply"})
-    rules_changed_at = fields.String(allow_none=True, metadata={
-        "description": "when a learned rule last started or stopped applying (ISO 8601), null if never seen"})
+    field_corrections = fields.Dict(
+        keys=fields.String(),
+        values=fields.Integer(),
+        metadata={
+            "description": "per field: the corrections that changed it, among which "
+            "a change must reach the consistency bar"
+        },
+    )
+    rules = fields.List(
+        fields.Nested(LearnedRuleSchema), metadata={"description": "learned rules later suggestions apply"}
+    )
+    rules_changed_at = fields.String(
+        allow_none=True,
+        metadata={"description": "when a learned rule last started or stopped applying (ISO 8601), null if never seen"},
+    )
     last_rule_change = fields.Nested(RuleChangeSchema, allow_none=True)
-    discounted = fields.Integer(metadata={"description": "corrections taken back out because their step then failed "
-                                                          "because of them (they count towards no rule)"})
+    discounted = fields.Integer(
+        metadata={
+            "description": "corrections taken back out because their step then failed "
+            "because of them (they count towards no rule)"
+        }
+    )
     created_at = fields.DateTime()
     updated_at = fields.DateTime()
 
@@ -122,8 +140,9 @@ class PackById(MethodView):
     def patch(self, args, pack_id):
         svc, events = services(), Events()
         with svc.db.transaction() as session:
-            view = corrections.view(corrections.set_enabled(session, workspace_id(), pack_id, args["enabled"],
-                                                            operator(), events))
+            view = corrections.view(
+                corrections.set_enabled(session, workspace_id(), pack_id, args["enabled"], operator(), events)
+            )
         svc.notifier.send(events)
         return view
 
@@ -137,8 +156,9 @@ class PackChangeRemoval(MethodView):
         """Remove one change (field, before → after) that was wrong: it counts towards no learned rule (audited)."""
         svc, events = services(), Events()
         with svc.db.transaction() as session:
-            view = corrections.view(corrections.remove_change(session, workspace_id(), pack_id, args, operator(),
-                                                              events))
+            view = corrections.view(
+                corrections.remove_change(session, workspace_id(), pack_id, args, operator(), events)
+            )
         svc.notifier.send(events)
         return view
 

@@ -1,4 +1,5 @@
 """Every error becomes docs/api.md's body: {"error": {"code", "message", "details"}}. One place."""
+
 from __future__ import annotations
 
 import logging
@@ -11,12 +12,28 @@ from core import errors as E
 log = logging.getLogger(__name__)
 
 STATUS = {
-    E.BadRequest: 400, E.Unauthorized: 401, E.Forbidden: 403, E.NotFound: 404, E.Gone: 410, E.Conflict: 409,
-    E.PayloadTooLarge: 413, E.ValidationFailed: 422,
+    E.BadRequest: 400,
+    E.Unauthorized: 401,
+    E.Forbidden: 403,
+    E.NotFound: 404,
+    E.Gone: 410,
+    E.Conflict: 409,
+    E.PayloadTooLarge: 413,
+    E.ValidationFailed: 422,
 }
-HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "method_not_allowed",
-              409: "conflict", 410: "gone", 413: "payload_too_large", 415: "unsupported_media_type", 422: "validation_failed",
-              429: "too_many_requests"}
+HTTP_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    410: "gone",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    422: "validation_failed",
+    429: "too_many_requests",
+}
 
 
 def body(status: int, code: str, message: str, details: dict | None = None, lines: dict | None = None):
@@ -51,8 +68,9 @@ def error_response(error: HTTPException):
         message = "request is invalid"
     if status == 413:
         message = "request body is too large"
-    response = body(status, HTTP_CODES.get(status, "error" if status >= 500 else "http_error"), message, details,
-                    data.get("lines"))
+    response = body(
+        status, HTTP_CODES.get(status, "error" if status >= 500 else "http_error"), message, details, data.get("lines")
+    )
     for key, value in (data.get("headers") or {}).items():
         response.headers[key] = value
     for key, value in error.get_headers():

@@ -1,21 +1,25 @@
 """/api/executions: start, list, read, cancel, answer a human_input step (recovery and history: api/recovery.py)."""
+
 from __future__ import annotations
 
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
-from api import control as control_api, recovery as recovery_api
+from api import control as control_api
+from api import recovery as recovery_api
 from api.base import Blueprint
 from api.context import operator, require, services, user_id, workspace_id
 from api.execution_schemas import ExecutionSchema, TranscriptSchema
 from api.schemas import PageArgs, one_of, page_body, page_of
 from core.execution import states as S
-from services.agents import llm_provider, store as agent_store
+from services.agents import llm_provider
+from services.agents import store as agent_store
 from services.approvals import service as approvals
-from services.executions import control, service as executions
+from services.executions import control
+from services.executions import service as executions
 from services.notifier import Events
-from services.workflows import service as workflows
 from services.triggers import starts as trigger_starts
+from services.workflows import service as workflows
 
 blp = Blueprint("executions", __name__, url_prefix="/api/executions", description="Runs of workflows")
 
@@ -23,9 +27,14 @@ blp = Blueprint("executions", __name__, url_prefix="/api/executions", descriptio
 class StartArgs(Schema):
     workflow_id = fields.String(required=True)
     variables = fields.Dict(load_default=dict)
-    mode = fields.String(load_default=None, validate=validate.OneOf(executions.MODES), metadata={
-        "description": "default: the workflow's mode (coaching or auto); `normal` (no review but what policy "
-                       "forces) needs the lead role"})
+    mode = fields.String(
+        load_default=None,
+        validate=validate.OneOf(executions.MODES),
+        metadata={
+            "description": "default: the workflow's mode (coaching or auto); `normal` (no review but what policy "
+            "forces) needs the lead role"
+        },
+    )
 
 
 class ListArgs(PageArgs):
@@ -44,8 +53,12 @@ ExecutionPage = page_of(ExecutionSchema, "ExecutionPage")
 def _view(session, ex, *, new: bool = False):
     """`new`: an execution started in this transaction, which has no approvals yet (its runner asks for them)."""
     svc = services()
-    return executions.view(ex, svc.definitions.for_execution(session, ex),
-                           {} if new else approvals.by_step(session, ex.id), svc.tools.for_workspace(workspace_id()))
+    return executions.view(
+        ex,
+        svc.definitions.for_execution(session, ex),
+        {} if new else approvals.by_step(session, ex.id),
+        svc.tools.for_workspace(workspace_id()),
+    )
 
 
 def start_execution(args: dict) -> dict:
@@ -53,8 +66,16 @@ def start_execution(args: dict) -> dict:
     require("lead" if args["mode"] == "normal" else "operator")
     svc = services()
     with svc.db.transaction() as session:
-        ex = executions.start(session, svc.definitions, workspace_id(), args["workflow_id"],
-                              args["variables"], args["mode"], started_by=user_id(), actor=operator())
+        ex = executions.start(
+            session,
+            svc.definitions,
+            workspace_id(),
+            args["workflow_id"],
+            args["variables"],
+            args["mode"],
+            started_by=user_id(),
+            actor=operator(),
+        )
         # an agent step with no LLM provider: a 409 saying what to set, rather than a run that fails
         llm_provider.require(session, svc.settings, workspace_id(), svc.definitions.for_execution(session, ex))
         body = _view(session, ex, new=True)
@@ -69,11 +90,13 @@ class Executions(MethodView):
     def get(self, args):
         with services().db.read() as session:
             filters = {k: args.get(k) for k in ("workflow_id", "mode", "status")}
-            rows, total = executions.list_page(session, workspace_id(), page=args["page"],
-                                               per_page=args["per_page"], **filters)
+            rows, total = executions.list_page(
+                session, workspace_id(), page=args["page"], per_page=args["per_page"], **filters
+            )
             names = workflows.names(session, (ex.workflow_id for ex in rows))
-            return page_body([{**_view(session, ex), "workflow_name": names.get(ex.workflow_id)} for ex in rows],
-                             total, args)
+            return page_body(
+                [{**_view(session, ex), "workflow_name": names.get(ex.workflow_id)} for ex in rows], total, args
+            )
 
     @blp.arguments(StartArgs)
     @blp.response(201, ExecutionSchema)
@@ -110,13 +133,13 @@ class Answer(MethodView):
         require("operator")
         svc, events = services(), Events()
         with svc.db.transaction() as session:
-            ex = control.answer(session, svc.definitions, workspace_id(), execution_id, step_id, args["answer"],
-                                   operator(), events)
+            ex = control.answer(
+                session, svc.definitions, workspace_id(), execution_id, step_id, args["answer"], operator(), events
+            )
             body = _view(session, ex)
         svc.notifier.send(events)
         svc.runner.schedule(execution_id)
         return body
-
 
 
 @blp.route("/<execution_id>/steps/<step_id>/transcript")
@@ -127,8 +150,12 @@ class Transcript(MethodView):
         with services().db.read() as session:
             ex = executions.get(session, workspace_id(), execution_id)
             row = executions.step_state(ex, step_id)
-            return {"execution_id": ex.id, "step_id": step_id, "status": row.status,
-                    "messages": agent_store.transcript(session, ex.id, step_id)}
+            return {
+                "execution_id": ex.id,
+                "step_id": step_id,
+                "status": row.status,
+                "messages": agent_store.transcript(session, ex.id, step_id),
+            }
 
 
 # interactive control (pause / apply-correction / resume / execution-state): api/control.py, shared with /api/plans

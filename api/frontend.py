@@ -1,5 +1,6 @@
 """Serves the built web app (frontend/dist) at `/`, with the SPA's routes falling back to index.html,
 and Swagger UI's files for /api/docs from the swagger-ui-bundle package (no CDN needed)."""
+
 from __future__ import annotations
 
 from pathlib import Path

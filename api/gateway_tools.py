@@ -1,5 +1,6 @@
 """/api/gateway/tools: learning per MCP gateway tool (docs/mcp-gateway.md "Learning per tool"): each tool's evidence,
 mode and spot checks, per agent identity too, and a lead's promotion (services/gateway/learning.py)."""
+
 from __future__ import annotations
 
 from flask.views import MethodView
@@ -16,28 +17,42 @@ from services.gateway import builtins, learning, packs
 from services.metrics import service as metrics
 from services.notifier import Events
 
-blp = Blueprint("gateway_tools", __name__, url_prefix="/api/gateway",
-                description="Learning per MCP gateway tool: evidence, AUTO with spot checks, demotion")
-metrics_blp = Blueprint("tool_metrics", __name__, url_prefix="/api/metrics",
-                        description="Decisions per tool: the MCP gateway's tools, and plans' tools")
+blp = Blueprint(
+    "gateway_tools",
+    __name__,
+    url_prefix="/api/gateway",
+    description="Learning per MCP gateway tool: evidence, AUTO with spot checks, demotion",
+)
+metrics_blp = Blueprint(
+    "tool_metrics",
+    __name__,
+    url_prefix="/api/metrics",
+    description="Decisions per tool: the MCP gateway's tools, and plans' tools",
+)
 
-MODE_HELP = ("auto: held calls are forwarded unattended but for spot checks; always_review: every held call is "
-             "reviewed; coaching: held calls are reviewed (for one agent: it follows the tool)")
+MODE_HELP = (
+    "auto: held calls are forwarded unattended but for spot checks; always_review: every held call is "
+    "reviewed; coaching: held calls are reviewed (for one agent: it follows the tool)"
+)
 
 
 class GatewayAgentToolSchema(SnapshotSchema):
     mode = fields.String(validate=validate.OneOf(L.MODES), metadata={"description": "this identity's own mode"})
-    effective_mode = fields.String(validate=validate.OneOf(L.MODES),
-                                   metadata={"description": "the mode its calls of the tool are gated by"})
-    mode_of = fields.String(allow_none=True, validate=validate.OneOf((L.UNIT_TOOL, L.UNIT_AGENT)), metadata={
-        "description": "whose mode that is: the tool's, the identity's own, or null (nobody chose one)"})
+    effective_mode = fields.String(
+        validate=validate.OneOf(L.MODES), metadata={"description": "the mode its calls of the tool are gated by"}
+    )
+    mode_of = fields.String(
+        allow_none=True,
+        validate=validate.OneOf((L.UNIT_TOOL, L.UNIT_AGENT)),
+        metadata={"description": "whose mode that is: the tool's, the identity's own, or null (nobody chose one)"},
+    )
     spot_check_rate = fields.Float(allow_none=True)
     spot_checks = fields.Nested(SnapshotSchema, allow_none=True)
 
 
 class PackChangeSchema(Schema):
     field = fields.String(metadata={"description": "a dotted path into the arguments"})
-    before = fields.Raw(allow_none=True, metadata={"description": "{\"$missing\": true}: the field was absent"})
+    before = fields.Raw(allow_none=True, metadata={"description": '{"$missing": true}: the field was absent'})
     after = fields.Raw(allow_none=True)
     count = fields.Integer()
 
@@ -49,12 +64,19 @@ class PackRuleSchema(PackChangeSchema):
 class GatewayPackSchema(Schema):
     pack_id = fields.String()
     tool = fields.String()
-    enabled = StrictBoolean(metadata={"description": "a lead accepted its learned rules: they are suggested to "
-                                                     "reviewers and applied in AUTO"})
+    enabled = StrictBoolean(
+        metadata={
+            "description": "a lead accepted its learned rules: they are suggested to reviewers and applied in AUTO"
+        }
+    )
     corrections = fields.Integer(metadata={"description": "the reviewers' edits counted"})
     changes = fields.List(fields.Nested(PackChangeSchema))
-    rules = fields.List(fields.Nested(PackRuleSchema), metadata={
-        "description": "learned rules: a change made at least 3 times and in at least 80% of its field's edits"})
+    rules = fields.List(
+        fields.Nested(PackRuleSchema),
+        metadata={
+            "description": "learned rules: a change made at least 3 times and in at least 80% of its field's edits"
+        },
+    )
 
 
 class PackArgs(Schema):
@@ -63,25 +85,44 @@ class PackArgs(Schema):
 
 class GatewayToolSchema(SnapshotSchema):
     tool = fields.String(metadata={"description": "<server>.<tool>, or coach.<tool> for an exposed built-in"})
-    source = fields.String(validate=validate.OneOf(("gateway", "plan")), metadata={
-        "description": "gateway: an outside agent's calls through /mcp; plan: decisions of plans' steps"})
-    listed = StrictBoolean(metadata={"description": "the workspace's servers list this tool now (or it is a built-in "
-                                                   "exposed to agents)"})
+    source = fields.String(
+        validate=validate.OneOf(("gateway", "plan")),
+        metadata={"description": "gateway: an outside agent's calls through /mcp; plan: decisions of plans' steps"},
+    )
+    listed = StrictBoolean(
+        metadata={"description": "the workspace's servers list this tool now (or it is a built-in exposed to agents)"}
+    )
     mode = fields.String(validate=validate.OneOf(L.MODES), metadata={"description": MODE_HELP})
-    spot_check_rate = fields.Float(allow_none=True, metadata={
-        "description": "the tool's own spot-check rate; null: the server's COACH_SPOT_CHECK_RATE"})
-    spot_checks = fields.Nested(SnapshotSchema, allow_none=True, metadata={
-        "description": "the reviews of its calls while in AUTO: the demotion test's evidence"})
-    pack = fields.Nested(GatewayPackSchema, allow_none=True, metadata={
-        "description": "the reviewers' edits of its arguments and the rules learned from them (null: none yet)"})
-    agents = fields.Dict(keys=fields.String(), values=fields.Nested(GatewayAgentToolSchema),
-                         metadata={"description": "per agent identity (by name): its calls of this tool"})
+    spot_check_rate = fields.Float(
+        allow_none=True,
+        metadata={"description": "the tool's own spot-check rate; null: the server's COACH_SPOT_CHECK_RATE"},
+    )
+    spot_checks = fields.Nested(
+        SnapshotSchema,
+        allow_none=True,
+        metadata={"description": "the reviews of its calls while in AUTO: the demotion test's evidence"},
+    )
+    pack = fields.Nested(
+        GatewayPackSchema,
+        allow_none=True,
+        metadata={
+            "description": "the reviewers' edits of its arguments and the rules learned from them (null: none yet)"
+        },
+    )
+    agents = fields.Dict(
+        keys=fields.String(),
+        values=fields.Nested(GatewayAgentToolSchema),
+        metadata={"description": "per agent identity (by name): its calls of this tool"},
+    )
 
 
 class GatewayToolList(Schema):
     items = fields.List(fields.Nested(GatewayToolSchema))
-    identities = fields.Dict(keys=fields.String(), values=fields.Nested(SnapshotSchema),
-                             metadata={"description": "per agent identity: its decisions across its tools"})
+    identities = fields.Dict(
+        keys=fields.String(),
+        values=fields.Nested(SnapshotSchema),
+        metadata={"description": "per agent identity: its decisions across its tools"},
+    )
     spot_check_rate = fields.Float(metadata={"description": "the server's COACH_SPOT_CHECK_RATE"})
 
 
@@ -91,14 +132,27 @@ class ToolList(Schema):
 
 class ToolModeArgs(Schema):
     mode = fields.String(required=True, validate=validate.OneOf(L.MODES), metadata={"description": MODE_HELP})
-    agent = fields.String(load_default=None, validate=validate.Length(min=1, max=100), metadata={
-        "description": "an agent identity's name: the tool for that identity only (its own evidence)"})
+    agent = fields.String(
+        load_default=None,
+        validate=validate.Length(min=1, max=100),
+        metadata={"description": "an agent identity's name: the tool for that identity only (its own evidence)"},
+    )
     force = StrictBoolean(load_default=False, metadata={"description": "promote although not AUTO-ready (admin)"})
-    reason = fields.String(load_default=None, validate=validate.Length(max=1000), metadata={
-        "description": "why a forced promotion overrules the evidence: required with force, kept in the audit log"})
-    spot_check_rate = fields.Float(load_default=None, validate=validate.Range(min=0, max=1), metadata={
-        "description": "the share of its AUTO calls held for a spot check (0..1); left out: the one set before, or "
-                       "COACH_SPOT_CHECK_RATE"})
+    reason = fields.String(
+        load_default=None,
+        validate=validate.Length(max=1000),
+        metadata={
+            "description": "why a forced promotion overrules the evidence: required with force, kept in the audit log"
+        },
+    )
+    spot_check_rate = fields.Float(
+        load_default=None,
+        validate=validate.Range(min=0, max=1),
+        metadata={
+            "description": "the share of its AUTO calls held for a spot check (0..1); left out: the one set before, or "
+            "COACH_SPOT_CHECK_RATE"
+        },
+    )
 
 
 class ToolModeResult(Schema):
@@ -124,8 +178,11 @@ class GatewayTools(MethodView):
     def get(self):
         """Each gateway tool's evidence, mode and spot checks, per agent identity too"""
         with services().db.read() as session:
-            return {"items": tool_views(session), "identities": learning.identities(session, workspace_id()),
-                    "spot_check_rate": services().settings.spot_check_rate}
+            return {
+                "items": tool_views(session),
+                "identities": learning.identities(session, workspace_id()),
+                "spot_check_rate": services().settings.spot_check_rate,
+            }
 
 
 @blp.route("/tools/<tool>/mode")
@@ -140,14 +197,24 @@ class GatewayToolMode(MethodView):
             require("admin")  # promoting a tool that is not AUTO-ready
         svc, events = services(), Events()
         with svc.db.transaction() as session:
-            if tool not in builtins.gateway_tools(svc, workspace_id(), session) \
-                    and not learning.known(session, workspace_id(), tool):
+            if tool not in builtins.gateway_tools(svc, workspace_id(), session) and not learning.known(
+                session, workspace_id(), tool
+            ):
                 raise NotFound(f"this workspace's agents have no tool {tool!r}", details={"tool": [tool]})
             if args["agent"] is not None:
                 learning.check_agent(session, workspace_id(), args["agent"])
-            result = learning.set_mode(session, workspace_id(), tool, args["mode"], agent=args["agent"],
-                                       force=args["force"], reason=args["reason"],
-                                       spot_check_rate=args["spot_check_rate"], actor=operator(), events=events)
+            result = learning.set_mode(
+                session,
+                workspace_id(),
+                tool,
+                args["mode"],
+                agent=args["agent"],
+                force=args["force"],
+                reason=args["reason"],
+                spot_check_rate=args["spot_check_rate"],
+                actor=operator(),
+                events=events,
+            )
         svc.notifier.send(events)
         return result
 
@@ -172,5 +239,7 @@ class ToolMetrics(MethodView):
         the tools of plans' steps (`source: plan`: a plan has no workflow to learn about)"""
         with services().db.read() as session:
             plans = metrics.load_many(session, workspace_id(), "tool")
-            return {"items": tool_views(session) + [{"tool": name, "source": "plan", **state.snapshot()}
-                                                    for name, state in sorted(plans.items())]}
+            return {
+                "items": tool_views(session)
+                + [{"tool": name, "source": "plan", **state.snapshot()} for name, state in sorted(plans.items())]
+            }

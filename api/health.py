@@ -1,4 +1,5 @@
 """Liveness, readiness and Prometheus metrics."""
+
 from __future__ import annotations
 
 from flask import Blueprint, Response, jsonify, request

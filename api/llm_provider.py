@@ -3,6 +3,7 @@
 The API key is write-only: answers say whether one is set, never the key. Agent steps use the workspace's provider
 when one is set, else the server's COACH_LLM_* settings (services/agents/llm_provider.py).
 """
+
 from __future__ import annotations
 
 from flask.views import MethodView
@@ -13,8 +14,12 @@ from api.context import operator, requires, services, workspace_id
 from api.schemas import StrictBoolean, one_of
 from services.agents import llm_provider
 
-blp = Blueprint("llm_provider", __name__, url_prefix="/api/workspace/llm",
-                description="This workspace's LLM provider for agent steps (an OpenAI-compatible server)")
+blp = Blueprint(
+    "llm_provider",
+    __name__,
+    url_prefix="/api/workspace/llm",
+    description="This workspace's LLM provider for agent steps (an OpenAI-compatible server)",
+)
 
 
 class ServerDefaultSchema(Schema):
@@ -23,23 +28,34 @@ class ServerDefaultSchema(Schema):
 
 
 class ProviderSchema(Schema):
-    base_url = fields.String(allow_none=True, metadata={
-        "description": "the OpenAI-compatible API's base URL, e.g. https://api.openai.com/v1 or "
-                       "http://127.0.0.1:11434/v1 (Ollama); held to the workspace's outbound rules"})
+    base_url = fields.String(
+        allow_none=True,
+        metadata={
+            "description": "the OpenAI-compatible API's base URL, e.g. https://api.openai.com/v1 or "
+            "http://127.0.0.1:11434/v1 (Ollama); held to the workspace's outbound rules"
+        },
+    )
     model = fields.String(allow_none=True, metadata={"description": "the model of agent steps that name none"})
     api_key_set = fields.Boolean(metadata={"description": "whether an API key is stored (it is never returned)"})
     updated_by = fields.String(allow_none=True)
     updated_at = fields.DateTime(allow_none=True)
-    in_use = one_of(("workspace", "server", "none"), metadata={
-        "description": "which provider agent steps use now: `workspace` (this one), `server` (COACH_LLM_*) or `none`"})
+    in_use = one_of(
+        ("workspace", "server", "none"),
+        metadata={
+            "description": "which provider agent steps use now: `workspace` (this one), `server` (COACH_LLM_*) or `none`"
+        },
+    )
     server_default = fields.Nested(ServerDefaultSchema)
 
 
 class ProviderArgs(Schema):
     base_url = fields.Raw(required=True, metadata={"description": "http:// or https:// URL of the API"})
     model = fields.Raw(required=True, metadata={"description": "the model's name on that server"})
-    api_key = fields.Raw(allow_none=True, load_default=None, metadata={
-        "description": "a new key (stored encrypted); absent, null or empty keeps the stored one"})
+    api_key = fields.Raw(
+        allow_none=True,
+        load_default=None,
+        metadata={"description": "a new key (stored encrypted); absent, null or empty keeps the stored one"},
+    )
     clear_api_key = StrictBoolean(load_default=False, metadata={"description": "remove the stored key"})
 
 

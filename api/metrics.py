@@ -1,4 +1,5 @@
 """/api/metrics: learning metrics for leads' dashboards. Every read is a few rows, never a scan of decisions."""
+
 from __future__ import annotations
 
 from flask.views import MethodView
@@ -11,7 +12,8 @@ from core.coaching import autonomy
 from core.coaching.counters import DECISIONS
 from core.coaching.levels import LEVELS
 from core.coaching.soundness import FAILED_STEP
-from services.metrics import reviewers, series, service as metrics, step_decisions
+from services.metrics import reviewers, series, step_decisions
+from services.metrics import service as metrics
 from services.workflows import service as workflows
 
 blp = Blueprint("metrics", __name__, url_prefix="/api/metrics", description="Learning metrics")
@@ -37,9 +39,12 @@ class EvidenceSchema(Shape):
     test = fields.String()
     accepted_since_restart = fields.Integer()
     counted_since_restart = fields.Integer()
-    attentive_since_restart = fields.Integer(metadata={
-        "description": "of counted_since_restart, the decisions by attentive operators (docs/autonomy.md"
-                       "#check-suggestions)"})
+    attentive_since_restart = fields.Integer(
+        metadata={
+            "description": "of counted_since_restart, the decisions by attentive operators (docs/autonomy.md"
+            "#check-suggestions)"
+        }
+    )
     drop_statistic = fields.Float()
     drop_alarm = StrictBoolean()
 
@@ -81,17 +86,27 @@ class SnapshotSchema(Schema):
     window_decisions = fields.Integer()
     to_auto = fields.Nested(ToAutoSchema, metadata={"description": "how far from AUTO-ready"})
     evidence = fields.Nested(EvidenceSchema)
-    evidence_decisions = fields.Integer(metadata={
-        "description": "the decisions in the readiness test since it last restarted (skips and, where the workspace "
-                       "takes evidence from attentive operators only, the others' decisions are not)"})
-    attentive_decisions = fields.Integer(metadata={
-        "description": "of evidence_decisions, those by operators who were attentive when they decided"})
-    decisions_needed = fields.Integer(allow_none=True, metadata={
-        "description": "decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now)"})
+    evidence_decisions = fields.Integer(
+        metadata={
+            "description": "the decisions in the readiness test since it last restarted (skips and, where the workspace "
+            "takes evidence from attentive operators only, the others' decisions are not)"
+        }
+    )
+    attentive_decisions = fields.Integer(
+        metadata={"description": "of evidence_decisions, those by operators who were attentive when they decided"}
+    )
+    decisions_needed = fields.Integer(
+        allow_none=True,
+        metadata={
+            "description": "decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now)"
+        },
+    )
 
 
 class StepMetricsSchema(SnapshotSchema):
-    mode = one_of(autonomy.STEP_MODES, metadata={"description": "coaching (follows the workflow), auto or always_review"})
+    mode = one_of(
+        autonomy.STEP_MODES, metadata={"description": "coaching (follows the workflow), auto or always_review"}
+    )
     spot_checks = fields.Nested(SnapshotSchema)
 
 
@@ -107,9 +122,13 @@ class WorkflowMetricsSchema(SnapshotSchema):
     current_version = fields.Nested(VersionMetricsSchema, metadata={"description": "the detail only"})
     spot_checks = fields.Nested(SnapshotSchema)
     series = fields.List(fields.Nested(SeriesPointSchema))
-    evidence_from = one_of(("all", "attentive"), metadata={
-        "description": "the detail only: the workspace's setting (GET /api/workspace/reviews); attentive: only "
-                       "attentive operators' decisions count in the readiness tests"})
+    evidence_from = one_of(
+        ("all", "attentive"),
+        metadata={
+            "description": "the detail only: the workspace's setting (GET /api/workspace/reviews); attentive: only "
+            "attentive operators' decisions count in the readiness tests"
+        },
+    )
 
 
 class WorkflowMetricsList(Schema):
@@ -127,8 +146,11 @@ class OperatorList(Schema):
 
 class GlobalSchema(SnapshotSchema):
     workflows = fields.Integer()
-    levels = fields.Dict(keys=fields.String(validate=validate.OneOf(LEVELS)), values=fields.Integer(),
-                         metadata={"description": "number of workflows at each level"})
+    levels = fields.Dict(
+        keys=fields.String(validate=validate.OneOf(LEVELS)),
+        values=fields.Integer(),
+        metadata={"description": "number of workflows at each level"},
+    )
     auto_ready_workflows = fields.Integer()
     series = fields.List(fields.Nested(SeriesPointSchema))
 
@@ -150,9 +172,12 @@ class GlobalMetrics(MethodView):
             levels: dict[str, int] = {}
             for wf in summaries:
                 levels[wf["level"]] = levels.get(wf["level"], 0) + 1
-            body.update(workflows=len(summaries), levels=levels,
-                        auto_ready_workflows=sum(1 for wf in summaries if wf["auto_ready"]),
-                        series=series.workspace_series(session, workspace_id()))
+            body.update(
+                workflows=len(summaries),
+                levels=levels,
+                auto_ready_workflows=sum(1 for wf in summaries if wf["auto_ready"]),
+                series=series.workspace_series(session, workspace_id()),
+            )
             return body
 
 
@@ -179,9 +204,15 @@ class StepDecisionsArgs(Schema):
 
 class DecisionEffectSchema(Schema):
     e_value_before = fields.Float(metadata={"description": "the promotion test's e-value before this decision"})
-    e_value_after = fields.Float(metadata={"description": "and after it (AUTO-ready needs the threshold, 1/auto_alpha)"})
-    accepts_needed_after = fields.Integer(allow_none=True, metadata={
-        "description": "accepts in a row the test needed after it (0: the test was met; null: none would do)"})
+    e_value_after = fields.Float(
+        metadata={"description": "and after it (AUTO-ready needs the threshold, 1/auto_alpha)"}
+    )
+    accepts_needed_after = fields.Integer(
+        allow_none=True,
+        metadata={
+            "description": "accepts in a row the test needed after it (0: the test was met; null: none would do)"
+        },
+    )
 
 
 class StepDecisionSchema(Schema):
@@ -193,16 +224,29 @@ class StepDecisionSchema(Schema):
     operator = fields.String(required=True, metadata={"description": "the deciding user's email"})
     created_at = fields.DateTime(required=True)
     latency_ms = fields.Float()
-    outcome = one_of((FAILED_STEP,), allow_none=True, metadata={"description": "step_failed: the correction's step "
-                                                                           "then failed because of it"})
-    counted = StrictBoolean(required=True, metadata={
-        "description": "whether the readiness test counts it (a skip is not counted, nor, where the workspace takes "
-                       "evidence from attentive operators only, a decision by an operator below the bars)"})
-    attentive = StrictBoolean(metadata={
-        "description": "its operator was attentive when they decided (docs/autonomy.md#check-suggestions)"})
-    evidence = fields.Nested(DecisionEffectSchema, allow_none=True, metadata={
-        "description": "what it did to the scope's evidence; null when the evidence restarted since (a demotion, a "
-                       "clear drop) or the decision is still held for its undo window"})
+    outcome = one_of(
+        (FAILED_STEP,),
+        allow_none=True,
+        metadata={"description": "step_failed: the correction's step then failed because of it"},
+    )
+    counted = StrictBoolean(
+        required=True,
+        metadata={
+            "description": "whether the readiness test counts it (a skip is not counted, nor, where the workspace takes "
+            "evidence from attentive operators only, a decision by an operator below the bars)"
+        },
+    )
+    attentive = StrictBoolean(
+        metadata={"description": "its operator was attentive when they decided (docs/autonomy.md#check-suggestions)"}
+    )
+    evidence = fields.Nested(
+        DecisionEffectSchema,
+        allow_none=True,
+        metadata={
+            "description": "what it did to the scope's evidence; null when the evidence restarted since (a demotion, a "
+            "clear drop) or the decision is still held for its undo window"
+        },
+    )
 
 
 class StepDecisionList(Schema):
@@ -233,11 +277,18 @@ class WorkflowDecisions(MethodView):
 
 
 class ReviewersArgs(Schema):
-    step_id = fields.String(validate=validate.Length(min=1, max=200), metadata={
-        "description": "one step's decisions only (an agent step's calls of one tool: `<step>:<tool>`); "
-                       "without it, all the workflow's"})
-    days = fields.Integer(load_default=reviewers.DEFAULT_DAYS, validate=validate.Range(min=1, max=reviewers.MAX_DAYS),
-                          metadata={"description": "the decisions of the last this many days"})
+    step_id = fields.String(
+        validate=validate.Length(min=1, max=200),
+        metadata={
+            "description": "one step's decisions only (an agent step's calls of one tool: `<step>:<tool>`); "
+            "without it, all the workflow's"
+        },
+    )
+    days = fields.Integer(
+        load_default=reviewers.DEFAULT_DAYS,
+        validate=validate.Range(min=1, max=reviewers.MAX_DAYS),
+        metadata={"description": "the decisions of the last this many days"},
+    )
 
 
 class ReviewerSchema(Shape):
@@ -246,16 +297,28 @@ class ReviewerSchema(Shape):
     operator = fields.String(required=True, metadata={"description": "the deciding user's email"})
     decisions = fields.Integer(required=True, metadata={"description": "their decisions, of every kind"})
     accepts = fields.Integer(required=True)
-    median_ms = fields.Float(required=True, allow_none=True, metadata={
-        "description": "the median time to decide, from when the suggestion was shown (the mean of the two middle "
-                       "ones for an even count); null: no decision (they decided only checks here)"})
-    p90_ms = fields.Float(required=True, allow_none=True, metadata={
-        "description": "the nearest-rank 90th percentile: 90% of their decisions took at most this"})
+    median_ms = fields.Float(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "the median time to decide, from when the suggestion was shown (the mean of the two middle "
+            "ones for an even count); null: no decision (they decided only checks here)"
+        },
+    )
+    p90_ms = fields.Float(
+        required=True,
+        allow_none=True,
+        metadata={"description": "the nearest-rank 90th percentile: 90% of their decisions took at most this"},
+    )
     fast_accepts = fields.Integer(required=True, metadata={"description": "their accepts faster than the floor"})
-    fast_accept_share = fields.Float(required=True, allow_none=True, metadata={
-        "description": "fast_accepts / accepts (null: no accept)"})
-    checks = fields.Nested(lambda: ReviewerChecksSchema(), required=True, metadata={
-        "description": "their check suggestions across the workspace, and whether they are attentive now"})
+    fast_accept_share = fields.Float(
+        required=True, allow_none=True, metadata={"description": "fast_accepts / accepts (null: no accept)"}
+    )
+    checks = fields.Nested(
+        lambda: ReviewerChecksSchema(),
+        required=True,
+        metadata={"description": "their check suggestions across the workspace, and whether they are attentive now"},
+    )
 
 
 class ReviewerChecksSchema(Shape):
@@ -265,14 +328,23 @@ class ReviewerChecksSchema(Shape):
     catches = fields.Integer(required=True, metadata={"description": "rejected, corrected or done by hand"})
     misses = fields.Integer(required=True, metadata={"description": "accepted"})
     catch_rate = fields.Float(required=True, allow_none=True, metadata={"description": "catches / checks; null: none"})
-    accepts = fields.Integer(required=True, metadata={
-        "description": "their accepts counted for the fast-accept bar (from when checks or the restriction were on)"})
+    accepts = fields.Integer(
+        required=True,
+        metadata={
+            "description": "their accepts counted for the fast-accept bar (from when checks or the restriction were on)"
+        },
+    )
     fast_accepts = fields.Integer(required=True, metadata={"description": "of those, under the floor when made"})
-    fast_accept_share = fields.Float(required=True, allow_none=True, metadata={
-        "description": "fast_accepts / accepts; null: no accept counted"})
-    attentive = StrictBoolean(required=True, metadata={
-        "description": "at least min_checks checks, catch_rate >= min_catch_rate and fast_accept_share <= "
-                       "max_fast_share (GET /api/workspace/reviews)"})
+    fast_accept_share = fields.Float(
+        required=True, allow_none=True, metadata={"description": "fast_accepts / accepts; null: no accept counted"}
+    )
+    attentive = StrictBoolean(
+        required=True,
+        metadata={
+            "description": "at least min_checks checks, catch_rate >= min_catch_rate and fast_accept_share <= "
+            "max_fast_share (GET /api/workspace/reviews)"
+        },
+    )
 
 
 class ReviewersSchema(Shape):
@@ -280,14 +352,24 @@ class ReviewersSchema(Shape):
     step_id = fields.String(required=True, allow_none=True, metadata={"description": "null: all the workflow's steps"})
     days = fields.Integer(required=True)
     since = fields.DateTime(required=True, metadata={"description": "the oldest decision counted is this recent"})
-    floor_ms = fields.Integer(required=True, metadata={
-        "description": "the workspace's floor used (GET /api/workspace/reviews): an accept faster is a fast accept"})
-    scopes = fields.List(fields.String(), required=True, metadata={
-        "description": "the step ids (and `<step>:<tool>`) step_id may name"})
+    floor_ms = fields.Integer(
+        required=True,
+        metadata={
+            "description": "the workspace's floor used (GET /api/workspace/reviews): an accept faster is a fast accept"
+        },
+    )
+    scopes = fields.List(
+        fields.String(), required=True, metadata={"description": "the step ids (and `<step>:<tool>`) step_id may name"}
+    )
     decisions = fields.Integer(required=True, metadata={"description": "the decisions counted, all operators"})
-    evidence_from = one_of(("all", "attentive"), required=True, metadata={
-        "description": "the workspace's setting: attentive, only attentive operators' decisions are readiness "
-                       "evidence"})
+    evidence_from = one_of(
+        ("all", "attentive"),
+        required=True,
+        metadata={
+            "description": "the workspace's setting: attentive, only attentive operators' decisions are readiness "
+            "evidence"
+        },
+    )
     items = fields.List(fields.Nested(ReviewerSchema), required=True, metadata={"description": "by operator"})
 
 
@@ -312,6 +394,8 @@ class OperatorMetrics(MethodView):
         with services().db.read() as session:
             states = metrics.load_many(session, workspace_id(), "operator")
             charts = series.operator_series(session, workspace_id())
-            items = [{"operator": name, **state.snapshot(), "series": charts.get(name, [])}
-                     for name, state in sorted(states.items())]
+            items = [
+                {"operator": name, **state.snapshot(), "series": charts.get(name, [])}
+                for name, state in sorted(states.items())
+            ]
             return {"items": items}

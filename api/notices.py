@@ -1,4 +1,5 @@
 """/api/notices: the dashboard's notices (recent demotions and learned-rule changes), for every member."""
+
 from __future__ import annotations
 
 from flask.views import MethodView
@@ -8,8 +9,12 @@ from api.base import Blueprint
 from api.context import services, workspace_id
 from services.metrics import notices
 
-blp = Blueprint("notices", __name__, url_prefix="/api/notices",
-                description="Recent demotions (workflows, steps, gateway tools) and learned-rule changes, from the audit log (every member)")
+blp = Blueprint(
+    "notices",
+    __name__,
+    url_prefix="/api/notices",
+    description="Recent demotions (workflows, steps, gateway tools) and learned-rule changes, from the audit log (every member)",
+)
 
 
 class NoticesArgs(Schema):
@@ -33,11 +38,16 @@ class NoticeSchema(Schema):
     workflow_name = fields.String(allow_none=True, metadata={"description": "null when the workflow is gone"})
     step_id = fields.String(allow_none=True, metadata={"description": "a step's demotion, or the pack's step"})
     reason = fields.String(allow_none=True, metadata={"description": "why a demotion happened"})
-    spot_check_rate = fields.Float(allow_none=True, metadata={"description": "a demotion by spot checks: "
-                                                                             "their acceptance"})
+    spot_check_rate = fields.Float(
+        allow_none=True, metadata={"description": "a demotion by spot checks: their acceptance"}
+    )
     tool = fields.String(allow_none=True, metadata={"description": "gateway_demotion: the MCP gateway tool"})
-    agent = fields.String(allow_none=True, metadata={"description": "gateway_demotion: the agent identity whose "
-                                                                    "calls of the tool were demoted (null: all)"})
+    agent = fields.String(
+        allow_none=True,
+        metadata={
+            "description": "gateway_demotion: the agent identity whose calls of the tool were demoted (null: all)"
+        },
+    )
     pack_id = fields.String(metadata={"description": "a learned-rule change: its correction pack"})
     cause = fields.String(metadata={"description": "a learned-rule change: correction, enabled, disabled, import"})
     started = fields.List(fields.Nested(RuleSchema), metadata={"description": "rules that started applying"})

@@ -1,4 +1,5 @@
 """/api/notifications: a person's own settings; a workspace's routes and outgoing webhook endpoints (admin)."""
+
 from __future__ import annotations
 
 from flask import request
@@ -9,18 +10,27 @@ from api.base import Blueprint
 from api.context import operator, requires, services, user_id, workspace_id
 from api.schemas import StrictBoolean
 from core import notifications as N
-from services.notifications import push, settings as prefs, webhooks
+from services.notifications import push, webhooks
+from services.notifications import settings as prefs
 
-blp = Blueprint("notifications", __name__, url_prefix="/api/notifications",
-                description="Notifications: your settings, the workspace's routes and webhook endpoints")
+blp = Blueprint(
+    "notifications",
+    __name__,
+    url_prefix="/api/notifications",
+    description="Notifications: your settings, the workspace's routes and webhook endpoints",
+)
+
 
 def Kind() -> fields.String:  # noqa: N802  (a field, as marshmallow's are named)
     return fields.String(validate=validate.OneOf(N.KINDS))
 
 
 def Clock() -> fields.String:  # noqa: N802
-    return fields.String(allow_none=True, validate=validate.Regexp(r"^([01]\d|2[0-3]):[0-5]\d$"),
-                         metadata={"description": "HH:MM in the person's time zone"})
+    return fields.String(
+        allow_none=True,
+        validate=validate.Regexp(r"^([01]\d|2[0-3]):[0-5]\d$"),
+        metadata={"description": "HH:MM in the person's time zone"},
+    )
 
 
 KindSwitches = Schema.from_dict({kind: StrictBoolean() for kind in N.KINDS}, name="KindSwitches")
@@ -30,8 +40,9 @@ class SettingsIn(Schema):
     email = StrictBoolean(load_default=True)
     kinds = fields.Nested(KindSwitches, load_default=dict, metadata={"description": "email on/off per event kind"})
     push = StrictBoolean(load_default=True, metadata={"description": "Web Push to the browsers you subscribed"})
-    push_kinds = fields.Nested(KindSwitches, load_default=dict,
-                               metadata={"description": "Web Push on/off per event kind"})
+    push_kinds = fields.Nested(
+        KindSwitches, load_default=dict, metadata={"description": "Web Push on/off per event kind"}
+    )
     quiet_start = Clock()
     quiet_end = Clock()
     timezone = fields.String(load_default="UTC", validate=validate.Length(max=64))
@@ -39,8 +50,12 @@ class SettingsIn(Schema):
 
 class SettingsOut(SettingsIn):
     kinds_available = fields.List(Kind())
-    email_available = fields.Boolean(metadata={"description": "whether this server can send email at all "
-                                                              "(COACH_SMTP_HOST is set); false: nothing is mailed"})
+    email_available = fields.Boolean(
+        metadata={
+            "description": "whether this server can send email at all "
+            "(COACH_SMTP_HOST is set); false: nothing is mailed"
+        }
+    )
 
 
 # a channel id (C…, or G… for a private one) or a #name as Slack allows it (lowercase, digits, - _ .; 80 at most)
@@ -51,20 +66,33 @@ class RouteIn(Schema):
     name = fields.String(load_default="", validate=validate.Length(max=200))
     events = fields.List(Kind(), load_default=list)
     workflow_id = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=32))
-    tool = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=200),
-                         metadata={"description": "a tool name or glob (sql.*)"})
-    users = fields.List(fields.String(validate=validate.Length(max=254)), load_default=list,
-                        validate=validate.Length(max=100), metadata={"description": "emails or user ids"})
+    tool = fields.String(
+        load_default=None,
+        allow_none=True,
+        validate=validate.Length(max=200),
+        metadata={"description": "a tool name or glob (sql.*)"},
+    )
+    users = fields.List(
+        fields.String(validate=validate.Length(max=254)),
+        load_default=list,
+        validate=validate.Length(max=100),
+        metadata={"description": "emails or user ids"},
+    )
     endpoint_id = fields.String(load_default=None, allow_none=True)
     escalate_after_s = fields.Float(load_default=None, allow_none=True, validate=validate.Range(min=1, max=30 * 86400))
-    escalate_users = fields.List(fields.String(validate=validate.Length(max=254)), load_default=list,
-                                 validate=validate.Length(max=100))
+    escalate_users = fields.List(
+        fields.String(validate=validate.Length(max=254)), load_default=list, validate=validate.Length(max=100)
+    )
     escalate_endpoint_id = fields.String(load_default=None, allow_none=True)
     slack_channel = fields.String(
-        load_default=None, allow_none=True,
+        load_default=None,
+        allow_none=True,
         validate=validate.Regexp(SLACK_CHANNEL, error="must be a Slack channel id (C0123ABCD) or a #channel-name"),
-        metadata={"description": "the Slack channel the route's reviews are posted to instead of the Slack app's "
-                                 "default channel: a channel id (C…, G… private) or a #name; empty or null: none"})
+        metadata={
+            "description": "the Slack channel the route's reviews are posted to instead of the Slack app's "
+            "default channel: a channel id (C…, G… private) or a #name; empty or null: none"
+        },
+    )
     enabled = StrictBoolean(load_default=True)
 
 
@@ -79,19 +107,26 @@ class RouteList(Schema):
 
 class EndpointIn(Schema):
     name = fields.String(load_default="", validate=validate.Length(max=200))
-    url = fields.String(required=True, validate=[validate.Length(max=2000), validate.URL(schemes={"http", "https"},
-                                                                                         require_tld=False)])
+    url = fields.String(
+        required=True, validate=[validate.Length(max=2000), validate.URL(schemes={"http", "https"}, require_tld=False)]
+    )
     events = fields.List(Kind(), load_default=list)
     enabled = StrictBoolean(load_default=True)
-    secret = fields.String(load_only=True, validate=[validate.Length(min=16, max=256), validate.Regexp(
-        r"^[\x21-\x7e]+$", error="printable ASCII without spaces")], metadata={
-        "description": "your own signing secret (16-256 printable characters); left out: Coach makes one"})
+    secret = fields.String(
+        load_only=True,
+        validate=[
+            validate.Length(min=16, max=256),
+            validate.Regexp(r"^[\x21-\x7e]+$", error="printable ASCII without spaces"),
+        ],
+        metadata={"description": "your own signing secret (16-256 printable characters); left out: Coach makes one"},
+    )
 
 
 class EndpointUpdate(Schema):
     name = fields.String(validate=validate.Length(max=200))
-    url = fields.String(validate=[validate.Length(max=2000), validate.URL(schemes={"http", "https"},
-                                                                          require_tld=False)])
+    url = fields.String(
+        validate=[validate.Length(max=2000), validate.URL(schemes={"http", "https"}, require_tld=False)]
+    )
     events = fields.List(Kind())
     enabled = StrictBoolean()
 
@@ -130,8 +165,9 @@ class EndpointList(Schema):
 
 
 class PushKeyOut(Schema):
-    public_key = fields.String(metadata={"description": "the VAPID public key (base64url): PushManager.subscribe's "
-                                                         "applicationServerKey"})
+    public_key = fields.String(
+        metadata={"description": "the VAPID public key (base64url): PushManager.subscribe's applicationServerKey"}
+    )
 
 
 class PushKeys(Schema):
@@ -142,8 +178,9 @@ class PushKeys(Schema):
 class PushSubscriptionIn(Schema):
     """A browser's PushSubscription, as its toJSON() gives it."""
 
-    endpoint = fields.String(required=True, validate=[validate.Length(max=2000), validate.URL(
-        schemes={"http", "https"}, require_tld=False)])
+    endpoint = fields.String(
+        required=True, validate=[validate.Length(max=2000), validate.URL(schemes={"http", "https"}, require_tld=False)]
+    )
     keys = fields.Nested(PushKeys, required=True)
     expirationTime = fields.Float(load_default=None, allow_none=True)  # noqa: N815  (the browser's name)
 
@@ -263,8 +300,9 @@ class PushSubscriptions(MethodView):
     @blp.response(201, PushSubscriptionOut)
     def post(self, body):
         with services().db.transaction() as session:
-            return push.subscribe(session, services().settings, workspace_id(), user_id(), body,
-                                  request.headers.get("User-Agent", ""))
+            return push.subscribe(
+                session, services().settings, workspace_id(), user_id(), body, request.headers.get("User-Agent", "")
+            )
 
     @blp.arguments(PushEndpointIn)
     @blp.response(204)

@@ -4,6 +4,7 @@
 (`make api-types` writes frontend/src/api/openapi.json, then openapi-typescript generates schema.d.ts from it).
 tests/api/test_contract.py compares the checked-in file with a running app's document.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,14 @@ def main(target: str) -> None:
     from config import Settings
 
     with tempfile.TemporaryDirectory() as folder:
-        settings = Settings(env="test", instance_dir=folder, demo=False, secret_key="openapi-document",
-                            async_mode="threading", log_level="WARNING")
+        settings = Settings(
+            env="test",
+            instance_dir=folder,
+            demo=False,
+            secret_key="openapi-document",
+            async_mode="threading",
+            log_level="WARNING",
+        )
         app = create_app(settings, recover=False)
         try:
             Path(target).write_text(document_text(app), encoding="utf-8")

@@ -1,5 +1,6 @@
 """/api/plans: ad-hoc plans (inline steps) created -> approved -> executed, read, saved as a workflow; and the
 interactive control routes (api/control.py) under /api/plans/<plan_id>/..."""
+
 from __future__ import annotations
 
 from flask.views import MethodView
@@ -51,8 +52,10 @@ class PlanSchema(Shape):
     description = fields.String()
     variables = fields.Dict(metadata={"description": "name -> {type, default, required}, as a workflow declares them"})
     values = fields.Dict(metadata={"description": "the variables it runs (or would run) with: free-form"})
-    steps = fields.List(fields.Dict(), metadata={
-        "description": "as given, with corrections applied: step definitions (docs/workflow-definitions.md)"})
+    steps = fields.List(
+        fields.Dict(),
+        metadata={"description": "as given, with corrections applied: step definitions (docs/workflow-definitions.md)"},
+    )
     progress = fields.Nested(ProgressSchema)
     created_by = fields.String()
     created_at = fields.DateTime()
@@ -87,9 +90,15 @@ class Plans(MethodView):
     @blp.response(200, PlanPage)
     def get(self, args):
         with services().db.read() as session:
-            rows, total = plans.list_page(session, workspace_id(), status=args.get("status"), mode=args.get("mode"),
-                                          created_by=args.get("created_by"), page=args["page"],
-                                          per_page=args["per_page"])
+            rows, total = plans.list_page(
+                session,
+                workspace_id(),
+                status=args.get("status"),
+                mode=args.get("mode"),
+                created_by=args.get("created_by"),
+                page=args["page"],
+                per_page=args["per_page"],
+            )
             return page_body([_view(session, plan, ex) for plan, ex in rows], total, args)
 
     @requires("operator")
@@ -99,7 +108,9 @@ class Plans(MethodView):
         svc = services()
         defn, mode = plans.parse(svc.tools.for_workspace(workspace_id()), body)
         with svc.db.transaction() as session:
-            ex = plans.create(session, svc.tools.for_workspace(workspace_id()), workspace_id(), defn, mode, operator(), user_id())
+            ex = plans.create(
+                session, svc.tools.for_workspace(workspace_id()), workspace_id(), defn, mode, operator(), user_id()
+            )
             plan, ex = plans.get(session, workspace_id(), ex.id)
             return _view(session, plan, ex)
 
@@ -120,7 +131,15 @@ class Approve(MethodView):
         require("operator")
         svc = services()
         with svc.db.transaction() as session:
-            plan, ex = plans.approve(session, svc.definitions, svc.tools.for_workspace(workspace_id()), workspace_id(), plan_id, operator(), role())
+            plan, ex = plans.approve(
+                session,
+                svc.definitions,
+                svc.tools.for_workspace(workspace_id()),
+                workspace_id(),
+                plan_id,
+                operator(),
+                role(),
+            )
             return _view(session, plan, ex)
 
 
@@ -133,8 +152,9 @@ class Execute(MethodView):
         require("operator")
         svc = services()
         with svc.db.transaction() as session:
-            plan, ex = plans.execute(session, svc.definitions, workspace_id(), plan_id, operator(),
-                                     args.get("variables"), args.get("mode"))
+            plan, ex = plans.execute(
+                session, svc.definitions, workspace_id(), plan_id, operator(), args.get("variables"), args.get("mode")
+            )
             body = _view(session, plan, ex)
         svc.runner.schedule(plan_id)
         return body
@@ -157,7 +177,9 @@ class SaveAsWorkflow(MethodView):
         """A new workflow (version 1) with the plan's steps as they stand, corrections included"""
         svc = services()
         with svc.db.transaction() as session:
-            wf = plans.save_as_workflow(session, svc.tools.for_workspace(workspace_id()), workspace_id(), plan_id, operator(), args.get("name"))
+            wf = plans.save_as_workflow(
+                session, svc.tools.for_workspace(workspace_id()), workspace_id(), plan_id, operator(), args.get("name")
+            )
             return workflows.view(session, wf)
 
 

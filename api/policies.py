@@ -3,6 +3,7 @@
 Operators read rules and the default (they see why a call waits for review); leads create, change, delete,
 set the default and dry-run (POST /evaluate). Every change is audited. The rules' meaning is core/policy's.
 """
+
 from __future__ import annotations
 
 from flask.views import MethodView
@@ -16,8 +17,12 @@ from core.tools import RISKS
 from core.workflow.model import STEP_TYPES
 from services.policies import service as policies
 
-blp = Blueprint("policies", __name__, url_prefix="/api/policies",
-                description="Policy rules: which tool calls run, wait for a person, or are refused, and why")
+blp = Blueprint(
+    "policies",
+    __name__,
+    url_prefix="/api/policies",
+    description="Policy rules: which tool calls run, wait for a person, or are refused, and why",
+)
 
 ONE_OR_MANY = "a string or a list of strings"
 
@@ -27,8 +32,9 @@ class ScopeSchema(Schema):
         unknown = INCLUDE  # checked by core.policy, which names the field (`scope.<key>`)
 
     workflow_id = fields.Raw(allow_none=True, metadata={"type": "string", "description": "only this workflow"})
-    user = fields.Raw(allow_none=True, metadata={"type": "string", "description": "only executions this user "
-                                                                                  "(email) started"})
+    user = fields.Raw(
+        allow_none=True, metadata={"type": "string", "description": "only executions this user (email) started"}
+    )
 
 
 class MatchSchema(Schema):
@@ -42,17 +48,31 @@ class MatchSchema(Schema):
     risk = fields.Raw(allow_none=True, metadata={"description": f"of {', '.join(RISKS)}: {ONE_OR_MANY}"})
     workflow_id = fields.Raw(allow_none=True, metadata={"description": ONE_OR_MANY})
     user = fields.Raw(allow_none=True, metadata={"description": f"who started the execution, {ONE_OR_MANY}"})
-    agent_step = fields.Raw(allow_none=True, metadata={"description": f"the agent step calling, {ONE_OR_MANY}; "
-                                                                      "`*`: any agent step"})
-    agent = fields.Raw(allow_none=True, metadata={"description": f"the agent identity calling through the MCP gateway "
-                                                                 f"(its name), {ONE_OR_MANY}; `*`: any agent"})
-    sql = fields.Raw(allow_none=True, metadata={"description": "`not_read`: the call's `query` is not a read-only "
-                                                               "statement; `read`: it is"})
-    host_not_in = fields.Raw(allow_none=True, metadata={"description": "the call's `url` host is on none of these "
-                                                                       "(host names, `*.suffix`, `*`)"})
+    agent_step = fields.Raw(
+        allow_none=True, metadata={"description": f"the agent step calling, {ONE_OR_MANY}; `*`: any agent step"}
+    )
+    agent = fields.Raw(
+        allow_none=True,
+        metadata={
+            "description": f"the agent identity calling through the MCP gateway "
+            f"(its name), {ONE_OR_MANY}; `*`: any agent"
+        },
+    )
+    sql = fields.Raw(
+        allow_none=True,
+        metadata={"description": "`not_read`: the call's `query` is not a read-only statement; `read`: it is"},
+    )
+    host_not_in = fields.Raw(
+        allow_none=True,
+        metadata={"description": "the call's `url` host is on none of these (host names, `*.suffix`, `*`)"},
+    )
     path_outside = fields.Raw(allow_none=True, metadata={"description": "the call's `path` lies outside this folder"})
-    params = fields.Raw(allow_none=True, metadata={
-        "description": "a predicate in the condition language (README, Policies), e.g. `params.amount > 1000`"})
+    params = fields.Raw(
+        allow_none=True,
+        metadata={
+            "description": "a predicate in the condition language (README, Policies), e.g. `params.amount > 1000`"
+        },
+    )
 
 
 class PolicyIn(Schema):
@@ -95,8 +115,11 @@ class EvaluateIn(Schema):
     workflow_id = fields.String(load_default=None, allow_none=True)
     user = fields.String(load_default=None, allow_none=True)
     agent_step = fields.String(load_default=None, allow_none=True)
-    agent = fields.String(load_default=None, allow_none=True,
-                          metadata={"description": "the gateway's agent identity (its name) making the call"})
+    agent = fields.String(
+        load_default=None,
+        allow_none=True,
+        metadata={"description": "the gateway's agent identity (its name) making the call"},
+    )
 
 
 class RuleRef(Shape):
@@ -141,18 +164,28 @@ class HeldRegionSchema(Shape):
 
 class VerdictSchema(Shape):
     effect = fields.String(required=True, validate=validate.OneOf(EFFECTS))
-    default = StrictBoolean(required=True, metadata={
-        "description": "no rule matched: the workspace default for the tool's risk"})
+    default = StrictBoolean(
+        required=True, metadata={"description": "no rule matched: the workspace default for the tool's risk"}
+    )
     rule = fields.Nested(RuleRef, required=True)
-    matched = fields.List(fields.Nested(MatchedRule), required=True, metadata={
-        "description": "rules that matched but lost"})
+    matched = fields.List(
+        fields.Nested(MatchedRule), required=True, metadata={"description": "rules that matched but lost"}
+    )
     risk = fields.String(allow_none=True, validate=validate.OneOf(RISKS))
     revision = fields.Integer()
-    learned = fields.Nested(LearnedSuggestionSchema, allow_none=True, metadata={
-        "description": "gateway: the corrected arguments the tool's accepted learned rules suggest"})
-    region = fields.Nested(lambda: HeldRegionSchema(), allow_none=True, metadata={
-        "description": "gateway: the tool's region the held call fell in (its decision counts there; "
-                       "docs/autonomy.md#regions)"})
+    learned = fields.Nested(
+        LearnedSuggestionSchema,
+        allow_none=True,
+        metadata={"description": "gateway: the corrected arguments the tool's accepted learned rules suggest"},
+    )
+    region = fields.Nested(
+        lambda: HeldRegionSchema(),
+        allow_none=True,
+        metadata={
+            "description": "gateway: the tool's region the held call fell in (its decision counts there; "
+            "docs/autonomy.md#regions)"
+        },
+    )
 
 
 @blp.route("")
@@ -161,8 +194,10 @@ class Policies(MethodView):
     def get(self):
         with services().db.read() as session:
             ws = workspace_id()
-            return {"items": [policies.view(r) for r in policies.list_rules(session, ws)],
-                    "revision": policies.revision(session, ws)}
+            return {
+                "items": [policies.view(r) for r in policies.list_rules(session, ws)],
+                "revision": policies.revision(session, ws),
+            }
 
     @requires("lead")
     @blp.arguments(PolicyIn)

@@ -5,6 +5,7 @@ history (every step's suggestions, decisions, questions and answers, approvals, 
 Who may: an operator retries and resumes their workspace's failed runs (as they pause, correct and resume running
 ones), and re-runs them; a re-run of a normal-mode execution needs the lead role, as starting one does (a normal run
 skips the review the workflow is under). Anyone in the workspace reads a history."""
+
 from __future__ import annotations
 
 from flask.views import MethodView
@@ -15,37 +16,56 @@ from api.execution_schemas import STEP_DECISIONS, ExecutionErrorSchema
 from api.schemas import one_of
 from core.execution import states as S
 from core.execution.history import APPROVAL, DECIDED, EVENT_KINDS
-from services.executions.service import MODES
 from services.agents import llm_provider
 from services.executions import history, recovery
+from services.executions.service import MODES
 from services.notifier import Events
 
 
 class RetryArgs(Schema):
     step_id = fields.String(required=True, validate=validate.Length(min=1, max=64))
-    params = fields.Dict(load_default=None, allow_none=True, metadata={
-        "description": "the params to run the step with instead (for this execution only), checked against its "
-                       "tool's schema once rendered (422 naming params.<field>); absent: the same params"})
+    params = fields.Dict(
+        load_default=None,
+        allow_none=True,
+        metadata={
+            "description": "the params to run the step with instead (for this execution only), checked against its "
+            "tool's schema once rendered (422 naming params.<field>); absent: the same params"
+        },
+    )
 
 
 class ResumeFromArgs(Schema):
-    step_id = fields.String(required=True, validate=validate.Length(min=1, max=64), metadata={
-        "description": "a step that has not run; the failed steps, and those it waits for that have not run, are "
-                       "skipped"})
+    step_id = fields.String(
+        required=True,
+        validate=validate.Length(min=1, max=64),
+        metadata={
+            "description": "a step that has not run; the failed steps, and those it waits for that have not run, are "
+            "skipped"
+        },
+    )
 
 
 class RerunArgs(Schema):
-    variables = fields.Dict(load_default=None, allow_none=True, metadata={
-        "description": "the new execution's variables (all of them, checked as a start checks them); absent: the "
-                       "old execution's"})
+    variables = fields.Dict(
+        load_default=None,
+        allow_none=True,
+        metadata={
+            "description": "the new execution's variables (all of them, checked as a start checks them); absent: the "
+            "old execution's"
+        },
+    )
 
 
 class RecoveredSchema(Schema):
     execution_id = fields.String(required=True)
     status = one_of(S.STATES, required=True)
     step_id = fields.String(allow_none=True, metadata={"description": "the step retried, or resumed from"})
-    run = fields.Integer(allow_none=True, metadata={
-        "description": "retry: the run the step will be (its runs so far + 1); the run gets a new idempotency key"})
+    run = fields.Integer(
+        allow_none=True,
+        metadata={
+            "description": "retry: the run the step will be (its runs so far + 1); the run gets a new idempotency key"
+        },
+    )
     skipped = fields.List(fields.String(), metadata={"description": "resume-from: the steps skipped"})
 
 
@@ -79,7 +99,9 @@ class HistoryEventSchema(Schema):
     params = fields.Raw()
     rationale = fields.String()
     source = fields.String()
-    changes = fields.List(fields.Nested(HistoryChangeSchema), metadata={"description": "a correction's or retry's diff"})
+    changes = fields.List(
+        fields.Nested(HistoryChangeSchema), metadata={"description": "a correction's or retry's diff"}
+    )
     run = fields.Integer()
     idempotency_key = fields.String()
     suggestion_id = fields.String()
@@ -111,8 +133,10 @@ class RunHistorySchema(Schema):
     rerun_of = fields.String(allow_none=True, metadata={"description": "the execution this one re-runs"})
     reruns = fields.List(fields.String(), metadata={"description": "the executions that re-run this one"})
     steps = fields.List(fields.Nested(HistoryStepSchema))
-    events = fields.List(fields.Nested(HistoryEventSchema), metadata={
-        "description": "the execution's own: start, coaching pauses, resume-from, cancel, re-runs"})
+    events = fields.List(
+        fields.Nested(HistoryEventSchema),
+        metadata={"description": "the execution's own: start, coaching pauses, resume-from, cancel, re-runs"},
+    )
 
 
 def register(blp) -> None:
@@ -126,10 +150,24 @@ def register(blp) -> None:
             svc, events = services(), Events()
             params = recovery.UNCHANGED if args["params"] is None else args["params"]
             with svc.db.transaction() as session:
-                ex = recovery.retry(session, svc.definitions, svc.tools.for_workspace(workspace_id()), workspace_id(),
-                                    execution_id, args["step_id"], params, operator(), events)
-                body = {"execution_id": ex.id, "status": ex.status, "step_id": args["step_id"],
-                        "run": ex.steps[args["step_id"]].run + 1, "skipped": []}
+                ex = recovery.retry(
+                    session,
+                    svc.definitions,
+                    svc.tools.for_workspace(workspace_id()),
+                    workspace_id(),
+                    execution_id,
+                    args["step_id"],
+                    params,
+                    operator(),
+                    events,
+                )
+                body = {
+                    "execution_id": ex.id,
+                    "status": ex.status,
+                    "step_id": args["step_id"],
+                    "run": ex.steps[args["step_id"]].run + 1,
+                    "skipped": [],
+                }
             svc.notifier.send(events)
             svc.runner.schedule(execution_id)
             return body
@@ -143,10 +181,16 @@ def register(blp) -> None:
             """Go on with a failed execution from a step that has not run"""
             svc, events = services(), Events()
             with svc.db.transaction() as session:
-                ex = recovery.resume_from(session, svc.definitions, workspace_id(), execution_id, args["step_id"],
-                                          operator(), events)
-                body = {"execution_id": ex.id, "status": ex.status, "step_id": args["step_id"], "run": None,
-                        "skipped": ex.control["retries"][-1]["skipped"]}
+                ex = recovery.resume_from(
+                    session, svc.definitions, workspace_id(), execution_id, args["step_id"], operator(), events
+                )
+                body = {
+                    "execution_id": ex.id,
+                    "status": ex.status,
+                    "step_id": args["step_id"],
+                    "run": None,
+                    "skipped": ex.control["retries"][-1]["skipped"],
+                }
             svc.notifier.send(events)
             svc.runner.schedule(execution_id)
             return body
@@ -160,12 +204,26 @@ def register(blp) -> None:
             """Start the execution's workflow again, with the same (or edited) variables"""
             svc = services()
             with svc.db.transaction() as session:
-                old, new = recovery.rerun(session, svc.definitions, workspace_id(), execution_id,
-                                          (args or {}).get("variables"), operator(), user_id(), require)
+                old, new = recovery.rerun(
+                    session,
+                    svc.definitions,
+                    workspace_id(),
+                    execution_id,
+                    (args or {}).get("variables"),
+                    operator(),
+                    user_id(),
+                    require,
+                )
                 # an agent step with no LLM provider: a 409 saying what to set, not a new run that fails
                 llm_provider.require(session, svc.settings, workspace_id(), svc.definitions.for_execution(session, new))
-                body = {"execution_id": new.id, "rerun_of": old.id, "status": new.status, "mode": new.mode,
-                        "workflow_version": new.workflow_version, "variables": new.variables}
+                body = {
+                    "execution_id": new.id,
+                    "rerun_of": old.id,
+                    "status": new.status,
+                    "mode": new.mode,
+                    "workflow_version": new.workflow_version,
+                    "variables": new.variables,
+                }
             svc.runner.schedule(body["execution_id"])
             return body
 

@@ -2,6 +2,7 @@
 `<agent step>:<tool>`) or a gateway tool. Listed with their evidence and the proposals learned from the scope's
 decisions; created, changed, removed and promoted by leads (a forced promotion: admins). The rules are
 core/regions; storage and audit services/regions."""
+
 from __future__ import annotations
 
 from flask.views import MethodView
@@ -13,51 +14,86 @@ from api.replay import ProposalSchema
 from api.schemas import Shape, StrictBoolean, one_of
 from core.coaching import autonomy
 from core.coaching.levels import LEVELS, LevelThresholds
-from core.regions import proposals as P, region as R
+from core.regions import proposals as P
+from core.regions import region as R
 from services.metrics import service as metrics
 from services.notifier import Events
 from services.regions import service as regions
-from services.replay import history, service as replay
+from services.replay import history
+from services.replay import service as replay
 from services.workflows import service as workflows
 
-blp = Blueprint("regions", __name__, url_prefix="/api",
-                description="Regions: named conditions over a tool's params with their own mode and evidence")
+blp = Blueprint(
+    "regions",
+    __name__,
+    url_prefix="/api",
+    description="Regions: named conditions over a tool's params with their own mode and evidence",
+)
 
-WHEN = ("a condition in the policy predicate language (docs/policies.md Predicates) over `params` (and `agent` "
-        f"for a gateway tool), at most {R.MAX_WHEN} characters, e.g. `params.amount <= 200`")
+WHEN = (
+    "a condition in the policy predicate language (docs/policies.md Predicates) over `params` (and `agent` "
+    f"for a gateway tool), at most {R.MAX_WHEN} characters, e.g. `params.amount <= 200`"
+)
 
 
 class RegionIn(Schema):
     name = fields.String(required=True, validate=validate.Length(min=1, max=R.MAX_NAME))
     when = fields.String(required=True, metadata={"description": WHEN})
-    order = fields.Integer(strict=True, validate=validate.Range(min=-10**6, max=10**6), metadata={
-        "description": "a call falls in the first region by order whose condition holds (default: after the last)"})
-    mode = one_of((autonomy.COACHING, autonomy.ALWAYS_REVIEW), metadata={
-        "description": "coaching (default) or always_review; auto only through POST /api/regions/<id>/mode"})
+    order = fields.Integer(
+        strict=True,
+        validate=validate.Range(min=-(10**6), max=10**6),
+        metadata={
+            "description": "a call falls in the first region by order whose condition holds (default: after the last)"
+        },
+    )
+    mode = one_of(
+        (autonomy.COACHING, autonomy.ALWAYS_REVIEW),
+        metadata={"description": "coaching (default) or always_review; auto only through POST /api/regions/<id>/mode"},
+    )
 
 
 class GatewayRegionIn(RegionIn):
-    identity = fields.String(allow_none=True, validate=validate.Length(min=1, max=200), metadata={
-        "description": "only this agent identity's calls (its name); null: every identity's"})
+    identity = fields.String(
+        allow_none=True,
+        validate=validate.Length(min=1, max=200),
+        metadata={"description": "only this agent identity's calls (its name); null: every identity's"},
+    )
 
 
 class RegionPatch(Schema):
     name = fields.String(validate=validate.Length(min=1, max=R.MAX_NAME))
-    when = fields.String(metadata={"description": WHEN + "; a new condition restarts the region's evidence "
-                                                           "(and an AUTO region goes back to coaching)"})
-    order = fields.Integer(strict=True, validate=validate.Range(min=-10**6, max=10**6))
+    when = fields.String(
+        metadata={
+            "description": WHEN + "; a new condition restarts the region's evidence "
+            "(and an AUTO region goes back to coaching)"
+        }
+    )
+    order = fields.Integer(strict=True, validate=validate.Range(min=-(10**6), max=10**6))
     mode = one_of((autonomy.COACHING, autonomy.ALWAYS_REVIEW))
-    identity = fields.String(allow_none=True, validate=validate.Length(min=1, max=200),
-                             metadata={"description": "a gateway tool's region only"})
+    identity = fields.String(
+        allow_none=True,
+        validate=validate.Length(min=1, max=200),
+        metadata={"description": "a gateway tool's region only"},
+    )
 
 
 class RegionModeArgs(Schema):
-    mode = one_of(autonomy.STEP_MODES, required=True, metadata={
-        "description": "auto: its calls run unattended with spot checks (409 unless its own evidence says "
-                       "AUTO-ready); always_review: every call is asked; coaching: asked, evidence counts"})
+    mode = one_of(
+        autonomy.STEP_MODES,
+        required=True,
+        metadata={
+            "description": "auto: its calls run unattended with spot checks (409 unless its own evidence says "
+            "AUTO-ready); always_review: every call is asked; coaching: asked, evidence counts"
+        },
+    )
     force = StrictBoolean(load_default=False, metadata={"description": "promote although not AUTO-ready (admin)"})
-    reason = fields.String(load_default=None, validate=validate.Length(max=1000), metadata={
-        "description": "why a forced promotion overrules the evidence: required with force, kept in the audit log"})
+    reason = fields.String(
+        load_default=None,
+        validate=validate.Length(max=1000),
+        metadata={
+            "description": "why a forced promotion overrules the evidence: required with force, kept in the audit log"
+        },
+    )
 
 
 class SpotChecksSchema(Shape):
@@ -78,35 +114,50 @@ class RegionSchema(Shape):
     identity = fields.String(allow_none=True, metadata={"description": "a gateway tool's region: one identity's"})
     created_at = fields.DateTime(required=True)
     updated_at = fields.DateTime(required=True)
-    decisions = fields.Integer(required=True, metadata={
-        "description": "decisions counted since its condition was last fixed"})
+    decisions = fields.Integer(
+        required=True, metadata={"description": "decisions counted since its condition was last fixed"}
+    )
     acceptance = fields.Float(required=True)
     e_value = fields.Float(required=True, metadata={"description": "the readiness test's e-value"})
-    threshold = fields.Float(required=True, metadata={"description": "AUTO-ready once e_value reaches it "
-                                                                     "(1 / alpha_share)"})
+    threshold = fields.Float(
+        required=True, metadata={"description": "AUTO-ready once e_value reaches it (1 / alpha_share)"}
+    )
     auto_ready = StrictBoolean(required=True)
-    decisions_needed = fields.Integer(allow_none=True, required=True, metadata={
-        "description": "more decisions, all accepted, that would make it AUTO-ready (null: none would now)"})
+    decisions_needed = fields.Integer(
+        allow_none=True,
+        required=True,
+        metadata={"description": "more decisions, all accepted, that would make it AUTO-ready (null: none would now)"},
+    )
     level = one_of(LEVELS, required=True)
-    alpha_share = fields.Float(required=True, metadata={"description": "its share of the scope's false-ready "
-                                                                       "level: auto_alpha * 6 / (pi^2 j^2)"})
+    alpha_share = fields.Float(
+        required=True,
+        metadata={"description": "its share of the scope's false-ready level: auto_alpha * 6 / (pi^2 j^2)"},
+    )
     scope_alpha = fields.Float(required=True)
-    condition_version = fields.Integer(required=True, metadata={
-        "description": "j: the scope's count of condition versions when this one was fixed (never reused)"})
+    condition_version = fields.Integer(
+        required=True,
+        metadata={"description": "j: the scope's count of condition versions when this one was fixed (never reused)"},
+    )
     spot_checks = fields.Nested(SpotChecksSchema, required=True)
 
 
 class RegionList(Schema):
     items = fields.List(fields.Nested(RegionSchema), required=True)
-    proposals = fields.List(fields.Nested(ProposalSchema), required=True, metadata={
-        "description": "regions Coach proposes from the scope's decisions, each with its replay"})
+    proposals = fields.List(
+        fields.Nested(ProposalSchema),
+        required=True,
+        metadata={"description": "regions Coach proposes from the scope's decisions, each with its replay"},
+    )
     max_regions = fields.Integer(required=True)
     min_decisions = fields.Integer(required=True, metadata={"description": "decisions before anything is proposed"})
 
 
 class ToolRegionArgs(Schema):
-    identity = fields.String(load_default=None, validate=validate.Length(min=1, max=100),
-                             metadata={"description": "proposals for this identity's calls only"})
+    identity = fields.String(
+        load_default=None,
+        validate=validate.Length(min=1, max=100),
+        metadata={"description": "proposals for this identity's calls only"},
+    )
 
 
 def _tools():
@@ -126,14 +177,28 @@ def _thresholds(session, row) -> LevelThresholds:
 
 
 def _listing(session, rows, thresholds, proposals) -> dict:
-    return {"items": [regions.view(session, row, thresholds) for row in rows], "proposals": proposals,
-            "max_regions": R.MAX_REGIONS, "min_decisions": P.MIN_DECISIONS}
+    return {
+        "items": [regions.view(session, row, thresholds) for row in rows],
+        "proposals": proposals,
+        "max_regions": R.MAX_REGIONS,
+        "min_decisions": P.MIN_DECISIONS,
+    }
 
 
 def _changed(events: Events, row, action: str) -> None:
-    events.add("region_changed", {"region_id": row.id, "action": action, "mode": row.mode, "scope": row.scope,
-                                  "workflow_id": row.workflow_id, "step_id": row.step_id, "tool": row.tool},
-               workspace=row.workspace_id)
+    events.add(
+        "region_changed",
+        {
+            "region_id": row.id,
+            "action": action,
+            "mode": row.mode,
+            "scope": row.scope,
+            "workflow_id": row.workflow_id,
+            "step_id": row.step_id,
+            "tool": row.tool,
+        },
+        workspace=row.workspace_id,
+    )
 
 
 @blp.route("/workflows/<workflow_id>/steps/<step_id>/regions")
@@ -157,9 +222,16 @@ class StepRegions(MethodView):
         svc, events = services(), Events()
         with svc.db.transaction() as session:
             wf = _step_scope(session, workflow_id, step_id)
-            row = regions.create(session, workspace_id(), operator(), regions.STEP,
-                                 regions.step_key(workflow_id, step_id), fields_, workflow_id=workflow_id,
-                                 step_id=step_id)
+            row = regions.create(
+                session,
+                workspace_id(),
+                operator(),
+                regions.STEP,
+                regions.step_key(workflow_id, step_id),
+                fields_,
+                workflow_id=workflow_id,
+                step_id=step_id,
+            )
             _changed(events, row, "created")
             view = regions.view(session, row, metrics.workflow_thresholds(wf))
         svc.notifier.send(events)
@@ -177,8 +249,13 @@ class ToolRegions(MethodView):
         with svc.db.read() as session:
             replay.check_tool(svc, session, workspace_id(), tool)
             rows = regions.rows_of(session, workspace_id(), regions.GATEWAY, tool)
-            proposals = replay.proposals_for_tool(session, workspace_id(), tool, identity=args["identity"],
-                                                  tools=replay.gateway_registry(svc, session, workspace_id()))
+            proposals = replay.proposals_for_tool(
+                session,
+                workspace_id(),
+                tool,
+                identity=args["identity"],
+                tools=replay.gateway_registry(svc, session, workspace_id()),
+            )
             return _listing(session, rows, LevelThresholds(), proposals)
 
     @requires("lead")
@@ -247,8 +324,16 @@ class RegionMode(MethodView):
         with svc.db.transaction() as session:
             row = regions.get(session, workspace_id(), region_id)
             thresholds = _thresholds(session, row)
-            row = regions.set_mode(session, workspace_id(), operator(), region_id, args["mode"],
-                                   force=args["force"], reason=args["reason"], thresholds=thresholds)
+            row = regions.set_mode(
+                session,
+                workspace_id(),
+                operator(),
+                region_id,
+                args["mode"],
+                force=args["force"],
+                reason=args["reason"],
+                thresholds=thresholds,
+            )
             _changed(events, row, "mode")
             view = regions.view(session, row, thresholds)
         svc.notifier.send(events)

@@ -1,6 +1,7 @@
 """Counterfactual replays and proposed regions (docs/autonomy.md "Proposals and replay"): what a condition, or a
 policy rule being written, would have done to a scope's latest decided calls, and the regions Coach proposes from
 the decisions. Leads only; read-only (nothing is stored, nothing counts as evidence). The rules are core/regions."""
+
 from __future__ import annotations
 
 from flask.views import MethodView
@@ -11,16 +12,27 @@ from api.context import requires, services, workspace_id
 from api.policies import PolicyIn
 from api.schemas import Shape, StrictBoolean, one_of
 from core.policy import EFFECTS
-from core.regions import proposals as P, replay as R
+from core.regions import proposals as P
+from core.regions import replay as R
 from services.replay import service as replay
 
-blp = Blueprint("replay", __name__, url_prefix="/api",
-                description="Counterfactual replay of conditions and policy rules; proposed regions")
+blp = Blueprint(
+    "replay",
+    __name__,
+    url_prefix="/api",
+    description="Counterfactual replay of conditions and policy rules; proposed regions",
+)
 
-LIMIT = {"load_default": R.DEFAULT_LIMIT, "strict": True, "validate": validate.Range(min=1, max=R.MAX_CALLS),
-         "metadata": {"description": f"the latest decided calls replayed (1-{R.MAX_CALLS}, default {R.DEFAULT_LIMIT})"}}
-WHEN = ("a condition in the policy predicate language (docs/policies.md Predicates) over `params`, `tool`, "
-        "`agent` ..., e.g. `params.amount <= 200`")
+LIMIT = {
+    "load_default": R.DEFAULT_LIMIT,
+    "strict": True,
+    "validate": validate.Range(min=1, max=R.MAX_CALLS),
+    "metadata": {"description": f"the latest decided calls replayed (1-{R.MAX_CALLS}, default {R.DEFAULT_LIMIT})"},
+}
+WHEN = (
+    "a condition in the policy predicate language (docs/policies.md Predicates) over `params`, `tool`, "
+    "`agent` ..., e.g. `params.amount <= 200`"
+)
 
 
 class ReplayIn(Schema):
@@ -29,16 +41,24 @@ class ReplayIn(Schema):
 
 
 class ToolReplayIn(ReplayIn):
-    identity = fields.String(load_default=None, allow_none=True, validate=validate.Length(min=1, max=100),
-                             metadata={"description": "only this agent identity's calls (its name)"})
+    identity = fields.String(
+        load_default=None,
+        allow_none=True,
+        validate=validate.Length(min=1, max=100),
+        metadata={"description": "only this agent identity's calls (its name)"},
+    )
 
 
 class PolicyReplayIn(Schema):
     rule = fields.Nested(PolicyIn, required=True, metadata={"description": "a rule as POST /api/policies takes it"})
     workflow_id = fields.String(load_default=None, allow_none=True)
     step_id = fields.String(load_default=None, allow_none=True, validate=validate.Length(min=1, max=200))
-    tool = fields.String(load_default=None, allow_none=True, validate=validate.Length(min=1, max=200),
-                         metadata={"description": "a gateway tool: its reviewed calls"})
+    tool = fields.String(
+        load_default=None,
+        allow_none=True,
+        validate=validate.Length(min=1, max=200),
+        metadata={"description": "a gateway tool: its reviewed calls"},
+    )
     limit = fields.Integer(**LIMIT)
 
 
@@ -56,8 +76,10 @@ class ReplayLinkSchema(Shape):
 
     decision = one_of(("correct", "reject"), required=True)
     created_at = fields.String()
-    path = fields.String(allow_none=True, metadata={"description": "the web app's page of the call "
-                                                                   "(`/executions/<id>`; null for a gateway call)"})
+    path = fields.String(
+        allow_none=True,
+        metadata={"description": "the web app's page of the call (`/executions/<id>`; null for a gateway call)"},
+    )
     suggestion_id = fields.String()
     execution_id = fields.String()
     decision_id = fields.String()
@@ -75,23 +97,32 @@ class FailedSchema(Shape):
 class ReplaySchema(Shape):
     calls = fields.Integer(required=True, metadata={"description": "the past decided calls replayed, newest first"})
     limit = fields.Integer(required=True)
-    unattended = fields.Nested(TallySchema, required=True, metadata={
-        "description": "would have run without a person; the reviewers' actual decisions on them"})
+    unattended = fields.Nested(
+        TallySchema,
+        required=True,
+        metadata={"description": "would have run without a person; the reviewers' actual decisions on them"},
+    )
     denied = fields.Nested(TallySchema, required=True)
     asked = fields.Nested(TallySchema, required=True, metadata={"description": "would still have been asked"})
-    links = fields.List(fields.Nested(ReplayLinkSchema), required=True, metadata={
-        "description": f"the unattended calls reviewers corrected or rejected (at most {R.MAX_LINKS})"})
+    links = fields.List(
+        fields.Nested(ReplayLinkSchema),
+        required=True,
+        metadata={"description": f"the unattended calls reviewers corrected or rejected (at most {R.MAX_LINKS})"},
+    )
     links_left_off = fields.Integer(required=True)
-    evidence = StrictBoolean(required=True, metadata={"description": "always false: a replay is never promotion "
-                                                                      "evidence"})
+    evidence = StrictBoolean(
+        required=True, metadata={"description": "always false: a replay is never promotion evidence"}
+    )
     in_region = fields.Integer(metadata={"description": "a condition's replay: the calls it holds for"})
-    condition_failed = fields.Nested(FailedSchema, metadata={
-        "description": "calls the condition failed on (it does not hold there: fail closed)"})
+    condition_failed = fields.Nested(
+        FailedSchema, metadata={"description": "calls the condition failed on (it does not hold there: fail closed)"}
+    )
     matched = fields.Integer(metadata={"description": "a rule's replay: the calls the rule decides"})
     changed = fields.Integer(metadata={"description": "a rule's replay: the calls whose effect it changes"})
     effects = fields.Dict(keys=one_of(EFFECTS), values=fields.Integer())
-    rule_failed = fields.Nested(FailedSchema, metadata={
-        "description": "calls the rule failed on (taken as require_review: fail closed)"})
+    rule_failed = fields.Nested(
+        FailedSchema, metadata={"description": "calls the rule failed on (taken as require_review: fail closed)"}
+    )
 
 
 class ProposalSchema(Shape):
@@ -129,8 +160,9 @@ class StepReplay(MethodView):
     def post(self, data, workflow_id, step_id):
         """What a region with this condition, in AUTO, would have done to the step's latest decided calls"""
         with services().db.read() as session:
-            return replay.replay_step(session, workspace_id(), workflow_id, step_id, data["when"],
-                                      limit=data["limit"], tools=_tools())
+            return replay.replay_step(
+                session, workspace_id(), workflow_id, step_id, data["when"], limit=data["limit"], tools=_tools()
+            )
 
 
 @blp.route("/gateway/tools/<tool>/replay")
@@ -143,8 +175,15 @@ class ToolReplay(MethodView):
         svc = services()
         with svc.db.read() as session:
             replay.check_tool(svc, session, workspace_id(), tool)
-            return replay.replay_tool(session, workspace_id(), tool, data["when"], identity=data["identity"],
-                                      limit=data["limit"], tools=replay.gateway_registry(svc, session, workspace_id()))
+            return replay.replay_tool(
+                session,
+                workspace_id(),
+                tool,
+                data["when"],
+                identity=data["identity"],
+                limit=data["limit"],
+                tools=replay.gateway_registry(svc, session, workspace_id()),
+            )
 
 
 @blp.route("/policies/replay")
@@ -161,8 +200,16 @@ class PolicyReplay(MethodView):
                 tools = replay.gateway_registry(svc, session, workspace_id())
             else:
                 tools = _tools()
-            return replay.replay_policy(session, workspace_id(), data["rule"], workflow_id=data["workflow_id"],
-                                        step_id=data["step_id"], tool=data["tool"], limit=data["limit"], tools=tools)
+            return replay.replay_policy(
+                session,
+                workspace_id(),
+                data["rule"],
+                workflow_id=data["workflow_id"],
+                step_id=data["step_id"],
+                tool=data["tool"],
+                limit=data["limit"],
+                tools=tools,
+            )
 
 
 @blp.route("/workflows/<workflow_id>/steps/<step_id>/proposals")
@@ -186,6 +233,11 @@ class ToolProposals(MethodView):
         svc = services()
         with svc.db.read() as session:
             replay.check_tool(svc, session, workspace_id(), tool)
-            items = replay.proposals_for_tool(session, workspace_id(), tool, identity=args["identity"],
-                                              tools=replay.gateway_registry(svc, session, workspace_id()))
+            items = replay.proposals_for_tool(
+                session,
+                workspace_id(),
+                tool,
+                identity=args["identity"],
+                tools=replay.gateway_registry(svc, session, workspace_id()),
+            )
             return {"items": items, "min_decisions": P.MIN_DECISIONS}

@@ -8,6 +8,7 @@ for the methods it has and falls through to the other for the rest, and lists th
 has OPTIONS), with the methods of every route written the same way: OPTIONS answers those, another method is 405
 with those in `Allow` (api/errors.py), whichever route the router fell through to.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict

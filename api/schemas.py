@@ -1,4 +1,5 @@
 """Marshmallow schemas shared by several resources."""
+
 from __future__ import annotations
 
 from flask import current_app, has_app_context
@@ -84,10 +85,15 @@ class ErrorDetailSchema(Schema):
     code = fields.String(required=True, metadata={"description": "machine-readable, e.g. not_found, validation_failed"})
     message = fields.String(required=True)
     details = fields.Dict(required=True, metadata={"description": "e.g. the invalid fields and their messages"})
-    lines = fields.Dict(keys=fields.String(), values=fields.Integer(), metadata={
-        "description": "for a definition sent as YAML or JSON text: the 1-based line where each field of `details` "
-                       "is written (the nearest written parent for a missing field); `yaml`/`json` for a syntax "
-                       "error"})
+    lines = fields.Dict(
+        keys=fields.String(),
+        values=fields.Integer(),
+        metadata={
+            "description": "for a definition sent as YAML or JSON text: the 1-based line where each field of `details` "
+            "is written (the nearest written parent for a missing field); `yaml`/`json` for a syntax "
+            "error"
+        },
+    )
 
 
 class ErrorSchema(Schema):

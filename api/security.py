@@ -4,6 +4,7 @@ settings and the CSRF double-submit check of docs/auth.md.
 Wiring (create_app): `check_secret(settings)` first, `app.config.update(cookie_config(settings))`, and
 `register(app, settings)` after the blueprints, so the Swagger UI script hash is computed at startup.
 """
+
 from __future__ import annotations
 
 import base64
@@ -34,9 +35,11 @@ MIN_SECRET_LEN = 32
 
 # The web app is built by Vite: external module scripts only, so no inline script is allowed. Inline styles are
 # (React's style={...} props); ws:/wss: are Socket.IO's transport.
-HTML_CSP = ("default-src 'self'; script-src 'self'{extra}; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
-            "connect-src 'self' ws: wss:; font-src 'self'; object-src 'none'; base-uri 'self'; "
-            "frame-ancestors 'none'; form-action 'self'")
+HTML_CSP = (
+    "default-src 'self'; script-src 'self'{extra}; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "connect-src 'self' ws: wss:; font-src 'self'; object-src 'none'; base-uri 'self'; "
+    "frame-ancestors 'none'; form-action 'self'"
+)
 # Anything that is not a page (JSON, files) must never run anything, even when opened directly in a tab.
 OTHER_CSP = "default-src 'none'; frame-ancestors 'none'"
 STATIC_HEADERS = {
@@ -133,17 +136,27 @@ def login_limiter(app: Flask, settings: Settings) -> Limiter:
     view only. With a Redis message queue the counts live in that Redis, shared by every server; Redis trouble
     never blocks logins (errors are swallowed, logged: the passwords are still checked)."""
     redis = settings.message_queue.startswith("redis://")
-    limiter = Limiter(login_address_key, app=app, strategy="moving-window", key_prefix=LOGIN_KEY_PREFIX,
-                      storage_uri=settings.message_queue if redis else "memory://",
-                      storage_options={"socket_timeout": 1, "socket_connect_timeout": 1} if redis else {},
-                      swallow_errors=True, headers_enabled=False)
+    limiter = Limiter(
+        login_address_key,
+        app=app,
+        strategy="moving-window",
+        key_prefix=LOGIN_KEY_PREFIX,
+        storage_uri=settings.message_queue if redis else "memory://",
+        storage_options={"socket_timeout": 1, "socket_connect_timeout": 1} if redis else {},
+        swallow_errors=True,
+        headers_enabled=False,
+    )
     if LOGIN_ENDPOINT in app.view_functions:  # an app without the auth blueprint has no login to limit
         failures = limiter.limit(LOGIN_LIMIT, deduct_when=_failed_login)
         app.view_functions[LOGIN_ENDPOINT] = failures(app.view_functions[LOGIN_ENDPOINT])
     # the same limiter counts an incoming webhook's deliveries (api/triggers.py): its 429 says so
-    app.register_error_handler(RateLimitExceeded, lambda _: too_many(
-        _seconds_until_allowed(limiter), *(() if request.endpoint == LOGIN_ENDPOINT
-                                           else ("too many requests to this webhook; try again later",))))
+    app.register_error_handler(
+        RateLimitExceeded,
+        lambda _: too_many(
+            _seconds_until_allowed(limiter),
+            *(() if request.endpoint == LOGIN_ENDPOINT else ("too many requests to this webhook; try again later",)),
+        ),
+    )
     return limiter
 
 
@@ -162,13 +175,17 @@ def too_many(retry_after: float, message: str = "too many failed login attempts;
 
 # ---- secret, cookies, CSRF --------------------------------------------------------------------------------
 
+
 def check_secret(settings: Settings) -> None:
     """The secret signs session cookies: a known or short one lets anyone forge a login."""
-    if settings.env == "production" and (settings.secret_key == DEFAULT_SECRET
-                                         or len(settings.secret_key) < MIN_SECRET_LEN):
-        raise RuntimeError(f"COACH_SECRET_KEY must be set in production to a random string of at least "
-                           f"{MIN_SECRET_LEN} characters, e.g. "
-                           f"python -c 'import secrets; print(secrets.token_urlsafe(48))'")
+    if settings.env == "production" and (
+        settings.secret_key == DEFAULT_SECRET or len(settings.secret_key) < MIN_SECRET_LEN
+    ):
+        raise RuntimeError(
+            f"COACH_SECRET_KEY must be set in production to a random string of at least "
+            f"{MIN_SECRET_LEN} characters, e.g. "
+            f"python -c 'import secrets; print(secrets.token_urlsafe(48))'"
+        )
 
 
 def socket_origins(settings: Settings) -> list[str] | None:

@@ -1,5 +1,6 @@
 """Slack: the workspace's Slack app (admins), each member's own Slack user id, and the interactivity endpoint Slack
 calls when someone clicks Approve or Reject (docs/slack.md)."""
+
 from __future__ import annotations
 
 from flask import request
@@ -10,19 +11,33 @@ from api.base import Blueprint
 from api.context import operator, requires, services, user_id, workspace_id
 from api.schemas import one_of
 from core import notifications as N
-from services.slack import check, interactions, service as slack_settings
+from services.slack import check, interactions
+from services.slack import service as slack_settings
 
-blp = Blueprint("slack", __name__, url_prefix="/api/workspace/slack",
-                description="This workspace's Slack app: reviews posted with Approve / Reject buttons")
-hook_blp = Blueprint("slack_interactions", __name__, url_prefix="/api/integrations/slack",
-                     description="Slack's interactivity requests (signed by Slack; no Coach login)")
+blp = Blueprint(
+    "slack",
+    __name__,
+    url_prefix="/api/workspace/slack",
+    description="This workspace's Slack app: reviews posted with Approve / Reject buttons",
+)
+hook_blp = Blueprint(
+    "slack_interactions",
+    __name__,
+    url_prefix="/api/integrations/slack",
+    description="Slack's interactivity requests (signed by Slack; no Coach login)",
+)
 
 
 class LastDeliverySchema(Schema):
-    status = one_of(N.STATUSES, metadata={"description": "pending (to be tried again), sending, sent or failed "
-                                                         "(given up)"})
-    error = fields.String(allow_none=True, metadata={"description": "Slack's error of the last attempt, e.g. "
-                                                                    "'Slack: invalid_auth'; null when it was sent"})
+    status = one_of(
+        N.STATUSES, metadata={"description": "pending (to be tried again), sending, sent or failed (given up)"}
+    )
+    error = fields.String(
+        allow_none=True,
+        metadata={
+            "description": "Slack's error of the last attempt, e.g. 'Slack: invalid_auth'; null when it was sent"
+        },
+    )
     attempts = fields.Integer()
     at = fields.DateTime(metadata={"description": "when it was sent, else when it was made"})
 
@@ -32,48 +47,83 @@ class SlackTestSchema(Schema):
     team = fields.String(allow_none=True, metadata={"description": "the Slack workspace the token belongs to"})
     bot_user = fields.String(allow_none=True, metadata={"description": "the bot user's name"})
     bot_user_id = fields.String(allow_none=True)
-    code = fields.String(metadata={"description": "Slack's error code (invalid_auth, network_error…), or "
-                                                  "not_configured, secret_unreadable"})
+    code = fields.String(
+        metadata={
+            "description": "Slack's error code (invalid_auth, network_error…), or not_configured, secret_unreadable"
+        }
+    )
     failure = fields.String(metadata={"description": "what went wrong and what to do, in words"})
 
 
 class SlackSettingsSchema(Schema):
     bot_token_set = fields.Boolean(metadata={"description": "whether a bot token is stored (never returned)"})
-    signing_secret_set = fields.Boolean(metadata={"description": "whether a signing secret is stored (never "
-                                                                "returned)"})
+    signing_secret_set = fields.Boolean(metadata={"description": "whether a signing secret is stored (never returned)"})
     default_channel = fields.String(allow_none=True, metadata={"description": "channel id reviews go to by default"})
-    interactivity_path = fields.String(metadata={"description": "the path to give Slack as the Request URL of "
-                                                                "Interactivity, after this server's public origin"})
+    interactivity_path = fields.String(
+        metadata={
+            "description": "the path to give Slack as the Request URL of "
+            "Interactivity, after this server's public origin"
+        }
+    )
     updated_by = fields.String(allow_none=True)
     updated_at = fields.DateTime(allow_none=True)
-    interactivity_url = fields.String(metadata={"description": "the full Request URL to give Slack (the server's "
-                                                              "COACH_PUBLIC_URL and interactivity_path)"})
-    interactivity_unreachable = fields.String(allow_none=True, metadata={
-        "description": "why Slack cannot reach interactivity_url (a loopback, private or local address), else null"})
-    last_delivery = fields.Nested(LastDeliverySchema, allow_none=True, metadata={
-        "description": "the newest review message tried on Slack, with Slack's error when it failed; null: none yet"})
+    interactivity_url = fields.String(
+        metadata={
+            "description": "the full Request URL to give Slack (the server's COACH_PUBLIC_URL and interactivity_path)"
+        }
+    )
+    interactivity_unreachable = fields.String(
+        allow_none=True,
+        metadata={
+            "description": "why Slack cannot reach interactivity_url (a loopback, private or local address), else null"
+        },
+    )
+    last_delivery = fields.Nested(
+        LastDeliverySchema,
+        allow_none=True,
+        metadata={
+            "description": "the newest review message tried on Slack, with Slack's error when it failed; null: none yet"
+        },
+    )
 
 
 class SlackSettingsArgs(Schema):
-    bot_token = fields.String(allow_none=True, load_default=None, metadata={
-        "description": "xoxb-… (stored encrypted); absent or null keeps the stored one, empty removes it"})
-    signing_secret = fields.String(allow_none=True, load_default=None, metadata={
-        "description": "the app's Signing Secret (stored encrypted); absent or null keeps it, empty removes it"})
-    default_channel = fields.String(allow_none=True, load_default=None, metadata={
-        "description": "a channel id (C…, G…); absent or null keeps it, empty removes it"})
+    bot_token = fields.String(
+        allow_none=True,
+        load_default=None,
+        metadata={"description": "xoxb-… (stored encrypted); absent or null keeps the stored one, empty removes it"},
+    )
+    signing_secret = fields.String(
+        allow_none=True,
+        load_default=None,
+        metadata={
+            "description": "the app's Signing Secret (stored encrypted); absent or null keeps it, empty removes it"
+        },
+    )
+    default_channel = fields.String(
+        allow_none=True,
+        load_default=None,
+        metadata={"description": "a channel id (C…, G…); absent or null keeps it, empty removes it"},
+    )
 
 
 class SlackUserSchema(Schema):
-    slack_user_id = fields.String(allow_none=True, load_default=None, metadata={
-        "description": "your Slack member id in this workspace's Slack (U…); empty or null clears it"})
+    slack_user_id = fields.String(
+        allow_none=True,
+        load_default=None,
+        metadata={"description": "your Slack member id in this workspace's Slack (U…); empty or null clears it"},
+    )
 
 
 class InteractionAnswerSchema(Schema):
     outcome = one_of(("decided", "refused", "unknown_user", "ignored", "modal_opened"))
     message = fields.String()
     response_action = fields.String(metadata={"description": "view_submission: clear (closes the modal) or errors"})
-    errors = fields.Dict(keys=fields.String(), values=fields.String(), metadata={
-        "description": "view_submission with errors: the modal's block id -> what is wrong"})
+    errors = fields.Dict(
+        keys=fields.String(),
+        values=fields.String(),
+        metadata={"description": "view_submission with errors: the modal's block id -> what is wrong"},
+    )
 
 
 @blp.route("")
@@ -83,8 +133,11 @@ class SlackSettings(MethodView):
     def get(self):
         svc = services()
         with svc.db.read() as session:
-            return {**slack_settings.view(session, workspace_id()), **check.interactivity(svc.settings, workspace_id()),
-                    "last_delivery": check.last_delivery(session, workspace_id())}
+            return {
+                **slack_settings.view(session, workspace_id()),
+                **check.interactivity(svc.settings, workspace_id()),
+                "last_delivery": check.last_delivery(session, workspace_id()),
+            }
 
     @requires("admin")
     @blp.arguments(SlackSettingsArgs)
@@ -93,9 +146,11 @@ class SlackSettings(MethodView):
         """Set the bot token, signing secret and default channel (audited, never the secrets); 422 names the field."""
         svc = services()
         with svc.db.transaction() as session:
-            return {**slack_settings.save(session, svc.settings, workspace_id(), args, operator()),
-                    **check.interactivity(svc.settings, workspace_id()),
-                    "last_delivery": check.last_delivery(session, workspace_id())}
+            return {
+                **slack_settings.save(session, svc.settings, workspace_id(), args, operator()),
+                **check.interactivity(svc.settings, workspace_id()),
+                "last_delivery": check.last_delivery(session, workspace_id()),
+            }
 
     @requires("admin")
     @blp.response(204)
@@ -131,15 +186,25 @@ class MySlackUser(MethodView):
         """Your Slack member id here: your clicks in Slack act as you, and reviews may be sent to you. 409 when
         another member set the same id."""
         with services().db.transaction() as session:
-            return slack_settings.set_my_id(session, workspace_id(), user_id(), args.get("slack_user_id"),
-                                            operator())
+            return slack_settings.set_my_id(session, workspace_id(), user_id(), args.get("slack_user_id"), operator())
 
 
 @hook_blp.route("/<workspace_id>/interactions")
 class Interactions(MethodView):
-    @hook_blp.doc(requestBody={"required": True, "content": {"application/x-www-form-urlencoded": {"schema": {
-        "type": "object", "properties": {"payload": {"type": "string", "description": "Slack's JSON payload"}}}}}},
-        security=[])
+    @hook_blp.doc(
+        requestBody={
+            "required": True,
+            "content": {
+                "application/x-www-form-urlencoded": {
+                    "schema": {
+                        "type": "object",
+                        "properties": {"payload": {"type": "string", "description": "Slack's JSON payload"}},
+                    }
+                }
+            },
+        },
+        security=[],
+    )
     @hook_blp.response(200, InteractionAnswerSchema)
     def post(self, workspace_id):
         """Slack's interactivity request: verified with the workspace's signing secret (401 when the signature is

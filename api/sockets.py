@@ -1,4 +1,5 @@
 """Socket.IO events (docs/api.md#real-time-socketio): rooms per execution and per workspace, decisions with an ack."""
+
 from __future__ import annotations
 
 import logging
@@ -13,19 +14,23 @@ from api.base import unstorable_at
 from api.coaching import DecisionArgs, UndoArgs
 from api.context import operator, require, role, services, workspace_id
 from core.errors import BadRequest, CoachError, Forbidden, NotFound, ValidationFailed
-from services.coaching import decisions, service as coaching, undo
+from services.coaching import decisions, undo
+from services.coaching import service as coaching
 from services.db import retrying
 from services.executions import service as executions
 from services.notifier import execution_room, jsonable, workspace_room
-from services.users import service as users, tokens
+from services.users import service as users
+from services.users import tokens
 from services.users.models import User
 
 _DECISION_ARGS = DecisionArgs()  # made once: a schema holds no per-load state
 _UNDO_ARGS = UndoArgs()
 # interactive control over the socket: event -> (the REST body's schema, the function REST calls)
-_CONTROL = {"pause_execution": (control_api.PauseArgs(), control_api.pause),
-            "apply_correction": (control_api.CorrectionArgs(), control_api.apply_correction),
-            "resume_execution": (control_api.ResumeArgs(), control_api.resume)}
+_CONTROL = {
+    "pause_execution": (control_api.PauseArgs(), control_api.pause),
+    "apply_correction": (control_api.CorrectionArgs(), control_api.apply_correction),
+    "resume_execution": (control_api.ResumeArgs(), control_api.resume),
+}
 log = logging.getLogger(__name__)
 
 # The connections of this process: sid -> who it was accepted as. `kick` disconnects the ones whose credentials
@@ -34,19 +39,30 @@ _CONNECTIONS: dict[str, dict] = {}
 _CONNECTIONS_LOCK = threading.Lock()
 
 
-def kick(user_id: str, *, workspace_id: str | None = None, token_hash: str | None = None,
-         cookie_only: bool = False, tokens_only: bool = False, reason: str | None = None) -> int:
+def kick(
+    user_id: str,
+    *,
+    workspace_id: str | None = None,
+    token_hash: str | None = None,
+    cookie_only: bool = False,
+    tokens_only: bool = False,
+    reason: str | None = None,
+) -> int:
     """Disconnect at once this process's sockets of `user_id` that match (all of them when nothing else is
     given): in `workspace_id`, authenticated by the token `token_hash`, by a session cookie, or by any token. Call it after
     the transaction that ended the credentials has committed. With a `reason` (`disabled`, `removed`), each socket is
     first sent `access_ended {reason, workspace_id}`, so that an open page says why at once instead of
     reconnecting. Returns how many were disconnected."""
     with _CONNECTIONS_LOCK:
-        sids = [sid for sid, who in _CONNECTIONS.items() if who["user_id"] == user_id
-                and (workspace_id is None or who["workspace_id"] == workspace_id)
-                and (token_hash is None or who["token_hash"] == token_hash)
-                and (not cookie_only or who["token_hash"] is None)
-                and (not tokens_only or who["token_hash"] is not None)]
+        sids = [
+            sid
+            for sid, who in _CONNECTIONS.items()
+            if who["user_id"] == user_id
+            and (workspace_id is None or who["workspace_id"] == workspace_id)
+            and (token_hash is None or who["token_hash"] == token_hash)
+            and (not cookie_only or who["token_hash"] is None)
+            and (not tokens_only or who["token_hash"] is not None)
+        ]
     socketio = current_app.extensions.get("socketio")
     for sid in sids:
         try:
@@ -100,8 +116,14 @@ def _accept(auth) -> bool:
             return False
         ws, role = picked
         hashed = users.token_hash(token) if isinstance(token, str) and token else None
-        session.update(sock_user_id=user.id, sock_email=user.email, sock_workspace_id=ws.id, sock_role=role,
-                       sock_token_hash=hashed, sock_session_version=user.session_version or 0)
+        session.update(
+            sock_user_id=user.id,
+            sock_email=user.email,
+            sock_workspace_id=ws.id,
+            sock_role=role,
+            sock_token_hash=hashed,
+            sock_session_version=user.session_version or 0,
+        )
         with _CONNECTIONS_LOCK:
             _CONNECTIONS[request.sid] = {"user_id": user.id, "workspace_id": ws.id, "token_hash": hashed}
         return True
@@ -136,10 +158,15 @@ def register(socketio: SocketIO) -> None:
                     tools = svc.tools.for_workspace(ex.workspace_id)
                     # with its gate: a change that leaves status and progress as they were (a decision held for
                     # its undo window) still tells the client its copy is behind
-                    return ({**executions.update_event(ex, steps=False), "gate": jsonable(ex.gate)},
-                            [coaching.described(session, svc.definitions, tools, s)
-                             for s in coaching.pending(session, ex.id)],
-                            executions.stats_of(ex) if ex.mode != "normal" else None)
+                    return (
+                        {**executions.update_event(ex, steps=False), "gate": jsonable(ex.gate)},
+                        [
+                            coaching.described(session, svc.definitions, tools, s)
+                            for s in coaching.pending(session, ex.id)
+                        ],
+                        executions.stats_of(ex) if ex.mode != "normal" else None,
+                    )
+
             update, waiting, stats = retrying(enter, what=f"joining execution {execution_id}")
             # a reload or a reconnect never loses the pending suggestion: send it to this client at once
             for suggestion in waiting:
@@ -183,9 +210,12 @@ def register(socketio: SocketIO) -> None:
             except MarshmallowError as exc:
                 raise ValidationFailed("request is invalid", details=exc.messages_dict) from None
             # the one retry layer of a decision over the socket (a REST route has api/app.py's)
-            return retrying(lambda: decisions.submit(services(), workspace_id(), execution_id, body, operator(),
-                                                     data.get("idempotency_key")),
-                            what=f"the decision on suggestion {body.get('suggestion_id')}")
+            return retrying(
+                lambda: decisions.submit(
+                    services(), workspace_id(), execution_id, body, operator(), data.get("idempotency_key")
+                ),
+                what=f"the decision on suggestion {body.get('suggestion_id')}",
+            )
         except Exception as exc:
             return _error(exc)
 
@@ -199,9 +229,12 @@ def register(socketio: SocketIO) -> None:
                 body = _UNDO_ARGS.load({k: data[k] for k in ("suggestion_id",) if k in data})
             except MarshmallowError as exc:
                 raise ValidationFailed("request is invalid", details=exc.messages_dict) from None
-            return jsonable(retrying(lambda: undo.submit(services(), workspace_id(), execution_id,
-                                                         body["suggestion_id"], operator()),
-                                     what=f"the undo on suggestion {body['suggestion_id']}"))
+            return jsonable(
+                retrying(
+                    lambda: undo.submit(services(), workspace_id(), execution_id, body["suggestion_id"], operator()),
+                    what=f"the undo on suggestion {body['suggestion_id']}",
+                )
+            )
         except Exception as exc:
             return _error(exc)
 
@@ -221,10 +254,13 @@ def register(socketio: SocketIO) -> None:
                 except MarshmallowError as exc:
                     raise ValidationFailed("request is invalid", details=exc.messages_dict) from None
                 # one transaction, tried again on a transient database error as a REST route is (api.app)
-                return {"ok": True, "execution": jsonable(retrying(lambda: act(execution_id, body),
-                                                                   what=f"{event} on {execution_id}"))}
+                return {
+                    "ok": True,
+                    "execution": jsonable(retrying(lambda: act(execution_id, body), what=f"{event} on {execution_id}")),
+                }
             except Exception as exc:
                 return _error(exc)
+
         socketio.on_event(event, handler)
 
     for event in _CONTROL:

@@ -3,6 +3,7 @@
 A server's tools join the workspace's registry as `<server>.<tool>`. Headers and bearer tokens are write-only:
 a view names the headers, never their values. `POST /<id>/refresh` lists the server's tools now ("test").
 """
+
 from __future__ import annotations
 
 from flask.views import MethodView
@@ -15,35 +16,66 @@ from core.tools import RISKS
 from services.tools import is_builtin
 from services.toolservers import service
 
-blp = Blueprint("tool_servers", __name__, url_prefix="/api/tool-servers",
-                description="MCP servers whose tools join the workspace's registry as <server>.<tool> (admins)")
-tools_blp = Blueprint("tools", __name__, url_prefix="/api/tools",
-                      description="Every tool the workspace can use: built in, from entry points, from MCP servers")
+blp = Blueprint(
+    "tool_servers",
+    __name__,
+    url_prefix="/api/tool-servers",
+    description="MCP servers whose tools join the workspace's registry as <server>.<tool> (admins)",
+)
+tools_blp = Blueprint(
+    "tools",
+    __name__,
+    url_prefix="/api/tools",
+    description="Every tool the workspace can use: built in, from entry points, from MCP servers",
+)
 
 
 class ToolServerIn(Schema):
-    name = fields.String(required=True, validate=validate.Length(min=1, max=40),
-                         metadata={"description": "a slug: the tools are named <name>.<tool>"})
+    name = fields.String(
+        required=True,
+        validate=validate.Length(min=1, max=40),
+        metadata={"description": "a slug: the tools are named <name>.<tool>"},
+    )
     description = fields.String(load_default="", validate=validate.Length(max=2000))
     transport = fields.String(required=True, validate=validate.OneOf(("http", "stdio")))
-    url = fields.String(load_default="", validate=validate.Length(max=2000),
-                        metadata={"description": "http: the streamable HTTP endpoint, e.g. https://host/mcp"})
-    command = fields.List(fields.String(validate=validate.Length(min=1, max=1000)), load_default=list,
-                          validate=validate.Length(max=64),
-                          metadata={"description": "stdio: program and arguments, allowed by COACH_MCP_STDIO_ALLOW"})
-    headers = fields.Dict(keys=fields.String(validate=validate.Length(min=1, max=200)),
-                          values=fields.String(validate=validate.Length(max=8000)),
-                          metadata={"description": "http: sent with every request; stored encrypted, never "
-                                                   "returned. Omitted on PUT: kept as they are"})
-    bearer_token = fields.String(validate=validate.Length(max=8000), load_only=True,
-                                 metadata={"description": "http: sent as Authorization: Bearer …; stored encrypted"})
-    trusted = StrictBoolean(load_default=False, metadata={
-        "description": "take the server's annotations (readOnlyHint …) as the tools' risk; untrusted: every tool "
-                       "is destructive for the policy"})
+    url = fields.String(
+        load_default="",
+        validate=validate.Length(max=2000),
+        metadata={"description": "http: the streamable HTTP endpoint, e.g. https://host/mcp"},
+    )
+    command = fields.List(
+        fields.String(validate=validate.Length(min=1, max=1000)),
+        load_default=list,
+        validate=validate.Length(max=64),
+        metadata={"description": "stdio: program and arguments, allowed by COACH_MCP_STDIO_ALLOW"},
+    )
+    headers = fields.Dict(
+        keys=fields.String(validate=validate.Length(min=1, max=200)),
+        values=fields.String(validate=validate.Length(max=8000)),
+        metadata={
+            "description": "http: sent with every request; stored encrypted, never "
+            "returned. Omitted on PUT: kept as they are"
+        },
+    )
+    bearer_token = fields.String(
+        validate=validate.Length(max=8000),
+        load_only=True,
+        metadata={"description": "http: sent as Authorization: Bearer …; stored encrypted"},
+    )
+    trusted = StrictBoolean(
+        load_default=False,
+        metadata={
+            "description": "take the server's annotations (readOnlyHint …) as the tools' risk; untrusted: every tool "
+            "is destructive for the policy"
+        },
+    )
     enabled = StrictBoolean(load_default=True)
-    risk_overrides = fields.Dict(keys=fields.String(validate=validate.Length(min=1, max=200)),
-                                 values=fields.String(validate=validate.OneOf(RISKS)), load_default=dict,
-                                 metadata={"description": "tool name (without the server's) -> risk"})
+    risk_overrides = fields.Dict(
+        keys=fields.String(validate=validate.Length(min=1, max=200)),
+        values=fields.String(validate=validate.OneOf(RISKS)),
+        load_default=dict,
+        metadata={"description": "tool name (without the server's) -> risk"},
+    )
 
 
 class ServerToolOut(Schema):
@@ -68,8 +100,11 @@ class ToolServerOut(Schema):
     has_secret = StrictBoolean()
     trusted = StrictBoolean()
     enabled = StrictBoolean()
-    risk_overrides = fields.Dict(keys=fields.String(), values=fields.String(validate=validate.OneOf(RISKS)), metadata={
-        "description": "tool name (without the server's) -> risk"})
+    risk_overrides = fields.Dict(
+        keys=fields.String(),
+        values=fields.String(validate=validate.OneOf(RISKS)),
+        metadata={"description": "tool name (without the server's) -> risk"},
+    )
     tools = fields.List(fields.Nested(ServerToolOut))
     listed_at = fields.DateTime(allow_none=True)
     last_error = fields.String()
@@ -164,7 +199,13 @@ def _tool_view(tool) -> dict:
     if source != "mcp":
         source = "builtin" if is_builtin(tool) else "entry_point"
     server = getattr(tool, "server", None)
-    return {"name": tool.name, "description": tool.description, "risk": tool.risk, "params_schema": tool.params_schema,
-            "source": source, "server": getattr(server, "name", None),
-            "annotations": getattr(tool, "annotations", None),
-            "trusted": getattr(server, "trusted", None) if server is not None else None}
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "risk": tool.risk,
+        "params_schema": tool.params_schema,
+        "source": source,
+        "server": getattr(server, "name", None),
+        "annotations": getattr(tool, "annotations", None),
+        "trusted": getattr(server, "trusted", None) if server is not None else None,
+    }

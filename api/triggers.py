@@ -1,6 +1,7 @@
 """Starting workflows from outside (docs/triggers.md): a workflow's incoming webhooks and cron schedules
 (/api/workflows/<id>/hooks, /api/workflows/<id>/schedules: leads manage them, everyone reads), and the public
 receiver of signed deliveries, POST /api/hooks/<hook_id> (no cookie, no token: the signature is the auth)."""
+
 from __future__ import annotations
 
 import functools
@@ -14,27 +15,46 @@ from api.base import Blueprint
 from api.context import operator, requires, services, workspace_id
 from api.schemas import CredentialOut, StrictBoolean, one_of
 from config import Settings
-from core.execution import states as S
 from core import triggers as T
+from core.execution import states as S
 from services.executions import service as executions
 from services.triggers import hooks, schedules
 from services.workflows import service as workflows
 
-blp = Blueprint("triggers", __name__, url_prefix="/api/workflows",
-                description="A workflow's incoming webhooks and cron schedules (docs/triggers.md)")
-hooks_blp = Blueprint("hooks", __name__, url_prefix="/api/hooks",
-                      description="Signed deliveries of incoming webhooks: each starts the hook's workflow once")
+blp = Blueprint(
+    "triggers",
+    __name__,
+    url_prefix="/api/workflows",
+    description="A workflow's incoming webhooks and cron schedules (docs/triggers.md)",
+)
+hooks_blp = Blueprint(
+    "hooks",
+    __name__,
+    url_prefix="/api/hooks",
+    description="Signed deliveries of incoming webhooks: each starts the hook's workflow once",
+)
 RECEIVE_ENDPOINT = "hooks.Receive"
-MODE = fields.String(load_default=None, allow_none=True, validate=validate.OneOf(executions.MODES), metadata={
-    "description": "the mode of the executions it starts; null: the workflow's own (coaching, or auto once promoted)"})
+MODE = fields.String(
+    load_default=None,
+    allow_none=True,
+    validate=validate.OneOf(executions.MODES),
+    metadata={
+        "description": "the mode of the executions it starts; null: the workflow's own (coaching, or auto once promoted)"
+    },
+)
 
 
 class HookIn(Schema):
     name = fields.String(required=True, validate=validate.Length(min=1, max=100))
-    mapping = fields.Dict(keys=fields.String(validate=validate.Length(min=1, max=200)),
-                          values=fields.String(validate=validate.Length(min=1, max=1000)), load_default=dict,
-                          metadata={"description": "variable -> dotted path in the body (order.id, items.0.sku); "
-                                                   "empty: the body's top-level keys are the variables"})
+    mapping = fields.Dict(
+        keys=fields.String(validate=validate.Length(min=1, max=200)),
+        values=fields.String(validate=validate.Length(min=1, max=1000)),
+        load_default=dict,
+        metadata={
+            "description": "variable -> dotted path in the body (order.id, items.0.sku); "
+            "empty: the body's top-level keys are the variables"
+        },
+    )
     mode = MODE
 
 
@@ -56,10 +76,16 @@ class HookList(Schema):
 
 class ScheduleIn(Schema):
     name = fields.String(required=True, validate=validate.Length(min=1, max=100))
-    cron = fields.String(required=True, validate=validate.Length(min=1, max=T.MAX_CRON), metadata={
-        "description": "5 fields: minute hour day-of-month month day-of-week, e.g. '0 9 * * MON-FRI'"})
-    timezone = fields.String(load_default="UTC", validate=validate.Length(min=1, max=64),
-                             metadata={"description": "an IANA time zone, e.g. Europe/Berlin"})
+    cron = fields.String(
+        required=True,
+        validate=validate.Length(min=1, max=T.MAX_CRON),
+        metadata={"description": "5 fields: minute hour day-of-month month day-of-week, e.g. '0 9 * * MON-FRI'"},
+    )
+    timezone = fields.String(
+        load_default="UTC",
+        validate=validate.Length(min=1, max=64),
+        metadata={"description": "an IANA time zone, e.g. Europe/Berlin"},
+    )
     variables = fields.Dict(load_default=dict, metadata={"description": "the variables of every run it starts"})
     mode = MODE
     enabled = StrictBoolean(load_default=True)
@@ -119,8 +145,9 @@ class HookBody(Schema):
     @pre_load
     def an_object(self, data, **_kwargs):
         if not isinstance(data, dict):
-            raise ValidationError("must be a JSON object whose fields are mapped to the workflow's variables",
-                                  field_name="body")
+            raise ValidationError(
+                "must be a JSON object whose fields are mapped to the workflow's variables", field_name="body"
+            )
         return data
 
 
@@ -157,8 +184,15 @@ class Hooks(MethodView):
         """A new hook: its secret is in this answer only"""
         svc = services()
         with svc.db.transaction() as session:
-            row, secret = hooks.create(session, hooks.sealer(svc.settings.secret_key), svc.definitions,
-                                       workspace_id(), workflow_id, data, operator())
+            row, secret = hooks.create(
+                session,
+                hooks.sealer(svc.settings.secret_key),
+                svc.definitions,
+                workspace_id(),
+                workflow_id,
+                data,
+                operator(),
+            )
             return {**_hook_view(row), "secret": secret}
 
 
@@ -178,8 +212,9 @@ class Schedules(MethodView):
     def get(self, workflow_id):
         with services().db.read() as session:
             _workflow(session, workflow_id)
-            return {"items": [schedules.view(r) for r in schedules.list_schedules(session, workspace_id(),
-                                                                                     workflow_id)]}
+            return {
+                "items": [schedules.view(r) for r in schedules.list_schedules(session, workspace_id(), workflow_id)]
+            }
 
     @requires("lead")
     @blp.arguments(ScheduleIn)
@@ -187,8 +222,9 @@ class Schedules(MethodView):
     def post(self, data, workflow_id):
         svc = services()
         with svc.db.transaction() as session:
-            return schedules.view(schedules.create(session, svc.definitions, workspace_id(), workflow_id, data,
-                                                   operator()))
+            return schedules.view(
+                schedules.create(session, svc.definitions, workspace_id(), workflow_id, data, operator())
+            )
 
 
 @blp.route("/<workflow_id>/schedules/preview")
@@ -211,8 +247,9 @@ class ScheduleById(MethodView):
         """Change it, enable or disable it: a new rule, or enabling it again, counts from now"""
         svc = services()
         with svc.db.transaction() as session:
-            return schedules.view(schedules.change(session, svc.definitions, workspace_id(), workflow_id,
-                                                   schedule_id, data, operator()))
+            return schedules.view(
+                schedules.change(session, svc.definitions, workspace_id(), workflow_id, schedule_id, data, operator())
+            )
 
     @requires("lead")
     @blp.response(204)
@@ -224,21 +261,46 @@ class ScheduleById(MethodView):
 def _signed(view):
     """Before the body is even parsed: the hook must exist (404), be active (410) and the request be signed by its
     secret within the time window (401), with a delivery id (400)."""
+
     @functools.wraps(view)
     def checked(*args, **kwargs):
         svc = services()
-        g.trigger_delivery = hooks.authenticate(svc.db, hooks.sealer(svc.settings.secret_key), kwargs["hook_id"],
-                                                request.headers, request.get_data(cache=True), time.time())
+        g.trigger_delivery = hooks.authenticate(
+            svc.db,
+            hooks.sealer(svc.settings.secret_key),
+            kwargs["hook_id"],
+            request.headers,
+            request.get_data(cache=True),
+            time.time(),
+        )
         return view(*args, **kwargs)
+
     return checked
 
 
-_HEADERS = [{"in": "header", "name": T.SIGNATURE_HEADER, "required": True, "schema": {"type": "string"},
-             "description": "sha256=<hex HMAC-SHA256 of '<timestamp>.<raw body>' with the hook's secret>"},
-            {"in": "header", "name": T.TIMESTAMP_HEADER, "required": True, "schema": {"type": "integer"},
-             "description": f"Unix seconds; refused when more than {T.TOLERANCE_S} s from the server's clock"},
-            {"in": "header", "name": T.DELIVERY_HEADER, "required": True, "schema": {"type": "string"},
-             "description": "the sender's id of this delivery: a repeat returns the first execution"}]
+_HEADERS = [
+    {
+        "in": "header",
+        "name": T.SIGNATURE_HEADER,
+        "required": True,
+        "schema": {"type": "string"},
+        "description": "sha256=<hex HMAC-SHA256 of '<timestamp>.<raw body>' with the hook's secret>",
+    },
+    {
+        "in": "header",
+        "name": T.TIMESTAMP_HEADER,
+        "required": True,
+        "schema": {"type": "integer"},
+        "description": f"Unix seconds; refused when more than {T.TOLERANCE_S} s from the server's clock",
+    },
+    {
+        "in": "header",
+        "name": T.DELIVERY_HEADER,
+        "required": True,
+        "schema": {"type": "string"},
+        "description": "the sender's id of this delivery: a repeat returns the first execution",
+    },
+]
 
 
 @hooks_blp.route("/<hook_id>")
@@ -247,8 +309,9 @@ class Receive(MethodView):
     @_signed
     @hooks_blp.arguments(HookBody)
     @hooks_blp.response(201, Triggered)
-    @hooks_blp.alt_response(200, schema=Triggered, description="a delivery id seen before: its first execution, "
-                                                               "nothing new started")
+    @hooks_blp.alt_response(
+        200, schema=Triggered, description="a delivery id seen before: its first execution, nothing new started"
+    )
     def post(self, body, hook_id):
         """Start the hook's workflow with the body mapped to its variables (422 naming the field that does not fit)"""
         svc = services()
@@ -256,8 +319,14 @@ class Receive(MethodView):
         ex, new = hooks.deliver(svc.db, svc.definitions, svc.settings, delivery, body)
         if new:
             svc.runner.schedule(ex.id)
-        answer = {"execution_id": ex.id, "workflow_id": ex.workflow_id, "mode": ex.mode, "status": ex.status,
-                  "delivery_id": delivery.delivery_id, "duplicate": not new}
+        answer = {
+            "execution_id": ex.id,
+            "workflow_id": ex.workflow_id,
+            "mode": ex.mode,
+            "status": ex.status,
+            "delivery_id": delivery.delivery_id,
+            "duplicate": not new,
+        }
         return answer, 201 if new else 200
 
 
@@ -266,6 +335,7 @@ def limit_deliveries(app: Flask, limiter, settings: Settings) -> None:
     Redis when there is one, shared by every server); every request counts, refused ones too."""
     if RECEIVE_ENDPOINT not in app.view_functions or not settings.hook_rate_limit:
         return
-    per_hook = limiter.limit(settings.hook_rate_limit,
-                             key_func=lambda: f"hook:{(request.view_args or {}).get('hook_id', '?')}")
+    per_hook = limiter.limit(
+        settings.hook_rate_limit, key_func=lambda: f"hook:{(request.view_args or {}).get('hook_id', '?')}"
+    )
     app.view_functions[RECEIVE_ENDPOINT] = per_hook(app.view_functions[RECEIVE_ENDPOINT])

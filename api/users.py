@@ -4,6 +4,7 @@ Adding someone is an invitation they accept (never a membership made behind thei
 whether or not the email has an account, so the route tells nobody which emails exist. Everything an admin does
 here touches their own workspace only: a member's other workspaces, and their account, are not theirs to change.
 """
+
 from __future__ import annotations
 
 from flask.views import MethodView
@@ -15,7 +16,8 @@ from api.context import operator, requires, services, workspace_id
 from api.schemas import StrictBoolean, one_of
 from services.audit import service as audit
 from services.offload import off_loop
-from services.users import members, service as users
+from services.users import members
+from services.users import service as users
 from services.users.models import Membership, User, Workspace
 
 blp = Blueprint("users", __name__, url_prefix="/api/users", description="Users of this workspace (admins)")
@@ -36,9 +38,15 @@ class MemberList(Schema):
 class NewMember(Schema):
     email = fields.String(required=True, validate=validate.Length(max=254))
     name = fields.String(load_default="")
-    password = fields.String(load_default=None, load_only=True, validate=validate.Length(max=1000), metadata={
-        "description": "creates the account when the email has none (the person logs in with it, then accepts); "
-                       "never changes an existing account's password"})
+    password = fields.String(
+        load_default=None,
+        load_only=True,
+        validate=validate.Length(max=1000),
+        metadata={
+            "description": "creates the account when the email has none (the person logs in with it, then accepts); "
+            "never changes an existing account's password"
+        },
+    )
     role = fields.String(required=True, validate=validate.OneOf(users.ROLES))
 
 
@@ -67,12 +75,13 @@ class RoleArgs(Schema):
 
 def _members(session):
     rows = session.execute(
-        User.__table__.select().with_only_columns(User.id, User.email, User.name, Membership.role,
-                                                  Membership.disabled)
+        User.__table__.select()
+        .with_only_columns(User.id, User.email, User.name, Membership.role, Membership.disabled)
         .join_from(User.__table__, Membership.__table__, Membership.user_id == User.id)
-        .where(Membership.workspace_id == workspace_id()).order_by(User.email))
-    return [{"id": r.id, "email": r.email, "name": r.name, "role": r.role, "disabled": bool(r.disabled)}
-            for r in rows]
+        .where(Membership.workspace_id == workspace_id())
+        .order_by(User.email)
+    )
+    return [{"id": r.id, "email": r.email, "name": r.name, "role": r.role, "disabled": bool(r.disabled)} for r in rows]
 
 
 def _member_view(session, m) -> dict:
@@ -96,14 +105,28 @@ class Members(MethodView):
         password = args["password"]
         # hashed before the transaction and off the event loop, and whether or not the email has an account
         # (hashing only for a new one would tell, by the time taken, which emails exist)
-        hashed = off_loop(users.hash_password, password) if isinstance(password, str) and len(password) >= 8 \
-            else None
+        hashed = off_loop(users.hash_password, password) if isinstance(password, str) and len(password) >= 8 else None
         with services().db.transaction() as session:
-            inv = members.invite(session, session.get(Workspace, workspace_id()), args["email"], args["role"],
-                               operator(), password=password, name=args["name"], password_hash=hashed)
+            inv = members.invite(
+                session,
+                session.get(Workspace, workspace_id()),
+                args["email"],
+                args["role"],
+                operator(),
+                password=password,
+                name=args["name"],
+                password_hash=hashed,
+            )
             if inv is not None:
-                audit.record(session, workspace_id(), operator(), "invitation_create", target_type="invitation",
-                             target_id=inv.id, after={"email": inv.email, "role": inv.role})
+                audit.record(
+                    session,
+                    workspace_id(),
+                    operator(),
+                    "invitation_create",
+                    target_type="invitation",
+                    target_id=inv.id,
+                    after={"email": inv.email, "role": inv.role},
+                )
             return {"status": "invited", "email": users.check_email(args["email"]), "role": args["role"]}
 
 
@@ -114,7 +137,9 @@ class Invitations(MethodView):
     def get(self):
         """This workspace's pending invitations."""
         with services().db.read() as session:
-            return {"items": [members.invitation_view(i) for i in members.workspace_invitations(session, workspace_id())]}
+            return {
+                "items": [members.invitation_view(i) for i in members.workspace_invitations(session, workspace_id())]
+            }
 
 
 @blp.route("/invitations/<invitation_id>")
@@ -125,8 +150,15 @@ class InvitationById(MethodView):
         """Cancel a pending invitation of this workspace."""
         with services().db.transaction() as session:
             inv = members.cancel_invitation(session, workspace_id(), invitation_id)
-            audit.record(session, workspace_id(), operator(), "invitation_cancel", target_type="invitation",
-                         target_id=inv.id, before={"email": inv.email, "role": inv.role})
+            audit.record(
+                session,
+                workspace_id(),
+                operator(),
+                "invitation_cancel",
+                target_type="invitation",
+                target_id=inv.id,
+                before={"email": inv.email, "role": inv.role},
+            )
 
 
 @blp.route("/<user_id>")
@@ -137,8 +169,15 @@ class Member(MethodView):
         """Remove a member from this workspace (409 for its last admin); their sockets here are disconnected."""
         with services().db.transaction() as session:
             m = members.remove_member(session, workspace_id(), user_id)
-            audit.record(session, workspace_id(), operator(), "member_remove", target_type="user",
-                         target_id=user_id, before={"role": m.role})
+            audit.record(
+                session,
+                workspace_id(),
+                operator(),
+                "member_remove",
+                target_type="user",
+                target_id=user_id,
+                before={"role": m.role},
+            )
         sockets.kick(user_id, workspace_id=workspace_id(), reason="removed")
 
 
@@ -152,16 +191,31 @@ class MemberRole(MethodView):
         with the new role from their next event on."""
         with services().db.transaction() as session:
             m, before = members.change_role(session, workspace_id(), user_id, args["role"])
-            audit.record(session, workspace_id(), operator(), "user_change", target_type="user",
-                         target_id=user_id, before={"role": before}, after={"role": args["role"]})
+            audit.record(
+                session,
+                workspace_id(),
+                operator(),
+                "user_change",
+                target_type="user",
+                target_id=user_id,
+                before={"role": before},
+                after={"role": args["role"]},
+            )
             return _member_view(session, m)
 
 
 def _set_disabled(member_id: str, disabled: bool) -> dict:
     with services().db.transaction() as session:
         m = members.set_member_disabled(session, workspace_id(), member_id, disabled)
-        audit.record(session, workspace_id(), operator(), "member_disable" if disabled else "member_enable",
-                     target_type="user", target_id=member_id, after={"disabled": disabled})
+        audit.record(
+            session,
+            workspace_id(),
+            operator(),
+            "member_disable" if disabled else "member_enable",
+            target_type="user",
+            target_id=member_id,
+            after={"disabled": disabled},
+        )
         view = _member_view(session, m)
     if disabled:
         sockets.kick(member_id, workspace_id=workspace_id(), reason="disabled")
@@ -195,6 +249,7 @@ class MemberTokens(MethodView):
         disconnected. Tokens they make afterwards work again (disable the member to keep them out)."""
         with services().db.transaction() as session:
             members.revoke_member_tokens(session, workspace_id(), user_id)
-            audit.record(session, workspace_id(), operator(), "member_tokens_revoke", target_type="user",
-                         target_id=user_id)
+            audit.record(
+                session, workspace_id(), operator(), "member_tokens_revoke", target_type="user", target_id=user_id
+            )
         sockets.kick(user_id, workspace_id=workspace_id(), tokens_only=True)

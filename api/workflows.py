@@ -1,4 +1,5 @@
 """/api/workflows: definitions in JSON or YAML; PUT makes a new version."""
+
 from __future__ import annotations
 
 from flask import request
@@ -15,7 +16,8 @@ from core.errors import ValidationFailed
 from core.workflow.source_lines import lines_of
 from services.notifier import Events
 from services.offload import off_loop
-from services.workflows import demo, service as workflows
+from services.workflows import demo
+from services.workflows import service as workflows
 
 blp = Blueprint("workflows", __name__, url_prefix="/api/workflows", description="Workflow definitions")
 
@@ -29,8 +31,13 @@ class DefinitionSchema(Schema):
     name = fields.Raw(metadata={"description": "workflow name", "type": "string"})
     description = fields.Raw(metadata={"type": "string"})
     variables = fields.Raw(metadata={"type": "object", "description": "name -> {type, default, required}"})
-    steps = fields.Raw(metadata={"type": "array", "items": {"type": "object"},
-                                 "description": "id, type, tool, params, depends_on, when, timeout_s, retries..."})
+    steps = fields.Raw(
+        metadata={
+            "type": "array",
+            "items": {"type": "object"},
+            "description": "id, type, tool, params, depends_on, when, timeout_s, retries...",
+        }
+    )
 
 
 class VersionArgs(Schema):
@@ -54,17 +61,26 @@ class WorkflowSchema(Shape):
     name = fields.String(required=True)
     description = fields.String()
     variables = fields.Dict(metadata={"description": "name -> {type, default, required, description}, as written"})
-    steps = fields.List(fields.Dict(), required=True, metadata={
-        "description": "the step definitions as written (docs/workflow-definitions.md)"})
-    human_timeout_s = fields.Raw(metadata={"description": "the default deadline of its human gates, when set",
-                                           "type": "number"})
+    steps = fields.List(
+        fields.Dict(),
+        required=True,
+        metadata={"description": "the step definitions as written (docs/workflow-definitions.md)"},
+    )
+    human_timeout_s = fields.Raw(
+        metadata={"description": "the default deadline of its human gates, when set", "type": "number"}
+    )
     on_human_timeout = one_of(G.ACTIONS, metadata={"description": "what that deadline does"})
     timeout_answer = fields.Raw(metadata={"description": "free-form"})
     level = one_of(LEVELS, required=True)
     mode = one_of(autonomy.WORKFLOW_MODES, required=True)
-    step_modes = fields.Dict(keys=fields.String(), values=fields.String(validate=validate.OneOf(autonomy.STEP_MODES)),
-                             metadata={"description": "steps with a mode of their own (auto: promoted alone; "
-                                                      "always_review: pinned); the others follow the workflow's mode"})
+    step_modes = fields.Dict(
+        keys=fields.String(),
+        values=fields.String(validate=validate.OneOf(autonomy.STEP_MODES)),
+        metadata={
+            "description": "steps with a mode of their own (auto: promoted alone; "
+            "always_review: pinned); the others follow the workflow's mode"
+        },
+    )
     auto_ready = StrictBoolean(required=True)
     thresholds = fields.Nested(ThresholdsSchema)
     created_at = fields.DateTime()
@@ -139,7 +155,9 @@ class WorkflowById(MethodView):
         svc = services()
         defn = _parse(definition)
         with svc.db.transaction() as session:
-            wf = workflows.update(session, svc.tools.for_workspace(workspace_id()), workspace_id(), workflow_id, defn, operator())
+            wf = workflows.update(
+                session, svc.tools.for_workspace(workspace_id()), workspace_id(), workflow_id, defn, operator()
+            )
             return workflows.view(session, wf)
 
     @requires("lead")
@@ -152,17 +170,32 @@ class WorkflowById(MethodView):
 class ModeArgs(Schema):
     mode = one_of(autonomy.WORKFLOW_MODES, required=True)
     force = StrictBoolean(load_default=False, metadata={"description": "promote although not AUTO-ready (admin)"})
-    reason = fields.String(load_default=None, validate=validate.Length(max=1000), metadata={
-        "description": "why a forced promotion overrules the evidence: required with force, kept in the audit log"})
+    reason = fields.String(
+        load_default=None,
+        validate=validate.Length(max=1000),
+        metadata={
+            "description": "why a forced promotion overrules the evidence: required with force, kept in the audit log"
+        },
+    )
 
 
 class StepModeArgs(Schema):
-    mode = one_of(autonomy.STEP_MODES, required=True,
-                  metadata={"description": "auto: runs unattended with spot checks; always_review: every "
-                                                  "run is decided by a human; coaching: follows the workflow"})
+    mode = one_of(
+        autonomy.STEP_MODES,
+        required=True,
+        metadata={
+            "description": "auto: runs unattended with spot checks; always_review: every "
+            "run is decided by a human; coaching: follows the workflow"
+        },
+    )
     force = StrictBoolean(load_default=False, metadata={"description": "promote although not AUTO-ready (admin)"})
-    reason = fields.String(load_default=None, validate=validate.Length(max=1000), metadata={
-        "description": "why a forced promotion overrules the evidence: required with force, kept in the audit log"})
+    reason = fields.String(
+        load_default=None,
+        validate=validate.Length(max=1000),
+        metadata={
+            "description": "why a forced promotion overrules the evidence: required with force, kept in the audit log"
+        },
+    )
 
 
 class StepNotReadySchema(Shape):
@@ -173,9 +206,13 @@ class StepNotReadySchema(Shape):
 
 
 class ModeResult(WorkflowSchema):
-    steps_not_ready = fields.List(fields.Nested(StepNotReadySchema), metadata={
-        "description": "after a promotion to AUTO: its tool steps that are not AUTO-ready on their own evidence; "
-                       "empty otherwise"})
+    steps_not_ready = fields.List(
+        fields.Nested(StepNotReadySchema),
+        metadata={
+            "description": "after a promotion to AUTO: its tool steps that are not AUTO-ready on their own evidence; "
+            "empty otherwise"
+        },
+    )
 
 
 class ThresholdArgs(Schema):
@@ -183,8 +220,10 @@ class ThresholdArgs(Schema):
     auto_min_window = fields.Integer(validate=validate.Range(min=1))
     auto_acceptance = fields.Float(validate=validate.Range(min=0, max=1))
     window = fields.Integer(validate=validate.Range(min=1, max=1000))
-    auto_alpha = fields.Float(validate=validate.Range(min=0, max=0.5, min_inclusive=False, max_inclusive=False),
-                              metadata={"description": "error level of the AUTO readiness and demotion tests"})
+    auto_alpha = fields.Float(
+        validate=validate.Range(min=0, max=0.5, min_inclusive=False, max_inclusive=False),
+        metadata={"description": "error level of the AUTO readiness and demotion tests"},
+    )
 
 
 @blp.route("/<workflow_id>/mode")
@@ -197,10 +236,20 @@ class WorkflowMode(MethodView):
             require("admin")  # promoting a workflow that is not AUTO-ready
         svc, events = services(), Events()
         with svc.db.transaction() as session:
-            wf = workflows.set_mode(session, workspace_id(), workflow_id, args["mode"], force=args["force"],
-                                    actor=operator(), events=events, reason=args["reason"])
-            view = {**workflows.view(session, wf),
-                    "steps_not_ready": workflows.not_ready_steps(session, wf) if wf.mode == "auto" else []}
+            wf = workflows.set_mode(
+                session,
+                workspace_id(),
+                workflow_id,
+                args["mode"],
+                force=args["force"],
+                actor=operator(),
+                events=events,
+                reason=args["reason"],
+            )
+            view = {
+                **workflows.view(session, wf),
+                "steps_not_ready": workflows.not_ready_steps(session, wf) if wf.mode == "auto" else [],
+            }
         svc.notifier.send(events)
         return view
 
@@ -215,9 +264,17 @@ class WorkflowStepMode(MethodView):
             require("admin")  # promoting a step that is not AUTO-ready
         svc, events = services(), Events()
         with svc.db.transaction() as session:
-            wf = workflows.set_step_mode(session, workspace_id(), workflow_id, step_id, args["mode"],
-                                         force=args["force"], actor=operator(), events=events,
-                                         reason=args["reason"])
+            wf = workflows.set_step_mode(
+                session,
+                workspace_id(),
+                workflow_id,
+                step_id,
+                args["mode"],
+                force=args["force"],
+                actor=operator(),
+                events=events,
+                reason=args["reason"],
+            )
             view = workflows.view(session, wf)
         svc.notifier.send(events)
         return view

@@ -11,6 +11,7 @@ of evidence from attentive operators (core/coaching/checks.py). Every member rea
 /api/workspace/gateway: the built-in tools this workspace's agents may call through the MCP gateway, as `coach.<tool>`
 (services/gateway/builtins.py; default none). Leads read it; admins choose (audited).
 """
+
 from __future__ import annotations
 
 from flask.views import MethodView
@@ -27,23 +28,42 @@ from services.gateway import builtins
 from services.metrics import reviewers
 from services.policies import outbound
 
-blp = Blueprint("workspace", __name__, url_prefix="/api/workspace",
-                description="This workspace's own settings: the hosts its outbound requests may reach, its undo window, "
-                            "its floor for attentive reviews, the built-in tools its agents may call")
+blp = Blueprint(
+    "workspace",
+    __name__,
+    url_prefix="/api/workspace",
+    description="This workspace's own settings: the hosts its outbound requests may reach, its undo window, "
+    "its floor for attentive reviews, the built-in tools its agents may call",
+)
 
-ENTRY = ("a host name (`api.example.com`), a `*.suffix` wildcard (`*.example.com`: names under it), `*` (any "
-         "host), an IP address or a CIDR network (`10.0.0.0/8`)")
+ENTRY = (
+    "a host name (`api.example.com`), a `*.suffix` wildcard (`*.example.com`: names under it), `*` (any "
+    "host), an IP address or a CIDR network (`10.0.0.0/8`)"
+)
 
 
 class OutboundSchema(Schema):
-    allow = fields.List(fields.String(), load_default=list, metadata={
-        "description": "when not empty, the only hosts reached (besides the server's COACH_OUTBOUND_ALLOW); "
-                       "each entry is " + ENTRY})
-    deny = fields.List(fields.String(), load_default=list, metadata={
-        "description": "hosts never reached, whatever else allows them; each entry is " + ENTRY})
-    server_allow = fields.List(fields.String(), dump_only=True, metadata={
-        "description": "COACH_OUTBOUND_ALLOW: private, loopback … hosts the server's operator lets every "
-                       "workspace reach (private ranges are refused otherwise; a workspace cannot open them)"})
+    allow = fields.List(
+        fields.String(),
+        load_default=list,
+        metadata={
+            "description": "when not empty, the only hosts reached (besides the server's COACH_OUTBOUND_ALLOW); "
+            "each entry is " + ENTRY
+        },
+    )
+    deny = fields.List(
+        fields.String(),
+        load_default=list,
+        metadata={"description": "hosts never reached, whatever else allows them; each entry is " + ENTRY},
+    )
+    server_allow = fields.List(
+        fields.String(),
+        dump_only=True,
+        metadata={
+            "description": "COACH_OUTBOUND_ALLOW: private, loopback … hosts the server's operator lets every "
+            "workspace reach (private ranges are refused otherwise; a workspace cannot open them)"
+        },
+    )
 
 
 def _view(lists) -> dict:
@@ -68,9 +88,15 @@ class Outbound(MethodView):
 
 
 class UndoWindowSchema(Schema):
-    window_s = fields.Float(required=True, allow_none=True, validate=validate.Range(min=0, max=MAX_WINDOW_S), metadata={
-        "description": "seconds a decision on a risky call (external or destructive tool, or flagged by a policy) is "
-                       "held before its step runs; 0: never held. PUT null: back to the server's default"})
+    window_s = fields.Float(
+        required=True,
+        allow_none=True,
+        validate=validate.Range(min=0, max=MAX_WINDOW_S),
+        metadata={
+            "description": "seconds a decision on a risky call (external or destructive tool, or flagged by a policy) is "
+            "held before its step runs; 0: never held. PUT null: back to the server's default"
+        },
+    )
     default_s = fields.Float(dump_only=True, metadata={"description": "the server's COACH_UNDO_WINDOW_S"})
     workspace = fields.Boolean(dump_only=True, metadata={"description": "whether this workspace set its own"})
 
@@ -88,36 +114,72 @@ class UndoWindow(MethodView):
     @blp.response(200, UndoWindowSchema)
     def put(self, args):
         with services().db.transaction() as session:
-            return held.set_setting(session, workspace_id(), args["window_s"], services().settings.undo_window_s,
-                                    operator())
+            return held.set_setting(
+                session, workspace_id(), args["window_s"], services().settings.undo_window_s, operator()
+            )
 
 
 class ReviewFloorSchema(Schema):
-    attentive_floor_ms = fields.Integer(allow_none=True, strict=True, validate=validate.Range(
-        min=attention.MIN_FLOOR_MS, max=attention.MAX_FLOOR_MS), metadata={
-        "description": "milliseconds: an accept made faster than this (from when its suggestion was shown) counts as "
-                       "a fast accept on the reviewers' figures; PUT null: back to the default"})
-    check_rate = StrictFloat(allow_none=True, validate=validate.Range(min=0, max=checks.MAX_CHECK_RATE), metadata={
-        "description": "the share of coaching suggestions shown as check suggestions (one param set to a value "
-                       "reviewers corrected away before; never run): 0 off (the default), at most 0.2; PUT null: "
-                       "back to the default"})
-    evidence_from = one_of(checks.EVIDENCE_FROM, allow_none=True, metadata={
-        "description": "all (the default): every decision is readiness evidence; attentive: only decisions by "
-                       "operators who clear the bars below count in the readiness tests of workflows, steps and "
-                       "regions"})
-    min_checks = fields.Integer(allow_none=True, strict=True, validate=validate.Range(min=1, max=10_000), metadata={
-        "description": "checks with an outcome an operator must have had before their catch rate counts (default 5)"})
-    min_catch_rate = StrictFloat(allow_none=True, validate=validate.Range(min=0, max=1), metadata={
-        "description": "the catch rate (caught checks / checks) an attentive operator has at least (default 0.8)"})
-    max_fast_share = StrictFloat(allow_none=True, validate=validate.Range(min=0, max=1), metadata={
-        "description": "the share of their accepts under the floor an attentive operator has at most (default 0.5)"})
+    attentive_floor_ms = fields.Integer(
+        allow_none=True,
+        strict=True,
+        validate=validate.Range(min=attention.MIN_FLOOR_MS, max=attention.MAX_FLOOR_MS),
+        metadata={
+            "description": "milliseconds: an accept made faster than this (from when its suggestion was shown) counts as "
+            "a fast accept on the reviewers' figures; PUT null: back to the default"
+        },
+    )
+    check_rate = StrictFloat(
+        allow_none=True,
+        validate=validate.Range(min=0, max=checks.MAX_CHECK_RATE),
+        metadata={
+            "description": "the share of coaching suggestions shown as check suggestions (one param set to a value "
+            "reviewers corrected away before; never run): 0 off (the default), at most 0.2; PUT null: "
+            "back to the default"
+        },
+    )
+    evidence_from = one_of(
+        checks.EVIDENCE_FROM,
+        allow_none=True,
+        metadata={
+            "description": "all (the default): every decision is readiness evidence; attentive: only decisions by "
+            "operators who clear the bars below count in the readiness tests of workflows, steps and "
+            "regions"
+        },
+    )
+    min_checks = fields.Integer(
+        allow_none=True,
+        strict=True,
+        validate=validate.Range(min=1, max=10_000),
+        metadata={
+            "description": "checks with an outcome an operator must have had before their catch rate counts (default 5)"
+        },
+    )
+    min_catch_rate = StrictFloat(
+        allow_none=True,
+        validate=validate.Range(min=0, max=1),
+        metadata={
+            "description": "the catch rate (caught checks / checks) an attentive operator has at least (default 0.8)"
+        },
+    )
+    max_fast_share = StrictFloat(
+        allow_none=True,
+        validate=validate.Range(min=0, max=1),
+        metadata={
+            "description": "the share of their accepts under the floor an attentive operator has at most (default 0.5)"
+        },
+    )
     default_ms = fields.Integer(dump_only=True, metadata={"description": "the default floor"})
     min_ms = fields.Integer(dump_only=True, metadata={"description": "the lowest floor a lead may set"})
     max_ms = fields.Integer(dump_only=True, metadata={"description": "the highest floor a lead may set"})
     max_check_rate = StrictFloat(dump_only=True, metadata={"description": "the highest check_rate a lead may set"})
-    defaults = fields.Dict(dump_only=True, metadata={
-        "description": "each check and evidence setting's default (check_rate, evidence_from, min_checks, "
-                       "min_catch_rate, max_fast_share)"})
+    defaults = fields.Dict(
+        dump_only=True,
+        metadata={
+            "description": "each check and evidence setting's default (check_rate, evidence_from, min_checks, "
+            "min_catch_rate, max_fast_share)"
+        },
+    )
     workspace = fields.Boolean(dump_only=True, metadata={"description": "whether this workspace set its own floor"})
 
 
@@ -141,20 +203,29 @@ class ReviewFloor(MethodView):
 
 class BuiltinToolSchema(Schema):
     name = fields.String(metadata={"description": "the built-in's name (what builtin_tools lists)"})
-    gateway_name = fields.String(metadata={
-        "description": "the name agents call it by, and policies match: coach.<name>"})
+    gateway_name = fields.String(
+        metadata={"description": "the name agents call it by, and policies match: coach.<name>"}
+    )
     description = fields.String()
     risk = fields.String(validate=validate.OneOf(RISKS))
     exposed = StrictBoolean()
 
 
 class GatewaySettingsSchema(Schema):
-    builtin_tools = fields.List(fields.String(validate=validate.Length(min=1, max=128)), required=True,
-                                validate=validate.Length(max=100), metadata={
-        "description": "the built-in tools this workspace's agents may call through /mcp (as coach.<name>); "
-                       "[]: none (the default)"})
-    available = fields.List(fields.Nested(BuiltinToolSchema), dump_only=True, metadata={
-        "description": "every built-in tool of this server an admin may expose"})
+    builtin_tools = fields.List(
+        fields.String(validate=validate.Length(min=1, max=128)),
+        required=True,
+        validate=validate.Length(max=100),
+        metadata={
+            "description": "the built-in tools this workspace's agents may call through /mcp (as coach.<name>); "
+            "[]: none (the default)"
+        },
+    )
+    available = fields.List(
+        fields.Nested(BuiltinToolSchema),
+        dump_only=True,
+        metadata={"description": "every built-in tool of this server an admin may expose"},
+    )
 
 
 @blp.route("/gateway")

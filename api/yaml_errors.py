@@ -1,13 +1,16 @@
 """A YAML syntax error in words, with the line it is on: what PyYAML says, without its `in "<byte string>"`
 locations and parser terms, for the person who wrote the text (the workflow editor marks the line)."""
+
 from __future__ import annotations
 
 import yaml
 
 # the parser's problem -> what it means for the person writing the text
 _PROBLEMS = (
-    ("mapping values are not allowed here",
-     "a ':' where a value was expected (put quotes around a value that holds ': ', or start the key on its own line)"),
+    (
+        "mapping values are not allowed here",
+        "a ':' where a value was expected (put quotes around a value that holds ': ', or start the key on its own line)",
+    ),
     ("expected <block end>, but found", "this line is not indented like the lines before it"),
     ("did not find expected key", "this line is not indented like the lines before it"),
     ("did not find expected '-' indicator", "this list item is not indented like the items before it"),

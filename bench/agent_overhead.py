@@ -8,6 +8,7 @@ store the answer, judge the call (policy, review gate), run the tool, store the 
 time); the HTTP round trip to the LLM server, the server's time and the openai client's parsing are the LLM's.
 Target: p50 under 3 ms.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -66,19 +67,36 @@ def run(executions: int, iterations: int, db_path: str) -> dict:
     from tests.support.llm_server import ScriptedLLM
 
     with ScriptedLLM() as llm:
-        llm.default = [{"content": f"turn {i}", "tool_calls": [{"name": "echo", "arguments": {"i": i}}]}
-                       for i in range(iterations)] + [{"content": "done STAGE_COMPLETE"}]
-        settings = Settings(env="bench", database_url=f"sqlite:///{db_path}", instance_dir=str(Path(db_path).parent),
-                            demo=False, log_level="WARNING", llm_base_url=llm.base_url, llm_model="bench",
-                            llm_max_retries=0)
+        llm.default = [
+            {"content": f"turn {i}", "tool_calls": [{"name": "echo", "arguments": {"i": i}}]} for i in range(iterations)
+        ] + [{"content": "done STAGE_COMPLETE"}]
+        settings = Settings(
+            env="bench",
+            database_url=f"sqlite:///{db_path}",
+            instance_dir=str(Path(db_path).parent),
+            demo=False,
+            log_level="WARNING",
+            llm_base_url=llm.base_url,
+            llm_model="bench",
+            llm_max_retries=0,
+        )
         services = Services.build(settings, notifier=Notifier(None), spawn=lambda fn, *args: fn(*args))
         upgrade(services.db)
         provider = services.runner.llm = TimedProvider(OpenAIProvider(settings))
         echo = services.tools.tools["echo"] = TimedTool(services.tools.get("echo"))
         workspace = services.default_workspace_id()
-        definition = {"name": "agent bench", "steps": [{
-            "id": "agent", "type": "agent", "goal": "Bench {{ execution.id }}", "tools": ["echo"],
-            "max_tool_iterations": iterations + 1}]}
+        definition = {
+            "name": "agent bench",
+            "steps": [
+                {
+                    "id": "agent",
+                    "type": "agent",
+                    "goal": "Bench {{ execution.id }}",
+                    "tools": ["echo"],
+                    "max_tool_iterations": iterations + 1,
+                }
+            ],
+        }
         with services.db.transaction() as session:
             wf_id = workflows.create(session, services.tools, workspace, definition).id
         per_iteration, per_step, llm_ms, ids = [], [], [], []
@@ -86,8 +104,7 @@ def run(executions: int, iterations: int, db_path: str) -> dict:
         for _ in range(executions):
             t0 = time.perf_counter()
             with services.db.transaction() as session:
-                execution_id = execution_service.start(session, services.definitions, workspace, wf_id, {},
-                                                       "normal").id
+                execution_id = execution_service.start(session, services.definitions, workspace, wf_id, {}, "normal").id
             services.runner.schedule(execution_id)  # inline: returns when the step is done
             total = time.perf_counter() - t0
             calls = provider.calls[f"{execution_id}/agent"]
@@ -104,12 +121,16 @@ def run(executions: int, iterations: int, db_path: str) -> dict:
         services.close()
     if done != {"completed"}:
         raise RuntimeError(f"not every execution completed: {done}")
-    return {"executions": executions, "iterations": len(per_iteration), "seconds": round(seconds, 2),
-            "iteration_p50_ms": round(percentile(per_iteration, 50), 3),
-            "iteration_p90_ms": round(percentile(per_iteration, 90), 3),
-            "iteration_p99_ms": round(percentile(per_iteration, 99), 3),
-            "step_overhead_p50_ms": round(percentile(per_step, 50), 2),
-            "llm_request_p50_ms": round(percentile(llm_ms, 50), 2)}
+    return {
+        "executions": executions,
+        "iterations": len(per_iteration),
+        "seconds": round(seconds, 2),
+        "iteration_p50_ms": round(percentile(per_iteration, 50), 3),
+        "iteration_p90_ms": round(percentile(per_iteration, 90), 3),
+        "iteration_p99_ms": round(percentile(per_iteration, 99), 3),
+        "step_overhead_p50_ms": round(percentile(per_step, 50), 2),
+        "llm_request_p50_ms": round(percentile(llm_ms, 50), 2),
+    }
 
 
 def main() -> None:
@@ -119,12 +140,18 @@ def main() -> None:
     args, _ = parser.parse_known_args()
     with tempfile.TemporaryDirectory() as tmp:
         result = run(args.agent_executions, args.agent_iterations, f"{tmp}/agent.db")
-    print(f"\nagent steps: {result['executions']} executions x {args.agent_iterations} tool iterations "
-          f"({result['iterations']} iterations measured, {result['seconds']} s)")
-    print(f"  Coach's overhead per iteration (LLM and tool time left out): p50 {result['iteration_p50_ms']} ms, "
-          f"p90 {result['iteration_p90_ms']} ms, p99 {result['iteration_p99_ms']} ms (target p50 < 3 ms)")
-    print(f"  per step, start to output, less LLM and tools: p50 {result['step_overhead_p50_ms']} ms; "
-          f"an LLM request (loopback HTTP, openai client) p50 {result['llm_request_p50_ms']} ms")
+    print(
+        f"\nagent steps: {result['executions']} executions x {args.agent_iterations} tool iterations "
+        f"({result['iterations']} iterations measured, {result['seconds']} s)"
+    )
+    print(
+        f"  Coach's overhead per iteration (LLM and tool time left out): p50 {result['iteration_p50_ms']} ms, "
+        f"p90 {result['iteration_p90_ms']} ms, p99 {result['iteration_p99_ms']} ms (target p50 < 3 ms)"
+    )
+    print(
+        f"  per step, start to output, less LLM and tools: p50 {result['step_overhead_p50_ms']} ms; "
+        f"an LLM request (loopback HTTP, openai client) p50 {result['llm_request_p50_ms']} ms"
+    )
 
 
 if __name__ == "__main__":

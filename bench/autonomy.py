@@ -22,6 +22,7 @@ at 0.95 median decisions to ready <= 60; at 0.90 ready within 1,000 in >= 90%; a
 then 0.60, AUTO-ready lost within a median of <= 25 decisions; demotion within 500 spot checks in <= 5% of
 runs at 0.95, and within a median of <= 15 spot checks at 0.60.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,8 +51,9 @@ def _kind(rng: random.Random, p: float) -> str:
     return ACCEPT if rng.random() < p else REJECT
 
 
-def time_to_ready(p: float, rng: random.Random, horizon: int = HORIZON,
-                  thresholds: LevelThresholds | None = None) -> float:
+def time_to_ready(
+    p: float, rng: random.Random, horizon: int = HORIZON, thresholds: LevelThresholds | None = None
+) -> float:
     """Decisions until the first AUTO-ready, or NEVER within the horizon."""
     state = MetricsState(thresholds=thresholds or LevelThresholds())
     for n in range(1, horizon + 1):
@@ -77,8 +79,9 @@ def scope_time_to_ready(p: float, rng: random.Random, regions: int = 8, horizon:
     return min(time_to_ready_region(p, rng, j, horizon) for j in range(1, regions + 1))
 
 
-def time_to_lose_ready(rng: random.Random, before: float = 0.95, lead: int = 200, after: float = 0.60,
-                       horizon: int = HORIZON) -> float:
+def time_to_lose_ready(
+    rng: random.Random, before: float = 0.95, lead: int = 200, after: float = 0.60, horizon: int = HORIZON
+) -> float:
     """`lead` decisions at `before`, then decisions at `after` until AUTO-ready is lost (0 if it never was)."""
     state = MetricsState()
     for _ in range(lead):
@@ -121,7 +124,7 @@ def _batch(job: tuple[str, float, int, int]) -> list[float]:
     if what == "naive":
         return [time_to_naive_ready(p, rng) for _ in range(runs)]
     if what.startswith("region"):
-        version = int(what[len("region"):])
+        version = int(what[len("region") :])
         return [time_to_ready_region(p, rng, version) for _ in range(runs)]
     if what == "scope8":
         return [scope_time_to_ready(p, rng) for _ in range(runs)]
@@ -152,26 +155,44 @@ def table(runs: int, seed: int, workers: int) -> list[tuple[str, str, str, bool]
     rows = []
     for p, limit in ((0.80, 0.01), (0.85, 0.05)):
         share = share_within(simulate("ready", p, runs, seed, workers), HORIZON)
-        rows.append((f"promotion, true {p:.2f}", f"ready within {HORIZON}: {share:.1%}", f"<= {limit:.0%}",
-                     share <= limit))
+        rows.append(
+            (f"promotion, true {p:.2f}", f"ready within {HORIZON}: {share:.1%}", f"<= {limit:.0%}", share <= limit)
+        )
     t90 = simulate("ready", 0.90, runs, seed, workers)
-    rows.append(("promotion, true 0.90", f"ready within {HORIZON}: {share_within(t90, HORIZON):.1%} "
-                 f"(median {median(t90):g})", ">= 90%", share_within(t90, HORIZON) >= 0.90))
+    rows.append(
+        (
+            "promotion, true 0.90",
+            f"ready within {HORIZON}: {share_within(t90, HORIZON):.1%} (median {median(t90):g})",
+            ">= 90%",
+            share_within(t90, HORIZON) >= 0.90,
+        )
+    )
     t95 = simulate("ready", 0.95, runs, seed, workers)
-    rows.append(("promotion, true 0.95", f"median decisions to ready: {median(t95):g}", "<= 60",
-                 median(t95) <= 60))
+    rows.append(("promotion, true 0.95", f"median decisions to ready: {median(t95):g}", "<= 60", median(t95) <= 60))
     lost = simulate("recency", 0.60, runs, seed, workers)
-    rows.append(("0.95 x 200, then 0.60", f"median decisions to lose ready: {median(lost):g}", "<= 25",
-                 median(lost) <= 25))
+    rows.append(
+        ("0.95 x 200, then 0.60", f"median decisions to lose ready: {median(lost):g}", "<= 25", median(lost) <= 25)
+    )
     d95 = simulate("demote", 0.95, runs, seed, workers)
-    rows.append(("demotion, true 0.95", f"demoted within {DEMOTION_HORIZON}: {share_within(d95, DEMOTION_HORIZON):.1%}",
-                 "<= 5%", share_within(d95, DEMOTION_HORIZON) <= 0.05))
+    rows.append(
+        (
+            "demotion, true 0.95",
+            f"demoted within {DEMOTION_HORIZON}: {share_within(d95, DEMOTION_HORIZON):.1%}",
+            "<= 5%",
+            share_within(d95, DEMOTION_HORIZON) <= 0.05,
+        )
+    )
     d85 = simulate("demote", 0.85, runs, seed, workers)
-    rows.append(("demotion, true 0.85", f"demoted within {DEMOTION_HORIZON}: {share_within(d85, DEMOTION_HORIZON):.1%}",
-                 "(for information)", True))
+    rows.append(
+        (
+            "demotion, true 0.85",
+            f"demoted within {DEMOTION_HORIZON}: {share_within(d85, DEMOTION_HORIZON):.1%}",
+            "(for information)",
+            True,
+        )
+    )
     d60 = simulate("demote", 0.60, runs, seed, workers)
-    rows.append(("demotion, true 0.60", f"median spot checks to demotion: {median(d60):g}", "<= 15",
-                 median(d60) <= 15))
+    rows.append(("demotion, true 0.60", f"median spot checks to demotion: {median(d60):g}", "<= 15", median(d60) <= 15))
     return rows
 
 
@@ -181,22 +202,36 @@ def region_table(runs: int, seed: int, workers: int) -> list[tuple[str, str, str
     rows = []
     # the power target (>= 90% ready within 1,000 at 0.90) is held for the first version; later versions pay for
     # the shared level with more decisions (docs/autonomy.md#regions), and their rows are for information
-    for label, what, level in (("whole tool", "ready", alpha), ("region, version 1", "region1", alpha_share(alpha, 1)),
-                               ("region, version 2", "region2", alpha_share(alpha, 2)),
-                               ("region, version 8", "region8", alpha_share(alpha, 8))):
+    for label, what, level in (
+        ("whole tool", "ready", alpha),
+        ("region, version 1", "region1", alpha_share(alpha, 1)),
+        ("region, version 2", "region2", alpha_share(alpha, 2)),
+        ("region, version 8", "region8", alpha_share(alpha, 8)),
+    ):
         t99, t95, t90 = (simulate(what, p, runs, seed, workers) for p in (0.99, 0.95, 0.90))
         f85, f80 = (share_within(simulate(what, p, runs, seed, workers), HORIZON) for p in (0.85, 0.80))
         powered = what in ("ready", "region1")
         ok = (share_within(t90, HORIZON) >= 0.90 or not powered) and f85 <= 0.05 and f80 <= 0.01
-        rows.append((f"{label} (alpha {level:.4f})",
-                     f"median to ready at 0.99: {median(t99):g}, 0.95: {median(t95):g}, 0.90: {median(t90):g}; "
-                     f"ready within {HORIZON} at 0.90: {share_within(t90, HORIZON):.1%}; "
-                     f"false-ready at 0.85: {f85:.1%}, at 0.80: {f80:.1%}",
-                     ">= 90%; <= 5%; <= 1%" if powered else "(info); <= 5%; <= 1%", ok))
+        rows.append(
+            (
+                f"{label} (alpha {level:.4f})",
+                f"median to ready at 0.99: {median(t99):g}, 0.95: {median(t95):g}, 0.90: {median(t90):g}; "
+                f"ready within {HORIZON} at 0.90: {share_within(t90, HORIZON):.1%}; "
+                f"false-ready at 0.85: {f85:.1%}, at 0.80: {f80:.1%}",
+                ">= 90%; <= 5%; <= 1%" if powered else "(info); <= 5%; <= 1%",
+                ok,
+            )
+        )
     for p, limit in ((0.85, 0.05), (0.80, 0.01)):
         share = share_within(simulate("scope8", p, runs, seed, workers), HORIZON)
-        rows.append((f"scope of 8 regions, true {p:.2f}", f"some region ready within {HORIZON}: {share:.1%}",
-                     f"<= {limit:.0%}", share <= limit))
+        rows.append(
+            (
+                f"scope of 8 regions, true {p:.2f}",
+                f"some region ready within {HORIZON}: {share:.1%}",
+                f"<= {limit:.0%}",
+                share <= limit,
+            )
+        )
     return rows
 
 
@@ -205,39 +240,54 @@ CHART_POINTS = (0.70, 0.75, 0.80, 0.825, 0.85, 0.875, 0.90, 0.925, 0.95, 0.975)
 
 def chart(path: Path, runs: int, seed: int, workers: int) -> None:
     """Share of workflows flagged AUTO-ready within 1,000 decisions, by true acceptance: both rules."""
-    series = {what: [share_within(simulate(what, p, runs, seed, workers), HORIZON) for p in CHART_POINTS]
-              for what in ("ready", "naive")}
+    series = {
+        what: [share_within(simulate(what, p, runs, seed, workers), HORIZON) for p in CHART_POINTS]
+        for what in ("ready", "naive")
+    }
     w, h, left, top, right, bottom = 640, 380, 60, 40, 20, 60
     x0, x1, pw, ph = CHART_POINTS[0], CHART_POINTS[-1], w - left - right, h - top - bottom
 
     def xy(p: float, share: float) -> tuple[float, float]:
         return left + (p - x0) / (x1 - x0) * pw, top + (1 - share) * ph
 
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" '
-           f'font-size="12"><rect width="{w}" height="{h}" fill="white"/>',
-           f'<text x="{left}" y="22" font-size="14" font-weight="bold">Flagged AUTO-ready within 1,000 decisions '
-           f'({runs} simulated workflows per point)</text>']
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" '
+        f'font-size="12"><rect width="{w}" height="{h}" fill="white"/>',
+        f'<text x="{left}" y="22" font-size="14" font-weight="bold">Flagged AUTO-ready within 1,000 decisions '
+        f"({runs} simulated workflows per point)</text>",
+    ]
     for share in (0, 0.25, 0.5, 0.75, 1):
         _, y = xy(x0, share)
-        out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{w - right}" y2="{y:.1f}" stroke="#ddd"/>'
-                   f'<text x="{left - 8}" y="{y + 4:.1f}" text-anchor="end">{share:.0%}</text>')
+        out.append(
+            f'<line x1="{left}" y1="{y:.1f}" x2="{w - right}" y2="{y:.1f}" stroke="#ddd"/>'
+            f'<text x="{left - 8}" y="{y + 4:.1f}" text-anchor="end">{share:.0%}</text>'
+        )
     for p in CHART_POINTS:
         x, y = xy(p, 0)
         out.append(f'<text x="{x:.1f}" y="{y + 18:.1f}" text-anchor="middle">{p:g}</text>')
     bar_x, _ = xy(0.85, 0)
-    out.append(f'<line x1="{bar_x:.1f}" y1="{top}" x2="{bar_x:.1f}" y2="{top + ph}" stroke="#888" '
-               f'stroke-dasharray="4 3"/><text x="{bar_x + 4:.1f}" y="{top + 12}" fill="#555">threshold 0.85</text>')
-    out.append(f'<text x="{left + pw / 2:.1f}" y="{h - 18}" text-anchor="middle">true acceptance of the '
-               f'workflow</text>')
-    for what, colour, label, dy in (("ready", "#0b5cad", "sequential test (now)", 0),
-                                    ("naive", "#c0392b", "rolling rate >= 0.85 (before)", 18)):
+    out.append(
+        f'<line x1="{bar_x:.1f}" y1="{top}" x2="{bar_x:.1f}" y2="{top + ph}" stroke="#888" '
+        f'stroke-dasharray="4 3"/><text x="{bar_x + 4:.1f}" y="{top + 12}" fill="#555">threshold 0.85</text>'
+    )
+    out.append(
+        f'<text x="{left + pw / 2:.1f}" y="{h - 18}" text-anchor="middle">true acceptance of the workflow</text>'
+    )
+    for what, colour, label, dy in (
+        ("ready", "#0b5cad", "sequential test (now)", 0),
+        ("naive", "#c0392b", "rolling rate >= 0.85 (before)", 18),
+    ):
         points = " ".join(f"{x:.1f},{y:.1f}" for x, y in (xy(p, v) for p, v in zip(CHART_POINTS, series[what])))
         out.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="2.5"/>')
-        out.extend(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{colour}"/>'
-                   for x, y in (xy(p, v) for p, v in zip(CHART_POINTS, series[what])))
+        out.extend(
+            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{colour}"/>'
+            for x, y in (xy(p, v) for p, v in zip(CHART_POINTS, series[what]))
+        )
         lx, ly = left + 15, top + ph * 0.6 + dy  # lower left: between the two lines there
-        out.append(f'<rect x="{lx}" y="{ly}" width="14" height="4" fill="{colour}"/>'
-                   f'<text x="{lx + 20}" y="{ly + 6}">{label}</text>')
+        out.append(
+            f'<rect x="{lx}" y="{ly}" width="14" height="4" fill="{colour}"/>'
+            f'<text x="{lx + 20}" y="{ly + 6}">{label}</text>'
+        )
     out.append("</svg>")
     path.write_text("\n".join(out) + "\n")
     print(f"chart: {path}")
@@ -260,8 +310,10 @@ def main() -> int:
     started = time.perf_counter()
     rows = table(args.runs, args.seed, args.workers)
     t = LevelThresholds()
-    print(f"AUTO readiness and demotion: {args.runs} runs per point, auto_acceptance {t.auto_acceptance}, "
-          f"auto_alpha {t.auto_alpha}, seed {args.seed}")
+    print(
+        f"AUTO readiness and demotion: {args.runs} runs per point, auto_acceptance {t.auto_acceptance}, "
+        f"auto_alpha {t.auto_alpha}, seed {args.seed}"
+    )
     print(f"| {'scenario':<24} | {'measured':<44} | {'target':<18} | ok  |")
     print(f"|{'-' * 26}|{'-' * 46}|{'-' * 20}|-----|")
     for name, measured, target, ok in rows:
@@ -270,8 +322,10 @@ def main() -> int:
     if args.regions:
         started = time.perf_counter()
         region_rows = region_table(args.region_runs, args.seed, args.workers)
-        print(f"Regions (alpha_j = alpha * 6 / (pi^2 j^2), sum over all versions <= alpha): {args.region_runs} runs "
-              f"per point, seed {args.seed}")
+        print(
+            f"Regions (alpha_j = alpha * 6 / (pi^2 j^2), sum over all versions <= alpha): {args.region_runs} runs "
+            f"per point, seed {args.seed}"
+        )
         for name, measured, target, ok in region_rows:
             print(f"| {name:<30} | {measured} | {target} | {'yes' if ok else 'NO'} |")
         print(f"({time.perf_counter() - started:.0f} s)")

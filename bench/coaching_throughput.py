@@ -7,6 +7,7 @@
     client that decides as soon as a suggestion arrives (plus an optional think time); decisions/s, p50/p99.
 (c) PostgreSQL: the statements one decision sends to the database (counted on the driver's cursors).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,10 +18,11 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Generator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Generator, Iterator
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -28,15 +30,25 @@ sys.path.insert(0, str(ROOT))
 from bench.stats import finish, percentile, settle, slices, take_turns  # noqa: E402
 
 STEPS = 10
-WORKFLOW = {"name": "bench", "steps": [{"id": f"step_{i}", "tool": "echo",
-                                        "params": {"message": f"step {i} of {{{{ execution.id }}}}"}}
-                                       for i in range(STEPS)]}
+WORKFLOW = {
+    "name": "bench",
+    "steps": [
+        {"id": f"step_{i}", "tool": "echo", "params": {"message": f"step {i} of {{{{ execution.id }}}}"}}
+        for i in range(STEPS)
+    ],
+}
 
 
 def summary(engine: str, latencies: list[float], seconds: float, **extra) -> dict:
-    return {"engine": engine, "decisions": len(latencies), "seconds": round(seconds, 3),
-            "decisions_per_s": round(len(latencies) / seconds, 1), "p50_ms": round(percentile(latencies, 50), 2),
-            "p99_ms": round(percentile(latencies, 99), 2), **extra}
+    return {
+        "engine": engine,
+        "decisions": len(latencies),
+        "seconds": round(seconds, 3),
+        "decisions_per_s": round(len(latencies) / seconds, 1),
+        "p50_ms": round(percentile(latencies, 50), 2),
+        "p99_ms": round(percentile(latencies, 99), 2),
+        **extra,
+    }
 
 
 def coach_in_process(executions: int, db_path: str, policy_rules: int = 0) -> dict:
@@ -68,8 +80,13 @@ def coach_turns(executions: int, db_path: str, policy_rules: int = 0, rounds: in
                 self.latest[payload["execution_id"]] = payload
 
     notifier = Latest()
-    settings = Settings(env="bench", database_url=f"sqlite:///{db_path}", instance_dir=str(Path(db_path).parent),
-                        demo=False, log_level="WARNING")
+    settings = Settings(
+        env="bench",
+        database_url=f"sqlite:///{db_path}",
+        instance_dir=str(Path(db_path).parent),
+        demo=False,
+        log_level="WARNING",
+    )
     services = Services.build(settings, notifier=notifier, spawn=lambda fn, *args: fn(*args))
     upgrade(services.db)
     workspace = services.default_workspace_id()
@@ -91,9 +108,13 @@ def coach_turns(executions: int, db_path: str, policy_rules: int = 0, rounds: in
             for _ in range(STEPS):
                 suggestion = notifier.latest[execution_id]
                 t0 = time.perf_counter()
-                answer = decisions.submit(services, workspace, execution_id,
-                                          {"suggestion_id": suggestion["suggestion_id"], "decision": "accept"},
-                                          "bench")
+                answer = decisions.submit(
+                    services,
+                    workspace,
+                    execution_id,
+                    {"suggestion_id": suggestion["suggestion_id"], "decision": "accept"},
+                    "bench",
+                )
                 latencies.append((time.perf_counter() - t0) * 1000)
                 assert answer["ok"]
         seconds += time.perf_counter() - started
@@ -102,8 +123,14 @@ def coach_turns(executions: int, db_path: str, policy_rules: int = 0, rounds: in
     services.close()
     if done != ["completed"] * executions:
         raise RuntimeError(f"not every execution completed: {sorted(set(done))}")
-    return summary("coach" if not policy_rules else f"coach, {policy_rules} rules", latencies, seconds,
-                   executions=executions, policy_rules=policy_rules, rounds=rounds)
+    return summary(
+        "coach" if not policy_rules else f"coach, {policy_rules} rules",
+        latencies,
+        seconds,
+        executions=executions,
+        policy_rules=policy_rules,
+        rounds=rounds,
+    )
 
 
 def statements_per_decision(url: str, executions: int = 5) -> dict:
@@ -157,8 +184,13 @@ def statements_per_decision(url: str, executions: int = 5) -> dict:
     try:
         notifier = Latest()
         with tempfile.TemporaryDirectory() as folder:
-            settings = Settings(env="bench", database_url=url.rsplit("/", 1)[0] + f"/{name}", instance_dir=folder,
-                                demo=False, log_level="WARNING")
+            settings = Settings(
+                env="bench",
+                database_url=url.rsplit("/", 1)[0] + f"/{name}",
+                instance_dir=folder,
+                demo=False,
+                log_level="WARNING",
+            )
             services = Services.build(settings, notifier=notifier, spawn=lambda fn, *args: fn(*args))
             upgrade(services.db)
 
@@ -175,14 +207,20 @@ def statements_per_decision(url: str, executions: int = 5) -> dict:
             example: list[str] = []
             for _ in range(executions):
                 with services.db.transaction() as session:
-                    execution_id = execution_service.start(session, services.definitions, workspace, wf_id, {},
-                                                           "coaching").id
+                    execution_id = execution_service.start(
+                        session, services.definitions, workspace, wf_id, {}, "coaching"
+                    ).id
                 services.runner.schedule(execution_id)
                 for step in range(STEPS):
                     suggestion = notifier.latest[execution_id]
                     counting.update(on=True, statements=[], sets=0)
-                    decisions.submit(services, workspace, execution_id,
-                                     {"suggestion_id": suggestion["suggestion_id"], "decision": "accept"}, "bench")
+                    decisions.submit(
+                        services,
+                        workspace,
+                        execution_id,
+                        {"suggestion_id": suggestion["suggestion_id"], "decision": "accept"},
+                        "bench",
+                    )
                     counting["on"] = False
                     per_decision.append(len(counting["statements"]))
                     sets.append(counting["sets"])
@@ -193,9 +231,13 @@ def statements_per_decision(url: str, executions: int = 5) -> dict:
         with psycopg.connect(url, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     per_decision.sort()
-    return {"decisions": len(per_decision), "statements_p50": per_decision[len(per_decision) // 2],
-            "statements_max": per_decision[-1], "parameter_sets_p50": sorted(sets)[len(sets) // 2],
-            "example": example}
+    return {
+        "decisions": len(per_decision),
+        "statements_p50": per_decision[len(per_decision) // 2],
+        "statements_max": per_decision[-1],
+        "parameter_sets_p50": sorted(sets)[len(sets) // 2],
+        "example": example,
+    }
 
 
 def _first_words(query) -> str:
@@ -213,9 +255,18 @@ def bench_rules(n: int) -> list[dict]:
     out = []
     for i in range(n):
         if i % 100 == 99:
-            out.append({"name": f"echo rule {i}", "order": i, "effect": "deny", "reason": "bench",
-                        "match": {"tool": "echo", "params": "params.message is defined and "
-                                                            "params.message.startswith('DROP')"}})
+            out.append(
+                {
+                    "name": f"echo rule {i}",
+                    "order": i,
+                    "effect": "deny",
+                    "reason": "bench",
+                    "match": {
+                        "tool": "echo",
+                        "params": "params.message is defined and params.message.startswith('DROP')",
+                    },
+                }
+            )
         else:
             out.append(written(i))
     return out
@@ -231,11 +282,16 @@ class Remote:
         self.base_url = base_url.rstrip("/")
         self.http = requests.Session()
         self.http.trust_env = False
-        answer = self.http.post(f"{self.base_url}/api/auth/login", json={"email": email, "password": password},
-                                timeout=10)
+        answer = self.http.post(
+            f"{self.base_url}/api/auth/login", json={"email": email, "password": password}, timeout=10
+        )
         answer.raise_for_status()
-        made = self.http.post(f"{self.base_url}/api/auth/tokens", json={"name": "bench"},
-                              headers={"X-CSRF-Token": answer.json()["csrf_token"]}, timeout=10)
+        made = self.http.post(
+            f"{self.base_url}/api/auth/tokens",
+            json={"name": "bench"},
+            headers={"X-CSRF-Token": answer.json()["csrf_token"]},
+            timeout=10,
+        )
         made.raise_for_status()
         self.token = made.json()["token"]
         self.http = requests.Session()  # the token alone from here, as a script would
@@ -252,9 +308,16 @@ class Remote:
         self.http.close()
 
 
-def coach_server(concurrency: int, async_mode: str, folder: str, think_ms: float = 0.0,
-                 remote: Remote | None = None, workspace_room: bool = False, root: Path | None = None,
-                 label: str | None = None) -> dict:
+def coach_server(
+    concurrency: int,
+    async_mode: str,
+    folder: str,
+    think_ms: float = 0.0,
+    remote: Remote | None = None,
+    workspace_room: bool = False,
+    root: Path | None = None,
+    label: str | None = None,
+) -> dict:
     """(b): `root` is the checkout whose server runs (default this one), `label` the row's name."""
     import socketio
 
@@ -264,8 +327,10 @@ def coach_server(concurrency: int, async_mode: str, folder: str, think_ms: float
     server.start()
     try:
         wf_id = server.post("/api/workflows", json=WORKFLOW).json()["id"]
-        ids = [server.post("/api/executions/coaching", json={"workflow_id": wf_id}).json()["execution_id"]
-               for _ in range(concurrency)]
+        ids = [
+            server.post("/api/executions/coaching", json={"workflow_id": wf_id}).json()["execution_id"]
+            for _ in range(concurrency)
+        ]
         lock = threading.Lock()
         latencies: list[float] = []
         finished = threading.Event()
@@ -277,6 +342,7 @@ def coach_server(concurrency: int, async_mode: str, folder: str, think_ms: float
             def check(ack=None):
                 if not (isinstance(ack, dict) and ack.get("ok", True) and "error" not in ack):
                     refused.append((what, execution_id, ack))
+
             return check
 
         def drive(execution_id: str):
@@ -287,9 +353,11 @@ def coach_server(concurrency: int, async_mode: str, folder: str, think_ms: float
                 if think_ms:  # operators are not in lockstep: 0.5x to 1.5x the mean think time
                     time.sleep(think_ms / 1000 * random.uniform(0.5, 1.5))
                 state["sent"] = time.perf_counter()
-                client.emit("coaching_decision", {"execution_id": execution_id, "decision": "accept",
-                                                  "suggestion_id": suggestion["suggestion_id"]},
-                            callback=answered("decision", execution_id))
+                client.emit(
+                    "coaching_decision",
+                    {"execution_id": execution_id, "decision": "accept", "suggestion_id": suggestion["suggestion_id"]},
+                    callback=answered("decision", execution_id),
+                )
 
             @client.on("coaching_suggestion")
             def on_suggestion(suggestion):
@@ -312,8 +380,7 @@ def coach_server(concurrency: int, async_mode: str, folder: str, think_ms: float
                             if remaining["n"] == 0:
                                 finished.set()
 
-            client.connect(server.base_url, transports=["websocket"], wait_timeout=10,
-                           auth={"token": server.token})
+            client.connect(server.base_url, transports=["websocket"], wait_timeout=10, auth={"token": server.token})
             clients.append(client)
             return client
 
@@ -323,8 +390,11 @@ def coach_server(concurrency: int, async_mode: str, folder: str, think_ms: float
         for client, execution_id in zip(clients, ids):
             if workspace_room:  # as the web app's layout does on every page (its notifications)
                 client.emit("join_workspace", {}, callback=answered("join_workspace", execution_id))
-            client.emit("join_execution", {"execution_id": execution_id},  # sends the pending suggestion
-                        callback=answered("join", execution_id))
+            client.emit(
+                "join_execution",
+                {"execution_id": execution_id},  # sends the pending suggestion
+                callback=answered("join", execution_id),
+            )
             if think_ms:  # operators sit down over one think time, not all in the same millisecond
                 time.sleep(think_ms / 1000 / concurrency)
         if not finished.wait(300):
@@ -333,9 +403,14 @@ def coach_server(concurrency: int, async_mode: str, folder: str, think_ms: float
         # all at once: under the threading server a client's disconnect can wait seconds for the close handshake
         with ThreadPoolExecutor(max_workers=len(clients) or 1) as pool:
             list(pool.map(lambda c: c.disconnect(), clients))
-        return summary(label or (f"coach cluster ({remote.base_url})" if remote else f"coach server ({async_mode})"),
-                       latencies, seconds, concurrency=concurrency, think_ms=think_ms,
-                       **({"workspace_room": True} if workspace_room else {}))
+        return summary(
+            label or (f"coach cluster ({remote.base_url})" if remote else f"coach server ({async_mode})"),
+            latencies,
+            seconds,
+            concurrency=concurrency,
+            think_ms=think_ms,
+            **({"workspace_room": True} if workspace_room else {}),
+        )
     finally:
         server.stop()
 
@@ -372,16 +447,23 @@ def push_latency(folder: str, message_queue: str = "", executions: int = 10) -> 
             for _ in range(STEPS - 1):
                 arrived.clear()
                 sent = time.perf_counter()
-                client.emit("coaching_decision", {"execution_id": execution_id, "decision": "accept",
-                                                  "suggestion_id": box["current"]["suggestion_id"]})
+                client.emit(
+                    "coaching_decision",
+                    {
+                        "execution_id": execution_id,
+                        "decision": "accept",
+                        "suggestion_id": box["current"]["suggestion_id"],
+                    },
+                )
                 if not arrived.wait(10):
                     raise RuntimeError("no next suggestion")
                 latencies.append((box["at"] - sent) * 1000)
             client.disconnect()
     finally:
         server.stop()
-    return summary("push, message queue" if message_queue else "push, no queue", latencies, sum(latencies) / 1000,
-                   concurrency=1)
+    return summary(
+        "push, message queue" if message_queue else "push, no queue", latencies, sum(latencies) / 1000, concurrency=1
+    )
 
 
 def _redis_answers(url: str) -> bool:
@@ -417,8 +499,10 @@ def print_table(rows: list[dict]) -> None:
     print(f"{'engine':<28}{'decisions':>10}{'seconds':>9}{'dec/s':>9}{'p50 ms':>9}{'p99 ms':>9}  notes")
     for r in rows:
         notes = ", ".join(f"{k}={r[k]}" for k in ("executions", "rounds", "concurrency", "think_ms") if k in r)
-        print(f"{r['engine']:<28}{r['decisions']:>10}{r['seconds']:>9}{r['decisions_per_s']:>9}"
-              f"{r['p50_ms']:>9}{r['p99_ms']:>9}  {notes}")
+        print(
+            f"{r['engine']:<28}{r['decisions']:>10}{r['seconds']:>9}{r['decisions_per_s']:>9}"
+            f"{r['p50_ms']:>9}{r['p99_ms']:>9}  {notes}"
+        )
 
 
 def main() -> None:
@@ -427,29 +511,53 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=100, help="concurrent socket-driven executions")
     parser.add_argument("--modes", default="threading,gevent,eventlet", help="async modes for the server part")
     parser.add_argument("--think-ms", type=float, default=0.0, help="operator think time before each decision")
-    parser.add_argument("--skip", default="",
-                        help="comma list of parts to skip: inprocess,langgraph,server,push,statements")
-    parser.add_argument("--pg-url", default="postgresql://postgres@127.0.0.1:5432/postgres",
-                        help="an administrative PostgreSQL URL for the statements part (it makes a database of its "
-                             "own there)")
-    parser.add_argument("--rounds", type=int, default=10,
-                        help="the in-process engines take turns, each running executions/rounds per turn")
-    parser.add_argument("--policy-rules", default="0,200",
-                        help="in-process runs with these numbers of policy rules in the workspace")
-    parser.add_argument("--message-queue", default="redis://127.0.0.1:6379/15",
-                        help="the Redis of the push part's run through the message queue")
-    parser.add_argument("--workspace-room", action="store_true",
-                        help="every socket client also joins its workspace's room, as each page of the web app does "
-                             "(the queue's, the dashboard's and the notifications' events reach every client)")
-    parser.add_argument("--against", default="",
-                        help="a git revision (e.g. the previous main) whose server the server part runs too, right "
-                             "after this one's, from a temporary worktree with this checkout's Python")
-    parser.add_argument("--server-runs", type=int, default=1,
-                        help="how many times the server part runs (this checkout and --against taking turns)")
-    parser.add_argument("--cluster", default="",
-                        help="also drive a running Coach at this URL (make cluster: http://127.0.0.1:8000) as the "
-                             "server part does, logged in as COACH_ADMIN_EMAIL / COACH_ADMIN_PASSWORD (default: "
-                             "the demo admin)")
+    parser.add_argument(
+        "--skip", default="", help="comma list of parts to skip: inprocess,langgraph,server,push,statements"
+    )
+    parser.add_argument(
+        "--pg-url",
+        default="postgresql://postgres@127.0.0.1:5432/postgres",
+        help="an administrative PostgreSQL URL for the statements part (it makes a database of its own there)",
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=10,
+        help="the in-process engines take turns, each running executions/rounds per turn",
+    )
+    parser.add_argument(
+        "--policy-rules", default="0,200", help="in-process runs with these numbers of policy rules in the workspace"
+    )
+    parser.add_argument(
+        "--message-queue",
+        default="redis://127.0.0.1:6379/15",
+        help="the Redis of the push part's run through the message queue",
+    )
+    parser.add_argument(
+        "--workspace-room",
+        action="store_true",
+        help="every socket client also joins its workspace's room, as each page of the web app does "
+        "(the queue's, the dashboard's and the notifications' events reach every client)",
+    )
+    parser.add_argument(
+        "--against",
+        default="",
+        help="a git revision (e.g. the previous main) whose server the server part runs too, right "
+        "after this one's, from a temporary worktree with this checkout's Python",
+    )
+    parser.add_argument(
+        "--server-runs",
+        type=int,
+        default=1,
+        help="how many times the server part runs (this checkout and --against taking turns)",
+    )
+    parser.add_argument(
+        "--cluster",
+        default="",
+        help="also drive a running Coach at this URL (make cluster: http://127.0.0.1:8000) as the "
+        "server part does, logged in as COACH_ADMIN_EMAIL / COACH_ADMIN_PASSWORD (default: "
+        "the demo admin)",
+    )
     args, _ = parser.parse_known_args()  # the agent bench (bench/agent_overhead.py) reads the rest
     skip = set(filter(None, args.skip.split(",")))
     rows = []
@@ -470,12 +578,27 @@ def main() -> None:
             with checkout(args.against, tmp) as other:
                 for _ in range(args.server_runs):  # this server and the other revision's take turns
                     for mode in filter(None, args.modes.split(",")):
-                        rows.append(coach_server(args.concurrency, mode, tempfile.mkdtemp(dir=tmp), args.think_ms,
-                                                 workspace_room=args.workspace_room))
+                        rows.append(
+                            coach_server(
+                                args.concurrency,
+                                mode,
+                                tempfile.mkdtemp(dir=tmp),
+                                args.think_ms,
+                                workspace_room=args.workspace_room,
+                            )
+                        )
                         if other is not None:
-                            rows.append(coach_server(args.concurrency, mode, tempfile.mkdtemp(dir=tmp),
-                                                     args.think_ms, workspace_room=args.workspace_room, root=other,
-                                                     label=against_label(args.against, mode)))
+                            rows.append(
+                                coach_server(
+                                    args.concurrency,
+                                    mode,
+                                    tempfile.mkdtemp(dir=tmp),
+                                    args.think_ms,
+                                    workspace_room=args.workspace_room,
+                                    root=other,
+                                    label=against_label(args.against, mode),
+                                )
+                            )
         if "push" not in skip:  # decision -> next suggestion on the socket, without and with the message queue
             rows.append(push_latency(tempfile.mkdtemp(dir=tmp)))
             if _redis_answers(args.message_queue):
@@ -483,23 +606,33 @@ def main() -> None:
             else:
                 print(f"push through the message queue skipped: Redis at {args.message_queue} does not answer")
         if args.cluster:
-            remote = Remote(args.cluster, os.environ.get("COACH_ADMIN_EMAIL", "admin@coach.local"),
-                            os.environ.get("COACH_ADMIN_PASSWORD", "coach-demo"))
-            rows.append(coach_server(args.concurrency, "cluster", "", args.think_ms, remote=remote,
-                                     workspace_room=args.workspace_room))
+            remote = Remote(
+                args.cluster,
+                os.environ.get("COACH_ADMIN_EMAIL", "admin@coach.local"),
+                os.environ.get("COACH_ADMIN_PASSWORD", "coach-demo"),
+            )
+            rows.append(
+                coach_server(
+                    args.concurrency, "cluster", "", args.think_ms, remote=remote, workspace_room=args.workspace_room
+                )
+            )
     print_table(rows)
     if args.against and "server" not in skip:
         for mode in filter(None, args.modes.split(",")):
             ours = [r["decisions_per_s"] for r in rows if r["engine"] == f"coach server ({mode})"]
             theirs = [r["decisions_per_s"] for r in rows if r["engine"] == against_label(args.against, mode)]
             if ours and theirs:
-                print(f"{mode}: this checkout at {sum(ours) / sum(theirs):.0%} of {args.against}'s decisions/s "
-                      f"({len(ours)} runs each)")
+                print(
+                    f"{mode}: this checkout at {sum(ours) / sum(theirs):.0%} of {args.against}'s decisions/s "
+                    f"({len(ours)} runs each)"
+                )
     if "statements" not in skip:
         counted = statements_per_decision(args.pg_url)
-        print(f"\nPostgreSQL, statements per decision (accept + the next suggestion, one transaction): "
-              f"p50 {counted['statements_p50']}, max {counted['statements_max']} over {counted['decisions']} "
-              f"decisions (parameter sets p50 {counted['parameter_sets_p50']}); one of them:")
+        print(
+            f"\nPostgreSQL, statements per decision (accept + the next suggestion, one transaction): "
+            f"p50 {counted['statements_p50']}, max {counted['statements_max']} over {counted['decisions']} "
+            f"decisions (parameter sets p50 {counted['parameter_sets_p50']}); one of them:"
+        )
         for statement in counted["example"]:
             print(f"  {statement}")
     coach = next((r for r in rows if r["engine"] == "coach"), None)
@@ -507,11 +640,15 @@ def main() -> None:
     ruled = [r for r in rows if r.get("policy_rules")]
     for r in ruled:
         if coach:
-            print(f"in-process with {r['policy_rules']} policy rules: {r['decisions_per_s']} decisions/s, "
-                  f"{r['decisions_per_s'] / coach['decisions_per_s']:.1%} of the rate with none (target >= 90%)")
+            print(
+                f"in-process with {r['policy_rules']} policy rules: {r['decisions_per_s']} decisions/s, "
+                f"{r['decisions_per_s'] / coach['decisions_per_s']:.1%} of the rate with none (target >= 90%)"
+            )
     if coach and lang:
-        print(f"\nin-process: Coach / LangGraph decisions per second = "
-              f"{coach['decisions_per_s'] / lang['decisions_per_s']:.2f}x (target >= 2x)")
+        print(
+            f"\nin-process: Coach / LangGraph decisions per second = "
+            f"{coach['decisions_per_s'] / lang['decisions_per_s']:.2f}x (target >= 2x)"
+        )
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ threads) approves every review as it appears in the pending list. Printed: the h
 the moment they are sent (every agent's session open) to the last answer, and per call the time from its approval to the agent's answer (a decision
 made on the server holding the call wakes it; COACH_GATEWAY_POLL_S is for one made on another server).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,8 +44,9 @@ SHOP = stdio_command("shop")
 REVIEWERS = 4  # the held-call part's reviewer threads (a lead's script approving from the REST API)
 
 
-async def timed(session: Client, calls: int, warmup: int, pid: int | None = None,
-                direct: bool = False) -> tuple[list[float], ...]:
+async def timed(
+    session: Client, calls: int, warmup: int, pid: int | None = None, direct: bool = False
+) -> tuple[list[float], ...]:
     """The calls' latencies, then as many pings' (an MCP request that the SDK answers itself: no judging, no
     forwarding, no audit; through Coach, what its HTTP serving, the bearer token's check and the SDK cost alone);
     with `pid`, that process's CPU ms per call and per ping too."""
@@ -74,8 +76,10 @@ async def direct(calls: int, warmup: int) -> tuple[list[float], list[float]]:
 
 
 async def gateway(server: LiveServer, token: str, calls: int, warmup: int) -> tuple[list[float], ...]:
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, trust_env=False) as http, \
-            Client(streamable_http_client(server.url("/mcp"), http_client=http), mode="legacy", cache=None) as session:
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, trust_env=False) as http,
+        Client(streamable_http_client(server.url("/mcp"), http_client=http), mode="legacy", cache=None) as session,
+    ):
         return await timed(session, calls, warmup, server.process.pid)
 
 
@@ -87,15 +91,21 @@ def main() -> None:
     args = parser.parse_args()
     held = None
     with tempfile.TemporaryDirectory() as folder:
-        server = LiveServer(Path(folder) / "server", env={"COACH_MCP_STDIO_ALLOW": " ".join(SHOP),
-                                                         "COACH_LOG_LEVEL": "WARNING"})
+        server = LiveServer(
+            Path(folder) / "server", env={"COACH_MCP_STDIO_ALLOW": " ".join(SHOP), "COACH_LOG_LEVEL": "WARNING"}
+        )
         try:
             server.start()
-            made = server.http.post(server.url("/api/tool-servers"), json={
-                "name": "shop", "transport": "stdio", "command": SHOP, "trusted": True}, timeout=30).json()
+            made = server.http.post(
+                server.url("/api/tool-servers"),
+                json={"name": "shop", "transport": "stdio", "command": SHOP, "trusted": True},
+                timeout=30,
+            ).json()
             server.http.post(server.url(f"/api/tool-servers/{made['id']}/refresh"), timeout=60).raise_for_status()
-            server.http.post(server.url("/api/policies"), json={
-                "name": "bench", "effect": "allow", "match": {"tool": "shop.add", "agent": "*"}}, timeout=10
+            server.http.post(
+                server.url("/api/policies"),
+                json={"name": "bench", "effect": "allow", "match": {"tool": "shop.add", "agent": "*"}},
+                timeout=10,
             ).raise_for_status()
             token = server.http.post(server.url("/api/agents"), json={"name": "bench"}, timeout=10).json()["token"]
             through, through_pings, cpu = asyncio.run(gateway(server, token, args.calls, args.warmup))
@@ -108,28 +118,42 @@ def main() -> None:
     for what, there, here in (("allowed calls", straight, through), ("pings", straight_pings, through_pings)):
         print(f"{args.calls} {what}, one at a time (ms)   p50      p90      p99")
         for name, values in (("direct to the server (stdio)", there), ("through Coach's /mcp", here)):
-            print(f"  {name:<34} {percentile(values, 50):7.2f}  {percentile(values, 90):7.2f}  "
-                  f"{percentile(values, 99):7.2f}")
-        print(f"  {'overhead':<34} {percentile(here, 50) - percentile(there, 50):7.2f}  "
-              f"{percentile(here, 90) - percentile(there, 90):7.2f}  {percentile(here, 99) - percentile(there, 99):7.2f}")
-    print(f"  Coach's CPU (its process, user + system; steadier than latency on a busy machine): {cpu[0]:.2f} ms "
-          f"per call, {cpu[1]:.2f} ms per ping")
+            print(
+                f"  {name:<34} {percentile(values, 50):7.2f}  {percentile(values, 90):7.2f}  "
+                f"{percentile(values, 99):7.2f}"
+            )
+        print(
+            f"  {'overhead':<34} {percentile(here, 50) - percentile(there, 50):7.2f}  "
+            f"{percentile(here, 90) - percentile(there, 90):7.2f}  {percentile(here, 99) - percentile(there, 99):7.2f}"
+        )
+    print(
+        f"  Coach's CPU (its process, user + system; steadier than latency on a busy machine): {cpu[0]:.2f} ms "
+        f"per call, {cpu[1]:.2f} ms per ping"
+    )
     if held is not None:
         took, after = held
-        print(f"{args.agents} agents calling a held tool at once (their sessions open), every review approved by a "
-              f"script ({REVIEWERS} threads) as it appears:")
-        print(f"  all held, approved and answered in {took:.2f} s: {args.agents / took:.1f} held calls/s; approval -> "
-              f"the agent's answer p50 {percentile(after, 50):.0f} ms, p99 {percentile(after, 99):.0f} ms")
+        print(
+            f"{args.agents} agents calling a held tool at once (their sessions open), every review approved by a "
+            f"script ({REVIEWERS} threads) as it appears:"
+        )
+        print(
+            f"  all held, approved and answered in {took:.2f} s: {args.agents / took:.1f} held calls/s; approval -> "
+            f"the agent's answer p50 {percentile(after, 50):.0f} ms, p99 {percentile(after, 99):.0f} ms"
+        )
 
 
 def held_calls(server: LiveServer, agents: int) -> tuple[float, list[float]]:
     """`agents` identities call shop.refund (held for a review) at once; a reviewer approves each review as it shows.
     Returns the seconds from the first call to the last answer, and each call's approval -> answer in ms."""
-    server.http.post(server.url("/api/policies"), json={
-        "name": "held", "effect": "require_review", "match": {"tool": "shop.refund", "agent": "*"}},
-        timeout=10).raise_for_status()
-    tokens = {f"held-{i}": server.http.post(server.url("/api/agents"), json={"name": f"held-{i}"}, timeout=10)
-              .json()["token"] for i in range(agents)}
+    server.http.post(
+        server.url("/api/policies"),
+        json={"name": "held", "effect": "require_review", "match": {"tool": "shop.refund", "agent": "*"}},
+        timeout=10,
+    ).raise_for_status()
+    tokens = {
+        f"held-{i}": server.http.post(server.url("/api/agents"), json={"name": f"held-{i}"}, timeout=10).json()["token"]
+        for i in range(agents)
+    }
     approved_at: dict[str, float] = {}
     stop = threading.Event()
 
@@ -140,8 +164,9 @@ def held_calls(server: LiveServer, agents: int) -> tuple[float, list[float]]:
             local.http = requests.Session()
             local.http.headers.update(server.http.headers)
             local.http.cookies.update(server.http.cookies)
-        local.http.post(server.url(f"/api/approvals/{item['approval_id']}"), json={"decision": "approve"},
-                        timeout=30).raise_for_status()
+        local.http.post(
+            server.url(f"/api/approvals/{item['approval_id']}"), json={"decision": "approve"}, timeout=30
+        ).raise_for_status()
         approved_at[item["agent"]] = time.perf_counter()
 
     def reviewer() -> None:
@@ -158,9 +183,14 @@ def held_calls(server: LiveServer, agents: int) -> tuple[float, list[float]]:
     ready, go = [0], None
 
     async def agent(name: str) -> float:
-        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {tokens[name]}"}, trust_env=False,
-                                      timeout=httpx2.Timeout(30, read=120)) as http, \
-                Client(streamable_http_client(server.url("/mcp"), http_client=http), cache=None) as session:
+        async with (
+            httpx2.AsyncClient(
+                headers={"Authorization": f"Bearer {tokens[name]}"},
+                trust_env=False,
+                timeout=httpx2.Timeout(30, read=120),
+            ) as http,
+            Client(streamable_http_client(server.url("/mcp"), http_client=http), cache=None) as session,
+        ):
             ready[0] += 1
             await go.wait()  # every agent's session is open: they call at once
             result = await session.call_tool("shop.refund", {"order_id": name, "amount": 1.5})

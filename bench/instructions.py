@@ -10,6 +10,7 @@ use it to tell whether a change made a decision cheaper.
     .venv/bin/python bench/instructions.py            # both engines
     .venv/bin/python bench/instructions.py --engines coach
 """
+
 from __future__ import annotations
 
 import argparse
@@ -61,8 +62,21 @@ def _loop(engine: str, executions: int) -> None:
 
 
 def _count(engine: str, executions: int) -> int:
-    out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
-                          __file__, "--run", engine, str(executions)], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [
+            "valgrind",
+            "--tool=callgrind",
+            "--callgrind-out-file=/dev/null",
+            sys.executable,
+            __file__,
+            "--run",
+            engine,
+            str(executions),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     found = re.search(r"Collected\s*:\s*(\d+)", out.stderr)
     if not found:
         raise RuntimeError(f"no instruction count from callgrind:\n{out.stderr[-2000:]}")
@@ -77,8 +91,11 @@ def per_decision(engine: str) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--engines", default="coach,langgraph,coach-200",
-                        help="comma list: coach, langgraph, coach-N (Coach with N policy rules, as make bench's)")
+    parser.add_argument(
+        "--engines",
+        default="coach,langgraph,coach-200",
+        help="comma list: coach, langgraph, coach-N (Coach with N policy rules, as make bench's)",
+    )
     parser.add_argument("--run", nargs=2, metavar=("ENGINE", "EXECUTIONS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.run:

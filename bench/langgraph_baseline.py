@@ -14,8 +14,9 @@ import sqlite3
 import tempfile
 import time
 import uuid
+from collections.abc import Generator
 from importlib.metadata import version
-from typing import Annotated, Generator, TypedDict
+from typing import Annotated, TypedDict
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
@@ -75,8 +76,9 @@ def run_langgraph(executions: int, db_path: str, *, durability: Durability = "sy
     return finish(langgraph_turns(executions, db_path, durability=durability))
 
 
-def langgraph_turns(executions: int, db_path: str, *, durability: Durability = "sync",
-                    rounds: int = 1) -> Generator[None, None, dict]:
+def langgraph_turns(
+    executions: int, db_path: str, *, durability: Durability = "sync", rounds: int = 1
+) -> Generator[None, None, dict]:
     """Drive ``executions`` workflows sequentially, one decision at a time.
 
     ``durability="sync"`` (the strictest mode) persists every checkpoint before the
@@ -95,16 +97,14 @@ def langgraph_turns(executions: int, db_path: str, *, durability: Durability = "
             settle()
             for thread in part:
                 config = {"configurable": {"thread_id": thread}}
-                out = graph.invoke({"thread": thread, "outputs": []}, config,
-                                   durability=durability, version="v2")
+                out = graph.invoke({"thread": thread, "outputs": []}, config, durability=durability, version="v2")
                 loop_start = time.perf_counter()
                 for i in range(STEPS):
                     suggestion = _suggestion(out)
                     if suggestion is None or suggestion["step"] != i:
                         raise RuntimeError(f"{thread}: expected suggestion {i}, got {suggestion!r}")
                     t0 = time.perf_counter()
-                    out = graph.invoke(Command(resume=DECISION), config,
-                                       durability=durability, version="v2")
+                    out = graph.invoke(Command(resume=DECISION), config, durability=durability, version="v2")
                     latencies.append(time.perf_counter() - t0)
                 seconds += time.perf_counter() - loop_start
                 if _suggestion(out) is not None:
@@ -141,12 +141,13 @@ def main() -> None:
     parser.add_argument("--durability", choices=["sync", "async", "exit"], default="sync")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        r = run_langgraph(args.executions, os.path.join(tmp, "langgraph.db"),
-                          durability=args.durability)
+        r = run_langgraph(args.executions, os.path.join(tmp, "langgraph.db"), durability=args.durability)
     versions = " ".join(f"{k}=={v}" for k, v in r["versions"].items())
-    print(f"| {r['engine']} | {r['executions']} | {r['decisions']} | {r['seconds']:.3f}s"
-          f" | {r['decisions_per_s']:.1f}/s | p50 {r['p50_ms']:.2f}ms"
-          f" | p99 {r['p99_ms']:.2f}ms | {versions} |")
+    print(
+        f"| {r['engine']} | {r['executions']} | {r['decisions']} | {r['seconds']:.3f}s"
+        f" | {r['decisions_per_s']:.1f}/s | p50 {r['p50_ms']:.2f}ms"
+        f" | p99 {r['p99_ms']:.2f}ms | {versions} |"
+    )
 
 
 if __name__ == "__main__":

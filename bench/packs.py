@@ -19,6 +19,7 @@ the seeds).
 
     .venv/bin/python bench/packs.py [--decisions 300] [--seeds 20]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,9 +45,11 @@ def stepwide_rules(stats: PackStats, min_count: int = 3, min_share: float = 0.8)
     if stats.corrections <= 0:
         return []
     threshold = Fraction(repr(float(min_share)))
-    return [LearnedRule(g.field, g.before, g.after, g.count, round(g.count / stats.corrections, 4))
-            for g in stats.groups.values()
-            if g.count >= min_count and Fraction(g.count, stats.corrections) >= threshold]
+    return [
+        LearnedRule(g.field, g.before, g.after, g.count, round(g.count / stats.corrections, 4))
+        for g in stats.groups.values()
+        if g.count >= min_count and Fraction(g.count, stats.corrections) >= threshold
+    ]
 
 
 def run(mode: str, decisions: int, amount_share: float, seed: int) -> dict[str, float | int | None]:
@@ -98,11 +101,14 @@ def main() -> None:
         hit = [v for v in values if v is not None]
         if len(hit) * 2 <= len(values):  # the median run never got there
             return f"never ({len(hit)}/{len(values)})"
-        return f"{statistics.median([v if v is not None else args.decisions + 1 for v in values]):g}" + \
-            (f" ({len(hit)}/{len(values)})" if len(hit) < len(values) else "")
+        return f"{statistics.median([v if v is not None else args.decisions + 1 for v in values]):g}" + (
+            f" ({len(hit)}/{len(values)})" if len(hit) < len(values) else ""
+        )
 
-    print(f"refund step, {args.decisions} decisions, {args.seeds} seeds: decisions until rolling acceptance "
-          f"(last {WINDOW}) >= {TARGET} / acceptance overall / times the currency rule stopped applying")
+    print(
+        f"refund step, {args.decisions} decisions, {args.seeds} seeds: decisions until rolling acceptance "
+        f"(last {WINDOW}) >= {TARGET} / acceptance overall / times the currency rule stopped applying"
+    )
     head = f"{'amount corrected':>16} | " + " | ".join(f"{m:^28}" for m in MODES)
     print(head)
     print("-" * len(head))
@@ -110,13 +116,16 @@ def main() -> None:
         cells = []
         for mode in MODES:
             runs = [run(mode, args.decisions, share, seed) for seed in range(args.seeds)]
-            cells.append(f"{cell([r['reached'] for r in runs]):>12} "
-                         f"{statistics.median(r['acceptance'] for r in runs):6.2f} "
-                         f"{statistics.median(r['stops'] for r in runs):>6g}")
+            cells.append(
+                f"{cell([r['reached'] for r in runs]):>12} "
+                f"{statistics.median(r['acceptance'] for r in runs):6.2f} "
+                f"{statistics.median(r['stops'] for r in runs):>6g}"
+            )
         print(f"{share:>15.0%}  | " + " | ".join(f"{c:^28}" for c in cells))
     stepwide, per_field = demo_case()
-    print(f"\ndemo: 3 of 3 currency corrections, then 1 of the amount: rules step-wide {stepwide}, "
-          f"per-field {per_field}")
+    print(
+        f"\ndemo: 3 of 3 currency corrections, then 1 of the amount: rules step-wide {stepwide}, per-field {per_field}"
+    )
 
 
 if __name__ == "__main__":

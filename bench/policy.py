@@ -14,6 +14,7 @@ predicate on params. The calls rotate over sql.query (a write and a read), http.
 
     .venv/bin/python bench/policy.py [--calls 20000]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,14 +30,31 @@ sys.path.insert(0, str(ROOT))
 from core.policy import Call, RuleSet, compile_rule  # noqa: E402
 
 CALLS = [
-    Call("sql.query", {"connection": "dw", "query": "UPDATE invoices SET paid = true WHERE id = 7"}, "action", "write",
-         "wf1", "ann@x"),
-    Call("sql.query", {"connection": "dw", "query": "SELECT id, total FROM invoices WHERE paid = false"}, "action",
-         "write", "wf1", "ann@x"),
-    Call("http.request", {"method": "POST", "url": "https://api.example.com/v1/refunds", "json": {"amount": 12}},
-         "action", "external", "wf2", "bob@x"),
-    Call("file.write", {"path": "summaries/invoices-summary.json", "content": "{}"}, "action", "write", "wf1",
-         "ann@x"),
+    Call(
+        "sql.query",
+        {"connection": "dw", "query": "UPDATE invoices SET paid = true WHERE id = 7"},
+        "action",
+        "write",
+        "wf1",
+        "ann@x",
+    ),
+    Call(
+        "sql.query",
+        {"connection": "dw", "query": "SELECT id, total FROM invoices WHERE paid = false"},
+        "action",
+        "write",
+        "wf1",
+        "ann@x",
+    ),
+    Call(
+        "http.request",
+        {"method": "POST", "url": "https://api.example.com/v1/refunds", "json": {"amount": 12}},
+        "action",
+        "external",
+        "wf2",
+        "bob@x",
+    ),
+    Call("file.write", {"path": "summaries/invoices-summary.json", "content": "{}"}, "action", "write", "wf1", "ann@x"),
     Call("echo", {"message": "hi"}, "action", "read", "wf3", "bob@x"),
 ]
 
@@ -44,8 +62,9 @@ CALLS = [
 def written(i: int) -> dict:
     """Bench rule number i, as a lead would write it."""
     k = i % 40
-    match: dict = {"tool": ["sql.*", "http.request", "file.write", "file.read", "shell.run"][k] if k < 5
-                   else f"mcp_{k}.*"}
+    match: dict = {
+        "tool": ["sql.*", "http.request", "file.write", "file.read", "shell.run"][k] if k < 5 else f"mcp_{k}.*"
+    }
     if i % 5 == 1:
         match["risk"] = ["write", "destructive"]
     if i % 5 == 2:
@@ -59,8 +78,13 @@ def written(i: int) -> dict:
     if k in (0, 1) and i % 3 == 1:
         match["params"] = "params.amount is defined and params.amount > 1000"
     scope = {"user": "ann@x"} if i % 7 == 0 else {"workflow_id": None} if i % 7 == 1 else {}
-    return {"name": f"rule {i}", "order": i, "effect": ("allow", "require_review", "deny")[i % 3], "scope": scope,
-            "match": match}
+    return {
+        "name": f"rule {i}",
+        "order": i,
+        "effect": ("allow", "require_review", "deny")[i % 3],
+        "scope": scope,
+        "match": match,
+    }
 
 
 def rules(n: int) -> list:
@@ -124,8 +148,10 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=20_000)
     args = parser.parse_args()
     print(f"policy evaluation, {args.calls:,} calls per row (µs)")
-    print(f"{'rules':>6} {'effect p50':>11} {'effect p99':>11} {'explained p50':>14} {'explained p99':>14} "
-          f"{'service p50':>12} {'service p99':>12}")
+    print(
+        f"{'rules':>6} {'effect p50':>11} {'effect p99':>11} {'explained p50':>14} {'explained p99':>14} "
+        f"{'service p50':>12} {'service p99':>12}"
+    )
     for n in (0, 20, 200):
         e50, e99 = bench_engine(n, args.calls, explain=False)
         x50, x99 = bench_engine(n, args.calls, explain=True)

@@ -11,6 +11,7 @@ reason to run again rather than a failed build.
 Target (issue #11): p95 within 50 ms and no probe waiting 150 ms. Before the budgets, each scenario held the
 server 0.25 to 6 s.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,8 +29,9 @@ P95_TARGET_MS, WORST_TARGET_MS = 50.0, 150.0
 
 def run_once(report: Path) -> None:
     env = dict(os.environ, COACH_HEALTHZ_REPORT=str(report))
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "tests/socket/test_budget_live.py"],
-                          cwd=ROOT, env=env)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "tests/socket/test_budget_live.py"], cwd=ROOT, env=env
+    )
     if done.returncode != 0:
         sys.exit(f"tests/socket/test_budget_live.py failed (exit {done.returncode}): nothing to measure")
 
@@ -46,15 +48,19 @@ def main() -> None:
         for line in report.read_text().splitlines():
             row = json.loads(line)
             by_scenario.setdefault(row["scenario"], []).append(sorted(row["latencies_ms"]))
-    print(f"\n/healthz while work runs beside it (target: p95 <= {P95_TARGET_MS:.0f} ms, "
-          f"worst < {WORST_TARGET_MS:.0f} ms), {args.runs} run(s)")
+    print(
+        f"\n/healthz while work runs beside it (target: p95 <= {P95_TARGET_MS:.0f} ms, "
+        f"worst < {WORST_TARGET_MS:.0f} ms), {args.runs} run(s)"
+    )
     print(f"{'scenario':<24}{'probes':>8}{'median':>10}{'p95':>10}{'worst':>10}  target")
     for name, runs in by_scenario.items():
         for lat in runs:
             p95 = lat[max(int(len(lat) * 0.95) - 1, 0)]
             met = p95 <= P95_TARGET_MS and lat[-1] < WORST_TARGET_MS
-            print(f"{name:<24}{len(lat):>8}{statistics.median(lat):>9.1f} {p95:>9.1f} {lat[-1]:>9.1f}  "
-                  f"{'met' if met else 'MISSED'}")
+            print(
+                f"{name:<24}{len(lat):>8}{statistics.median(lat):>9.1f} {p95:>9.1f} {lat[-1]:>9.1f}  "
+                f"{'met' if met else 'MISSED'}"
+            )
 
 
 if __name__ == "__main__":

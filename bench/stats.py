@@ -42,7 +42,7 @@ def slices(items: list, rounds: int) -> list[list]:
     out, at = [], 0
     for r in range(rounds):
         n = size + (1 if r < extra else 0)
-        out.append(items[at:at + n])
+        out.append(items[at : at + n])
         at += n
     return out
 

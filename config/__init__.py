@@ -1,4 +1,5 @@
 """Every COACH_* setting, read from the environment in this one place."""
+
 from __future__ import annotations
 
 import json
@@ -153,11 +154,11 @@ class Settings:
     def max_body_bytes(self) -> int:
         return int(self.max_body_mb * 1024 * 1024)
 
-    def with_overrides(self, **overrides: Any) -> "Settings":
+    def with_overrides(self, **overrides: Any) -> Settings:
         return replace(self, **overrides)
 
     @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> "Settings":
+    def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
         env = os.environ if environ is None else environ
         values: dict[str, Any] = {}
         for f in fields(cls):

@@ -10,23 +10,24 @@ The meter of the current evaluation is thread-local (greenlet-local where gevent
 threading): evaluations never yield, so one meter is never shared. An evaluation started inside another
 shares the outer one's budget.
 """
+
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Iterator
 
 
 @dataclass(frozen=True)
 class Limits:
-    time_s: float = 0.01          # CPU time of one evaluation (COACH_EVAL_TIME_MS)
-    max_ops: int = 1_000_000      # loop iterations, calls, lookups and operators of one evaluation
-    max_chars: int = 1_000_000    # any one string, list or number built (characters, items, digits)
-    max_int_bits: int = 64_000    # an integer built by ** or * (about 19,000 digits)
-    max_width: int = 100_000      # a width, count or length handed to a formatting filter or method
-    max_sorted: int = 10_000      # items a sorting or grouping filter orders (each costs Python per item)
+    time_s: float = 0.01  # CPU time of one evaluation (COACH_EVAL_TIME_MS)
+    max_ops: int = 1_000_000  # loop iterations, calls, lookups and operators of one evaluation
+    max_chars: int = 1_000_000  # any one string, list or number built (characters, items, digits)
+    max_int_bits: int = 64_000  # an integer built by ** or * (about 19,000 digits)
+    max_width: int = 100_000  # a width, count or length handed to a formatting filter or method
+    max_sorted: int = 10_000  # items a sorting or grouping filter orders (each costs Python per item)
 
 
 class BudgetExceeded(Exception):
@@ -145,15 +146,18 @@ def check_time() -> None:
 
 def check_sorted(size: int, what: str) -> None:
     if size > _limits.max_sorted:
-        raise BudgetExceeded(f"{what} would order {size:,} items, more than the {_limits.max_sorted:,} allowed "
-                             "in a template (narrow them in a step first)")
+        raise BudgetExceeded(
+            f"{what} would order {size:,} items, more than the {_limits.max_sorted:,} allowed "
+            "in a template (narrow them in a step first)"
+        )
 
 
 def check_size(size: int, what: str = "a value") -> None:
     """Refuse to build `what` of `size` characters or items beyond the budget."""
     if size > _limits.max_chars:
-        raise BudgetExceeded(f"{what} would have {size:,} characters or items, more than the "
-                             f"{_limits.max_chars:,} allowed")
+        raise BudgetExceeded(
+            f"{what} would have {size:,} characters or items, more than the {_limits.max_chars:,} allowed"
+        )
 
 
 def check_width(value: int, what: str = "a width") -> None:

@@ -1,4 +1,5 @@
 """Domain errors. The API maps each class to an HTTP status in one place (api/errors.py)."""
+
 from __future__ import annotations
 
 from typing import Any

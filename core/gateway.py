@@ -1,5 +1,6 @@
 """The MCP gateway's rules that need no storage: which calls are "the same call", what an agent receives (results
 as the MCP spec's CallToolResult, capped), and the words of a denial, a reject and a held call (docs/mcp-gateway.md)."""
+
 from __future__ import annotations
 
 import hashlib
@@ -63,8 +64,11 @@ def cap(result: dict[str, Any], max_bytes: int) -> tuple[dict[str, Any], int]:
     cut = text.encode()[:room].decode(errors="ignore")
     note = f"\n[cut by Coach's gateway: the result was {full} bytes, the agent receives at most {max_bytes}]"
     lost_structure = result.get("structuredContent") is not None
-    return {"content": [{"type": "text", "text": cut + note}], "isError": bool(result.get("isError")) or lost_structure,
-            "_meta": {STATUS_META: {"truncated": True, "bytes": full}}}, full
+    return {
+        "content": [{"type": "text", "text": cut + note}],
+        "isError": bool(result.get("isError")) or lost_structure,
+        "_meta": {STATUS_META: {"truncated": True, "bytes": full}},
+    }, full
 
 
 def error_result(text: str, **status: Any) -> dict[str, Any]:
@@ -84,18 +88,23 @@ def denied_text(tool: str, verdict: dict[str, Any]) -> str:
 
 
 def held_text(tool: str, call_id: str, waited_s: float) -> str:
-    return (f"The call of {tool} is held for a person's review in Coach (call {call_id}); it has not run. No "
-            f"decision within {waited_s:g} s. Send the same call again (same tool and arguments, or the same _meta "
-            f"idempotency key) to receive the decision once it is made; it runs at most once.")
+    return (
+        f"The call of {tool} is held for a person's review in Coach (call {call_id}); it has not run. No "
+        f"decision within {waited_s:g} s. Send the same call again (same tool and arguments, or the same _meta "
+        f"idempotency key) to receive the decision once it is made; it runs at most once."
+    )
 
 
 def running_text(tool: str, call_id: str, who: str, waited_s: float) -> str:
-    return (f"The call of {tool} was approved by {who} and is running in Coach (call {call_id}): it was sent to the "
-            f"server and its result is not in yet after {waited_s:g} s. Do not send it as a new call: send the same "
-            f"call again (same tool and arguments, or the same _meta idempotency key) to receive its result; it runs "
-            f"once.")
+    return (
+        f"The call of {tool} was approved by {who} and is running in Coach (call {call_id}): it was sent to the "
+        f"server and its result is not in yet after {waited_s:g} s. Do not send it as a new call: send the same "
+        f"call again (same tool and arguments, or the same _meta idempotency key) to receive its result; it runs "
+        f"once."
+    )
 
 
 def rejected_text(tool: str, who: str, feedback: str) -> str:
-    return (f"A reviewer ({who}) rejected this call of {tool}; it did not run."
-            + (f" Their feedback: {feedback}" if feedback else " They gave no feedback."))
+    return f"A reviewer ({who}) rejected this call of {tool}; it did not run." + (
+        f" Their feedback: {feedback}" if feedback else " They gave no feedback."
+    )

@@ -14,9 +14,11 @@ Policies win: AUTO lifts only the holds that the workspace default makes (no rul
 an untrusted server, destructive by default). A rule whose effect is `require_review` is a person's explicit word
 about that call and holds it in every mode; a `deny` denies it.
 """
+
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from core.coaching.autonomy import ALWAYS_REVIEW, AUTO, COACHING, STEP_MODES, check_force
 from core.errors import Conflict, ValidationFailed
@@ -109,11 +111,13 @@ def check_mode(current: str, target: str, *, auto_ready: bool, force: bool) -> N
     if target != AUTO or current == AUTO:
         return
     if current == ALWAYS_REVIEW:
-        raise Conflict("this tool is pinned to always_review: set it to coaching first to unpin it",
-                       details={"mode": current})
+        raise Conflict(
+            "this tool is pinned to always_review: set it to coaching first to unpin it", details={"mode": current}
+        )
     if not auto_ready and not force:
-        raise Conflict("this tool is not AUTO-ready yet: its decisions do not show enough evidence",
-                       details={"auto_ready": False})
+        raise Conflict(
+            "this tool is not AUTO-ready yet: its decisions do not show enough evidence", details={"auto_ready": False}
+        )
 
 
 def check_rate(rate: float | None) -> float | None:
@@ -121,16 +125,19 @@ def check_rate(rate: float | None) -> float | None:
     if rate is None:
         return None
     if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0.0 <= float(rate) <= 1.0:
-        raise ValidationFailed("the spot-check rate is a share of calls",
-                               details={"spot_check_rate": ["must be a number from 0 to 1"]})
+        raise ValidationFailed(
+            "the spot-check rate is a share of calls", details={"spot_check_rate": ["must be a number from 0 to 1"]}
+        )
     return float(rate)
 
 
 def changes_text(applied: list[dict[str, Any]]) -> str:
     """Learned corrections in words, for the agent and the reviewer: "amount: 5 → 50; note: (absent) → 'x'"
     (`applied`: the rules as core.coaching.rules.LearnedRule.to_dict gives them)."""
+
     def shown(value: Any) -> str:
         return "(absent)" if isinstance(value, dict) and value.get("$missing") else repr(value)
+
     return "; ".join(f"{r['field']}: {shown(r['before'])} → {shown(r['after'])}" for r in applied)
 
 
@@ -138,28 +145,46 @@ def stated(result: dict[str, Any], learned: dict[str, Any], status_key: str) -> 
     """An upstream result of a call forwarded in AUTO with the arguments corrected by learned rules, saying so: a text
     block first, and `_meta[status_key]` with the arguments sent and the rules applied (the agent must know that what
     ran is not exactly what it asked for)."""
-    note = {"type": "text", "text": f"Coach corrected the arguments before the call, by learned rules of this tool: "
-                                    f"{changes_text(learned['rules'])}."}
+    note = {
+        "type": "text",
+        "text": f"Coach corrected the arguments before the call, by learned rules of this tool: "
+        f"{changes_text(learned['rules'])}.",
+    }
     meta = dict(result.get("_meta") or {})
-    meta[status_key] = {**(meta.get(status_key) or {}), "corrected_arguments": learned["params"],
-                        "applied_corrections": learned["rules"]}
+    meta[status_key] = {
+        **(meta.get(status_key) or {}),
+        "corrected_arguments": learned["params"],
+        "applied_corrections": learned["rules"],
+    }
     return {**result, "content": [note, *(result.get("content") or [])], "_meta": meta}
 
 
-def edited(result: dict[str, Any], original: dict[str, Any], sent: dict[str, Any], reviewer: str, comment: str,
-           status_key: str) -> dict[str, Any]:
+def edited(
+    result: dict[str, Any], original: dict[str, Any], sent: dict[str, Any], reviewer: str, comment: str, status_key: str
+) -> dict[str, Any]:
     """An upstream result of a held call a reviewer edited, saying so as `stated` says an AUTO correction: a text block
     first ("A reviewer (lead@…) edited the arguments before the call: b: 2 → 22. Their comment: …"), and
     `_meta[status_key]` with decision `edited`, the reviewer, the arguments sent, the agent's own and the changes."""
     from core.coaching.corrections import diff_params
 
     changes = [c.to_dict() for c in diff_params(original, sent)]
-    text = (f"A reviewer ({reviewer}) edited the arguments before the call: "
-            f"{changes_text(changes) if changes else 'no field changed'}."
-            + (f" Their comment: {comment}" if comment else ""))
-    result = with_status(result, status_key, {"decision": "edited", "reviewer": reviewer, "edited_arguments": sent,
-                                              "original_arguments": original, "changes": changes,
-                                              **({"comment": comment} if comment else {})})
+    text = (
+        f"A reviewer ({reviewer}) edited the arguments before the call: "
+        f"{changes_text(changes) if changes else 'no field changed'}."
+        + (f" Their comment: {comment}" if comment else "")
+    )
+    result = with_status(
+        result,
+        status_key,
+        {
+            "decision": "edited",
+            "reviewer": reviewer,
+            "edited_arguments": sent,
+            "original_arguments": original,
+            "changes": changes,
+            **({"comment": comment} if comment else {}),
+        },
+    )
     return {**result, "content": [{"type": "text", "text": text}, *(result.get("content") or [])]}
 
 
@@ -171,5 +196,7 @@ def with_status(result: dict[str, Any], status_key: str, status: dict[str, Any])
 
 
 def demotion_reason(acceptance: float, auto_acceptance: float, alpha: float) -> str:
-    return (f"spot checks show acceptance below {auto_acceptance:.0%} (spot-check acceptance {acceptance:.0%}, "
-            f"test at level {alpha:g})")
+    return (
+        f"spot checks show acceptance below {auto_acceptance:.0%} (spot-check acceptance {acceptance:.0%}, "
+        f"test at level {alpha:g})"
+    )

@@ -8,16 +8,18 @@
 - whether a link may decide at all (`link_decides`): risky calls open the web app instead.
 No Flask, no session, no sockets: everything here is tested without a server.
 """
+
 from __future__ import annotations
 
 import base64
 import hashlib
 import hmac
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, time, timedelta, timezone
+from datetime import UTC, datetime, time, timedelta
 from types import SimpleNamespace
-from typing import Any, Iterable
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from tenacity import stop_after_attempt, wait_exponential
@@ -30,8 +32,16 @@ DEADLINE_NEAR = "deadline_near"
 DEMOTION = "demotion"
 RUN_FAILED = "run_failed"
 ESCALATION = "escalation"  # a review still undecided after a route's set time, sent to the next person / channel
-KINDS = (APPROVAL_REQUESTED, REVIEW_HELD, SUGGESTION_WAITING, CLARIFICATION_ASKED, DEADLINE_NEAR, DEMOTION,
-         RUN_FAILED, ESCALATION)
+KINDS = (
+    APPROVAL_REQUESTED,
+    REVIEW_HELD,
+    SUGGESTION_WAITING,
+    CLARIFICATION_ASKED,
+    DEADLINE_NEAR,
+    DEMOTION,
+    RUN_FAILED,
+    ESCALATION,
+)
 # what a person gets by email unless they turn it off; a suggestion in coaching comes every step, so it is opt-in
 DEFAULT_EMAIL = frozenset(set(KINDS) - {SUGGESTION_WAITING})
 DECIDABLE = frozenset({APPROVAL_REQUESTED, REVIEW_HELD, DEADLINE_NEAR, ESCALATION})  # carry approve / reject links
@@ -84,8 +94,14 @@ def default_recipients(facts: Facts, members: Iterable[Member]) -> list[str]:
     if facts.kind in (APPROVAL_REQUESTED, REVIEW_HELD, DEADLINE_NEAR):
         roles = facts.approvers.get("roles") or (["lead"] if not facts.approvers.get("users") else [])
         named = {u.lower() for u in facts.approvers.get("users", [])}
-        return [m.user_id for m in members if may_decide(facts, m.user_id) and (
-            m.email.lower() in named or m.user_id.lower() in named or any(_rank(m.role) >= _rank(r) for r in roles))]
+        return [
+            m.user_id
+            for m in members
+            if may_decide(facts, m.user_id)
+            and (
+                m.email.lower() in named or m.user_id.lower() in named or any(_rank(m.role) >= _rank(r) for r in roles)
+            )
+        ]
     if facts.kind == DEMOTION:
         return [m.user_id for m in members if _rank(m.role) >= _rank("lead")]
     if facts.kind in (SUGGESTION_WAITING, CLARIFICATION_ASKED, RUN_FAILED):
@@ -102,6 +118,7 @@ def route_matches(route: dict[str, Any], facts: Facts) -> bool:
         return False
     if route.get("tool"):
         from fnmatch import fnmatchcase
+
         if not facts.tool or not fnmatchcase(facts.tool, route["tool"]):
             return False
     return True
@@ -130,9 +147,16 @@ def wants_push(prefs: dict[str, Any] | None, kind: str) -> bool:
     return chosen if isinstance(chosen, bool) else kind in DEFAULT_EMAIL
 
 
-PUSH_TITLES = {APPROVAL_REQUESTED: "Approval requested", REVIEW_HELD: "A call waits for review",
-               SUGGESTION_WAITING: "A suggestion waits", CLARIFICATION_ASKED: "A question", DEADLINE_NEAR: "Deadline near",
-               DEMOTION: "Demoted to coaching", RUN_FAILED: "A run failed", ESCALATION: "Still waiting"}
+PUSH_TITLES = {
+    APPROVAL_REQUESTED: "Approval requested",
+    REVIEW_HELD: "A call waits for review",
+    SUGGESTION_WAITING: "A suggestion waits",
+    CLARIFICATION_ASKED: "A question",
+    DEADLINE_NEAR: "Deadline near",
+    DEMOTION: "Demoted to coaching",
+    RUN_FAILED: "A run failed",
+    ESCALATION: "Still waiting",
+}
 
 
 def push_message(kind: str, event_id: str, payload: dict[str, Any]) -> dict[str, Any]:
@@ -148,12 +172,17 @@ def push_message(kind: str, event_id: str, payload: dict[str, Any]) -> dict[str,
     else:
         path = "/"
     body = str(payload.get("text") or payload.get("subject") or "")
-    return {"title": PUSH_TITLES.get(kind, "Coach"), "body": body[:240] + ("…" if len(body) > 240 else ""),
-            "url": path, "tag": event_id[:200], "kind": kind}
+    return {
+        "title": PUSH_TITLES.get(kind, "Coach"),
+        "body": body[:240] + ("…" if len(body) > 240 else ""),
+        "url": path,
+        "tag": event_id[:200],
+        "kind": kind,
+    }
 
 
 def parse_clock(text: str) -> time:
-    """"22:00" → time(22, 0); ValueError with a message for people on nonsense."""
+    """ "22:00" → time(22, 0); ValueError with a message for people on nonsense."""
     try:
         hours, minutes = text.split(":")
         return time(int(hours), int(minutes))
@@ -183,7 +212,7 @@ def quiet_until(now: datetime, start: str | None, end: str | None, tz: str | Non
         return None
     day = local.date() if clock < finish else local.date() + timedelta(days=1)
     ends = datetime.combine(day, finish, tzinfo=local.tzinfo)
-    return ends.astimezone(timezone.utc)
+    return ends.astimezone(UTC)
 
 
 def retry_delay(attempts: int) -> float | None:
@@ -204,6 +233,7 @@ def verify_signature(secret: str, body: bytes, header: str | None) -> bool:
 
 
 # -- action links ---------------------------------------------------------------------------------------------------
+
 
 def _b64(raw: bytes) -> str:
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
@@ -251,8 +281,9 @@ def link_refusal(used_at: datetime | None, expires_at: datetime, now: datetime, 
 RISKY = frozenset({"destructive"})
 
 
-def link_decides(risk: str | None, policy: dict[str, Any] | None, params: Any,
-                 amount_limit: float | None) -> str | None:
+def link_decides(
+    risk: str | None, policy: dict[str, Any] | None, params: Any, amount_limit: float | None
+) -> str | None:
     """Why a review must be decided in the web app rather than from one click in a message (the tool is
     destructive, by its registration or the policy's verdict; or an amount in its params is above the limit), or
     None when a link may decide it."""
@@ -271,8 +302,11 @@ def amount_of(params: Any, depth: int = 0) -> float | None:
     if not isinstance(params, dict) or depth > 1:
         return None
     for key, value in params.items():
-        if str(key).lower() in ("amount", "total", "sum", "value", "price") and isinstance(value, (int, float)) \
-                and not isinstance(value, bool):
+        if (
+            str(key).lower() in ("amount", "total", "sum", "value", "price")
+            and isinstance(value, (int, float))
+            and not isinstance(value, bool)
+        ):
             return float(value)
     for value in params.values():
         found = amount_of(value, depth + 1)

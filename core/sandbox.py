@@ -2,6 +2,7 @@
 loop iteration and arithmetic operator counts against the evaluation's budget (core/budget.py), and what would build
 a huge value is refused before it is built. Only Jinja's public extension points: a sandboxed environment subclass, a
 code generator, a node transformer, filters and tests."""
+
 from __future__ import annotations
 
 import functools
@@ -103,7 +104,7 @@ def _metered_filter(name: str, func: Any) -> Any:
         budget.tick()
         value = args[skip] if len(args) > skip else None
         if widths:
-            _check_args(args[skip + 1:], kwargs, f"the {name} filter's argument")
+            _check_args(args[skip + 1 :], kwargs, f"the {name} filter's argument")
         if ordering and size_of(value):
             budget.check_sorted(size_of(value), f"the {name} filter")
         if name == "format" and isinstance(value, str):

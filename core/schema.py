@@ -9,10 +9,12 @@ Two things differ from jsonschema's defaults, both because schemas can be writte
   requests on a user's behalf, with no timeout), and every local one must resolve when the definition is
   saved.
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import lru_cache
-from typing import Any, Iterator
+from typing import Any
 
 import jsonschema
 import re2
@@ -36,8 +38,10 @@ def compile_pattern(pattern: str):
         return re2.compile(pattern, _RE2_OPTIONS)
     except re2.error as exc:
         message = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
-        raise PatternError(f"pattern {pattern!r} is not supported: {message} (Coach matches patterns with RE2, "
-                           "which has no backreferences or lookaround)") from None
+        raise PatternError(
+            f"pattern {pattern!r} is not supported: {message} (Coach matches patterns with RE2, "
+            "which has no backreferences or lookaround)"
+        ) from None
 
 
 def _search(pattern: str, text: str) -> bool:
@@ -84,8 +88,11 @@ def _additional_properties(validator, additional, instance, schema) -> Iterator[
 
 _Validator = jsonschema.validators.extend(
     jsonschema.Draft202012Validator,
-    validators={"pattern": _pattern, "patternProperties": _pattern_properties,
-                "additionalProperties": _additional_properties},
+    validators={
+        "pattern": _pattern,
+        "patternProperties": _pattern_properties,
+        "additionalProperties": _additional_properties,
+    },
 )
 
 
@@ -154,8 +161,10 @@ def user_schema_problems(schema: Any) -> list[str]:
             uses_unevaluated = True
         elif key in ("$ref", "$dynamicRef") and isinstance(value, str):
             if not value.startswith("#"):
-                problems.append(f"{where}: {value!r} is a reference outside the schema; only references "
-                                "inside it (#/...) are allowed, nothing is fetched")
+                problems.append(
+                    f"{where}: {value!r} is a reference outside the schema; only references "
+                    "inside it (#/...) are allowed, nothing is fetched"
+                )
                 continue
             try:
                 resolver.lookup(value)

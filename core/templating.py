@@ -5,11 +5,13 @@ keeps the expression's native type (a number stays a number, an object stays an 
 string is rendered as text. Conditions are bare expressions (`steps.a.output.n > 3`), optionally
 wrapped in `{{ }}`.
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
 
 from jinja2 import TemplateError, Undefined, UndefinedError, nodes
 from jinja2.parser import Parser
@@ -17,6 +19,7 @@ from jinja2.parser import Parser
 from core import budget
 from core.budget import BudgetExceeded
 from core.sandbox import ENV, size_of
+
 
 # Compiling is most of a render's cost, and a workflow renders the same few strings again and again. Each compiled
 # template is kept with its globals as a plain dict and run by `_module`.
@@ -29,8 +32,9 @@ def _expression(source: str):
     parser = Parser(ENV, source, state="variable")
     expression = parser.parse_expression()
     expression.set_environment(ENV)
-    return _with_globals(ENV.from_string(
-        nodes.Template([nodes.Assign(nodes.Name("result", "store"), expression, lineno=1)], lineno=1)))
+    return _with_globals(
+        ENV.from_string(nodes.Template([nodes.Assign(nodes.Name("result", "store"), expression, lineno=1)], lineno=1))
+    )
 
 
 @lru_cache(maxsize=4096)
@@ -111,8 +115,17 @@ def _failure(path: str, exc: BaseException) -> TemplateFailure:
 
 
 # What rendering may raise on bad input or a runaway template; anything else is a bug of ours.
-_EVALUATION_ERRORS = (TemplateError, BudgetExceeded, RecursionError, MemoryError, TypeError, ValueError,
-                      ArithmeticError, LookupError, AttributeError)
+_EVALUATION_ERRORS = (
+    TemplateError,
+    BudgetExceeded,
+    RecursionError,
+    MemoryError,
+    TypeError,
+    ValueError,
+    ArithmeticError,
+    LookupError,
+    AttributeError,
+)
 
 
 def render_value(value: Any, context: dict[str, Any], path: str = "params") -> Any:

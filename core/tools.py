@@ -2,6 +2,7 @@
 
 Implementations live in services/tools; the core only calls them through this interface.
 """
+
 from __future__ import annotations
 
 import time
@@ -79,13 +80,13 @@ class ToolRegistry:
     # calls it ("tool ... is not registered"), not the loading of the whole definition
     accept_unknown: bool = False
 
-    def lenient(self) -> "ToolRegistry":
+    def lenient(self) -> ToolRegistry:
         return ToolRegistry(self.tools, self.sources, self.workspace_id, accept_unknown=True)
 
     def add_source(self, source: ToolSource) -> None:
         self.sources.append(source)
 
-    def for_workspace(self, workspace_id: str | None) -> "ToolRegistry":
+    def for_workspace(self, workspace_id: str | None) -> ToolRegistry:
         if not workspace_id or not self.sources:
             return self
         extra: dict[str, Tool] = {}

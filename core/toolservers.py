@@ -9,6 +9,7 @@
   An admin's per-tool override wins over both.
 * A call's result (content blocks, structuredContent, isError) becomes the step's output or its error.
 """
+
 from __future__ import annotations
 
 import re

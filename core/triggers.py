@@ -7,12 +7,13 @@ server's clock is refused, so a captured request cannot be sent again later, and
 they are (the body's top-level keys are the variables), or through the hook's `mapping` (variable → dotted path in
 the body). A schedule is a five-field cron expression read in an IANA time zone (cronsim, zoneinfo).
 """
+
 from __future__ import annotations
 
 import hashlib
 import hmac
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -35,6 +36,7 @@ _PATH_PART = re.compile(r"[^.\s]{1,200}")
 
 # -- signatures ----------------------------------------------------------------------------------------------------
 
+
 def sign(secret: str, timestamp: int | str, body: bytes) -> str:
     """The X-Coach-Signature value of `body` sent at `timestamp` (Unix seconds)."""
     mac = hmac.new(secret.encode("utf-8"), str(timestamp).encode("ascii") + b"." + body, hashlib.sha256)
@@ -46,34 +48,45 @@ def verify(secret: str, timestamp: str | None, signature: str | None, body: byte
     TOLERANCE_S of `now`; the code says which: signature_missing, timestamp_invalid, timestamp_stale,
     signature_invalid."""
     if not signature or not timestamp:
-        raise Unauthorized(f"a signed request is required: send {TIMESTAMP_HEADER} (Unix seconds) and "
-                           f"{SIGNATURE_HEADER}: sha256=<HMAC-SHA256 of '<timestamp>.<body>' with the hook's secret>",
-                           code="signature_missing")
+        raise Unauthorized(
+            f"a signed request is required: send {TIMESTAMP_HEADER} (Unix seconds) and "
+            f"{SIGNATURE_HEADER}: sha256=<HMAC-SHA256 of '<timestamp>.<body>' with the hook's secret>",
+            code="signature_missing",
+        )
     ts = timestamp.strip()
     if not ts.isascii() or not ts.isdigit() or len(ts) > 12:
         raise Unauthorized(f"{TIMESTAMP_HEADER} must be Unix seconds (an integer)", code="timestamp_invalid")
     if abs(now - int(ts)) > TOLERANCE_S:
-        raise Unauthorized(f"{TIMESTAMP_HEADER} is more than {TOLERANCE_S} seconds away from the server's clock: "
-                           "sign the request again when you send it", code="timestamp_stale",
-                           details={"server_time": int(now)})
+        raise Unauthorized(
+            f"{TIMESTAMP_HEADER} is more than {TOLERANCE_S} seconds away from the server's clock: "
+            "sign the request again when you send it",
+            code="timestamp_stale",
+            details={"server_time": int(now)},
+        )
     given = signature.strip()
-    if not given.startswith(SCHEME) or not _HEX.fullmatch(given[len(SCHEME):]):
+    if not given.startswith(SCHEME) or not _HEX.fullmatch(given[len(SCHEME) :]):
         raise Unauthorized(f"{SIGNATURE_HEADER} must be sha256=<64 hex digits>", code="signature_invalid")
     if not hmac.compare_digest(sign(secret, ts, body).encode("ascii"), given.lower().encode("ascii")):
-        raise Unauthorized("the signature does not match the body and timestamp (wrong secret, or the body was "
-                           "changed)", code="signature_invalid")
+        raise Unauthorized(
+            "the signature does not match the body and timestamp (wrong secret, or the body was changed)",
+            code="signature_invalid",
+        )
 
 
 def delivery_id(value: str | None) -> str:
     """The sender's delivery id, required: 1-200 visible ASCII characters (a UUID is good)."""
     if value is None or not _DELIVERY.fullmatch(value.strip()):
-        raise BadRequest(f"{DELIVERY_HEADER} is required: the sender's id of this delivery (1-{MAX_DELIVERY_ID} "
-                         "visible ASCII characters, e.g. a UUID); a repeat with the same id starts nothing new",
-                         details={DELIVERY_HEADER: ["missing or malformed"]}, code="delivery_id_missing")
+        raise BadRequest(
+            f"{DELIVERY_HEADER} is required: the sender's id of this delivery (1-{MAX_DELIVERY_ID} "
+            "visible ASCII characters, e.g. a UUID); a repeat with the same id starts nothing new",
+            details={DELIVERY_HEADER: ["missing or malformed"]},
+            code="delivery_id_missing",
+        )
     return value.strip()
 
 
 # -- the body and the variables ------------------------------------------------------------------------------------
+
 
 def check_mapping(mapping: Any, defn: WorkflowDef) -> dict[str, str]:
     """A hook's mapping, variable → dotted path in the body (`order.id`, `items.0.sku`); every variable must be
@@ -112,8 +125,9 @@ def variables_from_body(body: Any, mapping: dict[str, str] | None, defn: Workflo
     """The variables a hook's body starts the workflow with, checked against the declarations (defaults filled).
     ValidationFailed (422) names the body's field: `body.<key>` (no mapping) or `body.<path>` (mapped)."""
     if not isinstance(body, dict):
-        raise ValidationFailed("the body does not fit the workflow's variables",
-                               details={"body": ["must be a JSON object"]})
+        raise ValidationFailed(
+            "the body does not fit the workflow's variables", details={"body": ["must be a JSON object"]}
+        )
     if mapping:
         given = {name: value for name, path in mapping.items() if (value := _lookup(body, path)) is not _MISSING}
         where = {name: f"body.{path}" for name, path in mapping.items()}
@@ -131,6 +145,7 @@ def variables_from_body(body: Any, mapping: dict[str, str] | None, defn: Workflo
 
 # -- schedules -----------------------------------------------------------------------------------------------------
 
+
 def zone(name: Any) -> ZoneInfo:
     """The IANA time zone `name` (Europe/Berlin, UTC); ValidationFailed naming `timezone` otherwise."""
     if isinstance(name, str) and 0 < len(name) <= 64 and ".." not in name and not name.startswith("/"):
@@ -138,30 +153,47 @@ def zone(name: Any) -> ZoneInfo:
             return ZoneInfo(name)
         except (ZoneInfoNotFoundError, ValueError, OSError):
             pass
-    raise ValidationFailed("unknown time zone", details={
-        "timezone": [f"unknown time zone {name!r}: use an IANA name such as UTC, Europe/Berlin or America/New_York"]})
+    raise ValidationFailed(
+        "unknown time zone",
+        details={
+            "timezone": [f"unknown time zone {name!r}: use an IANA name such as UTC, Europe/Berlin or America/New_York"]
+        },
+    )
 
 
 def check_cron(expression: Any) -> str:
     """A five-field cron expression (minute hour day-of-month month day-of-week, as crontab(5); `L`, `#` and
     names such as MON or JAN too). ValidationFailed naming `cron` when it does not parse or never fires."""
     if not isinstance(expression, str) or not expression.strip() or len(expression) > MAX_CRON:
-        raise ValidationFailed("invalid cron expression", details={"cron": [f"a cron expression of 5 fields is "
-                                                                           f"required (at most {MAX_CRON} characters)"]})
+        raise ValidationFailed(
+            "invalid cron expression",
+            details={"cron": [f"a cron expression of 5 fields is required (at most {MAX_CRON} characters)"]},
+        )
     text = " ".join(expression.split())
     if len(text.split(" ")) != 5:  # cronsim also takes a sixth field (seconds): a schedule's unit is the minute
-        raise ValidationFailed("invalid cron expression", details={"cron": [
-            f"{text!r} has {len(text.split(' '))} fields; a schedule has 5 (minute hour day-of-month month "
-            "day-of-week), e.g. '0 9 * * MON-FRI'"]})
+        raise ValidationFailed(
+            "invalid cron expression",
+            details={
+                "cron": [
+                    f"{text!r} has {len(text.split(' '))} fields; a schedule has 5 (minute hour day-of-month month "
+                    "day-of-week), e.g. '0 9 * * MON-FRI'"
+                ]
+            },
+        )
     try:
-        next(CronSim(text, datetime(2000, 1, 1, tzinfo=timezone.utc)))
+        next(CronSim(text, datetime(2000, 1, 1, tzinfo=UTC)))
     except CronSimError as exc:
-        raise ValidationFailed("invalid cron expression", details={"cron": [
-            f"{exc}: {text!r} is not a cron expression of 5 fields (minute hour day-of-month month day-of-week), "
-            "e.g. '0 9 * * MON-FRI'"]}) from None
+        raise ValidationFailed(
+            "invalid cron expression",
+            details={
+                "cron": [
+                    f"{exc}: {text!r} is not a cron expression of 5 fields (minute hour day-of-month month day-of-week), "
+                    "e.g. '0 9 * * MON-FRI'"
+                ]
+            },
+        ) from None
     except StopIteration:
-        raise ValidationFailed("invalid cron expression",
-                               details={"cron": [f"{text!r} never fires"]}) from None
+        raise ValidationFailed("invalid cron expression", details={"cron": [f"{text!r} never fires"]}) from None
     return text
 
 
@@ -171,7 +203,7 @@ def next_fires(expression: str, zone_name: str, after: datetime, count: int = 1)
     it = CronSim(expression, after.astimezone(zone(zone_name)))
     out: list[datetime] = []
     for moment in it:
-        out.append(moment.astimezone(timezone.utc))
+        out.append(moment.astimezone(UTC))
         if len(out) >= count:
             break
     return out
@@ -184,7 +216,7 @@ def next_fire(expression: str, zone_name: str, after: datetime) -> datetime:
 def describe(expression: str) -> str:
     """In words: 'At 09:00 on Monday through Friday'."""
     try:
-        return CronSim(expression, datetime(2000, 1, 1, tzinfo=timezone.utc)).explain()
+        return CronSim(expression, datetime(2000, 1, 1, tzinfo=UTC)).explain()
     except Exception:  # explain() is best effort; the expression itself was checked
         return expression
 

@@ -4,6 +4,7 @@
 tool server `orders`, whose tools the "Refund review with order lookup" workflow calls (`orders.lookup`).
 Run it alone with `python demo/orders_mcp.py` (it speaks JSON-RPC on stdin/stdout).
 """
+
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations

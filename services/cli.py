@@ -1,4 +1,5 @@
 """CLI commands: `flask --app wsgi <command>`."""
+
 from __future__ import annotations
 
 import click
@@ -39,8 +40,13 @@ def register(app: Flask) -> None:
 
     @app.cli.command("create-user")
     @click.argument("email")
-    @click.option("--password", prompt=True, hide_input=True, confirmation_prompt=True,
-                  help="at least 8 characters (asked for when not given)")
+    @click.option(
+        "--password",
+        prompt=True,
+        hide_input=True,
+        confirmation_prompt=True,
+        help="at least 8 characters (asked for when not given)",
+    )
     @click.option("--workspace", "workspace_slug", default="default", show_default=True)
     @click.option("--role", type=click.Choice(["operator", "lead", "admin"]), default="operator", show_default=True)
     @click.option("--name", default="")
@@ -55,8 +61,9 @@ def register(app: Flask) -> None:
                 ws = users.find_workspace(session, workspace_slug)
                 if ws is None:
                     raise click.ClickException(f"no workspace {workspace_slug!r}: create it with create-workspace")
-                user = session.query(User).filter(User.email == email.strip().lower()).one_or_none() \
-                    or users.create_user(session, email, password, name)
+                user = session.query(User).filter(
+                    User.email == email.strip().lower()
+                ).one_or_none() or users.create_user(session, email, password, name)
                 users.set_role(session, user, ws, role)
                 click.echo(f"{user.email} is {role} in {ws.slug}")
         except CoachError as exc:

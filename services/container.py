@@ -1,8 +1,9 @@
 """The services one app instance uses, built from settings in one place."""
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from sqlalchemy import select
 
@@ -46,15 +47,17 @@ class Services:
     notifications: NotificationScanner | None = None
 
     @classmethod
-    def build(cls, settings: Settings, socketio=None, *, notifier: Notifier | None = None,
-              spawn=None, dispatch: bool = True) -> "Services":
+    def build(
+        cls, settings: Settings, socketio=None, *, notifier: Notifier | None = None, spawn=None, dispatch: bool = True
+    ) -> Services:
         """`spawn` runs the runner's tasks (default: a thread pool, or green threads under eventlet/gevent);
         benchmarks pass an inline one to measure the engine without scheduling noise. With COACH_BROKER_URL set,
         executions that need a slow tool go to the Celery workers (services.executions.dispatch, services.executions.worker) unless `dispatch` is False
         (a worker's own Services)."""
         budget.configure(time_s=settings.eval_time_ms / 1000.0)
-        db = Database(settings.resolved_database_url, pool_size=settings.db_pool_size,
-                      max_overflow=settings.db_max_overflow)
+        db = Database(
+            settings.resolved_database_url, pool_size=settings.db_pool_size, max_overflow=settings.db_max_overflow
+        )
         notification_outbox.configure(db, notification_outbox.Config(email=bool(settings.smtp_host)))
         tools = build_registry(settings, WorkspaceDirectory(db))
         mcp = McpSource(settings, db, Secrets(settings.secret_key))
@@ -66,10 +69,19 @@ class Services:
         remote = None
         if dispatch and settings.broker_url:
             from services.executions.dispatch import dispatcher
+
             remote = dispatcher(settings)
         runner = Runner(db, tools, definitions, notifier, settings, spawn=spawn, dispatch=remote)
-        built = cls(settings, db, tools, definitions, notifier, runner,
-                    approval_recheck=policies.approval_recheck(tools), mcp=mcp)
+        built = cls(
+            settings,
+            db,
+            tools,
+            definitions,
+            notifier,
+            runner,
+            approval_recheck=policies.approval_recheck(tools),
+            mcp=mcp,
+        )
         built.notifications = NotificationScanner(built)
         return built
 

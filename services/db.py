@@ -5,6 +5,7 @@ A unit of work is a plain SQLAlchemy Session: `with db.transaction() as session:
 a caller must know about; it holds what the transaction loaded for as long as the transaction lasts (SQLAlchemy's
 "strong reference" recipe), so a second `session.get` of a row costs no statement. Transient errors (deadlocks,
 serialization failures, SQLite's busy database, a stale version) are tried again by one layer, `retrying`."""
+
 from __future__ import annotations
 
 import _thread
@@ -14,9 +15,10 @@ import sqlite3
 import sys
 import time
 import weakref
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, TypeVar
 
 from sqlalchemy import create_engine, event, text
 from sqlalchemy.engine import Engine, make_url
@@ -143,8 +145,15 @@ def is_transient(exc: BaseException) -> bool:
     return isinstance(orig, sqlite3.OperationalError) and any(text in str(orig) for text in _SQLITE_BUSY)
 
 
-def retrying(attempt: Callable[[], T], *, tries: int = 6, delay: float = 0.005, max_delay: float = 0.4,
-             what: str = "a transaction", sleep: Callable[[float], None] = time.sleep) -> T:
+def retrying(
+    attempt: Callable[[], T],
+    *,
+    tries: int = 6,
+    delay: float = 0.005,
+    max_delay: float = 0.4,
+    what: str = "a transaction",
+    sleep: Callable[[float], None] = time.sleep,
+) -> T:
     """attempt(), tried again while it fails with a transient error (is_transient), at most `tries` times in all,
     after a random pause that grows exponentially from `delay` up to `max_delay` (tenacity); any other error, and
     the last transient one, goes to the caller. `attempt` runs a whole transaction (Database.transaction inside it)
@@ -152,12 +161,22 @@ def retrying(attempt: Callable[[], T], *, tries: int = 6, delay: float = 0.005, 
 
     def log_retry(state: RetryCallState) -> None:
         exc = state.outcome.exception()
-        log.info("%s met a transient error (try %d of %d), trying again: %s", what, state.attempt_number, tries,
-                 getattr(exc, "orig", None) or exc)
+        log.info(
+            "%s met a transient error (try %d of %d), trying again: %s",
+            what,
+            state.attempt_number,
+            tries,
+            getattr(exc, "orig", None) or exc,
+        )
 
-    return Retrying(retry=retry_if_exception(is_transient), stop=stop_after_attempt(tries),
-                    wait=wait_random_exponential(multiplier=delay, max=max_delay), sleep=sleep,
-                    before_sleep=log_retry, reraise=True)(attempt)
+    return Retrying(
+        retry=retry_if_exception(is_transient),
+        stop=stop_after_attempt(tries),
+        wait=wait_random_exponential(multiplier=delay, max=max_delay),
+        sleep=sleep,
+        before_sleep=log_retry,
+        reraise=True,
+    )(attempt)
 
 
 class Database:
@@ -195,8 +214,9 @@ class Database:
         self.read_engine = self.engine.execution_options(**{READ_ONLY: True})
         self.ReadSession = sessionmaker(self.read_engine, class_=CoachSession, expire_on_commit=False, autoflush=False)
         self._aside_engine: Engine | None = None
-        self._aside_args = {k: kwargs[k] for k in ("connect_args", "json_serializer", "json_deserializer")
-                            if k in kwargs}
+        self._aside_args = {
+            k: kwargs[k] for k in ("connect_args", "json_serializer", "json_deserializer") if k in kwargs
+        }
 
     @contextmanager
     def transaction(self) -> Iterator[Session]:

@@ -11,6 +11,7 @@ value, so that nothing that was stored before is refused now:
   and so is text with a run of 19 or more digits: orjson reads an integer beyond 64 bits as a float, the standard
   library as the integer it was (the audit chain hashes values as they were written).
 """
+
 from __future__ import annotations
 
 import dataclasses

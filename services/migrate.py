@@ -1,4 +1,5 @@
 """Bring a database schema up to date with Alembic (used by `python wsgi.py`, `make run` and the tests)."""
+
 from __future__ import annotations
 
 from pathlib import Path

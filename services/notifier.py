@@ -1,12 +1,13 @@
 """Pushes events to Socket.IO rooms, only after the transaction that caused them has committed."""
+
 from __future__ import annotations
 
 import logging
-from datetime import date, datetime, timezone
-from typing import Any, Callable
+from collections.abc import Callable
+from datetime import UTC, date, datetime
+from typing import Any
 
 import orjson
-
 from sqlalchemy import event as sa_event
 
 log = logging.getLogger(__name__)
@@ -49,9 +50,11 @@ def jsonable_exact(value: Any) -> Any:
     if kind in _PLAIN:
         return value
     if kind is dict:
-        return {k if type(k) is str else str(k): v if type(v) in _PLAIN else jsonable_exact(v) for k, v in value.items()}
+        return {
+            k if type(k) is str else str(k): v if type(v) in _PLAIN else jsonable_exact(v) for k, v in value.items()
+        }
     if isinstance(value, datetime):
-        return (value if value.tzinfo else value.replace(tzinfo=timezone.utc)).isoformat()
+        return (value if value.tzinfo else value.replace(tzinfo=UTC)).isoformat()
     if isinstance(value, date):
         return value.isoformat()
     if isinstance(value, dict):
@@ -63,8 +66,9 @@ def jsonable_exact(value: Any) -> Any:
 
 def _rooms(execution: str | None, workspace: str | None) -> str | tuple[str, ...] | None:
     """Where an event goes: the execution's room, the workspace's, or both (one emit to their union)."""
-    rooms = tuple(room for room in (execution and execution_room(execution),
-                                    workspace and workspace_room(workspace)) if room)
+    rooms = tuple(
+        room for room in (execution and execution_room(execution), workspace and workspace_room(workspace)) if room
+    )
     return rooms[0] if len(rooms) == 1 else rooms or None
 
 
@@ -77,16 +81,31 @@ class Events:
         self.items: list[tuple[str, Any, str | tuple[str, ...]]] = []
         self._before_commit = lambda _session: self.made()  # one listener object, so a session gets it once
 
-    def add(self, event: str, payload: Any, *, execution: str | None = None, workspace: str | None = None,
-            plain: bool = False) -> None:
+    def add(
+        self,
+        event: str,
+        payload: Any,
+        *,
+        execution: str | None = None,
+        workspace: str | None = None,
+        plain: bool = False,
+    ) -> None:
         """`plain`: the payload is made of JSON values only and is the caller's to give away (made for this event:
         a metrics snapshot, executions.update_event, the session's stats): it is neither converted nor copied."""
         to = _rooms(execution, workspace)
         if to:
             self.items.append((event, payload if plain else jsonable(payload), to))
 
-    def at_commit(self, session, event: str, key: str, build: Callable[[], dict], *, execution: str | None = None,
-                  workspace: str | None = None) -> None:
+    def at_commit(
+        self,
+        session,
+        event: str,
+        key: str,
+        build: Callable[[], dict],
+        *,
+        execution: str | None = None,
+        workspace: str | None = None,
+    ) -> None:
         """An event whose payload is a state (an execution's `execution_update`), made once, at the end of the
         transaction (`build`, run just before its commit, returns a payload of JSON values only) from the state as
         it then is, however often it changed in between. It goes where the last of the transaction's calls for the
@@ -95,8 +114,9 @@ class Events:
         to = _rooms(execution, workspace)
         if not to:
             return
-        self.items = [item for item in self.items
-                      if not (item[0] == event and type(item[1]) is _AtCommit and item[1].key == key)]
+        self.items = [
+            item for item in self.items if not (item[0] == event and type(item[1]) is _AtCommit and item[1].key == key)
+        ]
         self.items.append((event, _AtCommit(key, build), to))
         if not sa_event.contains(session, "before_commit", self._before_commit):
             sa_event.listen(session, "before_commit", self._before_commit)

@@ -5,16 +5,18 @@ real OS thread of the async library's pool (gevent's hub threadpool, eventlet's 
 that asked waits without blocking the others; with plain threads it simply runs. Never call it inside a
 database transaction: the green thread would yield while holding SQLite's write lock.
 """
+
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
 
 def patched_by() -> str | None:
-    """"gevent" or "eventlet" when that library patched threading in this process, else None."""
+    """ "gevent" or "eventlet" when that library patched threading in this process, else None."""
     # only a library already imported can have patched anything (importing eventlet has effects of its own)
     if "gevent" in sys.modules:
         from gevent import monkey

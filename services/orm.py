@@ -1,8 +1,9 @@
 """The declarative base, ids and column types every concept's models share, and the read of a workspace's row by
 its id."""
+
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TypeVar
 
 import uuid_utils
@@ -26,7 +27,7 @@ def new_id() -> str:
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class _SqliteUtcDateTime(SQLITE_DATETIME):
@@ -38,7 +39,7 @@ class _SqliteUtcDateTime(SQLITE_DATETIME):
 
     def bind_processor(self, dialect):
         dates = super().bind_processor(dialect)  # a date, or a type the dialect refuses: as SQLAlchemy does
-        utc = timezone.utc
+        utc = UTC
 
         def process(value):
             if type(value) is not datetime:
@@ -65,12 +66,12 @@ class UtcDateTime(TypeDecorator):
 
     def process_result_value(self, value, dialect):
         if value is not None and value.tzinfo is None:
-            value = value.replace(tzinfo=timezone.utc)
+            value = value.replace(tzinfo=UTC)
         return value
 
 
 def _utc(moment: datetime) -> datetime:
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 class StepStates(TypeDecorator):
@@ -134,7 +135,13 @@ def column_defaults(cls) -> tuple[frozenset[str], tuple]:
     found = _DEFAULTS.get(cls)
     if found is None:
         columns = cls.__table__.columns
-        found = _DEFAULTS[cls] = (frozenset(c.key for c in columns), tuple(
-            (c.key, c.default) for c in columns if c.default is not None
-            and (getattr(c.default, "is_scalar", True) or getattr(c.default, "is_callable", False))))
+        found = _DEFAULTS[cls] = (
+            frozenset(c.key for c in columns),
+            tuple(
+                (c.key, c.default)
+                for c in columns
+                if c.default is not None
+                and (getattr(c.default, "is_scalar", True) or getattr(c.default, "is_callable", False))
+            ),
+        )
     return found

@@ -1,5 +1,6 @@
 """Test fixtures: an app per test on a fresh database (SQLite always; PostgreSQL when it answers), or an app per
 module that each test gets back emptied (modules marked `shared_app`: SharedApps)."""
+
 from __future__ import annotations
 
 import functools
@@ -77,8 +78,12 @@ def pg_emptier(pg_database):
     import psycopg
 
     with psycopg.connect(pg_database, autocommit=True) as conn:
-        sequences = [row[0] for row in conn.execute(
-            "SELECT quote_ident(schemaname) || '.' || quote_ident(sequencename) FROM pg_sequences")]
+        sequences = [
+            row[0]
+            for row in conn.execute(
+                "SELECT quote_ident(schemaname) || '.' || quote_ident(sequencename) FROM pg_sequences"
+            )
+        ]
     statements = DELETE_EVERY_ROW + [f"ALTER SEQUENCE {name} RESTART" for name in sequences]
     script = "; ".join(statements)
 
@@ -101,16 +106,25 @@ def _fresh_url(backend: str, request, tmp_path: Path) -> str:
 def _test_settings(database_url: str, folder: Path) -> Settings:
     data = folder / "data"
     data.mkdir(exist_ok=True)
-    return Settings(env="test", database_url=database_url, instance_dir=str(folder), data_dir=str(data),
-                    demo=False, runner_workers=2, shell_allow=("echo", "sleep"), log_level="WARNING",
-                    secret_key="test-secret", random_seed=7,
-                    # decisions on risky calls run at once unless a test sets a window (tests/api/test_undo.py)
-                    undo_window_s=0.0,
-                    # the tests' HTTP servers listen on loopback, which outbound requests refuse by default
-                    outbound_allow=("127.0.0.1",),
-                    # the test client runs the app in this (unpatched) process: real threads, not greenlets;
-                    # the socket and browser tests run the real server in the default mode
-                    async_mode="threading")
+    return Settings(
+        env="test",
+        database_url=database_url,
+        instance_dir=str(folder),
+        data_dir=str(data),
+        demo=False,
+        runner_workers=2,
+        shell_allow=("echo", "sleep"),
+        log_level="WARNING",
+        secret_key="test-secret",
+        random_seed=7,
+        # decisions on risky calls run at once unless a test sets a window (tests/api/test_undo.py)
+        undo_window_s=0.0,
+        # the tests' HTTP servers listen on loopback, which outbound requests refuse by default
+        outbound_allow=("127.0.0.1",),
+        # the test client runs the app in this (unpatched) process: real threads, not greenlets;
+        # the socket and browser tests run the real server in the default mode
+        async_mode="threading",
+    )
 
 
 def _new_app(settings: Settings):
@@ -238,13 +252,15 @@ def hashed_test_password() -> str:
 
 def make_user(services, email: str, role: str, workspace_slug: str = "default") -> str:
     """A user with `role` in the workspace (created if need be); returns a bearer token for them."""
-    from services.users import service as users, tokens
+    from services.users import service as users
+    from services.users import tokens
     from services.users.models import User
 
     with services.db.transaction() as session:
         ws = users.find_workspace(session, workspace_slug) or users.create_workspace(session, workspace_slug)
-        user = session.query(User).filter(User.email == email).one_or_none() or \
-            users.create_user(session, email, TEST_PASSWORD, password_hash=hashed_test_password())
+        user = session.query(User).filter(User.email == email).one_or_none() or users.create_user(
+            session, email, TEST_PASSWORD, password_hash=hashed_test_password()
+        )
         users.set_role(session, user, ws, role)
         return tokens.create_token(session, user, "tests")[1]
 
@@ -300,12 +316,20 @@ class Api:
     def allow(self, tool: str) -> dict:
         """A workspace rule that lets `tool` run unreviewed (shell.run is destructive: the default policy asks a
         person first), for tests about something else than policies."""
-        return self.ok("POST", "/api/policies", {"name": f"allow {tool}", "effect": "allow", "order": 0,
-                                                 "reason": "tests", "match": {"tool": tool}}, status=201)
+        return self.ok(
+            "POST",
+            "/api/policies",
+            {"name": f"allow {tool}", "effect": "allow", "order": 0, "reason": "tests", "match": {"tool": tool}},
+            status=201,
+        )
 
     def start(self, workflow_id: str, variables: dict | None = None, mode: str = "normal") -> dict:
-        return self.ok("POST", "/api/executions/", {"workflow_id": workflow_id, "variables": variables or {},
-                                                    "mode": mode}, status=201)
+        return self.ok(
+            "POST",
+            "/api/executions/",
+            {"workflow_id": workflow_id, "variables": variables or {}, "mode": mode},
+            status=201,
+        )
 
     def settle(self, execution_id: str, timeout: float = 30.0) -> dict:
         """Wait until the runner has nothing left to do for this execution, then read it."""

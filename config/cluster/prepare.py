@@ -1,6 +1,7 @@
 """`make cluster`'s preparation, run once before its processes start: the PostgreSQL database (created when
 missing), its schema, the demo and the first admin, so that two servers starting together do not race to make
 them. Then the nginx configuration with the proxy's port."""
+
 from __future__ import annotations
 
 import os

@@ -11,6 +11,7 @@ LLM sends has exactly one tool message, whatever becomes of the call:
 The chat completions API refuses a conversation in which a tool call has no answer, so the next request waits
 until every tool message of the last turn is `done`.
 """
+
 from __future__ import annotations
 
 import json
@@ -75,9 +76,10 @@ class Message:
         if self.role == ASSISTANT:
             out: dict[str, Any] = {"role": ASSISTANT, "content": text}
             if self.tool_calls:
-                out["tool_calls"] = [{"id": c.id, "type": "function",
-                                      "function": {"name": c.name, "arguments": c.arguments}}
-                                     for c in self.tool_calls]
+                out["tool_calls"] = [
+                    {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                    for c in self.tool_calls
+                ]
             return out
         return {"role": self.role, "content": text or ""}
 
@@ -101,8 +103,12 @@ def llm_content(content: str) -> str:
         output = json.loads(content)
     except ValueError:  # cut at MAX_TOOL_CONTENT: sent as stored
         return content
-    if not isinstance(output, dict) or set(output) not in ({"text", "content"}, {"text", "content", "structured"}) \
-            or not isinstance(output["text"], str) or not isinstance(output["content"], list):
+    if (
+        not isinstance(output, dict)
+        or set(output) not in ({"text", "content"}, {"text", "content", "structured"})
+        or not isinstance(output["text"], str)
+        or not isinstance(output["content"], list)
+    ):
         return content
     if "structured" in output:
         return _compact(output["structured"])
@@ -128,8 +134,9 @@ def trimmed(content: str, keep: int = TRIM_KEEP) -> str:
     return content[:keep] + "\n" + marker
 
 
-def fit(messages: list[Message], budget_bytes: int, around: dict[str, Any] | None = None
-        ) -> tuple[list[dict[str, Any]], list[Message]]:
+def fit(
+    messages: list[Message], budget_bytes: int, around: dict[str, Any] | None = None
+) -> tuple[list[dict[str, Any]], list[Message]]:
     """The messages as the API takes them, so that the request body (`around`, the rest of the body the provider
     posts: the model and the tool definitions, with these messages) is within `budget_bytes` if shortening tool
     results can make it: the oldest tool result is shortened first, by what the request is over (down to its first
@@ -144,8 +151,9 @@ def fit(messages: list[Message], budget_bytes: int, around: dict[str, Any] | Non
     shortened: list[Message] = []
     if total <= budget_bytes:
         return sent, shortened
-    trimmable = [i for i, m in enumerate(messages)
-                 if m.role == TOOL and len(texts[i] or "") > TRIM_KEEP + len(TRIM_MARKER) + 20]
+    trimmable = [
+        i for i, m in enumerate(messages) if m.role == TOOL and len(texts[i] or "") > TRIM_KEEP + len(TRIM_MARKER) + 20
+    ]
     # what the LLM itself wrote is never cut: when even every result shortened cannot make the request fit, the
     # results of its latest turn (what it must act on now) are left whole, and the older ones shortened
     least = total - sum(sizes[i] - _size(messages[i].to_api(trimmed(texts[i] or ""))) for i in trimmable)

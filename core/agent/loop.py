@@ -14,6 +14,7 @@ What the LLM may say besides tool calls (anywhere in its text):
 - `CONFIRM_DATA: <question>`: a person answers the question; the answer comes back as a user message;
 - `REQUEST_APPROVAL: <what>`: an approval (services.approvals.service); approved, the loop goes on, told so.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,10 +22,39 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from core import schema
-from core.agent.conversation import (ANSWER, APPROVED, ASSISTANT, DONE, GOAL, PENDING, READY, REPAIR, REVIEW, SYSTEM,
-                                     TOOL, USER, Message, fit, tool_content)
-from core.agent.moves import (APPROVAL, ASK, FINISH, JUDGE, QUESTION, REPAIR_MOVE, REPEAT_LIMIT, RUN, WAIT, Move,
-                              final_output, markers, next_move, repeats)
+from core.agent.conversation import (
+    ANSWER,
+    APPROVED,
+    ASSISTANT,
+    DONE,
+    GOAL,
+    PENDING,
+    READY,
+    REPAIR,
+    REVIEW,
+    SYSTEM,
+    TOOL,
+    USER,
+    Message,
+    fit,
+    tool_content,
+)
+from core.agent.moves import (
+    APPROVAL,
+    ASK,
+    FINISH,
+    JUDGE,
+    QUESTION,
+    REPAIR_MOVE,
+    REPEAT_LIMIT,
+    RUN,
+    WAIT,
+    Move,
+    final_output,
+    markers,
+    next_move,
+    repeats,
+)
 from core.agent.provider import Provider, ProviderError, Reply, Request
 from core.agent.spec import AgentSpec, api_names
 
@@ -71,6 +101,7 @@ class Host(Protocol):
 
 # -- the loop ---------------------------------------------------------------------------------------------------
 
+
 def system_prompt(spec: AgentSpec) -> str:
     parts = [
         "You are the agent of one step of a workflow run by Coach. Reach the goal the user gives you, calling the "
@@ -82,8 +113,10 @@ def system_prompt(spec: AgentSpec) -> str:
         "If what you are about to do needs a person's approval, answer `REQUEST_APPROVAL: <what is to be approved>`.",
     ]
     if spec.output_schema is not None:
-        parts.append("Your final answer must be only a JSON value that matches this JSON Schema:\n"
-                     + json.dumps(spec.output_schema, indent=1, ensure_ascii=False))
+        parts.append(
+            "Your final answer must be only a JSON value that matches this JSON Schema:\n"
+            + json.dumps(spec.output_schema, indent=1, ensure_ascii=False)
+        )
     if spec.instructions:
         parts.append(spec.instructions)
     return "\n\n".join(parts)
@@ -91,8 +124,10 @@ def system_prompt(spec: AgentSpec) -> str:
 
 def opening(spec: AgentSpec, goal: str) -> list[Message]:
     """The first two messages of a conversation: the system prompt and the goal."""
-    return [Message(seq=0, role=SYSTEM, content=system_prompt(spec)),
-            Message(seq=1, role=USER, content=goal, kind=GOAL)]
+    return [
+        Message(seq=0, role=SYSTEM, content=system_prompt(spec)),
+        Message(seq=1, role=USER, content=goal, kind=GOAL),
+    ]
 
 
 def parameters_of(tool: Any) -> str:
@@ -110,10 +145,17 @@ def parameters_of(tool: Any) -> str:
 
 def tools_param(names: dict[str, str], tools: dict[str, Any]) -> list[dict[str, Any]]:
     """The chat completions `tools` for the step's tools (API-safe name -> registered name)."""
-    return [{"type": "function", "function": {
-        "name": api, "description": (getattr(tools[name], "description", "") or name)[:1024],
-        "parameters": tools[name].params_schema or {"type": "object", "properties": {}}}}
-        for api, name in names.items()]
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": api,
+                "description": (getattr(tools[name], "description", "") or name)[:1024],
+                "parameters": tools[name].params_schema or {"type": "object", "properties": {}},
+            },
+        }
+        for api, name in names.items()
+    ]
 
 
 class AgentLoop:
@@ -121,8 +163,9 @@ class AgentLoop:
 
     `tools`: registered name -> tool (name, description, params_schema) of the tools the step may call."""
 
-    def __init__(self, spec: AgentSpec, provider: Provider, host: Host, tools: dict[str, Any], *, model: str,
-                 key: str = ""):
+    def __init__(
+        self, spec: AgentSpec, provider: Provider, host: Host, tools: dict[str, Any], *, model: str, key: str = ""
+    ):
         self.spec, self.provider, self.host, self.model, self.key = spec, provider, host, model, key
         self.tools = tools
         self.names = api_names(tools)  # API-safe -> registered
@@ -139,16 +182,34 @@ class AgentLoop:
         """The assistant message of `reply` and one pending tool message per call, numbered after `messages`."""
         seq = (messages[-1].seq + 1) if messages else 0
         turn = sum(1 for m in messages if m.role == ASSISTANT) + 1
-        made = [Message(seq=seq, role=ASSISTANT, content=reply.content, turn=turn, tool_calls=list(reply.tool_calls),
-                        reasoning=reply.reasoning)]
+        made = [
+            Message(
+                seq=seq,
+                role=ASSISTANT,
+                content=reply.content,
+                turn=turn,
+                tool_calls=list(reply.tool_calls),
+                reasoning=reply.reasoning,
+            )
+        ]
         for i, call in enumerate(reply.tool_calls, start=1):
             try:
                 arguments = json.loads(call.arguments) if (call.arguments or "").strip() else {}
             except ValueError:
                 arguments = None
-            made.append(Message(seq=seq + i, role=TOOL, turn=turn, tool_call_id=call.id, name=call.name,
-                                tool=self.resolve(call.name), arguments=arguments, status=PENDING,
-                                raw=call.arguments if arguments is None else None))
+            made.append(
+                Message(
+                    seq=seq + i,
+                    role=TOOL,
+                    turn=turn,
+                    tool_call_id=call.id,
+                    name=call.name,
+                    tool=self.resolve(call.name),
+                    arguments=arguments,
+                    status=PENDING,
+                    raw=call.arguments if arguments is None else None,
+                )
+            )
         return made
 
     def run(self, messages: list[Message]) -> Stop:
@@ -160,8 +221,7 @@ class AgentLoop:
                 if not host.flush():
                     return Stop("gone")
                 turn = sum(1 for m in messages if m.role == ASSISTANT) + 1
-                request = Request(model=self.model, messages=[], tools=self._tools_param,
-                                  key=f"{self.key}/turn-{turn}")
+                request = Request(model=self.model, messages=[], tools=self._tools_param, key=f"{self.key}/turn-{turn}")
                 # the budget holds for the whole body posted: the tool definitions count as the messages do
                 sent, shortened = fit(messages, self.spec.budget_bytes, request.body())
                 request = replace(request, messages=sent)
@@ -184,8 +244,9 @@ class AgentLoop:
                 if not host.inline(m.tool) and not host.flush():
                     return Stop("gone")
                 result = host.run_tool(m)
-                self.finish(m, tool_content(result.output) if result.ok else f"error: {result.error}",
-                            error=not result.ok)
+                self.finish(
+                    m, tool_content(result.output) if result.ok else f"error: {result.error}", error=not result.ok
+                )
                 host.save([m])
             elif move.kind in (QUESTION, APPROVAL):
                 move.message.asked = True
@@ -226,23 +287,35 @@ class AgentLoop:
                 why = str(exc)
             else:
                 why = "not a JSON object"
-            return (f"the arguments of {shown} are not valid JSON ({why}); its parameters: {parameters_of(tool)}. "
-                    "Call it again with a JSON object of those parameters.")
+            return (
+                f"the arguments of {shown} are not valid JSON ({why}); its parameters: {parameters_of(tool)}. "
+                "Call it again with a JSON object of those parameters."
+            )
         if not isinstance(m.arguments, dict):
             return f"the arguments of {shown} must be a JSON object; its parameters: {parameters_of(tool)}"
-        found = [f"{'.'.join(str(p) for p in e.absolute_path) or '(arguments)'}: {e.message}"
-                 for e in schema.errors(tool.params_schema, m.arguments, limit=10)]
+        found = [
+            f"{'.'.join(str(p) for p in e.absolute_path) or '(arguments)'}: {e.message}"
+            for e in schema.errors(tool.params_schema, m.arguments, limit=10)
+        ]
         if found:
-            return (f"the arguments of {shown} do not fit its parameters: {'; '.join(found)}. Its parameters: "
-                    f"{parameters_of(tool)}.")
+            return (
+                f"the arguments of {shown} do not fit its parameters: {'; '.join(found)}. Its parameters: "
+                f"{parameters_of(tool)}."
+            )
         return None
 
     def _judge(self, messages: list[Message], m: Message) -> Stop | None:
         if repeats(messages, m) >= REPEAT_LIMIT:
             shown = m.arguments if m.arguments is not None else m.raw
-            return Stop("failed", error=f"stopped: the LLM made the same call {REPEAT_LIMIT} times "
-                                        f"({m.tool or m.name} with {_canonical(shown)})") \
-                if self.host.flush() else Stop("gone")
+            return (
+                Stop(
+                    "failed",
+                    error=f"stopped: the LLM made the same call {REPEAT_LIMIT} times "
+                    f"({m.tool or m.name} with {_canonical(shown)})",
+                )
+                if self.host.flush()
+                else Stop("gone")
+            )
         problem = self.problem(m)
         if problem is not None:
             self.finish(m, f"error: {problem}", error=True, decision="invalid")
@@ -254,8 +327,9 @@ class AgentLoop:
         if ruling.effect == "allow":
             m.status, m.decision = READY, "allow"
         elif ruling.effect == "deny":
-            self.finish(m, f"error: {ruling.reason}. The call was not run; do not repeat it.", error=True,
-                        decision="deny")
+            self.finish(
+                m, f"error: {ruling.reason}. The call was not run; do not repeat it.", error=True, decision="deny"
+            )
         else:
             m.status = REVIEW
             self.host.open_review(m, ruling)
@@ -270,5 +344,18 @@ def answered(messages: list[Message], text: str, kind: str = ANSWER) -> Message:
     return note
 
 
-__all__ = ["ANSWER", "APPROVED", "AgentLoop", "Host", "Move", "Result", "Ruling", "Stop", "answered", "final_output",
-           "markers", "next_move", "opening"]
+__all__ = [
+    "ANSWER",
+    "APPROVED",
+    "AgentLoop",
+    "Host",
+    "Move",
+    "Result",
+    "Ruling",
+    "Stop",
+    "answered",
+    "final_output",
+    "markers",
+    "next_move",
+    "opening",
+]

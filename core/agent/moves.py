@@ -1,5 +1,6 @@
 """What an agent loop does next, read from its conversation alone (`next_move`), and what the LLM's text says
 (`markers`, `final_output`). Pure functions: core/agent/loop.py acts on them."""
+
 from __future__ import annotations
 
 import json
@@ -20,7 +21,16 @@ _canonical = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_asci
 
 # moves
 ASK, JUDGE, RUN, WAIT, QUESTION, APPROVAL, REPAIR_MOVE, FINISH, FAIL = (
-    "ask", "judge", "run", "wait", "question", "approval", "repair", "finish", "fail")
+    "ask",
+    "judge",
+    "run",
+    "wait",
+    "question",
+    "approval",
+    "repair",
+    "finish",
+    "fail",
+)
 
 
 @dataclass(frozen=True)
@@ -37,7 +47,7 @@ def markers(text: str | None) -> tuple[str | None, str]:
     found = _MARKER.search(text)
     if found:
         rest = found.group(2).replace(STAGE_COMPLETE, "").strip()
-        return found.group(1), rest or text[:found.start()].strip()
+        return found.group(1), rest or text[: found.start()].strip()
     if STAGE_COMPLETE in text:
         return STAGE_COMPLETE, text.replace(STAGE_COMPLETE, "").strip()
     return None, text.strip()
@@ -57,8 +67,10 @@ def final_output(text: str, output_schema: dict | None) -> tuple[Any, list[str]]
             continue
     if not parsed:
         return None, ["the final answer is not JSON: answer with the JSON value only"]
-    problems = [f"{'/'.join(str(p) for p in e.absolute_path) or '(value)'}: {e.message}"
-                for e in schema.errors(output_schema, value, limit=20)]
+    problems = [
+        f"{'/'.join(str(p) for p in e.absolute_path) or '(value)'}: {e.message}"
+        for e in schema.errors(output_schema, value, limit=20)
+    ]
     return value, problems
 
 
@@ -82,12 +94,16 @@ def next_move(messages: list[Message], spec: AgentSpec) -> Move:
     last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].role == ASSISTANT), None)
     if last is None:
         return Move(ASK)
-    reply, after = messages[last], messages[last + 1:]
+    reply, after = messages[last], messages[last + 1 :]
     if reply.tool_calls:
         turns = tool_turns(messages)
         if turns > spec.max_tool_iterations:
-            return Move(FAIL, reply, f"stopped: the LLM still asked for tools after max_tool_iterations "
-                                     f"({spec.max_tool_iterations}) rounds of tool calls, with no final answer")
+            return Move(
+                FAIL,
+                reply,
+                f"stopped: the LLM still asked for tools after max_tool_iterations "
+                f"({spec.max_tool_iterations}) rounds of tool calls, with no final answer",
+            )
         for m in after:
             if m.role == TOOL and m.status != DONE:
                 return Move({PENDING: JUDGE, READY: RUN, REVIEW: WAIT}[m.status], m)
@@ -108,6 +124,10 @@ def next_move(messages: list[Message], spec: AgentSpec) -> Move:
         listed = "; ".join(problems)
         if repairs >= MAX_REPAIRS:
             return Move(FAIL, reply, f"the final answer does not fit output_schema after {repairs + 1} tries: {listed}")
-        return Move(REPAIR_MOVE, reply, "Your final answer does not fit the required output schema: "
-                                        f"{listed}. Answer again with only the JSON value, matching the schema.")
+        return Move(
+            REPAIR_MOVE,
+            reply,
+            "Your final answer does not fit the required output schema: "
+            f"{listed}. Answer again with only the JSON value, matching the schema.",
+        )
     return Move(FINISH, reply, output=output)

@@ -2,6 +2,7 @@
 
 services/agents/llm.py implements it over the OpenAI-compatible API (the `openai` client); tests pass fakes.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -4,6 +4,7 @@ no DNS, no sockets; the outbound rules are checked by services/agents/llm_provid
 Which provider an agent step uses: the workspace's (base URL, model and key together) when one is set, else the
 server's COACH_LLM_* settings. The two are never mixed: the server's key is never sent to a workspace's URL.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -8,13 +8,15 @@
 prompt. The tool names the LLM sees are made API-safe (`file.read` -> `file_read`: OpenAI accepts letters,
 digits, `_` and `-` only); a call naming either form is understood.
 """
+
 from __future__ import annotations
 
 import fnmatch
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from core.schema import user_schema_problems
 
@@ -63,8 +65,9 @@ def api_names(tools: Iterable[str]) -> dict[str, str]:
     return out
 
 
-def parse_spec(raw: dict[str, Any], path: str,
-               tool_names: list[str] | None) -> tuple[AgentSpec | None, dict[str, list[str]]]:
+def parse_spec(
+    raw: dict[str, Any], path: str, tool_names: list[str] | None
+) -> tuple[AgentSpec | None, dict[str, list[str]]]:
     """The step's AgentSpec, and every problem by field path. `tool_names` None: the tools are not checked (a stored
     definition read again, whose tools were checked when it was saved; a workspace's MCP tools come and go)."""
     problems: dict[str, list[str]] = {}
@@ -82,7 +85,7 @@ def parse_spec(raw: dict[str, Any], path: str,
     if isinstance(tools, str):
         tools = [tools]
     if not isinstance(tools, list) or not all(isinstance(t, str) and t for t in tools):
-        bad("tools", "must be a list of tool names or globs (e.g. [\"file.read\", \"sql.*\"])")
+        bad("tools", 'must be a list of tool names or globs (e.g. ["file.read", "sql.*"])')
         tools = []
     for i, pattern in enumerate(tools):
         if tool_names is not None and not resolve_tools([pattern], tool_names):
@@ -93,8 +96,12 @@ def parse_spec(raw: dict[str, Any], path: str,
         bad("max_tool_iterations", "must be an integer from 1 to 1000")
         iterations = DEFAULT_MAX_TOOL_ITERATIONS
     budget = raw.get("context_budget_kb", DEFAULT_CONTEXT_BUDGET_KB)
-    if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not math.isfinite(budget) \
-            or not 1 <= budget <= 100_000:
+    if (
+        isinstance(budget, bool)
+        or not isinstance(budget, (int, float))
+        or not math.isfinite(budget)
+        or not 1 <= budget <= 100_000
+    ):
         bad("context_budget_kb", "must be a number of kilobytes from 1 to 100000")
         budget = DEFAULT_CONTEXT_BUDGET_KB
     model = raw.get("model")
@@ -111,6 +118,12 @@ def parse_spec(raw: dict[str, Any], path: str,
         instructions = None
     if problems:
         return None, problems
-    return AgentSpec(goal=goal, tools=tuple(tools), max_tool_iterations=iterations,
-                     context_budget_kb=float(budget), model=model, output_schema=schema,
-                     instructions=instructions), problems
+    return AgentSpec(
+        goal=goal,
+        tools=tuple(tools),
+        max_tool_iterations=iterations,
+        context_budget_kb=float(budget),
+        model=model,
+        output_schema=schema,
+        instructions=instructions,
+    ), problems

@@ -13,6 +13,7 @@ Pure rules, no storage (services/approvals/: service.py loads and stores, decisi
 
 A decision on an approval that is no longer pending is a 409 and changes nothing.
 """
+
 from __future__ import annotations
 
 import math
@@ -30,8 +31,11 @@ STATUSES = (PENDING, APPROVED, REJECTED, EXPIRED)
 FINAL = frozenset({APPROVED, REJECTED, EXPIRED})
 # the `status` filter of a list: the four statuses, and `decided` (approved or rejected by people or a timeout)
 STATUS_FILTERS: dict[str, tuple[str, ...]] = {
-    PENDING: (PENDING,), "decided": (APPROVED, REJECTED), EXPIRED: (EXPIRED,),
-    APPROVED: (APPROVED,), REJECTED: (REJECTED,),
+    PENDING: (PENDING,),
+    "decided": (APPROVED, REJECTED),
+    EXPIRED: (EXPIRED,),
+    APPROVED: (APPROVED,),
+    REJECTED: (REJECTED,),
 }
 DECISIONS = ("approve", "reject", "edit")
 ON_TIMEOUT = ("approve", "reject", "fail")
@@ -104,8 +108,12 @@ def parse_spec(raw: dict[str, Any], path: str) -> tuple[ApprovalSpec, dict[str, 
         bad("separate_duties", "must be true or false")
         separate = False
     timeout_s = raw.get("timeout_s")
-    if timeout_s is not None and (isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float))
-                                  or not math.isfinite(timeout_s) or timeout_s <= 0):
+    if timeout_s is not None and (
+        isinstance(timeout_s, bool)
+        or not isinstance(timeout_s, (int, float))
+        or not math.isfinite(timeout_s)
+        or timeout_s <= 0
+    ):
         bad("timeout_s", "must be a number of seconds > 0 (leave it out to wait without a deadline)")
         timeout_s = None
     on_timeout = raw.get("on_timeout", "reject")
@@ -120,9 +128,15 @@ def parse_spec(raw: dict[str, Any], path: str) -> tuple[ApprovalSpec, dict[str, 
         message = ""
     elif len(message) > MAX_MESSAGE:
         bad("message", f"must be at most {MAX_MESSAGE:,} characters")
-    spec = ApprovalSpec(roles=roles, users=users, quorum=quorum, separate_duties=separate,
-                        timeout_s=float(timeout_s) if timeout_s is not None else None, on_timeout=on_timeout,
-                        message=message)
+    spec = ApprovalSpec(
+        roles=roles,
+        users=users,
+        quorum=quorum,
+        separate_duties=separate,
+        timeout_s=float(timeout_s) if timeout_s is not None else None,
+        on_timeout=on_timeout,
+        message=message,
+    )
     return spec, problems
 
 
@@ -155,17 +169,21 @@ def satisfies(role: str, required: str) -> bool:
 def check_eligible(state: ApprovalState, actor: Actor) -> None:
     """Forbidden (403) unless `actor` may decide this approval."""
     if state.separate_duties and state.started_by and actor.user_id == state.started_by:
-        raise Forbidden("separation of duties: you started this execution, so someone else must approve it",
-                        details={"separate_duties": True})
+        raise Forbidden(
+            "separation of duties: you started this execution, so someone else must approve it",
+            details={"separate_duties": True},
+        )
     named = {u.lower() for u in state.approvers.get("users", [])}
     if actor.email.lower() in named or actor.user_id.lower() in named:
         return
     roles = state.approvers.get("roles", [])
     if any(satisfies(actor.role, r) for r in roles):
         return
-    raise Forbidden(f"you may not decide this approval: it needs the role {' or '.join(roles) or '(none)'}"
-                    f"{' or one of the named users' if named else ''}; you are {actor.role}",
-                    details={"approvers": state.approvers, "role": actor.role})
+    raise Forbidden(
+        f"you may not decide this approval: it needs the role {' or '.join(roles) or '(none)'}"
+        f"{' or one of the named users' if named else ''}; you are {actor.role}",
+        details={"approvers": state.approvers, "role": actor.role},
+    )
 
 
 def approvals_counted(decisions: tuple[dict[str, Any], ...] | list[dict[str, Any]]) -> set[str]:
@@ -186,8 +204,10 @@ def check_open(state: ApprovalState) -> None:
     if state.status != PENDING:
         last = state.decisions[-1] if state.decisions else {}
         reason = last.get("comment") if state.status == EXPIRED and last.get("decision") == "expire" else None
-        raise Conflict(f"this approval is already {state.status}" + (f": {reason}" if reason else ""),
-                       details={"status": state.status, **({"reason": reason} if reason else {})})
+        raise Conflict(
+            f"this approval is already {state.status}" + (f": {reason}" if reason else ""),
+            details={"status": state.status, **({"reason": reason} if reason else {})},
+        )
 
 
 def decide(state: ApprovalState, actor: Actor, decision: str, comment: str | None, at: datetime) -> ApprovalState:
@@ -198,13 +218,14 @@ def decide(state: ApprovalState, actor: Actor, decision: str, comment: str | Non
         raise ValidationFailed("unknown decision", details={"decision": [f"must be one of {list(DECISIONS)}"]})
     check_open(state)
     if decision == "edit" and state.kind not in EDITABLE:
-        raise ValidationFailed("only a tool call's approval can be edited",
-                               details={"decision": [f"edit is for tool_call approvals; this one is a {state.kind}"]})
+        raise ValidationFailed(
+            "only a tool call's approval can be edited",
+            details={"decision": [f"edit is for tool_call approvals; this one is a {state.kind}"]},
+        )
     check_eligible(state, actor)
     if any(d["user_id"] == actor.user_id for d in state.decisions if d.get("user_id")):
         raise Conflict("already decided by you: your first decision stands", details={"user": actor.email})
-    entry = {"user": actor.email, "user_id": actor.user_id, "decision": decision, "comment": comment or "",
-             "at": at}
+    entry = {"user": actor.email, "user_id": actor.user_id, "decision": decision, "comment": comment or "", "at": at}
     decisions = (*state.decisions, entry)
     if decision == "reject":
         status = REJECTED

@@ -10,10 +10,12 @@ Pure figures; services/metrics/reviewers.py reads the decisions and the workspac
 - **fast accept**: an accept whose latency is below the floor (strictly); its share is of the operator's accepts
   (None when they accepted nothing).
 """
+
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from core.coaching.counters import ACCEPT
 from core.errors import ValidationFailed
@@ -25,13 +27,21 @@ MAX_FLOOR_MS = 600_000  # ten minutes
 
 def check_floor(floor_ms: Any) -> int:
     """The floor as whole milliseconds within MIN_FLOOR_MS..MAX_FLOOR_MS, or a ValidationFailed saying why not."""
-    if isinstance(floor_ms, bool) or not isinstance(floor_ms, (int, float)) or not math.isfinite(floor_ms) \
-            or floor_ms != int(floor_ms):
-        raise ValidationFailed("the floor is whole milliseconds",
-                               details={"attentive_floor_ms": ["must be a whole number of milliseconds"]})
+    if (
+        isinstance(floor_ms, bool)
+        or not isinstance(floor_ms, (int, float))
+        or not math.isfinite(floor_ms)
+        or floor_ms != int(floor_ms)
+    ):
+        raise ValidationFailed(
+            "the floor is whole milliseconds",
+            details={"attentive_floor_ms": ["must be a whole number of milliseconds"]},
+        )
     if not MIN_FLOOR_MS <= floor_ms <= MAX_FLOOR_MS:
-        raise ValidationFailed("the floor is out of range", details={"attentive_floor_ms": [
-            f"must be between {MIN_FLOOR_MS} and {MAX_FLOOR_MS} milliseconds"]})
+        raise ValidationFailed(
+            "the floor is out of range",
+            details={"attentive_floor_ms": [f"must be between {MIN_FLOOR_MS} and {MAX_FLOOR_MS} milliseconds"]},
+        )
     return int(floor_ms)
 
 
@@ -68,9 +78,15 @@ def reviewer(operator: str, decisions: Iterable[tuple[str, float]], floor_ms: fl
         if kind == ACCEPT:
             accepts.append(ms)
     fast = sum(1 for ms in accepts if ms < floor_ms)
-    return {"operator": operator, "decisions": len(latencies), "accepts": len(accepts),
-            "median_ms": _round(median(latencies)), "p90_ms": _round(nearest_rank(latencies, 0.9)),
-            "fast_accepts": fast, "fast_accept_share": round(fast / len(accepts), 4) if accepts else None}
+    return {
+        "operator": operator,
+        "decisions": len(latencies),
+        "accepts": len(accepts),
+        "median_ms": _round(median(latencies)),
+        "p90_ms": _round(nearest_rank(latencies, 0.9)),
+        "fast_accepts": fast,
+        "fast_accept_share": round(fast / len(accepts), 4) if accepts else None,
+    }
 
 
 def reviewers(decisions: Iterable[tuple[str, str, float]], floor_ms: float) -> list[dict[str, Any]]:

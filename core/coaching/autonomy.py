@@ -6,9 +6,10 @@ own mode on top: `auto` (promoted alone: it runs unattended with spot checks whi
 steps are still suggested) or `always_review` (pinned: every run of it is decided by a human, whatever the
 workflow's mode; no promotion overrides it). A step without a mode of its own follows its workflow.
 """
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from core.errors import Conflict, ValidationFailed
 
@@ -32,8 +33,9 @@ def effective_mode(execution_mode: str, workflow_mode: str) -> str:
     return execution_mode
 
 
-def review_for(execution_mode: str, workflow_mode: str, step_mode: str | None,
-               spot_check: Callable[[], bool]) -> str | None:
+def review_for(
+    execution_mode: str, workflow_mode: str, step_mode: str | None, spot_check: Callable[[], bool]
+) -> str | None:
     """What a tool step needs before it runs: `decision` (a suggestion an operator decides), `spot_check`
     (an AUTO run sampled for review; `spot_check()` draws the sample) or None (it runs unattended).
     Executions in `normal` mode are gated by policy only, never here."""
@@ -56,8 +58,9 @@ def check_step_mode(current: str, target: str, *, auto_ready: bool, force: bool)
     if target != AUTO or current == AUTO:
         return
     if current == ALWAYS_REVIEW:
-        raise Conflict("this step is pinned to always_review: set it to coaching first to unpin it",
-                       details={"mode": current})
+        raise Conflict(
+            "this step is pinned to always_review: set it to coaching first to unpin it", details={"mode": current}
+        )
     if not auto_ready and not force:
         raise Conflict("this step is not AUTO-ready yet", details={"auto_ready": False})
 
@@ -69,9 +72,10 @@ def check_force(force: bool, reason: str | None) -> str | None:
         return None
     reason = (reason or "").strip()
     if not reason:
-        raise ValidationFailed("a forced promotion needs a reason",
-                               details={"reason": ["is required when force is true: say why the evidence is "
-                                                   "overruled"]})
+        raise ValidationFailed(
+            "a forced promotion needs a reason",
+            details={"reason": ["is required when force is true: say why the evidence is overruled"]},
+        )
     return reason
 
 
@@ -104,8 +108,12 @@ def decisions_needed(snapshot: dict) -> int | None:
     test = evidence.get("decisions_needed_if_all_accepted")
     if test is None and evidence:
         return None
-    return max(int(test or 0), int(to_auto.get("decisions_to_coaching") or 0),
-               int(to_auto.get("window_decisions_needed") or 0), 1)
+    return max(
+        int(test or 0),
+        int(to_auto.get("decisions_to_coaching") or 0),
+        int(to_auto.get("window_decisions_needed") or 0),
+        1,
+    )
 
 
 def steps_not_ready(steps: dict[str, dict], step_ids: list[str], modes: dict[str, str]) -> list[dict]:
@@ -120,6 +128,12 @@ def steps_not_ready(steps: dict[str, dict], step_ids: list[str], modes: dict[str
         if snap is None:
             found.append({"step_id": step_id, "level": "OBSERVATION", "decisions": 0, "decisions_needed": None})
         elif not snap.get("auto_ready"):
-            found.append({"step_id": step_id, "level": snap.get("level"), "decisions": snap.get("decisions", 0),
-                          "decisions_needed": decisions_needed(snap)})
+            found.append(
+                {
+                    "step_id": step_id,
+                    "level": snap.get("level"),
+                    "decisions": snap.get("decisions", 0),
+                    "decisions_needed": decisions_needed(snap),
+                }
+            )
     return found

@@ -15,12 +15,14 @@ Pure rules; services/coaching/checks.py opens and decides checks, services/metri
   `min_catch_rate`, and a share of fast accepts (accepts under the workspace's floor, of their accepts; none
   accepted: 0) of at most `max_fast_share`.
 """
+
 from __future__ import annotations
 
 import math
 import random
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from core.coaching.counters import ACCEPT, CORRECT, MANUAL, REJECT, SKIP
 from core.coaching.paths import MISSING, canonical, join_path
@@ -46,8 +48,13 @@ class Bars:
     max_fast_share: float = 0.5
 
 
-DEFAULTS: dict[str, Any] = {"check_rate": 0.0, "evidence_from": ALL, "min_checks": Bars.min_checks,
-                            "min_catch_rate": Bars.min_catch_rate, "max_fast_share": Bars.max_fast_share}
+DEFAULTS: dict[str, Any] = {
+    "check_rate": 0.0,
+    "evidence_from": ALL,
+    "min_checks": Bars.min_checks,
+    "min_catch_rate": Bars.min_catch_rate,
+    "max_fast_share": Bars.max_fast_share,
+}
 
 
 def _number(name: str, value: Any, low: float, high: float) -> float:
@@ -70,13 +77,16 @@ def check_settings(values: dict[str, Any]) -> dict[str, Any]:
             out[name] = _number(name, value, 0.0, 1.0)
         elif name == "min_checks":
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10_000:
-                raise ValidationFailed("min_checks is a whole number of checks",
-                                       details={name: ["must be a whole number between 1 and 10000"]})
+                raise ValidationFailed(
+                    "min_checks is a whole number of checks",
+                    details={name: ["must be a whole number between 1 and 10000"]},
+                )
             out[name] = value
         elif name == "evidence_from":
             if value not in EVIDENCE_FROM:
-                raise ValidationFailed("evidence_from is all or attentive",
-                                       details={name: [f"must be one of {list(EVIDENCE_FROM)}"]})
+                raise ValidationFailed(
+                    "evidence_from is all or attentive", details={name: [f"must be one of {list(EVIDENCE_FROM)}"]}
+                )
             out[name] = value
         else:
             raise ValidationFailed(f"unknown setting {name!r}", details={name: ["unknown field"]})
@@ -88,6 +98,7 @@ def bars_of(settings: dict[str, Any]) -> Bars:
 
 
 # -- the change a check makes ----------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class CheckChange:
@@ -138,6 +149,7 @@ def drawn(rate: float, rng: random.Random) -> bool:
 
 # -- outcomes and who is attentive -----------------------------------------------------------------------------------
 
+
 def outcome(kind: str) -> str | None:
     """A check's decision: accept is a miss; reject, correct, or doing it by hand (it did not run) a catch; skip
     says nothing."""
@@ -164,8 +176,13 @@ def figures(checks: int, catches: int, accepts: int, fast_accepts: int, bars: Ba
     """One operator's check figures across the workspace (the reviewers' route): their checks with an outcome,
     catches, misses, catch rate (None before any), their accepts and fast accepts as counted for the bar (from when
     checks or the restriction were on), and whether they are attentive now."""
-    return {"checks": checks, "catches": catches, "misses": checks - catches,
-            "catch_rate": round(catches / checks, 4) if checks else None,
-            "accepts": accepts, "fast_accepts": fast_accepts,
-            "fast_accept_share": round(fast_accepts / accepts, 4) if accepts else None,
-            "attentive": attentive(checks, catches, accepts, fast_accepts, bars)}
+    return {
+        "checks": checks,
+        "catches": catches,
+        "misses": checks - catches,
+        "catch_rate": round(catches / checks, 4) if checks else None,
+        "accepts": accepts,
+        "fast_accepts": fast_accepts,
+        "fast_accept_share": round(fast_accepts / accepts, 4) if accepts else None,
+        "attentive": attentive(checks, catches, accepts, fast_accepts, bars),
+    }

@@ -3,19 +3,22 @@
 A change is (field, before, after) where field is a dotted path into params (core.coaching.paths: flattening,
 escaping, the MISSING marker, canonical comparison). The rules learned from the counts are core.coaching.rules.
 """
+
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from core.coaching.paths import MISSING, canonical, decode_value, encode_value, flatten
 
 
 def change_key(field_: str, before: Any, after: Any) -> str:
     """A change's identity: (field, before, after) as canonical JSON, since values may be unhashable."""
-    return json.dumps([field_, encode_value(before), encode_value(after)],
-                      sort_keys=True, separators=(",", ":"), default=repr)
+    return json.dumps(
+        [field_, encode_value(before), encode_value(after)], sort_keys=True, separators=(",", ":"), default=repr
+    )
 
 
 # Values may be lists or dicts, so identity and hashing go through the JSON key, not the fields.
@@ -35,8 +38,7 @@ class Change:
         return hash(self.key())
 
     def to_dict(self) -> dict[str, Any]:
-        return {"field": self.field, "before": encode_value(self.before),
-                "after": encode_value(self.after)}
+        return {"field": self.field, "before": encode_value(self.before), "after": encode_value(self.after)}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Change:
@@ -64,8 +66,12 @@ class ChangeGroup:
         return change_key(self.field, self.before, self.after)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"field": self.field, "before": encode_value(self.before),
-                "after": encode_value(self.after), "count": self.count}
+        return {
+            "field": self.field,
+            "before": encode_value(self.before),
+            "after": encode_value(self.after),
+            "count": self.count,
+        }
 
 
 @dataclass
@@ -133,10 +139,8 @@ class PackStats:
             g = stats.groups.setdefault(ch.key(), ChangeGroup(ch.field, ch.before, ch.after))
             g.count += int(raw.get("count", 0))
             if g.count < 0 or g.count > stats.corrections:
-                raise ValueError(f"group {ch.field!r} counts {g.count} of "
-                                 f"{stats.corrections} corrections")
+                raise ValueError(f"group {ch.field!r} counts {g.count} of {stats.corrections} corrections")
         for name, count in stats.field_corrections().items():
             if count > stats.corrections:
-                raise ValueError(f"field {name!r} changed in {count} of "
-                                 f"{stats.corrections} corrections")
+                raise ValueError(f"field {name!r} changed in {count} of {stats.corrections} corrections")
         return stats

@@ -2,6 +2,7 @@
 decisions, and the Wilson bound on a rate. Constant-size states, updated once per decision, that round-trip through
 JSON-friendly values so storage can keep them in a row.
 """
+
 from __future__ import annotations
 
 import math
@@ -18,8 +19,7 @@ DECISIONS = (ACCEPT, REJECT, CORRECT, MANUAL, SKIP)
 # One letter per decision keeps a 50-entry window in a 50-character column.
 _LETTER = {ACCEPT: "a", REJECT: "r", CORRECT: "c", MANUAL: "m", SKIP: "s"}
 _KIND = {v: k for k, v in _LETTER.items()}
-_ATTR = {ACCEPT: "accepted", REJECT: "rejected", CORRECT: "corrected", MANUAL: "manual",
-         SKIP: "skipped"}
+_ATTR = {ACCEPT: "accepted", REJECT: "rejected", CORRECT: "corrected", MANUAL: "manual", SKIP: "skipped"}
 
 
 def check_kind(kind: str) -> None:
@@ -59,8 +59,14 @@ class Counters:
 
     def to_dict(self) -> dict[str, int]:
         # by hand: dataclasses.asdict deep-copies recursively, and this runs several times per decision
-        return {"suggestions": self.suggestions, "accepted": self.accepted, "rejected": self.rejected,
-                "corrected": self.corrected, "manual": self.manual, "skipped": self.skipped}
+        return {
+            "suggestions": self.suggestions,
+            "accepted": self.accepted,
+            "rejected": self.rejected,
+            "corrected": self.corrected,
+            "manual": self.manual,
+            "skipped": self.skipped,
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> Counters:

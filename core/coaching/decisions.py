@@ -9,6 +9,7 @@ functions. services/coaching/decisions.py loads the suggestion, asks here, and p
 | skip     | does not run; skipped                               | the result says "skipped by the operator"      |
 | reject   | on_reject ask: waits for a correction; stop: fails  | the feedback is the result, "do not repeat it" |
 """
+
 from __future__ import annotations
 
 import json
@@ -41,9 +42,17 @@ class StepEffect:
     failure: str | None = None  # the execution's error (reject with on_reject stop)
 
 
-def for_step(kind: str, *, suggested: Any, correction: Any = None, manual_output: Any = None,
-             feedback: str | None = None, operator: str = "", on_reject: str = "ask",
-             correcting: bool = False) -> StepEffect:
+def for_step(
+    kind: str,
+    *,
+    suggested: Any,
+    correction: Any = None,
+    manual_output: Any = None,
+    feedback: str | None = None,
+    operator: str = "",
+    on_reject: str = "ask",
+    correcting: bool = False,
+) -> StepEffect:
     """A decision on a step's suggestion. `correcting`: the suggestion asks for a correction after a reject."""
     go_on = "correct" if correcting else "decide"
     if kind == ACCEPT:
@@ -57,8 +66,9 @@ def for_step(kind: str, *, suggested: Any, correction: Any = None, manual_output
     if kind == REJECT:
         feedback = feedback or "rejected"
         if on_reject == "stop":
-            return StepEffect(S.STEP_REJECTED, "fail", error=feedback, finished=True,
-                              failure=f"rejected by {operator}: {feedback}")
+            return StepEffect(
+                S.STEP_REJECTED, "fail", error=feedback, finished=True, failure=f"rejected by {operator}: {feedback}"
+            )
         # marked rejected with the feedback while it waits to be settled by a correction, a manual run or a skip
         return StepEffect(None, "await_correction", error=f"rejected by {operator}: {feedback}", ask_correction=True)
     raise ValueError(f"unknown decision {kind!r}")
@@ -74,21 +84,32 @@ class ToolCallEffect:
     record_correction: bool = False
 
 
-def for_tool_call(kind: str, *, suggested: Any, correction: Any = None, manual_output: Any = None,
-                  feedback: str | None = None, operator: str = "") -> ToolCallEffect:
+def for_tool_call(
+    kind: str,
+    *,
+    suggested: Any,
+    correction: Any = None,
+    manual_output: Any = None,
+    feedback: str | None = None,
+    operator: str = "",
+) -> ToolCallEffect:
     """A decision on a tool call an agent asked for. Whatever it is, the call gets exactly one answer."""
     if kind == ACCEPT:
         return ToolCallEffect(run_with=suggested)
     if kind == CORRECT:
         return ToolCallEffect(run_with=correction, record_correction=True)
     if kind == MANUAL:
-        done = manual_output if isinstance(manual_output, str) else \
-            json.dumps(manual_output, ensure_ascii=False, default=str)
+        done = (
+            manual_output
+            if isinstance(manual_output, str)
+            else json.dumps(manual_output, ensure_ascii=False, default=str)
+        )
         return ToolCallEffect(result=f"done by hand by the operator; the result: {done}")
     if kind == SKIP:
         return ToolCallEffect(result=SKIPPED + ": the call was not run")
     if kind == REJECT:
         said = f": {feedback}" if feedback else ""
-        return ToolCallEffect(result=f"rejected by the operator{said}. The call was not run. "
-                                     "Do not repeat this call.", error=True)
+        return ToolCallEffect(
+            result=f"rejected by the operator{said}. The call was not run. Do not repeat this call.", error=True
+        )
     raise ValueError(f"unknown decision {kind!r}")

@@ -20,6 +20,7 @@ or above log(1/alpha) the scope is not AUTO-ready; at RESTART * log(1/alpha) the
 from nothing. In the spot-check scope of an AUTO workflow, the crossing of log(1/alpha) is the evidence for
 demotion.
 """
+
 from __future__ import annotations
 
 import functools
@@ -115,8 +116,13 @@ def promotion_ready(accepted: int, counted: int, p0: float, alpha: float) -> boo
 
 @functools.lru_cache(maxsize=4096)
 def _log_e_exact(a: int, b: int, p0: float) -> float:
-    return (_lbeta(a + 1, b + 1) + log_betainc(b + 1, a + 1, 1.0 - p0)
-            - math.log1p(-p0) - a * math.log(p0) - b * math.log1p(-p0))
+    return (
+        _lbeta(a + 1, b + 1)
+        + log_betainc(b + 1, a + 1, 1.0 - p0)
+        - math.log1p(-p0)
+        - a * math.log(p0)
+        - b * math.log1p(-p0)
+    )
 
 
 def accepts_needed(accepted: int, counted: int, p0: float, alpha: float) -> int | None:
@@ -197,8 +203,9 @@ class Evidence:
         return {"accepted": self.accepted, "counted": self.counted, "drop": self.drop, "attentive": self.attentive}
 
     def to_json(self) -> str:
-        return (f'{{"accepted":{self.accepted},"counted":{self.counted},"drop":{self.drop!r},'
-                f'"attentive":{self.attentive}}}')
+        return (
+            f'{{"accepted":{self.accepted},"counted":{self.counted},"drop":{self.drop!r},"attentive":{self.attentive}}}'
+        )
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Evidence:
@@ -206,9 +213,10 @@ class Evidence:
         if not math.isfinite(drop) or drop < 0:
             drop = 0.0
         counted = max(0, int(d.get("counted", 0)))
-        return cls(max(0, int(d.get("accepted", 0))), counted, drop,
-                   min(counted, max(0, int(d.get("attentive", 0)))))
+        return cls(max(0, int(d.get("accepted", 0))), counted, drop, min(counted, max(0, int(d.get("attentive", 0)))))
 
     def __repr__(self) -> str:
-        return (f"Evidence(accepted={self.accepted}, counted={self.counted}, drop={self.drop:.3f}, "
-                f"attentive={self.attentive})")
+        return (
+            f"Evidence(accepted={self.accepted}, counted={self.counted}, drop={self.drop:.3f}, "
+            f"attentive={self.attentive})"
+        )

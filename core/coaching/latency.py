@@ -1,10 +1,10 @@
 """Decision latency as a histogram (docs/design.md#metrics-and-learning-levels): constant-size, mergeable, its quantiles within a few percent."""
+
 from __future__ import annotations
 
 import bisect
 import math
 from typing import Any
-
 
 # Latency buckets: 8 per doubling, so each bucket is 2**(1/8) ≈ 9% wide and its geometric middle
 # is within 4.5% of any value in it. Bucket 0 holds sub-millisecond values; the last one holds
@@ -94,8 +94,13 @@ class LatencyHistogram:
         return self
 
     def to_dict(self) -> dict[str, Any]:
-        return {"scheme": SCHEME, "buckets": {str(i): n for i, n in sorted(self.buckets.items())},
-                "count": self.count, "min": self.min, "max": self.max}
+        return {
+            "scheme": SCHEME,
+            "buckets": {str(i): n for i, n in sorted(self.buckets.items())},
+            "count": self.count,
+            "min": self.min,
+            "max": self.max,
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> LatencyHistogram:

@@ -1,6 +1,7 @@
 """Learning levels (docs/design.md#metrics-and-learning-levels): the thresholds a scope is held to and what its decisions say about its level
 (OBSERVATION, COACHING, AUTO), with the sequential test (core.coaching.evidence) deciding AUTO-readiness.
 """
+
 from __future__ import annotations
 
 import functools
@@ -44,8 +45,13 @@ class LevelThresholds:
             raise ValueError("auto_min_window cannot exceed the window size")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"coaching_after": self.coaching_after, "auto_min_window": self.auto_min_window,
-                "auto_acceptance": self.auto_acceptance, "window": self.window, "auto_alpha": self.auto_alpha}
+        return {
+            "coaching_after": self.coaching_after,
+            "auto_min_window": self.auto_min_window,
+            "auto_acceptance": self.auto_acceptance,
+            "window": self.window,
+            "auto_alpha": self.auto_alpha,
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> LevelThresholds:
@@ -69,8 +75,12 @@ class LevelAssessment:
         return asdict(self)
 
 
-def assess_level(total_decisions: int, window: RollingWindow,
-                 thresholds: LevelThresholds | None = None, evidence: Evidence | None = None) -> LevelAssessment:
+def assess_level(
+    total_decisions: int,
+    window: RollingWindow,
+    thresholds: LevelThresholds | None = None,
+    evidence: Evidence | None = None,
+) -> LevelAssessment:
     """What the evidence says. AUTO-ready when the sequential test (core.coaching.evidence, docs/autonomy.md)
     shows acceptance >= auto_acceptance at level auto_alpha, and the window holds at least auto_min_window
     counted decisions: a window of skips (or 3 accepts among 17 skips) is not evidence that suggestions are

@@ -5,6 +5,7 @@ Each object is a constant-size state updated once per decision, never recomputed
 serialisable to JSON-friendly dicts so the storage layer can keep it in a row. The parts live beside it:
 core.coaching.counters (decision kinds, counters, window), core.coaching.levels (thresholds, levels).
 """
+
 from __future__ import annotations
 
 import math
@@ -52,8 +53,9 @@ class MetricsState:
     def record_suggestion(self) -> None:
         self.counters.record_suggestion()
 
-    def record_decision(self, kind: str, latency_ms: float | None = None, *, evidence: bool = True,
-                        attentive: bool = False) -> None:
+    def record_decision(
+        self, kind: str, latency_ms: float | None = None, *, evidence: bool = True, attentive: bool = False
+    ) -> None:
         """Count one decision. `evidence` False: in the counters, window and latency only, not in the sequential
         test (a decision by an operator below the lead's bars, where the workspace takes its evidence from attentive
         operators: docs/autonomy.md#check-suggestions). `attentive`: it came from an attentive operator."""
@@ -64,8 +66,7 @@ class MetricsState:
         self.counters.record(kind)
         self.window.append(kind)
         if kind != SKIP and evidence:
-            self.evidence.record(kind == ACCEPT, self.thresholds.auto_acceptance, self.thresholds.auto_alpha,
-                                 attentive)
+            self.evidence.record(kind == ACCEPT, self.thresholds.auto_acceptance, self.thresholds.auto_alpha, attentive)
 
     def restart_evidence(self) -> None:
         """Forget the sequential tests' evidence (at a demotion): AUTO-ready again only on new evidence."""
@@ -90,15 +91,22 @@ class MetricsState:
         needed = accepts_needed(e.accepted, e.counted, t.auto_acceptance, t.auto_alpha)
         if needed is not None and e.alarm(t.auto_alpha) and needed == 0:
             needed = 1  # the change detector holds readiness back until it calms down
-        return {"statistic": round(log_e, 4), "statistic_kind": "log_e_value",
-                "e_value": _round4(math.exp(min(log_e, 700.0))),
-                "threshold": round(1.0 / t.auto_alpha, 4), "log_threshold": round(math.log(1.0 / t.auto_alpha), 4),
-                "decisions_needed_if_all_accepted": needed, "test": TEST_NAME,
-                "accepted_since_restart": e.accepted, "counted_since_restart": e.counted,
-                # how many of the decisions in the test came from attentive operators (checks' catch rate and
-                # decision times above the lead's bars, docs/autonomy.md#check-suggestions)
-                "attentive_since_restart": e.attentive,
-                "drop_statistic": round(e.drop, 4), "drop_alarm": e.alarm(t.auto_alpha)}
+        return {
+            "statistic": round(log_e, 4),
+            "statistic_kind": "log_e_value",
+            "e_value": _round4(math.exp(min(log_e, 700.0))),
+            "threshold": round(1.0 / t.auto_alpha, 4),
+            "log_threshold": round(math.log(1.0 / t.auto_alpha), 4),
+            "decisions_needed_if_all_accepted": needed,
+            "test": TEST_NAME,
+            "accepted_since_restart": e.accepted,
+            "counted_since_restart": e.counted,
+            # how many of the decisions in the test came from attentive operators (checks' catch rate and
+            # decision times above the lead's bars, docs/autonomy.md#check-suggestions)
+            "attentive_since_restart": e.attentive,
+            "drop_statistic": round(e.drop, 4),
+            "drop_alarm": e.alarm(t.auto_alpha),
+        }
 
     def confidence(self) -> float:
         """docs/design.md#metrics-and-learning-levels: the Wilson lower bound of the rolling acceptance."""
@@ -107,15 +115,21 @@ class MetricsState:
     def snapshot(self) -> dict[str, Any]:
         c, w, a = self.counters, self.window, self.assess()
         body = {
-            "decisions": c.decisions, "suggestions": c.suggestions, "accepted": c.accepted,
-            "rejected": c.rejected, "corrected": c.corrected, "manual": c.manual,
+            "decisions": c.decisions,
+            "suggestions": c.suggestions,
+            "accepted": c.accepted,
+            "rejected": c.rejected,
+            "corrected": c.corrected,
+            "manual": c.manual,
             "skipped": c.skipped,
             "acceptance_rate": round(c.acceptance_rate, 4),
             "rolling_acceptance_rate": round(w.rate, 4),
             "confidence": self.confidence(),
             "decision_latency_ms": self.latency.percentiles(),
-            "level": a.level, "auto_ready": a.auto_ready,
-            "window_size": w.size, "window_decisions": w.decisions,
+            "level": a.level,
+            "auto_ready": a.auto_ready,
+            "window_size": w.size,
+            "window_decisions": w.decisions,
             "window_counted": w.counted,
             "to_auto": {
                 "decisions_to_coaching": a.decisions_to_coaching,
@@ -128,41 +142,51 @@ class MetricsState:
             "evidence": self.evidence_view(),
             # the decisions in the readiness test (since it last restarted) and how many came from attentive
             # operators (docs/autonomy.md#check-suggestions)
-            "evidence_decisions": self.evidence.counted, "attentive_decisions": self.evidence.attentive,
+            "evidence_decisions": self.evidence.counted,
+            "attentive_decisions": self.evidence.attentive,
         }
         # every bar at once, if all the next decisions are accepts (core.coaching.autonomy.decisions_needed)
         body["decisions_needed"] = decisions_needed(body)
         return body
 
     def to_dict(self) -> dict[str, Any]:
-        return {"counters": self.counters.to_dict(), "window": self.window.to_str(),
-                "latency": self.latency.to_dict(), "thresholds": self.thresholds.to_dict(),
-                "evidence": self.evidence.to_dict()}
+        return {
+            "counters": self.counters.to_dict(),
+            "window": self.window.to_str(),
+            "latency": self.latency.to_dict(),
+            "thresholds": self.thresholds.to_dict(),
+            "evidence": self.evidence.to_dict(),
+        }
 
     def to_json(self) -> str:
         """`to_dict()` as compact JSON text, written directly: every decision stores several states, and
         json.dumps of the nested dicts costs more than the rest of writing them. Same content, same order."""
         c, h, t = self.counters, self.latency, self.thresholds
         buckets = h.buckets_json()
-        return (f'{{"counters":{{"suggestions":{c.suggestions},"accepted":{c.accepted},"rejected":{c.rejected},'
-                f'"corrected":{c.corrected},"manual":{c.manual},"skipped":{c.skipped}}},'
-                f'"window":"{self.window.to_str()}",'
-                f'"latency":{{"scheme":"{SCHEME}","buckets":{{{buckets}}},"count":{h.count},'
-                f'"min":{_number(h.min)},"max":{_number(h.max)}}},'
-                f'"thresholds":{{"coaching_after":{t.coaching_after},"auto_min_window":{t.auto_min_window},'
-                f'"auto_acceptance":{_number(t.auto_acceptance)},"window":{t.window},'
-                f'"auto_alpha":{_number(t.auto_alpha)}}},'
-                f'"evidence":{self.evidence.to_json()}}}')
+        return (
+            f'{{"counters":{{"suggestions":{c.suggestions},"accepted":{c.accepted},"rejected":{c.rejected},'
+            f'"corrected":{c.corrected},"manual":{c.manual},"skipped":{c.skipped}}},'
+            f'"window":"{self.window.to_str()}",'
+            f'"latency":{{"scheme":"{SCHEME}","buckets":{{{buckets}}},"count":{h.count},'
+            f'"min":{_number(h.min)},"max":{_number(h.max)}}},'
+            f'"thresholds":{{"coaching_after":{t.coaching_after},"auto_min_window":{t.auto_min_window},'
+            f'"auto_acceptance":{_number(t.auto_acceptance)},"window":{t.window},'
+            f'"auto_alpha":{_number(t.auto_alpha)}}},'
+            f'"evidence":{self.evidence.to_json()}}}'
+        )
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> MetricsState:
         d = d or {}
         t = LevelThresholds.from_dict(d.get("thresholds"))
         evidence = d.get("evidence")
-        return cls(counters=Counters.from_dict(d.get("counters")),
-                   window=RollingWindow.from_str(d.get("window"), t.window),
-                   latency=LatencyHistogram.from_dict(d.get("latency")), thresholds=t,
-                   evidence=Evidence.from_dict(evidence) if isinstance(evidence, dict) else None)
+        return cls(
+            counters=Counters.from_dict(d.get("counters")),
+            window=RollingWindow.from_str(d.get("window"), t.window),
+            latency=LatencyHistogram.from_dict(d.get("latency")),
+            thresholds=t,
+            evidence=Evidence.from_dict(evidence) if isinstance(evidence, dict) else None,
+        )
 
 
 def should_demote(state: MetricsState, thresholds: LevelThresholds | None = None) -> bool:

@@ -10,10 +10,12 @@ That marker cannot collide with a real value: a flattened value is never a non-e
 Values are compared by their canonical JSON, so `1`, `1.0` and `true` are different values, as
 they are to the tool that receives them.
 """
+
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 
 class _Missing:

@@ -1,16 +1,26 @@
 """Rules learned from a correction pack: the changes operators make consistently enough to apply on their own,
 applying them to suggested params, and the history of when each started or stopped applying.
 """
+
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Iterable
+from typing import Any
 
 from core.coaching.corrections import ChangeGroup, PackStats, change_key
 from core.coaching.paths import (
-    MISSING, canonical, decode_value, delete_path, encode_value, join_path, set_path, split_path, walk_path,
+    MISSING,
+    canonical,
+    decode_value,
+    delete_path,
+    encode_value,
+    join_path,
+    set_path,
+    split_path,
+    walk_path,
 )
 
 
@@ -26,24 +36,36 @@ class LearnedRule:
         return change_key(self.field, self.before, self.after)
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, LearnedRule) and self.key() == other.key()
-                and (self.count, self.share) == (other.count, other.share))
+        return (
+            isinstance(other, LearnedRule)
+            and self.key() == other.key()
+            and (self.count, self.share) == (other.count, other.share)
+        )
 
     def __hash__(self) -> int:
         return hash(self.key())
 
     def to_dict(self) -> dict[str, Any]:
-        return {"field": self.field, "before": encode_value(self.before),
-                "after": encode_value(self.after), "count": self.count, "share": self.share}
+        return {
+            "field": self.field,
+            "before": encode_value(self.before),
+            "after": encode_value(self.after),
+            "count": self.count,
+            "share": self.share,
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> LearnedRule:
-        return cls(str(d["field"]), decode_value(d.get("before")), decode_value(d.get("after")),
-                   int(d.get("count", 0)), float(d.get("share", 0.0)))
+        return cls(
+            str(d["field"]),
+            decode_value(d.get("before")),
+            decode_value(d.get("after")),
+            int(d.get("count", 0)),
+            float(d.get("share", 0.0)),
+        )
 
 
-def learned_rules(stats: PackStats, min_count: int = 3,
-                  min_share: float = 0.8) -> list[LearnedRule]:
+def learned_rules(stats: PackStats, min_count: int = 3, min_share: float = 0.8) -> list[LearnedRule]:
     """Groups consistent enough to apply on their own: made at least `min_count` times and in at
     least `min_share` of the corrections that touched the same field. A correction of another field
     is no evidence against a change, so it never undoes a rule (an operator who fixes the amount of
@@ -69,13 +91,19 @@ def learned_rules(stats: PackStats, min_count: int = 3,
         if len(groups) > 1 and groups[0].count == groups[1].count:
             continue
         g = groups[0]
-        rules.append(LearnedRule(g.field, copy.deepcopy(g.before), copy.deepcopy(g.after),
-                                 g.count, round(g.count / per_field[g.field], 4)))
+        rules.append(
+            LearnedRule(
+                g.field,
+                copy.deepcopy(g.before),
+                copy.deepcopy(g.after),
+                g.count,
+                round(g.count / per_field[g.field], 4),
+            )
+        )
     return rules
 
 
-def apply_rules(params: dict | None,
-                rules: Iterable[LearnedRule]) -> tuple[dict, list[LearnedRule]]:
+def apply_rules(params: dict | None, rules: Iterable[LearnedRule]) -> tuple[dict, list[LearnedRule]]:
     """Apply each rule whose field currently holds its `before`; return (new params, applied rules).
 
     Removals go first so that a rule replacing a dict by a scalar (or the reverse) finds the place
@@ -100,8 +128,9 @@ def apply_rules(params: dict | None,
     return out, applied
 
 
-def rule_transitions(before: Iterable[LearnedRule],
-                     after: Iterable[LearnedRule]) -> tuple[list[LearnedRule], list[LearnedRule]]:
+def rule_transitions(
+    before: Iterable[LearnedRule], after: Iterable[LearnedRule]
+) -> tuple[list[LearnedRule], list[LearnedRule]]:
     """(rules that started applying, rules that stopped), each in field order. A rule whose count or
     share moved but that still applies is neither: it changes nothing a suggestion says."""
     old = {r.key(): r for r in before}
@@ -112,8 +141,9 @@ def rule_transitions(before: Iterable[LearnedRule],
     return sorted(started, key=order), sorted(stopped, key=order)
 
 
-def track_rules(history: dict[str, Any] | None, started: Iterable[LearnedRule],
-                stopped: Iterable[LearnedRule], at: str) -> dict[str, Any]:
+def track_rules(
+    history: dict[str, Any] | None, started: Iterable[LearnedRule], stopped: Iterable[LearnedRule], at: str
+) -> dict[str, Any]:
     """The pack's rule history after a change at `at` (ISO 8601): `since` maps each applying rule's
     key to when it started applying, `changed_at` is the last start or stop and `last_change` says
     what it was. A new dict; the input is not changed. Nothing moved: the history as it was."""
@@ -126,9 +156,15 @@ def track_rules(history: dict[str, Any] | None, started: Iterable[LearnedRule],
         since.pop(r.key(), None)
     for r in started:
         since[r.key()] = at
-    return {"since": since, "changed_at": at,
-            "last_change": {"at": at, "started": [_rule_ref(r) for r in started],
-                            "stopped": [_rule_ref(r) for r in stopped]}}
+    return {
+        "since": since,
+        "changed_at": at,
+        "last_change": {
+            "at": at,
+            "started": [_rule_ref(r) for r in started],
+            "stopped": [_rule_ref(r) for r in stopped],
+        },
+    }
 
 
 def _rule_ref(rule: LearnedRule) -> dict[str, Any]:

@@ -9,10 +9,12 @@ so two more rules hold for the params the tool's schema does not describe:
   then dropping it is the tool's business, and allowed);
 - a param keeps the JSON type it was suggested with (a number stays a number).
 """
+
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from core.coaching.corrections import Change
 from core.coaching.paths import MISSING, flatten, split_path
@@ -40,8 +42,21 @@ def _untyped(schema: Any) -> bool:
     """A schema that says nothing of the value (`{}`, `true`, only a description): `json: {}` takes anything."""
     if schema is True:
         return True
-    return isinstance(schema, dict) and not any(k in schema for k in (
-        "type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "properties", "items", "additionalProperties"))
+    return isinstance(schema, dict) and not any(
+        k in schema
+        for k in (
+            "type",
+            "enum",
+            "const",
+            "anyOf",
+            "oneOf",
+            "allOf",
+            "$ref",
+            "properties",
+            "items",
+            "additionalProperties",
+        )
+    )
 
 
 def _described(tool_schema: dict[str, Any] | None) -> set[str]:
@@ -54,8 +69,9 @@ def _top(path: str) -> str:
     return split_path(path)[0]
 
 
-def correction_problems(suggested: Any, corrected: dict[str, Any], tool_schema: dict[str, Any] | None,
-                        defined: Any = None) -> dict[str, list[str]]:
+def correction_problems(
+    suggested: Any, corrected: dict[str, Any], tool_schema: dict[str, Any] | None, defined: Any = None
+) -> dict[str, list[str]]:
     """{param path: [messages]} of what the correction breaks beyond the tool's schema (empty: sound). `defined`:
     the step's params as its definition writes them (a nested field it sets counts too: `json.total`)."""
     if not isinstance(suggested, dict):
@@ -67,7 +83,8 @@ def correction_problems(suggested: Any, corrected: dict[str, Any], tool_schema: 
     for path in sorted(set(written) & set(before)):
         if path not in after and _top(path) not in described:
             problems.setdefault(path, []).append(
-                "is required: the step's definition sets it and later steps may read it")
+                "is required: the step's definition sets it and later steps may read it"
+            )
     for path, was in before.items():
         if _top(path) in described or path not in after or was is None:
             continue
@@ -80,8 +97,7 @@ def correction_problems(suggested: Any, corrected: dict[str, Any], tool_schema: 
 _QUOTED = re.compile(r"'([^']+)'")
 
 
-def blamed(failed_step: str, failure: str, reads: Iterable[str],
-           corrected: dict[str, list[Change]]) -> list[str]:
+def blamed(failed_step: str, failure: str, reads: Iterable[str], corrected: dict[str, list[Change]]) -> list[str]:
     """The corrected steps a failure is put down to: the failed step itself when it ran with a correction, and a
     corrected step it reads whose correction changed or dropped a field the failure names (`'dict object' has no
     attribute 'total'` after `total` was dropped). `corrected`: per corrected step of the run, its changes."""

@@ -9,6 +9,7 @@ undo may do. Pure rules; services/coaching/held.py stores, releases and undoes.
 - An undo takes a held decision back: the suggestion is pending again, exactly as it was. Once released, the step it
   released may have started, and nothing takes it back (409).
 """
+
 from __future__ import annotations
 
 from typing import Any

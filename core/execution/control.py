@@ -9,10 +9,12 @@ An execution's control record (`Execution.control`, JSON, NULL until someone use
 - `feedback`: step id -> the feedback given when resuming after that step's pause (`{{ feedback.<id> }}`);
 - `last`: the latest pause that was resumed {step_id, question, paused_at, resumed_at, feedback}.
 """
+
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from core.errors import Conflict, ValidationFailed
 from core.execution import states as S
@@ -27,21 +29,26 @@ def with_overrides(source: dict[str, Any], overrides: dict[str, dict[str, Any]] 
     """A definition's source with the corrected steps put in place of the originals."""
     if not overrides:
         return source
-    return {**source, "steps": [overrides.get(raw.get("id"), raw) if isinstance(raw, dict) else raw
-                                for raw in source["steps"]]}
+    return {
+        **source,
+        "steps": [overrides.get(raw.get("id"), raw) if isinstance(raw, dict) else raw for raw in source["steps"]],
+    }
 
 
 def corrected_step(defn: WorkflowDef, step_id: str, updated: Any) -> tuple[dict, dict, int]:
     """(the step as it is now, as it will be, its index) for a correction `{updated_step: {...}}`'s step part;
     raises ValidationFailed naming `correction.updated_step.<field>` for what a correction cannot change."""
     if not isinstance(updated, dict) or not updated:
-        raise ValidationFailed("a correction needs the fields to change",
-                               details={UPDATED: [f"is required: an object with some of {list(CORRECTABLE)}"]})
+        raise ValidationFailed(
+            "a correction needs the fields to change",
+            details={UPDATED: [f"is required: an object with some of {list(CORRECTABLE)}"]},
+        )
     refused = sorted(k for k in updated if k not in CORRECTABLE)
     if refused:
-        raise ValidationFailed("a correction changes what a step does, not where it is in the execution",
-                               details={f"{UPDATED}.{k}": [f"cannot be corrected; one of {list(CORRECTABLE)}"]
-                                        for k in refused})
+        raise ValidationFailed(
+            "a correction changes what a step does, not where it is in the execution",
+            details={f"{UPDATED}.{k}": [f"cannot be corrected; one of {list(CORRECTABLE)}"] for k in refused},
+        )
     steps = defn.source["steps"]
     index = next(i for i, raw in enumerate(steps) if isinstance(raw, dict) and raw.get("id") == step_id)
     before = steps[index]
@@ -57,7 +64,7 @@ def correction_paths(error: ValidationFailed, index: int) -> ValidationFailed:
         if path == prefix:
             path = UPDATED
         elif path.startswith(prefix + "."):
-            path = UPDATED + path[len(prefix):]
+            path = UPDATED + path[len(prefix) :]
         details.setdefault(path, []).extend(messages)
     return ValidationFailed("the corrected step is invalid", details=details)
 
@@ -68,11 +75,15 @@ def check_correctable(status: str, step_status: str, step_id: str, gate: dict | 
     if status in S.TERMINAL:
         raise Conflict(f"execution is already {status}", details={"status": status, "action": "apply_correction"})
     if step_status == S.STEP_RUNNING or step_status in S.STEP_DONE:
-        raise Conflict(f"step {step_id!r} already ran ({step_status}): only a step that has not run can be corrected",
-                       details={"step_id": step_id, "step_status": step_status})
+        raise Conflict(
+            f"step {step_id!r} already ran ({step_status}): only a step that has not run can be corrected",
+            details={"step_id": step_id, "step_status": step_status},
+        )
     if step_status == S.STEP_WAITING and not paused_at(gate, step_id):
-        raise Conflict(f"step {step_id!r} is waiting for a person ({(gate or {}).get('kind')}); pause it first",
-                       details={"step_id": step_id, "status": status, "gate": (gate or {}).get("kind")})
+        raise Conflict(
+            f"step {step_id!r} is waiting for a person ({(gate or {}).get('kind')}); pause it first",
+            details={"step_id": step_id, "status": status, "gate": (gate or {}).get("kind")},
+        )
 
 
 def paused_at(gate: dict | None, step_id: str | None = None) -> bool:
@@ -84,8 +95,10 @@ def check_pausable(status: str, step_status: str, step_id: str) -> None:
     if status in S.TERMINAL:
         raise Conflict(f"execution is already {status}", details={"status": status, "action": "pause"})
     if step_status == S.STEP_RUNNING or step_status in S.STEP_DONE:
-        raise Conflict(f"step {step_id!r} already ran ({step_status}): a pause stops before a step",
-                       details={"step_id": step_id, "step_status": step_status})
+        raise Conflict(
+            f"step {step_id!r} already ran ({step_status}): a pause stops before a step",
+            details={"step_id": step_id, "step_status": step_status},
+        )
 
 
 def resume_refusal(status: str, gate: dict | None) -> Conflict | None:
@@ -94,11 +107,13 @@ def resume_refusal(status: str, gate: dict | None) -> Conflict | None:
     kind = (gate or {}).get("kind")
     if kind == "clarification":
         return None
-    hint = {"human_input": "answer it: POST /api/executions/<id>/steps/<step_id>/answer",
-            "correction": "decide its correction suggestion (correct, manual or skip)"}.get(
-        kind, "resume the coaching session: POST /api/executions/<id>/coaching/resume")
-    return Conflict(f"this execution is not paused for clarification ({status}); {hint}",
-                    details={"status": status, "gate": kind})
+    hint = {
+        "human_input": "answer it: POST /api/executions/<id>/steps/<step_id>/answer",
+        "correction": "decide its correction suggestion (correct, manual or skip)",
+    }.get(kind, "resume the coaching session: POST /api/executions/<id>/coaching/resume")
+    return Conflict(
+        f"this execution is not paused for clarification ({status}); {hint}", details={"status": status, "gate": kind}
+    )
 
 
 def after_resume(control: dict | None, gate: dict, feedback: Any, now: str) -> dict:
@@ -109,8 +124,13 @@ def after_resume(control: dict | None, gate: dict, feedback: Any, now: str) -> d
     control["clarified"] = sorted(set(control.get("clarified") or ()) | {step_id})
     if feedback is not None:
         control["feedback"] = {**(control.get("feedback") or {}), step_id: feedback}
-    control["last"] = {"step_id": step_id, "question": gate.get("question"), "paused_at": gate.get("paused_at"),
-                       "resumed_at": now, "feedback": feedback}
+    control["last"] = {
+        "step_id": step_id,
+        "question": gate.get("question"),
+        "paused_at": gate.get("paused_at"),
+        "resumed_at": now,
+        "feedback": feedback,
+    }
     return control
 
 
@@ -126,11 +146,23 @@ def state_view(status: str, gate: dict | None, control: dict | None) -> dict[str
         step_id, question, paused, feedback = gate.get("step_id"), None, None, None
     else:
         last = control.get("last") or {}
-        step_id, question, paused, feedback = (last.get("step_id"), last.get("question"), last.get("paused_at"),
-                                               last.get("feedback"))
-    return {"state": status, "step_id": step_id, "question": question, "paused_at": paused, "feedback": feedback,
-            "breakpoints": control.get("breakpoints") or {}, "corrected_steps": sorted(control.get("overrides") or {}),
-            "feedbacks": feedbacks, "last_resume": control.get("last")}
+        step_id, question, paused, feedback = (
+            last.get("step_id"),
+            last.get("question"),
+            last.get("paused_at"),
+            last.get("feedback"),
+        )
+    return {
+        "state": status,
+        "step_id": step_id,
+        "question": question,
+        "paused_at": paused,
+        "feedback": feedback,
+        "breakpoints": control.get("breakpoints") or {},
+        "corrected_steps": sorted(control.get("overrides") or {}),
+        "feedbacks": feedbacks,
+        "last_resume": control.get("last"),
+    }
 
 
 def parse_with(parse: Callable[[dict], WorkflowDef], source: dict, index: int) -> WorkflowDef:

@@ -3,13 +3,15 @@
 The runner (services/executions/runner.py) loops: `next_action` → apply it → commit, until the execution completes,
 fails, or reaches a human gate. Nothing here waits on a human.
 """
+
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from referencing.exceptions import Unresolvable
 
@@ -62,9 +64,14 @@ class ExecutionState:
     feedback: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def new(cls, id: str, defn: WorkflowDef, variables: dict[str, Any], mode: str = "normal") -> "ExecutionState":
-        return cls(id=id, status=S.PENDING, mode=mode, variables=variables,
-                   steps={sid: StepState(sid) for sid in defn.step_ids})
+    def new(cls, id: str, defn: WorkflowDef, variables: dict[str, Any], mode: str = "normal") -> ExecutionState:
+        return cls(
+            id=id,
+            status=S.PENDING,
+            mode=mode,
+            variables=variables,
+            steps={sid: StepState(sid) for sid in defn.step_ids},
+        )
 
 
 @dataclass(frozen=True)
@@ -120,8 +127,9 @@ def _branch_not_taken(step: StepDef, defn: WorkflowDef, state: ExecutionState) -
     return None
 
 
-def next_action(defn: WorkflowDef, state: ExecutionState,
-                needs_human: Callable[[StepDef, ExecutionState], str | None] | None = None) -> Next:
+def next_action(
+    defn: WorkflowDef, state: ExecutionState, needs_human: Callable[[StepDef, ExecutionState], str | None] | None = None
+) -> Next:
     """The one thing to do next. `needs_human` (coaching, policies) may turn a ready step into a gate."""
     waiting = False
     for sid in defn.order:
@@ -208,8 +216,16 @@ def _call_with_timeout(tool: Tool, params: dict, ctx: ToolContext, timeout_s: fl
     return box.get("result")
 
 
-def run_tool(step: StepDef, tool: Tool, params: dict, *, execution_id: str = "",
-             sleep: Callable[[float], None] = time.sleep, workspace_id: str = "", idempotency_key: str = "") -> Outcome:
+def run_tool(
+    step: StepDef,
+    tool: Tool,
+    params: dict,
+    *,
+    execution_id: str = "",
+    sleep: Callable[[float], None] = time.sleep,
+    workspace_id: str = "",
+    idempotency_key: str = "",
+) -> Outcome:
     """Run an action step's tool with its timeout and retries (exponential backoff). Every try carries the same
     `idempotency_key` (ToolContext): a try after one that timed out may find its effect already done."""
     attempts = 0
@@ -218,8 +234,14 @@ def run_tool(step: StepDef, tool: Tool, params: dict, *, execution_id: str = "",
         if attempts:
             sleep(min(MAX_BACKOFF_S, step.retry_backoff_s * 2 ** (attempts - 1)))
         attempts += 1
-        ctx = ToolContext(execution_id=execution_id, step_id=step.id, deadline=time.monotonic() + step.timeout_s,
-                          workspace_id=workspace_id, idempotency_key=idempotency_key, attempt=attempts)
+        ctx = ToolContext(
+            execution_id=execution_id,
+            step_id=step.id,
+            deadline=time.monotonic() + step.timeout_s,
+            workspace_id=workspace_id,
+            idempotency_key=idempotency_key,
+            attempt=attempts,
+        )
         try:
             output = _call_with_timeout(tool, params, ctx, step.timeout_s)
             return Outcome(True, output=output, attempts=attempts, params=params)
@@ -278,8 +300,14 @@ def _rendered_from(step: StepDef, path: str) -> str:
     return ""
 
 
-def execute(step: StepDef, state: ExecutionState, tools: ToolRegistry, params: Any = None,
-            sleep: Callable[[float], None] = time.sleep, idempotency_key: str | None = None) -> Outcome:
+def execute(
+    step: StepDef,
+    state: ExecutionState,
+    tools: ToolRegistry,
+    params: Any = None,
+    sleep: Callable[[float], None] = time.sleep,
+    idempotency_key: str | None = None,
+) -> Outcome:
     """Run one ready step. `params` overrides the definition's (a coaching correction). `idempotency_key`: the
     run's key (call_key), by default the one its state holds."""
     if step.type in ("decision", "validation"):
@@ -304,5 +332,12 @@ def execute(step: StepDef, state: ExecutionState, tools: ToolRegistry, params: A
     if idempotency_key is None:
         st = state.steps.get(step.id)
         idempotency_key = (st.idempotency_key if st is not None else None) or ""
-    return run_tool(step, tool, params, execution_id=state.id, sleep=sleep, workspace_id=state.workspace_id,
-                    idempotency_key=idempotency_key)
+    return run_tool(
+        step,
+        tool,
+        params,
+        execution_id=state.id,
+        sleep=sleep,
+        workspace_id=state.workspace_id,
+        idempotency_key=idempotency_key,
+    )

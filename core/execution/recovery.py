@@ -11,9 +11,11 @@ Three ways on from a failure (anchors: Airflow's "clear task", Prefect's retry, 
 The control record (Execution.control, core/execution/control.py) keeps `retries` (what each retry and resume did),
 `rerun_of` (on a re-run: the execution it re-runs) and `reruns` (on the old one: its re-runs' ids).
 """
+
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from core import schema
 from core.errors import Conflict, ValidationFailed
@@ -32,23 +34,31 @@ def check_failed(status: str, action: str) -> None:
     """Retry and resume apply to a failed execution only (409 otherwise, saying what applies instead)."""
     if status == S.FAILED:
         return
-    hint = ("re-run it (a new execution): POST /api/executions/<id>/rerun" if status in S.TERMINAL
-            else "it has not failed: it can be paused, corrected or cancelled")
-    raise Conflict(f"only a failed execution can be {VERBS[action]}; this one is {status} ({hint})",
-                   details={"status": status, "action": action})
+    hint = (
+        "re-run it (a new execution): POST /api/executions/<id>/rerun"
+        if status in S.TERMINAL
+        else "it has not failed: it can be paused, corrected or cancelled"
+    )
+    raise Conflict(
+        f"only a failed execution can be {VERBS[action]}; this one is {status} ({hint})",
+        details={"status": status, "action": action},
+    )
 
 
 def check_rerun(status: str) -> None:
     """A re-run starts a new execution from one that ended (failed, cancelled or completed)."""
     if status not in S.TERMINAL:
-        raise Conflict(f"this execution is still {status}: only an execution that ended can be re-run "
-                       "(cancel it first)", details={"status": status, "action": "rerun"})
+        raise Conflict(
+            f"this execution is still {status}: only an execution that ended can be re-run (cancel it first)",
+            details={"status": status, "action": "rerun"},
+        )
 
 
 def _known(steps: Mapping[str, StepState], step_id: str) -> StepState:
     if step_id not in steps:
-        raise ValidationFailed(f"there is no step {step_id!r}",
-                               details={"step_id": [f"unknown step; one of {sorted(steps)}"]})
+        raise ValidationFailed(
+            f"there is no step {step_id!r}", details={"step_id": [f"unknown step; one of {sorted(steps)}"]}
+        )
     return steps[step_id]
 
 
@@ -58,9 +68,11 @@ def check_retry(status: str, steps: Mapping[str, StepState], step_id: str) -> St
     st = _known(steps, step_id)
     if st.status not in RETRYABLE:
         failed = [s.step_id for s in steps.values() if s.status in RETRYABLE]
-        raise Conflict(f"step {step_id!r} did not fail ({st.status}): only a failed step can be retried"
-                       + (f"; the failed step is {failed[0]!r}" if failed else ""),
-                       details={"step_id": step_id, "step_status": st.status, "failed_steps": failed})
+        raise Conflict(
+            f"step {step_id!r} did not fail ({st.status}): only a failed step can be retried"
+            + (f"; the failed step is {failed[0]!r}" if failed else ""),
+            details={"step_id": step_id, "step_status": st.status, "failed_steps": failed},
+        )
     return st
 
 
@@ -83,19 +95,32 @@ def resume_skips(defn: WorkflowDef, status: str, steps: Mapping[str, StepState],
     check_failed(status, "resume_from")
     st = _known(steps, step_id)
     if st.status in RETRYABLE:
-        raise Conflict(f"step {step_id!r} is the step that failed: retry it instead of resuming from it",
-                       details={"step_id": step_id, "step_status": st.status})
+        raise Conflict(
+            f"step {step_id!r} is the step that failed: retry it instead of resuming from it",
+            details={"step_id": step_id, "step_status": st.status},
+        )
     if st.status not in NOT_RUN:
-        raise Conflict(f"step {step_id!r} already ran ({st.status}): resume from a step that has not run",
-                       details={"step_id": step_id, "step_status": st.status,
-                                "not_run": [s.step_id for s in steps.values() if s.status in NOT_RUN]})
+        raise Conflict(
+            f"step {step_id!r} already ran ({st.status}): resume from a step that has not run",
+            details={
+                "step_id": step_id,
+                "step_status": st.status,
+                "not_run": [s.step_id for s in steps.values() if s.status in NOT_RUN],
+            },
+        )
     waits_for = _ancestors(defn, step_id)
-    skips = [sid for sid in defn.order if steps[sid].status in RETRYABLE
-             or (sid in waits_for and steps[sid].status in NOT_RUN)]
+    skips = [
+        sid
+        for sid in defn.order
+        if steps[sid].status in RETRYABLE or (sid in waits_for and steps[sid].status in NOT_RUN)
+    ]
     read = [sid for sid in defn.step(step_id).reads if sid in skips]
     if read:
-        raise Conflict(f"step {step_id!r} reads the output of step {read[0]!r}, which has no output to give: "
-                       f"retry {read[0]!r} instead", details={"step_id": step_id, "reads": read})
+        raise Conflict(
+            f"step {step_id!r} reads the output of step {read[0]!r}, which has no output to give: "
+            f"retry {read[0]!r} instead",
+            details={"step_id": step_id, "reads": read},
+        )
     return skips
 
 
@@ -110,8 +135,9 @@ def resume_options(defn: WorkflowDef, status: str, steps: Mapping[str, StepState
         if sid not in steps or steps[sid].status not in NOT_RUN:
             continue
         try:
-            options.append({"step_id": sid, "allowed": True, "reason": None,
-                            "skips": resume_skips(defn, status, steps, sid)})
+            options.append(
+                {"step_id": sid, "allowed": True, "reason": None, "skips": resume_skips(defn, status, steps, sid)}
+            )
         except Conflict as exc:
             options.append({"step_id": sid, "allowed": False, "reason": exc.message, "skips": []})
     return options
@@ -134,8 +160,18 @@ def params_problems(params_schema: dict[str, Any] | None, params: Any) -> dict[s
     return problems
 
 
-def retry_entry(kind: str, step_id: str, actor: str, at: str, *, error: str | None = None, run: int = 0,
-                params_before: Any = None, params_after: Any = None, skipped: list[str] | None = None) -> dict:
+def retry_entry(
+    kind: str,
+    step_id: str,
+    actor: str,
+    at: str,
+    *,
+    error: str | None = None,
+    run: int = 0,
+    params_before: Any = None,
+    params_after: Any = None,
+    skipped: list[str] | None = None,
+) -> dict:
     """One entry of the control record's `retries`: what a retry (or a resume from a step) did, and by whom."""
     entry: dict[str, Any] = {"kind": kind, "step_id": step_id, "by": actor, "at": at, "error": error}
     if kind == "retry":

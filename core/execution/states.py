@@ -2,6 +2,7 @@
 
 Code asks `transition(status, trigger)` instead of comparing statuses; an illegal transition is a Conflict (409).
 """
+
 from __future__ import annotations
 
 from core.errors import Conflict
@@ -12,8 +13,21 @@ WAITING_DECISION, WAITING_CLARIFICATION = "waiting_decision", "waiting_clarifica
 WAITING_CORRECTION, WAITING_APPROVAL = "waiting_correction", "waiting_approval"
 RESUMED, COMPLETED, FAILED, CANCELLED = "resumed", "completed", "failed", "cancelled"
 
-STATES = (DRAFT, APPROVED, PENDING, RUNNING, PAUSED, WAITING_DECISION, WAITING_CLARIFICATION, WAITING_CORRECTION,
-          WAITING_APPROVAL, RESUMED, COMPLETED, FAILED, CANCELLED)
+STATES = (
+    DRAFT,
+    APPROVED,
+    PENDING,
+    RUNNING,
+    PAUSED,
+    WAITING_DECISION,
+    WAITING_CLARIFICATION,
+    WAITING_CORRECTION,
+    WAITING_APPROVAL,
+    RESUMED,
+    COMPLETED,
+    FAILED,
+    CANCELLED,
+)
 TERMINAL = frozenset({COMPLETED, FAILED, CANCELLED})
 WAITING = frozenset({WAITING_DECISION, WAITING_CLARIFICATION, WAITING_CORRECTION, WAITING_APPROVAL})
 ACTIVE = frozenset(STATES) - TERMINAL
@@ -63,8 +77,10 @@ def transition(status: str, trigger: str) -> str:
     if status not in sources:
         if status in TERMINAL:
             raise Conflict(f"execution is already {status}", details={"status": status, "action": trigger})
-        raise Conflict(f"cannot {trigger.replace('_', ' ')} an execution that is {status}",
-                       details={"status": status, "action": trigger})
+        raise Conflict(
+            f"cannot {trigger.replace('_', ' ')} an execution that is {status}",
+            details={"status": status, "action": trigger},
+        )
     return target
 
 
@@ -72,8 +88,16 @@ def transition(status: str, trigger: str) -> str:
 STEP_PENDING, STEP_RUNNING, STEP_WAITING = "pending", "running", "waiting"
 STEP_SUCCEEDED, STEP_FAILED, STEP_SKIPPED = "succeeded", "failed", "skipped"
 STEP_REJECTED, STEP_CANCELLED = "rejected", "cancelled"
-STEP_STATES = (STEP_PENDING, STEP_RUNNING, STEP_WAITING, STEP_SUCCEEDED, STEP_FAILED, STEP_SKIPPED, STEP_REJECTED,
-               STEP_CANCELLED)
+STEP_STATES = (
+    STEP_PENDING,
+    STEP_RUNNING,
+    STEP_WAITING,
+    STEP_SUCCEEDED,
+    STEP_FAILED,
+    STEP_SKIPPED,
+    STEP_REJECTED,
+    STEP_CANCELLED,
+)
 STEP_DONE = frozenset({STEP_SUCCEEDED, STEP_FAILED, STEP_SKIPPED, STEP_REJECTED, STEP_CANCELLED})
 # a step whose dependency ended in one of these may still run
 STEP_SATISFIES = frozenset({STEP_SUCCEEDED, STEP_SKIPPED})

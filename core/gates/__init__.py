@@ -12,6 +12,7 @@
 The names differ from the issue's `on_timeout` on purpose: an action step's `timeout_s` is its tool's run time and an
 approval step's `timeout_s` / `on_timeout` its approval's deadline; a person's deadline is another thing.
 """
+
 from __future__ import annotations
 
 import math
@@ -26,8 +27,11 @@ KINDS = (SUGGESTION, CORRECTION, CLARIFICATION)
 SKIP, FAIL, ACCEPT, ANSWER = "skip", "fail", "accept", "answer"
 ACTIONS = (SKIP, FAIL, ACCEPT, ANSWER)
 DEFAULT_ACTION = FAIL  # nothing happens that nobody chose: the run stops where a person was missing
-FITS: dict[str, tuple[str, ...]] = {SUGGESTION: (SKIP, FAIL, ACCEPT), CORRECTION: (SKIP, FAIL),
-                                    CLARIFICATION: (SKIP, FAIL, ANSWER)}
+FITS: dict[str, tuple[str, ...]] = {
+    SUGGESTION: (SKIP, FAIL, ACCEPT),
+    CORRECTION: (SKIP, FAIL),
+    CLARIFICATION: (SKIP, FAIL, ANSWER),
+}
 # the execution status in which each kind of gate waits (a paused session's gate does not run down)
 WAITS_IN = {SUGGESTION: S.WAITING_DECISION, CORRECTION: S.WAITING_CORRECTION, CLARIFICATION: S.WAITING_CLARIFICATION}
 # steps that open a gate with a person: action steps (suggestions, corrections), human_input (clarifications)
@@ -53,8 +57,9 @@ def _seconds(value: Any) -> bool:
     return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value) and value > 0
 
 
-def parse_timeout(raw: dict[str, Any], path: str, allowed: tuple[str, ...],
-                  default: HumanTimeout | None = None) -> tuple[HumanTimeout | None, dict[str, list[str]]]:
+def parse_timeout(
+    raw: dict[str, Any], path: str, allowed: tuple[str, ...], default: HumanTimeout | None = None
+) -> tuple[HumanTimeout | None, dict[str, list[str]]]:
     """The gate deadline of a step (or, with path "" and the workflow's actions, the workflow's default), and every
     problem by field path. A step that says nothing gets `default`; a step that sets `human_timeout_s` alone takes
     the default's action when it fits the step (else fail); `human_timeout_s: null` opts a step out of the default."""
@@ -80,9 +85,12 @@ def parse_timeout(raw: dict[str, Any], path: str, allowed: tuple[str, ...],
         inherited = default.on_timeout if default else DEFAULT_ACTION
         action = inherited if inherited in allowed else DEFAULT_ACTION
     elif action not in allowed:
-        why = {ACCEPT: "accept is for steps that are suggested (action steps)",
-               ANSWER: "answer is for human_input steps, with timeout_answer" if path else
-                       "answer is set per human_input step, with its timeout_answer"}.get(action)
+        why = {
+            ACCEPT: "accept is for steps that are suggested (action steps)",
+            ANSWER: "answer is for human_input steps, with timeout_answer"
+            if path
+            else "answer is set per human_input step, with its timeout_answer",
+        }.get(action)
         problems[where("on_human_timeout")] = [f"must be one of {list(allowed)}" + (f": {why}" if why else "")]
     if action == ANSWER and "timeout_answer" not in raw:
         problems[where("timeout_answer")] = ["is required with on_human_timeout: answer (the answer it gives)"]
@@ -111,6 +119,10 @@ def is_due(status: str, kind: str | None, deadline: datetime | None, now: dateti
 def message(kind: str, action: str, timeout_s: float) -> str:
     """Why the step ended as it did: shown as its error, and the execution's when it fails."""
     what = {SUGGESTION: "no decision", CORRECTION: "no correction", CLARIFICATION: "no answer"}[kind]
-    done = {SKIP: "skipped", FAIL: "the execution fails", ACCEPT: "the suggestion is accepted",
-            ANSWER: "answered with the step's timeout_answer"}[action]
+    done = {
+        SKIP: "skipped",
+        FAIL: "the execution fails",
+        ACCEPT: "the suggestion is accepted",
+        ANSWER: "answered with the step's timeout_answer",
+    }[action]
     return f"{what} within {timeout_s:g}s: {done}"

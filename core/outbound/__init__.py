@@ -20,12 +20,14 @@ The rules, in order:
    widen it: a workspace that lists its hosts and also needs, say, 127.0.0.1 lists that too);
 4. anything else (a public address) is reached.
 """
+
 from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable, Union
+from typing import Any, Union
 
 Address = Union[ipaddress.IPv4Address, ipaddress.IPv6Address]
 Network = Union[ipaddress.IPv4Network, ipaddress.IPv6Network]
@@ -217,8 +219,9 @@ def normal_host(host: str) -> str | None:
         return bare.strip().rstrip(".").lower()
 
 
-def refusal(host: str, address: Address, server_allow: Iterable[Entry], allow: Iterable[Entry],
-            deny: Iterable[Entry]) -> str | None:
+def refusal(
+    host: str, address: Address, server_allow: Iterable[Entry], allow: Iterable[Entry], deny: Iterable[Entry]
+) -> str | None:
     """Why a connection to `address` (which `host` resolved to) is refused, or None when it may go ahead."""
     name = normal_host(host)
     shown = host if name is None else f"{host} ({address})"
@@ -229,8 +232,10 @@ def refusal(host: str, address: Address, server_allow: Iterable[Entry], allow: I
     by_server = first_match(server_allow, name, address)
     kind = special_kind(address)
     if kind is not None and by_server is None:
-        return (f"{shown} is a {kind} address; private, loopback, link-local, multicast and other "
-                f"non-public addresses are refused unless the server's COACH_OUTBOUND_ALLOW names them")
+        return (
+            f"{shown} is a {kind} address; private, loopback, link-local, multicast and other "
+            f"non-public addresses are refused unless the server's COACH_OUTBOUND_ALLOW names them"
+        )
     if allow and first_match(allow, name, address) is None:
         return f"{shown} is not on this workspace's outbound allow list"
     return None

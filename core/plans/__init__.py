@@ -1,10 +1,12 @@
 """Ad-hoc plans (inline steps, e.g. written by an LLM planner): the pure rules. A plan is an execution whose
 steps were given inline; its lifecycle before it runs (draft -> approved -> pending) is in the execution state
 table (core/execution/states.py). Storage lives in services/plans/service.py."""
+
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
-from typing import Any, Iterable
+from typing import Any
 
 PLAN_MODES = ("normal", "coaching")  # a plan has no history of its own: no AUTO
 DEFAULT_NAME = "Ad-hoc plan"

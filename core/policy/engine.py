@@ -15,11 +15,13 @@ Speed: a RuleSet is compiled once per policy revision; it keeps, per tool name, 
 can match it, in precedence order, so a call only looks at those (and cheap keys such as `step_type` are checked
 before any helper or predicate runs).
 """
+
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from core import budget, templating
 from core.budget import BudgetExceeded
@@ -42,15 +44,22 @@ class Call:
     agent: str | None = None  # the gateway's agent identity (its name); None for a workflow's call
 
     def context(self) -> dict[str, Any]:
-        return {"params": self.params, "tool": self.tool, "risk": self.risk, "step_type": self.step_type,
-                "workflow_id": self.workflow_id, "user": self.user, "agent_step": self.agent_step,
-                "agent": self.agent}
+        return {
+            "params": self.params,
+            "tool": self.tool,
+            "risk": self.risk,
+            "step_type": self.step_type,
+            "workflow_id": self.workflow_id,
+            "user": self.user,
+            "agent_step": self.agent_step,
+            "agent": self.agent,
+        }
 
 
 @dataclass(frozen=True)
 class Matched:
     rule: CompiledRule
-    effect: str                 # the rule's, or require_review when it failed (fail closed)
+    effect: str  # the rule's, or require_review when it failed (fail closed)
     error: str | None = None
 
 
@@ -63,8 +72,16 @@ class Verdict:
 
     __slots__ = ("effect", "default", "rule", "risk", "revision", "error", "_winner", "_pending", "_call", "_matched")
 
-    def __init__(self, effect: str, default: bool, winner: Matched | None, risk: str | None, revision: int = 0,
-                 pending: tuple[CompiledRule, ...] = (), call: Call | None = None):
+    def __init__(
+        self,
+        effect: str,
+        default: bool,
+        winner: Matched | None,
+        risk: str | None,
+        revision: int = 0,
+        pending: tuple[CompiledRule, ...] = (),
+        call: Call | None = None,
+    ):
         self.effect, self.default, self.risk, self.revision = effect, default, risk, revision
         self.rule = winner.rule if winner else None
         self.error = winner.error if winner else None  # the deciding rule failed: taken as require_review
@@ -85,17 +102,34 @@ class Verdict:
         """The explanation (docs/api.md, the answer of POST /api/policies/evaluate)."""
         if self.rule is None:
             risk = self.risk or "destructive"
-            rule = {"id": None, "name": "workspace default", "scope": "workspace",
-                    "reason": f"no rule matched; the workspace default for {risk} tools"
-                              f"{'' if self.risk else ' (the tool is unknown)'} is {self.effect}"}
+            rule = {
+                "id": None,
+                "name": "workspace default",
+                "scope": "workspace",
+                "reason": f"no rule matched; the workspace default for {risk} tools"
+                f"{'' if self.risk else ' (the tool is unknown)'} is {self.effect}",
+            }
         else:
             rule = _rule_view(self.rule)
             if self.error:
                 rule["error"] = self.error
-        lost = [{**_rule_view(m.rule), "effect": m.effect, "lost_because": _lost_because(m.rule, self.rule),
-                 **({"error": m.error} if m.error else {})} for m in self.matched[1:]]
-        return {"effect": self.effect, "default": self.default, "rule": rule, "matched": lost,
-                "risk": self.risk, "revision": self.revision}
+        lost = [
+            {
+                **_rule_view(m.rule),
+                "effect": m.effect,
+                "lost_because": _lost_because(m.rule, self.rule),
+                **({"error": m.error} if m.error else {}),
+            }
+            for m in self.matched[1:]
+        ]
+        return {
+            "effect": self.effect,
+            "default": self.default,
+            "rule": rule,
+            "matched": lost,
+            "risk": self.risk,
+            "revision": self.revision,
+        }
 
 
 def _rule_view(rule: CompiledRule) -> dict[str, Any]:
@@ -144,8 +178,7 @@ class RuleSet:
             for index, rule in enumerate(candidates):
                 found = _match(rule, call, params)
                 if found is not None:  # candidates are in precedence order: the first match decides
-                    return Verdict(found.effect, False, found, call.risk, self.revision,
-                                   candidates[index + 1:], call)
+                    return Verdict(found.effect, False, found, call.risk, self.revision, candidates[index + 1 :], call)
         return Verdict(self.default_for(call.risk), True, None, call.risk, self.revision)
 
 

@@ -10,6 +10,7 @@
   folder (relative to the workspace's data folder). An absolute path, a `~` path, a path that climbs out with `..`
   or holds a NUL is outside; a call without a `path` param does not match.
 """
+
 from __future__ import annotations
 
 import posixpath
@@ -25,6 +26,7 @@ class HelperError(ValueError):
 
 
 # -- tool globs -----------------------------------------------------------------------------------------------
+
 
 def compile_glob(pattern: str) -> tuple[str | None, re.Pattern | None]:
     """(the exact name, None) for a glob without wildcards, else (None, its regular expression)."""
@@ -44,10 +46,10 @@ def compile_glob(pattern: str) -> tuple[str | None, re.Pattern | None]:
         elif c == "?":
             out.append(".")
         elif c == "[":
-            end = pattern.find("]", i + 2 if pattern[i + 1:i + 2] == "!" else i + 1)
+            end = pattern.find("]", i + 2 if pattern[i + 1 : i + 2] == "!" else i + 1)
             if end < 0:
                 raise HelperError(f"{pattern!r}: a `[` set is not closed")
-            body = pattern[i + 1:end]
+            body = pattern[i + 1 : end]
             negate = body.startswith("!")
             body = body[1:] if negate else body
             if not body or "[" in body:
@@ -71,6 +73,7 @@ def glob_prefix(pattern: str) -> str:
 
 
 # -- hosts ----------------------------------------------------------------------------------------------------
+
 
 def normalise_host_entry(entry: str) -> str:
     if not isinstance(entry, str) or not entry.strip():
@@ -126,6 +129,7 @@ def host_listed(host: str | None, entries: tuple[str, ...]) -> bool:
 
 
 # -- paths ----------------------------------------------------------------------------------------------------
+
 
 def normalise_folder(folder: str) -> str:
     if not isinstance(folder, str) or not folder.strip():

@@ -20,11 +20,13 @@ core/budget.py); it sees `params`, `tool`, `risk`, `step_type`, `workflow_id`, `
 `params.amount > 1000`, `params.method in ['POST', 'DELETE']`, `'prod' in params.url`,
 `params.to is defined and not params.to.endswith('@example.com')`.
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from jinja2 import TemplateError
 
@@ -36,8 +38,19 @@ from core.tools import RISKS
 from core.workflow.model import STEP_TYPES
 
 EFFECTS = ("allow", "require_review", "deny")
-MATCH_KEYS = ("tool", "step_type", "risk", "workflow_id", "user", "agent_step", "agent", "sql", "host_not_in",
-              "path_outside", "params")
+MATCH_KEYS = (
+    "tool",
+    "step_type",
+    "risk",
+    "workflow_id",
+    "user",
+    "agent_step",
+    "agent",
+    "sql",
+    "host_not_in",
+    "path_outside",
+    "params",
+)
 SCOPE_KEYS = ("workflow_id", "user")
 SQL_HELPERS = ("not_read", "read")
 PREDICATE_NAMES = frozenset({"params", "tool", "risk", "step_type", "workflow_id", "user", "agent_step", "agent"})
@@ -58,8 +71,8 @@ class CompiledRule:
     reason: str
     scope_workflow_id: str | None
     scope_user: str | None
-    tool_names: frozenset[str] | None          # exact names (globs without wildcards)
-    tool_patterns: tuple[re.Pattern, ...]      # the other globs
+    tool_names: frozenset[str] | None  # exact names (globs without wildcards)
+    tool_patterns: tuple[re.Pattern, ...]  # the other globs
     step_types: frozenset[str] | None
     risks: frozenset[str] | None
     workflow_ids: frozenset[str] | None
@@ -83,8 +96,9 @@ class CompiledRule:
     def matches_tool(self, tool: str) -> bool:
         if self.tool_names is None and not self.tool_patterns:
             return True
-        return (self.tool_names is not None and tool in self.tool_names) or \
-            any(p.match(tool) for p in self.tool_patterns)
+        return (self.tool_names is not None and tool in self.tool_names) or any(
+            p.match(tool) for p in self.tool_patterns
+        )
 
 
 class _Errors(dict):
@@ -97,8 +111,12 @@ def _strings(value: Any, path: str, errors: _Errors, allowed: tuple[str, ...] | 
     if value is None:
         return None
     items = [value] if isinstance(value, str) else value
-    if not isinstance(items, list) or not items or len(items) > MAX_LIST or \
-            not all(isinstance(v, str) and v for v in items):
+    if (
+        not isinstance(items, list)
+        or not items
+        or len(items) > MAX_LIST
+        or not all(isinstance(v, str) and v for v in items)
+    ):
         errors.add(path, f"must be a non-empty string or a list of 1 to {MAX_LIST} non-empty strings")
         return None
     if allowed is not None:
@@ -118,7 +136,7 @@ def compile_rule(data: dict[str, Any], *, rule_id: str = "", revision: int = 0) 
     if not isinstance(name, str) or not name.strip() or len(name) > 200:
         errors.add("name", "must be a non-empty string of at most 200 characters")
     order = data.get("order", 0)
-    if not isinstance(order, int) or isinstance(order, bool) or not -10**9 <= order <= 10**9:
+    if not isinstance(order, int) or isinstance(order, bool) or not -(10**9) <= order <= 10**9:
         errors.add("order", "must be an integer")
     effect = data.get("effect")
     if effect not in EFFECTS:
@@ -143,9 +161,17 @@ def compile_rule(data: dict[str, Any], *, rule_id: str = "", revision: int = 0) 
     compiled = _compile_match(match, errors)
     if errors:
         raise ValidationFailed("the policy rule is not valid", dict(errors))
-    return CompiledRule(id=rule_id, name=name.strip(), order=order, effect=effect, reason=reason,
-                        scope_workflow_id=scope.get("workflow_id"), scope_user=scope.get("user"),
-                        revision=revision, **compiled)
+    return CompiledRule(
+        id=rule_id,
+        name=name.strip(),
+        order=order,
+        effect=effect,
+        reason=reason,
+        scope_workflow_id=scope.get("workflow_id"),
+        scope_user=scope.get("user"),
+        revision=revision,
+        **compiled,
+    )
 
 
 def _compile_match(match: dict[str, Any], errors: _Errors) -> dict[str, Any]:
@@ -198,8 +224,12 @@ def _helper_checks(match: dict[str, Any], errors: _Errors) -> list[tuple[str, Ca
         else:
             try:
                 entries = tuple(helpers.normalise_host_entry(h) for h in hosts)
-                checks.append(("host_not_in", lambda p: "url" in p and not helpers.host_listed(
-                    helpers.url_host(p["url"]), entries)))
+                checks.append(
+                    (
+                        "host_not_in",
+                        lambda p: "url" in p and not helpers.host_listed(helpers.url_host(p["url"]), entries),
+                    )
+                )
             except HelperError as exc:
                 errors.add("match.host_not_in", str(exc))
     folder = match.get("path_outside")
@@ -225,8 +255,10 @@ def _predicate(source: Any, errors: _Errors) -> str | None:
         return None
     unknown = sorted(names - PREDICATE_NAMES)
     if unknown:
-        errors.add("match.params", f"unknown name(s) {', '.join(unknown)}; a predicate sees "
-                                   f"{', '.join(sorted(PREDICATE_NAMES))}")
+        errors.add(
+            "match.params",
+            f"unknown name(s) {', '.join(unknown)}; a predicate sees {', '.join(sorted(PREDICATE_NAMES))}",
+        )
         return None
     return source
 

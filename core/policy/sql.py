@@ -20,6 +20,7 @@ locks or changes the session. Everything else is *not a read*, and so is what ca
 Comments and case are the tokenizer's business: `/* x */ dElEtE from t` is a DELETE, and
 `select * from t -- ; drop table t` is one SELECT.
 """
+
 from __future__ import annotations
 
 import logging
@@ -33,16 +34,71 @@ MAX_CHARS = 100_000  # a longer text is not parsed (its cost grows with its size
 _EXPLAIN_OPTIONS = frozenset({"ANALYZE", "ANALYSE", "VERBOSE", "QUERY", "PLAN", "COSTS", "BUFFERS"})
 
 # node types that write, lock or change the session, wherever they appear in a statement
-_WRITES = tuple(getattr(exp, name) for name in (
-    "DML", "DDL", "Insert", "Update", "Delete", "Merge", "Create", "Drop", "Alter", "TruncateTable", "Copy", "Into",
-    "Lock", "Pragma", "Set", "Transaction", "Commit", "Rollback", "Grant", "Revoke", "Command", "LoadData", "Use",
-    "Analyze", "Attach", "Detach", "Install", "Cache", "Uncache", "Refresh") if hasattr(exp, name))
+_WRITES = tuple(
+    getattr(exp, name)
+    for name in (
+        "DML",
+        "DDL",
+        "Insert",
+        "Update",
+        "Delete",
+        "Merge",
+        "Create",
+        "Drop",
+        "Alter",
+        "TruncateTable",
+        "Copy",
+        "Into",
+        "Lock",
+        "Pragma",
+        "Set",
+        "Transaction",
+        "Commit",
+        "Rollback",
+        "Grant",
+        "Revoke",
+        "Command",
+        "LoadData",
+        "Use",
+        "Analyze",
+        "Attach",
+        "Detach",
+        "Install",
+        "Cache",
+        "Uncache",
+        "Refresh",
+    )
+    if hasattr(exp, name)
+)
 _READ_ROOTS = (exp.Query, exp.Subquery, exp.Values, exp.Describe)
-_ACTING_FUNCTIONS = frozenset({
-    "nextval", "setval", "set_config", "lo_import", "lo_export", "lo_unlink", "lo_create", "lo_put", "lo_from_bytea",
-    "pg_terminate_backend", "pg_cancel_backend", "pg_reload_conf", "pg_rotate_logfile", "pg_promote",
-    "pg_switch_wal", "pg_advisory_lock", "pg_advisory_xact_lock", "pg_try_advisory_lock",
-    "pg_try_advisory_xact_lock", "dblink_exec", "dblink", "load_extension", "writefile", "edit"})
+_ACTING_FUNCTIONS = frozenset(
+    {
+        "nextval",
+        "setval",
+        "set_config",
+        "lo_import",
+        "lo_export",
+        "lo_unlink",
+        "lo_create",
+        "lo_put",
+        "lo_from_bytea",
+        "pg_terminate_backend",
+        "pg_cancel_backend",
+        "pg_reload_conf",
+        "pg_rotate_logfile",
+        "pg_promote",
+        "pg_switch_wal",
+        "pg_advisory_lock",
+        "pg_advisory_xact_lock",
+        "pg_try_advisory_lock",
+        "pg_try_advisory_xact_lock",
+        "dblink_exec",
+        "dblink",
+        "load_extension",
+        "writefile",
+        "edit",
+    }
+)
 
 # sqlglot logs a warning for each statement it falls back to parsing as a command; the answer says it already
 logging.getLogger("sqlglot").addFilter(lambda record: "unsupported syntax" not in record.getMessage())
@@ -101,7 +157,7 @@ def _explained(rest: str, depth: int) -> str | None:
         start += 1
     if start >= len(tokens):
         return "an EXPLAIN of nothing"
-    inner = rest[tokens[start].start:]
+    inner = rest[tokens[start].start :]
     try:
         statements = [s for s in sqlglot.parse(inner) if s is not None]
     except (SqlglotError, RecursionError, ValueError) as exc:

@@ -12,6 +12,7 @@ at its own alpha_j (Ville's inequality); by the union bound the scope's regions 
 probability at most sum alpha_j <= auto_alpha, however many versions a lead writes and whenever the tests are read.
 Decisions before a version was fixed are never counted for it: changing `when` restarts the evidence.
 """
+
 from __future__ import annotations
 
 import math
@@ -20,7 +21,7 @@ from typing import Any
 from core.coaching.levels import LevelThresholds
 from core.coaching.metrics import MetricsState
 
-_SHARE = 6.0 / (math.pi ** 2)
+_SHARE = 6.0 / (math.pi**2)
 
 
 def alpha_share(alpha: float, version: int) -> float:
@@ -54,8 +55,16 @@ def region_snapshot(state: MetricsState, version: int, scope_alpha: float) -> di
     `e_value`, `threshold` (1/alpha_j), `auto_ready`, `decisions_needed`, `alpha_share`, `condition_version`."""
     snap = state.snapshot()
     ev = snap["evidence"]
-    return {"decisions": snap["decisions"], "acceptance": snap["acceptance_rate"],
-            "e_value": ev["e_value"], "threshold": ev["threshold"], "auto_ready": snap["auto_ready"],
-            "decisions_needed": snap["decisions_needed"], "level": snap["level"],
-            "alpha_share": state.thresholds.auto_alpha, "scope_alpha": scope_alpha,
-            "condition_version": version, "metrics": snap}
+    return {
+        "decisions": snap["decisions"],
+        "acceptance": snap["acceptance_rate"],
+        "e_value": ev["e_value"],
+        "threshold": ev["threshold"],
+        "auto_ready": snap["auto_ready"],
+        "decisions_needed": snap["decisions_needed"],
+        "level": snap["level"],
+        "alpha_share": state.thresholds.auto_alpha,
+        "scope_alpha": scope_alpha,
+        "condition_version": version,
+        "metrics": snap,
+    }

@@ -18,24 +18,26 @@ param, prefixes up to MAX_DEPTH folders; nothing is proposed under MIN_DECISIONS
 before this is called (as the readiness test leaves them out). A proposal is a hint: its figures are from the
 same decisions it was chosen on, so they are never promotion evidence (docs/autonomy.md).
 """
+
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
-MIN_DECISIONS = 30     # decided calls (skips left out) before anything is proposed
-MIN_REGION = 10        # decisions a proposed region must hold
-MAX_DECISIONS = 1000   # the latest decisions considered
-MAX_PARAMS = 16        # top-level params tried (the most frequent first)
-MAX_CUTS = 256         # numeric thresholds tried per param
-MAX_CATEGORIES = 20    # distinct values of a categorical param (more: it is not categorical)
-MAX_IN = 8             # values in an `in [...]` condition
-MAX_DEPTH = 3          # folders of a path prefix
-MAX_VALUE = 100        # characters of a string value in a condition
+MIN_DECISIONS = 30  # decided calls (skips left out) before anything is proposed
+MIN_REGION = 10  # decisions a proposed region must hold
+MAX_DECISIONS = 1000  # the latest decisions considered
+MAX_PARAMS = 16  # top-level params tried (the most frequent first)
+MAX_CUTS = 256  # numeric thresholds tried per param
+MAX_CATEGORIES = 20  # distinct values of a categorical param (more: it is not categorical)
+MAX_IN = 8  # values in an `in [...]` condition
+MAX_DEPTH = 3  # folders of a path prefix
+MAX_VALUE = 100  # characters of a string value in a condition
 MAX_PROPOSALS = 6
-ROOT_SPLITS = 3        # the best root splits (on different params) grown further
+ROOT_SPLITS = 3  # the best root splits (on different params) grown further
 Z = 1.96
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -77,14 +79,23 @@ class Proposal:
     suggested_mode: str  # auto | always_review
 
     def to_dict(self) -> dict[str, Any]:
-        return {"when": self.when, "explanation": self.explanation, "params": list(self.params),
-                "decisions": self.decisions, "accepted": self.accepted, "coverage": round(self.coverage, 4),
-                "acceptance": round(self.acceptance, 4), "lower_bound": round(self.lower_bound, 4),
-                "upper_bound": round(self.upper_bound, 4), "suggested_mode": self.suggested_mode}
+        return {
+            "when": self.when,
+            "explanation": self.explanation,
+            "params": list(self.params),
+            "decisions": self.decisions,
+            "accepted": self.accepted,
+            "coverage": round(self.coverage, 4),
+            "acceptance": round(self.acceptance, 4),
+            "lower_bound": round(self.lower_bound, 4),
+            "upper_bound": round(self.upper_bound, 4),
+            "suggested_mode": self.suggested_mode,
+        }
 
 
-def propose(decided: Sequence[tuple[dict, bool]], *, bar: float = 0.85, subject: str = "calls",
-            limit: int = MAX_PROPOSALS) -> list[Proposal]:
+def propose(
+    decided: Sequence[tuple[dict, bool]], *, bar: float = 0.85, subject: str = "calls", limit: int = MAX_PROPOSALS
+) -> list[Proposal]:
     """Proposals for decided calls `(params, accepted)`, newest first (the first MAX_DECISIONS are used);
     `bar`: the acceptance a region in AUTO should have (the scope's `auto_acceptance`)."""
     rows = [(p if isinstance(p, dict) else {}, bool(a)) for p, a in list(decided)[:MAX_DECISIONS]]
@@ -124,8 +135,15 @@ def _mode(inside: list[tuple[dict, bool]], sibling: list[tuple[dict, bool]], bar
     return None
 
 
-def _consider(found: dict[str, Proposal], conditions: list[Condition], inside: list[tuple[dict, bool]],
-              sibling: list[tuple[dict, bool]], total: int, bar: float, subject: str) -> None:
+def _consider(
+    found: dict[str, Proposal],
+    conditions: list[Condition],
+    inside: list[tuple[dict, bool]],
+    sibling: list[tuple[dict, bool]],
+    total: int,
+    bar: float,
+    subject: str,
+) -> None:
     """Propose the side `inside` when it is big enough, its acceptance is clearly on one side of the bar, and it
     differs clearly from the rest of its parent (`sibling`): the two intervals do not overlap."""
     mode = _mode(inside, sibling, bar)
@@ -138,8 +156,9 @@ def _consider(found: dict[str, Proposal], conditions: list[Condition], inside: l
         return
     words = " and ".join(c.words for c in conditions)
     explanation = f"{subject} with {words}: {accepted} of {n} accepted"
-    found[when] = Proposal(when, explanation, tuple(c.param for c in conditions), n, accepted, n / total,
-                           accepted / n, low, high, mode)
+    found[when] = Proposal(
+        when, explanation, tuple(c.param for c in conditions), n, accepted, n / total, accepted / n, low, high, mode
+    )
 
 
 def _grouped(when: str) -> str:
@@ -147,6 +166,7 @@ def _grouped(when: str) -> str:
 
 
 # -- splits -------------------------------------------------------------------------------------------------------
+
 
 def _gini(accepted: int, n: int) -> float:
     if n == 0:
@@ -188,8 +208,11 @@ def _best_splits(rows: list[tuple[dict, bool]], exclude: set[str]) -> list[tuple
 
 
 def _ref(key: str) -> str:
-    return f"params.{key}" if _IDENT.match(key) and key not in ("items", "keys", "values", "get") \
+    return (
+        f"params.{key}"
+        if _IDENT.match(key) and key not in ("items", "keys", "values", "get")
         else f"params[{_literal(key)}]"
+    )
 
 
 def _literal(value: Any) -> str:
@@ -224,11 +247,18 @@ def _numeric(rows, key: str) -> Iterable[tuple[int, int, tuple[Condition, Condit
         seen += 1
         if value in cuts and (index + 1 == len(values) or values[index + 1][0] != value):
             when = f"{ref} <= {_shown(value)}"
-            left = Condition(f"{ref} is number and {when}" if guard else when, f"{key} ≤ {_shown(value)}", key,
-                             lambda p, k=key, v=value: _number(p.get(k)) and p[k] <= v)
-            right = Condition(f"not ({left.when})" if guard else f"{ref} > {_shown(value)}",
-                              f"{key} > {_shown(value)}" if not guard else f"not {key} ≤ {_shown(value)}", key,
-                              lambda p, k=key, v=value: not (_number(p.get(k)) and p[k] <= v))
+            left = Condition(
+                f"{ref} is number and {when}" if guard else when,
+                f"{key} ≤ {_shown(value)}",
+                key,
+                lambda p, k=key, v=value: _number(p.get(k)) and p[k] <= v,
+            )
+            right = Condition(
+                f"not ({left.when})" if guard else f"{ref} > {_shown(value)}",
+                f"{key} > {_shown(value)}" if not guard else f"not {key} ≤ {_shown(value)}",
+                key,
+                lambda p, k=key, v=value: not (_number(p.get(k)) and p[k] <= v),
+            )
             yield acc, seen, (left, right)
 
 
@@ -248,7 +278,7 @@ def _categorical(rows, key: str) -> Iterable[tuple[int, int, tuple[Condition, Co
         return
     ordered = sorted(tally, key=lambda c: (-tally[c][0] / tally[c][1], str(c[1])))
     ref, acc, seen, chosen = _ref(key), 0, 0, []
-    for category in ordered[:min(MAX_IN, len(ordered) - 1) or 1]:
+    for category in ordered[: min(MAX_IN, len(ordered) - 1) or 1]:
         acc += tally[category][0]
         seen += tally[category][1]
         chosen.append(category)
@@ -263,9 +293,12 @@ def _categorical(rows, key: str) -> Iterable[tuple[int, int, tuple[Condition, Co
             negated, neg_words = f"{ref} not in [{listed}]", f"{key} not in {listed}"
         if any(key not in p for p, _a in rows):
             when, negated = f"{ref} is defined and {when}", f"not ({ref} is defined and {when})"
-        test = (lambda p, k=key, w=wanted: k in p and _category(p[k]) and (type(p[k]).__name__, p[k]) in w)
-        yield acc, seen, (Condition(when, words, key, test),
-                          Condition(negated, neg_words, key, lambda p, t=test: not t(p)))
+        test = lambda p, k=key, w=wanted: k in p and _category(p[k]) and (type(p[k]).__name__, p[k]) in w
+        yield (
+            acc,
+            seen,
+            (Condition(when, words, key, test), Condition(negated, neg_words, key, lambda p, t=test: not t(p))),
+        )
 
 
 def _prefixes(rows, key: str) -> Iterable[tuple[int, int, tuple[Condition, Condition]]]:
@@ -287,8 +320,17 @@ def _prefixes(rows, key: str) -> Iterable[tuple[int, int, tuple[Condition, Condi
         when = f"{ref}.startswith({_literal(prefix)})"
         if guard:
             when = f"{ref} is string and {when}"
-        test = (lambda p, k=key, s=prefix: isinstance(p.get(k), str) and p[k].startswith(s))
-        yield tally[prefix][0], tally[prefix][1], (
-            Condition(when, f"{key} starting with {_literal(prefix)}", key, test),
-            Condition(f"not ({when})" if guard else f"not {when}", f"{key} not starting with {_literal(prefix)}", key,
-                      lambda p, t=test: not t(p)))
+        test = lambda p, k=key, s=prefix: isinstance(p.get(k), str) and p[k].startswith(s)
+        yield (
+            tally[prefix][0],
+            tally[prefix][1],
+            (
+                Condition(when, f"{key} starting with {_literal(prefix)}", key, test),
+                Condition(
+                    f"not ({when})" if guard else f"not {when}",
+                    f"{key} not starting with {_literal(prefix)}",
+                    key,
+                    lambda p, t=test: not t(p),
+                ),
+            ),
+        )

@@ -13,10 +13,12 @@ no region follows its step's (or tool's) mode. A condition that fails on a call 
 does not hold, and the call is asked (`failed`): an unevaluable condition never lets a call through. Policies are
 judged apart and always win (a `require_review` or `deny` verdict holds whatever a region's mode).
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from jinja2 import TemplateError
 
@@ -26,8 +28,8 @@ from core.coaching.autonomy import ALWAYS_REVIEW, AUTO, COACHING, STEP_MODES
 from core.errors import ValidationFailed
 from core.policy.rules import MAX_PREDICATE, PREDICATE_NAMES
 
-MAX_REGIONS = 8          # per scope
-MAX_WHEN = 500           # characters of a condition
+MAX_REGIONS = 8  # per scope
+MAX_WHEN = 500  # characters of a condition
 MAX_NAME = 120
 REGION_NAMES = PREDICATE_NAMES  # one language with the policy rules and the replay (core/regions/replay.py)
 REGION_MODES = STEP_MODES  # coaching, auto, always_review
@@ -84,8 +86,10 @@ def check_region_when(source: Any, path: str = "when") -> str:
     gateway tool its agent): a condition of nothing would be the whole tool again."""
     when = check_when(source, path, max_chars=MAX_WHEN)
     if not templating.expression_names(when) & {"params", "agent"}:
-        raise ValidationFailed("the region's condition reads nothing of the call",
-                               {path: ["must read the call's params (or, for a gateway tool, its agent)"]})
+        raise ValidationFailed(
+            "the region's condition reads nothing of the call",
+            {path: ["must read the call's params (or, for a gateway tool, its agent)"]},
+        )
     return when
 
 
@@ -117,7 +121,7 @@ def check_region(data: Any, *, partial: bool = False, gateway: bool = False) -> 
                 errors.setdefault(k, []).extend(v)
     if "order" in data:
         order = data["order"]
-        if not isinstance(order, int) or isinstance(order, bool) or not -10**6 <= order <= 10**6:
+        if not isinstance(order, int) or isinstance(order, bool) or not -(10**6) <= order <= 10**6:
             errors.setdefault("order", []).append("must be an integer between -1000000 and 1000000")
         else:
             out["order"] = order
@@ -142,16 +146,23 @@ def check_region(data: Any, *, partial: bool = False, gateway: bool = False) -> 
 def check_count(existing: int) -> None:
     """A new region in a scope that has `existing` ones: ValidationFailed past MAX_REGIONS."""
     if existing >= MAX_REGIONS:
-        raise ValidationFailed("too many regions",
-                               {"(body)": [f"a scope has at most {MAX_REGIONS} regions; remove one first"]})
+        raise ValidationFailed(
+            "too many regions", {"(body)": [f"a scope has at most {MAX_REGIONS} regions; remove one first"]}
+        )
 
 
 def ordered(regions: Iterable[Region]) -> list[Region]:
     return sorted(regions, key=lambda r: (r.order, r.id))
 
 
-def region_for(regions: Iterable[Region], params: Any, *, tool: str | None = None,
-               identity: str | None = None, context: dict[str, Any] | None = None) -> Match:
+def region_for(
+    regions: Iterable[Region],
+    params: Any,
+    *,
+    tool: str | None = None,
+    identity: str | None = None,
+    context: dict[str, Any] | None = None,
+) -> Match:
     """The first region (by order, then id) whose condition holds on the call. All the conditions of one call share
     one budget. A region for another identity is passed over. A condition that fails stops the search: the call
     is asked (Match.failed says why), never let through by a later region. `context`: the call's other names as a
@@ -159,8 +170,13 @@ def region_for(regions: Iterable[Region], params: Any, *, tool: str | None = Non
     candidates = [r for r in ordered(regions) if r.identity is None or r.identity == identity]
     if not candidates:
         return NO_REGION
-    context = {**{name: None for name in REGION_NAMES}, **(context or {}),
-               "params": params if isinstance(params, dict) else {}, "tool": tool, "agent": identity}
+    context = {
+        **{name: None for name in REGION_NAMES},
+        **(context or {}),
+        "params": params if isinstance(params, dict) else {},
+        "tool": tool,
+        "agent": identity,
+    }
     try:
         with budget.metered("evaluating region conditions"):
             for region in candidates:

@@ -20,10 +20,12 @@ MAX_TOTAL_OPS operations or MAX_TOTAL_CPU_S over the whole replay, is refused (V
 never a hang. A condition that fails on a call for another reason (a param it reads is missing) does not hold
 there (fail closed: the call is asked), counted in `condition_failed`.
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from core import budget, templating
 from core.budget import BudgetExceeded
@@ -50,9 +52,9 @@ class Past:
     and its link (ids, the web path)."""
 
     call: Call
-    decision: str                 # accept | correct | reject | manual | skip
+    decision: str  # accept | correct | reject | manual | skip
     outside_mode: str = "coaching"
-    gateway: bool = False         # a call held by the MCP gateway (allowed calls never wait there)
+    gateway: bool = False  # a call held by the MCP gateway (allowed calls never wait there)
     link: dict[str, Any] = field(default_factory=dict)
 
 
@@ -81,8 +83,10 @@ class _Cost:
             self.ops += meter.ops
             self.cpu += meter.spent()
         if self.ops > MAX_TOTAL_OPS or self.cpu > MAX_TOTAL_CPU_S:
-            raise self.refuse(f"it costs more than the replay's budget ({MAX_TOTAL_OPS:,} operations, "
-                              f"{MAX_TOTAL_CPU_S:g} s) over the past calls")
+            raise self.refuse(
+                f"it costs more than the replay's budget ({MAX_TOTAL_OPS:,} operations, "
+                f"{MAX_TOTAL_CPU_S:g} s) over the past calls"
+            )
         return result, error
 
 
@@ -119,8 +123,15 @@ class _Table:
                 self.left_off += 1
 
     def view(self, **more: Any) -> dict[str, Any]:
-        return {"calls": self.calls, "limit": self.limit, **self.tallies, "links": self.links,
-                "links_left_off": self.left_off, "evidence": False, **more}
+        return {
+            "calls": self.calls,
+            "limit": self.limit,
+            **self.tallies,
+            "links": self.links,
+            "links_left_off": self.left_off,
+            "evidence": False,
+            **more,
+        }
 
 
 def _bounded(history: Iterable[Past], limit: int) -> list[Past]:
@@ -133,8 +144,9 @@ def _bounded(history: Iterable[Past], limit: int) -> list[Past]:
     return out
 
 
-def replay_condition(when: str, history: Iterable[Past], rules: RuleSet, *, limit: int = DEFAULT_LIMIT,
-                     path: str = "when") -> dict[str, Any]:
+def replay_condition(
+    when: str, history: Iterable[Past], rules: RuleSet, *, limit: int = DEFAULT_LIMIT, path: str = "when"
+) -> dict[str, Any]:
     """The replay table of a region whose condition is `when`, taken as `auto`, over the latest `limit` calls of
     `history` (newest first) under the workspace's `rules`."""
     check_when(when, path)
@@ -156,8 +168,9 @@ def with_rule(rules: RuleSet, rule: CompiledRule) -> RuleSet:
     return RuleSet((*rules.rules, rule), rules.defaults, rules.revision)
 
 
-def replay_rule(rule: CompiledRule, history: Iterable[Past], rules: RuleSet, *,
-                limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
+def replay_rule(
+    rule: CompiledRule, history: Iterable[Past], rules: RuleSet, *, limit: int = DEFAULT_LIMIT
+) -> dict[str, Any]:
     """The replay table of the workspace's rules with `rule` added: each call's outcome in its scope's present
     mode; `changed`: the calls whose effect the rule changes; `matched`: those it decides. A rule whose predicate
     runs out of its budget on a call is refused (ValidationFailed naming `rule.match.params`); one that fails for
@@ -173,12 +186,16 @@ def replay_rule(rule: CompiledRule, history: Iterable[Past], rules: RuleSet, *,
             matched += 1
             if verdict.error:
                 if any(mark in verdict.error for mark in _BUDGET_MARKS):
-                    raise ValidationFailed("the rule is refused: its predicate exceeds the evaluation budget on a "
-                                           f"past call ({verdict.error})", {"rule.match.params": [verdict.error]})
+                    raise ValidationFailed(
+                        "the rule is refused: its predicate exceeds the evaluation budget on a "
+                        f"past call ({verdict.error})",
+                        {"rule.match.params": [verdict.error]},
+                    )
                 failed += 1
                 first_error = first_error or verdict.error
         effects[verdict.effect] += 1
         changed += verdict.effect != rules.evaluate(past.call).effect
         table.add(past, _outcome(verdict.effect, verdict.default, past, False))
-    return table.view(matched=matched, changed=changed, effects=effects,
-                      rule_failed={"calls": failed, "first_error": first_error})
+    return table.view(
+        matched=matched, changed=changed, effects=effects, rule_failed={"calls": failed, "first_error": first_error}
+    )

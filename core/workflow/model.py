@@ -1,4 +1,5 @@
 """A workflow definition as the core sees it: already validated, immutable."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -11,8 +12,13 @@ from core.gates import HumanTimeout
 STEP_TYPES = ("action", "decision", "validation", "approval", "human_input", "agent")
 TOOL_STEP_TYPES = ("action",)
 VARIABLE_TYPES = {
-    "string": "string", "number": "number", "integer": "integer",
-    "boolean": "boolean", "object": "object", "array": "array", "any": None,
+    "string": "string",
+    "number": "number",
+    "integer": "integer",
+    "boolean": "boolean",
+    "object": "object",
+    "array": "array",
+    "any": None,
 }
 DEFAULT_TIMEOUT_S = 300.0
 

@@ -1,12 +1,13 @@
 """What every check of a workflow definition shares: the problems found so far, by field (all of them are reported
 at once), and the limits on names and text.
 """
+
 from __future__ import annotations
 
 import difflib
 import re
 from collections import defaultdict
-from typing import Iterable
+from collections.abc import Iterable
 
 from core.errors import ValidationFailed
 

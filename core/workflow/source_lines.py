@@ -5,10 +5,11 @@ The web app's editor places the server's errors on their lines. Paths are the va
 YAML, which it nearly always is). A path whose last parts are missing (a required field left out) gets the line of
 the deepest part that is there: the step's own line for a step without `tool`.
 """
+
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 import yaml
 
@@ -18,16 +19,19 @@ MAX_SOURCE = 256 * 1024  # the YAML body limit (api/base.py): larger sources are
 
 def path_parts(path: str) -> list[str | int]:
     """`steps[2].params.url` -> ["steps", 2, "params", "url"]."""
-    return [int(index) if index is not None else key for key, index in
-            ((m.group(1), m.group(2)) for m in _PART.finditer(path))]
+    return [
+        int(index) if index is not None else key
+        for key, index in ((m.group(1), m.group(2)) for m in _PART.finditer(path))
+    ]
 
 
 def _line_of(root: yaml.Node, parts: list[str | int]) -> int:
     node, line = root, root.start_mark.line + 1
     for part in parts:
         if isinstance(node, yaml.MappingNode):
-            found = next(((k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == str(part)),
-                         None)
+            found = next(
+                ((k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == str(part)), None
+            )
             if found is None:
                 break
             node, line = found[1], found[0].start_mark.line + 1

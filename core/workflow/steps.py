@@ -1,23 +1,47 @@
 """One step of a submitted definition checked and turned into a StepDef: its type, tool and literal params, templates,
 branches, approval, agent and deadline fields, and the steps it reads."""
+
 from __future__ import annotations
 
 import math
 from typing import Any
 
-from core.agent.spec import KEYS as AGENT_KEYS, parse_spec as parse_agent
-from core.approvals import SPEC_KEYS as APPROVAL_KEYS, parse_spec as parse_approval
 from core import gates
-from core.schema import errors as errors_of, user_schema_problems
+from core.agent.spec import KEYS as AGENT_KEYS
+from core.agent.spec import parse_spec as parse_agent
+from core.approvals import SPEC_KEYS as APPROVAL_KEYS
+from core.approvals import parse_spec as parse_approval
+from core.schema import errors as errors_of
+from core.schema import user_schema_problems
 from core.templating import has_template, referenced_steps, syntax_error
 from core.tools import ToolRegistry
 from core.workflow.model import DEFAULT_TIMEOUT_S, STEP_TYPES, StepDef
 from core.workflow.problems import IDENTIFIER, MAX_TEXT, FieldErrors, unknown_name
 
 _KNOWN_STEP_KEYS = {
-    "id", "name", "type", "tool", "params", "depends_on", "timeout_s", "retries", "retry_backoff_s", "when",
-    "requires_clarification", "clarification_question", "on_reject", "condition", "then", "else",
-    "schema", "target", "question", "description", *APPROVAL_KEYS, *gates.KEYS, *AGENT_KEYS,
+    "id",
+    "name",
+    "type",
+    "tool",
+    "params",
+    "depends_on",
+    "timeout_s",
+    "retries",
+    "retry_backoff_s",
+    "when",
+    "requires_clarification",
+    "clarification_question",
+    "on_reject",
+    "condition",
+    "then",
+    "else",
+    "schema",
+    "target",
+    "question",
+    "description",
+    *APPROVAL_KEYS,
+    *gates.KEYS,
+    *AGENT_KEYS,
 }
 MAX_TEMPLATE_SOURCE = 65_536  # all templates and conditions of one definition together
 _TEXT_FIELDS = {"name": 200, "description": MAX_TEXT, "question": MAX_TEXT, "clarification_question": MAX_TEXT}
@@ -42,8 +66,9 @@ def _number(raw: dict, key: str, default: float, path: str, errors: FieldErrors,
     return value
 
 
-def _human_timeout(raw: dict, path: str, step_type: str | None, default: gates.HumanTimeout | None,
-                   errors: FieldErrors) -> gates.HumanTimeout | None:
+def _human_timeout(
+    raw: dict, path: str, step_type: str | None, default: gates.HumanTimeout | None, errors: FieldErrors
+) -> gates.HumanTimeout | None:
     """The step's deadline for a person (core.gates): its own, else the workflow's; only steps a person is asked
     about have one."""
     if step_type not in gates.STEP_TYPES:
@@ -59,8 +84,14 @@ def _human_timeout(raw: dict, path: str, step_type: str | None, default: gates.H
     return timeout
 
 
-def parse_step(raw: Any, index: int, previous: str | None, tools: ToolRegistry, errors: FieldErrors,
-                human_timeout: gates.HumanTimeout | None = None) -> StepDef | None:
+def parse_step(
+    raw: Any,
+    index: int,
+    previous: str | None,
+    tools: ToolRegistry,
+    errors: FieldErrors,
+    human_timeout: gates.HumanTimeout | None = None,
+) -> StepDef | None:
     """steps[index] as a StepDef, each problem added to `errors` (None when it is not an object); without depends_on
     it follows `previous`, and without its own deadline for a person it has the workflow's `human_timeout`."""
     path = f"steps[{index}]"
@@ -104,8 +135,11 @@ def parse_step(raw: Any, index: int, previous: str | None, tools: ToolRegistry, 
         errors.template_chars += len(value)
         if errors.template_chars > MAX_TEMPLATE_SOURCE:
             # parsing is the costly part of a save (~5 ms per KB of dense template): stop before it
-            errors.add(f"{path}.{key}", f"the templates and conditions of a definition are at most "
-                                        f"{MAX_TEMPLATE_SOURCE:,} characters together; this one crosses it")
+            errors.add(
+                f"{path}.{key}",
+                f"the templates and conditions of a definition are at most "
+                f"{MAX_TEMPLATE_SOURCE:,} characters together; this one crosses it",
+            )
             break
         problem = syntax_error(value, expression=key in ("when", "condition", "target"))
         if problem:
@@ -145,20 +179,35 @@ def parse_step(raw: Any, index: int, previous: str | None, tools: ToolRegistry, 
         if isinstance(raw.get(key), str):
             reads |= referenced_steps(raw[key], expression=True)
     return StepDef(
-        id=step_id, type=step_type or "action", name=str(raw.get("name") or step_id), tool=tool, params=params,
-        depends_on=depends_on, requires=tuple(dict.fromkeys(depends_on + tuple(sorted(reads)))),
+        id=step_id,
+        type=step_type or "action",
+        name=str(raw.get("name") or step_id),
+        tool=tool,
+        params=params,
+        depends_on=depends_on,
+        requires=tuple(dict.fromkeys(depends_on + tuple(sorted(reads)))),
         reads=tuple(sorted(reads)),
         # an approval's timeout_s is its deadline (approval.timeout_s, checked by parse_approval), not a tool's
-        timeout_s=(_number(raw, "timeout_s", DEFAULT_TIMEOUT_S, path, errors, minimum=0.001)
-                   if step_type != "approval" else DEFAULT_TIMEOUT_S),
+        timeout_s=(
+            _number(raw, "timeout_s", DEFAULT_TIMEOUT_S, path, errors, minimum=0.001)
+            if step_type != "approval"
+            else DEFAULT_TIMEOUT_S
+        ),
         retries=_number(raw, "retries", 0, path, errors, minimum=0, integer=True),
         retry_backoff_s=_number(raw, "retry_backoff_s", 1.0, path, errors, minimum=0),
-        when=raw.get("when"), requires_clarification=bool(raw.get("requires_clarification", False)),
-        clarification_question=raw.get("clarification_question"), on_reject=on_reject,
-        condition=condition, then=_str_list(raw.get("then", []), f"{path}.then", errors),
+        when=raw.get("when"),
+        requires_clarification=bool(raw.get("requires_clarification", False)),
+        clarification_question=raw.get("clarification_question"),
+        on_reject=on_reject,
+        condition=condition,
+        then=_str_list(raw.get("then", []), f"{path}.then", errors),
         otherwise=_str_list(raw.get("else", []), f"{path}.else", errors),
-        schema=schema, target=raw.get("target"), question=raw.get("question"), approval=approval,
-        human_timeout=_human_timeout(raw, path, step_type, human_timeout, errors), agent=agent,
+        schema=schema,
+        target=raw.get("target"),
+        question=raw.get("question"),
+        approval=approval,
+        human_timeout=_human_timeout(raw, path, step_type, human_timeout, errors),
+        agent=agent,
         extra={k: v for k, v in raw.items() if k not in _KNOWN_STEP_KEYS},
     )
 

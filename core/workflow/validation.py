@@ -1,6 +1,7 @@
 """Turn a submitted definition (parsed JSON or YAML) into a WorkflowDef, or say every field that is wrong. Its parts
 are checked beside it: core.workflow.steps (one step), core.workflow.variables (the input variables); here, the
 definition as a whole and the order of its steps."""
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -26,8 +27,10 @@ def _with_branch_owners(steps: list[StepDef]) -> list[StepDef]:
         if s.type == "decision":
             for target in s.then + s.otherwise:
                 owners[target].append(s.id)
-    return [replace(s, requires=tuple(dict.fromkeys(s.requires + tuple(owners[s.id])))) if owners.get(s.id) else s
-            for s in steps]
+    return [
+        replace(s, requires=tuple(dict.fromkeys(s.requires + tuple(owners[s.id])))) if owners.get(s.id) else s
+        for s in steps
+    ]
 
 
 def _order(steps: list[StepDef], errors: FieldErrors, index: dict[str, int]) -> tuple[str, ...]:
@@ -45,7 +48,9 @@ def _order(steps: list[StepDef], errors: FieldErrors, index: dict[str, int]) -> 
                 errors.add(f"steps[{i}].depends_on", "a step cannot depend on itself")
         for read in s.reads:
             if read not in known:
-                errors.add(f"steps[{i}]", f"reads steps.{read} but there is no step {read!r}; the steps are {listed(ids)}")
+                errors.add(
+                    f"steps[{i}]", f"reads steps.{read} but there is no step {read!r}; the steps are {listed(ids)}"
+                )
             elif read == s.id:
                 errors.add(f"steps[{i}]", "a step cannot read its own output")
         for key, branch in (("then", s.then), ("else", s.otherwise)):
@@ -64,8 +69,10 @@ def _order(steps: list[StepDef], errors: FieldErrors, index: dict[str, int]) -> 
         cycle = list(dict.fromkeys(exc.args[1]))
         for s in steps:
             if s.id in cycle:
-                errors.add(f"steps[{index[s.id]}].depends_on",
-                           f"a dependency cycle: the steps wait for each other in a circle, {' → '.join([*cycle, cycle[0]])}")
+                errors.add(
+                    f"steps[{index[s.id]}].depends_on",
+                    f"a dependency cycle: the steps wait for each other in a circle, {' → '.join([*cycle, cycle[0]])}",
+                )
         return ()
     order: list[str] = []
     while sorter.is_active():
@@ -116,7 +123,13 @@ def parse_definition(data: Any, tools: ToolRegistry) -> WorkflowDef:
     steps = _with_branch_owners(steps)
     order = _order(steps, errors, seen)
     errors.raise_if_any("workflow definition")
-    source = {"name": name, "description": description, "variables": data.get("variables") or {}, "steps": raw_steps,
-              **{k: data[k] for k in gates.KEYS if k in data}}
-    return WorkflowDef(name=name.strip(), description=description, variables=variables, steps=tuple(steps),
-                       order=order, source=source)
+    source = {
+        "name": name,
+        "description": description,
+        "variables": data.get("variables") or {},
+        "steps": raw_steps,
+        **{k: data[k] for k in gates.KEYS if k in data},
+    }
+    return WorkflowDef(
+        name=name.strip(), description=description, variables=variables, steps=tuple(steps), order=order, source=source
+    )

@@ -1,4 +1,5 @@
 """A definition's input variables: their declarations checked, and the values an execution is started with."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -35,8 +36,12 @@ def parse_variables(raw: Any, errors: FieldErrors) -> dict[str, VariableDef]:
             for err in jsonschema.Draft202012Validator({"type": json_type}).iter_errors(spec["default"]):
                 errors.add(f"{path}.default", err.message)
         out[name] = VariableDef(
-            name=name, type=vtype, default=spec.get("default"), has_default="default" in spec,
-            required=bool(spec.get("required", False)), description=str(spec.get("description", "")),
+            name=name,
+            type=vtype,
+            default=spec.get("default"),
+            has_default="default" in spec,
+            required=bool(spec.get("required", False)),
+            description=str(spec.get("description", "")),
         )
     return out
 

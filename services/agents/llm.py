@@ -6,6 +6,7 @@ COACH_LLM_MAX_RETRIES times) after an exponential backoff with jitter, or after 
 one (up to a minute). Every request carries an Idempotency-Key that is the same for a retry of the same turn, also
 one made by a restarted server.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,9 +25,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SETUP = (f"{WHERE} (an admin of the workspace can), or on the server set COACH_LLM_BASE_URL to an "
-         "OpenAI-compatible server (e.g. http://127.0.0.1:11434/v1 for Ollama, https://api.openai.com/v1 for "
-         "OpenAI), COACH_LLM_MODEL (or the step's `model`), and COACH_LLM_API_KEY if the server asks for one")
+SETUP = (
+    f"{WHERE} (an admin of the workspace can), or on the server set COACH_LLM_BASE_URL to an "
+    "OpenAI-compatible server (e.g. http://127.0.0.1:11434/v1 for Ollama, https://api.openai.com/v1 for "
+    "OpenAI), COACH_LLM_MODEL (or the step's `model`), and COACH_LLM_API_KEY if the server asks for one"
+)
 
 
 class OpenAIProvider:
@@ -34,22 +37,29 @@ class OpenAIProvider:
     (COACH_LLM_*), or a workspace's (`base_url`, `api_key`, and `transport`: an httpx transport that holds every
     request to the workspace's outbound rules, services/agents/llm_provider.py)."""
 
-    def __init__(self, settings: Settings, base_url: str | None = None, api_key: str | None = None,
-                 transport=None, max_retries: int | None = None, timeout_s: float | None = None):
+    def __init__(
+        self,
+        settings: Settings,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        transport=None,
+        max_retries: int | None = None,
+        timeout_s: float | None = None,
+    ):
         self.settings = settings
         self.base_url = (settings.llm_base_url if base_url is None else base_url).rstrip("/")
         self.api_key = settings.llm_api_key if api_key is None else api_key
         self.transport = transport
         self.max_retries = max(0, settings.llm_max_retries if max_retries is None else max_retries)
         self.timeout_s = settings.llm_timeout_s if timeout_s is None else timeout_s
-        self._client: "openai.OpenAI | None" = None
+        self._client: openai.OpenAI | None = None
         self._lock = threading.Lock()
 
     @property
     def configured(self) -> bool:
         return bool(self.base_url)
 
-    def client(self) -> "openai.OpenAI":
+    def client(self) -> openai.OpenAI:
         import openai  # here, not at the top: a second or more of imports that only agent steps need
 
         with self._lock:
@@ -58,10 +68,16 @@ class OpenAIProvider:
                 if self.transport is not None:
                     import httpx
 
-                    extra["http_client"] = httpx.Client(transport=self.transport, timeout=self.timeout_s,
-                                                        trust_env=False, follow_redirects=False)
-                self._client = openai.OpenAI(base_url=self.base_url, api_key=self.api_key or "not-needed",
-                                             timeout=self.timeout_s, max_retries=self.max_retries, **extra)
+                    extra["http_client"] = httpx.Client(
+                        transport=self.transport, timeout=self.timeout_s, trust_env=False, follow_redirects=False
+                    )
+                self._client = openai.OpenAI(
+                    base_url=self.base_url,
+                    api_key=self.api_key or "not-needed",
+                    timeout=self.timeout_s,
+                    max_retries=self.max_retries,
+                    **extra,
+                )
             return self._client
 
     def close(self) -> None:
@@ -76,20 +92,24 @@ class OpenAIProvider:
         import openai
 
         try:  # the body as Request.body() says, which the context budget was measured on
-            answer = self.client().chat.completions.create(**request.body(),
-                                                           extra_headers={"Idempotency-Key": request.key})
+            answer = self.client().chat.completions.create(
+                **request.body(), extra_headers={"Idempotency-Key": request.key}
+            )
         except ToolError as exc:  # a workspace's provider: its outbound rules refused the host (services.tools.http)
             raise ProviderError(f"the LLM server at {self.base_url} was not asked: {exc}") from None
         except openai.APITimeoutError:
-            raise ProviderError(f"the LLM server at {self.base_url} did not answer within "
-                                f"{self.timeout_s:g}s (COACH_LLM_TIMEOUT_S), "
-                                f"{self.max_retries} retries included") from None
+            raise ProviderError(
+                f"the LLM server at {self.base_url} did not answer within "
+                f"{self.timeout_s:g}s (COACH_LLM_TIMEOUT_S), "
+                f"{self.max_retries} retries included"
+            ) from None
         except openai.APIConnectionError as exc:
-            raise ProviderError(f"the LLM server at {self.base_url} could not be reached "
-                                f"({self.max_retries} retries): {exc.__cause__ or exc}") from None
+            raise ProviderError(
+                f"the LLM server at {self.base_url} could not be reached "
+                f"({self.max_retries} retries): {exc.__cause__ or exc}"
+            ) from None
         except openai.APIStatusError as exc:
-            raise ProviderError(f"the LLM server at {self.base_url} answered {exc.status_code}: "
-                                f"{_said(exc)}") from None
+            raise ProviderError(f"the LLM server at {self.base_url} answered {exc.status_code}: {_said(exc)}") from None
         except openai.OpenAIError as exc:
             raise ProviderError(f"the LLM request failed: {type(exc).__name__}: {exc}") from None
         if not answer.choices:
@@ -106,11 +126,14 @@ class OpenAIProvider:
             calls.append(ToolCall(id=call.id or f"call_{i}", name=function.name or "", arguments=arguments or ""))
         extra = message.model_extra or {}
         reasoning = extra.get("reasoning_content") or extra.get("reasoning")
-        return Reply(content=message.content, tool_calls=tuple(calls),
-                     reasoning=reasoning if isinstance(reasoning, str) else None)
+        return Reply(
+            content=message.content,
+            tool_calls=tuple(calls),
+            reasoning=reasoning if isinstance(reasoning, str) else None,
+        )
 
 
-def _said(exc: "openai.APIStatusError") -> str:
+def _said(exc: openai.APIStatusError) -> str:
     body = exc.body
     if isinstance(body, dict):
         error = body.get("error", body)

@@ -7,6 +7,7 @@ checked, services/tools/http.py's VettedTransport). The server's own COACH_LLM_B
 is not. The API never returns the key, only whether one is set; the audit log records the change of provider and
 whether a key is set, never the key.
 """
+
 from __future__ import annotations
 
 import functools
@@ -59,15 +60,22 @@ def _public(row: WorkspaceLLM | None) -> dict[str, Any] | None:
 def view(session, settings: Settings, workspace_id: str) -> dict[str, Any]:
     row = session.get(WorkspaceLLM, workspace_id)
     server = {"configured": bool(settings.llm_base_url), "model": settings.llm_model or None}
-    body: dict[str, Any] = {"base_url": None, "model": None, "api_key_set": False, "updated_by": None,
-                            "updated_at": None, "server_default": server,
-                            "in_use": "workspace" if row else ("server" if settings.llm_base_url else "none")}
+    body: dict[str, Any] = {
+        "base_url": None,
+        "model": None,
+        "api_key_set": False,
+        "updated_by": None,
+        "updated_at": None,
+        "server_default": server,
+        "in_use": "workspace" if row else ("server" if settings.llm_base_url else "none"),
+    }
     if row is not None:
         body.update(_public(row), updated_by=row.updated_by, updated_at=row.updated_at)
     return body
 
 
 # -- the outbound rules -----------------------------------------------------------------------------------------
+
 
 class LiveVetter:
     """The workspace's outbound rules as they are at each request (a change applies to the next one)."""
@@ -79,8 +87,9 @@ class LiveVetter:
     def now(self) -> Vetter:
         with self.db.aside() as session:
             lists = outbound.get_lists(session, self.workspace_id)
-        return Vetter(self.server_allow, tuple(parse_entry(e) for e in lists.allow),
-                      tuple(parse_entry(e) for e in lists.deny))
+        return Vetter(
+            self.server_allow, tuple(parse_entry(e) for e in lists.allow), tuple(parse_entry(e) for e in lists.deny)
+        )
 
     def address(self, url: httpx.URL):
         return self.now().address(url)
@@ -90,12 +99,15 @@ def _refused(db: Database, settings: Settings, workspace_id: str, base_url: str)
     try:
         LiveVetter(db, settings, workspace_id).address(httpx.URL(base_url))
     except ToolError as exc:
-        return f"{exc} (the workspace's outbound rules apply to its LLM provider; see Settings or the API's " \
-               f"/api/workspace/outbound)"
+        return (
+            f"{exc} (the workspace's outbound rules apply to its LLM provider; see Settings or the API's "
+            f"/api/workspace/outbound)"
+        )
     return None
 
 
 # -- saving -----------------------------------------------------------------------------------------------------
+
 
 def save(db: Database, settings: Settings, workspace_id: str, body: dict[str, Any], actor: str) -> dict[str, Any]:
     """Set the workspace's provider (422 naming the field on a bad URL or model, or a URL its outbound rules
@@ -116,16 +128,30 @@ def save(db: Database, settings: Settings, workspace_id: str, body: dict[str, An
             session.add(row)
         elif row.base_url != values.base_url and key is None and row.api_key:
             # a stored key goes only to the URL it was entered for: a new URL needs the key again (or none)
-            raise ValidationFailed("enter the API key again for a new base URL",
-                                   {"api_key": ["the stored key is only sent to the URL it was entered for: "
-                                                "enter it again for the new URL, or clear it"]})
+            raise ValidationFailed(
+                "enter the API key again for a new base URL",
+                {
+                    "api_key": [
+                        "the stored key is only sent to the URL it was entered for: "
+                        "enter it again for the new URL, or clear it"
+                    ]
+                },
+            )
         row.base_url, row.model = values.base_url, values.model
         if key is not None:
             row.api_key = secrets(settings).seal({"api_key": key}) if key else ""
         row.updated_by, row.updated_at = actor, utcnow()
         session.flush()
-        audit.record(session, workspace_id, actor, "llm_provider_change", target_type="workspace",
-                     target_id=workspace_id, before=before, after=_public(row))
+        audit.record(
+            session,
+            workspace_id,
+            actor,
+            "llm_provider_change",
+            target_type="workspace",
+            target_id=workspace_id,
+            before=before,
+            after=_public(row),
+        )
         return view(session, settings, workspace_id)
 
 
@@ -137,11 +163,20 @@ def remove(db: Database, settings: Settings, workspace_id: str, actor: str) -> N
             before = _public(row)
             session.delete(row)
             session.flush()
-            audit.record(session, workspace_id, actor, "llm_provider_change", target_type="workspace",
-                         target_id=workspace_id, before=before, after=None)
+            audit.record(
+                session,
+                workspace_id,
+                actor,
+                "llm_provider_change",
+                target_type="workspace",
+                target_id=workspace_id,
+                before=before,
+                after=None,
+            )
 
 
 # -- picking the provider of a step -----------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Chosen:
@@ -176,8 +211,12 @@ def _workspace_provider(runner, workspace_id: str, base_url: str, model: str, se
         api_key = secrets(runner.settings).open(sealed).get("api_key", "") if sealed else ""
     except SecretUnreadable:
         return Unreadable()
-    provider = OpenAIProvider(runner.settings, base_url=base_url, api_key=api_key,
-                              transport=VettedTransport(LiveVetter(runner.db, runner.settings, workspace_id)))
+    provider = OpenAIProvider(
+        runner.settings,
+        base_url=base_url,
+        api_key=api_key,
+        transport=VettedTransport(LiveVetter(runner.db, runner.settings, workspace_id)),
+    )
     with _lock:
         cache[workspace_id] = (key, provider)
     return provider
@@ -187,8 +226,10 @@ class Unreadable:
     configured = True
 
     def complete(self, request: Request):
-        raise ProviderError("the workspace's LLM API key cannot be decrypted (was COACH_SECRET_KEY changed?): "
-                            f"enter it again in Settings → LLM provider")
+        raise ProviderError(
+            "the workspace's LLM API key cannot be decrypted (was COACH_SECRET_KEY changed?): "
+            "enter it again in Settings → LLM provider"
+        )
 
 
 def missing(session, settings: Settings, workspace_id: str, definition) -> str | None:
@@ -211,11 +252,11 @@ def require(session, settings: Settings, workspace_id: str, definition) -> None:
     """Conflict (409, code llm_provider_missing) when an agent step of `definition` has no provider to use."""
     why = missing(session, settings, workspace_id, definition)
     if why:
-        raise Conflict(why, details={"setting": "llm_provider", "where": "Settings → LLM provider"},
-                       code=MISSING_CODE)
+        raise Conflict(why, details={"setting": "llm_provider", "where": "Settings → LLM provider"}, code=MISSING_CODE)
 
 
 # -- the Test button --------------------------------------------------------------------------------------------
+
 
 def test(services, workspace_id: str) -> dict[str, Any]:
     """One small real request to the provider agent steps of this workspace would use now: its answer, or what
@@ -226,8 +267,13 @@ def test(services, workspace_id: str) -> dict[str, Any]:
         stored = None if row is None else (row.base_url, row.model, row.api_key)
     if stored is None:
         if not settings.llm_base_url:
-            return {"ok": False, "source": "none", "base_url": None, "model": None,
-                    "failure": f"no LLM provider is configured: {WHERE}"}
+            return {
+                "ok": False,
+                "source": "none",
+                "base_url": None,
+                "model": None,
+                "failure": f"no LLM provider is configured: {WHERE}",
+            }
         base_url, model, source = settings.llm_base_url, settings.llm_model, "server"
         provider = OpenAIProvider(settings, max_retries=0, timeout_s=min(settings.llm_timeout_s, 30.0))
     else:
@@ -236,19 +282,38 @@ def test(services, workspace_id: str) -> dict[str, Any]:
         try:
             api_key = secrets(settings).open(sealed).get("api_key", "") if sealed else ""
         except SecretUnreadable:
-            return {"ok": False, "source": source, "base_url": base_url, "model": model,
-                    "failure": "the stored API key cannot be decrypted (was COACH_SECRET_KEY changed?): enter it again"}
-        provider = OpenAIProvider(settings, base_url=base_url, api_key=api_key, max_retries=0,
-                                  timeout_s=min(settings.llm_timeout_s, 30.0),
-                                  transport=VettedTransport(LiveVetter(services.db, settings, workspace_id)))
-    out: dict[str, Any] = {"source": source, "base_url": base_url if source == "workspace" else None,
-                           "model": model or None}
+            return {
+                "ok": False,
+                "source": source,
+                "base_url": base_url,
+                "model": model,
+                "failure": "the stored API key cannot be decrypted (was COACH_SECRET_KEY changed?): enter it again",
+            }
+        provider = OpenAIProvider(
+            settings,
+            base_url=base_url,
+            api_key=api_key,
+            max_retries=0,
+            timeout_s=min(settings.llm_timeout_s, 30.0),
+            transport=VettedTransport(LiveVetter(services.db, settings, workspace_id)),
+        )
+    out: dict[str, Any] = {
+        "source": source,
+        "base_url": base_url if source == "workspace" else None,
+        "model": model or None,
+    }
     if not model:
         return {**out, "ok": False, "failure": "no model is set"}
     started = time.monotonic()
     try:
-        reply = provider.complete(Request(model=model, messages=[{"role": "user", "content": TEST_PROMPT}],
-                                          tools=[], key=f"coach-test-{workspace_id}-{time.time_ns()}"))
+        reply = provider.complete(
+            Request(
+                model=model,
+                messages=[{"role": "user", "content": TEST_PROMPT}],
+                tools=[],
+                key=f"coach-test-{workspace_id}-{time.time_ns()}",
+            )
+        )
     except ProviderError as exc:
         return {**out, "ok": False, "failure": str(exc)}
     finally:

@@ -1,4 +1,5 @@
 """Agent steps' stored conversations and each workspace's LLM provider."""
+
 from __future__ import annotations
 
 from datetime import datetime

@@ -2,6 +2,7 @@
 approval of its REQUEST_APPROVAL. Each writes the call's result or the person's message into the stored conversation
 (services/agents/store.py) and makes the step ready to run again; the runner takes it from there (services/agents/service.py).
 Each runs in the caller's transaction."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -22,8 +23,9 @@ from services.executions.models import Execution
 from services.notifier import Events
 
 
-def settle_call(session: Session, ex: Execution, sug: Suggestion, effect: ToolCallEffect, kind: str, operator: str,
-                events: Events) -> None:
+def settle_call(
+    session: Session, ex: Execution, sug: Suggestion, effect: ToolCallEffect, kind: str, operator: str, events: Events
+) -> None:
     """A decision on a tool-call suggestion: the call runs (accept, correct) when the runner takes the step again,
     or gets its result now (manual, skip, reject). Either way the step is ready to run again."""
     m = store.get(session, sug.agent_message_id)
@@ -34,11 +36,20 @@ def settle_call(session: Session, ex: Execution, sug: Suggestion, effect: ToolCa
         m.status, m.content, m.error = C.DONE, effect.result, effect.error
     store.write(session, ex, sug.step_id, [m])
     if effect.record_correction:
-        corrections.record(session, ex.workspace_id, ex.workflow_id, tool_unit(sug.step_id, sug.tool), sug.params,
-                           effect.run_with, actor=operator, events=events)
+        corrections.record(
+            session,
+            ex.workspace_id,
+            ex.workflow_id,
+            tool_unit(sug.step_id, sug.tool),
+            sug.params,
+            effect.run_with,
+            actor=operator,
+            events=events,
+        )
     executions.set_step(ex, sug.step_id, status=S.STEP_PENDING)
-    events.add("agent_messages", {"execution_id": ex.id, "step_id": sug.step_id, "messages": [store.view(m)]},
-               execution=ex.id)
+    events.add(
+        "agent_messages", {"execution_id": ex.id, "step_id": sug.step_id, "messages": [store.view(m)]}, execution=ex.id
+    )
 
 
 def answer(session: Session, ex: Execution, step_id: str, text: Any, actor: str, events: Events) -> None:
@@ -50,10 +61,19 @@ def answer(session: Session, ex: Execution, step_id: str, text: Any, actor: str,
     store.write(session, ex, step_id, [note])
     executions.set_step(ex, step_id, status=S.STEP_PENDING)
     ex.gate = None
-    audit.record(session, ex.workspace_id, actor, "agent_answer", target_type="step", target_id=f"{ex.id}/{step_id}",
-                 execution_id=ex.id, after={"answer": said})
-    events.add("agent_messages", {"execution_id": ex.id, "step_id": step_id, "messages": [store.view(note)]},
-               execution=ex.id)
+    audit.record(
+        session,
+        ex.workspace_id,
+        actor,
+        "agent_answer",
+        target_type="step",
+        target_id=f"{ex.id}/{step_id}",
+        execution_id=ex.id,
+        after={"answer": said},
+    )
+    events.add(
+        "agent_messages", {"execution_id": ex.id, "step_id": step_id, "messages": [store.view(note)]}, execution=ex.id
+    )
 
 
 def approved(session: Session, ex: Execution, step_id: str, who: str, comment: str | None) -> None:

@@ -8,6 +8,7 @@ conversation (`run_step` again, after Runner.recover). A call a person must deci
 the approval of REQUEST_APPROVAL writes the call's result or the person's message (services/agents/replies.py), and
 the runner runs the step again.
 """
+
 from __future__ import annotations
 
 import logging
@@ -22,9 +23,9 @@ from core.agent.loop import AgentLoop, Result, Ruling, opening
 from core.agent.spec import resolve_tools
 from core.coaching import autonomy
 from core.coaching.autonomy import tool_unit
-from core.regions import region
 from core.execution import states as S
 from core.execution.engine import Outcome, run_tool, template_context
+from core.regions import region
 from core.templating import TemplateFailure, render_value
 from core.tools import ToolRegistry, schema_errors
 from services.agents import llm_provider, store
@@ -45,14 +46,29 @@ from services.workflows.models import Workflow
 log = logging.getLogger(__name__)
 
 
-def judge_call(session: Session, tools: ToolRegistry, ex: Execution, step, tool: str | None, params: Any, *,
-               known: dict | None = None) -> dict:
+def judge_call(
+    session: Session,
+    tools: ToolRegistry,
+    ex: Execution,
+    step,
+    tool: str | None,
+    params: Any,
+    *,
+    known: dict | None = None,
+) -> dict:
     """The policy's verdict (with its explanation) on a call an agent step makes: step_type `agent`, agent_step the
     step's id. `known`: an earlier verdict on this very call, reused while its policy revision is current."""
     if known is not None and known.get("revision") == policies.revision(session, ex.workspace_id):
         return known
-    call = policies.call_for(tools, tool or "", params, step_type="agent", workflow_id=ex.workflow_id,
-                             user=policies.starter(session, ex.started_by), agent_step=step.id)
+    call = policies.call_for(
+        tools,
+        tool or "",
+        params,
+        step_type="agent",
+        workflow_id=ex.workflow_id,
+        user=policies.starter(session, ex.started_by),
+        agent_step=step.id,
+    )
     return policies.evaluate(session, ex.workspace_id, call).to_dict()
 
 
@@ -87,8 +103,14 @@ def run_step(runner, execution_id: str, step) -> Outcome | None:
                 return Outcome(False, error=f"step {step.id!r}: {exc}", attempts=0)
             messages.extend(opening(spec, goal if isinstance(goal, str) else C.tool_content(goal)))
             host.save(messages)
-        loop = AgentLoop(spec, provider, host, {name: host.tools.get(name) for name in allowed}, model=model,
-                         key=f"{execution_id}/{step.id}")
+        loop = AgentLoop(
+            spec,
+            provider,
+            host,
+            {name: host.tools.get(name) for name in allowed},
+            model=model,
+            key=f"{execution_id}/{step.id}",
+        )
         stop = loop.run(messages)
     except SQLAlchemyError:  # the database's trouble: the step runs again (Runner.recover), nothing is lost
         host.abort()
@@ -132,8 +154,9 @@ class Host:
             if self.ex is not None:
                 self.tools = self.runner.tools.for_workspace(self.ex.workspace_id)
             row = self.ex.steps.get(self.step.id) if self.ex is not None else None
-            self.alive = self.ex is not None and self.ex.status == S.RUNNING and row is not None \
-                and row.status == S.STEP_RUNNING
+            self.alive = (
+                self.ex is not None and self.ex.status == S.RUNNING and row is not None and row.status == S.STEP_RUNNING
+            )
         return self.session
 
     def begin(self) -> list[C.Message] | None:
@@ -155,12 +178,22 @@ class Host:
         alive, ex = self.alive, self.ex
         if self._dirty:
             written = store.write(session, ex, self.step.id, list(self._dirty.values()))
-            self.events.add("agent_messages", {"execution_id": self.execution_id, "step_id": self.step.id,
-                                               "messages": [store.view(m) for m in written]},
-                            execution=self.execution_id)
+            self.events.add(
+                "agent_messages",
+                {
+                    "execution_id": self.execution_id,
+                    "step_id": self.step.id,
+                    "messages": [store.view(m) for m in written],
+                },
+                execution=self.execution_id,
+            )
             self._dirty.clear()
-        if not alive and ex is not None and ex.status == S.PAUSED \
-                and executions.step_state(ex, self.step.id).status == S.STEP_RUNNING:
+        if (
+            not alive
+            and ex is not None
+            and ex.status == S.PAUSED
+            and executions.step_state(ex, self.step.id).status == S.STEP_RUNNING
+        ):
             executions.set_step(ex, self.step.id, status=S.STEP_PENDING)  # the resume runs it again
         stack, events = self._stack, self.events
         self._stack = self.session = None
@@ -186,9 +219,17 @@ class Host:
                 source = f"correction_pack:{pack_id}"
         verdict = judge_call(session, self.tools, ex, self.step, m.tool, params)
         if verdict["effect"] == "deny":
-            audit.record(session, ex.workspace_id, "system", "policy_deny", target_type="tool_call",
-                         target_id=f"{ex.id}/{self.step.id}/{m.tool_call_id}"[:200], execution_id=ex.id,
-                         after={"tool": m.tool, "params": params, "policy": verdict}, result="deny")
+            audit.record(
+                session,
+                ex.workspace_id,
+                "system",
+                "policy_deny",
+                target_type="tool_call",
+                target_id=f"{ex.id}/{self.step.id}/{m.tool_call_id}"[:200],
+                execution_id=ex.id,
+                after={"tool": m.tool, "params": params, "policy": verdict},
+                result="deny",
+            )
             return Ruling("deny", params, verdict, reason=policies.denied_message(verdict), source=source)
         if verdict["effect"] == "require_review":
             return Ruling("review", params, verdict, source=source)
@@ -197,22 +238,29 @@ class Host:
         match = self.region_of(session, m.tool, params) if ex.mode != "normal" and wf.kind != "plan" else None
         if match is not None:  # the call's region decides its mode (docs/autonomy.md#regions)
             step_mode = region.effective_step_mode(step_mode, match)
-        gate = autonomy.review_for(ex.mode, wf.mode, step_mode,
-                                   lambda: self.runner.rng.random() < self.settings.spot_check_rate)
+        gate = autonomy.review_for(
+            ex.mode, wf.mode, step_mode, lambda: self.runner.rng.random() < self.settings.spot_check_rate
+        )
         if gate is not None:
-            return Ruling("review", params, verdict, purpose=gate if gate == "spot_check" else "coaching",
-                          source=source)
+            return Ruling(
+                "review", params, verdict, purpose=gate if gate == "spot_check" else "coaching", source=source
+            )
         return Ruling("allow", params, verdict, source=source)
 
     def region_of(self, session: Session, tool: str | None, params: Any) -> region.Match | None:
         """Where an agent's call of `tool` falls among the regions of `<agent step>:<tool>` (None: it has none)."""
         ex = self.ex
-        scope = regions.regions_of(session, ex.workspace_id, regions.STEP,
-                                   regions.step_key(ex.workflow_id, tool_unit(self.step.id, tool)))
+        scope = regions.regions_of(
+            session, ex.workspace_id, regions.STEP, regions.step_key(ex.workflow_id, tool_unit(self.step.id, tool))
+        )
         if not scope:
             return None
-        return region.region_for(scope, params, tool=tool, context={
-            "step_type": "agent", "workflow_id": ex.workflow_id, "agent_step": self.step.id})
+        return region.region_for(
+            scope,
+            params,
+            tool=tool,
+            context={"step_type": "agent", "workflow_id": ex.workflow_id, "agent_step": self.step.id},
+        )
 
     def open_review(self, m: C.Message, ruling: Ruling) -> None:
         session = self._open()
@@ -220,26 +268,47 @@ class Host:
             return
         ex, step = self.ex, self.step
         wf = session.get(Workflow, ex.workflow_id)
-        scopes = metrics.plan_scopes(m.tool) if wf.kind == "plan" else \
-            metrics.workflow_scopes(ex.workflow_id, ex.workflow_version, step.id) + \
-            [("step", f"{ex.workflow_id}/{tool_unit(step.id, m.tool)}")]
+        scopes = (
+            metrics.plan_scopes(m.tool)
+            if wf.kind == "plan"
+            else metrics.workflow_scopes(ex.workflow_id, ex.workflow_version, step.id)
+            + [("step", f"{ex.workflow_id}/{tool_unit(step.id, m.tool)}")]
+        )
         counted = metrics.record_suggestion(session, ex.workspace_id, scopes, metrics.workflow_thresholds(wf))
         reasoning = store.reasoning_of(self.conversation_reply(m))
         now = utcnow()
-        sug = Suggestion(created_at=now, workspace_id=ex.workspace_id, execution_id=ex.id, workflow_id=ex.workflow_id,
-                         workflow_version=ex.workflow_version, step_id=step.id, tool=m.tool, params=ruling.params,
-                         definition_params=m.arguments, confidence=counted[scopes[-1]].confidence(),
-                         source=ruling.source, purpose=ruling.purpose, policy=ruling.policy, kind="tool_call",
-                         agent_message_id=m.id, tool_call_id=(m.tool_call_id or "")[:200] or None,
-                         rationale=reasoning or f"The agent calls {m.tool}.")
+        sug = Suggestion(
+            created_at=now,
+            workspace_id=ex.workspace_id,
+            execution_id=ex.id,
+            workflow_id=ex.workflow_id,
+            workflow_version=ex.workflow_version,
+            step_id=step.id,
+            tool=m.tool,
+            params=ruling.params,
+            definition_params=m.arguments,
+            confidence=counted[scopes[-1]].confidence(),
+            source=ruling.source,
+            purpose=ruling.purpose,
+            policy=ruling.policy,
+            kind="tool_call",
+            agent_message_id=m.id,
+            tool_call_id=(m.tool_call_id or "")[:200] or None,
+            rationale=reasoning or f"The agent calls {m.tool}.",
+        )
         match = self.region_of(session, m.tool, ruling.params) if wf.kind != "plan" else None
         if match is not None:
             regions.stamp(sug, match)
         session.add(sug)
         m.suggestion_id = sug.id
         executions.set_step(ex, step.id, status=S.STEP_WAITING)
-        ex.gate = {"kind": "decision", "step_id": step.id, "suggestion_id": sug.id, "tool_call_id": m.tool_call_id,
-                   "agent": True}
+        ex.gate = {
+            "kind": "decision",
+            "step_id": step.id,
+            "suggestion_id": sug.id,
+            "tool_call_id": m.tool_call_id,
+            "agent": True,
+        }
         executions.set_status(ex, "await_decision")
         executions.count_stat(ex, "suggestions_made")
         payload = coaching.view(sug, self.tools, step, regions.ref(session, sug))
@@ -248,10 +317,17 @@ class Host:
         self.events.latest("coaching_stats", {"execution_id": ex.id, **executions.stats_of(ex)}, execution=ex.id)
         executions.changed(self.session, self.events, ex, step.id)
         if ruling.policy and ruling.policy.get("effect") == "require_review":
-            audit.record(session, ex.workspace_id, "system", "policy_review", target_type="suggestion",
-                         target_id=sug.id, execution_id=ex.id,
-                         after={"step_id": step.id, "tool": m.tool, "params": ruling.params, "policy": ruling.policy},
-                         result="require_review")
+            audit.record(
+                session,
+                ex.workspace_id,
+                "system",
+                "policy_review",
+                target_type="suggestion",
+                target_id=sug.id,
+                execution_id=ex.id,
+                after={"step_id": step.id, "tool": m.tool, "params": ruling.params, "policy": ruling.policy},
+                result="require_review",
+            )
 
     def conversation_reply(self, m: C.Message) -> C.Message | None:
         """The assistant message that asked for the call `m`."""
@@ -282,12 +358,20 @@ class Host:
             return
         ex = self.ex
         executions.set_step(ex, self.step.id, status=S.STEP_WAITING)
-        ex.gate = {"kind": "clarification", "step_id": self.step.id, "question": question,
-                   "paused_at": utcnow().isoformat(), "agent": True}
+        ex.gate = {
+            "kind": "clarification",
+            "step_id": self.step.id,
+            "question": question,
+            "paused_at": utcnow().isoformat(),
+            "agent": True,
+        }
         executions.set_status(ex, "await_clarification")
-        self.events.add("clarification_requested", {"execution_id": ex.id, "step_id": self.step.id,
-                                                    "question": question, "agent": True},
-                        execution=ex.id, workspace=ex.workspace_id)
+        self.events.add(
+            "clarification_requested",
+            {"execution_id": ex.id, "step_id": self.step.id, "question": question, "agent": True},
+            execution=ex.id,
+            workspace=ex.workspace_id,
+        )
         executions.changed(self.session, self.events, ex, self.step.id)
 
     def request_approval(self, m: C.Message, text: str) -> None:

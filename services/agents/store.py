@@ -1,5 +1,6 @@
 """Agent conversations in the database (table agent_messages, migration 0018): one row per message, written in the
 caller's transaction after every LLM answer and tool result, read back in order."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -15,8 +16,11 @@ from services.executions.models import Execution
 from services.orm import new_id, utcnow
 
 _TABLE = AgentMessage.__table__
-_FIELDS = tuple(f for f in dataclasses.fields(C.Message)
-                if f.name not in ("seq", "role", "content", "tool_calls", "id", "dirty", "stored"))
+_FIELDS = tuple(
+    f
+    for f in dataclasses.fields(C.Message)
+    if f.name not in ("seq", "role", "content", "tool_calls", "id", "dirty", "stored")
+)
 
 
 def _data(m: C.Message) -> dict[str, Any]:
@@ -30,16 +34,27 @@ def _message(id: str, seq: int, role: str, content: str | None, data: dict[str, 
     data = dict(data or {})
     calls = [C.ToolCall(**c) for c in data.pop("tool_calls", ())]
     known = {f.name for f in _FIELDS}
-    return C.Message(seq=seq, role=role, content=content, id=id, tool_calls=calls, stored=True, dirty=False,
-                     **{k: v for k, v in data.items() if k in known})
+    return C.Message(
+        seq=seq,
+        role=role,
+        content=content,
+        id=id,
+        tool_calls=calls,
+        stored=True,
+        dirty=False,
+        **{k: v for k, v in data.items() if k in known},
+    )
 
 
 _COLUMNS = (_TABLE.c.id, _TABLE.c.seq, _TABLE.c.role, _TABLE.c.content, _TABLE.c.data)
 
 
 def load(session: Session, execution_id: str, step_id: str) -> list[C.Message]:
-    rows = session.execute(select(*_COLUMNS).where(_TABLE.c.execution_id == execution_id, _TABLE.c.step_id == step_id)
-                           .order_by(_TABLE.c.seq))
+    rows = session.execute(
+        select(*_COLUMNS)
+        .where(_TABLE.c.execution_id == execution_id, _TABLE.c.step_id == step_id)
+        .order_by(_TABLE.c.seq)
+    )
     return [_message(*row) for row in rows]
 
 
@@ -56,14 +71,31 @@ def write(session: Session, ex: Execution, step_id: str, messages: list[C.Messag
     new = [m for m in messages if not m.stored]
     changed = [m for m in messages if m.stored]
     if new:
-        session.execute(insert(_TABLE), [
-            {"id": m.id, "workspace_id": ex.workspace_id, "execution_id": ex.id, "step_id": step_id, "seq": m.seq,
-             "role": m.role, "content": m.content, "data": _data(m), "created_at": now, "updated_at": now}
-            for m in new])
+        session.execute(
+            insert(_TABLE),
+            [
+                {
+                    "id": m.id,
+                    "workspace_id": ex.workspace_id,
+                    "execution_id": ex.id,
+                    "step_id": step_id,
+                    "seq": m.seq,
+                    "role": m.role,
+                    "content": m.content,
+                    "data": _data(m),
+                    "created_at": now,
+                    "updated_at": now,
+                }
+                for m in new
+            ],
+        )
     if changed:
-        session.execute(update(_TABLE).where(_TABLE.c.id == bindparam("_id"))
-                        .values(content=bindparam("content"), data=bindparam("data"), updated_at=now),
-                        [{"_id": m.id, "content": m.content, "data": _data(m)} for m in changed])
+        session.execute(
+            update(_TABLE)
+            .where(_TABLE.c.id == bindparam("_id"))
+            .values(content=bindparam("content"), data=bindparam("data"), updated_at=now),
+            [{"_id": m.id, "content": m.content, "data": _data(m)} for m in changed],
+        )
     for m in messages:
         m.stored, m.dirty = True, False
     return messages
@@ -87,9 +119,20 @@ def view(m: C.Message) -> dict[str, Any]:
         kind, _ = markers(m.content)
         out["marker"] = kind
     if m.role == C.TOOL:
-        out.update(tool_call_id=m.tool_call_id, name=m.name, tool=m.tool, arguments=m.arguments, raw_arguments=m.raw,
-                   params=m.params, status=m.status, policy=m.policy, decision=m.decision,
-                   suggestion_id=m.suggestion_id, source=m.source, error=m.error)
+        out.update(
+            tool_call_id=m.tool_call_id,
+            name=m.name,
+            tool=m.tool,
+            arguments=m.arguments,
+            raw_arguments=m.raw,
+            params=m.params,
+            status=m.status,
+            policy=m.policy,
+            decision=m.decision,
+            suggestion_id=m.suggestion_id,
+            source=m.source,
+            error=m.error,
+        )
     out["trimmed"] = m.trimmed
     return out
 

@@ -2,6 +2,7 @@
 deadline has `due_at`, the runner's deadline scanner (services.executions.runner.Runner.fire_due, every
 COACH_APPROVAL_SCAN_S seconds and at start-up) fires the due ones.
 """
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -11,7 +12,8 @@ from sqlalchemy.orm import Session
 
 from core import approvals as A
 from core.errors import NotFound
-from services.approvals import decisions as approval_decisions, service as approvals
+from services.approvals import decisions as approval_decisions
+from services.approvals import service as approvals
 from services.approvals.models import Approval
 from services.audit import service as audit
 from services.db import row_locks
@@ -22,8 +24,9 @@ from services.orm import utcnow
 
 def due(session: Session, now: datetime, limit: int = 100) -> list[str]:
     """Ids of pending approvals whose deadline has passed, oldest deadline first (index ix_approvals_due)."""
-    return list(session.scalars(select(Approval.id).where(Approval.due_at <= now)
-                                .order_by(Approval.due_at).limit(limit)))
+    return list(
+        session.scalars(select(Approval.id).where(Approval.due_at <= now).order_by(Approval.due_at).limit(limit))
+    )
 
 
 def fire_timeout(session: Session, approval_id: str, now: datetime, events: Events) -> Execution | None:
@@ -36,9 +39,18 @@ def fire_timeout(session: Session, approval_id: str, now: datetime, events: Even
     if ex is None or a is None or not A.is_due(a.status, a.due_at, now):
         return None
     approvals.store(a, A.time_out(approvals.state_of(a), now, a.timeout_s))
-    audit.record(session, a.workspace_id, A.SYSTEM, "approval_timeout", target_type="approval", target_id=a.id,
-                 execution_id=ex.id, before={"status": A.PENDING, "deadline": a.deadline},
-                 after={"status": a.status, "on_timeout": a.on_timeout}, result=a.status)
+    audit.record(
+        session,
+        a.workspace_id,
+        A.SYSTEM,
+        "approval_timeout",
+        target_type="approval",
+        target_id=a.id,
+        execution_id=ex.id,
+        before={"status": A.PENDING, "deadline": a.deadline},
+        after={"status": a.status, "on_timeout": a.on_timeout},
+        result=a.status,
+    )
     approval_decisions.settle(session, ex, a, events)
     return ex
 
@@ -51,9 +63,18 @@ def expire_for_execution(session: Session, ex: Execution, actor: str, reason: st
     now = utcnow()
     for a in rows:
         approvals.store(a, A.expire(approvals.state_of(a), now, actor, reason))
-        audit.record(session, a.workspace_id, actor, "approval_expire", target_type="approval", target_id=a.id,
-                     execution_id=ex.id, before={"status": A.PENDING}, after={"status": a.status, "reason": reason},
-                     result=a.status)
+        audit.record(
+            session,
+            a.workspace_id,
+            actor,
+            "approval_expire",
+            target_type="approval",
+            target_id=a.id,
+            execution_id=ex.id,
+            before={"status": A.PENDING},
+            after={"status": a.status, "reason": reason},
+            result=a.status,
+        )
         if events is not None:
             events.add("approval_decided", approvals.view(a), workspace=ex.workspace_id)
     return len(rows)

@@ -2,10 +2,12 @@
 window or settled at once, and what a final approval does to its step and execution (settle), a review counted as
 evidence. `submit` is the one way in from REST, Slack and action links.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Callable
+from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -15,12 +17,14 @@ from core.errors import ValidationFailed
 from core.execution import states as S
 from core.tools import ToolRegistry, schema_errors
 from services.agents import replies as agent_replies
-from services.approvals import held, service as approvals
+from services.approvals import held
+from services.approvals import service as approvals
 from services.approvals.models import Approval
 from services.audit import service as audit
 from services.executions import service as executions
 from services.executions.models import Execution
-from services.gateway import builtins as gateway_builtins, learning as gateway_learning
+from services.gateway import builtins as gateway_builtins
+from services.gateway import learning as gateway_learning
 from services.metrics import evidence
 from services.notifier import Events, jsonable
 from services.orm import utcnow
@@ -31,9 +35,18 @@ from services.orm import utcnow
 Recheck = Callable[[Session, Approval, dict], "dict | None"]
 
 
-def decide(session: Session, tools: ToolRegistry, workspace_id: str, approval_id: str, body: dict[str, Any],
-           actor: A.Actor, events: Events, idempotency_key: str | None = None,
-           recheck: Recheck | None = None, undo_window_s: float = 0.0) -> dict[str, Any]:
+def decide(
+    session: Session,
+    tools: ToolRegistry,
+    workspace_id: str,
+    approval_id: str,
+    body: dict[str, Any],
+    actor: A.Actor,
+    events: Events,
+    idempotency_key: str | None = None,
+    recheck: Recheck | None = None,
+    undo_window_s: float = 0.0,
+) -> dict[str, Any]:
     """Apply one person's decision ({decision: approve|reject|edit, comment, params}). The answer is
     {approval, execution}; with an Idempotency-Key it is kept, and a retry with that key gets it again. A decision
     that settles an execution's approval is held for the workspace's undo window first (services.approvals.held)."""
@@ -47,10 +60,24 @@ def decide(session: Session, tools: ToolRegistry, workspace_id: str, approval_id
     if decision == "edit":
         _edit(session, tools, a, body.get("params"), recheck)
     approvals.store(a, after)
-    audit.record(session, workspace_id, actor.email, "approval_decision", target_type="approval", target_id=a.id,
-                 execution_id=ex.id if ex is not None else None, before={"status": A.PENDING, "params": params_before},
-                 after={"decision": decision, "comment": body.get("comment"), "status": a.status,
-                        "params": a.params, **({"agent": a.agent} if a.agent else {})}, result=decision)
+    audit.record(
+        session,
+        workspace_id,
+        actor.email,
+        "approval_decision",
+        target_type="approval",
+        target_id=a.id,
+        execution_id=ex.id if ex is not None else None,
+        before={"status": A.PENDING, "params": params_before},
+        after={
+            "decision": decision,
+            "comment": body.get("comment"),
+            "status": a.status,
+            "params": a.params,
+            **({"agent": a.agent} if a.agent else {}),
+        },
+        result=decision,
+    )
     if a.status not in A.FINAL:  # a vote short of the quorum: every open queue shows the progress at once
         events.add("approval_decided", approvals.view(a), workspace=a.workspace_id)
     if ex is None:  # a gateway call's review: the held call (services/gateway) reads the decision from the row
@@ -58,10 +85,18 @@ def decide(session: Session, tools: ToolRegistry, workspace_id: str, approval_id
             events.add("approval_decided", approvals.view(a), workspace=a.workspace_id)
             if a.kind == "gateway" and a.status in (A.APPROVED, A.REJECTED) and a.tool and a.agent:
                 # counted per tool and per agent identity; in AUTO, evidence for the spot-check test
-                gateway_learning.count(session, a.workspace_id, a.tool, a.agent, review_kind(a),
-                                       max(0.0, (now - a.created_at).total_seconds() * 1000.0), events,
-                                       before=params_before, after=a.params,
-                                       region=(a.policy or {}).get("region") if isinstance(a.policy, dict) else None)
+                gateway_learning.count(
+                    session,
+                    a.workspace_id,
+                    a.tool,
+                    a.agent,
+                    review_kind(a),
+                    max(0.0, (now - a.created_at).total_seconds() * 1000.0),
+                    events,
+                    before=params_before,
+                    after=a.params,
+                    region=(a.policy or {}).get("region") if isinstance(a.policy, dict) else None,
+                )
         response = {"approval": approvals.view(a), "execution": None}
         if idempotency_key:
             a.replies = {**(a.replies or {}), idempotency_key: response}
@@ -109,14 +144,17 @@ def _edit(session: Session, tools: ToolRegistry, a: Approval, params: Any, reche
         raise ValidationFailed(f"tool {a.tool!r} is not registered on this server", details={"tool": [a.tool or ""]})
     problems = schema_errors(tool.params_schema, params)
     if problems:
-        raise ValidationFailed(f"the params do not fit tool {a.tool!r}",
-                               details={("params" if k == "(params)" else f"params.{k}"): v for k, v in problems.items()})
+        raise ValidationFailed(
+            f"the params do not fit tool {a.tool!r}",
+            details={("params" if k == "(params)" else f"params.{k}"): v for k, v in problems.items()},
+        )
     verdict = recheck(session, a, params) if recheck is not None else None
     if verdict is not None:
         if verdict.get("effect") == "deny":
             reason = (verdict.get("rule") or {}).get("reason") or "a policy denies these params"
-            raise ValidationFailed(f"the policy denies the edited call: {reason}",
-                                   details={"params": [f"denied by policy: {reason}"]})
+            raise ValidationFailed(
+                f"the policy denies the edited call: {reason}", details={"params": [f"denied by policy: {reason}"]}
+            )
         a.policy = jsonable(verdict)
     a.params = params
 
@@ -135,20 +173,27 @@ def settle(session: Session, ex: Execution, a: Approval, events: Events) -> None
             agent_replies.approved(session, ex, a.step_id, last.get("user") or A.SYSTEM, last.get("comment"))
         elif a.kind == "tool_call":  # the step runs now, with the approved params (the runner reads decision)
             edited = any(d["decision"] == "edit" for d in a.decisions)
-            executions.set_step(ex, a.step_id, status=S.STEP_PENDING, decision="edit" if edited else "approve",
-                                params=a.params)
+            executions.set_step(
+                ex, a.step_id, status=S.STEP_PENDING, decision="edit" if edited else "approve", params=a.params
+            )
         else:
-            executions.set_step(ex, a.step_id, status=S.STEP_SUCCEEDED, decision="approve", finished_at=now,
-                                output={"approved": True, "approval_id": a.id,
-                                        "decisions": approvals.view(a)["decisions"]})
+            executions.set_step(
+                ex,
+                a.step_id,
+                status=S.STEP_SUCCEEDED,
+                decision="approve",
+                finished_at=now,
+                output={"approved": True, "approval_id": a.id, "decisions": approvals.view(a)["decisions"]},
+            )
         executions.set_status(ex, "approve")
     else:
         who = last.get("user") or A.SYSTEM
         comment = last.get("comment") or ""
         if a.status == A.REJECTED:
             message = f"rejected by {who}" + (f": {comment}" if comment else "")
-            executions.set_step(ex, a.step_id, status=S.STEP_REJECTED, decision="reject", error=message,
-                                finished_at=now)
+            executions.set_step(
+                ex, a.step_id, status=S.STEP_REJECTED, decision="reject", error=message, finished_at=now
+            )
         else:
             message = f"approval expired: {comment}"
             executions.set_step(ex, a.step_id, status=S.STEP_FAILED, error=message, finished_at=now)
@@ -158,14 +203,31 @@ def settle(session: Session, ex: Execution, a: Approval, events: Events) -> None
     executions.changed(session, events, ex, a.step_id)
 
 
-def submit(services, workspace_id: str, approval_id: str, body: dict[str, Any], actor: A.Actor,
-           idempotency_key: str | None = None, recheck: Recheck | None = None) -> dict[str, Any]:
+def submit(
+    services,
+    workspace_id: str,
+    approval_id: str,
+    body: dict[str, Any],
+    actor: A.Actor,
+    idempotency_key: str | None = None,
+    recheck: Recheck | None = None,
+) -> dict[str, Any]:
     """The one way in for a decision (REST): apply, commit, push, and let the runner go on."""
     events = Events()
     recheck = recheck or services.approval_recheck
     with services.db.transaction() as session:
-        response = decide(session, services.tools.for_workspace(workspace_id), workspace_id, approval_id, body, actor,
-                          events, idempotency_key, recheck, services.settings.undo_window_s)
+        response = decide(
+            session,
+            services.tools.for_workspace(workspace_id),
+            workspace_id,
+            approval_id,
+            body,
+            actor,
+            events,
+            idempotency_key,
+            recheck,
+            services.settings.undo_window_s,
+        )
     services.notifier.send(events)
     if response["execution"] and response["execution"]["status"] in S.RUNNABLE:
         services.runner.schedule(response["execution"]["execution_id"])

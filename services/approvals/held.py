@@ -7,6 +7,7 @@ it), but its execution still waits, at a gate `{kind: "held", approval_id, step_
 reopen, params_before}`, and nothing is counted. The deadline scanner then settles it (services.approvals.undo);
 before that, the person who decided may take it back.
 """
+
 from __future__ import annotations
 
 from datetime import datetime, timedelta
@@ -26,13 +27,22 @@ def window(session: Session, workspace_id: str, default_s: float) -> float:
     return max(0.0, own.window_s if own is not None else default_s)
 
 
-def hold(ex: Execution, a: Approval, decision: str, operator: str, now: datetime, window_s: float,
-         params_before: Any) -> str:
+def hold(
+    ex: Execution, a: Approval, decision: str, operator: str, now: datetime, window_s: float, params_before: Any
+) -> str:
     """The execution waits at the held gate until the window ends; returns its end (ISO)."""
     until = (now + timedelta(seconds=window_s)).isoformat()
-    ex.gate = {"kind": U.HELD, "step_id": a.step_id, "approval_id": a.id, "decision": decision,
-               "operator": operator, "deadline": until, "timeout_s": window_s, "reopen": ex.gate,
-               **({"params_before": params_before} if decision == "edit" else {})}
+    ex.gate = {
+        "kind": U.HELD,
+        "step_id": a.step_id,
+        "approval_id": a.id,
+        "decision": decision,
+        "operator": operator,
+        "deadline": until,
+        "timeout_s": window_s,
+        "reopen": ex.gate,
+        **({"params_before": params_before} if decision == "edit" else {}),
+    }
     return until
 
 

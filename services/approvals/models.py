@@ -1,4 +1,5 @@
 """Approvals: a human gate on a step, a tool call or a plan."""
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -17,8 +18,12 @@ class Approval(FilledAtInit, Base):
     __table_args__ = (
         Index("ix_approvals_ws_status_created", "workspace_id", "status", "created_at"),
         # the deadline scanner's index: only pending approvals with a deadline have a due_at
-        Index("ix_approvals_due", "due_at", sqlite_where=text("due_at IS NOT NULL"),
-              postgresql_where=text("due_at IS NOT NULL")),
+        Index(
+            "ix_approvals_due",
+            "due_at",
+            sqlite_where=text("due_at IS NOT NULL"),
+            postgresql_where=text("due_at IS NOT NULL"),
+        ),
     )
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"))

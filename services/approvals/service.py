@@ -12,6 +12,7 @@ Every function runs in the caller's transaction; the events it adds are pushed o
 taken in one order everywhere (the execution's row, then the approval's), so a decision, a timeout and a cancel
 of the same execution take turns, and only the first of them finds the approval pending.
 """
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -30,12 +31,13 @@ from services.approvals.models import Approval
 from services.db import row_locks
 from services.executions import service as executions
 from services.executions.models import Execution
-from services.notifications import outbox as notification_outbox, slack_updates
+from services.notifications import outbox as notification_outbox
+from services.notifications import slack_updates
 from services.notifier import Events, jsonable
 from services.orm import in_workspace, utcnow
 
-
 # -- opening ------------------------------------------------------------------------------------------------------
+
 
 def open_step(session: Session, ex: Execution, defn: WorkflowDef, step: StepDef, events: Events) -> Approval:
     """An `approval` step's gate: the step waits, the execution waits for approval, the approval is asked for.
@@ -48,8 +50,18 @@ def open_step(session: Session, ex: Execution, defn: WorkflowDef, step: StepDef,
     return _open(session, ex, step.id, "step", spec, message or f"Approve step {step.name or step.id}?", events)
 
 
-def open_tool_call(session: Session, ex: Execution, step_id: str, tool: str, params: dict, policy: dict | None,
-                   events: Events, *, spec: A.ApprovalSpec | None = None, message: str | None = None) -> Approval:
+def open_tool_call(
+    session: Session,
+    ex: Execution,
+    step_id: str,
+    tool: str,
+    params: dict,
+    policy: dict | None,
+    events: Events,
+    *,
+    spec: A.ApprovalSpec | None = None,
+    message: str | None = None,
+) -> Approval:
     """A policy-forced review of an action step's tool call, in the caller's transaction (the runner's, where
     the policy said `require_review`). The step waits; approved, it runs with `approval.params` (its step state
     gets decision approve or edit and those params, so the gate must not fire again for a step whose `decision`
@@ -63,25 +75,59 @@ def open_tool_call(session: Session, ex: Execution, step_id: str, tool: str, par
 def open_agent(session: Session, ex: Execution, step_id: str, message: str, events: Events) -> Approval:
     """An agent step's REQUEST_APPROVAL (services.agents.service): approved, the agent is told and goes on; rejected, the step
     is rejected and the execution fails, as an approval step's. Who approves: one lead (the default spec)."""
-    approval = _open(session, ex, step_id, "step", A.ApprovalSpec(), message[:10_000] or "The agent asks for approval.",
-                     events)
+    approval = _open(
+        session, ex, step_id, "step", A.ApprovalSpec(), message[:10_000] or "The agent asks for approval.", events
+    )
     ex.gate = {**ex.gate, "agent": True}
     return approval
 
 
-def _open(session: Session, ex: Execution, step_id: str, kind: str, spec: A.ApprovalSpec, message: str,
-          events: Events, *, tool: str | None = None, params: Any = None, policy: dict | None = None) -> Approval:
+def _open(
+    session: Session,
+    ex: Execution,
+    step_id: str,
+    kind: str,
+    spec: A.ApprovalSpec,
+    message: str,
+    events: Events,
+    *,
+    tool: str | None = None,
+    params: Any = None,
+    policy: dict | None = None,
+) -> Approval:
     now = utcnow()
     deadline = now + timedelta(seconds=spec.timeout_s) if spec.timeout_s else None
-    approval = Approval(workspace_id=ex.workspace_id, execution_id=ex.id, step_id=step_id, kind=kind,
-                        status=A.PENDING, message=message, tool=tool, params=params, policy=jsonable(policy),
-                        approvers=spec.approvers, quorum=spec.quorum, separate_duties=spec.separate_duties,
-                        started_by=ex.started_by, decisions=[], replies={}, timeout_s=spec.timeout_s,
-                        on_timeout=spec.on_timeout, deadline=deadline, due_at=deadline, created_at=now)
+    approval = Approval(
+        workspace_id=ex.workspace_id,
+        execution_id=ex.id,
+        step_id=step_id,
+        kind=kind,
+        status=A.PENDING,
+        message=message,
+        tool=tool,
+        params=params,
+        policy=jsonable(policy),
+        approvers=spec.approvers,
+        quorum=spec.quorum,
+        separate_duties=spec.separate_duties,
+        started_by=ex.started_by,
+        decisions=[],
+        replies={},
+        timeout_s=spec.timeout_s,
+        on_timeout=spec.on_timeout,
+        deadline=deadline,
+        due_at=deadline,
+        created_at=now,
+    )
     session.add(approval)
     executions.set_step(ex, step_id, status=S.STEP_WAITING)
-    ex.gate = {"kind": "approval", "step_id": step_id, "approval_id": approval.id, "approval_kind": kind,
-               "message": message}
+    ex.gate = {
+        "kind": "approval",
+        "step_id": step_id,
+        "approval_id": approval.id,
+        "approval_kind": kind,
+        "message": message,
+    }
     executions.set_status(ex, "await_approval")
     events.add("approval_requested", view(approval), workspace=ex.workspace_id)
     notification_outbox.approval_opened(session, approval)
@@ -90,12 +136,20 @@ def _open(session: Session, ex: Execution, step_id: str, kind: str, spec: A.Appr
 
 # -- reading ------------------------------------------------------------------------------------------------------
 
+
 def get(session: Session, workspace_id: str, approval_id: str) -> Approval:
     return in_workspace(session, Approval, workspace_id, approval_id, "approval")
 
 
-def list_page(session: Session, workspace_id: str, *, status: str | None = None, execution_id: str | None = None,
-              page: int = 1, per_page: int = 20) -> tuple[list[Approval], int]:
+def list_page(
+    session: Session,
+    workspace_id: str,
+    *,
+    status: str | None = None,
+    execution_id: str | None = None,
+    page: int = 1,
+    per_page: int = 20,
+) -> tuple[list[Approval], int]:
     """The workspace's approvals, newest first; `status` is one of core.approvals.STATUS_FILTERS."""
     where = [Approval.workspace_id == workspace_id]
     if status:
@@ -103,37 +157,67 @@ def list_page(session: Session, workspace_id: str, *, status: str | None = None,
     if execution_id:
         where.append(Approval.execution_id == execution_id)
     total = session.scalar(select(func.count()).select_from(Approval).where(*where)) or 0
-    rows = session.scalars(select(Approval).where(*where).order_by(Approval.created_at.desc(), Approval.id.desc())
-                           .offset((page - 1) * per_page).limit(per_page)).all()
+    rows = session.scalars(
+        select(Approval)
+        .where(*where)
+        .order_by(Approval.created_at.desc(), Approval.id.desc())
+        .offset((page - 1) * per_page)
+        .limit(per_page)
+    ).all()
     return list(rows), total
 
 
 def by_step(session: Session, execution_id: str) -> dict[str, dict[str, str]]:
     """step id -> {approval_id, status, kind} of each step's latest approval (the execution detail shows them)."""
-    rows = session.execute(select(Approval.step_id, Approval.id, Approval.status, Approval.kind)
-                           .where(Approval.execution_id == execution_id).order_by(Approval.created_at)).all()
+    rows = session.execute(
+        select(Approval.step_id, Approval.id, Approval.status, Approval.kind)
+        .where(Approval.execution_id == execution_id)
+        .order_by(Approval.created_at)
+    ).all()
     return {r.step_id: {"approval_id": r.id, "status": r.status, "kind": r.kind} for r in rows}
 
 
 def view(a: Approval) -> dict[str, Any]:
     """docs/api.md's approval shape (and a few more fields)."""
-    return jsonable({
-        "approval_id": a.id, "execution_id": a.execution_id, "step_id": a.step_id, "kind": a.kind, "agent": a.agent,
-        "status": a.status, "message": a.message, "tool": a.tool, "params": a.params, "policy": a.policy,
-        "approvers": {"roles": list(a.approvers.get("roles", [])), "users": list(a.approvers.get("users", []))},
-        "quorum": a.quorum, "separate_duties": a.separate_duties, "started_by": a.started_by,
-        "decisions": [{k: v for k, v in d.items() if k != "user_id"} for d in a.decisions or []],
-        "approvals": len(A.approvals_counted(a.decisions or [])), "deadline": a.deadline,
-        "on_timeout": a.on_timeout, "timeout_s": a.timeout_s, "created_at": a.created_at,
-        "decided_at": a.decided_at,
-    })
+    return jsonable(
+        {
+            "approval_id": a.id,
+            "execution_id": a.execution_id,
+            "step_id": a.step_id,
+            "kind": a.kind,
+            "agent": a.agent,
+            "status": a.status,
+            "message": a.message,
+            "tool": a.tool,
+            "params": a.params,
+            "policy": a.policy,
+            "approvers": {"roles": list(a.approvers.get("roles", [])), "users": list(a.approvers.get("users", []))},
+            "quorum": a.quorum,
+            "separate_duties": a.separate_duties,
+            "started_by": a.started_by,
+            "decisions": [{k: v for k, v in d.items() if k != "user_id"} for d in a.decisions or []],
+            "approvals": len(A.approvals_counted(a.decisions or [])),
+            "deadline": a.deadline,
+            "on_timeout": a.on_timeout,
+            "timeout_s": a.timeout_s,
+            "created_at": a.created_at,
+            "decided_at": a.decided_at,
+        }
+    )
 
 
 def state_of(a: Approval) -> A.ApprovalState:
     """The row as core/approvals' state, which decides what a decision, a timeout or an expiry makes of it."""
-    return A.ApprovalState(kind=a.kind, status=a.status, approvers=a.approvers or {}, quorum=a.quorum,
-                           separate_duties=a.separate_duties, started_by=a.started_by, on_timeout=a.on_timeout,
-                           decisions=tuple(a.decisions or ()))
+    return A.ApprovalState(
+        kind=a.kind,
+        status=a.status,
+        approvers=a.approvers or {},
+        quorum=a.quorum,
+        separate_duties=a.separate_duties,
+        started_by=a.started_by,
+        on_timeout=a.on_timeout,
+        decisions=tuple(a.decisions or ()),
+    )
 
 
 def locked(session: Session, workspace_id: str | None, approval_id: str) -> tuple[Execution | None, Approval]:

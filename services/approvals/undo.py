@@ -1,4 +1,5 @@
 """Releasing and taking back a held approval decision (services/approvals/held.py holds it)."""
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -8,7 +9,9 @@ from sqlalchemy.orm import Session
 
 from core import approvals as A
 from core.errors import Conflict, Forbidden
-from services.approvals import decisions as approval_decisions, held, service as approvals
+from services.approvals import decisions as approval_decisions
+from services.approvals import held
+from services.approvals import service as approvals
 from services.approvals.models import Approval
 from services.audit import service as audit
 from services.executions import service as executions
@@ -26,10 +29,18 @@ def release(session: Session, ex: Execution, now: datetime, events: Events) -> N
         ex.gate = gate.get("reopen")
         return
     approval_decisions.settle_counted(session, ex, a, now, events)
-    audit.record(session, ex.workspace_id, A.SYSTEM, "decision_release", target_type="approval", target_id=a.id,
-                 execution_id=ex.id, before={"decision": gate.get("decision"), "operator": gate.get("operator"),
-                                             "held_until": gate.get("deadline")},
-                 after={"status": ex.status}, result=a.status)
+    audit.record(
+        session,
+        ex.workspace_id,
+        A.SYSTEM,
+        "decision_release",
+        target_type="approval",
+        target_id=a.id,
+        execution_id=ex.id,
+        before={"decision": gate.get("decision"), "operator": gate.get("operator"), "held_until": gate.get("deadline")},
+        after={"status": ex.status},
+        result=a.status,
+    )
 
 
 def undo(session: Session, workspace_id: str, approval_id: str, actor: str, events: Events) -> dict[str, Any]:
@@ -39,10 +50,16 @@ def undo(session: Session, workspace_id: str, approval_id: str, actor: str, even
     held_here = ex is not None and held.held_approval(ex) == a.id
     if not held_here:
         if a.status == A.PENDING:
-            raise Conflict("this approval has no decision to take back", code="nothing_to_undo",
-                           details={"approval_status": a.status})
-        raise Conflict("the step already started: its approval can no longer be taken back", code="step_started",
-                       details={"approval_status": a.status})
+            raise Conflict(
+                "this approval has no decision to take back",
+                code="nothing_to_undo",
+                details={"approval_status": a.status},
+            )
+        raise Conflict(
+            "the step already started: its approval can no longer be taken back",
+            code="step_started",
+            details={"approval_status": a.status},
+        )
     gate = ex.gate
     if gate.get("operator") != actor:
         raise Forbidden(f"only {gate.get('operator')} can take their decision back")
@@ -53,12 +70,30 @@ def undo(session: Session, workspace_id: str, approval_id: str, actor: str, even
     a.due_at = a.deadline if a.deadline is None or a.deadline > utcnow() else utcnow()
     ex.gate = gate.get("reopen")
     slack_updates.approval_changed(a)  # its Slack messages get their buttons back
-    audit.record(session, workspace_id, actor, "decision_undo", target_type="approval", target_id=a.id,
-                 execution_id=ex.id, before={"decision": gate.get("decision"), "held_until": gate.get("deadline")},
-                 after={"status": A.PENDING}, result="undone")
-    events.add("decision_undone", {"execution_id": ex.id, "approval_id": a.id, "step_id": a.step_id,
-                                   "decision": gate.get("decision"), "by": actor},
-               execution=ex.id, workspace=ex.workspace_id)
+    audit.record(
+        session,
+        workspace_id,
+        actor,
+        "decision_undo",
+        target_type="approval",
+        target_id=a.id,
+        execution_id=ex.id,
+        before={"decision": gate.get("decision"), "held_until": gate.get("deadline")},
+        after={"status": A.PENDING},
+        result="undone",
+    )
+    events.add(
+        "decision_undone",
+        {
+            "execution_id": ex.id,
+            "approval_id": a.id,
+            "step_id": a.step_id,
+            "decision": gate.get("decision"),
+            "by": actor,
+        },
+        execution=ex.id,
+        workspace=ex.workspace_id,
+    )
     events.add("approval_requested", approvals.view(a), workspace=ex.workspace_id)
     executions.changed(session, events, ex, a.step_id)
     update = executions.update_event(ex, a.step_id, steps=False)

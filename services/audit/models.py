@@ -1,4 +1,5 @@
 """The hash-chained audit log."""
+
 from __future__ import annotations
 
 from datetime import datetime

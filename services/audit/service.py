@@ -8,15 +8,17 @@ What a chain alone cannot show: deleting the newest events (the chain that remai
 hash from some point on. Keep the head (`last_seq`, `hash` of the newest event) somewhere else to catch those.
 The surrogate `id` is not hashed: it only orders rows for the database, `seq` is the event's place in the chain.
 """
+
 from __future__ import annotations
 
 import hashlib
 import json
 import math
 import re
-from datetime import datetime, timezone
+from collections.abc import Iterator
+from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any, Iterator
+from typing import Any
 
 import orjson
 from sqlalchemy import bindparam, func, select
@@ -30,30 +32,120 @@ from services.orm import utcnow
 GENESIS = "0" * 64
 # every action `record` is called with (GET /api/audit/actions, the audit filter, docs/auth.md "Audit"):
 # tests/services/test_audit_actions.py reads every `audit.record(` call of the code and fails on one not listed here
-ACTIONS = ("login", "login_failed", "decision", "correction", "promotion", "demotion", "pause", "resume", "cancel",
-           "pack_change", "pack_import", "thresholds_change", "workflow_create", "workflow_update", "workflow_delete",
-           "token_create", "token_revoke", "user_change", "outbound_change", "logout", "invitation_create",
-           "invitation_accept", "invitation_decline", "invitation_cancel", "member_remove", "member_disable",
-           "member_enable", "member_tokens_revoke", "learned_rule_change", "step_promotion", "step_demotion",
-           "step_pin", "approval_decision", "approval_timeout", "approval_expire", "policy_create", "policy_update",
-           "policy_delete", "policy_default_change", "policy_deny", "policy_review", "plan_create",
-           "plan_approve", "plan_execute", "plan_save", "step_correction", "gate_timeout", "execution_start",
-           "tool_call", "tool_server_create", "tool_server_update", "tool_server_delete", "tool_server_refresh",
-           "retry", "resume_from", "rerun", "answer", "agent_create", "agent_revoke", "gateway_call",
-           "pack_change_remove", "correction_failed", "execution_triggered", "hook_create", "hook_revoke",
-           "schedule_create", "schedule_update", "schedule_delete",
-           "gateway_promotion", "gateway_demotion", "gateway_pin", "gateway_pack_change", "attentive_floor",
-           "region_create", "region_update", "region_delete", "region_mode", "region_demotion", "gateway_builtins",
-           "llm_provider_change", "agent_answer", "undo_window", "decision_undo", "decision_release",
-           "notification_route_create", "notification_route_update", "notification_route_delete",
-           "webhook_endpoint_create", "webhook_endpoint_update", "webhook_endpoint_delete",
-           "slack_settings_change", "slack_user_id_change", "review_settings", "check_result")
-HASHED = ("workspace_id", "seq", "actor", "action", "target_type", "target_id", "execution_id", "before", "after",
-          "result", "created_at")
+ACTIONS = (
+    "login",
+    "login_failed",
+    "decision",
+    "correction",
+    "promotion",
+    "demotion",
+    "pause",
+    "resume",
+    "cancel",
+    "pack_change",
+    "pack_import",
+    "thresholds_change",
+    "workflow_create",
+    "workflow_update",
+    "workflow_delete",
+    "token_create",
+    "token_revoke",
+    "user_change",
+    "outbound_change",
+    "logout",
+    "invitation_create",
+    "invitation_accept",
+    "invitation_decline",
+    "invitation_cancel",
+    "member_remove",
+    "member_disable",
+    "member_enable",
+    "member_tokens_revoke",
+    "learned_rule_change",
+    "step_promotion",
+    "step_demotion",
+    "step_pin",
+    "approval_decision",
+    "approval_timeout",
+    "approval_expire",
+    "policy_create",
+    "policy_update",
+    "policy_delete",
+    "policy_default_change",
+    "policy_deny",
+    "policy_review",
+    "plan_create",
+    "plan_approve",
+    "plan_execute",
+    "plan_save",
+    "step_correction",
+    "gate_timeout",
+    "execution_start",
+    "tool_call",
+    "tool_server_create",
+    "tool_server_update",
+    "tool_server_delete",
+    "tool_server_refresh",
+    "retry",
+    "resume_from",
+    "rerun",
+    "answer",
+    "agent_create",
+    "agent_revoke",
+    "gateway_call",
+    "pack_change_remove",
+    "correction_failed",
+    "execution_triggered",
+    "hook_create",
+    "hook_revoke",
+    "schedule_create",
+    "schedule_update",
+    "schedule_delete",
+    "gateway_promotion",
+    "gateway_demotion",
+    "gateway_pin",
+    "gateway_pack_change",
+    "attentive_floor",
+    "region_create",
+    "region_update",
+    "region_delete",
+    "region_mode",
+    "region_demotion",
+    "gateway_builtins",
+    "llm_provider_change",
+    "agent_answer",
+    "undo_window",
+    "decision_undo",
+    "decision_release",
+    "notification_route_create",
+    "notification_route_update",
+    "notification_route_delete",
+    "webhook_endpoint_create",
+    "webhook_endpoint_update",
+    "webhook_endpoint_delete",
+    "slack_settings_change",
+    "slack_user_id_change",
+    "review_settings",
+    "check_result",
+)
+HASHED = (
+    "workspace_id",
+    "seq",
+    "actor",
+    "action",
+    "target_type",
+    "target_id",
+    "execution_id",
+    "before",
+    "after",
+    "result",
+    "created_at",
+)
 STREAM_BATCH = 500
 
 
 # -- the pure part: canonical form and hash -----------------------------------------------------------------------
+
 
 def canonical_json(value: Any) -> str:
     """Sorted keys, no spaces, characters as they are: the standard library's text (what every chain was hashed
@@ -80,8 +172,8 @@ _FLOAT_FIRST = re.compile(_FLOAT_TOKEN)
 def iso(moment: datetime) -> str:
     """One spelling of an instant on every backend (PostgreSQL may answer in the session's time zone)."""
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).isoformat()
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat()
 
 
 def _text(value: Any, limit: int) -> str:
@@ -138,6 +230,7 @@ def compute_hash(prev_hash: str, fields: dict[str, Any]) -> str:
 
 # -- writing ------------------------------------------------------------------------------------------------------
 
+
 def lock_workspace(session: Session, workspace_id: str) -> None:
     """PostgreSQL: take the workspace's lock (a transaction-scoped advisory lock), held until the transaction ends;
     once per transaction. It is the audit chain's lock (one writer per chain: locking the last row alone would not
@@ -159,22 +252,40 @@ def lock_workspace(session: Session, workspace_id: str) -> None:
 
 def last_event(session: Session, workspace_id: str) -> AuditEvent | None:
     """The workspace's newest event."""
-    return session.scalar(select(AuditEvent).where(AuditEvent.workspace_id == workspace_id)
-                          .order_by(AuditEvent.seq.desc()).limit(1))
+    return session.scalar(
+        select(AuditEvent).where(AuditEvent.workspace_id == workspace_id).order_by(AuditEvent.seq.desc()).limit(1)
+    )
 
 
-def record(session: Session, workspace_id: str, actor: str, action: str, *, target_type: str,
-           target_id: str | None = None, execution_id: str | None = None, before: Any = None, after: Any = None,
-           result: str = "ok") -> AuditEvent:
+def record(
+    session: Session,
+    workspace_id: str,
+    actor: str,
+    action: str,
+    *,
+    target_type: str,
+    target_id: str | None = None,
+    execution_id: str | None = None,
+    before: Any = None,
+    after: Any = None,
+    result: str = "ok",
+) -> AuditEvent:
     """Append one event to the workspace's chain in the caller's transaction (it commits or rolls back with it)."""
     last = _head(session, workspace_id)
     event = AuditEvent(
-        workspace_id=workspace_id, seq=(last[0] + 1) if last else 1,
-        actor=_text(actor or "anonymous", 200), action=_text(action, 40), target_type=_text(target_type, 40),
+        workspace_id=workspace_id,
+        seq=(last[0] + 1) if last else 1,
+        actor=_text(actor or "anonymous", 200),
+        action=_text(action, 40),
+        target_type=_text(target_type, 40),
         target_id=None if target_id is None else _text(target_id, 200),
         execution_id=None if execution_id is None else _text(execution_id, 32),
-        before=plain(before), after=plain(after), result=_text(result, 40), created_at=utcnow(),
-        prev_hash=last[1] if last else GENESIS)
+        before=plain(before),
+        after=plain(after),
+        result=_text(result, 40),
+        created_at=utcnow(),
+        prev_hash=last[1] if last else GENESIS,
+    )
     event.hash = compute_hash(event.prev_hash, fields_of(event))
     session.add(event)
     return event
@@ -192,29 +303,46 @@ def _head(session: Session, workspace_id: str) -> tuple[int, str] | None:
     return tuple(found) if found else None
 
 
-_HEAD = (select(AuditEvent.seq, AuditEvent.hash).where(AuditEvent.workspace_id == bindparam("workspace_id"))
-         .order_by(AuditEvent.seq.desc()).limit(1))
+_HEAD = (
+    select(AuditEvent.seq, AuditEvent.hash)
+    .where(AuditEvent.workspace_id == bindparam("workspace_id"))
+    .order_by(AuditEvent.seq.desc())
+    .limit(1)
+)
 _HEAD_LOCKED = _HEAD.with_for_update()
 
 
 # -- checking -----------------------------------------------------------------------------------------------------
 
+
 def verify(session: Session, workspace_id: str) -> dict[str, Any]:
     """Replay the workspace's chain, oldest first, streamed; the first problem found is reported."""
     columns = [getattr(AuditEvent, name) for name in HASHED] + [AuditEvent.prev_hash, AuditEvent.hash]
-    rows = session.execute(select(*columns).where(AuditEvent.workspace_id == workspace_id)
-                           .order_by(AuditEvent.seq).execution_options(yield_per=STREAM_BATCH))
+    rows = session.execute(
+        select(*columns)
+        .where(AuditEvent.workspace_id == workspace_id)
+        .order_by(AuditEvent.seq)
+        .execution_options(yield_per=STREAM_BATCH)
+    )
     checked, previous = 0, GENESIS
     for row in rows:
         expected = checked + 1
         if row.seq != expected:
             missing = f"seq {expected}" if row.seq == expected + 1 else f"seq {expected} to {row.seq - 1}"
-            reason = (f"deleted: {missing} missing (gap in seq)" if row.seq > expected
-                      else f"seq {row.seq} found where seq {expected} was expected")
+            reason = (
+                f"deleted: {missing} missing (gap in seq)"
+                if row.seq > expected
+                else f"seq {row.seq} found where seq {expected} was expected"
+            )
             return _bad(rows, checked, expected, reason)
         if row.prev_hash != previous:
-            return _bad(rows, checked, row.seq, f"broken link: prev_hash of seq {row.seq} is not the hash of "
-                                                f"{'seq ' + str(row.seq - 1) if row.seq > 1 else 'the chain start'}")
+            return _bad(
+                rows,
+                checked,
+                row.seq,
+                f"broken link: prev_hash of seq {row.seq} is not the hash of "
+                f"{'seq ' + str(row.seq - 1) if row.seq > 1 else 'the chain start'}",
+            )
         data = {name: getattr(row, name) for name in HASHED}
         data["created_at"] = iso(row.created_at)
         if compute_hash(row.prev_hash, data) != row.hash:
@@ -230,8 +358,15 @@ def _bad(rows, checked: int, seq: int, reason: str) -> dict[str, Any]:
 
 # -- reading ------------------------------------------------------------------------------------------------------
 
-def _filtered(workspace_id: str, *, execution_id: str | None = None, actor: str | None = None,
-              action: str | None = None, since: datetime | None = None):
+
+def _filtered(
+    workspace_id: str,
+    *,
+    execution_id: str | None = None,
+    actor: str | None = None,
+    action: str | None = None,
+    since: datetime | None = None,
+):
     query = select(AuditEvent).where(AuditEvent.workspace_id == workspace_id)
     if execution_id:
         query = query.where(AuditEvent.execution_id == execution_id)
@@ -240,13 +375,21 @@ def _filtered(workspace_id: str, *, execution_id: str | None = None, actor: str 
     if action:
         query = query.where(AuditEvent.action == action)
     if since is not None:
-        query = query.where(AuditEvent.created_at >= (since if since.tzinfo else since.replace(tzinfo=timezone.utc)))
+        query = query.where(AuditEvent.created_at >= (since if since.tzinfo else since.replace(tzinfo=UTC)))
     return query
 
 
-def list_page(session: Session, workspace_id: str, *, execution_id: str | None = None, actor: str | None = None,
-              action: str | None = None, since: datetime | None = None, page: int = 1,
-              per_page: int = 50) -> tuple[list[AuditEvent], int]:
+def list_page(
+    session: Session,
+    workspace_id: str,
+    *,
+    execution_id: str | None = None,
+    actor: str | None = None,
+    action: str | None = None,
+    since: datetime | None = None,
+    page: int = 1,
+    per_page: int = 50,
+) -> tuple[list[AuditEvent], int]:
     """One page of events, newest first, and how many match in all."""
     query = _filtered(workspace_id, execution_id=execution_id, actor=actor, action=action, since=since)
     total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
@@ -255,11 +398,22 @@ def list_page(session: Session, workspace_id: str, *, execution_id: str | None =
 
 
 def view(event: AuditEvent) -> dict[str, Any]:
-    return {"id": event.id, "workspace_id": event.workspace_id, "seq": event.seq, "actor": event.actor,
-            "action": event.action, "target_type": event.target_type, "target_id": event.target_id,
-            "execution_id": event.execution_id, "before": event.before, "after": event.after,
-            "result": event.result, "created_at": iso(event.created_at), "prev_hash": event.prev_hash,
-            "hash": event.hash}
+    return {
+        "id": event.id,
+        "workspace_id": event.workspace_id,
+        "seq": event.seq,
+        "actor": event.actor,
+        "action": event.action,
+        "target_type": event.target_type,
+        "target_id": event.target_id,
+        "execution_id": event.execution_id,
+        "before": event.before,
+        "after": event.after,
+        "result": event.result,
+        "created_at": iso(event.created_at),
+        "prev_hash": event.prev_hash,
+        "hash": event.hash,
+    }
 
 
 def iter_jsonl(session: Session, workspace_id: str, **filters: Any) -> Iterator[str]:

@@ -3,6 +3,7 @@ coaching suggestion is opened, and deciding one. A check never runs: its decisio
 figures only (metric scope `check`/<operator>: an accept, a miss, is stored as an accept; a catch as a reject), never
 in the step's, workflow's or region's evidence, the session's stats or the correction pack; the real suggestion is
 opened at once. Each runs in the caller's transaction."""
+
 from __future__ import annotations
 
 import random
@@ -19,7 +20,8 @@ from services.audit import service as audit
 from services.coaching import corrections
 from services.coaching.models import Decision, Suggestion
 from services.executions import service as executions
-from services.metrics import reviewers, service as metrics
+from services.metrics import reviewers
+from services.metrics import service as metrics
 from services.notifier import Events, jsonable
 
 CHECK_SCOPE = "check"  # (check, operator): their checks' outcomes, workspace-wide
@@ -35,8 +37,9 @@ def corrected_away(session: Session, workflow_id: str, step_id: str) -> list[tup
     return [(g.field, g.before) for g in PackStats.from_dict(pack.stats).groups.values()]
 
 
-def draw(session: Session, workspace_id: str, workflow_id: str, step_id: str, suggested: Any,
-         rng: random.Random) -> C.CheckChange | None:
+def draw(
+    session: Session, workspace_id: str, workflow_id: str, step_id: str, suggested: Any, rng: random.Random
+) -> C.CheckChange | None:
     """Whether this coaching suggestion is shown as a check, and its change: the workspace's check_rate drawn with
     the runner's `rng` (nothing drawn at rate 0), then one of the values reviewers corrected away."""
     rate = reviewers.get_floor(session, workspace_id)["check_rate"]
@@ -46,8 +49,10 @@ def draw(session: Session, workspace_id: str, workflow_id: str, step_id: str, su
 
 
 def message(result: str | None, change: C.CheckChange) -> str:
-    what = (f"That was a check: {change.param} was set to {change.shown!r}, a value reviewers corrected away "
-            f"before (the real suggestion has {change.real!r}). Nothing ran.")
+    what = (
+        f"That was a check: {change.param} was set to {change.shown!r}, a value reviewers corrected away "
+        f"before (the real suggestion has {change.real!r}). Nothing ran."
+    )
     if result == C.MISS:
         return what + " Accepting it counts as a miss. Here is the real suggestion."
     if result == C.CATCH:
@@ -55,9 +60,22 @@ def message(result: str | None, change: C.CheckChange) -> str:
     return what + " Skipping it counts neither way. Here is the real suggestion."
 
 
-def decide(session: Session, ex, defn, step, sug: Suggestion, kind: str, body: dict[str, Any], operator: str,
-           latency_ms: float, now, events: Events, tools, workspace_id: str,
-           idempotency_key: str | None) -> tuple[dict[str, Any], Decision]:
+def decide(
+    session: Session,
+    ex,
+    defn,
+    step,
+    sug: Suggestion,
+    kind: str,
+    body: dict[str, Any],
+    operator: str,
+    latency_ms: float,
+    now,
+    events: Events,
+    tools,
+    workspace_id: str,
+    idempotency_key: str | None,
+) -> tuple[dict[str, Any], Decision]:
     """A person's decision on a check (services/coaching/decisions.py hands it here once it is valid): counted for the
     operator, audited `check_result`, and the real suggestion opened at once. Nothing runs, nothing else counts."""
     from services.coaching import service as coaching  # opens the real suggestion (it imports this module)
@@ -68,23 +86,52 @@ def decide(session: Session, ex, defn, step, sug: Suggestion, kind: str, body: d
     sug.status, sug.decided_at = "decided", now
     ex.gate = None
     if result is not None:
-        metrics.record_decision(session, workspace_id, [(CHECK_SCOPE, operator)],
-                                ACCEPT if result == C.MISS else REJECT, latency_ms)
+        metrics.record_decision(
+            session, workspace_id, [(CHECK_SCOPE, operator)], ACCEPT if result == C.MISS else REJECT, latency_ms
+        )
     check = {"result": result, **change.to_dict(), "message": message(result, change)}
-    events.add("suggestion_decided", {"execution_id": ex.id, "suggestion_id": sug.id, "step_id": sug.step_id,
-                                      "decision": kind, "by": operator, "held_until": None, "check": check},
-               execution=ex.id)
-    decision = Decision(suggestion_id=sug.id, workspace_id=workspace_id, execution_id=ex.id,
-                        workflow_id=ex.workflow_id, step_id=sug.step_id, decision=kind,
-                        correction=body.get("correction") if kind == "correct" else None,
-                        manual_output=body.get("manual_output") if kind == "manual" else None,
-                        feedback=body.get("feedback"), operator=operator, latency_ms=latency_ms,
-                        idempotency_key=idempotency_key, created_at=now, outcome=C.OUTCOMES[result])
+    events.add(
+        "suggestion_decided",
+        {
+            "execution_id": ex.id,
+            "suggestion_id": sug.id,
+            "step_id": sug.step_id,
+            "decision": kind,
+            "by": operator,
+            "held_until": None,
+            "check": check,
+        },
+        execution=ex.id,
+    )
+    decision = Decision(
+        suggestion_id=sug.id,
+        workspace_id=workspace_id,
+        execution_id=ex.id,
+        workflow_id=ex.workflow_id,
+        step_id=sug.step_id,
+        decision=kind,
+        correction=body.get("correction") if kind == "correct" else None,
+        manual_output=body.get("manual_output") if kind == "manual" else None,
+        feedback=body.get("feedback"),
+        operator=operator,
+        latency_ms=latency_ms,
+        idempotency_key=idempotency_key,
+        created_at=now,
+        outcome=C.OUTCOMES[result],
+    )
     session.add(decision)
-    audit.record(session, workspace_id, operator, "check_result", target_type="suggestion", target_id=sug.id,
-                 execution_id=ex.id, before={"step_id": sug.step_id, "params": sug.params, "check": change.to_dict()},
-                 after={"decision": kind, "result": result, "feedback": body.get("feedback")},
-                 result=result or "none")
+    audit.record(
+        session,
+        workspace_id,
+        operator,
+        "check_result",
+        target_type="suggestion",
+        target_id=sug.id,
+        execution_id=ex.id,
+        before={"step_id": sug.step_id, "params": sug.params, "check": change.to_dict()},
+        after={"decision": kind, "result": result, "feedback": body.get("feedback")},
+        result=result or "none",
+    )
     executions.set_status(ex, "decide")
     try:  # the real suggestion, at once (never a check itself: no generator is given)
         coaching.open_suggestion(session, ex, defn, step, "coaching", events, tools)
@@ -93,9 +140,21 @@ def decide(session: Session, ex, defn, step, sug: Suggestion, kind: str, body: d
         executions.set_step(ex, step.id, status=S.STEP_FAILED, error=text, finished_at=now)
         ex.error = {"step_id": step.id, "message": text}
         executions.set_status(ex, "fail")
-    response = {"ok": True, "check": check, "decision": jsonable({
-        "decision_id": decision.id, "suggestion_id": sug.id, "decision": kind, "operator": operator,
-        "latency_ms": round(latency_ms, 1), "created_at": now, "held_until": None})}
+    response = {
+        "ok": True,
+        "check": check,
+        "decision": jsonable(
+            {
+                "decision_id": decision.id,
+                "suggestion_id": sug.id,
+                "decision": kind,
+                "operator": operator,
+                "latency_ms": round(latency_ms, 1),
+                "created_at": now,
+                "held_until": None,
+            }
+        ),
+    }
     executions.changed(session, events, ex, sug.step_id)
     events.latest("coaching_stats", {"execution_id": ex.id, **executions.stats_of(ex)}, execution=ex.id, plain=True)
     return response, decision
@@ -103,8 +162,10 @@ def decide(session: Session, ex, defn, step, sug: Suggestion, kind: str, body: d
 
 # -- an operator's figures and whether they are attentive ------------------------------------------------------------
 
-def operator_figures(session: Session, workspace_id: str, operators: list[str],
-                     settings: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+
+def operator_figures(
+    session: Session, workspace_id: str, operators: list[str], settings: dict[str, Any] | None = None
+) -> dict[str, dict[str, Any]]:
     """Each operator's check figures across the workspace (core.coaching.checks.figures), two queries."""
     settings = settings or reviewers.get_floor(session, workspace_id)
     bars = C.bars_of(settings)
@@ -125,5 +186,6 @@ def is_attentive(session: Session, workspace_id: str, operator: str, settings: d
     c = metrics.load(session, workspace_id, CHECK_SCOPE, operator)
     f = metrics.load(session, workspace_id, FAST_SCOPE, operator)
     checks = c.counters.counted
-    return C.attentive(checks, checks - c.counters.accepted, f.counters.counted, f.counters.accepted,
-                       C.bars_of(settings))
+    return C.attentive(
+        checks, checks - c.counters.accepted, f.counters.counted, f.counters.accepted, C.bars_of(settings)
+    )

@@ -1,4 +1,5 @@
 """Correction packs: operators' corrections per workflow step, and the rules learned from them."""
+
 from __future__ import annotations
 
 import threading
@@ -27,8 +28,11 @@ DISCOUNTED = "discounted"  # beside it too: corrections taken back out because t
 
 
 def latest_definition(session: Session, wf: Workflow) -> dict[str, Any]:
-    row = session.scalar(select(WorkflowVersion).where(WorkflowVersion.workflow_id == wf.id,
-                                                        WorkflowVersion.version == wf.current_version))
+    row = session.scalar(
+        select(WorkflowVersion).where(
+            WorkflowVersion.workflow_id == wf.id, WorkflowVersion.version == wf.current_version
+        )
+    )
     return row.definition if row else {}
 
 
@@ -50,8 +54,11 @@ def _for_change(session: Session, workspace_id: str, workflow_id: str, step_id: 
         values = CorrectionPack(workspace_id=workspace_id, workflow_id=workflow_id, step_id=step_id, stats={}, **new)
         table = CorrectionPack.__table__
         insert = pg_insert if session.bind.dialect.name == "postgresql" else sqlite_insert
-        session.execute(insert(table).values({c.key: getattr(values, c.key) for c in table.columns})
-                        .on_conflict_do_nothing(index_elements=[table.c.workflow_id, table.c.step_id]))
+        session.execute(
+            insert(table)
+            .values({c.key: getattr(values, c.key) for c in table.columns})
+            .on_conflict_do_nothing(index_elements=[table.c.workflow_id, table.c.step_id])
+        )
         pack = find(session, workflow_id, step_id, for_update=True)
     return pack
 
@@ -88,8 +95,11 @@ _cache = RulesCache()
 
 
 def _load_rules(session: Session, workflow_id: str) -> Rules:
-    rows = session.execute(select(CorrectionPack.id, CorrectionPack.step_id, CorrectionPack.stats)
-                           .where(CorrectionPack.workflow_id == workflow_id, CorrectionPack.enabled.is_(True)))
+    rows = session.execute(
+        select(CorrectionPack.id, CorrectionPack.step_id, CorrectionPack.stats).where(
+            CorrectionPack.workflow_id == workflow_id, CorrectionPack.enabled.is_(True)
+        )
+    )
     return {step_id: (pack_id, learned_rules(PackStats.from_dict(stats))) for pack_id, step_id, stats in rows}
 
 
@@ -103,8 +113,11 @@ def _changed(session: Session, pack: CorrectionPack) -> None:
     not change). Always pack row first, then workflow row: one lock order for every pack change."""
     session.flush()
     workflows = Workflow.__table__
-    session.execute(update(workflows).where(workflows.c.id == pack.workflow_id)
-                    .values(packs_revision=workflows.c.packs_revision + 1, updated_at=workflows.c.updated_at))
+    session.execute(
+        update(workflows)
+        .where(workflows.c.id == pack.workflow_id)
+        .values(packs_revision=workflows.c.packs_revision + 1, updated_at=workflows.c.updated_at)
+    )
     session.changed_packs.add(pack.workflow_id)
 
 
@@ -135,26 +148,59 @@ def _store(pack: CorrectionPack, stats: PackStats, before: list[LearnedRule]) ->
     return moved
 
 
-def _announce(session: Session, pack: CorrectionPack, moved: dict[str, Any] | None, actor: str, cause: str,
-              events: Events | None) -> None:
+def _announce(
+    session: Session, pack: CorrectionPack, moved: dict[str, Any] | None, actor: str, cause: str, events: Events | None
+) -> None:
     """Audit a learned rule that started or stopped applying, and push it to the workspace (leads watch AUTO runs)."""
     if moved is None:
         return
     dicts = {k: [r.to_dict() for r in moved[k]] for k in ("before", "after", "started", "stopped")}
-    recorded = audit.record(session, pack.workspace_id, actor, "learned_rule_change",
-                            target_type="correction_pack", target_id=pack.id, before={"rules": dicts["before"]},
-                            after={"rules": dicts["after"], "started": dicts["started"], "stopped": dicts["stopped"],
-                                   "cause": cause, "workflow_id": pack.workflow_id, "step_id": pack.step_id})
+    recorded = audit.record(
+        session,
+        pack.workspace_id,
+        actor,
+        "learned_rule_change",
+        target_type="correction_pack",
+        target_id=pack.id,
+        before={"rules": dicts["before"]},
+        after={
+            "rules": dicts["after"],
+            "started": dicts["started"],
+            "stopped": dicts["stopped"],
+            "cause": cause,
+            "workflow_id": pack.workflow_id,
+            "step_id": pack.step_id,
+        },
+    )
     if events is not None:
-        events.add("correction_pack_changed", {
-            "pack_id": pack.id, "workflow_id": pack.workflow_id, "step_id": pack.step_id, "enabled": pack.enabled,
-            "cause": cause, "rules_changed_at": moved["at"], "started": dicts["started"],
-            "stopped": dicts["stopped"], "rules": dicts["after"], "audit_seq": recorded.seq},
-            workspace=pack.workspace_id)
+        events.add(
+            "correction_pack_changed",
+            {
+                "pack_id": pack.id,
+                "workflow_id": pack.workflow_id,
+                "step_id": pack.step_id,
+                "enabled": pack.enabled,
+                "cause": cause,
+                "rules_changed_at": moved["at"],
+                "started": dicts["started"],
+                "stopped": dicts["stopped"],
+                "rules": dicts["after"],
+                "audit_seq": recorded.seq,
+            },
+            workspace=pack.workspace_id,
+        )
 
 
-def record(session: Session, workspace_id: str, workflow_id: str, step_id: str, before: Any, after: Any,
-           actor: str = "system", events: Events | None = None) -> CorrectionPack:
+def record(
+    session: Session,
+    workspace_id: str,
+    workflow_id: str,
+    step_id: str,
+    before: Any,
+    after: Any,
+    actor: str = "system",
+    events: Events | None = None,
+) -> CorrectionPack:
     """Count one correction (suggested params → corrected params) into the step's pack. The pack's stats are in
     hand already, so whether a rule started or stopped applying costs no read beyond the pack row."""
     pack = _for_change(session, workspace_id, workflow_id, step_id)
@@ -179,8 +225,14 @@ def list_packs(session: Session, workspace_id: str, workflow_id: str | None = No
     return list(session.scalars(query.order_by(CorrectionPack.workflow_id, CorrectionPack.step_id)))
 
 
-def set_enabled(session: Session, workspace_id: str, pack_id: str, enabled: bool,
-                actor: str = "system", events: Events | None = None) -> CorrectionPack:
+def set_enabled(
+    session: Session,
+    workspace_id: str,
+    pack_id: str,
+    enabled: bool,
+    actor: str = "system",
+    events: Events | None = None,
+) -> CorrectionPack:
     pack = get(session, workspace_id, pack_id)
     pack = _for_change(session, workspace_id, pack.workflow_id, pack.step_id)  # its counts as committed, locked
     before = pack.enabled
@@ -189,8 +241,16 @@ def set_enabled(session: Session, workspace_id: str, pack_id: str, enabled: bool
     pack.enabled, pack.updated_at = enabled, utcnow()
     moved = _store(pack, stats, rules_before)
     _changed(session, pack)
-    audit.record(session, workspace_id, actor, "pack_change", target_type="correction_pack", target_id=pack.id,
-                 before={"enabled": before}, after={"enabled": enabled})
+    audit.record(
+        session,
+        workspace_id,
+        actor,
+        "pack_change",
+        target_type="correction_pack",
+        target_id=pack.id,
+        before={"enabled": before},
+        after={"enabled": enabled},
+    )
     _announce(session, pack, moved, actor, "enabled" if enabled else "disabled", events)
     return pack
 
@@ -204,22 +264,35 @@ def view(pack: CorrectionPack) -> dict[str, Any]:
         # since: when the rule started applying (None: while the pack is disabled, or learned before it was kept)
         rules.append({**r.to_dict(), "since": since.get(r.key()) if pack.enabled else None})
     return {
-        "id": pack.id, "workflow_id": pack.workflow_id, "step_id": pack.step_id, "enabled": pack.enabled,
-        "corrections": stats.corrections, "changes": stats.to_dict()["groups"],
-        "field_corrections": stats.field_corrections(), "rules": rules,
-        "rules_changed_at": history.get("changed_at"), "last_rule_change": history.get("last_change"),
+        "id": pack.id,
+        "workflow_id": pack.workflow_id,
+        "step_id": pack.step_id,
+        "enabled": pack.enabled,
+        "corrections": stats.corrections,
+        "changes": stats.to_dict()["groups"],
+        "field_corrections": stats.field_corrections(),
+        "rules": rules,
+        "rules_changed_at": history.get("changed_at"),
+        "last_rule_change": history.get("last_change"),
         "discounted": int((pack.stats or {}).get(DISCOUNTED) or 0),
-        "created_at": pack.created_at, "updated_at": pack.updated_at,
+        "created_at": pack.created_at,
+        "updated_at": pack.updated_at,
     }
 
 
 def export(pack: CorrectionPack) -> dict[str, Any]:
-    return {"format": EXPORT_FORMAT, "workflow_id": pack.workflow_id, "step_id": pack.step_id,
-            "enabled": pack.enabled, "stats": PackStats.from_dict(pack.stats).to_dict()}
+    return {
+        "format": EXPORT_FORMAT,
+        "workflow_id": pack.workflow_id,
+        "step_id": pack.step_id,
+        "enabled": pack.enabled,
+        "stats": PackStats.from_dict(pack.stats).to_dict(),
+    }
 
 
-def import_pack(session: Session, workspace_id: str, data: dict[str, Any], actor: str = "system",
-                events: Events | None = None) -> CorrectionPack:
+def import_pack(
+    session: Session, workspace_id: str, data: dict[str, Any], actor: str = "system", events: Events | None = None
+) -> CorrectionPack:
     """Create or replace the pack of (workflow_id, step_id) from an export."""
     if data.get("format") != EXPORT_FORMAT:
         raise ValidationFailed("not a correction pack export", details={"format": [f"must be {EXPORT_FORMAT!r}"]})
@@ -235,21 +308,37 @@ def import_pack(session: Session, workspace_id: str, data: dict[str, Any], actor
         raise ValidationFailed("step_id is required", details={"step_id": ["is required"]})
     steps = {s.get("id") for s in (latest_definition(session, wf).get("steps") or []) if isinstance(s, dict)}
     if step_id not in steps:
-        raise ValidationFailed(f"workflow {wf.id} has no step {step_id!r}",
-                               details={"step_id": [f"must be one of {sorted(steps)}"]})
+        raise ValidationFailed(
+            f"workflow {wf.id} has no step {step_id!r}", details={"step_id": [f"must be one of {sorted(steps)}"]}
+        )
     pack = _for_change(session, workspace_id, wf.id, step_id, enabled=False)
     rules_before = _applying(pack)
     pack.enabled, pack.updated_at = bool(data.get("enabled", True)), utcnow()
     moved = _store(pack, stats, rules_before)
     _changed(session, pack)
-    audit.record(session, workspace_id, actor, "pack_import", target_type="correction_pack", target_id=pack.id,
-                 after={"workflow_id": wf.id, "step_id": step_id, "corrections": stats.corrections})
+    audit.record(
+        session,
+        workspace_id,
+        actor,
+        "pack_import",
+        target_type="correction_pack",
+        target_id=pack.id,
+        after={"workflow_id": wf.id, "step_id": step_id, "corrections": stats.corrections},
+    )
     _announce(session, pack, moved, actor, "import", events)
     return pack
 
 
-def discount(session: Session, workspace_id: str, workflow_id: str, step_id: str, changes: list[Change],
-             cause: str, actor: str = "system", events: Events | None = None) -> CorrectionPack | None:
+def discount(
+    session: Session,
+    workspace_id: str,
+    workflow_id: str,
+    step_id: str,
+    changes: list[Change],
+    cause: str,
+    actor: str = "system",
+    events: Events | None = None,
+) -> CorrectionPack | None:
     """Take one correction back out of its step's pack (its step failed because of it: services.coaching.correction_failures),
     so it counts towards no learned rule. None when the pack no longer holds it (imported or edited since)."""
     pack = find(session, workflow_id, step_id)
@@ -274,8 +363,14 @@ def _count_discounted(pack: CorrectionPack) -> None:
     pack.stats = data
 
 
-def remove_change(session: Session, workspace_id: str, pack_id: str, change: dict[str, Any], actor: str = "system",
-                  events: Events | None = None) -> CorrectionPack:
+def remove_change(
+    session: Session,
+    workspace_id: str,
+    pack_id: str,
+    change: dict[str, Any],
+    actor: str = "system",
+    events: Events | None = None,
+) -> CorrectionPack:
     """A lead drops one change (field, before → after) that was wrong from a pack: it counts towards no rule any
     more. Audited (`pack_change_remove`, with the change and its count); NotFound when the pack has no such change."""
     pack = get(session, workspace_id, pack_id)
@@ -288,13 +383,23 @@ def remove_change(session: Session, workspace_id: str, pack_id: str, change: dic
         raise ValidationFailed("not a change", details={"field": [str(exc)]}) from None
     removed = stats.remove(wanted)
     if removed is None:
-        raise NotFound(f"correction pack {pack_id} has no change of {wanted.field!r} from {change.get('before')!r} "
-                       f"to {change.get('after')!r}", details={"field": wanted.field})
+        raise NotFound(
+            f"correction pack {pack_id} has no change of {wanted.field!r} from {change.get('before')!r} "
+            f"to {change.get('after')!r}",
+            details={"field": wanted.field},
+        )
     moved = _store(pack, stats, rules_before)
     pack.updated_at = utcnow()
     _changed(session, pack)
-    audit.record(session, workspace_id, actor, "pack_change_remove", target_type="correction_pack",
-                 target_id=pack.id, before={"change": removed.to_dict()},
-                 after={"workflow_id": pack.workflow_id, "step_id": pack.step_id, "corrections": stats.corrections})
+    audit.record(
+        session,
+        workspace_id,
+        actor,
+        "pack_change_remove",
+        target_type="correction_pack",
+        target_id=pack.id,
+        before={"change": removed.to_dict()},
+        after={"workflow_id": pack.workflow_id, "step_id": pack.step_id, "corrections": stats.corrections},
+    )
     _announce(session, pack, moved, actor, "change_removed", events)
     return pack

@@ -8,6 +8,7 @@ its suggestion's status is `held` (so it leaves the work queue) and the executio
 of the window: the runner's deadline scanner releases it then (services.executions.scans). `reopen` is the gate the
 suggestion had, which an undo puts back as it was.
 """
+
 from __future__ import annotations
 
 from datetime import datetime, timedelta
@@ -40,8 +41,16 @@ def hold(ex: Execution, sug: Suggestion, kind: str, operator: str, now: datetime
     gate (its status does not change: it still waits for the decision to act). Returns the end of the window (ISO)."""
     until = (now + timedelta(seconds=window_s)).isoformat()
     sug.status = U.HELD
-    ex.gate = {"kind": U.HELD, "step_id": sug.step_id, "suggestion_id": sug.id, "decision": kind,
-               "operator": operator, "deadline": until, "timeout_s": window_s, "reopen": ex.gate}
+    ex.gate = {
+        "kind": U.HELD,
+        "step_id": sug.step_id,
+        "suggestion_id": sug.id,
+        "decision": kind,
+        "operator": operator,
+        "deadline": until,
+        "timeout_s": window_s,
+        "reopen": ex.gate,
+    }
     return until
 
 
@@ -51,18 +60,25 @@ def is_held(ex: Execution) -> bool:
 
 # -- the workspace's setting ----------------------------------------------------------------------------------------
 
+
 def get_setting(session: Session, workspace_id: str, default_s: float) -> dict[str, Any]:
     own = session.get(WorkspaceUndo, workspace_id)
-    return {"window_s": own.window_s if own is not None else default_s, "default_s": default_s,
-            "workspace": own is not None}
+    return {
+        "window_s": own.window_s if own is not None else default_s,
+        "default_s": default_s,
+        "workspace": own is not None,
+    }
 
 
-def set_setting(session: Session, workspace_id: str, window_s: float | None, default_s: float,
-                actor: str) -> dict[str, Any]:
+def set_setting(
+    session: Session, workspace_id: str, window_s: float | None, default_s: float, actor: str
+) -> dict[str, Any]:
     """Set the workspace's window (None: back to the server's default), audited."""
     if window_s is not None and not 0 <= window_s <= U.MAX_WINDOW_S:
-        raise ValidationFailed("the undo window is out of range",
-                               details={"window_s": [f"must be between 0 and {U.MAX_WINDOW_S:g} seconds"]})
+        raise ValidationFailed(
+            "the undo window is out of range",
+            details={"window_s": [f"must be between 0 and {U.MAX_WINDOW_S:g} seconds"]},
+        )
     if session.get(Workspace, workspace_id) is None:
         raise NotFound(f"workspace {workspace_id} not found")
     before = get_setting(session, workspace_id, default_s)
@@ -76,6 +92,15 @@ def set_setting(session: Session, workspace_id: str, window_s: float | None, def
         own.window_s, own.updated_by = window_s, actor
     session.flush()
     after = get_setting(session, workspace_id, default_s)
-    audit.record(session, workspace_id, actor, "undo_window", target_type="workspace", target_id=workspace_id,
-                 before=before, after=after, result="ok")
+    audit.record(
+        session,
+        workspace_id,
+        actor,
+        "undo_window",
+        target_type="workspace",
+        target_id=workspace_id,
+        before=before,
+        after=after,
+        result="ok",
+    )
     return after

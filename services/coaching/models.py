@@ -1,4 +1,5 @@
 """Suggestions, the decisions on them, and the correction packs learned from corrections."""
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -14,8 +15,15 @@ from services.orm import Base, FilledAtInit, JsonType, UtcDateTime, new_id, utcn
 class Suggestion(FilledAtInit, Base):
     __tablename__ = "suggestions"
     # the work queue: a workspace's pending suggestions only (deciding one removes its entry; migration 0008)
-    __table_args__ = (Index("ix_suggestions_pending", "workspace_id", "created_at",
-                            sqlite_where=text("status = 'pending'"), postgresql_where=text("status = 'pending'")),)
+    __table_args__ = (
+        Index(
+            "ix_suggestions_pending",
+            "workspace_id",
+            "created_at",
+            sqlite_where=text("status = 'pending'"),
+            postgresql_where=text("status = 'pending'"),
+        ),
+    )
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"))
     execution_id: Mapped[str] = mapped_column(ForeignKey("executions.id"), index=True)
@@ -58,14 +66,21 @@ class Decision(FilledAtInit, Base):
     __tablename__ = "decisions"
     # Keyed by the suggestion (SQLite: the row lives in that key's B-tree, WITHOUT ROWID); only keyed decisions
     # are in the Idempotency-Key index (migration 0009: fewer pages written per decision)
-    __table_args__ = (Index("ux_decisions_idempotency_key", "workspace_id", "idempotency_key", unique=True,
-                            sqlite_where=text("idempotency_key IS NOT NULL"),
-                            postgresql_where=text("idempotency_key IS NOT NULL")),
-                      # a step's decisions, newest first: the evidence behind its readiness (migration 0026)
-                      Index("ix_decisions_step", "workspace_id", "workflow_id", "step_id", "created_at"),
-                      # the charts' hourly series, counted when read (services/metrics/series.py, migration 0034)
-                      Index("ix_decisions_time", "workspace_id", "created_at"),
-                      {"sqlite_with_rowid": False})
+    __table_args__ = (
+        Index(
+            "ux_decisions_idempotency_key",
+            "workspace_id",
+            "idempotency_key",
+            unique=True,
+            sqlite_where=text("idempotency_key IS NOT NULL"),
+            postgresql_where=text("idempotency_key IS NOT NULL"),
+        ),
+        # a step's decisions, newest first: the evidence behind its readiness (migration 0026)
+        Index("ix_decisions_step", "workspace_id", "workflow_id", "step_id", "created_at"),
+        # the charts' hourly series, counted when read (services/metrics/series.py, migration 0034)
+        Index("ix_decisions_time", "workspace_id", "created_at"),
+        {"sqlite_with_rowid": False},
+    )
     # the primary key: exactly one decision per suggestion, enforced by the database even under a race
     suggestion_id: Mapped[str] = mapped_column(ForeignKey("suggestions.id"), primary_key=True)
     id: Mapped[str] = mapped_column(String(32), default=new_id)  # the decision_id answers carry; not looked up

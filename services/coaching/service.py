@@ -2,6 +2,7 @@
 
 Every function runs inside the caller's transaction and returns the events to push once it commits.
 """
+
 from __future__ import annotations
 
 import random
@@ -11,7 +12,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core import gates as G
-from core.coaching import autonomy, checks as C, decisions as D
+from core.coaching import autonomy
+from core.coaching import checks as C
+from core.coaching import decisions as D
 from core.coaching.rules import apply_rules
 from core.errors import Conflict
 from core.execution import states as S
@@ -23,7 +26,8 @@ from core.workflow import StepDef, WorkflowDef
 from services.audit import service as audit
 from services.coaching import checks, corrections
 from services.coaching.models import Suggestion
-from services.executions import gates, service as executions
+from services.executions import gates
+from services.executions import service as executions
 from services.executions.models import Execution
 from services.metrics import service as metrics
 from services.notifier import Events
@@ -60,45 +64,66 @@ def review_gate(session: Session, ex: Execution, spot_check_rate: float, rng: ra
                 return autonomy.DECISION  # asked: the suggestion says why the params cannot be rendered
             step_mode = R.effective_step_mode(step_mode, region_of(scoped[step.id], ex, step, suggested))
         return autonomy.review_for(ex.mode, wf.mode, step_mode, spot_check)
+
     return gate
 
 
 def region_of(scope: list, ex: Execution, step: StepDef, params: Any) -> R.Match:
     """Where a tool step's call falls among its step's regions (the names a policy predicate sees)."""
-    return R.region_for(scope, params, tool=step.tool, context={
-        "step_type": step.type, "workflow_id": ex.workflow_id})
-
+    return R.region_for(scope, params, tool=step.tool, context={"step_type": step.type, "workflow_id": ex.workflow_id})
 
 
 def pending(session: Session, execution_id: str) -> list[Suggestion]:
-    return list(session.scalars(select(Suggestion).where(Suggestion.execution_id == execution_id,
-                                                         Suggestion.status == "pending")
-                                .order_by(Suggestion.created_at)))
+    return list(
+        session.scalars(
+            select(Suggestion)
+            .where(Suggestion.execution_id == execution_id, Suggestion.status == "pending")
+            .order_by(Suggestion.created_at)
+        )
+    )
 
 
-def view(s: Suggestion, tools: ToolRegistry | None = None, step: StepDef | None = None,
-         region: dict[str, Any] | None = None) -> dict[str, Any]:
+def view(
+    s: Suggestion, tools: ToolRegistry | None = None, step: StepDef | None = None, region: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """A suggestion as clients see it; `region`: its region's reference (services.regions.service.ref), when in one."""
     tool = tools.get(s.tool) if tools and s.tool else None
     return {
-        "suggestion_id": s.id, "execution_id": s.execution_id, "workflow_id": s.workflow_id,
-        "workflow_version": s.workflow_version, "step_id": s.step_id, "step_name": step.name if step else s.step_id,
-        "tool": s.tool, "params": s.params, "definition_params": s.definition_params, "rationale": s.rationale,
-        "confidence": s.confidence, "source": s.source, "status": s.status, "version": s.version,
-        "purpose": s.purpose, "created_at": s.created_at, "params_schema": tool.params_schema if tool else None,
-        "risk": tool.risk if tool else None, "policy": s.policy,
+        "suggestion_id": s.id,
+        "execution_id": s.execution_id,
+        "workflow_id": s.workflow_id,
+        "workflow_version": s.workflow_version,
+        "step_id": s.step_id,
+        "step_name": step.name if step else s.step_id,
+        "tool": s.tool,
+        "params": s.params,
+        "definition_params": s.definition_params,
+        "rationale": s.rationale,
+        "confidence": s.confidence,
+        "source": s.source,
+        "status": s.status,
+        "version": s.version,
+        "purpose": s.purpose,
+        "created_at": s.created_at,
+        "params_schema": tool.params_schema if tool else None,
+        "risk": tool.risk if tool else None,
+        "policy": s.policy,
         # when nobody deciding sets off the step's on_human_timeout (services.executions.gates); None: no deadline, or paused
-        "deadline": s.deadline, "on_timeout": gates.on_timeout(s.purpose, step.human_timeout) if step else None,
+        "deadline": s.deadline,
+        "on_timeout": gates.on_timeout(s.purpose, step.human_timeout) if step else None,
         # step | tool_call (a call an agent step's LLM asked for: params are its arguments, rationale its reasoning)
-        "kind": s.kind or "step", "tool_call_id": s.tool_call_id, "agent_message_id": s.agent_message_id,
+        "kind": s.kind or "step",
+        "tool_call_id": s.tool_call_id,
+        "agent_message_id": s.agent_message_id,
         "region": region,
     }
 
 
 def described(session: Session, definitions: Any, tools: ToolRegistry, s: Suggestion) -> dict[str, Any]:
     """A stored suggestion as clients see it: with its step's name and its tool's schema."""
-    return view(s, tools, definitions.get(session, s.workflow_id, s.workflow_version).step(s.step_id),
-                regions.ref(session, s))
+    return view(
+        s, tools, definitions.get(session, s.workflow_id, s.workflow_version).step(s.step_id), regions.ref(session, s)
+    )
 
 
 def learned(session: Session, wf: Workflow, step_id: str, rendered: Any) -> tuple[Any, str | None, list]:
@@ -112,9 +137,19 @@ def learned(session: Session, wf: Workflow, step_id: str, rendered: Any) -> tupl
     return params, pack_id, applied
 
 
-def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: StepDef, purpose: str,
-                    events: Events, tools: ToolRegistry, *, params: Any = None, rationale: str = "",
-                    rng: random.Random | None = None) -> Suggestion:
+def open_suggestion(
+    session: Session,
+    ex: Execution,
+    defn: WorkflowDef,
+    step: StepDef,
+    purpose: str,
+    events: Events,
+    tools: ToolRegistry,
+    *,
+    params: Any = None,
+    rationale: str = "",
+    rng: random.Random | None = None,
+) -> Suggestion:
     """Stop before `step` and ask a human. Raises TemplateFailure when the params cannot be rendered. `rng`: the
     runner's generator, which draws whether a coaching suggestion is shown as a check instead (the workspace's
     check_rate, docs/autonomy.md#check-suggestions); without it, never."""
@@ -142,8 +177,11 @@ def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: St
                 suggested, purpose = shown, C.PURPOSE
                 if any(r.field == change.param for r in applied):  # the learned rule's line would contradict it
                     source, rationale = "definition", ""
-    scopes = metrics.plan_scopes(step.tool) if wf.kind == "plan" else \
-        metrics.workflow_scopes(ex.workflow_id, ex.workflow_version, step.id)
+    scopes = (
+        metrics.plan_scopes(step.tool)
+        if wf.kind == "plan"
+        else metrics.workflow_scopes(ex.workflow_id, ex.workflow_version, step.id)
+    )
     if change is None:
         counted = metrics.record_suggestion(session, ex.workspace_id, scopes, metrics.workflow_thresholds(wf))
         confidence = counted[scopes[-1]].confidence()  # the step's (a plan's: its tool's)
@@ -152,11 +190,25 @@ def open_suggestion(session: Session, ex: Execution, defn: WorkflowDef, step: St
     now = utcnow()
     deadline = G.deadline(now, step.human_timeout)
     sug = Suggestion(
-        created_at=now, deadline=deadline, workspace_id=ex.workspace_id, execution_id=ex.id, workflow_id=ex.workflow_id,
-        workflow_version=ex.workflow_version, step_id=step.id, tool=step.tool, params=suggested,
-        definition_params=rendered, confidence=confidence, source=source, purpose=purpose,
-        rationale=rationale or (f"Spot check of an AUTO run: {step.name}" if purpose == "spot_check"
-                                else f"Step {step.name!r} runs {step.tool} with these params."),
+        created_at=now,
+        deadline=deadline,
+        workspace_id=ex.workspace_id,
+        execution_id=ex.id,
+        workflow_id=ex.workflow_id,
+        workflow_version=ex.workflow_version,
+        step_id=step.id,
+        tool=step.tool,
+        params=suggested,
+        definition_params=rendered,
+        confidence=confidence,
+        source=source,
+        purpose=purpose,
+        rationale=rationale
+        or (
+            f"Spot check of an AUTO run: {step.name}"
+            if purpose == "spot_check"
+            else f"Step {step.name!r} runs {step.tool} with these params."
+        ),
         check_change=change.to_dict() if change is not None else None,
     )
     sug.policy = verdict or (policies.judge(session, tools, ex, step, suggested) if step.type == "action" else None)
@@ -182,8 +234,10 @@ def pause(session: Session, workspace_id: str, execution_id: str, events: Events
     ex = executions.get(session, workspace_id, execution_id, for_update=True)
     _require_coaching(ex)
     if (ex.gate or {}).get("kind") == "held":  # services.coaching.held: its window runs on; undo, or let it act
-        raise Conflict("a decision is held for its undo window: take it back (undo) or let it act, then pause",
-                       details={"status": ex.status, "held_until": ex.gate.get("deadline")})
+        raise Conflict(
+            "a decision is held for its undo window: take it back (undo) or let it act, then pause",
+            details={"status": ex.status, "held_until": ex.gate.get("deadline")},
+        )
     executions.set_status(ex, "pause")
     gates.hold(ex, pending(session, ex.id))  # a paused session's deadline does not run down
     audit.record(session, workspace_id, actor, "pause", target_type="execution", target_id=ex.id, execution_id=ex.id)
@@ -191,8 +245,16 @@ def pause(session: Session, workspace_id: str, execution_id: str, events: Events
     return ex
 
 
-def resume(session: Session, workspace_id: str, execution_id: str, events: Events, actor: str, *,
-           tools: ToolRegistry, definitions: Any) -> tuple[Execution, bool]:
+def resume(
+    session: Session,
+    workspace_id: str,
+    execution_id: str,
+    events: Events,
+    actor: str,
+    *,
+    tools: ToolRegistry,
+    definitions: Any,
+) -> tuple[Execution, bool]:
     """Resume a paused session; returns (execution, whether the runner must go on)."""
     ex = executions.get(session, workspace_id, execution_id, for_update=True)
     _require_coaching(ex)
@@ -205,8 +267,12 @@ def resume(session: Session, workspace_id: str, execution_id: str, events: Event
     if waiting:
         executions.set_status(ex, "await_correction" if waiting[0].purpose == "correction" else "await_decision")
         for sug in waiting:  # re-push, so that every panel shows it again
-            events.add("coaching_suggestion", described(session, definitions, tools, sug),
-                       execution=ex.id, workspace=ex.workspace_id)
+            events.add(
+                "coaching_suggestion",
+                described(session, definitions, tools, sug),
+                execution=ex.id,
+                workspace=ex.workspace_id,
+            )
     executions.changed(session, events, ex)
     return ex, not waiting
 

@@ -8,6 +8,7 @@
   pending again as it was (its gate, its deadline), `decision_undo` is audited, and the suggestion is pushed again,
   so that every open panel and queue shows it. Once released, or for a decision that was not held, 409.
 """
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -15,14 +16,17 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from core.coaching import decisions as D, undo as U
+from core.coaching import decisions as D
+from core.coaching import undo as U
 from core.errors import Conflict, NotFound
 from core.tools import ToolRegistry
 from services.approvals import undo as approval_undo
 from services.audit import service as audit
-from services.coaching import decisions, held, service as coaching
+from services.coaching import decisions, held
+from services.coaching import service as coaching
 from services.coaching.models import Decision, Suggestion
-from services.executions import gates, service as executions
+from services.executions import gates
+from services.executions import service as executions
 from services.executions.models import Execution
 from services.metrics import evidence
 from services.notifier import Events, jsonable
@@ -33,8 +37,9 @@ from services.workflows.service import DefinitionCache
 SYSTEM = "system"
 
 
-def fire(session: Session, definitions: DefinitionCache, tools_of, execution_id: str, now: datetime,
-         events: Events) -> Execution | None:
+def fire(
+    session: Session, definitions: DefinitionCache, tools_of, execution_id: str, now: datetime, events: Events
+) -> Execution | None:
     """The deadline scanner's one entry for an execution's gate: a held decision (on a suggestion, or an approval's)
     whose window ended is released,
     any other gate's deadline fires as services.executions.gates says. `tools_of(workspace_id)`: its tools."""
@@ -50,8 +55,9 @@ def fire(session: Session, definitions: DefinitionCache, tools_of, execution_id:
     return ex
 
 
-def release(session: Session, definitions: DefinitionCache, tools: ToolRegistry, ex: Execution, now: datetime,
-            events: Events) -> None:
+def release(
+    session: Session, definitions: DefinitionCache, tools: ToolRegistry, ex: Execution, now: datetime, events: Events
+) -> None:
     """The held decision acts: its step runs (accept, correct), or is skipped, done by hand or rejected."""
     gate = ex.gate or {}
     sug = session.get(Suggestion, gate.get("suggestion_id"), populate_existing=True)
@@ -65,25 +71,63 @@ def release(session: Session, definitions: DefinitionCache, tools: ToolRegistry,
     wf = session.get(Workflow, ex.workflow_id)
     sug.status, sug.decided_at = "decided", now
     ex.gate = None
-    body = {"decision": kind, "correction": decision.correction, "manual_output": decision.manual_output,
-            "feedback": decision.feedback}
-    decisions.act(session, ex, defn, step, sug, kind, body, decision.operator, now, events, tools,
-                  ex.workspace_id, sug.purpose == "correction")
+    body = {
+        "decision": kind,
+        "correction": decision.correction,
+        "manual_output": decision.manual_output,
+        "feedback": decision.feedback,
+    }
+    decisions.act(
+        session,
+        ex,
+        defn,
+        step,
+        sug,
+        kind,
+        body,
+        decision.operator,
+        now,
+        events,
+        tools,
+        ex.workspace_id,
+        sug.purpose == "correction",
+    )
     executions.count_stat(ex, D.STAT_OF[kind])
-    decision.evidence = evidence.count_person(session, defn, ex, wf, sug, kind, decision.latency_ms,
-                                              decision.operator, events)
-    audit.record(session, ex.workspace_id, SYSTEM, "decision_release", target_type="suggestion", target_id=sug.id,
-                 execution_id=ex.id, before={"decision": kind, "operator": decision.operator,
-                                             "held_until": gate.get("deadline")},
-                 after={"status": ex.status}, result=kind)
-    events.add("decision_released", {"execution_id": ex.id, "suggestion_id": sug.id, "step_id": sug.step_id,
-                                     "decision": kind}, execution=ex.id, workspace=ex.workspace_id)
+    decision.evidence = evidence.count_person(
+        session, defn, ex, wf, sug, kind, decision.latency_ms, decision.operator, events
+    )
+    audit.record(
+        session,
+        ex.workspace_id,
+        SYSTEM,
+        "decision_release",
+        target_type="suggestion",
+        target_id=sug.id,
+        execution_id=ex.id,
+        before={"decision": kind, "operator": decision.operator, "held_until": gate.get("deadline")},
+        after={"status": ex.status},
+        result=kind,
+    )
+    events.add(
+        "decision_released",
+        {"execution_id": ex.id, "suggestion_id": sug.id, "step_id": sug.step_id, "decision": kind},
+        execution=ex.id,
+        workspace=ex.workspace_id,
+    )
     executions.changed(session, events, ex, sug.step_id)
     events.latest("coaching_stats", {"execution_id": ex.id, **executions.stats_of(ex)}, execution=ex.id, plain=True)
 
 
-def undo(session: Session, definitions: DefinitionCache, tools: ToolRegistry, workspace_id: str, execution_id: str,
-         suggestion_id: str, actor: str, events: Events) -> tuple[Execution, Suggestion]:
+def undo(
+    session: Session,
+    definitions: DefinitionCache,
+    tools: ToolRegistry,
+    workspace_id: str,
+    execution_id: str,
+    suggestion_id: str,
+    actor: str,
+    events: Events,
+) -> tuple[Execution, Suggestion]:
     """Take back the held decision on `suggestion_id`: the suggestion is pending again. 409 when there is none to
     take back (not decided, or released: its step may have started)."""
     ex = executions.get(session, workspace_id, execution_id, for_update=True)
@@ -93,8 +137,11 @@ def undo(session: Session, definitions: DefinitionCache, tools: ToolRegistry, wo
     gate = ex.gate or {}
     why = U.refusal(sug.status, held.is_held(ex) and gate.get("suggestion_id") == sug.id)
     if why is not None:
-        raise Conflict(why, code="step_started" if sug.status == "decided" else "nothing_to_undo",
-                       details={"suggestion_status": sug.status, "execution_status": ex.status})
+        raise Conflict(
+            why,
+            code="step_started" if sug.status == "decided" else "nothing_to_undo",
+            details={"suggestion_status": sug.status, "execution_status": ex.status},
+        )
     decision = session.get(Decision, sug.id)
     if decision is not None:
         session.delete(decision)
@@ -104,15 +151,36 @@ def undo(session: Session, definitions: DefinitionCache, tools: ToolRegistry, wo
     reopened_deadline = (ex.gate or {}).get("deadline")
     if reopened_deadline and datetime.fromisoformat(reopened_deadline) <= now:
         gates.rearm(ex, [sug], now)  # its deadline passed while held: the person gets the gate's whole time again
-    audit.record(session, workspace_id, actor, "decision_undo", target_type="suggestion", target_id=sug.id,
-                 execution_id=ex.id, before={"decision": gate.get("decision"), "operator": gate.get("operator"),
-                                             "held_until": gate.get("deadline")},
-                 after={"status": "pending", "step_id": sug.step_id}, result="undone")
-    events.add("decision_undone", {"execution_id": ex.id, "suggestion_id": sug.id, "step_id": sug.step_id,
-                                   "decision": gate.get("decision"), "by": actor},
-               execution=ex.id, workspace=ex.workspace_id)
-    events.add("coaching_suggestion", coaching.described(session, definitions, tools, sug),
-               execution=ex.id, workspace=ex.workspace_id)
+    audit.record(
+        session,
+        workspace_id,
+        actor,
+        "decision_undo",
+        target_type="suggestion",
+        target_id=sug.id,
+        execution_id=ex.id,
+        before={"decision": gate.get("decision"), "operator": gate.get("operator"), "held_until": gate.get("deadline")},
+        after={"status": "pending", "step_id": sug.step_id},
+        result="undone",
+    )
+    events.add(
+        "decision_undone",
+        {
+            "execution_id": ex.id,
+            "suggestion_id": sug.id,
+            "step_id": sug.step_id,
+            "decision": gate.get("decision"),
+            "by": actor,
+        },
+        execution=ex.id,
+        workspace=ex.workspace_id,
+    )
+    events.add(
+        "coaching_suggestion",
+        coaching.described(session, definitions, tools, sug),
+        execution=ex.id,
+        workspace=ex.workspace_id,
+    )
     executions.changed(session, events, ex, sug.step_id)
     return ex, sug
 
@@ -126,7 +194,10 @@ def submit(services, workspace_id: str, execution_id: str, suggestion_id: str, a
         ex, sug = undo(session, services.definitions, tools, workspace_id, execution_id, suggestion_id, actor, events)
         update = executions.update_event(ex, sug.step_id, steps=False)
         update["gate"] = ex.gate
-        answer = {"ok": True, "suggestion": coaching.described(session, services.definitions, tools, sug),
-                  "execution": jsonable(update)}
+        answer = {
+            "ok": True,
+            "suggestion": coaching.described(session, services.definitions, tools, sug),
+            "execution": jsonable(update),
+        }
     services.notifier.send(events)
     return answer

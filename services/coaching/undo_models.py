@@ -1,4 +1,5 @@
 """A workspace's own undo window (core/coaching/undo.py; migration 0031). No row: the server's COACH_UNDO_WINDOW_S."""
+
 from __future__ import annotations
 
 from datetime import datetime

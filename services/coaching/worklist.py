@@ -4,6 +4,7 @@
 Filters are SQL, so paging stays right: workflow, step, kind (a suggestion's purpose), age (a band of seconds since
 the item was opened), and a search over the workflow's name, the step, the tool and the run's variables.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -21,8 +22,11 @@ from services.workflows.models import Workflow
 
 # a suggestion's purpose as the queue names its kinds
 # (a check suggestion is a suggestion to whoever decides it: core/coaching/checks.py)
-SUGGESTION_KINDS = {"suggestion": ("coaching", "check"), "spot_check": ("spot_check",),
-                    "correction_request": ("correction",)}
+SUGGESTION_KINDS = {
+    "suggestion": ("coaching", "check"),
+    "spot_check": ("spot_check",),
+    "correction_request": ("correction",),
+}
 QUESTION_KINDS = ("human_input", "clarification")
 # A row of either list shows its execution's status, mode, variables and gate, never its steps: the steps column
 # (every step's state and output, turned into StepStates when loaded) is left unread.
@@ -58,8 +62,12 @@ def _search(f: Filters, *columns) -> list:
     if not f.q or not f.q.strip():
         return []
     pattern = _like(f.q.strip())
-    return [or_(*(func.lower(c).like(pattern, escape="\\") for c in columns),
-                func.lower(cast(Execution.variables, String)).like(pattern, escape="\\"))]
+    return [
+        or_(
+            *(func.lower(c).like(pattern, escape="\\") for c in columns),
+            func.lower(cast(Execution.variables, String)).like(pattern, escape="\\"),
+        )
+    ]
 
 
 def _page(session: Session, query, order, page: int, per_page: int):
@@ -68,8 +76,9 @@ def _page(session: Session, query, order, page: int, per_page: int):
     return [tuple(r) for r in rows], total
 
 
-def suggestions(session: Session, workspace_id: str, f: Filters, *, page: int = 1,
-                per_page: int = 20) -> tuple[list[tuple[Suggestion, Execution, str]], int]:
+def suggestions(
+    session: Session, workspace_id: str, f: Filters, *, page: int = 1, per_page: int = 20
+) -> tuple[list[tuple[Suggestion, Execution, str]], int]:
     """Pending suggestions with their execution and workflow name, newest first unless `oldest_first`."""
     where = [Suggestion.workspace_id == workspace_id, Suggestion.status == "pending"]
     if f.kind in QUESTION_KINDS:
@@ -80,17 +89,23 @@ def suggestions(session: Session, workspace_id: str, f: Filters, *, page: int = 
         where.append(Suggestion.workflow_id == f.workflow_id)
     if f.step_id:
         where.append(Suggestion.step_id == f.step_id)
-    where += _age(Suggestion.created_at, f) + _search(f, Workflow.name, Suggestion.step_id,
-                                                      func.coalesce(Suggestion.tool, ""))
-    query = (select(Suggestion, Execution, Workflow.name).options(*LIGHT_EXECUTION)
-             .join(Execution, Execution.id == Suggestion.execution_id)
-             .join(Workflow, Workflow.id == Suggestion.workflow_id).where(*where))
+    where += _age(Suggestion.created_at, f) + _search(
+        f, Workflow.name, Suggestion.step_id, func.coalesce(Suggestion.tool, "")
+    )
+    query = (
+        select(Suggestion, Execution, Workflow.name)
+        .options(*LIGHT_EXECUTION)
+        .join(Execution, Execution.id == Suggestion.execution_id)
+        .join(Workflow, Workflow.id == Suggestion.workflow_id)
+        .where(*where)
+    )
     created = Suggestion.created_at.asc() if f.oldest_first else Suggestion.created_at.desc()
     return _page(session, query, (created, Suggestion.id), page, per_page)
 
 
-def questions(session: Session, workspace_id: str, f: Filters, *, page: int = 1,
-              per_page: int = 20) -> tuple[list[tuple[Execution, str]], int]:
+def questions(
+    session: Session, workspace_id: str, f: Filters, *, page: int = 1, per_page: int = 20
+) -> tuple[list[tuple[Execution, str]], int]:
     """Executions waiting for a person's answer (a human_input step, a pause for clarification), with their
     workflow's name. Their age is the time since the execution last changed: when it began to wait."""
     if f.kind and f.kind not in QUESTION_KINDS:
@@ -104,17 +119,31 @@ def questions(session: Session, workspace_id: str, f: Filters, *, page: int = 1,
     if f.step_id:
         where.append(gate_step == f.step_id)
     where += _age(Execution.updated_at, f) + _search(f, Workflow.name, func.coalesce(gate_step, ""))
-    query = (select(Execution, Workflow.name).options(*LIGHT_EXECUTION)
-             .join(Workflow, Workflow.id == Execution.workflow_id).where(*where))
+    query = (
+        select(Execution, Workflow.name)
+        .options(*LIGHT_EXECUTION)
+        .join(Workflow, Workflow.id == Execution.workflow_id)
+        .where(*where)
+    )
     updated = Execution.updated_at.asc() if f.oldest_first else Execution.updated_at.desc()
     return _page(session, query, (updated, Execution.id), page, per_page)
 
 
 def question_view(ex: Execution, workflow_name: str, step_name: str | None) -> dict[str, Any]:
     gate = ex.gate or {}
-    return {"execution_id": ex.id, "workflow_id": ex.workflow_id, "workflow_name": workflow_name,
-            "workflow_version": ex.workflow_version, "step_id": gate.get("step_id"),
-            "step_name": step_name or gate.get("step_id"), "kind": gate.get("kind"), "question": gate.get("question"),
-            "paused_at": gate.get("paused_at"), "deadline": gate.get("deadline"),
-            "on_timeout": gate.get("on_timeout"), "variables": ex.variables or {}, "execution_mode": ex.mode,
-            "waiting_since": ex.updated_at}
+    return {
+        "execution_id": ex.id,
+        "workflow_id": ex.workflow_id,
+        "workflow_name": workflow_name,
+        "workflow_version": ex.workflow_version,
+        "step_id": gate.get("step_id"),
+        "step_name": step_name or gate.get("step_id"),
+        "kind": gate.get("kind"),
+        "question": gate.get("question"),
+        "paused_at": gate.get("paused_at"),
+        "deadline": gate.get("deadline"),
+        "on_timeout": gate.get("on_timeout"),
+        "variables": ex.variables or {},
+        "execution_mode": ex.mode,
+        "waiting_since": ex.updated_at,
+    }

@@ -2,6 +2,7 @@
 clarification, correct a step that has not run, resume with feedback, read where it stands, cancel, answer a
 human_input step. The rules are
 core/execution/control.py; each function runs in the caller's transaction and adds the events to push after it."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -10,13 +11,15 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.errors import BadRequest, Conflict, NotFound, ValidationFailed
-from core.execution import control as C, states as S
+from core.execution import control as C
+from core.execution import states as S
 from core.tools import ToolRegistry
 from core.workflow import parse_definition
 from services.agents import replies as agent_replies
 from services.approvals import deadlines as approval_deadlines
 from services.audit import service as audit
-from services.coaching import corrections, service as coaching
+from services.coaching import corrections
+from services.coaching import service as coaching
 from services.coaching.models import Suggestion
 from services.executions import service as executions
 from services.executions.models import Execution
@@ -36,7 +39,9 @@ def load(session: Session, workspace_id: str, execution_id: str, *, plan: bool =
 
 def _known_step(defn, step_id: str) -> None:
     if step_id not in defn.step_ids:
-        raise ValidationFailed(f"there is no step {step_id!r}", details={"step_id": [f"unknown step; one of {defn.step_ids}"]})
+        raise ValidationFailed(
+            f"there is no step {step_id!r}", details={"step_id": [f"unknown step; one of {defn.step_ids}"]}
+        )
 
 
 def hold(ex: Execution, step_id: str, question: str, events: Events, suspended: dict | None = None) -> None:
@@ -44,14 +49,33 @@ def hold(ex: Execution, step_id: str, question: str, events: Events, suspended: 
     step was waiting at (a coaching decision), given back at the resume unless the step is corrected meanwhile."""
     executions.set_step(ex, step_id, status=S.STEP_WAITING)
     executions.set_status(ex, "await_clarification")
-    ex.gate = {"kind": "clarification", "step_id": step_id, "question": question,
-               "paused_at": utcnow().isoformat(), "suspended": suspended}
-    events.add("clarification_requested", {"execution_id": ex.id, "step_id": step_id, "question": question},
-               execution=ex.id, workspace=ex.workspace_id)
+    ex.gate = {
+        "kind": "clarification",
+        "step_id": step_id,
+        "question": question,
+        "paused_at": utcnow().isoformat(),
+        "suspended": suspended,
+    }
+    events.add(
+        "clarification_requested",
+        {"execution_id": ex.id, "step_id": step_id, "question": question},
+        execution=ex.id,
+        workspace=ex.workspace_id,
+    )
 
 
-def pause(session: Session, definitions: DefinitionCache, workspace_id: str, execution_id: str, step_id: str,
-          question: str | None, actor: str, events: Events, *, plan: bool = False) -> Execution:
+def pause(
+    session: Session,
+    definitions: DefinitionCache,
+    workspace_id: str,
+    execution_id: str,
+    step_id: str,
+    question: str | None,
+    actor: str,
+    events: Events,
+    *,
+    plan: bool = False,
+) -> Execution:
     """The execution stops before `step_id` in waiting_clarification: at once when that step is the one it is
     waiting at (a coaching suggestion), else when it gets there (a breakpoint; a plan not executed yet included)."""
     ex = load(session, workspace_id, execution_id, plan=plan)
@@ -63,8 +87,10 @@ def pause(session: Session, definitions: DefinitionCache, workspace_id: str, exe
     gate = ex.gate or {}
     at_once = gate.get("step_id") == step_id
     if at_once and gate.get("kind") == "held":  # a decision held for its undo window (services.coaching.held)
-        raise Conflict("a decision on this step is held for its undo window: take it back (undo) first",
-                       details={"status": ex.status, "held_until": gate.get("deadline")})
+        raise Conflict(
+            "a decision on this step is held for its undo window: take it back (undo) first",
+            details={"status": ex.status, "held_until": gate.get("deadline")},
+        )
     if at_once:  # the table says whether it may stop now (not while answering a question or an approval)
         S.transition(ex.status, "await_clarification")
         hold(ex, step_id, question, events, suspended=gate)
@@ -72,16 +98,34 @@ def pause(session: Session, definitions: DefinitionCache, workspace_id: str, exe
         control = dict(ex.control or {})
         control["breakpoints"] = {**(control.get("breakpoints") or {}), step_id: question}
         ex.control = control
-    audit.record(session, workspace_id, actor, "pause", target_type="step", target_id=f"{ex.id}/{step_id}",
-                 execution_id=ex.id, after={"step_id": step_id, "question": question, "at_once": at_once},
-                 result="clarification")
+    audit.record(
+        session,
+        workspace_id,
+        actor,
+        "pause",
+        target_type="step",
+        target_id=f"{ex.id}/{step_id}",
+        execution_id=ex.id,
+        after={"step_id": step_id, "question": question, "at_once": at_once},
+        result="clarification",
+    )
     executions.changed(session, events, ex, step_id)
     return ex
 
 
-def apply_correction(session: Session, definitions: DefinitionCache, tools: ToolRegistry, workspace_id: str,
-                     execution_id: str, step_id: str, correction: Any, actor: str, events: Events, *,
-                     plan: bool = False) -> Execution:
+def apply_correction(
+    session: Session,
+    definitions: DefinitionCache,
+    tools: ToolRegistry,
+    workspace_id: str,
+    execution_id: str,
+    step_id: str,
+    correction: Any,
+    actor: str,
+    events: Events,
+    *,
+    plan: bool = False,
+) -> Execution:
     """Change a step that has not run yet, for this execution only, validated like a definition (422 naming
     `correction.updated_step.<field>`), audited with before/after and counted in the step's correction pack. A
     step paused for clarification leaves the execution in waiting_correction until resumed; an approved plan
@@ -90,14 +134,15 @@ def apply_correction(session: Session, definitions: DefinitionCache, tools: Tool
     defn = definitions.for_execution(session, ex)
     _known_step(defn, step_id)
     if not isinstance(correction, dict) or "updated_step" not in correction:
-        raise ValidationFailed("the correction names the step's new fields",
-                               details={"correction.updated_step": ["is required: an object"]})
+        raise ValidationFailed(
+            "the correction names the step's new fields",
+            details={"correction.updated_step": ["is required: an object"]},
+        )
     st = executions.step_state(ex, step_id)
     C.check_correctable(ex.status, st.status, step_id, ex.gate)
     before, after, index = C.corrected_step(defn, step_id, correction["updated_step"])
     overrides = {**((ex.control or {}).get("overrides") or {}), step_id: after}
-    C.parse_with(lambda source: parse_definition(source, tools), C.with_overrides(defn.source, {step_id: after}),
-                 index)
+    C.parse_with(lambda source: parse_definition(source, tools), C.with_overrides(defn.source, {step_id: after}), index)
     ex.control = {**(ex.control or {}), "overrides": overrides}
     if st.decision is not None:  # a decision about the old step does not hold for the new one
         executions.set_step(ex, step_id, decision=None, params=None)
@@ -107,16 +152,44 @@ def apply_correction(session: Session, definitions: DefinitionCache, tools: Tool
         ex.gate = {**ex.gate, "corrected": True}
     elif ex.status == S.APPROVED:
         executions.set_status(ex, "revise")
-    audit.record(session, workspace_id, actor, "step_correction", target_type="step", target_id=f"{ex.id}/{step_id}",
-                 execution_id=ex.id, before=before, after=after, result=ex.status)
-    corrections.record(session, workspace_id, ex.workflow_id, step_id, before.get("params") or {},
-                       after.get("params") or {}, actor=actor, events=events)
+    audit.record(
+        session,
+        workspace_id,
+        actor,
+        "step_correction",
+        target_type="step",
+        target_id=f"{ex.id}/{step_id}",
+        execution_id=ex.id,
+        before=before,
+        after=after,
+        result=ex.status,
+    )
+    corrections.record(
+        session,
+        workspace_id,
+        ex.workflow_id,
+        step_id,
+        before.get("params") or {},
+        after.get("params") or {},
+        actor=actor,
+        events=events,
+    )
     executions.changed(session, events, ex, step_id)
     return ex
 
 
-def resume(session: Session, definitions: DefinitionCache, tools: ToolRegistry, workspace_id: str,
-           execution_id: str, feedback: Any, actor: str, events: Events, *, plan: bool = False) -> tuple[Execution, bool]:
+def resume(
+    session: Session,
+    definitions: DefinitionCache,
+    tools: ToolRegistry,
+    workspace_id: str,
+    execution_id: str,
+    feedback: Any,
+    actor: str,
+    events: Events,
+    *,
+    plan: bool = False,
+) -> tuple[Execution, bool]:
     """Carry on after a clarification pause; the feedback is kept with the step (`{{ feedback.<step_id> }}`).
     Returns (execution, whether the runner must go on)."""
     ex = load(session, workspace_id, execution_id, plan=plan)
@@ -135,8 +208,12 @@ def resume(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
         ex.gate = suspended
         executions.set_status(ex, "await_decision")
         for sug in waiting:
-            events.add("coaching_suggestion", coaching.described(session, definitions, tools, sug),
-                       execution=ex.id, workspace=ex.workspace_id)
+            events.add(
+                "coaching_suggestion",
+                coaching.described(session, definitions, tools, sug),
+                execution=ex.id,
+                workspace=ex.workspace_id,
+            )
         run = False
     elif gate.get("agent"):  # an agent step's CONFIRM_DATA: the feedback is the answer, its next message
         agent_replies.answer(session, ex, step_id, feedback, actor, events)
@@ -145,9 +222,18 @@ def resume(session: Session, definitions: DefinitionCache, tools: ToolRegistry, 
             sug.status = "superseded"
         executions.set_step(ex, step_id, status=S.STEP_PENDING)
         ex.gate = None
-    audit.record(session, workspace_id, actor, "resume", target_type="step", target_id=f"{ex.id}/{step_id}",
-                 execution_id=ex.id, before={"question": gate.get("question")},
-                 after={"step_id": step_id, "feedback": feedback}, result="clarification")
+    audit.record(
+        session,
+        workspace_id,
+        actor,
+        "resume",
+        target_type="step",
+        target_id=f"{ex.id}/{step_id}",
+        execution_id=ex.id,
+        before={"question": gate.get("question")},
+        after={"step_id": step_id, "feedback": feedback},
+        result="clarification",
+    )
     executions.changed(session, events, ex, step_id)
     return ex, run
 
@@ -156,8 +242,7 @@ def state(ex: Execution) -> dict[str, Any]:
     return {"execution_id": ex.id, **C.state_view(ex.status, ex.gate, ex.control)}
 
 
-def cancel(session: Session, workspace_id: str, execution_id: str, actor: str = "system",
-           events=None) -> Execution:
+def cancel(session: Session, workspace_id: str, execution_id: str, actor: str = "system", events=None) -> Execution:
     """Cancel; its pending suggestions are superseded and its pending approvals expire (approval_decided is
     added to `events`, so every queue drops them), in this transaction."""
     ex = executions.get(session, workspace_id, execution_id, for_update=True)
@@ -165,14 +250,27 @@ def cancel(session: Session, workspace_id: str, execution_id: str, actor: str = 
         raise BadRequest(f"execution is already {ex.status}", details={"status": ex.status})
     before = ex.status
     executions.set_status(ex, "cancel")
-    audit.record(session, workspace_id, actor, "cancel", target_type="execution", target_id=ex.id,
-                 execution_id=ex.id, before={"status": before}, after={"status": ex.status})
+    audit.record(
+        session,
+        workspace_id,
+        actor,
+        "cancel",
+        target_type="execution",
+        target_id=ex.id,
+        execution_id=ex.id,
+        before={"status": before},
+        after={"status": ex.status},
+    )
     for st in ex.steps.values():
         if st.status not in S.STEP_DONE:
             executions.set_step(ex, st.step_id, status=S.STEP_CANCELLED)
     ex.gate = None
-    for sug in session.scalars(select(Suggestion).where(Suggestion.execution_id == ex.id,  # held: never released
-                                                        Suggestion.status.in_(("pending", "held")))):
+    for sug in session.scalars(
+        select(Suggestion).where(
+            Suggestion.execution_id == ex.id,  # held: never released
+            Suggestion.status.in_(("pending", "held")),
+        )
+    ):
         sug.status = "superseded"
     approval_deadlines.expire_for_execution(session, ex, actor, "the execution was cancelled", events)
     if events is not None:
@@ -180,8 +278,16 @@ def cancel(session: Session, workspace_id: str, execution_id: str, actor: str = 
     return ex
 
 
-def answer(session: Session, definitions: DefinitionCache, workspace_id: str, execution_id: str,
-           step_id: str, answer_value: Any, actor: str = "system", events=None) -> Execution:
+def answer(
+    session: Session,
+    definitions: DefinitionCache,
+    workspace_id: str,
+    execution_id: str,
+    step_id: str,
+    answer_value: Any,
+    actor: str = "system",
+    events=None,
+) -> Execution:
     """The answer to a human_input step becomes its output (to an agent step's CONFIRM_DATA: its next message);
     the execution goes on."""
     ex = executions.get(session, workspace_id, execution_id, for_update=True)
@@ -191,9 +297,18 @@ def answer(session: Session, definitions: DefinitionCache, workspace_id: str, ex
     if gate.get("kind") != asks or gate.get("step_id") != step_id:
         raise Conflict(f"step {step_id!r} is not waiting for input", details={"waiting_step": gate.get("step_id")})
     # who answered what: the run's history shows it beside the question (services/executions/history.py)
-    audit.record(session, workspace_id, actor, "answer", target_type="step", target_id=f"{ex.id}/{step_id}",
-                 execution_id=ex.id, before={"question": gate.get("question")},
-                 after={"step_id": step_id, "answer": answer_value}, result=asks)
+    audit.record(
+        session,
+        workspace_id,
+        actor,
+        "answer",
+        target_type="step",
+        target_id=f"{ex.id}/{step_id}",
+        execution_id=ex.id,
+        before={"question": gate.get("question")},
+        after={"step_id": step_id, "answer": answer_value},
+        result=asks,
+    )
     if gate.get("agent"):
         agent_replies.answer(session, ex, step_id, answer_value, actor, events if events is not None else Events())
         executions.set_status(ex, "answer")

@@ -1,6 +1,7 @@
 """The servers' side of the Celery queue: a Celery app of the server's settings that sends an execution needing a
 slow tool to the workers (services/executions/worker.py runs them). Apart from the worker module, so that a server's
 Services (services/container.py) can send without importing the worker, which imports the Services."""
+
 from __future__ import annotations
 
 from celery import Celery
@@ -25,8 +26,13 @@ def configure(app: Celery, settings: Settings) -> Celery:
         worker_hijack_root_logger=False,
         # with `celery beat` running, the workers send the notification outbox too (the servers' scanners go on:
         # a row is claimed by one sender at a time, so they share the work)
-        beat_schedule={"coach-notify": {"task": NOTIFY_TASK, "schedule": max(settings.notify_scan_s, 1.0),
-                                        "options": {"queue": QUEUE, "expires": 30}}},
+        beat_schedule={
+            "coach-notify": {
+                "task": NOTIFY_TASK,
+                "schedule": max(settings.notify_scan_s, 1.0),
+                "options": {"queue": QUEUE, "expires": 30},
+            }
+        },
     )
     return app
 
@@ -38,4 +44,5 @@ def dispatcher(settings: Settings):
 
     def dispatch(execution_id: str) -> None:
         app.send_task(TASK, args=[execution_id], queue=QUEUE)
+
     return dispatch

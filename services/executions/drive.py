@@ -2,6 +2,7 @@
 ends, instantaneous tools), judge each call by the policy, open the gate a step stops at, record a tool's outcome,
 fail a step with its reason. Functions of the runner (services.executions.runner) whose definitions, tools, settings
 and spot-check draws they use; the runner runs the slow tools between these transactions."""
+
 from __future__ import annotations
 
 import logging
@@ -15,8 +16,10 @@ from core.execution.engine import Next, Outcome, call_key, clarification_for, ex
 from core.templating import TemplateFailure
 from services.approvals import service as approvals
 from services.audit import service as audit
-from services.coaching import correction_failures, service as coaching
-from services.executions import control, gates, service as executions
+from services.coaching import correction_failures
+from services.coaching import service as coaching
+from services.executions import control, gates
+from services.executions import service as executions
 from services.executions.models import Execution
 from services.notifier import Events
 from services.orm import utcnow
@@ -57,14 +60,29 @@ def drive(runner, session: Session, ex: Execution, events: Events, *, claim: boo
         if repeat or nxt.step.type != "action":
             executions.set_step(ex, nxt.step.id, status=S.STEP_RUNNING, started_at=utcnow())
         else:  # a new run of its tool: a new key
-            executions.set_step(ex, nxt.step.id, status=S.STEP_RUNNING, started_at=utcnow(), run=st.run + 1,
-                                idempotency_key=call_key(ex.id, nxt.step.id, st.run + 1))
+            executions.set_step(
+                ex,
+                nxt.step.id,
+                status=S.STEP_RUNNING,
+                started_at=utcnow(),
+                run=st.run + 1,
+                idempotency_key=call_key(ex.id, nxt.step.id, st.run + 1),
+            )
         state = executions.to_state(ex)
         if not inline:
             return nxt.step, state, params, repeat
-        record(runner, ex, nxt.step.id, execute(nxt.step, state, runner.tools.for_workspace(ex.workspace_id),
-                                              params=params,
-                                              idempotency_key=st.idempotency_key or ""))
+        record(
+            runner,
+            ex,
+            nxt.step.id,
+            execute(
+                nxt.step,
+                state,
+                runner.tools.for_workspace(ex.workspace_id),
+                params=params,
+                idempotency_key=st.idempotency_key or "",
+            ),
+        )
         if time.monotonic() > until and ex.status in S.RUNNABLE:
             return AGAIN if claim else True
     executions.changed(session, events, ex)
@@ -121,8 +139,9 @@ def _step(runner, session: Session, ex: Execution, events: Events, until: float)
         return nxt, params
 
 
-def _police(runner, session: Session, ex: Execution, step, params, reviewed: bool,
-            events: Events) -> tuple[Next, object]:
+def _police(
+    runner, session: Session, ex: Execution, step, params, reviewed: bool, events: Events
+) -> tuple[Next, object]:
     """The policy on the call the step is about to make, with the params it will really run with (so a
     correction, an edit or a rule changed while the execution waited is judged now). Its verdict is kept
     with the step. `deny` fails the step with the rule's reason; `require_review` opens a tool-call approval
@@ -137,16 +156,31 @@ def _police(runner, session: Session, ex: Execution, step, params, reviewed: boo
     explained = policies.judge(session, runner.tools.for_workspace(ex.workspace_id), ex, step, params)
     executions.set_step(ex, step.id, policy=explained)
     if explained["effect"] == "deny":
-        audit.record(session, ex.workspace_id, "system", "policy_deny", target_type="step",
-                     target_id=f"{ex.id}/{step.id}", execution_id=ex.id,
-                     after={"tool": step.tool, "params": params, "policy": explained}, result="deny")
+        audit.record(
+            session,
+            ex.workspace_id,
+            "system",
+            "policy_deny",
+            target_type="step",
+            target_id=f"{ex.id}/{step.id}",
+            execution_id=ex.id,
+            after={"tool": step.tool, "params": params, "policy": explained},
+            result="deny",
+        )
         return Next("fail", step, f"step {step.id!r}: {policies.denied_message(explained)}"), None
     if explained["effect"] == "require_review" and not reviewed:
         approval = approvals.open_tool_call(session, ex, step.id, step.tool, params, explained, events)
-        audit.record(session, ex.workspace_id, "system", "policy_review", target_type="approval",
-                     target_id=approval.id, execution_id=ex.id,
-                     after={"step_id": step.id, "tool": step.tool, "params": params, "policy": explained},
-                     result="require_review")
+        audit.record(
+            session,
+            ex.workspace_id,
+            "system",
+            "policy_review",
+            target_type="approval",
+            target_id=approval.id,
+            execution_id=ex.id,
+            after={"step_id": step.id, "tool": step.tool, "params": params, "policy": explained},
+            result="require_review",
+        )
         return Next("gate", step, "policy"), None
     return Next("run", step), params
 
@@ -166,18 +200,27 @@ def _open_gate(runner, session: Session, ex: Execution, defn, nxt: Next, events:
         return
     if nxt.reason == "human_input":
         executions.set_step(ex, step.id, status=S.STEP_WAITING)
-        ex.gate = {"kind": "human_input", "step_id": step.id, "question": step.question,
-                   "paused_at": utcnow().isoformat(), **gates.armed("human_input", step.human_timeout, utcnow())}
+        ex.gate = {
+            "kind": "human_input",
+            "step_id": step.id,
+            "question": step.question,
+            "paused_at": utcnow().isoformat(),
+            **gates.armed("human_input", step.human_timeout, utcnow()),
+        }
         executions.set_status(ex, "await_clarification")
-        events.add("clarification_requested", {"execution_id": ex.id, "step_id": step.id,
-                                               "question": step.question}, execution=ex.id,
-                   workspace=ex.workspace_id)
+        events.add(
+            "clarification_requested",
+            {"execution_id": ex.id, "step_id": step.id, "question": step.question},
+            execution=ex.id,
+            workspace=ex.workspace_id,
+        )
         return
     try:
         purpose = "coaching" if nxt.reason == "decision" else nxt.reason
         # the runner's generator draws a coaching suggestion's check, as it draws the spot checks
-        coaching.open_suggestion(session, ex, defn, step, purpose, events,
-                                 runner.tools.for_workspace(ex.workspace_id), rng=runner.rng)
+        coaching.open_suggestion(
+            session, ex, defn, step, purpose, events, runner.tools.for_workspace(ex.workspace_id), rng=runner.rng
+        )
     except TemplateFailure as exc:
         fail(runner, ex, step.id, f"step {step.id!r}: {exc}")
     except SQLAlchemyError:
@@ -192,8 +235,9 @@ def fail(runner, ex: Execution, step_id: str | None, message: str) -> None:
         executions.set_step(ex, step_id, status=S.STEP_FAILED, error=message, finished_at=utcnow())
         session = object_session(ex)
         if session is not None:  # a correction the failure is put down to no longer counts in its pack
-            correction_failures.on_step_failed(session, ex, runner.definitions.for_execution(session, ex),
-                                               step_id, message)
+            correction_failures.on_step_failed(
+                session, ex, runner.definitions.for_execution(session, ex), step_id, message
+            )
     ex.error = {"step_id": step_id, "message": message}
     executions.set_status(ex, "fail")
 

@@ -11,6 +11,7 @@ decision, answer or cancel takes the same lock first, so whoever commits first w
 A timeout acts as user `system` and is audited (`gate_timeout`); it is no operator's decision, so no acceptance
 metric counts it (the session's stats count it as `timed_out`).
 """
+
 from __future__ import annotations
 
 from datetime import datetime, timedelta
@@ -38,17 +39,24 @@ def armed(kind: str, timeout: HumanTimeout | None, opened: datetime) -> dict[str
     deadline = G.deadline(opened, timeout)
     if timeout is None or deadline is None:
         return {}
-    return {"deadline": deadline.isoformat(), "on_timeout": G.action_for(kind, timeout.on_timeout),
-            "timeout_s": timeout.timeout_s}
+    return {
+        "deadline": deadline.isoformat(),
+        "on_timeout": G.action_for(kind, timeout.on_timeout),
+        "timeout_s": timeout.timeout_s,
+    }
 
 
 def on_timeout(purpose: str, timeout: HumanTimeout | None) -> str | None:
     """What a suggestion's deadline does (its view's `on_timeout`), None without a deadline."""
-    return G.action_for(G.CORRECTION if purpose == "correction" else G.SUGGESTION, timeout.on_timeout) \
-        if timeout is not None else None
+    return (
+        G.action_for(G.CORRECTION if purpose == "correction" else G.SUGGESTION, timeout.on_timeout)
+        if timeout is not None
+        else None
+    )
 
 
 # -- pause and resume: a paused session's clock stops ---------------------------------------------------------------
+
 
 def hold(ex: Execution, waiting: list[Suggestion]) -> None:
     """The session is paused: its gate's deadline is taken off (the scanner no longer sees it)."""
@@ -71,14 +79,19 @@ def rearm(ex: Execution, waiting: list[Suggestion], now: datetime) -> None:
 
 # -- firing ---------------------------------------------------------------------------------------------------------
 
+
 def due(session: Session, now: datetime, limit: int = 100) -> list[str]:
     """Ids of executions whose gate's deadline has passed, oldest first (index ix_executions_gate_due)."""
-    return list(session.scalars(select(Execution.id).where(Execution.gate_due_at <= now)
-                                .order_by(Execution.gate_due_at).limit(limit)))
+    return list(
+        session.scalars(
+            select(Execution.id).where(Execution.gate_due_at <= now).order_by(Execution.gate_due_at).limit(limit)
+        )
+    )
 
 
-def fire(session: Session, definitions: DefinitionCache, execution_id: str, now: datetime,
-         events: Events) -> Execution | None:
+def fire(
+    session: Session, definitions: DefinitionCache, execution_id: str, now: datetime, events: Events
+) -> Execution | None:
     """Fire the deadline of the gate the execution waits at, once: under its lock, only if it still waits there and
     the deadline passed. Returns the execution when it fired."""
     ex = executions.get_any(session, execution_id, for_update=True)
@@ -86,10 +99,16 @@ def fire(session: Session, definitions: DefinitionCache, execution_id: str, now:
         return None  # gone, or moved on (and maybe on to a new gate) since the scan read it
     gate = ex.gate or {}
     kind, step_id = gate.get("kind"), gate.get("step_id")
-    sug = session.get(Suggestion, gate.get("suggestion_id"), populate_existing=True) \
-        if kind in (G.SUGGESTION, G.CORRECTION) else None
-    if not G.is_due(ex.status, kind, ex.gate_due_at, now) or (sug is not None and sug.status != "pending") \
-            or (sug is None and kind != G.CLARIFICATION):
+    sug = (
+        session.get(Suggestion, gate.get("suggestion_id"), populate_existing=True)
+        if kind in (G.SUGGESTION, G.CORRECTION)
+        else None
+    )
+    if (
+        not G.is_due(ex.status, kind, ex.gate_due_at, now)
+        or (sug is not None and sug.status != "pending")
+        or (sug is None and kind != G.CLARIFICATION)
+    ):
         # no longer waiting at that gate, by a path that kept its deadline: the scanner must not find it again
         ex.gate_due_at = None
         return None
@@ -109,18 +128,33 @@ def fire(session: Session, definitions: DefinitionCache, execution_id: str, now:
         executions.set_status(ex, {G.SUGGESTION: "decide", G.CORRECTION: "correct", G.CLARIFICATION: "answer"}[kind])
     elif action == G.ACCEPT:  # runs with the suggested params; the policy judges the call when it is about to run
         # (a check's are never run: the step's own, rendered again when it runs, are what it would have suggested)
-        executions.set_step(ex, step_id, status=S.STEP_PENDING, decision=decision,
-                            params=None if sug.purpose == "check" else sug.params)
+        executions.set_step(
+            ex, step_id, status=S.STEP_PENDING, decision=decision, params=None if sug.purpose == "check" else sug.params
+        )
         executions.set_status(ex, "decide")
     else:  # answer: as if answered with the step's timeout_answer
         step = definitions.get(session, ex.workflow_id, ex.workflow_version).step(step_id)
         executions.settle_answer(ex, step_id, step.human_timeout.answer if step.human_timeout else None, decision)
-    audit.record(session, ex.workspace_id, G.SYSTEM, "gate_timeout", target_type="suggestion" if sug else "step",
-                 target_id=sug.id if sug else f"{ex.id}/{step_id}", execution_id=ex.id,
-                 before={"kind": kind, "step_id": step_id, "deadline": gate.get("deadline")},
-                 after={"action": action, "status": ex.status, "message": text}, result=action)
-    payload = {"execution_id": ex.id, "step_id": step_id, "kind": kind, "action": action,
-               "suggestion_id": sug.id if sug else None, "message": text}
+    audit.record(
+        session,
+        ex.workspace_id,
+        G.SYSTEM,
+        "gate_timeout",
+        target_type="suggestion" if sug else "step",
+        target_id=sug.id if sug else f"{ex.id}/{step_id}",
+        execution_id=ex.id,
+        before={"kind": kind, "step_id": step_id, "deadline": gate.get("deadline")},
+        after={"action": action, "status": ex.status, "message": text},
+        result=action,
+    )
+    payload = {
+        "execution_id": ex.id,
+        "step_id": step_id,
+        "kind": kind,
+        "action": action,
+        "suggestion_id": sug.id if sug else None,
+        "message": text,
+    }
     events.add("gate_timed_out", payload, execution=ex.id, workspace=ex.workspace_id)
     executions.changed(session, events, ex, step_id)
     if sug is not None:

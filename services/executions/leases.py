@@ -5,6 +5,7 @@ A step whose tool takes time is claimed, in the transaction that marks it runnin
 ahead, renewed every third of that while the tool runs. A lease that expired, or whose instance is known to be
 gone, may be taken over (services.executions.runner does, under the execution's row lock); a live one never is.
 """
+
 from __future__ import annotations
 
 import logging
@@ -89,12 +90,18 @@ class Leases:
         def once() -> int:
             with self.db.transaction() as session:
                 return session.execute(
-                    update(table).where(table.c.id.in_(held_now), table.c.lease_owner == self.owner)
-                    .values(lease_expires_at=utcnow() + timedelta(seconds=self.lease_s))).rowcount
+                    update(table)
+                    .where(table.c.id.in_(held_now), table.c.lease_owner == self.owner)
+                    .values(lease_expires_at=utcnow() + timedelta(seconds=self.lease_s))
+                ).rowcount
+
         renewed = retrying(once, what="renewing leases")
         if renewed < len(held_now):
-            log.warning("%d of the leases of instance %s were taken over: their results will be dropped",
-                        len(held_now) - renewed, self.owner)
+            log.warning(
+                "%d of the leases of instance %s were taken over: their results will be dropped",
+                len(held_now) - renewed,
+                self.owner,
+            )
         return renewed
 
     def to_take_over(self) -> list[str]:
@@ -104,16 +111,25 @@ class Leases:
         now = utcnow()
         stale = now - timedelta(seconds=self.lease_s)
         with self.db.read() as session:
-            rows = session.execute(select(Execution.id, Execution.lease_owner, Execution.lease_expires_at).where(
-                Execution.status.in_(list(S.RUNNABLE)),
-                or_(Execution.lease_owner.is_not(None), and_(Execution.lease_owner.is_(None),
-                                                             Execution.updated_at <= stale)))).all()
+            rows = session.execute(
+                select(Execution.id, Execution.lease_owner, Execution.lease_expires_at).where(
+                    Execution.status.in_(list(S.RUNNABLE)),
+                    or_(
+                        Execution.lease_owner.is_not(None),
+                        and_(Execution.lease_owner.is_(None), Execution.updated_at <= stale),
+                    ),
+                )
+            ).all()
         found = []
         for execution_id, owner, expires in rows:
             if execution_id in self.held:
                 continue
-            if owner is not None and expires is not None and expires > now and (owner == self.owner
-                                                                                 or not owner_gone(owner)):
+            if (
+                owner is not None
+                and expires is not None
+                and expires > now
+                and (owner == self.owner or not owner_gone(owner))
+            ):
                 continue
             found.append(execution_id)
         return found

@@ -1,4 +1,5 @@
 """Executions: a run of a workflow version (or a plan), its step states and its gate."""
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -13,10 +14,16 @@ from services.orm import Base, FilledAtInit, JsonType, StepStates, UtcDateTime, 
 
 class Execution(FilledAtInit, Base):
     __tablename__ = "executions"
-    __table_args__ = (Index("ix_executions_ws_created", "workspace_id", "created_at"),
-                      # the gate deadline scanner's index: only executions waiting at a gate with a deadline
-                      Index("ix_executions_gate_due", "gate_due_at", sqlite_where=text("gate_due_at IS NOT NULL"),
-                            postgresql_where=text("gate_due_at IS NOT NULL")))
+    __table_args__ = (
+        Index("ix_executions_ws_created", "workspace_id", "created_at"),
+        # the gate deadline scanner's index: only executions waiting at a gate with a deadline
+        Index(
+            "ix_executions_gate_due",
+            "gate_due_at",
+            sqlite_where=text("gate_due_at IS NOT NULL"),
+            postgresql_where=text("gate_due_at IS NOT NULL"),
+        ),
+    )
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"), index=True)
     workflow_id: Mapped[str] = mapped_column(ForeignKey("workflows.id"), index=True)

@@ -15,14 +15,15 @@ Nothing advancing an execution fails silently: a transaction that meets a transi
 (services.db.retrying), any other failure again after a pause (ADVANCE_BACKOFF_S), and one that keeps failing
 fails the step (or the execution) with its reason.
 """
+
 from __future__ import annotations
 
 import logging
 import random
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable
 
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
@@ -34,7 +35,8 @@ from core.tools import ToolRegistry
 from services.agents import service as agent
 from services.audit import service as audit
 from services.db import Database, retrying
-from services.executions import drive, service as executions
+from services.executions import drive
+from services.executions import service as executions
 from services.executions.leases import Leases
 from services.executions.models import Execution
 from services.executions.scans import Scans
@@ -52,9 +54,16 @@ class Runner:
     # pauses before advancing an execution again after a failure that is not transient; then the step fails
     ADVANCE_BACKOFF_S: tuple[float, ...] = (0.1, 0.5, 2.0, 5.0)
 
-    def __init__(self, db: Database, tools: ToolRegistry, definitions: DefinitionCache, notifier: Notifier,
-                 settings: Settings | None = None, spawn: Callable | None = None,
-                 dispatch: Callable[[str], None] | None = None):
+    def __init__(
+        self,
+        db: Database,
+        tools: ToolRegistry,
+        definitions: DefinitionCache,
+        notifier: Notifier,
+        settings: Settings | None = None,
+        spawn: Callable | None = None,
+        dispatch: Callable[[str], None] | None = None,
+    ):
         self.db, self.tools, self.definitions, self.notifier = db, tools, definitions, notifier
         self._dispatch = dispatch  # Celery workers run the executions scheduled here (services.executions.worker)
         self.settings = settings or Settings()
@@ -69,7 +78,9 @@ class Runner:
         self._idle = threading.Condition(self._lock)
         self.rng = random.Random(self.settings.random_seed)  # spot checks draw from it (a seed makes runs repeatable)
         self.stopping = threading.Event()  # set by shutdown: background work ends, a backoff stops waiting
-        self.llm = None  # the LLM provider of agent steps (services.agents.llm), made on first use (services.agents.service)
+        self.llm = (
+            None  # the LLM provider of agent steps (services.agents.llm), made on first use (services.agents.service)
+        )
         self.leases = Leases(db, self.settings)  # this instance's id, and the steps it runs now
         self.scans = Scans(self)  # recovery at start, the lease keeper and the deadline scanner
 
@@ -152,9 +163,13 @@ class Runner:
                 running = step.id
                 self.leases.held[execution_id] = step.id  # renewed by the lease keeper while the tool runs
                 # an agent step commits its conversation as it goes (services.agents.service); None: it waits for a person
-                outcome = agent.run_step(self, execution_id, step) if step.type == "agent" else \
-                    execute(step, state, self.tools.for_workspace(state.workspace_id), params=params,
-                            idempotency_key=key)
+                outcome = (
+                    agent.run_step(self, execution_id, step)
+                    if step.type == "agent"
+                    else execute(
+                        step, state, self.tools.for_workspace(state.workspace_id), params=params, idempotency_key=key
+                    )
+                )
         finally:
             self.leases.held.pop(execution_id, None)
 
@@ -163,6 +178,7 @@ class Runner:
         (what drive returned, the events to push), or None. A transient error is tried again at once (retrying);
         any other failure after each pause of ADVANCE_BACKOFF_S, keeping the outcome in hand (the tool does not run
         again); when it still fails, the step (or the execution) fails with the reason."""
+
         def once():
             events = Events()
             with self.db.transaction() as session:
@@ -175,27 +191,41 @@ class Runner:
                 return retrying(once, what=f"advancing execution {execution_id}")
             except Exception as exc:
                 if failures == len(self.ADVANCE_BACKOFF_S):
-                    log.error("advancing execution %s failed %d times; its step fails", execution_id, failures + 1,
-                              exc_info=True)
+                    log.error(
+                        "advancing execution %s failed %d times; its step fails",
+                        execution_id,
+                        failures + 1,
+                        exc_info=True,
+                    )
                     self._give_up(execution_id, running, exc, failures + 1)
                     return None
                 pause = self.ADVANCE_BACKOFF_S[failures]
                 failures += 1
-                log.warning("advancing execution %s failed (%s); trying again in %gs", execution_id, _reason(exc),
-                            pause, exc_info=True)
+                log.warning(
+                    "advancing execution %s failed (%s); trying again in %gs",
+                    execution_id,
+                    _reason(exc),
+                    pause,
+                    exc_info=True,
+                )
                 if self.stopping.wait(pause):  # shutting down: its lease runs out, and an instance takes it over
                     return None
 
-    def _advance_in(self, session: Session, execution_id: str, running: str | None, outcome: Outcome | None,
-                    events: Events):
+    def _advance_in(
+        self, session: Session, execution_id: str, running: str | None, outcome: Outcome | None, events: Events
+    ):
         ex = executions.get_any(session, execution_id)
         if ex is None:
             return None
         if outcome is not None:
             if ex.lease_owner != self.leases.owner:
-                log.warning("execution %s: step %s was taken over by %s while it ran here; this result is dropped "
-                            "(the step runs there again, with the same idempotency key)", execution_id, running,
-                            ex.lease_owner or "another instance")
+                log.warning(
+                    "execution %s: step %s was taken over by %s while it ran here; this result is dropped "
+                    "(the step runs there again, with the same idempotency key)",
+                    execution_id,
+                    running,
+                    ex.lease_owner or "another instance",
+                )
                 return FENCED
             drive.record(self, ex, running, outcome)
         elif ex.lease_owner not in (None, self.leases.owner) and not self.leases.free(ex, utcnow()):
@@ -205,11 +235,24 @@ class Runner:
             step, state, params, repeat = slow
             st = ex.steps[step.id]
             self.leases.grant(ex)
-            audit.record(session, ex.workspace_id, "system", "tool_call", target_type="step",
-                         target_id=f"{ex.id}/{step.id}", execution_id=ex.id,
-                         after={"step_id": step.id, "tool": step.tool, "idempotency_key": st.idempotency_key,
-                                "run": st.run, "repeat": repeat, "instance": self.leases.owner},
-                         result="repeated" if repeat else "started")
+            audit.record(
+                session,
+                ex.workspace_id,
+                "system",
+                "tool_call",
+                target_type="step",
+                target_id=f"{ex.id}/{step.id}",
+                execution_id=ex.id,
+                after={
+                    "step_id": step.id,
+                    "tool": step.tool,
+                    "idempotency_key": st.idempotency_key,
+                    "run": st.run,
+                    "repeat": repeat,
+                    "instance": self.leases.owner,
+                },
+                result="repeated" if repeat else "started",
+            )
             # the step is running now, for as long as its tool takes: the panels show it (the step's state)
             executions.changed(session, events, ex, step.id)
             return step, state, params, st.idempotency_key
@@ -229,17 +272,16 @@ class Runner:
                     return events
                 if ex.lease_owner not in (None, self.leases.owner) and not self.leases.free(ex, utcnow()):
                     return events  # another instance holds it now
-                step_id = running or next((st.step_id for st in ex.steps.values() if st.status == S.STEP_RUNNING),
-                                          None)
+                step_id = running or next((st.step_id for st in ex.steps.values() if st.status == S.STEP_RUNNING), None)
                 drive.fail(self, ex, step_id, f"step {step_id!r}: {reason}" if step_id else reason)
                 ex.lease_owner = ex.lease_expires_at = None
                 executions.changed(session, events, ex, step_id)
             return events
+
         try:
             self.notifier.send(retrying(once, what=f"failing execution {execution_id}"))
         except Exception:
             log.exception("execution %s could not be failed either; the lease scan will find it", execution_id)
-
 
 
 def _reason(exc: BaseException) -> str:

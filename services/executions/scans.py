@@ -2,6 +2,7 @@
 server stopped; a lease keeper that renews this instance's leases and takes over expired ones (README "Several
 machines"); a deadline scanner that fires approvals and human gates nobody acted on in time. One thread each (green
 under gevent/eventlet) for the whole process, whatever the number of executions."""
+
 from __future__ import annotations
 
 import logging
@@ -14,7 +15,8 @@ from core.execution import states as S
 from services.approvals import deadlines as approval_deadlines
 from services.coaching import undo
 from services.db import retrying
-from services.executions import gates, service as executions
+from services.executions import gates
+from services.executions import service as executions
 from services.executions.models import Execution
 from services.notifier import Events
 from services.orm import utcnow
@@ -49,6 +51,7 @@ class Scans:
         """Schedule a runnable execution here; its steps caught running first go back to pending, when their lease
         allows (Leases.free), and the lease becomes this instance's. Under the execution's lock: of several instances
         scanning at once, one takes it over. False when it is left alone."""
+
         def once() -> tuple[bool, list[str]]:
             with self.runner.db.transaction() as session:
                 ex = executions.get_any(session, execution_id)
@@ -63,12 +66,19 @@ class Scans:
                 if running or ex.lease_owner is not None:
                     previous = ex.lease_owner
                     self.runner.leases.grant(ex, now)
-                    if self.runner.dispatches:  # a worker runs it (services.executions.worker): the lease is the one it claims
+                    if (
+                        self.runner.dispatches
+                    ):  # a worker runs it (services.executions.worker): the lease is the one it claims
                         self.runner.leases.release(ex)
                     if running:
-                        log.warning("execution %s: taking over step %s from %s (lease expired or its instance "
-                                    "gone)", execution_id, ", ".join(running), previous or "nobody")
+                        log.warning(
+                            "execution %s: taking over step %s from %s (lease expired or its instance gone)",
+                            execution_id,
+                            ", ".join(running),
+                            previous or "nobody",
+                        )
                 return True, running
+
         try:
             taken, _ = retrying(once, what=f"taking over execution {execution_id}")
         except Exception:
@@ -129,16 +139,23 @@ class Scans:
         with self.runner.db.read() as session:
             due = [(approval_deadlines.fire_timeout, "approval", i) for i in approval_deadlines.due(session, now)]
             # a gate's deadline, or the end of a held decision's undo window (services.coaching.undo.fire)
-            due += [(lambda s, i, n, e: undo.fire(s, self.runner.definitions, self.runner.tools.for_workspace, i, n,
-                                                  e), "gate of execution", i)
-                    for i in gates.due(session, now)]
+            due += [
+                (
+                    lambda s, i, n, e: undo.fire(s, self.runner.definitions, self.runner.tools.for_workspace, i, n, e),
+                    "gate of execution",
+                    i,
+                )
+                for i in gates.due(session, now)
+            ]
         fired = 0
         for fire, what, target in due:
+
             def once(fire=fire, target=target):
                 events = Events()
                 with self.runner.db.transaction() as session:
                     ex = fire(session, target, now, events)
                     return ex, ex is not None and ex.status in S.RUNNABLE, events
+
             try:
                 ex, runnable, events = retrying(once, what=f"firing the deadline of {what} {target}")
             except Exception:  # one bad row must not stop the others' deadlines

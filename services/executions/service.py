@@ -1,5 +1,6 @@
 """Executions: start, read, list, change a step or the status, the session's counters. The runner advances them;
 services.executions.control cancels them and answers their questions."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -10,9 +11,9 @@ from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import flag_modified
 
 from core.errors import Conflict, NotFound, ValidationFailed
+from core.execution import recovery as recovery_rules
 from core.execution import states as S
 from core.execution.control import CORRECTABLE
-from core.execution import recovery as recovery_rules
 from core.execution.engine import ExecutionState, StepState, progress, steps_progress
 from core.tools import ToolRegistry
 from core.workflow import WorkflowDef, validate_variables
@@ -46,8 +47,9 @@ def get_any(session: Session, execution_id: str, *, for_update: bool = True) -> 
     return session.get(Execution, execution_id, with_for_update=True if for_update and row_locks(session) else None)
 
 
-def get_with_suggestion(session: Session, workspace_id: str, execution_id: str,
-                        suggestion_id: str) -> tuple[Execution, Suggestion, Workflow] | None:
+def get_with_suggestion(
+    session: Session, workspace_id: str, execution_id: str, suggestion_id: str
+) -> tuple[Execution, Suggestion, Workflow] | None:
     """What a decision reads, in one SELECT: the execution (row-locked on PostgreSQL, as `get(for_update=True)`),
     one of its suggestions, its workflow, and the workspace's policy settings (which the decision and the next
     suggestion judge calls under; they stay in the session's identity map). Waiting for the lock, PostgreSQL gives
@@ -62,18 +64,26 @@ def get_with_suggestion(session: Session, workspace_id: str, execution_id: str,
 
 
 # built once (every decision runs it): SQLAlchemy caches its compiled form
-_WITH_SUGGESTION = (select(Execution, Suggestion, Workflow, PolicySettings)
-                    .join(Suggestion, (Suggestion.id == bindparam("suggestion_id"))
-                          & (Suggestion.execution_id == Execution.id))
-                    .join(Workflow, Workflow.id == Execution.workflow_id)
-                    .outerjoin(PolicySettings, PolicySettings.workspace_id == Execution.workspace_id)
-                    .where(Execution.id == bindparam("execution_id")))
+_WITH_SUGGESTION = (
+    select(Execution, Suggestion, Workflow, PolicySettings)
+    .join(Suggestion, (Suggestion.id == bindparam("suggestion_id")) & (Suggestion.execution_id == Execution.id))
+    .join(Workflow, Workflow.id == Execution.workflow_id)
+    .outerjoin(PolicySettings, PolicySettings.workspace_id == Execution.workspace_id)
+    .where(Execution.id == bindparam("execution_id"))
+)
 _WITH_SUGGESTION_LOCKED = _WITH_SUGGESTION.with_for_update(of=Execution)
 
 
-def start(session: Session, definitions: DefinitionCache, workspace_id: str, workflow_id: str,
-          variables: Any, mode: str | None = None, started_by: str | None = None,
-          actor: str = "system") -> Execution:
+def start(
+    session: Session,
+    definitions: DefinitionCache,
+    workspace_id: str,
+    workflow_id: str,
+    variables: Any,
+    mode: str | None = None,
+    started_by: str | None = None,
+    actor: str = "system",
+) -> Execution:
     """A new execution, audited (`execution_start`: who, mode, variables). `mode` None means the workflow's own
     mode (coaching or auto), so a start that does not choose never skips the review the workflow is under.
     `started_by` (a user id) is who an approval with separate_duties refuses; `actor` is who the audit names."""
@@ -82,26 +92,47 @@ def start(session: Session, definitions: DefinitionCache, workspace_id: str, wor
     wf = workflows.get(session, workspace_id, workflow_id)
     mode = mode or wf.mode
     if mode == "auto" and wf.mode != "auto":
-        raise Conflict("this workflow is not in AUTO: a lead promotes it once it is AUTO-ready",
-                       details={"workflow_mode": wf.mode})
+        raise Conflict(
+            "this workflow is not in AUTO: a lead promotes it once it is AUTO-ready", details={"workflow_mode": wf.mode}
+        )
     defn = definitions.get(session, wf.id, wf.current_version)
     values = validate_variables(defn, variables)
-    ex = Execution(workspace_id=workspace_id, workflow_id=wf.id, workflow_version=wf.current_version,
-                   mode=mode, status=S.PENDING, variables=values, started_by=started_by,
-                   steps={sid: StepState(sid) for sid in defn.step_ids},
-                   coaching_stats={k: 0 for k in COACHING_STATS} if mode in ("coaching", "auto") else None)
+    ex = Execution(
+        workspace_id=workspace_id,
+        workflow_id=wf.id,
+        workflow_version=wf.current_version,
+        mode=mode,
+        status=S.PENDING,
+        variables=values,
+        started_by=started_by,
+        steps={sid: StepState(sid) for sid in defn.step_ids},
+        coaching_stats={k: 0 for k in COACHING_STATS} if mode in ("coaching", "auto") else None,
+    )
     session.add(ex)
-    audit.record(session, workspace_id, actor, "execution_start", target_type="execution", target_id=ex.id,
-                 execution_id=ex.id, after={"workflow_id": wf.id, "workflow_version": wf.current_version,
-                                            "mode": mode, "variables": values})
+    audit.record(
+        session,
+        workspace_id,
+        actor,
+        "execution_start",
+        target_type="execution",
+        target_id=ex.id,
+        execution_id=ex.id,
+        after={"workflow_id": wf.id, "workflow_version": wf.current_version, "mode": mode, "variables": values},
+    )
     return ex
 
 
 def to_state(ex: Execution) -> ExecutionState:
     """The engine's view of the execution. Its steps are the execution's own StepState objects (no copy):
     read them freely, change them only through set_step."""
-    state = ExecutionState(id=ex.id, status=ex.status, mode=ex.mode, variables=ex.variables or {}, steps=ex.steps,
-                           workspace_id=ex.workspace_id)
+    state = ExecutionState(
+        id=ex.id,
+        status=ex.status,
+        mode=ex.mode,
+        variables=ex.variables or {},
+        steps=ex.steps,
+        workspace_id=ex.workspace_id,
+    )
     control = ex.control
     if control:  # steered by a person (core/execution/control.py); NULL for every other execution
         state.breakpoints = control.get("breakpoints") or {}
@@ -153,14 +184,23 @@ def stats_of(ex: Execution) -> dict[str, int]:
 def settle_answer(ex: Execution, step_id: str, answer_value: Any, decision: str | None = None) -> None:
     """What an answer does (a person's, or a deadline's timeout_answer: `decision` timeout_answer): the step's output
     is {"answer": ...}, and the execution goes on."""
-    set_step(ex, step_id, status=S.STEP_SUCCEEDED, output={"answer": answer_value}, finished_at=utcnow(),
-             decision=decision)
+    set_step(
+        ex, step_id, status=S.STEP_SUCCEEDED, output={"answer": answer_value}, finished_at=utcnow(), decision=decision
+    )
     ex.gate = None
     set_status(ex, "answer")
 
 
-def list_page(session: Session, workspace_id: str, *, workflow_id: str | None = None, mode: str | None = None,
-              status: str | None = None, page: int = 1, per_page: int = 20) -> tuple[list[Execution], int]:
+def list_page(
+    session: Session,
+    workspace_id: str,
+    *,
+    workflow_id: str | None = None,
+    mode: str | None = None,
+    status: str | None = None,
+    page: int = 1,
+    per_page: int = 20,
+) -> tuple[list[Execution], int]:
     where = [Execution.workspace_id == workspace_id]
     if workflow_id:
         where.append(Execution.workflow_id == workflow_id)
@@ -169,14 +209,22 @@ def list_page(session: Session, workspace_id: str, *, workflow_id: str | None = 
     if status:
         where.append(Execution.status == status)
     total = session.scalar(select(func.count()).select_from(Execution).where(*where)) or 0
-    rows = session.scalars(select(Execution).where(*where)
-                           .order_by(Execution.created_at.desc(), Execution.id)
-                           .offset((page - 1) * per_page).limit(per_page)).all()
+    rows = session.scalars(
+        select(Execution)
+        .where(*where)
+        .order_by(Execution.created_at.desc(), Execution.id)
+        .offset((page - 1) * per_page)
+        .limit(per_page)
+    ).all()
     return list(rows), total
 
 
-def view(ex: Execution, defn: WorkflowDef | None = None,
-         approvals: dict[str, dict] | None = None, tools: ToolRegistry | None = None) -> dict[str, Any]:
+def view(
+    ex: Execution,
+    defn: WorkflowDef | None = None,
+    approvals: dict[str, dict] | None = None,
+    tools: ToolRegistry | None = None,
+) -> dict[str, Any]:
     """`approvals`: step id -> {approval_id, status, kind} (services.approvals.service.by_step), shown on those steps.
     Each step carries `definition`: what a correction may change, as written (corrections applied), and with
     `tools`, `params_schema`: its tool's, so a client can draw the same form as the correction editor's."""
@@ -188,25 +236,47 @@ def view(ex: Execution, defn: WorkflowDef | None = None,
         step = defn.step(row.step_id) if defn else None
         raw = written.get(row.step_id) or {}
         tool = tools.get(step.tool) if tools is not None and step is not None and step.tool else None
-        steps.append({
-            "step_id": row.step_id, "name": step.name if step else row.step_id, "type": step.type if step else None,
-            "tool": step.tool if step else None, **_step_state(row), "approval": approvals.get(row.step_id),
-            "definition": {k: raw[k] for k in CORRECTABLE if k in raw},
-            "params_schema": tool.params_schema if tool is not None else None,
-            # an agent step's conversation (services/agents/store.py)
-            "transcript": f"/api/executions/{ex.id}/steps/{row.step_id}/transcript"
-            if step is not None and step.type == "agent" else None,
-        })
+        steps.append(
+            {
+                "step_id": row.step_id,
+                "name": step.name if step else row.step_id,
+                "type": step.type if step else None,
+                "tool": step.tool if step else None,
+                **_step_state(row),
+                "approval": approvals.get(row.step_id),
+                "definition": {k: raw[k] for k in CORRECTABLE if k in raw},
+                "params_schema": tool.params_schema if tool is not None else None,
+                # an agent step's conversation (services/agents/store.py)
+                "transcript": f"/api/executions/{ex.id}/steps/{row.step_id}/transcript"
+                if step is not None and step.type == "agent"
+                else None,
+            }
+        )
     return {
-        "execution_id": ex.id, "workflow_id": ex.workflow_id, "workflow_version": ex.workflow_version,
-        "mode": ex.mode, "status": ex.status, "progress": progress(state), "steps": steps,
-        "is_coaching": ex.mode == "coaching", "variables": ex.variables, "error": ex.error, "gate": ex.gate,
-        "created_at": ex.created_at, "updated_at": ex.updated_at, "started_at": ex.started_at,
-        "finished_at": ex.finished_at, "started_by": ex.started_by,
+        "execution_id": ex.id,
+        "workflow_id": ex.workflow_id,
+        "workflow_version": ex.workflow_version,
+        "mode": ex.mode,
+        "status": ex.status,
+        "progress": progress(state),
+        "steps": steps,
+        "is_coaching": ex.mode == "coaching",
+        "variables": ex.variables,
+        "error": ex.error,
+        "gate": ex.gate,
+        "created_at": ex.created_at,
+        "updated_at": ex.updated_at,
+        "started_at": ex.started_at,
+        "finished_at": ex.finished_at,
+        "started_by": ex.started_by,
         # a failed execution: the steps "resume from" may choose, and why the others not (core.execution.recovery)
         "resume_from": recovery_rules.resume_options(defn, ex.status, ex.steps) if defn else [],
-        "lease": {"owner": ex.lease_owner, "expires_at": ex.lease_expires_at.isoformat()
-                  if ex.lease_expires_at else None} if ex.lease_owner else None,
+        "lease": {
+            "owner": ex.lease_owner,
+            "expires_at": ex.lease_expires_at.isoformat() if ex.lease_expires_at else None,
+        }
+        if ex.lease_owner
+        else None,
     }
 
 
@@ -237,8 +307,14 @@ def changed(session: Session, events: Events, ex: Execution, step_id: str | None
     """The execution changed in this transaction: its `execution_update` goes with the transaction's events, made
     once, just before the commit, from the execution as it then is (every step changed meanwhile in it), wherever
     the transaction goes on to take it (a decision runs on to its next suggestion). `step_id`: where it stands."""
-    events.at_commit(session, "execution_update", ex.id, lambda: update_event(ex, step_id), execution=ex.id,
-                     workspace=ex.workspace_id)
+    events.at_commit(
+        session,
+        "execution_update",
+        ex.id,
+        lambda: update_event(ex, step_id),
+        execution=ex.id,
+        workspace=ex.workspace_id,
+    )
 
 
 PUSHED_STEPS_MAX = 64 * 1024  # bytes of JSON (UTF-8): the steps an execution_update carries at most
@@ -260,7 +336,17 @@ def _pushed_views(states: list[StepState]) -> list[dict[str, Any]] | None:
 
 
 def _step_state(st: StepState) -> dict[str, Any]:
-    return {"step_id": st.step_id, "status": st.status, "output": st.output, "error": st.error,
-            "attempts": st.attempts, "params": st.params, "decision": st.decision, "policy": st.policy,
-            "run": st.run, "idempotency_key": st.idempotency_key,
-            "started_at": st.started_at, "finished_at": st.finished_at}
+    return {
+        "step_id": st.step_id,
+        "status": st.status,
+        "output": st.output,
+        "error": st.error,
+        "attempts": st.attempts,
+        "params": st.params,
+        "decision": st.decision,
+        "policy": st.policy,
+        "run": st.run,
+        "idempotency_key": st.idempotency_key,
+        "started_at": st.started_at,
+        "finished_at": st.finished_at,
+    }

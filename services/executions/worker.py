@@ -17,6 +17,7 @@ tasks after `COACH_WORKER_REDELIVER_S`). Meanwhile the step's lease runs out and
 another worker, so a lost step is taken over within the lease time; a second delivery of the same task finds the
 step recorded, or leased by a live owner, and does nothing.
 """
+
 from __future__ import annotations
 
 import logging
@@ -52,8 +53,9 @@ def services():
             if emitter is None:
                 log.warning("COACH_MESSAGE_QUEUE is not set: this worker's events reach no client")
             # steps run here, in this process: never sent back to the queue
-            _services = Services.build(settings, notifier=Notifier(emitter), spawn=lambda fn, *a: fn(*a),
-                                       dispatch=False)
+            _services = Services.build(
+                settings, notifier=Notifier(emitter), spawn=lambda fn, *a: fn(*a), dispatch=False
+            )
             _services.runner.scans.start_leases(scan=False)  # renews the lease of the step it runs; servers scan
         return _services
 

@@ -7,6 +7,7 @@ included). While it waits for the next message it also runs, for the ASGI app's 
 it (`Channel.call`: database reads and writes, calls of upstream MCP servers through Coach's client pool): that work
 then runs where Coach's code always runs, never on the asyncio loop (whose thread has no greenlets of its own).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -14,14 +15,25 @@ import collections
 import concurrent.futures
 import http
 import logging
-from typing import Any, Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any
 
 from services.toolservers.loop import LoopThread, native, wait
 
 log = logging.getLogger(__name__)
 
-HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailers",
-                        "transfer-encoding", "upgrade"})
+HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "te",
+        "trailers",
+        "transfer-encoding",
+        "upgrade",
+    }
+)
 
 
 class Channel:
@@ -85,6 +97,7 @@ class Channel:
                 future.set_exception(error)
             else:
                 future.set_result(value)
+
         self.loop.call_soon_threadsafe(done)
 
     def disconnect(self) -> None:
@@ -104,12 +117,22 @@ def scope_of(environ: dict[str, Any], **extra: Any) -> dict[str, Any]:
             headers.append((name.encode("latin-1"), str(value).encode("latin-1")))
     path = environ.get("PATH_INFO") or "/"
     protocol = (environ.get("SERVER_PROTOCOL") or "HTTP/1.1").split("/")[-1]
-    return {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": protocol,
-            "method": environ.get("REQUEST_METHOD", "GET"), "scheme": environ.get("wsgi.url_scheme", "http"),
-            "path": path, "raw_path": path.encode("latin-1"), "root_path": "",
-            "query_string": (environ.get("QUERY_STRING") or "").encode("latin-1"), "headers": headers,
-            "server": (environ.get("SERVER_NAME") or "", int(environ.get("SERVER_PORT") or 0)),
-            "client": (environ.get("REMOTE_ADDR") or "", int(environ.get("REMOTE_PORT") or 0)), "state": {}, **extra}
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": protocol,
+        "method": environ.get("REQUEST_METHOD", "GET"),
+        "scheme": environ.get("wsgi.url_scheme", "http"),
+        "path": path,
+        "raw_path": path.encode("latin-1"),
+        "root_path": "",
+        "query_string": (environ.get("QUERY_STRING") or "").encode("latin-1"),
+        "headers": headers,
+        "server": (environ.get("SERVER_NAME") or "", int(environ.get("SERVER_PORT") or 0)),
+        "client": (environ.get("REMOTE_ADDR") or "", int(environ.get("REMOTE_PORT") or 0)),
+        "state": {},
+        **extra,
+    }
 
 
 def read_body(environ: dict[str, Any], limit: int) -> bytes | None:
@@ -139,8 +162,9 @@ def status_line(code: int) -> str:
         return f"{code} Status"
 
 
-def respond(loop: LoopThread, app: Callable[..., Awaitable[None]], scope: dict[str, Any], body: bytes,
-            start_response) -> Iterator[bytes]:
+def respond(
+    loop: LoopThread, app: Callable[..., Awaitable[None]], scope: dict[str, Any], body: bytes, start_response
+) -> Iterator[bytes]:
     """Run `app(scope, receive, send)` on the loop and answer its messages as WSGI, serving its `call`s meanwhile."""
     channel = Channel(body, loop.running())
     scope = {**scope, "coach.channel": channel}
@@ -161,8 +185,11 @@ def respond(loop: LoopThread, app: Callable[..., Awaitable[None]], scope: dict[s
             return iter([b'{"error": {"code": "internal", "message": "the MCP endpoint failed"}}'])
         message = item[1]
         if message["type"] == "http.response.start":
-            headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in message.get("headers", [])
-                       if k.decode("latin-1").lower() not in HOP_BY_HOP]
+            headers = [
+                (k.decode("latin-1"), v.decode("latin-1"))
+                for k, v in message.get("headers", [])
+                if k.decode("latin-1").lower() not in HOP_BY_HOP
+            ]
             start_response(status_line(message["status"]), headers)
             return _body(channel)
 

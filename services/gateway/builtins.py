@@ -8,6 +8,7 @@ tool's `<server>.<tool>`; its risk is the built-in's own, and its annotations sa
 built-in as a workflow step runs it (core/execution/engine.run_tool): in the workspace's context (its outbound lists
 for http.request, its sandbox directory for the file tools), bounded by COACH_MCP_CALL_TIMEOUT_S, no retries.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -15,7 +16,8 @@ from typing import Any
 import orjson
 from sqlalchemy.orm import Session
 
-from core import gateway as G, toolservers as T
+from core import gateway as G
+from core import toolservers as T
 from core.errors import NotFound, ValidationFailed
 from core.execution.engine import run_tool
 from core.tools import Tool, ToolRegistry
@@ -104,23 +106,41 @@ def run(svc, tool: ExposedTool, arguments: dict[str, Any], idempotency: str) -> 
 
 # -- the admin's choice (GET/PUT /api/workspace/gateway) --------------------------------------------------------------
 
+
 def view(session: Session, registry_: ToolRegistry, workspace_id: str) -> dict[str, Any]:
     offered = choices(registry_)
     chosen = [name for name in exposed(session, workspace_id) if name in offered]
-    return {"builtin_tools": chosen, "available": [
-        {"name": name, "gateway_name": PREFIX + name, "description": tool.description, "risk": tool.risk,
-         "exposed": name in chosen} for name, tool in sorted(offered.items())]}
+    return {
+        "builtin_tools": chosen,
+        "available": [
+            {
+                "name": name,
+                "gateway_name": PREFIX + name,
+                "description": tool.description,
+                "risk": tool.risk,
+                "exposed": name in chosen,
+            }
+            for name, tool in sorted(offered.items())
+        ],
+    }
 
 
-def set_exposed(session: Session, registry_: ToolRegistry, workspace_id: str, names: list[str],
-                actor: str) -> dict[str, Any]:
+def set_exposed(
+    session: Session, registry_: ToolRegistry, workspace_id: str, names: list[str], actor: str
+) -> dict[str, Any]:
     """Replace the workspace's exposed built-ins (an unknown name: 422 naming it), audited."""
     offered = choices(registry_)
     unknown = [name for name in names if name not in offered]
     if unknown:
-        raise ValidationFailed(f"unknown built-in tool {unknown[0]!r}", details={"builtin_tools": [
-            f"{name!r} is not a built-in tool of this server (one of: {', '.join(sorted(offered))})"
-            for name in unknown]})
+        raise ValidationFailed(
+            f"unknown built-in tool {unknown[0]!r}",
+            details={
+                "builtin_tools": [
+                    f"{name!r} is not a built-in tool of this server (one of: {', '.join(sorted(offered))})"
+                    for name in unknown
+                ]
+            },
+        )
     if session.get(Workspace, workspace_id) is None:
         raise NotFound(f"workspace {workspace_id} not found")
     chosen = sorted(set(names))
@@ -131,6 +151,15 @@ def set_exposed(session: Session, registry_: ToolRegistry, workspace_id: str, na
     else:
         row.tools, row.updated_by = chosen, actor
     session.flush()
-    audit.record(session, workspace_id, actor, "gateway_builtins", target_type="workspace", target_id=workspace_id,
-                 before={"builtin_tools": before}, after={"builtin_tools": chosen}, result="ok")
+    audit.record(
+        session,
+        workspace_id,
+        actor,
+        "gateway_builtins",
+        target_type="workspace",
+        target_id=workspace_id,
+        before={"builtin_tools": before},
+        after={"builtin_tools": chosen},
+        result="ok",
+    )
     return view(session, registry_, workspace_id)

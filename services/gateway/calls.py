@@ -11,15 +11,19 @@ rejected, `rejected` with the reviewer's feedback. Whoever gets the outcome firs
 sent again) marks it delivered; the same call after that is a new call. services/gateway/held.py follows a held call
 from its review to its answer.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core import approvals as A, gateway as G, gateway_learning as L
+from core import approvals as A
+from core import gateway as G
+from core import gateway_learning as L
 from core.tools import ToolError, schema_errors
 from services.approvals import service as approvals
 from services.approvals.models import Approval
@@ -55,32 +59,64 @@ def listing(svc, agent: Agent) -> list[dict[str, Any]]:
     for name in sorted(tools):
         tool = tools[name]
         spec: dict[str, Any] = {"name": name, "description": tool.description, "inputSchema": tool.params_schema}
-        for key, value in (("title", getattr(tool, "title", None)), ("outputSchema", getattr(tool, "output_schema", None)),
-                           ("annotations", tool.annotations)):
+        for key, value in (
+            ("title", getattr(tool, "title", None)),
+            ("outputSchema", getattr(tool, "output_schema", None)),
+            ("annotations", tool.annotations),
+        ):
             if value:
                 spec[key] = value
         out.append(spec)
     return out
 
 
-def open_review(session: Session, workspace_id: str, agent: str, tool: str, params: dict, policy: dict | None,
-                 events: Events, spot_check: bool = False) -> Approval:
+def open_review(
+    session: Session,
+    workspace_id: str,
+    agent: str,
+    tool: str,
+    params: dict,
+    policy: dict | None,
+    events: Events,
+    spot_check: bool = False,
+) -> Approval:
     """A review of an agent's call held by the gateway: an approval (kind `gateway`) of the workspace, not of an
     execution, decided like a tool call's (approve, edit, reject) by services/approvals/decisions.py; the held call reads
     the decision from the row. Who approves: one lead (the default spec); no deadline (the agent asks again).
     `spot_check`: the tool is in AUTO and this call was sampled for a review (its message says so)."""
     spec = A.ApprovalSpec()
     reason = ((policy or {}).get("rule") or {}).get("reason") if isinstance(policy, dict) else None
-    message = (f"Spot check of {tool} in AUTO: agent {agent} calls it" if spot_check
-               else f"Agent {agent} calls {tool}" + (f": {reason}" if reason else ""))
+    message = (
+        f"Spot check of {tool} in AUTO: agent {agent} calls it"
+        if spot_check
+        else f"Agent {agent} calls {tool}" + (f": {reason}" if reason else "")
+    )
     learned = (policy or {}).get("learned") if isinstance(policy, dict) else None
     if learned:  # the tool's learned rules (its correction pack, enabled by a lead): the suggested edit
         message += f". Learned corrections suggest: {learned['text']}"
-    approval = Approval(workspace_id=workspace_id, execution_id=None, step_id=tool[:64], kind="gateway", agent=agent,
-                        status=A.PENDING, message=message, tool=tool, params=params, policy=jsonable(policy),
-                        approvers=spec.approvers, quorum=spec.quorum, separate_duties=False, started_by=None,
-                        decisions=[], replies={}, timeout_s=None, on_timeout=spec.on_timeout, deadline=None,
-                        due_at=None, created_at=utcnow())
+    approval = Approval(
+        workspace_id=workspace_id,
+        execution_id=None,
+        step_id=tool[:64],
+        kind="gateway",
+        agent=agent,
+        status=A.PENDING,
+        message=message,
+        tool=tool,
+        params=params,
+        policy=jsonable(policy),
+        approvers=spec.approvers,
+        quorum=spec.quorum,
+        separate_duties=False,
+        started_by=None,
+        decisions=[],
+        replies={},
+        timeout_s=None,
+        on_timeout=spec.on_timeout,
+        deadline=None,
+        due_at=None,
+        created_at=utcnow(),
+    )
     session.add(approval)
     events.add("approval_requested", approvals.view(approval), workspace=workspace_id)
     notification_outbox.approval_opened(session, approval)
@@ -91,22 +127,52 @@ def _max_bytes(svc) -> int:
     return max(1024, int(svc.settings.gateway_result_max_kb * 1024))
 
 
-def audit_call(session, agent: Agent, tool: str, arguments: Any, decision: str, *, who: str, call_id: str | None = None,
-           rule: dict | None = None, result_bytes: int | None = None, result: str = "ok", **more: Any) -> None:
-    after = {"identity": agent.name, "agent_id": agent.id, "tool": tool, "arguments": arguments,
-             "decision": decision, "who": who, "result_bytes": result_bytes, **more}
+def audit_call(
+    session,
+    agent: Agent,
+    tool: str,
+    arguments: Any,
+    decision: str,
+    *,
+    who: str,
+    call_id: str | None = None,
+    rule: dict | None = None,
+    result_bytes: int | None = None,
+    result: str = "ok",
+    **more: Any,
+) -> None:
+    after = {
+        "identity": agent.name,
+        "agent_id": agent.id,
+        "tool": tool,
+        "arguments": arguments,
+        "decision": decision,
+        "who": who,
+        "result_bytes": result_bytes,
+        **more,
+    }
     if rule is not None:
         after["rule"] = {k: rule.get(k) for k in ("id", "name", "reason")}
-    audit.record(session, agent.workspace_id, f"agent:{agent.name}", "gateway_call", target_type="gateway_call",
-                 target_id=call_id or tool, after=after, result=result)
+    audit.record(
+        session,
+        agent.workspace_id,
+        f"agent:{agent.name}",
+        "gateway_call",
+        target_type="gateway_call",
+        target_id=call_id or tool,
+        after=after,
+        result=result,
+    )
 
 
 def transaction(svc, what: str, fn: Callable[[Session], T]) -> T:
     """fn(session) in a transaction of its own, tried again on a transient error (a deadlock, SQLite busy): no
     request of Coach's shows one. Only database work goes in here: a forwarding is never tried again."""
+
     def attempt() -> T:
         with svc.db.transaction() as session:
             return fn(session)
+
     return retrying(attempt, tries=4, what=what)
 
 
@@ -132,26 +198,46 @@ def begin(svc, agent: Agent, tool_name: str, arguments: dict[str, Any], meta: di
             call = policies.call_for(tools, tool_name, arguments, step_type="action", agent=agent.name)
             verdict = policies.evaluate(session, agent.workspace_id, call).to_dict()
             # the tool's learned mode matters only where the workspace default holds the call (core/gateway_learning)
-            gate = learning.gate_for(session, agent.workspace_id, tool_name, agent.name) \
-                if verdict["effect"] == "require_review" and verdict.get("default") else None
+            gate = (
+                learning.gate_for(session, agent.workspace_id, tool_name, agent.name)
+                if verdict["effect"] == "require_review" and verdict.get("default")
+                else None
+            )
             if gate is not None:  # the tool's regions, where it has some, set the mode of this call
-                gate = learning.with_region(session, agent.workspace_id, tool_name, agent.name, arguments,
-                                            call.context(), gate)
-            fixed = learning.learned(session, agent.workspace_id, tools, tool_name, arguments, agent.name) \
-                if verdict["effect"] == "require_review" else None  # learned corrections: suggested, or applied
+                gate = learning.with_region(
+                    session, agent.workspace_id, tool_name, agent.name, arguments, call.context(), gate
+                )
+            fixed = (
+                learning.learned(session, agent.workspace_id, tools, tool_name, arguments, agent.name)
+                if verdict["effect"] == "require_review"
+                else None
+            )  # learned corrections: suggested, or applied
             return None, verdict, gate, fixed
+
     open_call, verdict, gate, fixed = retrying(judge, tries=4, what="judging a gateway call")
     if open_call is not None:
         return Outcome(held=open_call[0], approval_id=open_call[1])  # the same call again: its decision answers it
     rule = verdict.get("rule")
-    action = L.gate(verdict["effect"], bool(verdict.get("default")), gate.mode if gate else L.COACHING,
-                    lambda: learning.spot_check(gate, svc.settings.spot_check_rate, svc.runner.rng))
+    action = L.gate(
+        verdict["effect"],
+        bool(verdict.get("default")),
+        gate.mode if gate else L.COACHING,
+        lambda: learning.spot_check(gate, svc.settings.spot_check_rate, svc.runner.rng),
+    )
     if action == L.FORWARD and verdict["effect"] == "require_review":
-        return Outcome(_forward_auto(svc, agent, tool, tool_name, arguments, key, gate, rule,
-                                     fixed if fixed and fixed["auto"] else None))
+        return Outcome(
+            _forward_auto(
+                svc, agent, tool, tool_name, arguments, key, gate, rule, fixed if fixed and fixed["auto"] else None
+            )
+        )
     if verdict["effect"] == "deny":
-        transaction(svc, "auditing a gateway call", lambda session: audit_call(
-            session, agent, tool_name, arguments, "deny", who="policy", rule=rule, result="denied"))
+        transaction(
+            svc,
+            "auditing a gateway call",
+            lambda session: audit_call(
+                session, agent, tool_name, arguments, "deny", who="policy", rule=rule, result="denied"
+            ),
+        )
         return Outcome(G.error_result(G.denied_text(tool_name, verdict), decision="denied", rule=rule))
     if verdict["effect"] == "require_review":
         spot = action == L.SPOT_CHECK
@@ -161,57 +247,136 @@ def begin(svc, agent: Agent, tool_name: str, arguments: dict[str, Any], meta: di
             if open_call is not None:
                 return open_call, None
             events = Events()
-            held_verdict = {**verdict, **({"learned": fixed} if fixed else {}),
-                            **({"region": gate.region} if gate is not None and gate.region else {})}
-            approval = open_review(session, agent.workspace_id, agent.name, tool_name, arguments, held_verdict,
-                                   events, spot_check=spot)
-            row = GatewayCall(workspace_id=agent.workspace_id, agent_id=agent.id, agent_name=agent.name,
-                              tool=tool_name, arguments=arguments, call_key=key, state=HELD, approval_id=approval.id,
-                              policy=verdict)
+            held_verdict = {
+                **verdict,
+                **({"learned": fixed} if fixed else {}),
+                **({"region": gate.region} if gate is not None and gate.region else {}),
+            }
+            approval = open_review(
+                session, agent.workspace_id, agent.name, tool_name, arguments, held_verdict, events, spot_check=spot
+            )
+            row = GatewayCall(
+                workspace_id=agent.workspace_id,
+                agent_id=agent.id,
+                agent_name=agent.name,
+                tool=tool_name,
+                arguments=arguments,
+                call_key=key,
+                state=HELD,
+                approval_id=approval.id,
+                policy=verdict,
+            )
             session.add(row)
             session.flush()
-            audit_call(session, agent, tool_name, arguments, "require_review", who="policy", call_id=row.id, rule=rule,
-                   result="held", approval_id=approval.id, **({"purpose": "spot_check"} if spot else {}))
-            events.add("tool_call_pending_review", {
-                "source": "gateway", "kind": "gateway", "approval_id": approval.id, "call_id": row.id,
-                "agent": agent.name, "tool": tool_name, "params": arguments, "policy": verdict,
-                "purpose": "spot_check" if spot else "review", "suggested_params": fixed["params"] if fixed else None},
-                workspace=agent.workspace_id)
+            audit_call(
+                session,
+                agent,
+                tool_name,
+                arguments,
+                "require_review",
+                who="policy",
+                call_id=row.id,
+                rule=rule,
+                result="held",
+                approval_id=approval.id,
+                **({"purpose": "spot_check"} if spot else {}),
+            )
+            events.add(
+                "tool_call_pending_review",
+                {
+                    "source": "gateway",
+                    "kind": "gateway",
+                    "approval_id": approval.id,
+                    "call_id": row.id,
+                    "agent": agent.name,
+                    "tool": tool_name,
+                    "params": arguments,
+                    "policy": verdict,
+                    "purpose": "spot_check" if spot else "review",
+                    "suggested_params": fixed["params"] if fixed else None,
+                },
+                workspace=agent.workspace_id,
+            )
             return (row.id, approval.id), events
+
         (held, approval_id), events = transaction(svc, "holding a gateway call", hold)
         if events is not None:
             svc.notifier.send(events)
         return Outcome(held=held, approval_id=approval_id)
     result, full = forward(svc, tool, arguments, G.upstream_key(agent.id, key))
-    transaction(svc, "auditing a gateway call", lambda session: audit_call(
-        session, agent, tool_name, arguments, "allow", who="policy", rule=rule, result_bytes=full,
-        result="error" if result.get("isError") else "ok"))
+    transaction(
+        svc,
+        "auditing a gateway call",
+        lambda session: audit_call(
+            session,
+            agent,
+            tool_name,
+            arguments,
+            "allow",
+            who="policy",
+            rule=rule,
+            result_bytes=full,
+            result="error" if result.get("isError") else "ok",
+        ),
+    )
     return Outcome(result)
 
 
-def _forward_auto(svc, agent: Agent, tool, tool_name: str, arguments: dict[str, Any], key: str, gate: learning.Gate,
-                  rule: dict | None, fixed: dict[str, Any] | None) -> dict[str, Any]:
+def _forward_auto(
+    svc,
+    agent: Agent,
+    tool,
+    tool_name: str,
+    arguments: dict[str, Any],
+    key: str,
+    gate: learning.Gate,
+    rule: dict | None,
+    fixed: dict[str, Any] | None,
+) -> dict[str, Any]:
     """A call the workspace default would hold, of a tool in AUTO (and not sampled): forwarded unattended, and the
     result says so (`_meta["io.coach/gateway"].decision == "auto"`); with the arguments corrected by the tool's
     learned rules (`fixed`), and the result says that too."""
     sent = fixed["params"] if fixed else arguments
     result, full = forward(svc, tool, sent, G.upstream_key(agent.id, key))
-    result = L.with_status(L.stated(result, fixed, G.STATUS_META) if fixed else result, G.STATUS_META,
-                           {"decision": "auto", "mode": gate.mode, "mode_of": gate.unit,
-                            **({"region": gate.region["name"], "region_id": gate.region["id"]} if gate.region else {})})
-    transaction(svc, "auditing a gateway call", lambda session: audit_call(
-        session, agent, tool_name, sent, "auto", who="autonomy", rule=rule, result_bytes=full,
-        result="error" if result.get("isError") else "ok", mode_of=gate.unit,
-        **({"region_id": gate.region["id"]} if gate.region else {}),
-        **({"original_arguments": arguments, "applied_corrections": fixed["rules"]} if fixed else {})))
+    result = L.with_status(
+        L.stated(result, fixed, G.STATUS_META) if fixed else result,
+        G.STATUS_META,
+        {
+            "decision": "auto",
+            "mode": gate.mode,
+            "mode_of": gate.unit,
+            **({"region": gate.region["name"], "region_id": gate.region["id"]} if gate.region else {}),
+        },
+    )
+    transaction(
+        svc,
+        "auditing a gateway call",
+        lambda session: audit_call(
+            session,
+            agent,
+            tool_name,
+            sent,
+            "auto",
+            who="autonomy",
+            rule=rule,
+            result_bytes=full,
+            result="error" if result.get("isError") else "ok",
+            mode_of=gate.unit,
+            **({"region_id": gate.region["id"]} if gate.region else {}),
+            **({"original_arguments": arguments, "applied_corrections": fixed["rules"]} if fixed else {}),
+        ),
+    )
     return result
 
 
 def _open_call(session: Session, agent: Agent, key: str) -> tuple[str, str | None] | None:
     """(id, approval id) of the same call held before and not yet answered, if any."""
-    row = session.execute(select(GatewayCall.id, GatewayCall.approval_id).where(
-        GatewayCall.agent_id == agent.id, GatewayCall.call_key == key, GatewayCall.delivered_at.is_(None))
-        .order_by(GatewayCall.created_at.desc()).limit(1)).first()
+    row = session.execute(
+        select(GatewayCall.id, GatewayCall.approval_id)
+        .where(GatewayCall.agent_id == agent.id, GatewayCall.call_key == key, GatewayCall.delivered_at.is_(None))
+        .order_by(GatewayCall.created_at.desc())
+        .limit(1)
+    ).first()
     return (row.id, row.approval_id) if row is not None else None
 
 
@@ -221,8 +386,13 @@ def forward(svc, tool, arguments: dict[str, Any], idempotency: str) -> tuple[dic
     if isinstance(tool, builtins.ExposedTool):
         return G.cap(builtins.run(svc, tool, arguments, idempotency), _max_bytes(svc))
     try:
-        result = svc.mcp.call(tool.server, tool.tool, arguments, timeout=svc.settings.mcp_call_timeout_s,
-                              meta={"idempotencyKey": idempotency})
+        result = svc.mcp.call(
+            tool.server,
+            tool.tool,
+            arguments,
+            timeout=svc.settings.mcp_call_timeout_s,
+            meta={"idempotencyKey": idempotency},
+        )
     except ToolError as exc:
         result = G.error_result(f"Coach could not complete the call of {tool.name}: {exc}", decision="upstream_error")
     return G.cap(result, _max_bytes(svc))

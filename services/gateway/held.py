@@ -3,6 +3,7 @@
 its answer once the review is final (`settle`): forwarded with the approved (or edited) arguments by the first
 request that claims it, at most once per approval; the reviewer's feedback when rejected.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -11,22 +12,27 @@ from typing import Any
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
-from core import approvals as A, gateway as G, gateway_learning as L
+from core import approvals as A
+from core import gateway as G
+from core import gateway_learning as L
 from services.approvals import service as approvals
 from services.approvals.models import Approval
 from services.audit import service as audit
 from services.db import retrying
-from services.notifier import Events
 from services.gateway import builtins, calls
 from services.gateway.identities import Agent
 from services.gateway.models import AgentIdentity, GatewayCall
+from services.notifier import Events
 from services.orm import utcnow
 
 REVOKED, WAITING, RUNNING, DECIDED = "revoked", "waiting", "running", "decided"
-_LOOK = (select(GatewayCall.state, GatewayCall.forwarded_at, Approval.status, AgentIdentity.revoked_at)
-         .select_from(GatewayCall).join(AgentIdentity, AgentIdentity.id == GatewayCall.agent_id)
-         .outerjoin(Approval, Approval.id == GatewayCall.approval_id)
-         .where(GatewayCall.id == bindparam("id"), GatewayCall.agent_id == bindparam("agent_id")))
+_LOOK = (
+    select(GatewayCall.state, GatewayCall.forwarded_at, Approval.status, AgentIdentity.revoked_at)
+    .select_from(GatewayCall)
+    .join(AgentIdentity, AgentIdentity.id == GatewayCall.agent_id)
+    .outerjoin(Approval, Approval.id == GatewayCall.approval_id)
+    .where(GatewayCall.id == bindparam("id"), GatewayCall.agent_id == bindparam("agent_id"))
+)
 
 
 def look(svc, agent: Agent, call_id: str) -> str:
@@ -34,6 +40,7 @@ def look(svc, agent: Agent, call_id: str) -> str:
     hundred waiting agents must cost little): REVOKED (the agent's identity was revoked meanwhile), WAITING (its
     review is still pending), RUNNING (approved, and a request is forwarding it: its result is not in yet), else
     DECIDED (settle answers it)."""
+
     def read() -> str:
         with svc.db.read_engine.connect() as conn:
             row = conn.execute(_LOOK, {"id": call_id, "agent_id": agent.id}).first()
@@ -45,6 +52,7 @@ def look(svc, agent: Agent, call_id: str) -> str:
             return WAITING if row.status == A.PENDING else DECIDED
         forwarding = row.state == calls.FORWARDING and not _interrupted(svc, row.forwarded_at)
         return RUNNING if forwarding else DECIDED
+
     return retrying(read, tries=4, what="reading a held gateway call")
 
 
@@ -59,8 +67,10 @@ def settle(svc, agent: Agent, call_id: str) -> dict[str, Any] | None:
     edited = edit is not None
     tool = builtins.gateway_tool(svc, agent.workspace_id, tool_name)
     if tool is None:
-        result, full = G.error_result(f"{tool_name} is no longer one of this workspace's tools; the approved call "
-                                      f"did not run."), 0
+        result, full = (
+            G.error_result(f"{tool_name} is no longer one of this workspace's tools; the approved call did not run."),
+            0,
+        )
     else:
         result, full = calls.forward(svc, tool, params, f"gateway:{call_id}")
     if edited:  # the agent must know that what ran is not what it asked for (as an AUTO correction says)
@@ -70,9 +80,20 @@ def settle(svc, agent: Agent, call_id: str) -> dict[str, Any] | None:
         row = session.get(GatewayCall, call_id, populate_existing=True)
         row.state = calls.FAILED if result.get("isError") else calls.DONE
         row.result, row.result_bytes, row.finished_at, row.delivered_at = result, full, utcnow(), utcnow()
-        calls.audit_call(session, agent, tool_name, params, "edit" if edited else "approve", who=who, call_id=call_id,
-               result_bytes=full, result="error" if result.get("isError") else "ok", approval_id=approval_id,
-               **({"original_arguments": row.arguments} if edited else {}))
+        calls.audit_call(
+            session,
+            agent,
+            tool_name,
+            params,
+            "edit" if edited else "approve",
+            who=who,
+            call_id=call_id,
+            result_bytes=full,
+            result="error" if result.get("isError") else "ok",
+            approval_id=approval_id,
+            **({"original_arguments": row.arguments} if edited else {}),
+        )
+
     calls.transaction(svc, "storing a gateway call's result", store)
     return result
 
@@ -95,10 +116,14 @@ def _settle(svc, session: Session, agent: Agent, call_id: str) -> _Step:
         if not _interrupted(svc, row.forwarded_at):
             return _Step()
         row.state, row.finished_at, row.delivered_at = calls.FAILED, utcnow(), utcnow()
-        row.result = G.error_result(f"The approved call of {row.tool} was being sent when Coach stopped; Coach "
-                                    f"cannot tell whether it ran, and does not send it again.", decision="interrupted")
-        calls.audit_call(session, agent, row.tool, row.arguments, "interrupted", who="system", call_id=row.id,
-               result="interrupted")
+        row.result = G.error_result(
+            f"The approved call of {row.tool} was being sent when Coach stopped; Coach "
+            f"cannot tell whether it ran, and does not send it again.",
+            decision="interrupted",
+        )
+        calls.audit_call(
+            session, agent, row.tool, row.arguments, "interrupted", who="system", call_id=row.id, result="interrupted"
+        )
         return _Step(row.result)
     approval = session.get(Approval, row.approval_id) if row.approval_id else None
     if approval is None or approval.status == A.PENDING:
@@ -107,15 +132,29 @@ def _settle(svc, session: Session, agent: Agent, call_id: str) -> _Step:
     who, feedback = last.get("user") or A.SYSTEM, last.get("comment") or ""
     if approval.status != A.APPROVED:
         row.state, row.finished_at, row.delivered_at = calls.REJECTED, utcnow(), utcnow()
-        row.result = G.error_result(G.rejected_text(row.tool, who, feedback), decision="rejected", reviewer=who,
-                                    feedback=feedback)
-        calls.audit_call(session, agent, row.tool, row.arguments, "reject", who=who, call_id=row.id, result="rejected",
-               feedback=feedback, approval_id=approval.id)
+        row.result = G.error_result(
+            G.rejected_text(row.tool, who, feedback), decision="rejected", reviewer=who, feedback=feedback
+        )
+        calls.audit_call(
+            session,
+            agent,
+            row.tool,
+            row.arguments,
+            "reject",
+            who=who,
+            call_id=row.id,
+            result="rejected",
+            feedback=feedback,
+            approval_id=approval.id,
+        )
         return _Step(row.result)
     # approved: this request forwards it, unless another claimed it first
-    claimed = session.execute(update(GatewayCall).where(GatewayCall.id == call_id, GatewayCall.state == calls.HELD)
-                              .values(state=calls.FORWARDING, forwarded_at=utcnow(), row_version=GatewayCall.row_version + 1)
-                              .execution_options(synchronize_session=False)).rowcount
+    claimed = session.execute(
+        update(GatewayCall)
+        .where(GatewayCall.id == call_id, GatewayCall.state == calls.HELD)
+        .values(state=calls.FORWARDING, forwarded_at=utcnow(), row_version=GatewayCall.row_version + 1)
+        .execution_options(synchronize_session=False)
+    ).rowcount
     if claimed != 1:
         return _Step()
     params = approval.params if isinstance(approval.params, dict) else row.arguments
@@ -137,15 +176,18 @@ def held_result(tool: str, call_id: str, waited_s: float) -> dict[str, Any]:
 def running_result(svc, agent: Agent, tool: str, call_id: str, waited_s: float) -> dict[str, Any]:
     """The answer to a call still being forwarded when the hold ends (by another request, or by a process that died
     before the interrupted bound): it was approved and is running, not awaiting review."""
+
     def read() -> str:
         with svc.db.read() as session:
             row = session.get(GatewayCall, call_id)
             approval = session.get(Approval, row.approval_id) if row is not None and row.approval_id else None
             last = ((approval.decisions if approval is not None else None) or [{}])[-1]
             return last.get("user") or A.SYSTEM
+
     who = retrying(read, tries=4, what="reading a forwarded gateway call")
-    return G.error_result(G.running_text(tool, call_id, who, waited_s), decision="approved_running",
-                          call_id=call_id, reviewer=who)
+    return G.error_result(
+        G.running_text(tool, call_id, who, waited_s), decision="approved_running", call_id=call_id, reviewer=who
+    )
 
 
 def revoked_result() -> dict[str, Any]:
@@ -157,8 +199,9 @@ def end_for_revoked(session: Session, agent: AgentIdentity, actor: str, events: 
     decided and not yet forwarded) ends, `cancelled`, and is never run; a pending review expires with the reason,
     so it leaves the queues and deciding it is a 409 saying why. Audited: `approval_expire` and the call's
     `gateway_call` (decision `revoked`). A call already being forwarded is left to finish."""
-    ids = session.scalars(select(GatewayCall.id).where(GatewayCall.agent_id == agent.id,
-                                                       GatewayCall.state == calls.HELD)).all()
+    ids = session.scalars(
+        select(GatewayCall.id).where(GatewayCall.agent_id == agent.id, GatewayCall.state == calls.HELD)
+    ).all()
     who = Agent(agent.id, agent.name, agent.workspace_id)
     reason = f"agent {agent.name}'s identity was revoked by {actor}; its held call will not run"
     ended = 0
@@ -169,19 +212,48 @@ def end_for_revoked(session: Session, agent: AgentIdentity, actor: str, events: 
             _ex, a = approvals.locked(session, agent.workspace_id, row.approval_id)
         now = utcnow()
         # conditional, like the claim for forwarding (settle): a request that claimed it first forwards it
-        if session.execute(update(GatewayCall).where(GatewayCall.id == call_id, GatewayCall.state == calls.HELD)
-                           .values(state=calls.CANCELLED, result=revoked_result(), finished_at=now, delivered_at=now,
-                                   row_version=GatewayCall.row_version + 1)
-                           .execution_options(synchronize_session=False)).rowcount != 1:
+        if (
+            session.execute(
+                update(GatewayCall)
+                .where(GatewayCall.id == call_id, GatewayCall.state == calls.HELD)
+                .values(
+                    state=calls.CANCELLED,
+                    result=revoked_result(),
+                    finished_at=now,
+                    delivered_at=now,
+                    row_version=GatewayCall.row_version + 1,
+                )
+                .execution_options(synchronize_session=False)
+            ).rowcount
+            != 1
+        ):
             continue
         ended += 1
         if a is not None and a.status == A.PENDING:
             approvals.store(a, A.expire(approvals.state_of(a), now, actor, reason))
-            audit.record(session, a.workspace_id, actor, "approval_expire", target_type="approval", target_id=a.id,
-                         before={"status": A.PENDING}, after={"status": a.status, "reason": reason,
-                                                              "agent": agent.name}, result=a.status)
+            audit.record(
+                session,
+                a.workspace_id,
+                actor,
+                "approval_expire",
+                target_type="approval",
+                target_id=a.id,
+                before={"status": A.PENDING},
+                after={"status": a.status, "reason": reason, "agent": agent.name},
+                result=a.status,
+            )
             if events is not None:
                 events.add("approval_decided", approvals.view(a), workspace=a.workspace_id)
-        calls.audit_call(session, who, row.tool, row.arguments, "revoked", who=actor, call_id=call_id,
-                         result="cancelled", reason=reason, approval_id=row.approval_id)
+        calls.audit_call(
+            session,
+            who,
+            row.tool,
+            row.arguments,
+            "revoked",
+            who=actor,
+            call_id=call_id,
+            result="cancelled",
+            reason=reason,
+            approval_id=row.approval_id,
+        )
     return ended

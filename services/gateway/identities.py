@@ -1,5 +1,6 @@
 """Agent identities: who calls the workspace's tools through the MCP gateway. Admins create and revoke them (api/agents.py);
 the token is shown once, only its SHA-256 is stored (as personal API tokens are, services/users/service.py)."""
+
 from __future__ import annotations
 
 import re
@@ -32,8 +33,13 @@ class Agent:
 
 
 def list_agents(session: Session, workspace_id: str) -> list[AgentIdentity]:
-    return list(session.scalars(select(AgentIdentity).where(AgentIdentity.workspace_id == workspace_id)
-                                .order_by(AgentIdentity.created_at, AgentIdentity.id)))
+    return list(
+        session.scalars(
+            select(AgentIdentity)
+            .where(AgentIdentity.workspace_id == workspace_id)
+            .order_by(AgentIdentity.created_at, AgentIdentity.id)
+        )
+    )
 
 
 def get(session: Session, workspace_id: str, agent_id: str) -> AgentIdentity:
@@ -44,22 +50,38 @@ def create(session: Session, workspace_id: str, name: Any, description: Any, act
     """A new identity and its token (returned once, never stored). Names are unique among a workspace's active
     identities: a policy rule names an agent by its name."""
     if not isinstance(name, str) or not NAME.match(name):
-        raise ValidationFailed("the agent's name is not valid", details={"name": [
-            "1 to 100 characters: letters, digits, '_', '.', '-', starting with a letter or digit"]})
+        raise ValidationFailed(
+            "the agent's name is not valid",
+            details={"name": ["1 to 100 characters: letters, digits, '_', '.', '-', starting with a letter or digit"]},
+        )
     if description is not None and (not isinstance(description, str) or len(description) > 2000):
         raise ValidationFailed("the description is too long", details={"description": ["at most 2000 characters"]})
-    taken = session.scalar(select(AgentIdentity.id).where(AgentIdentity.workspace_id == workspace_id,
-                                                          AgentIdentity.name == name,
-                                                          AgentIdentity.revoked_at.is_(None)))
+    taken = session.scalar(
+        select(AgentIdentity.id).where(
+            AgentIdentity.workspace_id == workspace_id, AgentIdentity.name == name, AgentIdentity.revoked_at.is_(None)
+        )
+    )
     if taken is not None:
         raise Conflict(f"this workspace already has an active agent named {name!r}", details={"name": [name]})
     secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
-    row = AgentIdentity(workspace_id=workspace_id, name=name, description=description or "",
-                        token_hash=token_hash(secret), created_by=actor)
+    row = AgentIdentity(
+        workspace_id=workspace_id,
+        name=name,
+        description=description or "",
+        token_hash=token_hash(secret),
+        created_by=actor,
+    )
     session.add(row)
     session.flush()
-    audit.record(session, workspace_id, actor, "agent_create", target_type="agent", target_id=row.id,
-                 after={"name": name, "description": row.description})
+    audit.record(
+        session,
+        workspace_id,
+        actor,
+        "agent_create",
+        target_type="agent",
+        target_id=row.id,
+        after={"name": name, "description": row.description},
+    )
     return row, secret
 
 
@@ -72,14 +94,25 @@ def revoke(session: Session, workspace_id: str, agent_id: str, actor: str, event
     row = get(session, workspace_id, agent_id)
     if row.revoked_at is None:
         row.revoked_at = utcnow()
-        audit.record(session, workspace_id, actor, "agent_revoke", target_type="agent", target_id=row.id,
-                     before={"name": row.name}, after={"revoked_at": row.revoked_at})
+        audit.record(
+            session,
+            workspace_id,
+            actor,
+            "agent_revoke",
+            target_type="agent",
+            target_id=row.id,
+            before={"name": row.name},
+            after={"revoked_at": row.revoked_at},
+        )
         held.end_for_revoked(session, row, actor, events)
     return row
 
 
-_ACTIVE = (select(AgentIdentity.id, AgentIdentity.name, AgentIdentity.workspace_id)
-           .where(AgentIdentity.token_hash == bindparam("hashed"), AgentIdentity.revoked_at.is_(None)).limit(1))
+_ACTIVE = (
+    select(AgentIdentity.id, AgentIdentity.name, AgentIdentity.workspace_id)
+    .where(AgentIdentity.token_hash == bindparam("hashed"), AgentIdentity.revoked_at.is_(None))
+    .limit(1)
+)
 
 
 def authenticate(db: Database, token: str) -> Agent | None:
@@ -106,11 +139,17 @@ def touch(db: Database, agent: Agent) -> None:
         session.execute(update(AgentIdentity).where(AgentIdentity.id == agent.id).values(last_used_at=utcnow()))
 
 
-
 def view(row: AgentIdentity, token: str | None = None) -> dict[str, Any]:
-    out = {"id": row.id, "name": row.name, "description": row.description, "created_by": row.created_by,
-           "created_at": row.created_at, "last_used_at": row.last_used_at, "revoked_at": row.revoked_at,
-           "active": row.revoked_at is None}
+    out = {
+        "id": row.id,
+        "name": row.name,
+        "description": row.description,
+        "created_by": row.created_by,
+        "created_at": row.created_at,
+        "last_used_at": row.last_used_at,
+        "revoked_at": row.revoked_at,
+        "active": row.revoked_at is None,
+    }
     if token is not None:
         out["token"] = token
     return out

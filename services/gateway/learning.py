@@ -3,10 +3,12 @@ decision on a held call counted into the metrics (services/metrics/service.py, t
 the demotion that spot checks bring, a lead's promotion, and the views of the Tools page and GET /api/metrics/tools.
 
 Every function runs in the caller's transaction; events are pushed after it commits."""
+
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -14,8 +16,8 @@ from sqlalchemy.orm import Session
 from core import gateway_learning as L
 from core.coaching.levels import LevelThresholds
 from core.coaching.metrics import MetricsState, should_demote
-from core.regions import region as R
 from core.errors import NotFound
+from core.regions import region as R
 from core.tools import schema_errors
 from services.audit import service as audit
 from services.audit.service import lock_workspace
@@ -43,11 +45,16 @@ class Gate:
     region: dict[str, Any] | None = None  # the tool's region the call fell in (services.regions.service.held_ref)
 
 
-def _rows(session: Session, workspace_id: str, tool: str, agent: str) -> tuple[GatewayToolMode | None,
-                                                                              GatewayToolMode | None]:
-    rows = session.scalars(select(GatewayToolMode).where(GatewayToolMode.workspace_id == workspace_id,
-                                                         GatewayToolMode.tool == tool,
-                                                         GatewayToolMode.agent.in_(("", agent))))
+def _rows(
+    session: Session, workspace_id: str, tool: str, agent: str
+) -> tuple[GatewayToolMode | None, GatewayToolMode | None]:
+    rows = session.scalars(
+        select(GatewayToolMode).where(
+            GatewayToolMode.workspace_id == workspace_id,
+            GatewayToolMode.tool == tool,
+            GatewayToolMode.agent.in_(("", agent)),
+        )
+    )
     found = {row.agent: row for row in rows}
     return found.get(""), found.get(agent) if agent else None
 
@@ -57,25 +64,37 @@ def gate_for(session: Session, workspace_id: str, tool: str, agent: str) -> Gate
     tool_row, agent_row = _rows(session, workspace_id, tool, agent)
     mode, unit = L.mode_for(tool_row.mode if tool_row else None, agent_row.mode if agent_row else None)
     own = agent_row if unit == L.UNIT_AGENT else tool_row
-    rate = own.spot_check_rate if own is not None and own.spot_check_rate is not None else \
-        (tool_row.spot_check_rate if tool_row is not None else None)
+    rate = (
+        own.spot_check_rate
+        if own is not None and own.spot_check_rate is not None
+        else (tool_row.spot_check_rate if tool_row is not None else None)
+    )
     return Gate(mode, unit, rate)
 
 
-def with_region(session: Session, workspace_id: str, tool: str, agent: str, arguments: dict[str, Any],
-                context: dict[str, Any], gate: Gate) -> Gate:
+def with_region(
+    session: Session,
+    workspace_id: str,
+    tool: str,
+    agent: str,
+    arguments: dict[str, Any],
+    context: dict[str, Any],
+    gate: Gate,
+) -> Gate:
     """The gate of a call as its tool's regions make it (docs/autonomy.md#regions): in a region, the region's mode
     (a tool pinned to always_review stays pinned; a condition that fails asks); in none, the tool's."""
     match = regions.gateway_match(session, workspace_id, tool, agent, arguments, context)
     if match is None or (match.region is None and match.failed is None):
         return gate
     mode = R.effective_step_mode(gate.mode, match)
-    return Gate(mode, REGION_UNIT if match.region is not None else gate.unit, gate.spot_check_rate,
-                regions.held_ref(match))
+    return Gate(
+        mode, REGION_UNIT if match.region is not None else gate.unit, gate.spot_check_rate, regions.held_ref(match)
+    )
 
 
-def learned(session: Session, workspace_id: str, tools, tool: str, arguments: dict[str, Any],
-            agent: str) -> dict[str, Any] | None:
+def learned(
+    session: Session, workspace_id: str, tools, tool: str, arguments: dict[str, Any], agent: str
+) -> dict[str, Any] | None:
     """What the tool's enabled learned rules make of these arguments (services/gateway/packs.py): offered to the
     reviewer as the suggested edit of a held call, and applied to an AUTO call (`auto`) only when the corrected
     arguments still fit the tool's schema and the policy judges the corrected call as it judged the original one
@@ -85,10 +104,18 @@ def learned(session: Session, workspace_id: str, tools, tool: str, arguments: di
         return None
     spec = tools.get(tool)
     fits = spec is not None and not schema_errors(spec.params_schema, found["params"])
-    verdict = policies.evaluate(session, workspace_id, policies.call_for(
-        tools, tool, found["params"], step_type="action", agent=agent)).to_dict() if fits else {}
-    return {**found, "text": L.changes_text(found["rules"]),
-            "auto": bool(fits and verdict.get("effect") == "require_review" and verdict.get("default"))}
+    verdict = (
+        policies.evaluate(
+            session, workspace_id, policies.call_for(tools, tool, found["params"], step_type="action", agent=agent)
+        ).to_dict()
+        if fits
+        else {}
+    )
+    return {
+        **found,
+        "text": L.changes_text(found["rules"]),
+        "auto": bool(fits and verdict.get("effect") == "require_review" and verdict.get("default")),
+    }
 
 
 def spot_check(gate: Gate | None, default_rate: float, rng) -> bool:
@@ -99,8 +126,20 @@ def spot_check(gate: Gate | None, default_rate: float, rng) -> bool:
 
 # -- counting a decision --------------------------------------------------------------------------------------------
 
-def count(session: Session, workspace_id: str, tool: str, agent: str, decision: str, latency_ms: float,
-          events: Events, *, before: Any = None, after: Any = None, region: dict[str, Any] | None = None) -> None:
+
+def count(
+    session: Session,
+    workspace_id: str,
+    tool: str,
+    agent: str,
+    decision: str,
+    latency_ms: float,
+    events: Events,
+    *,
+    before: Any = None,
+    after: Any = None,
+    region: dict[str, Any] | None = None,
+) -> None:
     """A reviewer's final decision on a held call (approve, edit, reject) counted per tool, per tool for the identity
     and per identity, and, while the tool (or the tool for this identity) is in AUTO, as spot-check evidence, which
     may demote it. An edit (the agent's arguments `before`, the forwarded ones `after`) goes into the tool's
@@ -117,23 +156,45 @@ def count(session: Session, workspace_id: str, tool: str, agent: str, decision: 
         state, before = states[scope]
         after = state.assess()
         if after.level != before:
-            events.add(EVENT, {"tool": tool, "agent": agent if scope[0] == L.AGENT_TOOL else None,
-                               "level": after.level, "previous_level": before, "auto_ready": after.auto_ready},
-                       workspace=workspace_id)
+            events.add(
+                EVENT,
+                {
+                    "tool": tool,
+                    "agent": agent if scope[0] == L.AGENT_TOOL else None,
+                    "level": after.level,
+                    "previous_level": before,
+                    "auto_ready": after.auto_ready,
+                },
+                workspace=workspace_id,
+            )
     if region:  # the call fell in one of the tool's regions: its decision is that region's evidence too
-        counted = regions.count(session, region.get("id"), region.get("version"), kind, latency_ms,
-                                LevelThresholds(), spot_check=region.get("mode") == L.AUTO)
+        counted = regions.count(
+            session,
+            region.get("id"),
+            region.get("version"),
+            kind,
+            latency_ms,
+            LevelThresholds(),
+            spot_check=region.get("mode") == L.AUTO,
+        )
         if counted is not None:
             regions.counted_event(*counted, events)
             if region.get("mode") == L.AUTO:
                 return  # a spot check of an AUTO region: the region's spot-check test, not the tool's
     if mode == L.AUTO and should_demote(states[scopes[-1]][0]):
-        _demote(session, workspace_id, tool, agent if unit == L.UNIT_AGENT else None,
-                agent_row if unit == L.UNIT_AGENT else tool_row, events)
+        _demote(
+            session,
+            workspace_id,
+            tool,
+            agent if unit == L.UNIT_AGENT else None,
+            agent_row if unit == L.UNIT_AGENT else tool_row,
+            events,
+        )
 
 
-def _demote(session: Session, workspace_id: str, tool: str, agent: str | None, row: GatewayToolMode,
-            events: Events) -> None:
+def _demote(
+    session: Session, workspace_id: str, tool: str, agent: str | None, row: GatewayToolMode, events: Events
+) -> None:
     """Spot checks say acceptance fell below the bar: the tool (or the tool for this identity) goes back to coaching,
     its evidence and its spot-check test restart (AUTO-ready again only on new evidence), audited and pushed."""
     evidence_scope, spot_scope = L.unit_scopes(tool, agent)
@@ -144,13 +205,30 @@ def _demote(session: Session, workspace_id: str, tool: str, agent: str | None, r
         state.restart_evidence()
     row.mode, row.updated_by, row.updated_at = L.COACHING, "system", utcnow()
     after = held[evidence_scope].assess()
-    recorded = audit.record(session, workspace_id, "system", "gateway_demotion", target_type="gateway_tool",
-                            target_id=_target(tool, agent), before={"mode": L.AUTO},
-                            after={"mode": L.COACHING, "tool": tool, "agent": agent, "reason": reason,
-                                   "spot_check_rate": spot.window.rate})
-    events.add(EVENT, {"tool": tool, "agent": agent, "mode": L.COACHING, "previous_mode": L.AUTO,
-                       "level": after.level, "auto_ready": after.auto_ready, "reason": reason,
-                       "audit_seq": recorded.seq}, workspace=workspace_id)
+    recorded = audit.record(
+        session,
+        workspace_id,
+        "system",
+        "gateway_demotion",
+        target_type="gateway_tool",
+        target_id=_target(tool, agent),
+        before={"mode": L.AUTO},
+        after={"mode": L.COACHING, "tool": tool, "agent": agent, "reason": reason, "spot_check_rate": spot.window.rate},
+    )
+    events.add(
+        EVENT,
+        {
+            "tool": tool,
+            "agent": agent,
+            "mode": L.COACHING,
+            "previous_mode": L.AUTO,
+            "level": after.level,
+            "auto_ready": after.auto_ready,
+            "reason": reason,
+            "audit_seq": recorded.seq,
+        },
+        workspace=workspace_id,
+    )
 
 
 def _target(tool: str, agent: str | None) -> str:
@@ -159,17 +237,33 @@ def _target(tool: str, agent: str | None) -> str:
 
 # -- a lead's choice ------------------------------------------------------------------------------------------------
 
-def set_mode(session: Session, workspace_id: str, tool: str, mode: str, *, agent: str | None = None,
-             force: bool = False, reason: str | None = None, spot_check_rate: float | None = None,
-             keep_rate: bool = True, actor: str = "system", events: Events | None = None) -> dict[str, Any]:
+
+def set_mode(
+    session: Session,
+    workspace_id: str,
+    tool: str,
+    mode: str,
+    *,
+    agent: str | None = None,
+    force: bool = False,
+    reason: str | None = None,
+    spot_check_rate: float | None = None,
+    keep_rate: bool = True,
+    actor: str = "system",
+    events: Events | None = None,
+) -> dict[str, Any]:
     """Promote a tool (or a tool for one identity) to AUTO when its evidence says AUTO-ready (409 otherwise, unless
     an admin forces it with a reason), set it back to coaching, or pin it to always_review; audited and pushed.
     Promotion starts the spot-check test afresh. `keep_rate`: a rate not given keeps the one set before."""
     rate = L.check_rate(spot_check_rate)
     lock_workspace(session, workspace_id)
-    row = session.scalar(select(GatewayToolMode).where(GatewayToolMode.workspace_id == workspace_id,
-                                                       GatewayToolMode.tool == tool,
-                                                       GatewayToolMode.agent == (agent or "")))
+    row = session.scalar(
+        select(GatewayToolMode).where(
+            GatewayToolMode.workspace_id == workspace_id,
+            GatewayToolMode.tool == tool,
+            GatewayToolMode.agent == (agent or ""),
+        )
+    )
     before = row.mode if row is not None else L.COACHING
     reason = L.check_force(force and mode == L.AUTO and before != L.AUTO, reason)
     evidence_scope, spot_scope = L.unit_scopes(tool, agent)
@@ -186,46 +280,91 @@ def set_mode(session: Session, workspace_id: str, tool: str, mode: str, *, agent
         if mode == L.AUTO:  # the demotion test watches the spot checks from this promotion on
             metrics.held_states(session, workspace_id, [spot_scope])[spot_scope].restart_evidence()
         action = {L.AUTO: "gateway_promotion", L.ALWAYS_REVIEW: "gateway_pin"}.get(mode, "gateway_demotion")
-        recorded = audit.record(session, workspace_id, actor, action, target_type="gateway_tool",
-                                target_id=_target(tool, agent), before={"mode": before},
-                                after={"mode": mode, "tool": tool, "agent": agent, "forced": force,
-                                       "level": level.level, "auto_ready": level.auto_ready,
-                                       "spot_check_rate": row.spot_check_rate, **({"reason": reason} if reason else {})})
+        recorded = audit.record(
+            session,
+            workspace_id,
+            actor,
+            action,
+            target_type="gateway_tool",
+            target_id=_target(tool, agent),
+            before={"mode": before},
+            after={
+                "mode": mode,
+                "tool": tool,
+                "agent": agent,
+                "forced": force,
+                "level": level.level,
+                "auto_ready": level.auto_ready,
+                "spot_check_rate": row.spot_check_rate,
+                **({"reason": reason} if reason else {}),
+            },
+        )
         if events is not None:
-            events.add(EVENT, {"tool": tool, "agent": agent, "mode": mode, "previous_mode": before,
-                               "level": level.level, "auto_ready": level.auto_ready,
-                               "reason": f"set to {mode} by {actor}" + (" (forced)" if force else ""),
-                               "audit_seq": recorded.seq}, workspace=workspace_id)
-    return {"tool": tool, "agent": agent, "mode": row.mode, "previous_mode": before, "level": level.level,
-            "auto_ready": level.auto_ready, "spot_check_rate": row.spot_check_rate}
+            events.add(
+                EVENT,
+                {
+                    "tool": tool,
+                    "agent": agent,
+                    "mode": mode,
+                    "previous_mode": before,
+                    "level": level.level,
+                    "auto_ready": level.auto_ready,
+                    "reason": f"set to {mode} by {actor}" + (" (forced)" if force else ""),
+                    "audit_seq": recorded.seq,
+                },
+                workspace=workspace_id,
+            )
+    return {
+        "tool": tool,
+        "agent": agent,
+        "mode": row.mode,
+        "previous_mode": before,
+        "level": level.level,
+        "auto_ready": level.auto_ready,
+        "spot_check_rate": row.spot_check_rate,
+    }
 
 
 def check_agent(session: Session, workspace_id: str, agent: str) -> None:
-    found = session.scalar(select(AgentIdentity.id).where(AgentIdentity.workspace_id == workspace_id,
-                                                          AgentIdentity.name == agent).limit(1))
+    found = session.scalar(
+        select(AgentIdentity.id).where(AgentIdentity.workspace_id == workspace_id, AgentIdentity.name == agent).limit(1)
+    )
     if found is None:
         raise NotFound(f"this workspace has no agent identity named {agent!r}", details={"agent": [agent]})
 
 
 def known(session: Session, workspace_id: str, tool: str) -> bool:
     """Whether a tool has decisions or a mode here (a tool that is not listed now may still be promoted back)."""
-    return session.scalar(select(MetricScope.id).where(MetricScope.workspace_id == workspace_id,
-                                                       MetricScope.scope == L.TOOL, MetricScope.key == tool)
-                          .limit(1)) is not None or session.scalar(
-        select(GatewayToolMode.id).where(GatewayToolMode.workspace_id == workspace_id,
-                                         GatewayToolMode.tool == tool).limit(1)) is not None
+    return (
+        session.scalar(
+            select(MetricScope.id)
+            .where(MetricScope.workspace_id == workspace_id, MetricScope.scope == L.TOOL, MetricScope.key == tool)
+            .limit(1)
+        )
+        is not None
+        or session.scalar(
+            select(GatewayToolMode.id)
+            .where(GatewayToolMode.workspace_id == workspace_id, GatewayToolMode.tool == tool)
+            .limit(1)
+        )
+        is not None
+    )
 
 
 # -- views ----------------------------------------------------------------------------------------------------------
 
+
 def views(session: Session, workspace_id: str, listed: Iterable[str] = ()) -> list[dict[str, Any]]:
     """Each gateway tool (listed by the workspace's servers now, or with decisions or a mode) with its evidence, its
     mode, its spot checks and the same per identity; a few queries, one row per scope (no scan of decisions)."""
-    scopes = {scope: metrics.load_many(session, workspace_id, scope)
-              for scope in (L.TOOL, L.AGENT_TOOL, L.TOOL_SPOT, L.AGENT_TOOL_SPOT)}
+    scopes = {
+        scope: metrics.load_many(session, workspace_id, scope)
+        for scope in (L.TOOL, L.AGENT_TOOL, L.TOOL_SPOT, L.AGENT_TOOL_SPOT)
+    }
     modes: dict[tuple[str, str], GatewayToolMode] = {
-        (r.tool, r.agent): r for r in session.scalars(select(GatewayToolMode).where(
-            GatewayToolMode.workspace_id == workspace_id))}
+        (r.tool, r.agent): r
+        for r in session.scalars(select(GatewayToolMode).where(GatewayToolMode.workspace_id == workspace_id))
+    }
     per_agent: dict[str, dict[str, MetricsState]] = {}
     for key, state in scopes[L.AGENT_TOOL].items():
         agent, tool = L.split_agent_tool_key(key)
@@ -239,25 +378,38 @@ def views(session: Session, workspace_id: str, listed: Iterable[str] = ()) -> li
     for tool in names:
         row = modes.get((tool, ""))
         tool_mode = row.mode if row is not None else L.COACHING
-        item = {"tool": tool, "source": "gateway", "listed": tool in set(listed),
-                **(scopes[L.TOOL].get(tool) or MetricsState.from_dict(None)).snapshot(),
-                "mode": tool_mode, "spot_check_rate": row.spot_check_rate if row is not None else None,
-                "spot_checks": _snap(scopes[L.TOOL_SPOT].get(tool)), "pack": pack_views.get(tool), "agents": {}}
+        item = {
+            "tool": tool,
+            "source": "gateway",
+            "listed": tool in set(listed),
+            **(scopes[L.TOOL].get(tool) or MetricsState.from_dict(None)).snapshot(),
+            "mode": tool_mode,
+            "spot_check_rate": row.spot_check_rate if row is not None else None,
+            "spot_checks": _snap(scopes[L.TOOL_SPOT].get(tool)),
+            "pack": pack_views.get(tool),
+            "agents": {},
+        }
         for agent, state in sorted(per_agent.get(tool, {}).items()):
             own = modes.get((tool, agent))
             own_mode = own.mode if own is not None else L.COACHING
             effective, unit = L.mode_for(tool_mode, own_mode)
-            item["agents"][agent] = {**state.snapshot(), "mode": own_mode, "effective_mode": effective,
-                                     "mode_of": unit, "spot_check_rate": own.spot_check_rate if own else None,
-                                     "spot_checks": _snap(scopes[L.AGENT_TOOL_SPOT].get(L.agent_tool_key(tool, agent)))}
+            item["agents"][agent] = {
+                **state.snapshot(),
+                "mode": own_mode,
+                "effective_mode": effective,
+                "mode_of": unit,
+                "spot_check_rate": own.spot_check_rate if own else None,
+                "spot_checks": _snap(scopes[L.AGENT_TOOL_SPOT].get(L.agent_tool_key(tool, agent))),
+            }
         out.append(item)
     return out
 
 
 def identities(session: Session, workspace_id: str) -> dict[str, dict[str, Any]]:
     """Each agent identity's decisions across its tools."""
-    return {name: state.snapshot() for name, state in sorted(metrics.load_many(session, workspace_id,
-                                                                               L.IDENTITY).items())}
+    return {
+        name: state.snapshot() for name, state in sorted(metrics.load_many(session, workspace_id, L.IDENTITY).items())
+    }
 
 
 def _snap(state: MetricsState | None) -> dict[str, Any] | None:

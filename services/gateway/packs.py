@@ -4,6 +4,7 @@ defaults: a change made at least 3 times and in at least 80% of the edits of its
 a lead enables it (accepts its learned rules), a held call of the tool shows the corrected arguments as the suggested
 edit, and a call forwarded in AUTO is forwarded with them, the change stated in the result the agent receives
 (services/gateway/calls.py)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -22,8 +23,9 @@ from services.orm import utcnow
 
 
 def _find(session: Session, workspace_id: str, tool: str, *, for_update: bool = False) -> GatewayCorrectionPack | None:
-    query = select(GatewayCorrectionPack).where(GatewayCorrectionPack.workspace_id == workspace_id,
-                                                GatewayCorrectionPack.tool == tool)
+    query = select(GatewayCorrectionPack).where(
+        GatewayCorrectionPack.workspace_id == workspace_id, GatewayCorrectionPack.tool == tool
+    )
     if for_update:
         query = query.with_for_update().execution_options(populate_existing=True)
     return session.scalar(query)
@@ -38,8 +40,11 @@ def _for_change(session: Session, workspace_id: str, tool: str) -> GatewayCorrec
         made = GatewayCorrectionPack(workspace_id=workspace_id, tool=tool, enabled=False, stats={})
         table = GatewayCorrectionPack.__table__
         insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
-        session.execute(insert(table).values({c.key: getattr(made, c.key) for c in table.columns})
-                        .on_conflict_do_nothing(index_elements=[table.c.workspace_id, table.c.tool]))
+        session.execute(
+            insert(table)
+            .values({c.key: getattr(made, c.key) for c in table.columns})
+            .on_conflict_do_nothing(index_elements=[table.c.workspace_id, table.c.tool])
+        )
         pack = _find(session, workspace_id, tool, for_update=True)
     return pack
 
@@ -54,9 +59,13 @@ def record(session: Session, workspace_id: str, tool: str, before: Any, after: A
 
 def rules(session: Session, workspace_id: str, tool: str) -> tuple[str | None, list[LearnedRule]]:
     """The pack's id and its learned rules while a lead has it enabled (else (None, []))."""
-    row = session.execute(select(GatewayCorrectionPack.id, GatewayCorrectionPack.stats).where(
-        GatewayCorrectionPack.workspace_id == workspace_id, GatewayCorrectionPack.tool == tool,
-        GatewayCorrectionPack.enabled.is_(True))).first()
+    row = session.execute(
+        select(GatewayCorrectionPack.id, GatewayCorrectionPack.stats).where(
+            GatewayCorrectionPack.workspace_id == workspace_id,
+            GatewayCorrectionPack.tool == tool,
+            GatewayCorrectionPack.enabled.is_(True),
+        )
+    ).first()
     if row is None:
         return None, []
     return row.id, learned_rules(PackStats.from_dict(row.stats))
@@ -79,25 +88,45 @@ def set_enabled(session: Session, workspace_id: str, tool: str, enabled: bool, a
     audit.lock_workspace(session, workspace_id)
     pack = _find(session, workspace_id, tool, for_update=True)
     if pack is None:
-        raise NotFound(f"no reviewer has edited a call of {tool!r}: it has no correction pack",
-                       details={"tool": [tool]})
+        raise NotFound(
+            f"no reviewer has edited a call of {tool!r}: it has no correction pack", details={"tool": [tool]}
+        )
     before = pack.enabled
     if before != enabled:
         pack.enabled, pack.updated_at = enabled, utcnow()
-        audit.record(session, workspace_id, actor, "gateway_pack_change", target_type="gateway_correction_pack",
-                     target_id=pack.id, before={"enabled": before},
-                     after={"enabled": enabled, "tool": tool,
-                            "rules": [r.to_dict() for r in learned_rules(PackStats.from_dict(pack.stats))]})
+        audit.record(
+            session,
+            workspace_id,
+            actor,
+            "gateway_pack_change",
+            target_type="gateway_correction_pack",
+            target_id=pack.id,
+            before={"enabled": before},
+            after={
+                "enabled": enabled,
+                "tool": tool,
+                "rules": [r.to_dict() for r in learned_rules(PackStats.from_dict(pack.stats))],
+            },
+        )
     return view(pack)
 
 
 def view(pack: GatewayCorrectionPack) -> dict[str, Any]:
     stats = PackStats.from_dict(pack.stats)
-    return {"pack_id": pack.id, "tool": pack.tool, "enabled": pack.enabled, "corrections": stats.corrections,
-            "changes": stats.to_dict()["groups"], "rules": [r.to_dict() for r in learned_rules(stats)]}
+    return {
+        "pack_id": pack.id,
+        "tool": pack.tool,
+        "enabled": pack.enabled,
+        "corrections": stats.corrections,
+        "changes": stats.to_dict()["groups"],
+        "rules": [r.to_dict() for r in learned_rules(stats)],
+    }
 
 
 def views(session: Session, workspace_id: str) -> dict[str, dict[str, Any]]:
-    return {pack.tool: view(pack) for pack in session.scalars(
-        select(GatewayCorrectionPack).where(GatewayCorrectionPack.workspace_id == workspace_id))}
-
+    return {
+        pack.tool: view(pack)
+        for pack in session.scalars(
+            select(GatewayCorrectionPack).where(GatewayCorrectionPack.workspace_id == workspace_id)
+        )
+    }

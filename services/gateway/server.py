@@ -11,6 +11,7 @@ A request is authenticated on the WSGI side before anything reaches the SDK: no,
 401. The agent it names is put in the ASGI scope, where the handlers find it (with the channel that runs their
 blocking work in the request's own green thread: services/gateway/calls.py).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -23,7 +24,6 @@ from mcp import types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-from core import gateway as G
 from services.gateway import bridge, calls, held, identities
 from services.gateway.identities import Agent
 from services.toolservers.loop import LoopThread
@@ -38,10 +38,16 @@ class Gateway:
         self.svc = svc
         self.loop = LoopThread("coach-gateway")
         # no input validation by the SDK (its lowlevel Server does none): Coach's own checks answer with the reason
-        self.server: Server = Server("coach", version="1", instructions=(
-            "Coach's MCP gateway: this workspace's tools, each call judged by its policies; a call may be held for a "
-            "person's review. A result that says the call awaits review: send the same call again later."),
-            on_list_tools=self._list_tools, on_call_tool=self._call_tool)
+        self.server: Server = Server(
+            "coach",
+            version="1",
+            instructions=(
+                "Coach's MCP gateway: this workspace's tools, each call judged by its policies; a call may be held for a "
+                "person's review. A result that says the call awaits review: send the same call again later."
+            ),
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+        )
         # Two ways to answer, both the SDK's: a stream (SSE) for a call that asked for progress notifications (a
         # held call sends them while it waits), a plain JSON answer for everything else (a stream's framing and its
         # task cost a few milliseconds per request for nothing to stream)
@@ -64,6 +70,7 @@ class Gateway:
             if path in (PATH, PATH + "/"):
                 return gateway.wsgi(environ, start_response)
             return wsgi_app(environ, start_response)
+
         return app
 
     def wsgi(self, environ, start_response):
@@ -71,15 +78,25 @@ class Gateway:
         token = header[7:].strip() if header[:7].lower() == "bearer " else ""
         agent = identities.authenticate(self.svc.db, token) if token else None
         if agent is None:
-            return _error(start_response, 401, "unauthorized",
-                          "send Authorization: Bearer <an agent token of this workspace>" if not token
-                          else "the agent token is unknown or revoked",
-                          [("WWW-Authenticate", 'Bearer realm="coach-mcp"')])
+            return _error(
+                start_response,
+                401,
+                "unauthorized",
+                "send Authorization: Bearer <an agent token of this workspace>"
+                if not token
+                else "the agent token is unknown or revoked",
+                [("WWW-Authenticate", 'Bearer realm="coach-mcp"')],
+            )
         if (environ.get("REQUEST_METHOD") or "").upper() == "GET":
             # stateless: no stream of the server's own to open (the spec's answer for that is 405), and the SDK would
             # otherwise hold the request open without an answer
-            return _error(start_response, 405, "method_not_allowed",
-                          "this endpoint keeps no session: POST each JSON-RPC message", [("Allow", "POST")])
+            return _error(
+                start_response,
+                405,
+                "method_not_allowed",
+                "this endpoint keeps no session: POST each JSON-RPC message",
+                [("Allow", "POST")],
+            )
         identities.touch(self.svc.db, agent)
         body = bridge.read_body(environ, self.svc.settings.max_body_bytes)
         if body is None:
@@ -106,6 +123,7 @@ class Gateway:
             async with self.streaming.run(), self.plain.run():
                 ready.set()
                 await self._stop.wait()
+
         asyncio.get_running_loop().create_task(main())
         await ready.wait()
 
@@ -124,8 +142,9 @@ class Gateway:
         scope = ctx.request.scope  # the HTTP request (Starlette's) the SDK hands the handler: its ASGI scope
         return scope["coach.agent"], scope["coach.channel"]
 
-    async def _list_tools(self, ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
-                          ) -> types.ListToolsResult:
+    async def _list_tools(
+        self, ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
         agent, channel = self._context(ctx)
         specs = await channel.call(lambda: calls.listing(self.svc, agent))
         return types.ListToolsResult(tools=[types.Tool.model_validate(spec) for spec in specs])
@@ -161,8 +180,9 @@ class Gateway:
         for decided in self._waiting.get(approval_id, ()):
             decided.set()
 
-    async def _hold(self, ctx, agent: Agent, channel: bridge.Channel, tool: str, call_id: str,
-                    decided: asyncio.Event) -> types.CallToolResult:
+    async def _hold(
+        self, ctx, agent: Agent, channel: bridge.Channel, tool: str, call_id: str, decided: asyncio.Event
+    ) -> types.CallToolResult:
         """Wait for the review up to COACH_GATEWAY_HOLD_S, with progress notifications when the agent asked for them;
         then answer that the call awaits review (the same call sent again gets the decision). It looks at the review
         every COACH_GATEWAY_POLL_S, and at once when it is decided in this process."""
@@ -183,20 +203,29 @@ class Gateway:
                 next_look = now + max(0.05, settings.gateway_poll_s)
             if now >= deadline:
                 if state == held.RUNNING:  # approved, and being forwarded (by another request): not "awaits review"
-                    return types.CallToolResult.model_validate(await channel.call(
-                        lambda: held.running_result(self.svc, agent, tool, call_id, settings.gateway_hold_s)))
+                    return types.CallToolResult.model_validate(
+                        await channel.call(
+                            lambda: held.running_result(self.svc, agent, tool, call_id, settings.gateway_hold_s)
+                        )
+                    )
                 return types.CallToolResult.model_validate(held.held_result(tool, call_id, settings.gateway_hold_s))
             if token is not None and now >= next_progress:
                 await ctx.session.send_progress_notification(
-                    token, progress=round(now - start, 1), total=settings.gateway_hold_s,
-                    message=(f"{tool} was approved and is running in Coach (call {call_id})" if state == held.RUNNING
-                             else f"{tool} is held for a person's review in Coach (call {call_id})"),
-                    related_request_id=ctx.request_id)
+                    token,
+                    progress=round(now - start, 1),
+                    total=settings.gateway_hold_s,
+                    message=(
+                        f"{tool} was approved and is running in Coach (call {call_id})"
+                        if state == held.RUNNING
+                        else f"{tool} is held for a person's review in Coach (call {call_id})"
+                    ),
+                    related_request_id=ctx.request_id,
+                )
                 next_progress = now + max(0.5, settings.gateway_progress_s)
             wake = min(next_look, deadline, next_progress if token is not None else deadline)
             try:
                 await asyncio.wait_for(decided.wait(), max(0.0, wake - loop.time()))
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
 
     def _poll(self, agent: Agent, call_id: str) -> tuple[str, dict[str, Any] | None]:
@@ -232,8 +261,14 @@ def asks_for_progress(body: bytes) -> bool:
     return isinstance(meta, dict) and meta.get("progressToken") is not None
 
 
-_JSON_TYPES = ((dict, "an object"), (list, "an array"), (str, "a string"), (bool, "a boolean"), (int, "a number"),
-               (float, "a number"))
+_JSON_TYPES = (
+    (dict, "an object"),
+    (list, "an array"),
+    (str, "a string"),
+    (bool, "a boolean"),
+    (int, "a number"),
+    (float, "a number"),
+)
 
 
 def _kind(value: Any) -> str:
@@ -252,29 +287,43 @@ def bad_call(body: bytes) -> tuple[Any, str, dict[str, Any]] | None:
         return None
     params = message.get("params")
     if not isinstance(params, dict):
-        return message["id"], f"tools/call params must be an object, not {_kind(params)}", {
-            "field": "params", "expected": "an object", "got": _kind(params)}
+        return (
+            message["id"],
+            f"tools/call params must be an object, not {_kind(params)}",
+            {"field": "params", "expected": "an object", "got": _kind(params)},
+        )
     if not isinstance(params.get("name"), str):
-        return message["id"], f"tools/call name must be a string (the tool's name), not {_kind(params.get('name'))}", {
-            "field": "params.name", "expected": "a string", "got": _kind(params.get("name"))}
+        return (
+            message["id"],
+            f"tools/call name must be a string (the tool's name), not {_kind(params.get('name'))}",
+            {"field": "params.name", "expected": "a string", "got": _kind(params.get("name"))},
+        )
     arguments = params.get("arguments")
     if arguments is not None and not isinstance(arguments, dict):
-        return message["id"], (f"tools/call arguments must be an object (the tool's parameters by name, as its "
-                               f"inputSchema says), not {_kind(arguments)}"), {
-            "field": "params.arguments", "expected": "an object", "got": _kind(arguments), "tool": params["name"]}
+        return (
+            message["id"],
+            (
+                f"tools/call arguments must be an object (the tool's parameters by name, as its "
+                f"inputSchema says), not {_kind(arguments)}"
+            ),
+            {"field": "params.arguments", "expected": "an object", "got": _kind(arguments), "tool": params["name"]},
+        )
     return None
 
 
 def _rpc_error(start_response, request_id: Any, message: str, data: dict[str, Any]):
     """A JSON-RPC error answer of Coach's own, as the SDK's JSON answer is framed: -32602 (invalid params)."""
-    body = json.dumps({"jsonrpc": "2.0", "id": request_id,
-                       "error": {"code": types.INVALID_PARAMS, "message": message, "data": data}}).encode()
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": request_id, "error": {"code": types.INVALID_PARAMS, "message": message, "data": data}}
+    ).encode()
     start_response(bridge.status_line(200), [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
     return [body]
 
 
 def _error(start_response, status: int, code: str, message: str, headers: list | None = None):
     body = json.dumps({"error": {"code": code, "message": message}}).encode()
-    start_response(bridge.status_line(status), [("Content-Type", "application/json"),
-                                                ("Content-Length", str(len(body))), *(headers or [])])
+    start_response(
+        bridge.status_line(status),
+        [("Content-Type", "application/json"), ("Content-Length", str(len(body))), *(headers or [])],
+    )
     return [body]

@@ -2,12 +2,14 @@
 operator; an agent's tool within its step; spot checks), the events when a level changes, and the demotion that
 spot checks showing acceptance below the bar bring. The rules (the sequential tests, levels, when to demote) are
 core/coaching; this writes their state (services/metrics/service.py) in the caller's transaction."""
+
 from __future__ import annotations
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.coaching import autonomy, checks as C
+from core.coaching import autonomy
+from core.coaching import checks as C
 from core.coaching.autonomy import tool_unit
 from core.coaching.counters import ACCEPT, REJECT
 from core.coaching.metrics import should_demote
@@ -16,15 +18,17 @@ from services.audit import service as audit
 from services.coaching import checks
 from services.coaching.models import Suggestion
 from services.executions.models import Execution
-from services.metrics import reviewers, service as metrics
+from services.metrics import reviewers
+from services.metrics import service as metrics
 from services.notifications import outbox as notification_outbox
 from services.notifier import Events
 from services.regions import service as regions
 from services.workflows.models import Workflow
 
 
-def attention_of(session: Session, workspace_id: str, operator: str, kind: str,
-                 latency_ms: float) -> tuple[str | None, bool, bool]:
+def attention_of(
+    session: Session, workspace_id: str, operator: str, kind: str, latency_ms: float
+) -> tuple[str | None, bool, bool]:
     """Whether a decision is readiness evidence (docs/autonomy.md#check-suggestions), judged before it counts: (its
     mark for the decision row, whether it goes into the readiness tests, whether its operator is attentive). With
     checks and the restriction off nothing is judged (None, True, False); else the operator's figures are read and
@@ -34,8 +38,13 @@ def attention_of(session: Session, workspace_id: str, operator: str, kind: str,
         return None, True, False
     attentive = checks.is_attentive(session, workspace_id, operator, settings)
     if kind == ACCEPT:
-        metrics.record_decision(session, workspace_id, [(checks.FAST_SCOPE, operator)],
-                                ACCEPT if latency_ms < settings["attentive_floor_ms"] else REJECT, latency_ms)
+        metrics.record_decision(
+            session,
+            workspace_id,
+            [(checks.FAST_SCOPE, operator)],
+            ACCEPT if latency_ms < settings["attentive_floor_ms"] else REJECT,
+            latency_ms,
+        )
     if attentive:
         return "attentive", True, True
     if settings["evidence_from"] == C.ATTENTIVE:
@@ -43,8 +52,17 @@ def attention_of(session: Session, workspace_id: str, operator: str, kind: str,
     return "counted", True, False
 
 
-def count_person(session: Session, defn: WorkflowDef, ex: Execution, wf: Workflow, sug: Suggestion, kind: str,
-                 latency_ms: float, operator: str, events: Events) -> str | None:
+def count_person(
+    session: Session,
+    defn: WorkflowDef,
+    ex: Execution,
+    wf: Workflow,
+    sug: Suggestion,
+    kind: str,
+    latency_ms: float,
+    operator: str,
+    events: Events,
+) -> str | None:
     """A person's decision counted everywhere it is evidence: judged first (attention_of), then counted for the
     region its call fell in (services.regions) and for the workflow, its version, the step and the operator
     (count_decision). Returns its evidence mark, which its decision row keeps (None: nothing was judged)."""
@@ -52,22 +70,60 @@ def count_person(session: Session, defn: WorkflowDef, ex: Execution, wf: Workflo
         mark, in_evidence, attentive = None, True, False
     else:
         mark, in_evidence, attentive = attention_of(session, ex.workspace_id, operator, kind, latency_ms)
-    region_spot = regions.count_suggestion(session, sug, kind, latency_ms, metrics.workflow_thresholds(wf), events,
-                                           evidence=in_evidence, attentive=attentive)
-    count_decision(session, defn, ex, wf, sug, kind, latency_ms, operator, events, region_spot=region_spot,
-                   in_evidence=in_evidence, attentive=attentive)
+    region_spot = regions.count_suggestion(
+        session,
+        sug,
+        kind,
+        latency_ms,
+        metrics.workflow_thresholds(wf),
+        events,
+        evidence=in_evidence,
+        attentive=attentive,
+    )
+    count_decision(
+        session,
+        defn,
+        ex,
+        wf,
+        sug,
+        kind,
+        latency_ms,
+        operator,
+        events,
+        region_spot=region_spot,
+        in_evidence=in_evidence,
+        attentive=attentive,
+    )
     return mark
 
 
-def count_decision(session: Session, defn: WorkflowDef, ex: Execution, wf: Workflow, sug: Suggestion, kind: str,
-           latency_ms: float, operator: str, events: Events, *, region_spot: bool = False,
-           in_evidence: bool = True, attentive: bool = False) -> None:
+def count_decision(
+    session: Session,
+    defn: WorkflowDef,
+    ex: Execution,
+    wf: Workflow,
+    sug: Suggestion,
+    kind: str,
+    latency_ms: float,
+    operator: str,
+    events: Events,
+    *,
+    region_spot: bool = False,
+    in_evidence: bool = True,
+    attentive: bool = False,
+) -> None:
     """`region_spot`: the decision is a spot check of a call in an AUTO region (services.regions counted it for the
     region's own test): it does not go to its step's demotion test. `in_evidence` False: not in the readiness tests
     of the workflow, its version and the step; `attentive`: by an attentive operator (attention_of)."""
     if wf.kind == "plan":  # a plan has no workflow to learn about: its decisions count per tool (and globally)
-        metrics.record_decision(session, ex.workspace_id, metrics.plan_scopes(sug.tool) + [("operator", operator)],
-                                kind, latency_ms, levels=())
+        metrics.record_decision(
+            session,
+            ex.workspace_id,
+            metrics.plan_scopes(sug.tool) + [("operator", operator)],
+            kind,
+            latency_ms,
+            levels=(),
+        )
         return
     thresholds = metrics.workflow_thresholds(wf)
     scopes = metrics.workflow_scopes(ex.workflow_id, ex.workflow_version, sug.step_id) + [("operator", operator)]
@@ -84,30 +140,56 @@ def count_decision(session: Session, defn: WorkflowDef, ex: Execution, wf: Workf
     # the step after this one in the definition's order is usually the next suggestion: read its row now too
     order = defn.order
     following = order.index(sug.step_id) + 1 if sug.step_id in order else len(order)
-    ahead = [("step", f"{ex.workflow_id}/{order[following]}")] if following < len(order) and unit == sug.step_id \
-        else []
+    ahead = [("step", f"{ex.workflow_id}/{order[following]}")] if following < len(order) and unit == sug.step_id else []
     levels = (("workflow", ex.workflow_id), *[("step", f"{ex.workflow_id}/{u}") for u in units])
     # an operator below the lead's bars: their decision is not in the readiness tests of the workflow, its version
     # and the step (their spot checks still count: a demotion takes every decision)
     left_out = () if in_evidence else (*levels, ("version", f"{ex.workflow_id}@{ex.workflow_version}"))
-    states = metrics.record_decision(session, ex.workspace_id, scopes, kind, latency_ms, thresholds, ahead=ahead,
-                                     levels=levels, left_out=left_out, attentive=attentive)
+    states = metrics.record_decision(
+        session,
+        ex.workspace_id,
+        scopes,
+        kind,
+        latency_ms,
+        thresholds,
+        ahead=ahead,
+        levels=levels,
+        left_out=left_out,
+        attentive=attentive,
+    )
     wf_state, level_before = states[("workflow", ex.workflow_id)]
     snapshot = wf_state.snapshot()
     events.add("metrics_update", {"workflow_id": wf.id, **snapshot}, workspace=ex.workspace_id, plain=True)
     if snapshot["level"] != level_before:
-        events.add("workflow_level_changed", {"workflow_id": wf.id, "level": snapshot["level"],
-                                              "previous_level": level_before, "auto_ready": snapshot["auto_ready"],
-                                              "mode": wf.mode}, workspace=ex.workspace_id)
+        events.add(
+            "workflow_level_changed",
+            {
+                "workflow_id": wf.id,
+                "level": snapshot["level"],
+                "previous_level": level_before,
+                "auto_ready": snapshot["auto_ready"],
+                "mode": wf.mode,
+            },
+            workspace=ex.workspace_id,
+        )
     step_modes = autonomy.step_modes(wf.settings)
     for u in units:
         step_state, step_before = states[("step", f"{ex.workflow_id}/{u}")]
         step_level = step_state.assess()
         if step_level.level != step_before:
-            events.add("workflow_level_changed", {
-                "workflow_id": wf.id, "step_id": u, "level": step_level.level, "previous_level": step_before,
-                "auto_ready": step_level.auto_ready, "mode": step_modes.get(u, autonomy.COACHING),
-                "workflow_mode": wf.mode}, workspace=ex.workspace_id)
+            events.add(
+                "workflow_level_changed",
+                {
+                    "workflow_id": wf.id,
+                    "step_id": u,
+                    "level": step_level.level,
+                    "previous_level": step_before,
+                    "auto_ready": step_level.auto_ready,
+                    "mode": step_modes.get(u, autonomy.COACHING),
+                    "workflow_mode": wf.mode,
+                },
+                workspace=ex.workspace_id,
+            )
     if sug.purpose == "spot_check" and not region_spot:
         # a tool promoted on its own within its agent step is demoted on its own (a call in an AUTO region is
         # that region's spot check, counted by services.regions, not its step's)
@@ -115,8 +197,7 @@ def count_decision(session: Session, defn: WorkflowDef, ex: Execution, wf: Workf
         _maybe_demote(session, ex, wf, promoted, states, thresholds, events)
 
 
-def count_review(session: Session, ex: Execution, step_id: str, kind: str, latency_ms: float,
-                 events: Events) -> None:
+def count_review(session: Session, ex: Execution, step_id: str, kind: str, latency_ms: float, events: Events) -> None:
     """A person's review of an unattended call that a policy forced (a tool-call approval of an AUTO run, or of
     a step promoted to AUTO alone): evidence for the spot-check test like a spot check (approve = accept,
     edit = correct, reject = reject), which may demote the workflow or the step."""
@@ -128,23 +209,28 @@ def count_review(session: Session, ex: Execution, step_id: str, kind: str, laten
     thresholds = metrics.workflow_thresholds(wf)
     scopes = ([("spot", ex.workflow_id)] if wf.mode == "auto" else []) + [("spot", f"{ex.workflow_id}/{step_id}")]
     scopes += [("workflow", ex.workflow_id), ("step", f"{ex.workflow_id}/{step_id}")]
-    states = {scope: (state, None) for scope, state in
-              metrics.held_states(session, ex.workspace_id, scopes[-2:], thresholds).items()}
+    states = {
+        scope: (state, None)
+        for scope, state in metrics.held_states(session, ex.workspace_id, scopes[-2:], thresholds).items()
+    }
     states.update(metrics.record_decision(session, ex.workspace_id, scopes[:-2], kind, latency_ms, thresholds))
     _maybe_demote(session, ex, wf, step_id, states, thresholds, events)
 
 
-def _maybe_demote(session: Session, ex: Execution, wf: Workflow, step_id: str, states: dict, thresholds,
-                  events: Events) -> None:
+def _maybe_demote(
+    session: Session, ex: Execution, wf: Workflow, step_id: str, states: dict, thresholds, events: Events
+) -> None:
     if wf.mode == "auto" and should_demote(states[("spot", ex.workflow_id)][0], thresholds):
         _demote(session, ex, wf, None, states, thresholds, events)
-    elif autonomy.step_modes(wf.settings).get(step_id) == autonomy.AUTO \
-            and should_demote(states[("spot", f"{ex.workflow_id}/{step_id}")][0], thresholds):
+    elif autonomy.step_modes(wf.settings).get(step_id) == autonomy.AUTO and should_demote(
+        states[("spot", f"{ex.workflow_id}/{step_id}")][0], thresholds
+    ):
         _demote(session, ex, wf, step_id, states, thresholds, events)
 
 
-def _demote(session: Session, ex: Execution, wf: Workflow, step_id: str | None, states: dict,
-            thresholds, events: Events) -> None:
+def _demote(
+    session: Session, ex: Execution, wf: Workflow, step_id: str | None, states: dict, thresholds, events: Events
+) -> None:
     """Spot checks are evidence that acceptance fell below the bar: the workflow (step_id None) or the step
     promoted on its own goes back to coaching, is no longer AUTO-ready until new evidence says so (its
     promotion tests start again; O(1), the rows are written with this decision's transaction), and its spot
@@ -169,21 +255,39 @@ def _demote(session: Session, ex: Execution, wf: Workflow, step_id: str | None, 
         where.append(Suggestion.step_id == step_id)
     for waiting in session.scalars(select(Suggestion).where(*where)):
         waiting.purpose = "coaching"
-        waiting.rationale = "Review: spot checks demoted this " + ("step" if step_id else "workflow") + \
-            " to coaching."
+        waiting.rationale = "Review: spot checks demoted this " + ("step" if step_id else "workflow") + " to coaching."
     after = watched.snapshot()
-    reason = (f"spot checks show acceptance below {thresholds.auto_acceptance:.0%} "
-              f"(spot-check acceptance {rate:.0%}, test at level {thresholds.auto_alpha:g})")
+    reason = (
+        f"spot checks show acceptance below {thresholds.auto_acceptance:.0%} "
+        f"(spot-check acceptance {rate:.0%}, test at level {thresholds.auto_alpha:g})"
+    )
     # the reason is kept in the audit event too: the dashboard's notices (services/metrics/notices.py) read it back
-    recorded = audit.record(session, ex.workspace_id, "system", "step_demotion" if step_id else "demotion",
-                            target_type="step" if step_id else "workflow", target_id=target,
-                            before={"mode": "auto"}, after={"mode": "coaching", "spot_check_rate": rate,
-                                                            "reason": reason})
-    events.add("workflow_level_changed", {
-        "workflow_id": wf.id, **({"step_id": step_id} if step_id else {}), "level": after["level"],
-        "previous_level": level_before, "auto_ready": after["auto_ready"], "mode": "coaching",
-        "previous_mode": "auto", "workflow_mode": wf.mode, "reason": reason, "audit_seq": recorded.seq},
-        workspace=ex.workspace_id)
+    recorded = audit.record(
+        session,
+        ex.workspace_id,
+        "system",
+        "step_demotion" if step_id else "demotion",
+        target_type="step" if step_id else "workflow",
+        target_id=target,
+        before={"mode": "auto"},
+        after={"mode": "coaching", "spot_check_rate": rate, "reason": reason},
+    )
+    events.add(
+        "workflow_level_changed",
+        {
+            "workflow_id": wf.id,
+            **({"step_id": step_id} if step_id else {}),
+            "level": after["level"],
+            "previous_level": level_before,
+            "auto_ready": after["auto_ready"],
+            "mode": "coaching",
+            "previous_mode": "auto",
+            "workflow_mode": wf.mode,
+            "reason": reason,
+            "audit_seq": recorded.seq,
+        },
+        workspace=ex.workspace_id,
+    )
     notification_outbox.demoted(session, ex.workspace_id, wf.id, step_id, reason, recorded.seq)
     if step_id is None:
         events.add("metrics_update", {"workflow_id": wf.id, **after}, workspace=ex.workspace_id)

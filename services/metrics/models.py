@@ -1,4 +1,5 @@
 """Each metric scope's running counts (the charts' hourly series are counted from the decisions: series.py)."""
+
 from __future__ import annotations
 
 from datetime import datetime

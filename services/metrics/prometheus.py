@@ -5,6 +5,7 @@ scrape costs the same however many decisions there are. Totals are summed over w
 authenticated (scrapers rarely are), so it names no tenant. When the database does not answer, the scrape still
 succeeds with `coach_database_up 0` and nothing else.
 """
+
 from __future__ import annotations
 
 import logging
@@ -45,9 +46,11 @@ class CoachCollector:
         for kind in DECISIONS:
             decisions.add_metric([kind], decided[kind])
         yield decisions
-        quantiles = GaugeMetricFamily("coach_decision_latency_ms",
-                                      "Time from a suggestion's push to its decision (approximate quantiles).",
-                                      labels=["quantile"])
+        quantiles = GaugeMetricFamily(
+            "coach_decision_latency_ms",
+            "Time from a suggestion's push to its decision (approximate quantiles).",
+            labels=["quantile"],
+        )
         for name, q in (("0.5", 0.5), ("0.9", 0.9)):
             value = latency.quantile(q)
             if value is not None:

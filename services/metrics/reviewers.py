@@ -10,6 +10,7 @@ suggestion was made to the decision); an agent step's tool calls are among its s
 scope reads one tool's), while approvals and the MCP gateway's reviews keep theirs in their approval row and are not
 counted here. A decision held for its undo window counts from when it was made; one taken back is gone.
 """
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -19,7 +20,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.agent.spec import resolve_tools
-from core.coaching import attention as A, checks as C
+from core.coaching import attention as A
+from core.coaching import checks as C
 from core.errors import NotFound, ValidationFailed
 from services.audit import service as audit
 from services.coaching.models import Decision, Suggestion
@@ -44,9 +46,13 @@ def get_floor(session: Session, workspace_id: str) -> dict[str, Any]:
     """GET /api/workspace/reviews: every setting as it applies (the default where the workspace set none)."""
     own = session.get(WorkspaceReviewFloor, workspace_id)
     floor = own.attentive_floor_ms if own is not None else None
-    body = {"attentive_floor_ms": floor if floor is not None else A.DEFAULT_FLOOR_MS,
-            "default_ms": A.DEFAULT_FLOOR_MS, "min_ms": A.MIN_FLOOR_MS, "max_ms": A.MAX_FLOOR_MS,
-            "workspace": floor is not None}
+    body = {
+        "attentive_floor_ms": floor if floor is not None else A.DEFAULT_FLOOR_MS,
+        "default_ms": A.DEFAULT_FLOOR_MS,
+        "min_ms": A.MIN_FLOOR_MS,
+        "max_ms": A.MAX_FLOOR_MS,
+        "workspace": floor is not None,
+    }
     for name in CHECK_SETTINGS:
         value = getattr(own, name) if own is not None else None
         body[name] = C.DEFAULTS[name] if value is None else value
@@ -98,17 +104,34 @@ def set_settings(session: Session, workspace_id: str, values: dict[str, Any], ac
     session.flush()
     after = get_floor(session, workspace_id)
     if floor_given:
-        audit.record(session, workspace_id, actor, "attentive_floor", target_type="workspace", target_id=workspace_id,
-                     before={"attentive_floor_ms": before["attentive_floor_ms"]},
-                     after={"attentive_floor_ms": after["attentive_floor_ms"]}, result="ok")
+        audit.record(
+            session,
+            workspace_id,
+            actor,
+            "attentive_floor",
+            target_type="workspace",
+            target_id=workspace_id,
+            before={"attentive_floor_ms": before["attentive_floor_ms"]},
+            after={"attentive_floor_ms": after["attentive_floor_ms"]},
+            result="ok",
+        )
     if checked:
-        audit.record(session, workspace_id, actor, "review_settings", target_type="workspace",
-                     target_id=workspace_id, before={n: before[n] for n in checked},
-                     after={n: after[n] for n in checked}, result="ok")
+        audit.record(
+            session,
+            workspace_id,
+            actor,
+            "review_settings",
+            target_type="workspace",
+            target_id=workspace_id,
+            before={n: before[n] for n in checked},
+            after={n: after[n] for n in checked},
+            result="ok",
+        )
     return after
 
 
 # -- the reviewers' figures -----------------------------------------------------------------------------------------
+
 
 def scopes(session: Session, wf: Workflow) -> list[str]:
     """The scopes a workflow's reviewers can be read for: its current version's tool and agent steps, then every
@@ -116,7 +139,7 @@ def scopes(session: Session, wf: Workflow) -> list[str]:
     written = [s for s in workflows.version_row(session, wf).definition.get("steps") or [] if isinstance(s, dict)]
     out = [s["id"] for s in written if (s.get("type") or "action") in SUGGESTED and isinstance(s.get("id"), str)]
     prefix = f"{wf.id}/"
-    counted = sorted(key[len(prefix):] for key in metrics.load_many(session, wf.workspace_id, "step", prefix=prefix))
+    counted = sorted(key[len(prefix) :] for key in metrics.load_many(session, wf.workspace_id, "step", prefix=prefix))
     return out + [key for key in counted if key not in out]
 
 
@@ -125,20 +148,28 @@ def _check_scope(session: Session, wf: Workflow, step_id: str, known: list[str])
         return
     owner, _, tool = step_id.partition(":")
     if tool:  # an agent step's calls of a tool it may call, before any of them was decided
-        written = {s.get("id"): s for s in workflows.version_row(session, wf).definition.get("steps") or []
-                   if isinstance(s, dict)}
+        written = {
+            s.get("id"): s
+            for s in workflows.version_row(session, wf).definition.get("steps") or []
+            if isinstance(s, dict)
+        }
         step = written.get(owner)
         if step is not None and step.get("type") == "agent" and resolve_tools(step.get("tools") or [], [tool]):
             return
-    raise NotFound(f"workflow {wf.id} has no step {step_id!r} whose suggestions a person decides",
-                   details={"step_id": step_id, "steps": known})
+    raise NotFound(
+        f"workflow {wf.id} has no step {step_id!r} whose suggestions a person decides",
+        details={"step_id": step_id, "steps": known},
+    )
 
 
 def _decisions(session: Session, wf: Workflow, step_id: str, since) -> list[tuple[str, str, float, str | None]]:
     owner, _, tool = step_id.partition(":")
     query = select(Decision.operator, Decision.decision, Decision.latency_ms, Decision.outcome).where(
-        Decision.workspace_id == wf.workspace_id, Decision.workflow_id == wf.id, Decision.step_id == owner,
-        Decision.created_at >= since)
+        Decision.workspace_id == wf.workspace_id,
+        Decision.workflow_id == wf.id,
+        Decision.step_id == owner,
+        Decision.created_at >= since,
+    )
     if tool:
         query = query.join(Suggestion, Suggestion.id == Decision.suggestion_id).where(Suggestion.tool == tool)
     return [tuple(row) for row in session.execute(query)]
@@ -164,7 +195,14 @@ def figures(session: Session, wf: Workflow, step_id: str | None = None, days: in
         if who not in items:
             items[who] = A.reviewer(who, [], settings["attentive_floor_ms"])
     found = checks.operator_figures(session, wf.workspace_id, sorted(items), settings)
-    return {"workflow_id": wf.id, "step_id": step_id, "days": days, "since": since,
-            "floor_ms": settings["attentive_floor_ms"], "scopes": known, "decisions": len(counted),
-            "evidence_from": settings["evidence_from"],
-            "items": [{**items[who], "checks": found[who]} for who in sorted(items)]}
+    return {
+        "workflow_id": wf.id,
+        "step_id": step_id,
+        "days": days,
+        "since": since,
+        "floor_ms": settings["attentive_floor_ms"],
+        "scopes": known,
+        "decisions": len(counted),
+        "evidence_from": settings["evidence_from"],
+        "items": [{**items[who], "checks": found[who]} for who in sorted(items)],
+    }

@@ -4,11 +4,13 @@ row of `decisions` already, and a GROUP BY over the index on (workspace_id, crea
 
 A decision held for its undo window counts from when it was made (taken back, its row is gone and so is its count).
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import datetime, timedelta, timezone
-from typing import Any, Iterable
+from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from sqlalchemy import String, func, select
 from sqlalchemy.ext.compiler import compiles
@@ -64,10 +66,17 @@ def _counts(workspace_id: str, hours: int, *where, by=None):
     hour = utc_hour(Decision.created_at)
     since = utcnow().replace(minute=0, second=0, microsecond=0) - timedelta(hours=hours)
     grouped = (hour, Decision.decision) if by is None else (by, hour, Decision.decision)
-    return (select(*grouped, func.count(), func.coalesce(func.sum(Decision.latency_ms), 0.0))
-            .where(Decision.workspace_id == workspace_id, Decision.created_at >= since, Decision.decision.in_(KINDS),
-                   not_a_check(), *where)
-            .group_by(*grouped))
+    return (
+        select(*grouped, func.count(), func.coalesce(func.sum(Decision.latency_ms), 0.0))
+        .where(
+            Decision.workspace_id == workspace_id,
+            Decision.created_at >= since,
+            Decision.decision.in_(KINDS),
+            not_a_check(),
+            *where,
+        )
+        .group_by(*grouped)
+    )
 
 
 def _points(rows: Iterable[tuple]) -> list[dict[str, Any]]:
@@ -81,11 +90,17 @@ def _points(rows: Iterable[tuple]) -> list[dict[str, Any]]:
         c = hours[hour]
         decisions = int(sum(c[k] for k in KINDS))
         counted = decisions - int(c["skip"])
-        out.append({
-            "bucket": datetime.strptime(hour, "%Y-%m-%d %H").replace(tzinfo=timezone.utc).isoformat(),
-            "decisions": decisions, "accepted": int(c["accept"]), "rejected": int(c["reject"]),
-            "corrected": int(c["correct"]), "manual": int(c["manual"]), "skipped": int(c["skip"]),
-            "acceptance_rate": round(c["accept"] / counted, 4) if counted else 0.0,
-            "latency_ms_avg": round(c["latency_ms_sum"] / decisions, 1) if decisions else None,
-        })
+        out.append(
+            {
+                "bucket": datetime.strptime(hour, "%Y-%m-%d %H").replace(tzinfo=UTC).isoformat(),
+                "decisions": decisions,
+                "accepted": int(c["accept"]),
+                "rejected": int(c["reject"]),
+                "corrected": int(c["correct"]),
+                "manual": int(c["manual"]),
+                "skipped": int(c["skip"]),
+                "acceptance_rate": round(c["accept"] / counted, 4) if counted else 0.0,
+                "latency_ms_avg": round(c["latency_ms_sum"] / decisions, 1) if decisions else None,
+            }
+        )
     return out

@@ -2,10 +2,12 @@
 transaction (row-locked on PostgreSQL, under the workspace's lock taken first, services.audit.service.lock_workspace;
 SQLite's write transactions are already serial). Reads are one row; the charts' hourly series are counted from the
 decisions when read (series.py)."""
+
 from __future__ import annotations
 
 import threading
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from cachetools import LRUCache
 from sqlalchemy import bindparam, event, select
@@ -26,8 +28,12 @@ GLOBAL = ("global", "all")
 
 
 def workflow_scopes(workflow_id: str, version: int, step_id: str) -> list[tuple[str, str]]:
-    return [GLOBAL, ("workflow", workflow_id), ("version", f"{workflow_id}@{version}"),
-            ("step", f"{workflow_id}/{step_id}")]
+    return [
+        GLOBAL,
+        ("workflow", workflow_id),
+        ("version", f"{workflow_id}@{version}"),
+        ("step", f"{workflow_id}/{step_id}"),
+    ]
 
 
 def plan_scopes(tool: str | None) -> list[tuple[str, str]]:
@@ -39,8 +45,9 @@ def _insert(session: Session):
     return pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
 
 
-def _scope_rows(session: Session, workspace_id: str, keys: list[tuple[str, str]],
-                ahead: list[tuple[str, str]] = ()) -> list[MetricScope]:
+def _scope_rows(
+    session: Session, workspace_id: str, keys: list[tuple[str, str]], ahead: list[tuple[str, str]] = ()
+) -> list[MetricScope]:
     """Get-or-create the rows of these scopes, locked for update where the database can (PostgreSQL: under the
     workspace's lock, taken first). A row read earlier in this transaction is the one in the session's identity map
     (only this function loads MetricScope objects, so each of them is locked), so a decision and the suggestion that
@@ -54,30 +61,38 @@ def _scope_rows(session: Session, workspace_id: str, keys: list[tuple[str, str]]
             lock_workspace(session, workspace_id)
 
         def fetch(wanted):
-            for row in session.scalars(_FETCH_LOCKED if lock else _FETCH,
-                                       {"workspace_id": workspace_id, "keys": sorted({k for _, k in wanted})}):
+            for row in session.scalars(
+                _FETCH_LOCKED if lock else _FETCH,
+                {"workspace_id": workspace_id, "keys": sorted({k for _, k in wanted})},
+            ):
                 found[(row.scope, row.key)] = row  # the key alone may match other scopes' rows: kept too
 
         fetch(missing + [k for k in ahead if k not in found])
         absent = [k for k in missing if k not in found]
         if absent:  # INSERT … ON CONFLICT DO NOTHING: two first decisions of a scope at once find the one row
             now = utcnow()
-            session.execute(_insert(session)(MetricScope.__table__).on_conflict_do_nothing(), [
-                {"workspace_id": workspace_id, "scope": scope, "key": key, "state": {}, "updated_at": now}
-                for scope, key in absent])
+            session.execute(
+                _insert(session)(MetricScope.__table__).on_conflict_do_nothing(),
+                [
+                    {"workspace_id": workspace_id, "scope": scope, "key": key, "state": {}, "updated_at": now}
+                    for scope, key in absent
+                ],
+            )
             fetch(absent)
     return [found[k] for k in keys]
 
 
 # built once (every decision runs them): SQLAlchemy caches their compiled forms
-_FETCH = select(MetricScope).where(MetricScope.workspace_id == bindparam("workspace_id"),
-                                   MetricScope.key.in_(bindparam("keys", expanding=True)))
+_FETCH = select(MetricScope).where(
+    MetricScope.workspace_id == bindparam("workspace_id"), MetricScope.key.in_(bindparam("keys", expanding=True))
+)
 _FETCH_LOCKED = _FETCH.with_for_update()
 
 
 def _in_session(session: Session, workspace_id: str) -> list[MetricScope]:
-    return [obj for obj in session.identity_map.values()
-            if type(obj) is MetricScope and obj.workspace_id == workspace_id]
+    return [
+        obj for obj in session.identity_map.values() if type(obj) is MetricScope and obj.workspace_id == workspace_id
+    ]
 
 
 PARSED = "parsed_state"  # a MetricScope row's MetricsState, parsed once per transaction (a plain attribute)
@@ -107,30 +122,43 @@ def _write_states(session: Session) -> None:
 
 def _thresholds_for(scope: str, thresholds: LevelThresholds | None) -> LevelThresholds:
     # a region's (services/regions) are given at its condition version's share of its scope's level
-    return thresholds if thresholds is not None and scope in ("workflow", "version", "step", "spot", "region",
-                                                              "region_spot") \
+    return (
+        thresholds
+        if thresholds is not None and scope in ("workflow", "version", "step", "spot", "region", "region_spot")
         else _DEFAULTS
+    )
 
 
-def load(session: Session, workspace_id: str, scope: str, key: str,
-         thresholds: LevelThresholds | None = None) -> MetricsState:
+def load(
+    session: Session, workspace_id: str, scope: str, key: str, thresholds: LevelThresholds | None = None
+) -> MetricsState:
     """A scope's state as this transaction sees it (with what it counted already)."""
     row = next((r for r in _in_session(session, workspace_id) if (r.scope, r.key) == (scope, key)), None)
     if row is not None:
         state = getattr(row, PARSED, None)
         value = state.to_dict() if state is not None else row.state
     else:  # the column only: MetricScope objects in the session are the locked ones (_scope_rows)
-        value = session.scalar(select(MetricScope.state).where(MetricScope.workspace_id == workspace_id,
-                                                               MetricScope.scope == scope, MetricScope.key == key))
+        value = session.scalar(
+            select(MetricScope.state).where(
+                MetricScope.workspace_id == workspace_id, MetricScope.scope == scope, MetricScope.key == key
+            )
+        )
     state = MetricsState.from_dict(value)
     state.set_thresholds(_thresholds_for(scope, thresholds))
     return state
 
 
-def load_many(session: Session, workspace_id: str, scope: str, keys: Iterable[str] | None = None,
-              thresholds: LevelThresholds | None = None, prefix: str | None = None) -> dict[str, MetricsState]:
-    query = select(MetricScope.key, MetricScope.state).where(MetricScope.workspace_id == workspace_id,
-                                                              MetricScope.scope == scope)
+def load_many(
+    session: Session,
+    workspace_id: str,
+    scope: str,
+    keys: Iterable[str] | None = None,
+    thresholds: LevelThresholds | None = None,
+    prefix: str | None = None,
+) -> dict[str, MetricsState]:
+    query = select(MetricScope.key, MetricScope.state).where(
+        MetricScope.workspace_id == workspace_id, MetricScope.scope == scope
+    )
     if prefix:
         query = query.where(MetricScope.key.startswith(prefix, autoescape=True))
     if keys is not None:
@@ -143,8 +171,9 @@ def load_many(session: Session, workspace_id: str, scope: str, keys: Iterable[st
     return out
 
 
-def record_suggestion(session: Session, workspace_id: str, scopes: list[tuple[str, str]],
-                      thresholds: LevelThresholds | None = None) -> dict[tuple[str, str], MetricsState]:
+def record_suggestion(
+    session: Session, workspace_id: str, scopes: list[tuple[str, str]], thresholds: LevelThresholds | None = None
+) -> dict[tuple[str, str], MetricsState]:
     out = {}
     for (scope, key), row in zip(scopes, _scope_rows(session, workspace_id, [tuple(s) for s in scopes])):
         state = _state(row, thresholds)
@@ -153,18 +182,28 @@ def record_suggestion(session: Session, workspace_id: str, scopes: list[tuple[st
     return out
 
 
-def held_states(session: Session, workspace_id: str, scopes: list[tuple[str, str]],
-                thresholds: LevelThresholds | None = None) -> dict[tuple[str, str], MetricsState]:
+def held_states(
+    session: Session, workspace_id: str, scopes: list[tuple[str, str]], thresholds: LevelThresholds | None = None
+) -> dict[tuple[str, str], MetricsState]:
     """Scopes' states as the transaction will write them: a change made to them (restart_evidence at a demotion)
     is written with the transaction, like a decision's."""
     rows = _scope_rows(session, workspace_id, [tuple(s) for s in scopes])
     return {(scope, key): _state(row, thresholds) for (scope, key), row in zip(scopes, rows)}
 
 
-def record_decision(session: Session, workspace_id: str, scopes: list[tuple[str, str]], kind: str,
-                    latency_ms: float, thresholds: LevelThresholds | None = None, ahead: list[tuple[str, str]] = (),
-                    levels: Iterable[tuple[str, str]] | None = None, *, left_out: Iterable[tuple[str, str]] = (),
-                    attentive: bool = False) -> dict[tuple[str, str], tuple[MetricsState, str | None]]:
+def record_decision(
+    session: Session,
+    workspace_id: str,
+    scopes: list[tuple[str, str]],
+    kind: str,
+    latency_ms: float,
+    thresholds: LevelThresholds | None = None,
+    ahead: list[tuple[str, str]] = (),
+    levels: Iterable[tuple[str, str]] | None = None,
+    *,
+    left_out: Iterable[tuple[str, str]] = (),
+    attentive: bool = False,
+) -> dict[tuple[str, str], tuple[MetricsState, str | None]]:
     """Count one decision in every scope; returns each scope's new state and its level before (for the scopes
     in `levels` only, when given: the others' None). `ahead`: scopes read in the same SELECT because the
     transaction will likely count a suggestion in them next. `left_out`: scopes whose readiness test does not take
@@ -201,11 +240,14 @@ def workflow_thresholds(workflow) -> LevelThresholds:
 # settings are values, not rows: one object per distinct setting, the least recently used dropped past 1,000
 _THRESHOLDS: LRUCache[Any, LevelThresholds] = LRUCache(maxsize=1000)
 _THRESHOLDS_LOCK = threading.Lock()
-_DEFAULTS = LevelThresholds()  # docs/design.md#metrics-and-learning-levels's, for the scopes no workflow sets (global, operator)
+_DEFAULTS = (
+    LevelThresholds()
+)  # docs/design.md#metrics-and-learning-levels's, for the scopes no workflow sets (global, operator)
 
 
-def workflow_view(session: Session, workflow, *, detail: bool = False,
-                  scopes: dict[str, dict[str, MetricsState]] | None = None) -> dict[str, Any]:
+def workflow_view(
+    session: Session, workflow, *, detail: bool = False, scopes: dict[str, dict[str, MetricsState]] | None = None
+) -> dict[str, Any]:
     """GET /api/metrics/workflows/<id> (docs/api.md#shapes): all versions, the current one, steps, series.
     Without `detail` (the list), the steps are still there, from `scopes` when the caller read every
     workflow's step and spot-check rows at once (`workspace_step_scopes`)."""
@@ -214,13 +256,15 @@ def workflow_view(session: Session, workflow, *, detail: bool = False,
     body = {"workflow_id": workflow.id, "name": workflow.name, "mode": workflow.mode, **snap}
     prefix = f"{workflow.id}/"
     if scopes is None:
-        scopes = {scope: load_many(session, workflow.workspace_id, scope, None, thresholds, prefix=prefix)
-                  for scope in ("step", "spot")}
+        scopes = {
+            scope: load_many(session, workflow.workspace_id, scope, None, thresholds, prefix=prefix)
+            for scope in ("step", "spot")
+        }
     modes = autonomy.step_modes(workflow.settings)
     body["steps"] = {}
     for key, state in scopes["step"].items():
         if key.startswith(prefix):
-            step_id = key[len(prefix):]
+            step_id = key[len(prefix) :]
             state.set_thresholds(thresholds)
             body["steps"][step_id] = {**state.snapshot(), "mode": modes.get(step_id, autonomy.COACHING)}
             spot = scopes["spot"].get(key)
@@ -230,17 +274,19 @@ def workflow_view(session: Session, workflow, *, detail: bool = False,
     for step_id, mode in modes.items():  # a step promoted or pinned before any decision of it
         body["steps"].setdefault(step_id, {**MetricsState.from_dict(None).snapshot(), "mode": mode})
     for key in [k for k in body["steps"] if ":" in k]:  # an agent's calls of one tool (`<step>:<tool>`): also
-        owner, _, tool = key.partition(":")          # under their agent step's `tools`
+        owner, _, tool = key.partition(":")  # under their agent step's `tools`
         if owner in body["steps"]:
             body["steps"][owner].setdefault("tools", {})[tool] = body["steps"][key]
     if detail:
         version_key = f"{workflow.id}@{workflow.current_version}"
-        body["current_version"] = {"version": workflow.current_version,
-                                   **load(session, workflow.workspace_id, "version", version_key,
-                                          thresholds).snapshot()}
+        body["current_version"] = {
+            "version": workflow.current_version,
+            **load(session, workflow.workspace_id, "version", version_key, thresholds).snapshot(),
+        }
         body["spot_checks"] = load(session, workflow.workspace_id, "spot", workflow.id, thresholds).snapshot()
         body["series"] = series.workflow_series(session, workflow.workspace_id, workflow.id)
         from services.metrics import reviewers  # its settings (it reads this module)
+
         body["evidence_from"] = reviewers.get_floor(session, workflow.workspace_id)["evidence_from"]
     return body
 

@@ -2,6 +2,7 @@
 lost acknowledgement is recognisable as the same message. A review's email carries Approve and Reject links
 (services/notifications/links.py), or, for a risky one, a link that opens the web app at the item. Each message is
 plain text with an HTML alternative of the same lines, where the links are buttons."""
+
 from __future__ import annotations
 
 import re
@@ -31,8 +32,10 @@ def compose(settings: Settings, to: str, row_id: str, subject: str, lines: list[
 
 
 LINK = re.compile(r"^(?P<label>.{1,200}?): (?P<url>https?://\S+)$")
-BUTTON = ("display:inline-block;padding:8px 16px;border-radius:6px;text-decoration:none;font-weight:600;"
-          "color:#ffffff;background:{}")
+BUTTON = (
+    "display:inline-block;padding:8px 16px;border-radius:6px;text-decoration:none;font-weight:600;"
+    "color:#ffffff;background:{}"
+)
 COLOURS = {"Approve": "#1a7f37", "Reject": "#cf222e"}
 
 
@@ -48,8 +51,10 @@ def html(subject: str, lines: list[str]) -> str:
             body.append(f'<p><a href="{escape(link["url"])}" style="{style}">{escape(label)}</a></p>')
         elif line:
             body.append(f"<p>{escape(line).replace(chr(10), '<br>')}</p>")
-    return ('<!doctype html><html><body style="font-family:system-ui,sans-serif;font-size:15px;color:#1f2328">'
-            f"<h2 style=\"font-size:18px\">{escape(subject)}</h2>{''.join(body)}</body></html>\n")
+    return (
+        '<!doctype html><html><body style="font-family:system-ui,sans-serif;font-size:15px;color:#1f2328">'
+        f'<h2 style="font-size:18px">{escape(subject)}</h2>{"".join(body)}</body></html>\n'
+    )
 
 
 def send(settings: Settings, message: EmailMessage) -> None:

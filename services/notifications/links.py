@@ -4,6 +4,7 @@ never decides: mail scanners fetch links); its POST decides as that person throu
 services.approvals.decisions.submit, the same function the REST route calls (audited and counted like any decision). A
 risky review (a destructive tool, or an amount above COACH_NOTIFY_LINK_AMOUNT_MAX) is not decided from a link: its
 email opens the web app instead."""
+
 from __future__ import annotations
 
 import hashlib
@@ -14,7 +15,8 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from config import Settings
-from core import approvals as A, notifications as N
+from core import approvals as A
+from core import notifications as N
 from services.approvals import decisions as approval_decisions
 from services.approvals.models import Approval
 from services.orm import utcnow
@@ -48,22 +50,33 @@ def lines_for(session: Session, services, row: OutboxRow, now: datetime) -> list
         if not execution_id:
             return []
         page = "coach" if row.kind == N.SUGGESTION_WAITING else ""
-        return ["", f"Open in Coach: {settings.resolved_public_url}/executions/{execution_id}"
-                    + (f"/{page}" if page else "")]
+        return [
+            "",
+            f"Open in Coach: {settings.resolved_public_url}/executions/{execution_id}" + (f"/{page}" if page else ""),
+        ]
     why = risk_reason(services, a)
     if why is not None:
         return ["", f"Decide it in Coach ({why}): {app_url(settings, a)}"]
     link = session.scalar(select(ActionLink).where(ActionLink.outbox_id == row.id))
     if link is None:
         expires = now + timedelta(seconds=settings.notify_link_ttl_s)
-        link = ActionLink(workspace_id=a.workspace_id, approval_id=a.id, user_id=row.recipient, outbox_id=row.id,
-                          expires_at=expires, created_at=now)
+        link = ActionLink(
+            workspace_id=a.workspace_id,
+            approval_id=a.id,
+            user_id=row.recipient,
+            outbox_id=row.id,
+            expires_at=expires,
+            created_at=now,
+        )
         session.add(link)
     base = f"{settings.resolved_public_url}/act/"
-    return ["", f"Approve: {base}{N.seal_link(key(settings), link.id, 'approve')}",
-            f"Reject: {base}{N.seal_link(key(settings), link.id, 'reject')}",
-            f"Or decide in Coach: {app_url(settings, a)}",
-            f"These links work once, for you only, until {link.expires_at:%Y-%m-%d %H:%M} UTC."]
+    return [
+        "",
+        f"Approve: {base}{N.seal_link(key(settings), link.id, 'approve')}",
+        f"Reject: {base}{N.seal_link(key(settings), link.id, 'reject')}",
+        f"Or decide in Coach: {app_url(settings, a)}",
+        f"These links work once, for you only, until {link.expires_at:%Y-%m-%d %H:%M} UTC.",
+    ]
 
 
 @dataclass
@@ -103,14 +116,19 @@ def use(services, token: str, comment: str | None) -> dict:
         opened = open_token(session, services, token, now)
         if opened.refusal or opened.open_app:
             raise Refused(opened.refusal or "This review is decided in Coach, not from a link.")
-        claimed = session.execute(update(ActionLink).where(ActionLink.id == opened.link.id,
-                                                           ActionLink.used_at.is_(None))
-                                  .values(used_at=now, used_decision=opened.decision)).rowcount
+        claimed = session.execute(
+            update(ActionLink)
+            .where(ActionLink.id == opened.link.id, ActionLink.used_at.is_(None))
+            .values(used_at=now, used_decision=opened.decision)
+        ).rowcount
         if claimed != 1:
             raise Refused("This link was already used.")
         user = session.get(User, opened.link.user_id)
-        member = session.scalar(select(Membership).where(Membership.user_id == opened.link.user_id,
-                                                         Membership.workspace_id == opened.link.workspace_id))
+        member = session.scalar(
+            select(Membership).where(
+                Membership.user_id == opened.link.user_id, Membership.workspace_id == opened.link.workspace_id
+            )
+        )
         if user is None or user.disabled or member is None or member.disabled:
             raise Refused("You are no longer a member of this workspace.")
         actor = A.Actor(user_id=user.id, email=user.email, role=member.role)

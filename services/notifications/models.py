@@ -1,5 +1,6 @@
 """Notification tables (migration 0028_notifications): the outbox, people's preferences, a workspace's routes and
 webhook endpoints, pending escalations, and the action links sent by email."""
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -113,8 +114,12 @@ class Escalation(FilledAtInit, Base):
     __tablename__ = "notification_escalations"
     __table_args__ = (
         UniqueConstraint("approval_id", "route_id", name="uq_notification_escalations_approval_route"),
-        Index("ix_notification_escalations_due", "due_at", sqlite_where=text("due_at IS NOT NULL"),
-              postgresql_where=text("due_at IS NOT NULL")),
+        Index(
+            "ix_notification_escalations_due",
+            "due_at",
+            sqlite_where=text("due_at IS NOT NULL"),
+            postgresql_where=text("due_at IS NOT NULL"),
+        ),
     )
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     workspace_id: Mapped[str] = mapped_column(String(32))

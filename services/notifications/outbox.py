@@ -8,14 +8,17 @@ the same transaction, so an event and its notifications are committed together o
 channel) is unique: an event noted twice, or again by a later transaction, gives no second row.
 services/notifications/sender.py sends the rows.
 """
+
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Callable
+from typing import Any
 
-from sqlalchemy import event as sa_event, select
+from sqlalchemy import event as sa_event
+from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, object_session
 
@@ -89,13 +92,16 @@ def approval_opened(session: Session, approval) -> None:
     _note(session, f"approval:{approval.id}", lambda s: _approval_event(s, approval))
 
 
-def demoted(session: Session, workspace_id: str, workflow_id: str, step_id: str | None, reason: str,
-            seq: int) -> None:
+def demoted(session: Session, workspace_id: str, workflow_id: str, step_id: str | None, reason: str, seq: int) -> None:
     """Spot checks demoted a workflow or a step to coaching (services/evidence)."""
     facts = N.Facts(N.DEMOTION, workspace_id, workflow_id=workflow_id)
-    payload = {"workflow_id": workflow_id, "step_id": step_id, "reason": reason,
-               "subject": f"Demoted to coaching: {'step ' + step_id if step_id else 'workflow'}",
-               "text": f"Spot checks demoted this {'step' if step_id else 'workflow'} to coaching: {reason}"}
+    payload = {
+        "workflow_id": workflow_id,
+        "step_id": step_id,
+        "reason": reason,
+        "subject": f"Demoted to coaching: {'step ' + step_id if step_id else 'workflow'}",
+        "text": f"Spot checks demoted this {'step' if step_id else 'workflow'} to coaching: {reason}",
+    }
     event_id = f"demotion:{workspace_id}:{seq}"
     _note(session, event_id, lambda s: (N.DEMOTION, event_id, facts, payload))
 
@@ -113,9 +119,18 @@ def escalate(session: Session, approval, route: NotificationRoute, event_id: str
         return 0
     config: Config = session.notifications or Config()
     routes, endpoints = _workspace_config(session, approval.workspace_id)
-    rows = plan_rows(session, config, made[2], event_id, made[3], routes, endpoints, now,
-                     users=list(route.escalate_users or []),
-                     endpoint_ids=[route.escalate_endpoint_id] if route.escalate_endpoint_id else [])
+    rows = plan_rows(
+        session,
+        config,
+        made[2],
+        event_id,
+        made[3],
+        routes,
+        endpoints,
+        now,
+        users=list(route.escalate_users or []),
+        endpoint_ids=[route.escalate_endpoint_id] if route.escalate_endpoint_id else [],
+    )
     session.add_all(rows)
     return len(rows)
 
@@ -125,13 +140,30 @@ def _approval_event(session: Session, a, kind: str | None = None, event_id: str 
         return None
     kind = kind or (N.APPROVAL_REQUESTED if a.kind in ("step", "plan") else N.REVIEW_HELD)
     ex = session.get(Execution, a.execution_id) if a.execution_id else None
-    facts = N.Facts(kind, a.workspace_id, workflow_id=ex.workflow_id if ex else None, tool=a.tool,
-                    approvers=dict(a.approvers or {}), started_by=a.started_by, separate_duties=a.separate_duties)
+    facts = N.Facts(
+        kind,
+        a.workspace_id,
+        workflow_id=ex.workflow_id if ex else None,
+        tool=a.tool,
+        approvers=dict(a.approvers or {}),
+        started_by=a.started_by,
+        separate_duties=a.separate_duties,
+    )
     title = {N.DEADLINE_NEAR: "Deadline near", N.ESCALATION: "Still waiting"}.get(kind, "Waiting for you")
-    payload = {"approval_id": a.id, "execution_id": a.execution_id, "step_id": a.step_id, "approval_kind": a.kind,
-               "tool": a.tool, "params": a.params, "policy": a.policy, "message": a.message, "agent": a.agent,
-               "deadline": a.deadline.isoformat() if a.deadline else None,
-               "subject": f"{title}: {a.message[:120]}", "text": a.message}
+    payload = {
+        "approval_id": a.id,
+        "execution_id": a.execution_id,
+        "step_id": a.step_id,
+        "approval_kind": a.kind,
+        "tool": a.tool,
+        "params": a.params,
+        "policy": a.policy,
+        "message": a.message,
+        "agent": a.agent,
+        "deadline": a.deadline.isoformat() if a.deadline else None,
+        "subject": f"{title}: {a.message[:120]}",
+        "text": a.message,
+    }
     return kind, event_id or f"approval:{a.id}", facts, payload
 
 
@@ -140,9 +172,12 @@ def _execution_event(session: Session, ex: Execution):
     base = {"execution_id": ex.id, "workflow_id": ex.workflow_id, "step_id": gate.get("step_id")}
     if ex.status == "waiting_decision" and gate.get("suggestion_id"):
         kind, event_id = N.SUGGESTION_WAITING, f"suggestion:{gate['suggestion_id']}"
-        payload = {**base, "suggestion_id": gate["suggestion_id"],
-                   "subject": f"A suggestion waits: step {gate.get('step_id')}",
-                   "text": f"Step {gate.get('step_id')} waits for your decision in coaching."}
+        payload = {
+            **base,
+            "suggestion_id": gate["suggestion_id"],
+            "subject": f"A suggestion waits: step {gate.get('step_id')}",
+            "text": f"Step {gate.get('step_id')} waits for your decision in coaching.",
+        }
     elif ex.status == "waiting_clarification":
         kind, event_id = N.CLARIFICATION_ASKED, f"clarification:{ex.id}:{gate.get('step_id')}:{gate.get('paused_at')}"
         question = gate.get("question") or ""
@@ -150,16 +185,21 @@ def _execution_event(session: Session, ex: Execution):
     elif ex.status == "failed":
         error = ex.error or {}
         kind, event_id = N.RUN_FAILED, f"run_failed:{ex.id}:{ex.finished_at.isoformat() if ex.finished_at else ''}"
-        payload = {**base, "step_id": error.get("step_id"), "error": error.get("message"),
-                   "subject": "A run failed", "text": str(error.get("message") or "The run failed.")}
+        payload = {
+            **base,
+            "step_id": error.get("step_id"),
+            "error": error.get("message"),
+            "subject": "A run failed",
+            "text": str(error.get("message") or "The run failed."),
+        }
     else:
         return None
-    facts = N.Facts(kind, ex.workspace_id, workflow_id=ex.workflow_id, started_by=ex.started_by,
-                    tool=None)
+    facts = N.Facts(kind, ex.workspace_id, workflow_id=ex.workflow_id, started_by=ex.started_by, tool=None)
     return kind, event_id, facts, payload
 
 
 # -- the fan-out, in the event's own transaction ----------------------------------------------------------------
+
 
 @sa_event.listens_for(CoachSession, "before_commit")
 def _fan_out(session: CoachSession) -> None:
@@ -190,8 +230,15 @@ def _write_rows(session: Session, noted: dict) -> None:
             by_workspace[facts.workspace_id] = _workspace_config(session, facts.workspace_id)
         routes, endpoints = by_workspace[facts.workspace_id]
         rows = plan_rows(session, config, facts, event_id, payload, routes, endpoints, now)
-        existing = set(session.execute(select(OutboxRow.recipient, OutboxRow.channel)
-                                       .where(OutboxRow.event_id == event_id)).all()) if rows else set()
+        existing = (
+            set(
+                session.execute(
+                    select(OutboxRow.recipient, OutboxRow.channel).where(OutboxRow.event_id == event_id)
+                ).all()
+            )
+            if rows
+            else set()
+        )
         for row in rows:
             if (row.recipient, row.channel) not in existing:
                 session.add(row)
@@ -200,34 +247,59 @@ def _write_rows(session: Session, noted: dict) -> None:
 
 
 def _workspace_config(session: Session, workspace_id: str) -> tuple[list, list]:
-    routes = session.scalars(select(NotificationRoute).where(NotificationRoute.workspace_id == workspace_id,
-                                                             NotificationRoute.enabled.is_(True))).all()
-    endpoints = session.scalars(select(WebhookEndpoint).where(WebhookEndpoint.workspace_id == workspace_id,
-                                                              WebhookEndpoint.enabled.is_(True))).all()
+    routes = session.scalars(
+        select(NotificationRoute).where(
+            NotificationRoute.workspace_id == workspace_id, NotificationRoute.enabled.is_(True)
+        )
+    ).all()
+    endpoints = session.scalars(
+        select(WebhookEndpoint).where(WebhookEndpoint.workspace_id == workspace_id, WebhookEndpoint.enabled.is_(True))
+    ).all()
     return list(routes), list(endpoints)
 
 
 def route_dict(r: NotificationRoute) -> dict[str, Any]:
-    return {"id": r.id, "events": r.events or [], "workflow_id": r.workflow_id, "tool": r.tool, "users": r.users or [],
-            "endpoint_id": r.endpoint_id, "slack_channel": r.slack_channel, "enabled": r.enabled}
+    return {
+        "id": r.id,
+        "events": r.events or [],
+        "workflow_id": r.workflow_id,
+        "tool": r.tool,
+        "users": r.users or [],
+        "endpoint_id": r.endpoint_id,
+        "slack_channel": r.slack_channel,
+        "enabled": r.enabled,
+    }
 
 
 def members(session: Session, workspace_id: str) -> list[N.Member]:
-    rows = session.execute(select(User.id, User.email, Membership.role).join(Membership, Membership.user_id == User.id)
-                           .where(Membership.workspace_id == workspace_id, Membership.disabled.is_(False),
-                                  User.disabled.is_(False))).all()
+    rows = session.execute(
+        select(User.id, User.email, Membership.role)
+        .join(Membership, Membership.user_id == User.id)
+        .where(Membership.workspace_id == workspace_id, Membership.disabled.is_(False), User.disabled.is_(False))
+    ).all()
     return [N.Member(r.id, r.email, r.role) for r in rows]
 
 
-def plan_rows(session: Session, config: Config, facts: N.Facts, event_id: str, payload: dict, routes: list,
-              endpoints: list, now: datetime, *, users: list[str] | None = None,
-              endpoint_ids: list[str] | None = None) -> list[OutboxRow]:
+def plan_rows(
+    session: Session,
+    config: Config,
+    facts: N.Facts,
+    event_id: str,
+    payload: dict,
+    routes: list,
+    endpoints: list,
+    now: datetime,
+    *,
+    users: list[str] | None = None,
+    endpoint_ids: list[str] | None = None,
+) -> list[OutboxRow]:
     """The outbox rows of one event. `users` / `endpoint_ids`: these recipients instead of the routing (an
     escalation's)."""
     matched = N.matching_routes([route_dict(r) for r in routes], facts) if users is None else []
     if users is None:
-        endpoint_ids = [r["endpoint_id"] for r in matched if r["endpoint_id"]] + \
-            [e.id for e in endpoints if facts.kind in (e.events or [])]
+        endpoint_ids = [r["endpoint_id"] for r in matched if r["endpoint_id"]] + [
+            e.id for e in endpoints if facts.kind in (e.events or [])
+        ]
     # no email, no browser subscribed in the workspace and no Slack: no person to look up
     pushing = config.push and push.anyone_subscribed(session, facts.workspace_id)
     slack_on = facts.kind in N.DECIDABLE and slack_channel.enabled(session, facts.workspace_id)
@@ -240,20 +312,28 @@ def plan_rows(session: Session, config: Config, facts: N.Facts, event_id: str, p
     if facts.kind in N.DECIDABLE:  # a route's or an escalation's people too: never one who may not decide it
         chosen = [u for u in chosen if N.may_decide(facts, u)]
     rows: list[OutboxRow] = []
-    base = dict(workspace_id=facts.workspace_id, event_id=event_id, kind=facts.kind, payload=payload,
-                next_attempt_at=now, created_at=now, approval_id=payload.get("approval_id"))
+    base = dict(
+        workspace_id=facts.workspace_id,
+        event_id=event_id,
+        kind=facts.kind,
+        payload=payload,
+        next_attempt_at=now,
+        created_at=now,
+        approval_id=payload.get("approval_id"),
+    )
     if chosen:
         emails = {m.user_id: m.email for m in everyone}
-        prefs = {p.user_id: p for p in session.scalars(select(NotificationPrefs)
-                                                       .where(NotificationPrefs.user_id.in_(chosen)))}
+        prefs = {
+            p.user_id: p
+            for p in session.scalars(select(NotificationPrefs).where(NotificationPrefs.user_id.in_(chosen)))
+        }
         holds: dict[str, dict] = {}
         for user_id in dict.fromkeys(chosen):
             p = prefs.get(user_id)
             held = N.quiet_until(now, p.quiet_start, p.quiet_end, p.timezone) if p else None
             holds[user_id] = hold = {"next_attempt_at": held, "held_reason": "quiet hours"} if held else {}
             if config.email and N.wants_email({"email": p.email, "kinds": p.kinds} if p else None, facts.kind):
-                rows.append(OutboxRow(**{**base, **hold}, channel=N.EMAIL, recipient=user_id,
-                                      address=emails[user_id]))
+                rows.append(OutboxRow(**{**base, **hold}, channel=N.EMAIL, recipient=user_id, address=emails[user_id]))
         if pushing:
             rows += push.rows_for(session, base, facts.kind, list(holds), prefs, holds)
     if slack_on:
@@ -275,7 +355,17 @@ def _resolve(everyone: list[N.Member], named: list[str]) -> list[str]:
 
 def _arm_escalations(session: Session, facts: N.Facts, approval_id: str, routes: list, now: datetime) -> None:
     for r in routes:
-        if r.escalate_after_s and N.route_matches(route_dict(r), facts) \
-                and (r.escalate_users or r.escalate_endpoint_id):
-            session.add(Escalation(workspace_id=facts.workspace_id, approval_id=approval_id, route_id=r.id,
-                                   due_at=now + timedelta(seconds=r.escalate_after_s), created_at=now))
+        if (
+            r.escalate_after_s
+            and N.route_matches(route_dict(r), facts)
+            and (r.escalate_users or r.escalate_endpoint_id)
+        ):
+            session.add(
+                Escalation(
+                    workspace_id=facts.workspace_id,
+                    approval_id=approval_id,
+                    route_id=r.id,
+                    due_at=now + timedelta(seconds=r.escalate_after_s),
+                    created_at=now,
+                )
+            )

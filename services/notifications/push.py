@@ -10,6 +10,7 @@ key (RFC 8292, py_vapid).
 - One outbox row per (event, subscription): sender.py sends it like an email or a webhook, with the same retries;
   a push service answering 404 or 410 says the browser unsubscribed: the subscription is removed, the row fails.
 """
+
 from __future__ import annotations
 
 import base64
@@ -36,8 +37,8 @@ from core.errors import NotFound, ValidationFailed
 from core.tools import ToolError
 from services.orm import utcnow
 from services.tools.http import Vetter
+from services.toolservers.secrets import Secrets, SecretUnreadable
 from services.users.models import Membership
-from services.toolservers.secrets import SecretUnreadable, Secrets
 
 from .email import SendFailed
 from .models import NotificationPrefs, OutboxRow, PushSubscription, VapidKeys
@@ -65,8 +66,7 @@ def _public(v: Vapid02) -> str:
 def _parsed(private: str) -> Vapid02:
     with _keys_lock:
         if private not in _keys:
-            _keys[private] = Vapid02.from_pem(private.encode()) if "BEGIN" in private \
-                else Vapid02.from_string(private)
+            _keys[private] = Vapid02.from_pem(private.encode()) if "BEGIN" in private else Vapid02.from_string(private)
         return _keys[private]
 
 
@@ -84,8 +84,12 @@ def vapid(session: Session, settings: Settings) -> Vapid02:
     if row is None:
         made = Vapid02()
         made.generate_keys()
-        values = {"id": KEY_ROW, "public_key": _public(made), "created_at": utcnow(),
-                  "private_key": sealer.seal({"key": _raw_private(made)})}
+        values = {
+            "id": KEY_ROW,
+            "public_key": _public(made),
+            "created_at": utcnow(),
+            "private_key": sealer.seal({"key": _raw_private(made)}),
+        }
         insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
         session.execute(insert(VapidKeys.__table__).values(values).on_conflict_do_nothing(index_elements=["id"]))
         row = session.get(VapidKeys, KEY_ROW)
@@ -109,6 +113,7 @@ def subject(settings: Settings) -> str:
 
 
 # -- subscriptions ----------------------------------------------------------------------------------------------------
+
 
 def check_endpoint(session: Session, settings: Settings, workspace_id: str, url: str) -> None:
     """422 unless the endpoint is https (or http to an address the outbound rules explicitly allow) and reachable
@@ -148,12 +153,19 @@ def endpoint_hash(url: str) -> str:
 
 
 def subscription_view(s: PushSubscription) -> dict[str, Any]:
-    return {"id": s.id, "endpoint": s.endpoint, "user_agent": s.user_agent, "last_status": s.last_status,
-            "last_sent_at": s.last_sent_at, "created_at": s.created_at}
+    return {
+        "id": s.id,
+        "endpoint": s.endpoint,
+        "user_agent": s.user_agent,
+        "last_status": s.last_status,
+        "last_sent_at": s.last_sent_at,
+        "created_at": s.created_at,
+    }
 
 
-def subscribe(session: Session, settings: Settings, workspace_id: str, user_id: str, body: dict,
-              user_agent: str = "") -> dict[str, Any]:
+def subscribe(
+    session: Session, settings: Settings, workspace_id: str, user_id: str, body: dict, user_agent: str = ""
+) -> dict[str, Any]:
     """Store this browser's subscription for the person (the same endpoint again: updated, and moved to whoever
     is signed in on that browser now)."""
     endpoint, keys = body["endpoint"], body["keys"]
@@ -169,14 +181,18 @@ def subscribe(session: Session, settings: Settings, workspace_id: str, user_id: 
 
 
 def list_subscriptions(session: Session, user_id: str) -> list[dict[str, Any]]:
-    rows = session.scalars(select(PushSubscription).where(PushSubscription.user_id == user_id)
-                           .order_by(PushSubscription.created_at)).all()
+    rows = session.scalars(
+        select(PushSubscription).where(PushSubscription.user_id == user_id).order_by(PushSubscription.created_at)
+    ).all()
     return [subscription_view(s) for s in rows]
 
 
 def unsubscribe(session: Session, user_id: str, endpoint: str) -> None:
-    s = session.scalar(select(PushSubscription).where(PushSubscription.endpoint_hash == endpoint_hash(endpoint),
-                                                      PushSubscription.user_id == user_id))
+    s = session.scalar(
+        select(PushSubscription).where(
+            PushSubscription.endpoint_hash == endpoint_hash(endpoint), PushSubscription.user_id == user_id
+        )
+    )
     if s is None:
         raise NotFound("this browser has no push subscription here")
     session.delete(s)
@@ -184,23 +200,43 @@ def unsubscribe(session: Session, user_id: str, endpoint: str) -> None:
 
 # -- the outbox -------------------------------------------------------------------------------------------------------
 
+
 def anyone_subscribed(session: Session, workspace_id: str) -> bool:
     """Whether a member of the workspace has a browser subscribed (else an event needs no push lookup at all)."""
-    return session.execute(select(PushSubscription.id).join(Membership, Membership.user_id == PushSubscription.user_id)
-                           .where(Membership.workspace_id == workspace_id).limit(1)).first() is not None
+    return (
+        session.execute(
+            select(PushSubscription.id)
+            .join(Membership, Membership.user_id == PushSubscription.user_id)
+            .where(Membership.workspace_id == workspace_id)
+            .limit(1)
+        ).first()
+        is not None
+    )
 
 
-def rows_for(session: Session, base: dict[str, Any], kind: str, user_ids: list[str],
-             prefs: dict[str, NotificationPrefs], holds: dict[str, dict]) -> list[OutboxRow]:
+def rows_for(
+    session: Session,
+    base: dict[str, Any],
+    kind: str,
+    user_ids: list[str],
+    prefs: dict[str, NotificationPrefs],
+    holds: dict[str, dict],
+) -> list[OutboxRow]:
     """One row per subscribed browser of each person who wants `kind` pushed (held through their quiet hours)."""
-    wanting = [u for u in user_ids if N.wants_push({"push": prefs[u].push, "push_kinds": prefs[u].push_kinds}
-                                                   if u in prefs else None, kind)]
+    wanting = [
+        u
+        for u in user_ids
+        if N.wants_push({"push": prefs[u].push, "push_kinds": prefs[u].push_kinds} if u in prefs else None, kind)
+    ]
     if not wanting:
         return []
-    subs = session.scalars(select(PushSubscription).where(PushSubscription.user_id.in_(wanting))
-                           .order_by(PushSubscription.created_at)).all()
-    return [OutboxRow(**{**base, **holds.get(s.user_id, {})}, channel=N.PUSH, recipient=s.id, address=s.endpoint)
-            for s in subs]
+    subs = session.scalars(
+        select(PushSubscription).where(PushSubscription.user_id.in_(wanting)).order_by(PushSubscription.created_at)
+    ).all()
+    return [
+        OutboxRow(**{**base, **holds.get(s.user_id, {})}, channel=N.PUSH, recipient=s.id, address=s.endpoint)
+        for s in subs
+    ]
 
 
 def prepare(session: Session, settings: Settings, row: OutboxRow) -> tuple[str, bytes, dict[str, str], Vetter]:
@@ -217,11 +253,15 @@ def prepare(session: Session, settings: Settings, row: OutboxRow) -> tuple[str, 
         signed = vapid(session, settings).sign(claims)
     except (VapidException, SecretUnreadable) as exc:  # e.g. COACH_SECRET_KEY changed: the stored key is unreadable
         raise SendFailed(f"VAPID: {exc}") from exc
-    headers = {"Authorization": signed["Authorization"], "Content-Encoding": "aes128gcm",
-               "Content-Type": "application/octet-stream", "TTL": str(int(settings.push_ttl_s)),
-               "Urgency": "high" if row.kind in N.DECIDABLE else "normal",
-               # a push service replaces an undelivered message with the same topic (at most 32 base64url chars)
-               "Topic": _b64(hashlib.sha256(row.event_id.encode()).digest()[:24])}
+    headers = {
+        "Authorization": signed["Authorization"],
+        "Content-Encoding": "aes128gcm",
+        "Content-Type": "application/octet-stream",
+        "TTL": str(int(settings.push_ttl_s)),
+        "Urgency": "high" if row.kind in N.DECIDABLE else "normal",
+        # a push service replaces an undelivered message with the same topic (at most 32 base64url chars)
+        "Topic": _b64(hashlib.sha256(row.event_id.encode()).digest()[:24]),
+    }
     return s.endpoint, body, headers, vetter(session, settings, row.workspace_id)
 
 

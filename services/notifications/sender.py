@@ -7,6 +7,7 @@ try; a webhook endpoint whose last delivery failed is shown failing until one su
 and so does the Celery task `coach.notify` (services/executions/worker.py) when workers run. It also fires due escalations and
 notes "deadline near" for approvals whose deadline comes within COACH_NOTIFY_DEADLINE_NEAR_S.
 """
+
 from __future__ import annotations
 
 import logging
@@ -21,7 +22,9 @@ from services.approvals.models import Approval
 from services.db import row_locks
 from services.orm import utcnow
 
-from . import email as mail, links, outbox, push, slack as slack_channel, slack_updates, webhooks
+from . import email as mail
+from . import links, outbox, push, slack_updates, webhooks
+from . import slack as slack_channel
 from .email import SendFailed
 from .models import Escalation, NotificationRoute, OutboxRow, WebhookEndpoint
 
@@ -42,10 +45,13 @@ def claim(services, owner: str, now: datetime, limit: int = BATCH) -> list[str]:
     """Take up to `limit` due rows for `owner`: status sending, a lease until now + COACH_NOTIFY_LEASE_S, one more
     attempt counted. Concurrent claimers never take the same row (row locks skipped on PostgreSQL; SQLite's write
     transactions run one at a time)."""
-    due = or_(OutboxRow.status == N.PENDING,
-              (OutboxRow.status == N.SENDING) & (OutboxRow.lease_until <= now))
-    query = select(OutboxRow.id).where(due, OutboxRow.next_attempt_at <= now) \
-        .order_by(OutboxRow.next_attempt_at).limit(limit)
+    due = or_(OutboxRow.status == N.PENDING, (OutboxRow.status == N.SENDING) & (OutboxRow.lease_until <= now))
+    query = (
+        select(OutboxRow.id)
+        .where(due, OutboxRow.next_attempt_at <= now)
+        .order_by(OutboxRow.next_attempt_at)
+        .limit(limit)
+    )
     if not _any(services, query):
         return []
     with services.db.transaction() as session:
@@ -53,9 +59,16 @@ def claim(services, owner: str, now: datetime, limit: int = BATCH) -> list[str]:
             query = query.with_for_update(skip_locked=True)
         ids = list(session.scalars(query))
         if ids:
-            session.execute(update(OutboxRow).where(OutboxRow.id.in_(ids)).values(
-                status=N.SENDING, claimed_by=owner, attempts=OutboxRow.attempts + 1,
-                lease_until=now + timedelta(seconds=services.settings.notify_lease_s)))
+            session.execute(
+                update(OutboxRow)
+                .where(OutboxRow.id.in_(ids))
+                .values(
+                    status=N.SENDING,
+                    claimed_by=owner,
+                    attempts=OutboxRow.attempts + 1,
+                    lease_until=now + timedelta(seconds=services.settings.notify_lease_s),
+                )
+            )
     return ids
 
 
@@ -71,8 +84,9 @@ def send_one(services, row_id: str, owner: str, now: datetime | None = None) -> 
         try:
             if row.channel == N.EMAIL:
                 lines = [row.payload.get("text") or ""] + links.lines_for(session, services, row, now)
-                message = mail.compose(services.settings, row.address, row.id,
-                                       row.payload.get("subject") or row.kind, lines)
+                message = mail.compose(
+                    services.settings, row.address, row.id, row.payload.get("subject") or row.kind, lines
+                )
             elif row.channel == N.SLACK and row.kind == slack_updates.UPDATE:
                 post = slack_updates.prepare(session, services.settings, row)
             elif row.channel == N.SLACK:
@@ -97,8 +111,9 @@ def send_one(services, row_id: str, owner: str, now: datetime | None = None) -> 
         elif post is not None:
             posted = slack_channel.send(services.settings, post)
         else:  # a webhook, or a push message to its push service: the same POST through the outbound rules
-            status = webhooks.post(services.settings, *request,
-                                   who="the push service" if row_channel == N.PUSH else "the endpoint")
+            status = webhooks.post(
+                services.settings, *request, who="the push service" if row_channel == N.PUSH else "the endpoint"
+            )
         outcome = None
     except SendFailed as exc:
         outcome, error, status = str(exc), str(exc), getattr(exc, "status", None)
@@ -108,8 +123,16 @@ def send_one(services, row_id: str, owner: str, now: datetime | None = None) -> 
     return _record(services, row_id, owner, outcome, error, status, utcnow() if now is None else now, posted)
 
 
-def _record(services, row_id: str, owner: str, outcome: str | None, error: str | None, status: int | None,
-            now: datetime, posted=None) -> str:
+def _record(
+    services,
+    row_id: str,
+    owner: str,
+    outcome: str | None,
+    error: str | None,
+    status: int | None,
+    now: datetime,
+    posted=None,
+) -> str:
     with services.db.transaction() as session:
         row = session.get(OutboxRow, row_id)
         if row is None or row.claimed_by != owner or row.status != N.SENDING:
@@ -174,15 +197,26 @@ def note_deadlines(services, now: datetime) -> int:
     horizon = now + timedelta(seconds=services.settings.notify_deadline_near_s)
     noted = 0
     marked = exists().where(Escalation.approval_id == Approval.id, Escalation.route_id == DEADLINE_MARK)
-    query = select(Approval).where(Approval.due_at.is_not(None), Approval.due_at <= horizon,
-                                   Approval.due_at > now, ~marked).limit(BATCH)
+    query = (
+        select(Approval)
+        .where(Approval.due_at.is_not(None), Approval.due_at <= horizon, Approval.due_at > now, ~marked)
+        .limit(BATCH)
+    )
     if not _any(services, query):
         return 0
     with services.db.transaction() as session:
         rows = session.scalars(query).all()
         for a in rows:
-            session.add(Escalation(workspace_id=a.workspace_id, approval_id=a.id, route_id=DEADLINE_MARK,
-                                   due_at=None, fired_at=now, created_at=now))
+            session.add(
+                Escalation(
+                    workspace_id=a.workspace_id,
+                    approval_id=a.id,
+                    route_id=DEADLINE_MARK,
+                    due_at=None,
+                    fired_at=now,
+                    created_at=now,
+                )
+            )
             outbox.approval_event(session, a, N.DEADLINE_NEAR, f"deadline_near:{a.id}")
             noted += 1
     return noted

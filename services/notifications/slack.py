@@ -8,6 +8,7 @@ gave Coach their Slack member ID. The message's Approve / Reject buttons come ba
 who clicked. Where each message went (chat.postMessage's channel id and ts) is kept on its row: once the review is
 decided anywhere, services/notifications/slack_updates.py replaces it with who decided, without buttons.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -17,11 +18,13 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core import approvals as A, notifications as N
+from core import approvals as A
+from core import notifications as N
 from services.approvals.models import Approval
 from services.notifications.email import SendFailed
 from services.notifications.models import OutboxRow
-from services.slack import client, messages, service as slack_settings
+from services.slack import client, messages
+from services.slack import service as slack_settings
 from services.slack.models import SlackUser, WorkspaceSlack
 
 CHANNEL_RECIPIENT = "channel"  # the recipient of the one row of a review posted to the default channel
@@ -52,8 +55,9 @@ def channel_recipient(channel: str) -> str:
     return name if len(name) <= 64 else "channel:" + hashlib.sha256(channel.encode("utf-8")).hexdigest()[:40]
 
 
-def rows(session: Session, base: dict[str, Any], kind: str, chosen: list[str],
-         channels: list[str] | None = None) -> list[OutboxRow]:
+def rows(
+    session: Session, base: dict[str, Any], kind: str, chosen: list[str], channels: list[str] | None = None
+) -> list[OutboxRow]:
     """The Slack rows of a decidable review: one per route channel (`channels`), else one for the default channel,
     else one DM per recipient with a Slack member ID in this workspace."""
     if kind not in N.DECIDABLE:
@@ -62,16 +66,26 @@ def rows(session: Session, base: dict[str, Any], kind: str, chosen: list[str],
     if app is None or not app.bot_token:
         return []
     if channels:
-        return [OutboxRow(**base, channel=N.SLACK, recipient=channel_recipient(c), address=c)
-                for c in dict.fromkeys(channels)]
+        return [
+            OutboxRow(**base, channel=N.SLACK, recipient=channel_recipient(c), address=c)
+            for c in dict.fromkeys(channels)
+        ]
     if app.default_channel:
         return [OutboxRow(**base, channel=N.SLACK, recipient=CHANNEL_RECIPIENT, address=app.default_channel)]
     if not chosen:
         return []
-    ids = dict(session.execute(select(SlackUser.user_id, SlackUser.slack_user_id).where(
-        SlackUser.workspace_id == base["workspace_id"], SlackUser.user_id.in_(chosen))).all())
-    return [OutboxRow(**base, channel=N.SLACK, recipient=user_id, address=ids[user_id])
-            for user_id in dict.fromkeys(chosen) if ids.get(user_id)]
+    ids = dict(
+        session.execute(
+            select(SlackUser.user_id, SlackUser.slack_user_id).where(
+                SlackUser.workspace_id == base["workspace_id"], SlackUser.user_id.in_(chosen)
+            )
+        ).all()
+    )
+    return [
+        OutboxRow(**base, channel=N.SLACK, recipient=user_id, address=ids[user_id])
+        for user_id in dict.fromkeys(chosen)
+        if ids.get(user_id)
+    ]
 
 
 def app_config(session: Session, settings, workspace_id: str) -> client.SlackConfig:
@@ -85,28 +99,43 @@ def current_message(session: Session, settings, review_row: OutboxRow) -> dict[s
     """The message of a review row as things are now: with Approve / Reject while its approval is pending, else who
     decided what and when, without buttons."""
     p = review_row.payload or {}
-    approval = {"approval_id": p.get("approval_id"), "kind": p.get("approval_kind"), "message": p.get("text"),
-                "tool": p.get("tool"), "params": p.get("params"), "policy": p.get("policy"), "agent": p.get("agent"),
-                "step_id": p.get("step_id"), "execution_id": p.get("execution_id")}
+    approval = {
+        "approval_id": p.get("approval_id"),
+        "kind": p.get("approval_kind"),
+        "message": p.get("text"),
+        "tool": p.get("tool"),
+        "params": p.get("params"),
+        "policy": p.get("policy"),
+        "agent": p.get("agent"),
+        "step_id": p.get("step_id"),
+        "execution_id": p.get("execution_id"),
+    }
     review = messages.from_approval(approval, review_row.workspace_id, settings.resolved_public_url)
     a = session.get(Approval, review_row.approval_id or p.get("approval_id") or "")
     if a is None:
         return messages.review_message(review)
     if a.status == A.PENDING:  # a quorum under way: who approved so far (the buttons stay for the others)
         counted = sorted(A.approvals_counted(a.decisions or []))
-        return messages.review_message(review, f"Approved so far: {len(counted)} of {a.quorum} "
-                                               f"({', '.join(counted)})" if counted else None)
+        return messages.review_message(
+            review, f"Approved so far: {len(counted)} of {a.quorum} ({', '.join(counted)})" if counted else None
+        )
     last = (a.decisions or [{}])[-1]
     who = last.get("user")
-    return messages.decided_message(messages.review_title(review), a.status, None if who == A.SYSTEM else who,
-                                    last.get("comment"), a.decided_at)
+    return messages.decided_message(
+        messages.review_title(review), a.status, None if who == A.SYSTEM else who, last.get("comment"), a.decided_at
+    )
 
 
 def prepare(session: Session, settings, row: OutboxRow) -> Prepared:
     """What to post, read in the sender's transaction: the app (its token opened), where, and the message (already
     the decided one when the review was decided before its message went out)."""
-    return Prepared(app_config(session, settings, row.workspace_id), row.address,
-                    current_message(session, settings, row), row=row.id, look_first=(row.attempts or 0) > 1)
+    return Prepared(
+        app_config(session, settings, row.workspace_id),
+        row.address,
+        current_message(session, settings, row),
+        row=row.id,
+        look_first=(row.attempts or 0) > 1,
+    )
 
 
 def send(settings, prepared: Prepared) -> client.Posted | None:
@@ -117,7 +146,13 @@ def send(settings, prepared: Prepared) -> client.Posted | None:
         if prepared.ts:
             client.update_decided(settings, prepared.config, prepared.target, prepared.ts, prepared.message)
             return None
-        return client.post_review(settings, prepared.config, prepared.target, prepared.message, row=prepared.row,
-                                  look_first=prepared.look_first)
+        return client.post_review(
+            settings,
+            prepared.config,
+            prepared.target,
+            prepared.message,
+            row=prepared.row,
+            look_first=prepared.look_first,
+        )
     except client.SlackError as exc:
         raise SendFailed(str(exc)) from exc

@@ -11,13 +11,15 @@ far, buttons kept, while a quorum is under way). A failure is retried with the o
 message is not posted yet waits the same way; a message that never went out needs nothing. A click on the old
 message before the update lands is still refused by services/slack/interactions.py (the decision's 409).
 """
+
 from __future__ import annotations
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, object_session
 
 from core import notifications as N
-from services.notifications import outbox, slack as slack_channel
+from services.notifications import outbox
+from services.notifications import slack as slack_channel
 from services.notifications.email import SendFailed
 from services.notifications.models import OutboxRow
 from services.orm import new_id, utcnow
@@ -34,14 +36,29 @@ def approval_changed(approval) -> None:
 
 def update_rows(session: Session, approval) -> list[OutboxRow]:
     """One update row per Slack review message of `approval` (none when the workspace never posted it to Slack)."""
-    reviews = session.scalars(select(OutboxRow).where(OutboxRow.approval_id == approval.id,
-                                                      OutboxRow.channel == N.SLACK, OutboxRow.kind != UPDATE)).all()
+    reviews = session.scalars(
+        select(OutboxRow).where(
+            OutboxRow.approval_id == approval.id, OutboxRow.channel == N.SLACK, OutboxRow.kind != UPDATE
+        )
+    ).all()
     if not reviews:
         return []
     now, event_id = utcnow(), f"slack_update:{approval.id}:{new_id()}"  # each change is its own event
-    return [OutboxRow(workspace_id=r.workspace_id, event_id=event_id, kind=UPDATE, channel=N.SLACK, recipient=r.id,
-                      address=r.address, approval_id=approval.id, payload={"approval_id": approval.id, "of": r.id},
-                      next_attempt_at=now, created_at=now) for r in reviews]
+    return [
+        OutboxRow(
+            workspace_id=r.workspace_id,
+            event_id=event_id,
+            kind=UPDATE,
+            channel=N.SLACK,
+            recipient=r.id,
+            address=r.address,
+            approval_id=approval.id,
+            payload={"approval_id": approval.id, "of": r.id},
+            next_attempt_at=now,
+            created_at=now,
+        )
+        for r in reviews
+    ]
 
 
 def prepare(session: Session, settings, row: OutboxRow) -> slack_channel.Prepared:

@@ -1,4 +1,5 @@
 """Ad-hoc plans: who created and approved them (their execution holds the rest)."""
+
 from __future__ import annotations
 
 from datetime import datetime

@@ -1,4 +1,5 @@
 """Policy rules, each workspace's policy settings and its outbound lists."""
+
 from __future__ import annotations
 
 from datetime import datetime

@@ -2,6 +2,7 @@
 
 The rules themselves are core/outbound; the DNS and the connection are services/tools/http.py.
 """
+
 from __future__ import annotations
 
 from sqlalchemy import select
@@ -37,8 +38,16 @@ def set_lists(session, workspace_id: str, body, actor: str) -> OutboundLists:
     row.allow, row.deny = list(lists.allow), list(lists.deny)
     row.updated_by, row.updated_at = actor, utcnow()
     session.flush()
-    audit.record(session, workspace_id, actor, "outbound_change", target_type="workspace", target_id=workspace_id,
-                 before=before.as_dict(), after=lists.as_dict())
+    audit.record(
+        session,
+        workspace_id,
+        actor,
+        "outbound_change",
+        target_type="workspace",
+        target_id=workspace_id,
+        before=before.as_dict(),
+        after=lists.as_dict(),
+    )
     return lists
 
 

@@ -13,6 +13,7 @@ Its cost is one primary-key read of the workspace's `policy_settings.revision` a
 that revision, kept per process (PolicyCache); every change bumps the revision in its own transaction, so every
 server process sharing the database sees it at its next evaluation.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -41,38 +42,75 @@ from services.workflows.models import Workflow
 log = logging.getLogger(__name__)
 
 
-def call_for(tools: ToolRegistry, tool: str, params: dict[str, Any] | None = None, *, step_type: str = "action",
-             workflow_id: str | None = None, user: str | None = None, agent_step: str | None = None,
-             agent: str | None = None) -> Call:
+def call_for(
+    tools: ToolRegistry,
+    tool: str,
+    params: dict[str, Any] | None = None,
+    *,
+    step_type: str = "action",
+    workflow_id: str | None = None,
+    user: str | None = None,
+    agent_step: str | None = None,
+    agent: str | None = None,
+) -> Call:
     """The call as the policy sees it, with the registered tool's risk (None for a tool the registry lacks)."""
     found = tools.get(tool)
-    return Call(tool=tool, params=params if isinstance(params, dict) else {}, step_type=step_type,
-                risk=getattr(found, "risk", None), workflow_id=workflow_id, user=user, agent_step=agent_step,
-                agent=agent)
+    return Call(
+        tool=tool,
+        params=params if isinstance(params, dict) else {},
+        step_type=step_type,
+        risk=getattr(found, "risk", None),
+        workflow_id=workflow_id,
+        user=user,
+        agent_step=agent_step,
+        agent=agent,
+    )
 
 
 def for_step(session: Session, tools: ToolRegistry, ex, step, params: Any, *, agent_step: str | None = None) -> Verdict:
     """The verdict on the call an execution's action step is about to make (or is suggested to make) with
     `params`: the workflow, the user who started the execution (their email) and the tool's risk."""
-    return evaluate(session, ex.workspace_id, call_for(tools, step.tool or "", params, step_type=step.type,
-                                                       workflow_id=ex.workflow_id,
-                                                       user=starter(session, ex.started_by), agent_step=agent_step))
+    return evaluate(
+        session,
+        ex.workspace_id,
+        call_for(
+            tools,
+            step.tool or "",
+            params,
+            step_type=step.type,
+            workflow_id=ex.workflow_id,
+            user=starter(session, ex.started_by),
+            agent_step=agent_step,
+        ),
+    )
 
 
 def approval_recheck(tools: ToolRegistry):
     """services.approvals.decisions' `recheck` hook: the verdict on a reviewed call's edited params (deny refuses the
     edit; the tool stays the approval's: an edit changes params only)."""
+
     def recheck(session: Session, approval, params: dict) -> dict[str, Any] | None:
         if approval.kind == "gateway" and approval.tool:  # an agent's call held by the MCP gateway: no execution
-            call = call_for(gateway_builtins.registry(tools, session, approval.workspace_id), approval.tool, params,
-                            agent=approval.agent)
+            call = call_for(
+                gateway_builtins.registry(tools, session, approval.workspace_id),
+                approval.tool,
+                params,
+                agent=approval.agent,
+            )
             return evaluate(session, approval.workspace_id, call).to_dict()
         ex = session.get(Execution, approval.execution_id) if approval.execution_id else None
         if ex is None or not approval.tool:
             return None
-        call = call_for(tools.for_workspace(ex.workspace_id), approval.tool, params, step_type="action", workflow_id=ex.workflow_id,
-                        user=starter(session, ex.started_by))
+        call = call_for(
+            tools.for_workspace(ex.workspace_id),
+            approval.tool,
+            params,
+            step_type="action",
+            workflow_id=ex.workflow_id,
+            user=starter(session, ex.started_by),
+        )
         return evaluate(session, ex.workspace_id, call).to_dict()
+
     return recheck
 
 
@@ -117,6 +155,7 @@ def starter(session: Session, user_id: str | None) -> str | None:
 
 # -- the per-process cache ------------------------------------------------------------------------------------
 
+
 def revision(session: Session, workspace_id: str) -> int:
     """The workspace's policy revision, read once per transaction (the row stays in the session's identity map;
     a change in this transaction updates it there)."""
@@ -157,8 +196,11 @@ def load_rule_set(session: Session, workspace_id: str, at: int | None = None) ->
     settings = session.get(PolicySettings, workspace_id)
     rows = session.scalars(select(Policy).where(Policy.workspace_id == workspace_id, Policy.enabled.is_(True)))
     rules = [_compiled(row) for row in rows]
-    return RuleSet(rules, (settings.defaults if settings else None) or {},
-                   at if at is not None else (settings.revision if settings else 0))
+    return RuleSet(
+        rules,
+        (settings.defaults if settings else None) or {},
+        at if at is not None else (settings.revision if settings else 0),
+    )
 
 
 def _compiled(row: Policy) -> CompiledRule:
@@ -171,8 +213,10 @@ def _compiled(row: Policy) -> CompiledRule:
 
         def fails(_params: dict) -> bool:
             raise ValueError(broken)
-        base = compile_rule({"name": row.name or "broken rule", "effect": "require_review"}, rule_id=row.id,
-                            revision=row.revision)
+
+        base = compile_rule(
+            {"name": row.name or "broken rule", "effect": "require_review"}, rule_id=row.id, revision=row.revision
+        )
         return dataclasses.replace(base, checks=(("compile", fails),), order=row.order or 0)
 
 
@@ -183,14 +227,28 @@ def evaluate(session: Session, workspace_id: str, call: Call) -> Verdict:
 
 # -- rules ----------------------------------------------------------------------------------------------------
 
+
 def _written(row: Policy) -> dict[str, Any]:
-    return {"name": row.name, "order": row.order, "effect": row.effect, "reason": row.reason,
-            "scope": {"workflow_id": row.scope_workflow_id, "user": row.scope_user}, "match": row.match or {}}
+    return {
+        "name": row.name,
+        "order": row.order,
+        "effect": row.effect,
+        "reason": row.reason,
+        "scope": {"workflow_id": row.scope_workflow_id, "user": row.scope_user},
+        "match": row.match or {},
+    }
 
 
 def view(row: Policy) -> dict[str, Any]:
-    return {"id": row.id, **_written(row), "enabled": row.enabled, "revision": row.revision,
-            "created_by": row.created_by, "created_at": row.created_at, "updated_at": row.updated_at}
+    return {
+        "id": row.id,
+        **_written(row),
+        "enabled": row.enabled,
+        "revision": row.revision,
+        "created_by": row.created_by,
+        "created_at": row.created_at,
+        "updated_at": row.updated_at,
+    }
 
 
 def list_rules(session: Session, workspace_id: str) -> list[Policy]:
@@ -214,8 +272,10 @@ def _checked(session: Session, workspace_id: str, data: dict[str, Any]) -> Compi
     if rule.scope_workflow_id is not None:
         wf = session.get(Workflow, rule.scope_workflow_id)
         if wf is None or wf.workspace_id != workspace_id or wf.deleted_at is not None:
-            raise ValidationFailed("the scope names no workflow of this workspace",
-                                   {"scope.workflow_id": [f"no workflow {rule.scope_workflow_id!r} here"]})
+            raise ValidationFailed(
+                "the scope names no workflow of this workspace",
+                {"scope.workflow_id": [f"no workflow {rule.scope_workflow_id!r} here"]},
+            )
     return rule
 
 
@@ -233,8 +293,9 @@ def create(session: Session, workspace_id: str, data: dict[str, Any], actor: str
     row.revision = _bump(session, workspace_id, actor)
     session.add(row)
     session.flush()
-    audit.record(session, workspace_id, actor, "policy_create", target_type="policy", target_id=row.id,
-                 after=_audited(row))
+    audit.record(
+        session, workspace_id, actor, "policy_create", target_type="policy", target_id=row.id, after=_audited(row)
+    )
     return row
 
 
@@ -245,8 +306,16 @@ def replace(session: Session, workspace_id: str, policy_id: str, data: dict[str,
     _assign(row, rule, data)
     row.revision, row.updated_at = _bump(session, workspace_id, actor), utcnow()
     session.flush()
-    audit.record(session, workspace_id, actor, "policy_update", target_type="policy", target_id=row.id,
-                 before=before, after=_audited(row))
+    audit.record(
+        session,
+        workspace_id,
+        actor,
+        "policy_update",
+        target_type="policy",
+        target_id=row.id,
+        before=before,
+        after=_audited(row),
+    )
     return row
 
 
@@ -256,8 +325,9 @@ def delete(session: Session, workspace_id: str, policy_id: str, actor: str) -> N
     session.delete(row)
     session.flush()
     _bump(session, workspace_id, actor)
-    audit.record(session, workspace_id, actor, "policy_delete", target_type="policy", target_id=policy_id,
-                 before=before)
+    audit.record(
+        session, workspace_id, actor, "policy_delete", target_type="policy", target_id=policy_id, before=before
+    )
 
 
 def _audited(row: Policy) -> dict[str, Any]:
@@ -265,6 +335,7 @@ def _audited(row: Policy) -> dict[str, Any]:
 
 
 # -- the workspace default and the revision -------------------------------------------------------------------
+
 
 def get_defaults(session: Session, workspace_id: str) -> dict[str, str]:
     row = session.get(PolicySettings, workspace_id)
@@ -278,8 +349,16 @@ def set_defaults(session: Session, workspace_id: str, data: Any, actor: str) -> 
     row = session.get(PolicySettings, workspace_id)
     row.defaults = defaults
     session.flush()
-    audit.record(session, workspace_id, actor, "policy_default_change", target_type="workspace",
-                 target_id=workspace_id, before=before, after=defaults)
+    audit.record(
+        session,
+        workspace_id,
+        actor,
+        "policy_default_change",
+        target_type="workspace",
+        target_id=workspace_id,
+        before=before,
+        after=defaults,
+    )
     return defaults
 
 
@@ -289,9 +368,15 @@ def _bump(session: Session, workspace_id: str, actor: str) -> int:
     locks it until commit, so concurrent changes are numbered one after the other."""
     table = PolicySettings.__table__
     insert_for = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
-    session.execute(insert_for(table).values(workspace_id=workspace_id, revision=0, defaults={}, updated_by=actor,
-                                             updated_at=utcnow()).on_conflict_do_nothing(index_elements=["workspace_id"]))
-    session.execute(update(table).where(table.c.workspace_id == workspace_id)
-                    .values(revision=table.c.revision + 1, updated_by=actor, updated_at=utcnow()))
+    session.execute(
+        insert_for(table)
+        .values(workspace_id=workspace_id, revision=0, defaults={}, updated_by=actor, updated_at=utcnow())
+        .on_conflict_do_nothing(index_elements=["workspace_id"])
+    )
+    session.execute(
+        update(table)
+        .where(table.c.workspace_id == workspace_id)
+        .values(revision=table.c.revision + 1, updated_by=actor, updated_at=utcnow())
+    )
     # the row as it now is, in the session's identity map: what revision() and the rule set read from here on
     return session.get(PolicySettings, workspace_id, populate_existing=True).revision

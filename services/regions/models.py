@@ -1,4 +1,5 @@
 """A scope's regions and the counter of its condition versions (migration 0037)."""
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -19,8 +20,8 @@ class Region(FilledAtInit, Base):
     __table_args__ = (Index("ix_regions_scope", "workspace_id", "scope", "scope_key"),)
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"))
-    scope: Mapped[str] = mapped_column(String(16))              # step | gateway
-    scope_key: Mapped[str] = mapped_column(String(300))         # <workflow_id>/<step_id> | <tool>
+    scope: Mapped[str] = mapped_column(String(16))  # step | gateway
+    scope_key: Mapped[str] = mapped_column(String(300))  # <workflow_id>/<step_id> | <tool>
     workflow_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
     step_id: Mapped[str | None] = mapped_column(String(200), nullable=True)
     tool: Mapped[str | None] = mapped_column(String(200), nullable=True)

@@ -4,6 +4,7 @@
 A scope is a workflow's tool step (`step`, keyed `<workflow_id>/<step_id>`; an agent step's calls of one tool:
 `<agent step>:<tool>`) or a gateway tool (`gateway`, keyed by the tool). Every change runs under the workspace's
 lock (services.audit.service.lock_workspace), is audited, and happens in the caller's transaction."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -15,7 +16,8 @@ from core.coaching import autonomy
 from core.coaching.levels import LevelThresholds
 from core.coaching.metrics import MetricsState, should_demote
 from core.errors import NotFound
-from core.regions import evidence as E, region as R
+from core.regions import evidence as E
+from core.regions import region as R
 from services.audit import service as audit
 from services.audit.service import lock_workspace
 from services.metrics import service as metrics
@@ -35,13 +37,21 @@ def step_key(workflow_id: str, step_id: str) -> str:
 
 
 def as_region(row: Region) -> R.Region:
-    return R.Region(id=row.id, name=row.name, when=row.when, order=row.order, mode=row.mode, identity=row.identity,
-                    condition_version=row.condition_version)
+    return R.Region(
+        id=row.id,
+        name=row.name,
+        when=row.when,
+        order=row.order,
+        mode=row.mode,
+        identity=row.identity,
+        condition_version=row.condition_version,
+    )
 
 
 def rows_of(session: Session, workspace_id: str, scope: str, scope_key: str) -> list[Region]:
-    found = session.scalars(select(Region).where(Region.workspace_id == workspace_id, Region.scope == scope,
-                                                 Region.scope_key == scope_key))
+    found = session.scalars(
+        select(Region).where(Region.workspace_id == workspace_id, Region.scope == scope, Region.scope_key == scope_key)
+    )
     return sorted(found, key=lambda r: (r.order, r.id))
 
 
@@ -59,8 +69,11 @@ def get(session: Session, workspace_id: str, region_id: str) -> Region:
 
 def _next_version(session: Session, workspace_id: str, scope: str, scope_key: str) -> int:
     """The scope's next condition version (j), counted under the workspace's lock: never reused."""
-    counter = session.scalar(select(RegionScope).where(RegionScope.workspace_id == workspace_id,
-                                                       RegionScope.scope == scope, RegionScope.scope_key == scope_key))
+    counter = session.scalar(
+        select(RegionScope).where(
+            RegionScope.workspace_id == workspace_id, RegionScope.scope == scope, RegionScope.scope_key == scope_key
+        )
+    )
     if counter is None:
         counter = RegionScope(workspace_id=workspace_id, scope=scope, scope_key=scope_key, versions=0)
         session.add(counter)
@@ -69,30 +82,74 @@ def _next_version(session: Session, workspace_id: str, scope: str, scope_key: st
 
 
 def _described(row: Region) -> dict[str, Any]:
-    return {"name": row.name, "when": row.when, "order": row.order, "mode": row.mode, "identity": row.identity,
-            "condition_version": row.condition_version}
+    return {
+        "name": row.name,
+        "when": row.when,
+        "order": row.order,
+        "mode": row.mode,
+        "identity": row.identity,
+        "condition_version": row.condition_version,
+    }
 
 
-def create(session: Session, workspace_id: str, actor: str, scope: str, scope_key: str, fields: dict[str, Any], *,
-           workflow_id: str | None = None, step_id: str | None = None, tool: str | None = None) -> Region:
+def create(
+    session: Session,
+    workspace_id: str,
+    actor: str,
+    scope: str,
+    scope_key: str,
+    fields: dict[str, Any],
+    *,
+    workflow_id: str | None = None,
+    step_id: str | None = None,
+    tool: str | None = None,
+) -> Region:
     """A new region (fields checked by core.regions.region.check_region); 422 past MAX_REGIONS in the scope."""
     lock_workspace(session, workspace_id)
-    existing = session.scalar(select(func.count()).select_from(Region).where(
-        Region.workspace_id == workspace_id, Region.scope == scope, Region.scope_key == scope_key)) or 0
+    existing = (
+        session.scalar(
+            select(func.count())
+            .select_from(Region)
+            .where(Region.workspace_id == workspace_id, Region.scope == scope, Region.scope_key == scope_key)
+        )
+        or 0
+    )
     R.check_count(existing)
     if "order" not in fields:  # after the scope's last region
-        last = session.scalar(select(func.max(Region.order)).where(
-            Region.workspace_id == workspace_id, Region.scope == scope, Region.scope_key == scope_key))
+        last = session.scalar(
+            select(func.max(Region.order)).where(
+                Region.workspace_id == workspace_id, Region.scope == scope, Region.scope_key == scope_key
+            )
+        )
         fields = {**fields, "order": (last + 1) if last is not None else 0}
     now = utcnow()
-    row = Region(workspace_id=workspace_id, scope=scope, scope_key=scope_key, workflow_id=workflow_id,
-                 step_id=step_id, tool=tool, identity=fields.get("identity"), name=fields["name"],
-                 when=fields["when"], order=fields["order"], mode=fields.get("mode", autonomy.COACHING),
-                 condition_version=_next_version(session, workspace_id, scope, scope_key), created_by=actor,
-                 created_at=now, updated_at=now)
+    row = Region(
+        workspace_id=workspace_id,
+        scope=scope,
+        scope_key=scope_key,
+        workflow_id=workflow_id,
+        step_id=step_id,
+        tool=tool,
+        identity=fields.get("identity"),
+        name=fields["name"],
+        when=fields["when"],
+        order=fields["order"],
+        mode=fields.get("mode", autonomy.COACHING),
+        condition_version=_next_version(session, workspace_id, scope, scope_key),
+        created_by=actor,
+        created_at=now,
+        updated_at=now,
+    )
     session.add(row)
-    audit.record(session, workspace_id, actor, "region_create", target_type="region", target_id=row.id,
-                 after={"scope": scope, "scope_key": scope_key, **_described(row)})
+    audit.record(
+        session,
+        workspace_id,
+        actor,
+        "region_create",
+        target_type="region",
+        target_id=row.id,
+        after={"scope": scope, "scope_key": scope_key, **_described(row)},
+    )
     return row
 
 
@@ -111,21 +168,45 @@ def update(session: Session, workspace_id: str, actor: str, region_id: str, fiel
         if key in fields:
             setattr(row, key, fields[key])
     row.updated_at = utcnow()
-    audit.record(session, workspace_id, actor, "region_update", target_type="region", target_id=row.id,
-                 before=before, after=_described(row))
+    audit.record(
+        session,
+        workspace_id,
+        actor,
+        "region_update",
+        target_type="region",
+        target_id=row.id,
+        before=before,
+        after=_described(row),
+    )
     return row
 
 
 def delete(session: Session, workspace_id: str, actor: str, region_id: str) -> None:
     lock_workspace(session, workspace_id)
     row = get(session, workspace_id, region_id)
-    audit.record(session, workspace_id, actor, "region_delete", target_type="region", target_id=row.id,
-                 before={"scope": row.scope, "scope_key": row.scope_key, **_described(row)})
+    audit.record(
+        session,
+        workspace_id,
+        actor,
+        "region_delete",
+        target_type="region",
+        target_id=row.id,
+        before={"scope": row.scope, "scope_key": row.scope_key, **_described(row)},
+    )
     session.delete(row)
 
 
-def set_mode(session: Session, workspace_id: str, actor: str, region_id: str, mode: str, *, force: bool,
-             reason: str | None, thresholds: LevelThresholds) -> Region:
+def set_mode(
+    session: Session,
+    workspace_id: str,
+    actor: str,
+    region_id: str,
+    mode: str,
+    *,
+    force: bool,
+    reason: str | None,
+    thresholds: LevelThresholds,
+) -> Region:
     """A lead's promotion (409 unless the region's own evidence says AUTO-ready; an admin may force it with a
     reason: the route checks the role), pin (`always_review`) or return to coaching, as for a step."""
     lock_workspace(session, workspace_id)
@@ -135,17 +216,34 @@ def set_mode(session: Session, workspace_id: str, actor: str, region_id: str, mo
     autonomy.check_step_mode(row.mode, mode, auto_ready=ready, force=force)
     before = row.mode
     row.mode, row.updated_at = mode, utcnow()
-    audit.record(session, workspace_id, actor, "region_mode", target_type="region", target_id=row.id,
-                 before={"mode": before}, after={"mode": mode, "auto_ready": ready, "forced": bool(force and not ready),
-                                                 **({"reason": reason} if reason else {})},
-                 result="forced" if force and not ready else "ok")
+    audit.record(
+        session,
+        workspace_id,
+        actor,
+        "region_mode",
+        target_type="region",
+        target_id=row.id,
+        before={"mode": before},
+        after={
+            "mode": mode,
+            "auto_ready": ready,
+            "forced": bool(force and not ready),
+            **({"reason": reason} if reason else {}),
+        },
+        result="forced" if force and not ready else "ok",
+    )
     return row
 
 
 def state_of(session: Session, row: Region, thresholds: LevelThresholds) -> MetricsState:
     """The region's readiness evidence (its condition version's decisions), at its share of the scope's level."""
-    return metrics.load(session, row.workspace_id, EVIDENCE, evidence_key(row.id, row.condition_version),
-                        E.region_thresholds(thresholds, row.condition_version))
+    return metrics.load(
+        session,
+        row.workspace_id,
+        EVIDENCE,
+        evidence_key(row.id, row.condition_version),
+        E.region_thresholds(thresholds, row.condition_version),
+    )
 
 
 def view(session: Session, row: Region, thresholds: LevelThresholds) -> dict[str, Any]:
@@ -154,9 +252,18 @@ def view(session: Session, row: Region, thresholds: LevelThresholds) -> dict[str
     spot = metrics.load(session, row.workspace_id, SPOT, evidence_key(row.id, row.condition_version), thresholds)
     snap = E.region_snapshot(state, row.condition_version, thresholds.auto_alpha)
     snap["decisions_needed"] = autonomy.decisions_needed(snap.pop("metrics"))
-    body = {"id": row.id, "name": row.name, "when": row.when, "order": row.order, "mode": row.mode,
-            "scope": row.scope, "created_at": row.created_at, "updated_at": row.updated_at, **snap,
-            "spot_checks": {"decisions": spot.snapshot()["decisions"], "acceptance": spot.snapshot()["acceptance_rate"]}}
+    body = {
+        "id": row.id,
+        "name": row.name,
+        "when": row.when,
+        "order": row.order,
+        "mode": row.mode,
+        "scope": row.scope,
+        "created_at": row.created_at,
+        "updated_at": row.updated_at,
+        **snap,
+        "spot_checks": {"decisions": spot.snapshot()["decisions"], "acceptance": spot.snapshot()["acceptance_rate"]},
+    }
     if row.scope == STEP:
         body.update(workflow_id=row.workflow_id, step_id=row.step_id)
     else:
@@ -174,20 +281,43 @@ def demote(session: Session, row: Region, spot: MetricsState, thresholds: LevelT
     """Spot checks show the region's acceptance below the bar: it goes back to coaching and its readiness evidence
     starts again (as a demoted step's: AUTO-ready only on new evidence); returns the reason, audited."""
     key = evidence_key(row.id, row.condition_version)
-    for held in metrics.held_states(session, row.workspace_id, [(EVIDENCE, key), (SPOT, key)],
-                                    E.region_thresholds(thresholds, row.condition_version)).values():
+    for held in metrics.held_states(
+        session,
+        row.workspace_id,
+        [(EVIDENCE, key), (SPOT, key)],
+        E.region_thresholds(thresholds, row.condition_version),
+    ).values():
         held.restart_evidence()
     row.mode, row.updated_at = autonomy.COACHING, utcnow()
-    reason = (f"spot checks show acceptance below {thresholds.auto_acceptance:.0%} in region {row.name!r} "
-              f"(spot-check acceptance {spot.window.rate:.0%}, test at level {thresholds.auto_alpha:g})")
-    audit.record(session, row.workspace_id, "system", "region_demotion", target_type="region", target_id=row.id,
-                 before={"mode": autonomy.AUTO}, after={"mode": autonomy.COACHING, "reason": reason})
+    reason = (
+        f"spot checks show acceptance below {thresholds.auto_acceptance:.0%} in region {row.name!r} "
+        f"(spot-check acceptance {spot.window.rate:.0%}, test at level {thresholds.auto_alpha:g})"
+    )
+    audit.record(
+        session,
+        row.workspace_id,
+        "system",
+        "region_demotion",
+        target_type="region",
+        target_id=row.id,
+        before={"mode": autonomy.AUTO},
+        after={"mode": autonomy.COACHING, "reason": reason},
+    )
     return reason
 
 
-def count(session: Session, region_id: str | None, version: int | None, kind: str, latency_ms: float,
-          thresholds: LevelThresholds, *, spot_check: bool, evidence: bool = True,
-          attentive: bool = False) -> tuple[Region, str | None] | None:
+def count(
+    session: Session,
+    region_id: str | None,
+    version: int | None,
+    kind: str,
+    latency_ms: float,
+    thresholds: LevelThresholds,
+    *,
+    spot_check: bool,
+    evidence: bool = True,
+    attentive: bool = False,
+) -> tuple[Region, str | None] | None:
     """A decision on a call that fell in region `region_id` (condition version `version`), counted for that version
     (not when the condition changed since: that version's evidence is gone); a spot check of an AUTO region also
     counts for its spot-check test, which may demote it (the reason is returned). None when the call is in no
@@ -199,26 +329,53 @@ def count(session: Session, region_id: str | None, version: int | None, kind: st
     if not check_unchanged(row, version):
         return None
     key = evidence_key(row.id, row.condition_version)
-    metrics.record_decision(session, row.workspace_id, [(EVIDENCE, key)], kind, latency_ms,
-                            E.region_thresholds(thresholds, row.condition_version), levels=(),
-                            left_out=() if evidence else [(EVIDENCE, key)], attentive=attentive)
+    metrics.record_decision(
+        session,
+        row.workspace_id,
+        [(EVIDENCE, key)],
+        kind,
+        latency_ms,
+        E.region_thresholds(thresholds, row.condition_version),
+        levels=(),
+        left_out=() if evidence else [(EVIDENCE, key)],
+        attentive=attentive,
+    )
     if not spot_check:
         return row, None
-    spot = metrics.record_decision(session, row.workspace_id, [(SPOT, key)], kind, latency_ms, thresholds,
-                                   levels=())[(SPOT, key)][0]
+    spot = metrics.record_decision(session, row.workspace_id, [(SPOT, key)], kind, latency_ms, thresholds, levels=())[
+        (SPOT, key)
+    ][0]
     if row.mode == autonomy.AUTO and should_demote(spot, thresholds):
         return row, demote(session, row, spot, thresholds)
     return row, None
 
 
-def count_suggestion(session: Session, sug, kind: str, latency_ms: float, thresholds: LevelThresholds,
-                     events, *, evidence: bool = True, attentive: bool = False) -> bool:
+def count_suggestion(
+    session: Session,
+    sug,
+    kind: str,
+    latency_ms: float,
+    thresholds: LevelThresholds,
+    events,
+    *,
+    evidence: bool = True,
+    attentive: bool = False,
+) -> bool:
     """A decision on a suggested call counted for the region it fell in (if any, and still that version); a
     demotion pushed. True when it was a spot check of an AUTO region (its step's demotion test leaves it out).
     `evidence`, `attentive`: as count's."""
     spot = sug.purpose == "spot_check"
-    counted = count(session, sug.region_id, sug.region_version, kind, latency_ms, thresholds, spot_check=spot,
-                    evidence=evidence, attentive=attentive)
+    counted = count(
+        session,
+        sug.region_id,
+        sug.region_version,
+        kind,
+        latency_ms,
+        thresholds,
+        spot_check=spot,
+        evidence=evidence,
+        attentive=attentive,
+    )
     if counted is None:
         return False
     row, reason = counted
@@ -229,14 +386,26 @@ def count_suggestion(session: Session, sug, kind: str, latency_ms: float, thresh
 def counted_event(row: Region, reason: str | None, events) -> None:
     """After a count: a demotion is pushed (`region_changed`, action `demoted`)."""
     if reason is not None:
-        events.add("region_changed", {"region_id": row.id, "action": "demoted", "scope": row.scope,
-                                      "workflow_id": row.workflow_id, "step_id": row.step_id, "tool": row.tool,
-                                      "mode": row.mode, "previous_mode": autonomy.AUTO, "reason": reason},
-                   workspace=row.workspace_id)
+        events.add(
+            "region_changed",
+            {
+                "region_id": row.id,
+                "action": "demoted",
+                "scope": row.scope,
+                "workflow_id": row.workflow_id,
+                "step_id": row.step_id,
+                "tool": row.tool,
+                "mode": row.mode,
+                "previous_mode": autonomy.AUTO,
+                "reason": reason,
+            },
+            workspace=row.workspace_id,
+        )
 
 
-def gateway_match(session: Session, workspace_id: str, tool: str, agent: str, arguments: Any,
-                  context: dict[str, Any]) -> R.Match | None:
+def gateway_match(
+    session: Session, workspace_id: str, tool: str, agent: str, arguments: Any, context: dict[str, Any]
+) -> R.Match | None:
     """Where a gateway call falls among its tool's regions (None: the tool has none)."""
     scope = regions_of(session, workspace_id, GATEWAY, tool)
     if not scope:
@@ -257,8 +426,11 @@ def step_regions(session: Session, workspace_id: str, workflow_id: str) -> dict[
     """A workflow's step regions by step (`<step>` or `<agent step>:<tool>`), each list in its order: one read per
     runner transaction, so the gate of each step needs no more."""
     found: dict[str, list[R.Region]] = {}
-    for row in session.scalars(select(Region).where(Region.workspace_id == workspace_id, Region.scope == STEP,
-                                                    Region.workflow_id == workflow_id)):
+    for row in session.scalars(
+        select(Region).where(
+            Region.workspace_id == workspace_id, Region.scope == STEP, Region.workflow_id == workflow_id
+        )
+    ):
         found.setdefault(row.step_id, []).append(as_region(row))
     return {step: R.ordered(regions) for step, regions in found.items()}
 

@@ -8,6 +8,7 @@ looks in the channel's recent history for its own message first (`find_posted`),
 Slack's refusals raise SlackError with Slack's own error code; `permanent` says whether retrying can help (the
 outbox backs off and retries the others, honouring `retry_after`).
 """
+
 from __future__ import annotations
 
 import logging
@@ -20,10 +21,29 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from config import Settings
 
 # errors no retry mends: the token, the channel or the bot's membership must be fixed by a person first
-PERMANENT = frozenset({"invalid_auth", "not_authed", "account_inactive", "token_revoked", "token_expired",
-                       "no_permission", "missing_scope", "channel_not_found", "not_in_channel", "is_archived",
-                       "user_not_found", "user_disabled", "cannot_dm_bot", "invalid_blocks", "msg_too_long",
-                       "message_not_found", "cant_update_message", "edit_window_closed", "not_configured"})
+PERMANENT = frozenset(
+    {
+        "invalid_auth",
+        "not_authed",
+        "account_inactive",
+        "token_revoked",
+        "token_expired",
+        "no_permission",
+        "missing_scope",
+        "channel_not_found",
+        "not_in_channel",
+        "is_archived",
+        "user_not_found",
+        "user_disabled",
+        "cannot_dm_bot",
+        "invalid_blocks",
+        "msg_too_long",
+        "message_not_found",
+        "cant_update_message",
+        "edit_window_closed",
+        "not_configured",
+    }
+)
 TIMEOUT_S = 10
 REVIEW_EVENT = "coach_review"  # the metadata event type of a review message: {"row": <its outbox row's id>}
 HISTORY_LOOK = 100  # how many of a channel's newest messages a row tried again looks through for its own
@@ -89,8 +109,15 @@ def is_person(target: str) -> bool:
     return target[:1] in ("U", "W")
 
 
-def post_review(settings: Settings, config: SlackConfig, channel_or_user: str | None,
-                message: dict[str, Any], *, row: str | None = None, look_first: bool = False) -> Posted:
+def post_review(
+    settings: Settings,
+    config: SlackConfig,
+    channel_or_user: str | None,
+    message: dict[str, Any],
+    *,
+    row: str | None = None,
+    look_first: bool = False,
+) -> Posted:
     """chat.postMessage of `message` ({text, blocks}) to a channel id, or to a Slack user id as a DM; None: the
     workspace's default channel. `row`: the outbox row's id, carried in the message's metadata. `look_first`: an
     earlier attempt of this row may have posted it (its sender died before storing Slack's answer): that message,
@@ -108,8 +135,13 @@ def post_review(settings: Settings, config: SlackConfig, channel_or_user: str | 
         if found is not None:
             return found
     metadata = {"event_type": REVIEW_EVENT, "event_payload": {"row": row}} if row else None
-    posted = _call(client.chat_postMessage, channel=channel, text=message.get("text", ""),
-                   blocks=message.get("blocks"), metadata=metadata)
+    posted = _call(
+        client.chat_postMessage,
+        channel=channel,
+        text=message.get("text", ""),
+        blocks=message.get("blocks"),
+        metadata=metadata,
+    )
     return Posted(channel=posted.get("channel") or channel, ts=str(posted.get("ts") or ""))
 
 
@@ -134,8 +166,13 @@ def find_posted(client: WebClient, channel: str, row: str) -> Posted | None:
 
 def update_decided(settings: Settings, config: SlackConfig, channel: str, ts: str, message: dict[str, Any]) -> None:
     """chat.update: replace the posted review by `message` (messages.decided_message: "Approved by X")."""
-    _call(web_client(settings, config).chat_update, channel=channel, ts=ts, text=message.get("text", ""),
-          blocks=message.get("blocks"))
+    _call(
+        web_client(settings, config).chat_update,
+        channel=channel,
+        ts=ts,
+        text=message.get("text", ""),
+        blocks=message.get("blocks"),
+    )
 
 
 def post_ephemeral(settings: Settings, config: SlackConfig, channel: str, user: str, text: str) -> None:

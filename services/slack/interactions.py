@@ -13,6 +13,7 @@
    replaced to show it. An item of another workspace is not found: the decision functions are given this
    workspace, the one whose secret signed the request.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -30,11 +31,15 @@ from services.approvals import decisions as approval_decisions
 from services.approvals.models import Approval
 from services.coaching import decisions
 from services.coaching.models import Decision, Suggestion
-from services.slack import client as slack, messages as M, service as slack_settings
+from services.slack import client as slack
+from services.slack import messages as M
+from services.slack import service as slack_settings
 
 log = logging.getLogger(__name__)
-SET_YOUR_ID = ("Coach does not know who you are in Slack: set your Slack member ID in Coach (Settings → Slack) "
-               "to decide from here. Nothing was decided.")
+SET_YOUR_ID = (
+    "Coach does not know who you are in Slack: set your Slack member ID in Coach (Settings → Slack) "
+    "to decide from here. Nothing was decided."
+)
 
 
 @dataclass
@@ -54,17 +59,33 @@ def verify(signing_secret: str, raw: bytes, headers) -> None:
     if not signing_secret:
         raise Unauthorized("bad or expired Slack signature", code="slack_signature")
     timestamp = headers.get("X-Slack-Request-Timestamp", "")
-    ok = timestamp.isdigit() and len(timestamp) < 16 and SignatureVerifier(signing_secret).is_valid(
-        body=raw, timestamp=timestamp, signature=headers.get("X-Slack-Signature", ""))
+    ok = (
+        timestamp.isdigit()
+        and len(timestamp) < 16
+        and SignatureVerifier(signing_secret).is_valid(
+            body=raw, timestamp=timestamp, signature=headers.get("X-Slack-Signature", "")
+        )
+    )
     if not ok:
         raise Unauthorized("bad or expired Slack signature", code="slack_signature")
 
 
 # the interaction types Slack sends (api.slack.com/interactivity): those Coach does not act on are answered 200
 # "ignored"; any other type is not from Slack, and is refused with the reason (a Slack app's developer sees it)
-SLACK_TYPES = frozenset({"block_actions", "view_submission", "view_closed", "shortcut", "message_action",
-                         "block_suggestion", "interactive_message", "dialog_submission", "dialog_cancellation",
-                         "workflow_step_edit"})
+SLACK_TYPES = frozenset(
+    {
+        "block_actions",
+        "view_submission",
+        "view_closed",
+        "shortcut",
+        "message_action",
+        "block_suggestion",
+        "interactive_message",
+        "dialog_submission",
+        "dialog_cancellation",
+        "workflow_step_edit",
+    }
+)
 
 
 def payload_of(raw: bytes) -> dict[str, Any]:
@@ -82,8 +103,10 @@ def payload_of(raw: bytes) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise BadRequest("the payload is not a JSON object")
     if data.get("type") not in SLACK_TYPES:
-        raise BadRequest(f"interaction type {data.get('type')!r} is not one Slack sends "
-                         f"(Coach acts on block_actions and view_submission)")
+        raise BadRequest(
+            f"interaction type {data.get('type')!r} is not one Slack sends "
+            f"(Coach acts on block_actions and view_submission)"
+        )
     return data
 
 
@@ -109,8 +132,9 @@ def handle(svc, workspace_id: str, raw: bytes, headers) -> Answer:
             return Answer("unknown_user", SET_YOUR_ID)
         key = _key(workspace_id, slack_user, action.get("action_ts"), action.get("action_id"), action.get("value"))
         if action["action_id"] == M.REJECT and payload.get("trigger_id"):
-            meta = json.dumps({**value, "channel": where[0], "ts": where[1], "title": where[2][:500]},
-                              separators=(",", ":"))
+            meta = json.dumps(
+                {**value, "channel": where[0], "ts": where[1], "title": where[2][:500]}, separators=(",", ":")
+            )
             try:
                 slack.open_modal(svc.settings, config, payload["trigger_id"], M.reject_modal(meta, where[2]))
                 return Answer("modal_opened", "asked for a comment")
@@ -128,8 +152,17 @@ def handle(svc, workspace_id: str, raw: bytes, headers) -> Answer:
             return Answer("unknown_user", SET_YOUR_ID, body=_modal_error(SET_YOUR_ID))
         comment = _dict(_dict(_dict(_dict(view.get("state")).get("values")).get("comment")).get("comment")).get("value")
         comment = str(comment)[:5000] if comment else None
-        answer = _decide(svc, config, workspace_id, who, meta, False, comment,
-                         _key(workspace_id, slack_user, view.get("id"), "view", view.get("hash")), where)
+        answer = _decide(
+            svc,
+            config,
+            workspace_id,
+            who,
+            meta,
+            False,
+            comment,
+            _key(workspace_id, slack_user, view.get("id"), "view", view.get("hash")),
+            where,
+        )
         answer.body = {"response_action": "clear"} if answer.outcome == "decided" else _modal_error(answer.message)
         return answer
     return Answer("ignored", f"{kind} is not handled")
@@ -179,30 +212,40 @@ def _ephemeral(svc, config, where, slack_user: str, text: str) -> None:
         log.warning("Slack chat.postEphemeral failed: %s", exc.code)
 
 
-def _decide(svc, config, workspace_id: str, who, value: dict[str, Any], approve: bool, comment: str | None,
-            key: str, where) -> Answer:
+def _decide(
+    svc, config, workspace_id: str, who, value: dict[str, Any], approve: bool, comment: str | None, key: str, where
+) -> Answer:
     user_id, email, role = who
     try:
         if value["kind"] == "approval":
             body = {"decision": "approve" if approve else "reject", "comment": comment, "params": None}
-            response = approval_decisions.submit(svc, workspace_id, value["id"], body,
-                                                 A.Actor(user_id=user_id, email=email, role=role), key)
+            response = approval_decisions.submit(
+                svc, workspace_id, value["id"], body, A.Actor(user_id=user_id, email=email, role=role), key
+            )
             status = response["approval"]["status"]
             if status == A.PENDING:  # a quorum: counted, others still to approve
-                text = f"Your approval is counted ({response['approval']['approvals']} of " \
-                       f"{response['approval']['quorum']})."
+                text = (
+                    f"Your approval is counted ({response['approval']['approvals']} of "
+                    f"{response['approval']['quorum']})."
+                )
                 _ephemeral(svc, config, where, _slack_of(svc, workspace_id, user_id), text)
                 return Answer("decided", text)
         else:
             execution_id = _execution_of(svc, workspace_id, value["id"])
-            body = {"suggestion_id": value["id"], "decision": "accept" if approve else "reject", "correction": None,
-                    "feedback": comment, "manual_output": None}
+            body = {
+                "suggestion_id": value["id"],
+                "decision": "accept" if approve else "reject",
+                "correction": None,
+                "feedback": comment,
+                "manual_output": None,
+            }
             decisions.submit(svc, workspace_id, execution_id, body, email, key)
             status = "approved" if approve else "rejected"
     except Conflict as exc:
         decided = decided_by(svc, workspace_id, value)
-        text = f"Already {decided[0]} by {decided[1]}: nothing was changed." if decided else \
-            f"Not decided: {exc.message}"
+        text = (
+            f"Already {decided[0]} by {decided[1]}: nothing was changed." if decided else f"Not decided: {exc.message}"
+        )
         _ephemeral(svc, config, where, _slack_of(svc, workspace_id, user_id), text)
         if decided:
             _update(svc, config, where, decided[0], decided[1], decided[2])
@@ -243,8 +286,13 @@ def decided_by(svc, workspace_id: str, value: dict[str, Any]) -> tuple[str, str,
             if sug is not None and sug.workspace_id == workspace_id and sug.status != "pending":
                 return sug.status, "Coach", None
             return None
-        word = {"accept": "approved", "reject": "rejected", "correct": "corrected", "skip": "skipped",
-                "manual": "done by hand"}.get(d.decision, d.decision)
+        word = {
+            "accept": "approved",
+            "reject": "rejected",
+            "correct": "corrected",
+            "skip": "skipped",
+            "manual": "done by hand",
+        }.get(d.decision, d.decision)
         return word, d.operator, d.feedback
 
 

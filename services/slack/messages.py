@@ -12,18 +12,22 @@ policy rule of the workspace flagged (its verdict names a rule and is not `allow
 exactly such calls). This is the web panel's confirming-key rule (frontend/src/coaching/confirmation.ts) without
 `external`: a person must look at it in Coach.
 """
+
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 APPROVE, REJECT, OPEN = "coach_approve", "coach_reject", "coach_open"
 KINDS = ("approval", "suggestion")
 # what the message announces: the events of issue 33 that a button can answer
-EVENTS = {"approval_requested": "Approval requested", "tool_call_held": "Tool call held for review",
-          "suggestion_waiting": "Suggestion waiting"}
+EVENTS = {
+    "approval_requested": "Approval requested",
+    "tool_call_held": "Tool call held for review",
+    "suggestion_waiting": "Suggestion waiting",
+}
 PARAMS_MAX = 1500  # characters of the params shown (Slack's section text holds 3000)
 TEXT_MAX = 600
 
@@ -59,29 +63,49 @@ def link(app_url: str, kind: str, execution_id: str | None) -> str:
     return f"{base}/queue"
 
 
-def from_approval(approval: dict[str, Any], workspace_id: str, app_url: str, *, workflow: str | None = None,
-                  risk: str | None = None) -> Review:
+def from_approval(
+    approval: dict[str, Any], workspace_id: str, app_url: str, *, workflow: str | None = None, risk: str | None = None
+) -> Review:
     """A Review from an approval as services.approvals.service.view gives it (the `approval_requested` event)."""
     held = approval.get("kind") in ("tool_call", "gateway")
     policy = approval.get("policy") or None
-    return Review(kind="approval", id=approval["approval_id"], workspace_id=workspace_id,
-                  event="tool_call_held" if held else "approval_requested",
-                  question=approval.get("message") or "", tool=approval.get("tool"), params=approval.get("params"),
-                  risk=risk or (policy or {}).get("risk"), policy=policy, workflow=workflow,
-                  agent=approval.get("agent"), step_id=approval.get("step_id"),
-                  execution_id=approval.get("execution_id"),
-                  url=link(app_url, "approval", approval.get("execution_id")))
+    return Review(
+        kind="approval",
+        id=approval["approval_id"],
+        workspace_id=workspace_id,
+        event="tool_call_held" if held else "approval_requested",
+        question=approval.get("message") or "",
+        tool=approval.get("tool"),
+        params=approval.get("params"),
+        risk=risk or (policy or {}).get("risk"),
+        policy=policy,
+        workflow=workflow,
+        agent=approval.get("agent"),
+        step_id=approval.get("step_id"),
+        execution_id=approval.get("execution_id"),
+        url=link(app_url, "approval", approval.get("execution_id")),
+    )
 
 
-def from_suggestion(suggestion: dict[str, Any], workspace_id: str, app_url: str, *,
-                    workflow: str | None = None) -> Review:
+def from_suggestion(
+    suggestion: dict[str, Any], workspace_id: str, app_url: str, *, workflow: str | None = None
+) -> Review:
     """A Review from a suggestion as services.coaching.service.described gives it (the coaching_suggestion event)."""
-    return Review(kind="suggestion", id=suggestion["suggestion_id"], workspace_id=workspace_id,
-                  event="tool_call_held" if suggestion.get("kind") == "tool_call" else "suggestion_waiting",
-                  question=suggestion.get("rationale") or "", tool=suggestion.get("tool"),
-                  params=suggestion.get("params"), risk=suggestion.get("risk"), policy=suggestion.get("policy"),
-                  workflow=workflow, step_id=suggestion.get("step_id"), execution_id=suggestion.get("execution_id"),
-                  url=link(app_url, "suggestion", suggestion.get("execution_id")))
+    return Review(
+        kind="suggestion",
+        id=suggestion["suggestion_id"],
+        workspace_id=workspace_id,
+        event="tool_call_held" if suggestion.get("kind") == "tool_call" else "suggestion_waiting",
+        question=suggestion.get("rationale") or "",
+        tool=suggestion.get("tool"),
+        params=suggestion.get("params"),
+        risk=suggestion.get("risk"),
+        policy=suggestion.get("policy"),
+        workflow=workflow,
+        step_id=suggestion.get("step_id"),
+        execution_id=suggestion.get("execution_id"),
+        url=link(app_url, "suggestion", suggestion.get("execution_id")),
+    )
 
 
 def risk_reason(review: Review) -> str | None:
@@ -98,8 +122,9 @@ def risk_reason(review: Review) -> str | None:
 
 def button_value(review: Review) -> str:
     """What a button carries back: the item's kind and id (and its execution), checked by the endpoint."""
-    return json.dumps({"kind": review.kind, "id": review.id, "execution_id": review.execution_id},
-                      separators=(",", ":"))
+    return json.dumps(
+        {"kind": review.kind, "id": review.id, "execution_id": review.execution_id}, separators=(",", ":")
+    )
 
 
 def parse_value(value: str) -> dict[str, Any] | None:
@@ -141,9 +166,15 @@ def review_message(review: Review, progress: str | None = None) -> dict[str, Any
     """{text, blocks} for chat.postMessage: the review, and Approve / Reject (or Open in Coach alone when risky).
     `progress`: a line on how far a quorum has come ("Approved so far: 1 of 2 (…)")."""
     title = EVENTS.get(review.event, "Review waiting")
-    where = " · ".join(p for p in (f"Workflow: {review.workflow}" if review.workflow else "",
-                                   f"Agent: {review.agent}" if review.agent else "",
-                                   f"Step: {review.step_id}" if review.step_id else "") if p)
+    where = " · ".join(
+        p
+        for p in (
+            f"Workflow: {review.workflow}" if review.workflow else "",
+            f"Agent: {review.agent}" if review.agent else "",
+            f"Step: {review.step_id}" if review.step_id else "",
+        )
+        if p
+    )
     text = _escape(review_title(review))
     blocks: list[dict[str, Any]] = [
         {"type": "header", "text": {"type": "plain_text", "text": _cut(title, 150)}},
@@ -161,49 +192,89 @@ def review_message(review: Review, progress: str | None = None) -> dict[str, Any
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": _escape(_cut(progress, TEXT_MAX))}]})
     reason = risk_reason(review)
     value = button_value(review)
-    open_button = {"type": "button", "action_id": OPEN, "text": {"type": "plain_text", "text": "Open in Coach"},
-                   "url": review.url, "value": value}
+    open_button = {
+        "type": "button",
+        "action_id": OPEN,
+        "text": {"type": "plain_text", "text": "Open in Coach"},
+        "url": review.url,
+        "value": value,
+    }
     if reason:
-        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": _escape(
-            f"Risky ({reason}): decide it in Coach.")}]})
+        blocks.append(
+            {
+                "type": "context",
+                "elements": [{"type": "mrkdwn", "text": _escape(f"Risky ({reason}): decide it in Coach.")}],
+            }
+        )
         actions = [dict(open_button, style="primary")]
     else:
-        actions = [{"type": "button", "action_id": APPROVE, "style": "primary", "value": value,
-                    "text": {"type": "plain_text", "text": "Approve"}},
-                   {"type": "button", "action_id": REJECT, "style": "danger", "value": value,
-                    "text": {"type": "plain_text", "text": "Reject"}},
-                   open_button]
-    blocks.append({"type": "actions", "block_id": f"coach_review:{review.kind}:{review.id}"[:255],
-                   "elements": actions})
+        actions = [
+            {
+                "type": "button",
+                "action_id": APPROVE,
+                "style": "primary",
+                "value": value,
+                "text": {"type": "plain_text", "text": "Approve"},
+            },
+            {
+                "type": "button",
+                "action_id": REJECT,
+                "style": "danger",
+                "value": value,
+                "text": {"type": "plain_text", "text": "Reject"},
+            },
+            open_button,
+        ]
+    blocks.append({"type": "actions", "block_id": f"coach_review:{review.kind}:{review.id}"[:255], "elements": actions})
     return {"text": _cut(text, 3000), "blocks": blocks}
 
 
-def decided_message(review_text: str, outcome: str, who: str | None, comment: str | None = None,
-                    at: datetime | None = None) -> dict[str, Any]:
+def decided_message(
+    review_text: str, outcome: str, who: str | None, comment: str | None = None, at: datetime | None = None
+) -> dict[str, Any]:
     """The message once the review is decided (anywhere): what it was and "Approved by X at <when>", no buttons left.
     `who` None: decided by Coach itself (a deadline); `at` is shown in each reader's own time zone (Slack's date
     formatting, with the UTC time as its fallback)."""
-    verb = {"approve": "Approved", "approved": "Approved", "accept": "Approved", "reject": "Rejected",
-            "rejected": "Rejected", "expired": "Expired"}.get(outcome, outcome.capitalize())
+    verb = {
+        "approve": "Approved",
+        "approved": "Approved",
+        "accept": "Approved",
+        "reject": "Rejected",
+        "rejected": "Rejected",
+        "expired": "Expired",
+    }.get(outcome, outcome.capitalize())
     by = f" by {who}" if who else ""
     when = ""
     if at is not None:
-        fallback = at.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        fallback = at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
         when = f" <!date^{int(at.timestamp())}^{{date_short_pretty}} at {{time}}|{fallback}>"
     line = f"*{verb}*{_escape(by)}{when}" + (f": {_escape(_cut(comment, TEXT_MAX))}" if comment else "")
-    return {"text": _escape(f"{verb}{by}: {review_text}")[:3000],
-            "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": _escape(_cut(review_text, TEXT_MAX))}},
-                       {"type": "context", "elements": [{"type": "mrkdwn", "text": line}]}]}
+    return {
+        "text": _escape(f"{verb}{by}: {review_text}")[:3000],
+        "blocks": [
+            {"type": "section", "text": {"type": "mrkdwn", "text": _escape(_cut(review_text, TEXT_MAX))}},
+            {"type": "context", "elements": [{"type": "mrkdwn", "text": line}]},
+        ],
+    }
 
 
 def reject_modal(value: str, title: str) -> dict[str, Any]:
     """The view views.open shows on Reject: a comment, then the view_submission decides (private_metadata: value)."""
-    return {"type": "modal", "callback_id": "coach_reject_comment", "private_metadata": value,
-            "title": {"type": "plain_text", "text": "Reject"},
-            "submit": {"type": "plain_text", "text": "Reject"},
-            "close": {"type": "plain_text", "text": "Cancel"},
-            "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": _escape(_cut(title, TEXT_MAX))}},
-                       {"type": "input", "block_id": "comment", "optional": True,
-                        "label": {"type": "plain_text", "text": "Why (sent with the rejection)"},
-                        "element": {"type": "plain_text_input", "action_id": "comment", "multiline": True,
-                                    "max_length": 3000}}]}
+    return {
+        "type": "modal",
+        "callback_id": "coach_reject_comment",
+        "private_metadata": value,
+        "title": {"type": "plain_text", "text": "Reject"},
+        "submit": {"type": "plain_text", "text": "Reject"},
+        "close": {"type": "plain_text", "text": "Cancel"},
+        "blocks": [
+            {"type": "section", "text": {"type": "mrkdwn", "text": _escape(_cut(title, TEXT_MAX))}},
+            {
+                "type": "input",
+                "block_id": "comment",
+                "optional": True,
+                "label": {"type": "plain_text", "text": "Why (sent with the rejection)"},
+                "element": {"type": "plain_text_input", "action_id": "comment", "multiline": True, "max_length": 3000},
+            },
+        ],
+    }

@@ -1,4 +1,5 @@
 """A workspace's Slack app (bot token and signing secret sealed) and each member's Slack user id (migration 0028)."""
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -26,8 +27,10 @@ class SlackUser(Base):
     """Who a member is in the workspace's Slack: a click by `slack_user_id` acts as `user_id`, in this workspace only."""
 
     __tablename__ = "slack_users"
-    __table_args__ = (UniqueConstraint("workspace_id", "user_id", name="uq_slack_users_member"),
-                      UniqueConstraint("workspace_id", "slack_user_id", name="uq_slack_users_slack_id"))
+    __table_args__ = (
+        UniqueConstraint("workspace_id", "user_id", name="uq_slack_users_member"),
+        UniqueConstraint("workspace_id", "slack_user_id", name="uq_slack_users_slack_id"),
+    )
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"), index=True)
     user_id: Mapped[str] = mapped_column(ForeignKey("users.id"))

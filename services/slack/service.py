@@ -1,5 +1,6 @@
 """A workspace's Slack settings (admins; bot token and signing secret sealed at rest, never returned) and each
 member's Slack user id (their own setting), stored and audited (docs/slack.md)."""
+
 from __future__ import annotations
 
 import functools
@@ -35,14 +36,23 @@ def secrets(settings: Settings) -> Secrets:
 def _public(row: WorkspaceSlack | None) -> dict[str, Any] | None:
     if row is None:
         return None
-    return {"bot_token_set": bool(row.bot_token), "signing_secret_set": bool(row.signing_secret),
-            "default_channel": row.default_channel or None}
+    return {
+        "bot_token_set": bool(row.bot_token),
+        "signing_secret_set": bool(row.signing_secret),
+        "default_channel": row.default_channel or None,
+    }
 
 
 def view(session: Session, workspace_id: str) -> dict[str, Any]:
     row = session.get(WorkspaceSlack, workspace_id)
-    body = {"bot_token_set": False, "signing_secret_set": False, "default_channel": None, "updated_by": None,
-            "updated_at": None, "interactivity_path": f"/api/integrations/slack/{workspace_id}/interactions"}
+    body = {
+        "bot_token_set": False,
+        "signing_secret_set": False,
+        "default_channel": None,
+        "updated_by": None,
+        "updated_at": None,
+        "interactivity_path": f"/api/integrations/slack/{workspace_id}/interactions",
+    }
     if row is not None:
         body.update(_public(row), updated_by=row.updated_by or None, updated_at=row.updated_at)
     return body
@@ -87,8 +97,16 @@ def save(session: Session, settings: Settings, workspace_id: str, body: dict[str
         row.default_channel = channel
     row.updated_by, row.updated_at = actor, utcnow()
     session.flush()
-    audit.record(session, workspace_id, actor, "slack_settings_change", target_type="workspace",
-                 target_id=workspace_id, before=before, after=_public(row))
+    audit.record(
+        session,
+        workspace_id,
+        actor,
+        "slack_settings_change",
+        target_type="workspace",
+        target_id=workspace_id,
+        before=before,
+        after=_public(row),
+    )
     return view(session, workspace_id)
 
 
@@ -98,8 +116,16 @@ def remove(session: Session, workspace_id: str, actor: str) -> None:
         before = _public(row)
         session.delete(row)
         session.flush()
-        audit.record(session, workspace_id, actor, "slack_settings_change", target_type="workspace",
-                     target_id=workspace_id, before=before, after=None)
+        audit.record(
+            session,
+            workspace_id,
+            actor,
+            "slack_settings_change",
+            target_type="workspace",
+            target_id=workspace_id,
+            before=before,
+            after=None,
+        )
 
 
 def config(session: Session, settings: Settings, workspace_id: str) -> SlackConfig | None:
@@ -114,33 +140,36 @@ def config(session: Session, settings: Settings, workspace_id: str) -> SlackConf
         signing = box.open(row.signing_secret).get("v", "") if row.signing_secret else ""
     except SecretUnreadable:
         return None
-    return SlackConfig(workspace_id=workspace_id, bot_token=token, signing_secret=signing,
-                       default_channel=row.default_channel or "")
+    return SlackConfig(
+        workspace_id=workspace_id, bot_token=token, signing_secret=signing, default_channel=row.default_channel or ""
+    )
 
 
 # -- each member's Slack user id -----------------------------------------------------------------------------------
 
+
 def my_id(session: Session, workspace_id: str, user_id: str) -> dict[str, Any]:
-    row = session.scalar(select(SlackUser).where(SlackUser.workspace_id == workspace_id,
-                                                 SlackUser.user_id == user_id))
+    row = session.scalar(select(SlackUser).where(SlackUser.workspace_id == workspace_id, SlackUser.user_id == user_id))
     return {"slack_user_id": row.slack_user_id if row else None}
 
 
-def set_my_id(session: Session, workspace_id: str, user_id: str, slack_user_id: str | None,
-              actor: str) -> dict[str, Any]:
+def set_my_id(
+    session: Session, workspace_id: str, user_id: str, slack_user_id: str | None, actor: str
+) -> dict[str, Any]:
     """Set (or clear with None / '') the caller's Slack user id in this workspace; 409 when another member has it."""
     value = (slack_user_id or "").strip()
     if value and not SLACK_USER.match(value):
-        raise ValidationFailed("not a Slack user id", {"slack_user_id": [
-            "a member id such as U0123ABCD (Slack: your profile, ⋮, Copy member ID)"]})
-    row = session.scalar(select(SlackUser).where(SlackUser.workspace_id == workspace_id,
-                                                 SlackUser.user_id == user_id))
+        raise ValidationFailed(
+            "not a Slack user id",
+            {"slack_user_id": ["a member id such as U0123ABCD (Slack: your profile, ⋮, Copy member ID)"]},
+        )
+    row = session.scalar(select(SlackUser).where(SlackUser.workspace_id == workspace_id, SlackUser.user_id == user_id))
     if value:
-        other = session.scalar(select(SlackUser).where(SlackUser.workspace_id == workspace_id,
-                                                       SlackUser.slack_user_id == value))
+        other = session.scalar(
+            select(SlackUser).where(SlackUser.workspace_id == workspace_id, SlackUser.slack_user_id == value)
+        )
         if other is not None and other.user_id != user_id:
-            raise Conflict("another member of this workspace has this Slack user id",
-                           details={"slack_user_id": value})
+            raise Conflict("another member of this workspace has this Slack user id", details={"slack_user_id": value})
     before = row.slack_user_id if row else None
     if not value:
         if row is not None:
@@ -151,8 +180,16 @@ def set_my_id(session: Session, workspace_id: str, user_id: str, slack_user_id: 
         row.slack_user_id, row.updated_at = value, utcnow()
     session.flush()
     if before != (value or None):
-        audit.record(session, workspace_id, actor, "slack_user_id_change", target_type="user", target_id=user_id,
-                     before={"slack_user_id": before}, after={"slack_user_id": value or None})
+        audit.record(
+            session,
+            workspace_id,
+            actor,
+            "slack_user_id_change",
+            target_type="user",
+            target_id=user_id,
+            before={"slack_user_id": before},
+            after={"slack_user_id": value or None},
+        )
     return {"slack_user_id": value or None}
 
 
@@ -160,9 +197,11 @@ def member_of(session: Session, workspace_id: str, slack_user_id: str) -> tuple[
     """The Coach member a Slack user id names in this workspace, and their role; None when nobody set it, or the
     member is disabled here or everywhere."""
     found = session.execute(
-        select(User, Membership).join(SlackUser, SlackUser.user_id == User.id)
+        select(User, Membership)
+        .join(SlackUser, SlackUser.user_id == User.id)
         .join(Membership, (Membership.user_id == User.id) & (Membership.workspace_id == workspace_id))
-        .where(SlackUser.workspace_id == workspace_id, SlackUser.slack_user_id == slack_user_id)).first()
+        .where(SlackUser.workspace_id == workspace_id, SlackUser.slack_user_id == slack_user_id)
+    ).first()
     if found is None:
         return None
     user, membership = found

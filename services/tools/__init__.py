@@ -6,6 +6,7 @@ A package adds tools by declaring, for example::
     weather = "coach_weather:WeatherTool"      # a class taking settings
     ping = "coach_ping:tool"                   # or a ready Tool object
 """
+
 from __future__ import annotations
 
 import functools

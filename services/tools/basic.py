@@ -1,4 +1,5 @@
 """The demo tools (noop, echo) and the small helpers the other built-ins share."""
+
 from __future__ import annotations
 
 import copy

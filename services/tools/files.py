@@ -3,6 +3,7 @@
 Each workspace has `<data>/<workspace_id>/`; a tool called without a workspace refuses instead of falling back
 to a shared folder. Writes count against the workspace's quota (COACH_DATA_QUOTA_MB).
 """
+
 from __future__ import annotations
 
 import csv
@@ -107,9 +108,7 @@ def _mb(n: float) -> str:
 
 class FileReadTool:
     name = "file.read"
-    description = (
-        "Reads a text file from the workspace's data folder. CSV files also come back as rows, JSON files as parsed JSON."
-    )
+    description = "Reads a text file from the workspace's data folder. CSV files also come back as rows, JSON files as parsed JSON."
     risk = "read"
 
     def __init__(self, settings: Settings):
@@ -203,8 +202,10 @@ _UMASK = _umask()
 
 class FileWriteTool:
     name = "file.write"
-    description = ("Writes text (content) or pretty-printed JSON (json) to a file in the workspace's data folder; "
-                   "an overwrite replaces the file atomically (never half-written), an append adds to its end.")
+    description = (
+        "Writes text (content) or pretty-printed JSON (json) to a file in the workspace's data folder; "
+        "an overwrite replaces the file atomically (never half-written), an append adds to its end."
+    )
     risk = "write"
     params_schema: dict[str, Any] = {
         "type": "object",
@@ -277,4 +278,5 @@ class FileWriteTool:
         if after > quota:
             raise ToolError(
                 f"writing {rel} ({size} bytes) would bring this workspace's data folder to {_mb(after)}, "
-                f"over its quota of {_mb(quota)} (COACH_DATA_QUOTA_MB); {_mb(used)} in use")
+                f"over its quota of {_mb(quota)} (COACH_DATA_QUOTA_MB); {_mb(used)} in use"
+            )

@@ -8,6 +8,7 @@ Redirects are followed here, one hop at a time, each checked the same way, at mo
 Proxy settings from the environment are not used: a proxy would resolve and connect on its own.
 Every request carries the step run's idempotency key as the Idempotency-Key header, unless the step sets one.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -15,7 +16,8 @@ import ipaddress
 import json
 import socket
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -71,8 +73,13 @@ def resolve(host: str, port: int) -> list[Address]:
 class Vetter:
     """Resolves a URL's host and picks the first address the outbound rules let it reach, or refuses."""
 
-    def __init__(self, server_allow: tuple[Entry, ...], allow: tuple[Entry, ...], deny: tuple[Entry, ...],
-                 resolver: Callable[[str, int], list[Address]] = resolve):
+    def __init__(
+        self,
+        server_allow: tuple[Entry, ...],
+        allow: tuple[Entry, ...],
+        deny: tuple[Entry, ...],
+        resolver: Callable[[str, int], list[Address]] = resolve,
+    ):
         self.server_allow, self.allow, self.deny, self.resolver = server_allow, allow, deny, resolver
 
     def address(self, url: httpx.URL | httpx2.URL) -> Address:
@@ -127,8 +134,13 @@ def _pinned(request, address: Address, lib=httpx):
     extensions = dict(request.extensions)
     if url.scheme == "https" and not _is_ip(url.raw_host.decode("ascii")):
         extensions["sni_hostname"] = url.raw_host.decode("ascii")
-    return lib.Request(request.method, url.copy_with(host=str(address)), headers=request.headers,
-                       stream=request.stream, extensions=extensions)
+    return lib.Request(
+        request.method,
+        url.copy_with(host=str(address)),
+        headers=request.headers,
+        stream=request.stream,
+        extensions=extensions,
+    )
 
 
 def _is_ip(host: str) -> bool:
@@ -173,8 +185,12 @@ class HttpRequestTool:
         "not": {"required": ["json", "body"]},
     }
 
-    def __init__(self, settings: Settings, workspaces: Workspaces | None = None,
-                 resolver: Callable[[str, int], list[Address]] = resolve):
+    def __init__(
+        self,
+        settings: Settings,
+        workspaces: Workspaces | None = None,
+        resolver: Callable[[str, int], list[Address]] = resolve,
+    ):
         self.settings = settings
         self.workspaces = workspaces or IdsOnly()
         self.resolver = resolver
@@ -185,8 +201,12 @@ class HttpRequestTool:
 
     def _vetter(self, workspace_id: str) -> Vetter:
         lists = self.workspaces.outbound(workspace_id)
-        return Vetter(self.server_allow, tuple(parse_entry(e) for e in lists.allow),
-                      tuple(parse_entry(e) for e in lists.deny), self.resolver)
+        return Vetter(
+            self.server_allow,
+            tuple(parse_entry(e) for e in lists.allow),
+            tuple(parse_entry(e) for e in lists.deny),
+            self.resolver,
+        )
 
     def run(self, params: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         method = str(params.get("method") or "GET").upper()
@@ -216,8 +236,9 @@ class HttpRequestTool:
         try:
             transport = VettedTransport(self._vetter(workspace))
             with httpx.Client(timeout=timeout, follow_redirects=False, trust_env=False, transport=transport) as client:
-                request = client.build_request(method, url, headers=headers, params=params.get("params") or None,
-                                               **body)
+                request = client.build_request(
+                    method, url, headers=headers, params=params.get("params") or None, **body
+                )
                 while True:
                     current = str(request.url)
                     resp = client.send(request, stream=True)
@@ -225,8 +246,9 @@ class HttpRequestTool:
                         location = resp.headers.get("location")
                         if resp.status_code in _REDIRECTS and location:
                             if redirects >= MAX_REDIRECTS:
-                                raise ToolError(f"{method} {url} redirected more than {MAX_REDIRECTS} times "
-                                                f"(last to {location})")
+                                raise ToolError(
+                                    f"{method} {url} redirected more than {MAX_REDIRECTS} times (last to {location})"
+                                )
                             redirects += 1
                             request = self._next_hop(client, request, resp.status_code, location, headers, body)
                             continue
@@ -259,23 +281,35 @@ class HttpRequestTool:
         }
 
     @staticmethod
-    def _next_hop(client: httpx.Client, request: httpx.Request, status: int, location: str,
-                  headers: dict[str, str], body: dict[str, Any]) -> httpx.Request:
+    def _next_hop(
+        client: httpx.Client,
+        request: httpx.Request,
+        status: int,
+        location: str,
+        headers: dict[str, str],
+        body: dict[str, Any],
+    ) -> httpx.Request:
         """The request a redirect asks for (as browsers and httpx do it); the transport checks its host again."""
         try:
             target = request.url.join(location)
         except httpx.InvalidURL as exc:
-            raise ToolError(f"{request.method} {request.url} redirected to an invalid address {location!r}: {exc}") \
-                from None
+            raise ToolError(
+                f"{request.method} {request.url} redirected to an invalid address {location!r}: {exc}"
+            ) from None
         if target.scheme not in ("http", "https"):
             raise ToolError(f"{request.method} {request.url} redirected to {location!r}, not an http(s) address")
         method = request.method
         if status == 303 and method != "HEAD" or status in (301, 302) and method == "POST":
             method = "GET"
-        keep = {k: v for k, v in headers.items()
-                if not (method != request.method and k.lower() in ("content-type", "content-length"))}
+        keep = {
+            k: v
+            for k, v in headers.items()
+            if not (method != request.method and k.lower() in ("content-type", "content-length"))
+        }
         if not _same_origin(target, request.url):  # credentials are for the host they were given to
-            keep = {k: v for k, v in keep.items() if k.lower() not in ("authorization", "cookie", "proxy-authorization")}
+            keep = {
+                k: v for k, v in keep.items() if k.lower() not in ("authorization", "cookie", "proxy-authorization")
+            }
         return client.build_request(method, target, headers=keep, **(body if method == request.method else {}))
 
     @staticmethod

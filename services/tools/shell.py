@@ -1,4 +1,5 @@
 """shell.run: start an allow-listed program (argv, never a shell string) inside the workspace's data folder."""
+
 from __future__ import annotations
 
 import os

@@ -4,6 +4,7 @@ The setting is JSON `{"name": {"url": "<sqlalchemy url>", "workspaces": ["<works
 The old plain form `{"name": "<url>"}` names no workspace, so it is granted to none (a warning is logged at start):
 a connection is never shared by every tenant by default.
 """
+
 from __future__ import annotations
 
 import base64
@@ -35,14 +36,22 @@ def parse_connections(raw: Any) -> dict[str, tuple[str, frozenset[str]]]:
         return connections
     for name, spec in raw.items():
         if isinstance(spec, str):
-            log.warning("SQL connection %r has the old form {name: url}, which grants it to no workspace; use "
-                        '{"%s": {"url": "...", "workspaces": ["<workspace id or slug>"]}}', name, name)
+            log.warning(
+                "SQL connection %r has the old form {name: url}, which grants it to no workspace; use "
+                '{"%s": {"url": "...", "workspaces": ["<workspace id or slug>"]}}',
+                name,
+                name,
+            )
             continue
         url = spec.get("url") if isinstance(spec, dict) else None
         granted = spec.get("workspaces") if isinstance(spec, dict) else None
-        if not isinstance(url, str) or not url or not isinstance(granted, list) \
-                or not all(isinstance(w, str) and w for w in granted):
-            log.warning("SQL connection %r is not {\"url\": str, \"workspaces\": [str, ...]}; it is ignored", name)
+        if (
+            not isinstance(url, str)
+            or not url
+            or not isinstance(granted, list)
+            or not all(isinstance(w, str) and w for w in granted)
+        ):
+            log.warning('SQL connection %r is not {"url": str, "workspaces": [str, ...]}; it is ignored', name)
             continue
         if not granted:
             log.warning("SQL connection %r is granted to no workspace", name)
@@ -173,9 +182,7 @@ class SqlQueryTool:
                         columns = [str(c) for c in result.keys()]
                         fetched = result.fetchmany(max_rows + 1) if max_rows else result.fetchmany(1)
                         truncated = len(fetched) > max_rows
-                        rows = [
-                            {col: json_safe(v) for col, v in zip(columns, row)} for row in fetched[:max_rows]
-                        ]
+                        rows = [{col: json_safe(v) for col, v in zip(columns, row)} for row in fetched[:max_rows]]
                         result.close()
                         rowcount = len(rows)
                     else:

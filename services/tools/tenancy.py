@@ -3,6 +3,7 @@
 The server gives the tools a directory backed by its database (services.policies.outbound.WorkspaceDirectory); a
 registry built without one (unit tests, scripts) knows a workspace only by its id and has no outbound lists.
 """
+
 from __future__ import annotations
 
 from typing import Protocol

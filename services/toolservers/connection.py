@@ -4,17 +4,19 @@ HTTP through the workspace's outbound rules, or a stdio process), the SDK's `Cli
 either era reports, waiting on a request only while the session lives, and why it ended.
 services/toolservers/pool.py keeps one per server.
 """
+
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import httpx2
 from mcp import Client
-from mcp.client.subscriptions import ListenNotSupportedError
 from mcp.client.streamable_http import streamable_http_client
+from mcp.client.subscriptions import ListenNotSupportedError
 from mcp.types import Implementation, ToolListChangedNotification
 
 from services.tools.http import AsyncVettedTransport
@@ -66,14 +68,16 @@ class Connection:
         self.task = asyncio.create_task(self._run())
         try:
             await asyncio.wait_for(self.ready.wait(), self.connect_timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             await self.close()
-            raise Unavailable(f"MCP server {self.endpoint.name!r} did not complete the handshake within "
-                              f"{self.connect_timeout:g}s")
+            raise Unavailable(
+                f"MCP server {self.endpoint.name!r} did not complete the handshake within {self.connect_timeout:g}s"
+            )
         if self.session is None:
             gone = self.process.exit_status() if self.process is not None else ""
-            raise Unavailable(f"MCP server {self.endpoint.name!r} could not be reached: {self.error}"
-                              + (f" ({gone})" if gone else ""))
+            raise Unavailable(
+                f"MCP server {self.endpoint.name!r} could not be reached: {self.error}" + (f" ({gone})" if gone else "")
+            )
 
     async def _on_message(self, message: Any) -> None:
         # a handshake-era (<= 2025-11-25) server tells of a changed list on the session itself
@@ -98,8 +102,13 @@ class Connection:
         # every request goes through the workspace's outbound rules, as http.request's do (no proxy from the
         # environment: it would resolve and connect on its own)
         transport = AsyncVettedTransport(ep.vetter) if ep.vetter is not None else None
-        client = httpx2.AsyncClient(headers=dict(ep.headers), timeout=httpx2.Timeout(30.0, read=None),
-                                    follow_redirects=False, transport=transport, trust_env=False)
+        client = httpx2.AsyncClient(
+            headers=dict(ep.headers),
+            timeout=httpx2.Timeout(30.0, read=None),
+            follow_redirects=False,
+            transport=transport,
+            trust_env=False,
+        )
         return _http(ep.url, client)
 
     @contextlib.asynccontextmanager
@@ -113,8 +122,13 @@ class Connection:
         try:
             # mode='auto': a server/discover probe, and the initialize handshake with a server of the earlier
             # revisions; no response cache (a refresh must list what the server has now)
-            async with Client(self._transport(), mode="auto", cache=None, message_handler=self._on_message,
-                              client_info=Implementation(name="coach", version="1")) as client:
+            async with Client(
+                self._transport(),
+                mode="auto",
+                cache=None,
+                message_handler=self._on_message,
+                client_info=Implementation(name="coach", version="1"),
+            ) as client:
                 self.session = client
                 self.ready.set()
                 listener = asyncio.create_task(self._listen(client))
@@ -145,7 +159,7 @@ class Connection:
         if self.task is not None and not self.task.done():
             try:
                 await asyncio.wait_for(asyncio.shield(self.task), 5.0)
-            except (asyncio.TimeoutError, Exception):
+            except (TimeoutError, Exception):
                 self.task.cancel()
                 with contextlib.suppress(BaseException):
                     await self.task
@@ -175,7 +189,7 @@ async def while_alive(conn: Connection, request: Any, timeout: float) -> Any:
             return task.result()
         if conn.task is not None and conn.task.done():
             raise SessionGone()
-        raise asyncio.TimeoutError()
+        raise TimeoutError()
     finally:
         if not task.done():
             task.cancel()

@@ -6,12 +6,14 @@ unpatched `_thread.start_new_thread`, and a caller waits for a coroutine's resul
 hub: gevent wakes the waiting greenlet through a cross-thread `async_` watcher of its loop, eventlet waits in
 its tpool. With plain threads the caller simply blocks on the future.
 """
+
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
 import time
-from typing import Any, Awaitable, Coroutine, TypeVar
+from collections.abc import Awaitable, Coroutine
+from typing import Any, TypeVar
 
 from services.offload import patched_by
 

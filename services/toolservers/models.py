@@ -1,4 +1,5 @@
 """A workspace's MCP tool servers."""
+
 from __future__ import annotations
 
 from datetime import datetime

@@ -8,19 +8,26 @@ gets a clear error at once, the server gets notifications/cancelled (the SDK sen
 is cancelled), and a server that then does not answer a
 ping is disconnected (a stdio server that blocks its own loop is stopped), so nothing waits on it again.
 """
+
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import anyio
 from mcp import MCPError
 from mcp.types import CONNECTION_CLOSED
 
 from services.toolservers.connection import (
-    Connection, Endpoint, SessionGone, Unavailable, reason_of, while_alive,
+    Connection,
+    Endpoint,
+    SessionGone,
+    Unavailable,
+    reason_of,
+    while_alive,
 )
 from services.toolservers.loop import LoopThread
 
@@ -33,8 +40,13 @@ MAX_LIST_PAGES = 20
 class Clients:
     """The pool of sessions, and the blocking (gevent-friendly) calls the rest of Coach makes."""
 
-    def __init__(self, *, call_timeout: float, connect_timeout: float,
-                 on_tools: Callable[[Endpoint, list[dict[str, Any]]], None] | None = None):
+    def __init__(
+        self,
+        *,
+        call_timeout: float,
+        connect_timeout: float,
+        on_tools: Callable[[Endpoint, list[dict[str, Any]]], None] | None = None,
+    ):
         self.call_timeout = call_timeout
         self.connect_timeout = connect_timeout
         # called on the loop with a server's new tool list after it sent notifications/tools/list_changed
@@ -65,6 +77,7 @@ class Clients:
                 self.on_tools(ep, await self._list(ep))
             except Exception:  # noqa: BLE001 (the next refresh or call tries again)
                 log.exception("listing %s's tools after tools/list_changed failed", ep.name)
+
         asyncio.get_running_loop().create_task(relist())
 
     async def _list(self, ep: Endpoint) -> list[dict[str, Any]]:
@@ -77,7 +90,7 @@ class Clients:
             except SessionGone:
                 await self._drop(ep, conn)
                 raise Unavailable(f"MCP server {ep.name!r} could not be reached: {await conn.why_gone()}")
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 await self._drop(ep, conn)
                 raise Unavailable(f"MCP server {ep.name!r} did not list its tools within {self.call_timeout:g}s")
             except MCPError as exc:
@@ -94,8 +107,9 @@ class Clients:
                 break
         return tools
 
-    async def _call(self, ep: Endpoint, tool: str, arguments: dict[str, Any], timeout: float,
-                    meta: dict[str, Any]) -> dict[str, Any]:
+    async def _call(
+        self, ep: Endpoint, tool: str, arguments: dict[str, Any], timeout: float, meta: dict[str, Any]
+    ) -> dict[str, Any]:
         # One retry, only of a request that never left, at once on a new connection: no backoff, no policy to
         # configure, so two turns of a loop say it more plainly than tenacity's AsyncRetrying would.
         for attempt in (1, 2):
@@ -110,8 +124,9 @@ class Clients:
                     raise Unavailable(f"MCP server {ep.name!r} is not connected: {await conn.why_gone()}")
         raise AssertionError("unreachable")
 
-    async def _call_on(self, conn: Connection, tool: str, arguments: dict[str, Any], timeout: float,
-                       meta: dict[str, Any]) -> dict[str, Any]:
+    async def _call_on(
+        self, conn: Connection, tool: str, arguments: dict[str, Any], timeout: float, meta: dict[str, Any]
+    ) -> dict[str, Any]:
         ep = conn.endpoint
         request = conn.session.call_tool(tool, arguments, read_timeout_seconds=timeout + 5, meta=meta or None)
         try:
@@ -119,16 +134,18 @@ class Clients:
         except SessionGone:
             await self._drop(ep, conn)
             raise Unavailable(f"MCP server {ep.name!r} was lost during {tool}: {await conn.why_gone()}")
-        except asyncio.TimeoutError:
+        except TimeoutError:
             # while_alive cancelled the waiting request: the SDK has sent notifications/cancelled for it
             await self._check(ep, conn)  # before the caller hears of it: its next call must not find a wedged server
-            raise Unavailable(f"MCP server {ep.name!r} did not answer {tool} within {timeout:g}s; the call was "
-                              f"cancelled")
+            raise Unavailable(
+                f"MCP server {ep.name!r} did not answer {tool} within {timeout:g}s; the call was cancelled"
+            )
         except MCPError as exc:
             if exc.error.code == CONNECTION_CLOSED:
                 await self._drop(ep, conn)
-                raise Unavailable(f"MCP server {ep.name!r} closed the connection during {tool}: "
-                                  f"{await conn.why_gone()}")
+                raise Unavailable(
+                    f"MCP server {ep.name!r} closed the connection during {tool}: {await conn.why_gone()}"
+                )
             raise Unavailable(f"MCP server {ep.name!r} failed on {tool}: {exc.error.message}")
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             raise
@@ -167,11 +184,17 @@ class Clients:
     def list_tools(self, ep: Endpoint) -> list[dict[str, Any]]:
         return self._run(self._list(ep), self.connect_timeout + self.call_timeout * MAX_LIST_PAGES, ep)
 
-    def call(self, ep: Endpoint, tool: str, arguments: dict[str, Any], *, timeout: float | None = None,
-             meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    def call(
+        self,
+        ep: Endpoint,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        timeout: float | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         seconds = min(timeout or self.call_timeout, self.call_timeout)
-        return self._run(self._call(ep, tool, arguments, seconds, meta or {}), self.connect_timeout + seconds + 10,
-                         ep)
+        return self._run(self._call(ep, tool, arguments, seconds, meta or {}), self.connect_timeout + seconds + 10, ep)
 
     def forget(self, server_id: str) -> None:
         """Disconnect a server (deleted, or its configuration changed), without waiting: the caller may hold a

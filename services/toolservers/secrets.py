@@ -4,6 +4,7 @@ The key is derived from COACH_SECRET_KEY with HKDF, for this use alone: the API 
 their names; changing the secret key makes stored headers unreadable (the server then reports that they must
 be entered again, and calls go without them refused rather than sent unauthenticated).
 """
+
 from __future__ import annotations
 
 import base64
@@ -23,8 +24,7 @@ class Secrets:
     """`purpose`: each use its own key (a workspace's LLM API key uses b"coach llm api key", services/llm_provider)."""
 
     def __init__(self, secret_key: str, purpose: bytes = b"coach tool server headers"):
-        key = HKDF(algorithm=hashes.SHA256(), length=32, salt=None,
-                   info=purpose).derive(secret_key.encode("utf-8"))
+        key = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=purpose).derive(secret_key.encode("utf-8"))
         self._fernet = Fernet(base64.urlsafe_b64encode(key))
 
     def seal(self, value: dict[str, Any]) -> str:
@@ -36,5 +36,6 @@ class Secrets:
         try:
             return json.loads(self._fernet.decrypt(token.encode("ascii")))
         except InvalidToken as exc:
-            raise SecretUnreadable("this server's stored headers cannot be decrypted (was COACH_SECRET_KEY "
-                                   "changed?): enter them again") from exc
+            raise SecretUnreadable(
+                "this server's stored headers cannot be decrypted (was COACH_SECRET_KEY changed?): enter them again"
+            ) from exc

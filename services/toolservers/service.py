@@ -2,6 +2,7 @@
 
 Headers (a bearer token among them) are stored encrypted and never returned: a view names them only.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -21,8 +22,11 @@ from services.toolservers.source import McpSource, Server, stdio_allowed
 
 
 def list_servers(session: Session, workspace_id: str) -> list[ToolServer]:
-    return list(session.scalars(select(ToolServer).where(ToolServer.workspace_id == workspace_id)
-                                .order_by(ToolServer.name)).all())
+    return list(
+        session.scalars(
+            select(ToolServer).where(ToolServer.workspace_id == workspace_id).order_by(ToolServer.name)
+        ).all()
+    )
 
 
 def get(session: Session, workspace_id: str, server_id: str) -> ToolServer:
@@ -47,8 +51,9 @@ def _check(data: dict[str, Any], source: McpSource) -> dict[str, list[str]]:
             errors["command"] = ["a stdio server needs its command line (a list: program and arguments)"]
         elif not stdio_allowed(command, source.settings.mcp_stdio_allow):
             allowed = ", ".join(source.settings.mcp_stdio_allow) or "nothing (COACH_MCP_STDIO_ALLOW is empty)"
-            errors["command"] = [f"not allowed: this server's configuration allows stdio commands starting with "
-                                 f"{allowed}"]
+            errors["command"] = [
+                f"not allowed: this server's configuration allows stdio commands starting with {allowed}"
+            ]
         if data.get("url"):
             errors["url"] = ["only an http server has a URL"]
         if data.get("headers") or data.get("bearer_token"):
@@ -80,21 +85,39 @@ def create(session: Session, source: McpSource, workspace_id: str, data: dict[st
     if errors:
         raise ValidationFailed("the tool server is not valid", details=errors)
     _unique(session, workspace_id, data["name"])
-    row = ToolServer(workspace_id=workspace_id, name=data["name"], description=data.get("description") or "",
-                     transport=data["transport"], url=data.get("url") or "", command=list(data.get("command") or []),
-                     secret=_sealed(data, source) or "", trusted=bool(data.get("trusted")),
-                     enabled=data.get("enabled", True), risk_overrides=dict(data.get("risk_overrides") or {}),
-                     tools=[], revision=1, created_by=actor)
+    row = ToolServer(
+        workspace_id=workspace_id,
+        name=data["name"],
+        description=data.get("description") or "",
+        transport=data["transport"],
+        url=data.get("url") or "",
+        command=list(data.get("command") or []),
+        secret=_sealed(data, source) or "",
+        trusted=bool(data.get("trusted")),
+        enabled=data.get("enabled", True),
+        risk_overrides=dict(data.get("risk_overrides") or {}),
+        tools=[],
+        revision=1,
+        created_by=actor,
+    )
     session.add(row)
     session.flush()
-    audit.record(session, workspace_id, actor, "tool_server_create", target_type="tool_server", target_id=row.id,
-                 after=_audited(row))
+    audit.record(
+        session,
+        workspace_id,
+        actor,
+        "tool_server_create",
+        target_type="tool_server",
+        target_id=row.id,
+        after=_audited(row),
+    )
     source.invalidate(workspace_id)
     return row
 
 
-def replace(session: Session, source: McpSource, workspace_id: str, server_id: str, data: dict[str, Any],
-            actor: str) -> ToolServer:
+def replace(
+    session: Session, source: McpSource, workspace_id: str, server_id: str, data: dict[str, Any], actor: str
+) -> ToolServer:
     row = get(session, workspace_id, server_id)
     errors = _check(data, source)
     if errors:
@@ -112,8 +135,16 @@ def replace(session: Session, source: McpSource, workspace_id: str, server_id: s
     row.risk_overrides = dict(data.get("risk_overrides") or {})
     row.revision = (row.revision or 0) + 1
     row.updated_at = utcnow()
-    audit.record(session, workspace_id, actor, "tool_server_update", target_type="tool_server", target_id=row.id,
-                 before=before, after=_audited(row))
+    audit.record(
+        session,
+        workspace_id,
+        actor,
+        "tool_server_update",
+        target_type="tool_server",
+        target_id=row.id,
+        before=before,
+        after=_audited(row),
+    )
     session.flush()
     source.forget(row.id, workspace_id)
     return row
@@ -121,8 +152,15 @@ def replace(session: Session, source: McpSource, workspace_id: str, server_id: s
 
 def delete(session: Session, source: McpSource, workspace_id: str, server_id: str, actor: str) -> None:
     row = get(session, workspace_id, server_id)
-    audit.record(session, workspace_id, actor, "tool_server_delete", target_type="tool_server", target_id=row.id,
-                 before=_audited(row))
+    audit.record(
+        session,
+        workspace_id,
+        actor,
+        "tool_server_delete",
+        target_type="tool_server",
+        target_id=row.id,
+        before=_audited(row),
+    )
     session.delete(row)
     session.flush()
     source.forget(server_id, workspace_id)
@@ -143,17 +181,27 @@ def refresh(db, source: McpSource, workspace_id: str, server_id: str, actor: str
             if tools is not None:
                 row.tools, row.listed_at = tools, utcnow()
             row.last_error = error
-        audit.record(session, workspace_id, actor, "tool_server_refresh", target_type="tool_server",
-                     target_id=row.id, after={"tools": [t["name"] for t in (tools or [])]},
-                     result="ok" if not error else f"failed: {error[:200]}")
+        audit.record(
+            session,
+            workspace_id,
+            actor,
+            "tool_server_refresh",
+            target_type="tool_server",
+            target_id=row.id,
+            after={"tools": [t["name"] for t in (tools or [])]},
+            result="ok" if not error else f"failed: {error[:200]}",
+        )
         session.flush()
         source.forget(server_id, workspace_id) if tools is not None else source.invalidate(workspace_id)
         return row
 
 
 def _audited(row: ToolServer) -> dict[str, Any]:
-    return {k: v for k, v in view(row, None).items() if k in ("name", "transport", "url", "command", "trusted",
-                                                              "enabled", "risk_overrides", "header_names")}
+    return {
+        k: v
+        for k, v in view(row, None).items()
+        if k in ("name", "transport", "url", "command", "trusted", "enabled", "risk_overrides", "header_names")
+    }
 
 
 def view(row: ToolServer, source: McpSource | None) -> dict[str, Any]:
@@ -167,16 +215,38 @@ def view(row: ToolServer, source: McpSource | None) -> dict[str, Any]:
     listing = source.listing(server) if source is not None else list(row.tools or [])
     tools = []
     for spec in listing:
-        risk = T.effective_risk(spec.get("annotations"), trusted=server.trusted,
-                                override=server.risk_overrides.get(spec["name"]))
-        tools.append({"name": spec["name"], "full_name": T.full_name(row.name, spec["name"]),
-                      "description": spec.get("description") or "", "input_schema": spec.get("inputSchema"),
-                      "annotations": spec.get("annotations") or {},
-                      "annotated_risk": T.annotated_risk(spec.get("annotations")), "risk": risk,
-                      "problem": spec.get("problem")})
-    return {"id": row.id, "name": row.name, "description": row.description, "transport": row.transport,
-            "url": row.url, "command": list(row.command or []), "header_names": header_names,
-            "has_secret": bool(row.secret), "trusted": row.trusted, "enabled": row.enabled,
-            "risk_overrides": dict(row.risk_overrides or {}), "tools": tools, "listed_at": row.listed_at,
-            "last_error": row.last_error, "revision": row.revision, "created_by": row.created_by,
-            "created_at": row.created_at, "updated_at": row.updated_at}
+        risk = T.effective_risk(
+            spec.get("annotations"), trusted=server.trusted, override=server.risk_overrides.get(spec["name"])
+        )
+        tools.append(
+            {
+                "name": spec["name"],
+                "full_name": T.full_name(row.name, spec["name"]),
+                "description": spec.get("description") or "",
+                "input_schema": spec.get("inputSchema"),
+                "annotations": spec.get("annotations") or {},
+                "annotated_risk": T.annotated_risk(spec.get("annotations")),
+                "risk": risk,
+                "problem": spec.get("problem"),
+            }
+        )
+    return {
+        "id": row.id,
+        "name": row.name,
+        "description": row.description,
+        "transport": row.transport,
+        "url": row.url,
+        "command": list(row.command or []),
+        "header_names": header_names,
+        "has_secret": bool(row.secret),
+        "trusted": row.trusted,
+        "enabled": row.enabled,
+        "risk_overrides": dict(row.risk_overrides or {}),
+        "tools": tools,
+        "listed_at": row.listed_at,
+        "last_error": row.last_error,
+        "revision": row.revision,
+        "created_by": row.created_by,
+        "created_at": row.created_at,
+        "updated_at": row.updated_at,
+    }

@@ -4,6 +4,7 @@ The tools a server offers are those of its last listing, stored with the server'
 validates and runs with the same list) and replaced in this process at once when the server sends
 notifications/tools/list_changed; the new list is written to the row by the next call or refresh.
 """
+
 from __future__ import annotations
 
 import logging
@@ -41,7 +42,7 @@ def stdio_allowed(command: list[str], allow: tuple[str, ...]) -> bool:
 
     for entry in allow:
         words = shlex.split(entry)
-        if words and command[:len(words)] == words:
+        if words and command[: len(words)] == words:
             return True
     return False
 
@@ -63,9 +64,20 @@ class Server:
     tools: tuple[dict[str, Any], ...]
 
     @classmethod
-    def of(cls, row: ToolServer) -> "Server":
-        return cls(row.id, row.workspace_id, row.name, row.revision, row.transport, row.url, tuple(row.command or ()),
-                   row.secret, bool(row.trusted), dict(row.risk_overrides or {}), tuple(row.tools or ()))
+    def of(cls, row: ToolServer) -> Server:
+        return cls(
+            row.id,
+            row.workspace_id,
+            row.name,
+            row.revision,
+            row.transport,
+            row.url,
+            tuple(row.command or ()),
+            row.secret,
+            bool(row.trusted),
+            dict(row.risk_overrides or {}),
+            tuple(row.tools or ()),
+        )
 
 
 class McpTool:
@@ -74,7 +86,7 @@ class McpTool:
     honours_deadline = True  # the call is bounded by the step's deadline and COACH_MCP_CALL_TIMEOUT_S
     source = "mcp"
 
-    def __init__(self, owner: "McpSource", server: Server, spec: dict[str, Any]):
+    def __init__(self, owner: McpSource, server: Server, spec: dict[str, Any]):
         self.owner, self.server = owner, server
         self.tool = spec["name"]
         self.name = T.full_name(server.name, self.tool)
@@ -83,7 +95,9 @@ class McpTool:
         self.annotations = spec.get("annotations") or {}
         self.title = spec.get("title") if isinstance(spec.get("title"), str) else None
         self.output_schema = spec.get("outputSchema") if isinstance(spec.get("outputSchema"), dict) else None
-        self.risk = T.effective_risk(self.annotations, trusted=server.trusted, override=server.risk_overrides.get(self.tool))
+        self.risk = T.effective_risk(
+            self.annotations, trusted=server.trusted, override=server.risk_overrides.get(self.tool)
+        )
 
     def run(self, params: dict[str, Any], ctx: ToolContext) -> Any:
         if ctx.workspace_id != self.server.workspace_id:
@@ -101,8 +115,9 @@ class McpSource:
     def __init__(self, settings: Settings, db: Database, secrets: Secrets, clients: Clients | None = None):
         self.settings, self.db, self.secrets = settings, db, secrets
         self._server_allow = parse_entries(settings.outbound_allow)
-        self.clients = clients or Clients(call_timeout=settings.mcp_call_timeout_s,
-                                          connect_timeout=settings.mcp_connect_timeout_s)
+        self.clients = clients or Clients(
+            call_timeout=settings.mcp_call_timeout_s, connect_timeout=settings.mcp_connect_timeout_s
+        )
         self.clients.on_tools = self._listed
         self._lock = threading.Lock()
         self._cache: dict[str, tuple[float, dict[str, McpTool]]] = {}
@@ -119,8 +134,9 @@ class McpSource:
             if cached is not None and now - cached[0] < CACHE_S:
                 return cached[1]
         with self.db.aside() as session:  # callers may be inside a transaction (the runner): not from the pool
-            rows = session.scalars(select(ToolServer).where(ToolServer.workspace_id == workspace_id,
-                                                            ToolServer.enabled.is_(True))).all()
+            rows = session.scalars(
+                select(ToolServer).where(ToolServer.workspace_id == workspace_id, ToolServer.enabled.is_(True))
+            ).all()
             servers = [Server.of(r) for r in rows]
         tools: dict[str, McpTool] = {}
         for server in servers:
@@ -151,17 +167,32 @@ class McpSource:
     def endpoint(self, server: Server) -> Endpoint:
         if server.transport == "stdio":
             if not stdio_allowed(list(server.command), self.settings.mcp_stdio_allow):
-                raise Unavailable(f"MCP server {server.name!r}: its command is not (or no longer) allowed by "
-                                  f"COACH_MCP_STDIO_ALLOW")
+                raise Unavailable(
+                    f"MCP server {server.name!r}: its command is not (or no longer) allowed by COACH_MCP_STDIO_ALLOW"
+                )
             cwd = str(workspace_root(self.settings, server.workspace_id, create=True))
-            return Endpoint(server.id, server.name, server.revision, "stdio", command=server.command,
-                            env=tuple(sorted(get_default_environment().items())), cwd=cwd)
+            return Endpoint(
+                server.id,
+                server.name,
+                server.revision,
+                "stdio",
+                command=server.command,
+                env=tuple(sorted(get_default_environment().items())),
+                cwd=cwd,
+            )
         try:
             headers = self.secrets.open(server.secret).get("headers", {})
         except SecretUnreadable as exc:
             raise Unavailable(f"MCP server {server.name!r}: {exc}") from exc
-        return Endpoint(server.id, server.name, server.revision, "http", url=server.url,
-                        headers=tuple(sorted(headers.items())), vetter=lambda: self.vetter(server.workspace_id))
+        return Endpoint(
+            server.id,
+            server.name,
+            server.revision,
+            "http",
+            url=server.url,
+            headers=tuple(sorted(headers.items())),
+            vetter=lambda: self.vetter(server.workspace_id),
+        )
 
     def vetter(self, workspace_id: str) -> Vetter:
         """The outbound rules an MCP server's URL is held to, as http.request's calls are (core/outbound): the
@@ -169,15 +200,17 @@ class McpSource:
         caller may be a step holding a pooled connection while it waits for the call)."""
         with self.db.aside() as session:
             lists = outbound.get_lists(session, workspace_id)
-        return Vetter(self._server_allow, tuple(parse_entry(e) for e in lists.allow),
-                      tuple(parse_entry(e) for e in lists.deny))
+        return Vetter(
+            self._server_allow, tuple(parse_entry(e) for e in lists.allow), tuple(parse_entry(e) for e in lists.deny)
+        )
 
     def list_tools(self, server: Server) -> list[dict[str, Any]]:
         """The server's tools now, each with `problem` when its schema cannot be used."""
         return [_checked(t) for t in self.clients.list_tools(self.endpoint(server))]
 
-    def call(self, server: Server, tool: str, params: dict[str, Any], *, timeout: float,
-             meta: dict[str, Any]) -> dict[str, Any]:
+    def call(
+        self, server: Server, tool: str, params: dict[str, Any], *, timeout: float, meta: dict[str, Any]
+    ) -> dict[str, Any]:
         self.save_announced(server.id)
         try:
             return self.clients.call(self.endpoint(server), tool, params, timeout=timeout, meta=meta)

@@ -7,6 +7,7 @@ runs in a thread of its own (services/toolservers/loop.py). So the process is st
 parsed and written by the SDK's own types (jsonrpc_message_adapter, SessionMessage). Everything above the
 transport (server/discover or initialize, requests, notifications, cancellation) is the SDK's Client.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -15,7 +16,8 @@ import contextlib
 import os
 import shutil
 import signal
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 import anyio
 from mcp.shared.message import SessionMessage
@@ -49,9 +51,18 @@ class StdioProcess:
         self.status_fd, child_status = os.pipe()
         os.set_blocking(self.status_fd, False)
         try:
-            self.pid = native("os", "posix_spawn")(argv[0], argv, env, setsid=True, file_actions=[
-                (os.POSIX_SPAWN_DUP2, child_in, 0), (os.POSIX_SPAWN_DUP2, child_out, 1),
-                (os.POSIX_SPAWN_DUP2, child_err, 2), (os.POSIX_SPAWN_DUP2, child_status, STATUS_FD)])
+            self.pid = native("os", "posix_spawn")(
+                argv[0],
+                argv,
+                env,
+                setsid=True,
+                file_actions=[
+                    (os.POSIX_SPAWN_DUP2, child_in, 0),
+                    (os.POSIX_SPAWN_DUP2, child_out, 1),
+                    (os.POSIX_SPAWN_DUP2, child_err, 2),
+                    (os.POSIX_SPAWN_DUP2, child_status, STATUS_FD),
+                ],
+            )
         except BaseException:
             for fd in (self.stdin, self.stdout, self.stderr_fd, self.status_fd):
                 os.close(fd)
@@ -123,8 +134,9 @@ class StdioProcess:
 
 
 @contextlib.asynccontextmanager
-async def stdio_transport(command: list[str], env: dict[str, str], cwd: str | None = None
-                          ) -> AsyncIterator[tuple[Any, Any, StdioProcess]]:
+async def stdio_transport(
+    command: list[str], env: dict[str, str], cwd: str | None = None
+) -> AsyncIterator[tuple[Any, Any, StdioProcess]]:
     """(read_stream, write_stream, process): the first two are the transport the SDK's Client takes."""
     proc = StdioProcess(command, env, cwd)
     loop = asyncio.get_running_loop()

@@ -1,4 +1,5 @@
 """The rows of triggers (migration 0028): incoming webhooks, schedules, and what each start came from."""
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -36,8 +37,14 @@ class TriggerSchedule(FilledAtInit, Base):
     starts the execution (services/triggers/schedules.py). NULL while disabled."""
 
     __tablename__ = "trigger_schedules"
-    __table_args__ = (Index("ix_trigger_schedules_due", "next_fire_at", sqlite_where=text("next_fire_at IS NOT NULL"),
-                            postgresql_where=text("next_fire_at IS NOT NULL")),)
+    __table_args__ = (
+        Index(
+            "ix_trigger_schedules_due",
+            "next_fire_at",
+            sqlite_where=text("next_fire_at IS NOT NULL"),
+            postgresql_where=text("next_fire_at IS NOT NULL"),
+        ),
+    )
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"), index=True)
     workflow_id: Mapped[str] = mapped_column(ForeignKey("workflows.id"), index=True)
@@ -62,9 +69,11 @@ class TriggerStart(FilledAtInit, Base):
     copies arrive at once; the unique (schedule_id, fire_at) guards a slot the same way."""
 
     __tablename__ = "trigger_starts"
-    __table_args__ = (UniqueConstraint("execution_id", name="uq_trigger_starts_execution"),
-                      UniqueConstraint("hook_id", "delivery_id", name="uq_trigger_starts_delivery"),
-                      UniqueConstraint("schedule_id", "fire_at", name="uq_trigger_starts_slot"))
+    __table_args__ = (
+        UniqueConstraint("execution_id", name="uq_trigger_starts_execution"),
+        UniqueConstraint("hook_id", "delivery_id", name="uq_trigger_starts_delivery"),
+        UniqueConstraint("schedule_id", "fire_at", name="uq_trigger_starts_slot"),
+    )
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"))
     execution_id: Mapped[str] = mapped_column(ForeignKey("executions.id"))

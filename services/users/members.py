@@ -1,5 +1,6 @@
 """What an admin may do to the members of their own workspace (never to another's), and invitations: sent,
 accepted, declined, cancelled (docs/auth.md)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -15,8 +16,7 @@ from services.users.service import ROLES, check_email, create_user, role_in, set
 
 
 def membership(session: Session, workspace_id: str, user_id: str) -> Membership:
-    m = session.scalar(select(Membership).where(Membership.user_id == user_id,
-                                                Membership.workspace_id == workspace_id))
+    m = session.scalar(select(Membership).where(Membership.user_id == user_id, Membership.workspace_id == workspace_id))
     if m is None:
         raise NotFound(f"user {user_id} not found")
     return m
@@ -26,15 +26,18 @@ def _keep_an_admin(session: Session, workspace_id: str, leaving: Membership) -> 
     """409 when `leaving` is the workspace's last active admin (demoted, disabled or removed)."""
     if leaving.role != "admin" or leaving.disabled:
         return
-    query = select(Membership.id).where(Membership.workspace_id == workspace_id, Membership.role == "admin",
-                                        Membership.disabled.is_(False))
+    query = select(Membership.id).where(
+        Membership.workspace_id == workspace_id, Membership.role == "admin", Membership.disabled.is_(False)
+    )
     # PostgreSQL: lock the admins' rows (in one order: no deadlock), so that two admins demoting each other at
     # once cannot both pass; the second re-reads the rows after the first commits and sees one admin left
     query = query.order_by(Membership.id)
     admins = session.scalars(query.with_for_update() if row_locks(session) else query).all()
     if len(admins) <= 1:
-        raise Conflict("this is the workspace's last admin: make another member admin first",
-                       details={"role": ["the last admin cannot be demoted, disabled or removed"]})
+        raise Conflict(
+            "this is the workspace's last admin: make another member admin first",
+            details={"role": ["the last admin cannot be demoted, disabled or removed"]},
+        )
 
 
 def change_role(session: Session, workspace_id: str, user_id: str, role: str) -> tuple[Membership, str]:
@@ -79,8 +82,17 @@ def revoke_member_tokens(session: Session, workspace_id: str, user_id: str) -> M
     return m
 
 
-def invite(session: Session, workspace: Workspace, email: str, role: str, invited_by: str, *,
-           password: str | None = None, name: str = "", password_hash: str | None = None) -> Invitation | None:
+def invite(
+    session: Session,
+    workspace: Workspace,
+    email: str,
+    role: str,
+    invited_by: str,
+    *,
+    password: str | None = None,
+    name: str = "",
+    password_hash: str | None = None,
+) -> Invitation | None:
     """An admin's invitation of `email` to `role` in `workspace`. The caller answers the same whatever this finds
     (an account or not, a member already or not), so that nobody learns which emails exist. A password creates
     the account when there is none (the invited person logs in with it, then accepts); an existing account's
@@ -95,11 +107,13 @@ def invite(session: Session, workspace: Workspace, email: str, role: str, invite
         user = create_user(session, email, password, name, password_hash=password_hash)
     if user is not None and role_in(session, user, workspace.id) is not None:
         return None
-    found = session.scalar(select(Invitation).where(Invitation.workspace_id == workspace.id,
-                                                    Invitation.email == email, Invitation.status == "pending"))
+    found = session.scalar(
+        select(Invitation).where(
+            Invitation.workspace_id == workspace.id, Invitation.email == email, Invitation.status == "pending"
+        )
+    )
     if found is None:
-        found = Invitation(workspace_id=workspace.id, email=email, role=role, invited_by=invited_by,
-                           status="pending")
+        found = Invitation(workspace_id=workspace.id, email=email, role=role, invited_by=invited_by, status="pending")
         session.add(found)
     found.role, found.invited_by = role, invited_by
     session.flush()
@@ -107,16 +121,23 @@ def invite(session: Session, workspace: Workspace, email: str, role: str, invite
 
 
 def invitations_for(session: Session, user: User) -> list[tuple[Invitation, Workspace]]:
-    rows = session.execute(select(Invitation, Workspace).join(Workspace, Workspace.id == Invitation.workspace_id)
-                           .where(Invitation.email == user.email, Invitation.status == "pending")
-                           .order_by(Invitation.created_at))
+    rows = session.execute(
+        select(Invitation, Workspace)
+        .join(Workspace, Workspace.id == Invitation.workspace_id)
+        .where(Invitation.email == user.email, Invitation.status == "pending")
+        .order_by(Invitation.created_at)
+    )
     return [(inv, ws) for inv, ws in rows]
 
 
 def workspace_invitations(session: Session, workspace_id: str) -> list[Invitation]:
-    return list(session.scalars(select(Invitation).where(Invitation.workspace_id == workspace_id,
-                                                         Invitation.status == "pending")
-                                .order_by(Invitation.created_at)))
+    return list(
+        session.scalars(
+            select(Invitation)
+            .where(Invitation.workspace_id == workspace_id, Invitation.status == "pending")
+            .order_by(Invitation.created_at)
+        )
+    )
 
 
 def _my_invitation(session: Session, user: User, invitation_id: str) -> Invitation:
@@ -156,10 +177,14 @@ def cancel_invitation(session: Session, workspace_id: str, invitation_id: str) -
 
 
 def invitation_view(inv: Invitation, workspace: Workspace | None = None) -> dict[str, Any]:
-    view = {"id": inv.id, "email": inv.email, "role": inv.role, "invited_by": inv.invited_by,
-            "status": inv.status, "created_at": inv.created_at}
+    view = {
+        "id": inv.id,
+        "email": inv.email,
+        "role": inv.role,
+        "invited_by": inv.invited_by,
+        "status": inv.status,
+        "created_at": inv.created_at,
+    }
     if workspace is not None:
         view["workspace"] = {"id": workspace.id, "slug": workspace.slug, "name": workspace.name}
     return view
-
-

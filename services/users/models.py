@@ -1,4 +1,5 @@
 """Workspaces, users, memberships, invitations and bearer tokens (docs/auth.md)."""
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -28,7 +29,8 @@ class User(FilledAtInit, Base):
     # where a request without X-Coach-Workspace acts: the workspace the user was created in or last chose
     # (never changed by someone else; migration 0010). NULL: their oldest membership.
     default_workspace_id: Mapped[str | None] = mapped_column(
-        ForeignKey("workspaces.id", name="fk_users_default_workspace_id"), nullable=True)
+        ForeignKey("workspaces.id", name="fk_users_default_workspace_id"), nullable=True
+    )
     # bumped by logout: a session cookie issued with another version is refused (migration 0010)
     session_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 

@@ -1,5 +1,6 @@
 """Users and workspaces: made, found, signed in; roles (docs/auth.md). Members and invitations are members.py,
 bearer tokens tokens.py."""
+
 from __future__ import annotations
 
 import hashlib
@@ -51,8 +52,9 @@ def hash_password(password: str) -> str:
     return generate_password_hash(password, method=_HASH_METHOD)
 
 
-def create_user(session: Session, email: str, password: str, name: str = "", *,
-                password_hash: str | None = None) -> User:
+def create_user(
+    session: Session, email: str, password: str, name: str = "", *, password_hash: str | None = None
+) -> User:
     """`password_hash`: the password already hashed by `hash_password` (then it is not hashed again here)."""
     email = (email or "").strip().lower()
     problems = {}
@@ -82,8 +84,7 @@ def set_role(session: Session, user: User, workspace: Workspace, role: str) -> M
     change of an existing member, or the operator of the server (CLI, bootstrap): never to pull someone in."""
     if role not in ROLES:
         raise ValidationFailed("unknown role", details={"role": [f"must be one of {list(ROLES)}"]})
-    m = session.scalar(select(Membership).where(Membership.user_id == user.id,
-                                                Membership.workspace_id == workspace.id))
+    m = session.scalar(select(Membership).where(Membership.user_id == user.id, Membership.workspace_id == workspace.id))
     if m is None:
         m = Membership(user_id=user.id, workspace_id=workspace.id, role=role, disabled=False)
         session.add(m)
@@ -99,8 +100,9 @@ def authenticate(db, email: str, password: str) -> str:
     is checked against a dummy hash so that it takes as long). Call it outside any transaction: the hash takes
     ~50 ms of CPU and runs off the event loop (services.offload), where no lock may be held meanwhile."""
     with db.read() as session:
-        row = session.execute(select(User.id, User.password_hash, User.disabled)
-                              .where(User.email == (email or "").strip().lower())).first()
+        row = session.execute(
+            select(User.id, User.password_hash, User.disabled).where(User.email == (email or "").strip().lower())
+        ).first()
     ok = off_loop(check_password_hash, row.password_hash if row else _DUMMY_HASH, password or "")
     if row is None or not ok or row.disabled:
         raise Unauthorized("wrong email or password", code="invalid_credentials")
@@ -110,15 +112,22 @@ def authenticate(db, email: str, password: str) -> str:
 def memberships(session: Session, user: User, token_created_at=None) -> list[tuple[Workspace, str]]:
     """The workspaces the user may act in, oldest first, with their role: not those where an admin disabled
     them, nor (for a bearer token made at `token_created_at`) those where an admin revoked their tokens since."""
-    rows = session.execute(select(Workspace, Membership).join(Membership, Membership.workspace_id == Workspace.id)
-                           .where(Membership.user_id == user.id, Membership.disabled.is_(False))
-                           .order_by(Workspace.created_at, Workspace.slug))
-    return [(ws, m.role) for ws, m in rows
-            if token_created_at is None or m.tokens_not_before is None or token_created_at > m.tokens_not_before]
+    rows = session.execute(
+        select(Workspace, Membership)
+        .join(Membership, Membership.workspace_id == Workspace.id)
+        .where(Membership.user_id == user.id, Membership.disabled.is_(False))
+        .order_by(Workspace.created_at, Workspace.slug)
+    )
+    return [
+        (ws, m.role)
+        for ws, m in rows
+        if token_created_at is None or m.tokens_not_before is None or token_created_at > m.tokens_not_before
+    ]
 
 
-def pick_workspace(session: Session, user: User, asked: str | None, remembered: str | None = None,
-                   token_created_at=None) -> tuple[Workspace, str] | None:
+def pick_workspace(
+    session: Session, user: User, asked: str | None, remembered: str | None = None, token_created_at=None
+) -> tuple[Workspace, str] | None:
     """The workspace a caller acts in: the one asked for (NotFound when not a member), else the remembered one
     (chosen at login) while still a member, else the user's default workspace (the one they were created in or
     last chose themselves; nobody else can change it), else their oldest. None when they belong to none."""
@@ -132,32 +141,43 @@ def pick_workspace(session: Session, user: User, asked: str | None, remembered: 
         if strict:
             disabled = _disabled_in(session, user, wanted)
             if disabled is not None:  # a member an admin disabled there: say so (they know the workspace)
-                raise Forbidden(f"an admin disabled your access to {disabled.name}: ask an admin of it to enable "
-                                "you again", code="member_disabled",
-                                details={"workspace": {"id": disabled.id, "slug": disabled.slug,
-                                                       "name": disabled.name}})
+                raise Forbidden(
+                    f"an admin disabled your access to {disabled.name}: ask an admin of it to enable you again",
+                    code="member_disabled",
+                    details={"workspace": {"id": disabled.id, "slug": disabled.slug, "name": disabled.name}},
+                )
             raise NotFound(f"workspace {wanted} not found")
     return choices[0] if choices else None
 
 
 def _disabled_in(session: Session, user: User, wanted: str) -> Workspace | None:
     """The workspace `wanted` (id or slug) when the user is a member an admin disabled there, else None."""
-    return session.scalar(select(Workspace).join(Membership, Membership.workspace_id == Workspace.id)
-                          .where(Membership.user_id == user.id, Membership.disabled.is_(True),
-                                 (Workspace.id == wanted) | (Workspace.slug == wanted)))
+    return session.scalar(
+        select(Workspace)
+        .join(Membership, Membership.workspace_id == Workspace.id)
+        .where(
+            Membership.user_id == user.id,
+            Membership.disabled.is_(True),
+            (Workspace.id == wanted) | (Workspace.slug == wanted),
+        )
+    )
 
 
 def role_in(session: Session, user: User, workspace_id: str) -> str | None:
-    return session.scalar(select(Membership.role).where(Membership.user_id == user.id,
-                                                        Membership.workspace_id == workspace_id))
+    return session.scalar(
+        select(Membership.role).where(Membership.user_id == user.id, Membership.workspace_id == workspace_id)
+    )
 
 
 def emails_of(session: Session, workspace_id: str, user_ids: set[str]) -> dict[str, str]:
     """The emails of these users who are (or were) members of the workspace, by id: one query."""
     if not user_ids:
         return {}
-    rows = session.execute(select(User.id, User.email).join(Membership, Membership.user_id == User.id)
-                           .where(User.id.in_(user_ids), Membership.workspace_id == workspace_id))
+    rows = session.execute(
+        select(User.id, User.email)
+        .join(Membership, Membership.user_id == User.id)
+        .where(User.id.in_(user_ids), Membership.workspace_id == workspace_id)
+    )
     return {row.id: row.email for row in rows}
 
 

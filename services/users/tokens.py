@@ -1,5 +1,6 @@
 """Bearer tokens: made (shown once, stored hashed), looked up, revoked; and what a socket connection may still do
 (docs/auth.md)."""
+
 from __future__ import annotations
 
 import secrets
@@ -26,8 +27,9 @@ def create_token(session: Session, user: User, name: str) -> tuple[ApiToken, str
 
 
 # built once: SQLAlchemy reuses its compiled form
-_TOKEN_ACTIVE = (select(ApiToken.id).where(ApiToken.token_hash == bindparam("hashed"), ApiToken.revoked_at.is_(None))
-                 .limit(1))
+_TOKEN_ACTIVE = (
+    select(ApiToken.id).where(ApiToken.token_hash == bindparam("hashed"), ApiToken.revoked_at.is_(None)).limit(1)
+)
 
 
 def token_active(db: Database, hashed: str) -> bool:
@@ -49,8 +51,12 @@ def user_for_token(session: Session, secret: str) -> User | None:
 
 
 # built once: the token and its user in one statement (every request with a bearer token reads it)
-_TOKEN_AND_USER = (select(ApiToken, User).join(User, User.id == ApiToken.user_id)
-                   .where(ApiToken.token_hash == bindparam("hashed"), ApiToken.revoked_at.is_(None)).limit(1))
+_TOKEN_AND_USER = (
+    select(ApiToken, User)
+    .join(User, User.id == ApiToken.user_id)
+    .where(ApiToken.token_hash == bindparam("hashed"), ApiToken.revoked_at.is_(None))
+    .limit(1)
+)
 
 
 def token_and_user(session: Session, secret: str) -> tuple[ApiToken, User] | None:
@@ -65,22 +71,38 @@ def token_and_user(session: Session, secret: str) -> tuple[ApiToken, User] | Non
 # one statement per socket event: the connection's user may still act in its workspace, with which role now.
 # A cookie connection: the session version it was accepted with is still the user's (no logout since). A token
 # connection: the token is not revoked, and was made after any revocation of the member's tokens there.
-_STILL_MEMBER = (select(Membership.role).join(User, User.id == Membership.user_id)
-                 .where(Membership.user_id == bindparam("user_id"), Membership.workspace_id == bindparam("ws"),
-                        Membership.disabled.is_(False), User.disabled.is_(False),
-                        User.session_version == bindparam("sv")).limit(1))
+_STILL_MEMBER = (
+    select(Membership.role)
+    .join(User, User.id == Membership.user_id)
+    .where(
+        Membership.user_id == bindparam("user_id"),
+        Membership.workspace_id == bindparam("ws"),
+        Membership.disabled.is_(False),
+        User.disabled.is_(False),
+        User.session_version == bindparam("sv"),
+    )
+    .limit(1)
+)
 _STILL_MEMBER_BY_TOKEN = (
-    select(Membership.role).join(User, User.id == Membership.user_id)
+    select(Membership.role)
+    .join(User, User.id == Membership.user_id)
     .join(ApiToken, ApiToken.user_id == User.id)
-    .where(Membership.user_id == bindparam("user_id"), Membership.workspace_id == bindparam("ws"),
-           Membership.disabled.is_(False), User.disabled.is_(False), ApiToken.token_hash == bindparam("hashed"),
-           ApiToken.revoked_at.is_(None),
-           (Membership.tokens_not_before.is_(None)) | (ApiToken.created_at > Membership.tokens_not_before))
-    .limit(1))
+    .where(
+        Membership.user_id == bindparam("user_id"),
+        Membership.workspace_id == bindparam("ws"),
+        Membership.disabled.is_(False),
+        User.disabled.is_(False),
+        ApiToken.token_hash == bindparam("hashed"),
+        ApiToken.revoked_at.is_(None),
+        (Membership.tokens_not_before.is_(None)) | (ApiToken.created_at > Membership.tokens_not_before),
+    )
+    .limit(1)
+)
 
 
-def connection_role(db: Database, user_id: str, workspace_id: str, *, session_version: int | None = None,
-                    hashed: str | None = None) -> str | None:
+def connection_role(
+    db: Database, user_id: str, workspace_id: str, *, session_version: int | None = None, hashed: str | None = None
+) -> str | None:
     """The role a socket connection acts with now, or None when it may no longer act (revoked token, logout,
     removed or disabled member): checked at every socket event, one statement."""
     if hashed:
@@ -107,5 +129,3 @@ def revoke_token(session: Session, user: User, token_id: str) -> ApiToken:
         raise NotFound(f"token {token_id} not found")
     token.revoked_at = token.revoked_at or utcnow()
     return token
-
-

@@ -1,4 +1,5 @@
 """Demo workflows and their data, loaded on `make run` unless COACH_DEMO=0."""
+
 from __future__ import annotations
 
 import logging
@@ -11,11 +12,12 @@ from pathlib import Path
 import yaml
 from sqlalchemy import select
 
-from services.coaching import decisions, service as coaching
+from core.regions import region as R
+from services.coaching import decisions
+from services.coaching import service as coaching
 from services.coaching.models import Suggestion
 from services.container import Services
 from services.executions import service as executions
-from core.regions import region as R
 from services.policies import service as policies
 from services.regions import service as regions
 from services.tools.files import workspace_root
@@ -33,8 +35,14 @@ def templates() -> list[dict]:
     for path in sorted(DEMO_DIR.glob("*.yaml")):
         text = path.read_text()
         definition = yaml.safe_load(text) or {}
-        out.append({"id": path.stem, "name": definition.get("name", path.stem),
-                    "description": (definition.get("description") or "").strip(), "yaml": text})
+        out.append(
+            {
+                "id": path.stem,
+                "name": definition.get("name", path.stem),
+                "description": (definition.get("description") or "").strip(),
+                "yaml": text,
+            }
+        )
     return out
 
 
@@ -47,20 +55,32 @@ def load(services: Services, workspace_id: str) -> list[str]:
             shutil.copy(source, data_dir / source.name)
     created = []
     with services.db.transaction() as session:
-        existing = set(session.scalars(select(Workflow.name).where(Workflow.workspace_id == workspace_id,
-                                                                   Workflow.deleted_at.is_(None))))
+        existing = set(
+            session.scalars(
+                select(Workflow.name).where(Workflow.workspace_id == workspace_id, Workflow.deleted_at.is_(None))
+            )
+        )
         for path in sorted(DEMO_DIR.glob("*.yaml")):
             definition = yaml.safe_load(path.read_text())
             if definition["name"] in existing:
                 continue
             if "base_url" in definition.get("variables", {}):
                 definition["variables"]["base_url"]["default"] = (
-                    f"http://{services.settings.host}:{services.settings.port}")
+                    f"http://{services.settings.host}:{services.settings.port}"
+                )
                 if not services.settings.outbound_allow:
-                    log.warning("the demo's %r calls this server at %s, which outbound requests refuse unless "
-                                "COACH_OUTBOUND_ALLOW names it (make run sets 127.0.0.1)", definition["name"],
-                                services.settings.host)
-            created.append((definition["name"], workflows.create(session, services.tools.for_workspace(workspace_id), workspace_id, definition).id))
+                    log.warning(
+                        "the demo's %r calls this server at %s, which outbound requests refuse unless "
+                        "COACH_OUTBOUND_ALLOW names it (make run sets 127.0.0.1)",
+                        definition["name"],
+                        services.settings.host,
+                    )
+            created.append(
+                (
+                    definition["name"],
+                    workflows.create(session, services.tools.for_workspace(workspace_id), workspace_id, definition).id,
+                )
+            )
     by_name = dict(created)
     with services.db.transaction() as session:
         for name, rule in RULES:
@@ -68,9 +88,16 @@ def load(services: Services, workspace_id: str) -> list[str]:
                 policies.create(session, workspace_id, {**rule, "scope": {"workflow_id": by_name[name]}}, "demo")
     if "Refund review" in by_name:
         with services.db.transaction() as session:  # a region of the refund step: small refunds learn on their own
-            regions.create(session, workspace_id, "demo", regions.STEP, regions.step_key(by_name["Refund review"],
-                                                                                          "refund"),
-                           R.check_region(REGION), workflow_id=by_name["Refund review"], step_id="refund")
+            regions.create(
+                session,
+                workspace_id,
+                "demo",
+                regions.STEP,
+                regions.step_key(by_name["Refund review"], "refund"),
+                R.check_region(REGION),
+                workflow_id=by_name["Refund review"],
+                step_id="refund",
+            )
         history(services, workspace_id, by_name["Refund review"])
     for name, variables in QUEUE:
         if name in by_name:
@@ -97,12 +124,23 @@ def mcp_demo(services: Services, workspace_id: str) -> list[str]:
         log.info("demo MCP server not added: COACH_MCP_STDIO_ALLOW does not allow %r", " ".join(command))
         return []
     with services.db.transaction() as session:
-        row = session.scalar(select(ToolServer).where(ToolServer.workspace_id == workspace_id,
-                                                      ToolServer.name == "orders"))
+        row = session.scalar(
+            select(ToolServer).where(ToolServer.workspace_id == workspace_id, ToolServer.name == "orders")
+        )
         if row is None:
-            row = tool_servers.create(session, services.mcp, workspace_id, {
-                "name": "orders", "transport": "stdio", "command": command, "trusted": True,
-                "description": "The shop's orders (the demo's own MCP server, demo/orders_mcp.py)"}, "demo")
+            row = tool_servers.create(
+                session,
+                services.mcp,
+                workspace_id,
+                {
+                    "name": "orders",
+                    "transport": "stdio",
+                    "command": command,
+                    "trusted": True,
+                    "description": "The shop's orders (the demo's own MCP server, demo/orders_mcp.py)",
+                },
+                "demo",
+            )
         server_id = row.id
     listed = tool_servers.refresh(services.db, services.mcp, workspace_id, server_id, "demo")
     if listed.last_error:
@@ -110,49 +148,102 @@ def mcp_demo(services: Services, workspace_id: str) -> list[str]:
         return []
     definition = yaml.safe_load((DEMO_DIR / "mcp" / "refund_lookup.yaml").read_text())
     with services.db.transaction() as session:
-        exists = session.scalar(select(Workflow.id).where(Workflow.workspace_id == workspace_id,
-                                                          Workflow.name == definition["name"],
-                                                          Workflow.deleted_at.is_(None)))
+        exists = session.scalar(
+            select(Workflow.id).where(
+                Workflow.workspace_id == workspace_id,
+                Workflow.name == definition["name"],
+                Workflow.deleted_at.is_(None),
+            )
+        )
         if exists is not None:
             return []
         workflows.create(session, services.tools.for_workspace(workspace_id), workspace_id, definition)
     return [definition["name"]]
 
 
-CUSTOMERS = ["Ada Lovelace", "Grace Hopper", "Alan Turing", "Edsger Dijkstra", "Barbara Liskov",
-             "Donald Knuth", "Frances Allen", "John Backus", "Margaret Hamilton", "Niklaus Wirth",
-             "Tony Hoare", "Leslie Lamport", "Shafi Goldwasser", "Ken Iverson", "Jean Sammet", "Dennis Ritchie",
-             "Sophie Wilson", "Robin Milner", "Adele Goldberg", "Butler Lampson", "Fran Allen", "Per Brinch Hansen",
-             "Annie Easley"]
+CUSTOMERS = [
+    "Ada Lovelace",
+    "Grace Hopper",
+    "Alan Turing",
+    "Edsger Dijkstra",
+    "Barbara Liskov",
+    "Donald Knuth",
+    "Frances Allen",
+    "John Backus",
+    "Margaret Hamilton",
+    "Niklaus Wirth",
+    "Tony Hoare",
+    "Leslie Lamport",
+    "Shafi Goldwasser",
+    "Ken Iverson",
+    "Jean Sammet",
+    "Dennis Ritchie",
+    "Sophie Wilson",
+    "Robin Milner",
+    "Adele Goldberg",
+    "Butler Lampson",
+    "Fran Allen",
+    "Per Brinch Hansen",
+    "Annie Easley",
+]
 OPERATORS = ["ada@coach.local", "grace@coach.local"]
 # one policy rule per demo workflow where one makes sense (README "Policies"), scoped to that workflow
 RULES = [
-    ("Invoice summary (agent)", {"name": "Agent writes are reviewed", "order": 10, "effect": "require_review",
-                                 "reason": "a file an agent writes is looked at by a person first",
-                                 "match": {"tool": "file.write", "agent_step": "*"}}),
-    ("Invoice intake", {"name": "Summaries stay in summaries/", "order": 10, "effect": "require_review",
-                        "reason": "a file written outside summaries/ is checked by a person",
-                        "match": {"tool": "file.write", "path_outside": "summaries/"}}),
-    ("Refund review", {"name": "Large refunds are reviewed", "order": 10, "effect": "require_review",
-                       "reason": "a refund over 200 is looked at by a person, even in AUTO",
-                       "match": {"tool": "echo", "params": "params.amount is defined and params.amount | float > 200"}}),
-    ("Service check", {"name": "Only this server is checked", "order": 10, "effect": "deny",
-                       "reason": "the service check calls this server's own health endpoint, nothing else",
-                       "match": {"tool": "http.request", "host_not_in": ["127.0.0.1", "localhost"]}}),
+    (
+        "Invoice summary (agent)",
+        {
+            "name": "Agent writes are reviewed",
+            "order": 10,
+            "effect": "require_review",
+            "reason": "a file an agent writes is looked at by a person first",
+            "match": {"tool": "file.write", "agent_step": "*"},
+        },
+    ),
+    (
+        "Invoice intake",
+        {
+            "name": "Summaries stay in summaries/",
+            "order": 10,
+            "effect": "require_review",
+            "reason": "a file written outside summaries/ is checked by a person",
+            "match": {"tool": "file.write", "path_outside": "summaries/"},
+        },
+    ),
+    (
+        "Refund review",
+        {
+            "name": "Large refunds are reviewed",
+            "order": 10,
+            "effect": "require_review",
+            "reason": "a refund over 200 is looked at by a person, even in AUTO",
+            "match": {"tool": "echo", "params": "params.amount is defined and params.amount | float > 200"},
+        },
+    ),
+    (
+        "Service check",
+        {
+            "name": "Only this server is checked",
+            "order": 10,
+            "effect": "deny",
+            "reason": "the service check calls this server's own health endpoint, nothing else",
+            "match": {"tool": "http.request", "host_not_in": ["127.0.0.1", "localhost"]},
+        },
+    ),
 ]
 # the refund step's region (docs/autonomy.md#regions): its calls count for it apart from the large refunds
 REGION = {"name": "Refunds up to 200", "when": "params.amount is defined and params.amount | float <= 200"}
 # what is waiting in the queue after `make run`: the refund suggestion shows the learned currency
-QUEUE = [("Refund review", {"order_id": "A-2001", "customer": "Ken Thompson", "amount": 19.99}),
-         ("Refund review", {"order_id": "A-2002", "customer": "Radia Perlman", "amount": 250}),
-         ("Invoice intake", {}),
-         ("Service check", {})]
+QUEUE = [
+    ("Refund review", {"order_id": "A-2001", "customer": "Ken Thompson", "amount": 19.99}),
+    ("Refund review", {"order_id": "A-2002", "customer": "Radia Perlman", "amount": 250}),
+    ("Invoice intake", {}),
+    ("Service check", {}),
+]
 
 
 def start(services: Services, workspace_id: str, workflow_id: str, variables: dict, mode: str = "coaching") -> str:
     with services.db.transaction() as session:
-        execution_id = executions.start(session, services.definitions, workspace_id, workflow_id, variables,
-                                        mode).id
+        execution_id = executions.start(session, services.definitions, workspace_id, workflow_id, variables, mode).id
     services.runner.schedule(execution_id)
     services.runner.wait_idle(30)
     return execution_id
@@ -166,8 +257,12 @@ def history(services: Services, workspace_id: str, workflow_id: str) -> None:
     (4 to 40 s, seeded), so the latency figures look like people's."""
     think = random.Random(2026)
     for n, customer in enumerate(CUSTOMERS):
-        execution_id = start(services, workspace_id, workflow_id,
-                             {"order_id": f"A-10{n:02d}", "customer": customer, "amount": 10 + 7.5 * n})
+        execution_id = start(
+            services,
+            workspace_id,
+            workflow_id,
+            {"order_id": f"A-10{n:02d}", "customer": customer, "amount": 10 + 7.5 * n},
+        )
         operator = OPERATORS[n % 2]
         for _ in range(3):
             with services.db.read() as session:
@@ -177,8 +272,11 @@ def history(services: Services, workspace_id: str, workflow_id: str) -> None:
             suggestion_id, step_id, params = pending[0]
             body = {"suggestion_id": suggestion_id, "decision": "accept"}
             if step_id == "refund" and params.get("currency") != "GBP":
-                body = {"suggestion_id": suggestion_id, "decision": "correct",
-                        "correction": {**params, "currency": "GBP"}}
+                body = {
+                    "suggestion_id": suggestion_id,
+                    "decision": "correct",
+                    "correction": {**params, "currency": "GBP"},
+                }
             _pushed_earlier(services, suggestion_id, think.uniform(4.0, 40.0))
             decisions.submit(services, workspace_id, execution_id, body, operator, undo_window_s=0)
             services.runner.wait_idle(30)

@@ -1,4 +1,5 @@
 """Workflow definitions and their versions."""
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -27,7 +28,9 @@ class Workflow(FilledAtInit, Base):
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, onupdate=utcnow)
     deleted_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
-    versions: Mapped[list["WorkflowVersion"]] = relationship(back_populates="workflow", order_by="WorkflowVersion.version")
+    versions: Mapped[list[WorkflowVersion]] = relationship(
+        back_populates="workflow", order_by="WorkflowVersion.version"
+    )
 
 
 class WorkflowVersion(Base):

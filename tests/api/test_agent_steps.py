@@ -1,6 +1,7 @@
 """Agent steps end to end through the API, against a scripted OpenAI-compatible server on loopback (real HTTP, the
 real `openai` client): the loop, the policy on every call, the five decisions on reviewed calls, questions,
 approvals, limits, the context budget and the provider's failures."""
+
 from __future__ import annotations
 
 import pytest
@@ -11,8 +12,7 @@ from tests.support.live_server import free_port
 
 @pytest.fixture
 def settings(settings, llm):
-    return settings.with_overrides(llm_base_url=llm.base_url, llm_model="scripted", llm_max_retries=2,
-                                   llm_timeout_s=10)
+    return settings.with_overrides(llm_base_url=llm.base_url, llm_model="scripted", llm_max_retries=2, llm_timeout_s=10)
 
 
 def echo(**arguments):
@@ -43,16 +43,25 @@ def pending(api: Api, execution_id: str) -> dict:
 
 
 def decide(api: Api, execution_id: str, suggestion: dict, decision: str, **extra) -> dict:
-    return api.ok("POST", f"/api/executions/{execution_id}/coaching/decision",
-                  {"suggestion_id": suggestion["suggestion_id"], "decision": decision, **extra})
+    return api.ok(
+        "POST",
+        f"/api/executions/{execution_id}/coaching/decision",
+        {"suggestion_id": suggestion["suggestion_id"], "decision": decision, **extra},
+    )
 
 
 # -- the loop -----------------------------------------------------------------------------------------------------
 
+
 def test_a_multi_turn_chain_runs_the_calls_and_its_final_answer_is_the_output(api, llm):
-    llm.script("Greet", [{"content": "Echo first.", "tool_calls": [echo(message="a")]},
-                         {"tool_calls": [echo(message="b")]},
-                         {"content": "Greeted twice. STAGE_COMPLETE"}])
+    llm.script(
+        "Greet",
+        [
+            {"content": "Echo first.", "tool_calls": [echo(message="a")]},
+            {"tool_calls": [echo(message="b")]},
+            {"content": "Greeted twice. STAGE_COMPLETE"},
+        ],
+    )
     wf = api.workflow([agent_step("Greet {{ vars.who }}")], variables={"who": {"default": "Ada"}})
     ex = api.settle(api.start(wf["id"])["execution_id"])
     assert ex["status"] == "completed" and ex["steps"][0]["output"] == {"answer": "Greeted twice."}
@@ -64,8 +73,7 @@ def test_a_multi_turn_chain_runs_the_calls_and_its_final_answer_is_the_output(ap
 
 
 def test_parallel_calls_in_one_turn_each_get_one_answer(api, llm):
-    llm.script("Both", [{"tool_calls": [echo(i=1), echo(i=2), {"name": "noop", "arguments": {}}]},
-                        {"content": "ok"}])
+    llm.script("Both", [{"tool_calls": [echo(i=1), echo(i=2), {"name": "noop", "arguments": {}}]}, {"content": "ok"}])
     _, ex_id = start(api, "Both at once", tools=("echo", "noop"))
     assert api.settle(ex_id)["status"] == "completed"
     second = llm.requests[1]["body"]["messages"]
@@ -76,19 +84,29 @@ def test_parallel_calls_in_one_turn_each_get_one_answer(api, llm):
 
 def test_an_agent_step_takes_the_steps_before_it_and_feeds_the_ones_after(api, llm):
     llm.script("Total of", [{"content": '{"total": 42}'}])
-    wf = api.workflow([{"id": "fetch", "tool": "echo", "params": {"amounts": [40, 2]}},
-                       agent_step("Total of {{ steps.fetch.output.amounts }}",
-                                  output_schema={"type": "object", "required": ["total"]}),
-                       {"id": "report", "tool": "echo", "params": {"total": "{{ steps.agent.output.total }}"}}])
+    wf = api.workflow(
+        [
+            {"id": "fetch", "tool": "echo", "params": {"amounts": [40, 2]}},
+            agent_step(
+                "Total of {{ steps.fetch.output.amounts }}", output_schema={"type": "object", "required": ["total"]}
+            ),
+            {"id": "report", "tool": "echo", "params": {"total": "{{ steps.agent.output.total }}"}},
+        ]
+    )
     ex = api.settle(api.start(wf["id"])["execution_id"])
     assert ex["status"] == "completed" and ex["steps"][2]["output"] == {"total": 42}
     assert llm.requests[0]["body"]["messages"][1]["content"] == "Total of [40, 2]"
 
 
 def test_invalid_json_arguments_go_back_to_the_llm_which_retries(api, llm):
-    llm.script("Retry", [{"tool_calls": [{"name": "file_read", "arguments": '{"path": "a.txt",'}]},
-                         {"tool_calls": [{"name": "file_read", "arguments": {"path": "a.txt"}}]},
-                         {"content": "read it"}])
+    llm.script(
+        "Retry",
+        [
+            {"tool_calls": [{"name": "file_read", "arguments": '{"path": "a.txt",'}]},
+            {"tool_calls": [{"name": "file_read", "arguments": {"path": "a.txt"}}]},
+            {"content": "read it"},
+        ],
+    )
     (api.data_dir() / "a.txt").write_text("hello")
     _, ex_id = start(api, "Retry a read", tools=("file.read",))
     assert api.settle(ex_id)["status"] == "completed"
@@ -119,8 +137,11 @@ def test_running_out_of_iterations_fails_the_step_naming_the_limit(api, llm):
 def test_the_context_budget_shortens_the_oldest_results_first_with_a_marker(api, llm):
     for i in range(4):
         (api.data_dir() / f"big{i}.txt").write_text(f"file {i} " + "x" * 3000)
-    llm.script("Big", [{"tool_calls": [{"name": "file_read", "arguments": {"path": f"big{i}.txt"}}]}
-                       for i in range(4)] + [{"content": "done"}])
+    llm.script(
+        "Big",
+        [{"tool_calls": [{"name": "file_read", "arguments": {"path": f"big{i}.txt"}}]} for i in range(4)]
+        + [{"content": "done"}],
+    )
     _, ex_id = start(api, "Big results", tools=("file.read",), context_budget_kb=8)
     assert api.settle(ex_id)["status"] == "completed"
     last = llm.requests[-1]["body"]["messages"]
@@ -135,8 +156,11 @@ def test_the_context_budget_shortens_the_oldest_results_first_with_a_marker(api,
 
 def test_an_output_schema_is_checked_and_a_wrong_answer_asked_again(api, llm):
     llm.script("Schema", [{"content": "about 42"}, {"content": '{"total": 42}'}])
-    _, ex_id = start(api, "Schema please", output_schema={"type": "object", "required": ["total"],
-                                                          "properties": {"total": {"type": "integer"}}})
+    _, ex_id = start(
+        api,
+        "Schema please",
+        output_schema={"type": "object", "required": ["total"], "properties": {"total": {"type": "integer"}}},
+    )
     ex = api.settle(ex_id)
     assert ex["status"] == "completed" and ex["steps"][0]["output"] == {"total": 42}
     assert "does not fit the required output schema" in llm.requests[1]["body"]["messages"][-1]["content"]
@@ -144,11 +168,26 @@ def test_an_output_schema_is_checked_and_a_wrong_answer_asked_again(api, llm):
 
 # -- the policy -----------------------------------------------------------------------------------------------
 
+
 def test_a_denied_call_returns_the_rule_to_the_llm_and_never_runs(api, llm):
-    api.ok("POST", "/api/policies", {"name": "no writes by agents", "effect": "deny", "reason": "agents read only",
-                                     "match": {"tool": "file.write", "agent_step": "*"}}, status=201)
-    llm.script("Write", [{"tool_calls": [{"name": "file_write", "arguments": {"path": "o.txt", "content": "x"}}]},
-                         {"content": "could not write"}])
+    api.ok(
+        "POST",
+        "/api/policies",
+        {
+            "name": "no writes by agents",
+            "effect": "deny",
+            "reason": "agents read only",
+            "match": {"tool": "file.write", "agent_step": "*"},
+        },
+        status=201,
+    )
+    llm.script(
+        "Write",
+        [
+            {"tool_calls": [{"name": "file_write", "arguments": {"path": "o.txt", "content": "x"}}]},
+            {"content": "could not write"},
+        ],
+    )
     _, ex_id = start(api, "Write a file", tools=("file.*",))
     assert api.settle(ex_id)["status"] == "completed"
     (denied,) = calls(api, ex_id)
@@ -158,8 +197,12 @@ def test_a_denied_call_returns_the_rule_to_the_llm_and_never_runs(api, llm):
 
 
 def test_a_policy_review_in_a_normal_run_is_a_tool_call_suggestion(api, llm):
-    api.ok("POST", "/api/policies", {"name": "look at agent echoes", "effect": "require_review",
-                                     "match": {"tool": "echo", "step_type": "agent"}}, status=201)
+    api.ok(
+        "POST",
+        "/api/policies",
+        {"name": "look at agent echoes", "effect": "require_review", "match": {"tool": "echo", "step_type": "agent"}},
+        status=201,
+    )
     llm.script("Review", [{"content": "I will echo.", "tool_calls": [echo(m=1)]}, {"content": "ok"}])
     _, ex_id = start(api, "Review me")
     sug = pending(api, ex_id)
@@ -173,11 +216,17 @@ def test_a_policy_review_in_a_normal_run_is_a_tool_call_suggestion(api, llm):
 
 # -- the five decisions on a reviewed call ------------------------------------------------------------------------
 
-FIVE = [("accept", {}, '{"v":"a"}'), ("correct", {"correction": {"v": "B"}}, '{"v":"B"}'),
-        ("manual", {"manual_output": {"done": True}}, 'done by hand by the operator; the result: {"done": true}'),
-        ("skip", {}, "skipped by the operator: the call was not run"),
-        ("reject", {"feedback": "not this one"},
-         "rejected by the operator: not this one. The call was not run. Do not repeat this call.")]
+FIVE = [
+    ("accept", {}, '{"v":"a"}'),
+    ("correct", {"correction": {"v": "B"}}, '{"v":"B"}'),
+    ("manual", {"manual_output": {"done": True}}, 'done by hand by the operator; the result: {"done": true}'),
+    ("skip", {}, "skipped by the operator: the call was not run"),
+    (
+        "reject",
+        {"feedback": "not this one"},
+        "rejected by the operator: not this one. The call was not run. Do not repeat this call.",
+    ),
+]
 
 
 @pytest.mark.parametrize("decision,extra,result", FIVE, ids=[d for d, _, _ in FIVE])
@@ -203,26 +252,38 @@ def test_a_second_decision_on_a_tool_call_is_409_and_a_correction_is_schema_chec
     (api.data_dir() / "b").write_text("bee")
     _, ex_id = start(api, "Twice decided", mode="coaching", tools=("file.read",))
     sug = pending(api, ex_id)
-    code, body = api.call("POST", f"/api/executions/{ex_id}/coaching/decision",
-                          {"suggestion_id": sug["suggestion_id"], "decision": "correct",
-                           "correction": {"path": 3}})
+    code, body = api.call(
+        "POST",
+        f"/api/executions/{ex_id}/coaching/decision",
+        {"suggestion_id": sug["suggestion_id"], "decision": "correct", "correction": {"path": 3}},
+    )
     assert code == 422 and "correction.path" in body["error"]["details"]
     decide(api, ex_id, sug, "correct", correction={"path": "b"})
-    code, _ = api.call("POST", f"/api/executions/{ex_id}/coaching/decision",
-                       {"suggestion_id": sug["suggestion_id"], "decision": "accept"})
+    code, _ = api.call(
+        "POST",
+        f"/api/executions/{ex_id}/coaching/decision",
+        {"suggestion_id": sug["suggestion_id"], "decision": "accept"},
+    )
     assert code == 409
     assert api.settle(ex_id)["status"] == "completed"
     assert "bee" in calls(api, ex_id)[0]["content"]
 
 
 def test_a_correction_that_the_policy_denies_is_refused(api, llm):
-    api.ok("POST", "/api/policies", {"name": "no secrets", "effect": "deny",
-                                     "match": {"tool": "echo", "params": "params.v == 'secret'"}}, status=201)
+    api.ok(
+        "POST",
+        "/api/policies",
+        {"name": "no secrets", "effect": "deny", "match": {"tool": "echo", "params": "params.v == 'secret'"}},
+        status=201,
+    )
     llm.script("Deny edit", [{"tool_calls": [echo(v="a")]}, {"content": "ok"}])
     _, ex_id = start(api, "Deny edit", mode="coaching")
     sug = pending(api, ex_id)
-    code, body = api.call("POST", f"/api/executions/{ex_id}/coaching/decision",
-                          {"suggestion_id": sug["suggestion_id"], "decision": "correct", "correction": {"v": "secret"}})
+    code, body = api.call(
+        "POST",
+        f"/api/executions/{ex_id}/coaching/decision",
+        {"suggestion_id": sug["suggestion_id"], "decision": "correct", "correction": {"v": "secret"}},
+    )
     assert code == 409 and body["error"]["code"] == "policy_denied"
     decide(api, ex_id, sug, "accept")
     assert api.settle(ex_id)["status"] == "completed"
@@ -295,6 +356,7 @@ def test_one_tool_of_an_agent_step_can_be_promoted_on_its_own(api, llm):
 
 # -- people: questions and approvals ------------------------------------------------------------------------------
 
+
 def test_confirm_data_waits_for_an_answer_which_goes_back_as_a_user_message(api, llm):
     llm.script("Confirm", [{"content": "CONFIRM_DATA: Is the total 42 EUR?"}, {"content": "Confirmed."}])
     _, ex_id = start(api, "Confirm the total")
@@ -366,12 +428,16 @@ def test_cancelling_an_agent_waiting_on_a_call_supersedes_its_suggestion(api, ll
     _, ex_id = start(api, "Cancel it", mode="coaching")
     sug = pending(api, ex_id)
     api.ok("POST", f"/api/executions/{ex_id}/cancel")
-    code, _ = api.call("POST", f"/api/executions/{ex_id}/coaching/decision",
-                       {"suggestion_id": sug["suggestion_id"], "decision": "accept"})
+    code, _ = api.call(
+        "POST",
+        f"/api/executions/{ex_id}/coaching/decision",
+        {"suggestion_id": sug["suggestion_id"], "decision": "accept"},
+    )
     assert code == 409 and api.settle(ex_id)["status"] == "cancelled"
 
 
 # -- the provider ---------------------------------------------------------------------------------------------
+
 
 def test_a_429_is_retried_after_its_retry_after(api, llm):
     llm.script("Busy", [[{"status": 429, "headers": {"Retry-After": "1"}}, {"content": "finally"}]])
@@ -386,8 +452,10 @@ def test_a_429_is_retried_after_its_retry_after(api, llm):
 
 
 def test_a_5xx_is_retried_and_a_server_that_keeps_failing_fails_the_step_with_its_message(api, llm):
-    llm.script("Broken", [[{"status": 503, "headers": {"Retry-After": "0"},
-                            "body": {"error": {"message": "model is loading"}}}]])
+    llm.script(
+        "Broken",
+        [[{"status": 503, "headers": {"Retry-After": "0"}, "body": {"error": {"message": "model is loading"}}}]],
+    )
     _, ex_id = start(api, "Broken server")
     ex = api.settle(ex_id, timeout=30)
     assert ex["status"] == "failed" and "answered 503: model is loading" in ex["error"]["message"]
@@ -396,8 +464,9 @@ def test_a_5xx_is_retried_and_a_server_that_keeps_failing_fails_the_step_with_it
 
 def test_a_provider_that_is_down_fails_the_step_saying_so(app, api, services):
     services.runner.llm = None
-    services.runner.settings = services.settings.with_overrides(llm_base_url=f"http://127.0.0.1:{free_port()}/v1",
-                                                                llm_max_retries=0)
+    services.runner.settings = services.settings.with_overrides(
+        llm_base_url=f"http://127.0.0.1:{free_port()}/v1", llm_max_retries=0
+    )
     _, ex_id = start(api, "Nobody home")
     ex = api.settle(ex_id, timeout=20)
     assert ex["status"] == "failed" and "could not be reached" in ex["error"]["message"]

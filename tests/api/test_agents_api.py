@@ -1,5 +1,6 @@
 """/api/agents (the MCP gateway's agent identities) and `match.agent` in policies, through the Flask test client, on
 SQLite and PostgreSQL: admins only, the token once and hashed, revocation, 4xx on bad input, audited."""
+
 from __future__ import annotations
 
 import hashlib
@@ -11,13 +12,19 @@ from tests.conftest import Api, make_user
 
 pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
 
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
 
 
 def as_role(app, services, role: str, workspace: str = "default") -> Api:
     client = app.test_client()
-    client.environ_base["HTTP_AUTHORIZATION"] = f"Bearer {make_user(services, f'{role}-{workspace}@test.local', role, workspace)}"
+    client.environ_base["HTTP_AUTHORIZATION"] = (
+        f"Bearer {make_user(services, f'{role}-{workspace}@test.local', role, workspace)}"
+    )
     return Api(client, services)
 
 
@@ -49,10 +56,18 @@ def test_only_admins_manage_agents(app, services, role):
     assert someone.call("DELETE", f"/api/agents/{made['id']}")[0] == 403
 
 
-@pytest.mark.parametrize("body, field", [
-    ({}, "name"), ({"name": ""}, "name"), ({"name": "has space"}, "name"), ({"name": "x" * 101}, "name"),
-    ({"name": "-leading"}, "name"), ({"name": 7}, "name"), ({"name": "ok", "description": "d" * 2001}, "description"),
-])
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({}, "name"),
+        ({"name": ""}, "name"),
+        ({"name": "has space"}, "name"),
+        ({"name": "x" * 101}, "name"),
+        ({"name": "-leading"}, "name"),
+        ({"name": 7}, "name"),
+        ({"name": "ok", "description": "d" * 2001}, "description"),
+    ],
+)
 def test_a_bad_agent_is_a_422_naming_the_field(api, body, field):
     code, answer = api.call("POST", "/api/agents", body)
     assert code == 422 and field in str(answer["error"]["details"]), answer
@@ -90,17 +105,35 @@ def test_mcp_refuses_a_missing_unknown_revoked_or_personal_token_with_401(app, a
     assert api.ok("GET", "/api/agents")["items"][0]["last_used_at"]  # seen
     get = client.get("/mcp", headers={"Accept": "text/event-stream", "Authorization": f"Bearer {made['token']}"})
     assert get.status_code == 405 and get.headers["Allow"] == "POST"  # stateless: no server stream to open
-    elsewhere = client.post("/mcp/elsewhere", json=INIT, headers={**headers, "Authorization": f"Bearer {made['token']}"})
+    elsewhere = client.post(
+        "/mcp/elsewhere", json=INIT, headers={**headers, "Authorization": f"Bearer {made['token']}"}
+    )
     assert elsewhere.status_code in (404, 405) and b"serverInfo" not in elsewhere.data  # only /mcp is the endpoint
     api.ok("DELETE", f"/api/agents/{made['id']}", status=204)
-    assert client.post("/mcp", json=INIT, headers={**headers, "Authorization": f"Bearer {made['token']}"}).status_code == 401
+    assert (
+        client.post("/mcp", json=INIT, headers={**headers, "Authorization": f"Bearer {made['token']}"}).status_code
+        == 401
+    )
 
 
 def test_a_policy_matches_the_agent_and_the_dry_run_explains_it(api):
-    api.ok("POST", "/api/policies", {"name": "codex reviews", "effect": "require_review", "reason": "new agent",
-                                     "match": {"tool": "echo", "agent": ["codex"]}}, status=201)
-    api.ok("POST", "/api/policies", {"name": "any agent may echo", "effect": "allow", "order": 5,
-                                     "match": {"tool": "echo", "agent": "*"}}, status=201)
+    api.ok(
+        "POST",
+        "/api/policies",
+        {
+            "name": "codex reviews",
+            "effect": "require_review",
+            "reason": "new agent",
+            "match": {"tool": "echo", "agent": ["codex"]},
+        },
+        status=201,
+    )
+    api.ok(
+        "POST",
+        "/api/policies",
+        {"name": "any agent may echo", "effect": "allow", "order": 5, "match": {"tool": "echo", "agent": "*"}},
+        status=201,
+    )
     codex = api.ok("POST", "/api/policies/evaluate", {"tool": "echo", "params": {}, "agent": "codex"})
     assert codex["effect"] == "require_review" and codex["rule"]["name"] == "codex reviews"
     other = api.ok("POST", "/api/policies/evaluate", {"tool": "echo", "params": {}, "agent": "cursor"})
@@ -109,6 +142,15 @@ def test_a_policy_matches_the_agent_and_the_dry_run_explains_it(api):
     assert workflow["default"] is True  # a workflow's call has no agent: neither rule matches
     code, answer = api.call("POST", "/api/policies", {"name": "bad", "effect": "deny", "match": {"agent": []}})
     assert code == 422 and "match.agent" in answer["error"]["details"]
-    predicate = api.ok("POST", "/api/policies", {"name": "by predicate", "effect": "deny", "order": -1,
-                                                 "match": {"tool": "echo", "params": "agent == 'rogue'"}}, status=201)
+    predicate = api.ok(
+        "POST",
+        "/api/policies",
+        {
+            "name": "by predicate",
+            "effect": "deny",
+            "order": -1,
+            "match": {"tool": "echo", "params": "agent == 'rogue'"},
+        },
+        status=201,
+    )
     assert api.ok("POST", "/api/policies/evaluate", {"tool": "echo", "agent": "rogue"})["rule"]["id"] == predicate["id"]

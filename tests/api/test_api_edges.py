@@ -1,9 +1,12 @@
 """Edges of the API: bodies the databases cannot store, out-of-range numbers, races between two operators."""
+
 from __future__ import annotations
 
-import pytest
 import threading
 import time
+
+import pytest
+
 from tests.conftest import authed_client
 
 pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
@@ -49,8 +52,11 @@ def test_nul_characters_in_a_body_are_400_naming_the_field(api):
         assert field in error["details"]
     assert _count(api) == 0
     wf = api.workflow(NOOP)
-    _error(api.client.post("/api/executions/", json={"workflow_id": wf["id"], "variables": {"x\u0000": 1}}),
-           400, "bad_request")
+    _error(
+        api.client.post("/api/executions/", json={"workflow_id": wf["id"], "variables": {"x\u0000": 1}}),
+        400,
+        "bad_request",
+    )
     assert api.ok("GET", "/api/executions/")["total"] == 0
 
 
@@ -58,15 +64,20 @@ def test_deep_nesting_is_refused_before_it_reaches_the_validator(api):
     value: list = []
     for _ in range(100):
         value = [value]
-    response = api.client.post("/api/workflows", json={"name": "x", "steps": [
-        {"id": "a", "tool": "echo", "params": {"v": value}}]})
+    response = api.client.post(
+        "/api/workflows", json={"name": "x", "steps": [{"id": "a", "tool": "echo", "params": {"v": value}}]}
+    )
     _error(response, 400, "bad_request")
 
 
 def test_nul_characters_in_the_url_are_400(api):
-    for method, path in [("GET", "/api/workflows/a%00b"), ("DELETE", "/api/workflows/a%00b"),
-                         ("GET", "/api/executions/a%00b"), ("GET", "/api/executions/?workflow_id=a%00b"),
-                         ("POST", "/api/executions/a%00b/cancel")]:
+    for method, path in [
+        ("GET", "/api/workflows/a%00b"),
+        ("DELETE", "/api/workflows/a%00b"),
+        ("GET", "/api/executions/a%00b"),
+        ("GET", "/api/executions/?workflow_id=a%00b"),
+        ("POST", "/api/executions/a%00b/cancel"),
+    ]:
         _error(api.client.open(path, method=method), 400, "bad_request")
 
 

@@ -1,5 +1,6 @@
 """/api/approvals through the Flask test client: approval steps, policy-forced tool-call reviews, every 4xx,
 deadlines, cancel (SQLite and PostgreSQL)."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -7,7 +8,8 @@ from datetime import timedelta
 import pytest
 
 from services.approvals import service as approvals
-from services.executions import control, service as executions
+from services.executions import control
+from services.executions import service as executions
 from services.notifier import Events
 from services.orm import utcnow
 from tests.conftest import Api, make_user
@@ -64,6 +66,7 @@ def steps_of(ex: dict) -> dict:
 
 
 # --- approval steps ----------------------------------------------------------------------------------------
+
 
 def test_an_approval_step_waits_with_its_rendered_message_and_approving_goes_on(api, lead):
     ex, approval = waiting(api)
@@ -124,10 +127,16 @@ def test_separate_duties_refuses_whoever_started_the_execution(api, lead):
     assert decide(lead, approval["approval_id"])["approval"]["status"] == "approved"
 
 
-@pytest.mark.parametrize(("body", "field"), [
-    ({"decision": "maybe"}, "decision"), ({}, "decision"), ({"decision": "approve", "comment": 5}, "comment"),
-    ({"decision": "edit", "params": {"x": 1}}, "decision"), ({"decision": "approve", "params": "x"}, "params"),
-])
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"decision": "maybe"}, "decision"),
+        ({}, "decision"),
+        ({"decision": "approve", "comment": 5}, "comment"),
+        ({"decision": "edit", "params": {"x": 1}}, "decision"),
+        ({"decision": "approve", "params": "x"}, "params"),
+    ],
+)
 def test_a_bad_decision_is_422_naming_the_field(api, lead, body, field):
     ex, approval = waiting(api)
     code, answer = lead.call("POST", f"/api/approvals/{approval['approval_id']}", body)
@@ -148,7 +157,8 @@ def test_cancelling_the_execution_expires_its_approval_and_the_queue_drops_it(ap
     """Airflow #55053: a cancelled run must not leave its approval in anyone's queue."""
     ex, approval = waiting(api)
     assert [a["approval_id"] for a in api.ok("GET", "/api/approvals?status=pending")["items"]] == [
-        approval["approval_id"]]
+        approval["approval_id"]
+    ]
     api.ok("POST", f"/api/executions/{ex['execution_id']}/cancel")
     assert api.ok("GET", "/api/approvals?status=pending")["items"] == []
     expired = api.ok("GET", "/api/approvals?status=expired")["items"]
@@ -190,8 +200,14 @@ def test_the_list_filters_by_status_and_pages(api, lead):
     decide(lead, made[0])
     decide(lead, made[1], "reject")
     total = lambda q: api.ok("GET", f"/api/approvals?{q}")["total"]  # noqa: E731
-    assert (total("status=pending"), total("status=decided"), total("status=approved"),
-            total("status=rejected"), total("status=expired"), total("")) == (2, 2, 1, 1, 0, 4)
+    assert (
+        total("status=pending"),
+        total("status=decided"),
+        total("status=approved"),
+        total("status=rejected"),
+        total("status=expired"),
+        total(""),
+    ) == (2, 2, 1, 1, 0, 4)
     page = api.ok("GET", "/api/approvals?per_page=3&page=2")
     assert (page["total"], page["page"], page["per_page"], len(page["items"])) == (4, 2, 3, 1)
     assert page["items"][0]["approval_id"] == made[0]  # newest first
@@ -200,19 +216,27 @@ def test_the_list_filters_by_status_and_pages(api, lead):
 
 
 def test_a_bad_approval_step_is_refused_with_422_naming_the_field(api):
-    code, answer = api.call("POST", "/api/workflows",
-                            {"name": "bad", "steps": [sign_off(quorum=0, on_timeout="later", timeout_s=-1)]})
+    code, answer = api.call(
+        "POST", "/api/workflows", {"name": "bad", "steps": [sign_off(quorum=0, on_timeout="later", timeout_s=-1)]}
+    )
     assert code == 422
     assert {"steps[0].quorum", "steps[0].on_timeout", "steps[0].timeout_s"} <= set(answer["error"]["details"])
 
 
 # --- deadlines ---------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("on_timeout", "approval_status", "execution_status", "step_status"), [
-    ("approve", "approved", "completed", "succeeded"), ("reject", "rejected", "failed", "rejected"),
-    ("fail", "expired", "failed", "failed")])
-def test_a_due_deadline_fires_once_as_on_timeout_says(api, services, on_timeout, approval_status, execution_status,
-                                                       step_status):
+
+@pytest.mark.parametrize(
+    ("on_timeout", "approval_status", "execution_status", "step_status"),
+    [
+        ("approve", "approved", "completed", "succeeded"),
+        ("reject", "rejected", "failed", "rejected"),
+        ("fail", "expired", "failed", "failed"),
+    ],
+)
+def test_a_due_deadline_fires_once_as_on_timeout_says(
+    api, services, on_timeout, approval_status, execution_status, step_status
+):
     ex, approval = waiting(api, timeout_s=60, on_timeout=on_timeout)
     assert approval["deadline"] is not None
     assert services.runner.scans.fire_due() == 0  # not due yet
@@ -256,8 +280,16 @@ def tool_call_waiting(api: Api, services, **spec) -> tuple[str, str]:
         control.answer(session, services.definitions, ws, ex_id, "ask", "yes")
         executions.set_status(ex, "continue")
         verdict = {"effect": "require_review", "rule": {"id": "r1", "name": "writes", "reason": "writes are checked"}}
-        approval = approvals.open_tool_call(session, ex, "pay", "file.write", {"path": "out/pay.txt",
-                                            "content": "pay 10"}, verdict, events, spec=ApprovalSpec(**spec))
+        approval = approvals.open_tool_call(
+            session,
+            ex,
+            "pay",
+            "file.write",
+            {"path": "out/pay.txt", "content": "pay 10"},
+            verdict,
+            events,
+            spec=ApprovalSpec(**spec),
+        )
         approval_id = approval.id
     services.notifier.send(events)
     return ex_id, approval_id

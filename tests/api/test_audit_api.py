@@ -1,8 +1,9 @@
 """/api/audit through the app: pages and filters, JSON lines, the chain check and tampering, and who may read."""
+
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import delete, update
@@ -21,9 +22,17 @@ def ws(services) -> str:
     with services.db.transaction() as session:
         ws_id = users.find_workspace(session, "default").id
         for i in range(1, 7):
-            audit.record(session, ws_id, f"lead{i % 2}@test.local", "decision" if i % 3 else "pack_change",
-                         target_type="suggestion", target_id=f"s{i}", execution_id=f"ex{i % 2}",
-                         before={"n": i}, after={"n": i + 1, "at": datetime(2024, 1, i, tzinfo=timezone.utc)})
+            audit.record(
+                session,
+                ws_id,
+                f"lead{i % 2}@test.local",
+                "decision" if i % 3 else "pack_change",
+                target_type="suggestion",
+                target_id=f"s{i}",
+                execution_id=f"ex{i % 2}",
+                before={"n": i},
+                after={"n": i + 1, "at": datetime(2024, 1, i, tzinfo=UTC)},
+            )
     return ws_id
 
 
@@ -44,8 +53,17 @@ def test_list_is_paginated_newest_first(api, ws):
     assert seqs == sorted(seqs, reverse=True) and body["total"] >= 6
     first = _mine(body["items"])[-1]
     assert first["after"] == {"n": 2, "at": "2024-01-01T00:00:00+00:00"} and first["workspace_id"] == ws
-    assert set(first) >= {"actor", "action", "target_id", "execution_id", "before", "result", "created_at",
-                          "prev_hash", "hash"}
+    assert set(first) >= {
+        "actor",
+        "action",
+        "target_id",
+        "execution_id",
+        "before",
+        "result",
+        "created_at",
+        "prev_hash",
+        "hash",
+    }
     page = api.ok("GET", "/api/audit?page=2&per_page=2")
     assert [e["seq"] for e in page["items"]] == seqs[2:4] and page["total"] == body["total"]
 
@@ -64,7 +82,7 @@ def test_filters(api, ws):
     assert seqs("action=pack_change") == ["s6", "s3"]
     assert seqs("action=pack_change&user=lead1@test.local") == ["s3"]
     assert seqs("user=nobody@test.local") == []
-    later = (datetime.now(timezone.utc) + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%S")
+    later = (datetime.now(UTC) + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%S")
     assert seqs(f"since={later}") == []
     assert len(_mine(api.ok("GET", "/api/audit?since=2000-01-01T00:00:00Z")["items"])) == 6
     code, body = api.call("GET", "/api/audit?since=yesterday")
@@ -91,8 +109,10 @@ def test_verify_ok_then_tampering_is_reported(api, services, ws):
     assert report["ok"] is True and report["checked"] >= 6
     total = report["checked"]
     target = api.ok("GET", "/api/audit?action=pack_change&user=lead1@test.local")["items"][0]["seq"]
-    _tamper(services, update(AuditEvent).where(AuditEvent.workspace_id == ws, AuditEvent.seq == target)
-            .values(result="denied"))
+    _tamper(
+        services,
+        update(AuditEvent).where(AuditEvent.workspace_id == ws, AuditEvent.seq == target).values(result="denied"),
+    )
     report = api.ok("GET", "/api/audit/verify")
     assert report == {"ok": False, "checked": target - 1, "first_bad_seq": target, "reason": report["reason"]}
     assert "edited" in report["reason"]

@@ -17,6 +17,7 @@ list, X-Coach-Workspace, roles per workspace; and last, the audit chain of both 
 
 The app and its rows are built once for the module, on SQLite (a copy of the session's migrated template).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -25,8 +26,9 @@ import re
 import shutil
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -241,22 +243,43 @@ EXPECTED: dict[tuple[str, str], str] = {
 }
 
 # Routes that name a row in their body instead of their path: they get a foreign-row case too.
-FOREIGN_IN_BODY = {("POST", "/api/executions/"), ("POST", "/api/executions/coaching"),
-                   ("POST", "/api/correction-packs/import")}
+FOREIGN_IN_BODY = {
+    ("POST", "/api/executions/"),
+    ("POST", "/api/executions/coaching"),
+    ("POST", "/api/correction-packs/import"),
+}
 # Path variables that are not ids of a workspace's row.
 NOT_ROWS = {"step_id", "filename", "workspace_id"}
 SUCCESS = {"POST": 200, "GET": 200, "PUT": 200, "PATCH": 200, "DELETE": 204}
-CREATED = {("POST", "/api/workflows/<workflow_id>/hooks"), ("POST", "/api/workflows/<workflow_id>/schedules"),
-           ("POST", "/api/hooks/<hook_id>"), ("POST", "/api/executions/<execution_id>/rerun"), ("POST", "/api/tool-servers"), ("POST", "/api/agents"), ("POST", "/api/plans"), ("POST", "/api/plans/<plan_id>/save-as-workflow"), ("POST", "/api/workflows"), ("POST", "/api/executions/"), ("POST", "/api/executions/coaching"),
-           ("POST", "/api/auth/tokens"), ("POST", "/api/correction-packs/import"), ("POST", "/api/policies"),
-           ("POST", "/api/notifications/routes"), ("POST", "/api/notifications/webhooks"),
-           ("POST", "/api/notifications/push/subscriptions"),
-           ("POST", "/api/workflows/<workflow_id>/steps/<step_id>/regions"), ("POST", "/api/gateway/tools/<tool>/regions")}
+CREATED = {
+    ("POST", "/api/workflows/<workflow_id>/hooks"),
+    ("POST", "/api/workflows/<workflow_id>/schedules"),
+    ("POST", "/api/hooks/<hook_id>"),
+    ("POST", "/api/executions/<execution_id>/rerun"),
+    ("POST", "/api/tool-servers"),
+    ("POST", "/api/agents"),
+    ("POST", "/api/plans"),
+    ("POST", "/api/plans/<plan_id>/save-as-workflow"),
+    ("POST", "/api/workflows"),
+    ("POST", "/api/executions/"),
+    ("POST", "/api/executions/coaching"),
+    ("POST", "/api/auth/tokens"),
+    ("POST", "/api/correction-packs/import"),
+    ("POST", "/api/policies"),
+    ("POST", "/api/notifications/routes"),
+    ("POST", "/api/notifications/webhooks"),
+    ("POST", "/api/notifications/push/subscriptions"),
+    ("POST", "/api/workflows/<workflow_id>/steps/<step_id>/regions"),
+    ("POST", "/api/gateway/tools/<tool>/regions"),
+}
 ACCEPTED = {("POST", "/api/users")}  # an invitation, answered the same whether or not the email has an account
 NO_CONTENT = {("POST", "/api/auth/logout"), ("POST", "/api/auth/invitations/<invitation_id>/decline")}
 # an undo with no decision held (tests/api/test_undo.py holds one): the role got through to the row, which has
 # nothing to take back
-NOTHING_TO_UNDO = {("POST", "/api/executions/<execution_id>/coaching/undo"), ("POST", "/api/approvals/<approval_id>/undo")}
+NOTHING_TO_UNDO = {
+    ("POST", "/api/executions/<execution_id>/coaching/undo"),
+    ("POST", "/api/approvals/<approval_id>/undo"),
+}
 
 # an http server nobody listens at (port 9, discard): a refresh answers 200 with the reason in `last_error`
 TOOL_SERVER = {"name": "remote", "transport": "http", "url": "http://127.0.0.1:9/mcp", "bearer_token": "t"}
@@ -265,16 +288,26 @@ REGION = {"name": "matrix region", "when": "params.to == 'a@x'"}
 MAIL_STEP = {"id": "mail", "tool": "echo", "params": {"to": "a@x", "cc": "none"}}
 DEFINITION = {"name": "matrix", "steps": [MAIL_STEP]}
 ASK_DEFINITION = {"name": "ask", "steps": [{"id": "ask", "type": "human_input", "question": "Proceed?"}]}
-PLAN = {"steps": [{"id": "step_1", "tool": "echo", "params": {"message": "hi"}},
-                  {"id": "step_2", "tool": "echo", "params": {"message": "there"}}]}
+PLAN = {
+    "steps": [
+        {"id": "step_1", "tool": "echo", "params": {"message": "hi"}},
+        {"id": "step_2", "tool": "echo", "params": {"message": "there"}},
+    ]
+}
 # a run that fails at its validation step `check`, before `after`
-FAILING_DEFINITION = {"name": "failing", "steps": [{"id": "check", "type": "validation", "condition": "false"},
-                                                   {"id": "after", "tool": "echo", "params": {"message": "x"},
-                                                    "depends_on": []}]}
+FAILING_DEFINITION = {
+    "name": "failing",
+    "steps": [
+        {"id": "check", "type": "validation", "condition": "false"},
+        {"id": "after", "tool": "echo", "params": {"message": "x"}, "depends_on": []},
+    ],
+}
 ROUTE = {"name": "matrix route", "events": ["approval_requested"], "users": ["lead@authz.test"]}
 WEBHOOK = {"name": "matrix hook", "url": "http://8.8.8.8:9/hook", "events": ["run_failed"]}  # public, never reached
-APPROVAL_DEFINITION = {"name": "approve", "steps": [{"id": "sign_off", "type": "approval", "message": "Go?",
-                                                     "approvers": {"roles": ["operator"]}}]}
+APPROVAL_DEFINITION = {
+    "name": "approve",
+    "steps": [{"id": "sign_off", "type": "approval", "message": "Go?", "approvers": {"roles": ["operator"]}}],
+}
 
 
 def _variables(rule: str) -> list[str]:
@@ -289,9 +322,9 @@ def _has_foreign_case(key: tuple[str, str]) -> bool:
 @dataclass
 class World:
     app: Any
-    tokens: dict[str, str]              # role in the default workspace (and "other": the other admin) -> token
+    tokens: dict[str, str]  # role in the default workspace (and "other": the other admin) -> token
     emails: dict[str, str]
-    rows: dict[str, dict[str, str]]     # "own" / "foreign" -> name -> id
+    rows: dict[str, dict[str, str]]  # "own" / "foreign" -> name -> id
     default_ws: str = ""
     other_ws: str = ""
     seq: Callable[[], int] = field(default_factory=lambda: itertools.count(1).__next__)
@@ -317,8 +350,13 @@ class World:
 
     # rows (made by the admin of the side's workspace)
     def workflow(self, side: str, definition: dict = DEFINITION) -> str:
-        return self.ok("POST", "/api/workflows", self.admin_of(side),
-                       {**definition, "name": f"{definition['name']} {self.seq()}"}, status=201)["id"]
+        return self.ok(
+            "POST",
+            "/api/workflows",
+            self.admin_of(side),
+            {**definition, "name": f"{definition['name']} {self.seq()}"},
+            status=201,
+        )["id"]
 
     def settle(self, side: str, execution_id: str) -> dict:
         deadline = time.monotonic() + 30
@@ -331,8 +369,13 @@ class World:
 
     def coaching(self, side: str, workflow_id: str | None = None, settle: bool = True) -> tuple[str, str | None]:
         """A coaching execution; settled, it waits with a pending suggestion: (execution id, suggestion id)."""
-        ex_id = self.ok("POST", "/api/executions/coaching", self.admin_of(side),
-                        {"workflow_id": workflow_id or self.rows[side]["workflow_id"]}, status=201)["execution_id"]
+        ex_id = self.ok(
+            "POST",
+            "/api/executions/coaching",
+            self.admin_of(side),
+            {"workflow_id": workflow_id or self.rows[side]["workflow_id"]},
+            status=201,
+        )["execution_id"]
         if not settle:
             return ex_id, None
         assert self.settle(side, ex_id)["status"] == "waiting_decision"
@@ -341,23 +384,37 @@ class World:
 
     def asking(self, side: str) -> str:
         """An execution waiting at its human_input step `ask`."""
-        ex_id = self.ok("POST", "/api/executions/", self.admin_of(side),
-                        {"workflow_id": self.rows[side]["ask_workflow_id"]}, status=201)["execution_id"]
+        ex_id = self.ok(
+            "POST",
+            "/api/executions/",
+            self.admin_of(side),
+            {"workflow_id": self.rows[side]["ask_workflow_id"]},
+            status=201,
+        )["execution_id"]
         assert self.settle(side, ex_id)["status"] != "completed"
         return ex_id
 
     def failed(self, side: str) -> str:
         """A normal-mode execution that failed at its step `check`: its id."""
-        ex_id = self.ok("POST", "/api/executions/", self.admin_of(side),
-                        {"workflow_id": self.workflow(side, FAILING_DEFINITION), "mode": "normal"},
-                        status=201)["execution_id"]
+        ex_id = self.ok(
+            "POST",
+            "/api/executions/",
+            self.admin_of(side),
+            {"workflow_id": self.workflow(side, FAILING_DEFINITION), "mode": "normal"},
+            status=201,
+        )["execution_id"]
         assert self.settle(side, ex_id)["status"] == "failed"
         return ex_id
 
     def approval(self, side: str) -> str:
         """A pending approval (of an execution waiting at its approval step): its id."""
-        ex_id = self.ok("POST", "/api/executions/", self.admin_of(side),
-                        {"workflow_id": self.rows[side]["approval_workflow_id"]}, status=201)["execution_id"]
+        ex_id = self.ok(
+            "POST",
+            "/api/executions/",
+            self.admin_of(side),
+            {"workflow_id": self.rows[side]["approval_workflow_id"]},
+            status=201,
+        )["execution_id"]
         ex = self.settle(side, ex_id)
         assert ex["status"] == "waiting_approval", ex
         return ex["gate"]["approval_id"]
@@ -376,13 +433,15 @@ class World:
         return plan_id
 
     def tool_server(self, side: str) -> str:
-        return self.ok("POST", "/api/tool-servers", self.admin_of(side),
-                       {**TOOL_SERVER, "name": f"remote{self.seq()}"}, status=201)["id"]
+        return self.ok(
+            "POST", "/api/tool-servers", self.admin_of(side), {**TOOL_SERVER, "name": f"remote{self.seq()}"}, status=201
+        )["id"]
 
     def route(self, side: str) -> str:
         admin = self.admin_of(side)  # a route's users are members of its workspace
-        return self.ok("POST", "/api/notifications/routes", admin, {**ROUTE, "users": [self.emails[admin]]},
-                       status=201)["id"]
+        return self.ok(
+            "POST", "/api/notifications/routes", admin, {**ROUTE, "users": [self.emails[admin]]}, status=201
+        )["id"]
 
     def webhook(self, side: str) -> str:
         return self.ok("POST", "/api/notifications/webhooks", self.admin_of(side), WEBHOOK, status=201)["id"]
@@ -391,11 +450,22 @@ class World:
         return self.ok("POST", "/api/agents", self.admin_of(side), {"name": f"agent{self.seq()}"}, status=201)["id"]
 
     def schedule(self, side: str) -> str:
-        return self.ok("POST", f"/api/workflows/{self.rows[side]['workflow_id']}/schedules", self.admin_of(side),
-                       {"name": f"s{self.seq()}", "cron": "0 9 * * *"}, status=201)["id"]
+        return self.ok(
+            "POST",
+            f"/api/workflows/{self.rows[side]['workflow_id']}/schedules",
+            self.admin_of(side),
+            {"name": f"s{self.seq()}", "cron": "0 9 * * *"},
+            status=201,
+        )["id"]
+
     def region(self, side: str) -> str:
-        return self.ok("POST", f"/api/workflows/{self.rows[side]['workflow_id']}/steps/mail/regions",
-                       self.admin_of(side), REGION, status=201)["id"]
+        return self.ok(
+            "POST",
+            f"/api/workflows/{self.rows[side]['workflow_id']}/steps/mail/regions",
+            self.admin_of(side),
+            REGION,
+            status=201,
+        )["id"]
 
     def gateway_tool(self, side: str) -> str:
         """A gateway tool `side`'s workspace knows (a mode row of its own: no MCP server needed)."""
@@ -412,12 +482,16 @@ class World:
 
     def invitation_for(self, email: str, workspace_slug: str | None = None) -> str:
         """A pending invitation of `email` (to a fresh workspace unless one is named): its id."""
-        from services.users import members, service as users
+        from services.users import members
+        from services.users import service as users
         from services.users.models import Workspace
 
         with self.services.db.transaction() as session:
-            ws = users.find_workspace(session, workspace_slug) if workspace_slug else \
-                users.create_workspace(session, f"inv-{self.seq()}")
+            ws = (
+                users.find_workspace(session, workspace_slug)
+                if workspace_slug
+                else users.create_workspace(session, f"inv-{self.seq()}")
+            )
             return members.invite(session, session.get(Workspace, ws.id), email, "operator", "matrix").id
 
     def member(self) -> str:
@@ -438,8 +512,12 @@ def _populate(w: World, side: str) -> dict[str, str]:
     # a correction pack of three corrections on the workflow's step `mail`
     for _ in range(3):
         ex_id, sug_id = w.coaching(side)
-        w.ok("POST", f"/api/executions/{ex_id}/coaching/decision", admin,
-             {"suggestion_id": sug_id, "decision": "correct", "correction": {"to": "b@x", "cc": "none"}})
+        w.ok(
+            "POST",
+            f"/api/executions/{ex_id}/coaching/decision",
+            admin,
+            {"suggestion_id": sug_id, "decision": "correct", "correction": {"to": "b@x", "cc": "none"}},
+        )
         assert w.settle(side, ex_id)["status"] == "completed"
     packs = w.ok("GET", f"/api/correction-packs?workflow_id={rows['workflow_id']}", admin)["items"]
     assert len(packs) == 1 and packs[0]["corrections"] == 3, packs
@@ -469,9 +547,19 @@ def world(sqlite_template, tmp_path_factory):
     folder = tmp_path_factory.mktemp("authz")
     shutil.copy(sqlite_template, folder / "coach.db")
     (folder / "data").mkdir()
-    settings = Settings(env="test", database_url=f"sqlite:///{folder / 'coach.db'}", instance_dir=str(folder),
-                        data_dir=str(folder / "data"), demo=False, runner_workers=2, shell_allow=("echo", "sleep"),
-                        log_level="WARNING", secret_key="test-secret", random_seed=7, async_mode="threading")
+    settings = Settings(
+        env="test",
+        database_url=f"sqlite:///{folder / 'coach.db'}",
+        instance_dir=str(folder),
+        data_dir=str(folder / "data"),
+        demo=False,
+        runner_workers=2,
+        shell_allow=("echo", "sleep"),
+        log_level="WARNING",
+        secret_key="test-secret",
+        random_seed=7,
+        async_mode="threading",
+    )
     app = create_app(settings, migrate=False)
     app.config["TESTING"] = True
     services = app.extensions["coach"]
@@ -486,8 +574,9 @@ def world(sqlite_template, tmp_path_factory):
     own, foreign = _populate(w, "own"), _populate(w, "foreign")
     # users: a plain member of the default workspace (own), the other workspace's admin (foreign)
     make_user(services, "member@authz.test", "operator")
-    own["user_id"] = next(u["id"] for u in w.ok("GET", "/api/users", "admin")["items"]
-                          if u["email"] == "member@authz.test")
+    own["user_id"] = next(
+        u["id"] for u in w.ok("GET", "/api/users", "admin")["items"] if u["email"] == "member@authz.test"
+    )
     foreign["user_id"] = w.ok("GET", "/api/auth/me", "other")["user"]["id"]
     # tokens: the other admin's (foreign); an own-row case revokes a fresh token of the caller's own
     foreign["token_id"] = w.token_of("other")
@@ -529,11 +618,25 @@ def _build(w: World, key: tuple[str, str], side: str, caller: str | None, fresh:
         return Request(json={"email": f"new{w.seq()}@authz.test", "password": PASSWORD, "role": "operator"})
     if key == ("PUT", "/api/users/<user_id>/role"):
         return Request(json={"role": "operator"})
-    if key in {("DELETE", "/api/users/<user_id>"), ("POST", "/api/users/<user_id>/disable"),
-               ("POST", "/api/users/<user_id>/enable"), ("DELETE", "/api/users/<user_id>/tokens")} and fresh:
+    if (
+        key
+        in {
+            ("DELETE", "/api/users/<user_id>"),
+            ("POST", "/api/users/<user_id>/disable"),
+            ("POST", "/api/users/<user_id>/enable"),
+            ("DELETE", "/api/users/<user_id>/tokens"),
+        }
+        and fresh
+    ):
         return Request({"user_id": w.member()})
-    if key in {("POST", "/api/auth/invitations/<invitation_id>/accept"),
-               ("POST", "/api/auth/invitations/<invitation_id>/decline")} and fresh:
+    if (
+        key
+        in {
+            ("POST", "/api/auth/invitations/<invitation_id>/accept"),
+            ("POST", "/api/auth/invitations/<invitation_id>/decline"),
+        }
+        and fresh
+    ):
         return Request({"invitation_id": w.invitation_for(email)})
     if key == ("DELETE", "/api/users/invitations/<invitation_id>") and fresh:
         return Request({"invitation_id": w.invitation_for(f"cancel{w.seq()}@authz.test", "default")})
@@ -552,8 +655,10 @@ def _build(w: World, key: tuple[str, str], side: str, caller: str | None, fresh:
     if key == ("POST", "/api/executions/<execution_id>/cancel") and fresh:
         return Request({"execution_id": w.coaching(side, settle=False)[0]})
     if key == ("POST", "/api/executions/<execution_id>/steps/<step_id>/answer"):
-        return Request({"execution_id": w.asking(side) if fresh else rows["ask_execution_id"], "step_id": "ask"},
-                       json={"answer": "yes"})
+        return Request(
+            {"execution_id": w.asking(side) if fresh else rows["ask_execution_id"], "step_id": "ask"},
+            json={"answer": "yes"},
+        )
     if key == ("POST", "/api/executions/<execution_id>/coaching/decision"):
         ex_id, sug_id = w.coaching(side) if fresh else (rows["execution_id"], rows["suggestion_id"])
         return Request({"execution_id": ex_id}, json={"suggestion_id": sug_id, "decision": "accept"})
@@ -576,8 +681,9 @@ def _build(w: World, key: tuple[str, str], side: str, caller: str | None, fresh:
     if key == ("POST", "/api/workflows/<workflow_id>/steps/<step_id>/mode"):
         return Request({"step_id": "mail"}, json={"mode": "always_review"})
     if key == ("POST", "/api/approvals/<approval_id>"):
-        return Request({"approval_id": w.approval(side) if fresh else rows["approval_id"]},
-                       json={"decision": "approve"})
+        return Request(
+            {"approval_id": w.approval(side) if fresh else rows["approval_id"]}, json={"decision": "approve"}
+        )
     if key == ("PUT", "/api/workspace/outbound"):
         return Request(json={"allow": [], "deny": ["blocked.example"]})
     if key == ("PUT", "/api/workspace/undo"):
@@ -652,8 +758,10 @@ def _build(w: World, key: tuple[str, str], side: str, caller: str | None, fresh:
         return Request(json={"when": "params.message == 'hi'"})
     if key == ("POST", "/api/policies/replay"):
         return Request(json={"rule": POLICY})
-    if key in {("GET", "/api/workflows/<workflow_id>/steps/<step_id>/regions"),
-               ("POST", "/api/workflows/<workflow_id>/steps/<step_id>/regions")}:
+    if key in {
+        ("GET", "/api/workflows/<workflow_id>/steps/<step_id>/regions"),
+        ("POST", "/api/workflows/<workflow_id>/steps/<step_id>/regions"),
+    }:
         return Request({"step_id": "mail"}, json=REGION if key[0] == "POST" else None)
     if key == ("POST", "/api/gateway/tools/<tool>/regions"):
         return Request(json={**REGION, "when": "params.message == 'hi'"})
@@ -669,14 +777,20 @@ def _build(w: World, key: tuple[str, str], side: str, caller: str | None, fresh:
         if key[1].startswith("/api/plans"):
             return Request({"plan_id": w.plan(side)} if fresh else {}, json={"step_id": "step_2"})
         return Request({"execution_id": w.coaching(side)[0]} if fresh else {}, json={"step_id": "mail"})
-    if key in {("POST", "/api/plans/<plan_id>/apply-correction"),
-               ("POST", "/api/executions/<execution_id>/apply-correction")}:
+    if key in {
+        ("POST", "/api/plans/<plan_id>/apply-correction"),
+        ("POST", "/api/executions/<execution_id>/apply-correction"),
+    }:
         correction = {"updated_step": {"params": {"message": "corrected"}}}
         if key[1].startswith("/api/plans"):
-            return Request({"plan_id": w.plan(side)} if fresh else {}, json={"step_id": "step_2", "correction": correction})
+            return Request(
+                {"plan_id": w.plan(side)} if fresh else {}, json={"step_id": "step_2", "correction": correction}
+            )
         # a plan's execution is an execution: its step_2 has not run
-        return Request({"execution_id": w.plan(side) if fresh else rows["plan_id"]},
-                       json={"step_id": "step_2", "correction": correction})
+        return Request(
+            {"execution_id": w.plan(side) if fresh else rows["plan_id"]},
+            json={"step_id": "step_2", "correction": correction},
+        )
     if key in {("POST", "/api/plans/<plan_id>/resume"), ("POST", "/api/executions/<execution_id>/resume")}:
         name = "plan_id" if key[1].startswith("/api/plans") else "execution_id"
         return Request({name: w.plan(side, "paused") if fresh else rows["plan_id"]}, json={"feedback": "go"})
@@ -696,20 +810,37 @@ def _build(w: World, key: tuple[str, str], side: str, caller: str | None, fresh:
         return Request(query="?cron=0+9+*+*+MON-FRI&timezone=Europe/Berlin")
     if key == ("POST", "/api/workflows/<workflow_id>/hooks"):
         return Request(json={"name": f"hook {w.seq()}"})
-    if key in {("POST", "/api/workflows/<workflow_id>/schedules"),
-               ("PATCH", "/api/workflows/<workflow_id>/schedules/<schedule_id>")}:
+    if key in {
+        ("POST", "/api/workflows/<workflow_id>/schedules"),
+        ("PATCH", "/api/workflows/<workflow_id>/schedules/<schedule_id>"),
+    }:
         return Request(json={"name": f"s{w.seq()}", "cron": "*/5 * * * *", "timezone": "Europe/Berlin"})
     if key == ("DELETE", "/api/workflows/<workflow_id>/hooks/<hook_id>") and fresh:
-        return Request({"hook_id": w.ok("POST", f"/api/workflows/{rows['workflow_id']}/hooks", w.admin_of(side),
-                                        {"name": f"hook {w.seq()}"}, status=201)["id"]})
+        return Request(
+            {
+                "hook_id": w.ok(
+                    "POST",
+                    f"/api/workflows/{rows['workflow_id']}/hooks",
+                    w.admin_of(side),
+                    {"name": f"hook {w.seq()}"},
+                    status=201,
+                )["id"]
+            }
+        )
     if key == ("DELETE", "/api/workflows/<workflow_id>/schedules/<schedule_id>") and fresh:
         return Request({"schedule_id": w.schedule(side)})
     if key == ("POST", "/api/hooks/<hook_id>"):  # signed with the hook's secret, as its sender would
         from core import triggers
 
         stamp = str(int(time.time()))
-        return Request(json={}, headers={triggers.TIMESTAMP_HEADER: stamp, triggers.DELIVERY_HEADER: uuid.uuid4().hex,
-                                         triggers.SIGNATURE_HEADER: triggers.sign(rows["hook_secret"], stamp, b"{}")})
+        return Request(
+            json={},
+            headers={
+                triggers.TIMESTAMP_HEADER: stamp,
+                triggers.DELIVERY_HEADER: uuid.uuid4().hex,
+                triggers.SIGNATURE_HEADER: triggers.sign(rows["hook_secret"], stamp, b"{}"),
+            },
+        )
     return Request()
 
 
@@ -717,6 +848,7 @@ def _path(w: World, rule: str, side: str, given: dict[str, str]) -> str:
     def value(match: re.Match) -> str:
         name = match.group(1)
         return given[name] if name in given else w.rows[side][name]
+
     return re.sub(r"<(?:[^:<>]+:)?([^<>]+)>", value, rule)
 
 
@@ -750,8 +882,11 @@ KNOWN_BUGS: dict[str, str] = {}
 def _with_known_bugs(cases):
     for case in cases:
         reason = KNOWN_BUGS.get(case.id)
-        yield pytest.param(*case.values, id=case.id, marks=[pytest.mark.xfail(strict=True, reason=reason)]) \
-            if reason else case
+        yield (
+            pytest.param(*case.values, id=case.id, marks=[pytest.mark.xfail(strict=True, reason=reason)])
+            if reason
+            else case
+        )
 
 
 def _error_code(response) -> str | None:
@@ -761,13 +896,18 @@ def _error_code(response) -> str | None:
 
 def test_every_api_route_has_a_row(world):
     """A route under /api/ without a row in EXPECTED fails here: decide who may call it, then add the row."""
-    found = {(method, rule.rule) for rule in world.app.url_map.iter_rules() if rule.rule.startswith("/api/")
-             for method in rule.methods - {"HEAD", "OPTIONS"}}
+    found = {
+        (method, rule.rule)
+        for rule in world.app.url_map.iter_rules()
+        if rule.rule.startswith("/api/")
+        for method in rule.methods - {"HEAD", "OPTIONS"}
+    }
     assert sorted(found - EXPECTED.keys()) == [], "routes without a row in EXPECTED"
     assert sorted(EXPECTED.keys() - found) == [], "rows in EXPECTED for routes that no longer exist"
     for method, rule in EXPECTED:
-        unknown = [v for v in _variables(rule) if v not in NOT_ROWS and v not in world.rows["own"]
-                   and v not in ("token_id",)]
+        unknown = [
+            v for v in _variables(rule) if v not in NOT_ROWS and v not in world.rows["own"] and v not in ("token_id",)
+        ]
         assert unknown == [], f"{method} {rule}: no row for {unknown}"
 
 
@@ -777,15 +917,17 @@ def test_matrix(world, key, caller, side):
     minimum = EXPECTED[key]
     if minimum == "signed":  # no Slack signature: 401 whoever calls, and nothing is read
         world.matrix_cases_run += 1
-        response = world.call(method, _path(world, rule, side, _build(world, key, side, caller, False).path),
-                              caller, {"payload": "{}"})
+        response = world.call(
+            method, _path(world, rule, side, _build(world, key, side, caller, False).path), caller, {"payload": "{}"}
+        )
         assert (response.status_code, _error_code(response)) == (401, "slack_signature"), response.get_data()[:300]
         return
     allowed = minimum == "public" or (caller is not None and RANK[caller] >= RANK[minimum])
     world.matrix_cases_run += 1
     request = _build(world, key, side, caller, fresh=allowed and side == "own")
-    response = world.call(method, _path(world, rule, side, request.path) + request.query, caller, request.json,
-                          headers=request.headers)
+    response = world.call(
+        method, _path(world, rule, side, request.path) + request.query, caller, request.json, headers=request.headers
+    )
     status, code, shown = response.status_code, _error_code(response), response.get_data(as_text=True)[:300]
 
     if minimum == "public":
@@ -802,8 +944,7 @@ def test_matrix(world, key, caller, side):
         if key in NOTHING_TO_UNDO:
             assert (status, code) == (409, "nothing_to_undo"), shown
             return
-        expected = 201 if key in CREATED else 202 if key in ACCEPTED else 204 if key in NO_CONTENT \
-            else SUCCESS[method]
+        expected = 201 if key in CREATED else 202 if key in ACCEPTED else 204 if key in NO_CONTENT else SUCCESS[method]
         assert status == expected, shown
         return
     # an allowed role naming another workspace's row: 404, the very answer for a row that does not exist
@@ -829,11 +970,14 @@ def test_foreign_rows_stayed_untouched(world):
 
 
 # ---- ids in filters and bodies -----------------------------------------------------------------------------
-@pytest.mark.parametrize("query", [
-    "/api/executions/?workflow_id={workflow_id}",
-    "/api/correction-packs?workflow_id={workflow_id}",
-    "/api/audit?execution_id={execution_id}",
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "/api/executions/?workflow_id={workflow_id}",
+        "/api/correction-packs?workflow_id={workflow_id}",
+        "/api/audit?execution_id={execution_id}",
+    ],
+)
 def test_a_foreign_id_in_a_filter_finds_nothing(world, query):
     body = world.ok("GET", query.format(**world.rows["foreign"]), "admin")
     assert body["items"] == []
@@ -859,8 +1003,10 @@ INVALID = {
     ("POST", "/api/workflows"): ("/api/workflows", ["not", "an", "object"]),
     ("PUT", "/api/workflows/<workflow_id>"): ("/api/workflows/{workflow_id}", ["not", "an", "object"]),
     ("POST", "/api/workflows/<workflow_id>/mode"): ("/api/workflows/{workflow_id}/mode", {"mode": "sideways"}),
-    ("POST", "/api/workflows/<workflow_id>/steps/<step_id>/mode"): ("/api/workflows/{workflow_id}/steps/mail/mode",
-                                                                   {"mode": "sideways"}),
+    ("POST", "/api/workflows/<workflow_id>/steps/<step_id>/mode"): (
+        "/api/workflows/{workflow_id}/steps/mail/mode",
+        {"mode": "sideways"},
+    ),
     ("PUT", "/api/workflows/<workflow_id>/thresholds"): ("/api/workflows/{workflow_id}/thresholds", {"window": 0}),
     ("PATCH", "/api/correction-packs/<pack_id>"): ("/api/correction-packs/{pack_id}", {}),
     ("POST", "/api/correction-packs/<pack_id>/remove-change"): ("/api/correction-packs/{pack_id}/remove-change", {}),
@@ -874,7 +1020,9 @@ INVALID = {
     ("PUT", "/api/workspace/undo"): ("/api/workspace/undo", {"window_s": "long"}),
     ("PUT", "/api/workspace/reviews"): ("/api/workspace/reviews", {"attentive_floor_ms": 5}),
     ("GET", "/api/metrics/workflows/<workflow_id>/reviewers"): (
-        "/api/metrics/workflows/{workflow_id}/reviewers?days=0", None),
+        "/api/metrics/workflows/{workflow_id}/reviewers?days=0",
+        None,
+    ),
     ("PUT", "/api/workspace/gateway"): ("/api/workspace/gateway", {"builtin_tools": ["echo", "rm.rf"]}),
     ("POST", "/api/policies"): ("/api/policies", {"name": "x", "effect": "maybe"}),
     ("PUT", "/api/policies/<id:policy_id>"): ("/api/policies/{policy_id}", {"name": "x", "effect": "maybe"}),
@@ -887,32 +1035,43 @@ INVALID = {
     ("POST", "/api/workflows/<workflow_id>/hooks"): ("/api/workflows/{workflow_id}/hooks", {"mode": "sideways"}),
     ("POST", "/api/workflows/<workflow_id>/schedules"): ("/api/workflows/{workflow_id}/schedules", {"cron": 5}),
     ("PATCH", "/api/workflows/<workflow_id>/schedules/<schedule_id>"): (
-        "/api/workflows/{workflow_id}/schedules/{schedule_id}", {"enabled": "maybe"}),
+        "/api/workflows/{workflow_id}/schedules/{schedule_id}",
+        {"enabled": "maybe"},
+    ),
     ("POST", "/api/notifications/routes"): ("/api/notifications/routes", {"events": ["someday"]}),
     ("PUT", "/api/notifications/routes/<route_id>"): ("/api/notifications/routes/{route_id}", {"users": "all"}),
     ("POST", "/api/notifications/webhooks"): ("/api/notifications/webhooks", {"url": "gopher://x"}),
-    ("PUT", "/api/notifications/webhooks/<endpoint_id>"): ("/api/notifications/webhooks/{endpoint_id}",
-                                                           {"enabled": "maybe"}),
+    ("PUT", "/api/notifications/webhooks/<endpoint_id>"): (
+        "/api/notifications/webhooks/{endpoint_id}",
+        {"enabled": "maybe"},
+    ),
     ("POST", "/api/gateway/tools/<tool>/mode"): ("/api/gateway/tools/{tool}/mode", {"mode": "sideways"}),
     ("PATCH", "/api/gateway/tools/<tool>/pack"): ("/api/gateway/tools/{tool}/pack", {"enabled": "maybe"}),
     ("POST", "/api/workflows/<workflow_id>/steps/<step_id>/replay"): (
-        "/api/workflows/{workflow_id}/steps/mail/replay", {"when": 3}),
+        "/api/workflows/{workflow_id}/steps/mail/replay",
+        {"when": 3},
+    ),
     ("POST", "/api/gateway/tools/<tool>/replay"): ("/api/gateway/tools/{tool}/replay", {"limit": "many"}),
     ("POST", "/api/policies/replay"): ("/api/policies/replay", {"rule": "all of them"}),
     ("GET", "/api/gateway/tools/<tool>/proposals"): ("/api/gateway/tools/{tool}/proposals?identity=", None),
     ("POST", "/api/workflows/<workflow_id>/steps/<step_id>/regions"): (
-        "/api/workflows/{workflow_id}/steps/mail/regions", {"name": "x", "when": "vars.a > 1"}),
+        "/api/workflows/{workflow_id}/steps/mail/regions",
+        {"name": "x", "when": "vars.a > 1"},
+    ),
     ("POST", "/api/gateway/tools/<tool>/regions"): ("/api/gateway/tools/{tool}/regions", {"name": "x", "when": 3}),
     ("PATCH", "/api/regions/<region_id>"): ("/api/regions/{region_id}", {"order": "first"}),
     ("POST", "/api/regions/<region_id>/mode"): ("/api/regions/{region_id}/mode", {"mode": "sideways"}),
     ("GET", "/api/gateway/tools/<tool>/regions"): ("/api/gateway/tools/{tool}/regions?identity=", None),
 }
 
+
 def _invalid_cases():
     for key, (template, body) in INVALID.items():
         for caller in ROLES:
             if EXPECTED[key] in RANK and RANK[caller] < RANK[EXPECTED[key]]:
-                yield pytest.param(key, template, body, caller, id=f"{key[0]} {key[1]} as {caller} with an invalid body")
+                yield pytest.param(
+                    key, template, body, caller, id=f"{key[0]} {key[1]} as {caller} with an invalid body"
+                )
 
 
 def test_every_lead_or_admin_route_with_a_schema_is_in_the_invalid_body_table(world):
@@ -938,8 +1097,11 @@ def test_a_too_low_role_gets_403_even_with_an_invalid_body(world, key, template,
 # ---- credentials -------------------------------------------------------------------------------------------
 def _login(w: World, email: str, password: str = PASSWORD, address: str = "127.0.0.1", **more):
     client = w.app.test_client()
-    response = client.post("/api/auth/login", json={"email": email, "password": password, **more},
-                           environ_overrides={"REMOTE_ADDR": address})
+    response = client.post(
+        "/api/auth/login",
+        json={"email": email, "password": password, **more},
+        environ_overrides={"REMOTE_ADDR": address},
+    )
     return client, response
 
 
@@ -961,25 +1123,28 @@ def test_a_cookie_write_needs_the_csrf_token_and_a_bearer_write_does_not(world):
     for headers in ({}, {"X-CSRF-Token": "wrong"}, {"X-CSRF-Token": ""}):
         response = client.post("/api/auth/tokens", json={"name": "cookie"}, headers=headers)
         assert (response.status_code, _error_code(response)) == (403, "csrf_failed"), headers
-        response = client.put(f"/api/workflows/{world.rows['own']['workflow_id']}/thresholds", json={},
-                              headers=headers)
+        response = client.put(f"/api/workflows/{world.rows['own']['workflow_id']}/thresholds", json={}, headers=headers)
         assert (response.status_code, _error_code(response)) == (403, "csrf_failed"), headers
     assert client.post("/api/auth/tokens", json={"name": "cookie"}, headers={"X-CSRF-Token": csrf}).status_code == 201
-    response = client.put(f"/api/workflows/{world.rows['own']['workflow_id']}/thresholds", json={},
-                          headers={"X-CSRF-Token": csrf})
+    response = client.put(
+        f"/api/workflows/{world.rows['own']['workflow_id']}/thresholds", json={}, headers={"X-CSRF-Token": csrf}
+    )
     assert response.status_code == 200
     # the cookie is the lead's: a lead-only route is allowed, an admin-only one refused
-    response = client.post("/api/users", json={"email": "x@authz.test", "role": "operator"},
-                           headers={"X-CSRF-Token": csrf})
+    response = client.post(
+        "/api/users", json={"email": "x@authz.test", "role": "operator"}, headers={"X-CSRF-Token": csrf}
+    )
     assert (response.status_code, _error_code(response)) == (403, "forbidden")
     # a foreign row through the cookie is a 404 too
-    response = client.put(f"/api/workflows/{world.rows['foreign']['workflow_id']}/thresholds", json={},
-                          headers={"X-CSRF-Token": csrf})
+    response = client.put(
+        f"/api/workflows/{world.rows['foreign']['workflow_id']}/thresholds", json={}, headers={"X-CSRF-Token": csrf}
+    )
     assert (response.status_code, _error_code(response)) == (404, "not_found")
     # another session's CSRF token does not fit this session
     _, other_login = _login(world, world.emails["lead"])
-    response = client.post("/api/auth/tokens", json={"name": "cookie"},
-                           headers={"X-CSRF-Token": other_login.get_json()["csrf_token"]})
+    response = client.post(
+        "/api/auth/tokens", json={"name": "cookie"}, headers={"X-CSRF-Token": other_login.get_json()["csrf_token"]}
+    )
     assert (response.status_code, _error_code(response)) == (403, "csrf_failed")
     # logging out ends the session for this client
     assert client.post("/api/auth/logout", headers={"X-CSRF-Token": csrf}).status_code == 204
@@ -1108,8 +1273,9 @@ def test_the_role_is_the_one_of_the_chosen_workspace(world):
     client = world.app.test_client()
 
     def call(method, path, workspace, json=None):
-        return client.open(path, method=method, json=json,
-                           headers={"Authorization": f"Bearer {token}", "X-Coach-Workspace": workspace})
+        return client.open(
+            path, method=method, json=json, headers={"Authorization": f"Bearer {token}", "X-Coach-Workspace": workspace}
+        )
 
     assert call("GET", "/api/users", "default").status_code == 200
     response = call("GET", "/api/users", "other")
@@ -1136,6 +1302,19 @@ def test_the_audit_chains_still_verify(world):
         return  # run alone: the matrix did not write its events
     lines = world.call("GET", "/api/audit?format=jsonl", "admin").get_data(as_text=True).splitlines()
     actions = {json.loads(line)["action"] for line in lines if line.strip()}
-    assert {"login", "token_create", "token_revoke", "workflow_create", "workflow_update", "workflow_delete",
-            "cancel", "decision", "pause", "resume", "pack_change", "pack_import", "thresholds_change",
-            "user_change"} <= actions, actions
+    assert {
+        "login",
+        "token_create",
+        "token_revoke",
+        "workflow_create",
+        "workflow_update",
+        "workflow_delete",
+        "cancel",
+        "decision",
+        "pause",
+        "resume",
+        "pack_change",
+        "pack_import",
+        "thresholds_change",
+        "user_change",
+    } <= actions, actions

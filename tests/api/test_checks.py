@@ -3,6 +3,7 @@ with checks on, a coaching suggestion is shown with one param set to a value rev
 runs, its decision is a miss (accept) or a catch (reject, correct, by hand) for its operator only, and the real
 suggestion follows at once. Never in the step's acceptance, the session's stats or the correction pack. One
 workspace's only, on SQLite and PostgreSQL."""
+
 from __future__ import annotations
 
 import random
@@ -15,8 +16,10 @@ from tests.conftest import make_user
 
 pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
 
-STEPS = [{"id": "send", "tool": "echo", "params": {"to": "{{ vars.to }}", "n": 1}},
-         {"id": "after", "tool": "echo", "params": {"done": "yes"}}]
+STEPS = [
+    {"id": "send", "tool": "echo", "params": {"to": "{{ vars.to }}", "n": 1}},
+    {"id": "after", "tool": "echo", "params": {"done": "yes"}},
+]
 VARS = {"to": {"type": "string", "default": "team@example.com"}}
 ANN, BOB = "ann@test.local", "bob@test.local"
 
@@ -42,8 +45,9 @@ def _as(services, email: str, role: str = "operator") -> dict:
 
 
 def _start(api, wf_id: str, to: str, **kwargs) -> tuple[str, dict]:
-    ex_id = api.ok("POST", "/api/executions/coaching", {"workflow_id": wf_id, "variables": {"to": to}},
-                   status=201, **kwargs)["execution_id"]
+    ex_id = api.ok(
+        "POST", "/api/executions/coaching", {"workflow_id": wf_id, "variables": {"to": to}}, status=201, **kwargs
+    )["execution_id"]
     if kwargs:  # another workspace's: api.settle reads as ours
         api.services.runner.wait_idle(30)
     else:
@@ -80,8 +84,9 @@ def _step(api, wf_id: str, step_id: str = "send") -> dict:
 
 
 def _pack(api, wf_id: str) -> dict:
-    (pack,) = [p for p in api.ok("GET", f"/api/correction-packs?workflow_id={wf_id}")["items"]
-               if p["step_id"] == "send"]
+    (pack,) = [
+        p for p in api.ok("GET", f"/api/correction-packs?workflow_id={wf_id}")["items"] if p["step_id"] == "send"
+    ]
     return pack
 
 
@@ -106,8 +111,11 @@ def test_accepting_a_check_runs_nothing_says_miss_and_the_real_suggestion_follow
     ann = _as(services, ANN)
     answer = _decide(api, ex_id, check, "accept", headers=ann)
     assert answer["check"]["result"] == "miss"
-    assert (answer["check"]["param"], answer["check"]["shown"], answer["check"]["real"]) == \
-        ("to", "wrong@example.com", "ops@example.com")
+    assert (answer["check"]["param"], answer["check"]["shown"], answer["check"]["real"]) == (
+        "to",
+        "wrong@example.com",
+        "ops@example.com",
+    )
     assert "check" in answer["check"]["message"] and "miss" in answer["check"]["message"]
     # nothing ran: the step still waits, now for the real suggestion, which is never a check itself
     ex = api.settle(ex_id)
@@ -141,9 +149,14 @@ def test_accepting_a_check_runs_nothing_says_miss_and_the_real_suggestion_follow
     assert mine[ANN]["decisions"] == 1
 
 
-@pytest.mark.parametrize("kind, extra", [("reject", {"feedback": "wrong address"}),
-                                         ("correct", {"correction": {"to": "ops@example.com", "n": 1}}),
-                                         ("manual", {"manual_output": {"sent": True}})])
+@pytest.mark.parametrize(
+    "kind, extra",
+    [
+        ("reject", {"feedback": "wrong address"}),
+        ("correct", {"correction": {"to": "ops@example.com", "n": 1}}),
+        ("manual", {"manual_output": {"sent": True}}),
+    ],
+)
 def test_rejecting_correcting_or_doing_a_check_by_hand_is_a_catch(api, corrected, drawn, services, kind, extra):
     _checks_on(api)
     before, pack_before = _step(api, corrected), _pack(api, corrected)
@@ -192,10 +205,22 @@ def test_a_value_equal_to_the_real_one_is_no_check(api, corrected, drawn):
     assert sug["purpose"] == "coaching"
 
 
-@pytest.mark.parametrize("body", [{"check_rate": 0.3}, {"check_rate": -0.1}, {"check_rate": "0.1"},
-                                  {"check_rate": True}, {"evidence_from": "some"}, {"min_catch_rate": 1.5},
-                                  {"max_fast_share": -1}, {"min_checks": 0}, {"min_checks": 2.5},
-                                  {"check_rate": 0.1, "unknown": 1}, {}])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"check_rate": 0.3},
+        {"check_rate": -0.1},
+        {"check_rate": "0.1"},
+        {"check_rate": True},
+        {"evidence_from": "some"},
+        {"min_catch_rate": 1.5},
+        {"max_fast_share": -1},
+        {"min_checks": 0},
+        {"min_checks": 2.5},
+        {"check_rate": 0.1, "unknown": 1},
+        {},
+    ],
+)
 def test_bad_check_settings_are_a_422(api, body):
     code, answer = api.call("PUT", "/api/workspace/reviews", body)
     assert code == 422, answer
@@ -207,11 +232,25 @@ def test_leads_set_the_check_settings_audited_and_operators_read_them(api, servi
     lead, ann = _as(services, "lead@test.local", "lead"), _as(services, ANN)
     code, _ = api.call("PUT", "/api/workspace/reviews", {"check_rate": 0.1}, headers=ann)
     assert code == 403
-    got = api.ok("PUT", "/api/workspace/reviews", {"check_rate": 0.1, "evidence_from": "attentive",
-                                                   "min_checks": 3, "min_catch_rate": 0.9, "max_fast_share": 0.2},
-                 headers=lead)
-    assert (got["check_rate"], got["evidence_from"], got["min_checks"], got["min_catch_rate"],
-            got["max_fast_share"]) == (0.1, "attentive", 3, 0.9, 0.2)
+    got = api.ok(
+        "PUT",
+        "/api/workspace/reviews",
+        {
+            "check_rate": 0.1,
+            "evidence_from": "attentive",
+            "min_checks": 3,
+            "min_catch_rate": 0.9,
+            "max_fast_share": 0.2,
+        },
+        headers=lead,
+    )
+    assert (
+        got["check_rate"],
+        got["evidence_from"],
+        got["min_checks"],
+        got["min_catch_rate"],
+        got["max_fast_share"],
+    ) == (0.1, "attentive", 3, 0.9, 0.2)
     assert got["workspace"] is False and got["attentive_floor_ms"] == 1500  # the floor untouched
     assert api.ok("GET", "/api/workspace/reviews", headers=ann)["evidence_from"] == "attentive"
     (event,) = api.ok("GET", "/api/audit?action=review_settings")["items"]
@@ -233,11 +272,20 @@ def test_another_workspace_sees_nothing_of_the_checks(api, corrected, drawn, ser
     code, _ = api.call("GET", f"/api/metrics/workflows/{corrected}/reviewers", headers=other)
     assert code == 404
     # its own workflow of the same shape, with its own correction, is never checked: its check_rate is 0
-    own = api.ok("POST", "/api/workflows", {"name": "theirs", "steps": STEPS, "variables": VARS}, status=201,
-                 headers=other)["id"]
+    own = api.ok(
+        "POST", "/api/workflows", {"name": "theirs", "steps": STEPS, "variables": VARS}, status=201, headers=other
+    )["id"]
     theirs, sug = _start(api, own, "wrong@example.com", headers=other)
-    api.ok("POST", f"/api/executions/{theirs}/coaching/decision", {"suggestion_id": sug["suggestion_id"],
-           "decision": "correct", "correction": {"to": "right@example.com", "n": 1}}, headers=other)
+    api.ok(
+        "POST",
+        f"/api/executions/{theirs}/coaching/decision",
+        {
+            "suggestion_id": sug["suggestion_id"],
+            "decision": "correct",
+            "correction": {"to": "right@example.com", "n": 1},
+        },
+        headers=other,
+    )
     _, again = _start(api, own, "ops@example.com", headers=other)
     assert again["purpose"] == "coaching"
 

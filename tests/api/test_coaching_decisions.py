@@ -1,4 +1,5 @@
 """The five coaching decisions through REST (docs/design.md#decisions), and what a decision request may not do."""
+
 from __future__ import annotations
 
 import contextlib
@@ -8,6 +9,7 @@ from datetime import datetime
 
 import pytest
 from sqlalchemy import text
+
 from tests.conftest import authed_client, make_user
 
 pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
@@ -17,15 +19,23 @@ STEPS = [
     {"id": "b", "tool": "echo", "params": {"got": "{{ steps.a.output.msg }}"}},
 ]
 VARS = {"who": {"type": "string", "default": "world"}}
-STAT_ZERO = {"suggestions_made": 0, "accepted": 0, "rejected": 0, "corrected": 0, "manual_executions": 0,
-             "skipped": 0, "timed_out": 0}
+STAT_ZERO = {
+    "suggestions_made": 0,
+    "accepted": 0,
+    "rejected": 0,
+    "corrected": 0,
+    "manual_executions": 0,
+    "skipped": 0,
+    "timed_out": 0,
+}
 
 
 def _coach(api, steps=STEPS, variables=None, **extra) -> tuple[str, str, dict]:
     """A workflow and a coaching execution settled at its first suggestion: (workflow id, execution id, it)."""
     wf = api.workflow(steps, variables=VARS, **extra)
-    started = api.ok("POST", "/api/executions/coaching", {"workflow_id": wf["id"], "variables": variables or {}},
-                     status=201)
+    started = api.ok(
+        "POST", "/api/executions/coaching", {"workflow_id": wf["id"], "variables": variables or {}}, status=201
+    )
     api.settle(started["execution_id"])
     return wf["id"], started["execution_id"], _suggestion(api, started["execution_id"])
 
@@ -41,8 +51,12 @@ def _suggestion(api, ex_id: str) -> dict:
 
 
 def _decide(api, ex_id: str, suggestion_id: str, decision: str, status: int = 200, headers=None, **extra):
-    code, body = api.call("POST", f"/api/executions/{ex_id}/coaching/decision",
-                          {"suggestion_id": suggestion_id, "decision": decision, **extra}, headers=headers or {})
+    code, body = api.call(
+        "POST",
+        f"/api/executions/{ex_id}/coaching/decision",
+        {"suggestion_id": suggestion_id, "decision": decision, **extra},
+        headers=headers or {},
+    )
     assert code == status, body
     return body
 
@@ -58,21 +72,33 @@ def _stats(api, ex_id: str) -> dict:
 def _snapshot(api, ex_id: str) -> tuple:
     """Everything a refused decision must leave untouched."""
     ex = api.ok("GET", f"/api/executions/{ex_id}")
-    return (ex["status"], ex["steps"], _pending(api, ex_id), _stats(api, ex_id),
-            api.ok("GET", f"/api/metrics/workflows/{ex['workflow_id']}")["decisions"])
+    return (
+        ex["status"],
+        ex["steps"],
+        _pending(api, ex_id),
+        _stats(api, ex_id),
+        api.ok("GET", f"/api/metrics/workflows/{ex['workflow_id']}")["decisions"],
+    )
 
 
 def test_accept_runs_the_step_with_the_suggested_params_and_suggests_the_next(api):
     _, ex_id, sug = _coach(api)
     ann = make_user(api.services, "ann@test.local", "operator")
     body = _decide(api, ex_id, sug["suggestion_id"], "accept", headers={"Authorization": f"Bearer {ann}"})
-    assert body["ok"] is True and (body["decision"]["decision"], body["decision"]["operator"]) == \
-        ("accept", "ann@test.local")
+    assert body["ok"] is True and (body["decision"]["decision"], body["decision"]["operator"]) == (
+        "accept",
+        "ann@test.local",
+    )
     assert body["decision"]["suggestion_id"] == sug["suggestion_id"] and body["stats"]["accepted"] == 1
     ex = api.settle(ex_id)
     a = _step(ex, "a")
-    assert (ex["status"], a["status"], a["decision"], a["params"], a["output"]) == \
-        ("waiting_decision", "succeeded", "accept", {"msg": "hi world"}, {"msg": "hi world"})
+    assert (ex["status"], a["status"], a["decision"], a["params"], a["output"]) == (
+        "waiting_decision",
+        "succeeded",
+        "accept",
+        {"msg": "hi world"},
+        {"msg": "hi world"},
+    )
     nxt = _suggestion(api, ex_id)
     assert nxt["step_id"] == "b" and nxt["params"] == {"got": "hi world"}
 
@@ -82,8 +108,12 @@ def test_correct_runs_the_step_with_the_corrected_params(api):
     _decide(api, ex_id, sug["suggestion_id"], "correct", correction={"msg": "bye"}, feedback="too friendly")
     ex = api.settle(ex_id)
     a = _step(ex, "a")
-    assert (a["status"], a["decision"], a["params"], a["output"]) == ("succeeded", "correct", {"msg": "bye"},
-                                                                      {"msg": "bye"})
+    assert (a["status"], a["decision"], a["params"], a["output"]) == (
+        "succeeded",
+        "correct",
+        {"msg": "bye"},
+        {"msg": "bye"},
+    )
     assert ex["status"] == "waiting_decision"
     assert _suggestion(api, ex_id)["params"] == {"got": "bye"}
     assert _stats(api, ex_id)["corrected"] == 1
@@ -104,8 +134,7 @@ def test_skip_propagates_to_readers_but_not_to_plain_dependents(api):
     steps = [
         {"id": "a", "tool": "echo", "params": {"msg": "x"}},
         {"id": "reader", "tool": "echo", "params": {"got": "{{ steps.a.output.msg }}"}},
-        {"id": "guarded", "tool": "echo", "depends_on": ["a"], "when": "steps.a.output.msg == 'x'",
-         "params": {"n": 0}},
+        {"id": "guarded", "tool": "echo", "depends_on": ["a"], "when": "steps.a.output.msg == 'x'", "params": {"n": 0}},
         {"id": "check", "type": "validation", "depends_on": ["a"], "condition": "steps.a.output.msg != ''"},
         {"id": "after", "tool": "echo", "depends_on": ["a"], "params": {"n": 1}},
     ]
@@ -172,8 +201,13 @@ def test_correct_with_params_failing_the_tool_schema_is_422_and_changes_nothing(
     steps = [{"id": "read", "tool": "file.read", "params": {"path": "notes.txt"}}]
     _, ex_id, sug = _coach(api, steps)
     before = _snapshot(api, ex_id)
-    for correction, field in (({"path": 5}, "correction.path"), ({"path": "x", "bogus": 1}, "correction"),
-                              ({}, "correction.path"), (None, "correction"), (["x"], "correction")):
+    for correction, field in (
+        ({"path": 5}, "correction.path"),
+        ({"path": "x", "bogus": 1}, "correction"),
+        ({}, "correction.path"),
+        (None, "correction"),
+        (["x"], "correction"),
+    ):
         body = _decide(api, ex_id, sug["suggestion_id"], "correct", status=422, correction=correction)
         assert body["error"]["code"] == "validation_failed"
         assert field in body["error"]["details"], body
@@ -202,8 +236,11 @@ def test_a_decision_on_a_superseded_suggestion_is_409(api):
 def test_unknown_suggestion_or_execution_is_404(api):
     _, ex_id, sug = _coach(api)
     _, other, _ = _coach(api)  # a suggestion of another execution is unknown in this one
-    for ex, sid in ((ex_id, "no-such-suggestion"), ("no-such-execution", sug["suggestion_id"]),
-                    (other, sug["suggestion_id"])):
+    for ex, sid in (
+        (ex_id, "no-such-suggestion"),
+        ("no-such-execution", sug["suggestion_id"]),
+        (other, sug["suggestion_id"]),
+    ):
         assert _decide(api, ex, sid, "accept", status=404)["error"]["code"] == "not_found"
     assert _stats(api, ex_id)["accepted"] == 0 and _stats(api, other)["accepted"] == 0
 
@@ -243,17 +280,29 @@ def test_decision_latency_is_recorded(api):
 def test_stats_match_exactly_after_a_mixed_run(api):
     steps = [{"id": f"s{i}", "tool": "echo", "params": {"i": i}} for i in range(1, 6)]
     _, ex_id, sug = _coach(api, steps)
-    plan = [("accept", {}), ("correct", {"correction": {"i": 20}}), ("manual", {"manual_output": {"i": 3}}),
-            ("skip", {}), ("reject", {"feedback": "no"}), ("manual", {})]
+    plan = [
+        ("accept", {}),
+        ("correct", {"correction": {"i": 20}}),
+        ("manual", {"manual_output": {"i": 3}}),
+        ("skip", {}),
+        ("reject", {"feedback": "no"}),
+        ("manual", {}),
+    ]
     for kind, extra in plan:
         _decide(api, ex_id, _suggestion(api, ex_id)["suggestion_id"], kind, **extra)
         api.settle(ex_id)
     ex = api.settle(ex_id)
     assert ex["status"] == "completed"
-    assert _stats(api, ex_id) == {"suggestions_made": 6, "accepted": 1, "rejected": 1, "corrected": 1,
-                                  "manual_executions": 2, "skipped": 1, "timed_out": 0}
-    assert [_step(ex, f"s{i}")["decision"] for i in range(1, 6)] == ["accept", "correct", "manual", "skip",
-                                                                       "manual"]
+    assert _stats(api, ex_id) == {
+        "suggestions_made": 6,
+        "accepted": 1,
+        "rejected": 1,
+        "corrected": 1,
+        "manual_executions": 2,
+        "skipped": 1,
+        "timed_out": 0,
+    }
+    assert [_step(ex, f"s{i}")["decision"] for i in range(1, 6)] == ["accept", "correct", "manual", "skip", "manual"]
 
 
 def test_the_suggestion_has_every_design_field(api):
@@ -273,8 +322,10 @@ def test_the_suggestion_has_every_design_field(api):
 def _in_flight(services, ex_id: str):
     """Hold the execution's row lock (SQLite: the write lock) as a request still being applied would."""
     with services.db.transaction() as session:
-        session.execute(text("SELECT id FROM executions WHERE id = :id" +
-                             ("" if services.db.is_sqlite else " FOR UPDATE")), {"id": ex_id})
+        session.execute(
+            text("SELECT id FROM executions WHERE id = :id" + ("" if services.db.is_sqlite else " FOR UPDATE")),
+            {"id": ex_id},
+        )
         yield
 
 
@@ -298,8 +349,12 @@ def _race(app, services, ex_id: str, bodies: list[dict], headers=None) -> list[t
 
 def test_concurrent_decisions_on_one_suggestion_exactly_one_wins(api, app, services):
     wf_id, ex_id, sug = _coach(api)
-    results = _race(app, services, ex_id, [{"suggestion_id": sug["suggestion_id"], "decision": k}
-                                           for k in ("accept", "skip", "manual", "accept")])
+    results = _race(
+        app,
+        services,
+        ex_id,
+        [{"suggestion_id": sug["suggestion_id"], "decision": k} for k in ("accept", "skip", "manual", "accept")],
+    )
     assert sorted(code for code, _ in results) == [200, 409, 409, 409], results
     api.settle(ex_id)
     assert sum(v for k, v in _stats(api, ex_id).items() if k != "suggestions_made") == 1

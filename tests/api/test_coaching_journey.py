@@ -1,10 +1,11 @@
 """The whole learning journey through the API: OBSERVATION → COACHING → AUTO-ready → promoted → an AUTO run
 that completes on its own."""
+
 from __future__ import annotations
 
 import pytest
 
-from tests.conftest import authed_client, Api
+from tests.conftest import Api, authed_client
 
 pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
 
@@ -41,8 +42,12 @@ class Operator:
     def decide(self, kind: str) -> dict:
         api = self.api
         if self.execution_id is None:
-            started = api.ok("POST", "/api/executions/coaching",
-                             {"workflow_id": self.workflow_id, "variables": {"total": 7}}, status=201)
+            started = api.ok(
+                "POST",
+                "/api/executions/coaching",
+                {"workflow_id": self.workflow_id, "variables": {"total": 7}},
+                status=201,
+            )
             self.execution_id = started["execution_id"]
             api.settle(self.execution_id)
         sug = api.ok("GET", f"/api/executions/{self.execution_id}/coaching/suggestion")["suggestion"]
@@ -106,13 +111,16 @@ def test_from_observation_to_an_unattended_auto_run(api_without_spot_checks):
     suggestions_before = api.ok("GET", f"/api/metrics/workflows/{wf_id}")["suggestions"]
 
     # an AUTO run: nobody is asked, it completes with the definition's params
-    started = api.ok("POST", "/api/executions/", {"workflow_id": wf_id, "variables": {"total": 42}, "mode": "auto"},
-                     status=201)
+    started = api.ok(
+        "POST", "/api/executions/", {"workflow_id": wf_id, "variables": {"total": 42}, "mode": "auto"}, status=201
+    )
     assert started["mode"] == "auto"
     ex = api.settle(started["execution_id"])
     assert ex["status"] == "completed", ex
-    assert [(s["step_id"], s["status"], s["decision"]) for s in ex["steps"]] == \
-        [("fetch", "succeeded", None), ("report", "succeeded", None)]
+    assert [(s["step_id"], s["status"], s["decision"]) for s in ex["steps"]] == [
+        ("fetch", "succeeded", None),
+        ("report", "succeeded", None),
+    ]
     assert ex["steps"][1]["output"] == {"line": "total=42"}
     pending = api.ok("GET", f"/api/executions/{ex['execution_id']}/coaching/suggestion")
     assert pending["suggestion"] is None and pending["suggestions"] == []

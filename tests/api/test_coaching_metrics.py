@@ -1,4 +1,5 @@
 """Learning metrics through /api/metrics (docs/design.md#metrics-and-learning-levels), promotion to AUTO, and demotion by spot checks."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -6,7 +7,7 @@ from collections import Counter
 import pytest
 
 from core.coaching.counters import wilson_lower_bound
-from tests.conftest import authed_client, make_user, Api
+from tests.conftest import Api, authed_client, make_user
 
 pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
 
@@ -42,31 +43,35 @@ def make_api(settings):
 def _expected(kinds: list[str]) -> dict:
     c = Counter(kinds)
     counted = len(kinds) - c["skip"]
-    return {"decisions": len(kinds), **{ATTR[k]: c[k] for k in ATTR},
-            "acceptance_rate": round(c["accept"] / counted, 4) if counted else 0.0}
+    return {
+        "decisions": len(kinds),
+        **{ATTR[k]: c[k] for k in ATTR},
+        "acceptance_rate": round(c["accept"] / counted, 4) if counted else 0.0,
+    }
 
 
 def _subset(snapshot: dict, expected: dict) -> dict:
     return {k: snapshot[k] for k in expected}
 
 
-def _drive(api, wf_id: str, kinds: list[str], operators: list[str] | None = None,
-           ex_id: str | None = None) -> tuple[list[str], str | None]:
+def _drive(
+    api, wf_id: str, kinds: list[str], operators: list[str] | None = None, ex_id: str | None = None
+) -> tuple[list[str], str | None]:
     """Decide `kinds` in order, starting coaching executions as they finish (or going on with `ex_id`);
     returns the step ids decided and the execution still waiting, if any."""
     decided = []
     for i, kind in enumerate(kinds):
         if ex_id is None:
-            ex_id = api.ok("POST", "/api/executions/coaching", {"workflow_id": wf_id, "variables": {}},
-                           status=201)["execution_id"]
+            ex_id = api.ok("POST", "/api/executions/coaching", {"workflow_id": wf_id, "variables": {}}, status=201)[
+                "execution_id"
+            ]
             api.settle(ex_id)
         sug = api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]
         assert sug is not None, f"decision {i}: nothing to decide"
         body = {"suggestion_id": sug["suggestion_id"], "decision": kind}
         if kind == "correct":
             body["correction"] = {"v": "fixed"}
-        headers = {"Authorization": f"Bearer {make_user(api.services, operators[i], 'operator')}"} \
-            if operators else {}
+        headers = {"Authorization": f"Bearer {make_user(api.services, operators[i], 'operator')}"} if operators else {}
         api.ok("POST", f"/api/executions/{ex_id}/coaching/decision", body, headers=headers)
         decided.append(sug["step_id"])
         if api.settle(ex_id)["status"] != "waiting_decision":
@@ -101,8 +106,15 @@ def test_workflow_step_operator_and_global_metrics_after_a_known_sequence(api):
     assert steps == ["first", "second"] * 5
     m = _metrics(api, wf_id)
     expected = _expected(PLAN)
-    assert expected == {"decisions": 10, "accepted": 6, "rejected": 1, "corrected": 1, "manual": 1,
-                        "skipped": 1, "acceptance_rate": 0.6667}
+    assert expected == {
+        "decisions": 10,
+        "accepted": 6,
+        "rejected": 1,
+        "corrected": 1,
+        "manual": 1,
+        "skipped": 1,
+        "acceptance_rate": 0.6667,
+    }
     assert _subset(m, expected) == expected
     assert m["workflow_id"] == wf_id and m["mode"] == "coaching"
     assert (m["level"], m["auto_ready"]) == ("COACHING", False)
@@ -130,8 +142,10 @@ def test_workflow_step_operator_and_global_metrics_after_a_known_sequence(api):
 
     for series in (m["series"], glob["series"]):
         assert series, "a bucket holds the decisions just made"
-        totals = {k: sum(b[k] for b in series) for k in ("decisions", "accepted", "rejected", "corrected",
-                                                          "manual", "skipped")}
+        totals = {
+            k: sum(b[k] for b in series)
+            for k in ("decisions", "accepted", "rejected", "corrected", "manual", "skipped")
+        }
         assert totals == {k: expected[k] for k in totals}
 
     # a suggestion's confidence is its step's: "first" was accepted 3 times of 5 counted
@@ -153,8 +167,9 @@ def test_the_current_version_counts_only_its_own_decisions(api):
     wf_id = _workflow(api)
     _drive(api, wf_id, ["accept", "accept", "correct"])
     v1 = _metrics(api, wf_id)["current_version"]
-    assert v1["version"] == 1 and _subset(v1, _expected(["accept", "accept", "correct"])) == \
-        _expected(["accept", "accept", "correct"])
+    assert v1["version"] == 1 and _subset(v1, _expected(["accept", "accept", "correct"])) == _expected(
+        ["accept", "accept", "correct"]
+    )
     updated = api.ok("PUT", f"/api/workflows/{wf_id}", {"name": "wf", "steps": ONE_STEP})
     assert updated["version"] == 2
     _drive(api, wf_id, ["reject", "accept"])
@@ -220,8 +235,11 @@ def _spot_check(api, wf_id: str, decision: str) -> None:
     assert ex["status"] == "waiting_decision" and ex["mode"] == "auto"
     sug = api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]
     assert (sug["purpose"], sug["step_id"], sug["status"]) == ("spot_check", "first", "pending")
-    api.ok("POST", f"/api/executions/{ex_id}/coaching/decision",
-           {"suggestion_id": sug["suggestion_id"], "decision": decision, "feedback": "wrong"})
+    api.ok(
+        "POST",
+        f"/api/executions/{ex_id}/coaching/decision",
+        {"suggestion_id": sug["suggestion_id"], "decision": decision, "feedback": "wrong"},
+    )
     api.settle(ex_id)
 
 
@@ -255,8 +273,11 @@ def test_accepted_spot_checks_keep_the_workflow_in_auto(make_api):
     api.settle(ex_id)
     sug = api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]
     assert sug["purpose"] == "spot_check"
-    api.ok("POST", f"/api/executions/{ex_id}/coaching/decision",
-           {"suggestion_id": sug["suggestion_id"], "decision": "accept"})
+    api.ok(
+        "POST",
+        f"/api/executions/{ex_id}/coaching/decision",
+        {"suggestion_id": sug["suggestion_id"], "decision": "accept"},
+    )
     assert api.settle(ex_id)["status"] == "completed"
     assert api.ok("GET", f"/api/workflows/{wf_id}")["mode"] == "auto"
 

@@ -1,4 +1,5 @@
 """GET /api/coaching/queue: an operator's work across executions, newest first, only their workspace."""
+
 from __future__ import annotations
 
 import pytest
@@ -31,8 +32,11 @@ def test_queue_lists_pending_suggestions_newest_first_with_what_a_panel_needs(ap
 
     # deciding the older one moves it to its next step: its new suggestion is now the newest activity
     sug = api.ok("GET", f"/api/executions/{first}/coaching/suggestion")["suggestion"]
-    api.ok("POST", f"/api/executions/{first}/coaching/decision",
-           {"suggestion_id": sug["suggestion_id"], "decision": "accept"})
+    api.ok(
+        "POST",
+        f"/api/executions/{first}/coaching/decision",
+        {"suggestion_id": sug["suggestion_id"], "decision": "accept"},
+    )
     api.settle(first)
     page = api.ok("GET", "/api/coaching/queue")
     assert [(i["execution_id"], i["step_id"]) for i in page["items"]] == [(first, "b"), (second, "a")]
@@ -91,8 +95,11 @@ def test_queue_filters_by_workflow_step_kind_search_and_orders_oldest_first(api)
 
     # a reject asks for a correction: a correction request, its own kind
     sug = api.ok("GET", f"/api/executions/{acme}/coaching/suggestion")["suggestion"]
-    api.ok("POST", f"/api/executions/{acme}/coaching/decision",
-           {"suggestion_id": sug["suggestion_id"], "decision": "reject", "feedback": "wrong"})
+    api.ok(
+        "POST",
+        f"/api/executions/{acme}/coaching/decision",
+        {"suggestion_id": sug["suggestion_id"], "decision": "reject", "feedback": "wrong"},
+    )
     api.settle(acme)
     assert ids("kind=correction_request") == [acme]
     for bad in ("kind=nope", "order=up", "min_age_s=-1", "q=" + "x" * 201):
@@ -101,10 +108,20 @@ def test_queue_filters_by_workflow_step_kind_search_and_orders_oldest_first(api)
 
 
 def test_questions_list_waiting_human_inputs_and_clarifications_until_answered(api):
-    wf = api.workflow([{"id": "ask", "type": "human_input", "question": "Which account?"},
-                       {"id": "go", "tool": "echo", "params": {"message": "{{ steps.ask.output }}"},
-                        "requires_clarification": True, "clarification_question": "Really go?"}],
-                      name="Asks", variables={"who": {"type": "string", "default": "ann"}})
+    wf = api.workflow(
+        [
+            {"id": "ask", "type": "human_input", "question": "Which account?"},
+            {
+                "id": "go",
+                "tool": "echo",
+                "params": {"message": "{{ steps.ask.output }}"},
+                "requires_clarification": True,
+                "clarification_question": "Really go?",
+            },
+        ],
+        name="Asks",
+        variables={"who": {"type": "string", "default": "ann"}},
+    )
     started = api.ok("POST", "/api/executions/", {"workflow_id": wf["id"], "mode": "normal"}, status=201)
     ex = api.settle(started["execution_id"])["execution_id"]
     page = api.ok("GET", "/api/coaching/questions")

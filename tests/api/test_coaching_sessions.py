@@ -1,4 +1,5 @@
 """The coaching session around an execution: pause, resume, cancel; normal mode has none."""
+
 from __future__ import annotations
 
 import pytest
@@ -25,8 +26,9 @@ def _pending(api, ex_id: str) -> dict:
 
 
 def _decide(api, ex_id: str, suggestion_id: str, decision: str = "accept"):
-    return api.call("POST", f"/api/executions/{ex_id}/coaching/decision",
-                    {"suggestion_id": suggestion_id, "decision": decision})
+    return api.call(
+        "POST", f"/api/executions/{ex_id}/coaching/decision", {"suggestion_id": suggestion_id, "decision": decision}
+    )
 
 
 def _stats(api, ex_id: str) -> dict:

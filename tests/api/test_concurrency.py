@@ -2,6 +2,7 @@
 
 Every decision is answered 200 (no deadlock shown as a 500, no valid decision refused as "decided by a concurrent
 request"), and every one of them is counted: the metric rows and the correction packs hold exact totals."""
+
 from __future__ import annotations
 
 import threading
@@ -17,8 +18,10 @@ pytestmark = pytest.mark.shared_app  # an app per module and database (tests/con
 N = 50
 # echo runs inside the decision's transaction; test.work is a tool that takes time, run by the runner, which then
 # opens the next suggestion in a transaction of its own, beside the decisions
-STEPS = [{"id": f"s{i}", "tool": "echo" if i % 2 == 0 else "test.work", "params": {"n": i, "who": "{{ execution.id }}"}}
-         for i in range(4)]
+STEPS = [
+    {"id": f"s{i}", "tool": "echo" if i % 2 == 0 else "test.work", "params": {"n": i, "who": "{{ execution.id }}"}}
+    for i in range(4)
+]
 
 
 class WorkTool:
@@ -54,15 +57,20 @@ def _pending(client, ex_id: str, timeout: float = 30.0) -> dict | None:
     deadline = time.monotonic() + timeout
     while True:
         body = client.get(f"/api/executions/{ex_id}/coaching/suggestion").get_json()
-        if body["suggestion"] is not None or body["status"] in ("completed", "failed", "cancelled") \
-                or time.monotonic() > deadline:
+        if (
+            body["suggestion"] is not None
+            or body["status"] in ("completed", "failed", "cancelled")
+            or time.monotonic() > deadline
+        ):
             return body["suggestion"]
         time.sleep(0.01)
 
 
 def _start(api, wf_id: str, count: int) -> list[str]:
-    ids = [api.ok("POST", "/api/executions/coaching", {"workflow_id": wf_id}, status=201)["execution_id"]
-           for _ in range(count)]
+    ids = [
+        api.ok("POST", "/api/executions/coaching", {"workflow_id": wf_id}, status=201)["execution_id"]
+        for _ in range(count)
+    ]
     api.services.runner.wait_idle(30)
     return ids
 
@@ -119,8 +127,12 @@ def test_fifty_concurrent_decision_makers_on_one_workflow(api, app, services):
         assert api.settle(ex_id)["status"] == "completed"
     expected = Counter(kind_of(i, s) for i in range(N) for s in range(len(STEPS)))
     body = api.ok("GET", f"/api/metrics/workflows/{wf['id']}")
-    assert (body["decisions"], body["accepted"], body["skipped"], body["manual"]) == \
-        (N * len(STEPS), expected["accept"], expected["skip"], expected["manual"]), body
+    assert (body["decisions"], body["accepted"], body["skipped"], body["manual"]) == (
+        N * len(STEPS),
+        expected["accept"],
+        expected["skip"],
+        expected["manual"],
+    ), body
     assert body["suggestions"] == N * len(STEPS), body
     for step in range(len(STEPS)):
         per_step = body["steps"][f"s{step}"]
@@ -132,17 +144,27 @@ def test_fifty_concurrent_decision_makers_on_one_workflow(api, app, services):
 
 def test_first_corrections_of_a_step_arriving_together_are_all_counted(api, app, services):
     count = 30
-    wf = api.workflow([{"id": "pay", "tool": "echo", "params": {"currency": "EUR", "amount": 1}},
-                       {"id": "after", "tool": "echo", "params": {}}], name="refunds")
+    wf = api.workflow(
+        [
+            {"id": "pay", "tool": "echo", "params": {"currency": "EUR", "amount": 1}},
+            {"id": "after", "tool": "echo", "params": {}},
+        ],
+        name="refunds",
+    )
     tokens = [make_user(services, f"fix{i}@test.local", "operator") for i in range(count)]
     ex_ids = _start(api, wf["id"], count)
     suggestions = [_pending(api.client, ex_id) for ex_id in ex_ids]
     answers: list = []
 
     def correct(i):
-        r = _client(app, tokens[i]).post(f"/api/executions/{ex_ids[i]}/coaching/decision", json={
-            "suggestion_id": suggestions[i]["suggestion_id"], "decision": "correct",
-            "correction": {"currency": "GBP", "amount": 1}})
+        r = _client(app, tokens[i]).post(
+            f"/api/executions/{ex_ids[i]}/coaching/decision",
+            json={
+                "suggestion_id": suggestions[i]["suggestion_id"],
+                "decision": "correct",
+                "correction": {"currency": "GBP", "amount": 1},
+            },
+        )
         answers.append((r.status_code, r.get_json()))
 
     errors = _together(count, correct)

@@ -1,5 +1,6 @@
 """Correction packs through /api/correction-packs: grouping, learned rules in suggestions, enable/disable,
 export/import, and the learning test: packs make a workflow AUTO-ready sooner."""
+
 from __future__ import annotations
 
 import threading
@@ -19,8 +20,9 @@ def _workflow(api, name: str = "wf") -> str:
 
 
 def _suggest(api, wf_id: str) -> tuple[str, dict]:
-    ex_id = api.ok("POST", "/api/executions/coaching", {"workflow_id": wf_id, "variables": {}},
-                   status=201)["execution_id"]
+    ex_id = api.ok("POST", "/api/executions/coaching", {"workflow_id": wf_id, "variables": {}}, status=201)[
+        "execution_id"
+    ]
     api.settle(ex_id)
     sug = api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]
     assert sug is not None and sug["step_id"] == "mail"
@@ -60,8 +62,10 @@ def test_corrections_are_grouped_per_step_by_field_before_and_after(api):
     _correct(api, wf_id, {"to": "a@x", "cc": "boss"})
     pack = _pack(api, wf_id)
     assert (pack["workflow_id"], pack["step_id"], pack["enabled"], pack["corrections"]) == (wf_id, "mail", True, 3)
-    assert pack["changes"] == [{"field": "to", "before": "a@x", "after": "b@x", "count": 2},
-                               {"field": "cc", "before": "none", "after": "boss", "count": 1}]
+    assert pack["changes"] == [
+        {"field": "to", "before": "a@x", "after": "b@x", "count": 2},
+        {"field": "cc", "before": "none", "after": "boss", "count": 1},
+    ]
     assert pack["rules"] == []  # 2 of 3 is neither 3 times nor 80%
     assert api.ok("GET", f"/api/correction-packs/{pack['id']}") == pack
     assert _packs(api, other) == []
@@ -124,12 +128,18 @@ def test_an_exported_pack_imported_into_another_workflow_applies_there(api):
 
 def test_import_with_a_bad_format_or_body_is_422_and_creates_nothing(api):
     wf_id = _workflow(api)
-    good = {"format": "coach.correction-pack/1", "workflow_id": wf_id, "step_id": "mail",
-            "stats": {"corrections": 1, "groups": []}}
-    for bad, field in (({**good, "format": "something/else"}, "format"),
-                       ({k: v for k, v in good.items() if k != "format"}, "format"),
-                       ({k: v for k, v in good.items() if k != "stats"}, "stats"),
-                       ({**good, "stats": {"corrections": 1, "groups": [{"field": "to", "count": 5}]}}, "stats")):
+    good = {
+        "format": "coach.correction-pack/1",
+        "workflow_id": wf_id,
+        "step_id": "mail",
+        "stats": {"corrections": 1, "groups": []},
+    }
+    for bad, field in (
+        ({**good, "format": "something/else"}, "format"),
+        ({k: v for k, v in good.items() if k != "format"}, "format"),
+        ({k: v for k, v in good.items() if k != "stats"}, "stats"),
+        ({**good, "stats": {"corrections": 1, "groups": [{"field": "to", "count": 5}]}}, "stats"),
+    ):
         code, body = api.call("POST", "/api/correction-packs/import", bad)
         assert code == 422 and field in body["error"]["details"], body
     assert _packs(api, wf_id) == []
@@ -143,23 +153,37 @@ def test_import_of_stats_that_are_not_an_export_is_422_and_keeps_the_pack(api):
         _correct(api, wf_id, {"to": "b@x", "cc": "none"})
     pack = _pack(api, wf_id)
     exported = api.ok("GET", f"/api/correction-packs/{pack['id']}/export")
-    for stats in ({"garbage": 1}, {"changes": pack["changes"]}, {"corrections": 3},
-                  {"corrections": -1, "groups": []}, {"corrections": 3, "groups": "x"},
-                  {"corrections": 3, "groups": [{"before": "a@x", "after": "b@x", "count": 3}]}):
+    for stats in (
+        {"garbage": 1},
+        {"changes": pack["changes"]},
+        {"corrections": 3},
+        {"corrections": -1, "groups": []},
+        {"corrections": 3, "groups": "x"},
+        {"corrections": 3, "groups": [{"before": "a@x", "after": "b@x", "count": 3}]},
+    ):
         code, body = api.call("POST", "/api/correction-packs/import", {**exported, "stats": stats})
         assert code == 422 and "stats" in body["error"]["details"], (stats, body)
     assert _pack(api, wf_id) == pack
 
 
 def test_an_unknown_pack_is_404(api):
-    for method, path, body in (("GET", "/api/correction-packs/nope", None),
-                               ("PATCH", "/api/correction-packs/nope", {"enabled": False}),
-                               ("GET", "/api/correction-packs/nope/export", None)):
+    for method, path, body in (
+        ("GET", "/api/correction-packs/nope", None),
+        ("PATCH", "/api/correction-packs/nope", {"enabled": False}),
+        ("GET", "/api/correction-packs/nope/export", None),
+    ):
         code, answer = api.call(method, path, body)
         assert code == 404 and answer["error"]["code"] == "not_found", (method, path, answer)
-    code, _ = api.call("POST", "/api/correction-packs/import",
-                       {"format": "coach.correction-pack/1", "workflow_id": "nope", "step_id": "mail",
-                        "stats": {"corrections": 0, "groups": []}})
+    code, _ = api.call(
+        "POST",
+        "/api/correction-packs/import",
+        {
+            "format": "coach.correction-pack/1",
+            "workflow_id": "nope",
+            "step_id": "mail",
+            "stats": {"corrections": 0, "groups": []},
+        },
+    )
     assert code == 404
 
 
@@ -202,8 +226,11 @@ def test_learning_from_corrections_reaches_auto_ready_in_fewer_decisions(api):
     m_learned = api.ok("GET", f"/api/metrics/workflows/{learned}")
     m_control = api.ok("GET", f"/api/metrics/workflows/{control}")
     assert (m_learned["level"], m_learned["auto_ready"]) == ("AUTO", True)
-    assert (m_control["level"], m_control["auto_ready"], m_control["rolling_acceptance_rate"]) == \
-        ("COACHING", False, 0.0)
+    assert (m_control["level"], m_control["auto_ready"], m_control["rolling_acceptance_rate"]) == (
+        "COACHING",
+        False,
+        0.0,
+    )
     assert m_learned["rolling_acceptance_rate"] >= 0.85 > m_control["rolling_acceptance_rate"]
     assert _pack(api, control)["enabled"] is False and _pack(api, control)["corrections"] == limit
     assert _pack(api, learned)["corrections"] == 3
@@ -243,8 +270,9 @@ def _refund_workflow(api) -> str:
 
 
 def _refund_suggestion(api, wf_id: str) -> tuple[str, dict]:
-    ex_id = api.ok("POST", "/api/executions/coaching", {"workflow_id": wf_id, "variables": {}},
-                   status=201)["execution_id"]
+    ex_id = api.ok("POST", "/api/executions/coaching", {"workflow_id": wf_id, "variables": {}}, status=201)[
+        "execution_id"
+    ]
     api.settle(ex_id)
     return ex_id, api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]
 
@@ -291,8 +319,10 @@ def test_an_unrelated_correction_of_the_amount_does_not_undo_the_learned_currenc
     assert [(r["field"], r["after"], r["count"], r["share"]) for r in pack["rules"]] == [("currency", "GBP", 3, 1.0)]
     for _ in range(2):
         ex_id, sug = _refund_suggestion(api, wf_id)
-        assert (sug["source"], sug["params"]) == (f"correction_pack:{pack['id']}",
-                                                  {"order_id": "A-1", "amount": 40, "currency": "GBP"})
+        assert (sug["source"], sug["params"]) == (
+            f"correction_pack:{pack['id']}",
+            {"order_id": "A-1", "amount": 40, "currency": "GBP"},
+        )
         _decide(api, ex_id, sug, "accept")
 
 
@@ -362,10 +392,19 @@ def test_the_export_carries_no_rule_history_and_an_old_export_imports(api):
     exported = api.ok("GET", f"/api/correction-packs/{_pack(api, wf_id)['id']}/export")
     assert set(exported["stats"]) == {"corrections", "groups"}
     # an export from before per-field consistency: 3 currency and 1 amount correction of 4 (was 75%: no rule)
-    old = {"format": "coach.correction-pack/1", "workflow_id": _refund_workflow(api), "step_id": "refund",
-           "enabled": True, "stats": {"corrections": 4, "groups": [
-               {"field": "currency", "before": "EUR", "after": "GBP", "count": 3},
-               {"field": "amount", "before": 40, "after": 45, "count": 1}]}}
+    old = {
+        "format": "coach.correction-pack/1",
+        "workflow_id": _refund_workflow(api),
+        "step_id": "refund",
+        "enabled": True,
+        "stats": {
+            "corrections": 4,
+            "groups": [
+                {"field": "currency", "before": "EUR", "after": "GBP", "count": 3},
+                {"field": "amount", "before": 40, "after": 45, "count": 1},
+            ],
+        },
+    }
     created = api.ok("POST", "/api/correction-packs/import", old, status=201)
     assert [(r["field"], r["share"]) for r in created["rules"]] == [("currency", 1.0)]
     assert created["last_rule_change"]["started"][0]["field"] == "currency"
@@ -390,9 +429,15 @@ def test_a_correction_that_makes_a_rule_reads_no_history(api, services):
         statements.clear()
         event.listen(services.db.engine, "before_cursor_execute", seen)
         try:
-            api.ok("POST", f"/api/executions/{ex_id}/coaching/decision",
-                   {"suggestion_id": sug["suggestion_id"], "decision": "correct",
-                    "correction": {**sug["params"], "currency": "GBP"}})
+            api.ok(
+                "POST",
+                f"/api/executions/{ex_id}/coaching/decision",
+                {
+                    "suggestion_id": sug["suggestion_id"],
+                    "decision": "correct",
+                    "correction": {**sug["params"], "currency": "GBP"},
+                },
+            )
         finally:
             event.remove(services.db.engine, "before_cursor_execute", seen)
         api.settle(ex_id)

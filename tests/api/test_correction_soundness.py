@@ -2,6 +2,7 @@
 the step sets, changes its type or breaks the tool's schema is a 422 naming the field (REST and Socket.IO alike);
 a correction whose step then fails is marked and counts towards no learned rule; a lead removes one change from a
 pack, audited."""
+
 from __future__ import annotations
 
 import pytest
@@ -11,8 +12,12 @@ from tests.conftest import authed_client
 pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
 
 TOTAL = {"id": "total", "tool": "echo", "params": {"rows": 2, "total": 12.5}}
-SUMMARY = {"id": "summary", "tool": "echo", "depends_on": ["total"],
-           "params": {"line": "{{ steps.total.output.rows }} rows, {{ steps.total.output.total }}"}}
+SUMMARY = {
+    "id": "summary",
+    "tool": "echo",
+    "depends_on": ["total"],
+    "params": {"line": "{{ steps.total.output.rows }} rows, {{ steps.total.output.total }}"},
+}
 
 
 def _suggestion(api, ex_id: str) -> dict:
@@ -21,14 +26,17 @@ def _suggestion(api, ex_id: str) -> dict:
 
 
 def _start(api, wf_id: str) -> tuple[str, dict]:
-    ex_id = api.ok("POST", "/api/executions/coaching", {"workflow_id": wf_id, "variables": {}},
-                   status=201)["execution_id"]
+    ex_id = api.ok("POST", "/api/executions/coaching", {"workflow_id": wf_id, "variables": {}}, status=201)[
+        "execution_id"
+    ]
     return ex_id, _suggestion(api, ex_id)
 
 
 def _decision(ex_id: str, sug: dict, correction) -> tuple[str, dict]:
-    return (f"/api/executions/{ex_id}/coaching/decision",
-            {"suggestion_id": sug["suggestion_id"], "decision": "correct", "correction": correction})
+    return (
+        f"/api/executions/{ex_id}/coaching/decision",
+        {"suggestion_id": sug["suggestion_id"], "decision": "correct", "correction": correction},
+    )
 
 
 def test_dropping_a_param_the_step_sets_is_422_naming_it_and_changes_nothing(api):
@@ -66,8 +74,16 @@ def test_the_socket_refuses_the_same_correction_naming_the_field(app, api, admin
     ex_id, sug = _start(api, wf_id)
     socket = app.extensions["socketio"].test_client(app, auth={"token": admin_token})
     assert socket.emit("join_execution", {"execution_id": ex_id}, callback=True)["ok"] is True
-    ack = socket.emit("coaching_decision", {"execution_id": ex_id, "suggestion_id": sug["suggestion_id"],
-                                            "decision": "correct", "correction": {"rows": 2}}, callback=True)
+    ack = socket.emit(
+        "coaching_decision",
+        {
+            "execution_id": ex_id,
+            "suggestion_id": sug["suggestion_id"],
+            "decision": "correct",
+            "correction": {"rows": 2},
+        },
+        callback=True,
+    )
     assert ack["ok"] is False
     assert ack["error"]["code"] == "validation_failed"
     assert list(ack["error"]["details"]) == ["correction.total"]
@@ -89,6 +105,7 @@ def test_a_correction_whose_step_fails_is_marked_and_counts_towards_no_rule(api,
     assert pack["corrections"] == 2 and pack["discounted"] == 1
     assert [c["field"] for c in pack["changes"]] == ["max_bytes"]  # path → missing.csv is not counted
     from services.coaching.models import Decision
+
     with services.db.read() as session:
         assert session.get(Decision, sug["suggestion_id"]).outcome == "step_failed"
     events = api.ok("GET", "/api/audit?action=correction_failed")["items"]
@@ -123,8 +140,11 @@ def test_a_lead_removes_one_change_from_a_pack_audited(app, api):
 
 
 def test_dropping_a_nested_field_the_step_writes_into_a_free_form_param_is_422_naming_it(api):
-    step = {"id": "summary", "tool": "file.write",
-            "params": {"path": "summary.json", "json": {"rows": 2, "total": 12.5}}}
+    step = {
+        "id": "summary",
+        "tool": "file.write",
+        "params": {"path": "summary.json", "json": {"rows": 2, "total": 12.5}},
+    }
     wf_id = api.workflow([step])["id"]
     ex_id, sug = _start(api, wf_id)
     status, body = api.call("POST", *_decision(ex_id, sug, {"path": "summary.json", "json": {"rows": 2}}))

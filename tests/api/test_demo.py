@@ -1,4 +1,5 @@
 """`make run`'s demo: workflows, a real coaching history (AUTO-ready, a learned pack) and a queue to work."""
+
 from __future__ import annotations
 
 import pytest
@@ -10,8 +11,13 @@ pytestmark = pytest.mark.shared_app  # an app per module and database (tests/con
 
 def test_demo_history_makes_refund_review_auto_ready_with_a_learned_pack_and_fills_the_queue(app, api, services):
     workspace = app.extensions["coach_default_workspace"]
-    assert demo.load(services, workspace) == ["Invoice summary (agent)", "Invoice intake", "Refund review",
-                                              "Service check", "Supplier payment"]
+    assert demo.load(services, workspace) == [
+        "Invoice summary (agent)",
+        "Invoice intake",
+        "Refund review",
+        "Service check",
+        "Supplier payment",
+    ]
 
     workflows = {w["name"]: w for w in api.ok("GET", "/api/metrics/workflows")["items"]}
     refund = workflows["Refund review"]
@@ -30,15 +36,23 @@ def test_demo_history_makes_refund_review_auto_ready_with_a_learned_pack_and_fil
     queue = api.ok("GET", "/api/coaching/queue")
     assert queue["total"] == 4
     assert sorted(i["workflow_name"] for i in queue["items"]) == [
-        "Invoice intake", "Refund review", "Refund review", "Service check"]
+        "Invoice intake",
+        "Refund review",
+        "Refund review",
+        "Service check",
+    ]
     # a payment waits for two leads' sign-off
     [approval] = api.ok("GET", "/api/approvals?status=pending")["items"]
     assert (approval["kind"], approval["quorum"], approval["separate_duties"]) == ("step", 2, True)
     assert approval["message"] == "Pay 1840 to Acme Paper Ltd for INV-7731?"
     # a rule per workflow where one makes sense; the large refund in the queue shows that it needs review
     rules = {r["name"]: r for r in api.ok("GET", "/api/policies")["items"]}
-    assert set(rules) == {"Summaries stay in summaries/", "Large refunds are reviewed", "Only this server is checked",
-                          "Agent writes are reviewed"}
+    assert set(rules) == {
+        "Summaries stay in summaries/",
+        "Large refunds are reviewed",
+        "Only this server is checked",
+        "Agent writes are reviewed",
+    }
     operators = {o["operator"] for o in api.ok("GET", "/api/metrics/operators")["items"]}
     assert operators == set(demo.OPERATORS)
 
@@ -70,8 +84,11 @@ def test_demo_files_live_in_the_demo_workspaces_folder_and_its_workflows_run(app
                 break
             if pending["step_id"] == "refund":  # the demo's rule: a refund over 200 is reviewed
                 verdicts[ex_id] = (pending["params"]["amount"], pending["policy"]["effect"])
-            api.ok("POST", f"/api/executions/{ex_id}/coaching/decision",
-                   {"suggestion_id": pending["suggestion_id"], "decision": "accept"})
+            api.ok(
+                "POST",
+                f"/api/executions/{ex_id}/coaching/decision",
+                {"suggestion_id": pending["suggestion_id"], "decision": "accept"},
+            )
             api.settle(ex_id)
         ex = api.settle(ex_id)
         if name == "Service check":  # it calls this app's own address, where no server listens under the test client

@@ -1,9 +1,11 @@
 """How steps run inside an execution, seen through the API: failures, timeouts, retries, when, branches, skips."""
+
 from __future__ import annotations
 
-import pytest
 import threading
 import time
+
+import pytest
 
 from core.tools import ToolError
 
@@ -52,9 +54,13 @@ class FlakyTool:
 
 
 def test_failing_step_fails_the_execution_naming_the_step_and_reason(api):
-    ex = api.run([{"id": "first", "tool": "noop"},
-                  {"id": "read", "tool": "file.read", "params": {"path": "missing.txt"}},
-                  {"id": "later", "tool": "echo", "params": {"x": 1}}])
+    ex = api.run(
+        [
+            {"id": "first", "tool": "noop"},
+            {"id": "read", "tool": "file.read", "params": {"path": "missing.txt"}},
+            {"id": "later", "tool": "echo", "params": {"x": 1}},
+        ]
+    )
     assert ex["status"] == "failed"
     assert ex["error"]["step_id"] == "read"
     assert "no such file" in ex["error"]["message"] and "missing.txt" in ex["error"]["message"]
@@ -105,9 +111,13 @@ def test_flaky_tool_fails_after_its_retries_run_out(api, services):
 
 
 def test_false_when_skips_the_step(api):
-    wf = api.workflow([{"id": "maybe", "tool": "echo", "when": "vars.go", "params": {"x": 1}},
-                       {"id": "always", "tool": "echo", "params": {"y": 2}}],
-                      variables={"go": {"type": "boolean", "default": False}})
+    wf = api.workflow(
+        [
+            {"id": "maybe", "tool": "echo", "when": "vars.go", "params": {"x": 1}},
+            {"id": "always", "tool": "echo", "params": {"y": 2}},
+        ],
+        variables={"go": {"type": "boolean", "default": False}},
+    )
     ex = api.settle(api.start(wf["id"])["execution_id"])
     assert ex["status"] == "completed"
     steps = _steps(ex)
@@ -118,13 +128,21 @@ def test_false_when_skips_the_step(api):
 
 
 def test_decision_runs_the_then_branch_and_skips_the_else_branch(api):
-    wf = api.workflow([
-        {"id": "measure", "tool": "echo", "params": {"n": "{{ vars.n }}"}},
-        {"id": "big", "type": "decision", "condition": "steps.measure.output.n > 10",
-         "then": ["shout"], "else": ["whisper"]},
-        {"id": "shout", "tool": "echo", "depends_on": [], "params": {"say": "BIG"}},
-        {"id": "whisper", "tool": "echo", "depends_on": [], "params": {"say": "small"}},
-    ], variables={"n": {"type": "integer", "default": 50}})
+    wf = api.workflow(
+        [
+            {"id": "measure", "tool": "echo", "params": {"n": "{{ vars.n }}"}},
+            {
+                "id": "big",
+                "type": "decision",
+                "condition": "steps.measure.output.n > 10",
+                "then": ["shout"],
+                "else": ["whisper"],
+            },
+            {"id": "shout", "tool": "echo", "depends_on": [], "params": {"say": "BIG"}},
+            {"id": "whisper", "tool": "echo", "depends_on": [], "params": {"say": "small"}},
+        ],
+        variables={"n": {"type": "integer", "default": 50}},
+    )
     ex = api.settle(api.start(wf["id"])["execution_id"])
     assert ex["status"] == "completed"
     steps = _steps(ex)
@@ -136,11 +154,13 @@ def test_decision_runs_the_then_branch_and_skips_the_else_branch(api):
 
 
 def test_step_reading_a_skipped_output_is_skipped_but_a_depends_on_only_step_runs(api):
-    ex = api.run([
-        {"id": "off", "tool": "echo", "when": "false", "params": {"v": 1}},
-        {"id": "reader", "tool": "echo", "depends_on": [], "params": {"got": "{{ steps.off.output.v }}"}},
-        {"id": "follower", "tool": "echo", "depends_on": ["off"], "params": {"ran": True}},
-    ])
+    ex = api.run(
+        [
+            {"id": "off", "tool": "echo", "when": "false", "params": {"v": 1}},
+            {"id": "reader", "tool": "echo", "depends_on": [], "params": {"got": "{{ steps.off.output.v }}"}},
+            {"id": "follower", "tool": "echo", "depends_on": ["off"], "params": {"ran": True}},
+        ]
+    )
     assert ex["status"] == "completed"
     steps = _steps(ex)
     assert steps["off"]["status"] == "skipped"
@@ -149,11 +169,13 @@ def test_step_reading_a_skipped_output_is_skipped_but_a_depends_on_only_step_run
 
 
 def test_failing_validation_step_fails_the_execution_with_its_message(api):
-    ex = api.run([
-        {"id": "fetch", "tool": "echo", "params": {"total": 0}},
-        {"id": "positive", "type": "validation", "condition": "steps.fetch.output.total > 0"},
-        {"id": "after", "tool": "noop"},
-    ])
+    ex = api.run(
+        [
+            {"id": "fetch", "tool": "echo", "params": {"total": 0}},
+            {"id": "positive", "type": "validation", "condition": "steps.fetch.output.total > 0"},
+            {"id": "after", "tool": "noop"},
+        ]
+    )
     assert ex["status"] == "failed"
     assert ex["error"]["step_id"] == "positive"
     assert "validation failed" in ex["error"]["message"]
@@ -162,10 +184,16 @@ def test_failing_validation_step_fails_the_execution_with_its_message(api):
 
 
 def test_passing_validation_step_lets_the_execution_complete(api):
-    ex = api.run([
-        {"id": "fetch", "tool": "echo", "params": {"items": [1, 2]}},
-        {"id": "shape", "type": "validation", "target": "steps.fetch.output.items",
-         "schema": {"type": "array", "minItems": 1}},
-    ])
+    ex = api.run(
+        [
+            {"id": "fetch", "tool": "echo", "params": {"items": [1, 2]}},
+            {
+                "id": "shape",
+                "type": "validation",
+                "target": "steps.fetch.output.items",
+                "schema": {"type": "array", "minItems": 1},
+            },
+        ]
+    )
     assert ex["status"] == "completed", ex
     assert _steps(ex)["shape"]["output"] == {"valid": True}

@@ -1,4 +1,5 @@
 """/api/executions through the Flask test client: start, variables, human input, cancel, list, demo, SQL."""
+
 from __future__ import annotations
 
 import json
@@ -15,12 +16,17 @@ DEMO = Path(__file__).resolve().parents[2] / "demo"
 
 ECHO_STEPS = [
     {"id": "greet", "tool": "echo", "params": {"message": "hi {{ vars.who }}", "n": "{{ vars.n }}"}},
-    {"id": "again", "tool": "echo",
-     "params": {"said": "{{ steps.greet.output.message }}!", "twice": "{{ steps.greet.output.n * 2 }}"}},
+    {
+        "id": "again",
+        "tool": "echo",
+        "params": {"said": "{{ steps.greet.output.message }}!", "twice": "{{ steps.greet.output.n * 2 }}"},
+    },
 ]
 ECHO_VARS = {"who": {"type": "string", "default": "world"}, "n": {"type": "integer", "default": 2}}
-ASK_STEPS = [{"id": "ask", "type": "human_input", "question": "Proceed?"},
-             {"id": "after", "tool": "echo", "params": {"got": "{{ steps.ask.output.answer }}"}}]
+ASK_STEPS = [
+    {"id": "ask", "type": "human_input", "question": "Proceed?"},
+    {"id": "after", "tool": "echo", "params": {"got": "{{ steps.ask.output.answer }}"}},
+]
 
 
 def _total(api, query: str = "") -> int:
@@ -57,8 +63,9 @@ def test_start_without_a_mode_uses_the_workflows_mode_and_reaches_the_queue(api)
     assert pending["suggestion"]["step_id"] == "greet"
 
 
-@pytest.mark.parametrize("path, mode", [("/api/executions/", None), ("/api/executions/", "normal"),
-                                        ("/api/executions/coaching", None)])
+@pytest.mark.parametrize(
+    "path, mode", [("/api/executions/", None), ("/api/executions/", "normal"), ("/api/executions/coaching", None)]
+)
 def test_every_start_is_audited_with_who_mode_and_variables(api, path, mode):
     wf = api.workflow(ECHO_STEPS, variables=ECHO_VARS)
     body = {"workflow_id": wf["id"], "variables": {"who": "Ada"}, **({"mode": mode} if mode else {})}
@@ -107,8 +114,9 @@ def test_variable_defaults_are_applied(api):
 @pytest.mark.parametrize("variables, field", [({"nope": 1}, "variables.nope"), ({"n": "four"}, "variables.n")])
 def test_bad_variables_are_422_naming_the_variable_and_create_nothing(api, variables, field):
     wf = api.workflow(ECHO_STEPS, variables=ECHO_VARS)
-    code, body = api.call("POST", "/api/executions/", {"workflow_id": wf["id"], "variables": variables,
-                                                       "mode": "normal"})
+    code, body = api.call(
+        "POST", "/api/executions/", {"workflow_id": wf["id"], "variables": variables, "mode": "normal"}
+    )
     assert code == 422
     assert body["error"]["code"] == "validation_failed" and field in body["error"]["details"]
     assert _total(api) == 0
@@ -248,18 +256,27 @@ def test_demo_invoice_intake_writes_a_large_batchs_summary_only_when_the_answer_
 
 def test_sql_query_reads_rows_from_a_configured_sqlite_file(settings, tmp_path):
     from api.app import create_app
-    from tests.conftest import authed_client, Api
+    from tests.conftest import Api, authed_client
 
     db_file = tmp_path / "shop.db"
     with sqlite3.connect(db_file) as conn:
         conn.execute("CREATE TABLE items (id INTEGER, name TEXT)")
         conn.executemany("INSERT INTO items VALUES (?, ?)", [(1, "apple"), (2, "pear")])
-    app = create_app(settings.with_overrides(
-        sql_connections={"shop": {"url": f"sqlite:///{db_file}", "workspaces": ["default"]}}), migrate=False)
+    app = create_app(
+        settings.with_overrides(sql_connections={"shop": {"url": f"sqlite:///{db_file}", "workspaces": ["default"]}}),
+        migrate=False,
+    )
     try:
         api = Api(authed_client(app), app.extensions["coach"])
-        ex = api.run([{"id": "q", "tool": "sql.query",
-                       "params": {"connection": "shop", "query": "SELECT id, name FROM items ORDER BY id"}}])
+        ex = api.run(
+            [
+                {
+                    "id": "q",
+                    "tool": "sql.query",
+                    "params": {"connection": "shop", "query": "SELECT id, name FROM items ORDER BY id"},
+                }
+            ]
+        )
         assert ex["status"] == "completed", ex["error"]
         output = _steps(ex)["q"]["output"]
         assert output["rows"] == [{"id": 1, "name": "apple"}, {"id": 2, "name": "pear"}]

@@ -10,6 +10,7 @@ its status (errors included: the "default" response documents docs/api.md's {"er
 Real rows are seeded first and generated path ids are swapped for real ones about half of the time, so the
 fuzz reaches past the 404s; `test_real_rows_answer_as_documented` then walks the happy paths explicitly.
 """
+
 from __future__ import annotations
 
 import os
@@ -36,8 +37,7 @@ SHARDS = 6
 pytestmark = [pytest.mark.fuzz, pytest.mark.timeout(max(120, EXAMPLES * 2))]
 BACKEND = os.environ.get("COACH_FUZZ_BACKEND", "sqlite")
 CHECKS = [not_a_server_error, response_schema_conformance, content_type_conformance]
-STEPS = [{"id": "a", "tool": "echo", "params": {"msg": "one"}},
-         {"id": "b", "tool": "echo", "params": {"msg": "two"}}]
+STEPS = [{"id": "a", "tool": "echo", "params": {"msg": "one"}}, {"id": "b", "tool": "echo", "params": {"msg": "two"}}]
 
 
 @pytest.fixture
@@ -63,8 +63,11 @@ def seeded(client, services) -> dict:
     # a correction on step "a" makes a correction pack; that execution then waits on "b": the spare one
     spare_ex = coaching_execution()
     first = api.ok("GET", f"/api/executions/{spare_ex}/coaching/suggestion")["suggestion"]
-    api.ok("POST", f"/api/executions/{spare_ex}/coaching/decision",
-           {"suggestion_id": first["suggestion_id"], "decision": "correct", "correction": {"msg": "uno"}})
+    api.ok(
+        "POST",
+        f"/api/executions/{spare_ex}/coaching/decision",
+        {"suggestion_id": first["suggestion_id"], "decision": "correct", "correction": {"msg": "uno"}},
+    )
     assert api.settle(spare_ex)["status"] == "waiting_decision"
     pack = api.ok("GET", f"/api/correction-packs?workflow_id={wf['id']}")["items"][0]
 
@@ -74,16 +77,29 @@ def seeded(client, services) -> dict:
     make_user(services, "member@test.local", "operator")  # POST /api/users only invites: a member made directly
     member = next(m for m in api.ok("GET", "/api/users")["items"] if m["email"] == "member@test.local")
     spare_token = api.ok("POST", "/api/auth/tokens", {"name": "spare"}, status=201)
-    return {"workflow_id": wf["id"], "spare_workflow_id": spare_wf["id"], "execution_id": ex,
-            "spare_execution_id": spare_ex, "step_id": "a", "suggestion_id": pending["suggestion"]["suggestion_id"],
-            "pack_id": pack["id"], "user_id": member["id"], "token_id": spare_token["id"]}
+    return {
+        "workflow_id": wf["id"],
+        "spare_workflow_id": spare_wf["id"],
+        "execution_id": ex,
+        "spare_execution_id": spare_ex,
+        "step_id": "a",
+        "suggestion_id": pending["suggestion"]["suggestion_id"],
+        "pack_id": pack["id"],
+        "user_id": member["id"],
+        "token_id": spare_token["id"],
+    }
 
 
 def real_path_parameters(method: str, path: str, seeded: dict) -> dict:
     """The real id for each path parameter of an operation; the spares for the operations that destroy."""
-    ids = {"workflow_id": seeded["workflow_id"], "execution_id": seeded["execution_id"],
-           "step_id": seeded["step_id"], "pack_id": seeded["pack_id"], "user_id": seeded["user_id"],
-           "token_id": seeded["token_id"]}
+    ids = {
+        "workflow_id": seeded["workflow_id"],
+        "execution_id": seeded["execution_id"],
+        "step_id": seeded["step_id"],
+        "pack_id": seeded["pack_id"],
+        "user_id": seeded["user_id"],
+        "token_id": seeded["token_id"],
+    }
     if method.upper() == "DELETE":
         ids["workflow_id"] = seeded["spare_workflow_id"]
     if path.endswith("/cancel"):
@@ -117,8 +133,11 @@ def api_schema(app, seeded):
 
     @loaded.hook("flatmap_body")
     def sometimes_the_real_suggestion(context, body):
-        if context.operation is None or not context.operation.path.endswith("/coaching/decision") \
-                or not isinstance(body, dict):
+        if (
+            context.operation is None
+            or not context.operation.path.endswith("/coaching/decision")
+            or not isinstance(body, dict)
+        ):
             return st.just(body)
         return st.sampled_from([body, {**body, "suggestion_id": seeded["suggestion_id"]}])
 
@@ -130,9 +149,11 @@ schema = schemathesis.pytest.from_fixture("api_schema")
 
 def fuzz_test(shard: int):
     """The test of the operations whose path falls in `shard`: every operation is in exactly one of them."""
+
     @schema.include(func=lambda ctx: shard_of(ctx.operation.path) == shard).parametrize()
-    @settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None,
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=EXAMPLES, derandomize=True, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+    )
     def test(case, admin_token):
         case.call_and_validate(headers={"Authorization": f"Bearer {admin_token}"}, checks=CHECKS)
 
@@ -177,8 +198,12 @@ def test_real_rows_answer_as_documented(app, seeded, admin_token):
         ("GET", "/api/executions/{execution_id}/coaching/stats", None, None),
         ("POST", "/api/executions/{execution_id}/coaching/pause", None, None),
         ("POST", "/api/executions/{execution_id}/coaching/resume", None, None),
-        ("POST", "/api/executions/{execution_id}/coaching/decision", None,
-         {"suggestion_id": seeded["suggestion_id"], "decision": "accept", "feedback": "fine"}),
+        (
+            "POST",
+            "/api/executions/{execution_id}/coaching/decision",
+            None,
+            {"suggestion_id": seeded["suggestion_id"], "decision": "accept", "feedback": "fine"},
+        ),
         ("POST", "/api/executions/{execution_id}/steps/{step_id}/answer", None, {"answer": "yes"}),
         ("POST", "/api/executions/{execution_id}/cancel", None, None),
         ("POST", "/api/executions/", None, {"workflow_id": wf, "variables": {}, "mode": "normal"}),
@@ -207,8 +232,11 @@ def test_real_rows_answer_as_documented(app, seeded, admin_token):
     for method, path, query, body in calls:
         operation = loaded[path][method]
         ids = real_path_parameters(method, path, seeded)
-        path_parameters = {name: ids[name] for name in ("workflow_id", "execution_id", "step_id", "pack_id",
-                                                          "user_id", "token_id") if "{" + name + "}" in path}
+        path_parameters = {
+            name: ids[name]
+            for name in ("workflow_id", "execution_id", "step_id", "pack_id", "user_id", "token_id")
+            if "{" + name + "}" in path
+        }
         kwargs = {"path_parameters": path_parameters, "query": query}
         if body is not None:
             kwargs["body"] = body

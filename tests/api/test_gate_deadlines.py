@@ -1,6 +1,7 @@
 """Deadlines on human gates through the test client (SQLite and PostgreSQL): a pending suggestion, a correction
 request and a human_input step each fire their on_human_timeout once, as `system`, audited and not counted as an
 operator's decision; a person who decides first wins, one who comes after the timeout gets 409."""
+
 from __future__ import annotations
 
 from datetime import datetime, timedelta
@@ -37,6 +38,7 @@ def deadline_of(value: str) -> datetime:
 
 
 # --- a pending suggestion -----------------------------------------------------------------------------------------
+
 
 def test_a_suggestion_shows_its_deadline_and_the_execution_its_gates(api):
     before = utcnow()
@@ -83,8 +85,18 @@ def test_accept_on_timeout_runs_the_suggested_params(api, services):
 
 
 def test_accept_on_timeout_is_still_judged_by_the_policy_when_it_runs(api, services):
-    api.ok("POST", "/api/policies", {"name": "echo needs review", "effect": "require_review", "order": 0,
-                                     "reason": "tests", "match": {"tool": "echo"}}, status=201)
+    api.ok(
+        "POST",
+        "/api/policies",
+        {
+            "name": "echo needs review",
+            "effect": "require_review",
+            "order": 0,
+            "reason": "tests",
+            "match": {"tool": "echo"},
+        },
+        status=201,
+    )
     _, ex_id, _ = _coach(api, [{**A, "on_human_timeout": "accept"}])
     assert fire(services) == 1
     ex = api.settle(ex_id)  # nobody reviewed the call: a policy that asks for a review opens one
@@ -111,6 +123,7 @@ def test_the_workflow_default_applies_to_every_suggestion(api, services):
 
 # --- races --------------------------------------------------------------------------------------------------------
 
+
 def test_a_decision_before_the_deadline_fires_leaves_nothing_to_fire(api, services):
     _, ex_id, sug = _coach(api, [{**A, "on_human_timeout": "fail"}])
     _decide(api, ex_id, sug["suggestion_id"], "accept")
@@ -128,6 +141,7 @@ def test_a_decision_after_the_timeout_is_409_and_changes_nothing(api, services):
 
 
 # --- a correction request -----------------------------------------------------------------------------------------
+
 
 def test_a_correction_request_left_alone_is_skipped_and_the_run_goes_on(api, services):
     wf_id, ex_id, sug = _coach(api, [{**A, "on_human_timeout": "skip"}, PLAIN])
@@ -151,6 +165,7 @@ def test_accept_does_not_fit_a_correction_request_so_it_fails(api, services):
 
 
 # --- a clarification ----------------------------------------------------------------------------------------------
+
 
 def asked(api, **timeout) -> str:
     ex = api.run([{**ASK, **timeout}, USES_ANSWER])
@@ -188,6 +203,7 @@ def test_an_answer_after_the_timeout_is_409_and_one_before_leaves_nothing_to_fir
 
 # --- pause, definitions -------------------------------------------------------------------------------------------
 
+
 def test_a_paused_session_does_not_time_out_and_resuming_gives_the_whole_time_again(api, services):
     _, ex_id, sug = _coach(api, [{**A, "on_human_timeout": "fail"}])
     api.ok("POST", f"/api/executions/{ex_id}/coaching/pause")
@@ -201,11 +217,14 @@ def test_a_paused_session_does_not_time_out_and_resuming_gives_the_whole_time_ag
     assert fire(services, timedelta(seconds=90)) == 1
 
 
-@pytest.mark.parametrize("step, field", [
-    ({**A, "human_timeout_s": 0}, "steps[0].human_timeout_s"),
-    ({**ASK, "on_human_timeout": "accept"}, "steps[0].on_human_timeout"),
-    ({**ASK, "on_human_timeout": "answer"}, "steps[0].timeout_answer"),
-])
+@pytest.mark.parametrize(
+    "step, field",
+    [
+        ({**A, "human_timeout_s": 0}, "steps[0].human_timeout_s"),
+        ({**ASK, "on_human_timeout": "accept"}, "steps[0].on_human_timeout"),
+        ({**ASK, "on_human_timeout": "answer"}, "steps[0].timeout_answer"),
+    ],
+)
 def test_a_bad_deadline_is_a_422_naming_the_field(api, step, field):
     code, body = api.call("POST", "/api/workflows", {"name": "wf", "steps": [step]})
     assert code == 422 and field in body["error"]["details"], body

@@ -1,6 +1,7 @@
 """/api/workspace/gateway (the built-in tools a workspace's agents may call through the MCP gateway, as
 `coach.<tool>`), through the Flask test client, on SQLite and PostgreSQL: none by default, admins choose, leads read,
 an unknown name is a 422 naming it, audited; and what the choice does to the gateway's tool list and to a review."""
+
 from __future__ import annotations
 
 import pytest
@@ -35,13 +36,16 @@ def test_an_admin_exposes_built_ins_and_the_change_is_audited(api):
     assert event["before"] == {"builtin_tools": []} and event["after"] == {"builtin_tools": ["echo", "http.request"]}
 
 
-@pytest.mark.parametrize(("body", "field"), [
-    ({"builtin_tools": ["echo", "rm.rf"]}, "rm.rf"),
-    ({"builtin_tools": ["coach.echo"]}, "coach.echo"),  # the registry's name, not the agents'
-    ({"builtin_tools": "echo"}, "builtin_tools"),
-    ({"builtin_tools": [5]}, "builtin_tools"),
-    ({}, "builtin_tools"),
-])
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"builtin_tools": ["echo", "rm.rf"]}, "rm.rf"),
+        ({"builtin_tools": ["coach.echo"]}, "coach.echo"),  # the registry's name, not the agents'
+        ({"builtin_tools": "echo"}, "builtin_tools"),
+        ({"builtin_tools": [5]}, "builtin_tools"),
+        ({}, "builtin_tools"),
+    ],
+)
 def test_a_bad_choice_is_a_422_naming_it_and_changes_nothing(api, body, field):
     api.ok("PUT", "/api/workspace/gateway", {"builtin_tools": ["echo"]})
     code, answer = api.call("PUT", "/api/workspace/gateway", body)
@@ -70,6 +74,7 @@ def test_the_gateway_lists_exposed_built_ins_as_coach_tools_for_this_workspace_o
 
 
 def test_a_server_cannot_take_the_coach_namespace(api):
-    code, body = api.call("POST", "/api/tool-servers", {"name": "coach", "transport": "http",
-                                                         "url": "https://mcp.example.com/mcp"})
+    code, body = api.call(
+        "POST", "/api/tool-servers", {"name": "coach", "transport": "http", "url": "https://mcp.example.com/mcp"}
+    )
     assert code == 422 and "name" in body["error"]["details"]

@@ -1,5 +1,6 @@
 """Input that used to answer 500 or slip past the size limits (issue #11, items 7 and 11): lone surrogates,
 YAML integers past Python's digit limit, huge descriptions; and a 405 names the methods allowed."""
+
 from __future__ import annotations
 
 import json
@@ -17,14 +18,23 @@ def _raw(client, method: str, path: str, body: str, content_type: str = "applica
     return response.status_code, response.get_json(silent=True)
 
 
-@pytest.mark.parametrize("path,body,field", [
-    ("/api/workflows", '{"name": %s, "steps": [{"id": "a", "tool": "echo"}]}' % SURROGATE, "name"),
-    ("/api/workflows", '{"name": "w", "description": %s, "steps": [{"id": "a", "tool": "echo"}]}' % SURROGATE,
-     "description"),
-    ("/api/workflows", '{"name": "w", "steps": [{"id": "a", "tool": "echo", "params": {%s: 1}}]}' % SURROGATE,
-     "steps[0].params"),
-    ("/api/auth/tokens", '{"name": %s}' % SURROGATE, "name"),
-])
+@pytest.mark.parametrize(
+    "path,body,field",
+    [
+        ("/api/workflows", '{"name": %s, "steps": [{"id": "a", "tool": "echo"}]}' % SURROGATE, "name"),
+        (
+            "/api/workflows",
+            '{"name": "w", "description": %s, "steps": [{"id": "a", "tool": "echo"}]}' % SURROGATE,
+            "description",
+        ),
+        (
+            "/api/workflows",
+            '{"name": "w", "steps": [{"id": "a", "tool": "echo", "params": {%s: 1}}]}' % SURROGATE,
+            "steps[0].params",
+        ),
+        ("/api/auth/tokens", '{"name": %s}' % SURROGATE, "name"),
+    ],
+)
 def test_a_lone_surrogate_is_a_400_naming_the_field(client, path, body, field):
     code, answer = _raw(client, "POST", path, body)
     assert code == 400, answer
@@ -33,8 +43,7 @@ def test_a_lone_surrogate_is_a_400_naming_the_field(client, path, body, field):
 
 
 def test_a_lone_surrogate_at_login_is_a_400(app):
-    code, answer = _raw(app.test_client(), "POST", "/api/auth/login",
-                        '{"email": %s, "password": "x"}' % SURROGATE)
+    code, answer = _raw(app.test_client(), "POST", "/api/auth/login", '{"email": %s, "password": "x"}' % SURROGATE)
     assert code == 400 and "email" in answer["error"]["details"], answer
 
 
@@ -69,14 +78,17 @@ def _yaml_workflow(value: str) -> str:
     return "name: w\nsteps:\n  - id: a\n    tool: echo\n    params:\n      n: " + value + "\n"
 
 
-@pytest.mark.parametrize("value", [
-    "!!int 0x" + "f" * 4000,  # the probe's: a 16,000-bit integer, answered 500 at save
-    "0x" + "f" * 4000,  # the same, untagged
-    "0x" + "f" * 16,  # short text, but 2**64 - 1
-    "-0" + "7" * 22,  # YAML 1.1 octal, past -2**63
-    "0b1" + "0" * 63,  # 2**63
-    ":".join(["59"] * 5000),  # YAML 1.1 base 60: quadratic to convert, refused by its length first
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "!!int 0x" + "f" * 4000,  # the probe's: a 16,000-bit integer, answered 500 at save
+        "0x" + "f" * 4000,  # the same, untagged
+        "0x" + "f" * 16,  # short text, but 2**64 - 1
+        "-0" + "7" * 22,  # YAML 1.1 octal, past -2**63
+        "0b1" + "0" * 63,  # 2**63
+        ":".join(["59"] * 5000),  # YAML 1.1 base 60: quadratic to convert, refused by its length first
+    ],
+)
 def test_a_yaml_integer_past_64_bits_is_a_400_and_saves_nothing(client, value):
     before = _workflow_count(client)
     code, answer = _raw(client, "POST", "/api/workflows", _yaml_workflow(value), "application/yaml")
@@ -95,10 +107,15 @@ def test_a_json_integer_past_64_bits_is_a_400_naming_it_and_saves_nothing(client
     assert _workflow_count(client) == before
 
 
-@pytest.mark.parametrize("content_type,number", [
-    ("application/json", 2**63 - 1), ("application/json", -(2**63)), ("application/yaml", 2**63 - 1),
-    ("application/yaml", -(2**63)),
-])
+@pytest.mark.parametrize(
+    "content_type,number",
+    [
+        ("application/json", 2**63 - 1),
+        ("application/json", -(2**63)),
+        ("application/yaml", 2**63 - 1),
+        ("application/yaml", -(2**63)),
+    ],
+)
 def test_64_bit_integers_at_the_bounds_are_kept_as_sent(client, content_type, number):
     if content_type == "application/json":
         body = '{"name": "w", "steps": [{"id": "a", "tool": "echo", "params": {"n": %d}}]}' % number
@@ -113,10 +130,17 @@ def test_64_bit_integers_at_the_bounds_are_kept_as_sent(client, content_type, nu
 @pytest.mark.parametrize("where", ["description", "step description", "step question", "variable description"])
 def test_descriptions_and_questions_have_a_size_limit(api, where):
     big = "x" * 10_001
-    definition = {"name": "w", "variables": {"v": {"type": "string"}},
-                  "steps": [{"id": "a", "type": "human_input", "question": "q?"}]}
-    field = {"description": "description", "step description": "steps[0].description",
-             "step question": "steps[0].question", "variable description": "variables.v.description"}[where]
+    definition = {
+        "name": "w",
+        "variables": {"v": {"type": "string"}},
+        "steps": [{"id": "a", "type": "human_input", "question": "q?"}],
+    }
+    field = {
+        "description": "description",
+        "step description": "steps[0].description",
+        "step question": "steps[0].question",
+        "variable description": "variables.v.description",
+    }[where]
     if where == "description":
         definition["description"] = big
     elif where == "variable description":
@@ -146,13 +170,25 @@ def test_a_get_on_a_post_only_api_route_is_a_405_not_the_web_apps_404(client):
 
 def _path_pattern(path: str, operations: dict) -> re.Pattern:
     """The URLs a documented path stands for: each parameter by its declared pattern, else any segment."""
-    patterns = {p["name"]: p["schema"]["pattern"].strip("^$") for op in operations.values() if isinstance(op, dict)
-                for p in op.get("parameters", []) if p["in"] == "path" and "pattern" in p.get("schema", {})}
-    patterns.update({p["name"]: p["schema"]["pattern"].strip("^$") for p in operations.get("parameters", [])
-                     if p["in"] == "path" and "pattern" in p.get("schema", {})})
+    patterns = {
+        p["name"]: p["schema"]["pattern"].strip("^$")
+        for op in operations.values()
+        if isinstance(op, dict)
+        for p in op.get("parameters", [])
+        if p["in"] == "path" and "pattern" in p.get("schema", {})
+    }
+    patterns.update(
+        {
+            p["name"]: p["schema"]["pattern"].strip("^$")
+            for p in operations.get("parameters", [])
+            if p["in"] == "path" and "pattern" in p.get("schema", {})
+        }
+    )
     parts = re.split(r"\{([^}]+)\}", path)  # text, name, text, name, ..., text
-    return re.compile("".join(re.escape(part) if i % 2 == 0 else f"(?:{patterns.get(part, '[^/]+')})"
-                              for i, part in enumerate(parts)) + "$")
+    return re.compile(
+        "".join(re.escape(part) if i % 2 == 0 else f"(?:{patterns.get(part, '[^/]+')})" for i, part in enumerate(parts))
+        + "$"
+    )
 
 
 ANY_ID = "0" * 32  # fits every path parameter, a row id's pattern (api/base.py RowId) included
@@ -234,8 +270,13 @@ def test_a_fixed_path_beside_a_parameterised_one_refuses_the_other_routes_method
     assert client.open("/api/executions/coaching", method="OPTIONS").headers["Allow"] == "OPTIONS, POST"
     assert client.delete("/api/users/invitations").status_code == 405
     assert _allow(client.put("/api/workflows/templates", json={})) == {"GET", "HEAD", "OPTIONS"}
-    assert _allow(client.open(f"/api/workflows/{ANY_ID}", method="OPTIONS")) == {"GET", "HEAD", "OPTIONS", "PUT",
-                                                                                  "DELETE"}
+    assert _allow(client.open(f"/api/workflows/{ANY_ID}", method="OPTIONS")) == {
+        "GET",
+        "HEAD",
+        "OPTIONS",
+        "PUT",
+        "DELETE",
+    }
 
 
 def test_an_unknown_api_path_is_the_apis_json_404_not_a_page(client):
@@ -243,16 +284,22 @@ def test_an_unknown_api_path_is_the_apis_json_404_not_a_page(client):
     assert response.status_code == 404 and response.get_json()["error"]["code"] == "not_found"
 
 
-@pytest.mark.parametrize("path,body", [
-    ("/api/workspace/outbound", {"allow": ["api.example.com"], "deny": ["*.evil.example"]}),
-    ("/api/policies/default", {"write": "require_review", "destructive": "deny"}),
-])
-@pytest.mark.parametrize("data,content_type,status", [
-    (b"", None, 422),  # the probe's: an empty PUT wiped the workspace's deny list
-    (b"", "application/json", 422),
-    (b"  \n", "application/yaml", 422),
-    (b'{"deny": []}', "text/plain", 415),  # a body webargs would not read: taken as {} before
-])
+@pytest.mark.parametrize(
+    "path,body",
+    [
+        ("/api/workspace/outbound", {"allow": ["api.example.com"], "deny": ["*.evil.example"]}),
+        ("/api/policies/default", {"write": "require_review", "destructive": "deny"}),
+    ],
+)
+@pytest.mark.parametrize(
+    "data,content_type,status",
+    [
+        (b"", None, 422),  # the probe's: an empty PUT wiped the workspace's deny list
+        (b"", "application/json", 422),
+        (b"  \n", "application/yaml", 422),
+        (b'{"deny": []}', "text/plain", 415),  # a body webargs would not read: taken as {} before
+    ],
+)
 def test_a_put_without_a_json_body_is_refused_and_changes_nothing(api, path, body, data, content_type, status):
     kept = api.ok("PUT", path, body)
     response = api.client.open(path, method="PUT", data=data, content_type=content_type)
@@ -275,8 +322,11 @@ def test_a_body_the_document_marks_optional_may_be_left_out(api):
 def test_enabled_must_be_a_json_boolean_and_nothing_changes_otherwise(api, value):
     """`"enabled": 0` disabled a policy rule although the document says boolean."""
     rule = api.ok("POST", "/api/policies", {"name": "r", "effect": "deny", "match": {"tool": "echo"}}, status=201)
-    code, answer = api.call("PUT", f"/api/policies/{rule['id']}",
-                            {"name": "r", "effect": "deny", "match": {"tool": "echo"}, "enabled": value})
+    code, answer = api.call(
+        "PUT",
+        f"/api/policies/{rule['id']}",
+        {"name": "r", "effect": "deny", "match": {"tool": "echo"}, "enabled": value},
+    )
     assert code == 422 and "enabled" in answer["error"]["details"], answer
     code, answer = api.call("POST", "/api/policies", {"name": "s", "effect": "deny", "enabled": value})
     assert code == 422 and "enabled" in answer["error"]["details"], answer
@@ -293,8 +343,11 @@ def _boolean_body_fields(document) -> list[tuple[str, str, str]]:
             for media in content.values():
                 ref = media["schema"].get("$ref", "")
                 properties = schemas[ref.rsplit("/", 1)[-1]].get("properties", {}) if ref else {}
-                found += [(method, path, name) for name, prop in properties.items()
-                          if prop.get("type") == "boolean" and not prop.get("readOnly")]
+                found += [
+                    (method, path, name)
+                    for name, prop in properties.items()
+                    if prop.get("type") == "boolean" and not prop.get("readOnly")
+                ]
     return found
 
 

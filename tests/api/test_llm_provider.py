@@ -1,6 +1,7 @@
 """A workspace's own LLM provider (/api/workspace/llm): admins only, the key stored encrypted and never returned,
 422s naming the field, the outbound rules, the Test button against a scripted OpenAI-compatible server, agent steps
 using it, and starting an agent workflow without any provider refused with what to set (issue 31, item 8)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -24,8 +25,12 @@ def provider(llm, **more) -> dict:
 def test_only_admins_read_set_test_and_remove_the_provider(app, api, llm):
     for role in ("operator", "lead"):
         client = authed_client(app, role)
-        for method, path, body in (("GET", "/api/workspace/llm", None), ("PUT", "/api/workspace/llm", provider(llm)),
-                                   ("DELETE", "/api/workspace/llm", None), ("POST", "/api/workspace/llm/test", None)):
+        for method, path, body in (
+            ("GET", "/api/workspace/llm", None),
+            ("PUT", "/api/workspace/llm", provider(llm)),
+            ("DELETE", "/api/workspace/llm", None),
+            ("POST", "/api/workspace/llm/test", None),
+        ):
             response = client.open(path, method=method, json=body)
             assert response.status_code == 403, (role, method, path)
     assert api.ok("GET", "/api/workspace/llm")["in_use"] == "none"  # the test settings set no COACH_LLM_*
@@ -37,7 +42,7 @@ def test_the_key_is_stored_encrypted_and_never_returned_and_the_change_is_audite
     assert (saved["base_url"], saved["model"]) == (llm.base_url, "workspace-model")
     got = api.client.get("/api/workspace/llm").get_data(as_text=True)
     audit = api.client.get("/api/audit?per_page=100").get_data(as_text=True)
-    assert KEY not in got and KEY not in audit and "api_key\"" not in got.replace("api_key_set", "")
+    assert KEY not in got and KEY not in audit and 'api_key"' not in got.replace("api_key_set", "")
     with services.db.read() as session:
         row = session.query(WorkspaceLLM).one()
         assert row.api_key and KEY not in row.api_key
@@ -55,17 +60,20 @@ def test_the_key_is_stored_encrypted_and_never_returned_and_the_change_is_audite
     assert len(changes) == 4 and KEY not in str(changes)
 
 
-@pytest.mark.parametrize(("body", "field", "words"), [
-    ({"base_url": "", "model": "m"}, "base_url", "is required"),
-    ({"base_url": "ftp://example.com/v1", "model": "m"}, "base_url", "http:// or https://"),
-    ({"base_url": "http:///v1", "model": "m"}, "base_url", "no host"),
-    ({"base_url": "https://user:pw@example.com/v1", "model": "m"}, "base_url", "user name or password"),
-    ({"base_url": "https://example.com/v1?x=1", "model": "m"}, "base_url", "query"),
-    ({"base_url": 5, "model": "m"}, "base_url", "is required"),
-    ({"base_url": "https://example.com/v1", "model": " "}, "model", "is required"),
-    ({"base_url": "https://example.com/v1", "model": "x" * 201}, "model", "longer than 200"),
-    ({"base_url": "https://example.com/v1", "model": "m", "api_key": "two words"}, "api_key", "spaces"),
-])
+@pytest.mark.parametrize(
+    ("body", "field", "words"),
+    [
+        ({"base_url": "", "model": "m"}, "base_url", "is required"),
+        ({"base_url": "ftp://example.com/v1", "model": "m"}, "base_url", "http:// or https://"),
+        ({"base_url": "http:///v1", "model": "m"}, "base_url", "no host"),
+        ({"base_url": "https://user:pw@example.com/v1", "model": "m"}, "base_url", "user name or password"),
+        ({"base_url": "https://example.com/v1?x=1", "model": "m"}, "base_url", "query"),
+        ({"base_url": 5, "model": "m"}, "base_url", "is required"),
+        ({"base_url": "https://example.com/v1", "model": " "}, "model", "is required"),
+        ({"base_url": "https://example.com/v1", "model": "x" * 201}, "model", "longer than 200"),
+        ({"base_url": "https://example.com/v1", "model": "m", "api_key": "two words"}, "api_key", "spaces"),
+    ],
+)
 def test_a_bad_url_model_or_key_is_422_naming_the_field(api, body, field, words):
     code, answer = api.call("PUT", "/api/workspace/llm", body)
     assert code == 422, answer

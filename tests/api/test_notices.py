@@ -1,11 +1,12 @@
 """/api/notices: the dashboard's notices (recent demotions and learned-rule changes) read back from the audit log,
 each with the seq its live event carries as `audit_seq`, for every member of the workspace and no one else."""
+
 from __future__ import annotations
 
 import pytest
 
 from tests.api.test_coaching_metrics import _spot_check, _workflow, make_api  # noqa: F401 (fixture)
-from tests.api.test_correction_packs import REFUND, _Pushed, _decide, _refund_suggestion
+from tests.api.test_correction_packs import REFUND, _decide, _Pushed, _refund_suggestion
 from tests.conftest import Api, authed_client, make_user
 
 pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
@@ -29,8 +30,12 @@ def test_a_demotion_by_spot_checks_is_a_notice_with_its_reason_and_the_seq_its_e
     assert api.ok("GET", f"/api/workflows/{wf_id}")["mode"] == "coaching"
 
     [notice] = _notices(api)  # the promotion is no notice
-    assert (notice["kind"], notice["actor"], notice["workflow_id"], notice["step_id"]) == \
-        ("demotion", "system", wf_id, None)
+    assert (notice["kind"], notice["actor"], notice["workflow_id"], notice["step_id"]) == (
+        "demotion",
+        "system",
+        wf_id,
+        None,
+    )
     assert notice["workflow_name"] == "wf" and notice["spot_check_rate"] == 0.0
     assert notice["reason"].startswith("spot checks show acceptance below 85%")
     [event] = [p for e, p, _ in sent if e == "workflow_level_changed" and p.get("previous_mode") == "auto"]
@@ -58,8 +63,13 @@ def test_a_learned_rule_that_starts_applying_is_a_notice_naming_the_rule(api):
         ex_id, sug = _refund_suggestion(api, wf_id)
         _decide(api, ex_id, sug, "correct", {**sug["params"], "currency": "GBP"})
     [notice] = _notices(api)
-    assert (notice["kind"], notice["workflow_id"], notice["workflow_name"], notice["step_id"], notice["cause"]) == \
-        ("learned_rule_change", wf_id, "refunds", "refund", "correction")
+    assert (notice["kind"], notice["workflow_id"], notice["workflow_name"], notice["step_id"], notice["cause"]) == (
+        "learned_rule_change",
+        wf_id,
+        "refunds",
+        "refund",
+        "correction",
+    )
     assert [(r["field"], r["before"], r["after"]) for r in notice["started"]] == [("currency", "EUR", "GBP")]
     assert notice["stopped"] == [] and notice["pack_id"]
 

@@ -1,6 +1,7 @@
 """Notifications end to end (SQLite and PostgreSQL): a real SMTP server (aiosmtpd) and a webhook receiver on loopback;
 the outbox sent by services/notifications/sender.py (its scanner is off here: each test sends when it chooses, at the
 instant it chooses, so backoff, quiet hours and escalation are checked without waiting)."""
+
 from __future__ import annotations
 
 import json
@@ -34,8 +35,9 @@ def receiver():
 
 @pytest.fixture
 def settings(settings, inbox):
-    return settings.with_overrides(smtp_host="127.0.0.1", smtp_port=inbox.port, notify_scan_s=0,
-                                   public_url="http://coach.test")
+    return settings.with_overrides(
+        smtp_host="127.0.0.1", smtp_port=inbox.port, notify_scan_s=0, public_url="http://coach.test"
+    )
 
 
 def as_user(app, services, address: str, role: str) -> Api:
@@ -50,8 +52,12 @@ def lead(app, services) -> Api:
 
 
 def waiting_approval(api: Api, message: str = "Pay 42?") -> tuple[dict, str]:
-    wf = api.workflow([{"id": "sign_off", "type": "approval", "message": message},
-                       {"id": "after", "tool": "echo", "params": {"paid": True}}])
+    wf = api.workflow(
+        [
+            {"id": "sign_off", "type": "approval", "message": message},
+            {"id": "after", "tool": "echo", "params": {"paid": True}},
+        ]
+    )
     ex = api.settle(api.start(wf["id"])["execution_id"])
     assert ex["status"] == "waiting_approval", ex
     return ex, ex["gate"]["approval_id"]
@@ -59,8 +65,9 @@ def waiting_approval(api: Api, message: str = "Pay 42?") -> tuple[dict, str]:
 
 def links_in(message) -> dict[str, str]:
     text = message.get_body(("plain",)).get_content().replace("\r\n", "\n")
-    return {m.group(1): m.group(2) for m in re.finditer(r"^(Approve|Reject): http://coach\.test(/act/\S+)$", text,
-                                                        re.M)}
+    return {
+        m.group(1): m.group(2) for m in re.finditer(r"^(Approve|Reject): http://coach\.test(/act/\S+)$", text, re.M)
+    }
 
 
 def outbox(services, **where) -> list[OutboxRow]:
@@ -108,8 +115,9 @@ def test_forged_expired_and_decided_elsewhere_links_are_refused(api, lead, app, 
     approve = links_in(inbox.to("lead@test.local")[0])["Approve"]
     web = app.test_client()
     payload, mac = approve.removeprefix("/act/").split(".")
-    forged = N.seal_link(b"not the server's key", json.loads(
-        __import__("base64").urlsafe_b64decode(payload + "==="))["l"], "approve")
+    forged = N.seal_link(
+        b"not the server's key", json.loads(__import__("base64").urlsafe_b64decode(payload + "==="))["l"], "approve"
+    )
     assert web.post(f"/act/{forged}").status_code == 409
     assert web.get(f"/act/{payload}.{mac[:-2]}xx").status_code == 409
     with services.db.transaction() as session:
@@ -124,8 +132,7 @@ def test_forged_expired_and_decided_elsewhere_links_are_refused(api, lead, app, 
     assert api.ok("GET", f"/api/approvals/{approval_id}")["status"] == "rejected"
 
 
-def test_rows_are_stored_with_the_event_and_a_dead_senders_claim_is_retried_after_its_lease(api, lead, services,
-                                                                                         inbox):
+def test_rows_are_stored_with_the_event_and_a_dead_senders_claim_is_retried_after_its_lease(api, lead, services, inbox):
     _, approval_id = waiting_approval(api)
     rows = outbox(services, event_id=f"approval:{approval_id}")
     assert {r.address for r in rows} == {"lead@test.local", "admin@test.local"}
@@ -143,8 +150,9 @@ def test_rows_are_stored_with_the_event_and_a_dead_senders_claim_is_retried_afte
 
 def test_a_webhook_is_signed_retried_with_backoff_after_a_500_and_shown_failing_meanwhile(api, services, receiver):
     url = f"http://127.0.0.1:{receiver.server_address[1]}/hook"
-    made = api.ok("POST", "/api/notifications/webhooks", {"name": "ops", "url": url,
-                                                          "events": ["approval_requested"]}, status=201)
+    made = api.ok(
+        "POST", "/api/notifications/webhooks", {"name": "ops", "url": url, "events": ["approval_requested"]}, status=201
+    )
     secret = made["secret"]
     receiver.statuses = [500]
     _, approval_id = waiting_approval(api)
@@ -181,8 +189,9 @@ def test_a_webhook_url_the_outbound_rules_refuse_is_422(api):
 def test_quiet_hours_hold_email_until_they_end(api, lead, services, inbox):
     now = utcnow()
     start, end = (now - timedelta(hours=1)).strftime("%H:%M"), (now + timedelta(hours=1)).strftime("%H:%M")
-    lead.ok("PUT", "/api/notifications/settings", {"email": True, "quiet_start": start, "quiet_end": end,
-                                                   "timezone": "UTC"})
+    lead.ok(
+        "PUT", "/api/notifications/settings", {"email": True, "quiet_start": start, "quiet_end": end, "timezone": "UTC"}
+    )
     waiting_approval(api)
     sender.deliver_due(services)
     assert inbox.to("admin@test.local") and not inbox.to("lead@test.local")
@@ -192,9 +201,18 @@ def test_quiet_hours_hold_email_until_they_end(api, lead, services, inbox):
 
 def test_an_undecided_review_escalates_once_to_the_routes_next_people(api, lead, app, services, inbox):
     as_user(app, services, "lead2@test.local", "lead")
-    api.ok("POST", "/api/notifications/routes", {"name": "payments", "events": ["approval_requested"],
-                                                 "users": ["lead@test.local"], "escalate_after_s": 600,
-                                                 "escalate_users": ["lead2@test.local"]}, status=201)
+    api.ok(
+        "POST",
+        "/api/notifications/routes",
+        {
+            "name": "payments",
+            "events": ["approval_requested"],
+            "users": ["lead@test.local"],
+            "escalate_after_s": 600,
+            "escalate_users": ["lead2@test.local"],
+        },
+        status=201,
+    )
     waiting_approval(api)
     now = utcnow()
     sender.run_once(services, now)
@@ -233,15 +251,29 @@ def test_a_failed_run_and_a_question_reach_whoever_started_it_and_suggestions_on
     failing = api.workflow([{"id": "boom", "tool": "echo", "params": {"x": "{{ vars.missing.deeper }}"}}], name="f")
     failed = api.settle(api.start(failing["id"])["execution_id"])
     assert failed["status"] == "failed"
-    asking = api.workflow([{"id": "ask", "tool": "echo", "params": {}, "requires_clarification": True,
-                            "clarification_question": "Which supplier?"}], name="q")
+    asking = api.workflow(
+        [
+            {
+                "id": "ask",
+                "tool": "echo",
+                "params": {},
+                "requires_clarification": True,
+                "clarification_question": "Which supplier?",
+            }
+        ],
+        name="q",
+    )
     assert api.settle(api.start(asking["id"])["execution_id"])["status"] == "waiting_clarification"
     coached = api.workflow([{"id": "greet", "tool": "echo", "params": {"m": "hi"}}], name="c")
     api.start(coached["id"], mode="coaching")
     sender.deliver_due(services)
     subjects = sorted(m["Subject"] for m in inbox.to("admin@test.local"))
     assert subjects == ["A question: Which supplier?", "A run failed"]  # no suggestion: opt-in
-    failure = next(m for m in inbox.to("admin@test.local") if m["Subject"] == "A run failed").get_body(("plain",)).get_content()
+    failure = (
+        next(m for m in inbox.to("admin@test.local") if m["Subject"] == "A run failed")
+        .get_body(("plain",))
+        .get_content()
+    )
     assert f"Open in Coach: http://coach.test/executions/{failed['execution_id']}" in failure
     api.ok("PUT", "/api/notifications/settings", {"kinds": {"suggestion_waiting": True}})
     second = api.settle(api.start(coached["id"], mode="coaching")["execution_id"])
@@ -252,14 +284,22 @@ def test_a_failed_run_and_a_question_reach_whoever_started_it_and_suggestions_on
 
 def test_the_next_suggestion_of_an_operators_own_decision_is_not_sent_as_news(api, services, inbox):
     api.ok("PUT", "/api/notifications/settings", {"kinds": {"suggestion_waiting": True}})
-    wf = api.workflow([{"id": "greet", "tool": "echo", "params": {"m": "hi"}},
-                       {"id": "close", "tool": "echo", "params": {"m": "bye"}}], name="two")
+    wf = api.workflow(
+        [
+            {"id": "greet", "tool": "echo", "params": {"m": "hi"}},
+            {"id": "close", "tool": "echo", "params": {"m": "bye"}},
+        ],
+        name="two",
+    )
     ex = api.settle(api.start(wf["id"], mode="coaching")["execution_id"])
     sender.deliver_due(services)
     assert "A suggestion waits: step greet" in [m["Subject"] for m in inbox.to("admin@test.local")]
 
-    api.ok("POST", f"/api/executions/{ex['execution_id']}/coaching/decision",
-           {"suggestion_id": ex["gate"]["suggestion_id"], "decision": "accept"})
+    api.ok(
+        "POST",
+        f"/api/executions/{ex['execution_id']}/coaching/decision",
+        {"suggestion_id": ex["gate"]["suggestion_id"], "decision": "accept"},
+    )
     assert api.settle(ex["execution_id"])["gate"]["step_id"] == "close"
     sender.deliver_due(services)
 
@@ -278,22 +318,26 @@ def test_a_deadline_near_is_sent_once_before_the_approval_times_out(api, lead, s
 
 
 def test_an_event_whose_transaction_rolls_back_leaves_no_notification_and_one_that_commits_leaves_its_rows(
-        api, lead, services):
+    api, lead, services
+):
     from services.gateway import calls
     from services.notifier import Events
 
     workspace_id = api.ok("GET", "/api/auth/me")["workspace_id"]
     with pytest.raises(RuntimeError):
         with services.db.transaction() as session:
-            held = calls.open_review(session, workspace_id, "bot", "sql.query", {"query": "DELETE FROM t"}, None,
-                                     Events())
+            held = calls.open_review(
+                session, workspace_id, "bot", "sql.query", {"query": "DELETE FROM t"}, None, Events()
+            )
             raise RuntimeError("the process dies before the commit")
     assert outbox(services, event_id=f"approval:{held.id}") == []
     with services.db.transaction() as session:
         kept = calls.open_review(session, workspace_id, "bot", "sql.query", {"query": "DELETE FROM t"}, None, Events())
     rows = outbox(services, event_id=f"approval:{kept.id}")
-    assert {(r.kind, r.address) for r in rows} == {("review_held", "lead@test.local"),
-                                                   ("review_held", "admin@test.local")}
+    assert {(r.kind, r.address) for r in rows} == {
+        ("review_held", "lead@test.local"),
+        ("review_held", "admin@test.local"),
+    }
 
 
 def test_a_demotion_reaches_the_leads_and_admins(api, lead, app, services, inbox):
@@ -311,8 +355,16 @@ def test_a_demotion_reaches_the_leads_and_admins(api, lead, app, services, inbox
 def test_the_html_alternative_escapes_what_people_wrote_and_makes_only_links_buttons():
     from services.notifications.email import html
 
-    made = html("Pay <b>42</b>?", ["Send <script>x</script> & co", "line one\nline two", "",
-                                   "Approve: https://coach.test/act/a?x=1&y=2", "Ratio: 3:1 not a link"])
+    made = html(
+        "Pay <b>42</b>?",
+        [
+            "Send <script>x</script> & co",
+            "line one\nline two",
+            "",
+            "Approve: https://coach.test/act/a?x=1&y=2",
+            "Ratio: 3:1 not a link",
+        ],
+    )
     assert "<b>" not in made and "&lt;b&gt;42&lt;/b&gt;" in made and "&lt;script&gt;" in made
     assert "&amp; co" in made and "line one<br>line two" in made
     assert '<a href="https://coach.test/act/a?x=1&amp;y=2" style="' in made and ">Approve</a>" in made
@@ -322,8 +374,12 @@ def test_the_html_alternative_escapes_what_people_wrote_and_makes_only_links_but
 def test_a_routes_users_must_be_members_of_the_workspace(app, api, lead, services):
     """Issue 40, item 4: a typo or another workspace's member is a 422 naming them (the route would mail nobody)."""
     make_user(services, "elsewhere@other.test", "lead", workspace_slug="other")
-    body = {"name": "payments", "events": ["approval_requested"],
-            "users": ["lead@test.local", "led@test.local", "elsewhere@other.test"], "escalate_users": ["nobody@x.test"]}
+    body = {
+        "name": "payments",
+        "events": ["approval_requested"],
+        "users": ["lead@test.local", "led@test.local", "elsewhere@other.test"],
+        "escalate_users": ["nobody@x.test"],
+    }
     status, answer = api.call("POST", "/api/notifications/routes", body)
     assert status == 422, answer
     details = answer["error"]["details"]
@@ -333,8 +389,12 @@ def test_a_routes_users_must_be_members_of_the_workspace(app, api, lead, service
     assert api.ok("GET", "/api/notifications/routes")["items"] == []
     # members by email (any case) or by user id are accepted
     lead_id = lead.ok("GET", "/api/auth/me")["user"]["id"]
-    route = api.ok("POST", "/api/notifications/routes", {**body, "users": ["Lead@Test.local", lead_id],
-                                                          "escalate_users": []}, status=201)
+    route = api.ok(
+        "POST",
+        "/api/notifications/routes",
+        {**body, "users": ["Lead@Test.local", lead_id], "escalate_users": []},
+        status=201,
+    )
     assert route["users"] == ["Lead@Test.local", lead_id]
 
 
@@ -342,8 +402,12 @@ def test_your_own_webhook_secret_signs_the_deliveries_and_a_bad_one_is_422(api, 
     """Issue 40, item 1: docs/notifications.md says you may send your own `secret`."""
     url = f"http://127.0.0.1:{receiver.server_address[1]}/hook"
     mine = "my-own-shared-secret-0123456789"
-    made = api.ok("POST", "/api/notifications/webhooks", {"url": url, "events": ["approval_requested"],
-                                                          "secret": mine}, status=201)
+    made = api.ok(
+        "POST",
+        "/api/notifications/webhooks",
+        {"url": url, "events": ["approval_requested"], "secret": mine},
+        status=201,
+    )
     assert made["secret"] == mine
     waiting_approval(api)
     sender.deliver_due(services)
@@ -360,17 +424,26 @@ def test_an_endpoint_whose_secret_cannot_be_read_fails_alone_and_the_other_rows_
     """Issue 40, item 3: after a COACH_SECRET_KEY change one endpoint's secret cannot be unsealed; that row fails with
     its reason (the endpoint shows failing), and the rows claimed in the same round are sent."""
     from services.notifications.models import WebhookEndpoint
-    from services.toolservers.secrets import Secrets
     from services.notifications.webhooks import PURPOSE
+    from services.toolservers.secrets import Secrets
 
     url = f"http://127.0.0.1:{receiver.server_address[1]}/hook"
-    old = api.ok("POST", "/api/notifications/webhooks", {"name": "old", "url": url + "/old",
-                                                         "events": ["approval_requested"]}, status=201)
-    api.ok("POST", "/api/notifications/webhooks", {"name": "new", "url": url + "/new",
-                                                   "events": ["approval_requested"]}, status=201)
+    old = api.ok(
+        "POST",
+        "/api/notifications/webhooks",
+        {"name": "old", "url": url + "/old", "events": ["approval_requested"]},
+        status=201,
+    )
+    api.ok(
+        "POST",
+        "/api/notifications/webhooks",
+        {"name": "new", "url": url + "/new", "events": ["approval_requested"]},
+        status=201,
+    )
     with services.db.transaction() as session:  # sealed under another server key, as before a key change
-        session.get(WebhookEndpoint, old["id"]).secret = Secrets("a-key-this-server-no-longer-has",
-                                                                   PURPOSE).seal({"secret": "s" * 32})
+        session.get(WebhookEndpoint, old["id"]).secret = Secrets("a-key-this-server-no-longer-has", PURPOSE).seal(
+            {"secret": "s" * 32}
+        )
     waiting_approval(api)
     counts = sender.deliver_due(services)
     assert len(receiver.requests) == 1 and counts.get("pending") == 1 and counts.get(N.SENT, 0) >= 1, counts
@@ -385,10 +458,18 @@ def test_an_endpoint_whose_secret_cannot_be_read_fails_alone_and_the_other_rows_
 def test_under_separate_duties_the_starter_is_not_asked_to_approve(api, lead, services, inbox):
     """Issue 40, item 2: the admin who started the run may not decide it, so gets no approval email (whose links would
     answer 409), neither by role nor through a route naming them; the lead does."""
-    api.ok("POST", "/api/notifications/routes", {"name": "both", "events": ["approval_requested"],
-                                                 "users": ["admin@test.local", "lead@test.local"]}, status=201)
-    wf = api.workflow([{"id": "sign_off", "type": "approval", "message": "Pay 42?", "separate_duties": True},
-                       {"id": "after", "tool": "echo", "params": {"paid": True}}])
+    api.ok(
+        "POST",
+        "/api/notifications/routes",
+        {"name": "both", "events": ["approval_requested"], "users": ["admin@test.local", "lead@test.local"]},
+        status=201,
+    )
+    wf = api.workflow(
+        [
+            {"id": "sign_off", "type": "approval", "message": "Pay 42?", "separate_duties": True},
+            {"id": "after", "tool": "echo", "params": {"paid": True}},
+        ]
+    )
     ex = api.settle(api.start(wf["id"])["execution_id"])
     assert ex["status"] == "waiting_approval", ex
     sender.deliver_due(services)

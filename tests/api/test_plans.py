@@ -1,5 +1,6 @@
 """Ad-hoc plans: created -> approved -> executed (normal and coaching), list and status, who may approve, the
 state table's 409s, 422s naming fields, per-tool metrics, save as workflow."""
+
 from __future__ import annotations
 
 import pytest
@@ -8,8 +9,10 @@ from tests.conftest import Api, authed_client
 
 pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
 
-ECHO = [{"id": "step_1", "tool": "echo", "params": {"message": "hello {{ vars.who }}"}},
-        {"id": "step_2", "tool": "echo", "params": {"message": "{{ steps.step_1.output.message }}!"}}]
+ECHO = [
+    {"id": "step_1", "tool": "echo", "params": {"message": "hello {{ vars.who }}"}},
+    {"id": "step_2", "tool": "echo", "params": {"message": "{{ steps.step_1.output.message }}!"}},
+]
 PLAN = {"name": "greet", "variables": {"who": {"type": "string", "default": "world"}}, "steps": ECHO}
 # every call known before it runs: nothing reads an earlier step's output
 KNOWN = {"variables": PLAN["variables"], "steps": [ECHO[0], {"id": "step_2", "tool": "echo", "params": {"n": 2}}]}
@@ -51,8 +54,11 @@ def test_plan_in_coaching_mode_counts_per_tool_and_operator_not_as_a_workflow(ap
         ex = api.settle(created["plan_id"])
         assert ex["status"] == "waiting_decision" and ex["is_coaching"]
         sug = api.ok("GET", f"/api/executions/{created['plan_id']}/coaching/suggestion")["suggestion"]
-        api.ok("POST", f"/api/executions/{created['plan_id']}/coaching/decision",
-               {"suggestion_id": sug["suggestion_id"], "decision": "accept"})
+        api.ok(
+            "POST",
+            f"/api/executions/{created['plan_id']}/coaching/decision",
+            {"suggestion_id": sug["suggestion_id"], "decision": "accept"},
+        )
     assert api.settle(created["plan_id"])["status"] == "completed"
     tools = api.ok("GET", "/api/metrics/tools")["items"]
     assert [(t["tool"], t["decisions"], t["accepted"]) for t in tools] == [("echo", 2, 2)]
@@ -98,15 +104,18 @@ def test_a_draft_never_runs_not_even_after_a_restart(api, services):
     assert api.ok("GET", f"/api/plans/{created['plan_id']}/status")["status"] == "approved"
 
 
-@pytest.mark.parametrize(("body", "field"), [
-    ({"steps": []}, "steps"),
-    ({"steps": [{"id": "a", "tool": "no.such"}]}, "steps[0].tool"),
-    ({"steps": [{"id": "a", "tool": "echo", "depends_on": ["zz"]}]}, "steps[0].depends_on"),
-    ({"steps": [{"id": "a", "type": "human_input"}]}, "steps[0].question"),
-    ({"steps": ECHO, "mode": "auto"}, "mode"),
-    ({"steps": ECHO, "variables": "x"}, "variables"),
-    ({"name": 5, "steps": ECHO}, "name"),
-])
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"steps": []}, "steps"),
+        ({"steps": [{"id": "a", "tool": "no.such"}]}, "steps[0].tool"),
+        ({"steps": [{"id": "a", "tool": "echo", "depends_on": ["zz"]}]}, "steps[0].depends_on"),
+        ({"steps": [{"id": "a", "type": "human_input"}]}, "steps[0].question"),
+        ({"steps": ECHO, "mode": "auto"}, "mode"),
+        ({"steps": ECHO, "variables": "x"}, "variables"),
+        ({"name": 5, "steps": ECHO}, "name"),
+    ],
+)
 def test_a_bad_plan_is_422_naming_the_field_like_a_workflow(api, body, field):
     code, answer = api.call("POST", "/api/plans", body)
     assert code == 422 and field in answer["error"]["details"], answer
@@ -132,8 +141,12 @@ def test_an_operator_approves_a_plan_the_policy_allows_and_not_one_it_does_not(a
     allowed = plan(operator, KNOWN)
     assert allowed["created_by"] == "operator@test.local"
     assert operator.ok("POST", f"/api/plans/{allowed['plan_id']}/approve")["approver_role"] == "operator"
-    api.ok("POST", "/api/policies", {"name": "echo is reviewed", "effect": "require_review", "order": 1,
-                                     "match": {"tool": "echo"}}, status=201)
+    api.ok(
+        "POST",
+        "/api/policies",
+        {"name": "echo is reviewed", "effect": "require_review", "order": 1, "match": {"tool": "echo"}},
+        status=201,
+    )
     reviewed = plan(operator, KNOWN)
     code, body = operator.call("POST", f"/api/plans/{reviewed['plan_id']}/approve")
     assert code == 403 and body["error"]["details"]["needs"] == "lead"
@@ -154,8 +167,10 @@ def test_list_and_filters(api):
     first, second = plan(api), plan(api, mode="coaching")
     api.ok("POST", f"/api/plans/{second['plan_id']}/approve")
     everything = api.ok("GET", "/api/plans")
-    assert everything["total"] == 2 and [p["plan_id"] for p in everything["items"]] == [second["plan_id"],
-                                                                                         first["plan_id"]]
+    assert everything["total"] == 2 and [p["plan_id"] for p in everything["items"]] == [
+        second["plan_id"],
+        first["plan_id"],
+    ]
     assert [p["plan_id"] for p in api.ok("GET", "/api/plans?status=draft")["items"]] == [first["plan_id"]]
     assert [p["plan_id"] for p in api.ok("GET", "/api/plans?mode=coaching")["items"]] == [second["plan_id"]]
     assert api.ok("GET", "/api/plans?created_by=nobody@x")["items"] == []
@@ -165,8 +180,11 @@ def test_list_and_filters(api):
 
 def test_save_as_workflow_keeps_the_corrected_steps(api):
     created = plan(api)
-    api.ok("POST", f"/api/plans/{created['plan_id']}/apply-correction",
-           {"step_id": "step_2", "correction": {"updated_step": {"params": {"message": "bye"}}}})
+    api.ok(
+        "POST",
+        f"/api/plans/{created['plan_id']}/apply-correction",
+        {"step_id": "step_2", "correction": {"updated_step": {"params": {"message": "bye"}}}},
+    )
     wf = api.ok("POST", f"/api/plans/{created['plan_id']}/save-as-workflow", {"name": "Greeter"}, status=201)
     assert wf["name"] == "Greeter" and wf["version"] == 1
     assert wf["steps"][1]["params"] == {"message": "bye"}

@@ -1,5 +1,6 @@
 """Policies through /api/policies: every route, who may call it, every bad input as a 422 naming the field,
 the dry run's explanation, audit rows, and the revision that keeps every process's compiled rules fresh."""
+
 from __future__ import annotations
 
 import pytest
@@ -10,11 +11,22 @@ from tests.conftest import authed_client, make_user
 
 pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
 
-SQL_REVIEW = {"name": "SQL writes need review", "order": 10, "effect": "require_review",
-              "reason": "writes to the warehouse are checked by a person",
-              "scope": {"workflow_id": None, "user": None},
-              "match": {"tool": "sql.*", "step_type": "action", "risk": ["write", "destructive"],
-                        "workflow_id": None, "user": None, "agent_step": None, "sql": "not_read"}}
+SQL_REVIEW = {
+    "name": "SQL writes need review",
+    "order": 10,
+    "effect": "require_review",
+    "reason": "writes to the warehouse are checked by a person",
+    "scope": {"workflow_id": None, "user": None},
+    "match": {
+        "tool": "sql.*",
+        "step_type": "action",
+        "risk": ["write", "destructive"],
+        "workflow_id": None,
+        "user": None,
+        "agent_step": None,
+        "sql": "not_read",
+    },
+}
 
 
 def _error(body) -> dict:
@@ -29,8 +41,12 @@ def test_create_read_list_replace_and_delete_a_policy_each_audited(api):
     created = api.ok("POST", "/api/policies", SQL_REVIEW, status=201)
     assert created["id"] and created["revision"] == 1
     assert (created["name"], created["effect"], created["order"]) == ("SQL writes need review", "require_review", 10)
-    assert created["match"] == {"tool": "sql.*", "step_type": "action", "risk": ["write", "destructive"],
-                                "sql": "not_read"}
+    assert created["match"] == {
+        "tool": "sql.*",
+        "step_type": "action",
+        "risk": ["write", "destructive"],
+        "sql": "not_read",
+    }
     assert api.ok("GET", f"/api/policies/{created['id']}") == created
     listing = api.ok("GET", "/api/policies")
     assert [p["id"] for p in listing["items"]] == [created["id"]] and listing["revision"] == 1
@@ -52,20 +68,54 @@ def test_create_read_list_replace_and_delete_a_policy_each_audited(api):
 def test_evaluate_explains_the_winner_and_the_rules_that_lost(api, services):
     wf = api.workflow([{"id": "q", "tool": "echo", "params": {}}])["id"]
     workspace_rule = api.ok("POST", "/api/policies", SQL_REVIEW, status=201)
-    workflow_rule = api.ok("POST", "/api/policies", {
-        "name": "this workflow may write", "order": 50, "effect": "allow", "reason": "its writes are reviewed",
-        "scope": {"workflow_id": wf}, "match": {"tool": "sql.query"}}, status=201)
-    denied = api.ok("POST", "/api/policies", {
-        "name": "no drops", "order": 1, "effect": "deny", "reason": "never",
-        "match": {"tool": "sql.*", "params": "'drop' in params.query | lower"}}, status=201)
+    workflow_rule = api.ok(
+        "POST",
+        "/api/policies",
+        {
+            "name": "this workflow may write",
+            "order": 50,
+            "effect": "allow",
+            "reason": "its writes are reviewed",
+            "scope": {"workflow_id": wf},
+            "match": {"tool": "sql.query"},
+        },
+        status=201,
+    )
+    denied = api.ok(
+        "POST",
+        "/api/policies",
+        {
+            "name": "no drops",
+            "order": 1,
+            "effect": "deny",
+            "reason": "never",
+            "match": {"tool": "sql.*", "params": "'drop' in params.query | lower"},
+        },
+        status=201,
+    )
 
-    verdict = api.ok("POST", "/api/policies/evaluate", {"tool": "sql.query", "params": {"query": "DELETE FROM t"},
-                                                         "step_type": "action", "workflow_id": wf, "user": "a@x"})
+    verdict = api.ok(
+        "POST",
+        "/api/policies/evaluate",
+        {
+            "tool": "sql.query",
+            "params": {"query": "DELETE FROM t"},
+            "step_type": "action",
+            "workflow_id": wf,
+            "user": "a@x",
+        },
+    )
     assert verdict["effect"] == "allow" and verdict["default"] is False
-    assert verdict["rule"] == {"id": workflow_rule["id"], "name": "this workflow may write", "scope": "workflow",
-                               "order": 50, "reason": "its writes are reviewed"}
+    assert verdict["rule"] == {
+        "id": workflow_rule["id"],
+        "name": "this workflow may write",
+        "scope": "workflow",
+        "order": 50,
+        "reason": "its writes are reviewed",
+    }
     assert [(m["id"], m["effect"], m["scope"], m["lost_because"]) for m in verdict["matched"]] == [
-        (workspace_rule["id"], "require_review", "workspace", "less specific scope")]
+        (workspace_rule["id"], "require_review", "workspace", "less specific scope")
+    ]
 
     verdict = api.ok("POST", "/api/policies/evaluate", {"tool": "sql.query", "params": {"query": "DROP TABLE t"}})
     assert (verdict["effect"], verdict["rule"]["id"]) == ("deny", denied["id"])
@@ -78,8 +128,17 @@ def test_evaluate_explains_the_winner_and_the_rules_that_lost(api, services):
 
 
 def test_a_failing_predicate_is_a_fail_closed_require_review_in_the_explanation(api):
-    rule = api.ok("POST", "/api/policies", {"name": "big amounts", "effect": "allow", "order": 1,
-                                            "match": {"tool": "echo", "params": "params.amount > 10"}}, status=201)
+    rule = api.ok(
+        "POST",
+        "/api/policies",
+        {
+            "name": "big amounts",
+            "effect": "allow",
+            "order": 1,
+            "match": {"tool": "echo", "params": "params.amount > 10"},
+        },
+        status=201,
+    )
     verdict = api.ok("POST", "/api/policies/evaluate", {"tool": "echo", "params": {"message": "no amount"}})
     assert (verdict["effect"], verdict["default"], verdict["rule"]["id"]) == ("require_review", False, rule["id"])
     assert "amount" in verdict["rule"]["error"]
@@ -87,8 +146,12 @@ def test_a_failing_predicate_is_a_fail_closed_require_review_in_the_explanation(
 
 
 def test_the_workspace_default_is_read_changed_audited_and_applied(api):
-    assert api.ok("GET", "/api/policies/default") == {"read": "allow", "write": "allow", "external": "allow",
-                                                       "destructive": "require_review"}
+    assert api.ok("GET", "/api/policies/default") == {
+        "read": "allow",
+        "write": "allow",
+        "external": "allow",
+        "destructive": "require_review",
+    }
     body = api.ok("PUT", "/api/policies/default", {"write": "require_review", "destructive": "deny"})
     assert body == {"read": "allow", "write": "require_review", "external": "allow", "destructive": "deny"}
     assert api.ok("GET", "/api/policies/default") == body
@@ -101,24 +164,27 @@ def test_the_workspace_default_is_read_changed_audited_and_applied(api):
     assert (verdict["effect"], verdict["risk"]) == ("deny", None)
 
 
-@pytest.mark.parametrize(("change", "field"), [
-    ({"effect": "maybe"}, "effect"),
-    ({"order": "ten"}, "order"),
-    ({"order": 1.5}, "order"),
-    ({"name": ""}, "name"),
-    ({"match": {"tool": "sql.[query"}}, "match.tool"),
-    ({"match": {"tool": "sql query"}}, "match.tool"),
-    ({"match": {"params": "params.amount >"}}, "match.params"),
-    ({"match": {"params": "parms.amount > 1"}}, "match.params"),
-    ({"match": {"risk": ["write", "scary"]}}, "match.risk"),
-    ({"match": {"step_type": "dance"}}, "match.step_type"),
-    ({"match": {"colour": "red"}}, "match.colour"),
-    ({"match": {"sql": "is_write"}}, "match.sql"),
-    ({"match": {"host_not_in": ["not a host!"]}}, "match.host_not_in"),
-    ({"match": {"path_outside": "/etc"}}, "match.path_outside"),
-    ({"scope": {"team": "x"}}, "scope.team"),
-    ({"scope": {"workflow_id": "no-such-workflow"}}, "scope.workflow_id"),
-])
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"effect": "maybe"}, "effect"),
+        ({"order": "ten"}, "order"),
+        ({"order": 1.5}, "order"),
+        ({"name": ""}, "name"),
+        ({"match": {"tool": "sql.[query"}}, "match.tool"),
+        ({"match": {"tool": "sql query"}}, "match.tool"),
+        ({"match": {"params": "params.amount >"}}, "match.params"),
+        ({"match": {"params": "parms.amount > 1"}}, "match.params"),
+        ({"match": {"risk": ["write", "scary"]}}, "match.risk"),
+        ({"match": {"step_type": "dance"}}, "match.step_type"),
+        ({"match": {"colour": "red"}}, "match.colour"),
+        ({"match": {"sql": "is_write"}}, "match.sql"),
+        ({"match": {"host_not_in": ["not a host!"]}}, "match.host_not_in"),
+        ({"match": {"path_outside": "/etc"}}, "match.path_outside"),
+        ({"scope": {"team": "x"}}, "scope.team"),
+        ({"scope": {"workflow_id": "no-such-workflow"}}, "scope.workflow_id"),
+    ],
+)
 def test_a_bad_rule_is_a_422_naming_the_field_and_changes_nothing(api, change, field):
     code, body = api.call("POST", "/api/policies", {**SQL_REVIEW, **change})
     assert code == 422, body
@@ -144,11 +210,13 @@ def test_operators_read_policies_and_are_refused_every_change(app, api):
     assert operator.get("/api/policies").status_code == 200
     assert operator.get(f"/api/policies/{rule['id']}").status_code == 200
     assert operator.get("/api/policies/default").status_code == 200
-    for method, path, body in (("POST", "/api/policies", SQL_REVIEW),
-                               ("PUT", f"/api/policies/{rule['id']}", SQL_REVIEW),
-                               ("DELETE", f"/api/policies/{rule['id']}", None),
-                               ("PUT", "/api/policies/default", {"destructive": "allow"}),
-                               ("POST", "/api/policies/evaluate", {"tool": "echo"})):
+    for method, path, body in (
+        ("POST", "/api/policies", SQL_REVIEW),
+        ("PUT", f"/api/policies/{rule['id']}", SQL_REVIEW),
+        ("DELETE", f"/api/policies/{rule['id']}", None),
+        ("PUT", "/api/policies/default", {"destructive": "allow"}),
+        ("POST", "/api/policies/evaluate", {"tool": "echo"}),
+    ):
         response = operator.open(path, method=method, json=body)
         assert response.status_code == 403, (method, path, response.get_json())
     lead = authed_client(app, "lead")
@@ -165,8 +233,12 @@ def test_another_workspaces_policy_is_a_404(app, api, services):
         assert (response.status_code, response.get_json()["error"]["code"]) == (404, "not_found"), method
     assert other.get("/api/policies").get_json() == {"items": [], "revision": 0}
     # the other workspace's rules never decide here
-    assert other.post("/api/policies/evaluate", json={"tool": "sql.query", "params": {"query": "DELETE FROM t"}}
-                      ).get_json()["default"] is True
+    assert (
+        other.post(
+            "/api/policies/evaluate", json={"tool": "sql.query", "params": {"query": "DELETE FROM t"}}
+        ).get_json()["default"]
+        is True
+    )
     assert api.ok("GET", f"/api/policies/{rule['id']}")["id"] == rule["id"]
 
 

@@ -1,6 +1,7 @@
 """Policies applied to every tool call (issue #13 item 2), in every mode, on the params the call really runs with,
 judged when it is about to run: deny fails the step, require_review opens an approval (normal, auto) or shows in
 the suggestion (coaching). With tests for failures known from other systems."""
+
 from __future__ import annotations
 
 import pytest
@@ -10,16 +11,27 @@ from tests.conftest import make_user
 
 pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
 
-OUTSIDE = {"name": "only summaries/", "effect": "require_review", "order": 10,
-           "reason": "writing outside summaries/ is checked by a person",
-           "match": {"tool": "file.write", "path_outside": "summaries/"}}
-NO_SECRETS = {"name": "no secrets", "effect": "deny", "order": 5, "reason": "nothing is written to secrets/",
-              "match": {"tool": "file.*", "params": "params.path.startswith('secrets/')"}}
+OUTSIDE = {
+    "name": "only summaries/",
+    "effect": "require_review",
+    "order": 10,
+    "reason": "writing outside summaries/ is checked by a person",
+    "match": {"tool": "file.write", "path_outside": "summaries/"},
+}
+NO_SECRETS = {
+    "name": "no secrets",
+    "effect": "deny",
+    "order": 5,
+    "reason": "nothing is written to secrets/",
+    "match": {"tool": "file.*", "params": "params.path.startswith('secrets/')"},
+}
 
 
 def _write(path: str) -> list[dict]:
-    return [{"id": "write", "tool": "file.write", "params": {"path": path, "content": "hello"}},
-            {"id": "after", "tool": "echo", "params": {"done": True}}]
+    return [
+        {"id": "write", "tool": "file.write", "params": {"path": path, "content": "hello"}},
+        {"id": "after", "tool": "echo", "params": {"done": True}},
+    ]
 
 
 def _rules(api, *rules):
@@ -41,7 +53,9 @@ def test_a_denied_call_fails_its_step_with_the_rules_reason_and_never_runs(api):
     ex = api.run(_write("secrets/key.txt"))
     assert ex["status"] == "failed", ex
     step = ex["steps"][0]
-    assert step["status"] == "failed" and "denied by policy 'no secrets': nothing is written to secrets/" in step["error"]
+    assert (
+        step["status"] == "failed" and "denied by policy 'no secrets': nothing is written to secrets/" in step["error"]
+    )
     assert step["policy"]["effect"] == "deny" and step["policy"]["rule"]["name"] == "no secrets"
     # the rule that matched too but lost is in the explanation
     assert [m["name"] for m in step["policy"]["matched"]] == ["only summaries/"]
@@ -81,12 +95,18 @@ def test_an_edit_is_judged_again_and_cannot_turn_a_reviewed_call_into_a_denied_o
     ex_id = api.start(api.workflow(_write("report.txt"))["id"])["execution_id"]
     api.settle(ex_id)
     approval = _approval(api, ex_id)
-    code, body = api.call("POST", f"/api/approvals/{approval['approval_id']}",
-                          {"decision": "edit", "params": {"path": "secrets/x.txt", "content": "x"}})
+    code, body = api.call(
+        "POST",
+        f"/api/approvals/{approval['approval_id']}",
+        {"decision": "edit", "params": {"path": "secrets/x.txt", "content": "x"}},
+    )
     assert code == 422 and "params" in body["error"]["details"], body
     # an edit names params only: the tool stays the approval's
-    code, body = api.call("POST", f"/api/approvals/{approval['approval_id']}",
-                          {"decision": "edit", "params": {"path": "summaries/r.txt", "content": "edited"}})
+    code, body = api.call(
+        "POST",
+        f"/api/approvals/{approval['approval_id']}",
+        {"decision": "edit", "params": {"path": "summaries/r.txt", "content": "edited"}},
+    )
     assert code == 200, body
     assert api.settle(ex_id)["status"] == "completed"
     assert (api.data_dir() / "summaries" / "r.txt").read_text() == "edited"
@@ -113,19 +133,34 @@ def test_coaching_shows_the_verdict_and_refuses_to_accept_or_correct_into_a_deni
     api.settle(ex_id)
     sug = api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]
     assert sug["policy"]["effect"] == "deny" and sug["policy"]["rule"]["name"] == "no secrets"
-    code, body = api.call("POST", f"/api/executions/{ex_id}/coaching/decision",
-                          {"suggestion_id": sug["suggestion_id"], "decision": "accept"})
+    code, body = api.call(
+        "POST",
+        f"/api/executions/{ex_id}/coaching/decision",
+        {"suggestion_id": sug["suggestion_id"], "decision": "accept"},
+    )
     assert code == 409 and body["error"]["code"] == "policy_denied", body
     assert "no secrets" in body["error"]["message"] and body["error"]["details"]["policy"]["effect"] == "deny"
-    code, body = api.call("POST", f"/api/executions/{ex_id}/coaching/decision",
-                          {"suggestion_id": sug["suggestion_id"], "decision": "correct",
-                           "correction": {"path": "secrets/b.txt", "content": "x"}})
+    code, body = api.call(
+        "POST",
+        f"/api/executions/{ex_id}/coaching/decision",
+        {
+            "suggestion_id": sug["suggestion_id"],
+            "decision": "correct",
+            "correction": {"path": "secrets/b.txt", "content": "x"},
+        },
+    )
     assert code == 409, body
     # nothing changed: still pending, and a correction out of the denied folder runs
     assert api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]["status"] == "pending"
-    api.ok("POST", f"/api/executions/{ex_id}/coaching/decision",
-           {"suggestion_id": sug["suggestion_id"], "decision": "correct",
-            "correction": {"path": "public/b.txt", "content": "x"}})
+    api.ok(
+        "POST",
+        f"/api/executions/{ex_id}/coaching/decision",
+        {
+            "suggestion_id": sug["suggestion_id"],
+            "decision": "correct",
+            "correction": {"path": "public/b.txt", "content": "x"},
+        },
+    )
     assert api.settle(ex_id)["status"] == "waiting_decision"
     assert (api.data_dir() / "public" / "b.txt").exists() and not (api.data_dir() / "secrets").exists()
 
@@ -137,8 +172,11 @@ def test_a_coaching_decision_is_the_review_a_rule_asks_for(api):
     api.settle(ex_id)
     sug = api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]
     assert sug["policy"]["effect"] == "require_review"
-    api.ok("POST", f"/api/executions/{ex_id}/coaching/decision", {"suggestion_id": sug["suggestion_id"],
-                                                                  "decision": "accept"})
+    api.ok(
+        "POST",
+        f"/api/executions/{ex_id}/coaching/decision",
+        {"suggestion_id": sug["suggestion_id"], "decision": "accept"},
+    )
     assert api.settle(ex_id)["status"] == "completed"
     assert api.ok("GET", "/api/approvals?status=pending")["total"] == 0
 
@@ -170,7 +208,9 @@ def test_policy_rules_are_a_workspaces_own(api, services):
     other = make_user(services, "admin@other.test", "admin", "other")
     headers = {"Authorization": f"Bearer {other}", "X-Coach-Workspace": "other"}
     wf = api.call("POST", "/api/workflows", {"name": "w", "steps": _write("secrets/x.txt")}, headers=headers)[1]
-    ex_id = api.call("POST", "/api/executions/", {"workflow_id": wf["id"], "mode": "normal"}, headers=headers)[1]["execution_id"]
+    ex_id = api.call("POST", "/api/executions/", {"workflow_id": wf["id"], "mode": "normal"}, headers=headers)[1][
+        "execution_id"
+    ]
     api.services.runner.wait_idle(10)
     ex = api.call("GET", f"/api/executions/{ex_id}", headers=headers)[1]
     assert ex["status"] == "completed" and ex["steps"][0]["policy"]["default"] is True, ex
@@ -187,8 +227,11 @@ def test_forced_reviews_of_an_auto_run_are_spot_check_evidence_and_rejects_demot
     for n in (1, 2):
         ex_id = api.start(wf["id"], mode="auto")["execution_id"]
         assert api.settle(ex_id)["status"] == "waiting_approval"
-        api.ok("POST", f"/api/approvals/{_approval(api, ex_id)['approval_id']}",
-               {"decision": "reject", "comment": "wrong file"})
+        api.ok(
+            "POST",
+            f"/api/approvals/{_approval(api, ex_id)['approval_id']}",
+            {"decision": "reject", "comment": "wrong file"},
+        )
         assert api.settle(ex_id)["status"] == "failed"
         spot = api.ok("GET", f"/api/metrics/workflows/{wf['id']}")["spot_checks"]
         assert (spot["decisions"], spot["rejected"]) == (n, n)
@@ -234,7 +277,10 @@ def test_a_rule_added_while_a_suggestion_waits_judges_its_accept(api):
     sug = api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]
     assert sug["policy"]["effect"] == "allow"
     _rules(api, NO_SECRETS)  # the suggestion's verdict is of an older revision: judged again
-    code, body = api.call("POST", f"/api/executions/{ex_id}/coaching/decision",
-                          {"suggestion_id": sug["suggestion_id"], "decision": "accept"})
+    code, body = api.call(
+        "POST",
+        f"/api/executions/{ex_id}/coaching/decision",
+        {"suggestion_id": sug["suggestion_id"], "decision": "accept"},
+    )
     assert code == 409 and body["error"]["code"] == "policy_denied", body
     assert not (api.data_dir() / "secrets").exists()

@@ -1,6 +1,7 @@
 """Promotion with the evidence (issue 31, item 7) through the API, on SQLite and PostgreSQL: a forced promotion
 needs an admin and a reason (audited); a promotion lists the workflow's steps that are not ready; each step's
 snapshot says how many decisions it still needs; the decisions behind a step are listed, newest first."""
+
 from __future__ import annotations
 
 import pytest
@@ -9,20 +10,26 @@ from tests.conftest import authed_client
 
 pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
 
-STEPS = [{"id": "first", "tool": "echo", "params": {"v": "one"}},
-         {"id": "second", "tool": "echo", "params": {"v": "two"}},
-         {"id": "check", "type": "validation", "target": "steps.second.output", "schema": {"type": "object"}}]
+STEPS = [
+    {"id": "first", "tool": "echo", "params": {"v": "one"}},
+    {"id": "second", "tool": "echo", "params": {"v": "two"}},
+    {"id": "check", "type": "validation", "target": "steps.second.output", "schema": {"type": "object"}},
+]
 LENIENT = {"coaching_after": 2, "auto_min_window": 3, "window": 5, "auto_acceptance": 0.5, "auto_alpha": 0.2}
 
 
 def _decide_run(api, wf_id: str, first: str, second: str) -> str:
-    ex_id = api.ok("POST", "/api/executions/coaching", {"workflow_id": wf_id, "variables": {}},
-                   status=201)["execution_id"]
+    ex_id = api.ok("POST", "/api/executions/coaching", {"workflow_id": wf_id, "variables": {}}, status=201)[
+        "execution_id"
+    ]
     for kind in (first, second):
         api.settle(ex_id)
         sug = api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]
-        api.ok("POST", f"/api/executions/{ex_id}/coaching/decision",
-               {"suggestion_id": sug["suggestion_id"], "decision": kind})
+        api.ok(
+            "POST",
+            f"/api/executions/{ex_id}/coaching/decision",
+            {"suggestion_id": sug["suggestion_id"], "decision": kind},
+        )
     api.settle(ex_id)
     return ex_id
 
@@ -79,7 +86,8 @@ def test_a_ready_workflow_promotion_lists_the_steps_still_not_ready(api):
     else:
         promoted = api.ok("POST", f"/api/workflows/{wf_id}/mode", {"mode": "auto"})
     assert [(s["step_id"], s["decisions_needed"]) for s in promoted["steps_not_ready"]] == [
-        ("second", second["decisions_needed"])]
+        ("second", second["decisions_needed"])
+    ]
 
 
 def test_the_decisions_behind_a_step_newest_first(api):
@@ -87,7 +95,10 @@ def test_the_decisions_behind_a_step_newest_first(api):
     runs = [_decide_run(api, wf_id, "accept", kind) for kind in ("skip", "reject", "accept")]
     items = api.ok("GET", f"/api/metrics/workflows/{wf_id}/steps/second/decisions")["items"]
     assert [(d["decision"], d["execution_id"], d["counted"]) for d in items] == [
-        ("accept", runs[2], True), ("reject", runs[1], True), ("skip", runs[0], False)]
+        ("accept", runs[2], True),
+        ("reject", runs[1], True),
+        ("skip", runs[0], False),
+    ]
     assert all(d["operator"] == "admin@test.local" for d in items)
     assert len(api.ok("GET", f"/api/metrics/workflows/{wf_id}/steps/second/decisions?limit=1")["items"]) == 1
     assert api.call("GET", f"/api/metrics/workflows/{wf_id}/steps/second/decisions?limit=0")[0] == 422

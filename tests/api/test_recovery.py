@@ -1,6 +1,7 @@
 """Recovery of a failed execution through the REST API (SQLite and PostgreSQL): retry the failed step with the same
 or edited params (a new run with a new idempotency key, audited), resume from a step that has not run, re-run as a
 new execution linked to the old one; every refusal a clear 4xx. And a run's history (GET .../history)."""
+
 from __future__ import annotations
 
 import pytest
@@ -37,8 +38,7 @@ def steps_of(ex: dict) -> dict:
 
 
 def audit_of(api: Api, ex_id: str, action: str) -> list[dict]:
-    return [e for e in api.ok("GET", f"/api/audit?execution_id={ex_id}&per_page=200")["items"]
-            if e["action"] == action]
+    return [e for e in api.ok("GET", f"/api/audit?execution_id={ex_id}&per_page=200")["items"] if e["action"] == action]
 
 
 def test_retry_with_the_same_params_is_a_new_run_with_a_new_key(api):
@@ -55,38 +55,47 @@ def test_retry_with_the_same_params_is_a_new_run_with_a_new_key(api):
     read = steps_of(done)["read"]
     assert read["run"] == 2 and read["idempotency_key"] != first_key and read["idempotency_key"].endswith(":read:2")
     assert steps_of(done)["after"]["output"] == {"message": "read hello"}
-    retry, = audit_of(api, ex["execution_id"], "retry")
+    (retry,) = audit_of(api, ex["execution_id"], "retry")
     assert retry["actor"] == "admin@test.local" and retry["result"] == "same"
     assert retry["before"]["idempotency_key"] == first_key and retry["after"]["next_run"] == 2
-    keys = [e["after"]["idempotency_key"] for e in audit_of(api, ex["execution_id"], "tool_call")
-            if e["after"]["step_id"] == "read"]
+    keys = [
+        e["after"]["idempotency_key"]
+        for e in audit_of(api, ex["execution_id"], "tool_call")
+        if e["after"]["step_id"] == "read"
+    ]
     assert sorted(keys) == sorted([first_key, read["idempotency_key"]])
 
 
 def test_retry_with_edited_params_runs_them_for_this_execution_only(api, operator):
     ex = failed_run(api)
     (api.data_dir() / "other.txt").write_text("other")
-    operator.ok("POST", f"/api/executions/{ex['execution_id']}/retry",
-                {"step_id": "read", "params": {"path": "other.txt"}})
+    operator.ok(
+        "POST", f"/api/executions/{ex['execution_id']}/retry", {"step_id": "read", "params": {"path": "other.txt"}}
+    )
     done = api.settle(ex["execution_id"])
     assert done["status"] == "completed"
     read = steps_of(done)["read"]
     assert read["params"] == {"path": "other.txt"} and read["definition"]["params"] == {"path": "other.txt"}
-    retry, = audit_of(api, ex["execution_id"], "retry")
+    (retry,) = audit_of(api, ex["execution_id"], "retry")
     assert retry["actor"] == "operator@test.local" and retry["result"] == "edited"
-    assert retry["after"]["params"] == {"path": "other.txt"} and retry["after"]["params_before"] == {"path": "input.txt"}
+    assert retry["after"]["params"] == {"path": "other.txt"} and retry["after"]["params_before"] == {
+        "path": "input.txt"
+    }
     # the workflow itself is unchanged: a new run reads input.txt again
     again = api.settle(api.start(done["workflow_id"])["execution_id"])
     assert steps_of(again)["read"]["params"] == {"path": "input.txt"}
 
 
-@pytest.mark.parametrize("params, field", [
-    ({"path": 5}, "params.path"),
-    ({}, "params.path"),
-    ({"path": "x", "max_bytes": "abc"}, "params.max_bytes"),
-    ({"path": "x", "colour": "red"}, "params"),
-    ({"path": "{{ vars.nope.deeper }}"}, "params.path"),
-])
+@pytest.mark.parametrize(
+    "params, field",
+    [
+        ({"path": 5}, "params.path"),
+        ({}, "params.path"),
+        ({"path": "x", "max_bytes": "abc"}, "params.max_bytes"),
+        ({"path": "x", "colour": "red"}, "params"),
+        ({"path": "{{ vars.nope.deeper }}"}, "params.path"),
+    ],
+)
 def test_edited_params_that_break_the_tools_schema_are_a_422_naming_the_field(api, params, field):
     ex = failed_run(api)
     code, body = api.call("POST", f"/api/executions/{ex['execution_id']}/retry", {"step_id": "read", "params": params})
@@ -152,7 +161,7 @@ def test_resume_from_a_step_that_has_not_run_skips_the_failed_one(api, operator)
     assert steps["after"]["status"] == "skipped" and done["status"] == "completed"
     code, body = operator.call("POST", f"/api/executions/{ex_id}/resume-from", {"step_id": "last"})
     assert code == 409
-    resumed, = audit_of(api, ex_id, "resume_from")
+    (resumed,) = audit_of(api, ex_id, "resume_from")
     assert resumed["actor"] == "operator@test.local" and resumed["after"]["skipped"] == ["read"]
 
 
@@ -161,8 +170,12 @@ def test_a_failed_execution_says_which_steps_resume_from_may_choose_and_why_not_
     # the failed step and the step that reads its output cannot be chosen, each with resume-from's own reason
     assert ex["resume_from"] == [
         {"step_id": "last", "allowed": True, "reason": None, "skips": ["read"]},
-        {"step_id": "after", "allowed": False, "skips": [],
-         "reason": "step 'after' reads the output of step 'read', which has no output to give: retry 'read' instead"},
+        {
+            "step_id": "after",
+            "allowed": False,
+            "skips": [],
+            "reason": "step 'after' reads the output of step 'read', which has no output to give: retry 'read' instead",
+        },
     ]
     refused = operator.call("POST", f"/api/executions/{ex['execution_id']}/resume-from", {"step_id": "after"})
     assert refused[0] == 409 and refused[1]["error"]["message"] == ex["resume_from"][1]["reason"]
@@ -179,14 +192,22 @@ def test_resume_from_a_step_that_ran_is_a_409(api):
 
 
 def test_rerun_starts_a_new_execution_linked_to_the_old_one(api):
-    wf = api.workflow([{"id": "say", "tool": "echo", "params": {"message": "{{ vars.word }}"}},
-                       {"id": "read", "tool": "file.read", "params": {"path": "{{ vars.file }}"}}],
-                      variables={"word": {"type": "string", "required": True}, "file": {"type": "string"}})
+    wf = api.workflow(
+        [
+            {"id": "say", "tool": "echo", "params": {"message": "{{ vars.word }}"}},
+            {"id": "read", "tool": "file.read", "params": {"path": "{{ vars.file }}"}},
+        ],
+        variables={"word": {"type": "string", "required": True}, "file": {"type": "string"}},
+    )
     old = api.settle(api.start(wf["id"], {"word": "hi", "file": "missing.txt"})["execution_id"])
     assert old["status"] == "failed"
     (api.data_dir() / "there.txt").write_text("x")
-    new = api.ok("POST", f"/api/executions/{old['execution_id']}/rerun", {"variables": {"word": "yo", "file": "there.txt"}},
-                 status=201)
+    new = api.ok(
+        "POST",
+        f"/api/executions/{old['execution_id']}/rerun",
+        {"variables": {"word": "yo", "file": "there.txt"}},
+        status=201,
+    )
     assert new["rerun_of"] == old["execution_id"] and new["execution_id"] != old["execution_id"]
     assert new["variables"] == {"word": "yo", "file": "there.txt"}
     done = api.settle(new["execution_id"])
@@ -219,8 +240,11 @@ def test_an_operator_retries_and_reruns_a_coached_run(api, operator):
     ex_id = operator.start(wf["id"], mode="coaching")["execution_id"]
     assert operator.settle(ex_id)["status"] == "waiting_decision"
     sug = operator.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]
-    operator.ok("POST", f"/api/executions/{ex_id}/coaching/decision",
-                {"suggestion_id": sug["suggestion_id"], "decision": "accept"})
+    operator.ok(
+        "POST",
+        f"/api/executions/{ex_id}/coaching/decision",
+        {"suggestion_id": sug["suggestion_id"], "decision": "accept"},
+    )
     assert operator.settle(ex_id)["status"] == "failed"
     (api.data_dir() / "fixed.txt").write_text("ok")
     operator.ok("POST", f"/api/executions/{ex_id}/retry", {"step_id": "read", "params": {"path": "fixed.txt"}})
@@ -228,17 +252,24 @@ def test_an_operator_retries_and_reruns_a_coached_run(api, operator):
     assert operator.settle(ex_id)["status"] == "waiting_decision"
     sug = operator.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]
     assert sug["params"] == {"path": "fixed.txt"}
-    operator.ok("POST", f"/api/executions/{ex_id}/coaching/decision",
-                {"suggestion_id": sug["suggestion_id"], "decision": "accept"})
+    operator.ok(
+        "POST",
+        f"/api/executions/{ex_id}/coaching/decision",
+        {"suggestion_id": sug["suggestion_id"], "decision": "accept"},
+    )
     assert operator.settle(ex_id)["status"] == "completed"
     rerun = operator.ok("POST", f"/api/executions/{ex_id}/rerun", status=201)
     assert rerun["mode"] == "coaching"
 
 
 def test_the_history_holds_questions_answers_approvals_and_rejections_in_words(api):
-    wf = api.workflow([{"id": "total", "tool": "echo", "params": {"sum": 42}},
-                       {"id": "sign_off", "type": "approval", "message": "Pay 42?"},
-                       {"id": "send", "tool": "echo", "params": {"to": "{{ feedback.send }}"}}])
+    wf = api.workflow(
+        [
+            {"id": "total", "tool": "echo", "params": {"sum": 42}},
+            {"id": "sign_off", "type": "approval", "message": "Pay 42?"},
+            {"id": "send", "tool": "echo", "params": {"to": "{{ feedback.send }}"}},
+        ]
+    )
     ex_id = api.start(wf["id"])["execution_id"]
     api.ok("POST", f"/api/executions/{ex_id}/pause", {"step_id": "send", "question": "Which account?"})
     ex = api.settle(ex_id)
@@ -256,7 +287,10 @@ def test_the_history_holds_questions_answers_approvals_and_rejections_in_words(a
     assert resumed["question"] == "Which account?" and resumed["answer"] == "the blue one"
     approved = next(e for e in steps["sign_off"]["events"] if e["kind"] == "approval")
     assert (approved["actor"], approved["comment"], approved["text"]) == (
-        "admin@test.local", "within budget", "Approved by admin@test.local: “within budget”")
+        "admin@test.local",
+        "within budget",
+        "Approved by admin@test.local: “within budget”",
+    )
     assert [e["kind"] for e in history["events"]] == ["start"]
 
 
@@ -265,8 +299,11 @@ def test_a_coaching_rejection_and_correction_show_in_words_to_an_operator(api, o
     ex_id = operator.start(wf["id"], mode="coaching")["execution_id"]
     operator.settle(ex_id)
     sug = operator.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]
-    operator.ok("POST", f"/api/executions/{ex_id}/coaching/decision",
-                {"suggestion_id": sug["suggestion_id"], "decision": "reject", "feedback": "wrong customer"})
+    operator.ok(
+        "POST",
+        f"/api/executions/{ex_id}/coaching/decision",
+        {"suggestion_id": sug["suggestion_id"], "decision": "reject", "feedback": "wrong customer"},
+    )
     assert operator.settle(ex_id)["status"] == "failed"
     history = operator.ok("GET", f"/api/executions/{ex_id}/history")
     greet = history["steps"][0]
@@ -278,9 +315,11 @@ def test_a_coaching_rejection_and_correction_show_in_words_to_an_operator(api, o
     operator.ok("POST", f"/api/executions/{ex_id}/retry", {"step_id": "greet", "params": {"message": "hello", "n": 2}})
     operator.settle(ex_id)
     sug = operator.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]
-    operator.ok("POST", f"/api/executions/{ex_id}/coaching/decision",
-                {"suggestion_id": sug["suggestion_id"], "decision": "correct",
-                 "correction": {"message": "hello!", "n": 2}})
+    operator.ok(
+        "POST",
+        f"/api/executions/{ex_id}/coaching/decision",
+        {"suggestion_id": sug["suggestion_id"], "decision": "correct", "correction": {"message": "hello!", "n": 2}},
+    )
     assert operator.settle(ex_id)["status"] == "completed"
     greet = operator.ok("GET", f"/api/executions/{ex_id}/history")["steps"][0]
     corrected = [e for e in greet["events"] if e.get("decision") == "correct"][0]
@@ -290,18 +329,25 @@ def test_a_coaching_rejection_and_correction_show_in_words_to_an_operator(api, o
 
 
 def test_the_answer_to_a_question_step_is_in_the_history_with_who_gave_it(api, operator):
-    wf = api.workflow([{"id": "ask", "type": "human_input", "question": "Which region?"},
-                       {"id": "report", "tool": "echo", "params": {"message": "{{ steps.ask.output.answer }}"}}])
+    wf = api.workflow(
+        [
+            {"id": "ask", "type": "human_input", "question": "Which region?"},
+            {"id": "report", "tool": "echo", "params": {"message": "{{ steps.ask.output.answer }}"}},
+        ]
+    )
     ex_id = api.start(wf["id"])["execution_id"]
     assert api.settle(ex_id)["status"] == "waiting_clarification"
     operator.ok("POST", f"/api/executions/{ex_id}/steps/ask/answer", {"answer": "EMEA"})
     assert api.settle(ex_id)["status"] == "completed"
     ask = operator.ok("GET", f"/api/executions/{ex_id}/history")["steps"][0]
-    answered, = [e for e in ask["events"] if e["kind"] == "answer"]
+    (answered,) = [e for e in ask["events"] if e["kind"] == "answer"]
     assert answered["text"] == "Answered by operator@test.local: “EMEA”"
-    assert (answered["question"], answered["answer"], answered["actor"]) == ("Which region?", "EMEA",
-                                                                             "operator@test.local")
-    audit, = audit_of(api, ex_id, "answer")
+    assert (answered["question"], answered["answer"], answered["actor"]) == (
+        "Which region?",
+        "EMEA",
+        "operator@test.local",
+    )
+    (audit,) = audit_of(api, ex_id, "answer")
     assert audit["before"] == {"question": "Which region?"} and audit["result"] == "human_input"
 
 

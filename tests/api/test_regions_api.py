@@ -3,6 +3,7 @@ decisions of calls that fell in it, after its condition was fixed), becomes AUTO
 its calls run unattended (or as its spot checks) while the step's other calls are asked; a require_review rule still
 wins; its spot checks demote it alone; every change is audited; bad input is a 4xx naming the problem; another
 workspace sees none of it."""
+
 from __future__ import annotations
 
 import math
@@ -30,16 +31,18 @@ def _refunds(api) -> str:
 def _run(api, wf_id: str, amount: int, kind: str | None) -> dict:
     """A coaching run of one refund; `kind` decides its suggestion (None: there must be none). Returns the
     suggestion (or None) and the settled execution."""
-    ex_id = api.ok("POST", "/api/executions/coaching", {"workflow_id": wf_id, "variables": {"amount": amount}},
-                   status=201)["execution_id"]
+    ex_id = api.ok(
+        "POST", "/api/executions/coaching", {"workflow_id": wf_id, "variables": {"amount": amount}}, status=201
+    )["execution_id"]
     ex = api.settle(ex_id)
     sug = api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]
     if kind is None:
         assert sug is None, sug
         return {"suggestion": None, "execution": ex}
     assert sug is not None, ex
-    api.ok("POST", f"/api/executions/{ex_id}/coaching/decision", {"suggestion_id": sug["suggestion_id"],
-                                                                  "decision": kind})
+    api.ok(
+        "POST", f"/api/executions/{ex_id}/coaching/decision", {"suggestion_id": sug["suggestion_id"], "decision": kind}
+    )
     return {"suggestion": sug, "execution": api.settle(ex_id)}
 
 
@@ -70,10 +73,14 @@ def _ready_small_region(api) -> tuple[str, dict]:
 def test_a_region_is_created_listed_and_counts_only_its_own_calls(api):
     wf_id = _refunds(api)
     region = _region(api, wf_id)
-    assert (region["name"], region["when"], region["mode"], region["order"]) == \
-        ("small refunds", "params.amount <= 200", "coaching", 0)
+    assert (region["name"], region["when"], region["mode"], region["order"]) == (
+        "small refunds",
+        "params.amount <= 200",
+        "coaching",
+        0,
+    )
     assert region["condition_version"] == 1 and region["decisions"] == 0 and region["auto_ready"] is False
-    assert region["alpha_share"] == pytest.approx(0.2 * 6 / math.pi ** 2) and region["scope_alpha"] == 0.2
+    assert region["alpha_share"] == pytest.approx(0.2 * 6 / math.pi**2) and region["scope_alpha"] == 0.2
     assert region["threshold"] == pytest.approx(1 / region["alpha_share"], rel=1e-3)
     listed = api.ok("GET", f"/api/workflows/{wf_id}/steps/refund/regions")
     assert [r["id"] for r in listed["items"]] == [region["id"]] and listed["max_regions"] == 8
@@ -102,17 +109,29 @@ def test_a_ready_region_is_promoted_alone_its_calls_run_unattended_and_the_rest_
     assert step["status"] == "succeeded" and step["output"]["amount"] == 60
     assert _run(api, wf_id, 3000, "reject")["suggestion"]["region"] is None  # outside: asked
     # a require_review rule still wins over the region's mode
-    rule = api.ok("POST", "/api/policies", {"name": "big-ish refunds", "effect": "require_review", "order": 0,
-                                            "reason": "tests", "match": {"tool": "echo",
-                                                                         "params": "params.amount >= 150"}},
-                  status=201)
-    held = api.ok("POST", "/api/executions/coaching", {"workflow_id": wf_id, "variables": {"amount": 180}},
-                  status=201)["execution_id"]
+    rule = api.ok(
+        "POST",
+        "/api/policies",
+        {
+            "name": "big-ish refunds",
+            "effect": "require_review",
+            "order": 0,
+            "reason": "tests",
+            "match": {"tool": "echo", "params": "params.amount >= 150"},
+        },
+        status=201,
+    )
+    held = api.ok("POST", "/api/executions/coaching", {"workflow_id": wf_id, "variables": {"amount": 180}}, status=201)[
+        "execution_id"
+    ]
     assert api.settle(held)["status"] != "completed"
     api.ok("DELETE", f"/api/policies/{rule['id']}", status=204)
     promo = _audit(api, "region_mode")[0]
-    assert promo["target_id"] == region["id"] and promo["after"] == {"mode": "auto", "auto_ready": True,
-                                                                     "forced": False}
+    assert promo["target_id"] == region["id"] and promo["after"] == {
+        "mode": "auto",
+        "auto_ready": True,
+        "forced": False,
+    }
     assert _audit(api, "region_create")[0]["after"]["when"] == "params.amount <= 200"
 
 
@@ -157,16 +176,19 @@ def test_a_changed_condition_restarts_the_evidence_and_a_removed_region_frees_it
     assert _audit(api, "region_delete")[0]["target_id"] == region["id"]
 
 
-@pytest.mark.parametrize("body, field, words", [
-    ({"name": "x", "when": "params.amount <="}, "when", "does not compile"),
-    ({"name": "x", "when": "vars.amount > 1"}, "when", "unknown name(s) vars"),
-    ({"name": "x", "when": "1 > 0"}, "when", "must read the call's params"),
-    ({"name": "x", "when": "params.a > 1 or " * 40 + "true"}, "when", "at most 500 characters"),
-    ({"name": "x", "when": "params.a > 1", "mode": "auto"}, "mode", "Must be one of"),
-    ({"name": "x", "when": "params.a > 1", "order": "first"}, "order", "integer"),
-    ({"name": "x", "when": "params.a > 1", "colour": "red"}, "colour", "Unknown field"),
-    ({"when": "params.a > 1"}, "name", "required"),
-])
+@pytest.mark.parametrize(
+    "body, field, words",
+    [
+        ({"name": "x", "when": "params.amount <="}, "when", "does not compile"),
+        ({"name": "x", "when": "vars.amount > 1"}, "when", "unknown name(s) vars"),
+        ({"name": "x", "when": "1 > 0"}, "when", "must read the call's params"),
+        ({"name": "x", "when": "params.a > 1 or " * 40 + "true"}, "when", "at most 500 characters"),
+        ({"name": "x", "when": "params.a > 1", "mode": "auto"}, "mode", "Must be one of"),
+        ({"name": "x", "when": "params.a > 1", "order": "first"}, "order", "integer"),
+        ({"name": "x", "when": "params.a > 1", "colour": "red"}, "colour", "Unknown field"),
+        ({"when": "params.a > 1"}, "name", "required"),
+    ],
+)
 def test_a_bad_region_is_a_422_naming_the_field(api, body, field, words):
     wf_id = _refunds(api)
     code, answer = api.call("POST", f"/api/workflows/{wf_id}/steps/refund/regions", body)
@@ -198,18 +220,27 @@ def test_operators_are_refused_and_another_workspace_sees_none_of_it(api, client
     wf_id = _refunds(api)
     region = _region(api, wf_id)
     operator = make_user(services, "op@regions.test", "operator")
-    for method, path in (("GET", f"/api/workflows/{wf_id}/steps/refund/regions"),
-                         ("POST", f"/api/workflows/{wf_id}/steps/refund/regions"),
-                         ("PATCH", f"/api/regions/{region['id']}"), ("POST", f"/api/regions/{region['id']}/mode")):
-        code = client.open(path, method=method, json=SMALL if method != "PATCH" else {"name": "x"},
-                           headers={"Authorization": f"Bearer {operator}"}).status_code
+    for method, path in (
+        ("GET", f"/api/workflows/{wf_id}/steps/refund/regions"),
+        ("POST", f"/api/workflows/{wf_id}/steps/refund/regions"),
+        ("PATCH", f"/api/regions/{region['id']}"),
+        ("POST", f"/api/regions/{region['id']}/mode"),
+    ):
+        code = client.open(
+            path,
+            method=method,
+            json=SMALL if method != "PATCH" else {"name": "x"},
+            headers={"Authorization": f"Bearer {operator}"},
+        ).status_code
         assert code == 403, (method, path)
     other = make_user(services, "lead@elsewhere.test", "admin", "elsewhere")
     headers = {"Authorization": f"Bearer {other}"}
-    for method, path, body in (("GET", f"/api/regions/{region['id']}", None),
-                               ("PATCH", f"/api/regions/{region['id']}", {"name": "mine"}),
-                               ("DELETE", f"/api/regions/{region['id']}", None),
-                               ("POST", f"/api/regions/{region['id']}/mode", {"mode": "coaching"}),
-                               ("GET", f"/api/workflows/{wf_id}/steps/refund/regions", None)):
+    for method, path, body in (
+        ("GET", f"/api/regions/{region['id']}", None),
+        ("PATCH", f"/api/regions/{region['id']}", {"name": "mine"}),
+        ("DELETE", f"/api/regions/{region['id']}", None),
+        ("POST", f"/api/regions/{region['id']}/mode", {"mode": "coaching"}),
+        ("GET", f"/api/workflows/{wf_id}/steps/refund/regions", None),
+    ):
         assert client.open(path, method=method, json=body, headers=headers).status_code == 404, (method, path)
     assert api.ok("GET", f"/api/regions/{region['id']}")["name"] == "small refunds"

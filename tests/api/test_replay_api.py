@@ -1,6 +1,7 @@
 """Proposed regions and counterfactual replay through the API (docs/autonomy.md "Proposals and replay"): the counts
 are those of the decisions made here through the REST API; a policy rule is replayed as if added; bad conditions and
 rules are 422s naming the problem; a condition beyond the budget is refused; leads only; tenants apart."""
+
 from __future__ import annotations
 
 import pytest
@@ -12,15 +13,39 @@ pytestmark = pytest.mark.shared_app  # an app per module and database (tests/con
 STEPS = [{"id": "refund", "tool": "echo", "params": {"amount": "{{ vars.amount }}", "currency": "GBP"}}]
 VARIABLES = {"amount": {"type": "integer"}}
 # (amount, decision): every refund up to 200 accepted but two corrected and one skipped; above it, mostly not
-SCRIPT = ([(10 + round(190 * i / 47), "accept") for i in range(48)] + [(40, "correct"), (100, "correct"), (120, "skip")]
-          + [(210 + 10 * i, d) for i, d in enumerate(["reject", "accept", "correct", "reject", "manual", "reject",
-                                                      "accept", "reject", "reject", "correct", "reject", "skip",
-                                                      "reject", "accept", "reject", "reject"])])
+SCRIPT = (
+    [(10 + round(190 * i / 47), "accept") for i in range(48)]
+    + [(40, "correct"), (100, "correct"), (120, "skip")]
+    + [
+        (210 + 10 * i, d)
+        for i, d in enumerate(
+            [
+                "reject",
+                "accept",
+                "correct",
+                "reject",
+                "manual",
+                "reject",
+                "accept",
+                "reject",
+                "reject",
+                "correct",
+                "reject",
+                "skip",
+                "reject",
+                "accept",
+                "reject",
+                "reject",
+            ]
+        )
+    ]
+)
 
 
 def _decide(api, wf_id: str, amount: int, kind: str) -> dict:
-    ex_id = api.ok("POST", "/api/executions/coaching", {"workflow_id": wf_id, "variables": {"amount": amount}},
-                   status=201)["execution_id"]
+    ex_id = api.ok(
+        "POST", "/api/executions/coaching", {"workflow_id": wf_id, "variables": {"amount": amount}}, status=201
+    )["execution_id"]
     api.settle(ex_id)
     sug = api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]
     assert sug["params"]["amount"] == amount
@@ -66,8 +91,9 @@ def test_a_step_replay_counts_the_decisions_made_and_links_the_bad_ones(api, ref
     assert table["asked"] == _expected(made, lambda a: a > 250)
     assert table["denied"]["calls"] == 0 and table["in_region"] == table["unattended"]["calls"]
     bad = [m for m in made if m["amount"] <= 250 and m["decision"] in ("correct", "reject")]
-    assert [(l["suggestion_id"], l["execution_id"], l["decision"]) for l in table["links"]] == \
-        [(m["suggestion_id"], m["execution_id"], m["decision"]) for m in bad]
+    assert [(l["suggestion_id"], l["execution_id"], l["decision"]) for l in table["links"]] == [
+        (m["suggestion_id"], m["execution_id"], m["decision"]) for m in bad
+    ]
     assert table["links"][0]["path"] == f"/executions/{bad[0]['execution_id']}"
     # the latest `limit` calls only
     table = api.ok("POST", f"/api/workflows/{wf_id}/steps/refund/replay", {"when": "true", "limit": 5})
@@ -83,18 +109,26 @@ def test_the_proposals_find_the_threshold_and_carry_their_replay(api, refunds):
     threshold = float(auto[0]["when"].rsplit("<=", 1)[1])
     assert 200 <= threshold < 210, auto[0]
     counted = [m for m in made if m["amount"] <= threshold and m["decision"] != "skip"]
-    assert (auto[0]["decisions"], auto[0]["accepted"]) == \
-        (len(counted), sum(m["decision"] == "accept" for m in counted))
-    assert auto[0]["explanation"] == f"echo calls with amount ≤ {int(threshold)}: {auto[0]['accepted']} of " \
-                                     f"{auto[0]['decisions']} accepted"
+    assert (auto[0]["decisions"], auto[0]["accepted"]) == (
+        len(counted),
+        sum(m["decision"] == "accept" for m in counted),
+    )
+    assert (
+        auto[0]["explanation"] == f"echo calls with amount ≤ {int(threshold)}: {auto[0]['accepted']} of "
+        f"{auto[0]['decisions']} accepted"
+    )
     assert auto[0]["lower_bound"] >= 0.85 and 0 < auto[0]["coverage"] < 1
     assert auto[0]["replay"]["unattended"] == _expected(made, lambda a: a <= threshold)
 
 
 def test_a_policy_requiring_review_wins_over_the_region_in_the_replay(api, refunds):
     wf_id, made = refunds
-    api.ok("POST", "/api/policies", {"name": "big refunds", "effect": "require_review",
-                                     "match": {"tool": "echo", "params": "params.amount > 220"}}, status=201)
+    api.ok(
+        "POST",
+        "/api/policies",
+        {"name": "big refunds", "effect": "require_review", "match": {"tool": "echo", "params": "params.amount > 220"}},
+        status=201,
+    )
     table = api.ok("POST", f"/api/workflows/{wf_id}/steps/refund/replay", {"when": "params.amount <= 250"})
     assert table["unattended"] == _expected(made, lambda a: a <= 220)
     assert table["asked"]["calls"] == len(SCRIPT) - table["unattended"]["calls"]
@@ -102,8 +136,12 @@ def test_a_policy_requiring_review_wins_over_the_region_in_the_replay(api, refun
 
 def test_a_policy_rule_being_written_is_replayed_as_if_added(api, refunds):
     wf_id, made = refunds
-    rule = {"name": "no big refunds", "effect": "deny", "reason": "too big",
-            "match": {"tool": "echo", "params": "params.amount > 300"}}
+    rule = {
+        "name": "no big refunds",
+        "effect": "deny",
+        "reason": "too big",
+        "match": {"tool": "echo", "params": "params.amount > 300"},
+    }
     table = api.ok("POST", "/api/policies/replay", {"rule": rule, "workflow_id": wf_id, "step_id": "refund"})
     assert table["denied"] == _expected(made, lambda a: a > 300)
     assert table["matched"] == table["changed"] == table["denied"]["calls"]
@@ -121,15 +159,18 @@ def test_a_policy_rule_being_written_is_replayed_as_if_added(api, refunds):
     assert table["asked"] == _expected(made, lambda a: a > 300)
 
 
-@pytest.mark.parametrize("body, field, says", [
-    ({}, "when", "Missing data"),
-    ({"when": "params.amount <="}, "when", "does not compile"),
-    ({"when": "secret > 3"}, "when", "unknown name(s) secret"),
-    ({"when": "true", "limit": 0}, "limit", ""),
-    ({"when": "true", "limit": 5000}, "limit", ""),
-    ({"when": "'a' * 10**7 == 'b'"}, "when", "exceeds the evaluation budget"),
-    ({"when": "range(100000)" + "|map('string')|map('length')" * 6 + "|sum > 0"}, "when", "exceeds the evaluation"),
-])
+@pytest.mark.parametrize(
+    "body, field, says",
+    [
+        ({}, "when", "Missing data"),
+        ({"when": "params.amount <="}, "when", "does not compile"),
+        ({"when": "secret > 3"}, "when", "unknown name(s) secret"),
+        ({"when": "true", "limit": 0}, "limit", ""),
+        ({"when": "true", "limit": 5000}, "limit", ""),
+        ({"when": "'a' * 10**7 == 'b'"}, "when", "exceeds the evaluation budget"),
+        ({"when": "range(100000)" + "|map('string')|map('length')" * 6 + "|sum > 0"}, "when", "exceeds the evaluation"),
+    ],
+)
 def test_a_bad_or_too_costly_condition_is_a_422_naming_it(api, one_call, body, field, says):
     wf_id = one_call
     code, answer = api.call("POST", f"/api/workflows/{wf_id}/steps/refund/replay", body)
@@ -138,12 +179,15 @@ def test_a_bad_or_too_costly_condition_is_a_422_naming_it(api, one_call, body, f
     assert field in details and says in str(details[field]), answer
 
 
-@pytest.mark.parametrize("rule, field", [
-    ({"name": "x", "effect": "maybe"}, "effect"),
-    ({"name": "x", "effect": "deny", "match": {"params": "params.amount >"}}, "rule.match.params"),
-    ({"name": "x", "effect": "deny", "match": {"colour": "red"}}, "rule.match.colour"),
-    ({"name": "x", "effect": "deny", "match": {"params": "'a' * 10**7 == 'b'"}}, "rule.match.params"),
-])
+@pytest.mark.parametrize(
+    "rule, field",
+    [
+        ({"name": "x", "effect": "maybe"}, "effect"),
+        ({"name": "x", "effect": "deny", "match": {"params": "params.amount >"}}, "rule.match.params"),
+        ({"name": "x", "effect": "deny", "match": {"colour": "red"}}, "rule.match.colour"),
+        ({"name": "x", "effect": "deny", "match": {"params": "'a' * 10**7 == 'b'"}}, "rule.match.params"),
+    ],
+)
 def test_a_bad_rule_is_a_422_naming_its_field(api, one_call, rule, field):
     wf_id = one_call
     code, answer = api.call("POST", "/api/policies/replay", {"rule": rule, "workflow_id": wf_id})
@@ -156,8 +200,10 @@ def test_an_unknown_step_or_tool_is_a_404(api):
     assert api.call("POST", f"/api/workflows/{wf_id}/steps/nope/replay", {"when": "true"})[0] == 404
     assert api.call("GET", f"/api/workflows/{wf_id}/steps/nope/proposals")[0] == 404
     assert api.call("POST", "/api/gateway/tools/crm.refund/replay", {"when": "true"})[0] == 404
-    assert api.call("POST", "/api/policies/replay", {"rule": {"name": "x", "effect": "deny"},
-                                                     "tool": "crm.refund"})[0] == 404
+    assert (
+        api.call("POST", "/api/policies/replay", {"rule": {"name": "x", "effect": "deny"}, "tool": "crm.refund"})[0]
+        == 404
+    )
     # too few decisions: nothing proposed yet
     assert api.ok("GET", f"/api/workflows/{wf_id}/steps/refund/proposals")["items"] == []
 
@@ -166,23 +212,28 @@ def test_another_workspace_sees_none_of_it_and_operators_are_refused(api, servic
     wf_id = one_call
     client = api.client.application.test_client()
     client.environ_base["HTTP_AUTHORIZATION"] = f"Bearer {make_user(services, 'lead@other.test', 'lead', 'other')}"
-    for method, path, body in [("POST", f"/api/workflows/{wf_id}/steps/refund/replay", {"when": "true"}),
-                               ("GET", f"/api/workflows/{wf_id}/steps/refund/proposals", None),
-                               ("POST", "/api/policies/replay", {"rule": {"name": "x", "effect": "deny"},
-                                                                 "workflow_id": wf_id})]:
+    for method, path, body in [
+        ("POST", f"/api/workflows/{wf_id}/steps/refund/replay", {"when": "true"}),
+        ("GET", f"/api/workflows/{wf_id}/steps/refund/proposals", None),
+        ("POST", "/api/policies/replay", {"rule": {"name": "x", "effect": "deny"}, "workflow_id": wf_id}),
+    ]:
         assert client.open(path, method=method, json=body).status_code == 404, path
     # a workspace-wide replay there sees none of this workspace's calls
     other = client.open("/api/policies/replay", method="POST", json={"rule": {"name": "x", "effect": "deny"}})
     assert other.status_code == 200 and other.get_json()["calls"] == 0
     operator = api.client.application.test_client()
     operator.environ_base["HTTP_AUTHORIZATION"] = f"Bearer {make_user(services, 'op@test.local', 'operator')}"
-    for method, path in [("POST", f"/api/workflows/{wf_id}/steps/refund/replay"),
-                         ("GET", f"/api/workflows/{wf_id}/steps/refund/proposals"),
-                         ("POST", "/api/policies/replay"), ("POST", "/api/gateway/tools/crm.refund/replay")]:
+    for method, path in [
+        ("POST", f"/api/workflows/{wf_id}/steps/refund/replay"),
+        ("GET", f"/api/workflows/{wf_id}/steps/refund/proposals"),
+        ("POST", "/api/policies/replay"),
+        ("POST", "/api/gateway/tools/crm.refund/replay"),
+    ]:
         assert operator.open(path, method=method, json={"when": "true"}).status_code == 403, path
 
 
 # -- a gateway tool's reviewed calls ---------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def reviewed_writes(api, services):
@@ -195,8 +246,14 @@ def reviewed_writes(api, services):
     api.ok("PUT", "/api/policies/default", {"write": "require_review"})
     made = api.ok("POST", "/api/agents", {"name": "writer"}, status=201)
     agent = Agent(made["id"], "writer", services.default_workspace_id())
-    script = [("summaries/a.txt", "approve"), ("summaries/b.txt", "edit"), ("etc/passwd", "reject"),
-              ("summaries/c.txt", "approve"), ("etc/hosts", "reject"), ("tmp/x", "approve")]
+    script = [
+        ("summaries/a.txt", "approve"),
+        ("summaries/b.txt", "edit"),
+        ("etc/passwd", "reject"),
+        ("summaries/c.txt", "approve"),
+        ("etc/hosts", "reject"),
+        ("tmp/x", "approve"),
+    ]
     done = []
     for path, kind in script:
         held = calls.begin(services, agent, "coach.file.write", {"path": path, "content": "x"}, None)
@@ -211,16 +268,19 @@ def reviewed_writes(api, services):
 def test_a_gateway_tool_replay_counts_its_reviews_and_links_the_bad_ones(api, reviewed_writes):
     table = api.ok("POST", "/api/gateway/tools/coach.file.write/replay", {"when": "not params.path.startswith('tmp/')"})
     assert table["calls"] == 6
-    assert table["unattended"] == {"calls": 5, "accepted": 2, "corrected": 1, "rejected": 2, "manual": 0,
-                                   "skipped": 0}
+    assert table["unattended"] == {"calls": 5, "accepted": 2, "corrected": 1, "rejected": 2, "manual": 0, "skipped": 0}
     assert table["asked"]["calls"] == 1 and table["asked"]["accepted"] == 1
     bad = [(w["approval_id"], w["call_id"]) for w in reviewed_writes if w["decision"] in ("edit", "reject")]
     assert [(l["approval_id"], l["call_id"]) for l in table["links"]] == bad
     # one identity's calls only; another identity has none
-    assert api.ok("POST", "/api/gateway/tools/coach.file.write/replay",
-                  {"when": "true", "identity": "writer"})["calls"] == 6
-    assert api.ok("POST", "/api/gateway/tools/coach.file.write/replay",
-                  {"when": "true", "identity": "other"})["calls"] == 0
+    assert (
+        api.ok("POST", "/api/gateway/tools/coach.file.write/replay", {"when": "true", "identity": "writer"})["calls"]
+        == 6
+    )
+    assert (
+        api.ok("POST", "/api/gateway/tools/coach.file.write/replay", {"when": "true", "identity": "other"})["calls"]
+        == 0
+    )
     # a rule that denies writes outside summaries/, replayed over the tool's calls
     rule = {"name": "only summaries", "effect": "deny", "match": {"path_outside": "summaries/"}}
     table = api.ok("POST", "/api/policies/replay", {"rule": rule, "tool": "coach.file.write"})

@@ -2,6 +2,7 @@
 workspace's floor (`/api/workspace/reviews`) and each operator's time to decide and fast accepts
 (`GET /api/metrics/workflows/<id>/reviewers`), per workflow and per step, one workspace's only, on SQLite and
 PostgreSQL. Bad input is a 4xx, never a 500."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -29,15 +30,17 @@ def _as(services, email: str, role: str = "operator") -> dict:
 def _took(services, suggestion_id: str, latency_ms: float) -> None:
     """History: the decision on this suggestion as if it had taken `latency_ms` (what the server measured)."""
     with services.db.transaction() as session:
-        session.execute(update(Decision).where(Decision.suggestion_id == suggestion_id)
-                        .values(latency_ms=latency_ms))
+        session.execute(update(Decision).where(Decision.suggestion_id == suggestion_id).values(latency_ms=latency_ms))
 
 
 def _shown_ago(services, suggestion_id: str, seconds: float) -> None:
     """The suggestion as if shown `seconds` ago: the server measures the decision's latency from then."""
     with services.db.transaction() as session:
-        session.execute(update(Suggestion).where(Suggestion.id == suggestion_id)
-                        .values(created_at=utcnow() - timedelta(seconds=seconds)))
+        session.execute(
+            update(Suggestion)
+            .where(Suggestion.id == suggestion_id)
+            .values(created_at=utcnow() - timedelta(seconds=seconds))
+        )
 
 
 def _decide_all(api, wf_id: str, plan: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -46,8 +49,9 @@ def _decide_all(api, wf_id: str, plan: list[tuple[str, str]]) -> list[tuple[str,
     decided, ex_id = [], None
     for kind, who in plan:
         if ex_id is None:
-            ex_id = api.ok("POST", "/api/executions/coaching", {"workflow_id": wf_id, "variables": {}},
-                           status=201)["execution_id"]
+            ex_id = api.ok("POST", "/api/executions/coaching", {"workflow_id": wf_id, "variables": {}}, status=201)[
+                "execution_id"
+            ]
             api.settle(ex_id)
         sug = api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]
         body = {"suggestion_id": sug["suggestion_id"], "decision": kind}
@@ -69,8 +73,16 @@ def _by_operator(body: dict) -> dict[str, dict]:
 
 
 # ann: 4 decisions on `first` and `second` alternately; bob: 4. Latencies (ms) chosen per decision.
-PLAN = [("accept", ANN), ("accept", ANN), ("accept", BOB), ("accept", BOB),
-        ("reject", ANN), ("accept", ANN), ("accept", BOB), ("correct", BOB)]
+PLAN = [
+    ("accept", ANN),
+    ("accept", ANN),
+    ("accept", BOB),
+    ("accept", BOB),
+    ("reject", ANN),
+    ("accept", ANN),
+    ("accept", BOB),
+    ("correct", BOB),
+]
 LATENCY = [400, 3000, 200, 100, 5000, 1400, 1600, 7000]
 
 
@@ -98,11 +110,25 @@ def test_each_operators_time_to_decide_and_fast_accepts_for_a_known_set_of_decis
     # no check suggestions yet (tests/api/test_checks.py): their check figures are empty
     assert ann.pop("checks")["checks"] == bob.pop("checks")["checks"] == 0
     # ann: 400 3000 5000 1400 -> sorted 400 1400 3000 5000; accepts 400 3000 1400 (400 and 1400 under 1500)
-    assert ann == {"operator": ANN, "decisions": 4, "accepts": 3, "median_ms": 2200.0, "p90_ms": 5000.0,
-                   "fast_accepts": 2, "fast_accept_share": 0.6667}
+    assert ann == {
+        "operator": ANN,
+        "decisions": 4,
+        "accepts": 3,
+        "median_ms": 2200.0,
+        "p90_ms": 5000.0,
+        "fast_accepts": 2,
+        "fast_accept_share": 0.6667,
+    }
     # bob: 200 100 1600 7000; accepts 200 100 1600 (200 and 100 under 1500)
-    assert bob == {"operator": BOB, "decisions": 4, "accepts": 3, "median_ms": 900.0, "p90_ms": 7000.0,
-                   "fast_accepts": 2, "fast_accept_share": 0.6667}
+    assert bob == {
+        "operator": BOB,
+        "decisions": 4,
+        "accepts": 3,
+        "median_ms": 900.0,
+        "p90_ms": 7000.0,
+        "fast_accepts": 2,
+        "fast_accept_share": 0.6667,
+    }
 
     # one step: its decisions only
     expected: dict[str, list[tuple[str, int]]] = {}
@@ -121,8 +147,13 @@ def test_each_operators_time_to_decide_and_fast_accepts_for_a_known_set_of_decis
 def test_the_floor_the_lead_sets_decides_which_accepts_are_fast(api, known, services):
     wf_id, _ = known
     settings = api.ok("GET", "/api/workspace/reviews")
-    assert {k: settings[k] for k in ("attentive_floor_ms", "default_ms", "min_ms", "max_ms", "workspace")} == \
-        {"attentive_floor_ms": 1500, "default_ms": 1500, "min_ms": 100, "max_ms": 600000, "workspace": False}
+    assert {k: settings[k] for k in ("attentive_floor_ms", "default_ms", "min_ms", "max_ms", "workspace")} == {
+        "attentive_floor_ms": 1500,
+        "default_ms": 1500,
+        "min_ms": 100,
+        "max_ms": 600000,
+        "workspace": False,
+    }
     lead = _as(services, "lead@test.local", "lead")
     assert api.ok("PUT", "/api/workspace/reviews", {"attentive_floor_ms": 3500}, headers=lead)["workspace"] is True
     # every member reads it
@@ -137,8 +168,10 @@ def test_the_floor_the_lead_sets_decides_which_accepts_are_fast(api, known, serv
     assert (bob["fast_accepts"], bob["fast_accept_share"]) == (1, 0.3333)  # 100 only
     # audited, and back to the default with null
     events = api.ok("GET", "/api/audit?action=attentive_floor")["items"]
-    assert [(e["actor"], e["after"]["attentive_floor_ms"]) for e in events][:2] == \
-        [("lead@test.local", 150), ("lead@test.local", 3500)]
+    assert [(e["actor"], e["after"]["attentive_floor_ms"]) for e in events][:2] == [
+        ("lead@test.local", 150),
+        ("lead@test.local", 3500),
+    ]
     assert api.ok("PUT", "/api/workspace/reviews", {"attentive_floor_ms": None})["attentive_floor_ms"] == 1500
     assert _reviewers(api, wf_id)["floor_ms"] == 1500
 
@@ -150,13 +183,19 @@ def test_the_server_measures_the_time_to_decide_from_when_the_suggestion_was_sho
     api.settle(slow)
     sug = api.ok("GET", f"/api/executions/{slow}/coaching/suggestion")["suggestion"]
     _shown_ago(services, sug["suggestion_id"], 3600)  # shown an hour ago: a slow, considered accept
-    api.ok("POST", f"/api/executions/{slow}/coaching/decision", {"suggestion_id": sug["suggestion_id"],
-                                                                 "decision": "accept"})
+    api.ok(
+        "POST",
+        f"/api/executions/{slow}/coaching/decision",
+        {"suggestion_id": sug["suggestion_id"], "decision": "accept"},
+    )
     quick = api.ok("POST", "/api/executions/coaching", {"workflow_id": wf_id}, status=201)["execution_id"]
     api.settle(quick)
     sug = api.ok("GET", f"/api/executions/{quick}/coaching/suggestion")["suggestion"]
-    api.ok("POST", f"/api/executions/{quick}/coaching/decision", {"suggestion_id": sug["suggestion_id"],
-                                                                  "decision": "accept"})
+    api.ok(
+        "POST",
+        f"/api/executions/{quick}/coaching/decision",
+        {"suggestion_id": sug["suggestion_id"], "decision": "accept"},
+    )
     (me,) = _reviewers(api, wf_id)["items"]
     assert (me["operator"], me["decisions"], me["accepts"]) == ("admin@test.local", 2, 2)
     # the quick one was decided within ten minutes of being shown; the other an hour after
@@ -168,8 +207,11 @@ def test_the_server_measures_the_time_to_decide_from_when_the_suggestion_was_sho
 def test_only_the_last_days_decisions_count(api, known, services):
     wf_id, decided = known
     with services.db.transaction() as session:  # ann's first decision as if made 40 days ago
-        session.execute(update(Decision).where(Decision.suggestion_id == decided[0][1])
-                        .values(created_at=utcnow() - timedelta(days=40)))
+        session.execute(
+            update(Decision)
+            .where(Decision.suggestion_id == decided[0][1])
+            .values(created_at=utcnow() - timedelta(days=40))
+        )
     assert _by_operator(_reviewers(api, wf_id))[ANN]["decisions"] == 3
     assert _reviewers(api, wf_id, "?days=30")["decisions"] == 7
     assert _by_operator(_reviewers(api, wf_id, "?days=41"))[ANN]["decisions"] == 4
@@ -182,16 +224,19 @@ def test_a_workflow_without_decisions_has_no_reviewers_yet(api):
     assert _reviewers(api, wf_id, "?step_id=second")["items"] == []
 
 
-@pytest.mark.parametrize("query, status", [
-    ("?step_id=nope", 404),             # no such step
-    ("?step_id=first:echo", 404),       # `first` is no agent step: it has no tools of its own
-    ("?step_id=ask", 404),              # a human_input step: nobody decides suggestions of it
-    ("?step_id=", 422),
-    ("?step_id=" + "x" * 201, 422),
-    ("?days=0", 422),
-    ("?days=366", 422),
-    ("?days=abc", 422),
-])
+@pytest.mark.parametrize(
+    "query, status",
+    [
+        ("?step_id=nope", 404),  # no such step
+        ("?step_id=first:echo", 404),  # `first` is no agent step: it has no tools of its own
+        ("?step_id=ask", 404),  # a human_input step: nobody decides suggestions of it
+        ("?step_id=", 422),
+        ("?step_id=" + "x" * 201, 422),
+        ("?days=0", 422),
+        ("?days=366", 422),
+        ("?days=abc", 422),
+    ],
+)
 def test_bad_input_to_the_reviewers_is_a_4xx_saying_what(api, query, status):
     wf_id = api.workflow([*TWO_STEPS, {"id": "ask", "type": "human_input", "question": "Go?"}])["id"]
     code, body = api.call("GET", f"/api/metrics/workflows/{wf_id}/reviewers{query}")

@@ -1,5 +1,6 @@
 """Security headers and CSP, the login limiter (Flask-Limiter, in memory and in Redis), the production secret check, cookie
 settings and the CSRF double-submit check (api/security.py)."""
+
 from __future__ import annotations
 
 import base64
@@ -46,8 +47,11 @@ def make_app(settings):
 
 
 def _csp(response) -> dict[str, str]:
-    return {part.split(" ", 1)[0]: part.split(" ", 1)[1] if " " in part else ""
-            for part in (p.strip() for p in response.headers["Content-Security-Policy"].split(";")) if part}
+    return {
+        part.split(" ", 1)[0]: part.split(" ", 1)[1] if " " in part else ""
+        for part in (p.strip() for p in response.headers["Content-Security-Policy"].split(";"))
+        if part
+    }
 
 
 def _assert_common_headers(response):
@@ -61,6 +65,7 @@ def _assert_common_headers(response):
 
 
 # ---- headers ----------------------------------------------------------------------------------------------
+
 
 def test_json_response_gets_security_headers_and_a_deny_all_csp(make_app):
     response = make_app().test_client().get("/healthz")
@@ -116,8 +121,14 @@ def test_swagger_hash_is_found_even_when_register_runs_before_the_docs_exist(set
     from flask_smorest import Api
 
     app = Flask(__name__)
-    app.config.update(API_TITLE="T", API_VERSION="1", OPENAPI_VERSION="3.0.3", OPENAPI_URL_PREFIX="/api",
-                      OPENAPI_SWAGGER_UI_PATH="docs", OPENAPI_SWAGGER_UI_URL="/assets/")
+    app.config.update(
+        API_TITLE="T",
+        API_VERSION="1",
+        OPENAPI_VERSION="3.0.3",
+        OPENAPI_URL_PREFIX="/api",
+        OPENAPI_SWAGGER_UI_PATH="docs",
+        OPENAPI_SWAGGER_UI_URL="/assets/",
+    )
     security.register(app, settings)  # before Api(app): nothing to hash yet
     Api(app)
     response = app.test_client().get("/api/docs")
@@ -157,8 +168,10 @@ def login(make_app):
     client = app.test_client()
 
     def post(email: str, password: str, address: str = "10.0.0.1"):
-        return client.post("/api/auth/login", json={"email": email, "password": password},
-                           environ_base={"REMOTE_ADDR": address})
+        return client.post(
+            "/api/auth/login", json={"email": email, "password": password}, environ_base={"REMOTE_ADDR": address}
+        )
+
     return post
 
 
@@ -244,6 +257,7 @@ def test_too_many_builds_the_429_error_body_with_retry_after():
 
 # ---- the login limiter (Redis) ----------------------------------------------------------------------------
 
+
 @pytest.fixture
 def redis_client():
     redis = pytest.importorskip("redis")
@@ -273,15 +287,23 @@ def test_a_redis_message_queue_shares_the_counts_between_servers(make_app, redis
     make_user(one.extensions["coach"], "ann@x.io", "operator")
 
     def login(app, password):
-        return app.test_client().post("/api/auth/login", json={"email": "ann@x.io", "password": password},
-                                      environ_base={"REMOTE_ADDR": redis_address})
+        return app.test_client().post(
+            "/api/auth/login",
+            json={"email": "ann@x.io", "password": password},
+            environ_base={"REMOTE_ADDR": redis_address},
+        )
+
     assert [login(one, BAD).status_code for _ in range(3)] == [401] * 3
     assert [login(two, BAD).status_code for _ in range(2)] == [401] * 2
     assert 0 < _retry_after(login(one, GOOD)) <= 300 and 0 < _retry_after(login(two, GOOD)) <= 300
     keys = list(redis_client.scan_iter(f"*/{security.LOGIN_KEY_PREFIX}/addr:{redis_address}/*"))
     assert len(keys) == 1 and 0 < redis_client.ttl(keys[0]) <= 300  # Redis forgets the window by itself
-    assert one.test_client().post("/api/auth/login", json={"email": "ann@x.io", "password": GOOD},
-                                  environ_base={"REMOTE_ADDR": "10.9.9.9"}).status_code == 200
+    assert (
+        one.test_client()
+        .post("/api/auth/login", json={"email": "ann@x.io", "password": GOOD}, environ_base={"REMOTE_ADDR": "10.9.9.9"})
+        .status_code
+        == 200
+    )
 
 
 def test_the_login_limiter_fails_open_when_redis_is_down():
@@ -315,8 +337,11 @@ def test_production_refuses_a_socket_from_a_foreign_origin(make_app):
 
 
 def test_production_takes_its_public_origins_from_the_setting(make_app):
-    app = make_app(env="production", secret_key=STRONG_SECRET,
-                   public_origins=("https://coach.example.com", "https://ops.example.com"))
+    app = make_app(
+        env="production",
+        secret_key=STRONG_SECRET,
+        public_origins=("https://coach.example.com", "https://ops.example.com"),
+    )
     assert _handshake(app, "https://ops.example.com", host="internal:5000").status_code == 200
     assert _handshake(app, "https://evil.example", host="internal:5000").status_code == 400
     assert _handshake(app, "https://internal:5000", host="internal:5000").status_code == 400  # only the list
@@ -332,6 +357,7 @@ def test_public_origins_are_read_from_the_environment_and_any_is_refused_in_prod
 
 
 # ---- secret and cookies -----------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("secret", [DEFAULT_SECRET, "short-secret", "x" * 31])
 def test_check_secret_refuses_default_or_short_secrets_in_production(secret):
@@ -351,9 +377,13 @@ def test_check_secret_accepts_a_long_random_secret_in_production():
 
 def test_cookie_config_is_secure_only_in_production():
     dev = cookie_config(Settings(env="development"))
-    assert dev == {"SESSION_COOKIE_NAME": "coach_session", "SESSION_COOKIE_HTTPONLY": True,
-                   "SESSION_COOKIE_SAMESITE": "Lax", "SESSION_COOKIE_SECURE": False,
-                   "PERMANENT_SESSION_LIFETIME": timedelta(hours=12)}
+    assert dev == {
+        "SESSION_COOKIE_NAME": "coach_session",
+        "SESSION_COOKIE_HTTPONLY": True,
+        "SESSION_COOKIE_SAMESITE": "Lax",
+        "SESSION_COOKIE_SECURE": False,
+        "PERMANENT_SESSION_LIFETIME": timedelta(hours=12),
+    }
     assert cookie_config(Settings(env="production"))["SESSION_COOKIE_SECURE"] is True
 
 
@@ -367,7 +397,9 @@ def test_the_web_apps_hashed_files_are_cached_for_a_year_and_never_carry_the_ses
     app = make_app(frontend_dist=str(dist))
     make_user(app.extensions["coach"], "ann@files.test", "operator")
     client = app.test_client()
-    assert client.post("/api/auth/login", json={"email": "ann@files.test", "password": "password-123"}).status_code == 200
+    assert (
+        client.post("/api/auth/login", json={"email": "ann@files.test", "password": "password-123"}).status_code == 200
+    )
 
     asset = client.get("/assets/index-Ab12.js")
     assert asset.status_code == 200 and asset.data == b"export {};"
@@ -387,6 +419,7 @@ def test_the_web_apps_hashed_files_are_cached_for_a_year_and_never_carry_the_ses
 
 # ---- CSRF -------------------------------------------------------------------------------------------------
 
+
 def _csrf(header=None, cookie=None, session=None) -> bool:
     from flask import Flask
 
@@ -396,6 +429,7 @@ def _csrf(header=None, cookie=None, session=None) -> bool:
         headers["Cookie"] = f"coach_csrf={cookie}"
     with app.test_request_context("/", method="POST", headers=headers):
         from flask import request
+
         return csrf_ok(request, session if session is not None else {})
 
 

@@ -2,6 +2,7 @@
 real slack_sdk WebClient to a scripted Slack API on loopback, and the interactivity endpoint: signed clicks decide
 as the mapped person (audited and counted), bad or old signatures are 401, replays decide once, unknown people and
 other workspaces' items decide nothing, and an item decided elsewhere is refused naming who decided."""
+
 from __future__ import annotations
 
 import json
@@ -9,7 +10,9 @@ import time
 
 import pytest
 
-from services.slack import client as slack_client, messages as M, service as slack_settings
+from services.slack import client as slack_client
+from services.slack import messages as M
+from services.slack import service as slack_settings
 from services.slack.models import WorkspaceSlack
 from tests.conftest import Api, make_user
 from tests.support.slack_server import ScriptedSlack, click, form, sign, submission
@@ -48,8 +51,9 @@ def lead(app, services, api) -> Api:
 
 @pytest.fixture
 def configured(api, app) -> str:
-    api.ok("PUT", "/api/workspace/slack", {"bot_token": TOKEN, "signing_secret": SECRET,
-                                           "default_channel": "C0REVIEWS"})
+    api.ok(
+        "PUT", "/api/workspace/slack", {"bot_token": TOKEN, "signing_secret": SECRET, "default_channel": "C0REVIEWS"}
+    )
     return app.extensions["coach_default_workspace"]
 
 
@@ -86,17 +90,20 @@ def decisions_audited(api: Api) -> list[dict]:
 
 # -- settings ------------------------------------------------------------------------------------------------------
 
+
 def test_admins_set_slack_the_secrets_are_sealed_and_never_returned(app, api, services):
     operator = as_user(app, services, "operator@test.local", "operator")
     assert operator.call("GET", "/api/workspace/slack")[0] == 403
     assert operator.call("PUT", "/api/workspace/slack", {"bot_token": TOKEN})[0] == 403
-    saved = api.ok("PUT", "/api/workspace/slack", {"bot_token": TOKEN, "signing_secret": SECRET,
-                                                   "default_channel": "C0REVIEWS"})
+    saved = api.ok(
+        "PUT", "/api/workspace/slack", {"bot_token": TOKEN, "signing_secret": SECRET, "default_channel": "C0REVIEWS"}
+    )
     assert saved["bot_token_set"] and saved["signing_secret_set"] and saved["default_channel"] == "C0REVIEWS"
     workspace = app.extensions["coach_default_workspace"]
     assert saved["interactivity_path"] == HOOK.format(workspace)
-    shown = api.client.get("/api/workspace/slack").get_data(as_text=True) + \
-        api.client.get("/api/audit?per_page=100").get_data(as_text=True)
+    shown = api.client.get("/api/workspace/slack").get_data(as_text=True) + api.client.get(
+        "/api/audit?per_page=100"
+    ).get_data(as_text=True)
     assert TOKEN not in shown and SECRET not in shown
     with services.db.read() as session:
         row = session.get(WorkspaceSlack, workspace)
@@ -126,6 +133,7 @@ def test_each_member_sets_their_own_slack_id_once_per_workspace(app, api, servic
 
 # -- posting -------------------------------------------------------------------------------------------------------
 
+
 def test_a_review_is_posted_with_approve_and_reject_and_a_dm_opens_the_conversation(api, services, slack, configured):
     approval = waiting_approval(api)
     review = M.from_approval(approval, configured, "https://coach.example", workflow="wf")
@@ -138,8 +146,11 @@ def test_a_review_is_posted_with_approve_and_reject_and_a_dm_opens_the_conversat
     assert "Pay 42?" in text and "Workflow: wf" in text
     buttons = [e for b in call["args"]["blocks"] if b["type"] == "actions" for e in b["elements"]]
     assert [b["action_id"] for b in buttons] == [M.APPROVE, M.REJECT, M.OPEN]
-    assert json.loads(buttons[0]["value"]) == {"kind": "approval", "id": approval["approval_id"],
-                                               "execution_id": approval["execution_id"]}
+    assert json.loads(buttons[0]["value"]) == {
+        "kind": "approval",
+        "id": approval["approval_id"],
+        "execution_id": approval["execution_id"],
+    }
     assert buttons[2]["url"] == f"https://coach.example/executions/{approval['execution_id']}"
     dm = slack_client.post_review(services.settings, config, "U0LEAD", M.review_message(review))
     assert slack.calls("conversations.open")[0]["args"]["users"] == "U0LEAD"
@@ -180,6 +191,7 @@ def test_slack_errors_carry_slacks_code_and_say_which_are_permanent(api, service
 
 # -- clicks --------------------------------------------------------------------------------------------------------
 
+
 def test_a_signed_click_approves_as_the_mapped_person_and_updates_the_message(app, api, slack, lead, configured):
     approval = waiting_approval(api)
     response = post(app, configured, click("U0LEAD", M.APPROVE, approve_value(approval), text="Pay 42?"))
@@ -213,16 +225,23 @@ def test_a_bad_or_old_signature_is_401_and_decides_nothing(app, api, lead, confi
     assert post(app, configured, payload, secret="not-the-secret").status_code == 401
     assert post(app, configured, payload, timestamp=int(time.time()) - 6 * 60).status_code == 401
     body = form(payload)
-    tampered = app.test_client().post(HOOK.format(configured), data=body.replace(b"U0LEAD", b"U0LEAX"),
-                                      headers=sign(SECRET, body))
+    tampered = app.test_client().post(
+        HOOK.format(configured), data=body.replace(b"U0LEAD", b"U0LEAX"), headers=sign(SECRET, body)
+    )
     assert tampered.status_code == 401
     for stamp in ("", "soon", "9" * 40):
         headers = {**sign(SECRET, body), "X-Slack-Request-Timestamp": stamp}
         assert app.test_client().post(HOOK.format(configured), data=body, headers=headers).status_code == 401
     # well signed but not a click on a Coach button: answered, and nothing happens
-    for junk in ({"type": "block_actions", "actions": "x", "user": []}, {"type": "view_submission", "view": 3},
-                 {"type": "block_actions", "user": {"id": "U0LEAD"}, "actions": [{"action_id": M.APPROVE,
-                                                                                  "value": "{not json"}]}):
+    for junk in (
+        {"type": "block_actions", "actions": "x", "user": []},
+        {"type": "view_submission", "view": 3},
+        {
+            "type": "block_actions",
+            "user": {"id": "U0LEAD"},
+            "actions": [{"action_id": M.APPROVE, "value": "{not json"}],
+        },
+    ):
         answer = post(app, configured, junk)
         assert answer.status_code == 200 and answer.get_json()["outcome"] == "ignored"
     assert api.ok("GET", f"/api/approvals/{approval['approval_id']}")["status"] == "pending"
@@ -232,8 +251,13 @@ def test_a_bad_or_old_signature_is_401_and_decides_nothing(app, api, lead, confi
 def test_a_signed_interaction_with_no_payload_bad_json_or_an_unknown_type_is_400_with_the_reason(app, api, configured):
     """Issue 40, item 5: a Slack app's developer is shown why (Slack displays a non-200 answer's failure)."""
     approval = waiting_approval(api)
-    cases = {b"": "no payload", b"other=1": "no payload", b"payload=%7B%7B": "not JSON",
-             b"payload=%5B1%5D": "not a JSON object", form({"type": "banana", "user": {"id": "U0LEAD"}}): "banana"}
+    cases = {
+        b"": "no payload",
+        b"other=1": "no payload",
+        b"payload=%7B%7B": "not JSON",
+        b"payload=%5B1%5D": "not a JSON object",
+        form({"type": "banana", "user": {"id": "U0LEAD"}}): "banana",
+    }
     for body, reason in cases.items():
         answer = app.test_client().post(HOOK.format(configured), data=body, headers=sign(SECRET, body))
         assert answer.status_code == 400, (body, answer.get_json())
@@ -293,8 +317,9 @@ def test_a_payload_for_another_workspace_decides_nothing(app, api, services, sla
     admin_b = as_user(app, services, "admin-b@test.local", "admin", workspace="other")
     admin_b.ok("PUT", "/api/workspace/slack", {"bot_token": TOKEN, "signing_secret": "b-secret-0123456789"})
     workspace_b = admin_b.ok("GET", "/api/auth/me")["workspace_id"]
-    as_user(app, services, "lead@test.local", "lead", workspace="other") \
-        .ok("PUT", "/api/workspace/slack/me", {"slack_user_id": "U0LEAD"}, headers={"X-Coach-Workspace": "other"})
+    as_user(app, services, "lead@test.local", "lead", workspace="other").ok(
+        "PUT", "/api/workspace/slack/me", {"slack_user_id": "U0LEAD"}, headers={"X-Coach-Workspace": "other"}
+    )
     # signed by B's app, to B's URL, naming A's approval: not found there
     answer = post(app, workspace_b, click("U0LEAD", M.APPROVE, approve_value(approval)), secret="b-secret-0123456789")
     assert answer.status_code == 200 and answer.get_json()["outcome"] == "refused"
@@ -324,8 +349,9 @@ def test_rejecting_a_suggestion_from_slack_sends_the_comment_as_feedback(app, ap
     value = M.button_value(M.from_suggestion(suggestion, configured, "https://coach.example"))
     post(app, configured, click("U0OPER", M.REJECT, value, trigger_id="T.9"))
     meta = slack.calls("views.open")[0]["args"]["view"]["private_metadata"]
-    assert post(app, configured, submission("U0OPER", meta, "say hello properly")).get_json() == \
-        {"response_action": "clear"}
+    assert post(app, configured, submission("U0OPER", meta, "say hello properly")).get_json() == {
+        "response_action": "clear"
+    }
     assert api.ok("GET", f"/api/executions/{ex_id}/coaching/stats")["rejected"] == 1
     assert api.settle(ex_id)["status"] == "waiting_correction"
     decision = [e for e in api.ok("GET", "/api/audit?per_page=100")["items"] if e["action"] == "decision"]
@@ -339,8 +365,8 @@ def test_rejecting_a_suggestion_from_slack_sends_the_comment_as_feedback(app, ap
 
 # -- the outbox's Slack channel (services/notifications/slack.py) ----------------------------------------------------
 
-def test_an_approval_request_is_posted_by_the_outbox_to_the_default_channel_once(app, api, services, slack,
-                                                                                  configured):
+
+def test_an_approval_request_is_posted_by_the_outbox_to_the_default_channel_once(app, api, services, slack, configured):
     from core import notifications as N
     from services.notifications import sender
 
@@ -354,14 +380,19 @@ def test_an_approval_request_is_posted_by_the_outbox_to_the_default_channel_once
     assert approval["approval_id"] in buttons and "Approve" in buttons and "Reject" in buttons
     with services.db.read() as session:
         from services.notifications.models import OutboxRow
+
         rows = session.query(OutboxRow).filter(OutboxRow.channel == N.SLACK).all()
     assert [(r.recipient, r.status) for r in rows] == [("channel", N.SENT)]
 
     # the button posted by the outbox decides, as the member who clicked
     clicker = as_user(app, services, "lead@test.local", "lead")
     clicker.ok("PUT", "/api/workspace/slack/me", {"slack_user_id": "U0LEAD"})
-    value = next(e["value"] for block in posted[0]["args"]["blocks"] for e in block.get("elements", [])
-                 if e.get("action_id") == M.APPROVE)
+    value = next(
+        e["value"]
+        for block in posted[0]["args"]["blocks"]
+        for e in block.get("elements", [])
+        if e.get("action_id") == M.APPROVE
+    )
     answer = post(app, configured, click("U0LEAD", M.APPROVE, value))
     assert answer.status_code == 200 and answer.get_json()["outcome"] == "decided"
     decided = api.ok("GET", f"/api/approvals/{approval['approval_id']}")

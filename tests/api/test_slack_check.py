@@ -2,6 +2,7 @@
 WebClient against the scripted Slack API) whether it takes the stored bot token, the settings show the last
 delivery's error, and say when Slack cannot reach the interactivity URL; a person's settings say whether email can
 be sent at all."""
+
 from __future__ import annotations
 
 import pytest
@@ -44,8 +45,11 @@ def test_test_asks_slack_whether_it_takes_the_bot_token_and_posts_nothing(app, a
 def test_the_settings_show_the_last_deliverys_slack_error(app, api, services, slack):
     from services.notifications import sender
 
-    api.ok("PUT", "/api/workspace/slack", {"bot_token": BAD_TOKEN, "signing_secret": SECRET,
-                                           "default_channel": "C0REVIEWS"})
+    api.ok(
+        "PUT",
+        "/api/workspace/slack",
+        {"bot_token": BAD_TOKEN, "signing_secret": SECRET, "default_channel": "C0REVIEWS"},
+    )
     assert api.ok("GET", "/api/workspace/slack")["last_delivery"] is None
     waiting_approval(api)
     sender.deliver_due(services)
@@ -67,8 +71,15 @@ def test_the_settings_say_slack_cannot_reach_an_interactivity_url_on_a_loopback_
     assert "COACH_PUBLIC_URL" in shown["interactivity_unreachable"]
 
 
-@pytest.mark.parametrize("url,reachable", [("https://coach.example.com", True), ("http://localhost:5000", False),
-                                           ("http://10.1.2.3", False), ("http://[::1]:5000", False)])
+@pytest.mark.parametrize(
+    "url,reachable",
+    [
+        ("https://coach.example.com", True),
+        ("http://localhost:5000", False),
+        ("http://10.1.2.3", False),
+        ("http://[::1]:5000", False),
+    ],
+)
 def test_only_a_public_address_is_said_to_be_reachable_by_slack(settings, url, reachable):
     from services.slack import check
 

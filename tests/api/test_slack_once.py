@@ -3,6 +3,7 @@ chat.postMessage but before it stored the answer leaves its outbox row `sending`
 lease runs out, and the next sender finds the message the first one posted (its metadata names the row) in the
 channel's history instead of posting it a second time. Against the real slack_sdk WebClient and a scripted Slack API
 on loopback."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -10,12 +11,20 @@ from datetime import timedelta
 from sqlalchemy import update
 
 from core import notifications as N
-from services.notifications import sender, slack as slack_channel
+from services.notifications import sender
+from services.notifications import slack as slack_channel
 from services.notifications.models import OutboxRow
 from services.orm import utcnow
 from services.slack import client as slack_client
 from tests.api.test_slack import (  # noqa: F401 (configured, settings, slack: fixtures used by name)
-    SECRET, TOKEN, as_user, configured, settings, slack, waiting_approval)
+    SECRET,
+    TOKEN,
+    as_user,
+    configured,
+    settings,
+    slack,
+    waiting_approval,
+)
 
 
 def slack_rows(services) -> list[OutboxRow]:
@@ -36,8 +45,9 @@ def post_then_die(services, owner: str = "dying-sender") -> OutboxRow:
 
 def lease_runs_out(services, row: OutboxRow) -> None:
     with services.db.transaction() as session:
-        session.execute(update(OutboxRow).where(OutboxRow.id == row.id)
-                        .values(lease_until=utcnow() - timedelta(seconds=1)))
+        session.execute(
+            update(OutboxRow).where(OutboxRow.id == row.id).values(lease_until=utcnow() - timedelta(seconds=1))
+        )
 
 
 def test_a_review_posted_by_a_sender_that_died_is_found_not_posted_again(api, services, slack, configured):
@@ -54,8 +64,12 @@ def test_a_review_posted_by_a_sender_that_died_is_found_not_posted_again(api, se
     assert looked["args"]["channel"] == "C0REVIEWS"
     [review] = slack_rows(services)
     posted = slack.posted["C0REVIEWS"][0]
-    assert (review.status, review.attempts, review.slack_channel, review.slack_ts) == \
-        (N.SENT, 2, "C0REVIEWS", posted["ts"])  # the message the first sender posted: a later update replaces it
+    assert (review.status, review.attempts, review.slack_channel, review.slack_ts) == (
+        N.SENT,
+        2,
+        "C0REVIEWS",
+        posted["ts"],
+    )  # the message the first sender posted: a later update replaces it
 
 
 def test_a_direct_message_posted_before_the_sender_died_is_found_in_the_dm(app, api, services, slack):

@@ -2,6 +2,7 @@
 Slack message replaced by chat.update after the decision commits — who decided what, no buttons left — through an
 outbox row stored with the decision (sent once, retried with backoff); and a notification route can send its
 reviews to its own Slack channel. Against the real slack_sdk WebClient and a scripted Slack API on loopback."""
+
 from __future__ import annotations
 
 import json
@@ -15,7 +16,18 @@ from services.notifications.models import OutboxRow
 from services.orm import utcnow
 from services.slack import messages as M
 from tests.api.test_slack import (  # noqa: F401 (configured, lead, settings: fixtures used by name)
-    AFTER, SIGN_OFF, TOKEN, TOTAL, approve_value, as_user, configured, lead, post, settings, waiting_approval)
+    AFTER,
+    SIGN_OFF,
+    TOKEN,
+    TOTAL,
+    approve_value,
+    as_user,
+    configured,
+    lead,
+    post,
+    settings,
+    waiting_approval,
+)
 from tests.support.slack_server import ScriptedSlack, click
 
 
@@ -34,12 +46,17 @@ def slack_rows(services, kind: str | None = None) -> list[OutboxRow]:
 
 
 def buttons(message_args: dict) -> list[str]:
-    return [e.get("action_id") for block in message_args.get("blocks") or [] if block.get("type") == "actions"
-            for e in block.get("elements", [])]
+    return [
+        e.get("action_id")
+        for block in message_args.get("blocks") or []
+        if block.get("type") == "actions"
+        for e in block.get("elements", [])
+    ]
 
 
-def test_a_review_decided_in_the_web_app_has_its_slack_message_updated_after_commit(app, api, services, slack, lead,
-                                                                                     configured):
+def test_a_review_decided_in_the_web_app_has_its_slack_message_updated_after_commit(
+    app, api, services, slack, lead, configured
+):
     approval = waiting_approval(api)
     sender.deliver_due(services)
     [review] = slack_rows(services)
@@ -101,8 +118,9 @@ def test_a_failed_update_is_retried_with_backoff_and_sent_once(api, services, sl
     assert slack_rows(services, slack_updates.UPDATE)[0].status == N.SENT
 
 
-def test_a_review_decided_before_its_message_went_out_is_posted_decided_then_kept_so(api, services, slack, lead,
-                                                                                      configured):
+def test_a_review_decided_before_its_message_went_out_is_posted_decided_then_kept_so(
+    api, services, slack, lead, configured
+):
     approval = waiting_approval(api)  # its Slack row waits for the sender
     lead.ok("POST", f"/api/approvals/{approval['approval_id']}", {"decision": "approve"})
     sender.deliver_due(services)
@@ -114,12 +132,21 @@ def test_a_review_decided_before_its_message_went_out_is_posted_decided_then_kep
 
 # -- a route's own Slack channel ------------------------------------------------------------------------------------
 
+
 def test_a_route_sends_its_reviews_to_its_own_slack_channel_not_the_default(api, services, slack, lead, configured):
     routed = api.workflow([TOTAL, SIGN_OFF, AFTER], name="payments")
     other = api.workflow([TOTAL, SIGN_OFF, AFTER], name="other")
-    made = api.ok("POST", "/api/notifications/routes", {"name": "payments", "events": ["approval_requested"],
-                                                        "workflow_id": routed["id"], "slack_channel": "#payments"},
-                  status=201)
+    made = api.ok(
+        "POST",
+        "/api/notifications/routes",
+        {
+            "name": "payments",
+            "events": ["approval_requested"],
+            "workflow_id": routed["id"],
+            "slack_channel": "#payments",
+        },
+        status=201,
+    )
     assert made["slack_channel"] == "#payments" and made["users"] == []
     for wf in (routed, other):
         assert api.settle(api.start(wf["id"])["execution_id"])["status"] == "waiting_approval"
@@ -142,12 +169,16 @@ def test_a_routes_slack_channel_is_a_channel_id_or_a_name_else_422_naming_it(api
         code, body = api.call("POST", "/api/notifications/routes", {**base, "slack_channel": bad})
         assert code == 422 and "slack_channel" in body["error"]["details"], (bad, body)
     for good in ("C0123ABCD", "G0PRIVATE1", "#payments", "#ops_alerts-2"):
-        assert api.ok("POST", "/api/notifications/routes", {**base, "slack_channel": good},
-                      status=201)["slack_channel"] == good
-    route = api.ok("POST", "/api/notifications/routes", {**base, "users": ["admin@test.local"], "slack_channel": "#x"},
-                   status=201)
-    cleared = api.ok("PUT", f"/api/notifications/routes/{route['id']}",
-                     {**base, "users": ["admin@test.local"], "slack_channel": ""})
+        assert (
+            api.ok("POST", "/api/notifications/routes", {**base, "slack_channel": good}, status=201)["slack_channel"]
+            == good
+        )
+    route = api.ok(
+        "POST", "/api/notifications/routes", {**base, "users": ["admin@test.local"], "slack_channel": "#x"}, status=201
+    )
+    cleared = api.ok(
+        "PUT", f"/api/notifications/routes/{route['id']}", {**base, "users": ["admin@test.local"], "slack_channel": ""}
+    )
     assert cleared["slack_channel"] is None
     # a route must still send somewhere
     code, body = api.call("POST", "/api/notifications/routes", base)
@@ -171,8 +202,9 @@ def test_a_decision_taken_back_in_the_undo_window_puts_the_buttons_back(api, ser
     assert api.ok("GET", f"/api/approvals/{approval['approval_id']}")["status"] == "pending"
 
 
-def test_each_approval_of_a_quorum_shows_on_the_slack_message_with_the_buttons_kept(app, api, services, slack, lead,
-                                                                                     configured):
+def test_each_approval_of_a_quorum_shows_on_the_slack_message_with_the_buttons_kept(
+    app, api, services, slack, lead, configured
+):
     wf = api.workflow([TOTAL, dict(SIGN_OFF, quorum=2), AFTER])
     api.settle(api.start(wf["id"])["execution_id"])
     approval = api.ok("GET", "/api/approvals?status=pending")["items"][0]

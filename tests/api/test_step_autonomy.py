@@ -1,5 +1,6 @@
 """Per-step autonomy through the API (docs/design.md#metrics-and-learning-levels): a lead promotes single steps that are AUTO-ready while
 the workflow is still coached, pins steps to always_review, and spot checks demote a step on its own."""
+
 from __future__ import annotations
 
 import pytest
@@ -26,8 +27,11 @@ def _coaching_run(api, wf_id: str, decide: dict[str, str]) -> dict:
     while ex["status"] == "waiting_decision":
         sug = api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]
         purposes[sug["step_id"]] = sug["purpose"]
-        api.ok("POST", f"/api/executions/{ex_id}/coaching/decision",
-               {"suggestion_id": sug["suggestion_id"], "decision": decide[sug["step_id"]], "feedback": "no"})
+        api.ok(
+            "POST",
+            f"/api/executions/{ex_id}/coaching/decision",
+            {"suggestion_id": sug["suggestion_id"], "decision": decide[sug["step_id"]], "feedback": "no"},
+        )
         ex = api.settle(ex_id)
     return {**ex, "purposes": purposes}
 
@@ -68,8 +72,10 @@ def test_a_ready_step_is_promoted_alone_and_runs_unattended_while_the_rest_is_su
     assert promo["after"]["auto_ready"] is True
     # back to coaching: suggested again
     api.ok("POST", f"/api/workflows/{wf_id}/steps/first/mode", {"mode": "coaching"})
-    assert _coaching_run(api, wf_id, {"first": "accept", "second": "accept"})["purposes"] == \
-        {"first": "coaching", "second": "coaching"}
+    assert _coaching_run(api, wf_id, {"first": "accept", "second": "accept"})["purposes"] == {
+        "first": "coaching",
+        "second": "coaching",
+    }
 
 
 def test_a_promoted_step_is_spot_checked_and_demoted_alone_on_evidence(make_api):
@@ -107,8 +113,11 @@ def test_a_pinned_step_is_decided_even_in_auto_and_no_promotion_overrides_the_pi
     assert ex["status"] == "waiting_decision"
     sug = api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]
     assert (sug["step_id"], sug["purpose"]) == ("second", "coaching")
-    api.ok("POST", f"/api/executions/{ex_id}/coaching/decision",
-           {"suggestion_id": sug["suggestion_id"], "decision": "accept"})
+    api.ok(
+        "POST",
+        f"/api/executions/{ex_id}/coaching/decision",
+        {"suggestion_id": sug["suggestion_id"], "decision": "accept"},
+    )
     assert api.settle(ex_id)["status"] == "completed"
     assert any(e["action"] == "step_pin" for e in api.ok("GET", "/api/audit")["items"])
 
@@ -126,13 +135,19 @@ def test_demoting_a_workflow_turns_its_waiting_spot_checks_into_reviews_and_its_
         sugs.append(api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"])
     assert [s["purpose"] for s in sugs] == ["spot_check"] * 3
     for ex_id, sug in zip(runs[:2], sugs[:2]):
-        api.ok("POST", f"/api/executions/{ex_id}/coaching/decision",
-               {"suggestion_id": sug["suggestion_id"], "decision": "reject", "feedback": "wrong"})
+        api.ok(
+            "POST",
+            f"/api/executions/{ex_id}/coaching/decision",
+            {"suggestion_id": sug["suggestion_id"], "decision": "reject", "feedback": "wrong"},
+        )
     assert api.ok("GET", f"/api/workflows/{wf_id}")["mode"] == "coaching"
     left = api.ok("GET", f"/api/executions/{runs[2]}/coaching/suggestion")["suggestion"]
     assert (left["suggestion_id"], left["purpose"]) == (sugs[2]["suggestion_id"], "coaching")
-    api.ok("POST", f"/api/executions/{runs[2]}/coaching/decision",
-           {"suggestion_id": left["suggestion_id"], "decision": "accept"})
+    api.ok(
+        "POST",
+        f"/api/executions/{runs[2]}/coaching/decision",
+        {"suggestion_id": left["suggestion_id"], "decision": "accept"},
+    )
     # the rest of that AUTO run is coached now: its next step is suggested, not spot-checked or run unattended
     assert api.settle(runs[2])["status"] == "waiting_decision"
     nxt = api.ok("GET", f"/api/executions/{runs[2]}/coaching/suggestion")["suggestion"]
@@ -152,14 +167,28 @@ def test_step_mode_bad_requests(make_api):
     # forcing is for admins; leads are refused, operators may not change modes at all
     lead = {"Authorization": f"Bearer {make_user(api.services, 'lead@test.local', 'lead')}"}
     operator = {"Authorization": f"Bearer {make_user(api.services, 'op@test.local', 'operator')}"}
-    assert api.call("POST", f"/api/workflows/{wf_id}/steps/first/mode", {"mode": "auto", "force": True, "reason": "tests"},
-                    headers=lead)[0] == 403
-    assert api.call("POST", f"/api/workflows/{wf_id}/steps/first/mode", {"mode": "always_review"},
-                    headers=operator)[0] == 403
-    assert api.call("POST", f"/api/workflows/{wf_id}/steps/first/mode", {"mode": "always_review"},
-                    headers=lead)[0] == 200
-    assert api.ok("POST", f"/api/workflows/{wf_id}/steps/first/mode", {"mode": "auto", "force": True, "reason": "tests"},
-                  status=409)
+    assert (
+        api.call(
+            "POST",
+            f"/api/workflows/{wf_id}/steps/first/mode",
+            {"mode": "auto", "force": True, "reason": "tests"},
+            headers=lead,
+        )[0]
+        == 403
+    )
+    assert (
+        api.call("POST", f"/api/workflows/{wf_id}/steps/first/mode", {"mode": "always_review"}, headers=operator)[0]
+        == 403
+    )
+    assert (
+        api.call("POST", f"/api/workflows/{wf_id}/steps/first/mode", {"mode": "always_review"}, headers=lead)[0] == 200
+    )
+    assert api.ok(
+        "POST",
+        f"/api/workflows/{wf_id}/steps/first/mode",
+        {"mode": "auto", "force": True, "reason": "tests"},
+        status=409,
+    )
     assert api.ok("GET", f"/api/workflows/{wf_id}")["step_modes"] == {"first": "always_review"}
 
 
@@ -171,9 +200,15 @@ def test_unattended_runs_use_what_the_correction_pack_learned(make_api):
         ex_id = api.ok("POST", "/api/executions/coaching", {"workflow_id": wf_id}, status=201)["execution_id"]
         api.settle(ex_id)
         sug = api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]
-        api.ok("POST", f"/api/executions/{ex_id}/coaching/decision",
-               {"suggestion_id": sug["suggestion_id"], "decision": "correct",
-                "correction": {"amount": 5, "currency": "GBP"}})
+        api.ok(
+            "POST",
+            f"/api/executions/{ex_id}/coaching/decision",
+            {
+                "suggestion_id": sug["suggestion_id"],
+                "decision": "correct",
+                "correction": {"amount": 5, "currency": "GBP"},
+            },
+        )
         api.settle(ex_id)
     api.ok("POST", f"/api/workflows/{wf_id}/steps/refund/mode", {"mode": "auto", "force": True, "reason": "tests"})
     ex = _coaching_run(api, wf_id, {})

@@ -9,6 +9,7 @@
   run; http.request sends it as Idempotency-Key (checked with a real loopback server), shell.run as an environment
   variable; it is on the step's record and in the audit of the call; file.write replaces a file atomically.
 """
+
 from __future__ import annotations
 
 import json
@@ -37,8 +38,9 @@ LEASE_S = 120.0
 def settings(settings):
     """Leases no test outlives, and a named instance for the app's runner, which renews its leases but does not
     scan for expired ones (the other instances do, every 0.1 s): who takes a step over is the test's."""
-    return settings.with_overrides(lease_s=LEASE_S, lease_scan_s=0, instance_id="app",
-                                   shell_allow=("echo", "sleep", "printenv"))
+    return settings.with_overrides(
+        lease_s=LEASE_S, lease_scan_s=0, instance_id="app", shell_allow=("echo", "sleep", "printenv")
+    )
 
 
 class HoldTool:
@@ -83,8 +85,9 @@ def instances(settings, hold):
     made: list[Services] = []
 
     def make(name: str, *, keeper: bool = True, lease_s: float = LEASE_S, scan: bool = True) -> Services:
-        svc = Services.build(settings.with_overrides(instance_id=name, lease_scan_s=0.1 if scan else 0,
-                                                     lease_s=lease_s))
+        svc = Services.build(
+            settings.with_overrides(instance_id=name, lease_scan_s=0.1 if scan else 0, lease_s=lease_s)
+        )
         svc.tools.register(hold)
         if keeper:
             svc.runner.scans.start_leases()
@@ -113,13 +116,19 @@ def _until(check, timeout: float = 30.0, what: str = "the condition"):
 
 
 def _finished(api, ex_id: str, timeout: float = 30.0) -> dict:
-    return _until(lambda: (lambda b: b if b["status"] in ("completed", "failed", "cancelled") else None)(
-        api.ok("GET", f"/api/executions/{ex_id}")), timeout, f"execution {ex_id} to finish")
+    return _until(
+        lambda: (lambda b: b if b["status"] in ("completed", "failed", "cancelled") else None)(
+            api.ok("GET", f"/api/executions/{ex_id}")
+        ),
+        timeout,
+        f"execution {ex_id} to finish",
+    )
 
 
 def _tool_calls(api, ex_id: str) -> list[dict]:
-    items = api.ok("GET", "/api/audit", query_string={"execution_id": ex_id, "action": "tool_call",
-                                                      "per_page": 100})["items"]
+    items = api.ok("GET", "/api/audit", query_string={"execution_id": ex_id, "action": "tool_call", "per_page": 100})[
+        "items"
+    ]
     return sorted(items, key=lambda e: e["seq"])
 
 
@@ -155,6 +164,7 @@ def _start_elsewhere(api, services, owner: Services, steps: list) -> str:
 
 
 # -- a failed advance -----------------------------------------------------------------------------------------------
+
 
 class OutTool:
     """A tool that takes time and returns what the test gives it (`output`), counting its calls."""
@@ -204,8 +214,9 @@ def test_a_deadlock_recording_a_result_is_tried_again_and_the_tool_does_not_run_
 
     hold.hold.set()
     hold.holding = 1
-    wf = api.workflow([{"id": "slow", "tool": "test.hold", "params": {}},
-                       {"id": "next", "tool": "test.hold", "params": {}}])
+    wf = api.workflow(
+        [{"id": "slow", "tool": "test.hold", "params": {}}, {"id": "next", "tool": "test.hold", "params": {}}]
+    )
     ex_id = api.start(wf["id"])["execution_id"]
     hold.started(1)
     workspace = api.ok("GET", "/api/auth/me")["workspace_id"]
@@ -213,8 +224,14 @@ def test_a_deadlock_recording_a_result_is_tried_again_and_the_tool_does_not_run_
 
     def runner_waits() -> bool:  # in this database: other test workers' databases have their own waiters
         with services.db.engine.connect() as conn:
-            return bool(conn.execute(text("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-                                          "AND wait_event = 'advisory' AND datname = current_database()")).scalar())
+            return bool(
+                conn.execute(
+                    text(
+                        "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                        "AND wait_event = 'advisory' AND datname = current_database()"
+                    )
+                ).scalar()
+            )
 
     def holder():
         try:
@@ -261,6 +278,7 @@ def test_an_advance_that_keeps_failing_fails_the_step_with_its_reason(api, out, 
 
 # -- leases ---------------------------------------------------------------------------------------------------------
 
+
 def test_a_live_step_is_not_taken_over_by_another_instance(api, services, hold, instances):
     hold.hold.set()
     wf = api.workflow([{"id": "slow", "tool": "test.hold", "params": {}}])
@@ -287,8 +305,12 @@ def test_a_running_steps_lease_is_renewed_while_its_tool_runs(api, services, hol
     hold.started(1)
     owner, first = _lease(services, ex_id)
     assert owner == "keeper" and first is not None
-    _until(lambda: (lambda lease: lease[0] == "keeper" and lease[1] is not None and lease[1] > first)(
-        _lease(services, ex_id)), what="the lease to be renewed")
+    _until(
+        lambda: (lambda lease: lease[0] == "keeper" and lease[1] is not None and lease[1] > first)(
+            _lease(services, ex_id)
+        ),
+        what="the lease to be renewed",
+    )
     assert len(hold.calls) == 1
     hold.release.set()
     body = _finished(api, ex_id)
@@ -299,8 +321,12 @@ def test_a_dead_instances_step_is_taken_over_once_when_its_lease_expires(api, se
     hold.hold.set()
     hold.holding = 1  # the dead instance's call hangs; the one that takes over returns at once
     ghost = instances("ghost")
-    ex_id = _start_elsewhere(api, services, ghost, [{"id": "slow", "tool": "test.hold", "params": {}},
-                                                    {"id": "then", "tool": "echo", "params": {}}])
+    ex_id = _start_elsewhere(
+        api,
+        services,
+        ghost,
+        [{"id": "slow", "tool": "test.hold", "params": {}}, {"id": "then", "tool": "echo", "params": {}}],
+    )
     hold.started(1)
     others = [instances("b"), instances("c")]  # both scan for expired leases, every 0.1 s
     ghost.runner.shutdown()  # the instance dies: nobody renews its lease; its tool call hangs on
@@ -316,8 +342,10 @@ def test_a_dead_instances_step_is_taken_over_once_when_its_lease_expires(api, se
     assert key == hold.calls[1].idempotency_key == slow["idempotency_key"] == f"{ex_id}:slow:1"
     assert slow["run"] == 1
     calls = _tool_calls(api, ex_id)
-    assert [(c["after"]["idempotency_key"], c["after"]["repeat"], c["result"]) for c in calls] == \
-        [(key, False, "started"), (key, True, "repeated")]
+    assert [(c["after"]["idempotency_key"], c["after"]["repeat"], c["result"]) for c in calls] == [
+        (key, False, "started"),
+        (key, True, "repeated"),
+    ]
     assert calls[0]["after"]["instance"] == "ghost" and calls[1]["after"]["instance"] in ("b", "c")
 
     hold.release.set()  # the dead instance's call comes back: its result is dropped (its lease was taken over)
@@ -374,8 +402,13 @@ def test_a_gone_process_of_this_host_is_taken_over_at_once(api, services, hold, 
 
 
 def test_a_runner_of_this_process_is_alive_until_it_shuts_down(services):
-    mine = Runner(services.db, services.tools, services.definitions, services.notifier,
-                  services.settings.with_overrides(instance_id=""))
+    mine = Runner(
+        services.db,
+        services.tools,
+        services.definitions,
+        services.notifier,
+        services.settings.with_overrides(instance_id=""),
+    )
     try:
         assert mine.leases.owner.startswith(f"{HOST}:{os.getpid()}:")
         assert not owner_gone(mine.leases.owner)
@@ -385,6 +418,7 @@ def test_a_runner_of_this_process_is_alive_until_it_shuts_down(services):
 
 
 # -- idempotency keys -------------------------------------------------------------------------------------------------
+
 
 class Receiver:
     """A real HTTP server on loopback that records every request's path and Idempotency-Key; it can hold the first
@@ -400,8 +434,7 @@ class Receiver:
             def do_POST(self):  # noqa: N802 - http.server's naming
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 first = not any(path == self.path for path, _, _ in receiver.requests)
-                receiver.requests.append((self.path, self.headers.get("Idempotency-Key"),
-                                          json.loads(body or b"null")))
+                receiver.requests.append((self.path, self.headers.get("Idempotency-Key"), json.loads(body or b"null")))
                 if first and self.path in receiver.hold_first:
                     receiver.release.wait(30)
                 answer = json.dumps({"seen": len(receiver.requests)}).encode()
@@ -438,11 +471,23 @@ def receiver():
 
 
 def test_http_request_sends_the_runs_key_as_idempotency_key(api, receiver):
-    steps = [{"id": "pay", "tool": "http.request",
-              "params": {"method": "POST", "url": receiver.url("/pay"), "json": {"amount": 5}}},
-             {"id": "own", "tool": "http.request",
-              "params": {"method": "POST", "url": receiver.url("/own"), "json": {},
-                         "headers": {"idempotency-key": "the-step-s-own"}}}]
+    steps = [
+        {
+            "id": "pay",
+            "tool": "http.request",
+            "params": {"method": "POST", "url": receiver.url("/pay"), "json": {"amount": 5}},
+        },
+        {
+            "id": "own",
+            "tool": "http.request",
+            "params": {
+                "method": "POST",
+                "url": receiver.url("/own"),
+                "json": {},
+                "headers": {"idempotency-key": "the-step-s-own"},
+            },
+        },
+    ]
     first = api.run(steps)
     second = api.run(steps)
     assert first["status"] == second["status"] == "completed", (first, second)
@@ -450,16 +495,28 @@ def test_http_request_sends_the_runs_key_as_idempotency_key(api, receiver):
     assert keys == [f"{first['execution_id']}:pay:1", f"{second['execution_id']}:pay:1"]  # one per run
     assert receiver.keys("/pay") == keys
     assert receiver.keys("/own") == ["the-step-s-own", "the-step-s-own"]  # a step's own header wins
-    assert [c["after"]["idempotency_key"] for c in _tool_calls(api, first["execution_id"])] == \
-        [keys[0], f"{first['execution_id']}:own:1"]
+    assert [c["after"]["idempotency_key"] for c in _tool_calls(api, first["execution_id"])] == [
+        keys[0],
+        f"{first['execution_id']}:own:1",
+    ]
 
 
 def test_a_call_made_again_after_a_crash_carries_the_key_of_the_first(api, services, receiver, instances):
     receiver.hold_first.add("/pay")  # the receiver is still working on it when the instance that called dies
     ghost = instances("ghost")
-    ex_id = _start_elsewhere(api, services, ghost, [
-        {"id": "pay", "tool": "http.request", "timeout_s": 30,
-         "params": {"method": "POST", "url": receiver.url("/pay"), "json": {"amount": 5}}}])
+    ex_id = _start_elsewhere(
+        api,
+        services,
+        ghost,
+        [
+            {
+                "id": "pay",
+                "tool": "http.request",
+                "timeout_s": 30,
+                "params": {"method": "POST", "url": receiver.url("/pay"), "json": {"amount": 5}},
+            }
+        ],
+    )
     _until(lambda: receiver.requests, what="the first request")
     ghost.runner.shutdown()  # dies: its lease runs out, and an instance takes the step over
     _expire_lease(services, ex_id)

@@ -1,11 +1,12 @@
 """Tenants fully apart (issue #11): adding a user is an invitation they accept, a user's workspace never moves
 behind their back, admins manage only their own members (never leaving a workspace without an admin), logout ends
 the cookie. Through the Flask test client, on SQLite and PostgreSQL."""
+
 from __future__ import annotations
 
 import pytest
 
-from services.users import service as users, tokens
+from services.users import tokens
 from services.users.models import User
 
 pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
@@ -52,8 +53,12 @@ def tenants(app, services):
     evil = _user(services, "mallory@evil.test", "admin", "evil")
     victim = _user(services, "victim@home.test", "operator", "home")
     home_admin = _user(services, "boss@home.test", "admin", "home")
-    return {"evil": Caller(app, evil), "victim": Caller(app, victim), "home_admin": Caller(app, home_admin),
-            "victim_token": victim}
+    return {
+        "evil": Caller(app, evil),
+        "victim": Caller(app, victim),
+        "home_admin": Caller(app, home_admin),
+        "victim_token": victim,
+    }
 
 
 # ---- item 3: adding someone is an invitation ------------------------------------------------------------------
@@ -64,8 +69,9 @@ def test_adding_an_existing_user_of_another_tenant_neither_reveals_nor_captures_
     # the same answer whether or not the email has an account: no id, nothing to enumerate
     assert existing[0] == unknown[0] == 202, (existing, unknown)
     assert existing[1] == {"status": "invited", "email": "victim@home.test", "role": "admin"}
-    assert {k: v for k, v in unknown[1].items() if k != "email"} == \
-        {k: v for k, v in existing[1].items() if k != "email"}
+    assert {k: v for k, v in unknown[1].items() if k != "email"} == {
+        k: v for k, v in existing[1].items() if k != "email"
+    }
     # the victim is not a member of evil, and still lands in home (evil's workspace is the older one)
     status, members = evil("GET", "/api/users")
     assert "victim@home.test" not in {m["email"] for m in members["items"]}
@@ -76,8 +82,9 @@ def test_adding_an_existing_user_of_another_tenant_neither_reveals_nor_captures_
     assert login.status_code == 200 and login.get_json()["workspace_id"] == me["workspaces"][0]["id"]
     # the invitation waits for the victim, who may decline it
     status, mine = victim("GET", "/api/auth/invitations")
-    assert status == 200 and [(i["workspace"]["slug"], i["role"], i["invited_by"]) for i in mine["items"]] == \
-        [("evil", "admin", "mallory@evil.test")]
+    assert status == 200 and [(i["workspace"]["slug"], i["role"], i["invited_by"]) for i in mine["items"]] == [
+        ("evil", "admin", "mallory@evil.test")
+    ]
     assert victim("POST", f"/api/auth/invitations/{mine['items'][0]['id']}/decline")[0] == 204
     assert victim("GET", "/api/auth/invitations")[1]["items"] == []
     assert [w["slug"] for w in victim("GET", "/api/auth/me")[1]["workspaces"]] == ["home"]
@@ -110,16 +117,19 @@ def test_an_accepted_invitation_joins_without_moving_the_users_workspace(app, se
 
 def test_an_admin_cancels_an_invitation_and_a_new_email_with_a_password_gets_an_account(app, services, tenants):
     evil = tenants["evil"]
-    status, body = evil("POST", "/api/users", {"email": "New.Person@Evil.test", "password": PASSWORD,
-                                               "role": "operator", "name": "New"})
+    status, body = evil(
+        "POST", "/api/users", {"email": "New.Person@Evil.test", "password": PASSWORD, "role": "operator", "name": "New"}
+    )
     assert status == 202 and body["email"] == "new.person@evil.test"
     client, login = _login(app, "new.person@evil.test")
     assert login.status_code == 200 and login.get_json()["workspace_id"] is None  # not a member before accepting
     pending = client.get("/api/auth/invitations").get_json()["items"]
     assert len(pending) == 1
     # an existing account's password is never changed by an invitation
-    assert evil("POST", "/api/users", {"email": "victim@home.test", "password": "evil-password-1",
-                                       "role": "operator"})[0] == 202
+    assert (
+        evil("POST", "/api/users", {"email": "victim@home.test", "password": "evil-password-1", "role": "operator"})[0]
+        == 202
+    )
     assert _login(app, "victim@home.test", "evil-password-1")[1].status_code == 401
     # cancel the victim's invitation: it is gone for them
     inv = next(i for i in evil("GET", "/api/users/invitations")[1]["items"] if i["email"] == "victim@home.test")
@@ -134,10 +144,16 @@ def test_an_admin_cancels_an_invitation_and_a_new_email_with_a_password_gets_an_
     assert client.get("/api/auth/me").get_json()["role"] == "operator"
 
 
-@pytest.mark.parametrize("body", [{"email": "not an email", "role": "operator"},
-                                  {"email": "a@b.test", "role": "king"},
-                                  {"email": "a@b.test", "role": "operator", "password": "short"},
-                                  {"role": "operator"}, ["a list"]])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"email": "not an email", "role": "operator"},
+        {"email": "a@b.test", "role": "king"},
+        {"email": "a@b.test", "role": "operator", "password": "short"},
+        {"role": "operator"},
+        ["a list"],
+    ],
+)
 def test_a_bad_invitation_is_a_422_never_a_500(tenants, body):
     status, answer = tenants["evil"]("POST", "/api/users", body)
     assert status in (400, 422) and set(answer["error"]) == {"code", "message", "details"}, answer
@@ -154,8 +170,7 @@ def _id_of(caller: Caller, email: str) -> str:
     return next(m["id"] for m in caller("GET", "/api/users")[1]["items"] if m["email"] == email)
 
 
-def test_an_admin_removes_disables_and_revokes_the_tokens_of_a_member_of_their_workspace_only(app, services,
-                                                                                              tenants):
+def test_an_admin_removes_disables_and_revokes_the_tokens_of_a_member_of_their_workspace_only(app, services, tenants):
     home_admin, victim = tenants["home_admin"], tenants["victim"]
     # the victim is also a member of evil: nothing done in home may touch that
     _user(services, "victim@home.test", "operator", "evil")
@@ -188,8 +203,12 @@ def test_an_admin_removes_disables_and_revokes_the_tokens_of_a_member_of_their_w
     assert {"member_disable", "member_enable", "member_tokens_revoke", "member_remove"} <= set(actions)
     # another workspace's member is not found here
     mallory_id = Caller(app, _user(services, "mallory@evil.test", "admin", "evil"))("GET", "/api/auth/me")[1]
-    for method, path in (("DELETE", "/api/users/{}"), ("POST", "/api/users/{}/disable"),
-                         ("DELETE", "/api/users/{}/tokens"), ("PUT", "/api/users/{}/role")):
+    for method, path in (
+        ("DELETE", "/api/users/{}"),
+        ("POST", "/api/users/{}/disable"),
+        ("DELETE", "/api/users/{}/tokens"),
+        ("PUT", "/api/users/{}/role"),
+    ):
         status, body = home_admin(method, path.format(mallory_id["user"]["id"]), {"role": "operator"})
         assert (status, body["error"]["code"]) == (404, "not_found"), (method, path)
 
@@ -197,8 +216,11 @@ def test_an_admin_removes_disables_and_revokes_the_tokens_of_a_member_of_their_w
 def test_the_last_admin_cannot_be_demoted_disabled_or_removed(app, services, tenants):
     evil = tenants["evil"]
     me = evil("GET", "/api/auth/me")[1]["user"]["id"]
-    for method, path, body in (("PUT", f"/api/users/{me}/role", {"role": "operator"}),
-                               ("POST", f"/api/users/{me}/disable", None), ("DELETE", f"/api/users/{me}", None)):
+    for method, path, body in (
+        ("PUT", f"/api/users/{me}/role", {"role": "operator"}),
+        ("POST", f"/api/users/{me}/disable", None),
+        ("DELETE", f"/api/users/{me}", None),
+    ):
         status, answer = evil(method, path, body)
         assert (status, answer["error"]["code"]) == (409, "conflict"), (path, answer)
     assert evil("GET", "/api/auth/me")[1]["role"] == "admin"

@@ -3,6 +3,7 @@
 Real parts: two workspaces in one app on SQLite and PostgreSQL, the real runner and tools, real files, a real
 SQLite database behind sql.query, and a real HTTP server on loopback.
 """
+
 from __future__ import annotations
 
 import json
@@ -58,17 +59,21 @@ class Tenant(Api):
         self.slug = slug
         self.workspace_id = self.ok("GET", "/api/auth/me")["workspace_id"]
 
-    def coach(self, steps: list, author: "Tenant | None" = None) -> tuple[str, dict]:
+    def coach(self, steps: list, author: Tenant | None = None) -> tuple[str, dict]:
         """A coaching execution of a new workflow (written by `author`, a lead or admin), at its first suggestion."""
         wf = (author or self).workflow(steps, name=f"wf {len(steps)}")
-        ex_id = self.ok("POST", "/api/executions/coaching", {"workflow_id": wf["id"], "variables": {}},
-                        status=201)["execution_id"]
+        ex_id = self.ok("POST", "/api/executions/coaching", {"workflow_id": wf["id"], "variables": {}}, status=201)[
+            "execution_id"
+        ]
         self.settle(ex_id)
         return ex_id, self.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"]
 
     def decide(self, ex_id: str, suggestion: dict, decision: str, **extra) -> dict:
-        self.ok("POST", f"/api/executions/{ex_id}/coaching/decision",
-                {"suggestion_id": suggestion["suggestion_id"], "decision": decision, **extra})
+        self.ok(
+            "POST",
+            f"/api/executions/{ex_id}/coaching/decision",
+            {"suggestion_id": suggestion["suggestion_id"], "decision": decision, **extra},
+        )
         return self.settle(ex_id)
 
 
@@ -96,6 +101,7 @@ def _step(ex: dict, step_id: str) -> dict:
 
 # ---- files ---------------------------------------------------------------------------------------------
 
+
 def test_workspaces_neither_read_nor_overwrite_each_others_files(app, settings):
     a, b = Tenant(app, "a"), Tenant(app, "b")
     ex = b.run([{"id": "w", "tool": "file.write", "params": {"path": "secret.txt", "content": "B's secret"}}])
@@ -112,8 +118,10 @@ def test_workspaces_neither_read_nor_overwrite_each_others_files(app, settings):
 
 def test_an_operator_cannot_read_another_workspaces_file_by_correcting_a_suggestion(app, settings):
     a, b = Tenant(app, "a"), Tenant(app, "b")
-    assert b.run([{"id": "w", "tool": "file.write",
-                   "params": {"path": "secret.txt", "content": "B's secret"}}])["status"] == "completed"
+    assert (
+        b.run([{"id": "w", "tool": "file.write", "params": {"path": "secret.txt", "content": "B's secret"}}])["status"]
+        == "completed"
+    )
     operator = Tenant(app, "a", role="operator")
     secret = Path(settings.resolved_data_dir) / b.workspace_id / "secret.txt"
     for path, why in ((f"../{b.workspace_id}/secret.txt", "'..'"), (str(secret), "absolute")):
@@ -139,42 +147,60 @@ def test_shell_runs_in_its_workspaces_folder(make_app, settings):
 def test_a_write_past_the_workspace_quota_fails_the_step(make_app, settings):
     app = make_app(data_quota_mb=0.001)  # 1048 bytes
     a, b = Tenant(app, "a"), Tenant(app, "b")
-    assert a.run([{"id": "w", "tool": "file.write",
-                   "params": {"path": "one.txt", "content": "x" * 800}}])["status"] == "completed"
+    assert (
+        a.run([{"id": "w", "tool": "file.write", "params": {"path": "one.txt", "content": "x" * 800}}])["status"]
+        == "completed"
+    )
     ex = a.run([{"id": "w", "tool": "file.write", "params": {"path": "two.txt", "content": "y" * 800}}])
     assert ex["status"] == "failed"
     assert "quota of 1048 bytes (COACH_DATA_QUOTA_MB)" in ex["error"]["message"] and "two.txt" in ex["error"]["message"]
     assert not (Path(settings.resolved_data_dir) / a.workspace_id / "two.txt").exists()
     # the other workspace's quota is its own
-    assert b.run([{"id": "w", "tool": "file.write",
-                   "params": {"path": "two.txt", "content": "y" * 800}}])["status"] == "completed"
+    assert (
+        b.run([{"id": "w", "tool": "file.write", "params": {"path": "two.txt", "content": "y" * 800}}])["status"]
+        == "completed"
+    )
 
 
 def test_a_correction_asking_file_read_for_more_than_the_servers_limit_is_422(app):
     a = Tenant(app, "a")
     ex_id, suggestion = a.coach([{"id": "read", "tool": "file.read", "params": {"path": "notes.txt"}}])
-    code, body = a.call("POST", f"/api/executions/{ex_id}/coaching/decision",
-                        {"suggestion_id": suggestion["suggestion_id"], "decision": "correct",
-                         "correction": {"path": "notes.txt", "max_bytes": 10**12}})
+    code, body = a.call(
+        "POST",
+        f"/api/executions/{ex_id}/coaching/decision",
+        {
+            "suggestion_id": suggestion["suggestion_id"],
+            "decision": "correct",
+            "correction": {"path": "notes.txt", "max_bytes": 10**12},
+        },
+    )
     assert code == 422 and "correction.max_bytes" in body["error"]["details"], body
 
 
 # ---- SQL connections -----------------------------------------------------------------------------------
+
 
 def test_sql_connections_are_granted_per_workspace_and_do_not_leak_their_names(make_app, tmp_path):
     db_file = tmp_path / "warehouse.db"
     with sqlite3.connect(db_file) as conn:
         conn.execute("CREATE TABLE sales (amount INTEGER)")
         conn.execute("INSERT INTO sales VALUES (42)")
-    app = make_app(sql_connections={"warehouse": {"url": f"sqlite:///{db_file}", "workspaces": ["b"]},
-                                    "legacy": f"sqlite:///{db_file}"})
+    app = make_app(
+        sql_connections={
+            "warehouse": {"url": f"sqlite:///{db_file}", "workspaces": ["b"]},
+            "legacy": f"sqlite:///{db_file}",
+        }
+    )
     a, b = Tenant(app, "a"), Tenant(app, "b")
-    query = [{"id": "q", "tool": "sql.query", "params": {"connection": "warehouse", "query": "SELECT amount FROM sales"}}]
+    query = [
+        {"id": "q", "tool": "sql.query", "params": {"connection": "warehouse", "query": "SELECT amount FROM sales"}}
+    ]
     ex = b.run(query)
     assert ex["status"] == "completed" and _step(ex, "q")["output"]["rows"] == [{"amount": 42}]
     denied = a.run(query)["error"]["message"]
-    missing = a.run([{"id": "q", "tool": "sql.query",
-                      "params": {"connection": "nowhere", "query": "SELECT 1"}}])["error"]["message"]
+    missing = a.run([{"id": "q", "tool": "sql.query", "params": {"connection": "nowhere", "query": "SELECT 1"}}])[
+        "error"
+    ]["message"]
     assert "is available to this workspace" in denied
     assert denied.replace("warehouse", "X") == missing.replace("nowhere", "X")
     # the old plain {name: url} form is granted to nobody
@@ -186,6 +212,7 @@ def test_sql_connections_are_granted_per_workspace_and_do_not_leak_their_names(m
 
 
 # ---- outbound requests ---------------------------------------------------------------------------------
+
 
 def test_loopback_is_refused_unless_the_server_allows_it(make_app, server):
     app = make_app(outbound_allow=())  # the default
@@ -208,10 +235,12 @@ def test_a_redirect_to_a_refused_host_fails_the_step(app, server):
 
 def test_correcting_a_suggestion_to_a_refused_url_fails_the_step_clearly(app, server):
     admin, a = Tenant(app, "a"), Tenant(app, "a", role="operator")
-    for url, why in (("http://169.254.169.254/latest/meta-data/", "link-local"), ("http://10.0.0.5/admin", "private"),
-                     (f"http://[::ffff:127.0.0.2]:{server.rsplit(':', 1)[1]}/", "loopback")):
-        ex_id, suggestion = a.coach([{"id": "ping", "tool": "http.request", "params": {"url": f"{server}/ok"}}],
-                                    admin)
+    for url, why in (
+        ("http://169.254.169.254/latest/meta-data/", "link-local"),
+        ("http://10.0.0.5/admin", "private"),
+        (f"http://[::ffff:127.0.0.2]:{server.rsplit(':', 1)[1]}/", "loopback"),
+    ):
+        ex_id, suggestion = a.coach([{"id": "ping", "tool": "http.request", "params": {"url": f"{server}/ok"}}], admin)
         ex = a.decide(ex_id, suggestion, "correct", correction={"url": url})
         step = _step(ex, "ping")
         assert (ex["status"], step["status"], step["decision"]) == ("failed", "failed", "correct"), ex
@@ -222,7 +251,9 @@ def test_correcting_a_suggestion_to_a_refused_url_fails_the_step_clearly(app, se
 def test_admins_manage_the_workspaces_outbound_lists(app, server):
     a, b = Tenant(app, "a"), Tenant(app, "b")
     assert a.ok("GET", "/api/workspace/outbound") == {"allow": [], "deny": [], "server_allow": ["127.0.0.1"]}
-    code, body = a.call("PUT", "/api/workspace/outbound", {"allow": ["ok.example", "not a host"], "deny": ["1.2.3.4/40"]})
+    code, body = a.call(
+        "PUT", "/api/workspace/outbound", {"allow": ["ok.example", "not a host"], "deny": ["1.2.3.4/40"]}
+    )
     assert code == 422 and set(body["error"]["details"]) == {"allow[1]", "deny[0]"}, body
     code, body = a.call("PUT", "/api/workspace/outbound", {"allow": "ok.example"})
     assert code == 422 and "allow" in body["error"]["details"], body

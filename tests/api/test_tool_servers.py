@@ -4,6 +4,7 @@ The servers are the project's own (tests/support/mcp_servers.py, built with the 
 over stdio and streamable HTTP on loopback, and a 1.x-era one (tests/support/mcp1_server.py, the SDK 1.x's FastMCP
 from .venv-mcp1: the initialize handshake); nothing of Coach's is mocked.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,8 +28,10 @@ def app(settings):
     from api.app import create_app
 
     allowed = (" ".join(SHOP), " ".join(BROKEN), " ".join(OLD))
-    app = create_app(settings.with_overrides(mcp_stdio_allow=allowed, mcp_call_timeout_s=4.0,
-                                             mcp_connect_timeout_s=20.0), migrate=False)
+    app = create_app(
+        settings.with_overrides(mcp_stdio_allow=allowed, mcp_call_timeout_s=4.0, mcp_connect_timeout_s=20.0),
+        migrate=False,
+    )
     app.config["TESTING"] = True
     yield app
     services = app.extensions["coach"]
@@ -45,8 +48,9 @@ def add_server(api: Api, name: str = "shop", command=None, **extra) -> dict:
 def add_remote(api: Api, remote: HttpMcpServer) -> dict:
     """The HTTP server `remote` added as "remote", listed (its lookup tool offered) and allowed to run: the created
     server."""
-    created = api.ok("POST", "/api/tool-servers", {"name": "remote", "transport": "http", "url": remote.url},
-                     status=201)
+    created = api.ok(
+        "POST", "/api/tool-servers", {"name": "remote", "transport": "http", "url": remote.url}, status=201
+    )
     first = api.ok("POST", f"/api/tool-servers/{created['id']}/refresh")
     assert "lookup" in {t["name"] for t in first["tools"]}, first["last_error"]
     api.allow("remote.*")
@@ -78,18 +82,23 @@ def test_stdio_server_tools_join_the_registry_with_schema_risk_and_source(api):
 def test_trusted_server_takes_annotations_and_unannotated_tools_are_destructive(api):
     server = add_server(api, trusted=True, risk_overrides={"add": "read"})
     risks = {t["name"]: t["risk"] for t in server["tools"]}
-    assert risks["lookup"] == "read"          # readOnlyHint
-    assert risks["refund"] == "destructive"   # no annotations: the protocol's defaults
-    assert risks["add"] == "read"             # the admin's override wins
+    assert risks["lookup"] == "read"  # readOnlyHint
+    assert risks["refund"] == "destructive"  # no annotations: the protocol's defaults
+    assert risks["add"] == "read"  # the admin's override wins
     assert tool_names(api)["shop.lookup"]["risk"] == "read"
 
 
 def test_action_step_gets_structured_output_and_text(api):
     add_server(api)
     api.allow("shop.*")
-    ex = run(api, [{"id": "find", "tool": "shop.lookup", "params": {"order_id": "A-1001"}},
-                  {"id": "sum", "tool": "shop.add", "params": {"a": 2, "b": 3}},
-                  {"id": "check", "type": "validation", "condition": "steps.find.output.structured.total > 100"}])
+    ex = run(
+        api,
+        [
+            {"id": "find", "tool": "shop.lookup", "params": {"order_id": "A-1001"}},
+            {"id": "sum", "tool": "shop.add", "params": {"a": 2, "b": 3}},
+            {"id": "check", "type": "validation", "condition": "steps.find.output.structured.total > 100"},
+        ],
+    )
     assert ex["status"] == "completed", ex
     steps = {s["step_id"]: s for s in ex["steps"]}
     assert steps["find"]["output"]["structured"]["customer"] == "Ada"
@@ -109,8 +118,16 @@ def test_unknown_tool_and_bad_params_are_422(api):
     add_server(api)
     code, body = api.call("POST", "/api/workflows", {"name": "x", "steps": [{"id": "a", "tool": "shop.nope"}]})
     assert code == 422 and "steps[0].tool" in body["error"]["details"]
-    code, body = api.call("POST", "/api/workflows", {"name": "x", "steps": [
-        {"id": "a", "tool": "shop.refund", "params": {"order_id": "A-1", "amount": 5, "reason": "bored"}}]})
+    code, body = api.call(
+        "POST",
+        "/api/workflows",
+        {
+            "name": "x",
+            "steps": [
+                {"id": "a", "tool": "shop.refund", "params": {"order_id": "A-1", "amount": 5, "reason": "bored"}}
+            ],
+        },
+    )
     assert code == 422 and any(k.startswith("steps[0].params") for k in body["error"]["details"])
 
 
@@ -167,9 +184,14 @@ def test_a_1x_era_server_over_stdio_gets_the_handshake_and_its_list_changes_are_
     assert server["last_error"] == "" and {"lookup", "add", "toggle_beta"} <= {t["name"] for t in server["tools"]}
     assert tool_names(api)["old.lookup"]["risk"] == "destructive"  # untrusted: its readOnlyHint is a hint only
     api.allow("old.*")
-    ex = run(api, [{"id": "find", "tool": "old.lookup", "params": {"order_id": "A-7"}},
-                   {"id": "sum", "tool": "old.add", "params": {"a": 2, "b": 3}},
-                   {"id": "t", "tool": "old.toggle_beta"}])
+    ex = run(
+        api,
+        [
+            {"id": "find", "tool": "old.lookup", "params": {"order_id": "A-7"}},
+            {"id": "sum", "tool": "old.add", "params": {"a": 2, "b": 3}},
+            {"id": "t", "tool": "old.toggle_beta"},
+        ],
+    )
     assert ex["status"] == "completed", ex
     assert ex["steps"][0]["output"]["structured"]["customer"] == "Ada" and ex["steps"][1]["output"]["text"] == "5"
     # notifications/tools/list_changed on the handshake-era session (a 2026-07-28 server's comes on a listen stream:
@@ -183,13 +205,19 @@ def test_a_1x_era_server_over_stdio_gets_the_handshake_and_its_list_changes_are_
 @needs_mcp1
 def test_a_1x_era_server_over_streamable_http_gets_the_handshake(api, tmp_path):
     with HttpMcpServer(tmp_path / "mcp1", name="old", command=OLD) as old:
-        created = api.ok("POST", "/api/tool-servers", {"name": "remote", "transport": "http", "url": old.url},
-                         status=201)
+        created = api.ok(
+            "POST", "/api/tool-servers", {"name": "remote", "transport": "http", "url": old.url}, status=201
+        )
         listed = api.ok("POST", f"/api/tool-servers/{created['id']}/refresh")
         assert listed["last_error"] == "" and "lookup" in {t["name"] for t in listed["tools"]}, listed["last_error"]
         api.allow("remote.*")
-        ex = run(api, [{"id": "find", "tool": "remote.lookup", "params": {"order_id": "A-8"}},
-                       {"id": "sum", "tool": "remote.add", "params": {"a": 20, "b": 22}}])
+        ex = run(
+            api,
+            [
+                {"id": "find", "tool": "remote.lookup", "params": {"order_id": "A-8"}},
+                {"id": "sum", "tool": "remote.add", "params": {"a": 20, "b": 22}},
+            ],
+        )
         assert ex["status"] == "completed", ex
         assert ex["steps"][0]["output"]["structured"]["order_id"] == "A-8" and ex["steps"][1]["output"]["text"] == "42"
 
@@ -204,8 +232,12 @@ def test_invalid_schema_is_reported_and_the_tool_is_not_offered(api):
 
 def test_policy_requires_review_for_the_servers_tools(api):
     add_server(api, trusted=True)
-    api.ok("POST", "/api/policies", {"name": "shop needs review", "effect": "require_review", "order": 0,
-                                     "match": {"tool": "shop.*"}}, status=201)
+    api.ok(
+        "POST",
+        "/api/policies",
+        {"name": "shop needs review", "effect": "require_review", "order": 0, "match": {"tool": "shop.*"}},
+        status=201,
+    )
     verdict = api.ok("POST", "/api/policies/evaluate", {"tool": "shop.lookup", "params": {"order_id": "A-1001"}})
     assert verdict["effect"] == "require_review" and verdict["risk"] == "read"
     wf = api.workflow([{"id": "find", "tool": "shop.lookup", "params": {"order_id": "A-1001"}}])
@@ -222,13 +254,25 @@ def test_coaching_suggestion_carries_the_mcp_schema_for_the_correction_editor(ap
     schema = suggestion["params_schema"]
     assert schema["properties"]["reason"]["enum"] == ["damaged", "lost", "late"]
     assert schema["properties"]["amount"]["type"] == "number"
-    bad = api.call("POST", f"/api/executions/{ex['execution_id']}/coaching/decision",
-                   {"suggestion_id": suggestion["suggestion_id"], "decision": "correct",
-                    "correction": {"order_id": "A-1002", "amount": 10, "reason": "bored"}})
+    bad = api.call(
+        "POST",
+        f"/api/executions/{ex['execution_id']}/coaching/decision",
+        {
+            "suggestion_id": suggestion["suggestion_id"],
+            "decision": "correct",
+            "correction": {"order_id": "A-1002", "amount": 10, "reason": "bored"},
+        },
+    )
     assert bad[0] == 422
-    api.ok("POST", f"/api/executions/{ex['execution_id']}/coaching/decision",
-           {"suggestion_id": suggestion["suggestion_id"], "decision": "correct",
-            "correction": {"order_id": "A-1002", "amount": 7.5, "reason": "lost"}})
+    api.ok(
+        "POST",
+        f"/api/executions/{ex['execution_id']}/coaching/decision",
+        {
+            "suggestion_id": suggestion["suggestion_id"],
+            "decision": "correct",
+            "correction": {"order_id": "A-1002", "amount": 7.5, "reason": "lost"},
+        },
+    )
     done = api.settle(ex["execution_id"])
     assert done["status"] == "completed"
     # refund answers in text (no outputSchema): the step's output holds the text and the content blocks
@@ -252,11 +296,15 @@ def test_tools_of_one_workspace_are_invisible_to_another(api, app, services):
 
 
 def test_stdio_commands_must_be_allowed_and_fields_are_checked(api):
-    code, body = api.call("POST", "/api/tool-servers", {"name": "evil", "transport": "stdio",
-                                                         "command": [sys.executable, "-c", "print(1)"]})
+    code, body = api.call(
+        "POST",
+        "/api/tool-servers",
+        {"name": "evil", "transport": "stdio", "command": [sys.executable, "-c", "print(1)"]},
+    )
     assert code == 422 and "command" in body["error"]["details"]
-    code, body = api.call("POST", "/api/tool-servers", {"name": "Bad Name", "transport": "http",
-                                                         "url": "http://127.0.0.1:1/mcp"})
+    code, body = api.call(
+        "POST", "/api/tool-servers", {"name": "Bad Name", "transport": "http", "url": "http://127.0.0.1:1/mcp"}
+    )
     assert code == 422 and "name" in body["error"]["details"]
     code, body = api.call("POST", "/api/tool-servers", {"name": "web", "transport": "http", "url": "ftp://x"})
     assert code == 422 and "url" in body["error"]["details"]
@@ -271,9 +319,18 @@ def test_http_server_with_bearer_token_stored_encrypted_and_never_returned(api, 
     from services.toolservers.models import ToolServer
 
     with HttpMcpServer(tmp_path / "mcp", name="remote") as remote:
-        created = api.ok("POST", "/api/tool-servers", {"name": "remote", "transport": "http", "url": remote.url,
-                                                        "bearer_token": "s3cret-token", "headers": {"X-Team": "a"}},
-                         status=201)
+        created = api.ok(
+            "POST",
+            "/api/tool-servers",
+            {
+                "name": "remote",
+                "transport": "http",
+                "url": remote.url,
+                "bearer_token": "s3cret-token",
+                "headers": {"X-Team": "a"},
+            },
+            status=201,
+        )
         assert "bearer_token" not in created and "headers" not in created
         assert created["header_names"] == ["Authorization", "X-Team"] and created["has_secret"]
         with services.db.read() as session:
@@ -282,8 +339,13 @@ def test_http_server_with_bearer_token_stored_encrypted_and_never_returned(api, 
         listed = api.ok("POST", f"/api/tool-servers/{created['id']}/refresh")
         assert listed["last_error"] == "" and "lookup" in {t["name"] for t in listed["tools"]}
         api.allow("remote.*")
-        ex = run(api, [{"id": "find", "tool": "remote.lookup", "params": {"order_id": "A-1002"}},
-                      {"id": "meta", "tool": "remote.echo_meta"}])
+        ex = run(
+            api,
+            [
+                {"id": "find", "tool": "remote.lookup", "params": {"order_id": "A-1002"}},
+                {"id": "meta", "tool": "remote.echo_meta"},
+            ],
+        )
         assert ex["status"] == "completed", ex
         assert ex["steps"][0]["output"]["structured"]["status"] == "lost"
         assert "idempotencyKey" in ex["steps"][1]["output"]["text"]
@@ -325,12 +387,14 @@ def test_a_loopback_server_needs_the_servers_allowance(settings, tmp_path):
     app.config["TESTING"] = True
     try:
         client = app.test_client()
-        client.environ_base["HTTP_AUTHORIZATION"] = "Bearer " + make_user(app.extensions["coach"], "a@test.local",
-                                                                           "admin")
+        client.environ_base["HTTP_AUTHORIZATION"] = "Bearer " + make_user(
+            app.extensions["coach"], "a@test.local", "admin"
+        )
         api = Api(client, app.extensions["coach"])
         with HttpMcpServer(tmp_path / "mcp", name="inside") as inside:
-            created = api.ok("POST", "/api/tool-servers", {"name": "inside", "transport": "http", "url": inside.url},
-                             status=201)
+            created = api.ok(
+                "POST", "/api/tool-servers", {"name": "inside", "transport": "http", "url": inside.url}, status=201
+            )
             listed = api.ok("POST", f"/api/tool-servers/{created['id']}/refresh")
             assert "loopback" in listed["last_error"] and "COACH_OUTBOUND_ALLOW" in listed["last_error"]
             assert listed["tools"] == []
@@ -356,8 +420,10 @@ def test_refreshing_an_already_used_server_whose_host_is_now_denied_says_so_at_o
         again = api.ok("POST", f"/api/tool-servers/{created['id']}/refresh")
         assert again["last_error"] == "" and "lookup" in {t["name"] for t in again["tools"]}
         # a call on a session in use is refused at once too
-        assert run(api, [{"id": "find", "tool": "remote.lookup", "params": {"order_id": "A-1002"}}])["status"] \
+        assert (
+            run(api, [{"id": "find", "tool": "remote.lookup", "params": {"order_id": "A-1002"}}])["status"]
             == "completed"
+        )
         api.ok("PUT", "/api/workspace/outbound", {"allow": [], "deny": ["127.0.0.1"]})
         started = time.monotonic()
         refused = run(api, [{"id": "find", "tool": "remote.lookup", "params": {"order_id": "A-1002"}}])

@@ -1,5 +1,6 @@
 """Starting workflows from outside (docs/triggers.md): signed webhooks and cron schedules through the app, on SQLite
 and PostgreSQL. The sender is the test client without any cookie or token: the signature is the auth."""
+
 from __future__ import annotations
 
 import json
@@ -18,18 +19,32 @@ from tests.conftest import Api, authed_client, make_user
 
 pytestmark = pytest.mark.shared_app
 
-WORKFLOW = {"name": "Intake", "variables": {"order_id": {"type": "string", "required": True},
-                                            "amount": {"type": "number", "default": 1}},
-            "steps": [{"id": "greet", "tool": "echo", "params": {"message": "{{ vars.order_id }}"}}]}
+WORKFLOW = {
+    "name": "Intake",
+    "variables": {"order_id": {"type": "string", "required": True}, "amount": {"type": "number", "default": 1}},
+    "steps": [{"id": "greet", "tool": "echo", "params": {"message": "{{ vars.order_id }}"}}],
+}
 
 
-def send(app, hook: dict, body=None, *, raw: bytes | None = None, secret: str | None = None, ts=None,
-         delivery: str | None = "new", headers: dict | None = None):
+def send(
+    app,
+    hook: dict,
+    body=None,
+    *,
+    raw: bytes | None = None,
+    secret: str | None = None,
+    ts=None,
+    delivery: str | None = "new",
+    headers: dict | None = None,
+):
     """POST a delivery as a sender would: no cookie, no token; signed unless told otherwise."""
     raw = raw if raw is not None else json.dumps(body if body is not None else {}).encode()
     stamp = str(int(time.time()) if ts is None else ts)
-    sent = {"Content-Type": "application/json", T.TIMESTAMP_HEADER: stamp,
-            T.SIGNATURE_HEADER: T.sign(secret or hook["secret"], stamp, raw)}
+    sent = {
+        "Content-Type": "application/json",
+        T.TIMESTAMP_HEADER: stamp,
+        T.SIGNATURE_HEADER: T.sign(secret or hook["secret"], stamp, raw),
+    }
     if delivery is not None:
         sent[T.DELIVERY_HEADER] = uuid.uuid4().hex if delivery == "new" else delivery
     sent.update(headers or {})
@@ -93,6 +108,7 @@ def test_copies_of_one_delivery_arriving_at_once_start_one_execution(app, api, h
     def one():
         barrier.wait()
         answers.append(send(app, hook, {"order_id": "A-1"}, delivery="burst"))
+
     threads = [threading.Thread(target=one) for _ in range(6)]
     for t in threads:
         t.start()
@@ -103,15 +119,20 @@ def test_copies_of_one_delivery_arriving_at_once_start_one_execution(app, api, h
     assert executions_total(api) == 1
 
 
-@pytest.mark.parametrize("change", ["wrong_secret", "changed_body", "no_signature", "bad_format", "old", "future",
-                                    "not_a_number"])
+@pytest.mark.parametrize(
+    "change", ["wrong_secret", "changed_body", "no_signature", "bad_format", "old", "future", "not_a_number"]
+)
 def test_a_bad_or_stale_signature_is_401_and_starts_nothing(app, api, hook, change):
     raw = json.dumps({"order_id": "A-1"}).encode()
     now = int(time.time())
     kwargs = {
         "wrong_secret": {"secret": "whsec_not-the-secret"},
-        "changed_body": {"headers": {T.SIGNATURE_HEADER: T.sign(hook["secret"], now, b'{"order_id": "A-2"}'),
-                                     T.TIMESTAMP_HEADER: str(now)}},
+        "changed_body": {
+            "headers": {
+                T.SIGNATURE_HEADER: T.sign(hook["secret"], now, b'{"order_id": "A-2"}'),
+                T.TIMESTAMP_HEADER: str(now),
+            }
+        },
         "no_signature": {"headers": {T.SIGNATURE_HEADER: None}},
         "bad_format": {"headers": {T.SIGNATURE_HEADER: "md5=abc"}},
         "old": {"ts": now - T.TOLERANCE_S - 60},  # correctly signed, but captured more than 5 minutes ago
@@ -137,10 +158,15 @@ def test_unknown_and_revoked_hooks_and_a_missing_delivery_id(app, api, wf, hook)
     assert executions_total(api) == 0
 
 
-@pytest.mark.parametrize("body, field", [({"amount": 3}, "body.order_id"),
-                                         ({"order_id": 5}, "body.order_id"),
-                                         ({"order_id": "A", "surprise": 1}, "body.surprise"),
-                                         (["order_id"], "body")])
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"amount": 3}, "body.order_id"),
+        ({"order_id": 5}, "body.order_id"),
+        ({"order_id": "A", "surprise": 1}, "body.surprise"),
+        (["order_id"], "body"),
+    ],
+)
 def test_a_body_that_does_not_fit_the_variables_is_422_naming_the_field(app, api, hook, body, field):
     status, answer = send(app, hook, body)
     assert status == 422, answer
@@ -151,8 +177,12 @@ def test_a_body_that_does_not_fit_the_variables_is_422_naming_the_field(app, api
 def test_a_mapping_reads_variables_from_paths_of_the_body(app, api, wf):
     bad = api.call("POST", f"/api/workflows/{wf['id']}/hooks", {"name": "m", "mapping": {"nope": "a"}})
     assert bad[0] == 422 and "mapping.nope" in bad[1]["error"]["details"]
-    hook = api.ok("POST", f"/api/workflows/{wf['id']}/hooks",
-                  {"name": "m", "mapping": {"order_id": "order.id", "amount": "lines.0.total"}}, status=201)
+    hook = api.ok(
+        "POST",
+        f"/api/workflows/{wf['id']}/hooks",
+        {"name": "m", "mapping": {"order_id": "order.id", "amount": "lines.0.total"}},
+        status=201,
+    )
     status, body = send(app, hook, {"order": {"id": "B-7"}, "lines": [{"total": 9.5}], "other": True})
     assert status == 201, body
     assert api.settle(body["execution_id"])["variables"] == {"order_id": "B-7", "amount": 9.5}
@@ -176,19 +206,27 @@ def test_deliveries_beyond_the_rate_limit_are_429(settings, api, hook):
 
 
 def test_another_workspace_neither_sees_nor_manages_the_hooks_and_schedules(app, api, wf, hook, services):
-    schedule = api.ok("POST", f"/api/workflows/{wf['id']}/schedules",
-                      {"name": "daily", "cron": "0 9 * * *", "variables": {"order_id": "X"}}, status=201)
+    schedule = api.ok(
+        "POST",
+        f"/api/workflows/{wf['id']}/schedules",
+        {"name": "daily", "cron": "0 9 * * *", "variables": {"order_id": "X"}},
+        status=201,
+    )
     other = authed_client(app)  # an admin of the default workspace, then moved to a workspace of their own
     token = make_user(services, "lead@elsewhere.test", "lead", "elsewhere")
     other.environ_base.update(HTTP_AUTHORIZATION=f"Bearer {token}", HTTP_X_COACH_WORKSPACE="elsewhere")
     them = Api(other, services)
-    for method, path in (("GET", f"/api/workflows/{wf['id']}/hooks"), ("GET", f"/api/workflows/{wf['id']}/schedules"),
-                         ("DELETE", f"/api/workflows/{wf['id']}/hooks/{hook['id']}"),
-                         ("PATCH", f"/api/workflows/{wf['id']}/schedules/{schedule['id']}"),
-                         ("DELETE", f"/api/workflows/{wf['id']}/schedules/{schedule['id']}"),
-                         ("POST", f"/api/workflows/{wf['id']}/hooks")):
-        status, body = them.call(method, path, {"enabled": False} if method == "PATCH" else
-                                 ({"name": "x"} if method == "POST" else None))
+    for method, path in (
+        ("GET", f"/api/workflows/{wf['id']}/hooks"),
+        ("GET", f"/api/workflows/{wf['id']}/schedules"),
+        ("DELETE", f"/api/workflows/{wf['id']}/hooks/{hook['id']}"),
+        ("PATCH", f"/api/workflows/{wf['id']}/schedules/{schedule['id']}"),
+        ("DELETE", f"/api/workflows/{wf['id']}/schedules/{schedule['id']}"),
+        ("POST", f"/api/workflows/{wf['id']}/hooks"),
+    ):
+        status, body = them.call(
+            method, path, {"enabled": False} if method == "PATCH" else ({"name": "x"} if method == "POST" else None)
+        )
         assert status == 404, (method, path, body)
     assert api.ok("GET", f"/api/workflows/{wf['id']}/hooks")["items"][0]["active"] is True
     assert api.ok("GET", f"/api/workflows/{wf['id']}/schedules")["items"][0]["enabled"] is True
@@ -202,11 +240,18 @@ def test_operators_read_triggers_but_only_leads_manage_them(app, api, wf, hook, 
     assert operator.call("POST", f"/api/workflows/{wf['id']}/schedules", {"name": "x", "cron": "* * * * *"})[0] == 403
 
 
-@pytest.mark.parametrize("body, field", [({"cron": "61 * * * *"}, "cron"), ({"cron": "* * * *"}, "cron"),
-                                         ({"cron": "0 0 30 2 *"}, "cron"), ({"timezone": "Mars/Olympus"}, "timezone"),
-                                         ({"timezone": "../../etc/passwd"}, "timezone"),
-                                         ({"variables": {"order_id": 3}}, "variables.order_id"),
-                                         ({"variables": {}}, "variables.order_id")])
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"cron": "61 * * * *"}, "cron"),
+        ({"cron": "* * * *"}, "cron"),
+        ({"cron": "0 0 30 2 *"}, "cron"),
+        ({"timezone": "Mars/Olympus"}, "timezone"),
+        ({"timezone": "../../etc/passwd"}, "timezone"),
+        ({"variables": {"order_id": 3}}, "variables.order_id"),
+        ({"variables": {}}, "variables.order_id"),
+    ],
+)
 def test_a_schedule_that_does_not_parse_or_fit_is_422_naming_the_field(api, wf, body, field):
     data = {"name": "s", "cron": "0 9 * * *", "timezone": "UTC", "variables": {"order_id": "X"}, **body}
     status, answer = api.call("POST", f"/api/workflows/{wf['id']}/schedules", data)
@@ -215,9 +260,12 @@ def test_a_schedule_that_does_not_parse_or_fit_is_422_naming_the_field(api, wf, 
 
 
 def test_a_schedule_shows_its_next_fire_times_in_its_zone_and_can_be_disabled(api, wf):
-    schedule = api.ok("POST", f"/api/workflows/{wf['id']}/schedules",
-                      {"name": "mornings", "cron": "0  9 * * MON-FRI", "timezone": "Europe/Berlin",
-                       "variables": {"order_id": "X"}}, status=201)
+    schedule = api.ok(
+        "POST",
+        f"/api/workflows/{wf['id']}/schedules",
+        {"name": "mornings", "cron": "0  9 * * MON-FRI", "timezone": "Europe/Berlin", "variables": {"order_id": "X"}},
+        status=201,
+    )
     assert schedule["cron"] == "0 9 * * MON-FRI" and "09:00" in schedule["description"]
     times = [T_parse(t).astimezone(ZoneInfo("Europe/Berlin")) for t in schedule["next_fire_times"]]
     assert len(times) == 5 and times == sorted(times)
@@ -225,7 +273,9 @@ def test_a_schedule_shows_its_next_fire_times_in_its_zone_and_can_be_disabled(ap
     assert schedule["next_fire_at"] == schedule["next_fire_times"][0]
     off = api.ok("PATCH", f"/api/workflows/{wf['id']}/schedules/{schedule['id']}", {"enabled": False})
     assert off["enabled"] is False and off["next_fire_at"] is None and off["next_fire_times"] == []
-    on = api.ok("PATCH", f"/api/workflows/{wf['id']}/schedules/{schedule['id']}", {"enabled": True, "cron": "*/5 * * * *"})
+    on = api.ok(
+        "PATCH", f"/api/workflows/{wf['id']}/schedules/{schedule['id']}", {"enabled": True, "cron": "*/5 * * * *"}
+    )
     assert on["enabled"] is True and T_parse(on["next_fire_at"]).minute % 5 == 0
     preview = api.ok("GET", f"/api/workflows/{wf['id']}/schedules/preview?cron=30+2+*+*+*&timezone=America/New_York")
     assert len(preview["next_fire_times"]) == 5 and "02:30" in preview["description"]
@@ -242,8 +292,12 @@ def T_parse(text: str):
 
 
 def test_a_due_schedule_fires_once_and_slots_missed_while_down_fire_once(api, wf, services):
-    schedule = api.ok("POST", f"/api/workflows/{wf['id']}/schedules",
-                      {"name": "hourly", "cron": "0 * * * *", "variables": {"order_id": "S-1"}}, status=201)
+    schedule = api.ok(
+        "POST",
+        f"/api/workflows/{wf['id']}/schedules",
+        {"name": "hourly", "cron": "0 * * * *", "variables": {"order_id": "S-1"}},
+        status=201,
+    )
     slot = T_parse(schedule["next_fire_at"])
     assert services.runner.scans.fire_due(slot - timedelta(seconds=1)) == 0  # not yet
     assert services.runner.scans.fire_due(slot + timedelta(seconds=1)) == 1
@@ -266,8 +320,12 @@ def test_a_due_schedule_fires_once_and_slots_missed_while_down_fire_once(api, wf
 
 
 def test_a_fire_whose_workflow_is_gone_starts_nothing_and_disables_the_schedule(api, wf, services):
-    schedule = api.ok("POST", f"/api/workflows/{wf['id']}/schedules",
-                      {"name": "nightly", "cron": "0 0 * * *", "variables": {"order_id": "S-1"}}, status=201)
+    schedule = api.ok(
+        "POST",
+        f"/api/workflows/{wf['id']}/schedules",
+        {"name": "nightly", "cron": "0 0 * * *", "variables": {"order_id": "S-1"}},
+        status=201,
+    )
     api.ok("DELETE", f"/api/workflows/{wf['id']}", status=204)
     assert services.runner.scans.fire_due(T_parse(schedule["next_fire_at"]) + timedelta(minutes=1)) == 0
     with services.db.read() as session:

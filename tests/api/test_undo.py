@@ -2,6 +2,7 @@
 decision on a risky call (a destructive tool, or one a policy flagged) is held for the workspace's undo window; an
 undo within it puts the suggestion back exactly as it was and counts nothing; the deadline scanner releases a held
 decision after the window and only then is it counted; once its step started, an undo is 409."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -62,8 +63,9 @@ def test_accepting_a_destructive_step_holds_it_and_undo_puts_the_suggestion_back
     assert _release(services) == 0  # nothing is held any more: the window's end does nothing
     assert _stats(api, ex_id)["accepted"] == 0 and _counted(api, wf_id) == 0
     audit = api.ok("GET", f"/api/audit?execution_id={ex_id}&action=decision_undo")["items"]
-    assert [(e["result"], e["target_id"], e["before"]["decision"]) for e in audit] == \
-        [("undone", sug["suggestion_id"], "accept")]
+    assert [(e["result"], e["target_id"], e["before"]["decision"]) for e in audit] == [
+        ("undone", sug["suggestion_id"], "accept")
+    ]
 
     # decided again, it is the only decision counted
     _decide(api, ex_id, sug["suggestion_id"], "skip")
@@ -99,8 +101,18 @@ def test_a_non_risky_accept_runs_at_once_and_cannot_be_taken_back(api):
 
 
 def test_a_call_the_policy_flagged_is_held_too(api, services):
-    api.ok("POST", "/api/policies", {"name": "notes are checked", "effect": "require_review", "order": 0,
-                                     "reason": "tests", "match": {"tool": "echo"}}, status=201)
+    api.ok(
+        "POST",
+        "/api/policies",
+        {
+            "name": "notes are checked",
+            "effect": "require_review",
+            "order": 0,
+            "reason": "tests",
+            "match": {"tool": "echo"},
+        },
+        status=201,
+    )
     try:
         _, ex_id, sug = _coach(api, [NOTE])
         assert sug["policy"]["effect"] == "require_review"

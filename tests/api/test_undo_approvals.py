@@ -1,6 +1,7 @@
 """Taking back an approval's decision (issue #31 item 4) through the test client, on SQLite and PostgreSQL: the
 decision that settles an approval is held for the workspace's undo window; its author takes it back and the
 approval is pending again in the queue; the scanner settles it after the window; after that, 409."""
+
 from __future__ import annotations
 
 from datetime import timedelta

@@ -2,6 +2,7 @@
 it checks the VAPID signature against the key the browser subscribed with and decrypts the message with the keys
 only the browser has. The outbox is sent by services/notifications/sender.py when each test chooses (its scanner is
 off here), so retries are checked without waiting."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -45,8 +46,12 @@ def subscribed(who: Api, push_service: PushService):
 
 
 def waiting_approval(api: Api, message: str = "Pay 42?") -> str:
-    wf = api.workflow([{"id": "sign_off", "type": "approval", "message": message},
-                       {"id": "after", "tool": "echo", "params": {"paid": True}}])
+    wf = api.workflow(
+        [
+            {"id": "sign_off", "type": "approval", "message": message},
+            {"id": "after", "tool": "echo", "params": {"paid": True}},
+        ]
+    )
     ex = api.settle(api.start(wf["id"])["execution_id"])
     assert ex["status"] == "waiting_approval", ex
     return ex["gate"]["approval_id"]
@@ -57,16 +62,22 @@ def push_rows(services) -> list[OutboxRow]:
         return list(session.scalars(select(OutboxRow).where(OutboxRow.channel == N.PUSH)))
 
 
-def test_an_approval_request_is_pushed_signed_and_encrypted_to_each_subscribed_browser(api, lead, services,
-                                                                                         push_service):
+def test_an_approval_request_is_pushed_signed_and_encrypted_to_each_subscribed_browser(
+    api, lead, services, push_service
+):
     key = lead.ok("GET", "/api/notifications/push/key")["public_key"]
     assert api.ok("GET", "/api/notifications/push/key")["public_key"] == key  # one key pair per installation
     laptop, phone = subscribed(lead, push_service), subscribed(lead, push_service)
     approval_id = waiting_approval(api)
     assert sender.deliver_due(services) == {"sent": 2}
     assert [r.refused for r in push_service.received] == [None, None]
-    expected = {"title": "Approval requested", "body": "Pay 42?", "url": f"/queue?approval={approval_id}",
-                "tag": f"approval:{approval_id}", "kind": "approval_requested"}
+    expected = {
+        "title": "Approval requested",
+        "body": "Pay 42?",
+        "url": f"/queue?approval={approval_id}",
+        "tag": f"approval:{approval_id}",
+        "kind": "approval_requested",
+    }
     assert laptop.received == [expected] and phone.received == [expected]
     headers = push_service.received[0].headers
     assert headers["ttl"] == "3600" and headers["urgency"] == "high" and headers["content-encoding"] == "aes128gcm"
@@ -103,8 +114,15 @@ def test_push_follows_the_persons_switches_per_event_kind(api, lead, services, p
     got = lead.ok("GET", "/api/notifications/settings")
     assert got["push"] is True and got["push_kinds"]["approval_requested"] is True
     assert got["push_kinds"]["suggestion_waiting"] is False
-    lead.ok("PUT", "/api/notifications/settings", {**{k: got[k] for k in ("email", "kinds", "timezone")},
-                                                   "push": True, "push_kinds": {"approval_requested": False}})
+    lead.ok(
+        "PUT",
+        "/api/notifications/settings",
+        {
+            **{k: got[k] for k in ("email", "kinds", "timezone")},
+            "push": True,
+            "push_kinds": {"approval_requested": False},
+        },
+    )
     waiting_approval(api)
     assert push_rows(services) == [] and browser.received == []
     lead.ok("PUT", "/api/notifications/settings", {"push": False})
@@ -116,11 +134,13 @@ def test_push_follows_the_persons_switches_per_event_kind(api, lead, services, p
 def test_unsubscribing_and_bad_subscriptions(api, lead, push_service):
     browser = subscribed(lead, push_service)
     subscription = browser.subscription()
-    code, body = lead.call("POST", "/api/notifications/push/subscriptions",
-                           {**subscription, "endpoint": "http://93.184.216.34/push/x"})
+    code, body = lead.call(
+        "POST", "/api/notifications/push/subscriptions", {**subscription, "endpoint": "http://93.184.216.34/push/x"}
+    )
     assert code == 422 and "endpoint" in body["error"]["details"]  # an outside host must be https
-    code, body = lead.call("POST", "/api/notifications/push/subscriptions",
-                           {**subscription, "endpoint": "https://10.1.2.3/push/x"})
+    code, body = lead.call(
+        "POST", "/api/notifications/push/subscriptions", {**subscription, "endpoint": "https://10.1.2.3/push/x"}
+    )
     assert code == 422 and "endpoint" in body["error"]["details"]  # the outbound rules refuse it
     bad_key = {**subscription, "keys": {"p256dh": "A" * 87, "auth": subscription["keys"]["auth"]}}
     code, body = lead.call("POST", "/api/notifications/push/subscriptions", bad_key)
@@ -148,7 +168,8 @@ def test_the_service_worker_is_served_at_the_root_as_javascript_never_kept_stale
 
 
 def test_a_vapid_key_given_by_the_settings_is_the_one_browsers_subscribe_with_and_pushes_are_signed_with(
-        settings, push_service):
+    settings, push_service
+):
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import ec
 
@@ -157,8 +178,9 @@ def test_a_vapid_key_given_by_the_settings_is_the_one_browsers_subscribe_with_an
 
     key = ec.generate_private_key(ec.SECP256R1())
     raw = b64(key.private_numbers().private_value.to_bytes(32, "big"))
-    public = b64(key.public_key().public_bytes(serialization.Encoding.X962,
-                                               serialization.PublicFormat.UncompressedPoint))
+    public = b64(
+        key.public_key().public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
+    )
     app = create_app(settings.with_overrides(vapid_private_key=raw), migrate=False)
     try:
         services = app.extensions["coach"]

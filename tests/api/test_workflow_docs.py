@@ -1,11 +1,12 @@
 """docs/workflow-definitions.md: every complete definition in it is accepted as written (YAML and as JSON)."""
+
 from __future__ import annotations
 
-import pytest
 import json
 import re
 from pathlib import Path
 
+import pytest
 import yaml
 
 pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
@@ -24,8 +25,9 @@ def test_the_documented_definitions_are_accepted_as_yaml_and_as_json(api):
     for source in definitions:
         response = api.client.post("/api/workflows", data=source, content_type="application/yaml")
         assert response.status_code == 201, (source, response.get_json())
-        response = api.client.post("/api/workflows", data=json.dumps(yaml.safe_load(source)),
-                                   content_type="application/json")
+        response = api.client.post(
+            "/api/workflows", data=json.dumps(yaml.safe_load(source)), content_type="application/json"
+        )
         assert response.status_code == 201, response.get_json()
 
 

@@ -1,10 +1,12 @@
 """/api/workflows through the Flask test client: create (JSON and YAML), read, list, version, delete, errors."""
+
 from __future__ import annotations
 
 import copy
 
 import pytest
 import yaml
+
 from tests.conftest import authed_client
 from tests.core.test_workflow_validation import SHAPES_EXAMPLE
 
@@ -41,8 +43,7 @@ def test_post_json_definition_creates_version_1(api):
 
 
 def test_post_yaml_definition_works_like_json(api):
-    response = api.client.post("/api/workflows", data=yaml.safe_dump(SHAPES_EXAMPLE),
-                               content_type="application/yaml")
+    response = api.client.post("/api/workflows", data=yaml.safe_dump(SHAPES_EXAMPLE), content_type="application/yaml")
     assert response.status_code == 201, response.get_json()
     _assert_created_shape(response.get_json())
 
@@ -72,8 +73,11 @@ def test_per_page_over_200_is_422(api):
 
 def test_put_makes_version_2_and_version_1_stays_readable(api):
     wf = api.workflow([{"id": "old", "tool": "echo", "params": {"v": 1}}])
-    updated = api.ok("PUT", f"/api/workflows/{wf['id']}",
-                     {"name": "wf", "steps": [{"id": "new", "tool": "echo", "params": {"v": 2}}]})
+    updated = api.ok(
+        "PUT",
+        f"/api/workflows/{wf['id']}",
+        {"name": "wf", "steps": [{"id": "new", "tool": "echo", "params": {"v": 2}}]},
+    )
     assert updated["version"] == 2
     current = api.ok("GET", f"/api/workflows/{wf['id']}")
     assert current["version"] == 2 and [s["id"] for s in current["steps"]] == ["new"]
@@ -82,14 +86,19 @@ def test_put_makes_version_2_and_version_1_stays_readable(api):
 
 
 def test_execution_started_before_put_keeps_version_1_and_runs_old_steps(api):
-    wf = api.workflow([
-        {"id": "ask", "type": "human_input", "question": "go?"},
-        {"id": "old", "tool": "echo", "params": {"v": 1}},
-    ])
+    wf = api.workflow(
+        [
+            {"id": "ask", "type": "human_input", "question": "go?"},
+            {"id": "old", "tool": "echo", "params": {"v": 1}},
+        ]
+    )
     ex = api.start(wf["id"])
     assert api.settle(ex["execution_id"])["status"] == "waiting_clarification"
-    api.ok("PUT", f"/api/workflows/{wf['id']}",
-           {"name": "wf", "steps": [{"id": "new", "tool": "echo", "params": {"v": 2}}]})
+    api.ok(
+        "PUT",
+        f"/api/workflows/{wf['id']}",
+        {"name": "wf", "steps": [{"id": "new", "tool": "echo", "params": {"v": 2}}]},
+    )
     api.ok("POST", f"/api/executions/{ex['execution_id']}/steps/ask/answer", {"answer": "yes"})
     done = api.settle(ex["execution_id"])
     assert done["status"] == "completed"
@@ -113,8 +122,11 @@ def test_delete_is_204_then_get_is_404_and_list_omits_it(api):
 
 def test_unknown_workflow_id_is_404_for_get_put_and_delete(api):
     for method in ("GET", "PUT", "DELETE"):
-        code, body = api.call(method, "/api/workflows/no-such-id",
-                              json={"name": "x", "steps": [{"id": "a", "tool": "noop"}]} if method == "PUT" else None)
+        code, body = api.call(
+            method,
+            "/api/workflows/no-such-id",
+            json={"name": "x", "steps": [{"id": "a", "tool": "noop"}]} if method == "PUT" else None,
+        )
         assert code == 404, method
         _assert_error_body(body, "not_found")
 
@@ -127,13 +139,15 @@ INVALID = {
     "unknown_step_type": (_with_steps({"id": "a", "type": "teleport"}), "steps[0].type"),
     "unknown_tool": (_with_steps({"id": "a", "type": "action", "tool": "no.such.tool"}), "steps[0].tool"),
     "duplicate_step_ids": (_with_steps({"id": "a", "tool": "noop"}, {"id": "a", "tool": "noop"}), "steps[1].id"),
-    "unknown_depends_on": (_with_steps({"id": "a", "tool": "noop", "depends_on": ["ghost"]}),
-                           "steps[0].depends_on"),
-    "cyclic_depends_on": (_with_steps({"id": "a", "tool": "noop", "depends_on": ["b"]},
-                                      {"id": "b", "tool": "noop", "depends_on": ["a"]}), "steps[0].depends_on"),
-    "params_fail_tool_schema": (_with_steps({"id": "a", "tool": "http.request",
-                                             "params": {"url": "http://example.com", "timeout_s": "x"}}),
-                                "steps[0].params.timeout_s"),
+    "unknown_depends_on": (_with_steps({"id": "a", "tool": "noop", "depends_on": ["ghost"]}), "steps[0].depends_on"),
+    "cyclic_depends_on": (
+        _with_steps({"id": "a", "tool": "noop", "depends_on": ["b"]}, {"id": "b", "tool": "noop", "depends_on": ["a"]}),
+        "steps[0].depends_on",
+    ),
+    "params_fail_tool_schema": (
+        _with_steps({"id": "a", "tool": "http.request", "params": {"url": "http://example.com", "timeout_s": "x"}}),
+        "steps[0].params.timeout_s",
+    ),
     "missing_name": ({"steps": [{"id": "a", "tool": "noop"}]}, "name"),
 }
 
@@ -194,9 +208,11 @@ def test_body_over_the_limit_is_413(settings):
 
 
 def test_error_bodies_never_leak_tracebacks_or_sql(api):
-    for method, path, payload in [("GET", "/api/workflows/x' OR 1=1 --", None),
-                                  ("POST", "/api/workflows", {"name": 5, "steps": "nope"}),
-                                  ("GET", "/api/workflows?page=0", None)]:
+    for method, path, payload in [
+        ("GET", "/api/workflows/x' OR 1=1 --", None),
+        ("POST", "/api/workflows", {"name": 5, "steps": "nope"}),
+        ("GET", "/api/workflows?page=0", None),
+    ]:
         code, body = api.call(method, path, payload)
         assert code in (404, 422), (path, code, body)
         _assert_error_body(body, "not_found" if code == 404 else "validation_failed")
@@ -216,13 +232,15 @@ def test_a_422_places_each_field_on_its_line_of_the_yaml_or_json_sent(api):
 
 
 def test_every_problem_of_a_definition_is_reported_at_once_in_words_on_its_line(api):
-    source = ("name: Typos\nsteps:\n  - id: fetch\n    tool: ecoh\n    params: {message: hi}\n"
-              "  - id: report\n    tool: echo\n    depends_on: [fetsh]\n    params: {message: done}\n")
+    source = (
+        "name: Typos\nsteps:\n  - id: fetch\n    tool: ecoh\n    params: {message: hi}\n"
+        "  - id: report\n    tool: echo\n    depends_on: [fetsh]\n    params: {message: done}\n"
+    )
     response = api.client.post("/api/workflows", data=source, content_type="application/yaml")
     body = response.get_json()
     assert response.status_code == 422, body
     # the tool typo and the unknown depends_on in one answer, not one per save
-    tool, = body["error"]["details"]["steps[0].tool"]
+    (tool,) = body["error"]["details"]["steps[0].tool"]
     assert tool.startswith("unknown tool 'ecoh': did you mean 'echo'? Known tools: ")
     assert "[" not in tool and "echo, " in tool  # names in words, not a Python list
     assert body["error"]["details"]["steps[1].depends_on"] == ["unknown step 'fetsh'; the steps are fetch and report"]
@@ -234,11 +252,14 @@ def test_a_yaml_syntax_error_is_said_in_words_on_its_line(api):
     response = api.client.post("/api/workflows", data=source, content_type="application/yaml")
     body = response.get_json()
     assert response.status_code == 400, body
-    assert body["error"]["details"] == {"yaml": [
-        "YAML syntax error on line 6, column 7: a ',' or the closing '}' is missing (the { … } that starts on line 5)"]}
+    assert body["error"]["details"] == {
+        "yaml": [
+            "YAML syntax error on line 6, column 7: a ',' or the closing '}' is missing (the { … } that starts on line 5)"
+        ]
+    }
     assert body["error"]["lines"] == {"yaml": 6}
     response = api.client.post("/api/workflows", data="name: a: b\nsteps: []\n", content_type="application/yaml")
-    message, = response.get_json()["error"]["details"]["yaml"]
+    (message,) = response.get_json()["error"]["details"]["yaml"]
     assert message.startswith("YAML syntax error on line 1, column 8: a ':' where a value was expected")
     assert "<byte string>" not in message
 

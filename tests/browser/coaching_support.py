@@ -1,4 +1,5 @@
 """Helpers for the CoachingPanel's browser tests: workflows of echo steps, coaching executions, the panel."""
+
 from __future__ import annotations
 
 from playwright.sync_api import Page, expect
@@ -24,8 +25,16 @@ def page_errors(errors: list[str]) -> list[str]:
 
 def echo_steps(*messages: str) -> list[dict]:
     """One echo step per message, each depending on the previous one (the default)."""
-    return [{"id": f"step{i}", "name": f"Say {message}", "type": "action", "tool": "echo",
-             "params": {"message": message, "index": i}} for i, message in enumerate(messages, start=1)]
+    return [
+        {
+            "id": f"step{i}",
+            "name": f"Say {message}",
+            "type": "action",
+            "tool": "echo",
+            "params": {"message": message, "index": i},
+        }
+        for i, message in enumerate(messages, start=1)
+    ]
 
 
 def create_workflow(server: LiveServer, name: str, steps: list[dict], description: str = "") -> dict:
@@ -46,12 +55,15 @@ def start_coaching(server: LiveServer, workflow_id: str) -> str:
 def pending_suggestion(server: LiveServer, execution_id: str, timeout: float = 30) -> dict:
     def current():
         return server.get(f"/api/executions/{execution_id}/coaching/suggestion").json()["suggestion"]
+
     return server.wait_for(current, timeout=timeout, message=f"a pending suggestion in {execution_id}")
 
 
 def decide_via_api(server: LiveServer, execution_id: str, suggestion_id: str, decision: str, **extra) -> dict:
-    answer = server.post(f"/api/executions/{execution_id}/coaching/decision",
-                         json={"suggestion_id": suggestion_id, "decision": decision, **extra})
+    answer = server.post(
+        f"/api/executions/{execution_id}/coaching/decision",
+        json={"suggestion_id": suggestion_id, "decision": decision, **extra},
+    )
     assert answer.status_code == 200, answer.text
     return answer.json()
 

@@ -1,4 +1,5 @@
 """Fixtures for browser tests: Debian's Chromium through Playwright, against the real server process."""
+
 from __future__ import annotations
 
 import os
@@ -11,16 +12,25 @@ from playwright.sync_api import expect
 from tests.support.live_server import REPO_ROOT, LiveServer
 
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 # COACH_TEST_FRONTEND_DIST lets a developer test another build of the web app (e.g. one built beside a running suite)
 FRONTEND_DIST = Path(os.environ.get("COACH_TEST_FRONTEND_DIST") or REPO_ROOT / "frontend" / "dist")
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 # The screenshots the docs show are taken by the tests that reach those screens: into docs/screenshots when
 # COACH_UPDATE_SCREENSHOTS=1 (then commit them), else beside the failure screenshots, so a test run leaves the
 # checkout as it found it.
-SCREENSHOTS = REPO_ROOT / "docs" / "screenshots" if os.environ.get("COACH_UPDATE_SCREENSHOTS") == "1" \
+SCREENSHOTS = (
+    REPO_ROOT / "docs" / "screenshots"
+    if os.environ.get("COACH_UPDATE_SCREENSHOTS") == "1"
     else ARTIFACTS / "screenshots"
+)
 SCREENSHOTS.mkdir(parents=True, exist_ok=True)
 # How long a browser test waits for a text, an element or a page (Playwright's expect, actions and navigation):
 # generous, since a test never depends on how fast the machine is. Under load (CI shares its cores) Chromium and the
@@ -40,8 +50,10 @@ def pytest_runtest_makereport(item, call):
 @pytest.fixture(scope="session")
 def browser():
     if not CHROMIUM.is_file():
-        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (`make chromium`); "
-                    "Playwright may not download browsers here")
+        pytest.skip(
+            f"{CHROMIUM} is missing: install Debian's chromium (`make chromium`); "
+            "Playwright may not download browsers here"
+        )
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
@@ -61,8 +73,10 @@ def page(browser, request):
     try:
         yield page
     finally:
-        failed = any(getattr(request.node, f"rep_{when}", None) is not None
-                     and getattr(request.node, f"rep_{when}").failed for when in ("setup", "call"))
+        failed = any(
+            getattr(request.node, f"rep_{when}", None) is not None and getattr(request.node, f"rep_{when}").failed
+            for when in ("setup", "call")
+        )
         if failed:
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
             name = re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name)
@@ -77,8 +91,10 @@ def page(browser, request):
 def live_server(tmp_path):
     """A started `python wsgi.py` on a fresh SQLite file, demo off, serving the built frontend/dist."""
     if not (FRONTEND_DIST / "index.html").is_file():
-        pytest.fail(f"{FRONTEND_DIST}/index.html is missing: build the web app first "
-                    "(`make frontend` or `cd frontend && npm run build`)")
+        pytest.fail(
+            f"{FRONTEND_DIST}/index.html is missing: build the web app first "
+            "(`make frontend` or `cd frontend && npm run build`)"
+        )
     with LiveServer(tmp_path / "server", demo="0", env={"COACH_FRONTEND_DIST": str(FRONTEND_DIST)}) as server:
         yield server
 

@@ -1,4 +1,5 @@
 """REST helpers for the lead-dashboard browser tests: make the evidence (decisions, corrections) a lead reads."""
+
 from __future__ import annotations
 
 from tests.support.live_server import LiveServer
@@ -60,5 +61,8 @@ def auto_ready_after(server: LiveServer, workflow_id: str) -> int:
     """How many more accepted decisions make the workflow AUTO-ready under its thresholds (docs/design.md#metrics-and-learning-levels)."""
     metrics = workflow_metrics(server, workflow_id)
     to_auto = metrics["to_auto"]
-    return max(to_auto["decisions_to_coaching"], to_auto["window_decisions_needed"],
-               metrics["evidence"]["decisions_needed_if_all_accepted"])
+    return max(
+        to_auto["decisions_to_coaching"],
+        to_auto["window_decisions_needed"],
+        metrics["evidence"]["decisions_needed_if_all_accepted"],
+    )

@@ -1,4 +1,5 @@
 """An admin manages the workspace's members in the web app, and a person makes and revokes their API tokens."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,13 +1,14 @@
 """An operator decides an agent's tool calls on the CoachingPanel in Chromium, against the real server and a
 scripted OpenAI-compatible LLM server (issue #15): the call, its arguments in the correction editor drawn from the
 tool's schema, the LLM's reasoning, and the agent's conversation on the panel and on the execution page."""
+
 from __future__ import annotations
 
 import pytest
 from playwright.sync_api import expect
 
 from tests.browser.coaching_support import collect_errors, create_workflow, execution, open_panel, pending_suggestion
-from tests.browser.conftest import SCREENSHOTS, FRONTEND_DIST, log_in
+from tests.browser.conftest import FRONTEND_DIST, SCREENSHOTS, log_in
 from tests.support.live_server import LiveServer
 
 pytestmark = pytest.mark.browser
@@ -17,26 +18,47 @@ pytestmark = pytest.mark.browser
 def agent_server(tmp_path, llm):
     if not (FRONTEND_DIST / "index.html").is_file():
         pytest.fail(f"{FRONTEND_DIST}/index.html is missing: build the web app first")
-    with LiveServer(tmp_path / "server", demo="0", env={
-        "COACH_FRONTEND_DIST": str(FRONTEND_DIST), "COACH_LLM_BASE_URL": llm.base_url,
-        "COACH_LLM_MODEL": "scripted"}) as server:
+    with LiveServer(
+        tmp_path / "server",
+        demo="0",
+        env={
+            "COACH_FRONTEND_DIST": str(FRONTEND_DIST),
+            "COACH_LLM_BASE_URL": llm.base_url,
+            "COACH_LLM_MODEL": "scripted",
+        },
+    ) as server:
         yield server
 
 
 def test_an_agents_tool_calls_are_decided_on_the_panel_and_its_conversation_shown(agent_server, llm, page):
-    llm.script("open invoices", [
-        {"content": "I will read the invoices file first.",
-         "tool_calls": [{"name": "file_read", "arguments": {"path": "invoices.csv"}}]},
-        {"content": "Now the echo.", "tool_calls": [{"name": "echo", "arguments": {"total": 42}}]},
-        {"content": "There are 2 open invoices. STAGE_COMPLETE"},
-    ])
+    llm.script(
+        "open invoices",
+        [
+            {
+                "content": "I will read the invoices file first.",
+                "tool_calls": [{"name": "file_read", "arguments": {"path": "invoices.csv"}}],
+            },
+            {"content": "Now the echo.", "tool_calls": [{"name": "echo", "arguments": {"total": 42}}]},
+            {"content": "There are 2 open invoices. STAGE_COMPLETE"},
+        ],
+    )
     workspace = agent_server.get("/api/auth/me").json()["workspace_id"]
     folder = agent_server.data_dir / workspace
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "open.csv").write_text("id,amount\nA,40\nB,2\n")
-    wf = create_workflow(agent_server, "Agent run", [
-        {"id": "analyse", "name": "Analyse", "type": "agent", "goal": "Count the open invoices",
-         "tools": ["file.read", "echo"]}])
+    wf = create_workflow(
+        agent_server,
+        "Agent run",
+        [
+            {
+                "id": "analyse",
+                "name": "Analyse",
+                "type": "agent",
+                "goal": "Count the open invoices",
+                "tools": ["file.read", "echo"],
+            }
+        ],
+    )
     started = agent_server.post("/api/executions/coaching", json={"workflow_id": wf["id"]})
     execution_id = started.json()["execution_id"]
     pending_suggestion(agent_server, execution_id)

@@ -1,12 +1,13 @@
 """The agent token panel (issue #40, item 14), in Chromium: Copy token and Copy command put on the clipboard what
 each says and say "Copied"; after Revoke, the token and the Claude Code command are no longer on the page."""
+
 from __future__ import annotations
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import SCREENSHOTS, log_in
 from tests.browser.coaching_support import collect_errors, page_errors
+from tests.browser.conftest import SCREENSHOTS, log_in
 
 pytestmark = pytest.mark.browser
 
@@ -37,6 +38,7 @@ def test_copy_says_copied_and_copies_the_command_and_a_revoked_agents_token_leav
     expect(page.get_by_label("The new agent's token")).to_have_count(0)
     expect(page.get_by_text("claude mcp add")).to_have_count(0)
     assert token not in page.content()
-    expect(page.get_by_role("table", name="Agent identities").get_by_role("row").filter(
-        has_text="claude-code-ada")).to_contain_text("revoked")
+    expect(
+        page.get_by_role("table", name="Agent identities").get_by_role("row").filter(has_text="claude-code-ada")
+    ).to_contain_text("revoked")
     assert page_errors(errors) == []

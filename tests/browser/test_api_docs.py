@@ -1,5 +1,6 @@
 """/api/docs can write: "Try it out" with the session cookie sends the CSRF header, and "Authorize" takes a bearer
 token (issue #17, item 4)."""
+
 from __future__ import annotations
 
 import json
@@ -17,7 +18,8 @@ BODY = {"name": "Made in the API docs", "steps": [{"id": "greet", "tool": "echo"
 def try_create_workflow(page, name: str) -> None:
     """In Swagger UI: open POST /api/workflows, Try it out with BODY named `name`, Execute, expect a 201."""
     operation = page.locator(".opblock-post").filter(
-        has=page.locator('.opblock-summary-path[data-path="/api/workflows"]'))
+        has=page.locator('.opblock-summary-path[data-path="/api/workflows"]')
+    )
     operation.locator(".opblock-summary").click()
     operation.get_by_role("button", name="Try it out").click()
     operation.locator("textarea.body-param__text").fill(json.dumps({**BODY, "name": name}))

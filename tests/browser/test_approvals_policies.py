@@ -1,6 +1,7 @@
 """Approvals and policies in Chromium (issue #13, items 5 and 7): a lead writes a policy rule on the Policies page
 and dry-runs it; a normal run that a policy holds for review is approved, and another rejected, from the queue with
 the keyboard; an approval step with a quorum of two is decided by two people in two browsers."""
+
 from __future__ import annotations
 
 import json
@@ -39,11 +40,20 @@ def glyphs_drawn_as_empty_boxes(page) -> list[str]:
 
 pytestmark = pytest.mark.browser
 
-OUTSIDE = {"name": "Only summaries/", "effect": "require_review", "order": 10,
-           "reason": "writing outside summaries/ is checked by a person",
-           "match": {"tool": "file.write", "path_outside": "summaries/"}}
-ALLOW_FILES = {"name": "File tools run", "effect": "allow", "order": 20, "reason": "files are ours",
-               "match": {"tool": "file.*"}}
+OUTSIDE = {
+    "name": "Only summaries/",
+    "effect": "require_review",
+    "order": 10,
+    "reason": "writing outside summaries/ is checked by a person",
+    "match": {"tool": "file.write", "path_outside": "summaries/"},
+}
+ALLOW_FILES = {
+    "name": "File tools run",
+    "effect": "allow",
+    "order": 20,
+    "reason": "files are ours",
+    "match": {"tool": "file.*"},
+}
 SECOND_LEAD, SECOND_PASSWORD = "second.lead@live.test", "second-lead-pass-1"
 
 
@@ -78,13 +88,21 @@ def _status(server: LiveServer, execution_id: str, wanted: str, timeout: float =
     def reached():
         body = server.get(f"/api/executions/{execution_id}").json()
         return body if body["status"] == wanted else None
+
     return server.wait_for(reached, timeout=timeout, message=f"execution {execution_id} to be {wanted}")
 
 
 def _write_steps(path: str) -> list[dict]:
-    return [{"id": "write", "name": "Write the report", "type": "action", "tool": "file.write",
-             "params": {"path": path, "content": "quarterly figures"}},
-            {"id": "after", "type": "action", "tool": "echo", "params": {"done": True}}]
+    return [
+        {
+            "id": "write",
+            "name": "Write the report",
+            "type": "action",
+            "tool": "file.write",
+            "params": {"path": path, "content": "quarterly figures"},
+        },
+        {"id": "after", "type": "action", "tool": "echo", "params": {"done": True}},
+    ]
 
 
 def test_a_lead_writes_a_rule_on_the_policies_page_and_dry_runs_it(live_server, page):
@@ -172,7 +190,9 @@ def test_a_held_normal_run_is_approved_from_the_queue_with_the_keyboard_and_anot
 
     # the policy flagged this call: a asks for Enter first (issue #31), nothing is decided before it
     page.keyboard.press("a")
-    expect(page.get_by_test_id("confirm-prompt")).to_contain_text("Press Enter to approve: Review the call of file.write")
+    expect(page.get_by_test_id("confirm-prompt")).to_contain_text(
+        "Press Enter to approve: Review the call of file.write"
+    )
     assert _status(live_server, first, "waiting_approval")
     page.keyboard.press("Enter")
     expect(page.get_by_role("status").filter(has_text="Approved: Review the call of file.write")).to_be_visible()
@@ -221,8 +241,9 @@ def _second_lead(server: LiveServer) -> None:
     assert invited.status_code == 202, invited.text
     session = requests.Session()
     session.trust_env = False
-    login = session.post(server.url("/api/auth/login"), json={"email": SECOND_LEAD, "password": SECOND_PASSWORD},
-                         timeout=10)
+    login = session.post(
+        server.url("/api/auth/login"), json={"email": SECOND_LEAD, "password": SECOND_PASSWORD}, timeout=10
+    )
     assert login.status_code == 200, login.text
     csrf = {"X-CSRF-Token": login.json()["csrf_token"]}
     invitation = session.get(server.url("/api/auth/invitations"), timeout=10).json()["items"][0]
@@ -241,11 +262,23 @@ def _log_in_as(page: Page, server: LiveServer, email: str, password: str) -> Non
 
 def test_an_approval_with_a_quorum_of_two_is_decided_by_two_leads_in_two_browsers(live_server, page, browser):
     _second_lead(live_server)
-    workflow_id = _workflow(live_server, "Payment run", [
-        {"id": "total", "type": "action", "tool": "echo", "params": {"sum": 1200}},
-        {"id": "sign_off", "type": "approval", "message": "Pay {{ steps.total.output.sum }}?",
-         "approvers": {"roles": ["lead"]}, "quorum": 2, "timeout_s": 3600, "on_timeout": "reject"},
-        {"id": "pay", "type": "action", "tool": "echo", "params": {"paid": True}}])
+    workflow_id = _workflow(
+        live_server,
+        "Payment run",
+        [
+            {"id": "total", "type": "action", "tool": "echo", "params": {"sum": 1200}},
+            {
+                "id": "sign_off",
+                "type": "approval",
+                "message": "Pay {{ steps.total.output.sum }}?",
+                "approvers": {"roles": ["lead"]},
+                "quorum": 2,
+                "timeout_s": 3600,
+                "on_timeout": "reject",
+            },
+            {"id": "pay", "type": "action", "tool": "echo", "params": {"paid": True}},
+        ],
+    )
     execution_id = _run_normal(live_server, workflow_id)
 
     log_in(page, live_server)
@@ -281,7 +314,8 @@ def test_an_approval_with_a_quorum_of_two_is_decided_by_two_leads_in_two_browser
         # issue #40 item 9: each vote is pushed, so the second lead's open card shows the first approval, who gave it,
         # without a reload; this one completes it
         expect(second_card.get_by_test_id("approval-quorum")).to_have_text(
-            f"1 of 2 approvals — approved by {live_server.admin_email}")
+            f"1 of 2 approvals — approved by {live_server.admin_email}"
+        )
         second.keyboard.press("a")
         second.keyboard.press("Enter")
         expect(second.get_by_role("status").filter(has_text="Approved: Pay 1200.")).to_be_visible()

@@ -1,5 +1,6 @@
 """A lead authors workflows in the web app (CodeMirror, the server's errors on their lines, versions compared,
 templates, delete) and starts a run whose variables the server refuses on the field."""
+
 from __future__ import annotations
 
 import re
@@ -143,10 +144,18 @@ def test_the_editor_reports_every_problem_at_once_in_words_each_on_its_line(live
 
 
 def test_the_start_dialog_shows_the_servers_422_on_the_variable_and_starts_once_fixed(live_server, page):
-    response = live_server.post("/api/workflows", json={
-        "name": "Batch", "variables": {"count": {"type": "integer", "required": True, "description": "how many"},
-                                       "label": "nightly", "dry_run": {"type": "boolean", "default": True}},
-        "steps": [{"id": "go", "tool": "echo", "params": {"n": "{{ vars.count }}", "label": "{{ vars.label }}"}}]})
+    response = live_server.post(
+        "/api/workflows",
+        json={
+            "name": "Batch",
+            "variables": {
+                "count": {"type": "integer", "required": True, "description": "how many"},
+                "label": "nightly",
+                "dry_run": {"type": "boolean", "default": True},
+            },
+            "steps": [{"id": "go", "tool": "echo", "params": {"n": "{{ vars.count }}", "label": "{{ vars.label }}"}}],
+        },
+    )
     assert response.status_code == 201, response.text
     log_in(page, live_server)
     page.goto(live_server.url(f"/workflows/{response.json()['id']}"))

@@ -1,4 +1,5 @@
 """An operator works the queue and the CoachingPanel in Chromium, against the real server (issue #5)."""
+
 from __future__ import annotations
 
 import json
@@ -27,7 +28,6 @@ from tests.browser.conftest import SCREENSHOTS, log_in
 pytestmark = pytest.mark.browser
 
 
-
 def screenshot(page, name: str) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.evaluate("document.activeElement && document.activeElement.blur()")  # no focus ring in the docs
@@ -43,8 +43,12 @@ def test_decide_a_whole_coaching_execution_with_the_keyboard(live_server, page):
     rejected_id = start_coaching(live_server, invoices["id"])
     sug = pending_suggestion(live_server, rejected_id)
     decide_via_api(live_server, rejected_id, sug["suggestion_id"], "reject", feedback="wrong file")
-    wf = create_workflow(live_server, "Keyboard run", echo_steps("one", "two", "three", "four", "five"),
-                         description="Five echo steps, decided with the keyboard alone.")
+    wf = create_workflow(
+        live_server,
+        "Keyboard run",
+        echo_steps("one", "two", "three", "four", "five"),
+        description="Five echo steps, decided with the keyboard alone.",
+    )
     execution_id = start_coaching(live_server, wf["id"])
     log_in(page, live_server)  # (its first session check answers 401: collect errors after it)
     errors = collect_errors(page)
@@ -124,8 +128,15 @@ def test_decide_a_whole_coaching_execution_with_the_keyboard(live_server, page):
     assert steps["step3"]["output"] == {"done": "by hand"}
     assert steps["step4"]["output"] == {"message": "FOUR", "index": 4}
     stats = live_server.get(f"/api/executions/{execution_id}/coaching/stats").json()
-    assert stats == {"suggestions_made": 6, "accepted": 2, "rejected": 1, "corrected": 1, "manual_executions": 1,
-                     "skipped": 1, "timed_out": 0}, stats
+    assert stats == {
+        "suggestions_made": 6,
+        "accepted": 2,
+        "rejected": 1,
+        "corrected": 1,
+        "manual_executions": 1,
+        "skipped": 1,
+        "timed_out": 0,
+    }, stats
     # the panel shows the same counts, and the timeline every decision
     stats_box = page.get_by_test_id("execution-stats")
     expect(stats_box).to_contain_text("Accepted2")
@@ -141,10 +152,19 @@ def test_decide_a_whole_coaching_execution_with_the_keyboard(live_server, page):
 
 
 def test_correct_a_step_through_the_editor_form(live_server, page):
-    wf = create_workflow(live_server, "Editor run", [
-        {"id": "notify", "name": "Notify the team", "type": "action", "tool": "echo",
-         "params": {"channel": "#ops", "message": "deploy done", "retries": 2}},
-    ])
+    wf = create_workflow(
+        live_server,
+        "Editor run",
+        [
+            {
+                "id": "notify",
+                "name": "Notify the team",
+                "type": "action",
+                "tool": "echo",
+                "params": {"channel": "#ops", "message": "deploy done", "retries": 2},
+            },
+        ],
+    )
     execution_id = start_coaching(live_server, wf["id"])
     log_in(page, live_server)  # (its first session check answers 401: collect errors after it)
     errors = collect_errors(page)
@@ -257,8 +277,7 @@ def test_a_stale_decision_shows_the_conflict_and_the_current_suggestion(live_ser
     page.keyboard.press("s")
 
     alert = page.get_by_role("alert").filter(has_text="already decided")
-    expect(alert).to_have_text(
-        "This suggestion was already decided by someone else — showing the current suggestion.")
+    expect(alert).to_have_text("This suggestion was already decided by someone else — showing the current suggestion.")
     expect_suggestion(page, "Say second")
     assert "answer" in crossed, "the page's decision did not go over the socket"
     done = execution(live_server, execution_id)
@@ -268,16 +287,26 @@ def test_a_stale_decision_shows_the_conflict_and_the_current_suggestion(live_ser
 
 
 def test_a_suggestion_learned_from_corrections_links_to_its_correction_pack(live_server, page):
-    wf = create_workflow(live_server, "Learning", [
-        {"id": "post", "name": "Post the note", "type": "action", "tool": "echo",
-         "params": {"channel": "#general", "message": "done"}},
-    ])
+    wf = create_workflow(
+        live_server,
+        "Learning",
+        [
+            {
+                "id": "post",
+                "name": "Post the note",
+                "type": "action",
+                "tool": "echo",
+                "params": {"channel": "#general", "message": "done"},
+            },
+        ],
+    )
     for _ in range(3):  # three identical corrections make a learned rule
         ex_id = start_coaching(live_server, wf["id"])
         sug = pending_suggestion(live_server, ex_id)
         assert sug["source"] == "definition"
-        decide_via_api(live_server, ex_id, sug["suggestion_id"], "correct",
-                       correction={"channel": "#ops", "message": "done"})
+        decide_via_api(
+            live_server, ex_id, sug["suggestion_id"], "correct", correction={"channel": "#ops", "message": "done"}
+        )
     execution_id = start_coaching(live_server, wf["id"])
     sug = pending_suggestion(live_server, execution_id)
     assert sug["source"].startswith("correction_pack:"), sug

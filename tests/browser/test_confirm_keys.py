@@ -1,5 +1,6 @@
 """Risky keys are confirmed (issue #31 item 4): `a` on a destructive step, or on a call the policy flagged, decides
 nothing until the confirming key (Enter); Escape cancels; a read step stays one key. In Chromium, on the real server."""
+
 from __future__ import annotations
 
 import time
@@ -27,11 +28,20 @@ def _suggestion_status(server, execution_id: str) -> str | None:
 
 
 def test_a_on_a_destructive_step_decides_nothing_until_enter(live_server, page):
-    wf = create_workflow(live_server, "Clean up exports", [
-        {"id": "look", "name": "List the exports", "type": "action", "tool": "echo", "params": {"message": "ls"}},
-        {"id": "delete", "name": "Delete the old exports", "type": "action", "tool": "shell.run",
-         "params": {"command": ["rm", "-r", "exports/2025"]}},
-    ])
+    wf = create_workflow(
+        live_server,
+        "Clean up exports",
+        [
+            {"id": "look", "name": "List the exports", "type": "action", "tool": "echo", "params": {"message": "ls"}},
+            {
+                "id": "delete",
+                "name": "Delete the old exports",
+                "type": "action",
+                "tool": "shell.run",
+                "params": {"command": ["rm", "-r", "exports/2025"]},
+            },
+        ],
+    )
     execution_id = start_coaching(live_server, wf["id"])
     log_in(page, live_server)
     errors = collect_errors(page)
@@ -69,20 +79,37 @@ def test_a_on_a_destructive_step_decides_nothing_until_enter(live_server, page):
     expect(page.get_by_role("button", name="Confirm accept Enter")).to_be_visible()
     page.keyboard.press("Enter")
     expect(prompt).to_have_count(0)
-    live_server.wait_for(lambda: execution(live_server, execution_id)["steps"][1]["decision"] == "accept",
-                         message="the destructive step accepted")
+    live_server.wait_for(
+        lambda: execution(live_server, execution_id)["steps"][1]["decision"] == "accept",
+        message="the destructive step accepted",
+    )
     assert errors == []
 
 
 def test_a_on_a_payment_the_policy_flagged_asks_for_enter(live_server, page):
-    rule = live_server.post("/api/policies", json={
-        "name": "Big payments", "effect": "require_review", "reason": "payments over 1,000 are checked",
-        "match": {"tool": "echo", "params": "params.amount > 1000"}})
+    rule = live_server.post(
+        "/api/policies",
+        json={
+            "name": "Big payments",
+            "effect": "require_review",
+            "reason": "payments over 1,000 are checked",
+            "match": {"tool": "echo", "params": "params.amount > 1000"},
+        },
+    )
     assert rule.status_code == 201, rule.text
-    wf = create_workflow(live_server, "Supplier payment", [
-        {"id": "pay", "name": "Pay the supplier", "type": "action", "tool": "echo",
-         "params": {"to": "ACME Tools Ltd", "amount": 1840, "currency": "EUR"}},
-    ])
+    wf = create_workflow(
+        live_server,
+        "Supplier payment",
+        [
+            {
+                "id": "pay",
+                "name": "Pay the supplier",
+                "type": "action",
+                "tool": "echo",
+                "params": {"to": "ACME Tools Ltd", "amount": 1840, "currency": "EUR"},
+            },
+        ],
+    )
     execution_id = start_coaching(live_server, wf["id"])
     assert pending_suggestion(live_server, execution_id)["policy"]["effect"] == "require_review"
     log_in(page, live_server)
@@ -90,11 +117,13 @@ def test_a_on_a_payment_the_policy_flagged_asks_for_enter(live_server, page):
     expect_suggestion(page, "Pay the supplier")
     page.keyboard.press("a")
     expect(page.get_by_test_id("confirm-prompt")).to_contain_text(
-        'Press Enter to accept Pay the supplier (echo, amount 1,840; flagged by the policy "Big payments").')
+        'Press Enter to accept Pay the supplier (echo, amount 1,840; flagged by the policy "Big payments").'
+    )
     page.evaluate("document.activeElement && document.activeElement.blur()")
     page.evaluate("window.scrollBy(0, 120)")  # the panel scrolled the prompt into view; show a little below it
     page.screenshot(path=str(SCREENSHOTS / "confirm-key.png"), full_page=False)
     assert _suggestion_status(live_server, execution_id) == "pending"
     page.keyboard.press("Enter")
-    live_server.wait_for(lambda: execution(live_server, execution_id)["steps"][0]["decision"] == "accept",
-                         message="the payment accepted")
+    live_server.wait_for(
+        lambda: execution(live_server, execution_id)["steps"][0]["decision"] == "accept", message="the payment accepted"
+    )

@@ -1,5 +1,6 @@
 """A team lead reads the dashboards in Chromium: a workflow turns AUTO-ready live and is promoted with the keyboard;
 a learned correction pack is opened from its link and toggled; the workflow's definition and the audit chain."""
+
 from __future__ import annotations
 
 import json
@@ -43,7 +44,9 @@ def test_a_workflow_turns_auto_ready_live_and_a_lead_promotes_it_with_the_keyboa
     decide_many(live_server, refund["id"], ["accept"] * 8 + ["reject", "skip"])
     decide_once(live_server, refund["id"], "correct", CORRECTED)
     needed = auto_ready_after(live_server, invoice["id"])
-    assert needed == 28, f"docs/design.md#metrics-and-learning-levels defaults: 28 accepts in a row are evidence at level 0.05, got {needed}"
+    assert needed == 28, (
+        f"docs/design.md#metrics-and-learning-levels defaults: 28 accepts in a row are evidence at level 0.05, got {needed}"
+    )
     decide_many(live_server, invoice["id"], ["accept"] * (needed - 1))
     assert workflow_metrics(live_server, invoice["id"])["auto_ready"] is False
 
@@ -64,8 +67,11 @@ def test_a_workflow_turns_auto_ready_live_and_a_lead_promotes_it_with_the_keyboa
     expect(row).to_contain_text("AUTO-ready")
     expect(row.locator("[data-level]")).to_have_attribute("data-level", "AUTO")
     expect(row).to_contain_text("100%")
-    expect(page.get_by_role("status").filter(
-        has_text="“Invoice intake” moved from Coaching to AUTO-ready; its mode is Coaching")).to_be_visible()
+    expect(
+        page.get_by_role("status").filter(
+            has_text="“Invoice intake” moved from Coaching to AUTO-ready; its mode is Coaching"
+        )
+    ).to_be_visible()
     expect(page.get_by_label("Workspace totals")).to_contain_text("AUTO-ready workflows1")
 
     promote = row.get_by_role("button", name="Promote Invoice intake to AUTO")
@@ -173,7 +179,9 @@ def test_a_lead_promotes_a_ready_step_alone_and_pins_it_from_the_keyboard(live_s
 
     log_in(page, live_server)
     page.goto(live_server.url("/dashboard"))
-    steps = page.get_by_role("table", name="Steps with a mode of their own, or AUTO-ready while their workflow is coached")
+    steps = page.get_by_role(
+        "table", name="Steps with a mode of their own, or AUTO-ready while their workflow is coached"
+    )
     row = steps.get_by_role("row").filter(has=page.get_by_role("rowheader", name="mail"))
     expect(row).to_contain_text("AUTO-ready")
     expect(row).to_contain_text("Follows the workflow")

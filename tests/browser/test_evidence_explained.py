@@ -1,5 +1,6 @@
 """A lead reads why a workflow is (not) AUTO-ready (issue 40, item 19): the dashboard's Mode column is whole at
 1280 px, and the workflow's page shows the e-value against its threshold and what the last decisions did to it."""
+
 from __future__ import annotations
 
 import pytest

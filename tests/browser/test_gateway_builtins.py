@@ -1,6 +1,7 @@
 """Built-in tools for agents in Chromium against the real server: an admin ticks `echo` in "Built-in tools for
 agents" on the Tools page and saves, and an agent (the official MCP Python SDK client) then lists `coach.echo` and
 calls it through the gateway."""
+
 from __future__ import annotations
 
 import asyncio
@@ -26,6 +27,7 @@ def _agent_lists_and_echoes(server: LiveServer, token: str):
     async def go():
         async with mcp(server, token) as session:
             return await session.list_tools(), await session.call_tool("coach.echo", {"hello": "agent"})
+
     # in a thread of its own: Playwright's sync API keeps an event loop running in this one
     thread, box = in_background(asyncio.run, go())
     thread.join(60)
@@ -57,5 +59,6 @@ def test_an_admin_exposes_echo_and_an_agent_lists_and_calls_coach_echo(page, gat
     assert "coach.shell.run" not in tools
     assert result.is_error is False and result.structured_content == {"hello": "agent"}
     page.reload()
-    expect(page.get_by_role("form", name="Built-in tools for agents").get_by_role("checkbox", name="coach.echo")) \
-        .to_be_checked()  # kept
+    expect(
+        page.get_by_role("form", name="Built-in tools for agents").get_by_role("checkbox", name="coach.echo")
+    ).to_be_checked()  # kept

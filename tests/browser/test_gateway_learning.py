@@ -1,6 +1,7 @@
 """Learning per MCP gateway tool in Chromium against the real server: an admin sees on the Tools page what a tool's
 reviews showed (its level, the e-value against its threshold, each agent's numbers), forces it into AUTO with a
 reason, and the agent's next call (the official MCP Python SDK client) is forwarded without a hold."""
+
 from __future__ import annotations
 
 import pytest
@@ -27,12 +28,22 @@ def off_the_page_loop(fn, *args):
 
 @pytest.fixture
 def learning_server(tmp_path):
-    with LiveServer(tmp_path / "server", demo="0", env={
-        "COACH_FRONTEND_DIST": str(FRONTEND_DIST), "COACH_MCP_STDIO_ALLOW": " ".join(SHOP),
-        "COACH_GATEWAY_HOLD_S": "0.3", "COACH_SPOT_CHECK_RATE": "0"}) as server:
+    with LiveServer(
+        tmp_path / "server",
+        demo="0",
+        env={
+            "COACH_FRONTEND_DIST": str(FRONTEND_DIST),
+            "COACH_MCP_STDIO_ALLOW": " ".join(SHOP),
+            "COACH_GATEWAY_HOLD_S": "0.3",
+            "COACH_SPOT_CHECK_RATE": "0",
+        },
+    ) as server:
         # not trusted: the workspace default holds every call of its tools (destructive), which AUTO may lift
-        made = server.http.post(server.url("/api/tool-servers"), json={"name": "shop", "transport": "stdio",
-                                                                       "command": SHOP, "trusted": False}, timeout=30)
+        made = server.http.post(
+            server.url("/api/tool-servers"),
+            json={"name": "shop", "transport": "stdio", "command": SHOP, "trusted": False},
+            timeout=30,
+        )
         assert made.status_code == 201, made.text
         listed = server.http.post(server.url(f"/api/tool-servers/{made.json()['id']}/refresh"), timeout=60).json()
         assert listed["last_error"] == "", listed
@@ -40,13 +51,16 @@ def learning_server(tmp_path):
 
 
 def test_an_admin_reads_a_tools_evidence_forces_it_into_auto_and_the_agents_next_call_is_not_held(
-        page, learning_server: LiveServer):
+    page, learning_server: LiveServer
+):
     agent = make_agent(learning_server, "sum-bot")
     for i in range(3):
-        off_the_page_loop(review, learning_server, agent["token"], "sum-bot", "shop.add", {"a": i, "b": 1},
-                          {"decision": "approve"})
-    off_the_page_loop(review, learning_server, agent["token"], "sum-bot", "shop.add", {"a": 9, "b": 1},
-                      {"decision": "reject"})
+        off_the_page_loop(
+            review, learning_server, agent["token"], "sum-bot", "shop.add", {"a": i, "b": 1}, {"decision": "approve"}
+        )
+    off_the_page_loop(
+        review, learning_server, agent["token"], "sum-bot", "shop.add", {"a": 9, "b": 1}, {"decision": "reject"}
+    )
 
     log_in(page, learning_server)
     page.get_by_role("link", name="Tools").click()
@@ -62,13 +76,17 @@ def test_an_admin_reads_a_tools_evidence_forces_it_into_auto_and_the_agents_next
     # the table reads whole at 1280 px: no sideways scrolling (issue #40 item 17)
     assert page.viewport_size["width"] == 1280
     wrap = page.get_by_role("region", name="Gateway tools", exact=True)
-    assert wrap.evaluate("el => el.scrollWidth <= el.clientWidth"), "the gateway tools table scrolls sideways at 1280 px"
+    assert wrap.evaluate("el => el.scrollWidth <= el.clientWidth"), (
+        "the gateway tools table scrolls sideways at 1280 px"
+    )
     # the tool's regions, read when opened
     page.get_by_role("button", name="Show the regions of shop.add").click()
     regions = page.get_by_role("region", name="Regions of gateway tool shop.add", exact=True)
     expect(regions).to_contain_text("No region yet")
     page.evaluate("document.activeElement && document.activeElement.blur()")
-    page.get_by_role("region", name="Learning per gateway tool").screenshot(path=str(SCREENSHOTS / "gateway-learning.png"))
+    page.get_by_role("region", name="Learning per gateway tool").screenshot(
+        path=str(SCREENSHOTS / "gateway-learning.png")
+    )
 
     row.get_by_role("button", name="Force into AUTO… shop.add").click()
     dialog = page.get_by_role("dialog")

@@ -1,6 +1,7 @@
 """The MCP gateway in Chromium against the real server: an admin creates an agent identity on the Tools page (its
 token shown once), an agent (the official MCP Python SDK client) calls a tool a policy holds for review, a reviewer
 edits and approves it in the queue, and the agent's waiting call receives the upstream server's result."""
+
 from __future__ import annotations
 
 import asyncio
@@ -20,16 +21,29 @@ SHOP = stdio_command("shop")
 
 @pytest.fixture
 def gateway_server(tmp_path):
-    with LiveServer(tmp_path / "server", demo="0", env={
-        "COACH_FRONTEND_DIST": str(FRONTEND_DIST), "COACH_MCP_STDIO_ALLOW": " ".join(SHOP),
-        "COACH_GATEWAY_HOLD_S": "60"}) as server:
-        made = server.http.post(server.url("/api/tool-servers"), json={"name": "shop", "transport": "stdio",
-                                                                       "command": SHOP, "trusted": True}, timeout=30)
+    with LiveServer(
+        tmp_path / "server",
+        demo="0",
+        env={
+            "COACH_FRONTEND_DIST": str(FRONTEND_DIST),
+            "COACH_MCP_STDIO_ALLOW": " ".join(SHOP),
+            "COACH_GATEWAY_HOLD_S": "60",
+        },
+    ) as server:
+        made = server.http.post(
+            server.url("/api/tool-servers"),
+            json={"name": "shop", "transport": "stdio", "command": SHOP, "trusted": True},
+            timeout=30,
+        )
         assert made.status_code == 201, made.text
         listed = server.http.post(server.url(f"/api/tool-servers/{made.json()['id']}/refresh"), timeout=60).json()
         assert listed["last_error"] == "", listed
-        rule = {"name": "Agents' sums are checked", "effect": "require_review", "reason": "a person checks the amounts",
-                "match": {"tool": "shop.add", "agent": "*"}}
+        rule = {
+            "name": "Agents' sums are checked",
+            "effect": "require_review",
+            "reason": "a person checks the amounts",
+            "match": {"tool": "shop.add", "agent": "*"},
+        }
         assert server.http.post(server.url("/api/policies"), json=rule, timeout=10).status_code == 201
         yield server
 
@@ -44,13 +58,15 @@ def _call_in_background(server: LiveServer, token: str, box: dict) -> threading.
             box["result"] = asyncio.run(go())
         except BaseException as exc:  # noqa: BLE001
             box["error"] = exc
+
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
     return thread
 
 
 def test_a_reviewer_edits_and_approves_an_agents_held_call_in_the_queue_and_the_agent_gets_the_result(
-        page, gateway_server):
+    page, gateway_server
+):
     log_in(page, gateway_server)
     page.get_by_role("link", name="Tools").click()
     page.get_by_label("Agent name").fill("claude-code")
@@ -61,8 +77,9 @@ def test_a_reviewer_edits_and_approves_an_agents_held_call_in_the_queue_and_the_
     token = token_field.input_value()
     assert token.startswith("coach_agent_")
     expect(page.get_by_text("claude mcp add --transport http coach")).to_contain_text(f"Bearer {token}")
-    expect(page.get_by_role("table", name="Agent identities").get_by_role("row").filter(
-        has_text="claude-code")).to_contain_text("active")
+    expect(
+        page.get_by_role("table", name="Agent identities").get_by_role("row").filter(has_text="claude-code")
+    ).to_contain_text("active")
     save_screenshot(page, "tools-agents.png")
     page.get_by_role("button", name="Done, hide it").click()
     expect(token_field).to_have_count(0)  # shown once

@@ -1,4 +1,5 @@
 """An invited person accepts in the web app (issue #11, item 3): nobody joins a workspace behind their back."""
+
 from __future__ import annotations
 
 import pytest
@@ -65,7 +66,8 @@ def test_a_member_disabled_in_their_only_workspace_is_told_to_ask_an_admin(live_
     page.reload()
     expect(page.get_by_role("heading", name="You are not a member of any workspace", level=1)).to_be_visible()
     expect(page.get_by_text("An admin disabled your access to")).to_contain_text(
-        "Ask an admin of that workspace to enable you again")
+        "Ask an admin of that workspace to enable you again"
+    )
     page.wait_for_timeout(1_500)
     expect(page.get_by_text("Offline")).to_have_count(0)
     expect(page.get_by_role("alert")).to_have_count(0)

@@ -1,6 +1,7 @@
 """Faults seen on screen (issue #17, item 5): long ids stay in their box, the connection banner does not flash on
 load. (An operator not shown the lead's buttons: the component tests, DashboardPage / WorkflowDetailPage /
 CorrectionPacksPage.)"""
+
 from __future__ import annotations
 
 import pytest
@@ -51,7 +52,8 @@ def test_the_execution_summary_keeps_the_workflow_id_apart_from_the_mode(live_se
     expect(mode.locator("dd")).to_be_visible()
     # the workflow by its name (issue #31: its id alone said nothing), linked to its page
     expect(workflow.locator("dd").get_by_role("link", name="Mail intake")).to_have_attribute(
-        "href", f"/workflows/{wf['id']}")
+        "href", f"/workflows/{wf['id']}"
+    )
 
 
 def test_the_connection_banner_does_not_flash_on_load_and_has_a_style(live_server, page):
@@ -78,8 +80,10 @@ def test_a_learned_rules_pack_link_stays_inside_the_suggestion_card(live_server:
     for _ in range(3):
         decide_once(live_server, wf["id"], "correct", CORRECTED)
     started = live_server.post("/api/executions/coaching", json={"workflow_id": wf["id"]}).json()
-    live_server.wait_for(lambda: live_server.get(f"/api/executions/{started['execution_id']}/coaching/suggestion")
-                         .json()["suggestion"], message="the suggestion")
+    live_server.wait_for(
+        lambda: live_server.get(f"/api/executions/{started['execution_id']}/coaching/suggestion").json()["suggestion"],
+        message="the suggestion",
+    )
     log_in(page, live_server)
     page.set_viewport_size({"width": 900, "height": 800})
     page.goto(live_server.url(f"/executions/{started['execution_id']}/coach"))

@@ -1,5 +1,6 @@
 """What the coaching panel costs the server per decision: each pushed event arrives once, and a decision is
 followed by at most two HTTP requests, none of them cancelled (issue #17, item 3)."""
+
 from __future__ import annotations
 
 import json
@@ -7,8 +8,7 @@ import time
 
 import pytest
 
-from tests.browser.coaching_support import (create_workflow, echo_steps, expect_suggestion, open_panel,
-                                            start_coaching)
+from tests.browser.coaching_support import create_workflow, echo_steps, expect_suggestion, open_panel, start_coaching
 from tests.browser.conftest import WAIT_MS, log_in
 
 pytestmark = pytest.mark.browser

@@ -1,6 +1,7 @@
 """Settings → LLM provider in Chromium against the real server and a scripted OpenAI-compatible server (issue 31,
 item 8): running the demo's agent workflow with no provider says what to do and links to the setting; an admin sets
 the provider there, presses Test and reads the model's answer, then runs the agent demo to its end."""
+
 from __future__ import annotations
 
 import json
@@ -27,8 +28,11 @@ def server(tmp_path: Path):
     """No COACH_LLM_*: the server has no provider of its own."""
     if not (FRONTEND_DIST / "index.html").is_file():
         pytest.fail(f"{FRONTEND_DIST}/index.html is missing: build the web app first")
-    with LiveServer(tmp_path / "server", demo="0", env={"COACH_FRONTEND_DIST": str(FRONTEND_DIST),
-                                                         "COACH_LLM_BASE_URL": "", "COACH_LLM_MODEL": ""}) as live:
+    with LiveServer(
+        tmp_path / "server",
+        demo="0",
+        env={"COACH_FRONTEND_DIST": str(FRONTEND_DIST), "COACH_LLM_BASE_URL": "", "COACH_LLM_MODEL": ""},
+    ) as live:
         yield live
 
 
@@ -41,10 +45,16 @@ def test_an_admin_sets_the_provider_tests_it_and_runs_the_agent_demo(server, llm
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copy(DEMO / "data" / "invoices.csv", folder / "invoices.csv")
     llm.script("connection test", [{"content": "Hello! The scripted model is listening."}])
-    llm.script("Summarise the invoices", [
-        {"content": "Reading the file.", "tool_calls": [{"name": "file_read", "arguments": {"path": "invoices.csv"}}]},
-        {"content": json.dumps({"rows": 4, "total": TOTAL}) + " STAGE_COMPLETE"},
-    ])
+    llm.script(
+        "Summarise the invoices",
+        [
+            {
+                "content": "Reading the file.",
+                "tool_calls": [{"name": "file_read", "arguments": {"path": "invoices.csv"}}],
+            },
+            {"content": json.dumps({"rows": 4, "total": TOTAL}) + " STAGE_COMPLETE"},
+        ],
+    )
 
     log_in(page, server)
     errors = collect_errors(page)
@@ -75,14 +85,17 @@ def test_an_admin_sets_the_provider_tests_it_and_runs_the_agent_demo(server, llm
     expect(form.get_by_label("API key")).to_have_attribute("placeholder", "A key is stored: leave empty to keep it")
     form.get_by_role("button", name="Test").click()
     expect(section.get_by_role("status").filter(has_text="The provider answered")).to_contain_text(
-        "Hello! The scripted model is listening.")
+        "Hello! The scripted model is listening."
+    )
     tested = llm.for_goal("connection test")
     assert tested and tested[0]["headers"]["authorization"] == "Bearer sk-browser-secret"
     assert "sk-browser-secret" not in page.content()
     # the docs' picture shows a provider's address, not this run's port
-    page.evaluate("""(url) => { const input = document.querySelector('#llm-provider input[type=url]');
+    page.evaluate(
+        """(url) => { const input = document.querySelector('#llm-provider input[type=url]');
         Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set.call(input, url); }""",
-                  "http://127.0.0.1:11434/v1")
+        "http://127.0.0.1:11434/v1",
+    )
     section.scroll_into_view_if_needed()
     save_screenshot(page, "llm-provider.png")
     page.reload()  # the real URL back (the picture's was typed into the page only)

@@ -2,11 +2,12 @@
 real SMTP server (aiosmtpd) and a webhook receiver on loopback (issue 33): an admin chooses their email events and
 quiet hours, adds a webhook endpoint (its secret shown once) and sees it failing when the receiver answers 500; the
 approval's email link opens a confirmation page in the browser whose button approves."""
+
 from __future__ import annotations
 
 import re
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -37,9 +38,18 @@ def server(tmp_path: Path, inbox):
     if not (FRONTEND_DIST / "index.html").is_file():
         pytest.fail(f"{FRONTEND_DIST}/index.html is missing: build the web app first")
     port = free_port()
-    with LiveServer(tmp_path / "server", demo="0", port=port, env={
-        "COACH_FRONTEND_DIST": str(FRONTEND_DIST), "COACH_SMTP_HOST": "127.0.0.1", "COACH_SMTP_PORT": str(inbox.port),
-        "COACH_NOTIFY_SCAN_S": "0.3", "COACH_PUBLIC_URL": f"http://127.0.0.1:{port}"}) as live:
+    with LiveServer(
+        tmp_path / "server",
+        demo="0",
+        port=port,
+        env={
+            "COACH_FRONTEND_DIST": str(FRONTEND_DIST),
+            "COACH_SMTP_HOST": "127.0.0.1",
+            "COACH_SMTP_PORT": str(inbox.port),
+            "COACH_NOTIFY_SCAN_S": "0.3",
+            "COACH_PUBLIC_URL": f"http://127.0.0.1:{port}",
+        },
+    ) as live:
         yield live
 
 
@@ -53,8 +63,9 @@ def wait_for(check, timeout: float = 30.0):
     raise AssertionError("timed out")
 
 
-def test_an_admin_sets_notifications_sees_a_failing_webhook_and_approves_from_the_email(server, inbox,
-                                                                                         failing_receiver, page):
+def test_an_admin_sets_notifications_sees_a_failing_webhook_and_approves_from_the_email(
+    server, inbox, failing_receiver, page
+):
     errors = collect_errors(page)
     log_in(page, server)
     page.goto(server.url("/settings"))
@@ -64,7 +75,7 @@ def test_an_admin_sets_notifications_sees_a_failing_webhook_and_approves_from_th
     email.get_by_label("A run failed").uncheck()
     section.get_by_label("Quiet hours").check()
     # quiet hours that hold later today, not now (the email below is not held)
-    later = datetime.now(timezone.utc) + timedelta(hours=6)
+    later = datetime.now(UTC) + timedelta(hours=6)
     start, end = later.strftime("%H:%M"), (later + timedelta(hours=1)).strftime("%H:%M")
     section.get_by_label("From", exact=True).fill(start)
     section.get_by_label("Until", exact=True).fill(end)
@@ -81,8 +92,9 @@ def test_an_admin_sets_notifications_sees_a_failing_webhook_and_approves_from_th
     form.get_by_role("button", name="Add endpoint").click()
     expect(hooks.get_by_label("Signing secret")).not_to_have_value("")
 
-    wf = server.post("/api/workflows", json={"name": "pay", "steps": [
-        {"id": "sign_off", "type": "approval", "message": "Pay 42?"}]}).json()
+    wf = server.post(
+        "/api/workflows", json={"name": "pay", "steps": [{"id": "sign_off", "type": "approval", "message": "Pay 42?"}]}
+    ).json()
     assert server.post("/api/executions/", json={"workflow_id": wf["id"], "variables": {}}).status_code == 201
     wait_for(lambda: failing_receiver.requests)
     page.reload()

@@ -2,6 +2,7 @@
 the page), a workflow is demoted by rejected spot checks while they are on another page, a notification is shown and
 the dashboard shows the demotion as a notice that, once dismissed, stays dismissed after a reload; and new work in an
 empty queue is notified."""
+
 from __future__ import annotations
 
 import pytest
@@ -38,14 +39,17 @@ def server(tmp_path):
     """A live server whose AUTO runs are all spot-checked (COACH_SPOT_CHECK_RATE=1)."""
     if not (FRONTEND_DIST / "index.html").is_file():
         pytest.fail(f"{FRONTEND_DIST}/index.html is missing: build the web app first (`cd frontend && npm run build`)")
-    with LiveServer(tmp_path / "server", demo="0", env={"COACH_FRONTEND_DIST": str(FRONTEND_DIST),
-                                                        "COACH_SPOT_CHECK_RATE": "1"}) as live:
+    with LiveServer(
+        tmp_path / "server", demo="0", env={"COACH_FRONTEND_DIST": str(FRONTEND_DIST), "COACH_SPOT_CHECK_RATE": "1"}
+    ) as live:
         yield live
 
 
 def _settle(server: LiveServer, execution_id: str) -> dict:
-    return server.wait_for(lambda: (body := server.get(f"/api/executions/{execution_id}").json())["status"] in SETTLED
-                           and body, message=f"execution {execution_id} to settle")
+    return server.wait_for(
+        lambda: (body := server.get(f"/api/executions/{execution_id}").json())["status"] in SETTLED and body,
+        message=f"execution {execution_id} to settle",
+    )
 
 
 def reject_spot_check(server: LiveServer, workflow_id: str) -> None:
@@ -55,8 +59,10 @@ def reject_spot_check(server: LiveServer, workflow_id: str) -> None:
     assert _settle(server, execution_id)["status"] == "waiting_decision"
     suggestion = server.get(f"/api/executions/{execution_id}/coaching/suggestion").json()["suggestion"]
     assert suggestion["purpose"] == "spot_check", suggestion
-    answer = server.post(f"/api/executions/{execution_id}/coaching/decision",
-                         json={"suggestion_id": suggestion["suggestion_id"], "decision": "reject", "feedback": "wrong"})
+    answer = server.post(
+        f"/api/executions/{execution_id}/coaching/decision",
+        json={"suggestion_id": suggestion["suggestion_id"], "decision": "reject", "feedback": "wrong"},
+    )
     assert answer.status_code == 200, answer.text
     if _settle(server, execution_id)["status"] == "waiting_correction":
         assert server.post(f"/api/executions/{execution_id}/cancel").status_code == 200
@@ -78,7 +84,9 @@ def notifications(page: Page) -> list[dict]:
 def test_a_demotion_is_notified_and_shown_on_the_dashboard_as_a_notice_that_stays_dismissed(server, page):
     workflow = create_workflow(server, "Invoice intake")
     assert server.request("PUT", f"/api/workflows/{workflow['id']}/thresholds", json=QUICK).status_code == 200
-    promoted = server.post(f"/api/workflows/{workflow['id']}/mode", json={"mode": "auto", "force": True, "reason": "tests"})
+    promoted = server.post(
+        f"/api/workflows/{workflow['id']}/mode", json={"mode": "auto", "force": True, "reason": "tests"}
+    )
     assert promoted.status_code == 200, promoted.text
 
     page.add_init_script(RECORD_NOTIFICATIONS)
@@ -93,8 +101,9 @@ def test_a_demotion_is_notified_and_shown_on_the_dashboard_as_a_notice_that_stay
             break
     assert server.get(f"/api/workflows/{workflow['id']}").json()["mode"] == "coaching"
 
-    [shown] = server.wait_for(lambda: [n for n in notifications(page) if "demoted" in n["title"]],
-                              message="a notification of the demotion")
+    [shown] = server.wait_for(
+        lambda: [n for n in notifications(page) if "demoted" in n["title"]], message="a notification of the demotion"
+    )
     assert shown["title"] == "“Invoice intake” was demoted to coaching"
     assert shown["body"].startswith("Spot checks show acceptance below 85%")
 
@@ -105,7 +114,8 @@ def test_a_demotion_is_notified_and_shown_on_the_dashboard_as_a_notice_that_stay
     expect(notice).to_be_visible()
     expect(notice).to_contain_text("Spot checks show acceptance below 85%")
     expect(page.get_by_test_id("notices-announcement")).to_have_text(
-        "“Invoice intake” was demoted to coaching. " + shown["body"])
+        "“Invoice intake” was demoted to coaching. " + shown["body"]
+    )
     page.screenshot(path=str(server.folder / "notice.png"), full_page=True)
 
     page.reload()  # read back from the server

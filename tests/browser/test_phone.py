@@ -1,5 +1,6 @@
 """The queue on a phone (issue 40, item 18): a 390x844 touch screen sees the work first (filters folded, no keyboard
 hint), tool names whole, and a risky decision asks to tap Confirm."""
+
 from __future__ import annotations
 
 import pytest
@@ -12,9 +13,18 @@ pytestmark = pytest.mark.browser
 
 
 def test_a_phone_sees_the_queue_first_and_taps_confirm_on_a_risky_call(live_server, browser):
-    wf = create_workflow(live_server, "Service check", [
-        {"id": "ping", "name": "Ping the service", "tool": "http.request",
-         "params": {"url": "https://status.example.com/healthz", "method": "GET"}}])
+    wf = create_workflow(
+        live_server,
+        "Service check",
+        [
+            {
+                "id": "ping",
+                "name": "Ping the service",
+                "tool": "http.request",
+                "params": {"url": "https://status.example.com/healthz", "method": "GET"},
+            }
+        ],
+    )
     execution_id = start_coaching(live_server, wf["id"])
     pending_suggestion(live_server, execution_id)
     context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)

@@ -1,22 +1,36 @@
 """The Plans page (paste a plan, see the server's field errors, approve, execute, watch it) and interactive control
 from the keyboard: a question answered in place, a pause with a question resumed with feedback, a pending step
 edited with the correction editor's form."""
+
 from __future__ import annotations
 
 import json
 
 from playwright.sync_api import expect
 
-from tests.browser.coaching_support import (collect_errors, create_workflow, execution, expect_finished,
-                                            expect_suggestion, open_panel, open_pause_dialog, page_errors,
-                                            panel_at_hello, resume_with_feedback)
+from tests.browser.coaching_support import (
+    collect_errors,
+    create_workflow,
+    execution,
+    expect_finished,
+    expect_suggestion,
+    open_panel,
+    open_pause_dialog,
+    page_errors,
+    panel_at_hello,
+    resume_with_feedback,
+)
 from tests.browser.conftest import log_in
 from tests.browser.test_dashboards import save_screenshot
 
-
-BAD_PLAN = {"name": "Nightly report", "description": "Greets, then reports.",
-            "steps": [{"id": "greet", "type": "action", "tool": "no.such.tool", "params": {"message": "hi"}},
-                      {"id": "report", "type": "action", "tool": "echo", "params": {"message": "done"}}]}
+BAD_PLAN = {
+    "name": "Nightly report",
+    "description": "Greets, then reports.",
+    "steps": [
+        {"id": "greet", "type": "action", "tool": "no.such.tool", "params": {"message": "hi"}},
+        {"id": "report", "type": "action", "tool": "echo", "params": {"message": "done"}},
+    ],
+}
 
 
 def test_a_plan_with_an_error_is_fixed_created_approved_executed_and_watched_to_completion(live_server, page):
@@ -52,8 +66,10 @@ def test_a_plan_with_an_error_is_fixed_created_approved_executed_and_watched_to_
     page.get_by_role("link", name="← All plans").click()
     expect(page.get_by_role("row").filter(has_text="Nightly report")).to_contain_text("Completed")
     source = page.get_by_label("Plan (JSON or YAML)")
-    source.fill("name: Broken\nsteps:\n  - id: fetch\n    type: action\n    tool: echo\n    params: {message: hi}\n"
-                "    retries: many\n")
+    source.fill(
+        "name: Broken\nsteps:\n  - id: fetch\n    type: action\n    tool: echo\n    params: {message: hi}\n"
+        "    retries: many\n"
+    )
     page.get_by_role("button", name="Create plan").click()
     expect(page.get_by_role("list", name="Problems by field")).to_contain_text("steps[0].retries")
     save_screenshot(page, "plans.png")
@@ -62,9 +78,14 @@ def test_a_plan_with_an_error_is_fixed_created_approved_executed_and_watched_to_
 
 def test_a_question_is_answered_from_the_keyboard_on_the_execution_page_and_the_panel(live_server, page):
     errors = collect_errors(page)
-    wf = create_workflow(live_server, "Ask first", [
-        {"id": "ask", "name": "Which region?", "type": "human_input", "question": "Which region do we report on?"},
-        {"id": "report", "type": "action", "tool": "echo", "params": {"message": "{{ steps.ask.output.answer }}"}}])
+    wf = create_workflow(
+        live_server,
+        "Ask first",
+        [
+            {"id": "ask", "name": "Which region?", "type": "human_input", "question": "Which region do we report on?"},
+            {"id": "report", "type": "action", "tool": "echo", "params": {"message": "{{ steps.ask.output.answer }}"}},
+        ],
+    )
     started = live_server.post("/api/executions/", json={"workflow_id": wf["id"], "mode": "normal"})
     assert started.status_code == 201, started.text
     ex_id = started.json()["execution_id"]
@@ -86,10 +107,22 @@ def test_a_question_is_answered_from_the_keyboard_on_the_execution_page_and_the_
     assert execution(live_server, ex_id)["steps"][1]["output"] == {"message": "EMEA"}
 
     # in the coaching panel: a step that asks for clarification before it is suggested
-    checked = create_workflow(live_server, "Check first", [
-        {"id": "check", "name": "Check the total", "type": "action", "tool": "echo", "params": {"message": "x"},
-         "requires_clarification": True, "clarification_question": "Is the total right?"},
-        {"id": "after", "type": "action", "tool": "echo", "params": {"message": "{{ feedback.check }}"}}])
+    checked = create_workflow(
+        live_server,
+        "Check first",
+        [
+            {
+                "id": "check",
+                "name": "Check the total",
+                "type": "action",
+                "tool": "echo",
+                "params": {"message": "x"},
+                "requires_clarification": True,
+                "clarification_question": "Is the total right?",
+            },
+            {"id": "after", "type": "action", "tool": "echo", "params": {"message": "{{ feedback.check }}"}},
+        ],
+    )
     answer = live_server.post("/api/executions/coaching", json={"workflow_id": checked["id"]})
     ex2 = answer.json()["execution_id"]
     live_server.wait_for(lambda: execution(live_server, ex2)["status"] == "waiting_clarification")

@@ -1,13 +1,14 @@
 """The queue's keys as `?` lists them (issue #40, item 16), in Chromium: `a` on a selected suggestion accepts it as
 its coaching panel would (a risky call takes the confirming Enter first, as there), and Esc in the search field
 leaves it, so that j / k move the selection again."""
+
 from __future__ import annotations
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import SCREENSHOTS, log_in
 from tests.browser.coaching_support import collect_errors, page_errors, pending_suggestion
+from tests.browser.conftest import SCREENSHOTS, log_in
 
 pytestmark = pytest.mark.browser
 
@@ -28,10 +29,19 @@ def status_of(server, execution_id: str) -> str:
 
 def test_a_accepts_the_selected_suggestion_confirming_a_risky_one_and_esc_leaves_the_search(live_server, page):
     errors = collect_errors(page)
-    greet = coached(live_server, "Greeting", {"id": "hello", "name": "Say hello", "tool": "echo",
-                                              "params": {"message": "hello"}})
-    ping = coached(live_server, "Health", {"id": "ping", "name": "Ping the service", "tool": "http.request",
-                                           "params": {"url": f"{live_server.base_url}/healthz"}})
+    greet = coached(
+        live_server, "Greeting", {"id": "hello", "name": "Say hello", "tool": "echo", "params": {"message": "hello"}}
+    )
+    ping = coached(
+        live_server,
+        "Health",
+        {
+            "id": "ping",
+            "name": "Ping the service",
+            "tool": "http.request",
+            "params": {"url": f"{live_server.base_url}/healthz"},
+        },
+    )
     log_in(page, live_server)
     page.goto(live_server.url("/queue"))
     rows = page.get_by_role("listbox", name="Pending suggestions").get_by_role("option")

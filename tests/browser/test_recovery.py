@@ -3,25 +3,46 @@ Chromium: the failure banner names the failed step and the reason; "Retry with c
 params corrected in the editor's form and the run completes; the history shows the retry with its new run and key.
 And after a pause with a question and a resume with an answer, the history on the panel and on the execution page
 shows both."""
+
 from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from tests.browser.coaching_support import (collect_errors, create_workflow, execution, expect_finished,
-                                            expect_suggestion, open_panel, open_pause_dialog, page_errors,
-                                            panel_at_hello, resume_with_feedback, start_coaching)
+from tests.browser.coaching_support import (
+    collect_errors,
+    create_workflow,
+    execution,
+    expect_finished,
+    expect_suggestion,
+    open_panel,
+    open_pause_dialog,
+    page_errors,
+    panel_at_hello,
+    resume_with_feedback,
+    start_coaching,
+)
 from tests.browser.conftest import log_in
 from tests.browser.test_dashboards import save_screenshot
 
-
 INVOICE = {
-    "name": "Invoice total", "description": "Reads an invoice file and reports what it says.",
+    "name": "Invoice total",
+    "description": "Reads an invoice file and reports what it says.",
     "variables": {"file": {"type": "string", "required": True}},
     "steps": [
-        {"id": "read", "name": "Read the invoice", "type": "action", "tool": "file.read",
-         "params": {"path": "{{ vars.file }}"}},
-        {"id": "report", "name": "Report the total", "type": "action", "tool": "echo",
-         "params": {"message": "invoice says {{ steps.read.output.content }}"}},
+        {
+            "id": "read",
+            "name": "Read the invoice",
+            "type": "action",
+            "tool": "file.read",
+            "params": {"path": "{{ vars.file }}"},
+        },
+        {
+            "id": "report",
+            "name": "Report the total",
+            "type": "action",
+            "tool": "echo",
+            "params": {"message": "invoice says {{ steps.read.output.content }}"},
+        },
     ],
 }
 
@@ -44,8 +65,10 @@ def test_a_failed_run_names_its_step_and_reason_and_a_retry_with_changed_params_
     created = live_server.post("/api/workflows", json=INVOICE)
     assert created.status_code == 201, created.text
     # the person starts it on a file name with a typo: it fails at its first step
-    started = live_server.post("/api/executions/", json={"workflow_id": created.json()["id"], "mode": "normal",
-                                                          "variables": {"file": "invoise.txt"}})
+    started = live_server.post(
+        "/api/executions/",
+        json={"workflow_id": created.json()["id"], "mode": "normal", "variables": {"file": "invoise.txt"}},
+    )
     assert started.status_code == 201, started.text
     ex_id = started.json()["execution_id"]
     live_server.wait_for(lambda: execution(live_server, ex_id)["status"] == "failed")
@@ -137,11 +160,27 @@ def test_the_history_keeps_a_pause_with_its_question_and_the_answer_given_at_the
 
 def test_the_coaching_panel_names_the_failure_and_resumes_from_a_later_step(live_server, page):
     errors = collect_errors(page)
-    wf = create_workflow(live_server, "Report and greet", [
-        {"id": "read", "name": "Read the report", "type": "action", "tool": "file.read",
-         "params": {"path": "report.txt"}},
-        {"id": "greet", "name": "Say done", "type": "action", "tool": "echo", "params": {"message": "done"},
-         "depends_on": []}])
+    wf = create_workflow(
+        live_server,
+        "Report and greet",
+        [
+            {
+                "id": "read",
+                "name": "Read the report",
+                "type": "action",
+                "tool": "file.read",
+                "params": {"path": "report.txt"},
+            },
+            {
+                "id": "greet",
+                "name": "Say done",
+                "type": "action",
+                "tool": "echo",
+                "params": {"message": "done"},
+                "depends_on": [],
+            },
+        ],
+    )
     ex_id = start_coaching(live_server, wf["id"])
     log_in(page, live_server)
     open_panel(page, live_server, ex_id)
@@ -169,7 +208,8 @@ def test_the_coaching_panel_names_the_failure_and_resumes_from_a_later_step(live
     history = page.get_by_role("region", name="History")
     expect(history).to_contain_text("Resumed from step 'greet' by admin@live.test, skipping read")
     expect(history_step(page, "Read the report")).to_contain_text(
-        "Skipped: admin@live.test resumed the execution from step 'greet'")
+        "Skipped: admin@live.test resumed the execution from step 'greet'"
+    )
     expect(history).to_contain_text("(read had failed: tool 'file.read' failed")
     steps = {s["step_id"]: s["status"] for s in execution(live_server, ex_id)["steps"]}
     assert steps == {"read": "skipped", "greet": "succeeded"}

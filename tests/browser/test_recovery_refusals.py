@@ -2,13 +2,22 @@
 changes…" on a step whose param is a template retries it (the template is the server's to render and check); "Resume
 from…" offers only the steps the server would resume from, the others greyed with its reason; a correction the policy
 denies keeps the editor open with what was typed and the refusal beside the field."""
+
 from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from tests.browser.coaching_support import (collect_errors, decide_via_api, execution, expect_finished,
-                                            expect_suggestion, open_panel, page_errors, pending_suggestion,
-                                            start_coaching)
+from tests.browser.coaching_support import (
+    collect_errors,
+    decide_via_api,
+    execution,
+    expect_finished,
+    expect_suggestion,
+    open_panel,
+    page_errors,
+    pending_suggestion,
+    start_coaching,
+)
 from tests.browser.conftest import SCREENSHOTS, log_in
 
 TEMPLATE = "{{ vars.base_url }}/healthz"
@@ -16,15 +25,30 @@ TEMPLATE = "{{ vars.base_url }}/healthz"
 
 def service_check(server) -> dict:
     """The demo's Service check, calling this live server: its URL is a template of a variable."""
-    answer = server.post("/api/workflows", json={
-        "name": "Service check", "description": "Calls this server's own /healthz.",
-        "variables": {"base_url": {"type": "string", "default": server.base_url}},
-        "steps": [
-            {"id": "ping", "name": "Call /healthz", "type": "action", "tool": "http.request", "timeout_s": 10,
-             "params": {"method": "GET", "url": TEMPLATE}},
-            {"id": "check", "name": "The service says ok", "type": "validation",
-             "condition": "steps.ping.output.status == 200 and steps.ping.output.json.status == 'ok'"},
-        ]})
+    answer = server.post(
+        "/api/workflows",
+        json={
+            "name": "Service check",
+            "description": "Calls this server's own /healthz.",
+            "variables": {"base_url": {"type": "string", "default": server.base_url}},
+            "steps": [
+                {
+                    "id": "ping",
+                    "name": "Call /healthz",
+                    "type": "action",
+                    "tool": "http.request",
+                    "timeout_s": 10,
+                    "params": {"method": "GET", "url": TEMPLATE},
+                },
+                {
+                    "id": "check",
+                    "name": "The service says ok",
+                    "type": "validation",
+                    "condition": "steps.ping.output.status == 200 and steps.ping.output.json.status == 'ok'",
+                },
+            ],
+        },
+    )
     assert answer.status_code == 201, answer.text
     return answer.json()
 
@@ -39,8 +63,13 @@ def test_retry_with_changes_of_a_templated_url_is_sent_and_the_run_completes(liv
     ex_id = start_coaching(live_server, wf["id"])
     # the person corrects the URL to one nobody answers: the step fails
     sug = pending_suggestion(live_server, ex_id)
-    decide_via_api(live_server, ex_id, sug["suggestion_id"], "correct",
-                   correction={"method": "GET", "url": "http://127.0.0.1:9/healthz"})
+    decide_via_api(
+        live_server,
+        ex_id,
+        sug["suggestion_id"],
+        "correct",
+        correction={"method": "GET", "url": "http://127.0.0.1:9/healthz"},
+    )
     live_server.wait_for(lambda: execution(live_server, ex_id)["status"] == "failed")
 
     log_in(page, live_server)
@@ -71,16 +100,37 @@ def test_retry_with_changes_of_a_templated_url_is_sent_and_the_run_completes(liv
 
 def test_resume_from_offers_only_the_steps_the_server_takes_and_greys_the_others_with_why(live_server, page):
     errors = collect_errors(page)
-    answer = live_server.post("/api/workflows", json={
-        "name": "Read and report", "description": "Reads a file, reports it, says done.",
-        "steps": [
-            {"id": "read", "name": "Read the report", "type": "action", "tool": "file.read",
-             "params": {"path": "missing.txt"}},
-            {"id": "last", "name": "Say done", "type": "action", "tool": "echo", "params": {"message": "done"},
-             "depends_on": ["read"]},
-            {"id": "after", "name": "Report it", "type": "action", "tool": "echo",
-             "params": {"message": "read {{ steps.read.output.content }}"}},
-        ]})
+    answer = live_server.post(
+        "/api/workflows",
+        json={
+            "name": "Read and report",
+            "description": "Reads a file, reports it, says done.",
+            "steps": [
+                {
+                    "id": "read",
+                    "name": "Read the report",
+                    "type": "action",
+                    "tool": "file.read",
+                    "params": {"path": "missing.txt"},
+                },
+                {
+                    "id": "last",
+                    "name": "Say done",
+                    "type": "action",
+                    "tool": "echo",
+                    "params": {"message": "done"},
+                    "depends_on": ["read"],
+                },
+                {
+                    "id": "after",
+                    "name": "Report it",
+                    "type": "action",
+                    "tool": "echo",
+                    "params": {"message": "read {{ steps.read.output.content }}"},
+                },
+            ],
+        },
+    )
     assert answer.status_code == 201, answer.text
     started = live_server.post("/api/executions/", json={"workflow_id": answer.json()["id"], "mode": "normal"})
     assert started.status_code == 201, started.text
@@ -94,8 +144,10 @@ def test_resume_from_offers_only_the_steps_the_server_takes_and_greys_the_others
     select = dialog.get_by_label("Go on from step")
     expect(select).to_have_value("last")
     expect(dialog.get_by_role("option", name="Report it (after) (cannot be chosen)")).to_be_disabled()
-    expect(dialog).to_contain_text("Report it (after): step 'after' reads the output of step 'read', which has no "
-                                   "output to give: retry 'read' instead")
+    expect(dialog).to_contain_text(
+        "Report it (after): step 'after' reads the output of step 'read', which has no "
+        "output to give: retry 'read' instead"
+    )
     expect(dialog).to_contain_text("This skips read.")
     shot(page, "resume-from-choices.png")
     dialog.get_by_role("button", name="Resume").click()
@@ -108,10 +160,17 @@ def test_resume_from_offers_only_the_steps_the_server_takes_and_greys_the_others
 
 def test_a_correction_the_policy_denies_keeps_the_editor_open_with_the_refusal_beside_the_field(live_server, page):
     errors = collect_errors(page)
-    rule = live_server.post("/api/policies", json={
-        "name": "Known hosts only", "order": 1, "effect": "deny", "reason": "calls go to our own service",
-        "scope": {"workflow_id": None, "user": None},
-        "match": {"tool": "http.request", "host_not_in": ["127.0.0.1"]}})
+    rule = live_server.post(
+        "/api/policies",
+        json={
+            "name": "Known hosts only",
+            "order": 1,
+            "effect": "deny",
+            "reason": "calls go to our own service",
+            "scope": {"workflow_id": None, "user": None},
+            "match": {"tool": "http.request", "host_not_in": ["127.0.0.1"]},
+        },
+    )
     assert rule.status_code == 201, rule.text
     wf = service_check(live_server)
     ex_id = start_coaching(live_server, wf["id"])

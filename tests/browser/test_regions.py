@@ -2,6 +2,7 @@
 refunds were accepted and big ones rejected writes a region `params.amount <= 200` on the workflow's page, reads its
 replay first (what it would have let run unattended and how reviewers decided those), adds it, sees it listed with
 its evidence, and the next small refund's suggestion names its region in the coaching panel and the queue."""
+
 from __future__ import annotations
 
 import re
@@ -14,10 +15,15 @@ from tests.support.live_server import LiveServer
 
 pytestmark = pytest.mark.browser
 
-REFUND = {"id": "refund", "name": "Refund", "type": "action", "tool": "echo",
-          "params": {"amount": "{{ vars.amount }}", "currency": "GBP"}}
-SMALL = [20, 45, 60, 95, 140, 200]      # accepted
-BIG = [450, 900, 2500, 4000]             # rejected
+REFUND = {
+    "id": "refund",
+    "name": "Refund",
+    "type": "action",
+    "tool": "echo",
+    "params": {"amount": "{{ vars.amount }}", "currency": "GBP"},
+}
+SMALL = [20, 45, 60, 95, 140, 200]  # accepted
+BIG = [450, 900, 2500, 4000]  # rejected
 SETTLED = ("waiting_decision", "completed", "failed", "cancelled", "waiting_correction")
 
 
@@ -35,12 +41,15 @@ def _settle(server: LiveServer, execution_id: str) -> dict:
     def settled():
         body = server.get(f"/api/executions/{execution_id}").json()
         return body if body["status"] in SETTLED else None
+
     return server.wait_for(settled, message=f"execution {execution_id} to settle")
 
 
 def _refund(server: LiveServer, workflow_id: str, amount: int) -> tuple[str, dict]:
     """A coaching run of one refund, waiting for its suggestion: (execution id, suggestion)."""
-    started = server.post("/api/executions/coaching", json={"workflow_id": workflow_id, "variables": {"amount": amount}})
+    started = server.post(
+        "/api/executions/coaching", json={"workflow_id": workflow_id, "variables": {"amount": amount}}
+    )
     assert started.status_code == 201, started.text
     execution_id = started.json()["execution_id"]
     assert _settle(server, execution_id)["status"] == "waiting_decision"
@@ -51,8 +60,10 @@ def _refund(server: LiveServer, workflow_id: str, amount: int) -> tuple[str, dic
 
 def _decide(server: LiveServer, workflow_id: str, amount: int, decision: str) -> None:
     execution_id, suggestion = _refund(server, workflow_id, amount)
-    answer = server.post(f"/api/executions/{execution_id}/coaching/decision",
-                         json={"suggestion_id": suggestion["suggestion_id"], "decision": decision})
+    answer = server.post(
+        f"/api/executions/{execution_id}/coaching/decision",
+        json={"suggestion_id": suggestion["suggestion_id"], "decision": decision},
+    )
     assert answer.status_code == 200, answer.text
     if decision == "reject":  # a rejected step waits for a correction: that run is given up
         assert _settle(server, execution_id)["status"] == "waiting_correction"
@@ -60,8 +71,15 @@ def _decide(server: LiveServer, workflow_id: str, amount: int, decision: str) ->
 
 
 def test_a_lead_replays_a_region_adds_it_and_the_next_suggestion_names_it(live_server, page):
-    made = live_server.post("/api/workflows", json={"name": "Refunds", "description": "Pays a refund.",
-                                                    "steps": [REFUND], "variables": {"amount": {"type": "integer"}}})
+    made = live_server.post(
+        "/api/workflows",
+        json={
+            "name": "Refunds",
+            "description": "Pays a refund.",
+            "steps": [REFUND],
+            "variables": {"amount": {"type": "integer"}},
+        },
+    )
     assert made.status_code == 201, made.text
     wf_id = made.json()["id"]
     for small, big in zip(SMALL, BIG + [None] * len(SMALL)):
@@ -83,10 +101,14 @@ def test_a_lead_replays_a_region_adds_it_and_the_next_suggestion_names_it(live_s
     condition.fill("params.amount <= 200")
     form.get_by_role("button", name="Replay").click()
 
-    replay = form.get_by_role("table", name="Replay of the condition params.amount <= 200: what reviewers decided on each outcome")
+    replay = form.get_by_role(
+        "table", name="Replay of the condition params.amount <= 200: what reviewers decided on each outcome"
+    )
     rows = replay.get_by_role("row")
     # columns: calls, accepted, corrected, rejected, done by hand, skipped
-    expect(rows.filter(has_text="Would have run unattended")).to_have_text(_cells("Would have run unattended", 6, 6, 0, 0, 0, 0))
+    expect(rows.filter(has_text="Would have run unattended")).to_have_text(
+        _cells("Would have run unattended", 6, 6, 0, 0, 0, 0)
+    )
     expect(rows.filter(has_text="Still asked")).to_have_text(_cells("Still asked", 4, 0, 0, 4, 0, 0))
     expect(rows.filter(has_text="Denied by the policy")).to_have_text(_cells("Denied by the policy", 0, 0, 0, 0, 0, 0))
     expect(form.locator("[data-in-region]")).to_have_text("6")
@@ -114,4 +136,6 @@ def test_a_lead_replays_a_region_adds_it_and_the_next_suggestion_names_it(live_s
     card = page.get_by_role("region", name="Suggestion: Refund")
     expect(card.locator("[data-region-id]")).to_have_text("small refunds (coaching)")
     page.goto(live_server.url("/queue"))
-    expect(page.get_by_role("listbox", name="Pending suggestions").get_by_role("option").filter(has_text="Refunds")).to_contain_text("Region: small refunds (coaching)")
+    expect(
+        page.get_by_role("listbox", name="Pending suggestions").get_by_role("option").filter(has_text="Refunds")
+    ).to_contain_text("Region: small refunds (coaching)")

@@ -1,10 +1,11 @@
 """Evidence from attentive reviews in the browser (issue #41, item 6): decisions made through the REST API, one of them
 on a suggestion shown two minutes before (the server measures the time to decide from then), the rest at once; a
 lead sets the floor from the keyboard on the workflow's page and reads, at 800 px, who accepted faster than it."""
+
 from __future__ import annotations
 
 import sqlite3
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from playwright.sync_api import expect
@@ -21,11 +22,13 @@ def decide_after_a_while(server, workflow_id: str, shown_s_ago: float) -> None:
     execution_id = server.post("/api/executions/coaching", json={"workflow_id": workflow_id}).json()["execution_id"]
     assert _settle(server, execution_id)["status"] == "waiting_decision"
     suggestion = server.get(f"/api/executions/{execution_id}/coaching/suggestion").json()["suggestion"]
-    shown = (datetime.now(timezone.utc) - timedelta(seconds=shown_s_ago)).strftime("%Y-%m-%d %H:%M:%S.%f")
+    shown = (datetime.now(UTC) - timedelta(seconds=shown_s_ago)).strftime("%Y-%m-%d %H:%M:%S.%f")
     with sqlite3.connect(server.own_sqlite) as db:
         db.execute("UPDATE suggestions SET created_at = ? WHERE id = ?", (shown, suggestion["suggestion_id"]))
-    answer = server.post(f"/api/executions/{execution_id}/coaching/decision",
-                         json={"suggestion_id": suggestion["suggestion_id"], "decision": "accept"})
+    answer = server.post(
+        f"/api/executions/{execution_id}/coaching/decision",
+        json={"suggestion_id": suggestion["suggestion_id"], "decision": "accept"},
+    )
     assert answer.status_code == 200, answer.text
     assert answer.json()["decision"]["latency_ms"] >= shown_s_ago * 1000
     assert _settle(server, execution_id)["status"] == "completed"
@@ -33,10 +36,10 @@ def decide_after_a_while(server, workflow_id: str, shown_s_ago: float) -> None:
 
 def test_a_lead_sets_the_floor_and_reads_each_reviewers_fast_accepts_at_800_px(live_server, page):
     wf = create_workflow(live_server, "Refund review", "Checks a refund and pays it.")
-    decide_once(live_server, wf["id"], "accept")    # at once: fast
-    decide_once(live_server, wf["id"], "accept")    # at once: fast
+    decide_once(live_server, wf["id"], "accept")  # at once: fast
+    decide_once(live_server, wf["id"], "accept")  # at once: fast
     decide_after_a_while(live_server, wf["id"], 120)  # two minutes after it was shown: considered
-    decide_once(live_server, wf["id"], "reject")    # a reject is never a fast accept
+    decide_once(live_server, wf["id"], "reject")  # a reject is never a fast accept
 
     log_in(page, live_server)
     page.set_viewport_size({"width": 800, "height": 900})
@@ -76,8 +79,9 @@ def test_a_lead_sets_the_floor_and_reads_each_reviewers_fast_accepts_at_800_px(l
     scope.focus()
     scope.select_option(label="step mail")
     expect(section).to_contain_text("4 decisions in the last 30 days of step mail; floor 1 min.")
-    expect(section.get_by_role("region", name="Reviewers of Refund review, step mail: time to decide and fast "
-                                              "accepts")).to_contain_text("2 of 3 accepts (67%)")
+    expect(
+        section.get_by_role("region", name="Reviewers of Refund review, step mail: time to decide and fast accepts")
+    ).to_contain_text("2 of 3 accepts (67%)")
 
     # back to the workspace's default, from the keyboard: the button after Save
     floor.focus()

@@ -1,5 +1,6 @@
 """Settings in the light theme (issue 40, item 17): the "Notify this browser" switch's label is the page's text colour,
 not the header's near-white."""
+
 from __future__ import annotations
 
 import pytest
@@ -11,7 +12,7 @@ pytestmark = pytest.mark.browser
 
 
 def _luminance(css: str) -> float:
-    r, g, b = (int(float(v)) for v in css[css.index("(") + 1:css.index(")")].split(",")[:3])
+    r, g, b = (int(float(v)) for v in css[css.index("(") + 1 : css.index(")")].split(",")[:3])
     return 0.2126 * r + 0.7152 * g + 0.0722 * b
 
 

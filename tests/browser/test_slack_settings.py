@@ -1,6 +1,7 @@
 """Settings → Slack in Chromium against the real server (issue 33): a person sets their own Slack member ID, an
 admin sets the workspace's Slack app (bot token, signing secret, default channel), sees that the secrets are stored
 but never shown again, and reads the field's error for a channel name instead of an id."""
+
 from __future__ import annotations
 
 import pytest

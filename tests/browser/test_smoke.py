@@ -1,8 +1,8 @@
 """A person drives the built web app in Chromium against the real server process."""
+
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
@@ -16,13 +16,22 @@ MESSAGE = "hello from the smoke test"
 
 
 def create_workflow(server: LiveServer, name: str) -> dict:
-    response = server.post("/api/workflows", json={
-        "name": name, "description": "Says hello, then checks it did.",
-        "steps": [
-            {"id": "greet", "type": "action", "tool": "echo", "params": {"message": MESSAGE}},
-            {"id": "check", "type": "validation", "depends_on": ["greet"],
-             "condition": f"steps.greet.output.message == '{MESSAGE}'"},
-        ]})
+    response = server.post(
+        "/api/workflows",
+        json={
+            "name": name,
+            "description": "Says hello, then checks it did.",
+            "steps": [
+                {"id": "greet", "type": "action", "tool": "echo", "params": {"message": MESSAGE}},
+                {
+                    "id": "check",
+                    "type": "validation",
+                    "depends_on": ["greet"],
+                    "condition": f"steps.greet.output.message == '{MESSAGE}'",
+                },
+            ],
+        },
+    )
     assert response.status_code == 201, response.text
     return response.json()
 
@@ -77,10 +86,16 @@ def test_run_a_workflow_from_the_workflows_page_with_the_keyboard(live_server, p
 
 
 def test_run_on_the_workflows_page_starts_in_the_workflows_mode_with_its_variables_and_is_audited(live_server, page):
-    response = live_server.post("/api/workflows", json={
-        "name": "Refund", "variables": {"order": {"type": "string", "required": True},
-                                        "amount": {"type": "number", "default": 10}},
-        "steps": [{"id": "refund", "tool": "echo", "params": {"order": "{{ vars.order }}", "amount": "{{ vars.amount }}"}}]})
+    response = live_server.post(
+        "/api/workflows",
+        json={
+            "name": "Refund",
+            "variables": {"order": {"type": "string", "required": True}, "amount": {"type": "number", "default": 10}},
+            "steps": [
+                {"id": "refund", "tool": "echo", "params": {"order": "{{ vars.order }}", "amount": "{{ vars.amount }}"}}
+            ],
+        },
+    )
     assert response.status_code == 201, response.text
     wf = response.json()
     assert wf["mode"] == "coaching"
@@ -100,8 +115,10 @@ def test_run_on_the_workflows_page_starts_in_the_workflows_mode_with_its_variabl
     started = live_server.get(f"/api/executions/{execution_id}").json()
     assert started["mode"] == "coaching" and started["variables"] == {"order": "A-7", "amount": 19.5}, started
     # nothing ran unreviewed: the refund waits in the queue as a suggestion
-    live_server.wait_for(lambda: live_server.get(f"/api/executions/{execution_id}").json()["status"]
-                         == "waiting_decision", message="the suggestion")
+    live_server.wait_for(
+        lambda: live_server.get(f"/api/executions/{execution_id}").json()["status"] == "waiting_decision",
+        message="the suggestion",
+    )
     pending = live_server.get(f"/api/executions/{execution_id}/coaching/suggestion").json()
     assert pending["suggestion"]["params"] == {"order": "A-7", "amount": 19.5}, pending
     audit = live_server.get(f"/api/audit?execution_id={execution_id}").json()["items"]
@@ -115,8 +132,10 @@ def test_a_deep_link_to_an_execution_survives_a_reload(live_server, page):
     started = live_server.post("/api/executions/", json={"workflow_id": wf["id"], "mode": "normal"})
     assert started.status_code == 201, started.text
     execution_id = started.json()["execution_id"]
-    live_server.wait_for(lambda: live_server.get(f"/api/executions/{execution_id}").json()["status"] == "completed",
-                         message="the execution to complete")
+    live_server.wait_for(
+        lambda: live_server.get(f"/api/executions/{execution_id}").json()["status"] == "completed",
+        message="the execution to complete",
+    )
 
     log_in(page, live_server)
     response = page.goto(live_server.url(f"/executions/{execution_id}"))

@@ -2,6 +2,7 @@
 break the run is shown and not sent (a number stays a number); a lead removes one wrong change from a pack; the
 workflow page shows each step's evidence and the decisions behind it, and only an admin, with a reason, forces a
 promotion the evidence does not allow."""
+
 from __future__ import annotations
 
 import pytest
@@ -22,9 +23,20 @@ from tests.browser.conftest import SCREENSHOTS, log_in
 pytestmark = pytest.mark.browser
 
 TOTALS = [
-    {"id": "total", "name": "Add up the amounts", "type": "action", "tool": "echo", "params": {"rows": 2, "total": 12.5}},
-    {"id": "summary", "name": "Write the summary", "type": "action", "tool": "echo",
-     "params": {"line": "{{ steps.total.output.rows }} rows, {{ steps.total.output.total }}"}},
+    {
+        "id": "total",
+        "name": "Add up the amounts",
+        "type": "action",
+        "tool": "echo",
+        "params": {"rows": 2, "total": 12.5},
+    },
+    {
+        "id": "summary",
+        "name": "Write the summary",
+        "type": "action",
+        "tool": "echo",
+        "params": {"line": "{{ steps.total.output.rows }} rows, {{ steps.total.output.total }}"},
+    },
 ]
 
 
@@ -88,17 +100,22 @@ def test_a_number_typed_as_abc_is_shown_and_not_sent_and_a_lead_removes_a_wrong_
 
 def test_the_workflow_page_shows_the_evidence_and_an_admin_forces_a_promotion_with_a_reason(live_server, page):
     page.set_viewport_size({"width": 1280, "height": 1400})
-    steps = [{"id": "check", "name": "Check the order", "type": "action", "tool": "echo", "params": {"v": 1}},
-             {"id": "pay", "name": "Pay back", "type": "action", "tool": "echo", "params": {"v": 2}}]
+    steps = [
+        {"id": "check", "name": "Check the order", "type": "action", "tool": "echo", "params": {"v": 1}},
+        {"id": "pay", "name": "Pay back", "type": "action", "tool": "echo", "params": {"v": 2}},
+    ]
     wf = create_workflow(live_server, "Refund approval", steps)
     lenient = {"coaching_after": 2, "auto_min_window": 3, "window": 5, "auto_acceptance": 0.5, "auto_alpha": 0.2}
     assert live_server.request("PUT", f"/api/workflows/{wf['id']}/thresholds", json=lenient).status_code == 200
     for _ in range(5):  # `check` is always accepted, `pay` always rejected
         execution_id = start_coaching(live_server, wf["id"])
-        decide_via_api(live_server, execution_id, pending_suggestion(live_server, execution_id)["suggestion_id"],
-                       "accept")
-        sug = live_server.wait_for(lambda: (s := pending_suggestion(live_server, execution_id)) and
-                                   s["step_id"] == "pay" and s, message="the pay suggestion")
+        decide_via_api(
+            live_server, execution_id, pending_suggestion(live_server, execution_id)["suggestion_id"], "accept"
+        )
+        sug = live_server.wait_for(
+            lambda: (s := pending_suggestion(live_server, execution_id)) and s["step_id"] == "pay" and s,
+            message="the pay suggestion",
+        )
         decide_via_api(live_server, execution_id, sug["suggestion_id"], "reject", feedback="wrong amount")
 
     log_in(page, live_server)
@@ -140,11 +157,20 @@ def test_the_workflow_page_shows_the_evidence_and_an_admin_forces_a_promotion_wi
 
 def test_editing_a_pending_http_step_on_the_execution_page_keeps_its_template(live_server, page):
     page.set_viewport_size({"width": 1280, "height": 1500})
-    wf = create_workflow(live_server, "Health check", [
-        {"id": "first", "name": "Say hello", "type": "action", "tool": "echo", "params": {"v": 1}},
-        {"id": "ping", "name": "Ping the service", "type": "action", "tool": "http.request",
-         "params": {"url": "{{ vars.base_url }}/healthz", "json": {"probe": "coach", "depth": 2}}},
-    ])
+    wf = create_workflow(
+        live_server,
+        "Health check",
+        [
+            {"id": "first", "name": "Say hello", "type": "action", "tool": "echo", "params": {"v": 1}},
+            {
+                "id": "ping",
+                "name": "Ping the service",
+                "type": "action",
+                "tool": "http.request",
+                "params": {"url": "{{ vars.base_url }}/healthz", "json": {"probe": "coach", "depth": 2}},
+            },
+        ],
+    )
     execution_id = start_coaching(live_server, wf["id"])
     log_in(page, live_server)
     errors = collect_errors(page)

@@ -1,5 +1,6 @@
 """The Tools page in Chromium against the real server: an admin adds an MCP server (the project's own, over
 stdio), sees its tools with risk and source, tests it, and removes it."""
+
 from __future__ import annotations
 
 import pytest
@@ -15,8 +16,11 @@ SHOP = stdio_command("shop")
 
 @pytest.fixture
 def mcp_server(tmp_path):
-    with LiveServer(tmp_path / "server", demo="0", env={"COACH_FRONTEND_DIST": str(FRONTEND_DIST),
-                                                         "COACH_MCP_STDIO_ALLOW": " ".join(SHOP)}) as server:
+    with LiveServer(
+        tmp_path / "server",
+        demo="0",
+        env={"COACH_FRONTEND_DIST": str(FRONTEND_DIST), "COACH_MCP_STDIO_ALLOW": " ".join(SHOP)},
+    ) as server:
         yield server
 
 
@@ -47,9 +51,12 @@ def test_admin_adds_tests_and_removes_an_mcp_server(page, mcp_server):
     row.get_by_text("order_id: string*").click()
     expect(row.locator("pre")).to_contain_text('"order_id"')
     # the docs' picture shows the command relative to the checkout, not this machine's folders
-    page.evaluate("""(root) => { for (const el of document.querySelectorAll('main *')) {
+    page.evaluate(
+        """(root) => { for (const el of document.querySelectorAll('main *')) {
         if (el.children.length === 0 && el.textContent.includes(root)) el.textContent = el.textContent.split(root).join('./');
-    } }""", str(REPO_ROOT) + "/")
+    } }""",
+        str(REPO_ROOT) + "/",
+    )
     save_screenshot(page, "tools.png")
 
     card.get_by_role("button", name="Test (list tools)").click()

@@ -2,6 +2,7 @@
 started): a lead creates a schedule (its preview and next fire times), which the server's own scan fires once due;
 creates a webhook (the secret shown once, with a signed curl example), a delivery signed with that secret starts
 the workflow, and the execution page says what started it; then revokes the hook."""
+
 from __future__ import annotations
 
 import json
@@ -15,9 +16,12 @@ from playwright.sync_api import expect
 from core import triggers as T
 from tests.browser.conftest import log_in
 
-WORKFLOW = {"name": "Order intake", "description": "Files an order",
-            "variables": {"order_id": {"type": "string", "required": True}},
-            "steps": [{"id": "note", "tool": "echo", "params": {"message": "order {{ vars.order_id }}"}}]}
+WORKFLOW = {
+    "name": "Order intake",
+    "description": "Files an order",
+    "variables": {"order_id": {"type": "string", "required": True}},
+    "steps": [{"id": "note", "tool": "echo", "params": {"message": "order {{ vars.order_id }}"}}],
+}
 
 
 def test_a_lead_schedules_a_workflow_and_gives_it_a_webhook(page, live_server):
@@ -53,10 +57,12 @@ def test_a_lead_schedules_a_workflow_and_gives_it_a_webhook(page, live_server):
     # due now (as if its time had come): the server's own scan fires it once, nothing else started
     [schedule] = live_server.get(f"/api/workflows/{workflow_id}/schedules").json()["items"]
     with sqlite3.connect(live_server.own_sqlite) as db:
-        db.execute("UPDATE trigger_schedules SET next_fire_at = '2020-01-06 08:00:00.000000' WHERE id = ?",
-                   (schedule["id"],))
-    fired = live_server.wait_for(lambda: live_server.get(f"/api/workflows/{workflow_id}/schedules")
-                                 .json()["items"][0]["last_execution_id"])
+        db.execute(
+            "UPDATE trigger_schedules SET next_fire_at = '2020-01-06 08:00:00.000000' WHERE id = ?", (schedule["id"],)
+        )
+    fired = live_server.wait_for(
+        lambda: live_server.get(f"/api/workflows/{workflow_id}/schedules").json()["items"][0]["last_execution_id"]
+    )
     page.reload()
     row = section.locator("tr[data-schedule='Every five minutes']")
     row.get_by_role("link", name="execution").click()
@@ -82,9 +88,17 @@ def test_a_lead_schedules_a_workflow_and_gives_it_a_webhook(page, live_server):
     stamp = str(int(time.time()))
     with requests.Session() as sender:  # no cookie, no token: the signature is the auth
         sender.trust_env = False
-        delivered = sender.post(url, data=body, timeout=10, headers={
-            "Content-Type": "application/json", T.TIMESTAMP_HEADER: stamp,
-            T.SIGNATURE_HEADER: T.sign(secret, stamp, body), T.DELIVERY_HEADER: str(uuid.uuid4())})
+        delivered = sender.post(
+            url,
+            data=body,
+            timeout=10,
+            headers={
+                "Content-Type": "application/json",
+                T.TIMESTAMP_HEADER: stamp,
+                T.SIGNATURE_HEADER: T.sign(secret, stamp, body),
+                T.DELIVERY_HEADER: str(uuid.uuid4()),
+            },
+        )
     assert delivered.status_code == 201, delivered.text
     shown.get_by_role("button", name="Done, hide it").click()
     expect(section.get_by_label("The new webhook's secret")).to_have_count(0)

@@ -1,6 +1,7 @@
 """Taking a decision back (issue #31 item 4), as a person does in Chromium on the real server: accepting a
 destructive step (Enter confirms) holds it for the workspace's undo window, with a countdown; `z` takes it back and
 the suggestion is on the panel again, pending, and the step never ran."""
+
 from __future__ import annotations
 
 import pytest
@@ -22,10 +23,19 @@ pytestmark = pytest.mark.browser
 
 def test_z_takes_back_an_accepted_destructive_step(live_server, page):
     assert live_server.request("PUT", "/api/workspace/undo", json={"window_s": 60}).status_code == 200
-    wf = create_workflow(live_server, "Clean up exports", [
-        {"id": "delete", "name": "Delete the old exports", "type": "action", "tool": "shell.run",
-         "params": {"command": ["rm", "-r", "exports/2025"]}},
-    ])
+    wf = create_workflow(
+        live_server,
+        "Clean up exports",
+        [
+            {
+                "id": "delete",
+                "name": "Delete the old exports",
+                "type": "action",
+                "tool": "shell.run",
+                "params": {"command": ["rm", "-r", "exports/2025"]},
+            },
+        ],
+    )
     execution_id = start_coaching(live_server, wf["id"])
     suggestion = pending_suggestion(live_server, execution_id)
     log_in(page, live_server)

@@ -4,6 +4,7 @@ with the server's VAPID key; headless Chromium has no push service to reach here
 the page says so. A push is then delivered to the registered service worker through the DevTools protocol
 (ServiceWorker.deliverPushMessage, what a push service would hand the browser), and the worker shows it: the title
 and body from the message, the event id as its tag, the item's URL in its data."""
+
 from __future__ import annotations
 
 import json
@@ -53,12 +54,19 @@ def test_notify_this_browser_registers_the_service_worker_which_shows_a_push(liv
             break
         page.wait_for_timeout(100)
     registration = next(r for r in registrations if r["scopeURL"] == live_server.url("/") and not r["isDeleted"])
-    message = {"title": "Approval requested", "body": "Pay 42?", "url": "/queue?approval=a-1",
-               "tag": "approval:a-1", "kind": "approval_requested"}
+    message = {
+        "title": "Approval requested",
+        "body": "Pay 42?",
+        "url": "/queue?approval=a-1",
+        "tag": "approval:a-1",
+        "kind": "approval_requested",
+    }
     origin = live_server.url("/").rstrip("/")
     for _ in range(2):  # a repeat of the same event replaces the notification shown
-        cdp.send("ServiceWorker.deliverPushMessage", {"origin": origin, "registrationId":
-                                                     registration["registrationId"], "data": json.dumps(message)})
+        cdp.send(
+            "ServiceWorker.deliverPushMessage",
+            {"origin": origin, "registrationId": registration["registrationId"], "data": json.dumps(message)},
+        )
     shown = None
     for _ in range(100):  # the worker shows it once its push handler ran (an async function's promise is always
         # truthy, so wait_for_function would not wait for it: poll the result instead)
@@ -70,5 +78,6 @@ def test_notify_this_browser_registers_the_service_worker_which_shows_a_push(liv
         if shown:
             break
         page.wait_for_timeout(100)
-    assert shown == [{"title": "Approval requested", "body": "Pay 42?", "tag": "approval:a-1",
-                      "url": "/queue?approval=a-1"}]
+    assert shown == [
+        {"title": "Approval requested", "body": "Pay 42?", "tag": "approval:a-1", "url": "/queue?approval=a-1"}
+    ]

@@ -1,5 +1,6 @@
 """The queue as a work list (filters, search, order, key variables, the count in the title, questions answered from
 the keyboard), the executions list (names, times, filters, cancel), and the keyboard and colour preferences."""
+
 from __future__ import annotations
 
 import re
@@ -13,7 +14,6 @@ from tests.support.live_server import LiveServer
 pytestmark = pytest.mark.browser
 
 
-
 def make(server: LiveServer, definition: dict) -> dict:
     answer = server.post("/api/workflows", json=definition)
     assert answer.status_code == 201, answer.text
@@ -24,19 +24,45 @@ def start(server: LiveServer, workflow_id: str, variables: dict, mode: str = "co
     answer = server.post("/api/executions/", json={"workflow_id": workflow_id, "variables": variables, "mode": mode})
     assert answer.status_code == 201, answer.text
     execution_id = answer.json()["execution_id"]
-    server.wait_for(lambda: server.get(f"/api/executions/{execution_id}").json()["status"] == status,
-                    message=f"{execution_id} {status}")
+    server.wait_for(
+        lambda: server.get(f"/api/executions/{execution_id}").json()["status"] == status,
+        message=f"{execution_id} {status}",
+    )
     return execution_id
 
 
 def refunds_and_questions(server: LiveServer) -> dict:
-    refund = make(server, {"name": "Refund", "variables": {"customer": {"type": "string"}, "amount": {"type": "number"}},
-                           "steps": [{"id": "pay", "name": "Pay back", "tool": "echo",
-                                      "params": {"to": "{{ vars.customer }}", "amount": "{{ vars.amount }}"}}]})
-    intake = make(server, {"name": "Intake", "variables": {"ticket": {"type": "string"}},
-                           "steps": [{"id": "ask", "name": "Which account", "type": "human_input",
-                                      "question": "Which account should be charged?"},
-                                     {"id": "note", "tool": "echo", "params": {"account": "{{ steps.ask.output }}"}}]})
+    refund = make(
+        server,
+        {
+            "name": "Refund",
+            "variables": {"customer": {"type": "string"}, "amount": {"type": "number"}},
+            "steps": [
+                {
+                    "id": "pay",
+                    "name": "Pay back",
+                    "tool": "echo",
+                    "params": {"to": "{{ vars.customer }}", "amount": "{{ vars.amount }}"},
+                }
+            ],
+        },
+    )
+    intake = make(
+        server,
+        {
+            "name": "Intake",
+            "variables": {"ticket": {"type": "string"}},
+            "steps": [
+                {
+                    "id": "ask",
+                    "name": "Which account",
+                    "type": "human_input",
+                    "question": "Which account should be charged?",
+                },
+                {"id": "note", "tool": "echo", "params": {"account": "{{ steps.ask.output }}"}},
+            ],
+        },
+    )
     return {
         "refund": refund,
         "intake": intake,
@@ -100,8 +126,10 @@ def test_the_queue_filters_searches_orders_and_answers_a_question_from_the_keybo
     page.keyboard.type("ACC-7")
     page.keyboard.press("Enter")
     expect(page.get_by_role("status").filter(has_text="Answered Which account.")).to_be_visible()
-    live_server.wait_for(lambda: live_server.get(f"/api/executions/{made['question']}").json()["status"] == "completed",
-                         message="the answered run")
+    live_server.wait_for(
+        lambda: live_server.get(f"/api/executions/{made['question']}").json()["status"] == "completed",
+        message="the answered run",
+    )
     note = live_server.get(f"/api/executions/{made['question']}").json()["steps"][1]
     assert note["output"] == {"account": {"answer": "ACC-7"}}, note
     expect(questions).to_have_count(0)

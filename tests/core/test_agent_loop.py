@@ -1,4 +1,5 @@
 """The agent loop (core/agent) with a fake provider and an in-memory host: no server, no database."""
+
 from __future__ import annotations
 
 import json
@@ -9,7 +10,7 @@ import pytest
 
 from core.agent import conversation as C
 from core.agent.conversation import ToolCall
-from core.agent.loop import (AgentLoop, Result, Ruling, answered, final_output, markers, next_move, opening)
+from core.agent.loop import AgentLoop, Result, Ruling, answered, final_output, markers, next_move, opening
 from core.agent.provider import ProviderError, Reply, Request
 from core.agent.spec import AgentSpec, api_names, parse_spec, resolve_tools
 
@@ -21,9 +22,16 @@ class FakeTool:
     description: str = ""
 
 
-READ = FakeTool("file.read", {"type": "object", "required": ["path"], "additionalProperties": False,
-                              "properties": {"path": {"type": "string"}, "max_bytes": {"type": "integer"}}},
-                "Read a file")
+READ = FakeTool(
+    "file.read",
+    {
+        "type": "object",
+        "required": ["path"],
+        "additionalProperties": False,
+        "properties": {"path": {"type": "string"}, "max_bytes": {"type": "integer"}},
+    },
+    "Read a file",
+)
 ECHO = FakeTool("echo", description="Echo its params")
 TOOLS = {"echo": ECHO, "file.read": READ}
 
@@ -104,15 +112,21 @@ def tool_messages(messages):
 
 def test_a_chain_of_turns_ends_with_the_final_answer_as_output():
     stop, provider, host, messages = run(
-        SPEC, Reply("reading", (call("file_read", {"path": "a.csv"}),)),
-        Reply(None, (call("echo", {"n": 2}),)), Reply("There are 2 invoices."))
+        SPEC,
+        Reply("reading", (call("file_read", {"path": "a.csv"}),)),
+        Reply(None, (call("echo", {"n": 2}),)),
+        Reply("There are 2 invoices."),
+    )
     assert stop.kind == "done" and stop.output == {"answer": "There are 2 invoices."}
     assert host.runs == [("file.read", {"path": "a.csv"}), ("echo", {"n": 2})]
     assert [len(r.messages) for r in provider.requests] == [2, 4, 6]
     # every request is made after what came before it was flushed
     assert host.flushes >= 3
-    assert provider.requests[1].messages[-1] == {"role": "tool", "tool_call_id": 'c-file_read-{"path": "a.csv"}',
-                                                 "content": '{"path":"a.csv"}'}
+    assert provider.requests[1].messages[-1] == {
+        "role": "tool",
+        "tool_call_id": 'c-file_read-{"path": "a.csv"}',
+        "content": '{"path":"a.csv"}',
+    }
 
 
 def test_the_tools_are_offered_under_api_safe_names_and_either_name_is_understood():
@@ -125,8 +139,12 @@ def test_the_tools_are_offered_under_api_safe_names_and_either_name_is_understoo
 
 def test_parallel_calls_each_get_exactly_one_answer_before_the_next_request():
     stop, provider, host, messages = run(
-        SPEC, Reply(None, (call("echo", {"i": 1}, "x1"), call("echo", {"i": 2}, "x2"),
-                           call("file_read", {"path": "p"}, "x3"))), Reply("done"))
+        SPEC,
+        Reply(
+            None, (call("echo", {"i": 1}, "x1"), call("echo", {"i": 2}, "x2"), call("file_read", {"path": "p"}, "x3"))
+        ),
+        Reply("done"),
+    )
     second = provider.requests[1].messages
     assert [m["tool_call_id"] for m in second if m["role"] == "tool"] == ["x1", "x2", "x3"]
     assert stop.kind == "done"
@@ -134,8 +152,11 @@ def test_parallel_calls_each_get_exactly_one_answer_before_the_next_request():
 
 def test_invalid_json_arguments_go_back_naming_the_parameters_and_a_retry_runs():
     stop, provider, host, messages = run(
-        SPEC, Reply(None, (call("file_read", '{"path": '),)), Reply(None, (call("file_read", {"path": "a"}),)),
-        Reply("ok"))
+        SPEC,
+        Reply(None, (call("file_read", '{"path": '),)),
+        Reply(None, (call("file_read", {"path": "a"}),)),
+        Reply("ok"),
+    )
     error = tool_messages(messages)[0]
     assert error.error and error.decision == "invalid"
     assert "not valid JSON" in error.content and "path (string, required), max_bytes (integer)" in error.content
@@ -174,8 +195,9 @@ def test_the_oldest_tool_results_are_shortened_first_with_a_marker():
     spec = AgentSpec(goal="g", tools=("echo",), context_budget_kb=4.5)  # the tool definitions count too
     big = {"text": "x" * 1500}
     host = MemoryHost(results={"echo": lambda m: Result(True, {**big, "i": m.params["i"]})})
-    stop, provider, host, messages = run(spec, *[Reply(None, (call("echo", {"i": i}),)) for i in range(4)],
-                                         Reply("done"), host=host)
+    stop, provider, host, messages = run(
+        spec, *[Reply(None, (call("echo", {"i": i}),)) for i in range(4)], Reply("done"), host=host
+    )
     last = provider.requests[-1]
     results = [m["content"] for m in last.messages if m["role"] == "tool"]
     assert "trimmed by Coach to fit the context budget" in results[0]
@@ -185,8 +207,9 @@ def test_the_oldest_tool_results_are_shortened_first_with_a_marker():
 
 
 def test_output_schema_takes_the_json_answer_and_asks_again_when_it_does_not_fit():
-    spec = AgentSpec(goal="g", output_schema={"type": "object", "required": ["total"],
-                                              "properties": {"total": {"type": "number"}}})
+    spec = AgentSpec(
+        goal="g", output_schema={"type": "object", "required": ["total"], "properties": {"total": {"type": "number"}}}
+    )
     stop, provider, _, messages = run(spec, Reply('{"sum": 1}'), Reply('```json\n{"total": 42}\n``` STAGE_COMPLETE'))
     assert stop.kind == "done" and stop.output == {"total": 42}
     assert messages[-2].kind == C.REPAIR and "'total' is a required property" in messages[-2].content
@@ -278,10 +301,24 @@ def test_agent_specs_are_checked_and_tools_are_resolved_from_globs():
     spec, problems = parse_spec({"goal": "g", "tools": ["file.*", "echo"]}, "steps[0]", names)
     assert problems == {} and resolve_tools(spec.tools, names) == ["echo", "file.read", "file.write"]
     assert spec.max_tool_iterations == 10 and spec.context_budget_kb == 50
-    _, problems = parse_spec({"tools": ["nope.*", "shell.run"], "max_tool_iterations": 0,
-                              "context_budget_kb": "big", "output_schema": {"type": 3}}, "steps[0]", names)
-    assert set(problems) == {"steps[0].goal", "steps[0].tools[0]", "steps[0].tools[1]",
-                             "steps[0].max_tool_iterations", "steps[0].context_budget_kb", "steps[0].output_schema"}
+    _, problems = parse_spec(
+        {
+            "tools": ["nope.*", "shell.run"],
+            "max_tool_iterations": 0,
+            "context_budget_kb": "big",
+            "output_schema": {"type": 3},
+        },
+        "steps[0]",
+        names,
+    )
+    assert set(problems) == {
+        "steps[0].goal",
+        "steps[0].tools[0]",
+        "steps[0].tools[1]",
+        "steps[0].max_tool_iterations",
+        "steps[0].context_budget_kb",
+        "steps[0].output_schema",
+    }
 
 
 @pytest.mark.parametrize("text", ["CONFIRM_DATA: ok?", "REQUEST_APPROVAL: go"])
@@ -294,10 +331,12 @@ def test_a_result_is_shortened_only_by_what_the_request_is_over():
     spec = AgentSpec(goal="g", tools=("echo",))
     messages = opening(spec, "g")
     for i in range(3):
-        messages.append(C.Message(seq=len(messages), role=C.ASSISTANT, turn=i + 1,
-                                  tool_calls=[ToolCall(f"c{i}", "echo", "{}")]))
-        messages.append(C.Message(seq=len(messages), role=C.TOOL, turn=i + 1, tool_call_id=f"c{i}",
-                                  content=f"{i}" * 2000))
+        messages.append(
+            C.Message(seq=len(messages), role=C.ASSISTANT, turn=i + 1, tool_calls=[ToolCall(f"c{i}", "echo", "{}")])
+        )
+        messages.append(
+            C.Message(seq=len(messages), role=C.TOOL, turn=i + 1, tool_call_id=f"c{i}", content=f"{i}" * 2000)
+        )
     whole = len(json.dumps([m.to_api() for m in messages], separators=(",", ":")))
     sent, shortened = C.fit(messages, whole - 500)
     results = [m["content"] for m in sent if m["role"] == "tool"]
@@ -311,8 +350,9 @@ def test_when_the_budget_cannot_be_met_the_latest_results_stay_whole():
     messages = opening(spec, "g")
     for i in range(3):  # echo: each call's arguments are as large as its result, and are never cut
         big = json.dumps({"text": f"{i}" * 3000})
-        messages.append(C.Message(seq=len(messages), role=C.ASSISTANT, turn=i + 1,
-                                  tool_calls=[ToolCall(f"c{i}", "echo", big)]))
+        messages.append(
+            C.Message(seq=len(messages), role=C.ASSISTANT, turn=i + 1, tool_calls=[ToolCall(f"c{i}", "echo", big)])
+        )
         messages.append(C.Message(seq=len(messages), role=C.TOOL, turn=i + 1, tool_call_id=f"c{i}", content=big))
     sent, shortened = C.fit(messages, 8 * 1024)
     assert [m.tool_call_id for m in shortened] == ["c0", "c1"]
@@ -323,6 +363,7 @@ def test_when_the_budget_cannot_be_met_the_latest_results_stay_whole():
 
 # -- the probe's findings (#32): the budget counts what is posted; a tool result is sent once -------------------
 
+
 def _posted(request: Request, model: str = "m") -> int:
     """The size of the body the openai client posts for `request` (compact JSON, UTF-8), measured here on its own."""
     body = {"model": model, "messages": request.messages, "tools": request.tools}
@@ -332,14 +373,19 @@ def _posted(request: Request, model: str = "m") -> int:
 def test_the_context_budget_counts_the_tool_definitions_sent():
     """The probe: 13 tools and a conversation just under 50 KB made a request of 56,724 bytes under a 51,200
     budget. The tool definitions are part of the request: results are shortened until the whole body fits."""
-    wide = {f"field_{i}": {"type": "string", "description": "a documented field of the order record " * 3}
-            for i in range(12)}
-    tools = {f"shop.tool{i}": FakeTool(f"shop.tool{i}", {"type": "object", "properties": wide},
-                                       "Looks something up in the shop. " * 4) for i in range(13)}
+    wide = {
+        f"field_{i}": {"type": "string", "description": "a documented field of the order record " * 3}
+        for i in range(12)
+    }
+    tools = {
+        f"shop.tool{i}": FakeTool(
+            f"shop.tool{i}", {"type": "object", "properties": wide}, "Looks something up in the shop. " * 4
+        )
+        for i in range(13)
+    }
     spec = AgentSpec(goal="g", tools=tuple(tools), context_budget_kb=50)
     host = MemoryHost(results={name: (lambda m: Result(True, "r" * 11_000)) for name in tools})
-    provider = FakeProvider(*[Reply(None, (call("shop_tool0", {"field_0": str(i)}),)) for i in range(4)],
-                            Reply("done"))
+    provider = FakeProvider(*[Reply(None, (call("shop_tool0", {"field_0": str(i)}),)) for i in range(4)], Reply("done"))
     stop = AgentLoop(spec, provider, host, tools, model="m", key="k").run(opening(spec, "g"))
     assert stop.kind == "done"
     last = provider.requests[-1]
@@ -370,8 +416,9 @@ def test_an_mcp_tool_result_reaches_the_llm_once_and_the_stored_message_is_uncha
     tools = {name: FakeTool(name) for name in outputs}
     spec = AgentSpec(goal="g", tools=tuple(tools))
     host = MemoryHost(results={name: (lambda m, out=out: Result(True, out)) for name, out in outputs.items()})
-    provider = FakeProvider(Reply(None, (call("shop_lookup", {}), call("shop_note", {}), call("shop_photo", {}))),
-                            Reply("done"))
+    provider = FakeProvider(
+        Reply(None, (call("shop_lookup", {}), call("shop_note", {}), call("shop_photo", {}))), Reply("done")
+    )
     messages = opening(spec, "g")
     AgentLoop(spec, provider, host, tools, model="m", key="k").run(messages)
     sent = {m["tool_call_id"]: m["content"] for m in provider.requests[-1].messages if m["role"] == "tool"}
@@ -393,10 +440,18 @@ def test_a_shortened_mcp_result_is_its_one_representation_cut():
     spec = AgentSpec(goal="g", tools=("echo",))
     messages = opening(spec, "g")
     for i in range(2):
-        messages.append(C.Message(seq=len(messages), role=C.ASSISTANT, turn=i + 1,
-                                  tool_calls=[ToolCall(f"c{i}", "echo", "{}")]))
-        messages.append(C.Message(seq=len(messages), role=C.TOOL, turn=i + 1, tool_call_id=f"c{i}",
-                                  content=C.tool_content(_mcp_output(order, text=json.dumps(order)))))
+        messages.append(
+            C.Message(seq=len(messages), role=C.ASSISTANT, turn=i + 1, tool_calls=[ToolCall(f"c{i}", "echo", "{}")])
+        )
+        messages.append(
+            C.Message(
+                seq=len(messages),
+                role=C.TOOL,
+                turn=i + 1,
+                tool_call_id=f"c{i}",
+                content=C.tool_content(_mcp_output(order, text=json.dumps(order))),
+            )
+        )
     sent, shortened = C.fit(messages, 13 * 1024)
     assert shortened == []  # sent once each, both fit (stored three times over, they would not)
     assert all(json.loads(m["content"]) == order for m in sent if m["role"] == "tool")

@@ -1,5 +1,6 @@
 """core.approvals: approval steps in definitions, who may decide, quorum, separate duties, timeouts."""
-from datetime import datetime, timezone
+
+from datetime import UTC, datetime
 
 import pytest
 
@@ -10,7 +11,7 @@ from core.execution.engine import ExecutionState, next_action
 from core.workflow.validation import parse_definition
 from tests.core.test_workflow_validation import echo, errors_of, tools, wf  # noqa: F401  (fixture)
 
-AT = datetime(2026, 1, 1, tzinfo=timezone.utc)
+AT = datetime(2026, 1, 1, tzinfo=UTC)
 ADA = A.Actor("u-ada", "ada@x.test", "lead")
 BOB = A.Actor("u-bob", "bob@x.test", "admin")
 OPS = A.Actor("u-ops", "ops@x.test", "operator")
@@ -27,41 +28,77 @@ def approval_step(**kw) -> dict:
 
 # --- definitions ---------------------------------------------------------------------------------------
 
+
 def test_an_approval_step_gets_the_defaults(tools):
     step = parse_definition(wf(approval_step()), tools).step("sign_off")
     assert step.type == "approval"
-    assert step.approval == A.ApprovalSpec(roles=("lead",), users=(), quorum=1, separate_duties=False,
-                                           timeout_s=None, on_timeout="reject", message="")
+    assert step.approval == A.ApprovalSpec(
+        roles=("lead",), users=(), quorum=1, separate_duties=False, timeout_s=None, on_timeout="reject", message=""
+    )
 
 
 def test_an_approval_step_keeps_what_it_asks_for_and_waits_for_the_steps_its_message_reads(tools):
-    defn = parse_definition(wf(echo("total"), {"id": "other", "tool": "echo"}, approval_step(
-        message="Pay {{ steps.total.output.sum }}?", approvers={"roles": ["lead"], "users": ["Boss@X.test"]},
-        quorum=2, separate_duties=True, timeout_s=3600, on_timeout="fail", depends_on=[])), tools)
+    defn = parse_definition(
+        wf(
+            echo("total"),
+            {"id": "other", "tool": "echo"},
+            approval_step(
+                message="Pay {{ steps.total.output.sum }}?",
+                approvers={"roles": ["lead"], "users": ["Boss@X.test"]},
+                quorum=2,
+                separate_duties=True,
+                timeout_s=3600,
+                on_timeout="fail",
+                depends_on=[],
+            ),
+        ),
+        tools,
+    )
     step = defn.step("sign_off")
-    assert step.approval == A.ApprovalSpec(roles=("lead",), users=("boss@x.test",), quorum=2, separate_duties=True,
-                                           timeout_s=3600.0, on_timeout="fail", message="Pay {{ steps.total.output.sum }}?")
+    assert step.approval == A.ApprovalSpec(
+        roles=("lead",),
+        users=("boss@x.test",),
+        quorum=2,
+        separate_duties=True,
+        timeout_s=3600.0,
+        on_timeout="fail",
+        message="Pay {{ steps.total.output.sum }}?",
+    )
     assert step.requires == ("total",) and step.extra == {}
 
 
-@pytest.mark.parametrize(("fields", "where"), [
-    ({"quorum": 0}, "quorum"), ({"quorum": -1}, "quorum"), ({"quorum": 1.5}, "quorum"), ({"quorum": True}, "quorum"),
-    ({"quorum": 3, "approvers": {"users": ["a@x.test", "b@x.test"]}}, "quorum"),
-    ({"approvers": {"roles": ["boss"]}}, "approvers.roles[0]"), ({"approvers": {"roles": "lead"}}, "approvers.roles"),
-    ({"approvers": ["lead"]}, "approvers"), ({"approvers": {"roles": [], "users": []}}, "approvers"),
-    ({"approvers": {"users": [""]}}, "approvers.users"), ({"approvers": {"groups": ["x"]}}, "approvers"),
-    ({"timeout_s": 0}, "timeout_s"), ({"timeout_s": -5}, "timeout_s"), ({"timeout_s": "1h"}, "timeout_s"),
-    ({"on_timeout": "ignore"}, "on_timeout"), ({"message": 5}, "message"), ({"message": "{{ oops"}, "message"),
-    ({"separate_duties": "yes"}, "separate_duties"),
-])
+@pytest.mark.parametrize(
+    ("fields", "where"),
+    [
+        ({"quorum": 0}, "quorum"),
+        ({"quorum": -1}, "quorum"),
+        ({"quorum": 1.5}, "quorum"),
+        ({"quorum": True}, "quorum"),
+        ({"quorum": 3, "approvers": {"users": ["a@x.test", "b@x.test"]}}, "quorum"),
+        ({"approvers": {"roles": ["boss"]}}, "approvers.roles[0]"),
+        ({"approvers": {"roles": "lead"}}, "approvers.roles"),
+        ({"approvers": ["lead"]}, "approvers"),
+        ({"approvers": {"roles": [], "users": []}}, "approvers"),
+        ({"approvers": {"users": [""]}}, "approvers.users"),
+        ({"approvers": {"groups": ["x"]}}, "approvers"),
+        ({"timeout_s": 0}, "timeout_s"),
+        ({"timeout_s": -5}, "timeout_s"),
+        ({"timeout_s": "1h"}, "timeout_s"),
+        ({"on_timeout": "ignore"}, "on_timeout"),
+        ({"message": 5}, "message"),
+        ({"message": "{{ oops"}, "message"),
+        ({"separate_duties": "yes"}, "separate_duties"),
+    ],
+)
 def test_a_bad_approval_field_is_named(fields, where, tools):
     details = errors_of(wf(approval_step(**fields)), tools)
     assert list(details) == [f"steps[0].{where}"], details
 
 
 def test_a_quorum_that_roles_can_meet_is_accepted_whatever_the_named_users(tools):
-    step = parse_definition(wf(approval_step(quorum=5, approvers={"roles": ["operator"], "users": ["a@x.test"]})),
-                            tools).step("sign_off")
+    step = parse_definition(
+        wf(approval_step(quorum=5, approvers={"roles": ["operator"], "users": ["a@x.test"]})), tools
+    ).step("sign_off")
     assert step.approval.quorum == 5
 
 
@@ -74,6 +111,7 @@ def test_the_engine_stops_at_an_approval_step_as_a_gate(tools):
 
 
 # --- who may decide --------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize(("role", "ok"), [("operator", False), ("lead", True), ("admin", True)])
 def test_role_lead_is_satisfied_by_a_lead_or_an_admin(role, ok):
@@ -104,6 +142,7 @@ def test_separate_duties_refuses_whoever_started_the_execution_even_an_admin():
 
 # --- quorum ----------------------------------------------------------------------------------------------
 
+
 def test_quorum_two_needs_two_distinct_people():
     st = state(quorum=2)
     once = A.decide(st, ADA, "approve", "fine", AT)
@@ -113,7 +152,9 @@ def test_quorum_two_needs_two_distinct_people():
     twice = A.decide(once, BOB, "approve", None, AT)
     assert twice.status == A.APPROVED
     assert [(d["user"], d["decision"], d["comment"]) for d in twice.decisions] == [
-        ("ada@x.test", "approve", "fine"), ("bob@x.test", "approve", "")]
+        ("ada@x.test", "approve", "fine"),
+        ("bob@x.test", "approve", ""),
+    ]
 
 
 def test_one_reject_rejects_whatever_the_approvals_before():
@@ -153,8 +194,11 @@ def test_an_ineligible_decision_changes_nothing():
 
 # --- timeouts and cancel ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("on_timeout", "status", "decision"), [
-    ("approve", A.APPROVED, "approve"), ("reject", A.REJECTED, "reject"), ("fail", A.EXPIRED, "expire")])
+
+@pytest.mark.parametrize(
+    ("on_timeout", "status", "decision"),
+    [("approve", A.APPROVED, "approve"), ("reject", A.REJECTED, "reject"), ("fail", A.EXPIRED, "expire")],
+)
 def test_a_timeout_does_what_on_timeout_says_as_system(on_timeout, status, decision):
     st = A.time_out(state(on_timeout=on_timeout, quorum=2), AT, 60)
     assert st.status == status
@@ -168,7 +212,7 @@ def test_is_due_only_for_pending_approvals_past_their_deadline():
     assert A.is_due(A.PENDING, AT, AT)
     assert not A.is_due(A.PENDING, None, AT)
     assert not A.is_due(A.APPROVED, AT, AT)
-    assert not A.is_due(A.PENDING, datetime(2027, 1, 1, tzinfo=timezone.utc), AT)
+    assert not A.is_due(A.PENDING, datetime(2027, 1, 1, tzinfo=UTC), AT)
 
 
 def test_expire_takes_a_pending_approval_out_and_only_a_pending_one():

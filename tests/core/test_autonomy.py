@@ -1,6 +1,7 @@
 """The sequential tests behind AUTO readiness and demotion (core.coaching.evidence, docs/autonomy.md): the
 statistics, and a small seeded run of bench/autonomy.py's simulation with loose targets (the bench runs 2,000
 runs per point and holds the real ones)."""
+
 from __future__ import annotations
 
 import math
@@ -9,11 +10,22 @@ import random
 import pytest
 
 from bench.autonomy import (
-    DEMOTION_HORIZON, HORIZON, median, share_within, time_to_demote, time_to_lose_ready, time_to_ready,
+    DEMOTION_HORIZON,
+    HORIZON,
+    median,
+    share_within,
+    time_to_demote,
+    time_to_lose_ready,
+    time_to_ready,
 )
 from core.coaching.counters import ACCEPT, REJECT, SKIP
 from core.coaching.evidence import (
-    Evidence, accepts_needed, betainc, log_betainc, log_e_promote, promotion_ready,
+    Evidence,
+    accepts_needed,
+    betainc,
+    log_betainc,
+    log_e_promote,
+    promotion_ready,
 )
 from core.coaching.levels import LevelThresholds
 from core.coaching.metrics import MetricsState, should_demote
@@ -39,7 +51,7 @@ def test_log_betainc_is_accurate_when_tiny_and_at_the_ends():
 def test_the_e_value_of_all_accepts_is_the_closed_form():
     # E(n, n) = (1 - p0^(n+1)) / ((n+1) (1-p0) p0^n)
     for n in (1, 10, 28, 100):
-        expected = (1 - 0.85 ** (n + 1)) / ((n + 1) * 0.15 * 0.85 ** n)
+        expected = (1 - 0.85 ** (n + 1)) / ((n + 1) * 0.15 * 0.85**n)
         assert math.exp(log_e_promote(n, n, 0.85)) == pytest.approx(expected, rel=1e-9)
     assert log_e_promote(0, 0, 0.85) == 0.0
 
@@ -96,12 +108,12 @@ def test_a_stored_state_from_before_the_test_is_judged_on_its_window():
     # what rows written before this change hold: counters and the window, no "evidence"
     ready = MetricsState.from_dict({"counters": {"accepted": 500}, "window": "a" * 50})
     assert ready.assess().auto_ready is True  # 50 accepts in a row: e-value about 450 >= 20
-    old_rule = MetricsState.from_dict({"counters": {"accepted": 425, "rejected": 75},
-                                       "window": "a" * 43 + "r" * 7})
+    old_rule = MetricsState.from_dict({"counters": {"accepted": 425, "rejected": 75}, "window": "a" * 43 + "r" * 7})
     assert old_rule.assess().auto_ready is False  # 86% of 50: AUTO-ready before, not evidence now
 
 
 # --- the simulation, small and seeded: loose targets that a correct test passes every time ---------------
+
 
 def test_promotion_rarely_at_or_below_the_threshold():
     rng = random.Random(12)

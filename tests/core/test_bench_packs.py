@@ -1,5 +1,6 @@
 """bench/packs.py's claims, kept true: packs reach high acceptance sooner, and an unrelated correction of
 another field does not make the learned rule stop applying (it did when consistency was judged step-wide)."""
+
 from bench.packs import demo_case, run
 
 

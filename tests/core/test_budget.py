@@ -1,5 +1,6 @@
 """Every evaluation of user-written code runs within a budget (core.budget): templates, conditions and
 JSON Schema checks end quickly with a clear error however they are written (issue #11, item 1)."""
+
 from __future__ import annotations
 
 import time
@@ -15,8 +16,7 @@ CONTEXT = {"vars": {"who": "a" * 26, "n": 5}, "steps": {"fetch": {"output": {"ro
 # (template, words the failure must contain)
 BOMBS = [
     ("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", "time budget"),
-    ("{% set l = range(100000)|list %}{% for a in l %}{% for b in l %}{{ b }}{% endfor %}{% endfor %}",
-     "budget"),
+    ("{% set l = range(100000)|list %}{% for a in l %}{% for b in l %}{{ b }}{% endfor %}{% endfor %}", "budget"),
     ("{{ 10 ** 4000000 }}", "a power"),
     ("{{ lipsum(20000) }}", "lipsum"),
     ("{{ 'a' * 1000000000 }}", "repeated string"),
@@ -26,8 +26,10 @@ BOMBS = [
     ("{{ 'a'|center(1000000000) }}", "center filter"),
     ("{{ '%-999999999s'|format('x') }}", "format width"),
     ("{{ 'x'.ljust(999999999) }}", "string method"),
-    ("{% set ns = namespace(s='a') %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s }}",
-     "1,000,000"),
+    (
+        "{% set ns = namespace(s='a') %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s }}",
+        "1,000,000",
+    ),
     ("{% macro f(s, n) %}{% if n %}{{ f(s ~ s, n - 1) }}{% endif %}{% endmacro %}{{ f('a', 40) }}", "1,000,000"),
     ("{% macro f(n) %}{{ f(n) }}{% endmacro %}{{ f(1) }}", "recursion|time budget"),
     ("{% macro f(n) %}{% if n %}{{ f(n - 1) }}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(40) }}", "budget"),
@@ -67,7 +69,7 @@ def test_ordinary_templates_are_untouched_by_the_budget():
         "rows": "{{ steps.fetch.output.rows }}",
         "joined": "{% for r in steps.fetch.output.rows %}{{ loop.index }}:{{ r }}{{ ',' if not loop.last }}{% endfor %}",
         "ns": "{% set ns = namespace(t=0) %}{% for r in steps.fetch.output.rows %}{% set ns.t = ns.t + r %}"
-              "{% endfor %}{{ ns.t }}",
+        "{% endfor %}{{ ns.t }}",
         "centered": "{{ 'x'|center(5) }}|{{ '{:>4}'.format(7) }}|{{ vars.who ~ '!' }}",
     }
     assert render_value(params, CONTEXT) == {
@@ -92,8 +94,12 @@ def test_the_time_budget_is_a_setting():
 
 
 def test_a_backtracking_pattern_is_matched_in_linear_time():
-    schema = {"type": "object", "properties": {"name": {"type": "string", "pattern": "^(a|a)*$"}},
-              "patternProperties": {"^(b|b)*$": {"type": "string"}}, "additionalProperties": False}
+    schema = {
+        "type": "object",
+        "properties": {"name": {"type": "string", "pattern": "^(a|a)*$"}},
+        "patternProperties": {"^(b|b)*$": {"type": "string"}},
+        "additionalProperties": False,
+    }
     value = {"name": "a" * 5000 + "!", "b" * 5000 + "!": 1}
     started = time.thread_time()
     found = [e.message for e in errors(schema, value)]
@@ -104,8 +110,16 @@ def test_a_backtracking_pattern_is_matched_in_linear_time():
 
 
 def test_user_schemas_may_not_fetch_refer_nowhere_or_use_patterns_re2_lacks():
-    assert user_schema_problems({"type": "object", "properties": {"a": {"$ref": "#/$defs/a"}},
-                                 "$defs": {"a": {"type": "string", "pattern": "^x+$"}}}) == []
+    assert (
+        user_schema_problems(
+            {
+                "type": "object",
+                "properties": {"a": {"$ref": "#/$defs/a"}},
+                "$defs": {"a": {"type": "string", "pattern": "^x+$"}},
+            }
+        )
+        == []
+    )
     remote = user_schema_problems({"$ref": "http://127.0.0.1:9/schema.json"})
     assert remote and "outside the schema" in remote[0]
     dangling = user_schema_problems({"$ref": "#/$defs/missing"})

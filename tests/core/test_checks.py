@@ -1,6 +1,7 @@
 """The pure rules of check suggestions (core/coaching/checks.py, docs/autonomy.md#check-suggestions): which param a
 check changes and to what, a decision's outcome, who is attentive, the settings' bounds; and a decision left out of
 the readiness test (core/coaching/metrics.py)."""
+
 from __future__ import annotations
 
 import json
@@ -57,8 +58,9 @@ def test_the_rate_draws_nothing_when_off():
     assert C.drawn(0.2, rng) is True and rng.draws == 1
 
 
-@pytest.mark.parametrize("kind, result", [("accept", "miss"), ("reject", "catch"), ("correct", "catch"),
-                                          ("manual", "catch"), ("skip", None)])
+@pytest.mark.parametrize(
+    "kind, result", [("accept", "miss"), ("reject", "catch"), ("correct", "catch"), ("manual", "catch"), ("skip", None)]
+)
 def test_a_checks_outcome(kind, result):
     assert C.outcome(kind) == result
 
@@ -73,16 +75,34 @@ def test_attentive_needs_enough_checks_a_catch_rate_and_few_fast_accepts():
     assert C.attentive(5, 5, 0, 0, bars) is True  # no accept yet: no fast ones
     assert C.attentive(0, 0, 0, 0, C.Bars(min_checks=0, min_catch_rate=0.0)) is False  # never without a check
     figures = C.figures(5, 4, 10, 2, bars)
-    assert figures == {"checks": 5, "catches": 4, "misses": 1, "catch_rate": 0.8, "accepts": 10, "fast_accepts": 2,
-                       "fast_accept_share": 0.2, "attentive": True}
+    assert figures == {
+        "checks": 5,
+        "catches": 4,
+        "misses": 1,
+        "catch_rate": 0.8,
+        "accepts": 10,
+        "fast_accepts": 2,
+        "fast_accept_share": 0.2,
+        "attentive": True,
+    }
     assert C.figures(0, 0, 0, 0, bars)["catch_rate"] is None
 
 
-@pytest.mark.parametrize("values, field", [
-    ({"check_rate": 0.21}, "check_rate"), ({"check_rate": -0.01}, "check_rate"), ({"check_rate": True}, "check_rate"),
-    ({"check_rate": float("nan")}, "check_rate"), ({"evidence_from": "most"}, "evidence_from"),
-    ({"min_catch_rate": 1.01}, "min_catch_rate"), ({"max_fast_share": -0.5}, "max_fast_share"),
-    ({"min_checks": 0}, "min_checks"), ({"min_checks": 1.5}, "min_checks"), ({"other": 1}, "other")])
+@pytest.mark.parametrize(
+    "values, field",
+    [
+        ({"check_rate": 0.21}, "check_rate"),
+        ({"check_rate": -0.01}, "check_rate"),
+        ({"check_rate": True}, "check_rate"),
+        ({"check_rate": float("nan")}, "check_rate"),
+        ({"evidence_from": "most"}, "evidence_from"),
+        ({"min_catch_rate": 1.01}, "min_catch_rate"),
+        ({"max_fast_share": -0.5}, "max_fast_share"),
+        ({"min_checks": 0}, "min_checks"),
+        ({"min_checks": 1.5}, "min_checks"),
+        ({"other": 1}, "other"),
+    ],
+)
 def test_bad_settings_name_their_field(values, field):
     with pytest.raises(ValidationFailed) as raised:
         C.check_settings(values)
@@ -90,10 +110,15 @@ def test_bad_settings_name_their_field(values, field):
 
 
 def test_good_settings_and_null_back_to_the_default():
-    assert C.check_settings({"check_rate": 0.2, "evidence_from": "attentive", "min_checks": 3, "min_catch_rate": 1,
-                             "max_fast_share": 0}) == \
-        {"check_rate": 0.2, "evidence_from": "attentive", "min_checks": 3, "min_catch_rate": 1.0,
-         "max_fast_share": 0.0}
+    assert C.check_settings(
+        {"check_rate": 0.2, "evidence_from": "attentive", "min_checks": 3, "min_catch_rate": 1, "max_fast_share": 0}
+    ) == {
+        "check_rate": 0.2,
+        "evidence_from": "attentive",
+        "min_checks": 3,
+        "min_catch_rate": 1.0,
+        "max_fast_share": 0.0,
+    }
     assert C.check_settings({"check_rate": None}) == {"check_rate": None}
     assert C.DEFAULTS["check_rate"] == 0.0 and C.DEFAULTS["evidence_from"] == "all"
 

@@ -1,5 +1,6 @@
 """Interactive control's pure rules: where an execution stops for clarification, what a correction may change and
 how its errors are named, what a resume leaves, and the execution-state view."""
+
 import pytest
 
 from core import plans as P
@@ -53,8 +54,11 @@ def test_a_correction_changes_only_correctable_fields():
 def test_the_validators_paths_of_the_corrected_step_are_named_as_the_request():
     error = ValidationFailed("x", details={"steps[1].tool": ["unknown"], "steps[1]": ["reads"], "steps[0].id": ["?"]})
     named = C.correction_paths(error, 1).details
-    assert named == {"correction.updated_step.tool": ["unknown"], "correction.updated_step": ["reads"],
-                     "steps[0].id": ["?"]}
+    assert named == {
+        "correction.updated_step.tool": ["unknown"],
+        "correction.updated_step": ["reads"],
+        "steps[0].id": ["?"],
+    }
 
 
 @pytest.mark.parametrize("step_status", [S.STEP_RUNNING, S.STEP_SUCCEEDED, S.STEP_FAILED, S.STEP_SKIPPED])
@@ -82,13 +86,23 @@ def test_after_resume_and_the_state_view():
     gate = {"kind": "clarification", "step_id": "a", "question": "Q?", "paused_at": "t0"}
     paused = C.state_view(S.WAITING_CLARIFICATION, gate, {"breakpoints": {"a": "Q?"}})
     assert {k: paused[k] for k in ("state", "step_id", "question", "paused_at", "feedback")} == {
-        "state": S.WAITING_CLARIFICATION, "step_id": "a", "question": "Q?", "paused_at": "t0", "feedback": None}
+        "state": S.WAITING_CLARIFICATION,
+        "step_id": "a",
+        "question": "Q?",
+        "paused_at": "t0",
+        "feedback": None,
+    }
     control = C.after_resume({"breakpoints": {"a": "Q?", "b": "R?"}}, gate, "fine", "t1")
     assert control["breakpoints"] == {"b": "R?"} and control["clarified"] == ["a"]
     assert control["feedback"] == {"a": "fine"}
     view = C.state_view(S.RUNNING, None, control)
-    assert (view["state"], view["step_id"], view["question"], view["paused_at"], view["feedback"]) == \
-        (S.RUNNING, "a", "Q?", "t0", "fine")
+    assert (view["state"], view["step_id"], view["question"], view["paused_at"], view["feedback"]) == (
+        S.RUNNING,
+        "a",
+        "Q?",
+        "t0",
+        "fine",
+    )
 
 
 def test_an_operator_may_approve_only_a_plan_whose_every_call_is_allowed():

@@ -21,6 +21,7 @@ TIMEOUT = Change("timeout", 30, 60)
 
 # --- diff -----------------------------------------------------------------------------------
 
+
 def test_diff_of_nested_params_uses_dotted_fields_in_sorted_order():
     before = {"url": "http://a", "headers": {"accept": "json", "auth": {"kind": "basic"}}}
     after = {"url": "http://b", "headers": {"accept": "json", "auth": {"kind": "bearer"}}}
@@ -53,8 +54,7 @@ def test_diff_escapes_dots_inside_keys():
 
 
 def test_diff_of_a_dict_replaced_by_a_scalar():
-    assert diff_params({"a": {"b": 1}}, {"a": 5}) == [Change("a", MISSING, 5),
-                                                     Change("a.b", 1, MISSING)]
+    assert diff_params({"a": {"b": 1}}, {"a": 5}) == [Change("a", MISSING, 5), Change("a.b", 1, MISSING)]
 
 
 def test_change_key_is_stable_hashable_json_and_distinguishes_missing_from_none():
@@ -71,6 +71,7 @@ def test_change_round_trips_through_json():
 
 
 # --- packs and rules ------------------------------------------------------------------------
+
 
 def test_a_change_made_3_of_3_times_becomes_a_rule():
     rules = learned_rules(stats_from([LIMIT], [LIMIT], [LIMIT]))
@@ -143,8 +144,7 @@ def test_same_field_changed_to_different_values_are_separate_groups():
 
 def test_thresholds_are_configurable():
     stats = stats_from([LIMIT], [LIMIT], [LIMIT_50], [TIMEOUT])
-    assert learned_rules(stats, min_count=2, min_share=0.66) == [
-        LearnedRule("limit", 10, 100, 2, 0.6667)]
+    assert learned_rules(stats, min_count=2, min_share=0.66) == [LearnedRule("limit", 10, 100, 2, 0.6667)]
     with pytest.raises(ValueError):
         learned_rules(stats, min_share=0)
 
@@ -173,15 +173,20 @@ def test_pack_import_with_impossible_counts_is_refused():
     with pytest.raises(ValueError):
         PackStats.from_dict({"corrections": 1, "groups": [LIMIT.to_dict() | {"count": 2}]})
     with pytest.raises(ValueError):  # 2 corrections cannot have changed the limit 3 times
-        PackStats.from_dict({"corrections": 2, "groups": [LIMIT.to_dict() | {"count": 2},
-                                                         LIMIT_50.to_dict() | {"count": 1}]})
+        PackStats.from_dict(
+            {"corrections": 2, "groups": [LIMIT.to_dict() | {"count": 2}, LIMIT_50.to_dict() | {"count": 1}]}
+        )
 
 
 def test_an_export_from_before_per_field_consistency_imports_and_is_judged_per_field():
     # the format has not changed: per-field counts are derived from the groups
-    old_export = {"corrections": 4, "groups": [
-        {"field": "currency", "before": "EUR", "after": "GBP", "count": 3},
-        {"field": "amount", "before": 40, "after": 45, "count": 1}]}
+    old_export = {
+        "corrections": 4,
+        "groups": [
+            {"field": "currency", "before": "EUR", "after": "GBP", "count": 3},
+            {"field": "amount", "before": 40, "after": 45, "count": 1},
+        ],
+    }
     stats = PackStats.from_dict(old_export)
     assert stats.to_dict() == old_export
     assert learned_rules(stats) == [LearnedRule("currency", "EUR", "GBP", 3, 1.0)]
@@ -198,9 +203,11 @@ def test_rule_transitions_name_rules_that_started_and_stopped():
 def test_track_rules_keeps_when_each_applying_rule_started():
     a, b = LearnedRule("a", 1, 2, 3, 1.0), LearnedRule("b", MISSING, 2, 3, 1.0)
     h1 = track_rules(None, [a], [], "t1")
-    assert h1 == {"since": {a.key(): "t1"}, "changed_at": "t1",
-                  "last_change": {"at": "t1", "started": [{"field": "a", "before": 1, "after": 2}],
-                                  "stopped": []}}
+    assert h1 == {
+        "since": {a.key(): "t1"},
+        "changed_at": "t1",
+        "last_change": {"at": "t1", "started": [{"field": "a", "before": 1, "after": 2}], "stopped": []},
+    }
     assert track_rules(h1, [], [], "t2") == h1
     h2 = track_rules(h1, [b], [], "t2")
     assert h2["since"] == {a.key(): "t1", b.key(): "t2"} and h1["since"] == {a.key(): "t1"}
@@ -217,6 +224,7 @@ def test_record_params_diffs_and_records():
 
 
 # --- applying rules -------------------------------------------------------------------------
+
 
 def test_apply_rules_changes_a_field_only_when_it_holds_the_before_value():
     rule = LearnedRule("limit", 10, 100, 3, 1.0)
@@ -237,8 +245,7 @@ def test_apply_rules_does_not_mutate_its_input():
 
 
 def test_apply_rules_adds_missing_fields_creating_parents_and_removes_fields():
-    rules = [LearnedRule("headers.auth", MISSING, "token", 3, 1.0),
-             LearnedRule("debug", True, MISSING, 3, 1.0)]
+    rules = [LearnedRule("headers.auth", MISSING, "token", 3, 1.0), LearnedRule("debug", True, MISSING, 3, 1.0)]
     out, applied = apply_rules({"debug": True}, rules)
     assert out == {"headers": {"auth": "token"}}
     assert len(applied) == 2
@@ -283,6 +290,7 @@ def test_learned_rule_round_trips_through_json():
 
 
 # --- path helpers ---------------------------------------------------------------------------
+
 
 def test_path_helpers_get_set_and_delete_nested_values():
     d: dict = {}

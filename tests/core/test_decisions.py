@@ -1,4 +1,5 @@
 """What each of the five decisions does (docs/design.md#decisions), to a step and to an agent's tool call: core/coaching."""
+
 from __future__ import annotations
 
 import pytest
@@ -9,8 +10,12 @@ from core.execution import states as S
 
 def test_accept_and_correct_run_the_step_with_the_suggested_or_corrected_params():
     accept = D.for_step("accept", suggested={"a": 1})
-    assert (accept.status, accept.trigger, accept.params, accept.record_correction) == (S.STEP_PENDING, "decide",
-                                                                                        {"a": 1}, False)
+    assert (accept.status, accept.trigger, accept.params, accept.record_correction) == (
+        S.STEP_PENDING,
+        "decide",
+        {"a": 1},
+        False,
+    )
     correct = D.for_step("correct", suggested={"a": 1}, correction={"a": 2})
     assert (correct.params, correct.record_correction) == ({"a": 2}, True)
 
@@ -40,13 +45,20 @@ def test_a_tool_call_runs_on_accept_and_correct():
     assert corrected.run_with == {"p": 2} and corrected.record_correction and corrected.result is None
 
 
-@pytest.mark.parametrize("kind,extra,result,error", [
-    ("manual", {"manual_output": {"rows": 3}}, 'done by hand by the operator; the result: {"rows": 3}', False),
-    ("manual", {"manual_output": "42"}, "done by hand by the operator; the result: 42", False),
-    ("skip", {}, "skipped by the operator: the call was not run", False),
-    ("reject", {"feedback": "wrong file"},
-     "rejected by the operator: wrong file. The call was not run. Do not repeat this call.", True),
-])
+@pytest.mark.parametrize(
+    "kind,extra,result,error",
+    [
+        ("manual", {"manual_output": {"rows": 3}}, 'done by hand by the operator; the result: {"rows": 3}', False),
+        ("manual", {"manual_output": "42"}, "done by hand by the operator; the result: 42", False),
+        ("skip", {}, "skipped by the operator: the call was not run", False),
+        (
+            "reject",
+            {"feedback": "wrong file"},
+            "rejected by the operator: wrong file. The call was not run. Do not repeat this call.",
+            True,
+        ),
+    ],
+)
 def test_a_tool_call_that_does_not_run_gets_its_one_result_for_the_llm(kind, extra, result, error):
     effect = D.for_tool_call(kind, suggested={"p": 1}, **extra)
     assert (effect.run_with, effect.result, effect.error) == (None, result, error)

@@ -1,4 +1,5 @@
 """The engine's choice of what runs next, driven the way the runner drives it."""
+
 import pytest
 
 from core.execution import states as S
@@ -22,8 +23,11 @@ class Echo:
 
 class Add:
     name, description, risk = "math.add", "adds two integers", "read"
-    params_schema = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
-                     "required": ["a", "b"]}
+    params_schema = {
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+        "required": ["a", "b"],
+    }
     honours_deadline = True
 
     def run(self, params, ctx):
@@ -67,7 +71,12 @@ def drive(defn, state, registry, needs_human=None, sleep=lambda s: None, limit=1
             st = state.steps[nxt.step.id]
             outcome = execute(nxt.step, state, registry, sleep=sleep)
             st.status = S.STEP_SUCCEEDED if outcome.ok else S.STEP_FAILED
-            st.output, st.error, st.attempts, st.params = outcome.output, outcome.error, outcome.attempts, outcome.params
+            st.output, st.error, st.attempts, st.params = (
+                outcome.output,
+                outcome.error,
+                outcome.attempts,
+                outcome.params,
+            )
         elif nxt.kind == "skip":
             state.steps[nxt.step.id].status = S.STEP_SKIPPED
             state.steps[nxt.step.id].error = nxt.reason
@@ -89,6 +98,7 @@ def statuses(state):
 
 
 # --- order and branches -------------------------------------------------------------------------
+
 
 def test_steps_run_in_dependency_order_and_then_the_execution_completes():
     last, state, ran = run_all(echo("c", depends_on=["b"]), echo("a", depends_on=[]), echo("b", depends_on=["a"]))
@@ -122,6 +132,7 @@ def test_a_step_waiting_on_a_human_makes_the_execution_wait_not_complete():
 
 # --- when and skips -----------------------------------------------------------------------------
 
+
 def test_a_false_when_skips_the_step():
     last, state, ran = run_all(echo("a", when="vars.go"), echo("b"), variables={"go": False})
     assert statuses(state) == {"a": S.STEP_SKIPPED, "b": S.STEP_SUCCEEDED}
@@ -148,8 +159,11 @@ def test_step_reading_a_skipped_steps_output_is_skipped():
 
 
 def test_skips_propagate_through_a_chain_of_reads():
-    _, state, _ = run_all(echo("a", when="false"), echo("b", params={"x": "{{ steps.a.output }}"}),
-                          echo("c", params={"x": "{{ steps.b.output }}"}))
+    _, state, _ = run_all(
+        echo("a", when="false"),
+        echo("b", params={"x": "{{ steps.a.output }}"}),
+        echo("c", params={"x": "{{ steps.b.output }}"}),
+    )
     assert set(statuses(state).values()) == {S.STEP_SKIPPED}
 
 
@@ -166,18 +180,26 @@ def test_step_that_only_depends_on_a_skipped_step_runs():
 
 # --- decisions ----------------------------------------------------------------------------------
 
+
 def decision_flow(**variables):
     return run_all(
         {"id": "route", "type": "decision", "condition": "vars.n > 10", "then": ["big"], "else": ["small"]},
-        echo("big", depends_on=[]), echo("small", depends_on=[]), echo("after", depends_on=["big", "small"]),
-        variables=variables)
+        echo("big", depends_on=[]),
+        echo("small", depends_on=[]),
+        echo("after", depends_on=["big", "small"]),
+        variables=variables,
+    )
 
 
 def test_a_true_decision_runs_then_and_skips_else():
     last, state, ran = decision_flow(n=11)
     assert state.steps["route"].output == {"result": True, "branch": "then"}
-    assert statuses(state) == {"route": S.STEP_SUCCEEDED, "big": S.STEP_SUCCEEDED, "small": S.STEP_SKIPPED,
-                               "after": S.STEP_SUCCEEDED}
+    assert statuses(state) == {
+        "route": S.STEP_SUCCEEDED,
+        "big": S.STEP_SUCCEEDED,
+        "small": S.STEP_SKIPPED,
+        "after": S.STEP_SUCCEEDED,
+    }
     assert "route" in state.steps["small"].error
     assert ran == ["route", "big", "after"] and last.kind == "complete"
 
@@ -190,8 +212,11 @@ def test_a_false_decision_runs_else_and_skips_then():
 
 
 def test_a_skipped_decision_skips_both_branches():
-    _, state, _ = run_all({"id": "route", "type": "decision", "when": "false", "condition": "true",
-                           "then": ["yes"], "else": ["no"]}, echo("yes"), echo("no"))
+    _, state, _ = run_all(
+        {"id": "route", "type": "decision", "when": "false", "condition": "true", "then": ["yes"], "else": ["no"]},
+        echo("yes"),
+        echo("no"),
+    )
     assert statuses(state) == {"route": S.STEP_SKIPPED, "yes": S.STEP_SKIPPED, "no": S.STEP_SKIPPED}
 
 
@@ -204,16 +229,19 @@ def test_a_decision_whose_output_is_not_an_object_does_not_crash_next_action():
 
 # --- validation steps ---------------------------------------------------------------------------
 
+
 def test_a_validation_whose_condition_holds_succeeds():
-    last, state, _ = run_all(echo("a", params={"n": 3}),
-                             {"id": "check", "type": "validation", "condition": "steps.a.output.n == 3"})
+    last, state, _ = run_all(
+        echo("a", params={"n": 3}), {"id": "check", "type": "validation", "condition": "steps.a.output.n == 3"}
+    )
     assert state.steps["check"].status == S.STEP_SUCCEEDED and state.steps["check"].output == {"valid": True}
     assert last.kind == "complete"
 
 
 def test_a_validation_whose_condition_is_false_fails_quoting_it():
-    last, state, _ = run_all(echo("a", params={"n": 3}),
-                             {"id": "check", "type": "validation", "condition": "steps.a.output.n > 5"})
+    last, state, _ = run_all(
+        echo("a", params={"n": 3}), {"id": "check", "type": "validation", "condition": "steps.a.output.n > 5"}
+    )
     assert state.steps["check"].status == S.STEP_FAILED
     assert "condition is false: steps.a.output.n > 5" in state.steps["check"].error
 
@@ -221,8 +249,13 @@ def test_a_validation_whose_condition_is_false_fails_quoting_it():
 def test_a_validation_against_a_schema_fails_naming_the_field_and_the_problem():
     _, state, _ = run_all(
         echo("a", params={"rows": [{"amount": 1}, {"amount": "x"}]}),
-        {"id": "check", "type": "validation", "target": "steps.a.output.rows",
-         "schema": {"type": "array", "items": {"type": "object", "properties": {"amount": {"type": "number"}}}}})
+        {
+            "id": "check",
+            "type": "validation",
+            "target": "steps.a.output.rows",
+            "schema": {"type": "array", "items": {"type": "object", "properties": {"amount": {"type": "number"}}}},
+        },
+    )
     error = state.steps["check"].error
     assert state.steps["check"].status == S.STEP_FAILED
     assert error.startswith("validation failed") and "1/amount" in error and "'x' is not of type 'number'" in error
@@ -234,6 +267,7 @@ def test_a_validation_reading_a_missing_field_fails_with_the_template_error():
 
 
 # --- gates and failures -------------------------------------------------------------------------
+
 
 def test_human_input_returns_a_gate_and_nothing_after_it_runs():
     last, _, ran = run_all(echo("a"), {"id": "ask", "type": "human_input", "question": "ok?"}, echo("b"))
@@ -284,6 +318,7 @@ def test_a_failed_step_that_nothing_depends_on_still_fails_the_execution():
 
 # --- progress and context -----------------------------------------------------------------------
 
+
 def test_progress_counts_done_steps_of_every_kind():
     defn = define(echo("a"), echo("b"), echo("c"))
     state = new_state(defn)
@@ -304,7 +339,11 @@ def test_template_context_exposes_vars_step_outputs_and_the_execution():
     defn = define(echo("a"))
     state = new_state(defn, {"who": "w"})
     state.steps["a"].output = {"x": 1}
-    assert template_context(state) == {"vars": {"who": "w"}, "steps": {"a": {"output": {"x": 1}, "status": "pending"}},
-                                       "execution": {"id": "ex1", "mode": "normal"}, "feedback": {"a": None}}
+    assert template_context(state) == {
+        "vars": {"who": "w"},
+        "steps": {"a": {"output": {"x": 1}, "status": "pending"}},
+        "execution": {"id": "ex1", "mode": "normal"},
+        "feedback": {"a": None},
+    }
     state.feedback = {"a": "looks right"}
     assert template_context(state)["feedback"] == {"a": "looks right"}

@@ -1,4 +1,5 @@
 """Running one action step: rendered params, the tool's schema, retries with backoff, timeouts, tool bugs."""
+
 import threading
 import time
 
@@ -83,11 +84,14 @@ def action(step_id="s", tool="flaky", **kw):
 
 # --- params -------------------------------------------------------------------------------------
 
+
 def test_params_are_rendered_from_earlier_outputs_with_native_types():
-    _, state, ran = run_all({"id": "first", "tool": "math.add", "params": {"a": "{{ vars.x }}", "b": 2}},
-                            {"id": "second", "tool": "math.add",
-                             "params": {"a": "{{ steps.first.output.sum }}", "b": "{{ vars.x * 10 }}"}},
-                            echo("say", params={"text": "total {{ steps.second.output.sum }}"}), variables={"x": 1})
+    _, state, ran = run_all(
+        {"id": "first", "tool": "math.add", "params": {"a": "{{ vars.x }}", "b": 2}},
+        {"id": "second", "tool": "math.add", "params": {"a": "{{ steps.first.output.sum }}", "b": "{{ vars.x * 10 }}"}},
+        echo("say", params={"text": "total {{ steps.second.output.sum }}"}),
+        variables={"x": 1},
+    )
     assert state.steps["second"].params == {"a": 3, "b": 10}
     assert state.steps["second"].output == {"sum": 13}
     assert state.steps["say"].output == {"text": "total 13"}
@@ -95,8 +99,9 @@ def test_params_are_rendered_from_earlier_outputs_with_native_types():
 
 
 def test_rendered_params_that_violate_the_tool_schema_fail_naming_the_field():
-    last, state, _ = run_all({"id": "add", "tool": "math.add", "params": {"a": "{{ vars.x }}", "b": 1}},
-                             variables={"x": "three"})
+    last, state, _ = run_all(
+        {"id": "add", "tool": "math.add", "params": {"a": "{{ vars.x }}", "b": 1}}, variables={"x": "three"}
+    )
     st = state.steps["add"]
     assert st.status == S.STEP_FAILED and st.attempts == 0
     assert "math.add" in st.error and "'three' is not of type 'integer'" in st.error
@@ -134,6 +139,7 @@ def test_a_human_input_step_cannot_be_executed_by_the_engine():
 
 # --- retries ------------------------------------------------------------------------------------
 
+
 def test_a_tool_failing_twice_then_succeeding_reports_three_attempts_and_backs_off_exponentially():
     sleep = Recorder()
     outcome = run_tool(action(retries=2, retry_backoff_s=0.5), Flaky(failures=2), {}, sleep=sleep)
@@ -144,8 +150,9 @@ def test_a_tool_failing_twice_then_succeeding_reports_three_attempts_and_backs_o
 def test_retries_through_execute_and_the_drive():
     registry = make_registry(Flaky(failures=2))
     sleep = Recorder()
-    last, state, _ = run_all({"id": "f", "tool": "flaky", "retries": 3, "retry_backoff_s": 2},
-                             registry=registry, sleep=sleep)
+    last, state, _ = run_all(
+        {"id": "f", "tool": "flaky", "retries": 3, "retry_backoff_s": 2}, registry=registry, sleep=sleep
+    )
     assert state.steps["f"].status == S.STEP_SUCCEEDED and state.steps["f"].attempts == 3
     assert sleep.delays == [2, 4] and last.kind == "complete"
 
@@ -172,6 +179,7 @@ def test_backoff_is_capped():
 
 
 # --- timeouts and tool bugs ---------------------------------------------------------------------
+
 
 def test_a_hanging_tool_fails_with_timed_out_within_about_its_timeout(hang):
     started = time.monotonic()
@@ -224,7 +232,6 @@ def test_an_unexpected_exception_is_retried_like_any_failure():
     sleep = Recorder()
     outcome = run_tool(action(tool="buggy", retries=1, retry_backoff_s=0), Buggy(True), {}, sleep=sleep)
     assert not outcome.ok and outcome.attempts == 2 and sleep.delays == [0]
-
 
 
 class Whose:

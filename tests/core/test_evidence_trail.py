@@ -1,4 +1,5 @@
 """core.coaching.trail: the e-value before and after each of the latest decisions, read back from the evidence."""
+
 from core.coaching.evidence import Evidence, log_e_promote
 from core.coaching.trail import evidence_trail
 
@@ -21,6 +22,7 @@ def test_the_trail_gives_each_decisions_e_value_before_and_after_as_counted_forw
     trail = evidence_trail(ev.accepted, ev.counted, list(reversed(kinds)), P0, ALPHA)
     forward = list(reversed(trail))
     import math
+
     for i, step in enumerate(forward):
         a, n = after[i]
         assert step["e_value_after"] == round(math.exp(log_e_promote(a, n, P0)), 4)

@@ -1,5 +1,6 @@
 """core/gateway.py: what makes two agent calls the same call, what an agent receives (capped), and the words of a
 denial, a reject and a held call; and `match.agent` in the policy engine."""
+
 from __future__ import annotations
 
 import pytest
@@ -29,8 +30,11 @@ def test_an_idempotency_key_makes_calls_the_same_whatever_their_arguments():
 def test_a_small_result_passes_whole_and_a_large_one_is_cut_and_says_so():
     small = {"content": [{"type": "text", "text": "hi"}], "isError": False}
     assert G.cap(small, 1024) == (small, G.size(small))
-    big = {"content": [{"type": "text", "text": "x" * 10_000}], "structuredContent": {"t": "x" * 10_000},
-           "isError": False}
+    big = {
+        "content": [{"type": "text", "text": "x" * 10_000}],
+        "structuredContent": {"t": "x" * 10_000},
+        "isError": False,
+    }
     capped, full = G.cap(big, 2048)
     assert full == G.size(big) > 20_000
     assert G.size(capped) <= 2048 + 200
@@ -44,13 +48,18 @@ def test_a_small_result_passes_whole_and_a_large_one_is_cut_and_says_so():
 
 def test_the_words_an_agent_receives():
     rule = {"effect": "deny", "default": False, "rule": {"id": "r1", "name": "no refunds", "reason": "finance only"}}
-    assert G.denied_text("shop.refund", rule) == "Coach denied this call of shop.refund: policy rule 'no refunds': " \
-                                                 "finance only."
+    assert (
+        G.denied_text("shop.refund", rule) == "Coach denied this call of shop.refund: policy rule 'no refunds': "
+        "finance only."
+    )
     assert "default policy for destructive tools" in G.denied_text("x", {"default": True, "risk": "destructive"})
     assert "Their feedback: ask first" in G.rejected_text("shop.add", "lead@x", "ask first")
     assert "Send the same call again" in G.held_text("shop.add", "c1", 45)
-    assert G.error_result("no", decision="denied") == {"content": [{"type": "text", "text": "no"}], "isError": True,
-                                                       "_meta": {G.STATUS_META: {"decision": "denied"}}}
+    assert G.error_result("no", decision="denied") == {
+        "content": [{"type": "text", "text": "no"}],
+        "isError": True,
+        "_meta": {G.STATUS_META: {"decision": "denied"}},
+    }
 
 
 def _rules(*rules):
@@ -58,8 +67,10 @@ def _rules(*rules):
 
 
 def test_match_agent_names_agents_and_star_means_any_agent_but_never_a_workflows_call():
-    rules = _rules({"name": "codex", "effect": "deny", "match": {"agent": ["codex", "cursor"]}},
-                   {"name": "any agent", "effect": "require_review", "order": 1, "match": {"agent": "*"}})
+    rules = _rules(
+        {"name": "codex", "effect": "deny", "match": {"agent": ["codex", "cursor"]}},
+        {"name": "any agent", "effect": "require_review", "order": 1, "match": {"agent": "*"}},
+    )
     assert rules.evaluate(Call(tool="t", agent="codex")).rule.name == "codex"
     assert rules.evaluate(Call(tool="t", agent="claude")).rule.name == "any agent"
     assert rules.evaluate(Call(tool="t")).default is True

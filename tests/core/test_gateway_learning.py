@@ -1,4 +1,5 @@
 """Learning per MCP gateway tool: the pure rules (core/gateway_learning.py)."""
+
 from __future__ import annotations
 
 import pytest
@@ -48,8 +49,10 @@ def test_a_decision_counts_per_tool_per_identity_and_as_a_spot_check_of_the_unit
     assert all(len(scope) <= 24 for scope, _ in base + [(L.TOOL_SPOT, ""), (L.AGENT_TOOL_SPOT, "")])
     assert L.split_agent_tool_key("bot-1/srv.a/b") == ("bot-1", "srv.a/b")
     assert L.unit_scopes("shop.add", None) == ((L.TOOL, "shop.add"), (L.TOOL_SPOT, "shop.add"))
-    assert L.unit_scopes("shop.add", "bot-1") == ((L.AGENT_TOOL, "bot-1/shop.add"),
-                                                   (L.AGENT_TOOL_SPOT, "bot-1/shop.add"))
+    assert L.unit_scopes("shop.add", "bot-1") == (
+        (L.AGENT_TOOL, "bot-1/shop.add"),
+        (L.AGENT_TOOL_SPOT, "bot-1/shop.add"),
+    )
 
 
 def test_promotion_follows_the_steps_rules():
@@ -92,17 +95,27 @@ def test_decisions_mapped_as_steps_count_them_make_a_tool_ready_and_spot_rejects
 
 
 def test_learned_corrections_are_stated_in_the_result_the_agent_receives():
-    learned = {"params": {"reason": "lost", "note": "x"},
-               "rules": [{"field": "reason", "before": "late", "after": "lost", "count": 3, "share": 1.0},
-                         {"field": "note", "before": {"$missing": True}, "after": "x", "count": 4, "share": 0.8}]}
+    learned = {
+        "params": {"reason": "lost", "note": "x"},
+        "rules": [
+            {"field": "reason", "before": "late", "after": "lost", "count": 3, "share": 1.0},
+            {"field": "note", "before": {"$missing": True}, "after": "x", "count": 4, "share": 0.8},
+        ],
+    }
     assert L.changes_text(learned["rules"]) == "reason: 'late' → 'lost'; note: (absent) → 'x'"
-    upstream = {"content": [{"type": "text", "text": "refunded"}], "isError": False,
-                "_meta": {"io.coach/gateway": {"decision": "auto"}, "other": 1}}
+    upstream = {
+        "content": [{"type": "text", "text": "refunded"}],
+        "isError": False,
+        "_meta": {"io.coach/gateway": {"decision": "auto"}, "other": 1},
+    }
     out = L.stated(upstream, learned, "io.coach/gateway")
     assert out["content"][0]["text"].startswith("Coach corrected the arguments before the call")
     assert "reason: 'late' → 'lost'" in out["content"][0]["text"] and out["content"][1]["text"] == "refunded"
-    assert out["_meta"]["io.coach/gateway"] == {"decision": "auto", "corrected_arguments": learned["params"],
-                                                "applied_corrections": learned["rules"]}
+    assert out["_meta"]["io.coach/gateway"] == {
+        "decision": "auto",
+        "corrected_arguments": learned["params"],
+        "applied_corrections": learned["rules"],
+    }
     assert out["_meta"]["other"] == 1 and upstream["content"] == [{"type": "text", "text": "refunded"}]
 
 

@@ -4,7 +4,15 @@ import random
 import pytest
 
 from core.coaching.counters import (
-    ACCEPT, CORRECT, DECISIONS, MANUAL, REJECT, SKIP, Counters, RollingWindow, wilson_lower_bound,
+    ACCEPT,
+    CORRECT,
+    DECISIONS,
+    MANUAL,
+    REJECT,
+    SKIP,
+    Counters,
+    RollingWindow,
+    wilson_lower_bound,
 )
 from core.coaching.latency import LatencyHistogram
 from core.coaching.levels import AUTO, COACHING, OBSERVATION, LevelThresholds, assess_level
@@ -21,6 +29,7 @@ def state_with(*runs: tuple[str, int], thresholds: LevelThresholds | None = None
 
 
 # --- counters -------------------------------------------------------------------------------
+
 
 def test_zero_decisions_rate_is_zero_level_observation_confidence_zero():
     snap = MetricsState().snapshot()
@@ -70,6 +79,7 @@ def test_suggestions_are_counted_separately_from_decisions():
 
 
 # --- levels ---------------------------------------------------------------------------------
+
 
 def test_nine_decisions_is_observation_and_exactly_ten_switches_to_coaching():
     s = state_with((REJECT, 9))
@@ -145,11 +155,21 @@ def test_skips_do_not_fill_the_auto_window():
     assert snap["to_auto"]["window_decisions_needed"] == 1
 
 
-@pytest.mark.parametrize("threshold,accepted,counted,ready", [
-    (0.85, 27, 27, False), (0.85, 28, 28, True), (0.85, 170, 200, False), (0.85, 190, 200, True),
-    (0.85, 160, 200, False), (0.9, 40, 40, False), (0.9, 45, 45, True), (0.5, 10, 10, True),
-    (1.0, 100, 100, False), (0.6, 8, 8, False),
-])
+@pytest.mark.parametrize(
+    "threshold,accepted,counted,ready",
+    [
+        (0.85, 27, 27, False),
+        (0.85, 28, 28, True),
+        (0.85, 170, 200, False),
+        (0.85, 190, 200, True),
+        (0.85, 160, 200, False),
+        (0.9, 40, 40, False),
+        (0.9, 45, 45, True),
+        (0.5, 10, 10, True),
+        (1.0, 100, 100, False),
+        (0.6, 8, 8, False),
+    ],
+)
 def test_readiness_is_the_sequential_test_on_the_evidence(threshold, accepted, counted, ready):
     t = LevelThresholds(auto_acceptance=threshold, window=200, auto_min_window=min(counted, 20))
     w = RollingWindow(200, "a" * accepted + "r" * (counted - accepted))
@@ -217,6 +237,7 @@ def test_thresholds_from_dict_ignores_unknown_keys_and_keeps_defaults():
 
 # --- rolling window -------------------------------------------------------------------------
 
+
 def test_rolling_window_drops_the_oldest_decisions():
     w = RollingWindow(50)
     for kind in [REJECT] * 50 + [ACCEPT] * 50:
@@ -234,8 +255,7 @@ def test_rolling_window_keeps_skips_but_excludes_them_from_the_rate():
 
 
 def test_window_size_is_configurable():
-    s = state_with((REJECT, 20), (ACCEPT, 10), thresholds=LevelThresholds(auto_min_window=10,
-                                                                         window=10))
+    s = state_with((REJECT, 20), (ACCEPT, 10), thresholds=LevelThresholds(auto_min_window=10, window=10))
     snap = s.snapshot()
     assert snap["window_size"] == 10
     assert snap["window_decisions"] == 10
@@ -275,10 +295,19 @@ def test_rolling_window_string_round_trip_and_validation():
 
 # --- Wilson ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("successes,n,expected", [
-    (9, 10, 0.5958), (0, 0, 0.0), (0, 10, 0.0), (10, 10, 0.7225), (50, 100, 0.4038),
-    (17, 20, 0.6396), (1, 1, 0.2065),
-])
+
+@pytest.mark.parametrize(
+    "successes,n,expected",
+    [
+        (9, 10, 0.5958),
+        (0, 0, 0.0),
+        (0, 10, 0.0),
+        (10, 10, 0.7225),
+        (50, 100, 0.4038),
+        (17, 20, 0.6396),
+        (1, 1, 0.2065),
+    ],
+)
 def test_wilson_lower_bound_known_values(successes, n, expected):
     assert wilson_lower_bound(successes, n) == pytest.approx(expected, abs=1e-4)
 
@@ -294,6 +323,7 @@ def test_confidence_is_wilson_of_the_rolling_window_without_skips():
 
 
 # --- latency --------------------------------------------------------------------------------
+
 
 def test_latency_percentiles_are_within_10_percent_on_known_data():
     h = LatencyHistogram()
@@ -353,6 +383,7 @@ def test_decisions_without_latency_do_not_enter_the_histogram():
 
 # --- persistence ----------------------------------------------------------------------------
 
+
 def test_state_round_trips_through_json_and_keeps_behaving_the_same():
     t = LevelThresholds(auto_min_window=20, window=30)
     s = state_with((REJECT, 12), (ACCEPT, 17), (SKIP, 2), thresholds=t)
@@ -371,10 +402,25 @@ def test_state_from_empty_dict_is_a_fresh_state():
 
 def test_snapshot_has_the_contract_keys_and_rounds_rates():
     snap = state_with((ACCEPT, 2), (REJECT, 1)).snapshot()
-    for key in ("decisions", "suggestions", "accepted", "rejected", "corrected", "manual",
-                "skipped", "acceptance_rate", "rolling_acceptance_rate", "confidence",
-                "decision_latency_ms", "level", "auto_ready", "window_size", "window_decisions",
-                "to_auto", "evidence"):
+    for key in (
+        "decisions",
+        "suggestions",
+        "accepted",
+        "rejected",
+        "corrected",
+        "manual",
+        "skipped",
+        "acceptance_rate",
+        "rolling_acceptance_rate",
+        "confidence",
+        "decision_latency_ms",
+        "level",
+        "auto_ready",
+        "window_size",
+        "window_decisions",
+        "to_auto",
+        "evidence",
+    ):
         assert key in snap
     assert set(snap["evidence"]) >= {"statistic", "threshold", "decisions_needed_if_all_accepted", "test"}
     assert snap["evidence"]["threshold"] == 20.0
@@ -439,6 +485,7 @@ def test_the_e_value_of_a_long_run_of_accepts_is_shown_capped_and_exactly_as_rou
     view = state.snapshot()["evidence"]
     assert view["statistic"] > 700 and view["e_value"] == math.exp(700.0) == round(math.exp(700.0), 4)
     rng = random.Random(7)
-    for x in [0.0, 1.23456789, -5.55555, 2.0 ** 52 - 0.5, 2.0 ** 52, 2.0 ** 52 + 2, 1e20 / 3] + \
-            [math.exp(rng.uniform(-30, 700)) for _ in range(2000)]:
+    for x in [0.0, 1.23456789, -5.55555, 2.0**52 - 0.5, 2.0**52, 2.0**52 + 2, 1e20 / 3] + [
+        math.exp(rng.uniform(-30, 700)) for _ in range(2000)
+    ]:
         assert _round4(x) == round(x, 4)

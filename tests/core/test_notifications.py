@@ -1,8 +1,9 @@
 """core/notifications: routing, default recipients, preferences, quiet hours, the retry schedule, signatures and
 action-link tokens, and when a link may decide. No app, no database."""
+
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from core import notifications as N
 
@@ -10,7 +11,7 @@ MEMBERS = [N.Member("u1", "op@x", "operator"), N.Member("u2", "lead@x", "lead"),
 
 
 def at(text: str) -> datetime:
-    return datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
+    return datetime.fromisoformat(text).replace(tzinfo=UTC)
 
 
 def test_an_approval_goes_by_default_to_those_who_may_decide_it():

@@ -1,34 +1,57 @@
 """The outbound rules (core/outbound): which addresses are special, list entries, and how the lists combine."""
+
 import ipaddress
 
 import pytest
 
-from core.outbound import (OutboundLists, embedded_ipv4, parse_entries, parse_entry, refusal, special_kind,
-                           validate_lists)
+from core.outbound import (
+    OutboundLists,
+    embedded_ipv4,
+    parse_entries,
+    parse_entry,
+    refusal,
+    special_kind,
+    validate_lists,
+)
 
 ip = ipaddress.ip_address
 
 
-@pytest.mark.parametrize(("address", "kind"), [
-    ("127.0.0.1", "loopback"), ("127.255.0.9", "loopback"), ("::1", "loopback"),
-    ("10.0.0.1", "private"), ("172.16.5.4", "private"), ("192.168.1.1", "private"), ("fd00::1", "private"),
-    ("169.254.169.254", "link-local"), ("fe80::1", "link-local"),
-    ("224.0.0.1", "multicast"), ("239.255.255.250", "multicast"), ("ff02::1", "multicast"),
-    ("0.0.0.0", "unspecified"), ("::", "unspecified"),
-    ("100.64.0.1", "not globally routable"), ("192.0.2.1", "private"), ("240.0.0.1", "private"),
-    ("::ffff:127.0.0.1", "loopback (IPv4 127.0.0.1 inside IPv6)"),
-    ("::ffff:169.254.169.254", "link-local (IPv4 169.254.169.254 inside IPv6)"),
-    ("64:ff9b::a00:1", "private (IPv4 10.0.0.1 inside IPv6)"),
-    ("2002:7f00:1::", "loopback (IPv4 127.0.0.1 inside IPv6)"),
-    ("64:ff9b:1::1", "private (local-use NAT64)"),
-    ("::7f00:1", "reserved"),  # IPv4-compatible, deprecated
-])
+@pytest.mark.parametrize(
+    ("address", "kind"),
+    [
+        ("127.0.0.1", "loopback"),
+        ("127.255.0.9", "loopback"),
+        ("::1", "loopback"),
+        ("10.0.0.1", "private"),
+        ("172.16.5.4", "private"),
+        ("192.168.1.1", "private"),
+        ("fd00::1", "private"),
+        ("169.254.169.254", "link-local"),
+        ("fe80::1", "link-local"),
+        ("224.0.0.1", "multicast"),
+        ("239.255.255.250", "multicast"),
+        ("ff02::1", "multicast"),
+        ("0.0.0.0", "unspecified"),
+        ("::", "unspecified"),
+        ("100.64.0.1", "not globally routable"),
+        ("192.0.2.1", "private"),
+        ("240.0.0.1", "private"),
+        ("::ffff:127.0.0.1", "loopback (IPv4 127.0.0.1 inside IPv6)"),
+        ("::ffff:169.254.169.254", "link-local (IPv4 169.254.169.254 inside IPv6)"),
+        ("64:ff9b::a00:1", "private (IPv4 10.0.0.1 inside IPv6)"),
+        ("2002:7f00:1::", "loopback (IPv4 127.0.0.1 inside IPv6)"),
+        ("64:ff9b:1::1", "private (local-use NAT64)"),
+        ("::7f00:1", "reserved"),  # IPv4-compatible, deprecated
+    ],
+)
 def test_special_addresses_are_named(address, kind):
     assert special_kind(ip(address)) == kind
 
 
-@pytest.mark.parametrize("address", ["8.8.8.8", "93.184.216.34", "2606:4700::1111", "64:ff9b::808:808",
-                                     "::ffff:8.8.8.8", "2002:808:808::1"])
+@pytest.mark.parametrize(
+    "address", ["8.8.8.8", "93.184.216.34", "2606:4700::1111", "64:ff9b::808:808", "::ffff:8.8.8.8", "2002:808:808::1"]
+)
 def test_public_addresses_are_not_special(address):
     assert special_kind(ip(address)) is None
 
@@ -87,7 +110,8 @@ def test_the_workspace_deny_list_wins_and_its_allow_list_is_exclusive():
     assert "deny list" in _why("localhost", "127.0.0.1", server=["127.0.0.1"], deny=["127.0.0.1"])
     assert "deny list" in _why("x.example", "93.184.216.34", allow=["x.example"], deny=["*"])
     assert _why("api.example", "93.184.216.34", allow=["api.example"]) is None
-    assert "not on this workspace's outbound allow list" in _why("other.example", "93.184.216.34",
-                                                                  allow=["api.example"])
+    assert "not on this workspace's outbound allow list" in _why(
+        "other.example", "93.184.216.34", allow=["api.example"]
+    )
     assert "allow list" in _why("localhost", "127.0.0.1", server=["127.0.0.1"], allow=["api.example"])
     assert _why("localhost", "127.0.0.1", server=["127.0.0.1"], allow=["api.example", "127.0.0.1"]) is None

@@ -1,4 +1,5 @@
 """The policy engine without a server: precedence, scopes, globs, helpers, the SQL classifier, fail closed."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -14,8 +15,17 @@ from core.policy.sql import classify, is_read
 
 
 def rule(rule_id: str, effect: str = "require_review", order: int = 0, scope: dict | None = None, **match):
-    return compile_rule({"name": rule_id, "order": order, "effect": effect, "reason": f"because {rule_id}",
-                         "scope": scope or {}, "match": match}, rule_id=rule_id)
+    return compile_rule(
+        {
+            "name": rule_id,
+            "order": order,
+            "effect": effect,
+            "reason": f"because {rule_id}",
+            "scope": scope or {},
+            "match": match,
+        },
+        rule_id=rule_id,
+    )
 
 
 def verdict(rules, call: Call, defaults=None):
@@ -27,9 +37,13 @@ SQL = Call(tool="sql.query", params={"query": "DELETE FROM t"}, risk="write", wo
 
 # -- precedence -----------------------------------------------------------------------------------------------
 
+
 def test_most_specific_scope_wins_over_order():
-    rules = [rule("ws", "deny", order=1), rule("wf", "require_review", order=50, scope={"workflow_id": "wf"}),
-             rule("user", "allow", order=99, scope={"user": "ann"})]
+    rules = [
+        rule("ws", "deny", order=1),
+        rule("wf", "require_review", order=50, scope={"workflow_id": "wf"}),
+        rule("user", "allow", order=99, scope={"user": "ann"}),
+    ]
     v = verdict(rules, SQL)
     assert (v.effect, v.rule.id, v.default) == ("allow", "user", False)
     lost = {m["id"]: m["lost_because"] for m in v.to_dict()["matched"]}
@@ -37,18 +51,21 @@ def test_most_specific_scope_wins_over_order():
 
 
 def test_user_within_workflow_is_more_specific_than_user_alone():
-    rules = [rule("user", "deny", scope={"user": "ann"}), rule("both", "allow", order=5,
-                                                               scope={"user": "ann", "workflow_id": "wf"})]
+    rules = [
+        rule("user", "deny", scope={"user": "ann"}),
+        rule("both", "allow", order=5, scope={"user": "ann", "workflow_id": "wf"}),
+    ]
     assert verdict(rules, SQL).rule.id == "both"
     assert verdict(rules, Call(tool="sql.query", risk="write", workflow_id="other", user="ann")).rule.id == "user"
 
 
 def test_within_a_scope_the_lowest_order_wins_then_the_oldest():
-    v = verdict([rule("b", "deny", order=10), rule("a", "allow", order=2), rule("c", "require_review", order=2)],
-                SQL)
+    v = verdict([rule("b", "deny", order=10), rule("a", "allow", order=2), rule("c", "require_review", order=2)], SQL)
     assert v.rule.id == "a"
     assert [(m["id"], m["lost_because"]) for m in v.to_dict()["matched"]] == [
-        ("c", "same scope and order, created later"), ("b", "later order")]
+        ("c", "same scope and order, created later"),
+        ("b", "later order"),
+    ]
 
 
 def test_a_scoped_rule_does_not_apply_outside_its_scope():
@@ -69,15 +86,31 @@ def test_the_default_depends_on_the_risk_and_a_lead_may_change_it():
 
 # -- match keys -----------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("glob", "tool", "matches"), [
-    ("sql.*", "sql.query", True), ("sql.*", "sqlx.query", False), ("sql.*", "sql.", True),
-    ("*.query", "sql.query", True), ("sql.quer?", "sql.query", True), ("sql.quer?", "sql.queries", False),
-    ("file.[rw]*", "file.read", True), ("file.[!r]*", "file.read", False), ("file.[!r]*", "file.write", True),
-    ("echo", "echo", True), ("echo", "echoes", False), ("mcp_*.*", "mcp_git.log", True), ("*", "anything", True),
-])
+
+@pytest.mark.parametrize(
+    ("glob", "tool", "matches"),
+    [
+        ("sql.*", "sql.query", True),
+        ("sql.*", "sqlx.query", False),
+        ("sql.*", "sql.", True),
+        ("*.query", "sql.query", True),
+        ("sql.quer?", "sql.query", True),
+        ("sql.quer?", "sql.queries", False),
+        ("file.[rw]*", "file.read", True),
+        ("file.[!r]*", "file.read", False),
+        ("file.[!r]*", "file.write", True),
+        ("echo", "echo", True),
+        ("echo", "echoes", False),
+        ("mcp_*.*", "mcp_git.log", True),
+        ("*", "anything", True),
+    ],
+)
 def test_tool_globs(glob, tool, matches):
-    assert verdict([rule("g", "deny", tool=glob)], Call(tool=tool, risk="read")).rule is not None if matches \
+    assert (
+        verdict([rule("g", "deny", tool=glob)], Call(tool=tool, risk="read")).rule is not None
+        if matches
         else verdict([rule("g", "deny", tool=glob)], Call(tool=tool, risk="read")).default
+    )
 
 
 @pytest.mark.parametrize("bad", ["sql.[query", "sql query", "", "sql.]x", "a;b", "x" * 201])
@@ -90,12 +123,25 @@ def test_a_bad_glob_is_refused(bad):
 
 
 def test_cheap_keys_step_type_risk_workflow_user_agent_step():
-    r = rule("r", "deny", step_type=["agent", "action"], risk=["write"], workflow_id="wf", user=["ann", "bob"],
-             agent_step="analyse")
+    r = rule(
+        "r",
+        "deny",
+        step_type=["agent", "action"],
+        risk=["write"],
+        workflow_id="wf",
+        user=["ann", "bob"],
+        agent_step="analyse",
+    )
     base = dict(tool="sql.query", risk="write", workflow_id="wf", user="ann", step_type="agent", agent_step="analyse")
     assert verdict([r], Call(**base)).effect == "deny"
-    for change in ({"step_type": "approval"}, {"risk": "read"}, {"workflow_id": "x"}, {"user": "eve"},
-                   {"agent_step": "other"}, {"agent_step": None}):
+    for change in (
+        {"step_type": "approval"},
+        {"risk": "read"},
+        {"workflow_id": "x"},
+        {"user": "eve"},
+        {"agent_step": "other"},
+        {"agent_step": None},
+    ):
         assert verdict([r], Call(**{**base, **change})).default, change
     anyone = rule("any", "deny", agent_step="*")
     assert verdict([anyone], Call(**base)).effect == "deny"
@@ -116,8 +162,10 @@ def test_param_predicates_see_params_and_the_call():
 
 def test_host_not_in():
     r = rule("hosts", "deny", host_not_in=["api.example.com", "*.corp"])
+
     def effect(url):
         return verdict([r], Call(tool="http.request", params={"url": url}, risk="external")).effect
+
     assert effect("https://api.example.com/x") == "allow"  # external: allow by default
     assert effect("https://git.corp/x") == "allow"
     assert effect("https://API.Example.COM./x") == "allow"
@@ -125,16 +173,30 @@ def test_host_not_in():
     assert effect("https://api.example.com.evil.com/") == "deny"
     assert effect("https://api.example.com@evil.com/") == "deny"
     assert effect("https://corp/") == "deny"  # *.corp is names under corp
-    assert effect("not a url") == "deny"      # no host: not in the list (fail closed)
+    assert effect("not a url") == "deny"  # no host: not in the list (fail closed)
     assert verdict([r], Call(tool="http.request", params={}, risk="external")).default  # no url: no match
 
 
-@pytest.mark.parametrize(("path", "outside"), [
-    ("summaries/a.json", False), ("summaries/x/../b.json", False), ("./summaries//c.json", False),
-    ("summaries", False), ("summaries-evil/a", True), ("summaries/../secrets.txt", True),
-    ("../summaries/a", True), ("/summaries/a", True), ("/etc/passwd", True), ("~/x", True),
-    ("summaries\\..\\..\\x", True), ("C:/x", True), ("notes.txt", True), ("summaries/\x00", True), (7, True),
-])
+@pytest.mark.parametrize(
+    ("path", "outside"),
+    [
+        ("summaries/a.json", False),
+        ("summaries/x/../b.json", False),
+        ("./summaries//c.json", False),
+        ("summaries", False),
+        ("summaries-evil/a", True),
+        ("summaries/../secrets.txt", True),
+        ("../summaries/a", True),
+        ("/summaries/a", True),
+        ("/etc/passwd", True),
+        ("~/x", True),
+        ("summaries\\..\\..\\x", True),
+        ("C:/x", True),
+        ("notes.txt", True),
+        ("summaries/\x00", True),
+        (7, True),
+    ],
+)
 def test_path_outside(path, outside):
     assert path_outside(path, "summaries") is outside
     r = rule("p", "deny", path_outside="summaries/")
@@ -144,60 +206,69 @@ def test_path_outside(path, outside):
 
 # -- the SQL classifier ---------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("sql", [
-    "WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d",
-    "SELECT 1; DROP TABLE t",
-    "/* x */ dElEtE from t",
-    "INSERT INTO a SELECT * FROM b",
-    "COPY t TO '/tmp/out.csv'",
-    "COPY t FROM '/tmp/in.csv'",
-    "PRAGMA journal_mode = DELETE",
-    "PRAGMA table_info(t)",
-    "ATTACH DATABASE 'other.db' AS other",
-    "CREATE TEMP TABLE x AS SELECT 1",
-    "SELECT * INTO new_t FROM t",
-    "EXPLAIN ANALYZE DELETE FROM t",
-    "EXPLAIN (ANALYZE, FORMAT JSON) UPDATE t SET a = 1",
-    "SELECT * FROM t FOR UPDATE",
-    "SELECT * FROM t FOR SHARE",
-    "SELEC * FRM t",
-    "",
-    "   ;  ",
-    "SET search_path = evil",
-    "BEGIN",
-    "UPDATE t SET a = 1",
-    "MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE",
-    "TRUNCATE t",
-    "CALL do_things()",
-    "SELECT nextval('seq')",
-    "select 1; select 2; delete from t",
-    "SELECT " + "1 + " * 50_000 + "1",
-])
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d",
+        "SELECT 1; DROP TABLE t",
+        "/* x */ dElEtE from t",
+        "INSERT INTO a SELECT * FROM b",
+        "COPY t TO '/tmp/out.csv'",
+        "COPY t FROM '/tmp/in.csv'",
+        "PRAGMA journal_mode = DELETE",
+        "PRAGMA table_info(t)",
+        "ATTACH DATABASE 'other.db' AS other",
+        "CREATE TEMP TABLE x AS SELECT 1",
+        "SELECT * INTO new_t FROM t",
+        "EXPLAIN ANALYZE DELETE FROM t",
+        "EXPLAIN (ANALYZE, FORMAT JSON) UPDATE t SET a = 1",
+        "SELECT * FROM t FOR UPDATE",
+        "SELECT * FROM t FOR SHARE",
+        "SELEC * FRM t",
+        "",
+        "   ;  ",
+        "SET search_path = evil",
+        "BEGIN",
+        "UPDATE t SET a = 1",
+        "MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE",
+        "TRUNCATE t",
+        "CALL do_things()",
+        "SELECT nextval('seq')",
+        "select 1; select 2; delete from t",
+        "SELECT " + "1 + " * 50_000 + "1",
+    ],
+)
 def test_sql_that_is_not_a_read(sql):
     assert not is_read(sql), sql
     assert classify(sql)
 
 
-@pytest.mark.parametrize("sql", [
-    "SELECT * FROM t",
-    "select * from t -- ; drop table t",
-    "SELECT 1 /* ; DELETE FROM t */",
-    "select * from t where a = 'x; drop table t'",
-    "WITH x AS (SELECT 1 AS a) SELECT a FROM x",
-    "SELECT a FROM t UNION ALL SELECT b FROM u",
-    "SELECT count(*) FROM t WHERE a IN (SELECT b FROM u)",
-    "EXPLAIN SELECT * FROM t",
-    "VALUES (1), (2)",
-    "select 1; select 2;",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT * FROM t",
+        "select * from t -- ; drop table t",
+        "SELECT 1 /* ; DELETE FROM t */",
+        "select * from t where a = 'x; drop table t'",
+        "WITH x AS (SELECT 1 AS a) SELECT a FROM x",
+        "SELECT a FROM t UNION ALL SELECT b FROM u",
+        "SELECT count(*) FROM t WHERE a IN (SELECT b FROM u)",
+        "EXPLAIN SELECT * FROM t",
+        "VALUES (1), (2)",
+        "select 1; select 2;",
+    ],
+)
 def test_sql_that_is_a_read(sql):
     assert is_read(sql), classify(sql)
 
 
 def test_the_sql_helper_reads_the_query_param():
     r = rule("w", "require_review", tool="sql.*", sql="not_read")
+
     def v(params):
         return verdict([r], Call(tool="sql.query", params=params, risk="read"))
+
     assert v({"query": "SELECT 1"}).default
     assert v({"query": "WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d"}).effect == "require_review"
     assert v({"query": 42}).effect == "require_review"  # not text: not a read
@@ -205,6 +276,7 @@ def test_the_sql_helper_reads_the_query_param():
 
 
 # -- failing closed and the budget ----------------------------------------------------------------------------
+
 
 def test_an_error_in_a_predicate_is_a_fail_closed_require_review_with_the_reason():
     rules = [rule("allow-small", "allow", order=1, params="params.amount < 10"), rule("later", "deny", order=9)]
@@ -214,8 +286,10 @@ def test_an_error_in_a_predicate_is_a_fail_closed_require_review_with_the_reason
     assert "amount" in d["rule"]["error"]
     assert [(m["id"], m["effect"]) for m in d["matched"]] == [("later", "deny")]
     # a losing rule that fails shows its error too
-    v = verdict(list(reversed([rule("bad", "allow", order=5, params="1 / 0 > 1"), rule("first", "deny", order=1)])),
-                Call(tool="t", risk="read"))
+    v = verdict(
+        list(reversed([rule("bad", "allow", order=5, params="1 / 0 > 1"), rule("first", "deny", order=1)])),
+        Call(tool="t", risk="read"),
+    )
     (lost,) = v.to_dict()["matched"]
     assert v.effect == "deny" and (lost["id"], lost["effect"]) == ("bad", "require_review") and lost["error"]
 
@@ -239,6 +313,7 @@ def test_a_path_that_is_not_text_is_outside():
 def test_a_helper_that_raises_is_fail_closed():
     def raises(_params):
         raise RuntimeError("helper broke")
+
     broken = dataclasses.replace(rule("h", "allow"), checks=(("host_not_in", raises),))
     v = verdict([broken], Call(tool="t", risk="read"))
     assert (v.effect, v.rule.id) == ("require_review", "h")
@@ -255,8 +330,7 @@ def test_unknown_match_keys_and_scope_keys_name_the_field():
 
 
 def test_candidates_are_indexed_per_tool_in_precedence_order():
-    rules = [rule(f"r{i}", "deny", order=i, tool=f"tool{i}.*") for i in range(200)] + \
-        [rule("all", "allow", order=500)]
+    rules = [rule(f"r{i}", "deny", order=i, tool=f"tool{i}.*") for i in range(200)] + [rule("all", "allow", order=500)]
     rs = RuleSet(rules)
     assert [r.id for r in rs.candidates("tool7.x")] == ["r7", "all"]
     assert [r.id for r in rs.candidates("other")] == ["all"]

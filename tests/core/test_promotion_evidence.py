@@ -1,16 +1,18 @@
 """Promotion with the evidence (issue 31, item 7): the decisions a scope still needs by every bar, the steps a
 workflow's promotion leaves not ready, and a forced promotion's reason."""
+
 from __future__ import annotations
 
 import pytest
 
-from core.coaching.autonomy import check_force, decisions_needed, steps_not_ready
+from core.coaching.autonomy import check_force, steps_not_ready
 from core.coaching.levels import LevelThresholds
 from core.coaching.metrics import MetricsState
 from core.errors import ValidationFailed
 
-FAST = LevelThresholds.from_dict({"coaching_after": 5, "auto_min_window": 10, "window": 20,
-                                  "auto_acceptance": 0.6, "auto_alpha": 0.1})
+FAST = LevelThresholds.from_dict(
+    {"coaching_after": 5, "auto_min_window": 10, "window": 20, "auto_acceptance": 0.6, "auto_alpha": 0.1}
+)
 
 
 def _state(*kinds: str) -> MetricsState:

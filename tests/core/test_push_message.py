@@ -1,4 +1,5 @@
 """The rules of Web Push that need no server: who wants which kind pushed, and what a push says (core/notifications)."""
+
 from __future__ import annotations
 
 import json
@@ -16,8 +17,13 @@ def test_push_defaults_to_the_email_kinds_and_follows_the_persons_switches():
 
 def test_a_push_opens_the_item_and_its_tag_is_the_event_so_a_repeat_replaces_it():
     approval = N.push_message(N.APPROVAL_REQUESTED, "approval:a1", {"approval_id": "a1", "text": "Pay 42?"})
-    assert approval == {"title": "Approval requested", "body": "Pay 42?", "url": "/queue?approval=a1",
-                        "tag": "approval:a1", "kind": "approval_requested"}
+    assert approval == {
+        "title": "Approval requested",
+        "body": "Pay 42?",
+        "url": "/queue?approval=a1",
+        "tag": "approval:a1",
+        "kind": "approval_requested",
+    }
     failed = N.push_message(N.RUN_FAILED, "run_failed:e1:t", {"execution_id": "e1", "subject": "A run failed"})
     assert failed["url"] == "/executions/e1" and failed["body"] == "A run failed"
     waiting = N.push_message(N.SUGGESTION_WAITING, "suggestion:s1", {"execution_id": "e1", "suggestion_id": "s1"})

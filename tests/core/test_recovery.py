@@ -1,6 +1,7 @@
 """Recovery of a failed execution, the pure rules: what may be retried, what one may resume from (and what that
 skips), edited params named field by field, a retry's new key against a crash re-run's kept key, and a run's
 history told in words."""
+
 import pytest
 
 from core.errors import Conflict, ValidationFailed
@@ -22,8 +23,13 @@ def failed_at(defn, failed: str, done=()):
     return state
 
 
-CHAIN = (echo("a"), {"id": "b", "tool": "fail", "depends_on": ["a"]}, echo("c", depends_on=["b"]),
-         echo("d", depends_on=["c"]), echo("e", depends_on=[]))
+CHAIN = (
+    echo("a"),
+    {"id": "b", "tool": "fail", "depends_on": ["a"]},
+    echo("c", depends_on=["b"]),
+    echo("d", depends_on=["c"]),
+    echo("e", depends_on=[]),
+)
 
 
 def test_only_the_failed_step_of_a_failed_execution_may_be_retried():
@@ -44,11 +50,13 @@ def test_only_the_failed_step_of_a_failed_execution_may_be_retried():
 def test_retry_and_resume_need_a_failed_execution(status):
     defn = define(*CHAIN)
     state = failed_at(defn, "b", done=["a"])
-    for check in (lambda: R.check_retry(status, state.steps, "b"),
-                  lambda: R.resume_skips(defn, status, state.steps, "c")):
+    for check in (
+        lambda: R.check_retry(status, state.steps, "b"),
+        lambda: R.resume_skips(defn, status, state.steps, "c"),
+    ):
         with pytest.raises(Conflict) as info:
             check()
-        assert f"only a failed execution can be" in info.value.message and info.value.details["status"] == status
+        assert "only a failed execution can be" in info.value.message and info.value.details["status"] == status
 
 
 def test_a_rejected_step_may_be_retried_too():
@@ -77,7 +85,12 @@ def test_resume_from_then_runs_the_rest():
     assert next_action(defn, state).kind == "run"
     drive(defn, state, make_registry())
     assert {sid: st.status for sid, st in state.steps.items()} == {
-        "a": "succeeded", "b": "skipped", "c": "skipped", "d": "succeeded", "e": "succeeded"}
+        "a": "succeeded",
+        "b": "skipped",
+        "c": "skipped",
+        "d": "succeeded",
+        "e": "succeeded",
+    }
 
 
 def test_resume_from_a_step_that_ran_or_failed_is_refused():
@@ -91,8 +104,7 @@ def test_resume_from_a_step_that_ran_or_failed_is_refused():
 
 
 def test_resume_from_a_step_that_reads_a_skipped_output_is_refused():
-    defn = define(echo("a"), {"id": "b", "tool": "fail"},
-                  echo("c", params={"message": "{{ steps.b.output.x }}"}))
+    defn = define(echo("a"), {"id": "b", "tool": "fail"}, echo("c", params={"message": "{{ steps.b.output.x }}"}))
     state = failed_at(defn, "b", done=["a"])
     with pytest.raises(Conflict) as info:
         R.resume_skips(defn, S.FAILED, state.steps, "c")
@@ -108,9 +120,16 @@ def test_a_retry_is_a_new_run_with_a_new_key_a_crash_rerun_keeps_its_key():
 
 
 def test_edited_params_are_checked_against_the_tools_schema_naming_each_field():
-    schema = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"},
-                                               "deep": {"type": "object", "properties": {"n": {"type": "number"}}}},
-              "required": ["a", "b"], "additionalProperties": False}
+    schema = {
+        "type": "object",
+        "properties": {
+            "a": {"type": "integer"},
+            "b": {"type": "integer"},
+            "deep": {"type": "object", "properties": {"n": {"type": "number"}}},
+        },
+        "required": ["a", "b"],
+        "additionalProperties": False,
+    }
     assert R.params_problems(schema, {"a": 1, "b": 2}) == {}
     problems = R.params_problems(schema, {"a": "abc", "deep": {"n": "x"}, "zz": 1})
     assert set(problems) == {"params.a", "params.b", "params.deep.n", "params"}
@@ -119,8 +138,16 @@ def test_edited_params_are_checked_against_the_tools_schema_naming_each_field():
 
 
 def test_the_retry_record_says_what_was_done():
-    entry = R.retry_entry("retry", "b", "op@x", "2026-01-01T00:00:00+00:00", error="boom", run=1,
-                          params_before={"p": 1}, params_after={"p": 2})
+    entry = R.retry_entry(
+        "retry",
+        "b",
+        "op@x",
+        "2026-01-01T00:00:00+00:00",
+        error="boom",
+        run=1,
+        params_before={"p": 1},
+        params_after={"p": 2},
+    )
     assert entry["edited"] and entry["failed_run"] == 1 and entry["params_after"] == {"p": 2}
     control = R.with_entry(R.with_entry(None, entry), R.retry_entry("resume_from", "d", "op@x", "t", skipped=["b"]))
     assert [e["kind"] for e in control["retries"]] == ["retry", "resume_from"]
@@ -137,44 +164,120 @@ def test_a_rerun_needs_an_execution_that_ended():
 def test_changes_are_field_by_field_and_keep_types():
     assert R.changes({"total": 5, "to": "a"}, {"total": "5", "to": "a", "cc": "b"}) == [
         {"path": "total", "before": 5, "after": "5", "change": "changed"},
-        {"path": "cc", "before": None, "after": "b", "change": "added"}]
+        {"path": "cc", "before": None, "after": "b", "change": "added"},
+    ]
     assert R.changes({"x": {"y": 1}}, {}) == [{"path": "x", "before": {"y": 1}, "after": None, "change": "removed"}]
     assert R.changes([1], [1]) == []
 
 
 def test_history_tells_decisions_questions_approvals_and_retries_in_words():
-    steps = [{"step_id": "pay", "name": "Pay", "type": "action", "status": "succeeded", "attempts": 1,
-              "finished_at": "2026-01-01T00:00:09+00:00"},
-             {"step_id": "ask", "name": "Ask", "type": "human_input", "status": "succeeded",
-              "output": {"answer": "blue"}, "finished_at": "2026-01-01T00:00:10+00:00"}]
-    suggestions = [{"id": "s1", "step_id": "pay", "params": {"total": 5}, "source": "definition",
-                    "created_at": "2026-01-01T00:00:01+00:00", "status": "decided"}]
-    decisions = {"s1": {"decision": "correct", "correction": {"total": 7}, "operator": "op@x", "feedback": None,
-                        "created_at": "2026-01-01T00:00:02+00:00"}}
-    approvals = [{"id": "ap1", "step_id": "pay", "kind": "step", "quorum": 2, "message": "Pay?",
-                  "created_at": "2026-01-01T00:00:03+00:00",
-                  "decisions": [{"user": "lead@x", "decision": "approve", "comment": "fine", "at": "2026-01-01T00:00:04+00:00"},
-                                {"user": "boss@x", "decision": "reject", "comment": "too much",
-                                 "at": "2026-01-01T00:00:05+00:00"}]}]
-    audit = [{"action": "pause", "actor": "op@x", "target_type": "step", "target_id": "ex/pay",
-              "before": None, "after": {"step_id": "pay", "question": "Which account?"},
-              "created_at": "2026-01-01T00:00:06+00:00"},
-             {"action": "resume", "actor": "op@x", "target_type": "step", "target_id": "ex/pay",
-              "before": {"question": "Which account?"}, "after": {"step_id": "pay", "feedback": "the blue one"},
-              "created_at": "2026-01-01T00:00:07+00:00"},
-             {"action": "retry", "actor": "op@x", "target_type": "step", "target_id": "ex/pay",
-              "before": {"error": "disk full", "run": 1},
-              "after": {"step_id": "pay", "edited": True, "params": {"total": 8}, "params_before": {"total": 7},
-                        "next_run": 2}, "created_at": "2026-01-01T00:00:08+00:00"},
-             {"action": "execution_start", "actor": "op@x", "target_type": "execution", "target_id": "ex",
-              "after": {"mode": "coaching", "variables": {}}, "created_at": "2026-01-01T00:00:00+00:00"}]
+    steps = [
+        {
+            "step_id": "pay",
+            "name": "Pay",
+            "type": "action",
+            "status": "succeeded",
+            "attempts": 1,
+            "finished_at": "2026-01-01T00:00:09+00:00",
+        },
+        {
+            "step_id": "ask",
+            "name": "Ask",
+            "type": "human_input",
+            "status": "succeeded",
+            "output": {"answer": "blue"},
+            "finished_at": "2026-01-01T00:00:10+00:00",
+        },
+    ]
+    suggestions = [
+        {
+            "id": "s1",
+            "step_id": "pay",
+            "params": {"total": 5},
+            "source": "definition",
+            "created_at": "2026-01-01T00:00:01+00:00",
+            "status": "decided",
+        }
+    ]
+    decisions = {
+        "s1": {
+            "decision": "correct",
+            "correction": {"total": 7},
+            "operator": "op@x",
+            "feedback": None,
+            "created_at": "2026-01-01T00:00:02+00:00",
+        }
+    }
+    approvals = [
+        {
+            "id": "ap1",
+            "step_id": "pay",
+            "kind": "step",
+            "quorum": 2,
+            "message": "Pay?",
+            "created_at": "2026-01-01T00:00:03+00:00",
+            "decisions": [
+                {"user": "lead@x", "decision": "approve", "comment": "fine", "at": "2026-01-01T00:00:04+00:00"},
+                {"user": "boss@x", "decision": "reject", "comment": "too much", "at": "2026-01-01T00:00:05+00:00"},
+            ],
+        }
+    ]
+    audit = [
+        {
+            "action": "pause",
+            "actor": "op@x",
+            "target_type": "step",
+            "target_id": "ex/pay",
+            "before": None,
+            "after": {"step_id": "pay", "question": "Which account?"},
+            "created_at": "2026-01-01T00:00:06+00:00",
+        },
+        {
+            "action": "resume",
+            "actor": "op@x",
+            "target_type": "step",
+            "target_id": "ex/pay",
+            "before": {"question": "Which account?"},
+            "after": {"step_id": "pay", "feedback": "the blue one"},
+            "created_at": "2026-01-01T00:00:07+00:00",
+        },
+        {
+            "action": "retry",
+            "actor": "op@x",
+            "target_type": "step",
+            "target_id": "ex/pay",
+            "before": {"error": "disk full", "run": 1},
+            "after": {
+                "step_id": "pay",
+                "edited": True,
+                "params": {"total": 8},
+                "params_before": {"total": 7},
+                "next_run": 2,
+            },
+            "created_at": "2026-01-01T00:00:08+00:00",
+        },
+        {
+            "action": "execution_start",
+            "actor": "op@x",
+            "target_type": "execution",
+            "target_id": "ex",
+            "after": {"mode": "coaching", "variables": {}},
+            "created_at": "2026-01-01T00:00:00+00:00",
+        },
+    ]
     per_step, wide = H.build(steps, suggestions, decisions, approvals, audit)
     pay = [e["text"] for e in per_step[0]["events"]]
-    assert pay == ["Suggested (definition): {\"total\": 5}", "Corrected by op@x: 1 change", "Approval asked for (2 needed): Pay?",
-                   "Approved by lead@x: “fine”", "Rejected by boss@x: “too much”",
-                   "Paused by op@x before this step: “Which account?”",
-                   "Resumed by op@x with the answer: “the blue one”",
-                   "Retried by op@x as run 2 with changed params, after: disk full", "Succeeded"]
+    assert pay == [
+        'Suggested (definition): {"total": 5}',
+        "Corrected by op@x: 1 change",
+        "Approval asked for (2 needed): Pay?",
+        "Approved by lead@x: “fine”",
+        "Rejected by boss@x: “too much”",
+        "Paused by op@x before this step: “Which account?”",
+        "Resumed by op@x with the answer: “the blue one”",
+        "Retried by op@x as run 2 with changed params, after: disk full",
+        "Succeeded",
+    ]
     corrected = per_step[0]["events"][1]
     assert corrected["changes"] == [{"path": "total", "before": 5, "after": 7, "change": "changed"}]
     resumed = per_step[0]["events"][6]
@@ -186,21 +289,48 @@ def test_history_tells_decisions_questions_approvals_and_retries_in_words():
 
 def test_a_rejection_is_told_with_its_reason_not_as_data():
     suggestions = [{"id": "s1", "step_id": "x", "params": {}, "created_at": "2026-01-01T00:00:01"}]
-    decisions = {"s1": {"decision": "reject", "feedback": "wrong customer", "operator": "op@x",
-                        "created_at": "2026-01-01T00:00:02"}}
-    steps = [{"step_id": "x", "name": "x", "type": "action", "status": "rejected", "error": "wrong customer",
-              "finished_at": "2026-01-01T00:00:02"}]
+    decisions = {
+        "s1": {
+            "decision": "reject",
+            "feedback": "wrong customer",
+            "operator": "op@x",
+            "created_at": "2026-01-01T00:00:02",
+        }
+    }
+    steps = [
+        {
+            "step_id": "x",
+            "name": "x",
+            "type": "action",
+            "status": "rejected",
+            "error": "wrong customer",
+            "finished_at": "2026-01-01T00:00:02",
+        }
+    ]
     per_step, _ = H.build(steps, suggestions, decisions, [], [])
     texts = [e["text"] for e in per_step[0]["events"]]
     assert "Rejected by op@x: wrong customer" in texts and "Rejected: wrong customer" in texts
     assert all("{" not in t for t in texts[1:])
 
 
-@pytest.mark.parametrize("after,text", [({"tool": "file.read", "run": 1}, "Run 1 of file.read started"),
-                                        ({"tool": None, "run": 0}, "The agent started"),
-                                        ({"tool": "echo", "run": None}, "echo started")])
+@pytest.mark.parametrize(
+    "after,text",
+    [
+        ({"tool": "file.read", "run": 1}, "Run 1 of file.read started"),
+        ({"tool": None, "run": 0}, "The agent started"),
+        ({"tool": "echo", "run": None}, "echo started"),
+    ],
+)
 def test_a_run_is_told_without_a_run_0_or_a_tool_called_none(after, text):
-    rows = [{"action": "tool_call", "actor": "system", "created_at": "2026-01-01T00:00:01", "target_type": "step",
-             "target_id": "e1/x", "after": {"step_id": "x", "idempotency_key": "k", **after}, "result": "started"}]
+    rows = [
+        {
+            "action": "tool_call",
+            "actor": "system",
+            "created_at": "2026-01-01T00:00:01",
+            "target_type": "step",
+            "target_id": "e1/x",
+            "after": {"step_id": "x", "idempotency_key": "k", **after},
+            "result": "started",
+        }
+    ]
     assert [e["text"] for e in H.audit_events(rows)] == [text]
-

@@ -1,5 +1,6 @@
 """Proposed regions learned from decisions and the counterfactual replay of a condition or a policy rule
 (core/regions; docs/autonomy.md "Proposals and replay")."""
+
 from __future__ import annotations
 
 import random
@@ -9,7 +10,8 @@ import pytest
 from core import budget, templating
 from core.errors import ValidationFailed
 from core.policy import Call, RuleSet, compile_rule
-from core.regions import proposals as P, replay as R
+from core.regions import proposals as P
+from core.regions import replay as R
 
 
 def _refunds(n: int, seed: int = 7, cut: int = 200) -> list[tuple[dict, bool]]:
@@ -18,8 +20,12 @@ def _refunds(n: int, seed: int = 7, cut: int = 200) -> list[tuple[dict, bool]]:
     rows = []
     for _ in range(n):
         amount = rng.randint(1, 2 * cut)
-        rows.append(({"amount": amount, "currency": rng.choice(["GBP", "EUR"])},
-                     rng.random() < (0.98 if amount <= cut else 0.60)))
+        rows.append(
+            (
+                {"amount": amount, "currency": rng.choice(["GBP", "EUR"])},
+                rng.random() < (0.98 if amount <= cut else 0.60),
+            )
+        )
     return rows
 
 
@@ -58,8 +64,10 @@ def test_a_categorical_param_gives_an_equality_and_its_complement():
 
 def test_two_accepted_categories_give_an_in_list():
     rng = random.Random(5)
-    rows = [({"method": m}, rng.random() < (0.995 if m in ("GET", "HEAD") else 0.3))
-            for m in (rng.choice(["GET", "HEAD", "POST", "DELETE"]) for _ in range(400))]
+    rows = [
+        ({"method": m}, rng.random() < (0.995 if m in ("GET", "HEAD") else 0.3))
+        for m in (rng.choice(["GET", "HEAD", "POST", "DELETE"]) for _ in range(400))
+    ]
     whens = [p.when for p in P.propose(rows)]
     assert any(w in ("params.method in ['GET', 'HEAD']", "params.method in ['HEAD', 'GET']") for w in whens), whens
 
@@ -67,8 +75,10 @@ def test_two_accepted_categories_give_an_in_list():
 def test_a_path_prefix_is_proposed_over_the_list_of_paths_it_covers():
     rng = random.Random(11)
     paths = ["summaries/a.txt", "summaries/2026/b.md", "etc/passwd", "tmp/x"]
-    rows = [({"path": p}, rng.random() < (0.995 if p.startswith("summaries/") else 0.3))
-            for p in (rng.choice(paths) for _ in range(300))]
+    rows = [
+        ({"path": p}, rng.random() < (0.995 if p.startswith("summaries/") else 0.3))
+        for p in (rng.choice(paths) for _ in range(300))
+    ]
     found = {p.when: p for p in P.propose(rows, subject="file writes")}
     prefix = found["params.path.startswith('summaries/')"]
     assert prefix.suggested_mode == "auto"
@@ -101,14 +111,16 @@ def test_a_param_missing_from_some_calls_is_guarded_so_the_condition_never_fails
 
 def test_nothing_is_proposed_under_the_minimum_count_of_decisions():
     rows = [({"amount": a}, a <= 50) for a in range(1, 101)]
-    assert P.propose(rows[:P.MIN_DECISIONS - 1]) == []
+    assert P.propose(rows[: P.MIN_DECISIONS - 1]) == []
     assert P.MIN_DECISIONS == 30
 
 
 def test_uniform_acceptance_gives_no_proposal():
     rng = random.Random(2)
-    rows = [({"amount": rng.randint(1, 400), "currency": rng.choice(["GBP", "EUR"])}, rng.random() < 0.8)
-            for _ in range(500)]
+    rows = [
+        ({"amount": rng.randint(1, 400), "currency": rng.choice(["GBP", "EUR"])}, rng.random() < 0.8)
+        for _ in range(500)
+    ]
     assert P.propose(rows) == []
 
 
@@ -129,8 +141,10 @@ def test_thresholds_tried_are_capped_for_many_distinct_values():
     assert len(cuts) <= P.MAX_CUTS + 1
 
 
-@pytest.mark.parametrize("accepted, n, low, high", [(212, 215, 0.9598, 0.9952), (0, 10, 0.0, 0.2775),
-                                                    (10, 10, 0.7225, 1.0), (28, 28, 0.8794, 1.0)])
+@pytest.mark.parametrize(
+    "accepted, n, low, high",
+    [(212, 215, 0.9598, 0.9952), (0, 10, 0.0, 0.2775), (10, 10, 0.7225, 1.0), (28, 28, 0.8794, 1.0)],
+)
 def test_the_wilson_interval(accepted, n, low, high):
     got = P.wilson(accepted, n)
     assert got == pytest.approx((low, high), abs=1e-4)
@@ -139,20 +153,32 @@ def test_the_wilson_interval(accepted, n, low, high):
 
 # -- replay --------------------------------------------------------------------------------------------------------
 
+
 def _past(amount: int, decision: str, mode: str = "coaching", risk: str = "read", gateway: bool = False) -> R.Past:
-    return R.Past(Call("refund", {"amount": amount}, risk=risk), decision, mode, gateway=gateway,
-                  link={"suggestion_id": f"s{amount}", "path": f"/executions/e{amount}"})
+    return R.Past(
+        Call("refund", {"amount": amount}, risk=risk),
+        decision,
+        mode,
+        gateway=gateway,
+        link={"suggestion_id": f"s{amount}", "path": f"/executions/e{amount}"},
+    )
 
 
-HISTORY = [_past(100, "accept"), _past(150, "correct"), _past(190, "reject"), _past(200, "skip"),
-           _past(250, "accept"), _past(300, "reject"), _past(350, "manual")]
+HISTORY = [
+    _past(100, "accept"),
+    _past(150, "correct"),
+    _past(190, "reject"),
+    _past(200, "skip"),
+    _past(250, "accept"),
+    _past(300, "reject"),
+    _past(350, "manual"),
+]
 
 
 def test_a_condition_replay_counts_what_would_have_run_unattended_and_links_the_bad_ones():
     table = R.replay_condition("params.amount <= 200", HISTORY, RuleSet([]))
     assert table["calls"] == 7 and table["in_region"] == 4 and table["evidence"] is False
-    assert table["unattended"] == {"calls": 4, "accepted": 1, "corrected": 1, "rejected": 1, "manual": 0,
-                                   "skipped": 1}
+    assert table["unattended"] == {"calls": 4, "accepted": 1, "corrected": 1, "rejected": 1, "manual": 0, "skipped": 1}
     assert table["asked"] == {"calls": 3, "accepted": 1, "corrected": 0, "rejected": 1, "manual": 1, "skipped": 0}
     assert table["denied"]["calls"] == 0
     assert [(l["suggestion_id"], l["decision"]) for l in table["links"]] == [("s150", "correct"), ("s190", "reject")]
@@ -160,9 +186,14 @@ def test_a_condition_replay_counts_what_would_have_run_unattended_and_links_the_
 
 def test_a_policy_requiring_review_or_denying_wins_over_the_region():
     big = {"name": "big", "effect": "require_review", "match": {"params": "params.amount > 180"}}
-    rules = RuleSet([compile_rule(big, rule_id="a" * 32),
-                     compile_rule({"name": "no", "effect": "deny", "match": {"params": "params.amount == 100"}},
-                                  rule_id="b" * 32)])
+    rules = RuleSet(
+        [
+            compile_rule(big, rule_id="a" * 32),
+            compile_rule(
+                {"name": "no", "effect": "deny", "match": {"params": "params.amount == 100"}}, rule_id="b" * 32
+            ),
+        ]
+    )
     table = R.replay_condition("params.amount <= 200", HISTORY, rules)
     assert (table["unattended"]["calls"], table["denied"]["calls"], table["asked"]["calls"]) == (1, 1, 5)
     # a destructive tool is reviewed by the workspace default: never unattended in a workflow's step
@@ -194,17 +225,25 @@ def test_the_replay_is_bounded_by_its_limit():
     assert R.replay_condition("params.amount < 10", many, RuleSet([]), limit=10**6)["calls"] == R.MAX_CALLS
 
 
-@pytest.mark.parametrize("when, says", [("", "non-empty"), ("params.amount <=", "does not compile"),
-                                        ("secret > 1", "unknown name(s) secret"), (7, "non-empty"),
-                                        ("x" * 2001, "at most 2000")])
+@pytest.mark.parametrize(
+    "when, says",
+    [
+        ("", "non-empty"),
+        ("params.amount <=", "does not compile"),
+        ("secret > 1", "unknown name(s) secret"),
+        (7, "non-empty"),
+        ("x" * 2001, "at most 2000"),
+    ],
+)
 def test_a_bad_condition_is_refused_naming_the_problem(when, says):
     with pytest.raises(ValidationFailed) as failure:
         R.replay_condition(when, HISTORY, RuleSet([]))
     assert says in failure.value.details["when"][0]
 
 
-@pytest.mark.parametrize("when", ["'a' * 10**7 == 'b'",
-                                  "range(100000)" + "|map('string')|map('length')" * 6 + "|sum > 0"])
+@pytest.mark.parametrize(
+    "when", ["'a' * 10**7 == 'b'", "range(100000)" + "|map('string')|map('length')" * 6 + "|sum > 0"]
+)
 def test_a_condition_beyond_the_budget_is_refused_not_run_to_its_end(when):
     with pytest.raises(ValidationFailed) as failure:
         R.replay_condition(when, HISTORY, RuleSet([]))
@@ -224,8 +263,9 @@ def test_a_cheap_condition_that_adds_up_over_the_history_is_refused():
 
 
 def test_a_rule_replay_counts_what_the_rule_changes():
-    rule = compile_rule({"name": "deny big", "effect": "deny", "match": {"params": "params.amount > 200"}},
-                        rule_id=R.REPLAY_RULE_ID)
+    rule = compile_rule(
+        {"name": "deny big", "effect": "deny", "match": {"params": "params.amount > 200"}}, rule_id=R.REPLAY_RULE_ID
+    )
     table = R.replay_rule(rule, HISTORY, RuleSet([]))
     assert (table["matched"], table["changed"], table["denied"]["calls"]) == (3, 3, 3)
     assert table["effects"] == {"allow": 4, "require_review": 0, "deny": 3}
@@ -237,8 +277,9 @@ def test_a_rule_replay_counts_what_the_rule_changes():
 
 
 def test_a_rule_whose_predicate_exceeds_the_budget_is_refused():
-    rule = compile_rule({"name": "x", "effect": "deny", "match": {"params": "'a' * 10**7 == 'b'"}},
-                        rule_id=R.REPLAY_RULE_ID)
+    rule = compile_rule(
+        {"name": "x", "effect": "deny", "match": {"params": "'a' * 10**7 == 'b'"}}, rule_id=R.REPLAY_RULE_ID
+    )
     with pytest.raises(ValidationFailed) as failure:
         R.replay_rule(rule, HISTORY, RuleSet([]))
     assert "rule.match.params" in failure.value.details

@@ -1,5 +1,6 @@
 """Regions of a tool scope (core.regions): checking what a lead writes, where a call falls, the mode it is gated by,
 and each condition version's evidence at its share of the scope's level."""
+
 from __future__ import annotations
 
 import math
@@ -21,24 +22,31 @@ def _region(id_, when, order=0, mode="coaching", identity=None):
 
 # -- checking a region as written ------------------------------------------------------------------------------
 
+
 def test_a_good_region_is_checked_and_trimmed():
-    assert R.check_region({"name": " small ", "when": " params.amount <= 200 ", "order": 2}) == \
-        {"name": "small", "when": "params.amount <= 200", "order": 2}
+    assert R.check_region({"name": " small ", "when": " params.amount <= 200 ", "order": 2}) == {
+        "name": "small",
+        "when": "params.amount <= 200",
+        "order": 2,
+    }
 
 
-@pytest.mark.parametrize("body, field, words", [
-    ({"name": "x", "when": "params.amount <="}, "when", "does not compile"),
-    ({"name": "x", "when": "vars.amount > 1"}, "when", "unknown name(s) vars"),
-    ({"name": "x", "when": "1 > 0"}, "when", "must read the call's params"),
-    ({"name": "x", "when": "params.a > 1 or " * 40 + "true"}, "when", "at most 500 characters"),
-    ({"name": "x", "when": ""}, "when", "non-empty"),
-    ({"name": "", "when": "params.a > 1"}, "name", "non-empty"),
-    ({"when": "params.a > 1"}, "name", "is required"),
-    ({"name": "x", "when": "params.a > 1", "mode": "auto"}, "mode", "promoted through"),
-    ({"name": "x", "when": "params.a > 1", "mode": "sometimes"}, "mode", "must be one of"),
-    ({"name": "x", "when": "params.a > 1", "order": True}, "order", "integer"),
-    ({"name": "x", "when": "params.a > 1", "identity": "bot"}, "identity", "unknown field"),
-])
+@pytest.mark.parametrize(
+    "body, field, words",
+    [
+        ({"name": "x", "when": "params.amount <="}, "when", "does not compile"),
+        ({"name": "x", "when": "vars.amount > 1"}, "when", "unknown name(s) vars"),
+        ({"name": "x", "when": "1 > 0"}, "when", "must read the call's params"),
+        ({"name": "x", "when": "params.a > 1 or " * 40 + "true"}, "when", "at most 500 characters"),
+        ({"name": "x", "when": ""}, "when", "non-empty"),
+        ({"name": "", "when": "params.a > 1"}, "name", "non-empty"),
+        ({"when": "params.a > 1"}, "name", "is required"),
+        ({"name": "x", "when": "params.a > 1", "mode": "auto"}, "mode", "promoted through"),
+        ({"name": "x", "when": "params.a > 1", "mode": "sometimes"}, "mode", "must be one of"),
+        ({"name": "x", "when": "params.a > 1", "order": True}, "order", "integer"),
+        ({"name": "x", "when": "params.a > 1", "identity": "bot"}, "identity", "unknown field"),
+    ],
+)
 def test_a_bad_region_is_refused_naming_the_field_and_the_problem(body, field, words):
     with pytest.raises(ValidationFailed) as caught:
         R.check_region(body)
@@ -47,8 +55,9 @@ def test_a_bad_region_is_refused_naming_the_field_and_the_problem(body, field, w
 
 def test_a_patch_checks_only_what_it_gives_and_a_gateway_region_may_name_an_identity():
     assert R.check_region({"order": 5}, partial=True) == {"order": 5}
-    assert R.check_region({"name": "bot", "when": "agent == 'bot'", "identity": "bot"}, gateway=True)["identity"] \
-        == "bot"
+    assert (
+        R.check_region({"name": "bot", "when": "agent == 'bot'", "identity": "bot"}, gateway=True)["identity"] == "bot"
+    )
 
 
 def test_a_scope_holds_at_most_eight_regions():
@@ -60,9 +69,13 @@ def test_a_scope_holds_at_most_eight_regions():
 
 # -- where a call falls ----------------------------------------------------------------------------------------
 
+
 def test_a_call_falls_in_the_first_region_by_order_whose_condition_holds():
-    regions = [_region("big", "params.amount > 1000", order=2), _region("small", "params.amount <= 200", order=1),
-               _region("any", "params.amount > 0", order=3)]
+    regions = [
+        _region("big", "params.amount > 1000", order=2),
+        _region("small", "params.amount <= 200", order=1),
+        _region("any", "params.amount > 0", order=3),
+    ]
     assert R.region_for(regions, {"amount": 40}).region.id == "small"
     assert R.region_for(regions, {"amount": 4000}).region.id == "big"
     assert R.region_for(regions, {"amount": 500}).region.id == "any"
@@ -93,12 +106,15 @@ def test_a_condition_over_its_budget_is_refused_not_a_hang():
     assert found.region is None and "budget" in found.failed
 
 
-@pytest.mark.parametrize("step_mode, region_mode, expected", [
-    (None, A.AUTO, A.AUTO),                       # a region promoted alone runs unattended in a coaching run
-    (A.AUTO, A.ALWAYS_REVIEW, A.ALWAYS_REVIEW),   # a pinned region is asked in a promoted step
-    (A.AUTO, A.COACHING, A.COACHING),             # a coaching region is asked in a coaching run of a promoted step
-    (A.ALWAYS_REVIEW, A.AUTO, A.ALWAYS_REVIEW),   # a pinned step stays pinned
-])
+@pytest.mark.parametrize(
+    "step_mode, region_mode, expected",
+    [
+        (None, A.AUTO, A.AUTO),  # a region promoted alone runs unattended in a coaching run
+        (A.AUTO, A.ALWAYS_REVIEW, A.ALWAYS_REVIEW),  # a pinned region is asked in a promoted step
+        (A.AUTO, A.COACHING, A.COACHING),  # a coaching region is asked in a coaching run of a promoted step
+        (A.ALWAYS_REVIEW, A.AUTO, A.ALWAYS_REVIEW),  # a pinned step stays pinned
+    ],
+)
 def test_the_mode_a_call_is_gated_by_is_its_regions(step_mode, region_mode, expected):
     match = R.Match(_region("r", "params.a > 1", mode=region_mode))
     assert R.effective_step_mode(step_mode, match) == expected
@@ -116,9 +132,10 @@ def test_a_region_in_auto_runs_unattended_in_a_coaching_run_and_a_coaching_one_i
 
 # -- evidence at a share of the level ---------------------------------------------------------------------------
 
+
 def test_the_shares_of_all_condition_versions_sum_to_at_most_the_scopes_alpha():
     alpha = 0.05
-    assert E.alpha_share(alpha, 1) == pytest.approx(alpha * 6 / math.pi ** 2)
+    assert E.alpha_share(alpha, 1) == pytest.approx(alpha * 6 / math.pi**2)
     assert E.alpha_share(alpha, 2) == pytest.approx(E.alpha_share(alpha, 1) / 4)
     assert sum(E.alpha_share(alpha, j) for j in range(1, 100_000)) <= alpha
     with pytest.raises(ValueError):
@@ -136,8 +153,12 @@ def test_a_region_needs_more_accepts_than_a_step_at_its_smaller_share_and_later_
         return None
 
     from core.coaching.metrics import MetricsState
-    step, first, fifth = (accepts_to_ready(MetricsState()), accepts_to_ready(E.fresh_state(scope, 1)),
-                          accepts_to_ready(E.fresh_state(scope, 5)))
+
+    step, first, fifth = (
+        accepts_to_ready(MetricsState()),
+        accepts_to_ready(E.fresh_state(scope, 1)),
+        accepts_to_ready(E.fresh_state(scope, 5)),
+    )
     assert step == 28 and step < first < fifth
 
 

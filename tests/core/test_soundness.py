@@ -1,5 +1,6 @@
 """Sound corrections (issue 31, item 1): what a correction may not do beyond the tool's schema, which corrections a
 failed step is put down to, and taking a correction or a change back out of a pack."""
+
 from __future__ import annotations
 
 from core.coaching.corrections import Change, PackStats
@@ -8,8 +9,7 @@ from core.coaching.rules import learned_rules
 from core.coaching.soundness import blamed, correction_problems, name_missing_fields
 
 ECHO = {"type": "object"}  # echo takes any object
-HTTP = {"type": "object", "required": ["url"],
-        "properties": {"url": {"type": "string"}, "timeout": {"type": "number"}}}
+HTTP = {"type": "object", "required": ["url"], "properties": {"url": {"type": "string"}, "timeout": {"type": "number"}}}
 
 
 def test_dropping_a_param_the_step_sets_is_refused_naming_it():
@@ -32,8 +32,9 @@ def test_a_nested_field_the_step_sets_in_a_param_the_tool_takes_in_any_shape_is_
     defined = {"path": "s.json", "json": {"rows": "{{ r }}", "total": "{{ t }}"}}
     problems = correction_problems(suggested, {"path": "s.json", "json": {"rows": 2}}, file_write, defined)
     assert list(problems) == ["json.total"]
-    problems = correction_problems(suggested, {"path": "s.json", "json": {"rows": 2, "total": "x"}}, file_write,
-                                   defined)
+    problems = correction_problems(
+        suggested, {"path": "s.json", "json": {"rows": 2, "total": "x"}}, file_write, defined
+    )
     assert problems == {"json.total": ["must stay a number, as suggested (got a string)"]}
 
 
@@ -48,9 +49,13 @@ def test_a_described_param_is_judged_by_the_schema_only():
 
 
 def test_a_missing_required_field_is_reported_on_the_field():
-    assert name_missing_fields({"(params)": ["'url' is a required property"], "headers": ["'a' is a required property"],
-                                "timeout": ["'x' is not of type 'number'"]}) == {
-        "url": ["is required"], "headers.a": ["is required"], "timeout": ["'x' is not of type 'number'"]}
+    assert name_missing_fields(
+        {
+            "(params)": ["'url' is a required property"],
+            "headers": ["'a' is a required property"],
+            "timeout": ["'x' is not of type 'number'"],
+        }
+    ) == {"url": ["is required"], "headers.a": ["is required"], "timeout": ["'x' is not of type 'number'"]}
 
 
 def test_the_failed_step_itself_is_blamed_when_it_ran_corrected():

@@ -1,12 +1,16 @@
 """The one table of execution transitions: every legal move works, every other one is a Conflict."""
+
 import pytest
 
 from core.errors import Conflict
 from core.execution import states as S
 
-LEGAL = [(trigger, source, target) for trigger, (sources, target) in S.TRANSITIONS.items() for source in sorted(sources)]
-ILLEGAL = [(trigger, source) for trigger, (sources, _) in S.TRANSITIONS.items()
-           for source in S.STATES if source not in sources]
+LEGAL = [
+    (trigger, source, target) for trigger, (sources, target) in S.TRANSITIONS.items() for source in sorted(sources)
+]
+ILLEGAL = [
+    (trigger, source) for trigger, (sources, _) in S.TRANSITIONS.items() for source in S.STATES if source not in sources
+]
 
 
 @pytest.mark.parametrize("trigger, source, target", LEGAL)
@@ -51,8 +55,21 @@ def test_the_table_only_names_known_states():
 
 def test_states_are_the_ones_the_design_lists():
     # draft and approved: a plan before it runs (docs/plans.md)
-    assert set(S.STATES) == {"draft", "approved", "pending", "running", "paused", "waiting_decision", "waiting_clarification",
-                             "waiting_correction", "waiting_approval", "resumed", "completed", "failed", "cancelled"}
+    assert set(S.STATES) == {
+        "draft",
+        "approved",
+        "pending",
+        "running",
+        "paused",
+        "waiting_decision",
+        "waiting_clarification",
+        "waiting_correction",
+        "waiting_approval",
+        "resumed",
+        "completed",
+        "failed",
+        "cancelled",
+    }
     assert S.TERMINAL == {"completed", "failed", "cancelled"}
     assert S.ACTIVE | S.TERMINAL == set(S.STATES) and not S.ACTIVE & S.TERMINAL
     assert S.WAITING <= S.ACTIVE and S.RUNNABLE <= S.ACTIVE

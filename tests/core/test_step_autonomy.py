@@ -1,4 +1,5 @@
 """Per-step autonomy (core.coaching.autonomy): which tool steps a human sees, and the rules of a step's mode."""
+
 from __future__ import annotations
 
 import pytest
@@ -15,24 +16,27 @@ def _always() -> bool:
     return True
 
 
-@pytest.mark.parametrize("execution, workflow, step, spot, expected", [
-    # a coaching run asks about every step, except the ones promoted alone (spot-checked)
-    ("coaching", "coaching", None, _always, "decision"),
-    ("coaching", "coaching", "auto", _never, None),
-    ("coaching", "coaching", "auto", _always, "spot_check"),
-    ("coaching", "auto", None, _never, "decision"),
-    # an AUTO run: spot checks, except pinned steps, which are always decided
-    ("auto", "auto", None, _never, None),
-    ("auto", "auto", None, _always, "spot_check"),
-    ("auto", "auto", "always_review", _never, "decision"),
-    ("coaching", "coaching", "always_review", _never, "decision"),
-    # an AUTO run of a workflow demoted while it ran goes on as coaching
-    ("auto", "coaching", None, _never, "decision"),
-    ("auto", "coaching", "auto", _never, None),
-    # normal runs: only policy gates them
-    ("normal", "auto", "always_review", _always, None),
-    ("normal", "coaching", None, _always, None),
-])
+@pytest.mark.parametrize(
+    "execution, workflow, step, spot, expected",
+    [
+        # a coaching run asks about every step, except the ones promoted alone (spot-checked)
+        ("coaching", "coaching", None, _always, "decision"),
+        ("coaching", "coaching", "auto", _never, None),
+        ("coaching", "coaching", "auto", _always, "spot_check"),
+        ("coaching", "auto", None, _never, "decision"),
+        # an AUTO run: spot checks, except pinned steps, which are always decided
+        ("auto", "auto", None, _never, None),
+        ("auto", "auto", None, _always, "spot_check"),
+        ("auto", "auto", "always_review", _never, "decision"),
+        ("coaching", "coaching", "always_review", _never, "decision"),
+        # an AUTO run of a workflow demoted while it ran goes on as coaching
+        ("auto", "coaching", None, _never, "decision"),
+        ("auto", "coaching", "auto", _never, None),
+        # normal runs: only policy gates them
+        ("normal", "auto", "always_review", _always, None),
+        ("normal", "coaching", None, _always, None),
+    ],
+)
 def test_review_for(execution, workflow, step, spot, expected):
     assert A.review_for(execution, workflow, step, spot) == expected
 
@@ -43,6 +47,7 @@ def test_the_spot_check_sample_is_drawn_only_when_it_decides():
     def spot() -> bool:
         draws.append(1)
         return True
+
     A.review_for("coaching", "coaching", None, spot)
     A.review_for("auto", "auto", "always_review", spot)
     assert draws == []

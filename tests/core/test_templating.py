@@ -1,8 +1,14 @@
 """Params templates and conditions: native values, text, filters, strict undefined, the sandbox."""
+
 import pytest
 
 from core.templating import (
-    TemplateFailure, evaluate_condition, evaluate_expression, has_template, referenced_steps, render_value,
+    TemplateFailure,
+    evaluate_condition,
+    evaluate_expression,
+    has_template,
+    referenced_steps,
+    render_value,
     syntax_error,
 )
 
@@ -14,6 +20,7 @@ CTX = {
 
 
 # --- native values ------------------------------------------------------------------------------
+
 
 def test_single_expression_keeps_an_int_an_int():
     assert render_value("{{ vars.n }}", CTX) == 3
@@ -54,9 +61,11 @@ def test_text_templates_see_jinjas_globals_and_leave_the_context_unchanged():
     # the same text as Jinja's render, the globals (range, namespace, dict, cycler) there, the caller's dict unchanged
     ctx = {**CTX, "vars": dict(CTX["vars"])}
     before = {k: v for k, v in ctx.items()}
-    template = ("{% set ns = namespace(total=0) %}{% for i in range(vars.n) %}{% set ns.total = ns.total + i %}"
-                "{% endfor %}{% set c = cycler('a', 'b') %}sum={{ ns.total }} {{ c.next() }}{{ c.next() }} "
-                "{{ dict(x=1).x }} {{ execution.id }}")
+    template = (
+        "{% set ns = namespace(total=0) %}{% for i in range(vars.n) %}{% set ns.total = ns.total + i %}"
+        "{% endfor %}{% set c = cycler('a', 'b') %}sum={{ ns.total }} {{ c.next() }}{{ c.next() }} "
+        "{{ dict(x=1).x }} {{ execution.id }}"
+    )
     assert render_value(template, ctx) == "sum=3 ab 1 ex1"
     assert ctx == before and "ns" not in ctx and "c" not in ctx
     assert render_value("{% set x = 5 %}{{ x }}-{{ vars.n }}", ctx) == "5-3"
@@ -101,6 +110,7 @@ def test_has_template_finds_templates_in_nested_structures():
 
 
 # --- failures -----------------------------------------------------------------------------------
+
 
 def test_undefined_variable_raises_naming_the_field_path_and_the_variable():
     with pytest.raises(TemplateFailure) as info:
@@ -183,6 +193,7 @@ def test_sandbox_refuses_mutating_context_values():
 
 # --- conditions and expressions -----------------------------------------------------------------
 
+
 def test_conditions_are_bare_expressions():
     assert evaluate_condition("steps.fetch.output.total > 40", CTX) is True
     assert evaluate_condition("vars.n == 4", CTX) is False
@@ -222,6 +233,7 @@ def test_evaluate_expression_returns_native_values():
 
 
 # --- referenced steps ---------------------------------------------------------------------------
+
 
 def test_referenced_steps_finds_attribute_and_item_access_in_nested_params():
     params = {

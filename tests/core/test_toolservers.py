@@ -1,4 +1,5 @@
 """core.toolservers: names, risk from MCP annotations (the protocol's defaults and trust rule), results."""
+
 from core import toolservers as T
 from core.tools import ToolRegistry
 
@@ -48,8 +49,10 @@ def test_input_schema_checks():
 
 
 def test_results_become_outputs_and_errors():
-    result = {"content": [{"type": "text", "text": "hello"}, {"type": "image", "data": "AAAA", "mimeType": "image/png"}],
-              "structuredContent": {"total": 3}}
+    result = {
+        "content": [{"type": "text", "text": "hello"}, {"type": "image", "data": "AAAA", "mimeType": "image/png"}],
+        "structuredContent": {"total": 3},
+    }
     out = T.step_output(result)
     assert out["text"] == "hello" and out["structured"] == {"total": 3}
     assert out["content"][1] == {"type": "image", "mimeType": "image/png", "bytes": 3}

@@ -1,4 +1,5 @@
 """parse_definition: what a good definition becomes, and where each mistake is reported."""
+
 import pytest
 
 from core.errors import ValidationFailed
@@ -17,8 +18,12 @@ class Echo:
 
 class Add:
     name, description, risk = "math.add", "adds two integers", "read"
-    params_schema = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer", "minimum": 0}},
-                     "required": ["a"], "additionalProperties": False}
+    params_schema = {
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "integer", "minimum": 0}},
+        "required": ["a"],
+        "additionalProperties": False,
+    }
 
     def run(self, params, ctx):
         return {"sum": params["a"] + params.get("b", 0)}
@@ -48,16 +53,18 @@ def errors_of(data, tools) -> dict:
 
 
 SHAPES_EXAMPLE = {
-    "name": "Invoice intake", "description": "...",
+    "name": "Invoice intake",
+    "description": "...",
     "variables": {"who": {"type": "string", "default": "world"}},
     "steps": [
         {"id": "greet", "type": "action", "tool": "echo", "params": {"message": "hi {{ vars.who }}"}},
-        {"id": "check", "type": "validation", "depends_on": ["greet"],
-         "condition": "steps.greet.output.message != ''"}],
+        {"id": "check", "type": "validation", "depends_on": ["greet"], "condition": "steps.greet.output.message != ''"},
+    ],
 }
 
 
 # --- definitions that parse ---------------------------------------------------------------------
+
 
 def test_the_design_shapes_example_parses(tools):
     defn = parse_definition(SHAPES_EXAMPLE, tools)
@@ -89,9 +96,14 @@ def test_depends_on_may_be_a_single_id(tools):
 
 
 def test_reading_a_steps_output_adds_it_to_requires(tools):
-    defn = parse_definition(wf(echo("a"), echo("b", depends_on=[]),
-                               echo("c", depends_on=[], params={"x": {"y": ["{{ steps.a.output }}"]}},
-                                    when="steps['b'].output.ok")), tools)
+    defn = parse_definition(
+        wf(
+            echo("a"),
+            echo("b", depends_on=[]),
+            echo("c", depends_on=[], params={"x": {"y": ["{{ steps.a.output }}"]}}, when="steps['b'].output.ok"),
+        ),
+        tools,
+    )
     c = defn.step("c")
     assert set(c.requires) == {"a", "b"} and c.reads == ("a", "b")
     assert defn.order.index("c") > max(defn.order.index("a"), defn.order.index("b"))
@@ -104,8 +116,16 @@ def test_order_follows_dependencies_not_definition_order(tools):
 
 def test_steps_ready_together_are_ordered_as_defined(tools):
     # r1 and r2 are done together; b (after r2) is defined before a (after r1), so b comes first
-    defn = parse_definition(wf(echo("r1", depends_on=[]), echo("r2", depends_on=[]), echo("b", depends_on=["r2"]),
-                               echo("a", depends_on=["r1"]), echo("z", depends_on=["a", "b"])), tools)
+    defn = parse_definition(
+        wf(
+            echo("r1", depends_on=[]),
+            echo("r2", depends_on=[]),
+            echo("b", depends_on=["r2"]),
+            echo("a", depends_on=["r1"]),
+            echo("z", depends_on=["a", "b"]),
+        ),
+        tools,
+    )
     assert defn.order == ("r1", "r2", "b", "a", "z")
 
 
@@ -114,8 +134,9 @@ def test_type_defaults_to_action_when_a_tool_is_given(tools):
 
 
 def test_templated_params_are_not_checked_against_the_tool_schema(tools):
-    defn = parse_definition(wf({"id": "a", "tool": "math.add", "params": {"a": "{{ vars.n }}", "b": "{{ vars.m }}"}}),
-                            tools)
+    defn = parse_definition(
+        wf({"id": "a", "tool": "math.add", "params": {"a": "{{ vars.n }}", "b": "{{ vars.m }}"}}), tools
+    )
     assert defn.steps[0].params == {"a": "{{ vars.n }}", "b": "{{ vars.m }}"}
 
 
@@ -135,11 +156,23 @@ def test_variable_shorthand_is_a_default(tools):
 
 # --- decisions ----------------------------------------------------------------------------------
 
+
 def test_a_decisions_branch_steps_wait_for_the_decision(tools):
-    defn = parse_definition(wf(
-        echo("yes", depends_on=[]), echo("no", depends_on=[]),
-        {"id": "route", "type": "decision", "depends_on": [], "condition": "vars.big", "then": ["yes"], "else": "no"},
-    ), tools)
+    defn = parse_definition(
+        wf(
+            echo("yes", depends_on=[]),
+            echo("no", depends_on=[]),
+            {
+                "id": "route",
+                "type": "decision",
+                "depends_on": [],
+                "condition": "vars.big",
+                "then": ["yes"],
+                "else": "no",
+            },
+        ),
+        tools,
+    )
     assert defn.step("route").then == ("yes",) and defn.step("route").otherwise == ("no",)
     assert "route" in defn.step("yes").requires and "route" in defn.step("no").requires
     assert defn.order.index("route") < defn.order.index("yes")
@@ -166,8 +199,13 @@ def test_decision_with_only_a_schema_is_refused_because_it_needs_a_condition(too
 
 
 def test_a_decision_that_depends_on_its_own_branch_is_a_cycle(tools):
-    details = errors_of(wf({"id": "d", "type": "decision", "condition": "true", "then": ["a"], "depends_on": ["a"]},
-                           echo("a", depends_on=[])), tools)
+    details = errors_of(
+        wf(
+            {"id": "d", "type": "decision", "condition": "true", "then": ["a"], "depends_on": ["a"]},
+            echo("a", depends_on=[]),
+        ),
+        tools,
+    )
     assert any("cycle" in m for msgs in details.values() for m in msgs)
 
 
@@ -195,7 +233,12 @@ def variable_errors(defn, given) -> dict:
 
 def test_defaults_are_filled_in_and_optional_variables_without_default_are_none(with_vars):
     assert validate_variables(with_vars, {"n": 2}) == {
-        "who": "world", "n": 2, "ratio": None, "opts": {"fast": True}, "anything": "shorthand default"}
+        "who": "world",
+        "n": 2,
+        "ratio": None,
+        "opts": {"fast": True},
+        "anything": "shorthand default",
+    }
 
 
 def test_given_values_override_defaults(with_vars):
@@ -222,19 +265,26 @@ def test_a_required_variable_given_as_null_is_refused(with_vars):
     assert variable_errors(with_vars, {"n": None}) == {"variables.n": ["is required"]}
 
 
-@pytest.mark.parametrize("given, field", [
-    ({"n": "3"}, "variables.n"),
-    ({"n": True}, "variables.n"),
-    ({"n": 1, "who": 5}, "variables.who"),
-    ({"n": 1, "ratio": "0.5"}, "variables.ratio"),
-    ({"n": 1, "opts": []}, "variables.opts"),
-])
+@pytest.mark.parametrize(
+    "given, field",
+    [
+        ({"n": "3"}, "variables.n"),
+        ({"n": True}, "variables.n"),
+        ({"n": 1, "who": 5}, "variables.who"),
+        ({"n": 1, "ratio": "0.5"}, "variables.ratio"),
+        ({"n": 1, "opts": []}, "variables.opts"),
+    ],
+)
 def test_a_value_of_the_wrong_type_is_refused_at_its_name(with_vars, given, field):
     assert list(variable_errors(with_vars, given)) == [field]
 
 
 def test_every_bad_variable_is_reported_at_once(with_vars):
-    assert set(variable_errors(with_vars, {"who": 1, "extra": 2})) == {"variables.who", "variables.extra", "variables.n"}
+    assert set(variable_errors(with_vars, {"who": 1, "extra": 2})) == {
+        "variables.who",
+        "variables.extra",
+        "variables.n",
+    }
 
 
 def test_none_given_means_no_variables(tools):

@@ -1,4 +1,5 @@
 """parse_definition: each bad input is refused with details on the right field path."""
+
 import pytest
 
 from core.errors import ValidationFailed
@@ -12,6 +13,7 @@ def only_field(details: dict) -> str:
 
 
 # --- the body -----------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("body", [None, [], "name: x", 3])
 def test_a_body_that_is_not_an_object_is_refused(body, tools):
@@ -44,6 +46,7 @@ def test_errors_in_several_steps_are_all_reported(tools):
 
 # --- types and tools ----------------------------------------------------------------------------
 
+
 def test_unknown_step_type_is_refused(tools):
     details = errors_of(wf({"id": "a", "type": "teleport"}), tools)
     assert "teleport" in details["steps[0].type"][0]
@@ -62,10 +65,16 @@ def test_an_agent_step_needs_a_goal_and_registered_tools(tools):
 def test_an_agent_step_reads_the_steps_its_goal_names(tools):
     from core.workflow import parse_definition
 
-    defn = parse_definition({"name": "w", "steps": [
-        {"id": "a", "tool": "echo", "params": {"n": 1}},
-        {"id": "b", "type": "agent", "goal": "Sum {{ steps.a.output.n }}", "tools": ["echo"], "depends_on": []}]},
-        tools)
+    defn = parse_definition(
+        {
+            "name": "w",
+            "steps": [
+                {"id": "a", "tool": "echo", "params": {"n": 1}},
+                {"id": "b", "type": "agent", "goal": "Sum {{ steps.a.output.n }}", "tools": ["echo"], "depends_on": []},
+            ],
+        },
+        tools,
+    )
     assert defn.step("b").reads == ("a",) and defn.step("b").agent.tools == ("echo",)
 
 
@@ -105,6 +114,7 @@ def test_an_unknown_param_is_refused_even_when_another_param_is_templated(tools)
 
 # --- ids and dependencies -----------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("step_id", [None, "", "1abc", "has space", "x" * 65, 7])
 def test_bad_step_ids_are_refused(step_id, tools):
     assert "steps[0].id" in errors_of(wf(echo(step_id)), tools)
@@ -139,14 +149,22 @@ def test_a_two_step_cycle_is_refused_on_both_steps(tools):
 
 
 def test_a_three_step_cycle_is_refused_and_steps_outside_it_are_not_blamed(tools):
-    details = errors_of(wf(echo("root", depends_on=[]), echo("a", depends_on=["c"]), echo("b", depends_on=["a"]),
-                           echo("c", depends_on=["b"])), tools)
+    details = errors_of(
+        wf(
+            echo("root", depends_on=[]),
+            echo("a", depends_on=["c"]),
+            echo("b", depends_on=["a"]),
+            echo("c", depends_on=["b"]),
+        ),
+        tools,
+    )
     assert set(details) == {"steps[1].depends_on", "steps[2].depends_on", "steps[3].depends_on"}
 
 
 def test_a_cycle_names_its_steps_and_not_those_waiting_behind_it(tools):
-    details = errors_of(wf(echo("a", depends_on=["b"]), echo("b", depends_on=["a"]), echo("after", depends_on=["b"])),
-                        tools)
+    details = errors_of(
+        wf(echo("a", depends_on=["b"]), echo("b", depends_on=["a"]), echo("after", depends_on=["b"])), tools
+    )
     cycle = "a dependency cycle: the steps wait for each other in a circle, a → b → a"
     assert details == {"steps[0].depends_on": [cycle], "steps[1].depends_on": [cycle]}
 
@@ -178,6 +196,7 @@ def test_a_step_reading_its_own_output_is_refused(tools):
 
 # --- numbers and enums --------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("value", [0, -1, "10", True, None, float("inf"), float("nan")])
 def test_bad_timeouts_are_refused(value, tools):
     assert only_field(errors_of(wf(echo("a", timeout_s=value)), tools)) == "steps[0].timeout_s"
@@ -198,6 +217,7 @@ def test_on_reject_must_be_ask_or_stop(tools):
 
 # --- templates ----------------------------------------------------------------------------------
 
+
 def test_a_template_syntax_error_in_params_is_reported_at_the_param(tools):
     details = errors_of(wf(echo("a", params={"body": {"list": ["ok", "{{ vars.x + }}"]}})), tools)
     assert only_field(details) == "steps[0].params.body.list[1]"
@@ -211,6 +231,7 @@ def test_a_syntax_error_in_a_condition_is_reported_at_its_key(key, tools):
 
 
 # --- human_input and validation steps -----------------------------------------------------------
+
 
 def test_human_input_without_question_is_refused(tools):
     assert only_field(errors_of(wf({"id": "ask", "type": "human_input"}), tools)) == "steps[0].question"
@@ -236,12 +257,15 @@ def test_validation_with_a_schema_needs_a_target(tools):
 
 
 def test_validation_with_schema_and_target_parses(tools):
-    defn = parse_definition(wf(echo("a"), {"id": "v", "type": "validation", "schema": {"type": "object"},
-                                           "target": "steps.a.output"}), tools)
+    defn = parse_definition(
+        wf(echo("a"), {"id": "v", "type": "validation", "schema": {"type": "object"}, "target": "steps.a.output"}),
+        tools,
+    )
     assert defn.step("v").requires == ("a",)
 
 
 # --- variables in definitions -------------------------------------------------------------------
+
 
 def test_an_unknown_variable_type_is_refused(tools):
     assert only_field(errors_of(wf(echo("a"), variables={"n": {"type": "int"}}), tools)) == "variables.n.type"

@@ -1,12 +1,14 @@
 """The audit chain in services/audit/service.py on a migrated database (SQLite, and PostgreSQL when it answers):
 appending, verifying, catching edits and deletions with the seq they happened at, filters, JSONL export."""
+
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sqlalchemy import delete, select, update
 
 from services.audit import service as audit
@@ -29,10 +31,18 @@ def db(database_url):
 def _fill(db, workspace_id: str = "ws1", n: int = N) -> None:
     with db.transaction() as s:
         for i in range(1, n + 1):
-            audit.record(s, workspace_id, f"user{i % 2}@x", "decision" if i % 3 else "promotion",
-                         target_type="suggestion", target_id=f"s{i}", execution_id=f"ex{i % 2}",
-                         before={"mode": "coaching", "n": i}, after={"mode": "auto", "at": datetime(2024, 1, i)},
-                         result="ok" if i != 4 else "refused")
+            audit.record(
+                s,
+                workspace_id,
+                f"user{i % 2}@x",
+                "decision" if i % 3 else "promotion",
+                target_type="suggestion",
+                target_id=f"s{i}",
+                execution_id=f"ex{i % 2}",
+                before={"mode": "coaching", "n": i},
+                after={"mode": "auto", "at": datetime(2024, 1, i)},
+                result="ok" if i != 4 else "refused",
+            )
 
 
 def _tamper(db, statement) -> None:
@@ -55,10 +65,16 @@ def test_hash_is_sha256_of_prev_hash_and_canonical_json():
     assert audit.canonical_json(fields) == '{"a":"é","b":1,"c":null}'
     import hashlib
 
-    assert audit.compute_hash("0" * 64, fields) == hashlib.sha256(('0' * 64 + '{"a":"é","b":1,"c":null}')
-                                                                  .encode()).hexdigest()
-    assert audit.plain({"t": datetime(2024, 1, 2, tzinfo=timezone.utc), 3: -0.0, "big": 1e20, "x": 0.5}) == \
-        {"t": "2024-01-02T00:00:00+00:00", "3": 0.0, "big": 10**20, "x": 0.5}
+    assert (
+        audit.compute_hash("0" * 64, fields)
+        == hashlib.sha256(("0" * 64 + '{"a":"é","b":1,"c":null}').encode()).hexdigest()
+    )
+    assert audit.plain({"t": datetime(2024, 1, 2, tzinfo=UTC), 3: -0.0, "big": 1e20, "x": 0.5}) == {
+        "t": "2024-01-02T00:00:00+00:00",
+        "3": 0.0,
+        "big": 10**20,
+        "x": 0.5,
+    }
 
 
 def test_empty_chain_verifies(db):
@@ -95,9 +111,16 @@ def test_a_rolled_back_event_leaves_no_trace(db):
 
 
 EDITS = {
-    "actor": "mallory@x", "action": "login", "target_type": "workflow", "target_id": "other", "execution_id": None,
-    "before": {"mode": "auto", "n": 3}, "after": None, "result": "failed",
-    "created_at": datetime(2020, 1, 1, tzinfo=timezone.utc), "hash": "f" * 64,
+    "actor": "mallory@x",
+    "action": "login",
+    "target_type": "workflow",
+    "target_id": "other",
+    "execution_id": None,
+    "before": {"mode": "auto", "n": 3},
+    "after": None,
+    "result": "failed",
+    "created_at": datetime(2020, 1, 1, tzinfo=UTC),
+    "hash": "f" * 64,
 }
 
 
@@ -219,11 +242,14 @@ def test_list_page_filters_and_pages_newest_first(db):
         rows, total = audit.list_page(s, "ws1", action="promotion", actor="user1@x")
         assert ([r.seq for r in rows], total) == ([3], 1)
         assert audit.list_page(s, "ws1", actor="nobody") == ([], 0)
-        s.execute(update(AuditEvent).where(AuditEvent.seq <= 2)
-                  .values(created_at=datetime.now(timezone.utc) - timedelta(days=2)))
+        s.execute(
+            update(AuditEvent)
+            .where(AuditEvent.seq <= 2)
+            .values(created_at=datetime.now(UTC) - timedelta(days=2))
+        )
     # `since` holds the rows written since a moment (the edit above also breaks the chain, as it should)
     with db.transaction() as s:
-        since = datetime.now(timezone.utc) - timedelta(days=1)
+        since = datetime.now(UTC) - timedelta(days=1)
         rows, total = audit.list_page(s, "ws1", since=since)
         assert total == N - 2 and min(r.seq for r in rows) == 3
         naive = since.replace(tzinfo=None)  # a naive moment is read as UTC
@@ -236,8 +262,20 @@ def test_view_is_json_ready(db):
     with db.transaction() as s:
         data = audit.view(audit.last_event(s, "ws1"))
     assert json.loads(json.dumps(data)) == data
-    assert set(data) >= {"seq", "actor", "action", "target_type", "target_id", "execution_id", "before", "after",
-                         "result", "created_at", "prev_hash", "hash"}
+    assert set(data) >= {
+        "seq",
+        "actor",
+        "action",
+        "target_type",
+        "target_id",
+        "execution_id",
+        "before",
+        "after",
+        "result",
+        "created_at",
+        "prev_hash",
+        "hash",
+    }
     assert data["created_at"].endswith("+00:00")
 
 
@@ -245,9 +283,17 @@ def test_values_are_stored_as_they_were_hashed(db):
     """Odd values (NUL, -0.0, huge floats, tuples, non-string keys, overlong strings) survive the round trip through
     either database unchanged, so a fresh chain never reports itself edited."""
     with db.transaction() as s:
-        audit.record(s, "ws1", "x" * 500, "a" * 80, target_type="t\x00t", target_id="y" * 300,
-                     before={"nul": "a\x00b", "neg0": -0.0, "big": 1.5e20, "tiny": 1e-7, "t": (1, 2), 5: "five"},
-                     after=[1.0, 2, "é", None, True], result="r" * 90)
+        audit.record(
+            s,
+            "ws1",
+            "x" * 500,
+            "a" * 80,
+            target_type="t\x00t",
+            target_id="y" * 300,
+            before={"nul": "a\x00b", "neg0": -0.0, "big": 1.5e20, "tiny": 1e-7, "t": (1, 2), 5: "five"},
+            after=[1.0, 2, "é", None, True],
+            result="r" * 90,
+        )
     assert _verify(db) == {"ok": True, "checked": 1}
     with db.transaction() as s:
         row = audit.last_event(s, "ws1")
@@ -271,11 +317,15 @@ def test_concurrent_writers_make_one_whole_chain(db):
 
 
 _json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(min_value=-(2**80), max_value=2**80) | st.text()
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**80), max_value=2**80)
+    | st.text()
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.sampled_from([1e-05, 9.9e-05, 0.0001, 1e16, 1.5e300, 5e-324, -2.5e-10, 123456.789]),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
-    max_leaves=20)
+    max_leaves=20,
+)
 
 
 @settings(max_examples=400, deadline=None)

@@ -5,6 +5,7 @@ expression (a string, `a if c else b`, `"prefix_" + (...)`, a local or module na
 `{...}.get(k, default)` of strings). A call whose action cannot be worked out that way fails the test too: write it
 so it can be, or the list could drift again (#42 item 4: `gateway_builtins`, `llm_provider_change`, `undo_window` …
 were recorded and not listed)."""
+
 from __future__ import annotations
 
 import ast
@@ -22,8 +23,13 @@ class Unknown(Exception):
 
 
 def _assignments(tree: ast.AST, name: str) -> list[ast.expr]:
-    return [node.value for node in ast.walk(tree) if isinstance(node, ast.Assign)
-            for target in node.targets if isinstance(target, ast.Name) and target.id == name]
+    return [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name) and target.id == name
+    ]
 
 
 def _possible(expr: ast.expr, scopes: list[ast.AST]) -> set[str]:
@@ -36,8 +42,13 @@ def _possible(expr: ast.expr, scopes: list[ast.AST]) -> set[str]:
         return {a + b for a in _possible(expr.left, scopes) for b in _possible(expr.right, scopes)}
     if isinstance(expr, ast.Dict):
         return set().union(*(_possible(v, scopes) for v in expr.values))
-    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "get" \
-            and isinstance(expr.func.value, ast.Dict) and len(expr.args) == 2:
+    if (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Attribute)
+        and expr.func.attr == "get"
+        and isinstance(expr.func.value, ast.Dict)
+        and len(expr.args) == 2
+    ):
         return _possible(expr.func.value, scopes) | _possible(expr.args[1], scopes)
     if isinstance(expr, ast.Name):
         for scope in scopes:  # the innermost function first, then the module
@@ -56,13 +67,19 @@ def recorded_actions() -> tuple[dict[str, list[str]], list[str]]:
             tree = ast.parse(path.read_text(), str(path))
             functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
             for node in ast.walk(tree):
-                if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                        and node.func.attr == "record" and isinstance(node.func.value, ast.Name)
-                        and node.func.value.id == "audit"):
+                if not (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "record"
+                    and isinstance(node.func.value, ast.Name)
+                    and node.func.value.id == "audit"
+                ):
                     continue
                 where = f"{path.relative_to(ROOT)}:{node.lineno}"
-                action = next((kw.value for kw in node.keywords if kw.arg == "action"),
-                              node.args[3] if len(node.args) > 3 else None)
+                action = next(
+                    (kw.value for kw in node.keywords if kw.arg == "action"),
+                    node.args[3] if len(node.args) > 3 else None,
+                )
                 inner = [f for f in functions if f.lineno <= node.lineno <= (f.end_lineno or f.lineno)]
                 scopes = sorted(inner, key=lambda f: -f.lineno) + [tree]
                 try:
@@ -89,15 +106,26 @@ def test_the_scan_finds_the_actions_the_probe_missed():
     found, _ = recorded_actions()
     assert {"gateway_builtins", "llm_provider_change", "undo_window"} <= set(found)
     # the forms it works out: a conditional, a concatenation, a dict's get, a module constant
-    assert {"member_disable", "member_enable", "notification_route_create", "notification_route_update",
-            "gateway_promotion", "gateway_pin", "gateway_demotion", "execution_triggered"} <= set(found)
+    assert {
+        "member_disable",
+        "member_enable",
+        "notification_route_create",
+        "notification_route_update",
+        "gateway_promotion",
+        "gateway_pin",
+        "gateway_demotion",
+        "execution_triggered",
+    } <= set(found)
 
 
 def test_docs_name_every_action():
     text = (ROOT / "docs" / "auth.md").read_text()
-    section = text[text.index("## Audit"):text.index("## Bootstrap")]
+    section = text[text.index("## Audit") : text.index("## Bootstrap")]
     table = [line for line in section.splitlines() if line.startswith("| ") and "`" in line]
-    named = {name for line in table  # the names of a row's actions, not the words in their explanations (…)
-             for name in re.findall(r"`([a-z_]+)`", re.sub(r"\([^()]*\)", "", line.split("|")[2]))}
+    named = {
+        name
+        for line in table  # the names of a row's actions, not the words in their explanations (…)
+        for name in re.findall(r"`([a-z_]+)`", re.sub(r"\([^()]*\)", "", line.split("|")[2]))
+    }
     assert sorted(set(audit.ACTIONS) - named) == [], "actions docs/auth.md's table does not name"
     assert sorted(named - set(audit.ACTIONS)) == [], "names in docs/auth.md's table that are no action"

@@ -1,5 +1,6 @@
 """SQLite's WAL is copied into the database file by a thread of its own (services.db.Checkpointer), not inside
 whichever commit crosses the threshold: the WAL stays small, and nothing is lost."""
+
 from __future__ import annotations
 
 import os

@@ -1,8 +1,9 @@
 """UTC datetimes on SQLite: written as the dialect's storage format (services.models._SqliteUtcDateTime makes the
 text in one step), read back aware."""
+
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from sqlalchemy import text
@@ -33,9 +34,15 @@ def test_the_text_is_what_sqlalchemys_own_processor_writes():
     from services.orm import UtcDateTime
 
     dialect = sqlite.dialect()
-    ours, theirs = UtcDateTime().dialect_impl(dialect).bind_processor(dialect), sqlite.DATETIME().bind_processor(dialect)
-    for moment in (datetime(2026, 11, 24, 15, 54, 7, 80772, tzinfo=timezone.utc), datetime(999, 1, 2, 3, 4, 5),
-                   datetime(2026, 1, 1, 0, 0, tzinfo=timezone(timedelta(hours=-3, minutes=-30)))):
-        utc = moment.astimezone(timezone.utc).replace(tzinfo=None) if moment.tzinfo else moment
+    ours, theirs = (
+        UtcDateTime().dialect_impl(dialect).bind_processor(dialect),
+        sqlite.DATETIME().bind_processor(dialect),
+    )
+    for moment in (
+        datetime(2026, 11, 24, 15, 54, 7, 80772, tzinfo=UTC),
+        datetime(999, 1, 2, 3, 4, 5),
+        datetime(2026, 1, 1, 0, 0, tzinfo=timezone(timedelta(hours=-3, minutes=-30))),
+    ):
+        utc = moment.astimezone(UTC).replace(tzinfo=None) if moment.tzinfo else moment
         assert ours(moment) == theirs(utc)
     assert ours(None) is None

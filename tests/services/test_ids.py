@@ -1,4 +1,5 @@
 """Row ids: UUIDv7, unique, later ones sort later, and no two processes share random bits after a fork."""
+
 import os
 import time
 import uuid

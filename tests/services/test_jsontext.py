@@ -1,7 +1,8 @@
 """JSON text for stored values: orjson's speed without refusing or changing what the standard library took."""
+
 import json
 import math
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -43,7 +44,9 @@ def test_a_value_json_cannot_hold_raises_type_error():
 
 
 def test_sorted_text_is_the_same_for_equal_values_whatever_their_order():
-    assert jsontext.dumps_sorted({"b": 1, "a": {"d": 2, "c": 3}}) == jsontext.dumps_sorted({"a": {"c": 3, "d": 2}, "b": 1})
+    assert jsontext.dumps_sorted({"b": 1, "a": {"d": 2, "c": 3}}) == jsontext.dumps_sorted(
+        {"a": {"c": 3, "d": 2}, "b": 1}
+    )
     assert jsontext.dumps_sorted({"b": 1, "a": 2}) == '{"a":2,"b":1}'
     assert json.loads(jsontext.dumps_sorted({"n": 2**70})) == {"n": 2**70}
 
@@ -52,11 +55,23 @@ def test_step_states_are_written_in_c_and_read_back_the_same_whichever_way_they_
     from core.execution.engine import StepState
     from services.orm import StepStates
 
-    moment = datetime(2026, 11, 24, 9, 34, 56, 445526, tzinfo=timezone.utc)
-    steps = {"a": StepState("a", status="succeeded", attempts=1, run=1, output={"n": 1}, params={"n": 1},
-                            decision="accept", policy={"effect": "allow"}, idempotency_key="x:a:1",
-                            started_at=moment, finished_at=moment),
-             "b": StepState("b")}
+    moment = datetime(2026, 11, 24, 9, 34, 56, 445526, tzinfo=UTC)
+    steps = {
+        "a": StepState(
+            "a",
+            status="succeeded",
+            attempts=1,
+            run=1,
+            output={"n": 1},
+            params={"n": 1},
+            decision="accept",
+            policy={"effect": "allow"},
+            idempotency_key="x:a:1",
+            started_at=moment,
+            finished_at=moment,
+        ),
+        "b": StepState("b"),
+    }
     column = StepStates()
     fast = jsontext.dumps(column.process_bind_param(steps, None))
     big = {**steps, "c": StepState("c", status="succeeded", output={"id": 2**70}, finished_at=moment)}
@@ -66,9 +81,22 @@ def test_step_states_are_written_in_c_and_read_back_the_same_whichever_way_they_
     assert back["a"] == steps["a"] and back["b"] == steps["b"] and back["c"].output == {"id": 2**70}
     assert back["c"].finished_at == moment and back["a"].started_at.tzinfo is not None
     # rows written before left out the fields at their default, and their times carry the offset: read the same
-    old = [{"step_id": "a", "status": "succeeded", "attempts": 1, "run": 1, "output": {"n": 1}, "params": {"n": 1},
-            "decision": "accept", "policy": {"effect": "allow"}, "idempotency_key": "x:a:1",
-            "started_at": moment.isoformat(), "finished_at": moment.isoformat()}, {"step_id": "b", "status": "pending"}]
+    old = [
+        {
+            "step_id": "a",
+            "status": "succeeded",
+            "attempts": 1,
+            "run": 1,
+            "output": {"n": 1},
+            "params": {"n": 1},
+            "decision": "accept",
+            "policy": {"effect": "allow"},
+            "idempotency_key": "x:a:1",
+            "started_at": moment.isoformat(),
+            "finished_at": moment.isoformat(),
+        },
+        {"step_id": "b", "status": "pending"},
+    ]
     assert column.process_result_value(old, None) == steps
 
 

@@ -1,6 +1,7 @@
 """One lock order on PostgreSQL (issue #16): transactions that lock a workspace's metric rows in opposite orders
 wait for each other instead of deadlocking, because every such row is locked under the workspace's lock, taken
 first. And what counts as a transient error, tried again by services.db.retrying."""
+
 from __future__ import annotations
 
 import sqlite3
@@ -21,18 +22,30 @@ class _Pg(Exception):
         self.sqlstate = sqlstate
 
 
-@pytest.mark.parametrize(("error", "transient"), [
-    (OperationalError("UPDATE", {}, _Pg("40P01")), True),  # deadlock_detected
-    (OperationalError("UPDATE", {}, _Pg("40001")), True),  # serialization_failure
-    (OperationalError("BEGIN", {}, sqlite3.OperationalError("database is locked")), True),
-    (StaleDataError("0 rows matched"), True),
-    # PostgreSQL at its max_connections, as psycopg reports it at connect time (no SQLSTATE): a connection may free up
-    (OperationalError("connect", {}, Exception('connection failed: connection to server at "127.0.0.1", port 5432 '
-                                               'failed: FATAL:  sorry, too many clients already')), True),
-    (IntegrityError("INSERT", {}, _Pg("23505")), False),  # unique_violation: not something a new try gets past
-    (OperationalError("SELECT", {}, sqlite3.OperationalError("no such table: x")), False),
-    (RuntimeError("a bug"), False),
-])
+@pytest.mark.parametrize(
+    ("error", "transient"),
+    [
+        (OperationalError("UPDATE", {}, _Pg("40P01")), True),  # deadlock_detected
+        (OperationalError("UPDATE", {}, _Pg("40001")), True),  # serialization_failure
+        (OperationalError("BEGIN", {}, sqlite3.OperationalError("database is locked")), True),
+        (StaleDataError("0 rows matched"), True),
+        # PostgreSQL at its max_connections, as psycopg reports it at connect time (no SQLSTATE): a connection may free up
+        (
+            OperationalError(
+                "connect",
+                {},
+                Exception(
+                    'connection failed: connection to server at "127.0.0.1", port 5432 '
+                    "failed: FATAL:  sorry, too many clients already"
+                ),
+            ),
+            True,
+        ),
+        (IntegrityError("INSERT", {}, _Pg("23505")), False),  # unique_violation: not something a new try gets past
+        (OperationalError("SELECT", {}, sqlite3.OperationalError("no such table: x")), False),
+        (RuntimeError("a bug"), False),
+    ],
+)
 def test_transient_errors(error, transient):
     assert is_transient(error) is transient
 

@@ -2,6 +2,7 @@
 time, also when something else in the process reaps children (gevent's SIGCHLD handler under `make run`, which
 this test stands in for with a thread reaping any child). A real server (tests/support/mcp_servers.py) and the
 real pool; nothing is mocked."""
+
 from __future__ import annotations
 
 import os
@@ -9,8 +10,8 @@ import threading
 import time
 
 import pytest
-
 from mcp.client.stdio import get_default_environment
+
 from services.toolservers.connection import Endpoint, Unavailable
 from services.toolservers.pool import Clients
 from tests.support.mcp_servers import stdio_command
@@ -46,8 +47,15 @@ def reaper():
 
 
 def endpoint(tmp_path) -> Endpoint:
-    return Endpoint("srv", "shop", 1, "stdio", command=tuple(stdio_command("shop")),
-                    env=tuple(sorted(get_default_environment().items())), cwd=str(tmp_path))
+    return Endpoint(
+        "srv",
+        "shop",
+        1,
+        "stdio",
+        command=tuple(stdio_command("shop")),
+        env=tuple(sorted(get_default_environment().items())),
+        cwd=str(tmp_path),
+    )
 
 
 @pytest.mark.parametrize("reaped", [False, True], ids=["own-wait", "reaped-elsewhere"])

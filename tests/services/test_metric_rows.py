@@ -1,4 +1,5 @@
 """Metric rows never lose a count: not when another process writes the same rows, not after a rollback."""
+
 from __future__ import annotations
 
 import shutil
@@ -13,8 +14,10 @@ from services.metrics import service as metrics
 from services.metrics.service import GLOBAL
 from services.workflows import service as workflows
 
-WORKFLOW = {"name": "two", "steps": [{"id": f"s{i}", "tool": "echo", "params": {"message": f"step {i}"}}
-                                     for i in range(4)]}
+WORKFLOW = {
+    "name": "two",
+    "steps": [{"id": f"s{i}", "tool": "echo", "params": {"message": f"step {i}"}} for i in range(4)],
+}
 
 
 class Latest:
@@ -30,8 +33,16 @@ class Latest:
 
 
 def _services(url: str, tmp_path, notifier) -> Services:
-    settings = Settings(env="test", database_url=url, instance_dir=str(tmp_path), demo=False, log_level="WARNING",
-                        secret_key="test-secret", random_seed=7, async_mode="threading")
+    settings = Settings(
+        env="test",
+        database_url=url,
+        instance_dir=str(tmp_path),
+        demo=False,
+        log_level="WARNING",
+        secret_key="test-secret",
+        random_seed=7,
+        async_mode="threading",
+    )
     services = Services.build(settings, spawn=lambda fn, *args: fn(*args))
     services.notifier = services.runner.notifier = notifier
     return services
@@ -68,8 +79,13 @@ def _one_decided(services: Services, notifier: Latest) -> tuple[str, str]:
 
 
 def _decide(services: Services, notifier: Latest, execution_id: str, kind: str = "accept") -> dict:
-    return decisions.submit(services, services.default_workspace_id(), execution_id,
-                            {"suggestion_id": notifier.latest[execution_id], "decision": kind}, "ada@coach.local")
+    return decisions.submit(
+        services,
+        services.default_workspace_id(),
+        execution_id,
+        {"suggestion_id": notifier.latest[execution_id], "decision": kind},
+        "ada@coach.local",
+    )
 
 
 def _workflow_counts(services: Services, workflow_id: str) -> tuple[int, int, int]:

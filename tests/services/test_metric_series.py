@@ -1,5 +1,6 @@
 """The charts' hourly series, counted from the decisions when read: per UTC hour, per workflow, per operator, two
 weeks back, one workspace's only (on SQLite and PostgreSQL, whose hour expressions differ)."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -15,15 +16,18 @@ from services.orm import utcnow
 from services.users import service as users
 from services.workflows import service as workflows
 
-WORKFLOW = {"name": "four", "steps": [{"id": f"s{i}", "tool": "echo", "params": {"message": f"step {i}"}}
-                                      for i in range(4)]}
+WORKFLOW = {
+    "name": "four",
+    "steps": [{"id": f"s{i}", "tool": "echo", "params": {"message": f"step {i}"}} for i in range(4)],
+}
 
 
 def _pending(services, execution_id: str) -> str:
     services.runner.wait_idle(5)
     with services.db.read() as session:
-        return session.scalar(select(Suggestion.id).where(Suggestion.execution_id == execution_id,
-                                                          Suggestion.status == "pending"))
+        return session.scalar(
+            select(Suggestion.id).where(Suggestion.execution_id == execution_id, Suggestion.status == "pending")
+        )
 
 
 def _decide(services, workspace: str, execution_id: str, kind: str, operator: str) -> str:
@@ -49,15 +53,18 @@ def history(services):
     with services.db.transaction() as session:
         first = workflows.create(session, services.tools, workspace, WORKFLOW).id
         other = workflows.create(session, services.tools, workspace, {**WORKFLOW, "name": "other"}).id
-        runs = [executions.start(session, services.definitions, workspace, wf, {}, "coaching").id
-                for wf in (first, other)]
+        runs = [
+            executions.start(session, services.definitions, workspace, wf, {}, "coaching").id for wf in (first, other)
+        ]
     for execution_id in runs:
         services.runner.schedule(execution_id)
     hour = utcnow().replace(minute=0, second=0, microsecond=0)
-    made = [(_decide(services, workspace, runs[0], "accept", "ann@coach.local"), hour - timedelta(hours=3, minutes=-5)),
-            (_decide(services, workspace, runs[0], "skip", "bob@coach.local"), hour - timedelta(hours=3, minutes=-50)),
-            (_decide(services, workspace, runs[1], "accept", "ann@coach.local"), hour - timedelta(minutes=30)),
-            (_decide(services, workspace, runs[0], "accept", "ann@coach.local"), hour - timedelta(days=15))]
+    made = [
+        (_decide(services, workspace, runs[0], "accept", "ann@coach.local"), hour - timedelta(hours=3, minutes=-5)),
+        (_decide(services, workspace, runs[0], "skip", "bob@coach.local"), hour - timedelta(hours=3, minutes=-50)),
+        (_decide(services, workspace, runs[1], "accept", "ann@coach.local"), hour - timedelta(minutes=30)),
+        (_decide(services, workspace, runs[0], "accept", "ann@coach.local"), hour - timedelta(days=15)),
+    ]
     for suggestion_id, when in made:
         _made_at(services, suggestion_id, when)
     return {"workspace": workspace, "first": first, "other": other, "hour": hour}
@@ -69,8 +76,16 @@ def test_the_workspace_series_counts_each_utc_hour_of_the_last_two_weeks(service
     three_ago, one_ago = history["hour"] - timedelta(hours=3), history["hour"] - timedelta(hours=1)
     assert [p["bucket"] for p in points] == [three_ago.isoformat(), one_ago.isoformat()]
     assert points[0] | {"latency_ms_avg": None} == {
-        "bucket": three_ago.isoformat(), "decisions": 2, "accepted": 1, "rejected": 0, "corrected": 0, "manual": 0,
-        "skipped": 1, "acceptance_rate": 1.0, "latency_ms_avg": None}  # a skip is not counted in the rate
+        "bucket": three_ago.isoformat(),
+        "decisions": 2,
+        "accepted": 1,
+        "rejected": 0,
+        "corrected": 0,
+        "manual": 0,
+        "skipped": 1,
+        "acceptance_rate": 1.0,
+        "latency_ms_avg": None,
+    }  # a skip is not counted in the rate
     assert points[0]["latency_ms_avg"] >= 0
     assert (points[1]["decisions"], points[1]["accepted"], points[1]["acceptance_rate"]) == (1, 1, 1.0)
 

@@ -1,5 +1,6 @@
 """0027 brings workspace_llm (a workspace's own LLM provider) as the model says, and its downgrade takes it away
 leaving the workspaces as they were (SQLite, and PostgreSQL when it answers)."""
+
 from __future__ import annotations
 
 from sqlalchemy import text
@@ -15,10 +16,16 @@ def test_0027_brings_workspace_llm_as_the_model_says_and_takes_it_back(database_
     try:
         assert differences_from_models(db, "workspace_llm") == []
         with db.engine.begin() as conn:
-            conn.execute(text("INSERT INTO workspaces (id, slug, name, created_at) VALUES ('ws', 'ws', 'WS', :t)"),
-                         {"t": T0})
-            conn.execute(text("INSERT INTO workspace_llm (workspace_id, base_url, model, api_key, updated_by, "
-                              "updated_at) VALUES ('ws', 'http://h/v1', 'm', '', 'a@x', :t)"), {"t": T0})
+            conn.execute(
+                text("INSERT INTO workspaces (id, slug, name, created_at) VALUES ('ws', 'ws', 'WS', :t)"), {"t": T0}
+            )
+            conn.execute(
+                text(
+                    "INSERT INTO workspace_llm (workspace_id, base_url, model, api_key, updated_by, "
+                    "updated_at) VALUES ('ws', 'http://h/v1', 'm', '', 'a@x', :t)"
+                ),
+                {"t": T0},
+            )
         migrate(db, "0026", down=True)
         assert "workspace_llm" not in tables(db)
         with db.engine.connect() as conn:

@@ -1,6 +1,7 @@
 """0039 brings the check and evidence settings (workspace_review_floor), suggestions.check_change and
 decisions.evidence as the models say, keeps a workspace's floor through its downgrade and takes back a row that held
 only the new settings (SQLite, and PostgreSQL when it answers)."""
+
 from __future__ import annotations
 
 from sqlalchemy import text
@@ -18,19 +19,32 @@ def test_0039_brings_the_check_settings_as_the_model_says_and_takes_them_back(da
         assert differences_from_models(db, "workspace_review_floor", "check_change", "'evidence'") == []
         with db.engine.begin() as conn:
             for ws in ("ws", "ws2"):
-                conn.execute(text("INSERT INTO workspaces (id, slug, name, created_at) VALUES (:w, :w, 'WS', :t)"),
-                             {"w": ws, "t": T0})
-            conn.execute(text("INSERT INTO workspace_review_floor (workspace_id, attentive_floor_ms, check_rate, "
-                              "updated_by, updated_at) VALUES ('ws', 2000, 0.1, 'a@x', :t)"), {"t": T0})
+                conn.execute(
+                    text("INSERT INTO workspaces (id, slug, name, created_at) VALUES (:w, :w, 'WS', :t)"),
+                    {"w": ws, "t": T0},
+                )
+            conn.execute(
+                text(
+                    "INSERT INTO workspace_review_floor (workspace_id, attentive_floor_ms, check_rate, "
+                    "updated_by, updated_at) VALUES ('ws', 2000, 0.1, 'a@x', :t)"
+                ),
+                {"t": T0},
+            )
             # a row with the new settings only: its floor is the default (NULL)
-            conn.execute(text("INSERT INTO workspace_review_floor (workspace_id, attentive_floor_ms, evidence_from, "
-                              "updated_by, updated_at) VALUES ('ws2', NULL, 'attentive', 'a@x', :t)"), {"t": T0})
+            conn.execute(
+                text(
+                    "INSERT INTO workspace_review_floor (workspace_id, attentive_floor_ms, evidence_from, "
+                    "updated_by, updated_at) VALUES ('ws2', NULL, 'attentive', 'a@x', :t)"
+                ),
+                {"t": T0},
+            )
         migrate(db, "0038", down=True)
         assert not NEW & columns(db, "workspace_review_floor")
         assert "check_change" not in columns(db, "suggestions") and "evidence" not in columns(db, "decisions")
         with db.engine.connect() as conn:
-            assert conn.execute(text("SELECT workspace_id, attentive_floor_ms FROM workspace_review_floor")).all() \
-                == [("ws", 2000)]
+            assert conn.execute(text("SELECT workspace_id, attentive_floor_ms FROM workspace_review_floor")).all() == [
+                ("ws", 2000)
+            ]
         migrate(db, "head")
         assert NEW <= columns(db, "workspace_review_floor")
         assert "check_change" in columns(db, "suggestions") and "evidence" in columns(db, "decisions")

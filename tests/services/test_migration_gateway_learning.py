@@ -1,4 +1,5 @@
 """Migration 0030_gateway_learning: the gateway tools' modes, as the model says, and back."""
+
 from __future__ import annotations
 
 from services.db import Database

@@ -1,8 +1,9 @@
 """The notifier sends an event for an execution and its workspace once, to both rooms together, and the
 workspace's summaries after the execution's own events."""
+
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy.orm import Session
@@ -38,8 +39,10 @@ def test_latest_keeps_only_the_last_value_of_a_state():
     events.latest("coaching_stats", {"accepted": 1}, execution="e1")
     events.add("coaching_suggestion", {"suggestion_id": "s"}, execution="e1", workspace="w1")
     events.latest("coaching_stats", {"accepted": 2}, execution="e1")
-    assert [(e, p) for e, p, _ in events.items] == [("coaching_suggestion", {"suggestion_id": "s"}),
-                                                    ("coaching_stats", {"accepted": 2})]
+    assert [(e, p) for e, p, _ in events.items] == [
+        ("coaching_suggestion", {"suggestion_id": "s"}),
+        ("coaching_stats", {"accepted": 2}),
+    ]
 
 
 def test_the_workspaces_summaries_go_after_the_executions_events_of_the_same_transaction():
@@ -52,7 +55,12 @@ def test_the_workspaces_summaries_go_after_the_executions_events_of_the_same_tra
     events.latest("coaching_stats", {"accepted": 1}, execution="e1")
     Notifier(socketio).send(events)
     assert [event for event, _, _ in socketio.sent] == [
-        "execution_update", "coaching_suggestion", "coaching_stats", "metrics_update", "workflow_level_changed"]
+        "execution_update",
+        "coaching_suggestion",
+        "coaching_stats",
+        "metrics_update",
+        "workflow_level_changed",
+    ]
 
 
 def step(step_id: str, status: str) -> dict:
@@ -64,34 +72,48 @@ def test_one_execution_update_per_execution_and_transaction_made_from_its_last_s
     e1 = {"execution_id": "e1", "status": "running", "step_id": "a", "steps": [step("a", "running")]}
     # a decision: its step changed; another execution changed too; then the runner opens e1's next suggestion
     events.at_commit(tx, "execution_update", "e1", lambda: dict(e1), execution="e1", workspace="w1")
-    events.at_commit(tx, "execution_update", "e2", lambda: {"execution_id": "e2", "step_id": "x"}, execution="e2",
-                     workspace="w1")
+    events.at_commit(
+        tx, "execution_update", "e2", lambda: {"execution_id": "e2", "step_id": "x"}, execution="e2", workspace="w1"
+    )
     events.add("coaching_suggestion", {"suggestion_id": "s2", "step_id": "b"}, execution="e1", workspace="w1")
     events.at_commit(tx, "execution_update", "e1", lambda: dict(e1), execution="e1", workspace="w1")
     e1.update(status="waiting_decision", step_id="b", steps=[step("a", "succeeded"), step("b", "waiting")])
     events.made()
     sent = [(event, payload.get("execution_id"), payload.get("step_id")) for event, payload, _ in events.items]
     # the suggestion first, then e1's state as it was when made; e2's update is another execution's, untouched
-    assert sent == [("execution_update", "e2", "x"), ("coaching_suggestion", None, "b"),
-                    ("execution_update", "e1", "b")]
+    assert sent == [
+        ("execution_update", "e2", "x"),
+        ("coaching_suggestion", None, "b"),
+        ("execution_update", "e1", "b"),
+    ]
     assert events.items[-1][1]["steps"] == [step("a", "succeeded"), step("b", "waiting")]
     assert events.items[-1][2] == ("execution:e1", "workspace:w1")
 
 
 def test_execution_updates_added_as_they_are_are_sent_as_they_are():
     events = Events()
-    events.add("execution_update", {"execution_id": "e1", "status": "running", "steps": [step("a", "running")]},
-               execution="e1", plain=True)
+    events.add(
+        "execution_update",
+        {"execution_id": "e1", "status": "running", "steps": [step("a", "running")]},
+        execution="e1",
+        plain=True,
+    )
     events.add("execution_update", {"execution_id": "e1", "status": "paused"}, execution="e1", plain=True)
     assert [payload for _, payload, _ in events.items] == [
         {"execution_id": "e1", "status": "running", "steps": [step("a", "running")]},
-        {"execution_id": "e1", "status": "paused"}]
+        {"execution_id": "e1", "status": "paused"},
+    ]
 
 
 # -- an execution's update made at commit (executions.changed) ------------------------------------------------------
 
-TWO_STEPS = {"name": "pushed", "steps": [{"id": "a", "tool": "echo", "params": {"message": "a"}},
-                                         {"id": "b", "tool": "echo", "params": {"message": "b"}}]}
+TWO_STEPS = {
+    "name": "pushed",
+    "steps": [
+        {"id": "a", "tool": "echo", "params": {"message": "a"}},
+        {"id": "b", "tool": "echo", "params": {"message": "b"}},
+    ],
+}
 
 
 @pytest.fixture
@@ -151,15 +173,22 @@ def test_pushed_step_states_are_plain_json_values_in_utc_and_left_out_beyond_64_
     services, execution_id = started
     with services.db.transaction() as tx:
         ex = executions.get_any(tx, execution_id)
-        executions.set_step(ex, "a", status=S.STEP_SUCCEEDED, output={"n": 2 ** 70, "text": "é", 3: [1.5, None]},
-                            started_at=datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc),
-                            finished_at=datetime(2026, 1, 2, 3, 4, 6, 789))
+        executions.set_step(
+            ex,
+            "a",
+            status=S.STEP_SUCCEEDED,
+            output={"n": 2**70, "text": "é", 3: [1.5, None]},
+            started_at=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC),
+            finished_at=datetime(2026, 1, 2, 3, 4, 6, 789),
+        )
         update = executions.update_event(ex, "a")
         step_a = next(s for s in update["steps"] if s["step_id"] == "a")
         # an integer beyond 64 bits (orjson declines it) is carried as it is; keys become strings; datetimes ISO UTC
-        assert step_a["output"] == {"n": 2 ** 70, "text": "é", "3": [1.5, None]}
-        assert (step_a["started_at"], step_a["finished_at"]) == ("2026-01-02T03:04:05+00:00",
-                                                                 "2026-01-02T03:04:06.000789+00:00")
+        assert step_a["output"] == {"n": 2**70, "text": "é", "3": [1.5, None]}
+        assert (step_a["started_at"], step_a["finished_at"]) == (
+            "2026-01-02T03:04:05+00:00",
+            "2026-01-02T03:04:06.000789+00:00",
+        )
         # a copy: changing the step afterwards does not change what is sent
         ex.steps["a"].output["text"] = "changed"
         assert step_a["output"]["text"] == "é"

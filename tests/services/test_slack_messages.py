@@ -1,4 +1,5 @@
 """services/slack/messages.py: what a review's Slack message shows and which buttons it gets (pure, no Slack)."""
+
 from __future__ import annotations
 
 import json
@@ -11,8 +12,18 @@ def buttons(message: dict) -> list[dict]:
 
 
 def review(**kw) -> M.Review:
-    return M.Review(**{"kind": "approval", "id": "a1", "workspace_id": "w1", "question": "Pay 1840?",
-                       "tool": "http.request", "params": {"amount": 1840}, "url": "https://coach/x", **kw})
+    return M.Review(
+        **{
+            "kind": "approval",
+            "id": "a1",
+            "workspace_id": "w1",
+            "question": "Pay 1840?",
+            "tool": "http.request",
+            "params": {"amount": 1840},
+            "url": "https://coach/x",
+            **kw,
+        }
+    )
 
 
 def test_a_plain_review_gets_approve_reject_and_open_carrying_the_item():
@@ -36,8 +47,9 @@ def test_destructive_or_flagged_by_a_named_rule_is_open_in_coach_only():
 
 
 def test_params_are_cut_short_and_cannot_forge_mentions_or_links():
-    message = M.review_message(review(question="<!here> pay",
-                                      params={"note": "<!channel> <https://evil|click> " + "<" * 5000}))
+    message = M.review_message(
+        review(question="<!here> pay", params={"note": "<!channel> <https://evil|click> " + "<" * 5000})
+    )
     text = json.dumps(message["blocks"]) + message["text"]
     assert "<!here>" not in text
     assert "<!channel>" not in text and "&lt;!channel&gt;" in text and "<https://evil" not in text

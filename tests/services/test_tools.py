@@ -1,4 +1,5 @@
 """The built-in tools against real parts: a local HTTP server, a SQLite file, a temp data folder, real processes."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -34,8 +35,12 @@ WS = "w1"  # the workspace the tools run for in these tests
 
 
 def ctx(budget_s: float | None = None, workspace_id: str = WS) -> ToolContext:
-    return ToolContext(execution_id="e1", step_id="s1", deadline=None if budget_s is None else time.monotonic() + budget_s,
-                       workspace_id=workspace_id)
+    return ToolContext(
+        execution_id="e1",
+        step_id="s1",
+        deadline=None if budget_s is None else time.monotonic() + budget_s,
+        workspace_id=workspace_id,
+    )
 
 
 @pytest.fixture
@@ -43,8 +48,10 @@ def settings(tmp_path: Path) -> Settings:
     return Settings(
         instance_dir=str(tmp_path),
         shell_allow=("echo", "sleep"),
-        sql_connections={"main": {"url": f"sqlite:///{tmp_path / 'test.db'}", "workspaces": [WS]},
-                         "other": {"url": "sqlite://", "workspaces": [WS, "w2"]}},
+        sql_connections={
+            "main": {"url": f"sqlite:///{tmp_path / 'test.db'}", "workspaces": [WS]},
+            "other": {"url": "sqlite://", "workspaces": [WS, "w2"]},
+        },
         outbound_allow=("127.0.0.1",),  # the test servers listen on loopback
     )
 
@@ -104,8 +111,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
         elif url.path == "/host":
-            self._send(200, json.dumps({"host": self.headers.get("Host"), "method": self.command,
-                                        "body": body}).encode(), "application/json")
+            self._send(
+                200,
+                json.dumps({"host": self.headers.get("Host"), "method": self.command, "body": body}).encode(),
+                "application/json",
+            )
         elif url.path == "/text":
             self._send(200, "plain text é".encode(), "text/plain; charset=utf-8")
         elif url.path == "/big":
@@ -162,7 +172,13 @@ def test_http_get_parses_json_response(http_tool, server):
 
 def test_http_post_sends_json_query_and_headers(http_tool, server):
     out = http_tool.run(
-        {"method": "POST", "url": f"{server}/echo", "params": {"q": "coach"}, "headers": {"X-Test": "yes"}, "json": {"a": 1}},
+        {
+            "method": "POST",
+            "url": f"{server}/echo",
+            "params": {"q": "coach"},
+            "headers": {"X-Test": "yes"},
+            "json": {"a": 1},
+        },
         ctx(),
     )
     assert out["status"] == 201 and out["ok"] is True
@@ -232,6 +248,7 @@ def test_http_refuses_non_http_urls(http_tool):
 
 # --- SQL on a real SQLite file --------------------------------------------------------------
 
+
 @pytest.fixture
 def sql_tool(settings: Settings):
     tool = SqlQueryTool(settings)
@@ -247,7 +264,9 @@ def test_sql_creates_inserts_and_selects_with_bind_params(sql_tool):
     created = _sql(sql_tool, "CREATE TABLE people (id INTEGER PRIMARY KEY, name TEXT, age INTEGER)")
     assert created["rows"] == [] and created["columns"] == []
     for name, age in [("ada", 36), ("bob", 25), ("cy", 41)]:
-        inserted = _sql(sql_tool, "INSERT INTO people (name, age) VALUES (:name, :age)", params={"name": name, "age": age})
+        inserted = _sql(
+            sql_tool, "INSERT INTO people (name, age) VALUES (:name, :age)", params={"name": name, "age": age}
+        )
         assert inserted["rowcount"] == 1
     out = _sql(sql_tool, "SELECT name, age FROM people WHERE age > :min ORDER BY name", params={"min": 30})
     assert out["columns"] == ["name", "age"]
@@ -294,7 +313,11 @@ def test_sql_failed_statement_leaves_no_partial_changes(sql_tool):
 def test_sql_runaway_query_is_interrupted_at_the_deadline(sql_tool):
     # the query never ends by itself: an answer at all (within pytest's time-out) means it was interrupted
     with pytest.raises(ToolError, match="timed out"):
-        _sql(sql_tool, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c", budget_s=0.3)
+        _sql(
+            sql_tool,
+            "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c",
+            budget_s=0.3,
+        )
     assert _sql(sql_tool, "SELECT 1 AS one")["rows"] == [{"one": 1}]  # the pooled connection still works
 
 
@@ -308,6 +331,7 @@ def test_sql_values_are_json_safe(sql_tool):
 
 
 # --- files in a temp data folder ------------------------------------------------------------
+
 
 def test_file_write_then_read_round_trips_text(settings, data_dir):
     written = FileWriteTool(settings).run({"path": "notes/today.txt", "content": "héllo\n"}, ctx())
@@ -395,6 +419,7 @@ def test_file_read_missing_file_and_size_limit_are_tool_errors(settings, data_di
 
 # --- shell.run with real processes ----------------------------------------------------------
 
+
 def test_shell_runs_allow_listed_echo_in_the_data_folder(settings, data_dir):
     out = ShellRunTool(settings).run({"command": ["echo", "hello", "$HOME; rm -rf /"]}, ctx())
     assert out == {"returncode": 0, "stdout": "hello $HOME; rm -rf /\n", "stderr": ""}
@@ -434,13 +459,19 @@ def test_shell_passes_stdin_and_runs_in_the_requested_subfolder(settings, data_d
 
 # --- the registry ---------------------------------------------------------------------------
 
+
 def test_build_registry_registers_all_builtins(settings):
     registry = build_registry(settings)
     assert BUILTINS <= set(registry.names())
     risks = {name: registry.get(name).risk for name in BUILTINS}
     assert risks == {
-        "noop": "read", "echo": "read", "http.request": "external", "sql.query": "write",
-        "file.read": "read", "file.write": "write", "shell.run": "destructive",
+        "noop": "read",
+        "echo": "read",
+        "http.request": "external",
+        "sql.query": "write",
+        "file.read": "read",
+        "file.write": "write",
+        "shell.run": "destructive",
     }
 
 
@@ -528,16 +559,26 @@ def test_failing_entry_points_are_logged_and_skipped(settings, monkeypatch, plug
 
 # --- tenants: every tool knows whose it runs for ---------------------------------------------------------
 
+
 def _all_tools(settings):
-    return [FileReadTool(settings), FileWriteTool(settings), ShellRunTool(settings), SqlQueryTool(settings),
-            HttpRequestTool(settings)]
+    return [
+        FileReadTool(settings),
+        FileWriteTool(settings),
+        ShellRunTool(settings),
+        SqlQueryTool(settings),
+        HttpRequestTool(settings),
+    ]
 
 
 @pytest.mark.parametrize("workspace_id", ["", "  "])
 def test_tenant_tools_refuse_to_run_without_a_workspace(settings, data_dir, server, workspace_id):
-    params = {"file.read": {"path": "a.txt"}, "file.write": {"path": "a.txt", "content": "x"},
-              "shell.run": {"command": ["echo", "hi"]}, "sql.query": {"connection": "main", "query": "SELECT 1"},
-              "http.request": {"url": f"{server}/json"}}
+    params = {
+        "file.read": {"path": "a.txt"},
+        "file.write": {"path": "a.txt", "content": "x"},
+        "shell.run": {"command": ["echo", "hi"]},
+        "sql.query": {"connection": "main", "query": "SELECT 1"},
+        "http.request": {"url": f"{server}/json"},
+    }
     (data_dir / "a.txt").write_text("mine")
     for tool in _all_tools(settings):
         with pytest.raises(ToolError, match="needs a workspace"):
@@ -615,6 +656,7 @@ def test_file_write_past_the_workspace_quota_fails_and_writes_nothing(settings, 
 
 # --- SQL connections are granted per workspace -------------------------------------------------------------
 
+
 class Slugs:
     """The workspace directory the server gives the tools, for two workspaces with slugs (no database here)."""
 
@@ -626,17 +668,27 @@ class Slugs:
 
     def outbound(self, workspace_id):
         from core.outbound import OutboundLists
+
         return OutboundLists()
 
 
 def test_sql_connection_is_only_for_the_workspaces_it_is_granted_to(settings, tmp_path):
-    tool = SqlQueryTool(settings.with_overrides(sql_connections={
-        "shared": {"url": "sqlite://", "workspaces": ["w1", "sales"]},
-        "finance": {"url": f"sqlite:///{tmp_path / 'finance.db'}", "workspaces": ["w1"]}}),
-        Slugs({"w1": "hq", "w2": "sales", "w3": "ops"}))
+    tool = SqlQueryTool(
+        settings.with_overrides(
+            sql_connections={
+                "shared": {"url": "sqlite://", "workspaces": ["w1", "sales"]},
+                "finance": {"url": f"sqlite:///{tmp_path / 'finance.db'}", "workspaces": ["w1"]},
+            }
+        ),
+        Slugs({"w1": "hq", "w2": "sales", "w3": "ops"}),
+    )
     try:
-        assert tool.run({"connection": "finance", "query": "SELECT 1 AS one"}, ctx(workspace_id="w1"))["rows"] == [{"one": 1}]
-        assert tool.run({"connection": "shared", "query": "SELECT 2 AS two"}, ctx(workspace_id="w2"))["rows"] == [{"two": 2}]
+        assert tool.run({"connection": "finance", "query": "SELECT 1 AS one"}, ctx(workspace_id="w1"))["rows"] == [
+            {"one": 1}
+        ]
+        assert tool.run({"connection": "shared", "query": "SELECT 2 AS two"}, ctx(workspace_id="w2"))["rows"] == [
+            {"two": 2}
+        ]
         with pytest.raises(ToolError) as ungranted:
             tool.run({"connection": "finance", "query": "SELECT 1"}, ctx(workspace_id="w2"))
         with pytest.raises(ToolError) as unknown:
@@ -660,10 +712,14 @@ def test_sql_connections_in_the_old_plain_form_are_granted_to_nobody(settings, c
 
 
 def test_settings_read_sql_grants_outbound_and_quota_from_the_environment():
-    settings = Settings.from_env({
-        "COACH_SQL_CONNECTIONS": '{"wh": {"url": "sqlite://", "workspaces": ["default"]}}',
-        "COACH_OUTBOUND_ALLOW": "127.0.0.1, 10.0.0.0/8 ,*.corp.example",
-        "COACH_DATA_QUOTA_MB": "5", "COACH_FILE_READ_MAX_MB": "2"})
+    settings = Settings.from_env(
+        {
+            "COACH_SQL_CONNECTIONS": '{"wh": {"url": "sqlite://", "workspaces": ["default"]}}',
+            "COACH_OUTBOUND_ALLOW": "127.0.0.1, 10.0.0.0/8 ,*.corp.example",
+            "COACH_DATA_QUOTA_MB": "5",
+            "COACH_FILE_READ_MAX_MB": "2",
+        }
+    )
     assert settings.sql_connections == {"wh": {"url": "sqlite://", "workspaces": ["default"]}}
     assert settings.outbound_allow == ("127.0.0.1", "10.0.0.0/8", "*.corp.example")
     assert settings.data_quota_bytes == 5 * 1024 * 1024 and settings.file_read_max_bytes == 2 * 1024 * 1024
@@ -672,6 +728,7 @@ def test_settings_read_sql_grants_outbound_and_quota_from_the_environment():
 
 # --- outbound requests: checked after DNS, connected to the checked address, on every redirect -------------
 
+
 def _port(server: str) -> int:
     return int(server.rsplit(":", 1)[1])
 
@@ -679,20 +736,30 @@ def _port(server: str) -> int:
 def test_http_refuses_loopback_and_private_hosts_by_default(settings, server):
     tool = HttpRequestTool(settings.with_overrides(outbound_allow=()))
     port = _port(server)
-    for url, kind in [(f"{server}/json", "loopback"), (f"http://localhost:{port}/json", "loopback"),
-                      (f"http://[::1]:{port}/", "loopback"), (f"http://[::ffff:127.0.0.1]:{port}/", "loopback"),
-                      (f"http://[64:ff9b::7f00:1]:{port}/", "loopback"),
-                      (f"http://2130706433:{port}/", "loopback"),  # 127.0.0.1 as one number, resolved
-                      ("http://10.1.2.3/", "private"), ("http://192.168.0.1/", "private"),
-                      ("http://169.254.169.254/latest/meta-data/", "link-local"), ("http://0.0.0.0/", "unspecified"),
-                      ("http://224.0.0.1/", "multicast"), ("http://[fe80::1]/", "link-local"),
-                      ("http://100.64.0.1/", "not globally routable")]:
+    for url, kind in [
+        (f"{server}/json", "loopback"),
+        (f"http://localhost:{port}/json", "loopback"),
+        (f"http://[::1]:{port}/", "loopback"),
+        (f"http://[::ffff:127.0.0.1]:{port}/", "loopback"),
+        (f"http://[64:ff9b::7f00:1]:{port}/", "loopback"),
+        (f"http://2130706433:{port}/", "loopback"),  # 127.0.0.1 as one number, resolved
+        ("http://10.1.2.3/", "private"),
+        ("http://192.168.0.1/", "private"),
+        ("http://169.254.169.254/latest/meta-data/", "link-local"),
+        ("http://0.0.0.0/", "unspecified"),
+        ("http://224.0.0.1/", "multicast"),
+        ("http://[fe80::1]/", "link-local"),
+        ("http://100.64.0.1/", "not globally routable"),
+    ]:
         with pytest.raises(ToolError, match="refused") as info:
             tool.run({"url": url}, ctx(5))
         message = str(info.value)
         assert kind in message and "COACH_OUTBOUND_ALLOW" in message, (url, message)
-        host = url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)[0].strip("[]") if "[" not in url else \
-            url.split("[", 1)[1].split("]", 1)[0]
+        host = (
+            url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)[0].strip("[]")
+            if "[" not in url
+            else url.split("[", 1)[1].split("]", 1)[0]
+        )
         assert host in message, (url, message)
 
 
@@ -716,9 +783,11 @@ def test_http_follows_redirects_itself(http_tool, server):
 
 def test_http_checks_every_redirect_hop(http_tool, server):
     port = _port(server)
-    for target, why in [("http://169.254.169.254/latest/meta-data/", "link-local"),
-                        (f"http://127.0.0.2:{port}/json", "loopback"),
-                        (f"http://[::ffff:10.0.0.1]:{port}/", "private")]:
+    for target, why in [
+        ("http://169.254.169.254/latest/meta-data/", "link-local"),
+        (f"http://127.0.0.2:{port}/json", "loopback"),
+        (f"http://[::ffff:10.0.0.1]:{port}/", "private"),
+    ]:
         with pytest.raises(ToolError, match=f"refused.*{why}") as info:
             http_tool.run({"url": f"{server}/redirect?to={target}"}, ctx(5))
         assert target.split("//")[1].split("/")[0].split("]")[0].strip("[").rsplit(":", 1)[0] in str(info.value)
@@ -738,6 +807,7 @@ def test_http_connects_to_the_address_it_checked_and_keeps_the_host_name(setting
     def resolver(host, _port):
         asked.append(host)
         import ipaddress
+
         return [ipaddress.ip_address(a) for a in answers[host]]
 
     tool = HttpRequestTool(settings, resolver=resolver)
@@ -758,8 +828,9 @@ def test_http_obeys_the_workspaces_own_lists(settings, server):
 
     class Lists(Slugs):
         def outbound(self, workspace_id):
-            return {"w1": OutboundLists(deny=("127.0.0.0/8",)), "w2": OutboundLists(allow=("api.example.com",))
-                    }.get(workspace_id, OutboundLists())
+            return {"w1": OutboundLists(deny=("127.0.0.0/8",)), "w2": OutboundLists(allow=("api.example.com",))}.get(
+                workspace_id, OutboundLists()
+            )
 
     tool = HttpRequestTool(settings, Lists({}))
     with pytest.raises(ToolError, match=r"127.0.0.1 is on this workspace's outbound deny list \(entry '127.0.0.0/8'\)"):

@@ -1,6 +1,7 @@
 """services.db: a unit of work is a plain SQLAlchemy Session. Changes are written at commit by the flush (with
 the execution's version column checked), a failed block writes nothing, the identity map is the transaction's one
 cache, and a read never holds up a writer."""
+
 from __future__ import annotations
 
 import threading

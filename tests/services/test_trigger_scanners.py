@@ -1,6 +1,7 @@
 """Two app instances on one database (SQLite, and PostgreSQL when it answers) scan for due schedules at the same
 moment: every due schedule fires exactly once, and a process killed between its claim and its commit loses no fire
 (services/triggers/schedules.py)."""
+
 from __future__ import annotations
 
 import threading
@@ -15,8 +16,11 @@ from services.triggers import schedules
 from services.triggers.models import TriggerSchedule, TriggerStart
 from services.workflows import service as workflows
 
-WORKFLOW = {"name": "tick", "variables": {"n": {"type": "integer", "default": 0}},
-            "steps": [{"id": "a", "tool": "echo", "params": {"n": "{{ vars.n }}"}}]}
+WORKFLOW = {
+    "name": "tick",
+    "variables": {"n": {"type": "integer", "default": 0}},
+    "steps": [{"id": "a", "tool": "echo", "params": {"n": "{{ vars.n }}"}}],
+}
 SCHEDULES = 12
 
 
@@ -24,8 +28,10 @@ SCHEDULES = 12
 def two_apps(settings):
     from api.app import create_app
 
-    apps = [create_app(settings.with_overrides(instance_id=f"instance-{name}"), migrate=False, recover=False)
-            for name in "ab"]
+    apps = [
+        create_app(settings.with_overrides(instance_id=f"instance-{name}"), migrate=False, recover=False)
+        for name in "ab"
+    ]
     yield [app.extensions["coach"] for app in apps]
     for app in apps:
         services = app.extensions["coach"]
@@ -40,9 +46,16 @@ def _schedules(services, count: int = SCHEDULES) -> tuple[str, list[str]]:
     ids = []
     for i in range(count):
         with services.db.transaction() as session:
-            ids.append(schedules.create(session, services.definitions, workspace, workflow_id,
-                                        {"name": f"s{i}", "cron": "* * * * *", "timezone": "UTC",
-                                         "variables": {"n": i}}, "lead@test.local").id)
+            ids.append(
+                schedules.create(
+                    session,
+                    services.definitions,
+                    workspace,
+                    workflow_id,
+                    {"name": f"s{i}", "cron": "* * * * *", "timezone": "UTC", "variables": {"n": i}},
+                    "lead@test.local",
+                ).id
+            )
     return workspace, ids
 
 
@@ -52,6 +65,7 @@ def _scan_together(a, b, now) -> int:
     def scan(services):
         barrier.wait()
         started.append(services.runner.scans.fire_due(now))
+
     threads = [threading.Thread(target=scan, args=(s,)) for s in (a, b)]
     for t in threads:
         t.start()
@@ -84,8 +98,9 @@ def test_a_process_killed_between_claim_and_commit_loses_no_fire(two_apps):
     now = slot + timedelta(seconds=1)
     with pytest.raises(RuntimeError):  # instance a claims the fire and starts it, then dies before its commit
         with a.db.transaction() as session:
-            claimed, execution_id = schedules.fire(session, a.definitions, a.settings, schedule_id, workspace, slot,
-                                                   now)
+            claimed, execution_id = schedules.fire(
+                session, a.definitions, a.settings, schedule_id, workspace, slot, now
+            )
             assert claimed and execution_id
             raise RuntimeError("killed")
     with b.db.read() as session:

@@ -1,6 +1,7 @@
 """Two server processes on one database: each decision sees what was written before it, by the other process, by
 another kind of transaction in the same process, or from outside Coach; a transaction that failed half way leaves
 nothing behind."""
+
 from __future__ import annotations
 
 import sqlite3
@@ -9,8 +10,10 @@ import pytest
 
 from core.errors import Conflict
 from services.audit import service as audit
-from services.coaching import decisions, service as coaching
-from services.executions import control, service as executions
+from services.coaching import decisions
+from services.coaching import service as coaching
+from services.executions import control
+from services.executions import service as executions
 from services.notifier import Events
 from services.workflows import service as workflows
 from tests.services.test_metric_rows import WORKFLOW, _start, _workflow_counts, two_processes  # noqa: F401
@@ -21,8 +24,13 @@ WS: dict[int, str] = {}
 def _decide(services, notifier, execution_id: str) -> dict:
     """Accept the execution's pending suggestion, as an operator's request would: nothing else runs in between
     (the workspace id looked up once, before)."""
-    return decisions.submit(services, WS[id(services)], execution_id,
-                            {"suggestion_id": notifier.latest[execution_id], "decision": "accept"}, "ada@coach.local")
+    return decisions.submit(
+        services,
+        WS[id(services)],
+        execution_id,
+        {"suggestion_id": notifier.latest[execution_id], "decision": "accept"},
+        "ada@coach.local",
+    )
 
 
 def _workflow(services, *others) -> str:
@@ -62,8 +70,9 @@ def test_a_pause_by_another_process_stops_the_next_decision(two_processes):
         _decide(a, notifier, execution_id)
     assert _execution(b, execution_id)["status"] == "paused"
     with b.db.transaction() as session:
-        coaching.resume(session, WS[id(b)], execution_id, Events(), "lead@coach.local",
-                        tools=b.tools, definitions=b.definitions)
+        coaching.resume(
+            session, WS[id(b)], execution_id, Events(), "lead@coach.local", tools=b.tools, definitions=b.definitions
+        )
     _decide(a, notifier, execution_id)
     steps = _execution(b, execution_id)["steps"]
     assert [steps[f"s{i}"] for i in range(4)] == [("succeeded", "accept")] * 3 + [("waiting", None)]
@@ -148,8 +157,12 @@ def test_a_rule_written_by_another_process_judges_the_next_decision(two_processe
     a, b, notifier = two_processes
     execution_id = _after_two(a, notifier, _workflow(a, b))
     with b.db.transaction() as session:
-        policies.create(session, WS[id(b)], {"name": "no echo", "effect": "deny", "reason": "frozen",
-                                             "match": {"tool": "echo"}}, "lead@coach.local")
+        policies.create(
+            session,
+            WS[id(b)],
+            {"name": "no echo", "effect": "deny", "reason": "frozen", "match": {"tool": "echo"}},
+            "lead@coach.local",
+        )
     with pytest.raises(Conflict, match="no echo"):
         _decide(a, notifier, execution_id)
     assert _execution(a, execution_id)["steps"]["s2"] == ("waiting", None)
@@ -164,9 +177,12 @@ def test_the_policy_revision_written_from_outside_coach_is_read_again(two_proces
         policies.revision(session, WS[id(a)])
     shell = sqlite3.connect(a.db.engine.url.database, isolation_level=None)
     try:
-        shell.execute("INSERT INTO policy_settings (workspace_id, revision, defaults, updated_by, updated_at) "
-                      "VALUES (?, 41, '{}', 'shell', '2026-01-01 00:00:00') "
-                      "ON CONFLICT (workspace_id) DO UPDATE SET revision = 41", (WS[id(a)],))
+        shell.execute(
+            "INSERT INTO policy_settings (workspace_id, revision, defaults, updated_by, updated_at) "
+            "VALUES (?, 41, '{}', 'shell', '2026-01-01 00:00:00') "
+            "ON CONFLICT (workspace_id) DO UPDATE SET revision = 41",
+            (WS[id(a)],),
+        )
     finally:
         shell.close()
     with a.db.transaction() as session:
@@ -178,8 +194,7 @@ def _start_in(services, workflow_id: str) -> str:
     """Start a coaching execution and run it to its first suggestion, as POST /api/executions does, in the
     workspace looked up before (no other transaction in between)."""
     with services.db.transaction() as session:
-        execution_id = executions.start(session, services.definitions, WS[id(services)], workflow_id, {},
-                                        "coaching").id
+        execution_id = executions.start(session, services.definitions, WS[id(services)], workflow_id, {}, "coaching").id
     services.runner.schedule(execution_id)
     return execution_id
 

@@ -1,4 +1,5 @@
 """Fixtures for tests against the real server process: `live_server` and `sio_client`."""
+
 from __future__ import annotations
 
 import threading

@@ -1,5 +1,6 @@
 """An agent's tool calls over Socket.IO against the real server: pushed as tool_call_pending_review and
 coaching_suggestion, decided with coaching_decision, the transcript growing live (agent_messages)."""
+
 from __future__ import annotations
 
 import pytest
@@ -7,8 +8,13 @@ import pytest
 from tests.socket.test_coaching_socket import Recorder
 from tests.support.live_server import LiveServer
 
-EVENTS = ("coaching_suggestion", "tool_call_pending_review", "execution_update", "agent_messages",
-          "clarification_requested")
+EVENTS = (
+    "coaching_suggestion",
+    "tool_call_pending_review",
+    "execution_update",
+    "agent_messages",
+    "clarification_requested",
+)
 
 
 @pytest.fixture
@@ -21,18 +27,29 @@ def agent_server(tmp_path, llm):
 def test_tool_calls_are_pushed_and_decided_over_the_socket(agent_server, llm):
     import socketio
 
-    llm.script("Socket", [{"content": "First echo.", "tool_calls": [{"name": "echo", "arguments": {"n": 1}}]},
-                          {"tool_calls": [{"name": "echo", "arguments": {"n": 2}}]},
-                          {"content": "CONFIRM_DATA: all good?"},
-                          {"content": "Done. STAGE_COMPLETE"}])
-    wf = agent_server.post("/api/workflows", json={"name": "socket agent", "steps": [
-        {"id": "agent", "type": "agent", "goal": "Socket test", "tools": ["echo"]}]}).json()
+    llm.script(
+        "Socket",
+        [
+            {"content": "First echo.", "tool_calls": [{"name": "echo", "arguments": {"n": 1}}]},
+            {"tool_calls": [{"name": "echo", "arguments": {"n": 2}}]},
+            {"content": "CONFIRM_DATA: all good?"},
+            {"content": "Done. STAGE_COMPLETE"},
+        ],
+    )
+    wf = agent_server.post(
+        "/api/workflows",
+        json={
+            "name": "socket agent",
+            "steps": [{"id": "agent", "type": "agent", "goal": "Socket test", "tools": ["echo"]}],
+        },
+    ).json()
     client = socketio.Client(reconnection=False)
     recorder = Recorder(client, EVENTS)
     client.connect(agent_server.base_url, auth={"token": agent_server.token}, wait_timeout=30)
     try:
         execution_id = agent_server.post("/api/executions/coaching", json={"workflow_id": wf["id"]}).json()[
-            "execution_id"]
+            "execution_id"
+        ]
         recorder.join(execution_id)
         first = recorder.wait("tool_call_pending_review", what="for the first call")
         assert first["kind"] == "tool_call" and first["params"] == {"n": 1} and first["rationale"] == "First echo."

@@ -1,5 +1,6 @@
 """Approvals against the real server process: the workspace room's events, and durable deadlines and approvals
 across a crash (SIGKILL) and a restart."""
+
 from __future__ import annotations
 
 import time
@@ -11,10 +12,14 @@ WATCHED = ("approval_requested", "approval_decided", "execution_update")
 
 
 def approval_workflow(server: LiveServer, **approval) -> str:
-    definition = {"name": f"approve {time.monotonic_ns()}", "steps": [
-        {"id": "total", "tool": "echo", "params": {"sum": 42}},
-        {"id": "sign_off", "type": "approval", "message": "Pay {{ steps.total.output.sum }}?", **approval},
-        {"id": "after", "tool": "echo", "params": {"done": True}}]}
+    definition = {
+        "name": f"approve {time.monotonic_ns()}",
+        "steps": [
+            {"id": "total", "tool": "echo", "params": {"sum": 42}},
+            {"id": "sign_off", "type": "approval", "message": "Pay {{ steps.total.output.sum }}?", **approval},
+            {"id": "after", "tool": "echo", "params": {"done": True}},
+        ],
+    }
     response = server.post("/api/workflows", json=definition)
     assert response.status_code == 201, response.text
     return response.json()["id"]
@@ -42,8 +47,19 @@ def test_approval_requested_and_decided_reach_the_workspace_room(live_server, si
     execution_id = start(live_server, wf)
     requested = dashboard.wait("approval_requested", lambda a: a["execution_id"] == execution_id)
     assert (requested["status"], requested["message"], requested["kind"]) == ("pending", "Pay 42?", "step")
-    assert set(requested) >= {"approval_id", "step_id", "approvers", "quorum", "separate_duties", "decisions",
-                              "deadline", "on_timeout", "tool", "params", "policy"}
+    assert set(requested) >= {
+        "approval_id",
+        "step_id",
+        "approvers",
+        "quorum",
+        "separate_duties",
+        "decisions",
+        "deadline",
+        "on_timeout",
+        "tool",
+        "params",
+        "policy",
+    }
     response = live_server.post(f"/api/approvals/{requested['approval_id']}", json={"decision": "approve"})
     assert response.status_code == 200, response.text
     decided = dashboard.wait("approval_decided", lambda a: a["approval_id"] == requested["approval_id"])
@@ -104,5 +120,8 @@ def test_an_approval_survives_a_crash_and_can_still_be_decided(live_server):
     response = live_server.post(f"/api/approvals/{approval['approval_id']}", json={"decision": "approve"})
     assert response.status_code == 200, response.text
     ex = wait_status(live_server, execution_id, ("completed",))
-    assert {s["step_id"]: s["status"] for s in ex["steps"]} == {"total": "succeeded", "sign_off": "succeeded",
-                                                                "after": "succeeded"}
+    assert {s["step_id"]: s["status"] for s in ex["steps"]} == {
+        "total": "succeeded",
+        "sign_off": "succeeded",
+        "after": "succeeded",
+    }

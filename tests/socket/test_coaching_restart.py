@@ -1,9 +1,19 @@
 """A coaching session survives a crash of the real server process (SIGKILL) and a restart (docs/design.md#concepts, §5)."""
+
 from __future__ import annotations
 
-from tests.socket.test_coaching_socket import (coach_client, create_workflow, expected_stats, is_step,  # noqa: F401
-                                               read, rest_decide, start_coaching, stats, steps_of, wait_pending,
-                                               wait_status)
+from tests.socket.test_coaching_socket import (
+    create_workflow,
+    expected_stats,
+    is_step,  # noqa: F401
+    read,
+    rest_decide,
+    start_coaching,
+    stats,
+    steps_of,
+    wait_pending,
+    wait_status,
+)
 
 
 def test_the_pending_suggestion_and_the_stats_survive_a_crash(live_server, coach_client):
@@ -14,8 +24,12 @@ def test_the_pending_suggestion_and_the_stats_survive_a_crash(live_server, coach
     before_client.join(execution_id)
     assert before_client.decide(execution_id, greet["suggestion_id"], "reject", feedback="not like that")["ok"]
     fix = before_client.wait("coaching_suggestion", is_step("greet", not_id=greet["suggestion_id"]))
-    assert before_client.decide(execution_id, fix["suggestion_id"], "manual",
-                                manual_output={"message": "hi by hand"})["ok"] is True
+    assert (
+        before_client.decide(execution_id, fix["suggestion_id"], "manual", manual_output={"message": "hi by hand"})[
+            "ok"
+        ]
+        is True
+    )
     write = wait_pending(live_server, execution_id, "write")
     before_stats = stats(live_server, execution_id)
     assert before_stats == expected_stats(suggestions_made=3, rejected=1, manual_executions=1)
@@ -45,8 +59,9 @@ def test_the_pending_suggestion_and_the_stats_survive_a_crash(live_server, coach
     client.wait("execution_update", lambda u: u["status"] == "completed", what="after the restart")
 
     assert read(live_server, execution_id)["status"] == "completed"
-    assert stats(live_server, execution_id) == expected_stats(suggestions_made=4, rejected=1, manual_executions=1,
-                                                              accepted=2)
+    assert stats(live_server, execution_id) == expected_stats(
+        suggestions_made=4, rejected=1, manual_executions=1, accepted=2
+    )
     assert (live_server.workspace_data_dir() / "out" / "bob.txt").read_text(encoding="utf-8") == "hi by hand"
     metrics = live_server.get(f"/api/metrics/workflows/{wf['id']}").json()
     assert (metrics["decisions"], metrics["accepted"], metrics["rejected"], metrics["manual"]) == (4, 2, 1, 1), metrics

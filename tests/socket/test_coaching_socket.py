@@ -3,13 +3,15 @@
 Every client gets a `Recorder`: its handlers are registered before the client joins a room, it keeps
 what arrived per event in thread-safe lists, and `wait` polls them with a deadline (never a fixed sleep).
 """
+
 from __future__ import annotations
 
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 import socketio
@@ -17,8 +19,18 @@ import socketio
 from tests.support.live_server import LiveServer
 
 WATCHED = ("coaching_suggestion", "execution_update", "coaching_stats", "metrics_update", "workflow_level_changed")
-SUGGESTION_FIELDS = ("suggestion_id", "execution_id", "step_id", "tool", "params", "confidence", "source",
-                     "status", "version", "created_at")
+SUGGESTION_FIELDS = (
+    "suggestion_id",
+    "execution_id",
+    "step_id",
+    "tool",
+    "params",
+    "confidence",
+    "source",
+    "status",
+    "version",
+    "created_at",
+)
 STAT_KEYS = ("suggestions_made", "accepted", "rejected", "corrected", "manual_executions", "skipped", "timed_out")
 WAIT = 30.0
 
@@ -39,6 +51,7 @@ class Recorder:
             with self._cond:
                 self._seen[name].append(data)
                 self._cond.notify_all()
+
         return handle
 
     def events(self, name: str) -> list[Any]:
@@ -49,8 +62,15 @@ class Recorder:
         with self._cond:
             return len(self._seen[name])
 
-    def wait(self, name: str, predicate: Callable[[Any], bool] = lambda _: True, *, since: int = 0,
-             timeout: float = WAIT, what: str = "") -> Any:
+    def wait(
+        self,
+        name: str,
+        predicate: Callable[[Any], bool] = lambda _: True,
+        *,
+        since: int = 0,
+        timeout: float = WAIT,
+        what: str = "",
+    ) -> Any:
         """The first `name` event at index >= `since` for which `predicate` holds."""
         deadline = time.monotonic() + timeout
         with self._cond:
@@ -60,8 +80,7 @@ class Recorder:
                         return payload
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    raise AssertionError(f"no {name} event {what} within {timeout} s; "
-                                         f"got {self._seen[name][since:]!r}")
+                    raise AssertionError(f"no {name} event {what} within {timeout} s; got {self._seen[name][since:]!r}")
                 self._cond.wait(remaining)
 
     def call(self, event: str, data: Any = None, timeout: float = WAIT) -> Any:
@@ -73,8 +92,10 @@ class Recorder:
         return ack
 
     def decide(self, execution_id: str, suggestion_id: str, decision: str, **more) -> dict:
-        return self.call("coaching_decision", {"execution_id": execution_id, "suggestion_id": suggestion_id,
-                                               "decision": decision, **more})
+        return self.call(
+            "coaching_decision",
+            {"execution_id": execution_id, "suggestion_id": suggestion_id, "decision": decision, **more},
+        )
 
 
 @pytest.fixture
@@ -85,12 +106,20 @@ def coach_client(sio_client) -> Callable[[], Recorder]:
 
 def three_steps(name: str = "coached") -> dict:
     """greet (echo) -> write (file.write, reads greet's output) -> last (echo, depends on write alone)."""
-    return {"name": name, "variables": {"who": {"type": "string", "default": "world"}}, "steps": [
-        {"id": "greet", "type": "action", "tool": "echo", "params": {"message": "hi {{ vars.who }}"}},
-        {"id": "write", "type": "action", "tool": "file.write",
-         "params": {"path": "out/{{ vars.who }}.txt", "content": "{{ steps.greet.output.message }}"}},
-        {"id": "last", "type": "action", "tool": "echo", "params": {"n": 1}},
-    ]}
+    return {
+        "name": name,
+        "variables": {"who": {"type": "string", "default": "world"}},
+        "steps": [
+            {"id": "greet", "type": "action", "tool": "echo", "params": {"message": "hi {{ vars.who }}"}},
+            {
+                "id": "write",
+                "type": "action",
+                "tool": "file.write",
+                "params": {"path": "out/{{ vars.who }}.txt", "content": "{{ steps.greet.output.message }}"},
+            },
+            {"id": "last", "type": "action", "tool": "echo", "params": {"n": 1}},
+        ],
+    }
 
 
 def create_workflow(server: LiveServer, definition: dict | None = None) -> dict:
@@ -100,8 +129,9 @@ def create_workflow(server: LiveServer, definition: dict | None = None) -> dict:
 
 
 def start_coaching(server: LiveServer, workflow_id: str, variables: dict | None = None) -> str:
-    response = server.post("/api/executions/coaching", json={"workflow_id": workflow_id,
-                                                             "variables": variables or {"who": "bob"}})
+    response = server.post(
+        "/api/executions/coaching", json={"workflow_id": workflow_id, "variables": variables or {"who": "bob"}}
+    )
     assert response.status_code == 201, response.text
     body = response.json()
     assert body["mode"] == "coaching" and body["is_coaching"] is True, body
@@ -128,9 +158,11 @@ def expected_stats(**counts: int) -> dict:
     return {k: counts.get(k, 0) for k in STAT_KEYS}
 
 
-def wait_pending(server: LiveServer, execution_id: str, step_id: str, purpose: str | None = None,
-                 timeout: float = WAIT) -> dict:
+def wait_pending(
+    server: LiveServer, execution_id: str, step_id: str, purpose: str | None = None, timeout: float = WAIT
+) -> dict:
     """The pending suggestion (REST) once it is the one for `step_id`."""
+
     def ready():
         response = server.get(f"/api/executions/{execution_id}/coaching/suggestion")
         assert response.status_code == 200, response.text
@@ -151,8 +183,10 @@ def wait_status(server: LiveServer, execution_id: str, statuses: tuple[str, ...]
 
 
 def rest_decide(server: LiveServer, execution_id: str, suggestion_id: str, decision: str, **more):
-    return server.post(f"/api/executions/{execution_id}/coaching/decision",
-                       json={"suggestion_id": suggestion_id, "decision": decision, **more})
+    return server.post(
+        f"/api/executions/{execution_id}/coaching/decision",
+        json={"suggestion_id": suggestion_id, "decision": decision, **more},
+    )
 
 
 def assert_error(ack: dict, code: str) -> dict:
@@ -231,7 +265,8 @@ def test_socket_accepts_push_each_next_suggestion_to_every_client_until_complete
     # (step, next step, suggestions counted in the ack): accepting "greet" opens "write"'s suggestion in the
     # same transaction; accepting "write" hands file.write to the runner, which opens "last" a moment later
     for number, (step_id, next_step, made_at_ack) in enumerate(
-            [("greet", "write", 2), ("write", "last", 2), ("last", None, 3)], 1):
+        [("greet", "write", 2), ("write", "last", 2), ("last", None, 3)], 1
+    ):
         assert current["step_id"] == step_id
         marks = {id(c): {e: c.count(e) for e in WATCHED} for c in clients}
         ack = clients[number % 2].decide(execution_id, current["suggestion_id"], "accept")
@@ -245,16 +280,31 @@ def test_socket_accepts_push_each_next_suggestion_to_every_client_until_complete
         made = number + 1 if next_step else number
         for client in clients:
             mark = marks[id(client)]
-            client.wait("coaching_stats", lambda s: s["execution_id"] == execution_id and s["accepted"] == number
-                        and s["suggestions_made"] == made, since=mark["coaching_stats"],
-                        what=f"with accepted={number}, suggestions_made={made}")
+            client.wait(
+                "coaching_stats",
+                lambda s: (
+                    s["execution_id"] == execution_id and s["accepted"] == number and s["suggestions_made"] == made
+                ),
+                since=mark["coaching_stats"],
+                what=f"with accepted={number}, suggestions_made={made}",
+            )
             # the decided step's new state is pushed (in the one update of the decision's transaction)
-            client.wait("execution_update", lambda u: u["execution_id"] == execution_id and any(
-                s["step_id"] == step_id and s["decision"] == "accept" for s in u["steps"]),
-                since=mark["execution_update"], what=f"carrying step {step_id} accepted")
+            client.wait(
+                "execution_update",
+                lambda u: (
+                    u["execution_id"] == execution_id
+                    and any(s["step_id"] == step_id and s["decision"] == "accept" for s in u["steps"])
+                ),
+                since=mark["execution_update"],
+                what=f"carrying step {step_id} accepted",
+            )
             if next_step:
-                nxt = client.wait("coaching_suggestion", is_step(next_step, not_id=current["suggestion_id"]),
-                                  since=mark["coaching_suggestion"], what=f"for step {next_step}")
+                nxt = client.wait(
+                    "coaching_suggestion",
+                    is_step(next_step, not_id=current["suggestion_id"]),
+                    since=mark["coaching_suggestion"],
+                    what=f"for step {next_step}",
+                )
         if next_step:
             current = nxt
 
@@ -264,7 +314,10 @@ def test_socket_accepts_push_each_next_suggestion_to_every_client_until_complete
     body = read(live_server, execution_id)
     assert body["status"] == "completed", body
     assert [(s["step_id"], s["status"], s["decision"]) for s in body["steps"]] == [
-        ("greet", "succeeded", "accept"), ("write", "succeeded", "accept"), ("last", "succeeded", "accept")]
+        ("greet", "succeeded", "accept"),
+        ("write", "succeeded", "accept"),
+        ("last", "succeeded", "accept"),
+    ]
     assert (live_server.workspace_data_dir() / "out" / "bob.txt").read_text(encoding="utf-8") == "hi bob"
     assert stats(live_server, execution_id) == expected_stats(suggestions_made=3, accepted=3)
     for client in clients:  # every suggestion was pushed to each client once: 3 in all, no repeats
@@ -307,8 +360,11 @@ def test_a_rest_decision_is_seen_live_and_a_second_decision_on_it_conflicts(live
     first = client.decide(execution_id, nxt["suggestion_id"], "accept", idempotency_key=key)
     assert first["ok"] is True, first
     assert client.decide(execution_id, nxt["suggestion_id"], "accept", idempotency_key=key) == first
-    replayed = live_server.post(f"/api/executions/{execution_id}/coaching/decision", headers={"Idempotency-Key": key},
-                                json={"suggestion_id": nxt["suggestion_id"], "decision": "accept"})
+    replayed = live_server.post(
+        f"/api/executions/{execution_id}/coaching/decision",
+        headers={"Idempotency-Key": key},
+        json={"suggestion_id": nxt["suggestion_id"], "decision": "accept"},
+    )
     assert replayed.status_code == 200, replayed.text
     assert replayed.json()["decision"]["decision_id"] == first["decision"]["decision_id"]
     last = client.wait("coaching_suggestion", is_step("last"))
@@ -329,7 +385,9 @@ def test_a_colleagues_decision_is_told_with_who_and_what_before_the_next_suggest
             with arrived:
                 seen.append((name, data))
                 arrived.notify_all()
+
         return handle
+
     for name in ("suggestion_decided", "coaching_suggestion"):
         watcher.on(name, record(name))
     assert watcher.call("join_execution", {"execution_id": execution_id}, timeout=5)["ok"] is True
@@ -337,12 +395,21 @@ def test_a_colleagues_decision_is_told_with_who_and_what_before_the_next_suggest
     response = rest_decide(live_server, execution_id, greet["suggestion_id"], "accept")
     assert response.status_code == 200, response.text
     with arrived:
-        assert arrived.wait_for(lambda: any(n == "coaching_suggestion" and d["step_id"] == "write" for n, d in seen),
-                                timeout=WAIT), seen
+        assert arrived.wait_for(
+            lambda: any(n == "coaching_suggestion" and d["step_id"] == "write" for n, d in seen), timeout=WAIT
+        ), seen
     order = [(n, d["step_id"]) for n, d in seen]
     decided = [d for n, d in seen if n == "suggestion_decided"]
-    assert decided == [{"execution_id": execution_id, "suggestion_id": greet["suggestion_id"], "step_id": "greet",
-                        "decision": "accept", "by": live_server.admin_email, "held_until": None}], seen
+    assert decided == [
+        {
+            "execution_id": execution_id,
+            "suggestion_id": greet["suggestion_id"],
+            "step_id": "greet",
+            "decision": "accept",
+            "by": live_server.admin_email,
+            "held_until": None,
+        }
+    ], seen
     assert order.index(("suggestion_decided", "greet")) < order.index(("coaching_suggestion", "write")), order
 
 
@@ -393,8 +460,9 @@ def test_socket_correct_runs_the_step_with_valid_params_and_refuses_invalid_ones
     write = client.wait("coaching_suggestion", is_step("write"))
 
     for bad in ({"content": 5}, {"path": "", "content": "x", "extra": True}):
-        error = assert_error(client.decide(execution_id, write["suggestion_id"], "correct", correction=bad),
-                             "validation_failed")
+        error = assert_error(
+            client.decide(execution_id, write["suggestion_id"], "correct", correction=bad), "validation_failed"
+        )
         assert error["details"] and all(k.startswith("correction") for k in error["details"]), error
     assert_error(client.decide(execution_id, write["suggestion_id"], "correct"), "validation_failed")
     rest = rest_decide(live_server, execution_id, write["suggestion_id"], "correct", correction={"content": 5})
@@ -424,8 +492,9 @@ def test_socket_reject_waits_for_a_correction_then_manual_settles_the_step(live_
     assert ack["ok"] is True, ack
     assert ack["execution"]["status"] == "waiting_correction", ack
     assert ack["stats"]["rejected"] == 1, ack
-    fix = client.wait("coaching_suggestion", is_step("greet", not_id=greet["suggestion_id"]),
-                      what="asking for a correction")
+    fix = client.wait(
+        "coaching_suggestion", is_step("greet", not_id=greet["suggestion_id"]), what="asking for a correction"
+    )
     assert fix["purpose"] == "correction", fix
     assert fix["params"] == greet["params"], fix
     client.wait("execution_update", lambda u: u["status"] == "waiting_correction")
@@ -473,12 +542,14 @@ def test_malformed_socket_decisions_are_refused_with_the_rest_error_codes(live_s
     client = coach_client()
     sid = greet["suggestion_id"]
 
-    error = assert_error(client.call("coaching_decision", {"suggestion_id": sid, "decision": "accept"}),
-                         "validation_failed")
+    error = assert_error(
+        client.call("coaching_decision", {"suggestion_id": sid, "decision": "accept"}), "validation_failed"
+    )
     assert "execution_id" in error["details"], error
     assert_error(client.call("coaching_decision", None), "validation_failed")
-    assert_error(client.call("coaching_decision", {"execution_id": execution_id, "decision": "accept"}),
-                 "validation_failed")
+    assert_error(
+        client.call("coaching_decision", {"execution_id": execution_id, "decision": "accept"}), "validation_failed"
+    )
     assert_error(client.decide(execution_id, sid, "maybe"), "validation_failed")
     assert_error(client.decide(uuid.uuid4().hex, sid, "accept"), "not_found")
     assert_error(client.decide(execution_id, uuid.uuid4().hex, "accept"), "not_found")
@@ -526,7 +597,9 @@ def test_a_leads_promotion_and_demotion_reach_the_dashboards_with_the_mode(live_
     dashboard = coach_client()
     assert dashboard.call("join_workspace", {})["ok"] is True
     for mode, before in (("auto", "coaching"), ("coaching", "auto")):
-        response = live_server.request("POST", f"/api/workflows/{wf['id']}/mode", json={"mode": mode, "force": True, "reason": "tests"})
+        response = live_server.request(
+            "POST", f"/api/workflows/{wf['id']}/mode", json={"mode": mode, "force": True, "reason": "tests"}
+        )
         assert response.status_code == 200 and response.json()["mode"] == mode, response.text
         changed = dashboard.wait("workflow_level_changed", lambda e, mode=mode: e["mode"] == mode, what=mode)
         assert changed["workflow_id"] == wf["id"] and changed["previous_mode"] == before, changed
@@ -573,8 +646,7 @@ def test_pause_blocks_socket_decisions_and_resume_pushes_the_suggestion_again(li
     # the re-pushed suggestion is as complete as the first one: a panel can show the step and edit the params
     assert again["step_name"] == greet["step_name"] and again["params_schema"] == greet["params_schema"], again
     assert again["params_schema"] is not None
-    client.wait("execution_update", lambda u: u["status"] == "waiting_decision", since=updates,
-                what="after resume")
+    client.wait("execution_update", lambda u: u["status"] == "waiting_decision", since=updates, what="after resume")
 
     assert client.decide(execution_id, greet["suggestion_id"], "accept")["ok"] is True
     client.wait("coaching_suggestion", is_step("write"))

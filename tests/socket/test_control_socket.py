@@ -1,14 +1,22 @@
 """Interactive control against the real server process: clarification_requested is pushed, the socket control
 events (pause_execution, apply_correction, resume_execution) ack like their REST routes, and an execution paused
 for clarification survives a SIGKILL restart and can be resumed."""
+
 from __future__ import annotations
 
 from tests.socket.test_coaching_socket import WATCHED, Recorder, assert_error, read, wait_status  # noqa: F401
 
 EVENTS = WATCHED + ("clarification_requested",)
-STEPS = [{"id": "check", "tool": "echo", "params": {"message": "x"}, "requires_clarification": True,
-          "clarification_question": "Is x right?"},
-         {"id": "after", "tool": "echo", "params": {"message": "told {{ feedback.check }}"}}]
+STEPS = [
+    {
+        "id": "check",
+        "tool": "echo",
+        "params": {"message": "x"},
+        "requires_clarification": True,
+        "clarification_question": "Is x right?",
+    },
+    {"id": "after", "tool": "echo", "params": {"message": "told {{ feedback.check }}"}},
+]
 
 
 def plan(server, steps=STEPS) -> str:
@@ -28,13 +36,20 @@ def test_clarification_is_pushed_and_the_socket_control_events_steer_the_executi
     assert asked == {"execution_id": plan_id, "step_id": "check", "question": "Is x right?"}
 
     # bad bodies and unknown executions answer like REST
-    assert_error(client.call("apply_correction", {"execution_id": plan_id, "step_id": "check",
-                                                  "correction": {"updated_step": {"id": "y"}}}), "validation_failed")
+    assert_error(
+        client.call(
+            "apply_correction",
+            {"execution_id": plan_id, "step_id": "check", "correction": {"updated_step": {"id": "y"}}},
+        ),
+        "validation_failed",
+    )
     assert_error(client.call("resume_execution", {"execution_id": "nope"}), "not_found")
     assert_error(client.call("pause_execution", {"execution_id": plan_id}), "validation_failed")
 
-    ack = client.call("apply_correction", {"execution_id": plan_id, "step_id": "check",
-                                           "correction": {"updated_step": {"params": {"message": "y"}}}})
+    ack = client.call(
+        "apply_correction",
+        {"execution_id": plan_id, "step_id": "check", "correction": {"updated_step": {"params": {"message": "y"}}}},
+    )
     assert ack["ok"] is True and ack["execution"]["state"] == "waiting_correction", ack
     ack = client.call("pause_execution", {"execution_id": plan_id, "step_id": "after", "question": "And then?"})
     assert ack["ok"] is True and ack["execution"]["breakpoints"] == {"after": "And then?"}, ack

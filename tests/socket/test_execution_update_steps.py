@@ -1,14 +1,33 @@
 """`execution_update` carries the states of the steps it changed, as the REST detail shows them (docs/api.md#real-time-socketio), so a
 panel keeps its steps in step from the pushes alone."""
+
 from __future__ import annotations
 
 from tests.socket.test_coaching_socket import (  # noqa: F401 (coach_client: a fixture)
-    coach_client, create_workflow, is_step, read, rest_decide, start_coaching, three_steps,
+    coach_client,
+    create_workflow,
+    is_step,
+    read,
+    rest_decide,
+    start_coaching,
+    three_steps,
 )
 
 # the fields of a step's state (services.executions.service._step_state); the REST detail adds what the definition says
-STATE_FIELDS = {"step_id", "status", "output", "error", "attempts", "params", "decision", "policy", "run",
-                "idempotency_key", "started_at", "finished_at"}
+STATE_FIELDS = {
+    "step_id",
+    "status",
+    "output",
+    "error",
+    "attempts",
+    "params",
+    "decision",
+    "policy",
+    "run",
+    "idempotency_key",
+    "started_at",
+    "finished_at",
+}
 
 
 def pushed_steps(updates: list[dict]) -> dict[str, dict]:
@@ -81,8 +100,11 @@ def test_a_step_whose_tool_takes_time_is_pushed_running_then_done(live_server, c
 
     # file.write is not run inside the decision's transaction: the runner takes it, and says so
     assert client.decide(execution_id, write["suggestion_id"], "accept")["ok"] is True
-    client.wait("execution_update", lambda u: any(s["step_id"] == "write" and s["status"] == "running"
-                                                  for s in u["steps"]), what="with write running")
+    client.wait(
+        "execution_update",
+        lambda u: any(s["step_id"] == "write" and s["status"] == "running" for s in u["steps"]),
+        what="with write running",
+    )
     client.wait("coaching_suggestion", is_step("last"))
     client.wait("execution_update", lambda u: u["step_id"] == "last")
     assert pushed_steps(client.events("execution_update"))["write"] == as_rest_shows(live_server, execution_id)["write"]
@@ -90,9 +112,17 @@ def test_a_step_whose_tool_takes_time_is_pushed_running_then_done(live_server, c
 
 def test_steps_with_large_outputs_are_left_out_of_the_push_and_read_instead(live_server, coach_client):
     big = "x" * 70_000  # its step's state is over PUSHED_STEPS_MAX (64 KiB of JSON)
-    flow = create_workflow(live_server, {"name": "large output", "variables": {"who": {"type": "string"}}, "steps": [
-        {"id": "big", "type": "action", "tool": "echo", "params": {"message": big}},
-        {"id": "small", "type": "action", "tool": "echo", "params": {"message": "hi"}}]})
+    flow = create_workflow(
+        live_server,
+        {
+            "name": "large output",
+            "variables": {"who": {"type": "string"}},
+            "steps": [
+                {"id": "big", "type": "action", "tool": "echo", "params": {"message": big}},
+                {"id": "small", "type": "action", "tool": "echo", "params": {"message": "hi"}},
+            ],
+        },
+    )
     execution_id = start_coaching(live_server, flow["id"])
     client = coach_client()
     client.join(execution_id)

@@ -1,11 +1,12 @@
 """Gate deadlines against the real server process: the scanner fires a suggestion's deadline and pushes it, and a
 deadline that falls due while the server is down (SIGKILL) fires exactly once after the restart."""
+
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
-from tests.socket.test_approvals_live import audit_actions, start
+from tests.socket.test_approvals_live import audit_actions
 from tests.socket.test_coaching_socket import Recorder, coach_client, wait_status  # noqa: F401  (fixture)
 from tests.support.live_server import LiveServer
 
@@ -14,9 +15,13 @@ WATCHED = ("gate_timed_out", "execution_update", "coaching_suggestion")
 
 def coached(server: LiveServer, timeout_s: float, action: str) -> tuple[str, dict]:
     """A coaching execution waiting at its first suggestion, which has a deadline: (execution id, suggestion)."""
-    definition = {"name": f"deadline {time.monotonic_ns()}", "steps": [
-        {"id": "a", "tool": "echo", "params": {"n": 1}, "human_timeout_s": timeout_s, "on_human_timeout": action},
-        {"id": "c", "tool": "echo", "params": {"n": 2}}]}
+    definition = {
+        "name": f"deadline {time.monotonic_ns()}",
+        "steps": [
+            {"id": "a", "tool": "echo", "params": {"n": 1}, "human_timeout_s": timeout_s, "on_human_timeout": action},
+            {"id": "c", "tool": "echo", "params": {"n": 2}},
+        ],
+    }
     response = server.post("/api/workflows", json=definition)
     assert response.status_code == 201, response.text
     response = server.post("/api/executions/coaching", json={"workflow_id": response.json()["id"]})
@@ -35,8 +40,12 @@ def test_a_timed_out_suggestion_is_pushed_to_the_execution_and_workspace_rooms(l
     assert panel.call("join_execution", {"execution_id": execution_id})["ok"] is True
     for client in (dashboard, panel):
         fired = client.wait("gate_timed_out", lambda e: e["execution_id"] == execution_id)
-        assert (fired["step_id"], fired["kind"], fired["action"], fired["suggestion_id"]) == \
-            ("a", "decision", "skip", suggestion["suggestion_id"])
+        assert (fired["step_id"], fired["kind"], fired["action"], fired["suggestion_id"]) == (
+            "a",
+            "decision",
+            "skip",
+            suggestion["suggestion_id"],
+        )
     nxt = panel.wait("coaching_suggestion", lambda s: s["execution_id"] == execution_id and s["step_id"] == "c")
     assert nxt["status"] == "pending"
 
@@ -44,7 +53,7 @@ def test_a_timed_out_suggestion_is_pushed_to_the_execution_and_workspace_rooms(l
 def test_a_deadline_due_while_the_server_was_down_fires_once_after_the_restart(live_server):
     execution_id, suggestion = coached(live_server, 2, "skip")
 
-    killed_at = datetime.now(timezone.utc)
+    killed_at = datetime.now(UTC)
     live_server.kill()  # SIGKILL: nothing runs until the restart, and the deadline passes meanwhile
     time.sleep(2.5)
     live_server.restart()

@@ -1,6 +1,7 @@
 """Coach's built-in tools offered to agents through the MCP gateway (docs/mcp-gateway.md "Built-in tools for agents"),
 on the real server, driven by the official MCP Python SDK's client: an admin exposes some, agents list and call them
 as `coach.<tool>` through the same policies, reviews and audit as an MCP server's tools."""
+
 from __future__ import annotations
 
 import asyncio
@@ -8,8 +9,16 @@ import asyncio
 import pytest
 
 from services.db import Database
-from tests.socket.test_gateway_live import (audit_calls, call, decide, in_background, make_agent, mcp,
-                                            pending_gateway, text)
+from tests.socket.test_gateway_live import (
+    audit_calls,
+    call,
+    decide,
+    in_background,
+    make_agent,
+    mcp,
+    pending_gateway,
+    text,
+)
 from tests.support.mcp_servers import server_with_shop
 
 EXPOSED = ["echo", "file.read", "file.write", "http.request"]
@@ -17,13 +26,23 @@ EXPOSED = ["echo", "file.read", "file.write", "http.request"]
 
 @pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def server(request, tmp_path_factory):
-    rules = [("echo is fine", "allow", "coach.echo"), ("reading is fine", "allow", "coach.file.read"),
-             ("writes are reviewed", "require_review", "coach.file.write"),
-             ("requests are fine", "allow", "coach.http.request")]
-    policies = [{"name": name, "effect": effect, "reason": f"{name} (tests)", "match": {"tool": tool, "agent": "*"}}
-                for name, effect, tool in rules]
-    with server_with_shop(request, tmp_path_factory.mktemp("builtins") / "server", trusted=True, policies=policies,
-                          env={"COACH_GATEWAY_HOLD_S": "4"}) as live:
+    rules = [
+        ("echo is fine", "allow", "coach.echo"),
+        ("reading is fine", "allow", "coach.file.read"),
+        ("writes are reviewed", "require_review", "coach.file.write"),
+        ("requests are fine", "allow", "coach.http.request"),
+    ]
+    policies = [
+        {"name": name, "effect": effect, "reason": f"{name} (tests)", "match": {"tool": tool, "agent": "*"}}
+        for name, effect, tool in rules
+    ]
+    with server_with_shop(
+        request,
+        tmp_path_factory.mktemp("builtins") / "server",
+        trusted=True,
+        policies=policies,
+        env={"COACH_GATEWAY_HOLD_S": "4"},
+    ) as live:
         put = live.http.put(live.url("/api/workspace/gateway"), json={"builtin_tools": EXPOSED}, timeout=10)
         assert put.status_code == 200, put.text
         yield live
@@ -33,6 +52,7 @@ def listed(server, token: str) -> dict:
     async def go():
         async with mcp(server, token) as session:
             return await session.list_tools()
+
     return {t.name: t for t in asyncio.run(go()).tools}
 
 
@@ -79,8 +99,9 @@ def test_a_held_write_runs_once_when_approved_in_the_workspaces_folder(server):
 
 def test_an_edited_write_is_checked_against_the_built_ins_schema(server):
     agent = make_agent(server, "edited-bot")
-    thread, box = in_background(call, server, agent["token"], "coach.file.write",
-                                {"path": "edited.txt", "content": "draft"})
+    thread, box = in_background(
+        call, server, agent["token"], "coach.file.write", {"path": "edited.txt", "content": "draft"}
+    )
     approval = pending_gateway(server, "coach.file.write", "edited-bot")
     bad = decide(server, approval["approval_id"], {"decision": "edit", "params": {"content": "no path"}})
     assert bad.status_code == 422 and "path" in bad.text
@@ -114,7 +135,8 @@ def test_a_built_in_not_exposed_is_an_unknown_tool(server):
 
 
 def test_another_workspaces_agent_neither_sees_nor_calls_them(server):
-    from services.users import service as users, tokens
+    from services.users import service as users
+    from services.users import tokens
 
     db = Database(server.database_url)
     try:
@@ -129,6 +151,7 @@ def test_another_workspaces_agent_neither_sees_nor_calls_them(server):
     assert listed(server, agent["token"]) == {}
     result = call(server, agent["token"], "coach.echo", {"x": 1})
     assert result.is_error is True and "Unknown tool" in text(result)
-    mine = server.http.get(server.url("/api/workspace/gateway"), headers={"Authorization": f"Bearer {token}"},
-                           timeout=10)
+    mine = server.http.get(
+        server.url("/api/workspace/gateway"), headers={"Authorization": f"Bearer {token}"}, timeout=10
+    )
     assert mine.status_code == 200 and mine.json()["builtin_tools"] == []

@@ -2,6 +2,7 @@
 client as the agent, the project's own MCP server over stdio as the upstream, registered *untrusted* so that the
 workspace default holds every call of its tools (destructive by default). Reviews are decided through the REST API as
 a lead would in the queue; promotion through POST /api/gateway/tools/<tool>/mode."""
+
 from __future__ import annotations
 
 import pytest
@@ -17,12 +18,27 @@ READY_AFTER = 28  # accepts in a row that make a new scope AUTO-ready at the def
 
 @pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def server(request, tmp_path_factory):
-    rules = [{"name": "no big sums", "effect": "deny", "reason": "too much",
-              "match": {"tool": "shop.add", "agent": "*", "params": "params.a > 1000"}},
-             {"name": "a person looks at sums over 100", "effect": "require_review", "reason": "large",
-              "match": {"tool": "shop.add", "agent": "*", "params": "params.a > 100"}}]
-    with server_with_shop(request, tmp_path_factory.mktemp("gateway-learning") / "server", trusted=False,
-                          policies=rules, env={"COACH_GATEWAY_HOLD_S": str(HOLD_S), "COACH_SPOT_CHECK_RATE": "0"}) as live:
+    rules = [
+        {
+            "name": "no big sums",
+            "effect": "deny",
+            "reason": "too much",
+            "match": {"tool": "shop.add", "agent": "*", "params": "params.a > 1000"},
+        },
+        {
+            "name": "a person looks at sums over 100",
+            "effect": "require_review",
+            "reason": "large",
+            "match": {"tool": "shop.add", "agent": "*", "params": "params.a > 100"},
+        },
+    ]
+    with server_with_shop(
+        request,
+        tmp_path_factory.mktemp("gateway-learning") / "server",
+        trusted=False,
+        policies=rules,
+        env={"COACH_GATEWAY_HOLD_S": str(HOLD_S), "COACH_SPOT_CHECK_RATE": "0"},
+    ) as live:
         yield live
 
 
@@ -79,8 +95,14 @@ def test_approvals_make_a_tool_ready_promoted_it_forwards_and_rejected_spot_chec
     # every AUTO call is now a spot check; rejected ones demote the tool (one reject is not evidence)
     assert set_mode(server, "shop.add", {"mode": "auto", "spot_check_rate": 1}).status_code == 200
     for i in range(4):
-        approval = review(server, agent["token"], "learner", "shop.add", {"a": 50 + i, "b": 1},
-                          {"decision": "reject", "comment": "wrong sum"})
+        approval = review(
+            server,
+            agent["token"],
+            "learner",
+            "shop.add",
+            {"a": 50 + i, "b": 1},
+            {"decision": "reject", "comment": "wrong sum"},
+        )
         assert approval["message"].startswith("Spot check of shop.add")
         if i == 0:
             assert tools(server)["shop.add"]["mode"] == "auto"
@@ -98,8 +120,14 @@ def test_approvals_make_a_tool_ready_promoted_it_forwards_and_rejected_spot_chec
 
 def test_decisions_count_per_identity_edit_as_corrected_and_reject_as_rejected(server):
     agent = make_agent(server, "counted-bot")
-    review(server, agent["token"], "counted-bot", "shop.tally", {"label": "x"},
-           {"decision": "edit", "params": {"label": "y"}})
+    review(
+        server,
+        agent["token"],
+        "counted-bot",
+        "shop.tally",
+        {"label": "x"},
+        {"decision": "edit", "params": {"label": "y"}},
+    )
     review(server, agent["token"], "counted-bot", "shop.tally", {"label": "z"}, {"decision": "reject"})
     review(server, agent["token"], "counted-bot", "shop.lookup", {"order_id": "A-1001"}, {"decision": "approve"})
     page = server.http.get(server.url("/api/gateway/tools"), timeout=10).json()
@@ -107,8 +135,12 @@ def test_decisions_count_per_identity_edit_as_corrected_and_reject_as_rejected(s
     assert (mine["decisions"], mine["accepted"], mine["corrected"], mine["rejected"]) == (3, 1, 1, 1)
     assert mine["acceptance_rate"] == pytest.approx(1 / 3, abs=1e-3)
     tally = {t["tool"]: t for t in page["items"]}["shop.tally"]["agents"]["counted-bot"]
-    assert (tally["corrected"], tally["rejected"], tally["mode"], tally["effective_mode"]) == (1, 1, "coaching",
-                                                                                               "coaching")
+    assert (tally["corrected"], tally["rejected"], tally["mode"], tally["effective_mode"]) == (
+        1,
+        1,
+        "coaching",
+        "coaching",
+    )
 
 
 def test_a_tool_promoted_for_one_identity_forwards_its_calls_only_and_forcing_needs_a_reason(server):
@@ -116,8 +148,11 @@ def test_a_tool_promoted_for_one_identity_forwards_its_calls_only_and_forcing_ne
     assert set_mode(server, "shop.lookup", {"mode": "auto", "agent": "solo-bot"}).status_code == 409
     unreasoned = set_mode(server, "shop.lookup", {"mode": "auto", "agent": "solo-bot", "force": True})
     assert unreasoned.status_code == 422 and "reason" in unreasoned.json()["error"]["details"]
-    forced = set_mode(server, "shop.lookup", {"mode": "auto", "agent": "solo-bot", "force": True,
-                                              "reason": "read-only lookups", "spot_check_rate": 0})
+    forced = set_mode(
+        server,
+        "shop.lookup",
+        {"mode": "auto", "agent": "solo-bot", "force": True, "reason": "read-only lookups", "spot_check_rate": 0},
+    )
     assert forced.status_code == 200 and forced.json()["agent"] == "solo-bot"
     mine = call(server, solo["token"], "shop.lookup", {"order_id": "A-1001"})
     assert mine.is_error is False and mine.structured_content["customer"] == "Ada"
@@ -131,8 +166,10 @@ def test_a_tool_promoted_for_one_identity_forwards_its_calls_only_and_forcing_ne
     # a pin holds the identity's calls although the tool is promoted for it: pinned first, unpinned to promote
     assert set_mode(server, "shop.lookup", {"mode": "always_review", "agent": "solo-bot"}).status_code == 200
     review(server, solo["token"], "solo-bot", "shop.lookup", {"order_id": "A-1002"}, {"decision": "approve"})
-    assert set_mode(server, "shop.lookup", {"mode": "auto", "agent": "solo-bot", "force": True,
-                                            "reason": "x"}).status_code == 409
+    assert (
+        set_mode(server, "shop.lookup", {"mode": "auto", "agent": "solo-bot", "force": True, "reason": "x"}).status_code
+        == 409
+    )
 
 
 def test_unknown_tools_and_agents_are_404_and_a_rate_outside_0_to_1_is_422(server):
@@ -146,8 +183,14 @@ def test_edits_become_a_tools_pack_whose_accepted_rule_is_suggested_then_applied
     agent = make_agent(server, "fixer")
     late = lambda order: {"order_id": order, "amount": 5, "reason": "late"}  # noqa: E731
     for i in range(3):  # reviewers keep correcting the same thing
-        review(server, agent["token"], "fixer", "shop.refund", late(f"A-{i}"),
-               {"decision": "edit", "params": {**late(f"A-{i}"), "reason": "lost"}})
+        review(
+            server,
+            agent["token"],
+            "fixer",
+            "shop.refund",
+            late(f"A-{i}"),
+            {"decision": "edit", "params": {**late(f"A-{i}"), "reason": "lost"}},
+        )
     pack = tools(server)["shop.refund"]["pack"]
     assert (pack["corrections"], pack["enabled"]) == (3, False)
     assert [(r["field"], r["before"], r["after"], r["count"]) for r in pack["rules"]] == [("reason", "late", "lost", 3)]
@@ -157,13 +200,20 @@ def test_edits_become_a_tools_pack_whose_accepted_rule_is_suggested_then_applied
     accepted = server.http.patch(server.url("/api/gateway/tools/shop.refund/pack"), json={"enabled": True}, timeout=10)
     assert accepted.status_code == 200 and accepted.json()["enabled"] is True
     # accepted: the reviewer is offered the corrected arguments
-    approval = review(server, agent["token"], "fixer", "shop.refund", late("A-8"),
-                      {"decision": "edit", "params": {**late("A-8"), "reason": "lost"}})
+    approval = review(
+        server,
+        agent["token"],
+        "fixer",
+        "shop.refund",
+        late("A-8"),
+        {"decision": "edit", "params": {**late("A-8"), "reason": "lost"}},
+    )
     assert approval["policy"]["learned"]["params"] == {**late("A-8"), "reason": "lost"}
     assert "Learned corrections suggest: reason: 'late' → 'lost'" in approval["message"]
     # in AUTO the rule applies, and the agent is told what changed
-    forced = set_mode(server, "shop.refund", {"mode": "auto", "force": True, "reason": "refunds are small",
-                                              "spot_check_rate": 0})
+    forced = set_mode(
+        server, "shop.refund", {"mode": "auto", "force": True, "reason": "refunds are small", "spot_check_rate": 0}
+    )
     assert forced.status_code == 200, forced.text
     result = call(server, agent["token"], "shop.refund", late("A-9"))
     assert result.is_error is False, text(result)
@@ -190,8 +240,11 @@ def test_a_region_of_a_tool_becomes_ready_alone_forwards_its_calls_and_its_spot_
     `ok` labels becomes AUTO-ready while the tool does not; promoted, its calls are forwarded (the agent is told
     which region let them through), the others still held; rejected spot checks demote the region alone."""
     agent = make_agent(server, "tally-bot")
-    made = server.http.post(server.url("/api/gateway/tools/shop.tally/regions"), timeout=10,
-                            json={"name": "ok labels", "when": "params.label.startswith('ok')"})
+    made = server.http.post(
+        server.url("/api/gateway/tools/shop.tally/regions"),
+        timeout=10,
+        json={"name": "ok labels", "when": "params.label.startswith('ok')"},
+    )
     assert made.status_code == 201, made.text
     region = made.json()
     assert (region["scope"], region["tool"], region["condition_version"]) == ("gateway", "shop.tally", 1)
@@ -216,8 +269,14 @@ def test_a_region_of_a_tool_becomes_ready_alone_forwards_its_calls_and_its_spot_
     # every call of the region now sampled (the tool's own rate): rejected spot checks demote the region alone
     assert set_mode(server, "shop.tally", {"mode": "coaching", "spot_check_rate": 1}).status_code == 200
     for i in range(6):
-        review(server, agent["token"], "tally-bot", "shop.tally", {"label": f"ok-spot-{i}"},
-               {"decision": "reject", "comment": "not really"})
+        review(
+            server,
+            agent["token"],
+            "tally-bot",
+            "shop.tally",
+            {"label": f"ok-spot-{i}"},
+            {"decision": "reject", "comment": "not really"},
+        )
         if regions_of(server, "shop.tally")["items"][0]["mode"] == "coaching":
             break
     demoted = regions_of(server, "shop.tally")["items"][0]

@@ -2,6 +2,7 @@
 `Client` (streamable HTTP, 2026-07-28) as the agent, with the project's own MCP server over stdio as the upstream
 (MCPServer, tests/support/mcp_servers.py); the earlier revisions' handshake: test_gateway_mcp1_client.py.
 Reviews are decided through the REST API as a lead would in the queue."""
+
 from __future__ import annotations
 
 import asyncio
@@ -12,8 +13,17 @@ import requests
 import socketio
 
 from services.db import Database
-from tests.support.gateway_agents import (audit_calls, call, decide, in_background, make_agent, mcp,
-                                          other_workspace_admin, pending_gateway, text)
+from tests.support.gateway_agents import (
+    audit_calls,
+    call,
+    decide,
+    in_background,
+    make_agent,
+    mcp,
+    other_workspace_admin,
+    pending_gateway,
+    text,
+)
 from tests.support.mcp_servers import server_with_shop, stdio_command
 
 SHOP = stdio_command("shop")
@@ -22,41 +32,74 @@ HOLD_S = 4.0
 
 @pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def server(request, tmp_path_factory):
-    rules = [("review lookups", "require_review", "shop.lookup"), ("review sums", "require_review", "shop.add"),
-             ("review tallies", "require_review", "shop.tally"), ("no refunds by bots", "deny", "shop.refund"),
-             ("slow is fine", "allow", "shop.slow"), ("echo is fine", "allow", "shop.echo_meta"),
-             ("crashing is allowed", "allow", "shop.crash")]
-    policies = [{"name": name, "effect": effect, "reason": f"{name} (tests)", "match": {"tool": tool, "agent": "*"}}
-                for name, effect, tool in rules]
-    policies.append({"name": "no big sums", "effect": "deny", "order": -1, "reason": "too much",
-                     "match": {"tool": "shop.add", "agent": "*", "params": "params.a > 1000"}})
-    with server_with_shop(request, tmp_path_factory.mktemp("gateway") / "server", trusted=True, policies=policies,
-                          env={"COACH_GATEWAY_HOLD_S": str(HOLD_S), "COACH_GATEWAY_PROGRESS_S": "0.5",
-                               # longer than a hold: a held call answered within its hold was woken by the decision
-                               # (made on this server), not found by a look of its own
-                               "COACH_GATEWAY_POLL_S": "30"}) as live:
+    rules = [
+        ("review lookups", "require_review", "shop.lookup"),
+        ("review sums", "require_review", "shop.add"),
+        ("review tallies", "require_review", "shop.tally"),
+        ("no refunds by bots", "deny", "shop.refund"),
+        ("slow is fine", "allow", "shop.slow"),
+        ("echo is fine", "allow", "shop.echo_meta"),
+        ("crashing is allowed", "allow", "shop.crash"),
+    ]
+    policies = [
+        {"name": name, "effect": effect, "reason": f"{name} (tests)", "match": {"tool": tool, "agent": "*"}}
+        for name, effect, tool in rules
+    ]
+    policies.append(
+        {
+            "name": "no big sums",
+            "effect": "deny",
+            "order": -1,
+            "reason": "too much",
+            "match": {"tool": "shop.add", "agent": "*", "params": "params.a > 1000"},
+        }
+    )
+    with server_with_shop(
+        request,
+        tmp_path_factory.mktemp("gateway") / "server",
+        trusted=True,
+        policies=policies,
+        env={
+            "COACH_GATEWAY_HOLD_S": str(HOLD_S),
+            "COACH_GATEWAY_PROGRESS_S": "0.5",
+            # longer than a hold: a held call answered within its hold was woken by the decision
+            # (made on this server), not found by a look of its own
+            "COACH_GATEWAY_POLL_S": "30",
+        },
+    ) as live:
         yield live
 
 
 def test_no_unknown_or_revoked_token_is_401_before_any_mcp_traffic(server):
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
     headers = {"Accept": "application/json, text/event-stream"}
     plain = requests.post(server.url("/mcp"), json=init, headers=headers, timeout=10)
     assert plain.status_code == 401 and plain.headers["WWW-Authenticate"].startswith("Bearer")
-    wrong = requests.post(server.url("/mcp"), json=init, timeout=10,
-                          headers={**headers, "Authorization": "Bearer coach_agent_not-a-real-token"})
+    wrong = requests.post(
+        server.url("/mcp"),
+        json=init,
+        timeout=10,
+        headers={**headers, "Authorization": "Bearer coach_agent_not-a-real-token"},
+    )
     assert wrong.status_code == 401
-    user_token = requests.post(server.url("/mcp"), json=init, timeout=10,
-                               headers={**headers, "Authorization": f"Bearer {server.token}"})
+    user_token = requests.post(
+        server.url("/mcp"), json=init, timeout=10, headers={**headers, "Authorization": f"Bearer {server.token}"}
+    )
     assert user_token.status_code == 401  # a person's API token is not an agent's
     agent = make_agent(server, "revoked-bot")
-    ok = requests.post(server.url("/mcp"), json=init, timeout=10,
-                       headers={**headers, "Authorization": f"Bearer {agent['token']}"})
+    ok = requests.post(
+        server.url("/mcp"), json=init, timeout=10, headers={**headers, "Authorization": f"Bearer {agent['token']}"}
+    )
     assert ok.status_code == 200, ok.text
     assert server.http.delete(server.url(f"/api/agents/{agent['id']}"), timeout=10).status_code == 204
-    gone = requests.post(server.url("/mcp"), json=init, timeout=10,
-                         headers={**headers, "Authorization": f"Bearer {agent['token']}"})
+    gone = requests.post(
+        server.url("/mcp"), json=init, timeout=10, headers={**headers, "Authorization": f"Bearer {agent['token']}"}
+    )
     assert gone.status_code == 401
 
 
@@ -66,6 +109,7 @@ def test_tools_list_shows_the_workspace_tools_as_server_dot_tool_with_schemas_an
     async def go():
         async with mcp(server, agent["token"]) as session:
             return await session.list_tools()
+
     tools = {t.name: t for t in asyncio.run(go()).tools}
     assert {"shop.lookup", "shop.add", "shop.refund", "shop.tally"} <= set(tools)
     assert tools["shop.lookup"].input_schema["properties"]["order_id"]["type"] == "string"
@@ -98,6 +142,7 @@ def test_only_a_retry_of_the_same_call_shares_the_upstreams_idempotency_key(serv
         result = call(server, token, "shop.echo_meta", {}, meta=meta)
         assert result.is_error is False, text(result)
         return json.loads(text(result))["meta"]["idempotencyKey"]
+
     first, second = upstream_key(agent["token"]), upstream_key(agent["token"])
     assert first.startswith("gateway:") and second.startswith("gateway:") and first != second  # two calls
     mine = {"idempotencyKey": "lookup-A-1001"}
@@ -111,10 +156,17 @@ def test_only_a_retry_of_the_same_call_shares_the_upstreams_idempotency_key(serv
 def test_a_call_without_a_progress_token_is_answered_as_plain_json_one_with_it_as_a_stream(server):
     # nothing can be streamed before the answer of a call that asked for no progress: it comes as one JSON body
     agent = make_agent(server, "plain-bot")
-    headers = {"Accept": "application/json, text/event-stream", "Authorization": f"Bearer {agent['token']}",
-               "MCP-Protocol-Version": "2025-06-18"}
-    body = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
-            "params": {"name": "shop.slow", "arguments": {"seconds": 0}}}
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Authorization": f"Bearer {agent['token']}",
+        "MCP-Protocol-Version": "2025-06-18",
+    }
+    body = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": "shop.slow", "arguments": {"seconds": 0}},
+    }
     plain = requests.post(server.url("/mcp"), json=body, headers=headers, timeout=10)
     assert plain.status_code == 200 and plain.headers["Content-Type"].startswith("application/json")
     assert plain.json()["id"] == 7 and plain.json()["result"]["content"][0]["text"] == "slept 0.0"
@@ -143,19 +195,31 @@ def test_bad_arguments_and_unknown_tools_are_error_results(server):
 def test_arguments_that_are_not_an_object_are_an_invalid_params_error_saying_so(server):
     # #42 item 4: the SDK answered -32602 "Invalid request parameters" with empty data, naming nothing
     agent = make_agent(server, "listy-bot")
-    headers = {"Accept": "application/json, text/event-stream", "Authorization": f"Bearer {agent['token']}",
-               "MCP-Protocol-Version": "2025-06-18"}
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Authorization": f"Bearer {agent['token']}",
+        "MCP-Protocol-Version": "2025-06-18",
+    }
 
     def send(params) -> dict:
-        answer = requests.post(server.url("/mcp"), headers=headers, timeout=10,
-                               json={"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params})
+        answer = requests.post(
+            server.url("/mcp"),
+            headers=headers,
+            timeout=10,
+            json={"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params},
+        )
         assert answer.status_code == 200 and answer.headers["Content-Type"].startswith("application/json")
         return answer.json()
+
     listed = send({"name": "shop.add", "arguments": [1, 2]})
     assert listed["id"] == 9 and listed["error"]["code"] == -32602
     assert "arguments must be an object" in listed["error"]["message"] and "an array" in listed["error"]["message"]
-    assert listed["error"]["data"] == {"field": "params.arguments", "expected": "an object", "got": "an array",
-                                       "tool": "shop.add"}
+    assert listed["error"]["data"] == {
+        "field": "params.arguments",
+        "expected": "an object",
+        "got": "an array",
+        "tool": "shop.add",
+    }
     assert "not a string" in send({"name": "shop.add", "arguments": "a=1"})["error"]["message"]
     assert send({"name": 7, "arguments": {}})["error"]["data"]["field"] == "params.name"
     assert send([1])["error"]["data"]["field"] == "params"
@@ -174,8 +238,7 @@ def test_held_call_approved_in_time_returns_the_upstream_result_with_progress_me
     dashboard.connect(server.base_url, auth={"token": server.token}, wait_timeout=30)
     assert dashboard.call("join_workspace", {})["ok"] is True
     progress: list = []
-    thread, box = in_background(call, server, agent["token"], "shop.lookup", {"order_id": "A-1001"},
-                                progress=progress)
+    thread, box = in_background(call, server, agent["token"], "shop.lookup", {"order_id": "A-1001"}, progress=progress)
     approval = pending_gateway(server, "shop.lookup", "review-bot")
     assert approval["params"] == {"order_id": "A-1001"} and approval["execution_id"] is None
     assert approval["policy"]["rule"]["name"] == "review lookups"
@@ -207,15 +270,23 @@ def test_edit_forwards_the_edited_arguments_after_checking_them_against_the_sche
     assert bad.status_code == 422 and "params.a" in bad.json()["error"]["details"]
     denied = decide(server, approval["approval_id"], {"decision": "edit", "params": {"a": 5000, "b": 2}})
     assert denied.status_code == 422 and "too much" in denied.json()["error"]["message"]  # the policy, with the agent
-    assert decide(server, approval["approval_id"], {"decision": "edit", "params": {"a": 20, "b": 22},
-                                                    "comment": "use the real amounts"}).status_code == 200
+    assert (
+        decide(
+            server,
+            approval["approval_id"],
+            {"decision": "edit", "params": {"a": 20, "b": 22}, "comment": "use the real amounts"},
+        ).status_code
+        == 200
+    )
     thread.join(30)
     result = box["result"]
     # the agent is told that what ran is not what it asked for, as for an AUTO correction (#42 item 4)
     note, answer = result.content
     assert result.is_error is False and answer.text == "42"
-    assert note.text == ("A reviewer (admin@live.test) edited the arguments before the call: a: 2 → 20; b: 2 → 22. "
-                         "Their comment: use the real amounts")
+    assert note.text == (
+        "A reviewer (admin@live.test) edited the arguments before the call: a: 2 → 20; b: 2 → 22. "
+        "Their comment: use the real amounts"
+    )
     status = result.meta["io.coach/gateway"]
     assert status["decision"] == "edited" and status["reviewer"] == "admin@live.test"
     assert status["edited_arguments"] == {"a": 20, "b": 22} and status["original_arguments"] == {"a": 2, "b": 2}
@@ -229,8 +300,10 @@ def test_reject_returns_an_error_result_carrying_the_feedback(server):
     agent = make_agent(server, "reject-bot")
     thread, box = in_background(call, server, agent["token"], "shop.add", {"a": 1, "b": 1})
     approval = pending_gateway(server, "shop.add", "reject-bot")
-    assert decide(server, approval["approval_id"], {"decision": "reject",
-                                                    "comment": "ask the customer first"}).status_code == 200
+    assert (
+        decide(server, approval["approval_id"], {"decision": "reject", "comment": "ask the customer first"}).status_code
+        == 200
+    )
     thread.join(30)
     result = box["result"]
     assert result.is_error is True and "ask the customer first" in text(result)
@@ -267,6 +340,7 @@ def test_revoking_an_identity_ends_its_held_calls_and_deciding_one_is_a_409_sayi
         from sqlalchemy import select
 
         from services.gateway.models import GatewayCall
+
         with db.read() as session:
             states = session.scalars(select(GatewayCall.state).where(GatewayCall.agent_id == agent["id"])).all()
     finally:
@@ -311,8 +385,13 @@ def _gateway_rows(server, approval_id: str, **values) -> list[str]:
 
 def test_a_retry_while_the_approved_call_is_being_forwarded_hears_that_it_was_approved_and_runs(server):
     # #42 item 4: it was told "held for a person's review … it has not run" (pending_review)
-    rule = {"name": "running-bot's sleeps are reviewed", "effect": "require_review", "order": -2, "reason": "tests",
-            "match": {"tool": "shop.slow", "agent": "running-bot"}}
+    rule = {
+        "name": "running-bot's sleeps are reviewed",
+        "effect": "require_review",
+        "order": -2,
+        "reason": "tests",
+        "match": {"tool": "shop.slow", "agent": "running-bot"},
+    }
     assert server.http.post(server.url("/api/policies"), json=rule, timeout=10).status_code == 201
     agent = make_agent(server, "running-bot")
     sleep = {"seconds": HOLD_S + 8}  # the upstream takes longer than a hold
@@ -340,8 +419,10 @@ def test_a_retry_while_the_approved_call_is_being_forwarded_hears_that_it_was_ap
     held_review = pending_gateway(server, "shop.tally", "running-bot")
     assert decide(server, held_review["approval_id"], {"decision": "approve"}).status_code == 200
     from services.orm import utcnow
-    assert _gateway_rows(server, held_review["approval_id"], state="forwarding", forwarded_at=utcnow()) == \
-        ["forwarding"]
+
+    assert _gateway_rows(server, held_review["approval_id"], state="forwarding", forwarded_at=utcnow()) == [
+        "forwarding"
+    ]
     retry = call(server, agent["token"], "shop.tally", {"label": "run1"})
     assert retry.meta["io.coach/gateway"]["decision"] == "approved_running", text(retry)
 
@@ -368,6 +449,7 @@ def test_another_workspaces_agent_sees_none_of_these_tools(server):
     async def go():
         async with mcp(server, agent["token"]) as session:
             return await session.list_tools(), await session.call_tool("shop.slow", {"seconds": 0})
+
     tools, result = asyncio.run(go())
     assert tools.tools == []
     assert result.is_error is True and "Unknown tool" in text(result)
@@ -400,8 +482,11 @@ def test_a_forwarding_cut_by_a_crash_is_never_sent_again_and_the_agent_is_told(s
     db = Database(server.database_url)
     try:
         with db.transaction() as session:
-            session.execute(update(GatewayCall).where(GatewayCall.approval_id == approval["approval_id"])
-                            .values(state="forwarding", forwarded_at=utcnow() - timedelta(hours=1)))
+            session.execute(
+                update(GatewayCall)
+                .where(GatewayCall.approval_id == approval["approval_id"])
+                .values(state="forwarding", forwarded_at=utcnow() - timedelta(hours=1))
+            )
     finally:
         db.dispose()
     again = call(server, agent["token"], "shop.tally", {"label": "c1"})

@@ -3,6 +3,7 @@ the initialize handshake of a revision before 2026-07-28, run from .venv-mcp1 as
 tests/support/mcp1_agent.py) and the 2.x SDK's Client (server/discover, 2026-07-28; and its mode='legacy'), against
 the real server with the project's own MCP server over stdio as the upstream. Reviews are decided through the REST
 API as a lead would in the queue."""
+
 from __future__ import annotations
 
 import asyncio
@@ -25,19 +26,34 @@ pytestmark = pytest.mark.skipif(not mcp1_has("mcp"), reason="no .venv-mcp1 with 
 
 @pytest.fixture(scope="module", params=["sqlite"])
 def server(request, tmp_path_factory):
-    rules = [("slow is fine", "allow", "shop.slow"), ("review sums", "require_review", "shop.add"),
-             ("no refunds by bots", "deny", "shop.refund")]
-    policies = [{"name": name, "effect": effect, "reason": f"{name} (tests)", "match": {"tool": tool, "agent": "*"}}
-                for name, effect, tool in rules]
-    with server_with_shop(request, tmp_path_factory.mktemp("gateway-eras") / "server", trusted=True,
-                          policies=policies, env={"COACH_GATEWAY_HOLD_S": str(HOLD_S),
-                                                  "COACH_GATEWAY_PROGRESS_S": "0.5"}) as live:
+    rules = [
+        ("slow is fine", "allow", "shop.slow"),
+        ("review sums", "require_review", "shop.add"),
+        ("no refunds by bots", "deny", "shop.refund"),
+    ]
+    policies = [
+        {"name": name, "effect": effect, "reason": f"{name} (tests)", "match": {"tool": tool, "agent": "*"}}
+        for name, effect, tool in rules
+    ]
+    with server_with_shop(
+        request,
+        tmp_path_factory.mktemp("gateway-eras") / "server",
+        trusted=True,
+        policies=policies,
+        env={"COACH_GATEWAY_HOLD_S": str(HOLD_S), "COACH_GATEWAY_PROGRESS_S": "0.5"},
+    ) as live:
         yield live
 
 
 def mcp1_agent(server, token: str, steps: list) -> dict:
-    done = subprocess.run([str(MCP1_PYTHON), str(AGENT), server.url("/mcp"), token], input=json.dumps(steps),
-                          capture_output=True, text=True, timeout=90, cwd=REPO_ROOT)
+    done = subprocess.run(
+        [str(MCP1_PYTHON), str(AGENT), server.url("/mcp"), token],
+        input=json.dumps(steps),
+        capture_output=True,
+        text=True,
+        timeout=90,
+        cwd=REPO_ROOT,
+    )
     assert done.returncode == 0, f"the 1.x agent failed ({done.returncode}): {done.stderr[-3000:]}"
     return json.loads(done.stdout)
 
@@ -48,8 +64,15 @@ def texts(result: dict) -> str:
 
 def test_a_1x_agent_gets_a_handshake_era_session_and_the_workspace_tools(server):
     agent = make_agent(server, "mcp1-lister")
-    answers = mcp1_agent(server, agent["token"], [["list"], ["call", "shop.slow", {"seconds": 0.1}, False],
-                                                  ["call", "shop.refund", {"order_id": "A-1001", "amount": 5}, False]])
+    answers = mcp1_agent(
+        server,
+        agent["token"],
+        [
+            ["list"],
+            ["call", "shop.slow", {"seconds": 0.1}, False],
+            ["call", "shop.refund", {"order_id": "A-1001", "amount": 5}, False],
+        ],
+    )
     assert answers["protocol_version"] in HANDSHAKE_ERA and answers["server"]["name"] == "coach"
     listed, slow, refund = answers["steps"]
     tools = {t["name"]: t for t in listed["tools"]}
@@ -80,6 +103,7 @@ def test_the_2x_client_speaks_2026_07_28_and_the_handshake_when_asked(server):
             tools = await client.list_tools()
             result = await client.call_tool("shop.slow", {"seconds": 0})
             return client.protocol_version, client.server_info, tools, result
+
     for mode in ("auto", "legacy"):
         version, info, tools, result = asyncio.run(go(mode))
         assert version == ("2026-07-28" if mode == "auto" else "2025-11-25"), mode
@@ -88,8 +112,9 @@ def test_the_2x_client_speaks_2026_07_28_and_the_handshake_when_asked(server):
         assert result.is_error is False and text(result) == "slept 0.0"
     # a held call's progress reaches a legacy-mode agent too
     progress: list = []
-    thread, box = in_background(call, server, agent["token"], "shop.add", {"a": 1, "b": 1}, progress=progress,
-                                mode="legacy")
+    thread, box = in_background(
+        call, server, agent["token"], "shop.add", {"a": 1, "b": 1}, progress=progress, mode="legacy"
+    )
     approval = pending_gateway(server, "shop.add", "eras-bot")
     assert decide(server, approval["approval_id"], {"decision": "approve"}).status_code == 200
     thread.join(60)

@@ -6,6 +6,7 @@ meets with the initialize handshake) and server-everything (npm). The npm packag
 installed by `make setup-dev`. Reviews are decided through the REST API as a lead would in the queue.
 
 One Coach per module (SQLite): the reference servers start once each, at the first call that needs them."""
+
 from __future__ import annotations
 
 import asyncio
@@ -17,8 +18,17 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.support.gateway_agents import (add_stdio_server, audit_calls, call, decide, make_agent, mcp,
-                                          other_workspace_admin, pending_gateway, text)
+from tests.support.gateway_agents import (
+    add_stdio_server,
+    audit_calls,
+    call,
+    decide,
+    make_agent,
+    mcp,
+    other_workspace_admin,
+    pending_gateway,
+    text,
+)
 from tests.support.live_server import REPO_ROOT, LiveServer
 from tests.support.mcp1 import MCP1_PYTHON, mcp1_has
 
@@ -32,12 +42,18 @@ TIME = [str(MCP1_PYTHON), "-m", "mcp_server_time", "--local-timezone", "UTC"]
 EVERYTHING_CMD = [NODE, str(EVERYTHING), "stdio"]
 HOLD_S = 1.0
 
-missing = [what for what, there in (
-    ("mcp-server-time (.venv-mcp1)", mcp1_has("mcp_server_time")),
-    ("mcp-server-git (.venv-mcp1)", mcp1_has("mcp_server_git")),
-    ("node", shutil.which("node") is not None), ("git", shutil.which("git") is not None),
-    ("@modelcontextprotocol/inspector (npm)", INSPECTOR.is_file()),
-    ("@modelcontextprotocol/server-everything (npm)", EVERYTHING.is_file())) if not there]
+missing = [
+    what
+    for what, there in (
+        ("mcp-server-time (.venv-mcp1)", mcp1_has("mcp_server_time")),
+        ("mcp-server-git (.venv-mcp1)", mcp1_has("mcp_server_git")),
+        ("node", shutil.which("node") is not None),
+        ("git", shutil.which("git") is not None),
+        ("@modelcontextprotocol/inspector (npm)", INSPECTOR.is_file()),
+        ("@modelcontextprotocol/server-everything (npm)", EVERYTHING.is_file()),
+    )
+    if not there
+]
 pytestmark = pytest.mark.skipif(bool(missing), reason=f"not installed: {', '.join(missing)} (run `make setup-dev`)")
 
 
@@ -63,29 +79,47 @@ def repo(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def server(repo, tmp_path_factory):
     git_cmd = [str(MCP1_PYTHON), "-m", "mcp_server_git", "--repository", str(repo)]
-    rules = [("times are fine", "allow", "time.get_current_time"),
-             ("conversions need a look", "require_review", "time.convert_time"),
-             ("echo is fine", "allow", "everything.echo"),
-             ("no environment dumps", "deny", "everything.get-env"),
-             ("weather is fine", "allow", "everything.get-structured-content"),
-             ("messages are fine", "allow", "everything.get-annotated-message"),
-             ("reading the repo is fine", "allow", "git.git_status"),
-             ("the log is fine", "allow", "git.git_log"),
-             ("branches need a look", "require_review", "git.git_create_branch")]
+    rules = [
+        ("times are fine", "allow", "time.get_current_time"),
+        ("conversions need a look", "require_review", "time.convert_time"),
+        ("echo is fine", "allow", "everything.echo"),
+        ("no environment dumps", "deny", "everything.get-env"),
+        ("weather is fine", "allow", "everything.get-structured-content"),
+        ("messages are fine", "allow", "everything.get-annotated-message"),
+        ("reading the repo is fine", "allow", "git.git_status"),
+        ("the log is fine", "allow", "git.git_log"),
+        ("branches need a look", "require_review", "git.git_create_branch"),
+    ]
     allow = ",".join(" ".join(c) for c in (TIME, git_cmd, EVERYTHING_CMD))
-    with LiveServer(tmp_path_factory.mktemp("gateway-reference") / "server",
-                    env={"COACH_MCP_STDIO_ALLOW": allow, "COACH_GATEWAY_HOLD_S": str(HOLD_S)}) as live:
+    with LiveServer(
+        tmp_path_factory.mktemp("gateway-reference") / "server",
+        env={"COACH_MCP_STDIO_ALLOW": allow, "COACH_GATEWAY_HOLD_S": str(HOLD_S)},
+    ) as live:
         add_stdio_server(live, "time", TIME)
         add_stdio_server(live, "git", git_cmd)
         add_stdio_server(live, "everything", EVERYTHING_CMD)
         for name, effect, tool in rules:
-            made = live.http.post(live.url("/api/policies"), json={
-                "name": name, "effect": effect, "reason": f"{name} (tests)", "match": {"tool": tool, "agent": "*"}},
-                timeout=10)
+            made = live.http.post(
+                live.url("/api/policies"),
+                json={
+                    "name": name,
+                    "effect": effect,
+                    "reason": f"{name} (tests)",
+                    "match": {"tool": tool, "agent": "*"},
+                },
+                timeout=10,
+            )
             assert made.status_code == 201, made.text
-        made = live.http.post(live.url("/api/policies"), json={
-            "name": "the environment check may look", "effect": "allow", "order": -1,
-            "match": {"tool": "everything.get-env", "agent": "env-checker"}}, timeout=10)
+        made = live.http.post(
+            live.url("/api/policies"),
+            json={
+                "name": "the environment check may look",
+                "effect": "allow",
+                "order": -1,
+                "match": {"tool": "everything.get-env", "agent": "env-checker"},
+            },
+            timeout=10,
+        )
         assert made.status_code == 201, made.text
         yield live
 
@@ -95,8 +129,14 @@ def inspector_agent(server) -> dict:
     return make_agent(server, "inspector")
 
 
-def inspector(target: list[str], method: str, tool: str | None = None, args: dict | None = None,
-              headers: dict | None = None, launcher: bool = False) -> dict:
+def inspector(
+    target: list[str],
+    method: str,
+    tool: str | None = None,
+    args: dict | None = None,
+    headers: dict | None = None,
+    launcher: bool = False,
+) -> dict:
     """The MCP Inspector's CLI mode: its JSON answer (it exits 1 on a protocol error). Through the launcher, as a
     person runs it, when `launcher`; else the CLI proper that the launcher starts (a node process less, a second
     less per call)."""
@@ -113,10 +153,17 @@ def inspector(target: list[str], method: str, tool: str | None = None, args: dic
     return json.loads(done.stdout)
 
 
-def through_coach(server: LiveServer, token: str, method: str, tool: str | None = None,
-                  args: dict | None = None, launcher: bool = False) -> dict:
-    return inspector([server.url("/mcp"), "--transport", "http"], method, tool, args,
-                     {"Authorization": f"Bearer {token}"}, launcher)
+def through_coach(
+    server: LiveServer,
+    token: str,
+    method: str,
+    tool: str | None = None,
+    args: dict | None = None,
+    launcher: bool = False,
+) -> dict:
+    return inspector(
+        [server.url("/mcp"), "--transport", "http"], method, tool, args, {"Authorization": f"Bearer {token}"}, launcher
+    )
 
 
 def texts(result: dict) -> str:
@@ -125,30 +172,43 @@ def texts(result: dict) -> str:
 
 def direct(command: list[str], *calls: tuple[str, dict]) -> list:
     """The reference server's own answers to these calls, over stdio with the SDK and no Coach between."""
+
     async def go():
         params = StdioServerParameters(command=command[0], args=command[1:])
         async with Client(params, cache=None) as client:
             return [await client.call_tool(tool, arguments) for tool, arguments in calls]
+
     return asyncio.run(go())
 
 
 def direct_tools(command: list[str]) -> dict[str, dict]:
     """The reference server's own tools/list, by name."""
+
     async def go():
         params = StdioServerParameters(command=command[0], args=command[1:])
         async with Client(params, cache=None) as client:
-            return {t.name: t.model_dump(mode="json", by_alias=True, exclude_none=True)
-                    for t in (await client.list_tools()).tools}
+            return {
+                t.name: t.model_dump(mode="json", by_alias=True, exclude_none=True)
+                for t in (await client.list_tools()).tools
+            }
+
     return asyncio.run(go())
 
 
 # -- the MCP Inspector's CLI as the agent ----------------------------------------------------------------------------
 
+
 def test_inspector_lists_the_reference_servers_tools_as_server_dot_tool_with_their_schemas(server, inspector_agent):
     listed = through_coach(server, inspector_agent["token"], "tools/list", launcher=True)  # `npx … --cli` as documented
     tools = {t["name"]: t for t in listed["tools"]}
-    assert {"time.get_current_time", "time.convert_time", "git.git_status", "git.git_log", "everything.echo",
-            "everything.get-structured-content"} <= set(tools)
+    assert {
+        "time.get_current_time",
+        "time.convert_time",
+        "git.git_status",
+        "git.git_log",
+        "everything.echo",
+        "everything.get-structured-content",
+    } <= set(tools)
     assert not [name for name in tools if name.split(".")[0] not in ("time", "git", "everything")]
     assert tools["time.get_current_time"]["inputSchema"]["required"] == ["timezone"]
     assert tools["git.git_status"]["inputSchema"]["properties"]["repo_path"]["type"] == "string"
@@ -162,15 +222,18 @@ def test_inspector_lists_the_reference_servers_tools_as_server_dot_tool_with_the
 
 
 def test_inspector_allowed_calls_get_the_reference_servers_real_results(server, inspector_agent):
-    now = through_coach(server, inspector_agent["token"], "tools/call", "time.get_current_time",
-                        {"timezone": "Asia/Tokyo"})
+    now = through_coach(
+        server, inspector_agent["token"], "tools/call", "time.get_current_time", {"timezone": "Asia/Tokyo"}
+    )
     assert now.get("isError") is not True, now
     answer = json.loads(texts(now))
     assert answer["timezone"] == "Asia/Tokyo" and answer["datetime"].endswith("+09:00")
     echoed = through_coach(server, inspector_agent["token"], "tools/call", "everything.echo", {"message": "hi Coach"})
     assert echoed.get("isError") is not True and texts(echoed) == "Echo: hi Coach"
     assert [(e["tool"], e["decision"]) for e in audit_calls(server, "inspector")][:2] == [
-        ("everything.echo", "allow"), ("time.get_current_time", "allow")]
+        ("everything.echo", "allow"),
+        ("time.get_current_time", "allow"),
+    ]
 
 
 def test_inspector_denied_call_is_an_error_result_naming_the_rule(server, inspector_agent):
@@ -187,14 +250,20 @@ def test_inspector_held_call_approved_with_an_edit_gets_the_edited_calls_real_re
     approval = pending_gateway(server, "time.convert_time", "inspector")
     assert approval["params"] == asked
     edited = {**asked, "target_timezone": "Asia/Tokyo"}
-    assert decide(server, approval["approval_id"], {"decision": "edit", "params": edited,
-                                                    "comment": "Tokyo is who asked"}).status_code == 200
+    assert (
+        decide(
+            server, approval["approval_id"], {"decision": "edit", "params": edited, "comment": "Tokyo is who asked"}
+        ).status_code
+        == 200
+    )
     again = through_coach(server, inspector_agent["token"], "tools/call", "time.convert_time", asked)
     [own] = direct(TIME, ("convert_time", edited))  # mcp-server-time's own answer to the edited call
     assert again.get("isError") is not True
     note, *result = again["content"]  # the agent is told of the edit first, then the server's own result
-    assert note["text"].startswith("A reviewer (admin@live.test) edited the arguments before the call: "
-                                   "target_timezone: 'America/New_York' → 'Asia/Tokyo'.")
+    assert note["text"].startswith(
+        "A reviewer (admin@live.test) edited the arguments before the call: "
+        "target_timezone: 'America/New_York' → 'Asia/Tokyo'."
+    )
     assert result == [b.model_dump(mode="json", by_alias=True, exclude_none=True) for b in own.content]
     assert json.loads(result[-1]["text"])["target"]["timezone"] == "Asia/Tokyo"
     latest = audit_calls(server, "inspector")[0]
@@ -202,6 +271,7 @@ def test_inspector_held_call_approved_with_an_edit_gets_the_edited_calls_real_re
 
 
 # -- the official MCP Python SDK's client as the agent ---------------------------------------------------------------
+
 
 def test_sdk_client_reads_the_tests_repository_through_mcp_server_git(server, repo):
     agent = make_agent(server, "sdk-reader")
@@ -220,8 +290,12 @@ def test_sdk_client_rejected_call_reaches_the_agent_with_the_reviewers_feedback(
     held = call(server, agent["token"], "git.git_create_branch", asked)
     assert held.is_error is True and held.meta["io.coach/gateway"]["decision"] == "pending_review"
     approval = pending_gateway(server, "git.git_create_branch", "sdk-brancher")
-    assert decide(server, approval["approval_id"], {"decision": "reject",
-                                                    "comment": "name it after the ticket: COA-12"}).status_code == 200
+    assert (
+        decide(
+            server, approval["approval_id"], {"decision": "reject", "comment": "name it after the ticket: COA-12"}
+        ).status_code
+        == 200
+    )
     again = call(server, agent["token"], "git.git_create_branch", asked)
     assert again.is_error is True and "name it after the ticket: COA-12" in text(again)
     assert "fix" not in git(repo, "branch", "--list")  # it never ran
@@ -231,8 +305,11 @@ def test_sdk_client_gets_everythings_structured_content_and_annotations_as_the_s
     agent = make_agent(server, "sdk-structured")
     weather = call(server, agent["token"], "everything.get-structured-content", {"location": "Chicago"})
     message = call(server, agent["token"], "everything.get-annotated-message", {"messageType": "error"})
-    own_weather, own_message = direct(EVERYTHING_CMD, ("get-structured-content", {"location": "Chicago"}),
-                                      ("get-annotated-message", {"messageType": "error"}))
+    own_weather, own_message = direct(
+        EVERYTHING_CMD,
+        ("get-structured-content", {"location": "Chicago"}),
+        ("get-annotated-message", {"messageType": "error"}),
+    )
     assert weather.is_error is False and weather.structured_content == own_weather.structured_content
     assert set(weather.structured_content) == {"temperature", "conditions", "humidity"}
     assert [b.model_dump() for b in message.content] == [b.model_dump() for b in own_message.content]
@@ -240,6 +317,7 @@ def test_sdk_client_gets_everythings_structured_content_and_annotations_as_the_s
 
 
 # -- another workspace -----------------------------------------------------------------------------------------------
+
 
 def test_another_workspaces_agent_sees_none_of_these_tools_and_cannot_call_them(server, repo):
     other_admin = other_workspace_admin(server, "elsewhere")
@@ -251,6 +329,7 @@ def test_another_workspaces_agent_sees_none_of_these_tools_and_cannot_call_them(
     async def go():
         async with mcp(server, outsider["token"]) as session:
             return await session.list_tools(), await session.call_tool("git.git_status", {"repo_path": str(repo)})
+
     tools, result = asyncio.run(go())
     assert tools.tools == [] and result.is_error is True and "Unknown tool" in text(result)
     # a server of the same name in the other workspace: its own tools, under its own policies (none: the default)

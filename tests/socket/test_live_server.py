@@ -1,4 +1,5 @@
 """End-to-end against the real server process (`python wsgi.py`): HTTP, Socket.IO and a crash-restart."""
+
 from __future__ import annotations
 
 import queue
@@ -20,8 +21,9 @@ def create_workflow(server: LiveServer, definition: dict) -> dict:
 
 
 def start(server: LiveServer, workflow_id: str, variables: dict | None = None) -> str:
-    response = server.post("/api/executions/", json={"workflow_id": workflow_id, "variables": variables or {},
-                                                      "mode": "normal"})
+    response = server.post(
+        "/api/executions/", json={"workflow_id": workflow_id, "variables": variables or {}, "mode": "normal"}
+    )
     assert response.status_code == 201, response.text
     return response.json()["execution_id"]
 
@@ -41,21 +43,38 @@ def wait_status(server: LiveServer, execution_id: str, statuses: tuple[str, ...]
 
 
 def ask_then_echo(name: str = "ask then echo") -> dict:
-    return {"name": name, "steps": [
-        {"id": "ask", "type": "human_input", "question": "Which colour?"},
-        {"id": "say", "type": "action", "tool": "echo", "depends_on": ["ask"],
-         "params": {"message": "picked {{ steps.ask.output.answer }}"}},
-    ]}
+    return {
+        "name": name,
+        "steps": [
+            {"id": "ask", "type": "human_input", "question": "Which colour?"},
+            {
+                "id": "say",
+                "type": "action",
+                "tool": "echo",
+                "depends_on": ["ask"],
+                "params": {"message": "picked {{ steps.ask.output.answer }}"},
+            },
+        ],
+    }
 
 
 def test_a_workflow_created_over_http_runs_to_completed(live_server):
-    wf = create_workflow(live_server, {
-        "name": "Greeting", "variables": {"who": {"type": "string", "default": "world"}},
-        "steps": [
-            {"id": "greet", "type": "action", "tool": "echo", "params": {"message": "hi {{ vars.who }}"}},
-            {"id": "check", "type": "validation", "depends_on": ["greet"],
-             "condition": "steps.greet.output.message == 'hi there'"},
-        ]})
+    wf = create_workflow(
+        live_server,
+        {
+            "name": "Greeting",
+            "variables": {"who": {"type": "string", "default": "world"}},
+            "steps": [
+                {"id": "greet", "type": "action", "tool": "echo", "params": {"message": "hi {{ vars.who }}"}},
+                {
+                    "id": "check",
+                    "type": "validation",
+                    "depends_on": ["greet"],
+                    "condition": "steps.greet.output.message == 'hi there'",
+                },
+            ],
+        },
+    )
     execution_id = start(live_server, wf["id"], {"who": "there"})
 
     body = wait_status(live_server, execution_id, TERMINAL)
@@ -76,7 +95,7 @@ def test_an_invalid_definition_is_an_ordinary_422_with_no_traceback_in_the_serve
     assert refused.status_code == 422 and "unknown tool 'ecko'" in refused.text
     # the next request is answered after the refusal was logged, if it was: anything printed is in the file by now
     assert live_server.get("/healthz").status_code == 200
-    logged = live_server.stderr_path.read_text()[len(before):]
+    logged = live_server.stderr_path.read_text()[len(before) :]
     assert "Traceback" not in logged and "ValidationFailed" not in logged, logged
 
 

@@ -1,6 +1,7 @@
 """Notifications against the real server process (`python wsgi.py`), an SMTP server (aiosmtpd) and a webhook
 receiver on loopback: a server killed (SIGKILL) after an approval's commit and before any delivery loses nothing:
 restarted, it sends the email and the webhook once each."""
+
 from __future__ import annotations
 
 import time
@@ -26,10 +27,14 @@ def receiver():
 
 def test_a_server_killed_between_the_commit_and_the_delivery_sends_once_after_its_restart(tmp_path, inbox, receiver):
     # COACH_NOTIFY_SCAN_S=0: this server never sends, so the kill surely falls between the commit and the delivery
-    with LiveServer(tmp_path / "server", env={"COACH_SMTP_HOST": "127.0.0.1", "COACH_SMTP_PORT": str(inbox.port),
-                                              "COACH_NOTIFY_SCAN_S": "0"}) as server:
-        hook = server.post("/api/notifications/webhooks", json={
-            "url": f"http://127.0.0.1:{receiver.server_address[1]}/hook", "events": ["approval_requested"]})
+    with LiveServer(
+        tmp_path / "server",
+        env={"COACH_SMTP_HOST": "127.0.0.1", "COACH_SMTP_PORT": str(inbox.port), "COACH_NOTIFY_SCAN_S": "0"},
+    ) as server:
+        hook = server.post(
+            "/api/notifications/webhooks",
+            json={"url": f"http://127.0.0.1:{receiver.server_address[1]}/hook", "events": ["approval_requested"]},
+        )
         assert hook.status_code == 201, hook.text
         approval = approval_of(server, start(server, approval_workflow(server)))
         assert approval["status"] == "pending"

@@ -4,6 +4,7 @@ One live server for the module. The second workspace ("other") and its operator 
 (`flask --app wsgi create-workspace` / `create-user`) on the server's own SQLite file, before any execution
 exists (the CLI's app would otherwise recover runnable executions of the server's database).
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -17,21 +18,30 @@ import requests
 import socketio
 from socketio.exceptions import ConnectionError as SioConnectionError
 
-from tests.support.live_server import REPO_ROOT, LiveServer
 from tests.socket.conftest import disconnect_all, pending_coaching
+from tests.support.live_server import REPO_ROOT, LiveServer
 
 OTHER_EMAIL = "op@other.test"
 OTHER_PASSWORD = "other-password-1"
-STEPS = {"name": "socket auth", "steps": [
-    {"id": "greet", "type": "action", "tool": "echo", "params": {"message": "hi"}},
-    {"id": "last", "type": "action", "tool": "echo", "params": {"n": 1}},
-]}
+STEPS = {
+    "name": "socket auth",
+    "steps": [
+        {"id": "greet", "type": "action", "tool": "echo", "params": {"message": "hi"}},
+        {"id": "last", "type": "action", "tool": "echo", "params": {"n": 1}},
+    ],
+}
 WATCHED = ("coaching_suggestion", "execution_update", "coaching_stats", "metrics_update", "workflow_level_changed")
 
 
 def _cli(server: LiveServer, *args: str) -> str:
-    done = subprocess.run([sys.executable, "-m", "flask", "--app", "wsgi", *args], cwd=REPO_ROOT,
-                          env=server.environment(), capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "flask", "--app", "wsgi", *args],
+        cwd=REPO_ROOT,
+        env=server.environment(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, f"flask {' '.join(args)}: {done.stdout}\n{done.stderr}"
     return done.stdout
 
@@ -47,8 +57,17 @@ class World:
         self.server = server
         self.default_ws = server.get("/api/auth/me").json()["workspace_id"]
         _cli(server, "create-workspace", "other", "--name", "Other")
-        _cli(server, "create-user", OTHER_EMAIL, "--password", OTHER_PASSWORD, "--workspace", "other",
-             "--role", "operator")
+        _cli(
+            server,
+            "create-user",
+            OTHER_EMAIL,
+            "--password",
+            OTHER_PASSWORD,
+            "--workspace",
+            "other",
+            "--role",
+            "operator",
+        )
         http, login = server.login(OTHER_EMAIL, OTHER_PASSWORD)
         self.other_ws = login["workspace_id"]
         assert [(w["slug"], w["role"]) for w in login["workspaces"]] == [("other", "operator")]
@@ -166,11 +185,22 @@ def test_an_operator_of_another_workspace_cannot_join_or_decide(world, connect):
     # the same answer as for an execution that does not exist
     _error(client.call("join_execution", {"execution_id": "no-such-execution"}, timeout=30), "not_found")
     for decision in ("accept", "skip", "reject"):
-        ack = client.call("coaching_decision", {"execution_id": ex_id, "suggestion_id": suggestion["suggestion_id"],
-                                                "decision": decision}, timeout=5)
+        ack = client.call(
+            "coaching_decision",
+            {"execution_id": ex_id, "suggestion_id": suggestion["suggestion_id"], "decision": decision},
+            timeout=5,
+        )
         _error(ack, "not_found")
-    ack = client.call("coaching_decision", {"execution_id": ex_id, "suggestion_id": suggestion["suggestion_id"],
-                                            "decision": "accept", "idempotency_key": "k-other"}, timeout=5)
+    ack = client.call(
+        "coaching_decision",
+        {
+            "execution_id": ex_id,
+            "suggestion_id": suggestion["suggestion_id"],
+            "decision": "accept",
+            "idempotency_key": "k-other",
+        },
+        timeout=5,
+    )
     _error(ack, "not_found")
     # nothing happened to the execution, and nothing of it was sent to this client
     pending = world.server.get(f"/api/executions/{ex_id}/coaching/suggestion").json()
@@ -185,7 +215,11 @@ def test_an_operator_of_another_workspace_cannot_join_or_decide(world, connect):
 def test_join_workspace_of_another_workspace_is_not_found(world, connect):
     other = connect(auth={"token": world.other_token})
     _error(other.call("join_workspace", {"workspace_id": world.default_ws}, timeout=30), "not_found")
-    assert other.call("join_workspace", {}, timeout=30) == {"ok": True, "workspace_id": world.other_ws, "role": "operator"}
+    assert other.call("join_workspace", {}, timeout=30) == {
+        "ok": True,
+        "workspace_id": world.other_ws,
+        "role": "operator",
+    }
     mine = connect(auth={"token": world.server.token})
     _error(mine.call("join_workspace", {"workspace_id": world.other_ws}, timeout=30), "not_found")
     _error(mine.call("join_workspace", {"workspace_id": "no-such-workspace"}, timeout=30), "not_found")
@@ -205,13 +239,15 @@ def test_workspace_rooms_carry_only_their_own_workspace(world, connect):
     assert mine.call("join_workspace", {}, timeout=30)["ok"] is True
 
     ex_id, suggestion = world.coaching()
-    ack = mine.call("coaching_decision", {"execution_id": ex_id, "suggestion_id": suggestion["suggestion_id"],
-                                          "decision": "accept"}, timeout=10)
+    ack = mine.call(
+        "coaching_decision",
+        {"execution_id": ex_id, "suggestion_id": suggestion["suggestion_id"], "decision": "accept"},
+        timeout=10,
+    )
     assert ack["ok"] is True, ack
     assert heard.wait(30), "the default workspace's dashboard heard nothing"
     time.sleep(0.5)  # anything sent to the wrong room would have arrived with the right one
     assert heard_by_other == []
-
 
 
 def test_a_connection_whose_token_is_revoked_can_no_longer_decide(world, connect):
@@ -221,10 +257,16 @@ def test_a_connection_whose_token_is_revoked_can_no_longer_decide(world, connect
     assert world.server.request("DELETE", f"/api/auth/tokens/{made.json()['id']}").status_code == 204
     ex_id, suggestion = world.coaching()
     try:
-        ack = client.call("coaching_decision", {"execution_id": ex_id, "suggestion_id": suggestion["suggestion_id"],
-                                                "decision": "accept"}, timeout=5)
-    except (socketio.exceptions.TimeoutError, socketio.exceptions.BadNamespaceError,
-            socketio.exceptions.DisconnectedError):
+        ack = client.call(
+            "coaching_decision",
+            {"execution_id": ex_id, "suggestion_id": suggestion["suggestion_id"], "decision": "accept"},
+            timeout=5,
+        )
+    except (
+        socketio.exceptions.TimeoutError,
+        socketio.exceptions.BadNamespaceError,
+        socketio.exceptions.DisconnectedError,
+    ):
         ack = None  # disconnected by the server: fine too
     assert not (isinstance(ack, dict) and ack.get("ok") is True), ack
     pending = world.server.get(f"/api/executions/{ex_id}/coaching/suggestion").json()["suggestion"]

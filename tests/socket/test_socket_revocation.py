@@ -2,6 +2,7 @@
 real python-socketio clients: a revoked token, a logout, a removed or disabled member, a member whose tokens an
 admin revoked. Each such socket is disconnected by the server and receives nothing afterwards; a role change is
 seen by the open socket at its next event."""
+
 from __future__ import annotations
 
 import threading
@@ -15,13 +16,22 @@ from socketio.exceptions import ConnectionError as SioConnectionError
 from tests.socket.conftest import disconnect_all, pending_coaching
 from tests.support.live_server import LiveServer
 
-STEPS = {"name": "revocation", "steps": [
-    {"id": "one", "type": "action", "tool": "echo", "params": {"secret": "s3cr3t"}},
-    {"id": "two", "type": "action", "tool": "echo", "params": {"n": 2}},
-    {"id": "three", "type": "action", "tool": "echo", "params": {"n": 3}},
-]}
-WATCHED = ("coaching_suggestion", "execution_update", "coaching_stats", "metrics_update", "workflow_level_changed",
-           "access_ended")
+STEPS = {
+    "name": "revocation",
+    "steps": [
+        {"id": "one", "type": "action", "tool": "echo", "params": {"secret": "s3cr3t"}},
+        {"id": "two", "type": "action", "tool": "echo", "params": {"n": 2}},
+        {"id": "three", "type": "action", "tool": "echo", "params": {"n": 3}},
+    ],
+}
+WATCHED = (
+    "coaching_suggestion",
+    "execution_update",
+    "coaching_stats",
+    "metrics_update",
+    "workflow_level_changed",
+    "access_ended",
+)
 PASSWORD = "member-password-1"
 
 
@@ -35,6 +45,7 @@ class World:
 
     def coaching(self) -> tuple[str, dict]:
         return pending_coaching(self.server, self.workflow_id)
+
     def member(self) -> tuple[str, str]:
         """A new operator of the default workspace, through an invitation they accept: (user id, bearer token)."""
         self.count += 1
@@ -45,8 +56,9 @@ class World:
         csrf = {"X-CSRF-Token": login["csrf_token"]}
         pending = http.get(self.server.url("/api/auth/invitations"), timeout=10).json()["items"]
         assert len(pending) == 1, pending
-        accepted = http.post(self.server.url(f"/api/auth/invitations/{pending[0]['id']}/accept"), headers=csrf,
-                             timeout=10)
+        accepted = http.post(
+            self.server.url(f"/api/auth/invitations/{pending[0]['id']}/accept"), headers=csrf, timeout=10
+        )
         assert accepted.status_code == 200, accepted.text
         token = http.post(self.server.url("/api/auth/tokens"), json={"name": "socket"}, headers=csrf, timeout=10)
         assert token.status_code == 201, token.text
@@ -86,8 +98,10 @@ class Watched:
         update) and a new execution in its workspace reach it no more."""
         assert self.gone.wait(30), "the server did not disconnect the socket"
         cut = time.monotonic()
-        decided = world.server.post(f"/api/executions/{execution_id}/coaching/decision",
-                                    json={"suggestion_id": suggestion["suggestion_id"], "decision": "accept"})
+        decided = world.server.post(
+            f"/api/executions/{execution_id}/coaching/decision",
+            json={"suggestion_id": suggestion["suggestion_id"], "decision": "accept"},
+        )
         assert decided.status_code == 200, decided.text
         world.coaching()
         time.sleep(0.7)  # anything sent to this socket would have arrived by now

@@ -1,8 +1,10 @@
 """The per-event token check of socket connections (services.users.service.token_active), on each database backend."""
+
 from __future__ import annotations
 
 from services.db import Database
-from services.users import service as users, tokens
+from services.users import service as users
+from services.users import tokens
 
 
 def test_token_active_until_revoked_or_unknown(database_url):

@@ -1,13 +1,14 @@
 """Two real server processes (`python wsgi.py`, nothing else started) on one database, SQLite and PostgreSQL: both
 scan for due schedules every second; each due schedule starts exactly one execution, and a webhook delivery sent to
 both servers at once starts one (docs/triggers.md#exactly-once)."""
+
 from __future__ import annotations
 
 import json
 import threading
 import time
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 import requests
@@ -19,8 +20,11 @@ from services.triggers.models import TriggerSchedule
 from tests.support.live_server import LiveServer
 
 SCHEDULES = 8
-WORKFLOW = {"name": "tick", "variables": {"n": {"type": "integer", "default": 0}},
-            "steps": [{"id": "a", "tool": "echo", "params": {"n": "{{ vars.n }}"}}]}
+WORKFLOW = {
+    "name": "tick",
+    "variables": {"n": {"type": "integer", "default": 0}},
+    "steps": [{"id": "a", "tool": "echo", "params": {"n": "{{ vars.n }}"}}],
+}
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
@@ -47,19 +51,22 @@ def test_two_servers_fire_each_due_schedule_once_and_start_a_delivery_once(two_s
     assert made.status_code == 201, made.text
     workflow_id = made.json()["id"]
     for n in range(SCHEDULES):
-        answer = first.post(f"/api/workflows/{workflow_id}/schedules",
-                            json={"name": f"s{n}", "cron": "0 0 1 1 *", "timezone": "UTC", "variables": {"n": n}})
+        answer = first.post(
+            f"/api/workflows/{workflow_id}/schedules",
+            json={"name": f"s{n}", "cron": "0 0 1 1 *", "timezone": "UTC", "variables": {"n": n}},
+        )
         assert answer.status_code == 201, answer.text
     db = Database(first.database_url)
     try:  # their time has come (as if it were New Year): both servers' scans find them due
         with db.transaction() as session:
-            session.execute(update(TriggerSchedule).values(next_fire_at=datetime(2026, 1, 1, tzinfo=timezone.utc)))
+            session.execute(update(TriggerSchedule).values(next_fire_at=datetime(2026, 1, 1, tzinfo=UTC)))
     finally:
         db.dispose()
 
     def fired() -> bool:
         items = second.get(f"/api/workflows/{workflow_id}/schedules").json()["items"]
         return all(s["last_execution_id"] for s in items)
+
     first.wait_for(fired, timeout=20, message="every schedule fired")
     time.sleep(3)  # both servers scan three more times: nothing fires again
     runs = first.get(f"/api/executions/?workflow_id={workflow_id}&per_page=200").json()
@@ -71,8 +78,12 @@ def test_two_servers_fire_each_due_schedule_once_and_start_a_delivery_once(two_s
     # one delivery, sent to both servers at the same moment
     hook = first.post(f"/api/workflows/{workflow_id}/hooks", json={"name": "twice"}).json()
     body, stamp, delivery = json.dumps({"n": 99}).encode(), str(int(time.time())), str(uuid.uuid4())
-    headers = {"Content-Type": "application/json", T.TIMESTAMP_HEADER: stamp, T.DELIVERY_HEADER: delivery,
-               T.SIGNATURE_HEADER: T.sign(hook["secret"], stamp, body)}
+    headers = {
+        "Content-Type": "application/json",
+        T.TIMESTAMP_HEADER: stamp,
+        T.DELIVERY_HEADER: delivery,
+        T.SIGNATURE_HEADER: T.sign(hook["secret"], stamp, body),
+    }
     barrier, answers = threading.Barrier(4), []
 
     def send(server: LiveServer) -> None:
@@ -80,6 +91,7 @@ def test_two_servers_fire_each_due_schedule_once_and_start_a_delivery_once(two_s
             sender.trust_env = False
             barrier.wait()
             answers.append(sender.post(server.url(hook["path"]), data=body, headers=headers, timeout=20))
+
     threads = [threading.Thread(target=send, args=(s,)) for s in (first, second, first, second)]
     for t in threads:
         t.start()

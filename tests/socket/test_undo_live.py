@@ -1,6 +1,7 @@
 """Taking a decision back against the real server process: one panel accepts an external call, which is held for the
 undo window; it takes the decision back over the socket (`coaching_undo`), and a second panel watching the same
 execution is shown the suggestion again, pending, with the same id."""
+
 from __future__ import annotations
 
 import time
@@ -32,8 +33,12 @@ def test_a_second_panel_sees_the_suggestion_again_after_an_undo(held_server):
         return Recorder(client, WATCHED)
 
     try:
-        definition = {"name": f"undo {time.monotonic_ns()}", "steps": [
-            {"id": "pay", "tool": "http.request", "params": {"method": "POST", "url": "http://127.0.0.1:9/pay"}}]}
+        definition = {
+            "name": f"undo {time.monotonic_ns()}",
+            "steps": [
+                {"id": "pay", "tool": "http.request", "params": {"method": "POST", "url": "http://127.0.0.1:9/pay"}}
+            ],
+        }
         response = held_server.post("/api/workflows", json=definition)
         assert response.status_code == 201, response.text
         response = held_server.post("/api/executions/coaching", json={"workflow_id": response.json()["id"]})
@@ -47,23 +52,34 @@ def test_a_second_panel_sees_the_suggestion_again_after_an_undo(held_server):
             assert recorder.call("join_execution", {"execution_id": execution_id})["ok"] is True
         pushed_before = watching.count("coaching_suggestion")
 
-        decided = deciding.call("coaching_decision", {"execution_id": execution_id, "decision": "accept",
-                                                      "suggestion_id": suggestion["suggestion_id"]})
+        decided = deciding.call(
+            "coaching_decision",
+            {"execution_id": execution_id, "decision": "accept", "suggestion_id": suggestion["suggestion_id"]},
+        )
         assert decided["ok"] is True and decided["decision"]["held_until"], decided
-        watching.wait("execution_update", lambda e: e["execution_id"] == execution_id
-                      and (e.get("gate") or {}).get("kind") == "held", what="with the held gate")
+        watching.wait(
+            "execution_update",
+            lambda e: e["execution_id"] == execution_id and (e.get("gate") or {}).get("kind") == "held",
+            what="with the held gate",
+        )
 
-        undone = deciding.call("coaching_undo", {"execution_id": execution_id,
-                                                 "suggestion_id": suggestion["suggestion_id"]})
+        undone = deciding.call(
+            "coaching_undo", {"execution_id": execution_id, "suggestion_id": suggestion["suggestion_id"]}
+        )
         assert undone["ok"] is True and undone["suggestion"]["status"] == "pending", undone
-        again = watching.wait("coaching_suggestion", lambda s: s["suggestion_id"] == suggestion["suggestion_id"],
-                              since=pushed_before, what="pushed again after the undo")
+        again = watching.wait(
+            "coaching_suggestion",
+            lambda s: s["suggestion_id"] == suggestion["suggestion_id"],
+            since=pushed_before,
+            what="pushed again after the undo",
+        )
         assert again["status"] == "pending" and again["params"] == suggestion["params"]
         assert watching.wait("decision_undone")["decision"] == "accept"
 
         # an undo of the same suggestion again: nothing is held any more
-        twice = deciding.call("coaching_undo", {"execution_id": execution_id,
-                                                "suggestion_id": suggestion["suggestion_id"]})
+        twice = deciding.call(
+            "coaching_undo", {"execution_id": execution_id, "suggestion_id": suggestion["suggestion_id"]}
+        )
         assert twice["ok"] is False and twice["error"]["code"] == "nothing_to_undo"
     finally:
         disconnect_all(clients)

@@ -1,6 +1,7 @@
 """Steps on Celery workers (COACH_BROKER_URL, services/executions/worker.py; issue #16 item 3): a server takes the decisions
 and hands executions that need a slow tool to a worker process, which runs the tool and pushes its events through
 the Socket.IO message queue to the clients of the server. Real Redis, real `celery worker` processes."""
+
 from __future__ import annotations
 
 import subprocess
@@ -78,16 +79,40 @@ def calls():
 def cluster(tmp_path, redis_dbs):
     """A server whose slow steps go to Celery workers, and a factory of workers (each `celery worker` process)."""
     broker, queue = redis_dbs
-    server = LiveServer(tmp_path / "server", demo="0",
-                        env={"COACH_BROKER_URL": broker, "COACH_MESSAGE_QUEUE": queue, "COACH_LEASE_S": "3",
-                             "COACH_LEASE_SCAN_S": "1", "COACH_WORKER_REDELIVER_S": "5"})
+    server = LiveServer(
+        tmp_path / "server",
+        demo="0",
+        env={
+            "COACH_BROKER_URL": broker,
+            "COACH_MESSAGE_QUEUE": queue,
+            "COACH_LEASE_S": "3",
+            "COACH_LEASE_SCAN_S": "1",
+            "COACH_WORKER_REDELIVER_S": "5",
+        },
+    )
     workers: list[subprocess.Popen] = []
 
     def worker(name: str) -> subprocess.Popen:
         log = open(tmp_path / f"{name}.log", "w")
-        proc = subprocess.Popen([sys.executable, "-m", "celery", "-A", "services.executions.worker", "worker", "--pool=solo",
-                                 f"--hostname={name}@%h", "--loglevel=INFO", "--without-mingle", "--without-gossip"],
-                                cwd=REPO_ROOT, env=server.environment(), stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "services.executions.worker",
+                "worker",
+                "--pool=solo",
+                f"--hostname={name}@%h",
+                "--loglevel=INFO",
+                "--without-mingle",
+                "--without-gossip",
+            ],
+            cwd=REPO_ROOT,
+            env=server.environment(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         workers.append(proc)
         deadline = time.monotonic() + 60
         while "ready." not in (tmp_path / f"{name}.log").read_text():
@@ -109,17 +134,35 @@ def cluster(tmp_path, redis_dbs):
 
 
 def _workflow(server: LiveServer, url: str) -> str:
-    answer = server.post("/api/workflows", json={"name": "Booking", "variables": {"order": {"type": "string"}}, "steps": [
-        {"id": "book", "name": "Book", "type": "action", "tool": "http.request",
-         "params": {"method": "POST", "url": url, "json": {"order": "{{ vars.order }}"}}},
-        {"id": "done", "name": "Done", "type": "action", "tool": "echo", "params": {"message": "booked"}}]})
+    answer = server.post(
+        "/api/workflows",
+        json={
+            "name": "Booking",
+            "variables": {"order": {"type": "string"}},
+            "steps": [
+                {
+                    "id": "book",
+                    "name": "Book",
+                    "type": "action",
+                    "tool": "http.request",
+                    "params": {"method": "POST", "url": url, "json": {"order": "{{ vars.order }}"}},
+                },
+                {"id": "done", "name": "Done", "type": "action", "tool": "echo", "params": {"message": "booked"}},
+            ],
+        },
+    )
     assert answer.status_code == 201, answer.text
     return answer.json()["id"]
 
 
 def _wait_status(server: LiveServer, execution_id: str, status: str, timeout: float = 30) -> dict:
-    return server.wait_for(lambda: (lambda ex: ex if ex["status"] == status else None)(
-        server.get(f"/api/executions/{execution_id}").json()), timeout=timeout, message=f"execution {status}")
+    return server.wait_for(
+        lambda: (lambda ex: ex if ex["status"] == status else None)(
+            server.get(f"/api/executions/{execution_id}").json()
+        ),
+        timeout=timeout,
+        message=f"execution {status}",
+    )
 
 
 def test_a_slow_step_runs_on_a_worker_and_its_events_reach_the_servers_clients(cluster, calls):
@@ -131,8 +174,9 @@ def test_a_slow_step_runs_on_a_worker_and_its_events_reach_the_servers_clients(c
     client.connect(server.base_url, transports=["websocket"], auth={"token": server.token}, wait_timeout=30)
     client.call("join_workspace", {}, timeout=30)
     try:
-        answer = server.post("/api/executions", json={"workflow_id": workflow_id, "mode": "normal",
-                                                      "variables": {"order": "A-1"}})
+        answer = server.post(
+            "/api/executions", json={"workflow_id": workflow_id, "mode": "normal", "variables": {"order": "A-1"}}
+        )
         assert answer.status_code == 201, answer.text
         execution_id = answer.json()["execution_id"]
         time.sleep(1.5)  # no worker yet: the server does not run the slow tool itself
@@ -144,8 +188,11 @@ def test_a_slow_step_runs_on_a_worker_and_its_events_reach_the_servers_clients(c
         assert [s["status"] for s in done["steps"]] == ["succeeded", "succeeded"]
         assert len(calls.requests) == 1 and '"A-1"' in calls.requests[0]["body"]
         # the worker's events came through the message queue to a client of the server
-        server.wait_for(lambda: any(u.get("execution_id") == execution_id and u.get("status") == "completed"
-                                    for u in updates), timeout=10, message="the completion pushed to the client")
+        server.wait_for(
+            lambda: any(u.get("execution_id") == execution_id and u.get("status") == "completed" for u in updates),
+            timeout=10,
+            message="the completion pushed to the client",
+        )
     finally:
         client.disconnect()
 
@@ -163,8 +210,9 @@ def test_a_worker_killed_mid_step_loses_nothing_and_the_step_is_taken_over_once(
     workflow_id = _workflow(server, calls.url)
     first = worker("w1")
     calls.release.clear()  # the booking hangs until released
-    execution_id = server.post("/api/executions", json={"workflow_id": workflow_id, "mode": "normal",
-                                                        "variables": {"order": "B-2"}}).json()["execution_id"]
+    execution_id = server.post(
+        "/api/executions", json={"workflow_id": workflow_id, "mode": "normal", "variables": {"order": "B-2"}}
+    ).json()["execution_id"]
     server.wait_for(lambda: len(calls.requests) == 1, timeout=30, message="the first call in flight")
     first.kill()  # SIGKILL: the worker and its task are gone mid-call
     first.wait(10)
@@ -193,8 +241,9 @@ def test_a_server_killed_mid_step_has_its_step_taken_over_once_by_a_peer(tmp_pat
         second = LiveServer(tmp_path / "b", database_url=first.database_url, demo="0", env=env)
         workflow_id = _workflow(first, calls.url)
         calls.release.clear()
-        execution_id = first.post("/api/executions", json={"workflow_id": workflow_id, "mode": "normal",
-                                                           "variables": {"order": "C-3"}}).json()["execution_id"]
+        execution_id = first.post(
+            "/api/executions", json={"workflow_id": workflow_id, "mode": "normal", "variables": {"order": "C-3"}}
+        ).json()["execution_id"]
         first.wait_for(lambda: len(calls.requests) == 1, timeout=30, message="the first call in flight")
         second.start()  # a peer, up while the first instance runs the step: it leaves the live step alone
         time.sleep(2)

@@ -2,6 +2,7 @@
 second one), add stdio MCP servers, call /mcp with the official MCP Python SDK's (2.x) `Client` over streamable HTTP
 (mode='auto': it speaks 2026-07-28, the newest revision; a 1.x-era client is tests/support/mcp1_agent.py), find a held
 call's review in the queue and decide it through the REST API, read the gateway's audit entries."""
+
 from __future__ import annotations
 
 import asyncio
@@ -29,7 +30,8 @@ def make_agent(server: LiveServer, name: str, token: str | None = None) -> dict:
 
 def other_workspace_admin(server: LiveServer, slug: str = "other") -> str:
     """A second workspace with an admin of its own: that admin's API token."""
-    from services.users import service as users, tokens
+    from services.users import service as users
+    from services.users import tokens
 
     db = Database(server.database_url)
     try:
@@ -42,16 +44,22 @@ def other_workspace_admin(server: LiveServer, slug: str = "other") -> str:
         db.dispose()
 
 
-def add_stdio_server(server: LiveServer, name: str, command: list[str], *, trusted: bool = True,
-                     token: str | None = None) -> dict:
+def add_stdio_server(
+    server: LiveServer, name: str, command: list[str], *, trusted: bool = True, token: str | None = None
+) -> dict:
     """A workspace MCP server started over stdio (its command must be in COACH_MCP_STDIO_ALLOW), its tools listed;
     added by the first admin or by the admin whose API token is given."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    made = server.http.post(server.url("/api/tool-servers"), json={
-        "name": name, "transport": "stdio", "command": command, "trusted": trusted}, headers=headers, timeout=30)
+    made = server.http.post(
+        server.url("/api/tool-servers"),
+        json={"name": name, "transport": "stdio", "command": command, "trusted": trusted},
+        headers=headers,
+        timeout=30,
+    )
     assert made.status_code == 201, made.text
-    listed = server.http.post(server.url(f"/api/tool-servers/{made.json()['id']}/refresh"), headers=headers,
-                              timeout=60).json()
+    listed = server.http.post(
+        server.url(f"/api/tool-servers/{made.json()['id']}/refresh"), headers=headers, timeout=60
+    ).json()
     assert listed["last_error"] == "", listed
     return listed
 
@@ -60,23 +68,38 @@ def add_stdio_server(server: LiveServer, name: str, command: list[str], *, trust
 async def mcp(server: LiveServer, token: str, mode: str = "auto", read_s: float = 60):
     """A connected MCP Client on the server's /mcp with this agent token (mode='legacy': the initialize handshake of
     the revisions before 2026-07-28). No response cache: each test's listing is the gateway's of now."""
-    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, trust_env=False,
-                              timeout=httpx2.Timeout(30, read=read_s))
-    async with http, Client(streamable_http_client(server.url("/mcp"), http_client=http), mode=mode,
-                            cache=None) as client:
+    http = httpx2.AsyncClient(
+        headers={"Authorization": f"Bearer {token}"}, trust_env=False, timeout=httpx2.Timeout(30, read=read_s)
+    )
+    async with (
+        http,
+        Client(streamable_http_client(server.url("/mcp"), http_client=http), mode=mode, cache=None) as client,
+    ):
         yield client
 
 
-def call(server: LiveServer, token: str, tool: str, arguments: dict, meta: dict | None = None,
-         progress: list | None = None, mode: str = "auto") -> Any:
+def call(
+    server: LiveServer,
+    token: str,
+    tool: str,
+    arguments: dict,
+    meta: dict | None = None,
+    progress: list | None = None,
+    mode: str = "auto",
+) -> Any:
     """One tools/call in a connection of its own (progress notifications appended to `progress` when given)."""
+
     async def go():
         async with mcp(server, token, mode) as session:
+
             async def on_progress(done, total, message):
                 if progress is not None:
                     progress.append((done, total, message))
-            return await session.call_tool(tool, arguments, meta=meta,
-                                           progress_callback=on_progress if progress is not None else None)
+
+            return await session.call_tool(
+                tool, arguments, meta=meta, progress_callback=on_progress if progress is not None else None
+            )
+
     return asyncio.run(go())
 
 
@@ -107,6 +130,7 @@ def in_background(fn, *args, **kwargs) -> tuple[threading.Thread, dict]:
             box["result"] = fn(*args, **kwargs)
         except BaseException as exc:  # noqa: BLE001
             box["error"] = exc
+
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
     return thread, box

@@ -5,6 +5,7 @@ The suite asserts only that the probes went on being answered (a timing would fa
 `bench/responsiveness.py` runs the same scenarios and compares the latencies with their target. Set
 COACH_HEALTHZ_REPORT to a file and each probe block appends a JSON line with its latencies there.
 """
+
 from __future__ import annotations
 
 import json
@@ -36,9 +37,10 @@ class Healthz:
         self.latencies: list[float] = []
         self._process: subprocess.Popen | None = None
 
-    def __enter__(self) -> "Healthz":
-        self._process = subprocess.Popen([sys.executable, "-c", PROBE, self.server.host, str(self.server.port)],
-                                         stdout=subprocess.PIPE, text=True)
+    def __enter__(self) -> Healthz:
+        self._process = subprocess.Popen(
+            [sys.executable, "-c", PROBE, self.server.host, str(self.server.port)], stdout=subprocess.PIPE, text=True
+        )
         time.sleep(0.5)  # the connection is warm; what it measured until now is not counted
         self._started = time.monotonic()
         return self

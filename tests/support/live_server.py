@@ -7,6 +7,7 @@
 The server's stdout and stderr go to files in the given folder (never pipes, which fill up and stall
 the server); a server that does not come up raises with the tail of its stderr.
 """
+
 from __future__ import annotations
 
 import os
@@ -16,8 +17,9 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Mapping, TypeVar
+from typing import Any, TypeVar
 
 import requests
 
@@ -69,9 +71,17 @@ class LiveServer:
     startup_timeout = 30.0
     stop_timeout = 5.0
 
-    def __init__(self, folder: str | os.PathLike, database_url: str | None = None, *, demo: str | bool = "0",
-                 async_mode: str | None = None, env: Mapping[str, str] | None = None, port: int | None = None,
-                 root: str | os.PathLike | None = None):
+    def __init__(
+        self,
+        folder: str | os.PathLike,
+        database_url: str | None = None,
+        *,
+        demo: str | bool = "0",
+        async_mode: str | None = None,
+        env: Mapping[str, str] | None = None,
+        port: int | None = None,
+        root: str | os.PathLike | None = None,
+    ):
         self.folder = Path(folder)
         self.root = Path(root) if root is not None else REPO_ROOT
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -113,25 +123,27 @@ class LiveServer:
         self.instance_dir.mkdir(parents=True, exist_ok=True)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         no_proxy = ",".join(p for p in (env.get("NO_PROXY") or env.get("no_proxy"), "127.0.0.1,localhost") if p)
-        env.update({
-            "COACH_HOST": self.host,
-            "COACH_PORT": str(self.port),
-            "COACH_DATABASE_URL": self.database_url,
-            "COACH_INSTANCE_DIR": str(self.instance_dir),
-            "COACH_DATA_DIR": str(self.data_dir),
-            # the demo's Service check and the tests call this server on loopback, refused by default
-            "COACH_OUTBOUND_ALLOW": "127.0.0.1",
-            "COACH_DEMO": self.demo,
-            "COACH_ASYNC_MODE": self.async_mode,
-            "COACH_LOG_LEVEL": "WARNING",
-            # decisions on risky calls run at once unless a test sets a window (extra_env)
-            "COACH_UNDO_WINDOW_S": "0",
-            "COACH_ADMIN_EMAIL": self.admin_email,
-            "COACH_ADMIN_PASSWORD": self.admin_password,
-            "PYTHONUNBUFFERED": "1",
-            "NO_PROXY": no_proxy,
-            "no_proxy": no_proxy,
-        })
+        env.update(
+            {
+                "COACH_HOST": self.host,
+                "COACH_PORT": str(self.port),
+                "COACH_DATABASE_URL": self.database_url,
+                "COACH_INSTANCE_DIR": str(self.instance_dir),
+                "COACH_DATA_DIR": str(self.data_dir),
+                # the demo's Service check and the tests call this server on loopback, refused by default
+                "COACH_OUTBOUND_ALLOW": "127.0.0.1",
+                "COACH_DEMO": self.demo,
+                "COACH_ASYNC_MODE": self.async_mode,
+                "COACH_LOG_LEVEL": "WARNING",
+                # decisions on risky calls run at once unless a test sets a window (extra_env)
+                "COACH_UNDO_WINDOW_S": "0",
+                "COACH_ADMIN_EMAIL": self.admin_email,
+                "COACH_ADMIN_PASSWORD": self.admin_password,
+                "PYTHONUNBUFFERED": "1",
+                "NO_PROXY": no_proxy,
+                "no_proxy": no_proxy,
+            }
+        )
         env.update({k: str(v) for k, v in self.extra_env.items()})
         return env
 
@@ -139,7 +151,7 @@ class LiveServer:
     def running(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
-    def start(self) -> "LiveServer":
+    def start(self) -> LiveServer:
         if self.running:
             raise LiveServerError(f"already running (pid {self.process.pid})")
         if self.port is None:
@@ -154,15 +166,22 @@ class LiveServer:
             out.flush()
             err.flush()
             # the child has its own copies of the descriptors; ours close when the with-block ends
-            self.process = subprocess.Popen([sys.executable, "wsgi.py"], cwd=self.root, env=self.environment(),
-                                            stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+            self.process = subprocess.Popen(
+                [sys.executable, "wsgi.py"],
+                cwd=self.root,
+                env=self.environment(),
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+            )
         deadline = time.monotonic() + self.startup_timeout
         while True:
             code = self.process.poll()
             if code is not None:
                 self.process = None
-                raise LiveServerError(f"the server exited with code {code} before answering /healthz; "
-                                      f"stderr tail:\n{self.stderr_tail()}")
+                raise LiveServerError(
+                    f"the server exited with code {code} before answering /healthz; stderr tail:\n{self.stderr_tail()}"
+                )
             try:
                 if self.http.get(self.url("/healthz"), timeout=1).status_code == 200:
                     self._authenticate()
@@ -171,8 +190,10 @@ class LiveServer:
                 pass
             if time.monotonic() > deadline:
                 self.kill()
-                raise LiveServerError(f"/healthz did not answer within {self.startup_timeout:.0f} s on "
-                                      f"{self.base_url}; stderr tail:\n{self.stderr_tail()}")
+                raise LiveServerError(
+                    f"/healthz did not answer within {self.startup_timeout:.0f} s on "
+                    f"{self.base_url}; stderr tail:\n{self.stderr_tail()}"
+                )
             time.sleep(0.05)
 
     def _authenticate(self) -> None:
@@ -180,11 +201,18 @@ class LiveServer:
         if self.token is None:
             login = requests.Session()
             login.trust_env = False
-            answer = login.post(self.url("/api/auth/login"),
-                                json={"email": self.admin_email, "password": self.admin_password}, timeout=10)
+            answer = login.post(
+                self.url("/api/auth/login"),
+                json={"email": self.admin_email, "password": self.admin_password},
+                timeout=10,
+            )
             answer.raise_for_status()
-            made = login.post(self.url("/api/auth/tokens"), json={"name": "live tests"},
-                              headers={"X-CSRF-Token": answer.json()["csrf_token"]}, timeout=10)
+            made = login.post(
+                self.url("/api/auth/tokens"),
+                json={"name": "live tests"},
+                headers={"X-CSRF-Token": answer.json()["csrf_token"]},
+                timeout=10,
+            )
             made.raise_for_status()
             self.token = made.json()["token"]
         self.http.headers["Authorization"] = f"Bearer {self.token}"
@@ -213,7 +241,7 @@ class LiveServer:
         proc.wait(self.stop_timeout)
         return proc.returncode
 
-    def restart(self) -> "LiveServer":
+    def restart(self) -> LiveServer:
         """Stop (if running) and start again on the same database and port."""
         if self.running:
             self.stop()
@@ -225,7 +253,7 @@ class LiveServer:
     def stdout_tail(self, lines: int = 40) -> str:
         return _tail(self.stdout_path, lines)
 
-    def __enter__(self) -> "LiveServer":
+    def __enter__(self) -> LiveServer:
         try:
             return self.start()
         except BaseException:  # a start that failed half-way (its process up, its login refused) is ended too
@@ -254,8 +282,9 @@ class LiveServer:
         assert answer.status_code == 200, answer.text
         return http, answer.json()
 
-    def wait_for(self, predicate: Callable[[], T], timeout: float = 30.0, interval: float = 0.05,
-                 message: str = "condition") -> T:
+    def wait_for(
+        self, predicate: Callable[[], T], timeout: float = 30.0, interval: float = 0.05, message: str = "condition"
+    ) -> T:
         """Poll `predicate` until it returns something truthy (returned) or `timeout` passes (AssertionError).
 
         A dead server fails at once, with its stderr tail, instead of waiting out the timeout.
@@ -267,8 +296,10 @@ class LiveServer:
             if last:
                 return last
             if self.process is not None and self.process.poll() is not None:
-                raise AssertionError(f"the server died (code {self.process.returncode}) while waiting for "
-                                     f"{message}; stderr tail:\n{self.stderr_tail()}")
+                raise AssertionError(
+                    f"the server died (code {self.process.returncode}) while waiting for "
+                    f"{message}; stderr tail:\n{self.stderr_tail()}"
+                )
             if time.monotonic() > deadline:
                 raise AssertionError(f"{message} not reached within {timeout} s (last value: {last!r})")
             time.sleep(interval)

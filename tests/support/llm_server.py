@@ -17,13 +17,15 @@ the answer. A reply is {"content", "tool_calls": [{"name", "arguments" (object o
 or {"status": 429, "headers": {"Retry-After": "1"}, "body": {...}}, or a callable(request body) -> a reply; any
 reply may add "delay" (seconds before answering). A turn past the script's end answers "STAGE_COMPLETE".
 """
+
 from __future__ import annotations
 
 import json
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 
 class ScriptedLLM:
@@ -62,8 +64,9 @@ class ScriptedLLM:
         return sorted(t for t, n in seen.items() if n > 1)
 
     # -- serving -------------------------------------------------------------------------------------------------
-    def reply_for(self, body: dict[str, Any], headers: dict[str, str], path: str, size: int = 0
-                  ) -> tuple[int, dict, dict]:
+    def reply_for(
+        self, body: dict[str, Any], headers: dict[str, str], path: str, size: int = 0
+    ) -> tuple[int, dict, dict]:
         messages = body.get("messages") or []
         goal = next((m.get("content") or "" for m in messages if m.get("role") == "user"), "")
         turn = sum(1 for m in messages if m.get("role") == "assistant") + 1
@@ -79,16 +82,27 @@ class ScriptedLLM:
         if planned.get("delay"):
             time.sleep(planned["delay"])
         status = int(planned.get("status", 200))
-        record = {"turn": turn, "goal": goal, "body": body, "headers": headers, "path": path, "status": status,
-                  "at": time.monotonic(), "size": size}  # size: the body's bytes as received
+        record = {
+            "turn": turn,
+            "goal": goal,
+            "body": body,
+            "headers": headers,
+            "path": path,
+            "status": status,
+            "at": time.monotonic(),
+            "size": size,
+        }  # size: the body's bytes as received
         with self._lock:
             self.requests.append(record)
         if status != 200:
-            return status, planned.get("headers") or {}, planned.get("body") or {
-                "error": {"message": f"scripted {status}", "type": "scripted", "code": status}}
+            return (
+                status,
+                planned.get("headers") or {},
+                planned.get("body") or {"error": {"message": f"scripted {status}", "type": "scripted", "code": status}},
+            )
         return 200, {}, completion(planned, turn, body.get("model") or "scripted")
 
-    def start(self) -> "ScriptedLLM":
+    def start(self) -> ScriptedLLM:
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -124,8 +138,9 @@ class ScriptedLLM:
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(404, {}, {"error": {"message": f"no route {self.path}"}})
                     return
-                status, headers, answer = owner.reply_for(body, {k.lower(): v for k, v in self.headers.items()},
-                                                          self.path, len(raw))
+                status, headers, answer = owner.reply_for(
+                    body, {k.lower(): v for k, v in self.headers.items()}, self.path, len(raw)
+                )
                 self._send(status, headers, answer)
 
             def _send(self, status: int, headers: dict, answer: dict) -> None:
@@ -155,7 +170,7 @@ class ScriptedLLM:
             self.server.server_close()
             self.server = None
 
-    def __enter__(self) -> "ScriptedLLM":
+    def __enter__(self) -> ScriptedLLM:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -167,17 +182,29 @@ def completion(planned: dict[str, Any], turn: int, model: str) -> dict[str, Any]
     calls = []
     for i, call in enumerate(planned.get("tool_calls") or (), start=1):
         arguments = call.get("arguments", {})
-        calls.append({"id": call.get("id") or f"call_{turn}_{i}", "type": "function",
-                      "function": {"name": call["name"],
-                                   "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)}})
+        calls.append(
+            {
+                "id": call.get("id") or f"call_{turn}_{i}",
+                "type": "function",
+                "function": {
+                    "name": call["name"],
+                    "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
+                },
+            }
+        )
     message: dict[str, Any] = {"role": "assistant", "content": planned.get("content")}
     if calls:
         message["tool_calls"] = calls
     if planned.get("reasoning"):
         message["reasoning_content"] = planned["reasoning"]
-    return {"id": f"chatcmpl-{turn}", "object": "chat.completion", "created": int(time.time()), "model": model,
-            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+    return {
+        "id": f"chatcmpl-{turn}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }
 
 
 Reply = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]

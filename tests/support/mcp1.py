@@ -2,6 +2,7 @@
 `make setup-dev`), since Coach runs on mcp 2.x and they pin mcp 1.x. Its Python runs the reference servers
 mcp-server-time and mcp-server-git and tests/support/mcp1_server.py (1.x-era upstreams: the initialize handshake),
 and tests/support/mcp1_agent.py (a 1.x-era agent of the gateway)."""
+
 from __future__ import annotations
 
 import functools

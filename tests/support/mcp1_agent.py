@@ -7,6 +7,7 @@ mcp 2.x. Nothing of Coach is imported here.
 steps: [["list"], ["call", tool, arguments, with_progress], ...]. Answers: {"protocol_version": ...,
 "server": {...}, "steps": [the result of each step, as the SDK dumps it (by alias), with "progress" when asked]}.
 """
+
 import asyncio
 import json
 import sys
@@ -17,8 +18,9 @@ from mcp.client.streamable_http import streamable_http_client
 
 
 async def main(url: str, token: str, steps: list) -> dict:
-    client = httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, trust_env=False,
-                               timeout=httpx.Timeout(30, read=60))
+    client = httpx.AsyncClient(
+        headers={"Authorization": f"Bearer {token}"}, trust_env=False, timeout=httpx.Timeout(30, read=60)
+    )
     answers: dict = {"steps": []}
     async with client, streamable_http_client(url, http_client=client) as (read, write, _):
         async with ClientSession(read, write) as session:
@@ -35,8 +37,10 @@ async def main(url: str, token: str, steps: list) -> dict:
 
                 async def on_progress(done, total, message):
                     progress.append([done, total, message])
-                result = await session.call_tool(tool, arguments,
-                                                 progress_callback=on_progress if with_progress else None)
+
+                result = await session.call_tool(
+                    tool, arguments, progress_callback=on_progress if with_progress else None
+                )
                 dumped = result.model_dump(mode="json", by_alias=True, exclude_none=True)
                 if with_progress:
                     dumped["progress"] = progress

@@ -8,6 +8,7 @@ Nothing of Coach is imported here.
 `lookup` (read-only, structured output), `add` (text), `toggle_beta` (adds or removes `beta` and tells the client
 with notifications/tools/list_changed on the session, as the handshake era does).
 """
+
 import argparse
 
 from mcp.server.fastmcp import Context, FastMCP

@@ -14,6 +14,7 @@ subscriptions/listen stream).
 
 HttpMcpServer runs one in a subprocess for a test; stdio servers are started by the client itself.
 """
+
 import argparse
 import asyncio
 import os
@@ -24,13 +25,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError  # its message reaches the client (others are hidden)
 from mcp.types import ToolAnnotations
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from pydantic import BaseModel
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+
 
 class Order(BaseModel):
     order_id: str
@@ -125,14 +127,20 @@ def shop_server(name: str = "shop", **settings):
 
 def broken_server():
     """A low-level server (the SDK's `Server`) whose tool `bad` has a schema that is not a JSON Schema."""
-    from mcp.server import Server
     import mcp.types as types
+    from mcp.server import Server
 
     async def list_tools(ctx, params) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[
-            types.Tool(name="bad", description="A tool with a broken schema",
-                       input_schema={"type": "object", "properties": {"x": {"type": "no-such-type"}}}),
-            types.Tool(name="ok", description="A fine tool", input_schema={"type": "object"})])
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(
+                    name="bad",
+                    description="A tool with a broken schema",
+                    input_schema={"type": "object", "properties": {"x": {"type": "no-such-type"}}},
+                ),
+                types.Tool(name="ok", description="A fine tool", input_schema={"type": "object"}),
+            ]
+        )
 
     async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
         return types.CallToolResult(content=[types.TextContent(type="text", text=f"{params.name} called")])
@@ -185,8 +193,12 @@ class HttpMcpServer:
 
     def start(self) -> "HttpMcpServer":
         log = open(self.folder / f"mcp-{self.port}.log", "wb")
-        self.process = subprocess.Popen([*self.command, "--http", str(self.port), "--name", self.name],
-                                        cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT)
+        self.process = subprocess.Popen(
+            [*self.command, "--http", str(self.port), "--name", self.name],
+            cwd=REPO_ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         log.close()
         import socket
 

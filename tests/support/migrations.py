@@ -1,6 +1,7 @@
 """What the migration tests (tests/services/test_migration*.py) share: a database moved to a revision, its tables and
 columns, its differences from the models, the rows most tests start from, and the end of every test: the rows it
 wrote gone and the schema back at head for the tests that follow (SQLite, and PostgreSQL when it answers)."""
+
 from __future__ import annotations
 
 from alembic import command
@@ -42,9 +43,14 @@ def differences_from_models(db: Database, *names: str) -> list:
 def workspace_and_workflow(conn, at: str = T0) -> None:
     """Workspace `ws` and its workflow `wf`, as rows of any schema revision since 0001."""
     conn.execute(text("INSERT INTO workspaces (id, slug, name, created_at) VALUES ('ws', 'ws', 'WS', :t)"), {"t": at})
-    conn.execute(text("INSERT INTO workflows (id, workspace_id, name, description, current_version, mode, "
-                      "settings, created_at, updated_at) VALUES ('wf', 'ws', 'wf', '', 1, 'coaching', "
-                      "'{}', :t, :t)"), {"t": at})
+    conn.execute(
+        text(
+            "INSERT INTO workflows (id, workspace_id, name, description, current_version, mode, "
+            "settings, created_at, updated_at) VALUES ('wf', 'ws', 'wf', '', 1, 'coaching', "
+            "'{}', :t, :t)"
+        ),
+        {"t": at},
+    )
 
 
 def back_at_head(db: Database, *emptied: str) -> None:

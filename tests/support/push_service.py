@@ -8,6 +8,7 @@ endpoint it does what a real push service and browser do together:
 - decrypts the aes128gcm body (RFC 8291) with the subscription's private key and auth secret (http_ece);
 - records what arrived (the JSON the service worker would read) and answers 201, or the next scripted status.
 """
+
 from __future__ import annotations
 
 import base64
@@ -51,10 +52,14 @@ class Browser:
     received: list[dict] = field(default_factory=list)
 
     def subscription(self) -> dict:
-        public = self.private_key.public_key().public_bytes(serialization.Encoding.X962,
-                                                           serialization.PublicFormat.UncompressedPoint)
-        return {"endpoint": self.endpoint, "expirationTime": None,
-                "keys": {"p256dh": b64(public), "auth": b64(self.auth)}}
+        public = self.private_key.public_key().public_bytes(
+            serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint
+        )
+        return {
+            "endpoint": self.endpoint,
+            "expirationTime": None,
+            "keys": {"p256dh": b64(public), "auth": b64(self.auth)},
+        }
 
 
 def new_browser(endpoint: str, application_server_key: str) -> Browser:
@@ -84,7 +89,7 @@ class PushService(ThreadingHTTPServer):
         self.origin = f"http://127.0.0.1:{self.server_address[1]}"
         self._thread = threading.Thread(target=self.serve_forever, daemon=True)
 
-    def start(self) -> "PushService":
+    def start(self) -> PushService:
         self._thread.start()
         return self
 
@@ -110,8 +115,7 @@ class PushService(ThreadingHTTPServer):
         if why is not None:
             self.received.append(Received(path, headers, None, why))
             return 401
-        plain = http_ece.decrypt(body, private_key=browser.private_key, auth_secret=browser.auth,
-                                 version="aes128gcm")
+        plain = http_ece.decrypt(body, private_key=browser.private_key, auth_secret=browser.auth, version="aes128gcm")
         message = json.loads(plain)
         self.received.append(Received(path, headers, message))
         status = self.statuses.pop(0) if self.statuses else 201
@@ -128,8 +132,13 @@ class PushService(ThreadingHTTPServer):
             return "k is not the key the subscription was made with"
         key = ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), unb64(parts["k"]))
         try:
-            claims = jwt.decode(parts.get("t", ""), key, algorithms=["ES256"], audience=self.origin,
-                                options={"require": ["exp", "aud", "sub"]})
+            claims = jwt.decode(
+                parts.get("t", ""),
+                key,
+                algorithms=["ES256"],
+                audience=self.origin,
+                options={"require": ["exp", "aud", "sub"]},
+            )
         except jwt.PyJWTError as exc:
             return f"JWT: {exc}"
         if claims["exp"] > time.time() + 24 * 3600:

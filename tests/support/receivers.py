@@ -1,13 +1,14 @@
 """Real protocol servers on loopback for what Coach sends out: an SMTP server (aiosmtpd) that keeps every message,
 and an HTTP server that records every POST (a webhook receiver) and answers the statuses it is told to."""
+
 from __future__ import annotations
 
 import email
 import email.policy
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Iterator
 
 from aiosmtpd.controller import Controller
 

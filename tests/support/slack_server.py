@@ -13,6 +13,7 @@ Slack does (`{"ok": true, ...}`; a `#name` posted to is answered with its id fro
 `channel_not_found`), and `invalid_auth` to a token other than the expected one. `sign(secret, body)` makes the
 headers Slack signs an interactivity request with; `click(...)` and `submission(...)` the payloads it sends.
 """
+
 from __future__ import annotations
 
 import json
@@ -73,16 +74,36 @@ class ScriptedSlack:
         if method == "conversations.history":
             with_metadata = str(args.get("include_all_metadata", "")).lower() in ("1", "true")
             with self._lock:
-                newest = list(reversed(self.posted.get(args.get("channel") or "", [])))[:int(args.get("limit") or 100)]
-            return 200, {}, {"ok": True, "has_more": False, "messages": [
-                m if with_metadata else {k: v for k, v in m.items() if k != "metadata"} for m in newest]}
+                newest = list(reversed(self.posted.get(args.get("channel") or "", [])))[: int(args.get("limit") or 100)]
+            return (
+                200,
+                {},
+                {
+                    "ok": True,
+                    "has_more": False,
+                    "messages": [
+                        m if with_metadata else {k: v for k, v in m.items() if k != "metadata"} for m in newest
+                    ],
+                },
+            )
         if method == "chat.update":
             return 200, {}, {"ok": True, "channel": args.get("channel"), "ts": args.get("ts")}
         if method == "chat.postEphemeral":
             return 200, {}, {"ok": True, "message_ts": ts}
         if method == "auth.test":
-            return 200, {}, {"ok": True, "url": "https://scripted.slack.test/", "team": "Scripted Team",
-                             "team_id": "T0SCRIPTED", "user": "coach", "user_id": "U0COACHBOT", "bot_id": "B0COACH"}
+            return (
+                200,
+                {},
+                {
+                    "ok": True,
+                    "url": "https://scripted.slack.test/",
+                    "team": "Scripted Team",
+                    "team_id": "T0SCRIPTED",
+                    "user": "coach",
+                    "user_id": "U0COACHBOT",
+                    "bot_id": "B0COACH",
+                },
+            )
         if method == "views.open":
             return 200, {}, {"ok": True, "view": {"id": f"V{self._ts:08d}"}}
         return 200, {}, {"ok": False, "error": "unknown_method"}
@@ -92,7 +113,7 @@ class ScriptedSlack:
         assert self.server is not None
         return f"http://127.0.0.1:{self.server.server_address[1]}/api/"
 
-    def start(self) -> "ScriptedSlack":
+    def start(self) -> ScriptedSlack:
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -140,7 +161,7 @@ class ScriptedSlack:
             self.server.shutdown()
             self.server.server_close()
 
-    def __enter__(self) -> "ScriptedSlack":
+    def __enter__(self) -> ScriptedSlack:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -149,6 +170,7 @@ class ScriptedSlack:
 
 # -- what Slack sends to the interactivity endpoint ----------------------------------------------------------------
 
+
 def form(payload: dict[str, Any]) -> bytes:
     return urlencode({"payload": json.dumps(payload)}).encode("utf-8")
 
@@ -156,27 +178,52 @@ def form(payload: dict[str, Any]) -> bytes:
 def sign(secret: str, body: bytes, timestamp: int | None = None, retry: int | None = None) -> dict[str, str]:
     """The headers of a request Slack signed with the app's signing secret at `timestamp` (now by default)."""
     ts = str(int(time.time()) if timestamp is None else timestamp)
-    headers = {"X-Slack-Request-Timestamp": ts,
-               "X-Slack-Signature": SignatureVerifier(secret).generate_signature(timestamp=ts, body=body),
-               "Content-Type": "application/x-www-form-urlencoded"}
+    headers = {
+        "X-Slack-Request-Timestamp": ts,
+        "X-Slack-Signature": SignatureVerifier(secret).generate_signature(timestamp=ts, body=body),
+        "Content-Type": "application/x-www-form-urlencoded",
+    }
     if retry is not None:
         headers["X-Slack-Retry-Num"], headers["X-Slack-Retry-Reason"] = str(retry), "http_timeout"
     return headers
 
 
-def click(slack_user: str, action_id: str, value: str, *, channel: str = "C0REVIEWS", ts: str = "1700000001.000001",
-          action_ts: str = "1700000100.000001", trigger_id: str | None = None, text: str = "Review") -> dict:
+def click(
+    slack_user: str,
+    action_id: str,
+    value: str,
+    *,
+    channel: str = "C0REVIEWS",
+    ts: str = "1700000001.000001",
+    action_ts: str = "1700000100.000001",
+    trigger_id: str | None = None,
+    text: str = "Review",
+) -> dict:
     """A block_actions payload: `slack_user` clicked the button `action_id` whose value is `value`."""
-    return {"type": "block_actions", "user": {"id": slack_user, "name": slack_user}, "team": {"id": "T0TEAM"},
-            "trigger_id": trigger_id, "channel": {"id": channel}, "api_app_id": "A0APP",
-            "container": {"type": "message", "channel_id": channel, "message_ts": ts},
-            "message": {"ts": ts, "text": text},
-            "actions": [{"type": "button", "action_id": action_id, "value": value, "action_ts": action_ts}]}
+    return {
+        "type": "block_actions",
+        "user": {"id": slack_user, "name": slack_user},
+        "team": {"id": "T0TEAM"},
+        "trigger_id": trigger_id,
+        "channel": {"id": channel},
+        "api_app_id": "A0APP",
+        "container": {"type": "message", "channel_id": channel, "message_ts": ts},
+        "message": {"ts": ts, "text": text},
+        "actions": [{"type": "button", "action_id": action_id, "value": value, "action_ts": action_ts}],
+    }
 
 
 def submission(slack_user: str, private_metadata: str, comment: str | None, view_id: str = "V00000001") -> dict:
     """A view_submission payload of the Reject modal with `comment`."""
-    return {"type": "view_submission", "user": {"id": slack_user}, "team": {"id": "T0TEAM"},
-            "view": {"id": view_id, "hash": "h1", "callback_id": "coach_reject_comment",
-                     "private_metadata": private_metadata,
-                     "state": {"values": {"comment": {"comment": {"type": "plain_text_input", "value": comment}}}}}}
+    return {
+        "type": "view_submission",
+        "user": {"id": slack_user},
+        "team": {"id": "T0TEAM"},
+        "view": {
+            "id": view_id,
+            "hash": "h1",
+            "callback_id": "coach_reject_comment",
+            "private_metadata": private_metadata,
+            "state": {"values": {"comment": {"comment": {"type": "plain_text_input", "value": comment}}}},
+        },
+    }

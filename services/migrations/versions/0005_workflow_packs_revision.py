@@ -7,11 +7,12 @@ Revision ID: 0005
 Revises: 0004
 Create Date: 2026-11-22 21:10:00
 """
+
 import sqlalchemy as sa
 from alembic import op
 
-revision = '0005'
-down_revision = '0004'
+revision = "0005"
+down_revision = "0004"
 branch_labels = None
 depends_on = None
 

@@ -10,11 +10,12 @@ Revision ID: 0008
 Revises: 0007
 Create Date: 2026-11-23 00:30:00
 """
+
 import sqlalchemy as sa
 from alembic import op
 
-revision = '0008'
-down_revision = '0007'
+revision = "0008"
+down_revision = "0007"
 branch_labels = None
 depends_on = None
 
@@ -22,15 +23,21 @@ PENDING = sa.text("status = 'pending'")
 
 
 def upgrade() -> None:
-    op.drop_index('ix_decisions_workflow_id', table_name='decisions')
-    op.drop_index('ix_decisions_execution_id', table_name='decisions')
-    op.drop_index('ix_suggestions_ws_status', table_name='suggestions')
-    op.create_index('ix_suggestions_pending', 'suggestions', ['workspace_id', 'created_at'], unique=False,
-                    sqlite_where=PENDING, postgresql_where=PENDING)
+    op.drop_index("ix_decisions_workflow_id", table_name="decisions")
+    op.drop_index("ix_decisions_execution_id", table_name="decisions")
+    op.drop_index("ix_suggestions_ws_status", table_name="suggestions")
+    op.create_index(
+        "ix_suggestions_pending",
+        "suggestions",
+        ["workspace_id", "created_at"],
+        unique=False,
+        sqlite_where=PENDING,
+        postgresql_where=PENDING,
+    )
 
 
 def downgrade() -> None:
-    op.drop_index('ix_suggestions_pending', table_name='suggestions')
-    op.create_index('ix_suggestions_ws_status', 'suggestions', ['workspace_id', 'status', 'created_at'], unique=False)
-    op.create_index('ix_decisions_execution_id', 'decisions', ['execution_id'], unique=False)
-    op.create_index('ix_decisions_workflow_id', 'decisions', ['workflow_id'], unique=False)
+    op.drop_index("ix_suggestions_pending", table_name="suggestions")
+    op.create_index("ix_suggestions_ws_status", "suggestions", ["workspace_id", "status", "created_at"], unique=False)
+    op.create_index("ix_decisions_execution_id", "decisions", ["execution_id"], unique=False)
+    op.create_index("ix_decisions_workflow_id", "decisions", ["workflow_id"], unique=False)

@@ -15,11 +15,12 @@ Revision ID: 0010
 Revises: 0009
 Create Date: 2026-11-23 21:20:00
 """
+
 import sqlalchemy as sa
 from alembic import op
 
-revision = '0010'
-down_revision = '0009'
+revision = "0010"
+down_revision = "0009"
 branch_labels = None
 depends_on = None
 
@@ -28,54 +29,61 @@ depends_on = None
 # memberships and tokens reference, which foreign_keys=ON refuses (and the pragma cannot change in a transaction).
 # So on SQLite the default workspace column carries no FOREIGN KEY clause (a dropped column cannot be in one);
 # PostgreSQL gets the constraint.
-COLUMNS = (('users', sa.Column('session_version', sa.Integer(), nullable=False, server_default='0')),
-           ('memberships', sa.Column('disabled', sa.Boolean(), nullable=False, server_default=sa.false())),
-           ('memberships', sa.Column('tokens_not_before', sa.DateTime(timezone=True), nullable=True)))
+COLUMNS = (
+    ("users", sa.Column("session_version", sa.Integer(), nullable=False, server_default="0")),
+    ("memberships", sa.Column("disabled", sa.Boolean(), nullable=False, server_default=sa.false())),
+    ("memberships", sa.Column("tokens_not_before", sa.DateTime(timezone=True), nullable=True)),
+)
 
 
 def _sqlite() -> bool:
-    return op.get_bind().dialect.name == 'sqlite'
+    return op.get_bind().dialect.name == "sqlite"
 
 
 def upgrade() -> None:
-    op.add_column('users', sa.Column('default_workspace_id', sa.String(length=32), nullable=True))
+    op.add_column("users", sa.Column("default_workspace_id", sa.String(length=32), nullable=True))
     if not _sqlite():
-        op.create_foreign_key('fk_users_default_workspace_id', 'users', 'workspaces', ['default_workspace_id'],
-                              ['id'])
+        op.create_foreign_key("fk_users_default_workspace_id", "users", "workspaces", ["default_workspace_id"], ["id"])
     for table, column in COLUMNS:
         op.add_column(table, column)
     # where each existing user's requests landed until now: their oldest membership (workspace created first)
-    op.execute(sa.text(
-        "UPDATE users SET default_workspace_id = (SELECT m.workspace_id FROM memberships m "
-        "JOIN workspaces w ON w.id = m.workspace_id WHERE m.user_id = users.id "
-        "ORDER BY w.created_at, w.slug LIMIT 1)"))
-    op.create_table(
-        'invitations',
-        sa.Column('id', sa.String(length=32), nullable=False),
-        sa.Column('workspace_id', sa.String(length=32), nullable=False),
-        sa.Column('email', sa.String(length=254), nullable=False),
-        sa.Column('role', sa.String(length=16), nullable=False),
-        sa.Column('invited_by', sa.String(length=200), nullable=False),
-        sa.Column('status', sa.String(length=16), nullable=False),
-        sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
-        sa.Column('decided_at', sa.DateTime(timezone=True), nullable=True),
-        sa.ForeignKeyConstraint(['workspace_id'], ['workspaces.id'], ),
-        sa.PrimaryKeyConstraint('id'),
+    op.execute(
+        sa.text(
+            "UPDATE users SET default_workspace_id = (SELECT m.workspace_id FROM memberships m "
+            "JOIN workspaces w ON w.id = m.workspace_id WHERE m.user_id = users.id "
+            "ORDER BY w.created_at, w.slug LIMIT 1)"
+        )
     )
-    with op.batch_alter_table('invitations', schema=None) as batch_op:
-        batch_op.create_index('ix_invitations_email', ['email'], unique=False)
-        batch_op.create_index('ix_invitations_workspace_id', ['workspace_id'], unique=False)
+    op.create_table(
+        "invitations",
+        sa.Column("id", sa.String(length=32), nullable=False),
+        sa.Column("workspace_id", sa.String(length=32), nullable=False),
+        sa.Column("email", sa.String(length=254), nullable=False),
+        sa.Column("role", sa.String(length=16), nullable=False),
+        sa.Column("invited_by", sa.String(length=200), nullable=False),
+        sa.Column("status", sa.String(length=16), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("decided_at", sa.DateTime(timezone=True), nullable=True),
+        sa.ForeignKeyConstraint(
+            ["workspace_id"],
+            ["workspaces.id"],
+        ),
+        sa.PrimaryKeyConstraint("id"),
+    )
+    with op.batch_alter_table("invitations", schema=None) as batch_op:
+        batch_op.create_index("ix_invitations_email", ["email"], unique=False)
+        batch_op.create_index("ix_invitations_workspace_id", ["workspace_id"], unique=False)
 
 
 def downgrade() -> None:
-    with op.batch_alter_table('invitations', schema=None) as batch_op:
-        batch_op.drop_index('ix_invitations_workspace_id')
-        batch_op.drop_index('ix_invitations_email')
-    op.drop_table('invitations')
+    with op.batch_alter_table("invitations", schema=None) as batch_op:
+        batch_op.drop_index("ix_invitations_workspace_id")
+        batch_op.drop_index("ix_invitations_email")
+    op.drop_table("invitations")
     if not _sqlite():
-        op.drop_constraint('fk_users_default_workspace_id', 'users', type_='foreignkey')
-    for table, column in reversed(((('users', sa.Column('default_workspace_id', sa.String(32))),) + COLUMNS)):
+        op.drop_constraint("fk_users_default_workspace_id", "users", type_="foreignkey")
+    for table, column in reversed((("users", sa.Column("default_workspace_id", sa.String(32))),) + COLUMNS):
         if _sqlite():
-            op.execute(sa.text(f'ALTER TABLE {table} DROP COLUMN {column.name}'))
+            op.execute(sa.text(f"ALTER TABLE {table} DROP COLUMN {column.name}"))
         else:
             op.drop_column(table, column.name)

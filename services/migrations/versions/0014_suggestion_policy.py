@@ -4,12 +4,13 @@ Revision ID: 0014
 Revises: 0013
 Create Date: 2026-11-24 01:10:00
 """
+
 import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects.postgresql import JSONB
 
-revision = '0014'
-down_revision = '0013'
+revision = "0014"
+down_revision = "0013"
 branch_labels = None
 depends_on = None
 

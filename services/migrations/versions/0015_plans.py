@@ -4,12 +4,13 @@ Revision ID: 0015
 Revises: 0014
 Create Date: 2026-11-25 10:00:00
 """
+
 import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects.postgresql import JSONB
 
-revision = '0015'
-down_revision = '0014'
+revision = "0015"
+down_revision = "0014"
 branch_labels = None
 depends_on = None
 

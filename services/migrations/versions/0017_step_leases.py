@@ -4,11 +4,12 @@ Revision ID: 0017
 Revises: 0016
 Create Date: 2026-11-26 10:00:00
 """
+
 import sqlalchemy as sa
 from alembic import op
 
-revision = '0017'
-down_revision = '0016'
+revision = "0017"
+down_revision = "0016"
 branch_labels = None
 depends_on = None
 

@@ -5,12 +5,13 @@ Revision ID: 0018
 Revises: 0017
 Create Date: 2026-12-02 10:00:00
 """
+
 import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects.postgresql import JSONB
 
-revision = '0018'
-down_revision = '0017'
+revision = "0018"
+down_revision = "0017"
 branch_labels = None
 depends_on = None
 
@@ -35,14 +36,16 @@ def upgrade() -> None:
     op.add_column("suggestions", sa.Column("agent_message_id", sa.String(32), nullable=True))
     op.add_column("suggestions", sa.Column("tool_call_id", sa.String(200), nullable=True))
     if op.get_bind().dialect.name == "postgresql":  # SQLite does not enforce a VARCHAR's length
-        op.alter_column("correction_packs", "step_id", type_=sa.String(200), existing_type=sa.String(64),
-                        existing_nullable=False)
+        op.alter_column(
+            "correction_packs", "step_id", type_=sa.String(200), existing_type=sa.String(64), existing_nullable=False
+        )
 
 
 def downgrade() -> None:
     if op.get_bind().dialect.name == "postgresql":
-        op.alter_column("correction_packs", "step_id", type_=sa.String(64), existing_type=sa.String(200),
-                        existing_nullable=False)
+        op.alter_column(
+            "correction_packs", "step_id", type_=sa.String(64), existing_type=sa.String(200), existing_nullable=False
+        )
     op.drop_column("suggestions", "tool_call_id")
     op.drop_column("suggestions", "agent_message_id")
     op.drop_column("suggestions", "kind")

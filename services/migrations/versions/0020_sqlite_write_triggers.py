@@ -10,10 +10,11 @@ Revision ID: 0020
 Revises: 0018
 Create Date: 2026-11-24 03:30:00
 """
+
 from alembic import op
 
-revision = '0020'
-down_revision = '0018'
+revision = "0020"
+down_revision = "0018"
 branch_labels = None
 depends_on = None
 
@@ -27,8 +28,10 @@ def upgrade() -> None:
         return
     for table in TABLES:
         for operation in OPERATIONS:
-            op.execute(f"CREATE TRIGGER IF NOT EXISTS counted_{operation.lower()}_{table} AFTER {operation} ON {table} "
-                       "BEGIN UPDATE counters SET value = value + 1 WHERE name = 'writes'; END")
+            op.execute(
+                f"CREATE TRIGGER IF NOT EXISTS counted_{operation.lower()}_{table} AFTER {operation} ON {table} "
+                "BEGIN UPDATE counters SET value = value + 1 WHERE name = 'writes'; END"
+            )
 
 
 def downgrade() -> None:

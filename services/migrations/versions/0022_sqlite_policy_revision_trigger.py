@@ -9,10 +9,11 @@ Revision ID: 0022
 Revises: 0021
 Create Date: 2026-11-24 07:00:00
 """
+
 from alembic import op
 
-revision = '0022'
-down_revision = '0021'
+revision = "0022"
+down_revision = "0021"
 branch_labels = None
 depends_on = None
 
@@ -24,8 +25,10 @@ def upgrade() -> None:
     if op.get_bind().dialect.name != "sqlite":
         return
     for operation in OPERATIONS:
-        op.execute(f"CREATE TRIGGER IF NOT EXISTS counted_{operation.lower()}_{TABLE} AFTER {operation} ON {TABLE} "
-                   "BEGIN UPDATE counters SET value = value + 1 WHERE name = 'writes'; END")
+        op.execute(
+            f"CREATE TRIGGER IF NOT EXISTS counted_{operation.lower()}_{TABLE} AFTER {operation} ON {TABLE} "
+            "BEGIN UPDATE counters SET value = value + 1 WHERE name = 'writes'; END"
+        )
 
 
 def downgrade() -> None:

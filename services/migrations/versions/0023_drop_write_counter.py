@@ -10,17 +10,25 @@ Revision ID: 0023
 Revises: 0022
 Create Date: 2026-11-27 18:30:00
 """
+
 import sqlalchemy as sa
 from alembic import op
 
-revision = '0023'
-down_revision = '0022'
+revision = "0023"
+down_revision = "0022"
 branch_labels = None
 depends_on = None
 
 # 0020's tables and 0022's
-TABLES = ("executions", "suggestions", "workflows", "metric_scopes", "metric_buckets", "audit_events",
-          "policy_settings")
+TABLES = (
+    "executions",
+    "suggestions",
+    "workflows",
+    "metric_scopes",
+    "metric_buckets",
+    "audit_events",
+    "policy_settings",
+)
 OPERATIONS = ("INSERT", "UPDATE", "DELETE")
 
 
@@ -29,17 +37,21 @@ def upgrade() -> None:
         for table in TABLES:
             for operation in OPERATIONS:
                 op.execute(f"DROP TRIGGER IF EXISTS counted_{operation.lower()}_{table}")
-    op.drop_table('counters')
+    op.drop_table("counters")
 
 
 def downgrade() -> None:
-    counters = op.create_table('counters',
-                               sa.Column('name', sa.String(length=40), nullable=False),
-                               sa.Column('value', sa.Integer(), nullable=False),
-                               sa.PrimaryKeyConstraint('name'))
+    counters = op.create_table(
+        "counters",
+        sa.Column("name", sa.String(length=40), nullable=False),
+        sa.Column("value", sa.Integer(), nullable=False),
+        sa.PrimaryKeyConstraint("name"),
+    )
     op.bulk_insert(counters, [{"name": "writes", "value": 0}])
     if op.get_bind().dialect.name == "sqlite":
         for table in TABLES:
             for operation in OPERATIONS:
-                op.execute(f"CREATE TRIGGER IF NOT EXISTS counted_{operation.lower()}_{table} AFTER {operation} "
-                           f"ON {table} BEGIN UPDATE counters SET value = value + 1 WHERE name = 'writes'; END")
+                op.execute(
+                    f"CREATE TRIGGER IF NOT EXISTS counted_{operation.lower()}_{table} AFTER {operation} "
+                    f"ON {table} BEGIN UPDATE counters SET value = value + 1 WHERE name = 'writes'; END"
+                )

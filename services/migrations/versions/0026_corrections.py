@@ -7,20 +7,21 @@ Revision ID: 0026
 Revises: 0025
 Create Date: 2026-11-27 21:45:00
 """
+
 import sqlalchemy as sa
 from alembic import op
 
-revision = '0026'
-down_revision = '0025'
+revision = "0026"
+down_revision = "0025"
 branch_labels = None
 depends_on = None
 
 
 def upgrade() -> None:
-    op.add_column('decisions', sa.Column('outcome', sa.String(length=16), nullable=True))
-    op.create_index('ix_decisions_step', 'decisions', ['workspace_id', 'workflow_id', 'step_id', 'created_at'])
+    op.add_column("decisions", sa.Column("outcome", sa.String(length=16), nullable=True))
+    op.create_index("ix_decisions_step", "decisions", ["workspace_id", "workflow_id", "step_id", "created_at"])
 
 
 def downgrade() -> None:
-    op.drop_index('ix_decisions_step', table_name='decisions')
-    op.drop_column('decisions', 'outcome')
+    op.drop_index("ix_decisions_step", table_name="decisions")
+    op.drop_column("decisions", "outcome")

@@ -13,30 +13,31 @@ Revision ID: 0039_check_suggestions
 Revises: 0038_attentive_floor
 Create Date: 2026-11-28 11:00:00
 """
+
 import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
-revision = '0039_check_suggestions'
-down_revision = '0038_attentive_floor'
+revision = "0039_check_suggestions"
+down_revision = "0038_attentive_floor"
 branch_labels = None
 depends_on = None
 
-JSON = sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), 'postgresql')
+JSON = sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), "postgresql")
 
 
 def upgrade() -> None:
-    with op.batch_alter_table('workspace_review_floor', schema=None) as batch_op:
-        batch_op.alter_column('attentive_floor_ms', existing_type=sa.Integer(), nullable=True)
-        batch_op.add_column(sa.Column('check_rate', sa.Float(), nullable=True))
-        batch_op.add_column(sa.Column('evidence_from', sa.String(length=16), nullable=True))
-        batch_op.add_column(sa.Column('min_checks', sa.Integer(), nullable=True))
-        batch_op.add_column(sa.Column('min_catch_rate', sa.Float(), nullable=True))
-        batch_op.add_column(sa.Column('max_fast_share', sa.Float(), nullable=True))
-    with op.batch_alter_table('suggestions', schema=None) as batch_op:
-        batch_op.add_column(sa.Column('check_change', JSON, nullable=True))
-    with op.batch_alter_table('decisions', schema=None) as batch_op:
-        batch_op.add_column(sa.Column('evidence', sa.String(length=16), nullable=True))
+    with op.batch_alter_table("workspace_review_floor", schema=None) as batch_op:
+        batch_op.alter_column("attentive_floor_ms", existing_type=sa.Integer(), nullable=True)
+        batch_op.add_column(sa.Column("check_rate", sa.Float(), nullable=True))
+        batch_op.add_column(sa.Column("evidence_from", sa.String(length=16), nullable=True))
+        batch_op.add_column(sa.Column("min_checks", sa.Integer(), nullable=True))
+        batch_op.add_column(sa.Column("min_catch_rate", sa.Float(), nullable=True))
+        batch_op.add_column(sa.Column("max_fast_share", sa.Float(), nullable=True))
+    with op.batch_alter_table("suggestions", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("check_change", JSON, nullable=True))
+    with op.batch_alter_table("decisions", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("evidence", sa.String(length=16), nullable=True))
 
 
 def downgrade() -> None:
@@ -46,10 +47,10 @@ def downgrade() -> None:
     op.execute("ALTER TABLE suggestions DROP COLUMN check_change")
     # a row that held only the new settings has no floor to keep
     op.execute("DELETE FROM workspace_review_floor WHERE attentive_floor_ms IS NULL")
-    with op.batch_alter_table('workspace_review_floor', schema=None) as batch_op:
-        batch_op.drop_column('max_fast_share')
-        batch_op.drop_column('min_catch_rate')
-        batch_op.drop_column('min_checks')
-        batch_op.drop_column('evidence_from')
-        batch_op.drop_column('check_rate')
-        batch_op.alter_column('attentive_floor_ms', existing_type=sa.Integer(), nullable=False)
+    with op.batch_alter_table("workspace_review_floor", schema=None) as batch_op:
+        batch_op.drop_column("max_fast_share")
+        batch_op.drop_column("min_catch_rate")
+        batch_op.drop_column("min_checks")
+        batch_op.drop_column("evidence_from")
+        batch_op.drop_column("check_rate")
+        batch_op.alter_column("attentive_floor_ms", existing_type=sa.Integer(), nullable=False)
