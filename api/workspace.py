@@ -93,8 +93,8 @@ class UndoWindowSchema(Schema):
         allow_none=True,
         validate=validate.Range(min=0, max=MAX_WINDOW_S),
         metadata={
-            "description": "seconds a decision on a risky call (external or destructive tool, or flagged by a policy) is "
-            "held before its step runs; 0: never held. PUT null: back to the server's default"
+            "description": "seconds a decision on a risky call (external or destructive tool, or flagged by a policy) "
+            "is held before its step runs; 0: never held. PUT null: back to the server's default"
         },
     )
     default_s = fields.Float(dump_only=True, metadata={"description": "the server's COACH_UNDO_WINDOW_S"})
@@ -125,8 +125,8 @@ class ReviewFloorSchema(Schema):
         strict=True,
         validate=validate.Range(min=attention.MIN_FLOOR_MS, max=attention.MAX_FLOOR_MS),
         metadata={
-            "description": "milliseconds: an accept made faster than this (from when its suggestion was shown) counts as "
-            "a fast accept on the reviewers' figures; PUT null: back to the default"
+            "description": "milliseconds: an accept made faster than this (from when its suggestion was shown) counts "
+            "as a fast accept on the reviewers' figures; PUT null: back to the default"
         },
     )
     check_rate = StrictFloat(

@@ -1,5 +1,6 @@
-"""Agent identities: who calls the workspace's tools through the MCP gateway. Admins create and revoke them (api/agents.py);
-the token is shown once, only its SHA-256 is stored (as personal API tokens are, services/users/service.py)."""
+"""Agent identities: who calls the workspace's tools through the MCP gateway. Admins create and revoke them
+(api/agents.py); the token is shown once, only its SHA-256 is stored (as personal API tokens are,
+services/users/service.py)."""
 
 from __future__ import annotations
 

@@ -191,7 +191,7 @@ def figures(session: Session, wf: Workflow, step_id: str | None = None, days: in
     counted = [(who, kind, ms) for who, kind, ms, outcome in rows if outcome not in C.DECISION_OUTCOMES]
     settings = get_floor(session, wf.workspace_id)
     items = {r["operator"]: r for r in A.reviewers(counted, settings["attentive_floor_ms"])}
-    for who, _, _, outcome in rows:
+    for who, _, _, _outcome in rows:
         if who not in items:
             items[who] = A.reviewer(who, [], settings["attentive_floor_ms"])
     found = checks.operator_figures(session, wf.workspace_id, sorted(items), settings)
