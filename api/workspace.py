@@ -25,7 +25,7 @@ from core.coaching.undo import MAX_WINDOW_S
 from core.tools import RISKS
 from services.coaching import held
 from services.gateway import builtins
-from services.metrics import reviewers
+from services.metrics import review_settings
 from services.policies import outbound
 
 blp = Blueprint(
@@ -189,7 +189,7 @@ class ReviewFloor(MethodView):
     @blp.response(200, ReviewFloorSchema)
     def get(self):
         with services().db.read() as session:
-            return reviewers.get_floor(session, workspace_id())
+            return review_settings.get_floor(session, workspace_id())
 
     @requires("lead")
     @blp.arguments(ReviewFloorSchema)
@@ -198,7 +198,7 @@ class ReviewFloor(MethodView):
         """Set any of the settings (those left out stay as they are; null: back to the default), audited
         `attentive_floor` (the floor) and `review_settings` (the others). A body with none of them is a 422."""
         with services().db.transaction() as session:
-            return reviewers.set_settings(session, workspace_id(), args, operator())
+            return review_settings.set_settings(session, workspace_id(), args, operator())
 
 
 class BuiltinToolSchema(Schema):

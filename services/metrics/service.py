@@ -20,7 +20,7 @@ from core.coaching.levels import LevelThresholds
 from core.coaching.metrics import MetricsState
 from services.audit.service import lock_workspace
 from services.db import row_locks
-from services.metrics import series
+from services.metrics import review_settings, series
 from services.metrics.models import MetricScope
 from services.orm import utcnow
 
@@ -286,9 +286,8 @@ def workflow_view(
         }
         body["spot_checks"] = load(session, workflow.workspace_id, "spot", workflow.id, thresholds).snapshot()
         body["series"] = series.workflow_series(session, workflow.workspace_id, workflow.id)
-        from services.metrics import reviewers  # its settings (it reads this module)
 
-        body["evidence_from"] = reviewers.get_floor(session, workflow.workspace_id)["evidence_from"]
+        body["evidence_from"] = review_settings.get_floor(session, workflow.workspace_id)["evidence_from"]
     return body
 
 
