@@ -334,7 +334,7 @@ class Host:
         return next((r for r in self.messages if r.role == C.ASSISTANT and r.turn == m.turn), None)
 
     # -- tools --------------------------------------------------------------------------------------------------
-    def inline(self, tool: str) -> bool:
+    def inline(self, tool: str | None) -> bool:
         """Whether the tool runs in the open transaction: an instantaneous one (echo, noop), while the step is known
         to be this loop's (else the loop flushes first, and stops if it is not)."""
         return self.session is not None and self.alive and bool(getattr(self.tools.get(tool or ""), "inline", False))
