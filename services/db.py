@@ -90,6 +90,14 @@ class CoachSession(Session):
         self.person_present = False
 
 
+def coach_session(session: Session) -> CoachSession:
+    """`session` as the CoachSession every session of the app is (`sessionmaker(class_=CoachSession)`), for what
+    reads the attributes above."""
+    if not isinstance(session, CoachSession):
+        raise TypeError(f"a {type(session).__name__}, not a session of Coach's sessionmaker")
+    return session
+
+
 @event.listens_for(CoachSession, "pending_to_persistent")
 @event.listens_for(CoachSession, "deleted_to_persistent")
 @event.listens_for(CoachSession, "detached_to_persistent")

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import TypeVar
 
 import uuid_utils
-from sqlalchemy import JSON, DateTime, TypeDecorator
+from sqlalchemy import JSON, DateTime, Table, TypeDecorator
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.sqlite import DATETIME as SQLITE_DATETIME
 from sqlalchemy.orm import DeclarativeBase
@@ -104,6 +104,15 @@ class StepStates(TypeDecorator):
 
 class Base(DeclarativeBase):
     pass
+
+
+def table_of(model: type[Base]) -> Table:
+    """A mapped class's Table, for Core statements (SQLAlchemy types `__table__` as any FROM clause; a declarative
+    class's is its Table)."""
+    table = model.__table__
+    if not isinstance(table, Table):
+        raise TypeError(f"{model.__name__} is not mapped to a table")
+    return table
 
 
 def in_workspace(session, model: type[T], workspace_id: str, row_id: str, what: str, **owned_by: str) -> T:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeGuard
 
 from core.errors import Conflict, ValidationFailed
 from core.execution import states as S
@@ -91,7 +91,7 @@ def check_correctable(status: str, step_status: str, step_id: str, gate: dict[st
         )
 
 
-def paused_at(gate: dict[str, Any] | None, step_id: str | None = None) -> bool:
+def paused_at(gate: dict[str, Any] | None, step_id: str | None = None) -> TypeGuard[dict[str, Any]]:
     """Whether the execution is stopped by a clarification pause (before `step_id`, when given)."""
     if not gate:
         return False

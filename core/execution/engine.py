@@ -80,6 +80,13 @@ class Next:
     step: StepDef | None = None
     reason: str = ""
 
+    @property
+    def subject(self) -> StepDef:
+        """The step of a run, skip or gate (the kinds that have one)."""
+        if self.step is None:
+            raise ValueError(f"a {self.kind} without a step")
+        return self.step
+
 
 def template_context(state: ExecutionState) -> dict[str, Any]:
     return {

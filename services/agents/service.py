@@ -41,7 +41,7 @@ from services.notifier import Events
 from services.orm import new_id, utcnow
 from services.policies import service as policies
 from services.regions import service as regions
-from services.workflows.models import Workflow
+from services.workflows.models import workflow_of
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +97,7 @@ def run_step(runner, execution_id: str, step) -> Outcome | None:
         allowed = resolve_tools(spec.tools, host.tools.names())  # the workspace's tools (its MCP servers' too)
         if not messages:
             try:
-                goal = render_value(spec.goal, template_context(executions.to_state(host.ex)), "goal")
+                goal = render_value(spec.goal, template_context(executions.to_state(host._live()[1])), "goal")
             except TemplateFailure as exc:
                 host.flush()
                 return Outcome(False, error=f"step {step.id!r}: {exc}", attempts=0)
@@ -159,6 +159,14 @@ class Host:
             )
         return self.session
 
+    def _live(self) -> tuple[Session, Execution]:
+        """The open transaction and the step's execution, for what the loop asks once the step ran (its execution
+        was found when it began: gone since, the step fails with the reason)."""
+        session = self._open()
+        if self.ex is None:
+            raise LookupError(f"execution {self.execution_id} is gone")
+        return session, self.ex
+
     def begin(self) -> list[C.Message] | None:
         """The stored conversation, or None when the step is not this task's to run."""
         session = self._open()
@@ -177,6 +185,8 @@ class Host:
         session = self._open()
         alive, ex = self.alive, self.ex
         if self._dirty:
+            if ex is None:
+                raise LookupError(f"execution {self.execution_id} is gone")
             written = store.write(session, ex, self.step.id, list(self._dirty.values()))
             self.events.add(
                 "agent_messages",
@@ -196,6 +206,7 @@ class Host:
         ):
             executions.set_step(ex, self.step.id, status=S.STEP_PENDING)  # the resume runs it again
         stack, events = self._stack, self.events
+        assert stack is not None  # _open() made it
         self._stack = self.session = None
         stack.close()  # commits
         self.runner.notifier.send(events)
@@ -208,9 +219,8 @@ class Host:
 
     # -- judging and reviewing calls --------------------------------------------------------------------------
     def judge(self, m: C.Message) -> Ruling:
-        session = self._open()
-        ex = self.ex
-        wf = session.get(Workflow, ex.workflow_id)
+        session, ex = self._live()
+        wf = workflow_of(session, ex.workflow_id)
         key = tool_unit(self.step.id, m.tool)
         params, source = m.arguments, "llm"
         if ex.mode != "normal" and wf.kind != "plan":  # a learned change applies to the call, citing its pack
@@ -249,7 +259,7 @@ class Host:
 
     def region_of(self, session: Session, tool: str | None, params: Any) -> region.Match | None:
         """Where an agent's call of `tool` falls among the regions of `<agent step>:<tool>` (None: it has none)."""
-        ex = self.ex
+        _, ex = self._live()
         scope = regions.regions_of(
             session, ex.workspace_id, regions.STEP, regions.step_key(ex.workflow_id, tool_unit(self.step.id, tool))
         )
@@ -263,11 +273,10 @@ class Host:
         )
 
     def open_review(self, m: C.Message, ruling: Ruling) -> None:
-        session = self._open()
-        if not self.alive:
+        session, ex, step = self._open(), self.ex, self.step
+        if not self.alive or ex is None:  # (alive: the execution was found)
             return
-        ex, step = self.ex, self.step
-        wf = session.get(Workflow, ex.workflow_id)
+        wf = workflow_of(session, ex.workflow_id)
         scopes = (
             metrics.plan_scopes(m.tool)
             if wf.kind == "plan"
@@ -315,7 +324,7 @@ class Host:
         self.events.add("tool_call_pending_review", payload, execution=ex.id, workspace=ex.workspace_id)
         self.events.add("coaching_suggestion", payload, execution=ex.id, workspace=ex.workspace_id)
         self.events.latest("coaching_stats", {"execution_id": ex.id, **executions.stats_of(ex)}, execution=ex.id)
-        executions.changed(self.session, self.events, ex, step.id)
+        executions.changed(session, self.events, ex, step.id)
         if ruling.policy and ruling.policy.get("effect") == "require_review":
             audit.record(
                 session,
@@ -353,10 +362,9 @@ class Host:
 
     # -- people -------------------------------------------------------------------------------------------------
     def ask(self, m: C.Message, question: str) -> None:
-        self._open()
-        if not self.alive:
+        session, ex = self._open(), self.ex
+        if not self.alive or ex is None:  # (alive: the execution was found)
             return
-        ex = self.ex
         executions.set_step(ex, self.step.id, status=S.STEP_WAITING)
         ex.gate = {
             "kind": "clarification",
@@ -372,15 +380,14 @@ class Host:
             execution=ex.id,
             workspace=ex.workspace_id,
         )
-        executions.changed(self.session, self.events, ex, self.step.id)
+        executions.changed(session, self.events, ex, self.step.id)
 
     def request_approval(self, m: C.Message, text: str) -> None:
-        session = self._open()
-        if not self.alive:
+        session, ex = self._open(), self.ex
+        if not self.alive or ex is None:  # (alive: the execution was found)
             return
-        ex = self.ex
         approvals.open_agent(session, ex, self.step.id, text, self.events)
-        executions.changed(self.session, self.events, ex, self.step.id)
+        executions.changed(session, self.events, ex, self.step.id)
 
 
 # -- what people's actions do to the conversation (each in the caller's transaction) ------------------------------

@@ -29,7 +29,7 @@ from services.notifications import outbox as notification_outbox
 from services.notifier import Events, jsonable
 from services.orm import utcnow
 from services.policies import service as policies
-from services.workflows.models import Workflow
+from services.workflows.models import workflow_of
 from services.workflows.service import DefinitionCache
 
 AFTER_REJECT = D.AFTER_REJECT
@@ -124,7 +124,7 @@ def decide(
     if loaded is None:  # something is missing: say what
         ex = executions.get(session, workspace_id, execution_id, for_update=True)
         sug = session.get(Suggestion, suggestion_id)
-        wf = session.get(Workflow, ex.workflow_id)
+        wf = workflow_of(session, ex.workflow_id)
     else:
         ex, sug, wf = loaded
     # under the execution's lock: a concurrent retry with the same key may have committed while we waited for it

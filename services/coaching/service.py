@@ -34,7 +34,7 @@ from services.notifier import Events
 from services.orm import utcnow
 from services.policies import service as policies
 from services.regions import service as regions
-from services.workflows.models import Workflow
+from services.workflows.models import Workflow, workflow_of
 
 STAT_OF = D.STAT_OF
 REVIEW_GATES = ("decision", "spot_check")
@@ -46,7 +46,7 @@ def review_gate(session: Session, ex: Execution, spot_check_rate: float, rng: ra
     per runner, seeded from COACH_RANDOM_SEED when set, so a test run is repeatable."""
     if ex.mode not in ("coaching", "auto"):
         return None
-    wf = session.get(Workflow, ex.workflow_id)
+    wf = workflow_of(session, ex.workflow_id)
     modes = autonomy.step_modes(wf.settings)
     scoped = regions.step_regions(session, ex.workspace_id, ex.workflow_id) if wf.kind != "plan" else {}
 
@@ -158,7 +158,7 @@ def open_suggestion(
     rendered = resolve_params(step, state) if params is None else params
     source = "definition"
     suggested = rendered
-    wf = session.get(Workflow, ex.workflow_id)
+    wf = workflow_of(session, ex.workflow_id)
     applied = []
     if params is None:
         suggested, pack_id, applied = learned(session, wf, step.id, rendered)

@@ -196,7 +196,7 @@ def resume(
     refusal = C.resume_refusal(ex.status, ex.gate)
     if refusal is not None:
         raise refusal
-    gate = ex.gate
+    gate = ex.gate or {}  # (no refusal: it waits at a clarification gate)
     step_id = gate["step_id"]
     ex.control = C.after_resume(ex.control, gate, feedback, utcnow().isoformat())
     executions.set_status(ex, "resume")

@@ -18,7 +18,7 @@ from services.executions.models import Execution
 from services.metrics import service as metrics
 from services.notifications import outbox as notification_outbox
 from services.notifier import Events
-from services.workflows.models import Workflow
+from services.workflows.models import Workflow, workflow_of
 
 
 def count_decision(
@@ -126,7 +126,7 @@ def count_review(session: Session, ex: Execution, step_id: str, kind: str, laten
     """A person's review of an unattended call that a policy forced (a tool-call approval of an AUTO run, or of
     a step promoted to AUTO alone): evidence for the spot-check test like a spot check (approve = accept,
     edit = correct, reject = reject), which may demote the workflow or the step."""
-    wf = session.get(Workflow, ex.workflow_id)
+    wf = workflow_of(session, ex.workflow_id)
     mode = autonomy.effective_mode(ex.mode, wf.mode)
     step_modes = autonomy.step_modes(wf.settings)
     if mode != "auto" and step_modes.get(step_id) != autonomy.AUTO:
