@@ -43,7 +43,7 @@ class _SqliteUtcDateTime(SQLITE_DATETIME):
 
         def process(value):
             if type(value) is not datetime:
-                return dates(value)
+                return dates(value) if dates is not None else value  # (SQLite's DATETIME has a processor)
             if value.tzinfo is utc:
                 return value.isoformat(" ", "microseconds")[:26]  # less the "+00:00"
             if value.tzinfo is not None:
@@ -94,10 +94,11 @@ class StepStates(TypeDecorator):
         steps = {}
         for item in value or ():
             st = StepState(**item)
-            if st.started_at is not None:
-                st.started_at = _utc(datetime.fromisoformat(st.started_at))
-            if st.finished_at is not None:
-                st.finished_at = _utc(datetime.fromisoformat(st.finished_at))
+            started, finished = item.get("started_at"), item.get("finished_at")  # stored as ISO 8601 text
+            if started is not None:
+                st.started_at = _utc(datetime.fromisoformat(started))
+            if finished is not None:
+                st.finished_at = _utc(datetime.fromisoformat(finished))
             steps[st.step_id] = st
         return steps
 

@@ -289,7 +289,7 @@ def act(
 ) -> None:
     """What the decision does, at once or when its hold is released (services.coaching.undo.release)."""
     if sug.kind == "tool_call":  # the call gets its one answer, or runs when the runner takes the step again
-        effect = D.for_tool_call(
+        call_effect = D.for_tool_call(
             kind,
             suggested=sug.params,
             correction=body.get("correction"),
@@ -297,7 +297,7 @@ def act(
             feedback=body.get("feedback"),
             operator=operator,
         )
-        agent_replies.settle_call(session, ex, sug, effect, kind, operator, events)
+        agent_replies.settle_call(session, ex, sug, call_effect, kind, operator, events)
         executions.set_status(ex, "decide")
         return
     effect = D.for_step(
@@ -429,6 +429,7 @@ def submit(
                     "this suggestion was decided by a concurrent request",
                     details={"suggestion_id": body.get("suggestion_id")},
                 ) from None
+    raise AssertionError("not reached: the last try (tries_left 0) returns or raises")
 
 
 RACES = 2  # new tries of a decision whose transaction lost a unique-key race although its suggestion was not decided
@@ -462,7 +463,7 @@ def _submit(
             )
             notification_outbox.person_present(session)  # the next suggestion is in front of its operator
             ex = session.get(Execution, execution_id)
-            decided_step = decision.step_id
+            decided_step: str | None = decision.step_id
             if ex.status in S.RUNNABLE:
                 # go on in the same transaction up to the next gate; a slow tool goes to the runner
                 needs_runner = services.runner.drive(session, ex, events, claim=False)

@@ -44,7 +44,7 @@ def _known_step(defn, step_id: str) -> None:
         )
 
 
-def hold(ex: Execution, step_id: str, question: str, events: Events, suspended: dict | None = None) -> None:
+def hold(ex: Execution, step_id: str, question: str | None, events: Events, suspended: dict | None = None) -> None:
     """Stop before `step_id` in waiting_clarification and push clarification_requested. `suspended`: the gate the
     step was waiting at (a coaching decision), given back at the resume unless the step is corrected meanwhile."""
     executions.set_step(ex, step_id, status=S.STEP_WAITING)

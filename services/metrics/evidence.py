@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from core.coaching import autonomy
 from core.coaching.autonomy import tool_unit
-from core.coaching.metrics import should_demote
+from core.coaching.metrics import MetricsState, should_demote
 from core.workflow import WorkflowDef
 from services.audit import service as audit
 from services.coaching.models import Suggestion
@@ -134,7 +134,7 @@ def count_review(session: Session, ex: Execution, step_id: str, kind: str, laten
     thresholds = metrics.workflow_thresholds(wf)
     scopes = ([("spot", ex.workflow_id)] if wf.mode == "auto" else []) + [("spot", f"{ex.workflow_id}/{step_id}")]
     scopes += [("workflow", ex.workflow_id), ("step", f"{ex.workflow_id}/{step_id}")]
-    states = {
+    states: dict[tuple[str, str], tuple[MetricsState, str | None]] = {
         scope: (state, None)
         for scope, state in metrics.held_states(session, ex.workspace_id, scopes[-2:], thresholds).items()
     }

@@ -114,7 +114,7 @@ def list_page(
     rows = session.execute(
         base.order_by(Plan.created_at.desc(), Plan.id).offset((page - 1) * per_page).limit(per_page)
     ).all()
-    return [tuple(r) for r in rows], total
+    return [(plan, ex) for plan, ex in rows], total
 
 
 def verdicts(session: Session, tools: ToolRegistry, ex: Execution, defn: WorkflowDef) -> dict[str, str | None]:
