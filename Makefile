@@ -100,12 +100,14 @@ worker: setup
 test: setup-dev
 	$(MAKE) --no-print-directory lint test-frontend test-python
 
-# The Python tree's linter and formatter (ruff.toml: `ruff format` fixes what the format check finds) and the
-# import contracts (.importlinter: api above services above core, core free of frameworks).
-lint: $(VENV)/.dev
+# The Python tree's linter and formatter (ruff.toml: `ruff format` fixes what the format check finds), the import
+# contracts (.importlinter: api above services above core, core free of frameworks), and the web app's ESLint
+# (frontend/eslint.config.js) and type check (tsc --noEmit).
+lint: $(VENV)/.dev frontend/node_modules/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports --no-cache
+	cd frontend && npm run --silent lint && npm run --silent typecheck
 
 # In parallel (pytest-xdist), a test file per worker at a time: each worker has its own SQLite template and
 # PostgreSQL database, and a module's tests that share a module-scoped fixture (a live server, the authorization
