@@ -95,7 +95,7 @@ cluster: setup
 
 # One Celery worker for the servers of this machine's settings (COACH_BROKER_URL, COACH_MESSAGE_QUEUE, the database).
 worker: setup
-	$(PY) -m celery -A services.executions.worker worker --loglevel=INFO
+	$(PY) -m celery -A services.worker worker --loglevel=INFO
 
 test: setup-dev
 	$(MAKE) --no-print-directory lint test-frontend test-python

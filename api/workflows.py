@@ -14,9 +14,9 @@ from core.coaching import autonomy
 from core.coaching.levels import LEVELS
 from core.errors import ValidationFailed
 from core.workflow.source_lines import lines_of
+from services import demo
 from services.notifier import Events
 from services.offload import off_loop
-from services.workflows import demo
 from services.workflows import service as workflows
 
 blp = Blueprint("workflows", __name__, url_prefix="/api/workflows", description="Workflow definitions")

@@ -18,7 +18,7 @@ def register(app: Flask) -> None:
     @app.cli.command("demo")
     def demo_command():
         """Load the demo workflows and data (idempotent)."""
-        from services.workflows import demo
+        from services import demo
 
         created = demo.load(app.extensions["coach"], app.extensions["coach_default_workspace"])
         click.echo(f"demo workflows created: {created or 'none (already there)'}")
