@@ -29,11 +29,11 @@ def register(app: Flask) -> None:
     def create_workspace_command(slug, name):
         """Create a workspace."""
         from core.errors import CoachError
-        from services.users import service as users
+        from services import workspaces
 
         try:
             with app.extensions["coach"].db.transaction() as session:
-                ws = users.create_workspace(session, slug, name)
+                ws = workspaces.create(session, slug, name)
                 click.echo(f"workspace {ws.slug} created ({ws.id})")
         except CoachError as exc:
             raise click.ClickException(exc.message) from None

@@ -5,26 +5,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sqlalchemy import select
-
 from config import Settings
 from core import budget
 from core.tools import ToolRegistry
+from services import workspaces
 from services.db import Database
 from services.executions.runner import Runner
 from services.notifications import outbox as notification_outbox
 from services.notifications.sender import Scanner as NotificationScanner
 from services.notifier import Notifier
 from services.policies import service as policies
-from services.policies.models import PolicySettings
 from services.policies.outbound import WorkspaceDirectory
 from services.tools import build_registry
 from services.toolservers.secrets import Secrets
 from services.toolservers.source import McpSource
-from services.users.models import Workspace
 from services.workflows.service import DefinitionCache
-
-DEFAULT_WORKSPACE = "default"
 
 
 @dataclass
@@ -87,13 +82,7 @@ class Services:
 
     def default_workspace_id(self) -> str:
         with self.db.transaction() as session:
-            ws = session.scalar(select(Workspace).where(Workspace.slug == DEFAULT_WORKSPACE))
-            if ws is None:
-                ws = Workspace(slug=DEFAULT_WORKSPACE, name="Default workspace")
-                session.add(ws)
-                session.flush()
-                session.add(PolicySettings(workspace_id=ws.id))  # revision 0, no defaults: read by every judged call
-            return ws.id
+            return workspaces.default_id(session)
 
     def close(self) -> None:
         if self.notifications is not None:
