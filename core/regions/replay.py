@@ -179,7 +179,7 @@ def replay_rule(
     table = _Table(limit)
     changed = matched = failed = 0
     first_error = None
-    effects = {"allow": 0, "require_review": 0, "deny": 0}
+    effects = {"allow": 0, "require_review": 0, "deny": 0, "confirm": 0}  # confirm: asked at the agent
     for past in _bounded(history, limit):
         verdict = after.evaluate(past.call)
         if verdict.rule is not None and verdict.rule.id == rule.id:
