@@ -95,7 +95,8 @@ def _outcome(effect: str, default: bool, past: Past, in_region: bool) -> str:
         return "denied"
     unattended_mode = in_region or past.outside_mode == AUTO
     if past.gateway:  # the gateway forwards allowed calls; a call held by the default follows the mode
-        if effect == "allow" or (default and unattended_mode):
+        # a confirm rule's question, like the default's hold, is what the learned mode lifts
+        if effect == "allow" or ((default or effect == "confirm") and unattended_mode):
             return "unattended"
         return "asked"
     return "unattended" if effect == "allow" and unattended_mode else "asked"
