@@ -187,6 +187,12 @@ def edited_note(agent: str, changes: list[dict[str, Any]], reason: str) -> str:
     )
 
 
+def fallen_back(verdict: dict[str, Any], why: str) -> dict[str, Any]:
+    """A confirm verdict as its fallback applies (nobody at the agent can be asked), saying why."""
+    fallback = verdict.get("fallback") or "require_review"
+    return {**verdict, "effect": fallback, "confirm_fallback": fallback_note(fallback, why)}
+
+
 def fallback_note(fallback: str, why: str) -> str:
     """Why a confirm rule's fallback applied, for the audit log and the agent."""
     return f"Coach could not ask the person at the agent ({why}), so the rule's fallback applies: {fallback}"

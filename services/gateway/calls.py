@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 
 from core import approvals as A
 from core import gateway as G
+from core import gateway_confirm as GC
 from core import gateway_learning as L
 from core.tools import ToolError, schema_errors
 from services.approvals import service as approvals
@@ -49,7 +50,7 @@ class Outcome:
     result: dict[str, Any] | None = None
     held: str | None = None
     approval_id: str | None = None  # the held call's review: its decision wakes the waiting request (server.py)
-    confirm: Any = None  # a question for the person at the agent (services/gateway/confirm.Ask), asked by server.py
+    confirm: dict[str, Any] | None = None  # a confirm rule's question to open and ask (services/gateway/confirm.ask)
     input_required: Any = None  # 2026-07-28: the question as an InputRequiredResult (confirm.ask)
 
 
@@ -247,16 +248,22 @@ def begin(
             )
         )
     if verdict["effect"] == "confirm":
-        from services.gateway import confirm
-
-        if elicit is not None:  # ask the person at the agent (server.py asks, in the client's era)
+        if elicit is not None:  # ask the person at the agent (services/gateway/confirm.ask, in the client's era)
             return Outcome(
-                confirm=confirm.open_ask(
-                    svc, agent, tool, tool_name, arguments, key, verdict, gate, action, elicit, meta
-                )
+                confirm={
+                    "tool": tool,
+                    "tool_name": tool_name,
+                    "arguments": arguments,
+                    "key": key,
+                    "verdict": verdict,
+                    "gate": gate,
+                    "action": action,
+                    "era": elicit,
+                    "meta": meta,
+                }
             )
         # nobody at the agent can be asked: the rule's fallback (require_review or deny), said in the verdict
-        verdict = confirm.fallen_back(verdict, fallback_why)
+        verdict = GC.fallen_back(verdict, fallback_why)
         if verdict["effect"] == "require_review":
             action = L.HOLD if action != L.SPOT_CHECK else action
     fell = verdict.get("confirm_fallback")

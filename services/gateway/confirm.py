@@ -45,9 +45,9 @@ from core import gateway_confirm as C
 from core import gateway_learning as L
 from core.tools import schema_errors
 from services.audit import service as audit
-from services.gateway import builtins, calls, learning
+from services.gateway import builtins, calls, held, learning
 from services.gateway.identities import Agent
-from services.gateway.models import GatewayCall
+from services.gateway.models import AgentIdentity, GatewayCall
 from services.notifier import Events
 from services.orm import utcnow
 from services.policies import service as policies
@@ -158,12 +158,6 @@ def answers(params: types.CallToolRequestParams) -> bool:
 # -- asking (calls.begin opens the question; server.py asks it) ----------------------------------------------------
 
 
-def fallen_back(verdict: dict[str, Any], why: str) -> dict[str, Any]:
-    """A confirm verdict as its fallback applies (nobody at the agent can be asked), saying why."""
-    fallback = verdict.get("fallback") or "require_review"
-    return {**verdict, "effect": fallback, "confirm_fallback": C.fallback_note(fallback, why)}
-
-
 def open_ask(
     svc,
     agent: Agent,
@@ -219,10 +213,12 @@ def open_ask(
     return Ask(call_id, tool_name, arguments, form, era, meta)
 
 
-async def ask(svc, ctx, agent: Agent, channel, question: Ask) -> calls.Outcome:
-    """Ask in the client's era: 2026-07-28, answer with the question (the client sends the call again with the
-    answer: `resume`); earlier revisions, an elicitation/create request on this call's stream, waited for up to
-    COACH_GATEWAY_CONFIRM_S (unanswered, or the client could not ask: the rule's fallback)."""
+async def ask(svc, ctx, agent: Agent, channel, pending: dict[str, Any]) -> calls.Outcome:
+    """Open the question calls.begin found (`pending`: its Outcome.confirm) and ask it in the client's era:
+    2026-07-28, answer with the question (the client sends the call again with the answer: `resume`); earlier
+    revisions, an elicitation/create request on this call's stream, waited for up to COACH_GATEWAY_CONFIRM_S
+    (unanswered, or the client could not ask: the rule's fallback)."""
+    question = await channel.call(lambda: open_ask(svc, agent, **pending))
     if question.era == MODERN:
         return calls.Outcome(
             input_required=types.InputRequiredResult(
@@ -323,6 +319,10 @@ def settle(svc, agent: Agent, call_id: str, action: Any, content: Any, meta: dic
         row = session.get(GatewayCall, call_id)
         if row is None or row.agent_id != agent.id or row.state != CONFIRMING:
             return None
+        identity = session.get(AgentIdentity, agent.id)
+        if identity is None or identity.revoked_at is not None:  # revoked while the person was being asked
+            row.state, row.finished_at, row.delivered_at = calls.CANCELLED, utcnow(), utcnow()
+            return ("done", held.revoked_result())
         tool = builtins.gateway_tool(svc, agent.workspace_id, row.tool)
         schema = tool.params_schema if tool is not None else None
         form = C.form(agent.name, row.tool, row.arguments, schema, (row.policy or {}).get("rule"))

@@ -337,3 +337,39 @@ def test_the_pinned_1x_client_answers_an_elicitation_create(server):
     thread.join(60)
     [rejected] = json.loads(box["result"].stdout)["steps"]
     assert rejected["isError"] is True and "rejected" in rejected["content"][0]["text"]
+
+
+def test_answers_count_in_the_calls_region_and_auto_for_the_agent_stops_the_asking(server):
+    agent = make_agent(server, "confirm-learner")
+    made = server.http.post(
+        server.url("/api/gateway/tools/shop.add/regions"),
+        timeout=10,
+        json={"name": "small sums of the learner", "when": "params.a < 100", "identity": "confirm-learner"},
+    )
+    assert made.status_code == 201, made.text
+    yes = types.ElicitResult(action="accept", content={"coach_decision": "run"})
+    assert confirm_call(server, agent["token"], "shop.add", {"a": 1, "b": 1}, yes).is_error is False
+    regions = server.http.get(server.url("/api/gateway/tools/shop.add/regions?identity=confirm-learner"), timeout=10)
+    [region] = [r for r in regions.json()["items"] if r["id"] == made.json()["id"]]
+    assert region["decisions"] == 1 and region["acceptance"] == 1.0, region
+    [answer] = confirm_audits(server, "confirm-learner")
+    assert answer["after"]["region_id"] == region["id"]
+    # the tool in AUTO for this agent (forced here; earned by its answers otherwise), no spot checks: not asked
+    promoted = server.http.post(
+        server.url("/api/gateway/tools/shop.add/mode"),
+        json={"mode": "auto", "agent": "confirm-learner", "force": True, "reason": "tests", "spot_check_rate": 0},
+        timeout=10,
+    )
+    assert promoted.status_code == 200, promoted.text
+    asked: list = []
+    result = confirm_call(server, agent["token"], "shop.add", {"a": 200, "b": 1}, yes, asked=asked)
+    assert result.is_error is False and text(result) == "201" and asked == []
+    assert result.meta["io.coach/gateway"]["decision"] == "auto"
+    # the region (in coaching) still asks for its calls: its own evidence decides there
+    inside = confirm_call(server, agent["token"], "shop.add", {"a": 2, "b": 2}, yes, asked=asked)
+    assert inside.is_error is False and len(asked) == 1
+    # another agent is still asked: the tool is in AUTO for this one only
+    other = make_agent(server, "confirm-learner-2")
+    asked.clear()
+    assert confirm_call(server, other["token"], "shop.add", {"a": 200, "b": 2}, yes, asked=asked).is_error is False
+    assert len(asked) == 1
