@@ -155,7 +155,7 @@ def answers(params: types.CallToolRequestParams) -> bool:
     return params.input_responses is not None or params.request_state is not None
 
 
-# -- asking (calls.begin opens the question; server.py asks it) ----------------------------------------------------
+# -- asking (calls.begin finds that a question is due; `ask` opens and asks it) --------------------------------------
 
 
 def open_ask(
