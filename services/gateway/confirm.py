@@ -234,10 +234,7 @@ async def ask(svc, ctx, agent: Agent, channel, pending: dict[str, Any]) -> calls
         )
     timeout = max(1.0, svc.settings.gateway_confirm_s)
     try:
-        answer = await asyncio.wait_for(
-            ctx.session.elicit_form(question.form.message, question.form.schema, related_request_id=ctx.request_id),
-            timeout,
-        )
+        answer = await _answer_of(svc, ctx, question, timeout)
     except TimeoutError:
         why = f"no answer within {timeout:g} s"
     except Exception as exc:  # noqa: BLE001 - an error of the client's (or its transport): the fallback applies
@@ -247,6 +244,38 @@ async def ask(svc, ctx, agent: Agent, channel, pending: dict[str, Any]) -> calls
             lambda: settle(svc, agent, question.call_id, answer.action, answer.content, question.meta)
         )
     return await channel.call(lambda: unasked(svc, agent, question, why))
+
+
+async def _answer_of(svc, ctx, question: Ask, timeout: float):
+    """The elicitation/create's answer, within `timeout`; meanwhile, when the call carried a progressToken, progress
+    notifications every COACH_GATEWAY_PROGRESS_S (a client that resets its time-out on progress keeps waiting)."""
+    asking = asyncio.ensure_future(
+        ctx.session.elicit_form(question.form.message, question.form.schema, related_request_id=ctx.request_id)
+    )
+    meta = (ctx.params or {}).get("_meta")
+    token = meta.get("progressToken") if isinstance(meta, dict) else None
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    try:
+        while True:
+            left = start + timeout - loop.time()
+            if left <= 0:
+                raise TimeoutError
+            step = min(left, max(0.5, svc.settings.gateway_progress_s)) if token is not None else left
+            done, _ = await asyncio.wait({asking}, timeout=step)
+            if done:
+                return asking.result()
+            if token is not None:
+                await ctx.session.send_progress_notification(
+                    token,
+                    progress=round(loop.time() - start, 1),
+                    total=timeout,
+                    message=f"Coach is asking the person at the agent about {question.tool} (call {question.call_id})",
+                    related_request_id=ctx.request_id,
+                )
+    finally:
+        if not asking.done():
+            asking.cancel()
 
 
 def unasked(svc, agent: Agent, question: Ask, why: str) -> calls.Outcome:

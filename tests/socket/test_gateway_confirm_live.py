@@ -35,6 +35,7 @@ from tests.support.mcp1 import MCP1_PYTHON, mcp1_has
 from tests.support.mcp_servers import server_with_shop
 
 HOLD_S = 4.0
+CONFIRM_S = 8.0  # the person's time to answer (and a 2026-07-28 question's lifetime)
 MCP1_AGENT = REPO_ROOT / "tests" / "support" / "mcp1_agent.py"
 
 
@@ -67,7 +68,11 @@ def server(request, tmp_path_factory):
         tmp_path_factory.mktemp("gateway-confirm") / "server",
         trusted=True,
         policies=policies,
-        env={"COACH_GATEWAY_HOLD_S": str(HOLD_S), "COACH_GATEWAY_PROGRESS_S": "0.5"},
+        env={
+            "COACH_GATEWAY_HOLD_S": str(HOLD_S),
+            "COACH_GATEWAY_PROGRESS_S": "0.5",
+            "COACH_GATEWAY_CONFIRM_S": str(CONFIRM_S),
+        },
     ) as live:
         yield live
 
@@ -84,10 +89,23 @@ def answering(*replies: types.ElicitResult, asked: list | None = None):
     return callback
 
 
-def confirm_call(server, token, tool, arguments, *replies, mode="auto", asked=None):
+def confirm_call(server, token, tool, arguments, *replies, mode="auto", asked=None, progress=None, delay_s=0.0):
+    """One tools/call whose client's user answers `replies` (after `delay_s`); progress notifications appended to
+    `progress` when given."""
+    callback = answering(*replies, asked=asked)
+
+    async def slow(context, params):
+        await asyncio.sleep(delay_s)
+        return await callback(context, params)
+
+    async def on_progress(done, total, message):
+        progress.append(message)
+
     async def go():
-        async with mcp(server, token, mode, elicitation_callback=answering(*replies, asked=asked)) as client:
-            return await client.call_tool(tool, arguments)
+        async with mcp(server, token, mode, elicitation_callback=slow if delay_s else callback) as client:
+            return await client.call_tool(
+                tool, arguments, progress_callback=on_progress if progress is not None else None
+            )
 
     return asyncio.run(go())
 
@@ -373,3 +391,25 @@ def test_answers_count_in_the_calls_region_and_auto_for_the_agent_stops_the_aski
     asked.clear()
     assert confirm_call(server, other["token"], "shop.add", {"a": 200, "b": 2}, yes, asked=asked).is_error is False
     assert len(asked) == 1
+
+
+def test_a_slow_answer_gets_progress_and_no_answer_in_time_gets_the_fallback(server):
+    agent = make_agent(server, "confirm-slow")
+    yes = types.ElicitResult(action="accept", content={"coach_decision": "run"})
+    progress: list = []
+    result = confirm_call(
+        server, agent["token"], "shop.add", {"a": 1, "b": 5}, yes, mode="legacy", progress=progress, delay_s=1.6
+    )
+    assert result.is_error is False and text(result) == "6"
+    assert progress and "asking the person at the agent about shop.add" in progress[0]
+    # unanswered within COACH_GATEWAY_CONFIRM_S: the rule's fallback (require_review): held for a reviewer
+    thread, box = in_background(
+        confirm_call, server, agent["token"], "shop.add", {"a": 2, "b": 5}, yes, mode="legacy", delay_s=CONFIRM_S + 20
+    )
+    approval = pending_gateway(server, "shop.add", "confirm-slow", timeout=CONFIRM_S + 30)
+    assert decide(server, approval["approval_id"], {"decision": "approve"}).status_code == 200
+    thread.join(60)
+    assert "error" not in box, box.get("error")
+    assert box["result"].is_error is False and text(box["result"]) == "7"
+    held = [e for e in audit_calls(server, "confirm-slow") if e["decision"] == "require_review"]
+    assert held and "no answer within" in held[0]["confirm_fallback"]
