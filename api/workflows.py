@@ -45,7 +45,8 @@ class VersionArgs(Schema):
 
 
 class ThresholdsSchema(Shape):
-    """A workflow's level thresholds (docs/design.md#metrics-and-learning-levels; its own settings over the defaults)."""
+    """A workflow's level thresholds (docs/design.md#metrics-and-learning-levels; its own settings over the
+    defaults)."""
 
     coaching_after = fields.Integer(required=True)
     auto_min_window = fields.Integer(required=True)

@@ -52,8 +52,8 @@ class Services:
     ) -> Services:
         """`spawn` runs the runner's tasks (default: a thread pool, or green threads under eventlet/gevent);
         benchmarks pass an inline one to measure the engine without scheduling noise. With COACH_BROKER_URL set,
-        executions that need a slow tool go to the Celery workers (services.executions.dispatch, services.executions.worker) unless `dispatch` is False
-        (a worker's own Services)."""
+        executions that need a slow tool go to the Celery workers (services.executions.dispatch,
+        services.executions.worker) unless `dispatch` is False (a worker's own Services)."""
         budget.configure(time_s=settings.eval_time_ms / 1000.0)
         db = Database(
             settings.resolved_database_url, pool_size=settings.db_pool_size, max_overflow=settings.db_max_overflow

@@ -101,7 +101,8 @@ class Scans:
     def start_leases(self, *, scan: bool = True) -> None:
         """Renew this instance's leases (every third of COACH_LEASE_S) and scan for expired ones (every
         COACH_LEASE_SCAN_S), in one background thread (green under gevent/eventlet), until shutdown. A Celery
-        worker (services.executions.worker) only renews: the servers scan, and send what they take over to the workers."""
+        worker (services.executions.worker) only renews: the servers scan, and send what they take over to the
+        workers."""
         if self._keeper is not None or self.runner.settings.lease_s <= 0:
             return
         renew_every = self.runner.settings.lease_s / 3

@@ -126,7 +126,8 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("GET", "/api/approvals/<approval_id>"): "operator",
     ("POST", "/api/approvals/<approval_id>"): "operator",
     ("POST", "/api/approvals/<approval_id>/undo"): "operator",
-    # metrics: a workflow's own metrics for everyone; all metrics (global, per operator) for leads (docs/design.md#concepts)
+    # metrics: a workflow's own metrics for everyone; all metrics (global, per operator) for leads
+    # (docs/design.md#concepts)
     ("GET", "/api/metrics/workflows"): "operator",
     ("GET", "/api/metrics/workflows/<workflow_id>"): "operator",
     ("GET", "/api/metrics/workflows/<workflow_id>/steps/<step_id>/decisions"): "operator",
