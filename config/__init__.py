@@ -58,6 +58,10 @@ class Settings:
     # COACH_GATEWAY_POLL_S: how often a held call looks at its review; a decision made on the same server answers it
     # at once, this is for one made on another server of a cluster (or the agent's identity revoked meanwhile)
     gateway_poll_s: float = 0.5
+    # COACH_GATEWAY_CONFIRM_S: how long the person at the agent has to answer a confirm rule's question: an
+    # elicitation/create request waits this long (then the rule's fallback applies), and a 2026-07-28 question's
+    # sealed requestState expires after it
+    gateway_confirm_s: float = 300.0
     gateway_result_max_kb: float = 256.0  # COACH_GATEWAY_RESULT_MAX_KB: the most of a tool's result an agent receives
     runner_workers: int = 4  # COACH_RUNNER_WORKERS: background tasks advancing executions at once
     # COACH_LEASE_S: how long a step's lease holds without renewal (renewed every third of it while the tool runs);

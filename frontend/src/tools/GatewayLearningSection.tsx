@@ -81,6 +81,8 @@ interface Row {
   effective: GatewayMode;
   spot: MetricsSnapshot | null;
   pack?: GatewayPack | null;
+  /** Of an agent's decisions, those the person at the agent made (answering a confirm rule). */
+  atAgent?: MetricsSnapshot | null;
 }
 
 function rowsOf(items: GatewayTool[]): Row[] {
@@ -89,6 +91,7 @@ function rowsOf(items: GatewayTool[]): Row[] {
     ...Object.entries(t.agents ?? {}).map(([agent, a]) => ({
       key: `${t.tool}@${agent}`, tool: t.tool, agent, m: a, mode: a.mode, effective: a.effective_mode,
       spot: a.spot_checks,
+      atAgent: a.at_agent,
     })),
   ]);
 }
@@ -195,6 +198,11 @@ export function GatewayLearningSection() {
         <span className="stacked">
           <span>{formatCount(r.m.decisions)}</span>
           <span className="muted">{formatRate(r.m.acceptance_rate)} accepted</span>
+          {r.atAgent?.decisions ? (
+            <span className="muted" data-at-agent={r.atAgent.decisions}>
+              {formatCount(r.atAgent.decisions)} by the agent's user
+            </span>
+          ) : null}
         </span>
       ),
     },
@@ -222,7 +230,8 @@ export function GatewayLearningSection() {
     <section aria-labelledby="gateway-learning-heading" className="gateway-learning">
       <h2 id="gateway-learning-heading">Learning per gateway tool</h2>
       <p className="muted">
-        Every decision on an agent's held call counts for its tool and its agent, as a step's decisions do. A tool whose
+        Every decision on an agent's held call counts for its tool and its agent, as a step's decisions do, and so does
+        every answer of the person at the agent to a confirm rule's question. A tool whose
         evidence says AUTO-ready may be promoted: the calls the workspace default would hold are then forwarded, but for
         a sample of spot checks{tools.data ? ` (${formatRate(tools.data.spot_check_rate)} unless the tool has its own rate)` : ""};
         rejected spot checks set it back to coaching. A policy rule that denies a call or says a person must review it
