@@ -26,7 +26,7 @@ const PROPOSAL: Proposal = {
 const LIST: RegionList = {
   items: [region(), region({ id: "r-2", name: "big refunds", when: "params.amount > 5000", order: 1, decisions: 12,
                              acceptance: 1, e_value: 40.5, threshold: 32.9, auto_ready: true, decisions_needed: 0 })],
-  proposals: [PROPOSAL], max_regions: 8, min_decisions: 30,
+  proposals: [PROPOSAL], max_regions: 8, min_decisions: 30, identities: [],
 };
 
 const BASE = "/api/workflows/wf-1/steps/refund";
