@@ -1,5 +1,6 @@
 """Check suggestions (docs/autonomy.md#check-suggestions; the rules: core/coaching/checks.py): drawing one when a
-coaching suggestion is opened, and deciding one. A check never runs: its decision counts for its operator's check
+coaching suggestion is opened (a tool step's, or an agent step's reviewed call: services/agents/service.py), and
+deciding one. A check never runs: its decision counts for its operator's check
 figures only (metric scope `check`/<operator>: an accept, a miss, is stored as an accept; a catch as a reject), never
 in the step's, workflow's or region's evidence, the session's stats or the correction pack; the real suggestion is
 opened at once. Each runs in the caller's transaction."""
@@ -30,7 +31,8 @@ FAST_SCOPE = "fast"  # (fast, operator): their accepts, a fast one stored as an 
 
 def corrected_away(session: Session, workflow_id: str, step_id: str) -> list[tuple[str, Any]]:
     """(field, before) of each change the step's corrections made: the values reviewers corrected away. The pack's
-    changes whether it is enabled or not (what reviewers did, not what is applied)."""
+    changes whether it is enabled or not (what reviewers did, not what is applied). `step_id`: a step, or an agent
+    step's calls of one tool (`<agent step>:<tool>`, whose pack its calls' corrections make)."""
     pack = corrections.find(session, workflow_id, step_id)
     if pack is None:
         return []
@@ -133,13 +135,18 @@ def decide(
         result=result or "none",
     )
     executions.set_status(ex, "decide")
-    try:  # the real suggestion, at once (never a check itself: no generator is given)
-        coaching.open_suggestion(session, ex, defn, step, "coaching", events, tools)
-    except TemplateFailure as exc:  # its params no longer render: the step fails, as when a gate opens
-        text = f"step {step.id!r}: {exc}"
-        executions.set_step(ex, step.id, status=S.STEP_FAILED, error=text, finished_at=now)
-        ex.error = {"step_id": step.id, "message": text}
-        executions.set_status(ex, "fail")
+    if sug.kind == "tool_call":  # an agent's call: the real review of the same call, at once
+        from services.agents import service as agents  # (it imports this module)
+
+        agents.open_after_check(session, ex, step, sug, events, tools)
+    else:
+        try:  # the real suggestion, at once (never a check itself: no generator is given)
+            coaching.open_suggestion(session, ex, defn, step, "coaching", events, tools)
+        except TemplateFailure as exc:  # its params no longer render: the step fails, as when a gate opens
+            text = f"step {step.id!r}: {exc}"
+            executions.set_step(ex, step.id, status=S.STEP_FAILED, error=text, finished_at=now)
+            ex.error = {"step_id": step.id, "message": text}
+            executions.set_status(ex, "fail")
     response = {
         "ok": True,
         "check": check,
