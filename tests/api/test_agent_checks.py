@@ -164,3 +164,26 @@ def test_a_check_whose_value_a_policy_denies_is_not_made_and_checks_off_make_non
     )
     ex_id, sug = _start(api, corrected, "ops@example.com")
     assert (sug["purpose"], sug["params"]) == ("coaching", {"to": "ops@example.com", "n": 1})
+
+
+def test_a_real_call_a_policy_denies_by_the_time_its_check_is_decided_gets_the_denial(api, llm, corrected, drawn):
+    api.ok("PUT", "/api/workspace/reviews", {"check_rate": 0.2})
+    _script(llm, "ops@example.com")
+    ex_id, check = _start(api, corrected, "ops@example.com")
+    assert check["purpose"] == "check"
+    api.ok(
+        "POST",
+        "/api/policies",
+        {
+            "name": "no ops mail",
+            "effect": "deny",
+            "match": {"tool": "echo", "params": "params.to == 'ops@example.com'"},
+        },
+        status=201,
+    )
+    assert _decide(api, ex_id, check, "reject")["check"]["result"] == "catch"
+    assert api.settle(ex_id)["status"] == "completed"  # the agent was told, and finished
+    messages = api.ok("GET", f"/api/executions/{ex_id}/steps/agent/transcript")["messages"]
+    (tool,) = [m for m in messages if m["role"] == "tool"]
+    assert "no ops mail" in (tool.get("error") or tool.get("content") or ""), tool
+    assert api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"] is None
