@@ -67,10 +67,10 @@ class Settings:
     # COACH_INSTANCE_ID: this instance's name in leases, unique among running instances; default <host>:<pid>:<random>
     instance_id: str = ""
     message_queue: str = ""  # COACH_MESSAGE_QUEUE: e.g. redis://127.0.0.1:6379/0 for several servers
-    # COACH_BROKER_URL: e.g. redis://127.0.0.1:6379/1: slow tools run on Celery workers (services/executions/worker.py)
+    # COACH_BROKER_URL: e.g. redis://127.0.0.1:6379/1: slow tools run on Celery workers (services/worker.py)
     broker_url: str = ""
     # COACH_WORKER_REDELIVER_S: when Redis hands a task of a worker that died whole to another worker (the step's
-    # lease hands the step over sooner; services/executions/worker.py)
+    # lease hands the step over sooner; services/worker.py)
     worker_redeliver_s: float = 60.0
     spot_check_rate: float = 0.05
     # COACH_UNDO_WINDOW_S: how long a decision on a risky call (external or destructive tool, or flagged by a policy)

@@ -8,8 +8,10 @@ user, or one user within one workflow. Every `match` key is optional and all the
 | `tool` | the tool's name matches the glob, or one of a list of globs (core.policy.helpers) |
 | `step_type` | the step's type is this one, or one of a list |
 | `risk` | the tool's risk (`read`, `write`, `external`, `destructive`) is one of the list |
-| `workflow_id`, `user`, `agent_step` | the call's workflow, the user who started the execution, the agent step making the call: this one or one of a list (`agent_step: "*"`: any agent step) |
-| `agent` | the agent identity calling through the MCP gateway (its name): this one or one of a list (`"*"`: any agent; a call of a workflow's step has no agent and never matches) |
+| `workflow_id`, `user`, `agent_step` | the call's workflow, the user who started the execution, the agent step making
+the call: this one or one of a list (`agent_step: "*"`: any agent step) |
+| `agent` | the agent identity calling through the MCP gateway (its name): this one or one of a list (`"*"`: any agent;
+a call of a workflow's step has no agent and never matches) |
 | `sql` | `not_read`: the call's `query` param is not a read-only statement (core.policy.sql); `read`: it is |
 | `host_not_in` | the call's `url` param's host is not on the list |
 | `path_outside` | the call's `path` param lies outside the folder |

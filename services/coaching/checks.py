@@ -8,6 +8,7 @@ opened at once. Each runs in the caller's transaction."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -21,7 +22,7 @@ from services.audit import service as audit
 from services.coaching import corrections
 from services.coaching.models import Decision, Suggestion
 from services.executions import service as executions
-from services.metrics import reviewers
+from services.metrics import review_settings
 from services.metrics import service as metrics
 from services.notifier import Events, jsonable
 
@@ -44,7 +45,7 @@ def draw(
 ) -> C.CheckChange | None:
     """Whether this coaching suggestion is shown as a check, and its change: the workspace's check_rate drawn with
     the runner's `rng` (nothing drawn at rate 0), then one of the values reviewers corrected away."""
-    rate = reviewers.get_floor(session, workspace_id)["check_rate"]
+    rate = review_settings.get_floor(session, workspace_id)["check_rate"]
     if not C.drawn(rate, rng):
         return None
     return C.choose(suggested, corrected_away(session, workflow_id, step_id), rng)
@@ -65,7 +66,6 @@ def message(result: str | None, change: C.CheckChange) -> str:
 def decide(
     session: Session,
     ex,
-    defn,
     step,
     sug: Suggestion,
     kind: str,
@@ -74,14 +74,14 @@ def decide(
     latency_ms: float,
     now,
     events: Events,
-    tools,
     workspace_id: str,
     idempotency_key: str | None,
+    open_real: Callable[[], None],
 ) -> tuple[dict[str, Any], Decision]:
     """A person's decision on a check (services/coaching/decisions.py hands it here once it is valid): counted for the
-    operator, audited `check_result`, and the real suggestion opened at once. Nothing runs, nothing else counts."""
-    from services.coaching import service as coaching  # opens the real suggestion (it imports this module)
-
+    operator, audited `check_result`, and the real suggestion opened at once by `open_real` (the caller's
+    services.coaching.service.open_suggestion, or for an agent's call services.agents.service.open_after_check: the
+    real review of the same call; never a check itself). Nothing runs, nothing else counts."""
     audit.lock_workspace(session, workspace_id)
     change = C.CheckChange.from_dict(sug.check_change or {"param": "?"})
     result = C.outcome(kind)
@@ -135,18 +135,13 @@ def decide(
         result=result or "none",
     )
     executions.set_status(ex, "decide")
-    if sug.kind == "tool_call":  # an agent's call: the real review of the same call, at once
-        from services.agents import service as agents  # (it imports this module)
-
-        agents.open_after_check(session, ex, step, sug, events, tools)
-    else:
-        try:  # the real suggestion, at once (never a check itself: no generator is given)
-            coaching.open_suggestion(session, ex, defn, step, "coaching", events, tools)
-        except TemplateFailure as exc:  # its params no longer render: the step fails, as when a gate opens
-            text = f"step {step.id!r}: {exc}"
-            executions.set_step(ex, step.id, status=S.STEP_FAILED, error=text, finished_at=now)
-            ex.error = {"step_id": step.id, "message": text}
-            executions.set_status(ex, "fail")
+    try:  # the real suggestion, at once
+        open_real()
+    except TemplateFailure as exc:  # its params no longer render: the step fails, as when a gate opens
+        text = f"step {step.id!r}: {exc}"
+        executions.set_step(ex, step.id, status=S.STEP_FAILED, error=text, finished_at=now)
+        ex.error = {"step_id": step.id, "message": text}
+        executions.set_status(ex, "fail")
     response = {
         "ok": True,
         "check": check,
@@ -174,7 +169,7 @@ def operator_figures(
     session: Session, workspace_id: str, operators: list[str], settings: dict[str, Any] | None = None
 ) -> dict[str, dict[str, Any]]:
     """Each operator's check figures across the workspace (core.coaching.checks.figures), two queries."""
-    settings = settings or reviewers.get_floor(session, workspace_id)
+    settings = settings or review_settings.get_floor(session, workspace_id)
     bars = C.bars_of(settings)
     checked = metrics.load_many(session, workspace_id, CHECK_SCOPE, operators)
     fast = metrics.load_many(session, workspace_id, FAST_SCOPE, operators)

@@ -1,6 +1,7 @@
 """Learning per gateway tool (core/gateway_learning.py has the rules): the mode a call is gated by, a reviewer's
-decision on a held call counted into the metrics (services/metrics/service.py, the steps' own states and sequential tests),
-the demotion that spot checks bring, a lead's promotion, and the views of the Tools page and GET /api/metrics/tools.
+decision on a held call counted into the metrics (services/metrics/service.py, the steps' own states and sequential
+tests), the demotion that spot checks bring, a lead's promotion, and the views of the Tools page and GET
+/api/metrics/tools.
 
 Every function runs in the caller's transaction; events are pushed after it commits."""
 

@@ -42,8 +42,8 @@ class Gateway:
             "coach",
             version="1",
             instructions=(
-                "Coach's MCP gateway: this workspace's tools, each call judged by its policies; a call may be held for a "
-                "person's review. A result that says the call awaits review: send the same call again later."
+                "Coach's MCP gateway: this workspace's tools, each call judged by its policies; a call may be held "
+                "for a person's review. A result that says the call awaits review: send the same call again later."
             ),
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
@@ -60,7 +60,8 @@ class Gateway:
         self._waiting: dict[str, set[asyncio.Event]] = {}
         svc.notifier.listen(self._heard)
 
-    # -- WSGI -----------------------------------------------------------------------------------------------------------
+    # -- WSGI
+    # -----------------------------------------------------------------------------------------------------------
 
     def mount(self, wsgi_app):
         gateway = self
@@ -135,7 +136,8 @@ class Gateway:
             self.loop.loop.call_soon_threadsafe(self._stop.set)
         self.loop.close()
 
-    # -- the handlers (on the loop) -------------------------------------------------------------------------------------
+    # -- the handlers (on the loop)
+    # -------------------------------------------------------------------------------------
 
     @staticmethod
     def _context(ctx: ServerRequestContext) -> tuple[Agent, bridge.Channel]:

@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from tests.api.test_coaching_metrics import _metrics, _workflow, make_api  # noqa: F401 (fixture)
+from tests.api.test_coaching_metrics import _metrics
 from tests.conftest import make_user
 
 pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)

@@ -181,7 +181,10 @@ def test_a_condition_replay_counts_what_would_have_run_unattended_and_links_the_
     assert table["unattended"] == {"calls": 4, "accepted": 1, "corrected": 1, "rejected": 1, "manual": 0, "skipped": 1}
     assert table["asked"] == {"calls": 3, "accepted": 1, "corrected": 0, "rejected": 1, "manual": 1, "skipped": 0}
     assert table["denied"]["calls"] == 0
-    assert [(l["suggestion_id"], l["decision"]) for l in table["links"]] == [("s150", "correct"), ("s190", "reject")]
+    assert [(link["suggestion_id"], link["decision"]) for link in table["links"]] == [
+        ("s150", "correct"),
+        ("s190", "reject"),
+    ]
 
 
 def test_a_policy_requiring_review_or_denying_wins_over_the_region():

@@ -16,6 +16,7 @@ import requests
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from services import workspaces
 from services.db import Database
 from tests.support.live_server import LiveServer
 
@@ -36,7 +37,7 @@ def other_workspace_admin(server: LiveServer, slug: str = "other") -> str:
     db = Database(server.database_url)
     try:
         with db.transaction() as session:
-            ws = users.create_workspace(session, slug, slug.title())
+            ws = workspaces.create(session, slug, slug.title())
             admin = users.create_user(session, f"{slug}-admin@live.test", f"{slug}-password-1", f"{slug} admin")
             users.set_role(session, admin, ws, "admin")
             return tokens.create_token(session, admin, "tests")[1]

@@ -35,7 +35,7 @@ async def main(url: str, token: str, steps: list) -> dict:
                 _, tool, arguments, with_progress = step
                 progress: list = []
 
-                async def on_progress(done, total, message):
+                async def on_progress(done, total, message, progress=progress):
                     progress.append([done, total, message])
 
                 result = await session.call_tool(
