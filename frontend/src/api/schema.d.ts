@@ -7721,6 +7721,8 @@ export interface components {
             when: string;
         };
         RegionList: {
+            /** @description a gateway tool's listing: the names of the workspace's agent identities (not revoked), what a region's `identity` may name; [] for a step's */
+            identities: string[];
             items: components["schemas"]["Region"][];
             max_regions: number;
             /** @description decisions before anything is proposed */

@@ -7,11 +7,11 @@
 import { useState } from "react";
 import { errorMessage } from "../api/client";
 import type { MetricsSnapshot } from "../api/metrics";
-import { useIsAdmin } from "../auth/useAuth";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { AutoReadyFlag, LevelBadge } from "../dashboards/Badges";
 import { ConfirmDialog } from "../dashboards/ConfirmDialog";
 import { DataTable, type Column } from "../dashboards/DataTable";
+import { ModeActions } from "../dashboards/ModeActions";
 import { ForceReason } from "../dashboards/ForceReason";
 import { formatCount, formatPackValue, formatRate } from "../format";
 import { RegionsSection } from "../regions/RegionsSection";
@@ -97,31 +97,10 @@ function rowsOf(items: GatewayTool[]): Row[] {
 }
 
 function Actions({ row, onChange }: { row: Row; onChange: (c: GatewayModeChange) => void }) {
-  const admin = useIsAdmin();
-  const name = targetName(row);
   const base = { tool: row.tool, ...(row.agent ? { agent: row.agent } : {}) };
-  const button = (mode: GatewayMode, label: string, hidden: string, primary = false, force = false) => (
-    <button
-      type="button"
-      className={primary ? "button button--small" : "button button--secondary button--small"}
-      data-gateway-action={force ? "force" : mode}
-      onClick={() => onChange(force ? { ...base, mode, force: true } : { ...base, mode })}
-    >
-      {label} <span className="visually-hidden">{hidden}</span>
-    </button>
-  );
-  if (row.mode === "always_review") return <span className="step-actions">{button("coaching", "Unpin", name)}</span>;
   return (
-    <span className="step-actions">
-      {row.mode === "auto"
-        ? button("coaching", "Back to coaching", name)
-        : row.m.auto_ready
-          ? button("auto", "Promote", `${name} to AUTO`, true)
-          : admin
-            ? button("auto", "Force into AUTO…", name, false, true)
-            : null}
-      {button("always_review", "Pin", `${name} to always review`)}
-    </span>
+    <ModeActions mode={row.mode} autoReady={!!row.m.auto_ready} name={targetName(row)}
+      onMode={(mode, force) => onChange(force ? { ...base, mode, force: true } : { ...base, mode })} />
   );
 }
 
