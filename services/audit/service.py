@@ -112,6 +112,7 @@ ACTIONS = (
     "region_mode",
     "region_demotion",
     "gateway_builtins",
+    "gateway_confirm",
     "llm_provider_change",
     "agent_answer",
     "undo_window",

@@ -1,5 +1,6 @@
 """Check suggestions (docs/autonomy.md#check-suggestions; the rules: core/coaching/checks.py): drawing one when a
-coaching suggestion is opened, and deciding one. A check never runs: its decision counts for its operator's check
+coaching suggestion is opened (a tool step's, or an agent step's reviewed call: services/agents/service.py), and
+deciding one. A check never runs: its decision counts for its operator's check
 figures only (metric scope `check`/<operator>: an accept, a miss, is stored as an accept; a catch as a reject), never
 in the step's, workflow's or region's evidence, the session's stats or the correction pack; the real suggestion is
 opened at once. Each runs in the caller's transaction."""
@@ -31,7 +32,8 @@ FAST_SCOPE = "fast"  # (fast, operator): their accepts, a fast one stored as an 
 
 def corrected_away(session: Session, workflow_id: str, step_id: str) -> list[tuple[str, Any]]:
     """(field, before) of each change the step's corrections made: the values reviewers corrected away. The pack's
-    changes whether it is enabled or not (what reviewers did, not what is applied)."""
+    changes whether it is enabled or not (what reviewers did, not what is applied). `step_id`: a step, or an agent
+    step's calls of one tool (`<agent step>:<tool>`, whose pack its calls' corrections make)."""
     pack = corrections.find(session, workflow_id, step_id)
     if pack is None:
         return []
@@ -78,7 +80,8 @@ def decide(
 ) -> tuple[dict[str, Any], Decision]:
     """A person's decision on a check (services/coaching/decisions.py hands it here once it is valid): counted for the
     operator, audited `check_result`, and the real suggestion opened at once by `open_real` (the caller's
-    services.coaching.service.open_suggestion, never a check itself). Nothing runs, nothing else counts."""
+    services.coaching.service.open_suggestion, or for an agent's call services.agents.service.open_after_check: the
+    real review of the same call; never a check itself). Nothing runs, nothing else counts."""
     audit.lock_workspace(session, workspace_id)
     change = C.CheckChange.from_dict(sug.check_change or {"param": "?"})
     result = C.outcome(kind)

@@ -171,8 +171,10 @@ def decide(
             events,
             workspace_id,
             idempotency_key,
-            # the real suggestion (never a check itself: no generator is given)
-            lambda: coaching.open_suggestion(session, ex, defn, step, "coaching", events, tools),
+            # the real suggestion (never a check itself: no generator is given); an agent's: the same call's review
+            (lambda: agent.open_after_check(session, ex, step, sug, events, tools))
+            if sug.kind == "tool_call"
+            else (lambda: coaching.open_suggestion(session, ex, defn, step, "coaching", events, tools)),
         )
     if kind in ("accept", "correct"):
         # the call that would run is judged now, under the rules of now: a denied call is never run

@@ -65,7 +65,7 @@ class Runner:
         dispatch: Callable[[str], None] | None = None,
     ):
         self.db, self.tools, self.definitions, self.notifier = db, tools, definitions, notifier
-        self._dispatch = dispatch  # Celery workers run the executions scheduled here (services.executions.worker)
+        self._dispatch = dispatch  # Celery workers run the executions scheduled here (services.worker)
         self.settings = settings or Settings()
         self._pool = None
         if spawn is None:

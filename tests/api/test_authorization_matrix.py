@@ -483,6 +483,7 @@ class World:
 
     def invitation_for(self, email: str, workspace_slug: str | None = None) -> str:
         """A pending invitation of `email` (to a fresh workspace unless one is named): its id."""
+        from services import workspaces
         from services.users import members
         from services.users import service as users
         from services.users.models import Workspace
@@ -491,7 +492,7 @@ class World:
             ws = (
                 users.find_workspace(session, workspace_slug)
                 if workspace_slug
-                else users.create_workspace(session, f"inv-{self.seq()}")
+                else workspaces.create(session, f"inv-{self.seq()}")
             )
             return members.invite(session, session.get(Workspace, ws.id), email, "operator", "matrix").id
 
