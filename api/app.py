@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
+from typing import Literal
 
 import click
 from flask import Flask, request
@@ -57,6 +58,23 @@ from services.migrate import upgrade
 log = logging.getLogger(__name__)
 
 
+AsyncMode = Literal["threading", "eventlet", "gevent", "gevent_uwsgi"]
+# COACH_ASYNC_MODE's values, as Flask-SocketIO's async_mode
+_ASYNC_MODES: dict[str, AsyncMode] = {
+    "threading": "threading",
+    "eventlet": "eventlet",
+    "gevent": "gevent",
+    "gevent_uwsgi": "gevent_uwsgi",
+}
+
+
+def _async_mode(settings: Settings) -> AsyncMode:
+    mode = _ASYNC_MODES.get(settings.async_mode)
+    if mode is None:  # what Socket.IO itself would answer
+        raise ValueError(f"Invalid async_mode specified: COACH_ASYNC_MODE={settings.async_mode!r}")
+    return mode
+
+
 def create_app(settings: Settings | None = None, *, migrate: bool = True, recover: bool | None = None) -> Flask:
     settings = settings or Settings.from_env()
     logging.basicConfig(level=settings.log_level)
@@ -108,9 +126,10 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True, recove
     # connection with the victim's cookie.
     socketio = SocketIO(
         app,
-        async_mode=settings.async_mode,
+        async_mode=_async_mode(settings),
         message_queue=settings.message_queue or None,
-        cors_allowed_origins=security.socket_origins(settings),
+        # None: the request's own origin (python-engineio's default); types-Flask-SocketIO's annotation leaves it out
+        cors_allowed_origins=security.socket_origins(settings),  # type: ignore[arg-type]
     )
     services = Services.build(settings, socketio)
     if migrate:
@@ -163,7 +182,8 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True, recove
 
     gateway = Gateway(services)
     app.extensions["coach_gateway"] = services.gateway = gateway
-    app.wsgi_app = gateway.mount(app.wsgi_app)
+    # WSGI middleware as Flask documents it (wrapping app.wsgi_app), which Flask's types, declaring a method, refuse
+    app.wsgi_app = gateway.mount(app.wsgi_app)  # type: ignore[method-assign]
 
     from services import cli
 

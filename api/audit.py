@@ -125,7 +125,7 @@ class AuditLog(MethodView):
                 session, workspace_id(), {r.target_id for r in rows if r.target_type == "user" and r.target_id}
             )
             items = [
-                {**audit.view(r), "target_label": emails.get(r.target_id) if r.target_type == "user" else None}
+                {**audit.view(r), "target_label": emails.get(r.target_id or "") if r.target_type == "user" else None}
                 for r in rows
             ]
             return page_body(items, total, args)

@@ -7,6 +7,7 @@ from flask import g, request, session
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from api import authentication, security, sockets
 from api.base import Blueprint
@@ -185,6 +186,14 @@ def _audit_failed_login(email: str, address: str) -> None:
             )
 
 
+def _caller(db_session: Session) -> User:
+    """The caller's user row (authentication found it before the view ran: one deleted since is signed out)."""
+    user = db_session.get(User, user_id())
+    if user is None:
+        raise Unauthorized("authentication required: log in or send a bearer token", code="unauthorized")
+    return user
+
+
 @blp.route("/logout")
 class Logout(MethodView):
     @blp.response(204)
@@ -193,7 +202,7 @@ class Logout(MethodView):
         device), and their cookie-authenticated sockets are disconnected. Bearer tokens are not affected."""
         uid = user_id()
         with services().db.transaction() as db_session:
-            user = db_session.get(User, uid)
+            user = _caller(db_session)
             if g.get("auth") == "cookie":
                 tokens.end_sessions(db_session, user)
             if g.get("workspace_id"):
@@ -208,7 +217,7 @@ class Me(MethodView):
     @blp.response(200, MeSchema)
     def get(self):
         with services().db.read() as db_session:
-            return _me(db_session, db_session.get(User, user_id()))
+            return _me(db_session, _caller(db_session))
 
 
 @blp.route("/tokens")
@@ -216,14 +225,14 @@ class Tokens(MethodView):
     @blp.response(200, TokenList)
     def get(self):
         with services().db.read() as db_session:
-            user = db_session.get(User, user_id())
+            user = _caller(db_session)
             return {"items": [_token(t) for t in tokens.list_tokens(db_session, user)]}
 
     @blp.arguments(TokenArgs)
     @blp.response(201, TokenSchema)
     def post(self, args):
         with services().db.transaction() as db_session:
-            user = db_session.get(User, user_id())
+            user = _caller(db_session)
             token, secret = tokens.create_token(db_session, user, args["name"])
             if g.get("workspace_id"):
                 audit.record(
@@ -243,7 +252,7 @@ class TokenById(MethodView):
     @blp.response(204)
     def delete(self, token_id):
         with services().db.transaction() as db_session:
-            user = db_session.get(User, user_id())
+            user = _caller(db_session)
             token = tokens.revoke_token(db_session, user, token_id)
             hashed = token.token_hash
             if g.get("workspace_id"):
@@ -259,7 +268,7 @@ class MyInvitations(MethodView):
     def get(self):
         """The caller's pending invitations to other workspaces (works with no workspace at all)."""
         with services().db.read() as db_session:
-            user = db_session.get(User, user_id())
+            user = _caller(db_session)
             return {
                 "items": [members.invitation_view(inv, ws) for inv, ws in members.invitations_for(db_session, user)]
             }
@@ -272,9 +281,11 @@ class AcceptInvitation(MethodView):
         """Join the workspace with the invited role. The caller's default workspace does not change (unless
         they had none); pick the new one with X-Coach-Workspace or at login."""
         with services().db.transaction() as db_session:
-            user = db_session.get(User, user_id())
+            user = _caller(db_session)
             inv, m = members.accept_invitation(db_session, user, invitation_id)
             ws = db_session.get(Workspace, inv.workspace_id)
+            if ws is None:  # (the invitation's foreign key keeps it)
+                raise LookupError(f"workspace {inv.workspace_id} does not exist")
             audit.record(
                 db_session,
                 ws.id,
@@ -295,7 +306,7 @@ class DeclineInvitation(MethodView):
     @blp.response(204)
     def post(self, invitation_id):
         with services().db.transaction() as db_session:
-            user = db_session.get(User, user_id())
+            user = _caller(db_session)
             inv = members.decline_invitation(db_session, user, invitation_id)
             audit.record(
                 db_session,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+from typing import Any
 
 import flask_smorest
 import yaml
@@ -116,7 +117,8 @@ def _check_body(data, limit: int | None):
     than MAX_VALUES values (walking ~4 million of them took seconds). Paths are built only for an error."""
     budget = 0
     values = 0
-    stack = [(data, None, 0)]
+    # (a node, its entry for _path: None at the top, else (parent entry, key or index), its depth)
+    stack: list[tuple[Any, tuple[Any, str | int] | None, int]] = [(data, None, 0)]
     while stack:
         value, where, depth = stack.pop()
         budget += 1

@@ -63,7 +63,7 @@ def error_response(error: HTTPException):
     status = error.code or 500
     data = getattr(error, "data", None) or {}
     details = _flatten(data["messages"]) if "messages" in data else {}
-    message = data.get("message") or (error.description if status != 500 else "internal server error")
+    message = data.get("message") or (error.description if status != 500 else "internal server error") or ""
     if status == 422 and "messages" in data:
         message = "request is invalid"
     if status == 413:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import swagger_ui_bundle
 from flask import Blueprint, current_app, g, send_from_directory
+from flask.blueprints import BlueprintSetupState
 from werkzeug.routing import PathConverter
 
 blp = Blueprint("frontend", __name__)
@@ -21,7 +22,11 @@ class SpaPath(PathConverter):
 
 
 # before the routes below: a rule is compiled with the converters its map has when it is added
-blp.record_once(lambda state: state.app.url_map.converters.setdefault("spa_path", SpaPath))
+def _spa_path(state: BlueprintSetupState) -> None:
+    state.app.url_map.converters.setdefault("spa_path", SpaPath)
+
+
+blp.record_once(_spa_path)
 SERVICE_WORKER = "sw.js"
 PLACEHOLDER = """<!doctype html><meta charset="utf-8"><title>Coach</title>
 <h1>Coach</h1><p>The web app is not built yet: run <code>make run</code> (or <code>make frontend</code>).</p>

@@ -189,7 +189,7 @@ def register(blp) -> None:
                     "status": ex.status,
                     "step_id": args["step_id"],
                     "run": None,
-                    "skipped": ex.control["retries"][-1]["skipped"],
+                    "skipped": (ex.control or {})["retries"][-1]["skipped"],
                 }
             svc.notifier.send(events)
             svc.runner.schedule(execution_id)
@@ -224,7 +224,7 @@ def register(blp) -> None:
                     "workflow_version": new.workflow_version,
                     "variables": new.variables,
                 }
-            svc.runner.schedule(body["execution_id"])
+            svc.runner.schedule(new.id)  # (the body's execution_id)
             return body
 
     @blp.route("/<execution_id>/history")

@@ -4,6 +4,8 @@ the decisions. Leads only; read-only (nothing is stored, nothing counts as evide
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
@@ -23,7 +25,7 @@ blp = Blueprint(
     description="Counterfactual replay of conditions and policy rules; proposed regions",
 )
 
-LIMIT = {
+LIMIT: dict[str, Any] = {
     "load_default": R.DEFAULT_LIMIT,
     "strict": True,
     "validate": validate.Range(min=1, max=R.MAX_CALLS),

@@ -25,8 +25,11 @@ def register(app: Flask) -> None:
         methods[rule.rule] |= rule.methods or set()
 
     def resource_methods() -> set[str] | None:
+        adapter = current_app.create_url_adapter(request)  # (None only outside a request)
+        if adapter is None:
+            return None
         try:
-            rule, _ = current_app.create_url_adapter(request).match(method="OPTIONS", return_rule=True)
+            rule, _ = adapter.match(method="OPTIONS", return_rule=True)
         except HTTPException:  # no route (404), or one that redirects to its slash: nothing to say here
             return None
         return methods[rule.rule]

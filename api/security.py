@@ -16,7 +16,9 @@ import re
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from datetime import timedelta
+from typing import Any
 
 from flask import Flask, Response, g, request
 from flask.sessions import SecureCookieSessionInterface
@@ -84,11 +86,15 @@ class _Headers:
     def compute_docs_csp(self) -> None:
         endpoint = next((e for e in self.app.view_functions if e.endswith(SWAGGER_ENDPOINT_SUFFIX)), None)
         rule = next(iter(self.app.url_map.iter_rules(endpoint)), None) if endpoint else None
-        if rule is None:
+        if endpoint is None or rule is None:
             return  # not registered yet (register() called before the Api): retried on the first request
         with self.app.test_request_context(rule.rule):
-            html = self.app.view_functions[endpoint]()
-        html = html if isinstance(html, str) else html.get_data(as_text=True)
+            page = self.app.view_functions[endpoint]()
+        if isinstance(page, Response):
+            page = page.get_data(as_text=True)
+        if not isinstance(page, str):
+            raise TypeError(f"the API docs page is {type(page).__name__}, not HTML")
+        html = page
         self.docs_csp = HTML_CSP.format(extra="".join(" " + h for h in inline_script_hashes(html)))
         self.docs_endpoint = endpoint
 
@@ -148,7 +154,9 @@ def login_limiter(app: Flask, settings: Settings) -> Limiter:
     )
     if LOGIN_ENDPOINT in app.view_functions:  # an app without the auth blueprint has no login to limit
         failures = limiter.limit(LOGIN_LIMIT, deduct_when=_failed_login)
-        app.view_functions[LOGIN_ENDPOINT] = failures(app.view_functions[LOGIN_ENDPOINT])
+        # one callable type for the decorator to keep (Flask's view type is a union of sync and async views)
+        login: Callable[..., Any] = app.view_functions[LOGIN_ENDPOINT]
+        app.view_functions[LOGIN_ENDPOINT] = failures(login)
     # the same limiter counts an incoming webhook's deliveries (api/triggers.py): its 429 says so
     app.register_error_handler(
         RateLimitExceeded,

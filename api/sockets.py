@@ -39,6 +39,15 @@ _CONNECTIONS: dict[str, dict] = {}
 _CONNECTIONS_LOCK = threading.Lock()
 
 
+def _sid() -> str:
+    """The Socket.IO session id of the event being handled: Flask-SocketIO sets it on the request (an attribute that
+    Flask's Request does not declare)."""
+    sid = getattr(request, "sid", None)
+    if not isinstance(sid, str):
+        raise RuntimeError("not in a Socket.IO event")
+    return sid
+
+
 def kick(
     user_id: str,
     *,
@@ -67,6 +76,8 @@ def kick(
     socketio = current_app.extensions.get("socketio")
     for sid in sids:
         try:
+            if socketio is None:  # (an app without Socket.IO: nothing to disconnect)
+                raise LookupError("no Socket.IO server")
             if reason is not None:
                 with _CONNECTIONS_LOCK:
                     where = (_CONNECTIONS.get(sid) or {}).get("workspace_id")
@@ -126,7 +137,7 @@ def _accept(auth) -> bool:
             sock_session_version=user.session_version or 0,
         )
         with _CONNECTIONS_LOCK:
-            _CONNECTIONS[request.sid] = {"user_id": user.id, "workspace_id": ws.id, "token_hash": hashed}
+            _CONNECTIONS[_sid()] = {"user_id": user.id, "workspace_id": ws.id, "token_hash": hashed}
         return True
 
 
@@ -140,7 +151,7 @@ def register(socketio: SocketIO) -> None:
     @socketio.on("disconnect")
     def disconnect(reason=None):
         with _CONNECTIONS_LOCK:
-            _CONNECTIONS.pop(request.sid, None)
+            _CONNECTIONS.pop(_sid(), None)
 
     @socketio.on("join_execution")
     def join_execution(data=None):
@@ -171,9 +182,9 @@ def register(socketio: SocketIO) -> None:
             update, waiting, stats = retrying(enter, what=f"joining execution {execution_id}")
             # a reload or a reconnect never loses the pending suggestion: send it to this client at once
             for suggestion in waiting:
-                emit("coaching_suggestion", jsonable(suggestion), to=request.sid)
+                emit("coaching_suggestion", jsonable(suggestion), to=_sid())
             if stats is not None:
-                emit("coaching_stats", {"execution_id": execution_id, **stats}, to=request.sid)
+                emit("coaching_stats", {"execution_id": execution_id, **stats}, to=_sid())
             return {"ok": True, "execution": jsonable(update), "pending": len(waiting)}
         except Exception as exc:
             return _error(exc)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from flask.views import MethodView
 from marshmallow import Schema, fields, validate
+from sqlalchemy.orm import Session
 
 from api import sockets
 from api.base import Blueprint
@@ -88,6 +89,14 @@ def _member_view(session, m) -> dict:
     return {**users.user_view(session.get(User, m.user_id)), "role": m.role, "disabled": bool(m.disabled)}
 
 
+def _workspace(session: Session) -> Workspace:
+    """The caller's workspace row (authentication found the caller a member of it)."""
+    ws = session.get(Workspace, workspace_id())
+    if ws is None:
+        raise LookupError(f"workspace {workspace_id()} does not exist")
+    return ws
+
+
 @blp.route("")
 class Members(MethodView):
     @requires("admin")
@@ -109,7 +118,7 @@ class Members(MethodView):
         with services().db.transaction() as session:
             inv = members.invite(
                 session,
-                session.get(Workspace, workspace_id()),
+                _workspace(session),
                 args["email"],
                 args["role"],
                 operator(),

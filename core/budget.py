@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ _local = threading.local()
 _CHECK_EVERY = 64  # operations between clock reads
 
 
-def configure(**changes) -> Limits:
+def configure(**changes: Any) -> Limits:
     """Set the limits (the app does this from its settings); returns the limits now in force."""
     global _limits
     _limits = replace(_limits, **changes)

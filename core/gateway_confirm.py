@@ -29,7 +29,12 @@ ACCEPT, EDIT, DECLINE, CANCEL = "accept", "edit", "decline", "cancel"
 # what an answer counts as, in a reviewer's words (core.gateway_learning.DECISION_KIND); CANCEL counts nowhere
 AS_REVIEW = {ACCEPT: "approve", EDIT: "edit", DECLINE: "reject"}
 INPUT_KEY = "coach_confirm"  # the key of the one input request of an InputRequiredResult
-_PRIMITIVE = {"string": str, "number": (int, float), "integer": int, "boolean": bool}
+_PRIMITIVE: dict[str, type | tuple[type, ...]] = {
+    "string": str,
+    "number": (int, float),
+    "integer": int,
+    "boolean": bool,
+}
 MAX_SHOWN = 4000  # characters of the arguments shown in the message
 
 
@@ -97,7 +102,7 @@ def form(
             continue
         spec = properties.get(name)
         kind = _type_of(spec)
-        if kind is None or not _fits(kind, value):
+        if kind is None or not isinstance(spec, dict) or not _fits(kind, value):  # (a kind: spec is an object)
             continue
         prop: dict[str, Any] = {
             "type": kind,

@@ -18,11 +18,10 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, time, timedelta
-from types import SimpleNamespace
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from tenacity import stop_after_attempt, wait_exponential
+from tenacity import RetryCallState, Retrying, stop_after_attempt, wait_exponential
 
 APPROVAL_REQUESTED = "approval_requested"
 REVIEW_HELD = "review_held"  # a policy-forced review of a tool call: a step's, or an outside agent's (the gateway)
@@ -56,6 +55,7 @@ STATUSES = (PENDING, SENDING, SENT, FAILED)
 RETRY_FIRST_S, RETRY_MAX_S, MAX_ATTEMPTS = 30.0, 3600.0, 10
 _WAIT = wait_exponential(multiplier=RETRY_FIRST_S, min=RETRY_FIRST_S, max=RETRY_MAX_S)
 _STOP = stop_after_attempt(MAX_ATTEMPTS)
+_RETRYING = Retrying(stop=_STOP, wait=_WAIT)
 
 
 @dataclass(frozen=True)
@@ -217,7 +217,9 @@ def quiet_until(now: datetime, start: str | None, end: str | None, tz: str | Non
 
 def retry_delay(attempts: int) -> float | None:
     """Seconds before try number attempts + 1, after `attempts` failed ones; None when no try is left."""
-    state = SimpleNamespace(attempt_number=attempts)
+    # the call state tenacity's stop and wait read (only its attempt_number), outside a retried call
+    state = RetryCallState(_RETRYING, None, (), {})
+    state.attempt_number = attempts
     if _STOP(state):
         return None
     return float(_WAIT(state))
@@ -229,7 +231,9 @@ def signature(secret: str, body: bytes) -> str:
 
 
 def verify_signature(secret: str, body: bytes, header: str | None) -> bool:
-    return bool(header) and hmac.compare_digest(signature(secret, body), header)
+    if not header:
+        return False
+    return hmac.compare_digest(signature(secret, body), header)
 
 
 # -- action links ---------------------------------------------------------------------------------------------------

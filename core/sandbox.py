@@ -8,10 +8,11 @@ from __future__ import annotations
 import functools
 import re
 import string
+import weakref
 from typing import Any
 
 from jinja2 import StrictUndefined, nodes
-from jinja2.compiler import CodeGenerator
+from jinja2.compiler import CodeGenerator, Frame
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from jinja2.utils import Namespace, generate_lorem_ipsum
 from jinja2.visitor import NodeTransformer
@@ -40,23 +41,27 @@ class _Meter(NodeTransformer):
     every `~` concatenation is size-checked (it is no operator the sandbox can intercept)."""
 
     def visit_For(self, node: nodes.For) -> nodes.Node:
-        node = self.generic_visit(node)
+        self.generic_visit(node)  # transforms the node's children in place (and returns the node)
         if not (isinstance(node.iter, nodes.Filter) and node.iter.name == _LOOP_FILTER):
             node.iter = nodes.Filter(node.iter, _LOOP_FILTER, [], [], None, None, lineno=node.iter.lineno)
         return node
 
     def visit_Concat(self, node: nodes.Concat) -> nodes.Node:
-        node = self.generic_visit(node)
+        self.generic_visit(node)
         return nodes.Filter(node, _CHECKED_FILTER, [], [], None, None, lineno=node.lineno)
 
 
 class _MeteredCodeGenerator(CodeGenerator):
-    def visit_Template(self, node: nodes.Template, frame=None) -> None:
+    def visit_Template(self, node: nodes.Template, frame: Frame | None = None) -> None:
         # before code generation starts: it collects the filters a template uses first
-        if not getattr(node, "coach_metered", False):
+        if node not in _METERED:
             _Meter().visit(node)
-            node.coach_metered = True
+            _METERED.add(node)
         super().visit_Template(node, frame)
+
+
+# the templates' trees already metered (a tree compiled again is not transformed twice)
+_METERED: weakref.WeakSet[nodes.Template] = weakref.WeakSet()
 
 
 def size_of(value: Any) -> int:
@@ -87,7 +92,7 @@ def _check_format(fmt: str, what: str) -> None:
                 budget.check_width(int(number), f"{what}: a format width")
 
 
-def _check_args(args: tuple, kwargs: dict, what: str) -> None:
+def _check_args(args: tuple[Any, ...], kwargs: dict[str, Any], what: str) -> None:
     for value in (*args, *kwargs.values()):
         if isinstance(value, int) and not isinstance(value, bool):
             budget.check_width(value, what)

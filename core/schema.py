@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonschema
 import re2
@@ -22,6 +22,11 @@ from jsonschema import ValidationError
 from referencing import Registry, Resource
 from referencing.exceptions import NoSuchResource, Unresolvable
 from referencing.jsonschema import DRAFT202012
+
+if TYPE_CHECKING:
+    # what jsonschema.validators.extend() makes, as its stubs describe it (the class exists only there)
+    from jsonschema.protocols import Validator
+    from jsonschema.validators import _Validator as KeywordValidator
 
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.log_errors = False
@@ -33,7 +38,7 @@ class PatternError(ValueError):
 
 
 @lru_cache(maxsize=2048)
-def compile_pattern(pattern: str):
+def compile_pattern(pattern: str) -> Any:  # re2._Regexp: google-re2 ships no types
     try:
         return re2.compile(pattern, _RE2_OPTIONS)
     except re2.error as exc:
@@ -48,12 +53,16 @@ def _search(pattern: str, text: str) -> bool:
     return compile_pattern(pattern).search(text) is not None
 
 
-def _pattern(validator, patrn, instance, schema) -> Iterator[ValidationError]:
+def _pattern(
+    validator: KeywordValidator, patrn: str, instance: Any, schema: dict[str, Any]
+) -> Iterator[ValidationError]:
     if validator.is_type(instance, "string") and not _search(patrn, instance):
         yield ValidationError(f"{instance!r} does not match {patrn!r}")
 
 
-def _pattern_properties(validator, pattern_properties, instance, schema) -> Iterator[ValidationError]:
+def _pattern_properties(
+    validator: KeywordValidator, pattern_properties: dict[str, Any], instance: Any, schema: dict[str, Any]
+) -> Iterator[ValidationError]:
     if not validator.is_type(instance, "object"):
         return
     for pattern, subschema in pattern_properties.items():
@@ -62,13 +71,15 @@ def _pattern_properties(validator, pattern_properties, instance, schema) -> Iter
                 yield from validator.descend(value, subschema, path=key, schema_path=pattern)
 
 
-def _additional(instance: dict, schema: dict) -> list[str]:
+def _additional(instance: dict[str, Any], schema: dict[str, Any]) -> list[str]:
     properties = schema.get("properties", {})
     patterns = list(schema.get("patternProperties", {}))
     return [k for k in instance if k not in properties and not any(_search(p, k) for p in patterns)]
 
 
-def _additional_properties(validator, additional, instance, schema) -> Iterator[ValidationError]:
+def _additional_properties(
+    validator: KeywordValidator, additional: Any, instance: Any, schema: dict[str, Any]
+) -> Iterator[ValidationError]:
     if not validator.is_type(instance, "object"):
         return
     extras = _additional(instance, schema)
@@ -86,7 +97,8 @@ def _additional_properties(validator, additional, instance, schema) -> Iterator[
             yield ValidationError(f"Additional properties are not allowed ({listed} {verb} unexpected)")
 
 
-_Validator = jsonschema.validators.extend(
+# types-jsonschema leaves extend() unannotated (it returns the validator class)
+_Validator: type[Validator] = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
     jsonschema.Draft202012Validator,
     validators={
         "pattern": _pattern,
@@ -96,17 +108,19 @@ _Validator = jsonschema.validators.extend(
 )
 
 
-def _refuse(uri: str):
-    raise NoSuchResource(ref=uri)
+def _refuse(uri: str) -> Resource[Any]:
+    # referencing's classes are attrs classes behind a decorator of its own that mypy does not read as one
+    # (an old-style __dataclass_transform__), so their generated __init__ is not seen
+    raise NoSuchResource(ref=uri)  # type: ignore[call-arg]
 
 
 # Nothing is fetched: a reference outside the document does not resolve.
-_REGISTRY = Registry(retrieve=_refuse)
+_REGISTRY: Registry[Any] = Registry(retrieve=_refuse)  # type: ignore[call-arg]  # as above: an attrs alias
 
-_VALIDATORS: dict[int, tuple[dict, Any]] = {}
+_VALIDATORS: dict[int, tuple[dict[str, Any], Validator]] = {}
 
 
-def validator(schema: dict[str, Any]):
+def validator(schema: dict[str, Any]) -> Validator:
     """One validator per schema object (a tool's schema lives as long as its registry): building one
     costs more than most validations. Keyed by identity, with the schema kept so the id stays its own."""
     found = _VALIDATORS.get(id(schema))

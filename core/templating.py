@@ -13,18 +13,22 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from jinja2 import TemplateError, Undefined, UndefinedError, nodes
+from jinja2 import Template, TemplateError, Undefined, UndefinedError, nodes
+from jinja2.environment import TemplateModule
 from jinja2.parser import Parser
 
 from core import budget
 from core.budget import BudgetExceeded
 from core.sandbox import ENV, size_of
 
+# a compiled template and its globals
+_Compiled = tuple[Template, dict[str, Any]]
+
 
 # Compiling is most of a render's cost, and a workflow renders the same few strings again and again. Each compiled
 # template is kept with its globals as a plain dict and run by `_module`.
 @lru_cache(maxsize=4096)
-def _expression(source: str):
+def _expression(source: str) -> _Compiled:
     """One expression as a template that assigns it to `result`, as Environment.compile_expression builds it (which
     checks it first and raises its errors: exactly one expression, nothing after it). Not its TemplateExpression,
     whose call merges the globals into a copy of the context every time."""
@@ -38,15 +42,15 @@ def _expression(source: str):
 
 
 @lru_cache(maxsize=4096)
-def _template(source: str):
+def _template(source: str) -> _Compiled:
     return _with_globals(ENV.from_string(source))
 
 
-def _with_globals(compiled):
+def _with_globals(compiled: Template) -> _Compiled:
     return compiled, dict(compiled.globals)
 
 
-def _module(compiled_source: Callable[[str], tuple], source: str, context: dict[str, Any]):
+def _module(compiled_source: Callable[[str], _Compiled], source: str, context: dict[str, Any]) -> TemplateModule:
     """The template `compiled_source(source)` (compiled once, outside the budget) run on `context`, through Jinja's
     public make_module with a shared context that already holds its globals: render() and TemplateExpression merge
     the globals (a ChainMap, walked in Python) into a copy of the context on every call, most of a short template's
@@ -84,7 +88,8 @@ def _strip_braces(expression: str) -> str:
 
 
 def _native(expression: str, context: dict[str, Any]) -> Any:
-    result = _module(_expression, expression, context).result
+    # the module's exports are attributes it sets on itself (its __dict__), which its class does not declare
+    result = vars(_module(_expression, expression, context))["result"]
     _fail_on_undefined(result)
     return result
 
@@ -171,14 +176,14 @@ def evaluate_expression(expression: str, context: dict[str, Any], path: str = "e
         raise _failure(path, exc) from None
 
 
-def _parse(source: str, *, expression: bool) -> nodes.Node:
+def _parse(source: str, *, expression: bool) -> nodes.Template:
     return _parsed(source, expression)
 
 
 # Validating a definition parses each template twice (syntax, then the steps it reads), and a definition is
 # validated again when an execution first loads it: parse once. The trees are only read, never changed.
 @lru_cache(maxsize=4096)
-def _parsed(source: str, expression: bool) -> nodes.Node:
+def _parsed(source: str, expression: bool) -> nodes.Template:
     # An expression is parsed as a one-expression template so that one AST walk serves both.
     return ENV.parse("{{ " + _strip_braces(source) + " }}" if expression else source)
 
@@ -209,6 +214,8 @@ def referenced_steps(source: Any, *, expression: bool = False) -> set[str]:
     except TemplateError:
         return found
     for node in tree.find_all((nodes.Getattr, nodes.Getitem)):
+        if not isinstance(node, (nodes.Getattr, nodes.Getitem)):
+            continue  # find_all yields only these; the test tells the type checker which
         target = node.node
         if isinstance(target, nodes.Name) and target.name == "steps":
             if isinstance(node, nodes.Getattr):

@@ -6,6 +6,7 @@ Implementations live in services/tools; the core only calls them through this in
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -63,7 +64,7 @@ class Tool(Protocol):
 class ToolSource(Protocol):
     """Tools that belong to one workspace (its MCP servers' tools): only that workspace's registry shows them."""
 
-    def tools_for(self, workspace_id: str) -> dict[str, Tool]: ...
+    def tools_for(self, workspace_id: str) -> Mapping[str, Tool]: ...
 
 
 @dataclass

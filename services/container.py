@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from config import Settings
 from core import budget
@@ -22,6 +23,10 @@ from services.toolservers.source import McpSource
 from services.workflows.service import DefinitionCache
 
 
+class Closes(Protocol):
+    def close(self) -> None: ...
+
+
 @dataclass
 class Services:
     settings: Settings
@@ -30,13 +35,13 @@ class Services:
     definitions: DefinitionCache
     notifier: Notifier
     runner: Runner
+    # the workspaces' MCP servers, whose tools `tools.for_workspace(id)` shows (services/toolservers)
+    mcp: McpSource
     # re-evaluates a tool call's edited params: fn(session, approval, params) -> policy verdict | None
     # (services.approvals.decisions.Recheck: services.policies.service.approval_recheck)
     approval_recheck: Callable | None = None
-    # the workspaces' MCP servers, whose tools `tools.for_workspace(id)` shows (services/toolservers)
-    mcp: McpSource | None = None
     # the MCP gateway serving /mcp (services/gateway/server.py: Gateway), set by the app factory; closed with the rest
-    gateway: object | None = None
+    gateway: Closes | None = None
     # sends the notification outbox in the background (services/notifications/sender.py), started with the runner's
     # deadline scanner by the server that recovers
     notifications: NotificationScanner | None = None
@@ -74,8 +79,8 @@ class Services:
             definitions,
             notifier,
             runner,
+            mcp,
             approval_recheck=policies.approval_recheck(tools),
-            mcp=mcp,
         )
         built.notifications = NotificationScanner(built)
         return built
@@ -90,8 +95,7 @@ class Services:
         self.runner.shutdown()
         if self.gateway is not None:
             self.gateway.close()  # its loop thread (started by the first /mcp request)
-        if self.mcp is not None:
-            self.mcp.close()  # stops the stdio servers this process started
+        self.mcp.close()  # stops the stdio servers this process started
         for tool in self.tools.tools.values():  # e.g. sql.query's engines to the configured databases
             close = getattr(tool, "close", None)
             if callable(close):

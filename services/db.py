@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from sqlalchemy import create_engine, event, text
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine import CursorResult, Engine, Result, make_url
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.orm.exc import StaleDataError
@@ -88,6 +88,22 @@ class CoachSession(Session):
         self.noted: dict[str, Any] = {}
         self.noted_rows: dict[str, Any] = {}
         self.person_present = False
+
+
+def rowcount(result: Result[Any]) -> int:
+    """The rows an UPDATE or a DELETE matched (SQLAlchemy types what Session.execute answers as a Result; a DML
+    statement's is a CursorResult)."""
+    if not isinstance(result, CursorResult):
+        raise TypeError(f"a {type(result).__name__} has no row count")
+    return result.rowcount
+
+
+def coach_session(session: Session) -> CoachSession:
+    """`session` as the CoachSession every session of the app is (`sessionmaker(class_=CoachSession)`), for what
+    reads the attributes above."""
+    if not isinstance(session, CoachSession):
+        raise TypeError(f"a {type(session).__name__}, not a session of Coach's sessionmaker")
+    return session
 
 
 @event.listens_for(CoachSession, "pending_to_persistent")
@@ -161,7 +177,7 @@ def retrying(
     and anything that must not outlive a failed try (events to push, objects read): a failed try committed nothing."""
 
     def log_retry(state: RetryCallState) -> None:
-        exc = state.outcome.exception()
+        exc = state.outcome.exception() if state.outcome is not None else None  # (set once a try ran)
         log.info(
             "%s met a transient error (try %d of %d), trying again: %s",
             what,

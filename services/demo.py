@@ -8,6 +8,7 @@ import shutil
 import sys
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import yaml
 from sqlalchemy import select
@@ -270,7 +271,7 @@ def history(services: Services, workspace_id: str, workflow_id: str) -> None:
             if not pending:
                 break
             suggestion_id, step_id, params = pending[0]
-            body = {"suggestion_id": suggestion_id, "decision": "accept"}
+            body: dict[str, Any] = {"suggestion_id": suggestion_id, "decision": "accept"}
             if step_id == "refund" and params.get("currency") != "GBP":
                 body = {
                     "suggestion_id": suggestion_id,
@@ -286,4 +287,6 @@ def _pushed_earlier(services: Services, suggestion_id: str, seconds: float) -> N
     """The suggestion as if pushed `seconds` ago: its decision's latency is the operator's thinking time."""
     with services.db.transaction() as session:
         suggestion = session.get(Suggestion, suggestion_id)
+        if suggestion is None:  # (read pending just before)
+            raise LookupError(f"suggestion {suggestion_id} is gone")
         suggestion.created_at = suggestion.created_at - timedelta(seconds=seconds)

@@ -61,8 +61,11 @@ _LONG_TEXT = re.compile(_LONG_TOKEN), re.compile(_LONG_FIRST)
 
 
 def loads(text: str | bytes) -> Any:
-    inside, first = _LONG if isinstance(text, (bytes, bytearray)) else _LONG_TEXT
-    if inside.search(text) or first.match(text):
+    if isinstance(text, (bytes, bytearray)):
+        long_number = bool(_LONG[0].search(text) or _LONG[1].match(text))
+    else:
+        long_number = bool(_LONG_TEXT[0].search(text) or _LONG_TEXT[1].match(text))
+    if long_number:
         return json.loads(text)  # maybe an integer orjson would read as a float
     try:
         return orjson.loads(text)

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import TypeVar
 
 import uuid_utils
-from sqlalchemy import JSON, DateTime, TypeDecorator
+from sqlalchemy import JSON, DateTime, Table, TypeDecorator
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.sqlite import DATETIME as SQLITE_DATETIME
 from sqlalchemy.orm import DeclarativeBase
@@ -43,7 +43,7 @@ class _SqliteUtcDateTime(SQLITE_DATETIME):
 
         def process(value):
             if type(value) is not datetime:
-                return dates(value)
+                return dates(value) if dates is not None else value  # (SQLite's DATETIME has a processor)
             if value.tzinfo is utc:
                 return value.isoformat(" ", "microseconds")[:26]  # less the "+00:00"
             if value.tzinfo is not None:
@@ -94,16 +94,26 @@ class StepStates(TypeDecorator):
         steps = {}
         for item in value or ():
             st = StepState(**item)
-            if st.started_at is not None:
-                st.started_at = _utc(datetime.fromisoformat(st.started_at))
-            if st.finished_at is not None:
-                st.finished_at = _utc(datetime.fromisoformat(st.finished_at))
+            started, finished = item.get("started_at"), item.get("finished_at")  # stored as ISO 8601 text
+            if started is not None:
+                st.started_at = _utc(datetime.fromisoformat(started))
+            if finished is not None:
+                st.finished_at = _utc(datetime.fromisoformat(finished))
             steps[st.step_id] = st
         return steps
 
 
 class Base(DeclarativeBase):
     pass
+
+
+def table_of(model: type[Base]) -> Table:
+    """A mapped class's Table, for Core statements (SQLAlchemy types `__table__` as any FROM clause; a declarative
+    class's is its Table)."""
+    table = model.__table__
+    if not isinstance(table, Table):
+        raise TypeError(f"{model.__name__} is not mapped to a table")
+    return table
 
 
 def in_workspace(session, model: type[T], workspace_id: str, row_id: str, what: str, **owned_by: str) -> T:

@@ -94,7 +94,7 @@ class Host(Protocol):
     def flush(self) -> bool: ...
     def judge(self, message: Message) -> Ruling: ...
     def open_review(self, message: Message, ruling: Ruling) -> None: ...
-    def inline(self, tool: str) -> bool: ...
+    def inline(self, tool: str | None) -> bool: ...
     def run_tool(self, message: Message) -> Result: ...
     def ask(self, message: Message, question: str) -> None: ...
     def request_approval(self, message: Message, text: str) -> None: ...
@@ -237,11 +237,11 @@ class AgentLoop:
                 messages.extend(made)
                 host.save(changed + made)
             elif move.kind == JUDGE:
-                stop = self._judge(messages, move.message)
+                stop = self._judge(messages, move.subject)
                 if stop is not None:
                     return stop
             elif move.kind == RUN:
-                m = move.message
+                m = move.subject
                 if not host.inline(m.tool) and not host.flush():
                     return Stop("gone")
                 result = host.run_tool(m)
@@ -250,12 +250,13 @@ class AgentLoop:
                 )
                 host.save([m])
             elif move.kind in (QUESTION, APPROVAL):
-                move.message.asked = True
+                asking = move.subject
+                asking.asked = True
                 if move.kind == QUESTION:
-                    host.ask(move.message, move.text)
+                    host.ask(asking, move.text)
                 else:
-                    host.request_approval(move.message, move.text)
-                host.save([move.message])
+                    host.request_approval(asking, move.text)
+                host.save([asking])
                 return Stop("waiting") if host.flush() else Stop("gone")
             elif move.kind == REPAIR_MOVE:
                 note = Message(seq=messages[-1].seq + 1, role=USER, content=move.text, kind=REPAIR)

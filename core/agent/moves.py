@@ -40,6 +40,13 @@ class Move:
     text: str = ""
     output: Any = None
 
+    @property
+    def subject(self) -> Message:
+        """The message the move is about, for the kinds that have one (all but ASK)."""
+        if self.message is None:
+            raise ValueError(f"a {self.kind} move has no message")
+        return self.message
+
 
 def markers(text: str | None) -> tuple[str | None, str]:
     """(CONFIRM_DATA | REQUEST_APPROVAL | STAGE_COMPLETE | None, the text that goes with it)."""
@@ -53,7 +60,7 @@ def markers(text: str | None) -> tuple[str | None, str]:
     return None, text.strip()
 
 
-def final_output(text: str, output_schema: dict | None) -> tuple[Any, list[str]]:
+def final_output(text: str, output_schema: dict[str, Any] | None) -> tuple[Any, list[str]]:
     """The step's output from the final answer: {"answer": text}, or with `output_schema` the JSON value the text
     holds (bare or in a ``` fence), checked against it. Returns (output, problems)."""
     if output_schema is None:

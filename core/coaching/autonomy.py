@@ -10,6 +10,7 @@ workflow's mode; no promotion overrides it). A step without a mode of its own fo
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from core.errors import Conflict, ValidationFailed
 
@@ -79,7 +80,7 @@ def check_force(force: bool, reason: str | None) -> str | None:
     return reason
 
 
-def step_modes(settings: dict | None) -> dict[str, str]:
+def step_modes(settings: dict[str, Any] | None) -> dict[str, str]:
     """The steps' own modes kept in a workflow's settings (steps that follow the workflow are left out)."""
     found = (settings or {}).get("step_modes")
     if not isinstance(found, dict):
@@ -87,7 +88,7 @@ def step_modes(settings: dict | None) -> dict[str, str]:
     return {k: v for k, v in found.items() if v in (AUTO, ALWAYS_REVIEW)}
 
 
-def with_step_mode(settings: dict | None, step_id: str, mode: str) -> dict:
+def with_step_mode(settings: dict[str, Any] | None, step_id: str, mode: str) -> dict[str, Any]:
     """New settings with `step_id` set to `mode` (`coaching` removes its own mode: it follows the workflow)."""
     modes = step_modes(settings)
     if mode == COACHING:
@@ -97,7 +98,7 @@ def with_step_mode(settings: dict | None, step_id: str, mode: str) -> dict:
     return {**(settings or {}), "step_modes": modes}
 
 
-def decisions_needed(snapshot: dict) -> int | None:
+def decisions_needed(snapshot: dict[str, Any]) -> int | None:
     """How many more decisions, all accepted, would make a scope AUTO-ready (0: it is; None: no number of accepts
     would while the change detector holds it back, or ever). Every accept counts for all three bars at once: the
     decisions before COACHING, the window's minimum and the sequential test, so the answer is the largest of them."""
@@ -116,7 +117,9 @@ def decisions_needed(snapshot: dict) -> int | None:
     )
 
 
-def steps_not_ready(steps: dict[str, dict], step_ids: list[str], modes: dict[str, str]) -> list[dict]:
+def steps_not_ready(
+    steps: dict[str, dict[str, Any]], step_ids: list[str], modes: dict[str, str]
+) -> list[dict[str, Any]]:
     """The tool steps a workflow's promotion would leave without evidence of their own: each one that is not
     AUTO-ready (or has no decision yet), with its level and the decisions it still needs. A step pinned to
     always_review is left out: every run of it is decided by a person whatever the workflow's mode."""

@@ -45,7 +45,7 @@ class Change:
         return cls(str(d["field"]), decode_value(d.get("before")), decode_value(d.get("after")))
 
 
-def diff_params(before: dict | None, after: dict | None) -> list[Change]:
+def diff_params(before: dict[str, Any] | None, after: dict[str, Any] | None) -> list[Change]:
     fb, fa = flatten(before or {}), flatten(after or {})
     changes = []
     for f in sorted(set(fb) | set(fa)):
@@ -121,7 +121,7 @@ class PackStats:
         stay counted (they may have changed other fields too). The removed group, or None if there was none."""
         return self.groups.pop(change.key(), None)
 
-    def record_params(self, before: dict, after: dict) -> list[Change]:
+    def record_params(self, before: dict[str, Any], after: dict[str, Any]) -> list[Change]:
         changes = diff_params(before, after)
         self.record(changes)
         return changes

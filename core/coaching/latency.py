@@ -41,7 +41,7 @@ class LatencyHistogram:
         ms = max(0.0, ms)  # clock adjustments can make a latency slightly negative
         i = _bucket(ms)
         n = self.buckets[i] = self.buckets.get(i, 0) + 1
-        if self._order is not None:
+        if self._order is not None and self._members is not None:  # set and cleared together
             if n == 1:
                 bisect.insort(self._order, i)
             self._members[i] = f'"{i}":{n}'
@@ -81,7 +81,9 @@ class LatencyHistogram:
     def buckets_json(self) -> str:
         """The buckets as the members of a JSON object, in bucket order (to_dict's "buckets", as text)."""
         order = self._sorted()  # first: it makes _members
-        return ",".join(map(self._members.__getitem__, order))
+        members = self._members
+        assert members is not None  # _sorted() made it
+        return ",".join(map(members.__getitem__, order))
 
     def merge(self, other: LatencyHistogram) -> LatencyHistogram:
         self._order = self._members = None

@@ -24,25 +24,39 @@ from core.coaching.levels import LevelAssessment, LevelThresholds, assess_level
 class MetricsState:
     """Everything one scope (workflow, version, step, operator, global) needs for its metrics."""
 
-    counters: Counters = field(default_factory=Counters)
-    window: RollingWindow | None = None
-    latency: LatencyHistogram = field(default_factory=LatencyHistogram)
-    thresholds: LevelThresholds = field(default_factory=LevelThresholds)
+    counters: Counters
+    window: RollingWindow
+    latency: LatencyHistogram
+    thresholds: LevelThresholds
     # the sequential test's state; a state stored before it existed starts from its window's counts
-    evidence: Evidence | None = None
+    evidence: Evidence
 
     # what assess() and evidence_view() found, until the state changes (a decision, thresholds, a restart): a
     # decision asks for its scopes' levels before and after, and a scope's state is kept between transactions
     _assessed: LevelAssessment | None = field(default=None, init=False, repr=False, compare=False)
     _viewed: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        if self.window is None:
-            self.window = RollingWindow(self.thresholds.window)
-        elif self.window.size != self.thresholds.window:
-            self.window.resize(self.thresholds.window)
-        if self.evidence is None:
-            self.evidence = Evidence(self.window.accepted, self.window.counted)
+    # written out rather than generated: a window and evidence left out are made from the thresholds and the window,
+    # so that the attributes are never None once built
+    def __init__(
+        self,
+        counters: Counters | None = None,
+        window: RollingWindow | None = None,
+        latency: LatencyHistogram | None = None,
+        thresholds: LevelThresholds | None = None,
+        evidence: Evidence | None = None,
+    ) -> None:
+        self.counters = Counters() if counters is None else counters
+        self.latency = LatencyHistogram() if latency is None else latency
+        self.thresholds = LevelThresholds() if thresholds is None else thresholds
+        if window is None:
+            window = RollingWindow(self.thresholds.window)
+        elif window.size != self.thresholds.window:
+            window.resize(self.thresholds.window)
+        self.window = window
+        self.evidence = Evidence(window.accepted, window.counted) if evidence is None else evidence
+        self._assessed = None
+        self._viewed = None
 
     def set_thresholds(self, thresholds: LevelThresholds) -> None:
         if thresholds is self.thresholds:

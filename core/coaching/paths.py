@@ -92,12 +92,12 @@ def walk_path(d: Any, parts: list[str]) -> tuple[Any, bool]:
     return cur, False
 
 
-def get_path(d: dict, dotted: str, default: Any = MISSING) -> Any:
+def get_path(d: dict[str, Any], dotted: str, default: Any = MISSING) -> Any:
     value, _ = walk_path(d, _split(dotted))
     return default if value is MISSING else value
 
 
-def set_path(d: dict, dotted: str, value: Any) -> None:
+def set_path(d: dict[str, Any], dotted: str, value: Any) -> None:
     """Set in place, creating intermediate dicts; a non-dict parent is a TypeError, not lost."""
     parts = _split(dotted)
     cur = d
@@ -109,7 +109,7 @@ def set_path(d: dict, dotted: str, value: Any) -> None:
     cur[parts[-1]] = value
 
 
-def delete_path(d: dict, dotted: str) -> bool:
+def delete_path(d: dict[str, Any], dotted: str) -> bool:
     """Remove in place; parents left empty by the removal go too: they only existed to hold it."""
     parts = _split(dotted)
     chain = [d]
@@ -128,7 +128,7 @@ def delete_path(d: dict, dotted: str) -> bool:
     return True
 
 
-def flatten(d: dict, _prefix: tuple[str, ...] = ()) -> dict[str, Any]:
+def flatten(d: dict[str, Any], _prefix: tuple[str, ...] = ()) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for k, v in d.items():
         parts = _prefix + (str(k),)

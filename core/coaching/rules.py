@@ -103,7 +103,9 @@ def learned_rules(stats: PackStats, min_count: int = 3, min_share: float = 0.8) 
     return rules
 
 
-def apply_rules(params: dict | None, rules: Iterable[LearnedRule]) -> tuple[dict, list[LearnedRule]]:
+def apply_rules(
+    params: dict[str, Any] | None, rules: Iterable[LearnedRule]
+) -> tuple[dict[str, Any], list[LearnedRule]]:
     """Apply each rule whose field currently holds its `before`; return (new params, applied rules).
 
     Removals go first so that a rule replacing a dict by a scalar (or the reverse) finds the place

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeGuard
 
 from core.errors import Conflict, ValidationFailed
 from core.execution import states as S
@@ -31,11 +31,16 @@ def with_overrides(source: dict[str, Any], overrides: dict[str, dict[str, Any]] 
         return source
     return {
         **source,
-        "steps": [overrides.get(raw.get("id"), raw) if isinstance(raw, dict) else raw for raw in source["steps"]],
+        "steps": [_overridden(raw, overrides) for raw in source["steps"]],
     }
 
 
-def corrected_step(defn: WorkflowDef, step_id: str, updated: Any) -> tuple[dict, dict, int]:
+def _overridden(raw: Any, overrides: dict[str, dict[str, Any]]) -> Any:
+    step_id = raw.get("id") if isinstance(raw, dict) else None
+    return overrides.get(step_id, raw) if isinstance(step_id, str) else raw
+
+
+def corrected_step(defn: WorkflowDef, step_id: str, updated: Any) -> tuple[dict[str, Any], dict[str, Any], int]:
     """(the step as it is now, as it will be, its index) for a correction `{updated_step: {...}}`'s step part;
     raises ValidationFailed naming `correction.updated_step.<field>` for what a correction cannot change."""
     if not isinstance(updated, dict) or not updated:
@@ -59,7 +64,7 @@ def correction_paths(error: ValidationFailed, index: int) -> ValidationFailed:
     """The validator's error for the whole definition, its paths of the corrected step named as the request's
     (`steps[2].params.url` -> `correction.updated_step.params.url`)."""
     prefix = f"steps[{index}]"
-    details = {}
+    details: dict[str, list[Any]] = {}
     for path, messages in error.details.items():
         if path == prefix:
             path = UPDATED
@@ -69,7 +74,7 @@ def correction_paths(error: ValidationFailed, index: int) -> ValidationFailed:
     return ValidationFailed("the corrected step is invalid", details=details)
 
 
-def check_correctable(status: str, step_status: str, step_id: str, gate: dict | None) -> None:
+def check_correctable(status: str, step_status: str, step_id: str, gate: dict[str, Any] | None) -> None:
     """A correction changes a step that has not run yet: a step that ran (or runs) is a 409, and so is one that
     waits for a person for another reason (a decision, an answer, an approval): pause it first."""
     if status in S.TERMINAL:
@@ -86,9 +91,11 @@ def check_correctable(status: str, step_status: str, step_id: str, gate: dict | 
         )
 
 
-def paused_at(gate: dict | None, step_id: str | None = None) -> bool:
+def paused_at(gate: dict[str, Any] | None, step_id: str | None = None) -> TypeGuard[dict[str, Any]]:
     """Whether the execution is stopped by a clarification pause (before `step_id`, when given)."""
-    return bool(gate) and gate.get("kind") == "clarification" and (step_id is None or gate.get("step_id") == step_id)
+    if not gate:
+        return False
+    return gate.get("kind") == "clarification" and (step_id is None or gate.get("step_id") == step_id)
 
 
 def check_pausable(status: str, step_status: str, step_id: str) -> None:
@@ -101,7 +108,7 @@ def check_pausable(status: str, step_status: str, step_id: str) -> None:
         )
 
 
-def resume_refusal(status: str, gate: dict | None) -> Conflict | None:
+def resume_refusal(status: str, gate: dict[str, Any] | None) -> Conflict | None:
     """Why a resume (after a clarification pause) does not apply, or None when it does. The table says first."""
     S.transition(status, "resume")
     kind = (gate or {}).get("kind")
@@ -110,13 +117,13 @@ def resume_refusal(status: str, gate: dict | None) -> Conflict | None:
     hint = {
         "human_input": "answer it: POST /api/executions/<id>/steps/<step_id>/answer",
         "correction": "decide its correction suggestion (correct, manual or skip)",
-    }.get(kind, "resume the coaching session: POST /api/executions/<id>/coaching/resume")
+    }.get(str(kind), "resume the coaching session: POST /api/executions/<id>/coaching/resume")
     return Conflict(
         f"this execution is not paused for clarification ({status}); {hint}", details={"status": status, "gate": kind}
     )
 
 
-def after_resume(control: dict | None, gate: dict, feedback: Any, now: str) -> dict:
+def after_resume(control: dict[str, Any] | None, gate: dict[str, Any], feedback: Any, now: str) -> dict[str, Any]:
     """The control record once the pause at `gate` is resumed with `feedback`."""
     control = dict(control or {})
     step_id = gate["step_id"]
@@ -134,7 +141,7 @@ def after_resume(control: dict | None, gate: dict, feedback: Any, now: str) -> d
     return control
 
 
-def state_view(status: str, gate: dict | None, control: dict | None) -> dict[str, Any]:
+def state_view(status: str, gate: dict[str, Any] | None, control: dict[str, Any] | None) -> dict[str, Any]:
     """GET .../execution-state (docs/api.md): {state, step_id, question, paused_at, feedback}, plus the
     breakpoints, corrected steps and every feedback given."""
     gate, control = gate or {}, control or {}
@@ -165,7 +172,7 @@ def state_view(status: str, gate: dict | None, control: dict | None) -> dict[str
     }
 
 
-def parse_with(parse: Callable[[dict], WorkflowDef], source: dict, index: int) -> WorkflowDef:
+def parse_with(parse: Callable[[dict[str, Any]], WorkflowDef], source: dict[str, Any], index: int) -> WorkflowDef:
     try:
         return parse(source)
     except ValidationFailed as exc:

@@ -80,6 +80,13 @@ class Next:
     step: StepDef | None = None
     reason: str = ""
 
+    @property
+    def subject(self) -> StepDef:
+        """The step of a run, skip or gate (the kinds that have one)."""
+        if self.step is None:
+            raise ValueError(f"a {self.kind} without a step")
+        return self.step
+
 
 def template_context(state: ExecutionState) -> dict[str, Any]:
     return {
@@ -190,7 +197,7 @@ def resolve_params(step: StepDef, state: ExecutionState) -> Any:
     return render_value(step.params, template_context(state))
 
 
-def _call_with_timeout(tool: Tool, params: dict, ctx: ToolContext, timeout_s: float) -> Any:
+def _call_with_timeout(tool: Tool, params: dict[str, Any], ctx: ToolContext, timeout_s: float) -> Any:
     # Tools that bound their own time (HTTP, subprocess, echo) run inline; others get a watchdog thread
     # that is abandoned when the deadline passes, so the step fails on time even if the tool hangs.
     if getattr(tool, "honours_deadline", False):
@@ -219,7 +226,7 @@ def _call_with_timeout(tool: Tool, params: dict, ctx: ToolContext, timeout_s: fl
 def run_tool(
     step: StepDef,
     tool: Tool,
-    params: dict,
+    params: dict[str, Any],
     *,
     execution_id: str = "",
     sleep: Callable[[float], None] = time.sleep,

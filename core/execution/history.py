@@ -84,11 +84,15 @@ def _by(actor: str | None) -> str:
     return f" by {actor}" if actor else ""
 
 
-def suggestion_events(suggestions: Iterable[dict], decisions: dict[str, dict]) -> list[dict]:
+def suggestion_events(
+    suggestions: Iterable[dict[str, Any]], decisions: dict[str, dict[str, Any]]
+) -> list[dict[str, Any]]:
     """Each suggestion, and the person's decision on it (`decisions`: suggestion id -> decision)."""
     out = []
     for sug in suggestions:
-        what = {"correction": "Correction asked for", "spot_check": "Spot check"}.get(sug.get("purpose"), "Suggested")
+        what = {"correction": "Correction asked for", "spot_check": "Spot check"}.get(
+            str(sug.get("purpose")), "Suggested"
+        )
         source = sug.get("source") or "definition"
         out.append(
             event(
@@ -145,7 +149,7 @@ def suggestion_events(suggestions: Iterable[dict], decisions: dict[str, dict]) -
     return out
 
 
-def approval_events(approvals: Iterable[dict]) -> list[dict]:
+def approval_events(approvals: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for a in approvals:
         what = "Tool call review" if a.get("kind") == "tool_call" else "Approval"
@@ -181,7 +185,7 @@ def approval_events(approvals: Iterable[dict]) -> list[dict]:
     return out
 
 
-def audit_events(rows: Iterable[dict]) -> list[dict]:
+def audit_events(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """What the audit log alone holds: pauses with their question, resumes with their answer, corrections of a
     step that had not run, policy refusals, deadlines that fired, runs of a tool, retries, the start and the end."""
     out = []
@@ -281,7 +285,7 @@ def audit_events(rows: Iterable[dict]) -> list[dict]:
                 + (" with changed params" if edited else " with the same params")
                 + (f", after: {before['error']}" if before.get("error") else "")
             )
-            diff = changes(after.get("params_before"), after.get("params")) if edited else None
+            retried_changes = changes(after.get("params_before"), after.get("params")) if edited else None
             out.append(
                 event(
                     "retry",
@@ -291,7 +295,7 @@ def audit_events(rows: Iterable[dict]) -> list[dict]:
                     actor=actor,
                     run=after.get("next_run"),
                     params=after.get("params") if edited else None,
-                    changes=diff,
+                    changes=retried_changes,
                     reason=before.get("error"),
                 )
             )
@@ -338,7 +342,7 @@ def audit_events(rows: Iterable[dict]) -> list[dict]:
     return out
 
 
-def step_end_events(steps: Iterable[dict], answered: frozenset[str] = frozenset()) -> list[dict]:
+def step_end_events(steps: Iterable[dict[str, Any]], answered: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
     """How each step ended, as it stands: succeeded, failed with the reason, skipped with why, an answer given (by
     whom, when the audit log says: `answered` are the steps whose answer it holds)."""
     out = []
@@ -387,8 +391,12 @@ def step_end_events(steps: Iterable[dict], answered: frozenset[str] = frozenset(
 
 
 def build(
-    steps: list[dict], suggestions: list[dict], decisions: dict[str, dict], approvals: list[dict], audit: list[dict]
-) -> tuple[list[dict], list[dict]]:
+    steps: list[dict[str, Any]],
+    suggestions: list[dict[str, Any]],
+    decisions: dict[str, dict[str, Any]],
+    approvals: list[dict[str, Any]],
+    audit: list[dict[str, Any]],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(the steps, each with its events in time order; the execution's own events). `steps`: each step's state
     with its name and type, in the definition's order."""
     audited = audit_events(audit)
@@ -402,8 +410,8 @@ def build(
     never = datetime.max.replace(tzinfo=UTC)
     every.sort(key=lambda e: e["at"] or never)  # stable: same-moment events keep their source's order
     known = {st["step_id"] for st in steps}
-    per_step: dict[str, list[dict]] = {sid: [] for sid in known}
-    wide = []
+    per_step: dict[str, list[dict[str, Any]]] = {sid: [] for sid in known}
+    wide: list[dict[str, Any]] = []
     for e in every:
         (per_step[e["step_id"]] if e["step_id"] in known else wide).append(e)
     return [{**st, "events": per_step[st["step_id"]]} for st in steps], wide

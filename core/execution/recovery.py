@@ -151,8 +151,9 @@ def params_problems(params_schema: dict[str, Any] | None, params: Any) -> dict[s
     problems: dict[str, list[str]] = {}
     for err in schema.errors(params_schema or {"type": "object"}, params, limit=50):
         path = [str(p) for p in err.absolute_path]
-        if err.validator == "required" and isinstance(err.instance, dict):
-            missing = [name for name in err.validator_value if name not in err.instance]
+        required = err.validator_value  # (the list of `required`: the schema passed check_schema)
+        if err.validator == "required" and isinstance(err.instance, dict) and isinstance(required, list):
+            missing = [name for name in required if name not in err.instance]
             for name in missing:
                 problems.setdefault(".".join(["params", *path, name]), []).append("is required")
             continue
@@ -171,7 +172,7 @@ def retry_entry(
     params_before: Any = None,
     params_after: Any = None,
     skipped: list[str] | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """One entry of the control record's `retries`: what a retry (or a resume from a step) did, and by whom."""
     entry: dict[str, Any] = {"kind": kind, "step_id": step_id, "by": actor, "at": at, "error": error}
     if kind == "retry":
@@ -183,7 +184,7 @@ def retry_entry(
     return entry
 
 
-def with_entry(control: dict | None, entry: dict) -> dict:
+def with_entry(control: dict[str, Any] | None, entry: dict[str, Any]) -> dict[str, Any]:
     control = dict(control or {})
     control["retries"] = [*(control.get("retries") or []), entry]
     return control

@@ -96,7 +96,7 @@ def parse_timeout(
         problems[where("timeout_answer")] = ["is required with on_human_timeout: answer (the answer it gives)"]
     if "timeout_answer" in raw and action != ANSWER:
         problems.setdefault(where("timeout_answer"), []).append("is only read with on_human_timeout: answer")
-    if problems:
+    if problems or timeout_s is None:  # (no seconds is always a problem above)
         return None, problems
     return HumanTimeout(float(timeout_s), action, raw.get("timeout_answer")), problems
 

@@ -62,9 +62,10 @@ class Entry:
             return any(a.version == self.value.version and a in self.value for a in addresses)
         if host is None:
             return False
+        name: str = self.value  # a host or a suffix
         if self.kind == "host":
-            return host == self.value
-        return host.endswith("." + self.value)
+            return host == name
+        return host.endswith("." + name)
 
 
 def _host_name(text: str) -> str:
@@ -165,7 +166,8 @@ def special_kind(address: Address) -> str | None:
     inner = embedded_ipv4(address)
     if inner is not None:
         kind = special_kind(inner)
-        if address.ipv4_mapped is not None or address in _NAT64:
+        # (inner is only found in an IPv6 address: the version test narrows the type, it refuses nothing)
+        if (address.version == 6 and address.ipv4_mapped is not None) or address in _NAT64:
             return f"{kind} (IPv4 {inner} inside IPv6)" if kind else None
         # 6to4 and Teredo relay through the IPv4 address they carry
         return f"{kind} (IPv4 {inner} inside IPv6)" if kind else special_kind_plain(address)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 PLAN_MODES = ("normal", "coaching")  # a plan has no history of its own: no AUTO
 DEFAULT_NAME = "Ad-hoc plan"
@@ -27,10 +27,21 @@ def definition(body: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def current_step(steps: Iterable[Any], gate: dict | None) -> str | None:
+class StepState(Protocol):
+    """What current_step reads of a step's state (the execution's StepRun)."""
+
+    @property
+    def step_id(self) -> str: ...
+
+    @property
+    def status(self) -> str: ...
+
+
+def current_step(steps: Iterable[StepState], gate: dict[str, Any] | None) -> str | None:
     """The step the execution is at: the one a person is asked about, else the first running or waiting one."""
     if gate and gate.get("step_id"):
-        return gate["step_id"]
+        asked: str = gate["step_id"]
+        return asked
     for st in steps:
         if st.status in ("running", "waiting"):
             return st.step_id

@@ -99,10 +99,13 @@ class Verdict:
     def matched(self) -> tuple[Matched, ...]:
         """Every rule that matched, the deciding one first."""
         if self._matched is None:
-            params = self._call.params if isinstance(self._call.params, dict) else {}
+            # only a verdict with rules still to try has none yet, and the evaluation gave it the winner and the call
+            winner, call = self._winner, self._call
+            assert winner is not None and call is not None
+            params = call.params if isinstance(call.params, dict) else {}
             with budget.metered("explaining a policy verdict"):
-                found = [m for m in (_match(r, self._call, params) for r in self._pending) if m is not None]
-            self._matched = (self._winner, *found)
+                found = [m for m in (_match(r, call, params) for r in self._pending) if m is not None]
+            self._matched = (winner, *found)
         return self._matched
 
     def to_dict(self) -> dict[str, Any]:
@@ -122,14 +125,16 @@ class Verdict:
                 rule["error"] = self.error
             if self._winner is not None and self._winner.note:
                 rule["note"] = self._winner.note
+        decider = self.rule
         lost = [
             {
                 **_rule_view(m.rule),
                 "effect": m.effect,
-                "lost_because": _lost_because(m.rule, self.rule),
+                "lost_because": _lost_because(m.rule, decider),
                 **({"error": m.error} if m.error else {}),
             }
             for m in self.matched[1:]
+            if decider is not None  # (with no deciding rule nothing else matched)
         ]
         return {
             "effect": self.effect,
@@ -157,7 +162,7 @@ def _lost_because(loser: CompiledRule, winner: CompiledRule) -> str:
     return "same scope and order, created later"
 
 
-def precedence(rule: CompiledRule) -> tuple:
+def precedence(rule: CompiledRule) -> tuple[int, int, str]:
     return (-rule.specificity, rule.order, rule.id)
 
 

@@ -28,7 +28,7 @@ class HelperError(ValueError):
 # -- tool globs -----------------------------------------------------------------------------------------------
 
 
-def compile_glob(pattern: str) -> tuple[str | None, re.Pattern | None]:
+def compile_glob(pattern: str) -> tuple[str | None, re.Pattern[str] | None]:
     """(the exact name, None) for a glob without wildcards, else (None, its regular expression)."""
     if not isinstance(pattern, str) or not pattern:
         raise HelperError("a glob must be a non-empty string")

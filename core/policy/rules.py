@@ -79,14 +79,15 @@ class CompiledRule:
     scope_workflow_id: str | None
     scope_user: str | None
     tool_names: frozenset[str] | None  # exact names (globs without wildcards)
-    tool_patterns: tuple[re.Pattern, ...]  # the other globs
+    tool_patterns: tuple[re.Pattern[str], ...]  # the other globs
     step_types: frozenset[str] | None
     risks: frozenset[str] | None
     workflow_ids: frozenset[str] | None
     users: frozenset[str] | None
-    agent_steps: tuple[re.Pattern | str, ...] | None
+    agent_steps: tuple[re.Pattern[str] | str, ...] | None
     agents: frozenset[str] | None = None  # gateway agent identities' names ("*": any)
-    checks: tuple[tuple[str, Callable[[dict], bool]], ...] = field(default=())  # helpers: (key, test of params)
+    # helpers: (key, test of params)
+    checks: tuple[tuple[str, Callable[[dict[str, Any]], bool]], ...] = field(default=())
     predicate: str | None = None
     revision: int = 0
     fallback: str | None = None  # a confirm rule's: what applies where nobody at the agent can be asked
@@ -109,7 +110,7 @@ class CompiledRule:
         )
 
 
-class _Errors(dict):
+class _Errors(dict[str, list[str]]):
     def add(self, path: str, message: str) -> None:
         self.setdefault(path, []).append(message)
 
@@ -179,7 +180,8 @@ def compile_rule(data: dict[str, Any], *, rule_id: str = "", revision: int = 0) 
         errors.add("match", "must be an object")
         match = {}
     compiled = _compile_match(match, errors)
-    if errors:
+    # (a name or an effect that is no string is among the errors: the type tests only tell the type checker)
+    if errors or not isinstance(name, str) or not isinstance(effect, str):
         raise ValidationFailed("the policy rule is not valid", dict(errors))
     return CompiledRule(
         id=rule_id,
@@ -226,10 +228,10 @@ def _compile_match(match: dict[str, Any], errors: _Errors) -> dict[str, Any]:
     return out
 
 
-def _helper_checks(match: dict[str, Any], errors: _Errors) -> list[tuple[str, Callable[[dict], bool]]]:
+def _helper_checks(match: dict[str, Any], errors: _Errors) -> list[tuple[str, Callable[[dict[str, Any]], bool]]]:
     from core.policy import sql
 
-    checks: list[tuple[str, Callable[[dict], bool]]] = []
+    checks: list[tuple[str, Callable[[dict[str, Any]], bool]]] = []
     wanted = match.get("sql")
     if wanted is not None:
         if wanted not in SQL_HELPERS:

@@ -129,7 +129,7 @@ def classify(sql: str) -> str | None:
     return None
 
 
-def _statement(statement: exp.Expression, depth: int = 0) -> str | None:
+def _statement(statement: exp.Expr, depth: int = 0) -> str | None:
     if isinstance(statement, exp.Command) and str(statement.this).upper() == "EXPLAIN" and depth < 3:
         return _explained(statement.expression.name if statement.expression else "", depth)
     if not isinstance(statement, _READ_ROOTS):
@@ -168,7 +168,7 @@ def _explained(rest: str, depth: int) -> str | None:
     return f"EXPLAIN of {why}" if why else None
 
 
-def _kind(node: exp.Expression) -> str:
+def _kind(node: exp.Expr) -> str:
     if isinstance(node, exp.Command):
         return str(node.this).upper()
     return type(node).__name__.upper()

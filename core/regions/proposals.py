@@ -62,7 +62,7 @@ class Condition:
     when: str
     words: str
     param: str
-    test: Callable[[dict], bool] = field(compare=False, repr=False)
+    test: Callable[[dict[str, Any]], bool] = field(compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,11 @@ class Proposal:
 
 
 def propose(
-    decided: Sequence[tuple[dict, bool]], *, bar: float = 0.85, subject: str = "calls", limit: int = MAX_PROPOSALS
+    decided: Sequence[tuple[dict[str, Any], bool]],
+    *,
+    bar: float = 0.85,
+    subject: str = "calls",
+    limit: int = MAX_PROPOSALS,
 ) -> list[Proposal]:
     """Proposals for decided calls `(params, accepted)`, newest first (the first MAX_DECISIONS are used);
     `bar`: the acceptance a region in AUTO should have (the scope's `auto_acceptance`)."""
@@ -118,12 +122,14 @@ def propose(
     return ranked[:limit]
 
 
-def _qualifies(condition: Condition, rows: list[tuple[dict, bool]], bar: float) -> bool:
+def _qualifies(condition: Condition, rows: list[tuple[dict[str, Any], bool]], bar: float) -> bool:
     inside = [r for r in rows if condition.test(r[0])]
     return _mode(inside, [r for r in rows if not condition.test(r[0])], bar) is not None
 
 
-def _mode(inside: list[tuple[dict, bool]], sibling: list[tuple[dict, bool]], bar: float) -> str | None:
+def _mode(
+    inside: list[tuple[dict[str, Any], bool]], sibling: list[tuple[dict[str, Any], bool]], bar: float
+) -> str | None:
     if len(inside) < MIN_REGION or len(sibling) < MIN_REGION:
         return None
     low, high = wilson(sum(1 for _p, a in inside if a), len(inside))
@@ -138,8 +144,8 @@ def _mode(inside: list[tuple[dict, bool]], sibling: list[tuple[dict, bool]], bar
 def _consider(
     found: dict[str, Proposal],
     conditions: list[Condition],
-    inside: list[tuple[dict, bool]],
-    sibling: list[tuple[dict, bool]],
+    inside: list[tuple[dict[str, Any], bool]],
+    sibling: list[tuple[dict[str, Any], bool]],
     total: int,
     bar: float,
     subject: str,
@@ -175,7 +181,9 @@ def _gini(accepted: int, n: int) -> float:
     return 2 * p * (1 - p) * n  # weighted by the side's size
 
 
-def _best_splits(rows: list[tuple[dict, bool]], exclude: set[str]) -> list[tuple[float, tuple[Condition, Condition]]]:
+def _best_splits(
+    rows: list[tuple[dict[str, Any], bool]], exclude: set[str]
+) -> list[tuple[float, tuple[Condition, Condition]]]:
     """The best split per param (the highest Gini gain), best first: each a pair (condition, its complement)."""
     n = len(rows)
     if n < 2 * MIN_REGION:
@@ -231,7 +239,9 @@ def _shown(value: float) -> str:
     return str(int(value)) if float(value).is_integer() and abs(value) < 1e15 else repr(value)
 
 
-def _numeric(rows, key: str) -> Iterable[tuple[int, int, tuple[Condition, Condition]]]:
+def _numeric(
+    rows: list[tuple[dict[str, Any], bool]], key: str
+) -> Iterable[tuple[int, int, tuple[Condition, Condition]]]:
     values = sorted((r[0][key], r[1]) for r in rows if _number(r[0].get(key)))
     if len(values) < 2 * MIN_REGION:
         return
@@ -247,17 +257,24 @@ def _numeric(rows, key: str) -> Iterable[tuple[int, int, tuple[Condition, Condit
         seen += 1
         if value in cuts and (index + 1 == len(values) or values[index + 1][0] != value):
             when = f"{ref} <= {_shown(value)}"
+
+            def at_most(p: dict[str, Any], k: str = key, v: float = value) -> bool:
+                return _number(p.get(k)) and bool(p[k] <= v)
+
+            def above(p: dict[str, Any], k: str = key, v: float = value) -> bool:
+                return not (_number(p.get(k)) and p[k] <= v)
+
             left = Condition(
                 f"{ref} is number and {when}" if guard else when,
                 f"{key} ≤ {_shown(value)}",
                 key,
-                lambda p, k=key, v=value: _number(p.get(k)) and p[k] <= v,
+                at_most,
             )
             right = Condition(
                 f"not ({left.when})" if guard else f"{ref} > {_shown(value)}",
                 f"{key} > {_shown(value)}" if not guard else f"not {key} ≤ {_shown(value)}",
                 key,
-                lambda p, k=key, v=value: not (_number(p.get(k)) and p[k] <= v),
+                above,
             )
             yield acc, seen, (left, right)
 
@@ -266,7 +283,9 @@ def _category(value: Any) -> bool:
     return isinstance(value, bool) or (isinstance(value, str) and len(value) <= MAX_VALUE and bool(_SAFE.match(value)))
 
 
-def _categorical(rows, key: str) -> Iterable[tuple[int, int, tuple[Condition, Condition]]]:
+def _categorical(
+    rows: list[tuple[dict[str, Any], bool]], key: str
+) -> Iterable[tuple[int, int, tuple[Condition, Condition]]]:
     tally: dict[Any, list[int]] = {}
     for params, accepted in rows:
         value = params.get(key)
@@ -294,17 +313,22 @@ def _categorical(rows, key: str) -> Iterable[tuple[int, int, tuple[Condition, Co
         if any(key not in p for p, _a in rows):
             when, negated = f"{ref} is defined and {when}", f"not ({ref} is defined and {when})"
 
-        def test(p, k=key, w=wanted):
+        def test(p: dict[str, Any], k: str = key, w: frozenset[Any] = wanted) -> bool:
             return k in p and _category(p[k]) and (type(p[k]).__name__, p[k]) in w
+
+        def test_not(p: dict[str, Any], t: Callable[[dict[str, Any]], bool] = test) -> bool:
+            return not t(p)
 
         yield (
             acc,
             seen,
-            (Condition(when, words, key, test), Condition(negated, neg_words, key, lambda p, t=test: not t(p))),
+            (Condition(when, words, key, test), Condition(negated, neg_words, key, test_not)),
         )
 
 
-def _prefixes(rows, key: str) -> Iterable[tuple[int, int, tuple[Condition, Condition]]]:
+def _prefixes(
+    rows: list[tuple[dict[str, Any], bool]], key: str
+) -> Iterable[tuple[int, int, tuple[Condition, Condition]]]:
     tally: dict[str, list[int]] = {}
     for params, accepted in rows:
         value = params.get(key)
@@ -324,8 +348,12 @@ def _prefixes(rows, key: str) -> Iterable[tuple[int, int, tuple[Condition, Condi
         if guard:
             when = f"{ref} is string and {when}"
 
-        def test(p, k=key, s=prefix):
-            return isinstance(p.get(k), str) and p[k].startswith(s)
+        def test(p: dict[str, Any], k: str = key, s: str = prefix) -> bool:
+            value = p.get(k)
+            return isinstance(value, str) and value.startswith(s)
+
+        def test_not(p: dict[str, Any], t: Callable[[dict[str, Any]], bool] = test) -> bool:
+            return not t(p)
 
         yield (
             tally[prefix][0],
@@ -336,7 +364,7 @@ def _prefixes(rows, key: str) -> Iterable[tuple[int, int, tuple[Condition, Condi
                     f"not ({when})" if guard else f"not {when}",
                     f"{key} not starting with {_literal(prefix)}",
                     key,
-                    lambda p, t=test: not t(p),
+                    test_not,
                 ),
             ),
         )

@@ -137,7 +137,7 @@ class _Table:
 
 def _bounded(history: Iterable[Past], limit: int) -> list[Past]:
     limit = max(1, min(int(limit), MAX_CALLS))
-    out = []
+    out: list[Past] = []
     for past in history:
         if len(out) >= limit:
             break

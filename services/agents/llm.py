@@ -64,11 +64,11 @@ class OpenAIProvider:
 
         with self._lock:
             if self._client is None:
-                extra = {}
+                http_client = None
                 if self.transport is not None:
                     import httpx
 
-                    extra["http_client"] = httpx.Client(
+                    http_client = httpx.Client(
                         transport=self.transport, timeout=self.timeout_s, trust_env=False, follow_redirects=False
                     )
                 self._client = openai.OpenAI(
@@ -76,7 +76,9 @@ class OpenAIProvider:
                     api_key=self.api_key or "not-needed",
                     timeout=self.timeout_s,
                     max_retries=self.max_retries,
-                    **extra,
+                    # openai takes an httpx.Client as well as an httpx2 one (is_legacy_httpx_sync_client), though
+                    # its annotation names only httpx2's
+                    http_client=http_client,  # type: ignore[arg-type]
                 )
             return self._client
 

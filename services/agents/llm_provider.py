@@ -23,7 +23,7 @@ from config import Settings
 from core.agent.provider import ProviderError, Request
 from core.agent.provider_settings import WHERE, check
 from core.errors import Conflict, NotFound, ValidationFailed
-from core.outbound import parse_entries, parse_entry
+from core.outbound import Address, parse_entries, parse_entry
 from core.tools import ToolError
 from services.agents.llm import OpenAIProvider
 from services.agents.models import WorkspaceLLM
@@ -70,7 +70,7 @@ def view(session, settings: Settings, workspace_id: str) -> dict[str, Any]:
         "in_use": "workspace" if row else ("server" if settings.llm_base_url else "none"),
     }
     if row is not None:
-        body.update(_public(row), updated_by=row.updated_by, updated_at=row.updated_at)
+        body.update(_public(row) or {}, updated_by=row.updated_by, updated_at=row.updated_at)
     return body
 
 
@@ -91,7 +91,7 @@ class LiveVetter:
             self.server_allow, tuple(parse_entry(e) for e in lists.allow), tuple(parse_entry(e) for e in lists.deny)
         )
 
-    def address(self, url: httpx.URL):
+    def address(self, url: httpx.URL) -> Address:
         return self.now().address(url)
 
 
@@ -113,7 +113,7 @@ def save(db: Database, settings: Settings, workspace_id: str, body: dict[str, An
     """Set the workspace's provider (422 naming the field on a bad URL or model, or a URL its outbound rules
     refuse), audited as `llm_provider_change`."""
     values, key, errors = check(body)
-    if errors:
+    if errors or values is None:  # (no settings: there are errors)
         raise ValidationFailed("the LLM provider is not valid", errors)
     why = _refused(db, settings, workspace_id, values.base_url)  # DNS: before the transaction, not inside it
     if why:

@@ -28,6 +28,8 @@ def settle_call(
 ) -> None:
     """A decision on a tool-call suggestion: the call runs (accept, correct) when the runner takes the step again,
     or gets its result now (manual, skip, reject). Either way the step is ready to run again."""
+    if sug.agent_message_id is None:
+        raise ValueError(f"suggestion {sug.id} is no agent's tool call")
     m = store.get(session, sug.agent_message_id)
     m.decision = kind
     if effect.run_with is not None:

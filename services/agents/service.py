@@ -43,7 +43,7 @@ from services.notifier import Events
 from services.orm import new_id, utcnow
 from services.policies import service as policies
 from services.regions import service as regions
-from services.workflows.models import Workflow
+from services.workflows.models import Workflow, workflow_of
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +99,7 @@ def run_step(runner, execution_id: str, step) -> Outcome | None:
         allowed = resolve_tools(spec.tools, host.tools.names())  # the workspace's tools (its MCP servers' too)
         if not messages:
             try:
-                goal = render_value(spec.goal, template_context(executions.to_state(host.ex)), "goal")
+                goal = render_value(spec.goal, template_context(executions.to_state(host._live()[1])), "goal")
             except TemplateFailure as exc:
                 host.flush()
                 return Outcome(False, error=f"step {step.id!r}: {exc}", attempts=0)
@@ -161,6 +161,14 @@ class Host:
             )
         return self.session
 
+    def _live(self) -> tuple[Session, Execution]:
+        """The open transaction and the step's execution, for what the loop asks once the step ran (its execution
+        was found when it began: gone since, the step fails with the reason)."""
+        session = self._open()
+        if self.ex is None:
+            raise LookupError(f"execution {self.execution_id} is gone")
+        return session, self.ex
+
     def begin(self) -> list[C.Message] | None:
         """The stored conversation, or None when the step is not this task's to run."""
         session = self._open()
@@ -179,6 +187,8 @@ class Host:
         session = self._open()
         alive, ex = self.alive, self.ex
         if self._dirty:
+            if ex is None:
+                raise LookupError(f"execution {self.execution_id} is gone")
             written = store.write(session, ex, self.step.id, list(self._dirty.values()))
             self.events.add(
                 "agent_messages",
@@ -198,6 +208,7 @@ class Host:
         ):
             executions.set_step(ex, self.step.id, status=S.STEP_PENDING)  # the resume runs it again
         stack, events = self._stack, self.events
+        assert stack is not None  # _open() made it
         self._stack = self.session = None
         stack.close()  # commits
         self.runner.notifier.send(events)
@@ -210,9 +221,8 @@ class Host:
 
     # -- judging and reviewing calls --------------------------------------------------------------------------
     def judge(self, m: C.Message) -> Ruling:
-        session = self._open()
-        ex = self.ex
-        wf = session.get(Workflow, ex.workflow_id)
+        session, ex = self._live()
+        wf = workflow_of(session, ex.workflow_id)
         key = tool_unit(self.step.id, m.tool)
         params, source = m.arguments, "llm"
         if ex.mode != "normal" and wf.kind != "plan":  # a learned change applies to the call, citing its pack
@@ -251,14 +261,14 @@ class Host:
 
     def region_of(self, session: Session, tool: str | None, params: Any) -> region.Match | None:
         """Where an agent's call of `tool` falls among the regions of `<agent step>:<tool>` (None: it has none)."""
-        return region_of(session, self.ex, self.step.id, tool, params)
+        _, ex = self._live()
+        return region_of(session, ex, self.step.id, tool, params)
 
     def open_review(self, m: C.Message, ruling: Ruling) -> None:
-        session = self._open()
-        if not self.alive:
+        session, ex, step = self._open(), self.ex, self.step
+        if not self.alive or ex is None:  # (alive: the execution was found)
             return
-        ex, step = self.ex, self.step
-        wf = session.get(Workflow, ex.workflow_id)
+        wf = workflow_of(session, ex.workflow_id)
         params, policy, source, purpose, change = ruling.params, ruling.policy, ruling.source, ruling.purpose, None
         if purpose == "coaching" and wf.kind != "plan":  # shown as a check now and then (the workspace's check_rate)
             change = checks.draw(
@@ -288,14 +298,14 @@ class Host:
             tools=self.tools,
             check=change,
         )
-        executions.changed(self.session, self.events, ex, step.id)
+        executions.changed(session, self.events, ex, step.id)
 
     def conversation_reply(self, m: C.Message) -> C.Message | None:
         """The assistant message that asked for the call `m`."""
         return next((r for r in self.messages if r.role == C.ASSISTANT and r.turn == m.turn), None)
 
     # -- tools --------------------------------------------------------------------------------------------------
-    def inline(self, tool: str) -> bool:
+    def inline(self, tool: str | None) -> bool:
         """Whether the tool runs in the open transaction: an instantaneous one (echo, noop), while the step is known
         to be this loop's (else the loop flushes first, and stops if it is not)."""
         return self.session is not None and self.alive and bool(getattr(self.tools.get(tool or ""), "inline", False))
@@ -314,10 +324,9 @@ class Host:
 
     # -- people -------------------------------------------------------------------------------------------------
     def ask(self, m: C.Message, question: str) -> None:
-        self._open()
-        if not self.alive:
+        session, ex = self._open(), self.ex
+        if not self.alive or ex is None:  # (alive: the execution was found)
             return
-        ex = self.ex
         executions.set_step(ex, self.step.id, status=S.STEP_WAITING)
         ex.gate = {
             "kind": "clarification",
@@ -333,15 +342,14 @@ class Host:
             execution=ex.id,
             workspace=ex.workspace_id,
         )
-        executions.changed(self.session, self.events, ex, self.step.id)
+        executions.changed(session, self.events, ex, self.step.id)
 
     def request_approval(self, m: C.Message, text: str) -> None:
-        session = self._open()
-        if not self.alive:
+        session, ex = self._open(), self.ex
+        if not self.alive or ex is None:  # (alive: the execution was found)
             return
-        ex = self.ex
         approvals.open_agent(session, ex, self.step.id, text, self.events)
-        executions.changed(self.session, self.events, ex, self.step.id)
+        executions.changed(session, self.events, ex, self.step.id)
 
 
 def region_of(session: Session, ex: Execution, step_id: str, tool: str | None, params: Any) -> region.Match | None:
@@ -451,11 +459,15 @@ def open_after_check(session: Session, ex: Execution, step, check: Suggestion, e
     params = (
         {**(check.params or {}), change.param: change.real} if change.param in (check.params or {}) else check.params
     )
-    wf = session.get(Workflow, ex.workflow_id)
+    wf = workflow_of(session, ex.workflow_id)
+    if check.agent_message_id is None:
+        raise ValueError(f"check {check.id} is no agent's tool call")
     m = store.get(session, check.agent_message_id)
     verdict = judge_call(session, tools, ex, step, check.tool, params)
     if verdict["effect"] == "deny":
-        m.status, m.content, m.error = C.DONE, None, policies.denied_message(verdict)
+        # the agent's result says why, as the loop's own denial does (error is the flag, content what the LLM reads)
+        denied = f"error: {policies.denied_message(verdict)}. The call was not run; do not repeat it."
+        m.status, m.content, m.error = C.DONE, denied, True
         executions.set_step(ex, step.id, status=S.STEP_PENDING)  # the runner gives the agent its result
         ex.gate = None
     else:

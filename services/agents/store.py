@@ -13,9 +13,9 @@ from core.agent import conversation as C
 from core.agent.loop import markers
 from services.agents.models import AgentMessage
 from services.executions.models import Execution
-from services.orm import new_id, utcnow
+from services.orm import new_id, table_of, utcnow
 
-_TABLE = AgentMessage.__table__
+_TABLE = table_of(AgentMessage)
 _FIELDS = tuple(
     f
     for f in dataclasses.fields(C.Message)

@@ -78,7 +78,7 @@ def open_agent(session: Session, ex: Execution, step_id: str, message: str, even
     approval = _open(
         session, ex, step_id, "step", A.ApprovalSpec(), message[:10_000] or "The agent asks for approval.", events
     )
-    ex.gate = {**ex.gate, "agent": True}
+    ex.gate = {**(ex.gate or {}), "agent": True}  # (_open set it)
     return approval
 
 
@@ -230,6 +230,8 @@ def locked(session: Session, workspace_id: str | None, approval_id: str) -> tupl
     ex = executions.get_any(session, first.execution_id, for_update=True) if first.execution_id else None
     query = select(Approval).where(Approval.id == approval_id).execution_options(populate_existing=True)
     approval = session.scalar(query.with_for_update() if row_locks(session) else query)
+    if approval is None:  # (deleted meanwhile)
+        raise NotFound(f"approval {approval_id} not found")
     return ex, approval
 
 

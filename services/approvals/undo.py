@@ -48,7 +48,7 @@ def undo(session: Session, workspace_id: str, approval_id: str, actor: str, even
     execution (the step may have started) or when it holds nothing; 403 for someone other than who decided."""
     ex, a = approvals.locked(session, workspace_id, approval_id)
     held_here = ex is not None and held.held_approval(ex) == a.id
-    if not held_here:
+    if ex is None or ex.gate is None or not held_here:  # (held: there is an execution and its gate)
         if a.status == A.PENDING:
             raise Conflict(
                 "this approval has no decision to take back",

@@ -25,7 +25,7 @@ from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
 from services.audit.models import AuditEvent
-from services.db import row_locks
+from services.db import coach_session, row_locks
 from services.notifier import jsonable, jsonable_exact
 from services.orm import utcnow
 
@@ -246,11 +246,12 @@ def lock_workspace(session: Session, workspace_id: str) -> None:
     SQLite needs nothing: its write transactions start with BEGIN IMMEDIATE, one writer at a time."""
     if not row_locks(session):
         return
-    if workspace_id in session.locked_workspaces:
+    locked = coach_session(session).locked_workspaces
+    if workspace_id in locked:
         return
     digest = hashlib.sha256(f"coach.audit:{workspace_id}".encode()).digest()
     session.execute(select(func.pg_advisory_xact_lock(int.from_bytes(digest[:8], "big", signed=True))))
-    session.locked_workspaces.add(workspace_id)
+    locked.add(workspace_id)
 
 
 def last_event(session: Session, workspace_id: str) -> AuditEvent | None:
@@ -303,7 +304,7 @@ def _head(session: Session, workspace_id: str) -> tuple[int, str] | None:
         return newest.seq, newest.hash
     lock_workspace(session, workspace_id)
     found = session.execute(_HEAD_LOCKED if row_locks(session) else _HEAD, {"workspace_id": workspace_id}).first()
-    return tuple(found) if found else None
+    return (found[0], found[1]) if found else None
 
 
 _HEAD = (

@@ -61,7 +61,7 @@ def set_mode(
     wf.mode, wf.updated_at = mode, utcnow()
     if before != mode:
         level = level_of(session, wf)
-        extra = {"reason": reason} if reason else {}
+        extra: dict[str, Any] = {"reason": reason} if reason else {}
         if mode == "auto":  # which of its steps have no evidence of their own yet: the lead was shown them
             extra["steps_not_ready"] = not_ready_steps(session, wf)
         recorded = audit.record(

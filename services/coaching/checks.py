@@ -76,7 +76,7 @@ def decide(
     events: Events,
     workspace_id: str,
     idempotency_key: str | None,
-    open_real: Callable[[], None],
+    open_real: Callable[[], object],
 ) -> tuple[dict[str, Any], Decision]:
     """A person's decision on a check (services/coaching/decisions.py hands it here once it is valid): counted for the
     operator, audited `check_result`, and the real suggestion opened at once by `open_real` (the caller's

@@ -30,7 +30,7 @@ def _correction_of(session: Session, ex: Execution, step_id: str) -> tuple[Sugge
         .limit(1)
     ).first()
     decision = session.get(Decision, sug.id) if sug is not None else None
-    if decision is None or decision.decision != "correct" or decision.outcome is not None:
+    if sug is None or decision is None or decision.decision != "correct" or decision.outcome is not None:
         return None
     return sug, decision
 

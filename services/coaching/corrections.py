@@ -16,8 +16,9 @@ from core.coaching.rules import LearnedRule, learned_rules, rule_transitions, tr
 from core.errors import NotFound, ValidationFailed
 from services.audit import service as audit
 from services.coaching.models import CorrectionPack
+from services.db import coach_session, row_locks
 from services.notifier import Events
-from services.orm import in_workspace, utcnow
+from services.orm import in_workspace, table_of, utcnow
 from services.workflows.models import Workflow, WorkflowVersion
 
 EXPORT_FORMAT = "coach.correction-pack/1"
@@ -52,14 +53,16 @@ def _for_change(session: Session, workspace_id: str, workflow_id: str, step_id: 
     pack = find(session, workflow_id, step_id, for_update=True)
     if pack is None:
         values = CorrectionPack(workspace_id=workspace_id, workflow_id=workflow_id, step_id=step_id, stats={}, **new)
-        table = CorrectionPack.__table__
-        insert = pg_insert if session.bind.dialect.name == "postgresql" else sqlite_insert
+        table = table_of(CorrectionPack)
+        insert = pg_insert if row_locks(session) else sqlite_insert  # (row locks: PostgreSQL)
         session.execute(
             insert(table)
             .values({c.key: getattr(values, c.key) for c in table.columns})
             .on_conflict_do_nothing(index_elements=[table.c.workflow_id, table.c.step_id])
         )
         pack = find(session, workflow_id, step_id, for_update=True)
+        if pack is None:  # (inserted, or there already)
+            raise LookupError(f"the correction pack of {workflow_id}/{step_id} was not made")
     return pack
 
 
@@ -79,7 +82,7 @@ class RulesCache:
         self._lock = threading.Lock()
 
     def rules(self, session: Session, wf: Workflow) -> Rules:
-        if wf.id in session.changed_packs:
+        if wf.id in coach_session(session).changed_packs:
             return _load_rules(session, wf.id)
         with self._lock:
             hit = self._items.get(wf.id)  # cachetools' LRU: a read counts as a use
@@ -112,13 +115,13 @@ def _changed(session: Session, pack: CorrectionPack) -> None:
     """Write the pack now and bump its workflow's packs_revision (updated_at untouched: the workflow itself did
     not change). Always pack row first, then workflow row: one lock order for every pack change."""
     session.flush()
-    workflows = Workflow.__table__
+    workflows = table_of(Workflow)
     session.execute(
         update(workflows)
         .where(workflows.c.id == pack.workflow_id)
         .values(packs_revision=workflows.c.packs_revision + 1, updated_at=workflows.c.updated_at)
     )
-    session.changed_packs.add(pack.workflow_id)
+    coach_session(session).changed_packs.add(pack.workflow_id)
 
 
 def _applying(pack: CorrectionPack, stats: PackStats | None = None) -> list[LearnedRule]:
@@ -306,7 +309,11 @@ def import_pack(
     step_id = str(data.get("step_id") or "")
     if not step_id:
         raise ValidationFailed("step_id is required", details={"step_id": ["is required"]})
-    steps = {s.get("id") for s in (latest_definition(session, wf).get("steps") or []) if isinstance(s, dict)}
+    steps = {
+        s["id"]
+        for s in (latest_definition(session, wf).get("steps") or [])
+        if isinstance(s, dict) and isinstance(s.get("id"), str)  # (a definition's steps have ids)
+    }
     if step_id not in steps:
         raise ValidationFailed(
             f"workflow {wf.id} has no step {step_id!r}", details={"step_id": [f"must be one of {sorted(steps)}"]}

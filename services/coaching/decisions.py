@@ -29,7 +29,7 @@ from services.notifications import outbox as notification_outbox
 from services.notifier import Events, jsonable
 from services.orm import utcnow
 from services.policies import service as policies
-from services.workflows.models import Workflow
+from services.workflows.models import workflow_of
 from services.workflows.service import DefinitionCache
 
 AFTER_REJECT = D.AFTER_REJECT
@@ -124,7 +124,7 @@ def decide(
     if loaded is None:  # something is missing: say what
         ex = executions.get(session, workspace_id, execution_id, for_update=True)
         sug = session.get(Suggestion, suggestion_id)
-        wf = session.get(Workflow, ex.workflow_id)
+        wf = workflow_of(session, ex.workflow_id)
     else:
         ex, sug, wf = loaded
     # under the execution's lock: a concurrent retry with the same key may have committed while we waited for it
@@ -291,7 +291,7 @@ def act(
 ) -> None:
     """What the decision does, at once or when its hold is released (services.coaching.undo.release)."""
     if sug.kind == "tool_call":  # the call gets its one answer, or runs when the runner takes the step again
-        effect = D.for_tool_call(
+        call_effect = D.for_tool_call(
             kind,
             suggested=sug.params,
             correction=body.get("correction"),
@@ -299,7 +299,7 @@ def act(
             feedback=body.get("feedback"),
             operator=operator,
         )
-        agent_replies.settle_call(session, ex, sug, effect, kind, operator, events)
+        agent_replies.settle_call(session, ex, sug, call_effect, kind, operator, events)
         executions.set_status(ex, "decide")
         return
     effect = D.for_step(
@@ -431,6 +431,7 @@ def submit(
                     "this suggestion was decided by a concurrent request",
                     details={"suggestion_id": body.get("suggestion_id")},
                 ) from None
+    raise AssertionError("not reached: the last try (tries_left 0) returns or raises")
 
 
 RACES = 2  # new tries of a decision whose transaction lost a unique-key race although its suggestion was not decided
@@ -464,7 +465,7 @@ def _submit(
             )
             notification_outbox.person_present(session)  # the next suggestion is in front of its operator
             ex = session.get(Execution, execution_id)
-            decided_step = decision.step_id
+            decided_step: str | None = decision.step_id
             if ex.status in S.RUNNABLE:
                 # go on in the same transaction up to the next gate; a slow tool goes to the runner
                 needs_runner = services.runner.drive(session, ex, events, claim=False)

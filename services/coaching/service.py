@@ -15,7 +15,7 @@ from core import gates as G
 from core.coaching import autonomy
 from core.coaching import checks as C
 from core.coaching import decisions as D
-from core.coaching.rules import apply_rules
+from core.coaching.rules import LearnedRule, apply_rules
 from core.errors import Conflict
 from core.execution import states as S
 from core.execution.engine import resolve_params
@@ -34,7 +34,7 @@ from services.notifier import Events
 from services.orm import utcnow
 from services.policies import service as policies
 from services.regions import service as regions
-from services.workflows.models import Workflow
+from services.workflows.models import Workflow, workflow_of
 
 STAT_OF = D.STAT_OF
 REVIEW_GATES = ("decision", "spot_check")
@@ -46,7 +46,7 @@ def review_gate(session: Session, ex: Execution, spot_check_rate: float, rng: ra
     per runner, seeded from COACH_RANDOM_SEED when set, so a test run is repeatable."""
     if ex.mode not in ("coaching", "auto"):
         return None
-    wf = session.get(Workflow, ex.workflow_id)
+    wf = workflow_of(session, ex.workflow_id)
     modes = autonomy.step_modes(wf.settings)
     scoped = regions.step_regions(session, ex.workspace_id, ex.workflow_id) if wf.kind != "plan" else {}
 
@@ -127,7 +127,7 @@ def described(session: Session, definitions: Any, tools: ToolRegistry, s: Sugges
     )
 
 
-def learned(session: Session, wf: Workflow, step_id: str, rendered: Any) -> tuple[Any, str | None, list]:
+def learned(session: Session, wf: Workflow, step_id: str, rendered: Any) -> tuple[Any, str | None, list[LearnedRule]]:
     """The step's params with its correction pack's learned rules applied: what a suggestion proposes, and what
     an unattended run of a coaching-trained step (AUTO, or a step promoted alone) really runs with, since the
     workflow earned its autonomy with those suggestions. Returns (params, pack id, rules applied)."""
@@ -158,8 +158,8 @@ def open_suggestion(
     rendered = resolve_params(step, state) if params is None else params
     source = "definition"
     suggested = rendered
-    wf = session.get(Workflow, ex.workflow_id)
-    applied = []
+    wf = workflow_of(session, ex.workflow_id)
+    applied: list[LearnedRule] = []
     if params is None:
         suggested, pack_id, applied = learned(session, wf, step.id, rendered)
         if applied:
@@ -237,7 +237,7 @@ def pause(session: Session, workspace_id: str, execution_id: str, events: Events
     if (ex.gate or {}).get("kind") == "held":  # services.coaching.held: its window runs on; undo, or let it act
         raise Conflict(
             "a decision is held for its undo window: take it back (undo) or let it act, then pause",
-            details={"status": ex.status, "held_until": ex.gate.get("deadline")},
+            details={"status": ex.status, "held_until": (ex.gate or {}).get("deadline")},
         )
     executions.set_status(ex, "pause")
     gates.hold(ex, pending(session, ex.id))  # a paused session's deadline does not run down

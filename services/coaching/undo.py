@@ -30,7 +30,7 @@ from services.executions import service as executions
 from services.executions.models import Execution
 from services.notifier import Events, jsonable
 from services.orm import utcnow
-from services.workflows.models import Workflow
+from services.workflows.models import workflow_of
 from services.workflows.service import DefinitionCache
 
 SYSTEM = "system"
@@ -67,7 +67,7 @@ def release(
     kind = decision.decision
     defn = definitions.for_execution(session, ex)
     step = defn.step(sug.step_id)
-    wf = session.get(Workflow, ex.workflow_id)
+    wf = workflow_of(session, ex.workflow_id)
     sug.status, sug.decided_at = "decided", now
     ex.gate = None
     body = {

@@ -44,7 +44,7 @@ def _known_step(defn, step_id: str) -> None:
         )
 
 
-def hold(ex: Execution, step_id: str, question: str, events: Events, suspended: dict | None = None) -> None:
+def hold(ex: Execution, step_id: str, question: str | None, events: Events, suspended: dict | None = None) -> None:
     """Stop before `step_id` in waiting_clarification and push clarification_requested. `suspended`: the gate the
     step was waiting at (a coaching decision), given back at the resume unless the step is corrected meanwhile."""
     executions.set_step(ex, step_id, status=S.STEP_WAITING)
@@ -196,7 +196,7 @@ def resume(
     refusal = C.resume_refusal(ex.status, ex.gate)
     if refusal is not None:
         raise refusal
-    gate = ex.gate
+    gate = ex.gate or {}  # (no refusal: it waits at a clarification gate)
     step_id = gate["step_id"]
     ex.control = C.after_resume(ex.control, gate, feedback, utcnow().isoformat())
     executions.set_status(ex, "resume")

@@ -24,7 +24,7 @@ from services.executions.models import Execution
 from services.notifier import Events
 from services.orm import utcnow
 from services.policies import service as policies
-from services.workflows.models import Workflow
+from services.workflows.models import workflow_of
 
 log = logging.getLogger(__name__)
 
@@ -52,31 +52,31 @@ def drive(runner, session: Session, ex: Execution, events: Events, *, claim: boo
             return AGAIN if claim else True
         if nxt.kind != "run":
             return None
-        inline = _inline(runner, nxt.step, ex.workspace_id)
+        inline = _inline(runner, nxt.subject, ex.workspace_id)
         if not inline and not claim:
             return True
-        st = ex.steps[nxt.step.id]
+        st = ex.steps[nxt.subject.id]
         repeat = st.idempotency_key is not None  # a run started before (a crash took its instance down)
-        if repeat or nxt.step.type != "action":
-            executions.set_step(ex, nxt.step.id, status=S.STEP_RUNNING, started_at=utcnow())
+        if repeat or nxt.subject.type != "action":
+            executions.set_step(ex, nxt.subject.id, status=S.STEP_RUNNING, started_at=utcnow())
         else:  # a new run of its tool: a new key
             executions.set_step(
                 ex,
-                nxt.step.id,
+                nxt.subject.id,
                 status=S.STEP_RUNNING,
                 started_at=utcnow(),
                 run=st.run + 1,
-                idempotency_key=call_key(ex.id, nxt.step.id, st.run + 1),
+                idempotency_key=call_key(ex.id, nxt.subject.id, st.run + 1),
             )
         state = executions.to_state(ex)
         if not inline:
-            return nxt.step, state, params, repeat
+            return nxt.subject, state, params, repeat
         record(
             runner,
             ex,
-            nxt.step.id,
+            nxt.subject.id,
             execute(
-                nxt.step,
+                nxt.subject,
                 state,
                 runner.tools.for_workspace(ex.workspace_id),
                 params=params,
@@ -115,19 +115,19 @@ def _step(runner, session: Session, ex: Execution, events: Events, until: float)
             nxt = Next("fail", None, f"could not choose the next step: {type(exc).__name__}: {exc}")
         step_id = nxt.step.id if nxt.step else None
         if nxt.kind == "skip":
-            executions.set_step(ex, step_id, status=S.STEP_SKIPPED, error=nxt.reason, finished_at=utcnow())
+            executions.set_step(ex, nxt.subject.id, status=S.STEP_SKIPPED, error=nxt.reason, finished_at=utcnow())
             if time.monotonic() > until:
                 return Next("yield"), None
             continue
         params = None
         if nxt.kind == "run":
-            row = executions.step_state(ex, step_id)
+            row = executions.step_state(ex, nxt.subject.id)
             # a suggestion accepted or corrected, or a reviewed tool call approved (or edited): those params
             reviewed = row.decision in REVIEWED
             # a suggestion accepted by its deadline runs with the suggested params, but nobody reviewed it
             params = row.params if reviewed or row.decision == gates.TIMEOUT_ACCEPT else None
-            if nxt.step.type == "action":
-                nxt, params = _police(runner, session, ex, nxt.step, params, reviewed, events)
+            if nxt.subject.type == "action":
+                nxt, params = _police(runner, session, ex, nxt.subject, params, reviewed, events)
         if nxt.kind == "gate":
             _open_gate(runner, session, ex, defn, nxt, events)
         elif nxt.kind == "complete":
@@ -152,7 +152,7 @@ def _police(
         except TemplateFailure:
             return Next("run", step), None  # execute fails the step, naming the template's field
         if ex.mode != "normal":  # unattended in a coached workflow: it runs what it would have suggested
-            params, _, _ = coaching.learned(session, session.get(Workflow, ex.workflow_id), step.id, params)
+            params, _, _ = coaching.learned(session, workflow_of(session, ex.workflow_id), step.id, params)
     explained = policies.judge(session, runner.tools.for_workspace(ex.workspace_id), ex, step, params)
     executions.set_step(ex, step.id, policy=explained)
     if explained["effect"] == "deny":
@@ -186,7 +186,7 @@ def _police(
 
 
 def _open_gate(runner, session: Session, ex: Execution, defn, nxt: Next, events: Events) -> None:
-    step = nxt.step
+    step = nxt.subject
     if nxt.reason == "policy":  # opened by _police
         return
     if nxt.reason == "clarification":  # a pause asked for this step, or its own requires_clarification

@@ -60,19 +60,21 @@ def on_timeout(purpose: str, timeout: HumanTimeout | None) -> str | None:
 
 def hold(ex: Execution, waiting: list[Suggestion]) -> None:
     """The session is paused: its gate's deadline is taken off (the scanner no longer sees it)."""
-    if (ex.gate or {}).get("deadline"):
-        ex.gate = {**ex.gate, "deadline": None}
+    gate = ex.gate or {}
+    if gate.get("deadline"):
+        ex.gate = {**gate, "deadline": None}
     for sug in waiting:
         sug.deadline = None
 
 
 def rearm(ex: Execution, waiting: list[Suggestion], now: datetime) -> None:
     """The session is resumed: its gate gets its whole time again, from now."""
-    timeout_s = (ex.gate or {}).get("timeout_s")
+    gate = ex.gate or {}
+    timeout_s = gate.get("timeout_s")
     if not timeout_s:
         return
     deadline = now + timedelta(seconds=timeout_s)
-    ex.gate = {**ex.gate, "deadline": deadline.isoformat()}
+    ex.gate = {**gate, "deadline": deadline.isoformat()}
     for sug in waiting:
         sug.deadline = deadline
 
@@ -108,6 +110,8 @@ def fire(
         not G.is_due(ex.status, kind, ex.gate_due_at, now)
         or (sug is not None and sug.status != "pending")
         or (sug is None and kind != G.CLARIFICATION)
+        or not isinstance(kind, str)  # (a gate with a deadline names its kind and step)
+        or not isinstance(step_id, str)
     ):
         # no longer waiting at that gate, by a path that kept its deadline: the scanner must not find it again
         ex.gate_due_at = None
@@ -129,7 +133,11 @@ def fire(
     elif action == G.ACCEPT:  # runs with the suggested params; the policy judges the call when it is about to run
         # (a check's are never run: the step's own, rendered again when it runs, are what it would have suggested)
         executions.set_step(
-            ex, step_id, status=S.STEP_PENDING, decision=decision, params=None if sug.purpose == "check" else sug.params
+            ex,
+            step_id,
+            status=S.STEP_PENDING,
+            decision=decision,
+            params=None if sug is None or sug.purpose == "check" else sug.params,
         )
         executions.set_status(ex, "decide")
     else:  # answer: as if answered with the step's timeout_answer

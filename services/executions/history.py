@@ -111,9 +111,9 @@ def history(session: Session, definitions: DefinitionCache, workspace_id: str, e
     per_step, wide = H.build(steps, suggestions, decisions, approvals, audit)
     control = ex.control or {}
     retried = [r for r in control.get("retries") or [] if r.get("kind") == "retry"]
-    for st in per_step:
-        st.pop("output", None)
-        st["retries"] = sum(1 for r in retried if r.get("step_id") == st["step_id"])
+    for step_view in per_step:
+        step_view.pop("output", None)
+        step_view["retries"] = sum(1 for r in retried if r.get("step_id") == step_view["step_id"])
     return {
         "execution_id": ex.id,
         "status": ex.status,

@@ -18,9 +18,9 @@ from sqlalchemy import and_, or_, select, update
 
 from config import Settings
 from core.execution import states as S
-from services.db import Database, retrying
+from services.db import Database, retrying, rowcount
 from services.executions.models import Execution
-from services.orm import utcnow
+from services.orm import table_of, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -85,15 +85,17 @@ class Leases:
         held_now = list(self.held)
         if not held_now:
             return 0
-        table = Execution.__table__
+        table = table_of(Execution)
 
         def once() -> int:
             with self.db.transaction() as session:
-                return session.execute(
-                    update(table)
-                    .where(table.c.id.in_(held_now), table.c.lease_owner == self.owner)
-                    .values(lease_expires_at=utcnow() + timedelta(seconds=self.lease_s))
-                ).rowcount
+                return rowcount(
+                    session.execute(
+                        update(table)
+                        .where(table.c.id.in_(held_now), table.c.lease_owner == self.owner)
+                        .values(lease_expires_at=utcnow() + timedelta(seconds=self.lease_s))
+                    )
+                )
 
         renewed = retrying(once, what="renewing leases")
         if renewed < len(held_now):

@@ -228,6 +228,7 @@ class Runner:
                     ex.lease_owner or "another instance",
                 )
                 return FENCED
+            assert running is not None  # (an outcome comes with the step that ran)
             drive.record(self, ex, running, outcome)
         elif ex.lease_owner not in (None, self.leases.owner) and not self.leases.free(ex, utcnow()):
             return None  # another instance runs one of its steps: it goes on from there, not this one

@@ -8,8 +8,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
+from datetime import datetime
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from core.execution import states as S
 from services.approvals import deadlines as approval_deadlines
@@ -21,6 +24,10 @@ from services.executions.models import Execution
 from services.notifier import Events
 from services.orm import utcnow
 from services.triggers import schedules as trigger_schedules
+
+# what fires one deadline, in its own transaction: (session, the approval's or execution's id, now, events) -> the
+# execution when it fired
+Fire = Callable[[Session, str, datetime, Events], Execution | None]
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +143,9 @@ class Scans:
         fired."""
         now = now or utcnow()
         with self.runner.db.read() as session:
-            due = [(approval_deadlines.fire_timeout, "approval", i) for i in approval_deadlines.due(session, now)]
+            due: list[tuple[Fire, str, str]] = [
+                (approval_deadlines.fire_timeout, "approval", i) for i in approval_deadlines.due(session, now)
+            ]
             # a gate's deadline, or the end of a held decision's undo window (services.coaching.undo.fire)
             due += [
                 (

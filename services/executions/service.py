@@ -291,7 +291,12 @@ def update_event(ex: Execution, step_id: str | None = None, *, steps: bool = Tru
     them), so that a
     client keeps its copy of the execution in step with the pushes alone; those steps then count as pushed. Without
     (an answer, a join's ack), it leaves them for the next push."""
-    update = {"execution_id": ex.id, "status": ex.status, "progress": steps_progress(ex.steps), "step_id": step_id}
+    update: dict[str, Any] = {
+        "execution_id": ex.id,
+        "status": ex.status,
+        "progress": steps_progress(ex.steps),
+        "step_id": step_id,
+    }
     if steps:
         unpushed = getattr(ex, UNPUSHED, None) or {}
         setattr(ex, UNPUSHED, {})

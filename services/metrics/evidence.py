@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from core.coaching import autonomy
 from core.coaching.autonomy import tool_unit
-from core.coaching.metrics import should_demote
+from core.coaching.metrics import MetricsState, should_demote
 from core.workflow import WorkflowDef
 from services.audit import service as audit
 from services.coaching.models import Suggestion
@@ -18,7 +18,7 @@ from services.executions.models import Execution
 from services.metrics import service as metrics
 from services.notifications import outbox as notification_outbox
 from services.notifier import Events
-from services.workflows.models import Workflow
+from services.workflows.models import Workflow, workflow_of
 
 
 def count_decision(
@@ -126,7 +126,7 @@ def count_review(session: Session, ex: Execution, step_id: str, kind: str, laten
     """A person's review of an unattended call that a policy forced (a tool-call approval of an AUTO run, or of
     a step promoted to AUTO alone): evidence for the spot-check test like a spot check (approve = accept,
     edit = correct, reject = reject), which may demote the workflow or the step."""
-    wf = session.get(Workflow, ex.workflow_id)
+    wf = workflow_of(session, ex.workflow_id)
     mode = autonomy.effective_mode(ex.mode, wf.mode)
     step_modes = autonomy.step_modes(wf.settings)
     if mode != "auto" and step_modes.get(step_id) != autonomy.AUTO:
@@ -134,7 +134,7 @@ def count_review(session: Session, ex: Execution, step_id: str, kind: str, laten
     thresholds = metrics.workflow_thresholds(wf)
     scopes = ([("spot", ex.workflow_id)] if wf.mode == "auto" else []) + [("spot", f"{ex.workflow_id}/{step_id}")]
     scopes += [("workflow", ex.workflow_id), ("step", f"{ex.workflow_id}/{step_id}")]
-    states = {
+    states: dict[tuple[str, str], tuple[MetricsState, str | None]] = {
         scope: (state, None)
         for scope, state in metrics.held_states(session, ex.workspace_id, scopes[-2:], thresholds).items()
     }

@@ -22,7 +22,7 @@ def get_floor(session: Session, workspace_id: str) -> dict[str, Any]:
     """GET /api/workspace/reviews: every setting as it applies (the default where the workspace set none)."""
     own = session.get(WorkspaceReviewFloor, workspace_id)
     floor = own.attentive_floor_ms if own is not None else None
-    body = {
+    body: dict[str, Any] = {
         "attentive_floor_ms": floor if floor is not None else A.DEFAULT_FLOOR_MS,
         "default_ms": A.DEFAULT_FLOOR_MS,
         "min_ms": A.MIN_FLOOR_MS,

@@ -77,7 +77,9 @@ def _decisions(session: Session, wf: Workflow, step_id: str, since) -> list[tupl
     )
     if tool:
         query = query.join(Suggestion, Suggestion.id == Decision.suggestion_id).where(Suggestion.tool == tool)
-    return [tuple(row) for row in session.execute(query)]
+    return [
+        (operator, decision, latency_ms, outcome) for operator, decision, latency_ms, outcome in session.execute(query)
+    ]
 
 
 def figures(session: Session, wf: Workflow, step_id: str | None = None, days: int = DEFAULT_DAYS) -> dict[str, Any]:

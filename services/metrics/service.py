@@ -6,7 +6,7 @@ decisions when read (series.py)."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from cachetools import LRUCache
@@ -46,7 +46,7 @@ def _insert(session: Session):
 
 
 def _scope_rows(
-    session: Session, workspace_id: str, keys: list[tuple[str, str]], ahead: list[tuple[str, str]] = ()
+    session: Session, workspace_id: str, keys: list[tuple[str, str]], ahead: Sequence[tuple[str, str]] = ()
 ) -> list[MetricScope]:
     """Get-or-create the rows of these scopes, locked for update where the database can (PostgreSQL: under the
     workspace's lock, taken first). A row read earlier in this transaction is the one in the session's identity map
@@ -175,7 +175,9 @@ def record_suggestion(
     session: Session, workspace_id: str, scopes: list[tuple[str, str]], thresholds: LevelThresholds | None = None
 ) -> dict[tuple[str, str], MetricsState]:
     out = {}
-    for (scope, key), row in zip(scopes, _scope_rows(session, workspace_id, [tuple(s) for s in scopes]), strict=False):
+    for (scope, key), row in zip(
+        scopes, _scope_rows(session, workspace_id, [(scope, key) for scope, key in scopes]), strict=False
+    ):
         state = _state(row, thresholds)
         state.record_suggestion()
         out[(scope, key)] = state
@@ -187,7 +189,7 @@ def held_states(
 ) -> dict[tuple[str, str], MetricsState]:
     """Scopes' states as the transaction will write them: a change made to them (restart_evidence at a demotion)
     is written with the transaction, like a decision's."""
-    rows = _scope_rows(session, workspace_id, [tuple(s) for s in scopes])
+    rows = _scope_rows(session, workspace_id, [(scope, key) for scope, key in scopes])
     return {(scope, key): _state(row, thresholds) for (scope, key), row in zip(scopes, rows, strict=False)}
 
 
@@ -198,7 +200,7 @@ def record_decision(
     kind: str,
     latency_ms: float,
     thresholds: LevelThresholds | None = None,
-    ahead: list[tuple[str, str]] = (),
+    ahead: Sequence[tuple[str, str]] = (),
     levels: Iterable[tuple[str, str]] | None = None,
     *,
     left_out: Iterable[tuple[str, str]] = (),
@@ -211,7 +213,9 @@ def record_decision(
     an attentive operator."""
     out = {}
     left_out = set(left_out)
-    rows = _scope_rows(session, workspace_id, [tuple(s) for s in scopes], [tuple(a) for a in ahead])
+    rows = _scope_rows(
+        session, workspace_id, [(scope, key) for scope, key in scopes], [(scope, key) for scope, key in ahead]
+    )
     for (scope, key), row in zip(scopes, rows, strict=False):
         state = _state(row, thresholds)
         before = state.assess().level if levels is None or (scope, key) in levels else None

@@ -23,7 +23,10 @@ def run_migrations_online() -> None:
     if connection is not None:
         _run(connection)
         return
-    engine = create_engine(config.get_main_option("sqlalchemy.url"), poolclass=pool.NullPool)
+    url = config.get_main_option("sqlalchemy.url")
+    if url is None:
+        raise RuntimeError("no connection given and no sqlalchemy.url set")
+    engine = create_engine(url, poolclass=pool.NullPool)
     with engine.connect() as conn:
         _run(conn)
 

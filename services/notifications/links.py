@@ -114,24 +114,23 @@ def use(services, token: str, comment: str | None) -> dict:
     now = utcnow()
     with services.db.transaction() as session:
         opened = open_token(session, services, token, now)
-        if opened.refusal or opened.open_app:
+        link = opened.link
+        if opened.refusal or opened.open_app or link is None:  # (no refusal: the link was found)
             raise Refused(opened.refusal or "This review is decided in Coach, not from a link.")
         claimed = session.execute(
             update(ActionLink)
-            .where(ActionLink.id == opened.link.id, ActionLink.used_at.is_(None))
+            .where(ActionLink.id == link.id, ActionLink.used_at.is_(None))
             .values(used_at=now, used_decision=opened.decision)
         ).rowcount
         if claimed != 1:
             raise Refused("This link was already used.")
-        user = session.get(User, opened.link.user_id)
+        user = session.get(User, link.user_id)
         member = session.scalar(
-            select(Membership).where(
-                Membership.user_id == opened.link.user_id, Membership.workspace_id == opened.link.workspace_id
-            )
+            select(Membership).where(Membership.user_id == link.user_id, Membership.workspace_id == link.workspace_id)
         )
         if user is None or user.disabled or member is None or member.disabled:
             raise Refused("You are no longer a member of this workspace.")
         actor = A.Actor(user_id=user.id, email=user.email, role=member.role)
-        workspace_id, approval_id, decision = opened.link.workspace_id, opened.link.approval_id, opened.decision
+        workspace_id, approval_id, decision = link.workspace_id, link.approval_id, opened.decision
     body = {"decision": decision, "comment": comment or None}
     return approval_decisions.submit(services, workspace_id, approval_id, body, actor, idempotency_key=None)

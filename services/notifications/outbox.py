@@ -23,7 +23,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, object_session
 
 from core import notifications as N
-from services.db import CoachSession
+from services.db import CoachSession, coach_session
 from services.executions.models import Execution
 from services.notifications import slack as slack_channel
 from services.orm import utcnow
@@ -51,18 +51,24 @@ def configure(db, config: Config) -> None:
 Build = Callable[[Session], "tuple[str, str, N.Facts, dict] | None"]
 
 
-def _note(session: CoachSession | None, key: str, build: Build) -> None:
-    if session is None or session.notifications is None:
+def _note(session: Session | None, key: str, build: Build) -> None:
+    if session is None:
         return
-    session.noted[key] = build  # the last note of the same thing wins (made by _fan_out, before the commit)
+    coach = coach_session(session)
+    if coach.notifications is None:
+        return
+    coach.noted[key] = build  # the last note of the same thing wins (made by _fan_out, before the commit)
 
 
-def note_rows(session: CoachSession | None, key: str, build: Callable[[Session], list[OutboxRow]]) -> None:
+def note_rows(session: Session | None, key: str, build: Callable[[Session], list[OutboxRow]]) -> None:
     """Rows that need no routing, made at the commit (after the routed events'): e.g. the Slack updates of a decided
     review (slack_updates.py)."""
-    if session is None or session.notifications is None:
+    if session is None:
         return
-    session.noted_rows[key] = build
+    coach = coach_session(session)
+    if coach.notifications is None:
+        return
+    coach.noted_rows[key] = build
 
 
 # -- hooks ------------------------------------------------------------------------------------------------------------
@@ -75,7 +81,7 @@ def status_changed(ex: Execution) -> None:
     run failed are read from the execution as it is when the transaction commits."""
     if ex.status in WATCHED:
         session = object_session(ex)
-        if ex.status == "waiting_decision" and session is not None and session.person_present:
+        if ex.status == "waiting_decision" and session is not None and coach_session(session).person_present:
             return  # the next suggestion of a decision's own transaction: its operator is looking at it
         _note(session, f"ex:{ex.id}", lambda s: _execution_event(s, ex))
 
@@ -117,7 +123,7 @@ def escalate(session: Session, approval, route: NotificationRoute, event_id: str
     made = _approval_event(session, approval, N.ESCALATION, event_id)
     if made is None:
         return 0
-    config: Config = session.notifications or Config()
+    config: Config = coach_session(session).notifications or Config()
     routes, endpoints = _workspace_config(session, approval.workspace_id)
     rows = plan_rows(
         session,
@@ -219,7 +225,7 @@ def _fan_out(session: CoachSession) -> None:
 
 
 def _write_rows(session: Session, noted: dict) -> None:
-    config: Config = session.notifications
+    config: Config = coach_session(session).notifications
     now = utcnow()
     made = [m for m in (build(session) for build in noted.values()) if m is not None]
     if not made:

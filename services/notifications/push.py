@@ -35,7 +35,7 @@ from config import Settings
 from core import notifications as N
 from core.errors import NotFound, ValidationFailed
 from core.tools import ToolError
-from services.orm import utcnow
+from services.orm import table_of, utcnow
 from services.tools.http import Vetter
 from services.toolservers.secrets import Secrets, SecretUnreadable
 from services.users.models import Membership
@@ -91,8 +91,10 @@ def vapid(session: Session, settings: Settings) -> Vapid02:
             "private_key": sealer.seal({"key": _raw_private(made)}),
         }
         insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
-        session.execute(insert(VapidKeys.__table__).values(values).on_conflict_do_nothing(index_elements=["id"]))
+        session.execute(insert(table_of(VapidKeys)).values(values).on_conflict_do_nothing(index_elements=["id"]))
         row = session.get(VapidKeys, KEY_ROW)
+        if row is None:  # (inserted, or there already)
+            raise LookupError("the VAPID keys were not stored")
     return _parsed(sealer.open(row.private_key)["key"])
 
 

@@ -81,6 +81,7 @@ def send_one(services, row_id: str, owner: str, now: datetime | None = None) -> 
             return row.status if row is not None else "gone"  # taken over by another sender meanwhile
         message = request = post = None
         row_channel = row.channel
+        prepared_error: str | None
         try:
             if row.channel == N.EMAIL:
                 lines = [row.payload.get("text") or ""] + links.lines_for(session, services, row, now)
@@ -111,6 +112,7 @@ def send_one(services, row_id: str, owner: str, now: datetime | None = None) -> 
         elif post is not None:
             posted = slack_channel.send(services.settings, post)
         else:  # a webhook, or a push message to its push service: the same POST through the outbound rules
+            assert request is not None  # (prepared above, as message or post is for the other channels)
             status = webhooks.post(
                 services.settings, *request, who="the push service" if row_channel == N.PUSH else "the endpoint"
             )

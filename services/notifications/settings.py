@@ -167,7 +167,9 @@ def save_route(
         r = NotificationRoute(workspace_id=workspace_id)
         session.add(r)
     for field in FIELDS:
-        default = [] if field in ("events", "users", "escalate_users") else (True if field == "enabled" else None)
+        default: list[str] | bool | None = (
+            [] if field in ("events", "users", "escalate_users") else (True if field == "enabled" else None)
+        )
         value = body.get(field, default)
         if field == "slack_channel":
             value = value or None  # "" clears it

@@ -30,7 +30,7 @@ from services.plans.models import Plan
 from services.policies import service as policies
 from services.users.service import RANK
 from services.workflows import service as workflows
-from services.workflows.models import Workflow
+from services.workflows.models import Workflow, workflow_of
 from services.workflows.service import DefinitionCache
 
 
@@ -114,7 +114,7 @@ def list_page(
     rows = session.execute(
         base.order_by(Plan.created_at.desc(), Plan.id).offset((page - 1) * per_page).limit(per_page)
     ).all()
-    return [tuple(r) for r in rows], total
+    return [(plan, ex) for plan, ex in rows], total
 
 
 def verdicts(session: Session, tools: ToolRegistry, ex: Execution, defn: WorkflowDef) -> dict[str, str | None]:
@@ -209,7 +209,7 @@ def save_as_workflow(
 ) -> Workflow:
     """A new versioned workflow (version 1) with the plan's steps as they stand, its corrections included."""
     plan, ex = get(session, workspace_id, plan_id)
-    source = workflows.version_row(session, session.get(Workflow, ex.workflow_id), 1).definition
+    source = workflows.version_row(session, workflow_of(session, ex.workflow_id), 1).definition
     source = with_overrides(source, (ex.control or {}).get("overrides"))
     defn = parse_definition({**source, "name": name or source["name"]}, tools)
     wf = workflows.create(session, tools, workspace_id, defn, actor)

@@ -26,7 +26,7 @@ def get_lists(session, workspace_id: str) -> OutboundLists:
 def set_lists(session, workspace_id: str, body, actor: str) -> OutboundLists:
     """Replace the workspace's lists (422 naming the field on nonsense), audited in the same transaction."""
     lists, errors = validate_lists(body)
-    if errors:
+    if errors or lists is None:  # (no lists: there are errors)
         raise ValidationFailed("the outbound lists are not valid", errors)
     if session.get(Workspace, workspace_id) is None:
         raise NotFound(f"workspace {workspace_id} not found")

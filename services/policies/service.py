@@ -34,7 +34,7 @@ from core.tools import ToolRegistry
 from services.audit import service as audit
 from services.executions.models import Execution
 from services.gateway import builtins as gateway_builtins
-from services.orm import in_workspace, utcnow
+from services.orm import in_workspace, table_of, utcnow
 from services.policies.models import Policy, PolicySettings
 from services.users.models import User
 from services.workflows.models import Workflow
@@ -348,7 +348,7 @@ def set_defaults(session: Session, workspace_id: str, data: Any, actor: str) -> 
     defaults = check_defaults(data)
     before = get_defaults(session, workspace_id)
     _bump(session, workspace_id, actor)
-    row = session.get(PolicySettings, workspace_id)
+    row = _settings_row(session, workspace_id)
     row.defaults = defaults
     session.flush()
     audit.record(
@@ -368,7 +368,7 @@ def _bump(session: Session, workspace_id: str, actor: str) -> int:
     """One more revision of the workspace's policies, in the caller's transaction. The row is made the first time
     with INSERT … ON CONFLICT DO NOTHING, so two first changes at once (PostgreSQL) do not collide; the UPDATE then
     locks it until commit, so concurrent changes are numbered one after the other."""
-    table = PolicySettings.__table__
+    table = table_of(PolicySettings)
     insert_for = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
     session.execute(
         insert_for(table)
@@ -381,4 +381,12 @@ def _bump(session: Session, workspace_id: str, actor: str) -> int:
         .values(revision=table.c.revision + 1, updated_by=actor, updated_at=utcnow())
     )
     # the row as it now is, in the session's identity map: what revision() and the rule set read from here on
-    return session.get(PolicySettings, workspace_id, populate_existing=True).revision
+    return _settings_row(session, workspace_id, populate_existing=True).revision
+
+
+def _settings_row(session: Session, workspace_id: str, *, populate_existing: bool = False) -> PolicySettings:
+    """The workspace's policy settings row, once _bump made it."""
+    row = session.get(PolicySettings, workspace_id, populate_existing=populate_existing)
+    if row is None:
+        raise LookupError(f"the policy settings of workspace {workspace_id} were not made")
+    return row

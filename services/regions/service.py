@@ -7,7 +7,7 @@ lock (services.audit.service.lock_workspace), is audited, and happens in the cal
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -271,7 +271,7 @@ def view(session: Session, row: Region, thresholds: LevelThresholds) -> dict[str
     return body
 
 
-def check_unchanged(row: Region | None, version: int | None) -> bool:
+def check_unchanged(row: Region | None, version: int | None) -> TypeGuard[Region]:
     """Whether a suggestion's region is still the one it fell in (same condition version): only then its decision
     is that version's evidence."""
     return row is not None and version is not None and row.condition_version == version
@@ -431,7 +431,8 @@ def step_regions(session: Session, workspace_id: str, workflow_id: str) -> dict[
             Region.workspace_id == workspace_id, Region.scope == STEP, Region.workflow_id == workflow_id
         )
     ):
-        found.setdefault(row.step_id, []).append(as_region(row))
+        if row.step_id is not None:  # (a step region always names its step)
+            found.setdefault(row.step_id, []).append(as_region(row))
     return {step: R.ordered(regions) for step, regions in found.items()}
 
 

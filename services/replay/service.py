@@ -105,7 +105,7 @@ def replay_policy(
     if tool is not None:
         past = history.gateway_history(session, workspace_id, tool, limit, tools=tools)
     elif workflow_id is not None or compiled.scope_workflow_id is not None:
-        wf_id = workflow_id or compiled.scope_workflow_id
+        wf_id = workflow_id or compiled.scope_workflow_id or ""  # (one is set: the test above)
         wf = (
             _step(session, workspace_id, wf_id, step_id)
             if step_id is not None

@@ -114,8 +114,11 @@ def handle(svc, workspace_id: str, raw: bytes, headers) -> Answer:
     """Verify, parse and act on one interactivity request of the workspace `workspace_id`."""
     with svc.db.read() as session:
         config = slack_settings.config(session, svc.settings, workspace_id)
-    # no app here is answered as a bad signature: the answer tells nobody which workspaces use Slack
-    verify(config.signing_secret if config is not None else "", raw, headers)
+    # no app here is answered as a bad signature (as verify answers an empty secret): the answer tells nobody which
+    # workspaces use Slack
+    if config is None:
+        raise Unauthorized("bad or expired Slack signature", code="slack_signature")
+    verify(config.signing_secret, raw, headers)
     payload = payload_of(raw)
     kind = payload.get("type")
     slack_user = str(_dict(payload.get("user")).get("id") or "")
@@ -132,11 +135,11 @@ def handle(svc, workspace_id: str, raw: bytes, headers) -> Answer:
             return Answer("unknown_user", SET_YOUR_ID)
         key = _key(workspace_id, slack_user, action.get("action_ts"), action.get("action_id"), action.get("value"))
         if action["action_id"] == M.REJECT and payload.get("trigger_id"):
-            meta = json.dumps(
+            modal_meta = json.dumps(
                 {**value, "channel": where[0], "ts": where[1], "title": where[2][:500]}, separators=(",", ":")
             )
             try:
-                slack.open_modal(svc.settings, config, payload["trigger_id"], M.reject_modal(meta, where[2]))
+                slack.open_modal(svc.settings, config, payload["trigger_id"], M.reject_modal(modal_meta, where[2]))
                 return Answer("modal_opened", "asked for a comment")
             except slack.SlackError as exc:  # the modal could not open: reject without a comment
                 log.warning("Slack views.open failed (%s): rejecting without a comment", exc.code)
@@ -176,7 +179,7 @@ def _modal_error(text: str) -> dict[str, Any]:
     return {"response_action": "errors", "errors": {"comment": text[:150]}}
 
 
-def _where(payload: dict[str, Any]) -> tuple[str | None, str | None]:
+def _where(payload: dict[str, Any]) -> tuple[str | None, str | None, str]:
     container = _dict(payload.get("container"))
     channel = container.get("channel_id") or _dict(payload.get("channel")).get("id")
     ts = container.get("message_ts") or _dict(payload.get("message")).get("ts")

@@ -45,7 +45,7 @@ def _public(row: WorkspaceSlack | None) -> dict[str, Any] | None:
 
 def view(session: Session, workspace_id: str) -> dict[str, Any]:
     row = session.get(WorkspaceSlack, workspace_id)
-    body = {
+    body: dict[str, Any] = {
         "bot_token_set": False,
         "signing_secret_set": False,
         "default_channel": None,
@@ -54,7 +54,7 @@ def view(session: Session, workspace_id: str) -> dict[str, Any]:
         "interactivity_path": f"/api/integrations/slack/{workspace_id}/interactions",
     }
     if row is not None:
-        body.update(_public(row), updated_by=row.updated_by or None, updated_at=row.updated_at)
+        body.update(_public(row) or {}, updated_by=row.updated_by or None, updated_at=row.updated_at)
     return body
 
 

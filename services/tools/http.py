@@ -17,7 +17,7 @@ import json
 import socket
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import httpx
@@ -94,10 +94,17 @@ class Vetter:
         raise OutboundRefused(f"outbound request to {url.host} refused: {reasons[0]}")
 
 
+class AddressVetter(Protocol):
+    """What a VettedTransport asks: the address a URL may be reached at (a Vetter, or one that reads the workspace's
+    rules at each request: services.agents.llm_provider.LiveVetter), OutboundRefused when none."""
+
+    def address(self, url: httpx.URL) -> Address: ...
+
+
 class VettedTransport(httpx.BaseTransport):
     """Connects every request to an address the Vetter approved, never resolving the name a second time."""
 
-    def __init__(self, vetter: Vetter):
+    def __init__(self, vetter: AddressVetter):
         self.vetter = vetter
         self.inner = httpx.HTTPTransport(retries=0)
 

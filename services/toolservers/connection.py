@@ -64,6 +64,13 @@ class Connection:
     def alive(self) -> bool:
         return self.task is not None and not self.task.done() and self.session is not None
 
+    @property
+    def client(self) -> Client:
+        """The session's client: a connection the pool hands out is open (alive), so it has one."""
+        if self.session is None:
+            raise Unavailable(f"MCP server {self.endpoint.name!r} is not connected: {self.error or 'not open'}")
+        return self.session
+
     async def open(self) -> None:
         self.task = asyncio.create_task(self._run())
         try:

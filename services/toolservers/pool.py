@@ -86,7 +86,7 @@ class Clients:
         cursor = None
         for _ in range(MAX_LIST_PAGES):
             try:
-                page = await while_alive(conn, conn.session.list_tools(cursor=cursor), self.call_timeout)
+                page = await while_alive(conn, conn.client.list_tools(cursor=cursor), self.call_timeout)
             except SessionGone:
                 await self._drop(ep, conn)
                 raise Unavailable(f"MCP server {ep.name!r} could not be reached: {await conn.why_gone()}") from None
@@ -130,7 +130,14 @@ class Clients:
         self, conn: Connection, tool: str, arguments: dict[str, Any], timeout: float, meta: dict[str, Any]
     ) -> dict[str, Any]:
         ep = conn.endpoint
-        request = conn.session.call_tool(tool, arguments, read_timeout_seconds=timeout + 5, meta=meta or None)
+        request = conn.client.call_tool(
+            tool,
+            arguments,
+            read_timeout_seconds=timeout + 5,
+            # a request's _meta takes any key (the SDK casts it so itself, mcp.shared.peer); its TypedDict names only
+            # progressToken
+            meta=meta or None,  # type: ignore[arg-type]
+        )
         try:
             result = await while_alive(conn, request, timeout)
         except SessionGone:
@@ -160,7 +167,7 @@ class Clients:
         try:
             # ping on the session (2026-07-28 removed ping: a server of that revision answers -32601, an answer all
             # the same)
-            await asyncio.wait_for(conn.session.session.send_ping(), PING_AFTER_TIMEOUT_S)
+            await asyncio.wait_for(conn.client.session.send_ping(), PING_AFTER_TIMEOUT_S)
         except MCPError as exc:
             if exc.error.code == CONNECTION_CLOSED:
                 await self._drop(ep, conn)

@@ -21,7 +21,7 @@ from core import triggers as T
 from core.errors import CoachError, NotFound, ValidationFailed
 from core.workflow import validate_variables
 from services.audit import service as audit
-from services.db import retrying
+from services.db import retrying, rowcount
 from services.orm import in_workspace, utcnow
 from services.triggers import starts
 from services.triggers.models import TriggerSchedule, TriggerStart
@@ -217,7 +217,7 @@ def due(session: Session, now: datetime) -> list[tuple[str, str, datetime]]:
         .order_by(TriggerSchedule.next_fire_at)
         .limit(SCAN_BATCH)
     )
-    return [tuple(r) for r in rows]
+    return [(i, w, at) for i, w, at in rows if at is not None]  # (the query's is_not(None), for the type checker)
 
 
 def fire(
@@ -252,14 +252,18 @@ def fire(
             "last_error": f"the time zone {zone_name!r} is unknown on this server: the schedule stops",
         }
     )
-    claimed = session.execute(
-        update(TriggerSchedule)
-        .where(
-            TriggerSchedule.id == schedule_id, TriggerSchedule.next_fire_at == slot, TriggerSchedule.enabled.is_(True)
+    claimed = rowcount(
+        session.execute(
+            update(TriggerSchedule)
+            .where(
+                TriggerSchedule.id == schedule_id,
+                TriggerSchedule.next_fire_at == slot,
+                TriggerSchedule.enabled.is_(True),
+            )
+            .values(next_fire_at=following, last_fired_at=now, **stopped)
+            .execution_options(synchronize_session=False)
         )
-        .values(next_fire_at=following, last_fired_at=now, **stopped)
-        .execution_options(synchronize_session=False)
-    ).rowcount
+    )
     if claimed != 1:
         return False, None
     trigger = {"kind": "schedule", "schedule_id": schedule_id, "name": name, "fire_at": slot}

@@ -153,6 +153,8 @@ def accept_invitation(session: Session, user: User, invitation_id: str) -> tuple
     """The invited user's own act. Their default workspace stays where it was (unless they had none)."""
     inv = _my_invitation(session, user, invitation_id)
     workspace = session.get(Workspace, inv.workspace_id)
+    if workspace is None:  # (the invitation's foreign key keeps it)
+        raise LookupError(f"workspace {inv.workspace_id} does not exist")
     existing = role_in(session, user, workspace.id)
     m = membership(session, workspace.id, user.id) if existing else set_role(session, user, workspace, inv.role)
     inv.status, inv.decided_at = "accepted", utcnow()

@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import ForeignKey, Integer, String, Text, UniqueConstraint
-from sqlalchemy.orm import Mapped, mapped_column, relationship
+from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
 
 from services.orm import Base, FilledAtInit, JsonType, UtcDateTime, new_id, utcnow
 
@@ -42,3 +42,12 @@ class WorkflowVersion(Base):
     definition: Mapped[dict[str, Any]] = mapped_column(JsonType)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     workflow: Mapped[Workflow] = relationship(back_populates="versions")
+
+
+def workflow_of(session: Session, workflow_id: str) -> Workflow:
+    """The workflow of an execution, a suggestion or a pack: its foreign key makes it exist (a plan's hidden one and
+    a deleted one too: rows are kept)."""
+    wf = session.get(Workflow, workflow_id)
+    if wf is None:
+        raise LookupError(f"workflow {workflow_id} does not exist")
+    return wf

@@ -11,6 +11,7 @@ Create Date: 2026-11-22 21:05:00
 """
 
 from datetime import UTC, datetime
+from typing import Any
 
 import sqlalchemy as sa
 from alembic import op
@@ -66,13 +67,15 @@ def upgrade() -> None:
     op.add_column("executions", sa.Column("steps", JSON, nullable=True))
     bind = op.get_bind()
     result = bind.execute(sa.select(step_runs).order_by(step_runs.c.execution_id, step_runs.c.position))
-    pending, current, steps = [], None, []
+    pending: list[dict[str, Any]] = []
+    current = None
+    steps: list[dict[str, Any]] = []
     for row in result:
         if row.execution_id != current:
             if current is not None:
                 pending.append({"_id": current, "_steps": steps})
             current, steps = row.execution_id, []
-        item = {"step_id": row.step_id, "status": row.status}
+        item: dict[str, Any] = {"step_id": row.step_id, "status": row.status}
         if row.attempts:
             item["attempts"] = row.attempts
         for name in FIELDS:

@@ -16,6 +16,8 @@ Revises: 0009
 Create Date: 2026-11-23 21:20:00
 """
 
+from typing import Any
+
 import sqlalchemy as sa
 from alembic import op
 
@@ -29,7 +31,7 @@ depends_on = None
 # memberships and tokens reference, which foreign_keys=ON refuses (and the pragma cannot change in a transaction).
 # So on SQLite the default workspace column carries no FOREIGN KEY clause (a dropped column cannot be in one);
 # PostgreSQL gets the constraint.
-COLUMNS = (
+COLUMNS: tuple[tuple[str, sa.Column[Any]], ...] = (
     ("users", sa.Column("session_version", sa.Integer(), nullable=False, server_default="0")),
     ("memberships", sa.Column("disabled", sa.Boolean(), nullable=False, server_default=sa.false())),
     ("memberships", sa.Column("tokens_not_before", sa.DateTime(timezone=True), nullable=True)),
