@@ -185,5 +185,6 @@ def test_a_real_call_a_policy_denies_by_the_time_its_check_is_decided_gets_the_d
     assert api.settle(ex_id)["status"] == "completed"  # the agent was told, and finished
     messages = api.ok("GET", f"/api/executions/{ex_id}/steps/agent/transcript")["messages"]
     (tool,) = [m for m in messages if m["role"] == "tool"]
-    assert "no ops mail" in (tool.get("error") or tool.get("content") or ""), tool
+    # as a call denied when first judged: the error flag set, the rule's reason in what the agent reads
+    assert tool["error"] is True and "no ops mail" in tool["content"], tool
     assert api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"] is None
