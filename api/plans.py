@@ -4,14 +4,14 @@ interactive control routes (api/control.py) under /api/plans/<plan_id>/..."""
 from __future__ import annotations
 
 from flask.views import MethodView
-from marshmallow import Schema, fields, validate
+from marshmallow import Schema, ValidationError, fields, missing, validate
 
 from api import control as control_api
 from api.base import Blueprint
 from api.context import operator, require, requires, role, services, user_id, workspace_id
 from api.execution_schemas import ExecutionErrorSchema, ProgressSchema
 from api.schemas import PageArgs, Shape, one_of, page_body, page_of
-from api.workflows import DefinitionSchema, WorkflowSchema
+from api.workflows import WorkflowDefinitionSchema, WorkflowSchema
 from core.execution import states as S
 from core.plans import PLAN_MODES
 from services.plans import service as plans
@@ -20,12 +20,19 @@ from services.workflows import service as workflows
 blp = Blueprint("plans", __name__, url_prefix="/api/plans", description="Ad-hoc plans: inline steps, approved, run")
 
 
-class PlanArgs(DefinitionSchema):
-    """The steps are validated by the workflows' validator (every field, with paths); this schema documents them."""
+class PlanArgs(WorkflowDefinitionSchema):
+    """A plan's definition is a workflow's (the workflows' validator checks it, with the same paths), and its mode."""
 
-    name = fields.Raw(metadata={"type": "string", "description": "default: 'Ad-hoc plan'"})
-    steps = fields.Raw(required=True, metadata={"type": "array", "items": {"type": "object"}})
+    name = fields.String(metadata={"description": "default: 'Ad-hoc plan'"})
     mode = fields.String(load_default="normal", validate=validate.OneOf(PLAN_MODES))
+
+    def load(self, data, **kwargs):
+        data = super().load(data, **kwargs)
+        try:
+            mode = self.fields["mode"].deserialize(data.get("mode", missing))
+        except ValidationError as exc:
+            raise ValidationError({"mode": exc.messages}) from None
+        return {**data, "mode": mode}
 
 
 class PlanListArgs(PageArgs):

@@ -51,6 +51,8 @@ class Number(fields.Float):
     problem is one message."""
 
     def __init__(self, message: str, *, minimum=None, maximum=None, min_inclusive=True, **kwargs):
+        if not min_inclusive:  # OpenAPI 3.0's form; GET /api/workflows/schema says it as JSON Schema does
+            kwargs["metadata"] = {"exclusiveMinimum": True, **kwargs.get("metadata", {})}
         super().__init__(
             validate=validate.Range(min=minimum, max=maximum, min_inclusive=min_inclusive, error=message),
             error_messages=_messages(message),
@@ -61,6 +63,9 @@ class Number(fields.Float):
         if not _is_number(value):
             raise self.make_error("invalid")
         return value
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        return value  # as written: 30 stays 30
 
 
 class Integer(fields.Integer):
@@ -263,7 +268,9 @@ class StepBase(Schema):
     @validates_schema(pass_original=True, skip_on_field_errors=False)
     def _gate_keys(self, data, original, **kwargs):
         """Only steps that wait for a person take a deadline for one (core.gates)."""
-        if self.TYPE in gates.STEP_TYPES or not isinstance(original, dict):
+        if not isinstance(original, dict):
+            return  # a value of the wrong type is refused on its own
+        if self.TYPE in gates.STEP_TYPES:
             return
         hint = " (an approval's deadline is timeout_s with on_timeout)" if self.TYPE == "approval" else ""
         errors = {
@@ -333,6 +340,8 @@ class _GateStep(StepBase):
 
     @validates_schema(pass_original=True, skip_on_field_errors=False)
     def _gate_rules(self, data, original, **kwargs):
+        if not isinstance(original, dict):
+            return  # a value of the wrong type is refused on its own
         # has_seconds: whether the workflow's default applies is for the definition to say (WorkflowDefinition)
         problems = gate_problems(original, gates.STEP_ACTIONS[self.TYPE], step=True, has_seconds=True)
         if problems:
@@ -387,6 +396,8 @@ class ValidationStep(StepBase):
 
     @validates_schema(pass_original=True, skip_on_field_errors=False)
     def _condition_or_schema(self, data, original, **kwargs):
+        if not isinstance(original, dict):
+            return  # a value of the wrong type is refused on its own
         errors = {}
         if original.get("condition") is None and original.get("schema") is None:
             errors["condition"] = ["is required for a validation step (or schema with target)"]
@@ -451,7 +462,7 @@ class Object(fields.Nested):
         return super()._deserialize(value, attr, data, **kwargs)
 
 
-class Approvers(Schema):
+class StepApprovers(Schema):
     """Who may decide an approval: roles (a higher role counts) and/or named people."""
 
     class Meta:
@@ -462,6 +473,8 @@ class Approvers(Schema):
 
     @validates_schema(pass_original=True, skip_on_field_errors=False)
     def _keys(self, data, original, **kwargs):
+        if not isinstance(original, dict):
+            return  # a value of the wrong type is refused on its own
         unknown = sorted(set(original) - {"roles", "users"})
         if unknown:
             raise ValidationError(f"unknown keys {unknown}; approvers take roles and users")
@@ -478,7 +491,7 @@ class ApprovalStep(StepBase):
         message="must be a string (a template such as 'Pay {{ steps.total.output.sum }}?')",
         metadata={"description": "what the approvers read (may hold templates)"},
     )
-    approvers = Object(Approvers, "must be an object {roles: [...], users: [...]}")
+    approvers = Object(StepApprovers, "must be an object {roles: [...], users: [...]}")
     quorum = Integer(
         "must be an integer >= 1 (how many distinct people must approve)",
         minimum=1,
@@ -504,6 +517,8 @@ class ApprovalStep(StepBase):
 
     @validates_schema(pass_original=True, skip_on_field_errors=False)
     def _someone_decides(self, data, original, **kwargs):
+        if not isinstance(original, dict):
+            return  # a value of the wrong type is refused on its own
         raw = original.get("approvers", {})
         loaded = data.get("approvers", {})
         if not isinstance(raw, dict) or set(raw) - {"roles", "users"} or any(k not in loaded for k in raw):
@@ -680,6 +695,8 @@ class VariableDeclaration(Schema):
 
     @validates_schema(pass_original=True, skip_on_field_errors=False)
     def _default_and_description(self, data, original, **kwargs):
+        if not isinstance(original, dict):
+            return  # a value of the wrong type is refused on its own
         errors: dict[str, list[str]] = {}
         if len(str(original.get("description", ""))) > MAX_TEXT:
             errors["description"] = [f"must be at most {MAX_TEXT:,} characters"]
@@ -706,6 +723,8 @@ class Variables(fields.Dict):
             error_messages=_messages(self.MESSAGE),
             **kwargs,
         )
+
+    one_of_values = (VariableDeclaration,)  # or a value: the shorthand for its default (api/base.py documents both)
 
     def _deserialize(self, value, attr, data, **kwargs):
         if not isinstance(value, dict):
@@ -774,6 +793,8 @@ class WorkflowDefinition(Schema):
 
     @validates_schema(pass_original=True, skip_on_field_errors=False)
     def _deadlines(self, data, original, **kwargs):
+        if not isinstance(original, dict):
+            return  # a value of the wrong type is refused on its own
         problems: dict[str, Any] = dict(gate_problems(original, gates.WORKFLOW_ACTIONS, step=False, has_seconds=False))
         has_default = _is_number(original.get("human_timeout_s")) and original["human_timeout_s"] > 0
         raw_steps = original.get("steps")

@@ -4672,7 +4672,7 @@ export interface paths {
             };
             requestBody: {
                 content: {
-                    "application/json": components["schemas"]["Definition"];
+                    "application/json": components["schemas"]["WorkflowDefinition"];
                 };
             };
             responses: {
@@ -4689,6 +4689,46 @@ export interface paths {
                 default: components["responses"]["DEFAULT_ERROR"];
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workflows/schema": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The definition format (the WorkflowDefinition schema of this document and every schema it reaches) as
+         *     JSON Schema: what the web app's editor completes and checks a definition with.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the workflow definition format as a JSON Schema document (draft-07) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": Record<string, unknown>;
+                    };
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -4778,7 +4818,7 @@ export interface paths {
             };
             requestBody: {
                 content: {
-                    "application/json": components["schemas"]["Definition"];
+                    "application/json": components["schemas"]["WorkflowDefinition"];
                 };
             };
             responses: {
@@ -5978,6 +6018,64 @@ export interface components {
             invitation?: components["schemas"]["MyInvitation"];
             workspace?: components["schemas"]["WorkspaceRole"];
         };
+        ActionStep: {
+            clarification_question?: string | null;
+            /** @description steps that must be done first (the previous step when left out; [] for none) */
+            depends_on?: string | string[];
+            /** @description notes for people */
+            description?: string | null;
+            /** @description seconds a person has at its gate (null: no deadline, not even the default) */
+            human_timeout_s?: number | null;
+            /** @description unique in the workflow; templates read steps.<id>.output */
+            id: string;
+            /** @description what people see in the queue and the panel (the id) */
+            name?: string | null;
+            /** @enum {string|null} */
+            on_human_timeout?: "skip" | "fail" | "accept" | null;
+            /**
+             * @description after a rejected suggestion: ask for a correction, or stop the run
+             * @default ask
+             * @enum {string}
+             */
+            on_reject?: "ask" | "stop";
+            /** @description the tool's params, checked against its schema except where a template decides */
+            params?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description pause before the step with clarification_question
+             * @default false
+             */
+            requires_clarification?: boolean | null;
+            /**
+             * @description more attempts
+             * @default 0
+             */
+            retries?: number;
+            /**
+             * @description seconds before the first retry, doubling for each next one
+             * @default 1
+             */
+            retry_backoff_s?: number;
+            /** @description only with on_human_timeout: answer */
+            timeout_answer?: unknown;
+            /**
+             * @description seconds the tool may run
+             * @default 300
+             */
+            timeout_s?: number;
+            /** @description a registered tool (echo, http.request, file.read, <server>.<tool> ...) */
+            tool: string;
+            /**
+             * @description action (the default when tool is given)
+             * @enum {string}
+             */
+            type?: "action";
+            /** @description an expression: false skips the step */
+            when?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
         Actions: {
             /** @description every action the log records */
             actions?: string[];
@@ -6068,6 +6166,68 @@ export interface components {
             /** Format: date-time */
             revoked_at?: string | null;
         };
+        AgentStep: {
+            clarification_question?: string | null;
+            /** @default 50 */
+            context_budget_kb?: number;
+            /** @description steps that must be done first (the previous step when left out; [] for none) */
+            depends_on?: string | string[];
+            /** @description notes for people */
+            description?: string | null;
+            /** @description what the LLM must do (may hold templates) */
+            goal: string;
+            /** @description unique in the workflow; templates read steps.<id>.output */
+            id: string;
+            /** @description added to the system prompt */
+            instructions?: string | null;
+            /** @default 10 */
+            max_tool_iterations?: number;
+            /** @description the model to ask (null: COACH_LLM_MODEL) */
+            model?: string | null;
+            /** @description what people see in the queue and the panel (the id) */
+            name?: string | null;
+            /**
+             * @description after a rejected suggestion: ask for a correction, or stop the run
+             * @default ask
+             * @enum {string}
+             */
+            on_reject?: "ask" | "stop";
+            /** @description the final answer must be JSON of this schema */
+            output_schema?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description pause before the step with clarification_question
+             * @default false
+             */
+            requires_clarification?: boolean | null;
+            /**
+             * @description more attempts
+             * @default 0
+             */
+            retries?: number;
+            /**
+             * @description seconds before the first retry, doubling for each next one
+             * @default 1
+             */
+            retry_backoff_s?: number;
+            /**
+             * @description seconds the tool may run
+             * @default 300
+             */
+            timeout_s?: number;
+            /**
+             * @description tool names or globs ("sql.*") it may call
+             * @default []
+             */
+            tools?: string[];
+            /** @enum {string} */
+            type: "agent";
+            /** @description an expression: false skips the step */
+            when?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
         AnswerArgs: {
             answer: unknown;
         };
@@ -6151,6 +6311,65 @@ export interface components {
             page: number;
             per_page: number;
             total: number;
+        };
+        ApprovalStep: {
+            approvers?: components["schemas"]["StepApprovers"];
+            clarification_question?: string | null;
+            /** @description steps that must be done first (the previous step when left out; [] for none) */
+            depends_on?: string | string[];
+            /** @description notes for people */
+            description?: string | null;
+            /** @description unique in the workflow; templates read steps.<id>.output */
+            id: string;
+            /** @description what the approvers read (may hold templates) */
+            message?: string | null;
+            /** @description what people see in the queue and the panel (the id) */
+            name?: string | null;
+            /**
+             * @description after a rejected suggestion: ask for a correction, or stop the run
+             * @default ask
+             * @enum {string}
+             */
+            on_reject?: "ask" | "stop";
+            /**
+             * @description what that deadline does
+             * @default reject
+             * @enum {string}
+             */
+            on_timeout?: "approve" | "reject" | "fail";
+            /**
+             * @description approvals needed (one reject rejects)
+             * @default 1
+             */
+            quorum?: number;
+            /**
+             * @description pause before the step with clarification_question
+             * @default false
+             */
+            requires_clarification?: boolean | null;
+            /**
+             * @description more attempts
+             * @default 0
+             */
+            retries?: number;
+            /**
+             * @description seconds before the first retry, doubling for each next one
+             * @default 1
+             */
+            retry_backoff_s?: number;
+            /**
+             * @description whoever started the run may not approve
+             * @default false
+             */
+            separate_duties?: boolean;
+            /** @description the approval's deadline */
+            timeout_s?: number | null;
+            /** @enum {string} */
+            type: "approval";
+            /** @description an expression: false skips the step */
+            when?: string | null;
+        } & {
+            [key: string]: unknown;
         };
         Approvers: {
             roles?: ("operator" | "lead" | "admin")[];
@@ -6289,6 +6508,61 @@ export interface components {
             ok: boolean;
             stats: components["schemas"]["Stats"];
         };
+        DecisionStep: {
+            clarification_question?: string | null;
+            /** @description e.g. steps.total.output.total >= vars.limit */
+            condition: string;
+            /** @description steps that must be done first (the previous step when left out; [] for none) */
+            depends_on?: string | string[];
+            /** @description notes for people */
+            description?: string | null;
+            /**
+             * @description run when it is false
+             * @default []
+             */
+            else?: string | string[];
+            /** @description unique in the workflow; templates read steps.<id>.output */
+            id: string;
+            /** @description what people see in the queue and the panel (the id) */
+            name?: string | null;
+            /**
+             * @description after a rejected suggestion: ask for a correction, or stop the run
+             * @default ask
+             * @enum {string}
+             */
+            on_reject?: "ask" | "stop";
+            /**
+             * @description pause before the step with clarification_question
+             * @default false
+             */
+            requires_clarification?: boolean | null;
+            /**
+             * @description more attempts
+             * @default 0
+             */
+            retries?: number;
+            /**
+             * @description seconds before the first retry, doubling for each next one
+             * @default 1
+             */
+            retry_backoff_s?: number;
+            /**
+             * @description run when the condition is true
+             * @default []
+             */
+            then?: string | string[];
+            /**
+             * @description seconds the tool may run
+             * @default 300
+             */
+            timeout_s?: number;
+            /** @enum {string} */
+            type: "decision";
+            /** @description an expression: false skips the step */
+            when?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
         Defaults: {
             /** @enum {string} */
             destructive?: "allow" | "require_review" | "deny";
@@ -6298,17 +6572,6 @@ export interface components {
             read?: "allow" | "require_review" | "deny";
             /** @enum {string} */
             write?: "allow" | "require_review" | "deny";
-        } & {
-            [key: string]: unknown;
-        };
-        Definition: {
-            description?: string;
-            /** @description workflow name */
-            name?: string;
-            /** @description id, type, tool, params, depends_on, when, timeout_s, retries... */
-            steps?: Record<string, unknown>[];
-            /** @description name -> {type, default, required} */
-            variables?: Record<string, unknown>;
         } & {
             [key: string]: unknown;
         };
@@ -6863,6 +7126,56 @@ export interface components {
             url?: string;
             workflow_id?: string;
         };
+        HumanInputStep: {
+            clarification_question?: string | null;
+            /** @description steps that must be done first (the previous step when left out; [] for none) */
+            depends_on?: string | string[];
+            /** @description notes for people */
+            description?: string | null;
+            /** @description seconds a person has at its gate (null: no deadline, not even the default) */
+            human_timeout_s?: number | null;
+            /** @description unique in the workflow; templates read steps.<id>.output */
+            id: string;
+            /** @description what people see in the queue and the panel (the id) */
+            name?: string | null;
+            /** @enum {string|null} */
+            on_human_timeout?: "skip" | "fail" | "answer" | null;
+            /**
+             * @description after a rejected suggestion: ask for a correction, or stop the run
+             * @default ask
+             * @enum {string}
+             */
+            on_reject?: "ask" | "stop";
+            question: string;
+            /**
+             * @description pause before the step with clarification_question
+             * @default false
+             */
+            requires_clarification?: boolean | null;
+            /**
+             * @description more attempts
+             * @default 0
+             */
+            retries?: number;
+            /**
+             * @description seconds before the first retry, doubling for each next one
+             * @default 1
+             */
+            retry_backoff_s?: number;
+            /** @description the answer on_human_timeout: answer gives */
+            timeout_answer?: unknown;
+            /**
+             * @description seconds the tool may run
+             * @default 300
+             */
+            timeout_s?: number;
+            /** @enum {string} */
+            type: "human_input";
+            /** @description an expression: false skips the step */
+            when?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
         InteractionAnswer: {
             /** @description view_submission with errors: the modal's block id -> what is wrong */
             errors?: {
@@ -7068,7 +7381,7 @@ export interface components {
             /** Format: date-time */
             created_at?: string;
             description?: string;
-            /** @description the default deadline of its human gates, when set */
+            /** @description the default deadline of its human gates */
             human_timeout_s?: number;
             id: string;
             latest_version: number;
@@ -7087,9 +7400,7 @@ export interface components {
                 [key: string]: "coaching" | "auto" | "always_review";
             };
             /** @description the step definitions as written (docs/workflow-definitions.md) */
-            steps: {
-                [key: string]: unknown;
-            }[];
+            steps: (components["schemas"]["ActionStep"] | components["schemas"]["DecisionStep"] | components["schemas"]["ValidationStep"] | components["schemas"]["HumanInputStep"] | components["schemas"]["ApprovalStep"] | components["schemas"]["AgentStep"])[];
             /** @description after a promotion to AUTO: its tool steps that are not AUTO-ready on their own evidence; empty otherwise */
             steps_not_ready?: components["schemas"]["StepNotReady"][];
             thresholds?: components["schemas"]["Thresholds"];
@@ -7097,9 +7408,9 @@ export interface components {
             timeout_answer?: unknown;
             /** Format: date-time */
             updated_at?: string;
-            /** @description name -> {type, default, required, description}, as written */
+            /** @description its input variables by name, as written */
             variables?: {
-                [key: string]: unknown;
+                [key: string]: components["schemas"]["VariableDeclaration"] | string | number | boolean | unknown[];
             };
             version: number;
         };
@@ -7335,7 +7646,10 @@ export interface components {
             };
         };
         PlanArgs: {
+            /** @description what it does, in a sentence or two */
             description?: string;
+            /** @description default deadline of every human gate, in seconds */
+            human_timeout_s?: number | null;
             /**
              * @default normal
              * @enum {string}
@@ -7343,11 +7657,19 @@ export interface components {
             mode?: "normal" | "coaching";
             /** @description default: 'Ad-hoc plan' */
             name?: string;
-            steps: Record<string, unknown>[];
-            /** @description name -> {type, default, required} */
-            variables?: Record<string, unknown>;
-        } & {
-            [key: string]: unknown;
+            /**
+             * @description what that default deadline does (fail)
+             * @enum {string|null}
+             */
+            on_human_timeout?: "skip" | "fail" | "accept" | null;
+            /** @description what runs, in dependency order (1-500 steps) */
+            steps: (components["schemas"]["ActionStep"] | components["schemas"]["DecisionStep"] | components["schemas"]["ValidationStep"] | components["schemas"]["HumanInputStep"] | components["schemas"]["ApprovalStep"] | components["schemas"]["AgentStep"])[];
+            /** @description only with on_human_timeout: answer */
+            timeout_answer?: unknown;
+            /** @description the inputs of a run, by name */
+            variables?: {
+                [key: string]: components["schemas"]["VariableDeclaration"] | string | number | boolean | unknown[];
+            } | null;
         };
         PlanPage: {
             items: components["schemas"]["Plan"][];
@@ -8314,6 +8636,14 @@ export interface components {
             /** @enum {string} */
             status: "pending" | "approved" | "rejected" | "expired";
         };
+        StepApprovers: {
+            /** @description operator, lead, admin (lead when neither roles nor users are given) */
+            roles?: ("operator" | "lead" | "admin")[];
+            /** @description user emails or ids */
+            users?: string[];
+        } & {
+            [key: string]: unknown;
+        };
         StepDecision: {
             /** @description its operator was attentive when they decided (docs/autonomy.md#check-suggestions) */
             attentive?: boolean;
@@ -8765,6 +9095,74 @@ export interface components {
             id: string;
             name?: string | null;
         };
+        ValidationStep: {
+            clarification_question?: string | null;
+            /** @description must be true */
+            condition?: string | null;
+            /** @description steps that must be done first (the previous step when left out; [] for none) */
+            depends_on?: string | string[];
+            /** @description notes for people */
+            description?: string | null;
+            /** @description unique in the workflow; templates read steps.<id>.output */
+            id: string;
+            /** @description what people see in the queue and the panel (the id) */
+            name?: string | null;
+            /**
+             * @description after a rejected suggestion: ask for a correction, or stop the run
+             * @default ask
+             * @enum {string}
+             */
+            on_reject?: "ask" | "stop";
+            /**
+             * @description pause before the step with clarification_question
+             * @default false
+             */
+            requires_clarification?: boolean | null;
+            /**
+             * @description more attempts
+             * @default 0
+             */
+            retries?: number;
+            /**
+             * @description seconds before the first retry, doubling for each next one
+             * @default 1
+             */
+            retry_backoff_s?: number;
+            /** @description a JSON Schema the value of target must match */
+            schema?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description an expression such as steps.read.output.rows */
+            target?: string | null;
+            /**
+             * @description seconds the tool may run
+             * @default 300
+             */
+            timeout_s?: number;
+            /** @enum {string} */
+            type: "validation";
+            /** @description an expression: false skips the step */
+            when?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        VariableDeclaration: {
+            /** @description a value of that type */
+            default?: unknown;
+            /** @description shown under the field of the start dialog */
+            description?: string;
+            /**
+             * @description a run must give it
+             * @default false
+             */
+            required?: boolean | null;
+            /**
+             * @description checked when a run starts
+             * @default any
+             * @enum {string}
+             */
+            type?: "string" | "number" | "integer" | "boolean" | "object" | "array" | "any";
+        };
         Verdict: {
             /** @description no rule matched: the workspace default for the tool's risk */
             default: boolean;
@@ -8823,7 +9221,7 @@ export interface components {
             /** Format: date-time */
             created_at?: string;
             description?: string;
-            /** @description the default deadline of its human gates, when set */
+            /** @description the default deadline of its human gates */
             human_timeout_s?: number;
             id: string;
             latest_version: number;
@@ -8842,19 +9240,38 @@ export interface components {
                 [key: string]: "coaching" | "auto" | "always_review";
             };
             /** @description the step definitions as written (docs/workflow-definitions.md) */
-            steps: {
-                [key: string]: unknown;
-            }[];
+            steps: (components["schemas"]["ActionStep"] | components["schemas"]["DecisionStep"] | components["schemas"]["ValidationStep"] | components["schemas"]["HumanInputStep"] | components["schemas"]["ApprovalStep"] | components["schemas"]["AgentStep"])[];
             thresholds?: components["schemas"]["Thresholds"];
             /** @description free-form */
             timeout_answer?: unknown;
             /** Format: date-time */
             updated_at?: string;
-            /** @description name -> {type, default, required, description}, as written */
+            /** @description its input variables by name, as written */
             variables?: {
-                [key: string]: unknown;
+                [key: string]: components["schemas"]["VariableDeclaration"] | string | number | boolean | unknown[];
             };
             version: number;
+        };
+        WorkflowDefinition: {
+            /** @description what it does, in a sentence or two */
+            description?: string;
+            /** @description default deadline of every human gate, in seconds */
+            human_timeout_s?: number | null;
+            /** @description shown everywhere; a new version may rename the workflow */
+            name: string;
+            /**
+             * @description what that default deadline does (fail)
+             * @enum {string|null}
+             */
+            on_human_timeout?: "skip" | "fail" | "accept" | null;
+            /** @description what runs, in dependency order (1-500 steps) */
+            steps: (components["schemas"]["ActionStep"] | components["schemas"]["DecisionStep"] | components["schemas"]["ValidationStep"] | components["schemas"]["HumanInputStep"] | components["schemas"]["ApprovalStep"] | components["schemas"]["AgentStep"])[];
+            /** @description only with on_human_timeout: answer */
+            timeout_answer?: unknown;
+            /** @description the inputs of a run, by name */
+            variables?: {
+                [key: string]: components["schemas"]["VariableDeclaration"] | string | number | boolean | unknown[];
+            } | null;
         };
         WorkflowMetrics: {
             acceptance_rate?: number;
