@@ -10,10 +10,11 @@ from api import control as control_api
 from api.base import Blueprint
 from api.context import operator, require, requires, role, services, user_id, workspace_id
 from api.execution_schemas import ExecutionErrorSchema, ProgressSchema
-from api.schemas import PageArgs, Shape, one_of, page_body, page_of
+from api.schemas import PageArgs, RunVariables, Shape, one_of, page_body, page_of
 from api.workflows import WorkflowDefinitionSchema, WorkflowSchema
 from core.execution import states as S
 from core.plans import PLAN_MODES
+from core.workflow import format as F
 from services.plans import service as plans
 from services.workflows import service as workflows
 
@@ -42,7 +43,7 @@ class PlanListArgs(PageArgs):
 
 
 class ExecuteArgs(Schema):
-    variables = fields.Dict(load_default=None, allow_none=True)
+    variables = RunVariables(load_default=None, allow_none=True)
     mode = fields.String(load_default=None, allow_none=True, validate=validate.OneOf(PLAN_MODES))
 
 
@@ -57,11 +58,10 @@ class PlanSchema(Shape):
     mode = one_of(PLAN_MODES, required=True)
     name = fields.String()
     description = fields.String()
-    variables = fields.Dict(metadata={"description": "name -> {type, default, required}, as a workflow declares them"})
-    values = fields.Dict(metadata={"description": "the variables it runs (or would run) with: free-form"})
-    steps = fields.List(
-        fields.Dict(),
-        metadata={"description": "as given, with corrections applied: step definitions (docs/workflow-definitions.md)"},
+    variables = F.Variables(metadata={"description": "its input variables by name, as a workflow declares them"})
+    values = RunVariables(metadata={"description": "the variables it runs (or would run) with"})
+    steps = F.Steps(
+        metadata={"description": "as given, with corrections applied: step definitions (docs/workflow-definitions.md)"}
     )
     progress = fields.Nested(ProgressSchema)
     created_by = fields.String()

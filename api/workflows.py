@@ -10,7 +10,7 @@ from marshmallow import Schema, ValidationError, fields, validate
 from api.base import Blueprint
 from api.context import operator, require, requires, services, workspace_id
 from api.json_schema import component_as_json_schema
-from api.schemas import PageArgs, Shape, StrictBoolean, one_of, page_body, page_of
+from api.schemas import PageArgs, Shape, StrictBoolean, map_of, one_of, page_body, page_of
 from core import gates as G
 from core.coaching import autonomy
 from core.coaching.levels import LEVELS
@@ -68,9 +68,8 @@ class WorkflowSchema(Shape):
     timeout_answer = fields.Raw(metadata={"description": "free-form"})
     level = one_of(LEVELS, required=True)
     mode = one_of(autonomy.WORKFLOW_MODES, required=True)
-    step_modes = fields.Dict(
-        keys=fields.String(),
-        values=fields.String(validate=validate.OneOf(autonomy.STEP_MODES)),
+    step_modes = map_of(
+        fields.String(validate=validate.OneOf(autonomy.STEP_MODES)),
         metadata={
             "description": "steps with a mode of their own (auto: promoted alone; "
             "always_review: pinned); the others follow the workflow's mode"

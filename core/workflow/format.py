@@ -15,6 +15,7 @@ references between steps (core.workflow.validation).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterator
 from typing import Any
@@ -605,9 +606,17 @@ def step_type(raw: dict) -> Any:
     return raw.get("type", "action" if "tool" in raw else None)
 
 
-def declared_keys(schema: type[Schema]) -> set[str]:
+@functools.cache
+def declared_keys(schema: type[Schema]) -> frozenset[str]:
     """The keys a schema reads (data keys: `else`, not `otherwise`)."""
-    return {f.data_key or name for name, f in schema._declared_fields.items()}
+    return frozenset(f.data_key or name for name, f in schema._declared_fields.items())
+
+
+@functools.cache
+def _instance(schema: type[Schema]) -> Schema:
+    """One instance of each step schema: a schema keeps no state between loads, and making one costs more than a
+    step's load."""
+    return schema()
 
 
 class StepField(fields.Field):
@@ -633,7 +642,7 @@ class StepField(fields.Field):
         schema = STEP_SCHEMAS.get(kind) if isinstance(kind, str) else None
         messages: dict = {}
         try:
-            loaded = (schema or StepBase)().load(value)
+            loaded = _instance(schema or StepBase).load(value)
         except ValidationError as exc:
             loaded, messages = exc.valid_data or {}, exc.messages
         if schema is None:
@@ -737,7 +746,7 @@ class Variables(fields.Dict):
                 problems["_schema"] = ["variable names are letters, digits, _ and -, starting with a letter or _"]
             declaration = declaration if isinstance(declaration, dict) else {"default": declaration}
             try:
-                loaded = VariableDeclaration().load(declaration)
+                loaded = _instance(VariableDeclaration).load(declaration)
             except ValidationError as exc:
                 loaded = exc.valid_data or {}
                 problems.update(exc.messages)

@@ -6107,6 +6107,7 @@ export interface components {
             items?: components["schemas"]["AgentOut"][];
         };
         AgentMessage: {
+            /** @description the call's arguments, as the LLM sent them (JSON) */
             arguments?: unknown;
             asked?: boolean;
             content: string | null;
@@ -6127,7 +6128,9 @@ export interface components {
             /** @description tool: the name the LLM called */
             name?: string | null;
             /** @description what ran (a learned rule or a correction applied) */
-            params?: unknown;
+            params?: {
+                [key: string]: unknown;
+            } | null;
             policy?: components["schemas"]["Verdict"] | null;
             /** @description arguments that were not valid JSON */
             raw_arguments?: string | null;
@@ -6232,9 +6235,9 @@ export interface components {
             answer: unknown;
         };
         AppliedRule: {
-            /** @description the value it puts instead (any JSON value) */
+            /** @description {"$missing": true}: the field is removed */
             after?: unknown;
-            /** @description the value the rule replaces (any JSON value) */
+            /** @description {"$missing": true}: the field was absent */
             before?: unknown;
             count?: number;
             field: string;
@@ -6263,8 +6266,10 @@ export interface components {
             message?: string;
             /** @enum {string} */
             on_timeout?: "approve" | "reject" | "fail";
-            /** @description the call's params: free-form */
-            params?: unknown;
+            /** @description the call's params */
+            params?: {
+                [key: string]: unknown;
+            } | null;
             /** @description the policy verdict that forced the review */
             policy?: components["schemas"]["Verdict"] | null;
             quorum?: number;
@@ -6414,14 +6419,16 @@ export interface components {
             risk?: "read" | "write" | "external" | "destructive";
         };
         ChangeArgs: {
-            /** @description {"$missing": true}: absent */
+            /** @description {"$missing": true}: removed */
             after: unknown;
-            /** @description {"$missing": true}: absent */
+            /** @description {"$missing": true}: the field was absent */
             before: unknown;
             field: string;
         };
         ChangeGroup: {
+            /** @description {"$missing": true}: the field is removed */
             after?: unknown;
+            /** @description {"$missing": true}: the field was absent */
             before?: unknown;
             count: number;
             field: string;
@@ -6474,7 +6481,7 @@ export interface components {
             /** @default null */
             feedback?: string | null;
             /**
-             * @description manual: free-form
+             * @description manual: the output
              * @default null
              */
             manual_output?: unknown;
@@ -6728,7 +6735,7 @@ export interface components {
             trigger?: components["schemas"]["Trigger"] | null;
             /** Format: date-time */
             updated_at?: string;
-            /** @description the run's variables: free-form, as the workflow declares */
+            /** @description the run's variables, as the workflow declares them */
             variables?: {
                 [key: string]: unknown;
             };
@@ -6809,8 +6816,10 @@ export interface components {
             on_timeout?: "skip" | "fail" | "accept" | "answer";
             /** @description held: who decided */
             operator?: string;
-            /** @description held: an approval's edit: the params an undo puts back (free-form) */
-            params_before?: unknown;
+            /** @description held: an approval's edit: the params an undo puts back */
+            params_before?: {
+                [key: string]: unknown;
+            } | null;
             /** @description human_input, clarification: when it began waiting (ISO) */
             paused_at?: string;
             /** @description human_input, clarification */
@@ -7004,7 +7013,9 @@ export interface components {
             version: number;
         };
         HistoryChange: {
+            /** @description {"$missing": true}: the field is removed */
             after?: unknown;
+            /** @description {"$missing": true}: the field was absent */
             before?: unknown;
             /** @enum {string} */
             change?: "added" | "removed" | "changed";
@@ -7027,7 +7038,9 @@ export interface components {
             idempotency_key?: string;
             /** @enum {string} */
             kind: "start" | "suggestion" | "decision" | "withdrawn" | "pause" | "resume" | "answer" | "step_correction" | "approval_requested" | "approval" | "policy_deny" | "policy_review" | "timeout" | "run" | "succeeded" | "failed" | "rejected" | "skipped" | "cancelled" | "retry" | "resume_from" | "cancel" | "rerun";
-            params?: unknown;
+            params?: {
+                [key: string]: unknown;
+            };
             question?: string | null;
             rationale?: string;
             reason?: string;
@@ -7072,8 +7085,9 @@ export interface components {
             id?: string;
             /** Format: date-time */
             last_used_at?: string | null;
+            /** @description variable -> dotted path in the body */
             mapping?: {
-                [key: string]: unknown;
+                [key: string]: string;
             };
             /** @enum {string|null} */
             mode?: "normal" | "coaching" | "auto" | null;
@@ -7112,8 +7126,9 @@ export interface components {
             id?: string;
             /** Format: date-time */
             last_used_at?: string | null;
+            /** @description variable -> dotted path in the body */
             mapping?: {
-                [key: string]: unknown;
+                [key: string]: string;
             };
             /** @enum {string|null} */
             mode?: "normal" | "coaching" | "auto" | null;
@@ -7254,9 +7269,9 @@ export interface components {
             p90?: number | null;
         };
         LearnedRule: {
-            /** @description {"$missing": true}: absent */
+            /** @description {"$missing": true}: removed */
             after: unknown;
-            /** @description {"$missing": true}: absent */
+            /** @description {"$missing": true}: the field was absent */
             before: unknown;
             count: number;
             field: string;
@@ -7266,7 +7281,9 @@ export interface components {
             since: string | null;
         };
         LearnedRuleRef: {
+            /** @description {"$missing": true}: removed */
             after: unknown;
+            /** @description {"$missing": true}: the field was absent */
             before: unknown;
             field: string;
         };
@@ -7299,27 +7316,27 @@ export interface components {
         };
         Match: {
             /** @description the agent identity calling through the MCP gateway (its name), a string or a list of strings; `*`: any agent */
-            agent?: unknown;
+            agent?: (string | string[]) | null;
             /** @description the agent step calling, a string or a list of strings; `*`: any agent step */
-            agent_step?: unknown;
+            agent_step?: (string | string[]) | null;
             /** @description the call's `url` host is on none of these (host names, `*.suffix`, `*`) */
-            host_not_in?: unknown;
+            host_not_in?: (string | string[]) | null;
             /** @description a predicate in the condition language (README, Policies), e.g. `params.amount > 1000` */
-            params?: unknown;
+            params?: string | null;
             /** @description the call's `path` lies outside this folder */
-            path_outside?: unknown;
+            path_outside?: string | null;
             /** @description of read, write, external, destructive: a string or a list of strings */
-            risk?: unknown;
+            risk?: (string | string[]) | null;
             /** @description `not_read`: the call's `query` is not a read-only statement; `read`: it is */
-            sql?: unknown;
+            sql?: string | null;
             /** @description action, decision, validation, approval, human_input, agent: a string or a list of strings */
-            step_type?: unknown;
+            step_type?: (string | string[]) | null;
             /** @description tool name glob (`sql.*`), a string or a list of strings */
-            tool?: unknown;
+            tool?: (string | string[]) | null;
             /** @description who started the execution, a string or a list of strings */
-            user?: unknown;
+            user?: (string | string[]) | null;
             /** @description a string or a list of strings */
-            workflow_id?: unknown;
+            workflow_id?: (string | string[]) | null;
         } & {
             [key: string]: unknown;
         };
@@ -7543,6 +7560,7 @@ export interface components {
             enabled: boolean;
         };
         PackChange: {
+            /** @description {"$missing": true}: the field is removed */
             after?: unknown;
             /** @description {"$missing": true}: the field was absent */
             before?: unknown;
@@ -7567,6 +7585,7 @@ export interface components {
             enabled: boolean;
         };
         PackRule: {
+            /** @description {"$missing": true}: the field is removed */
             after?: unknown;
             /** @description {"$missing": true}: the field was absent */
             before?: unknown;
@@ -7633,16 +7652,14 @@ export interface components {
              */
             status: "draft" | "approved" | "pending" | "running" | "paused" | "waiting_decision" | "waiting_clarification" | "waiting_correction" | "waiting_approval" | "resumed" | "completed" | "failed" | "cancelled";
             /** @description as given, with corrections applied: step definitions (docs/workflow-definitions.md) */
-            steps?: {
-                [key: string]: unknown;
-            }[];
-            /** @description the variables it runs (or would run) with: free-form */
+            steps?: (components["schemas"]["ActionStep"] | components["schemas"]["DecisionStep"] | components["schemas"]["ValidationStep"] | components["schemas"]["HumanInputStep"] | components["schemas"]["ApprovalStep"] | components["schemas"]["AgentStep"])[];
+            /** @description the variables it runs (or would run) with */
             values?: {
                 [key: string]: unknown;
             };
-            /** @description name -> {type, default, required}, as a workflow declares them */
+            /** @description its input variables by name, as a workflow declares them */
             variables?: {
-                [key: string]: unknown;
+                [key: string]: components["schemas"]["VariableDeclaration"] | string | number | boolean | unknown[];
             };
         };
         PlanArgs: {
@@ -7802,16 +7819,16 @@ export interface components {
              * @description a new key (stored encrypted); absent, null or empty keeps the stored one
              * @default null
              */
-            api_key?: unknown;
+            api_key?: string | null;
             /** @description http:// or https:// URL of the API */
-            base_url: unknown;
+            base_url: string;
             /**
              * @description remove the stored key
              * @default false
              */
             clear_api_key?: boolean;
             /** @description the model's name on that server */
-            model: unknown;
+            model: string;
         };
         PushEndpointIn: {
             endpoint: string;
@@ -7860,7 +7877,7 @@ export interface components {
             question: string | null;
             step_id: string;
             step_name: string;
-            /** @description the run's variables: free-form */
+            /** @description the run's variables */
             variables: {
                 [key: string]: unknown;
             };
@@ -7886,8 +7903,10 @@ export interface components {
              * @description when the step's on_human_timeout applies if nobody decides; null: no deadline, or paused
              */
             deadline?: string | null;
-            /** @description free-form */
-            definition_params?: unknown;
+            /** @description the params as the definition writes them */
+            definition_params?: {
+                [key: string]: unknown;
+            } | null;
             execution_id: string;
             /** @enum {string} */
             execution_mode: "normal" | "coaching" | "auto";
@@ -7906,8 +7925,10 @@ export interface components {
              * @enum {string|null}
              */
             on_timeout?: "skip" | "fail" | "accept" | null;
-            /** @description the tool's params: free-form */
-            params: unknown;
+            /** @description the tool's params */
+            params: {
+                [key: string]: unknown;
+            } | null;
             /** @description the JSON Schema of the tool's params */
             params_schema?: {
                 [key: string]: unknown;
@@ -8059,7 +8080,9 @@ export interface components {
             } | null;
             description?: string;
             name?: string;
-            params_schema?: unknown;
+            params_schema?: {
+                [key: string]: unknown;
+            };
             /** @enum {string} */
             risk?: "read" | "write" | "external" | "destructive";
             /** @description mcp: the server's name */
@@ -8329,7 +8352,9 @@ export interface components {
             workflow_id?: string | null;
         };
         Rule: {
+            /** @description {"$missing": true}: the field is removed */
             after?: unknown;
+            /** @description {"$missing": true}: the field was absent */
             before?: unknown;
             count?: number;
             field?: string;
@@ -8473,7 +8498,9 @@ export interface components {
             description?: string;
             full_name?: string;
             /** @description a JSON Schema, as the server sent it */
-            input_schema?: unknown;
+            input_schema?: {
+                [key: string]: unknown;
+            } | null;
             name?: string;
             /** @description why the tool cannot be used (its schema) */
             problem?: string | null;
@@ -8674,7 +8701,7 @@ export interface components {
         StepDefinition: {
             description?: string;
             name?: string;
-            /** @description the tool's params as written (templates): free-form */
+            /** @description the tool's params as written (templates) */
             params?: {
                 [key: string]: unknown;
             };
@@ -8753,10 +8780,12 @@ export interface components {
             /** @description the key of the step's current run of its tool: the same when the run is tried again (the step's retries, a re-run after a crash), another for another run; http.request sends it as the Idempotency-Key header (README "Effects") */
             idempotency_key?: string | null;
             name?: string;
-            /** @description what the step's tool returned: free-form */
+            /** @description what the step's tool returned */
             output?: unknown;
-            /** @description the params it ran (or runs) with: free-form */
-            params?: unknown;
+            /** @description the params it ran (or runs) with */
+            params?: {
+                [key: string]: unknown;
+            } | null;
             /** @description the JSON Schema of the step's tool's params */
             params_schema?: {
                 [key: string]: unknown;
@@ -8786,8 +8815,10 @@ export interface components {
              * @description when the step's on_human_timeout applies if nobody decides; null: no deadline, or paused
              */
             deadline?: string | null;
-            /** @description free-form */
-            definition_params?: unknown;
+            /** @description the params as the definition writes them */
+            definition_params?: {
+                [key: string]: unknown;
+            } | null;
             execution_id: string;
             /**
              * @description step, or tool_call: a call an agent step's LLM asked for (params: its arguments, definition_params: the arguments as the LLM wrote them, rationale: what the LLM said)
@@ -8799,8 +8830,10 @@ export interface components {
              * @enum {string|null}
              */
             on_timeout?: "skip" | "fail" | "accept" | null;
-            /** @description the tool's params: free-form */
-            params: unknown;
+            /** @description the tool's params */
+            params: {
+                [key: string]: unknown;
+            } | null;
             /** @description the JSON Schema of the tool's params */
             params_schema?: {
                 [key: string]: unknown;
