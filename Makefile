@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: run test setup setup-dev mcp-clients mcp1 frontend schema api-types demo bench bench-autonomy bench-instructions bench-packs bench-policy bench-browser bench-responsiveness cluster worker chromium test-python test-frontend clean
+.PHONY: run test lint setup setup-dev mcp-clients mcp1 frontend schema api-types demo bench bench-autonomy bench-instructions bench-packs bench-policy bench-browser bench-responsiveness cluster worker chromium test-python test-frontend clean
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -95,10 +95,19 @@ cluster: setup
 
 # One Celery worker for the servers of this machine's settings (COACH_BROKER_URL, COACH_MESSAGE_QUEUE, the database).
 worker: setup
-	$(PY) -m celery -A services.executions.worker worker --loglevel=INFO
+	$(PY) -m celery -A services.worker worker --loglevel=INFO
 
 test: setup-dev
-	$(MAKE) --no-print-directory test-frontend test-python
+	$(MAKE) --no-print-directory lint test-frontend test-python
+
+# The Python tree's linter and formatter (ruff.toml: `ruff format` fixes what the format check finds), the import
+# contracts (.importlinter: api above services above core, core free of frameworks), and the web app's ESLint
+# (frontend/eslint.config.js) and type check (tsc --noEmit).
+lint: $(VENV)/.dev frontend/node_modules/.installed
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports --no-cache
+	cd frontend && npm run --silent lint && npm run --silent typecheck
 
 # In parallel (pytest-xdist), a test file per worker at a time: each worker has its own SQLite template and
 # PostgreSQL database, and a module's tests that share a module-scoped fixture (a live server, the authorization

@@ -23,7 +23,7 @@ app = create_app()
 
 
 def main() -> None:
-    from services.workflows import demo
+    from services import demo
 
     services = app.extensions["coach"]
     settings = services.settings

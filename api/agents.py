@@ -11,7 +11,7 @@ from marshmallow import Schema, fields, validate
 from api.base import Blueprint
 from api.context import operator, requires, services, workspace_id
 from api.schemas import CredentialOut
-from services.gateway import identities
+from services.gateway import held, identities
 from services.notifier import Events
 
 blp = Blueprint(
@@ -75,5 +75,5 @@ class AgentById(MethodView):
         identity stays listed, with `revoked_at`"""
         svc, events = services(), Events()
         with svc.db.transaction() as session:
-            identities.revoke(session, workspace_id(), agent_id, operator(), events)
+            held.revoke(session, workspace_id(), agent_id, operator(), events)
         svc.notifier.send(events)  # its held calls' reviews leave the queues

@@ -48,6 +48,14 @@ class GatewayAgentToolSchema(SnapshotSchema):
     )
     spot_check_rate = fields.Float(allow_none=True)
     spot_checks = fields.Nested(SnapshotSchema, allow_none=True)
+    at_agent = fields.Nested(
+        SnapshotSchema,
+        allow_none=True,
+        metadata={
+            "description": "of its decisions, the answers of the person at the agent to a confirm rule's question "
+            "(they count in the numbers above like a reviewer's; null: none)"
+        },
+    )
 
 
 class PackChangeSchema(ValueChange):

@@ -42,7 +42,8 @@ class ProviderSchema(Schema):
     in_use = one_of(
         ("workspace", "server", "none"),
         metadata={
-            "description": "which provider agent steps use now: `workspace` (this one), `server` (COACH_LLM_*) or `none`"
+            "description": "which provider agent steps use now: `workspace` (this one), `server` (COACH_LLM_*) "
+            "or `none`"
         },
     )
     server_default = fields.Nested(ServerDefaultSchema)

@@ -88,8 +88,8 @@ class SnapshotSchema(Schema):
     evidence = fields.Nested(EvidenceSchema)
     evidence_decisions = fields.Integer(
         metadata={
-            "description": "the decisions in the readiness test since it last restarted (skips and, where the workspace "
-            "takes evidence from attentive operators only, the others' decisions are not)"
+            "description": "the decisions in the readiness test since it last restarted (skips and, where the "
+            "workspace takes evidence from attentive operators only, the others' decisions are not)"
         }
     )
     attentive_decisions = fields.Integer(
@@ -232,8 +232,8 @@ class StepDecisionSchema(Schema):
     counted = StrictBoolean(
         required=True,
         metadata={
-            "description": "whether the readiness test counts it (a skip is not counted, nor, where the workspace takes "
-            "evidence from attentive operators only, a decision by an operator below the bars)"
+            "description": "whether the readiness test counts it (a skip is not counted, nor, where the workspace "
+            "takes evidence from attentive operators only, a decision by an operator below the bars)"
         },
     )
     attentive = StrictBoolean(
@@ -322,7 +322,8 @@ class ReviewerSchema(Shape):
 
 
 class ReviewerChecksSchema(Shape):
-    """One operator's check figures across the workspace (core/coaching/checks.py, docs/autonomy.md#check-suggestions)."""
+    """One operator's check figures across the workspace (core/coaching/checks.py,
+    docs/autonomy.md#check-suggestions)."""
 
     checks = fields.Integer(required=True, metadata={"description": "checks they decided with an outcome (not skips)"})
     catches = fields.Integer(required=True, metadata={"description": "rejected, corrected or done by hand"})

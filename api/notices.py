@@ -14,7 +14,9 @@ blp = Blueprint(
     "notices",
     __name__,
     url_prefix="/api/notices",
-    description="Recent demotions (workflows, steps, gateway tools) and learned-rule changes, from the audit log (every member)",
+    description=(
+        "Recent demotions (workflows, steps, gateway tools) and learned-rule changes, from the audit log (every member)"
+    ),
 )
 
 

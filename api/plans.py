@@ -15,8 +15,8 @@ from api.workflows import WorkflowDefinitionSchema, WorkflowSchema
 from core.execution import states as S
 from core.plans import PLAN_MODES
 from core.workflow import format as F
+from services.autonomy import service as workflow_autonomy
 from services.plans import service as plans
-from services.workflows import service as workflows
 
 blp = Blueprint("plans", __name__, url_prefix="/api/plans", description="Ad-hoc plans: inline steps, approved, run")
 
@@ -187,7 +187,7 @@ class SaveAsWorkflow(MethodView):
             wf = plans.save_as_workflow(
                 session, svc.tools.for_workspace(workspace_id()), workspace_id(), plan_id, operator(), args.get("name")
             )
-            return workflows.view(session, wf)
+            return workflow_autonomy.view(session, wf)
 
 
 control_api.register(blp, "plan_id", plan=True)

@@ -12,7 +12,7 @@ from marshmallow import INCLUDE, Schema, fields, validate
 from api.base import Blueprint
 from api.context import operator, requires, services, workspace_id
 from api.schemas import Checked, OneOrMany, Shape, StrictBoolean, ToolParams, ValueChange
-from core.policy import EFFECTS
+from core.policy import DEFAULT_EFFECTS, EFFECTS, FALLBACKS
 from core.tools import RISKS
 from core.workflow.model import STEP_TYPES
 from services.policies import service as policies
@@ -80,7 +80,24 @@ class MatchSchema(Schema):
 class PolicyIn(Schema):
     name = fields.String(required=True, validate=validate.Length(min=1, max=200))
     order = fields.Integer(load_default=0, strict=True)
-    effect = fields.String(required=True, validate=validate.OneOf(EFFECTS))
+    effect = fields.String(
+        required=True,
+        validate=validate.OneOf(EFFECTS),
+        metadata={
+            "description": "allow | require_review | deny | confirm (an MCP gateway call: ask the person at the agent, "
+            "docs/mcp-gateway.md#confirm-ask-the-person-at-the-agent)"
+        },
+    )
+    fallback = fields.Raw(
+        load_default=None,
+        allow_none=True,
+        metadata={
+            "type": "string",
+            "enum": list(FALLBACKS),
+            "description": "a confirm rule's: what applies when the agent's client cannot ask its user "
+            "(require_review by default, or deny); only a confirm rule has one (422 otherwise)",
+        },
+    )
     reason = fields.String(load_default="", validate=validate.Length(max=2000))
     enabled = StrictBoolean(load_default=True)
     scope = fields.Nested(ScopeSchema, load_default=dict)
@@ -104,10 +121,10 @@ class DefaultsSchema(Schema):
     class Meta:
         unknown = INCLUDE  # an unknown risk is a 422 naming it (core.policy.check_defaults)
 
-    read = fields.String(validate=validate.OneOf(EFFECTS))
-    write = fields.String(validate=validate.OneOf(EFFECTS))
-    external = fields.String(validate=validate.OneOf(EFFECTS))
-    destructive = fields.String(validate=validate.OneOf(EFFECTS))
+    read = fields.String(validate=validate.OneOf(DEFAULT_EFFECTS))
+    write = fields.String(validate=validate.OneOf(DEFAULT_EFFECTS))
+    external = fields.String(validate=validate.OneOf(DEFAULT_EFFECTS))
+    destructive = fields.String(validate=validate.OneOf(DEFAULT_EFFECTS))
 
 
 class EvaluateIn(Schema):
@@ -131,6 +148,10 @@ class RuleRef(Shape):
     order = fields.Integer()
     reason = fields.String()
     error = fields.String(metadata={"description": "the rule failed and was taken as require_review (fail closed)"})
+    fallback = fields.String(validate=validate.OneOf(FALLBACKS), metadata={"description": "a confirm rule's fallback"})
+    note = fields.String(
+        metadata={"description": "a confirm rule on a call with no agent to ask (a workflow's): its fallback applied"}
+    )
 
 
 class MatchedRule(RuleRef):
@@ -166,6 +187,10 @@ class VerdictSchema(Shape):
     effect = fields.String(required=True, validate=validate.OneOf(EFFECTS))
     default = StrictBoolean(
         required=True, metadata={"description": "no rule matched: the workspace default for the tool's risk"}
+    )
+    fallback = fields.String(
+        validate=validate.OneOf(FALLBACKS),
+        metadata={"description": "confirm: what applies when the agent's client cannot ask its user"},
     )
     rule = fields.Nested(RuleRef, required=True)
     matched = fields.List(

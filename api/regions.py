@@ -16,6 +16,7 @@ from core.coaching import autonomy
 from core.coaching.levels import LEVELS, LevelThresholds
 from core.regions import proposals as P
 from core.regions import region as R
+from services.gateway import identities
 from services.metrics import service as metrics
 from services.notifier import Events
 from services.regions import service as regions
@@ -150,6 +151,14 @@ class RegionList(Schema):
     )
     max_regions = fields.Integer(required=True)
     min_decisions = fields.Integer(required=True, metadata={"description": "decisions before anything is proposed"})
+    identities = fields.List(
+        fields.String(),
+        required=True,
+        metadata={
+            "description": "a gateway tool's listing: the names of the workspace's agent identities (not revoked), "
+            "what a region's `identity` may name; [] for a step's"
+        },
+    )
 
 
 class ToolRegionArgs(Schema):
@@ -176,12 +185,13 @@ def _thresholds(session, row) -> LevelThresholds:
     return LevelThresholds()
 
 
-def _listing(session, rows, thresholds, proposals) -> dict:
+def _listing(session, rows, thresholds, proposals, identities_: list[str] | None = None) -> dict:
     return {
         "items": [regions.view(session, row, thresholds) for row in rows],
         "proposals": proposals,
         "max_regions": R.MAX_REGIONS,
         "min_decisions": P.MIN_DECISIONS,
+        "identities": identities_ or [],
     }
 
 
@@ -256,7 +266,8 @@ class ToolRegions(MethodView):
                 identity=args["identity"],
                 tools=replay.gateway_registry(svc, session, workspace_id()),
             )
-            return _listing(session, rows, LevelThresholds(), proposals)
+            names = [a.name for a in identities.list_agents(session, workspace_id()) if a.revoked_at is None]
+            return _listing(session, rows, LevelThresholds(), proposals, names)
 
     @requires("lead")
     @blp.arguments(GatewayRegionIn)

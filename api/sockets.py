@@ -49,8 +49,9 @@ def kick(
     reason: str | None = None,
 ) -> int:
     """Disconnect at once this process's sockets of `user_id` that match (all of them when nothing else is
-    given): in `workspace_id`, authenticated by the token `token_hash`, by a session cookie, or by any token. Call it after
-    the transaction that ended the credentials has committed. With a `reason` (`disabled`, `removed`), each socket is
+    given): in `workspace_id`, authenticated by the token `token_hash`, by a session cookie, or by any token. Call it
+    after the transaction that ended the credentials has committed. With a `reason` (`disabled`, `removed`), each socket
+    is
     first sent `access_ended {reason, workspace_id}`, so that an open page says why at once instead of
     reconnecting. Returns how many were disconnected."""
     with _CONNECTIONS_LOCK:

@@ -39,7 +39,8 @@ MODE = fields.String(
     allow_none=True,
     validate=validate.OneOf(executions.MODES),
     metadata={
-        "description": "the mode of the executions it starts; null: the workflow's own (coaching, or auto once promoted)"
+        "description": "the mode of the executions it starts; null: the workflow's own "
+        "(coaching, or auto once promoted)"
     },
 )
 

@@ -17,9 +17,10 @@ from core.coaching.levels import LEVELS
 from core.errors import ValidationFailed
 from core.workflow import format as F
 from core.workflow.source_lines import lines_of
+from services import demo
+from services.autonomy import service as workflow_autonomy
 from services.notifier import Events
 from services.offload import off_loop
-from services.workflows import demo
 from services.workflows import service as workflows
 
 blp = Blueprint("workflows", __name__, url_prefix="/api/workflows", description="Workflow definitions")
@@ -41,8 +42,8 @@ class VersionArgs(Schema):
 
 
 class ThresholdsSchema(Shape):
-    """A workflow's level thresholds (docs/design.md#metrics-and-learning-levels): its own settings over the
-    defaults."""
+    """A workflow's level thresholds (docs/design.md#metrics-and-learning-levels; its own settings over the
+    defaults)."""
 
     coaching_after = fields.Integer(required=True)
     auto_min_window = fields.Integer(required=True)
@@ -101,7 +102,7 @@ class Workflows(MethodView):
     def get(self, args):
         with services().db.read() as session:
             rows, total = workflows.list_page(session, workspace_id(), args["page"], args["per_page"])
-            return page_body([workflows.view(session, wf) for wf in rows], total, args)
+            return page_body([workflow_autonomy.view(session, wf) for wf in rows], total, args)
 
     @requires("lead")
     @blp.arguments(WorkflowDefinitionSchema, content_type="application/json")
@@ -111,7 +112,7 @@ class Workflows(MethodView):
         defn = _parse(definition)
         with svc.db.transaction() as session:
             wf = workflows.create(session, svc.tools.for_workspace(workspace_id()), workspace_id(), defn, operator())
-            return workflows.view(session, wf)
+            return workflow_autonomy.view(session, wf)
 
 
 class TemplateSchema(Schema):
@@ -166,7 +167,7 @@ class WorkflowById(MethodView):
     def get(self, args, workflow_id):
         with services().db.read() as session:
             wf = workflows.get(session, workspace_id(), workflow_id)
-            return workflows.view(session, wf, args["version"])
+            return workflow_autonomy.view(session, wf, args["version"])
 
     @requires("lead")
     @blp.arguments(WorkflowDefinitionSchema, content_type="application/json")
@@ -178,7 +179,7 @@ class WorkflowById(MethodView):
             wf = workflows.update(
                 session, svc.tools.for_workspace(workspace_id()), workspace_id(), workflow_id, defn, operator()
             )
-            return workflows.view(session, wf)
+            return workflow_autonomy.view(session, wf)
 
     @requires("lead")
     @blp.response(204)
@@ -256,7 +257,7 @@ class WorkflowMode(MethodView):
             require("admin")  # promoting a workflow that is not AUTO-ready
         svc, events = services(), Events()
         with svc.db.transaction() as session:
-            wf = workflows.set_mode(
+            wf = workflow_autonomy.set_mode(
                 session,
                 workspace_id(),
                 workflow_id,
@@ -267,8 +268,8 @@ class WorkflowMode(MethodView):
                 reason=args["reason"],
             )
             view = {
-                **workflows.view(session, wf),
-                "steps_not_ready": workflows.not_ready_steps(session, wf) if wf.mode == "auto" else [],
+                **workflow_autonomy.view(session, wf),
+                "steps_not_ready": workflow_autonomy.not_ready_steps(session, wf) if wf.mode == "auto" else [],
             }
         svc.notifier.send(events)
         return view
@@ -284,7 +285,7 @@ class WorkflowStepMode(MethodView):
             require("admin")  # promoting a step that is not AUTO-ready
         svc, events = services(), Events()
         with svc.db.transaction() as session:
-            wf = workflows.set_step_mode(
+            wf = workflow_autonomy.set_step_mode(
                 session,
                 workspace_id(),
                 workflow_id,
@@ -295,7 +296,7 @@ class WorkflowStepMode(MethodView):
                 events=events,
                 reason=args["reason"],
             )
-            view = workflows.view(session, wf)
+            view = workflow_autonomy.view(session, wf)
         svc.notifier.send(events)
         return view
 
@@ -307,5 +308,5 @@ class WorkflowThresholds(MethodView):
     @blp.response(200, WorkflowSchema)
     def put(self, args, workflow_id):
         with services().db.transaction() as session:
-            wf = workflows.set_thresholds(session, workspace_id(), workflow_id, args, operator())
-            return workflows.view(session, wf)
+            wf = workflow_autonomy.set_thresholds(session, workspace_id(), workflow_id, args, operator())
+            return workflow_autonomy.view(session, wf)

@@ -25,7 +25,7 @@ from core.coaching.undo import MAX_WINDOW_S
 from core.tools import RISKS
 from services.coaching import held
 from services.gateway import builtins
-from services.metrics import reviewers
+from services.metrics import review_settings
 from services.policies import outbound
 
 blp = Blueprint(
@@ -93,8 +93,8 @@ class UndoWindowSchema(Schema):
         allow_none=True,
         validate=validate.Range(min=0, max=MAX_WINDOW_S),
         metadata={
-            "description": "seconds a decision on a risky call (external or destructive tool, or flagged by a policy) is "
-            "held before its step runs; 0: never held. PUT null: back to the server's default"
+            "description": "seconds a decision on a risky call (external or destructive tool, or flagged by a policy) "
+            "is held before its step runs; 0: never held. PUT null: back to the server's default"
         },
     )
     default_s = fields.Float(dump_only=True, metadata={"description": "the server's COACH_UNDO_WINDOW_S"})
@@ -125,8 +125,8 @@ class ReviewFloorSchema(Schema):
         strict=True,
         validate=validate.Range(min=attention.MIN_FLOOR_MS, max=attention.MAX_FLOOR_MS),
         metadata={
-            "description": "milliseconds: an accept made faster than this (from when its suggestion was shown) counts as "
-            "a fast accept on the reviewers' figures; PUT null: back to the default"
+            "description": "milliseconds: an accept made faster than this (from when its suggestion was shown) counts "
+            "as a fast accept on the reviewers' figures; PUT null: back to the default"
         },
     )
     check_rate = StrictFloat(
@@ -189,7 +189,7 @@ class ReviewFloor(MethodView):
     @blp.response(200, ReviewFloorSchema)
     def get(self):
         with services().db.read() as session:
-            return reviewers.get_floor(session, workspace_id())
+            return review_settings.get_floor(session, workspace_id())
 
     @requires("lead")
     @blp.arguments(ReviewFloorSchema)
@@ -198,7 +198,7 @@ class ReviewFloor(MethodView):
         """Set any of the settings (those left out stay as they are; null: back to the default), audited
         `attentive_floor` (the floor) and `review_settings` (the others). A body with none of them is a 422."""
         with services().db.transaction() as session:
-            return reviewers.set_settings(session, workspace_id(), args, operator())
+            return review_settings.set_settings(session, workspace_id(), args, operator())
 
 
 class BuiltinToolSchema(Schema):

@@ -9,7 +9,8 @@ import yaml
 _PROBLEMS = (
     (
         "mapping values are not allowed here",
-        "a ':' where a value was expected (put quotes around a value that holds ': ', or start the key on its own line)",
+        "a ':' where a value was expected (put quotes around a value that holds ': ', "
+        "or start the key on its own line)",
     ),
     ("expected <block end>, but found", "this line is not indented like the lines before it"),
     ("did not find expected key", "this line is not indented like the lines before it"),

@@ -277,11 +277,13 @@ def chart(path: Path, runs: int, seed: int, workers: int) -> None:
         ("ready", "#0b5cad", "sequential test (now)", 0),
         ("naive", "#c0392b", "rolling rate >= 0.85 (before)", 18),
     ):
-        points = " ".join(f"{x:.1f},{y:.1f}" for x, y in (xy(p, v) for p, v in zip(CHART_POINTS, series[what])))
+        points = " ".join(
+            f"{x:.1f},{y:.1f}" for x, y in (xy(p, v) for p, v in zip(CHART_POINTS, series[what], strict=False))
+        )
         out.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="2.5"/>')
         out.extend(
             f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{colour}"/>'
-            for x, y in (xy(p, v) for p, v in zip(CHART_POINTS, series[what]))
+            for x, y in (xy(p, v) for p, v in zip(CHART_POINTS, series[what], strict=False))
         )
         lx, ly = left + 15, top + ph * 0.6 + dy  # lower left: between the two lines there
         out.append(
@@ -292,7 +294,7 @@ def chart(path: Path, runs: int, seed: int, workers: int) -> None:
     path.write_text("\n".join(out) + "\n")
     print(f"chart: {path}")
     for what in ("ready", "naive"):
-        print(f"  {what:<6} " + "  ".join(f"{p:g}: {v:.1%}" for p, v in zip(CHART_POINTS, series[what])))
+        print(f"  {what:<6} " + "  ".join(f"{p:g}: {v:.1%}" for p, v in zip(CHART_POINTS, series[what], strict=False)))
 
 
 def main() -> int:

@@ -387,7 +387,7 @@ def coach_server(
         for execution_id in ids:
             drive(execution_id)
         started = time.perf_counter()
-        for client, execution_id in zip(clients, ids):
+        for client, execution_id in zip(clients, ids, strict=False):
             if workspace_room:  # as the web app's layout does on every page (its notifications)
                 client.emit("join_workspace", {}, callback=answered("join_workspace", execution_id))
             client.emit(

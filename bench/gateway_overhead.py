@@ -10,10 +10,12 @@ through the client pool, and the audit event (one write transaction).
 Target (issue 32): overhead p50 <= 2 ms, p99 <= 10 ms.
 
 Then held calls (`--agents 100`, 0 skips it): a policy makes `shop.refund` need a review, that many agent identities
-each open their own session and call it at once, and a reviewer (on the REST API, as a script of a team lead would, with REVIEWERS
-threads) approves every review as it appears in the pending list. Printed: the held calls answered per second from
-the moment they are sent (every agent's session open) to the last answer, and per call the time from its approval to the agent's answer (a decision
-made on the server holding the call wakes it; COACH_GATEWAY_POLL_S is for one made on another server).
+each open their own session and call it at once, and a reviewer (on the REST API, as a script of a team lead would,
+with REVIEWERS threads) approves every review as it appears in the pending list. Printed: the held calls answered per
+second from
+the moment they are sent (every agent's session open) to the last answer, and per call the time from its approval to
+the agent's answer (a decision made on the server holding the call wakes it; COACH_GATEWAY_POLL_S is for one made on
+another server).
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ async def timed(
         if i >= warmup:
             pings.append((time.perf_counter() - start) * 1000)
     cpu.append(cpu_seconds(pid) if pid else 0.0)
-    per = [(b - a) * 1000 / (warmup + calls) for a, b in zip(cpu, cpu[1:])]
+    per = [(b - a) * 1000 / (warmup + calls) for a, b in zip(cpu, cpu[1:], strict=False)]
     return out, pings, per
 
 
@@ -214,7 +216,7 @@ def held_calls(server: LiveServer, agents: int) -> tuple[float, list[float]]:
     finally:
         stop.set()
         thread.join(30)
-    return max(answered) - started, [(t - approved_at[name]) * 1000 for name, t in zip(tokens, answered)]
+    return max(answered) - started, [(t - approved_at[name]) * 1000 for name, t in zip(tokens, answered, strict=False)]
 
 
 def cpu_seconds(pid: int) -> float:

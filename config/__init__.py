@@ -58,6 +58,10 @@ class Settings:
     # COACH_GATEWAY_POLL_S: how often a held call looks at its review; a decision made on the same server answers it
     # at once, this is for one made on another server of a cluster (or the agent's identity revoked meanwhile)
     gateway_poll_s: float = 0.5
+    # COACH_GATEWAY_CONFIRM_S: how long the person at the agent has to answer a confirm rule's question: an
+    # elicitation/create request waits this long (then the rule's fallback applies), and a 2026-07-28 question's
+    # sealed requestState expires after it
+    gateway_confirm_s: float = 300.0
     gateway_result_max_kb: float = 256.0  # COACH_GATEWAY_RESULT_MAX_KB: the most of a tool's result an agent receives
     runner_workers: int = 4  # COACH_RUNNER_WORKERS: background tasks advancing executions at once
     # COACH_LEASE_S: how long a step's lease holds without renewal (renewed every third of it while the tool runs);
@@ -67,10 +71,10 @@ class Settings:
     # COACH_INSTANCE_ID: this instance's name in leases, unique among running instances; default <host>:<pid>:<random>
     instance_id: str = ""
     message_queue: str = ""  # COACH_MESSAGE_QUEUE: e.g. redis://127.0.0.1:6379/0 for several servers
-    # COACH_BROKER_URL: e.g. redis://127.0.0.1:6379/1: slow tools run on Celery workers (services/executions/worker.py)
+    # COACH_BROKER_URL: e.g. redis://127.0.0.1:6379/1: slow tools run on Celery workers (services/worker.py)
     broker_url: str = ""
     # COACH_WORKER_REDELIVER_S: when Redis hands a task of a worker that died whole to another worker (the step's
-    # lease hands the step over sooner; services/executions/worker.py)
+    # lease hands the step over sooner; services/worker.py)
     worker_redeliver_s: float = 60.0
     spot_check_rate: float = 0.05
     # COACH_UNDO_WINDOW_S: how long a decision on a risky call (external or destructive tool, or flagged by a policy)

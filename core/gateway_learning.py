@@ -31,6 +31,9 @@ MODES = STEP_MODES
 # name has no "/", so the first "/" splits it), or the agent's name.
 TOOL, AGENT_TOOL, IDENTITY = "gateway_tool", "gateway_agent_tool", "gateway_identity"
 TOOL_SPOT, AGENT_TOOL_SPOT = "gateway_tool_spot", "gateway_agent_spot"
+# the answers of the person at the agent (a `confirm` rule's question, core/gateway_confirm.py), per `<agent>/<tool>`:
+# they count in the scopes above like a reviewer's decisions; this scope says how many came from the agent's side
+AGENT_CONFIRM = "gateway_agent_confirm"
 
 # a reviewer's decision on a held call, as the steps' decisions count (docs/design.md#decisions, §3)
 DECISION_KIND = {"approve": "accept", "edit": "correct", "reject": "reject"}
@@ -68,25 +71,31 @@ def mode_for(tool_mode: str | None, agent_mode: str | None) -> tuple[str, str | 
 
 
 def gate(effect: str, by_default: bool, mode: str, spot_check: Callable[[], bool]) -> str:
-    """What the gateway does with a call: DENY, FORWARD, HOLD (a review) or SPOT_CHECK (an AUTO call sampled for a
-    review). `by_default`: the verdict is the workspace default (no rule matched). `spot_check()` draws the sample; it
-    is called only for a call that AUTO would otherwise forward."""
+    """What the gateway does with a call: DENY, FORWARD, HOLD (a review; for `confirm`: ask the person at the agent)
+    or SPOT_CHECK (an AUTO call sampled for a review, or a question). `by_default`: the verdict is the workspace
+    default (no rule matched). `spot_check()` draws the sample; it is called only for a call that AUTO would otherwise
+    forward. A `confirm` rule is learned like the default's holds: where the tool (for that agent, or the call's
+    region) earned AUTO, the person is no longer asked (but for spot checks)."""
     if effect == "deny":
         return DENY
     if effect == "allow":
         return FORWARD
+    if effect == "confirm":
+        by_default = True  # asking the person at the agent is what learning may stop
     if not by_default or mode != AUTO:  # an explicit require_review rule holds whatever the evidence
         return HOLD
     return SPOT_CHECK if spot_check() else FORWARD
 
 
-def decision_scopes(tool: str, agent: str, auto_unit: str | None) -> list[tuple[str, str]]:
+def decision_scopes(tool: str, agent: str, auto_unit: str | None, at_agent: bool = False) -> list[tuple[str, str]]:
     """Where one decision on a held call counts: the tool, the tool for this identity, the identity across its tools,
     and (while the tool, or the tool for this identity, is in AUTO) that unit's spot-check scope: in AUTO every
     reviewed call (a spot check, or a call an explicit rule held) is evidence for the demotion test, as a
     policy-forced review of an AUTO step is."""
     key = agent_tool_key(tool, agent)
     scopes = [(TOOL, tool), (AGENT_TOOL, key), (IDENTITY, agent)]
+    if at_agent:  # the person at the agent answered (confirm): counted above, and here apart (before the spot scope)
+        scopes.append((AGENT_CONFIRM, key))
     if auto_unit == UNIT_TOOL:
         scopes.append((TOOL_SPOT, tool))
     elif auto_unit == UNIT_AGENT:

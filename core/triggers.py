@@ -29,7 +29,7 @@ TOLERANCE_S = 300
 SCHEME = "sha256="
 MAX_DELIVERY_ID = 200
 MAX_CRON = 200
-_DELIVERY = re.compile(r"[\x21-\x7e]{1,%d}" % MAX_DELIVERY_ID)  # visible ASCII, no spaces
+_DELIVERY = re.compile(rf"[\x21-\x7e]{{1,{MAX_DELIVERY_ID}}}")  # visible ASCII, no spaces
 _HEX = re.compile(r"[0-9a-fA-F]{64}")
 _PATH_PART = re.compile(r"[^.\s]{1,200}")
 
@@ -187,8 +187,8 @@ def check_cron(expression: Any) -> str:
             "invalid cron expression",
             details={
                 "cron": [
-                    f"{exc}: {text!r} is not a cron expression of 5 fields (minute hour day-of-month month day-of-week), "
-                    "e.g. '0 9 * * MON-FRI'"
+                    f"{exc}: {text!r} is not a cron expression of 5 fields "
+                    "(minute hour day-of-month month day-of-week), e.g. '0 9 * * MON-FRI'"
                 ]
             },
         ) from None

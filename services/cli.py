@@ -18,7 +18,7 @@ def register(app: Flask) -> None:
     @app.cli.command("demo")
     def demo_command():
         """Load the demo workflows and data (idempotent)."""
-        from services.workflows import demo
+        from services import demo
 
         created = demo.load(app.extensions["coach"], app.extensions["coach_default_workspace"])
         click.echo(f"demo workflows created: {created or 'none (already there)'}")
@@ -29,11 +29,11 @@ def register(app: Flask) -> None:
     def create_workspace_command(slug, name):
         """Create a workspace."""
         from core.errors import CoachError
-        from services.users import service as users
+        from services import workspaces
 
         try:
             with app.extensions["coach"].db.transaction() as session:
-                ws = users.create_workspace(session, slug, name)
+                ws = workspaces.create(session, slug, name)
                 click.echo(f"workspace {ws.slug} created ({ws.id})")
         except CoachError as exc:
             raise click.ClickException(exc.message) from None

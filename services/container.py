@@ -5,26 +5,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sqlalchemy import select
-
 from config import Settings
 from core import budget
 from core.tools import ToolRegistry
+from services import workspaces
 from services.db import Database
 from services.executions.runner import Runner
 from services.notifications import outbox as notification_outbox
 from services.notifications.sender import Scanner as NotificationScanner
 from services.notifier import Notifier
 from services.policies import service as policies
-from services.policies.models import PolicySettings
 from services.policies.outbound import WorkspaceDirectory
 from services.tools import build_registry
 from services.toolservers.secrets import Secrets
 from services.toolservers.source import McpSource
-from services.users.models import Workspace
 from services.workflows.service import DefinitionCache
-
-DEFAULT_WORKSPACE = "default"
 
 
 @dataclass
@@ -52,8 +47,8 @@ class Services:
     ) -> Services:
         """`spawn` runs the runner's tasks (default: a thread pool, or green threads under eventlet/gevent);
         benchmarks pass an inline one to measure the engine without scheduling noise. With COACH_BROKER_URL set,
-        executions that need a slow tool go to the Celery workers (services.executions.dispatch, services.executions.worker) unless `dispatch` is False
-        (a worker's own Services)."""
+        executions that need a slow tool go to the Celery workers (services.executions.dispatch,
+        services.worker) unless `dispatch` is False (a worker's own Services)."""
         budget.configure(time_s=settings.eval_time_ms / 1000.0)
         db = Database(
             settings.resolved_database_url, pool_size=settings.db_pool_size, max_overflow=settings.db_max_overflow
@@ -87,13 +82,7 @@ class Services:
 
     def default_workspace_id(self) -> str:
         with self.db.transaction() as session:
-            ws = session.scalar(select(Workspace).where(Workspace.slug == DEFAULT_WORKSPACE))
-            if ws is None:
-                ws = Workspace(slug=DEFAULT_WORKSPACE, name="Default workspace")
-                session.add(ws)
-                session.flush()
-                session.add(PolicySettings(workspace_id=ws.id))  # revision 0, no defaults: read by every judged call
-            return ws.id
+            return workspaces.default_id(session)
 
     def close(self) -> None:
         if self.notifications is not None:

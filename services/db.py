@@ -128,8 +128,9 @@ T = TypeVar("T")
 
 def is_transient(exc: BaseException) -> bool:
     """Whether `exc` is an error a new try of the whole transaction may well not meet: a lost connection, a
-    PostgreSQL deadlock or serialization failure, a new connection refused because the server has too many, SQLite's "database is locked" (its busy timeout ran out), or a
-    write whose version check found the row changed since it was read (StaleDataError). The failed transaction
+    PostgreSQL deadlock or serialization failure, a new connection refused because the server has too many, SQLite's
+    "database is locked" (its busy timeout ran out), or a write whose version check found the row changed since it was
+    read (StaleDataError). The failed transaction
     committed nothing (a connection lost during COMMIT itself is the one case that cannot tell)."""
     if isinstance(exc, StaleDataError):
         return True

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from config import Settings
+from services import workspaces
 from services.db import Database
 from services.migrate import upgrade
 from services.models import metadata
@@ -257,7 +258,7 @@ def make_user(services, email: str, role: str, workspace_slug: str = "default") 
     from services.users.models import User
 
     with services.db.transaction() as session:
-        ws = users.find_workspace(session, workspace_slug) or users.create_workspace(session, workspace_slug)
+        ws = users.find_workspace(session, workspace_slug) or workspaces.create(session, workspace_slug)
         user = session.query(User).filter(User.email == email).one_or_none() or users.create_user(
             session, email, TEST_PASSWORD, password_hash=hashed_test_password()
         )

@@ -33,7 +33,7 @@ def main() -> None:
     create_database(os.environ["COACH_DATABASE_URL"])
 
     from api.app import create_app
-    from services.workflows import demo
+    from services import demo
 
     app = create_app(recover=False)  # migrates; creates the first admin when there is no user yet
     created = demo.load(app.extensions["coach"], app.extensions["coach_default_workspace"])

@@ -144,7 +144,7 @@ def fit(
     cannot fit whatever is shortened, the latest turn's results stay whole. Returns (messages, the tool messages
     it shortened)."""
     texts = [sent_content(m) for m in messages]
-    sent = [m.to_api(t) for m, t in zip(messages, texts)]
+    sent = [m.to_api(t) for m, t in zip(messages, texts, strict=False)]
     sizes = [_size(m) for m in sent]
     # the body's size: the rest of it, then the messages and the commas between them (compact JSON, as posted)
     total = _size({**(around or {}), "messages": []}) + sum(sizes) + max(0, len(sent) - 1)

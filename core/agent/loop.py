@@ -1,7 +1,8 @@
 """The agent loop (docs/agent-steps.md): LLM -> tool call(s) -> results -> LLM … until a final answer.
 
-Plain Python over two interfaces: a Provider (the LLM) and a Host (storage, policy, people, tools: services/agents/service.py;
-tests use in-memory ones). What to do next is always derived from the conversation alone (`next_move`), so a loop
+Plain Python over two interfaces: a Provider (the LLM) and a Host (storage, policy, people, tools:
+services/agents/service.py; tests use in-memory ones). What to do next is always derived from the conversation alone
+(`next_move`), so a loop
 that stopped anywhere (a person to ask, a killed server) goes on from the stored conversation: an LLM turn that is
 stored is never requested again, a tool result that is stored is never produced again.
 

@@ -1,5 +1,5 @@
-"""Per-workflow and per-step autonomy (docs/design.md#metrics-and-learning-levels): which tool steps a human sees, and the rules for
-changing a step's mode.
+"""Per-workflow and per-step autonomy (docs/design.md#metrics-and-learning-levels): which tool steps a human sees, and
+the rules for changing a step's mode.
 
 A workflow's `mode` (`coaching` or `auto`) is what a lead chose for it as a whole; each step may have its
 own mode on top: `auto` (promoted alone: it runs unattended with spot checks while the workflow's other

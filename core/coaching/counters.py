@@ -1,5 +1,6 @@
-"""What was decided (docs/design.md#metrics-and-learning-levels): the decision kinds, the running counters and the rolling window of the last
-decisions, and the Wilson bound on a rate. Constant-size states, updated once per decision, that round-trip through
+"""What was decided (docs/design.md#metrics-and-learning-levels): the decision kinds, the running counters and the
+rolling window of the last decisions, and the Wilson bound on a rate. Constant-size states, updated once per decision,
+that round-trip through
 JSON-friendly values so storage can keep them in a row.
 """
 

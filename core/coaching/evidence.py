@@ -1,4 +1,5 @@
-"""Anytime-valid evidence for AUTO readiness and demotion (docs/design.md#metrics-and-learning-levels, docs/autonomy.md).
+"""Anytime-valid evidence for AUTO readiness and demotion (docs/design.md#metrics-and-learning-levels,
+docs/autonomy.md).
 
 Plain Python and the math module only. Every function here is O(1) in the number of decisions recorded: the
 state is three numbers (accepts and counted decisions since the evidence last restarted, and a CUSUM

@@ -1,4 +1,5 @@
-"""Decision latency as a histogram (docs/design.md#metrics-and-learning-levels): constant-size, mergeable, its quantiles within a few percent."""
+"""Decision latency as a histogram (docs/design.md#metrics-and-learning-levels): constant-size, mergeable, its
+quantiles within a few percent."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Learning levels (docs/design.md#metrics-and-learning-levels): the thresholds a scope is held to and what its decisions say about its level
-(OBSERVATION, COACHING, AUTO), with the sequential test (core.coaching.evidence) deciding AUTO-readiness.
+"""Learning levels (docs/design.md#metrics-and-learning-levels): the thresholds a scope is held to and what its
+decisions say about its level (OBSERVATION, COACHING, AUTO), with the sequential test (core.coaching.evidence) deciding
+AUTO-readiness.
 """
 
 from __future__ import annotations

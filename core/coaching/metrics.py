@@ -1,5 +1,6 @@
-"""A scope's decision metrics (docs/design.md#metrics-and-learning-levels): the counters, rolling window, latency histogram, thresholds and
-sequential evidence of one scope together, its snapshot and its stored form, and the demotion test.
+"""A scope's decision metrics (docs/design.md#metrics-and-learning-levels): the counters, rolling window, latency
+histogram, thresholds and sequential evidence of one scope together, its snapshot and its stored form, and the demotion
+test.
 
 Each object is a constant-size state updated once per decision, never recomputed from history, and
 serialisable to JSON-friendly dicts so the storage layer can keep it in a row. The parts live beside it:

@@ -1,5 +1,5 @@
-"""Taking a decision back (docs/design.md#decisions (undo) and docs/operations.md, issue #31 item 4): which decisions are held for an undo window, and what an
-undo may do. Pure rules; services/coaching/held.py stores, releases and undoes.
+"""Taking a decision back (docs/design.md#decisions (undo) and docs/operations.md, issue #31 item 4): which decisions
+are held for an undo window, and what an undo may do. Pure rules; services/coaching/held.py stores, releases and undoes.
 
 - A decision on a **risky** call is held: its tool's risk is `external` or `destructive`, or the policy flagged it
   (its verdict is not `allow`). The same rule as the web app's confirming key (frontend/src/coaching/confirmation.ts),

@@ -1,7 +1,7 @@
 """A run's history, in words: per step what was suggested, what a person decided (who, when, the correction's
 changes), the questions asked and the answers given, approvals with their approver and comment, rejections,
-policy refusals, runs of the tool and retries. Pure: services/executions/history.py reads the rows (suggestions, decisions,
-approvals, the execution's audit events, its control record) as plain dicts and hands them here."""
+policy refusals, runs of the tool and retries. Pure: services/executions/history.py reads the rows (suggestions,
+decisions, approvals, the execution's audit events, its control record) as plain dicts and hands them here."""
 
 from __future__ import annotations
 

@@ -27,10 +27,10 @@ import ipaddress
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
-Address = Union[ipaddress.IPv4Address, ipaddress.IPv6Address]
-Network = Union[ipaddress.IPv4Network, ipaddress.IPv6Network]
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 MAX_ENTRIES = 200
 _LABEL = re.compile(r"^(?!-)[a-z0-9_-]{1,63}(?<!-)$")

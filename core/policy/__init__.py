@@ -5,13 +5,24 @@ RuleSet and asks it about each tool call.
 """
 
 from core.policy.engine import Call, Matched, RuleSet, Verdict
-from core.policy.rules import DEFAULTS, EFFECTS, MATCH_KEYS, CompiledRule, check_defaults, compile_rule
+from core.policy.rules import (
+    DEFAULT_EFFECTS,
+    DEFAULTS,
+    EFFECTS,
+    FALLBACKS,
+    MATCH_KEYS,
+    CompiledRule,
+    check_defaults,
+    compile_rule,
+)
 
 __all__ = [
     "Call",
     "CompiledRule",
     "DEFAULTS",
+    "DEFAULT_EFFECTS",
     "EFFECTS",
+    "FALLBACKS",
     "MATCH_KEYS",
     "Matched",
     "RuleSet",

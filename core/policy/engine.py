@@ -28,6 +28,7 @@ from core.budget import BudgetExceeded
 from core.policy.rules import DEFAULTS, CompiledRule
 
 _CANDIDATE_CACHE = 4096  # tool names remembered per rule set
+NO_AGENT_TO_ASK = "a confirm rule asks the person at an MCP gateway agent; this call has none, so its fallback applies"
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,7 @@ class Matched:
     rule: CompiledRule
     effect: str  # the rule's, or require_review when it failed (fail closed)
     error: str | None = None
+    note: str | None = None  # a confirm rule on a call with no agent to ask: why its fallback applies
 
 
 class Verdict:
@@ -89,6 +91,11 @@ class Verdict:
         self._matched: tuple[Matched, ...] | None = None if pending else ((winner,) if winner else ())
 
     @property
+    def fallback(self) -> str | None:
+        """A confirm verdict's fallback: what applies when the agent's client cannot ask its user."""
+        return (self.rule.fallback or "require_review") if self.effect == "confirm" and self.rule else None
+
+    @property
     def matched(self) -> tuple[Matched, ...]:
         """Every rule that matched, the deciding one first."""
         if self._matched is None:
@@ -113,6 +120,8 @@ class Verdict:
             rule = _rule_view(self.rule)
             if self.error:
                 rule["error"] = self.error
+            if self._winner is not None and self._winner.note:
+                rule["note"] = self._winner.note
         lost = [
             {
                 **_rule_view(m.rule),
@@ -125,6 +134,7 @@ class Verdict:
         return {
             "effect": self.effect,
             "default": self.default,
+            **({"fallback": self.fallback} if self.effect == "confirm" else {}),
             "rule": rule,
             "matched": lost,
             "risk": self.risk,
@@ -133,7 +143,10 @@ class Verdict:
 
 
 def _rule_view(rule: CompiledRule) -> dict[str, Any]:
-    return {"id": rule.id, "name": rule.name, "scope": rule.scope, "order": rule.order, "reason": rule.reason}
+    view = {"id": rule.id, "name": rule.name, "scope": rule.scope, "order": rule.order, "reason": rule.reason}
+    if rule.fallback is not None:
+        view["fallback"] = rule.fallback
+    return view
 
 
 def _lost_because(loser: CompiledRule, winner: CompiledRule) -> str:
@@ -193,6 +206,8 @@ def _match(rule: CompiledRule, call: Call, params: dict[str, Any]) -> Matched | 
     if outcome is False:
         return None
     if outcome is True:
+        if rule.effect == "confirm" and call.agent is None:  # nobody at an agent to ask: the rule's fallback
+            return Matched(rule, rule.fallback or "require_review", note=NO_AGENT_TO_ASK)
         return Matched(rule, rule.effect)
     return Matched(rule, "require_review", outcome)
 

@@ -8,8 +8,10 @@ user, or one user within one workflow. Every `match` key is optional and all the
 | `tool` | the tool's name matches the glob, or one of a list of globs (core.policy.helpers) |
 | `step_type` | the step's type is this one, or one of a list |
 | `risk` | the tool's risk (`read`, `write`, `external`, `destructive`) is one of the list |
-| `workflow_id`, `user`, `agent_step` | the call's workflow, the user who started the execution, the agent step making the call: this one or one of a list (`agent_step: "*"`: any agent step) |
-| `agent` | the agent identity calling through the MCP gateway (its name): this one or one of a list (`"*"`: any agent; a call of a workflow's step has no agent and never matches) |
+| `workflow_id`, `user`, `agent_step` | the call's workflow, the user who started the execution, the agent step making
+the call: this one or one of a list (`agent_step: "*"`: any agent step) |
+| `agent` | the agent identity calling through the MCP gateway (its name): this one or one of a list (`"*"`: any agent;
+a call of a workflow's step has no agent and never matches) |
 | `sql` | `not_read`: the call's `query` param is not a read-only statement (core.policy.sql); `read`: it is |
 | `host_not_in` | the call's `url` param's host is not on the list |
 | `path_outside` | the call's `path` param lies outside the folder |
@@ -37,7 +39,12 @@ from core.policy.helpers import HelperError
 from core.tools import RISKS
 from core.workflow.model import STEP_TYPES
 
-EFFECTS = ("allow", "require_review", "deny")
+EFFECTS = ("allow", "require_review", "deny", "confirm")
+# `confirm`: ask the person at the agent (an MCP elicitation, services/gateway/confirm.py); what applies instead where
+# nobody can be asked (a client without elicitation, a workflow's call): the rule's `fallback`
+FALLBACKS = ("require_review", "deny")
+DEFAULT_FALLBACK = "require_review"
+DEFAULT_EFFECTS = ("allow", "require_review", "deny")  # a workspace default names no rule to confirm by
 MATCH_KEYS = (
     "tool",
     "step_type",
@@ -82,6 +89,7 @@ class CompiledRule:
     checks: tuple[tuple[str, Callable[[dict], bool]], ...] = field(default=())  # helpers: (key, test of params)
     predicate: str | None = None
     revision: int = 0
+    fallback: str | None = None  # a confirm rule's: what applies where nobody at the agent can be asked
 
     @property
     def scope(self) -> str:
@@ -141,6 +149,18 @@ def compile_rule(data: dict[str, Any], *, rule_id: str = "", revision: int = 0) 
     effect = data.get("effect")
     if effect not in EFFECTS:
         errors.add("effect", f"must be one of {list(EFFECTS)}")
+    fallback = data.get("fallback")
+    if effect == "confirm":
+        if fallback is None:
+            fallback = DEFAULT_FALLBACK
+        elif fallback not in FALLBACKS:
+            errors.add(
+                "fallback",
+                f"must be one of {list(FALLBACKS)} (what applies when the agent's client cannot ask its user); "
+                f"got {fallback!r}",
+            )
+    elif fallback is not None:
+        errors.add("fallback", "only a rule whose effect is confirm has a fallback; leave it out or null")
     reason = data.get("reason") or ""
     if not isinstance(reason, str) or len(reason) > 2000:
         errors.add("reason", "must be a string of at most 2000 characters")
@@ -170,6 +190,7 @@ def compile_rule(data: dict[str, Any], *, rule_id: str = "", revision: int = 0) 
         scope_workflow_id=scope.get("workflow_id"),
         scope_user=scope.get("user"),
         revision=revision,
+        fallback=fallback if effect == "confirm" else None,
         **compiled,
     )
 
@@ -277,8 +298,12 @@ def check_defaults(data: Any) -> dict[str, str]:
     for key, value in data.items():
         if key not in RISKS:
             errors.add(key, f"unknown risk; one of {list(RISKS)}")
-        elif value not in EFFECTS:
-            errors.add(key, f"must be one of {list(EFFECTS)}")
+        elif value not in DEFAULT_EFFECTS:
+            errors.add(
+                key,
+                f"must be one of {list(DEFAULT_EFFECTS)}"
+                + (" (confirm is a rule's effect: it needs a rule's match and fallback)" if value == "confirm" else ""),
+            )
     if errors:
         raise ValidationFailed("the policy default is not valid", dict(errors))
     return {**DEFAULTS, **data}

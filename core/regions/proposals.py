@@ -293,7 +293,10 @@ def _categorical(rows, key: str) -> Iterable[tuple[int, int, tuple[Condition, Co
             negated, neg_words = f"{ref} not in [{listed}]", f"{key} not in {listed}"
         if any(key not in p for p, _a in rows):
             when, negated = f"{ref} is defined and {when}", f"not ({ref} is defined and {when})"
-        test = lambda p, k=key, w=wanted: k in p and _category(p[k]) and (type(p[k]).__name__, p[k]) in w
+
+        def test(p, k=key, w=wanted):
+            return k in p and _category(p[k]) and (type(p[k]).__name__, p[k]) in w
+
         yield (
             acc,
             seen,
@@ -320,7 +323,10 @@ def _prefixes(rows, key: str) -> Iterable[tuple[int, int, tuple[Condition, Condi
         when = f"{ref}.startswith({_literal(prefix)})"
         if guard:
             when = f"{ref} is string and {when}"
-        test = lambda p, k=key, s=prefix: isinstance(p.get(k), str) and p[k].startswith(s)
+
+        def test(p, k=key, s=prefix):
+            return isinstance(p.get(k), str) and p[k].startswith(s)
+
         yield (
             tally[prefix][0],
             tally[prefix][1],

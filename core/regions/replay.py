@@ -95,7 +95,8 @@ def _outcome(effect: str, default: bool, past: Past, in_region: bool) -> str:
         return "denied"
     unattended_mode = in_region or past.outside_mode == AUTO
     if past.gateway:  # the gateway forwards allowed calls; a call held by the default follows the mode
-        if effect == "allow" or (default and unattended_mode):
+        # a confirm rule's question, like the default's hold, is what the learned mode lifts
+        if effect == "allow" or ((default or effect == "confirm") and unattended_mode):
             return "unattended"
         return "asked"
     return "unattended" if effect == "allow" and unattended_mode else "asked"
@@ -179,7 +180,7 @@ def replay_rule(
     table = _Table(limit)
     changed = matched = failed = 0
     first_error = None
-    effects = {"allow": 0, "require_review": 0, "deny": 0}
+    effects = {"allow": 0, "require_review": 0, "deny": 0, "confirm": 0}  # confirm: asked at the agent
     for past in _bounded(history, limit):
         verdict = after.evaluate(past.call)
         if verdict.rule is not None and verdict.rule.id == rule.id:

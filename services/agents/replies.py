@@ -1,7 +1,7 @@
 """What a person's action tells an agent step: a decision on its tool call, the answer to its CONFIRM_DATA, the
 approval of its REQUEST_APPROVAL. Each writes the call's result or the person's message into the stored conversation
-(services/agents/store.py) and makes the step ready to run again; the runner takes it from there (services/agents/service.py).
-Each runs in the caller's transaction."""
+(services/agents/store.py) and makes the step ready to run again; the runner takes it from there
+(services/agents/service.py). Each runs in the caller's transaction."""
 
 from __future__ import annotations
 
@@ -77,7 +77,8 @@ def answer(session: Session, ex: Execution, step_id: str, text: Any, actor: str,
 
 
 def approved(session: Session, ex: Execution, step_id: str, who: str, comment: str | None) -> None:
-    """REQUEST_APPROVAL approved: the agent is told, and its step runs again (services.approvals.decisions settles it)."""
+    """REQUEST_APPROVAL approved: the agent is told, and its step runs again (services.approvals.decisions settles
+    it)."""
     messages = store.load(session, ex.id, step_id)
     text = f"Approved by {who}" + (f": {comment}" if comment else ".") + " Go on."
     store.write(session, ex, step_id, [answered(messages, text, C.APPROVED)])

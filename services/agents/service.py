@@ -22,6 +22,7 @@ from core.agent import conversation as C
 from core.agent.loop import AgentLoop, Result, Ruling, opening
 from core.agent.spec import resolve_tools
 from core.coaching import autonomy
+from core.coaching import checks as CK
 from core.coaching.autonomy import tool_unit
 from core.execution import states as S
 from core.execution.engine import Outcome, run_tool, template_context
@@ -32,6 +33,7 @@ from services.agents import llm_provider, store
 from services.agents.llm import SETUP, OpenAIProvider
 from services.approvals import service as approvals
 from services.audit import service as audit
+from services.coaching import checks
 from services.coaching import service as coaching
 from services.coaching.models import Suggestion
 from services.executions import service as executions
@@ -249,18 +251,7 @@ class Host:
 
     def region_of(self, session: Session, tool: str | None, params: Any) -> region.Match | None:
         """Where an agent's call of `tool` falls among the regions of `<agent step>:<tool>` (None: it has none)."""
-        ex = self.ex
-        scope = regions.regions_of(
-            session, ex.workspace_id, regions.STEP, regions.step_key(ex.workflow_id, tool_unit(self.step.id, tool))
-        )
-        if not scope:
-            return None
-        return region.region_for(
-            scope,
-            params,
-            tool=tool,
-            context={"step_type": "agent", "workflow_id": ex.workflow_id, "agent_step": self.step.id},
-        )
+        return region_of(session, self.ex, self.step.id, tool, params)
 
     def open_review(self, m: C.Message, ruling: Ruling) -> None:
         session = self._open()
@@ -268,66 +259,36 @@ class Host:
             return
         ex, step = self.ex, self.step
         wf = session.get(Workflow, ex.workflow_id)
-        scopes = (
-            metrics.plan_scopes(m.tool)
-            if wf.kind == "plan"
-            else metrics.workflow_scopes(ex.workflow_id, ex.workflow_version, step.id)
-            + [("step", f"{ex.workflow_id}/{tool_unit(step.id, m.tool)}")]
-        )
-        counted = metrics.record_suggestion(session, ex.workspace_id, scopes, metrics.workflow_thresholds(wf))
-        reasoning = store.reasoning_of(self.conversation_reply(m))
-        now = utcnow()
-        sug = Suggestion(
-            created_at=now,
-            workspace_id=ex.workspace_id,
-            execution_id=ex.id,
-            workflow_id=ex.workflow_id,
-            workflow_version=ex.workflow_version,
-            step_id=step.id,
-            tool=m.tool,
-            params=ruling.params,
-            definition_params=m.arguments,
-            confidence=counted[scopes[-1]].confidence(),
-            source=ruling.source,
-            purpose=ruling.purpose,
-            policy=ruling.policy,
-            kind="tool_call",
-            agent_message_id=m.id,
-            tool_call_id=(m.tool_call_id or "")[:200] or None,
-            rationale=reasoning or f"The agent calls {m.tool}.",
-        )
-        match = self.region_of(session, m.tool, ruling.params) if wf.kind != "plan" else None
-        if match is not None:
-            regions.stamp(sug, match)
-        session.add(sug)
-        m.suggestion_id = sug.id
-        executions.set_step(ex, step.id, status=S.STEP_WAITING)
-        ex.gate = {
-            "kind": "decision",
-            "step_id": step.id,
-            "suggestion_id": sug.id,
-            "tool_call_id": m.tool_call_id,
-            "agent": True,
-        }
-        executions.set_status(ex, "await_decision")
-        executions.count_stat(ex, "suggestions_made")
-        payload = coaching.view(sug, self.tools, step, regions.ref(session, sug))
-        self.events.add("tool_call_pending_review", payload, execution=ex.id, workspace=ex.workspace_id)
-        self.events.add("coaching_suggestion", payload, execution=ex.id, workspace=ex.workspace_id)
-        self.events.latest("coaching_stats", {"execution_id": ex.id, **executions.stats_of(ex)}, execution=ex.id)
-        executions.changed(self.session, self.events, ex, step.id)
-        if ruling.policy and ruling.policy.get("effect") == "require_review":
-            audit.record(
-                session,
-                ex.workspace_id,
-                "system",
-                "policy_review",
-                target_type="suggestion",
-                target_id=sug.id,
-                execution_id=ex.id,
-                after={"step_id": step.id, "tool": m.tool, "params": ruling.params, "policy": ruling.policy},
-                result="require_review",
+        params, policy, source, purpose, change = ruling.params, ruling.policy, ruling.source, ruling.purpose, None
+        if purpose == "coaching" and wf.kind != "plan":  # shown as a check now and then (the workspace's check_rate)
+            change = checks.draw(
+                session, ex.workspace_id, ex.workflow_id, tool_unit(step.id, m.tool), params, self.runner.rng
             )
+            if change is not None:
+                shown = CK.shown_params(params, change)
+                verdict = judge_call(session, self.tools, ex, step, m.tool, shown)
+                if verdict["effect"] == "deny":  # a check whose value a policy denies would give itself away
+                    change = None
+                else:
+                    if source != "llm" and (m.arguments or {}).get(change.param) != change.real:
+                        source = "llm"  # the learned rule changed this very param: its line would contradict it
+                    params, policy, purpose = shown, verdict, CK.PURPOSE
+        open_tool_review(
+            session,
+            ex,
+            wf,
+            step,
+            m,
+            params=params,
+            policy=policy,
+            source=source,
+            purpose=purpose,
+            reasoning=store.reasoning_of(self.conversation_reply(m)),
+            events=self.events,
+            tools=self.tools,
+            check=change,
+        )
+        executions.changed(self.session, self.events, ex, step.id)
 
     def conversation_reply(self, m: C.Message) -> C.Message | None:
         """The assistant message that asked for the call `m`."""
@@ -381,6 +342,142 @@ class Host:
         ex = self.ex
         approvals.open_agent(session, ex, self.step.id, text, self.events)
         executions.changed(self.session, self.events, ex, self.step.id)
+
+
+def region_of(session: Session, ex: Execution, step_id: str, tool: str | None, params: Any) -> region.Match | None:
+    """Where an agent's call of `tool` falls among the regions of `<agent step>:<tool>` (None: it has none)."""
+    scope = regions.regions_of(
+        session, ex.workspace_id, regions.STEP, regions.step_key(ex.workflow_id, tool_unit(step_id, tool))
+    )
+    if not scope:
+        return None
+    return region.region_for(
+        scope,
+        params,
+        tool=tool,
+        context={"step_type": "agent", "workflow_id": ex.workflow_id, "agent_step": step_id},
+    )
+
+
+def open_tool_review(
+    session: Session,
+    ex: Execution,
+    wf: Workflow,
+    step,
+    m: C.Message,
+    *,
+    params: Any,
+    policy: dict | None,
+    source: str,
+    purpose: str,
+    reasoning: str,
+    events: Events,
+    tools: ToolRegistry,
+    check: CK.CheckChange | None = None,
+) -> Suggestion:
+    """The suggestion of kind `tool_call` a person decides for the agent's call `m`; the execution waits for it. A
+    check (`check`: its change; docs/autonomy.md#check-suggestions) counts nowhere but for whoever decides it."""
+    scopes = (
+        metrics.plan_scopes(m.tool)
+        if wf.kind == "plan"
+        else metrics.workflow_scopes(ex.workflow_id, ex.workflow_version, step.id)
+        + [("step", f"{ex.workflow_id}/{tool_unit(step.id, m.tool)}")]
+    )
+    thresholds = metrics.workflow_thresholds(wf)
+    if check is None:
+        confidence = metrics.record_suggestion(session, ex.workspace_id, scopes, thresholds)[scopes[-1]].confidence()
+    else:  # a check is no suggestion of the tool's
+        confidence = metrics.load(session, ex.workspace_id, *scopes[-1], thresholds).confidence()
+    sug = Suggestion(
+        created_at=utcnow(),
+        workspace_id=ex.workspace_id,
+        execution_id=ex.id,
+        workflow_id=ex.workflow_id,
+        workflow_version=ex.workflow_version,
+        step_id=step.id,
+        tool=m.tool,
+        params=params,
+        definition_params=m.arguments,
+        confidence=confidence,
+        source=source,
+        purpose=purpose,
+        policy=policy,
+        kind="tool_call",
+        agent_message_id=m.id,
+        tool_call_id=(m.tool_call_id or "")[:200] or None,
+        rationale=reasoning or f"The agent calls {m.tool}.",
+        check_change=check.to_dict() if check is not None else None,
+    )
+    match = region_of(session, ex, step.id, m.tool, params) if wf.kind != "plan" else None
+    if match is not None:
+        regions.stamp(sug, match)
+    session.add(sug)
+    m.suggestion_id = sug.id
+    executions.set_step(ex, step.id, status=S.STEP_WAITING)
+    ex.gate = {
+        "kind": "decision",
+        "step_id": step.id,
+        "suggestion_id": sug.id,
+        "tool_call_id": m.tool_call_id,
+        "agent": True,
+    }
+    executions.set_status(ex, "await_decision")
+    if check is None:
+        executions.count_stat(ex, "suggestions_made")
+    payload = coaching.view(sug, tools, step, regions.ref(session, sug))
+    events.add("tool_call_pending_review", payload, execution=ex.id, workspace=ex.workspace_id)
+    events.add("coaching_suggestion", payload, execution=ex.id, workspace=ex.workspace_id)
+    events.latest("coaching_stats", {"execution_id": ex.id, **executions.stats_of(ex)}, execution=ex.id)
+    if policy and policy.get("effect") == "require_review":
+        audit.record(
+            session,
+            ex.workspace_id,
+            "system",
+            "policy_review",
+            target_type="suggestion",
+            target_id=sug.id,
+            execution_id=ex.id,
+            after={"step_id": step.id, "tool": m.tool, "params": params, "policy": policy},
+            result="require_review",
+        )
+    return sug
+
+
+def open_after_check(session: Session, ex: Execution, step, check: Suggestion, events: Events, tools) -> None:
+    """A check of an agent's call was decided (services/coaching/checks.py): the real review of the same call, at
+    once and never a check itself, with the params the check changed set back. A policy that denies the real call
+    now gives the agent its denial instead, as when the call was first judged."""
+    change = CK.CheckChange.from_dict(check.check_change or {"param": "?"})
+    params = (
+        {**(check.params or {}), change.param: change.real} if change.param in (check.params or {}) else check.params
+    )
+    wf = session.get(Workflow, ex.workflow_id)
+    m = store.get(session, check.agent_message_id)
+    verdict = judge_call(session, tools, ex, step, check.tool, params)
+    if verdict["effect"] == "deny":
+        m.status, m.content, m.error = C.DONE, None, policies.denied_message(verdict)
+        executions.set_step(ex, step.id, status=S.STEP_PENDING)  # the runner gives the agent its result
+        ex.gate = None
+    else:
+        source = check.source
+        open_tool_review(
+            session,
+            ex,
+            wf,
+            step,
+            m,
+            params=params,
+            policy=verdict,
+            source=source,
+            purpose="coaching",
+            reasoning=check.rationale or "",
+            events=events,
+            tools=tools,
+        )
+    store.write(session, ex, step.id, [m])
+    events.add(
+        "agent_messages", {"execution_id": ex.id, "step_id": step.id, "messages": [store.view(m)]}, execution=ex.id
+    )
 
 
 # -- what people's actions do to the conversation (each in the caller's transaction) ------------------------------

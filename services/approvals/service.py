@@ -73,8 +73,8 @@ def open_tool_call(
 
 
 def open_agent(session: Session, ex: Execution, step_id: str, message: str, events: Events) -> Approval:
-    """An agent step's REQUEST_APPROVAL (services.agents.service): approved, the agent is told and goes on; rejected, the step
-    is rejected and the execution fails, as an approval step's. Who approves: one lead (the default spec)."""
+    """An agent step's REQUEST_APPROVAL (services.agents.service): approved, the agent is told and goes on; rejected,
+    the step is rejected and the execution fails, as an approval step's. Who approves: one lead (the default spec)."""
     approval = _open(
         session, ex, step_id, "step", A.ApprovalSpec(), message[:10_000] or "The agent asks for approval.", events
     )

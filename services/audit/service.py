@@ -112,6 +112,7 @@ ACTIONS = (
     "region_mode",
     "region_demotion",
     "gateway_builtins",
+    "gateway_confirm",
     "llm_provider_change",
     "agent_answer",
     "undo_window",
@@ -235,8 +236,10 @@ def lock_workspace(session: Session, workspace_id: str) -> None:
     """PostgreSQL: take the workspace's lock (a transaction-scoped advisory lock), held until the transaction ends;
     once per transaction. It is the audit chain's lock (one writer per chain: locking the last row alone would not
     do, an empty chain has no row to lock and a waiter would reuse the same seq), and the first lock of every
-    transaction that writes the workspace's shared rows: its metric rows (services.metrics.service), its correction packs
-    and the packs_revision of their workflows (services.coaching.corrections). Those rows are only ever locked under it, so
+    transaction that writes the workspace's shared rows: its metric rows (services.metrics.service), its correction
+    packs
+    and the packs_revision of their workflows (services.coaching.corrections). Those rows are only ever locked under
+    it, so
     transactions cannot lock them in different orders and deadlock; they were serial per workspace already, on
     the audit chain and the global metric row. The one row a transaction may lock before it is its own execution's
     (executions.get_any, get_with_suggestion).

@@ -1,5 +1,6 @@
 """Check suggestions (docs/autonomy.md#check-suggestions; the rules: core/coaching/checks.py): drawing one when a
-coaching suggestion is opened, and deciding one. A check never runs: its decision counts for its operator's check
+coaching suggestion is opened (a tool step's, or an agent step's reviewed call: services/agents/service.py), and
+deciding one. A check never runs: its decision counts for its operator's check
 figures only (metric scope `check`/<operator>: an accept, a miss, is stored as an accept; a catch as a reject), never
 in the step's, workflow's or region's evidence, the session's stats or the correction pack; the real suggestion is
 opened at once. Each runs in the caller's transaction."""
@@ -7,6 +8,7 @@ opened at once. Each runs in the caller's transaction."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -20,7 +22,7 @@ from services.audit import service as audit
 from services.coaching import corrections
 from services.coaching.models import Decision, Suggestion
 from services.executions import service as executions
-from services.metrics import reviewers
+from services.metrics import review_settings
 from services.metrics import service as metrics
 from services.notifier import Events, jsonable
 
@@ -30,7 +32,8 @@ FAST_SCOPE = "fast"  # (fast, operator): their accepts, a fast one stored as an 
 
 def corrected_away(session: Session, workflow_id: str, step_id: str) -> list[tuple[str, Any]]:
     """(field, before) of each change the step's corrections made: the values reviewers corrected away. The pack's
-    changes whether it is enabled or not (what reviewers did, not what is applied)."""
+    changes whether it is enabled or not (what reviewers did, not what is applied). `step_id`: a step, or an agent
+    step's calls of one tool (`<agent step>:<tool>`, whose pack its calls' corrections make)."""
     pack = corrections.find(session, workflow_id, step_id)
     if pack is None:
         return []
@@ -42,7 +45,7 @@ def draw(
 ) -> C.CheckChange | None:
     """Whether this coaching suggestion is shown as a check, and its change: the workspace's check_rate drawn with
     the runner's `rng` (nothing drawn at rate 0), then one of the values reviewers corrected away."""
-    rate = reviewers.get_floor(session, workspace_id)["check_rate"]
+    rate = review_settings.get_floor(session, workspace_id)["check_rate"]
     if not C.drawn(rate, rng):
         return None
     return C.choose(suggested, corrected_away(session, workflow_id, step_id), rng)
@@ -63,7 +66,6 @@ def message(result: str | None, change: C.CheckChange) -> str:
 def decide(
     session: Session,
     ex,
-    defn,
     step,
     sug: Suggestion,
     kind: str,
@@ -72,14 +74,14 @@ def decide(
     latency_ms: float,
     now,
     events: Events,
-    tools,
     workspace_id: str,
     idempotency_key: str | None,
+    open_real: Callable[[], None],
 ) -> tuple[dict[str, Any], Decision]:
     """A person's decision on a check (services/coaching/decisions.py hands it here once it is valid): counted for the
-    operator, audited `check_result`, and the real suggestion opened at once. Nothing runs, nothing else counts."""
-    from services.coaching import service as coaching  # opens the real suggestion (it imports this module)
-
+    operator, audited `check_result`, and the real suggestion opened at once by `open_real` (the caller's
+    services.coaching.service.open_suggestion, or for an agent's call services.agents.service.open_after_check: the
+    real review of the same call; never a check itself). Nothing runs, nothing else counts."""
     audit.lock_workspace(session, workspace_id)
     change = C.CheckChange.from_dict(sug.check_change or {"param": "?"})
     result = C.outcome(kind)
@@ -133,8 +135,8 @@ def decide(
         result=result or "none",
     )
     executions.set_status(ex, "decide")
-    try:  # the real suggestion, at once (never a check itself: no generator is given)
-        coaching.open_suggestion(session, ex, defn, step, "coaching", events, tools)
+    try:  # the real suggestion, at once
+        open_real()
     except TemplateFailure as exc:  # its params no longer render: the step fails, as when a gate opens
         text = f"step {step.id!r}: {exc}"
         executions.set_step(ex, step.id, status=S.STEP_FAILED, error=text, finished_at=now)
@@ -167,7 +169,7 @@ def operator_figures(
     session: Session, workspace_id: str, operators: list[str], settings: dict[str, Any] | None = None
 ) -> dict[str, dict[str, Any]]:
     """Each operator's check figures across the workspace (core.coaching.checks.figures), two queries."""
-    settings = settings or reviewers.get_floor(session, workspace_id)
+    settings = settings or review_settings.get_floor(session, workspace_id)
     bars = C.bars_of(settings)
     checked = metrics.load_many(session, workspace_id, CHECK_SCOPE, operators)
     fast = metrics.load_many(session, workspace_id, FAST_SCOPE, operators)

@@ -339,8 +339,9 @@ def discount(
     actor: str = "system",
     events: Events | None = None,
 ) -> CorrectionPack | None:
-    """Take one correction back out of its step's pack (its step failed because of it: services.coaching.correction_failures),
-    so it counts towards no learned rule. None when the pack no longer holds it (imported or edited since)."""
+    """Take one correction back out of its step's pack (its step failed because of it:
+    services.coaching.correction_failures), so it counts towards no learned rule. None when the pack no longer holds it
+    (imported or edited since)."""
     pack = find(session, workflow_id, step_id)
     if pack is None:
         return None

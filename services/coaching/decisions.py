@@ -20,12 +20,11 @@ from core.workflow import WorkflowDef
 from services.agents import replies as agent_replies
 from services.agents import service as agent
 from services.audit import service as audit
-from services.coaching import checks, corrections, held
+from services.coaching import checks, corrections, counting, held
 from services.coaching import service as coaching
 from services.coaching.models import Decision, Suggestion
 from services.executions import service as executions
 from services.executions.models import Execution
-from services.metrics import evidence
 from services.notifications import outbox as notification_outbox
 from services.notifier import Events, jsonable
 from services.orm import utcnow
@@ -162,7 +161,6 @@ def decide(
         return checks.decide(
             session,
             ex,
-            defn,
             step,
             sug,
             kind,
@@ -171,9 +169,12 @@ def decide(
             latency_ms,
             now,
             events,
-            tools,
             workspace_id,
             idempotency_key,
+            # the real suggestion (never a check itself: no generator is given); an agent's: the same call's review
+            (lambda: agent.open_after_check(session, ex, step, sug, events, tools))
+            if sug.kind == "tool_call"
+            else (lambda: coaching.open_suggestion(session, ex, defn, step, "coaching", events, tools)),
         )
     if kind in ("accept", "correct"):
         # the call that would run is judged now, under the rules of now: a denied call is never run
@@ -252,7 +253,7 @@ def decide(
     )
     if held_until is None:  # a held decision is counted when it is released: one taken back never counts
         executions.count_stat(ex, D.STAT_OF[kind])
-        decision.evidence = evidence.count_person(session, defn, ex, wf, sug, kind, latency_ms, operator, events)
+        decision.evidence = counting.count_person(session, defn, ex, wf, sug, kind, latency_ms, operator, events)
     # the answer's start: `answer` adds where the execution then stands, once the transaction has gone on (or not)
     response = {
         "ok": True,

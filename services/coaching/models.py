@@ -102,7 +102,7 @@ class Decision(FilledAtInit, Base):
     # longer counts in the step's correction pack (core.coaching.soundness; migration 0026)
     # (a check's decision: check_miss, check_catch or check_none, core.coaching.checks.OUTCOMES; migration 0039)
     outcome: Mapped[str | None] = mapped_column(String(16), nullable=True)
-    # whether it is readiness evidence, judged when it counted (services.metrics.evidence.attention_of; migration
+    # whether it is readiness evidence, judged when it counted (services.coaching.counting.attention_of; migration
     # 0039): attentive (by an attentive operator), counted (by another, every decision counting), left_out (by
     # another, the workspace taking evidence from attentive operators only); NULL: not judged (checks and the
     # restriction off), counted

@@ -108,7 +108,8 @@ def view(
         "params_schema": tool.params_schema if tool else None,
         "risk": tool.risk if tool else None,
         "policy": s.policy,
-        # when nobody deciding sets off the step's on_human_timeout (services.executions.gates); None: no deadline, or paused
+        # when nobody deciding sets off the step's on_human_timeout (services.executions.gates); None: no deadline, or
+        # paused
         "deadline": s.deadline,
         "on_timeout": gates.on_timeout(s.purpose, step.human_timeout) if step else None,
         # step | tool_call (a call an agent step's LLM asked for: params are its arguments, rationale its reasoning)

@@ -22,13 +22,12 @@ from core.errors import Conflict, NotFound
 from core.tools import ToolRegistry
 from services.approvals import undo as approval_undo
 from services.audit import service as audit
-from services.coaching import decisions, held
+from services.coaching import counting, decisions, held
 from services.coaching import service as coaching
 from services.coaching.models import Decision, Suggestion
 from services.executions import gates
 from services.executions import service as executions
 from services.executions.models import Execution
-from services.metrics import evidence
 from services.notifier import Events, jsonable
 from services.orm import utcnow
 from services.workflows.models import Workflow
@@ -93,7 +92,7 @@ def release(
         sug.purpose == "correction",
     )
     executions.count_stat(ex, D.STAT_OF[kind])
-    decision.evidence = evidence.count_person(
+    decision.evidence = counting.count_person(
         session, defn, ex, wf, sug, kind, decision.latency_ms, decision.operator, events
     )
     audit.record(

@@ -1,5 +1,5 @@
 """The servers' side of the Celery queue: a Celery app of the server's settings that sends an execution needing a
-slow tool to the workers (services/executions/worker.py runs them). Apart from the worker module, so that a server's
+slow tool to the workers (services/worker.py runs them). Apart from the worker module, so that a server's
 Services (services/container.py) can send without importing the worker, which imports the Services."""
 
 from __future__ import annotations

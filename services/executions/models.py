@@ -42,8 +42,8 @@ class Execution(FilledAtInit, Base):
     # every step's state, in definition order (StepStates): one column, so a decision writes one row.
     # Changed only through services.executions.service.set_step, which tells the session (in-place changes).
     steps: Mapped[dict[str, StepState]] = mapped_column(StepStates, nullable=True, default=dict)
-    # a coaching (or spot-checked auto) session's counters (services.executions.service.COACHING_STATS); NULL in normal mode.
-    # The session's other state is the execution's status and its pending suggestion: nothing lives elsewhere.
+    # a coaching (or spot-checked auto) session's counters (services.executions.service.COACHING_STATS); NULL in normal
+    # mode. The session's other state is the execution's status and its pending suggestion: nothing lives elsewhere.
     coaching_stats: Mapped[dict[str, int] | None] = mapped_column(JsonType, nullable=True)
     # the user id of whoever started it (NULL: started by the system, or before migration 0012); an approval with
     # separate_duties refuses them
@@ -52,10 +52,11 @@ class Execution(FilledAtInit, Base):
     # an execution nobody steered pays nothing for it (migration 0015)
     control: Mapped[dict[str, Any] | None] = mapped_column(JsonType, nullable=True)
     # the deadline of the human gate it waits at (gate["deadline"], core.gates), NULL without one: what the gate
-    # deadline scanner reads (services.executions.gates). Follows `gate` by itself (_gate_due below), whoever sets the gate.
+    # deadline scanner reads (services.executions.gates). Follows `gate` by itself (_gate_due below), whoever sets the
+    # gate.
     gate_due_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
-    # the lease of the instance running one of its steps (services.executions.runner): its id and until when it holds it,
-    # renewed while the tool runs; NULL while no step is running (migration 0017)
+    # the lease of the instance running one of its steps (services.executions.runner): its id and until when it holds
+    # it, renewed while the tool runs; NULL while no step is running (migration 0017)
     lease_owner: Mapped[str | None] = mapped_column(String(200), nullable=True)
     lease_expires_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     __mapper_args__ = {"version_id_col": row_version}

@@ -65,7 +65,7 @@ class Runner:
         dispatch: Callable[[str], None] | None = None,
     ):
         self.db, self.tools, self.definitions, self.notifier = db, tools, definitions, notifier
-        self._dispatch = dispatch  # Celery workers run the executions scheduled here (services.executions.worker)
+        self._dispatch = dispatch  # Celery workers run the executions scheduled here (services.worker)
         self.settings = settings or Settings()
         self._pool = None
         if spawn is None:
@@ -162,7 +162,8 @@ class Runner:
                 step, state, params, key = slow
                 running = step.id
                 self.leases.held[execution_id] = step.id  # renewed by the lease keeper while the tool runs
-                # an agent step commits its conversation as it goes (services.agents.service); None: it waits for a person
+                # an agent step commits its conversation as it goes (services.agents.service); None: it waits for a
+                # person
                 outcome = (
                     agent.run_step(self, execution_id, step)
                     if step.type == "agent"

@@ -66,9 +66,7 @@ class Scans:
                 if running or ex.lease_owner is not None:
                     previous = ex.lease_owner
                     self.runner.leases.grant(ex, now)
-                    if (
-                        self.runner.dispatches
-                    ):  # a worker runs it (services.executions.worker): the lease is the one it claims
+                    if self.runner.dispatches:  # a worker runs it (services.worker): the lease is the one it claims
                         self.runner.leases.release(ex)
                     if running:
                         log.warning(
@@ -101,7 +99,8 @@ class Scans:
     def start_leases(self, *, scan: bool = True) -> None:
         """Renew this instance's leases (every third of COACH_LEASE_S) and scan for expired ones (every
         COACH_LEASE_SCAN_S), in one background thread (green under gevent/eventlet), until shutdown. A Celery
-        worker (services.executions.worker) only renews: the servers scan, and send what they take over to the workers."""
+        worker (services.worker) only renews: the servers scan, and send what they take over to the
+        workers."""
         if self._keeper is not None or self.runner.settings.lease_s <= 0:
             return
         renew_every = self.runner.settings.lease_s / 3

@@ -286,8 +286,9 @@ UNPUSHED = "unpushed_steps"
 
 
 def update_event(ex: Execution, step_id: str | None = None, *, steps: bool = True) -> dict[str, Any]:
-    """The `execution_update` payload (docs/api.md#real-time-socketio). With `steps` (a push), it carries the execution's gate and the
-    state of every step changed since the last push (each as the execution's REST detail shows them), so that a
+    """The `execution_update` payload (docs/api.md#real-time-socketio). With `steps` (a push), it carries the
+    execution's gate and the state of every step changed since the last push (each as the execution's REST detail shows
+    them), so that a
     client keeps its copy of the execution in step with the pushes alone; those steps then count as pushed. Without
     (an answer, a join's ack), it leaves them for the next push."""
     update = {"execution_id": ex.id, "status": ex.status, "progress": steps_progress(ex.steps), "step_id": step_id}

@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 
 from core import approvals as A
 from core import gateway as G
+from core import gateway_confirm as GC
 from core import gateway_learning as L
 from core.tools import ToolError, schema_errors
 from services.approvals import service as approvals
@@ -49,6 +50,8 @@ class Outcome:
     result: dict[str, Any] | None = None
     held: str | None = None
     approval_id: str | None = None  # the held call's review: its decision wakes the waiting request (server.py)
+    confirm: dict[str, Any] | None = None  # a confirm rule's question to open and ask (services/gateway/confirm.ask)
+    input_required: Any = None  # 2026-07-28: the question as an InputRequiredResult (confirm.ask)
 
 
 def listing(svc, agent: Agent) -> list[dict[str, Any]]:
@@ -81,8 +84,8 @@ def open_review(
     spot_check: bool = False,
 ) -> Approval:
     """A review of an agent's call held by the gateway: an approval (kind `gateway`) of the workspace, not of an
-    execution, decided like a tool call's (approve, edit, reject) by services/approvals/decisions.py; the held call reads
-    the decision from the row. Who approves: one lead (the default spec); no deadline (the agent asks again).
+    execution, decided like a tool call's (approve, edit, reject) by services/approvals/decisions.py; the held call
+    reads the decision from the row. Who approves: one lead (the default spec); no deadline (the agent asks again).
     `spot_check`: the tool is in AUTO and this call was sampled for a review (its message says so)."""
     spec = A.ApprovalSpec()
     reason = ((policy or {}).get("rule") or {}).get("reason") if isinstance(policy, dict) else None
@@ -176,8 +179,20 @@ def transaction(svc, what: str, fn: Callable[[Session], T]) -> T:
     return retrying(attempt, tries=4, what=what)
 
 
-def begin(svc, agent: Agent, tool_name: str, arguments: dict[str, Any], meta: dict[str, Any] | None) -> Outcome:
-    """Judge a new call (or find the same call held before) and answer what can be answered now."""
+def begin(
+    svc,
+    agent: Agent,
+    tool_name: str,
+    arguments: dict[str, Any],
+    meta: dict[str, Any] | None,
+    *,
+    elicit: str | None = None,
+    confirmed: bool = False,
+    fallback_why: str = "the agent's client declared no elicitation capability",
+) -> Outcome:
+    """Judge a new call (or find the same call held before) and answer what can be answered now. `elicit`: None when
+    the agent's client cannot ask its user (a `confirm` rule's fallback applies then), else why it can (the era);
+    `confirmed`: the person at the agent has just said yes to this call (confirm.py), so a confirm rule asks no more."""
     tool = builtins.gateway_tool(svc, agent.workspace_id, tool_name)
     if tool is None:
         return Outcome(G.error_result(f"Unknown tool {tool_name!r}: this workspace's tools are listed by tools/list."))
@@ -200,7 +215,7 @@ def begin(svc, agent: Agent, tool_name: str, arguments: dict[str, Any], meta: di
             # the tool's learned mode matters only where the workspace default holds the call (core/gateway_learning)
             gate = (
                 learning.gate_for(session, agent.workspace_id, tool_name, agent.name)
-                if verdict["effect"] == "require_review" and verdict.get("default")
+                if (verdict["effect"] == "require_review" and verdict.get("default")) or verdict["effect"] == "confirm"
                 else None
             )
             if gate is not None:  # the tool's regions, where it has some, set the mode of this call
@@ -218,27 +233,58 @@ def begin(svc, agent: Agent, tool_name: str, arguments: dict[str, Any], meta: di
     if open_call is not None:
         return Outcome(held=open_call[0], approval_id=open_call[1])  # the same call again: its decision answers it
     rule = verdict.get("rule")
+    if verdict["effect"] == "confirm" and confirmed:  # the person at the agent said yes: it runs as allowed
+        verdict = {**verdict, "effect": "allow"}
     action = L.gate(
         verdict["effect"],
         bool(verdict.get("default")),
         gate.mode if gate else L.COACHING,
         lambda: learning.spot_check(gate, svc.settings.spot_check_rate, svc.runner.rng),
     )
-    if action == L.FORWARD and verdict["effect"] == "require_review":
+    if action == L.FORWARD and verdict["effect"] in ("require_review", "confirm"):
         return Outcome(
             _forward_auto(
                 svc, agent, tool, tool_name, arguments, key, gate, rule, fixed if fixed and fixed["auto"] else None
             )
         )
+    if verdict["effect"] == "confirm":
+        if elicit is not None:  # ask the person at the agent (services/gateway/confirm.ask, in the client's era)
+            return Outcome(
+                confirm={
+                    "tool": tool,
+                    "tool_name": tool_name,
+                    "arguments": arguments,
+                    "key": key,
+                    "verdict": verdict,
+                    "gate": gate,
+                    "action": action,
+                    "era": elicit,
+                    "meta": meta,
+                }
+            )
+        # nobody at the agent can be asked: the rule's fallback (require_review or deny), said in the verdict
+        verdict = GC.fallen_back(verdict, fallback_why)
+        if verdict["effect"] == "require_review":
+            action = L.HOLD if action != L.SPOT_CHECK else action
+    fell = verdict.get("confirm_fallback")
     if verdict["effect"] == "deny":
         transaction(
             svc,
             "auditing a gateway call",
             lambda session: audit_call(
-                session, agent, tool_name, arguments, "deny", who="policy", rule=rule, result="denied"
+                session,
+                agent,
+                tool_name,
+                arguments,
+                "deny",
+                who="policy",
+                rule=rule,
+                result="denied",
+                **({"confirm_fallback": fell} if fell else {}),
             ),
         )
-        return Outcome(G.error_result(G.denied_text(tool_name, verdict), decision="denied", rule=rule))
+        text = G.denied_text(tool_name, verdict) + (f" ({fell})" if fell else "")
+        return Outcome(G.error_result(text, decision="denied", rule=rule))
     if verdict["effect"] == "require_review":
         spot = action == L.SPOT_CHECK
 
@@ -280,6 +326,7 @@ def begin(svc, agent: Agent, tool_name: str, arguments: dict[str, Any], meta: di
                 result="held",
                 approval_id=approval.id,
                 **({"purpose": "spot_check"} if spot else {}),
+                **({"confirm_fallback": fell} if fell else {}),
             )
             events.add(
                 "tool_call_pending_review",

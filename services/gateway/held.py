@@ -19,7 +19,7 @@ from services.approvals import service as approvals
 from services.approvals.models import Approval
 from services.audit import service as audit
 from services.db import retrying
-from services.gateway import builtins, calls
+from services.gateway import builtins, calls, identities
 from services.gateway.identities import Agent
 from services.gateway.models import AgentIdentity, GatewayCall
 from services.notifier import Events
@@ -192,6 +192,16 @@ def running_result(svc, agent: Agent, tool: str, call_id: str, waited_s: float) 
 
 def revoked_result() -> dict[str, Any]:
     return G.error_result("This agent's identity was revoked; the held call was not run.", decision="revoked")
+
+
+def revoke(session: Session, workspace_id: str, agent_id: str, actor: str, events: Events | None) -> AgentIdentity:
+    """Revoke an agent identity (services/gateway/identities.py revoke: its token stops working at once) and end its
+    calls held for a review (end_for_revoked below): never run, their reviews expired, a request still waiting on
+    one answered that the identity was revoked."""
+    row, newly = identities.revoke(session, workspace_id, agent_id, actor)
+    if newly:
+        end_for_revoked(session, row, actor, events)
+    return row
 
 
 def end_for_revoked(session: Session, agent: AgentIdentity, actor: str, events: Events | None) -> int:

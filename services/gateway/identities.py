@@ -1,5 +1,6 @@
-"""Agent identities: who calls the workspace's tools through the MCP gateway. Admins create and revoke them (api/agents.py);
-the token is shown once, only its SHA-256 is stored (as personal API tokens are, services/users/service.py)."""
+"""Agent identities: who calls the workspace's tools through the MCP gateway. Admins create and revoke them
+(api/agents.py); the token is shown once, only its SHA-256 is stored (as personal API tokens are,
+services/users/service.py)."""
 
 from __future__ import annotations
 
@@ -85,12 +86,10 @@ def create(session: Session, workspace_id: str, name: Any, description: Any, act
     return row, secret
 
 
-def revoke(session: Session, workspace_id: str, agent_id: str, actor: str, events=None) -> AgentIdentity:
-    """The token stops working at once: every MCP request authenticates again (the gateway keeps no session), and
-    its calls held for a review end (services/gateway/held.py end_for_revoked): never run, their reviews expired,
-    a request still waiting on one answered that the identity was revoked."""
-    from services.gateway import held  # held imports this module
-
+def revoke(session: Session, workspace_id: str, agent_id: str, actor: str) -> tuple[AgentIdentity, bool]:
+    """The token stops working at once: every MCP request authenticates again (the gateway keeps no session).
+    Returns the row and whether this call revoked it (False: it was revoked before). Its held calls are ended by
+    services/gateway/held.py revoke, the command that calls this."""
     row = get(session, workspace_id, agent_id)
     if row.revoked_at is None:
         row.revoked_at = utcnow()
@@ -104,8 +103,8 @@ def revoke(session: Session, workspace_id: str, agent_id: str, actor: str, event
             before={"name": row.name},
             after={"revoked_at": row.revoked_at},
         )
-        held.end_for_revoked(session, row, actor, events)
-    return row
+        return row, True
+    return row, False
 
 
 _ACTIVE = (

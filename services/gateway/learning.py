@@ -1,6 +1,7 @@
 """Learning per gateway tool (core/gateway_learning.py has the rules): the mode a call is gated by, a reviewer's
-decision on a held call counted into the metrics (services/metrics/service.py, the steps' own states and sequential tests),
-the demotion that spot checks bring, a lead's promotion, and the views of the Tools page and GET /api/metrics/tools.
+decision on a held call counted into the metrics (services/metrics/service.py, the steps' own states and sequential
+tests), the demotion that spot checks bring, a lead's promotion, and the views of the Tools page and GET
+/api/metrics/tools.
 
 Every function runs in the caller's transaction; events are pushed after it commits."""
 
@@ -139,18 +140,20 @@ def count(
     before: Any = None,
     after: Any = None,
     region: dict[str, Any] | None = None,
+    at_agent: bool = False,
 ) -> None:
     """A reviewer's final decision on a held call (approve, edit, reject) counted per tool, per tool for the identity
     and per identity, and, while the tool (or the tool for this identity) is in AUTO, as spot-check evidence, which
     may demote it. An edit (the agent's arguments `before`, the forwarded ones `after`) goes into the tool's
-    correction pack."""
+    correction pack. `at_agent`: the answer of the person at the agent to a confirm rule's question
+    (services/gateway/confirm.py), counted the same way and also in the agent's confirm scope."""
     kind = L.DECISION_KIND[decision]
     lock_workspace(session, workspace_id)  # the mode rows are changed under the workspace's lock, as metric rows are
     if decision == "edit":
         packs.record(session, workspace_id, tool, before, after)
     tool_row, agent_row = _rows(session, workspace_id, tool, agent)
     mode, unit = L.mode_for(tool_row.mode if tool_row else None, agent_row.mode if agent_row else None)
-    scopes = L.decision_scopes(tool, agent, unit if mode == L.AUTO else None)
+    scopes = L.decision_scopes(tool, agent, unit if mode == L.AUTO else None, at_agent)
     states = metrics.record_decision(session, workspace_id, scopes, kind, latency_ms, levels=scopes[:2])
     for scope in scopes[:2]:
         state, before = states[scope]
@@ -359,7 +362,7 @@ def views(session: Session, workspace_id: str, listed: Iterable[str] = ()) -> li
     mode, its spot checks and the same per identity; a few queries, one row per scope (no scan of decisions)."""
     scopes = {
         scope: metrics.load_many(session, workspace_id, scope)
-        for scope in (L.TOOL, L.AGENT_TOOL, L.TOOL_SPOT, L.AGENT_TOOL_SPOT)
+        for scope in (L.TOOL, L.AGENT_TOOL, L.TOOL_SPOT, L.AGENT_TOOL_SPOT, L.AGENT_CONFIRM)
     }
     modes: dict[tuple[str, str], GatewayToolMode] = {
         (r.tool, r.agent): r
@@ -400,6 +403,8 @@ def views(session: Session, workspace_id: str, listed: Iterable[str] = ()) -> li
                 "mode_of": unit,
                 "spot_check_rate": own.spot_check_rate if own else None,
                 "spot_checks": _snap(scopes[L.AGENT_TOOL_SPOT].get(L.agent_tool_key(tool, agent))),
+                # of its decisions, those the person at the agent made (a confirm rule's question)
+                "at_agent": _snap(scopes[L.AGENT_CONFIRM].get(L.agent_tool_key(tool, agent))),
             }
         out.append(item)
     return out

@@ -1,6 +1,7 @@
 """The MCP gateway: agent identities, the calls they made through it, the built-in tools exposed to them, and the
 learning state beside them (migration 0028_gateway_learning): what a lead chose for each tool, or for a tool for one
-identity, and each tool's correction pack. The evidence itself is in metric_scopes (core/gateway_learning.py's scopes)."""
+identity, and each tool's correction pack. The evidence itself is in metric_scopes (core/gateway_learning.py's
+scopes)."""
 
 from __future__ import annotations
 

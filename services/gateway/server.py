@@ -24,7 +24,7 @@ from mcp import types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-from services.gateway import bridge, calls, held, identities
+from services.gateway import bridge, calls, confirm, held, identities
 from services.gateway.identities import Agent
 from services.toolservers.loop import LoopThread
 
@@ -42,8 +42,8 @@ class Gateway:
             "coach",
             version="1",
             instructions=(
-                "Coach's MCP gateway: this workspace's tools, each call judged by its policies; a call may be held for a "
-                "person's review. A result that says the call awaits review: send the same call again later."
+                "Coach's MCP gateway: this workspace's tools, each call judged by its policies; a call may be held "
+                "for a person's review. A result that says the call awaits review: send the same call again later."
             ),
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
@@ -53,6 +53,12 @@ class Gateway:
         # task cost a few milliseconds per request for nothing to stream)
         self.streaming = StreamableHTTPSessionManager(app=self.server, stateless=True, json_response=False)
         self.plain = StreamableHTTPSessionManager(app=self.server, stateless=True, json_response=True)
+        # a confirm rule's question (services/gateway/confirm.py): sealed 2026-07-28 requestState, and sessions for
+        # the handshake-era clients that declare elicitation (their elicitation/create needs one for the answer)
+        confirm.install(self.server, svc.settings)
+        self.sessions = StreamableHTTPSessionManager(
+            app=self.server, stateless=False, json_response=False, session_idle_timeout=600.0
+        )
         self._started = False
         self._lock = threading.Lock()
         self._stop: asyncio.Event | None = None
@@ -60,7 +66,8 @@ class Gateway:
         self._waiting: dict[str, set[asyncio.Event]] = {}
         svc.notifier.listen(self._heard)
 
-    # -- WSGI -----------------------------------------------------------------------------------------------------------
+    # -- WSGI
+    # -----------------------------------------------------------------------------------------------------------
 
     def mount(self, wsgi_app):
         gateway = self
@@ -105,8 +112,11 @@ class Gateway:
         if bad is not None:  # the SDK would answer -32602 "Invalid request parameters" with nothing said of why
             return _rpc_error(start_response, *bad)
         self._start()
-        scope = bridge.scope_of(environ, **{"coach.agent": agent})
-        manager = self.streaming if asks_for_progress(body) else self.plain
+        scope = bridge.scope_of(environ, **{"coach.agent": agent, "user": confirm.session_user(agent)})
+        if confirm.wants_session(environ.get("HTTP_MCP_SESSION_ID"), body):
+            manager = self.sessions
+        else:
+            manager = self.streaming if asks_for_progress(body) else self.plain
         return bridge.respond(self.loop, manager.handle_request, scope, body, start_response)
 
     def _start(self) -> None:
@@ -120,7 +130,7 @@ class Gateway:
         ready, self._stop = asyncio.Event(), asyncio.Event()
 
         async def main() -> None:
-            async with self.streaming.run(), self.plain.run():
+            async with self.streaming.run(), self.plain.run(), self.sessions.run():
                 ready.set()
                 await self._stop.wait()
 
@@ -135,7 +145,8 @@ class Gateway:
             self.loop.loop.call_soon_threadsafe(self._stop.set)
         self.loop.close()
 
-    # -- the handlers (on the loop) -------------------------------------------------------------------------------------
+    # -- the handlers (on the loop)
+    # -------------------------------------------------------------------------------------
 
     @staticmethod
     def _context(ctx: ServerRequestContext) -> tuple[Agent, bridge.Channel]:
@@ -149,11 +160,23 @@ class Gateway:
         specs = await channel.call(lambda: calls.listing(self.svc, agent))
         return types.ListToolsResult(tools=[types.Tool.model_validate(spec) for spec in specs])
 
-    async def _call_tool(self, ctx: ServerRequestContext, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def _call_tool(
+        self, ctx: ServerRequestContext, params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
         agent, channel = self._context(ctx)
         name, arguments = params.name, params.arguments
         meta = _wire_meta(ctx)
-        outcome = await channel.call(lambda: calls.begin(self.svc, agent, name, arguments or {}, meta))
+        if confirm.answers(params):  # 2026-07-28: the call again, with the person's answer to Coach's question
+            outcome = await confirm.resume(self.svc, ctx, agent, channel, params)
+        else:
+            elicit = confirm.can_elicit(ctx)
+            outcome = await channel.call(
+                lambda: calls.begin(self.svc, agent, name, arguments or {}, meta, elicit=elicit)
+            )
+            if outcome.confirm is not None:  # a confirm rule: ask the person at the agent
+                outcome = await confirm.ask(self.svc, ctx, agent, channel, outcome.confirm)
+        if outcome.input_required is not None:
+            return outcome.input_required
         if outcome.result is not None:
             return types.CallToolResult.model_validate(outcome.result)
         decided = asyncio.Event()

@@ -9,92 +9,16 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.coaching import autonomy
-from core.coaching import checks as C
 from core.coaching.autonomy import tool_unit
-from core.coaching.counters import ACCEPT, REJECT
 from core.coaching.metrics import should_demote
 from core.workflow import WorkflowDef
 from services.audit import service as audit
-from services.coaching import checks
 from services.coaching.models import Suggestion
 from services.executions.models import Execution
-from services.metrics import reviewers
 from services.metrics import service as metrics
 from services.notifications import outbox as notification_outbox
 from services.notifier import Events
-from services.regions import service as regions
 from services.workflows.models import Workflow
-
-
-def attention_of(
-    session: Session, workspace_id: str, operator: str, kind: str, latency_ms: float
-) -> tuple[str | None, bool, bool]:
-    """Whether a decision is readiness evidence (docs/autonomy.md#check-suggestions), judged before it counts: (its
-    mark for the decision row, whether it goes into the readiness tests, whether its operator is attentive). With
-    checks and the restriction off nothing is judged (None, True, False); else the operator's figures are read and
-    an accept is counted for their fast-accept share (scope `fast`: under the floor an accept, else a reject)."""
-    settings = reviewers.get_floor(session, workspace_id)
-    if not reviewers.checks_on(settings):
-        return None, True, False
-    attentive = checks.is_attentive(session, workspace_id, operator, settings)
-    if kind == ACCEPT:
-        metrics.record_decision(
-            session,
-            workspace_id,
-            [(checks.FAST_SCOPE, operator)],
-            ACCEPT if latency_ms < settings["attentive_floor_ms"] else REJECT,
-            latency_ms,
-        )
-    if attentive:
-        return "attentive", True, True
-    if settings["evidence_from"] == C.ATTENTIVE:
-        return "left_out", False, False
-    return "counted", True, False
-
-
-def count_person(
-    session: Session,
-    defn: WorkflowDef,
-    ex: Execution,
-    wf: Workflow,
-    sug: Suggestion,
-    kind: str,
-    latency_ms: float,
-    operator: str,
-    events: Events,
-) -> str | None:
-    """A person's decision counted everywhere it is evidence: judged first (attention_of), then counted for the
-    region its call fell in (services.regions) and for the workflow, its version, the step and the operator
-    (count_decision). Returns its evidence mark, which its decision row keeps (None: nothing was judged)."""
-    if wf.kind == "plan":
-        mark, in_evidence, attentive = None, True, False
-    else:
-        mark, in_evidence, attentive = attention_of(session, ex.workspace_id, operator, kind, latency_ms)
-    region_spot = regions.count_suggestion(
-        session,
-        sug,
-        kind,
-        latency_ms,
-        metrics.workflow_thresholds(wf),
-        events,
-        evidence=in_evidence,
-        attentive=attentive,
-    )
-    count_decision(
-        session,
-        defn,
-        ex,
-        wf,
-        sug,
-        kind,
-        latency_ms,
-        operator,
-        events,
-        region_spot=region_spot,
-        in_evidence=in_evidence,
-        attentive=attentive,
-    )
-    return mark
 
 
 def count_decision(
@@ -114,7 +38,8 @@ def count_decision(
 ) -> None:
     """`region_spot`: the decision is a spot check of a call in an AUTO region (services.regions counted it for the
     region's own test): it does not go to its step's demotion test. `in_evidence` False: not in the readiness tests
-    of the workflow, its version and the step; `attentive`: by an attentive operator (attention_of)."""
+    of the workflow, its version and the step; `attentive`: by an attentive operator (services/coaching/counting.py
+    attention_of)."""
     if wf.kind == "plan":  # a plan has no workflow to learn about: its decisions count per tool (and globally)
         metrics.record_decision(
             session,

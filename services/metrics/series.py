@@ -36,12 +36,12 @@ class utc_hour(FunctionElement):
 @compiles(utc_hour)
 def _utc_hour_sqlite(element, compiler, **kw):
     # SQLite holds a UtcDateTime as UTC text, `2026-11-28 03:04:05.000000` (services/orm.py)
-    return "substr(%s, 1, 13)" % compiler.process(element.clauses, **kw)
+    return f"substr({compiler.process(element.clauses, **kw)}, 1, 13)"
 
 
 @compiles(utc_hour, "postgresql")
 def _utc_hour_postgresql(element, compiler, **kw):
-    return "to_char(%s AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24')" % compiler.process(element.clauses, **kw)
+    return f"to_char({compiler.process(element.clauses, **kw)} AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24')"
 
 
 def workspace_series(session: Session, workspace_id: str, hours: int = HOURS) -> list[dict[str, Any]]:

@@ -20,7 +20,7 @@ from core.coaching.levels import LevelThresholds
 from core.coaching.metrics import MetricsState
 from services.audit.service import lock_workspace
 from services.db import row_locks
-from services.metrics import series
+from services.metrics import review_settings, series
 from services.metrics.models import MetricScope
 from services.orm import utcnow
 
@@ -175,7 +175,7 @@ def record_suggestion(
     session: Session, workspace_id: str, scopes: list[tuple[str, str]], thresholds: LevelThresholds | None = None
 ) -> dict[tuple[str, str], MetricsState]:
     out = {}
-    for (scope, key), row in zip(scopes, _scope_rows(session, workspace_id, [tuple(s) for s in scopes])):
+    for (scope, key), row in zip(scopes, _scope_rows(session, workspace_id, [tuple(s) for s in scopes]), strict=False):
         state = _state(row, thresholds)
         state.record_suggestion()
         out[(scope, key)] = state
@@ -188,7 +188,7 @@ def held_states(
     """Scopes' states as the transaction will write them: a change made to them (restart_evidence at a demotion)
     is written with the transaction, like a decision's."""
     rows = _scope_rows(session, workspace_id, [tuple(s) for s in scopes])
-    return {(scope, key): _state(row, thresholds) for (scope, key), row in zip(scopes, rows)}
+    return {(scope, key): _state(row, thresholds) for (scope, key), row in zip(scopes, rows, strict=False)}
 
 
 def record_decision(
@@ -212,7 +212,7 @@ def record_decision(
     out = {}
     left_out = set(left_out)
     rows = _scope_rows(session, workspace_id, [tuple(s) for s in scopes], [tuple(a) for a in ahead])
-    for (scope, key), row in zip(scopes, rows):
+    for (scope, key), row in zip(scopes, rows, strict=False):
         state = _state(row, thresholds)
         before = state.assess().level if levels is None or (scope, key) in levels else None
         state.record_decision(kind, latency_ms, evidence=(scope, key) not in left_out, attentive=attentive)
@@ -221,8 +221,9 @@ def record_decision(
 
 
 def workflow_thresholds(workflow) -> LevelThresholds:
-    """A workflow's level thresholds: its own settings over docs/design.md#metrics-and-learning-levels's defaults. One object per distinct
-    setting (nobody changes a LevelThresholds once made), so a kept metric state sees the same object again."""
+    """A workflow's level thresholds: its own settings over docs/design.md#metrics-and-learning-levels's defaults. One
+    object per distinct setting (nobody changes a LevelThresholds once made), so a kept metric state sees the same
+    object again."""
     given = (workflow.settings or {}).get("thresholds")
     try:
         key = tuple(sorted(given.items())) if isinstance(given, dict) else given
@@ -285,9 +286,8 @@ def workflow_view(
         }
         body["spot_checks"] = load(session, workflow.workspace_id, "spot", workflow.id, thresholds).snapshot()
         body["series"] = series.workflow_series(session, workflow.workspace_id, workflow.id)
-        from services.metrics import reviewers  # its settings (it reads this module)
 
-        body["evidence_from"] = reviewers.get_floor(session, workflow.workspace_id)["evidence_from"]
+        body["evidence_from"] = review_settings.get_floor(session, workflow.workspace_id)["evidence_from"]
     return body
 
 

@@ -53,7 +53,7 @@ def _with_trail(session: Session, wf: Workflow, scope: str, key: str, items: lis
     trail = evidence_trail(e.accepted, e.counted, [i["decision"] for i in counted], t.auto_acceptance, t.auto_alpha)
     for item in items:
         item["evidence"] = None
-    for item, effect in zip(counted, trail):
+    for item, effect in zip(counted, trail, strict=False):
         item["evidence"] = effect
     return items
 

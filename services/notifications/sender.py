@@ -4,8 +4,8 @@ exponential schedule (core/notifications.retry_delay) stored as next_attempt_at,
 try; a webhook endpoint whose last delivery failed is shown failing until one succeeds.
 
 `run_once` is the one code path: the server's background scanner (`Scanner`, every COACH_NOTIFY_SCAN_S) calls it,
-and so does the Celery task `coach.notify` (services/executions/worker.py) when workers run. It also fires due escalations and
-notes "deadline near" for approvals whose deadline comes within COACH_NOTIFY_DEADLINE_NEAR_S.
+and so does the Celery task `coach.notify` (services/worker.py) when workers run. It also fires due
+escalations and notes "deadline near" for approvals whose deadline comes within COACH_NOTIFY_DEADLINE_NEAR_S.
 """
 
 from __future__ import annotations

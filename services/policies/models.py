@@ -44,6 +44,8 @@ class Policy(FilledAtInit, Base):
     name: Mapped[str] = mapped_column(String(200))
     order: Mapped[int] = mapped_column(Integer, default=0)
     effect: Mapped[str] = mapped_column(String(16))
+    # a confirm rule's fallback (require_review | deny): what applies when nobody at the agent can be asked
+    fallback: Mapped[str | None] = mapped_column(String(16), nullable=True)
     reason: Mapped[str] = mapped_column(Text, default="")
     scope_workflow_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
     scope_user: Mapped[str | None] = mapped_column(String(254), nullable=True)

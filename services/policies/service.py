@@ -5,7 +5,7 @@ For the runner (the one entry point it needs):
     from services import policies
     verdict = policies.evaluate(session, workspace_id, policies.call_for(tools, tool, params,
                                 step_type="action", workflow_id=wf_id, user=started_by, agent_step=None))
-    verdict.effect        # "allow" | "require_review" | "deny"
+    verdict.effect        # "allow" | "require_review" | "deny" | "confirm" (gateway calls: services/gateway/confirm)
     verdict.to_dict()     # the explanation (docs/api.md), to keep beside a suggestion or an approval
 
 `evaluate` never raises because of a rule: a rule that fails is a fail-closed `require_review` match (core.policy).
@@ -233,6 +233,7 @@ def _written(row: Policy) -> dict[str, Any]:
         "name": row.name,
         "order": row.order,
         "effect": row.effect,
+        **({"fallback": row.fallback or "require_review"} if row.effect == "confirm" else {}),
         "reason": row.reason,
         "scope": {"workflow_id": row.scope_workflow_id, "user": row.scope_user},
         "match": row.match or {},
@@ -281,6 +282,7 @@ def _checked(session: Session, workspace_id: str, data: dict[str, Any]) -> Compi
 
 def _assign(row: Policy, rule: CompiledRule, data: dict[str, Any]) -> None:
     row.name, row.order, row.effect, row.reason = rule.name, rule.order, rule.effect, rule.reason
+    row.fallback = rule.fallback
     row.scope_workflow_id, row.scope_user = rule.scope_workflow_id, rule.scope_user
     row.match = {k: v for k, v in (data.get("match") or {}).items() if v is not None}
     row.enabled = bool(data.get("enabled", True))

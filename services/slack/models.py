@@ -24,7 +24,8 @@ class WorkspaceSlack(Base):
 
 
 class SlackUser(Base):
-    """Who a member is in the workspace's Slack: a click by `slack_user_id` acts as `user_id`, in this workspace only."""
+    """Who a member is in the workspace's Slack: a click by `slack_user_id` acts as `user_id`, in this workspace
+    only."""
 
     __tablename__ = "slack_users"
     __table_args__ = (

@@ -108,7 +108,10 @@ def _mb(n: float) -> str:
 
 class FileReadTool:
     name = "file.read"
-    description = "Reads a text file from the workspace's data folder. CSV files also come back as rows, JSON files as parsed JSON."
+    description = (
+        "Reads a text file from the workspace's data folder. "
+        "CSV files also come back as rows, JSON files as parsed JSON."
+    )
     risk = "read"
 
     def __init__(self, settings: Settings):

@@ -182,7 +182,10 @@ class SqlQueryTool:
                         columns = [str(c) for c in result.keys()]
                         fetched = result.fetchmany(max_rows + 1) if max_rows else result.fetchmany(1)
                         truncated = len(fetched) > max_rows
-                        rows = [{col: json_safe(v) for col, v in zip(columns, row)} for row in fetched[:max_rows]]
+                        rows = [
+                            {col: json_safe(v) for col, v in zip(columns, row, strict=False)}
+                            for row in fetched[:max_rows]
+                        ]
                         result.close()
                         rowcount = len(rows)
                     else:

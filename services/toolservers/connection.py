@@ -72,7 +72,7 @@ class Connection:
             await self.close()
             raise Unavailable(
                 f"MCP server {self.endpoint.name!r} did not complete the handshake within {self.connect_timeout:g}s"
-            )
+            ) from None
         if self.session is None:
             gone = self.process.exit_status() if self.process is not None else ""
             raise Unavailable(

@@ -89,18 +89,20 @@ class Clients:
                 page = await while_alive(conn, conn.session.list_tools(cursor=cursor), self.call_timeout)
             except SessionGone:
                 await self._drop(ep, conn)
-                raise Unavailable(f"MCP server {ep.name!r} could not be reached: {await conn.why_gone()}")
+                raise Unavailable(f"MCP server {ep.name!r} could not be reached: {await conn.why_gone()}") from None
             except TimeoutError:
                 await self._drop(ep, conn)
-                raise Unavailable(f"MCP server {ep.name!r} did not list its tools within {self.call_timeout:g}s")
+                raise Unavailable(
+                    f"MCP server {ep.name!r} did not list its tools within {self.call_timeout:g}s"
+                ) from None
             except MCPError as exc:
                 if exc.error.code == CONNECTION_CLOSED:
                     await self._drop(ep, conn)
-                    raise Unavailable(f"MCP server {ep.name!r} closed the connection: {await conn.why_gone()}")
-                raise Unavailable(f"MCP server {ep.name!r} refused to list its tools: {exc.error.message}")
+                    raise Unavailable(f"MCP server {ep.name!r} closed the connection: {await conn.why_gone()}") from exc
+                raise Unavailable(f"MCP server {ep.name!r} refused to list its tools: {exc.error.message}") from exc
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                 await self._drop(ep, conn)
-                raise Unavailable(f"MCP server {ep.name!r} is not connected: {await conn.why_gone()}")
+                raise Unavailable(f"MCP server {ep.name!r} is not connected: {await conn.why_gone()}") from None
             tools.extend(t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in page.tools)
             cursor = page.next_cursor
             if not cursor:
@@ -121,7 +123,7 @@ class Clients:
                 # so one retry on a new connection cannot run the tool twice
                 await self._drop(ep, conn)
                 if attempt == 2:
-                    raise Unavailable(f"MCP server {ep.name!r} is not connected: {await conn.why_gone()}")
+                    raise Unavailable(f"MCP server {ep.name!r} is not connected: {await conn.why_gone()}") from None
         raise AssertionError("unreachable")
 
     async def _call_on(
@@ -133,24 +135,24 @@ class Clients:
             result = await while_alive(conn, request, timeout)
         except SessionGone:
             await self._drop(ep, conn)
-            raise Unavailable(f"MCP server {ep.name!r} was lost during {tool}: {await conn.why_gone()}")
+            raise Unavailable(f"MCP server {ep.name!r} was lost during {tool}: {await conn.why_gone()}") from None
         except TimeoutError:
             # while_alive cancelled the waiting request: the SDK has sent notifications/cancelled for it
             await self._check(ep, conn)  # before the caller hears of it: its next call must not find a wedged server
             raise Unavailable(
                 f"MCP server {ep.name!r} did not answer {tool} within {timeout:g}s; the call was cancelled"
-            )
+            ) from None
         except MCPError as exc:
             if exc.error.code == CONNECTION_CLOSED:
                 await self._drop(ep, conn)
                 raise Unavailable(
                     f"MCP server {ep.name!r} closed the connection during {tool}: {await conn.why_gone()}"
-                )
-            raise Unavailable(f"MCP server {ep.name!r} failed on {tool}: {exc.error.message}")
+                ) from exc
+            raise Unavailable(f"MCP server {ep.name!r} failed on {tool}: {exc.error.message}") from exc
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             raise
         except Exception as exc:  # the SDK's own checks (an output not matching the tool's outputSchema …)
-            raise Unavailable(f"MCP server {ep.name!r} gave an unusable answer to {tool}: {reason_of(exc)}")
+            raise Unavailable(f"MCP server {ep.name!r} gave an unusable answer to {tool}: {reason_of(exc)}") from exc
         return result.model_dump(mode="json", by_alias=True, exclude_none=True)
 
     async def _check(self, ep: Endpoint, conn: Connection) -> None:

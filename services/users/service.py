@@ -13,7 +13,6 @@ from werkzeug.security import check_password_hash, generate_password_hash
 
 from core.errors import Conflict, Forbidden, NotFound, Unauthorized, ValidationFailed
 from services.offload import off_loop
-from services.policies.models import PolicySettings
 from services.users.models import Membership, User, Workspace
 
 ROLES = ("operator", "lead", "admin")
@@ -31,7 +30,9 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def create_workspace(session: Session, slug: str, name: str | None = None) -> Workspace:
+def workspace_row(session: Session, slug: str, name: str | None = None) -> Workspace:
+    """A new workspace's own row, its slug checked (flushed: it has its id). services.workspaces.create makes a
+    whole workspace: this row and the rows of the other packages it needs."""
     if not re.match(r"^[a-z0-9][a-z0-9\-]{0,62}$", slug or ""):
         raise ValidationFailed("invalid workspace slug", details={"slug": ["lowercase letters, digits and -"]})
     if session.scalar(select(Workspace).where(Workspace.slug == slug)):
@@ -39,7 +40,6 @@ def create_workspace(session: Session, slug: str, name: str | None = None) -> Wo
     ws = Workspace(slug=slug, name=name or slug)
     session.add(ws)
     session.flush()
-    session.add(PolicySettings(workspace_id=ws.id))  # revision 0, no defaults: read by every judged call
     return ws
 
 

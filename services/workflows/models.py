@@ -19,8 +19,8 @@ class Workflow(FilledAtInit, Base):
     description: Mapped[str] = mapped_column(Text, default="")
     current_version: Mapped[int] = mapped_column(Integer, default=1)
     mode: Mapped[str] = mapped_column(String(16), default="coaching")
-    # workflow | plan: a plan's inline steps are a hidden workflow of one version (services/plans/service.py), left out of
-    # the workflow list, the metrics list and the dashboard (migration 0015)
+    # workflow | plan: a plan's inline steps are a hidden workflow of one version (services/plans/service.py), left out
+    # of the workflow list, the metrics list and the dashboard (migration 0015)
     kind: Mapped[str] = mapped_column(String(16), default="workflow", server_default="workflow")
     settings: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
     # bumped with every change to one of its correction packs: the key of each process's cache of its rules

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from services.workflows import demo
+from services import demo
 
 
 @pytest.fixture

@@ -126,7 +126,8 @@ EXPECTED: dict[tuple[str, str], str] = {
     ("GET", "/api/approvals/<approval_id>"): "operator",
     ("POST", "/api/approvals/<approval_id>"): "operator",
     ("POST", "/api/approvals/<approval_id>/undo"): "operator",
-    # metrics: a workflow's own metrics for everyone; all metrics (global, per operator) for leads (docs/design.md#concepts)
+    # metrics: a workflow's own metrics for everyone; all metrics (global, per operator) for leads
+    # (docs/design.md#concepts)
     ("GET", "/api/metrics/workflows"): "operator",
     ("GET", "/api/metrics/workflows/<workflow_id>"): "operator",
     ("GET", "/api/metrics/workflows/<workflow_id>/steps/<step_id>/decisions"): "operator",
@@ -482,6 +483,7 @@ class World:
 
     def invitation_for(self, email: str, workspace_slug: str | None = None) -> str:
         """A pending invitation of `email` (to a fresh workspace unless one is named): its id."""
+        from services import workspaces
         from services.users import members
         from services.users import service as users
         from services.users.models import Workspace
@@ -490,7 +492,7 @@ class World:
             ws = (
                 users.find_workspace(session, workspace_slug)
                 if workspace_slug
-                else users.create_workspace(session, f"inv-{self.seq()}")
+                else workspaces.create(session, f"inv-{self.seq()}")
             )
             return members.invite(session, session.get(Workspace, ws.id), email, "operator", "matrix").id
 

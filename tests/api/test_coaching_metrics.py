@@ -1,4 +1,5 @@
-"""Learning metrics through /api/metrics (docs/design.md#metrics-and-learning-levels), promotion to AUTO, and demotion by spot checks."""
+"""Learning metrics through /api/metrics (docs/design.md#metrics-and-learning-levels), promotion to AUTO, and demotion
+by spot checks."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections import Counter
 import pytest
 
 from core.coaching.counters import wilson_lower_bound
-from tests.conftest import Api, authed_client, make_user
+from tests.conftest import make_user
 
 pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
 
@@ -19,25 +20,6 @@ ONE_STEP = TWO_STEPS[:1]
 # 10 decisions, all five kinds; with TWO_STEPS: 5 executions, the 4th fails on the reject
 PLAN = ["accept", "accept", "correct", "accept", "manual", "skip", "accept", "reject", "accept", "accept"]
 ATTR = {"accept": "accepted", "reject": "rejected", "correct": "corrected", "manual": "manual", "skip": "skipped"}
-
-
-@pytest.fixture
-def make_api(settings):
-    """Another app on the test's database with other settings (e.g. the spot-check rate)."""
-    from api.app import create_app
-
-    made = []
-
-    def make(**overrides) -> Api:
-        app = create_app(settings.with_overrides(**overrides), migrate=False)
-        app.config["TESTING"] = True
-        made.append(app.extensions["coach"])
-        return Api(authed_client(app), app.extensions["coach"])
-
-    yield make
-    for svc in made:
-        svc.runner.wait_idle(5)
-        svc.close()
 
 
 def _expected(kinds: list[str]) -> dict:
@@ -127,13 +109,13 @@ def test_workflow_step_operator_and_global_metrics_after_a_known_sequence(api):
 
     assert set(m["steps"]) == {"first", "second"}
     for step_id in ("first", "second"):
-        kinds = [k for k, s in zip(PLAN, steps) if s == step_id]
+        kinds = [k for k, s in zip(PLAN, steps, strict=False) if s == step_id]
         assert _subset(m["steps"][step_id], _expected(kinds)) == _expected(kinds)
 
     operators_body = {o["operator"]: o for o in api.ok("GET", "/api/metrics/operators")["items"]}
     assert set(operators_body) == {"ann@test.local", "bob@test.local"}
     for name in ("ann@test.local", "bob@test.local"):
-        kinds = [k for k, who in zip(PLAN, operators) if who == name]
+        kinds = [k for k, who in zip(PLAN, operators, strict=False) if who == name]
         assert _subset(operators_body[name], _expected(kinds)) == _expected(kinds)
 
     glob = api.ok("GET", "/api/metrics/global")
@@ -311,7 +293,7 @@ def test_each_operator_has_a_time_series_of_their_own_decisions(api):
     _drive(api, wf_id, PLAN[:5], operators)
     items = {o["operator"]: o for o in api.ok("GET", "/api/metrics/operators")["items"]}
     for name in ("ann@test.local", "bob@test.local"):
-        kinds = [k for k, who in zip(PLAN, operators) if who == name]
+        kinds = [k for k, who in zip(PLAN, operators, strict=False) if who == name]
         series = items[name]["series"]
         assert series and all("bucket" in b for b in series)
         totals = {k: sum(b[k] for b in series) for k in _expected(kinds) if k != "acceptance_rate"}

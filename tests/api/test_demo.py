@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.workflows import demo
+from services import demo
 
 pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
 

@@ -178,7 +178,7 @@ def test_real_rows_answer_as_documented(app, seeded, admin_token):
     same checks, in an order that keeps the rows alive for the calls after them."""
     loaded = schemathesis.openapi.from_wsgi("/api/openapi.json", app)
     auth = {"Authorization": f"Bearer {admin_token}"}
-    ex, wf = seeded["execution_id"], seeded["workflow_id"]
+    wf = seeded["workflow_id"]
     calls = [
         ("GET", "/api/auth/me", None, None),
         ("GET", "/api/auth/tokens", None, None),

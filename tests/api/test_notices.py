@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.test_coaching_metrics import _spot_check, _workflow, make_api  # noqa: F401 (fixture)
+from tests.api.test_coaching_metrics import _spot_check, _workflow
 from tests.api.test_correction_packs import REFUND, _decide, _Pushed, _refund_suggestion
 from tests.conftest import Api, authed_client, make_user
 

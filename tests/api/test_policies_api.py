@@ -183,6 +183,10 @@ def test_the_workspace_default_is_read_changed_audited_and_applied(api):
         ({"match": {"path_outside": "/etc"}}, "match.path_outside"),
         ({"scope": {"team": "x"}}, "scope.team"),
         ({"scope": {"workflow_id": "no-such-workflow"}}, "scope.workflow_id"),
+        ({"effect": "confirm", "fallback": "allow"}, "fallback"),  # asking is skipped only by learning, never to allow
+        ({"effect": "confirm", "fallback": "maybe"}, "fallback"),
+        ({"effect": "confirm", "fallback": 3}, "fallback"),
+        ({"effect": "deny", "fallback": "require_review"}, "fallback"),  # only a confirm rule has one
     ],
 )
 def test_a_bad_rule_is_a_422_naming_the_field_and_changes_nothing(api, change, field):
@@ -193,8 +197,34 @@ def test_a_bad_rule_is_a_422_naming_the_field_and_changes_nothing(api, change, f
     assert _audit(api, "policy_create") == []
 
 
+def test_a_confirm_rule_keeps_its_fallback_and_a_workflows_call_gets_it(api):
+    body = {
+        "name": "ask the user before refunds",
+        "effect": "confirm",
+        "reason": "money",
+        "match": {"tool": "sql.*"},
+    }
+    made = api.ok("POST", "/api/policies", body, status=201)
+    assert (made["effect"], made["fallback"]) == ("confirm", "require_review")  # the default fallback
+    again = api.ok("PUT", f"/api/policies/{made['id']}", {**body, "fallback": "deny"})
+    assert again["fallback"] == "deny" and api.ok("GET", f"/api/policies/{made['id']}")["fallback"] == "deny"
+    (event,) = _audit(api, "policy_update")
+    assert (event["before"]["fallback"], event["after"]["fallback"]) == ("require_review", "deny")
+    # an agent's call is asked about (confirm, with its fallback); a workflow's call has nobody to ask: the fallback
+    asked = api.ok("POST", "/api/policies/evaluate", {"tool": "sql.query", "params": {"query": "x"}, "agent": "bot"})
+    assert (asked["effect"], asked["fallback"], asked["rule"]["fallback"]) == ("confirm", "deny", "deny")
+    workflow = api.ok("POST", "/api/policies/evaluate", {"tool": "sql.query", "params": {"query": "x"}})
+    assert workflow["effect"] == "deny" and "fallback applies" in workflow["rule"]["note"]
+    # switching the effect away drops the fallback
+    plain = api.ok("PUT", f"/api/policies/{made['id']}", {**body, "effect": "allow"})
+    assert "fallback" not in plain or plain["fallback"] is None
+    api.ok("DELETE", f"/api/policies/{made['id']}", status=204)
+
+
 def test_a_bad_default_or_dry_run_is_a_422_naming_the_field(api):
     code, body = api.call("PUT", "/api/policies/default", {"destructive": "later"})
+    assert code == 422 and "destructive" in _error(body)["details"]
+    code, body = api.call("PUT", "/api/policies/default", {"destructive": "confirm"})  # a rule's effect only
     assert code == 422 and "destructive" in _error(body)["details"]
     code, body = api.call("PUT", "/api/policies/default", {"dangerous": "deny"})
     assert code == 422 and "dangerous" in _error(body)["details"]

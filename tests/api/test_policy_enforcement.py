@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.test_coaching_metrics import make_api  # noqa: F401 (fixture)
 from tests.conftest import make_user
 
 pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)

@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from tests.api.test_coaching_metrics import _metrics, _workflow, make_api  # noqa: F401 (fixture)
+from tests.api.test_coaching_metrics import _metrics
 from tests.conftest import make_user
 
 pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
@@ -244,3 +244,26 @@ def test_operators_are_refused_and_another_workspace_sees_none_of_it(api, client
     ):
         assert client.open(path, method=method, json=body, headers=headers).status_code == 404, (method, path)
     assert api.ok("GET", f"/api/regions/{region['id']}")["name"] == "small refunds"
+
+
+def test_a_gateway_tools_regions_list_the_identities_a_region_may_name(api):
+    """The web app's region form offers the workspace's agent identities (not the revoked ones) or any: the listing
+    names them; a step's listing names none. A region for one identity keeps it, and `null` sets it back to any."""
+    api.ok("PUT", "/api/workspace/gateway", {"builtin_tools": ["echo"]})
+    api.ok("POST", "/api/agents", {"name": "claude-code"}, status=201)
+    gone = api.ok("POST", "/api/agents", {"name": "old-bot"}, status=201)
+    api.ok("POST", "/api/agents", {"name": "cursor"}, status=201)
+    api.ok("DELETE", f"/api/agents/{gone['id']}", status=204)
+    listed = api.ok("GET", "/api/gateway/tools/coach.echo/regions")
+    assert listed["identities"] == ["claude-code", "cursor"] and listed["items"] == []
+    made = api.ok(
+        "POST",
+        "/api/gateway/tools/coach.echo/regions",
+        {"name": "hello", "when": "params.message == 'hi'", "identity": "cursor"},
+        status=201,
+    )
+    assert (made["scope"], made["tool"], made["identity"]) == ("gateway", "coach.echo", "cursor")
+    assert [r["identity"] for r in api.ok("GET", "/api/gateway/tools/coach.echo/regions")["items"]] == ["cursor"]
+    assert api.ok("PATCH", f"/api/regions/{made['id']}", {"identity": None})["identity"] is None
+    wf_id = _refunds(api)
+    assert api.ok("GET", f"/api/workflows/{wf_id}/steps/refund/regions")["identities"] == []

@@ -91,7 +91,7 @@ def test_a_step_replay_counts_the_decisions_made_and_links_the_bad_ones(api, ref
     assert table["asked"] == _expected(made, lambda a: a > 250)
     assert table["denied"]["calls"] == 0 and table["in_region"] == table["unattended"]["calls"]
     bad = [m for m in made if m["amount"] <= 250 and m["decision"] in ("correct", "reject")]
-    assert [(l["suggestion_id"], l["execution_id"], l["decision"]) for l in table["links"]] == [
+    assert [(link["suggestion_id"], link["execution_id"], link["decision"]) for link in table["links"]] == [
         (m["suggestion_id"], m["execution_id"], m["decision"]) for m in bad
     ]
     assert table["links"][0]["path"] == f"/executions/{bad[0]['execution_id']}"
@@ -271,7 +271,7 @@ def test_a_gateway_tool_replay_counts_its_reviews_and_links_the_bad_ones(api, re
     assert table["unattended"] == {"calls": 5, "accepted": 2, "corrected": 1, "rejected": 2, "manual": 0, "skipped": 0}
     assert table["asked"]["calls"] == 1 and table["asked"]["accepted"] == 1
     bad = [(w["approval_id"], w["call_id"]) for w in reviewed_writes if w["decision"] in ("edit", "reject")]
-    assert [(l["approval_id"], l["call_id"]) for l in table["links"]] == bad
+    assert [(link["approval_id"], link["call_id"]) for link in table["links"]] == bad
     # one identity's calls only; another identity has none
     assert (
         api.ok("POST", "/api/gateway/tools/coach.file.write/replay", {"when": "true", "identity": "writer"})["calls"]

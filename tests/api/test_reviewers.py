@@ -91,7 +91,7 @@ def known(api):
     """A two-step workflow with the eight decisions of PLAN, each taking its LATENCY."""
     wf_id = api.workflow(TWO_STEPS)["id"]
     decided = _decide_all(api, wf_id, PLAN)
-    for (_, suggestion_id), ms in zip(decided, LATENCY):
+    for (_, suggestion_id), ms in zip(decided, LATENCY, strict=False):
         _took(api.services, suggestion_id, ms)
     return wf_id, decided
 
@@ -132,7 +132,7 @@ def test_each_operators_time_to_decide_and_fast_accepts_for_a_known_set_of_decis
 
     # one step: its decisions only
     expected: dict[str, list[tuple[str, int]]] = {}
-    for (kind, who), step, ms in zip(PLAN, steps, LATENCY):
+    for (kind, who), step, ms in zip(PLAN, steps, LATENCY, strict=False):
         if step == "first":
             expected.setdefault(who, []).append((kind, ms))
     first = _reviewers(api, wf_id, "?step_id=first")

@@ -1,5 +1,5 @@
-"""Security headers and CSP, the login limiter (Flask-Limiter, in memory and in Redis), the production secret check, cookie
-settings and the CSRF double-submit check (api/security.py)."""
+"""Security headers and CSP, the login limiter (Flask-Limiter, in memory and in Redis), the production secret check,
+cookie settings and the CSRF double-submit check (api/security.py)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.test_slack import SECRET, TOKEN, as_user, waiting_approval
+from tests.api.slack.test_slack import SECRET, TOKEN, as_user, waiting_approval
 from tests.support.slack_server import ScriptedSlack
 
 BAD_TOKEN = "xoxb-9999-wrong-token"

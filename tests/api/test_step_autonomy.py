@@ -1,11 +1,12 @@
-"""Per-step autonomy through the API (docs/design.md#metrics-and-learning-levels): a lead promotes single steps that are AUTO-ready while
-the workflow is still coached, pins steps to always_review, and spot checks demote a step on its own."""
+"""Per-step autonomy through the API (docs/design.md#metrics-and-learning-levels): a lead promotes single steps that
+are AUTO-ready while the workflow is still coached, pins steps to always_review, and spot checks demote a step on its
+own."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.api.test_coaching_metrics import _metrics, _workflow, make_api  # noqa: F401 (fixture)
+from tests.api.test_coaching_metrics import _metrics, _workflow
 from tests.conftest import make_user
 
 pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
@@ -134,7 +135,7 @@ def test_demoting_a_workflow_turns_its_waiting_spot_checks_into_reviews_and_its_
         api.settle(ex_id)
         sugs.append(api.ok("GET", f"/api/executions/{ex_id}/coaching/suggestion")["suggestion"])
     assert [s["purpose"] for s in sugs] == ["spot_check"] * 3
-    for ex_id, sug in zip(runs[:2], sugs[:2]):
+    for ex_id, sug in zip(runs[:2], sugs[:2], strict=False):
         api.ok(
             "POST",
             f"/api/executions/{ex_id}/coaching/decision",

@@ -1,5 +1,6 @@
-"""Taking a decision back (issue #31 item 4, docs/design.md#decisions (undo) and docs/operations.md) through the test client, on SQLite and PostgreSQL: a
-decision on a risky call (a destructive tool, or one a policy flagged) is held for the workspace's undo window; an
+"""Taking a decision back (issue #31 item 4, docs/design.md#decisions (undo) and docs/operations.md) through the test
+client, on SQLite and PostgreSQL: a decision on a risky call (a destructive tool, or one a policy flagged) is held for
+the workspace's undo window; an
 undo within it puts the suggestion back exactly as it was and counts nothing; the deadline scanner releases a held
 decision after the window and only then is it counted; once its step started, an undo is 409."""
 

@@ -254,7 +254,8 @@ def test_a_yaml_syntax_error_is_said_in_words_on_its_line(api):
     assert response.status_code == 400, body
     assert body["error"]["details"] == {
         "yaml": [
-            "YAML syntax error on line 6, column 7: a ',' or the closing '}' is missing (the { … } that starts on line 5)"
+            "YAML syntax error on line 6, column 7: a ',' or the closing '}' is missing "
+            "(the { … } that starts on line 5)"
         ]
     }
     assert body["error"]["lines"] == {"yaml": 6}

@@ -58,7 +58,8 @@ def workflow_metrics(server: LiveServer, workflow_id: str) -> dict:
 
 
 def auto_ready_after(server: LiveServer, workflow_id: str) -> int:
-    """How many more accepted decisions make the workflow AUTO-ready under its thresholds (docs/design.md#metrics-and-learning-levels)."""
+    """How many more accepted decisions make the workflow AUTO-ready under its thresholds
+    (docs/design.md#metrics-and-learning-levels)."""
     metrics = workflow_metrics(server, workflow_id)
     to_auto = metrics["to_auto"]
     return max(

@@ -146,7 +146,7 @@ def test_decide_a_whole_coaching_execution_with_the_keyboard(live_server, page):
 
     # n opens the next item of the queue
     page.keyboard.press("n")
-    expect(page).to_have_url(re.compile(r"/executions/(?!%s)[^/]+/coach$" % execution_id))
+    expect(page).to_have_url(re.compile(rf"/executions/(?!{execution_id})[^/]+/coach$"))
     expect_suggestion(page, "Say read")
     assert errors == [], errors
 

@@ -45,7 +45,8 @@ def test_a_workflow_turns_auto_ready_live_and_a_lead_promotes_it_with_the_keyboa
     decide_once(live_server, refund["id"], "correct", CORRECTED)
     needed = auto_ready_after(live_server, invoice["id"])
     assert needed == 28, (
-        f"docs/design.md#metrics-and-learning-levels defaults: 28 accepts in a row are evidence at level 0.05, got {needed}"
+        "docs/design.md#metrics-and-learning-levels defaults: "
+        f"28 accepts in a row are evidence at level 0.05, got {needed}"
     )
     decide_many(live_server, invoice["id"], ["accept"] * (needed - 1))
     assert workflow_metrics(live_server, invoice["id"])["auto_ready"] is False

@@ -100,7 +100,8 @@ WIDEST_JS = """() => {
     if (['auto', 'scroll', 'hidden'].includes(getComputedStyle(p).overflowX)) return true; } return false; };
   return [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > innerWidth + 1)
     .filter((e) => !scrolls(e)).slice(0, 8)
-    .map((e) => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right) + ' ' + (e.textContent || '').slice(0, 40));
+    .map((e) => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right) + ' ' +
+    (e.textContent || '').slice(0, 40));
 }"""
 
 

@@ -82,7 +82,7 @@ def test_a_lead_replays_a_region_adds_it_and_the_next_suggestion_names_it(live_s
     )
     assert made.status_code == 201, made.text
     wf_id = made.json()["id"]
-    for small, big in zip(SMALL, BIG + [None] * len(SMALL)):
+    for small, big in zip(SMALL, BIG + [None] * len(SMALL), strict=False):
         _decide(live_server, wf_id, small, "accept")
         if big is not None:
             _decide(live_server, wf_id, big, "reject")

@@ -113,7 +113,9 @@ def test_the_workflow_page_shows_the_evidence_and_an_admin_forces_a_promotion_wi
             live_server, execution_id, pending_suggestion(live_server, execution_id)["suggestion_id"], "accept"
         )
         sug = live_server.wait_for(
-            lambda: (s := pending_suggestion(live_server, execution_id)) and s["step_id"] == "pay" and s,
+            lambda execution_id=execution_id: (
+                (s := pending_suggestion(live_server, execution_id)) and s["step_id"] == "pay" and s
+            ),
             message="the pay suggestion",
         )
         decide_via_api(live_server, execution_id, sug["suggestion_id"], "reject", feedback="wrong amount")

@@ -53,7 +53,8 @@ def test_admin_adds_tests_and_removes_an_mcp_server(page, mcp_server):
     # the docs' picture shows the command relative to the checkout, not this machine's folders
     page.evaluate(
         """(root) => { for (const el of document.querySelectorAll('main *')) {
-        if (el.children.length === 0 && el.textContent.includes(root)) el.textContent = el.textContent.split(root).join('./');
+        if (el.children.length === 0 && el.textContent.includes(root)) el.textContent =
+        el.textContent.split(root).join('./');
     } }""",
         str(REPO_ROOT) + "/",
     )

@@ -9,7 +9,7 @@ from core.errors import Conflict, Forbidden, ValidationFailed
 from core.execution import states as S
 from core.execution.engine import ExecutionState, next_action
 from core.workflow.validation import parse_definition
-from tests.core.test_workflow_validation import echo, errors_of, tools, wf  # noqa: F401  (fixture)
+from tests.core.test_workflow_validation import echo, errors_of, wf
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
 ADA = A.Actor("u-ada", "ada@x.test", "lead")

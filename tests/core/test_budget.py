@@ -67,7 +67,8 @@ def test_ordinary_templates_are_untouched_by_the_budget():
     params = {
         "greeting": "hi {{ vars.who|upper }} {{ '%5d' % vars.n }} {{ 'ab' * 3 }} {{ 2 ** 64 }}",
         "rows": "{{ steps.fetch.output.rows }}",
-        "joined": "{% for r in steps.fetch.output.rows %}{{ loop.index }}:{{ r }}{{ ',' if not loop.last }}{% endfor %}",
+        "joined": "{% for r in steps.fetch.output.rows %}{{ loop.index }}:{{ r }}{{ ',' if not loop.last }}"
+        "{% endfor %}",
         "ns": "{% set ns = namespace(t=0) %}{% for r in steps.fetch.output.rows %}{% set ns.t = ns.t + r %}"
         "{% endfor %}{{ ns.t }}",
         "centered": "{{ 'x'|center(5) }}|{{ '{:>4}'.format(7) }}|{{ vars.who ~ '!' }}",

@@ -1,4 +1,5 @@
-"""What each of the five decisions does (docs/design.md#decisions), to a step and to an agent's tool call: core/coaching."""
+"""What each of the five decisions does (docs/design.md#decisions), to a step and to an agent's tool call:
+core/coaching."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ import pytest
 
 from core import gates as G
 from core.workflow.validation import parse_definition
-from tests.core.test_workflow_validation import echo, errors_of, tools, wf  # noqa: F401  (fixture)
+from tests.core.test_workflow_validation import echo, errors_of, wf
 
 ASK = {"id": "ask", "type": "human_input", "question": "Which account?"}
 

@@ -334,3 +334,36 @@ def test_candidates_are_indexed_per_tool_in_precedence_order():
     rs = RuleSet(rules)
     assert [r.id for r in rs.candidates("tool7.x")] == ["r7", "all"]
     assert [r.id for r in rs.candidates("other")] == ["all"]
+
+
+def test_a_confirm_rule_asks_an_agents_call_and_gives_a_workflows_call_its_fallback():
+    asking = compile_rule({"name": "ask", "effect": "confirm", "match": {"tool": "shop.*"}}, rule_id="ask")
+    assert asking.fallback == "require_review"  # the default
+    rules = RuleSet([asking])
+    by_agent = rules.evaluate(Call("shop.add", agent="bot"))
+    assert (by_agent.effect, by_agent.fallback) == ("confirm", "require_review")
+    assert by_agent.to_dict()["fallback"] == "require_review"
+    by_workflow = rules.evaluate(Call("shop.add"))
+    assert by_workflow.effect == "require_review" and by_workflow.fallback is None
+    assert "fallback applies" in by_workflow.to_dict()["rule"]["note"]
+    denying = compile_rule(
+        {"name": "ask or deny", "effect": "confirm", "fallback": "deny", "match": {"tool": "shop.*"}}, rule_id="d"
+    )
+    assert RuleSet([denying]).evaluate(Call("shop.add")).effect == "deny"
+    # precedence is the rules' as ever: a more specific deny wins over a confirm
+    deny = rule("no", effect="deny", tool="shop.add")
+    assert RuleSet([asking, dataclasses.replace(deny, order=-1)]).evaluate(Call("shop.add", agent="b")).effect == "deny"
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"effect": "confirm", "fallback": "allow"},
+        {"effect": "confirm", "fallback": ""},
+        {"effect": "require_review", "fallback": "deny"},
+    ],
+)
+def test_a_bad_fallback_is_refused_naming_it(data):
+    with pytest.raises(ValidationFailed) as refused:
+        compile_rule({"name": "x", **data})
+    assert "fallback" in refused.value.details

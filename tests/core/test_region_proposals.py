@@ -181,7 +181,10 @@ def test_a_condition_replay_counts_what_would_have_run_unattended_and_links_the_
     assert table["unattended"] == {"calls": 4, "accepted": 1, "corrected": 1, "rejected": 1, "manual": 0, "skipped": 1}
     assert table["asked"] == {"calls": 3, "accepted": 1, "corrected": 0, "rejected": 1, "manual": 1, "skipped": 0}
     assert table["denied"]["calls"] == 0
-    assert [(l["suggestion_id"], l["decision"]) for l in table["links"]] == [("s150", "correct"), ("s190", "reject")]
+    assert [(link["suggestion_id"], link["decision"]) for link in table["links"]] == [
+        ("s150", "correct"),
+        ("s190", "reject"),
+    ]
 
 
 def test_a_policy_requiring_review_or_denying_wins_over_the_region():
@@ -204,6 +207,19 @@ def test_a_policy_requiring_review_or_denying_wins_over_the_region():
     table = R.replay_condition("true", held, rules)
     assert (table["unattended"]["calls"], table["denied"]["calls"], table["asked"]["calls"]) == (0, 1, 1)
     assert R.replay_condition("true", held, RuleSet([]))["unattended"]["calls"] == 2
+
+
+def test_a_gateway_confirm_rule_is_lifted_by_the_region_as_the_defaults_hold_is():
+    ask = compile_rule({"name": "ask", "effect": "confirm", "match": {"tool": "refund"}}, rule_id="c" * 32)
+    held = [
+        R.Past(Call("refund", {"amount": amount}, risk="read", agent="bot"), "accept", gateway=True)
+        for amount in (100, 300)
+    ]
+    table = R.replay_condition("params.amount <= 200", held, RuleSet([ask]))
+    assert (table["unattended"]["calls"], table["asked"]["calls"]) == (1, 1)
+    # a workflow's call has nobody at an agent to ask: the rule's fallback (require_review) keeps it asked
+    workflow = [R.Past(Call("refund", {"amount": 100}, risk="read"), "accept")]
+    assert R.replay_condition("true", workflow, RuleSet([ask]))["asked"]["calls"] == 1
 
 
 def test_calls_outside_the_region_follow_the_scope_mode():
@@ -268,7 +284,7 @@ def test_a_rule_replay_counts_what_the_rule_changes():
     )
     table = R.replay_rule(rule, HISTORY, RuleSet([]))
     assert (table["matched"], table["changed"], table["denied"]["calls"]) == (3, 3, 3)
-    assert table["effects"] == {"allow": 4, "require_review": 0, "deny": 3}
+    assert table["effects"] == {"allow": 4, "require_review": 0, "deny": 3, "confirm": 0}
     assert table["denied"]["rejected"] == 1 and table["denied"]["manual"] == 1
     # a more specific stored rule still wins over the rule being written
     stored = compile_rule({"name": "ok", "effect": "allow", "scope": {"user": "ann@x"}, "match": {}}, rule_id="a" * 32)

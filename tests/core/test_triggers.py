@@ -12,7 +12,7 @@ import pytest
 from core import triggers as T
 from core.errors import BadRequest, Unauthorized, ValidationFailed
 from core.workflow.validation import parse_definition
-from tests.core.test_workflow_validation import echo, tools, wf  # noqa: F401  (fixture)
+from tests.core.test_workflow_validation import echo, wf
 
 SECRET = "whsec_test"
 NOW = 1_800_000_000

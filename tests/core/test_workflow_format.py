@@ -10,7 +10,6 @@ from marshmallow import ValidationError
 from core.workflow import format as F
 from core.workflow.source_lines import lines_of
 from tests.core.test_workflow_validation import echo, errors_of, wf
-from tests.core.test_workflow_validation import tools as tools  # noqa: F401  (the fixture)
 
 GOOD_STEPS = [
     ({"id": "a", "tool": "echo", "params": {"x": 1}, "retries": 2}, F.ActionStep),

@@ -3,7 +3,6 @@
 import pytest
 
 from core.errors import ValidationFailed
-from core.tools import ToolRegistry
 from core.workflow.validation import parse_definition
 from core.workflow.variables import validate_variables
 
@@ -27,14 +26,6 @@ class Add:
 
     def run(self, params, ctx):
         return {"sum": params["a"] + params.get("b", 0)}
-
-
-@pytest.fixture(scope="module")
-def tools():
-    registry = ToolRegistry()
-    registry.register(Echo())
-    registry.register(Add())
-    return registry
 
 
 def wf(*steps, **extra):

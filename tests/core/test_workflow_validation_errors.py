@@ -4,7 +4,7 @@ import pytest
 
 from core.errors import ValidationFailed
 from core.workflow.validation import parse_definition
-from tests.core.test_workflow_validation import echo, errors_of, tools, wf  # noqa: F401  (fixture)
+from tests.core.test_workflow_validation import echo, errors_of, wf
 
 
 def only_field(details: dict) -> str:

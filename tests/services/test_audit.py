@@ -87,7 +87,7 @@ def test_chain_links_and_verifies(db):
         rows = list(s.scalars(select(AuditEvent).where(AuditEvent.workspace_id == "ws1").order_by(AuditEvent.seq)))
     assert [r.seq for r in rows] == list(range(1, N + 1))
     assert rows[0].prev_hash == audit.GENESIS
-    assert all(b.prev_hash == a.hash for a, b in zip(rows, rows[1:]))
+    assert all(b.prev_hash == a.hash for a, b in zip(rows, rows[1:], strict=False))
     assert rows[0].after == {"mode": "auto", "at": "2024-01-01T00:00:00+00:00"}  # stored JSON-safe
     assert _verify(db) == {"ok": True, "checked": N}
 
@@ -243,9 +243,7 @@ def test_list_page_filters_and_pages_newest_first(db):
         assert ([r.seq for r in rows], total) == ([3], 1)
         assert audit.list_page(s, "ws1", actor="nobody") == ([], 0)
         s.execute(
-            update(AuditEvent)
-            .where(AuditEvent.seq <= 2)
-            .values(created_at=datetime.now(UTC) - timedelta(days=2))
+            update(AuditEvent).where(AuditEvent.seq <= 2).values(created_at=datetime.now(UTC) - timedelta(days=2))
         )
     # `since` holds the rows written since a moment (the edit above also breaks the chain, as it should)
     with db.transaction() as s:

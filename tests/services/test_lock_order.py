@@ -29,7 +29,8 @@ class _Pg(Exception):
         (OperationalError("UPDATE", {}, _Pg("40001")), True),  # serialization_failure
         (OperationalError("BEGIN", {}, sqlite3.OperationalError("database is locked")), True),
         (StaleDataError("0 rows matched"), True),
-        # PostgreSQL at its max_connections, as psycopg reports it at connect time (no SQLSTATE): a connection may free up
+        # PostgreSQL at its max_connections, as psycopg reports it at connect time (no SQLSTATE): a connection may free
+        # up
         (
             OperationalError(
                 "connect",

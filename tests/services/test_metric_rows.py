@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 from config import Settings
@@ -32,7 +30,7 @@ class Latest:
                 self.latest[payload["execution_id"]] = payload["suggestion_id"]
 
 
-def _services(url: str, tmp_path, notifier) -> Services:
+def services_on(url: str, tmp_path, notifier) -> Services:
     settings = Settings(
         env="test",
         database_url=url,
@@ -46,19 +44,6 @@ def _services(url: str, tmp_path, notifier) -> Services:
     services = Services.build(settings, spawn=lambda fn, *args: fn(*args))
     services.notifier = services.runner.notifier = notifier
     return services
-
-
-@pytest.fixture
-def two_processes(tmp_path, sqlite_template):
-    """Two independent stacks (engines, pools, caches) on one SQLite file, as two server processes would be."""
-    path = tmp_path / "coach.db"
-    shutil.copy(sqlite_template, path)
-    notifier = Latest()
-    a = _services(f"sqlite:///{path}", tmp_path, notifier)
-    b = _services(f"sqlite:///{path}", tmp_path, notifier)
-    yield a, b, notifier
-    a.close()
-    b.close()
 
 
 def _start(services: Services, workflow_id: str) -> str:

@@ -8,12 +8,12 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select, update
 
+from services import workspaces
 from services.coaching import decisions
 from services.coaching.models import Decision, Suggestion
 from services.executions import service as executions
 from services.metrics import series
 from services.orm import utcnow
-from services.users import service as users
 from services.workflows import service as workflows
 
 WORKFLOW = {
@@ -104,7 +104,7 @@ def test_a_workflow_and_each_operator_have_their_own_series(services, history):
 
 def test_another_workspace_sees_none_of_it(services, history):
     with services.db.transaction() as session:
-        elsewhere = users.create_workspace(session, "elsewhere").id
+        elsewhere = workspaces.create(session, "elsewhere").id
     with services.db.read() as session:
         assert series.workspace_series(session, elsewhere) == []
         assert series.operator_series(session, elsewhere) == {}

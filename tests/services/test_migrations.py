@@ -63,7 +63,7 @@ def test_step_runs_move_into_the_execution_row_and_back(database_url):
                         "attempts, params, decision, started_at, finished_at) VALUES "
                         "(:e, :s, :p, :st, :o, :err, :at, :pa, :d, :t1, :t2)"
                     ),
-                    dict(zip(("e", "s", "p", "st", "o", "err", "at", "pa", "d", "t1", "t2"), r)),
+                    dict(zip(("e", "s", "p", "st", "o", "err", "at", "pa", "d", "t1", "t2"), r, strict=False)),
                 )
         migrate(db, "head")
         at = datetime(2024, 5, 1, 10, tzinfo=UTC)
@@ -321,10 +321,10 @@ def test_0025_brings_agents_gateway_calls_and_executionless_approvals_and_takes_
             for ident, execution in (("a1", "'ex'"), ("a2", "NULL")):
                 conn.execute(
                     text(
-                        "INSERT INTO approvals (id, workspace_id, execution_id, step_id, kind, status, message, approvers, "
-                        "quorum, separate_duties, decisions, replies, on_timeout, created_at, row_version) VALUES "
-                        f"(:id, 'ws', {execution}, 's', 'step', 'pending', '', '{{}}', 1, false, '[]', '{{}}', 'reject', "
-                        ":t, 1)"
+                        "INSERT INTO approvals (id, workspace_id, execution_id, step_id, kind, status, message, "
+                        "approvers, quorum, separate_duties, decisions, replies, on_timeout, created_at, row_version) "
+                        f"VALUES (:id, 'ws', {execution}, 's', 'step', 'pending', '', '{{}}', 1, false, '[]', '{{}}', "
+                        "'reject', :t, 1)"
                     ),
                     {"id": ident, "t": T0},
                 )

@@ -16,7 +16,7 @@ from services.executions import control
 from services.executions import service as executions
 from services.notifier import Events
 from services.workflows import service as workflows
-from tests.services.test_metric_rows import WORKFLOW, _start, _workflow_counts, two_processes  # noqa: F401
+from tests.services.test_metric_rows import WORKFLOW, _start, _workflow_counts
 
 WS: dict[int, str] = {}
 

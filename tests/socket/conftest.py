@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 import pytest
 import socketio
 
+from tests.socket.test_coaching_socket import Recorder
 from tests.support.live_server import LiveServer
 
 
@@ -64,3 +66,9 @@ def _disconnect(client: socketio.Client) -> None:
         client.disconnect()
     except Exception:
         pass
+
+
+@pytest.fixture
+def coach_client(sio_client) -> Callable[[], Recorder]:
+    """A factory: a connected client (disconnected by `sio_client` at teardown) wrapped in a Recorder."""
+    return lambda: Recorder(sio_client())

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from tests.socket.test_coaching_socket import Recorder, coach_client, wait_status  # noqa: F401  (fixture)
+from tests.socket.test_coaching_socket import Recorder, wait_status
 from tests.support.live_server import LiveServer
 
 WATCHED = ("approval_requested", "approval_decided", "execution_update")

@@ -1,11 +1,12 @@
-"""A coaching session survives a crash of the real server process (SIGKILL) and a restart (docs/design.md#concepts, §5)."""
+"""A coaching session survives a crash of the real server process (SIGKILL) and a restart (docs/design.md#concepts,
+§5)."""
 
 from __future__ import annotations
 
 from tests.socket.test_coaching_socket import (
     create_workflow,
     expected_stats,
-    is_step,  # noqa: F401
+    is_step,
     read,
     rest_decide,
     start_coaching,

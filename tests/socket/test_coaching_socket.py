@@ -13,7 +13,6 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-import pytest
 import socketio
 
 from tests.support.live_server import LiveServer
@@ -96,12 +95,6 @@ class Recorder:
             "coaching_decision",
             {"execution_id": execution_id, "suggestion_id": suggestion_id, "decision": decision, **more},
         )
-
-
-@pytest.fixture
-def coach_client(sio_client) -> Callable[[], Recorder]:
-    """A factory: a connected client (disconnected by `sio_client` at teardown) wrapped in a Recorder."""
-    return lambda: Recorder(sio_client())
 
 
 def three_steps(name: str = "coached") -> dict:
@@ -282,7 +275,7 @@ def test_socket_accepts_push_each_next_suggestion_to_every_client_until_complete
             mark = marks[id(client)]
             client.wait(
                 "coaching_stats",
-                lambda s: (
+                lambda s, number=number, made=made: (
                     s["execution_id"] == execution_id and s["accepted"] == number and s["suggestions_made"] == made
                 ),
                 since=mark["coaching_stats"],
@@ -291,7 +284,7 @@ def test_socket_accepts_push_each_next_suggestion_to_every_client_until_complete
             # the decided step's new state is pushed (in the one update of the decision's transaction)
             client.wait(
                 "execution_update",
-                lambda u: (
+                lambda u, step_id=step_id: (
                     u["execution_id"] == execution_id
                     and any(s["step_id"] == step_id and s["decision"] == "accept" for s in u["steps"])
                 ),
@@ -426,7 +419,7 @@ def test_two_operators_racing_on_one_suggestion_get_one_ok_and_one_conflict(live
         barrier = threading.Barrier(len(clients))
         acks: list[Any] = [None] * len(clients)
 
-        def fire(index: int) -> None:
+        def fire(index: int, barrier=barrier, acks=acks, current=current) -> None:
             barrier.wait(5)
             try:
                 acks[index] = clients[index].decide(execution_id, current["suggestion_id"], "accept")

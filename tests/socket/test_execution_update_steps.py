@@ -1,10 +1,9 @@
-"""`execution_update` carries the states of the steps it changed, as the REST detail shows them (docs/api.md#real-time-socketio), so a
-panel keeps its steps in step from the pushes alone."""
+"""`execution_update` carries the states of the steps it changed, as the REST detail shows them
+(docs/api.md#real-time-socketio), so a panel keeps its steps in step from the pushes alone."""
 
 from __future__ import annotations
 
-from tests.socket.test_coaching_socket import (  # noqa: F401 (coach_client: a fixture)
-    coach_client,
+from tests.socket.test_coaching_socket import (
     create_workflow,
     is_step,
     read,

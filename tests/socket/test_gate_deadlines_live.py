@@ -7,7 +7,7 @@ import time
 from datetime import UTC, datetime
 
 from tests.socket.test_approvals_live import audit_actions
-from tests.socket.test_coaching_socket import Recorder, coach_client, wait_status  # noqa: F401  (fixture)
+from tests.socket.test_coaching_socket import Recorder, wait_status
 from tests.support.live_server import LiveServer
 
 WATCHED = ("gate_timed_out", "execution_update", "coaching_suggestion")

@@ -8,6 +8,7 @@ import asyncio
 
 import pytest
 
+from services import workspaces
 from services.db import Database
 from tests.socket.test_gateway_live import (
     audit_calls,
@@ -141,7 +142,7 @@ def test_another_workspaces_agent_neither_sees_nor_calls_them(server):
     db = Database(server.database_url)
     try:
         with db.transaction() as session:
-            ws = users.create_workspace(session, "builtins-other", "Other")
+            ws = workspaces.create(session, "builtins-other", "Other")
             admin = users.create_user(session, "builtins-other@live.test", "other-password-1", "Other admin")
             users.set_role(session, admin, ws, "admin")
             token = tokens.create_token(session, admin, "tests")[1]

@@ -1,4 +1,5 @@
-"""Socket.IO authentication and workspace isolation against the real server (docs/auth.md, docs/api.md#real-time-socketio).
+"""Socket.IO authentication and workspace isolation against the real server (docs/auth.md,
+docs/api.md#real-time-socketio).
 
 One live server for the module. The second workspace ("other") and its operator are made with the CLI
 (`flask --app wsgi create-workspace` / `create-user`) on the server's own SQLite file, before any execution

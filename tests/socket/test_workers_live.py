@@ -1,5 +1,6 @@
-"""Steps on Celery workers (COACH_BROKER_URL, services/executions/worker.py; issue #16 item 3): a server takes the decisions
-and hands executions that need a slow tool to a worker process, which runs the tool and pushes its events through
+"""Steps on Celery workers (COACH_BROKER_URL, services/worker.py; issue #16 item 3): a server takes the
+decisions and hands executions that need a slow tool to a worker process, which runs the tool and pushes its events
+through
 the Socket.IO message queue to the clients of the server. Real Redis, real `celery worker` processes."""
 
 from __future__ import annotations
@@ -100,7 +101,7 @@ def cluster(tmp_path, redis_dbs):
                 "-m",
                 "celery",
                 "-A",
-                "services.executions.worker",
+                "services.worker",
                 "worker",
                 "--pool=solo",
                 f"--hostname={name}@%h",

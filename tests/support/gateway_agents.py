@@ -16,6 +16,7 @@ import requests
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from services import workspaces
 from services.db import Database
 from tests.support.live_server import LiveServer
 
@@ -36,7 +37,7 @@ def other_workspace_admin(server: LiveServer, slug: str = "other") -> str:
     db = Database(server.database_url)
     try:
         with db.transaction() as session:
-            ws = users.create_workspace(session, slug, slug.title())
+            ws = workspaces.create(session, slug, slug.title())
             admin = users.create_user(session, f"{slug}-admin@live.test", f"{slug}-password-1", f"{slug} admin")
             users.set_role(session, admin, ws, "admin")
             return tokens.create_token(session, admin, "tests")[1]
@@ -65,15 +66,17 @@ def add_stdio_server(
 
 
 @contextlib.asynccontextmanager
-async def mcp(server: LiveServer, token: str, mode: str = "auto", read_s: float = 60):
+async def mcp(server: LiveServer, token: str, mode: str = "auto", read_s: float = 60, elicitation_callback=None):
     """A connected MCP Client on the server's /mcp with this agent token (mode='legacy': the initialize handshake of
-    the revisions before 2026-07-28). No response cache: each test's listing is the gateway's of now."""
+    the revisions before 2026-07-28). No response cache: each test's listing is the gateway's of now.
+    `elicitation_callback`: the client's user answering a server's question (it declares elicitation then)."""
     http = httpx2.AsyncClient(
         headers={"Authorization": f"Bearer {token}"}, trust_env=False, timeout=httpx2.Timeout(30, read=read_s)
     )
+    extra = {"elicitation_callback": elicitation_callback} if elicitation_callback is not None else {}
     async with (
         http,
-        Client(streamable_http_client(server.url("/mcp"), http_client=http), mode=mode, cache=None) as client,
+        Client(streamable_http_client(server.url("/mcp"), http_client=http), mode=mode, cache=None, **extra) as client,
     ):
         yield client
 

@@ -9,6 +9,8 @@ import { ConfirmDialog } from "../dashboards/ConfirmDialog";
 import { adminKeys, createToken, fetchTokens, revokeToken, type ApiToken } from "./api";
 import { AuthContext } from "../auth/context";
 import { LlmProviderSettings } from "./LlmProviderSettings";
+import { ReviewSettings } from "./ReviewSettings";
+import { satisfies } from "../approvals/eligibility";
 import { NotificationSettings } from "../notifications/NotificationSettings";
 import { WorkspaceNotifications } from "../notifications/WorkspaceNotifications";
 import { MySlackIdSettings, SlackWorkspaceSettings } from "../slack/SlackSettings";
@@ -24,8 +26,8 @@ const SHORTCUT_CHOICES: { value: ShortcutMode; label: string; hint: string }[] =
 
 /**
  * Each person's own settings: keyboard shortcuts (kept in this browser), notifications, their Slack member ID and
- * bearer tokens for scripts; for admins, the workspace's LLM provider, its notification routes and webhooks, and its
- * Slack app too.
+ * bearer tokens for scripts; for leads and admins, the workspace's attentive-review settings; for admins, the
+ * workspace's LLM provider, its notification routes and webhooks, and its Slack app too.
  */
 export default function SettingsPage() {
   useDocumentTitle("Settings");
@@ -40,6 +42,7 @@ export default function SettingsPage() {
       <NotificationSettings />
       <TokenSettings />
       <MySlackIdSettings />
+      {role && satisfies(role, "lead") ? <ReviewSettings /> : null}
       {role === "admin" ? <LlmProviderSettings /> : null}
       {role === "admin" ? <WorkspaceNotifications /> : null}
       {role === "admin" ? <SlackWorkspaceSettings /> : null}

@@ -280,7 +280,7 @@ export interface paths {
                     execution_id?: string;
                     /** @description only events by this actor (the user's email) */
                     user?: string;
-                    /** @description only this action: login, login_failed, decision, correction, promotion, demotion, pause, resume, cancel, pack_change, pack_import, thresholds_change, workflow_create, workflow_update, workflow_delete, token_create, token_revoke, user_change, outbound_change, logout, invitation_create, invitation_accept, invitation_decline, invitation_cancel, member_remove, member_disable, member_enable, member_tokens_revoke, learned_rule_change, step_promotion, step_demotion, step_pin, approval_decision, approval_timeout, approval_expire, policy_create, policy_update, policy_delete, policy_default_change, policy_deny, policy_review, plan_create, plan_approve, plan_execute, plan_save, step_correction, gate_timeout, execution_start, tool_call, tool_server_create, tool_server_update, tool_server_delete, tool_server_refresh, retry, resume_from, rerun, answer, agent_create, agent_revoke, gateway_call, pack_change_remove, correction_failed, execution_triggered, hook_create, hook_revoke, schedule_create, schedule_update, schedule_delete, gateway_promotion, gateway_demotion, gateway_pin, gateway_pack_change, attentive_floor, region_create, region_update, region_delete, region_mode, region_demotion, gateway_builtins, llm_provider_change, agent_answer, undo_window, decision_undo, decision_release, notification_route_create, notification_route_update, notification_route_delete, webhook_endpoint_create, webhook_endpoint_update, webhook_endpoint_delete, slack_settings_change, slack_user_id_change, review_settings, check_result */
+                    /** @description only this action: login, login_failed, decision, correction, promotion, demotion, pause, resume, cancel, pack_change, pack_import, thresholds_change, workflow_create, workflow_update, workflow_delete, token_create, token_revoke, user_change, outbound_change, logout, invitation_create, invitation_accept, invitation_decline, invitation_cancel, member_remove, member_disable, member_enable, member_tokens_revoke, learned_rule_change, step_promotion, step_demotion, step_pin, approval_decision, approval_timeout, approval_expire, policy_create, policy_update, policy_delete, policy_default_change, policy_deny, policy_review, plan_create, plan_approve, plan_execute, plan_save, step_correction, gate_timeout, execution_start, tool_call, tool_server_create, tool_server_update, tool_server_delete, tool_server_refresh, retry, resume_from, rerun, answer, agent_create, agent_revoke, gateway_call, pack_change_remove, correction_failed, execution_triggered, hook_create, hook_revoke, schedule_create, schedule_update, schedule_delete, gateway_promotion, gateway_demotion, gateway_pin, gateway_pack_change, attentive_floor, region_create, region_update, region_delete, region_mode, region_demotion, gateway_builtins, gateway_confirm, llm_provider_change, agent_answer, undo_window, decision_undo, decision_release, notification_route_create, notification_route_update, notification_route_delete, webhook_endpoint_create, webhook_endpoint_update, webhook_endpoint_delete, slack_settings_change, slack_user_id_change, review_settings, check_result */
                     action?: string;
                     /** @description ISO 8601; only events at or after it (no offset: UTC) */
                     since?: string;
@@ -6838,6 +6838,8 @@ export interface components {
         GatewayAgentTool: {
             acceptance_rate?: number;
             accepted?: number;
+            /** @description of its decisions, the answers of the person at the agent to a confirm rule's question (they count in the numbers above like a reviewer's; null: none) */
+            at_agent?: components["schemas"]["Snapshot"] | null;
             /** @description of evidence_decisions, those by operators who were attentive when they decided */
             attentive_decisions?: number;
             auto_ready: boolean;
@@ -7342,13 +7344,20 @@ export interface components {
         };
         MatchedRule: {
             /** @enum {string} */
-            effect: "allow" | "require_review" | "deny";
+            effect: "allow" | "require_review" | "deny" | "confirm";
             /** @description the rule failed and was taken as require_review (fail closed) */
             error?: string;
+            /**
+             * @description a confirm rule's fallback
+             * @enum {string}
+             */
+            fallback?: "require_review" | "deny";
             /** @description null: the workspace default */
             id: string | null;
             lost_because: string;
             name: string;
+            /** @description a confirm rule on a call with no agent to ask (a workflow's): its fallback applied */
+            note?: string;
             order?: number;
             reason?: string;
             /** @enum {string} */
@@ -7708,10 +7717,19 @@ export interface components {
             status: "draft" | "approved" | "pending" | "running" | "paused" | "waiting_decision" | "waiting_clarification" | "waiting_correction" | "waiting_approval" | "resumed" | "completed" | "failed" | "cancelled";
         };
         PolicyIn: {
-            /** @enum {string} */
-            effect: "allow" | "require_review" | "deny";
+            /**
+             * @description allow | require_review | deny | confirm (an MCP gateway call: ask the person at the agent, docs/mcp-gateway.md#confirm-ask-the-person-at-the-agent)
+             * @enum {string}
+             */
+            effect: "allow" | "require_review" | "deny" | "confirm";
             /** @default true */
             enabled?: boolean;
+            /**
+             * @description a confirm rule's: what applies when the agent's client cannot ask its user (require_review by default, or deny); only a confirm rule has one (422 otherwise)
+             * @default null
+             * @enum {string|null}
+             */
+            fallback?: "require_review" | "deny" | null;
             match?: components["schemas"]["Match"];
             name: string;
             /** @default 0 */
@@ -7729,10 +7747,19 @@ export interface components {
             /** Format: date-time */
             created_at?: string;
             created_by?: string;
-            /** @enum {string} */
-            effect: "allow" | "require_review" | "deny";
+            /**
+             * @description allow | require_review | deny | confirm (an MCP gateway call: ask the person at the agent, docs/mcp-gateway.md#confirm-ask-the-person-at-the-agent)
+             * @enum {string}
+             */
+            effect: "allow" | "require_review" | "deny" | "confirm";
             /** @default true */
             enabled?: boolean;
+            /**
+             * @description a confirm rule's: what applies when the agent's client cannot ask its user (require_review by default, or deny); only a confirm rule has one (422 otherwise)
+             * @default null
+             * @enum {string|null}
+             */
+            fallback?: "require_review" | "deny" | null;
             id?: string;
             match?: components["schemas"]["Match"];
             name: string;
@@ -8037,6 +8064,8 @@ export interface components {
             when: string;
         };
         RegionList: {
+            /** @description a gateway tool's listing: the names of the workspace's agent identities (not revoked), what a region's `identity` may name; [] for a step's */
+            identities: string[];
             items: components["schemas"]["Region"][];
             max_regions: number;
             /** @description decisions before anything is proposed */
@@ -8369,9 +8398,16 @@ export interface components {
         RuleRef: {
             /** @description the rule failed and was taken as require_review (fail closed) */
             error?: string;
+            /**
+             * @description a confirm rule's fallback
+             * @enum {string}
+             */
+            fallback?: "require_review" | "deny";
             /** @description null: the workspace default */
             id: string | null;
             name: string;
+            /** @description a confirm rule on a call with no agent to ask (a workflow's): its fallback applied */
+            note?: string;
             order?: number;
             reason?: string;
             /** @enum {string} */
@@ -9200,7 +9236,12 @@ export interface components {
             /** @description no rule matched: the workspace default for the tool's risk */
             default: boolean;
             /** @enum {string} */
-            effect: "allow" | "require_review" | "deny";
+            effect: "allow" | "require_review" | "deny" | "confirm";
+            /**
+             * @description confirm: what applies when the agent's client cannot ask its user
+             * @enum {string}
+             */
+            fallback?: "require_review" | "deny";
             /** @description gateway: the corrected arguments the tool's accepted learned rules suggest */
             learned?: components["schemas"]["LearnedSuggestion"] | null;
             /** @description rules that matched but lost */

@@ -5,6 +5,7 @@ const EFFECT: Record<PolicyEffect, { label: string; symbol: string; tone: string
   allow: { label: "Allowed", symbol: "✓", tone: "success" },
   require_review: { label: "Needs review", symbol: "‖", tone: "warning" },
   deny: { label: "Denied", symbol: "✕", tone: "danger" },
+  confirm: { label: "Ask the agent's user", symbol: "?", tone: "warning" },
 };
 
 /** A policy effect as words, with a symbol that repeats them (never colour alone). */

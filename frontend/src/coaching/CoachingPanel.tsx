@@ -84,6 +84,7 @@ export function CoachingPanel({ executionId }: { executionId: string }) {
   const shownId = suggestion?.suggestion_id ?? null;
   useEffect(() => {
     if (finished) announce(`Execution ${statusLabel(status).toLowerCase()}.`);
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- said once when it finishes, not when `announce` changes
   }, [finished, status]);
 
   // When the control that had focus went away with the old suggestion, focus the new content rather

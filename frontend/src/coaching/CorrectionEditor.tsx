@@ -60,10 +60,9 @@ export default function CorrectionEditor({
   const rootRef = useRef<HTMLDivElement>(null);
   const summaryRef = useRef<HTMLDivElement>(null);
 
-  const schema = suggestion.params_schema ?? { type: "object" };
   const drawnSchema = useMemo(
-    () => formSchema(schema, suggested, suggestion.definition_params, templates),
-    [schema, suggested, suggestion.definition_params, templates],
+    () => formSchema(suggestion.params_schema ?? { type: "object" }, suggested, suggestion.definition_params, templates),
+    [suggestion.params_schema, suggested, suggestion.definition_params, templates],
   );
   const uiSchema = useMemo(
     () => ({ ...formUiSchema(drawnSchema), "ui:submitButtonOptions": { norender: true } }),

@@ -82,7 +82,7 @@ export function usePanelDecisions({
       setOpenDialog(null);
       setNotice({ tone: "info", text: STALE_MESSAGE });
     }
-    // Only a change of the shown suggestion counts, not the dialog or the mutation changing.
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- only a change of the shown suggestion counts, not the dialog or the mutation changing
   }, [shownId]);
 
   // A decision on the next suggestion made while the previous decision's answer is still on its way (the server
@@ -140,6 +140,7 @@ export function usePanelDecisions({
     if (decision.isPending || !waiting) return;
     queued.current = null;
     if (waiting.suggestionId === shownId) decide(waiting.kind, waiting.extra);
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- sent when the answer before it is in (or the suggestion changes), with the `decide` of now
   }, [decision.isPending, shownId]);
 
   /**
@@ -211,6 +212,7 @@ export function usePanelDecisions({
   useUndoChord(takeBack, held !== null);
   useEffect(() => {
     if (!decision.isPending && undoAfterDecision.current) takeBack();
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- taken back once the decision's answer is in, with the `takeBack` of now
   }, [decision.isPending]);
 
   const togglePause = () => {

@@ -77,7 +77,8 @@ export function useQueueApprovalDecisions({
   // approving takes a confirming key; moving the selection drops it
   const confirmation = useConfirmation<"approve" | "accept">();
   const accept = useQueueSuggestionAccept(setNotice);
-  useEffect(() => confirmation.cancel(), [selectedKey, confirmation.cancel]);
+  const cancelConfirmation = confirmation.cancel;
+  useEffect(() => cancelConfirmation(), [selectedKey, cancelConfirmation]);
   // the armed button takes focus, so that Enter confirms even when another button had it
   const armedPrompt = confirmation.armed?.prompt;
   useEffect(() => {

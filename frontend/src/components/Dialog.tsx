@@ -59,7 +59,7 @@ export function Dialog({
       const target = opener && opener.isConnected && opener !== document.body ? opener : document.getElementById("main");
       target?.focus();
     };
-    // Focus moves once, when the dialog opens.
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- focus moves once, when the dialog opens
   }, []);
 
   const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {

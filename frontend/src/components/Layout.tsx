@@ -31,6 +31,7 @@ export function Layout({ children, focusOnMount = false }: { children: ReactNode
       if (!focusOnMount) return;
     }
     mainRef.current?.focus();
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- a new page moves focus; `focusOnMount` only counts on the first run
   }, [location.pathname]);
 
   return (

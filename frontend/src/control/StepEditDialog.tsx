@@ -64,7 +64,7 @@ function StepEditor({
       params: isPlainObject(definition.params) ? definition.params : {},
       params_schema: step.params_schema ?? null,
     }),
-    [step],
+    [definition.tool, definition.params, step.tool, step.params_schema],
   );
   const written: Numbers = {
     timeout_s: definition.timeout_s === undefined ? "" : String(definition.timeout_s),

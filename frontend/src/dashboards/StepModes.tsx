@@ -1,7 +1,8 @@
 /**
  * Per-step autonomy (docs/design.md#metrics-and-learning-levels): each tool step's level, evidence, spot checks and own mode, with the
  * actions a lead takes on one step: promote it to AUTO alone, set it back to coaching, pin it to
- * always_review (no promotion overrides a pin) or unpin it. Buttons, so every action is keyboard reachable.
+ * always_review (no promotion overrides a pin) or unpin it: the buttons are ModeActions, as a region's and a gateway
+ * tool's. Buttons, so every action is keyboard reachable.
  */
 import { useState, type ReactNode } from "react";
 import { Link } from "react-router-dom";
@@ -9,7 +10,8 @@ import { errorMessage } from "../api/client";
 import type { StepMetrics, StepMode } from "../api/metrics";
 import { formatCount, formatRate } from "../format";
 import { AutoReadyFlag, LevelBadge } from "./Badges";
-import { useIsAdmin, useIsLead } from "../auth/useAuth";
+import { useIsLead } from "../auth/useAuth";
+import { ModeActions } from "./ModeActions";
 import { ConfirmDialog } from "./ConfirmDialog";
 import { ForceReason } from "./ForceReason";
 import { DataTable, type Column } from "./DataTable";
@@ -103,37 +105,10 @@ export function useStepModeChanger(): { change: (c: StepModeChange) => void; ui:
 }
 
 function StepActions({ row, onChange }: { row: StepRow; onChange: (c: StepModeChange) => void }) {
-  const admin = useIsAdmin();
   const base = { workflowId: row.workflowId, workflowName: row.workflowName, stepId: row.stepId };
-  const name = `${row.stepId} of ${row.workflowName}`;
-  const ready = !!row.metrics?.auto_ready;
-  const button = (mode: StepMode, label: string, hidden: string, secondary = true, force = false) => (
-    <button
-      type="button"
-      className={secondary ? "button button--secondary button--small" : "button button--small"}
-      data-step-action={force ? "force" : mode}
-      onClick={() => onChange(force ? { ...base, mode, force: true } : { ...base, mode })}
-    >
-      {label} <span className="visually-hidden">{hidden}</span>
-    </button>
-  );
   return (
-    <span className="step-actions">
-      {row.mode === "always_review" ? (
-        button("coaching", "Unpin", name)
-      ) : (
-        <>
-          {row.mode === "auto"
-            ? button("coaching", "Back to coaching", name)
-            : ready
-              ? button("auto", "Promote", `${name} to AUTO`, false)
-              : admin
-                ? button("auto", "Force into AUTO…", name, true, true)
-                : null}
-          {button("always_review", "Pin", `${name} to always review`)}
-        </>
-      )}
-    </span>
+    <ModeActions mode={row.mode} autoReady={!!row.metrics?.auto_ready} name={`${row.stepId} of ${row.workflowName}`}
+      onMode={(mode, force) => onChange(force ? { ...base, mode, force: true } : { ...base, mode })} />
   );
 }
 

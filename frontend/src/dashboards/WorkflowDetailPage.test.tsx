@@ -60,7 +60,7 @@ function stubDetail(override: (call: RecordedCall) => Response | undefined = () 
       return jsonResponse({ cron: "0 9 * * MON-FRI", timezone: "UTC", description: "At 09:00", next_fire_times: [] });
     // the Regions section of its tool step (src/regions/): none yet
     if (call.url === "/api/workflows/wf-invoice/steps/fetch/regions")
-      return jsonResponse({ items: [], proposals: [], max_regions: 8, min_decisions: 30 });
+      return jsonResponse({ items: [], proposals: [], max_regions: 8, min_decisions: 30, identities: [] });
     return errorResponse(404, "not_found", `unexpected ${call.url}`);
   });
 }
@@ -259,5 +259,42 @@ describe("WorkflowDetailPage", () => {
     const alert = await screen.findByRole("alert");
     expect(alert).toHaveTextContent("No such workflow");
     expect(alert).toHaveTextContent("workflow wf-invoice not found");
+  });
+
+  it("lists the regions of an agent step's tools for leads, the tool with decisions first", async () => {
+    const agentOnly = { ...definition, steps: [{ id: "pay", type: "agent", goal: "Pay", tools: ["echo", "file.*"] }] };
+    const agentDetail = (role: string) => {
+      const stub = stubDetail((call) => {
+        if (call.url === "/api/workflows/wf-invoice") return jsonResponse(agentOnly);
+        if (call.url === "/api/metrics/workflows/wf-invoice")
+          return jsonResponse({ ...readyWorkflow, steps: { pay: snapshot({ decisions: 3 }), "pay:echo": snapshot({ decisions: 3 }) }, series });
+        if (call.url === "/api/tools")
+          return jsonResponse({ items: ["echo", "file.read", "file.write", "http.request"].map((name) => ({ name })) });
+        if (call.url === `/api/workflows/wf-invoice/steps/${encodeURIComponent("pay:echo")}/regions`)
+          return jsonResponse({ items: [], proposals: [], max_regions: 8, min_decisions: 30, identities: [] });
+        return undefined;
+      });
+      renderDetail("/workflows/wf-invoice", role);
+      return stub;
+    };
+    agentDetail("lead");
+    const section = await screen.findByRole("region", { name: "Regions of agent step pay" });
+    const tool = within(section).getByLabelText("Tool");
+    expect(await within(tool).findByRole("option", { name: "file.write" })).toBeInTheDocument();
+    expect(within(tool).getAllByRole("option").map((o) => o.textContent)).toEqual(["echo (3 decided)", "file.read", "file.write"]);
+    expect(await within(section).findByRole("region", { name: "Regions of tool echo of agent step pay" })).toBeInTheDocument();
+    // an agent step alone: no table of tool steps' modes, but the Steps heading for its regions
+    expect(screen.getByRole("heading", { level: 2, name: "Steps" })).toBeInTheDocument();
+    expect(screen.queryByRole("table", { name: /Autonomy of each step/ })).toBeNull();
+  });
+
+  it("shows an operator no regions of an agent step", async () => {
+    stubDetail((call) =>
+      call.url === "/api/workflows/wf-invoice"
+        ? jsonResponse({ ...definition, steps: [{ id: "pay", type: "agent", goal: "Pay", tools: ["echo"] }] })
+        : undefined);
+    renderDetail("/workflows/wf-invoice", "operator");
+    expect(await screen.findByRole("heading", { level: 1, name: "Invoice intake" })).toBeInTheDocument();
+    expect(screen.queryByRole("region", { name: /Regions of agent step/ })).toBeNull();
   });
 });

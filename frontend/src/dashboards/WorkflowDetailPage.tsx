@@ -17,6 +17,7 @@ import { StepModesTable, useStepModeChanger, type StepRow } from "./StepModes";
 import { StepEvidence } from "./StepEvidence";
 import { ReviewersSection } from "./ReviewersSection";
 import { RegionsSection } from "../regions/RegionsSection";
+import { AgentStepRegions } from "../regions/AgentStepRegions";
 import { WorkflowActions } from "../workflows/WorkflowActions";
 import { StartRunButton } from "../pages/StartRunButton";
 import { TriggersSection } from "../triggers/TriggersSection";
@@ -119,6 +120,14 @@ export default function WorkflowDetailPage() {
             metrics: metrics.data?.steps?.[s.id],
           }))
       : [];
+  // the agent steps of that version: their calls of each tool have their own regions (`<step>:<tool>`)
+  const agentSteps = wf.version === wf.latest_version ? wf.steps.filter((s) => s.type === "agent") : [];
+  const calledTools = (stepId: string) =>
+    Object.fromEntries(
+      Object.entries(metrics.data?.steps ?? {})
+        .filter(([key]) => key.startsWith(`${stepId}:`))
+        .map(([key, m]) => [key.slice(stepId.length + 1), m.decisions]),
+    );
 
   return (
     <section aria-labelledby="workflow-heading" className="lead-page">
@@ -182,24 +191,34 @@ export default function WorkflowDetailPage() {
         </li>
       </ul>
 
-      {stepRows.length ? (
+      {stepRows.length || (lead && agentSteps.length) ? (
         <>
           <h2>Steps</h2>
-          <p className="muted">
-            Each tool step has its own evidence. Promote a step that is AUTO-ready on its own while the rest of the
-            workflow is still coached, or pin a step so that a person always decides it.
-          </p>
-          {stepModes.ui}
-          <StepModesTable caption={`Autonomy of each step of ${wf.name}`} rows={stepRows} onChange={stepModes.change} />
-          <StepEvidence
-            workflowId={wf.id}
-            workflowName={wf.name}
-            rows={stepRows}
-            evidenceFrom={metrics.data?.evidence_from}
-          />
+          {stepRows.length ? (
+            <>
+              <p className="muted">
+                Each tool step has its own evidence. Promote a step that is AUTO-ready on its own while the rest of the
+                workflow is still coached, or pin a step so that a person always decides it.
+              </p>
+              {stepModes.ui}
+              <StepModesTable caption={`Autonomy of each step of ${wf.name}`} rows={stepRows} onChange={stepModes.change} />
+              <StepEvidence
+                workflowId={wf.id}
+                workflowName={wf.name}
+                rows={stepRows}
+                evidenceFrom={metrics.data?.evidence_from}
+              />
+            </>
+          ) : null}
           {lead
             ? stepRows.map((r) => (
                 <RegionsSection key={r.stepId} scope={{ kind: "step", workflowId: wf.id, stepId: r.stepId }} />
+              ))
+            : null}
+          {lead
+            ? agentSteps.map((s) => (
+                <AgentStepRegions key={s.id} workflowId={wf.id} stepId={s.id} patterns={s.tools}
+                  decisions={calledTools(s.id)} />
               ))
             : null}
         </>

@@ -57,7 +57,7 @@ export function DashboardNotices({ workflows }: { workflows?: readonly { workflo
     if (fresh.length === 0) return;
     const sentences = fresh.map((n) => noticeSentence(n, nameOf(n)));
     setAnnouncement(fresh.length === 1 ? sentences[0] : `${fresh.length} new notices. ${sentences.join(" ")}`);
-    // only new pushed notices are a reason to announce (not names loading, nor a dismissal)
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- only new pushed notices are a reason to announce (not names loading, nor a dismissal)
   }, [live, workspace]);
 
   const dismiss = (notice: Notice, index: number) => {

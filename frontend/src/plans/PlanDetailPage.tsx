@@ -43,11 +43,12 @@ export default function PlanDetailPage() {
   const planStatus = plan.data?.status;
   useEffect(() => {
     if (planStatus && currentStatus && currentStatus !== planStatus) void plan.refetch();
-    // only a change of status calls for a new read
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- only a change of status calls for a new read
   }, [currentStatus, planStatus]);
   useEffect(() => {
     // the steps' last statuses, once it stops or waits
     if (currentStatus && plan.data) void execution.refetch();
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- only a change of status calls for a new read
   }, [currentStatus]);
 
   const refresh = (next?: Plan) => {

@@ -24,7 +24,10 @@ export default function PlansPage() {
   });
   const setFilter = (next: Record<string, string>) => {
     const merged = new URLSearchParams(params);
-    for (const [k, v] of Object.entries(next)) (v ? merged.set(k, v) : merged.delete(k));
+    for (const [k, v] of Object.entries(next)) {
+      if (v) merged.set(k, v);
+      else merged.delete(k);
+    }
     setParams(merged, { replace: true });
   };
 

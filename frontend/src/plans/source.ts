@@ -15,7 +15,7 @@ export function planSource(text: string, mode: string): PlanSource {
     try {
       parsed = JSON.parse(trimmed);
     } catch (err) {
-      throw new Error(`Not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+      throw new Error(`Not valid JSON: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     }
     if (!isPlainObject(parsed)) throw new Error("A plan is an object: { \"steps\": [ … ] }.");
     return { json: { ...parsed, mode } };

@@ -5,7 +5,7 @@ import type { PolicyEffect } from "../approvals/types";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { serverFieldErrors } from "./fieldErrors";
 import { usePolicyDefaults, useSaveDefaults } from "./queries";
-import { EFFECTS, RISKS, type PolicyDefaults } from "./types";
+import { DEFAULT_EFFECTS, RISKS, type PolicyDefaults } from "./types";
 
 const RISK_HINT: Record<string, string> = {
   read: "tools that only read (file.read, echo)",
@@ -59,7 +59,7 @@ export function DefaultsEditor({ canEdit }: { canEdit: boolean }) {
                 setDraft({ ...value, [risk]: e.target.value as PolicyEffect });
               }}
             >
-              {EFFECTS.map((e) => (
+              {DEFAULT_EFFECTS.map((e) => (
                 <option key={e} value={e}>
                   {effectLabel(e)}
                 </option>

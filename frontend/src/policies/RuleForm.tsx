@@ -6,7 +6,7 @@ import type { WorkflowMetrics } from "../api/metrics";
 import { serverFieldErrors } from "./fieldErrors";
 import { RuleReplay } from "./RuleReplay";
 import { draftToRule, toDraft, type Draft } from "./ruleDraft";
-import { EFFECTS, RISKS, STEP_TYPES, type PolicyRule, type PolicyRuleIn } from "./types";
+import { EFFECTS, FALLBACKS, RISKS, STEP_TYPES, type PolicyFallback, type PolicyRule, type PolicyRuleIn } from "./types";
 
 /** Which form field shows a server error for `field` (`match.risk[1]` → `match.risk`). */
 const FIELD_OF = (field: string) => field.replace(/\[\d+\]$/, "");
@@ -107,6 +107,16 @@ export function RuleForm({
               ))}
             </select>
           ))}
+          {draft.effect === "confirm" &&
+            field("fallback", "If the agent's client cannot ask", "what applies when nobody at the agent can be asked", (p) => (
+              <select {...p} value={draft.fallback} onChange={(e) => set("fallback", e.target.value as PolicyFallback)}>
+                {FALLBACKS.map((f) => (
+                  <option key={f} value={f}>
+                    {effectLabel(f)} ({f})
+                  </option>
+                ))}
+              </select>
+            ))}
           {field("order", "Order", "lower goes first among rules of the same scope", (p) => (
             <input {...p} type="text" inputMode="numeric" value={draft.order} onChange={(e) => set("order", e.target.value)} />
           ))}

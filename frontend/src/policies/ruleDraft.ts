@@ -1,6 +1,6 @@
 /** A policy rule as the rule form edits it (RuleForm.tsx): its fields as text, to and from the API's rule. */
 import type { PolicyEffect } from "../approvals/types";
-import type { OneOrMany, PolicyMatch, PolicyRule, PolicyRuleIn } from "./types";
+import type { OneOrMany, PolicyFallback, PolicyMatch, PolicyRule, PolicyRuleIn } from "./types";
 
 /** The form's text for a string-or-list field: "a, b". */
 const listText = (value: OneOrMany | null | undefined) => (Array.isArray(value) ? value.join(", ") : value ?? "");
@@ -18,6 +18,7 @@ const asList = (value: OneOrMany | null | undefined): string[] =>
 export interface Draft {
   name: string;
   effect: PolicyEffect;
+  fallback: PolicyFallback;
   reason: string;
   order: string;
   enabled: boolean;
@@ -41,6 +42,7 @@ export function toDraft(rule: PolicyRule | null): Draft {
   return {
     name: rule?.name ?? "",
     effect: rule?.effect ?? "require_review",
+    fallback: rule?.fallback ?? "require_review",
     reason: rule?.reason ?? "",
     order: String(rule?.order ?? 10),
     enabled: rule?.enabled ?? true,
@@ -87,6 +89,7 @@ export function draftToRule(d: Draft): { rule?: PolicyRuleIn; problems: Record<s
     rule: {
       name: d.name.trim(),
       effect: d.effect,
+      ...(d.effect === "confirm" ? { fallback: d.fallback } : {}),
       reason: d.reason.trim(),
       order,
       enabled: d.enabled,

@@ -25,11 +25,17 @@ export interface PolicyScope {
   user?: string | null;
 }
 
+/** What a `confirm` rule falls back to where nobody at the agent can be asked. */
+export type PolicyFallback = "require_review" | "deny";
+export const FALLBACKS: readonly PolicyFallback[] = ["require_review", "deny"];
+
 /** The body of POST/PUT /api/policies. */
 export interface PolicyRuleIn {
   name: string;
   order: number;
   effect: PolicyEffect;
+  /** A `confirm` rule's (require_review by default); null or absent for the other effects. */
+  fallback?: PolicyFallback | null;
   reason: string;
   enabled: boolean;
   scope: PolicyScope;
@@ -53,7 +59,9 @@ export const RISKS = ["read", "write", "external", "destructive"] as const;
 export type Risk = (typeof RISKS)[number];
 export type PolicyDefaults = Record<Risk, PolicyEffect>;
 
-export const EFFECTS: readonly PolicyEffect[] = ["allow", "require_review", "deny"];
+export const EFFECTS: readonly PolicyEffect[] = ["allow", "require_review", "deny", "confirm"];
+/** A workspace default's effects: `confirm` is a rule's only (it needs a rule's match and fallback). */
+export const DEFAULT_EFFECTS: readonly PolicyEffect[] = ["allow", "require_review", "deny"];
 export const STEP_TYPES = ["action", "decision", "validation", "approval", "human_input", "agent"] as const;
 
 /** The body of POST /api/policies/evaluate. */

@@ -71,7 +71,7 @@ export function RealtimeProvider({
       socketRef.current = null;
       setSocket(null);
     };
-  }, [workspaceId]);
+  }, [workspaceId, joined]);
 
   // Stable: a new connection joins every wanted room when it connects, so a component's room is not left and
   // joined again (a second join) when the connection changes.
@@ -89,7 +89,7 @@ export function RealtimeProvider({
       const current = socketRef.current;
       if (leave && current?.connected && !wanted()) current.emit(leave, data, () => undefined);
     };
-  }, []);
+  }, [joined]);
 
   const value = useMemo<RealtimeValue>(() => ({ socket, status, join }), [socket, status, join]);
   return <RealtimeContext.Provider value={value}>{children}</RealtimeContext.Provider>;

@@ -22,6 +22,7 @@ export function useRealtime(): RealtimeValue {
 }
 
 /** Calls `handler` for each `event` pushed by the server while the component is mounted. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a handler names its payload's type (socket.io-client types listeners with any)
 export function useSocketEvent<T = any>(event: string, handler: (payload: T) => void): void {
   const { socket } = useRealtime();
   const latest = useRef(handler);

@@ -13,8 +13,11 @@ export type Ack = { ok: boolean; error?: { code: string; message: string; detail
 /** What the app needs from a socket.io-client `Socket`. */
 export interface SocketLike {
   connected: boolean;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- socket.io-client's own listener and emit types: a payload's type is its handler's
   on(event: string, listener: (...args: any[]) => void): unknown;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above
   off(event: string, listener?: (...args: any[]) => void): unknown;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above
   emit(event: string, ...args: any[]): unknown;
   connect(): unknown;
   disconnect(): unknown;

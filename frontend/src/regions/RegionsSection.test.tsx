@@ -26,7 +26,7 @@ const PROPOSAL: Proposal = {
 const LIST: RegionList = {
   items: [region(), region({ id: "r-2", name: "big refunds", when: "params.amount > 5000", order: 1, decisions: 12,
                              acceptance: 1, e_value: 40.5, threshold: 32.9, auto_ready: true, decisions_needed: 0 })],
-  proposals: [PROPOSAL], max_regions: 8, min_decisions: 30,
+  proposals: [PROPOSAL], max_regions: 8, min_decisions: 30, identities: [],
 };
 
 const BASE = "/api/workflows/wf-1/steps/refund";
@@ -203,5 +203,66 @@ describe("RegionsSection", () => {
     await user.click(within(dialog).getByRole("button", { name: "Remove the region" }));
     await waitFor(() => expect(screen.queryByRole("dialog")).toBeNull());
     expect(posts(calls, "/api/regions/r-2")[0].method).toBe("DELETE");
+  });
+});
+
+describe("RegionsSection of a gateway tool", () => {
+  const TOOL = "/api/gateway/tools/shop.refund";
+  const stubGateway = () =>
+    stubFetch((call) => {
+      if (call.url === `${TOOL}/regions` && call.method === "GET")
+        return jsonResponse({
+          ...LIST,
+          items: [region({ scope: "gateway", tool: "shop.refund", workflow_id: undefined, step_id: undefined, identity: "old-bot" })],
+          proposals: [],
+          identities: ["claude-code", "cursor"],
+        });
+      if (call.url === `${TOOL}/replay`) return jsonResponse(REPLAY);
+      if (call.method !== "GET") return jsonResponse(region({ scope: "gateway", identity: "cursor" }));
+      return errorResponse(404, "not_found", `unexpected ${call.method} ${call.url}`);
+    });
+  const renderGateway = () => renderLive(<RegionsSection scope={{ kind: "gateway", tool: "shop.refund" }} level={4} />, "/t", "/t");
+
+  it("adds a region for one agent identity, replayed over that identity's calls", async () => {
+    const { calls } = stubGateway();
+    renderGateway();
+    const user = userEvent.setup();
+    const form = await screen.findByRole("form", { name: "Add a region" });
+    const identity = within(form).getByLabelText("Agent identity");
+    expect(within(identity).getAllByRole("option").map((o) => o.textContent)).toEqual(["Any agent identity", "claude-code", "cursor"]);
+    expect(identity).toHaveValue("");
+    await user.selectOptions(identity, "cursor");
+    await user.type(within(form).getByLabelText("Name"), "small");
+    await user.type(within(form).getByLabelText("Condition"), "params.amount <= 20");
+    await user.click(within(form).getByRole("button", { name: "Replay" }));
+    await waitFor(() => expect(posts(calls, `${TOOL}/replay`).at(-1)?.body).toEqual({ when: "params.amount <= 20", identity: "cursor" }));
+    await user.click(within(form).getByRole("button", { name: "Add the region" }));
+    expect(await screen.findByText(/Added region “small refunds” \(agent cursor's calls only\)/)).toBeInTheDocument();
+    expect(posts(calls, `${TOOL}/regions`)[0].body).toEqual({ name: "small", when: "params.amount <= 20", identity: "cursor" });
+    expect(identity).toHaveValue(""); // the form is empty again
+  });
+
+  it("lists a region's identity and sets it back to any in the edit dialog", async () => {
+    const { calls } = stubGateway();
+    renderGateway();
+    const user = userEvent.setup();
+    const table = await screen.findByRole("table", { name: /Regions of gateway tool shop.refund/ });
+    const row = within(table).getAllByRole("row")[1];
+    expect(row).toHaveTextContent("(agent old-bot only)");
+    await user.click(within(row).getByRole("button", { name: "Edit… region small refunds" }));
+    const dialog = screen.getByRole("dialog", { name: "Edit region “small refunds”" });
+    const identity = within(dialog).getByLabelText("Agent identity");
+    expect(identity).toHaveValue("old-bot"); // no longer an active identity: kept, and said so
+    expect(within(identity).getByRole("option", { name: "old-bot (revoked)" })).toBeInTheDocument();
+    await user.selectOptions(identity, "");
+    await user.click(within(dialog).getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(posts(calls, "/api/regions/r-1")[0]?.body).toEqual({ identity: null }));
+  });
+
+  it("a step's form has no identity field", async () => {
+    stub();
+    renderSection();
+    const form = await screen.findByRole("form", { name: "Add a region" });
+    expect(within(form).queryByLabelText("Agent identity")).toBeNull();
   });
 });

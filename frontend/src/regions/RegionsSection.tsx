@@ -1,5 +1,7 @@
 /**
- * The regions of one tool scope, for leads (docs/autonomy.md#regions): a workflow's tool step or a gateway tool.
+ * The regions of one tool scope, for leads (docs/autonomy.md#regions): a workflow's tool step, an agent step's calls
+ * of one tool (`<agent step>:<tool>`, AgentStepRegions) or a gateway tool (its regions may hold for one agent
+ * identity's calls only: the form offers the workspace's identities, or any).
  * Its regions in their order, each with its mode and its progress to AUTO-ready (decisions counted since its
  * condition was fixed, the e-value beside its threshold, the decisions still needed), and the lead's actions:
  * Promote (only when AUTO-ready; an admin may force it with a reason), Pin / Unpin, Back to coaching, Edit, Remove.
@@ -9,16 +11,17 @@
  */
 import { useEffect, useId, useRef, useState, type FormEvent, type RefObject } from "react";
 import { errorMessage } from "../api/client";
-import { useIsAdmin } from "../auth/useAuth";
 import { Dialog } from "../components/Dialog";
 import { DialogButton } from "../components/DialogButton";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { ConfirmDialog, ConfirmMutation } from "../dashboards/ConfirmDialog";
 import { DataTable, type Column } from "../dashboards/DataTable";
 import { ForceReason } from "../dashboards/ForceReason";
+import { ModeActions } from "../dashboards/ModeActions";
 import { formatCount, formatRate, plural } from "../format";
 import { serverFieldErrors } from "../policies/fieldErrors";
 import {
+  outsideOwner,
   regionModeLabel,
   scopeName,
   useCreateRegion,
@@ -99,59 +102,18 @@ function RegionActions({
   onEdit: () => void;
   onRemove: () => void;
 }) {
-  const admin = useIsAdmin();
-  const reasonId = useId();
-  const button = (mode: Region["mode"], label: string, hidden: string, primary = false) => (
-    <button
-      type="button"
-      className={primary ? "button button--small" : "button button--secondary button--small"}
-      data-region-action={mode}
-      onClick={() => onMode({ region: r, mode })}
-    >
-      {label} <span className="visually-hidden">{hidden}</span>
-    </button>
-  );
   const name = `region ${r.name}`;
   return (
-    <span className="step-actions region-actions">
-      {r.mode === "always_review" ? (
-        button("coaching", "Unpin", name)
-      ) : (
-        <>
-          {r.mode === "auto" ? (
-            button("coaching", "Back to coaching", name)
-          ) : r.auto_ready ? (
-            <button type="button" className="button button--small" data-region-action="auto" aria-haspopup="dialog"
-              onClick={() => onMode({ region: r, mode: "auto" })}>
-              Promote <span className="visually-hidden">{name} to AUTO</span>
-            </button>
-          ) : (
-            <>
-              {/* aria-disabled, not disabled: it stays in the Tab order and says why it does nothing */}
-              <button type="button" className="button button--small" data-region-action="auto" aria-disabled="true"
-                aria-describedby={reasonId}>
-                Promote <span className="visually-hidden">{name} to AUTO</span>
-              </button>
-              <span id={reasonId} className="visually-hidden">
-                {notReadyReason(r)}
-              </span>
-              {admin ? (
-                <DialogButton className="button button--secondary button--small" onOpen={() => onMode({ region: r, mode: "auto", force: true })}>
-                  Force into AUTO… <span className="visually-hidden">{name}</span>
-                </DialogButton>
-              ) : null}
-            </>
-          )}
-          {button("always_review", "Pin", `${name} to always review`)}
-        </>
-      )}
+    <ModeActions mode={r.mode} autoReady={r.auto_ready} name={name} notReady={notReadyReason(r)}
+      className="step-actions region-actions"
+      onMode={(mode, force) => onMode(force ? { region: r, mode, force: true } : { region: r, mode })}>
       <DialogButton className="button button--secondary button--small" onOpen={onEdit}>
         Edit… <span className="visually-hidden">{name}</span>
       </DialogButton>
       <DialogButton className="button button--secondary button--small" onOpen={onRemove}>
         Remove… <span className="visually-hidden">{name}</span>
       </DialogButton>
-    </span>
+    </ModeActions>
   );
 }
 
@@ -225,7 +187,7 @@ function useRegionModeChanger() {
 }
 
 /** The replay of `when` as it is typed (after a pause) or when the lead presses Replay. */
-function useLiveReplay(scope: RegionScope, when: string) {
+function useLiveReplay(scope: RegionScope, when: string, identity: string | null) {
   const [replayed, setReplayed] = useState("");
   useEffect(() => {
     // an emptied field (the region was added, or the text erased) leaves no replay behind, at once
@@ -233,7 +195,7 @@ function useLiveReplay(scope: RegionScope, when: string) {
     const timer = setTimeout(() => setReplayed(when.trim()), REPLAY_DELAY_MS);
     return () => clearTimeout(timer);
   }, [when]);
-  const replay = useReplay(scope, replayed);
+  const replay = useReplay(scope, replayed, identity);
   const now = () => {
     if (replayed === when.trim()) void replay.refetch();
     else setReplayed(when.trim());
@@ -271,9 +233,55 @@ interface FormState {
   name: string;
   when: string;
   mode: "coaching" | "always_review";
+  /** A gateway tool's region: "" for every agent identity's calls, else one identity's name. */
+  identity: string;
 }
 
-const EMPTY: FormState = { name: "", when: "", mode: "coaching" };
+const EMPTY: FormState = { name: "", when: "", mode: "coaching", identity: "" };
+
+/** The choice of agent identity of a gateway tool's region: any, or one of the workspace's (and the current one). */
+function IdentityField({
+  id,
+  value,
+  identities,
+  onChange,
+  error,
+}: {
+  id: string;
+  value: string;
+  identities: string[];
+  onChange: (v: string) => void;
+  /** The server's message for `identity` (a 422). */
+  error?: string;
+}) {
+  const names = value && !identities.includes(value) ? [...identities, value] : identities;
+  return (
+    <div className="field">
+      <label htmlFor={`${id}-identity`}>Agent identity</label>
+      <select id={`${id}-identity`} value={value} aria-invalid={error ? true : undefined}
+        aria-describedby={[`${id}-identity-hint`, error ? `${id}-identity-error` : ""].filter(Boolean).join(" ")}
+        onChange={(e) => onChange(e.target.value)}>
+        <option value="">Any agent identity</option>
+        {names.map((n) => (
+          <option key={n} value={n}>
+            {n}
+            {identities.includes(n) ? "" : " (revoked)"}
+          </option>
+        ))}
+      </select>
+      <small id={`${id}-identity-hint`} className="muted">
+        {names.length
+          ? "Any: the region holds for every agent's calls; one identity: for its calls only."
+          : "No agent identity yet: an admin makes them on the Tools page."}
+      </small>
+      {error ? (
+        <small id={`${id}-identity-error`} className="field-error" role="alert">
+          ✕ Agent identity: {error}
+        </small>
+      ) : null}
+    </div>
+  );
+}
 
 function AddRegionForm({
   scope,
@@ -282,6 +290,7 @@ function AddRegionForm({
   nameRef,
   full,
   level,
+  identities,
 }: {
   level: 3 | 4;
   scope: RegionScope;
@@ -289,10 +298,12 @@ function AddRegionForm({
   setForm: (f: FormState) => void;
   nameRef: RefObject<HTMLInputElement | null>;
   full: boolean;
+  identities: string[];
 }) {
   const id = useId();
   const create = useCreateRegion(scope);
-  const { replay, replayed, now } = useLiveReplay(scope, form.when);
+  const gateway = scope.kind === "gateway";
+  const { replay, replayed, now } = useLiveReplay(scope, form.when, gateway ? form.identity || null : null);
   const [problems, setProblems] = useState<Record<string, string>>({});
   const [saved, setSaved] = useState<string | null>(null);
   const Sub = level === 3 ? "h4" : "h5";
@@ -302,7 +313,7 @@ function AddRegionForm({
   const nameError = problems.name ?? fieldError(create.error, "name");
   const server = serverFieldErrors(create.error);
   const other = create.isError
-    ? Object.entries(server).filter(([k]) => k !== "when" && k !== "name")
+    ? Object.entries(server).filter(([k]) => k !== "when" && k !== "name" && !(gateway && k === "identity"))
     : [];
   const failure = create.isError && Object.keys(server).length === 0 ? create.error : null;
 
@@ -319,10 +330,16 @@ function AddRegionForm({
       return;
     }
     create.mutate(
-      { name: form.name.trim(), when: form.when.trim(), ...(form.mode !== "coaching" ? { mode: form.mode } : {}) },
+      {
+        name: form.name.trim(),
+        when: form.when.trim(),
+        ...(form.mode !== "coaching" ? { mode: form.mode } : {}),
+        ...(gateway && form.identity ? { identity: form.identity } : {}),
+      },
       {
         onSuccess: (region) => {
-          setSaved(`Added region “${region.name}”: nothing is counted for it yet; its decisions count from now on.`);
+          const whose = region.identity ? ` (agent ${region.identity}'s calls only)` : "";
+          setSaved(`Added region “${region.name}”${whose}: nothing is counted for it yet; its decisions count from now on.`);
           setForm(EMPTY);
         },
         onError: (error) => {
@@ -361,6 +378,10 @@ function AddRegionForm({
             <option value="always_review">Always reviewed (pinned)</option>
           </select>
         </div>
+        {gateway ? (
+          <IdentityField id={id} value={form.identity} identities={identities} error={fieldError(create.error, "identity")}
+            onChange={(v) => setForm({ ...form, identity: v })} />
+        ) : null}
       </div>
       <div className="field">
         <label htmlFor={`${id}-when`}>Condition</label>
@@ -451,10 +472,11 @@ function ProposalCard({ p, onUse }: { p: Proposal; onUse: (p: Proposal) => void 
   );
 }
 
-function EditRegionDialog({ r, onClose }: { r: Region; onClose: () => void }) {
+function EditRegionDialog({ r, identities, onClose }: { r: Region; identities: string[]; onClose: () => void }) {
   const id = useId();
   const update = useUpdateRegion();
   const [name, setName] = useState(r.name);
+  const [identity, setIdentity] = useState(r.identity ?? "");
   const [when, setWhen] = useState(r.when);
   const [order, setOrder] = useState(String(r.order));
   const [problems, setProblems] = useState<Record<string, string>>({});
@@ -472,10 +494,11 @@ function EditRegionDialog({ r, onClose }: { r: Region; onClose: () => void }) {
     if (order.trim() === "" || !Number.isInteger(n)) found.order = "must be a whole number";
     setProblems(found);
     if (Object.keys(found).length) return;
-    const body: { name?: string; when?: string; order?: number } = {};
+    const body: { name?: string; when?: string; order?: number; identity?: string | null } = {};
     if (name.trim() !== r.name) body.name = name.trim();
     if (changed) body.when = when.trim();
     if (n !== r.order) body.order = n;
+    if (r.scope === "gateway" && identity !== (r.identity ?? "")) body.identity = identity || null;
     if (!Object.keys(body).length) return onClose();
     update.mutate({ id: r.id, ...body }, { onSuccess: onClose });
   };
@@ -517,6 +540,9 @@ function EditRegionDialog({ r, onClose }: { r: Region; onClose: () => void }) {
           </small>
           {error("order", "Order")}
         </div>
+        {r.scope === "gateway" ? (
+          <IdentityField id={id} value={identity} identities={identities} onChange={setIdentity} error={shown.identity} />
+        ) : null}
         {failure ? (
           <p role="alert" className="notice notice--error">
             Not saved: {errorMessage(failure)}
@@ -549,9 +575,16 @@ export function RegionsSection({ scope, heading, level = 3 }: { scope: RegionSco
   const Sub = level === 3 ? "h4" : "h5";
   const items = regions.data?.items ?? [];
   const proposals = regions.data?.proposals ?? [];
+  const identities = regions.data?.identities ?? [];
+  const owner = outsideOwner(scope);
   const title = heading ?? `Regions of ${scopeName(scope)}`;
   const use = (p: Proposal) => {
-    setForm({ name: proposalName(p), when: p.when, mode: p.suggested_mode === "always_review" ? "always_review" : "coaching" });
+    setForm({
+      ...form,
+      name: proposalName(p),
+      when: p.when,
+      mode: p.suggested_mode === "always_review" ? "always_review" : "coaching",
+    });
     nameRef.current?.focus();
   };
   const columns: Column<Region>[] = [
@@ -564,7 +597,12 @@ export function RegionsSection({ scope, heading, level = 3 }: { scope: RegionSco
           {r.name}
           <br />
           <code className="region-when">{r.when}</code>
-          {r.identity ? <span className="muted"> (agent {r.identity})</span> : null}
+          {r.identity ? (
+            <span className="muted" data-region-identity={r.identity}>
+              {" "}
+              (agent {r.identity} only)
+            </span>
+          ) : null}
         </>
       ),
     },
@@ -584,14 +622,14 @@ export function RegionsSection({ scope, heading, level = 3 }: { scope: RegionSco
       <p className="muted">
         A call falls in the first region, by order, whose condition holds; a region has its own mode and its own
         evidence, counted from the decisions of its calls since its condition was fixed. A call in no region follows
-        the {scope.kind === "step" ? "step's" : "tool's"} mode; policy rules always win.
+        the {owner} mode; policy rules always win.
       </p>
       {modes.ui}
       {regions.isPending ? <Loading label="Loading the regions…" /> : null}
       {regions.isError ? (
         <ErrorNotice title="Could not load the regions" error={regions.error} onRetry={() => void regions.refetch()} />
       ) : null}
-      {regions.data && !items.length ? <p className="empty">No region yet: every call follows the {scope.kind === "step" ? "step's" : "tool's"} mode.</p> : null}
+      {regions.data && !items.length ? <p className="empty">No region yet: every call follows the {owner} mode.</p> : null}
       {items.length ? (
         <DataTable caption={`${title}, in their order`} columns={columns} rows={items} rowKey={(r) => r.id}
           rowClassName={(r) => (r.auto_ready && r.mode === "coaching" ? "row--ready" : undefined)} />
@@ -613,11 +651,11 @@ export function RegionsSection({ scope, heading, level = 3 }: { scope: RegionSco
             </p>
           )}
           <AddRegionForm scope={scope} form={form} setForm={setForm} nameRef={nameRef}
-            full={items.length >= regions.data.max_regions} level={level} />
+            full={items.length >= regions.data.max_regions} level={level} identities={identities} />
         </>
       ) : null}
 
-      {editing ? <EditRegionDialog r={editing} onClose={() => setEditing(null)} /> : null}
+      {editing ? <EditRegionDialog r={editing} identities={identities} onClose={() => setEditing(null)} /> : null}
       {removing ? (
         <ConfirmMutation
           title={`Remove region “${removing.name}”?`}
@@ -628,7 +666,7 @@ export function RegionsSection({ scope, heading, level = 3 }: { scope: RegionSco
           onClose={() => setRemoving(null)}
         >
           <p>
-            Its calls (<code>{removing.when}</code>) follow the {scope.kind === "step" ? "step's" : "tool's"} mode
+            Its calls (<code>{removing.when}</code>) follow the {owner} mode
             again, and its evidence ({plural(removing.decisions, "decision")}) is gone: a new region starts from
             nothing.
           </p>

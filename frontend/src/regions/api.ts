@@ -1,5 +1,6 @@
 /**
- * Regions of a tool scope (docs/autonomy.md#regions): a workflow's tool step or a gateway tool. Their list with the
+ * Regions of a tool scope (docs/autonomy.md#regions): a workflow's tool step, an agent step's calls of one tool
+ * (the step scope `<agent step>:<tool>`) or a gateway tool. Their list with the
  * evidence and the proposals (GET …/regions), a region's changes (POST …/regions, PATCH / DELETE /api/regions/<id>,
  * POST /api/regions/<id>/mode) and the replay of a condition before it is saved (POST …/replay). Leads only.
  */
@@ -20,7 +21,7 @@ export type Tally = Schemas["Tally"];
 export type RegionMode = Region["mode"];
 export type SuggestionRegion = Schemas["SuggestionRegion"];
 
-/** Whose regions: a workflow's tool step, or a gateway tool. */
+/** Whose regions: a workflow's tool step (or `<agent step>:<tool>`), or a gateway tool. */
 export type RegionScope = { kind: "step"; workflowId: string; stepId: string } | { kind: "gateway"; tool: string };
 
 const path = encodeURIComponent;
@@ -32,9 +33,23 @@ export function scopePath(scope: RegionScope): string {
     : `/api/gateway/tools/${path(scope.tool)}`;
 }
 
-/** "step refund" or "gateway tool shop.add": what the section's names say. */
+/** An agent step's calls of one tool are a step scope `<agent step>:<tool>`: (agent step, tool), else null. */
+export function agentTool(scope: RegionScope): { step: string; tool: string } | null {
+  if (scope.kind !== "step") return null;
+  const at = scope.stepId.indexOf(":");
+  return at < 0 ? null : { step: scope.stepId.slice(0, at), tool: scope.stepId.slice(at + 1) };
+}
+
+/** "step refund", "tool file.read of agent step analyse" or "gateway tool shop.add": what the section's names say. */
 export function scopeName(scope: RegionScope): string {
+  const agent = agentTool(scope);
+  if (agent) return `tool ${agent.tool} of agent step ${agent.step}`;
   return scope.kind === "step" ? `step ${scope.stepId}` : `gateway tool ${scope.tool}`;
+}
+
+/** Whose mode a call in no region follows: "step's", "agent step's" or "tool's". */
+export function outsideOwner(scope: RegionScope): string {
+  return scope.kind === "gateway" ? "tool's" : agentTool(scope) ? "agent step's" : "step's";
 }
 
 export const regionKeys = {
@@ -60,6 +75,8 @@ export interface RegionDraft {
   name: string;
   when: string;
   order?: number;
+  /** A gateway tool's region: only this agent identity's calls (null: every identity's). */
+  identity?: string | null;
 }
 
 export function useCreateRegion(scope: RegionScope) {
@@ -107,13 +124,15 @@ export function useSetRegionMode() {
  * condition, so an answer for an older text never overwrites a newer one; the last answer stays shown while the
  * next one loads.
  */
-export function useReplay(scope: RegionScope, when: string) {
+export function useReplay(scope: RegionScope, when: string, identity: string | null = null) {
   return useQuery({
-    queryKey: ["replay", scopePath(scope), when] as const,
+    queryKey: ["replay", scopePath(scope), when, identity] as const,
     enabled: when.trim() !== "",
     placeholderData: keepPreviousData,
     retry: false,
     staleTime: 30_000,
-    queryFn: ({ signal }) => apiPost<Replay>(`${scopePath(scope)}/replay`, { when }, { signal }),
+    // a gateway region for one identity is replayed over that identity's calls only
+    queryFn: ({ signal }) =>
+      apiPost<Replay>(`${scopePath(scope)}/replay`, identity ? { when, identity } : { when }, { signal }),
   });
 }

@@ -1,5 +1,6 @@
 import type { SocketLike } from "../realtime/socket";
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- socket.io-client's listener type (SocketLike)
 type Listener = (...args: any[]) => void;
 type Emitted = { event: string; data: unknown };
 
@@ -28,6 +29,7 @@ export class FakeSocket implements SocketLike {
     return this;
   }
 
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as SocketLike.emit
   emit(event: string, ...args: any[]) {
     const ack = typeof args[args.length - 1] === "function" ? (args.pop() as Listener) : null;
     this.emitted.push({ event, data: args[0] });

@@ -18,7 +18,7 @@ const READY: GatewayTool = {
   tool: "shop.add", source: "gateway", listed: true, mode: "coaching", spot_check_rate: null, spot_checks: null,
   pack: { pack_id: "p-1", tool: "shop.add", enabled: false, corrections: 3, changes: [],
           rules: [{ field: "b", before: 1, after: 2, count: 3, share: 1 }] },
-  agents: { learner: agentRow() },
+  agents: { learner: agentRow({ at_agent: snapshot({ decisions: 5, accepted: 5, acceptance_rate: 1 }) }) },
 };
 const COACHED: GatewayTool = {
   ...snapshot({ decisions: 3, accepted: 1, corrected: 1, rejected: 1, acceptance_rate: 1 / 3, level: "OBSERVATION",
@@ -57,6 +57,8 @@ describe("GatewayLearningSection", () => {
     expect(rows[1]).toHaveTextContent("e-value 22.4 of the 20.0 needed");
     expect(rows[2]).toHaveTextContent("for agent learner");
     expect(rows[2]).toHaveTextContent("Follows the tool");
+    expect(rows[2]).toHaveTextContent("5 by the agent's user"); // answers to a confirm rule's question
+    expect(rows[1]).not.toHaveTextContent("by the agent's user");
     expect(rows[3]).toHaveTextContent("shop.tally");
     expect(rows[3]).toHaveTextContent("AUTO (spot checks)");
     expect(rows[3]).toHaveTextContent("2, 50% accepted");

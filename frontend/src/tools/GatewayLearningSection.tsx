@@ -7,11 +7,11 @@
 import { useState } from "react";
 import { errorMessage } from "../api/client";
 import type { MetricsSnapshot } from "../api/metrics";
-import { useIsAdmin } from "../auth/useAuth";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { AutoReadyFlag, LevelBadge } from "../dashboards/Badges";
 import { ConfirmDialog } from "../dashboards/ConfirmDialog";
 import { DataTable, type Column } from "../dashboards/DataTable";
+import { ModeActions } from "../dashboards/ModeActions";
 import { ForceReason } from "../dashboards/ForceReason";
 import { formatCount, formatPackValue, formatRate } from "../format";
 import { RegionsSection } from "../regions/RegionsSection";
@@ -81,6 +81,8 @@ interface Row {
   effective: GatewayMode;
   spot: MetricsSnapshot | null;
   pack?: GatewayPack | null;
+  /** Of an agent's decisions, those the person at the agent made (answering a confirm rule). */
+  atAgent?: MetricsSnapshot | null;
 }
 
 function rowsOf(items: GatewayTool[]): Row[] {
@@ -89,36 +91,16 @@ function rowsOf(items: GatewayTool[]): Row[] {
     ...Object.entries(t.agents ?? {}).map(([agent, a]) => ({
       key: `${t.tool}@${agent}`, tool: t.tool, agent, m: a, mode: a.mode, effective: a.effective_mode,
       spot: a.spot_checks,
+      atAgent: a.at_agent,
     })),
   ]);
 }
 
 function Actions({ row, onChange }: { row: Row; onChange: (c: GatewayModeChange) => void }) {
-  const admin = useIsAdmin();
-  const name = targetName(row);
   const base = { tool: row.tool, ...(row.agent ? { agent: row.agent } : {}) };
-  const button = (mode: GatewayMode, label: string, hidden: string, primary = false, force = false) => (
-    <button
-      type="button"
-      className={primary ? "button button--small" : "button button--secondary button--small"}
-      data-gateway-action={force ? "force" : mode}
-      onClick={() => onChange(force ? { ...base, mode, force: true } : { ...base, mode })}
-    >
-      {label} <span className="visually-hidden">{hidden}</span>
-    </button>
-  );
-  if (row.mode === "always_review") return <span className="step-actions">{button("coaching", "Unpin", name)}</span>;
   return (
-    <span className="step-actions">
-      {row.mode === "auto"
-        ? button("coaching", "Back to coaching", name)
-        : row.m.auto_ready
-          ? button("auto", "Promote", `${name} to AUTO`, true)
-          : admin
-            ? button("auto", "Force into AUTO…", name, false, true)
-            : null}
-      {button("always_review", "Pin", `${name} to always review`)}
-    </span>
+    <ModeActions mode={row.mode} autoReady={!!row.m.auto_ready} name={targetName(row)}
+      onMode={(mode, force) => onChange(force ? { ...base, mode, force: true } : { ...base, mode })} />
   );
 }
 
@@ -195,6 +177,11 @@ export function GatewayLearningSection() {
         <span className="stacked">
           <span>{formatCount(r.m.decisions)}</span>
           <span className="muted">{formatRate(r.m.acceptance_rate)} accepted</span>
+          {r.atAgent?.decisions ? (
+            <span className="muted" data-at-agent={r.atAgent.decisions}>
+              {formatCount(r.atAgent.decisions)} by the agent's user
+            </span>
+          ) : null}
         </span>
       ),
     },
@@ -222,7 +209,8 @@ export function GatewayLearningSection() {
     <section aria-labelledby="gateway-learning-heading" className="gateway-learning">
       <h2 id="gateway-learning-heading">Learning per gateway tool</h2>
       <p className="muted">
-        Every decision on an agent's held call counts for its tool and its agent, as a step's decisions do. A tool whose
+        Every decision on an agent's held call counts for its tool and its agent, as a step's decisions do, and so does
+        every answer of the person at the agent to a confirm rule's question. A tool whose
         evidence says AUTO-ready may be promoted: the calls the workspace default would hold are then forwarded, but for
         a sample of spot checks{tools.data ? ` (${formatRate(tools.data.spot_check_rate)} unless the tool has its own rate)` : ""};
         rejected spot checks set it back to coaching. A policy rule that denies a call or says a person must review it

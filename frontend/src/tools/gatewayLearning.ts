@@ -19,6 +19,8 @@ export interface GatewayAgentTool extends MetricsSnapshot {
   mode_of: "tool" | "agent" | null;
   spot_check_rate: number | null;
   spot_checks: MetricsSnapshot | null;
+  /** of its decisions, the answers of the person at the agent to a confirm rule (null: none) */
+  at_agent?: MetricsSnapshot | null;
 }
 
 /** The reviewers' edits of a tool's arguments and the rules learned from them. */

@@ -199,7 +199,7 @@ export function CodeEditor({
       editor.destroy();
       view.current = null;
     };
-    // The editor is made once; the effects below keep it in step with the props.
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- the editor is made once; the effects below keep it in step with the props
   }, []);
 
   // A new text from outside (a template, a format switch): replace the document.

@@ -24,7 +24,7 @@ from services.tools.files import workspace_root
 from services.workflows import service as workflows
 from services.workflows.models import Workflow
 
-DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
+DEMO_DIR = Path(__file__).resolve().parents[1] / "demo"
 
 log = logging.getLogger(__name__)
 

@@ -16,13 +16,10 @@ from services.notifications import slack as slack_channel
 from services.notifications.models import OutboxRow
 from services.orm import utcnow
 from services.slack import client as slack_client
-from tests.api.test_slack import (  # noqa: F401 (configured, settings, slack: fixtures used by name)
+from tests.api.slack.test_slack import (
     SECRET,
     TOKEN,
     as_user,
-    configured,
-    settings,
-    slack,
     waiting_approval,
 )
 

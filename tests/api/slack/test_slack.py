@@ -15,7 +15,7 @@ from services.slack import messages as M
 from services.slack import service as slack_settings
 from services.slack.models import WorkspaceSlack
 from tests.conftest import Api, make_user
-from tests.support.slack_server import ScriptedSlack, click, form, sign, submission
+from tests.support.slack_server import click, form, sign, submission
 
 TOKEN = "xoxb-1234-5678-abcdefghijkl"
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
@@ -25,36 +25,10 @@ SIGN_OFF = {"id": "sign_off", "type": "approval", "message": "Pay {{ steps.total
 AFTER = {"id": "after", "tool": "echo", "params": {"paid": "{{ steps.total.output.sum }}"}}
 
 
-@pytest.fixture
-def slack():
-    with ScriptedSlack(token=TOKEN) as server:
-        yield server
-
-
-@pytest.fixture
-def settings(settings, slack):
-    return settings.with_overrides(slack_api_url=slack.base_url)
-
-
 def as_user(app, services, email: str, role: str, workspace: str = "default") -> Api:
     client = app.test_client()
     client.environ_base["HTTP_AUTHORIZATION"] = f"Bearer {make_user(services, email, role, workspace)}"
     return Api(client, services)
-
-
-@pytest.fixture
-def lead(app, services, api) -> Api:
-    person = as_user(app, services, "lead@test.local", "lead")
-    person.ok("PUT", "/api/workspace/slack/me", {"slack_user_id": "U0LEAD"})
-    return person
-
-
-@pytest.fixture
-def configured(api, app) -> str:
-    api.ok(
-        "PUT", "/api/workspace/slack", {"bot_token": TOKEN, "signing_secret": SECRET, "default_channel": "C0REVIEWS"}
-    )
-    return app.extensions["coach_default_workspace"]
 
 
 def waiting_approval(api: Api) -> dict:

@@ -15,17 +15,14 @@ from services.notifications import sender, slack_updates
 from services.notifications.models import OutboxRow
 from services.orm import utcnow
 from services.slack import messages as M
-from tests.api.test_slack import (  # noqa: F401 (configured, lead, settings: fixtures used by name)
+from tests.api.slack.test_slack import (
     AFTER,
     SIGN_OFF,
     TOKEN,
     TOTAL,
     approve_value,
     as_user,
-    configured,
-    lead,
     post,
-    settings,
     waiting_approval,
 )
 from tests.support.slack_server import ScriptedSlack, click

@@ -9,7 +9,7 @@ outcome, goes on to the next gate, and pushes its events through the Socket.IO m
 
 Started with one command (README "Several machines"):
 
-    .venv/bin/python -m celery -A services.executions.worker worker --loglevel=INFO     (or: make worker)
+    .venv/bin/python -m celery -A services.worker worker --loglevel=INFO     (or: make worker)
 
 Nothing is lost with a worker: tasks are acknowledged late (after the step is recorded) and re-delivered when
 the worker running them dies (`task_reject_on_worker_lost`; for a worker killed whole, Redis re-delivers unacked
