@@ -8224,6 +8224,14 @@ export interface components {
             } | null;
             step_id: string;
         };
+        ReviewDefaults: {
+            check_rate: number;
+            /** @enum {string} */
+            evidence_from: "all" | "attentive";
+            max_fast_share: number;
+            min_catch_rate: number;
+            min_checks: number;
+        };
         ReviewFloor: {
             /** @description milliseconds: an accept made faster than this (from when its suggestion was shown) counts as a fast accept on the reviewers' figures; PUT null: back to the default */
             attentive_floor_ms?: number | null;
@@ -8231,10 +8239,8 @@ export interface components {
             check_rate?: number | null;
             /** @description the default floor */
             readonly default_ms?: number;
-            /** @description each check and evidence setting's default (check_rate, evidence_from, min_checks, min_catch_rate, max_fast_share) */
-            readonly defaults?: {
-                [key: string]: unknown;
-            };
+            /** @description each check and evidence setting's default */
+            readonly defaults?: components["schemas"]["ReviewDefaults"];
             /**
              * @description all (the default): every decision is readiness evidence; attentive: only decisions by operators who clear the bars below count in the readiness tests of workflows, steps and regions
              * @enum {string|null}
