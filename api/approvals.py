@@ -10,7 +10,7 @@ from api.base import Blueprint
 from api.context import operator, require, role, services, user_id, workspace_id
 from api.execution_schemas import ExecutionUpdateSchema
 from api.policies import VerdictSchema
-from api.schemas import PageArgs, Shape, StrictBoolean, one_of, page_body, page_of
+from api.schemas import PageArgs, Shape, StrictBoolean, ToolParams, one_of, page_body, page_of
 from core import approvals as A
 from services.approvals import decisions as approval_decisions
 from services.approvals import service as approvals
@@ -32,7 +32,7 @@ class ApprovalListArgs(PageArgs):
 class ApprovalDecisionArgs(Schema):
     decision = fields.String(required=True, validate=validate.OneOf(A.DECISIONS))
     comment = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=5000))
-    params = fields.Dict(
+    params = ToolParams(
         load_default=None,
         allow_none=True,
         metadata={"description": "edit only (tool_call approvals): the params the tool runs with"},
@@ -68,7 +68,7 @@ class ApprovalSchema(Shape):
     status = one_of(A.STATUSES, required=True)
     message = fields.String()
     tool = fields.String(allow_none=True)
-    params = fields.Raw(allow_none=True, metadata={"description": "the call's params: free-form"})
+    params = ToolParams(allow_none=True, metadata={"description": "the call's params"})
     policy = fields.Nested(
         VerdictSchema, allow_none=True, metadata={"description": "the policy verdict that forced the review"}
     )

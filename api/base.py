@@ -315,6 +315,10 @@ class RowId(BaseConverter):
 
 
 class _Converter(OpenAPIConverter):
+    def init_attribute_functions(self):
+        super().init_attribute_functions()
+        self.add_attribute_function(one_of2properties)
+
     def field2nullable(self, field, ret) -> dict:
         """A nullable nested object as OpenAPI 3.0 says it, `{allOf: [X], nullable: true}`, which the web app's
         generated types read as `X | null`. apispec writes `anyOf: [X, {type: object, nullable: true}]`: X, or any
@@ -324,6 +328,20 @@ class _Converter(OpenAPIConverter):
         if field.allow_none and "allOf" in ret:
             return {"nullable": True}
         return super().field2nullable(field, ret)
+
+
+def one_of2properties(self, field, ret, **kwargs) -> dict:
+    """A field that loads one of several schemas (core.workflow.format.StepField: a step, by its type) is their
+    `oneOf` in the document, each schema a component of its own (apispec's attribute-function hook)."""
+    schemas = getattr(field, "one_of", None)
+    if schemas:
+        ret.pop("type", None)
+        return {"oneOf": [self.resolve_nested_schema(schema) for schema in schemas]}
+    declarations = getattr(field, "one_of_values", None)  # core.workflow.format.Variables: a declaration or a value
+    if declarations:
+        values = [{"type": "string"}, {"type": "number"}, {"type": "boolean"}, {"type": "array", "items": {}}]
+        return {"additionalProperties": {"anyOf": [*(self.resolve_nested_schema(s) for s in declarations), *values]}}
+    return {}
 
 
 class _Plugin(MarshmallowPlugin):

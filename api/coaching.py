@@ -11,7 +11,7 @@ from api.context import operator, require, services, workspace_id
 from api.execution_schemas import ExecutionSchema, ExecutionUpdateSchema
 from api.executions import StartArgs, start_execution
 from api.policies import VerdictSchema
-from api.schemas import Shape, StrictBoolean, one_of
+from api.schemas import Shape, StrictBoolean, ToolOutput, ToolParams, ToolSchema, one_of
 from core import gates as G
 from core.coaching.counters import DECISIONS
 from core.execution import states as S
@@ -42,9 +42,11 @@ class SuggestionSchema(Shape):
     step_id = fields.String(required=True)
     step_name = fields.String()
     tool = fields.String(allow_none=True, required=True)
-    params = fields.Raw(allow_none=True, required=True, metadata={"description": "the tool's params: free-form"})
-    definition_params = fields.Raw(allow_none=True, metadata={"description": "free-form"})
-    params_schema = fields.Dict(allow_none=True, metadata={"description": "the JSON Schema of the tool's params"})
+    params = ToolParams(allow_none=True, required=True, metadata={"description": "the tool's params"})
+    definition_params = ToolParams(
+        allow_none=True, metadata={"description": "the params as the definition writes them"}
+    )
+    params_schema = ToolSchema(allow_none=True, metadata={"description": "the JSON Schema of the tool's params"})
     risk = one_of(RISKS, allow_none=True)
     rationale = fields.String()
     confidence = fields.Float(required=True)
@@ -128,13 +130,13 @@ class DecisionArgs(Schema):
         required=True,
         metadata={"description": "`edit` is taken as `correct` (docs/agent-steps.md: edit = correct)"},
     )
-    correction = fields.Dict(
+    correction = ToolParams(
         load_default=None,
         allow_none=True,
         metadata={"description": "correct: the new params (free-form; checked against the tool's JSON Schema)"},
     )
     feedback = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=5000))
-    manual_output = fields.Raw(load_default=None, allow_none=True, metadata={"description": "manual: free-form"})
+    manual_output = ToolOutput(load_default=None, allow_none=True, metadata={"description": "manual: the output"})
 
     @pre_load
     def edit_is_correct(self, data, **kwargs):

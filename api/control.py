@@ -8,7 +8,7 @@ from flask.views import MethodView
 from marshmallow import Schema, fields, validate
 
 from api.context import operator, require, services, workspace_id
-from api.schemas import Shape, one_of
+from api.schemas import Shape, map_of, one_of
 from core.execution import states as S
 from services.executions import control
 from services.notifier import Events
@@ -58,9 +58,8 @@ class ExecutionStateSchema(Shape):
     question = fields.String(allow_none=True)
     paused_at = fields.String(allow_none=True)
     feedback = fields.Raw(allow_none=True, metadata={"description": "free-form"})
-    breakpoints = fields.Dict(
-        keys=fields.String(),
-        values=fields.String(),
+    breakpoints = map_of(
+        fields.String(),
         metadata={"description": "steps it will stop before, with the question"},
     )
     corrected_steps = fields.List(fields.String())

@@ -7,7 +7,7 @@ from marshmallow import INCLUDE, Schema, fields, validate
 
 from api.base import Blueprint
 from api.context import operator, requires, services, workspace_id
-from api.schemas import Shape, StrictBoolean
+from api.schemas import SentValueChange, Shape, StrictBoolean, ValueChange, map_of
 from services.coaching import corrections
 from services.notifier import Events
 
@@ -18,17 +18,13 @@ class PackQuery(Schema):
     workflow_id = fields.String()
 
 
-class ChangeGroupSchema(Schema):
+class ChangeGroupSchema(ValueChange):
     field = fields.String(required=True)
-    before = fields.Raw(allow_none=True)
-    after = fields.Raw(allow_none=True)
     count = fields.Integer(required=True, validate=validate.Range(min=0))
 
 
-class LearnedRuleSchema(Shape):
+class LearnedRuleSchema(Shape, SentValueChange):
     field = fields.String(required=True)
-    before = fields.Raw(allow_none=True, required=True, metadata={"description": '{"$missing": true}: absent'})
-    after = fields.Raw(allow_none=True, required=True, metadata={"description": '{"$missing": true}: absent'})
     count = fields.Integer(required=True)
     share = fields.Float(required=True, metadata={"description": "among the corrections of that field"})
     since = fields.String(
@@ -40,10 +36,8 @@ class LearnedRuleSchema(Shape):
     )
 
 
-class LearnedRuleRefSchema(Shape):
+class LearnedRuleRefSchema(Shape, SentValueChange):
     field = fields.String(required=True)
-    before = fields.Raw(allow_none=True, required=True)
-    after = fields.Raw(allow_none=True, required=True)
 
 
 class RuleChangeSchema(Shape):
@@ -59,9 +53,8 @@ class PackSchema(Schema):
     enabled = StrictBoolean()
     corrections = fields.Integer(metadata={"description": "corrections recorded for this step"})
     changes = fields.List(fields.Nested(ChangeGroupSchema), metadata={"description": "most frequent first"})
-    field_corrections = fields.Dict(
-        keys=fields.String(),
-        values=fields.Integer(),
+    field_corrections = map_of(
+        fields.Integer(),
         metadata={
             "description": "per field: the corrections that changed it, among which "
             "a change must reach the consistency bar"
@@ -93,10 +86,8 @@ class PackPatch(Schema):
     enabled = StrictBoolean(required=True)
 
 
-class ChangeArgs(Schema):
+class ChangeArgs(SentValueChange):
     field = fields.String(required=True, validate=validate.Length(min=1, max=1000))
-    before = fields.Raw(required=True, allow_none=True, metadata={"description": '{"$missing": true}: absent'})
-    after = fields.Raw(required=True, allow_none=True, metadata={"description": '{"$missing": true}: absent'})
 
 
 class PackStatsSchema(Schema):

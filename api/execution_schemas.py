@@ -7,7 +7,7 @@ from __future__ import annotations
 from marshmallow import fields
 
 from api.policies import VerdictSchema
-from api.schemas import Shape, StrictBoolean, one_of
+from api.schemas import RunVariables, Shape, StrictBoolean, ToolOutput, ToolParams, ToolSchema, one_of
 from core import gates as G
 from core.agent import conversation as C
 from core.approvals import DECISIONS as APPROVAL_DECISIONS
@@ -46,8 +46,8 @@ class StepDefinitionSchema(Shape):
     name = fields.String()
     description = fields.String()
     tool = fields.String()
-    params = fields.Dict(metadata={"description": "the tool's params as written (templates): free-form"})
-    timeout_s = fields.Raw(metadata={"type": "number"})
+    params = ToolParams(metadata={"description": "the tool's params as written (templates)"})
+    timeout_s = fields.Float()
     retries = fields.Integer()
 
 
@@ -57,10 +57,10 @@ class StepResultSchema(Shape):
     type = one_of(STEP_TYPES, allow_none=True)
     tool = fields.String(allow_none=True)
     status = one_of(S.STEP_STATES, required=True)
-    output = fields.Raw(allow_none=True, metadata={"description": "what the step's tool returned: free-form"})
+    output = ToolOutput(allow_none=True, metadata={"description": "what the step's tool returned"})
     error = fields.String(allow_none=True)
     attempts = fields.Integer()
-    params = fields.Raw(allow_none=True, metadata={"description": "the params it ran (or runs) with: free-form"})
+    params = ToolParams(allow_none=True, metadata={"description": "the params it ran (or runs) with"})
     decision = one_of(STEP_DECISIONS, allow_none=True)
     policy = fields.Nested(
         VerdictSchema,
@@ -89,9 +89,7 @@ class StepResultSchema(Shape):
         StepDefinitionSchema,
         metadata={"description": "what apply-correction may change, as written, corrections included"},
     )
-    params_schema = fields.Dict(
-        allow_none=True, metadata={"description": "the JSON Schema of the step's tool's params"}
-    )
+    params_schema = ToolSchema(allow_none=True, metadata={"description": "the JSON Schema of the step's tool's params"})
     transcript = fields.String(
         allow_none=True,
         metadata={"description": "an agent step: the path of its conversation (GET …/steps/<step_id>/transcript)"},
@@ -126,8 +124,8 @@ class GateSchema(Shape):
         (*COACHING_DECISIONS, *APPROVAL_DECISIONS),
         metadata={"description": "held: the decision held for its undo window (on a suggestion, or an approval's)"},
     )
-    params_before = fields.Raw(
-        allow_none=True, metadata={"description": "held: an approval's edit: the params an undo puts back (free-form)"}
+    params_before = ToolParams(
+        allow_none=True, metadata={"description": "held: an approval's edit: the params an undo puts back"}
     )
     operator = fields.String(metadata={"description": "held: who decided"})
     reopen = fields.Nested(
@@ -186,7 +184,7 @@ class ExecutionSchema(Shape):
     progress = fields.Nested(ProgressSchema, required=True)
     steps = fields.List(fields.Nested(StepResultSchema), required=True)
     is_coaching = StrictBoolean(required=True)
-    variables = fields.Dict(metadata={"description": "the run's variables: free-form, as the workflow declares"})
+    variables = RunVariables(metadata={"description": "the run's variables, as the workflow declares them"})
     error = fields.Nested(ExecutionErrorSchema, allow_none=True, metadata={"description": "when the execution failed"})
     gate = fields.Nested(
         GateSchema,
@@ -262,9 +260,11 @@ class AgentMessageSchema(Shape):
     tool_call_id = fields.String(allow_none=True)
     name = fields.String(allow_none=True, metadata={"description": "tool: the name the LLM called"})
     tool = fields.String(allow_none=True, metadata={"description": "tool: the registered tool it names"})
-    arguments = fields.Raw(allow_none=True)
+    arguments = fields.Raw(
+        allow_none=True, metadata={"description": "the call's arguments, as the LLM sent them (JSON)"}
+    )
     raw_arguments = fields.String(allow_none=True, metadata={"description": "arguments that were not valid JSON"})
-    params = fields.Raw(allow_none=True, metadata={"description": "what ran (a learned rule or a correction applied)"})
+    params = ToolParams(allow_none=True, metadata={"description": "what ran (a learned rule or a correction applied)"})
     status = one_of((C.PENDING, C.REVIEW, C.READY, C.DONE), metadata={"description": "tool messages"})
     policy = fields.Nested(VerdictSchema, allow_none=True)
     decision = one_of(

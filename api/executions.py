@@ -10,7 +10,7 @@ from api import recovery as recovery_api
 from api.base import Blueprint
 from api.context import operator, require, services, user_id, workspace_id
 from api.execution_schemas import ExecutionSchema, TranscriptSchema
-from api.schemas import PageArgs, one_of, page_body, page_of
+from api.schemas import PageArgs, RunVariables, one_of, page_body, page_of
 from core.execution import states as S
 from services.agents import llm_provider
 from services.agents import store as agent_store
@@ -26,7 +26,7 @@ blp = Blueprint("executions", __name__, url_prefix="/api/executions", descriptio
 
 class StartArgs(Schema):
     workflow_id = fields.String(required=True)
-    variables = fields.Dict(load_default=dict)
+    variables = RunVariables(load_default=dict)
     mode = fields.String(
         load_default=None,
         validate=validate.OneOf(executions.MODES),

@@ -9,7 +9,7 @@ from marshmallow import Schema, fields, validate
 from api.base import Blueprint
 from api.context import operator, require, requires, services, workspace_id
 from api.metrics import SnapshotSchema
-from api.schemas import StrictBoolean
+from api.schemas import StrictBoolean, ValueChange, map_of
 from core import gateway_learning as L
 from core.coaching.levels import LEVELS
 from core.errors import NotFound
@@ -58,10 +58,8 @@ class GatewayAgentToolSchema(SnapshotSchema):
     )
 
 
-class PackChangeSchema(Schema):
+class PackChangeSchema(ValueChange):
     field = fields.String(metadata={"description": "a dotted path into the arguments"})
-    before = fields.Raw(allow_none=True, metadata={"description": '{"$missing": true}: the field was absent'})
-    after = fields.Raw(allow_none=True)
     count = fields.Integer()
 
 
@@ -117,18 +115,16 @@ class GatewayToolSchema(SnapshotSchema):
             "description": "the reviewers' edits of its arguments and the rules learned from them (null: none yet)"
         },
     )
-    agents = fields.Dict(
-        keys=fields.String(),
-        values=fields.Nested(GatewayAgentToolSchema),
+    agents = map_of(
+        fields.Nested(GatewayAgentToolSchema),
         metadata={"description": "per agent identity (by name): its calls of this tool"},
     )
 
 
 class GatewayToolList(Schema):
     items = fields.List(fields.Nested(GatewayToolSchema))
-    identities = fields.Dict(
-        keys=fields.String(),
-        values=fields.Nested(SnapshotSchema),
+    identities = map_of(
+        fields.Nested(SnapshotSchema),
         metadata={"description": "per agent identity: its decisions across its tools"},
     )
     spot_check_rate = fields.Float(metadata={"description": "the server's COACH_SPOT_CHECK_RATE"})

@@ -11,7 +11,7 @@ from marshmallow import Schema, fields
 
 from api.base import Blueprint
 from api.context import operator, requires, services, workspace_id
-from api.schemas import StrictBoolean, one_of
+from api.schemas import Checked, StrictBoolean, one_of
 from services.agents import llm_provider
 
 blp = Blueprint(
@@ -50,9 +50,10 @@ class ProviderSchema(Schema):
 
 
 class ProviderArgs(Schema):
-    base_url = fields.Raw(required=True, metadata={"description": "http:// or https:// URL of the API"})
-    model = fields.Raw(required=True, metadata={"description": "the model's name on that server"})
-    api_key = fields.Raw(
+    base_url = Checked("string", required=True, metadata={"description": "http:// or https:// URL of the API"})
+    model = Checked("string", required=True, metadata={"description": "the model's name on that server"})
+    api_key = Checked(
+        "string",
         allow_none=True,
         load_default=None,
         metadata={"description": "a new key (stored encrypted); absent, null or empty keeps the stored one"},

@@ -7,7 +7,7 @@ from marshmallow import Schema, fields, validate
 
 from api.base import Blueprint
 from api.context import require, requires, services, workspace_id
-from api.schemas import Shape, StrictBoolean, one_of
+from api.schemas import Shape, StrictBoolean, map_of, one_of
 from core.coaching import autonomy
 from core.coaching.counters import DECISIONS
 from core.coaching.levels import LEVELS
@@ -118,7 +118,7 @@ class WorkflowMetricsSchema(SnapshotSchema):
     workflow_id = fields.String(required=True)
     name = fields.String()
     mode = one_of(autonomy.WORKFLOW_MODES, required=True)
-    steps = fields.Dict(keys=fields.String(), values=fields.Nested(StepMetricsSchema))
+    steps = map_of(fields.Nested(StepMetricsSchema))
     current_version = fields.Nested(VersionMetricsSchema, metadata={"description": "the detail only"})
     spot_checks = fields.Nested(SnapshotSchema)
     series = fields.List(fields.Nested(SeriesPointSchema))
@@ -146,9 +146,9 @@ class OperatorList(Schema):
 
 class GlobalSchema(SnapshotSchema):
     workflows = fields.Integer()
-    levels = fields.Dict(
+    levels = map_of(
+        fields.Integer(),
         keys=fields.String(validate=validate.OneOf(LEVELS)),
-        values=fields.Integer(),
         metadata={"description": "number of workflows at each level"},
     )
     auto_ready_workflows = fields.Integer()

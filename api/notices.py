@@ -7,6 +7,7 @@ from marshmallow import Schema, fields, validate
 
 from api.base import Blueprint
 from api.context import services, workspace_id
+from api.schemas import ValueChange
 from services.metrics import notices
 
 blp = Blueprint(
@@ -23,10 +24,8 @@ class NoticesArgs(Schema):
     limit = fields.Integer(load_default=20, validate=validate.Range(min=1, max=50))
 
 
-class RuleSchema(Schema):
+class RuleSchema(ValueChange):
     field = fields.String()
-    before = fields.Raw(allow_none=True)
-    after = fields.Raw(allow_none=True)
     count = fields.Integer()
     share = fields.Float()
 

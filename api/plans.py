@@ -4,28 +4,36 @@ interactive control routes (api/control.py) under /api/plans/<plan_id>/..."""
 from __future__ import annotations
 
 from flask.views import MethodView
-from marshmallow import Schema, fields, validate
+from marshmallow import Schema, ValidationError, fields, missing, validate
 
 from api import control as control_api
 from api.base import Blueprint
 from api.context import operator, require, requires, role, services, user_id, workspace_id
 from api.execution_schemas import ExecutionErrorSchema, ProgressSchema
-from api.schemas import PageArgs, Shape, one_of, page_body, page_of
-from api.workflows import DefinitionSchema, WorkflowSchema
+from api.schemas import PageArgs, RunVariables, Shape, one_of, page_body, page_of
+from api.workflows import WorkflowDefinitionSchema, WorkflowSchema
 from core.execution import states as S
 from core.plans import PLAN_MODES
+from core.workflow import format as F
 from services.autonomy import service as workflow_autonomy
 from services.plans import service as plans
 
 blp = Blueprint("plans", __name__, url_prefix="/api/plans", description="Ad-hoc plans: inline steps, approved, run")
 
 
-class PlanArgs(DefinitionSchema):
-    """The steps are validated by the workflows' validator (every field, with paths); this schema documents them."""
+class PlanArgs(WorkflowDefinitionSchema):
+    """A plan's definition is a workflow's (the workflows' validator checks it, with the same paths), and its mode."""
 
-    name = fields.Raw(metadata={"type": "string", "description": "default: 'Ad-hoc plan'"})
-    steps = fields.Raw(required=True, metadata={"type": "array", "items": {"type": "object"}})
+    name = fields.String(metadata={"description": "default: 'Ad-hoc plan'"})
     mode = fields.String(load_default="normal", validate=validate.OneOf(PLAN_MODES))
+
+    def load(self, data, **kwargs):
+        data = super().load(data, **kwargs)
+        try:
+            mode = self.fields["mode"].deserialize(data.get("mode", missing))
+        except ValidationError as exc:
+            raise ValidationError({"mode": exc.messages}) from None
+        return {**data, "mode": mode}
 
 
 class PlanListArgs(PageArgs):
@@ -35,7 +43,7 @@ class PlanListArgs(PageArgs):
 
 
 class ExecuteArgs(Schema):
-    variables = fields.Dict(load_default=None, allow_none=True)
+    variables = RunVariables(load_default=None, allow_none=True)
     mode = fields.String(load_default=None, allow_none=True, validate=validate.OneOf(PLAN_MODES))
 
 
@@ -50,11 +58,10 @@ class PlanSchema(Shape):
     mode = one_of(PLAN_MODES, required=True)
     name = fields.String()
     description = fields.String()
-    variables = fields.Dict(metadata={"description": "name -> {type, default, required}, as a workflow declares them"})
-    values = fields.Dict(metadata={"description": "the variables it runs (or would run) with: free-form"})
-    steps = fields.List(
-        fields.Dict(),
-        metadata={"description": "as given, with corrections applied: step definitions (docs/workflow-definitions.md)"},
+    variables = F.Variables(metadata={"description": "its input variables by name, as a workflow declares them"})
+    values = RunVariables(metadata={"description": "the variables it runs (or would run) with"})
+    steps = F.Steps(
+        metadata={"description": "as given, with corrections applied: step definitions (docs/workflow-definitions.md)"}
     )
     progress = fields.Nested(ProgressSchema)
     created_by = fields.String()

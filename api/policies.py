@@ -11,7 +11,7 @@ from marshmallow import INCLUDE, Schema, fields, validate
 
 from api.base import Blueprint
 from api.context import operator, requires, services, workspace_id
-from api.schemas import Shape, StrictBoolean
+from api.schemas import Checked, OneOrMany, Shape, StrictBoolean, ToolParams, ValueChange
 from core.policy import DEFAULT_EFFECTS, EFFECTS, FALLBACKS
 from core.tools import RISKS
 from core.workflow.model import STEP_TYPES
@@ -31,10 +31,8 @@ class ScopeSchema(Schema):
     class Meta:
         unknown = INCLUDE  # checked by core.policy, which names the field (`scope.<key>`)
 
-    workflow_id = fields.Raw(allow_none=True, metadata={"type": "string", "description": "only this workflow"})
-    user = fields.Raw(
-        allow_none=True, metadata={"type": "string", "description": "only executions this user (email) started"}
-    )
+    workflow_id = Checked("string", allow_none=True, metadata={"description": "only this workflow"})
+    user = Checked("string", allow_none=True, metadata={"description": "only executions this user (email) started"})
 
 
 class MatchSchema(Schema):
@@ -43,31 +41,35 @@ class MatchSchema(Schema):
     class Meta:
         unknown = INCLUDE
 
-    tool = fields.Raw(allow_none=True, metadata={"description": f"tool name glob (`sql.*`), {ONE_OR_MANY}"})
-    step_type = fields.Raw(allow_none=True, metadata={"description": f"{', '.join(STEP_TYPES)}: {ONE_OR_MANY}"})
-    risk = fields.Raw(allow_none=True, metadata={"description": f"of {', '.join(RISKS)}: {ONE_OR_MANY}"})
-    workflow_id = fields.Raw(allow_none=True, metadata={"description": ONE_OR_MANY})
-    user = fields.Raw(allow_none=True, metadata={"description": f"who started the execution, {ONE_OR_MANY}"})
-    agent_step = fields.Raw(
+    tool = OneOrMany(allow_none=True, metadata={"description": f"tool name glob (`sql.*`), {ONE_OR_MANY}"})
+    step_type = OneOrMany(allow_none=True, metadata={"description": f"{', '.join(STEP_TYPES)}: {ONE_OR_MANY}"})
+    risk = OneOrMany(allow_none=True, metadata={"description": f"of {', '.join(RISKS)}: {ONE_OR_MANY}"})
+    workflow_id = OneOrMany(allow_none=True, metadata={"description": ONE_OR_MANY})
+    user = OneOrMany(allow_none=True, metadata={"description": f"who started the execution, {ONE_OR_MANY}"})
+    agent_step = OneOrMany(
         allow_none=True, metadata={"description": f"the agent step calling, {ONE_OR_MANY}; `*`: any agent step"}
     )
-    agent = fields.Raw(
+    agent = OneOrMany(
         allow_none=True,
         metadata={
             "description": f"the agent identity calling through the MCP gateway "
             f"(its name), {ONE_OR_MANY}; `*`: any agent"
         },
     )
-    sql = fields.Raw(
+    sql = Checked(
+        "string",
         allow_none=True,
         metadata={"description": "`not_read`: the call's `query` is not a read-only statement; `read`: it is"},
     )
-    host_not_in = fields.Raw(
+    host_not_in = OneOrMany(
         allow_none=True,
         metadata={"description": "the call's `url` host is on none of these (host names, `*.suffix`, `*`)"},
     )
-    path_outside = fields.Raw(allow_none=True, metadata={"description": "the call's `path` lies outside this folder"})
-    params = fields.Raw(
+    path_outside = Checked(
+        "string", allow_none=True, metadata={"description": "the call's `path` lies outside this folder"}
+    )
+    params = Checked(
+        "string",
         allow_none=True,
         metadata={
             "description": "a predicate in the condition language (README, Policies), e.g. `params.amount > 1000`"
@@ -127,7 +129,7 @@ class DefaultsSchema(Schema):
 
 class EvaluateIn(Schema):
     tool = fields.String(required=True, validate=validate.Length(min=1, max=200))
-    params = fields.Dict(load_default=dict)
+    params = ToolParams(load_default=dict)
     step_type = fields.String(load_default="action", validate=validate.OneOf(STEP_TYPES))
     workflow_id = fields.String(load_default=None, allow_none=True)
     user = fields.String(load_default=None, allow_none=True)
@@ -157,12 +159,10 @@ class MatchedRule(RuleRef):
     lost_because = fields.String(required=True)
 
 
-class AppliedRuleSchema(Shape):
-    """A learned rule that changed a call's arguments."""
+class AppliedRuleSchema(Shape, ValueChange):
+    """A learned rule that changed a call's arguments: the value it replaces (before) and the one it puts instead."""
 
     field = fields.String(required=True)
-    before = fields.Raw(allow_none=True, metadata={"description": "the value the rule replaces (any JSON value)"})
-    after = fields.Raw(allow_none=True, metadata={"description": "the value it puts instead (any JSON value)"})
     count = fields.Integer()
 
 
@@ -170,7 +170,7 @@ class LearnedSuggestionSchema(Shape):
     """What a gateway tool's accepted learned rules make of a held call's arguments (docs/mcp-gateway.md)."""
 
     pack_id = fields.String(required=True)
-    params = fields.Dict(required=True, metadata={"description": "the corrected arguments"})
+    params = ToolParams(required=True, metadata={"description": "the corrected arguments"})
     rules = fields.List(fields.Nested(AppliedRuleSchema), required=True)
     text = fields.String(required=True, metadata={"description": "the changes in words: reason: 'late' → 'lost'"})
     auto = StrictBoolean(metadata={"description": "applied without a person when the tool is in AUTO"})

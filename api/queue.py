@@ -13,7 +13,7 @@ from marshmallow import fields, validate
 from api.base import Blueprint
 from api.coaching import SuggestionSchema
 from api.context import services, workspace_id
-from api.schemas import PageArgs, Shape, one_of, page_body, page_of
+from api.schemas import PageArgs, RunVariables, Shape, one_of, page_body, page_of
 from core import gates as G
 from core.execution import states as S
 from services.coaching import service as coaching
@@ -67,7 +67,7 @@ class QueueItemSchema(SuggestionSchema):
         S.STATES, required=True, metadata={"description": "waiting_decision, or paused when the session is paused"}
     )
     execution_mode = one_of(MODES, required=True)
-    variables = fields.Dict(metadata={"description": "the run's variables, so two runs of a workflow differ"})
+    variables = RunVariables(metadata={"description": "the run's variables, so two runs of a workflow differ"})
 
 
 class QuestionSchema(Shape):
@@ -89,7 +89,7 @@ class QuestionSchema(Shape):
     paused_at = fields.String(required=True, allow_none=True)
     deadline = fields.String(required=True, allow_none=True)
     on_timeout = one_of(G.ACTIONS, allow_none=True, required=True)
-    variables = fields.Dict(required=True, metadata={"description": "the run's variables: free-form"})
+    variables = RunVariables(required=True, metadata={"description": "the run's variables"})
     execution_mode = one_of(MODES, required=True)
     waiting_since = fields.DateTime(required=True)
 

@@ -13,7 +13,7 @@ from marshmallow import Schema, fields, validate
 
 from api.context import operator, require, requires, services, user_id, workspace_id
 from api.execution_schemas import STEP_DECISIONS, ExecutionErrorSchema
-from api.schemas import one_of
+from api.schemas import RunVariables, ToolParams, ValueChange, one_of
 from core.execution import states as S
 from core.execution.history import APPROVAL, DECIDED, EVENT_KINDS
 from services.agents import llm_provider
@@ -24,7 +24,7 @@ from services.notifier import Events
 
 class RetryArgs(Schema):
     step_id = fields.String(required=True, validate=validate.Length(min=1, max=64))
-    params = fields.Dict(
+    params = ToolParams(
         load_default=None,
         allow_none=True,
         metadata={
@@ -46,7 +46,7 @@ class ResumeFromArgs(Schema):
 
 
 class RerunArgs(Schema):
-    variables = fields.Dict(
+    variables = RunVariables(
         load_default=None,
         allow_none=True,
         metadata={
@@ -75,14 +75,12 @@ class RerunSchema(Schema):
     status = one_of(S.STATES, required=True)
     mode = one_of(MODES)
     workflow_version = fields.Integer()
-    variables = fields.Dict()
+    variables = RunVariables()
 
 
-class HistoryChangeSchema(Schema):
+class HistoryChangeSchema(ValueChange):
     path = fields.String()
     change = fields.String(validate=validate.OneOf(("added", "removed", "changed")))
-    before = fields.Raw(allow_none=True)
-    after = fields.Raw(allow_none=True)
 
 
 class HistoryEventSchema(Schema):
@@ -96,7 +94,7 @@ class HistoryEventSchema(Schema):
     reason = fields.String()
     question = fields.String(allow_none=True)
     answer = fields.Raw(allow_none=True)
-    params = fields.Raw()
+    params = ToolParams()
     rationale = fields.String()
     source = fields.String()
     changes = fields.List(

@@ -12,7 +12,7 @@ from marshmallow import Schema, fields, validate
 from api.base import Blueprint
 from api.context import requires, services, workspace_id
 from api.policies import PolicyIn
-from api.schemas import Shape, StrictBoolean, one_of
+from api.schemas import Shape, StrictBoolean, map_of, one_of
 from core.policy import EFFECTS
 from core.regions import proposals as P
 from core.regions import replay as R
@@ -121,7 +121,7 @@ class ReplaySchema(Shape):
     )
     matched = fields.Integer(metadata={"description": "a rule's replay: the calls the rule decides"})
     changed = fields.Integer(metadata={"description": "a rule's replay: the calls whose effect it changes"})
-    effects = fields.Dict(keys=one_of(EFFECTS), values=fields.Integer())
+    effects = map_of(fields.Integer(), keys=one_of(EFFECTS))
     rule_failed = fields.Nested(
         FailedSchema, metadata={"description": "calls the rule failed on (taken as require_review: fail closed)"}
     )

@@ -25,6 +25,62 @@ class StrictFloat(fields.Float):
         return super()._deserialize(value, attr, data, **kwargs)
 
 
+def map_of(values: fields.Field, keys: fields.Field | None = None, **kwargs) -> fields.Dict:
+    """An object of names to values of one type (`additionalProperties` of that type): a typed map."""
+    return fields.Dict(keys=keys or fields.String(), values=values, **kwargs)
+
+
+class ToolParams(fields.Dict):
+    """A tool's params, or the arguments of an agent's call: an object whose fields the tool's own JSON Schema types
+    (the tools differ by workspace), so free-form here."""
+
+
+class ToolOutput(fields.Raw):
+    """What a tool returned, or what a person gave in its place: any JSON value."""
+
+
+class RunVariables(fields.Dict):
+    """A run's variables: the values of the inputs its workflow declares, checked by core.workflow (free-form here)."""
+
+
+class ToolSchema(fields.Dict):
+    """A JSON Schema of a tool's params or of an MCP tool's input, as the tool or its server declares it."""
+
+
+class OneOrMany(fields.Field):
+    """A string or a list of strings, documented so; taken as sent: the core checks it and names the field (a
+    policy's `match.tool`), with every other problem of the body at once."""
+
+    def __init__(self, **kwargs):
+        metadata = {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
+        super().__init__(metadata={**metadata, **kwargs.pop("metadata", {})}, **kwargs)
+
+
+class Checked(fields.Field):
+    """A value of the JSON type `json_type`, documented so; taken as sent: the core checks it and names the field
+    in its 422 (with the body's other problems, in its words)."""
+
+    def __init__(self, json_type: str, **kwargs):
+        super().__init__(metadata={"type": json_type, **kwargs.pop("metadata", {})}, **kwargs)
+
+
+class ValueChange(Schema):
+    """A field of a tool's params changed: its value before and after (any JSON value, as params hold;
+    `{"$missing": true}` where the field was absent)."""
+
+    before = fields.Raw(allow_none=True, metadata={"description": '{"$missing": true}: the field was absent'})
+    after = fields.Raw(allow_none=True, metadata={"description": '{"$missing": true}: the field is removed'})
+
+
+class SentValueChange(Schema):
+    """ValueChange in an answer that always has both."""
+
+    before = fields.Raw(
+        allow_none=True, required=True, metadata={"description": '{"$missing": true}: the field was absent'}
+    )
+    after = fields.Raw(allow_none=True, required=True, metadata={"description": '{"$missing": true}: removed'})
+
+
 def one_of(values, **kwargs) -> fields.String:
     """A string field whose values are listed in the OpenAPI document as its `enum` (and checked on input)."""
     return fields.String(validate=validate.OneOf(tuple(values)), **kwargs)
@@ -85,9 +141,8 @@ class ErrorDetailSchema(Schema):
     code = fields.String(required=True, metadata={"description": "machine-readable, e.g. not_found, validation_failed"})
     message = fields.String(required=True)
     details = fields.Dict(required=True, metadata={"description": "e.g. the invalid fields and their messages"})
-    lines = fields.Dict(
-        keys=fields.String(),
-        values=fields.Integer(),
+    lines = map_of(
+        fields.Integer(),
         metadata={
             "description": "for a definition sent as YAML or JSON text: the 1-based line where each field of `details` "
             "is written (the nearest written parent for a missing field); `yaml`/`json` for a syntax "

@@ -9,7 +9,7 @@ from marshmallow import Schema, fields
 
 from api.base import Blueprint
 from api.context import operator, requires, services, user_id, workspace_id
-from api.schemas import one_of
+from api.schemas import map_of, one_of
 from core import notifications as N
 from services.slack import check, interactions
 from services.slack import service as slack_settings
@@ -119,9 +119,8 @@ class InteractionAnswerSchema(Schema):
     outcome = one_of(("decided", "refused", "unknown_user", "ignored", "modal_opened"))
     message = fields.String()
     response_action = fields.String(metadata={"description": "view_submission: clear (closes the modal) or errors"})
-    errors = fields.Dict(
-        keys=fields.String(),
-        values=fields.String(),
+    errors = map_of(
+        fields.String(),
         metadata={"description": "view_submission with errors: the modal's block id -> what is wrong"},
     )
 

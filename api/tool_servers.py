@@ -11,7 +11,7 @@ from marshmallow import Schema, fields, validate
 
 from api.base import Blueprint
 from api.context import operator, requires, services, tools, workspace_id
-from api.schemas import StrictBoolean
+from api.schemas import StrictBoolean, ToolSchema, map_of
 from core.tools import RISKS
 from services.tools import is_builtin
 from services.toolservers import service
@@ -49,9 +49,9 @@ class ToolServerIn(Schema):
         validate=validate.Length(max=64),
         metadata={"description": "stdio: program and arguments, allowed by COACH_MCP_STDIO_ALLOW"},
     )
-    headers = fields.Dict(
+    headers = map_of(
+        fields.String(validate=validate.Length(max=8000)),
         keys=fields.String(validate=validate.Length(min=1, max=200)),
-        values=fields.String(validate=validate.Length(max=8000)),
         metadata={
             "description": "http: sent with every request; stored encrypted, never "
             "returned. Omitted on PUT: kept as they are"
@@ -70,9 +70,9 @@ class ToolServerIn(Schema):
         },
     )
     enabled = StrictBoolean(load_default=True)
-    risk_overrides = fields.Dict(
+    risk_overrides = map_of(
+        fields.String(validate=validate.OneOf(RISKS)),
         keys=fields.String(validate=validate.Length(min=1, max=200)),
-        values=fields.String(validate=validate.OneOf(RISKS)),
         load_default=dict,
         metadata={"description": "tool name (without the server's) -> risk"},
     )
@@ -82,7 +82,7 @@ class ServerToolOut(Schema):
     name = fields.String()
     full_name = fields.String()
     description = fields.String()
-    input_schema = fields.Raw(allow_none=True, metadata={"description": "a JSON Schema, as the server sent it"})
+    input_schema = ToolSchema(allow_none=True, metadata={"description": "a JSON Schema, as the server sent it"})
     annotations = fields.Dict(metadata={"description": "the server's MCP tool annotations, as sent (readOnlyHint …)"})
     annotated_risk = fields.String(validate=validate.OneOf(RISKS))
     risk = fields.String(validate=validate.OneOf(RISKS))
@@ -100,9 +100,8 @@ class ToolServerOut(Schema):
     has_secret = StrictBoolean()
     trusted = StrictBoolean()
     enabled = StrictBoolean()
-    risk_overrides = fields.Dict(
-        keys=fields.String(),
-        values=fields.String(validate=validate.OneOf(RISKS)),
+    risk_overrides = map_of(
+        fields.String(validate=validate.OneOf(RISKS)),
         metadata={"description": "tool name (without the server's) -> risk"},
     )
     tools = fields.List(fields.Nested(ServerToolOut))
@@ -122,7 +121,7 @@ class RegistryTool(Schema):
     name = fields.String()
     description = fields.String()
     risk = fields.String(validate=validate.OneOf(RISKS))
-    params_schema = fields.Raw()
+    params_schema = ToolSchema()
     source = fields.String(validate=validate.OneOf(("builtin", "entry_point", "mcp")))
     server = fields.String(allow_none=True, metadata={"description": "mcp: the server's name"})
     annotations = fields.Dict(allow_none=True)

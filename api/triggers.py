@@ -13,7 +13,7 @@ from marshmallow import INCLUDE, Schema, ValidationError, fields, pre_load, vali
 
 from api.base import Blueprint
 from api.context import operator, requires, services, workspace_id
-from api.schemas import CredentialOut, StrictBoolean, one_of
+from api.schemas import CredentialOut, RunVariables, StrictBoolean, map_of, one_of
 from config import Settings
 from core import triggers as T
 from core.execution import states as S
@@ -47,9 +47,9 @@ MODE = fields.String(
 
 class HookIn(Schema):
     name = fields.String(required=True, validate=validate.Length(min=1, max=100))
-    mapping = fields.Dict(
+    mapping = map_of(
+        fields.String(validate=validate.Length(min=1, max=1000)),
         keys=fields.String(validate=validate.Length(min=1, max=200)),
-        values=fields.String(validate=validate.Length(min=1, max=1000)),
         load_default=dict,
         metadata={
             "description": "variable -> dotted path in the body (order.id, items.0.sku); "
@@ -61,7 +61,7 @@ class HookIn(Schema):
 
 class HookOut(CredentialOut):
     workflow_id = fields.String()
-    mapping = fields.Dict()
+    mapping = map_of(fields.String(), metadata={"description": "variable -> dotted path in the body"})
     mode = one_of(executions.MODES, allow_none=True)
     path = fields.String(metadata={"description": "where the sender POSTs: /api/hooks/<id>"})
     url = fields.String(metadata={"description": "the same, on the origin this request came to"})
@@ -87,7 +87,7 @@ class ScheduleIn(Schema):
         validate=validate.Length(min=1, max=64),
         metadata={"description": "an IANA time zone, e.g. Europe/Berlin"},
     )
-    variables = fields.Dict(load_default=dict, metadata={"description": "the variables of every run it starts"})
+    variables = RunVariables(load_default=dict, metadata={"description": "the variables of every run it starts"})
     mode = MODE
     enabled = StrictBoolean(load_default=True)
 
@@ -96,7 +96,7 @@ class SchedulePatch(Schema):
     name = fields.String(validate=validate.Length(min=1, max=100))
     cron = fields.String(validate=validate.Length(min=1, max=T.MAX_CRON))
     timezone = fields.String(validate=validate.Length(min=1, max=64))
-    variables = fields.Dict()
+    variables = RunVariables()
     mode = fields.String(allow_none=True, validate=validate.OneOf(executions.MODES))
     enabled = StrictBoolean()
 
@@ -108,7 +108,7 @@ class ScheduleOut(Schema):
     cron = fields.String()
     timezone = fields.String()
     description = fields.String(metadata={"description": "the cron expression in words"})
-    variables = fields.Dict()
+    variables = RunVariables()
     mode = one_of(executions.MODES, allow_none=True)
     enabled = StrictBoolean()
     next_fire_at = fields.DateTime(allow_none=True, metadata={"description": "null while disabled"})

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from flask import request
+from flask import current_app, jsonify, request
 from flask.views import MethodView
-from marshmallow import INCLUDE, Schema, fields, validate
+from flask_smorest import current_api
+from marshmallow import Schema, ValidationError, fields, validate
 
 from api.base import Blueprint
 from api.context import operator, require, requires, services, workspace_id
-from api.schemas import PageArgs, Shape, StrictBoolean, one_of, page_body, page_of
+from api.json_schema import component_as_json_schema
+from api.schemas import PageArgs, Shape, StrictBoolean, map_of, one_of, page_body, page_of
 from core import gates as G
 from core.coaching import autonomy
 from core.coaching.levels import LEVELS
 from core.errors import ValidationFailed
+from core.workflow import format as F
 from core.workflow.source_lines import lines_of
 from services import demo
 from services.autonomy import service as workflow_autonomy
@@ -23,22 +26,15 @@ from services.workflows import service as workflows
 blp = Blueprint("workflows", __name__, url_prefix="/api/workflows", description="Workflow definitions")
 
 
-class DefinitionSchema(Schema):
-    """The definition is validated by the core (every field, with paths); this schema documents it."""
+class WorkflowDefinitionSchema(F.WorkflowDefinition):
+    """The body of POST and PUT: the definition format (core.workflow.format, docs/workflow-definitions.md). The
+    route takes it as it was sent: the core checks it with this same schema (`_parse`), where every problem gets its
+    path and, for a definition sent as text, its line."""
 
-    class Meta:
-        unknown = INCLUDE
-
-    name = fields.Raw(metadata={"description": "workflow name", "type": "string"})
-    description = fields.Raw(metadata={"type": "string"})
-    variables = fields.Raw(metadata={"type": "object", "description": "name -> {type, default, required}"})
-    steps = fields.Raw(
-        metadata={
-            "type": "array",
-            "items": {"type": "object"},
-            "description": "id, type, tool, params, depends_on, when, timeout_s, retries...",
-        }
-    )
+    def load(self, data, **kwargs):
+        if not isinstance(data, dict):
+            raise ValidationError({"_schema": ["Invalid input type."]})
+        return data
 
 
 class VersionArgs(Schema):
@@ -62,22 +58,19 @@ class WorkflowSchema(Shape):
     latest_version = fields.Integer(required=True)
     name = fields.String(required=True)
     description = fields.String()
-    variables = fields.Dict(metadata={"description": "name -> {type, default, required, description}, as written"})
-    steps = fields.List(
-        fields.Dict(),
-        required=True,
-        metadata={"description": "the step definitions as written (docs/workflow-definitions.md)"},
+    variables = F.Variables(metadata={"description": "its input variables by name, as written"})
+    steps = F.Steps(
+        required=True, metadata={"description": "the step definitions as written (docs/workflow-definitions.md)"}
     )
-    human_timeout_s = fields.Raw(
-        metadata={"description": "the default deadline of its human gates, when set", "type": "number"}
+    human_timeout_s = F.Number(
+        F.SECONDS, minimum=0, min_inclusive=False, metadata={"description": "the default deadline of its human gates"}
     )
     on_human_timeout = one_of(G.ACTIONS, metadata={"description": "what that deadline does"})
     timeout_answer = fields.Raw(metadata={"description": "free-form"})
     level = one_of(LEVELS, required=True)
     mode = one_of(autonomy.WORKFLOW_MODES, required=True)
-    step_modes = fields.Dict(
-        keys=fields.String(),
-        values=fields.String(validate=validate.OneOf(autonomy.STEP_MODES)),
+    step_modes = map_of(
+        fields.String(validate=validate.OneOf(autonomy.STEP_MODES)),
         metadata={
             "description": "steps with a mode of their own (auto: promoted alone; "
             "always_review: pinned); the others follow the workflow's mode"
@@ -112,7 +105,7 @@ class Workflows(MethodView):
             return page_body([workflow_autonomy.view(session, wf) for wf in rows], total, args)
 
     @requires("lead")
-    @blp.arguments(DefinitionSchema, content_type="application/json")
+    @blp.arguments(WorkflowDefinitionSchema, content_type="application/json")
     @blp.response(201, WorkflowSchema)
     def post(self, definition):
         svc = services()
@@ -141,6 +134,32 @@ class Templates(MethodView):
         return {"items": demo.templates()}
 
 
+@blp.route("/schema")
+class DefinitionJsonSchema(MethodView):
+    @blp.doc(
+        responses={
+            "200": {
+                "description": "the workflow definition format as a JSON Schema document (draft-07)",
+                "content": {"application/json": {"schema": {"type": "object"}}},
+            }
+        }
+    )
+    def get(self):
+        """The definition format (the WorkflowDefinition schema of this document and every schema it reaches) as
+        JSON Schema: what the web app's editor completes and checks a definition with."""
+        return jsonify(definition_json_schema())
+
+
+def definition_json_schema() -> dict:
+    app = current_app._get_current_object()
+    cached = app.extensions.get("coach_definition_schema")
+    if cached is None:
+        components = current_api.spec.to_dict()["components"]["schemas"]
+        cached = component_as_json_schema(components, "WorkflowDefinition", "Coach workflow definition")
+        app.extensions["coach_definition_schema"] = cached
+    return cached
+
+
 @blp.route("/<workflow_id>")
 class WorkflowById(MethodView):
     @blp.arguments(VersionArgs, location="query")
@@ -151,7 +170,7 @@ class WorkflowById(MethodView):
             return workflow_autonomy.view(session, wf, args["version"])
 
     @requires("lead")
-    @blp.arguments(DefinitionSchema, content_type="application/json")
+    @blp.arguments(WorkflowDefinitionSchema, content_type="application/json")
     @blp.response(200, WorkflowSchema)
     def put(self, definition, workflow_id):
         svc = services()

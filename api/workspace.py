@@ -119,6 +119,16 @@ class UndoWindow(MethodView):
             )
 
 
+class ReviewDefaultsSchema(Schema):
+    """The defaults of the check and evidence settings (core.coaching.checks.DEFAULTS)."""
+
+    check_rate = fields.Float(required=True)
+    evidence_from = one_of(checks.EVIDENCE_FROM, required=True)
+    min_checks = fields.Integer(required=True)
+    min_catch_rate = fields.Float(required=True)
+    max_fast_share = fields.Float(required=True)
+
+
 class ReviewFloorSchema(Schema):
     attentive_floor_ms = fields.Integer(
         allow_none=True,
@@ -173,12 +183,8 @@ class ReviewFloorSchema(Schema):
     min_ms = fields.Integer(dump_only=True, metadata={"description": "the lowest floor a lead may set"})
     max_ms = fields.Integer(dump_only=True, metadata={"description": "the highest floor a lead may set"})
     max_check_rate = StrictFloat(dump_only=True, metadata={"description": "the highest check_rate a lead may set"})
-    defaults = fields.Dict(
-        dump_only=True,
-        metadata={
-            "description": "each check and evidence setting's default (check_rate, evidence_from, min_checks, "
-            "min_catch_rate, max_fast_share)"
-        },
+    defaults = fields.Nested(
+        "ReviewDefaultsSchema", dump_only=True, metadata={"description": "each check and evidence setting's default"}
     )
     workspace = fields.Boolean(dump_only=True, metadata={"description": "whether this workspace set its own floor"})
 

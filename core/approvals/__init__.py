@@ -1,7 +1,8 @@
 """Approvals: an `approval` step, or a policy-forced review of a tool call, waiting for M people to say yes.
 
 Pure rules, no storage (services/approvals/: service.py loads and stores, decisions.py and deadlines.py call these):
-- what an approval step asks for (`parse_spec`: approvers, quorum, separate duties, timeout, message);
+- what an approval step asks for (ApprovalSpec: approvers, quorum, separate duties, timeout, message; its fields are
+  checked by core.workflow.format's ApprovalStep);
 - who may decide (`check_eligible`): a member whose role satisfies one of `approvers.roles` (role hierarchy
   operator < lead < admin, so `lead` is satisfied by a lead or an admin) or who is named in `approvers.users`
   (by email or user id); with `separate_duties`, never the person who started the execution;
@@ -16,7 +17,6 @@ A decision on an approval that is no longer pending is a 409 and changes nothing
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -63,81 +63,6 @@ class ApprovalSpec:
     @property
     def approvers(self) -> dict[str, list[str]]:
         return {"roles": list(self.roles), "users": list(self.users)}
-
-
-def parse_spec(raw: dict[str, Any], path: str) -> tuple[ApprovalSpec, dict[str, list[str]]]:
-    """An approval step's fields as an ApprovalSpec, and every problem by field path (`steps[2].quorum`)."""
-    problems: dict[str, list[str]] = {}
-
-    def bad(key: str, message: str) -> None:
-        problems.setdefault(f"{path}.{key}", []).append(message)
-
-    roles, users = DEFAULT_ROLES, ()
-    approvers = raw.get("approvers", {"roles": list(DEFAULT_ROLES)})
-    if not isinstance(approvers, dict):
-        bad("approvers", "must be an object {roles: [...], users: [...]}")
-    else:
-        unknown = sorted(set(approvers) - {"roles", "users"})
-        if unknown:
-            bad("approvers", f"unknown keys {unknown}; approvers take roles and users")
-        raw_roles = approvers.get("roles", [] if "users" in approvers else list(DEFAULT_ROLES))
-        if not isinstance(raw_roles, list) or not all(isinstance(r, str) for r in raw_roles):
-            bad("approvers.roles", f"must be a list of roles, each one of {list(ROLES)}")
-        else:
-            for i, role in enumerate(raw_roles):
-                if role not in RANK:
-                    bad(f"approvers.roles[{i}]", f"unknown role {role!r}; one of {list(ROLES)}")
-            roles = tuple(dict.fromkeys(raw_roles))
-        raw_users = approvers.get("users", [])
-        if not isinstance(raw_users, list) or not all(isinstance(u, str) and u.strip() for u in raw_users):
-            bad("approvers.users", "must be a list of user emails or ids")
-        elif len(raw_users) > MAX_USERS:
-            bad("approvers.users", f"at most {MAX_USERS} users")
-        else:
-            users = tuple(dict.fromkeys(u.strip().lower() if "@" in u else u.strip() for u in raw_users))
-        if not roles and not users and not problems:
-            bad("approvers", "names nobody: give roles, users or both")
-    quorum = raw.get("quorum", 1)
-    if isinstance(quorum, bool) or not isinstance(quorum, int) or quorum < 1:
-        bad("quorum", "must be an integer >= 1 (how many distinct people must approve)")
-        quorum = 1
-    elif not roles and users and quorum > len(users):
-        bad("quorum", f"is {quorum} but only {len(users)} users may approve (approvers.users, no roles)")
-    separate = raw.get("separate_duties", False)
-    if not isinstance(separate, bool):
-        bad("separate_duties", "must be true or false")
-        separate = False
-    timeout_s = raw.get("timeout_s")
-    if timeout_s is not None and (
-        isinstance(timeout_s, bool)
-        or not isinstance(timeout_s, (int, float))
-        or not math.isfinite(timeout_s)
-        or timeout_s <= 0
-    ):
-        bad("timeout_s", "must be a number of seconds > 0 (leave it out to wait without a deadline)")
-        timeout_s = None
-    on_timeout = raw.get("on_timeout", "reject")
-    if on_timeout not in ON_TIMEOUT:
-        bad("on_timeout", f"must be one of {list(ON_TIMEOUT)}")
-        on_timeout = "reject"
-    message = raw.get("message", "")
-    if message is None:
-        message = ""
-    if not isinstance(message, str):
-        bad("message", "must be a string (a template such as 'Pay {{ steps.total.output.sum }}?')")
-        message = ""
-    elif len(message) > MAX_MESSAGE:
-        bad("message", f"must be at most {MAX_MESSAGE:,} characters")
-    spec = ApprovalSpec(
-        roles=roles,
-        users=users,
-        quorum=quorum,
-        separate_duties=separate,
-        timeout_s=float(timeout_s) if timeout_s is not None else None,
-        on_timeout=on_timeout,
-        message=message,
-    )
-    return spec, problems
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
 """Deadlines on human gates: a pending suggestion, a correction request after a reject, a clarification (a
 `human_input` step). Pure rules, no storage (services/executions/gates.py arms, scans and fires them):
 
-- what a definition may say (`parse_timeout`): `human_timeout_s` (seconds > 0) and `on_human_timeout` per step,
-  with a workflow-wide default of both; `timeout_answer` is the answer `on_human_timeout: answer` gives;
+- what a definition may say (checked by core.workflow.format's schemas, resolved by core.workflow.steps):
+  `human_timeout_s` (seconds > 0) and `on_human_timeout` per step, with a workflow-wide default of both;
+  `timeout_answer` is the answer `on_human_timeout: answer` gives;
 - what a deadline does to each kind of gate (`action_for`): a suggestion takes `skip`, `fail` or `accept`; a
   correction request `skip` or `fail`; a clarification `skip`, `fail` or `answer`. An action that does not fit the
   gate (a workflow default `accept` reaching a clarification or a correction request) fails it: a timeout never
@@ -15,7 +16,6 @@ approval step's `timeout_s` / `on_timeout` its approval's deadline; a person's d
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -51,54 +51,6 @@ class HumanTimeout:
     timeout_s: float
     on_timeout: str = DEFAULT_ACTION
     answer: Any = None  # the answer of `on_timeout: answer`
-
-
-def _seconds(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value) and value > 0
-
-
-def parse_timeout(
-    raw: dict[str, Any], path: str, allowed: tuple[str, ...], default: HumanTimeout | None = None
-) -> tuple[HumanTimeout | None, dict[str, list[str]]]:
-    """The gate deadline of a step (or, with path "" and the workflow's actions, the workflow's default), and every
-    problem by field path. A step that says nothing gets `default`; a step that sets `human_timeout_s` alone takes
-    the default's action when it fits the step (else fail); `human_timeout_s: null` opts a step out of the default."""
-    problems: dict[str, list[str]] = {}
-    where = (lambda key: f"{path}.{key}") if path else (lambda key: key)
-    present = [k for k in KEYS if k in raw]
-    if not present:
-        if default is not None and default.on_timeout not in allowed:
-            default = HumanTimeout(default.timeout_s, DEFAULT_ACTION)
-        return default, problems
-    if "human_timeout_s" in raw and raw["human_timeout_s"] is None:  # a step that opts out of the workflow's default
-        for key in present[1:]:
-            problems[where(key)] = ["has no effect with human_timeout_s: null (no deadline)"]
-        return None, problems
-    timeout_s = raw.get("human_timeout_s", default.timeout_s if default else None)
-    if "human_timeout_s" in raw and not _seconds(timeout_s):
-        problems[where("human_timeout_s")] = ["must be a number of seconds > 0 (leave it out: no deadline)"]
-    elif timeout_s is None:
-        for key in present:
-            problems[where(key)] = ["needs human_timeout_s: the seconds a person has before it applies"]
-    action = raw.get("on_human_timeout")
-    if action is None:
-        inherited = default.on_timeout if default else DEFAULT_ACTION
-        action = inherited if inherited in allowed else DEFAULT_ACTION
-    elif action not in allowed:
-        why = {
-            ACCEPT: "accept is for steps that are suggested (action steps)",
-            ANSWER: "answer is for human_input steps, with timeout_answer"
-            if path
-            else "answer is set per human_input step, with its timeout_answer",
-        }.get(action)
-        problems[where("on_human_timeout")] = [f"must be one of {list(allowed)}" + (f": {why}" if why else "")]
-    if action == ANSWER and "timeout_answer" not in raw:
-        problems[where("timeout_answer")] = ["is required with on_human_timeout: answer (the answer it gives)"]
-    if "timeout_answer" in raw and action != ANSWER:
-        problems.setdefault(where("timeout_answer"), []).append("is only read with on_human_timeout: answer")
-    if problems or timeout_s is None:  # (no seconds is always a problem above)
-        return None, problems
-    return HumanTimeout(float(timeout_s), action, raw.get("timeout_answer")), problems
 
 
 def action_for(kind: str, configured: str) -> str:

@@ -1,6 +1,6 @@
-"""Turn a submitted definition (parsed JSON or YAML) into a WorkflowDef, or say every field that is wrong. Its parts
-are checked beside it: core.workflow.steps (one step), core.workflow.variables (the input variables); here, the
-definition as a whole and the order of its steps."""
+"""Turn a submitted definition (parsed JSON or YAML) into a WorkflowDef, or say every field that is wrong. The format
+is core.workflow.format's schemas; core.workflow.steps checks a step against the workspace's tools and builds it;
+here, the definition as a whole and the order of its steps."""
 
 from __future__ import annotations
 
@@ -9,15 +9,15 @@ from dataclasses import replace
 from graphlib import CycleError, TopologicalSorter
 from typing import Any
 
+from marshmallow import ValidationError
+
 from core import gates
 from core.errors import ValidationFailed
 from core.tools import ToolRegistry
+from core.workflow.format import MAX_STEPS, WorkflowDefinition, flatten
 from core.workflow.model import StepDef, WorkflowDef
-from core.workflow.problems import MAX_TEXT, FieldErrors, listed
-from core.workflow.steps import parse_step
-from core.workflow.variables import parse_variables
-
-MAX_STEPS = 500
+from core.workflow.problems import FieldErrors, listed
+from core.workflow.steps import build_step
 
 
 def _with_branch_owners(steps: list[StepDef]) -> list[StepDef]:
@@ -83,35 +83,26 @@ def _order(steps: list[StepDef], errors: FieldErrors, index: dict[str, int]) -> 
 
 
 def parse_definition(data: Any, tools: ToolRegistry) -> WorkflowDef:
-    errors = FieldErrors()
+    """`data` (parsed JSON or YAML) loaded by the definition's schema (core.workflow.format), checked against the
+    workspace's tools and between its steps; every problem at once, by field path (ValidationFailed)."""
     if not isinstance(data, dict):
         raise ValidationFailed("a workflow definition must be an object", details={"(body)": ["must be an object"]})
-    name = data.get("name")
-    if not isinstance(name, str) or not name.strip():
-        errors.add("name", "is required: a non-empty string")
-    elif len(name) > 200:
-        errors.add("name", "must be at most 200 characters")
-    description = data.get("description") or ""
-    if not isinstance(description, str):
-        errors.add("description", "must be a string")
-    elif len(description) > MAX_TEXT:
-        errors.add("description", f"must be at most {MAX_TEXT:,} characters")
-    variables = parse_variables(data.get("variables"), errors)
-    human_timeout, problems = gates.parse_timeout(data, "", gates.WORKFLOW_ACTIONS)
-    for where, messages in problems.items():
-        for message in messages:
-            errors.add(where, message)
+    errors = FieldErrors()
+    try:
+        loaded = WorkflowDefinition().load(data)
+    except ValidationError as exc:
+        loaded = exc.valid_data or {}
+        for path, message in flatten(exc.messages):
+            errors.add(path, message)
+    default_timeout = _default_timeout(data, loaded, errors)
     raw_steps = data.get("steps")
     steps: list[StepDef] = []
     seen: dict[str, int] = {}  # step id -> its place in the list
-    if not isinstance(raw_steps, list) or not raw_steps:
-        errors.add("steps", "is required: a non-empty list of steps")
-    elif len(raw_steps) > MAX_STEPS:
-        errors.add("steps", f"at most {MAX_STEPS} steps")
-    else:
+    if isinstance(raw_steps, list) and 0 < len(raw_steps) <= MAX_STEPS:
         previous = None
-        for i, raw in enumerate(raw_steps):
-            step = parse_step(raw, i, previous, tools, errors, human_timeout)
+        loaded_steps = loaded.get("steps") or [None] * len(raw_steps)
+        for i, (raw, step_data) in enumerate(zip(raw_steps, loaded_steps, strict=True)):
+            step = build_step(raw, step_data, i, previous, tools, errors, default_timeout)
             if step is None:
                 continue
             if step.id in seen:
@@ -123,6 +114,7 @@ def parse_definition(data: Any, tools: ToolRegistry) -> WorkflowDef:
     steps = _with_branch_owners(steps)
     order = _order(steps, errors, seen)
     errors.raise_if_any("workflow definition")
+    name, description = loaded["name"], loaded.get("description") or ""
     source = {
         "name": name,
         "description": description,
@@ -131,5 +123,21 @@ def parse_definition(data: Any, tools: ToolRegistry) -> WorkflowDef:
         **{k: data[k] for k in gates.KEYS if k in data},
     }
     return WorkflowDef(
-        name=name.strip(), description=description, variables=variables, steps=tuple(steps), order=order, source=source
+        name=name.strip(),
+        description=description,
+        variables=loaded.get("variables") or {},
+        steps=tuple(steps),
+        order=order,
+        source=source,
+    )
+
+
+def _default_timeout(data: dict, loaded: dict, errors: FieldErrors) -> gates.HumanTimeout | None:
+    """The workflow's default deadline on human gates (its fields checked by the schema), when it has a valid one."""
+    if errors.by_field.keys() & set(gates.KEYS) or loaded.get("human_timeout_s") is None:
+        return None
+    return gates.HumanTimeout(
+        float(loaded["human_timeout_s"]),
+        loaded.get("on_human_timeout") or gates.DEFAULT_ACTION,
+        data.get("timeout_answer"),
     )

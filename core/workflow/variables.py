@@ -1,4 +1,5 @@
-"""A definition's input variables: their declarations checked, and the values an execution is started with."""
+"""The values an execution is started with, checked against its definition's variables (their declarations are
+checked by core.workflow.format's VariableDeclaration)."""
 
 from __future__ import annotations
 
@@ -7,43 +8,8 @@ from typing import Any
 import jsonschema
 
 from core.errors import ValidationFailed
-from core.workflow.model import VARIABLE_TYPES, VariableDef, WorkflowDef
-from core.workflow.problems import IDENTIFIER, MAX_TEXT, FieldErrors
-
-
-def parse_variables(raw: Any, errors: FieldErrors) -> dict[str, VariableDef]:
-    """The declared variables by name, each problem added to `errors`."""
-    if raw is None:
-        return {}
-    if not isinstance(raw, dict):
-        errors.add("variables", "must be an object of variable name to {type, default, required}")
-        return {}
-    out: dict[str, VariableDef] = {}
-    for name, spec in raw.items():
-        path = f"variables.{name}"
-        if not IDENTIFIER.match(str(name)):
-            errors.add(path, "variable names are letters, digits, _ and -, starting with a letter or _")
-        if not isinstance(spec, dict):  # shorthand: `who: world` means a string with that default
-            spec = {"default": spec}
-        vtype = spec.get("type", "any")
-        if vtype not in VARIABLE_TYPES:
-            errors.add(f"{path}.type", f"must be one of {sorted(VARIABLE_TYPES)}")
-            vtype = "any"
-        json_type = VARIABLE_TYPES[vtype]
-        if len(str(spec.get("description", ""))) > MAX_TEXT:
-            errors.add(f"{path}.description", f"must be at most {MAX_TEXT:,} characters")
-        if json_type and spec.get("default") is not None:
-            for err in jsonschema.Draft202012Validator({"type": json_type}).iter_errors(spec["default"]):
-                errors.add(f"{path}.default", err.message)
-        out[name] = VariableDef(
-            name=name,
-            type=vtype,
-            default=spec.get("default"),
-            has_default="default" in spec,
-            required=bool(spec.get("required", False)),
-            description=str(spec.get("description", "")),
-        )
-    return out
+from core.workflow.model import VARIABLE_TYPES, WorkflowDef
+from core.workflow.problems import FieldErrors
 
 
 def validate_variables(defn: WorkflowDef, given: Any) -> dict[str, Any]:

@@ -12,7 +12,10 @@ from core.agent import conversation as C
 from core.agent.conversation import ToolCall
 from core.agent.loop import AgentLoop, Result, Ruling, answered, final_output, markers, next_move, opening
 from core.agent.provider import ProviderError, Reply, Request
-from core.agent.spec import AgentSpec, api_names, parse_spec, resolve_tools
+from core.agent.spec import AgentSpec, api_names, resolve_tools
+from core.errors import ValidationFailed
+from core.tools import ToolRegistry
+from core.workflow import parse_definition
 
 
 @dataclass
@@ -298,20 +301,26 @@ def test_next_move_of_an_empty_conversation_asks_the_llm():
 
 def test_agent_specs_are_checked_and_tools_are_resolved_from_globs():
     names = ["echo", "file.read", "file.write", "sql.query"]
-    spec, problems = parse_spec({"goal": "g", "tools": ["file.*", "echo"]}, "steps[0]", names)
-    assert problems == {} and resolve_tools(spec.tools, names) == ["echo", "file.read", "file.write"]
-    assert spec.max_tool_iterations == 10 and spec.context_budget_kb == 50
-    _, problems = parse_spec(
-        {
-            "tools": ["nope.*", "shell.run"],
-            "max_tool_iterations": 0,
-            "context_budget_kb": "big",
-            "output_schema": {"type": 3},
-        },
-        "steps[0]",
-        names,
+    registry = ToolRegistry()
+    for name in names:
+        registry.register(_Named(name))
+    defn = parse_definition(
+        {"name": "w", "steps": [{"id": "a", "type": "agent", "goal": "g", "tools": ["file.*", "echo"]}]}, registry
     )
-    assert set(problems) == {
+    spec = defn.step("a").agent
+    assert resolve_tools(spec.tools, names) == ["echo", "file.read", "file.write"]
+    assert spec.max_tool_iterations == 10 and spec.context_budget_kb == 50
+    bad = {
+        "id": "a",
+        "type": "agent",
+        "tools": ["nope.*", "shell.run"],
+        "max_tool_iterations": 0,
+        "context_budget_kb": "big",
+        "output_schema": {"type": 3},
+    }
+    with pytest.raises(ValidationFailed) as info:
+        parse_definition({"name": "w", "steps": [bad]}, registry)
+    assert set(info.value.details) == {
         "steps[0].goal",
         "steps[0].tools[0]",
         "steps[0].tools[1]",
@@ -319,6 +328,16 @@ def test_agent_specs_are_checked_and_tools_are_resolved_from_globs():
         "steps[0].context_budget_kb",
         "steps[0].output_schema",
     }
+
+
+class _Named:
+    description, risk, params_schema = "a tool", "read", {"type": "object"}
+
+    def __init__(self, name):
+        self.name = name
+
+    def run(self, params, ctx):
+        return params
 
 
 @pytest.mark.parametrize("text", ["CONFIRM_DATA: ok?", "REQUEST_APPROVAL: go"])

@@ -4672,7 +4672,7 @@ export interface paths {
             };
             requestBody: {
                 content: {
-                    "application/json": components["schemas"]["Definition"];
+                    "application/json": components["schemas"]["WorkflowDefinition"];
                 };
             };
             responses: {
@@ -4689,6 +4689,46 @@ export interface paths {
                 default: components["responses"]["DEFAULT_ERROR"];
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workflows/schema": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The definition format (the WorkflowDefinition schema of this document and every schema it reaches) as
+         *     JSON Schema: what the web app's editor completes and checks a definition with.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the workflow definition format as a JSON Schema document (draft-07) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": Record<string, unknown>;
+                    };
+                };
+                default: components["responses"]["DEFAULT_ERROR"];
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -4778,7 +4818,7 @@ export interface paths {
             };
             requestBody: {
                 content: {
-                    "application/json": components["schemas"]["Definition"];
+                    "application/json": components["schemas"]["WorkflowDefinition"];
                 };
             };
             responses: {
@@ -5978,6 +6018,64 @@ export interface components {
             invitation?: components["schemas"]["MyInvitation"];
             workspace?: components["schemas"]["WorkspaceRole"];
         };
+        ActionStep: {
+            clarification_question?: string | null;
+            /** @description steps that must be done first (the previous step when left out; [] for none) */
+            depends_on?: string | string[];
+            /** @description notes for people */
+            description?: string | null;
+            /** @description seconds a person has at its gate (null: no deadline, not even the default) */
+            human_timeout_s?: number | null;
+            /** @description unique in the workflow; templates read steps.<id>.output */
+            id: string;
+            /** @description what people see in the queue and the panel (the id) */
+            name?: string | null;
+            /** @enum {string|null} */
+            on_human_timeout?: "skip" | "fail" | "accept" | null;
+            /**
+             * @description after a rejected suggestion: ask for a correction, or stop the run
+             * @default ask
+             * @enum {string}
+             */
+            on_reject?: "ask" | "stop";
+            /** @description the tool's params, checked against its schema except where a template decides */
+            params?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description pause before the step with clarification_question
+             * @default false
+             */
+            requires_clarification?: boolean | null;
+            /**
+             * @description more attempts
+             * @default 0
+             */
+            retries?: number;
+            /**
+             * @description seconds before the first retry, doubling for each next one
+             * @default 1
+             */
+            retry_backoff_s?: number;
+            /** @description only with on_human_timeout: answer */
+            timeout_answer?: unknown;
+            /**
+             * @description seconds the tool may run
+             * @default 300
+             */
+            timeout_s?: number;
+            /** @description a registered tool (echo, http.request, file.read, <server>.<tool> ...) */
+            tool: string;
+            /**
+             * @description action (the default when tool is given)
+             * @enum {string}
+             */
+            type?: "action";
+            /** @description an expression: false skips the step */
+            when?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
         Actions: {
             /** @description every action the log records */
             actions?: string[];
@@ -6009,6 +6107,7 @@ export interface components {
             items?: components["schemas"]["AgentOut"][];
         };
         AgentMessage: {
+            /** @description the call's arguments, as the LLM sent them (JSON) */
             arguments?: unknown;
             asked?: boolean;
             content: string | null;
@@ -6029,7 +6128,9 @@ export interface components {
             /** @description tool: the name the LLM called */
             name?: string | null;
             /** @description what ran (a learned rule or a correction applied) */
-            params?: unknown;
+            params?: {
+                [key: string]: unknown;
+            } | null;
             policy?: components["schemas"]["Verdict"] | null;
             /** @description arguments that were not valid JSON */
             raw_arguments?: string | null;
@@ -6068,13 +6169,75 @@ export interface components {
             /** Format: date-time */
             revoked_at?: string | null;
         };
+        AgentStep: {
+            clarification_question?: string | null;
+            /** @default 50 */
+            context_budget_kb?: number;
+            /** @description steps that must be done first (the previous step when left out; [] for none) */
+            depends_on?: string | string[];
+            /** @description notes for people */
+            description?: string | null;
+            /** @description what the LLM must do (may hold templates) */
+            goal: string;
+            /** @description unique in the workflow; templates read steps.<id>.output */
+            id: string;
+            /** @description added to the system prompt */
+            instructions?: string | null;
+            /** @default 10 */
+            max_tool_iterations?: number;
+            /** @description the model to ask (null: COACH_LLM_MODEL) */
+            model?: string | null;
+            /** @description what people see in the queue and the panel (the id) */
+            name?: string | null;
+            /**
+             * @description after a rejected suggestion: ask for a correction, or stop the run
+             * @default ask
+             * @enum {string}
+             */
+            on_reject?: "ask" | "stop";
+            /** @description the final answer must be JSON of this schema */
+            output_schema?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description pause before the step with clarification_question
+             * @default false
+             */
+            requires_clarification?: boolean | null;
+            /**
+             * @description more attempts
+             * @default 0
+             */
+            retries?: number;
+            /**
+             * @description seconds before the first retry, doubling for each next one
+             * @default 1
+             */
+            retry_backoff_s?: number;
+            /**
+             * @description seconds the tool may run
+             * @default 300
+             */
+            timeout_s?: number;
+            /**
+             * @description tool names or globs ("sql.*") it may call
+             * @default []
+             */
+            tools?: string[];
+            /** @enum {string} */
+            type: "agent";
+            /** @description an expression: false skips the step */
+            when?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
         AnswerArgs: {
             answer: unknown;
         };
         AppliedRule: {
-            /** @description the value it puts instead (any JSON value) */
+            /** @description {"$missing": true}: the field is removed */
             after?: unknown;
-            /** @description the value the rule replaces (any JSON value) */
+            /** @description {"$missing": true}: the field was absent */
             before?: unknown;
             count?: number;
             field: string;
@@ -6103,8 +6266,10 @@ export interface components {
             message?: string;
             /** @enum {string} */
             on_timeout?: "approve" | "reject" | "fail";
-            /** @description the call's params: free-form */
-            params?: unknown;
+            /** @description the call's params */
+            params?: {
+                [key: string]: unknown;
+            } | null;
             /** @description the policy verdict that forced the review */
             policy?: components["schemas"]["Verdict"] | null;
             quorum?: number;
@@ -6152,6 +6317,65 @@ export interface components {
             per_page: number;
             total: number;
         };
+        ApprovalStep: {
+            approvers?: components["schemas"]["StepApprovers"];
+            clarification_question?: string | null;
+            /** @description steps that must be done first (the previous step when left out; [] for none) */
+            depends_on?: string | string[];
+            /** @description notes for people */
+            description?: string | null;
+            /** @description unique in the workflow; templates read steps.<id>.output */
+            id: string;
+            /** @description what the approvers read (may hold templates) */
+            message?: string | null;
+            /** @description what people see in the queue and the panel (the id) */
+            name?: string | null;
+            /**
+             * @description after a rejected suggestion: ask for a correction, or stop the run
+             * @default ask
+             * @enum {string}
+             */
+            on_reject?: "ask" | "stop";
+            /**
+             * @description what that deadline does
+             * @default reject
+             * @enum {string}
+             */
+            on_timeout?: "approve" | "reject" | "fail";
+            /**
+             * @description approvals needed (one reject rejects)
+             * @default 1
+             */
+            quorum?: number;
+            /**
+             * @description pause before the step with clarification_question
+             * @default false
+             */
+            requires_clarification?: boolean | null;
+            /**
+             * @description more attempts
+             * @default 0
+             */
+            retries?: number;
+            /**
+             * @description seconds before the first retry, doubling for each next one
+             * @default 1
+             */
+            retry_backoff_s?: number;
+            /**
+             * @description whoever started the run may not approve
+             * @default false
+             */
+            separate_duties?: boolean;
+            /** @description the approval's deadline */
+            timeout_s?: number | null;
+            /** @enum {string} */
+            type: "approval";
+            /** @description an expression: false skips the step */
+            when?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
         Approvers: {
             roles?: ("operator" | "lead" | "admin")[];
             users?: string[];
@@ -6195,14 +6419,16 @@ export interface components {
             risk?: "read" | "write" | "external" | "destructive";
         };
         ChangeArgs: {
-            /** @description {"$missing": true}: absent */
+            /** @description {"$missing": true}: removed */
             after: unknown;
-            /** @description {"$missing": true}: absent */
+            /** @description {"$missing": true}: the field was absent */
             before: unknown;
             field: string;
         };
         ChangeGroup: {
+            /** @description {"$missing": true}: the field is removed */
             after?: unknown;
+            /** @description {"$missing": true}: the field was absent */
             before?: unknown;
             count: number;
             field: string;
@@ -6255,7 +6481,7 @@ export interface components {
             /** @default null */
             feedback?: string | null;
             /**
-             * @description manual: free-form
+             * @description manual: the output
              * @default null
              */
             manual_output?: unknown;
@@ -6289,6 +6515,61 @@ export interface components {
             ok: boolean;
             stats: components["schemas"]["Stats"];
         };
+        DecisionStep: {
+            clarification_question?: string | null;
+            /** @description e.g. steps.total.output.total >= vars.limit */
+            condition: string;
+            /** @description steps that must be done first (the previous step when left out; [] for none) */
+            depends_on?: string | string[];
+            /** @description notes for people */
+            description?: string | null;
+            /**
+             * @description run when it is false
+             * @default []
+             */
+            else?: string | string[];
+            /** @description unique in the workflow; templates read steps.<id>.output */
+            id: string;
+            /** @description what people see in the queue and the panel (the id) */
+            name?: string | null;
+            /**
+             * @description after a rejected suggestion: ask for a correction, or stop the run
+             * @default ask
+             * @enum {string}
+             */
+            on_reject?: "ask" | "stop";
+            /**
+             * @description pause before the step with clarification_question
+             * @default false
+             */
+            requires_clarification?: boolean | null;
+            /**
+             * @description more attempts
+             * @default 0
+             */
+            retries?: number;
+            /**
+             * @description seconds before the first retry, doubling for each next one
+             * @default 1
+             */
+            retry_backoff_s?: number;
+            /**
+             * @description run when the condition is true
+             * @default []
+             */
+            then?: string | string[];
+            /**
+             * @description seconds the tool may run
+             * @default 300
+             */
+            timeout_s?: number;
+            /** @enum {string} */
+            type: "decision";
+            /** @description an expression: false skips the step */
+            when?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
         Defaults: {
             /** @enum {string} */
             destructive?: "allow" | "require_review" | "deny";
@@ -6298,17 +6579,6 @@ export interface components {
             read?: "allow" | "require_review" | "deny";
             /** @enum {string} */
             write?: "allow" | "require_review" | "deny";
-        } & {
-            [key: string]: unknown;
-        };
-        Definition: {
-            description?: string;
-            /** @description workflow name */
-            name?: string;
-            /** @description id, type, tool, params, depends_on, when, timeout_s, retries... */
-            steps?: Record<string, unknown>[];
-            /** @description name -> {type, default, required} */
-            variables?: Record<string, unknown>;
         } & {
             [key: string]: unknown;
         };
@@ -6465,7 +6735,7 @@ export interface components {
             trigger?: components["schemas"]["Trigger"] | null;
             /** Format: date-time */
             updated_at?: string;
-            /** @description the run's variables: free-form, as the workflow declares */
+            /** @description the run's variables, as the workflow declares them */
             variables?: {
                 [key: string]: unknown;
             };
@@ -6546,8 +6816,10 @@ export interface components {
             on_timeout?: "skip" | "fail" | "accept" | "answer";
             /** @description held: who decided */
             operator?: string;
-            /** @description held: an approval's edit: the params an undo puts back (free-form) */
-            params_before?: unknown;
+            /** @description held: an approval's edit: the params an undo puts back */
+            params_before?: {
+                [key: string]: unknown;
+            } | null;
             /** @description human_input, clarification: when it began waiting (ISO) */
             paused_at?: string;
             /** @description human_input, clarification */
@@ -6743,7 +7015,9 @@ export interface components {
             version: number;
         };
         HistoryChange: {
+            /** @description {"$missing": true}: the field is removed */
             after?: unknown;
+            /** @description {"$missing": true}: the field was absent */
             before?: unknown;
             /** @enum {string} */
             change?: "added" | "removed" | "changed";
@@ -6766,7 +7040,9 @@ export interface components {
             idempotency_key?: string;
             /** @enum {string} */
             kind: "start" | "suggestion" | "decision" | "withdrawn" | "pause" | "resume" | "answer" | "step_correction" | "approval_requested" | "approval" | "policy_deny" | "policy_review" | "timeout" | "run" | "succeeded" | "failed" | "rejected" | "skipped" | "cancelled" | "retry" | "resume_from" | "cancel" | "rerun";
-            params?: unknown;
+            params?: {
+                [key: string]: unknown;
+            };
             question?: string | null;
             rationale?: string;
             reason?: string;
@@ -6811,8 +7087,9 @@ export interface components {
             id?: string;
             /** Format: date-time */
             last_used_at?: string | null;
+            /** @description variable -> dotted path in the body */
             mapping?: {
-                [key: string]: unknown;
+                [key: string]: string;
             };
             /** @enum {string|null} */
             mode?: "normal" | "coaching" | "auto" | null;
@@ -6851,8 +7128,9 @@ export interface components {
             id?: string;
             /** Format: date-time */
             last_used_at?: string | null;
+            /** @description variable -> dotted path in the body */
             mapping?: {
-                [key: string]: unknown;
+                [key: string]: string;
             };
             /** @enum {string|null} */
             mode?: "normal" | "coaching" | "auto" | null;
@@ -6864,6 +7142,56 @@ export interface components {
             /** @description the same, on the origin this request came to */
             url?: string;
             workflow_id?: string;
+        };
+        HumanInputStep: {
+            clarification_question?: string | null;
+            /** @description steps that must be done first (the previous step when left out; [] for none) */
+            depends_on?: string | string[];
+            /** @description notes for people */
+            description?: string | null;
+            /** @description seconds a person has at its gate (null: no deadline, not even the default) */
+            human_timeout_s?: number | null;
+            /** @description unique in the workflow; templates read steps.<id>.output */
+            id: string;
+            /** @description what people see in the queue and the panel (the id) */
+            name?: string | null;
+            /** @enum {string|null} */
+            on_human_timeout?: "skip" | "fail" | "answer" | null;
+            /**
+             * @description after a rejected suggestion: ask for a correction, or stop the run
+             * @default ask
+             * @enum {string}
+             */
+            on_reject?: "ask" | "stop";
+            question: string;
+            /**
+             * @description pause before the step with clarification_question
+             * @default false
+             */
+            requires_clarification?: boolean | null;
+            /**
+             * @description more attempts
+             * @default 0
+             */
+            retries?: number;
+            /**
+             * @description seconds before the first retry, doubling for each next one
+             * @default 1
+             */
+            retry_backoff_s?: number;
+            /** @description the answer on_human_timeout: answer gives */
+            timeout_answer?: unknown;
+            /**
+             * @description seconds the tool may run
+             * @default 300
+             */
+            timeout_s?: number;
+            /** @enum {string} */
+            type: "human_input";
+            /** @description an expression: false skips the step */
+            when?: string | null;
+        } & {
+            [key: string]: unknown;
         };
         InteractionAnswer: {
             /** @description view_submission with errors: the modal's block id -> what is wrong */
@@ -6943,9 +7271,9 @@ export interface components {
             p90?: number | null;
         };
         LearnedRule: {
-            /** @description {"$missing": true}: absent */
+            /** @description {"$missing": true}: removed */
             after: unknown;
-            /** @description {"$missing": true}: absent */
+            /** @description {"$missing": true}: the field was absent */
             before: unknown;
             count: number;
             field: string;
@@ -6955,7 +7283,9 @@ export interface components {
             since: string | null;
         };
         LearnedRuleRef: {
+            /** @description {"$missing": true}: removed */
             after: unknown;
+            /** @description {"$missing": true}: the field was absent */
             before: unknown;
             field: string;
         };
@@ -6988,27 +7318,27 @@ export interface components {
         };
         Match: {
             /** @description the agent identity calling through the MCP gateway (its name), a string or a list of strings; `*`: any agent */
-            agent?: unknown;
+            agent?: (string | string[]) | null;
             /** @description the agent step calling, a string or a list of strings; `*`: any agent step */
-            agent_step?: unknown;
+            agent_step?: (string | string[]) | null;
             /** @description the call's `url` host is on none of these (host names, `*.suffix`, `*`) */
-            host_not_in?: unknown;
+            host_not_in?: (string | string[]) | null;
             /** @description a predicate in the condition language (README, Policies), e.g. `params.amount > 1000` */
-            params?: unknown;
+            params?: string | null;
             /** @description the call's `path` lies outside this folder */
-            path_outside?: unknown;
+            path_outside?: string | null;
             /** @description of read, write, external, destructive: a string or a list of strings */
-            risk?: unknown;
+            risk?: (string | string[]) | null;
             /** @description `not_read`: the call's `query` is not a read-only statement; `read`: it is */
-            sql?: unknown;
+            sql?: string | null;
             /** @description action, decision, validation, approval, human_input, agent: a string or a list of strings */
-            step_type?: unknown;
+            step_type?: (string | string[]) | null;
             /** @description tool name glob (`sql.*`), a string or a list of strings */
-            tool?: unknown;
+            tool?: (string | string[]) | null;
             /** @description who started the execution, a string or a list of strings */
-            user?: unknown;
+            user?: (string | string[]) | null;
             /** @description a string or a list of strings */
-            workflow_id?: unknown;
+            workflow_id?: (string | string[]) | null;
         } & {
             [key: string]: unknown;
         };
@@ -7077,7 +7407,7 @@ export interface components {
             /** Format: date-time */
             created_at?: string;
             description?: string;
-            /** @description the default deadline of its human gates, when set */
+            /** @description the default deadline of its human gates */
             human_timeout_s?: number;
             id: string;
             latest_version: number;
@@ -7096,9 +7426,7 @@ export interface components {
                 [key: string]: "coaching" | "auto" | "always_review";
             };
             /** @description the step definitions as written (docs/workflow-definitions.md) */
-            steps: {
-                [key: string]: unknown;
-            }[];
+            steps: (components["schemas"]["ActionStep"] | components["schemas"]["DecisionStep"] | components["schemas"]["ValidationStep"] | components["schemas"]["HumanInputStep"] | components["schemas"]["ApprovalStep"] | components["schemas"]["AgentStep"])[];
             /** @description after a promotion to AUTO: its tool steps that are not AUTO-ready on their own evidence; empty otherwise */
             steps_not_ready?: components["schemas"]["StepNotReady"][];
             thresholds?: components["schemas"]["Thresholds"];
@@ -7106,9 +7434,9 @@ export interface components {
             timeout_answer?: unknown;
             /** Format: date-time */
             updated_at?: string;
-            /** @description name -> {type, default, required, description}, as written */
+            /** @description its input variables by name, as written */
             variables?: {
-                [key: string]: unknown;
+                [key: string]: components["schemas"]["VariableDeclaration"] | string | number | boolean | unknown[];
             };
             version: number;
         };
@@ -7241,6 +7569,7 @@ export interface components {
             enabled: boolean;
         };
         PackChange: {
+            /** @description {"$missing": true}: the field is removed */
             after?: unknown;
             /** @description {"$missing": true}: the field was absent */
             before?: unknown;
@@ -7265,6 +7594,7 @@ export interface components {
             enabled: boolean;
         };
         PackRule: {
+            /** @description {"$missing": true}: the field is removed */
             after?: unknown;
             /** @description {"$missing": true}: the field was absent */
             before?: unknown;
@@ -7331,20 +7661,21 @@ export interface components {
              */
             status: "draft" | "approved" | "pending" | "running" | "paused" | "waiting_decision" | "waiting_clarification" | "waiting_correction" | "waiting_approval" | "resumed" | "completed" | "failed" | "cancelled";
             /** @description as given, with corrections applied: step definitions (docs/workflow-definitions.md) */
-            steps?: {
-                [key: string]: unknown;
-            }[];
-            /** @description the variables it runs (or would run) with: free-form */
+            steps?: (components["schemas"]["ActionStep"] | components["schemas"]["DecisionStep"] | components["schemas"]["ValidationStep"] | components["schemas"]["HumanInputStep"] | components["schemas"]["ApprovalStep"] | components["schemas"]["AgentStep"])[];
+            /** @description the variables it runs (or would run) with */
             values?: {
                 [key: string]: unknown;
             };
-            /** @description name -> {type, default, required}, as a workflow declares them */
+            /** @description its input variables by name, as a workflow declares them */
             variables?: {
-                [key: string]: unknown;
+                [key: string]: components["schemas"]["VariableDeclaration"] | string | number | boolean | unknown[];
             };
         };
         PlanArgs: {
+            /** @description what it does, in a sentence or two */
             description?: string;
+            /** @description default deadline of every human gate, in seconds */
+            human_timeout_s?: number | null;
             /**
              * @default normal
              * @enum {string}
@@ -7352,11 +7683,19 @@ export interface components {
             mode?: "normal" | "coaching";
             /** @description default: 'Ad-hoc plan' */
             name?: string;
-            steps: Record<string, unknown>[];
-            /** @description name -> {type, default, required} */
-            variables?: Record<string, unknown>;
-        } & {
-            [key: string]: unknown;
+            /**
+             * @description what that default deadline does (fail)
+             * @enum {string|null}
+             */
+            on_human_timeout?: "skip" | "fail" | "accept" | null;
+            /** @description what runs, in dependency order (1-500 steps) */
+            steps: (components["schemas"]["ActionStep"] | components["schemas"]["DecisionStep"] | components["schemas"]["ValidationStep"] | components["schemas"]["HumanInputStep"] | components["schemas"]["ApprovalStep"] | components["schemas"]["AgentStep"])[];
+            /** @description only with on_human_timeout: answer */
+            timeout_answer?: unknown;
+            /** @description the inputs of a run, by name */
+            variables?: {
+                [key: string]: components["schemas"]["VariableDeclaration"] | string | number | boolean | unknown[];
+            } | null;
         };
         PlanPage: {
             items: components["schemas"]["Plan"][];
@@ -7507,16 +7846,16 @@ export interface components {
              * @description a new key (stored encrypted); absent, null or empty keeps the stored one
              * @default null
              */
-            api_key?: unknown;
+            api_key?: string | null;
             /** @description http:// or https:// URL of the API */
-            base_url: unknown;
+            base_url: string;
             /**
              * @description remove the stored key
              * @default false
              */
             clear_api_key?: boolean;
             /** @description the model's name on that server */
-            model: unknown;
+            model: string;
         };
         PushEndpointIn: {
             endpoint: string;
@@ -7565,7 +7904,7 @@ export interface components {
             question: string | null;
             step_id: string;
             step_name: string;
-            /** @description the run's variables: free-form */
+            /** @description the run's variables */
             variables: {
                 [key: string]: unknown;
             };
@@ -7591,8 +7930,10 @@ export interface components {
              * @description when the step's on_human_timeout applies if nobody decides; null: no deadline, or paused
              */
             deadline?: string | null;
-            /** @description free-form */
-            definition_params?: unknown;
+            /** @description the params as the definition writes them */
+            definition_params?: {
+                [key: string]: unknown;
+            } | null;
             execution_id: string;
             /** @enum {string} */
             execution_mode: "normal" | "coaching" | "auto";
@@ -7611,8 +7952,10 @@ export interface components {
              * @enum {string|null}
              */
             on_timeout?: "skip" | "fail" | "accept" | null;
-            /** @description the tool's params: free-form */
-            params: unknown;
+            /** @description the tool's params */
+            params: {
+                [key: string]: unknown;
+            } | null;
             /** @description the JSON Schema of the tool's params */
             params_schema?: {
                 [key: string]: unknown;
@@ -7766,7 +8109,9 @@ export interface components {
             } | null;
             description?: string;
             name?: string;
-            params_schema?: unknown;
+            params_schema?: {
+                [key: string]: unknown;
+            };
             /** @enum {string} */
             risk?: "read" | "write" | "external" | "destructive";
             /** @description mcp: the server's name */
@@ -7879,6 +8224,14 @@ export interface components {
             } | null;
             step_id: string;
         };
+        ReviewDefaults: {
+            check_rate: number;
+            /** @enum {string} */
+            evidence_from: "all" | "attentive";
+            max_fast_share: number;
+            min_catch_rate: number;
+            min_checks: number;
+        };
         ReviewFloor: {
             /** @description milliseconds: an accept made faster than this (from when its suggestion was shown) counts as a fast accept on the reviewers' figures; PUT null: back to the default */
             attentive_floor_ms?: number | null;
@@ -7886,10 +8239,8 @@ export interface components {
             check_rate?: number | null;
             /** @description the default floor */
             readonly default_ms?: number;
-            /** @description each check and evidence setting's default (check_rate, evidence_from, min_checks, min_catch_rate, max_fast_share) */
-            readonly defaults?: {
-                [key: string]: unknown;
-            };
+            /** @description each check and evidence setting's default */
+            readonly defaults?: components["schemas"]["ReviewDefaults"];
             /**
              * @description all (the default): every decision is readiness evidence; attentive: only decisions by operators who clear the bars below count in the readiness tests of workflows, steps and regions
              * @enum {string|null}
@@ -8036,7 +8387,9 @@ export interface components {
             workflow_id?: string | null;
         };
         Rule: {
+            /** @description {"$missing": true}: the field is removed */
             after?: unknown;
+            /** @description {"$missing": true}: the field was absent */
             before?: unknown;
             count?: number;
             field?: string;
@@ -8187,7 +8540,9 @@ export interface components {
             description?: string;
             full_name?: string;
             /** @description a JSON Schema, as the server sent it */
-            input_schema?: unknown;
+            input_schema?: {
+                [key: string]: unknown;
+            } | null;
             name?: string;
             /** @description why the tool cannot be used (its schema) */
             problem?: string | null;
@@ -8350,6 +8705,14 @@ export interface components {
             /** @enum {string} */
             status: "pending" | "approved" | "rejected" | "expired";
         };
+        StepApprovers: {
+            /** @description operator, lead, admin (lead when neither roles nor users are given) */
+            roles?: ("operator" | "lead" | "admin")[];
+            /** @description user emails or ids */
+            users?: string[];
+        } & {
+            [key: string]: unknown;
+        };
         StepDecision: {
             /** @description its operator was attentive when they decided (docs/autonomy.md#check-suggestions) */
             attentive?: boolean;
@@ -8380,7 +8743,7 @@ export interface components {
         StepDefinition: {
             description?: string;
             name?: string;
-            /** @description the tool's params as written (templates): free-form */
+            /** @description the tool's params as written (templates) */
             params?: {
                 [key: string]: unknown;
             };
@@ -8459,10 +8822,12 @@ export interface components {
             /** @description the key of the step's current run of its tool: the same when the run is tried again (the step's retries, a re-run after a crash), another for another run; http.request sends it as the Idempotency-Key header (README "Effects") */
             idempotency_key?: string | null;
             name?: string;
-            /** @description what the step's tool returned: free-form */
+            /** @description what the step's tool returned */
             output?: unknown;
-            /** @description the params it ran (or runs) with: free-form */
-            params?: unknown;
+            /** @description the params it ran (or runs) with */
+            params?: {
+                [key: string]: unknown;
+            } | null;
             /** @description the JSON Schema of the step's tool's params */
             params_schema?: {
                 [key: string]: unknown;
@@ -8492,8 +8857,10 @@ export interface components {
              * @description when the step's on_human_timeout applies if nobody decides; null: no deadline, or paused
              */
             deadline?: string | null;
-            /** @description free-form */
-            definition_params?: unknown;
+            /** @description the params as the definition writes them */
+            definition_params?: {
+                [key: string]: unknown;
+            } | null;
             execution_id: string;
             /**
              * @description step, or tool_call: a call an agent step's LLM asked for (params: its arguments, definition_params: the arguments as the LLM wrote them, rationale: what the LLM said)
@@ -8505,8 +8872,10 @@ export interface components {
              * @enum {string|null}
              */
             on_timeout?: "skip" | "fail" | "accept" | null;
-            /** @description the tool's params: free-form */
-            params: unknown;
+            /** @description the tool's params */
+            params: {
+                [key: string]: unknown;
+            } | null;
             /** @description the JSON Schema of the tool's params */
             params_schema?: {
                 [key: string]: unknown;
@@ -8801,6 +9170,74 @@ export interface components {
             id: string;
             name?: string | null;
         };
+        ValidationStep: {
+            clarification_question?: string | null;
+            /** @description must be true */
+            condition?: string | null;
+            /** @description steps that must be done first (the previous step when left out; [] for none) */
+            depends_on?: string | string[];
+            /** @description notes for people */
+            description?: string | null;
+            /** @description unique in the workflow; templates read steps.<id>.output */
+            id: string;
+            /** @description what people see in the queue and the panel (the id) */
+            name?: string | null;
+            /**
+             * @description after a rejected suggestion: ask for a correction, or stop the run
+             * @default ask
+             * @enum {string}
+             */
+            on_reject?: "ask" | "stop";
+            /**
+             * @description pause before the step with clarification_question
+             * @default false
+             */
+            requires_clarification?: boolean | null;
+            /**
+             * @description more attempts
+             * @default 0
+             */
+            retries?: number;
+            /**
+             * @description seconds before the first retry, doubling for each next one
+             * @default 1
+             */
+            retry_backoff_s?: number;
+            /** @description a JSON Schema the value of target must match */
+            schema?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description an expression such as steps.read.output.rows */
+            target?: string | null;
+            /**
+             * @description seconds the tool may run
+             * @default 300
+             */
+            timeout_s?: number;
+            /** @enum {string} */
+            type: "validation";
+            /** @description an expression: false skips the step */
+            when?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        VariableDeclaration: {
+            /** @description a value of that type */
+            default?: unknown;
+            /** @description shown under the field of the start dialog */
+            description?: string;
+            /**
+             * @description a run must give it
+             * @default false
+             */
+            required?: boolean | null;
+            /**
+             * @description checked when a run starts
+             * @default any
+             * @enum {string}
+             */
+            type?: "string" | "number" | "integer" | "boolean" | "object" | "array" | "any";
+        };
         Verdict: {
             /** @description no rule matched: the workspace default for the tool's risk */
             default: boolean;
@@ -8864,7 +9301,7 @@ export interface components {
             /** Format: date-time */
             created_at?: string;
             description?: string;
-            /** @description the default deadline of its human gates, when set */
+            /** @description the default deadline of its human gates */
             human_timeout_s?: number;
             id: string;
             latest_version: number;
@@ -8883,19 +9320,38 @@ export interface components {
                 [key: string]: "coaching" | "auto" | "always_review";
             };
             /** @description the step definitions as written (docs/workflow-definitions.md) */
-            steps: {
-                [key: string]: unknown;
-            }[];
+            steps: (components["schemas"]["ActionStep"] | components["schemas"]["DecisionStep"] | components["schemas"]["ValidationStep"] | components["schemas"]["HumanInputStep"] | components["schemas"]["ApprovalStep"] | components["schemas"]["AgentStep"])[];
             thresholds?: components["schemas"]["Thresholds"];
             /** @description free-form */
             timeout_answer?: unknown;
             /** Format: date-time */
             updated_at?: string;
-            /** @description name -> {type, default, required, description}, as written */
+            /** @description its input variables by name, as written */
             variables?: {
-                [key: string]: unknown;
+                [key: string]: components["schemas"]["VariableDeclaration"] | string | number | boolean | unknown[];
             };
             version: number;
+        };
+        WorkflowDefinition: {
+            /** @description what it does, in a sentence or two */
+            description?: string;
+            /** @description default deadline of every human gate, in seconds */
+            human_timeout_s?: number | null;
+            /** @description shown everywhere; a new version may rename the workflow */
+            name: string;
+            /**
+             * @description what that default deadline does (fail)
+             * @enum {string|null}
+             */
+            on_human_timeout?: "skip" | "fail" | "accept" | null;
+            /** @description what runs, in dependency order (1-500 steps) */
+            steps: (components["schemas"]["ActionStep"] | components["schemas"]["DecisionStep"] | components["schemas"]["ValidationStep"] | components["schemas"]["HumanInputStep"] | components["schemas"]["ApprovalStep"] | components["schemas"]["AgentStep"])[];
+            /** @description only with on_human_timeout: answer */
+            timeout_answer?: unknown;
+            /** @description the inputs of a run, by name */
+            variables?: {
+                [key: string]: components["schemas"]["VariableDeclaration"] | string | number | boolean | unknown[];
+            } | null;
         };
         WorkflowMetrics: {
             acceptance_rate?: number;

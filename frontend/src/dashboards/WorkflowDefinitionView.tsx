@@ -10,7 +10,9 @@ function listOf(value: string[] | string | undefined): string | null {
 }
 
 /** The facts of a step that are set, as label → value. */
-function stepFacts(step: WorkflowStepDefinition): [string, ReactNode][] {
+function stepFacts(written: WorkflowDefinition["steps"][number]): [string, ReactNode][] {
+  // every step type's fields, read alike (the generated step types are a union of one type per step type)
+  const step = written as WorkflowStepDefinition;
   const facts: [string, ReactNode][] = [
     ["Id", <code>{step.id}</code>],
     ["Type", step.type ?? "action"],

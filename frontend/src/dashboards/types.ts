@@ -100,7 +100,7 @@ export interface AuditVerifyResult {
   reason?: string;
 }
 
-/** A step of a workflow definition (docs/design.md#concepts); the engine allows more fields. */
+/** The facts of a step the definition view shows, whatever its type (docs/workflow-definitions.md). */
 export interface WorkflowStepDefinition {
   id: string;
   name?: string;
@@ -118,5 +118,5 @@ export interface WorkflowStepDefinition {
   [more: string]: unknown;
 }
 
-/** `GET /api/workflows/<id>?version=`: its steps read as the definitions they are (free-form to the API). */
-export type WorkflowDefinition = Omit<Workflow, "steps"> & { steps: WorkflowStepDefinition[] };
+/** `GET /api/workflows/<id>?version=`: its steps are typed by the definition format (one schema per step type). */
+export type WorkflowDefinition = Workflow;

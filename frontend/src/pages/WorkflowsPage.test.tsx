@@ -17,7 +17,7 @@ const workflows: Page<Workflow> = {
       level: "COACHING",
       auto_ready: false,
       mode: "coaching",
-      steps: [{ id: "a" }, { id: "b" }, { id: "c" }],
+      steps: [{ id: "a", tool: "echo" }, { id: "b", tool: "echo" }, { id: "c", tool: "echo" }],
       variables: {
         who: { type: "string", default: "world" },
         n: { type: "integer", required: true },
@@ -32,7 +32,7 @@ const workflows: Page<Workflow> = {
       level: "OBSERVATION",
       auto_ready: false,
       mode: "auto",
-      steps: [{ id: "only" }],
+      steps: [{ id: "only", tool: "echo" }],
     },
   ],
   total: 2,

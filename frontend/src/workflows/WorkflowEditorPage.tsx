@@ -6,6 +6,7 @@ import type { WorkflowDefinition } from "../dashboards/types";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { useDocumentTitle } from "../hooks";
 import { CodeEditor, type LineProblem, type SourceFormat } from "./CodeEditor";
+import { asDefinitionSchema } from "./definitionSchema";
 import { convert, definitionOf, format as formatAs, read, serverProblems } from "./source";
 import "./workflows.css";
 
@@ -65,6 +66,15 @@ export default function WorkflowEditorPage() {
     enabled: !editing,
     staleTime: Infinity,
   });
+  // the definition format as JSON Schema: the editor's completion and inline checks (without it, the editor works
+  // as before: the server's check on save is the judge)
+  const format = useQuery({
+    queryKey: ["workflows", "schema"],
+    queryFn: ({ signal }) => apiGet<unknown>("/api/workflows/schema", { signal }),
+    staleTime: Infinity,
+    retry: false,
+  });
+  const schema = useMemo(() => asDefinitionSchema(format.data), [format.data]);
   useDocumentTitle(editing ? `Edit ${current.data?.name ?? "workflow"}` : "New workflow");
 
   // The stored definition, once, in the chosen format.
@@ -183,7 +193,7 @@ export default function WorkflowEditorPage() {
         Definition ({fmt.toUpperCase()})
       </p>
       <p id={hintId} className="muted">
-        Tab indents; press Esc then Tab to leave the editor.
+        Tab indents; press Esc then Tab to leave the editor. Ctrl+Space lists the fields a step of its type takes.
       </p>
       {text !== null ? (
         <CodeEditor
@@ -194,6 +204,7 @@ export default function WorkflowEditorPage() {
           onChange={setText}
           labelledBy={labelId}
           describedBy={hintId}
+          schema={schema}
         />
       ) : null}
 
