@@ -151,12 +151,12 @@ class DefinitionJsonSchema(MethodView):
 
 
 def definition_json_schema() -> dict:
-    app = current_app._get_current_object()
-    cached = app.extensions.get("coach_definition_schema")
+    """Made once per app from its own OpenAPI document (it never changes while the app runs)."""
+    cached = current_app.extensions.get("coach_definition_schema")
     if cached is None:
         components = current_api.spec.to_dict()["components"]["schemas"]
         cached = component_as_json_schema(components, "WorkflowDefinition", "Coach workflow definition")
-        app.extensions["coach_definition_schema"] = cached
+        current_app.extensions["coach_definition_schema"] = cached
     return cached
 
 
