@@ -72,6 +72,7 @@ EXPECTED: dict[tuple[str, str], str] = {
     # workflows: everyone reads; leads create, edit, delete, promote/demote (forcing: admin), set thresholds
     ("GET", "/api/workflows"): "operator",
     ("GET", "/api/workflows/templates"): "operator",
+    ("GET", "/api/workflows/schema"): "operator",
     ("POST", "/api/workflows"): "lead",
     ("GET", "/api/workflows/<workflow_id>"): "operator",
     ("PUT", "/api/workflows/<workflow_id>"): "lead",
