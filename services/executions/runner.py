@@ -150,8 +150,10 @@ class Runner:
                 if done is None:  # given up (the step failed with the reason), or shutting down
                     return
                 slow, events = done
-                self.notifier.send(events)
+                # no longer running here (its lease was released or handed on in that transaction): the lease keeper
+                # must not renew it while the events go out, nor take its absence for a takeover
                 self.leases.held.pop(execution_id, None)
+                self.notifier.send(events)
                 if slow is None or slow is FENCED:
                     return
                 outcome = running = None
