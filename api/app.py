@@ -238,8 +238,8 @@ def _recover_at_first_request(app: Flask, services) -> None:
 
 
 def _bootstrap_admin(services, workspace_id: str) -> None:
+    from services.models.users import Workspace
     from services.users import service as user_service
-    from services.users.models import Workspace
 
     settings = services.settings
     if settings.admin_email and settings.admin_password:

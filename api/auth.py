@@ -15,9 +15,9 @@ from api.context import services, user_id
 from api.schemas import one_of
 from core.errors import Unauthorized
 from services.audit import service as audit
+from services.models.users import Membership, User, Workspace
 from services.users import members, tokens
 from services.users import service as users
-from services.users.models import Membership, User, Workspace
 
 blp = Blueprint("auth", __name__, url_prefix="/api/auth", description="Log in, tokens")
 

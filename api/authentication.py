@@ -12,9 +12,9 @@ from flask import current_app, g, request, session
 from api.context import services
 from core.errors import Forbidden, Unauthorized
 from services.db import retrying
+from services.models.users import User
 from services.users import service as users
 from services.users import tokens
-from services.users.models import User
 
 # /api/hooks/: incoming webhooks, authenticated by their signature (api/triggers.py); /api/integrations/: called by
 # other systems, which sign their requests (api/slack.py checks Slack's signature)

@@ -18,10 +18,10 @@ from services.coaching import decisions, undo
 from services.coaching import service as coaching
 from services.db import retrying
 from services.executions import service as executions
+from services.models.users import User
 from services.notifier import execution_room, jsonable, workspace_room
 from services.users import service as users
 from services.users import tokens
-from services.users.models import User
 
 _DECISION_ARGS = DecisionArgs()  # made once: a schema holds no per-load state
 _UNDO_ARGS = UndoArgs()

@@ -16,10 +16,10 @@ from api.base import Blueprint
 from api.context import operator, requires, services, workspace_id
 from api.schemas import StrictBoolean, one_of
 from services.audit import service as audit
+from services.models.users import Membership, User, Workspace
 from services.offload import off_loop
 from services.users import members
 from services.users import service as users
-from services.users.models import Membership, User, Workspace
 
 blp = Blueprint("users", __name__, url_prefix="/api/users", description="Users of this workspace (admins)")
 

@@ -115,8 +115,8 @@ def bench_engine(n: int, calls: int, explain: bool) -> tuple[float, float]:
 def bench_service(n: int, calls: int) -> tuple[float, float]:
     from services.db import Database
     from services.migrate import upgrade
+    from services.models.users import Workspace
     from services.policies import service as policies
-    from services.users.models import Workspace
 
     with tempfile.TemporaryDirectory() as folder:
         db = Database(f"sqlite:///{folder}/bench.db")

@@ -53,8 +53,8 @@ def register(app: Flask) -> None:
     def create_user_command(email, password, workspace_slug, role, name):
         """Create a user (or give an existing one a role) in a workspace."""
         from core.errors import CoachError
+        from services.models.users import User
         from services.users import service as users
-        from services.users.models import User
 
         try:
             with app.extensions["coach"].db.transaction() as session:

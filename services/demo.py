@@ -16,14 +16,14 @@ from sqlalchemy import select
 from core.regions import region as R
 from services.coaching import decisions
 from services.coaching import service as coaching
-from services.coaching.models import Suggestion
 from services.container import Services
 from services.executions import service as executions
+from services.models.coaching import Suggestion
+from services.models.workflows import Workflow
 from services.policies import service as policies
 from services.regions import service as regions
 from services.tools.files import workspace_root
 from services.workflows import service as workflows
-from services.workflows.models import Workflow
 
 DEMO_DIR = Path(__file__).resolve().parents[1] / "demo"
 
@@ -116,8 +116,8 @@ def orders_command() -> list[str]:
 def mcp_demo(services: Services, workspace_id: str) -> list[str]:
     """The tool server `orders` (demo/orders_mcp.py over stdio) and the workflow that calls it, when the server's
     configuration allows the command (COACH_MCP_STDIO_ALLOW; `make run` does)."""
+    from services.models.toolservers import ToolServer
     from services.toolservers import service as tool_servers
-    from services.toolservers.models import ToolServer
     from services.toolservers.source import stdio_allowed
 
     command = orders_command()

@@ -6,9 +6,9 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from services.policies.models import PolicySettings
+from services.models.policies import PolicySettings
+from services.models.users import Workspace
 from services.users import service as users
-from services.users.models import Workspace
 
 DEFAULT_WORKSPACE = "default"
 

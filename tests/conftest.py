@@ -253,9 +253,9 @@ def hashed_test_password() -> str:
 
 def make_user(services, email: str, role: str, workspace_slug: str = "default") -> str:
     """A user with `role` in the workspace (created if need be); returns a bearer token for them."""
+    from services.models.users import User
     from services.users import service as users
     from services.users import tokens
-    from services.users.models import User
 
     with services.db.transaction() as session:
         ws = users.find_workspace(session, workspace_slug) or workspaces.create(session, workspace_slug)

@@ -33,7 +33,7 @@ MAX_CHECK_RATE = 0.2
 ALL, ATTENTIVE = "all", "attentive"
 EVIDENCE_FROM = (ALL, ATTENTIVE)
 MISS, CATCH = "miss", "catch"
-# a check's decision row says it was a check and how it came out (services/coaching/models.py Decision.outcome): the
+# a check's decision row says it was a check and how it came out (services/models/coaching.py Decision.outcome): the
 # readers of decisions as evidence (series, reviewers' times, the step's trail, replay) leave these out
 OUTCOMES = {MISS: "check_miss", CATCH: "check_catch", None: "check_none"}
 DECISION_OUTCOMES = tuple(OUTCOMES.values())

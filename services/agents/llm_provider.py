@@ -26,15 +26,15 @@ from core.errors import Conflict, NotFound, ValidationFailed
 from core.outbound import Address, parse_entries, parse_entry
 from core.tools import ToolError
 from services.agents.llm import OpenAIProvider
-from services.agents.models import WorkspaceLLM
 from services.audit import service as audit
 from services.db import Database
-from services.executions.models import Execution
+from services.models.agents import WorkspaceLLM
+from services.models.executions import Execution
+from services.models.users import Workspace
 from services.orm import utcnow
 from services.policies import outbound
 from services.tools.http import VettedTransport, Vetter
 from services.toolservers.secrets import Secrets, SecretUnreadable
-from services.users.models import Workspace
 
 MISSING_CODE = "llm_provider_missing"
 TEST_PROMPT = "This is a connection test from Coach. Reply with one short sentence."

@@ -17,9 +17,9 @@ from core.execution import states as S
 from services.agents import store
 from services.audit import service as audit
 from services.coaching import corrections
-from services.coaching.models import Suggestion
 from services.executions import service as executions
-from services.executions.models import Execution
+from services.models.coaching import Suggestion
+from services.models.executions import Execution
 from services.notifier import Events
 
 

@@ -35,15 +35,15 @@ from services.approvals import service as approvals
 from services.audit import service as audit
 from services.coaching import checks
 from services.coaching import service as coaching
-from services.coaching.models import Suggestion
 from services.executions import service as executions
-from services.executions.models import Execution
 from services.metrics import service as metrics
+from services.models.coaching import Suggestion
+from services.models.executions import Execution
+from services.models.workflows import Workflow, workflow_of
 from services.notifier import Events
 from services.orm import new_id, utcnow
 from services.policies import service as policies
 from services.regions import service as regions
-from services.workflows.models import Workflow, workflow_of
 
 log = logging.getLogger(__name__)
 

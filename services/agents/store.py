@@ -11,8 +11,8 @@ from sqlalchemy.orm import Session
 
 from core.agent import conversation as C
 from core.agent.loop import markers
-from services.agents.models import AgentMessage
-from services.executions.models import Execution
+from services.models.agents import AgentMessage
+from services.models.executions import Execution
 from services.orm import new_id, table_of, utcnow
 
 _TABLE = table_of(AgentMessage)

@@ -14,10 +14,10 @@ from core import approvals as A
 from core.errors import NotFound
 from services.approvals import decisions as approval_decisions
 from services.approvals import service as approvals
-from services.approvals.models import Approval
 from services.audit import service as audit
 from services.db import row_locks
-from services.executions.models import Execution
+from services.models.approvals import Approval
+from services.models.executions import Execution
 from services.notifier import Events
 from services.orm import utcnow
 

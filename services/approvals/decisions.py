@@ -19,13 +19,13 @@ from core.tools import ToolRegistry, schema_errors
 from services.agents import replies as agent_replies
 from services.approvals import held
 from services.approvals import service as approvals
-from services.approvals.models import Approval
 from services.audit import service as audit
 from services.executions import service as executions
-from services.executions.models import Execution
 from services.gateway import builtins as gateway_builtins
 from services.gateway import learning as gateway_learning
 from services.metrics import evidence
+from services.models.approvals import Approval
+from services.models.executions import Execution
 from services.notifier import Events, jsonable
 from services.orm import utcnow
 

@@ -16,9 +16,9 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from core.coaching import undo as U
-from services.approvals.models import Approval
-from services.coaching.undo_models import WorkspaceUndo
-from services.executions.models import Execution
+from services.models.approvals import Approval
+from services.models.executions import Execution
+from services.models.undo import WorkspaceUndo
 
 
 def window(session: Session, workspace_id: str, default_s: float) -> float:

@@ -27,10 +27,10 @@ from core.execution import states as S
 from core.execution.engine import template_context
 from core.templating import render_value
 from core.workflow import StepDef, WorkflowDef
-from services.approvals.models import Approval
 from services.db import row_locks
 from services.executions import service as executions
-from services.executions.models import Execution
+from services.models.approvals import Approval
+from services.models.executions import Execution
 from services.notifications import outbox as notification_outbox
 from services.notifications import slack_updates
 from services.notifier import Events, jsonable

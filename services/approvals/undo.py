@@ -12,10 +12,10 @@ from core.errors import Conflict, Forbidden
 from services.approvals import decisions as approval_decisions
 from services.approvals import held
 from services.approvals import service as approvals
-from services.approvals.models import Approval
 from services.audit import service as audit
 from services.executions import service as executions
-from services.executions.models import Execution
+from services.models.approvals import Approval
+from services.models.executions import Execution
 from services.notifications import slack_updates
 from services.notifier import Events, jsonable
 from services.orm import utcnow

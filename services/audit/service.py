@@ -24,8 +24,8 @@ import orjson
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
-from services.audit.models import AuditEvent
 from services.db import coach_session, row_locks
+from services.models.audit import AuditEvent
 from services.notifier import jsonable, jsonable_exact
 from services.orm import utcnow
 

@@ -14,9 +14,9 @@ from core.coaching.levels import LevelThresholds
 from core.errors import Conflict, NotFound, ValidationFailed
 from services.audit import service as audit
 from services.metrics import service as metrics
+from services.models.workflows import Workflow
 from services.notifier import Events
 from services.orm import utcnow
-from services.workflows.models import Workflow
 from services.workflows.service import get, version_row
 from services.workflows.service import view as definition_view
 

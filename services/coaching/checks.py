@@ -20,10 +20,10 @@ from core.execution import states as S
 from core.templating import TemplateFailure
 from services.audit import service as audit
 from services.coaching import corrections
-from services.coaching.models import Decision, Suggestion
 from services.executions import service as executions
 from services.metrics import review_settings
 from services.metrics import service as metrics
+from services.models.coaching import Decision, Suggestion
 from services.notifier import Events, jsonable
 
 CHECK_SCOPE = "check"  # (check, operator): their checks' outcomes, workspace-wide

@@ -12,9 +12,9 @@ from core.coaching.soundness import FAILED_STEP, blamed
 from core.workflow import WorkflowDef
 from services.audit import service as audit
 from services.coaching import corrections
-from services.coaching.models import Decision, Suggestion
 from services.executions import service as executions
-from services.executions.models import Execution
+from services.models.coaching import Decision, Suggestion
+from services.models.executions import Execution
 
 
 def _correction_of(session: Session, ex: Execution, step_id: str) -> tuple[Suggestion, Decision] | None:

@@ -15,11 +15,11 @@ from core.coaching.corrections import Change, PackStats
 from core.coaching.rules import LearnedRule, learned_rules, rule_transitions, track_rules
 from core.errors import NotFound, ValidationFailed
 from services.audit import service as audit
-from services.coaching.models import CorrectionPack
 from services.db import coach_session, row_locks
+from services.models.coaching import CorrectionPack
+from services.models.workflows import Workflow, WorkflowVersion
 from services.notifier import Events
 from services.orm import in_workspace, table_of, utcnow
-from services.workflows.models import Workflow, WorkflowVersion
 
 EXPORT_FORMAT = "coach.correction-pack/1"
 # kept beside the counts in the pack's stats JSON (no column of its own, never exported): when each applying rule

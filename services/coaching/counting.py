@@ -11,13 +11,13 @@ from core.coaching import checks as C
 from core.coaching.counters import ACCEPT, REJECT
 from core.workflow import WorkflowDef
 from services.coaching import checks
-from services.coaching.models import Suggestion
-from services.executions.models import Execution
 from services.metrics import evidence, review_settings
 from services.metrics import service as metrics
+from services.models.coaching import Suggestion
+from services.models.executions import Execution
+from services.models.workflows import Workflow
 from services.notifier import Events
 from services.regions import service as regions
-from services.workflows.models import Workflow
 
 
 def attention_of(

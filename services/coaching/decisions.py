@@ -22,14 +22,14 @@ from services.agents import service as agent
 from services.audit import service as audit
 from services.coaching import checks, corrections, counting, held
 from services.coaching import service as coaching
-from services.coaching.models import Decision, Suggestion
 from services.executions import service as executions
-from services.executions.models import Execution
+from services.models.coaching import Decision, Suggestion
+from services.models.executions import Execution
+from services.models.workflows import workflow_of
 from services.notifications import outbox as notification_outbox
 from services.notifier import Events, jsonable
 from services.orm import utcnow
 from services.policies import service as policies
-from services.workflows.models import workflow_of
 from services.workflows.service import DefinitionCache
 
 AFTER_REJECT = D.AFTER_REJECT

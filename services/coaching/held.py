@@ -20,10 +20,10 @@ from core.coaching import undo as U
 from core.errors import NotFound, ValidationFailed
 from core.tools import ToolRegistry
 from services.audit import service as audit
-from services.coaching.models import Suggestion
-from services.coaching.undo_models import WorkspaceUndo
-from services.executions.models import Execution
-from services.users.models import Workspace
+from services.models.coaching import Suggestion
+from services.models.executions import Execution
+from services.models.undo import WorkspaceUndo
+from services.models.users import Workspace
 
 
 def window(session: Session, tools: ToolRegistry, sug: Suggestion, workspace_id: str, default_s: float) -> float:

@@ -25,16 +25,16 @@ from core.tools import ToolRegistry
 from core.workflow import StepDef, WorkflowDef
 from services.audit import service as audit
 from services.coaching import checks, corrections
-from services.coaching.models import Suggestion
 from services.executions import gates
 from services.executions import service as executions
-from services.executions.models import Execution
 from services.metrics import service as metrics
+from services.models.coaching import Suggestion
+from services.models.executions import Execution
+from services.models.workflows import Workflow, workflow_of
 from services.notifier import Events
 from services.orm import utcnow
 from services.policies import service as policies
 from services.regions import service as regions
-from services.workflows.models import Workflow, workflow_of
 
 STAT_OF = D.STAT_OF
 REVIEW_GATES = ("decision", "spot_check")

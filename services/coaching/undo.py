@@ -24,13 +24,13 @@ from services.approvals import undo as approval_undo
 from services.audit import service as audit
 from services.coaching import counting, decisions, held
 from services.coaching import service as coaching
-from services.coaching.models import Decision, Suggestion
 from services.executions import gates
 from services.executions import service as executions
-from services.executions.models import Execution
+from services.models.coaching import Decision, Suggestion
+from services.models.executions import Execution
+from services.models.workflows import workflow_of
 from services.notifier import Events, jsonable
 from services.orm import utcnow
-from services.workflows.models import workflow_of
 from services.workflows.service import DefinitionCache
 
 SYSTEM = "system"

@@ -15,10 +15,10 @@ from sqlalchemy import String, cast, func, or_, select
 from sqlalchemy.orm import Session, defer
 
 from core.execution import states as S
-from services.coaching.models import Suggestion
-from services.executions.models import Execution
+from services.models.coaching import Suggestion
+from services.models.executions import Execution
+from services.models.workflows import Workflow
 from services.orm import utcnow
-from services.workflows.models import Workflow
 
 # a suggestion's purpose as the queue names its kinds
 # (a check suggestion is a suggestion to whoever decides it: core/coaching/checks.py)

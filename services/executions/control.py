@@ -20,12 +20,12 @@ from services.approvals import deadlines as approval_deadlines
 from services.audit import service as audit
 from services.coaching import corrections
 from services.coaching import service as coaching
-from services.coaching.models import Suggestion
 from services.executions import service as executions
-from services.executions.models import Execution
+from services.models.coaching import Suggestion
+from services.models.executions import Execution
+from services.models.plans import Plan
 from services.notifier import Events
 from services.orm import utcnow
-from services.plans.models import Plan
 from services.workflows.service import DefinitionCache
 
 

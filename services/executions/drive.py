@@ -20,11 +20,11 @@ from services.coaching import correction_failures
 from services.coaching import service as coaching
 from services.executions import control, gates
 from services.executions import service as executions
-from services.executions.models import Execution
+from services.models.executions import Execution
+from services.models.workflows import workflow_of
 from services.notifier import Events
 from services.orm import utcnow
 from services.policies import service as policies
-from services.workflows.models import workflow_of
 
 log = logging.getLogger(__name__)
 

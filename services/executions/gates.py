@@ -24,9 +24,9 @@ from core import gates as G
 from core.execution import states as S
 from core.gates import TIMEOUT_ACCEPT, HumanTimeout  # noqa: F401  (TIMEOUT_ACCEPT: the runner reads it here)
 from services.audit import service as audit
-from services.coaching.models import Suggestion
 from services.executions import service as executions
-from services.executions.models import Execution
+from services.models.coaching import Suggestion
+from services.models.executions import Execution
 from services.notifier import Events
 from services.workflows.service import DefinitionCache
 

@@ -10,10 +10,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.execution import history as H
-from services.approvals.models import Approval
-from services.audit.models import AuditEvent
-from services.coaching.models import Decision, Suggestion
 from services.executions import service as executions
+from services.models.approvals import Approval
+from services.models.audit import AuditEvent
+from services.models.coaching import Decision, Suggestion
 from services.triggers import starts
 from services.workflows.service import DefinitionCache
 

@@ -19,7 +19,7 @@ from sqlalchemy import and_, or_, select, update
 from config import Settings
 from core.execution import states as S
 from services.db import Database, retrying, rowcount
-from services.executions.models import Execution
+from services.models.executions import Execution
 from services.orm import table_of, utcnow
 
 log = logging.getLogger(__name__)

@@ -19,13 +19,13 @@ from core.templating import TemplateFailure, render_value
 from core.tools import ToolRegistry
 from core.workflow import parse_definition
 from services.audit import service as audit
-from services.coaching.models import Suggestion
 from services.executions import service as executions
-from services.executions.models import Execution
+from services.models.coaching import Suggestion
+from services.models.executions import Execution
+from services.models.plans import Plan
+from services.models.workflows import Workflow
 from services.notifier import Events
 from services.orm import utcnow
-from services.plans.models import Plan
-from services.workflows.models import Workflow
 from services.workflows.service import DefinitionCache
 
 UNCHANGED = object()  # retry: the params as they are

@@ -38,8 +38,8 @@ from services.db import Database, retrying
 from services.executions import drive
 from services.executions import service as executions
 from services.executions.leases import Leases
-from services.executions.models import Execution
 from services.executions.scans import Scans
+from services.models.executions import Execution
 from services.notifier import Events, Notifier
 from services.orm import utcnow
 from services.workflows.service import DefinitionCache

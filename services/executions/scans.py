@@ -20,7 +20,7 @@ from services.coaching import undo
 from services.db import retrying
 from services.executions import gates
 from services.executions import service as executions
-from services.executions.models import Execution
+from services.models.executions import Execution
 from services.notifier import Events
 from services.orm import utcnow
 from services.triggers import schedules as trigger_schedules

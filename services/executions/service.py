@@ -19,15 +19,15 @@ from core.tools import ToolRegistry
 from core.workflow import WorkflowDef, validate_variables
 from services import jsontext
 from services.audit import service as audit
-from services.coaching.models import Suggestion
 from services.db import row_locks
-from services.executions.models import Execution
+from services.models.coaching import Suggestion
+from services.models.executions import Execution
+from services.models.policies import PolicySettings
+from services.models.workflows import Workflow
 from services.notifications import outbox as notification_outbox
 from services.notifier import Events, jsonable
 from services.orm import utcnow
-from services.policies.models import PolicySettings
 from services.workflows import service as workflows
-from services.workflows.models import Workflow
 from services.workflows.service import DefinitionCache
 
 MODES = ("normal", "coaching", "auto")

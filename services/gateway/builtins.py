@@ -23,9 +23,9 @@ from core.execution.engine import run_tool
 from core.tools import Tool, ToolRegistry
 from core.workflow.model import StepDef
 from services.audit import service as audit
-from services.gateway.models import GatewayBuiltins
+from services.models.gateway import GatewayBuiltins
+from services.models.users import Workspace
 from services.tools import is_builtin
-from services.users.models import Workspace
 
 PREFIX = "coach."  # the reserved server name `coach` and a dot
 

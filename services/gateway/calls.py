@@ -27,12 +27,12 @@ from core import gateway_confirm as GC
 from core import gateway_learning as L
 from core.tools import ToolError, schema_errors
 from services.approvals import service as approvals
-from services.approvals.models import Approval
 from services.audit import service as audit
 from services.db import retrying
 from services.gateway import builtins, learning
 from services.gateway.identities import Agent
-from services.gateway.models import GatewayCall
+from services.models.approvals import Approval
+from services.models.gateway import GatewayCall
 from services.notifications import outbox as notification_outbox
 from services.notifier import Events, jsonable
 from services.orm import utcnow

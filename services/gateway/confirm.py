@@ -47,7 +47,7 @@ from core.tools import schema_errors
 from services.audit import service as audit
 from services.gateway import builtins, calls, held, learning
 from services.gateway.identities import Agent
-from services.gateway.models import AgentIdentity, GatewayCall
+from services.models.gateway import AgentIdentity, GatewayCall
 from services.notifier import Events
 from services.orm import utcnow
 from services.policies import service as policies

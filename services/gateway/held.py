@@ -16,12 +16,12 @@ from core import approvals as A
 from core import gateway as G
 from core import gateway_learning as L
 from services.approvals import service as approvals
-from services.approvals.models import Approval
 from services.audit import service as audit
 from services.db import retrying
 from services.gateway import builtins, calls, identities
 from services.gateway.identities import Agent
-from services.gateway.models import AgentIdentity, GatewayCall
+from services.models.approvals import Approval
+from services.models.gateway import AgentIdentity, GatewayCall
 from services.notifier import Events
 from services.orm import utcnow
 

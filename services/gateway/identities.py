@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from core.errors import Conflict, ValidationFailed
 from services.audit import service as audit
 from services.db import Database
-from services.gateway.models import AgentIdentity
+from services.models.gateway import AgentIdentity
 from services.orm import in_workspace, utcnow
 from services.users.service import token_hash
 

@@ -23,9 +23,9 @@ from core.tools import schema_errors
 from services.audit import service as audit
 from services.audit.service import lock_workspace
 from services.gateway import packs
-from services.gateway.models import AgentIdentity, GatewayToolMode
 from services.metrics import service as metrics
-from services.metrics.models import MetricScope
+from services.models.gateway import AgentIdentity, GatewayToolMode
+from services.models.metrics import MetricScope
 from services.notifier import Events
 from services.orm import utcnow
 from services.policies import service as policies

@@ -18,7 +18,7 @@ from core.coaching.corrections import PackStats
 from core.coaching.rules import LearnedRule, apply_rules, learned_rules
 from core.errors import NotFound
 from services.audit import service as audit
-from services.gateway.models import GatewayCorrectionPack
+from services.models.gateway import GatewayCorrectionPack
 from services.orm import utcnow
 
 

@@ -13,12 +13,12 @@ from core.coaching.autonomy import tool_unit
 from core.coaching.metrics import MetricsState, should_demote
 from core.workflow import WorkflowDef
 from services.audit import service as audit
-from services.coaching.models import Suggestion
-from services.executions.models import Execution
 from services.metrics import service as metrics
+from services.models.coaching import Suggestion
+from services.models.executions import Execution
+from services.models.workflows import Workflow, workflow_of
 from services.notifications import outbox as notification_outbox
 from services.notifier import Events
-from services.workflows.models import Workflow, workflow_of
 
 
 def count_decision(

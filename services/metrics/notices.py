@@ -11,9 +11,9 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from services.audit import service as audit
-from services.audit.models import AuditEvent
+from services.models.audit import AuditEvent
+from services.models.workflows import Workflow
 from services.orm import utcnow
-from services.workflows.models import Workflow
 
 KINDS = ("demotion", "step_demotion", "learned_rule_change", "gateway_demotion")
 # Notices are looked for among the newest events of the log only: a bounded range of the (workspace_id, seq)

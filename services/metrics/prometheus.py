@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 from core.coaching.counters import DECISIONS
 from core.coaching.latency import LatencyHistogram
 from core.coaching.metrics import MetricsState
-from services.metrics.models import MetricScope
+from services.models.metrics import MetricScope
 
 log = logging.getLogger(__name__)
 _COUNTER = {"accept": "accepted", "reject": "rejected", "correct": "corrected", "manual": "manual", "skip": "skipped"}

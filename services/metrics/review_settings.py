@@ -12,8 +12,8 @@ from core.coaching import attention as A
 from core.coaching import checks as C
 from core.errors import NotFound, ValidationFailed
 from services.audit import service as audit
-from services.metrics.models import WorkspaceReviewFloor
-from services.users.models import Workspace
+from services.models.metrics import WorkspaceReviewFloor
+from services.models.users import Workspace
 
 CHECK_SETTINGS = ("check_rate", "evidence_from", "min_checks", "min_catch_rate", "max_fast_share")
 

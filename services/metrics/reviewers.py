@@ -23,12 +23,12 @@ from core.coaching import attention as A
 from core.coaching import checks as C
 from core.errors import NotFound
 from services.coaching import checks
-from services.coaching.models import Decision, Suggestion
 from services.metrics import review_settings
 from services.metrics import service as metrics
+from services.models.coaching import Decision, Suggestion
+from services.models.workflows import Workflow
 from services.orm import utcnow
 from services.workflows import service as workflows
-from services.workflows.models import Workflow
 
 DEFAULT_DAYS = 30
 MAX_DAYS = 365

@@ -17,7 +17,7 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.functions import FunctionElement
 
-from services.coaching.models import Decision, not_a_check
+from services.models.coaching import Decision, not_a_check
 from services.orm import utcnow
 
 KINDS = ("accept", "reject", "correct", "manual", "skip")

@@ -21,7 +21,7 @@ from core.coaching.metrics import MetricsState
 from services.audit.service import lock_workspace
 from services.db import row_locks
 from services.metrics import review_settings, series
-from services.metrics.models import MetricScope
+from services.models.metrics import MetricScope
 from services.orm import utcnow
 
 GLOBAL = ("global", "all")

@@ -12,9 +12,9 @@ from sqlalchemy.orm import Session
 
 from core.coaching.trail import evidence_trail
 from core.coaching.undo import HELD
-from services.coaching.models import Decision, Suggestion, not_a_check
 from services.metrics import service as metrics
-from services.workflows.models import Workflow
+from services.models.coaching import Decision, Suggestion, not_a_check
+from services.models.workflows import Workflow
 
 
 def _row(d: Decision) -> dict[str, Any]:

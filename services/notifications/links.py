@@ -18,11 +18,10 @@ from config import Settings
 from core import approvals as A
 from core import notifications as N
 from services.approvals import decisions as approval_decisions
-from services.approvals.models import Approval
+from services.models.approvals import Approval
+from services.models.notifications import ActionLink, OutboxRow
+from services.models.users import Membership, User
 from services.orm import utcnow
-from services.users.models import Membership, User
-
-from .models import ActionLink, OutboxRow
 
 
 def key(settings: Settings) -> bytes:

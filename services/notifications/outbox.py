@@ -24,13 +24,13 @@ from sqlalchemy.orm import Session, object_session
 
 from core import notifications as N
 from services.db import CoachSession, coach_session
-from services.executions.models import Execution
+from services.models.executions import Execution
+from services.models.notifications import Escalation, NotificationPrefs, NotificationRoute, OutboxRow, WebhookEndpoint
+from services.models.users import Membership, User
 from services.notifications import slack as slack_channel
 from services.orm import utcnow
-from services.users.models import Membership, User
 
 from . import push
-from .models import Escalation, NotificationPrefs, NotificationRoute, OutboxRow, WebhookEndpoint
 
 log = logging.getLogger(__name__)
 

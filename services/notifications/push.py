@@ -35,13 +35,13 @@ from config import Settings
 from core import notifications as N
 from core.errors import NotFound, ValidationFailed
 from core.tools import ToolError
+from services.models.notifications import NotificationPrefs, OutboxRow, PushSubscription, VapidKeys
+from services.models.users import Membership
 from services.orm import table_of, utcnow
 from services.tools.http import Vetter
 from services.toolservers.secrets import Secrets, SecretUnreadable
-from services.users.models import Membership
 
 from .email import SendFailed
-from .models import NotificationPrefs, OutboxRow, PushSubscription, VapidKeys
 from .webhooks import vetter
 
 PURPOSE = b"coach vapid private key"

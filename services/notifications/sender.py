@@ -18,15 +18,15 @@ from datetime import datetime, timedelta
 from sqlalchemy import exists, literal, or_, select, update
 
 from core import notifications as N
-from services.approvals.models import Approval
 from services.db import row_locks
+from services.models.approvals import Approval
+from services.models.notifications import Escalation, NotificationRoute, OutboxRow, WebhookEndpoint
 from services.orm import utcnow
 
 from . import email as mail
 from . import links, outbox, push, slack_updates, webhooks
 from . import slack as slack_channel
 from .email import SendFailed
-from .models import Escalation, NotificationRoute, OutboxRow, WebhookEndpoint
 
 log = logging.getLogger(__name__)
 BATCH = 50

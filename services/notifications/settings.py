@@ -10,10 +10,9 @@ from sqlalchemy.orm import Session
 from core import notifications as N
 from core.errors import ValidationFailed
 from services.audit import service as audit
+from services.models.notifications import NotificationPrefs, NotificationRoute, WebhookEndpoint
+from services.models.users import Membership, User
 from services.orm import in_workspace, utcnow
-from services.users.models import Membership, User
-
-from .models import NotificationPrefs, NotificationRoute, WebhookEndpoint
 
 
 def prefs_view(p: NotificationPrefs | None) -> dict[str, Any]:

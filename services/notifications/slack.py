@@ -20,12 +20,12 @@ from sqlalchemy.orm import Session
 
 from core import approvals as A
 from core import notifications as N
-from services.approvals.models import Approval
+from services.models.approvals import Approval
+from services.models.notifications import OutboxRow
+from services.models.slack import SlackUser, WorkspaceSlack
 from services.notifications.email import SendFailed
-from services.notifications.models import OutboxRow
 from services.slack import client, messages
 from services.slack import service as slack_settings
-from services.slack.models import SlackUser, WorkspaceSlack
 
 CHANNEL_RECIPIENT = "channel"  # the recipient of the one row of a review posted to the default channel
 

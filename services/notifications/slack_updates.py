@@ -18,10 +18,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, object_session
 
 from core import notifications as N
+from services.models.notifications import OutboxRow
 from services.notifications import outbox
 from services.notifications import slack as slack_channel
 from services.notifications.email import SendFailed
-from services.notifications.models import OutboxRow
 from services.orm import new_id, utcnow
 
 UPDATE = "review_update"  # the kind of a row that updates the Slack message of another row (its `recipient`)

@@ -23,13 +23,13 @@ from core.errors import ValidationFailed
 from core.outbound import parse_entries, parse_entry
 from core.tools import ToolError
 from services.audit import service as audit
+from services.models.notifications import OutboxRow, WebhookEndpoint
 from services.orm import in_workspace, utcnow
 from services.policies import outbound
 from services.tools.http import VettedTransport, Vetter
 from services.toolservers.secrets import Secrets, SecretUnreadable
 
 from .email import SendFailed
-from .models import OutboxRow, WebhookEndpoint
 
 PURPOSE = b"coach webhook endpoint secret"
 

@@ -24,13 +24,13 @@ from core.tools import ToolRegistry
 from core.workflow import WorkflowDef, parse_definition, validate_variables
 from services.audit import service as audit
 from services.executions import service as executions
-from services.executions.models import Execution
+from services.models.executions import Execution
+from services.models.plans import Plan
+from services.models.workflows import Workflow, workflow_of
 from services.orm import in_workspace, utcnow
-from services.plans.models import Plan
 from services.policies import service as policies
 from services.users.service import RANK
 from services.workflows import service as workflows
-from services.workflows.models import Workflow, workflow_of
 from services.workflows.service import DefinitionCache
 
 

@@ -11,9 +11,9 @@ from core.errors import NotFound, ValidationFailed
 from core.outbound import OutboundLists, validate_lists
 from services.audit import service as audit
 from services.db import Database
+from services.models.policies import WorkspaceOutbound
+from services.models.users import Workspace
 from services.orm import utcnow
-from services.policies.models import WorkspaceOutbound
-from services.users.models import Workspace
 
 
 def get_lists(session, workspace_id: str) -> OutboundLists:

@@ -32,12 +32,12 @@ from core.policy import Call, CompiledRule, RuleSet, Verdict, check_defaults, co
 from core.policy.rules import DEFAULTS
 from core.tools import ToolRegistry
 from services.audit import service as audit
-from services.executions.models import Execution
 from services.gateway import builtins as gateway_builtins
+from services.models.executions import Execution
+from services.models.policies import Policy, PolicySettings
+from services.models.users import User
+from services.models.workflows import Workflow
 from services.orm import in_workspace, table_of, utcnow
-from services.policies.models import Policy, PolicySettings
-from services.users.models import User
-from services.workflows.models import Workflow
 
 log = logging.getLogger(__name__)
 

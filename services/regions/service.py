@@ -21,8 +21,8 @@ from core.regions import region as R
 from services.audit import service as audit
 from services.audit.service import lock_workspace
 from services.metrics import service as metrics
+from services.models.regions import Region, RegionScope
 from services.orm import utcnow
-from services.regions.models import Region, RegionScope
 
 STEP, GATEWAY = "step", "gateway"
 EVIDENCE, SPOT = "region", "region_spot"  # the metric scopes of a condition version's decisions and spot checks

@@ -17,14 +17,14 @@ from core.policy import Call
 from core.regions.replay import MAX_CALLS, Past
 from core.tools import ToolRegistry
 from services.approvals.decisions import review_kind
-from services.approvals.models import Approval
-from services.coaching.models import Decision, Suggestion, not_a_check
-from services.executions.models import Execution
 from services.gateway import learning
-from services.gateway.models import GatewayCall
+from services.models.approvals import Approval
+from services.models.coaching import Decision, Suggestion, not_a_check
+from services.models.executions import Execution
+from services.models.gateway import GatewayCall
+from services.models.workflows import Workflow
 from services.policies import service as policies
 from services.workflows import service as workflows
-from services.workflows.models import Workflow
 
 
 def _risk(tools: ToolRegistry | None, tool: str, stored: Any) -> str | None:

@@ -16,10 +16,10 @@ from core.regions import replay as R
 from core.tools import ToolRegistry
 from services.gateway import builtins, learning
 from services.metrics import service as metrics
+from services.models.workflows import Workflow
 from services.policies import service as policies
 from services.replay import history
 from services.workflows import service as workflows
-from services.workflows.models import Workflow
 
 
 def _step(session: Session, workspace_id: str, workflow_id: str, step_id: str) -> Workflow:

@@ -13,9 +13,9 @@ from sqlalchemy.orm import Session
 
 from config import Settings
 from core import notifications as N
-from services.notifications.models import OutboxRow
+from services.models.notifications import OutboxRow
+from services.models.slack import WorkspaceSlack
 from services.slack import client, service
-from services.slack.models import WorkspaceSlack
 
 # what a person does about Slack's answer to auth.test
 FIXES = {

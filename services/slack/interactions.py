@@ -28,9 +28,9 @@ from slack_sdk.signature import SignatureVerifier
 from core import approvals as A
 from core.errors import BadRequest, CoachError, Conflict, NotFound, Unauthorized
 from services.approvals import decisions as approval_decisions
-from services.approvals.models import Approval
 from services.coaching import decisions
-from services.coaching.models import Decision, Suggestion
+from services.models.approvals import Approval
+from services.models.coaching import Decision, Suggestion
 from services.slack import client as slack
 from services.slack import messages as M
 from services.slack import service as slack_settings

@@ -13,11 +13,11 @@ from sqlalchemy.orm import Session
 from config import Settings
 from core.errors import Conflict, NotFound, ValidationFailed
 from services.audit import service as audit
+from services.models.slack import SlackUser, WorkspaceSlack
+from services.models.users import Membership, User, Workspace
 from services.orm import utcnow
 from services.slack.client import SlackConfig
-from services.slack.models import SlackUser, WorkspaceSlack
 from services.toolservers.secrets import Secrets, SecretUnreadable
-from services.users.models import Membership, User, Workspace
 
 CHANNEL = re.compile(r"^[CGD][A-Z0-9]{2,30}$")  # a channel id (C…, G… private, D… direct), not a #name
 SLACK_USER = re.compile(r"^[UW][A-Z0-9]{2,30}$")

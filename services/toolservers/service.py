@@ -15,9 +15,9 @@ from core import toolservers as T
 from core.errors import Conflict, ValidationFailed
 from core.tools import RISKS
 from services.audit import service as audit
+from services.models.toolservers import ToolServer
 from services.orm import in_workspace, utcnow
 from services.toolservers.connection import Unavailable
-from services.toolservers.models import ToolServer
 from services.toolservers.source import McpSource, Server, stdio_allowed
 
 

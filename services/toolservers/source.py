@@ -21,13 +21,13 @@ from core import toolservers as T
 from core.outbound import parse_entries, parse_entry
 from core.tools import ToolContext, ToolError
 from services.db import Database
+from services.models.toolservers import ToolServer
 from services.orm import utcnow
 from services.policies import outbound
 from services.tools.basic import budget
 from services.tools.files import workspace_root
 from services.tools.http import Vetter
 from services.toolservers.connection import Endpoint, Unavailable
-from services.toolservers.models import ToolServer
 from services.toolservers.pool import Clients
 from services.toolservers.secrets import Secrets, SecretUnreadable
 

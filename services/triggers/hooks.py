@@ -20,11 +20,11 @@ from core import triggers as T
 from core.errors import Conflict, Gone, NotFound
 from services.audit import service as audit
 from services.db import Database, retrying
-from services.executions.models import Execution
+from services.models.executions import Execution
+from services.models.triggers import TriggerHook, TriggerStart
 from services.orm import in_workspace, utcnow
 from services.toolservers.secrets import Secrets, SecretUnreadable
 from services.triggers import starts
-from services.triggers.models import TriggerHook, TriggerStart
 
 PURPOSE = b"coach trigger hook secrets"
 SECRET_PREFIX = "whsec_"

@@ -22,9 +22,9 @@ from core.errors import CoachError, NotFound, ValidationFailed
 from core.workflow import validate_variables
 from services.audit import service as audit
 from services.db import retrying, rowcount
+from services.models.triggers import TriggerSchedule, TriggerStart
 from services.orm import in_workspace, utcnow
 from services.triggers import starts
-from services.triggers.models import TriggerSchedule, TriggerStart
 
 log = logging.getLogger(__name__)
 PREVIEW = 5  # next fire times shown

@@ -13,8 +13,8 @@ from config import Settings
 from services.agents import llm_provider
 from services.audit import service as audit
 from services.executions import service as executions
-from services.executions.models import Execution
-from services.triggers.models import TriggerHook, TriggerSchedule, TriggerStart
+from services.models.executions import Execution
+from services.models.triggers import TriggerHook, TriggerSchedule, TriggerStart
 from services.workflows import service as workflows
 from services.workflows.service import DefinitionCache
 

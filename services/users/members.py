@@ -10,8 +10,8 @@ from sqlalchemy.orm import Session
 
 from core.errors import Conflict, NotFound, ValidationFailed
 from services.db import row_locks
+from services.models.users import Invitation, Membership, User, Workspace
 from services.orm import in_workspace, utcnow
-from services.users.models import Invitation, Membership, User, Workspace
 from services.users.service import ROLES, check_email, create_user, role_in, set_role
 
 

@@ -12,8 +12,8 @@ from sqlalchemy.orm import Session
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from core.errors import Conflict, Forbidden, NotFound, Unauthorized, ValidationFailed
+from services.models.users import Membership, User, Workspace
 from services.offload import off_loop
-from services.users.models import Membership, User, Workspace
 
 ROLES = ("operator", "lead", "admin")
 INVITATION_STATUSES = ("pending", "accepted", "declined", "cancelled")

@@ -10,8 +10,8 @@ from sqlalchemy.orm import Session
 
 from core.errors import NotFound, ValidationFailed
 from services.db import Database
+from services.models.users import ApiToken, Membership, User
 from services.orm import utcnow
-from services.users.models import ApiToken, Membership, User
 from services.users.service import TOKEN_PREFIX, token_hash
 
 

@@ -17,9 +17,9 @@ from core.execution.control import with_overrides
 from core.tools import ToolRegistry
 from core.workflow import WorkflowDef, parse_definition
 from services.audit import service as audit
+from services.models.workflows import Workflow, WorkflowVersion
 from services.offload import off_loop
 from services.orm import utcnow
-from services.workflows.models import Workflow, WorkflowVersion
 
 
 class DefinitionCache:

@@ -7,7 +7,7 @@ import hashlib
 
 import pytest
 
-from services.gateway.models import AgentIdentity
+from services.models.gateway import AgentIdentity
 from tests.conftest import Api, make_user
 
 pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import delete, update
 
 from services.audit import service as audit
-from services.audit.models import AuditEvent
+from services.models.audit import AuditEvent
 from services.users import service as users
 from tests.conftest import make_user
 

@@ -471,7 +471,7 @@ class World:
 
     def gateway_tool(self, side: str) -> str:
         """A gateway tool `side`'s workspace knows (a mode row of its own: no MCP server needed)."""
-        from services.gateway.models import GatewayCorrectionPack, GatewayToolMode
+        from services.models.gateway import GatewayCorrectionPack, GatewayToolMode
 
         name, ws = f"{side}{self.seq()}.tool", self.default_ws if side == "own" else self.other_ws
         with self.services.db.transaction() as session:  # a mode row and a correction pack
@@ -485,9 +485,9 @@ class World:
     def invitation_for(self, email: str, workspace_slug: str | None = None) -> str:
         """A pending invitation of `email` (to a fresh workspace unless one is named): its id."""
         from services import workspaces
+        from services.models.users import Workspace
         from services.users import members
         from services.users import service as users
-        from services.users.models import Workspace
 
         with self.services.db.transaction() as session:
             ws = (

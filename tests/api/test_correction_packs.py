@@ -239,7 +239,7 @@ def test_learning_from_corrections_reaches_auto_ready_in_fewer_decisions(api):
 def test_cached_rules_follow_pack_changes_made_by_another_process(api, services):
     """Each process caches a workflow's rules under workflows.packs_revision; a change anywhere bumps it."""
     from services.coaching import corrections
-    from services.workflows.models import Workflow
+    from services.models.workflows import Workflow
 
     wf_id = _workflow(api)
     here, there = corrections.RulesCache(), corrections.RulesCache()  # two server processes' caches

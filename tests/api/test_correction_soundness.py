@@ -104,7 +104,7 @@ def test_a_correction_whose_step_fails_is_marked_and_counts_towards_no_rule(api,
     pack = api.ok("GET", f"/api/correction-packs?workflow_id={wf_id}")["items"][0]
     assert pack["corrections"] == 2 and pack["discounted"] == 1
     assert [c["field"] for c in pack["changes"]] == ["max_bytes"]  # path → missing.csv is not counted
-    from services.coaching.models import Decision
+    from services.models.coaching import Decision
 
     with services.db.read() as session:
         assert session.get(Decision, sug["suggestion_id"]).outcome == "step_failed"

@@ -231,7 +231,7 @@ def test_a_bad_deadline_is_a_422_naming_the_field(api, step, field):
 
 
 def test_a_deadline_left_on_an_execution_that_no_longer_waits_is_dropped_not_fired(api, services):
-    from services.executions.models import Execution
+    from services.models.executions import Execution
 
     ex_id = api.run([PLAIN])["execution_id"]
     with services.db.transaction() as session:

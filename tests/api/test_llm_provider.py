@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from services.agents.models import WorkspaceLLM
+from services.models.agents import WorkspaceLLM
 from tests.conftest import authed_client
 
 pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)

@@ -14,8 +14,8 @@ from sqlalchemy import select, update
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from core import notifications as N
+from services.models.notifications import ActionLink, OutboxRow
 from services.notifications import sender
-from services.notifications.models import ActionLink, OutboxRow
 from services.orm import utcnow
 from tests.conftest import Api, make_user
 from tests.support.receivers import smtp_inbox, webhook_receiver
@@ -423,7 +423,7 @@ def test_your_own_webhook_secret_signs_the_deliveries_and_a_bad_one_is_422(api, 
 def test_an_endpoint_whose_secret_cannot_be_read_fails_alone_and_the_other_rows_go_out(api, services, receiver):
     """Issue 40, item 3: after a COACH_SECRET_KEY change one endpoint's secret cannot be unsealed; that row fails with
     its reason (the endpoint shows failing), and the rows claimed in the same round are sent."""
-    from services.notifications.models import WebhookEndpoint
+    from services.models.notifications import WebhookEndpoint
     from services.notifications.webhooks import PURPOSE
     from services.toolservers.secrets import Secrets
 

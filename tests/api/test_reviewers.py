@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import update
 
-from services.coaching.models import Decision, Suggestion
+from services.models.coaching import Decision, Suggestion
 from services.orm import utcnow
 from tests.conftest import make_user
 

@@ -133,7 +133,7 @@ def _tool_calls(api, ex_id: str) -> list[dict]:
 
 
 def _lease(services, ex_id: str) -> tuple[str | None, object]:
-    from services.executions.models import Execution
+    from services.models.executions import Execution
 
     with services.db.read() as session:
         ex = session.get(Execution, ex_id)
@@ -144,7 +144,7 @@ def _expire_lease(services, ex_id: str) -> None:
     """The execution's lease runs out now: the test's clock (no lease runs out by itself during a test)."""
     from datetime import timedelta
 
-    from services.executions.models import Execution
+    from services.models.executions import Execution
     from services.orm import utcnow
 
     with services.db.transaction() as session:
@@ -357,7 +357,7 @@ def _plant_running(api, services, hold, owner: str, expires_in: float) -> str:
     """An execution caught with step `slow` running under `owner`'s lease (as a crash leaves it)."""
     from datetime import timedelta
 
-    from services.executions.models import Execution
+    from services.models.executions import Execution
     from services.orm import utcnow
 
     hold.hold.set()

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from services.models.users import User
 from services.users import tokens
-from services.users.models import User
 
 pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
 

@@ -316,7 +316,7 @@ def test_stdio_commands_must_be_allowed_and_fields_are_checked(api):
 
 
 def test_http_server_with_bearer_token_stored_encrypted_and_never_returned(api, services, tmp_path):
-    from services.toolservers.models import ToolServer
+    from services.models.toolservers import ToolServer
 
     with HttpMcpServer(tmp_path / "mcp", name="remote") as remote:
         created = api.ok(

@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import select
 
 from core import triggers as T
-from services.triggers.models import TriggerHook, TriggerSchedule
+from services.models.triggers import TriggerHook, TriggerSchedule
 from tests.conftest import Api, authed_client, make_user
 
 pytestmark = pytest.mark.shared_app

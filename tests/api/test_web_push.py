@@ -11,8 +11,8 @@ import pytest
 from sqlalchemy import select
 
 from core import notifications as N
+from services.models.notifications import OutboxRow
 from services.notifications import sender
-from services.notifications.models import OutboxRow
 from services.orm import utcnow
 from tests.conftest import Api, make_user
 from tests.support.push_service import PushService

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from sqlalchemy import delete, select, update
 
 from services.audit import service as audit
-from services.audit.models import AuditEvent
 from services.db import Database
-from services.users.models import Workspace
+from services.models.audit import AuditEvent
+from services.models.users import Workspace
 
 N = 6
 

@@ -13,7 +13,7 @@ from sqlalchemy.orm.exc import StaleDataError
 
 from services.db import Database, is_transient, retrying
 from services.metrics import service as metrics
-from services.users.models import Workspace
+from services.models.users import Workspace
 
 
 class _Pg(Exception):

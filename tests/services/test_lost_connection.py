@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import select, text
 
 from services.db import is_transient, retrying
-from services.workflows.models import Workflow
+from services.models.workflows import Workflow
 
 pytestmark = pytest.mark.postgres
 

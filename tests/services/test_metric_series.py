@@ -10,9 +10,9 @@ from sqlalchemy import select, update
 
 from services import workspaces
 from services.coaching import decisions
-from services.coaching.models import Decision, Suggestion
 from services.executions import service as executions
 from services.metrics import series
+from services.models.coaching import Decision, Suggestion
 from services.orm import utcnow
 from services.workflows import service as workflows
 

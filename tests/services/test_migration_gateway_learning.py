@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from services.db import Database
-from services.gateway.models import GatewayToolMode
 from services.models import metadata
+from services.models.gateway import GatewayToolMode
 from tests.support.migrations import back_at_head, differences_from_models, migrate, tables
 
 

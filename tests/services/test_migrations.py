@@ -11,7 +11,7 @@ from sqlalchemy.exc import IntegrityError
 
 from services.db import Database
 from services.executions import service as executions
-from services.executions.models import Execution
+from services.models.executions import Execution
 from tests.support.migrations import (
     T0,
     back_at_head,

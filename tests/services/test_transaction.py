@@ -13,9 +13,9 @@ from sqlalchemy.orm.exc import StaleDataError
 
 from services.db import is_transient
 from services.executions import service as executions
-from services.executions.models import Execution
+from services.models.executions import Execution
+from services.models.workflows import Workflow
 from services.workflows import service as workflows
-from services.workflows.models import Workflow
 
 WORKFLOW = {"name": "tx", "steps": [{"id": "s1", "tool": "echo", "params": {"message": "hi"}}]}
 

@@ -11,9 +11,9 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, select
 
-from services.executions.models import Execution
+from services.models.executions import Execution
+from services.models.triggers import TriggerSchedule, TriggerStart
 from services.triggers import schedules
-from services.triggers.models import TriggerSchedule, TriggerStart
 from services.workflows import service as workflows
 
 WORKFLOW = {

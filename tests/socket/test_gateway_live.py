@@ -339,7 +339,7 @@ def test_revoking_an_identity_ends_its_held_calls_and_deciding_one_is_a_409_sayi
     try:
         from sqlalchemy import select
 
-        from services.gateway.models import GatewayCall
+        from services.models.gateway import GatewayCall
 
         with db.read() as session:
             states = session.scalars(select(GatewayCall.state).where(GatewayCall.agent_id == agent["id"])).all()
@@ -370,7 +370,7 @@ def _gateway_rows(server, approval_id: str, **values) -> list[str]:
     """The states of the held calls of this review, after setting `values` on them when given."""
     from sqlalchemy import select, update
 
-    from services.gateway.models import GatewayCall
+    from services.models.gateway import GatewayCall
 
     db = Database(server.database_url)
     try:
@@ -470,7 +470,7 @@ def test_a_forwarding_cut_by_a_crash_is_never_sent_again_and_the_agent_is_told(s
 
     from sqlalchemy import update
 
-    from services.gateway.models import GatewayCall
+    from services.models.gateway import GatewayCall
     from services.orm import utcnow
 
     agent = make_agent(server, "crashed-bot")

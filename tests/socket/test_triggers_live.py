@@ -16,7 +16,7 @@ from sqlalchemy import update
 
 from core import triggers as T
 from services.db import Database
-from services.triggers.models import TriggerSchedule
+from services.models.triggers import TriggerSchedule
 from tests.support.live_server import LiveServer
 
 SCHEDULES = 8

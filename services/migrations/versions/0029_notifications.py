@@ -1,5 +1,5 @@
 """notifications (issue 33): the outbox, people's preferences, a workspace's routes and outgoing webhook endpoints,
-escalations, and the action links sent by email (services/notifications/models.py)
+escalations, and the action links sent by email (services/models/notifications.py)
 
 Revision ID: 0029_notifications
 Revises: 0028_triggers

@@ -10,10 +10,10 @@ import time
 
 import pytest
 
+from services.models.slack import WorkspaceSlack
 from services.slack import client as slack_client
 from services.slack import messages as M
 from services.slack import service as slack_settings
-from services.slack.models import WorkspaceSlack
 from tests.conftest import Api, make_user
 from tests.support.slack_server import click, form, sign, submission
 
@@ -353,7 +353,7 @@ def test_an_approval_request_is_posted_by_the_outbox_to_the_default_channel_once
     buttons = json.dumps(posted[0]["args"]["blocks"])
     assert approval["approval_id"] in buttons and "Approve" in buttons and "Reject" in buttons
     with services.db.read() as session:
-        from services.notifications.models import OutboxRow
+        from services.models.notifications import OutboxRow
 
         rows = session.query(OutboxRow).filter(OutboxRow.channel == N.SLACK).all()
     assert [(r.recipient, r.status) for r in rows] == [("channel", N.SENT)]

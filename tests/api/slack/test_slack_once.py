@@ -11,9 +11,9 @@ from datetime import timedelta
 from sqlalchemy import update
 
 from core import notifications as N
+from services.models.notifications import OutboxRow
 from services.notifications import sender
 from services.notifications import slack as slack_channel
-from services.notifications.models import OutboxRow
 from services.orm import utcnow
 from services.slack import client as slack_client
 from tests.api.slack.test_slack import (

@@ -11,8 +11,8 @@ from datetime import timedelta
 import pytest
 
 from core import notifications as N
+from services.models.notifications import OutboxRow
 from services.notifications import sender, slack_updates
-from services.notifications.models import OutboxRow
 from services.orm import utcnow
 from services.slack import messages as M
 from tests.api.slack.test_slack import (
