@@ -1,6 +1,5 @@
 import { queryOptions, useQuery } from "@tanstack/react-query";
-import { apiGet } from "./client";
-import type { Page, Workflow } from "./types";
+import { api, unwrap } from "./typed";
 
 /** A workflow as a filter offers it: id, name and its steps' ids and names. */
 export interface WorkflowOption {
@@ -16,7 +15,7 @@ export const workflowOptionsQuery = queryOptions({
   queryKey: workflowOptionsKey,
   staleTime: 60_000,
   queryFn: async ({ signal }): Promise<WorkflowOption[]> => {
-    const page = await apiGet<Page<Workflow>>("/api/workflows?per_page=200", { signal });
+    const page = await unwrap(api.GET("/api/workflows", { params: { query: { per_page: 200 } }, signal }));
     return page.items.filter((w) => typeof w?.id === "string").map((w) => ({
       workflow_id: w.id,
       name: w.name,

@@ -1,0 +1,18 @@
+// Type tests: the typed client refuses what the OpenAPI document does not allow (checked by `npm run typecheck`).
+import { api, unwrap } from "./typed";
+
+export async function typeChecks(): Promise<void> {
+  // @ts-expect-error: a path the document does not have
+  await api.GET("/api/no-such-path");
+  // @ts-expect-error: a query parameter the document does not have
+  await api.GET("/api/workflows", { params: { query: { per_pagee: 200 } } });
+  const page = await unwrap(api.GET("/api/workflows", { params: { query: { per_page: 200 } } }));
+  // @ts-expect-error: a response field the document does not have
+  void page.no_such_field;
+  void page.items;
+  // @ts-expect-error: a body field the document does not have (and the required workflow_id missing)
+  await api.POST("/api/executions/", { body: { workflow: "w" } });
+  // @ts-expect-error: a mode the document does not allow
+  await api.POST("/api/executions/", { body: { workflow_id: "w", mode: "fast" } });
+  await api.POST("/api/executions/", { body: { workflow_id: "w", mode: "coaching" } });
+}
