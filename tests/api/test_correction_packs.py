@@ -447,5 +447,10 @@ def test_a_correction_that_makes_a_rule_reads_no_history(api, services):
     plain = correction_reads()  # the second: no rule yet
     making = correction_reads()  # the third: the rule starts applying
     assert _pack(api, wf_id)["rules"]
-    assert len(making) <= len(plain), (plain, making)
+    # what the making correction reads beyond the plain one's reads: none of the decisions' or suggestions' history
+    # (incidental reads of a decision's own path, the workspace's review settings or the audit chain's last row, may
+    # fall to either correction depending on what the machine's timing made of the others)
+    extra = [s for s in making if s not in plain]
+    assert not [s for s in extra if " FROM DECISIONS" in s or " FROM SUGGESTIONS" in s], extra
+    assert len(making) <= len(plain) + 1, (plain, making)
     assert not any(" FROM DECISIONS" in s for s in making), making  # no scan of earlier decisions
