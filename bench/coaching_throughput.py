@@ -317,13 +317,15 @@ def coach_server(
     workspace_room: bool = False,
     root: Path | None = None,
     label: str | None = None,
+    python: str | None = None,
 ) -> dict:
-    """(b): `root` is the checkout whose server runs (default this one), `label` the row's name."""
+    """(b): `root` is the checkout whose server runs (default this one) with the interpreter `python` (default
+    this one's), `label` the row's name."""
     import socketio
 
     from tests.support.live_server import LiveServer
 
-    server = remote or LiveServer(Path(folder), async_mode=async_mode, root=root)
+    server = remote or LiveServer(Path(folder), async_mode=async_mode, root=root, python=python)
     server.start()
     try:
         wf_id = server.post("/api/workflows", json=WORKFLOW).json()["id"]
@@ -543,7 +545,13 @@ def main() -> None:
         "--against",
         default="",
         help="a git revision (e.g. the previous main) whose server the server part runs too, right "
-        "after this one's, from a temporary worktree with this checkout's Python",
+        "after this one's, from a temporary worktree with this checkout's Python (or --against-python)",
+    )
+    parser.add_argument(
+        "--against-python",
+        default="",
+        help="the interpreter of the --against server, for a revision pinned to other libraries (e.g. mcp 1.x "
+        "before 2.x: a venv made from that revision's requirements.txt)",
     )
     parser.add_argument(
         "--server-runs",
@@ -597,6 +605,7 @@ def main() -> None:
                                     workspace_room=args.workspace_room,
                                     root=other,
                                     label=against_label(args.against, mode),
+                                    python=args.against_python or None,
                                 )
                             )
         if "push" not in skip:  # decision -> next suggestion on the socket, without and with the message queue

@@ -57,6 +57,7 @@ class LiveServer:
     async_mode     COACH_ASYNC_MODE; default the caller's COACH_ASYNC_MODE, else "threading"
     env            more environment variables for the server (they win over the defaults above)
     root           the checkout whose wsgi.py runs (default this one; the benches compare another revision's)
+    python         the interpreter that runs it (default this one's; a revision on other pinned libraries needs its own)
 
     Inherited COACH_* variables are dropped (a developer's shell must not point a test at their own
     database), except COACH_ASYNC_MODE which picks the default mode.
@@ -81,8 +82,10 @@ class LiveServer:
         env: Mapping[str, str] | None = None,
         port: int | None = None,
         root: str | os.PathLike | None = None,
+        python: str | None = None,
     ):
         self.folder = Path(folder)
+        self.python = python or sys.executable
         self.root = Path(root) if root is not None else REPO_ROOT
         self.folder.mkdir(parents=True, exist_ok=True)
         self.instance_dir = self.folder / "instance"
@@ -167,7 +170,7 @@ class LiveServer:
             err.flush()
             # the child has its own copies of the descriptors; ours close when the with-block ends
             self.process = subprocess.Popen(
-                [sys.executable, "wsgi.py"],
+                [self.python, "wsgi.py"],
                 cwd=self.root,
                 env=self.environment(),
                 stdin=subprocess.DEVNULL,
