@@ -1,9 +1,12 @@
-"""Entry point: `python wsgi.py` serves Coach (schema upgraded, demo loaded); servers import `app`.
+"""Entry point: `python wsgi.py` serves Coach (schema upgraded, demo loaded) and starts its MCP process (asgi.py: the
+MCP gateway and the MCP servers' sessions, on uvicorn) beside it, unless COACH_MCP_URL names one; servers import
+`app`.
 
 The async mode must be chosen before anything else is imported: eventlet and gevent patch the stdlib.
 """
 
 import gc
+import os
 
 from config import Settings  # imports nothing that gevent or eventlet patch
 
@@ -16,6 +19,14 @@ elif _MODE == "gevent":
     from gevent import monkey
 
     monkey.patch_all()
+
+from services import mcp_child  # noqa: E402
+
+# `python wsgi.py` starts the MCP process: the settings both share (its address, the internal token) come first
+_STARTS_MCP = __name__ == "__main__" and mcp_child.prepare()
+_MCP = mcp_child.McpChild(Settings.from_env()).start() if _STARTS_MCP else None
+if _MCP is not None:
+    mcp_child.stop_on_signals(_MCP)
 
 from api.app import create_app  # noqa: E402
 
@@ -36,6 +47,11 @@ def main() -> None:
         shown = settings.admin_password if settings.admin_password == "coach-demo" else "(COACH_ADMIN_PASSWORD)"
         print(f"Log in as {settings.admin_email} with password {shown}")
     socketio = app.extensions["socketio"]
+    if _MCP is not None:
+        _MCP.wait_ready()
+        socketio.start_background_task(_MCP.watch)
+        print(f"Coach's MCP process (gateway at /mcp) is serving on {settings.resolved_mcp_url}")
+    _test_hooks()
     # everything made so far (modules, the app, SQLAlchemy's mappers, the demo) lives as long as the process: out of
     # the collector's sight, a full collection under load takes ~5 ms instead of ~90 ms, during which gevent's hub
     # (every connection) stands still
@@ -75,6 +91,29 @@ def _serve_gevent(settings, log_output: bool) -> None:
     pywsgi.WSGIServer(
         (settings.host, settings.port), app, handler_class=NoDelayHandler, log="default" if log_output else None
     ).serve_forever()
+
+
+def _test_hooks() -> None:
+    """COACH_TEST_THREADS_FILE (tests only; nothing a client can reach): on SIGUSR1 this process writes, as JSON, every
+    thread's stack (the files of its frames) there: the live test that this process runs no asyncio loop reads it."""
+    path = os.environ.get("COACH_TEST_THREADS_FILE")
+    if not path:
+        return
+    import json
+    import signal
+    import sys
+    import traceback
+
+    def dump(_signum, _frame) -> None:
+        stacks = {
+            str(ident): [frame.filename for frame in traceback.extract_stack(top)]
+            for ident, top in sys._current_frames().items()
+        }
+        with open(path + ".tmp", "w") as out:
+            json.dump(stacks, out)
+        os.replace(path + ".tmp", path)
+
+    signal.signal(signal.SIGUSR1, dump)
 
 
 if __name__ == "__main__":

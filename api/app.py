@@ -177,13 +177,14 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True, recove
     routing.register(app)  # after the blueprints: a path's methods are its most specific route's (OPTIONS, 405)
     sockets.register(socketio)
     _retry_transient_errors(app)
-    # the MCP gateway at /mcp (services/gateway): the official SDK's ASGI transport inside this WSGI app, before Flask
-    from services.gateway.server import Gateway
+    # /mcp and the MCP process's events (api/mcp_proxy.py): the gateway and the MCP servers' sessions live in Coach's
+    # MCP process (asgi.py), this one runs no asyncio loop
+    from api.mcp_proxy import McpMiddleware
 
-    gateway = Gateway(services)
-    app.extensions["coach_gateway"] = services.gateway = gateway
+    mcp = McpMiddleware(app.wsgi_app, settings, services.notifier, socketio.start_background_task)
+    app.extensions["coach_mcp"] = mcp
     # WSGI middleware as Flask documents it (wrapping app.wsgi_app), which Flask's types, declaring a method, refuse
-    app.wsgi_app = gateway.mount(app.wsgi_app)  # type: ignore[method-assign]
+    app.wsgi_app = mcp  # type: ignore[method-assign]
 
     from services import cli
 

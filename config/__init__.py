@@ -63,6 +63,16 @@ class Settings:
     # sealed requestState expires after it
     gateway_confirm_s: float = 300.0
     gateway_result_max_kb: float = 256.0  # COACH_GATEWAY_RESULT_MAX_KB: the most of a tool's result an agent receives
+    # Coach's MCP process (asgi.py, docs/design.md "Processes"): the gateway and the client pools of MCP servers, on
+    # uvicorn. COACH_MCP_PORT: the port it listens on (default COACH_PORT + 100); COACH_MCP_URL: where the web
+    # process and the workers reach it (set: `python wsgi.py` starts no MCP process of its own; default
+    # http://<host>:<mcp port>, started by wsgi.py); COACH_WEB_URL: where the MCP process pushes the events the web
+    # app shows (default http://<host>:<port>); COACH_MCP_TOKEN: the bearer token of the internal routes both sides
+    # serve (wsgi.py makes one per start when unset; several machines set one of their own)
+    mcp_port: int = 0
+    mcp_url: str = ""
+    web_url: str = ""
+    mcp_token: str = ""
     runner_workers: int = 4  # COACH_RUNNER_WORKERS: background tasks advancing executions at once
     # COACH_LEASE_S: how long a step's lease holds without renewal (renewed every third of it while the tool runs);
     # COACH_LEASE_SCAN_S: how often every instance looks for expired leases to take over (README "Several machines")
@@ -135,6 +145,23 @@ class Settings:
     @property
     def resolved_public_url(self) -> str:
         return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
+
+    @property
+    def resolved_mcp_port(self) -> int:
+        return self.mcp_port or self.port + 100
+
+    @property
+    def _local_host(self) -> str:
+        """This machine's address for a process of its own (a server bound to every address is reached on loopback)."""
+        return "127.0.0.1" if self.host in ("0.0.0.0", "", "::") else self.host
+
+    @property
+    def resolved_mcp_url(self) -> str:
+        return (self.mcp_url or f"http://{self._local_host}:{self.resolved_mcp_port}").rstrip("/")
+
+    @property
+    def resolved_web_url(self) -> str:
+        return (self.web_url or f"http://{self._local_host}:{self.port}").rstrip("/")
 
     @property
     def resolved_database_url(self) -> str:

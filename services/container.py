@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
 
 from config import Settings
 from core import budget
@@ -18,13 +17,10 @@ from services.notifier import Notifier
 from services.policies import service as policies
 from services.policies.outbound import WorkspaceDirectory
 from services.tools import build_registry
+from services.toolservers.pool import Clients
 from services.toolservers.secrets import Secrets
 from services.toolservers.source import McpSource
 from services.workflows.service import DefinitionCache
-
-
-class Closes(Protocol):
-    def close(self) -> None: ...
 
 
 @dataclass
@@ -40,27 +36,33 @@ class Services:
     # re-evaluates a tool call's edited params: fn(session, approval, params) -> policy verdict | None
     # (services.approvals.decisions.Recheck: services.policies.service.approval_recheck)
     approval_recheck: Callable | None = None
-    # the MCP gateway serving /mcp (services/gateway/server.py: Gateway), set by the app factory; closed with the rest
-    gateway: Closes | None = None
     # sends the notification outbox in the background (services/notifications/sender.py), started with the runner's
     # deadline scanner by the server that recovers
     notifications: NotificationScanner | None = None
 
     @classmethod
     def build(
-        cls, settings: Settings, socketio=None, *, notifier: Notifier | None = None, spawn=None, dispatch: bool = True
+        cls,
+        settings: Settings,
+        socketio=None,
+        *,
+        notifier: Notifier | None = None,
+        spawn=None,
+        dispatch: bool = True,
+        mcp_pool: Clients | None = None,
     ) -> Services:
         """`spawn` runs the runner's tasks (default: a thread pool, or green threads under eventlet/gevent);
         benchmarks pass an inline one to measure the engine without scheduling noise. With COACH_BROKER_URL set,
         executions that need a slow tool go to the Celery workers (services.executions.dispatch,
-        services.worker) unless `dispatch` is False (a worker's own Services)."""
+        services.worker) unless `dispatch` is False (a worker's own Services). `mcp_pool`: the MCP process's client
+        pool (asgi.py); without it, MCP servers are called through the MCP process's internal routes."""
         budget.configure(time_s=settings.eval_time_ms / 1000.0)
         db = Database(
             settings.resolved_database_url, pool_size=settings.db_pool_size, max_overflow=settings.db_max_overflow
         )
         notification_outbox.configure(db, notification_outbox.Config(email=bool(settings.smtp_host)))
         tools = build_registry(settings, WorkspaceDirectory(db))
-        mcp = McpSource(settings, db, Secrets(settings.secret_key))
+        mcp = McpSource(settings, db, Secrets(settings.secret_key), clients=mcp_pool)
         tools.add_source(mcp)
         definitions = DefinitionCache(tools)
         notifier = notifier or Notifier(socketio)
@@ -93,9 +95,7 @@ class Services:
         if self.notifications is not None:
             self.notifications.stop()
         self.runner.shutdown()
-        if self.gateway is not None:
-            self.gateway.close()  # its loop thread (started by the first /mcp request)
-        self.mcp.close()  # stops the stdio servers this process started
+        self.mcp.close()  # the HTTP client of the MCP process's routes (the MCP process closes its own sessions)
         for tool in self.tools.tools.values():  # e.g. sql.query's engines to the configured databases
             close = getattr(tool, "close", None)
             if callable(close):

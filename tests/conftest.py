@@ -128,11 +128,20 @@ def _test_settings(database_url: str, folder: Path) -> Settings:
     )
 
 
-def _new_app(settings: Settings):
+def _new_app(settings: Settings, mcp: bool = False):
+    """`mcp`: with Coach's MCP process (tests/support/mcp_process.py: in a thread, on the same database), for the
+    tests of /mcp and of MCP servers (marked `mcp_process`); without it, nothing answers at COACH_MCP_URL."""
     from api.app import create_app
 
+    process = None
+    if mcp:
+        from tests.support.mcp_process import McpProcess
+
+        process = McpProcess(settings).start()
+        settings = process.settings
     app = create_app(settings, migrate=False)
     app.config["TESTING"] = True
+    app.extensions["coach_test_mcp"] = process
     return app
 
 
@@ -140,6 +149,9 @@ def _close_app(app) -> None:
     services = app.extensions["coach"]
     services.runner.wait_idle(5)
     services.close()
+    process = app.extensions.get("coach_test_mcp")
+    if process is not None:
+        process.stop()
 
 
 class SharedApps:
@@ -150,8 +162,8 @@ class SharedApps:
     reset.
     A module whose tests change the settings, or keep state outside the database, stays with an app per test."""
 
-    def __init__(self, request, folder: Path):
-        self.request, self.folder = request, folder
+    def __init__(self, request, folder: Path, mcp: bool = False):
+        self.request, self.folder, self.mcp = request, folder, mcp
         self.apps: dict[str, object] = {}
 
     def url(self, backend: str) -> str:
@@ -171,7 +183,7 @@ class SharedApps:
         self._empty(database_url, folder / "data")
         if app is None:
             folder.mkdir(exist_ok=True)
-            app = self.apps[database_url] = _new_app(_test_settings(database_url, folder))
+            app = self.apps[database_url] = _new_app(_test_settings(database_url, folder), self.mcp)
         else:  # what a new app does at its start
             app.extensions["coach_default_workspace"] = app.extensions["coach"].default_workspace_id()
             app.extensions["coach_login_limiter"].reset()
@@ -197,13 +209,17 @@ class SharedApps:
 
 @pytest.fixture(scope="module")
 def shared_apps(request, tmp_path_factory):
-    apps = SharedApps(request, tmp_path_factory.mktemp("app"))
+    apps = SharedApps(request, tmp_path_factory.mktemp("app"), _with_mcp(request))
     yield apps
     apps.close()
 
 
 def _shared(request) -> bool:
     return request.node.get_closest_marker("shared_app") is not None
+
+
+def _with_mcp(request) -> bool:
+    return request.node.get_closest_marker("mcp_process") is not None
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
@@ -230,7 +246,7 @@ def app(request, database_url, tmp_path):
         yield app
         app.extensions["coach"].runner.wait_idle(5)
         return
-    app = _new_app(request.getfixturevalue("settings"))
+    app = _new_app(request.getfixturevalue("settings"), _with_mcp(request))
     yield app
     _close_app(app)
 

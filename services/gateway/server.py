@@ -2,41 +2,51 @@
 eras of the protocol at the one endpoint: 2026-07-28 (no handshake: `server/discover`, each request carrying its
 version in the MCP-Protocol-Version header) and the initialize-based revisions before it (2024-11-05 .. 2025-11-25),
 stateless (every request stands alone, so any instance behind the cluster's proxy answers it and a revoked token stops
-at once),
-running on an asyncio loop thread of its own and served at /mcp inside Coach's WSGI app (bridge.py).
+at once), served natively at /mcp by Coach's MCP process (asgi.py, api/mcp_process.py: uvicorn).
 
-    app.wsgi_app = Gateway(services).mount(app.wsgi_app)
-
-A request is authenticated on the WSGI side before anything reaches the SDK: no, unknown or revoked bearer token ->
-401. The agent it names is put in the ASGI scope, where the handlers find it (with the channel that runs their
-blocking work in the request's own green thread: services/gateway/calls.py).
+A request is authenticated before anything reaches the SDK: no, unknown or revoked bearer token -> 401. The agent it
+names is put in the ASGI scope, where the handlers find it, with the channel that runs their blocking work (the
+database, calls of upstream MCP servers through the client pool) in a worker thread (anyio.to_thread, as the SDK runs
+a sync handler): Coach's services are synchronous SQLAlchemy, the loop never waits on them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
-import threading
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import anyio
 from mcp import types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-from services.gateway import bridge, calls, confirm, held, identities
+from services.gateway import calls, confirm, held, identities
 from services.gateway.identities import Agent
-from services.toolservers.loop import LoopThread
 
 log = logging.getLogger(__name__)
 
 PATH = "/mcp"
 
 
+class Threads:
+    """The handlers' way to their blocking work: fn() in a worker thread, its result (or exception) here."""
+
+    async def call(self, fn: Callable[[], Any]) -> Any:
+        return await anyio.to_thread.run_sync(fn)
+
+
+THREADS = Threads()
+
+
 class Gateway:
+    """The ASGI app of /mcp (`await gateway(scope, receive, send)`), inside `async with gateway.run():`."""
+
     def __init__(self, svc):
         self.svc = svc
-        self.loop = LoopThread("coach-gateway")
         # no input validation by the SDK (its lowlevel Server does none): Coach's own checks answer with the reason
         self.server: Server = Server(
             "coach",
@@ -59,34 +69,31 @@ class Gateway:
         self.sessions = StreamableHTTPSessionManager(
             app=self.server, stateless=False, json_response=False, session_idle_timeout=600.0
         )
-        self._started = False
-        self._lock = threading.Lock()
-        self._stop: asyncio.Event | None = None
-        # the held calls waiting in this process, by their review's approval id: a decision made here wakes them
+        self.loop: asyncio.AbstractEventLoop | None = None
+        # the held calls waiting in this process, by their review's approval id: a decision wakes them (one made
+        # here: the notifier's listener; one made in the web process: its POST /internal/wake)
         self._waiting: dict[str, set[asyncio.Event]] = {}
         svc.notifier.listen(self._heard)
 
-    # -- WSGI
+    @contextlib.asynccontextmanager
+    async def run(self) -> AsyncIterator[Gateway]:
+        """The session managers' task groups, for as long as the MCP process serves (its lifespan)."""
+        self.loop = asyncio.get_running_loop()
+        async with self.streaming.run(), self.plain.run(), self.sessions.run():
+            yield self
+        self.loop = None
+
+    # -- ASGI
     # -----------------------------------------------------------------------------------------------------------
 
-    def mount(self, wsgi_app):
-        gateway = self
-
-        def app(environ, start_response):
-            path = environ.get("PATH_INFO") or ""
-            if path in (PATH, PATH + "/"):
-                return gateway.wsgi(environ, start_response)
-            return wsgi_app(environ, start_response)
-
-        return app
-
-    def wsgi(self, environ, start_response):
-        header = environ.get("HTTP_AUTHORIZATION") or ""
+    async def __call__(self, scope, receive, send) -> None:
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}
+        header = headers.get("authorization") or ""
         token = header[7:].strip() if header[:7].lower() == "bearer " else ""
-        agent = identities.authenticate(self.svc.db, token) if token else None
+        agent = await anyio.to_thread.run_sync(self._authenticate, token) if token else None
         if agent is None:
-            return _error(
-                start_response,
+            return await _error(
+                send,
                 401,
                 "unauthorized",
                 "send Authorization: Bearer <an agent token of this workspace>"
@@ -94,62 +101,45 @@ class Gateway:
                 else "the agent token is unknown or revoked",
                 [("WWW-Authenticate", 'Bearer realm="coach-mcp"')],
             )
-        if (environ.get("REQUEST_METHOD") or "").upper() == "GET":
+        if scope.get("method", "").upper() == "GET":
             # stateless: no stream of the server's own to open (the spec's answer for that is 405), and the SDK would
             # otherwise hold the request open without an answer
-            return _error(
-                start_response,
+            return await _error(
+                send,
                 405,
                 "method_not_allowed",
                 "this endpoint keeps no session: POST each JSON-RPC message",
                 [("Allow", "POST")],
             )
-        identities.touch(self.svc.db, agent)
-        body = bridge.read_body(environ, self.svc.settings.max_body_bytes)
+        body = await read_body(receive, headers, self.svc.settings.max_body_bytes)
         if body is None:
-            return _error(start_response, 413, "too_large", "the request body is too large")
+            return await _error(send, 413, "too_large", "the request body is too large")
         bad = bad_call(body)
         if bad is not None:  # the SDK would answer -32602 "Invalid request parameters" with nothing said of why
-            return _rpc_error(start_response, *bad)
-        self._start()
-        scope = bridge.scope_of(environ, **{"coach.agent": agent, "user": confirm.session_user(agent)})
-        if confirm.wants_session(environ.get("HTTP_MCP_SESSION_ID"), body):
+            return await _rpc_error(send, *bad)
+        inner = {**scope, "coach.agent": agent, "coach.channel": THREADS, "user": confirm.session_user(agent)}
+        if confirm.wants_session(headers.get("mcp-session-id"), body):
             manager = self.sessions
         else:
             manager = self.streaming if asks_for_progress(body) else self.plain
-        return bridge.respond(self.loop, manager.handle_request, scope, body, start_response)
+        await manager.handle_request(inner, _replay(body, receive), send)
 
-    def _start(self) -> None:
-        with self._lock:
-            if self._started:
-                return
-            self.loop.run(self._begin(), 30)
-            self._started = True
+    def _authenticate(self, token: str) -> Agent | None:
+        agent = identities.authenticate(self.svc.db, token)
+        if agent is not None:
+            identities.touch(self.svc.db, agent)
+        return agent
 
-    async def _begin(self) -> None:
-        ready, self._stop = asyncio.Event(), asyncio.Event()
-
-        async def main() -> None:
-            async with self.streaming.run(), self.plain.run(), self.sessions.run():
-                ready.set()
-                await self._stop.wait()
-
-        asyncio.get_running_loop().create_task(main())
-        await ready.wait()
-
-    def close(self) -> None:
-        """Stop the session manager and the loop thread (nothing to do when no request ever came)."""
-        with self._lock:
-            started, self._started = self._started, False
-        if started and self._stop is not None and self.loop.loop is not None:
-            self.loop.loop.call_soon_threadsafe(self._stop.set)
-        self.loop.close()
+    def wake(self, approval_ids: list[str]) -> None:
+        """On the loop: the held calls waiting for these reviews look at them now (decided elsewhere)."""
+        for approval_id in approval_ids:
+            self._wake(approval_id)
 
     # -- the handlers (on the loop)
     # -------------------------------------------------------------------------------------
 
     @staticmethod
-    def _context(ctx: ServerRequestContext) -> tuple[Agent, bridge.Channel]:
+    def _context(ctx: ServerRequestContext) -> tuple[Agent, Threads]:
         scope = ctx.request.scope  # the HTTP request (Starlette's) the SDK hands the handler: its ASGI scope
         return scope["coach.agent"], scope["coach.channel"]
 
@@ -193,18 +183,19 @@ class Gateway:
 
     def _heard(self, event: str, payload) -> None:
         """An event this process sent (any thread): a decided review wakes the held calls waiting for it."""
-        if event != "approval_decided" or not isinstance(payload, dict) or self.loop.loop is None:
+        loop = self.loop
+        if event != "approval_decided" or not isinstance(payload, dict) or loop is None:
             return
         approval_id = payload.get("approval_id")
         if approval_id and approval_id in self._waiting:
-            self.loop.loop.call_soon_threadsafe(self._wake, approval_id)
+            loop.call_soon_threadsafe(self._wake, approval_id)
 
     def _wake(self, approval_id: str) -> None:
         for decided in self._waiting.get(approval_id, ()):
             decided.set()
 
     async def _hold(
-        self, ctx, agent: Agent, channel: bridge.Channel, tool: str, call_id: str, decided: asyncio.Event
+        self, ctx, agent: Agent, channel: Threads, tool: str, call_id: str, decided: asyncio.Event
     ) -> types.CallToolResult:
         """Wait for the review up to COACH_GATEWAY_HOLD_S, with progress notifications when the agent asked for them;
         then answer that the call awaits review (the same call sent again gets the decision). It looks at the review
@@ -334,19 +325,66 @@ def bad_call(body: bytes) -> tuple[Any, str, dict[str, Any]] | None:
     return None
 
 
-def _rpc_error(start_response, request_id: Any, message: str, data: dict[str, Any]):
+async def _rpc_error(send, request_id: Any, message: str, data: dict[str, Any]) -> None:
     """A JSON-RPC error answer of Coach's own, as the SDK's JSON answer is framed: -32602 (invalid params)."""
     body = json.dumps(
         {"jsonrpc": "2.0", "id": request_id, "error": {"code": types.INVALID_PARAMS, "message": message, "data": data}}
     ).encode()
-    start_response(bridge.status_line(200), [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
-    return [body]
+    await _answer(send, 200, body, [])
 
 
-def _error(start_response, status: int, code: str, message: str, headers: list | None = None):
-    body = json.dumps({"error": {"code": code, "message": message}}).encode()
-    start_response(
-        bridge.status_line(status),
-        [("Content-Type", "application/json"), ("Content-Length", str(len(body))), *(headers or [])],
+async def _error(send, status: int, code: str, message: str, headers: list | None = None) -> None:
+    await _answer(send, status, json.dumps({"error": {"code": code, "message": message}}).encode(), headers or [])
+
+
+async def _answer(send, status: int, body: bytes, headers: list[tuple[str, str]]) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                *((k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers),
+            ],
+        }
     )
-    return [body]
+    await send({"type": "http.response.body", "body": body})
+
+
+async def read_body(receive, headers: dict[str, str], limit: int) -> bytes | None:
+    """The request's body, or None when it is larger than `limit` (told by Content-Length, or found reading)."""
+    length = headers.get("content-length")
+    if length:
+        try:
+            if int(length) > limit:
+                return None
+        except ValueError:
+            return None
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunk = message.get("body") or b""
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def _replay(body: bytes, receive):
+    """The ASGI receive the SDK gets: the body read already, then the client's own messages (its disconnect)."""
+    sent = False
+
+    async def again() -> dict[str, Any]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return again

@@ -1,4 +1,4 @@
-"""One session with an MCP server, on the MCP loop thread (services/toolservers/loop.py): its transport (streamable
+"""One session with an MCP server, on the MCP process's loop (asgi.py): its transport (streamable
 HTTP through the workspace's outbound rules, or a stdio process), the SDK's `Client` on it (mode='auto': a
 2026-07-28 server answers server/discover, an earlier one gets the initialize handshake), the tool-list changes
 either era reports, waiting on a request only while the session lives, and why it ended.

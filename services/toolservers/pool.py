@@ -1,19 +1,21 @@
-"""Sessions with MCP servers, pooled per server and reconnected, driven from the MCP loop thread.
+"""Sessions with MCP servers, pooled per server and reconnected, in Coach's MCP process (asgi.py) on its event loop.
 
-`Clients.list_tools(endpoint)` and `Clients.call(endpoint, ...)` are called from request handlers and the runner
-(threads or green threads); the SDK's Client runs on the loop of services/toolservers/loop.py. One
-session per server configuration (an edit makes a new one); a session whose transport died (the server crashed,
-the connection dropped) is replaced at the next use. A call that outlives its timeout is cancelled: the caller
-gets a clear error at once, the server gets notifications/cancelled (the SDK sends it when the waiting request
-is cancelled), and a server that then does not answer a
-ping is disconnected (a stdio server that blocks its own loop is stopped), so nothing waits on it again.
+The pool lives on uvicorn's loop: the internal routes the web process and the workers call
+(services/toolservers/remote.py) await `alist_tools` / `acall` there, and the gateway's handlers, whose database work
+runs in worker threads (anyio.to_thread), call the blocking `list_tools` / `call` from those threads, which hand the
+coroutine to the loop and wait for it. One session per server configuration (an edit makes a new one); a session
+whose transport died (the server crashed, the connection dropped) is replaced at the next use. A call that outlives
+its timeout is cancelled: the caller gets a clear error at once, the server gets notifications/cancelled (the SDK
+sends it when the waiting request is cancelled), and a server that then does not answer a ping is disconnected (a
+stdio server that blocks its own loop is stopped), so nothing waits on it again.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import concurrent.futures
 import logging
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -29,7 +31,6 @@ from services.toolservers.connection import (
     reason_of,
     while_alive,
 )
-from services.toolservers.loop import LoopThread
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +39,8 @@ MAX_LIST_PAGES = 20
 
 
 class Clients:
-    """The pool of sessions, and the blocking (gevent-friendly) calls the rest of Coach makes."""
+    """The pool of sessions on the MCP process's loop (`start()` there), its coroutines, and the blocking calls the
+    gateway's worker threads make."""
 
     def __init__(
         self,
@@ -51,7 +53,7 @@ class Clients:
         self.connect_timeout = connect_timeout
         # called on the loop with a server's new tool list after it sent notifications/tools/list_changed
         self.on_tools = on_tools or (lambda ep, tools: None)
-        self.loop = LoopThread()
+        self.loop: asyncio.AbstractEventLoop | None = None  # the loop the sessions live on (start())
         self._connections: dict[str, Connection] = {}  # server id -> its live connection (touched on the loop only)
         self._opening: dict[str, asyncio.Lock] = {}
 
@@ -188,10 +190,49 @@ class Clients:
         for server_id in list(self._connections):
             await self._forget(server_id)
 
-    # -- from anywhere (blocking the caller only) ------------------------------------------------------------------
+    # -- on the loop, for the internal routes ----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """On the loop the sessions will live on (the MCP process's, at its start-up)."""
+        self.loop = asyncio.get_running_loop()
+
+    async def alist_tools(self, ep: Endpoint) -> list[dict[str, Any]]:
+        return await self._bounded(self._list(ep), self.connect_timeout + self.call_timeout * MAX_LIST_PAGES, ep)
+
+    async def acall(
+        self,
+        ep: Endpoint,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        timeout: float | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        seconds = min(timeout or self.call_timeout, self.call_timeout)
+        return await self._bounded(
+            self._call(ep, tool, arguments, seconds, meta or {}), self.connect_timeout + seconds + 10, ep
+        )
+
+    async def aforget(self, server_id: str) -> None:
+        await self._forget(server_id)
+
+    async def aclose(self) -> None:
+        await self._close_all()
+
+    async def _bounded(self, coro, limit: float, ep: Endpoint):
+        try:
+            return await asyncio.wait_for(coro, limit)
+        except Unavailable:
+            raise
+        except TimeoutError as exc:  # the outer bound (the coroutine's own bounds come first)
+            raise Unavailable(f"MCP server {ep.name!r}: no answer within {limit:g}s") from exc
+        except Exception as exc:  # noqa: BLE001
+            raise Unavailable(f"MCP server {ep.name!r}: {reason_of(exc)}") from exc
+
+    # -- from a worker thread of the MCP process (blocking the caller only) ----------------------------------------
 
     def list_tools(self, ep: Endpoint) -> list[dict[str, Any]]:
-        return self._run(self._list(ep), self.connect_timeout + self.call_timeout * MAX_LIST_PAGES, ep)
+        return self._run(self.alist_tools(ep), ep)
 
     def call(
         self,
@@ -202,27 +243,33 @@ class Clients:
         timeout: float | None = None,
         meta: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        seconds = min(timeout or self.call_timeout, self.call_timeout)
-        return self._run(self._call(ep, tool, arguments, seconds, meta or {}), self.connect_timeout + seconds + 10, ep)
+        return self._run(self.acall(ep, tool, arguments, timeout=timeout, meta=meta), ep)
 
     def forget(self, server_id: str) -> None:
         """Disconnect a server (deleted, or its configuration changed), without waiting: the caller may hold a
         transaction, and the next call of a changed server makes a new session anyway (keyed by revision)."""
-        if self.loop.loop is not None:
-            self.loop.submit(self._forget(server_id))
+        loop = self.loop
+        if loop is None or loop.is_closed():
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            loop.create_task(self._forget(server_id))
+        else:
+            asyncio.run_coroutine_threadsafe(self._forget(server_id), loop)
 
     def close(self) -> None:
-        if self.loop.loop is not None:
-            with contextlib.suppress(Exception):
-                self.loop.run(self._close_all(), 15)
-            self.loop.close()
+        """Nothing to do here: the MCP process closes its sessions on its loop (aclose) when it stops."""
 
-    def _run(self, coro, limit: float, ep: Endpoint):
-        try:
-            return self.loop.run(coro, limit)
-        except Unavailable:
-            raise
-        except TimeoutError as exc:  # the outer bound (the coroutine's own bounds come first)
-            raise Unavailable(f"MCP server {ep.name!r}: {exc}") from exc
-        except Exception as exc:  # noqa: BLE001
-            raise Unavailable(f"MCP server {ep.name!r}: {reason_of(exc)}") from exc
+    def _run(self, coro, ep: Endpoint):
+        loop = self.loop
+        if loop is None or loop.is_closed():
+            coro.close()
+            raise Unavailable(f"MCP server {ep.name!r}: the MCP client pool is not running in this process")
+        if threading.get_ident() == getattr(loop, "_thread_id", None):
+            coro.close()
+            raise RuntimeError("Clients.call/list_tools block: from the loop, await acall/alist_tools instead")
+        future: concurrent.futures.Future = asyncio.run_coroutine_threadsafe(coro, loop)
+        return future.result()  # bounded by the coroutine itself (_bounded)

@@ -1,12 +1,15 @@
 """A workspace's MCP tools in the tool registry (core.tools.ToolSource), and the tool object a step calls.
 
 The tools a server offers are those of its last listing, stored with the server's row (so every process
-validates and runs with the same list) and replaced in this process at once when the server sends
-notifications/tools/list_changed; the new list is written to the row by the next call or refresh.
+validates and runs with the same list). The sessions with the servers live in Coach's MCP process (asgi.py): there
+the source has the client pool (pool.Clients), and a server's notifications/tools/list_changed is listed again and
+written to the row at once; the web process and the workers have the pool's internal routes instead
+(remote.Remote), the same calls over HTTP.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 import time
@@ -29,6 +32,7 @@ from services.tools.files import workspace_root
 from services.tools.http import Vetter
 from services.toolservers.connection import Endpoint, Unavailable
 from services.toolservers.pool import Clients
+from services.toolservers.remote import Remote
 from services.toolservers.secrets import Secrets, SecretUnreadable
 
 log = logging.getLogger(__name__)
@@ -112,18 +116,17 @@ class McpTool:
 
 
 class McpSource:
+    """`clients`: the pool itself (the MCP process); None: the MCP process's internal routes (remote.Remote)."""
+
     def __init__(self, settings: Settings, db: Database, secrets: Secrets, clients: Clients | None = None):
         self.settings, self.db, self.secrets = settings, db, secrets
         self._server_allow = parse_entries(settings.outbound_allow)
-        self.clients = clients or Clients(
-            call_timeout=settings.mcp_call_timeout_s, connect_timeout=settings.mcp_connect_timeout_s
-        )
-        self.clients.on_tools = self._listed
+        self.clients = clients
+        self.remote = Remote(settings) if clients is None else None
+        if clients is not None:
+            clients.on_tools = self._listed
         self._lock = threading.Lock()
         self._cache: dict[str, tuple[float, dict[str, McpTool]]] = {}
-        # tool lists a server announced (tools/list_changed) that its row does not hold yet: server id ->
-        # (the row's revision then, tools)
-        self._announced: dict[str, tuple[int, list[dict[str, Any]]]] = {}
 
     # -- the registry's side ---------------------------------------------------------------------------------
 
@@ -150,9 +153,6 @@ class McpSource:
         return tools
 
     def listing(self, server: Server) -> list[dict[str, Any]]:
-        announced = self._announced.get(server.id)
-        if announced is not None and announced[0] == server.revision:
-            return announced[1]
         return list(server.tools)
 
     def invalidate(self, workspace_id: str | None = None) -> None:
@@ -206,40 +206,79 @@ class McpSource:
 
     def list_tools(self, server: Server) -> list[dict[str, Any]]:
         """The server's tools now, each with `problem` when its schema cannot be used."""
-        return [_checked(t) for t in self.clients.list_tools(self.endpoint(server))]
+        if self.remote is not None:
+            return self.remote.list_tools(server.id, server.name)
+        return [_checked(t) for t in self._pool().list_tools(self.endpoint(server))]
 
     def call(
         self, server: Server, tool: str, params: dict[str, Any], *, timeout: float, meta: dict[str, Any]
     ) -> dict[str, Any]:
-        self.save_announced(server.id)
         try:
-            return self.clients.call(self.endpoint(server), tool, params, timeout=timeout, meta=meta)
+            if self.remote is not None:
+                return self.remote.call(server.id, server.name, tool, params, timeout=timeout, meta=meta)
+            return self._pool().call(self.endpoint(server), tool, params, timeout=timeout, meta=meta)
         except Unavailable as exc:
             raise ToolError(str(exc)) from exc
 
-    def _listed(self, ep: Endpoint, tools: list[dict[str, Any]]) -> None:
-        """On the MCP loop: a server said its list changed and was listed again."""
-        self._announced[ep.server_id] = (ep.revision, [_checked(t) for t in tools])
-        self.invalidate()
+    # -- in the MCP process (the internal routes, on its loop) -------------------------------------------------------
 
-    def save_announced(self, server_id: str) -> None:
-        """Write a list the server announced to its row (outside any transaction of the caller's)."""
-        announced = self._announced.get(server_id)
-        if announced is None:
-            return
-        with self.db.transaction() as session:
+    def _pool(self) -> Clients:
+        if self.clients is None:
+            raise Unavailable("this process has no MCP client pool")
+        return self.clients
+
+    def server(self, server_id: str) -> Server | None:
+        """The server's row as it is now (a worker thread: it reads the database)."""
+        with self.db.read() as session:
             row = session.get(ToolServer, server_id)
-            if row is not None and row.revision == announced[0]:
-                row.tools, row.listed_at, row.last_error = announced[1], utcnow(), ""
-        self._announced.pop(server_id, None)
+            return Server.of(row) if row is not None else None
+
+    async def alist_tools(self, server: Server) -> list[dict[str, Any]]:
+        import anyio
+
+        endpoint = await anyio.to_thread.run_sync(self.endpoint, server)
+        return [_checked(t) for t in await self._pool().alist_tools(endpoint)]
+
+    async def acall(
+        self, server: Server, tool: str, params: dict[str, Any], *, timeout: float, meta: dict[str, Any]
+    ) -> dict[str, Any]:
+        import anyio
+
+        endpoint = await anyio.to_thread.run_sync(self.endpoint, server)
+        return await self._pool().acall(endpoint, tool, params, timeout=timeout, meta=meta)
+
+    def _listed(self, ep: Endpoint, tools: list[dict[str, Any]]) -> None:
+        """On the MCP loop: a server said its list changed and was listed again: the row gets it (in a worker
+        thread), so every process's registry shows it at its next read."""
+        import anyio
+
+        checked = [_checked(t) for t in tools]
+
+        def store() -> None:
+            with self.db.transaction() as session:
+                row = session.get(ToolServer, ep.server_id)
+                if row is not None and row.revision == ep.revision:
+                    row.tools, row.listed_at, row.last_error = checked, utcnow(), ""
+            self.invalidate()
+
+        async def write() -> None:
+            try:
+                await anyio.to_thread.run_sync(store)
+            except Exception:  # noqa: BLE001 (the next refresh lists again)
+                log.exception("storing %s's new tool list failed", ep.name)
+
+        asyncio.get_running_loop().create_task(write())
 
     def forget(self, server_id: str, workspace_id: str) -> None:
-        self._announced.pop(server_id, None)
-        self.clients.forget(server_id)
+        if self.remote is not None:
+            self.remote.forget(server_id)
+        else:
+            self._pool().forget(server_id)
         self.invalidate(workspace_id)
 
     def close(self) -> None:
-        self.clients.close()
+        if self.remote is not None:
+            self.remote.close()
 
 
 def _checked(spec: dict[str, Any]) -> dict[str, Any]:

@@ -1,11 +1,11 @@
-"""The stdio transport for the SDK's ClientSession, with the server process started by os.posix_spawn.
+"""The stdio transport for the SDK's Client, with the server process started by os.posix_spawn, in Coach's MCP process.
 
-The SDK's own `stdio_client` starts the process through asyncio, which uses `subprocess.Popen`: under gevent's
-monkey-patching that is gevent's Popen, which may only be made on the main thread's hub, while Coach's MCP loop
-runs in a thread of its own (services/toolservers/loop.py). So the process is started here with posix_spawn
-(unpatched) and its pipes are read by the asyncio loop; framing is the protocol's (one JSON-RPC message per line),
-parsed and written by the SDK's own types (jsonrpc_message_adapter, SessionMessage). Everything above the
-transport (server/discover or initialize, requests, notifications, cancellation) is the SDK's Client.
+The SDK's own `stdio_client` would do for the protocol (the MCP process is plain asyncio); this one is kept for what
+Coach tells its users about a server that died: its exit status (`exited with status 3`, read from a status pipe of
+the process's own wrapper, so that it is not lost to whoever reaps the child first) and the last lines of its stderr.
+Framing is the protocol's (one JSON-RPC message per line), parsed and written by the SDK's own types
+(jsonrpc_message_adapter, SessionMessage). Everything above the transport (server/discover or initialize, requests,
+notifications, cancellation) is the SDK's Client.
 """
 
 from __future__ import annotations
@@ -23,8 +23,6 @@ import anyio
 from mcp.shared.message import SessionMessage
 from mcp.types import jsonrpc_message_adapter
 
-from services.toolservers.loop import native
-
 STATUS_FD = 3
 # $0: the working directory, then the program and its arguments; fd 3 is the status pipe, closed for the program
 WRAPPER = 'cd -- "$0" || exit 126; "$@" 3>&-; status=$?; echo "$status" >&3; exit "$status"'
@@ -33,9 +31,8 @@ STDERR_LINES = 20
 
 
 class StdioProcess:
-    """The server process, started with os.posix_spawn (gevent's patched subprocess may only fork on the main
-    thread's hub, and its unpatched Popen cannot fork under the patch either); in a session of its own, so that
-    stopping it stops what it started (npx, uvx ... start children)."""
+    """The server process, started with os.posix_spawn, in a session of its own, so that stopping it stops what it
+    started (npx, uvx ... start children)."""
 
     def __init__(self, command: list[str], env: dict[str, str], cwd: str | None):
         program = shutil.which(command[0], path=env.get("PATH")) if os.sep not in command[0] else command[0]
@@ -43,7 +40,7 @@ class StdioProcess:
             raise FileNotFoundError(2, "command not found", command[0])
         # a shell starts the program (in `cwd`: posix_spawn has no working directory before Python 3.13) and
         # writes its exit status to a pipe of its own, for the status not to be lost when something else in this
-        # process reaps the child first (gevent's SIGCHLD handler reaps any child)
+        # process reaps the child first (a SIGCHLD handler may reap any child)
         argv = ["/bin/sh", "-c", WRAPPER, cwd or ".", program, *command[1:]]
         child_in, self.stdin = os.pipe()
         self.stdout, child_out = os.pipe()
@@ -51,7 +48,7 @@ class StdioProcess:
         self.status_fd, child_status = os.pipe()
         os.set_blocking(self.status_fd, False)
         try:
-            self.pid = native("os", "posix_spawn")(
+            self.pid = os.posix_spawn(
                 argv[0],
                 argv,
                 env,
@@ -90,8 +87,8 @@ class StdioProcess:
     def poll(self) -> int | None:
         if self.returncode is None:
             try:
-                pid, status = native("os", "waitpid")(self.pid, os.WNOHANG)
-            except ChildProcessError:  # reaped by someone else (gevent's SIGCHLD handler): the wrapper said
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:  # reaped by someone else (a SIGCHLD handler): the wrapper said
                 reported = self.reported()
                 self.returncode = -1 if reported is None else reported
                 return self.returncode

@@ -17,9 +17,9 @@ SHOP = stdio_command("shop")
 
 @pytest.fixture
 def app(settings, llm):
-    from api.app import create_app
+    from tests.conftest import _close_app, _new_app
 
-    app = create_app(
+    app = _new_app(
         settings.with_overrides(
             mcp_stdio_allow=(" ".join(SHOP),),
             mcp_call_timeout_s=10.0,
@@ -29,13 +29,10 @@ def app(settings, llm):
             llm_max_retries=2,
             llm_timeout_s=10,
         ),
-        migrate=False,
+        mcp=True,
     )
-    app.config["TESTING"] = True
     yield app
-    services = app.extensions["coach"]
-    services.runner.wait_idle(5)
-    services.close()
+    _close_app(app)
 
 
 def test_an_agents_mcp_call_is_reviewed_corrected_and_run_with_the_correction(api: Api, llm):

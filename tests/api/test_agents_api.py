@@ -10,7 +10,8 @@ import pytest
 from services.models.gateway import AgentIdentity
 from tests.conftest import Api, make_user
 
-pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
+# an app per module and database (tests/conftest.py SharedApps), with Coach's MCP process (/mcp)
+pytestmark = [pytest.mark.shared_app, pytest.mark.mcp_process]
 
 INIT = {
     "jsonrpc": "2.0",

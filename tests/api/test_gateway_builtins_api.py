@@ -9,7 +9,8 @@ import pytest
 from services.gateway import builtins
 from tests.api.test_agents_api import as_role
 
-pytestmark = pytest.mark.shared_app  # an app per module and database (tests/conftest.py SharedApps)
+# an app per module and database (tests/conftest.py SharedApps), with Coach's MCP process (/mcp)
+pytestmark = [pytest.mark.shared_app, pytest.mark.mcp_process]
 
 
 @pytest.fixture(autouse=True)

@@ -25,18 +25,14 @@ needs_mcp1 = pytest.mark.skipif(not mcp1_has("mcp"), reason="no .venv-mcp1 with 
 
 @pytest.fixture
 def app(settings):
-    from api.app import create_app
+    from tests.conftest import _close_app, _new_app
 
     allowed = (" ".join(SHOP), " ".join(BROKEN), " ".join(OLD))
-    app = create_app(
-        settings.with_overrides(mcp_stdio_allow=allowed, mcp_call_timeout_s=4.0, mcp_connect_timeout_s=20.0),
-        migrate=False,
+    app = _new_app(
+        settings.with_overrides(mcp_stdio_allow=allowed, mcp_call_timeout_s=4.0, mcp_connect_timeout_s=20.0), mcp=True
     )
-    app.config["TESTING"] = True
     yield app
-    services = app.extensions["coach"]
-    services.runner.wait_idle(5)
-    services.close()
+    _close_app(app)
 
 
 def add_server(api: Api, name: str = "shop", command=None, **extra) -> dict:
@@ -380,11 +376,9 @@ def test_an_http_server_is_held_to_the_workspaces_outbound_rules(api, tmp_path):
 def test_a_loopback_server_needs_the_servers_allowance(settings, tmp_path):
     """Without COACH_OUTBOUND_ALLOW naming it (the default), a loopback MCP server is refused like any private
     address: a workspace cannot reach the machine's own services through a tool server."""
-    from api.app import create_app
-    from tests.conftest import Api, make_user
+    from tests.conftest import Api, _close_app, _new_app, make_user
 
-    app = create_app(settings.with_overrides(outbound_allow=(), mcp_connect_timeout_s=20.0), migrate=False)
-    app.config["TESTING"] = True
+    app = _new_app(settings.with_overrides(outbound_allow=(), mcp_connect_timeout_s=20.0), mcp=True)
     try:
         client = app.test_client()
         client.environ_base["HTTP_AUTHORIZATION"] = "Bearer " + make_user(
@@ -399,7 +393,7 @@ def test_a_loopback_server_needs_the_servers_allowance(settings, tmp_path):
             assert "loopback" in listed["last_error"] and "COACH_OUTBOUND_ALLOW" in listed["last_error"]
             assert listed["tools"] == []
     finally:
-        app.extensions["coach"].close()
+        _close_app(app)
 
 
 def test_refreshing_an_already_used_server_whose_host_is_now_denied_says_so_at_once(api, tmp_path):

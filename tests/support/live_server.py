@@ -3,6 +3,10 @@
     with LiveServer(tmp_path) as server:          # started, /healthz answered
         server.post("/api/workflows", json={...})
         server.kill(); server.restart()           # same database, same port
+        server.kill_mcp()                         # SIGKILL to its MCP process, which wsgi.py starts again
+
+`python wsgi.py` starts Coach's MCP process (asgi.py) beside the web process, on a port of its own (mcp_port) that
+stays the same across restarts; /mcp on the server's port is proxied to it.
 
 The server's stdout and stderr go to files in the given folder (never pipes, which fill up and stall
 the server); a server that does not come up raises with the tail of its stderr.
@@ -96,6 +100,7 @@ class LiveServer:
         self.async_mode = async_mode or os.environ.get("COACH_ASYNC_MODE") or Settings().async_mode
         self.extra_env = dict(env or {})
         self.port = port
+        self.mcp_port: int | None = None
         self.stdout_path = self.folder / "server.stdout.log"
         self.stderr_path = self.folder / "server.stderr.log"
         self.process: subprocess.Popen | None = None
@@ -130,6 +135,7 @@ class LiveServer:
             {
                 "COACH_HOST": self.host,
                 "COACH_PORT": str(self.port),
+                "COACH_MCP_PORT": str(self.mcp_port),
                 "COACH_DATABASE_URL": self.database_url,
                 "COACH_INSTANCE_DIR": str(self.instance_dir),
                 "COACH_DATA_DIR": str(self.data_dir),
@@ -159,6 +165,8 @@ class LiveServer:
             raise LiveServerError(f"already running (pid {self.process.pid})")
         if self.port is None:
             self.port = free_port(self.host)
+        if self.mcp_port is None:
+            self.mcp_port = free_port(self.host)
         self.starts += 1
         if self.own_sqlite is not None and self.sqlite_template is not None and not self.own_sqlite.exists():
             shutil.copy(self.sqlite_template, self.own_sqlite)
@@ -243,6 +251,42 @@ class LiveServer:
             proc.kill()
         proc.wait(self.stop_timeout)
         return proc.returncode
+
+    @property
+    def mcp_url(self) -> str:
+        """The MCP process's own address (what several machines' proxy routes /mcp to)."""
+        return f"http://{self.host}:{self.mcp_port}"
+
+    def mcp_pid(self) -> int:
+        """The pid of the MCP process the web process started (its one child running asgi.py)."""
+        if self.process is None:
+            raise LiveServerError("the server is not running")
+        pid = self.process.pid
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        for child in children:
+            try:
+                command = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
+            except FileNotFoundError:
+                continue
+            if any(part.endswith(b"asgi.py") for part in command):
+                return int(child)
+        raise LiveServerError(f"the server (pid {pid}) has no MCP process among its children {children}")
+
+    def kill_mcp(self, timeout: float = 30.0) -> None:
+        """SIGKILL to the MCP process, as a crash would; returns once the web process has started a new one and it
+        answers (its /healthz)."""
+        old = self.mcp_pid()
+        os.kill(old, signal.SIGKILL)
+
+        def again() -> bool:
+            try:
+                if self.mcp_pid() == old:
+                    return False
+                return self.http.get(self.mcp_url + "/healthz", timeout=1).status_code == 200
+            except (LiveServerError, requests.RequestException):
+                return False
+
+        self.wait_for(again, timeout=timeout, message="the MCP process started again")
 
     def restart(self) -> LiveServer:
         """Stop (if running) and start again on the same database and port."""
