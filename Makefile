@@ -76,7 +76,8 @@ run: setup
 		$(abspath $(PY)) wsgi.py
 
 # Several machines, on this one (README "Several machines"): nginx on :8000 with sticky sessions, two servers
-# (:5001, :5002), two Celery workers, PostgreSQL and Redis as found on the machine (override the URLs below).
+# (:5001, :5002) and their MCP processes (:5101, :5102; nginx routes /mcp to them), two Celery workers, PostgreSQL and
+# Redis as found on the machine (override the URLs below). The MCP processes' internal token is made per start.
 CLUSTER_DIR ?= $(CURDIR)/instance/cluster
 CLUSTER_PORT ?= 8000
 CLUSTER_DATABASE_URL ?= postgresql://postgres@127.0.0.1:5432/coach_cluster
@@ -86,7 +87,8 @@ CLUSTER_ENV = COACH_CLUSTER_DIR="$(CLUSTER_DIR)" COACH_CLUSTER_PORT=$(CLUSTER_PO
 	COACH_MESSAGE_QUEUE="$${COACH_MESSAGE_QUEUE:-$(CLUSTER_REDIS)/0}" COACH_BROKER_URL="$${COACH_BROKER_URL:-$(CLUSTER_REDIS)/1}" \
 	COACH_INSTANCE_DIR="$(CLUSTER_DIR)" COACH_DEMO=0 COACH_PUBLIC_ORIGINS="$${COACH_PUBLIC_ORIGINS-}" \
 	COACH_ADMIN_EMAIL="$${COACH_ADMIN_EMAIL:-$(DEMO_EMAIL)}" COACH_ADMIN_PASSWORD="$${COACH_ADMIN_PASSWORD:-$(DEMO_PASSWORD)}" \
-	COACH_OUTBOUND_ALLOW="$${COACH_OUTBOUND_ALLOW-127.0.0.1}"
+	COACH_OUTBOUND_ALLOW="$${COACH_OUTBOUND_ALLOW-127.0.0.1}" \
+	COACH_MCP_TOKEN="$${COACH_MCP_TOKEN:-$$($(PY) -c 'import secrets; print(secrets.token_urlsafe(32))')}"
 
 cluster: setup
 	@command -v nginx >/dev/null || { echo "installing nginx (apt)"; (apt-get update -qq && apt-get install -y -qq nginx >/dev/null) || sudo sh -c 'apt-get update -qq && apt-get install -y -qq nginx >/dev/null'; }

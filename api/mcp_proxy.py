@@ -223,7 +223,11 @@ def path_of(environ) -> str:
 def _streamed(answer: httpx.Response) -> Iterator[bytes]:
     try:
         yield from answer.iter_raw()
-    except httpx.HTTPError:  # the MCP process went away mid-answer: the agent's client sees the stream end
-        log.warning("Coach's MCP process ended an answer early")
+    except httpx.HTTPError:
+        # the MCP process went away mid-answer (a crash): the agent's connection is cut too, as it would be
+        # without the proxy, so that its client knows the answer is not coming (an answer ended cleanly would say
+        # nothing of the request)
+        log.warning("Coach's MCP process ended an answer early: the agent's connection is closed")
+        raise
     finally:
         answer.close()

@@ -40,7 +40,10 @@ def main() -> None:
     if created:
         print(f"loaded demo workflows: {', '.join(created)}")
     app.extensions["coach"].close()
-    print(f"cluster ready: http://127.0.0.1:{port} (nginx) -> servers :5001 and :5002, 2 Celery workers")
+    print(
+        f"cluster ready: http://127.0.0.1:{port} (nginx) -> servers :5001 and :5002, their MCP processes :5101 and "
+        ":5102 (/mcp), 2 Celery workers"
+    )
 
 
 if __name__ == "__main__":

@@ -1,10 +1,11 @@
 """A stdio MCP server that crashes in the middle of a call: the call fails with the server's exit status, every
-time, also when something else in the process reaps children (gevent's SIGCHLD handler under `make run`, which
-this test stands in for with a thread reaping any child). A real server (tests/support/mcp_servers.py) and the
-real pool; nothing is mocked."""
+time, also when something else in the process reaps children (a SIGCHLD handler, which this test stands in for with
+a thread reaping any child). A real server (tests/support/mcp_servers.py) and the real pool on an asyncio loop of
+its own, as in the MCP process (asgi.py); nothing is mocked."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 import time
@@ -21,9 +22,7 @@ CRASHES = 6
 
 @pytest.fixture
 def clients():
-    pool = Clients(call_timeout=10.0, connect_timeout=20.0)
-    yield pool
-    pool.close()
+    return Clients(call_timeout=10.0, connect_timeout=20.0)
 
 
 @pytest.fixture
@@ -63,13 +62,47 @@ def test_a_crash_mid_call_reports_the_exit_status_every_time(clients, tmp_path, 
     if reaped:
         request.getfixturevalue("reaper")
     ep = endpoint(tmp_path)
-    errors = []
-    for _ in range(CRASHES):
-        with pytest.raises(Unavailable) as caught:
-            clients.call(ep, "crash", {})
-        errors.append(str(caught.value))
-        # the next call starts the server again and works
-        result = clients.call(ep, "add", {"a": 1, "b": 2})
-        assert result["content"][0]["text"] == "3"
+
+    async def crashes() -> list[str]:
+        clients.start()
+        errors = []
+        try:
+            for _ in range(CRASHES):
+                with pytest.raises(Unavailable) as caught:
+                    await clients.acall(ep, "crash", {})
+                errors.append(str(caught.value))
+                # the next call starts the server again and works
+                result = await clients.acall(ep, "add", {"a": 1, "b": 2})
+                assert result["content"][0]["text"] == "3"
+        finally:
+            await clients.aclose()
+        return errors
+
+    errors = asyncio.run(crashes())
     assert all("exited with status 3" in e for e in errors), errors
     assert all("did not answer" not in e for e in errors), errors
+
+
+def test_a_worker_thread_calls_through_the_loop_and_the_loop_itself_may_not_block(clients, tmp_path):
+    """The gateway's handlers call the pool from worker threads (anyio.to_thread): the call runs on the loop and its
+    answer comes back to the thread; the loop's own thread is refused (it would wait on itself)."""
+    import anyio
+
+    ep = endpoint(tmp_path)
+
+    async def both() -> tuple[dict, str]:
+        clients.start()
+        try:
+            result = await anyio.to_thread.run_sync(lambda: clients.call(ep, "add", {"a": 2, "b": 3}))
+            try:
+                clients.call(ep, "add", {"a": 1, "b": 1})
+                refused = ""
+            except RuntimeError as exc:
+                refused = str(exc)
+        finally:
+            await clients.aclose()
+        return result, refused
+
+    result, refused = asyncio.run(both())
+    assert result["content"][0]["text"] == "5"
+    assert "await acall" in refused

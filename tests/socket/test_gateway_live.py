@@ -494,6 +494,50 @@ def test_a_forwarding_cut_by_a_crash_is_never_sent_again_and_the_agent_is_told(s
     assert audit_calls(server, "crashed-bot")[0]["decision"] == "interrupted"
 
 
+def test_a_held_call_and_a_forwarding_survive_a_sigkill_of_the_mcp_process(server):
+    """The MCP process (asgi.py) is killed (SIGKILL) while a call is held, then while an approved one is being
+    forwarded; the web process starts it again. The held call's review is still there and, approved, the retry gets
+    the result; the interrupted forwarding is not sent again: its retry hears that it was approved and is running."""
+    rule = {
+        "name": "cut-bot's sleeps are reviewed",
+        "effect": "require_review",
+        "order": -3,
+        "reason": "tests",
+        "match": {"tool": "shop.slow", "agent": "cut-bot"},
+    }
+    assert server.http.post(server.url("/api/policies"), json=rule, timeout=10).status_code == 201
+    agent = make_agent(server, "cut-bot")
+    thread, box = in_background(call, server, agent["token"], "shop.tally", {"label": "m1"})
+    held = pending_gateway(server, "shop.tally", "cut-bot")
+    server.kill_mcp()
+    thread.join(30)
+    assert "error" in box or box["result"].meta["io.coach/gateway"]["decision"] == "pending_review"
+    assert pending_gateway(server, "shop.tally", "cut-bot")["approval_id"] == held["approval_id"]
+    assert decide(server, held["approval_id"], {"decision": "approve"}).status_code == 200
+    again = call(server, agent["token"], "shop.tally", {"label": "m1"})
+    assert again.is_error is False and text(again) == "1", text(again)
+
+    sleep = {"seconds": 60}
+    thread, box = in_background(call, server, agent["token"], "shop.slow", sleep)
+    slow = pending_gateway(server, "shop.slow", "cut-bot")
+    assert decide(server, slow["approval_id"], {"decision": "approve"}).status_code == 200
+    deadline = time.monotonic() + 30
+    while _gateway_rows(server, slow["approval_id"]) != ["forwarding"] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    server.kill_mcp()
+    thread.join(30)
+    assert "error" in box  # the agent's answer was cut with the process that was forwarding its call
+    retry = call(server, agent["token"], "shop.slow", sleep)
+    assert retry.meta["io.coach/gateway"]["decision"] == "approved_running", text(retry)
+    assert _gateway_rows(server, slow["approval_id"]) == ["forwarding"]  # not claimed and sent again
+    assert [e["decision"] for e in audit_calls(server, "cut-bot")] == [
+        "approve",
+        "require_review",
+        "approve",
+        "require_review",
+    ]
+
+
 def test_a_held_call_survives_a_sigkill_of_coach_and_runs_once_after_the_restart(server):
     """Last in this module: the server is killed (SIGKILL) while the agent's call is held, and started again on the
     same database. The review is still in the queue; approved, the agent's retry gets the result, the call ran once."""

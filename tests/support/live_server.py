@@ -73,7 +73,7 @@ class LiveServer:
     sqlite_template: Path | None = None
     admin_email = "admin@live.test"
     admin_password = "live-password-1"
-    startup_timeout = 30.0
+    startup_timeout = 60.0  # two processes start (wsgi.py and the MCP process it starts), on a machine that may be busy
     stop_timeout = 5.0
 
     def __init__(
