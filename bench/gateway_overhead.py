@@ -2,11 +2,13 @@
 directly to the upstream server, both with the official MCP Python SDK client and one session each, one call at a
 time.
 
-Coach runs as `python wsgi.py` (gevent, SQLite) with the project's own FastMCP server over stdio as the upstream
-(tests/support/mcp_servers.py, tool `add`), allowed for agents by a policy rule. The direct session starts the same
-server over stdio. Overhead = the gateway's latency - the direct latency, per percentile. What the gateway adds per
-call: HTTP + SSE to Coach, authentication (one SELECT), the policy's verdict (one read session), the forwarding
-through the client pool, and the audit event (one write transaction).
+Coach runs as `python wsgi.py` (gevent, SQLite), which starts its MCP process (asgi.py, uvicorn: the gateway), with
+the project's own FastMCP server over stdio as the upstream (tests/support/mcp_servers.py, tool `add`), allowed for
+agents by a policy rule. The gateway is timed twice: at the MCP process's own port (what `make cluster`'s nginx routes
+/mcp to) and at the web process's /mcp (`make run`'s one URL: the web process proxies it). The direct session starts
+the same server over stdio. Overhead = the gateway's latency - the direct latency, per percentile. What the gateway
+adds per call: HTTP + SSE to Coach, authentication (one SELECT), the policy's verdict (one read session), the
+forwarding through the client pool, and the audit event (one write transaction).
 Target (issue 32): overhead p50 <= 2 ms, p99 <= 10 ms.
 
 Then held calls (`--agents 100`, 0 skips it): a policy makes `shop.refund` need a review, that many agent identities
@@ -47,12 +49,16 @@ REVIEWERS = 4  # the held-call part's reviewer threads (a lead's script approvin
 
 
 async def timed(
-    session: Client, calls: int, warmup: int, pid: int | None = None, direct: bool = False
+    session: Client, calls: int, warmup: int, pids: tuple[int, ...] = (), direct: bool = False
 ) -> tuple[list[float], ...]:
     """The calls' latencies, then as many pings' (an MCP request that the SDK answers itself: no judging, no
     forwarding, no audit; through Coach, what its HTTP serving, the bearer token's check and the SDK cost alone);
-    with `pid`, that process's CPU ms per call and per ping too."""
-    out, pings, cpu = [], [], [cpu_seconds(pid) if pid else 0.0]
+    with `pids`, those processes' CPU ms per call and per ping too."""
+
+    def cpu_now() -> float:
+        return sum(cpu_seconds(pid) for pid in pids)
+
+    out, pings, cpu = [], [], [cpu_now()]
     for i in range(warmup + calls):
         start = time.perf_counter()
         result = await session.call_tool("add" if direct else "shop.add", {"a": i, "b": 1})
@@ -60,13 +66,13 @@ async def timed(
         assert not result.is_error, result
         if i >= warmup:
             out.append(took * 1000)
-    cpu.append(cpu_seconds(pid) if pid else 0.0)
+    cpu.append(cpu_now())
     for i in range(warmup + calls):
         start = time.perf_counter()
         await session.session.send_ping()  # the handshake era's ping (2026-07-28 has none): mode='legacy' below
         if i >= warmup:
             pings.append((time.perf_counter() - start) * 1000)
-    cpu.append(cpu_seconds(pid) if pid else 0.0)
+    cpu.append(cpu_now())
     per = [(b - a) * 1000 / (warmup + calls) for a, b in zip(cpu, cpu[1:], strict=False)]
     return out, pings, per
 
@@ -77,12 +83,15 @@ async def direct(calls: int, warmup: int) -> tuple[list[float], list[float]]:
         return await timed(session, calls, warmup, direct=True)
 
 
-async def gateway(server: LiveServer, token: str, calls: int, warmup: int) -> tuple[list[float], ...]:
+async def gateway(server: LiveServer, token: str, calls: int, warmup: int, proxied: bool) -> tuple[list[float], ...]:
+    """At the MCP process's own port, or (`proxied`) at the web process's /mcp; CPU of the processes that serve it."""
+    url = server.url("/mcp") if proxied else server.mcp_url + "/mcp"
+    pids = (server.process.pid, server.mcp_pid()) if proxied else (server.mcp_pid(),)
     async with (
         httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, trust_env=False) as http,
-        Client(streamable_http_client(server.url("/mcp"), http_client=http), mode="legacy", cache=None) as session,
+        Client(streamable_http_client(url, http_client=http), mode="legacy", cache=None) as session,
     ):
-        return await timed(session, calls, warmup, server.process.pid)
+        return await timed(session, calls, warmup, pids)
 
 
 def main() -> None:
@@ -110,27 +119,38 @@ def main() -> None:
                 timeout=10,
             ).raise_for_status()
             token = server.http.post(server.url("/api/agents"), json={"name": "bench"}, timeout=10).json()["token"]
-            through, through_pings, cpu = asyncio.run(gateway(server, token, args.calls, args.warmup))
+            through, through_pings, cpu = asyncio.run(gateway(server, token, args.calls, args.warmup, False))
+            proxied, proxied_pings, proxied_cpu = asyncio.run(gateway(server, token, args.calls, args.warmup, True))
             if args.agents:
                 held = held_calls(server, args.agents)
         finally:
             server.stop()
             server.http.close()
     straight, straight_pings, _ = asyncio.run(direct(args.calls, args.warmup))
-    for what, there, here in (("allowed calls", straight, through), ("pings", straight_pings, through_pings)):
+    for what, there, here, via in (
+        ("allowed calls", straight, through, proxied),
+        ("pings", straight_pings, through_pings, proxied_pings),
+    ):
         print(f"{args.calls} {what}, one at a time (ms)   p50      p90      p99")
-        for name, values in (("direct to the server (stdio)", there), ("through Coach's /mcp", here)):
+        for name, values in (
+            ("direct to the server (stdio)", there),
+            ("through Coach's MCP process", here),
+            ("through the web process's /mcp", via),
+        ):
             print(
                 f"  {name:<34} {percentile(values, 50):7.2f}  {percentile(values, 90):7.2f}  "
                 f"{percentile(values, 99):7.2f}"
             )
-        print(
-            f"  {'overhead':<34} {percentile(here, 50) - percentile(there, 50):7.2f}  "
-            f"{percentile(here, 90) - percentile(there, 90):7.2f}  {percentile(here, 99) - percentile(there, 99):7.2f}"
-        )
+        for name, values in (("overhead (MCP process)", here), ("overhead (web process's /mcp)", via)):
+            print(
+                f"  {name:<34} {percentile(values, 50) - percentile(there, 50):7.2f}  "
+                f"{percentile(values, 90) - percentile(there, 90):7.2f}  "
+                f"{percentile(values, 99) - percentile(there, 99):7.2f}"
+            )
     print(
-        f"  Coach's CPU (its process, user + system; steadier than latency on a busy machine): {cpu[0]:.2f} ms "
-        f"per call, {cpu[1]:.2f} ms per ping"
+        f"  Coach's CPU (user + system; steadier than latency on a busy machine): the MCP process {cpu[0]:.2f} ms "
+        f"per call, {cpu[1]:.2f} ms per ping; both processes through the web's /mcp {proxied_cpu[0]:.2f} ms per "
+        f"call, {proxied_cpu[1]:.2f} ms per ping"
     )
     if held is not None:
         took, after = held
@@ -191,7 +211,7 @@ def held_calls(server: LiveServer, agents: int) -> tuple[float, list[float]]:
                 trust_env=False,
                 timeout=httpx2.Timeout(30, read=120),
             ) as http,
-            Client(streamable_http_client(server.url("/mcp"), http_client=http), cache=None) as session,
+            Client(streamable_http_client(server.mcp_url + "/mcp", http_client=http), cache=None) as session,
         ):
             ready[0] += 1
             await go.wait()  # every agent's session is open: they call at once
