@@ -194,7 +194,7 @@ def decide(
     # changes are all locked under it, in one order for every transaction (services.audit.service.lock_workspace)
     audit.lock_workspace(session, workspace_id)
     window_s = held.window(session, tools, sug, workspace_id, undo_window_s)
-    # held: acts when the deadline scanner releases it (services.coaching.undo.release), unless taken back before
+    # held: acts when the deadline scanner releases it (services.decisions.undo.release), unless taken back before
     held_until = held.hold(ex, sug, kind, operator, now, window_s) if window_s > 0 else None
     # every panel on this run is told who decided what, before the next suggestion replaces this one
     events.add(
@@ -289,7 +289,7 @@ def act(
     workspace_id: str,
     correcting: bool,
 ) -> None:
-    """What the decision does, at once or when its hold is released (services.coaching.undo.release)."""
+    """What the decision does, at once or when its hold is released (services.decisions.undo.release)."""
     if sug.kind == "tool_call":  # the call gets its one answer, or runs when the runner takes the step again
         call_effect = D.for_tool_call(
             kind,
@@ -360,7 +360,7 @@ def _apply(
     feedback: str,
 ) -> None:
     """Persist what core.coaching.decisions says a decision does to a step (at once, or when a held one is
-    released: services.coaching.undo)."""
+    released: services.decisions.undo)."""
     changes: dict[str, Any] = {"decision": kind}
     if effect.status is not None:
         changes["status"] = effect.status
