@@ -20,7 +20,7 @@ from core.workflow import WorkflowDef
 from services.agents import replies as agent_replies
 from services.agents import service as agent
 from services.audit import service as audit
-from services.coaching import checks, corrections, counting, held
+from services.coaching import answers, checks, corrections, counting, held
 from services.coaching import service as coaching
 from services.executions import service as executions
 from services.models.coaching import Decision, Suggestion
@@ -255,22 +255,18 @@ def decide(
         executions.count_stat(ex, D.STAT_OF[kind])
         decision.evidence = counting.count_person(session, defn, ex, wf, sug, kind, latency_ms, operator, events)
     # the answer's start: `answer` adds where the execution then stands, once the transaction has gone on (or not)
-    response = {
-        "ok": True,
-        "decision": jsonable(
-            {
-                "decision_id": decision.id,
-                "suggestion_id": sug.id,
-                "decision": kind,
-                "operator": operator,
-                "latency_ms": round(latency_ms, 1),
-                "created_at": now,
-                "held_until": held_until,
-            }
-        ),
-    }
-    executions.changed(session, events, ex, sug.step_id)
-    events.latest("coaching_stats", {"execution_id": ex.id, **executions.stats_of(ex)}, execution=ex.id, plain=True)
+    response = answers.decided(
+        session,
+        events,
+        ex,
+        sug,
+        decision,
+        kind=kind,
+        operator=operator,
+        latency_ms=latency_ms,
+        now=now,
+        held_until=held_until,
+    )
     return response, decision
 
 
