@@ -16,8 +16,9 @@ from core import gates as G
 from core.coaching.counters import DECISIONS
 from core.execution import states as S
 from core.tools import RISKS
-from services.coaching import decisions, undo
 from services.coaching import service as coaching
+from services.decisions import coaching as decisions
+from services.decisions import undo
 from services.executions import service as executions
 from services.notifier import Events
 

@@ -10,8 +10,8 @@ from marshmallow import Schema, fields, validate
 from api.context import operator, require, services, workspace_id
 from api.schemas import Shape, map_of, one_of
 from core.execution import states as S
-from services.executions import control
 from services.notifier import Events
+from services.orchestration import control
 
 
 class PauseArgs(Schema):

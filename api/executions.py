@@ -15,9 +15,9 @@ from core.execution import states as S
 from services.agents import llm_provider
 from services.agents import store as agent_store
 from services.approvals import service as approvals
-from services.executions import control
 from services.executions import service as executions
 from services.notifier import Events
+from services.orchestration import control
 from services.triggers import starts as trigger_starts
 from services.workflows import service as workflows
 

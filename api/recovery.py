@@ -17,9 +17,9 @@ from api.schemas import RunVariables, ToolParams, ValueChange, one_of
 from core.execution import states as S
 from core.execution.history import APPROVAL, DECIDED, EVENT_KINDS
 from services.agents import llm_provider
-from services.executions import history, recovery
 from services.executions.service import MODES
 from services.notifier import Events
+from services.orchestration import history, recovery
 
 
 class RetryArgs(Schema):

@@ -10,11 +10,11 @@ from core import budget
 from core.tools import ToolRegistry
 from services import workspaces
 from services.db import Database
-from services.executions.runner import Runner
+from services.decisions import approvals as approval_decisions
 from services.notifications import outbox as notification_outbox
 from services.notifications.sender import Scanner as NotificationScanner
 from services.notifier import Notifier
-from services.policies import service as policies
+from services.orchestration.runner import Runner
 from services.policies.outbound import WorkspaceDirectory
 from services.tools import build_registry
 from services.toolservers.pool import Clients
@@ -34,7 +34,7 @@ class Services:
     # the workspaces' MCP servers, whose tools `tools.for_workspace(id)` shows (services/toolservers)
     mcp: McpSource
     # re-evaluates a tool call's edited params: fn(session, approval, params) -> policy verdict | None
-    # (services.approvals.decisions.Recheck: services.policies.service.approval_recheck)
+    # (services.decisions.approvals.Recheck: services.decisions.approvals.approval_recheck)
     approval_recheck: Callable | None = None
     # sends the notification outbox in the background (services/notifications/sender.py), started with the runner's
     # deadline scanner by the server that recovers
@@ -53,7 +53,7 @@ class Services:
     ) -> Services:
         """`spawn` runs the runner's tasks (default: a thread pool, or green threads under eventlet/gevent);
         benchmarks pass an inline one to measure the engine without scheduling noise. With COACH_BROKER_URL set,
-        executions that need a slow tool go to the Celery workers (services.executions.dispatch,
+        executions that need a slow tool go to the Celery workers (services.orchestration.dispatch,
         services.worker) unless `dispatch` is False (a worker's own Services). `mcp_pool`: the MCP process's client
         pool (asgi.py); without it, MCP servers are called through the MCP process's internal routes."""
         budget.configure(time_s=settings.eval_time_ms / 1000.0)
@@ -70,7 +70,7 @@ class Services:
             spawn = socketio.start_background_task
         remote = None
         if dispatch and settings.broker_url:
-            from services.executions.dispatch import dispatcher
+            from services.orchestration.dispatch import dispatcher
 
             remote = dispatcher(settings)
         runner = Runner(db, tools, definitions, notifier, settings, spawn=spawn, dispatch=remote)
@@ -82,7 +82,7 @@ class Services:
             notifier,
             runner,
             mcp,
-            approval_recheck=policies.approval_recheck(tools),
+            approval_recheck=approval_decisions.approval_recheck(tools),
         )
         built.notifications = NotificationScanner(built)
         return built

@@ -9,10 +9,10 @@ from sqlalchemy.orm import Session
 
 from core import approvals as A
 from core.errors import Conflict, Forbidden
-from services.approvals import decisions as approval_decisions
 from services.approvals import held
 from services.approvals import service as approvals
 from services.audit import service as audit
+from services.decisions import approvals as approval_decisions
 from services.executions import service as executions
 from services.models.approvals import Approval
 from services.models.executions import Execution

@@ -1,7 +1,7 @@
 """Releasing and taking back held decisions (core/coaching/undo.py has the rules, services/coaching/held.py holds).
 
-- **Release**: when the undo window ends, the runner's deadline scanner (services.executions.scans.fire_due) calls
-  `fire`; a held gate's decision then acts exactly as it would have at once (services.coaching.decisions.act), and
+- **Release**: when the undo window ends, the runner's deadline scanner (services.orchestration.scans.fire_due) calls
+  `fire`; a held gate's decision then acts exactly as it would have at once (services.decisions.coaching.act), and
   only then is it counted in the session's stats and the metrics, so a decision taken back never counts.
 - **Undo** (`POST /api/executions/<id>/coaching/undo {suggestion_id}`, the socket's `coaching_undo`): under the
   execution's lock, so an undo and the release cannot both win. The decision row is deleted, the suggestion is
@@ -20,10 +20,11 @@ from core.coaching import decisions as D
 from core.coaching import undo as U
 from core.errors import Conflict, NotFound
 from core.tools import ToolRegistry
-from services.approvals import undo as approval_undo
 from services.audit import service as audit
-from services.coaching import counting, decisions, held
+from services.coaching import counting, held
 from services.coaching import service as coaching
+from services.decisions import approval_undo
+from services.decisions import coaching as decisions
 from services.executions import gates
 from services.executions import service as executions
 from services.models.coaching import Decision, Suggestion

@@ -35,12 +35,12 @@ from core.tools import ToolRegistry
 from services.agents import service as agent
 from services.audit import service as audit
 from services.db import Database, retrying
-from services.executions import drive
 from services.executions import service as executions
-from services.executions.leases import Leases
-from services.executions.scans import Scans
 from services.models.executions import Execution
 from services.notifier import Events, Notifier
+from services.orchestration import drive
+from services.orchestration.leases import Leases
+from services.orchestration.scans import Scans
 from services.orm import utcnow
 from services.workflows.service import DefinitionCache
 
@@ -136,7 +136,7 @@ class Runner:
             self._pool.shutdown(wait=False, cancel_futures=True)
 
     def drive(self, session: Session, ex: Execution, events: Events, *, claim: bool):
-        """Advance inside the caller's transaction (services.executions.drive.drive)."""
+        """Advance inside the caller's transaction (services.orchestration.drive.drive)."""
         return drive.drive(self, session, ex, events, claim=claim)
 
     def advance(self, execution_id: str) -> None:
