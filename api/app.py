@@ -183,6 +183,7 @@ def create_app(settings: Settings | None = None, *, migrate: bool = True, recove
 
     mcp = McpMiddleware(app.wsgi_app, settings, services.notifier, socketio.start_background_task)
     app.extensions["coach_mcp"] = mcp
+    services.closing.append(mcp.close)
     # WSGI middleware as Flask documents it (wrapping app.wsgi_app), which Flask's types, declaring a method, refuse
     app.wsgi_app = mcp  # type: ignore[method-assign]
 

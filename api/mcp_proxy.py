@@ -16,6 +16,7 @@ import hmac
 import json
 import logging
 import queue
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -28,6 +29,7 @@ log = logging.getLogger(__name__)
 
 PATH = "/mcp"
 EVENTS = "/internal/events"
+IDLE_S = 10.0  # the wake-up task ends after this long without a decision to tell
 HOP_BY_HOP = frozenset(
     (
         "connection",
@@ -75,7 +77,8 @@ class McpMiddleware:
         self.http = httpx.Client(trust_env=False, follow_redirects=False, timeout=httpx.Timeout(None, connect=5.0))
         self._wakes: queue.Queue[str] = queue.Queue()
         self._spawn = spawn
-        self._waker_started = False
+        self._waker_lock = threading.Lock()
+        self._waker_running = False
         notifier.listen(self._heard)
 
     def __call__(self, environ, start_response):
@@ -191,13 +194,22 @@ class McpMiddleware:
         if event != "approval_decided" or not isinstance(payload, dict) or not payload.get("approval_id"):
             return
         self._wakes.put(str(payload["approval_id"]))
-        if not self._waker_started:
-            self._waker_started = True
-            self._spawn(self._wake_all)
+        with self._waker_lock:
+            if not self._waker_running:
+                self._waker_running = True
+                self._spawn(self._wake_all)
 
     def _wake_all(self) -> None:
+        """One background task while there are decisions to tell (it ends when none came for a while)."""
         while True:
-            ids = [self._wakes.get()]
+            try:
+                ids = [self._wakes.get(timeout=IDLE_S)]
+            except queue.Empty:
+                with self._waker_lock:
+                    if self._wakes.empty():
+                        self._waker_running = False
+                        return
+                continue
             while not self._wakes.empty() and len(ids) < 200:
                 ids.append(self._wakes.get_nowait())
             try:

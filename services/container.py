@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from config import Settings
 from core import budget
@@ -39,6 +39,8 @@ class Services:
     # sends the notification outbox in the background (services/notifications/sender.py), started with the runner's
     # deadline scanner by the server that recovers
     notifications: NotificationScanner | None = None
+    # more to close with the rest (the web process's client of its MCP process: api/mcp_proxy.py)
+    closing: list[Callable[[], None]] = field(default_factory=list)
 
     @classmethod
     def build(
@@ -95,6 +97,8 @@ class Services:
         if self.notifications is not None:
             self.notifications.stop()
         self.runner.shutdown()
+        for close_it in self.closing:
+            close_it()
         self.mcp.close()  # the HTTP client of the MCP process's routes (the MCP process closes its own sessions)
         for tool in self.tools.tools.values():  # e.g. sql.query's engines to the configured databases
             close = getattr(tool, "close", None)
