@@ -68,7 +68,8 @@ DEMO_EMAIL := admin@coach.local
 DEMO_PASSWORD := coach-demo
 
 # the demo's Service check calls this server on 127.0.0.1, which outbound requests refuse unless allowed
-# (set COACH_OUTBOUND_ALLOW yourself, even to an empty value, to override)
+# (set COACH_OUTBOUND_ALLOW yourself, even to an empty value, to override). wsgi.py starts Coach's MCP process (asgi.py,
+# :5100) beside the web process (:5000); Ctrl-C stops both
 run: setup
 	COACH_ADMIN_EMAIL="$${COACH_ADMIN_EMAIL:-$(DEMO_EMAIL)}" COACH_ADMIN_PASSWORD="$${COACH_ADMIN_PASSWORD:-$(DEMO_PASSWORD)}" \
 		COACH_OUTBOUND_ALLOW="$${COACH_OUTBOUND_ALLOW-127.0.0.1}" \
