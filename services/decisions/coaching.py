@@ -442,10 +442,9 @@ def _submit(
     idempotency_key: str | None,
     undo_window_s: float,
 ) -> dict[str, Any]:
-    events = Events()
-    needs_runner = None
     try:
-        with services.db.transaction() as session:
+        with services.command() as uow:
+            session = uow.session
             # a replay of an Idempotency-Key is found by decide, under the execution's lock
             response, decision = decide(
                 session,
@@ -455,7 +454,7 @@ def _submit(
                 execution_id,
                 body,
                 operator,
-                events,
+                uow.events,
                 idempotency_key,
                 undo_window_s,
             )
@@ -464,12 +463,10 @@ def _submit(
             decided_step: str | None = decision.step_id
             if ex.status in S.RUNNABLE:
                 # go on in the same transaction up to the next gate; a slow tool goes to the runner
-                needs_runner = services.runner.drive(session, ex, events, claim=False)
+                if services.runner.drive(session, ex, uow.events, claim=False):
+                    uow.run_next(execution_id)
                 decided_step = None  # the answer says where the execution stopped, and counts the next suggestion
             response = answer(response, decision, ex, decided_step, idempotency_key)
-    except Replayed as replayed:
+    except Replayed as replayed:  # nothing was committed, sent or scheduled
         return replayed.response
-    services.notifier.send(events)
-    if needs_runner:
-        services.runner.schedule(execution_id)
     return response
