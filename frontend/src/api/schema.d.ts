@@ -3207,6 +3207,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": components["schemas"]["PlanArgs"];
+                    "application/yaml": string;
                 };
             };
             responses: {
@@ -4673,6 +4674,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": components["schemas"]["WorkflowDefinition"];
+                    "application/yaml": string;
                 };
             };
             responses: {
@@ -4819,6 +4821,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": components["schemas"]["WorkflowDefinition"];
+                    "application/yaml": string;
                 };
             };
             responses: {
