@@ -6,7 +6,8 @@
  */
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useId, useState, type FormEvent } from "react";
-import { apiPut, errorMessage } from "../api/client";
+import { errorMessage } from "../api/client";
+import { api, unwrap } from "../api/typed";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { useReviewFloor, type ReviewFloor } from "../dashboards/queries";
 import { serverFieldErrors } from "../policies/fieldErrors";
@@ -78,7 +79,7 @@ function ReviewForm({ saved }: { saved: ReviewFloor }) {
   const [note, setNote] = useState("");
   const defaults = (saved.defaults ?? {}) as Record<string, unknown>;
   const save = useMutation({
-    mutationFn: (body: Change) => apiPut<ReviewFloor>("/api/workspace/reviews", body),
+    mutationFn: (body: Change) => unwrap(api.PUT("/api/workspace/reviews", { body })),
     onSuccess: (data, body) => {
       queryClient.setQueryData(["workspace", "reviews"], data);
       void queryClient.invalidateQueries({ queryKey: ["metrics"] }); // the reviewers' figures and evidence_from

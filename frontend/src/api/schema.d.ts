@@ -7209,17 +7209,17 @@ export interface components {
         };
         Invitation: {
             /** Format: date-time */
-            created_at?: string;
-            email?: string;
-            id?: string;
-            invited_by?: string;
+            created_at: string;
+            email: string;
+            id: string;
+            invited_by: string;
             /** @enum {string} */
             role: "operator" | "lead" | "admin";
             /** @enum {string} */
             status: "pending" | "accepted" | "declined" | "cancelled";
         };
         InvitationList: {
-            items?: components["schemas"]["Invitation"][];
+            items: components["schemas"]["Invitation"][];
         };
         InvitationWorkspace: {
             id: string;
@@ -7227,14 +7227,14 @@ export interface components {
             slug: string;
         };
         Invited: {
-            email?: string;
+            email: string;
             /** @enum {string} */
-            role?: "operator" | "lead" | "admin";
+            role: "operator" | "lead" | "admin";
             /**
              * @description always `invited`, whether or not the email has an account
              * @enum {string}
              */
-            status?: "invited";
+            status: "invited";
         };
         KindSwitches: {
             approval_requested?: boolean;
@@ -7381,15 +7381,15 @@ export interface components {
             workspaces: components["schemas"]["WorkspaceRole"][];
         };
         Member: {
-            disabled?: boolean;
-            email?: string;
-            id?: string;
-            name?: string;
+            disabled: boolean;
+            email: string;
+            id: string;
+            name: string;
             /** @enum {string} */
             role: "operator" | "lead" | "admin";
         };
         MemberList: {
-            items?: components["schemas"]["Member"][];
+            items: components["schemas"]["Member"][];
         };
         ModeArgs: {
             /**
@@ -7829,20 +7829,20 @@ export interface components {
         };
         Provider: {
             /** @description whether an API key is stored (it is never returned) */
-            api_key_set?: boolean;
+            api_key_set: boolean;
             /** @description the OpenAI-compatible API's base URL, e.g. https://api.openai.com/v1 or http://127.0.0.1:11434/v1 (Ollama); held to the workspace's outbound rules */
-            base_url?: string | null;
+            base_url: string | null;
             /**
              * @description which provider agent steps use now: `workspace` (this one), `server` (COACH_LLM_*) or `none`
              * @enum {string}
              */
-            in_use?: "workspace" | "server" | "none";
+            in_use: "workspace" | "server" | "none";
             /** @description the model of agent steps that name none */
-            model?: string | null;
-            server_default?: components["schemas"]["ServerDefault"];
+            model: string | null;
+            server_default: components["schemas"]["ServerDefault"];
             /** Format: date-time */
-            updated_at?: string | null;
-            updated_by?: string | null;
+            updated_at: string | null;
+            updated_by: string | null;
         };
         ProviderArgs: {
             /**
@@ -8529,9 +8529,9 @@ export interface components {
         };
         ServerDefault: {
             /** @description whether the server sets COACH_LLM_BASE_URL */
-            configured?: boolean;
+            configured: boolean;
             /** @description COACH_LLM_MODEL */
-            model?: string | null;
+            model: string | null;
         };
         ServerToolOut: {
             /** @enum {string} */
@@ -8945,13 +8945,13 @@ export interface components {
             elapsed_ms?: number;
             /** @description what went wrong, in words, when not ok */
             failure?: string;
-            model?: string | null;
-            ok?: boolean;
+            model: string | null;
+            ok: boolean;
             /**
              * @description which provider was asked
              * @enum {string}
              */
-            source?: "workspace" | "server" | "none";
+            source: "workspace" | "server" | "none";
         };
         ThresholdArgs: {
             auto_acceptance?: number;
@@ -8977,13 +8977,13 @@ export interface components {
         };
         Token: {
             /** Format: date-time */
-            created_at?: string;
-            id?: string;
+            created_at: string;
+            id: string;
             /** Format: date-time */
-            last_used_at?: string | null;
-            name?: string;
+            last_used_at: string | null;
+            name: string;
             /** Format: date-time */
-            revoked_at?: string | null;
+            revoked_at: string | null;
             /** @description shown only when the token is created */
             token?: string;
         };
@@ -8991,7 +8991,7 @@ export interface components {
             name: string;
         };
         TokenList: {
-            items?: components["schemas"]["Token"][];
+            items: components["schemas"]["Token"][];
         };
         ToolCall: {
             /** @description JSON text, as the LLM sent it */
