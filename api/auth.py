@@ -99,7 +99,7 @@ class MyInvitation(Schema):
 
 
 class MyInvitationList(Schema):
-    items = fields.List(fields.Nested(MyInvitation))
+    items = fields.List(fields.Nested(MyInvitation), required=True)
 
 
 class Accepted(Schema):

@@ -7455,7 +7455,7 @@ export interface components {
             workspace: components["schemas"]["InvitationWorkspace"];
         };
         MyInvitationList: {
-            items?: components["schemas"]["MyInvitation"][];
+            items: components["schemas"]["MyInvitation"][];
         };
         NewMember: {
             email: string;
