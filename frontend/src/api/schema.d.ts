@@ -7642,35 +7642,35 @@ export interface components {
         };
         Plan: {
             /** Format: date-time */
-            approved_at?: string | null;
-            approved_by?: string | null;
+            approved_at: string | null;
+            approved_by: string | null;
             /** @description the role its approval needed */
-            approver_role?: string | null;
-            corrected_steps?: string[];
+            approver_role: string | null;
+            corrected_steps: string[];
             /** Format: date-time */
-            created_at?: string;
-            created_by?: string;
+            created_at: string;
+            created_by: string;
             description?: string;
             execution_id: string;
             /** @enum {string} */
             mode: "normal" | "coaching";
-            name?: string;
+            name: string;
             plan_id: string;
-            progress?: components["schemas"]["Progress"];
-            saved_workflow_id?: string | null;
+            progress: components["schemas"]["Progress"];
+            saved_workflow_id: string | null;
             /**
              * @description draft, approved, then the execution's status
              * @enum {string}
              */
             status: "draft" | "approved" | "pending" | "running" | "paused" | "waiting_decision" | "waiting_clarification" | "waiting_correction" | "waiting_approval" | "resumed" | "completed" | "failed" | "cancelled";
             /** @description as given, with corrections applied: step definitions (docs/workflow-definitions.md) */
-            steps?: (components["schemas"]["ActionStep"] | components["schemas"]["DecisionStep"] | components["schemas"]["ValidationStep"] | components["schemas"]["HumanInputStep"] | components["schemas"]["ApprovalStep"] | components["schemas"]["AgentStep"])[];
+            steps: (components["schemas"]["ActionStep"] | components["schemas"]["DecisionStep"] | components["schemas"]["ValidationStep"] | components["schemas"]["HumanInputStep"] | components["schemas"]["ApprovalStep"] | components["schemas"]["AgentStep"])[];
             /** @description the variables it runs (or would run) with */
-            values?: {
+            values: {
                 [key: string]: unknown;
             };
             /** @description its input variables by name, as a workflow declares them */
-            variables?: {
+            variables: {
                 [key: string]: components["schemas"]["VariableDeclaration"] | string | number | boolean | unknown[];
             };
         };
@@ -7707,15 +7707,15 @@ export interface components {
             total: number;
         };
         PlanStatus: {
-            current_step?: string | null;
-            duration_s?: number | null;
+            current_step: string | null;
+            duration_s: number | null;
             error?: components["schemas"]["ExecutionError"] | null;
             /** Format: date-time */
-            finished_at?: string | null;
+            finished_at: string | null;
             plan_id: string;
-            progress?: components["schemas"]["Progress"];
+            progress: components["schemas"]["Progress"];
             /** Format: date-time */
-            started_at?: string | null;
+            started_at: string | null;
             /** @enum {string} */
             status: "draft" | "approved" | "pending" | "running" | "paused" | "waiting_decision" | "waiting_clarification" | "waiting_correction" | "waiting_approval" | "resumed" | "completed" | "failed" | "cancelled";
         };
