@@ -117,14 +117,14 @@ class Workflows(MethodView):
 
 
 class TemplateSchema(Schema):
-    id = fields.String()
-    name = fields.String()
-    description = fields.String()
-    yaml = fields.String(metadata={"description": "the definition as YAML text, ready to edit and POST"})
+    id = fields.String(required=True)
+    name = fields.String(required=True)
+    description = fields.String(required=True)
+    yaml = fields.String(metadata={"description": "the definition as YAML text, ready to edit and POST"}, required=True)
 
 
 class TemplateList(Schema):
-    items = fields.List(fields.Nested(TemplateSchema))
+    items = fields.List(fields.Nested(TemplateSchema), required=True)
 
 
 @blp.route("/templates")

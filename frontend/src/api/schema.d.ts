@@ -8929,14 +8929,14 @@ export interface components {
             skipped: number;
         };
         Template: {
-            description?: string;
-            id?: string;
-            name?: string;
+            description: string;
+            id: string;
+            name: string;
             /** @description the definition as YAML text, ready to edit and POST */
-            yaml?: string;
+            yaml: string;
         };
         TemplateList: {
-            items?: components["schemas"]["Template"][];
+            items: components["schemas"]["Template"][];
         };
         Test: {
             /** @description the model's answer, when ok */
