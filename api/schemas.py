@@ -2,8 +2,25 @@
 
 from __future__ import annotations
 
+import copy
+
 from flask import current_app, has_app_context
 from marshmallow import Schema, fields, post_dump, validate
+
+
+def always_sent(*names: str):
+    """For an answer's schema that extends a body's (`class PolicyOut(PolicyIn)`): the fields `names`, optional in
+    the body (they have defaults), are in every answer, so the document marks them required there (and only
+    there: the body's schema keeps its own fields)."""
+
+    def decorate(cls: type[Schema]) -> type[Schema]:
+        for name in names:
+            field = copy.copy(cls._declared_fields[name])
+            field.required = True
+            cls._declared_fields[name] = field
+        return cls
+
+    return decorate
 
 
 class StrictBoolean(fields.Boolean):

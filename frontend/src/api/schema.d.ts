@@ -3705,7 +3705,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Defaults"];
+                        "application/json": components["schemas"]["DefaultsOut"];
                     };
                 };
                 default: components["responses"]["DEFAULT_ERROR"];
@@ -3730,7 +3730,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Defaults"];
+                        "application/json": components["schemas"]["DefaultsOut"];
                     };
                 };
                 422: components["responses"]["UNPROCESSABLE_ENTITY"];
@@ -6585,6 +6585,18 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        DefaultsOut: {
+            /** @enum {string} */
+            destructive: "allow" | "require_review" | "deny";
+            /** @enum {string} */
+            external: "allow" | "require_review" | "deny";
+            /** @enum {string} */
+            read: "allow" | "require_review" | "deny";
+            /** @enum {string} */
+            write: "allow" | "require_review" | "deny";
+        } & {
+            [key: string]: unknown;
+        };
         DeliveryOut: {
             attempts?: number;
             /** Format: date-time */
@@ -7743,8 +7755,8 @@ export interface components {
         };
         PolicyList: {
             /** @description in precedence order */
-            items?: components["schemas"]["PolicyOut"][];
-            revision?: number;
+            items: components["schemas"]["PolicyOut"][];
+            revision: number;
         };
         PolicyOut: {
             /** Format: date-time */
@@ -7756,23 +7768,23 @@ export interface components {
              */
             effect: "allow" | "require_review" | "deny" | "confirm";
             /** @default true */
-            enabled?: boolean;
+            enabled: boolean;
             /**
              * @description a confirm rule's: what applies when the agent's client cannot ask its user (require_review by default, or deny); only a confirm rule has one (422 otherwise)
              * @default null
              * @enum {string|null}
              */
             fallback?: "require_review" | "deny" | null;
-            id?: string;
-            match?: components["schemas"]["Match"];
+            id: string;
+            match: components["schemas"]["Match"];
             name: string;
             /** @default 0 */
-            order?: number;
+            order: number;
             /** @default  */
-            reason?: string;
+            reason: string;
             /** @description the workspace's policy revision this rule was written at */
-            revision?: number;
-            scope?: components["schemas"]["Scope"];
+            revision: number;
+            scope: components["schemas"]["Scope"];
             /** Format: date-time */
             updated_at?: string;
         };
