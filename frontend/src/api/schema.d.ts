@@ -6384,25 +6384,25 @@ export interface components {
             users?: string[];
         };
         AuditEvent: {
-            action?: string;
-            actor?: string;
-            after?: unknown;
-            before?: unknown;
+            action: string;
+            actor: string;
+            after: unknown;
+            before: unknown;
             /** @description ISO 8601, UTC */
-            created_at?: string;
-            execution_id?: string | null;
+            created_at: string;
+            execution_id: string | null;
             /** @description sha256(prev_hash + canonical JSON of the event's fields) */
             hash?: string;
-            id?: number;
+            id: number;
             /** @description hash of the previous event (64 zeros for the first) */
             prev_hash?: string;
-            result?: string;
+            result: string;
             /** @description 1, 2, 3 … per workspace */
-            seq?: number;
-            target_id?: string | null;
+            seq: number;
+            target_id: string | null;
             /** @description a member target's email (not part of the hashed event; null for other targets) */
             target_label?: string | null;
-            target_type?: string;
+            target_type: string;
             workspace_id?: string;
         };
         AuditPage: {
@@ -9276,10 +9276,10 @@ export interface components {
         };
         Verify: {
             /** @description events found intact, oldest first */
-            checked?: number;
+            checked: number;
             /** @description where the chain first fails (when not ok) */
             first_bad_seq?: number;
-            ok?: boolean;
+            ok: boolean;
             /** @description an edited row, a deleted row (gap in seq) or a broken link */
             reason?: string;
         };

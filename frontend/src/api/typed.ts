@@ -36,8 +36,12 @@ async function coachFetch(request: Request, omitWorkspace = false): Promise<Resp
   });
 }
 
-/** The Coach API, typed by the OpenAPI document: `api.GET("/api/workflows/{workflow_id}", {params: {path: {workflow_id}}})`. */
-export const api = createClient<paths>({
+/**
+ * The Coach API, typed by the OpenAPI document: `api.GET("/api/workflows/{workflow_id}", {params: {path: {workflow_id}}})`.
+ * An answer is read as JSON (`send` asks for it), so its type is the document's `application/json` content: a route
+ * that can also answer in another type (`GET /api/audit?format=jsonl`) is typed by its JSON answer.
+ */
+export const api = createClient<paths, "application/json">({
   baseUrl: typeof window === "undefined" ? "" : window.location.origin,
   credentials: "same-origin",
   fetch: (input: Request) => coachFetch(input),
