@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import copy
-
 from flask import current_app, has_app_context
 from marshmallow import Schema, fields, post_dump, validate
 
@@ -11,13 +9,17 @@ from marshmallow import Schema, fields, post_dump, validate
 def always_sent(*names: str):
     """For an answer's schema that extends a body's (`class PolicyOut(PolicyIn)`): the fields `names`, optional in
     the body (they have defaults), are in every answer, so the document marks them required there (and only
-    there: the body's schema keeps its own fields)."""
+    there: marshmallow's `on_bind_field` hook changes a schema instance's own copy of each field)."""
 
     def decorate(cls: type[Schema]) -> type[Schema]:
-        for name in names:
-            field = copy.copy(cls._declared_fields[name])
-            field.required = True
-            cls._declared_fields[name] = field
+        inherited = cls.on_bind_field
+
+        def on_bind_field(self: Schema, field_name: str, field_obj: fields.Field) -> None:
+            inherited(self, field_name, field_obj)
+            if field_name in names:
+                field_obj.required = True
+
+        cls.on_bind_field = on_bind_field  # type: ignore[method-assign]  # the hook, replaced on this class only
         return cls
 
     return decorate
