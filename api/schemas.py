@@ -6,6 +6,25 @@ from flask import current_app, has_app_context
 from marshmallow import Schema, fields, post_dump, validate
 
 
+def always_sent(*names: str):
+    """For an answer's schema that extends a body's (`class PolicyOut(PolicyIn)`): the fields `names`, optional in
+    the body (they have defaults), are in every answer, so the document marks them required there (and only
+    there: marshmallow's `on_bind_field` hook changes a schema instance's own copy of each field)."""
+
+    def decorate(cls: type[Schema]) -> type[Schema]:
+        inherited = cls.on_bind_field
+
+        def on_bind_field(self: Schema, field_name: str, field_obj: fields.Field) -> None:
+            inherited(self, field_name, field_obj)
+            if field_name in names:
+                field_obj.required = True
+
+        cls.on_bind_field = on_bind_field  # type: ignore[method-assign]  # the hook, replaced on this class only
+        return cls
+
+    return decorate
+
+
 class StrictBoolean(fields.Boolean):
     """JSON's true or false, nothing else: marshmallow's Boolean also takes 0, 1, "yes", "off" … where the
     OpenAPI document says boolean (`"enabled": 0` disabled a policy). Serialises as Boolean does."""

@@ -3207,6 +3207,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": components["schemas"]["PlanArgs"];
+                    "application/yaml": string;
                 };
             };
             responses: {
@@ -3704,7 +3705,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Defaults"];
+                        "application/json": components["schemas"]["DefaultsOut"];
                     };
                 };
                 default: components["responses"]["DEFAULT_ERROR"];
@@ -3729,7 +3730,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Defaults"];
+                        "application/json": components["schemas"]["DefaultsOut"];
                     };
                 };
                 422: components["responses"]["UNPROCESSABLE_ENTITY"];
@@ -4673,6 +4674,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": components["schemas"]["WorkflowDefinition"];
+                    "application/yaml": string;
                 };
             };
             responses: {
@@ -4819,6 +4821,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": components["schemas"]["WorkflowDefinition"];
+                    "application/yaml": string;
                 };
             };
             responses: {
@@ -6381,25 +6384,25 @@ export interface components {
             users?: string[];
         };
         AuditEvent: {
-            action?: string;
-            actor?: string;
-            after?: unknown;
-            before?: unknown;
+            action: string;
+            actor: string;
+            after: unknown;
+            before: unknown;
             /** @description ISO 8601, UTC */
-            created_at?: string;
-            execution_id?: string | null;
+            created_at: string;
+            execution_id: string | null;
             /** @description sha256(prev_hash + canonical JSON of the event's fields) */
             hash?: string;
-            id?: number;
+            id: number;
             /** @description hash of the previous event (64 zeros for the first) */
             prev_hash?: string;
-            result?: string;
+            result: string;
             /** @description 1, 2, 3 … per workspace */
-            seq?: number;
-            target_id?: string | null;
+            seq: number;
+            target_id: string | null;
             /** @description a member target's email (not part of the hashed event; null for other targets) */
             target_label?: string | null;
-            target_type?: string;
+            target_type: string;
             workspace_id?: string;
         };
         AuditPage: {
@@ -6582,6 +6585,18 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        DefaultsOut: {
+            /** @enum {string} */
+            destructive: "allow" | "require_review" | "deny";
+            /** @enum {string} */
+            external: "allow" | "require_review" | "deny";
+            /** @enum {string} */
+            read: "allow" | "require_review" | "deny";
+            /** @enum {string} */
+            write: "allow" | "require_review" | "deny";
+        } & {
+            [key: string]: unknown;
+        };
         DeliveryOut: {
             attempts?: number;
             /** Format: date-time */
@@ -6682,18 +6697,18 @@ export interface components {
             /** @description of counted_since_restart, the decisions by attentive operators (docs/autonomy.md#check-suggestions) */
             attentive_since_restart?: number;
             counted_since_restart?: number;
-            decisions_needed_if_all_accepted?: number | null;
+            decisions_needed_if_all_accepted: number | null;
             drop_alarm?: boolean;
             drop_statistic?: number;
             e_value?: number;
             log_threshold?: number;
             /** @description the log of the e-value */
-            statistic?: number;
+            statistic: number;
             /** @enum {string} */
             statistic_kind?: "log_e_value";
-            test?: string;
+            test: string;
             /** @description 1 / auto_alpha, which the e-value must reach */
-            threshold?: number;
+            threshold: number;
         };
         ExecuteArgs: {
             /**
@@ -6836,17 +6851,17 @@ export interface components {
             tool_call_id?: string;
         };
         GatewayAgentTool: {
-            acceptance_rate?: number;
-            accepted?: number;
+            acceptance_rate: number;
+            accepted: number;
             /** @description of its decisions, the answers of the person at the agent to a confirm rule's question (they count in the numbers above like a reviewer's; null: none) */
             at_agent?: components["schemas"]["Snapshot"] | null;
             /** @description of evidence_decisions, those by operators who were attentive when they decided */
             attentive_decisions?: number;
             auto_ready: boolean;
-            confidence?: number;
-            corrected?: number;
-            decision_latency_ms?: components["schemas"]["Latency"];
-            decisions?: number;
+            confidence: number;
+            corrected: number;
+            decision_latency_ms: components["schemas"]["Latency"];
+            decisions: number;
             /** @description decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now) */
             decisions_needed?: number | null;
             /**
@@ -6859,7 +6874,7 @@ export interface components {
             evidence_decisions?: number;
             /** @enum {string} */
             level: "OBSERVATION" | "COACHING" | "AUTO";
-            manual?: number;
+            manual: number;
             /**
              * @description this identity's own mode
              * @enum {string}
@@ -6870,16 +6885,16 @@ export interface components {
              * @enum {string|null}
              */
             mode_of?: "tool" | "agent" | null;
-            rejected?: number;
-            rolling_acceptance_rate?: number;
-            skipped?: number;
+            rejected: number;
+            rolling_acceptance_rate: number;
+            skipped: number;
             spot_check_rate?: number | null;
             spot_checks?: components["schemas"]["Snapshot"] | null;
-            suggestions?: number;
+            suggestions: number;
             /** @description how far from AUTO-ready */
             to_auto?: components["schemas"]["ToAuto"];
-            window_decisions?: number;
-            window_size?: number;
+            window_decisions: number;
+            window_size: number;
         };
         GatewayPack: {
             changes?: components["schemas"]["PackChange"][];
@@ -6913,8 +6928,8 @@ export interface components {
             builtin_tools: string[];
         };
         GatewayTool: {
-            acceptance_rate?: number;
-            accepted?: number;
+            acceptance_rate: number;
+            accepted: number;
             /** @description per agent identity (by name): its calls of this tool */
             agents?: {
                 [key: string]: components["schemas"]["GatewayAgentTool"];
@@ -6922,10 +6937,10 @@ export interface components {
             /** @description of evidence_decisions, those by operators who were attentive when they decided */
             attentive_decisions?: number;
             auto_ready: boolean;
-            confidence?: number;
-            corrected?: number;
-            decision_latency_ms?: components["schemas"]["Latency"];
-            decisions?: number;
+            confidence: number;
+            corrected: number;
+            decision_latency_ms: components["schemas"]["Latency"];
+            decisions: number;
             /** @description decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now) */
             decisions_needed?: number | null;
             evidence?: components["schemas"]["Evidence"];
@@ -6935,7 +6950,7 @@ export interface components {
             level: "OBSERVATION" | "COACHING" | "AUTO";
             /** @description the workspace's servers list this tool now (or it is a built-in exposed to agents) */
             listed?: boolean;
-            manual?: number;
+            manual: number;
             /**
              * @description auto: held calls are forwarded unattended but for spot checks; always_review: every held call is reviewed; coaching: held calls are reviewed (for one agent: it follows the tool)
              * @enum {string}
@@ -6943,9 +6958,9 @@ export interface components {
             mode?: "coaching" | "auto" | "always_review";
             /** @description the reviewers' edits of its arguments and the rules learned from them (null: none yet) */
             pack?: components["schemas"]["GatewayPack"] | null;
-            rejected?: number;
-            rolling_acceptance_rate?: number;
-            skipped?: number;
+            rejected: number;
+            rolling_acceptance_rate: number;
+            skipped: number;
             /**
              * @description gateway: an outside agent's calls through /mcp; plan: decisions of plans' steps
              * @enum {string}
@@ -6955,13 +6970,13 @@ export interface components {
             spot_check_rate?: number | null;
             /** @description the reviews of its calls while in AUTO: the demotion test's evidence */
             spot_checks?: components["schemas"]["Snapshot"] | null;
-            suggestions?: number;
+            suggestions: number;
             /** @description how far from AUTO-ready */
             to_auto?: components["schemas"]["ToAuto"];
             /** @description <server>.<tool>, or coach.<tool> for an exposed built-in */
             tool?: string;
-            window_decisions?: number;
-            window_size?: number;
+            window_decisions: number;
+            window_size: number;
         };
         GatewayToolList: {
             /** @description per agent identity: its decisions across its tools */
@@ -6973,16 +6988,16 @@ export interface components {
             spot_check_rate?: number;
         };
         Global: {
-            acceptance_rate?: number;
-            accepted?: number;
+            acceptance_rate: number;
+            accepted: number;
             /** @description of evidence_decisions, those by operators who were attentive when they decided */
             attentive_decisions?: number;
             auto_ready: boolean;
-            auto_ready_workflows?: number;
-            confidence?: number;
-            corrected?: number;
-            decision_latency_ms?: components["schemas"]["Latency"];
-            decisions?: number;
+            auto_ready_workflows: number;
+            confidence: number;
+            corrected: number;
+            decision_latency_ms: components["schemas"]["Latency"];
+            decisions: number;
             /** @description decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now) */
             decisions_needed?: number | null;
             evidence?: components["schemas"]["Evidence"];
@@ -6991,20 +7006,20 @@ export interface components {
             /** @enum {string} */
             level: "OBSERVATION" | "COACHING" | "AUTO";
             /** @description number of workflows at each level */
-            levels?: {
+            levels: {
                 [key: string]: number;
             };
-            manual?: number;
-            rejected?: number;
-            rolling_acceptance_rate?: number;
-            series?: components["schemas"]["SeriesPoint"][];
-            skipped?: number;
-            suggestions?: number;
+            manual: number;
+            rejected: number;
+            rolling_acceptance_rate: number;
+            series: components["schemas"]["SeriesPoint"][];
+            skipped: number;
+            suggestions: number;
             /** @description how far from AUTO-ready */
             to_auto?: components["schemas"]["ToAuto"];
-            window_decisions?: number;
-            window_size?: number;
-            workflows?: number;
+            window_decisions: number;
+            window_size: number;
+            workflows: number;
         };
         HeldRegion: {
             id: string;
@@ -7206,17 +7221,17 @@ export interface components {
         };
         Invitation: {
             /** Format: date-time */
-            created_at?: string;
-            email?: string;
-            id?: string;
-            invited_by?: string;
+            created_at: string;
+            email: string;
+            id: string;
+            invited_by: string;
             /** @enum {string} */
             role: "operator" | "lead" | "admin";
             /** @enum {string} */
             status: "pending" | "accepted" | "declined" | "cancelled";
         };
         InvitationList: {
-            items?: components["schemas"]["Invitation"][];
+            items: components["schemas"]["Invitation"][];
         };
         InvitationWorkspace: {
             id: string;
@@ -7224,14 +7239,14 @@ export interface components {
             slug: string;
         };
         Invited: {
-            email?: string;
+            email: string;
             /** @enum {string} */
-            role?: "operator" | "lead" | "admin";
+            role: "operator" | "lead" | "admin";
             /**
              * @description always `invited`, whether or not the email has an account
              * @enum {string}
              */
-            status?: "invited";
+            status: "invited";
         };
         KindSwitches: {
             approval_requested?: boolean;
@@ -7267,8 +7282,8 @@ export interface components {
             step_id?: string | null;
         };
         Latency: {
-            p50?: number | null;
-            p90?: number | null;
+            p50: number | null;
+            p90: number | null;
         };
         LearnedRule: {
             /** @description {"$missing": true}: removed */
@@ -7378,15 +7393,15 @@ export interface components {
             workspaces: components["schemas"]["WorkspaceRole"][];
         };
         Member: {
-            disabled?: boolean;
-            email?: string;
-            id?: string;
-            name?: string;
+            disabled: boolean;
+            email: string;
+            id: string;
+            name: string;
             /** @enum {string} */
             role: "operator" | "lead" | "admin";
         };
         MemberList: {
-            items?: components["schemas"]["Member"][];
+            items: components["schemas"]["Member"][];
         };
         ModeArgs: {
             /**
@@ -7452,7 +7467,7 @@ export interface components {
             workspace: components["schemas"]["InvitationWorkspace"];
         };
         MyInvitationList: {
-            items?: components["schemas"]["MyInvitation"][];
+            items: components["schemas"]["MyInvitation"][];
         };
         NewMember: {
             email: string;
@@ -7501,18 +7516,18 @@ export interface components {
             items?: components["schemas"]["Notice"][];
         };
         OperatorList: {
-            items?: components["schemas"]["OperatorMetrics"][];
+            items: components["schemas"]["OperatorMetrics"][];
         };
         OperatorMetrics: {
-            acceptance_rate?: number;
-            accepted?: number;
+            acceptance_rate: number;
+            accepted: number;
             /** @description of evidence_decisions, those by operators who were attentive when they decided */
             attentive_decisions?: number;
             auto_ready: boolean;
-            confidence?: number;
-            corrected?: number;
-            decision_latency_ms?: components["schemas"]["Latency"];
-            decisions?: number;
+            confidence: number;
+            corrected: number;
+            decision_latency_ms: components["schemas"]["Latency"];
+            decisions: number;
             /** @description decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now) */
             decisions_needed?: number | null;
             evidence?: components["schemas"]["Evidence"];
@@ -7520,17 +7535,17 @@ export interface components {
             evidence_decisions?: number;
             /** @enum {string} */
             level: "OBSERVATION" | "COACHING" | "AUTO";
-            manual?: number;
-            operator?: string;
-            rejected?: number;
-            rolling_acceptance_rate?: number;
+            manual: number;
+            operator: string;
+            rejected: number;
+            rolling_acceptance_rate: number;
             series?: components["schemas"]["SeriesPoint"][];
-            skipped?: number;
-            suggestions?: number;
+            skipped: number;
+            suggestions: number;
             /** @description how far from AUTO-ready */
             to_auto?: components["schemas"]["ToAuto"];
-            window_decisions?: number;
-            window_size?: number;
+            window_decisions: number;
+            window_size: number;
         };
         Outbound: {
             /** @description when not empty, the only hosts reached (besides the server's COACH_OUTBOUND_ALLOW); each entry is a host name (`api.example.com`), a `*.suffix` wildcard (`*.example.com`: names under it), `*` (any host), an IP address or a CIDR network (`10.0.0.0/8`) */
@@ -7639,35 +7654,35 @@ export interface components {
         };
         Plan: {
             /** Format: date-time */
-            approved_at?: string | null;
-            approved_by?: string | null;
+            approved_at: string | null;
+            approved_by: string | null;
             /** @description the role its approval needed */
-            approver_role?: string | null;
-            corrected_steps?: string[];
+            approver_role: string | null;
+            corrected_steps: string[];
             /** Format: date-time */
-            created_at?: string;
-            created_by?: string;
+            created_at: string;
+            created_by: string;
             description?: string;
             execution_id: string;
             /** @enum {string} */
             mode: "normal" | "coaching";
-            name?: string;
+            name: string;
             plan_id: string;
-            progress?: components["schemas"]["Progress"];
-            saved_workflow_id?: string | null;
+            progress: components["schemas"]["Progress"];
+            saved_workflow_id: string | null;
             /**
              * @description draft, approved, then the execution's status
              * @enum {string}
              */
             status: "draft" | "approved" | "pending" | "running" | "paused" | "waiting_decision" | "waiting_clarification" | "waiting_correction" | "waiting_approval" | "resumed" | "completed" | "failed" | "cancelled";
             /** @description as given, with corrections applied: step definitions (docs/workflow-definitions.md) */
-            steps?: (components["schemas"]["ActionStep"] | components["schemas"]["DecisionStep"] | components["schemas"]["ValidationStep"] | components["schemas"]["HumanInputStep"] | components["schemas"]["ApprovalStep"] | components["schemas"]["AgentStep"])[];
+            steps: (components["schemas"]["ActionStep"] | components["schemas"]["DecisionStep"] | components["schemas"]["ValidationStep"] | components["schemas"]["HumanInputStep"] | components["schemas"]["ApprovalStep"] | components["schemas"]["AgentStep"])[];
             /** @description the variables it runs (or would run) with */
-            values?: {
+            values: {
                 [key: string]: unknown;
             };
             /** @description its input variables by name, as a workflow declares them */
-            variables?: {
+            variables: {
                 [key: string]: components["schemas"]["VariableDeclaration"] | string | number | boolean | unknown[];
             };
         };
@@ -7704,15 +7719,15 @@ export interface components {
             total: number;
         };
         PlanStatus: {
-            current_step?: string | null;
-            duration_s?: number | null;
+            current_step: string | null;
+            duration_s: number | null;
             error?: components["schemas"]["ExecutionError"] | null;
             /** Format: date-time */
-            finished_at?: string | null;
+            finished_at: string | null;
             plan_id: string;
-            progress?: components["schemas"]["Progress"];
+            progress: components["schemas"]["Progress"];
             /** Format: date-time */
-            started_at?: string | null;
+            started_at: string | null;
             /** @enum {string} */
             status: "draft" | "approved" | "pending" | "running" | "paused" | "waiting_decision" | "waiting_clarification" | "waiting_correction" | "waiting_approval" | "resumed" | "completed" | "failed" | "cancelled";
         };
@@ -7740,8 +7755,8 @@ export interface components {
         };
         PolicyList: {
             /** @description in precedence order */
-            items?: components["schemas"]["PolicyOut"][];
-            revision?: number;
+            items: components["schemas"]["PolicyOut"][];
+            revision: number;
         };
         PolicyOut: {
             /** Format: date-time */
@@ -7753,23 +7768,23 @@ export interface components {
              */
             effect: "allow" | "require_review" | "deny" | "confirm";
             /** @default true */
-            enabled?: boolean;
+            enabled: boolean;
             /**
              * @description a confirm rule's: what applies when the agent's client cannot ask its user (require_review by default, or deny); only a confirm rule has one (422 otherwise)
              * @default null
              * @enum {string|null}
              */
             fallback?: "require_review" | "deny" | null;
-            id?: string;
-            match?: components["schemas"]["Match"];
+            id: string;
+            match: components["schemas"]["Match"];
             name: string;
             /** @default 0 */
-            order?: number;
+            order: number;
             /** @default  */
-            reason?: string;
+            reason: string;
             /** @description the workspace's policy revision this rule was written at */
-            revision?: number;
-            scope?: components["schemas"]["Scope"];
+            revision: number;
+            scope: components["schemas"]["Scope"];
             /** Format: date-time */
             updated_at?: string;
         };
@@ -7826,20 +7841,20 @@ export interface components {
         };
         Provider: {
             /** @description whether an API key is stored (it is never returned) */
-            api_key_set?: boolean;
+            api_key_set: boolean;
             /** @description the OpenAI-compatible API's base URL, e.g. https://api.openai.com/v1 or http://127.0.0.1:11434/v1 (Ollama); held to the workspace's outbound rules */
-            base_url?: string | null;
+            base_url: string | null;
             /**
              * @description which provider agent steps use now: `workspace` (this one), `server` (COACH_LLM_*) or `none`
              * @enum {string}
              */
-            in_use?: "workspace" | "server" | "none";
+            in_use: "workspace" | "server" | "none";
             /** @description the model of agent steps that name none */
-            model?: string | null;
-            server_default?: components["schemas"]["ServerDefault"];
+            model: string | null;
+            server_default: components["schemas"]["ServerDefault"];
             /** Format: date-time */
-            updated_at?: string | null;
-            updated_by?: string | null;
+            updated_at: string | null;
+            updated_by: string | null;
         };
         ProviderArgs: {
             /**
@@ -8526,9 +8541,9 @@ export interface components {
         };
         ServerDefault: {
             /** @description whether the server sets COACH_LLM_BASE_URL */
-            configured?: boolean;
+            configured: boolean;
             /** @description COACH_LLM_MODEL */
-            model?: string | null;
+            model: string | null;
         };
         ServerToolOut: {
             /** @enum {string} */
@@ -8646,15 +8661,15 @@ export interface components {
             slack_user_id?: string | null;
         };
         Snapshot: {
-            acceptance_rate?: number;
-            accepted?: number;
+            acceptance_rate: number;
+            accepted: number;
             /** @description of evidence_decisions, those by operators who were attentive when they decided */
             attentive_decisions?: number;
             auto_ready: boolean;
-            confidence?: number;
-            corrected?: number;
-            decision_latency_ms?: components["schemas"]["Latency"];
-            decisions?: number;
+            confidence: number;
+            corrected: number;
+            decision_latency_ms: components["schemas"]["Latency"];
+            decisions: number;
             /** @description decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now) */
             decisions_needed?: number | null;
             evidence?: components["schemas"]["Evidence"];
@@ -8662,15 +8677,15 @@ export interface components {
             evidence_decisions?: number;
             /** @enum {string} */
             level: "OBSERVATION" | "COACHING" | "AUTO";
-            manual?: number;
-            rejected?: number;
-            rolling_acceptance_rate?: number;
-            skipped?: number;
-            suggestions?: number;
+            manual: number;
+            rejected: number;
+            rolling_acceptance_rate: number;
+            skipped: number;
+            suggestions: number;
             /** @description how far from AUTO-ready */
             to_auto?: components["schemas"]["ToAuto"];
-            window_decisions?: number;
-            window_size?: number;
+            window_decisions: number;
+            window_size: number;
         };
         SpotChecks: {
             acceptance: number;
@@ -8752,15 +8767,15 @@ export interface components {
             tool?: string;
         };
         StepMetrics: {
-            acceptance_rate?: number;
-            accepted?: number;
+            acceptance_rate: number;
+            accepted: number;
             /** @description of evidence_decisions, those by operators who were attentive when they decided */
             attentive_decisions?: number;
             auto_ready: boolean;
-            confidence?: number;
-            corrected?: number;
-            decision_latency_ms?: components["schemas"]["Latency"];
-            decisions?: number;
+            confidence: number;
+            corrected: number;
+            decision_latency_ms: components["schemas"]["Latency"];
+            decisions: number;
             /** @description decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now) */
             decisions_needed?: number | null;
             evidence?: components["schemas"]["Evidence"];
@@ -8768,21 +8783,21 @@ export interface components {
             evidence_decisions?: number;
             /** @enum {string} */
             level: "OBSERVATION" | "COACHING" | "AUTO";
-            manual?: number;
+            manual: number;
             /**
              * @description coaching (follows the workflow), auto or always_review
              * @enum {string}
              */
-            mode?: "coaching" | "auto" | "always_review";
-            rejected?: number;
-            rolling_acceptance_rate?: number;
-            skipped?: number;
+            mode: "coaching" | "auto" | "always_review";
+            rejected: number;
+            rolling_acceptance_rate: number;
+            skipped: number;
             spot_checks?: components["schemas"]["Snapshot"];
-            suggestions?: number;
+            suggestions: number;
             /** @description how far from AUTO-ready */
             to_auto?: components["schemas"]["ToAuto"];
-            window_decisions?: number;
-            window_size?: number;
+            window_decisions: number;
+            window_size: number;
         };
         StepModeArgs: {
             /**
@@ -8926,14 +8941,14 @@ export interface components {
             skipped: number;
         };
         Template: {
-            description?: string;
-            id?: string;
-            name?: string;
+            description: string;
+            id: string;
+            name: string;
             /** @description the definition as YAML text, ready to edit and POST */
-            yaml?: string;
+            yaml: string;
         };
         TemplateList: {
-            items?: components["schemas"]["Template"][];
+            items: components["schemas"]["Template"][];
         };
         Test: {
             /** @description the model's answer, when ok */
@@ -8942,13 +8957,13 @@ export interface components {
             elapsed_ms?: number;
             /** @description what went wrong, in words, when not ok */
             failure?: string;
-            model?: string | null;
-            ok?: boolean;
+            model: string | null;
+            ok: boolean;
             /**
              * @description which provider was asked
              * @enum {string}
              */
-            source?: "workspace" | "server" | "none";
+            source: "workspace" | "server" | "none";
         };
         ThresholdArgs: {
             auto_acceptance?: number;
@@ -8966,21 +8981,21 @@ export interface components {
             window: number;
         };
         ToAuto: {
-            acceptance_gap?: number | null;
-            auto_acceptance?: number;
-            auto_min_window?: number;
-            decisions_to_coaching?: number | null;
-            window_decisions_needed?: number | null;
+            acceptance_gap: number;
+            auto_acceptance: number;
+            auto_min_window: number;
+            decisions_to_coaching: number;
+            window_decisions_needed: number;
         };
         Token: {
             /** Format: date-time */
-            created_at?: string;
-            id?: string;
+            created_at: string;
+            id: string;
             /** Format: date-time */
-            last_used_at?: string | null;
-            name?: string;
+            last_used_at: string | null;
+            name: string;
             /** Format: date-time */
-            revoked_at?: string | null;
+            revoked_at: string | null;
             /** @description shown only when the token is created */
             token?: string;
         };
@@ -8988,7 +9003,7 @@ export interface components {
             name: string;
         };
         TokenList: {
-            items?: components["schemas"]["Token"][];
+            items: components["schemas"]["Token"][];
         };
         ToolCall: {
             /** @description JSON text, as the LLM sent it */
@@ -9261,23 +9276,23 @@ export interface components {
         };
         Verify: {
             /** @description events found intact, oldest first */
-            checked?: number;
+            checked: number;
             /** @description where the chain first fails (when not ok) */
             first_bad_seq?: number;
-            ok?: boolean;
+            ok: boolean;
             /** @description an edited row, a deleted row (gap in seq) or a broken link */
             reason?: string;
         };
         VersionMetrics: {
-            acceptance_rate?: number;
-            accepted?: number;
+            acceptance_rate: number;
+            accepted: number;
             /** @description of evidence_decisions, those by operators who were attentive when they decided */
             attentive_decisions?: number;
             auto_ready: boolean;
-            confidence?: number;
-            corrected?: number;
-            decision_latency_ms?: components["schemas"]["Latency"];
-            decisions?: number;
+            confidence: number;
+            corrected: number;
+            decision_latency_ms: components["schemas"]["Latency"];
+            decisions: number;
             /** @description decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now) */
             decisions_needed?: number | null;
             evidence?: components["schemas"]["Evidence"];
@@ -9285,16 +9300,16 @@ export interface components {
             evidence_decisions?: number;
             /** @enum {string} */
             level: "OBSERVATION" | "COACHING" | "AUTO";
-            manual?: number;
-            rejected?: number;
-            rolling_acceptance_rate?: number;
-            skipped?: number;
-            suggestions?: number;
+            manual: number;
+            rejected: number;
+            rolling_acceptance_rate: number;
+            skipped: number;
+            suggestions: number;
             /** @description how far from AUTO-ready */
             to_auto?: components["schemas"]["ToAuto"];
             version: number;
-            window_decisions?: number;
-            window_size?: number;
+            window_decisions: number;
+            window_size: number;
         };
         Workflow: {
             auto_ready: boolean;
@@ -9354,17 +9369,17 @@ export interface components {
             } | null;
         };
         WorkflowMetrics: {
-            acceptance_rate?: number;
-            accepted?: number;
+            acceptance_rate: number;
+            accepted: number;
             /** @description of evidence_decisions, those by operators who were attentive when they decided */
             attentive_decisions?: number;
             auto_ready: boolean;
-            confidence?: number;
-            corrected?: number;
+            confidence: number;
+            corrected: number;
             /** @description the detail only */
             current_version?: components["schemas"]["VersionMetrics"];
-            decision_latency_ms?: components["schemas"]["Latency"];
-            decisions?: number;
+            decision_latency_ms: components["schemas"]["Latency"];
+            decisions: number;
             /** @description decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now) */
             decisions_needed?: number | null;
             evidence?: components["schemas"]["Evidence"];
@@ -9377,27 +9392,27 @@ export interface components {
             evidence_from?: "all" | "attentive";
             /** @enum {string} */
             level: "OBSERVATION" | "COACHING" | "AUTO";
-            manual?: number;
+            manual: number;
             /** @enum {string} */
             mode: "coaching" | "auto";
-            name?: string;
-            rejected?: number;
-            rolling_acceptance_rate?: number;
+            name: string;
+            rejected: number;
+            rolling_acceptance_rate: number;
             series?: components["schemas"]["SeriesPoint"][];
-            skipped?: number;
+            skipped: number;
             spot_checks?: components["schemas"]["Snapshot"];
             steps?: {
                 [key: string]: components["schemas"]["StepMetrics"];
             };
-            suggestions?: number;
+            suggestions: number;
             /** @description how far from AUTO-ready */
             to_auto?: components["schemas"]["ToAuto"];
-            window_decisions?: number;
-            window_size?: number;
+            window_decisions: number;
+            window_size: number;
             workflow_id: string;
         };
         WorkflowMetricsList: {
-            items?: components["schemas"]["WorkflowMetrics"][];
+            items: components["schemas"]["WorkflowMetrics"][];
         };
         WorkflowPage: {
             items: components["schemas"]["Workflow"][];

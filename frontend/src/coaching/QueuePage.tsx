@@ -18,10 +18,10 @@ import { coachingKeys, fetchQuestions, fetchQueue } from "./api";
 import { ConfirmPrompt, useTouchScreen } from "./ConfirmPrompt";
 import { QueueFilterBar } from "./QueueFilterBar";
 import { AnswerDialog, QuestionList } from "./QuestionList";
-import { apiQuery, approvalMatches, filtersFromParams, isFiltered, paramsOf, shows, type QueueFilters } from "./queueFilters";
+import { apiQuery, apiQueryParams, approvalMatches, filtersFromParams, isFiltered, paramsOf, shows, type QueueFilters } from "./queueFilters";
 import { ShortcutSheet } from "./ShortcutSheet";
 import { SuggestionList } from "./SuggestionList";
-import type { Notice, Question, QueueItem } from "./types";
+import type { FlashNotice, Question, QueueItem } from "./types";
 import { OFFLINE_POLL_MS } from "./useCoachingSession";
 import { useQueueApprovalDecisions } from "./useQueueApprovalDecisions";
 import { useQueueSelection, type Entry } from "./useQueueSelection";
@@ -64,14 +64,14 @@ export default function QueuePage() {
 
   const queue = useQuery({
     queryKey: coachingKeys.queue(page, query),
-    queryFn: ({ signal }) => fetchQueue(page, signal, query),
+    queryFn: ({ signal }) => fetchQueue(page, signal, apiQueryParams(filters)),
     // live from the workspace room; read every few seconds instead while that is down
     refetchInterval: connection === "online" ? false : OFFLINE_POLL_MS,
     enabled: shows(filters, "suggestion"),
   });
   const questionsQuery = useQuery({
     queryKey: coachingKeys.questions(query),
-    queryFn: ({ signal }) => fetchQuestions(signal, query),
+    queryFn: ({ signal }) => fetchQuestions(signal, apiQueryParams(filters)),
     refetchInterval: connection === "online" ? false : OFFLINE_POLL_MS,
     enabled: shows(filters, "question"),
   });
@@ -113,7 +113,7 @@ export default function QueuePage() {
   } = useQueueSelection({ approvals: decidable, questions, suggestions: items }, params.get("approval"));
 
   const [answering, setAnswering] = useState<Question | null>(null);
-  const [notice, setNotice] = useState<Notice | null>(null);
+  const [notice, setNotice] = useState<FlashNotice | null>(null);
 
   const open = (item: QueueItem | null) => {
     if (item) navigate(panelPath(item));

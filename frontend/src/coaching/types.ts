@@ -25,7 +25,7 @@ export const isToolCall = (s: Pick<Suggestion, "kind"> | null | undefined) => s?
 export const stepName = (s: Pick<Suggestion, "step_name" | "step_id">) => s.step_name || s.step_id;
 
 /** What the panel and the queue say after an action: an error (an alert) or information (a status). */
-export type Notice = { tone: "error" | "info"; text: string };
+export type FlashNotice = { tone: "error" | "info"; text: string };
 
 /** One row of `GET /api/coaching/queue`. */
 export type QueueItem = Schemas["QueueItem"];

@@ -4,6 +4,7 @@
  * api/correction_packs.py, api/audit.py and api/workflows.py. The metrics
  * shapes are in ../api/metrics, shared with the operator side.
  */
+import type { components } from "../api/schema";
 import type { Workflow } from "../api/types";
 
 export interface ItemList<T> {
@@ -77,28 +78,11 @@ export interface PackExport {
   stats: { corrections: number; groups: PackChange[] };
 }
 
-export interface AuditEvent {
-  id: number;
-  seq: number;
-  actor: string;
-  action: string;
-  target_type: string;
-  target_id: string | null;
-  /** a member target's email (the server's; not in the hashed event) */
-  target_label?: string | null;
-  execution_id: string | null;
-  before: unknown;
-  after: unknown;
-  result: string;
-  created_at: string;
-}
+/** An event of the workspace's audit log (`GET /api/audit`). */
+export type AuditEvent = components["schemas"]["AuditEvent"];
 
-export interface AuditVerifyResult {
-  ok: boolean;
-  checked: number;
-  first_bad_seq?: number;
-  reason?: string;
-}
+/** What `GET /api/audit/verify` answers: the hash chain intact, or where it first fails. */
+export type AuditVerifyResult = components["schemas"]["Verify"];
 
 /** The facts of a step the definition view shows, whatever its type (docs/workflow-definitions.md). */
 export interface WorkflowStepDefinition {
