@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 from flask import current_app, has_app_context
 from marshmallow import Schema, fields, post_dump, validate
 
@@ -101,17 +103,32 @@ class Shape(Schema):
         return data
 
 
+def always_sent(*names: str):
+    """Class decorator for an answer's schema built on a body's (`class SettingsOut(SettingsIn)`): the fields it names
+    (all, without names) are `required` in the answer's schema only, since the server always sends them, while the
+    body's schema keeps them optional. The fields are copies, so the body's schema is not changed."""
+
+    def decorate(cls: type[Schema]) -> type[Schema]:
+        for name in names or tuple(cls._declared_fields):
+            field = copy.copy(cls._declared_fields[name])
+            field.required = True
+            cls._declared_fields[name] = field
+        return cls
+
+    return decorate
+
+
 class CredentialOut(Schema):
     """What an answer says of a credential that is revoked rather than deleted (an agent identity, an incoming
     webhook): its secret is shown once, at creation, by the resource's own `...Created` schema."""
 
-    id = fields.String()
-    name = fields.String()
-    active = StrictBoolean()  # not revoked
-    created_by = fields.String()
-    created_at = fields.DateTime()
-    last_used_at = fields.DateTime(allow_none=True)
-    revoked_at = fields.DateTime(allow_none=True)
+    id = fields.String(required=True)
+    name = fields.String(required=True)
+    active = StrictBoolean(required=True)  # not revoked
+    created_by = fields.String(required=True)
+    created_at = fields.DateTime(required=True)
+    last_used_at = fields.DateTime(allow_none=True, required=True)
+    revoked_at = fields.DateTime(allow_none=True, required=True)
 
 
 # OFFSET is (page - 1) * per_page; past a 64-bit integer the databases refuse the query
