@@ -110,6 +110,7 @@ class Plans(MethodView):
 
     @requires("operator")
     @blp.arguments(PlanArgs)
+    @blp.yaml_text("the plan (a definition and its mode) as YAML text")
     @blp.response(201, PlanSchema)
     def post(self, body):
         svc = services()

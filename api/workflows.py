@@ -106,6 +106,7 @@ class Workflows(MethodView):
 
     @requires("lead")
     @blp.arguments(WorkflowDefinitionSchema, content_type="application/json")
+    @blp.yaml_text("the definition as YAML text")
     @blp.response(201, WorkflowSchema)
     def post(self, definition):
         svc = services()
@@ -171,6 +172,7 @@ class WorkflowById(MethodView):
 
     @requires("lead")
     @blp.arguments(WorkflowDefinitionSchema, content_type="application/json")
+    @blp.yaml_text("the definition as YAML text")
     @blp.response(200, WorkflowSchema)
     def put(self, definition, workflow_id):
         svc = services()

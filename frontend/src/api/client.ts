@@ -171,38 +171,40 @@ function pathOf(url: string): string {
   }
 }
 
-async function request<T>(
-  method: string,
-  path: string,
-  body: unknown,
-  options: RequestOptions = {},
-): Promise<T> {
+/** What `send` needs besides the path: the method, the caller's own headers, a body already made into text. */
+export interface SendInit {
+  method: string;
+  /** The caller's own headers (`Content-Type` of the body, `Idempotency-Key`…): they win over the defaults. */
+  headers?: Record<string, string>;
+  /** The body as sent (JSON or YAML text); none for a read. */
+  body?: string;
+  signal?: AbortSignal | null;
+  /** Leave out `X-Coach-Workspace` even when a workspace is selected (the session check, invitations). */
+  omitWorkspace?: boolean;
+}
+
+/**
+ * The one way a request leaves the web app: `request` below and the typed client's fetch (./typed.ts) both call it.
+ * It sends `Accept: application/json`, `X-CSRF-Token` on writes, `X-Coach-Workspace` with the picked workspace
+ * (unless `omitWorkspace`) and the caller's headers, same-origin with cookies; a read without headers of its own
+ * takes the page load's early read of the same path (earlyReads.ts) when one is waiting. It resolves to a 2xx
+ * answer only: no answer at all is `ApiError` status 0, a non-2xx answer the `ApiError` of its error envelope (a
+ * 401 but the login's also fires `coach:unauthorized`).
+ */
+export async function send(path: string, { method, headers: own, body, signal, omitWorkspace }: SendInit): Promise<Response> {
   const headers: Record<string, string> = { Accept: "application/json" };
   if (WRITE_METHODS.has(method)) {
     const token = csrfToken();
     if (token) headers[CSRF_HEADER] = token;
   }
-  const workspace = options.omitWorkspace ? null : getSelectedWorkspace();
+  const workspace = omitWorkspace ? null : getSelectedWorkspace();
   if (workspace) headers[WORKSPACE_HEADER] = workspace;
-  Object.assign(headers, options.headers);
-  const init: RequestInit = {
-    method,
-    headers,
-    credentials: "same-origin",
-    signal: options.signal,
-  };
-  if (body !== undefined && options.contentType && typeof body === "string") {
-    headers["Content-Type"] = options.contentType;
-    init.body = body;
-  } else if (body !== undefined) {
-    headers["Content-Type"] = "application/json";
-    init.body = JSON.stringify(body);
-  }
+  Object.assign(headers, own);
+  const init: RequestInit = { method, headers, credentials: "same-origin", signal: signal ?? undefined };
+  if (body !== undefined) init.body = body;
 
   // the page load's early read of this very request (earlyReads.ts), if one is waiting
-  const early = method === "GET" && init.body === undefined && !options.headers
-    ? takeEarlyRead(path, workspace)
-    : null;
+  const early = method === "GET" && body === undefined && !own ? takeEarlyRead(path, workspace) : null;
   let response: Response;
   try {
     response = await (early ?? fetch(path, init));
@@ -220,17 +222,41 @@ async function request<T>(
     }
     throw error;
   }
+  return response;
+}
+
+/** The ApiError of a 2xx answer whose body is not the JSON it should be. */
+export function invalidJson(status: number): ApiError {
+  return new ApiError(status, "invalid_json", "The server sent a response that is not valid JSON.");
+}
+
+async function request<T>(
+  method: string,
+  path: string,
+  body: unknown,
+  options: RequestOptions = {},
+): Promise<T> {
+  let headers = options.headers;
+  let text: string | undefined;
+  if (body !== undefined && options.contentType && typeof body === "string") {
+    headers = { ...headers, "Content-Type": options.contentType };
+    text = body;
+  } else if (body !== undefined) {
+    headers = { ...headers, "Content-Type": "application/json" };
+    text = JSON.stringify(body);
+  }
+  const response = await send(path, { method, headers, body: text, signal: options.signal, omitWorkspace: options.omitWorkspace });
   if (response.status === 204) {
     return undefined as T;
   }
-  const text = await response.text();
-  if (!text) {
+  const answer = await response.text();
+  if (!answer) {
     return undefined as T;
   }
   try {
-    return JSON.parse(text) as T;
+    return JSON.parse(answer) as T;
   } catch {
-    throw new ApiError(response.status, "invalid_json", "The server sent a response that is not valid JSON.");
+    throw invalidJson(response.status);
   }
 }
 

@@ -3207,6 +3207,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": components["schemas"]["PlanArgs"];
+                    "application/yaml": string;
                 };
             };
             responses: {
@@ -4673,6 +4674,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": components["schemas"]["WorkflowDefinition"];
+                    "application/yaml": string;
                 };
             };
             responses: {
@@ -4819,6 +4821,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": components["schemas"]["WorkflowDefinition"];
+                    "application/yaml": string;
                 };
             };
             responses: {
@@ -6682,18 +6685,18 @@ export interface components {
             /** @description of counted_since_restart, the decisions by attentive operators (docs/autonomy.md#check-suggestions) */
             attentive_since_restart?: number;
             counted_since_restart?: number;
-            decisions_needed_if_all_accepted?: number | null;
+            decisions_needed_if_all_accepted: number | null;
             drop_alarm?: boolean;
             drop_statistic?: number;
             e_value?: number;
             log_threshold?: number;
             /** @description the log of the e-value */
-            statistic?: number;
+            statistic: number;
             /** @enum {string} */
             statistic_kind?: "log_e_value";
-            test?: string;
+            test: string;
             /** @description 1 / auto_alpha, which the e-value must reach */
-            threshold?: number;
+            threshold: number;
         };
         ExecuteArgs: {
             /**
@@ -6836,17 +6839,17 @@ export interface components {
             tool_call_id?: string;
         };
         GatewayAgentTool: {
-            acceptance_rate?: number;
-            accepted?: number;
+            acceptance_rate: number;
+            accepted: number;
             /** @description of its decisions, the answers of the person at the agent to a confirm rule's question (they count in the numbers above like a reviewer's; null: none) */
             at_agent: components["schemas"]["Snapshot"] | null;
             /** @description of evidence_decisions, those by operators who were attentive when they decided */
             attentive_decisions?: number;
             auto_ready: boolean;
-            confidence?: number;
-            corrected?: number;
-            decision_latency_ms?: components["schemas"]["Latency"];
-            decisions?: number;
+            confidence: number;
+            corrected: number;
+            decision_latency_ms: components["schemas"]["Latency"];
+            decisions: number;
             /** @description decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now) */
             decisions_needed?: number | null;
             /**
@@ -6859,7 +6862,7 @@ export interface components {
             evidence_decisions?: number;
             /** @enum {string} */
             level: "OBSERVATION" | "COACHING" | "AUTO";
-            manual?: number;
+            manual: number;
             /**
              * @description this identity's own mode
              * @enum {string}
@@ -6870,16 +6873,16 @@ export interface components {
              * @enum {string|null}
              */
             mode_of: "tool" | "agent" | null;
-            rejected?: number;
-            rolling_acceptance_rate?: number;
-            skipped?: number;
+            rejected: number;
+            rolling_acceptance_rate: number;
+            skipped: number;
             spot_check_rate: number | null;
             spot_checks: components["schemas"]["Snapshot"] | null;
-            suggestions?: number;
+            suggestions: number;
             /** @description how far from AUTO-ready */
             to_auto?: components["schemas"]["ToAuto"];
-            window_decisions?: number;
-            window_size?: number;
+            window_decisions: number;
+            window_size: number;
         };
         GatewayPack: {
             changes: components["schemas"]["PackChange"][];
@@ -6913,8 +6916,8 @@ export interface components {
             builtin_tools: string[];
         };
         GatewayTool: {
-            acceptance_rate?: number;
-            accepted?: number;
+            acceptance_rate: number;
+            accepted: number;
             /** @description per agent identity (by name): its calls of this tool */
             agents: {
                 [key: string]: components["schemas"]["GatewayAgentTool"];
@@ -6922,10 +6925,10 @@ export interface components {
             /** @description of evidence_decisions, those by operators who were attentive when they decided */
             attentive_decisions?: number;
             auto_ready: boolean;
-            confidence?: number;
-            corrected?: number;
-            decision_latency_ms?: components["schemas"]["Latency"];
-            decisions?: number;
+            confidence: number;
+            corrected: number;
+            decision_latency_ms: components["schemas"]["Latency"];
+            decisions: number;
             /** @description decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now) */
             decisions_needed?: number | null;
             evidence?: components["schemas"]["Evidence"];
@@ -6935,7 +6938,7 @@ export interface components {
             level: "OBSERVATION" | "COACHING" | "AUTO";
             /** @description the workspace's servers list this tool now (or it is a built-in exposed to agents) */
             listed: boolean;
-            manual?: number;
+            manual: number;
             /**
              * @description auto: held calls are forwarded unattended but for spot checks; always_review: every held call is reviewed; coaching: held calls are reviewed (for one agent: it follows the tool)
              * @enum {string}
@@ -6943,9 +6946,9 @@ export interface components {
             mode: "coaching" | "auto" | "always_review";
             /** @description the reviewers' edits of its arguments and the rules learned from them (null: none yet) */
             pack: components["schemas"]["GatewayPack"] | null;
-            rejected?: number;
-            rolling_acceptance_rate?: number;
-            skipped?: number;
+            rejected: number;
+            rolling_acceptance_rate: number;
+            skipped: number;
             /**
              * @description gateway: an outside agent's calls through /mcp; plan: decisions of plans' steps
              * @enum {string}
@@ -6955,13 +6958,13 @@ export interface components {
             spot_check_rate: number | null;
             /** @description the reviews of its calls while in AUTO: the demotion test's evidence */
             spot_checks: components["schemas"]["Snapshot"] | null;
-            suggestions?: number;
+            suggestions: number;
             /** @description how far from AUTO-ready */
             to_auto?: components["schemas"]["ToAuto"];
             /** @description <server>.<tool>, or coach.<tool> for an exposed built-in */
             tool: string;
-            window_decisions?: number;
-            window_size?: number;
+            window_decisions: number;
+            window_size: number;
         };
         GatewayToolList: {
             /** @description per agent identity: its decisions across its tools */
@@ -6973,16 +6976,16 @@ export interface components {
             spot_check_rate: number;
         };
         Global: {
-            acceptance_rate?: number;
-            accepted?: number;
+            acceptance_rate: number;
+            accepted: number;
             /** @description of evidence_decisions, those by operators who were attentive when they decided */
             attentive_decisions?: number;
             auto_ready: boolean;
-            auto_ready_workflows?: number;
-            confidence?: number;
-            corrected?: number;
-            decision_latency_ms?: components["schemas"]["Latency"];
-            decisions?: number;
+            auto_ready_workflows: number;
+            confidence: number;
+            corrected: number;
+            decision_latency_ms: components["schemas"]["Latency"];
+            decisions: number;
             /** @description decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now) */
             decisions_needed?: number | null;
             evidence?: components["schemas"]["Evidence"];
@@ -6991,20 +6994,20 @@ export interface components {
             /** @enum {string} */
             level: "OBSERVATION" | "COACHING" | "AUTO";
             /** @description number of workflows at each level */
-            levels?: {
+            levels: {
                 [key: string]: number;
             };
-            manual?: number;
-            rejected?: number;
-            rolling_acceptance_rate?: number;
-            series?: components["schemas"]["SeriesPoint"][];
-            skipped?: number;
-            suggestions?: number;
+            manual: number;
+            rejected: number;
+            rolling_acceptance_rate: number;
+            series: components["schemas"]["SeriesPoint"][];
+            skipped: number;
+            suggestions: number;
             /** @description how far from AUTO-ready */
             to_auto?: components["schemas"]["ToAuto"];
-            window_decisions?: number;
-            window_size?: number;
-            workflows?: number;
+            window_decisions: number;
+            window_size: number;
+            workflows: number;
         };
         HeldRegion: {
             id: string;
@@ -7267,8 +7270,8 @@ export interface components {
             step_id?: string | null;
         };
         Latency: {
-            p50?: number | null;
-            p90?: number | null;
+            p50: number | null;
+            p90: number | null;
         };
         LearnedRule: {
             /** @description {"$missing": true}: removed */
@@ -7501,18 +7504,18 @@ export interface components {
             items: components["schemas"]["Notice"][];
         };
         OperatorList: {
-            items?: components["schemas"]["OperatorMetrics"][];
+            items: components["schemas"]["OperatorMetrics"][];
         };
         OperatorMetrics: {
-            acceptance_rate?: number;
-            accepted?: number;
+            acceptance_rate: number;
+            accepted: number;
             /** @description of evidence_decisions, those by operators who were attentive when they decided */
             attentive_decisions?: number;
             auto_ready: boolean;
-            confidence?: number;
-            corrected?: number;
-            decision_latency_ms?: components["schemas"]["Latency"];
-            decisions?: number;
+            confidence: number;
+            corrected: number;
+            decision_latency_ms: components["schemas"]["Latency"];
+            decisions: number;
             /** @description decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now) */
             decisions_needed?: number | null;
             evidence?: components["schemas"]["Evidence"];
@@ -7520,17 +7523,17 @@ export interface components {
             evidence_decisions?: number;
             /** @enum {string} */
             level: "OBSERVATION" | "COACHING" | "AUTO";
-            manual?: number;
-            operator?: string;
-            rejected?: number;
-            rolling_acceptance_rate?: number;
+            manual: number;
+            operator: string;
+            rejected: number;
+            rolling_acceptance_rate: number;
             series?: components["schemas"]["SeriesPoint"][];
-            skipped?: number;
-            suggestions?: number;
+            skipped: number;
+            suggestions: number;
             /** @description how far from AUTO-ready */
             to_auto?: components["schemas"]["ToAuto"];
-            window_decisions?: number;
-            window_size?: number;
+            window_decisions: number;
+            window_size: number;
         };
         Outbound: {
             /** @description when not empty, the only hosts reached (besides the server's COACH_OUTBOUND_ALLOW); each entry is a host name (`api.example.com`), a `*.suffix` wildcard (`*.example.com`: names under it), `*` (any host), an IP address or a CIDR network (`10.0.0.0/8`) */
@@ -8646,15 +8649,15 @@ export interface components {
             slack_user_id?: string | null;
         };
         Snapshot: {
-            acceptance_rate?: number;
-            accepted?: number;
+            acceptance_rate: number;
+            accepted: number;
             /** @description of evidence_decisions, those by operators who were attentive when they decided */
             attentive_decisions?: number;
             auto_ready: boolean;
-            confidence?: number;
-            corrected?: number;
-            decision_latency_ms?: components["schemas"]["Latency"];
-            decisions?: number;
+            confidence: number;
+            corrected: number;
+            decision_latency_ms: components["schemas"]["Latency"];
+            decisions: number;
             /** @description decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now) */
             decisions_needed?: number | null;
             evidence?: components["schemas"]["Evidence"];
@@ -8662,15 +8665,15 @@ export interface components {
             evidence_decisions?: number;
             /** @enum {string} */
             level: "OBSERVATION" | "COACHING" | "AUTO";
-            manual?: number;
-            rejected?: number;
-            rolling_acceptance_rate?: number;
-            skipped?: number;
-            suggestions?: number;
+            manual: number;
+            rejected: number;
+            rolling_acceptance_rate: number;
+            skipped: number;
+            suggestions: number;
             /** @description how far from AUTO-ready */
             to_auto?: components["schemas"]["ToAuto"];
-            window_decisions?: number;
-            window_size?: number;
+            window_decisions: number;
+            window_size: number;
         };
         SpotChecks: {
             acceptance: number;
@@ -8752,15 +8755,15 @@ export interface components {
             tool?: string;
         };
         StepMetrics: {
-            acceptance_rate?: number;
-            accepted?: number;
+            acceptance_rate: number;
+            accepted: number;
             /** @description of evidence_decisions, those by operators who were attentive when they decided */
             attentive_decisions?: number;
             auto_ready: boolean;
-            confidence?: number;
-            corrected?: number;
-            decision_latency_ms?: components["schemas"]["Latency"];
-            decisions?: number;
+            confidence: number;
+            corrected: number;
+            decision_latency_ms: components["schemas"]["Latency"];
+            decisions: number;
             /** @description decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now) */
             decisions_needed?: number | null;
             evidence?: components["schemas"]["Evidence"];
@@ -8768,21 +8771,21 @@ export interface components {
             evidence_decisions?: number;
             /** @enum {string} */
             level: "OBSERVATION" | "COACHING" | "AUTO";
-            manual?: number;
+            manual: number;
             /**
              * @description coaching (follows the workflow), auto or always_review
              * @enum {string}
              */
-            mode?: "coaching" | "auto" | "always_review";
-            rejected?: number;
-            rolling_acceptance_rate?: number;
-            skipped?: number;
+            mode: "coaching" | "auto" | "always_review";
+            rejected: number;
+            rolling_acceptance_rate: number;
+            skipped: number;
             spot_checks?: components["schemas"]["Snapshot"];
-            suggestions?: number;
+            suggestions: number;
             /** @description how far from AUTO-ready */
             to_auto?: components["schemas"]["ToAuto"];
-            window_decisions?: number;
-            window_size?: number;
+            window_decisions: number;
+            window_size: number;
         };
         StepModeArgs: {
             /**
@@ -8966,11 +8969,11 @@ export interface components {
             window: number;
         };
         ToAuto: {
-            acceptance_gap?: number | null;
-            auto_acceptance?: number;
-            auto_min_window?: number;
-            decisions_to_coaching?: number | null;
-            window_decisions_needed?: number | null;
+            acceptance_gap: number;
+            auto_acceptance: number;
+            auto_min_window: number;
+            decisions_to_coaching: number;
+            window_decisions_needed: number;
         };
         Token: {
             /** Format: date-time */
@@ -9269,15 +9272,15 @@ export interface components {
             reason?: string;
         };
         VersionMetrics: {
-            acceptance_rate?: number;
-            accepted?: number;
+            acceptance_rate: number;
+            accepted: number;
             /** @description of evidence_decisions, those by operators who were attentive when they decided */
             attentive_decisions?: number;
             auto_ready: boolean;
-            confidence?: number;
-            corrected?: number;
-            decision_latency_ms?: components["schemas"]["Latency"];
-            decisions?: number;
+            confidence: number;
+            corrected: number;
+            decision_latency_ms: components["schemas"]["Latency"];
+            decisions: number;
             /** @description decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now) */
             decisions_needed?: number | null;
             evidence?: components["schemas"]["Evidence"];
@@ -9285,16 +9288,16 @@ export interface components {
             evidence_decisions?: number;
             /** @enum {string} */
             level: "OBSERVATION" | "COACHING" | "AUTO";
-            manual?: number;
-            rejected?: number;
-            rolling_acceptance_rate?: number;
-            skipped?: number;
-            suggestions?: number;
+            manual: number;
+            rejected: number;
+            rolling_acceptance_rate: number;
+            skipped: number;
+            suggestions: number;
             /** @description how far from AUTO-ready */
             to_auto?: components["schemas"]["ToAuto"];
             version: number;
-            window_decisions?: number;
-            window_size?: number;
+            window_decisions: number;
+            window_size: number;
         };
         Workflow: {
             auto_ready: boolean;
@@ -9354,17 +9357,17 @@ export interface components {
             } | null;
         };
         WorkflowMetrics: {
-            acceptance_rate?: number;
-            accepted?: number;
+            acceptance_rate: number;
+            accepted: number;
             /** @description of evidence_decisions, those by operators who were attentive when they decided */
             attentive_decisions?: number;
             auto_ready: boolean;
-            confidence?: number;
-            corrected?: number;
+            confidence: number;
+            corrected: number;
             /** @description the detail only */
             current_version?: components["schemas"]["VersionMetrics"];
-            decision_latency_ms?: components["schemas"]["Latency"];
-            decisions?: number;
+            decision_latency_ms: components["schemas"]["Latency"];
+            decisions: number;
             /** @description decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now) */
             decisions_needed?: number | null;
             evidence?: components["schemas"]["Evidence"];
@@ -9377,27 +9380,27 @@ export interface components {
             evidence_from?: "all" | "attentive";
             /** @enum {string} */
             level: "OBSERVATION" | "COACHING" | "AUTO";
-            manual?: number;
+            manual: number;
             /** @enum {string} */
             mode: "coaching" | "auto";
-            name?: string;
-            rejected?: number;
-            rolling_acceptance_rate?: number;
+            name: string;
+            rejected: number;
+            rolling_acceptance_rate: number;
             series?: components["schemas"]["SeriesPoint"][];
-            skipped?: number;
+            skipped: number;
             spot_checks?: components["schemas"]["Snapshot"];
             steps?: {
                 [key: string]: components["schemas"]["StepMetrics"];
             };
-            suggestions?: number;
+            suggestions: number;
             /** @description how far from AUTO-ready */
             to_auto?: components["schemas"]["ToAuto"];
-            window_decisions?: number;
-            window_size?: number;
+            window_decisions: number;
+            window_size: number;
             workflow_id: string;
         };
         WorkflowMetricsList: {
-            items?: components["schemas"]["WorkflowMetrics"][];
+            items: components["schemas"]["WorkflowMetrics"][];
         };
         WorkflowPage: {
             items: components["schemas"]["Workflow"][];
