@@ -6247,54 +6247,54 @@ export interface components {
         };
         Approval: {
             /** @description gateway: the agent identity that made the call */
-            agent?: string | null;
+            agent: string | null;
             approval_id: string;
             /** @description distinct approvals counted so far */
-            approvals?: number;
-            approvers?: components["schemas"]["Approvers"];
+            approvals: number;
+            approvers: components["schemas"]["Approvers"];
             /** Format: date-time */
-            created_at?: string;
+            created_at: string;
             /** Format: date-time */
-            deadline?: string | null;
+            deadline: string | null;
             /** Format: date-time */
-            decided_at?: string | null;
-            decisions?: components["schemas"]["ApprovalDecision"][];
+            decided_at: string | null;
+            decisions: components["schemas"]["ApprovalDecision"][];
             /** @description null for a gateway call's review */
-            execution_id?: string | null;
+            execution_id: string | null;
             /**
              * @description step | tool_call | plan | gateway (an outside agent's call held by the MCP gateway)
              * @enum {string}
              */
-            kind?: "step" | "tool_call" | "plan" | "gateway";
-            message?: string;
+            kind: "step" | "tool_call" | "plan" | "gateway";
+            message: string;
             /** @enum {string} */
-            on_timeout?: "approve" | "reject" | "fail";
+            on_timeout: "approve" | "reject" | "fail";
             /** @description the call's params */
-            params?: {
+            params: {
                 [key: string]: unknown;
             } | null;
             /** @description the policy verdict that forced the review */
-            policy?: components["schemas"]["Verdict"] | null;
-            quorum?: number;
-            separate_duties?: boolean;
-            started_by?: string | null;
+            policy: components["schemas"]["Verdict"] | null;
+            quorum: number;
+            separate_duties: boolean;
+            started_by: string | null;
             /** @enum {string} */
             status: "pending" | "approved" | "rejected" | "expired";
             /** @description gateway: the tool's name (cut to 64 characters) */
-            step_id?: string;
-            timeout_s?: number | null;
-            tool?: string | null;
+            step_id: string;
+            timeout_s: number | null;
+            tool: string | null;
         };
         ApprovalDecision: {
             /** Format: date-time */
-            at?: string;
-            comment?: string;
+            at: string;
+            comment: string;
             /**
              * @description expire: cancel, timeout
              * @enum {string}
              */
-            decision?: "approve" | "reject" | "edit" | "expire";
-            user?: string;
+            decision: "approve" | "reject" | "edit" | "expire";
+            user: string;
         };
         ApprovalDecisionArgs: {
             /** @default null */
@@ -6310,9 +6310,9 @@ export interface components {
             } | null;
         };
         ApprovalDecisionResult: {
-            approval?: components["schemas"]["Approval"];
+            approval: components["schemas"]["Approval"];
             /** @description null for a gateway call's review */
-            execution?: components["schemas"]["ExecutionUpdate"] | null;
+            execution: components["schemas"]["ExecutionUpdate"] | null;
         };
         ApprovalPage: {
             items: components["schemas"]["Approval"][];
@@ -6380,8 +6380,8 @@ export interface components {
             [key: string]: unknown;
         };
         Approvers: {
-            roles?: ("operator" | "lead" | "admin")[];
-            users?: string[];
+            roles: ("operator" | "lead" | "admin")[];
+            users: string[];
         };
         AuditEvent: {
             action?: string;
@@ -7023,16 +7023,16 @@ export interface components {
             /** @description {"$missing": true}: the field was absent */
             before?: unknown;
             /** @enum {string} */
-            change?: "added" | "removed" | "changed";
-            path?: string;
+            change: "added" | "removed" | "changed";
+            path: string;
         };
         HistoryEvent: {
             /** @description who: a person's email, coach, policy, system */
-            actor?: string | null;
+            actor: string | null;
             answer?: unknown;
             approval_id?: string;
             /** Format: date-time */
-            at?: string | null;
+            at: string | null;
             /** @description a correction's or retry's diff */
             changes?: components["schemas"]["HistoryChange"][];
             comment?: string;
@@ -7052,32 +7052,32 @@ export interface components {
             run?: number;
             skipped?: string[];
             source?: string;
-            step_id?: string | null;
+            step_id: string | null;
             suggestion_id?: string;
             /** @description resume_from: the step resumed from */
             target_step?: string;
             /** @description what happened, in words */
-            text?: string;
+            text: string;
         };
         HistoryStep: {
             /** @description tries of its latest run */
-            attempts?: number;
-            error?: string | null;
-            events?: components["schemas"]["HistoryEvent"][];
+            attempts: number;
+            error: string | null;
+            events: components["schemas"]["HistoryEvent"][];
             /** Format: date-time */
-            finished_at?: string | null;
-            name?: string;
+            finished_at: string | null;
+            name: string;
             /** @description retries people asked for */
-            retries?: number;
+            retries: number;
             /** @description runs of its tool started */
-            run?: number;
+            run: number;
             /** Format: date-time */
-            started_at?: string | null;
+            started_at: string | null;
             /** @enum {string} */
             status: "pending" | "running" | "waiting" | "succeeded" | "failed" | "skipped" | "rejected" | "cancelled";
-            step_id?: string;
-            tool?: string | null;
-            type?: string;
+            step_id: string;
+            tool: string | null;
+            type: string;
         };
         HookBody: {
             [key: string]: unknown;
@@ -8006,13 +8006,13 @@ export interface components {
         Recovered: {
             execution_id: string;
             /** @description retry: the run the step will be (its runs so far + 1); the run gets a new idempotency key */
-            run?: number | null;
+            run: number | null;
             /** @description resume-from: the steps skipped */
-            skipped?: string[];
+            skipped: string[];
             /** @enum {string} */
             status: "draft" | "approved" | "pending" | "running" | "paused" | "waiting_decision" | "waiting_clarification" | "waiting_correction" | "waiting_approval" | "resumed" | "completed" | "failed" | "cancelled";
             /** @description the step retried, or resumed from */
-            step_id?: string | null;
+            step_id: string | null;
         };
         Region: {
             acceptance: number;
@@ -8178,16 +8178,16 @@ export interface components {
         };
         Rerun: {
             /** @description the new execution */
-            execution_id?: string;
+            execution_id: string;
             /** @enum {string} */
-            mode?: "normal" | "coaching" | "auto";
-            rerun_of?: string;
+            mode: "normal" | "coaching" | "auto";
+            rerun_of: string;
             /** @enum {string} */
             status: "draft" | "approved" | "pending" | "running" | "paused" | "waiting_decision" | "waiting_clarification" | "waiting_correction" | "waiting_approval" | "resumed" | "completed" | "failed" | "cancelled";
-            variables?: {
+            variables: {
                 [key: string]: unknown;
             };
-            workflow_version?: number;
+            workflow_version: number;
         };
         RerunArgs: {
             /**
@@ -8423,17 +8423,17 @@ export interface components {
             scope: "workspace" | "workflow" | "user" | "user+workflow";
         };
         RunHistory: {
-            error?: components["schemas"]["ExecutionError"] | null;
+            error: components["schemas"]["ExecutionError"] | null;
             /** @description the execution's own: start, coaching pauses, resume-from, cancel, re-runs */
-            events?: components["schemas"]["HistoryEvent"][];
+            events: components["schemas"]["HistoryEvent"][];
             execution_id: string;
             /** @description the execution this one re-runs */
-            rerun_of?: string | null;
+            rerun_of: string | null;
             /** @description the executions that re-run this one */
-            reruns?: string[];
+            reruns: string[];
             /** @enum {string} */
             status: "draft" | "approved" | "pending" | "running" | "paused" | "waiting_decision" | "waiting_clarification" | "waiting_correction" | "waiting_approval" | "resumed" | "completed" | "failed" | "cancelled";
-            steps?: components["schemas"]["HistoryStep"][];
+            steps: components["schemas"]["HistoryStep"][];
         };
         SaveArgs: {
             /** @default null */
