@@ -9,6 +9,7 @@ from flask import Blueprint, render_template_string, request
 
 from api.context import services
 from core.errors import CoachError
+from services.decisions import links as link_decisions
 from services.notifications import links
 from services.orm import utcnow
 
@@ -81,8 +82,8 @@ def confirm(token: str):
 def decide(token: str):
     comment = (request.form.get("comment") or "").strip()[:5000]
     try:
-        answer = links.use(services(), token, comment)
-    except links.Refused as exc:
+        answer = link_decisions.use(services(), token, comment)
+    except link_decisions.Refused as exc:
         return _page(409, "This link does not decide", str(exc), refused=True)
     except CoachError as exc:  # decided elsewhere meanwhile (409), no longer allowed to decide (403) …
         return _page(409, "This link does not decide", exc.message, refused=True)

@@ -204,7 +204,7 @@ def _retry_transient_errors(app: Flask) -> None:
     """Every route is tried again, a few times, when its transaction meets a transient database error (a deadlock,
     a serialization failure, SQLite's busy database; services.db.is_transient): a client never sees one as a 500
     or a 409. A route's work is one transaction (none commits one and then starts another), so a failed try
-    committed nothing. This is a route's one retry layer (services.coaching.decisions.submit does not retry inside; the
+    committed nothing. This is a route's one retry layer (services.decisions.coaching.submit does not retry inside; the
     socket's decision event has the same layer in api/sockets.py)."""
     for endpoint, view in list(app.view_functions.items()):
         app.view_functions[endpoint] = _retried(view)

@@ -12,9 +12,9 @@ from api.execution_schemas import ExecutionUpdateSchema
 from api.policies import VerdictSchema
 from api.schemas import PageArgs, Shape, StrictBoolean, ToolParams, one_of, page_body, page_of
 from core import approvals as A
-from services.approvals import decisions as approval_decisions
 from services.approvals import service as approvals
-from services.approvals import undo as approval_undo
+from services.decisions import approval_undo
+from services.decisions import approvals as approval_decisions
 
 blp = Blueprint(
     "approvals", __name__, url_prefix="/api/approvals", description="Approval steps and policy-forced reviews"

@@ -11,7 +11,8 @@ from api.base import Blueprint
 from api.context import operator, requires, services, user_id, workspace_id
 from api.schemas import map_of, one_of
 from core import notifications as N
-from services.slack import check, interactions
+from services.decisions import slack as interactions
+from services.slack import check
 from services.slack import service as slack_settings
 
 blp = Blueprint(

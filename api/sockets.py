@@ -14,9 +14,10 @@ from api.base import unstorable_at
 from api.coaching import DecisionArgs, UndoArgs
 from api.context import operator, require, role, services, workspace_id
 from core.errors import BadRequest, CoachError, Forbidden, NotFound, ValidationFailed
-from services.coaching import decisions, undo
 from services.coaching import service as coaching
 from services.db import retrying
+from services.decisions import coaching as decisions
+from services.decisions import undo
 from services.executions import service as executions
 from services.models.users import User
 from services.notifier import execution_room, jsonable, workspace_room

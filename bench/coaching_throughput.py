@@ -59,8 +59,8 @@ def coach_turns(executions: int, db_path: str, policy_rules: int = 0, rounds: in
     """Coach's in-process loop as turns (see take_turns): set up, then one of `rounds` slices of the executions per
     turn; returns the summary."""
     from config import Settings
-    from services.coaching import decisions
     from services.container import Services
+    from services.decisions import coaching as decisions
     from services.executions import service as execution_service
     from services.migrate import upgrade
     from services.notifier import Notifier
@@ -145,8 +145,8 @@ def statements_per_decision(url: str, executions: int = 5) -> dict:
     from sqlalchemy import event
 
     from config import Settings
-    from services.coaching import decisions
     from services.container import Services
+    from services.decisions import coaching as decisions
     from services.executions import service as execution_service
     from services.migrate import upgrade
     from services.notifier import Notifier

@@ -34,7 +34,7 @@ def _loop(engine: str, executions: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         if engine.startswith("coach"):  # coach, or coach-200: with 200 policy rules in the workspace
             from bench.coaching_throughput import coach_in_process
-            from services.executions import runner
+            from services.orchestration import runner
 
             # valgrind runs ~50x slower: the runner's 10 ms slice would expire mid-decision, at moments that vary
             # with the machine's load, and the extra transactions it starts would change the count from run to run

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -11,15 +12,16 @@ from core import budget
 from core.tools import ToolRegistry
 from services import workspaces
 from services.db import Database
-from services.executions.runner import Runner
+from services.decisions import approvals as approval_decisions
 from services.notifications import outbox as notification_outbox
 from services.notifications.sender import Scanner as NotificationScanner
 from services.notifier import Notifier
-from services.policies import service as policies
+from services.orchestration.runner import Runner
 from services.policies.outbound import WorkspaceDirectory
 from services.tools import build_registry
 from services.toolservers.secrets import Secrets
 from services.toolservers.source import McpSource
+from services.unit_of_work import UnitOfWork
 from services.workflows.service import DefinitionCache
 
 
@@ -38,7 +40,7 @@ class Services:
     # the workspaces' MCP servers, whose tools `tools.for_workspace(id)` shows (services/toolservers)
     mcp: McpSource
     # re-evaluates a tool call's edited params: fn(session, approval, params) -> policy verdict | None
-    # (services.approvals.decisions.Recheck: services.policies.service.approval_recheck)
+    # (services.decisions.approvals.Recheck: services.decisions.approvals.approval_recheck)
     approval_recheck: Callable | None = None
     # the MCP gateway serving /mcp (services/gateway/server.py: Gateway), set by the app factory; closed with the rest
     gateway: Closes | None = None
@@ -52,7 +54,7 @@ class Services:
     ) -> Services:
         """`spawn` runs the runner's tasks (default: a thread pool, or green threads under eventlet/gevent);
         benchmarks pass an inline one to measure the engine without scheduling noise. With COACH_BROKER_URL set,
-        executions that need a slow tool go to the Celery workers (services.executions.dispatch,
+        executions that need a slow tool go to the Celery workers (services.orchestration.dispatch,
         services.worker) unless `dispatch` is False (a worker's own Services)."""
         budget.configure(time_s=settings.eval_time_ms / 1000.0)
         db = Database(
@@ -68,7 +70,7 @@ class Services:
             spawn = socketio.start_background_task
         remote = None
         if dispatch and settings.broker_url:
-            from services.executions.dispatch import dispatcher
+            from services.orchestration.dispatch import dispatcher
 
             remote = dispatcher(settings)
         runner = Runner(db, tools, definitions, notifier, settings, spawn=spawn, dispatch=remote)
@@ -80,10 +82,15 @@ class Services:
             notifier,
             runner,
             mcp,
-            approval_recheck=policies.approval_recheck(tools),
+            approval_recheck=approval_decisions.approval_recheck(tools),
         )
         built.notifications = NotificationScanner(built)
         return built
+
+    def command(self) -> AbstractContextManager[UnitOfWork]:
+        """A command's unit of work (services/unit_of_work.py): `with services.command() as uow:` commits, then sends
+        its events and schedules its runs."""
+        return self.runner.command()
 
     def default_workspace_id(self) -> str:
         with self.db.transaction() as session:

@@ -14,9 +14,9 @@ import yaml
 from sqlalchemy import select
 
 from core.regions import region as R
-from services.coaching import decisions
 from services.coaching import service as coaching
 from services.container import Services
+from services.decisions import coaching as decisions
 from services.executions import service as executions
 from services.models.coaching import Suggestion
 from services.models.workflows import Workflow

@@ -3,8 +3,8 @@
 Chosen by configuration: with `COACH_BROKER_URL` set (Redis), a server's runner does not run slow tools itself.
 It still takes decisions, runs what is instantaneous (skips, gates, echo) in the decision's own transaction and
 pushes events; an execution that reaches a slow tool is sent to the `coach` queue as a `coach.advance` task, and a
-worker runs `Runner.advance` on it: claims the step (its lease, services.executions.runner), runs the tool, records the
-outcome, goes on to the next gate, and pushes its events through the Socket.IO message queue
+worker runs `Runner.advance` on it: claims the step (its lease, services.orchestration.runner), runs the tool,
+records the outcome, goes on to the next gate, and pushes its events through the Socket.IO message queue
 (`COACH_MESSAGE_QUEUE`), so clients connected to any server see them.
 
 Started with one command (README "Several machines"):
@@ -26,7 +26,7 @@ import threading
 from celery import Celery, signals
 
 from config import Settings
-from services.executions.dispatch import NOTIFY_TASK, TASK, configure
+from services.orchestration.dispatch import NOTIFY_TASK, TASK, configure
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ A tool message exists from the moment the LLM asked for the call (status `pendin
 LLM sends has exactly one tool message, whatever becomes of the call:
 
     pending -> ready (allowed or accepted: runs with `params`) -> done
-    pending -> review (a person decides, services.coaching.decisions) -> ready | done
+    pending -> review (a person decides, services.decisions.coaching) -> ready | done
     pending -> done (invalid arguments, denied by policy)
 
 The chat completions API refuses a conversation in which a tool call has no answer, so the next request waits

@@ -1,5 +1,5 @@
 """What each of the five decisions does (docs/design.md#decisions), to a step or to an agent's tool call: one table,
-plain functions. services/coaching/decisions.py loads the suggestion, asks here, and persists what it is told.
+plain functions. services/decisions/coaching.py loads the suggestion, asks here, and persists what it is told.
 
 | decision | a step                                              | a tool call of an agent step                   |
 |----------|-----------------------------------------------------|------------------------------------------------|

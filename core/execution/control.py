@@ -1,5 +1,5 @@
 """Interactive control of a running execution or plan (pause for clarification, correct a step that has not run,
-resume with feedback): the pure rules. Storage and pushes live in services/executions/control.py.
+resume with feedback): the pure rules. Storage and pushes live in services/orchestration/control.py.
 
 An execution's control record (`Execution.control`, JSON, NULL until someone uses it) holds:
 - `overrides`: step id -> the step's corrected definition (a whole step, as written in a definition), applied over

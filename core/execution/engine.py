@@ -1,6 +1,6 @@
 """What runs next in an execution, and running one step. Pure: storage and threads live in services/.
 
-The runner (services/executions/runner.py) loops: `next_action` → apply it → commit, until the execution completes,
+The runner (services/orchestration/runner.py) loops: `next_action` → apply it → commit, until the execution completes,
 fails, or reaches a human gate. Nothing here waits on a human.
 """
 
@@ -57,8 +57,9 @@ class ExecutionState:
     variables: dict[str, Any]
     steps: dict[str, StepState] = field(default_factory=dict)
     workspace_id: str = ""  # whose files, connections and hosts the tools use (ToolContext.workspace_id)
-    # interactive control (services/executions/control.py): steps to stop before, with the question (a pause asked for a
-    # step not reached yet); requires_clarification steps already answered; the feedback given at each resume
+    # interactive control (services/orchestration/control.py): steps to stop before, with the question (a pause
+    # asked for a step not reached yet); requires_clarification steps already answered; the feedback given at each
+    # resume
     breakpoints: dict[str, str] = field(default_factory=dict)
     clarified: frozenset[str] = frozenset()
     feedback: dict[str, Any] = field(default_factory=dict)

@@ -1,6 +1,6 @@
 """A run's history, in words: per step what was suggested, what a person decided (who, when, the correction's
 changes), the questions asked and the answers given, approvals with their approver and comment, rejections,
-policy refusals, runs of the tool and retries. Pure: services/executions/history.py reads the rows (suggestions,
+policy refusals, runs of the tool and retries. Pure: services/orchestration/history.py reads the rows (suggestions,
 decisions, approvals, the execution's audit events, its control record) as plain dicts and hands them here."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ DECIDED = {
 }
 APPROVAL = {"approve": "Approved", "reject": "Rejected", "edit": "Approved with changes", "expire": "Expired"}
 EXECUTION_WIDE = "execution"
-# the kinds of event a history holds (each made by event(kind, ...) below or in services/executions/history.py)
+# the kinds of event a history holds (each made by event(kind, ...) below or in services/orchestration/history.py)
 EVENT_KINDS = (
     "start",
     "suggestion",

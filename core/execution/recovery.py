@@ -1,4 +1,4 @@
-"""Recovery of a failed execution, the pure rules (storage and pushes: services/executions/recovery.py).
+"""Recovery of a failed execution, the pure rules (storage and pushes: services/orchestration/recovery.py).
 
 Three ways on from a failure (anchors: Airflow's "clear task", Prefect's retry, LangGraph's resume from a checkpoint):
 - retry: the failed step runs again, with its params as they were or edited (for this execution only). It is a new

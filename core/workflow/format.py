@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import jsonschema
@@ -32,12 +33,14 @@ from core.workflow.problems import IDENTIFIER, MAX_TEXT, unknown_name
 MAX_STEPS = 500
 STEP_ID = "is required: letters, digits, _ and -, starting with a letter or _, at most 64"
 SECONDS = "must be a number of seconds > 0 (leave it out: no deadline)"
+# marshmallow's error_messages: a message (or a list or map of them) by error key
+Messages = dict[str, str | list[Any] | dict[Any, Any]]
 
 
 # --- fields ---------------------------------------------------------------------------------------------------------
 
 
-def _messages(message: str) -> dict[str, str]:
+def _messages(message: str) -> Messages:
     """One message for every way a value can be wrong (marshmallow formats them: braces are escaped)."""
     escaped = message.replace("{", "{{").replace("}", "}}")
     return {key: escaped for key in ("required", "null", "invalid", "type")}
@@ -51,7 +54,15 @@ class Number(fields.Float):
     """A JSON number (not a boolean, not a string, finite) in a range, kept as written (an integer stays one); every
     problem is one message."""
 
-    def __init__(self, message: str, *, minimum=None, maximum=None, min_inclusive=True, **kwargs):
+    def __init__(
+        self,
+        message: str,
+        *,
+        minimum: float | None = None,
+        maximum: float | None = None,
+        min_inclusive: bool = True,
+        **kwargs: Any,
+    ) -> None:
         if not min_inclusive:  # OpenAPI 3.0's form; GET /api/workflows/schema says it as JSON Schema does
             kwargs["metadata"] = {"exclusiveMinimum": True, **kwargs.get("metadata", {})}
         super().__init__(
@@ -60,26 +71,26 @@ class Number(fields.Float):
             **kwargs,
         )
 
-    def _deserialize(self, value, attr, data, **kwargs):
+    def _deserialize(self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any) -> Any:
         if not _is_number(value):
             raise self.make_error("invalid")
         return value
 
-    def _serialize(self, value, attr, obj, **kwargs):
+    def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> Any:
         return value  # as written: 30 stays 30
 
 
 class Integer(fields.Integer):
     """A JSON integer (not a boolean, not 1.5, not "2") in a range; every problem is one message."""
 
-    def __init__(self, message: str, *, minimum=None, maximum=None, **kwargs):
+    def __init__(self, message: str, *, minimum: int | None = None, maximum: int | None = None, **kwargs: Any) -> None:
         super().__init__(
             validate=validate.Range(min=minimum, max=maximum, error=message),
             error_messages=_messages(message),
             **kwargs,
         )
 
-    def _deserialize(self, value, attr, data, **kwargs):
+    def _deserialize(self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, int):
             raise self.make_error("invalid")
         return value
@@ -100,8 +111,8 @@ class Text(fields.String):
         blank: bool = False,
         too_long: str | None = None,
         empty: bool = False,
-        **kwargs,
-    ):
+        **kwargs: Any,
+    ) -> None:
         self.most, self.lenient, self.blank, self.empty = most, lenient, blank, empty
         if lenient:
             kwargs.setdefault("allow_none", True)
@@ -109,12 +120,14 @@ class Text(fields.String):
         metadata = {"maxLength": most, **kwargs.pop("metadata", {})}
         super().__init__(error_messages=_messages(message), metadata=metadata, **kwargs)
 
-    def deserialize(self, value, attr=None, data=None, **kwargs):
+    def deserialize(
+        self, value: Any, attr: str | None = None, data: Mapping[str, Any] | None = None, **kwargs: Any
+    ) -> Any:
         if self.empty and value is not missing and not value:
             return ""
         return super().deserialize(value, attr, data, **kwargs)
 
-    def _deserialize(self, value, attr, data, **kwargs):
+    def _deserialize(self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any) -> Any:
         if not isinstance(value, str):
             if self.lenient:
                 return value
@@ -129,7 +142,7 @@ class Text(fields.String):
 class Choice(fields.String):
     """One of `values` (listed as the document's enum); anything else is `message`."""
 
-    def __init__(self, values, message: str, **kwargs):
+    def __init__(self, values: Iterable[str], message: str, **kwargs: Any) -> None:
         super().__init__(
             validate=validate.OneOf(tuple(values), error=message), error_messages=_messages(message), **kwargs
         )
@@ -138,11 +151,11 @@ class Choice(fields.String):
 class StrictBool(fields.Boolean):
     """JSON's true or false."""
 
-    def __init__(self, message: str = "must be true or false", *, lenient: bool = False, **kwargs):
+    def __init__(self, message: str = "must be true or false", *, lenient: bool = False, **kwargs: Any) -> None:
         self.lenient = lenient
         super().__init__(error_messages=_messages(message), **kwargs)
 
-    def _deserialize(self, value, attr, data, **kwargs):
+    def _deserialize(self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any) -> Any:
         if isinstance(value, bool):
             return value
         if self.lenient:  # `requires_clarification: 1` has always meant true
@@ -154,49 +167,49 @@ class Expression(fields.String):
     """A condition or template expression (`steps.a.output.n > 3`); its syntax is checked by the validator, within
     the definition's template budget. `lenient`: a value that is not a string is kept (`when: true`)."""
 
-    def __init__(self, message: str = "must be an expression string", *, lenient: bool = False, **kwargs):
+    def __init__(self, message: str = "must be an expression string", *, lenient: bool = False, **kwargs: Any) -> None:
         self.lenient = lenient
         if lenient:
             kwargs.setdefault("allow_none", True)
         messages = {**_messages(message), **kwargs.pop("error_messages", {})}
         super().__init__(error_messages=messages, **kwargs)
 
-    def _deserialize(self, value, attr, data, **kwargs):
+    def _deserialize(self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any) -> Any:
         if isinstance(value, str) or self.lenient:
             return value
         raise self.make_error("invalid")
 
 
-class StepIds(fields.Field):
+class StepIds(fields.Field[Any]):
     """A step id or a list of step ids, read as a tuple."""
 
     MESSAGE = "must be a step id or a list of step ids"
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any) -> None:
         metadata = {
             "oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
             **kwargs.pop("metadata", {}),
         }
         super().__init__(error_messages=_messages(self.MESSAGE), metadata=metadata, **kwargs)
 
-    def _deserialize(self, value, attr, data, **kwargs):
+    def _deserialize(self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any) -> Any:
         if isinstance(value, str):
             return (value,)
         if isinstance(value, list) and all(isinstance(v, str) for v in value):
             return tuple(value)
         raise self.make_error("invalid")
 
-    def _serialize(self, value, attr, obj, **kwargs):
+    def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> Any:
         return value
 
 
 class JsonSchema(fields.Dict):
     """A JSON Schema written by a user (core.schema: RE2 patterns, references inside the document only)."""
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(allow_none=True, **kwargs)
 
-    def _deserialize(self, value, attr, data, **kwargs):
+    def _deserialize(self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any) -> Any:
         problems = user_schema_problems(value)
         if problems:
             raise ValidationError(problems)
@@ -206,10 +219,10 @@ class JsonSchema(fields.Dict):
 class Params(fields.Dict):
     """An action's tool params: free-form (checked against the tool's own schema by the validator)."""
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(keys=fields.String(), error_messages=_messages("must be an object"), **kwargs)
 
-    def _deserialize(self, value, attr, data, **kwargs):
+    def _deserialize(self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any) -> Any:
         if not isinstance(value, dict):
             raise self.make_error("invalid")
         return value
@@ -267,7 +280,7 @@ class StepBase(Schema):
     )
 
     @validates_schema(pass_original=True, skip_on_field_errors=False)
-    def _gate_keys(self, data, original, **kwargs):
+    def _gate_keys(self, data: dict[str, Any], original: Any, **kwargs: Any) -> None:
         """Only steps that wait for a person take a deadline for one (core.gates)."""
         if not isinstance(original, dict):
             return  # a value of the wrong type is refused on its own
@@ -281,7 +294,9 @@ class StepBase(Schema):
             raise ValidationError(errors)
 
 
-def gate_problems(raw: dict, allowed: tuple[str, ...], *, step: bool, has_seconds: bool) -> dict[str, list[str]]:
+def gate_problems(
+    raw: dict[str, Any], allowed: tuple[str, ...], *, step: bool, has_seconds: bool
+) -> dict[str, list[str]]:
     """The rules between a deadline's fields (core.gates), by field. `has_seconds`: a number of seconds applies (the
     step's own or the workflow's default); without one, each field that is set needs human_timeout_s."""
     problems: dict[str, list[str]] = {}
@@ -320,11 +335,11 @@ def _gate_action_message(allowed: tuple[str, ...], step: bool) -> dict[str, str]
 class GateChoice(Choice):
     """on_human_timeout: one of the actions that fit the gate, saying why another one does not."""
 
-    def __init__(self, allowed: tuple[str, ...], *, step: bool, **kwargs):
+    def __init__(self, allowed: tuple[str, ...], *, step: bool, **kwargs: Any) -> None:
         self.allowed, self.why = allowed, _gate_action_message(allowed, step)
         super().__init__(allowed, f"must be one of {list(allowed)}", allow_none=True, **kwargs)
 
-    def _deserialize(self, value, attr, data, **kwargs):
+    def _deserialize(self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any) -> Any:
         if isinstance(value, str) and value in self.why:
             raise ValidationError(self.why[value])
         return super()._deserialize(value, attr, data, **kwargs)
@@ -340,10 +355,12 @@ class _GateStep(StepBase):
     human_timeout_s = _human_timeout_s("seconds a person has at its gate (null: no deadline, not even the default)")
 
     @validates_schema(pass_original=True, skip_on_field_errors=False)
-    def _gate_rules(self, data, original, **kwargs):
+    def _gate_rules(self, data: dict[str, Any], original: Any, **kwargs: Any) -> None:
         if not isinstance(original, dict):
             return  # a value of the wrong type is refused on its own
         # has_seconds: whether the workflow's default applies is for the definition to say (WorkflowDefinition)
+        if self.TYPE is None:  # (every step type that waits for a person names itself)
+            return
         problems = gate_problems(original, gates.STEP_ACTIONS[self.TYPE], step=True, has_seconds=True)
         if problems:
             raise ValidationError(problems)
@@ -396,7 +413,7 @@ class ValidationStep(StepBase):
     )
 
     @validates_schema(pass_original=True, skip_on_field_errors=False)
-    def _condition_or_schema(self, data, original, **kwargs):
+    def _condition_or_schema(self, data: dict[str, Any], original: Any, **kwargs: Any) -> None:
         if not isinstance(original, dict):
             return  # a value of the wrong type is refused on its own
         errors = {}
@@ -418,13 +435,13 @@ class HumanInputStep(_GateStep):
     timeout_answer = fields.Raw(allow_none=True, metadata={"description": "the answer on_human_timeout: answer gives"})
 
 
-class Roles(fields.List):
+class Roles(fields.List[Any]):
     MESSAGE = f"must be a list of roles, each one of {list(approvals.ROLES)}"
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(Choice(approvals.ROLES, "unknown role"), error_messages=_messages(self.MESSAGE), **kwargs)
 
-    def _deserialize(self, value, attr, data, **kwargs):
+    def _deserialize(self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any) -> Any:
         if not isinstance(value, list) or not all(isinstance(r, str) for r in value):
             raise self.make_error("invalid")
         unknown = {
@@ -437,13 +454,13 @@ class Roles(fields.List):
         return tuple(dict.fromkeys(value))
 
 
-class Users(fields.List):
+class Users(fields.List[Any]):
     MESSAGE = "must be a list of user emails or ids"
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(fields.String(), error_messages=_messages(self.MESSAGE), **kwargs)
 
-    def _deserialize(self, value, attr, data, **kwargs):
+    def _deserialize(self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any) -> Any:
         if not isinstance(value, list) or not all(isinstance(u, str) and u.strip() for u in value):
             raise self.make_error("invalid")
         if len(value) > approvals.MAX_USERS:
@@ -454,13 +471,20 @@ class Users(fields.List):
 class Object(fields.Nested):
     """A nested object; a value that is not one is `message` (not the nested schema's own words)."""
 
-    def __init__(self, nested, message: str, **kwargs):
+    def __init__(self, nested: Any, message: str, **kwargs: Any) -> None:
         super().__init__(nested, error_messages=_messages(message), **kwargs)
 
-    def _deserialize(self, value, attr, data, **kwargs):
+    def _deserialize(
+        self,
+        value: Any,
+        attr: str | None,
+        data: Mapping[str, Any] | None,
+        partial: bool | Sequence[str] | AbstractSet[str] | None = None,
+        **kwargs: Any,
+    ) -> Any:
         if not isinstance(value, dict):
             raise self.make_error("invalid")
-        return super()._deserialize(value, attr, data, **kwargs)
+        return super()._deserialize(value, attr, data, partial, **kwargs)
 
 
 class StepApprovers(Schema):
@@ -473,7 +497,7 @@ class StepApprovers(Schema):
     users = Users(metadata={"description": "user emails or ids"})
 
     @validates_schema(pass_original=True, skip_on_field_errors=False)
-    def _keys(self, data, original, **kwargs):
+    def _keys(self, data: dict[str, Any], original: Any, **kwargs: Any) -> None:
         if not isinstance(original, dict):
             return  # a value of the wrong type is refused on its own
         unknown = sorted(set(original) - {"roles", "users"})
@@ -517,7 +541,7 @@ class ApprovalStep(StepBase):
     )
 
     @validates_schema(pass_original=True, skip_on_field_errors=False)
-    def _someone_decides(self, data, original, **kwargs):
+    def _someone_decides(self, data: dict[str, Any], original: Any, **kwargs: Any) -> None:
         if not isinstance(original, dict):
             return  # a value of the wrong type is refused on its own
         raw = original.get("approvers", {})
@@ -534,21 +558,22 @@ class ApprovalStep(StepBase):
             )
 
 
-def approval_roles(data: dict) -> tuple[str, ...]:
+def approval_roles(data: dict[str, Any]) -> tuple[str, ...]:
     """The roles an approval step names: lead unless it names people only."""
     approvers = data.get("approvers")
     if approvers is None:
         return approvals.DEFAULT_ROLES
-    return approvers.get("roles", () if "users" in approvers else approvals.DEFAULT_ROLES)
+    roles: tuple[str, ...] = approvers.get("roles", () if "users" in approvers else approvals.DEFAULT_ROLES)
+    return roles
 
 
-class AgentTools(fields.List):
+class AgentTools(fields.List[Any]):
     MESSAGE = 'must be a list of tool names or globs (e.g. ["file.read", "sql.*"])'
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(fields.String(), error_messages=_messages(self.MESSAGE), **kwargs)
 
-    def _deserialize(self, value, attr, data, **kwargs):
+    def _deserialize(self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any) -> Any:
         value = [value] if isinstance(value, str) else value
         if not isinstance(value, list) or not all(isinstance(t, str) and t for t in value):
             raise self.make_error("invalid")
@@ -601,17 +626,12 @@ STEP_SCHEMAS: dict[str, type[StepBase]] = {
 }
 
 
-def step_type(raw: dict) -> Any:
+def step_type(raw: dict[str, Any]) -> Any:
     """The type a step says, or `action` for a step with a tool and no type."""
     return raw.get("type", "action" if "tool" in raw else None)
 
 
 @functools.cache
-def declared_keys(schema: type[Schema]) -> frozenset[str]:
-    """The keys a schema reads (data keys: `else`, not `otherwise`)."""
-    return frozenset(f.data_key or name for name, f in schema._declared_fields.items())
-
-
 @functools.cache
 def _instance(schema: type[Schema]) -> Schema:
     """One instance of each step schema: a schema keeps no state between loads, and making one costs more than a
@@ -619,12 +639,22 @@ def _instance(schema: type[Schema]) -> Schema:
     return schema()
 
 
-class StepField(fields.Field):
+def declared_keys(schema: type[Schema]) -> frozenset[str]:
+    """The keys a schema reads (data keys: `else`, not `otherwise`)."""
+    return frozenset(f.data_key or name for name, f in _instance(schema).declared_fields.items())
+
+
+def field_names(schema: type[Schema]) -> frozenset[str]:
+    """The names of a schema's fields, as its loaded data has them (`otherwise`, not `else`)."""
+    return frozenset(_instance(schema).declared_fields)
+
+
+class StepField(fields.Field[Any]):
     """One step, loaded with the schema of its type (the document's `oneOf` of the step schemas). A step of an
     unknown type is refused on `type`, and its fields every step has are still checked. Dumped as written: a stored
     definition is its source."""
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(
             error_messages=_messages("must be an object"),
             metadata={"description": "a step: its type decides its fields (action when tool is given without type)"},
@@ -635,36 +665,36 @@ class StepField(fields.Field):
     def one_of(self) -> list[type[Schema]]:  # read by the OpenAPI converter (api/base.py)
         return list(STEP_SCHEMAS.values())
 
-    def _deserialize(self, value, attr, data, **kwargs):
+    def _deserialize(self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any) -> Any:
         if not isinstance(value, dict):
             raise self.make_error("invalid")
         kind = step_type(value)
         schema = STEP_SCHEMAS.get(kind) if isinstance(kind, str) else None
-        messages: dict = {}
+        messages: dict[str, Any] = {}
         try:
             loaded = _instance(schema or StepBase).load(value)
         except ValidationError as exc:
-            loaded, messages = exc.valid_data or {}, exc.messages
+            loaded, messages = exc.valid_data or {}, exc.messages_dict
         if schema is None:
             messages = {**messages, "type": [unknown_name("step type", kind, STEP_SCHEMAS)]}
         if messages:
             raise ValidationError(messages, valid_data=loaded)
         return loaded
 
-    def _serialize(self, value, attr, obj, **kwargs):
+    def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> Any:
         return value
 
 
-class Steps(fields.List):
+class Steps(fields.List[Any]):
     """The steps, in the order they are written: every step is checked, and the list stays aligned with what was
     sent (a step that is not an object is None), for the validator's `steps[i]` paths."""
 
     MESSAGE = "is required: a non-empty list of steps"
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(StepField(), error_messages=_messages(self.MESSAGE), **kwargs)
 
-    def _deserialize(self, value, attr, data, **kwargs):
+    def _deserialize(self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any) -> Any:
         if not isinstance(value, list) or not value:
             raise self.make_error("invalid")
         if len(value) > MAX_STEPS:
@@ -703,7 +733,7 @@ class VariableDeclaration(Schema):
     description = fields.Raw(metadata={"description": "shown under the field of the start dialog", "type": "string"})
 
     @validates_schema(pass_original=True, skip_on_field_errors=False)
-    def _default_and_description(self, data, original, **kwargs):
+    def _default_and_description(self, data: dict[str, Any], original: Any, **kwargs: Any) -> None:
         if not isinstance(original, dict):
             return  # a value of the wrong type is refused on its own
         errors: dict[str, list[str]] = {}
@@ -725,7 +755,7 @@ class Variables(fields.Dict):
 
     MESSAGE = "must be an object of variable name to {type, default, required}"
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(
             keys=fields.String(),
             values=fields.Nested(VariableDeclaration),
@@ -735,7 +765,7 @@ class Variables(fields.Dict):
 
     one_of_values = (VariableDeclaration,)  # or a value: the shorthand for its default (api/base.py documents both)
 
-    def _deserialize(self, value, attr, data, **kwargs):
+    def _deserialize(self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any) -> Any:
         if not isinstance(value, dict):
             raise self.make_error("invalid")
         out: dict[str, VariableDef] = {}
@@ -749,7 +779,7 @@ class Variables(fields.Dict):
                 loaded = _instance(VariableDeclaration).load(declaration)
             except ValidationError as exc:
                 loaded = exc.valid_data or {}
-                problems.update(exc.messages)
+                problems.update(exc.messages_dict)
             if problems:
                 errors[name] = problems
             vtype = loaded.get("type", "any") if loaded.get("type") in VARIABLE_TYPES else "any"
@@ -765,7 +795,7 @@ class Variables(fields.Dict):
             raise ValidationError(errors, valid_data=out)
         return out
 
-    def _serialize(self, value, attr, obj, **kwargs):
+    def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> Any:
         return value
 
 
@@ -801,7 +831,7 @@ class WorkflowDefinition(Schema):
     timeout_answer = fields.Raw(allow_none=True, metadata={"description": "only with on_human_timeout: answer"})
 
     @validates_schema(pass_original=True, skip_on_field_errors=False)
-    def _deadlines(self, data, original, **kwargs):
+    def _deadlines(self, data: dict[str, Any], original: Any, **kwargs: Any) -> None:
         if not isinstance(original, dict):
             return  # a value of the wrong type is refused on its own
         problems: dict[str, Any] = dict(gate_problems(original, gates.WORKFLOW_ACTIONS, step=False, has_seconds=False))

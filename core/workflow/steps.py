@@ -4,6 +4,7 @@ syntax of its templates within the definition's budget, and the steps it reads."
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from core import gates
@@ -12,14 +13,16 @@ from core.approvals import ApprovalSpec
 from core.schema import errors as errors_of
 from core.templating import has_template, referenced_steps, syntax_error
 from core.tools import ToolRegistry
-from core.workflow.format import STEP_SCHEMAS, StepBase, approval_roles, declared_keys, step_type
+from core.workflow.format import STEP_SCHEMAS, StepBase, approval_roles, declared_keys, field_names, step_type
 from core.workflow.model import DEFAULT_TIMEOUT_S, StepDef
 from core.workflow.problems import FieldErrors, unknown_name
 
 MAX_TEMPLATE_SOURCE = 65_536  # all templates and conditions of one definition together
 
 
-def human_timeout(raw: dict, loaded: dict, kind: str, default: gates.HumanTimeout | None) -> gates.HumanTimeout | None:
+def human_timeout(
+    raw: dict[str, Any], loaded: dict[str, Any], kind: str, default: gates.HumanTimeout | None
+) -> gates.HumanTimeout | None:
     """A step's deadline for a person (its fields checked by its schema): its own, else the workflow's default; a step
     that sets human_timeout_s alone takes the default's action when it fits the step (else fail);
     `human_timeout_s: null` opts out of the default."""
@@ -44,7 +47,7 @@ def human_timeout(raw: dict, loaded: dict, kind: str, default: gates.HumanTimeou
 
 def build_step(
     raw: Any,
-    loaded: dict | None,
+    loaded: dict[str, Any] | None,
     index: int,
     previous: str | None,
     tools: ToolRegistry,
@@ -58,16 +61,17 @@ def build_step(
     path = f"steps[{index}]"
     kind = step_type(raw)
     schema = STEP_SCHEMAS.get(kind) if isinstance(kind, str) else None
-    declared = (schema or StepBase)._declared_fields
+    declared = field_names(schema or StepBase)
     loaded = {k: v for k, v in (loaded or {}).items() if k in declared}  # a step's other fields are its extra
     step_id = loaded.get("id") or f"#{index}"
     params = loaded.get("params", {})
     tool = loaded.get("tool")
-    if kind == "action" and "tool" in loaded:
+    if kind == "action" and isinstance(tool, str):  # (a tool that is not a string: its schema said so)
+        found = tools.get(tool) if tool in tools else None
         if tool not in tools:
             errors.add(f"{path}.tool", unknown_name("tool", tool, tools.names()))
-        elif tools.get(tool) is not None:
-            _check_literal_params(tools.get(tool).params_schema, params, f"{path}.params", errors)
+        elif found is not None:
+            _check_literal_params(found.params_schema, params, f"{path}.params", errors)
     approval = _approval(loaded) if kind == "approval" else None
     agent = _agent(loaded, path, None if tools.accept_unknown else tools.names(), errors) if kind == "agent" else None
     for key, value in _template_fields(loaded, params, kind):
@@ -124,7 +128,7 @@ def build_step(
     )
 
 
-def _approval(loaded: dict) -> ApprovalSpec:
+def _approval(loaded: dict[str, Any]) -> ApprovalSpec:
     timeout_s = loaded.get("timeout_s")
     return ApprovalSpec(
         roles=approval_roles(loaded),
@@ -137,7 +141,7 @@ def _approval(loaded: dict) -> ApprovalSpec:
     )
 
 
-def _agent(loaded: dict, path: str, tool_names: list[str] | None, errors: FieldErrors) -> AgentSpec:
+def _agent(loaded: dict[str, Any], path: str, tool_names: list[str] | None, errors: FieldErrors) -> AgentSpec:
     """The agent step's spec; each of its tools must match a registered tool (`tool_names` None: not checked, a
     stored definition read again, whose tools were checked when it was saved; a workspace's MCP tools come and go)."""
     tools = loaded.get("tools", ())
@@ -156,7 +160,9 @@ def _agent(loaded: dict, path: str, tool_names: list[str] | None, errors: FieldE
     )
 
 
-def _template_fields(loaded: dict, params: dict, kind: str | None = None):
+def _template_fields(
+    loaded: dict[str, Any], params: dict[str, Any], kind: str | None = None
+) -> Iterator[tuple[str, str]]:
     for key in ("when", "condition", "target"):
         if isinstance(loaded.get(key), str):
             yield key, loaded[key]
@@ -165,7 +171,7 @@ def _template_fields(loaded: dict, params: dict, kind: str | None = None):
     if kind == "agent" and isinstance(loaded.get("goal"), str) and has_template(loaded["goal"]):
         yield "goal", loaded["goal"]
 
-    def walk(value, path):
+    def walk(value: Any, path: str) -> Iterator[tuple[str, str]]:
         if isinstance(value, dict):
             for k, v in value.items():
                 yield from walk(v, f"{path}.{k}")
@@ -178,7 +184,7 @@ def _template_fields(loaded: dict, params: dict, kind: str | None = None):
     yield from walk(params, "params")
 
 
-def _check_literal_params(schema: dict, params: dict, path: str, errors: FieldErrors) -> None:
+def _check_literal_params(schema: dict[str, Any], params: dict[str, Any], path: str, errors: FieldErrors) -> None:
     """Check params against the tool's schema, except where a template decides the value at run time."""
     for err in errors_of(schema, params):
         value: Any = params

@@ -132,7 +132,7 @@ def parse_definition(data: Any, tools: ToolRegistry) -> WorkflowDef:
     )
 
 
-def _default_timeout(data: dict, loaded: dict, errors: FieldErrors) -> gates.HumanTimeout | None:
+def _default_timeout(data: dict[str, Any], loaded: dict[str, Any], errors: FieldErrors) -> gates.HumanTimeout | None:
     """The workflow's default deadline on human gates (its fields checked by the schema), when it has a valid one."""
     if errors.by_field.keys() & set(gates.KEYS) or loaded.get("human_timeout_s") is None:
         return None

@@ -79,7 +79,7 @@ def answer(session: Session, ex: Execution, step_id: str, text: Any, actor: str,
 
 
 def approved(session: Session, ex: Execution, step_id: str, who: str, comment: str | None) -> None:
-    """REQUEST_APPROVAL approved: the agent is told, and its step runs again (services.approvals.decisions settles
+    """REQUEST_APPROVAL approved: the agent is told, and its step runs again (services.decisions.approvals settles
     it)."""
     messages = store.load(session, ex.id, step_id)
     text = f"Approved by {who}" + (f": {comment}" if comment else ".") + " Go on."

@@ -4,8 +4,8 @@ Every approval is a checkpoint someone asked for (the queue asks for a confirmin
 the decision that settles an execution's approval (approved, rejected; a gateway call's review never: its agent
 waits) is held while the workspace's window runs: the approval is decided (no one else decides it, the queue drops
 it), but its execution still waits, at a gate `{kind: "held", approval_id, step_id, decision, operator, deadline,
-reopen, params_before}`, and nothing is counted. The deadline scanner then settles it (services.approvals.undo);
-before that, the person who decided may take it back.
+reopen, params_before}`, and nothing is counted. The deadline scanner then settles it
+(services.decisions.approval_undo); before that, the person who decided may take it back.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Approvals: storage around core/approvals (the rules live there): opening them, reading them, and their rows as
-core/approvals' state. Decisions are services/approvals/decisions.py, deadlines and cancels
-services/approvals/deadlines.py, the undo window services/approvals/held.py and undo.py.
+core/approvals' state. Decisions are services/decisions/approvals.py, deadlines and cancels
+services/decisions/deadlines.py, the undo window services/approvals/held.py and undo.py.
 
 Two kinds are opened here, and decided, timed out and expired the same way:
 - `step`: an `approval` step of a definition (`open_step`, called by the runner at the step's gate);

@@ -19,15 +19,13 @@ from core.coaching.counters import ACCEPT, REJECT
 from core.execution import states as S
 from core.templating import TemplateFailure
 from services.audit import service as audit
-from services.coaching import corrections
+from services.coaching import answers, corrections
 from services.executions import service as executions
 from services.metrics import review_settings
 from services.metrics import service as metrics
+from services.metrics.attention import CHECK_SCOPE
 from services.models.coaching import Decision, Suggestion
-from services.notifier import Events, jsonable
-
-CHECK_SCOPE = "check"  # (check, operator): their checks' outcomes, workspace-wide
-FAST_SCOPE = "fast"  # (fast, operator): their accepts, a fast one stored as an accept, the others as rejects
+from services.notifier import Events
 
 
 def corrected_away(session: Session, workflow_id: str, step_id: str) -> list[tuple[str, Any]]:
@@ -78,7 +76,7 @@ def decide(
     idempotency_key: str | None,
     open_real: Callable[[], object],
 ) -> tuple[dict[str, Any], Decision]:
-    """A person's decision on a check (services/coaching/decisions.py hands it here once it is valid): counted for the
+    """A person's decision on a check (services/decisions/coaching.py hands it here once it is valid): counted for the
     operator, audited `check_result`, and the real suggestion opened at once by `open_real` (the caller's
     services.coaching.service.open_suggestion, or for an agent's call services.agents.service.open_after_check: the
     real review of the same call; never a check itself). Nothing runs, nothing else counts."""
@@ -142,52 +140,17 @@ def decide(
         executions.set_step(ex, step.id, status=S.STEP_FAILED, error=text, finished_at=now)
         ex.error = {"step_id": step.id, "message": text}
         executions.set_status(ex, "fail")
-    response = {
-        "ok": True,
-        "check": check,
-        "decision": jsonable(
-            {
-                "decision_id": decision.id,
-                "suggestion_id": sug.id,
-                "decision": kind,
-                "operator": operator,
-                "latency_ms": round(latency_ms, 1),
-                "created_at": now,
-                "held_until": None,
-            }
-        ),
-    }
-    executions.changed(session, events, ex, sug.step_id)
-    events.latest("coaching_stats", {"execution_id": ex.id, **executions.stats_of(ex)}, execution=ex.id, plain=True)
-    return response, decision
-
-
-# -- an operator's figures and whether they are attentive ------------------------------------------------------------
-
-
-def operator_figures(
-    session: Session, workspace_id: str, operators: list[str], settings: dict[str, Any] | None = None
-) -> dict[str, dict[str, Any]]:
-    """Each operator's check figures across the workspace (core.coaching.checks.figures), two queries."""
-    settings = settings or review_settings.get_floor(session, workspace_id)
-    bars = C.bars_of(settings)
-    checked = metrics.load_many(session, workspace_id, CHECK_SCOPE, operators)
-    fast = metrics.load_many(session, workspace_id, FAST_SCOPE, operators)
-    out = {}
-    for name in operators:
-        c, f = checked.get(name), fast.get(name)
-        checks = c.counters.counted if c else 0
-        catches = checks - c.counters.accepted if c else 0
-        accepts = f.counters.counted if f else 0
-        out[name] = C.figures(checks, catches, accepts, f.counters.accepted if f else 0, bars)
-    return out
-
-
-def is_attentive(session: Session, workspace_id: str, operator: str, settings: dict[str, Any]) -> bool:
-    """Whether the operator clears the lead's bars now (their figures as this transaction sees them)."""
-    c = metrics.load(session, workspace_id, CHECK_SCOPE, operator)
-    f = metrics.load(session, workspace_id, FAST_SCOPE, operator)
-    checks = c.counters.counted
-    return C.attentive(
-        checks, checks - c.counters.accepted, f.counters.counted, f.counters.accepted, C.bars_of(settings)
+    response = answers.decided(
+        session,
+        events,
+        ex,
+        sug,
+        decision,
+        kind=kind,
+        operator=operator,
+        latency_ms=latency_ms,
+        now=now,
+        held_until=None,
+        check=check,
     )
+    return response, decision

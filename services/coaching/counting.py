@@ -10,8 +10,7 @@ from sqlalchemy.orm import Session
 from core.coaching import checks as C
 from core.coaching.counters import ACCEPT, REJECT
 from core.workflow import WorkflowDef
-from services.coaching import checks
-from services.metrics import evidence, review_settings
+from services.metrics import attention, evidence, review_settings
 from services.metrics import service as metrics
 from services.models.coaching import Suggestion
 from services.models.executions import Execution
@@ -30,12 +29,12 @@ def attention_of(
     settings = review_settings.get_floor(session, workspace_id)
     if not review_settings.checks_on(settings):
         return None, True, False
-    attentive = checks.is_attentive(session, workspace_id, operator, settings)
+    attentive = attention.is_attentive(session, workspace_id, operator, settings)
     if kind == ACCEPT:
         metrics.record_decision(
             session,
             workspace_id,
-            [(checks.FAST_SCOPE, operator)],
+            [(attention.FAST_SCOPE, operator)],
             ACCEPT if latency_ms < settings["attentive_floor_ms"] else REJECT,
             latency_ms,
         )

@@ -1,11 +1,11 @@
 """Holding a decision on a risky call for the undo window (core/coaching/undo.py has the rules): the window a
 workspace uses, and the held gate a decision opens instead of acting. Releasing and undoing are in
-services/coaching/undo.py, after the decision path (services/coaching/decisions.py), which calls `window` and `hold`.
+services/decisions/undo.py, after the decision path (services/decisions/coaching.py), which calls `window` and `hold`.
 
 A held decision is stored as a Decision row (so a second decision is still 409, and an Idempotency-Key replays it),
 its suggestion's status is `held` (so it leaves the work queue) and the execution waits at a gate
 `{kind: "held", step_id, suggestion_id, decision, operator, deadline, timeout_s, reopen}` whose deadline is the end
-of the window: the runner's deadline scanner releases it then (services.executions.scans). `reopen` is the gate the
+of the window: the runner's deadline scanner releases it then (services.orchestration.scans). `reopen` is the gate the
 suggestion had, which an undo puts back as it was.
 """
 

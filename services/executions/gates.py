@@ -3,7 +3,7 @@ holding it while its session is paused, and firing it when nobody acted in time.
 
 Deadlines are rows, not timers: a gate with a deadline writes it into the execution's `gate` (shown to clients),
 which sets the indexed `executions.gate_due_at` (services.models._gate_due); the runner's deadline scanner
-(services.executions.runner.Runner.fire_due, every COACH_APPROVAL_SCAN_S seconds and at start-up) fires the due ones,
+(services.orchestration.runner.Runner.fire_due, every COACH_APPROVAL_SCAN_S seconds and at start-up) fires the due ones,
 each in its own transaction under the execution's lock, only if the execution still waits at that gate. A person's
 decision, answer or cancel takes the same lock first, so whoever commits first wins: the other finds the gate gone
 (a person then gets 409, a timeout does nothing), and a restart or a second process never fires one twice.

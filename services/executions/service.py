@@ -1,5 +1,5 @@
 """Executions: start, read, list, change a step or the status, the session's counters. The runner advances them;
-services.executions.control cancels them and answers their questions."""
+services.orchestration.control cancels them and answers their questions."""
 
 from __future__ import annotations
 

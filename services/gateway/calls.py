@@ -84,7 +84,7 @@ def open_review(
     spot_check: bool = False,
 ) -> Approval:
     """A review of an agent's call held by the gateway: an approval (kind `gateway`) of the workspace, not of an
-    execution, decided like a tool call's (approve, edit, reject) by services/approvals/decisions.py; the held call
+    execution, decided like a tool call's (approve, edit, reject) by services/decisions/approvals.py; the held call
     reads the decision from the row. Who approves: one lead (the default spec); no deadline (the agent asks again).
     `spot_check`: the tool is in AUTO and this call was sampled for a review (its message says so)."""
     spec = A.ApprovalSpec()

@@ -1,10 +1,10 @@
 """Evidence from attentive reviews (issue #41, item 6): each operator's time to decide and their fast accepts, per
 workflow or per step, from the decisions themselves (core/coaching/attention.py has the figures), with their check
-figures (services/coaching/checks.py), under the workspace's settings (services/metrics/review_settings.py).
+figures (services/metrics/attention.py), under the workspace's settings (services/metrics/review_settings.py).
 
 The decisions are read through the index of a step's decisions (workspace, workflow, step, created_at; migration
 0026), one range per step over the last `days`: a workflow's reviewers read its steps one by one. Only coaching
-decisions are stored one row each with their operator and latency (services/coaching/decisions.py: from when the
+decisions are stored one row each with their operator and latency (services/decisions/coaching.py: from when the
 suggestion was made to the decision); an agent step's tool calls are among its step's decisions (a `<step>:<tool>`
 scope reads one tool's), while approvals and the MCP gateway's reviews keep theirs in their approval row and are not
 counted here. A decision held for its undo window counts from when it was made; one taken back is gone.
@@ -22,8 +22,7 @@ from core.agent.spec import resolve_tools
 from core.coaching import attention as A
 from core.coaching import checks as C
 from core.errors import NotFound
-from services.coaching import checks
-from services.metrics import review_settings
+from services.metrics import attention, review_settings
 from services.metrics import service as metrics
 from services.models.coaching import Decision, Suggestion
 from services.models.workflows import Workflow
@@ -85,7 +84,7 @@ def _decisions(session: Session, wf: Workflow, step_id: str, since) -> list[tupl
 def figures(session: Session, wf: Workflow, step_id: str | None = None, days: int = DEFAULT_DAYS) -> dict[str, Any]:
     """GET /api/metrics/workflows/<id>/reviewers: each operator's figures over the workflow's (or one step's)
     decisions of the last `days`, under the workspace's floor, and their check figures across the workspace
-    (services/coaching/checks.py). A check's decision is none of the workflow's decisions: an operator who decided
+    (services/metrics/attention.py). A check's decision is none of the workflow's decisions: an operator who decided
     only checks here is listed with no decisions."""
 
     known = scopes(session, wf)
@@ -100,7 +99,7 @@ def figures(session: Session, wf: Workflow, step_id: str | None = None, days: in
     for who, _, _, _outcome in rows:
         if who not in items:
             items[who] = A.reviewer(who, [], settings["attentive_floor_ms"])
-    found = checks.operator_figures(session, wf.workspace_id, sorted(items), settings)
+    found = attention.operator_figures(session, wf.workspace_id, sorted(items), settings)
     return {
         "workflow_id": wf.id,
         "step_id": step_id,

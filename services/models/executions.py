@@ -55,7 +55,7 @@ class Execution(FilledAtInit, Base):
     # deadline scanner reads (services.executions.gates). Follows `gate` by itself (_gate_due below), whoever sets the
     # gate.
     gate_due_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
-    # the lease of the instance running one of its steps (services.executions.runner): its id and until when it holds
+    # the lease of the instance running one of its steps (services.orchestration.runner): its id and until when it holds
     # it, renewed while the tool runs; NULL while no step is running (migration 0017)
     lease_owner: Mapped[str | None] = mapped_column(String(200), nullable=True)
     lease_expires_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)

@@ -1,7 +1,6 @@
 """Approve / reject links in an email: signed (HMAC with a key derived from COACH_SECRET_KEY), single-use (the link
 row records its use), expiring, bound to the person they were sent to. Opening one shows a confirmation page (a GET
-never decides: mail scanners fetch links); its POST decides as that person through
-services.approvals.decisions.submit, the same function the REST route calls (audited and counted like any decision). A
+never decides: mail scanners fetch links); its POST decides as that person (services/decisions/links.py). A
 risky review (a destructive tool, or an amount above COACH_NOTIFY_LINK_AMOUNT_MAX) is not decided from a link: its
 email opens the web app instead."""
 
@@ -11,17 +10,13 @@ import hashlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import select, update
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from config import Settings
-from core import approvals as A
 from core import notifications as N
-from services.approvals import decisions as approval_decisions
 from services.models.approvals import Approval
 from services.models.notifications import ActionLink, OutboxRow
-from services.models.users import Membership, User
-from services.orm import utcnow
 
 
 def key(settings: Settings) -> bytes:
@@ -101,35 +96,3 @@ def open_token(session: Session, services, token: str, now: datetime) -> Opened:
     if refusal is None and risk_reason(services, a) is not None:
         return Opened(link, found[1], a, None, open_app=app_url(services.settings, a))
     return Opened(link, found[1], a, refusal)
-
-
-class Refused(Exception):
-    """The link does not decide (the message says why, for the page)."""
-
-
-def use(services, token: str, comment: str | None) -> dict:
-    """Decide with the link, once: the link is marked used in its own transaction first (a second POST, however
-    close, finds it used), then the decision goes through services.approvals.decisions.submit as the link's person."""
-    now = utcnow()
-    with services.db.transaction() as session:
-        opened = open_token(session, services, token, now)
-        link = opened.link
-        if opened.refusal or opened.open_app or link is None:  # (no refusal: the link was found)
-            raise Refused(opened.refusal or "This review is decided in Coach, not from a link.")
-        claimed = session.execute(
-            update(ActionLink)
-            .where(ActionLink.id == link.id, ActionLink.used_at.is_(None))
-            .values(used_at=now, used_decision=opened.decision)
-        ).rowcount
-        if claimed != 1:
-            raise Refused("This link was already used.")
-        user = session.get(User, link.user_id)
-        member = session.scalar(
-            select(Membership).where(Membership.user_id == link.user_id, Membership.workspace_id == link.workspace_id)
-        )
-        if user is None or user.disabled or member is None or member.disabled:
-            raise Refused("You are no longer a member of this workspace.")
-        actor = A.Actor(user_id=user.id, email=user.email, role=member.role)
-        workspace_id, approval_id, decision = link.workspace_id, link.approval_id, opened.decision
-    body = {"decision": decision, "comment": comment or None}
-    return approval_decisions.submit(services, workspace_id, approval_id, body, actor, idempotency_key=None)

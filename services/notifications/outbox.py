@@ -87,7 +87,7 @@ def status_changed(ex: Execution) -> None:
 
 
 def person_present(session: CoachSession) -> None:
-    """A person decides in this transaction (services/coaching/decisions): the next suggestion it opens is in front
+    """A person decides in this transaction (services/decisions/coaching.py): the next suggestion it opens is in front
     of them already, and is not news to send (`suggestion_waiting` is for a run that waits while nobody looks). It
     also keeps the decision path to its own statements: no routes or endpoints are read for it."""
     session.person_present = True

@@ -4,7 +4,7 @@ A review that can be decided (an approval requested, a call held, its deadline n
 workspace's Slack app when it has one: to the Slack channels of the routes that matched it (a route's
 `slack_channel`), else to the app's default channel when one is set, else as a direct message to each recipient who
 gave Coach their Slack member ID. The message's Approve / Reject buttons come back to
-/api/integrations/slack/<workspace_id>/interactions (services/slack/interactions.py), which decides as the member
+/api/integrations/slack/<workspace_id>/interactions (services/decisions/slack.py), which decides as the member
 who clicked. Where each message went (chat.postMessage's channel id and ts) is kept on its row: once the review is
 decided anywhere, services/notifications/slack_updates.py replaces it with who decided, without buttons.
 """

@@ -9,7 +9,7 @@ chat.update of the message whose channel id and ts the review's row kept, showin
 decided what and when, without buttons (or the buttons again, when the decision was taken back; or who approved so
 far, buttons kept, while a quorum is under way). A failure is retried with the outbox's backoff; a review whose
 message is not posted yet waits the same way; a message that never went out needs nothing. A click on the old
-message before the update lands is still refused by services/slack/interactions.py (the decision's 409).
+message before the update lands is still refused by services/decisions/slack.py (the decision's 409).
 """
 
 from __future__ import annotations

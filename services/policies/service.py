@@ -32,8 +32,6 @@ from core.policy import Call, CompiledRule, RuleSet, Verdict, check_defaults, co
 from core.policy.rules import DEFAULTS
 from core.tools import ToolRegistry
 from services.audit import service as audit
-from services.gateway import builtins as gateway_builtins
-from services.models.executions import Execution
 from services.models.policies import Policy, PolicySettings
 from services.models.users import User
 from services.models.workflows import Workflow
@@ -83,35 +81,6 @@ def for_step(session: Session, tools: ToolRegistry, ex, step, params: Any, *, ag
             agent_step=agent_step,
         ),
     )
-
-
-def approval_recheck(tools: ToolRegistry):
-    """services.approvals.decisions' `recheck` hook: the verdict on a reviewed call's edited params (deny refuses the
-    edit; the tool stays the approval's: an edit changes params only)."""
-
-    def recheck(session: Session, approval, params: dict) -> dict[str, Any] | None:
-        if approval.kind == "gateway" and approval.tool:  # an agent's call held by the MCP gateway: no execution
-            call = call_for(
-                gateway_builtins.registry(tools, session, approval.workspace_id),
-                approval.tool,
-                params,
-                agent=approval.agent,
-            )
-            return evaluate(session, approval.workspace_id, call).to_dict()
-        ex = session.get(Execution, approval.execution_id) if approval.execution_id else None
-        if ex is None or not approval.tool:
-            return None
-        call = call_for(
-            tools.for_workspace(ex.workspace_id),
-            approval.tool,
-            params,
-            step_type="action",
-            workflow_id=ex.workflow_id,
-            user=starter(session, ex.started_by),
-        )
-        return evaluate(session, ex.workspace_id, call).to_dict()
-
-    return recheck
 
 
 def judge(session: Session, tools: ToolRegistry, ex, step, params: Any, *, known: dict | None = None) -> dict:

@@ -16,7 +16,7 @@ from core.errors import NotFound
 from core.policy import Call
 from core.regions.replay import MAX_CALLS, Past
 from core.tools import ToolRegistry
-from services.approvals.decisions import review_kind
+from services.decisions.approvals import review_kind
 from services.gateway import learning
 from services.models.approvals import Approval
 from services.models.coaching import Decision, Suggestion, not_a_check

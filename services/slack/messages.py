@@ -4,7 +4,7 @@ A review is an approval (an approval step, a policy-forced review of a tool call
 or a coaching suggestion (a step's call, or an agent's tool call). Its message says what is asked, the tool and its
 params (cut short), the workflow or agent, and links to the item in the web app. Its buttons carry the item's
 kind and id in `value` (`{"kind": "approval"|"suggestion", "id": ..., "execution_id": ...}`); the interactivity
-endpoint (services/slack/interactions.py) reads them back and checks them against the workspace the request was
+endpoint (services/decisions/slack.py) reads them back and checks them against the workspace the request was
 signed for.
 
 A risky review gets only an "Open in Coach" button, never Approve: a call whose tool is `destructive`, or that a

@@ -8,9 +8,9 @@ from datetime import timedelta
 import pytest
 
 from services.approvals import service as approvals
-from services.executions import control
 from services.executions import service as executions
 from services.notifier import Events
+from services.orchestration import control
 from services.orm import utcnow
 from tests.conftest import Api, make_user
 

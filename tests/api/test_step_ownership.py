@@ -25,8 +25,8 @@ import pytest
 from core.tools import ToolContext
 from services.container import Services
 from services.executions import service as executions
-from services.executions.leases import HOST, owner_gone
-from services.executions.runner import Runner
+from services.orchestration.leases import HOST, owner_gone
+from services.orchestration.runner import Runner
 from services.tools.files import FileWriteTool
 
 # Longer than any test: a lease runs out when the test says so (_expire_lease), never because the machine was slow

@@ -255,7 +255,7 @@ def test_a_reviewed_call_stops_the_loop_until_a_decision_and_then_runs_once():
     assert stop.kind == "waiting" and host.reviews and host.runs == []
     pending = tool_messages(messages)[0]
     assert pending.status == C.REVIEW
-    pending.status, pending.params, pending.decision = C.READY, {"path": "b"}, "correct"  # services.coaching.decisions
+    pending.status, pending.params, pending.decision = C.READY, {"path": "b"}, "correct"  # services.decisions.coaching
     stop, provider2, host2, _ = run(SPEC, Reply("done"), messages=messages)
     assert host2.runs == [("file.read", {"path": "b"})] and stop.kind == "done"
     assert len(provider2.requests) == 1  # the stored turn is not asked for again

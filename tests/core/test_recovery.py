@@ -112,7 +112,7 @@ def test_resume_from_a_step_that_reads_a_skipped_output_is_refused():
 
 
 def test_a_retry_is_a_new_run_with_a_new_key_a_crash_rerun_keeps_its_key():
-    # the runner (services/executions/runner.py drive) keeps the key of a step whose key is set (a crash re-run) and
+    # the runner (services/orchestration/runner.py drive) keeps the key of a step whose key is set (a crash re-run) and
     # makes the next run's key when it is cleared, which a retry does
     first = call_key("ex1", "b", 1)
     assert call_key("ex1", "b", 1) == first  # a crash re-run of run 1

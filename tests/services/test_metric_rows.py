@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from config import Settings
-from services.coaching import decisions
 from services.container import Services
+from services.decisions import coaching as decisions
 from services.executions import service as executions
 from services.metrics import service as metrics
 from services.metrics.service import GLOBAL

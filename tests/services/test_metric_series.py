@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import select, update
 
 from services import workspaces
-from services.coaching import decisions
+from services.decisions import coaching as decisions
 from services.executions import service as executions
 from services.metrics import series
 from services.models.coaching import Decision, Suggestion

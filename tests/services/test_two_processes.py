@@ -10,11 +10,11 @@ import pytest
 
 from core.errors import Conflict
 from services.audit import service as audit
-from services.coaching import decisions
 from services.coaching import service as coaching
-from services.executions import control
+from services.decisions import coaching as decisions
 from services.executions import service as executions
 from services.notifier import Events
+from services.orchestration import control
 from services.workflows import service as workflows
 from tests.services.test_metric_rows import WORKFLOW, _start, _workflow_counts
 

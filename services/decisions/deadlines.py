@@ -1,5 +1,5 @@
 """An approval's deadline and its end by a cancel. Deadlines are rows, not timers: a pending approval with a
-deadline has `due_at`, the runner's deadline scanner (services.executions.runner.Runner.fire_due, every
+deadline has `due_at`, the runner's deadline scanner (services.orchestration.runner.Runner.fire_due, every
 COACH_APPROVAL_SCAN_S seconds and at start-up) fires the due ones.
 """
 
@@ -12,10 +12,10 @@ from sqlalchemy.orm import Session
 
 from core import approvals as A
 from core.errors import NotFound
-from services.approvals import decisions as approval_decisions
 from services.approvals import service as approvals
 from services.audit import service as audit
 from services.db import row_locks
+from services.decisions import approvals as approval_decisions
 from services.models.approvals import Approval
 from services.models.executions import Execution
 from services.notifier import Events

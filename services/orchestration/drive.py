@@ -1,6 +1,6 @@
 """Advancing an execution inside a transaction: take the steps that need no person and no slow tool (skips, gates,
 ends, instantaneous tools), judge each call by the policy, open the gate a step stops at, record a tool's outcome,
-fail a step with its reason. Functions of the runner (services.executions.runner) whose definitions, tools, settings
+fail a step with its reason. Functions of the runner (services.orchestration.runner) whose definitions, tools, settings
 and spot-check draws they use; the runner runs the slow tools between these transactions."""
 
 from __future__ import annotations
@@ -18,11 +18,12 @@ from services.approvals import service as approvals
 from services.audit import service as audit
 from services.coaching import correction_failures
 from services.coaching import service as coaching
-from services.executions import control, gates
+from services.executions import gates
 from services.executions import service as executions
 from services.models.executions import Execution
 from services.models.workflows import workflow_of
 from services.notifier import Events
+from services.orchestration import control
 from services.orm import utcnow
 from services.policies import service as policies
 

@@ -3,7 +3,7 @@
 A step whose tool takes time is claimed, in the transaction that marks it running, with a lease on its execution
 (`executions.lease_owner`, `lease_expires_at`; migration 0017): this instance's id and an expiry COACH_LEASE_S
 ahead, renewed every third of that while the tool runs. A lease that expired, or whose instance is known to be
-gone, may be taken over (services.executions.runner does, under the execution's row lock); a live one never is.
+gone, may be taken over (services.orchestration.runner does, under the execution's row lock); a live one never is.
 """
 
 from __future__ import annotations

@@ -9,10 +9,10 @@ from sqlalchemy.orm import Session
 
 from core import approvals as A
 from core.errors import Conflict, Forbidden
-from services.approvals import decisions as approval_decisions
 from services.approvals import held
 from services.approvals import service as approvals
 from services.audit import service as audit
+from services.decisions import approvals as approval_decisions
 from services.executions import service as executions
 from services.models.approvals import Approval
 from services.models.executions import Execution
@@ -102,8 +102,5 @@ def undo(session: Session, workspace_id: str, approval_id: str, actor: str, even
 
 
 def submit(services, workspace_id: str, approval_id: str, actor: str) -> dict[str, Any]:
-    events = Events()
-    with services.db.transaction() as session:
-        answer = undo(session, workspace_id, approval_id, actor, events)
-    services.notifier.send(events)
-    return answer
+    with services.command() as uow:
+        return undo(uow.session, workspace_id, approval_id, actor, uow.events)

@@ -1,4 +1,4 @@
-"""The runner's background work (services.executions.runner): at start, recovery of what was running when the
+"""The runner's background work (services.orchestration.runner): at start, recovery of what was running when the
 server stopped; a lease keeper that renews this instance's leases and takes over expired ones (README "Several
 machines"); a deadline scanner that fires approvals and human gates nobody acted on in time. One thread each (green
 under gevent/eventlet) for the whole process, whatever the number of executions."""
@@ -15,9 +15,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.execution import states as S
-from services.approvals import deadlines as approval_deadlines
-from services.coaching import undo
 from services.db import retrying
+from services.decisions import deadlines as approval_deadlines
+from services.decisions import undo
 from services.executions import gates
 from services.executions import service as executions
 from services.models.executions import Execution
@@ -53,7 +53,8 @@ class Scans:
             ids = session.scalars(select(Execution.id).where(Execution.status.in_(list(S.RUNNABLE)))).all()
         return sum(self.take_over(execution_id, at_start=True) for execution_id in ids)
 
-    # leases (services.executions.leases): a step running outside a transaction is this instance's while its lease holds
+    # leases (services.orchestration.leases): a step running outside a transaction is this instance's while its
+    # lease holds
     def take_over(self, execution_id: str, *, at_start: bool = False) -> bool:
         """Schedule a runnable execution here; its steps caught running first go back to pending, when their lease
         allows (Leases.free), and the lease becomes this instance's. Under the execution's lock: of several instances
@@ -146,7 +147,7 @@ class Scans:
             due: list[tuple[Fire, str, str]] = [
                 (approval_deadlines.fire_timeout, "approval", i) for i in approval_deadlines.due(session, now)
             ]
-            # a gate's deadline, or the end of a held decision's undo window (services.coaching.undo.fire)
+            # a gate's deadline, or the end of a held decision's undo window (services.decisions.undo.fire)
             due += [
                 (
                     lambda s, i, n, e: undo.fire(s, self.runner.definitions, self.runner.tools.for_workspace, i, n, e),
@@ -159,21 +160,19 @@ class Scans:
         for fire, what, target in due:
 
             def once(fire=fire, target=target):
-                events = Events()
-                with self.runner.db.transaction() as session:
-                    ex = fire(session, target, now, events)
-                    return ex, ex is not None and ex.status in S.RUNNABLE, events
+                with self.runner.command() as uow:
+                    ex = fire(uow.session, target, now, uow.events)
+                    if ex is not None and ex.status in S.RUNNABLE:
+                        uow.run_next(ex.id)
+                return ex
 
             try:
-                ex, runnable, events = retrying(once, what=f"firing the deadline of {what} {target}")
+                ex = retrying(once, what=f"firing the deadline of {what} {target}")
             except Exception:  # one bad row must not stop the others' deadlines
                 log.exception("firing the deadline of %s %s failed", what, target)
                 continue
-            self.runner.notifier.send(events)
             if ex is not None:
                 fired += 1
-                if runnable:
-                    self.runner.schedule(ex.id)
         try:  # cron schedules (services/triggers/schedules.py): each due one fires once, whichever instance scans
             fired += trigger_schedules.fire_due(self.runner, now)
         except Exception:

@@ -5,8 +5,8 @@
 2. The Slack user is mapped to the Coach member who set that Slack user id in this workspace; nobody: an ephemeral
    answer tells them to set it in Coach, and nothing is decided.
 3. Approve decides at once; Reject opens a modal for a comment (views.open), whose submission decides. Both go
-   through the REST decision endpoints' own service functions (services.approvals.decisions.submit,
-   services.coaching.decisions.submit) as that person, so they are checked, audited and counted like any decision.
+   through the REST decision endpoints' own service functions (services.decisions.approvals.submit,
+   services.decisions.coaching.submit) as that person, so they are checked, audited and counted like any decision.
    Each carries an idempotency key made of the click (or the modal), so a retried or replayed request decides
    once and gets the first answer again.
 4. An item decided elsewhere is refused (the services' 409): the person is told who decided, and the message is
@@ -27,8 +27,8 @@ from slack_sdk.signature import SignatureVerifier
 
 from core import approvals as A
 from core.errors import BadRequest, CoachError, Conflict, NotFound, Unauthorized
-from services.approvals import decisions as approval_decisions
-from services.coaching import decisions
+from services.decisions import approvals as approval_decisions
+from services.decisions import coaching as decisions
 from services.models.approvals import Approval
 from services.models.coaching import Decision, Suggestion
 from services.slack import client as slack

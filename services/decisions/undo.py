@@ -1,7 +1,7 @@
 """Releasing and taking back held decisions (core/coaching/undo.py has the rules, services/coaching/held.py holds).
 
-- **Release**: when the undo window ends, the runner's deadline scanner (services.executions.scans.fire_due) calls
-  `fire`; a held gate's decision then acts exactly as it would have at once (services.coaching.decisions.act), and
+- **Release**: when the undo window ends, the runner's deadline scanner (services.orchestration.scans.fire_due) calls
+  `fire`; a held gate's decision then acts exactly as it would have at once (services.decisions.coaching.act), and
   only then is it counted in the session's stats and the metrics, so a decision taken back never counts.
 - **Undo** (`POST /api/executions/<id>/coaching/undo {suggestion_id}`, the socket's `coaching_undo`): under the
   execution's lock, so an undo and the release cannot both win. The decision row is deleted, the suggestion is
@@ -20,10 +20,11 @@ from core.coaching import decisions as D
 from core.coaching import undo as U
 from core.errors import Conflict, NotFound
 from core.tools import ToolRegistry
-from services.approvals import undo as approval_undo
 from services.audit import service as audit
-from services.coaching import counting, decisions, held
+from services.coaching import counting, held
 from services.coaching import service as coaching
+from services.decisions import approval_undo
+from services.decisions import coaching as decisions
 from services.executions import gates
 from services.executions import service as executions
 from services.models.coaching import Decision, Suggestion
@@ -185,18 +186,18 @@ def undo(
 
 
 def submit(services, workspace_id: str, execution_id: str, suggestion_id: str, actor: str) -> dict[str, Any]:
-    """The one way in for an undo, from REST or the socket: take back, commit, push. The answer: the suggestion,
-    pending again, and where the execution stands."""
-    events = Events()
+    """The one way in for an undo, from REST or the socket: take back, commit, push (one unit of work). The answer:
+    the suggestion, pending again, and where the execution stands."""
     tools = services.tools.for_workspace(workspace_id)
-    with services.db.transaction() as session:
-        ex, sug = undo(session, services.definitions, tools, workspace_id, execution_id, suggestion_id, actor, events)
+    with services.command() as uow:
+        ex, sug = undo(
+            uow.session, services.definitions, tools, workspace_id, execution_id, suggestion_id, actor, uow.events
+        )
         update = executions.update_event(ex, sug.step_id, steps=False)
         update["gate"] = ex.gate
         answer = {
             "ok": True,
-            "suggestion": coaching.described(session, services.definitions, tools, sug),
+            "suggestion": coaching.described(uow.session, services.definitions, tools, sug),
             "execution": jsonable(update),
         }
-    services.notifier.send(events)
     return answer

@@ -28,11 +28,42 @@ from services.models.approvals import Approval
 from services.models.executions import Execution
 from services.notifier import Events, jsonable
 from services.orm import utcnow
+from services.policies import service as policies
 
 # recheck(session, approval, params) -> the policy's verdict for edited params ({"effect": ..., ...}, the
 # answer of POST /api/policies/evaluate), or None when no policy applies. Set it on the Services object as
 # `approval_recheck` (or pass it to submit). A verdict whose effect is "deny" refuses the edit (422).
 Recheck = Callable[[Session, Approval, dict], "dict | None"]
+
+
+def approval_recheck(tools: ToolRegistry):
+    """The `recheck` hook (the Services object's `approval_recheck`): the verdict on a reviewed call's edited params
+    (deny refuses the edit; the tool stays the approval's: an edit changes params only). A gateway call is judged as
+    the gateway judges it (its built-in tools beside the workspace's), any other as its execution's step."""
+
+    def recheck(session: Session, approval, params: dict) -> dict[str, Any] | None:
+        if approval.kind == "gateway" and approval.tool:  # an agent's call held by the MCP gateway: no execution
+            call = policies.call_for(
+                gateway_builtins.registry(tools, session, approval.workspace_id),
+                approval.tool,
+                params,
+                agent=approval.agent,
+            )
+            return policies.evaluate(session, approval.workspace_id, call).to_dict()
+        ex = session.get(Execution, approval.execution_id) if approval.execution_id else None
+        if ex is None or not approval.tool:
+            return None
+        call = policies.call_for(
+            tools.for_workspace(ex.workspace_id),
+            approval.tool,
+            params,
+            step_type="action",
+            workflow_id=ex.workflow_id,
+            user=policies.starter(session, ex.started_by),
+        )
+        return policies.evaluate(session, ex.workspace_id, call).to_dict()
+
+    return recheck
 
 
 def decide(
@@ -104,7 +135,9 @@ def decide(
             a.replies = {**(a.replies or {}), idempotency_key: response}
         return response
     window_s = held.window(session, workspace_id, undo_window_s) if a.status in A.FINAL else 0.0
-    if window_s > 0:  # settled when the window ends (services.approvals.undo.release), unless taken back before
+    if (
+        window_s > 0
+    ):  # settled when the window ends (services.decisions.approval_undo.release), unless taken back before
         held.hold(ex, a, decision, actor.email, now, window_s, params_before)
         events.add("approval_decided", approvals.view(a), workspace=ex.workspace_id)
         executions.changed(session, events, ex, a.step_id)
@@ -214,23 +247,22 @@ def submit(
     idempotency_key: str | None = None,
     recheck: Recheck | None = None,
 ) -> dict[str, Any]:
-    """The one way in for a decision (REST): apply, commit, push, and let the runner go on."""
-    events = Events()
+    """The one way in for a decision (REST, an email link, Slack): apply, commit, push, and let the runner go on (one
+    unit of work)."""
     recheck = recheck or services.approval_recheck
-    with services.db.transaction() as session:
+    with services.command() as uow:
         response = decide(
-            session,
+            uow.session,
             services.tools.for_workspace(workspace_id),
             workspace_id,
             approval_id,
             body,
             actor,
-            events,
+            uow.events,
             idempotency_key,
             recheck,
             services.settings.undo_window_s,
         )
-    services.notifier.send(events)
-    if response["execution"] and response["execution"]["status"] in S.RUNNABLE:
-        services.runner.schedule(response["execution"]["execution_id"])
+        if response["execution"] and response["execution"]["status"] in S.RUNNABLE:
+            uow.run_next(response["execution"]["execution_id"])
     return response

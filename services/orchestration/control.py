@@ -16,10 +16,10 @@ from core.execution import states as S
 from core.tools import ToolRegistry
 from core.workflow import parse_definition
 from services.agents import replies as agent_replies
-from services.approvals import deadlines as approval_deadlines
 from services.audit import service as audit
 from services.coaching import corrections
 from services.coaching import service as coaching
+from services.decisions import deadlines as approval_deadlines
 from services.executions import service as executions
 from services.models.coaching import Suggestion
 from services.models.executions import Execution
@@ -296,7 +296,7 @@ def answer(
     asks = "clarification" if gate.get("agent") else "human_input"  # an agent step's CONFIRM_DATA, or the step's
     if gate.get("kind") != asks or gate.get("step_id") != step_id:
         raise Conflict(f"step {step_id!r} is not waiting for input", details={"waiting_step": gate.get("step_id")})
-    # who answered what: the run's history shows it beside the question (services/executions/history.py)
+    # who answered what: the run's history shows it beside the question (services/orchestration/history.py)
     audit.record(
         session,
         workspace_id,
