@@ -1,7 +1,8 @@
 /**
- * A small typed fetch client for the Coach API.
+ * The web app's one request path to the Coach API, `send`, under the typed client of ./typed.ts (every call
+ * goes through `api` there), with the errors, the session's CSRF token and the selected workspace.
  *
- * Every request is same-origin (cookies included), JSON in and out. A
+ * Every request is same-origin (cookies included). A
  * non-2xx answer becomes an `ApiError` built from the server's error
  * envelope `{"error": {"code", "message", "details"}}`; a request that
  * never got an answer becomes an `ApiError` with status 0.
@@ -93,18 +94,6 @@ export class ApiError extends Error {
     this.retryAfter = retryAfter;
     this.lines = lines;
   }
-}
-
-export interface RequestOptions {
-  signal?: AbortSignal;
-  headers?: Record<string, string>;
-  /**
-   * Leave out `X-Coach-Workspace` even when a workspace is selected (used by
-   * login and the session check, which must work whatever was stored).
-   */
-  omitWorkspace?: boolean;
-  /** Send a string body as is with this Content-Type (e.g. `application/yaml`), instead of as JSON. */
-  contentType?: string;
 }
 
 /**
@@ -228,57 +217,6 @@ export async function send(path: string, { method, headers: own, body, signal, o
 /** The ApiError of a 2xx answer whose body is not the JSON it should be. */
 export function invalidJson(status: number): ApiError {
   return new ApiError(status, "invalid_json", "The server sent a response that is not valid JSON.");
-}
-
-async function request<T>(
-  method: string,
-  path: string,
-  body: unknown,
-  options: RequestOptions = {},
-): Promise<T> {
-  let headers = options.headers;
-  let text: string | undefined;
-  if (body !== undefined && options.contentType && typeof body === "string") {
-    headers = { ...headers, "Content-Type": options.contentType };
-    text = body;
-  } else if (body !== undefined) {
-    headers = { ...headers, "Content-Type": "application/json" };
-    text = JSON.stringify(body);
-  }
-  const response = await send(path, { method, headers, body: text, signal: options.signal, omitWorkspace: options.omitWorkspace });
-  if (response.status === 204) {
-    return undefined as T;
-  }
-  const answer = await response.text();
-  if (!answer) {
-    return undefined as T;
-  }
-  try {
-    return JSON.parse(answer) as T;
-  } catch {
-    throw invalidJson(response.status);
-  }
-}
-
-export function apiGet<T>(path: string, options?: RequestOptions): Promise<T> {
-  return request<T>("GET", path, undefined, options);
-}
-
-export function apiPost<T>(path: string, body?: unknown, options?: RequestOptions): Promise<T> {
-  return request<T>("POST", path, body ?? {}, options);
-}
-
-export function apiPut<T>(path: string, body?: unknown, options?: RequestOptions): Promise<T> {
-  return request<T>("PUT", path, body ?? {}, options);
-}
-
-export function apiPatch<T>(path: string, body?: unknown, options?: RequestOptions): Promise<T> {
-  return request<T>("PATCH", path, body ?? {}, options);
-}
-
-/** DELETE sends no body unless one is given. */
-export function apiDelete<T>(path: string, body?: unknown, options?: RequestOptions): Promise<T> {
-  return request<T>("DELETE", path, body, options);
 }
 
 /** A user-facing sentence for any error a query or mutation may throw. */

@@ -6084,21 +6084,21 @@ export interface components {
             actions?: string[];
         };
         AgentCreated: {
-            active?: boolean;
+            active: boolean;
             /** Format: date-time */
-            created_at?: string;
-            created_by?: string;
-            description?: string;
-            id?: string;
+            created_at: string;
+            created_by: string;
+            description: string;
+            id: string;
             /** Format: date-time */
-            last_used_at?: string | null;
+            last_used_at: string | null;
             /** @description where the agent connects (streamable HTTP) */
-            mcp_path?: string;
-            name?: string;
+            mcp_path: string;
+            name: string;
             /** Format: date-time */
-            revoked_at?: string | null;
+            revoked_at: string | null;
             /** @description the bearer token for /mcp: shown this once, stored hashed */
-            token?: string;
+            token: string;
         };
         AgentIn: {
             /** @default  */
@@ -6107,7 +6107,7 @@ export interface components {
             name: string;
         };
         AgentList: {
-            items?: components["schemas"]["AgentOut"][];
+            items: components["schemas"]["AgentOut"][];
         };
         AgentMessage: {
             /** @description the call's arguments, as the LLM sent them (JSON) */
@@ -6160,17 +6160,17 @@ export interface components {
             turn: number;
         };
         AgentOut: {
-            active?: boolean;
+            active: boolean;
             /** Format: date-time */
-            created_at?: string;
-            created_by?: string;
-            description?: string;
-            id?: string;
+            created_at: string;
+            created_by: string;
+            description: string;
+            id: string;
             /** Format: date-time */
-            last_used_at?: string | null;
-            name?: string;
+            last_used_at: string | null;
+            name: string;
             /** Format: date-time */
-            revoked_at?: string | null;
+            revoked_at: string | null;
         };
         AgentStep: {
             clarification_question?: string | null;
@@ -6247,54 +6247,54 @@ export interface components {
         };
         Approval: {
             /** @description gateway: the agent identity that made the call */
-            agent?: string | null;
+            agent: string | null;
             approval_id: string;
             /** @description distinct approvals counted so far */
-            approvals?: number;
-            approvers?: components["schemas"]["Approvers"];
+            approvals: number;
+            approvers: components["schemas"]["Approvers"];
             /** Format: date-time */
-            created_at?: string;
+            created_at: string;
             /** Format: date-time */
-            deadline?: string | null;
+            deadline: string | null;
             /** Format: date-time */
-            decided_at?: string | null;
-            decisions?: components["schemas"]["ApprovalDecision"][];
+            decided_at: string | null;
+            decisions: components["schemas"]["ApprovalDecision"][];
             /** @description null for a gateway call's review */
-            execution_id?: string | null;
+            execution_id: string | null;
             /**
              * @description step | tool_call | plan | gateway (an outside agent's call held by the MCP gateway)
              * @enum {string}
              */
-            kind?: "step" | "tool_call" | "plan" | "gateway";
-            message?: string;
+            kind: "step" | "tool_call" | "plan" | "gateway";
+            message: string;
             /** @enum {string} */
-            on_timeout?: "approve" | "reject" | "fail";
+            on_timeout: "approve" | "reject" | "fail";
             /** @description the call's params */
-            params?: {
+            params: {
                 [key: string]: unknown;
             } | null;
             /** @description the policy verdict that forced the review */
-            policy?: components["schemas"]["Verdict"] | null;
-            quorum?: number;
-            separate_duties?: boolean;
-            started_by?: string | null;
+            policy: components["schemas"]["Verdict"] | null;
+            quorum: number;
+            separate_duties: boolean;
+            started_by: string | null;
             /** @enum {string} */
             status: "pending" | "approved" | "rejected" | "expired";
             /** @description gateway: the tool's name (cut to 64 characters) */
-            step_id?: string;
-            timeout_s?: number | null;
-            tool?: string | null;
+            step_id: string;
+            timeout_s: number | null;
+            tool: string | null;
         };
         ApprovalDecision: {
             /** Format: date-time */
-            at?: string;
-            comment?: string;
+            at: string;
+            comment: string;
             /**
              * @description expire: cancel, timeout
              * @enum {string}
              */
-            decision?: "approve" | "reject" | "edit" | "expire";
-            user?: string;
+            decision: "approve" | "reject" | "edit" | "expire";
+            user: string;
         };
         ApprovalDecisionArgs: {
             /** @default null */
@@ -6310,9 +6310,9 @@ export interface components {
             } | null;
         };
         ApprovalDecisionResult: {
-            approval?: components["schemas"]["Approval"];
+            approval: components["schemas"]["Approval"];
             /** @description null for a gateway call's review */
-            execution?: components["schemas"]["ExecutionUpdate"] | null;
+            execution: components["schemas"]["ExecutionUpdate"] | null;
         };
         ApprovalPage: {
             items: components["schemas"]["Approval"][];
@@ -6380,8 +6380,8 @@ export interface components {
             [key: string]: unknown;
         };
         Approvers: {
-            roles?: ("operator" | "lead" | "admin")[];
-            users?: string[];
+            roles: ("operator" | "lead" | "admin")[];
+            users: string[];
         };
         AuditEvent: {
             action: string;
@@ -6598,22 +6598,22 @@ export interface components {
             [key: string]: unknown;
         };
         DeliveryOut: {
-            attempts?: number;
+            attempts: number;
             /** Format: date-time */
-            created_at?: string;
+            created_at: string;
             /** @enum {string} */
-            event?: "approval_requested" | "review_held" | "suggestion_waiting" | "clarification_asked" | "deadline_near" | "demotion" | "run_failed" | "escalation";
-            event_id?: string;
+            event: "approval_requested" | "review_held" | "suggestion_waiting" | "clarification_asked" | "deadline_near" | "demotion" | "run_failed" | "escalation";
+            event_id: string;
             /** @description the delivery id (X-Coach-Delivery) */
-            id?: string;
-            last_error?: string | null;
-            last_status?: number | null;
+            id: string;
+            last_error: string | null;
+            last_status: number | null;
             /** Format: date-time */
-            next_attempt_at?: string | null;
+            next_attempt_at: string | null;
             /** Format: date-time */
-            sent_at?: string | null;
+            sent_at: string | null;
             /** @enum {string} */
-            status?: "pending" | "sending" | "sent" | "failed";
+            status: "pending" | "sending" | "sent" | "failed";
         };
         EndpointIn: {
             /** @default true */
@@ -6626,27 +6626,27 @@ export interface components {
             url: string;
         };
         EndpointList: {
-            items?: components["schemas"]["EndpointOut"][];
+            items: components["schemas"]["EndpointOut"][];
         };
         EndpointOut: {
-            consecutive_failures?: number;
+            consecutive_failures: number;
             /** Format: date-time */
-            created_at?: string;
+            created_at: string;
             /** @description the last ten */
-            deliveries?: components["schemas"]["DeliveryOut"][];
-            enabled?: boolean;
-            events?: ("approval_requested" | "review_held" | "suggestion_waiting" | "clarification_asked" | "deadline_near" | "demotion" | "run_failed" | "escalation")[];
+            deliveries: components["schemas"]["DeliveryOut"][];
+            enabled: boolean;
+            events: ("approval_requested" | "review_held" | "suggestion_waiting" | "clarification_asked" | "deadline_near" | "demotion" | "run_failed" | "escalation")[];
             /** @description its last delivery failed */
-            failing?: boolean;
-            id?: string;
+            failing: boolean;
+            id: string;
             /** Format: date-time */
-            last_delivery_at?: string | null;
-            last_error?: string | null;
-            last_status?: number | null;
-            name?: string;
+            last_delivery_at: string | null;
+            last_error: string | null;
+            last_status: number | null;
+            name: string;
             /** @description only in the answer that made it: keep it, it is not shown again */
             secret?: string;
-            url?: string;
+            url: string;
         };
         EndpointUpdate: {
             enabled?: boolean;
@@ -6854,7 +6854,7 @@ export interface components {
             acceptance_rate: number;
             accepted: number;
             /** @description of its decisions, the answers of the person at the agent to a confirm rule's question (they count in the numbers above like a reviewer's; null: none) */
-            at_agent?: components["schemas"]["Snapshot"] | null;
+            at_agent: components["schemas"]["Snapshot"] | null;
             /** @description of evidence_decisions, those by operators who were attentive when they decided */
             attentive_decisions?: number;
             auto_ready: boolean;
@@ -6868,7 +6868,7 @@ export interface components {
              * @description the mode its calls of the tool are gated by
              * @enum {string}
              */
-            effective_mode?: "coaching" | "auto" | "always_review";
+            effective_mode: "coaching" | "auto" | "always_review";
             evidence?: components["schemas"]["Evidence"];
             /** @description the decisions in the readiness test since it last restarted (skips and, where the workspace takes evidence from attentive operators only, the others' decisions are not) */
             evidence_decisions?: number;
@@ -6879,17 +6879,17 @@ export interface components {
              * @description this identity's own mode
              * @enum {string}
              */
-            mode?: "coaching" | "auto" | "always_review";
+            mode: "coaching" | "auto" | "always_review";
             /**
              * @description whose mode that is: the tool's, the identity's own, or null (nobody chose one)
              * @enum {string|null}
              */
-            mode_of?: "tool" | "agent" | null;
+            mode_of: "tool" | "agent" | null;
             rejected: number;
             rolling_acceptance_rate: number;
             skipped: number;
-            spot_check_rate?: number | null;
-            spot_checks?: components["schemas"]["Snapshot"] | null;
+            spot_check_rate: number | null;
+            spot_checks: components["schemas"]["Snapshot"] | null;
             suggestions: number;
             /** @description how far from AUTO-ready */
             to_auto?: components["schemas"]["ToAuto"];
@@ -6897,15 +6897,15 @@ export interface components {
             window_size: number;
         };
         GatewayPack: {
-            changes?: components["schemas"]["PackChange"][];
+            changes: components["schemas"]["PackChange"][];
             /** @description the reviewers' edits counted */
-            corrections?: number;
+            corrections: number;
             /** @description a lead accepted its learned rules: they are suggested to reviewers and applied in AUTO */
-            enabled?: boolean;
-            pack_id?: string;
+            enabled: boolean;
+            pack_id: string;
             /** @description learned rules: a change made at least 3 times and in at least 80% of its field's edits */
-            rules?: components["schemas"]["PackRule"][];
-            tool?: string;
+            rules: components["schemas"]["PackRule"][];
+            tool: string;
         };
         GatewayRegionIn: {
             /** @description only this agent identity's calls (its name); null: every identity's */
@@ -6931,7 +6931,7 @@ export interface components {
             acceptance_rate: number;
             accepted: number;
             /** @description per agent identity (by name): its calls of this tool */
-            agents?: {
+            agents: {
                 [key: string]: components["schemas"]["GatewayAgentTool"];
             };
             /** @description of evidence_decisions, those by operators who were attentive when they decided */
@@ -6949,15 +6949,15 @@ export interface components {
             /** @enum {string} */
             level: "OBSERVATION" | "COACHING" | "AUTO";
             /** @description the workspace's servers list this tool now (or it is a built-in exposed to agents) */
-            listed?: boolean;
+            listed: boolean;
             manual: number;
             /**
              * @description auto: held calls are forwarded unattended but for spot checks; always_review: every held call is reviewed; coaching: held calls are reviewed (for one agent: it follows the tool)
              * @enum {string}
              */
-            mode?: "coaching" | "auto" | "always_review";
+            mode: "coaching" | "auto" | "always_review";
             /** @description the reviewers' edits of its arguments and the rules learned from them (null: none yet) */
-            pack?: components["schemas"]["GatewayPack"] | null;
+            pack: components["schemas"]["GatewayPack"] | null;
             rejected: number;
             rolling_acceptance_rate: number;
             skipped: number;
@@ -6965,27 +6965,27 @@ export interface components {
              * @description gateway: an outside agent's calls through /mcp; plan: decisions of plans' steps
              * @enum {string}
              */
-            source?: "gateway" | "plan";
+            source: "gateway" | "plan";
             /** @description the tool's own spot-check rate; null: the server's COACH_SPOT_CHECK_RATE */
-            spot_check_rate?: number | null;
+            spot_check_rate: number | null;
             /** @description the reviews of its calls while in AUTO: the demotion test's evidence */
-            spot_checks?: components["schemas"]["Snapshot"] | null;
+            spot_checks: components["schemas"]["Snapshot"] | null;
             suggestions: number;
             /** @description how far from AUTO-ready */
             to_auto?: components["schemas"]["ToAuto"];
             /** @description <server>.<tool>, or coach.<tool> for an exposed built-in */
-            tool?: string;
+            tool: string;
             window_decisions: number;
             window_size: number;
         };
         GatewayToolList: {
             /** @description per agent identity: its decisions across its tools */
-            identities?: {
+            identities: {
                 [key: string]: components["schemas"]["Snapshot"];
             };
-            items?: components["schemas"]["GatewayTool"][];
+            items: components["schemas"]["GatewayTool"][];
             /** @description the server's COACH_SPOT_CHECK_RATE */
-            spot_check_rate?: number;
+            spot_check_rate: number;
         };
         Global: {
             acceptance_rate: number;
@@ -7035,16 +7035,16 @@ export interface components {
             /** @description {"$missing": true}: the field was absent */
             before?: unknown;
             /** @enum {string} */
-            change?: "added" | "removed" | "changed";
-            path?: string;
+            change: "added" | "removed" | "changed";
+            path: string;
         };
         HistoryEvent: {
             /** @description who: a person's email, coach, policy, system */
-            actor?: string | null;
+            actor: string | null;
             answer?: unknown;
             approval_id?: string;
             /** Format: date-time */
-            at?: string | null;
+            at: string | null;
             /** @description a correction's or retry's diff */
             changes?: components["schemas"]["HistoryChange"][];
             comment?: string;
@@ -7064,60 +7064,60 @@ export interface components {
             run?: number;
             skipped?: string[];
             source?: string;
-            step_id?: string | null;
+            step_id: string | null;
             suggestion_id?: string;
             /** @description resume_from: the step resumed from */
             target_step?: string;
             /** @description what happened, in words */
-            text?: string;
+            text: string;
         };
         HistoryStep: {
             /** @description tries of its latest run */
-            attempts?: number;
-            error?: string | null;
-            events?: components["schemas"]["HistoryEvent"][];
+            attempts: number;
+            error: string | null;
+            events: components["schemas"]["HistoryEvent"][];
             /** Format: date-time */
-            finished_at?: string | null;
-            name?: string;
+            finished_at: string | null;
+            name: string;
             /** @description retries people asked for */
-            retries?: number;
+            retries: number;
             /** @description runs of its tool started */
-            run?: number;
+            run: number;
             /** Format: date-time */
-            started_at?: string | null;
+            started_at: string | null;
             /** @enum {string} */
             status: "pending" | "running" | "waiting" | "succeeded" | "failed" | "skipped" | "rejected" | "cancelled";
-            step_id?: string;
-            tool?: string | null;
-            type?: string;
+            step_id: string;
+            tool: string | null;
+            type: string;
         };
         HookBody: {
             [key: string]: unknown;
         };
         HookCreated: {
-            active?: boolean;
+            active: boolean;
             /** Format: date-time */
-            created_at?: string;
-            created_by?: string;
-            id?: string;
+            created_at: string;
+            created_by: string;
+            id: string;
             /** Format: date-time */
-            last_used_at?: string | null;
+            last_used_at: string | null;
             /** @description variable -> dotted path in the body */
-            mapping?: {
+            mapping: {
                 [key: string]: string;
             };
             /** @enum {string|null} */
-            mode?: "normal" | "coaching" | "auto" | null;
-            name?: string;
+            mode: "normal" | "coaching" | "auto" | null;
+            name: string;
             /** @description where the sender POSTs: /api/hooks/<id> */
-            path?: string;
+            path: string;
             /** Format: date-time */
-            revoked_at?: string | null;
+            revoked_at: string | null;
             /** @description the HMAC key, shown this once (stored encrypted) */
-            secret?: string;
+            secret: string;
             /** @description the same, on the origin this request came to */
-            url?: string;
-            workflow_id?: string;
+            url: string;
+            workflow_id: string;
         };
         HookIn: {
             /** @description variable -> dotted path in the body (order.id, items.0.sku); empty: the body's top-level keys are the variables */
@@ -7133,30 +7133,30 @@ export interface components {
             name: string;
         };
         HookList: {
-            items?: components["schemas"]["HookOut"][];
+            items: components["schemas"]["HookOut"][];
         };
         HookOut: {
-            active?: boolean;
+            active: boolean;
             /** Format: date-time */
-            created_at?: string;
-            created_by?: string;
-            id?: string;
+            created_at: string;
+            created_by: string;
+            id: string;
             /** Format: date-time */
-            last_used_at?: string | null;
+            last_used_at: string | null;
             /** @description variable -> dotted path in the body */
-            mapping?: {
+            mapping: {
                 [key: string]: string;
             };
             /** @enum {string|null} */
-            mode?: "normal" | "coaching" | "auto" | null;
-            name?: string;
+            mode: "normal" | "coaching" | "auto" | null;
+            name: string;
             /** @description where the sender POSTs: /api/hooks/<id> */
-            path?: string;
+            path: string;
             /** Format: date-time */
-            revoked_at?: string | null;
+            revoked_at: string | null;
             /** @description the same, on the origin this request came to */
-            url?: string;
-            workflow_id?: string;
+            url: string;
+            workflow_id: string;
         };
         HumanInputStep: {
             clarification_question?: string | null;
@@ -7483,37 +7483,37 @@ export interface components {
         };
         Notice: {
             /** @description who: a user's email, or `system` (spot checks, corrections) */
-            actor?: string;
+            actor: string;
             /** @description gateway_demotion: the agent identity whose calls of the tool were demoted (null: all) */
             agent?: string | null;
             /** @description ISO 8601, UTC */
-            at?: string;
+            at: string;
             /** @description a learned-rule change: correction, enabled, disabled, import */
             cause?: string;
             /** @description the audit event's seq (the `audit_seq` of the pushed event) */
-            id?: number;
+            id: number;
             /** @enum {string} */
-            kind?: "demotion" | "step_demotion" | "learned_rule_change" | "gateway_demotion";
+            kind: "demotion" | "step_demotion" | "learned_rule_change" | "gateway_demotion";
             /** @description a learned-rule change: its correction pack */
             pack_id?: string;
             /** @description why a demotion happened */
-            reason?: string | null;
+            reason: string | null;
             /** @description a demotion by spot checks: their acceptance */
             spot_check_rate?: number | null;
             /** @description rules that started applying */
             started?: components["schemas"]["Rule"][];
             /** @description a step's demotion, or the pack's step */
-            step_id?: string | null;
+            step_id: string | null;
             /** @description rules that stopped applying */
             stopped?: components["schemas"]["Rule"][];
             /** @description gateway_demotion: the MCP gateway tool */
             tool?: string | null;
-            workflow_id?: string | null;
+            workflow_id: string | null;
             /** @description null when the workflow is gone */
             workflow_name?: string | null;
         };
         NoticeList: {
-            items?: components["schemas"]["Notice"][];
+            items: components["schemas"]["Notice"][];
         };
         OperatorList: {
             items: components["schemas"]["OperatorMetrics"][];
@@ -7557,28 +7557,28 @@ export interface components {
         };
         Pack: {
             /** @description most frequent first */
-            changes?: components["schemas"]["ChangeGroup"][];
+            changes: components["schemas"]["ChangeGroup"][];
             /** @description corrections recorded for this step */
-            corrections?: number;
+            corrections: number;
             /** Format: date-time */
-            created_at?: string;
+            created_at: string;
             /** @description corrections taken back out because their step then failed because of them (they count towards no rule) */
-            discounted?: number;
-            enabled?: boolean;
+            discounted: number;
+            enabled: boolean;
             /** @description per field: the corrections that changed it, among which a change must reach the consistency bar */
-            field_corrections?: {
+            field_corrections: {
                 [key: string]: number;
             };
-            id?: string;
-            last_rule_change?: components["schemas"]["RuleChange"] | null;
+            id: string;
+            last_rule_change: components["schemas"]["RuleChange"] | null;
             /** @description learned rules later suggestions apply */
-            rules?: components["schemas"]["LearnedRule"][];
+            rules: components["schemas"]["LearnedRule"][];
             /** @description when a learned rule last started or stopped applying (ISO 8601), null if never seen */
-            rules_changed_at?: string | null;
-            step_id?: string;
+            rules_changed_at: string | null;
+            step_id: string;
             /** Format: date-time */
-            updated_at?: string;
-            workflow_id?: string;
+            updated_at: string;
+            workflow_id: string;
         };
         PackArgs: {
             enabled: boolean;
@@ -7588,9 +7588,9 @@ export interface components {
             after?: unknown;
             /** @description {"$missing": true}: the field was absent */
             before?: unknown;
-            count?: number;
+            count: number;
             /** @description a dotted path into the arguments */
-            field?: string;
+            field: string;
         };
         PackExport: {
             /** @default true */
@@ -7603,7 +7603,7 @@ export interface components {
             [key: string]: unknown;
         };
         PackList: {
-            items?: components["schemas"]["Pack"][];
+            items: components["schemas"]["Pack"][];
         };
         PackPatch: {
             enabled: boolean;
@@ -7613,11 +7613,11 @@ export interface components {
             after?: unknown;
             /** @description {"$missing": true}: the field was absent */
             before?: unknown;
-            count?: number;
+            count: number;
             /** @description a dotted path into the arguments */
-            field?: string;
+            field: string;
             /** @description its share of the edits that changed this field */
-            share?: number;
+            share: number;
         };
         PackStats: {
             corrections: number;
@@ -7807,10 +7807,10 @@ export interface components {
             workflow_id?: string | null;
         };
         PreviewOut: {
-            cron?: string;
-            description?: string;
-            next_fire_times?: string[];
-            timezone?: string;
+            cron: string;
+            description: string;
+            next_fire_times: string[];
+            timezone: string;
         };
         Progress: {
             done: number;
@@ -7877,7 +7877,7 @@ export interface components {
         };
         PushKeyOut: {
             /** @description the VAPID public key (base64url): PushManager.subscribe's applicationServerKey */
-            public_key?: string;
+            public_key: string;
         };
         PushKeys: {
             auth: string;
@@ -7890,18 +7890,18 @@ export interface components {
             keys: components["schemas"]["PushKeys"];
         };
         PushSubscriptionList: {
-            items?: components["schemas"]["PushSubscriptionOut"][];
+            items: components["schemas"]["PushSubscriptionOut"][];
         };
         PushSubscriptionOut: {
             /** Format: date-time */
-            created_at?: string;
-            endpoint?: string;
-            id?: string;
+            created_at: string;
+            endpoint: string;
+            id: string;
             /** Format: date-time */
-            last_sent_at?: string | null;
+            last_sent_at: string | null;
             /** @description the push service's last answer */
-            last_status?: number | null;
-            user_agent?: string;
+            last_status: number | null;
+            user_agent: string;
         };
         Question: {
             deadline: string | null;
@@ -8018,13 +8018,13 @@ export interface components {
         Recovered: {
             execution_id: string;
             /** @description retry: the run the step will be (its runs so far + 1); the run gets a new idempotency key */
-            run?: number | null;
+            run: number | null;
             /** @description resume-from: the steps skipped */
-            skipped?: string[];
+            skipped: string[];
             /** @enum {string} */
             status: "draft" | "approved" | "pending" | "running" | "paused" | "waiting_decision" | "waiting_clarification" | "waiting_correction" | "waiting_approval" | "resumed" | "completed" | "failed" | "cancelled";
             /** @description the step retried, or resumed from */
-            step_id?: string | null;
+            step_id: string | null;
         };
         Region: {
             acceptance: number;
@@ -8116,24 +8116,24 @@ export interface components {
             when?: string;
         };
         RegistryList: {
-            items?: components["schemas"]["RegistryTool"][];
+            items: components["schemas"]["RegistryTool"][];
         };
         RegistryTool: {
-            annotations?: {
+            annotations: {
                 [key: string]: unknown;
             } | null;
-            description?: string;
-            name?: string;
-            params_schema?: {
+            description: string;
+            name: string;
+            params_schema: {
                 [key: string]: unknown;
             };
             /** @enum {string} */
-            risk?: "read" | "write" | "external" | "destructive";
+            risk: "read" | "write" | "external" | "destructive";
             /** @description mcp: the server's name */
-            server?: string | null;
+            server: string | null;
             /** @enum {string} */
-            source?: "builtin" | "entry_point" | "mcp";
-            trusted?: boolean | null;
+            source: "builtin" | "entry_point" | "mcp";
+            trusted: boolean | null;
         };
         Replay: {
             /** @description would still have been asked */
@@ -8190,16 +8190,16 @@ export interface components {
         };
         Rerun: {
             /** @description the new execution */
-            execution_id?: string;
+            execution_id: string;
             /** @enum {string} */
-            mode?: "normal" | "coaching" | "auto";
-            rerun_of?: string;
+            mode: "normal" | "coaching" | "auto";
+            rerun_of: string;
             /** @enum {string} */
             status: "draft" | "approved" | "pending" | "running" | "paused" | "waiting_decision" | "waiting_clarification" | "waiting_correction" | "waiting_approval" | "resumed" | "completed" | "failed" | "cancelled";
-            variables?: {
+            variables: {
                 [key: string]: unknown;
             };
-            workflow_version?: number;
+            workflow_version: number;
         };
         RerunArgs: {
             /**
@@ -8368,38 +8368,38 @@ export interface components {
             workflow_id?: string | null;
         };
         RouteList: {
-            items?: components["schemas"]["RouteOut"][];
+            items: components["schemas"]["RouteOut"][];
         };
         RouteOut: {
             /** Format: date-time */
-            created_at?: string;
+            created_at: string;
             /** @default true */
-            enabled?: boolean;
+            enabled: boolean;
             /** @default null */
-            endpoint_id?: string | null;
+            endpoint_id: string | null;
             /** @default null */
-            escalate_after_s?: number | null;
+            escalate_after_s: number | null;
             /** @default null */
-            escalate_endpoint_id?: string | null;
-            escalate_users?: string[];
-            events?: ("approval_requested" | "review_held" | "suggestion_waiting" | "clarification_asked" | "deadline_near" | "demotion" | "run_failed" | "escalation")[];
-            id?: string;
+            escalate_endpoint_id: string | null;
+            escalate_users: string[];
+            events: ("approval_requested" | "review_held" | "suggestion_waiting" | "clarification_asked" | "deadline_near" | "demotion" | "run_failed" | "escalation")[];
+            id: string;
             /** @default  */
-            name?: string;
+            name: string;
             /**
              * @description the Slack channel the route's reviews are posted to instead of the Slack app's default channel: a channel id (C…, G… private) or a #name; empty or null: none
              * @default null
              */
-            slack_channel?: string | null;
+            slack_channel: string | null;
             /**
              * @description a tool name or glob (sql.*)
              * @default null
              */
-            tool?: string | null;
+            tool: string | null;
             /** @description emails or user ids */
-            users?: string[];
+            users: string[];
             /** @default null */
-            workflow_id?: string | null;
+            workflow_id: string | null;
         };
         Rule: {
             /** @description {"$missing": true}: the field is removed */
@@ -8407,7 +8407,7 @@ export interface components {
             /** @description {"$missing": true}: the field was absent */
             before?: unknown;
             count?: number;
-            field?: string;
+            field: string;
             share?: number;
         };
         RuleChange: {
@@ -8435,17 +8435,17 @@ export interface components {
             scope: "workspace" | "workflow" | "user" | "user+workflow";
         };
         RunHistory: {
-            error?: components["schemas"]["ExecutionError"] | null;
+            error: components["schemas"]["ExecutionError"] | null;
             /** @description the execution's own: start, coaching pauses, resume-from, cancel, re-runs */
-            events?: components["schemas"]["HistoryEvent"][];
+            events: components["schemas"]["HistoryEvent"][];
             execution_id: string;
             /** @description the execution this one re-runs */
-            rerun_of?: string | null;
+            rerun_of: string | null;
             /** @description the executions that re-run this one */
-            reruns?: string[];
+            reruns: string[];
             /** @enum {string} */
             status: "draft" | "approved" | "pending" | "running" | "paused" | "waiting_decision" | "waiting_clarification" | "waiting_correction" | "waiting_approval" | "resumed" | "completed" | "failed" | "cancelled";
-            steps?: components["schemas"]["HistoryStep"][];
+            steps: components["schemas"]["HistoryStep"][];
         };
         SaveArgs: {
             /** @default null */
@@ -8474,39 +8474,39 @@ export interface components {
             };
         };
         ScheduleList: {
-            items?: components["schemas"]["ScheduleOut"][];
+            items: components["schemas"]["ScheduleOut"][];
         };
         ScheduleOut: {
             /** Format: date-time */
-            created_at?: string;
-            created_by?: string;
-            cron?: string;
+            created_at: string;
+            created_by: string;
+            cron: string;
             /** @description the cron expression in words */
-            description?: string;
-            enabled?: boolean;
-            id?: string;
+            description: string;
+            enabled: boolean;
+            id: string;
             /** @description why its last fire started nothing, if it did not */
-            last_error?: string;
-            last_execution_id?: string | null;
+            last_error: string;
+            last_execution_id: string | null;
             /** Format: date-time */
-            last_fired_at?: string | null;
+            last_fired_at: string | null;
             /** @enum {string|null} */
-            mode?: "normal" | "coaching" | "auto" | null;
-            name?: string;
+            mode: "normal" | "coaching" | "auto" | null;
+            name: string;
             /**
              * Format: date-time
              * @description null while disabled
              */
-            next_fire_at?: string | null;
+            next_fire_at: string | null;
             /** @description the next few fire times (UTC) */
-            next_fire_times?: string[];
-            timezone?: string;
+            next_fire_times: string[];
+            timezone: string;
             /** Format: date-time */
-            updated_at?: string;
-            variables?: {
+            updated_at: string;
+            variables: {
                 [key: string]: unknown;
             };
-            workflow_id?: string;
+            workflow_id: string;
         };
         SchedulePatch: {
             cron?: string;
@@ -8547,22 +8547,22 @@ export interface components {
         };
         ServerToolOut: {
             /** @enum {string} */
-            annotated_risk?: "read" | "write" | "external" | "destructive";
+            annotated_risk: "read" | "write" | "external" | "destructive";
             /** @description the server's MCP tool annotations, as sent (readOnlyHint …) */
-            annotations?: {
+            annotations: {
                 [key: string]: unknown;
             };
-            description?: string;
-            full_name?: string;
+            description: string;
+            full_name: string;
             /** @description a JSON Schema, as the server sent it */
-            input_schema?: {
+            input_schema: {
                 [key: string]: unknown;
             } | null;
-            name?: string;
+            name: string;
             /** @description why the tool cannot be used (its schema) */
-            problem?: string | null;
+            problem: string | null;
             /** @enum {string} */
-            risk?: "read" | "write" | "external" | "destructive";
+            risk: "read" | "write" | "external" | "destructive";
         };
         SettingsIn: {
             /** @default true */
@@ -8585,25 +8585,25 @@ export interface components {
         };
         SettingsOut: {
             /** @default true */
-            email?: boolean;
+            email: boolean;
             /** @description whether this server can send email at all (COACH_SMTP_HOST is set); false: nothing is mailed */
-            email_available?: boolean;
+            email_available: boolean;
             /** @description email on/off per event kind */
-            kinds?: components["schemas"]["KindSwitches"];
-            kinds_available?: ("approval_requested" | "review_held" | "suggestion_waiting" | "clarification_asked" | "deadline_near" | "demotion" | "run_failed" | "escalation")[];
+            kinds: components["schemas"]["KindSwitches"];
+            kinds_available: ("approval_requested" | "review_held" | "suggestion_waiting" | "clarification_asked" | "deadline_near" | "demotion" | "run_failed" | "escalation")[];
             /**
              * @description Web Push to the browsers you subscribed
              * @default true
              */
-            push?: boolean;
+            push: boolean;
             /** @description Web Push on/off per event kind */
-            push_kinds?: components["schemas"]["KindSwitches"];
+            push_kinds: components["schemas"]["KindSwitches"];
             /** @description HH:MM in the person's time zone */
-            quiet_end?: string | null;
+            quiet_end: string | null;
             /** @description HH:MM in the person's time zone */
-            quiet_start?: string | null;
+            quiet_start: string | null;
             /** @default UTC */
-            timezone?: string;
+            timezone: string;
         };
         SlackSettings: {
             /** @description whether a bot token is stored (never returned) */
@@ -9012,7 +9012,7 @@ export interface components {
             name: string;
         };
         ToolList: {
-            items?: components["schemas"]["GatewayTool"][];
+            items: components["schemas"]["GatewayTool"][];
         };
         ToolModeArgs: {
             /**
@@ -9100,35 +9100,35 @@ export interface components {
             url?: string;
         };
         ToolServerList: {
-            items?: components["schemas"]["ToolServerOut"][];
+            items: components["schemas"]["ToolServerOut"][];
         };
         ToolServerOut: {
-            command?: string[];
+            command: string[];
             /** Format: date-time */
-            created_at?: string;
-            created_by?: string;
-            description?: string;
-            enabled?: boolean;
-            has_secret?: boolean;
+            created_at: string;
+            created_by: string;
+            description: string;
+            enabled: boolean;
+            has_secret: boolean;
             /** @description the stored headers' names only */
-            header_names?: string[];
-            id?: string;
-            last_error?: string;
+            header_names: string[];
+            id: string;
+            last_error: string;
             /** Format: date-time */
-            listed_at?: string | null;
-            name?: string;
-            revision?: number;
+            listed_at: string | null;
+            name: string;
+            revision: number;
             /** @description tool name (without the server's) -> risk */
-            risk_overrides?: {
+            risk_overrides: {
                 [key: string]: "read" | "write" | "external" | "destructive";
             };
-            tools?: components["schemas"]["ServerToolOut"][];
+            tools: components["schemas"]["ServerToolOut"][];
             /** @enum {string} */
-            transport?: "http" | "stdio";
-            trusted?: boolean;
+            transport: "http" | "stdio";
+            trusted: boolean;
             /** Format: date-time */
-            updated_at?: string;
-            url?: string;
+            updated_at: string;
+            url: string;
         };
         Transcript: {
             execution_id: string;

@@ -3,7 +3,7 @@
  * them: suggestions, the queue, decisions, session stats. The workflow
  * metrics shapes are in ../api/metrics, shared with the lead side.
  */
-import type { Execution, ExecutionStep, Page } from "../api/types";
+import type { Execution, ExecutionStep } from "../api/types";
 import type { components } from "../api/schema";
 
 type Schemas = components["schemas"];
@@ -33,7 +33,7 @@ export type QueueItem = Schemas["QueueItem"];
 /** `GET /api/coaching/questions`: an execution waiting for a person's answer. */
 export type Question = Schemas["Question"];
 
-export type QueuePage = Page<QueueItem>;
+export type QueuePage = Schemas["QueuePage"];
 
 /** `GET /api/executions/<id>/coaching/suggestion`, and the pause/resume answers. */
 export type PendingSuggestions = Schemas["Pending"];

@@ -1,6 +1,6 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef } from "react";
-import { apiGet } from "../api/client";
+import { api, unwrap } from "../api/typed";
 import type { QueuePage } from "../coaching/types";
 import { useRealtime, useSocketEvent } from "../realtime/context";
 
@@ -35,7 +35,7 @@ export function useQueueArrivals(enabled: boolean, workspace: string, onArrival:
 
   const size = useQuery({
     queryKey: queueSizeKey(workspace),
-    queryFn: ({ signal }) => apiGet<QueuePage>("/api/coaching/queue?page=1&per_page=1", { signal }),
+    queryFn: ({ signal }) => unwrap(api.GET("/api/coaching/queue", { params: { query: { page: 1, per_page: 1 } }, signal })),
     enabled,
     staleTime: Infinity,
     refetchInterval: connection === "online" ? false : QUEUE_OFFLINE_POLL_MS,
