@@ -12,7 +12,6 @@ from api.base import Blueprint
 from api.context import operator, requires, services, workspace_id
 from api.schemas import CredentialOut
 from services.gateway import held, identities
-from services.notifier import Events
 
 blp = Blueprint(
     "agents",
@@ -73,7 +72,7 @@ class AgentById(MethodView):
         """Revoke: the token stops working at once; its calls held for a review end (never run, their reviews
         expired: deciding one is a 409 saying why; a request waiting on one answers that it was revoked); the
         identity stays listed, with `revoked_at`"""
-        svc, events = services(), Events()
-        with svc.db.transaction() as session:
-            held.revoke(session, workspace_id(), agent_id, operator(), events)
-        svc.notifier.send(events)  # its held calls' reviews leave the queues
+        svc = services()
+        with svc.command() as uow:
+            # its held calls' reviews leave the queues
+            held.revoke(uow.session, workspace_id(), agent_id, operator(), uow.events)

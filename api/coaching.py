@@ -20,7 +20,6 @@ from services.coaching import service as coaching
 from services.decisions import coaching as decisions
 from services.decisions import undo
 from services.executions import service as executions
-from services.notifier import Events
 
 blp = Blueprint("coaching", __name__, url_prefix="/api/executions", description="Coaching sessions")
 
@@ -278,10 +277,9 @@ class Pause(MethodView):
     @blp.response(200, PendingSchema)
     def post(self, execution_id):
         require("operator")
-        svc, events = services(), Events()
-        with svc.db.transaction() as session:
-            body = pending_view(session, coaching.pause(session, workspace_id(), execution_id, events, operator()))
-        svc.notifier.send(events)
+        with services().command() as uow:
+            ex = coaching.pause(uow.session, workspace_id(), execution_id, uow.events, operator())
+            body = pending_view(uow.session, ex)
         return body
 
 
@@ -290,19 +288,18 @@ class Resume(MethodView):
     @blp.response(200, PendingSchema)
     def post(self, execution_id):
         require("operator")
-        svc, events = services(), Events()
-        with svc.db.transaction() as session:
+        svc = services()
+        with svc.command() as uow:
             ex, go_on = coaching.resume(
-                session,
+                uow.session,
                 workspace_id(),
                 execution_id,
-                events,
+                uow.events,
                 operator(),
                 tools=svc.tools.for_workspace(workspace_id()),
                 definitions=svc.definitions,
             )
-            body = pending_view(session, ex)
-        svc.notifier.send(events)
-        if go_on:
-            svc.runner.schedule(execution_id)
+            if go_on:
+                uow.run_next(execution_id)
+            body = pending_view(uow.session, ex)
         return body

@@ -10,7 +10,6 @@ from marshmallow import Schema, fields, validate
 from api.context import operator, require, services, workspace_id
 from api.schemas import Shape, map_of, one_of
 from core.execution import states as S
-from services.notifier import Events
 from services.orchestration import control
 
 
@@ -73,30 +72,29 @@ class ExecutionStateSchema(Shape):
 
 def pause(execution_id: str, body: dict, plan: bool = False) -> dict:
     require("operator")
-    svc, events = services(), Events()
-    with svc.db.transaction() as session:
+    svc = services()
+    with svc.command() as uow:
         ex = control.pause(
-            session,
+            uow.session,
             svc.definitions,
             workspace_id(),
             execution_id,
             body["step_id"],
             body.get("question"),
             operator(),
-            events,
+            uow.events,
             plan=plan,
         )
         answer = control.state(ex)
-    svc.notifier.send(events)
     return answer
 
 
 def apply_correction(execution_id: str, body: dict, plan: bool = False) -> dict:
     require("operator")
-    svc, events = services(), Events()
-    with svc.db.transaction() as session:
+    svc = services()
+    with svc.command() as uow:
         ex = control.apply_correction(
-            session,
+            uow.session,
             svc.definitions,
             svc.tools.for_workspace(workspace_id()),
             workspace_id(),
@@ -104,33 +102,31 @@ def apply_correction(execution_id: str, body: dict, plan: bool = False) -> dict:
             body["step_id"],
             body["correction"],
             operator(),
-            events,
+            uow.events,
             plan=plan,
         )
         answer = control.state(ex)
-    svc.notifier.send(events)
     return answer
 
 
 def resume(execution_id: str, body: dict, plan: bool = False) -> dict:
     require("operator")
-    svc, events = services(), Events()
-    with svc.db.transaction() as session:
+    svc = services()
+    with svc.command() as uow:
         ex, run = control.resume(
-            session,
+            uow.session,
             svc.definitions,
             svc.tools.for_workspace(workspace_id()),
             workspace_id(),
             execution_id,
             body.get("feedback"),
             operator(),
-            events,
+            uow.events,
             plan=plan,
         )
+        if run:
+            uow.run_next(execution_id)
         answer = control.state(ex)
-    svc.notifier.send(events)
-    if run:
-        svc.runner.schedule(execution_id)
     return answer
 
 

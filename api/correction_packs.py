@@ -9,7 +9,6 @@ from api.base import Blueprint
 from api.context import operator, requires, services, workspace_id
 from api.schemas import SentValueChange, Shape, StrictBoolean, ValueChange, map_of
 from services.coaching import corrections
-from services.notifier import Events
 
 blp = Blueprint("correction_packs", __name__, url_prefix="/api/correction-packs", description="Correction packs")
 
@@ -129,12 +128,11 @@ class PackById(MethodView):
     @blp.arguments(PackPatch)
     @blp.response(200, PackSchema)
     def patch(self, args, pack_id):
-        svc, events = services(), Events()
-        with svc.db.transaction() as session:
+        svc = services()
+        with svc.command() as uow:
             view = corrections.view(
-                corrections.set_enabled(session, workspace_id(), pack_id, args["enabled"], operator(), events)
+                corrections.set_enabled(uow.session, workspace_id(), pack_id, args["enabled"], operator(), uow.events)
             )
-        svc.notifier.send(events)
         return view
 
 
@@ -145,12 +143,11 @@ class PackChangeRemoval(MethodView):
     @blp.response(200, PackSchema)
     def post(self, args, pack_id):
         """Remove one change (field, before → after) that was wrong: it counts towards no learned rule (audited)."""
-        svc, events = services(), Events()
-        with svc.db.transaction() as session:
+        svc = services()
+        with svc.command() as uow:
             view = corrections.view(
-                corrections.remove_change(session, workspace_id(), pack_id, args, operator(), events)
+                corrections.remove_change(uow.session, workspace_id(), pack_id, args, operator(), uow.events)
             )
-        svc.notifier.send(events)
         return view
 
 
@@ -169,8 +166,7 @@ class PackImport(MethodView):
     @blp.arguments(PackExport)
     @blp.response(201, PackSchema)
     def post(self, data):
-        svc, events = services(), Events()
-        with svc.db.transaction() as session:
-            view = corrections.view(corrections.import_pack(session, workspace_id(), data, operator(), events))
-        svc.notifier.send(events)
+        svc = services()
+        with svc.command() as uow:
+            view = corrections.view(corrections.import_pack(uow.session, workspace_id(), data, operator(), uow.events))
         return view

@@ -16,7 +16,6 @@ from services.agents import llm_provider
 from services.agents import store as agent_store
 from services.approvals import service as approvals
 from services.executions import service as executions
-from services.notifier import Events
 from services.orchestration import control
 from services.triggers import starts as trigger_starts
 from services.workflows import service as workflows
@@ -65,9 +64,9 @@ def start_execution(args: dict) -> dict:
     # a normal run skips the review a workflow in coaching (or auto's spot checks) would give: a lead's choice
     require("lead" if args["mode"] == "normal" else "operator")
     svc = services()
-    with svc.db.transaction() as session:
+    with svc.command() as uow:
         ex = executions.start(
-            session,
+            uow.session,
             svc.definitions,
             workspace_id(),
             args["workflow_id"],
@@ -77,9 +76,9 @@ def start_execution(args: dict) -> dict:
             actor=operator(),
         )
         # an agent step with no LLM provider: a 409 saying what to set, rather than a run that fails
-        llm_provider.require(session, svc.settings, workspace_id(), svc.definitions.for_execution(session, ex))
-        body = _view(session, ex, new=True)
-    svc.runner.schedule(body["execution_id"])
+        llm_provider.require(uow.session, svc.settings, workspace_id(), svc.definitions.for_execution(uow.session, ex))
+        uow.run_next(ex.id)
+        body = _view(uow.session, ex, new=True)
     return body
 
 
@@ -118,10 +117,9 @@ class Cancel(MethodView):
     @blp.response(200, ExecutionSchema)
     def post(self, execution_id):
         require("operator")
-        svc, events = services(), Events()
-        with svc.db.transaction() as session:
-            body = _view(session, control.cancel(session, workspace_id(), execution_id, operator(), events))
-        svc.notifier.send(events)
+        with services().command() as uow:
+            ex = control.cancel(uow.session, workspace_id(), execution_id, operator(), uow.events)
+            body = _view(uow.session, ex)
         return body
 
 
@@ -131,14 +129,20 @@ class Answer(MethodView):
     @blp.response(200, ExecutionSchema)
     def post(self, args, execution_id, step_id):
         require("operator")
-        svc, events = services(), Events()
-        with svc.db.transaction() as session:
+        svc = services()
+        with svc.command() as uow:
             ex = control.answer(
-                session, svc.definitions, workspace_id(), execution_id, step_id, args["answer"], operator(), events
+                uow.session,
+                svc.definitions,
+                workspace_id(),
+                execution_id,
+                step_id,
+                args["answer"],
+                operator(),
+                uow.events,
             )
-            body = _view(session, ex)
-        svc.notifier.send(events)
-        svc.runner.schedule(execution_id)
+            uow.run_next(execution_id)
+            body = _view(uow.session, ex)
         return body
 
 

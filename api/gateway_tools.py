@@ -15,7 +15,6 @@ from core.coaching.levels import LEVELS
 from core.errors import NotFound
 from services.gateway import builtins, learning, packs
 from services.metrics import service as metrics
-from services.notifier import Events
 
 blp = Blueprint(
     "gateway_tools",
@@ -199,16 +198,16 @@ class GatewayToolMode(MethodView):
         or pin it to always_review"""
         if args["force"]:
             require("admin")  # promoting a tool that is not AUTO-ready
-        svc, events = services(), Events()
-        with svc.db.transaction() as session:
-            if tool not in builtins.gateway_tools(svc, workspace_id(), session) and not learning.known(
-                session, workspace_id(), tool
+        svc = services()
+        with svc.command() as uow:
+            if tool not in builtins.gateway_tools(svc, workspace_id(), uow.session) and not learning.known(
+                uow.session, workspace_id(), tool
             ):
                 raise NotFound(f"this workspace's agents have no tool {tool!r}", details={"tool": [tool]})
             if args["agent"] is not None:
-                learning.check_agent(session, workspace_id(), args["agent"])
+                learning.check_agent(uow.session, workspace_id(), args["agent"])
             result = learning.set_mode(
-                session,
+                uow.session,
                 workspace_id(),
                 tool,
                 args["mode"],
@@ -217,9 +216,8 @@ class GatewayToolMode(MethodView):
                 reason=args["reason"],
                 spot_check_rate=args["spot_check_rate"],
                 actor=operator(),
-                events=events,
+                events=uow.events,
             )
-        svc.notifier.send(events)
         return result
 
 

@@ -18,7 +18,6 @@ from core.execution import states as S
 from core.execution.history import APPROVAL, DECIDED, EVENT_KINDS
 from services.agents import llm_provider
 from services.executions.service import MODES
-from services.notifier import Events
 from services.orchestration import history, recovery
 
 
@@ -145,11 +144,11 @@ def register(blp) -> None:
         @blp.response(200, RecoveredSchema)
         def post(self, args, execution_id):
             """Run a failed execution's failed step again (a new attempt, with a new idempotency key)"""
-            svc, events = services(), Events()
+            svc = services()
             params = recovery.UNCHANGED if args["params"] is None else args["params"]
-            with svc.db.transaction() as session:
+            with svc.command() as uow:
                 ex = recovery.retry(
-                    session,
+                    uow.session,
                     svc.definitions,
                     svc.tools.for_workspace(workspace_id()),
                     workspace_id(),
@@ -157,8 +156,9 @@ def register(blp) -> None:
                     args["step_id"],
                     params,
                     operator(),
-                    events,
+                    uow.events,
                 )
+                uow.run_next(execution_id)
                 body = {
                     "execution_id": ex.id,
                     "status": ex.status,
@@ -166,8 +166,6 @@ def register(blp) -> None:
                     "run": ex.steps[args["step_id"]].run + 1,
                     "skipped": [],
                 }
-            svc.notifier.send(events)
-            svc.runner.schedule(execution_id)
             return body
 
     @blp.route("/<execution_id>/resume-from")
@@ -177,11 +175,12 @@ def register(blp) -> None:
         @blp.response(200, RecoveredSchema)
         def post(self, args, execution_id):
             """Go on with a failed execution from a step that has not run"""
-            svc, events = services(), Events()
-            with svc.db.transaction() as session:
+            svc = services()
+            with svc.command() as uow:
                 ex = recovery.resume_from(
-                    session, svc.definitions, workspace_id(), execution_id, args["step_id"], operator(), events
+                    uow.session, svc.definitions, workspace_id(), execution_id, args["step_id"], operator(), uow.events
                 )
+                uow.run_next(execution_id)
                 body = {
                     "execution_id": ex.id,
                     "status": ex.status,
@@ -189,8 +188,6 @@ def register(blp) -> None:
                     "run": None,
                     "skipped": (ex.control or {})["retries"][-1]["skipped"],
                 }
-            svc.notifier.send(events)
-            svc.runner.schedule(execution_id)
             return body
 
     @blp.route("/<execution_id>/rerun")
@@ -201,9 +198,9 @@ def register(blp) -> None:
         def post(self, args, execution_id):
             """Start the execution's workflow again, with the same (or edited) variables"""
             svc = services()
-            with svc.db.transaction() as session:
+            with svc.command() as uow:
                 old, new = recovery.rerun(
-                    session,
+                    uow.session,
                     svc.definitions,
                     workspace_id(),
                     execution_id,
@@ -213,7 +210,10 @@ def register(blp) -> None:
                     require,
                 )
                 # an agent step with no LLM provider: a 409 saying what to set, not a new run that fails
-                llm_provider.require(session, svc.settings, workspace_id(), svc.definitions.for_execution(session, new))
+                llm_provider.require(
+                    uow.session, svc.settings, workspace_id(), svc.definitions.for_execution(uow.session, new)
+                )
+                uow.run_next(new.id)
                 body = {
                     "execution_id": new.id,
                     "rerun_of": old.id,
@@ -222,7 +222,6 @@ def register(blp) -> None:
                     "workflow_version": new.workflow_version,
                     "variables": new.variables,
                 }
-            svc.runner.schedule(new.id)  # (the body's execution_id)
             return body
 
     @blp.route("/<execution_id>/history")

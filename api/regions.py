@@ -229,11 +229,11 @@ class StepRegions(MethodView):
     def post(self, data, workflow_id, step_id):
         """A new region of the step (422 naming a bad condition; at most 8 per step)"""
         fields_ = R.check_region(data)
-        svc, events = services(), Events()
-        with svc.db.transaction() as session:
-            wf = _step_scope(session, workflow_id, step_id)
+        svc = services()
+        with svc.command() as uow:
+            wf = _step_scope(uow.session, workflow_id, step_id)
             row = regions.create(
-                session,
+                uow.session,
                 workspace_id(),
                 operator(),
                 regions.STEP,
@@ -242,9 +242,8 @@ class StepRegions(MethodView):
                 workflow_id=workflow_id,
                 step_id=step_id,
             )
-            _changed(events, row, "created")
-            view = regions.view(session, row, metrics.workflow_thresholds(wf))
-        svc.notifier.send(events)
+            _changed(uow.events, row, "created")
+            view = regions.view(uow.session, row, metrics.workflow_thresholds(wf))
         return view
 
 
@@ -275,13 +274,12 @@ class ToolRegions(MethodView):
     def post(self, data, tool):
         """A new region of the gateway tool (for one identity's calls, or every identity's)"""
         fields_ = R.check_region(data, gateway=True)
-        svc, events = services(), Events()
-        with svc.db.transaction() as session:
-            replay.check_tool(svc, session, workspace_id(), tool)
-            row = regions.create(session, workspace_id(), operator(), regions.GATEWAY, tool, fields_, tool=tool)
-            _changed(events, row, "created")
-            view = regions.view(session, row, LevelThresholds())
-        svc.notifier.send(events)
+        svc = services()
+        with svc.command() as uow:
+            replay.check_tool(svc, uow.session, workspace_id(), tool)
+            row = regions.create(uow.session, workspace_id(), operator(), regions.GATEWAY, tool, fields_, tool=tool)
+            _changed(uow.events, row, "created")
+            view = regions.view(uow.session, row, LevelThresholds())
         return view
 
 
@@ -300,26 +298,24 @@ class OneRegion(MethodView):
     @blp.response(200, RegionSchema)
     def patch(self, data, region_id):
         """Change a region's name, condition, order or mode (coaching, always_review)"""
-        svc, events = services(), Events()
-        with svc.db.transaction() as session:
-            row = regions.get(session, workspace_id(), region_id)
+        svc = services()
+        with svc.command() as uow:
+            row = regions.get(uow.session, workspace_id(), region_id)
             fields_ = R.check_region(data, partial=True, gateway=row.scope == regions.GATEWAY)
-            row = regions.update(session, workspace_id(), operator(), region_id, fields_)
-            _changed(events, row, "updated")
-            view = regions.view(session, row, _thresholds(session, row))
-        svc.notifier.send(events)
+            row = regions.update(uow.session, workspace_id(), operator(), region_id, fields_)
+            _changed(uow.events, row, "updated")
+            view = regions.view(uow.session, row, _thresholds(uow.session, row))
         return view
 
     @requires("lead")
     @blp.response(204)
     def delete(self, region_id):
         """Remove a region: its calls follow the step's (or tool's) mode again"""
-        svc, events = services(), Events()
-        with svc.db.transaction() as session:
-            row = regions.get(session, workspace_id(), region_id)
-            _changed(events, row, "deleted")
-            regions.delete(session, workspace_id(), operator(), region_id)
-        svc.notifier.send(events)
+        svc = services()
+        with svc.command() as uow:
+            row = regions.get(uow.session, workspace_id(), region_id)
+            _changed(uow.events, row, "deleted")
+            regions.delete(uow.session, workspace_id(), operator(), region_id)
 
 
 @blp.route("/regions/<region_id>/mode")
@@ -331,12 +327,12 @@ class RegionMode(MethodView):
         """Promote a region to AUTO (409 unless its own evidence says AUTO-ready), pin it, or set it to coaching"""
         if args["force"]:
             require("admin")  # promoting a region that is not AUTO-ready
-        svc, events = services(), Events()
-        with svc.db.transaction() as session:
-            row = regions.get(session, workspace_id(), region_id)
-            thresholds = _thresholds(session, row)
+        svc = services()
+        with svc.command() as uow:
+            row = regions.get(uow.session, workspace_id(), region_id)
+            thresholds = _thresholds(uow.session, row)
             row = regions.set_mode(
-                session,
+                uow.session,
                 workspace_id(),
                 operator(),
                 region_id,
@@ -345,7 +341,6 @@ class RegionMode(MethodView):
                 reason=args["reason"],
                 thresholds=thresholds,
             )
-            _changed(events, row, "mode")
-            view = regions.view(session, row, thresholds)
-        svc.notifier.send(events)
+            _changed(uow.events, row, "mode")
+            view = regions.view(uow.session, row, thresholds)
         return view

@@ -19,7 +19,6 @@ from core.workflow import format as F
 from core.workflow.source_lines import lines_of
 from services import demo
 from services.autonomy import service as workflow_autonomy
-from services.notifier import Events
 from services.offload import off_loop
 from services.workflows import service as workflows
 
@@ -255,23 +254,22 @@ class WorkflowMode(MethodView):
     def post(self, args, workflow_id):
         if args["force"]:
             require("admin")  # promoting a workflow that is not AUTO-ready
-        svc, events = services(), Events()
-        with svc.db.transaction() as session:
+        svc = services()
+        with svc.command() as uow:
             wf = workflow_autonomy.set_mode(
-                session,
+                uow.session,
                 workspace_id(),
                 workflow_id,
                 args["mode"],
                 force=args["force"],
                 actor=operator(),
-                events=events,
+                events=uow.events,
                 reason=args["reason"],
             )
             view = {
-                **workflow_autonomy.view(session, wf),
-                "steps_not_ready": workflow_autonomy.not_ready_steps(session, wf) if wf.mode == "auto" else [],
+                **workflow_autonomy.view(uow.session, wf),
+                "steps_not_ready": workflow_autonomy.not_ready_steps(uow.session, wf) if wf.mode == "auto" else [],
             }
-        svc.notifier.send(events)
         return view
 
 
@@ -283,21 +281,20 @@ class WorkflowStepMode(MethodView):
     def post(self, args, workflow_id, step_id):
         if args["force"]:
             require("admin")  # promoting a step that is not AUTO-ready
-        svc, events = services(), Events()
-        with svc.db.transaction() as session:
+        svc = services()
+        with svc.command() as uow:
             wf = workflow_autonomy.set_step_mode(
-                session,
+                uow.session,
                 workspace_id(),
                 workflow_id,
                 step_id,
                 args["mode"],
                 force=args["force"],
                 actor=operator(),
-                events=events,
+                events=uow.events,
                 reason=args["reason"],
             )
-            view = workflow_autonomy.view(session, wf)
-        svc.notifier.send(events)
+            view = workflow_autonomy.view(uow.session, wf)
         return view
 
 

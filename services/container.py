@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -20,6 +21,7 @@ from services.policies.outbound import WorkspaceDirectory
 from services.tools import build_registry
 from services.toolservers.secrets import Secrets
 from services.toolservers.source import McpSource
+from services.unit_of_work import UnitOfWork
 from services.workflows.service import DefinitionCache
 
 
@@ -84,6 +86,11 @@ class Services:
         )
         built.notifications = NotificationScanner(built)
         return built
+
+    def command(self) -> AbstractContextManager[UnitOfWork]:
+        """A command's unit of work (services/unit_of_work.py): `with services.command() as uow:` commits, then sends
+        its events and schedules its runs."""
+        return self.runner.command()
 
     def default_workspace_id(self) -> str:
         with self.db.transaction() as session:

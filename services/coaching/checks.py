@@ -19,13 +19,13 @@ from core.coaching.counters import ACCEPT, REJECT
 from core.execution import states as S
 from core.templating import TemplateFailure
 from services.audit import service as audit
-from services.coaching import corrections
+from services.coaching import answers, corrections
 from services.executions import service as executions
 from services.metrics import review_settings
 from services.metrics import service as metrics
 from services.metrics.attention import CHECK_SCOPE
 from services.models.coaching import Decision, Suggestion
-from services.notifier import Events, jsonable
+from services.notifier import Events
 
 
 def corrected_away(session: Session, workflow_id: str, step_id: str) -> list[tuple[str, Any]]:
@@ -140,21 +140,17 @@ def decide(
         executions.set_step(ex, step.id, status=S.STEP_FAILED, error=text, finished_at=now)
         ex.error = {"step_id": step.id, "message": text}
         executions.set_status(ex, "fail")
-    response = {
-        "ok": True,
-        "check": check,
-        "decision": jsonable(
-            {
-                "decision_id": decision.id,
-                "suggestion_id": sug.id,
-                "decision": kind,
-                "operator": operator,
-                "latency_ms": round(latency_ms, 1),
-                "created_at": now,
-                "held_until": None,
-            }
-        ),
-    }
-    executions.changed(session, events, ex, sug.step_id)
-    events.latest("coaching_stats", {"execution_id": ex.id, **executions.stats_of(ex)}, execution=ex.id, plain=True)
+    response = answers.decided(
+        session,
+        events,
+        ex,
+        sug,
+        decision,
+        kind=kind,
+        operator=operator,
+        latency_ms=latency_ms,
+        now=now,
+        held_until=None,
+        check=check,
+    )
     return response, decision

@@ -102,8 +102,5 @@ def undo(session: Session, workspace_id: str, approval_id: str, actor: str, even
 
 
 def submit(services, workspace_id: str, approval_id: str, actor: str) -> dict[str, Any]:
-    events = Events()
-    with services.db.transaction() as session:
-        answer = undo(session, workspace_id, approval_id, actor, events)
-    services.notifier.send(events)
-    return answer
+    with services.command() as uow:
+        return undo(uow.session, workspace_id, approval_id, actor, uow.events)

@@ -247,23 +247,22 @@ def submit(
     idempotency_key: str | None = None,
     recheck: Recheck | None = None,
 ) -> dict[str, Any]:
-    """The one way in for a decision (REST): apply, commit, push, and let the runner go on."""
-    events = Events()
+    """The one way in for a decision (REST, an email link, Slack): apply, commit, push, and let the runner go on (one
+    unit of work)."""
     recheck = recheck or services.approval_recheck
-    with services.db.transaction() as session:
+    with services.command() as uow:
         response = decide(
-            session,
+            uow.session,
             services.tools.for_workspace(workspace_id),
             workspace_id,
             approval_id,
             body,
             actor,
-            events,
+            uow.events,
             idempotency_key,
             recheck,
             services.settings.undo_window_s,
         )
-    services.notifier.send(events)
-    if response["execution"] and response["execution"]["status"] in S.RUNNABLE:
-        services.runner.schedule(response["execution"]["execution_id"])
+        if response["execution"] and response["execution"]["status"] in S.RUNNABLE:
+            uow.run_next(response["execution"]["execution_id"])
     return response

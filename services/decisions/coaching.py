@@ -20,7 +20,7 @@ from core.workflow import WorkflowDef
 from services.agents import replies as agent_replies
 from services.agents import service as agent
 from services.audit import service as audit
-from services.coaching import checks, corrections, counting, held
+from services.coaching import answers, checks, corrections, counting, held
 from services.coaching import service as coaching
 from services.executions import service as executions
 from services.models.coaching import Decision, Suggestion
@@ -255,22 +255,18 @@ def decide(
         executions.count_stat(ex, D.STAT_OF[kind])
         decision.evidence = counting.count_person(session, defn, ex, wf, sug, kind, latency_ms, operator, events)
     # the answer's start: `answer` adds where the execution then stands, once the transaction has gone on (or not)
-    response = {
-        "ok": True,
-        "decision": jsonable(
-            {
-                "decision_id": decision.id,
-                "suggestion_id": sug.id,
-                "decision": kind,
-                "operator": operator,
-                "latency_ms": round(latency_ms, 1),
-                "created_at": now,
-                "held_until": held_until,
-            }
-        ),
-    }
-    executions.changed(session, events, ex, sug.step_id)
-    events.latest("coaching_stats", {"execution_id": ex.id, **executions.stats_of(ex)}, execution=ex.id, plain=True)
+    response = answers.decided(
+        session,
+        events,
+        ex,
+        sug,
+        decision,
+        kind=kind,
+        operator=operator,
+        latency_ms=latency_ms,
+        now=now,
+        held_until=held_until,
+    )
     return response, decision
 
 
@@ -446,10 +442,9 @@ def _submit(
     idempotency_key: str | None,
     undo_window_s: float,
 ) -> dict[str, Any]:
-    events = Events()
-    needs_runner = None
     try:
-        with services.db.transaction() as session:
+        with services.command() as uow:
+            session = uow.session
             # a replay of an Idempotency-Key is found by decide, under the execution's lock
             response, decision = decide(
                 session,
@@ -459,7 +454,7 @@ def _submit(
                 execution_id,
                 body,
                 operator,
-                events,
+                uow.events,
                 idempotency_key,
                 undo_window_s,
             )
@@ -468,12 +463,10 @@ def _submit(
             decided_step: str | None = decision.step_id
             if ex.status in S.RUNNABLE:
                 # go on in the same transaction up to the next gate; a slow tool goes to the runner
-                needs_runner = services.runner.drive(session, ex, events, claim=False)
+                if services.runner.drive(session, ex, uow.events, claim=False):
+                    uow.run_next(execution_id)
                 decided_step = None  # the answer says where the execution stopped, and counts the next suggestion
             response = answer(response, decision, ex, decided_step, idempotency_key)
-    except Replayed as replayed:
+    except Replayed as replayed:  # nothing was committed, sent or scheduled
         return replayed.response
-    services.notifier.send(events)
-    if needs_runner:
-        services.runner.schedule(execution_id)
     return response

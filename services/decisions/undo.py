@@ -186,18 +186,18 @@ def undo(
 
 
 def submit(services, workspace_id: str, execution_id: str, suggestion_id: str, actor: str) -> dict[str, Any]:
-    """The one way in for an undo, from REST or the socket: take back, commit, push. The answer: the suggestion,
-    pending again, and where the execution stands."""
-    events = Events()
+    """The one way in for an undo, from REST or the socket: take back, commit, push (one unit of work). The answer:
+    the suggestion, pending again, and where the execution stands."""
     tools = services.tools.for_workspace(workspace_id)
-    with services.db.transaction() as session:
-        ex, sug = undo(session, services.definitions, tools, workspace_id, execution_id, suggestion_id, actor, events)
+    with services.command() as uow:
+        ex, sug = undo(
+            uow.session, services.definitions, tools, workspace_id, execution_id, suggestion_id, actor, uow.events
+        )
         update = executions.update_event(ex, sug.step_id, steps=False)
         update["gate"] = ex.gate
         answer = {
             "ok": True,
-            "suggestion": coaching.described(session, services.definitions, tools, sug),
+            "suggestion": coaching.described(uow.session, services.definitions, tools, sug),
             "execution": jsonable(update),
         }
-    services.notifier.send(events)
     return answer

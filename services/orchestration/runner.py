@@ -24,6 +24,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
@@ -42,6 +43,7 @@ from services.orchestration import drive
 from services.orchestration.leases import Leases
 from services.orchestration.scans import Scans
 from services.orm import utcnow
+from services.unit_of_work import UnitOfWork, unit_of_work
 from services.workflows.service import DefinitionCache
 
 log = logging.getLogger(__name__)
@@ -85,6 +87,10 @@ class Runner:
         self.scans = Scans(self)  # recovery at start, the lease keeper and the deadline scanner
 
     # scheduling: one task per execution at a time; a request while it runs makes it go round once more
+    def command(self) -> AbstractContextManager[UnitOfWork]:
+        """A unit of work (services/unit_of_work.py) whose runs this runner takes once it commits."""
+        return unit_of_work(self.db, self.notifier, self.schedule)
+
     def schedule(self, execution_id: str) -> None:
         if self._dispatch is not None:
             try:
@@ -149,11 +155,7 @@ class Runner:
                 done = self._transact(execution_id, running, outcome)
                 if done is None:  # given up (the step failed with the reason), or shutting down
                     return
-                slow, events = done
-                # no longer running here (its lease was released or handed on in that transaction): the lease keeper
-                # must not renew it while the events go out, nor take its absence for a takeover
-                self.leases.held.pop(execution_id, None)
-                self.notifier.send(events)
+                (slow,) = done
                 if slow is None or slow is FENCED:
                     return
                 outcome = running = None
@@ -177,16 +179,19 @@ class Runner:
             self.leases.held.pop(execution_id, None)
 
     def _transact(self, execution_id: str, running: str | None, outcome: Outcome | None):
-        """One transaction of advance: record `outcome` (the result of step `running`), then drive. Returns
-        (what drive returned, the events to push), or None. A transient error is tried again at once (retrying);
-        any other failure after each pause of ADVANCE_BACKOFF_S, keeping the outcome in hand (the tool does not run
-        again); when it still fails, the step (or the execution) fails with the reason."""
+        """One transaction of advance (a unit of work: its events are sent once it commits): record `outcome` (the
+        result of step `running`), then drive. Returns (what drive returned,), or None when it gave up. A transient
+        error is tried again at once (retrying); any other failure after each pause of ADVANCE_BACKOFF_S, keeping the
+        outcome in hand (the tool does not run again); when it still fails, the step (or the execution) fails with the
+        reason."""
 
         def once():
-            events = Events()
-            with self.db.transaction() as session:
-                slow = self._advance_in(session, execution_id, running, outcome, events)
-            return slow, events
+            with self.command() as uow:
+                slow = self._advance_in(uow.session, execution_id, running, outcome, uow.events)
+                # no longer running here (its lease was released or handed on in this transaction): the lease keeper
+                # must not renew it while the events go out, nor take its absence for a takeover
+                uow.on_commit(lambda: self.leases.held.pop(execution_id, None))
+            return (slow,)
 
         failures = 0
         while True:
@@ -268,22 +273,20 @@ class Runner:
         else the execution), with the reason, so that nothing is left `running` without anyone on it."""
         reason = f"advancing the execution failed {failures} times: {_reason(error)}"
 
-        def once():
-            events = Events()
-            with self.db.transaction() as session:
-                ex = executions.get_any(session, execution_id)
+        def once() -> None:
+            with self.command() as uow:
+                ex = executions.get_any(uow.session, execution_id)
                 if ex is None or ex.status in S.TERMINAL:
-                    return events
+                    return
                 if ex.lease_owner not in (None, self.leases.owner) and not self.leases.free(ex, utcnow()):
-                    return events  # another instance holds it now
+                    return  # another instance holds it now
                 step_id = running or next((st.step_id for st in ex.steps.values() if st.status == S.STEP_RUNNING), None)
                 drive.fail(self, ex, step_id, f"step {step_id!r}: {reason}" if step_id else reason)
                 ex.lease_owner = ex.lease_expires_at = None
-                executions.changed(session, events, ex, step_id)
-            return events
+                executions.changed(uow.session, uow.events, ex, step_id)
 
         try:
-            self.notifier.send(retrying(once, what=f"failing execution {execution_id}"))
+            retrying(once, what=f"failing execution {execution_id}")
         except Exception:
             log.exception("execution %s could not be failed either; the lease scan will find it", execution_id)
 

@@ -160,21 +160,19 @@ class Scans:
         for fire, what, target in due:
 
             def once(fire=fire, target=target):
-                events = Events()
-                with self.runner.db.transaction() as session:
-                    ex = fire(session, target, now, events)
-                    return ex, ex is not None and ex.status in S.RUNNABLE, events
+                with self.runner.command() as uow:
+                    ex = fire(uow.session, target, now, uow.events)
+                    if ex is not None and ex.status in S.RUNNABLE:
+                        uow.run_next(ex.id)
+                return ex
 
             try:
-                ex, runnable, events = retrying(once, what=f"firing the deadline of {what} {target}")
+                ex = retrying(once, what=f"firing the deadline of {what} {target}")
             except Exception:  # one bad row must not stop the others' deadlines
                 log.exception("firing the deadline of %s %s failed", what, target)
                 continue
-            self.runner.notifier.send(events)
             if ex is not None:
                 fired += 1
-                if runnable:
-                    self.runner.schedule(ex.id)
         try:  # cron schedules (services/triggers/schedules.py): each due one fires once, whichever instance scans
             fired += trigger_schedules.fire_due(self.runner, now)
         except Exception:

@@ -1,0 +1,51 @@
+"""What every coaching decision answers and sends, a check's as a real one's: the decision as the REST answer and the
+socket's ack show it (`{"ok", "decision": {...}}`), and its execution's update and session stats, sent once the
+transaction commits (docs/api.md "Coaching")."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from services.executions import service as executions
+from services.models.coaching import Decision, Suggestion
+from services.models.executions import Execution
+from services.notifier import Events, jsonable
+
+
+def decided(
+    session: Session,
+    events: Events,
+    ex: Execution,
+    sug: Suggestion,
+    decision: Decision,
+    *,
+    kind: str,
+    operator: str,
+    latency_ms: float,
+    now: datetime,
+    held_until: str | None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """The answer's start (`extra` before the decision: a check's `check`; `held_until` as the answer writes it), with
+    the execution's update and the session's stats noted in `events`."""
+    response = {
+        "ok": True,
+        **extra,
+        "decision": jsonable(
+            {
+                "decision_id": decision.id,
+                "suggestion_id": sug.id,
+                "decision": kind,
+                "operator": operator,
+                "latency_ms": round(latency_ms, 1),
+                "created_at": now,
+                "held_until": held_until,
+            }
+        ),
+    }
+    executions.changed(session, events, ex, sug.step_id)
+    events.latest("coaching_stats", {"execution_id": ex.id, **executions.stats_of(ex)}, execution=ex.id, plain=True)
+    return response
