@@ -585,6 +585,7 @@ def main() -> None:
     )
     args, _ = parser.parse_known_args()  # the agent bench (bench/agent_overhead.py) reads the rest
     skip = set(filter(None, args.skip.split(",")))
+    rooms = (False, True) if args.workspace_room else (False,)  # the server part without and with the room
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         # The in-process engines take turns, each running a slice of its executions per round: whatever else slows
@@ -600,7 +601,6 @@ def main() -> None:
             turns["langgraph"] = langgraph_turns(args.executions, f"{tmp}/langgraph.db", rounds=rounds)
         rows += take_turns(turns)
         if "server" not in skip:
-            rooms = (False, True) if args.workspace_room else (False,)
             with checkout(args.against, tmp) as other:
                 for _ in range(args.server_runs):  # this server and the other revision's take turns
                     for mode in filter(None, args.modes.split(",")):
@@ -665,13 +665,21 @@ def main() -> None:
                     )
     if args.against and "server" not in skip:
         for mode in filter(None, args.modes.split(",")):
-            ours = [r["decisions_per_s"] for r in rows if r["engine"] == f"coach server ({mode})"]
-            theirs = [r["decisions_per_s"] for r in rows if r["engine"] == against_label(args.against, mode)]
-            if ours and theirs:
-                print(
-                    f"{mode}: this checkout at {sum(ours) / sum(theirs):.0%} of {args.against}'s decisions/s "
-                    f"({len(ours)} runs each)"
-                )
+            for room in rooms:  # (the runs with the workspace room apart from those without)
+
+                def rates(engine: str, room: bool = room) -> list[float]:
+                    return [
+                        r["decisions_per_s"]
+                        for r in rows
+                        if r["engine"] == engine and r.get("workspace_room", False) is room
+                    ]
+
+                ours, theirs = rates(f"coach server ({mode})"), rates(against_label(args.against, mode))
+                if ours and theirs:
+                    print(
+                        f"{mode}{' with the workspace room' if room else ''}: this checkout at "
+                        f"{sum(ours) / sum(theirs):.0%} of {args.against}'s decisions/s ({len(ours)} runs each)"
+                    )
     if "statements" not in skip:
         counted = statements_per_decision(args.pg_url)
         print(

@@ -308,26 +308,28 @@ class Notifier:
         packs, gateway tools: rare, and what their pages show) go to its room as they are."""
         events.made()  # its transaction committed them already; one that did not run its hooks makes them here
         changed: dict[str, _Changes] = {}
+        live = self.socketio is not None  # (silent: nothing to gather for a workspace's room)
         for summaries in (False, True):
             for event, payload, room in events.items:
                 if (event in SUMMARIES) is not summaries:
                     continue
                 if isinstance(room, tuple):  # (the execution's room, its workspace's)
                     self.emit(event, payload, room[0])
-                    workspace_id = _id(room[1])
-                    if workspace_id not in changed:
-                        changed[workspace_id] = _Changes()
-                    changed[workspace_id].execution(_id(room[0]), event, payload)
+                    if live:
+                        workspace_id = _id(room[1])
+                        if workspace_id not in changed:
+                            changed[workspace_id] = _Changes()
+                        changed[workspace_id].execution(_id(room[0]), event, payload)
                 elif event == COALESCED and type(payload) is dict and room.startswith("workspace:"):
-                    changed.setdefault(_id(room), _Changes()).metrics[str(payload.get("workflow_id"))] = payload
+                    if live:
+                        changed.setdefault(_id(room), _Changes()).metrics[str(payload.get("workflow_id"))] = payload
                 else:
                     self.emit(event, payload, room)
-        if self.socketio is not None:
-            for workspace_id, changes in changed.items():
-                if self._coalescer is not None:
-                    self._coalescer.add(workspace_id, changes)
-                else:
-                    self._changed(workspace_id, changes)
+        for workspace_id, changes in changed.items():
+            if self._coalescer is not None:
+                self._coalescer.add(workspace_id, changes)
+            else:
+                self._changed(workspace_id, changes)
         for listener in self.listeners:
             for event, payload, _room in events.items:
                 try:
