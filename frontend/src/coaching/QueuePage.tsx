@@ -12,6 +12,7 @@ import { pageFromParams } from "../components/Pager";
 import { ErrorNotice } from "../components/QueryState";
 import { useDocumentTitle, useMediaQuery } from "../hooks";
 import { useRealtime, useSocketEvent, useWorkspaceRoom } from "../realtime/context";
+import { QUEUE_CHANGED } from "../realtime/queueChanged";
 import { useCoalesced } from "../realtime/useCoalesced";
 import { useWorkflowOptions } from "../api/workflowOptions";
 import { coachingKeys, fetchQuestions, fetchQueue } from "./api";
@@ -79,14 +80,13 @@ export default function QueuePage() {
     (next: QueueFilters) => setParams(paramsOf(next)),
     [setParams],
   );
-  // A new suggestion, or a decision anywhere in the workspace: read the queue again, once per burst of pushes.
+  // A new suggestion, a question or a decision anywhere in the workspace (the room's `queue_changed`): read the
+  // queue again, once per burst of pushes.
   const refresh = useCoalesced(() => {
     void queryClient.invalidateQueries({ queryKey: coachingKeys.queueAll });
     void queryClient.invalidateQueries({ queryKey: ["coaching", "questions"] });
   });
-  useSocketEvent("coaching_suggestion", refresh);
-  useSocketEvent("execution_update", refresh);
-  useSocketEvent("clarification_requested", refresh);
+  useSocketEvent(QUEUE_CHANGED, refresh);
 
   const approvalsQuery = usePendingApprovals();
   const me = { id: auth.user?.id ?? null, email: auth.user?.email ?? null, role: auth.role ?? null };
