@@ -34,16 +34,18 @@ class AgentIn(Schema):
 
 
 class AgentOut(CredentialOut):
-    description = fields.String()
+    description = fields.String(required=True)
 
 
 class AgentCreated(AgentOut):
-    token = fields.String(metadata={"description": "the bearer token for /mcp: shown this once, stored hashed"})
-    mcp_path = fields.String(metadata={"description": "where the agent connects (streamable HTTP)"})
+    token = fields.String(
+        metadata={"description": "the bearer token for /mcp: shown this once, stored hashed"}, required=True
+    )
+    mcp_path = fields.String(metadata={"description": "where the agent connects (streamable HTTP)"}, required=True)
 
 
 class AgentList(Schema):
-    items = fields.List(fields.Nested(AgentOut))
+    items = fields.List(fields.Nested(AgentOut), required=True)
 
 
 @blp.route("")

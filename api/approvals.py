@@ -40,8 +40,8 @@ class ApprovalDecisionArgs(Schema):
 
 
 class ApproversSchema(Shape):
-    roles = fields.List(fields.String(validate=validate.OneOf(A.ROLES)))
-    users = fields.List(fields.String())
+    roles = fields.List(fields.String(validate=validate.OneOf(A.ROLES)), required=True)
+    users = fields.List(fields.String(), required=True)
 
 
 def _instant(**kw):
@@ -50,45 +50,56 @@ def _instant(**kw):
 
 
 class ApprovalDecisionSchema(Shape):
-    user = fields.String()
-    decision = one_of((*A.DECISIONS, "expire"), metadata={"description": "expire: cancel, timeout"})
-    comment = fields.String()
-    at = _instant()
+    user = fields.String(required=True)
+    decision = one_of((*A.DECISIONS, "expire"), metadata={"description": "expire: cancel, timeout"}, required=True)
+    comment = fields.String(required=True)
+    at = _instant(required=True)
 
 
 class ApprovalSchema(Shape):
     approval_id = fields.String(required=True)
-    execution_id = fields.String(allow_none=True, metadata={"description": "null for a gateway call's review"})
-    step_id = fields.String(metadata={"description": "gateway: the tool's name (cut to 64 characters)"})
+    execution_id = fields.String(
+        allow_none=True, metadata={"description": "null for a gateway call's review"}, required=True
+    )
+    step_id = fields.String(metadata={"description": "gateway: the tool's name (cut to 64 characters)"}, required=True)
     kind = fields.String(
         validate=validate.OneOf(A.KINDS),
         metadata={"description": "step | tool_call | plan | gateway (an outside agent's call held by the MCP gateway)"},
+        required=True,
     )
-    agent = fields.String(allow_none=True, metadata={"description": "gateway: the agent identity that made the call"})
+    agent = fields.String(
+        allow_none=True, metadata={"description": "gateway: the agent identity that made the call"}, required=True
+    )
     status = one_of(A.STATUSES, required=True)
-    message = fields.String()
-    tool = fields.String(allow_none=True)
-    params = ToolParams(allow_none=True, metadata={"description": "the call's params"})
+    message = fields.String(required=True)
+    tool = fields.String(allow_none=True, required=True)
+    params = ToolParams(allow_none=True, metadata={"description": "the call's params"}, required=True)
     policy = fields.Nested(
-        VerdictSchema, allow_none=True, metadata={"description": "the policy verdict that forced the review"}
+        VerdictSchema,
+        allow_none=True,
+        metadata={"description": "the policy verdict that forced the review"},
+        required=True,
     )
-    approvers = fields.Nested(ApproversSchema)
-    quorum = fields.Integer()
-    approvals = fields.Integer(metadata={"description": "distinct approvals counted so far"})
-    separate_duties = StrictBoolean()
-    started_by = fields.String(allow_none=True)
-    decisions = fields.List(fields.Nested(ApprovalDecisionSchema))
-    deadline = _instant(allow_none=True)
-    timeout_s = fields.Float(allow_none=True)
-    on_timeout = fields.String(validate=validate.OneOf(A.ON_TIMEOUT))
-    created_at = _instant()
-    decided_at = _instant(allow_none=True)
+    approvers = fields.Nested(ApproversSchema, required=True)
+    quorum = fields.Integer(required=True)
+    approvals = fields.Integer(metadata={"description": "distinct approvals counted so far"}, required=True)
+    separate_duties = StrictBoolean(required=True)
+    started_by = fields.String(allow_none=True, required=True)
+    decisions = fields.List(fields.Nested(ApprovalDecisionSchema), required=True)
+    deadline = _instant(allow_none=True, required=True)
+    timeout_s = fields.Float(allow_none=True, required=True)
+    on_timeout = fields.String(validate=validate.OneOf(A.ON_TIMEOUT), required=True)
+    created_at = _instant(required=True)
+    decided_at = _instant(allow_none=True, required=True)
 
 
 class ApprovalDecisionResultSchema(Shape):
-    approval = fields.Nested(ApprovalSchema)
+    approval = fields.Nested(ApprovalSchema, required=True)
     execution = fields.Nested(
-        ExecutionUpdateSchema, allow_none=True, metadata={"description": "null for a gateway call's review"}
+        ExecutionUpdateSchema,
+        allow_none=True,
+        metadata={"description": "null for a gateway call's review"},
+        required=True,
     )
 
 

@@ -44,22 +44,22 @@ class AuditQuery(PageArgs):
 
 
 class AuditEventSchema(Schema):
-    id = fields.Integer()
-    seq = fields.Integer(metadata={"description": "1, 2, 3 … per workspace"})
+    id = fields.Integer(required=True)
+    seq = fields.Integer(metadata={"description": "1, 2, 3 … per workspace"}, required=True)
     workspace_id = fields.String()
-    actor = fields.String()
-    action = fields.String()
-    target_type = fields.String()
-    target_id = fields.String(allow_none=True)
+    actor = fields.String(required=True)
+    action = fields.String(required=True)
+    target_type = fields.String(required=True)
+    target_id = fields.String(allow_none=True, required=True)
     target_label = fields.String(
         allow_none=True,
         metadata={"description": "a member target's email (not part of the hashed event; null for other targets)"},
     )
-    execution_id = fields.String(allow_none=True)
-    before = fields.Raw(allow_none=True)
-    after = fields.Raw(allow_none=True)
-    result = fields.String()
-    created_at = fields.String(metadata={"description": "ISO 8601, UTC"})
+    execution_id = fields.String(allow_none=True, required=True)
+    before = fields.Raw(allow_none=True, required=True)
+    after = fields.Raw(allow_none=True, required=True)
+    result = fields.String(required=True)
+    created_at = fields.String(metadata={"description": "ISO 8601, UTC"}, required=True)
     prev_hash = fields.String(metadata={"description": "hash of the previous event (64 zeros for the first)"})
     hash = fields.String(metadata={"description": "sha256(prev_hash + canonical JSON of the event's fields)"})
 
@@ -68,8 +68,8 @@ AuditPage = page_of(AuditEventSchema, "AuditPage")
 
 
 class VerifySchema(Schema):
-    ok = StrictBoolean()
-    checked = fields.Integer(metadata={"description": "events found intact, oldest first"})
+    ok = StrictBoolean(required=True)
+    checked = fields.Integer(metadata={"description": "events found intact, oldest first"}, required=True)
     first_bad_seq = fields.Integer(metadata={"description": "where the chain first fails (when not ok)"})
     reason = fields.String(metadata={"description": "an edited row, a deleted row (gap in seq) or a broken link"})
 

@@ -71,16 +71,16 @@ class TokenArgs(Schema):
 
 
 class TokenSchema(Schema):
-    id = fields.String()
-    name = fields.String()
+    id = fields.String(required=True)
+    name = fields.String(required=True)
     token = fields.String(metadata={"description": "shown only when the token is created"})
-    created_at = fields.DateTime()
-    last_used_at = fields.DateTime(allow_none=True)
-    revoked_at = fields.DateTime(allow_none=True)
+    created_at = fields.DateTime(required=True)
+    last_used_at = fields.DateTime(allow_none=True, required=True)
+    revoked_at = fields.DateTime(allow_none=True, required=True)
 
 
 class TokenList(Schema):
-    items = fields.List(fields.Nested(TokenSchema))
+    items = fields.List(fields.Nested(TokenSchema), required=True)
 
 
 class InvitationWorkspace(Schema):
@@ -99,7 +99,7 @@ class MyInvitation(Schema):
 
 
 class MyInvitationList(Schema):
-    items = fields.List(fields.Nested(MyInvitation))
+    items = fields.List(fields.Nested(MyInvitation), required=True)
 
 
 class Accepted(Schema):

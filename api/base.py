@@ -305,6 +305,14 @@ class Blueprint(flask_smorest.Blueprint):
 
         return decorator
 
+    def yaml_text(self, description: str):
+        """Documents what every JSON-located body also takes (CoachParser.load_json): the same object written as
+        YAML text, sent with `Content-Type: application/yaml`. Said on the routes people send YAML to (a
+        definition, a plan), so the web app's typed client may send the editor's text there and nowhere else."""
+        return self.doc(
+            requestBody={"content": {"application/yaml": {"schema": {"type": "string", "description": description}}}}
+        )
+
 
 class RowId(BaseConverter):
     """`<id:policy_id>`: a row id (services.models.new_id, 32 hex digits). Where a route's fixed sibling shares its

@@ -46,39 +46,46 @@ class RuleChangeSchema(Shape):
 
 
 class PackSchema(Schema):
-    id = fields.String()
-    workflow_id = fields.String()
-    step_id = fields.String()
-    enabled = StrictBoolean()
-    corrections = fields.Integer(metadata={"description": "corrections recorded for this step"})
-    changes = fields.List(fields.Nested(ChangeGroupSchema), metadata={"description": "most frequent first"})
+    id = fields.String(required=True)
+    workflow_id = fields.String(required=True)
+    step_id = fields.String(required=True)
+    enabled = StrictBoolean(required=True)
+    corrections = fields.Integer(metadata={"description": "corrections recorded for this step"}, required=True)
+    changes = fields.List(
+        fields.Nested(ChangeGroupSchema), metadata={"description": "most frequent first"}, required=True
+    )
     field_corrections = map_of(
         fields.Integer(),
         metadata={
             "description": "per field: the corrections that changed it, among which "
             "a change must reach the consistency bar"
         },
+        required=True,
     )
     rules = fields.List(
-        fields.Nested(LearnedRuleSchema), metadata={"description": "learned rules later suggestions apply"}
+        fields.Nested(LearnedRuleSchema),
+        metadata={"description": "learned rules later suggestions apply"},
+        required=True,
     )
     rules_changed_at = fields.String(
         allow_none=True,
         metadata={"description": "when a learned rule last started or stopped applying (ISO 8601), null if never seen"},
+        required=True,
     )
-    last_rule_change = fields.Nested(RuleChangeSchema, allow_none=True)
+    last_rule_change = fields.Nested(RuleChangeSchema, allow_none=True, required=True)
     discounted = fields.Integer(
         metadata={
             "description": "corrections taken back out because their step then failed "
             "because of them (they count towards no rule)"
-        }
+        },
+        required=True,
     )
-    created_at = fields.DateTime()
-    updated_at = fields.DateTime()
+    created_at = fields.DateTime(required=True)
+    updated_at = fields.DateTime(required=True)
 
 
 class PackList(Schema):
-    items = fields.List(fields.Nested(PackSchema))
+    items = fields.List(fields.Nested(PackSchema), required=True)
 
 
 class PackPatch(Schema):

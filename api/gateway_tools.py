@@ -36,17 +36,22 @@ MODE_HELP = (
 
 
 class GatewayAgentToolSchema(SnapshotSchema):
-    mode = fields.String(validate=validate.OneOf(L.MODES), metadata={"description": "this identity's own mode"})
+    mode = fields.String(
+        validate=validate.OneOf(L.MODES), metadata={"description": "this identity's own mode"}, required=True
+    )
     effective_mode = fields.String(
-        validate=validate.OneOf(L.MODES), metadata={"description": "the mode its calls of the tool are gated by"}
+        validate=validate.OneOf(L.MODES),
+        metadata={"description": "the mode its calls of the tool are gated by"},
+        required=True,
     )
     mode_of = fields.String(
         allow_none=True,
         validate=validate.OneOf((L.UNIT_TOOL, L.UNIT_AGENT)),
         metadata={"description": "whose mode that is: the tool's, the identity's own, or null (nobody chose one)"},
+        required=True,
     )
-    spot_check_rate = fields.Float(allow_none=True)
-    spot_checks = fields.Nested(SnapshotSchema, allow_none=True)
+    spot_check_rate = fields.Float(allow_none=True, required=True)
+    spot_checks = fields.Nested(SnapshotSchema, allow_none=True, required=True)
     at_agent = fields.Nested(
         SnapshotSchema,
         allow_none=True,
@@ -54,33 +59,36 @@ class GatewayAgentToolSchema(SnapshotSchema):
             "description": "of its decisions, the answers of the person at the agent to a confirm rule's question "
             "(they count in the numbers above like a reviewer's; null: none)"
         },
+        required=True,
     )
 
 
 class PackChangeSchema(ValueChange):
-    field = fields.String(metadata={"description": "a dotted path into the arguments"})
-    count = fields.Integer()
+    field = fields.String(metadata={"description": "a dotted path into the arguments"}, required=True)
+    count = fields.Integer(required=True)
 
 
 class PackRuleSchema(PackChangeSchema):
-    share = fields.Float(metadata={"description": "its share of the edits that changed this field"})
+    share = fields.Float(metadata={"description": "its share of the edits that changed this field"}, required=True)
 
 
 class GatewayPackSchema(Schema):
-    pack_id = fields.String()
-    tool = fields.String()
+    pack_id = fields.String(required=True)
+    tool = fields.String(required=True)
     enabled = StrictBoolean(
         metadata={
             "description": "a lead accepted its learned rules: they are suggested to reviewers and applied in AUTO"
-        }
+        },
+        required=True,
     )
-    corrections = fields.Integer(metadata={"description": "the reviewers' edits counted"})
-    changes = fields.List(fields.Nested(PackChangeSchema))
+    corrections = fields.Integer(metadata={"description": "the reviewers' edits counted"}, required=True)
+    changes = fields.List(fields.Nested(PackChangeSchema), required=True)
     rules = fields.List(
         fields.Nested(PackRuleSchema),
         metadata={
             "description": "learned rules: a change made at least 3 times and in at least 80% of its field's edits"
         },
+        required=True,
     )
 
 
@@ -89,23 +97,29 @@ class PackArgs(Schema):
 
 
 class GatewayToolSchema(SnapshotSchema):
-    tool = fields.String(metadata={"description": "<server>.<tool>, or coach.<tool> for an exposed built-in"})
+    tool = fields.String(
+        metadata={"description": "<server>.<tool>, or coach.<tool> for an exposed built-in"}, required=True
+    )
     source = fields.String(
         validate=validate.OneOf(("gateway", "plan")),
         metadata={"description": "gateway: an outside agent's calls through /mcp; plan: decisions of plans' steps"},
+        required=True,
     )
     listed = StrictBoolean(
-        metadata={"description": "the workspace's servers list this tool now (or it is a built-in exposed to agents)"}
+        metadata={"description": "the workspace's servers list this tool now (or it is a built-in exposed to agents)"},
+        required=True,
     )
-    mode = fields.String(validate=validate.OneOf(L.MODES), metadata={"description": MODE_HELP})
+    mode = fields.String(validate=validate.OneOf(L.MODES), metadata={"description": MODE_HELP}, required=True)
     spot_check_rate = fields.Float(
         allow_none=True,
         metadata={"description": "the tool's own spot-check rate; null: the server's COACH_SPOT_CHECK_RATE"},
+        required=True,
     )
     spot_checks = fields.Nested(
         SnapshotSchema,
         allow_none=True,
         metadata={"description": "the reviews of its calls while in AUTO: the demotion test's evidence"},
+        required=True,
     )
     pack = fields.Nested(
         GatewayPackSchema,
@@ -113,24 +127,27 @@ class GatewayToolSchema(SnapshotSchema):
         metadata={
             "description": "the reviewers' edits of its arguments and the rules learned from them (null: none yet)"
         },
+        required=True,
     )
     agents = map_of(
         fields.Nested(GatewayAgentToolSchema),
         metadata={"description": "per agent identity (by name): its calls of this tool"},
+        required=True,
     )
 
 
 class GatewayToolList(Schema):
-    items = fields.List(fields.Nested(GatewayToolSchema))
+    items = fields.List(fields.Nested(GatewayToolSchema), required=True)
     identities = map_of(
         fields.Nested(SnapshotSchema),
         metadata={"description": "per agent identity: its decisions across its tools"},
+        required=True,
     )
-    spot_check_rate = fields.Float(metadata={"description": "the server's COACH_SPOT_CHECK_RATE"})
+    spot_check_rate = fields.Float(metadata={"description": "the server's COACH_SPOT_CHECK_RATE"}, required=True)
 
 
 class ToolList(Schema):
-    items = fields.List(fields.Nested(GatewayToolSchema))
+    items = fields.List(fields.Nested(GatewayToolSchema), required=True)
 
 
 class ToolModeArgs(Schema):

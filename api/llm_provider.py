@@ -23,8 +23,8 @@ blp = Blueprint(
 
 
 class ServerDefaultSchema(Schema):
-    configured = fields.Boolean(metadata={"description": "whether the server sets COACH_LLM_BASE_URL"})
-    model = fields.String(allow_none=True, metadata={"description": "COACH_LLM_MODEL"})
+    configured = fields.Boolean(metadata={"description": "whether the server sets COACH_LLM_BASE_URL"}, required=True)
+    model = fields.String(allow_none=True, metadata={"description": "COACH_LLM_MODEL"}, required=True)
 
 
 class ProviderSchema(Schema):
@@ -34,19 +34,25 @@ class ProviderSchema(Schema):
             "description": "the OpenAI-compatible API's base URL, e.g. https://api.openai.com/v1 or "
             "http://127.0.0.1:11434/v1 (Ollama); held to the workspace's outbound rules"
         },
+        required=True,
     )
-    model = fields.String(allow_none=True, metadata={"description": "the model of agent steps that name none"})
-    api_key_set = fields.Boolean(metadata={"description": "whether an API key is stored (it is never returned)"})
-    updated_by = fields.String(allow_none=True)
-    updated_at = fields.DateTime(allow_none=True)
+    model = fields.String(
+        allow_none=True, metadata={"description": "the model of agent steps that name none"}, required=True
+    )
+    api_key_set = fields.Boolean(
+        metadata={"description": "whether an API key is stored (it is never returned)"}, required=True
+    )
+    updated_by = fields.String(allow_none=True, required=True)
+    updated_at = fields.DateTime(allow_none=True, required=True)
     in_use = one_of(
         ("workspace", "server", "none"),
         metadata={
             "description": "which provider agent steps use now: `workspace` (this one), `server` (COACH_LLM_*) "
             "or `none`"
         },
+        required=True,
     )
-    server_default = fields.Nested(ServerDefaultSchema)
+    server_default = fields.Nested(ServerDefaultSchema, required=True)
 
 
 class ProviderArgs(Schema):
@@ -62,12 +68,14 @@ class ProviderArgs(Schema):
 
 
 class TestSchema(Schema):
-    ok = fields.Boolean()
+    ok = fields.Boolean(required=True)
     answer = fields.String(metadata={"description": "the model's answer, when ok"})
     failure = fields.String(metadata={"description": "what went wrong, in words, when not ok"})
-    source = one_of(("workspace", "server", "none"), metadata={"description": "which provider was asked"})
+    source = one_of(
+        ("workspace", "server", "none"), metadata={"description": "which provider was asked"}, required=True
+    )
     base_url = fields.String(allow_none=True)
-    model = fields.String(allow_none=True)
+    model = fields.String(allow_none=True, required=True)
     elapsed_ms = fields.Integer()
 
 

@@ -20,23 +20,23 @@ blp = Blueprint("metrics", __name__, url_prefix="/api/metrics", description="Lea
 
 
 class ToAutoSchema(Shape):
-    decisions_to_coaching = fields.Integer(allow_none=True)
-    window_decisions_needed = fields.Integer(allow_none=True)
-    acceptance_gap = fields.Float(allow_none=True)
-    auto_min_window = fields.Integer()
-    auto_acceptance = fields.Float()
+    decisions_to_coaching = fields.Integer(required=True)
+    window_decisions_needed = fields.Integer(required=True)
+    acceptance_gap = fields.Float(required=True)
+    auto_min_window = fields.Integer(required=True)
+    auto_acceptance = fields.Float(required=True)
 
 
 class EvidenceSchema(Shape):
     """The AUTO readiness test as figures (docs/autonomy.md)."""
 
-    statistic = fields.Float(metadata={"description": "the log of the e-value"})
+    statistic = fields.Float(required=True, metadata={"description": "the log of the e-value"})
     statistic_kind = fields.String(validate=validate.OneOf(("log_e_value",)))
     e_value = fields.Float()
-    threshold = fields.Float(metadata={"description": "1 / auto_alpha, which the e-value must reach"})
+    threshold = fields.Float(required=True, metadata={"description": "1 / auto_alpha, which the e-value must reach"})
     log_threshold = fields.Float()
-    decisions_needed_if_all_accepted = fields.Integer(allow_none=True)
-    test = fields.String()
+    decisions_needed_if_all_accepted = fields.Integer(allow_none=True, required=True)
+    test = fields.String(required=True)
     accepted_since_restart = fields.Integer()
     counted_since_restart = fields.Integer()
     attentive_since_restart = fields.Integer(
@@ -64,26 +64,26 @@ class SeriesPointSchema(Shape):
 
 
 class LatencySchema(Schema):
-    p50 = fields.Integer(allow_none=True)
-    p90 = fields.Integer(allow_none=True)
+    p50 = fields.Integer(allow_none=True, required=True)
+    p90 = fields.Integer(allow_none=True, required=True)
 
 
 class SnapshotSchema(Schema):
-    decisions = fields.Integer()
-    suggestions = fields.Integer()
-    accepted = fields.Integer()
-    rejected = fields.Integer()
-    corrected = fields.Integer()
-    manual = fields.Integer()
-    skipped = fields.Integer()
-    acceptance_rate = fields.Float()
-    rolling_acceptance_rate = fields.Float()
-    confidence = fields.Float()
-    decision_latency_ms = fields.Nested(LatencySchema)
+    decisions = fields.Integer(required=True)
+    suggestions = fields.Integer(required=True)
+    accepted = fields.Integer(required=True)
+    rejected = fields.Integer(required=True)
+    corrected = fields.Integer(required=True)
+    manual = fields.Integer(required=True)
+    skipped = fields.Integer(required=True)
+    acceptance_rate = fields.Float(required=True)
+    rolling_acceptance_rate = fields.Float(required=True)
+    confidence = fields.Float(required=True)
+    decision_latency_ms = fields.Nested(LatencySchema, required=True)
     level = one_of(LEVELS, required=True)
     auto_ready = StrictBoolean(required=True)
-    window_size = fields.Integer()
-    window_decisions = fields.Integer()
+    window_size = fields.Integer(required=True)
+    window_decisions = fields.Integer(required=True)
     to_auto = fields.Nested(ToAutoSchema, metadata={"description": "how far from AUTO-ready"})
     evidence = fields.Nested(EvidenceSchema)
     evidence_decisions = fields.Integer(
@@ -105,7 +105,9 @@ class SnapshotSchema(Schema):
 
 class StepMetricsSchema(SnapshotSchema):
     mode = one_of(
-        autonomy.STEP_MODES, metadata={"description": "coaching (follows the workflow), auto or always_review"}
+        autonomy.STEP_MODES,
+        required=True,
+        metadata={"description": "coaching (follows the workflow), auto or always_review"},
     )
     spot_checks = fields.Nested(SnapshotSchema)
 
@@ -116,7 +118,7 @@ class VersionMetricsSchema(SnapshotSchema):
 
 class WorkflowMetricsSchema(SnapshotSchema):
     workflow_id = fields.String(required=True)
-    name = fields.String()
+    name = fields.String(required=True)
     mode = one_of(autonomy.WORKFLOW_MODES, required=True)
     steps = map_of(fields.Nested(StepMetricsSchema))
     current_version = fields.Nested(VersionMetricsSchema, metadata={"description": "the detail only"})
@@ -132,27 +134,28 @@ class WorkflowMetricsSchema(SnapshotSchema):
 
 
 class WorkflowMetricsList(Schema):
-    items = fields.List(fields.Nested(WorkflowMetricsSchema))
+    items = fields.List(fields.Nested(WorkflowMetricsSchema), required=True)
 
 
 class OperatorMetricsSchema(SnapshotSchema):
-    operator = fields.String()
+    operator = fields.String(required=True)
     series = fields.List(fields.Nested(SeriesPointSchema))
 
 
 class OperatorList(Schema):
-    items = fields.List(fields.Nested(OperatorMetricsSchema))
+    items = fields.List(fields.Nested(OperatorMetricsSchema), required=True)
 
 
 class GlobalSchema(SnapshotSchema):
-    workflows = fields.Integer()
+    workflows = fields.Integer(required=True)
     levels = map_of(
         fields.Integer(),
+        required=True,
         keys=fields.String(validate=validate.OneOf(LEVELS)),
         metadata={"description": "number of workflows at each level"},
     )
-    auto_ready_workflows = fields.Integer()
-    series = fields.List(fields.Nested(SeriesPointSchema))
+    auto_ready_workflows = fields.Integer(required=True)
+    series = fields.List(fields.Nested(SeriesPointSchema), required=True)
 
 
 def _workflow_summaries(session) -> list[dict]:

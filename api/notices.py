@@ -25,20 +25,26 @@ class NoticesArgs(Schema):
 
 
 class RuleSchema(ValueChange):
-    field = fields.String()
+    field = fields.String(required=True)
     count = fields.Integer()
     share = fields.Float()
 
 
 class NoticeSchema(Schema):
-    id = fields.Integer(metadata={"description": "the audit event's seq (the `audit_seq` of the pushed event)"})
-    kind = fields.String(validate=validate.OneOf(notices.KINDS))
-    at = fields.String(metadata={"description": "ISO 8601, UTC"})
-    actor = fields.String(metadata={"description": "who: a user's email, or `system` (spot checks, corrections)"})
-    workflow_id = fields.String(allow_none=True)
+    id = fields.Integer(
+        metadata={"description": "the audit event's seq (the `audit_seq` of the pushed event)"}, required=True
+    )
+    kind = fields.String(validate=validate.OneOf(notices.KINDS), required=True)
+    at = fields.String(metadata={"description": "ISO 8601, UTC"}, required=True)
+    actor = fields.String(
+        metadata={"description": "who: a user's email, or `system` (spot checks, corrections)"}, required=True
+    )
+    workflow_id = fields.String(allow_none=True, required=True)
     workflow_name = fields.String(allow_none=True, metadata={"description": "null when the workflow is gone"})
-    step_id = fields.String(allow_none=True, metadata={"description": "a step's demotion, or the pack's step"})
-    reason = fields.String(allow_none=True, metadata={"description": "why a demotion happened"})
+    step_id = fields.String(
+        allow_none=True, metadata={"description": "a step's demotion, or the pack's step"}, required=True
+    )
+    reason = fields.String(allow_none=True, metadata={"description": "why a demotion happened"}, required=True)
     spot_check_rate = fields.Float(
         allow_none=True, metadata={"description": "a demotion by spot checks: their acceptance"}
     )
@@ -56,7 +62,7 @@ class NoticeSchema(Schema):
 
 
 class NoticeList(Schema):
-    items = fields.List(fields.Nested(NoticeSchema))
+    items = fields.List(fields.Nested(NoticeSchema), required=True)
 
 
 @blp.route("")

@@ -8,7 +8,7 @@ from marshmallow import Schema, fields, validate
 
 from api.base import Blueprint
 from api.context import operator, requires, services, user_id, workspace_id
-from api.schemas import StrictBoolean
+from api.schemas import StrictBoolean, always_sent
 from core import notifications as N
 from services.notifications import push, webhooks
 from services.notifications import settings as prefs
@@ -21,8 +21,8 @@ blp = Blueprint(
 )
 
 
-def Kind() -> fields.String:  # noqa: N802  (a field, as marshmallow's are named)
-    return fields.String(validate=validate.OneOf(N.KINDS))
+def Kind(**kwargs) -> fields.String:  # noqa: N802  (a field, as marshmallow's are named)
+    return fields.String(validate=validate.OneOf(N.KINDS), **kwargs)
 
 
 def Clock() -> fields.String:  # noqa: N802
@@ -48,6 +48,7 @@ class SettingsIn(Schema):
     timezone = fields.String(load_default="UTC", validate=validate.Length(max=64))
 
 
+@always_sent()
 class SettingsOut(SettingsIn):
     kinds_available = fields.List(Kind())
     email_available = fields.Boolean(
@@ -96,13 +97,14 @@ class RouteIn(Schema):
     enabled = StrictBoolean(load_default=True)
 
 
+@always_sent()
 class RouteOut(RouteIn):
     id = fields.String()
     created_at = fields.DateTime()
 
 
 class RouteList(Schema):
-    items = fields.List(fields.Nested(RouteOut))
+    items = fields.List(fields.Nested(RouteOut), required=True)
 
 
 class EndpointIn(Schema):
@@ -132,41 +134,42 @@ class EndpointUpdate(Schema):
 
 
 class DeliveryOut(Schema):
-    id = fields.String(metadata={"description": "the delivery id (X-Coach-Delivery)"})
-    event = Kind()
-    event_id = fields.String()
-    status = fields.String(validate=validate.OneOf(N.STATUSES))
-    attempts = fields.Integer()
-    next_attempt_at = fields.DateTime(allow_none=True)
-    last_status = fields.Integer(allow_none=True)
-    last_error = fields.String(allow_none=True)
-    sent_at = fields.DateTime(allow_none=True)
-    created_at = fields.DateTime()
+    id = fields.String(metadata={"description": "the delivery id (X-Coach-Delivery)"}, required=True)
+    event = Kind(required=True)
+    event_id = fields.String(required=True)
+    status = fields.String(validate=validate.OneOf(N.STATUSES), required=True)
+    attempts = fields.Integer(required=True)
+    next_attempt_at = fields.DateTime(allow_none=True, required=True)
+    last_status = fields.Integer(allow_none=True, required=True)
+    last_error = fields.String(allow_none=True, required=True)
+    sent_at = fields.DateTime(allow_none=True, required=True)
+    created_at = fields.DateTime(required=True)
 
 
 class EndpointOut(Schema):
-    id = fields.String()
-    name = fields.String()
-    url = fields.String()
-    events = fields.List(Kind())
-    enabled = StrictBoolean()
-    failing = StrictBoolean(metadata={"description": "its last delivery failed"})
-    consecutive_failures = fields.Integer()
-    last_status = fields.Integer(allow_none=True)
-    last_error = fields.String(allow_none=True)
-    last_delivery_at = fields.DateTime(allow_none=True)
-    created_at = fields.DateTime()
-    deliveries = fields.List(fields.Nested(DeliveryOut), metadata={"description": "the last ten"})
+    id = fields.String(required=True)
+    name = fields.String(required=True)
+    url = fields.String(required=True)
+    events = fields.List(Kind(), required=True)
+    enabled = StrictBoolean(required=True)
+    failing = StrictBoolean(metadata={"description": "its last delivery failed"}, required=True)
+    consecutive_failures = fields.Integer(required=True)
+    last_status = fields.Integer(allow_none=True, required=True)
+    last_error = fields.String(allow_none=True, required=True)
+    last_delivery_at = fields.DateTime(allow_none=True, required=True)
+    created_at = fields.DateTime(required=True)
+    deliveries = fields.List(fields.Nested(DeliveryOut), metadata={"description": "the last ten"}, required=True)
     secret = fields.String(metadata={"description": "only in the answer that made it: keep it, it is not shown again"})
 
 
 class EndpointList(Schema):
-    items = fields.List(fields.Nested(EndpointOut))
+    items = fields.List(fields.Nested(EndpointOut), required=True)
 
 
 class PushKeyOut(Schema):
     public_key = fields.String(
-        metadata={"description": "the VAPID public key (base64url): PushManager.subscribe's applicationServerKey"}
+        metadata={"description": "the VAPID public key (base64url): PushManager.subscribe's applicationServerKey"},
+        required=True,
     )
 
 
@@ -190,16 +193,18 @@ class PushEndpointIn(Schema):
 
 
 class PushSubscriptionOut(Schema):
-    id = fields.String()
-    endpoint = fields.String()
-    user_agent = fields.String()
-    last_status = fields.Integer(allow_none=True, metadata={"description": "the push service's last answer"})
-    last_sent_at = fields.DateTime(allow_none=True)
-    created_at = fields.DateTime()
+    id = fields.String(required=True)
+    endpoint = fields.String(required=True)
+    user_agent = fields.String(required=True)
+    last_status = fields.Integer(
+        allow_none=True, metadata={"description": "the push service's last answer"}, required=True
+    )
+    last_sent_at = fields.DateTime(allow_none=True, required=True)
+    created_at = fields.DateTime(required=True)
 
 
 class PushSubscriptionList(Schema):
-    items = fields.List(fields.Nested(PushSubscriptionOut))
+    items = fields.List(fields.Nested(PushSubscriptionOut), required=True)
 
 
 @blp.route("/settings")

@@ -56,31 +56,36 @@ class PlanSchema(Shape):
     execution_id = fields.String(required=True)
     status = one_of(S.STATES, required=True, metadata={"description": "draft, approved, then the execution's status"})
     mode = one_of(PLAN_MODES, required=True)
-    name = fields.String()
+    name = fields.String(required=True)
     description = fields.String()
-    variables = F.Variables(metadata={"description": "its input variables by name, as a workflow declares them"})
-    values = RunVariables(metadata={"description": "the variables it runs (or would run) with"})
-    steps = F.Steps(
-        metadata={"description": "as given, with corrections applied: step definitions (docs/workflow-definitions.md)"}
+    variables = F.Variables(
+        metadata={"description": "its input variables by name, as a workflow declares them"}, required=True
     )
-    progress = fields.Nested(ProgressSchema)
-    created_by = fields.String()
-    created_at = fields.DateTime()
-    approved_by = fields.String(allow_none=True)
-    approved_at = fields.DateTime(allow_none=True)
-    approver_role = fields.String(allow_none=True, metadata={"description": "the role its approval needed"})
-    saved_workflow_id = fields.String(allow_none=True)
-    corrected_steps = fields.List(fields.String())
+    values = RunVariables(metadata={"description": "the variables it runs (or would run) with"}, required=True)
+    steps = F.Steps(
+        metadata={"description": "as given, with corrections applied: step definitions (docs/workflow-definitions.md)"},
+        required=True,
+    )
+    progress = fields.Nested(ProgressSchema, required=True)
+    created_by = fields.String(required=True)
+    created_at = fields.DateTime(required=True)
+    approved_by = fields.String(allow_none=True, required=True)
+    approved_at = fields.DateTime(allow_none=True, required=True)
+    approver_role = fields.String(
+        allow_none=True, metadata={"description": "the role its approval needed"}, required=True
+    )
+    saved_workflow_id = fields.String(allow_none=True, required=True)
+    corrected_steps = fields.List(fields.String(), required=True)
 
 
 class PlanStatusSchema(Shape):
     plan_id = fields.String(required=True)
     status = one_of(S.STATES, required=True)
-    progress = fields.Nested(ProgressSchema)
-    current_step = fields.String(allow_none=True)
-    started_at = fields.DateTime(allow_none=True)
-    finished_at = fields.DateTime(allow_none=True)
-    duration_s = fields.Float(allow_none=True)
+    progress = fields.Nested(ProgressSchema, required=True)
+    current_step = fields.String(allow_none=True, required=True)
+    started_at = fields.DateTime(allow_none=True, required=True)
+    finished_at = fields.DateTime(allow_none=True, required=True)
+    duration_s = fields.Float(allow_none=True, required=True)
     error = fields.Nested(ExecutionErrorSchema, allow_none=True)
 
 
@@ -110,6 +115,7 @@ class Plans(MethodView):
 
     @requires("operator")
     @blp.arguments(PlanArgs)
+    @blp.yaml_text("the plan (a definition and its mode) as YAML text")
     @blp.response(201, PlanSchema)
     def post(self, body):
         svc = services()

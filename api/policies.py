@@ -11,7 +11,7 @@ from marshmallow import INCLUDE, Schema, fields, validate
 
 from api.base import Blueprint
 from api.context import operator, requires, services, workspace_id
-from api.schemas import Checked, OneOrMany, Shape, StrictBoolean, ToolParams, ValueChange
+from api.schemas import Checked, OneOrMany, Shape, StrictBoolean, ToolParams, ValueChange, always_sent
 from core.policy import DEFAULT_EFFECTS, EFFECTS, FALLBACKS
 from core.tools import RISKS
 from core.workflow.model import STEP_TYPES
@@ -104,17 +104,20 @@ class PolicyIn(Schema):
     match = fields.Nested(MatchSchema, load_default=dict)
 
 
+@always_sent("order", "reason", "enabled", "scope", "match")
 class PolicyOut(PolicyIn):
-    id = fields.String()
-    revision = fields.Integer(metadata={"description": "the workspace's policy revision this rule was written at"})
+    id = fields.String(required=True)
+    revision = fields.Integer(
+        required=True, metadata={"description": "the workspace's policy revision this rule was written at"}
+    )
     created_by = fields.String()
     created_at = fields.DateTime()
     updated_at = fields.DateTime()
 
 
 class PolicyList(Schema):
-    items = fields.List(fields.Nested(PolicyOut), metadata={"description": "in precedence order"})
-    revision = fields.Integer()
+    items = fields.List(fields.Nested(PolicyOut), required=True, metadata={"description": "in precedence order"})
+    revision = fields.Integer(required=True)
 
 
 class DefaultsSchema(Schema):
@@ -125,6 +128,11 @@ class DefaultsSchema(Schema):
     write = fields.String(validate=validate.OneOf(DEFAULT_EFFECTS))
     external = fields.String(validate=validate.OneOf(DEFAULT_EFFECTS))
     destructive = fields.String(validate=validate.OneOf(DEFAULT_EFFECTS))
+
+
+@always_sent(*RISKS)
+class DefaultsOut(DefaultsSchema):
+    """The workspace's default for every risk (the built-in one where it set none)."""
 
 
 class EvaluateIn(Schema):
@@ -234,14 +242,14 @@ class Policies(MethodView):
 
 @blp.route("/default")
 class PolicyDefault(MethodView):
-    @blp.response(200, DefaultsSchema)
+    @blp.response(200, DefaultsOut)
     def get(self):
         with services().db.read() as session:
             return policies.get_defaults(session, workspace_id())
 
     @requires("lead")
     @blp.arguments(DefaultsSchema)
-    @blp.response(200, DefaultsSchema)
+    @blp.response(200, DefaultsOut)
     def put(self, data):
         with services().db.transaction() as session:
             return policies.set_defaults(session, workspace_id(), data, operator())

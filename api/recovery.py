@@ -58,36 +58,41 @@ class RerunArgs(Schema):
 class RecoveredSchema(Schema):
     execution_id = fields.String(required=True)
     status = one_of(S.STATES, required=True)
-    step_id = fields.String(allow_none=True, metadata={"description": "the step retried, or resumed from"})
+    step_id = fields.String(
+        allow_none=True, metadata={"description": "the step retried, or resumed from"}, required=True
+    )
     run = fields.Integer(
         allow_none=True,
         metadata={
             "description": "retry: the run the step will be (its runs so far + 1); the run gets a new idempotency key"
         },
+        required=True,
     )
-    skipped = fields.List(fields.String(), metadata={"description": "resume-from: the steps skipped"})
+    skipped = fields.List(fields.String(), metadata={"description": "resume-from: the steps skipped"}, required=True)
 
 
 class RerunSchema(Schema):
-    execution_id = fields.String(metadata={"description": "the new execution"})
-    rerun_of = fields.String()
+    execution_id = fields.String(metadata={"description": "the new execution"}, required=True)
+    rerun_of = fields.String(required=True)
     status = one_of(S.STATES, required=True)
-    mode = one_of(MODES)
-    workflow_version = fields.Integer()
-    variables = RunVariables()
+    mode = one_of(MODES, required=True)
+    workflow_version = fields.Integer(required=True)
+    variables = RunVariables(required=True)
 
 
 class HistoryChangeSchema(ValueChange):
-    path = fields.String()
-    change = fields.String(validate=validate.OneOf(("added", "removed", "changed")))
+    path = fields.String(required=True)
+    change = fields.String(validate=validate.OneOf(("added", "removed", "changed")), required=True)
 
 
 class HistoryEventSchema(Schema):
     kind = one_of(EVENT_KINDS, required=True)
-    at = fields.DateTime(allow_none=True)
-    step_id = fields.String(allow_none=True)
-    actor = fields.String(allow_none=True, metadata={"description": "who: a person's email, coach, policy, system"})
-    text = fields.String(metadata={"description": "what happened, in words"})
+    at = fields.DateTime(allow_none=True, required=True)
+    step_id = fields.String(allow_none=True, required=True)
+    actor = fields.String(
+        allow_none=True, metadata={"description": "who: a person's email, coach, policy, system"}, required=True
+    )
+    text = fields.String(metadata={"description": "what happened, in words"}, required=True)
     decision = one_of(dict.fromkeys((*DECIDED, *APPROVAL, *STEP_DECISIONS)))
     comment = fields.String()
     reason = fields.String()
@@ -109,30 +114,33 @@ class HistoryEventSchema(Schema):
 
 
 class HistoryStepSchema(Schema):
-    step_id = fields.String()
-    name = fields.String()
-    type = fields.String()
-    tool = fields.String(allow_none=True)
+    step_id = fields.String(required=True)
+    name = fields.String(required=True)
+    type = fields.String(required=True)
+    tool = fields.String(allow_none=True, required=True)
     status = one_of(S.STEP_STATES, required=True)
-    error = fields.String(allow_none=True)
-    run = fields.Integer(metadata={"description": "runs of its tool started"})
-    attempts = fields.Integer(metadata={"description": "tries of its latest run"})
-    retries = fields.Integer(metadata={"description": "retries people asked for"})
-    started_at = fields.DateTime(allow_none=True)
-    finished_at = fields.DateTime(allow_none=True)
-    events = fields.List(fields.Nested(HistoryEventSchema))
+    error = fields.String(allow_none=True, required=True)
+    run = fields.Integer(metadata={"description": "runs of its tool started"}, required=True)
+    attempts = fields.Integer(metadata={"description": "tries of its latest run"}, required=True)
+    retries = fields.Integer(metadata={"description": "retries people asked for"}, required=True)
+    started_at = fields.DateTime(allow_none=True, required=True)
+    finished_at = fields.DateTime(allow_none=True, required=True)
+    events = fields.List(fields.Nested(HistoryEventSchema), required=True)
 
 
 class RunHistorySchema(Schema):
     execution_id = fields.String(required=True)
     status = one_of(S.STATES, required=True)
-    error = fields.Nested(ExecutionErrorSchema, allow_none=True)
-    rerun_of = fields.String(allow_none=True, metadata={"description": "the execution this one re-runs"})
-    reruns = fields.List(fields.String(), metadata={"description": "the executions that re-run this one"})
-    steps = fields.List(fields.Nested(HistoryStepSchema))
+    error = fields.Nested(ExecutionErrorSchema, allow_none=True, required=True)
+    rerun_of = fields.String(allow_none=True, metadata={"description": "the execution this one re-runs"}, required=True)
+    reruns = fields.List(
+        fields.String(), metadata={"description": "the executions that re-run this one"}, required=True
+    )
+    steps = fields.List(fields.Nested(HistoryStepSchema), required=True)
     events = fields.List(
         fields.Nested(HistoryEventSchema),
         metadata={"description": "the execution's own: start, coaching pauses, resume-from, cancel, re-runs"},
+        required=True,
     )
 
 

@@ -6,6 +6,26 @@ from flask import current_app, has_app_context
 from marshmallow import Schema, fields, post_dump, validate
 
 
+def always_sent(*names: str):
+    """For an answer's schema that extends a body's (`class PolicyOut(PolicyIn)`, `class SettingsOut(SettingsIn)`):
+    the fields `names` (all of them, without names), optional in the body (they have defaults), are in every answer,
+    so the document marks them required there (and only there: marshmallow's `on_bind_field` hook changes a schema
+    instance's own copy of each field)."""
+
+    def decorate(cls: type[Schema]) -> type[Schema]:
+        inherited = cls.on_bind_field
+
+        def on_bind_field(self: Schema, field_name: str, field_obj: fields.Field) -> None:
+            inherited(self, field_name, field_obj)
+            if not names or field_name in names:
+                field_obj.required = True
+
+        cls.on_bind_field = on_bind_field  # type: ignore[method-assign]  # the hook, replaced on this class only
+        return cls
+
+    return decorate
+
+
 class StrictBoolean(fields.Boolean):
     """JSON's true or false, nothing else: marshmallow's Boolean also takes 0, 1, "yes", "off" … where the
     OpenAPI document says boolean (`"enabled": 0` disabled a policy). Serialises as Boolean does."""
@@ -105,13 +125,13 @@ class CredentialOut(Schema):
     """What an answer says of a credential that is revoked rather than deleted (an agent identity, an incoming
     webhook): its secret is shown once, at creation, by the resource's own `...Created` schema."""
 
-    id = fields.String()
-    name = fields.String()
-    active = StrictBoolean()  # not revoked
-    created_by = fields.String()
-    created_at = fields.DateTime()
-    last_used_at = fields.DateTime(allow_none=True)
-    revoked_at = fields.DateTime(allow_none=True)
+    id = fields.String(required=True)
+    name = fields.String(required=True)
+    active = StrictBoolean(required=True)  # not revoked
+    created_by = fields.String(required=True)
+    created_at = fields.DateTime(required=True)
+    last_used_at = fields.DateTime(allow_none=True, required=True)
+    revoked_at = fields.DateTime(allow_none=True, required=True)
 
 
 # OFFSET is (page - 1) * per_page; past a 64-bit integer the databases refuse the query

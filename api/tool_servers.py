@@ -79,57 +79,66 @@ class ToolServerIn(Schema):
 
 
 class ServerToolOut(Schema):
-    name = fields.String()
-    full_name = fields.String()
-    description = fields.String()
-    input_schema = ToolSchema(allow_none=True, metadata={"description": "a JSON Schema, as the server sent it"})
-    annotations = fields.Dict(metadata={"description": "the server's MCP tool annotations, as sent (readOnlyHint …)"})
-    annotated_risk = fields.String(validate=validate.OneOf(RISKS))
-    risk = fields.String(validate=validate.OneOf(RISKS))
-    problem = fields.String(allow_none=True, metadata={"description": "why the tool cannot be used (its schema)"})
+    name = fields.String(required=True)
+    full_name = fields.String(required=True)
+    description = fields.String(required=True)
+    input_schema = ToolSchema(
+        allow_none=True, metadata={"description": "a JSON Schema, as the server sent it"}, required=True
+    )
+    annotations = fields.Dict(
+        metadata={"description": "the server's MCP tool annotations, as sent (readOnlyHint …)"}, required=True
+    )
+    annotated_risk = fields.String(validate=validate.OneOf(RISKS), required=True)
+    risk = fields.String(validate=validate.OneOf(RISKS), required=True)
+    problem = fields.String(
+        allow_none=True, metadata={"description": "why the tool cannot be used (its schema)"}, required=True
+    )
 
 
 class ToolServerOut(Schema):
-    id = fields.String()
-    name = fields.String()
-    description = fields.String()
-    transport = fields.String(validate=validate.OneOf(("http", "stdio")))
-    url = fields.String()
-    command = fields.List(fields.String())
-    header_names = fields.List(fields.String(), metadata={"description": "the stored headers' names only"})
-    has_secret = StrictBoolean()
-    trusted = StrictBoolean()
-    enabled = StrictBoolean()
+    id = fields.String(required=True)
+    name = fields.String(required=True)
+    description = fields.String(required=True)
+    transport = fields.String(validate=validate.OneOf(("http", "stdio")), required=True)
+    url = fields.String(required=True)
+    command = fields.List(fields.String(), required=True)
+    header_names = fields.List(
+        fields.String(), metadata={"description": "the stored headers' names only"}, required=True
+    )
+    has_secret = StrictBoolean(required=True)
+    trusted = StrictBoolean(required=True)
+    enabled = StrictBoolean(required=True)
     risk_overrides = map_of(
         fields.String(validate=validate.OneOf(RISKS)),
         metadata={"description": "tool name (without the server's) -> risk"},
+        required=True,
     )
-    tools = fields.List(fields.Nested(ServerToolOut))
-    listed_at = fields.DateTime(allow_none=True)
-    last_error = fields.String()
-    revision = fields.Integer()
-    created_by = fields.String()
-    created_at = fields.DateTime()
-    updated_at = fields.DateTime()
+    tools = fields.List(fields.Nested(ServerToolOut), required=True)
+    listed_at = fields.DateTime(allow_none=True, required=True)
+    last_error = fields.String(required=True)
+    revision = fields.Integer(required=True)
+    created_by = fields.String(required=True)
+    created_at = fields.DateTime(required=True)
+    updated_at = fields.DateTime(required=True)
 
 
 class ToolServerList(Schema):
-    items = fields.List(fields.Nested(ToolServerOut))
+    items = fields.List(fields.Nested(ToolServerOut), required=True)
 
 
 class RegistryTool(Schema):
-    name = fields.String()
-    description = fields.String()
-    risk = fields.String(validate=validate.OneOf(RISKS))
-    params_schema = ToolSchema()
-    source = fields.String(validate=validate.OneOf(("builtin", "entry_point", "mcp")))
-    server = fields.String(allow_none=True, metadata={"description": "mcp: the server's name"})
-    annotations = fields.Dict(allow_none=True)
-    trusted = StrictBoolean(allow_none=True)
+    name = fields.String(required=True)
+    description = fields.String(required=True)
+    risk = fields.String(validate=validate.OneOf(RISKS), required=True)
+    params_schema = ToolSchema(required=True)
+    source = fields.String(validate=validate.OneOf(("builtin", "entry_point", "mcp")), required=True)
+    server = fields.String(allow_none=True, metadata={"description": "mcp: the server's name"}, required=True)
+    annotations = fields.Dict(allow_none=True, required=True)
+    trusted = StrictBoolean(allow_none=True, required=True)
 
 
 class RegistryList(Schema):
-    items = fields.List(fields.Nested(RegistryTool))
+    items = fields.List(fields.Nested(RegistryTool), required=True)
 
 
 def _view(row):

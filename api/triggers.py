@@ -60,19 +60,19 @@ class HookIn(Schema):
 
 
 class HookOut(CredentialOut):
-    workflow_id = fields.String()
-    mapping = map_of(fields.String(), metadata={"description": "variable -> dotted path in the body"})
-    mode = one_of(executions.MODES, allow_none=True)
-    path = fields.String(metadata={"description": "where the sender POSTs: /api/hooks/<id>"})
-    url = fields.String(metadata={"description": "the same, on the origin this request came to"})
+    workflow_id = fields.String(required=True)
+    mapping = map_of(fields.String(), metadata={"description": "variable -> dotted path in the body"}, required=True)
+    mode = one_of(executions.MODES, allow_none=True, required=True)
+    path = fields.String(metadata={"description": "where the sender POSTs: /api/hooks/<id>"}, required=True)
+    url = fields.String(metadata={"description": "the same, on the origin this request came to"}, required=True)
 
 
 class HookCreated(HookOut):
-    secret = fields.String(metadata={"description": "the HMAC key, shown this once (stored encrypted)"})
+    secret = fields.String(metadata={"description": "the HMAC key, shown this once (stored encrypted)"}, required=True)
 
 
 class HookList(Schema):
-    items = fields.List(fields.Nested(HookOut))
+    items = fields.List(fields.Nested(HookOut), required=True)
 
 
 class ScheduleIn(Schema):
@@ -102,27 +102,31 @@ class SchedulePatch(Schema):
 
 
 class ScheduleOut(Schema):
-    id = fields.String()
-    workflow_id = fields.String()
-    name = fields.String()
-    cron = fields.String()
-    timezone = fields.String()
-    description = fields.String(metadata={"description": "the cron expression in words"})
-    variables = RunVariables()
-    mode = one_of(executions.MODES, allow_none=True)
-    enabled = StrictBoolean()
-    next_fire_at = fields.DateTime(allow_none=True, metadata={"description": "null while disabled"})
-    next_fire_times = fields.List(fields.DateTime(), metadata={"description": "the next few fire times (UTC)"})
-    last_fired_at = fields.DateTime(allow_none=True)
-    last_execution_id = fields.String(allow_none=True)
-    last_error = fields.String(metadata={"description": "why its last fire started nothing, if it did not"})
-    created_by = fields.String()
-    created_at = fields.DateTime()
-    updated_at = fields.DateTime()
+    id = fields.String(required=True)
+    workflow_id = fields.String(required=True)
+    name = fields.String(required=True)
+    cron = fields.String(required=True)
+    timezone = fields.String(required=True)
+    description = fields.String(metadata={"description": "the cron expression in words"}, required=True)
+    variables = RunVariables(required=True)
+    mode = one_of(executions.MODES, allow_none=True, required=True)
+    enabled = StrictBoolean(required=True)
+    next_fire_at = fields.DateTime(allow_none=True, metadata={"description": "null while disabled"}, required=True)
+    next_fire_times = fields.List(
+        fields.DateTime(), metadata={"description": "the next few fire times (UTC)"}, required=True
+    )
+    last_fired_at = fields.DateTime(allow_none=True, required=True)
+    last_execution_id = fields.String(allow_none=True, required=True)
+    last_error = fields.String(
+        metadata={"description": "why its last fire started nothing, if it did not"}, required=True
+    )
+    created_by = fields.String(required=True)
+    created_at = fields.DateTime(required=True)
+    updated_at = fields.DateTime(required=True)
 
 
 class ScheduleList(Schema):
-    items = fields.List(fields.Nested(ScheduleOut))
+    items = fields.List(fields.Nested(ScheduleOut), required=True)
 
 
 class PreviewIn(Schema):
@@ -131,10 +135,10 @@ class PreviewIn(Schema):
 
 
 class PreviewOut(Schema):
-    cron = fields.String()
-    timezone = fields.String()
-    description = fields.String()
-    next_fire_times = fields.List(fields.DateTime())
+    cron = fields.String(required=True)
+    timezone = fields.String(required=True)
+    description = fields.String(required=True)
+    next_fire_times = fields.List(fields.DateTime(), required=True)
 
 
 class HookBody(Schema):

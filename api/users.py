@@ -25,15 +25,15 @@ blp = Blueprint("users", __name__, url_prefix="/api/users", description="Users o
 
 
 class MemberSchema(Schema):
-    id = fields.String()
-    email = fields.String()
-    name = fields.String()
+    id = fields.String(required=True)
+    email = fields.String(required=True)
+    name = fields.String(required=True)
     role = one_of(users.ROLES, required=True)
-    disabled = StrictBoolean()
+    disabled = StrictBoolean(required=True)
 
 
 class MemberList(Schema):
-    items = fields.List(fields.Nested(MemberSchema))
+    items = fields.List(fields.Nested(MemberSchema), required=True)
 
 
 class NewMember(Schema):
@@ -52,22 +52,26 @@ class NewMember(Schema):
 
 
 class Invited(Schema):
-    status = one_of(("invited",), metadata={"description": "always `invited`, whether or not the email has an account"})
-    email = fields.String()
-    role = one_of(users.ROLES)
+    status = one_of(
+        ("invited",),
+        metadata={"description": "always `invited`, whether or not the email has an account"},
+        required=True,
+    )
+    email = fields.String(required=True)
+    role = one_of(users.ROLES, required=True)
 
 
 class InvitationSchema(Schema):
-    id = fields.String()
-    email = fields.String()
+    id = fields.String(required=True)
+    email = fields.String(required=True)
     role = one_of(users.ROLES, required=True)
-    invited_by = fields.String()
+    invited_by = fields.String(required=True)
     status = one_of(users.INVITATION_STATUSES, required=True)
-    created_at = fields.DateTime()
+    created_at = fields.DateTime(required=True)
 
 
 class InvitationList(Schema):
-    items = fields.List(fields.Nested(InvitationSchema))
+    items = fields.List(fields.Nested(InvitationSchema), required=True)
 
 
 class RoleArgs(Schema):

@@ -105,6 +105,7 @@ class Workflows(MethodView):
 
     @requires("lead")
     @blp.arguments(WorkflowDefinitionSchema, content_type="application/json")
+    @blp.yaml_text("the definition as YAML text")
     @blp.response(201, WorkflowSchema)
     def post(self, definition):
         svc = services()
@@ -115,14 +116,14 @@ class Workflows(MethodView):
 
 
 class TemplateSchema(Schema):
-    id = fields.String()
-    name = fields.String()
-    description = fields.String()
-    yaml = fields.String(metadata={"description": "the definition as YAML text, ready to edit and POST"})
+    id = fields.String(required=True)
+    name = fields.String(required=True)
+    description = fields.String(required=True)
+    yaml = fields.String(metadata={"description": "the definition as YAML text, ready to edit and POST"}, required=True)
 
 
 class TemplateList(Schema):
-    items = fields.List(fields.Nested(TemplateSchema))
+    items = fields.List(fields.Nested(TemplateSchema), required=True)
 
 
 @blp.route("/templates")
@@ -170,6 +171,7 @@ class WorkflowById(MethodView):
 
     @requires("lead")
     @blp.arguments(WorkflowDefinitionSchema, content_type="application/json")
+    @blp.yaml_text("the definition as YAML text")
     @blp.response(200, WorkflowSchema)
     def put(self, definition, workflow_id):
         svc = services()

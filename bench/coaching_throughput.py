@@ -308,6 +308,12 @@ class Remote:
         self.http.close()
 
 
+def process_cpu_s(pid: int) -> float:
+    """The CPU time (user + system, its own threads included) a running process has used: /proc/<pid>/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime (fields 14 and 15)
+
+
 def coach_server(
     concurrency: int,
     async_mode: str,
@@ -388,6 +394,10 @@ def coach_server(
 
         for execution_id in ids:
             drive(execution_id)
+        # the server's CPU over the decisions (its joins included): what its clients cost it, whatever they cost
+        # themselves (with every client in the workspace room, the bench's own process is the bottleneck)
+        process = getattr(server, "process", None)
+        cpu_before = process_cpu_s(process.pid) if process is not None else None
         started = time.perf_counter()
         for client, execution_id in zip(clients, ids, strict=False):
             if workspace_room:  # as the web app's layout does on every page (its notifications)
@@ -402,6 +412,7 @@ def coach_server(
         if not finished.wait(300):
             raise RuntimeError(f"{remaining['n']} executions did not complete in time; refused: {refused[:10]}")
         seconds = time.perf_counter() - started
+        cpu = process_cpu_s(process.pid) - cpu_before if process is not None and cpu_before is not None else None
         # all at once: under the threading server a client's disconnect can wait seconds for the close handshake
         with ThreadPoolExecutor(max_workers=len(clients) or 1) as pool:
             list(pool.map(lambda c: c.disconnect(), clients))
@@ -412,6 +423,7 @@ def coach_server(
             concurrency=concurrency,
             think_ms=think_ms,
             **({"workspace_room": True} if workspace_room else {}),
+            **({"server_cpu_ms": round(cpu * 1000 / len(latencies), 3)} if cpu is not None and latencies else {}),
         )
     finally:
         server.stop()
@@ -500,7 +512,11 @@ def print_table(rows: list[dict]) -> None:
     rows = [{k: round(v, 2) if isinstance(v, float) else v for k, v in r.items()} for r in rows]
     print(f"{'engine':<28}{'decisions':>10}{'seconds':>9}{'dec/s':>9}{'p50 ms':>9}{'p99 ms':>9}  notes")
     for r in rows:
-        notes = ", ".join(f"{k}={r[k]}" for k in ("executions", "rounds", "concurrency", "think_ms") if k in r)
+        notes = ", ".join(
+            f"{k}={r[k]}"
+            for k in ("executions", "rounds", "concurrency", "think_ms", "workspace_room", "server_cpu_ms")
+            if k in r
+        )
         print(
             f"{r['engine']:<28}{r['decisions']:>10}{r['seconds']:>9}{r['decisions_per_s']:>9}"
             f"{r['p50_ms']:>9}{r['p99_ms']:>9}  {notes}"
@@ -538,8 +554,9 @@ def main() -> None:
     parser.add_argument(
         "--workspace-room",
         action="store_true",
-        help="every socket client also joins its workspace's room, as each page of the web app does "
-        "(the queue's, the dashboard's and the notifications' events reach every client)",
+        help="the server part runs twice per mode: without, then with every socket client also in its workspace's "
+        "room, as each page of the web app is (the queue's, the dashboards' and the notifications' events reach "
+        "every client); each row says the server's CPU per decision, and the two are compared",
     )
     parser.add_argument(
         "--against",
@@ -568,6 +585,7 @@ def main() -> None:
     )
     args, _ = parser.parse_known_args()  # the agent bench (bench/agent_overhead.py) reads the rest
     skip = set(filter(None, args.skip.split(",")))
+    rooms = (False, True) if args.workspace_room else (False,)  # the server part without and with the room
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         # The in-process engines take turns, each running a slice of its executions per round: whatever else slows
@@ -586,28 +604,29 @@ def main() -> None:
             with checkout(args.against, tmp) as other:
                 for _ in range(args.server_runs):  # this server and the other revision's take turns
                     for mode in filter(None, args.modes.split(",")):
-                        rows.append(
-                            coach_server(
-                                args.concurrency,
-                                mode,
-                                tempfile.mkdtemp(dir=tmp),
-                                args.think_ms,
-                                workspace_room=args.workspace_room,
-                            )
-                        )
-                        if other is not None:
+                        for room in rooms:
                             rows.append(
                                 coach_server(
                                     args.concurrency,
                                     mode,
                                     tempfile.mkdtemp(dir=tmp),
                                     args.think_ms,
-                                    workspace_room=args.workspace_room,
-                                    root=other,
-                                    label=against_label(args.against, mode),
-                                    python=args.against_python or None,
+                                    workspace_room=room,
                                 )
                             )
+                            if other is not None:
+                                rows.append(
+                                    coach_server(
+                                        args.concurrency,
+                                        mode,
+                                        tempfile.mkdtemp(dir=tmp),
+                                        args.think_ms,
+                                        workspace_room=room,
+                                        root=other,
+                                        label=against_label(args.against, mode),
+                                        python=args.against_python or None,
+                                    )
+                                )
         if "push" not in skip:  # decision -> next suggestion on the socket, without and with the message queue
             rows.append(push_latency(tempfile.mkdtemp(dir=tmp)))
             if _redis_answers(args.message_queue):
@@ -626,15 +645,41 @@ def main() -> None:
                 )
             )
     print_table(rows)
+    if args.workspace_room and "server" not in skip:
+        for mode in filter(None, args.modes.split(",")):
+            for engine in (f"coach server ({mode})", against_label(args.against, mode) if args.against else None):
+                cpu = {
+                    room: [
+                        r["server_cpu_ms"]
+                        for r in rows
+                        if r["engine"] == engine and r.get("workspace_room", False) is room
+                    ]
+                    for room in (False, True)
+                }
+                if engine and all(cpu.values()):
+                    without, within = sum(cpu[False]) / len(cpu[False]), sum(cpu[True]) / len(cpu[True])
+                    print(
+                        f"{engine}: server CPU per decision {without:.2f} ms without the workspace room, "
+                        f"{within:.2f} ms with all {args.concurrency} clients in it ({within / without:.2f}x; "
+                        f"target <= 1.2x)"
+                    )
     if args.against and "server" not in skip:
         for mode in filter(None, args.modes.split(",")):
-            ours = [r["decisions_per_s"] for r in rows if r["engine"] == f"coach server ({mode})"]
-            theirs = [r["decisions_per_s"] for r in rows if r["engine"] == against_label(args.against, mode)]
-            if ours and theirs:
-                print(
-                    f"{mode}: this checkout at {sum(ours) / sum(theirs):.0%} of {args.against}'s decisions/s "
-                    f"({len(ours)} runs each)"
-                )
+            for room in rooms:  # (the runs with the workspace room apart from those without)
+
+                def rates(engine: str, room: bool = room) -> list[float]:
+                    return [
+                        r["decisions_per_s"]
+                        for r in rows
+                        if r["engine"] == engine and r.get("workspace_room", False) is room
+                    ]
+
+                ours, theirs = rates(f"coach server ({mode})"), rates(against_label(args.against, mode))
+                if ours and theirs:
+                    print(
+                        f"{mode}{' with the workspace room' if room else ''}: this checkout at "
+                        f"{sum(ours) / sum(theirs):.0%} of {args.against}'s decisions/s ({len(ours)} runs each)"
+                    )
     if "statements" not in skip:
         counted = statements_per_decision(args.pg_url)
         print(

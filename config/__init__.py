@@ -81,6 +81,10 @@ class Settings:
     # COACH_INSTANCE_ID: this instance's name in leases, unique among running instances; default <host>:<pid>:<random>
     instance_id: str = ""
     message_queue: str = ""  # COACH_MESSAGE_QUEUE: e.g. redis://127.0.0.1:6379/0 for several servers
+    # COACH_QUEUE_CHANGED_S: a workspace's room hears its executions' changes in one `queue_changed` (and each
+    # workflow's newest `metrics_update`) per this interval, the first at once (docs/api.md#real-time-socketio);
+    # 0: after every transaction
+    queue_changed_s: float = 0.25
     # COACH_BROKER_URL: e.g. redis://127.0.0.1:6379/1: slow tools run on Celery workers (services/worker.py)
     broker_url: str = ""
     # COACH_WORKER_REDELIVER_S: when Redis hands a task of a worker that died whole to another worker (the step's

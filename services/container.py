@@ -69,7 +69,7 @@ class Services:
         mcp = McpSource(settings, db, Secrets(settings.secret_key), clients=mcp_pool)
         tools.add_source(mcp)
         definitions = DefinitionCache(tools)
-        notifier = notifier or Notifier(socketio)
+        notifier = notifier or Notifier(socketio, coalesce_s=settings.queue_changed_s)
         if spawn is None and socketio is not None and settings.async_mode in ("eventlet", "gevent"):
             spawn = socketio.start_background_task
         remote = None

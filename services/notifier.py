@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from datetime import UTC, date, datetime
 from typing import Any
@@ -64,21 +65,22 @@ def jsonable_exact(value: Any) -> Any:
     return value
 
 
-def _rooms(execution: str | None, workspace: str | None) -> str | tuple[str, ...] | None:
-    """Where an event goes: the execution's room, the workspace's, or both (one emit to their union)."""
-    rooms = tuple(
-        room for room in (execution and execution_room(execution), workspace and workspace_room(workspace)) if room
-    )
-    return rooms[0] if len(rooms) == 1 else rooms or None
+def _rooms(execution: str | None, workspace: str | None) -> str | tuple[str, str] | None:
+    """Where an event goes: the execution's room, the workspace's, or (execution room, workspace room) for an
+    execution's event that concerns its workspace too (the notifier sends it to the execution's room and tells the
+    workspace's room in a `queue_changed`)."""
+    if execution and workspace:
+        return execution_room(execution), workspace_room(workspace)
+    return (execution and execution_room(execution)) or (workspace and workspace_room(workspace)) or None
 
 
 class Events:
     """Events gathered during a transaction, sent by the notifier once it commits. An event for an execution and
-    its workspace is one item for both rooms: Socket.IO sends it once to the union, so a client in both rooms (the
-    coaching panel) receives it once, not twice."""
+    its workspace goes to the execution's room in full; the workspace's room hears of it in one small, coalesced
+    `queue_changed` (Notifier.send)."""
 
     def __init__(self) -> None:
-        self.items: list[tuple[str, Any, str | tuple[str, ...]]] = []
+        self.items: list[tuple[str, Any, str | tuple[str, str]]] = []
         self._before_commit = lambda _session: self.made()  # one listener object, so a session gets it once
 
     def add(
@@ -154,13 +156,128 @@ class _AtCommit:
 # room, and the panel's work on them before it came to the suggestion).
 SUMMARIES = frozenset(("metrics_update", "workflow_level_changed"))
 
+# What the workspace's room hears of its executions' events (docs/api.md#real-time-socketio): one small event per
+# workspace and interval, not each suggestion, update and decision (those go to the execution's room, to the pages
+# that opened it). Sent every workspace tab, each event used to cost the server ~29 us of CPU per tab: decisions x
+# tabs. A page that shows the queue or a count reads it again when told.
+QUEUE_CHANGED = "queue_changed"
+# the most executions one queue_changed names; more changed in its interval: `truncated` (a page reads everything)
+QUEUE_CHANGED_MAX = 100
+# A workflow's metrics snapshot is a state: the workspace's room gets its newest one per interval, with queue_changed
+# (the dashboards and panels show it as it is, so folding it into the small event would make every tab read it).
+COALESCED = "metrics_update"
+
+
+def _id(room: str) -> str:
+    return room.partition(":")[2]
+
+
+class _Changes:
+    """What a workspace's room has yet to hear: which executions changed (with the newest status an
+    `execution_update` gave), the kinds of their events, and each workflow's newest metrics snapshot."""
+
+    __slots__ = ("executions", "kinds", "metrics", "truncated")
+
+    def __init__(self) -> None:
+        self.executions: dict[str, str | None] = {}
+        self.kinds: dict[str, None] = {}  # an ordered set
+        self.metrics: dict[str, Any] = {}  # workflow id -> its newest metrics_update
+        self.truncated = False
+
+    def execution(self, execution_id: str, event: str, payload: Any) -> None:
+        self.kinds[event] = None
+        pushed = event == "execution_update" and type(payload) is dict
+        self._note(execution_id, payload.get("status") if pushed else None)
+
+    def _note(self, execution_id: str, status: str | None) -> None:
+        if execution_id in self.executions:
+            if status is not None:  # the newest status pushed counts; an event without one leaves it
+                self.executions[execution_id] = status
+        elif len(self.executions) < QUEUE_CHANGED_MAX:
+            self.executions[execution_id] = status
+        else:
+            self.truncated = True
+
+    def merge(self, later: _Changes) -> None:
+        for execution_id, status in later.executions.items():
+            self._note(execution_id, status)
+        self.kinds.update(later.kinds)
+        self.metrics.update(later.metrics)
+        self.truncated = self.truncated or later.truncated
+
+    def event(self, workspace_id: str) -> dict[str, Any]:
+        return {
+            "workspace_id": workspace_id,
+            "executions": [{"execution_id": e, "status": s} for e, s in self.executions.items()],
+            "truncated": self.truncated,
+            "events": list(self.kinds),
+            "at": datetime.now(UTC).isoformat(),
+        }
+
+
+class _Coalescer:
+    """One `queue_changed` (and each workflow's newest `metrics_update`) per workspace and interval: the first change
+    of a quiet workspace is sent at once (the leading edge) and opens an interval; what changes within it is sent once
+    at its end, which opens the next, until one passes with nothing to send. No timer runs while a workspace is idle,
+    and the last change is never held back longer than an interval. The timer is a Socket.IO background task
+    (start_background_task / sleep), so it is a thread, a greenlet or a green thread as the server's async mode
+    wants."""
+
+    def __init__(self, socketio: Any, interval_s: float, send: Callable[[str, _Changes], None]):
+        self.socketio, self.interval_s, self._send = socketio, interval_s, send
+        self._lock = threading.Lock()
+        # a workspace in its interval -> what came within it so far (None: nothing yet)
+        self._open: dict[str, _Changes | None] = {}
+
+    def add(self, workspace_id: str, changes: _Changes) -> None:
+        with self._lock:
+            if workspace_id in self._open:
+                held = self._open[workspace_id]
+                if held is None:
+                    self._open[workspace_id] = changes
+                else:
+                    held.merge(changes)
+                return
+            self._open[workspace_id] = None
+        self._send(workspace_id, changes)  # the leading edge, before the timer starts: never overtaken by it
+        try:
+            self.socketio.start_background_task(self._close, workspace_id)
+        except Exception:  # no timer: what comes meanwhile is sent with the next change instead of being held
+            log.exception("could not start the queue_changed timer of workspace %s", workspace_id)
+            self._flush(workspace_id)
+
+    def _flush(self, workspace_id: str) -> None:
+        with self._lock:
+            held = self._open.pop(workspace_id, None)
+        if held is not None:
+            self._send(workspace_id, held)
+
+    def _close(self, workspace_id: str) -> None:
+        try:
+            while True:
+                self.socketio.sleep(self.interval_s)
+                with self._lock:
+                    held = self._open.get(workspace_id)
+                    if held is None:
+                        del self._open[workspace_id]
+                        return
+                    self._open[workspace_id] = None  # the next interval starts with this send
+                self._send(workspace_id, held)
+        except BaseException:  # killed (a server stopping) or failed: the workspace must not stay held
+            self._flush(workspace_id)
+            raise
+
 
 class Notifier:
-    """Socket.IO when a server is attached; silent otherwise (CLI commands, in-process benchmarks)."""
+    """Socket.IO when a server is attached; silent otherwise (CLI commands, in-process benchmarks). `coalesce_s`
+    (COACH_QUEUE_CHANGED_S): the interval of a workspace's `queue_changed` and `metrics_update`; 0 sends them after
+    every transaction (a Celery worker's notifier, which pushes through the message queue from a process without a
+    Socket.IO server of its own to run a timer)."""
 
-    def __init__(self, socketio: Any = None):
+    def __init__(self, socketio: Any = None, *, coalesce_s: float = 0.0):
         self.socketio = socketio
         self.listeners: list[Callable[[str, Any], None]] = []  # in this process: listen()
+        self._coalescer = _Coalescer(socketio, coalesce_s, self._changed) if socketio and coalesce_s > 0 else None
 
     def listen(self, listener: Callable[[str, Any], None]) -> None:
         """listener(event, payload) for every event this process sends after its commit (the MCP gateway wakes a
@@ -168,25 +285,51 @@ class Notifier:
         its next look instead)."""
         self.listeners.append(listener)
 
-    def emit(self, event: str, payload: dict[str, Any], room: str | tuple[str, ...]) -> None:
+    def emit(self, event: str, payload: dict[str, Any], room: str) -> None:
         if self.socketio is None:
             return
         try:
-            # several rooms: one emit to their union (python-socketio sends it once per client)
-            self.socketio.emit(event, payload, to=room if isinstance(room, str) else list(room))
+            self.socketio.emit(event, payload, to=room)
         except Exception:  # a lost push must never undo a committed change
             log.exception("could not push %s to %s", event, room)
 
+    def _changed(self, workspace_id: str, changes: _Changes) -> None:
+        room = workspace_room(workspace_id)
+        if changes.kinds:
+            self.emit(QUEUE_CHANGED, changes.event(workspace_id), room)
+        for snapshot in changes.metrics.values():
+            self.emit(COALESCED, snapshot, room)
+
     def send(self, events: Events) -> None:
         """The transaction's events in the order added, except the workspace's summaries (SUMMARIES), which go
-        last: the operator waits for the next suggestion, a dashboard for the new snapshot only to redraw it."""
+        last: the operator waits for the next suggestion, a dashboard for the new snapshot only to redraw it. An
+        execution's event goes to its room; its workspace's room hears `queue_changed` instead, and a workflow's
+        `metrics_update` coalesced with it (_Coalescer); the workspace's own events (approvals, levels, regions,
+        packs, gateway tools: rare, and what their pages show) go to its room as they are."""
         events.made()  # its transaction committed them already; one that did not run its hooks makes them here
-        for event, payload, room in events.items:
-            if event not in SUMMARIES:
-                self.emit(event, payload, room)
-        for event, payload, room in events.items:
-            if event in SUMMARIES:
-                self.emit(event, payload, room)
+        changed: dict[str, _Changes] = {}
+        live = self.socketio is not None  # (silent: nothing to gather for a workspace's room)
+        for summaries in (False, True):
+            for event, payload, room in events.items:
+                if (event in SUMMARIES) is not summaries:
+                    continue
+                if isinstance(room, tuple):  # (the execution's room, its workspace's)
+                    self.emit(event, payload, room[0])
+                    if live:
+                        workspace_id = _id(room[1])
+                        if workspace_id not in changed:
+                            changed[workspace_id] = _Changes()
+                        changed[workspace_id].execution(_id(room[0]), event, payload)
+                elif event == COALESCED and type(payload) is dict and room.startswith("workspace:"):
+                    if live:
+                        changed.setdefault(_id(room), _Changes()).metrics[str(payload.get("workflow_id"))] = payload
+                else:
+                    self.emit(event, payload, room)
+        for workspace_id, changes in changed.items():
+            if self._coalescer is not None:
+                self._coalescer.add(workspace_id, changes)
+            else:
+                self._changed(workspace_id, changes)
         for listener in self.listeners:
             for event, payload, _room in events.items:
                 try:

@@ -52,7 +52,9 @@ def services():
             emitter = SocketIO(message_queue=settings.message_queue) if settings.message_queue else None
             if emitter is None:
                 log.warning("COACH_MESSAGE_QUEUE is not set: this worker's events reach no client")
-            # steps run here, in this process: never sent back to the queue
+            # steps run here, in this process: never sent back to the queue. Its notifier tells a workspace's room
+            # `queue_changed` after each transaction, not coalesced: the emitter is write-only, with no server to run
+            # a timer in (and a Celery pool process is not a green-thread hub); a step run here is a slow one anyway
             _services = Services.build(
                 settings, notifier=Notifier(emitter), spawn=lambda fn, *a: fn(*a), dispatch=False
             )

@@ -86,7 +86,8 @@ def registry(tools: ToolRegistry, session: Session, workspace_id: str) -> ToolRe
     call (an edit's schema check, the policy's second look) finds the tool in."""
     own = tools_for(tools, session, workspace_id)
     base = tools.for_workspace(workspace_id)
-    return ToolRegistry({**base.tools, **own}, workspace_id=workspace_id) if own else base
+    exposed: dict[str, Tool] = {name: found.tool for name, found in own.items()}
+    return ToolRegistry({**base.tools, **exposed}, workspace_id=workspace_id) if own else base
 
 
 def run(svc, tool: ExposedTool, arguments: dict[str, Any], idempotency: str) -> dict[str, Any]:

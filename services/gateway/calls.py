@@ -179,6 +179,15 @@ def transaction(svc, what: str, fn: Callable[[Session], T]) -> T:
     return retrying(attempt, tries=4, what=what)
 
 
+@dataclass
+class Judged:
+    """A new call's verdict, the gate its tool's learned mode (and region) make, its learned corrections."""
+
+    verdict: dict[str, Any]
+    gate: learning.Gate | None
+    fixed: dict[str, Any] | None
+
+
 def begin(
     svc,
     agent: Agent,
@@ -205,11 +214,11 @@ def begin(
     key = G.call_key(tool_name, arguments, G.idempotency_key(meta))
     tools = {tool_name: tool}  # what the policy and the learned rules look the call's tool up in
 
-    def judge() -> tuple[str | None, dict[str, Any] | None, learning.Gate | None, dict[str, Any] | None]:
+    def judge() -> tuple[str, str | None] | Judged:
         with svc.db.read() as session:  # no write lock for the judging: most calls are allowed or denied
             open_call = _open_call(session, agent, key)
             if open_call is not None:
-                return open_call, None, None, None
+                return open_call
             call = policies.call_for(tools, tool_name, arguments, step_type="action", agent=agent.name)
             verdict = policies.evaluate(session, agent.workspace_id, call).to_dict()
             # the tool's learned mode matters only where the workspace default holds the call (core/gateway_learning)
@@ -227,11 +236,12 @@ def begin(
                 if verdict["effect"] == "require_review"
                 else None
             )  # learned corrections: suggested, or applied
-            return None, verdict, gate, fixed
+            return Judged(verdict, gate, fixed)
 
-    open_call, verdict, gate, fixed = retrying(judge, tries=4, what="judging a gateway call")
-    if open_call is not None:
-        return Outcome(held=open_call[0], approval_id=open_call[1])  # the same call again: its decision answers it
+    judged = retrying(judge, tries=4, what="judging a gateway call")
+    if not isinstance(judged, Judged):  # the same call again, held (call id, review id): its decision answers it
+        return Outcome(held=judged[0], approval_id=judged[1])
+    verdict, gate, fixed = judged.verdict, judged.gate, judged.fixed
     rule = verdict.get("rule")
     if verdict["effect"] == "confirm" and confirmed:  # the person at the agent said yes: it runs as allowed
         verdict = {**verdict, "effect": "allow"}
@@ -241,7 +251,8 @@ def begin(
         gate.mode if gate else L.COACHING,
         lambda: learning.spot_check(gate, svc.settings.spot_check_rate, svc.runner.rng),
     )
-    if action == L.FORWARD and verdict["effect"] in ("require_review", "confirm"):
+    # (forwarded unattended only in AUTO: a gate says so)
+    if action == L.FORWARD and verdict["effect"] in ("require_review", "confirm") and gate is not None:
         return Outcome(
             _forward_auto(
                 svc, agent, tool, tool_name, arguments, key, gate, rule, fixed if fixed and fixed["auto"] else None
@@ -314,6 +325,9 @@ def begin(
             )
             session.add(row)
             session.flush()
+            noted: dict[str, Any] = {"purpose": "spot_check"} if spot else {}
+            if fell:
+                noted["confirm_fallback"] = fell
             audit_call(
                 session,
                 agent,
@@ -325,8 +339,7 @@ def begin(
                 rule=rule,
                 result="held",
                 approval_id=approval.id,
-                **({"purpose": "spot_check"} if spot else {}),
-                **({"confirm_fallback": fell} if fell else {}),
+                **noted,
             )
             events.add(
                 "tool_call_pending_review",

@@ -45,6 +45,7 @@ from core import gateway_confirm as C
 from core import gateway_learning as L
 from core.tools import schema_errors
 from services.audit import service as audit
+from services.db import rowcount
 from services.gateway import builtins, calls, held, learning
 from services.gateway.identities import Agent
 from services.models.gateway import AgentIdentity, GatewayCall
@@ -194,6 +195,9 @@ def open_ask(
         )
         session.add(row)
         session.flush()
+        noted: dict[str, Any] = {"era": era}
+        if action == L.SPOT_CHECK:
+            noted["purpose"] = "spot_check"
         calls.audit_call(
             session,
             agent,
@@ -204,8 +208,7 @@ def open_ask(
             call_id=row.id,
             rule=rule,
             result="asked",
-            era=era,
-            **({"purpose": "spot_check"} if action == L.SPOT_CHECK else {}),
+            **noted,
         )
         return row.id
 
@@ -355,13 +358,13 @@ def settle(svc, agent: Agent, call_id: str, action: Any, content: Any, meta: dic
         tool = builtins.gateway_tool(svc, agent.workspace_id, row.tool)
         schema = tool.params_schema if tool is not None else None
         form = C.form(agent.name, row.tool, row.arguments, schema, (row.policy or {}).get("rule"))
+        bad: str | None = None
         try:
-            answer = C.read_answer(action, content, row.arguments, form.editable)
+            answer: C.Answer | None = C.read_answer(action, content, row.arguments, form.editable)
         except C.BadAnswer as exc:
             answer, bad = None, str(exc)
         else:
-            bad = None
-            if answer.kind == C.EDIT and tool is not None:
+            if answer is not None and answer.kind == C.EDIT and tool is not None:
                 problems = schema_errors(tool.params_schema, answer.arguments)
                 if problems:
                     bad = "the edited arguments do not fit the tool's input schema: " + "; ".join(
@@ -370,24 +373,27 @@ def settle(svc, agent: Agent, call_id: str, action: Any, content: Any, meta: dic
         now = utcnow()
         state = (
             calls.CANCELLED
-            if bad or tool is None or answer.kind == C.CANCEL
+            if bad or tool is None or answer is None or answer.kind == C.CANCEL
             else calls.REJECTED
             if answer.kind == C.DECLINE
             else calls.FORWARDING
         )
-        claimed = session.execute(
-            update(GatewayCall)
-            .where(GatewayCall.id == call_id, GatewayCall.state == CONFIRMING)
-            .values(state=state, forwarded_at=now, row_version=GatewayCall.row_version + 1)
-            .execution_options(synchronize_session=False)
-        ).rowcount
+        claimed = rowcount(
+            session.execute(
+                update(GatewayCall)
+                .where(GatewayCall.id == call_id, GatewayCall.state == CONFIRMING)
+                .values(state=state, forwarded_at=now, row_version=GatewayCall.row_version + 1)
+                .execution_options(synchronize_session=False)
+            )
+        )
         if claimed != 1:
             return None
-        row = session.get(GatewayCall, call_id, populate_existing=True)
-        kind = "invalid" if bad else answer.kind
+        row = held.call_row(session, call_id, populate_existing=True)
+        kind = "invalid" if bad or answer is None else answer.kind
         reason = bad or (answer.reason if answer else "")
         latency_ms = max(0.0, (now - row.created_at).total_seconds() * 1000.0)
-        confirm_info = (row.policy or {}).get("confirm") or {}
+        policy = row.policy or {}
+        confirm_info = policy.get("confirm") or {}
         audit.record(
             session,
             agent.workspace_id,
@@ -405,11 +411,11 @@ def settle(svc, agent: Agent, call_id: str, action: Any, content: Any, meta: dic
                 "era": confirm_info.get("era"),
                 "latency_ms": round(latency_ms),
                 **({"arguments": answer.arguments, "changes": answer.changes} if answer and answer.changes else {}),
-                **({"region_id": row.policy["region"].get("id")} if (row.policy or {}).get("region") else {}),
+                **({"region_id": policy["region"].get("id")} if policy.get("region") else {}),
             },
             result=kind,
         )
-        if bad or tool is None or answer.kind == C.CANCEL:  # no decision: counts nowhere
+        if bad or tool is None or answer is None or answer.kind == C.CANCEL:  # no decision: counts nowhere
             text = (
                 C.cancelled_text(row.tool)
                 if answer is not None and answer.kind == C.CANCEL and not bad
@@ -418,6 +424,7 @@ def settle(svc, agent: Agent, call_id: str, action: Any, content: Any, meta: dic
             )
             row.result = G.error_result(text, decision="confirm_cancelled" if not bad else "confirm_invalid")
             row.finished_at = row.delivered_at = now
+            noted: dict[str, Any] = {"reason": bad} if bad else {}
             calls.audit_call(
                 session,
                 agent,
@@ -427,7 +434,7 @@ def settle(svc, agent: Agent, call_id: str, action: Any, content: Any, meta: dic
                 who=WHO,
                 call_id=row.id,
                 result="cancelled",
-                **({"reason": bad} if bad else {}),
+                **noted,
             )
             return ("done", row.result)
         learning.count(
@@ -519,13 +526,20 @@ def _finish(
     handed_on: str | None = None,
 ) -> None:
     def store(session) -> None:
-        row = session.get(GatewayCall, call_id, populate_existing=True)
+        row = held.call_row(session, call_id, populate_existing=True)
         now = utcnow()
         if result is None:  # the rules of now deny or hold it: calls.begin answers (and audits) that
             row.state, row.finished_at, row.delivered_at = calls.CANCELLED, now, now
         else:
             row.state = calls.FAILED if result.get("isError") else calls.DONE
             row.result, row.result_bytes, row.finished_at, row.delivered_at = result, full, now, now
+        noted: dict[str, Any] = (
+            {"original_arguments": original, "changes": answer.changes} if answer.kind == C.EDIT else {}
+        )
+        if answer.reason:
+            noted["comment"] = answer.reason
+        if handed_on:
+            noted["then"] = f"the rules of now: {handed_on}"
         calls.audit_call(
             session,
             agent,
@@ -536,9 +550,7 @@ def _finish(
             call_id=row.id,
             result_bytes=full if result is not None else None,
             result=(handed_on or "ok") if result is None else ("error" if result.get("isError") else "ok"),
-            **({"original_arguments": original, "changes": answer.changes} if answer.kind == C.EDIT else {}),
-            **({"comment": answer.reason} if answer.reason else {}),
-            **({"then": f"the rules of now: {handed_on}"} if handed_on else {}),
+            **noted,
         )
 
     calls.transaction(svc, "storing a confirmed gateway call's result", store)

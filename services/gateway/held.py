@@ -17,7 +17,7 @@ from core import gateway as G
 from core import gateway_learning as L
 from services.approvals import service as approvals
 from services.audit import service as audit
-from services.db import retrying
+from services.db import retrying, rowcount
 from services.gateway import builtins, calls, identities
 from services.gateway.identities import Agent
 from services.models.approvals import Approval
@@ -33,6 +33,14 @@ _LOOK = (
     .outerjoin(Approval, Approval.id == GatewayCall.approval_id)
     .where(GatewayCall.id == bindparam("id"), GatewayCall.agent_id == bindparam("agent_id"))
 )
+
+
+def call_row(session: Session, call_id: str, *, populate_existing: bool = False) -> GatewayCall:
+    """A held call's row, which its holder (the request waiting on it, a revoke listing it) knows is there."""
+    row = session.get(GatewayCall, call_id, populate_existing=populate_existing)
+    if row is None:
+        raise LookupError(f"gateway call {call_id} is gone")
+    return row
 
 
 def look(svc, agent: Agent, call_id: str) -> str:
@@ -77,7 +85,7 @@ def settle(svc, agent: Agent, call_id: str) -> dict[str, Any] | None:
         result = L.edited(result, original, params, edit.get("user") or who, edit.get("comment") or "", G.STATUS_META)
 
     def store(session: Session) -> None:
-        row = session.get(GatewayCall, call_id, populate_existing=True)
+        row = call_row(session, call_id, populate_existing=True)
         row.state = calls.FAILED if result.get("isError") else calls.DONE
         row.result, row.result_bytes, row.finished_at, row.delivered_at = result, full, utcnow(), utcnow()
         calls.audit_call(
@@ -149,12 +157,14 @@ def _settle(svc, session: Session, agent: Agent, call_id: str) -> _Step:
         )
         return _Step(row.result)
     # approved: this request forwards it, unless another claimed it first
-    claimed = session.execute(
-        update(GatewayCall)
-        .where(GatewayCall.id == call_id, GatewayCall.state == calls.HELD)
-        .values(state=calls.FORWARDING, forwarded_at=utcnow(), row_version=GatewayCall.row_version + 1)
-        .execution_options(synchronize_session=False)
-    ).rowcount
+    claimed = rowcount(
+        session.execute(
+            update(GatewayCall)
+            .where(GatewayCall.id == call_id, GatewayCall.state == calls.HELD)
+            .values(state=calls.FORWARDING, forwarded_at=utcnow(), row_version=GatewayCall.row_version + 1)
+            .execution_options(synchronize_session=False)
+        )
+    )
     if claimed != 1:
         return _Step()
     params = approval.params if isinstance(approval.params, dict) else row.arguments
@@ -216,25 +226,27 @@ def end_for_revoked(session: Session, agent: AgentIdentity, actor: str, events: 
     reason = f"agent {agent.name}'s identity was revoked by {actor}; its held call will not run"
     ended = 0
     for call_id in ids:
-        row = session.get(GatewayCall, call_id)
+        row = call_row(session, call_id)
         a = None
         if row.approval_id:  # locked first, as a decision locks it: a decision and this revoke go one after the other
             _ex, a = approvals.locked(session, agent.workspace_id, row.approval_id)
         now = utcnow()
         # conditional, like the claim for forwarding (settle): a request that claimed it first forwards it
         if (
-            session.execute(
-                update(GatewayCall)
-                .where(GatewayCall.id == call_id, GatewayCall.state == calls.HELD)
-                .values(
-                    state=calls.CANCELLED,
-                    result=revoked_result(),
-                    finished_at=now,
-                    delivered_at=now,
-                    row_version=GatewayCall.row_version + 1,
+            rowcount(
+                session.execute(
+                    update(GatewayCall)
+                    .where(GatewayCall.id == call_id, GatewayCall.state == calls.HELD)
+                    .values(
+                        state=calls.CANCELLED,
+                        result=revoked_result(),
+                        finished_at=now,
+                        delivered_at=now,
+                        row_version=GatewayCall.row_version + 1,
+                    )
+                    .execution_options(synchronize_session=False)
                 )
-                .execution_options(synchronize_session=False)
-            ).rowcount
+            )
             != 1
         ):
             continue

@@ -87,7 +87,7 @@ def with_region(
     match = regions.gateway_match(session, workspace_id, tool, agent, arguments, context)
     if match is None or (match.region is None and match.failed is None):
         return gate
-    mode = R.effective_step_mode(gate.mode, match)
+    mode = R.effective_step_mode(gate.mode, match) or gate.mode  # (a gate always has a mode)
     return Gate(
         mode, REGION_UNIT if match.region is not None else gate.unit, gate.spot_check_rate, regions.held_ref(match)
     )
@@ -184,15 +184,9 @@ def count(
             regions.counted_event(*counted, events)
             if region.get("mode") == L.AUTO:
                 return  # a spot check of an AUTO region: the region's spot-check test, not the tool's
-    if mode == L.AUTO and should_demote(states[scopes[-1]][0]):
-        _demote(
-            session,
-            workspace_id,
-            tool,
-            agent if unit == L.UNIT_AGENT else None,
-            agent_row if unit == L.UNIT_AGENT else tool_row,
-            events,
-        )
+    moded = agent_row if unit == L.UNIT_AGENT else tool_row  # the row that made it AUTO (so there is one)
+    if mode == L.AUTO and moded is not None and should_demote(states[scopes[-1]][0]):
+        _demote(session, workspace_id, tool, agent if unit == L.UNIT_AGENT else None, moded, events)
 
 
 def _demote(

@@ -19,7 +19,7 @@ from core.coaching.rules import LearnedRule, apply_rules, learned_rules
 from core.errors import NotFound
 from services.audit import service as audit
 from services.models.gateway import GatewayCorrectionPack
-from services.orm import utcnow
+from services.orm import table_of, utcnow
 
 
 def _find(session: Session, workspace_id: str, tool: str, *, for_update: bool = False) -> GatewayCorrectionPack | None:
@@ -38,7 +38,7 @@ def _for_change(session: Session, workspace_id: str, tool: str) -> GatewayCorrec
     pack = _find(session, workspace_id, tool, for_update=True)
     if pack is None:
         made = GatewayCorrectionPack(workspace_id=workspace_id, tool=tool, enabled=False, stats={})
-        table = GatewayCorrectionPack.__table__
+        table = table_of(GatewayCorrectionPack)
         insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
         session.execute(
             insert(table)
@@ -46,6 +46,8 @@ def _for_change(session: Session, workspace_id: str, tool: str) -> GatewayCorrec
             .on_conflict_do_nothing(index_elements=[table.c.workspace_id, table.c.tool])
         )
         pack = _find(session, workspace_id, tool, for_update=True)
+        if pack is None:  # (inserted, or by a concurrent change under the same lock: there is one now)
+            raise RuntimeError(f"the correction pack of {tool!r} could not be made")
     return pack
 
 

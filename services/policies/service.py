@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
+from collections.abc import Mapping
 from typing import Any
 
 from cachetools import LRUCache
@@ -41,7 +42,7 @@ log = logging.getLogger(__name__)
 
 
 def call_for(
-    tools: ToolRegistry,
+    tools: ToolRegistry | Mapping[str, Any],
     tool: str,
     params: dict[str, Any] | None = None,
     *,
@@ -51,7 +52,8 @@ def call_for(
     agent_step: str | None = None,
     agent: str | None = None,
 ) -> Call:
-    """The call as the policy sees it, with the registered tool's risk (None for a tool the registry lacks)."""
+    """The call as the policy sees it, with the registered tool's risk (None for a tool the registry lacks). `tools`:
+    a registry, or the tools of one call by name (a gateway call's: an MCP server's tool or an exposed built-in)."""
     found = tools.get(tool)
     return Call(
         tool=tool,

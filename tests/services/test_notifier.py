@@ -1,8 +1,9 @@
-"""The notifier sends an event for an execution and its workspace once, to both rooms together, and the
-workspace's summaries after the execution's own events."""
+"""The notifier sends an execution's events to its room and tells its workspace's room in one small, coalesced
+`queue_changed`; the workspace's summaries go after the execution's own events."""
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime
 
 import pytest
@@ -10,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from core.execution import states as S
 from services.executions import service as executions
-from services.notifier import Events, Notifier
+from services.notifier import QUEUE_CHANGED_MAX, Events, Notifier
 from services.workflows import service as workflows
 
 
@@ -22,15 +23,131 @@ class Recorder:
         self.sent.append((event, payload, to))
 
 
-def test_an_event_for_an_execution_and_its_workspace_is_one_emit_to_both_rooms():
+class Clock(Recorder):
+    """A Socket.IO server whose background tasks are threads and whose sleep ends when the test says so: an interval
+    ends at end_interval(), never by the wall clock."""
+
+    def __init__(self):
+        super().__init__()
+        self.tasks: list[threading.Thread] = []
+        self._tick, self._asleep = threading.Semaphore(0), threading.Semaphore(0)
+
+    def start_background_task(self, target, *args):
+        task = threading.Thread(target=target, args=args, daemon=True)
+        self.tasks.append(task)
+        task.start()
+        return task
+
+    def sleep(self, _seconds):
+        self._asleep.release()
+        assert self._tick.acquire(timeout=30), "the test never ended the interval"
+
+    def running(self) -> int:
+        return sum(task.is_alive() for task in self.tasks)
+
+    def end_interval(self):
+        """Ends the interval the timer sleeps in, and waits until it has sent what it held and sleeps again or ended."""
+        assert self._asleep.acquire(timeout=30), "no timer sleeps"
+        self._tick.release()
+        while True:
+            if self._asleep.acquire(timeout=0.01):
+                self._asleep.release()  # asleep again: the next end_interval takes it
+                return
+            if not self.running():
+                return
+
+
+def decided(events: Events, execution: str, status: str, workspace: str = "w1") -> Events:
+    events.add(
+        "coaching_suggestion",
+        {"execution_id": execution, "suggestion_id": "s"},
+        execution=execution,
+        workspace=workspace,
+    )
+    events.add(
+        "execution_update", {"execution_id": execution, "status": status}, execution=execution, workspace=workspace
+    )
+    return events
+
+
+def test_an_executions_event_goes_to_its_room_and_its_workspace_hears_one_queue_changed():
     socketio = Recorder()
-    events = Events()
-    events.add("execution_update", {"execution_id": "e1", "status": "running"}, execution="e1", workspace="w1")
+    events = decided(Events(), "e1", "running")
+    events.add("approval_requested", {"approval_id": "a1"}, workspace="w1")
     events.add("metrics_update", {"workflow_id": "f1"}, workspace="w1")
     Notifier(socketio).send(events)
-    assert socketio.sent == [
-        ("execution_update", {"execution_id": "e1", "status": "running"}, ["execution:e1", "workspace:w1"]),
-        ("metrics_update", {"workflow_id": "f1"}, "workspace:w1"),
+    assert [(event, to) for event, _, to in socketio.sent] == [
+        ("coaching_suggestion", "execution:e1"),
+        ("execution_update", "execution:e1"),
+        ("approval_requested", "workspace:w1"),  # the workspace's own event, as it is
+        ("queue_changed", "workspace:w1"),
+        ("metrics_update", "workspace:w1"),
+    ]
+    changed = socketio.sent[3][1]
+    assert changed["workspace_id"] == "w1" and changed["truncated"] is False
+    assert changed["executions"] == [{"execution_id": "e1", "status": "running"}]
+    assert changed["events"] == ["coaching_suggestion", "execution_update"]
+    assert datetime.fromisoformat(changed["at"]).tzinfo is not None
+
+
+def test_quick_changes_make_one_event_at_once_and_one_at_the_intervals_end_with_the_last_change():
+    socketio = Clock()
+    notifier = Notifier(socketio, coalesce_s=0.25)
+
+    def workspace_events():
+        return [(e, p) for e, p, to in socketio.sent if to == "workspace:w1"]
+
+    notifier.send(decided(Events(), "e1", "running"))
+    # the leading edge: sent at once, and the interval's timer started
+    assert [e for e, _ in workspace_events()] == ["queue_changed"] and socketio.running() == 1
+    for n in range(20):  # twenty decisions within the interval, the last one completes e2
+        events = decided(Events(), "e2" if n % 2 else "e3", "completed" if n == 19 else "running")
+        events.add("metrics_update", {"workflow_id": "f1", "decisions": n}, workspace="w1")
+        notifier.send(events)
+    assert len(workspace_events()) == 1  # held until the interval ends
+    # every execution's own events went to its room at once, in order
+    assert len([1 for _, _, to in socketio.sent if to == "execution:e2"]) == 20
+    socketio.end_interval()
+    [(_, first), (_, second), (_, metrics)] = workspace_events()
+    assert second["executions"] == [
+        {"execution_id": "e3", "status": "running"},
+        {"execution_id": "e2", "status": "completed"},  # the last change is not lost
+    ]
+    assert second["events"] == ["coaching_suggestion", "execution_update"]
+    assert metrics == {"workflow_id": "f1", "decisions": 19}  # a workflow's newest snapshot only
+    # an interval with nothing in it ends the timer: none runs while the workspace is idle
+    socketio.end_interval()
+    assert socketio.running() == 0 and len(workspace_events()) == 3
+    notifier.send(decided(Events(), "e4", "running"))  # quiet again: sent at once
+    assert workspace_events()[-1][1]["executions"] == [{"execution_id": "e4", "status": "running"}]
+    socketio.end_interval()
+    assert socketio.running() == 0
+
+
+def test_workspaces_are_coalesced_apart_and_a_long_list_of_executions_is_cut_short():
+    socketio = Clock()
+    notifier = Notifier(socketio, coalesce_s=0.25)
+    notifier.send(decided(Events(), "x", "running", workspace="w2"))
+    notifier.send(decided(Events(), "e0", "running"))
+    for n in range(QUEUE_CHANGED_MAX + 5):
+        notifier.send(decided(Events(), f"e{n}", "running"))
+    assert [to for e, _, to in socketio.sent if e == "queue_changed"] == ["workspace:w2", "workspace:w1"]
+    socketio.end_interval()
+    socketio.end_interval()
+    [last] = [p for e, p, to in socketio.sent if e == "queue_changed"][2:]
+    assert len(last["executions"]) == QUEUE_CHANGED_MAX and last["truncated"] is True
+    while socketio.running():
+        socketio.end_interval()
+
+
+def test_without_an_interval_each_transaction_tells_the_workspace_at_once():
+    socketio = Recorder()  # e.g. a Celery worker's emitter: no server to run a timer in
+    notifier = Notifier(socketio)
+    notifier.send(decided(Events(), "e1", "running"))
+    notifier.send(decided(Events(), "e1", "completed"))
+    assert [p["executions"] for e, p, _ in socketio.sent if e == "queue_changed"] == [
+        [{"execution_id": "e1", "status": "running"}],
+        [{"execution_id": "e1", "status": "completed"}],
     ]
 
 
@@ -58,8 +175,9 @@ def test_the_workspaces_summaries_go_after_the_executions_events_of_the_same_tra
         "execution_update",
         "coaching_suggestion",
         "coaching_stats",
-        "metrics_update",
         "workflow_level_changed",
+        "queue_changed",
+        "metrics_update",
     ]
 
 
@@ -145,7 +263,7 @@ def test_an_execution_changed_twice_in_a_transaction_gets_one_update_made_at_com
     assert {s["step_id"]: s["status"] for s in update["steps"]} == {"a": S.STEP_SUCCEEDED, "b": S.STEP_RUNNING}
     assert update["progress"] == {"done": 1, "total": 2, "percent": 50.0}
     Notifier(socketio).send(events)
-    assert [event for event, _, _ in socketio.sent] == ["coaching_suggestion", "execution_update"]
+    assert [event for event, _, _ in socketio.sent] == ["coaching_suggestion", "execution_update", "queue_changed"]
     # the steps it carried count as pushed: the next change's update carries only what changed after it
     events = Events()
     with services.db.transaction() as tx:

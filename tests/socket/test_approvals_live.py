@@ -8,7 +8,7 @@ import time
 from tests.socket.test_coaching_socket import Recorder, wait_status
 from tests.support.live_server import LiveServer
 
-WATCHED = ("approval_requested", "approval_decided", "execution_update")
+WATCHED = ("approval_requested", "approval_decided", "execution_update", "queue_changed")
 
 
 def approval_workflow(server: LiveServer, **approval) -> str:
@@ -64,7 +64,9 @@ def test_approval_requested_and_decided_reach_the_workspace_room(live_server, si
     assert response.status_code == 200, response.text
     decided = dashboard.wait("approval_decided", lambda a: a["approval_id"] == requested["approval_id"])
     assert decided["status"] == "approved" and decided["decisions"][0]["user"] == live_server.admin_email
-    dashboard.wait("execution_update", lambda u: u["execution_id"] == execution_id and u["status"] == "completed")
+    # the execution's own updates go to its room; the workspace's hears that its queue changed, with the status
+    dashboard.wait("queue_changed", lambda c: {"execution_id": execution_id, "status": "completed"} in c["executions"])
+    assert dashboard.count("execution_update") == 0
 
     cancelled = start(live_server, wf)  # a cancel pushes approval_decided (expired): queues drop the item
     pending = dashboard.wait("approval_requested", lambda a: a["execution_id"] == cancelled)

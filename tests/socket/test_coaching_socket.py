@@ -17,7 +17,14 @@ import socketio
 
 from tests.support.live_server import LiveServer
 
-WATCHED = ("coaching_suggestion", "execution_update", "coaching_stats", "metrics_update", "workflow_level_changed")
+WATCHED = (
+    "coaching_suggestion",
+    "execution_update",
+    "coaching_stats",
+    "metrics_update",
+    "workflow_level_changed",
+    "queue_changed",
+)
 SUGGESTION_FIELDS = (
     "suggestion_id",
     "execution_id",
@@ -570,8 +577,13 @@ def test_workspace_room_gets_metrics_updates_and_the_level_change(live_server, c
     first = dashboard.wait("metrics_update", lambda m: m["workflow_id"] == wf["id"], what="after decision 1")
     assert first["decisions"] == 1 and first["accepted"] == 1, first
     assert first["level"] == "OBSERVATION", first
-    # the workspace room also sees the coaching queue move
-    write = dashboard.wait("coaching_suggestion", is_step("write"), what="in the workspace room")
+    # the workspace room also sees the coaching queue move: told in a small queue_changed, not sent the suggestion
+    dashboard.wait(
+        "queue_changed",
+        lambda c: execution_id in [e["execution_id"] for e in c["executions"]] and "coaching_suggestion" in c["events"],
+        what="in the workspace room",
+    )
+    write = wait_pending(live_server, execution_id, "write")
 
     assert rest_decide(live_server, execution_id, write["suggestion_id"], "accept").status_code == 200
     second = dashboard.wait("metrics_update", lambda m: m["decisions"] == 2, what="after decision 2")
@@ -583,6 +595,7 @@ def test_workspace_room_gets_metrics_updates_and_the_level_change(live_server, c
     # events are pushed in order: had decision 1 changed the level, that event would be here already
     assert len(dashboard.events("workflow_level_changed")) == 1, dashboard.events("workflow_level_changed")
     assert live_server.get(f"/api/metrics/workflows/{wf['id']}").json()["level"] == "COACHING"
+    assert (dashboard.count("coaching_suggestion"), dashboard.count("execution_update")) == (0, 0)
 
 
 def test_a_leads_promotion_and_demotion_reach_the_dashboards_with_the_mode(live_server, coach_client):

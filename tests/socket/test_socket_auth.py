@@ -31,7 +31,14 @@ STEPS = {
         {"id": "last", "type": "action", "tool": "echo", "params": {"n": 1}},
     ],
 }
-WATCHED = ("coaching_suggestion", "execution_update", "coaching_stats", "metrics_update", "workflow_level_changed")
+WATCHED = (
+    "coaching_suggestion",
+    "execution_update",
+    "coaching_stats",
+    "metrics_update",
+    "workflow_level_changed",
+    "queue_changed",
+)
 
 
 def _cli(server: LiveServer, *args: str) -> str:
@@ -236,7 +243,7 @@ def test_workspace_rooms_carry_only_their_own_workspace(world, connect):
 
     mine = connect(auth={"token": world.server.token})
     heard = threading.Event()
-    mine.on("execution_update", lambda data=None: heard.set())
+    mine.on("queue_changed", lambda data=None: heard.set())
     assert mine.call("join_workspace", {}, timeout=30)["ok"] is True
 
     ex_id, suggestion = world.coaching()

@@ -31,6 +31,7 @@ WATCHED = (
     "metrics_update",
     "workflow_level_changed",
     "access_ended",
+    "queue_changed",
 )
 PASSWORD = "member-password-1"
 

@@ -170,8 +170,10 @@ def test_a_slow_step_runs_on_a_worker_and_its_events_reach_the_servers_clients(c
     server, worker = cluster
     workflow_id = _workflow(server, calls.url)
     updates: list[dict] = []
+    changes: list[dict] = []
     client = socketio.Client(reconnection=False)
     client.on("execution_update", lambda update: updates.append(update))
+    client.on("queue_changed", lambda change: changes.append(change))
     client.connect(server.base_url, transports=["websocket"], auth={"token": server.token}, wait_timeout=30)
     client.call("join_workspace", {}, timeout=30)
     try:
@@ -180,6 +182,7 @@ def test_a_slow_step_runs_on_a_worker_and_its_events_reach_the_servers_clients(c
         )
         assert answer.status_code == 201, answer.text
         execution_id = answer.json()["execution_id"]
+        assert client.call("join_execution", {"execution_id": execution_id}, timeout=30)["ok"] is True
         time.sleep(1.5)  # no worker yet: the server does not run the slow tool itself
         assert calls.requests == []
         assert server.get(f"/api/executions/{execution_id}").json()["status"] in ("pending", "running")
@@ -188,11 +191,17 @@ def test_a_slow_step_runs_on_a_worker_and_its_events_reach_the_servers_clients(c
         done = _wait_status(server, execution_id, "completed")
         assert [s["status"] for s in done["steps"]] == ["succeeded", "succeeded"]
         assert len(calls.requests) == 1 and '"A-1"' in calls.requests[0]["body"]
-        # the worker's events came through the message queue to a client of the server
+        # the worker's events came through the message queue to a client of the server: the update to the
+        # execution's room, and the workspace's room told its queue changed (sent by the worker at once)
         server.wait_for(
             lambda: any(u.get("execution_id") == execution_id and u.get("status") == "completed" for u in updates),
             timeout=10,
             message="the completion pushed to the client",
+        )
+        server.wait_for(
+            lambda: any({"execution_id": execution_id, "status": "completed"} in c["executions"] for c in changes),
+            timeout=10,
+            message="the workspace room told of the completion",
         )
     finally:
         client.disconnect()

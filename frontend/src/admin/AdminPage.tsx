@@ -14,6 +14,7 @@ import {
   changeRole,
   fetchInvitations,
   fetchMembers,
+  isRole,
   removeMember,
   revokeMemberTokens,
   setDisabled,
@@ -23,7 +24,7 @@ import { InviteForm, RoleOptions } from "./InviteForm";
 import { DialogButton } from "../components/DialogButton";
 import "./admin.css";
 
-type Pending = { kind: "remove" | "tokens" | "disable"; member: Member } | null;
+type PendingConfirm = { kind: "remove" | "tokens" | "disable"; member: Member } | null;
 
 const CONFIRM = {
   remove: {
@@ -54,7 +55,7 @@ export default function AdminPage() {
   const queryClient = useQueryClient();
   const admin = satisfies(role, "admin");
   const [notice, setNotice] = useState<{ tone: "info" | "error"; text: string } | null>(null);
-  const [pending, setPending] = useState<Pending>(null);
+  const [pending, setPending] = useState<PendingConfirm>(null);
 
   const members = useQuery({ queryKey: adminKeys.members, queryFn: ({ signal }) => fetchMembers(signal), enabled: admin });
   const invitations = useQuery({
@@ -136,7 +137,7 @@ export default function AdminPage() {
                     onChange={(e) => {
                       // read now: the select is controlled, and shows the stored role again until the answer
                       const next = e.target.value;
-                      run(() => changeRole(m.id, next), `${m.email} is now ${next}.`);
+                      if (isRole(next)) run(() => changeRole(m.id, next), `${m.email} is now ${next}.`);
                     }}
                   >
                     <RoleOptions />

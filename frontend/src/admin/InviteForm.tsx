@@ -2,12 +2,12 @@ import { useMutation } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { errorMessage } from "../api/client";
 import { serverFieldErrors } from "../policies/fieldErrors";
-import { ROLES, invite } from "./api";
+import { ROLES, invite, isRole, type Role } from "./api";
 
 /** Email, role, and optionally a name and a first password (for someone without an account yet). */
 export function InviteForm({ onInvited }: { onInvited: (text: string) => void }) {
   const [email, setEmail] = useState("");
-  const [role, setRole] = useState("operator");
+  const [role, setRole] = useState<Role>("operator");
   const [name, setName] = useState("");
   const [password, setPassword] = useState("");
   const send = useMutation({
@@ -48,7 +48,7 @@ export function InviteForm({ onInvited }: { onInvited: (text: string) => void })
       </div>
       <div className="field">
         <label htmlFor="invite-role">Role</label>
-        <select id="invite-role" value={role} onChange={(e) => setRole(e.target.value)}>
+        <select id="invite-role" value={role} onChange={(e) => isRole(e.target.value) && setRole(e.target.value)}>
           <RoleOptions />
         </select>
       </div>

@@ -6,7 +6,8 @@
  */
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useId, useState, type FormEvent } from "react";
-import { apiPut, errorMessage } from "../api/client";
+import { errorMessage } from "../api/client";
+import { api, unwrap } from "../api/typed";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { useReviewFloor, type ReviewFloor } from "../dashboards/queries";
 import { serverFieldErrors } from "../policies/fieldErrors";
@@ -27,8 +28,8 @@ const LABELS: Record<Field, string> = {
 };
 
 /** Each number field's hint: what it does and its range, as the server holds it. */
-function hint(name: NumberField, s: ReviewFloor, defaults: Record<string, unknown>): string {
-  const d = (k: string) => String(defaults[k] ?? "");
+function hint(name: NumberField, s: ReviewFloor, defaults: Partial<NonNullable<ReviewFloor["defaults"]>>): string {
+  const d = (k: "check_rate" | "min_checks" | "min_catch_rate" | "max_fast_share") => String(defaults[k] ?? "");
   switch (name) {
     case "attentive_floor_ms":
       return `An accept faster than this, from when its suggestion was shown, counts as a fast accept. ${s.min_ms ?? 100} to ${s.max_ms ?? 600000}; empty: the default, ${s.default_ms ?? 1500}.`;
@@ -76,9 +77,9 @@ function ReviewForm({ saved }: { saved: ReviewFloor }) {
   const [values, setValues] = useState<Record<Field, string>>(() => initial(saved));
   const [local, setLocal] = useState<Partial<Record<Field, string>>>({});
   const [note, setNote] = useState("");
-  const defaults = (saved.defaults ?? {}) as Record<string, unknown>;
+  const defaults = saved.defaults ?? {};
   const save = useMutation({
-    mutationFn: (body: Change) => apiPut<ReviewFloor>("/api/workspace/reviews", body),
+    mutationFn: (body: Change) => unwrap(api.PUT("/api/workspace/reviews", { body })),
     onSuccess: (data, body) => {
       queryClient.setQueryData(["workspace", "reviews"], data);
       void queryClient.invalidateQueries({ queryKey: ["metrics"] }); // the reviewers' figures and evidence_from

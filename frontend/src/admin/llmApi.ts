@@ -1,33 +1,15 @@
 /** A workspace's own LLM provider for agent steps (admins): /api/workspace/llm. The API key is write-only. */
-import { apiDelete, apiGet, apiPost, apiPut } from "../api/client";
+import type { components } from "../api/schema";
+import { api, unwrap } from "../api/typed";
 
-export interface LlmProvider {
-  base_url: string | null;
-  model: string | null;
-  api_key_set: boolean;
-  updated_by: string | null;
-  updated_at: string | null;
-  /** which provider agent steps use now: this workspace's, the server's COACH_LLM_* settings, or none */
-  in_use: "workspace" | "server" | "none";
-  server_default: { configured: boolean; model: string | null };
-}
+type Schemas = components["schemas"];
 
-export interface LlmProviderChange {
-  base_url: string;
-  model: string;
-  /** a new key; absent keeps the stored one */
-  api_key?: string;
-  clear_api_key?: boolean;
-}
-
-export interface LlmTestResult {
-  ok: boolean;
-  answer?: string;
-  failure?: string;
-  source: string;
-  model: string | null;
-  elapsed_ms?: number;
-}
+/** The workspace's provider as the server shows it (`in_use`: which provider agent steps use now). */
+export type LlmProvider = Schemas["Provider"];
+/** Body of `PUT /api/workspace/llm` (`api_key` absent keeps the stored one). */
+export type LlmProviderChange = Schemas["ProviderArgs"];
+/** What `POST /api/workspace/llm/test` answers. */
+export type LlmTestResult = Schemas["Test"];
 
 /** The error code of a start refused because an agent step has no provider (the server's 409). */
 export const LLM_PROVIDER_MISSING = "llm_provider_missing";
@@ -36,7 +18,7 @@ export const LLM_SETTINGS_PATH = "/settings#llm-provider";
 
 export const llmKeys = { provider: ["workspace", "llm"] as const };
 
-export const fetchLlmProvider = (signal?: AbortSignal) => apiGet<LlmProvider>("/api/workspace/llm", { signal });
-export const saveLlmProvider = (body: LlmProviderChange) => apiPut<LlmProvider>("/api/workspace/llm", body);
-export const removeLlmProvider = () => apiDelete("/api/workspace/llm");
-export const testLlmProvider = () => apiPost<LlmTestResult>("/api/workspace/llm/test");
+export const fetchLlmProvider = (signal?: AbortSignal) => unwrap(api.GET("/api/workspace/llm", { signal }));
+export const saveLlmProvider = (body: LlmProviderChange) => unwrap(api.PUT("/api/workspace/llm", { body }));
+export const removeLlmProvider = () => unwrap(api.DELETE("/api/workspace/llm"));
+export const testLlmProvider = () => unwrap(api.POST("/api/workspace/llm/test"));

@@ -1,12 +1,13 @@
-import { apiGet } from "../api/client";
-import type { Transcript } from "./types";
+import { api, unwrap } from "../api/typed";
 
 export const agentKeys = {
   transcript: (executionId: string, stepId: string) => ["agent", "transcript", executionId, stepId] as const,
 };
 
 export const fetchTranscript = (executionId: string, stepId: string, signal?: AbortSignal) =>
-  apiGet<Transcript>(
-    `/api/executions/${encodeURIComponent(executionId)}/steps/${encodeURIComponent(stepId)}/transcript`,
-    { signal },
+  unwrap(
+    api.GET("/api/executions/{execution_id}/steps/{step_id}/transcript", {
+      params: { path: { execution_id: executionId, step_id: stepId } },
+      signal,
+    }),
   );

@@ -2,25 +2,30 @@ import { describe, expect, it, vi } from "vitest";
 import {
   ApiError,
   UNAUTHORIZED_EVENT,
-  apiDelete,
-  apiGet,
-  apiPatch,
-  apiPost,
-  apiPut,
   errorMessage,
   getSelectedWorkspace,
   parseRetryAfter,
+  send,
   setCsrfToken,
   setSelectedWorkspace,
 } from "./client";
 import { setCookie } from "../test/auth";
 import { errorResponse, headersOf, jsonResponse, stubFetch } from "../test/utils";
 
-describe("apiGet", () => {
-  it("returns the parsed JSON body and sends same-origin credentials", async () => {
+// `send` is the web app's one request path (the typed client's fetch, ./typed.ts): these read it directly.
+const get = (path: string, omitWorkspace = false) => send(path, { method: "GET", omitWorkspace });
+const write = (method: string, path: string, body?: unknown) =>
+  send(path, {
+    method,
+    headers: body === undefined ? undefined : { "Content-Type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+
+describe("a read", () => {
+  it("answers the server's response and sends same-origin credentials", async () => {
     const { calls } = stubFetch(() => jsonResponse({ items: [], total: 0, page: 1, per_page: 20 }));
 
-    const page = await apiGet<{ total: number }>("/api/workflows");
+    const page = (await (await get("/api/workflows")).json()) as { total: number };
 
     expect(page.total).toBe(0);
     expect(calls).toHaveLength(1);
@@ -31,23 +36,19 @@ describe("apiGet", () => {
     expect((calls[0].init?.headers as Record<string, string>).Accept).toBe("application/json");
   });
 
-  it("returns undefined for 204 No Content", async () => {
-    stubFetch(() => new Response(null, { status: 204 }));
-    await expect(apiGet("/api/anything")).resolves.toBeUndefined();
-  });
 });
 
-describe("apiPost", () => {
-  it("sends the body as JSON", async () => {
+describe("a write", () => {
+  it("sends its body with the caller's content type", async () => {
     const { calls } = stubFetch(() => jsonResponse({ execution_id: "ex-1" }, 201));
 
-    const result = await apiPost<{ execution_id: string }>("/api/executions/", {
+    const response = await write("POST", "/api/executions/", {
       workflow_id: "wf-1",
       variables: {},
       mode: "normal",
     });
 
-    expect(result.execution_id).toBe("ex-1");
+    expect(((await response.json()) as { execution_id: string }).execution_id).toBe("ex-1");
     expect(calls[0].method).toBe("POST");
     expect(calls[0].body).toEqual({ workflow_id: "wf-1", variables: {}, mode: "normal" });
     expect(calls[0].init?.credentials).toBe("same-origin");
@@ -60,7 +61,7 @@ describe("ApiError", () => {
     const details = { fields: { workflow_id: "is required" } };
     stubFetch(() => errorResponse(422, "validation_error", "workflow_id is required", details));
 
-    const error = await apiPost("/api/executions/", {}).catch((e: unknown) => e);
+    const error = await write("POST", "/api/executions/", {}).catch((e: unknown) => e);
 
     expect(error).toBeInstanceOf(ApiError);
     const apiError = error as ApiError;
@@ -74,7 +75,7 @@ describe("ApiError", () => {
   it("falls back to the HTTP status when the body is not the error envelope", async () => {
     stubFetch(() => new Response("<h1>Bad Gateway</h1>", { status: 502, statusText: "Bad Gateway" }));
 
-    const error = (await apiGet("/api/workflows").catch((e: unknown) => e)) as ApiError;
+    const error = (await get("/api/workflows").catch((e: unknown) => e)) as ApiError;
 
     expect(error).toBeInstanceOf(ApiError);
     expect(error.status).toBe(502);
@@ -86,7 +87,7 @@ describe("ApiError", () => {
   it("fills in a missing code or message", async () => {
     stubFetch(() => jsonResponse({ error: { message: "Execution not found" } }, 404));
 
-    const error = (await apiGet("/api/executions/nope").catch((e: unknown) => e)) as ApiError;
+    const error = (await get("/api/executions/nope").catch((e: unknown) => e)) as ApiError;
 
     expect(error.status).toBe(404);
     expect(error.code).toBe("http_404");
@@ -96,7 +97,7 @@ describe("ApiError", () => {
   it("reports a network failure with status 0", async () => {
     stubFetch(() => Promise.reject(new TypeError("Failed to fetch")));
 
-    const error = (await apiGet("/api/workflows").catch((e: unknown) => e)) as ApiError;
+    const error = (await get("/api/workflows").catch((e: unknown) => e)) as ApiError;
 
     expect(error).toBeInstanceOf(ApiError);
     expect(error.status).toBe(0);
@@ -111,8 +112,8 @@ describe("CSRF token", () => {
     setCookie("coach_csrf", "tok/123=");
     const { calls } = stubFetch(() => jsonResponse({}));
 
-    await apiGet("/api/workflows");
-    await apiPost("/api/executions/", { workflow_id: "wf-1" });
+    await get("/api/workflows");
+    await write("POST", "/api/executions/", { workflow_id: "wf-1" });
 
     expect(headersOf(calls[0])["X-CSRF-Token"]).toBeUndefined();
     expect(headersOf(calls[1])["X-CSRF-Token"]).toBe("tok/123=");
@@ -122,9 +123,9 @@ describe("CSRF token", () => {
     setCookie("coach_csrf", "tok-9");
     const { calls } = stubFetch(() => new Response(null, { status: 204 }));
 
-    await apiPut("/api/workflows/wf-1", { name: "A" });
-    await apiPatch("/api/workflows/wf-1", { name: "B" });
-    await apiDelete("/api/auth/tokens/3");
+    await write("PUT", "/api/workflows/wf-1", { name: "A" });
+    await write("PATCH", "/api/workflows/wf-1", { name: "B" });
+    await write("DELETE", "/api/auth/tokens/3");
 
     expect(calls.map((c) => c.method)).toEqual(["PUT", "PATCH", "DELETE"]);
     expect(calls.map((c) => headersOf(c)["X-CSRF-Token"])).toEqual(["tok-9", "tok-9", "tok-9"]);
@@ -136,7 +137,7 @@ describe("CSRF token", () => {
     setCsrfToken("from-answer");
     const { calls } = stubFetch(() => jsonResponse({}));
 
-    await apiPost("/api/executions/ex-1/cancel");
+    await write("POST", "/api/executions/ex-1/cancel");
 
     expect(headersOf(calls[0])["X-CSRF-Token"]).toBe("from-answer");
   });
@@ -146,10 +147,10 @@ describe("workspace header", () => {
   it("sends X-Coach-Workspace only when a workspace is selected", async () => {
     const { calls } = stubFetch(() => jsonResponse({}));
 
-    await apiGet("/api/workflows");
+    await get("/api/workflows");
     setSelectedWorkspace("2");
-    await apiGet("/api/workflows");
-    await apiGet("/api/auth/me", { omitWorkspace: true });
+    await get("/api/workflows");
+    await get("/api/auth/me", true);
 
     expect(headersOf(calls[0])["X-Coach-Workspace"]).toBeUndefined();
     expect(headersOf(calls[1])["X-Coach-Workspace"]).toBe("2");
@@ -166,12 +167,12 @@ describe("401 answers", () => {
     window.addEventListener(UNAUTHORIZED_EVENT, listener);
     stubFetch(() => errorResponse(401, "unauthorized", "Log in first"));
 
-    await expect(apiGet("/api/workflows?page=2")).rejects.toMatchObject({ status: 401 });
+    await expect(get("/api/workflows?page=2")).rejects.toMatchObject({ status: 401 });
     expect(events).toHaveLength(1);
     expect(UNAUTHORIZED_EVENT).toBe("coach:unauthorized");
     expect(events[0].detail).toEqual({ method: "GET", path: "/api/workflows?page=2" });
 
-    await expect(apiPost("/api/auth/login", { email: "a", password: "b" })).rejects.toMatchObject({
+    await expect(write("POST", "/api/auth/login", { email: "a", password: "b" })).rejects.toMatchObject({
       status: 401,
     });
     expect(events).toHaveLength(1);
@@ -183,7 +184,7 @@ describe("401 answers", () => {
     window.addEventListener(UNAUTHORIZED_EVENT, listener);
     stubFetch(() => errorResponse(403, "forbidden", "Not allowed"));
 
-    await expect(apiGet("/api/audit")).rejects.toMatchObject({ status: 403 });
+    await expect(get("/api/audit")).rejects.toMatchObject({ status: 403 });
     expect(listener).not.toHaveBeenCalled();
     window.removeEventListener(UNAUTHORIZED_EVENT, listener);
   });
@@ -192,12 +193,12 @@ describe("401 answers", () => {
 describe("Retry-After", () => {
   it("is read into ApiError.retryAfter, in seconds or as a date", async () => {
     stubFetch(() => errorResponse(429, "too_many_requests", "Slow down", undefined, { "Retry-After": "42" }));
-    const error = (await apiPost("/api/auth/login", {}).catch((e: unknown) => e)) as ApiError;
+    const error = (await write("POST", "/api/auth/login", {}).catch((e: unknown) => e)) as ApiError;
     expect(error.status).toBe(429);
     expect(error.retryAfter).toBe(42);
 
     stubFetch(() => errorResponse(429, "too_many_requests", "Slow down", { retry_after_s: 12 }));
-    const fromDetails = (await apiPost("/api/auth/login", {}).catch((e: unknown) => e)) as ApiError;
+    const fromDetails = (await write("POST", "/api/auth/login", {}).catch((e: unknown) => e)) as ApiError;
     expect(fromDetails.retryAfter).toBe(12);
 
     const now = Date.parse("2030-01-01T00:00:00Z");

@@ -1,7 +1,8 @@
 /**
- * A small typed fetch client for the Coach API.
+ * The web app's one request path to the Coach API, `send`, under the typed client of ./typed.ts (every call
+ * goes through `api` there), with the errors, the session's CSRF token and the selected workspace.
  *
- * Every request is same-origin (cookies included), JSON in and out. A
+ * Every request is same-origin (cookies included). A
  * non-2xx answer becomes an `ApiError` built from the server's error
  * envelope `{"error": {"code", "message", "details"}}`; a request that
  * never got an answer becomes an `ApiError` with status 0.
@@ -95,18 +96,6 @@ export class ApiError extends Error {
   }
 }
 
-export interface RequestOptions {
-  signal?: AbortSignal;
-  headers?: Record<string, string>;
-  /**
-   * Leave out `X-Coach-Workspace` even when a workspace is selected (used by
-   * login and the session check, which must work whatever was stored).
-   */
-  omitWorkspace?: boolean;
-  /** Send a string body as is with this Content-Type (e.g. `application/yaml`), instead of as JSON. */
-  contentType?: string;
-}
-
 /**
  * Seconds from a `Retry-After` value: a number of seconds or an HTTP date.
  * Undefined when absent or unreadable.
@@ -171,38 +160,40 @@ function pathOf(url: string): string {
   }
 }
 
-async function request<T>(
-  method: string,
-  path: string,
-  body: unknown,
-  options: RequestOptions = {},
-): Promise<T> {
+/** What `send` needs besides the path: the method, the caller's own headers, a body already made into text. */
+export interface SendInit {
+  method: string;
+  /** The caller's own headers (`Content-Type` of the body, `Idempotency-Key`…): they win over the defaults. */
+  headers?: Record<string, string>;
+  /** The body as sent (JSON or YAML text); none for a read. */
+  body?: string;
+  signal?: AbortSignal | null;
+  /** Leave out `X-Coach-Workspace` even when a workspace is selected (the session check, invitations). */
+  omitWorkspace?: boolean;
+}
+
+/**
+ * The one way a request leaves the web app: `request` below and the typed client's fetch (./typed.ts) both call it.
+ * It sends `Accept: application/json`, `X-CSRF-Token` on writes, `X-Coach-Workspace` with the picked workspace
+ * (unless `omitWorkspace`) and the caller's headers, same-origin with cookies; a read without headers of its own
+ * takes the page load's early read of the same path (earlyReads.ts) when one is waiting. It resolves to a 2xx
+ * answer only: no answer at all is `ApiError` status 0, a non-2xx answer the `ApiError` of its error envelope (a
+ * 401 but the login's also fires `coach:unauthorized`).
+ */
+export async function send(path: string, { method, headers: own, body, signal, omitWorkspace }: SendInit): Promise<Response> {
   const headers: Record<string, string> = { Accept: "application/json" };
   if (WRITE_METHODS.has(method)) {
     const token = csrfToken();
     if (token) headers[CSRF_HEADER] = token;
   }
-  const workspace = options.omitWorkspace ? null : getSelectedWorkspace();
+  const workspace = omitWorkspace ? null : getSelectedWorkspace();
   if (workspace) headers[WORKSPACE_HEADER] = workspace;
-  Object.assign(headers, options.headers);
-  const init: RequestInit = {
-    method,
-    headers,
-    credentials: "same-origin",
-    signal: options.signal,
-  };
-  if (body !== undefined && options.contentType && typeof body === "string") {
-    headers["Content-Type"] = options.contentType;
-    init.body = body;
-  } else if (body !== undefined) {
-    headers["Content-Type"] = "application/json";
-    init.body = JSON.stringify(body);
-  }
+  Object.assign(headers, own);
+  const init: RequestInit = { method, headers, credentials: "same-origin", signal: signal ?? undefined };
+  if (body !== undefined) init.body = body;
 
   // the page load's early read of this very request (earlyReads.ts), if one is waiting
-  const early = method === "GET" && init.body === undefined && !options.headers
-    ? takeEarlyRead(path, workspace)
-    : null;
+  const early = method === "GET" && body === undefined && !own ? takeEarlyRead(path, workspace) : null;
   let response: Response;
   try {
     response = await (early ?? fetch(path, init));
@@ -220,39 +211,12 @@ async function request<T>(
     }
     throw error;
   }
-  if (response.status === 204) {
-    return undefined as T;
-  }
-  const text = await response.text();
-  if (!text) {
-    return undefined as T;
-  }
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    throw new ApiError(response.status, "invalid_json", "The server sent a response that is not valid JSON.");
-  }
+  return response;
 }
 
-export function apiGet<T>(path: string, options?: RequestOptions): Promise<T> {
-  return request<T>("GET", path, undefined, options);
-}
-
-export function apiPost<T>(path: string, body?: unknown, options?: RequestOptions): Promise<T> {
-  return request<T>("POST", path, body ?? {}, options);
-}
-
-export function apiPut<T>(path: string, body?: unknown, options?: RequestOptions): Promise<T> {
-  return request<T>("PUT", path, body ?? {}, options);
-}
-
-export function apiPatch<T>(path: string, body?: unknown, options?: RequestOptions): Promise<T> {
-  return request<T>("PATCH", path, body ?? {}, options);
-}
-
-/** DELETE sends no body unless one is given. */
-export function apiDelete<T>(path: string, body?: unknown, options?: RequestOptions): Promise<T> {
-  return request<T>("DELETE", path, body, options);
+/** The ApiError of a 2xx answer whose body is not the JSON it should be. */
+export function invalidJson(status: number): ApiError {
+  return new ApiError(status, "invalid_json", "The server sent a response that is not valid JSON.");
 }
 
 /** A user-facing sentence for any error a query or mutation may throw. */

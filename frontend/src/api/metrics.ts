@@ -4,7 +4,7 @@
  * metrics events (docs/api.md#real-time-socketio). Read by the operator side (the stats panel)
  * and the lead side (dashboards) alike, with the one request both make.
  */
-import { apiGet } from "./client";
+import { api, unwrap } from "./typed";
 import type { components } from "./schema";
 
 type Schemas = components["schemas"];
@@ -19,100 +19,31 @@ export type WorkflowMode = Schemas["Workflow"]["mode"];
 export type StepMode = Schemas["StepModeArgs"]["mode"];
 
 /** A step's metrics (the same tests as a workflow's), its own mode and its spot checks. */
-export interface StepMetrics extends MetricsSnapshot {
-  mode: StepMode;
-  spot_checks?: MetricsSnapshot;
-}
+export type StepMetrics = Schemas["StepMetrics"];
 
-export interface Latency {
-  p50: number | null;
-  p90: number | null;
-}
+export type Latency = Schemas["Latency"];
 
 /** How far a scope is from AUTO-ready. */
-export interface ToAuto {
-  decisions_to_coaching: number;
-  window_decisions_needed: number;
-  acceptance_gap: number;
-  auto_min_window: number;
-  auto_acceptance: number;
-}
+export type ToAuto = Schemas["ToAuto"];
 
 /** The AUTO readiness test (docs/autonomy.md): an e-value that must reach 1/auto_alpha. */
-export interface Evidence {
-  /** log of the e-value */
-  statistic: number;
-  /** 1/auto_alpha */
-  threshold: number;
-  /** more accepts in a row that would make the scope AUTO-ready; null when none would */
-  decisions_needed_if_all_accepted: number | null;
-  test: string;
-  e_value?: number;
-  accepted_since_restart?: number;
-  counted_since_restart?: number;
-}
-
-/** How many decisions of each kind a scope or a time bucket counts. */
-export interface DecisionCounts {
-  decisions: number;
-  accepted: number;
-  rejected: number;
-  corrected: number;
-  manual: number;
-  skipped: number;
-  acceptance_rate: number;
-}
+export type Evidence = Schemas["Evidence"];
 
 /** One scope's counters and rates (a workflow, a step, an operator, the workspace). */
-export interface MetricsSnapshot extends DecisionCounts {
-  suggestions: number;
-  rolling_acceptance_rate: number;
-  /** 95% Wilson lower bound of the rolling acceptance. */
-  confidence: number;
-  decision_latency_ms: Latency;
-  level: Level;
-  auto_ready: boolean;
-  window_size: number;
-  window_decisions: number;
-  to_auto?: ToAuto;
-  evidence?: Evidence;
-  /** decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now) */
-  decisions_needed?: number | null;
-  /** the decisions in the readiness test since it last restarted (docs/autonomy.md#check-suggestions) */
-  evidence_decisions?: number;
-  /** of those, the decisions by operators who were attentive when they decided */
-  attentive_decisions?: number;
-}
+export type MetricsSnapshot = Schemas["Snapshot"];
 
 /** One hourly bucket of a time series. */
-export interface SeriesPoint extends DecisionCounts {
-  bucket: string;
-  latency_ms_avg: number | null;
-}
+export type SeriesPoint = Schemas["SeriesPoint"];
+
+/** How many decisions of each kind a scope or a time bucket counts. */
+export type DecisionCounts = Pick<SeriesPoint, "decisions" | "accepted" | "rejected" | "corrected" | "manual" | "skipped" | "acceptance_rate">;
 
 /** An item of `GET /api/metrics/workflows`, and (with the detail fields) `GET /api/metrics/workflows/<id>`. */
-export interface WorkflowMetrics extends MetricsSnapshot {
-  workflow_id: string;
-  name: string;
-  mode: WorkflowMode;
-  steps?: Record<string, StepMetrics>;
-  current_version?: MetricsSnapshot & { version: number };
-  spot_checks?: MetricsSnapshot;
-  series?: SeriesPoint[];
-  /** the detail only: `attentive` when only attentive reviewers' decisions count in the readiness tests */
-  evidence_from?: "all" | "attentive";
-}
+export type WorkflowMetrics = Schemas["WorkflowMetrics"];
 
-export interface GlobalMetrics extends MetricsSnapshot {
-  workflows: number;
-  levels: Record<string, number>;
-  auto_ready_workflows: number;
-  series: SeriesPoint[];
-}
+export type GlobalMetrics = Schemas["Global"];
 
-export interface OperatorMetrics extends MetricsSnapshot {
-  operator: string;
-}
+export type OperatorMetrics = Schemas["OperatorMetrics"];
 
 /** `workflow_level_changed` (docs/api.md#real-time-socketio). */
 export interface LevelChangedEvent {
@@ -141,4 +72,4 @@ export const workflowMetricsKey = (workflowId: string) => ["metrics", "workflow"
 
 /** `GET /api/metrics/workflows/<id>`. */
 export const fetchWorkflowMetrics = (workflowId: string, signal?: AbortSignal) =>
-  apiGet<WorkflowMetrics>(`/api/metrics/workflows/${encodeURIComponent(workflowId)}`, { signal });
+  unwrap(api.GET("/api/metrics/workflows/{workflow_id}", { params: { path: { workflow_id: workflowId } }, signal }));

@@ -3207,6 +3207,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": components["schemas"]["PlanArgs"];
+                    "application/yaml": string;
                 };
             };
             responses: {
@@ -3704,7 +3705,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Defaults"];
+                        "application/json": components["schemas"]["DefaultsOut"];
                     };
                 };
                 default: components["responses"]["DEFAULT_ERROR"];
@@ -3729,7 +3730,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Defaults"];
+                        "application/json": components["schemas"]["DefaultsOut"];
                     };
                 };
                 422: components["responses"]["UNPROCESSABLE_ENTITY"];
@@ -4673,6 +4674,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": components["schemas"]["WorkflowDefinition"];
+                    "application/yaml": string;
                 };
             };
             responses: {
@@ -4819,6 +4821,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": components["schemas"]["WorkflowDefinition"];
+                    "application/yaml": string;
                 };
             };
             responses: {
@@ -6081,21 +6084,21 @@ export interface components {
             actions?: string[];
         };
         AgentCreated: {
-            active?: boolean;
+            active: boolean;
             /** Format: date-time */
-            created_at?: string;
-            created_by?: string;
-            description?: string;
-            id?: string;
+            created_at: string;
+            created_by: string;
+            description: string;
+            id: string;
             /** Format: date-time */
-            last_used_at?: string | null;
+            last_used_at: string | null;
             /** @description where the agent connects (streamable HTTP) */
-            mcp_path?: string;
-            name?: string;
+            mcp_path: string;
+            name: string;
             /** Format: date-time */
-            revoked_at?: string | null;
+            revoked_at: string | null;
             /** @description the bearer token for /mcp: shown this once, stored hashed */
-            token?: string;
+            token: string;
         };
         AgentIn: {
             /** @default  */
@@ -6104,7 +6107,7 @@ export interface components {
             name: string;
         };
         AgentList: {
-            items?: components["schemas"]["AgentOut"][];
+            items: components["schemas"]["AgentOut"][];
         };
         AgentMessage: {
             /** @description the call's arguments, as the LLM sent them (JSON) */
@@ -6157,17 +6160,17 @@ export interface components {
             turn: number;
         };
         AgentOut: {
-            active?: boolean;
+            active: boolean;
             /** Format: date-time */
-            created_at?: string;
-            created_by?: string;
-            description?: string;
-            id?: string;
+            created_at: string;
+            created_by: string;
+            description: string;
+            id: string;
             /** Format: date-time */
-            last_used_at?: string | null;
-            name?: string;
+            last_used_at: string | null;
+            name: string;
             /** Format: date-time */
-            revoked_at?: string | null;
+            revoked_at: string | null;
         };
         AgentStep: {
             clarification_question?: string | null;
@@ -6244,54 +6247,54 @@ export interface components {
         };
         Approval: {
             /** @description gateway: the agent identity that made the call */
-            agent?: string | null;
+            agent: string | null;
             approval_id: string;
             /** @description distinct approvals counted so far */
-            approvals?: number;
-            approvers?: components["schemas"]["Approvers"];
+            approvals: number;
+            approvers: components["schemas"]["Approvers"];
             /** Format: date-time */
-            created_at?: string;
+            created_at: string;
             /** Format: date-time */
-            deadline?: string | null;
+            deadline: string | null;
             /** Format: date-time */
-            decided_at?: string | null;
-            decisions?: components["schemas"]["ApprovalDecision"][];
+            decided_at: string | null;
+            decisions: components["schemas"]["ApprovalDecision"][];
             /** @description null for a gateway call's review */
-            execution_id?: string | null;
+            execution_id: string | null;
             /**
              * @description step | tool_call | plan | gateway (an outside agent's call held by the MCP gateway)
              * @enum {string}
              */
-            kind?: "step" | "tool_call" | "plan" | "gateway";
-            message?: string;
+            kind: "step" | "tool_call" | "plan" | "gateway";
+            message: string;
             /** @enum {string} */
-            on_timeout?: "approve" | "reject" | "fail";
+            on_timeout: "approve" | "reject" | "fail";
             /** @description the call's params */
-            params?: {
+            params: {
                 [key: string]: unknown;
             } | null;
             /** @description the policy verdict that forced the review */
-            policy?: components["schemas"]["Verdict"] | null;
-            quorum?: number;
-            separate_duties?: boolean;
-            started_by?: string | null;
+            policy: components["schemas"]["Verdict"] | null;
+            quorum: number;
+            separate_duties: boolean;
+            started_by: string | null;
             /** @enum {string} */
             status: "pending" | "approved" | "rejected" | "expired";
             /** @description gateway: the tool's name (cut to 64 characters) */
-            step_id?: string;
-            timeout_s?: number | null;
-            tool?: string | null;
+            step_id: string;
+            timeout_s: number | null;
+            tool: string | null;
         };
         ApprovalDecision: {
             /** Format: date-time */
-            at?: string;
-            comment?: string;
+            at: string;
+            comment: string;
             /**
              * @description expire: cancel, timeout
              * @enum {string}
              */
-            decision?: "approve" | "reject" | "edit" | "expire";
-            user?: string;
+            decision: "approve" | "reject" | "edit" | "expire";
+            user: string;
         };
         ApprovalDecisionArgs: {
             /** @default null */
@@ -6307,9 +6310,9 @@ export interface components {
             } | null;
         };
         ApprovalDecisionResult: {
-            approval?: components["schemas"]["Approval"];
+            approval: components["schemas"]["Approval"];
             /** @description null for a gateway call's review */
-            execution?: components["schemas"]["ExecutionUpdate"] | null;
+            execution: components["schemas"]["ExecutionUpdate"] | null;
         };
         ApprovalPage: {
             items: components["schemas"]["Approval"][];
@@ -6377,29 +6380,29 @@ export interface components {
             [key: string]: unknown;
         };
         Approvers: {
-            roles?: ("operator" | "lead" | "admin")[];
-            users?: string[];
+            roles: ("operator" | "lead" | "admin")[];
+            users: string[];
         };
         AuditEvent: {
-            action?: string;
-            actor?: string;
-            after?: unknown;
-            before?: unknown;
+            action: string;
+            actor: string;
+            after: unknown;
+            before: unknown;
             /** @description ISO 8601, UTC */
-            created_at?: string;
-            execution_id?: string | null;
+            created_at: string;
+            execution_id: string | null;
             /** @description sha256(prev_hash + canonical JSON of the event's fields) */
             hash?: string;
-            id?: number;
+            id: number;
             /** @description hash of the previous event (64 zeros for the first) */
             prev_hash?: string;
-            result?: string;
+            result: string;
             /** @description 1, 2, 3 … per workspace */
-            seq?: number;
-            target_id?: string | null;
+            seq: number;
+            target_id: string | null;
             /** @description a member target's email (not part of the hashed event; null for other targets) */
             target_label?: string | null;
-            target_type?: string;
+            target_type: string;
             workspace_id?: string;
         };
         AuditPage: {
@@ -6582,23 +6585,35 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        DefaultsOut: {
+            /** @enum {string} */
+            destructive: "allow" | "require_review" | "deny";
+            /** @enum {string} */
+            external: "allow" | "require_review" | "deny";
+            /** @enum {string} */
+            read: "allow" | "require_review" | "deny";
+            /** @enum {string} */
+            write: "allow" | "require_review" | "deny";
+        } & {
+            [key: string]: unknown;
+        };
         DeliveryOut: {
-            attempts?: number;
+            attempts: number;
             /** Format: date-time */
-            created_at?: string;
+            created_at: string;
             /** @enum {string} */
-            event?: "approval_requested" | "review_held" | "suggestion_waiting" | "clarification_asked" | "deadline_near" | "demotion" | "run_failed" | "escalation";
-            event_id?: string;
+            event: "approval_requested" | "review_held" | "suggestion_waiting" | "clarification_asked" | "deadline_near" | "demotion" | "run_failed" | "escalation";
+            event_id: string;
             /** @description the delivery id (X-Coach-Delivery) */
-            id?: string;
-            last_error?: string | null;
-            last_status?: number | null;
+            id: string;
+            last_error: string | null;
+            last_status: number | null;
             /** Format: date-time */
-            next_attempt_at?: string | null;
+            next_attempt_at: string | null;
             /** Format: date-time */
-            sent_at?: string | null;
+            sent_at: string | null;
             /** @enum {string} */
-            status?: "pending" | "sending" | "sent" | "failed";
+            status: "pending" | "sending" | "sent" | "failed";
         };
         EndpointIn: {
             /** @default true */
@@ -6611,27 +6626,27 @@ export interface components {
             url: string;
         };
         EndpointList: {
-            items?: components["schemas"]["EndpointOut"][];
+            items: components["schemas"]["EndpointOut"][];
         };
         EndpointOut: {
-            consecutive_failures?: number;
+            consecutive_failures: number;
             /** Format: date-time */
-            created_at?: string;
+            created_at: string;
             /** @description the last ten */
-            deliveries?: components["schemas"]["DeliveryOut"][];
-            enabled?: boolean;
-            events?: ("approval_requested" | "review_held" | "suggestion_waiting" | "clarification_asked" | "deadline_near" | "demotion" | "run_failed" | "escalation")[];
+            deliveries: components["schemas"]["DeliveryOut"][];
+            enabled: boolean;
+            events: ("approval_requested" | "review_held" | "suggestion_waiting" | "clarification_asked" | "deadline_near" | "demotion" | "run_failed" | "escalation")[];
             /** @description its last delivery failed */
-            failing?: boolean;
-            id?: string;
+            failing: boolean;
+            id: string;
             /** Format: date-time */
-            last_delivery_at?: string | null;
-            last_error?: string | null;
-            last_status?: number | null;
-            name?: string;
+            last_delivery_at: string | null;
+            last_error: string | null;
+            last_status: number | null;
+            name: string;
             /** @description only in the answer that made it: keep it, it is not shown again */
             secret?: string;
-            url?: string;
+            url: string;
         };
         EndpointUpdate: {
             enabled?: boolean;
@@ -6682,18 +6697,18 @@ export interface components {
             /** @description of counted_since_restart, the decisions by attentive operators (docs/autonomy.md#check-suggestions) */
             attentive_since_restart?: number;
             counted_since_restart?: number;
-            decisions_needed_if_all_accepted?: number | null;
+            decisions_needed_if_all_accepted: number | null;
             drop_alarm?: boolean;
             drop_statistic?: number;
             e_value?: number;
             log_threshold?: number;
             /** @description the log of the e-value */
-            statistic?: number;
+            statistic: number;
             /** @enum {string} */
             statistic_kind?: "log_e_value";
-            test?: string;
+            test: string;
             /** @description 1 / auto_alpha, which the e-value must reach */
-            threshold?: number;
+            threshold: number;
         };
         ExecuteArgs: {
             /**
@@ -6836,61 +6851,61 @@ export interface components {
             tool_call_id?: string;
         };
         GatewayAgentTool: {
-            acceptance_rate?: number;
-            accepted?: number;
+            acceptance_rate: number;
+            accepted: number;
             /** @description of its decisions, the answers of the person at the agent to a confirm rule's question (they count in the numbers above like a reviewer's; null: none) */
-            at_agent?: components["schemas"]["Snapshot"] | null;
+            at_agent: components["schemas"]["Snapshot"] | null;
             /** @description of evidence_decisions, those by operators who were attentive when they decided */
             attentive_decisions?: number;
             auto_ready: boolean;
-            confidence?: number;
-            corrected?: number;
-            decision_latency_ms?: components["schemas"]["Latency"];
-            decisions?: number;
+            confidence: number;
+            corrected: number;
+            decision_latency_ms: components["schemas"]["Latency"];
+            decisions: number;
             /** @description decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now) */
             decisions_needed?: number | null;
             /**
              * @description the mode its calls of the tool are gated by
              * @enum {string}
              */
-            effective_mode?: "coaching" | "auto" | "always_review";
+            effective_mode: "coaching" | "auto" | "always_review";
             evidence?: components["schemas"]["Evidence"];
             /** @description the decisions in the readiness test since it last restarted (skips and, where the workspace takes evidence from attentive operators only, the others' decisions are not) */
             evidence_decisions?: number;
             /** @enum {string} */
             level: "OBSERVATION" | "COACHING" | "AUTO";
-            manual?: number;
+            manual: number;
             /**
              * @description this identity's own mode
              * @enum {string}
              */
-            mode?: "coaching" | "auto" | "always_review";
+            mode: "coaching" | "auto" | "always_review";
             /**
              * @description whose mode that is: the tool's, the identity's own, or null (nobody chose one)
              * @enum {string|null}
              */
-            mode_of?: "tool" | "agent" | null;
-            rejected?: number;
-            rolling_acceptance_rate?: number;
-            skipped?: number;
-            spot_check_rate?: number | null;
-            spot_checks?: components["schemas"]["Snapshot"] | null;
-            suggestions?: number;
+            mode_of: "tool" | "agent" | null;
+            rejected: number;
+            rolling_acceptance_rate: number;
+            skipped: number;
+            spot_check_rate: number | null;
+            spot_checks: components["schemas"]["Snapshot"] | null;
+            suggestions: number;
             /** @description how far from AUTO-ready */
             to_auto?: components["schemas"]["ToAuto"];
-            window_decisions?: number;
-            window_size?: number;
+            window_decisions: number;
+            window_size: number;
         };
         GatewayPack: {
-            changes?: components["schemas"]["PackChange"][];
+            changes: components["schemas"]["PackChange"][];
             /** @description the reviewers' edits counted */
-            corrections?: number;
+            corrections: number;
             /** @description a lead accepted its learned rules: they are suggested to reviewers and applied in AUTO */
-            enabled?: boolean;
-            pack_id?: string;
+            enabled: boolean;
+            pack_id: string;
             /** @description learned rules: a change made at least 3 times and in at least 80% of its field's edits */
-            rules?: components["schemas"]["PackRule"][];
-            tool?: string;
+            rules: components["schemas"]["PackRule"][];
+            tool: string;
         };
         GatewayRegionIn: {
             /** @description only this agent identity's calls (its name); null: every identity's */
@@ -6913,19 +6928,19 @@ export interface components {
             builtin_tools: string[];
         };
         GatewayTool: {
-            acceptance_rate?: number;
-            accepted?: number;
+            acceptance_rate: number;
+            accepted: number;
             /** @description per agent identity (by name): its calls of this tool */
-            agents?: {
+            agents: {
                 [key: string]: components["schemas"]["GatewayAgentTool"];
             };
             /** @description of evidence_decisions, those by operators who were attentive when they decided */
             attentive_decisions?: number;
             auto_ready: boolean;
-            confidence?: number;
-            corrected?: number;
-            decision_latency_ms?: components["schemas"]["Latency"];
-            decisions?: number;
+            confidence: number;
+            corrected: number;
+            decision_latency_ms: components["schemas"]["Latency"];
+            decisions: number;
             /** @description decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now) */
             decisions_needed?: number | null;
             evidence?: components["schemas"]["Evidence"];
@@ -6934,55 +6949,55 @@ export interface components {
             /** @enum {string} */
             level: "OBSERVATION" | "COACHING" | "AUTO";
             /** @description the workspace's servers list this tool now (or it is a built-in exposed to agents) */
-            listed?: boolean;
-            manual?: number;
+            listed: boolean;
+            manual: number;
             /**
              * @description auto: held calls are forwarded unattended but for spot checks; always_review: every held call is reviewed; coaching: held calls are reviewed (for one agent: it follows the tool)
              * @enum {string}
              */
-            mode?: "coaching" | "auto" | "always_review";
+            mode: "coaching" | "auto" | "always_review";
             /** @description the reviewers' edits of its arguments and the rules learned from them (null: none yet) */
-            pack?: components["schemas"]["GatewayPack"] | null;
-            rejected?: number;
-            rolling_acceptance_rate?: number;
-            skipped?: number;
+            pack: components["schemas"]["GatewayPack"] | null;
+            rejected: number;
+            rolling_acceptance_rate: number;
+            skipped: number;
             /**
              * @description gateway: an outside agent's calls through /mcp; plan: decisions of plans' steps
              * @enum {string}
              */
-            source?: "gateway" | "plan";
+            source: "gateway" | "plan";
             /** @description the tool's own spot-check rate; null: the server's COACH_SPOT_CHECK_RATE */
-            spot_check_rate?: number | null;
+            spot_check_rate: number | null;
             /** @description the reviews of its calls while in AUTO: the demotion test's evidence */
-            spot_checks?: components["schemas"]["Snapshot"] | null;
-            suggestions?: number;
+            spot_checks: components["schemas"]["Snapshot"] | null;
+            suggestions: number;
             /** @description how far from AUTO-ready */
             to_auto?: components["schemas"]["ToAuto"];
             /** @description <server>.<tool>, or coach.<tool> for an exposed built-in */
-            tool?: string;
-            window_decisions?: number;
-            window_size?: number;
+            tool: string;
+            window_decisions: number;
+            window_size: number;
         };
         GatewayToolList: {
             /** @description per agent identity: its decisions across its tools */
-            identities?: {
+            identities: {
                 [key: string]: components["schemas"]["Snapshot"];
             };
-            items?: components["schemas"]["GatewayTool"][];
+            items: components["schemas"]["GatewayTool"][];
             /** @description the server's COACH_SPOT_CHECK_RATE */
-            spot_check_rate?: number;
+            spot_check_rate: number;
         };
         Global: {
-            acceptance_rate?: number;
-            accepted?: number;
+            acceptance_rate: number;
+            accepted: number;
             /** @description of evidence_decisions, those by operators who were attentive when they decided */
             attentive_decisions?: number;
             auto_ready: boolean;
-            auto_ready_workflows?: number;
-            confidence?: number;
-            corrected?: number;
-            decision_latency_ms?: components["schemas"]["Latency"];
-            decisions?: number;
+            auto_ready_workflows: number;
+            confidence: number;
+            corrected: number;
+            decision_latency_ms: components["schemas"]["Latency"];
+            decisions: number;
             /** @description decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now) */
             decisions_needed?: number | null;
             evidence?: components["schemas"]["Evidence"];
@@ -6991,20 +7006,20 @@ export interface components {
             /** @enum {string} */
             level: "OBSERVATION" | "COACHING" | "AUTO";
             /** @description number of workflows at each level */
-            levels?: {
+            levels: {
                 [key: string]: number;
             };
-            manual?: number;
-            rejected?: number;
-            rolling_acceptance_rate?: number;
-            series?: components["schemas"]["SeriesPoint"][];
-            skipped?: number;
-            suggestions?: number;
+            manual: number;
+            rejected: number;
+            rolling_acceptance_rate: number;
+            series: components["schemas"]["SeriesPoint"][];
+            skipped: number;
+            suggestions: number;
             /** @description how far from AUTO-ready */
             to_auto?: components["schemas"]["ToAuto"];
-            window_decisions?: number;
-            window_size?: number;
-            workflows?: number;
+            window_decisions: number;
+            window_size: number;
+            workflows: number;
         };
         HeldRegion: {
             id: string;
@@ -7020,16 +7035,16 @@ export interface components {
             /** @description {"$missing": true}: the field was absent */
             before?: unknown;
             /** @enum {string} */
-            change?: "added" | "removed" | "changed";
-            path?: string;
+            change: "added" | "removed" | "changed";
+            path: string;
         };
         HistoryEvent: {
             /** @description who: a person's email, coach, policy, system */
-            actor?: string | null;
+            actor: string | null;
             answer?: unknown;
             approval_id?: string;
             /** Format: date-time */
-            at?: string | null;
+            at: string | null;
             /** @description a correction's or retry's diff */
             changes?: components["schemas"]["HistoryChange"][];
             comment?: string;
@@ -7049,60 +7064,60 @@ export interface components {
             run?: number;
             skipped?: string[];
             source?: string;
-            step_id?: string | null;
+            step_id: string | null;
             suggestion_id?: string;
             /** @description resume_from: the step resumed from */
             target_step?: string;
             /** @description what happened, in words */
-            text?: string;
+            text: string;
         };
         HistoryStep: {
             /** @description tries of its latest run */
-            attempts?: number;
-            error?: string | null;
-            events?: components["schemas"]["HistoryEvent"][];
+            attempts: number;
+            error: string | null;
+            events: components["schemas"]["HistoryEvent"][];
             /** Format: date-time */
-            finished_at?: string | null;
-            name?: string;
+            finished_at: string | null;
+            name: string;
             /** @description retries people asked for */
-            retries?: number;
+            retries: number;
             /** @description runs of its tool started */
-            run?: number;
+            run: number;
             /** Format: date-time */
-            started_at?: string | null;
+            started_at: string | null;
             /** @enum {string} */
             status: "pending" | "running" | "waiting" | "succeeded" | "failed" | "skipped" | "rejected" | "cancelled";
-            step_id?: string;
-            tool?: string | null;
-            type?: string;
+            step_id: string;
+            tool: string | null;
+            type: string;
         };
         HookBody: {
             [key: string]: unknown;
         };
         HookCreated: {
-            active?: boolean;
+            active: boolean;
             /** Format: date-time */
-            created_at?: string;
-            created_by?: string;
-            id?: string;
+            created_at: string;
+            created_by: string;
+            id: string;
             /** Format: date-time */
-            last_used_at?: string | null;
+            last_used_at: string | null;
             /** @description variable -> dotted path in the body */
-            mapping?: {
+            mapping: {
                 [key: string]: string;
             };
             /** @enum {string|null} */
-            mode?: "normal" | "coaching" | "auto" | null;
-            name?: string;
+            mode: "normal" | "coaching" | "auto" | null;
+            name: string;
             /** @description where the sender POSTs: /api/hooks/<id> */
-            path?: string;
+            path: string;
             /** Format: date-time */
-            revoked_at?: string | null;
+            revoked_at: string | null;
             /** @description the HMAC key, shown this once (stored encrypted) */
-            secret?: string;
+            secret: string;
             /** @description the same, on the origin this request came to */
-            url?: string;
-            workflow_id?: string;
+            url: string;
+            workflow_id: string;
         };
         HookIn: {
             /** @description variable -> dotted path in the body (order.id, items.0.sku); empty: the body's top-level keys are the variables */
@@ -7118,30 +7133,30 @@ export interface components {
             name: string;
         };
         HookList: {
-            items?: components["schemas"]["HookOut"][];
+            items: components["schemas"]["HookOut"][];
         };
         HookOut: {
-            active?: boolean;
+            active: boolean;
             /** Format: date-time */
-            created_at?: string;
-            created_by?: string;
-            id?: string;
+            created_at: string;
+            created_by: string;
+            id: string;
             /** Format: date-time */
-            last_used_at?: string | null;
+            last_used_at: string | null;
             /** @description variable -> dotted path in the body */
-            mapping?: {
+            mapping: {
                 [key: string]: string;
             };
             /** @enum {string|null} */
-            mode?: "normal" | "coaching" | "auto" | null;
-            name?: string;
+            mode: "normal" | "coaching" | "auto" | null;
+            name: string;
             /** @description where the sender POSTs: /api/hooks/<id> */
-            path?: string;
+            path: string;
             /** Format: date-time */
-            revoked_at?: string | null;
+            revoked_at: string | null;
             /** @description the same, on the origin this request came to */
-            url?: string;
-            workflow_id?: string;
+            url: string;
+            workflow_id: string;
         };
         HumanInputStep: {
             clarification_question?: string | null;
@@ -7206,17 +7221,17 @@ export interface components {
         };
         Invitation: {
             /** Format: date-time */
-            created_at?: string;
-            email?: string;
-            id?: string;
-            invited_by?: string;
+            created_at: string;
+            email: string;
+            id: string;
+            invited_by: string;
             /** @enum {string} */
             role: "operator" | "lead" | "admin";
             /** @enum {string} */
             status: "pending" | "accepted" | "declined" | "cancelled";
         };
         InvitationList: {
-            items?: components["schemas"]["Invitation"][];
+            items: components["schemas"]["Invitation"][];
         };
         InvitationWorkspace: {
             id: string;
@@ -7224,14 +7239,14 @@ export interface components {
             slug: string;
         };
         Invited: {
-            email?: string;
+            email: string;
             /** @enum {string} */
-            role?: "operator" | "lead" | "admin";
+            role: "operator" | "lead" | "admin";
             /**
              * @description always `invited`, whether or not the email has an account
              * @enum {string}
              */
-            status?: "invited";
+            status: "invited";
         };
         KindSwitches: {
             approval_requested?: boolean;
@@ -7267,8 +7282,8 @@ export interface components {
             step_id?: string | null;
         };
         Latency: {
-            p50?: number | null;
-            p90?: number | null;
+            p50: number | null;
+            p90: number | null;
         };
         LearnedRule: {
             /** @description {"$missing": true}: removed */
@@ -7378,15 +7393,15 @@ export interface components {
             workspaces: components["schemas"]["WorkspaceRole"][];
         };
         Member: {
-            disabled?: boolean;
-            email?: string;
-            id?: string;
-            name?: string;
+            disabled: boolean;
+            email: string;
+            id: string;
+            name: string;
             /** @enum {string} */
             role: "operator" | "lead" | "admin";
         };
         MemberList: {
-            items?: components["schemas"]["Member"][];
+            items: components["schemas"]["Member"][];
         };
         ModeArgs: {
             /**
@@ -7452,7 +7467,7 @@ export interface components {
             workspace: components["schemas"]["InvitationWorkspace"];
         };
         MyInvitationList: {
-            items?: components["schemas"]["MyInvitation"][];
+            items: components["schemas"]["MyInvitation"][];
         };
         NewMember: {
             email: string;
@@ -7468,51 +7483,51 @@ export interface components {
         };
         Notice: {
             /** @description who: a user's email, or `system` (spot checks, corrections) */
-            actor?: string;
+            actor: string;
             /** @description gateway_demotion: the agent identity whose calls of the tool were demoted (null: all) */
             agent?: string | null;
             /** @description ISO 8601, UTC */
-            at?: string;
+            at: string;
             /** @description a learned-rule change: correction, enabled, disabled, import */
             cause?: string;
             /** @description the audit event's seq (the `audit_seq` of the pushed event) */
-            id?: number;
+            id: number;
             /** @enum {string} */
-            kind?: "demotion" | "step_demotion" | "learned_rule_change" | "gateway_demotion";
+            kind: "demotion" | "step_demotion" | "learned_rule_change" | "gateway_demotion";
             /** @description a learned-rule change: its correction pack */
             pack_id?: string;
             /** @description why a demotion happened */
-            reason?: string | null;
+            reason: string | null;
             /** @description a demotion by spot checks: their acceptance */
             spot_check_rate?: number | null;
             /** @description rules that started applying */
             started?: components["schemas"]["Rule"][];
             /** @description a step's demotion, or the pack's step */
-            step_id?: string | null;
+            step_id: string | null;
             /** @description rules that stopped applying */
             stopped?: components["schemas"]["Rule"][];
             /** @description gateway_demotion: the MCP gateway tool */
             tool?: string | null;
-            workflow_id?: string | null;
+            workflow_id: string | null;
             /** @description null when the workflow is gone */
             workflow_name?: string | null;
         };
         NoticeList: {
-            items?: components["schemas"]["Notice"][];
+            items: components["schemas"]["Notice"][];
         };
         OperatorList: {
-            items?: components["schemas"]["OperatorMetrics"][];
+            items: components["schemas"]["OperatorMetrics"][];
         };
         OperatorMetrics: {
-            acceptance_rate?: number;
-            accepted?: number;
+            acceptance_rate: number;
+            accepted: number;
             /** @description of evidence_decisions, those by operators who were attentive when they decided */
             attentive_decisions?: number;
             auto_ready: boolean;
-            confidence?: number;
-            corrected?: number;
-            decision_latency_ms?: components["schemas"]["Latency"];
-            decisions?: number;
+            confidence: number;
+            corrected: number;
+            decision_latency_ms: components["schemas"]["Latency"];
+            decisions: number;
             /** @description decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now) */
             decisions_needed?: number | null;
             evidence?: components["schemas"]["Evidence"];
@@ -7520,17 +7535,17 @@ export interface components {
             evidence_decisions?: number;
             /** @enum {string} */
             level: "OBSERVATION" | "COACHING" | "AUTO";
-            manual?: number;
-            operator?: string;
-            rejected?: number;
-            rolling_acceptance_rate?: number;
+            manual: number;
+            operator: string;
+            rejected: number;
+            rolling_acceptance_rate: number;
             series?: components["schemas"]["SeriesPoint"][];
-            skipped?: number;
-            suggestions?: number;
+            skipped: number;
+            suggestions: number;
             /** @description how far from AUTO-ready */
             to_auto?: components["schemas"]["ToAuto"];
-            window_decisions?: number;
-            window_size?: number;
+            window_decisions: number;
+            window_size: number;
         };
         Outbound: {
             /** @description when not empty, the only hosts reached (besides the server's COACH_OUTBOUND_ALLOW); each entry is a host name (`api.example.com`), a `*.suffix` wildcard (`*.example.com`: names under it), `*` (any host), an IP address or a CIDR network (`10.0.0.0/8`) */
@@ -7542,28 +7557,28 @@ export interface components {
         };
         Pack: {
             /** @description most frequent first */
-            changes?: components["schemas"]["ChangeGroup"][];
+            changes: components["schemas"]["ChangeGroup"][];
             /** @description corrections recorded for this step */
-            corrections?: number;
+            corrections: number;
             /** Format: date-time */
-            created_at?: string;
+            created_at: string;
             /** @description corrections taken back out because their step then failed because of them (they count towards no rule) */
-            discounted?: number;
-            enabled?: boolean;
+            discounted: number;
+            enabled: boolean;
             /** @description per field: the corrections that changed it, among which a change must reach the consistency bar */
-            field_corrections?: {
+            field_corrections: {
                 [key: string]: number;
             };
-            id?: string;
-            last_rule_change?: components["schemas"]["RuleChange"] | null;
+            id: string;
+            last_rule_change: components["schemas"]["RuleChange"] | null;
             /** @description learned rules later suggestions apply */
-            rules?: components["schemas"]["LearnedRule"][];
+            rules: components["schemas"]["LearnedRule"][];
             /** @description when a learned rule last started or stopped applying (ISO 8601), null if never seen */
-            rules_changed_at?: string | null;
-            step_id?: string;
+            rules_changed_at: string | null;
+            step_id: string;
             /** Format: date-time */
-            updated_at?: string;
-            workflow_id?: string;
+            updated_at: string;
+            workflow_id: string;
         };
         PackArgs: {
             enabled: boolean;
@@ -7573,9 +7588,9 @@ export interface components {
             after?: unknown;
             /** @description {"$missing": true}: the field was absent */
             before?: unknown;
-            count?: number;
+            count: number;
             /** @description a dotted path into the arguments */
-            field?: string;
+            field: string;
         };
         PackExport: {
             /** @default true */
@@ -7588,7 +7603,7 @@ export interface components {
             [key: string]: unknown;
         };
         PackList: {
-            items?: components["schemas"]["Pack"][];
+            items: components["schemas"]["Pack"][];
         };
         PackPatch: {
             enabled: boolean;
@@ -7598,11 +7613,11 @@ export interface components {
             after?: unknown;
             /** @description {"$missing": true}: the field was absent */
             before?: unknown;
-            count?: number;
+            count: number;
             /** @description a dotted path into the arguments */
-            field?: string;
+            field: string;
             /** @description its share of the edits that changed this field */
-            share?: number;
+            share: number;
         };
         PackStats: {
             corrections: number;
@@ -7639,35 +7654,35 @@ export interface components {
         };
         Plan: {
             /** Format: date-time */
-            approved_at?: string | null;
-            approved_by?: string | null;
+            approved_at: string | null;
+            approved_by: string | null;
             /** @description the role its approval needed */
-            approver_role?: string | null;
-            corrected_steps?: string[];
+            approver_role: string | null;
+            corrected_steps: string[];
             /** Format: date-time */
-            created_at?: string;
-            created_by?: string;
+            created_at: string;
+            created_by: string;
             description?: string;
             execution_id: string;
             /** @enum {string} */
             mode: "normal" | "coaching";
-            name?: string;
+            name: string;
             plan_id: string;
-            progress?: components["schemas"]["Progress"];
-            saved_workflow_id?: string | null;
+            progress: components["schemas"]["Progress"];
+            saved_workflow_id: string | null;
             /**
              * @description draft, approved, then the execution's status
              * @enum {string}
              */
             status: "draft" | "approved" | "pending" | "running" | "paused" | "waiting_decision" | "waiting_clarification" | "waiting_correction" | "waiting_approval" | "resumed" | "completed" | "failed" | "cancelled";
             /** @description as given, with corrections applied: step definitions (docs/workflow-definitions.md) */
-            steps?: (components["schemas"]["ActionStep"] | components["schemas"]["DecisionStep"] | components["schemas"]["ValidationStep"] | components["schemas"]["HumanInputStep"] | components["schemas"]["ApprovalStep"] | components["schemas"]["AgentStep"])[];
+            steps: (components["schemas"]["ActionStep"] | components["schemas"]["DecisionStep"] | components["schemas"]["ValidationStep"] | components["schemas"]["HumanInputStep"] | components["schemas"]["ApprovalStep"] | components["schemas"]["AgentStep"])[];
             /** @description the variables it runs (or would run) with */
-            values?: {
+            values: {
                 [key: string]: unknown;
             };
             /** @description its input variables by name, as a workflow declares them */
-            variables?: {
+            variables: {
                 [key: string]: components["schemas"]["VariableDeclaration"] | string | number | boolean | unknown[];
             };
         };
@@ -7704,15 +7719,15 @@ export interface components {
             total: number;
         };
         PlanStatus: {
-            current_step?: string | null;
-            duration_s?: number | null;
+            current_step: string | null;
+            duration_s: number | null;
             error?: components["schemas"]["ExecutionError"] | null;
             /** Format: date-time */
-            finished_at?: string | null;
+            finished_at: string | null;
             plan_id: string;
-            progress?: components["schemas"]["Progress"];
+            progress: components["schemas"]["Progress"];
             /** Format: date-time */
-            started_at?: string | null;
+            started_at: string | null;
             /** @enum {string} */
             status: "draft" | "approved" | "pending" | "running" | "paused" | "waiting_decision" | "waiting_clarification" | "waiting_correction" | "waiting_approval" | "resumed" | "completed" | "failed" | "cancelled";
         };
@@ -7740,8 +7755,8 @@ export interface components {
         };
         PolicyList: {
             /** @description in precedence order */
-            items?: components["schemas"]["PolicyOut"][];
-            revision?: number;
+            items: components["schemas"]["PolicyOut"][];
+            revision: number;
         };
         PolicyOut: {
             /** Format: date-time */
@@ -7753,23 +7768,23 @@ export interface components {
              */
             effect: "allow" | "require_review" | "deny" | "confirm";
             /** @default true */
-            enabled?: boolean;
+            enabled: boolean;
             /**
              * @description a confirm rule's: what applies when the agent's client cannot ask its user (require_review by default, or deny); only a confirm rule has one (422 otherwise)
              * @default null
              * @enum {string|null}
              */
             fallback?: "require_review" | "deny" | null;
-            id?: string;
-            match?: components["schemas"]["Match"];
+            id: string;
+            match: components["schemas"]["Match"];
             name: string;
             /** @default 0 */
-            order?: number;
+            order: number;
             /** @default  */
-            reason?: string;
+            reason: string;
             /** @description the workspace's policy revision this rule was written at */
-            revision?: number;
-            scope?: components["schemas"]["Scope"];
+            revision: number;
+            scope: components["schemas"]["Scope"];
             /** Format: date-time */
             updated_at?: string;
         };
@@ -7792,10 +7807,10 @@ export interface components {
             workflow_id?: string | null;
         };
         PreviewOut: {
-            cron?: string;
-            description?: string;
-            next_fire_times?: string[];
-            timezone?: string;
+            cron: string;
+            description: string;
+            next_fire_times: string[];
+            timezone: string;
         };
         Progress: {
             done: number;
@@ -7826,20 +7841,20 @@ export interface components {
         };
         Provider: {
             /** @description whether an API key is stored (it is never returned) */
-            api_key_set?: boolean;
+            api_key_set: boolean;
             /** @description the OpenAI-compatible API's base URL, e.g. https://api.openai.com/v1 or http://127.0.0.1:11434/v1 (Ollama); held to the workspace's outbound rules */
-            base_url?: string | null;
+            base_url: string | null;
             /**
              * @description which provider agent steps use now: `workspace` (this one), `server` (COACH_LLM_*) or `none`
              * @enum {string}
              */
-            in_use?: "workspace" | "server" | "none";
+            in_use: "workspace" | "server" | "none";
             /** @description the model of agent steps that name none */
-            model?: string | null;
-            server_default?: components["schemas"]["ServerDefault"];
+            model: string | null;
+            server_default: components["schemas"]["ServerDefault"];
             /** Format: date-time */
-            updated_at?: string | null;
-            updated_by?: string | null;
+            updated_at: string | null;
+            updated_by: string | null;
         };
         ProviderArgs: {
             /**
@@ -7862,7 +7877,7 @@ export interface components {
         };
         PushKeyOut: {
             /** @description the VAPID public key (base64url): PushManager.subscribe's applicationServerKey */
-            public_key?: string;
+            public_key: string;
         };
         PushKeys: {
             auth: string;
@@ -7875,18 +7890,18 @@ export interface components {
             keys: components["schemas"]["PushKeys"];
         };
         PushSubscriptionList: {
-            items?: components["schemas"]["PushSubscriptionOut"][];
+            items: components["schemas"]["PushSubscriptionOut"][];
         };
         PushSubscriptionOut: {
             /** Format: date-time */
-            created_at?: string;
-            endpoint?: string;
-            id?: string;
+            created_at: string;
+            endpoint: string;
+            id: string;
             /** Format: date-time */
-            last_sent_at?: string | null;
+            last_sent_at: string | null;
             /** @description the push service's last answer */
-            last_status?: number | null;
-            user_agent?: string;
+            last_status: number | null;
+            user_agent: string;
         };
         Question: {
             deadline: string | null;
@@ -8003,13 +8018,13 @@ export interface components {
         Recovered: {
             execution_id: string;
             /** @description retry: the run the step will be (its runs so far + 1); the run gets a new idempotency key */
-            run?: number | null;
+            run: number | null;
             /** @description resume-from: the steps skipped */
-            skipped?: string[];
+            skipped: string[];
             /** @enum {string} */
             status: "draft" | "approved" | "pending" | "running" | "paused" | "waiting_decision" | "waiting_clarification" | "waiting_correction" | "waiting_approval" | "resumed" | "completed" | "failed" | "cancelled";
             /** @description the step retried, or resumed from */
-            step_id?: string | null;
+            step_id: string | null;
         };
         Region: {
             acceptance: number;
@@ -8101,24 +8116,24 @@ export interface components {
             when?: string;
         };
         RegistryList: {
-            items?: components["schemas"]["RegistryTool"][];
+            items: components["schemas"]["RegistryTool"][];
         };
         RegistryTool: {
-            annotations?: {
+            annotations: {
                 [key: string]: unknown;
             } | null;
-            description?: string;
-            name?: string;
-            params_schema?: {
+            description: string;
+            name: string;
+            params_schema: {
                 [key: string]: unknown;
             };
             /** @enum {string} */
-            risk?: "read" | "write" | "external" | "destructive";
+            risk: "read" | "write" | "external" | "destructive";
             /** @description mcp: the server's name */
-            server?: string | null;
+            server: string | null;
             /** @enum {string} */
-            source?: "builtin" | "entry_point" | "mcp";
-            trusted?: boolean | null;
+            source: "builtin" | "entry_point" | "mcp";
+            trusted: boolean | null;
         };
         Replay: {
             /** @description would still have been asked */
@@ -8175,16 +8190,16 @@ export interface components {
         };
         Rerun: {
             /** @description the new execution */
-            execution_id?: string;
+            execution_id: string;
             /** @enum {string} */
-            mode?: "normal" | "coaching" | "auto";
-            rerun_of?: string;
+            mode: "normal" | "coaching" | "auto";
+            rerun_of: string;
             /** @enum {string} */
             status: "draft" | "approved" | "pending" | "running" | "paused" | "waiting_decision" | "waiting_clarification" | "waiting_correction" | "waiting_approval" | "resumed" | "completed" | "failed" | "cancelled";
-            variables?: {
+            variables: {
                 [key: string]: unknown;
             };
-            workflow_version?: number;
+            workflow_version: number;
         };
         RerunArgs: {
             /**
@@ -8353,38 +8368,38 @@ export interface components {
             workflow_id?: string | null;
         };
         RouteList: {
-            items?: components["schemas"]["RouteOut"][];
+            items: components["schemas"]["RouteOut"][];
         };
         RouteOut: {
             /** Format: date-time */
-            created_at?: string;
+            created_at: string;
             /** @default true */
-            enabled?: boolean;
+            enabled: boolean;
             /** @default null */
-            endpoint_id?: string | null;
+            endpoint_id: string | null;
             /** @default null */
-            escalate_after_s?: number | null;
+            escalate_after_s: number | null;
             /** @default null */
-            escalate_endpoint_id?: string | null;
-            escalate_users?: string[];
-            events?: ("approval_requested" | "review_held" | "suggestion_waiting" | "clarification_asked" | "deadline_near" | "demotion" | "run_failed" | "escalation")[];
-            id?: string;
+            escalate_endpoint_id: string | null;
+            escalate_users: string[];
+            events: ("approval_requested" | "review_held" | "suggestion_waiting" | "clarification_asked" | "deadline_near" | "demotion" | "run_failed" | "escalation")[];
+            id: string;
             /** @default  */
-            name?: string;
+            name: string;
             /**
              * @description the Slack channel the route's reviews are posted to instead of the Slack app's default channel: a channel id (C…, G… private) or a #name; empty or null: none
              * @default null
              */
-            slack_channel?: string | null;
+            slack_channel: string | null;
             /**
              * @description a tool name or glob (sql.*)
              * @default null
              */
-            tool?: string | null;
+            tool: string | null;
             /** @description emails or user ids */
-            users?: string[];
+            users: string[];
             /** @default null */
-            workflow_id?: string | null;
+            workflow_id: string | null;
         };
         Rule: {
             /** @description {"$missing": true}: the field is removed */
@@ -8392,7 +8407,7 @@ export interface components {
             /** @description {"$missing": true}: the field was absent */
             before?: unknown;
             count?: number;
-            field?: string;
+            field: string;
             share?: number;
         };
         RuleChange: {
@@ -8420,17 +8435,17 @@ export interface components {
             scope: "workspace" | "workflow" | "user" | "user+workflow";
         };
         RunHistory: {
-            error?: components["schemas"]["ExecutionError"] | null;
+            error: components["schemas"]["ExecutionError"] | null;
             /** @description the execution's own: start, coaching pauses, resume-from, cancel, re-runs */
-            events?: components["schemas"]["HistoryEvent"][];
+            events: components["schemas"]["HistoryEvent"][];
             execution_id: string;
             /** @description the execution this one re-runs */
-            rerun_of?: string | null;
+            rerun_of: string | null;
             /** @description the executions that re-run this one */
-            reruns?: string[];
+            reruns: string[];
             /** @enum {string} */
             status: "draft" | "approved" | "pending" | "running" | "paused" | "waiting_decision" | "waiting_clarification" | "waiting_correction" | "waiting_approval" | "resumed" | "completed" | "failed" | "cancelled";
-            steps?: components["schemas"]["HistoryStep"][];
+            steps: components["schemas"]["HistoryStep"][];
         };
         SaveArgs: {
             /** @default null */
@@ -8459,39 +8474,39 @@ export interface components {
             };
         };
         ScheduleList: {
-            items?: components["schemas"]["ScheduleOut"][];
+            items: components["schemas"]["ScheduleOut"][];
         };
         ScheduleOut: {
             /** Format: date-time */
-            created_at?: string;
-            created_by?: string;
-            cron?: string;
+            created_at: string;
+            created_by: string;
+            cron: string;
             /** @description the cron expression in words */
-            description?: string;
-            enabled?: boolean;
-            id?: string;
+            description: string;
+            enabled: boolean;
+            id: string;
             /** @description why its last fire started nothing, if it did not */
-            last_error?: string;
-            last_execution_id?: string | null;
+            last_error: string;
+            last_execution_id: string | null;
             /** Format: date-time */
-            last_fired_at?: string | null;
+            last_fired_at: string | null;
             /** @enum {string|null} */
-            mode?: "normal" | "coaching" | "auto" | null;
-            name?: string;
+            mode: "normal" | "coaching" | "auto" | null;
+            name: string;
             /**
              * Format: date-time
              * @description null while disabled
              */
-            next_fire_at?: string | null;
+            next_fire_at: string | null;
             /** @description the next few fire times (UTC) */
-            next_fire_times?: string[];
-            timezone?: string;
+            next_fire_times: string[];
+            timezone: string;
             /** Format: date-time */
-            updated_at?: string;
-            variables?: {
+            updated_at: string;
+            variables: {
                 [key: string]: unknown;
             };
-            workflow_id?: string;
+            workflow_id: string;
         };
         SchedulePatch: {
             cron?: string;
@@ -8526,28 +8541,28 @@ export interface components {
         };
         ServerDefault: {
             /** @description whether the server sets COACH_LLM_BASE_URL */
-            configured?: boolean;
+            configured: boolean;
             /** @description COACH_LLM_MODEL */
-            model?: string | null;
+            model: string | null;
         };
         ServerToolOut: {
             /** @enum {string} */
-            annotated_risk?: "read" | "write" | "external" | "destructive";
+            annotated_risk: "read" | "write" | "external" | "destructive";
             /** @description the server's MCP tool annotations, as sent (readOnlyHint …) */
-            annotations?: {
+            annotations: {
                 [key: string]: unknown;
             };
-            description?: string;
-            full_name?: string;
+            description: string;
+            full_name: string;
             /** @description a JSON Schema, as the server sent it */
-            input_schema?: {
+            input_schema: {
                 [key: string]: unknown;
             } | null;
-            name?: string;
+            name: string;
             /** @description why the tool cannot be used (its schema) */
-            problem?: string | null;
+            problem: string | null;
             /** @enum {string} */
-            risk?: "read" | "write" | "external" | "destructive";
+            risk: "read" | "write" | "external" | "destructive";
         };
         SettingsIn: {
             /** @default true */
@@ -8570,25 +8585,25 @@ export interface components {
         };
         SettingsOut: {
             /** @default true */
-            email?: boolean;
+            email: boolean;
             /** @description whether this server can send email at all (COACH_SMTP_HOST is set); false: nothing is mailed */
-            email_available?: boolean;
+            email_available: boolean;
             /** @description email on/off per event kind */
-            kinds?: components["schemas"]["KindSwitches"];
-            kinds_available?: ("approval_requested" | "review_held" | "suggestion_waiting" | "clarification_asked" | "deadline_near" | "demotion" | "run_failed" | "escalation")[];
+            kinds: components["schemas"]["KindSwitches"];
+            kinds_available: ("approval_requested" | "review_held" | "suggestion_waiting" | "clarification_asked" | "deadline_near" | "demotion" | "run_failed" | "escalation")[];
             /**
              * @description Web Push to the browsers you subscribed
              * @default true
              */
-            push?: boolean;
+            push: boolean;
             /** @description Web Push on/off per event kind */
-            push_kinds?: components["schemas"]["KindSwitches"];
+            push_kinds: components["schemas"]["KindSwitches"];
             /** @description HH:MM in the person's time zone */
-            quiet_end?: string | null;
+            quiet_end: string | null;
             /** @description HH:MM in the person's time zone */
-            quiet_start?: string | null;
+            quiet_start: string | null;
             /** @default UTC */
-            timezone?: string;
+            timezone: string;
         };
         SlackSettings: {
             /** @description whether a bot token is stored (never returned) */
@@ -8646,15 +8661,15 @@ export interface components {
             slack_user_id?: string | null;
         };
         Snapshot: {
-            acceptance_rate?: number;
-            accepted?: number;
+            acceptance_rate: number;
+            accepted: number;
             /** @description of evidence_decisions, those by operators who were attentive when they decided */
             attentive_decisions?: number;
             auto_ready: boolean;
-            confidence?: number;
-            corrected?: number;
-            decision_latency_ms?: components["schemas"]["Latency"];
-            decisions?: number;
+            confidence: number;
+            corrected: number;
+            decision_latency_ms: components["schemas"]["Latency"];
+            decisions: number;
             /** @description decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now) */
             decisions_needed?: number | null;
             evidence?: components["schemas"]["Evidence"];
@@ -8662,15 +8677,15 @@ export interface components {
             evidence_decisions?: number;
             /** @enum {string} */
             level: "OBSERVATION" | "COACHING" | "AUTO";
-            manual?: number;
-            rejected?: number;
-            rolling_acceptance_rate?: number;
-            skipped?: number;
-            suggestions?: number;
+            manual: number;
+            rejected: number;
+            rolling_acceptance_rate: number;
+            skipped: number;
+            suggestions: number;
             /** @description how far from AUTO-ready */
             to_auto?: components["schemas"]["ToAuto"];
-            window_decisions?: number;
-            window_size?: number;
+            window_decisions: number;
+            window_size: number;
         };
         SpotChecks: {
             acceptance: number;
@@ -8752,15 +8767,15 @@ export interface components {
             tool?: string;
         };
         StepMetrics: {
-            acceptance_rate?: number;
-            accepted?: number;
+            acceptance_rate: number;
+            accepted: number;
             /** @description of evidence_decisions, those by operators who were attentive when they decided */
             attentive_decisions?: number;
             auto_ready: boolean;
-            confidence?: number;
-            corrected?: number;
-            decision_latency_ms?: components["schemas"]["Latency"];
-            decisions?: number;
+            confidence: number;
+            corrected: number;
+            decision_latency_ms: components["schemas"]["Latency"];
+            decisions: number;
             /** @description decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now) */
             decisions_needed?: number | null;
             evidence?: components["schemas"]["Evidence"];
@@ -8768,21 +8783,21 @@ export interface components {
             evidence_decisions?: number;
             /** @enum {string} */
             level: "OBSERVATION" | "COACHING" | "AUTO";
-            manual?: number;
+            manual: number;
             /**
              * @description coaching (follows the workflow), auto or always_review
              * @enum {string}
              */
-            mode?: "coaching" | "auto" | "always_review";
-            rejected?: number;
-            rolling_acceptance_rate?: number;
-            skipped?: number;
+            mode: "coaching" | "auto" | "always_review";
+            rejected: number;
+            rolling_acceptance_rate: number;
+            skipped: number;
             spot_checks?: components["schemas"]["Snapshot"];
-            suggestions?: number;
+            suggestions: number;
             /** @description how far from AUTO-ready */
             to_auto?: components["schemas"]["ToAuto"];
-            window_decisions?: number;
-            window_size?: number;
+            window_decisions: number;
+            window_size: number;
         };
         StepModeArgs: {
             /**
@@ -8926,14 +8941,14 @@ export interface components {
             skipped: number;
         };
         Template: {
-            description?: string;
-            id?: string;
-            name?: string;
+            description: string;
+            id: string;
+            name: string;
             /** @description the definition as YAML text, ready to edit and POST */
-            yaml?: string;
+            yaml: string;
         };
         TemplateList: {
-            items?: components["schemas"]["Template"][];
+            items: components["schemas"]["Template"][];
         };
         Test: {
             /** @description the model's answer, when ok */
@@ -8942,13 +8957,13 @@ export interface components {
             elapsed_ms?: number;
             /** @description what went wrong, in words, when not ok */
             failure?: string;
-            model?: string | null;
-            ok?: boolean;
+            model: string | null;
+            ok: boolean;
             /**
              * @description which provider was asked
              * @enum {string}
              */
-            source?: "workspace" | "server" | "none";
+            source: "workspace" | "server" | "none";
         };
         ThresholdArgs: {
             auto_acceptance?: number;
@@ -8966,21 +8981,21 @@ export interface components {
             window: number;
         };
         ToAuto: {
-            acceptance_gap?: number | null;
-            auto_acceptance?: number;
-            auto_min_window?: number;
-            decisions_to_coaching?: number | null;
-            window_decisions_needed?: number | null;
+            acceptance_gap: number;
+            auto_acceptance: number;
+            auto_min_window: number;
+            decisions_to_coaching: number;
+            window_decisions_needed: number;
         };
         Token: {
             /** Format: date-time */
-            created_at?: string;
-            id?: string;
+            created_at: string;
+            id: string;
             /** Format: date-time */
-            last_used_at?: string | null;
-            name?: string;
+            last_used_at: string | null;
+            name: string;
             /** Format: date-time */
-            revoked_at?: string | null;
+            revoked_at: string | null;
             /** @description shown only when the token is created */
             token?: string;
         };
@@ -8988,7 +9003,7 @@ export interface components {
             name: string;
         };
         TokenList: {
-            items?: components["schemas"]["Token"][];
+            items: components["schemas"]["Token"][];
         };
         ToolCall: {
             /** @description JSON text, as the LLM sent it */
@@ -8997,7 +9012,7 @@ export interface components {
             name: string;
         };
         ToolList: {
-            items?: components["schemas"]["GatewayTool"][];
+            items: components["schemas"]["GatewayTool"][];
         };
         ToolModeArgs: {
             /**
@@ -9085,35 +9100,35 @@ export interface components {
             url?: string;
         };
         ToolServerList: {
-            items?: components["schemas"]["ToolServerOut"][];
+            items: components["schemas"]["ToolServerOut"][];
         };
         ToolServerOut: {
-            command?: string[];
+            command: string[];
             /** Format: date-time */
-            created_at?: string;
-            created_by?: string;
-            description?: string;
-            enabled?: boolean;
-            has_secret?: boolean;
+            created_at: string;
+            created_by: string;
+            description: string;
+            enabled: boolean;
+            has_secret: boolean;
             /** @description the stored headers' names only */
-            header_names?: string[];
-            id?: string;
-            last_error?: string;
+            header_names: string[];
+            id: string;
+            last_error: string;
             /** Format: date-time */
-            listed_at?: string | null;
-            name?: string;
-            revision?: number;
+            listed_at: string | null;
+            name: string;
+            revision: number;
             /** @description tool name (without the server's) -> risk */
-            risk_overrides?: {
+            risk_overrides: {
                 [key: string]: "read" | "write" | "external" | "destructive";
             };
-            tools?: components["schemas"]["ServerToolOut"][];
+            tools: components["schemas"]["ServerToolOut"][];
             /** @enum {string} */
-            transport?: "http" | "stdio";
-            trusted?: boolean;
+            transport: "http" | "stdio";
+            trusted: boolean;
             /** Format: date-time */
-            updated_at?: string;
-            url?: string;
+            updated_at: string;
+            url: string;
         };
         Transcript: {
             execution_id: string;
@@ -9261,23 +9276,23 @@ export interface components {
         };
         Verify: {
             /** @description events found intact, oldest first */
-            checked?: number;
+            checked: number;
             /** @description where the chain first fails (when not ok) */
             first_bad_seq?: number;
-            ok?: boolean;
+            ok: boolean;
             /** @description an edited row, a deleted row (gap in seq) or a broken link */
             reason?: string;
         };
         VersionMetrics: {
-            acceptance_rate?: number;
-            accepted?: number;
+            acceptance_rate: number;
+            accepted: number;
             /** @description of evidence_decisions, those by operators who were attentive when they decided */
             attentive_decisions?: number;
             auto_ready: boolean;
-            confidence?: number;
-            corrected?: number;
-            decision_latency_ms?: components["schemas"]["Latency"];
-            decisions?: number;
+            confidence: number;
+            corrected: number;
+            decision_latency_ms: components["schemas"]["Latency"];
+            decisions: number;
             /** @description decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now) */
             decisions_needed?: number | null;
             evidence?: components["schemas"]["Evidence"];
@@ -9285,16 +9300,16 @@ export interface components {
             evidence_decisions?: number;
             /** @enum {string} */
             level: "OBSERVATION" | "COACHING" | "AUTO";
-            manual?: number;
-            rejected?: number;
-            rolling_acceptance_rate?: number;
-            skipped?: number;
-            suggestions?: number;
+            manual: number;
+            rejected: number;
+            rolling_acceptance_rate: number;
+            skipped: number;
+            suggestions: number;
             /** @description how far from AUTO-ready */
             to_auto?: components["schemas"]["ToAuto"];
             version: number;
-            window_decisions?: number;
-            window_size?: number;
+            window_decisions: number;
+            window_size: number;
         };
         Workflow: {
             auto_ready: boolean;
@@ -9354,17 +9369,17 @@ export interface components {
             } | null;
         };
         WorkflowMetrics: {
-            acceptance_rate?: number;
-            accepted?: number;
+            acceptance_rate: number;
+            accepted: number;
             /** @description of evidence_decisions, those by operators who were attentive when they decided */
             attentive_decisions?: number;
             auto_ready: boolean;
-            confidence?: number;
-            corrected?: number;
+            confidence: number;
+            corrected: number;
             /** @description the detail only */
             current_version?: components["schemas"]["VersionMetrics"];
-            decision_latency_ms?: components["schemas"]["Latency"];
-            decisions?: number;
+            decision_latency_ms: components["schemas"]["Latency"];
+            decisions: number;
             /** @description decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now) */
             decisions_needed?: number | null;
             evidence?: components["schemas"]["Evidence"];
@@ -9377,27 +9392,27 @@ export interface components {
             evidence_from?: "all" | "attentive";
             /** @enum {string} */
             level: "OBSERVATION" | "COACHING" | "AUTO";
-            manual?: number;
+            manual: number;
             /** @enum {string} */
             mode: "coaching" | "auto";
-            name?: string;
-            rejected?: number;
-            rolling_acceptance_rate?: number;
+            name: string;
+            rejected: number;
+            rolling_acceptance_rate: number;
             series?: components["schemas"]["SeriesPoint"][];
-            skipped?: number;
+            skipped: number;
             spot_checks?: components["schemas"]["Snapshot"];
             steps?: {
                 [key: string]: components["schemas"]["StepMetrics"];
             };
-            suggestions?: number;
+            suggestions: number;
             /** @description how far from AUTO-ready */
             to_auto?: components["schemas"]["ToAuto"];
-            window_decisions?: number;
-            window_size?: number;
+            window_decisions: number;
+            window_size: number;
             workflow_id: string;
         };
         WorkflowMetricsList: {
-            items?: components["schemas"]["WorkflowMetrics"][];
+            items: components["schemas"]["WorkflowMetrics"][];
         };
         WorkflowPage: {
             items: components["schemas"]["Workflow"][];

@@ -1,5 +1,5 @@
 // Type tests: the typed client refuses what the OpenAPI document does not allow (checked by `npm run typecheck`).
-import { api, unwrap } from "./typed";
+import { api, omitWorkspace, textBody, unwrap } from "./typed";
 
 export async function typeChecks(): Promise<void> {
   // @ts-expect-error: a path the document does not have
@@ -15,4 +15,9 @@ export async function typeChecks(): Promise<void> {
   // @ts-expect-error: a mode the document does not allow
   await api.POST("/api/executions/", { body: { workflow_id: "w", mode: "fast" } });
   await api.POST("/api/executions/", { body: { workflow_id: "w", mode: "coaching" } });
+  // text with its content type where the document takes YAML text …
+  await api.POST("/api/plans", textBody("name: p", "application/yaml"));
+  // @ts-expect-error: … and not where it takes only JSON
+  await api.POST("/api/executions/", textBody("workflow_id: w", "application/yaml"));
+  await api.GET("/api/auth/me", { ...omitWorkspace });
 }

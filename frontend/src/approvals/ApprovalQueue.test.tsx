@@ -12,6 +12,7 @@ function approval(overrides: Partial<Approval> = {}): Approval {
   return {
     approval_id: "ap-1",
     execution_id: "ex-9",
+    agent: null,
     step_id: "write",
     kind: "tool_call",
     status: "pending",
@@ -35,6 +36,7 @@ function approval(overrides: Partial<Approval> = {}): Approval {
     timeout_s: 3600,
     on_timeout: "reject",
     created_at: minutesAgo(3),
+    decided_at: null,
     ...overrides,
   };
 }
@@ -195,7 +197,7 @@ describe("approvals in the queue", () => {
       message: "Pay 1200?",
       kind: "step",
       tool: null,
-      decisions: [{ user: "ada@example.com", decision: "approve", at: minutesAgo(1) }],
+      decisions: [{ user: "ada@example.com", decision: "approve", comment: "", at: minutesAgo(1) }],
     });
     await openQueue(() => [mine, decided]);
     expect(within(screen.getByRole("listbox", { name: "Pending approvals" })).getAllByRole("option")).toHaveLength(1);

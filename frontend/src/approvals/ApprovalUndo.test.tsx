@@ -26,6 +26,8 @@ const signOff: Approval = {
   timeout_s: null,
   on_timeout: "reject",
   created_at: new Date(Date.now() - 60_000).toISOString(),
+  agent: null,
+  decided_at: null,
 };
 
 /** The queue with one approval; the server holds an approve for 10 s and takes it back on /undo. */

@@ -17,7 +17,7 @@ const HELD: Approval = {
                rules: [{ field: "reason", before: "late", after: "lost", count: 3 }] },
   },
   approvers: { roles: ["lead"], users: [] }, quorum: 1, approvals: 0, separate_duties: false, started_by: null,
-  decisions: [], deadline: null, timeout_s: null, on_timeout: "reject", created_at: new Date().toISOString(),
+  decisions: [], deadline: null, timeout_s: null, on_timeout: "reject", created_at: new Date().toISOString(), decided_at: null,
 };
 
 describe("a gateway call whose tool has accepted learned rules", () => {

@@ -1,7 +1,7 @@
 /** Paths, query keys and requests of /api/approvals, in one place. */
-import { apiGet, apiPost } from "../api/client";
+import { api, unwrap } from "../api/typed";
 import { newIdempotencyKey } from "../coaching/api";
-import type { Approval, ApprovalDecisionRequest, ApprovalDecisionResult, ApprovalPage } from "./types";
+import type { ApprovalDecisionRequest } from "./types";
 
 /** Pending approvals read at once: a workspace with more has a backlog the queue says so about. */
 export const APPROVALS_PER_PAGE = 100;
@@ -12,16 +12,18 @@ export const approvalKeys = {
   detail: (id: string) => ["approvals", "detail", id] as const,
 };
 
-const approvalPath = (id: string) => `/api/approvals/${encodeURIComponent(id)}`;
+const approval = (id: string) => ({ path: { approval_id: id } });
 
 export const fetchPendingApprovals = (signal?: AbortSignal) =>
-  apiGet<ApprovalPage>(`/api/approvals?status=pending&per_page=${APPROVALS_PER_PAGE}`, { signal });
+  unwrap(api.GET("/api/approvals", { params: { query: { status: "pending", per_page: APPROVALS_PER_PAGE } }, signal }));
 
-export const fetchApproval = (id: string, signal?: AbortSignal) => apiGet<Approval>(approvalPath(id), { signal });
+export const fetchApproval = (id: string, signal?: AbortSignal) =>
+  unwrap(api.GET("/api/approvals/{approval_id}", { params: approval(id), signal }));
 
 /** Decides an approval; a retry of the same call (same key) gets the first answer. */
 export const decideApproval = (id: string, body: ApprovalDecisionRequest, key: string = newIdempotencyKey()) =>
-  apiPost<ApprovalDecisionResult>(approvalPath(id), body, { headers: { "Idempotency-Key": key } });
+  unwrap(api.POST("/api/approvals/{approval_id}", { params: approval(id), body, headers: { "Idempotency-Key": key } }));
 
 /** Takes back your decision on an approval while it is held for the undo window: it is pending again. */
-export const undoApproval = (id: string) => apiPost<ApprovalDecisionResult>(`${approvalPath(id)}/undo`);
+export const undoApproval = (id: string) =>
+  unwrap(api.POST("/api/approvals/{approval_id}/undo", { params: approval(id) }));

@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient, type QueryClient } from "@tansta
 import { ApiError } from "../api/client";
 import { OFFLINE_POLL_MS } from "../coaching/useCoachingSession";
 import { useRealtime, useSocketEvent } from "../realtime/context";
+import { changedBy, QUEUE_CHANGED, type QueueChanged } from "../realtime/queueChanged";
 import { useCoalesced } from "../realtime/useCoalesced";
 import { approvalKeys, decideApproval, fetchPendingApprovals } from "./api";
 import type { Approval, ApprovalDecisionRequest, ApprovalDecisionResult, ApprovalPage } from "./types";
@@ -22,7 +23,8 @@ export function applyApproval(queryClient: QueryClient, approval: Approval): voi
 /**
  * The workspace's pending approvals, newest first, kept live: `approval_requested` adds one, `approval_decided`
  * updates or removes it at once (then the list is read again, so it ends on the server's state); a cancelled
- * execution (`execution_update`) expires its approvals, so that re-reads it too. Needs the workspace room.
+ * execution (a `queue_changed` with an `execution_update`) expires its approvals, so that re-reads it too. Needs the
+ * workspace room.
  */
 export function usePendingApprovals() {
   const queryClient = useQueryClient();
@@ -41,7 +43,9 @@ export function usePendingApprovals() {
   };
   useSocketEvent<Approval>("approval_requested", onNews);
   useSocketEvent<Approval>("approval_decided", onNews);
-  useSocketEvent("execution_update", rereadPending);
+  useSocketEvent<QueueChanged>(QUEUE_CHANGED, (change) => {
+    if (changedBy(change, "execution_update")) rereadPending();
+  });
   return query;
 }
 

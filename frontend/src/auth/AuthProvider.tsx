@@ -4,14 +4,13 @@ import {
   ApiError,
   LOGIN_PATH,
   UNAUTHORIZED_EVENT,
-  apiGet,
-  apiPost,
   getSelectedWorkspace,
   setCsrfToken,
   setSelectedWorkspace,
 } from "../api/client";
 import type { AuthSession, LoginRequest, WorkspaceMembership } from "../api/types";
 import { ME_PATH } from "../earlyReads";
+import { api, omitWorkspace, unwrap } from "../api/typed";
 import { AuthContext, type AuthContextValue } from "./context";
 
 export { ME_PATH };
@@ -57,7 +56,7 @@ export const SESSION_WAITS_FOR_PAGE_MS = 1_000;
  * the page back behind that fallback for a while. A refusal (the login page) is handed over at once.
  */
 export function startSessionCheck(alongWith?: Promise<unknown>): Promise<AuthSession> {
-  started ??= apiGet<AuthSession>(ME_PATH, { omitWorkspace: true }).then(async (session) => {
+  started ??= unwrap(api.GET(ME_PATH, { ...omitWorkspace })).then(async (session) => {
     if (alongWith) {
       let timer: ReturnType<typeof setTimeout> | undefined;
       const enough = new Promise<void>((resolve) => (timer = setTimeout(resolve, SESSION_WAITS_FOR_PAGE_MS)));
@@ -90,7 +89,7 @@ export function AuthProvider({ children }: { children: ReactNode }) {
   useEffect(() => {
     const controller = new AbortController();
     setState((s) => (s.status === "loading" ? s : { status: "loading" }));
-    const request = started ?? apiGet<AuthSession>(ME_PATH, { signal: controller.signal, omitWorkspace: true });
+    const request = started ?? unwrap(api.GET(ME_PATH, { ...omitWorkspace, signal: controller.signal }));
     started = null; // taken: a recheck asks again
     request.then(
       (session) => {
@@ -122,9 +121,7 @@ export function AuthProvider({ children }: { children: ReactNode }) {
 
   const login = useCallback(
     async (email: string, password: string) => {
-      const session = await apiPost<AuthSession>(LOGIN_PATH, { email, password } satisfies LoginRequest, {
-        omitWorkspace: true,
-      });
+      const session = await unwrap(api.POST(LOGIN_PATH, { ...omitWorkspace, body: { email, password } satisfies LoginRequest }));
       signIn(session, "login");
     },
     [signIn],
@@ -132,7 +129,7 @@ export function AuthProvider({ children }: { children: ReactNode }) {
 
   const logout = useCallback(async () => {
     try {
-      await apiPost<void>(LOGOUT_PATH);
+      await unwrap(api.POST(LOGOUT_PATH));
     } catch (error) {
       // 401: already logged out on the server, which is what we wanted.
       if (!(error instanceof ApiError && error.status === 401)) throw error;

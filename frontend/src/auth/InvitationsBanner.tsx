@@ -1,9 +1,12 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { apiGet, apiPost, errorMessage } from "../api/client";
-import type { Invitation } from "../api/types";
+import { errorMessage } from "../api/client";
+import { api, omitWorkspace, unwrap } from "../api/typed";
 import { useAuth } from "./useAuth";
 
 export const INVITATIONS_PATH = "/api/auth/invitations";
+
+/** The signed-in user's pending invitations (asked without a workspace: they are to other workspaces). */
+export const fetchMyInvitations = (signal?: AbortSignal) => unwrap(api.GET(INVITATIONS_PATH, { ...omitWorkspace, signal }));
 
 /**
  * The signed-in user's pending invitations to other workspaces, with Accept
@@ -15,11 +18,13 @@ export function InvitationsBanner() {
   const queryClient = useQueryClient();
   const invitations = useQuery({
     queryKey: ["my-invitations"],
-    queryFn: ({ signal }) => apiGet<{ items: Invitation[] }>(INVITATIONS_PATH, { signal, omitWorkspace: true }),
+    queryFn: ({ signal }) => fetchMyInvitations(signal),
   });
   const answer = useMutation({
     mutationFn: ({ id, verb }: { id: string; verb: "accept" | "decline" }) =>
-      apiPost<unknown>(`${INVITATIONS_PATH}/${encodeURIComponent(id)}/${verb}`, undefined, { omitWorkspace: true }),
+      unwrap(
+        api.POST(`${INVITATIONS_PATH}/{invitation_id}/${verb}`, { ...omitWorkspace, params: { path: { invitation_id: id } } }),
+      ),
     onSuccess: (_data, { verb }) => {
       void queryClient.invalidateQueries({ queryKey: ["my-invitations"] });
       if (verb === "accept") recheck(); // the new workspace joins the switcher

@@ -1,8 +1,6 @@
 import { useQuery } from "@tanstack/react-query";
-import { apiGet } from "../api/client";
-import type { Invitation } from "../api/types";
 import { useDocumentTitle } from "../hooks";
-import { INVITATIONS_PATH, InvitationsBanner } from "./InvitationsBanner";
+import { InvitationsBanner, fetchMyInvitations } from "./InvitationsBanner";
 import { LogoutButton } from "./LogoutButton";
 import { useAuth } from "./useAuth";
 
@@ -15,7 +13,7 @@ export default function NoWorkspacePage() {
   const { user, disabledWorkspaces } = useAuth();
   const invitations = useQuery({
     queryKey: ["my-invitations"],
-    queryFn: ({ signal }) => apiGet<{ items: Invitation[] }>(INVITATIONS_PATH, { signal, omitWorkspace: true }),
+    queryFn: ({ signal }) => fetchMyInvitations(signal),
   });
   const invited = (invitations.data?.items.length ?? 0) > 0;
   return (

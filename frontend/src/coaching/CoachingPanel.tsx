@@ -18,7 +18,7 @@ import { ShortcutSheet } from "./ShortcutSheet";
 import { StatsPanel } from "./StatsPanel";
 import { StepTimeline } from "./StepTimeline";
 import { SuggestionView } from "./SuggestionView";
-import { isToolCall, stepName, type Notice } from "./types";
+import { isToolCall, stepName, type FlashNotice } from "./types";
 import { useAnnouncer } from "./useAnnouncer";
 import { useCoachingSession } from "./useCoachingSession";
 import { usePanelDecisions } from "./usePanelDecisions";
@@ -40,7 +40,7 @@ const DECIDED_WORDS: Record<string, string> = {
 export function CoachingPanel({ executionId }: { executionId: string }) {
   const navigate = useNavigate();
   const { execution, pending, stats, metrics, connection } = useCoachingSession(executionId);
-  const [notice, setNotice] = useState<Notice | null>(null);
+  const [notice, setNotice] = useState<FlashNotice | null>(null);
   const { announcement, announce } = useAnnouncer();
   const { user } = useAuth();
 

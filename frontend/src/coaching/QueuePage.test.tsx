@@ -3,6 +3,7 @@ import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import { renderApp, stubSignedInFetch } from "../test/auth";
 import { lastSocket } from "../test/fakeSocket";
+import { changed } from "../test/queueChanged";
 import { jsonResponse } from "../test/utils";
 import { queueItem } from "./testFixtures";
 import type { QueueItem } from "./types";
@@ -121,12 +122,12 @@ describe("QueuePage", () => {
     expect(options()).toHaveLength(1);
 
     items = [newest, paused];
-    await act(async () => lastSocket().push("coaching_suggestion", newest));
+    await act(async () => lastSocket().push("queue_changed", changed(["coaching_suggestion"], ["ex-1", null])));
     await waitFor(() => expect(options()).toHaveLength(2));
     expect(options()[0]).toHaveTextContent("Invoice intake");
 
     items = [newest];
-    await act(async () => lastSocket().push("execution_update", { execution_id: "ex-2", status: "running" }));
+    await act(async () => lastSocket().push("queue_changed", changed(["execution_update"], ["ex-2", "running"])));
     await waitFor(() => expect(options()).toHaveLength(1));
     expect(screen.queryByText("Refunds")).not.toBeInTheDocument();
   });
@@ -138,8 +139,7 @@ describe("QueuePage", () => {
     const before = reads();
     await act(async () => {
       for (let i = 0; i < 20; i += 1) {
-        lastSocket().push("execution_update", { execution_id: `ex-${i}`, status: "running" });
-        lastSocket().push("coaching_suggestion", { ...newest, suggestion_id: `s-${i}` });
+        lastSocket().push("queue_changed", changed(["coaching_suggestion", "execution_update"], [`ex-${i}`, "running"]));
       }
     });
     await waitFor(() => expect(reads()).toBe(before + 1));

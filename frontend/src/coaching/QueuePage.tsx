@@ -12,16 +12,17 @@ import { pageFromParams } from "../components/Pager";
 import { ErrorNotice } from "../components/QueryState";
 import { useDocumentTitle, useMediaQuery } from "../hooks";
 import { useRealtime, useSocketEvent, useWorkspaceRoom } from "../realtime/context";
+import { QUEUE_CHANGED } from "../realtime/queueChanged";
 import { useCoalesced } from "../realtime/useCoalesced";
 import { useWorkflowOptions } from "../api/workflowOptions";
 import { coachingKeys, fetchQuestions, fetchQueue } from "./api";
 import { ConfirmPrompt, useTouchScreen } from "./ConfirmPrompt";
 import { QueueFilterBar } from "./QueueFilterBar";
 import { AnswerDialog, QuestionList } from "./QuestionList";
-import { apiQuery, approvalMatches, filtersFromParams, isFiltered, paramsOf, shows, type QueueFilters } from "./queueFilters";
+import { apiQuery, apiQueryParams, approvalMatches, filtersFromParams, isFiltered, paramsOf, shows, type QueueFilters } from "./queueFilters";
 import { ShortcutSheet } from "./ShortcutSheet";
 import { SuggestionList } from "./SuggestionList";
-import type { Notice, Question, QueueItem } from "./types";
+import type { FlashNotice, Question, QueueItem } from "./types";
 import { OFFLINE_POLL_MS } from "./useCoachingSession";
 import { useQueueApprovalDecisions } from "./useQueueApprovalDecisions";
 import { useQueueSelection, type Entry } from "./useQueueSelection";
@@ -64,14 +65,14 @@ export default function QueuePage() {
 
   const queue = useQuery({
     queryKey: coachingKeys.queue(page, query),
-    queryFn: ({ signal }) => fetchQueue(page, signal, query),
+    queryFn: ({ signal }) => fetchQueue(page, signal, apiQueryParams(filters)),
     // live from the workspace room; read every few seconds instead while that is down
     refetchInterval: connection === "online" ? false : OFFLINE_POLL_MS,
     enabled: shows(filters, "suggestion"),
   });
   const questionsQuery = useQuery({
     queryKey: coachingKeys.questions(query),
-    queryFn: ({ signal }) => fetchQuestions(signal, query),
+    queryFn: ({ signal }) => fetchQuestions(signal, apiQueryParams(filters)),
     refetchInterval: connection === "online" ? false : OFFLINE_POLL_MS,
     enabled: shows(filters, "question"),
   });
@@ -79,14 +80,13 @@ export default function QueuePage() {
     (next: QueueFilters) => setParams(paramsOf(next)),
     [setParams],
   );
-  // A new suggestion, or a decision anywhere in the workspace: read the queue again, once per burst of pushes.
+  // A new suggestion, a question or a decision anywhere in the workspace (the room's `queue_changed`): read the
+  // queue again, once per burst of pushes.
   const refresh = useCoalesced(() => {
     void queryClient.invalidateQueries({ queryKey: coachingKeys.queueAll });
     void queryClient.invalidateQueries({ queryKey: ["coaching", "questions"] });
   });
-  useSocketEvent("coaching_suggestion", refresh);
-  useSocketEvent("execution_update", refresh);
-  useSocketEvent("clarification_requested", refresh);
+  useSocketEvent(QUEUE_CHANGED, refresh);
 
   const approvalsQuery = usePendingApprovals();
   const me = { id: auth.user?.id ?? null, email: auth.user?.email ?? null, role: auth.role ?? null };
@@ -113,7 +113,7 @@ export default function QueuePage() {
   } = useQueueSelection({ approvals: decidable, questions, suggestions: items }, params.get("approval"));
 
   const [answering, setAnswering] = useState<Question | null>(null);
-  const [notice, setNotice] = useState<Notice | null>(null);
+  const [notice, setNotice] = useState<FlashNotice | null>(null);
 
   const open = (item: QueueItem | null) => {
     if (item) navigate(panelPath(item));

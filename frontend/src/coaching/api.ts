@@ -1,22 +1,14 @@
 /** Paths, query keys and requests of the coaching API, in one place. */
-import { ApiError, apiGet, apiPost } from "../api/client";
+import { ApiError } from "../api/client";
+import { api, unwrap } from "../api/typed";
 import { emitWithAck, type SocketLike } from "../realtime/socket";
-import type {
-  CoachingExecution,
-  CoachingStats,
-  DecisionRequest,
-  DecisionResult,
-  PendingSuggestions,
-  Question,
-  QueuePage,
-  UndoResult,
-} from "./types";
-import type { Page } from "../api/types";
+import type { DecisionRequest, DecisionResult, UndoResult } from "./types";
 import { workflowMetricsKey } from "../api/metrics";
+import type { QueueQuery } from "./queueFilters";
 
 export const QUEUE_PER_PAGE = 50;
 
-const executionPath = (id: string) => `/api/executions/${encodeURIComponent(id)}`;
+const execution = (execution_id: string) => ({ params: { path: { execution_id } } });
 
 export const coachingKeys = {
   all: ["coaching"] as const,
@@ -31,25 +23,26 @@ export const coachingKeys = {
   workflowMetrics: workflowMetricsKey,
 };
 
-export const fetchQueue = (page: number, signal?: AbortSignal, filters = "") =>
-  apiGet<QueuePage>(`/api/coaching/queue?page=${page}&per_page=${QUEUE_PER_PAGE}${filters ? `&${filters}` : ""}`, { signal });
+// page and per_page first: the page load's early reads (earlyReads.ts) are of these very paths
+export const fetchQueue = (page: number, signal?: AbortSignal, filters: QueueQuery = {}) =>
+  unwrap(api.GET("/api/coaching/queue", { params: { query: { page, per_page: QUEUE_PER_PAGE, ...filters } }, signal }));
 
 /** Executions waiting for a person's answer (a human_input step, a pause for clarification), filtered alike. */
-export const fetchQuestions = (signal?: AbortSignal, filters = "") =>
-  apiGet<Page<Question>>(`/api/coaching/questions?per_page=${QUEUE_PER_PAGE}${filters ? `&${filters}` : ""}`, { signal });
+export const fetchQuestions = (signal?: AbortSignal, filters: QueueQuery = {}) =>
+  unwrap(api.GET("/api/coaching/questions", { params: { query: { per_page: QUEUE_PER_PAGE, ...filters } }, signal }));
 
 export const fetchExecution = (id: string, signal?: AbortSignal) =>
-  apiGet<CoachingExecution>(executionPath(id), { signal });
+  unwrap(api.GET("/api/executions/{execution_id}", { ...execution(id), signal }));
 
 export const fetchPending = (id: string, signal?: AbortSignal) =>
-  apiGet<PendingSuggestions>(`${executionPath(id)}/coaching/suggestion`, { signal });
+  unwrap(api.GET("/api/executions/{execution_id}/coaching/suggestion", { ...execution(id), signal }));
 
 export const fetchStats = (id: string, signal?: AbortSignal) =>
-  apiGet<CoachingStats>(`${executionPath(id)}/coaching/stats`, { signal });
+  unwrap(api.GET("/api/executions/{execution_id}/coaching/stats", { ...execution(id), signal }));
 
-export const pauseSession = (id: string) => apiPost<PendingSuggestions>(`${executionPath(id)}/coaching/pause`);
+export const pauseSession = (id: string) => unwrap(api.POST("/api/executions/{execution_id}/coaching/pause", execution(id)));
 
-export const resumeSession = (id: string) => apiPost<PendingSuggestions>(`${executionPath(id)}/coaching/resume`);
+export const resumeSession = (id: string) => unwrap(api.POST("/api/executions/{execution_id}/coaching/resume", execution(id)));
 
 /** The HTTP status a socket ack's error code stands for, so both channels fail alike. */
 const STATUS_OF_CODE: Record<string, number> = {
@@ -86,15 +79,20 @@ export async function sendDecision(
       idempotency_key: key,
       ...body,
     });
+    // the ack of `coaching_decision` is the REST answer (docs/api.md "Real-time"), which the socket layer does not type
     if (ack.ok) return ack as unknown as DecisionResult;
     const error = ack.error ?? { code: "error", message: "The decision was not applied." };
     if (error.code !== "timeout") {
       throw new ApiError(STATUS_OF_CODE[error.code] ?? 500, error.code, error.message, error.details);
     }
   }
-  return apiPost<DecisionResult>(`${executionPath(executionId)}/coaching/decision`, body, {
-    headers: { "Idempotency-Key": key },
-  });
+  return unwrap(
+    api.POST("/api/executions/{execution_id}/coaching/decision", {
+      ...execution(executionId),
+      body,
+      headers: { "Idempotency-Key": key },
+    }),
+  );
 }
 
 /**
@@ -109,11 +107,14 @@ export async function sendUndo(
 ): Promise<UndoResult> {
   if (socket && online) {
     const ack = await emitWithAck(socket, "coaching_undo", { execution_id: executionId, suggestion_id: suggestionId });
+    // the ack of `coaching_undo` is the REST answer (docs/api.md "Real-time"), which the socket layer does not type
     if (ack.ok) return ack as unknown as UndoResult;
     const error = ack.error ?? { code: "error", message: "The decision was not taken back." };
     if (error.code !== "timeout") {
       throw new ApiError(STATUS_OF_CODE[error.code] ?? 409, error.code, error.message, error.details);
     }
   }
-  return apiPost<UndoResult>(`${executionPath(executionId)}/coaching/undo`, { suggestion_id: suggestionId });
+  return unwrap(
+    api.POST("/api/executions/{execution_id}/coaching/undo", { ...execution(executionId), body: { suggestion_id: suggestionId } }),
+  );
 }

@@ -1,4 +1,9 @@
 /** The queue page's filters, kept in the address (so a filtered queue can be bookmarked and reloaded). */
+import type { paths } from "../api/schema";
+
+/** The filters `/api/coaching/queue` and `/api/coaching/questions` take (their page and page size aside). */
+export type QueueQuery = Omit<NonNullable<paths["/api/coaching/queue"]["get"]["parameters"]["query"]>, "page" | "per_page">;
+type ListedKind = NonNullable<QueueQuery["kind"]>;
 
 export const QUEUE_KINDS = [
   { value: "suggestion", label: "Suggestion" },
@@ -68,19 +73,27 @@ export function shows(filters: QueueFilters, section: QueueSection): boolean {
   return !filters.kind || SECTION_OF[filters.kind] === section;
 }
 
-/** The API's query (`/api/coaching/queue`, `/api/coaching/questions`) for these filters; "" when none. */
-export function apiQuery(filters: QueueFilters): string {
-  const query = new URLSearchParams();
-  if (filters.workflow) query.set("workflow_id", filters.workflow);
-  if (filters.step) query.set("step_id", filters.step);
-  if (filters.kind && SECTION_OF[filters.kind] !== "approval") query.set("kind", filters.kind);
+const LISTED_KINDS: readonly string[] = QUEUE_KINDS.map((k) => k.value).filter((k) => SECTION_OF[k] !== "approval");
+const isListedKind = (kind: string): kind is ListedKind => LISTED_KINDS.includes(kind);
+
+/** The API's query (`/api/coaching/queue`, `/api/coaching/questions`) for these filters; {} when none. */
+export function apiQueryParams(filters: QueueFilters): QueueQuery {
+  const query: QueueQuery = {};
+  if (filters.workflow) query.workflow_id = filters.workflow;
+  if (filters.step) query.step_id = filters.step;
+  if (isListedKind(filters.kind)) query.kind = filters.kind;
   const [band, seconds] = filters.age.split(":");
   if ((band === "older" || band === "newer") && /^\d+$/.test(seconds ?? "")) {
-    query.set(band === "older" ? "min_age_s" : "max_age_s", seconds);
+    query[band === "older" ? "min_age_s" : "max_age_s"] = Number(seconds);
   }
-  if (filters.q.trim()) query.set("q", filters.q.trim());
-  if (filters.order === "oldest") query.set("order", "oldest");
-  return query.toString();
+  if (filters.q.trim()) query.q = filters.q.trim();
+  if (filters.order === "oldest") query.order = "oldest";
+  return query;
+}
+
+/** The same query as text (the lists' cache keys); "" when none. */
+export function apiQuery(filters: QueueFilters): string {
+  return new URLSearchParams(Object.entries(apiQueryParams(filters)).map(([name, value]) => [name, String(value)])).toString();
 }
 
 /** An approval kept by the filters the client can apply to it (the list is short and read whole). */

@@ -3,7 +3,7 @@
  * them: suggestions, the queue, decisions, session stats. The workflow
  * metrics shapes are in ../api/metrics, shared with the lead side.
  */
-import type { Execution, ExecutionStep, Page } from "../api/types";
+import type { Execution, ExecutionStep } from "../api/types";
 import type { components } from "../api/schema";
 
 type Schemas = components["schemas"];
@@ -25,7 +25,7 @@ export const isToolCall = (s: Pick<Suggestion, "kind"> | null | undefined) => s?
 export const stepName = (s: Pick<Suggestion, "step_name" | "step_id">) => s.step_name || s.step_id;
 
 /** What the panel and the queue say after an action: an error (an alert) or information (a status). */
-export type Notice = { tone: "error" | "info"; text: string };
+export type FlashNotice = { tone: "error" | "info"; text: string };
 
 /** One row of `GET /api/coaching/queue`. */
 export type QueueItem = Schemas["QueueItem"];
@@ -33,7 +33,7 @@ export type QueueItem = Schemas["QueueItem"];
 /** `GET /api/coaching/questions`: an execution waiting for a person's answer. */
 export type Question = Schemas["Question"];
 
-export type QueuePage = Page<QueueItem>;
+export type QueuePage = Schemas["QueuePage"];
 
 /** `GET /api/executions/<id>/coaching/suggestion`, and the pause/resume answers. */
 export type PendingSuggestions = Schemas["Pending"];

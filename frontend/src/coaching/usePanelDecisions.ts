@@ -2,7 +2,7 @@ import { useEffect, useRef, useState, type Dispatch, type SetStateAction } from 
 import { ApiError, errorMessage } from "../api/client";
 import { confirmPrompt, needsConfirmation, useConfirmation } from "./confirmation";
 import { NO_SUGGESTION, STALE_MESSAGE, unavailableReason } from "./decisions";
-import { stepName, type CoachingExecution, type DecisionKind, type DecisionRequest, type Notice, type Suggestion } from "./types";
+import { stepName, type CoachingExecution, type DecisionKind, type DecisionRequest, type FlashNotice, type Suggestion } from "./types";
 import { isStaleDecision, useDecision, usePauseToggle } from "./useDecision";
 import { useUndo, useUndoChord } from "./useUndo";
 
@@ -32,7 +32,7 @@ export interface PanelDecisionsInput {
   paused: boolean;
   canPause: boolean;
   announce: (text: string) => void;
-  setNotice: Dispatch<SetStateAction<Notice | null>>;
+  setNotice: Dispatch<SetStateAction<FlashNotice | null>>;
 }
 
 /**

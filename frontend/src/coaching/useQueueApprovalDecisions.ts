@@ -4,7 +4,7 @@ import { EDITABLE_KINDS, type Approval, type ApprovalDecisionKind } from "../app
 import { refusalText, useApprovalDecision } from "../approvals/useApprovals";
 import { useApprovalUndo } from "../approvals/useApprovalUndo";
 import { approvalPrompt, confirmPrompt, needsConfirmation, useConfirmation } from "./confirmation";
-import { stepName, type Notice, type QueueItem } from "./types";
+import { stepName, type FlashNotice, type QueueItem } from "./types";
 import { useQueueSuggestionAccept } from "./useQueueSuggestionAccept";
 import { useUndoChord } from "./useUndo";
 
@@ -41,7 +41,7 @@ export function useQueueApprovalDecisions({
   selectedKey: string | undefined;
   /** The queue has no row at all. */
   nothingToDecide: boolean;
-  setNotice: Dispatch<SetStateAction<Notice | null>>;
+  setNotice: Dispatch<SetStateAction<FlashNotice | null>>;
   selectApproval: (approval: Approval) => void;
 }) {
   const decision = useApprovalDecision();

@@ -4,7 +4,7 @@ import { errorMessage } from "../api/client";
 import { useRealtime } from "../realtime/context";
 import { coachingKeys, sendDecision } from "./api";
 import { STALE_MESSAGE } from "./decisions";
-import { stepName, type Notice, type QueueItem } from "./types";
+import { stepName, type FlashNotice, type QueueItem } from "./types";
 import { isStaleDecision } from "./useDecision";
 
 /**
@@ -12,7 +12,7 @@ import { isStaleDecision } from "./useDecision";
  * socket or REST with an idempotency key), and says what happened. Whether it takes a confirming key first is the
  * caller's (confirmation.ts, the panel's rule).
  */
-export function useQueueSuggestionAccept(setNotice: Dispatch<SetStateAction<Notice | null>>) {
+export function useQueueSuggestionAccept(setNotice: Dispatch<SetStateAction<FlashNotice | null>>) {
   const queryClient = useQueryClient();
   const { socket, status } = useRealtime();
   const accept = useMutation({

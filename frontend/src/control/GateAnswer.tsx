@@ -21,7 +21,8 @@ export function GateAnswer({
   onAnswered,
 }: {
   executionId: string;
-  gate: Gate;
+  /** an execution's gate, or a queue's question item (whose on_timeout is null when it has none) */
+  gate: Omit<Gate, "on_timeout"> & { on_timeout?: Gate["on_timeout"] | null };
   stepName?: string;
   onAnswered?: (text: string) => void;
 }) {
@@ -35,8 +36,10 @@ export function GateAnswer({
   const isInput = gate.kind === "human_input" || isAgent;
   const stepId = gate.step_id ?? "";
   const send = useMutation({
-    mutationFn: (value: string) =>
-      isInput ? answerStep(executionId, stepId, value) : resumeWithFeedback(executionId, value),
+    mutationFn: async (value: string) => {
+      if (isInput) await answerStep(executionId, stepId, value);
+      else await resumeWithFeedback(executionId, value);
+    },
     onSuccess: (_result, value) => {
       setText("");
       void queryClient.invalidateQueries({ queryKey: ["executions"] });

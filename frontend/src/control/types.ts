@@ -1,26 +1,10 @@
 /** What the control components read of an execution (GET /api/executions/<id>). */
+import type { components } from "../api/schema";
 import type { JsonSchema } from "../coaching/types";
 import type { StepUpdate } from "./api";
 
 /** An execution's gate: what a person is asked while it waits, with its deadline when it has one. */
-export interface Gate {
-  kind?: string;
-  step_id?: string;
-  question?: string | null;
-  message?: string;
-  approval_id?: string;
-  suggestion_id?: string;
-  paused_at?: string;
-  deadline?: string | null;
-  on_timeout?: string | null;
-  timeout_s?: number | null;
-  corrected?: boolean;
-  /** An agent step's own question (CONFIRM_DATA), or its approval (REQUEST_APPROVAL). */
-  agent?: boolean;
-  /** `held`: the decision held for its undo window (its `deadline` is when it acts), and who made it. */
-  decision?: string;
-  operator?: string;
-}
+export type Gate = components["schemas"]["Gate"];
 
 export interface ControlStep {
   step_id: string;

@@ -1,8 +1,7 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useWorkflowOptions } from "../api/workflowOptions";
 import { Link, useSearchParams } from "react-router-dom";
-import { apiGet } from "../api/client";
-import type { Page } from "../api/types";
+import { api, unwrap } from "../api/typed";
 import { Pager, pageCounts, pageFromParams } from "../components/Pager";
 import { Loading } from "../components/QueryState";
 import { useDocumentTitle } from "../hooks";
@@ -21,12 +20,12 @@ function filtersFrom(params: URLSearchParams): AuditFilterValues {
   return Object.fromEntries(FILTER_KEYS.map((k) => [k, params.get(k) ?? ""])) as unknown as AuditFilterValues;
 }
 
-function auditPath(filters: AuditFilterValues, page: number): string {
-  const query = new URLSearchParams();
-  for (const key of FILTER_KEYS) if (filters[key]) query.set(key, filters[key]);
-  if (page > 1) query.set("page", String(page));
-  const text = query.toString();
-  return text ? `/api/audit?${text}` : "/api/audit";
+/** The list's query: the filters set, and the page after the first. */
+function auditQuery(filters: AuditFilterValues, page: number) {
+  const query: { user?: string; execution_id?: string; action?: string; since?: string; page?: number } = {};
+  for (const key of FILTER_KEYS) if (filters[key]) query[key] = filters[key];
+  if (page > 1) query.page = page;
+  return query;
 }
 
 /** Where a target lives in the app, when it has a page. */
@@ -128,12 +127,12 @@ function AuditLog() {
   const [params, setParams] = useSearchParams();
   const filters = filtersFrom(params);
   const page = pageFromParams(params);
-  const path = auditPath(filters, page);
+  const query = auditQuery(filters, page);
   const filtered = FILTER_KEYS.some((k) => filters[k]);
 
   const events = useQuery({
-    queryKey: ["audit", path],
-    queryFn: ({ signal }) => apiGet<Page<AuditEvent>>(path, { signal }),
+    queryKey: ["audit", query],
+    queryFn: ({ signal }) => unwrap(api.GET("/api/audit", { params: { query }, signal })),
     placeholderData: keepPreviousData,
   });
 

@@ -2,10 +2,10 @@ import { screen, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import { errorResponse, jsonResponse, stubFetch } from "../test/utils";
 import { attentiveLine, EvidenceTrail, poolingNote } from "./EvidenceTrail";
-import type { WorkflowMetrics } from "../api/metrics";
+import type { Evidence, WorkflowMetrics } from "../api/metrics";
 import { readyWorkflow, renderLive, snapshot } from "./testFixtures";
 
-const evidence = (e_value: number, counted: number) => ({
+const evidence = (e_value: number, counted: number): Evidence => ({
   statistic: Math.log(e_value), statistic_kind: "log_e_value", e_value, threshold: 20, log_threshold: Math.log(20),
   decisions_needed_if_all_accepted: 0, test: "beta-binomial mixture e-process", accepted_since_restart: counted - 2,
   counted_since_restart: counted, drop_statistic: 0, drop_alarm: false,

@@ -7,7 +7,7 @@ import { downloadJson, slug } from "./download";
 import { formatCount, formatDateTime, formatPackValue, formatRate, plural } from "../format";
 import { ConfirmDialog } from "./ConfirmDialog";
 import { fetchPackExport, useRemovePackChange, useSetPackEnabled } from "./queries";
-import type { CorrectionPack, PackChange, RuleRef } from "./types";
+import type { CorrectionPack, LearnedRuleRef, PackChange } from "./types";
 
 type ChangeRow = PackChange & { learned: boolean; share: number };
 
@@ -26,7 +26,7 @@ function shareOf(pack: CorrectionPack, change: PackChange): number {
   return among ? change.count / among : 0;
 }
 
-function describeRules(rules: RuleRef[]): string {
+function describeRules(rules: LearnedRuleRef[]): string {
   return rules.map((r) => `${r.field} ${formatPackValue(r.before)} → ${formatPackValue(r.after)}`).join(", ");
 }
 

@@ -1,13 +1,12 @@
 import { useMutation } from "@tanstack/react-query";
-import { apiGet } from "../api/client";
+import { api, unwrap } from "../api/typed";
 import { plural } from "../format";
 import { SectionError } from "./SectionError";
-import type { AuditVerifyResult } from "./types";
 
 /** "Verify chain": replays the workspace's hash chain on the server and says what it found. */
 export function VerifyChain() {
   const verify = useMutation({
-    mutationFn: () => apiGet<AuditVerifyResult>("/api/audit/verify"),
+    mutationFn: () => unwrap(api.GET("/api/audit/verify")),
   });
   const result = verify.data;
   return (

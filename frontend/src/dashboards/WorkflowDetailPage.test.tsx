@@ -3,6 +3,7 @@ import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import { errorResponse, jsonResponse, stubFetch, type RecordedCall } from "../test/utils";
 import { readyWorkflow, renderLive, series, snapshot } from "./testFixtures";
+import type { Evidence } from "../api/metrics";
 import type { WorkflowDefinition } from "./types";
 import WorkflowDetailPage from "./WorkflowDetailPage";
 
@@ -184,7 +185,7 @@ describe("WorkflowDetailPage", () => {
       ...definition,
       steps: [definition.steps[0], { id: "file", type: "action", tool: "file.write", params: { path: "x" } }],
     };
-    const evidence = { statistic: 1.1, statistic_kind: "log_e_value", e_value: 3.0, threshold: 20, log_threshold: 3.0,
+    const evidence: Evidence = { statistic: 1.1, statistic_kind: "log_e_value", e_value: 3.0, threshold: 20, log_threshold: 3.0,
       decisions_needed_if_all_accepted: 6, test: "e-process", accepted_since_restart: 8, counted_since_restart: 10 };
     const { calls } = stubDetail((call) => {
       if (call.url === "/api/workflows/wf-invoice") return jsonResponse(twoSteps);

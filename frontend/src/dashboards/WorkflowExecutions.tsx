@@ -1,17 +1,15 @@
 import { useQuery } from "@tanstack/react-query";
 import { Link } from "react-router-dom";
-import { apiGet } from "../api/client";
-import type { Execution, Page } from "../api/types";
+import type { Execution } from "../api/types";
+import { api, unwrap } from "../api/typed";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { StatusBadge } from "../components/StatusBadge";
 import { DataTable, type Column } from "./DataTable";
 import { formatDateTime } from "../format";
 
-type Row = Execution & { created_at?: string };
-
 const RECENT = 10;
 
-const columns: Column<Row>[] = [
+const columns: Column<Execution>[] = [
   {
     header: "Execution",
     rowHeader: true,
@@ -32,7 +30,7 @@ export function WorkflowExecutions({ workflowId, name }: { workflowId: string; n
   const executions = useQuery({
     queryKey: ["executions", { workflowId, perPage: RECENT }],
     queryFn: ({ signal }) =>
-      apiGet<Page<Row>>(`/api/executions/?workflow_id=${encodeURIComponent(workflowId)}&per_page=${RECENT}`, { signal }),
+      unwrap(api.GET("/api/executions/", { params: { query: { workflow_id: workflowId, per_page: RECENT } }, signal })),
   });
   if (executions.isPending) return <Loading label="Loading executions…" />;
   if (executions.isError)

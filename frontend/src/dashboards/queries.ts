@@ -5,12 +5,18 @@
  */
 import { keepPreviousData, useMutation, useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
 import { useEffect, useRef } from "react";
-import { apiGet, apiPatch, apiPost, apiPut } from "../api/client";
+import { api, unwrap } from "../api/typed";
 import { useSocketEvent, useWorkspaceRoom } from "../realtime/context";
 import { fetchWorkflowMetrics, workflowMetricsKey } from "../api/metrics";
-import type { GlobalMetrics, LevelChangedEvent, MetricsUpdateEvent, OperatorMetrics, StepMode, WorkflowMetrics, WorkflowMode } from "../api/metrics";
+import type { LevelChangedEvent, MetricsUpdateEvent, StepMode, WorkflowMetrics, WorkflowMode } from "../api/metrics";
 import type { components } from "../api/schema";
-import type { CorrectionPack, ItemList, PackChange, PackChangedEvent, PackExport, WorkflowDefinition } from "./types";
+import type { CorrectionPack, PackChange, PackChangedEvent, PackExport } from "./types";
+
+type Schemas = components["schemas"];
+/** `GET /api/metrics/workflows`: every workflow's metrics. */
+type WorkflowMetricsList = Schemas["WorkflowMetricsList"];
+/** `GET /api/correction-packs`. */
+type PackList = Schemas["PackList"];
 
 export const dashboardKeys = {
   metrics: ["metrics"] as const,
@@ -24,13 +30,11 @@ export const dashboardKeys = {
   auditActions: ["audit", "actions"] as const,
 };
 
-const path = encodeURIComponent;
-
 /** The actions audit events can have, from the server (they only change with a new server). */
 export function useAuditActions() {
   return useQuery({
     queryKey: dashboardKeys.auditActions,
-    queryFn: ({ signal }) => apiGet<{ actions: string[] }>("/api/audit/actions", { signal }),
+    queryFn: ({ signal }) => unwrap(api.GET("/api/audit/actions", { signal })),
     staleTime: Infinity,
   });
 }
@@ -38,7 +42,7 @@ export function useAuditActions() {
 export function useWorkflowMetricsList() {
   return useQuery({
     queryKey: dashboardKeys.workflowMetricsList,
-    queryFn: ({ signal }) => apiGet<ItemList<WorkflowMetrics>>("/api/metrics/workflows", { signal }),
+    queryFn: ({ signal }) => unwrap(api.GET("/api/metrics/workflows", { signal })),
   });
 }
 
@@ -53,7 +57,7 @@ export function useWorkflowMetrics(id: string) {
 export function useGlobalMetrics() {
   return useQuery({
     queryKey: dashboardKeys.globalMetrics,
-    queryFn: ({ signal }) => apiGet<GlobalMetrics>("/api/metrics/global", { signal }),
+    queryFn: ({ signal }) => unwrap(api.GET("/api/metrics/global", { signal })),
   });
 }
 
@@ -61,7 +65,7 @@ export function useGlobalMetrics() {
 export function useOperatorMetrics() {
   return useQuery({
     queryKey: dashboardKeys.operatorMetrics,
-    queryFn: ({ signal }) => apiGet<ItemList<OperatorMetrics>>("/api/metrics/operators", { signal }),
+    queryFn: ({ signal }) => unwrap(api.GET("/api/metrics/operators", { signal })),
   });
 }
 
@@ -69,7 +73,12 @@ export function useWorkflowDefinition(id: string, version: number | null) {
   return useQuery({
     queryKey: dashboardKeys.workflow(id, version),
     queryFn: ({ signal }) =>
-      apiGet<WorkflowDefinition>(`/api/workflows/${path(id)}${version ? `?version=${version}` : ""}`, { signal }),
+      unwrap(
+        api.GET("/api/workflows/{workflow_id}", {
+          params: { path: { workflow_id: id }, query: version ? { version } : {} },
+          signal,
+        }),
+      ),
   });
 }
 
@@ -77,10 +86,7 @@ export function usePacks(workflowId: string | null) {
   return useQuery({
     queryKey: dashboardKeys.packList(workflowId),
     queryFn: ({ signal }) =>
-      apiGet<ItemList<CorrectionPack>>(
-        workflowId ? `/api/correction-packs?workflow_id=${path(workflowId)}` : "/api/correction-packs",
-        { signal },
-      ),
+      unwrap(api.GET("/api/correction-packs", { params: { query: workflowId ? { workflow_id: workflowId } : {} }, signal })),
   });
 }
 
@@ -112,8 +118,10 @@ export function useStepDecisions(workflowId: string, stepId: string, enabled: bo
     queryKey: ["step-decisions", workflowId, stepId],
     enabled,
     queryFn: () =>
-      apiGet<ItemList<StepDecision>>(
-        `/api/metrics/workflows/${path(workflowId)}/steps/${path(stepId)}/decisions?limit=50`,
+      unwrap(
+        api.GET("/api/metrics/workflows/{workflow_id}/steps/{step_id}/decisions", {
+          params: { path: { workflow_id: workflowId, step_id: stepId }, query: { limit: 50 } },
+        }),
       ),
   });
 }
@@ -123,7 +131,12 @@ export function useWorkflowDecisions(workflowId: string, limit = 10) {
   return useQuery({
     queryKey: ["metrics", "decisions", workflowId, limit],
     queryFn: ({ signal }) =>
-      apiGet<ItemList<StepDecision>>(`/api/metrics/workflows/${path(workflowId)}/decisions?limit=${limit}`, { signal }),
+      unwrap(
+        api.GET("/api/metrics/workflows/{workflow_id}/decisions", {
+          params: { path: { workflow_id: workflowId }, query: { limit } },
+          signal,
+        }),
+      ),
   });
 }
 
@@ -141,9 +154,11 @@ export function useReviewers(workflowId: string, stepId: string | null) {
   return useQuery({
     queryKey: ["metrics", "reviewers", workflowId, { stepId }],
     queryFn: ({ signal }) =>
-      apiGet<Reviewers>(
-        `/api/metrics/workflows/${path(workflowId)}/reviewers${stepId ? `?step_id=${path(stepId)}` : ""}`,
-        { signal },
+      unwrap(
+        api.GET("/api/metrics/workflows/{workflow_id}/reviewers", {
+          params: { path: { workflow_id: workflowId }, query: stepId ? { step_id: stepId } : {} },
+          signal,
+        }),
       ),
     placeholderData: keepPreviousData,
   });
@@ -155,7 +170,7 @@ const reviewFloorKey = ["workspace", "reviews"] as const;
 export function useReviewFloor() {
   return useQuery({
     queryKey: reviewFloorKey,
-    queryFn: ({ signal }) => apiGet<ReviewFloor>("/api/workspace/reviews", { signal }),
+    queryFn: ({ signal }) => unwrap(api.GET("/api/workspace/reviews", { signal })),
   });
 }
 
@@ -163,7 +178,8 @@ export function useReviewFloor() {
 export function useSetReviewFloor() {
   const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: (floorMs: number | null) => apiPut<ReviewFloor>("/api/workspace/reviews", { attentive_floor_ms: floorMs }),
+    mutationFn: (floorMs: number | null) =>
+      unwrap(api.PUT("/api/workspace/reviews", { body: { attentive_floor_ms: floorMs } })),
     onSuccess: (floor) => {
       queryClient.setQueryData(reviewFloorKey, floor);
       void queryClient.invalidateQueries({ queryKey: ["metrics", "reviewers"] });
@@ -176,13 +192,15 @@ export function useSetMode() {
   const queryClient = useQueryClient();
   return useMutation({
     mutationFn: ({ workflowId, mode, force, reason }: ModeChange) =>
-      apiPost<WorkflowDefinition & { steps_not_ready?: NotReadyStep[] }>(
-        `/api/workflows/${path(workflowId)}/mode`,
-        force ? { mode, force: true, reason } : { mode },
+      unwrap(
+        api.POST("/api/workflows/{workflow_id}/mode", {
+          params: { path: { workflow_id: workflowId } },
+          body: force ? { mode, force: true, reason } : { mode },
+        }),
       ),
     onSuccess: (_, { workflowId, mode }) => {
       // Show the new mode at once; the refetch below brings everything else.
-      queryClient.setQueryData<ItemList<WorkflowMetrics>>(dashboardKeys.workflowMetricsList, (list) =>
+      queryClient.setQueryData<WorkflowMetricsList>(dashboardKeys.workflowMetricsList, (list) =>
         list && { items: list.items.map((w) => (w.workflow_id === workflowId ? { ...w, mode } : w)) },
       );
       invalidateWorkflowViews(queryClient);
@@ -204,29 +222,25 @@ export function useSetStepMode() {
   const queryClient = useQueryClient();
   return useMutation({
     mutationFn: ({ workflowId, stepId, mode, force, reason }: StepModeChange) =>
-      apiPost<WorkflowDefinition>(
-        `/api/workflows/${path(workflowId)}/steps/${path(stepId)}/mode`,
-        force ? { mode, force: true, reason } : { mode },
+      unwrap(
+        api.POST("/api/workflows/{workflow_id}/steps/{step_id}/mode", {
+          params: { path: { workflow_id: workflowId, step_id: stepId } },
+          body: force ? { mode, force: true, reason } : { mode },
+        }),
       ),
     onSuccess: () => invalidateWorkflowViews(queryClient),
   });
 }
 
-export interface Thresholds {
-  coaching_after: number;
-  auto_min_window: number;
-  auto_acceptance: number;
-  window: number;
-  /** error level of the AUTO readiness and demotion tests, more than 0 and less than 0.5 */
-  auto_alpha: number;
-}
+/** A workflow's level thresholds; `auto_alpha` is the error level of the AUTO readiness and demotion tests (0 < α < 0.5). */
+export type Thresholds = Schemas["Thresholds"];
 
 /** `PUT /api/workflows/<id>/thresholds`: the workflow's level thresholds (docs/design.md#metrics-and-learning-levels). */
 export function useSetThresholds() {
   const queryClient = useQueryClient();
   return useMutation({
     mutationFn: ({ workflowId, thresholds }: { workflowId: string; thresholds: Thresholds }) =>
-      apiPut<WorkflowDefinition>(`/api/workflows/${path(workflowId)}/thresholds`, thresholds),
+      unwrap(api.PUT("/api/workflows/{workflow_id}/thresholds", { params: { path: { workflow_id: workflowId } }, body: thresholds })),
     onSuccess: () => invalidateWorkflowViews(queryClient),
   });
 }
@@ -236,10 +250,10 @@ export function useSetPackEnabled() {
   const queryClient = useQueryClient();
   return useMutation({
     mutationFn: ({ pack, enabled }: { pack: CorrectionPack; enabled: boolean }) =>
-      apiPatch<CorrectionPack>(`/api/correction-packs/${path(pack.id)}`, { enabled }),
+      unwrap(api.PATCH("/api/correction-packs/{pack_id}", { params: { path: { pack_id: pack.id } }, body: { enabled } })),
     onSuccess: (updated) => {
-      queryClient.setQueriesData<ItemList<CorrectionPack>>({ queryKey: dashboardKeys.packs }, (list) =>
-        list && { items: list.items.map((p) => (p.id === updated.id ? updated : p)) },
+      queryClient.setQueriesData<PackList>({ queryKey: dashboardKeys.packs }, (list) =>
+        list && { ...list, items: list.items.map((p) => (p.id === updated.id ? updated : p)) },
       );
       void queryClient.invalidateQueries({ queryKey: dashboardKeys.packs });
     },
@@ -251,14 +265,15 @@ export function useRemovePackChange() {
   const queryClient = useQueryClient();
   return useMutation({
     mutationFn: ({ pack, change }: { pack: CorrectionPack; change: Pick<PackChange, "field" | "before" | "after"> }) =>
-      apiPost<CorrectionPack>(`/api/correction-packs/${path(pack.id)}/remove-change`, {
-        field: change.field,
-        before: change.before,
-        after: change.after,
-      }),
+      unwrap(
+        api.POST("/api/correction-packs/{pack_id}/remove-change", {
+          params: { path: { pack_id: pack.id } },
+          body: { field: change.field, before: change.before, after: change.after },
+        }),
+      ),
     onSuccess: (updated) => {
-      queryClient.setQueriesData<ItemList<CorrectionPack>>({ queryKey: dashboardKeys.packs }, (list) =>
-        list && { items: list.items.map((p) => (p.id === updated.id ? updated : p)) },
+      queryClient.setQueriesData<PackList>({ queryKey: dashboardKeys.packs }, (list) =>
+        list && { ...list, items: list.items.map((p) => (p.id === updated.id ? updated : p)) },
       );
       void queryClient.invalidateQueries({ queryKey: dashboardKeys.packs });
     },
@@ -266,14 +281,16 @@ export function useRemovePackChange() {
 }
 
 export function fetchPackExport(id: string): Promise<PackExport> {
-  return apiGet<PackExport>(`/api/correction-packs/${path(id)}/export`);
+  return unwrap(api.GET("/api/correction-packs/{pack_id}/export", { params: { path: { pack_id: id } } }));
 }
 
 /** `POST /api/correction-packs/import` with an export's body. */
 export function useImportPack() {
   const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: (body: unknown) => apiPost<CorrectionPack>("/api/correction-packs/import", body),
+    // the JSON of a file or of pasted text, which the server checks as an export (a 422 names each wrong field)
+    mutationFn: (body: Record<string, unknown>) =>
+      unwrap(api.POST("/api/correction-packs/import", { body: body as PackExport })),
     onSuccess: () => void queryClient.invalidateQueries({ queryKey: dashboardKeys.packs }),
   });
 }
@@ -330,7 +347,7 @@ export function useLiveMetrics(onLevelChanged?: (event: LevelChangedEvent) => vo
   useSocketEvent<MetricsUpdateEvent>("metrics_update", (update) => {
     if (!update || typeof update.workflow_id !== "string") return;
     const { workflow_id: id, ...snapshot } = update;
-    queryClient.setQueryData<ItemList<WorkflowMetrics>>(dashboardKeys.workflowMetricsList, (list) =>
+    queryClient.setQueryData<WorkflowMetricsList>(dashboardKeys.workflowMetricsList, (list) =>
       list && { items: list.items.map((w) => (w.workflow_id === id ? { ...w, ...snapshot } : w)) },
     );
     queryClient.setQueryData<WorkflowMetrics>(dashboardKeys.workflowMetrics(id), (current) =>

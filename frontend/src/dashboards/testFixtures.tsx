@@ -112,7 +112,11 @@ export const pack: CorrectionPack = {
     { field: "to", before: "a@example.com", after: "b@example.com", count: 4 },
     { field: "cc", before: { $missing: true }, after: "boss@example.com", count: 1 },
   ],
-  rules: [{ field: "to", before: "a@example.com", after: "b@example.com", count: 4, share: 1 }],
+  field_corrections: {},
+  rules: [{ field: "to", before: "a@example.com", after: "b@example.com", count: 4, share: 1, since: null }],
+  rules_changed_at: null,
+  last_rule_change: null,
+  discounted: 0,
   created_at: "2026-11-22T10:00:00+00:00",
   updated_at: "2026-11-22T11:00:00+00:00",
 };
@@ -124,7 +128,13 @@ export const otherPack: CorrectionPack = {
   enabled: false,
   corrections: 2,
   changes: [{ field: "amount", before: 10, after: 12, count: 1 }],
+  field_corrections: {},
   rules: [],
+  rules_changed_at: null,
+  last_rule_change: null,
+  discounted: 0,
+  created_at: "2026-11-21T09:00:00+00:00",
+  updated_at: "2026-11-21T09:00:00+00:00",
 };
 
 /** Renders a lead page with the live connection (a FakeSocket, see src/test/setup.ts), signed in as `role`. */

@@ -4,7 +4,10 @@
  * api/correction_packs.py, api/audit.py and api/workflows.py. The metrics
  * shapes are in ../api/metrics, shared with the operator side.
  */
+import type { components } from "../api/schema";
 import type { Workflow } from "../api/types";
+
+type Schemas = components["schemas"];
 
 export interface ItemList<T> {
   items: T[];
@@ -13,29 +16,20 @@ export interface ItemList<T> {
 /** A JSON value in a pack; `{"$missing": true}` stands for a field that is absent. */
 export type PackValue = unknown;
 
-export interface PackChange {
-  field: string;
-  before: PackValue;
-  after: PackValue;
-  count: number;
-}
+/** A change (field, before → after) the step's corrections made, and how often. */
+export type PackChange = Schemas["ChangeGroup"];
 
-export interface LearnedRule extends PackChange {
-  /** count / the step's corrections of this field. */
-  share: number;
-  /** When the rule started applying (ISO 8601); null while the pack is disabled or when not known. */
-  since?: string | null;
-}
+/** A change that became a rule later suggestions apply; `since` is null while the pack is disabled or when not known. */
+export type LearnedRule = Schemas["LearnedRule"];
 
-/** A rule as a rule change names it. */
-export type RuleRef = Pick<PackChange, "field" | "before" | "after">;
+/** A learned rule as a rule change names it. */
+export type LearnedRuleRef = Schemas["LearnedRuleRef"];
 
 /** The last time a pack's learned rules started or stopped applying. */
-export interface RuleChange {
-  at: string;
-  started: RuleRef[];
-  stopped: RuleRef[];
-}
+export type RuleChange = Schemas["RuleChange"];
+
+/** A learned rule as the socket event names it: without `since` (not in the OpenAPI document, the event says when). */
+export type PackEventRule = Omit<LearnedRule, "since">;
 
 /** `correction_pack_changed`, pushed to the workspace when a learned rule starts or stops applying. */
 export interface PackChangedEvent {
@@ -45,60 +39,22 @@ export interface PackChangedEvent {
   enabled: boolean;
   cause: "correction" | "enabled" | "disabled" | "import";
   rules_changed_at: string;
-  started: LearnedRule[];
-  stopped: LearnedRule[];
-  rules: LearnedRule[];
+  started: PackEventRule[];
+  stopped: PackEventRule[];
+  rules: PackEventRule[];
 }
 
-export interface CorrectionPack {
-  id: string;
-  workflow_id: string;
-  step_id: string;
-  enabled: boolean;
-  corrections: number;
-  changes: PackChange[];
-  rules: LearnedRule[];
-  /** Per field, the corrections that changed it: a change's consistency is judged among them. */
-  field_corrections?: Record<string, number>;
-  rules_changed_at?: string | null;
-  last_rule_change?: RuleChange | null;
-  /** Corrections taken back out because their step then failed because of them: they count towards no rule. */
-  discounted?: number;
-  created_at?: string;
-  updated_at?: string;
-}
+/** A step's correction pack (`GET /api/correction-packs`): what its operators' corrections taught it. */
+export type CorrectionPack = Schemas["Pack"];
 
 /** `GET /api/correction-packs/<id>/export`, the body `POST /api/correction-packs/import` takes. */
-export interface PackExport {
-  format: string;
-  workflow_id: string;
-  step_id: string;
-  enabled?: boolean;
-  stats: { corrections: number; groups: PackChange[] };
-}
+export type PackExport = Schemas["PackExport"];
 
-export interface AuditEvent {
-  id: number;
-  seq: number;
-  actor: string;
-  action: string;
-  target_type: string;
-  target_id: string | null;
-  /** a member target's email (the server's; not in the hashed event) */
-  target_label?: string | null;
-  execution_id: string | null;
-  before: unknown;
-  after: unknown;
-  result: string;
-  created_at: string;
-}
+/** An event of the workspace's audit log (`GET /api/audit`). */
+export type AuditEvent = components["schemas"]["AuditEvent"];
 
-export interface AuditVerifyResult {
-  ok: boolean;
-  checked: number;
-  first_bad_seq?: number;
-  reason?: string;
-}
+/** What `GET /api/audit/verify` answers: the hash chain intact, or where it first fails. */
+export type AuditVerifyResult = components["schemas"]["Verify"];
 
 /** The facts of a step the definition view shows, whatever its type (docs/workflow-definitions.md). */
 export interface WorkflowStepDefinition {

@@ -8,21 +8,21 @@ import { errorResponse, jsonResponse, stubFetch } from "../test/utils";
 import { DashboardNotices, mergeNotices } from "./DashboardNotices";
 import { addLiveNotice, resetNoticeStore } from "./noticeStore";
 import { NotificationsCenter } from "./NotificationsCenter";
-import type { Notice } from "./types";
+import type { DashboardNotice } from "./types";
 
 afterEach(() => resetNoticeStore());
 
-const stepDemotion: Notice = {
+const stepDemotion: DashboardNotice = {
   id: 21, kind: "step_demotion", at: "2026-11-24T09:00:00Z", actor: "lee@example.com", workflow_id: "wf-refund",
   workflow_name: "Refund request", step_id: "refund", reason: "step set to coaching by lee@example.com",
 };
-const ruleChange: Notice = {
+const ruleChange: DashboardNotice = {
   id: 30, kind: "learned_rule_change", at: "2026-11-24T10:00:00Z", actor: "system", workflow_id: "wf-refund",
   workflow_name: "Refund request", step_id: "refund", pack_id: "pack-1", cause: "disabled", started: [],
   stopped: [{ field: "currency", before: "EUR", after: "GBP" }],
 };
 
-function stubServer(notices: () => Notice[] | Response = () => [stepDemotion, ruleChange]) {
+function stubServer(notices: () => DashboardNotice[] | Response = () => [stepDemotion, ruleChange]) {
   return stubFetch((call) => {
     if (call.url === "/api/notices") {
       const answer = notices();

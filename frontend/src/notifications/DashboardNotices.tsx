@@ -1,12 +1,12 @@
 import { useQuery } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
 import { Link } from "react-router-dom";
-import { apiGet } from "../api/client";
+import { api, unwrap } from "../api/typed";
 import { formatDateTime } from "../format";
 import { noticeBody, noticeSentence, noticeTitle, workflowNameOf } from "./describe";
 import { dismissNotice, takeUnannounced, useDismissedNotices, useLiveNotices, useNoticeWorkspace } from "./noticeStore";
 import "./notifications.css";
-import type { Notice } from "./types";
+import type { DashboardNotice } from "./types";
 
 export const noticesKey = ["notices"] as const;
 
@@ -14,20 +14,20 @@ export const noticesKey = ["notices"] as const;
 export function useServerNotices() {
   return useQuery({
     queryKey: noticesKey,
-    queryFn: ({ signal }) => apiGet<{ items: Notice[] }>("/api/notices", { signal }),
+    queryFn: ({ signal }) => unwrap(api.GET("/api/notices", { signal })),
     staleTime: 30_000,
   });
 }
 
 /** Pushed and read-back notices as one list (a notice in both is the server's), newest first. */
-export function mergeNotices(server: readonly Notice[] | undefined, live: readonly Notice[]): Notice[] {
-  const byId = new Map<number, Notice>();
+export function mergeNotices(server: readonly DashboardNotice[] | undefined, live: readonly DashboardNotice[]): DashboardNotice[] {
+  const byId = new Map<number, DashboardNotice>();
   for (const notice of live) byId.set(notice.id, notice);
   for (const notice of server ?? []) byId.set(notice.id, { ...byId.get(notice.id), ...notice });
   return [...byId.values()].sort((a, b) => b.id - a.id);
 }
 
-function linkOf(notice: Notice): { to: string; label: string } | null {
+function linkOf(notice: DashboardNotice): { to: string; label: string } | null {
   if (notice.kind === "learned_rule_change" && notice.pack_id)
     return { to: `/correction-packs?pack=${encodeURIComponent(notice.pack_id)}`, label: "Open the pack" };
   if (notice.kind === "gateway_demotion") return { to: "/tools", label: "Open the tools" };
@@ -46,7 +46,7 @@ export function DashboardNotices({ workflows }: { workflows?: readonly { workflo
   const live = useLiveNotices(workspace);
   const dismissed = useDismissedNotices(workspace);
   const names = new Map((workflows ?? []).map((w) => [w.workflow_id, w.name]));
-  const nameOf = (notice: Notice) => workflowNameOf(notice, names);
+  const nameOf = (notice: DashboardNotice) => workflowNameOf(notice, names);
   const notices = mergeNotices(server.data?.items, live).filter((n) => !dismissed.has(n.id));
   const [announcement, setAnnouncement] = useState("");
   const headingRef = useRef<HTMLHeadingElement>(null);
@@ -60,7 +60,7 @@ export function DashboardNotices({ workflows }: { workflows?: readonly { workflo
     // eslint-disable-next-line react-hooks/exhaustive-deps -- only new pushed notices are a reason to announce (not names loading, nor a dismissal)
   }, [live, workspace]);
 
-  const dismiss = (notice: Notice, index: number) => {
+  const dismiss = (notice: DashboardNotice, index: number) => {
     dismissNotice(workspace, notice.id);
     // focus goes to the next notice's Dismiss (the previous one's for the last), or to the heading
     const buttons = listRef.current?.querySelectorAll<HTMLButtonElement>("[data-dismiss]");

@@ -47,6 +47,7 @@ function normalised(saved: Partial<Settings>): Settings {
     quiet_end: saved.quiet_end ?? null,
     timezone: saved.timezone ?? "UTC",
     email_available: saved.email_available ?? true,
+    kinds_available: saved.kinds_available ?? [],
   };
 }
 
@@ -66,8 +67,11 @@ function SettingsForm({ saved }: { saved: Settings }) {
   const save = useMutation({
     mutationFn: () =>
       saveSettings({
-        ...draft,
-        email_available: undefined, // the server's to say, not a setting
+        // the settings only: email_available and kinds_available are the server's to say
+        email: draft.email,
+        kinds: draft.kinds,
+        push: draft.push,
+        push_kinds: draft.push_kinds,
         quiet_start: quiet ? draft.quiet_start || "22:00" : null,
         quiet_end: quiet ? draft.quiet_end || "07:00" : null,
         timezone: draft.timezone || "UTC",

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { Link, MemoryRouter, Route, Routes, useLocation } from "react-router-dom";
 import { RealtimeProvider } from "../realtime/RealtimeProvider";
 import { lastSocket } from "../test/fakeSocket";
+import { changed } from "../test/queueChanged";
 import { AsRole, errorResponse, jsonResponse, stubFetch, testQueryClient, type RecordedCall } from "../test/utils";
 import { DashboardNotices } from "./DashboardNotices";
 import { resetNoticeStore } from "./noticeStore";
@@ -122,7 +123,7 @@ describe("NotificationsCenter", () => {
     renderApp();
     await waitFor(() => expect(lastSocket().sent("join_workspace")).toHaveLength(1));
     act(() => lastSocket().push("workflow_level_changed", demoted(102)));
-    act(() => lastSocket().push("coaching_suggestion", { suggestion_id: "s1", execution_id: "e1" }));
+    act(() => lastSocket().push("queue_changed", changed(["coaching_suggestion"], ["e1", null])));
     await new Promise((resolve) => setTimeout(resolve, QUEUE_RECHECK_MS + 50));
     expect(Fake.made).toHaveLength(0);
     expect(queueReads(calls)).toBe(0);
@@ -139,29 +140,48 @@ describe("NotificationsCenter", () => {
     expect(queueReads(calls)).toBe(1);
 
     total = 1;
-    act(() => lastSocket().push("coaching_suggestion", { suggestion_id: "s1", execution_id: "e1" }));
-    act(() => lastSocket().push("coaching_suggestion", { suggestion_id: "s1", execution_id: "e1" })); // delivered twice
+    act(() => lastSocket().push("queue_changed", changed(["coaching_suggestion"], ["e1", null])));
+    act(() => lastSocket().push("queue_changed", changed(["coaching_suggestion"], ["e1", null]))); // delivered twice
     await waitFor(() => expect(Fake.made).toHaveLength(1));
     expect(queueReads(calls)).toBe(2);
     expect(Fake.made[0].title).toBe("New work in the queue");
     expect(Fake.made[0].options.body).toBe("Refunds: step “refund”");
 
     // deciding: the run goes on to its next suggestion; the queue never emptied, nothing is read
-    act(() => lastSocket().push("execution_update", { execution_id: "e1", status: "running" }));
-    act(() => lastSocket().push("execution_update", { execution_id: "e1", status: "waiting_decision" }));
-    act(() => lastSocket().push("coaching_suggestion", { suggestion_id: "s2", execution_id: "e1" }));
+    act(() => lastSocket().push("queue_changed", changed(["execution_update"], ["e1", "running"])));
+    act(() => lastSocket().push("queue_changed", changed(["execution_update", "coaching_suggestion"], ["e1", "waiting_decision"])));
     await new Promise((resolve) => setTimeout(resolve, QUEUE_RECHECK_MS + 50));
     expect(queueReads(calls)).toBe(2);
 
     // the run finishes: the queue is read, is empty; the next item is news again
     total = 0;
-    act(() => lastSocket().push("execution_update", { execution_id: "e1", status: "completed" }));
+    act(() => lastSocket().push("queue_changed", changed(["execution_update"], ["e1", "completed"])));
     await waitFor(() => expect(queueReads(calls)).toBe(3));
     total = 2;
-    act(() => lastSocket().push("coaching_suggestion", { suggestion_id: "s3", execution_id: "e2" }));
+    act(() => lastSocket().push("queue_changed", changed(["coaching_suggestion"], ["e2", null])));
     await waitFor(() => expect(Fake.made).toHaveLength(2));
     expect(Fake.made[1].options.body).toBe("Refunds: step “refund” (2 items waiting)");
     expect(Fake.made[1].options.tag).toBe(Fake.made[0].options.tag); // the newer replaces the older
+  });
+
+  it("reads the queue when the room's event names more executions than it carries, and hears a gateway review", async () => {
+    const Fake = installFakeNotification("granted");
+    window.localStorage.setItem(NOTIFICATIONS_KEY, "on");
+    let total = 1;
+    const { calls } = stubServer(() => total);
+    const queryClient = renderApp();
+    await waitFor(() => expect(queryClient.getQueryData(queueSizeKey("none"))).toBeDefined());
+    expect(queueReads(calls)).toBe(1);
+
+    // every execution named stays in the queue, but more changed than it names: one of them may have left
+    total = 0;
+    act(() => lastSocket().push("queue_changed", { ...changed(["execution_update"], ["e1", "running"]), truncated: true }));
+    await waitFor(() => expect(queueReads(calls)).toBe(2));
+    // a gateway call held for review (the workspace's own event, pushed as it is) is news in an empty queue
+    total = 1;
+    act(() => lastSocket().push("tool_call_pending_review", { source: "gateway", approval_id: "a1" }));
+    await waitFor(() => expect(Fake.made).toHaveLength(1));
+    expect(queueReads(calls)).toBe(3);
   });
 
   it("keeps notices pushed on another page for the dashboard, which announces them once", async () => {

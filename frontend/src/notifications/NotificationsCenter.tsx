@@ -1,6 +1,6 @@
 import { useQueryClient, type QueryClient } from "@tanstack/react-query";
 import { useNavigate } from "react-router-dom";
-import { apiGet } from "../api/client";
+import { api, unwrap } from "../api/typed";
 import type { WorkflowMetrics } from "../api/metrics";
 import { dashboardKeys } from "../dashboards/queries";
 import type { ItemList } from "../dashboards/types";
@@ -30,7 +30,7 @@ async function workflowName(queryClient: QueryClient, id: string): Promise<strin
   try {
     const workflow = await queryClient.fetchQuery({
       queryKey: ["notifications", "workflow-name", id],
-      queryFn: ({ signal }) => apiGet<{ name: string }>(`/api/workflows/${encodeURIComponent(id)}`, { signal }),
+      queryFn: ({ signal }) => unwrap(api.GET("/api/workflows/{workflow_id}", { params: { path: { workflow_id: id } }, signal })),
       staleTime: 60_000,
     });
     return workflow.name || null;

@@ -1,8 +1,7 @@
 /** Pushed events as notices, and notices in words (for the page, screen readers and browser notifications). */
 import { formatPackValue } from "../format";
-import type { RuleRef } from "../dashboards/types";
 import type { GatewayToolChangedEvent } from "../tools/gatewayLearning";
-import type { LevelEventWithSeq, Notice, PackEventWithSeq } from "./types";
+import type { LevelEventWithSeq, DashboardNotice, PackEventWithSeq } from "./types";
 
 /** A workflow or a step taken out of AUTO, by spot checks or by a lead. */
 export function isDemotion(event: { previous_mode?: string | null; mode?: string | null }): boolean {
@@ -10,7 +9,7 @@ export function isDemotion(event: { previous_mode?: string | null; mode?: string
 }
 
 /** A demotion as a notice (null for any other level change, or one without its audit seq). */
-export function noticeFromLevelEvent(event: LevelEventWithSeq, at = new Date().toISOString()): Notice | null {
+export function noticeFromLevelEvent(event: LevelEventWithSeq, at = new Date().toISOString()): DashboardNotice | null {
   if (!isDemotion(event) || typeof event.audit_seq !== "number") return null;
   return {
     id: event.audit_seq,
@@ -23,7 +22,7 @@ export function noticeFromLevelEvent(event: LevelEventWithSeq, at = new Date().t
 }
 
 /** A gateway tool (or a tool for one agent) taken out of AUTO, as a notice (null for any other change). */
-export function noticeFromGatewayEvent(event: GatewayToolChangedEvent, at = new Date().toISOString()): Notice | null {
+export function noticeFromGatewayEvent(event: GatewayToolChangedEvent, at = new Date().toISOString()): DashboardNotice | null {
   if (!isDemotion(event) || typeof event.audit_seq !== "number") return null;
   return {
     id: event.audit_seq,
@@ -37,7 +36,7 @@ export function noticeFromGatewayEvent(event: GatewayToolChangedEvent, at = new 
 }
 
 /** A learned rule that started or stopped applying, as a notice. */
-export function noticeFromPackEvent(event: PackEventWithSeq, at = new Date().toISOString()): Notice | null {
+export function noticeFromPackEvent(event: PackEventWithSeq, at = new Date().toISOString()): DashboardNotice | null {
   if (typeof event.audit_seq !== "number") return null;
   return {
     id: event.audit_seq,
@@ -53,12 +52,12 @@ export function noticeFromPackEvent(event: PackEventWithSeq, at = new Date().toI
 }
 
 /** The name to show for a notice's workflow. */
-export function workflowNameOf(notice: Notice, names?: ReadonlyMap<string, string>): string {
+export function workflowNameOf(notice: DashboardNotice, names?: ReadonlyMap<string, string>): string {
   const id = notice.workflow_id ?? "";
   return notice.workflow_name || names?.get(id) || `Workflow ${id}`;
 }
 
-export function noticeTitle(notice: Notice, workflowName: string): string {
+export function noticeTitle(notice: DashboardNotice, workflowName: string): string {
   if (notice.kind === "gateway_demotion") {
     const agent = notice.agent ? ` for agent “${notice.agent}”` : "";
     return `Gateway tool “${notice.tool ?? ""}”${agent} was demoted to coaching`;
@@ -79,10 +78,10 @@ const CAUSES: Record<string, string> = {
   import: "the pack was imported",
 };
 
-const rule = (r: RuleRef) => `${r.field}: ${formatPackValue(r.before)} → ${formatPackValue(r.after)}`;
+const rule = (r: NonNullable<DashboardNotice["started"]>[number]) => `${r.field}: ${formatPackValue(r.before)} → ${formatPackValue(r.after)}`;
 
 /** The details: a demotion's reason, or which rules started and stopped applying and why. */
-export function noticeBody(notice: Notice): string {
+export function noticeBody(notice: DashboardNotice): string {
   if (notice.kind !== "learned_rule_change") {
     if (notice.reason) return `${upperFirst(notice.reason)}.`;
     return notice.kind === "gateway_demotion"
@@ -98,7 +97,7 @@ export function noticeBody(notice: Notice): string {
 }
 
 /** Title and body in one sentence, for a live region. */
-export function noticeSentence(notice: Notice, workflowName: string): string {
+export function noticeSentence(notice: DashboardNotice, workflowName: string): string {
   return `${noticeTitle(notice, workflowName)}. ${noticeBody(notice)}`;
 }
 

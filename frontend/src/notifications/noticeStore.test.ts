@@ -9,11 +9,11 @@ import {
   resetNoticeStore,
   takeUnannounced,
 } from "./noticeStore";
-import type { Notice } from "./types";
+import type { DashboardNotice } from "./types";
 
 afterEach(() => resetNoticeStore());
 
-const demotion: Notice = { id: 7, kind: "demotion", at: "2026-11-24T10:00:00Z", workflow_id: "wf-1", reason: "spot checks show acceptance below 85%" };
+const demotion: DashboardNotice = { id: 7, kind: "demotion", at: "2026-11-24T10:00:00Z", workflow_id: "wf-1", reason: "spot checks show acceptance below 85%" };
 
 describe("notice store", () => {
   it("keeps a notice pushed twice once, newest first, per workspace", () => {

@@ -5,7 +5,7 @@
  */
 import { useContext, useSyncExternalStore } from "react";
 import { AuthContext } from "../auth/context";
-import type { Notice } from "./types";
+import type { DashboardNotice } from "./types";
 
 /** Pushed notices kept per workspace (the newest). */
 export const MAX_LIVE_NOTICES = 50;
@@ -20,14 +20,14 @@ export function useNoticeWorkspace(): string {
 }
 
 interface WorkspaceNotices {
-  live: readonly Notice[];
+  live: readonly DashboardNotice[];
   announced: Set<number>;
   dismissed: ReadonlySet<number> | null; // read from localStorage on first use
 }
 
 const byWorkspace = new Map<string, WorkspaceNotices>();
 const listeners = new Set<() => void>();
-const EMPTY: readonly Notice[] = [];
+const EMPTY: readonly DashboardNotice[] = [];
 
 function of(workspace: string): WorkspaceNotices {
   let notices = byWorkspace.get(workspace);
@@ -58,23 +58,23 @@ function subscribe(listener: () => void): () => void {
 }
 
 /** Keeps a pushed notice (once: a notice pushed twice is kept once). */
-export function addLiveNotice(workspace: string, notice: Notice): void {
+export function addLiveNotice(workspace: string, notice: DashboardNotice): void {
   const notices = of(workspace);
   if (notices.live.some((n) => n.id === notice.id)) return;
   notices.live = [notice, ...notices.live].slice(0, MAX_LIVE_NOTICES);
   changed();
 }
 
-export function liveNotices(workspace: string): readonly Notice[] {
+export function liveNotices(workspace: string): readonly DashboardNotice[] {
   return byWorkspace.get(workspace)?.live ?? EMPTY;
 }
 
-export function useLiveNotices(workspace: string): readonly Notice[] {
+export function useLiveNotices(workspace: string): readonly DashboardNotice[] {
   return useSyncExternalStore(subscribe, () => liveNotices(workspace));
 }
 
 /** Of `notices`, those never announced yet; they count as announced from now on. */
-export function takeUnannounced(workspace: string, notices: readonly Notice[]): Notice[] {
+export function takeUnannounced(workspace: string, notices: readonly DashboardNotice[]): DashboardNotice[] {
   const { announced } = of(workspace);
   const fresh = notices.filter((n) => !announced.has(n.id));
   for (const n of fresh) announced.add(n.id);

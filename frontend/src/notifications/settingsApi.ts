@@ -1,5 +1,6 @@
 /** Notifications beyond the open tab (issue 33): a person's own settings, a workspace's routes and webhook endpoints. */
-import { apiDelete, apiGet, apiPost, apiPut } from "../api/client";
+import type { components } from "../api/schema";
+import { api, unwrap } from "../api/typed";
 
 export const EVENT_KINDS = [
   "approval_requested",
@@ -24,62 +25,22 @@ export const KIND_LABELS: Record<EventKind, string> = {
   escalation: "A review escalated to you",
 };
 
-export interface NotificationSettings {
-  email: boolean;
-  kinds: Partial<Record<EventKind, boolean>>;
-  /** Web Push to the browsers this person subscribed ("Notify this browser"), and per event kind */
-  push: boolean;
-  push_kinds: Partial<Record<EventKind, boolean>>;
-  quiet_start: string | null;
-  quiet_end: string | null;
-  timezone: string;
-  /** read only: whether this server can send email at all (COACH_SMTP_HOST is set) */
-  email_available?: boolean;
-}
+type Schemas = components["schemas"];
 
-export interface Delivery {
-  id: string;
-  event: EventKind;
-  status: "pending" | "sending" | "sent" | "failed";
-  attempts: number;
-  next_attempt_at: string | null;
-  last_status: number | null;
-  last_error: string | null;
-  sent_at: string | null;
-  created_at: string;
-}
+/** A person's notification settings; `email_available` says whether this server can send email at all. */
+export type NotificationSettings = Schemas["SettingsOut"];
 
-export interface WebhookEndpoint {
-  id: string;
-  name: string;
-  url: string;
-  events: EventKind[];
-  enabled: boolean;
-  failing: boolean;
-  consecutive_failures: number;
-  last_status: number | null;
-  last_error: string | null;
-  last_delivery_at: string | null;
-  deliveries: Delivery[];
-  /** only in the answer that made it */
-  secret?: string;
-}
+/** One delivery of a webhook endpoint. */
+export type Delivery = Schemas["DeliveryOut"];
 
-export interface Route {
-  id?: string;
-  name: string;
-  events: EventKind[];
-  workflow_id: string | null;
-  tool: string | null;
-  users: string[];
-  endpoint_id: string | null;
-  escalate_after_s: number | null;
-  escalate_users: string[];
-  escalate_endpoint_id: string | null;
-  /** a Slack channel id or #name: the route's reviews are posted there instead of the app's default channel */
-  slack_channel: string | null;
-  enabled: boolean;
-}
+/** An outgoing webhook endpoint; `secret` is only in the answer that made it. */
+export type WebhookEndpoint = Schemas["EndpointOut"];
+
+/** A routing rule: who hears which events, and where they escalate. */
+export type Route = Schemas["RouteOut"];
+
+/** Body of `POST /api/notifications/routes`. */
+export type NewRoute = Schemas["RouteIn"];
 
 export const notificationKeys = {
   settings: ["notifications", "settings"] as const,
@@ -87,15 +48,15 @@ export const notificationKeys = {
   webhooks: ["notifications", "webhooks"] as const,
 };
 
-export const fetchSettings = (signal?: AbortSignal) =>
-  apiGet<NotificationSettings>("/api/notifications/settings", { signal });
-export const saveSettings = (body: NotificationSettings) =>
-  apiPut<NotificationSettings>("/api/notifications/settings", body);
-export const fetchRoutes = (signal?: AbortSignal) => apiGet<{ items: Route[] }>("/api/notifications/routes", { signal });
-export const createRoute = (body: Route) => apiPost<Route>("/api/notifications/routes", body);
-export const deleteRoute = (id: string) => apiDelete<void>(`/api/notifications/routes/${encodeURIComponent(id)}`);
-export const fetchWebhooks = (signal?: AbortSignal) =>
-  apiGet<{ items: WebhookEndpoint[] }>("/api/notifications/webhooks", { signal });
-export const createWebhook = (body: { name: string; url: string; events: EventKind[] }) =>
-  apiPost<WebhookEndpoint>("/api/notifications/webhooks", body);
-export const deleteWebhook = (id: string) => apiDelete<void>(`/api/notifications/webhooks/${encodeURIComponent(id)}`);
+export const fetchSettings = (signal?: AbortSignal) => unwrap(api.GET("/api/notifications/settings", { signal }));
+export const saveSettings = (body: Schemas["SettingsIn"]) => unwrap(api.PUT("/api/notifications/settings", { body }));
+export const fetchRoutes = (signal?: AbortSignal) => unwrap(api.GET("/api/notifications/routes", { signal }));
+export const createRoute = (body: NewRoute) => unwrap(api.POST("/api/notifications/routes", { body }));
+export const deleteRoute = async (id: string) => {
+  await unwrap(api.DELETE("/api/notifications/routes/{route_id}", { params: { path: { route_id: id } } }));
+};
+export const fetchWebhooks = (signal?: AbortSignal) => unwrap(api.GET("/api/notifications/webhooks", { signal }));
+export const createWebhook = (body: Schemas["EndpointIn"]) => unwrap(api.POST("/api/notifications/webhooks", { body }));
+export const deleteWebhook = async (id: string) => {
+  await unwrap(api.DELETE("/api/notifications/webhooks/{endpoint_id}", { params: { path: { endpoint_id: id } } }));
+};

@@ -1,34 +1,18 @@
 import type { LevelChangedEvent } from "../api/metrics";
-import type { PackChangedEvent, RuleRef } from "../dashboards/types";
+import type { components } from "../api/schema";
+import type { PackChangedEvent } from "../dashboards/types";
 
-export type NoticeKind = "demotion" | "step_demotion" | "learned_rule_change" | "gateway_demotion";
+type Notice = components["schemas"]["Notice"];
+export type NoticeKind = Notice["kind"];
 
 /**
- * A notice of the dashboard: a demotion or a learned-rule change. `id` is the
- * seq of its audit event, the same whether the notice was pushed (the event's
- * `audit_seq`) or read back from `GET /api/notices`.
+ * A notice as the dashboard holds it: a demotion or a learned-rule change, read back (`GET /api/notices`) or pushed.
+ * `id` is the seq of its audit event, the same either way (a pushed event's `audit_seq`). A pushed notice is built
+ * from its event (describe.ts): `at` is when it arrived, and it has no `workflow_name` and, where its event has none,
+ * no actor, step or reason.
  */
-export interface Notice {
-  id: number;
-  kind: NoticeKind;
-  /** ISO 8601: when it happened (a pushed notice: when it arrived). */
-  at: string;
-  actor?: string;
-  workflow_id: string | null;
-  /** From the server; null when the workflow is gone (a pushed notice has none). */
-  workflow_name?: string | null;
-  step_id?: string | null;
-  /** Why a demotion happened. */
-  reason?: string | null;
-  spot_check_rate?: number | null;
-  /** gateway_demotion: the MCP gateway tool, and the agent whose calls of it were demoted (null: every agent) */
-  tool?: string | null;
-  agent?: string | null;
-  pack_id?: string;
-  cause?: string;
-  started?: RuleRef[];
-  stopped?: RuleRef[];
-}
+export type DashboardNotice = Omit<Notice, "actor" | "step_id" | "reason"> &
+  Partial<Pick<Notice, "actor" | "step_id" | "reason">>;
 
 /** The pushed events, with the seq of the audit event each one was recorded as. */
 export type LevelEventWithSeq = LevelChangedEvent & { audit_seq?: number };

@@ -1,8 +1,9 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef } from "react";
-import { apiGet } from "../api/client";
+import { api, unwrap } from "../api/typed";
 import type { QueuePage } from "../coaching/types";
 import { useRealtime, useSocketEvent } from "../realtime/context";
+import { changedBy, QUEUE_CHANGED, type QueueChanged } from "../realtime/queueChanged";
 
 export const queueSizeKey = (workspace: string) => ["notifications", "queue-size", workspace] as const;
 /** Events that come in bursts are read once, this long after the last one. */
@@ -14,7 +15,7 @@ export const QUEUE_OFFLINE_POLL_MS = 10_000;
  * next one is suggested); any other (finished, failed, waiting for something else) may have emptied the queue.
  */
 const STAYING = new Set(["waiting_decision", "paused", "pending", "running", "resumed"]);
-/** Pushed when a new item may have entered the queue. */
+/** Events (named in the workspace room's `queue_changed`) after which a new item may have entered the queue. */
 const ARRIVALS = ["coaching_suggestion", "tool_call_pending_review", "clarification_requested"] as const;
 
 /**
@@ -35,7 +36,7 @@ export function useQueueArrivals(enabled: boolean, workspace: string, onArrival:
 
   const size = useQuery({
     queryKey: queueSizeKey(workspace),
-    queryFn: ({ signal }) => apiGet<QueuePage>("/api/coaching/queue?page=1&per_page=1", { signal }),
+    queryFn: ({ signal }) => unwrap(api.GET("/api/coaching/queue", { params: { query: { page: 1, per_page: 1 } }, signal })),
     enabled,
     staleTime: Infinity,
     refetchInterval: connection === "online" ? false : QUEUE_OFFLINE_POLL_MS,
@@ -76,13 +77,14 @@ export function useQueueArrivals(enabled: boolean, workspace: string, onArrival:
   const onNewItem = () => {
     if (enabled && known.current === 0) recheck();
   };
-  useSocketEvent(ARRIVALS[0], onNewItem);
+  // a gateway call held for a review is the workspace's own event, pushed to its room as it is
   useSocketEvent(ARRIVALS[1], onNewItem);
-  useSocketEvent(ARRIVALS[2], onNewItem);
-  useSocketEvent<{ execution_id?: string; status?: string }>("execution_update", (update) => {
-    if (!enabled || !known.current || typeof update?.execution_id !== "string") return;
+  useSocketEvent<QueueChanged>(QUEUE_CHANGED, (change) => {
+    if (changedBy(change, ...ARRIVALS)) onNewItem();
+    if (!enabled || !known.current || !changedBy(change, "execution_update")) return;
     // the last status of each execution in a burst counts: deciding moves a run on to its next suggestion
-    left.current.set(update.execution_id, String(update.status));
+    for (const { execution_id: id, status } of change.executions) if (status) left.current.set(id, status);
+    if (change.truncated) left.current.set("", "unknown"); // more changed than it names: one may have left
     recheck();
   });
 }

@@ -7,13 +7,25 @@
  * again (`keepPushSubscription`), so the server never keeps pushing to an endpoint that no longer delivers.
  */
 import { useEffect } from "react";
-import { ApiError, apiDelete, apiGet, apiPost } from "../api/client";
+import { ApiError } from "../api/client";
+import type { components } from "../api/schema";
+import { api, unwrap } from "../api/typed";
 
 /** on / off; blocked: the person (or the site settings) refused notifications; unsupported: no Push API here. */
 export type PushState = "on" | "off" | "blocked" | "unsupported";
 
 export const SERVICE_WORKER_URL = "/sw.js";
 const SUBSCRIPTIONS = "/api/notifications/push/subscriptions";
+
+/** The subscription as its toJSON() gives it, which the server takes as is (a live one has its endpoint and keys). */
+function subscriptionBody(subscription: PushSubscription): components["schemas"]["PushSubscriptionIn"] {
+  const { endpoint, expirationTime, keys } = subscription.toJSON();
+  return {
+    endpoint: endpoint ?? subscription.endpoint,
+    expirationTime: expirationTime ?? null,
+    keys: { p256dh: keys?.p256dh ?? "", auth: keys?.auth ?? "" },
+  };
+}
 
 export function pushSupported(): boolean {
   return (
@@ -54,11 +66,11 @@ export async function turnPushOn(): Promise<PushState> {
   if (permission !== "granted") return "off";
   await navigator.serviceWorker.register(SERVICE_WORKER_URL, { scope: "/" });
   const registration = await navigator.serviceWorker.ready;
-  const { public_key } = await apiGet<{ public_key: string }>("/api/notifications/push/key");
+  const { public_key } = await unwrap(api.GET("/api/notifications/push/key"));
   const subscription =
     (await registration.pushManager.getSubscription()) ??
     (await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: keyBytes(public_key) }));
-  await apiPost(SUBSCRIPTIONS, subscription.toJSON());
+  await unwrap(api.POST(SUBSCRIPTIONS, { body: subscriptionBody(subscription) }));
   return "on";
 }
 
@@ -67,7 +79,7 @@ export async function turnPushOff(): Promise<PushState> {
   const subscription = await existing();
   if (subscription) {
     try {
-      await apiDelete(SUBSCRIPTIONS, { endpoint: subscription.endpoint });
+      await unwrap(api.DELETE(SUBSCRIPTIONS, { body: { endpoint: subscription.endpoint } }));
     } catch (err) {
       // already gone on the server (a push service said the browser unsubscribed): nothing left to remove there
       if (!(err instanceof ApiError && err.status === 404)) throw err;
@@ -83,7 +95,7 @@ export async function keepPushSubscription(): Promise<boolean> {
   if (!pushSupported() || Notification.permission !== "granted") return false;
   const subscription = await existing();
   if (!subscription) return false;
-  await apiPost(SUBSCRIPTIONS, subscription.toJSON());
+  await unwrap(api.POST(SUBSCRIPTIONS, { body: subscriptionBody(subscription) }));
   return true;
 }
 

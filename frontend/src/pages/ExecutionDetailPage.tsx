@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { Link, useParams } from "react-router-dom";
-import { apiGet, apiPost } from "../api/client";
+import { api, unwrap } from "../api/typed";
 import { workflowOptionsQuery } from "../api/workflowOptions";
 import { isTerminalStatus, type Execution, type ExecutionStep } from "../api/types";
 import { ProgressMeter } from "../components/ProgressMeter";
@@ -26,9 +26,7 @@ export const EXECUTION_POLL_MS = 1000;
 
 export const executionQueryKey = (id: string) => ["executions", "detail", id] as const;
 
-function executionPath(id: string): string {
-  return `/api/executions/${encodeURIComponent(id)}`;
-}
+const executionParams = (id: string) => ({ path: { execution_id: id } });
 
 function hasValue(value: unknown): boolean {
   return value !== undefined && value !== null && value !== "";
@@ -48,7 +46,7 @@ export default function ExecutionDetailPage() {
 
   const execution = useQuery({
     queryKey: executionQueryKey(id),
-    queryFn: ({ signal }) => apiGet<Execution>(executionPath(id), { signal }),
+    queryFn: ({ signal }) => unwrap(api.GET("/api/executions/{execution_id}", { params: executionParams(id), signal })),
     enabled: id !== "",
     // Poll once a second until the run reaches a terminal state; stop on errors
     // (the user can retry) so a missing execution is not hammered.
@@ -63,7 +61,7 @@ export default function ExecutionDetailPage() {
   const workflows = useQuery({ ...workflowOptionsQuery, enabled: execution.isSuccess });
 
   const cancel = useMutation({
-    mutationFn: () => apiPost<unknown>(`${executionPath(id)}/cancel`),
+    mutationFn: () => unwrap(api.POST("/api/executions/{execution_id}/cancel", { params: executionParams(id) })),
     onSuccess: (result) => {
       if (isExecution(result)) {
         queryClient.setQueryData(executionQueryKey(id), result);

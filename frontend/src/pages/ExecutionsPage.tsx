@@ -1,8 +1,9 @@
 import { useState } from "react";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Link, useSearchParams } from "react-router-dom";
-import { apiGet, apiPost, errorMessage } from "../api/client";
-import { isTerminalStatus, type Execution, type Page } from "../api/types";
+import { errorMessage } from "../api/client";
+import { api, unwrap } from "../api/typed";
+import { isTerminalStatus, type Execution, type ExecutionMode, type ExecutionStatus } from "../api/types";
 import { useWorkflowOptions } from "../api/workflowOptions";
 import { ListTable } from "../components/ListTable";
 import { Pager, pageCounts } from "../components/Pager";
@@ -19,8 +20,8 @@ import { DialogButton } from "../components/DialogButton";
 /** While any listed execution is still going, refresh the list this often. */
 const LIST_POLL_MS = 3000;
 const FILTERS = ["workflow_id", "mode", "status"] as const;
-const MODES = ["coaching", "auto", "normal"];
-const STATUSES = [
+const MODES: readonly ExecutionMode[] = ["coaching", "auto", "normal"];
+const STATUSES: readonly ExecutionStatus[] = [
   "pending",
   "running",
   "waiting_decision",
@@ -35,6 +36,22 @@ const STATUSES = [
 ];
 
 /** `/api/executions/` with the page's filters (only those set). */
+/** The filter the page offers that `value` names, or undefined (a value in the address that it does not offer). */
+function offered<T extends string>(choices: readonly T[], value: string | null): T | undefined {
+  return choices.find((choice) => choice === value);
+}
+
+/** `GET /api/executions/`'s query from the page's filters (only those set, in the order of the address). */
+function executionsQuery(params: URLSearchParams) {
+  const page = Number(params.get("page"));
+  return {
+    workflow_id: params.get("workflow_id") || undefined,
+    mode: offered(MODES, params.get("mode")),
+    status: offered(STATUSES, params.get("status")),
+    page: Number.isInteger(page) && page > 1 ? page : undefined,
+  };
+}
+
 export function executionsPath(params: URLSearchParams): string {
   const query = new URLSearchParams();
   for (const key of [...FILTERS, "page"]) {
@@ -55,14 +72,16 @@ export default function ExecutionsPage() {
 
   const executions = useQuery({
     queryKey: ["executions", { path }],
-    queryFn: ({ signal }) => apiGet<Page<Execution>>(path, { signal }),
+    queryFn: ({ signal }) => unwrap(api.GET("/api/executions/", { params: { query: executionsQuery(params) }, signal })),
     refetchInterval: (query) =>
       query.state.data?.items.some((e) => !isTerminalStatus(e.status)) ? LIST_POLL_MS : false,
   });
 
   const cancel = useMutation({
     mutationFn: (execution: Execution) =>
-      apiPost<Execution>(`/api/executions/${encodeURIComponent(execution.execution_id)}/cancel`),
+      unwrap(
+        api.POST("/api/executions/{execution_id}/cancel", { params: { path: { execution_id: execution.execution_id } } }),
+      ),
     onSuccess: () => {
       setCancelling(null);
       void queryClient.invalidateQueries({ queryKey: ["executions"] });

@@ -1,8 +1,8 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { useNavigate } from "react-router-dom";
-import { apiPost } from "../api/client";
-import type { StartExecutionRequest, StartExecutionResponse, Workflow } from "../api/types";
+import { api, unwrap } from "../api/typed";
+import type { Workflow } from "../api/types";
 import { useAuth } from "../auth/useAuth";
 import { StartDialog, type StartRequest } from "./StartDialog";
 import { DialogButton } from "../components/DialogButton";
@@ -17,11 +17,7 @@ export function StartRunButton({ workflow, className = "button" }: { workflow: W
   const [open, setOpen] = useState(false);
   const run = useMutation({
     mutationFn: ({ workflow: wf, mode, variables }: StartRequest) =>
-      apiPost<StartExecutionResponse>("/api/executions/", {
-        workflow_id: wf.id,
-        variables,
-        mode,
-      } satisfies StartExecutionRequest),
+      unwrap(api.POST("/api/executions/", { body: { workflow_id: wf.id, variables, mode } })),
     onSuccess: (execution) => {
       void queryClient.invalidateQueries({ queryKey: ["executions"] });
       navigate(`/executions/${encodeURIComponent(execution.execution_id)}`);

@@ -1,7 +1,6 @@
 import { useQuery } from "@tanstack/react-query";
 import { Link, useLocation, useSearchParams } from "react-router-dom";
-import { apiGet } from "../api/client";
-import type { Page, Workflow } from "../api/types";
+import { api, unwrap } from "../api/typed";
 import { ListTable } from "../components/ListTable";
 import { Pager, pageCounts, pageFromParams } from "../components/Pager";
 import { ErrorNotice, Loading } from "../components/QueryState";
@@ -24,7 +23,7 @@ export default function WorkflowsPage() {
   const workflows = useQuery({
     queryKey: workflowsQueryKey(page),
     queryFn: ({ signal }) =>
-      apiGet<Page<Workflow>>(page > 1 ? `/api/workflows?page=${page}` : "/api/workflows", { signal }),
+      unwrap(api.GET("/api/workflows", { params: { query: page > 1 ? { page } : {} }, signal })),
   });
 
   return (

@@ -1,8 +1,9 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState, type FormEvent } from "react";
 import { Link, useParams } from "react-router-dom";
-import { ApiError, apiGet, errorMessage } from "../api/client";
-import { isTerminalStatus, type Execution } from "../api/types";
+import { ApiError, errorMessage } from "../api/client";
+import { api, unwrap } from "../api/typed";
+import { isTerminalStatus } from "../api/types";
 import { ProgressMeter } from "../components/ProgressMeter";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { StatusBadge, statusLabel } from "../components/StatusBadge";
@@ -11,7 +12,7 @@ import { formatDateTime, formatValue, isPlainObject } from "../format";
 import { useDocumentTitle } from "../hooks";
 import { EXECUTION_POLL_MS, executionQueryKey } from "../pages/ExecutionDetailPage";
 import { FailureBanner } from "../recovery/FailureBanner";
-import { PLAN_MODES, approvePlan, executePlan, fetchPlan, fetchPlanStatus, planKeys, savePlanAsWorkflow, type Plan } from "./api";
+import { PLAN_MODES, approvePlan, isPlanMode, executePlan, fetchPlan, fetchPlanStatus, planKeys, savePlanAsWorkflow, type Plan, type PlanMode } from "./api";
 import "./plans.css";
 
 const IDLE = new Set(["draft", "approved"]);
@@ -33,7 +34,8 @@ export default function PlanDetailPage() {
   });
   const execution = useQuery({
     queryKey: executionQueryKey(id),
-    queryFn: ({ signal }) => apiGet<Execution>(`/api/executions/${encodeURIComponent(id)}`, { signal }),
+    queryFn: ({ signal }) =>
+      unwrap(api.GET("/api/executions/{execution_id}", { params: { path: { execution_id: id } }, signal })),
     enabled: id !== "" && plan.data !== undefined,
     refetchInterval: running ? EXECUTION_POLL_MS : false,
   });
@@ -170,7 +172,7 @@ function ExecuteForm({ plan, onDone }: { plan: Plan; onDone: (plan: Plan) => voi
   const [mode, setMode] = useState(plan.mode);
   const [variables, setVariables] = useState(() => JSON.stringify(plan.values ?? {}, null, 2));
   const [parseError, setParseError] = useState<string | null>(null);
-  const run = useMutation({ mutationFn: (body: { mode: string; variables: Record<string, unknown> }) => executePlan(plan.plan_id, body), onSuccess: onDone });
+  const run = useMutation({ mutationFn: (body: { mode: PlanMode; variables: Record<string, unknown> }) => executePlan(plan.plan_id, body), onSuccess: onDone });
   const fieldErrors = run.error instanceof ApiError && run.error.status === 422 && isPlainObject(run.error.details) ? Object.entries(run.error.details) : [];
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -194,7 +196,7 @@ function ExecuteForm({ plan, onDone }: { plan: Plan; onDone: (plan: Plan) => voi
       <div className="plan-form__row">
         <div className="field">
           <label htmlFor="execute-mode">Mode</label>
-          <select id="execute-mode" value={mode} onChange={(e) => setMode(e.target.value)}>
+          <select id="execute-mode" value={mode} onChange={(e) => isPlanMode(e.target.value) && setMode(e.target.value)}>
             {PLAN_MODES.map((m) => <option key={m} value={m}>{m}</option>)}
           </select>
         </div>

@@ -7,7 +7,7 @@ import { StatusBadge, statusLabel } from "../components/StatusBadge";
 import { formatDateTime } from "../format";
 import { useDocumentTitle } from "../hooks";
 import { NewPlanForm } from "./NewPlanForm";
-import { PLAN_STATUSES, PLANS_PER_PAGE, fetchPlans, planKeys } from "./api";
+import { PLAN_STATUSES, PLANS_PER_PAGE, fetchPlans, isPlanStatus, planKeys } from "./api";
 import "./plans.css";
 
 /** `/plans`: ad-hoc plans (inline steps) with their status, a filter, and a form for a new one. */
@@ -19,7 +19,7 @@ export default function PlansPage() {
   const page = pageFromParams(params);
   const plans = useQuery({
     queryKey: planKeys.list(status, page),
-    queryFn: ({ signal }) => fetchPlans(status, page, signal),
+    queryFn: ({ signal }) => fetchPlans(isPlanStatus(status) ? status : "", page, signal),
     refetchInterval: 5_000,
   });
   const setFilter = (next: Record<string, string>) => {

@@ -1,9 +1,19 @@
 /** Ad-hoc plans (/api/plans): shapes, query keys and requests, in one place. */
-import { apiGet, apiPost, type RequestOptions } from "../api/client";
-import type { ExecutionProgress, Page, Workflow } from "../api/types";
+import type { components } from "../api/schema";
+import { api, textBody, unwrap } from "../api/typed";
 
-export const PLAN_MODES = ["normal", "coaching"] as const;
-export type PlanMode = (typeof PLAN_MODES)[number];
+type Schemas = components["schemas"];
+
+/** A plan: its definition as given (corrections applied), its execution's status and progress, its approval. */
+export type Plan = Schemas["Plan"];
+/** `GET /api/plans/<id>/status`: the plan's execution as it runs. */
+export type PlanStatus = Schemas["PlanStatus"];
+export type PlanMode = Plan["mode"];
+
+export const PLAN_MODES = ["normal", "coaching"] as const satisfies readonly PlanMode[];
+
+/** Whether `value` (a select's) is a plan mode. */
+export const isPlanMode = (value: string): value is PlanMode => (PLAN_MODES as readonly string[]).includes(value);
 
 /** The statuses a plan goes through: draft -> approved -> its execution's. */
 export const PLAN_STATUSES = [
@@ -18,44 +28,15 @@ export const PLAN_STATUSES = [
   "completed",
   "failed",
   "cancelled",
-] as const;
+] as const satisfies readonly Plan["status"][];
 
-export interface Plan {
-  plan_id: string;
-  execution_id: string;
-  status: string;
-  mode: string;
-  name: string;
-  description?: string;
-  variables: Record<string, unknown>;
-  /** The variables it runs (or would run) with. */
-  values: Record<string, unknown>;
-  /** As given, with corrections applied. */
-  steps: Record<string, unknown>[];
-  progress: ExecutionProgress;
-  created_by: string;
-  created_at: string;
-  approved_by: string | null;
-  approved_at: string | null;
-  approver_role: string | null;
-  saved_workflow_id: string | null;
-  corrected_steps: string[];
-}
-
-export interface PlanStatus {
-  plan_id: string;
-  status: string;
-  progress: ExecutionProgress;
-  current_step: string | null;
-  started_at: string | null;
-  finished_at: string | null;
-  duration_s: number | null;
-  error?: Record<string, unknown> | null;
-}
+/** Whether `value` (the filter of the URL) is a status the list filters by. */
+export const isPlanStatus = (value: string): value is (typeof PLAN_STATUSES)[number] =>
+  (PLAN_STATUSES as readonly string[]).includes(value);
 
 export const PLANS_PER_PAGE = 20;
 
-const planPath = (id: string) => `/api/plans/${encodeURIComponent(id)}`;
+const plan = (plan_id: string) => ({ params: { path: { plan_id } } });
 
 export const planKeys = {
   all: ["plans"] as const,
@@ -64,30 +45,32 @@ export const planKeys = {
   status: (id: string) => ["plans", "status", id] as const,
 };
 
-export function fetchPlans(status: string, page: number, signal?: AbortSignal) {
-  const query = new URLSearchParams({ page: String(page), per_page: String(PLANS_PER_PAGE) });
-  if (status) query.set("status", status);
-  return apiGet<Page<Plan>>(`/api/plans?${query}`, { signal });
+/** A page of plans, of one status or all (""). */
+export function fetchPlans(status: Plan["status"] | "", page: number, signal?: AbortSignal) {
+  const query = { page, per_page: PLANS_PER_PAGE, ...(status ? { status } : {}) };
+  return unwrap(api.GET("/api/plans", { params: { query }, signal }));
 }
 
-export const fetchPlan = (id: string, signal?: AbortSignal) => apiGet<Plan>(planPath(id), { signal });
+export const fetchPlan = (id: string, signal?: AbortSignal) => unwrap(api.GET("/api/plans/{plan_id}", { ...plan(id), signal }));
 
 export const fetchPlanStatus = (id: string, signal?: AbortSignal) =>
-  apiGet<PlanStatus>(`${planPath(id)}/status`, { signal });
+  unwrap(api.GET("/api/plans/{plan_id}/status", { ...plan(id), signal }));
 
-/** What the new-plan form sends: a JSON object, or YAML text (sent as application/yaml, as the server reads it). */
+/**
+ * What the new-plan form sends: a JSON object, or YAML text (sent as application/yaml, as the server reads it). The
+ * JSON is what the person wrote, checked by the server (its 422 names each field): it is sent as the text it parses to.
+ */
 export type PlanSource = { json: Record<string, unknown> } | { yaml: string };
 
 export function createPlan(source: PlanSource) {
-  if ("json" in source) return apiPost<Plan>("/api/plans", source.json);
-  const options: RequestOptions = { contentType: "application/yaml" };
-  return apiPost<Plan>("/api/plans", source.yaml, options);
+  const body = "json" in source ? textBody(JSON.stringify(source.json), "application/json") : textBody(source.yaml, "application/yaml");
+  return unwrap(api.POST("/api/plans", body));
 }
 
-export const approvePlan = (id: string) => apiPost<Plan>(`${planPath(id)}/approve`);
+export const approvePlan = (id: string) => unwrap(api.POST("/api/plans/{plan_id}/approve", plan(id)));
 
-export const executePlan = (id: string, body: { mode?: string; variables?: Record<string, unknown> }) =>
-  apiPost<Plan>(`${planPath(id)}/execute`, body);
+export const executePlan = (id: string, body: { mode?: PlanMode; variables?: Record<string, unknown> }) =>
+  unwrap(api.POST("/api/plans/{plan_id}/execute", { ...plan(id), body }));
 
 export const savePlanAsWorkflow = (id: string, name: string) =>
-  apiPost<Workflow>(`${planPath(id)}/save-as-workflow`, { name: name || null });
+  unwrap(api.POST("/api/plans/{plan_id}/save-as-workflow", { ...plan(id), body: { name: name || null } }));

@@ -5,7 +5,7 @@ import { PolicyVerdictView } from "../approvals/PolicyVerdictView";
 import { isPlainObject } from "../format";
 import { serverFieldErrors } from "./fieldErrors";
 import { useDryRun } from "./queries";
-import { STEP_TYPES } from "./types";
+import { STEP_TYPES, isStepType, type StepType } from "./types";
 
 /**
  * The dry run: a call (tool, params, step type, workflow, who started it, agent step) judged by the current rules,
@@ -16,7 +16,7 @@ export function DryRunForm({ workflows }: { workflows: readonly Pick<WorkflowMet
   const run = useDryRun();
   const [tool, setTool] = useState("");
   const [params, setParams] = useState("{}");
-  const [stepType, setStepType] = useState("action");
+  const [stepType, setStepType] = useState<StepType>("action");
   const [workflow, setWorkflow] = useState("");
   const [user, setUser] = useState("");
   const [agentStep, setAgentStep] = useState("");
@@ -72,7 +72,7 @@ export function DryRunForm({ workflows }: { workflows: readonly Pick<WorkflowMet
           <div className="field">
             <label htmlFor={`${id}-step_type`}>Step type</label>
             <select id={`${id}-step_type`} value={stepType} aria-describedby={described("step_type")}
-              onChange={(e) => setStepType(e.target.value)}>
+              onChange={(e) => isStepType(e.target.value) && setStepType(e.target.value)}>
               {STEP_TYPES.map((t) => (
                 <option key={t} value={t}>
                   {t}

@@ -1,9 +1,9 @@
 /** Server state of the Policies page: the rules, the workspace default, the dry run. */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { apiDelete, apiGet, apiPost, apiPut } from "../api/client";
+import { api, unwrap } from "../api/typed";
 import type { PolicyVerdict } from "../approvals/types";
 import type { Replay } from "../regions/api";
-import type { EvaluateRequest, PolicyDefaults, PolicyList, PolicyRule, PolicyRuleIn } from "./types";
+import type { EvaluateRequest, PolicyDefaults, PolicyReplayRequest, PolicyRule, PolicyRuleIn } from "./types";
 
 export const policyKeys = {
   all: ["policies"] as const,
@@ -11,7 +11,8 @@ export const policyKeys = {
   defaults: ["policies", "default"] as const,
 };
 
-const rulePath = (id: string) => `/api/policies/${encodeURIComponent(id)}`;
+const rule = (policy_id: string) => ({ params: { path: { policy_id } } });
+const putRule = (id: string, body: PolicyRuleIn) => unwrap(api.PUT("/api/policies/{policy_id}", { ...rule(id), body }));
 
 /** The fields PUT takes back (the server's extra fields, id and dates, stay out). */
 export function ruleBody(rule: PolicyRule | PolicyRuleIn): PolicyRuleIn {
@@ -22,14 +23,14 @@ export function ruleBody(rule: PolicyRule | PolicyRuleIn): PolicyRuleIn {
 export function usePolicies() {
   return useQuery({
     queryKey: policyKeys.list,
-    queryFn: ({ signal }) => apiGet<PolicyList>("/api/policies", { signal }),
+    queryFn: ({ signal }) => unwrap(api.GET("/api/policies", { signal })),
   });
 }
 
 export function usePolicyDefaults() {
   return useQuery({
     queryKey: policyKeys.defaults,
-    queryFn: ({ signal }) => apiGet<PolicyDefaults>("/api/policies/default", { signal }),
+    queryFn: ({ signal }) => unwrap(api.GET("/api/policies/default", { signal })),
   });
 }
 
@@ -37,7 +38,7 @@ export function usePolicyDefaults() {
 export function useSaveRule() {
   const queryClient = useQueryClient();
   return useMutation<PolicyRule, unknown, { id: string | null; rule: PolicyRuleIn }>({
-    mutationFn: ({ id, rule }) => (id ? apiPut<PolicyRule>(rulePath(id), rule) : apiPost<PolicyRule>("/api/policies", rule)),
+    mutationFn: ({ id, rule: body }) => (id ? putRule(id, body) : unwrap(api.POST("/api/policies", { body }))),
     onSuccess: () => void queryClient.invalidateQueries({ queryKey: policyKeys.all }),
   });
 }
@@ -45,7 +46,7 @@ export function useSaveRule() {
 export function useDeleteRule() {
   const queryClient = useQueryClient();
   return useMutation<void, unknown, string>({
-    mutationFn: (id) => apiDelete<void>(rulePath(id)),
+    mutationFn: (id) => unwrap(api.DELETE("/api/policies/{policy_id}", rule(id))),
     onSettled: () => void queryClient.invalidateQueries({ queryKey: policyKeys.all }),
   });
 }
@@ -54,14 +55,14 @@ export function useDeleteRule() {
 export function useMoveRule() {
   const queryClient = useQueryClient();
   return useMutation<void, unknown, { rule: PolicyRule; neighbour: PolicyRule; direction: "up" | "down" }>({
-    mutationFn: async ({ rule, neighbour, direction }) => {
-      if (rule.order !== neighbour.order) {
+    mutationFn: async ({ rule: moved, neighbour, direction }) => {
+      if (moved.order !== neighbour.order) {
         // swap: each takes the other's place
-        await apiPut(rulePath(rule.id), { ...ruleBody(rule), order: neighbour.order });
-        await apiPut(rulePath(neighbour.id), { ...ruleBody(neighbour), order: rule.order });
+        await putRule(moved.id, { ...ruleBody(moved), order: neighbour.order });
+        await putRule(neighbour.id, { ...ruleBody(neighbour), order: moved.order });
       } else {
         // same order (the older rule wins): step just past the neighbour
-        await apiPut(rulePath(rule.id), { ...ruleBody(rule), order: rule.order + (direction === "up" ? -1 : 1) });
+        await putRule(moved.id, { ...ruleBody(moved), order: moved.order + (direction === "up" ? -1 : 1) });
       }
     },
     onSettled: () => queryClient.invalidateQueries({ queryKey: policyKeys.all }),
@@ -71,28 +72,20 @@ export function useMoveRule() {
 export function useSaveDefaults() {
   const queryClient = useQueryClient();
   return useMutation<PolicyDefaults, unknown, PolicyDefaults>({
-    mutationFn: (defaults) => apiPut<PolicyDefaults>("/api/policies/default", defaults),
+    mutationFn: (body) => unwrap(api.PUT("/api/policies/default", { body })),
     onSuccess: (saved) => queryClient.setQueryData(policyKeys.defaults, saved),
   });
 }
 
 export function useDryRun() {
   return useMutation<PolicyVerdict, unknown, EvaluateRequest>({
-    mutationFn: (call) => apiPost<PolicyVerdict>("/api/policies/evaluate", call),
+    mutationFn: (body) => unwrap(api.POST("/api/policies/evaluate", { body })),
   });
-}
-
-/** Body of `POST /api/policies/replay`: the rule being written and where to replay it (none: its scope's workflow, or the workspace's calls). */
-export interface PolicyReplayRequest {
-  rule: PolicyRuleIn;
-  workflow_id?: string | null;
-  step_id?: string | null;
-  tool?: string | null;
 }
 
 /** What the workspace's rules with this one added would have done to the latest decided calls (nothing is stored). */
 export function usePolicyReplay() {
   return useMutation<Replay, unknown, PolicyReplayRequest>({
-    mutationFn: (body) => apiPost<Replay>("/api/policies/replay", body),
+    mutationFn: (body) => unwrap(api.POST("/api/policies/replay", { body })),
   });
 }

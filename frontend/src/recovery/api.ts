@@ -1,87 +1,36 @@
 /** Recovery of a failed execution (retry, resume from a step, re-run) and a run's history: requests and shapes. */
-import { ApiError, apiGet, apiPost } from "../api/client";
+import { ApiError } from "../api/client";
+import type { components } from "../api/schema";
+import { api, unwrap } from "../api/typed";
 import { isPlainObject } from "../format";
 
-const executionPath = (id: string) => `/api/executions/${encodeURIComponent(id)}`;
+type Schemas = components["schemas"];
 
-/** What retry and resume-from answer. */
-export interface Recovered {
-  execution_id: string;
-  status: string;
-  step_id: string | null;
-  /** retry: the run the step will be; it gets a new idempotency key */
-  run: number | null;
-  /** resume-from: the steps skipped */
-  skipped: string[];
-}
+/** What retry and resume-from answer: retry's `run` is the run the step will be (it gets a new idempotency key),
+ * resume-from's `skipped` the steps skipped. */
+export type Recovered = Schemas["Recovered"];
 
-export interface Rerun {
-  execution_id: string;
-  rerun_of: string;
-  status: string;
-  mode: string;
-  workflow_version: number;
-  variables: Record<string, unknown>;
-}
+export type Rerun = Schemas["Rerun"];
 
-export interface HistoryChange {
-  path: string;
-  change: "added" | "removed" | "changed";
-  before: unknown;
-  after: unknown;
-}
+export type HistoryChange = Schemas["HistoryChange"];
 
-export interface HistoryEvent {
-  kind: string;
-  at: string | null;
-  step_id: string | null;
-  actor: string | null;
-  /** what happened, in words */
-  text: string;
-  decision?: string;
-  comment?: string;
-  reason?: string;
-  question?: string | null;
-  answer?: unknown;
-  params?: unknown;
-  rationale?: string;
-  changes?: HistoryChange[];
-  run?: number;
-  idempotency_key?: string;
-  execution_id?: string;
-}
+export type HistoryEvent = Schemas["HistoryEvent"];
 
-export interface HistoryStep {
-  step_id: string;
-  name: string;
-  type: string;
-  tool: string | null;
-  status: string;
-  error: string | null;
-  run: number;
-  attempts: number;
-  retries: number;
-  events: HistoryEvent[];
-}
+export type HistoryStep = Schemas["HistoryStep"];
 
-export interface RunHistory {
-  execution_id: string;
-  status: string;
-  error: { step_id?: string | null; message?: string } | null;
-  rerun_of: string | null;
-  reruns: string[];
-  steps: HistoryStep[];
-  events: HistoryEvent[];
-}
+/** `GET /api/executions/<id>/history`: the run's steps and what happened, in words. */
+export type RunHistory = Schemas["RunHistory"];
+
+const execution = (id: string) => ({ path: { execution_id: id } });
 
 export const historyKey = (id: string) => ["executions", "history", id] as const;
 
 export async function fetchHistory(id: string, signal?: AbortSignal): Promise<RunHistory> {
-  const body = await apiGet<Partial<RunHistory>>(`${executionPath(id)}/history`, { signal });
+  const body = await unwrap(api.GET("/api/executions/{execution_id}/history", { params: execution(id), signal }));
   // lists always lists, whatever an older server (or a test's stub) answers
   return {
+    ...body,
     execution_id: body.execution_id ?? id,
-    status: body.status ?? "",
     error: body.error ?? null,
     rerun_of: body.rerun_of ?? null,
     reruns: Array.isArray(body.reruns) ? body.reruns : [],
@@ -94,15 +43,25 @@ export async function fetchHistory(id: string, signal?: AbortSignal): Promise<Ru
 
 /** Run the failed step again (a new attempt, a new idempotency key), with `params` instead of its own when given. */
 export const retryStep = (id: string, stepId: string, params?: Record<string, unknown>) =>
-  apiPost<Recovered>(`${executionPath(id)}/retry`, params === undefined ? { step_id: stepId } : { step_id: stepId, params });
+  unwrap(
+    api.POST("/api/executions/{execution_id}/retry", {
+      params: execution(id),
+      body: params === undefined ? { step_id: stepId } : { step_id: stepId, params },
+    }),
+  );
 
 /** Go on from a step that has not run: the failed step (and what the chosen one waits for) is skipped. */
 export const resumeFrom = (id: string, stepId: string) =>
-  apiPost<Recovered>(`${executionPath(id)}/resume-from`, { step_id: stepId });
+  unwrap(api.POST("/api/executions/{execution_id}/resume-from", { params: execution(id), body: { step_id: stepId } }));
 
 /** A new execution of the same workflow, with the same variables or these. */
 export const rerun = (id: string, variables?: Record<string, unknown>) =>
-  apiPost<Rerun>(`${executionPath(id)}/rerun`, variables === undefined ? {} : { variables });
+  unwrap(
+    api.POST("/api/executions/{execution_id}/rerun", {
+      params: execution(id),
+      body: variables === undefined ? {} : { variables },
+    }),
+  );
 
 /** A retry's 422 (`params.<field>`) in the shape the correction editor reads (`correction.<field>`). */
 export function asCorrectionError(error: unknown): unknown {

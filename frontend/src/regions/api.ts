@@ -5,8 +5,8 @@
  * POST /api/regions/<id>/mode) and the replay of a condition before it is saved (POST …/replay). Leads only.
  */
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { apiDelete, apiGet, apiPatch, apiPost } from "../api/client";
 import type { components } from "../api/schema";
+import { api, unwrap } from "../api/typed";
 import { useSocketEvent, useWorkspaceRoom } from "../realtime/context";
 
 export { regionModeLabel, suggestionRegionText } from "./labels";
@@ -52,6 +52,12 @@ export function outsideOwner(scope: RegionScope): string {
   return scope.kind === "gateway" ? "tool's" : agentTool(scope) ? "agent step's" : "step's";
 }
 
+const stepParams = (scope: { workflowId: string; stepId: string }) => ({
+  path: { workflow_id: scope.workflowId, step_id: scope.stepId },
+});
+const toolParams = (scope: { tool: string }) => ({ path: { tool: scope.tool } });
+const regionParams = (id: string) => ({ path: { region_id: id } });
+
 export const regionKeys = {
   all: ["regions"] as const,
   list: (scope: RegionScope) => ["regions", scopePath(scope)] as const,
@@ -67,30 +73,35 @@ export function useRegions(scope: RegionScope, enabled = true) {
   return useQuery({
     queryKey: regionKeys.list(scope),
     enabled,
-    queryFn: ({ signal }) => apiGet<RegionList>(`${scopePath(scope)}/regions`, { signal }),
+    queryFn: ({ signal }) =>
+      unwrap(
+        scope.kind === "step"
+          ? api.GET("/api/workflows/{workflow_id}/steps/{step_id}/regions", { params: stepParams(scope), signal })
+          : api.GET("/api/gateway/tools/{tool}/regions", { params: toolParams(scope), signal }),
+      ),
   });
 }
 
-export interface RegionDraft {
-  name: string;
-  when: string;
-  order?: number;
-  /** A gateway tool's region: only this agent identity's calls (null: every identity's). */
-  identity?: string | null;
-}
+/** A new region; a gateway tool's may name an `identity`: only that agent identity's calls (null: every identity's). */
+export type RegionDraft = Schemas["GatewayRegionIn"];
 
 export function useCreateRegion(scope: RegionScope) {
   const queryClient = useQueryClient();
   return useMutation<Region, unknown, RegionDraft>({
-    mutationFn: (body) => apiPost<Region>(`${scopePath(scope)}/regions`, body),
+    mutationFn: (body) =>
+      unwrap(
+        scope.kind === "step"
+          ? api.POST("/api/workflows/{workflow_id}/steps/{step_id}/regions", { params: stepParams(scope), body })
+          : api.POST("/api/gateway/tools/{tool}/regions", { params: toolParams(scope), body }),
+      ),
     onSuccess: () => void queryClient.invalidateQueries({ queryKey: regionKeys.all }),
   });
 }
 
 export function useUpdateRegion() {
   const queryClient = useQueryClient();
-  return useMutation<Region, unknown, { id: string } & Partial<RegionDraft>>({
-    mutationFn: ({ id, ...body }) => apiPatch<Region>(`/api/regions/${path(id)}`, body),
+  return useMutation<Region, unknown, { id: string } & Schemas["RegionPatch"]>({
+    mutationFn: ({ id, ...body }) => unwrap(api.PATCH("/api/regions/{region_id}", { params: regionParams(id), body })),
     onSuccess: () => void queryClient.invalidateQueries({ queryKey: regionKeys.all }),
   });
 }
@@ -98,7 +109,7 @@ export function useUpdateRegion() {
 export function useDeleteRegion() {
   const queryClient = useQueryClient();
   return useMutation<unknown, unknown, { id: string }>({
-    mutationFn: ({ id }) => apiDelete(`/api/regions/${path(id)}`),
+    mutationFn: ({ id }) => unwrap(api.DELETE("/api/regions/{region_id}", { params: regionParams(id) })),
     onSuccess: () => void queryClient.invalidateQueries({ queryKey: regionKeys.all }),
   });
 }
@@ -114,7 +125,12 @@ export function useSetRegionMode() {
   const queryClient = useQueryClient();
   return useMutation<Region, unknown, RegionModeChange>({
     mutationFn: ({ region, mode, force, reason }) =>
-      apiPost<Region>(`/api/regions/${path(region.id)}/mode`, force ? { mode, force: true, reason } : { mode }),
+      unwrap(
+        api.POST("/api/regions/{region_id}/mode", {
+          params: regionParams(region.id),
+          body: force ? { mode, force: true, reason } : { mode },
+        }),
+      ),
     onSettled: () => void queryClient.invalidateQueries({ queryKey: regionKeys.all }),
   });
 }
@@ -133,6 +149,18 @@ export function useReplay(scope: RegionScope, when: string, identity: string | n
     staleTime: 30_000,
     // a gateway region for one identity is replayed over that identity's calls only
     queryFn: ({ signal }) =>
-      apiPost<Replay>(`${scopePath(scope)}/replay`, identity ? { when, identity } : { when }, { signal }),
+      unwrap(
+        scope.kind === "step"
+          ? api.POST("/api/workflows/{workflow_id}/steps/{step_id}/replay", {
+              params: stepParams(scope),
+              body: { when },
+              signal,
+            })
+          : api.POST("/api/gateway/tools/{tool}/replay", {
+              params: toolParams(scope),
+              body: identity ? { when, identity } : { when },
+              signal,
+            }),
+      ),
   });
 }

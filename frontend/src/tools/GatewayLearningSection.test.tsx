@@ -11,7 +11,8 @@ const EVIDENCE = { statistic: 3.1, threshold: 20, log_threshold: 3.0, e_value: 2
                    decisions_needed_if_all_accepted: 0, test: "mixture" };
 const agentRow = (overrides: Partial<GatewayAgentTool> = {}): GatewayAgentTool => ({
   ...snapshot({ decisions: 28, accepted: 28, acceptance_rate: 1, level: "AUTO", auto_ready: true, evidence: EVIDENCE }),
-  mode: "coaching", effective_mode: "coaching", mode_of: null, spot_check_rate: null, spot_checks: null, ...overrides,
+  mode: "coaching", effective_mode: "coaching", mode_of: null, spot_check_rate: null, spot_checks: null, at_agent: null,
+  ...overrides,
 });
 const READY: GatewayTool = {
   ...snapshot({ decisions: 28, accepted: 28, acceptance_rate: 1, level: "AUTO", auto_ready: true, evidence: EVIDENCE }),
@@ -24,7 +25,7 @@ const COACHED: GatewayTool = {
   ...snapshot({ decisions: 3, accepted: 1, corrected: 1, rejected: 1, acceptance_rate: 1 / 3, level: "OBSERVATION",
                 evidence: { ...EVIDENCE, e_value: 0.2, decisions_needed_if_all_accepted: 40 } }),
   tool: "shop.tally", source: "gateway", listed: true, mode: "auto", spot_check_rate: 0.2,
-  spot_checks: snapshot({ decisions: 2, accepted: 1, rejected: 1, acceptance_rate: 0.5 }), agents: {},
+  spot_checks: snapshot({ decisions: 2, accepted: 1, rejected: 1, acceptance_rate: 0.5 }), pack: null, agents: {},
 };
 const PAGE: GatewayTools = {
   items: [READY, COACHED], spot_check_rate: 0.05,

@@ -18,6 +18,7 @@ const SERVER: ToolServer = {
   id: "s-1", name: "orders", description: "", transport: "stdio", url: "", command: ["python", "orders.py"],
   header_names: [], has_secret: false, trusted: false, enabled: true, risk_overrides: {}, revision: 1,
   listed_at: "2026-11-24T03:00:00Z", last_error: "",
+  created_by: "admin@example.com", created_at: "2026-11-24T02:00:00Z", updated_at: "2026-11-24T03:00:00Z",
   tools: [{ name: "lookup", full_name: "orders.lookup", description: "", input_schema: { type: "object" }, annotations: {},
             annotated_risk: "read", risk: "destructive", problem: null },
           { name: "bad", full_name: "orders.bad", description: "", input_schema: null, annotations: {},

@@ -1,23 +1,14 @@
 /** Agent identities of the MCP gateway (/mcp): admins create them (the token is shown once) and revoke them. */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { apiDelete, apiGet, apiPost } from "../api/client";
+import type { components } from "../api/schema";
+import { api, unwrap } from "../api/typed";
 
-export interface AgentIdentity {
-  id: string;
-  name: string;
-  description: string;
-  created_by: string;
-  created_at: string;
-  last_used_at: string | null;
-  revoked_at: string | null;
-  active: boolean;
-}
+type Schemas = components["schemas"];
+
+export type AgentIdentity = Schemas["AgentOut"];
 
 /** The answer of the create: the only time the token is seen. */
-export interface CreatedAgent extends AgentIdentity {
-  token: string;
-  mcp_path: string;
-}
+export type CreatedAgent = Schemas["AgentCreated"];
 
 export const agentKeys = { all: ["agents"] as const };
 
@@ -25,14 +16,14 @@ export function useAgents(enabled: boolean) {
   return useQuery({
     queryKey: agentKeys.all,
     enabled,
-    queryFn: ({ signal }) => apiGet<{ items: AgentIdentity[] }>("/api/agents", { signal }),
+    queryFn: ({ signal }) => unwrap(api.GET("/api/agents", { signal })),
   });
 }
 
 export function useCreateAgent() {
   const queryClient = useQueryClient();
-  return useMutation<CreatedAgent, unknown, { name: string; description: string }>({
-    mutationFn: (body) => apiPost<CreatedAgent>("/api/agents", body),
+  return useMutation<CreatedAgent, unknown, Schemas["AgentIn"]>({
+    mutationFn: (body) => unwrap(api.POST("/api/agents", { body })),
     onSettled: () => void queryClient.invalidateQueries({ queryKey: agentKeys.all }),
   });
 }
@@ -40,7 +31,9 @@ export function useCreateAgent() {
 export function useRevokeAgent() {
   const queryClient = useQueryClient();
   return useMutation<void, unknown, string>({
-    mutationFn: (id) => apiDelete<void>(`/api/agents/${encodeURIComponent(id)}`),
+    mutationFn: async (id) => {
+      await unwrap(api.DELETE("/api/agents/{agent_id}", { params: { path: { agent_id: id } } }));
+    },
     onSettled: () => void queryClient.invalidateQueries({ queryKey: agentKeys.all }),
   });
 }

@@ -3,54 +3,26 @@
  * checks, per agent identity too (GET /api/gateway/tools), and a lead's promotion (POST …/tools/<tool>/mode).
  */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { apiGet, apiPatch, apiPost } from "../api/client";
-import type { MetricsSnapshot, StepMode } from "../api/metrics";
+import type { StepMode } from "../api/metrics";
+import type { components } from "../api/schema";
+import { api, unwrap } from "../api/typed";
 import { useSocketEvent, useWorkspaceRoom } from "../realtime/context";
 
 /** Like a step's: coaching, auto (spot checks) or always_review (pinned). */
 export type GatewayMode = StepMode;
 
-export interface GatewayAgentTool extends MetricsSnapshot {
-  /** the identity's own mode for the tool (coaching: it follows the tool) */
-  mode: GatewayMode;
-  /** the mode its calls are gated by */
-  effective_mode: GatewayMode;
-  /** whose mode that is */
-  mode_of: "tool" | "agent" | null;
-  spot_check_rate: number | null;
-  spot_checks: MetricsSnapshot | null;
-  /** of its decisions, the answers of the person at the agent to a confirm rule (null: none) */
-  at_agent?: MetricsSnapshot | null;
-}
+type Schemas = components["schemas"];
+
+/** An agent identity's calls of a gateway tool: its own mode, the mode its calls are gated by and whose that is. */
+export type GatewayAgentTool = Schemas["GatewayAgentTool"];
 
 /** The reviewers' edits of a tool's arguments and the rules learned from them. */
-export interface GatewayPack {
-  pack_id: string;
-  tool: string;
-  /** a lead accepted its learned rules: suggested to reviewers, applied in AUTO */
-  enabled: boolean;
-  corrections: number;
-  changes: { field: string; before: unknown; after: unknown; count: number }[];
-  rules: { field: string; before: unknown; after: unknown; count: number; share: number }[];
-}
+export type GatewayPack = Schemas["GatewayPack"];
 
-export interface GatewayTool extends MetricsSnapshot {
-  tool: string;
-  source: "gateway";
-  listed: boolean;
-  mode: GatewayMode;
-  spot_check_rate: number | null;
-  spot_checks: MetricsSnapshot | null;
-  pack?: GatewayPack | null;
-  agents: Record<string, GatewayAgentTool>;
-}
+export type GatewayTool = Schemas["GatewayTool"];
 
-export interface GatewayTools {
-  items: GatewayTool[];
-  identities: Record<string, MetricsSnapshot>;
-  /** the server's COACH_SPOT_CHECK_RATE */
-  spot_check_rate: number;
-}
+/** `GET /api/gateway/tools`; `spot_check_rate` is the server's COACH_SPOT_CHECK_RATE. */
+export type GatewayTools = Schemas["GatewayToolList"];
 
 export interface GatewayModeChange {
   tool: string;
@@ -87,14 +59,14 @@ export function useGatewayTools(enabled: boolean) {
   return useQuery({
     queryKey: gatewayKeys.tools,
     enabled,
-    queryFn: ({ signal }) => apiGet<GatewayTools>("/api/gateway/tools", { signal }),
+    queryFn: ({ signal }) => unwrap(api.GET("/api/gateway/tools", { signal })),
   });
 }
 
 export function useSetGatewayMode() {
   const queryClient = useQueryClient();
   return useMutation<unknown, unknown, GatewayModeChange>({
-    mutationFn: ({ tool, ...body }) => apiPost(`/api/gateway/tools/${encodeURIComponent(tool)}/mode`, body),
+    mutationFn: ({ tool, ...body }) => unwrap(api.POST("/api/gateway/tools/{tool}/mode", { params: { path: { tool } }, body })),
     onSettled: () => void queryClient.invalidateQueries({ queryKey: gatewayKeys.tools }),
   });
 }
@@ -104,7 +76,7 @@ export function useSetGatewayPack() {
   const queryClient = useQueryClient();
   return useMutation<GatewayPack, unknown, { tool: string; enabled: boolean }>({
     mutationFn: ({ tool, enabled }) =>
-      apiPatch<GatewayPack>(`/api/gateway/tools/${encodeURIComponent(tool)}/pack`, { enabled }),
+      unwrap(api.PATCH("/api/gateway/tools/{tool}/pack", { params: { path: { tool } }, body: { enabled } })),
     onSettled: () => void queryClient.invalidateQueries({ queryKey: gatewayKeys.tools }),
   });
 }

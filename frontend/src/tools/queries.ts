@@ -1,7 +1,7 @@
 /** Server state of the Tools page: every tool of the workspace, and its MCP servers (admins). */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { apiDelete, apiGet, apiPost } from "../api/client";
-import type { RegistryTool, ToolServer, ToolServerIn } from "./types";
+import { api, unwrap } from "../api/typed";
+import type { ToolServer, ToolServerIn } from "./types";
 
 export const toolKeys = {
   all: ["tools"] as const,
@@ -9,12 +9,12 @@ export const toolKeys = {
   servers: ["tools", "servers"] as const,
 };
 
-const serverPath = (id: string) => `/api/tool-servers/${encodeURIComponent(id)}`;
+const server = (id: string) => ({ params: { path: { server_id: id } } });
 
 export function useTools() {
   return useQuery({
     queryKey: toolKeys.registry,
-    queryFn: ({ signal }) => apiGet<{ items: RegistryTool[] }>("/api/tools", { signal }),
+    queryFn: ({ signal }) => unwrap(api.GET("/api/tools", { signal })),
   });
 }
 
@@ -22,7 +22,7 @@ export function useToolServers(enabled: boolean) {
   return useQuery({
     queryKey: toolKeys.servers,
     enabled,
-    queryFn: ({ signal }) => apiGet<{ items: ToolServer[] }>("/api/tool-servers", { signal }),
+    queryFn: ({ signal }) => unwrap(api.GET("/api/tool-servers", { signal })),
   });
 }
 
@@ -31,8 +31,8 @@ export function useAddServer() {
   const queryClient = useQueryClient();
   return useMutation<ToolServer, unknown, ToolServerIn>({
     mutationFn: async (body) => {
-      const made = await apiPost<ToolServer>("/api/tool-servers", body);
-      return apiPost<ToolServer>(`${serverPath(made.id)}/refresh`);
+      const made = await unwrap(api.POST("/api/tool-servers", { body }));
+      return unwrap(api.POST("/api/tool-servers/{server_id}/refresh", server(made.id)));
     },
     onSettled: () => void queryClient.invalidateQueries({ queryKey: toolKeys.all }),
   });
@@ -42,7 +42,7 @@ export function useAddServer() {
 export function useRefreshServer() {
   const queryClient = useQueryClient();
   return useMutation<ToolServer, unknown, string>({
-    mutationFn: (id) => apiPost<ToolServer>(`${serverPath(id)}/refresh`),
+    mutationFn: (id) => unwrap(api.POST("/api/tool-servers/{server_id}/refresh", server(id))),
     onSettled: () => void queryClient.invalidateQueries({ queryKey: toolKeys.all }),
   });
 }
@@ -50,7 +50,9 @@ export function useRefreshServer() {
 export function useRemoveServer() {
   const queryClient = useQueryClient();
   return useMutation<void, unknown, string>({
-    mutationFn: (id) => apiDelete<void>(serverPath(id)),
+    mutationFn: async (id) => {
+      await unwrap(api.DELETE("/api/tool-servers/{server_id}", server(id)));
+    },
     onSettled: () => void queryClient.invalidateQueries({ queryKey: toolKeys.all }),
   });
 }

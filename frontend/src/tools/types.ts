@@ -1,55 +1,18 @@
-/** Shapes of GET /api/tools and /api/tool-servers (api/tool_servers.py). */
-export type Risk = "read" | "write" | "external" | "destructive";
+/** Shapes of GET /api/tools and /api/tool-servers (api/tool_servers.py), named from the generated schema. */
+import type { components } from "../api/schema";
 
-export interface RegistryTool {
-  name: string;
-  description: string;
-  risk: Risk;
-  params_schema: Record<string, unknown>;
-  source: "builtin" | "entry_point" | "mcp";
-  server: string | null;
-  annotations: Record<string, unknown> | null;
-  trusted: boolean | null;
-}
+type Schemas = components["schemas"];
 
-export interface ServerTool {
-  name: string;
-  full_name: string;
-  description: string;
-  input_schema: Record<string, unknown> | null;
-  annotations: Record<string, unknown>;
-  annotated_risk: Risk;
-  risk: Risk;
-  problem: string | null;
-}
+export type Risk = Schemas["RegistryTool"]["risk"];
 
-export interface ToolServer {
-  id: string;
-  name: string;
-  description: string;
-  transport: "http" | "stdio";
-  url: string;
-  command: string[];
-  header_names: string[];
-  has_secret: boolean;
-  trusted: boolean;
-  enabled: boolean;
-  risk_overrides: Record<string, Risk>;
-  tools: ServerTool[];
-  listed_at: string | null;
-  last_error: string;
-  revision: number;
-}
+/** A tool of the workspace's registry (`GET /api/tools`). */
+export type RegistryTool = Schemas["RegistryTool"];
 
-export interface ToolServerIn {
-  name: string;
-  description?: string;
-  transport: "http" | "stdio";
-  url?: string;
-  command?: string[];
-  headers?: Record<string, string>;
-  bearer_token?: string;
-  trusted?: boolean;
-  enabled?: boolean;
-  risk_overrides?: Record<string, Risk>;
-}
+/** A tool an MCP server lists. */
+export type ServerTool = Schemas["ServerToolOut"];
+
+/** An MCP server of the workspace. */
+export type ToolServer = Schemas["ToolServerOut"];
+
+/** Body of `POST /api/tool-servers`. */
+export type ToolServerIn = Schemas["ToolServerIn"];

@@ -1,61 +1,23 @@
 /** A workflow's incoming webhooks and cron schedules (docs/triggers.md): everyone reads them, leads manage them. */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { apiDelete, apiGet, apiPatch, apiPost } from "../api/client";
+import type { components } from "../api/schema";
+import { api, unwrap } from "../api/typed";
 
-export interface Hook {
-  id: string;
-  workflow_id: string;
-  name: string;
-  mapping: Record<string, string>;
-  mode: string | null;
-  path: string;
-  url: string;
-  created_by: string;
-  created_at: string;
-  last_used_at: string | null;
-  revoked_at: string | null;
-  active: boolean;
-}
+type Schemas = components["schemas"];
+
+export type Hook = Schemas["HookOut"];
 
 /** The answer of the create: the only time the secret is seen. */
-export interface CreatedHook extends Hook {
-  secret: string;
-}
+export type CreatedHook = Schemas["HookCreated"];
 
-export interface Schedule {
-  id: string;
-  workflow_id: string;
-  name: string;
-  cron: string;
-  timezone: string;
-  description: string;
-  variables: Record<string, unknown>;
-  mode: string | null;
-  enabled: boolean;
-  next_fire_at: string | null;
-  next_fire_times: string[];
-  last_fired_at: string | null;
-  last_execution_id: string | null;
-  last_error: string;
-  created_by: string;
-  created_at: string;
-}
+export type Schedule = Schemas["ScheduleOut"];
 
-export interface SchedulePreview {
-  cron: string;
-  timezone: string;
-  description: string;
-  next_fire_times: string[];
-}
+export type SchedulePreview = Schemas["PreviewOut"];
 
-export interface NewSchedule {
-  name: string;
-  cron: string;
-  timezone: string;
-  variables: Record<string, unknown>;
-}
+/** Body of `POST /api/workflows/<id>/schedules`. */
+export type NewSchedule = Schemas["ScheduleIn"];
 
-const base = (workflowId: string) => `/api/workflows/${encodeURIComponent(workflowId)}`;
+const workflow = (workflowId: string) => ({ path: { workflow_id: workflowId } });
 export const triggerKeys = {
   hooks: (workflowId: string) => ["triggers", workflowId, "hooks"] as const,
   schedules: (workflowId: string) => ["triggers", workflowId, "schedules"] as const,
@@ -66,14 +28,14 @@ export const triggerKeys = {
 export function useHooks(workflowId: string) {
   return useQuery({
     queryKey: triggerKeys.hooks(workflowId),
-    queryFn: ({ signal }) => apiGet<{ items: Hook[] }>(`${base(workflowId)}/hooks`, { signal }),
+    queryFn: ({ signal }) => unwrap(api.GET("/api/workflows/{workflow_id}/hooks", { params: workflow(workflowId), signal })),
   });
 }
 
 export function useCreateHook(workflowId: string) {
   const queryClient = useQueryClient();
-  return useMutation<CreatedHook, unknown, { name: string; mapping: Record<string, string> }>({
-    mutationFn: (body) => apiPost<CreatedHook>(`${base(workflowId)}/hooks`, body),
+  return useMutation<CreatedHook, unknown, Schemas["HookIn"]>({
+    mutationFn: (body) => unwrap(api.POST("/api/workflows/{workflow_id}/hooks", { params: workflow(workflowId), body })),
     onSettled: () => void queryClient.invalidateQueries({ queryKey: triggerKeys.hooks(workflowId) }),
   });
 }
@@ -81,7 +43,11 @@ export function useCreateHook(workflowId: string) {
 export function useRevokeHook(workflowId: string) {
   const queryClient = useQueryClient();
   return useMutation<void, unknown, string>({
-    mutationFn: (id) => apiDelete<void>(`${base(workflowId)}/hooks/${encodeURIComponent(id)}`),
+    mutationFn: async (id) => {
+      await unwrap(
+        api.DELETE("/api/workflows/{workflow_id}/hooks/{hook_id}", { params: { path: { workflow_id: workflowId, hook_id: id } } }),
+      );
+    },
     onSettled: () => void queryClient.invalidateQueries({ queryKey: triggerKeys.hooks(workflowId) }),
   });
 }
@@ -89,7 +55,7 @@ export function useRevokeHook(workflowId: string) {
 export function useSchedules(workflowId: string) {
   return useQuery({
     queryKey: triggerKeys.schedules(workflowId),
-    queryFn: ({ signal }) => apiGet<{ items: Schedule[] }>(`${base(workflowId)}/schedules`, { signal }),
+    queryFn: ({ signal }) => unwrap(api.GET("/api/workflows/{workflow_id}/schedules", { params: workflow(workflowId), signal })),
     refetchInterval: 30_000, // next and last fire times move on by themselves
   });
 }
@@ -99,9 +65,11 @@ export function useSchedulePreview(workflowId: string, cron: string, timezone: s
   return useQuery({
     queryKey: triggerKeys.preview(workflowId, cron, timezone),
     queryFn: ({ signal }) =>
-      apiGet<SchedulePreview>(
-        `${base(workflowId)}/schedules/preview?${new URLSearchParams({ cron, timezone }).toString()}`,
-        { signal },
+      unwrap(
+        api.GET("/api/workflows/{workflow_id}/schedules/preview", {
+          params: { ...workflow(workflowId), query: { cron, timezone } },
+          signal,
+        }),
       ),
     enabled: cron.trim() !== "" && timezone.trim() !== "",
     staleTime: 60_000,
@@ -111,7 +79,7 @@ export function useSchedulePreview(workflowId: string, cron: string, timezone: s
 export function useCreateSchedule(workflowId: string) {
   const queryClient = useQueryClient();
   return useMutation<Schedule, unknown, NewSchedule>({
-    mutationFn: (body) => apiPost<Schedule>(`${base(workflowId)}/schedules`, body),
+    mutationFn: (body) => unwrap(api.POST("/api/workflows/{workflow_id}/schedules", { params: workflow(workflowId), body })),
     onSettled: () => void queryClient.invalidateQueries({ queryKey: triggerKeys.schedules(workflowId) }),
   });
 }
@@ -120,7 +88,12 @@ export function useChangeSchedule(workflowId: string) {
   const queryClient = useQueryClient();
   return useMutation<Schedule, unknown, { id: string; enabled: boolean }>({
     mutationFn: ({ id, enabled }) =>
-      apiPatch<Schedule>(`${base(workflowId)}/schedules/${encodeURIComponent(id)}`, { enabled }),
+      unwrap(
+        api.PATCH("/api/workflows/{workflow_id}/schedules/{schedule_id}", {
+          params: { path: { workflow_id: workflowId, schedule_id: id } },
+          body: { enabled },
+        }),
+      ),
     onSettled: () => void queryClient.invalidateQueries({ queryKey: triggerKeys.schedules(workflowId) }),
   });
 }
@@ -128,7 +101,13 @@ export function useChangeSchedule(workflowId: string) {
 export function useDeleteSchedule(workflowId: string) {
   const queryClient = useQueryClient();
   return useMutation<void, unknown, string>({
-    mutationFn: (id) => apiDelete<void>(`${base(workflowId)}/schedules/${encodeURIComponent(id)}`),
+    mutationFn: async (id) => {
+      await unwrap(
+        api.DELETE("/api/workflows/{workflow_id}/schedules/{schedule_id}", {
+          params: { path: { workflow_id: workflowId, schedule_id: id } },
+        }),
+      );
+    },
     onSettled: () => void queryClient.invalidateQueries({ queryKey: triggerKeys.schedules(workflowId) }),
   });
 }

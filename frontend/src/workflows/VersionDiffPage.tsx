@@ -6,16 +6,16 @@ import { basicSetup } from "codemirror";
 import { useQuery } from "@tanstack/react-query";
 import { useEffect, useRef } from "react";
 import { Link, useParams, useSearchParams } from "react-router-dom";
-import { apiGet } from "../api/client";
+import { api, unwrap } from "../api/typed";
 import { ErrorNotice, Loading } from "../components/QueryState";
-import type { WorkflowDefinition } from "../dashboards/types";
 import { useDocumentTitle } from "../hooks";
 import { definitionOf, format } from "./source";
 import { prefersDark, themeFor } from "./editorTheme";
 import "./workflows.css";
 
-const fetchVersion = (id: string, version: number, signal?: AbortSignal) =>
-  apiGet<WorkflowDefinition>(`/api/workflows/${encodeURIComponent(id)}?version=${version}`, { signal });
+/** A workflow's definition, at `version` or its latest. */
+const fetchVersion = (workflow_id: string, version: number | undefined, signal?: AbortSignal) =>
+  unwrap(api.GET("/api/workflows/{workflow_id}", { params: { path: { workflow_id }, query: version === undefined ? {} : { version } }, signal }));
 
 function versionParam(params: URLSearchParams, key: string, fallback: number, latest: number): number {
   const n = Number.parseInt(params.get(key) ?? "", 10);
@@ -52,7 +52,7 @@ export default function VersionDiffPage() {
   const [params, setParams] = useSearchParams();
   const latest = useQuery({
     queryKey: ["workflow", id, { version: null }],
-    queryFn: ({ signal }) => apiGet<WorkflowDefinition>(`/api/workflows/${encodeURIComponent(id)}`, { signal }),
+    queryFn: ({ signal }) => fetchVersion(id, undefined, signal),
   });
   const newest = latest.data?.latest_version ?? 1;
   const to = versionParam(params, "to", newest, newest);

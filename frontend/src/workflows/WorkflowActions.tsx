@@ -1,7 +1,7 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { Link, useNavigate } from "react-router-dom";
-import { apiDelete } from "../api/client";
+import { api, unwrap } from "../api/typed";
 import { ConfirmDialog } from "../dashboards/ConfirmDialog";
 import { FailureNotice } from "../components/QueryState";
 import { DialogButton } from "../components/DialogButton";
@@ -16,7 +16,7 @@ export function WorkflowActions({ id, name, latestVersion }: { id: string; name:
   const queryClient = useQueryClient();
   const [confirming, setConfirming] = useState(false);
   const remove = useMutation({
-    mutationFn: () => apiDelete(`/api/workflows/${encodeURIComponent(id)}`),
+    mutationFn: () => unwrap(api.DELETE("/api/workflows/{workflow_id}", { params: { path: { workflow_id: id } } })),
     onSuccess: () => {
       void queryClient.invalidateQueries({ queryKey: ["workflows"] });
       queryClient.removeQueries({ queryKey: ["workflow", id] });

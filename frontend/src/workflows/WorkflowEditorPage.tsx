@@ -1,8 +1,9 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useId, useMemo, useState } from "react";
 import { Link, useNavigate, useParams } from "react-router-dom";
-import { ApiError, apiGet, apiPost, apiPut, errorMessage } from "../api/client";
-import type { WorkflowDefinition } from "../dashboards/types";
+import { ApiError, errorMessage } from "../api/client";
+import type { components } from "../api/schema";
+import { api, textBody, unwrap } from "../api/typed";
 import { ErrorNotice, Loading } from "../components/QueryState";
 import { useDocumentTitle } from "../hooks";
 import { CodeEditor, type LineProblem, type SourceFormat } from "./CodeEditor";
@@ -10,12 +11,8 @@ import { asDefinitionSchema } from "./definitionSchema";
 import { convert, definitionOf, format as formatAs, read, serverProblems } from "./source";
 import "./workflows.css";
 
-export interface Template {
-  id: string;
-  name: string;
-  description: string;
-  yaml: string;
-}
+/** A starting point for a new workflow (a demo workflow's YAML). */
+export type Template = components["schemas"]["Template"];
 
 export const BLANK_TEMPLATE = `name: My workflow
 description: What it does, in a sentence.
@@ -57,12 +54,13 @@ export default function WorkflowEditorPage() {
 
   const current = useQuery({
     queryKey: ["workflow", id ?? "", { version: null }],
-    queryFn: ({ signal }) => apiGet<WorkflowDefinition>(`/api/workflows/${encodeURIComponent(id ?? "")}`, { signal }),
+    queryFn: ({ signal }) =>
+      unwrap(api.GET("/api/workflows/{workflow_id}", { params: { path: { workflow_id: id ?? "" } }, signal })),
     enabled: editing,
   });
   const templates = useQuery({
     queryKey: ["workflows", "templates"],
-    queryFn: ({ signal }) => apiGet<{ items: Template[] }>("/api/workflows/templates", { signal }),
+    queryFn: ({ signal }) => unwrap(api.GET("/api/workflows/templates", { signal })),
     enabled: !editing,
     staleTime: Infinity,
   });
@@ -70,7 +68,7 @@ export default function WorkflowEditorPage() {
   // as before: the server's check on save is the judge)
   const format = useQuery({
     queryKey: ["workflows", "schema"],
-    queryFn: ({ signal }) => apiGet<unknown>("/api/workflows/schema", { signal }),
+    queryFn: ({ signal }) => unwrap(api.GET("/api/workflows/schema", { signal })),
     staleTime: Infinity,
     retry: false,
   });
@@ -84,10 +82,11 @@ export default function WorkflowEditorPage() {
 
   const save = useMutation({
     mutationFn: (source: string) => {
-      const options = { contentType: fmt === "yaml" ? "application/yaml" : "application/json" };
+      // the text as written, in its format: the server checks it and places its problems on the lines
+      const body = textBody(source, fmt === "yaml" ? "application/yaml" : "application/json");
       return editing
-        ? apiPut<WorkflowDefinition>(`/api/workflows/${encodeURIComponent(id ?? "")}`, source, options)
-        : apiPost<WorkflowDefinition>("/api/workflows", source, options);
+        ? unwrap(api.PUT("/api/workflows/{workflow_id}", { ...body, params: { path: { workflow_id: id ?? "" } } }))
+        : unwrap(api.POST("/api/workflows", body));
     },
     onSuccess: (saved) => {
       void queryClient.invalidateQueries({ queryKey: ["workflows"] });
