@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 
 from config import Settings
-from services.notifier import Notifier
+from services.notifier import Events, Notifier
 
 log = logging.getLogger(__name__)
 
@@ -184,8 +184,9 @@ class McpMiddleware:
                     }
                 },
             )
-        for event, payload, room in items:
-            self.notifier.emit(event, payload, room if isinstance(room, str) else tuple(room))
+        events = Events()
+        events.items = [(e, payload, room if isinstance(room, str) else tuple(room)) for e, payload, room in items]
+        self.notifier.send(events)  # as this process's own: the execution's room, its workspace's queue_changed …
         return _json(start_response, 200, {"pushed": len(items)})
 
     # -- approval_decided -> the MCP process ------------------------------------------------------------------------

@@ -1,12 +1,12 @@
-"""The MCP process's notifier: the events its gateway raises (approval_pending, held call updates, a confirm's
-answer …) are pushed by the web process, which has the Socket.IO server; here they are sent to it.
+"""The MCP process's notifier: the events its gateway raises (approval_pending, held call updates, a confirm's answer …)
+are pushed by the web process, which has the Socket.IO server; here they are sent to it.
 
-Why an internal route of the web process (POST /internal/events, COACH_MCP_TOKEN as bearer) rather than
-Flask-SocketIO's message queue: it is one path that works with and without Redis. Without a message queue there is
-nothing else between the two processes; with one, the web process's emit goes through the queue as every emit does,
-so each server of a cluster still pushes to its own clients. The events are sent after their transaction committed
-(as everywhere, services/notifier.py), in order, by one task on the MCP process's loop, in batches; a web process that
-does not answer loses the push, never the change (the database has it: a page that reloads shows it).
+Why an internal route of the web process (POST /internal/events, COACH_MCP_TOKEN as bearer) rather than Flask-SocketIO's
+message queue: it is one path that works with and without Redis. Without a message queue there is nothing else between
+the two processes; with one, the web process's emit goes through the queue as every emit does, so each server of a
+cluster still pushes to its own clients. The events are sent after their transaction committed (as everywhere,
+services/notifier.py), as the transaction gathered them, in order, by one task on the MCP process's loop, in batches; a
+web process that does not answer loses the push, never the change (the database has it: a page that reloads shows it).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import httpx
 import orjson
 
 from config import Settings
-from services.notifier import Notifier
+from services.notifier import Events, Notifier
 
 log = logging.getLogger(__name__)
 
@@ -37,13 +37,22 @@ class Relay(Notifier):
         self.loop: asyncio.AbstractEventLoop | None = None
         self.queue: asyncio.Queue[list[Any]] | None = None
 
-    def emit(self, event: str, payload: dict[str, Any], room: str | tuple[str, ...]) -> None:
-        """From any thread (the gateway's worker threads, after their commit): queued for the sender task."""
+    def send(self, events: Events) -> None:
+        """From any thread (the gateway's worker threads, after their commit): the transaction's events, as they
+        are, queued for the sender task (the web process sends them as its own: Notifier.send, with its rooms'
+        coalescing); this process's listeners (the gateway's held calls) hear them here."""
+        events.made()
         loop, queue = self.loop, self.queue
-        if loop is None or queue is None or loop.is_closed():
-            return
-        item = [event, payload, room if isinstance(room, str) else list(room)]
-        loop.call_soon_threadsafe(queue.put_nowait, item)
+        if loop is not None and queue is not None and not loop.is_closed():
+            for event, payload, room in events.items:
+                item = [event, payload, room if isinstance(room, str) else list(room)]
+                loop.call_soon_threadsafe(queue.put_nowait, item)
+        for listener in self.listeners:
+            for event, payload, _room in events.items:
+                try:
+                    listener(event, payload)
+                except Exception:  # a listener's failure must never undo a committed change either
+                    log.exception("a listener of %s failed", event)
 
     @contextlib.asynccontextmanager
     async def run(self) -> AsyncIterator[Relay]:
