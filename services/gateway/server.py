@@ -140,8 +140,10 @@ class Gateway:
 
     @staticmethod
     def _context(ctx: ServerRequestContext) -> tuple[Agent, Threads]:
-        scope = ctx.request.scope  # the HTTP request (Starlette's) the SDK hands the handler: its ASGI scope
-        return scope["coach.agent"], scope["coach.channel"]
+        request = ctx.request  # the HTTP request (Starlette's) the SDK hands the handler: its ASGI scope
+        if request is None:  # (the gateway is served over HTTP only: every request has one)
+            raise RuntimeError("a gateway request without its HTTP request")
+        return request.scope["coach.agent"], request.scope["coach.channel"]
 
     async def _list_tools(
         self, ctx: ServerRequestContext, params: types.PaginatedRequestParams | None
@@ -169,6 +171,8 @@ class Gateway:
             return outcome.input_required
         if outcome.result is not None:
             return types.CallToolResult.model_validate(outcome.result)
+        if outcome.held is None:  # (an outcome is a result, a question or a held call)
+            raise RuntimeError(f"a call of {name} came to neither a result nor a held call")
         decided = asyncio.Event()
         key = outcome.approval_id or ""
         self._waiting.setdefault(key, set()).add(decided)
