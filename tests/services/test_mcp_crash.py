@@ -6,6 +6,7 @@ its own, as in the MCP process (asgi.py); nothing is mocked."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import os
 import threading
 import time
@@ -45,6 +46,14 @@ def reaper():
     thread.join(2)
 
 
+def on_a_loop_of_its_own(coro):
+    """asyncio.run(coro) in a thread of its own, as the MCP process runs the pool on uvicorn's loop: this worker's
+    own thread may already hold an event loop (Playwright's sync API keeps one running for the browser tests that
+    ran before in the same process)."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
 def endpoint(tmp_path) -> Endpoint:
     return Endpoint(
         "srv",
@@ -78,7 +87,7 @@ def test_a_crash_mid_call_reports_the_exit_status_every_time(clients, tmp_path, 
             await clients.aclose()
         return errors
 
-    errors = asyncio.run(crashes())
+    errors = on_a_loop_of_its_own(crashes())
     assert all("exited with status 3" in e for e in errors), errors
     assert all("did not answer" not in e for e in errors), errors
 
@@ -103,6 +112,6 @@ def test_a_worker_thread_calls_through_the_loop_and_the_loop_itself_may_not_bloc
             await clients.aclose()
         return result, refused
 
-    result, refused = asyncio.run(both())
+    result, refused = on_a_loop_of_its_own(both())
     assert result["content"][0]["text"] == "5"
     assert "await acall" in refused
