@@ -4,6 +4,7 @@ a learned correction pack is opened from its link and toggled; the workflow's de
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from playwright.sync_api import Locator, Page, expect
@@ -52,8 +53,16 @@ def test_a_workflow_turns_auto_ready_live_and_a_lead_promotes_it_with_the_keyboa
     assert workflow_metrics(live_server, invoice["id"])["auto_ready"] is False
 
     log_in(page, live_server)
+    # the level change is pushed once, to the workspace room: the decision below must come after the page joined it
+    # (the join's ack, `{ok, workspace_id, role}`, is a frame of the page's socket)
+    frames: list[str] = []
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda frame: frames.append(str(frame))))
     page.goto(live_server.url("/dashboard"))
     expect(page.get_by_role("heading", name="Dashboard", level=1)).to_be_visible()
+    deadline = time.monotonic() + 60
+    while not any('"workspace_id"' in f and '"role"' in f for f in frames):
+        assert time.monotonic() < deadline, f"the dashboard never joined its workspace's room: {frames[-5:]}"
+        page.wait_for_timeout(50)
     # the workflow's row in the workflows table (once its step is AUTO-ready too, the steps table has a row naming it)
     workflows = page.get_by_role("region", name="Workflows by learning level")
     row = workflows.get_by_role("row").filter(has=page.get_by_role("link", name="Invoice intake", exact=True))
