@@ -321,9 +321,7 @@ class Receive(MethodView):
         """Start the hook's workflow with the body mapped to its variables (422 naming the field that does not fit)"""
         svc = services()
         delivery = g.trigger_delivery
-        ex, new = hooks.deliver(svc.db, svc.definitions, svc.settings, delivery, body)
-        if new:
-            svc.runner.schedule(ex.id)
+        ex, new = hooks.deliver(svc.runner, delivery, body)
         answer = {
             "execution_id": ex.id,
             "workflow_id": ex.workflow_id,

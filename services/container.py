@@ -64,7 +64,6 @@ class Services:
         db = Database(
             settings.resolved_database_url, pool_size=settings.db_pool_size, max_overflow=settings.db_max_overflow
         )
-        notification_outbox.configure(db, notification_outbox.Config(email=bool(settings.smtp_host)))
         tools = build_registry(settings, WorkspaceDirectory(db))
         mcp = McpSource(settings, db, Secrets(settings.secret_key), clients=mcp_pool)
         tools.add_source(mcp)
@@ -77,7 +76,9 @@ class Services:
             from services.orchestration.dispatch import dispatcher
 
             remote = dispatcher(settings)
-        runner = Runner(db, tools, definitions, notifier, settings, spawn=spawn, dispatch=remote)
+        # the outbox's settings: every unit of work of the runner's (`command()`) writes notifications under them
+        outbox = notification_outbox.Config(email=bool(settings.smtp_host))
+        runner = Runner(db, tools, definitions, notifier, settings, spawn=spawn, dispatch=remote, notifications=outbox)
         built = cls(
             settings,
             db,

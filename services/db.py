@@ -1,9 +1,10 @@
 """The database: one engine and one sessionmaker per app, SQLite (WAL) or PostgreSQL by URL.
 
-A unit of work is a plain SQLAlchemy Session: `with db.transaction() as session:` commits at the end of the block
-(or rolls back on an error), `with db.read() as session:` only reads. The session's identity map is the one cache
-a caller must know about; it holds what the transaction loaded for as long as the transaction lasts (SQLAlchemy's
-"strong reference" recipe), so a second `session.get` of a row costs no statement. Transient errors (deadlocks,
+A write runs in a unit of work (services/unit_of_work.py) around a plain SQLAlchemy Session (`Database.transaction`,
+which only the unit of work opens); `with db.read() as session:` only reads. The session's identity map is the one
+cache a caller must know about; it holds what the transaction loaded for as long as the transaction lasts
+(SQLAlchemy's "strong reference" recipe, strong_reference_session), so a second `session.get` of a row costs no
+statement. Transient errors (deadlocks,
 serialization failures, SQLite's busy database, a stale version) are tried again by one layer, `retrying`."""
 
 from __future__ import annotations
@@ -65,31 +66,6 @@ def row_locks(session: Session) -> bool:
     return session.get_bind().dialect.name == "postgresql"
 
 
-class CoachSession(Session):
-    """SQLAlchemy's Session (`sessionmaker(class_=CoachSession)`), living as long as one transaction, with what that
-    transaction remembers beside its identity map, each kept by the one module named:
-
-    - `refs`: every object it loaded or wrote, held until it closes (the "strong reference" recipe of SQLAlchemy's
-      Session Referencing Behavior, the listeners below), so a row read once is not read again by a later `get`;
-    - `locked_workspaces`: the workspaces whose lock it took (services/audit/service.lock_workspace: once each);
-    - `changed_packs`: workflows whose correction packs it changed (services/coaching/corrections: their learned
-      rules are read from the database, not from the per-process cache, until it commits);
-    - `notifications`: the outbox's settings for a write session (services/notifications/outbox; None: a session
-      that writes no notifications), `noted`: the events noted, made into outbox rows just before it commits,
-      `noted_rows`: outbox rows made then without routing (a decided review's Slack updates), and
-      `person_present`: a person decides in it (their next suggestion is no news to send them)."""
-
-    def __init__(self, *args: Any, notifications: Any = None, **kwargs: Any):
-        super().__init__(*args, **kwargs)
-        self.refs: set = set()
-        self.locked_workspaces: set[str] = set()
-        self.changed_packs: set[str] = set()
-        self.notifications = notifications
-        self.noted: dict[str, Any] = {}
-        self.noted_rows: dict[str, Any] = {}
-        self.person_present = False
-
-
 def rowcount(result: Result[Any]) -> int:
     """The rows an UPDATE or a DELETE matched (SQLAlchemy types what Session.execute answers as a Result; a DML
     statement's is a CursorResult)."""
@@ -98,38 +74,27 @@ def rowcount(result: Result[Any]) -> int:
     return result.rowcount
 
 
-def coach_session(session: Session) -> CoachSession:
-    """`session` as the CoachSession every session of the app is (`sessionmaker(class_=CoachSession)`), for what
-    reads the attributes above."""
-    if not isinstance(session, CoachSession):
-        raise TypeError(f"a {type(session).__name__}, not a session of Coach's sessionmaker")
-    return session
+def strong_reference_session(maker: sessionmaker) -> None:
+    """Sessions of `maker` hold every object they loaded or wrote until they end: SQLAlchemy's "strong reference"
+    recipe (Session Referencing Behavior), its set kept in the session's `info`. The identity map alone holds its
+    objects weakly, so a row read once, dropped by the code, would be read again by a later `get`."""
 
+    @event.listens_for(maker, "pending_to_persistent")
+    @event.listens_for(maker, "deleted_to_persistent")
+    @event.listens_for(maker, "detached_to_persistent")
+    @event.listens_for(maker, "loaded_as_persistent")
+    def strong_ref_object(sess: Session, instance: Any) -> None:
+        if "refs" not in sess.info:
+            sess.info["refs"] = refs = set()
+        else:
+            refs = sess.info["refs"]
+        refs.add(instance)
 
-@event.listens_for(CoachSession, "pending_to_persistent")
-@event.listens_for(CoachSession, "deleted_to_persistent")
-@event.listens_for(CoachSession, "detached_to_persistent")
-@event.listens_for(CoachSession, "loaded_as_persistent")
-def _keep(session: CoachSession, instance: Any) -> None:
-    session.refs.add(instance)
-
-
-@event.listens_for(CoachSession, "persistent_to_detached")
-@event.listens_for(CoachSession, "persistent_to_deleted")
-@event.listens_for(CoachSession, "persistent_to_transient")
-def _drop(session: CoachSession, instance: Any) -> None:
-    session.refs.discard(instance)
-
-
-@event.listens_for(CoachSession, "after_transaction_end")
-def _forget(session: CoachSession, transaction) -> None:
-    """A session used for a second transaction starts it with nothing remembered (its locks ended with the first)."""
-    if transaction.parent is None:
-        session.locked_workspaces.clear()
-        session.changed_packs.clear()
-        session.noted.clear()
-        session.noted_rows.clear()
-        session.person_present = False
+    @event.listens_for(maker, "persistent_to_detached")
+    @event.listens_for(maker, "persistent_to_deleted")
+    @event.listens_for(maker, "persistent_to_transient")
+    def deref_object(sess: Session, instance: Any) -> None:
+        sess.info["refs"].discard(instance)
 
 
 # -- transient errors: the same transaction, tried again from its start, may well not meet them -------------------
@@ -226,10 +191,12 @@ class Database:
                 weakref.finalize(self, self.checkpointer.stop)  # a Database nobody disposed of
         # expire_on_commit off: what a command loaded is still readable after its commit (answers, pushed events);
         # autoflush off: the unit of work writes at commit, or where the code says session.flush()
-        self.Session = sessionmaker(self.engine, class_=CoachSession, expire_on_commit=False, autoflush=False)
+        self.Session = sessionmaker(self.engine, expire_on_commit=False, autoflush=False)
         # the same pool; on SQLite its transactions begin deferred (see _prepare_sqlite)
         self.read_engine = self.engine.execution_options(**{READ_ONLY: True})
-        self.ReadSession = sessionmaker(self.read_engine, class_=CoachSession, expire_on_commit=False, autoflush=False)
+        self.ReadSession = sessionmaker(self.read_engine, expire_on_commit=False, autoflush=False)
+        strong_reference_session(self.Session)
+        strong_reference_session(self.ReadSession)
         self._aside_engine: Engine | None = None
         self._aside_args = {
             k: kwargs[k] for k in ("connect_args", "json_serializer", "json_deserializer") if k in kwargs
@@ -237,7 +204,10 @@ class Database:
 
     @contextmanager
     def transaction(self) -> Iterator[Session]:
-        """A unit of work: commits at the end of the block, or rolls back on any error."""
+        """The session of a unit of work, for services/unit_of_work.py only: it commits at the end of the block, or
+        rolls back on any error. Everything else writes in a unit of work (`services.command()`, `runner.command()`,
+        `unit_of_work(db)`), which does what its modules left for before the commit and sends its events after it:
+        a session from here does neither."""
         with self.Session.begin() as session:
             yield session
 
@@ -255,7 +225,7 @@ class Database:
         by transactions waiting for the one that waits for the pool."""
         if self._aside_engine is None:
             self._aside_engine = create_engine(self.engine.url, poolclass=NullPool, **self._aside_args)
-        with CoachSession(bind=self._aside_engine) as session:
+        with Session(bind=self._aside_engine) as session:
             yield session
 
     def ping(self) -> None:

@@ -9,7 +9,6 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 import orjson
-from sqlalchemy import event as sa_event
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +80,6 @@ class Events:
 
     def __init__(self) -> None:
         self.items: list[tuple[str, Any, str | tuple[str, str]]] = []
-        self._before_commit = lambda _session: self.made()  # one listener object, so a session gets it once
 
     def add(
         self,
@@ -100,7 +98,6 @@ class Events:
 
     def at_commit(
         self,
-        session,
         event: str,
         key: str,
         build: Callable[[], dict],
@@ -112,7 +109,8 @@ class Events:
         transaction (`build`, run just before its commit, returns a payload of JSON values only) from the state as
         it then is, however often it changed in between. It goes where the last of the transaction's calls for the
         same `key` put it: after what was added before that call (a decision's next suggestion comes first).
-        `session`: the Session whose commit makes it (its `before_commit` event)."""
+        The unit of work the events belong to makes it at the end of its block (UnitOfWork.before_commit); events
+        sent without one are made when sent."""
         to = _rooms(execution, workspace)
         if not to:
             return
@@ -120,11 +118,9 @@ class Events:
             item for item in self.items if not (item[0] == event and type(item[1]) is _AtCommit and item[1].key == key)
         ]
         self.items.append((event, _AtCommit(key, build), to))
-        if not sa_event.contains(session, "before_commit", self._before_commit):
-            sa_event.listen(session, "before_commit", self._before_commit)
 
     def made(self) -> Events:
-        """Every at_commit payload made (its transaction's commit does it)."""
+        """Every at_commit payload made (its unit of work does it before it commits)."""
         if any(type(item[1]) is _AtCommit for item in self.items):
             items, self.items = self.items, []
             for event, payload, to in items:
@@ -306,7 +302,7 @@ class Notifier:
         execution's event goes to its room; its workspace's room hears `queue_changed` instead, and a workflow's
         `metrics_update` coalesced with it (_Coalescer); the workspace's own events (approvals, levels, regions,
         packs, gateway tools: rare, and what their pages show) go to its room as they are."""
-        events.made()  # its transaction committed them already; one that did not run its hooks makes them here
+        events.made()  # its unit of work made them before its commit; events gathered without one are made here
         changed: dict[str, _Changes] = {}
         live = self.socketio is not None  # (silent: nothing to gather for a workspace's room)
         for summaries in (False, True):

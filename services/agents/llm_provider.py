@@ -35,6 +35,7 @@ from services.orm import utcnow
 from services.policies import outbound
 from services.tools.http import VettedTransport, Vetter
 from services.toolservers.secrets import Secrets, SecretUnreadable
+from services.unit_of_work import unit_of_work
 
 MISSING_CODE = "llm_provider_missing"
 TEST_PROMPT = "This is a connection test from Coach. Reply with one short sentence."
@@ -118,7 +119,8 @@ def save(db: Database, settings: Settings, workspace_id: str, body: dict[str, An
     why = _refused(db, settings, workspace_id, values.base_url)  # DNS: before the transaction, not inside it
     if why:
         raise ValidationFailed("the LLM provider's base URL is refused", {"base_url": [why]})
-    with db.transaction() as session:
+    with unit_of_work(db) as uow:
+        session = uow.session
         if session.get(Workspace, workspace_id) is None:
             raise NotFound(f"workspace {workspace_id} not found")
         row = session.get(WorkspaceLLM, workspace_id)
@@ -157,7 +159,8 @@ def save(db: Database, settings: Settings, workspace_id: str, body: dict[str, An
 
 def remove(db: Database, settings: Settings, workspace_id: str, actor: str) -> None:
     """Back to the server's COACH_LLM_* settings, audited."""
-    with db.transaction() as session:
+    with unit_of_work(db) as uow:
+        session = uow.session
         row = session.get(WorkspaceLLM, workspace_id)
         if row is not None:
             before = _public(row)

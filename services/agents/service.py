@@ -150,8 +150,8 @@ class Host:
     def _open(self) -> Session:
         if self.session is None:
             self._stack = ExitStack()
-            self.session = self._stack.enter_context(self.db.transaction())
-            self.events = Events()
+            uow = self._stack.enter_context(self.runner.command())
+            self.session, self.events = uow.session, uow.events
             self.ex = executions.get_any(self.session, self.execution_id)
             if self.ex is not None:
                 self.tools = self.runner.tools.for_workspace(self.ex.workspace_id)
@@ -207,11 +207,10 @@ class Host:
             and executions.step_state(ex, self.step.id).status == S.STEP_RUNNING
         ):
             executions.set_step(ex, self.step.id, status=S.STEP_PENDING)  # the resume runs it again
-        stack, events = self._stack, self.events
+        stack = self._stack
         assert stack is not None  # _open() made it
         self._stack = self.session = None
-        stack.close()  # commits
-        self.runner.notifier.send(events)
+        stack.close()  # the unit of work commits, then sends its events
         return alive
 
     def abort(self) -> None:

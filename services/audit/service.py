@@ -24,10 +24,11 @@ import orjson
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
-from services.db import coach_session, row_locks
+from services.db import row_locks
 from services.models.audit import AuditEvent
 from services.notifier import jsonable, jsonable_exact
 from services.orm import utcnow
+from services.unit_of_work import UnitOfWork
 
 GENESIS = "0" * 64
 # every action `record` is called with (GET /api/audit/actions, the audit filter, docs/auth.md "Audit"):
@@ -234,24 +235,24 @@ def compute_hash(prev_hash: str, fields: dict[str, Any]) -> str:
 
 def lock_workspace(session: Session, workspace_id: str) -> None:
     """PostgreSQL: take the workspace's lock (a transaction-scoped advisory lock), held until the transaction ends;
-    once per transaction. It is the audit chain's lock (one writer per chain: locking the last row alone would not
-    do, an empty chain has no row to lock and a waiter would reuse the same seq), and the first lock of every
-    transaction that writes the workspace's shared rows: its metric rows (services.metrics.service), its correction
-    packs
-    and the packs_revision of their workflows (services.coaching.corrections). Those rows are only ever locked under
-    it, so
-    transactions cannot lock them in different orders and deadlock; they were serial per workspace already, on
-    the audit chain and the global metric row. The one row a transaction may lock before it is its own execution's
-    (executions.get_any, get_with_suggestion).
+    once per unit of work (its `locked_workspaces`). It is the audit chain's lock (one writer per chain: locking the
+    last row alone would not do, an empty chain has no row to lock and a waiter would reuse the same seq), and the
+    first lock of every transaction that writes the workspace's shared rows: its metric rows
+    (services.metrics.service), its correction packs and the packs_revision of their workflows
+    (services.coaching.corrections). Those rows are only ever locked under it, so transactions cannot lock them in
+    different orders and deadlock; they were serial per workspace already, on the audit chain and the global metric
+    row. The one row a transaction may lock before it is its own execution's (executions.get_any,
+    get_with_suggestion).
     SQLite needs nothing: its write transactions start with BEGIN IMMEDIATE, one writer at a time."""
     if not row_locks(session):
         return
-    locked = coach_session(session).locked_workspaces
-    if workspace_id in locked:
+    uow = UnitOfWork.of(session)  # (a session outside any unit of work remembers nothing: it locks each time)
+    if uow is not None and workspace_id in uow.locked_workspaces:
         return
     digest = hashlib.sha256(f"coach.audit:{workspace_id}".encode()).digest()
     session.execute(select(func.pg_advisory_xact_lock(int.from_bytes(digest[:8], "big", signed=True))))
-    locked.add(workspace_id)
+    if uow is not None:
+        uow.locked_workspaces.add(workspace_id)
 
 
 def last_event(session: Session, workspace_id: str) -> AuditEvent | None:

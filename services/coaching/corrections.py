@@ -15,11 +15,12 @@ from core.coaching.corrections import Change, PackStats
 from core.coaching.rules import LearnedRule, learned_rules, rule_transitions, track_rules
 from core.errors import NotFound, ValidationFailed
 from services.audit import service as audit
-from services.db import coach_session, row_locks
+from services.db import row_locks
 from services.models.coaching import CorrectionPack
 from services.models.workflows import Workflow, WorkflowVersion
 from services.notifier import Events
 from services.orm import in_workspace, table_of, utcnow
+from services.unit_of_work import UnitOfWork
 
 EXPORT_FORMAT = "coach.correction-pack/1"
 # kept beside the counts in the pack's stats JSON (no column of its own, never exported): when each applying rule
@@ -82,7 +83,8 @@ class RulesCache:
         self._lock = threading.Lock()
 
     def rules(self, session: Session, wf: Workflow) -> Rules:
-        if wf.id in coach_session(session).changed_packs:
+        uow = UnitOfWork.of(session)
+        if uow is not None and wf.id in uow.changed_packs:
             return _load_rules(session, wf.id)
         with self._lock:
             hit = self._items.get(wf.id)  # cachetools' LRU: a read counts as a use
@@ -121,7 +123,10 @@ def _changed(session: Session, pack: CorrectionPack) -> None:
         .where(workflows.c.id == pack.workflow_id)
         .values(packs_revision=workflows.c.packs_revision + 1, updated_at=workflows.c.updated_at)
     )
-    coach_session(session).changed_packs.add(pack.workflow_id)
+    uow = UnitOfWork.of(session)
+    if uow is None:
+        raise RuntimeError("a correction pack changed outside a unit of work (services/unit_of_work.py)")
+    uow.changed_packs.add(pack.workflow_id)
 
 
 def _applying(pack: CorrectionPack, stats: PackStats | None = None) -> list[LearnedRule]:

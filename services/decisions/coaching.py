@@ -417,7 +417,7 @@ def submit(
         except IntegrityError:
             # a unique key lost a race: the suggestion's decision (or the Idempotency-Key) with a concurrent one, or
             # something else that a new try will find done (then this decision goes through)
-            with services.db.transaction() as session:
+            with services.db.read() as session:  # (what the winner committed)
                 earlier = replay(session, workspace_id, idempotency_key, suggestion_id, execution_id)
                 decided = earlier is None and session.get(Decision, suggestion_id) is not None
             if earlier is not None:

@@ -22,7 +22,8 @@ def use(services, token: str, comment: str | None) -> dict:
     """Decide with the link, once: the link is marked used in its own transaction first (a second POST, however
     close, finds it used), then the decision goes through services.decisions.approvals.submit as the link's person."""
     now = utcnow()
-    with services.db.transaction() as session:
+    with services.command() as uow:
+        session = uow.session
         opened = open_token(session, services, token, now)
         link = opened.link
         if opened.refusal or opened.open_app or link is None:  # (no refusal: the link was found)

@@ -314,7 +314,6 @@ def changed(session: Session, events: Events, ex: Execution, step_id: str | None
     once, just before the commit, from the execution as it then is (every step changed meanwhile in it), wherever
     the transaction goes on to take it (a decision runs on to its next suggestion). `step_id`: where it stands."""
     events.at_commit(
-        session,
         "execution_update",
         ex.id,
         lambda: update_event(ex, step_id),

@@ -37,6 +37,7 @@ from services.notifications import outbox as notification_outbox
 from services.notifier import Events, jsonable
 from services.orm import utcnow
 from services.policies import service as policies
+from services.unit_of_work import UnitOfWork
 
 HELD, FORWARDING, DONE, FAILED, REJECTED, CANCELLED = "held", "forwarding", "done", "failed", "rejected", "cancelled"
 # (GatewayCall.state; cancelled: its identity was revoked while it was held, held.end_for_revoked)
@@ -168,13 +169,15 @@ def audit_call(
     )
 
 
-def transaction(svc, what: str, fn: Callable[[Session], T]) -> T:
-    """fn(session) in a transaction of its own, tried again on a transient error (a deadlock, SQLite busy): no
-    request of Coach's shows one. Only database work goes in here: a forwarding is never tried again."""
+def transaction(svc, what: str, fn: Callable[[UnitOfWork], T]) -> T:
+    """fn(uow) in a unit of work of its own (`svc.command()`: its events go out through this process's notifier, the
+    relay to the web process, services/gateway/relay.py, once it commits), tried again whole on a transient error (a
+    deadlock, SQLite busy): no request of Coach's shows one. Only database work goes in here: a forwarding is never
+    tried again."""
 
     def attempt() -> T:
-        with svc.db.transaction() as session:
-            return fn(session)
+        with svc.command() as uow:
+            return fn(uow)
 
     return retrying(attempt, tries=4, what=what)
 
@@ -282,8 +285,8 @@ def begin(
         transaction(
             svc,
             "auditing a gateway call",
-            lambda session: audit_call(
-                session,
+            lambda uow: audit_call(
+                uow.session,
                 agent,
                 tool_name,
                 arguments,
@@ -299,11 +302,11 @@ def begin(
     if verdict["effect"] == "require_review":
         spot = action == L.SPOT_CHECK
 
-        def hold(session: Session) -> tuple[tuple[str, str | None], Events | None]:
+        def hold(uow: UnitOfWork) -> tuple[str, str | None]:
+            session, events = uow.session, uow.events
             open_call = _open_call(session, agent, key)  # the same call, sent twice at once: one review
             if open_call is not None:
-                return open_call, None
-            events = Events()
+                return open_call
             held_verdict = {
                 **verdict,
                 **({"learned": fixed} if fixed else {}),
@@ -357,18 +360,16 @@ def begin(
                 },
                 workspace=agent.workspace_id,
             )
-            return (row.id, approval.id), events
+            return row.id, approval.id
 
-        (held, approval_id), events = transaction(svc, "holding a gateway call", hold)
-        if events is not None:
-            svc.notifier.send(events)
+        held, approval_id = transaction(svc, "holding a gateway call", hold)
         return Outcome(held=held, approval_id=approval_id)
     result, full = forward(svc, tool, arguments, G.upstream_key(agent.id, key))
     transaction(
         svc,
         "auditing a gateway call",
-        lambda session: audit_call(
-            session,
+        lambda uow: audit_call(
+            uow.session,
             agent,
             tool_name,
             arguments,
@@ -411,8 +412,8 @@ def _forward_auto(
     transaction(
         svc,
         "auditing a gateway call",
-        lambda session: audit_call(
-            session,
+        lambda uow: audit_call(
+            uow.session,
             agent,
             tool_name,
             sent,

@@ -49,7 +49,6 @@ from services.db import rowcount
 from services.gateway import builtins, calls, held, learning
 from services.gateway.identities import Agent
 from services.models.gateway import AgentIdentity, GatewayCall
-from services.notifier import Events
 from services.orm import utcnow
 from services.policies import service as policies
 
@@ -177,7 +176,8 @@ def open_ask(
     form = C.form(agent.name, tool_name, arguments, tool.params_schema, rule)
     region = gate.region if gate is not None else None
 
-    def store(session) -> str:
+    def store(uow) -> str:
+        session = uow.session
         row = GatewayCall(
             workspace_id=agent.workspace_id,
             agent_id=agent.id,
@@ -291,8 +291,8 @@ def unasked(svc, agent: Agent, question: Ask, why: str) -> calls.Outcome:
 
 
 def _end(svc, agent: Agent, call_id: str, state: str, why: str) -> bool:
-    def run(session) -> bool:
-        now = utcnow()
+    def run(uow) -> bool:
+        session, now = uow.session, utcnow()
         claimed = session.execute(
             update(GatewayCall)
             .where(GatewayCall.id == call_id, GatewayCall.agent_id == agent.id, GatewayCall.state == CONFIRMING)
@@ -345,9 +345,9 @@ def _answered_text(tool: str) -> str:
 def settle(svc, agent: Agent, call_id: str, action: Any, content: Any, meta: dict[str, Any] | None) -> calls.Outcome:
     """The person's answer: claimed once, counted, audited; then the call declined, or judged again by the rules of
     now and forwarded (or denied, or held for a reviewer, as those rules say)."""
-    events = Events()
 
-    def claim(session):
+    def claim(uow):
+        session, events = uow.session, uow.events
         row = session.get(GatewayCall, call_id)
         if row is None or row.agent_id != agent.id or row.state != CONFIRMING:
             return None
@@ -472,8 +472,6 @@ def settle(svc, agent: Agent, call_id: str, action: Any, content: Any, meta: dic
         return ("forward", row.tool, row.arguments, answer, tool, confirm_info.get("call_key") or "")
 
     step = calls.transaction(svc, "answering a gateway agent's question", claim)
-    if events.items:
-        svc.notifier.send(events)
     if step is None:
         return calls.Outcome(G.error_result(_answered_text("this tool"), decision="confirm_answered"))
     if step[0] == "done":
@@ -525,7 +523,8 @@ def _finish(
     original: dict[str, Any],
     handed_on: str | None = None,
 ) -> None:
-    def store(session) -> None:
+    def store(uow) -> None:
+        session = uow.session
         row = held.call_row(session, call_id, populate_existing=True)
         now = utcnow()
         if result is None:  # the rules of now deny or hold it: calls.begin answers (and audits) that

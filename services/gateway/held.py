@@ -68,7 +68,7 @@ def settle(svc, agent: Agent, call_id: str) -> dict[str, Any] | None:
     """The held call's answer once its approval is final (forwarding it first when approved and nobody has), or
     None while it waits (or while another request forwards it). A forwarding that outlived every time-out (its server
     process was killed) answers that it was interrupted: it is never sent again. Asked once `look` says DECIDED."""
-    step = calls.transaction(svc, "settling a gateway call", lambda session: _settle(svc, session, agent, call_id))
+    step = calls.transaction(svc, "settling a gateway call", lambda uow: _settle(svc, uow.session, agent, call_id))
     if step.result is not None or step.forward is None:
         return step.result
     tool_name, params, edit, who, approval_id, original = step.forward
@@ -84,7 +84,8 @@ def settle(svc, agent: Agent, call_id: str) -> dict[str, Any] | None:
     if edited:  # the agent must know that what ran is not what it asked for (as an AUTO correction says)
         result = L.edited(result, original, params, edit.get("user") or who, edit.get("comment") or "", G.STATUS_META)
 
-    def store(session: Session) -> None:
+    def store(uow) -> None:
+        session = uow.session
         row = call_row(session, call_id, populate_existing=True)
         row.state = calls.FAILED if result.get("isError") else calls.DONE
         row.result, row.result_bytes, row.finished_at, row.delivered_at = result, full, utcnow(), utcnow()

@@ -18,6 +18,7 @@ from services.audit import service as audit
 from services.db import Database
 from services.models.gateway import AgentIdentity
 from services.orm import in_workspace, utcnow
+from services.unit_of_work import unit_of_work
 from services.users.service import token_hash
 
 TOKEN_PREFIX = "coach_agent_"
@@ -134,8 +135,8 @@ def touch(db: Database, agent: Agent) -> None:
     if now - _touched.get(agent.id, -TOUCH_EVERY_S) < TOUCH_EVERY_S:
         return
     _touched[agent.id] = now
-    with db.transaction() as session:
-        session.execute(update(AgentIdentity).where(AgentIdentity.id == agent.id).values(last_used_at=utcnow()))
+    with unit_of_work(db) as uow:
+        uow.session.execute(update(AgentIdentity).where(AgentIdentity.id == agent.id).values(last_used_at=utcnow()))
 
 
 def view(row: AgentIdentity, token: str | None = None) -> dict[str, Any]:

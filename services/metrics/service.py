@@ -10,10 +10,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from cachetools import LRUCache
-from sqlalchemy import bindparam, event, select
+from sqlalchemy import bindparam, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, object_session
 
 from core.coaching import autonomy
 from core.coaching.levels import LevelThresholds
@@ -23,6 +23,7 @@ from services.db import row_locks
 from services.metrics import review_settings, series
 from services.models.metrics import MetricScope
 from services.orm import utcnow
+from services.unit_of_work import UnitOfWork
 
 GLOBAL = ("global", "all")
 
@@ -99,25 +100,18 @@ PARSED = "parsed_state"  # a MetricScope row's MetricsState, parsed once per tra
 
 
 def _state(row: MetricScope, thresholds: LevelThresholds | None) -> MetricsState:
-    """The row's state, parsed once (kept with the row, written back at commit), under the thresholds that apply
-    now."""
+    """The row's state, parsed once (kept with the row, and on the unit of work whose end writes it back into the
+    row: UnitOfWork.metric_states), under the thresholds that apply now."""
     state = getattr(row, PARSED, None)
     if state is None:
+        uow = UnitOfWork.of(object_session(row))
+        if uow is None:
+            raise RuntimeError("a metric counted outside a unit of work (services/unit_of_work.py) would be lost")
         state = MetricsState.from_dict(row.state)
         setattr(row, PARSED, state)
+        uow.metric_states.append((row, state))
     state.set_thresholds(_thresholds_for(row.scope, thresholds))
     return state
-
-
-@event.listens_for(Session, "before_commit")
-def _write_states(session: Session) -> None:
-    """The parsed states of the metric rows this transaction loaded go into their rows, for the commit's flush to
-    write (those unchanged compare equal and are not written)."""
-    for obj in list(session.identity_map.values()):
-        if type(obj) is MetricScope:
-            state = getattr(obj, PARSED, None)
-            if state is not None:
-                obj.state = state.to_dict()
 
 
 def _thresholds_for(scope: str, thresholds: LevelThresholds | None) -> LevelThresholds:

@@ -1,8 +1,9 @@
 """The outbox: a notification is stored with the change that causes it, and sent after that change commits.
 
 The hooks (`approval_opened`, `status_changed`, `demoted`) are called by the services where Coach's events happen;
-each only notes the event in the session (its `noted`, services/db.CoachSession; no SQL). Just before the
-transaction commits (its `before_commit`), the noted events are fanned out: who hears each (core/notifications:
+each only notes the event in the session's unit of work (its `noted`, services/unit_of_work.py; no SQL). At the end
+of the unit of work, before it commits (UnitOfWork.before_commit), the noted events are fanned out (`Config.fan_out`,
+the outbox's settings the unit of work was given by whoever built it): who hears each (core/notifications:
 routes, default recipients, preferences, quiet hours) and one `OutboxRow` per (event, recipient, channel) is added to
 the same transaction, so an event and its notifications are committed together or not at all. (event_id, recipient,
 channel) is unique: an event noted twice, or again by a later transaction, gives no second row.
@@ -17,18 +18,17 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import event as sa_event
 from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, object_session
 
 from core import notifications as N
-from services.db import CoachSession, coach_session
 from services.models.executions import Execution
 from services.models.notifications import Escalation, NotificationPrefs, NotificationRoute, OutboxRow, WebhookEndpoint
 from services.models.users import Membership, User
 from services.notifications import slack as slack_channel
 from services.orm import utcnow
+from services.unit_of_work import UnitOfWork
 
 from . import push
 
@@ -37,38 +37,49 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Config:
+    """The outbox's settings, given to every unit of work that writes notifications (its `notifications`: the
+    runner's, services/container.py); a unit of work without them can note none."""
+
     email: bool = False  # an SMTP server is configured: email rows are written
     push: bool = True  # Web Push rows are written for the people's subscribed browsers (push.py)
 
-
-def configure(db, config: Config) -> None:
-    """Every write session of `db` knows whether email is on (its `notifications`; services/container.py calls
-    this). Read sessions write no notifications."""
-    db.Session.configure(notifications=config)
+    def fan_out(self, uow: UnitOfWork) -> None:
+        """The unit of work's noted events made into outbox rows, then its rows noted without routing (run by
+        UnitOfWork.before_commit, in the session, before the commit)."""
+        _fan_out(uow.session, self, uow)
 
 
 # an event noted in a session, made at its commit: (kind, event id, facts, payload), or None when moot by then
 Build = Callable[[Session], "tuple[str, str, N.Facts, dict] | None"]
 
 
-def _note(session: Session | None, key: str, build: Build) -> None:
+def _writing(session: Session | None) -> UnitOfWork | None:
+    """The unit of work whose notifications a note goes with (None: the object is in no session, a transient one).
+    A note in a session outside any unit of work, or in a unit of work given no outbox settings (`unit_of_work(db)`),
+    would be lost: an error."""
     if session is None:
-        return
-    coach = coach_session(session)
-    if coach.notifications is None:
-        return
-    coach.noted[key] = build  # the last note of the same thing wins (made by _fan_out, before the commit)
+        return None
+    uow = UnitOfWork.of(session)
+    if uow is None or uow.notifications is None:
+        raise RuntimeError(
+            "a notification noted outside a unit of work that writes notifications (services/unit_of_work.py) "
+            "would be lost"
+        )
+    return uow
+
+
+def _note(session: Session | None, key: str, build: Build) -> None:
+    uow = _writing(session)
+    if uow is not None:
+        uow.noted[key] = build  # the last note of the same thing wins (made by _fan_out, before the commit)
 
 
 def note_rows(session: Session | None, key: str, build: Callable[[Session], list[OutboxRow]]) -> None:
     """Rows that need no routing, made at the commit (after the routed events'): e.g. the Slack updates of a decided
     review (slack_updates.py)."""
-    if session is None:
-        return
-    coach = coach_session(session)
-    if coach.notifications is None:
-        return
-    coach.noted_rows[key] = build
+    uow = _writing(session)
+    if uow is not None:
+        uow.noted_rows[key] = build
 
 
 # -- hooks ------------------------------------------------------------------------------------------------------------
@@ -81,16 +92,20 @@ def status_changed(ex: Execution) -> None:
     run failed are read from the execution as it is when the transaction commits."""
     if ex.status in WATCHED:
         session = object_session(ex)
-        if ex.status == "waiting_decision" and session is not None and coach_session(session).person_present:
+        uow = UnitOfWork.of(session)
+        if ex.status == "waiting_decision" and uow is not None and uow.person_present:
             return  # the next suggestion of a decision's own transaction: its operator is looking at it
         _note(session, f"ex:{ex.id}", lambda s: _execution_event(s, ex))
 
 
-def person_present(session: CoachSession) -> None:
+def person_present(session: Session) -> None:
     """A person decides in this transaction (services/decisions/coaching.py): the next suggestion it opens is in front
     of them already, and is not news to send (`suggestion_waiting` is for a run that waits while nobody looks). It
-    also keeps the decision path to its own statements: no routes or endpoints are read for it."""
-    session.person_present = True
+    also keeps the decision path to its own statements: no routes or endpoints are read for it. (Kept on the
+    session's unit of work; a session outside one has no suggestion to hold back.)"""
+    uow = UnitOfWork.of(session)
+    if uow is not None:
+        uow.person_present = True
 
 
 def approval_opened(session: Session, approval) -> None:
@@ -123,7 +138,8 @@ def escalate(session: Session, approval, route: NotificationRoute, event_id: str
     made = _approval_event(session, approval, N.ESCALATION, event_id)
     if made is None:
         return 0
-    config: Config = coach_session(session).notifications or Config()
+    uow = _writing(session)
+    config = uow.notifications if uow is not None and isinstance(uow.notifications, Config) else Config()
     routes, endpoints = _workspace_config(session, approval.workspace_id)
     rows = plan_rows(
         session,
@@ -207,15 +223,14 @@ def _execution_event(session: Session, ex: Execution):
 # -- the fan-out, in the event's own transaction ----------------------------------------------------------------
 
 
-@sa_event.listens_for(CoachSession, "before_commit")
-def _fan_out(session: CoachSession) -> None:
-    noted, session.noted = session.noted, {}
-    direct, session.noted_rows = session.noted_rows, {}
+def _fan_out(session: Session, config: Config, uow: UnitOfWork) -> None:
+    noted, uow.noted = uow.noted, {}
+    direct, uow.noted_rows = uow.noted_rows, {}
     if not noted and not direct:
         return
     try:
         if noted:
-            _write_rows(session, noted)
+            _write_rows(session, config, noted)
         for build in (direct or {}).values():
             session.add_all(build(session))
     except SQLAlchemyError:
@@ -224,8 +239,7 @@ def _fan_out(session: CoachSession) -> None:
         log.exception("the notifications of %s could not be planned", [*(noted or {}), *(direct or {})])
 
 
-def _write_rows(session: Session, noted: dict) -> None:
-    config: Config = coach_session(session).notifications
+def _write_rows(session: Session, config: Config, noted: dict) -> None:
     now = utcnow()
     made = [m for m in (build(session) for build in noted.values()) if m is not None]
     if not made:

@@ -40,6 +40,7 @@ from services.models.users import Membership
 from services.orm import table_of, utcnow
 from services.tools.http import Vetter
 from services.toolservers.secrets import Secrets, SecretUnreadable
+from services.unit_of_work import unit_of_work
 
 from .email import SendFailed
 from .webhooks import vetter
@@ -106,8 +107,8 @@ def public_key(db, settings: Settings) -> str:
             row = session.get(VapidKeys, KEY_ROW)
             if row is not None:
                 return row.public_key
-    with db.transaction() as session:  # made on first use
-        return _public(vapid(session, settings))
+    with unit_of_work(db) as uow:  # made on first use
+        return _public(vapid(uow.session, settings))
 
 
 def subject(settings: Settings) -> str:

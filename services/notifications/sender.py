@@ -54,7 +54,8 @@ def claim(services, owner: str, now: datetime, limit: int = BATCH) -> list[str]:
     )
     if not _any(services, query):
         return []
-    with services.db.transaction() as session:
+    with services.command() as uow:
+        session = uow.session
         if row_locks(session):
             query = query.with_for_update(skip_locked=True)
         ids = list(session.scalars(query))
@@ -75,7 +76,8 @@ def claim(services, owner: str, now: datetime, limit: int = BATCH) -> list[str]:
 def send_one(services, row_id: str, owner: str, now: datetime | None = None) -> str:
     """Send one claimed row and record how it went: its status afterwards."""
     now = now or utcnow()
-    with services.db.transaction() as session:  # what to send (an email's links are made and kept here)
+    with services.command() as uow:  # what to send (an email's links are made and kept here)
+        session = uow.session
         row = session.get(OutboxRow, row_id)
         if row is None or row.status != N.SENDING or row.claimed_by != owner:
             return row.status if row is not None else "gone"  # taken over by another sender meanwhile
@@ -135,7 +137,8 @@ def _record(
     now: datetime,
     posted=None,
 ) -> str:
-    with services.db.transaction() as session:
+    with services.command() as uow:
+        session = uow.session
         row = session.get(OutboxRow, row_id)
         if row is None or row.claimed_by != owner or row.status != N.SENDING:
             return row.status if row is not None else "gone"
@@ -181,7 +184,8 @@ def fire_escalations(services, now: datetime) -> int:
     query = select(Escalation).where(Escalation.due_at <= now).order_by(Escalation.due_at).limit(BATCH)
     if not _any(services, query):
         return 0
-    with services.db.transaction() as session:
+    with services.command() as uow:
+        session = uow.session
         for esc in session.scalars(query.with_for_update(skip_locked=True) if row_locks(session) else query).all():
             esc.due_at, esc.fired_at = None, now
             a = session.get(Approval, esc.approval_id)
@@ -206,7 +210,8 @@ def note_deadlines(services, now: datetime) -> int:
     )
     if not _any(services, query):
         return 0
-    with services.db.transaction() as session:
+    with services.command() as uow:
+        session = uow.session
         rows = session.scalars(query).all()
         for a in rows:
             session.add(

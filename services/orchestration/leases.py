@@ -21,6 +21,7 @@ from core.execution import states as S
 from services.db import Database, retrying, rowcount
 from services.models.executions import Execution
 from services.orm import table_of, utcnow
+from services.unit_of_work import unit_of_work
 
 log = logging.getLogger(__name__)
 
@@ -88,9 +89,9 @@ class Leases:
         table = table_of(Execution)
 
         def once() -> int:
-            with self.db.transaction() as session:
+            with unit_of_work(self.db) as uow:
                 return rowcount(
-                    session.execute(
+                    uow.session.execute(
                         update(table)
                         .where(table.c.id.in_(held_now), table.c.lease_owner == self.owner)
                         .values(lease_expires_at=utcnow() + timedelta(seconds=self.lease_s))

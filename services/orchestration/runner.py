@@ -43,7 +43,7 @@ from services.orchestration import drive
 from services.orchestration.leases import Leases
 from services.orchestration.scans import Scans
 from services.orm import utcnow
-from services.unit_of_work import UnitOfWork, unit_of_work
+from services.unit_of_work import Outbox, UnitOfWork, unit_of_work
 from services.workflows.service import DefinitionCache
 
 log = logging.getLogger(__name__)
@@ -65,8 +65,12 @@ class Runner:
         settings: Settings | None = None,
         spawn: Callable | None = None,
         dispatch: Callable[[str], None] | None = None,
+        notifications: Outbox | None = None,
     ):
+        """`notifications`: the outbox's settings its units of work write notifications under (services/container.py;
+        None: they write none)."""
         self.db, self.tools, self.definitions, self.notifier = db, tools, definitions, notifier
+        self.notifications = notifications
         self._dispatch = dispatch  # Celery workers run the executions scheduled here (services.worker)
         self.settings = settings or Settings()
         self._pool = None
@@ -89,7 +93,7 @@ class Runner:
     # scheduling: one task per execution at a time; a request while it runs makes it go round once more
     def command(self) -> AbstractContextManager[UnitOfWork]:
         """A unit of work (services/unit_of_work.py) whose runs this runner takes once it commits."""
-        return unit_of_work(self.db, self.notifier, self.schedule)
+        return unit_of_work(self.db, self.notifier, self.schedule, notifications=self.notifications)
 
     def schedule(self, execution_id: str) -> None:
         if self._dispatch is not None:

@@ -57,11 +57,13 @@ class Scans:
     # lease holds
     def take_over(self, execution_id: str, *, at_start: bool = False) -> bool:
         """Schedule a runnable execution here; its steps caught running first go back to pending, when their lease
-        allows (Leases.free), and the lease becomes this instance's. Under the execution's lock: of several instances
-        scanning at once, one takes it over. False when it is left alone."""
+        allows (Leases.free), and the lease becomes this instance's, in a unit of work that schedules it once it
+        commits. Under the execution's lock: of several instances scanning at once, one takes it over. False when it is
+        left alone."""
 
         def once() -> tuple[bool, list[str]]:
-            with self.runner.db.transaction() as session:
+            with self.runner.command() as uow:
+                session = uow.session
                 ex = executions.get_any(session, execution_id)
                 if ex is None or ex.status not in S.RUNNABLE:
                     return False, []
@@ -83,6 +85,7 @@ class Scans:
                             ", ".join(running),
                             previous or "nobody",
                         )
+                uow.run_next(execution_id)
                 return True, running
 
         try:
@@ -90,8 +93,6 @@ class Scans:
         except Exception:
             log.exception("taking over execution %s failed (the next scan tries again)", execution_id)
             return False
-        if taken:
-            self.runner.schedule(execution_id)
         return taken
 
     def scan_leases(self) -> int:

@@ -19,6 +19,7 @@ from services.models.toolservers import ToolServer
 from services.orm import in_workspace, utcnow
 from services.toolservers.connection import Unavailable
 from services.toolservers.source import McpSource, Server, stdio_allowed
+from services.unit_of_work import unit_of_work
 
 
 def list_servers(session: Session, workspace_id: str) -> list[ToolServer]:
@@ -175,7 +176,8 @@ def refresh(db, source: McpSource, workspace_id: str, server_id: str, actor: str
         tools, error = source.list_tools(server), ""
     except Unavailable as exc:
         tools, error = None, str(exc)
-    with db.transaction() as session:
+    with unit_of_work(db) as uow:
+        session = uow.session
         row = get(session, workspace_id, server_id)
         if row.revision == server.revision:
             if tools is not None:

@@ -34,6 +34,7 @@ from services.toolservers.connection import Endpoint, Unavailable
 from services.toolservers.pool import Clients
 from services.toolservers.remote import Remote
 from services.toolservers.secrets import Secrets, SecretUnreadable
+from services.unit_of_work import unit_of_work
 
 log = logging.getLogger(__name__)
 
@@ -255,8 +256,8 @@ class McpSource:
         checked = [_checked(t) for t in tools]
 
         def store() -> None:
-            with self.db.transaction() as session:
-                row = session.get(ToolServer, ep.server_id)
+            with unit_of_work(self.db) as uow:
+                row = uow.session.get(ToolServer, ep.server_id)
                 if row is not None and row.revision == ep.revision:
                     row.tools, row.listed_at, row.last_error = checked, utcnow(), ""
             self.invalidate()

@@ -146,13 +146,15 @@ def authenticate(db: Database, sealed: Secrets, hook_id: str, headers, body: byt
     return Delivery(hook_id, workspace_id, T.delivery_id(headers.get(T.DELIVERY_HEADER)), body)
 
 
-def deliver(db: Database, definitions, settings, delivery: Delivery, payload: Any) -> tuple[Execution, bool]:
+def deliver(runner, delivery: Delivery, payload: Any) -> tuple[Execution, bool]:
     """Start the hook's workflow with the variables mapped from `payload` (422 naming the body's field when they
-    do not fit; nothing starts). Returns (execution, new): new False for a delivery id seen before, whose first
-    execution is returned."""
+    do not fit; nothing starts), in a unit of work of the runner's that hands it the new execution once it commits.
+    Returns (execution, new): new False for a delivery id seen before, whose first execution is returned."""
+    db, definitions, settings = runner.db, runner.definitions, runner.settings
 
     def once() -> tuple[Execution, bool]:
-        with db.transaction() as session:
+        with runner.command() as uow:
+            session = uow.session
             audit.lock_workspace(session, delivery.workspace_id)
             hook = session.get(TriggerHook, delivery.hook_id)
             if hook is None or hook.revoked_at is not None:  # revoked since the signature was checked
@@ -174,6 +176,7 @@ def deliver(db: Database, definitions, settings, delivery: Delivery, payload: An
             )
             hook.last_used_at = utcnow()
             session.flush()  # the unique (hook_id, delivery_id) speaks here, inside the retried try
+            uow.run_next(ex.id)
             return ex, True
 
     try:

@@ -303,8 +303,8 @@ def fire(
 
 
 def fire_due(runner, now: datetime | None = None) -> int:
-    """Fire every due schedule, each in its own transaction, and hand the started executions to the runner after
-    their commit. Returns how many executions this instance started."""
+    """Fire every due schedule, each in a unit of work of its own that hands the execution it started to the runner
+    once it commits. Returns how many executions this instance started."""
     now = now or utcnow()
     with runner.db.read() as session:
         found = due(session, now)
@@ -312,8 +312,11 @@ def fire_due(runner, now: datetime | None = None) -> int:
     for schedule_id, workspace_id, slot in found:
 
         def once(schedule_id=schedule_id, workspace_id=workspace_id, slot=slot):
-            with runner.db.transaction() as session:
-                return fire(session, runner.definitions, runner.settings, schedule_id, workspace_id, slot, now)
+            with runner.command() as uow:
+                fired = fire(uow.session, runner.definitions, runner.settings, schedule_id, workspace_id, slot, now)
+                if fired[1] is not None:
+                    uow.run_next(fired[1])
+                return fired
 
         try:
             _, execution_id = retrying(once, what=f"firing schedule {schedule_id}")
@@ -322,5 +325,4 @@ def fire_due(runner, now: datetime | None = None) -> int:
             continue
         if execution_id is not None:
             started += 1
-            runner.schedule(execution_id)
     return started

@@ -275,7 +275,8 @@ def tool_call_waiting(api: Api, services, **spec) -> tuple[str, str]:
     ex_id = api.settle(api.start(wf["id"])["execution_id"])["execution_id"]
     ws = api.ok("GET", "/api/auth/me")["workspace_id"]
     events = Events()
-    with services.db.transaction() as session:
+    with services.command() as uow:
+        session = uow.session
         ex = executions.get(session, ws, ex_id, for_update=True)
         control.answer(session, services.definitions, ws, ex_id, "ask", "yes")
         executions.set_status(ex, "continue")

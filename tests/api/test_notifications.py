@@ -120,11 +120,13 @@ def test_forged_expired_and_decided_elsewhere_links_are_refused(api, lead, app, 
     )
     assert web.post(f"/act/{forged}").status_code == 409
     assert web.get(f"/act/{payload}.{mac[:-2]}xx").status_code == 409
-    with services.db.transaction() as session:
+    with services.command() as uow:
+        session = uow.session
         session.execute(update(ActionLink).values(expires_at=utcnow() - timedelta(seconds=1)))
     expired = web.post(approve)
     assert expired.status_code == 409 and b"expired" in expired.data
-    with services.db.transaction() as session:
+    with services.command() as uow:
+        session = uow.session
         session.execute(update(ActionLink).values(expires_at=utcnow() + timedelta(hours=1)))
     api.ok("POST", f"/api/approvals/{approval_id}", {"decision": "reject", "comment": "no"})
     elsewhere = web.post(approve)
@@ -325,13 +327,15 @@ def test_an_event_whose_transaction_rolls_back_leaves_no_notification_and_one_th
 
     workspace_id = api.ok("GET", "/api/auth/me")["workspace_id"]
     with pytest.raises(RuntimeError):
-        with services.db.transaction() as session:
+        with services.command() as uow:
+            session = uow.session
             held = calls.open_review(
                 session, workspace_id, "bot", "sql.query", {"query": "DELETE FROM t"}, None, Events()
             )
             raise RuntimeError("the process dies before the commit")
     assert outbox(services, event_id=f"approval:{held.id}") == []
-    with services.db.transaction() as session:
+    with services.command() as uow:
+        session = uow.session
         kept = calls.open_review(session, workspace_id, "bot", "sql.query", {"query": "DELETE FROM t"}, None, Events())
     rows = outbox(services, event_id=f"approval:{kept.id}")
     assert {(r.kind, r.address) for r in rows} == {
@@ -345,7 +349,8 @@ def test_a_demotion_reaches_the_leads_and_admins(api, lead, app, services, inbox
 
     as_user(app, services, "operator@test.local", "operator")
     workspace_id = api.ok("GET", "/api/auth/me")["workspace_id"]
-    with services.db.transaction() as session:  # what services/metrics/evidence.py notes when spot checks demote
+    with services.command() as uow:  # what services/metrics/evidence.py notes when spot checks demote
+        session = uow.session
         notification_outbox.demoted(session, workspace_id, "wf-1", None, "spot-check acceptance 40%", 7)
     sender.deliver_due(services)
     assert {m["To"] for m in inbox.messages} == {"lead@test.local", "admin@test.local"}
@@ -440,7 +445,8 @@ def test_an_endpoint_whose_secret_cannot_be_read_fails_alone_and_the_other_rows_
         {"name": "new", "url": url + "/new", "events": ["approval_requested"]},
         status=201,
     )
-    with services.db.transaction() as session:  # sealed under another server key, as before a key change
+    with services.command() as uow:  # sealed under another server key, as before a key change
+        session = uow.session
         session.get(WebhookEndpoint, old["id"]).secret = Secrets("a-key-this-server-no-longer-has", PURPOSE).seal(
             {"secret": "s" * 32}
         )

@@ -14,6 +14,7 @@ from sqlalchemy.orm.exc import StaleDataError
 from services.db import Database, is_transient, retrying
 from services.metrics import service as metrics
 from services.models.users import Workspace
+from services.unit_of_work import unit_of_work
 
 
 class _Pg(Exception):
@@ -88,20 +89,23 @@ def test_metric_rows_locked_in_opposite_orders_wait_instead_of_deadlocking(reque
     from tests.conftest import _fresh_url
 
     db = Database(_fresh_url("postgresql", request, tmp_path))
-    with db.transaction() as session:
+    with unit_of_work(db) as uow:
+        session = uow.session
         ws = Workspace(slug="w", name="w")
         session.add(ws)
         session.flush()
         workspace = ws.id
     a, b = [("workflow", "a")], [("workflow", "b")]
-    with db.transaction() as session:  # the rows exist: locking them is all that is left
+    with unit_of_work(db) as uow:  # the rows exist: locking them is all that is left
+        session = uow.session
         metrics.record_suggestion(session, workspace, a + b)
     halfway = threading.Barrier(2, timeout=5)
     errors: list = []
 
     def lock(first, second):
         try:
-            with db.transaction() as session:
+            with unit_of_work(db) as uow:
+                session = uow.session
                 metrics.record_suggestion(session, workspace, first)  # one statement locks one row ...
                 try:
                     halfway.wait()  # ... both transactions hold their first row (without the workspace lock)

@@ -10,6 +10,7 @@ from services.decisions import coaching as decisions
 from services.executions import service as executions
 from services.metrics import service as metrics
 from services.metrics.service import GLOBAL
+from services.unit_of_work import UnitOfWork
 from services.workflows import service as workflows
 
 WORKFLOW = {
@@ -48,7 +49,8 @@ def services_on(url: str, tmp_path, notifier) -> Services:
 
 def _start(services: Services, workflow_id: str) -> str:
     workspace = services.default_workspace_id()
-    with services.db.transaction() as session:
+    with services.command() as uow:
+        session = uow.session
         execution_id = executions.start(session, services.definitions, workspace, workflow_id, {}, "coaching").id
     services.runner.schedule(execution_id)
     return execution_id
@@ -56,7 +58,8 @@ def _start(services: Services, workflow_id: str) -> str:
 
 def _one_decided(services: Services, notifier: Latest) -> tuple[str, str]:
     """A new workflow with one coaching execution whose first step is accepted: (workflow id, execution id)."""
-    with services.db.transaction() as session:
+    with services.command() as uow:
+        session = uow.session
         workflow_id = workflows.create(session, services.tools, services.default_workspace_id(), WORKFLOW).id
     execution_id = _start(services, workflow_id)
     _decide(services, notifier, execution_id)
@@ -83,7 +86,8 @@ def _workflow_counts(services: Services, workflow_id: str) -> tuple[int, int, in
 
 def test_two_processes_writing_the_same_rows_count_every_decision(two_processes):
     a, b, notifier = two_processes
-    with a.db.transaction() as session:
+    with a.command() as uow:
+        session = uow.session
         workflow_id = workflows.create(session, a.tools, a.default_workspace_id(), WORKFLOW).id
     first, second = _start(a, workflow_id), _start(b, workflow_id)
     # alternate: each process reads what the other one wrote last
@@ -103,7 +107,8 @@ def test_a_rolled_back_transaction_leaves_no_trace_in_the_metric_rows(two_proces
     workspace = a.default_workspace_id()
     workflow_id, execution_id = _one_decided(a, notifier)
     with pytest.raises(RuntimeError):
-        with a.db.transaction() as session:  # counted, then rolled back
+        with a.command() as uow:  # counted, then rolled back
+            session = uow.session
             metrics.record_decision(session, workspace, metrics.workflow_scopes(workflow_id, 1, "s1"), "reject", 5.0)
             raise RuntimeError("the decision failed after counting")
     _decide(a, notifier, execution_id)
@@ -115,6 +120,7 @@ def test_a_session_closed_without_commit_leaves_no_trace_in_the_metric_rows(two_
     workspace = a.default_workspace_id()
     workflow_id, execution_id = _one_decided(a, notifier)
     session = a.db.Session()  # neither committed nor rolled back: closed, so the database drops it
+    UnitOfWork(session)  # (a unit of work that never reaches its end)
     metrics.record_decision(session, workspace, metrics.workflow_scopes(workflow_id, 1, "s1"), "reject", 5.0)
     session.close()
     _decide(a, notifier, execution_id)

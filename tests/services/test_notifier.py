@@ -7,11 +7,11 @@ import threading
 from datetime import UTC, datetime
 
 import pytest
-from sqlalchemy.orm import Session
 
 from core.execution import states as S
 from services.executions import service as executions
 from services.notifier import QUEUE_CHANGED_MAX, Events, Notifier
+from services.unit_of_work import unit_of_work
 from services.workflows import service as workflows
 
 
@@ -186,15 +186,15 @@ def step(step_id: str, status: str) -> dict:
 
 
 def test_one_execution_update_per_execution_and_transaction_made_from_its_last_state_after_the_suggestion():
-    events, tx = Events(), Session()  # a session without a database: its commit is never reached here
+    events = Events()
     e1 = {"execution_id": "e1", "status": "running", "step_id": "a", "steps": [step("a", "running")]}
     # a decision: its step changed; another execution changed too; then the runner opens e1's next suggestion
-    events.at_commit(tx, "execution_update", "e1", lambda: dict(e1), execution="e1", workspace="w1")
+    events.at_commit("execution_update", "e1", lambda: dict(e1), execution="e1", workspace="w1")
     events.at_commit(
-        tx, "execution_update", "e2", lambda: {"execution_id": "e2", "step_id": "x"}, execution="e2", workspace="w1"
+        "execution_update", "e2", lambda: {"execution_id": "e2", "step_id": "x"}, execution="e2", workspace="w1"
     )
     events.add("coaching_suggestion", {"suggestion_id": "s2", "step_id": "b"}, execution="e1", workspace="w1")
-    events.at_commit(tx, "execution_update", "e1", lambda: dict(e1), execution="e1", workspace="w1")
+    events.at_commit("execution_update", "e1", lambda: dict(e1), execution="e1", workspace="w1")
     e1.update(status="waiting_decision", step_id="b", steps=[step("a", "succeeded"), step("b", "waiting")])
     events.made()
     sent = [(event, payload.get("execution_id"), payload.get("step_id")) for event, payload, _ in events.items]
@@ -246,8 +246,8 @@ def started(services):
 def test_an_execution_changed_twice_in_a_transaction_gets_one_update_made_at_commit_from_its_final_state(started):
     services, execution_id = started
     socketio = Recorder()
-    events = Events()
-    with services.db.transaction() as tx:
+    with unit_of_work(services.db, Notifier()) as uow:
+        tx, events = uow.session, uow.events
         ex = executions.get_any(tx, execution_id)
         executions.set_step(ex, "a", status=S.STEP_RUNNING)
         executions.changed(tx, events, ex, "a")
@@ -256,7 +256,8 @@ def test_an_execution_changed_twice_in_a_transaction_gets_one_update_made_at_com
         executions.set_step(ex, "b", status=S.STEP_RUNNING)
         executions.changed(tx, events, ex, "b")
         assert all(type(payload) is not dict for event, payload, _ in events.items if event == "execution_update")
-    # made by the commit (before it: the state it describes is the one committed), and sent in the last one's place
+    # made by the unit of work (before its commit: the state it describes is the one committed), and sent in the last
+    # one's place
     (update,) = [payload for event, payload, _ in events.items if event == "execution_update"]
     assert [event for event, _, _ in events.items] == ["coaching_suggestion", "execution_update"]
     assert update["step_id"] == "b"
@@ -265,8 +266,8 @@ def test_an_execution_changed_twice_in_a_transaction_gets_one_update_made_at_com
     Notifier(socketio).send(events)
     assert [event for event, _, _ in socketio.sent] == ["coaching_suggestion", "execution_update", "queue_changed"]
     # the steps it carried count as pushed: the next change's update carries only what changed after it
-    events = Events()
-    with services.db.transaction() as tx:
+    with unit_of_work(services.db, Notifier()) as uow:
+        tx, events = uow.session, uow.events
         ex = executions.get_any(tx, execution_id)
         executions.set_step(ex, "b", status=S.STEP_SUCCEEDED)
         executions.changed(tx, events, ex, "b")
@@ -276,15 +277,15 @@ def test_an_execution_changed_twice_in_a_transaction_gets_one_update_made_at_com
 
 def test_a_transaction_rolled_back_makes_no_update(started):
     services, execution_id = started
-    events = Events()
     with pytest.raises(RuntimeError):
-        with services.db.transaction() as tx:
+        with unit_of_work(services.db, Notifier()) as uow:
+            tx, events = uow.session, uow.events
             ex = executions.get_any(tx, execution_id)
             executions.set_step(ex, "a", status=S.STEP_RUNNING)
             executions.changed(tx, events, ex, "a")
             raise RuntimeError("rolled back")
     (item,) = events.items
-    assert type(item[1]) is not dict  # never made: the commit did not happen (and nothing sends these events)
+    assert type(item[1]) is not dict  # never made: the unit of work did not reach its end (nor sent its events)
 
 
 def test_pushed_step_states_are_plain_json_values_in_utc_and_left_out_beyond_64_kib(started):

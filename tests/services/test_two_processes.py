@@ -37,7 +37,8 @@ def _workflow(services, *others) -> str:
     """A new workflow (and each process's workspace id, looked up now)."""
     for one in (services, *others):
         WS[id(one)] = one.default_workspace_id()
-    with services.db.transaction() as session:
+    with services.command() as uow:
+        session = uow.session
         return workflows.create(session, services.tools, WS[id(services)], WORKFLOW).id
 
 
@@ -64,12 +65,14 @@ def _chain_ok(services) -> None:
 def test_a_pause_by_another_process_stops_the_next_decision(two_processes):
     a, b, notifier = two_processes
     execution_id = _after_two(a, notifier, _workflow(a, b))  # awaiting step 3
-    with b.db.transaction() as session:
+    with b.command() as uow:
+        session = uow.session
         coaching.pause(session, WS[id(b)], execution_id, Events(), "lead@coach.local")
     with pytest.raises(Conflict, match="paused"):
         _decide(a, notifier, execution_id)
     assert _execution(b, execution_id)["status"] == "paused"
-    with b.db.transaction() as session:
+    with b.command() as uow:
+        session = uow.session
         coaching.resume(
             session, WS[id(b)], execution_id, Events(), "lead@coach.local", tools=b.tools, definitions=b.definitions
         )
@@ -82,7 +85,8 @@ def test_a_pause_by_another_process_stops_the_next_decision(two_processes):
 def test_a_pause_in_the_same_process_stops_the_next_decision(two_processes):
     a, _b, notifier = two_processes
     execution_id = _after_two(a, notifier, _workflow(a))
-    with a.db.transaction() as session:
+    with a.command() as uow:
+        session = uow.session
         coaching.pause(session, WS[id(a)], execution_id, Events(), "lead@coach.local")
     with pytest.raises(Conflict, match="paused"):
         _decide(a, notifier, execution_id)
@@ -93,7 +97,8 @@ def test_a_cancel_in_the_same_process_supersedes_the_pending_suggestion(two_proc
     a, _b, notifier = two_processes
     workflow_id = _workflow(a)
     execution_id = _after_two(a, notifier, workflow_id)
-    with a.db.transaction() as session:
+    with a.command() as uow:
+        session = uow.session
         control.cancel(session, WS[id(a)], execution_id, "lead@coach.local")
     with pytest.raises(Conflict, match="superseded"):
         _decide(a, notifier, execution_id)
@@ -156,7 +161,8 @@ def test_a_rule_written_by_another_process_judges_the_next_decision(two_processe
 
     a, b, notifier = two_processes
     execution_id = _after_two(a, notifier, _workflow(a, b))
-    with b.db.transaction() as session:
+    with b.command() as uow:
+        session = uow.session
         policies.create(
             session,
             WS[id(b)],
@@ -173,7 +179,8 @@ def test_the_policy_revision_written_from_outside_coach_is_read_again(two_proces
     execution_id = _after_two(a, notifier, _workflow(a, b))
     from services.policies import service as policies
 
-    with a.db.transaction() as session:
+    with a.command() as uow:
+        session = uow.session
         policies.revision(session, WS[id(a)])
     shell = sqlite3.connect(a.db.engine.url.database, isolation_level=None)
     try:
@@ -185,7 +192,8 @@ def test_the_policy_revision_written_from_outside_coach_is_read_again(two_proces
         )
     finally:
         shell.close()
-    with a.db.transaction() as session:
+    with a.command() as uow:
+        session = uow.session
         assert policies.revision(session, WS[id(a)]) == 41
     _decide(a, notifier, execution_id)  # and decisions go on
 
@@ -193,7 +201,8 @@ def test_the_policy_revision_written_from_outside_coach_is_read_again(two_proces
 def _start_in(services, workflow_id: str) -> str:
     """Start a coaching execution and run it to its first suggestion, as POST /api/executions does, in the
     workspace looked up before (no other transaction in between)."""
-    with services.db.transaction() as session:
+    with services.command() as uow:
+        session = uow.session
         execution_id = executions.start(session, services.definitions, WS[id(services)], workflow_id, {}, "coaching").id
     services.runner.schedule(execution_id)
     return execution_id
@@ -218,7 +227,8 @@ def test_a_write_by_another_process_after_a_start_is_still_seen(two_processes):
     a, b, notifier = two_processes
     workflow_id = _workflow(a, b)
     execution_id = _start_in(a, workflow_id)
-    with b.db.transaction() as session:
+    with b.command() as uow:
+        session = uow.session
         coaching.pause(session, WS[id(b)], execution_id, Events(), "lead@coach.local")
     with pytest.raises(Conflict, match="paused"):
         _decide(a, notifier, execution_id)
