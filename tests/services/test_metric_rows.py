@@ -24,8 +24,8 @@ class Latest:
     def __init__(self):
         self.latest = {}
 
-    def send(self, events):
-        for event, payload, _room in events.items:
+    def send(self, batch):
+        for event, payload, _room in batch.items:
             if event == "coaching_suggestion":
                 self.latest[payload["execution_id"]] = payload["suggestion_id"]
 
