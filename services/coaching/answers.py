@@ -28,7 +28,7 @@ def decided(
     **extra: Any,
 ) -> dict[str, Any]:
     """The answer's start (`extra` before the decision: a check's `check`; `held_until` as the answer writes it), with
-    the execution's update and the session's stats noted in `events`."""
+    the execution's update and the session's stats noted in `uow.events`."""
     response = {
         "ok": True,
         **extra,
