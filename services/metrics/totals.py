@@ -101,8 +101,8 @@ def _figures(session: Session, workspace_id: str | None, per_operator: bool) -> 
     else:
         last = select(Decision.decision).where(*where).order_by(*newest).limit(T.WINDOW).subquery()
         window = select(last.c.decision, func.count()).group_by(last.c.decision)
-    for row in session.execute(window):
-        parts[key(row)]["window"][row[-2]] = row[-1]
+    for last_kinds in session.execute(window):
+        parts[key(last_kinds)]["window"][last_kinds[-2]] = last_kinds[-1]
 
     # the latency at each percentile's rank, in one pass of each group in latency order
     wanted = {
@@ -117,8 +117,8 @@ def _figures(session: Session, workspace_id: str | None, per_operator: bool) -> 
         )
     else:
         at = select(ranked.c.n, ranked.c.latency_ms).where(ranked.c.n.in_(sorted(r for _, r in wanted)))
-    for row in session.execute(at):
-        parts[key(row)]["at_rank"][row[-2]] = row[-1]
+    for value in session.execute(at):
+        parts[key(value)]["at_rank"][value[-2]] = value[-1]
     return dict(parts)
 
 
