@@ -1,5 +1,6 @@
-"""Evidence and its consequences: a decision counted into the metrics (the workflow, its version, the step, the
-operator; an agent's tool within its step; spot checks), the events when a level changes, and the demotion that
+"""Evidence and its consequences: a decision counted into the metrics (the workflow, its version, the step; an agent's
+tool within its step; spot checks; the workspace's and the operators' totals are counted from the decisions when read,
+services/metrics/totals.py), the events when a level changes, and the demotion that
 spot checks showing acceptance below the bar bring. The rules (the sequential tests, levels, when to demote) are
 core/coaching; this writes their state (services/metrics/service.py) in the caller's transaction."""
 
@@ -39,18 +40,18 @@ def count_decision(
     of the workflow, its version and the step; `attentive`: by an attentive operator (services/coaching/counting.py
     attention_of)."""
     session = uow.session
-    if wf.kind == "plan":  # a plan has no workflow to learn about: its decisions count per tool (and globally)
+    if wf.kind == "plan":  # a plan has no workflow to learn about: its decisions count per tool
         metrics.record_decision(
             session,
             ex.workspace_id,
-            metrics.plan_scopes(sug.tool) + [("operator", operator)],
+            metrics.plan_scopes(sug.tool),
             kind,
             latency_ms,
             levels=(),
         )
         return
     thresholds = metrics.workflow_thresholds(wf)
-    scopes = metrics.workflow_scopes(ex.workflow_id, ex.workflow_version, sug.step_id) + [("operator", operator)]
+    scopes = metrics.workflow_scopes(ex.workflow_id, ex.workflow_version, sug.step_id)
     # an agent's tool call counts for its agent step and for that tool within it (its own readiness and pack)
     unit = tool_unit(sug.step_id, sug.tool) if sug.kind == "tool_call" else sug.step_id
     units = [sug.step_id] if unit == sug.step_id else [sug.step_id, unit]
