@@ -34,7 +34,7 @@ from services.gateway.identities import Agent
 from services.models.approvals import Approval
 from services.models.gateway import GatewayCall
 from services.notifications import outbox as notification_outbox
-from services.notifier import Events, jsonable
+from services.notifier import jsonable
 from services.orm import utcnow
 from services.policies import service as policies
 from services.unit_of_work import UnitOfWork
@@ -75,13 +75,12 @@ def listing(svc, agent: Agent) -> list[dict[str, Any]]:
 
 
 def open_review(
-    session: Session,
+    uow: UnitOfWork,
     workspace_id: str,
     agent: str,
     tool: str,
     params: dict,
     policy: dict | None,
-    events: Events,
     spot_check: bool = False,
 ) -> Approval:
     """A review of an agent's call held by the gateway: an approval (kind `gateway`) of the workspace, not of an
@@ -121,9 +120,9 @@ def open_review(
         due_at=None,
         created_at=utcnow(),
     )
-    session.add(approval)
-    events.add("approval_requested", approvals.view(approval), workspace=workspace_id)
-    notification_outbox.approval_opened(session, approval)
+    uow.session.add(approval)
+    uow.events.add("approval_requested", approvals.view(approval), workspace=workspace_id)
+    notification_outbox.approval_opened(uow.session, approval)
     return approval
 
 
@@ -169,11 +168,17 @@ def audit_call(
     )
 
 
-def transaction(svc, what: str, fn: Callable[[UnitOfWork], T]) -> T:
-    """fn(uow) in a unit of work of its own (`svc.command()`: its events go out through this process's notifier, the
-    relay to the web process, services/gateway/relay.py, once it commits), tried again whole on a transient error (a
-    deadlock, SQLite busy): no request of Coach's shows one. Only database work goes in here: a forwarding is never
-    tried again."""
+def transaction(svc, what: str, fn: Callable[[Session], T]) -> T:
+    """fn(session) in a unit of work of its own that raises no events (as `command`), tried again on a transient
+    error (a deadlock, SQLite busy): no request of Coach's shows one. Only database work goes in here: a forwarding is
+    never tried again."""
+    return command(svc, what, lambda uow: fn(uow.session))
+
+
+def command(svc, what: str, fn: Callable[[UnitOfWork], T]) -> T:
+    """fn(uow) in a unit of work of its own (`svc.command()`: the events it raises go out once it commits, through
+    this process's notifier, in the MCP process the relay to the web process, services/gateway/relay.py), tried again
+    on a transient error with a new one."""
 
     def attempt() -> T:
         with svc.command() as uow:
@@ -285,8 +290,8 @@ def begin(
         transaction(
             svc,
             "auditing a gateway call",
-            lambda uow: audit_call(
-                uow.session,
+            lambda session: audit_call(
+                session,
                 agent,
                 tool_name,
                 arguments,
@@ -303,7 +308,7 @@ def begin(
         spot = action == L.SPOT_CHECK
 
         def hold(uow: UnitOfWork) -> tuple[str, str | None]:
-            session, events = uow.session, uow.events
+            session = uow.session
             open_call = _open_call(session, agent, key)  # the same call, sent twice at once: one review
             if open_call is not None:
                 return open_call
@@ -313,7 +318,7 @@ def begin(
                 **({"region": gate.region} if gate is not None and gate.region else {}),
             }
             approval = open_review(
-                session, agent.workspace_id, agent.name, tool_name, arguments, held_verdict, events, spot_check=spot
+                uow, agent.workspace_id, agent.name, tool_name, arguments, held_verdict, spot_check=spot
             )
             row = GatewayCall(
                 workspace_id=agent.workspace_id,
@@ -344,7 +349,7 @@ def begin(
                 approval_id=approval.id,
                 **noted,
             )
-            events.add(
+            uow.events.add(
                 "tool_call_pending_review",
                 {
                     "source": "gateway",
@@ -362,14 +367,14 @@ def begin(
             )
             return row.id, approval.id
 
-        held, approval_id = transaction(svc, "holding a gateway call", hold)
+        held, approval_id = command(svc, "holding a gateway call", hold)
         return Outcome(held=held, approval_id=approval_id)
     result, full = forward(svc, tool, arguments, G.upstream_key(agent.id, key))
     transaction(
         svc,
         "auditing a gateway call",
-        lambda uow: audit_call(
-            uow.session,
+        lambda session: audit_call(
+            session,
             agent,
             tool_name,
             arguments,
@@ -412,8 +417,8 @@ def _forward_auto(
     transaction(
         svc,
         "auditing a gateway call",
-        lambda uow: audit_call(
-            uow.session,
+        lambda session: audit_call(
+            session,
             agent,
             tool_name,
             sent,

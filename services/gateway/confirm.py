@@ -51,6 +51,7 @@ from services.gateway.identities import Agent
 from services.models.gateway import AgentIdentity, GatewayCall
 from services.orm import utcnow
 from services.policies import service as policies
+from services.unit_of_work import UnitOfWork
 
 log = logging.getLogger(__name__)
 
@@ -176,8 +177,7 @@ def open_ask(
     form = C.form(agent.name, tool_name, arguments, tool.params_schema, rule)
     region = gate.region if gate is not None else None
 
-    def store(uow) -> str:
-        session = uow.session
+    def store(session) -> str:
         row = GatewayCall(
             workspace_id=agent.workspace_id,
             agent_id=agent.id,
@@ -291,8 +291,8 @@ def unasked(svc, agent: Agent, question: Ask, why: str) -> calls.Outcome:
 
 
 def _end(svc, agent: Agent, call_id: str, state: str, why: str) -> bool:
-    def run(uow) -> bool:
-        session, now = uow.session, utcnow()
+    def run(session) -> bool:
+        now = utcnow()
         claimed = session.execute(
             update(GatewayCall)
             .where(GatewayCall.id == call_id, GatewayCall.agent_id == agent.id, GatewayCall.state == CONFIRMING)
@@ -346,8 +346,8 @@ def settle(svc, agent: Agent, call_id: str, action: Any, content: Any, meta: dic
     """The person's answer: claimed once, counted, audited; then the call declined, or judged again by the rules of
     now and forwarded (or denied, or held for a reviewer, as those rules say)."""
 
-    def claim(uow):
-        session, events = uow.session, uow.events
+    def claim(uow: UnitOfWork):
+        session = uow.session
         row = session.get(GatewayCall, call_id)
         if row is None or row.agent_id != agent.id or row.state != CONFIRMING:
             return None
@@ -438,13 +438,12 @@ def settle(svc, agent: Agent, call_id: str, action: Any, content: Any, meta: dic
             )
             return ("done", row.result)
         learning.count(
-            session,
+            uow,
             agent.workspace_id,
             row.tool,
             agent.name,
             C.AS_REVIEW[answer.kind],
             latency_ms,
-            events,
             before=row.arguments,
             after=answer.arguments,
             region=(row.policy or {}).get("region"),
@@ -471,7 +470,7 @@ def settle(svc, agent: Agent, call_id: str, action: Any, content: Any, meta: dic
             return ("done", row.result)
         return ("forward", row.tool, row.arguments, answer, tool, confirm_info.get("call_key") or "")
 
-    step = calls.transaction(svc, "answering a gateway agent's question", claim)
+    step = calls.command(svc, "answering a gateway agent's question", claim)
     if step is None:
         return calls.Outcome(G.error_result(_answered_text("this tool"), decision="confirm_answered"))
     if step[0] == "done":
@@ -523,8 +522,7 @@ def _finish(
     original: dict[str, Any],
     handed_on: str | None = None,
 ) -> None:
-    def store(uow) -> None:
-        session = uow.session
+    def store(session) -> None:
         row = held.call_row(session, call_id, populate_existing=True)
         now = utcnow()
         if result is None:  # the rules of now deny or hold it: calls.begin answers (and audits) that

@@ -11,7 +11,6 @@ import pytest
 from core.execution import states as S
 from services.executions import service as executions
 from services.notifier import QUEUE_CHANGED_MAX, Events, Notifier
-from services.unit_of_work import unit_of_work
 from services.workflows import service as workflows
 
 
@@ -237,7 +236,8 @@ TWO_STEPS = {
 @pytest.fixture
 def started(services):
     workspace = services.default_workspace_id()
-    with services.db.transaction() as tx:
+    with services.command() as uow:
+        tx = uow.session
         wf = workflows.create(tx, services.tools, workspace, TWO_STEPS)
         ex = executions.start(tx, services.definitions, workspace, wf.id, {}, "normal")
     return services, ex.id
@@ -246,18 +246,17 @@ def started(services):
 def test_an_execution_changed_twice_in_a_transaction_gets_one_update_made_at_commit_from_its_final_state(started):
     services, execution_id = started
     socketio = Recorder()
-    with unit_of_work(services.db, Notifier()) as uow:
+    with services.command() as uow:
         tx, events = uow.session, uow.events
         ex = executions.get_any(tx, execution_id)
         executions.set_step(ex, "a", status=S.STEP_RUNNING)
-        executions.changed(tx, events, ex, "a")
+        executions.changed(uow, ex, "a")
         events.add("coaching_suggestion", {"suggestion_id": "s"}, execution=execution_id, workspace=ex.workspace_id)
         executions.set_step(ex, "a", status=S.STEP_SUCCEEDED, output={"message": "a"})
         executions.set_step(ex, "b", status=S.STEP_RUNNING)
-        executions.changed(tx, events, ex, "b")
+        executions.changed(uow, ex, "b")
         assert all(type(payload) is not dict for event, payload, _ in events.items if event == "execution_update")
-    # made by the unit of work (before its commit: the state it describes is the one committed), and sent in the last
-    # one's place
+    # made by the commit (before it: the state it describes is the one committed), and sent in the last one's place
     (update,) = [payload for event, payload, _ in events.items if event == "execution_update"]
     assert [event for event, _, _ in events.items] == ["coaching_suggestion", "execution_update"]
     assert update["step_id"] == "b"
@@ -266,11 +265,11 @@ def test_an_execution_changed_twice_in_a_transaction_gets_one_update_made_at_com
     Notifier(socketio).send(events)
     assert [event for event, _, _ in socketio.sent] == ["coaching_suggestion", "execution_update", "queue_changed"]
     # the steps it carried count as pushed: the next change's update carries only what changed after it
-    with unit_of_work(services.db, Notifier()) as uow:
-        tx, events = uow.session, uow.events
-        ex = executions.get_any(tx, execution_id)
+    with services.command() as uow:
+        ex = executions.get_any(uow.session, execution_id)
         executions.set_step(ex, "b", status=S.STEP_SUCCEEDED)
-        executions.changed(tx, events, ex, "b")
+        executions.changed(uow, ex, "b")
+    events = uow.events
     (update,) = [payload for event, payload, _ in events.items if event == "execution_update"]
     assert [s["step_id"] for s in update["steps"]] == ["b"]
 
@@ -278,19 +277,19 @@ def test_an_execution_changed_twice_in_a_transaction_gets_one_update_made_at_com
 def test_a_transaction_rolled_back_makes_no_update(started):
     services, execution_id = started
     with pytest.raises(RuntimeError):
-        with unit_of_work(services.db, Notifier()) as uow:
-            tx, events = uow.session, uow.events
-            ex = executions.get_any(tx, execution_id)
+        with services.command() as uow:
+            ex = executions.get_any(uow.session, execution_id)
             executions.set_step(ex, "a", status=S.STEP_RUNNING)
-            executions.changed(tx, events, ex, "a")
+            executions.changed(uow, ex, "a")
             raise RuntimeError("rolled back")
-    (item,) = events.items
-    assert type(item[1]) is not dict  # never made: the unit of work did not reach its end (nor sent its events)
+    (item,) = uow.events.items
+    assert type(item[1]) is not dict  # never made: the commit did not happen (and nothing sends these events)
 
 
 def test_pushed_step_states_are_plain_json_values_in_utc_and_left_out_beyond_64_kib(started):
     services, execution_id = started
-    with services.db.transaction() as tx:
+    with services.command() as uow:
+        tx = uow.session
         ex = executions.get_any(tx, execution_id)
         executions.set_step(
             ex,
