@@ -13,20 +13,19 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Generator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.revisions import checkout  # noqa: E402
 from bench.stats import finish, percentile, settle, slices, take_turns  # noqa: E402
 
 STEPS = 10
@@ -487,20 +486,6 @@ def _redis_answers(url: str) -> bool:
         return bool(redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1).ping())
     except Exception:
         return False
-
-
-@contextmanager
-def checkout(revision: str, folder: str) -> Iterator[Path | None]:
-    """A detached worktree of `revision` in `folder` for as long as the block runs (None without a revision)."""
-    if not revision:
-        yield None
-        return
-    path = Path(folder) / "against"
-    subprocess.run(["git", "worktree", "add", "--detach", "--quiet", str(path), revision], cwd=ROOT, check=True)
-    try:
-        yield path
-    finally:
-        subprocess.run(["git", "worktree", "remove", "--force", str(path)], cwd=ROOT, check=False)
 
 
 def against_label(revision: str, mode: str) -> str:

@@ -2,22 +2,23 @@
 directly to the upstream server, both with the official MCP Python SDK client and one session each, one call at a
 time.
 
-Coach runs as `python wsgi.py` (gevent, SQLite), which starts its MCP process (asgi.py, uvicorn: the gateway), with
-the project's own FastMCP server over stdio as the upstream (tests/support/mcp_servers.py, tool `add`), allowed for
-agents by a policy rule. The gateway is timed twice: at the MCP process's own port (what `make cluster`'s nginx routes
-/mcp to) and at the web process's /mcp (`make run`'s one URL: the web process proxies it). The direct session starts
-the same server over stdio. Overhead = the gateway's latency - the direct latency, per percentile. What the gateway
-adds per call: HTTP + SSE to Coach, authentication (one SELECT), the policy's verdict (one read session), the
-forwarding through the client pool, and the audit event (one write transaction).
-Target (issue 32): overhead p50 <= 2 ms, p99 <= 10 ms.
+Coach runs as `python wsgi.py` (gevent; SQLite, or PostgreSQL with `--postgresql`), which starts its MCP process
+(asgi.py, uvicorn: the gateway), with the project's own FastMCP server over stdio as the upstream
+(tests/support/mcp_servers.py, tool `add`), allowed for agents by a policy rule. The gateway is timed twice: at the MCP
+process's own port (what `make cluster`'s nginx routes /mcp to) and at the web process's /mcp (`make run`'s one URL:
+the web process proxies it). The direct session starts the same server over stdio. Overhead = the gateway's latency -
+the direct latency, per percentile. What the gateway adds per call: HTTP + SSE to Coach, authentication (one SELECT),
+the policy's verdict (one read session), the forwarding through the client pool, and the audit event (one write
+transaction). Targets (issue 42): overhead p50 <= 2 ms, p99 <= 10 ms; a ping's <= 1 ms.
 
 Then held calls (`--agents 100`, 0 skips it): a policy makes `shop.refund` need a review, that many agent identities
 each open their own session and call it at once, and a reviewer (on the REST API, as a script of a team lead would,
 with REVIEWERS threads) approves every review as it appears in the pending list. Printed: the held calls answered per
-second from
-the moment they are sent (every agent's session open) to the last answer, and per call the time from its approval to
-the agent's answer (a decision made on the server holding the call wakes it; COACH_GATEWAY_POLL_S is for one made on
-another server).
+second from the moment they are sent (every agent's session open) to the last answer, and per call the time from its
+approval to the agent's answer (a decision made on the server holding the call wakes it; COACH_GATEWAY_POLL_S is for
+one made on another server). Target (issue 42): >= 100 held calls/s.
+
+`--against REV` measures REV's server the same way in the same run, right after this checkout's (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,8 +44,9 @@ import requests  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
+from bench.revisions import checkout  # noqa: E402
 from bench.stats import percentile  # noqa: E402
-from tests.support.live_server import LiveServer  # noqa: E402
+from tests.support.live_server import LiveServer, LiveServerError  # noqa: E402
 from tests.support.mcp_servers import stdio_command  # noqa: E402
 
 SHOP = stdio_command("shop")
@@ -86,7 +91,7 @@ async def direct(calls: int, warmup: int) -> tuple[list[float], list[float]]:
 async def gateway(server: LiveServer, token: str, calls: int, warmup: int, proxied: bool) -> tuple[list[float], ...]:
     """At the MCP process's own port, or (`proxied`) at the web process's /mcp; CPU of the processes that serve it."""
     url = server.url("/mcp") if proxied else server.mcp_url + "/mcp"
-    pids = (server.process.pid, server.mcp_pid()) if proxied else (server.mcp_pid(),)
+    pids = (server.process.pid, *children(server)) if proxied else (server.mcp_pid(),)
     async with (
         httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, trust_env=False) as http,
         Client(streamable_http_client(url, http_client=http), mode="legacy", cache=None) as session,
@@ -99,12 +104,72 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--warmup", type=int, default=30)
     parser.add_argument("--agents", type=int, default=100, help="agents calling a held tool at once (0: skip)")
+    parser.add_argument(
+        "--against",
+        default="",
+        help="a git revision (e.g. the previous main) whose server is measured the same way right after this one's, "
+        "from a temporary worktree with this checkout's Python (or --against-python); a revision without an MCP "
+        "process of its own (no asgi.py) is measured at its /mcp only",
+    )
+    parser.add_argument("--against-python", default="", help="the interpreter of the --against server")
+    parser.add_argument(
+        "--postgresql",
+        default="",
+        metavar="ADMIN_URL",
+        help="the servers run on a database of their own made on this PostgreSQL (e.g. "
+        "postgresql://postgres@127.0.0.1:5432/postgres; dropped after) instead of a SQLite file",
+    )
     args = parser.parse_args()
-    held = None
-    with tempfile.TemporaryDirectory() as folder:
-        server = LiveServer(
-            Path(folder) / "server", env={"COACH_MCP_STDIO_ALLOW": " ".join(SHOP), "COACH_LOG_LEVEL": "WARNING"}
+    runs = []
+    with tempfile.TemporaryDirectory() as folder, checkout(args.against, folder) as other:
+        runs.append(measured("this checkout", None, None, folder, args))
+        if other is not None:
+            runs.append(measured(args.against[:12], other, args.against_python or None, folder, args))
+    straight, straight_pings, _ = asyncio.run(direct(args.calls, args.warmup))
+    database = "PostgreSQL" if args.postgresql else "SQLite"
+    for what, there, key in (("allowed calls", straight, "calls"), ("pings", straight_pings, "pings")):
+        print(f"{args.calls} {what}, one at a time (ms), {database}   p50      p90      p99")
+        print(f"  {'direct to the server (stdio)':<46} {row(there)}")
+        for run in runs:
+            for where, values in run[key].items():
+                print(f"  {run['label'] + ': ' + where:<46} {row(values)}")
+        for run in runs:
+            for where, values in run[key].items():
+                print(f"  {run['label'] + ': overhead, ' + where:<46} {row(values, there)}")
+    for run in runs:
+        print(
+            f"  {run['label']}: Coach's CPU (user + system; steadier than latency on a busy machine), ms per call / "
+            "per ping: " + "; ".join(f"{where} {cpu[0]:.2f} / {cpu[1]:.2f}" for where, cpu in run["cpu"].items())
         )
+    for run in runs:
+        if run["held"] is not None:
+            took, after = run["held"]
+            print(
+                f"{run['label']}: {args.agents} agents calling a held tool at once (their sessions open, at "
+                f"{run['held_at']}), every review approved by a script ({REVIEWERS} threads) as it appears: all "
+                f"answered in {took:.2f} s: {args.agents / took:.1f} held calls/s; approval -> the agent's answer "
+                f"p50 {percentile(after, 50):.0f} ms, p99 {percentile(after, 99):.0f} ms"
+            )
+
+
+def row(values: list[float], minus: list[float] | None = None) -> str:
+    """p50, p90, p99 of `values` (less those of `minus`: the overhead over the direct call)."""
+    return "  ".join(f"{percentile(values, q) - (percentile(minus, q) if minus else 0):7.2f}" for q in (50, 90, 99))
+
+
+def measured(label: str, root: Path | None, python: str | None, folder: str, args) -> dict:
+    """One server's figures: calls and pings at its MCP process's port (when the revision has one) and at the web
+    process's /mcp, the processes' CPU, the held calls."""
+    own = (root or ROOT) / "asgi.py"
+    with database(args.postgresql) as url:
+        server = LiveServer(
+            tempfile.mkdtemp(dir=folder),
+            url,
+            env={"COACH_MCP_STDIO_ALLOW": " ".join(SHOP), "COACH_LOG_LEVEL": "WARNING"},
+            root=root,
+            python=python,
+        )
+        out: dict = {"label": label, "calls": {}, "pings": {}, "cpu": {}, "held": None}
         try:
             server.start()
             made = server.http.post(
@@ -119,52 +184,38 @@ def main() -> None:
                 timeout=10,
             ).raise_for_status()
             token = server.http.post(server.url("/api/agents"), json={"name": "bench"}, timeout=10).json()["token"]
-            through, through_pings, cpu = asyncio.run(gateway(server, token, args.calls, args.warmup, False))
-            proxied, proxied_pings, proxied_cpu = asyncio.run(gateway(server, token, args.calls, args.warmup, True))
+            places = (("the MCP process", False), ("the web's /mcp", True)) if own.exists() else (("/mcp", True),)
+            for where, proxied in places:
+                calls, pings, cpu = asyncio.run(gateway(server, token, args.calls, args.warmup, proxied))
+                out["calls"][where], out["pings"][where], out["cpu"][where] = calls, pings, cpu
             if args.agents:
-                held = held_calls(server, args.agents)
+                out["held_at"] = places[0][0]
+                out["held"] = held_calls(server, args.agents, server.mcp_url if own.exists() else server.base_url)
         finally:
             server.stop()
             server.http.close()
-    straight, straight_pings, _ = asyncio.run(direct(args.calls, args.warmup))
-    for what, there, here, via in (
-        ("allowed calls", straight, through, proxied),
-        ("pings", straight_pings, through_pings, proxied_pings),
-    ):
-        print(f"{args.calls} {what}, one at a time (ms)   p50      p90      p99")
-        for name, values in (
-            ("direct to the server (stdio)", there),
-            ("through Coach's MCP process", here),
-            ("through the web process's /mcp", via),
-        ):
-            print(
-                f"  {name:<34} {percentile(values, 50):7.2f}  {percentile(values, 90):7.2f}  "
-                f"{percentile(values, 99):7.2f}"
-            )
-        for name, values in (("overhead (MCP process)", here), ("overhead (web process's /mcp)", via)):
-            print(
-                f"  {name:<34} {percentile(values, 50) - percentile(there, 50):7.2f}  "
-                f"{percentile(values, 90) - percentile(there, 90):7.2f}  "
-                f"{percentile(values, 99) - percentile(there, 99):7.2f}"
-            )
-    print(
-        f"  Coach's CPU (user + system; steadier than latency on a busy machine): the MCP process {cpu[0]:.2f} ms "
-        f"per call, {cpu[1]:.2f} ms per ping; both processes through the web's /mcp {proxied_cpu[0]:.2f} ms per "
-        f"call, {proxied_cpu[1]:.2f} ms per ping"
-    )
-    if held is not None:
-        took, after = held
-        print(
-            f"{args.agents} agents calling a held tool at once (their sessions open), every review approved by a "
-            f"script ({REVIEWERS} threads) as it appears:"
-        )
-        print(
-            f"  all held, approved and answered in {took:.2f} s: {args.agents / took:.1f} held calls/s; approval -> "
-            f"the agent's answer p50 {percentile(after, 50):.0f} ms, p99 {percentile(after, 99):.0f} ms"
-        )
+    return out
 
 
-def held_calls(server: LiveServer, agents: int) -> tuple[float, list[float]]:
+@contextmanager
+def database(admin_url: str) -> Iterator[str | None]:
+    """A PostgreSQL database of its own for one server (dropped after), or None: the server's own SQLite file."""
+    if not admin_url:
+        yield None
+        return
+    import psycopg
+
+    name = f"coach_bench_gw_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(admin_url, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield admin_url.rsplit("/", 1)[0] + f"/{name}"
+    finally:
+        with psycopg.connect(admin_url, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def held_calls(server: LiveServer, agents: int, mcp_base: str) -> tuple[float, list[float]]:
     """`agents` identities call shop.refund (held for a review) at once; a reviewer approves each review as it shows.
     Returns the seconds from the first call to the last answer, and each call's approval -> answer in ms."""
     server.http.post(
@@ -211,7 +262,7 @@ def held_calls(server: LiveServer, agents: int) -> tuple[float, list[float]]:
                 trust_env=False,
                 timeout=httpx2.Timeout(30, read=120),
             ) as http,
-            Client(streamable_http_client(server.mcp_url + "/mcp", http_client=http), cache=None) as session,
+            Client(streamable_http_client(mcp_base + "/mcp", http_client=http), cache=None) as session,
         ):
             ready[0] += 1
             await go.wait()  # every agent's session is open: they call at once
@@ -237,6 +288,14 @@ def held_calls(server: LiveServer, agents: int) -> tuple[float, list[float]]:
         stop.set()
         thread.join(30)
     return max(answered) - started, [(t - approved_at[name]) * 1000 for name, t in zip(tokens, answered, strict=False)]
+
+
+def children(server: LiveServer) -> tuple[int, ...]:
+    """The server's MCP process, where its revision has one."""
+    try:
+        return (server.mcp_pid(),)
+    except LiveServerError:
+        return ()
 
 
 def cpu_seconds(pid: int) -> float:
