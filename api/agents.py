@@ -79,4 +79,4 @@ class AgentById(MethodView):
         svc = services()
         with svc.command() as uow:
             # its held calls' reviews leave the queues
-            held.revoke(uow.session, workspace_id(), agent_id, operator(), uow.events)
+            held.revoke(uow, workspace_id(), agent_id, operator())

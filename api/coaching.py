@@ -278,7 +278,7 @@ class Pause(MethodView):
     def post(self, execution_id):
         require("operator")
         with services().command() as uow:
-            ex = coaching.pause(uow.session, workspace_id(), execution_id, uow.events, operator())
+            ex = coaching.pause(uow, workspace_id(), execution_id, operator())
             body = pending_view(uow.session, ex)
         return body
 
@@ -291,10 +291,9 @@ class Resume(MethodView):
         svc = services()
         with svc.command() as uow:
             ex, go_on = coaching.resume(
-                uow.session,
+                uow,
                 workspace_id(),
                 execution_id,
-                uow.events,
                 operator(),
                 tools=svc.tools.for_workspace(workspace_id()),
                 definitions=svc.definitions,

@@ -75,14 +75,13 @@ def pause(execution_id: str, body: dict, plan: bool = False) -> dict:
     svc = services()
     with svc.command() as uow:
         ex = control.pause(
-            uow.session,
+            uow,
             svc.definitions,
             workspace_id(),
             execution_id,
             body["step_id"],
             body.get("question"),
             operator(),
-            uow.events,
             plan=plan,
         )
         answer = control.state(ex)
@@ -94,7 +93,7 @@ def apply_correction(execution_id: str, body: dict, plan: bool = False) -> dict:
     svc = services()
     with svc.command() as uow:
         ex = control.apply_correction(
-            uow.session,
+            uow,
             svc.definitions,
             svc.tools.for_workspace(workspace_id()),
             workspace_id(),
@@ -102,7 +101,6 @@ def apply_correction(execution_id: str, body: dict, plan: bool = False) -> dict:
             body["step_id"],
             body["correction"],
             operator(),
-            uow.events,
             plan=plan,
         )
         answer = control.state(ex)
@@ -114,14 +112,13 @@ def resume(execution_id: str, body: dict, plan: bool = False) -> dict:
     svc = services()
     with svc.command() as uow:
         ex, run = control.resume(
-            uow.session,
+            uow,
             svc.definitions,
             svc.tools.for_workspace(workspace_id()),
             workspace_id(),
             execution_id,
             body.get("feedback"),
             operator(),
-            uow.events,
             plan=plan,
         )
         if run:

@@ -137,9 +137,7 @@ class PackById(MethodView):
     def patch(self, args, pack_id):
         svc = services()
         with svc.command() as uow:
-            view = corrections.view(
-                corrections.set_enabled(uow.session, workspace_id(), pack_id, args["enabled"], operator(), uow.events)
-            )
+            view = corrections.view(corrections.set_enabled(uow, workspace_id(), pack_id, args["enabled"], operator()))
         return view
 
 
@@ -152,9 +150,7 @@ class PackChangeRemoval(MethodView):
         """Remove one change (field, before → after) that was wrong: it counts towards no learned rule (audited)."""
         svc = services()
         with svc.command() as uow:
-            view = corrections.view(
-                corrections.remove_change(uow.session, workspace_id(), pack_id, args, operator(), uow.events)
-            )
+            view = corrections.view(corrections.remove_change(uow, workspace_id(), pack_id, args, operator()))
         return view
 
 
@@ -175,5 +171,5 @@ class PackImport(MethodView):
     def post(self, data):
         svc = services()
         with svc.command() as uow:
-            view = corrections.view(corrections.import_pack(uow.session, workspace_id(), data, operator(), uow.events))
+            view = corrections.view(corrections.import_pack(uow, workspace_id(), data, operator()))
         return view

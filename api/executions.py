@@ -118,7 +118,7 @@ class Cancel(MethodView):
     def post(self, execution_id):
         require("operator")
         with services().command() as uow:
-            ex = control.cancel(uow.session, workspace_id(), execution_id, operator(), uow.events)
+            ex = control.cancel(uow, workspace_id(), execution_id, operator())
             body = _view(uow.session, ex)
         return body
 
@@ -132,14 +132,13 @@ class Answer(MethodView):
         svc = services()
         with svc.command() as uow:
             ex = control.answer(
-                uow.session,
+                uow,
                 svc.definitions,
                 workspace_id(),
                 execution_id,
                 step_id,
                 args["answer"],
                 operator(),
-                uow.events,
             )
             uow.run_next(execution_id)
             body = _view(uow.session, ex)

@@ -224,7 +224,7 @@ class GatewayToolMode(MethodView):
             if args["agent"] is not None:
                 learning.check_agent(uow.session, workspace_id(), args["agent"])
             result = learning.set_mode(
-                uow.session,
+                uow,
                 workspace_id(),
                 tool,
                 args["mode"],
@@ -233,7 +233,6 @@ class GatewayToolMode(MethodView):
                 reason=args["reason"],
                 spot_check_rate=args["spot_check_rate"],
                 actor=operator(),
-                events=uow.events,
             )
         return result
 

@@ -1,4 +1,6 @@
-"""/api/metrics: learning metrics for leads' dashboards. Every read is a few rows, never a scan of decisions."""
+"""/api/metrics: learning metrics for leads' dashboards. A scope that learns is read from its row; the workspace's and
+the operators' totals and the charts are counted from the decisions, in a few aggregate statements
+(services/metrics/totals.py, series.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from core.coaching import autonomy
 from core.coaching.counters import DECISIONS
 from core.coaching.levels import LEVELS
 from core.coaching.soundness import FAILED_STEP
-from services.metrics import reviewers, series, step_decisions
+from services.metrics import reviewers, series, step_decisions, totals
 from services.metrics import service as metrics
 from services.workflows import service as workflows
 
@@ -68,7 +70,9 @@ class LatencySchema(Schema):
     p90 = fields.Integer(allow_none=True, required=True)
 
 
-class SnapshotSchema(Schema):
+class TotalsSchema(Schema):
+    """A set of decisions' counts and rates (the workspace's, an operator's; every scope's snapshot has them)."""
+
     decisions = fields.Integer(required=True)
     suggestions = fields.Integer(required=True)
     accepted = fields.Integer(required=True)
@@ -80,10 +84,15 @@ class SnapshotSchema(Schema):
     rolling_acceptance_rate = fields.Float(required=True)
     confidence = fields.Float(required=True)
     decision_latency_ms = fields.Nested(LatencySchema, required=True)
-    level = one_of(LEVELS, required=True)
-    auto_ready = StrictBoolean(required=True)
     window_size = fields.Integer(required=True)
     window_decisions = fields.Integer(required=True)
+
+
+class SnapshotSchema(TotalsSchema):
+    """A scope that learns (a workflow, its version, a step, a tool): its totals, its level and readiness test."""
+
+    level = one_of(LEVELS, required=True)
+    auto_ready = StrictBoolean(required=True)
     to_auto = fields.Nested(ToAutoSchema, metadata={"description": "how far from AUTO-ready"})
     evidence = fields.Nested(EvidenceSchema)
     evidence_decisions = fields.Integer(
@@ -137,7 +146,7 @@ class WorkflowMetricsList(Schema):
     items = fields.List(fields.Nested(WorkflowMetricsSchema), required=True)
 
 
-class OperatorMetricsSchema(SnapshotSchema):
+class OperatorMetricsSchema(TotalsSchema):
     operator = fields.String(required=True)
     series = fields.List(fields.Nested(SeriesPointSchema))
 
@@ -146,7 +155,7 @@ class OperatorList(Schema):
     items = fields.List(fields.Nested(OperatorMetricsSchema), required=True)
 
 
-class GlobalSchema(SnapshotSchema):
+class GlobalSchema(TotalsSchema):
     workflows = fields.Integer(required=True)
     levels = map_of(
         fields.Integer(),
@@ -170,7 +179,7 @@ class GlobalMetrics(MethodView):
     def get(self):
         require("lead")
         with services().db.read() as session:
-            body = metrics.load(session, workspace_id(), *metrics.GLOBAL).snapshot()
+            body = totals.workspace(session, workspace_id())
             summaries = _workflow_summaries(session)
             levels: dict[str, int] = {}
             for wf in summaries:
@@ -396,10 +405,7 @@ class OperatorMetrics(MethodView):
     def get(self):
         require("lead")
         with services().db.read() as session:
-            states = metrics.load_many(session, workspace_id(), "operator")
+            found = totals.operators(session, workspace_id())
             charts = series.operator_series(session, workspace_id())
-            items = [
-                {"operator": name, **state.snapshot(), "series": charts.get(name, [])}
-                for name, state in sorted(states.items())
-            ]
+            items = [{"operator": name, **figures, "series": charts.get(name, [])} for name, figures in found.items()]
             return {"items": items}

@@ -156,7 +156,7 @@ def register(blp) -> None:
             params = recovery.UNCHANGED if args["params"] is None else args["params"]
             with svc.command() as uow:
                 ex = recovery.retry(
-                    uow.session,
+                    uow,
                     svc.definitions,
                     svc.tools.for_workspace(workspace_id()),
                     workspace_id(),
@@ -164,7 +164,6 @@ def register(blp) -> None:
                     args["step_id"],
                     params,
                     operator(),
-                    uow.events,
                 )
                 uow.run_next(execution_id)
                 body = {
@@ -186,7 +185,7 @@ def register(blp) -> None:
             svc = services()
             with svc.command() as uow:
                 ex = recovery.resume_from(
-                    uow.session, svc.definitions, workspace_id(), execution_id, args["step_id"], operator(), uow.events
+                    uow, svc.definitions, workspace_id(), execution_id, args["step_id"], operator()
                 )
                 uow.run_next(execution_id)
                 body = {

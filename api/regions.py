@@ -18,10 +18,10 @@ from core.regions import proposals as P
 from core.regions import region as R
 from services.gateway import identities
 from services.metrics import service as metrics
-from services.notifier import Events
 from services.regions import service as regions
 from services.replay import history
 from services.replay import service as replay
+from services.unit_of_work import UnitOfWork
 from services.workflows import service as workflows
 
 blp = Blueprint(
@@ -195,8 +195,8 @@ def _listing(session, rows, thresholds, proposals, identities_: list[str] | None
     }
 
 
-def _changed(events: Events, row, action: str) -> None:
-    events.add(
+def _changed(uow: UnitOfWork, row, action: str) -> None:
+    uow.events.add(
         "region_changed",
         {
             "region_id": row.id,
@@ -242,7 +242,7 @@ class StepRegions(MethodView):
                 workflow_id=workflow_id,
                 step_id=step_id,
             )
-            _changed(uow.events, row, "created")
+            _changed(uow, row, "created")
             view = regions.view(uow.session, row, metrics.workflow_thresholds(wf))
         return view
 
@@ -278,7 +278,7 @@ class ToolRegions(MethodView):
         with svc.command() as uow:
             replay.check_tool(svc, uow.session, workspace_id(), tool)
             row = regions.create(uow.session, workspace_id(), operator(), regions.GATEWAY, tool, fields_, tool=tool)
-            _changed(uow.events, row, "created")
+            _changed(uow, row, "created")
             view = regions.view(uow.session, row, LevelThresholds())
         return view
 
@@ -303,7 +303,7 @@ class OneRegion(MethodView):
             row = regions.get(uow.session, workspace_id(), region_id)
             fields_ = R.check_region(data, partial=True, gateway=row.scope == regions.GATEWAY)
             row = regions.update(uow.session, workspace_id(), operator(), region_id, fields_)
-            _changed(uow.events, row, "updated")
+            _changed(uow, row, "updated")
             view = regions.view(uow.session, row, _thresholds(uow.session, row))
         return view
 
@@ -314,7 +314,7 @@ class OneRegion(MethodView):
         svc = services()
         with svc.command() as uow:
             row = regions.get(uow.session, workspace_id(), region_id)
-            _changed(uow.events, row, "deleted")
+            _changed(uow, row, "deleted")
             regions.delete(uow.session, workspace_id(), operator(), region_id)
 
 
@@ -341,6 +341,6 @@ class RegionMode(MethodView):
                 reason=args["reason"],
                 thresholds=thresholds,
             )
-            _changed(uow.events, row, "mode")
+            _changed(uow, row, "mode")
             view = regions.view(uow.session, row, thresholds)
         return view

@@ -261,13 +261,12 @@ class WorkflowMode(MethodView):
         svc = services()
         with svc.command() as uow:
             wf = workflow_autonomy.set_mode(
-                uow.session,
+                uow,
                 workspace_id(),
                 workflow_id,
                 args["mode"],
                 force=args["force"],
                 actor=operator(),
-                events=uow.events,
                 reason=args["reason"],
             )
             view = {
@@ -288,14 +287,13 @@ class WorkflowStepMode(MethodView):
         svc = services()
         with svc.command() as uow:
             wf = workflow_autonomy.set_step_mode(
-                uow.session,
+                uow,
                 workspace_id(),
                 workflow_id,
                 step_id,
                 args["mode"],
                 force=args["force"],
                 actor=operator(),
-                events=uow.events,
                 reason=args["reason"],
             )
             view = workflow_autonomy.view(uow.session, wf)

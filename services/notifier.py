@@ -300,17 +300,17 @@ class Notifier:
         for snapshot in changes.metrics.values():
             self.emit(COALESCED, snapshot, room)
 
-    def send(self, events: Events) -> None:
+    def send(self, batch: Events) -> None:
         """The transaction's events in the order added, except the workspace's summaries (SUMMARIES), which go
         last: the operator waits for the next suggestion, a dashboard for the new snapshot only to redraw it. An
         execution's event goes to its room; its workspace's room hears `queue_changed` instead, and a workflow's
         `metrics_update` coalesced with it (_Coalescer); the workspace's own events (approvals, levels, regions,
         packs, gateway tools: rare, and what their pages show) go to its room as they are."""
-        events.made()  # its transaction committed them already; one that did not run its hooks makes them here
+        batch.made()  # its transaction committed them already; one that did not run its hooks makes them here
         changed: dict[str, _Changes] = {}
         live = self.socketio is not None  # (silent: nothing to gather for a workspace's room)
         for summaries in (False, True):
-            for event, payload, room in events.items:
+            for event, payload, room in batch.items:
                 if (event in SUMMARIES) is not summaries:
                     continue
                 if isinstance(room, tuple):  # (the execution's room, its workspace's)
@@ -331,7 +331,7 @@ class Notifier:
             else:
                 self._changed(workspace_id, changes)
         for listener in self.listeners:
-            for event, payload, _room in events.items:
+            for event, payload, _room in batch.items:
                 try:
                     listener(event, payload)
                 except Exception:  # a listener's failure must never undo a committed change either

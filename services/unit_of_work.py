@@ -3,10 +3,13 @@ events it raises and the executions it leaves for the runner, commits, and only 
 the runs. Opened the same way by a REST view, a socket handler, a scan or a trigger:
 
     with services.command() as uow:
-        ex, go_on = control.resume(uow.session, ..., uow.events, ...)
+        ex, go_on = control.resume(uow, ...)
         if go_on:
             uow.run_next(ex.id)
         answer = control.state(ex)
+
+The functions a command calls take the unit of work in place of a session (docs/design.md "A command"): they read
+and write through `uow.session` and raise their events with `uow.events.add(...)`.
 
 Underneath is SQLAlchemy's `Session.begin()` (services.db.Database.transaction): the block commits at its end, or
 rolls back on any error, and then nothing is sent or scheduled. A transient error (services.db.retrying) tries the

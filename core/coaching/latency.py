@@ -16,10 +16,38 @@ _LAST = 1 + math.ceil(math.log2(_MAX_MS) * _PER_DOUBLING)
 SCHEME = f"log2/{_PER_DOUBLING}/{_MAX_MS}"  # written with the buckets: a reader of another scheme refuses them
 
 
+PERCENTILES = {"p50": 0.5, "p90": 0.9}  # what a snapshot reports
+
+
 def _bucket(ms: float) -> int:
     if ms < 1:
         return 0
     return min(_LAST, 1 + math.floor(math.log2(ms) * _PER_DOUBLING))
+
+
+def rank(q: float, count: int) -> int:
+    """The q-quantile's rank (1-based) among `count` values, as the histogram counts it."""
+    if not 0.0 <= q <= 1.0:
+        raise ValueError("q must be within 0..1")
+    return max(1, math.ceil(q * count))
+
+
+def _reported(i: int, lo: float, hi: float) -> int:
+    """What a quantile falling in bucket `i` reports: the bucket's geometric middle, within the values' range."""
+    if i == 0:
+        rep = 0.0
+    elif i == _LAST:
+        rep = hi
+    else:
+        rep = 2 ** ((i - 0.5) / _PER_DOUBLING)
+    return int(round(min(max(rep, lo), hi)))
+
+
+def reported(ms: float, lo: float, hi: float) -> int:
+    """The histogram's figure for a quantile whose value (the value at its `rank`) is `ms`, among values from `lo` to
+    `hi`: what a histogram of the same values reports, without one (a quantile's bucket is that value's, buckets
+    being in value order). Negative values are taken as 0, as `add` takes them."""
+    return _reported(_bucket(max(0.0, float(ms))), max(0.0, float(lo)), max(0.0, float(hi)))
 
 
 class LatencyHistogram:
@@ -50,27 +78,19 @@ class LatencyHistogram:
         self.max = ms if self.max is None else max(self.max, ms)
 
     def quantile(self, q: float) -> int | None:
-        if not 0.0 <= q <= 1.0:
-            raise ValueError("q must be within 0..1")
         if not self.count:
+            rank(q, 1)  # still refuses a q out of range
             return None
-        rank = max(1, math.ceil(q * self.count))
+        wanted = rank(q, self.count)
         seen = 0
         for i in self._sorted():
             seen += self.buckets[i]
-            if seen >= rank:
+            if seen >= wanted:
                 break
-        if i == 0:
-            rep = 0.0
-        elif i == _LAST:
-            rep = self.max or 0.0
-        else:
-            rep = 2 ** ((i - 0.5) / _PER_DOUBLING)
-        rep = min(max(rep, self.min or 0.0), self.max or 0.0)
-        return int(round(rep))
+        return _reported(i, self.min or 0.0, self.max or 0.0)
 
     def percentiles(self) -> dict[str, int | None]:
-        return {"p50": self.quantile(0.5), "p90": self.quantile(0.9)}
+        return {name: self.quantile(q) for name, q in PERCENTILES.items()}
 
     def _sorted(self) -> list[int]:
         if self._order is None:

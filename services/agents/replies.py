@@ -20,14 +20,15 @@ from services.coaching import corrections
 from services.executions import service as executions
 from services.models.coaching import Suggestion
 from services.models.executions import Execution
-from services.notifier import Events
+from services.unit_of_work import UnitOfWork
 
 
 def settle_call(
-    session: Session, ex: Execution, sug: Suggestion, effect: ToolCallEffect, kind: str, operator: str, events: Events
+    uow: UnitOfWork, ex: Execution, sug: Suggestion, effect: ToolCallEffect, kind: str, operator: str
 ) -> None:
     """A decision on a tool-call suggestion: the call runs (accept, correct) when the runner takes the step again,
     or gets its result now (manual, skip, reject). Either way the step is ready to run again."""
+    session = uow.session
     if sug.agent_message_id is None:
         raise ValueError(f"suggestion {sug.id} is no agent's tool call")
     m = store.get(session, sug.agent_message_id)
@@ -39,24 +40,24 @@ def settle_call(
     store.write(session, ex, sug.step_id, [m])
     if effect.record_correction:
         corrections.record(
-            session,
+            uow,
             ex.workspace_id,
             ex.workflow_id,
             tool_unit(sug.step_id, sug.tool),
             sug.params,
             effect.run_with,
             actor=operator,
-            events=events,
         )
     executions.set_step(ex, sug.step_id, status=S.STEP_PENDING)
-    events.add(
+    uow.events.add(
         "agent_messages", {"execution_id": ex.id, "step_id": sug.step_id, "messages": [store.view(m)]}, execution=ex.id
     )
 
 
-def answer(session: Session, ex: Execution, step_id: str, text: Any, actor: str, events: Events) -> None:
+def answer(uow: UnitOfWork, ex: Execution, step_id: str, text: Any, actor: str) -> None:
     """A person's answer to the agent's CONFIRM_DATA becomes its next user message; the step runs again. The
     caller moves the execution on (answer or resume)."""
+    session = uow.session
     messages = store.load(session, ex.id, step_id)
     said = text if isinstance(text, str) else C.tool_content(text)
     note = answered(messages, said or "(no answer)", C.ANSWER)
@@ -73,7 +74,7 @@ def answer(session: Session, ex: Execution, step_id: str, text: Any, actor: str,
         execution_id=ex.id,
         after={"answer": said},
     )
-    events.add(
+    uow.events.add(
         "agent_messages", {"execution_id": ex.id, "step_id": step_id, "messages": [store.view(note)]}, execution=ex.id
     )
 

@@ -40,10 +40,10 @@ from services.metrics import service as metrics
 from services.models.coaching import Suggestion
 from services.models.executions import Execution
 from services.models.workflows import Workflow, workflow_of
-from services.notifier import Events
 from services.orm import new_id, utcnow
 from services.policies import service as policies
 from services.regions import service as regions
+from services.unit_of_work import UnitOfWork
 
 log = logging.getLogger(__name__)
 
@@ -140,9 +140,9 @@ class Host:
         self.db, self.tools, self.settings = runner.db, runner.tools, runner.settings
         self._stack: ExitStack | None = None
         self.session: Session | None = None
+        self.uow: UnitOfWork | None = None  # the open transaction's unit of work: its events go out once it commits
         self.ex: Execution | None = None
         self.alive = False
-        self.events = Events()
         self._dirty: dict[int, C.Message] = {}
         self.messages: list[C.Message] = []  # the conversation, as the loop grows it
 
@@ -150,8 +150,8 @@ class Host:
     def _open(self) -> Session:
         if self.session is None:
             self._stack = ExitStack()
-            self.session = self._stack.enter_context(self.db.transaction())
-            self.events = Events()
+            self.uow = self._stack.enter_context(self.runner.command())
+            self.session = self.uow.session
             self.ex = executions.get_any(self.session, self.execution_id)
             if self.ex is not None:
                 self.tools = self.runner.tools.for_workspace(self.ex.workspace_id)
@@ -160,6 +160,12 @@ class Host:
                 self.ex is not None and self.ex.status == S.RUNNING and row is not None and row.status == S.STEP_RUNNING
             )
         return self.session
+
+    def _unit(self) -> UnitOfWork:
+        """The open transaction's unit of work (opened when first needed, as _open)."""
+        self._open()
+        assert self.uow is not None  # _open() made it
+        return self.uow
 
     def _live(self) -> tuple[Session, Execution]:
         """The open transaction and the step's execution, for what the loop asks once the step ran (its execution
@@ -184,13 +190,14 @@ class Host:
             self._dirty[m.seq] = m
 
     def flush(self) -> bool:
-        session = self._open()
+        uow = self._unit()
+        session = uow.session
         alive, ex = self.alive, self.ex
         if self._dirty:
             if ex is None:
                 raise LookupError(f"execution {self.execution_id} is gone")
             written = store.write(session, ex, self.step.id, list(self._dirty.values()))
-            self.events.add(
+            uow.events.add(
                 "agent_messages",
                 {
                     "execution_id": self.execution_id,
@@ -207,16 +214,15 @@ class Host:
             and executions.step_state(ex, self.step.id).status == S.STEP_RUNNING
         ):
             executions.set_step(ex, self.step.id, status=S.STEP_PENDING)  # the resume runs it again
-        stack, events = self._stack, self.events
+        stack = self._stack
         assert stack is not None  # _open() made it
-        self._stack = self.session = None
-        stack.close()  # commits
-        self.runner.notifier.send(events)
+        self._stack = self.session = self.uow = None
+        stack.close()  # commits, then sends the events
         return alive
 
     def abort(self) -> None:
         if self._stack is not None:
-            stack, self._stack, self.session = self._stack, None, None
+            stack, self._stack, self.session, self.uow = self._stack, None, None, None
             stack.__exit__(RuntimeError, RuntimeError("agent loop failed"), None)  # rolls back
 
     # -- judging and reviewing calls --------------------------------------------------------------------------
@@ -265,7 +271,8 @@ class Host:
         return region_of(session, ex, self.step.id, tool, params)
 
     def open_review(self, m: C.Message, ruling: Ruling) -> None:
-        session, ex, step = self._open(), self.ex, self.step
+        uow, ex, step = self._unit(), self.ex, self.step
+        session = uow.session
         if not self.alive or ex is None:  # (alive: the execution was found)
             return
         wf = workflow_of(session, ex.workflow_id)
@@ -284,7 +291,7 @@ class Host:
                         source = "llm"  # the learned rule changed this very param: its line would contradict it
                     params, policy, purpose = shown, verdict, CK.PURPOSE
         open_tool_review(
-            session,
+            uow,
             ex,
             wf,
             step,
@@ -294,11 +301,10 @@ class Host:
             source=source,
             purpose=purpose,
             reasoning=store.reasoning_of(self.conversation_reply(m)),
-            events=self.events,
             tools=self.tools,
             check=change,
         )
-        executions.changed(session, self.events, ex, step.id)
+        executions.changed(uow, ex, step.id)
 
     def conversation_reply(self, m: C.Message) -> C.Message | None:
         """The assistant message that asked for the call `m`."""
@@ -324,7 +330,7 @@ class Host:
 
     # -- people -------------------------------------------------------------------------------------------------
     def ask(self, m: C.Message, question: str) -> None:
-        session, ex = self._open(), self.ex
+        uow, ex = self._unit(), self.ex
         if not self.alive or ex is None:  # (alive: the execution was found)
             return
         executions.set_step(ex, self.step.id, status=S.STEP_WAITING)
@@ -336,20 +342,20 @@ class Host:
             "agent": True,
         }
         executions.set_status(ex, "await_clarification")
-        self.events.add(
+        uow.events.add(
             "clarification_requested",
             {"execution_id": ex.id, "step_id": self.step.id, "question": question, "agent": True},
             execution=ex.id,
             workspace=ex.workspace_id,
         )
-        executions.changed(session, self.events, ex, self.step.id)
+        executions.changed(uow, ex, self.step.id)
 
     def request_approval(self, m: C.Message, text: str) -> None:
-        session, ex = self._open(), self.ex
+        uow, ex = self._unit(), self.ex
         if not self.alive or ex is None:  # (alive: the execution was found)
             return
-        approvals.open_agent(session, ex, self.step.id, text, self.events)
-        executions.changed(session, self.events, ex, self.step.id)
+        approvals.open_agent(uow, ex, self.step.id, text)
+        executions.changed(uow, ex, self.step.id)
 
 
 def region_of(session: Session, ex: Execution, step_id: str, tool: str | None, params: Any) -> region.Match | None:
@@ -368,7 +374,7 @@ def region_of(session: Session, ex: Execution, step_id: str, tool: str | None, p
 
 
 def open_tool_review(
-    session: Session,
+    uow: UnitOfWork,
     ex: Execution,
     wf: Workflow,
     step,
@@ -379,12 +385,12 @@ def open_tool_review(
     source: str,
     purpose: str,
     reasoning: str,
-    events: Events,
     tools: ToolRegistry,
     check: CK.CheckChange | None = None,
 ) -> Suggestion:
     """The suggestion of kind `tool_call` a person decides for the agent's call `m`; the execution waits for it. A
     check (`check`: its change; docs/autonomy.md#check-suggestions) counts nowhere but for whoever decides it."""
+    session = uow.session
     scopes = (
         metrics.plan_scopes(m.tool)
         if wf.kind == "plan"
@@ -433,9 +439,9 @@ def open_tool_review(
     if check is None:
         executions.count_stat(ex, "suggestions_made")
     payload = coaching.view(sug, tools, step, regions.ref(session, sug))
-    events.add("tool_call_pending_review", payload, execution=ex.id, workspace=ex.workspace_id)
-    events.add("coaching_suggestion", payload, execution=ex.id, workspace=ex.workspace_id)
-    events.latest("coaching_stats", {"execution_id": ex.id, **executions.stats_of(ex)}, execution=ex.id)
+    uow.events.add("tool_call_pending_review", payload, execution=ex.id, workspace=ex.workspace_id)
+    uow.events.add("coaching_suggestion", payload, execution=ex.id, workspace=ex.workspace_id)
+    uow.events.latest("coaching_stats", {"execution_id": ex.id, **executions.stats_of(ex)}, execution=ex.id)
     if policy and policy.get("effect") == "require_review":
         audit.record(
             session,
@@ -451,10 +457,11 @@ def open_tool_review(
     return sug
 
 
-def open_after_check(session: Session, ex: Execution, step, check: Suggestion, events: Events, tools) -> None:
+def open_after_check(uow: UnitOfWork, ex: Execution, step, check: Suggestion, tools) -> None:
     """A check of an agent's call was decided (services/coaching/checks.py): the real review of the same call, at
     once and never a check itself, with the params the check changed set back. A policy that denies the real call
     now gives the agent its denial instead, as when the call was first judged."""
+    session = uow.session
     change = CK.CheckChange.from_dict(check.check_change or {"param": "?"})
     params = (
         {**(check.params or {}), change.param: change.real} if change.param in (check.params or {}) else check.params
@@ -473,7 +480,7 @@ def open_after_check(session: Session, ex: Execution, step, check: Suggestion, e
     else:
         source = check.source
         open_tool_review(
-            session,
+            uow,
             ex,
             wf,
             step,
@@ -483,11 +490,10 @@ def open_after_check(session: Session, ex: Execution, step, check: Suggestion, e
             source=source,
             purpose="coaching",
             reasoning=check.rationale or "",
-            events=events,
             tools=tools,
         )
     store.write(session, ex, step.id, [m])
-    events.add(
+    uow.events.add(
         "agent_messages", {"execution_id": ex.id, "step_id": step.id, "messages": [store.view(m)]}, execution=ex.id
     )
 

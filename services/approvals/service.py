@@ -33,13 +33,14 @@ from services.models.approvals import Approval
 from services.models.executions import Execution
 from services.notifications import outbox as notification_outbox
 from services.notifications import slack_updates
-from services.notifier import Events, jsonable
+from services.notifier import jsonable
 from services.orm import in_workspace, utcnow
+from services.unit_of_work import UnitOfWork
 
 # -- opening ------------------------------------------------------------------------------------------------------
 
 
-def open_step(session: Session, ex: Execution, defn: WorkflowDef, step: StepDef, events: Events) -> Approval:
+def open_step(uow: UnitOfWork, ex: Execution, defn: WorkflowDef, step: StepDef) -> Approval:
     """An `approval` step's gate: the step waits, the execution waits for approval, the approval is asked for.
     Raises TemplateFailure when the message cannot be rendered (the runner fails the step with it)."""
     spec = step.approval or A.ApprovalSpec()
@@ -47,17 +48,16 @@ def open_step(session: Session, ex: Execution, defn: WorkflowDef, step: StepDef,
     if message:
         rendered = render_value(message, template_context(executions.to_state(ex)), f"steps.{step.id}.message")
         message = rendered if isinstance(rendered, str) else str(jsonable(rendered))
-    return _open(session, ex, step.id, "step", spec, message or f"Approve step {step.name or step.id}?", events)
+    return _open(uow, ex, step.id, "step", spec, message or f"Approve step {step.name or step.id}?")
 
 
 def open_tool_call(
-    session: Session,
+    uow: UnitOfWork,
     ex: Execution,
     step_id: str,
     tool: str,
     params: dict,
     policy: dict | None,
-    events: Events,
     *,
     spec: A.ApprovalSpec | None = None,
     message: str | None = None,
@@ -69,27 +69,24 @@ def open_tool_call(
     spec = spec or A.ApprovalSpec()
     reason = ((policy or {}).get("rule") or {}).get("reason") if isinstance(policy, dict) else None
     text = message or spec.message or f"Review the call of {tool}" + (f": {reason}" if reason else "")
-    return _open(session, ex, step_id, "tool_call", spec, text, events, tool=tool, params=params, policy=policy)
+    return _open(uow, ex, step_id, "tool_call", spec, text, tool=tool, params=params, policy=policy)
 
 
-def open_agent(session: Session, ex: Execution, step_id: str, message: str, events: Events) -> Approval:
+def open_agent(uow: UnitOfWork, ex: Execution, step_id: str, message: str) -> Approval:
     """An agent step's REQUEST_APPROVAL (services.agents.service): approved, the agent is told and goes on; rejected,
     the step is rejected and the execution fails, as an approval step's. Who approves: one lead (the default spec)."""
-    approval = _open(
-        session, ex, step_id, "step", A.ApprovalSpec(), message[:10_000] or "The agent asks for approval.", events
-    )
+    approval = _open(uow, ex, step_id, "step", A.ApprovalSpec(), message[:10_000] or "The agent asks for approval.")
     ex.gate = {**(ex.gate or {}), "agent": True}  # (_open set it)
     return approval
 
 
 def _open(
-    session: Session,
+    uow: UnitOfWork,
     ex: Execution,
     step_id: str,
     kind: str,
     spec: A.ApprovalSpec,
     message: str,
-    events: Events,
     *,
     tool: str | None = None,
     params: Any = None,
@@ -119,7 +116,7 @@ def _open(
         due_at=deadline,
         created_at=now,
     )
-    session.add(approval)
+    uow.session.add(approval)
     executions.set_step(ex, step_id, status=S.STEP_WAITING)
     ex.gate = {
         "kind": "approval",
@@ -129,8 +126,8 @@ def _open(
         "message": message,
     }
     executions.set_status(ex, "await_approval")
-    events.add("approval_requested", view(approval), workspace=ex.workspace_id)
-    notification_outbox.approval_opened(session, approval)
+    uow.events.add("approval_requested", view(approval), workspace=ex.workspace_id)
+    notification_outbox.approval_opened(uow.session, approval)
     return approval
 
 

@@ -15,8 +15,8 @@ from core.errors import Conflict, NotFound, ValidationFailed
 from services.audit import service as audit
 from services.metrics import service as metrics
 from services.models.workflows import Workflow
-from services.notifier import Events
 from services.orm import utcnow
+from services.unit_of_work import UnitOfWork
 from services.workflows.service import get, version_row
 from services.workflows.service import view as definition_view
 
@@ -33,19 +33,19 @@ def level_of(session: Session, wf: Workflow) -> dict[str, Any]:
 
 
 def set_mode(
-    session: Session,
+    uow: UnitOfWork,
     workspace_id: str,
     workflow_id: str,
     mode: str,
     *,
     force: bool = False,
     actor: str = "system",
-    events: Events | None = None,
     reason: str | None = None,
 ) -> Workflow:
     """Promote to AUTO (only when the evidence says AUTO-ready, unless forced) or demote to coaching; a change
     is audited and pushed to the workspace's dashboards as `workflow_level_changed` (with the new mode), as a
     demotion by spot checks is."""
+    session = uow.session
     if mode not in ("coaching", "auto"):
         raise ValidationFailed("unknown mode", details={"mode": ["must be 'coaching' or 'auto'"]})
     wf = get(session, workspace_id, workflow_id)
@@ -74,22 +74,20 @@ def set_mode(
             before={"mode": before},
             after={"mode": mode, "forced": force, **level, **extra},
         )
-        if events is not None:
-            events.add(
-                "workflow_level_changed",
-                {
-                    "workflow_id": wf.id,
-                    "level": level["level"],
-                    "previous_level": level["level"],
-                    "auto_ready": level["auto_ready"],
-                    "mode": mode,
-                    "previous_mode": before,
-                    "reason": f"{'promoted' if mode == 'auto' else 'demoted'} by {actor}"
-                    + (" (forced)" if force else ""),
-                    "audit_seq": recorded.seq,
-                },
-                workspace=workspace_id,
-            )
+        uow.events.add(
+            "workflow_level_changed",
+            {
+                "workflow_id": wf.id,
+                "level": level["level"],
+                "previous_level": level["level"],
+                "auto_ready": level["auto_ready"],
+                "mode": mode,
+                "previous_mode": before,
+                "reason": f"{'promoted' if mode == 'auto' else 'demoted'} by {actor}" + (" (forced)" if force else ""),
+                "audit_seq": recorded.seq,
+            },
+            workspace=workspace_id,
+        )
     return wf
 
 
@@ -103,7 +101,7 @@ def not_ready_steps(session: Session, wf: Workflow) -> list[dict[str, Any]]:
 
 
 def set_step_mode(
-    session: Session,
+    uow: UnitOfWork,
     workspace_id: str,
     workflow_id: str,
     step_id: str,
@@ -111,12 +109,12 @@ def set_step_mode(
     *,
     force: bool = False,
     actor: str = "system",
-    events: Events | None = None,
     reason: str | None = None,
 ) -> Workflow:
     """Promote one step to AUTO (only when its own evidence says AUTO-ready, unless forced), set it back to
     coaching (it follows its workflow again), or pin it to always_review (core.coaching.autonomy). A change
     is audited and pushed to the workspace's dashboards as `workflow_level_changed` with the step's id."""
+    session = uow.session
     wf = get(session, workspace_id, workflow_id)
     written = {s["id"]: s for s in version_row(session, wf).definition["steps"] if isinstance(s, dict)}
     types = {k: s.get("type") or "action" for k, s in written.items()}
@@ -157,23 +155,22 @@ def set_step_mode(
         before={"mode": before},
         after={"mode": mode, "forced": force, **level, **({"reason": reason} if reason else {})},
     )
-    if events is not None:
-        events.add(
-            "workflow_level_changed",
-            {
-                "workflow_id": wf.id,
-                "step_id": step_id,
-                "level": level["level"],
-                "previous_level": level["level"],
-                "auto_ready": level["auto_ready"],
-                "mode": mode,
-                "previous_mode": before,
-                "workflow_mode": wf.mode,
-                "reason": f"step set to {mode} by {actor}" + (" (forced)" if force else ""),
-                "audit_seq": recorded.seq,
-            },
-            workspace=workspace_id,
-        )
+    uow.events.add(
+        "workflow_level_changed",
+        {
+            "workflow_id": wf.id,
+            "step_id": step_id,
+            "level": level["level"],
+            "previous_level": level["level"],
+            "auto_ready": level["auto_ready"],
+            "mode": mode,
+            "previous_mode": before,
+            "workflow_mode": wf.mode,
+            "reason": f"step set to {mode} by {actor}" + (" (forced)" if force else ""),
+            "audit_seq": recorded.seq,
+        },
+        workspace=workspace_id,
+    )
     return wf
 
 

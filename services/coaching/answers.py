@@ -7,17 +7,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy.orm import Session
-
 from services.executions import service as executions
 from services.models.coaching import Decision, Suggestion
 from services.models.executions import Execution
-from services.notifier import Events, jsonable
+from services.notifier import jsonable
+from services.unit_of_work import UnitOfWork
 
 
 def decided(
-    session: Session,
-    events: Events,
+    uow: UnitOfWork,
     ex: Execution,
     sug: Suggestion,
     decision: Decision,
@@ -30,7 +28,7 @@ def decided(
     **extra: Any,
 ) -> dict[str, Any]:
     """The answer's start (`extra` before the decision: a check's `check`; `held_until` as the answer writes it), with
-    the execution's update and the session's stats noted in `events`."""
+    the execution's update and the session's stats noted in `uow.events`."""
     response = {
         "ok": True,
         **extra,
@@ -46,6 +44,6 @@ def decided(
             }
         ),
     }
-    executions.changed(session, events, ex, sug.step_id)
-    events.latest("coaching_stats", {"execution_id": ex.id, **executions.stats_of(ex)}, execution=ex.id, plain=True)
+    executions.changed(uow, ex, sug.step_id)
+    uow.events.latest("coaching_stats", {"execution_id": ex.id, **executions.stats_of(ex)}, execution=ex.id, plain=True)
     return response

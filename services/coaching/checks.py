@@ -25,7 +25,7 @@ from services.metrics import review_settings
 from services.metrics import service as metrics
 from services.metrics.attention import CHECK_SCOPE
 from services.models.coaching import Decision, Suggestion
-from services.notifier import Events
+from services.unit_of_work import UnitOfWork
 
 
 def corrected_away(session: Session, workflow_id: str, step_id: str) -> list[tuple[str, Any]]:
@@ -62,7 +62,7 @@ def message(result: str | None, change: C.CheckChange) -> str:
 
 
 def decide(
-    session: Session,
+    uow: UnitOfWork,
     ex,
     step,
     sug: Suggestion,
@@ -71,7 +71,6 @@ def decide(
     operator: str,
     latency_ms: float,
     now,
-    events: Events,
     workspace_id: str,
     idempotency_key: str | None,
     open_real: Callable[[], object],
@@ -80,6 +79,7 @@ def decide(
     operator, audited `check_result`, and the real suggestion opened at once by `open_real` (the caller's
     services.coaching.service.open_suggestion, or for an agent's call services.agents.service.open_after_check: the
     real review of the same call; never a check itself). Nothing runs, nothing else counts."""
+    session = uow.session
     audit.lock_workspace(session, workspace_id)
     change = C.CheckChange.from_dict(sug.check_change or {"param": "?"})
     result = C.outcome(kind)
@@ -90,7 +90,7 @@ def decide(
             session, workspace_id, [(CHECK_SCOPE, operator)], ACCEPT if result == C.MISS else REJECT, latency_ms
         )
     check = {"result": result, **change.to_dict(), "message": message(result, change)}
-    events.add(
+    uow.events.add(
         "suggestion_decided",
         {
             "execution_id": ex.id,
@@ -141,8 +141,7 @@ def decide(
         ex.error = {"step_id": step.id, "message": text}
         executions.set_status(ex, "fail")
     response = answers.decided(
-        session,
-        events,
+        uow,
         ex,
         sug,
         decision,

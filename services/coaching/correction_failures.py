@@ -15,6 +15,7 @@ from services.coaching import corrections
 from services.executions import service as executions
 from services.models.coaching import Decision, Suggestion
 from services.models.executions import Execution
+from services.unit_of_work import UnitOfWork
 
 
 def _correction_of(session: Session, ex: Execution, step_id: str) -> tuple[Suggestion, Decision] | None:
@@ -36,10 +37,11 @@ def _correction_of(session: Session, ex: Execution, step_id: str) -> tuple[Sugge
 
 
 def on_step_failed(
-    session: Session, ex: Execution, defn: WorkflowDef | None, step_id: str | None, message: str
+    uow: UnitOfWork, ex: Execution, defn: WorkflowDef | None, step_id: str | None, message: str
 ) -> list[str]:
     """Blame the corrections of this run the failure of `step_id` is put down to (core.coaching.soundness.blamed);
     returns the corrected steps blamed."""
+    session = uow.session
     if not step_id or defn is None or step_id not in defn.order:
         return []
     step = defn.step(step_id)
@@ -65,9 +67,7 @@ def on_step_failed(
     for corrected in guilty:
         sug, decision, changes = found[corrected]
         decision.outcome = FAILED_STEP
-        pack = corrections.discount(
-            session, ex.workspace_id, ex.workflow_id, corrected, changes, cause="correction_failed"
-        )
+        pack = corrections.discount(uow, ex.workspace_id, ex.workflow_id, corrected, changes, cause="correction_failed")
         audit.record(
             session,
             ex.workspace_id,

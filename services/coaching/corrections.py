@@ -18,8 +18,8 @@ from services.audit import service as audit
 from services.db import coach_session, row_locks
 from services.models.coaching import CorrectionPack
 from services.models.workflows import Workflow, WorkflowVersion
-from services.notifier import Events
 from services.orm import in_workspace, table_of, utcnow
+from services.unit_of_work import UnitOfWork
 
 EXPORT_FORMAT = "coach.correction-pack/1"
 # kept beside the counts in the pack's stats JSON (no column of its own, never exported): when each applying rule
@@ -151,15 +151,13 @@ def _store(pack: CorrectionPack, stats: PackStats, before: list[LearnedRule]) ->
     return moved
 
 
-def _announce(
-    session: Session, pack: CorrectionPack, moved: dict[str, Any] | None, actor: str, cause: str, events: Events | None
-) -> None:
+def _announce(uow: UnitOfWork, pack: CorrectionPack, moved: dict[str, Any] | None, actor: str, cause: str) -> None:
     """Audit a learned rule that started or stopped applying, and push it to the workspace (leads watch AUTO runs)."""
     if moved is None:
         return
     dicts = {k: [r.to_dict() for r in moved[k]] for k in ("before", "after", "started", "stopped")}
     recorded = audit.record(
-        session,
+        uow.session,
         pack.workspace_id,
         actor,
         "learned_rule_change",
@@ -175,37 +173,36 @@ def _announce(
             "step_id": pack.step_id,
         },
     )
-    if events is not None:
-        events.add(
-            "correction_pack_changed",
-            {
-                "pack_id": pack.id,
-                "workflow_id": pack.workflow_id,
-                "step_id": pack.step_id,
-                "enabled": pack.enabled,
-                "cause": cause,
-                "rules_changed_at": moved["at"],
-                "started": dicts["started"],
-                "stopped": dicts["stopped"],
-                "rules": dicts["after"],
-                "audit_seq": recorded.seq,
-            },
-            workspace=pack.workspace_id,
-        )
+    uow.events.add(
+        "correction_pack_changed",
+        {
+            "pack_id": pack.id,
+            "workflow_id": pack.workflow_id,
+            "step_id": pack.step_id,
+            "enabled": pack.enabled,
+            "cause": cause,
+            "rules_changed_at": moved["at"],
+            "started": dicts["started"],
+            "stopped": dicts["stopped"],
+            "rules": dicts["after"],
+            "audit_seq": recorded.seq,
+        },
+        workspace=pack.workspace_id,
+    )
 
 
 def record(
-    session: Session,
+    uow: UnitOfWork,
     workspace_id: str,
     workflow_id: str,
     step_id: str,
     before: Any,
     after: Any,
     actor: str = "system",
-    events: Events | None = None,
 ) -> CorrectionPack:
     """Count one correction (suggested params → corrected params) into the step's pack. The pack's stats are in
     hand already, so whether a rule started or stopped applying costs no read beyond the pack row."""
+    session = uow.session
     pack = _for_change(session, workspace_id, workflow_id, step_id)
     stats = PackStats.from_dict(pack.stats)
     rules_before = _applying(pack, stats)
@@ -213,7 +210,7 @@ def record(
     moved = _store(pack, stats, rules_before)
     pack.updated_at = utcnow()
     _changed(session, pack)
-    _announce(session, pack, moved, actor, "correction", events)
+    _announce(uow, pack, moved, actor, "correction")
     return pack
 
 
@@ -229,13 +226,13 @@ def list_packs(session: Session, workspace_id: str, workflow_id: str | None = No
 
 
 def set_enabled(
-    session: Session,
+    uow: UnitOfWork,
     workspace_id: str,
     pack_id: str,
     enabled: bool,
     actor: str = "system",
-    events: Events | None = None,
 ) -> CorrectionPack:
+    session = uow.session
     pack = get(session, workspace_id, pack_id)
     pack = _for_change(session, workspace_id, pack.workflow_id, pack.step_id)  # its counts as committed, locked
     before = pack.enabled
@@ -254,7 +251,7 @@ def set_enabled(
         before={"enabled": before},
         after={"enabled": enabled},
     )
-    _announce(session, pack, moved, actor, "enabled" if enabled else "disabled", events)
+    _announce(uow, pack, moved, actor, "enabled" if enabled else "disabled")
     return pack
 
 
@@ -293,10 +290,9 @@ def export(pack: CorrectionPack) -> dict[str, Any]:
     }
 
 
-def import_pack(
-    session: Session, workspace_id: str, data: dict[str, Any], actor: str = "system", events: Events | None = None
-) -> CorrectionPack:
+def import_pack(uow: UnitOfWork, workspace_id: str, data: dict[str, Any], actor: str = "system") -> CorrectionPack:
     """Create or replace the pack of (workflow_id, step_id) from an export."""
+    session = uow.session
     if data.get("format") != EXPORT_FORMAT:
         raise ValidationFailed("not a correction pack export", details={"format": [f"must be {EXPORT_FORMAT!r}"]})
     wf = session.get(Workflow, str(data.get("workflow_id")))
@@ -332,23 +328,23 @@ def import_pack(
         target_id=pack.id,
         after={"workflow_id": wf.id, "step_id": step_id, "corrections": stats.corrections},
     )
-    _announce(session, pack, moved, actor, "import", events)
+    _announce(uow, pack, moved, actor, "import")
     return pack
 
 
 def discount(
-    session: Session,
+    uow: UnitOfWork,
     workspace_id: str,
     workflow_id: str,
     step_id: str,
     changes: list[Change],
     cause: str,
     actor: str = "system",
-    events: Events | None = None,
 ) -> CorrectionPack | None:
     """Take one correction back out of its step's pack (its step failed because of it:
     services.coaching.correction_failures), so it counts towards no learned rule. None when the pack no longer holds it
     (imported or edited since)."""
+    session = uow.session
     pack = find(session, workflow_id, step_id)
     if pack is None:
         return None
@@ -361,7 +357,7 @@ def discount(
     _count_discounted(pack)
     pack.updated_at = utcnow()
     _changed(session, pack)
-    _announce(session, pack, moved, actor, cause, events)
+    _announce(uow, pack, moved, actor, cause)
     return pack
 
 
@@ -372,15 +368,15 @@ def _count_discounted(pack: CorrectionPack) -> None:
 
 
 def remove_change(
-    session: Session,
+    uow: UnitOfWork,
     workspace_id: str,
     pack_id: str,
     change: dict[str, Any],
     actor: str = "system",
-    events: Events | None = None,
 ) -> CorrectionPack:
     """A lead drops one change (field, before → after) that was wrong from a pack: it counts towards no rule any
     more. Audited (`pack_change_remove`, with the change and its count); NotFound when the pack has no such change."""
+    session = uow.session
     pack = get(session, workspace_id, pack_id)
     pack = _for_change(session, workspace_id, pack.workflow_id, pack.step_id)
     stats = PackStats.from_dict(pack.stats)
@@ -409,5 +405,5 @@ def remove_change(
         before={"change": removed.to_dict()},
         after={"workflow_id": pack.workflow_id, "step_id": pack.step_id, "corrections": stats.corrections},
     )
-    _announce(session, pack, moved, actor, "change_removed", events)
+    _announce(uow, pack, moved, actor, "change_removed")
     return pack

@@ -15,8 +15,8 @@ from services.metrics import service as metrics
 from services.models.coaching import Suggestion
 from services.models.executions import Execution
 from services.models.workflows import Workflow
-from services.notifier import Events
 from services.regions import service as regions
+from services.unit_of_work import UnitOfWork
 
 
 def attention_of(
@@ -46,7 +46,7 @@ def attention_of(
 
 
 def count_person(
-    session: Session,
+    uow: UnitOfWork,
     defn: WorkflowDef,
     ex: Execution,
     wf: Workflow,
@@ -54,27 +54,26 @@ def count_person(
     kind: str,
     latency_ms: float,
     operator: str,
-    events: Events,
 ) -> str | None:
     """A person's decision counted everywhere it is evidence: judged first (attention_of), then counted for the
     region its call fell in (services.regions) and for the workflow, its version, the step and the operator
     (count_decision). Returns its evidence mark, which its decision row keeps (None: nothing was judged)."""
+    session = uow.session
     if wf.kind == "plan":
         mark, in_evidence, attentive = None, True, False
     else:
         mark, in_evidence, attentive = attention_of(session, ex.workspace_id, operator, kind, latency_ms)
     region_spot = regions.count_suggestion(
-        session,
+        uow,
         sug,
         kind,
         latency_ms,
         metrics.workflow_thresholds(wf),
-        events,
         evidence=in_evidence,
         attentive=attentive,
     )
     evidence.count_decision(
-        session,
+        uow,
         defn,
         ex,
         wf,
@@ -82,7 +81,6 @@ def count_person(
         kind,
         latency_ms,
         operator,
-        events,
         region_spot=region_spot,
         in_evidence=in_evidence,
         attentive=attentive,

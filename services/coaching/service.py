@@ -31,10 +31,10 @@ from services.metrics import service as metrics
 from services.models.coaching import Suggestion
 from services.models.executions import Execution
 from services.models.workflows import Workflow, workflow_of
-from services.notifier import Events
 from services.orm import utcnow
 from services.policies import service as policies
 from services.regions import service as regions
+from services.unit_of_work import UnitOfWork
 
 STAT_OF = D.STAT_OF
 REVIEW_GATES = ("decision", "spot_check")
@@ -139,12 +139,11 @@ def learned(session: Session, wf: Workflow, step_id: str, rendered: Any) -> tupl
 
 
 def open_suggestion(
-    session: Session,
+    uow: UnitOfWork,
     ex: Execution,
     defn: WorkflowDef,
     step: StepDef,
     purpose: str,
-    events: Events,
     tools: ToolRegistry,
     *,
     params: Any = None,
@@ -154,6 +153,7 @@ def open_suggestion(
     """Stop before `step` and ask a human. Raises TemplateFailure when the params cannot be rendered. `rng`: the
     runner's generator, which draws whether a coaching suggestion is shown as a check instead (the workspace's
     check_rate, docs/autonomy.md#check-suggestions); without it, never."""
+    session = uow.session
     state = executions.to_state(ex)
     rendered = resolve_params(step, state) if params is None else params
     source = "definition"
@@ -226,12 +226,13 @@ def open_suggestion(
     if change is None:
         executions.count_stat(ex, "suggestions_made")
     payload = view(sug, tools, step, regions.ref(session, sug))
-    events.add("coaching_suggestion", payload, execution=ex.id, workspace=ex.workspace_id)
-    events.latest("coaching_stats", {"execution_id": ex.id, **executions.stats_of(ex)}, execution=ex.id, plain=True)
+    uow.events.add("coaching_suggestion", payload, execution=ex.id, workspace=ex.workspace_id)
+    uow.events.latest("coaching_stats", {"execution_id": ex.id, **executions.stats_of(ex)}, execution=ex.id, plain=True)
     return sug
 
 
-def pause(session: Session, workspace_id: str, execution_id: str, events: Events, actor: str = "system") -> Execution:
+def pause(uow: UnitOfWork, workspace_id: str, execution_id: str, actor: str = "system") -> Execution:
+    session = uow.session
     ex = executions.get(session, workspace_id, execution_id, for_update=True)
     _require_coaching(ex)
     if (ex.gate or {}).get("kind") == "held":  # services.coaching.held: its window runs on; undo, or let it act
@@ -242,21 +243,21 @@ def pause(session: Session, workspace_id: str, execution_id: str, events: Events
     executions.set_status(ex, "pause")
     gates.hold(ex, pending(session, ex.id))  # a paused session's deadline does not run down
     audit.record(session, workspace_id, actor, "pause", target_type="execution", target_id=ex.id, execution_id=ex.id)
-    executions.changed(session, events, ex)
+    executions.changed(uow, ex)
     return ex
 
 
 def resume(
-    session: Session,
+    uow: UnitOfWork,
     workspace_id: str,
     execution_id: str,
-    events: Events,
     actor: str,
     *,
     tools: ToolRegistry,
     definitions: Any,
 ) -> tuple[Execution, bool]:
     """Resume a paused session; returns (execution, whether the runner must go on)."""
+    session = uow.session
     ex = executions.get(session, workspace_id, execution_id, for_update=True)
     _require_coaching(ex)
     if ex.status != S.PAUSED:
@@ -268,13 +269,13 @@ def resume(
     if waiting:
         executions.set_status(ex, "await_correction" if waiting[0].purpose == "correction" else "await_decision")
         for sug in waiting:  # re-push, so that every panel shows it again
-            events.add(
+            uow.events.add(
                 "coaching_suggestion",
                 described(session, definitions, tools, sug),
                 execution=ex.id,
                 workspace=ex.workspace_id,
             )
-    executions.changed(session, events, ex)
+    executions.changed(uow, ex)
     return ex, not waiting
 
 

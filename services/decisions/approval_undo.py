@@ -5,8 +5,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy.orm import Session
-
 from core import approvals as A
 from core.errors import Conflict, Forbidden
 from services.approvals import held
@@ -17,18 +15,20 @@ from services.executions import service as executions
 from services.models.approvals import Approval
 from services.models.executions import Execution
 from services.notifications import slack_updates
-from services.notifier import Events, jsonable
+from services.notifier import jsonable
 from services.orm import utcnow
+from services.unit_of_work import UnitOfWork
 
 
-def release(session: Session, ex: Execution, now: datetime, events: Events) -> None:
+def release(uow: UnitOfWork, ex: Execution, now: datetime) -> None:
     """The window ended: the approval settles its execution (the step runs, or is rejected) and is counted."""
+    session = uow.session
     gate = ex.gate or {}
     a = session.get(Approval, gate.get("approval_id"), populate_existing=True)
     if a is None or a.status not in A.FINAL:  # nothing is held any more (cannot happen under the lock)
         ex.gate = gate.get("reopen")
         return
-    approval_decisions.settle_counted(session, ex, a, now, events)
+    approval_decisions.settle_counted(uow, ex, a, now)
     audit.record(
         session,
         ex.workspace_id,
@@ -43,9 +43,10 @@ def release(session: Session, ex: Execution, now: datetime, events: Events) -> N
     )
 
 
-def undo(session: Session, workspace_id: str, approval_id: str, actor: str, events: Events) -> dict[str, Any]:
+def undo(uow: UnitOfWork, workspace_id: str, approval_id: str, actor: str) -> dict[str, Any]:
     """Take back the held decision on `approval_id`: it is pending again, as it was. 409 once it settled its
     execution (the step may have started) or when it holds nothing; 403 for someone other than who decided."""
+    session = uow.session
     ex, a = approvals.locked(session, workspace_id, approval_id)
     held_here = ex is not None and held.held_approval(ex) == a.id
     if ex is None or ex.gate is None or not held_here:  # (held: there is an execution and its gate)
@@ -82,7 +83,7 @@ def undo(session: Session, workspace_id: str, approval_id: str, actor: str, even
         after={"status": A.PENDING},
         result="undone",
     )
-    events.add(
+    uow.events.add(
         "decision_undone",
         {
             "execution_id": ex.id,
@@ -94,8 +95,8 @@ def undo(session: Session, workspace_id: str, approval_id: str, actor: str, even
         execution=ex.id,
         workspace=ex.workspace_id,
     )
-    events.add("approval_requested", approvals.view(a), workspace=ex.workspace_id)
-    executions.changed(session, events, ex, a.step_id)
+    uow.events.add("approval_requested", approvals.view(a), workspace=ex.workspace_id)
+    executions.changed(uow, ex, a.step_id)
     update = executions.update_event(ex, a.step_id, steps=False)
     update["gate"] = ex.gate
     return {"approval": approvals.view(a), "execution": jsonable(update)}
@@ -103,4 +104,4 @@ def undo(session: Session, workspace_id: str, approval_id: str, actor: str, even
 
 def submit(services, workspace_id: str, approval_id: str, actor: str) -> dict[str, Any]:
     with services.command() as uow:
-        return undo(uow.session, workspace_id, approval_id, actor, uow.events)
+        return undo(uow, workspace_id, approval_id, actor)

@@ -26,9 +26,10 @@ from services.gateway import learning as gateway_learning
 from services.metrics import evidence
 from services.models.approvals import Approval
 from services.models.executions import Execution
-from services.notifier import Events, jsonable
+from services.notifier import jsonable
 from services.orm import utcnow
 from services.policies import service as policies
+from services.unit_of_work import UnitOfWork
 
 # recheck(session, approval, params) -> the policy's verdict for edited params ({"effect": ..., ...}, the
 # answer of POST /api/policies/evaluate), or None when no policy applies. Set it on the Services object as
@@ -67,13 +68,12 @@ def approval_recheck(tools: ToolRegistry):
 
 
 def decide(
-    session: Session,
+    uow: UnitOfWork,
     tools: ToolRegistry,
     workspace_id: str,
     approval_id: str,
     body: dict[str, Any],
     actor: A.Actor,
-    events: Events,
     idempotency_key: str | None = None,
     recheck: Recheck | None = None,
     undo_window_s: float = 0.0,
@@ -81,6 +81,7 @@ def decide(
     """Apply one person's decision ({decision: approve|reject|edit, comment, params}). The answer is
     {approval, execution}; with an Idempotency-Key it is kept, and a retry with that key gets it again. A decision
     that settles an execution's approval is held for the workspace's undo window first (services.approvals.held)."""
+    session = uow.session
     ex, a = approvals.locked(session, workspace_id, approval_id)
     if idempotency_key and idempotency_key in (a.replies or {}):
         return a.replies[idempotency_key]
@@ -112,20 +113,19 @@ def decide(
         result=decision,
     )
     if a.status not in A.FINAL:  # a vote short of the quorum: every open queue shows the progress at once
-        events.add("approval_decided", approvals.view(a), workspace=a.workspace_id)
+        uow.events.add("approval_decided", approvals.view(a), workspace=a.workspace_id)
     if ex is None:  # a gateway call's review: the held call (services/gateway) reads the decision from the row
         if a.status in A.FINAL:
-            events.add("approval_decided", approvals.view(a), workspace=a.workspace_id)
+            uow.events.add("approval_decided", approvals.view(a), workspace=a.workspace_id)
             if a.kind == "gateway" and a.status in (A.APPROVED, A.REJECTED) and a.tool and a.agent:
                 # counted per tool and per agent identity; in AUTO, evidence for the spot-check test
                 gateway_learning.count(
-                    session,
+                    uow,
                     a.workspace_id,
                     a.tool,
                     a.agent,
                     review_kind(a),
                     max(0.0, (now - a.created_at).total_seconds() * 1000.0),
-                    events,
                     before=params_before,
                     after=a.params,
                     region=(a.policy or {}).get("region") if isinstance(a.policy, dict) else None,
@@ -139,10 +139,10 @@ def decide(
         window_s > 0
     ):  # settled when the window ends (services.decisions.approval_undo.release), unless taken back before
         held.hold(ex, a, decision, actor.email, now, window_s, params_before)
-        events.add("approval_decided", approvals.view(a), workspace=ex.workspace_id)
-        executions.changed(session, events, ex, a.step_id)
+        uow.events.add("approval_decided", approvals.view(a), workspace=ex.workspace_id)
+        executions.changed(uow, ex, a.step_id)
     elif a.status in A.FINAL:
-        settle_counted(session, ex, a, now, events)
+        settle_counted(uow, ex, a, now)
     update = executions.update_event(ex, a.step_id, steps=False)
     if window_s > 0:
         update["gate"] = ex.gate  # held: the answer says until when, and what an undo puts back
@@ -152,14 +152,14 @@ def decide(
     return response
 
 
-def settle_counted(session: Session, ex: Execution, a: Approval, now: datetime, events: Events) -> None:
+def settle_counted(uow: UnitOfWork, ex: Execution, a: Approval, now: datetime) -> None:
     """A final approval acts on its execution (settle), and a review is counted."""
-    settle(session, ex, a, events)
+    settle(uow, ex, a)
     if a.kind == "tool_call" and a.status in (A.APPROVED, A.REJECTED):
         # a policy-forced review of an unattended call is evidence for the spot-check test too
         kind = {"approve": "accept", "edit": "correct", "reject": "reject"}[review_kind(a)]
         latency_ms = max(0.0, (now - a.created_at).total_seconds() * 1000.0)
-        evidence.count_review(session, ex, a.step_id, kind, latency_ms, events)
+        evidence.count_review(uow, ex, a.step_id, kind, latency_ms)
 
 
 def review_kind(a: Approval) -> str:
@@ -194,7 +194,7 @@ def _edit(session: Session, tools: ToolRegistry, a: Approval, params: Any, reche
     a.params = params
 
 
-def settle(session: Session, ex: Execution, a: Approval, events: Events) -> None:
+def settle(uow: UnitOfWork, ex: Execution, a: Approval) -> None:
     """What a final approval does to its step and execution."""
     now = utcnow()
     last = (a.decisions or [{}])[-1]
@@ -205,7 +205,7 @@ def settle(session: Session, ex: Execution, a: Approval, events: Events) -> None
     ex.gate = None
     if a.status == A.APPROVED:
         if by_agent:  # the agent asked (REQUEST_APPROVAL): it is told, and its step runs on
-            agent_replies.approved(session, ex, a.step_id, last.get("user") or A.SYSTEM, last.get("comment"))
+            agent_replies.approved(uow.session, ex, a.step_id, last.get("user") or A.SYSTEM, last.get("comment"))
         elif a.kind == "tool_call":  # the step runs now, with the approved params (the runner reads decision)
             edited = any(d["decision"] == "edit" for d in a.decisions)
             executions.set_step(
@@ -234,8 +234,8 @@ def settle(session: Session, ex: Execution, a: Approval, events: Events) -> None
             executions.set_step(ex, a.step_id, status=S.STEP_FAILED, error=message, finished_at=now)
         ex.error = {"step_id": a.step_id, "message": message, "approval_id": a.id}
         executions.set_status(ex, "fail")
-    events.add("approval_decided", approvals.view(a), workspace=ex.workspace_id)
-    executions.changed(session, events, ex, a.step_id)
+    uow.events.add("approval_decided", approvals.view(a), workspace=ex.workspace_id)
+    executions.changed(uow, ex, a.step_id)
 
 
 def submit(
@@ -252,13 +252,12 @@ def submit(
     recheck = recheck or services.approval_recheck
     with services.command() as uow:
         response = decide(
-            uow.session,
+            uow,
             services.tools.for_workspace(workspace_id),
             workspace_id,
             approval_id,
             body,
             actor,
-            uow.events,
             idempotency_key,
             recheck,
             services.settings.undo_window_s,

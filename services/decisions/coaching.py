@@ -27,9 +27,10 @@ from services.models.coaching import Decision, Suggestion
 from services.models.executions import Execution
 from services.models.workflows import workflow_of
 from services.notifications import outbox as notification_outbox
-from services.notifier import Events, jsonable
+from services.notifier import jsonable
 from services.orm import utcnow
 from services.policies import service as policies
+from services.unit_of_work import UnitOfWork
 from services.workflows.service import DefinitionCache
 
 AFTER_REJECT = D.AFTER_REJECT
@@ -103,20 +104,20 @@ def _check_sound(sug: Suggestion, step, correction: dict[str, Any], tools: ToolR
 
 
 def decide(
-    session: Session,
+    uow: UnitOfWork,
     definitions: DefinitionCache,
     tools: ToolRegistry,
     workspace_id: str,
     execution_id: str,
     body: dict[str, Any],
     operator: str,
-    events: Events,
     idempotency_key: str | None = None,
     undo_window_s: float = 0.0,
 ) -> tuple[dict[str, Any], Decision]:
     """Apply the decision in `body` to the execution's suggestion; returns the start of the answer and the decision,
     added to the session (`answer` completes both once the transaction has gone on). A decision on a risky call is
     held for the undo window instead (services/coaching/held.py): stored, not acted on or counted until released."""
+    session = uow.session
     suggestion_id = str(body.get("suggestion_id") or "")
     if not suggestion_id:
         raise ValidationFailed("suggestion_id is required", details={"suggestion_id": ["is required"]})
@@ -159,7 +160,7 @@ def decide(
         _check_sound(sug, step, body["correction"], tools)
     if sug.purpose == C.PURPOSE:  # a check never runs: no policy, no hold, counted for its operator only
         return checks.decide(
-            session,
+            uow,
             ex,
             step,
             sug,
@@ -168,13 +169,12 @@ def decide(
             operator,
             latency_ms,
             now,
-            events,
             workspace_id,
             idempotency_key,
             # the real suggestion (never a check itself: no generator is given); an agent's: the same call's review
-            (lambda: agent.open_after_check(session, ex, step, sug, events, tools))
+            (lambda: agent.open_after_check(uow, ex, step, sug, tools))
             if sug.kind == "tool_call"
-            else (lambda: coaching.open_suggestion(session, ex, defn, step, "coaching", events, tools)),
+            else (lambda: coaching.open_suggestion(uow, ex, defn, step, "coaching", tools)),
         )
     if kind in ("accept", "correct"):
         # the call that would run is judged now, under the rules of now: a denied call is never run
@@ -197,7 +197,7 @@ def decide(
     # held: acts when the deadline scanner releases it (services.decisions.undo.release), unless taken back before
     held_until = held.hold(ex, sug, kind, operator, now, window_s) if window_s > 0 else None
     # every panel on this run is told who decided what, before the next suggestion replaces this one
-    events.add(
+    uow.events.add(
         "suggestion_decided",
         {
             "execution_id": ex.id,
@@ -212,7 +212,7 @@ def decide(
     if held_until is None:
         sug.status, sug.decided_at = "decided", now
         ex.gate = None
-        act(session, ex, defn, step, sug, kind, body, operator, now, events, tools, workspace_id, correcting)
+        act(uow, ex, defn, step, sug, kind, body, operator, now, tools, workspace_id, correcting)
 
     decision = Decision(
         suggestion_id=sug.id,
@@ -253,11 +253,10 @@ def decide(
     )
     if held_until is None:  # a held decision is counted when it is released: one taken back never counts
         executions.count_stat(ex, D.STAT_OF[kind])
-        decision.evidence = counting.count_person(session, defn, ex, wf, sug, kind, latency_ms, operator, events)
+        decision.evidence = counting.count_person(uow, defn, ex, wf, sug, kind, latency_ms, operator)
     # the answer's start: `answer` adds where the execution then stands, once the transaction has gone on (or not)
     response = answers.decided(
-        session,
-        events,
+        uow,
         ex,
         sug,
         decision,
@@ -271,7 +270,7 @@ def decide(
 
 
 def act(
-    session: Session,
+    uow: UnitOfWork,
     ex: Execution,
     defn: WorkflowDef,
     step,
@@ -280,7 +279,6 @@ def act(
     body: dict[str, Any],
     operator: str,
     now,
-    events: Events,
     tools: ToolRegistry,
     workspace_id: str,
     correcting: bool,
@@ -295,7 +293,7 @@ def act(
             feedback=body.get("feedback"),
             operator=operator,
         )
-        agent_replies.settle_call(session, ex, sug, call_effect, kind, operator, events)
+        agent_replies.settle_call(uow, ex, sug, call_effect, kind, operator)
         executions.set_status(ex, "decide")
         return
     effect = D.for_step(
@@ -309,7 +307,7 @@ def act(
         correcting=correcting,
     )
     _apply(
-        session,
+        uow,
         ex,
         defn,
         step,
@@ -318,7 +316,6 @@ def act(
         effect,
         operator,
         now,
-        events,
         tools,
         workspace_id,
         body.get("feedback") or "rejected",
@@ -341,7 +338,7 @@ def answer(
 
 
 def _apply(
-    session: Session,
+    uow: UnitOfWork,
     ex: Execution,
     defn: WorkflowDef,
     step,
@@ -350,7 +347,6 @@ def _apply(
     effect: D.StepEffect,
     operator: str,
     now,
-    events: Events,
     tools: ToolRegistry,
     workspace_id: str,
     feedback: str,
@@ -370,20 +366,17 @@ def _apply(
         changes["finished_at"] = now
     executions.set_step(ex, sug.step_id, **changes)
     if effect.record_correction:
-        corrections.record(
-            session, workspace_id, ex.workflow_id, sug.step_id, sug.params, effect.params, actor=operator, events=events
-        )
+        corrections.record(uow, workspace_id, ex.workflow_id, sug.step_id, sug.params, effect.params, actor=operator)
     if effect.failure is not None:
         ex.error = {"step_id": step.id, "message": effect.failure}
     executions.set_status(ex, effect.trigger)
     if effect.ask_correction:
         coaching.open_suggestion(
-            session,
+            uow,
             ex,
             defn,
             step,
             "correction",
-            events,
             tools,
             params=sug.params,
             rationale=f"Rejected: {feedback}. Correct it, do it by hand, or skip it.",
@@ -447,14 +440,13 @@ def _submit(
             session = uow.session
             # a replay of an Idempotency-Key is found by decide, under the execution's lock
             response, decision = decide(
-                session,
+                uow,
                 services.definitions,
                 services.tools.for_workspace(workspace_id),
                 workspace_id,
                 execution_id,
                 body,
                 operator,
-                uow.events,
                 idempotency_key,
                 undo_window_s,
             )
@@ -463,7 +455,7 @@ def _submit(
             decided_step: str | None = decision.step_id
             if ex.status in S.RUNNABLE:
                 # go on in the same transaction up to the next gate; a slow tool goes to the runner
-                if services.runner.drive(session, ex, uow.events, claim=False):
+                if services.runner.drive(uow, ex, claim=False):
                     uow.run_next(execution_id)
                 decided_step = None  # the answer says where the execution stopped, and counts the next suggestion
             response = answer(response, decision, ex, decided_step, idempotency_key)

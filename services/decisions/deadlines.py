@@ -18,8 +18,8 @@ from services.db import row_locks
 from services.decisions import approvals as approval_decisions
 from services.models.approvals import Approval
 from services.models.executions import Execution
-from services.notifier import Events
 from services.orm import utcnow
+from services.unit_of_work import UnitOfWork
 
 
 def due(session: Session, now: datetime, limit: int = 100) -> list[str]:
@@ -29,9 +29,10 @@ def due(session: Session, now: datetime, limit: int = 100) -> list[str]:
     )
 
 
-def fire_timeout(session: Session, approval_id: str, now: datetime, events: Events) -> Execution | None:
+def fire_timeout(uow: UnitOfWork, approval_id: str, now: datetime) -> Execution | None:
     """Fire one approval's deadline, once: under the locks it is fired only if still pending and due (a
     concurrent decision, cancel or scanner got there first otherwise). Returns its execution when it fired."""
+    session = uow.session
     try:
         ex, a = approvals.locked(session, None, approval_id)
     except NotFound:
@@ -51,13 +52,14 @@ def fire_timeout(session: Session, approval_id: str, now: datetime, events: Even
         after={"status": a.status, "on_timeout": a.on_timeout},
         result=a.status,
     )
-    approval_decisions.settle(session, ex, a, events)
+    approval_decisions.settle(uow, ex, a)
     return ex
 
 
-def expire_for_execution(session: Session, ex: Execution, actor: str, reason: str, events: Events | None) -> int:
+def expire_for_execution(uow: UnitOfWork, ex: Execution, actor: str, reason: str) -> int:
     """The execution ended another way (cancelled): its pending approvals expire with it, so no queue keeps them.
     In the caller's transaction, which holds the execution's lock."""
+    session = uow.session
     query = select(Approval).where(Approval.execution_id == ex.id, Approval.status == A.PENDING)
     rows = session.scalars(query.with_for_update() if row_locks(session) else query).all()
     now = utcnow()
@@ -75,6 +77,5 @@ def expire_for_execution(session: Session, ex: Execution, actor: str, reason: st
             after={"status": a.status, "reason": reason},
             result=a.status,
         )
-        if events is not None:
-            events.add("approval_decided", approvals.view(a), workspace=ex.workspace_id)
+        uow.events.add("approval_decided", approvals.view(a), workspace=ex.workspace_id)
     return len(rows)

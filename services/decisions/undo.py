@@ -14,8 +14,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy.orm import Session
-
 from core.coaching import decisions as D
 from core.coaching import undo as U
 from core.errors import Conflict, NotFound
@@ -30,35 +28,34 @@ from services.executions import service as executions
 from services.models.coaching import Decision, Suggestion
 from services.models.executions import Execution
 from services.models.workflows import workflow_of
-from services.notifier import Events, jsonable
+from services.notifier import jsonable
 from services.orm import utcnow
+from services.unit_of_work import UnitOfWork
 from services.workflows.service import DefinitionCache
 
 SYSTEM = "system"
 
 
-def fire(
-    session: Session, definitions: DefinitionCache, tools_of, execution_id: str, now: datetime, events: Events
-) -> Execution | None:
+def fire(uow: UnitOfWork, definitions: DefinitionCache, tools_of, execution_id: str, now: datetime) -> Execution | None:
     """The deadline scanner's one entry for an execution's gate: a held decision (on a suggestion, or an approval's)
     whose window ended is released,
     any other gate's deadline fires as services.executions.gates says. `tools_of(workspace_id)`: its tools."""
+    session = uow.session
     ex = executions.get_any(session, execution_id, for_update=True)
     if ex is None or ex.gate_due_at is None or ex.gate_due_at > now:
         return None
     if not held.is_held(ex):
-        return gates.fire(session, definitions, execution_id, now, events)
+        return gates.fire(uow, definitions, execution_id, now)
     if (ex.gate or {}).get("approval_id"):  # an approval's decision (services.approvals.held)
-        approval_undo.release(session, ex, now, events)
+        approval_undo.release(uow, ex, now)
     else:
-        release(session, definitions, tools_of(ex.workspace_id), ex, now, events)
+        release(uow, definitions, tools_of(ex.workspace_id), ex, now)
     return ex
 
 
-def release(
-    session: Session, definitions: DefinitionCache, tools: ToolRegistry, ex: Execution, now: datetime, events: Events
-) -> None:
+def release(uow: UnitOfWork, definitions: DefinitionCache, tools: ToolRegistry, ex: Execution, now: datetime) -> None:
     """The held decision acts: its step runs (accept, correct), or is skipped, done by hand or rejected."""
+    session = uow.session
     gate = ex.gate or {}
     sug = session.get(Suggestion, gate.get("suggestion_id"), populate_existing=True)
     decision = session.get(Decision, sug.id) if sug is not None else None
@@ -78,7 +75,7 @@ def release(
         "feedback": decision.feedback,
     }
     decisions.act(
-        session,
+        uow,
         ex,
         defn,
         step,
@@ -87,15 +84,12 @@ def release(
         body,
         decision.operator,
         now,
-        events,
         tools,
         ex.workspace_id,
         sug.purpose == "correction",
     )
     executions.count_stat(ex, D.STAT_OF[kind])
-    decision.evidence = counting.count_person(
-        session, defn, ex, wf, sug, kind, decision.latency_ms, decision.operator, events
-    )
+    decision.evidence = counting.count_person(uow, defn, ex, wf, sug, kind, decision.latency_ms, decision.operator)
     audit.record(
         session,
         ex.workspace_id,
@@ -108,28 +102,28 @@ def release(
         after={"status": ex.status},
         result=kind,
     )
-    events.add(
+    uow.events.add(
         "decision_released",
         {"execution_id": ex.id, "suggestion_id": sug.id, "step_id": sug.step_id, "decision": kind},
         execution=ex.id,
         workspace=ex.workspace_id,
     )
-    executions.changed(session, events, ex, sug.step_id)
-    events.latest("coaching_stats", {"execution_id": ex.id, **executions.stats_of(ex)}, execution=ex.id, plain=True)
+    executions.changed(uow, ex, sug.step_id)
+    uow.events.latest("coaching_stats", {"execution_id": ex.id, **executions.stats_of(ex)}, execution=ex.id, plain=True)
 
 
 def undo(
-    session: Session,
+    uow: UnitOfWork,
     definitions: DefinitionCache,
     tools: ToolRegistry,
     workspace_id: str,
     execution_id: str,
     suggestion_id: str,
     actor: str,
-    events: Events,
 ) -> tuple[Execution, Suggestion]:
     """Take back the held decision on `suggestion_id`: the suggestion is pending again. 409 when there is none to
     take back (not decided, or released: its step may have started)."""
+    session = uow.session
     ex = executions.get(session, workspace_id, execution_id, for_update=True)
     sug = session.get(Suggestion, suggestion_id, populate_existing=True)
     if sug is None or sug.execution_id != ex.id:
@@ -163,7 +157,7 @@ def undo(
         after={"status": "pending", "step_id": sug.step_id},
         result="undone",
     )
-    events.add(
+    uow.events.add(
         "decision_undone",
         {
             "execution_id": ex.id,
@@ -175,13 +169,13 @@ def undo(
         execution=ex.id,
         workspace=ex.workspace_id,
     )
-    events.add(
+    uow.events.add(
         "coaching_suggestion",
         coaching.described(session, definitions, tools, sug),
         execution=ex.id,
         workspace=ex.workspace_id,
     )
-    executions.changed(session, events, ex, sug.step_id)
+    executions.changed(uow, ex, sug.step_id)
     return ex, sug
 
 
@@ -190,9 +184,7 @@ def submit(services, workspace_id: str, execution_id: str, suggestion_id: str, a
     the suggestion, pending again, and where the execution stands."""
     tools = services.tools.for_workspace(workspace_id)
     with services.command() as uow:
-        ex, sug = undo(
-            uow.session, services.definitions, tools, workspace_id, execution_id, suggestion_id, actor, uow.events
-        )
+        ex, sug = undo(uow, services.definitions, tools, workspace_id, execution_id, suggestion_id, actor)
         update = executions.update_event(ex, sug.step_id, steps=False)
         update["gate"] = ex.gate
         answer = {

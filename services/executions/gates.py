@@ -27,7 +27,7 @@ from services.audit import service as audit
 from services.executions import service as executions
 from services.models.coaching import Suggestion
 from services.models.executions import Execution
-from services.notifier import Events
+from services.unit_of_work import UnitOfWork
 from services.workflows.service import DefinitionCache
 
 TIMED_OUT = "timed_out"  # a suggestion's status once its deadline fired
@@ -91,11 +91,10 @@ def due(session: Session, now: datetime, limit: int = 100) -> list[str]:
     )
 
 
-def fire(
-    session: Session, definitions: DefinitionCache, execution_id: str, now: datetime, events: Events
-) -> Execution | None:
+def fire(uow: UnitOfWork, definitions: DefinitionCache, execution_id: str, now: datetime) -> Execution | None:
     """Fire the deadline of the gate the execution waits at, once: under its lock, only if it still waits there and
     the deadline passed. Returns the execution when it fired."""
+    session = uow.session
     ex = executions.get_any(session, execution_id, for_update=True)
     if ex is None or ex.gate_due_at is None or ex.gate_due_at > now:
         return None  # gone, or moved on (and maybe on to a new gate) since the scan read it
@@ -163,8 +162,8 @@ def fire(
         "suggestion_id": sug.id if sug else None,
         "message": text,
     }
-    events.add("gate_timed_out", payload, execution=ex.id, workspace=ex.workspace_id)
-    executions.changed(session, events, ex, step_id)
+    uow.events.add("gate_timed_out", payload, execution=ex.id, workspace=ex.workspace_id)
+    executions.changed(uow, ex, step_id)
     if sug is not None:
-        events.latest("coaching_stats", {"execution_id": ex.id, **executions.stats_of(ex)}, execution=ex.id)
+        uow.events.latest("coaching_stats", {"execution_id": ex.id, **executions.stats_of(ex)}, execution=ex.id)
     return ex

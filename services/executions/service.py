@@ -25,8 +25,9 @@ from services.models.executions import Execution
 from services.models.policies import PolicySettings
 from services.models.workflows import Workflow
 from services.notifications import outbox as notification_outbox
-from services.notifier import Events, jsonable
+from services.notifier import jsonable
 from services.orm import utcnow
+from services.unit_of_work import UnitOfWork
 from services.workflows import service as workflows
 from services.workflows.service import DefinitionCache
 
@@ -309,12 +310,12 @@ def update_event(ex: Execution, step_id: str | None = None, *, steps: bool = Tru
     return update
 
 
-def changed(session: Session, events: Events, ex: Execution, step_id: str | None = None) -> None:
+def changed(uow: UnitOfWork, ex: Execution, step_id: str | None = None) -> None:
     """The execution changed in this transaction: its `execution_update` goes with the transaction's events, made
     once, just before the commit, from the execution as it then is (every step changed meanwhile in it), wherever
     the transaction goes on to take it (a decision runs on to its next suggestion). `step_id`: where it stands."""
-    events.at_commit(
-        session,
+    uow.events.at_commit(
+        uow.session,
         "execution_update",
         ex.id,
         lambda: update_event(ex, step_id),

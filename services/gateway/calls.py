@@ -34,9 +34,10 @@ from services.gateway.identities import Agent
 from services.models.approvals import Approval
 from services.models.gateway import GatewayCall
 from services.notifications import outbox as notification_outbox
-from services.notifier import Events, jsonable
+from services.notifier import jsonable
 from services.orm import utcnow
 from services.policies import service as policies
+from services.unit_of_work import UnitOfWork
 
 HELD, FORWARDING, DONE, FAILED, REJECTED, CANCELLED = "held", "forwarding", "done", "failed", "rejected", "cancelled"
 # (GatewayCall.state; cancelled: its identity was revoked while it was held, held.end_for_revoked)
@@ -74,13 +75,12 @@ def listing(svc, agent: Agent) -> list[dict[str, Any]]:
 
 
 def open_review(
-    session: Session,
+    uow: UnitOfWork,
     workspace_id: str,
     agent: str,
     tool: str,
     params: dict,
     policy: dict | None,
-    events: Events,
     spot_check: bool = False,
 ) -> Approval:
     """A review of an agent's call held by the gateway: an approval (kind `gateway`) of the workspace, not of an
@@ -120,9 +120,9 @@ def open_review(
         due_at=None,
         created_at=utcnow(),
     )
-    session.add(approval)
-    events.add("approval_requested", approvals.view(approval), workspace=workspace_id)
-    notification_outbox.approval_opened(session, approval)
+    uow.session.add(approval)
+    uow.events.add("approval_requested", approvals.view(approval), workspace=workspace_id)
+    notification_outbox.approval_opened(uow.session, approval)
     return approval
 
 
@@ -175,6 +175,17 @@ def transaction(svc, what: str, fn: Callable[[Session], T]) -> T:
     def attempt() -> T:
         with svc.db.transaction() as session:
             return fn(session)
+
+    return retrying(attempt, tries=4, what=what)
+
+
+def command(svc, what: str, fn: Callable[[UnitOfWork], T]) -> T:
+    """fn(uow) in a unit of work of its own (services/unit_of_work.py: the events it raises go out once it commits),
+    tried again on a transient error with a new one, as `transaction`."""
+
+    def attempt() -> T:
+        with svc.command() as uow:
+            return fn(uow)
 
     return retrying(attempt, tries=4, what=what)
 
@@ -299,18 +310,18 @@ def begin(
     if verdict["effect"] == "require_review":
         spot = action == L.SPOT_CHECK
 
-        def hold(session: Session) -> tuple[tuple[str, str | None], Events | None]:
+        def hold(uow: UnitOfWork) -> tuple[str, str | None]:
+            session = uow.session
             open_call = _open_call(session, agent, key)  # the same call, sent twice at once: one review
             if open_call is not None:
-                return open_call, None
-            events = Events()
+                return open_call
             held_verdict = {
                 **verdict,
                 **({"learned": fixed} if fixed else {}),
                 **({"region": gate.region} if gate is not None and gate.region else {}),
             }
             approval = open_review(
-                session, agent.workspace_id, agent.name, tool_name, arguments, held_verdict, events, spot_check=spot
+                uow, agent.workspace_id, agent.name, tool_name, arguments, held_verdict, spot_check=spot
             )
             row = GatewayCall(
                 workspace_id=agent.workspace_id,
@@ -341,7 +352,7 @@ def begin(
                 approval_id=approval.id,
                 **noted,
             )
-            events.add(
+            uow.events.add(
                 "tool_call_pending_review",
                 {
                     "source": "gateway",
@@ -357,11 +368,9 @@ def begin(
                 },
                 workspace=agent.workspace_id,
             )
-            return (row.id, approval.id), events
+            return row.id, approval.id
 
-        (held, approval_id), events = transaction(svc, "holding a gateway call", hold)
-        if events is not None:
-            svc.notifier.send(events)
+        held, approval_id = command(svc, "holding a gateway call", hold)
         return Outcome(held=held, approval_id=approval_id)
     result, full = forward(svc, tool, arguments, G.upstream_key(agent.id, key))
     transaction(

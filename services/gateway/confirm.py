@@ -49,9 +49,9 @@ from services.db import rowcount
 from services.gateway import builtins, calls, held, learning
 from services.gateway.identities import Agent
 from services.models.gateway import AgentIdentity, GatewayCall
-from services.notifier import Events
 from services.orm import utcnow
 from services.policies import service as policies
+from services.unit_of_work import UnitOfWork
 
 log = logging.getLogger(__name__)
 
@@ -345,9 +345,9 @@ def _answered_text(tool: str) -> str:
 def settle(svc, agent: Agent, call_id: str, action: Any, content: Any, meta: dict[str, Any] | None) -> calls.Outcome:
     """The person's answer: claimed once, counted, audited; then the call declined, or judged again by the rules of
     now and forwarded (or denied, or held for a reviewer, as those rules say)."""
-    events = Events()
 
-    def claim(session):
+    def claim(uow: UnitOfWork):
+        session = uow.session
         row = session.get(GatewayCall, call_id)
         if row is None or row.agent_id != agent.id or row.state != CONFIRMING:
             return None
@@ -438,13 +438,12 @@ def settle(svc, agent: Agent, call_id: str, action: Any, content: Any, meta: dic
             )
             return ("done", row.result)
         learning.count(
-            session,
+            uow,
             agent.workspace_id,
             row.tool,
             agent.name,
             C.AS_REVIEW[answer.kind],
             latency_ms,
-            events,
             before=row.arguments,
             after=answer.arguments,
             region=(row.policy or {}).get("region"),
@@ -471,9 +470,7 @@ def settle(svc, agent: Agent, call_id: str, action: Any, content: Any, meta: dic
             return ("done", row.result)
         return ("forward", row.tool, row.arguments, answer, tool, confirm_info.get("call_key") or "")
 
-    step = calls.transaction(svc, "answering a gateway agent's question", claim)
-    if events.items:
-        svc.notifier.send(events)
+    step = calls.command(svc, "answering a gateway agent's question", claim)
     if step is None:
         return calls.Outcome(G.error_result(_answered_text("this tool"), decision="confirm_answered"))
     if step[0] == "done":

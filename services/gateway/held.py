@@ -22,8 +22,8 @@ from services.gateway import builtins, calls, identities
 from services.gateway.identities import Agent
 from services.models.approvals import Approval
 from services.models.gateway import AgentIdentity, GatewayCall
-from services.notifier import Events
 from services.orm import utcnow
+from services.unit_of_work import UnitOfWork
 
 REVOKED, WAITING, RUNNING, DECIDED = "revoked", "waiting", "running", "decided"
 _LOOK = (
@@ -204,21 +204,22 @@ def revoked_result() -> dict[str, Any]:
     return G.error_result("This agent's identity was revoked; the held call was not run.", decision="revoked")
 
 
-def revoke(session: Session, workspace_id: str, agent_id: str, actor: str, events: Events | None) -> AgentIdentity:
+def revoke(uow: UnitOfWork, workspace_id: str, agent_id: str, actor: str) -> AgentIdentity:
     """Revoke an agent identity (services/gateway/identities.py revoke: its token stops working at once) and end its
     calls held for a review (end_for_revoked below): never run, their reviews expired, a request still waiting on
     one answered that the identity was revoked."""
-    row, newly = identities.revoke(session, workspace_id, agent_id, actor)
+    row, newly = identities.revoke(uow.session, workspace_id, agent_id, actor)
     if newly:
-        end_for_revoked(session, row, actor, events)
+        end_for_revoked(uow, row, actor)
     return row
 
 
-def end_for_revoked(session: Session, agent: AgentIdentity, actor: str, events: Events | None) -> int:
+def end_for_revoked(uow: UnitOfWork, agent: AgentIdentity, actor: str) -> int:
     """The identity was revoked (in the caller's transaction): each of its calls still held (its review pending, or
     decided and not yet forwarded) ends, `cancelled`, and is never run; a pending review expires with the reason,
     so it leaves the queues and deciding it is a 409 saying why. Audited: `approval_expire` and the call's
     `gateway_call` (decision `revoked`). A call already being forwarded is left to finish."""
+    session = uow.session
     ids = session.scalars(
         select(GatewayCall.id).where(GatewayCall.agent_id == agent.id, GatewayCall.state == calls.HELD)
     ).all()
@@ -264,8 +265,7 @@ def end_for_revoked(session: Session, agent: AgentIdentity, actor: str, events: 
                 after={"status": a.status, "reason": reason, "agent": agent.name},
                 result=a.status,
             )
-            if events is not None:
-                events.add("approval_decided", approvals.view(a), workspace=a.workspace_id)
+            uow.events.add("approval_decided", approvals.view(a), workspace=a.workspace_id)
         calls.audit_call(
             session,
             who,

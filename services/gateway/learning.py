@@ -26,10 +26,10 @@ from services.gateway import packs
 from services.metrics import service as metrics
 from services.models.gateway import AgentIdentity, GatewayToolMode
 from services.models.metrics import MetricScope
-from services.notifier import Events
 from services.orm import utcnow
 from services.policies import service as policies
 from services.regions import service as regions
+from services.unit_of_work import UnitOfWork
 
 REGION_UNIT = "region"  # Gate.unit of a call whose mode its tool's region set
 EVENT = "gateway_tool_changed"  # a gateway tool's mode changed (a lead's promotion, or a demotion by spot checks)
@@ -129,13 +129,12 @@ def spot_check(gate: Gate | None, default_rate: float, rng) -> bool:
 
 
 def count(
-    session: Session,
+    uow: UnitOfWork,
     workspace_id: str,
     tool: str,
     agent: str,
     decision: str,
     latency_ms: float,
-    events: Events,
     *,
     before: Any = None,
     after: Any = None,
@@ -147,6 +146,7 @@ def count(
     may demote it. An edit (the agent's arguments `before`, the forwarded ones `after`) goes into the tool's
     correction pack. `at_agent`: the answer of the person at the agent to a confirm rule's question
     (services/gateway/confirm.py), counted the same way and also in the agent's confirm scope."""
+    session = uow.session
     kind = L.DECISION_KIND[decision]
     lock_workspace(session, workspace_id)  # the mode rows are changed under the workspace's lock, as metric rows are
     if decision == "edit":
@@ -159,7 +159,7 @@ def count(
         state, before = states[scope]
         after = state.assess()
         if after.level != before:
-            events.add(
+            uow.events.add(
                 EVENT,
                 {
                     "tool": tool,
@@ -181,21 +181,19 @@ def count(
             spot_check=region.get("mode") == L.AUTO,
         )
         if counted is not None:
-            regions.counted_event(*counted, events)
+            regions.counted_event(uow, *counted)
             if region.get("mode") == L.AUTO:
                 return  # a spot check of an AUTO region: the region's spot-check test, not the tool's
     moded = agent_row if unit == L.UNIT_AGENT else tool_row  # the row that made it AUTO (so there is one)
     if mode == L.AUTO and moded is not None and should_demote(states[scopes[-1]][0]):
-        _demote(session, workspace_id, tool, agent if unit == L.UNIT_AGENT else None, moded, events)
+        _demote(uow, workspace_id, tool, agent if unit == L.UNIT_AGENT else None, moded)
 
 
-def _demote(
-    session: Session, workspace_id: str, tool: str, agent: str | None, row: GatewayToolMode, events: Events
-) -> None:
+def _demote(uow: UnitOfWork, workspace_id: str, tool: str, agent: str | None, row: GatewayToolMode) -> None:
     """Spot checks say acceptance fell below the bar: the tool (or the tool for this identity) goes back to coaching,
     its evidence and its spot-check test restart (AUTO-ready again only on new evidence), audited and pushed."""
     evidence_scope, spot_scope = L.unit_scopes(tool, agent)
-    held = metrics.held_states(session, workspace_id, [evidence_scope, spot_scope])
+    held = metrics.held_states(uow.session, workspace_id, [evidence_scope, spot_scope])
     spot = held[spot_scope]
     reason = L.demotion_reason(spot.window.rate, spot.thresholds.auto_acceptance, spot.thresholds.auto_alpha)
     for state in held.values():
@@ -203,7 +201,7 @@ def _demote(
     row.mode, row.updated_by, row.updated_at = L.COACHING, "system", utcnow()
     after = held[evidence_scope].assess()
     recorded = audit.record(
-        session,
+        uow.session,
         workspace_id,
         "system",
         "gateway_demotion",
@@ -212,7 +210,7 @@ def _demote(
         before={"mode": L.AUTO},
         after={"mode": L.COACHING, "tool": tool, "agent": agent, "reason": reason, "spot_check_rate": spot.window.rate},
     )
-    events.add(
+    uow.events.add(
         EVENT,
         {
             "tool": tool,
@@ -236,7 +234,7 @@ def _target(tool: str, agent: str | None) -> str:
 
 
 def set_mode(
-    session: Session,
+    uow: UnitOfWork,
     workspace_id: str,
     tool: str,
     mode: str,
@@ -247,11 +245,11 @@ def set_mode(
     spot_check_rate: float | None = None,
     keep_rate: bool = True,
     actor: str = "system",
-    events: Events | None = None,
 ) -> dict[str, Any]:
     """Promote a tool (or a tool for one identity) to AUTO when its evidence says AUTO-ready (409 otherwise, unless
     an admin forces it with a reason), set it back to coaching, or pin it to always_review; audited and pushed.
     Promotion starts the spot-check test afresh. `keep_rate`: a rate not given keeps the one set before."""
+    session = uow.session
     rate = L.check_rate(spot_check_rate)
     lock_workspace(session, workspace_id)
     row = session.scalar(
@@ -296,21 +294,20 @@ def set_mode(
                 **({"reason": reason} if reason else {}),
             },
         )
-        if events is not None:
-            events.add(
-                EVENT,
-                {
-                    "tool": tool,
-                    "agent": agent,
-                    "mode": mode,
-                    "previous_mode": before,
-                    "level": level.level,
-                    "auto_ready": level.auto_ready,
-                    "reason": f"set to {mode} by {actor}" + (" (forced)" if force else ""),
-                    "audit_seq": recorded.seq,
-                },
-                workspace=workspace_id,
-            )
+        uow.events.add(
+            EVENT,
+            {
+                "tool": tool,
+                "agent": agent,
+                "mode": mode,
+                "previous_mode": before,
+                "level": level.level,
+                "auto_ready": level.auto_ready,
+                "reason": f"set to {mode} by {actor}" + (" (forced)" if force else ""),
+                "audit_seq": recorded.seq,
+            },
+            workspace=workspace_id,
+        )
     return {
         "tool": tool,
         "agent": agent,

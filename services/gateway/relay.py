@@ -37,18 +37,18 @@ class Relay(Notifier):
         self.loop: asyncio.AbstractEventLoop | None = None
         self.queue: asyncio.Queue[list[Any]] | None = None
 
-    def send(self, events: Events) -> None:
+    def send(self, batch: Events) -> None:
         """From any thread (the gateway's worker threads, after their commit): the transaction's events, as they
         are, queued for the sender task (the web process sends them as its own: Notifier.send, with its rooms'
         coalescing); this process's listeners (the gateway's held calls) hear them here."""
-        events.made()
+        batch.made()
         loop, queue = self.loop, self.queue
         if loop is not None and queue is not None and not loop.is_closed():
-            for event, payload, room in events.items:
+            for event, payload, room in batch.items:
                 item = [event, payload, room if isinstance(room, str) else list(room)]
                 loop.call_soon_threadsafe(queue.put_nowait, item)
         for listener in self.listeners:
-            for event, payload, _room in events.items:
+            for event, payload, _room in batch.items:
                 try:
                     listener(event, payload)
                 except Exception:  # a listener's failure must never undo a committed change either

@@ -1,12 +1,12 @@
-"""Evidence and its consequences: a decision counted into the metrics (the workflow, its version, the step, the
-operator; an agent's tool within its step; spot checks), the events when a level changes, and the demotion that
+"""Evidence and its consequences: a decision counted into the metrics (the workflow, its version, the step; an agent's
+tool within its step; spot checks; the workspace's and the operators' totals are counted from the decisions when read,
+services/metrics/totals.py), the events when a level changes, and the demotion that
 spot checks showing acceptance below the bar bring. The rules (the sequential tests, levels, when to demote) are
 core/coaching; this writes their state (services/metrics/service.py) in the caller's transaction."""
 
 from __future__ import annotations
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from core.coaching import autonomy
 from core.coaching.autonomy import tool_unit
@@ -18,11 +18,11 @@ from services.models.coaching import Suggestion
 from services.models.executions import Execution
 from services.models.workflows import Workflow, workflow_of
 from services.notifications import outbox as notification_outbox
-from services.notifier import Events
+from services.unit_of_work import UnitOfWork
 
 
 def count_decision(
-    session: Session,
+    uow: UnitOfWork,
     defn: WorkflowDef,
     ex: Execution,
     wf: Workflow,
@@ -30,7 +30,6 @@ def count_decision(
     kind: str,
     latency_ms: float,
     operator: str,
-    events: Events,
     *,
     region_spot: bool = False,
     in_evidence: bool = True,
@@ -40,18 +39,19 @@ def count_decision(
     region's own test): it does not go to its step's demotion test. `in_evidence` False: not in the readiness tests
     of the workflow, its version and the step; `attentive`: by an attentive operator (services/coaching/counting.py
     attention_of)."""
-    if wf.kind == "plan":  # a plan has no workflow to learn about: its decisions count per tool (and globally)
+    session = uow.session
+    if wf.kind == "plan":  # a plan has no workflow to learn about: its decisions count per tool
         metrics.record_decision(
             session,
             ex.workspace_id,
-            metrics.plan_scopes(sug.tool) + [("operator", operator)],
+            metrics.plan_scopes(sug.tool),
             kind,
             latency_ms,
             levels=(),
         )
         return
     thresholds = metrics.workflow_thresholds(wf)
-    scopes = metrics.workflow_scopes(ex.workflow_id, ex.workflow_version, sug.step_id) + [("operator", operator)]
+    scopes = metrics.workflow_scopes(ex.workflow_id, ex.workflow_version, sug.step_id)
     # an agent's tool call counts for its agent step and for that tool within it (its own readiness and pack)
     unit = tool_unit(sug.step_id, sug.tool) if sug.kind == "tool_call" else sug.step_id
     units = [sug.step_id] if unit == sug.step_id else [sug.step_id, unit]
@@ -84,9 +84,9 @@ def count_decision(
     )
     wf_state, level_before = states[("workflow", ex.workflow_id)]
     snapshot = wf_state.snapshot()
-    events.add("metrics_update", {"workflow_id": wf.id, **snapshot}, workspace=ex.workspace_id, plain=True)
+    uow.events.add("metrics_update", {"workflow_id": wf.id, **snapshot}, workspace=ex.workspace_id, plain=True)
     if snapshot["level"] != level_before:
-        events.add(
+        uow.events.add(
             "workflow_level_changed",
             {
                 "workflow_id": wf.id,
@@ -102,7 +102,7 @@ def count_decision(
         step_state, step_before = states[("step", f"{ex.workflow_id}/{u}")]
         step_level = step_state.assess()
         if step_level.level != step_before:
-            events.add(
+            uow.events.add(
                 "workflow_level_changed",
                 {
                     "workflow_id": wf.id,
@@ -119,13 +119,14 @@ def count_decision(
         # a tool promoted on its own within its agent step is demoted on its own (a call in an AUTO region is
         # that region's spot check, counted by services.regions, not its step's)
         promoted = unit if step_modes.get(unit) == autonomy.AUTO else sug.step_id
-        _maybe_demote(session, ex, wf, promoted, states, thresholds, events)
+        _maybe_demote(uow, ex, wf, promoted, states, thresholds)
 
 
-def count_review(session: Session, ex: Execution, step_id: str, kind: str, latency_ms: float, events: Events) -> None:
+def count_review(uow: UnitOfWork, ex: Execution, step_id: str, kind: str, latency_ms: float) -> None:
     """A person's review of an unattended call that a policy forced (a tool-call approval of an AUTO run, or of
     a step promoted to AUTO alone): evidence for the spot-check test like a spot check (approve = accept,
     edit = correct, reject = reject), which may demote the workflow or the step."""
+    session = uow.session
     wf = workflow_of(session, ex.workflow_id)
     mode = autonomy.effective_mode(ex.mode, wf.mode)
     step_modes = autonomy.step_modes(wf.settings)
@@ -139,27 +140,24 @@ def count_review(session: Session, ex: Execution, step_id: str, kind: str, laten
         for scope, state in metrics.held_states(session, ex.workspace_id, scopes[-2:], thresholds).items()
     }
     states.update(metrics.record_decision(session, ex.workspace_id, scopes[:-2], kind, latency_ms, thresholds))
-    _maybe_demote(session, ex, wf, step_id, states, thresholds, events)
+    _maybe_demote(uow, ex, wf, step_id, states, thresholds)
 
 
-def _maybe_demote(
-    session: Session, ex: Execution, wf: Workflow, step_id: str, states: dict, thresholds, events: Events
-) -> None:
+def _maybe_demote(uow: UnitOfWork, ex: Execution, wf: Workflow, step_id: str, states: dict, thresholds) -> None:
     if wf.mode == "auto" and should_demote(states[("spot", ex.workflow_id)][0], thresholds):
-        _demote(session, ex, wf, None, states, thresholds, events)
+        _demote(uow, ex, wf, None, states, thresholds)
     elif autonomy.step_modes(wf.settings).get(step_id) == autonomy.AUTO and should_demote(
         states[("spot", f"{ex.workflow_id}/{step_id}")][0], thresholds
     ):
-        _demote(session, ex, wf, step_id, states, thresholds, events)
+        _demote(uow, ex, wf, step_id, states, thresholds)
 
 
-def _demote(
-    session: Session, ex: Execution, wf: Workflow, step_id: str | None, states: dict, thresholds, events: Events
-) -> None:
+def _demote(uow: UnitOfWork, ex: Execution, wf: Workflow, step_id: str | None, states: dict, thresholds) -> None:
     """Spot checks are evidence that acceptance fell below the bar: the workflow (step_id None) or the step
     promoted on its own goes back to coaching, is no longer AUTO-ready until new evidence says so (its
     promotion tests start again; O(1), the rows are written with this decision's transaction), and its spot
     checks still waiting in the queue become ordinary reviews of a step that is coached again."""
+    session = uow.session
     if step_id is None:
         spot_key, target = ("spot", wf.id), wf.id
         restart = [("workflow", wf.id), ("version", f"{wf.id}@{ex.workflow_version}"), spot_key]
@@ -197,7 +195,7 @@ def _demote(
         before={"mode": "auto"},
         after={"mode": "coaching", "spot_check_rate": rate, "reason": reason},
     )
-    events.add(
+    uow.events.add(
         "workflow_level_changed",
         {
             "workflow_id": wf.id,
@@ -215,4 +213,4 @@ def _demote(
     )
     notification_outbox.demoted(session, ex.workspace_id, wf.id, step_id, reason, recorded.seq)
     if step_id is None:
-        events.add("metrics_update", {"workflow_id": wf.id, **after}, workspace=ex.workspace_id)
+        uow.events.add("metrics_update", {"workflow_id": wf.id, **after}, workspace=ex.workspace_id)

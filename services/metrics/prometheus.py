@@ -1,8 +1,8 @@
 """GET /metrics (docs/api.md): what the server already keeps, exposed through prometheus_client.
 
-A custom collector reads one `global` metrics row per workspace at each scrape, never the decision history, so a
-scrape costs the same however many decisions there are. Totals are summed over workspaces: the endpoint is not
-authenticated (scrapers rarely are), so it names no tenant. When the database does not answer, the scrape still
+A custom collector counts every workspace's decisions and suggestions at each scrape, in a few aggregate statements
+(services/metrics/totals.py: nothing is kept for them on the decision path), and reports their totals: the endpoint is
+not authenticated (scrapers rarely are), so it names no tenant. When the database does not answer, the scrape still
 succeeds with `coach_database_up 0` and nothing else.
 """
 
@@ -14,13 +14,11 @@ from contextlib import AbstractContextManager
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.coaching.counters import DECISIONS
-from core.coaching.latency import LatencyHistogram
-from core.coaching.metrics import MetricsState
-from services.models.metrics import MetricScope
+from core.coaching.latency import PERCENTILES
+from services.metrics import totals
 
 log = logging.getLogger(__name__)
 _COUNTER = {"accept": "accepted", "reject": "rejected", "correct": "corrected", "manual": "manual", "skip": "skipped"}
@@ -51,23 +49,16 @@ class CoachCollector:
             "Time from a suggestion's push to its decision (approximate quantiles).",
             labels=["quantile"],
         )
-        for name, q in (("0.5", 0.5), ("0.9", 0.9)):
-            value = latency.quantile(q)
+        for name, q in PERCENTILES.items():
+            value = latency[name]
             if value is not None:
-                quantiles.add_metric([name], value)
+                quantiles.add_metric([str(q)], value)
         yield quantiles
 
 
-def _totals(session: Session) -> tuple[int, dict[str, int], LatencyHistogram]:
-    suggestions, decided, latency = 0, dict.fromkeys(DECISIONS, 0), LatencyHistogram()
-    for row in session.scalars(select(MetricScope).where(MetricScope.scope == "global")):
-        state = MetricsState.from_dict(row.state)
-        counters = state.counters.to_dict()
-        suggestions += counters["suggestions"]
-        for kind in DECISIONS:
-            decided[kind] += counters[_COUNTER[kind]]
-        latency.merge(state.latency)
-    return suggestions, decided, latency
+def _totals(session: Session) -> tuple[int, dict[str, int], dict[str, int | None]]:
+    found = totals.everywhere(session)
+    return found["suggestions"], {kind: found[_COUNTER[kind]] for kind in DECISIONS}, found["decision_latency_ms"]
 
 
 def registry(read: Callable[[], AbstractContextManager[Session]]) -> CollectorRegistry:

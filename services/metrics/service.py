@@ -24,12 +24,11 @@ from services.metrics import review_settings, series
 from services.models.metrics import MetricScope
 from services.orm import utcnow
 
-GLOBAL = ("global", "all")
-
 
 def workflow_scopes(workflow_id: str, version: int, step_id: str) -> list[tuple[str, str]]:
+    """Where a workflow's suggestions and decisions count (the workspace's and the operators' totals are counted from
+    the decisions when read: services/metrics/totals.py)."""
     return [
-        GLOBAL,
         ("workflow", workflow_id),
         ("version", f"{workflow_id}@{version}"),
         ("step", f"{workflow_id}/{step_id}"),
@@ -37,8 +36,9 @@ def workflow_scopes(workflow_id: str, version: int, step_id: str) -> list[tuple[
 
 
 def plan_scopes(tool: str | None) -> list[tuple[str, str]]:
-    """Where a plan's suggestions and decisions count: it has no workflow, so globally and per tool."""
-    return [GLOBAL, ("tool", tool or "(none)")]
+    """Where a plan's suggestions and decisions count: it has no workflow, so per tool (and in the workspace's totals,
+    counted from the decisions when read)."""
+    return [("tool", tool or "(none)")]
 
 
 def _insert(session: Session):
@@ -247,7 +247,7 @@ _THRESHOLDS: LRUCache[Any, LevelThresholds] = LRUCache(maxsize=1000)
 _THRESHOLDS_LOCK = threading.Lock()
 _DEFAULTS = (
     LevelThresholds()
-)  # docs/design.md#metrics-and-learning-levels's, for the scopes no workflow sets (global, operator)
+)  # docs/design.md#metrics-and-learning-levels's, for the scopes no workflow sets (tools, an operator's checks)
 
 
 def workflow_view(

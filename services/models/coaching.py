@@ -23,6 +23,14 @@ class Suggestion(FilledAtInit, Base):
             sqlite_where=text("status = 'pending'"),
             postgresql_where=text("status = 'pending'"),
         ),
+        # a workspace's suggestions whose decision is held for its undo window: the totals leave those decisions
+        # out until released (services/metrics/totals.py, migration 0041)
+        Index(
+            "ix_suggestions_held",
+            "workspace_id",
+            sqlite_where=text("status = 'held'"),
+            postgresql_where=text("status = 'held'"),
+        ),
     )
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id"))

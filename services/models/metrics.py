@@ -12,8 +12,9 @@ from services.orm import Base, JsonType, UtcDateTime, utcnow
 
 
 class MetricScope(Base):
-    """Running metrics of one scope (global, workflow, workflow version, step, operator, spot checks),
-    updated in each decision's own transaction so that reads never scan history."""
+    """Running metrics of one scope that learns (workflow, workflow version, step, tool, spot checks; an operator's
+    checks and fast accepts), updated in each decision's own transaction so that reads never scan history. The
+    workspace's and the operators' totals are counted from the decisions when read (services/metrics/totals.py)."""
 
     __tablename__ = "metric_scopes"
     __table_args__ = (UniqueConstraint("workspace_id", "scope", "key"),)

@@ -24,8 +24,8 @@ from services.executions import service as executions
 from services.models.coaching import Suggestion
 from services.models.executions import Execution
 from services.models.plans import Plan
-from services.notifier import Events
 from services.orm import utcnow
+from services.unit_of_work import UnitOfWork
 from services.workflows.service import DefinitionCache
 
 
@@ -44,7 +44,7 @@ def _known_step(defn, step_id: str) -> None:
         )
 
 
-def hold(ex: Execution, step_id: str, question: str | None, events: Events, suspended: dict | None = None) -> None:
+def hold(uow: UnitOfWork, ex: Execution, step_id: str, question: str | None, suspended: dict | None = None) -> None:
     """Stop before `step_id` in waiting_clarification and push clarification_requested. `suspended`: the gate the
     step was waiting at (a coaching decision), given back at the resume unless the step is corrected meanwhile."""
     executions.set_step(ex, step_id, status=S.STEP_WAITING)
@@ -56,7 +56,7 @@ def hold(ex: Execution, step_id: str, question: str | None, events: Events, susp
         "paused_at": utcnow().isoformat(),
         "suspended": suspended,
     }
-    events.add(
+    uow.events.add(
         "clarification_requested",
         {"execution_id": ex.id, "step_id": step_id, "question": question},
         execution=ex.id,
@@ -65,19 +65,19 @@ def hold(ex: Execution, step_id: str, question: str | None, events: Events, susp
 
 
 def pause(
-    session: Session,
+    uow: UnitOfWork,
     definitions: DefinitionCache,
     workspace_id: str,
     execution_id: str,
     step_id: str,
     question: str | None,
     actor: str,
-    events: Events,
     *,
     plan: bool = False,
 ) -> Execution:
     """The execution stops before `step_id` in waiting_clarification: at once when that step is the one it is
     waiting at (a coaching suggestion), else when it gets there (a breakpoint; a plan not executed yet included)."""
+    session = uow.session
     ex = load(session, workspace_id, execution_id, plan=plan)
     defn = definitions.for_execution(session, ex)
     _known_step(defn, step_id)
@@ -93,7 +93,7 @@ def pause(
         )
     if at_once:  # the table says whether it may stop now (not while answering a question or an approval)
         S.transition(ex.status, "await_clarification")
-        hold(ex, step_id, question, events, suspended=gate)
+        hold(uow, ex, step_id, question, suspended=gate)
     else:
         control = dict(ex.control or {})
         control["breakpoints"] = {**(control.get("breakpoints") or {}), step_id: question}
@@ -109,12 +109,12 @@ def pause(
         after={"step_id": step_id, "question": question, "at_once": at_once},
         result="clarification",
     )
-    executions.changed(session, events, ex, step_id)
+    executions.changed(uow, ex, step_id)
     return ex
 
 
 def apply_correction(
-    session: Session,
+    uow: UnitOfWork,
     definitions: DefinitionCache,
     tools: ToolRegistry,
     workspace_id: str,
@@ -122,7 +122,6 @@ def apply_correction(
     step_id: str,
     correction: Any,
     actor: str,
-    events: Events,
     *,
     plan: bool = False,
 ) -> Execution:
@@ -130,6 +129,7 @@ def apply_correction(
     `correction.updated_step.<field>`), audited with before/after and counted in the step's correction pack. A
     step paused for clarification leaves the execution in waiting_correction until resumed; an approved plan
     goes back to draft (what was approved changed)."""
+    session = uow.session
     ex = load(session, workspace_id, execution_id, plan=plan)
     defn = definitions.for_execution(session, ex)
     _known_step(defn, step_id)
@@ -165,33 +165,32 @@ def apply_correction(
         result=ex.status,
     )
     corrections.record(
-        session,
+        uow,
         workspace_id,
         ex.workflow_id,
         step_id,
         before.get("params") or {},
         after.get("params") or {},
         actor=actor,
-        events=events,
     )
-    executions.changed(session, events, ex, step_id)
+    executions.changed(uow, ex, step_id)
     return ex
 
 
 def resume(
-    session: Session,
+    uow: UnitOfWork,
     definitions: DefinitionCache,
     tools: ToolRegistry,
     workspace_id: str,
     execution_id: str,
     feedback: Any,
     actor: str,
-    events: Events,
     *,
     plan: bool = False,
 ) -> tuple[Execution, bool]:
     """Carry on after a clarification pause; the feedback is kept with the step (`{{ feedback.<step_id> }}`).
     Returns (execution, whether the runner must go on)."""
+    session = uow.session
     ex = load(session, workspace_id, execution_id, plan=plan)
     refusal = C.resume_refusal(ex.status, ex.gate)
     if refusal is not None:
@@ -208,7 +207,7 @@ def resume(
         ex.gate = suspended
         executions.set_status(ex, "await_decision")
         for sug in waiting:
-            events.add(
+            uow.events.add(
                 "coaching_suggestion",
                 coaching.described(session, definitions, tools, sug),
                 execution=ex.id,
@@ -216,7 +215,7 @@ def resume(
             )
         run = False
     elif gate.get("agent"):  # an agent step's CONFIRM_DATA: the feedback is the answer, its next message
-        agent_replies.answer(session, ex, step_id, feedback, actor, events)
+        agent_replies.answer(uow, ex, step_id, feedback, actor)
     else:
         for sug in waiting:  # a suggestion for the step as it was: the runner suggests the corrected one
             sug.status = "superseded"
@@ -234,7 +233,7 @@ def resume(
         after={"step_id": step_id, "feedback": feedback},
         result="clarification",
     )
-    executions.changed(session, events, ex, step_id)
+    executions.changed(uow, ex, step_id)
     return ex, run
 
 
@@ -242,9 +241,10 @@ def state(ex: Execution) -> dict[str, Any]:
     return {"execution_id": ex.id, **C.state_view(ex.status, ex.gate, ex.control)}
 
 
-def cancel(session: Session, workspace_id: str, execution_id: str, actor: str = "system", events=None) -> Execution:
+def cancel(uow: UnitOfWork, workspace_id: str, execution_id: str, actor: str = "system") -> Execution:
     """Cancel; its pending suggestions are superseded and its pending approvals expire (approval_decided is
-    added to `events`, so every queue drops them), in this transaction."""
+    added to `uow.events`, so every queue drops them), in this transaction."""
+    session = uow.session
     ex = executions.get(session, workspace_id, execution_id, for_update=True)
     if ex.status in S.TERMINAL:
         raise BadRequest(f"execution is already {ex.status}", details={"status": ex.status})
@@ -272,24 +272,23 @@ def cancel(session: Session, workspace_id: str, execution_id: str, actor: str = 
         )
     ):
         sug.status = "superseded"
-    approval_deadlines.expire_for_execution(session, ex, actor, "the execution was cancelled", events)
-    if events is not None:
-        executions.changed(session, events, ex)
+    approval_deadlines.expire_for_execution(uow, ex, actor, "the execution was cancelled")
+    executions.changed(uow, ex)
     return ex
 
 
 def answer(
-    session: Session,
+    uow: UnitOfWork,
     definitions: DefinitionCache,
     workspace_id: str,
     execution_id: str,
     step_id: str,
     answer_value: Any,
     actor: str = "system",
-    events=None,
 ) -> Execution:
     """The answer to a human_input step becomes its output (to an agent step's CONFIRM_DATA: its next message);
     the execution goes on."""
+    session = uow.session
     ex = executions.get(session, workspace_id, execution_id, for_update=True)
     gate = ex.gate or {}
     S.transition(ex.status, "answer")  # raises the table's Conflict when nothing is waiting
@@ -310,7 +309,7 @@ def answer(
         result=asks,
     )
     if gate.get("agent"):
-        agent_replies.answer(session, ex, step_id, answer_value, actor, events if events is not None else Events())
+        agent_replies.answer(uow, ex, step_id, answer_value, actor)
         executions.set_status(ex, "answer")
         return ex
     executions.settle_answer(ex, step_id, answer_value)

@@ -9,7 +9,6 @@ import logging
 import time
 
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.orm import Session, object_session
 
 from core.execution import states as S
 from core.execution.engine import Next, Outcome, call_key, clarification_for, execute, next_action, resolve_params
@@ -22,10 +21,10 @@ from services.executions import gates
 from services.executions import service as executions
 from services.models.executions import Execution
 from services.models.workflows import workflow_of
-from services.notifier import Events
 from services.orchestration import control
 from services.orm import utcnow
 from services.policies import service as policies
+from services.unit_of_work import UnitOfWork
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +34,7 @@ AGAIN = object()  # drive: the slice is used up, go on in a new transaction
 REVIEWED = ("accept", "correct", "approve", "edit")
 
 
-def drive(runner, session: Session, ex: Execution, events: Events, *, claim: bool):
+def drive(runner, uow: UnitOfWork, ex: Execution, *, claim: bool):
     """Advance inside the caller's transaction: skips, gates, ends and instantaneous tools (echo, noop).
     Stops before a tool that takes time: with `claim` it marks that step running and returns
     (step, state, params, repeat) for the caller to run outside the transaction (repeat: the step's run was
@@ -48,7 +47,7 @@ def drive(runner, session: Session, ex: Execution, events: Events, *, claim: boo
     the runner goes on in a new transaction (AGAIN, or True without `claim`)."""
     until = time.monotonic() + SLICE_S
     while ex.status in S.RUNNABLE:
-        nxt, params = _step(runner, session, ex, events, until)
+        nxt, params = _step(runner, uow, ex, until)
         if nxt.kind == "yield":
             return AGAIN if claim else True
         if nxt.kind != "run":
@@ -74,6 +73,7 @@ def drive(runner, session: Session, ex: Execution, events: Events, *, claim: boo
             return nxt.subject, state, params, repeat
         record(
             runner,
+            uow,
             ex,
             nxt.subject.id,
             execute(
@@ -86,7 +86,7 @@ def drive(runner, session: Session, ex: Execution, events: Events, *, claim: boo
         )
         if time.monotonic() > until and ex.status in S.RUNNABLE:
             return AGAIN if claim else True
-    executions.changed(session, events, ex)
+    executions.changed(uow, ex)
     return None
 
 
@@ -97,8 +97,9 @@ def _inline(runner, step, workspace_id: str) -> bool:
     return step.type != "action" or bool(getattr(tool, "inline", False))
 
 
-def _step(runner, session: Session, ex: Execution, events: Events, until: float) -> tuple[Next, object]:
+def _step(runner, uow: UnitOfWork, ex: Execution, until: float) -> tuple[Next, object]:
     """Take steps that need no tool (skips, gates, ends) until one must run or the execution stops."""
+    session = uow.session
     defn = runner.definitions.for_execution(session, ex)
     if ex.status == S.PENDING:
         executions.set_status(ex, "start")
@@ -128,25 +129,24 @@ def _step(runner, session: Session, ex: Execution, events: Events, until: float)
             # a suggestion accepted by its deadline runs with the suggested params, but nobody reviewed it
             params = row.params if reviewed or row.decision == gates.TIMEOUT_ACCEPT else None
             if nxt.subject.type == "action":
-                nxt, params = _police(runner, session, ex, nxt.subject, params, reviewed, events)
+                nxt, params = _police(runner, uow, ex, nxt.subject, params, reviewed)
         if nxt.kind == "gate":
-            _open_gate(runner, session, ex, defn, nxt, events)
+            _open_gate(runner, uow, ex, defn, nxt)
         elif nxt.kind == "complete":
             executions.set_status(ex, "complete")
         elif nxt.kind == "fail":
-            fail(runner, ex, step_id, nxt.reason)
+            fail(runner, uow, ex, step_id, nxt.reason)
         if nxt.kind != "run":
-            executions.changed(session, events, ex, step_id)
+            executions.changed(uow, ex, step_id)
         return nxt, params
 
 
-def _police(
-    runner, session: Session, ex: Execution, step, params, reviewed: bool, events: Events
-) -> tuple[Next, object]:
+def _police(runner, uow: UnitOfWork, ex: Execution, step, params, reviewed: bool) -> tuple[Next, object]:
     """The policy on the call the step is about to make, with the params it will really run with (so a
     correction, an edit or a rule changed while the execution waited is judged now). Its verdict is kept
     with the step. `deny` fails the step with the rule's reason; `require_review` opens a tool-call approval
     unless a person already reviewed this very call (a coaching decision or an approval)."""
+    session = uow.session
     if params is None:
         try:
             params = resolve_params(step, executions.to_state(ex))
@@ -170,7 +170,7 @@ def _police(
         )
         return Next("fail", step, f"step {step.id!r}: {policies.denied_message(explained)}"), None
     if explained["effect"] == "require_review" and not reviewed:
-        approval = approvals.open_tool_call(session, ex, step.id, step.tool, params, explained, events)
+        approval = approvals.open_tool_call(uow, ex, step.id, step.tool, params, explained)
         audit.record(
             session,
             ex.workspace_id,
@@ -186,18 +186,18 @@ def _police(
     return Next("run", step), params
 
 
-def _open_gate(runner, session: Session, ex: Execution, defn, nxt: Next, events: Events) -> None:
+def _open_gate(runner, uow: UnitOfWork, ex: Execution, defn, nxt: Next) -> None:
     step = nxt.subject
     if nxt.reason == "policy":  # opened by _police
         return
     if nxt.reason == "clarification":  # a pause asked for this step, or its own requires_clarification
-        control.hold(ex, step.id, clarification_for(step, executions.to_state(ex)), events)
+        control.hold(uow, ex, step.id, clarification_for(step, executions.to_state(ex)))
         return
     if nxt.reason == "approval":
         try:
-            approvals.open_step(session, ex, defn, step, events)
+            approvals.open_step(uow, ex, defn, step)
         except TemplateFailure as exc:
-            fail(runner, ex, step.id, f"step {step.id!r}: {exc}")
+            fail(runner, uow, ex, step.id, f"step {step.id!r}: {exc}")
         return
     if nxt.reason == "human_input":
         executions.set_step(ex, step.id, status=S.STEP_WAITING)
@@ -209,7 +209,7 @@ def _open_gate(runner, session: Session, ex: Execution, defn, nxt: Next, events:
             **gates.armed("human_input", step.human_timeout, utcnow()),
         }
         executions.set_status(ex, "await_clarification")
-        events.add(
+        uow.events.add(
             "clarification_requested",
             {"execution_id": ex.id, "step_id": step.id, "question": step.question},
             execution=ex.id,
@@ -220,30 +220,27 @@ def _open_gate(runner, session: Session, ex: Execution, defn, nxt: Next, events:
         purpose = "coaching" if nxt.reason == "decision" else nxt.reason
         # the runner's generator draws a coaching suggestion's check, as it draws the spot checks
         coaching.open_suggestion(
-            session, ex, defn, step, purpose, events, runner.tools.for_workspace(ex.workspace_id), rng=runner.rng
+            uow, ex, defn, step, purpose, runner.tools.for_workspace(ex.workspace_id), rng=runner.rng
         )
     except TemplateFailure as exc:
-        fail(runner, ex, step.id, f"step {step.id!r}: {exc}")
+        fail(runner, uow, ex, step.id, f"step {step.id!r}: {exc}")
     except SQLAlchemyError:
         raise
     except Exception as exc:  # never an execution left pending and a 500 for whoever decided before it
         log.exception("opening the gate of step %s of execution %s failed", step.id, ex.id)
-        fail(runner, ex, step.id, f"step {step.id!r} could not be prepared: {type(exc).__name__}: {exc}")
+        fail(runner, uow, ex, step.id, f"step {step.id!r} could not be prepared: {type(exc).__name__}: {exc}")
 
 
-def fail(runner, ex: Execution, step_id: str | None, message: str) -> None:
+def fail(runner, uow: UnitOfWork, ex: Execution, step_id: str | None, message: str) -> None:
     if step_id and executions.step_state(ex, step_id).status not in S.STEP_DONE:
         executions.set_step(ex, step_id, status=S.STEP_FAILED, error=message, finished_at=utcnow())
-        session = object_session(ex)
-        if session is not None:  # a correction the failure is put down to no longer counts in its pack
-            correction_failures.on_step_failed(
-                session, ex, runner.definitions.for_execution(session, ex), step_id, message
-            )
+        # a correction the failure is put down to no longer counts in its pack
+        correction_failures.on_step_failed(uow, ex, runner.definitions.for_execution(uow.session, ex), step_id, message)
     ex.error = {"step_id": step_id, "message": message}
     executions.set_status(ex, "fail")
 
 
-def record(runner, ex: Execution, step_id: str, outcome: Outcome) -> None:
+def record(runner, uow: UnitOfWork, ex: Execution, step_id: str, outcome: Outcome) -> None:
     executions.set_step(ex, step_id, attempts=outcome.attempts, params=outcome.params, finished_at=utcnow())
     if ex.status == S.CANCELLED:  # cancelled while the tool ran: keep the cancel, drop the result
         executions.set_step(ex, step_id, status=S.STEP_CANCELLED)
@@ -251,4 +248,4 @@ def record(runner, ex: Execution, step_id: str, outcome: Outcome) -> None:
     if outcome.ok:
         executions.set_step(ex, step_id, status=S.STEP_SUCCEEDED, output=outcome.output, error=None)
     else:
-        fail(runner, ex, step_id, outcome.error or "failed")
+        fail(runner, uow, ex, step_id, outcome.error or "failed")

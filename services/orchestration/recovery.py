@@ -24,8 +24,8 @@ from services.models.coaching import Suggestion
 from services.models.executions import Execution
 from services.models.plans import Plan
 from services.models.workflows import Workflow
-from services.notifier import Events
 from services.orm import utcnow
+from services.unit_of_work import UnitOfWork
 from services.workflows.service import DefinitionCache
 
 UNCHANGED = object()  # retry: the params as they are
@@ -81,7 +81,7 @@ def _reopen(ex: Execution) -> None:
 
 
 def retry(
-    session: Session,
+    uow: UnitOfWork,
     definitions: DefinitionCache,
     tools: ToolRegistry,
     workspace_id: str,
@@ -89,10 +89,10 @@ def retry(
     step_id: str,
     params: Any,
     actor: str,
-    events: Events,
 ) -> Execution:
     """The failed step runs again: a new run of its tool with a new idempotency key (its key is cleared; the runner
     numbers the run), with `params` in place of its own when given (for this execution only)."""
+    session = uow.session
     ex = executions.get(session, workspace_id, execution_id, for_update=True)
     st = R.check_retry(ex.status, ex.steps, step_id)
     failed = {
@@ -160,21 +160,21 @@ def retry(
         },
         result="edited" if after is not None else "same",
     )
-    executions.changed(session, events, ex, step_id)
+    executions.changed(uow, ex, step_id)
     return ex
 
 
 def resume_from(
-    session: Session,
+    uow: UnitOfWork,
     definitions: DefinitionCache,
     workspace_id: str,
     execution_id: str,
     step_id: str,
     actor: str,
-    events: Events,
 ) -> Execution:
     """Go on from a step that has not run: the failed steps, and those it waits for that have not run, are
     skipped (each saying why)."""
+    session = uow.session
     ex = executions.get(session, workspace_id, execution_id, for_update=True)
     defn = definitions.for_execution(session, ex)
     skips = R.resume_skips(defn, ex.status, ex.steps, step_id)
@@ -207,7 +207,7 @@ def resume_from(
         after={"step_id": step_id, "skipped": skips},
         result="resumed",
     )
-    executions.changed(session, events, ex, step_id)
+    executions.changed(uow, ex, step_id)
     return ex
 
 

@@ -27,7 +27,6 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.orm import Session
 
 from config import Settings
 from core.execution import states as S
@@ -38,7 +37,7 @@ from services.audit import service as audit
 from services.db import Database, retrying
 from services.executions import service as executions
 from services.models.executions import Execution
-from services.notifier import Events, Notifier
+from services.notifier import Notifier
 from services.orchestration import drive
 from services.orchestration.leases import Leases
 from services.orchestration.scans import Scans
@@ -141,9 +140,9 @@ class Runner:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
 
-    def drive(self, session: Session, ex: Execution, events: Events, *, claim: bool):
+    def drive(self, uow: UnitOfWork, ex: Execution, *, claim: bool):
         """Advance inside the caller's transaction (services.orchestration.drive.drive)."""
-        return drive.drive(self, session, ex, events, claim=claim)
+        return drive.drive(self, uow, ex, claim=claim)
 
     def advance(self, execution_id: str) -> None:
         """Take the execution's steps until it stops at a gate or ends; each tool that takes time runs outside any
@@ -187,7 +186,7 @@ class Runner:
 
         def once():
             with self.command() as uow:
-                slow = self._advance_in(uow.session, execution_id, running, outcome, uow.events)
+                slow = self._advance_in(uow, execution_id, running, outcome)
                 # no longer running here (its lease was released or handed on in this transaction): the lease keeper
                 # must not renew it while the events go out, nor take its absence for a takeover
                 uow.on_commit(lambda: self.leases.held.pop(execution_id, None))
@@ -219,9 +218,8 @@ class Runner:
                 if self.stopping.wait(pause):  # shutting down: its lease runs out, and an instance takes it over
                     return None
 
-    def _advance_in(
-        self, session: Session, execution_id: str, running: str | None, outcome: Outcome | None, events: Events
-    ):
+    def _advance_in(self, uow: UnitOfWork, execution_id: str, running: str | None, outcome: Outcome | None):
+        session = uow.session
         ex = executions.get_any(session, execution_id)
         if ex is None:
             return None
@@ -236,10 +234,10 @@ class Runner:
                 )
                 return FENCED
             assert running is not None  # (an outcome comes with the step that ran)
-            drive.record(self, ex, running, outcome)
+            drive.record(self, uow, ex, running, outcome)
         elif ex.lease_owner not in (None, self.leases.owner) and not self.leases.free(ex, utcnow()):
             return None  # another instance runs one of its steps: it goes on from there, not this one
-        slow = self.drive(session, ex, events, claim=True)
+        slow = self.drive(uow, ex, claim=True)
         if isinstance(slow, tuple):  # a tool that takes time: claimed, under this instance's lease
             step, state, params, repeat = slow
             st = ex.steps[step.id]
@@ -263,7 +261,7 @@ class Runner:
                 result="repeated" if repeat else "started",
             )
             # the step is running now, for as long as its tool takes: the panels show it (the step's state)
-            executions.changed(session, events, ex, step.id)
+            executions.changed(uow, ex, step.id)
             return step, state, params, st.idempotency_key
         self.leases.release(ex)
         return slow
@@ -281,9 +279,9 @@ class Runner:
                 if ex.lease_owner not in (None, self.leases.owner) and not self.leases.free(ex, utcnow()):
                     return  # another instance holds it now
                 step_id = running or next((st.step_id for st in ex.steps.values() if st.status == S.STEP_RUNNING), None)
-                drive.fail(self, ex, step_id, f"step {step_id!r}: {reason}" if step_id else reason)
+                drive.fail(self, uow, ex, step_id, f"step {step_id!r}: {reason}" if step_id else reason)
                 ex.lease_owner = ex.lease_expires_at = None
-                executions.changed(uow.session, uow.events, ex, step_id)
+                executions.changed(uow, ex, step_id)
 
         try:
             retrying(once, what=f"failing execution {execution_id}")

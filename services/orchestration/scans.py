@@ -12,7 +12,6 @@ from collections.abc import Callable
 from datetime import datetime
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from core.execution import states as S
 from services.db import retrying
@@ -21,13 +20,13 @@ from services.decisions import undo
 from services.executions import gates
 from services.executions import service as executions
 from services.models.executions import Execution
-from services.notifier import Events
 from services.orm import utcnow
 from services.triggers import schedules as trigger_schedules
+from services.unit_of_work import UnitOfWork
 
 # what fires one deadline, in its own transaction: (session, the approval's or execution's id, now, events) -> the
 # execution when it fired
-Fire = Callable[[Session, str, datetime, Events], Execution | None]
+Fire = Callable[[UnitOfWork, str, datetime], Execution | None]
 
 log = logging.getLogger(__name__)
 
@@ -150,7 +149,7 @@ class Scans:
             # a gate's deadline, or the end of a held decision's undo window (services.decisions.undo.fire)
             due += [
                 (
-                    lambda s, i, n, e: undo.fire(s, self.runner.definitions, self.runner.tools.for_workspace, i, n, e),
+                    lambda uow, i, n: undo.fire(uow, self.runner.definitions, self.runner.tools.for_workspace, i, n),
                     "gate of execution",
                     i,
                 )
@@ -161,7 +160,7 @@ class Scans:
 
             def once(fire=fire, target=target):
                 with self.runner.command() as uow:
-                    ex = fire(uow.session, target, now, uow.events)
+                    ex = fire(uow, target, now)
                     if ex is not None and ex.status in S.RUNNABLE:
                         uow.run_next(ex.id)
                 return ex

@@ -23,6 +23,7 @@ from services.audit.service import lock_workspace
 from services.metrics import service as metrics
 from services.models.regions import Region, RegionScope
 from services.orm import utcnow
+from services.unit_of_work import UnitOfWork
 
 STEP, GATEWAY = "step", "gateway"
 EVIDENCE, SPOT = "region", "region_spot"  # the metric scopes of a condition version's decisions and spot checks
@@ -351,12 +352,11 @@ def count(
 
 
 def count_suggestion(
-    session: Session,
+    uow: UnitOfWork,
     sug,
     kind: str,
     latency_ms: float,
     thresholds: LevelThresholds,
-    events,
     *,
     evidence: bool = True,
     attentive: bool = False,
@@ -366,7 +366,7 @@ def count_suggestion(
     `evidence`, `attentive`: as count's."""
     spot = sug.purpose == "spot_check"
     counted = count(
-        session,
+        uow.session,
         sug.region_id,
         sug.region_version,
         kind,
@@ -379,14 +379,14 @@ def count_suggestion(
     if counted is None:
         return False
     row, reason = counted
-    counted_event(row, reason, events)
+    counted_event(uow, row, reason)
     return spot and (reason is not None or row.mode == autonomy.AUTO)
 
 
-def counted_event(row: Region, reason: str | None, events) -> None:
+def counted_event(uow: UnitOfWork, row: Region, reason: str | None) -> None:
     """After a count: a demotion is pushed (`region_changed`, action `demoted`)."""
     if reason is not None:
-        events.add(
+        uow.events.add(
             "region_changed",
             {
                 "region_id": row.id,

@@ -9,7 +9,6 @@ import pytest
 
 from services.approvals import service as approvals
 from services.executions import service as executions
-from services.notifier import Events
 from services.orchestration import control
 from services.orm import utcnow
 from tests.conftest import Api, make_user
@@ -274,24 +273,21 @@ def tool_call_waiting(api: Api, services, **spec) -> tuple[str, str]:
     wf = api.workflow([{"id": "ask", "type": "human_input", "question": "go?"}, WRITE])
     ex_id = api.settle(api.start(wf["id"])["execution_id"])["execution_id"]
     ws = api.ok("GET", "/api/auth/me")["workspace_id"]
-    events = Events()
-    with services.db.transaction() as session:
-        ex = executions.get(session, ws, ex_id, for_update=True)
-        control.answer(session, services.definitions, ws, ex_id, "ask", "yes")
+    with services.command() as uow:
+        ex = executions.get(uow.session, ws, ex_id, for_update=True)
+        control.answer(uow, services.definitions, ws, ex_id, "ask", "yes")
         executions.set_status(ex, "continue")
         verdict = {"effect": "require_review", "rule": {"id": "r1", "name": "writes", "reason": "writes are checked"}}
         approval = approvals.open_tool_call(
-            session,
+            uow,
             ex,
             "pay",
             "file.write",
             {"path": "out/pay.txt", "content": "pay 10"},
             verdict,
-            events,
             spec=ApprovalSpec(**spec),
         )
         approval_id = approval.id
-    services.notifier.send(events)
     return ex_id, approval_id
 
 

@@ -321,18 +321,15 @@ def test_an_event_whose_transaction_rolls_back_leaves_no_notification_and_one_th
     api, lead, services
 ):
     from services.gateway import calls
-    from services.notifier import Events
 
     workspace_id = api.ok("GET", "/api/auth/me")["workspace_id"]
     with pytest.raises(RuntimeError):
-        with services.db.transaction() as session:
-            held = calls.open_review(
-                session, workspace_id, "bot", "sql.query", {"query": "DELETE FROM t"}, None, Events()
-            )
+        with services.command() as uow:
+            held = calls.open_review(uow, workspace_id, "bot", "sql.query", {"query": "DELETE FROM t"}, None)
             raise RuntimeError("the process dies before the commit")
     assert outbox(services, event_id=f"approval:{held.id}") == []
-    with services.db.transaction() as session:
-        kept = calls.open_review(session, workspace_id, "bot", "sql.query", {"query": "DELETE FROM t"}, None, Events())
+    with services.command() as uow:
+        kept = calls.open_review(uow, workspace_id, "bot", "sql.query", {"query": "DELETE FROM t"}, None)
     rows = outbox(services, event_id=f"approval:{kept.id}")
     assert {(r.kind, r.address) for r in rows} == {
         ("review_held", "lead@test.local"),

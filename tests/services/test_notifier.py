@@ -246,15 +246,15 @@ def started(services):
 def test_an_execution_changed_twice_in_a_transaction_gets_one_update_made_at_commit_from_its_final_state(started):
     services, execution_id = started
     socketio = Recorder()
-    events = Events()
-    with services.db.transaction() as tx:
+    with services.command() as uow:
+        tx, events = uow.session, uow.events
         ex = executions.get_any(tx, execution_id)
         executions.set_step(ex, "a", status=S.STEP_RUNNING)
-        executions.changed(tx, events, ex, "a")
+        executions.changed(uow, ex, "a")
         events.add("coaching_suggestion", {"suggestion_id": "s"}, execution=execution_id, workspace=ex.workspace_id)
         executions.set_step(ex, "a", status=S.STEP_SUCCEEDED, output={"message": "a"})
         executions.set_step(ex, "b", status=S.STEP_RUNNING)
-        executions.changed(tx, events, ex, "b")
+        executions.changed(uow, ex, "b")
         assert all(type(payload) is not dict for event, payload, _ in events.items if event == "execution_update")
     # made by the commit (before it: the state it describes is the one committed), and sent in the last one's place
     (update,) = [payload for event, payload, _ in events.items if event == "execution_update"]
@@ -265,25 +265,24 @@ def test_an_execution_changed_twice_in_a_transaction_gets_one_update_made_at_com
     Notifier(socketio).send(events)
     assert [event for event, _, _ in socketio.sent] == ["coaching_suggestion", "execution_update", "queue_changed"]
     # the steps it carried count as pushed: the next change's update carries only what changed after it
-    events = Events()
-    with services.db.transaction() as tx:
-        ex = executions.get_any(tx, execution_id)
+    with services.command() as uow:
+        ex = executions.get_any(uow.session, execution_id)
         executions.set_step(ex, "b", status=S.STEP_SUCCEEDED)
-        executions.changed(tx, events, ex, "b")
+        executions.changed(uow, ex, "b")
+    events = uow.events
     (update,) = [payload for event, payload, _ in events.items if event == "execution_update"]
     assert [s["step_id"] for s in update["steps"]] == ["b"]
 
 
 def test_a_transaction_rolled_back_makes_no_update(started):
     services, execution_id = started
-    events = Events()
     with pytest.raises(RuntimeError):
-        with services.db.transaction() as tx:
-            ex = executions.get_any(tx, execution_id)
+        with services.command() as uow:
+            ex = executions.get_any(uow.session, execution_id)
             executions.set_step(ex, "a", status=S.STEP_RUNNING)
-            executions.changed(tx, events, ex, "a")
+            executions.changed(uow, ex, "a")
             raise RuntimeError("rolled back")
-    (item,) = events.items
+    (item,) = uow.events.items
     assert type(item[1]) is not dict  # never made: the commit did not happen (and nothing sends these events)
 
 

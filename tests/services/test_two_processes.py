@@ -13,7 +13,6 @@ from services.audit import service as audit
 from services.coaching import service as coaching
 from services.decisions import coaching as decisions
 from services.executions import service as executions
-from services.notifier import Events
 from services.orchestration import control
 from services.workflows import service as workflows
 from tests.services.test_metric_rows import WORKFLOW, _start, _workflow_counts
@@ -64,15 +63,13 @@ def _chain_ok(services) -> None:
 def test_a_pause_by_another_process_stops_the_next_decision(two_processes):
     a, b, notifier = two_processes
     execution_id = _after_two(a, notifier, _workflow(a, b))  # awaiting step 3
-    with b.db.transaction() as session:
-        coaching.pause(session, WS[id(b)], execution_id, Events(), "lead@coach.local")
+    with b.command() as uow:
+        coaching.pause(uow, WS[id(b)], execution_id, "lead@coach.local")
     with pytest.raises(Conflict, match="paused"):
         _decide(a, notifier, execution_id)
     assert _execution(b, execution_id)["status"] == "paused"
-    with b.db.transaction() as session:
-        coaching.resume(
-            session, WS[id(b)], execution_id, Events(), "lead@coach.local", tools=b.tools, definitions=b.definitions
-        )
+    with b.command() as uow:
+        coaching.resume(uow, WS[id(b)], execution_id, "lead@coach.local", tools=b.tools, definitions=b.definitions)
     _decide(a, notifier, execution_id)
     steps = _execution(b, execution_id)["steps"]
     assert [steps[f"s{i}"] for i in range(4)] == [("succeeded", "accept")] * 3 + [("waiting", None)]
@@ -82,8 +79,8 @@ def test_a_pause_by_another_process_stops_the_next_decision(two_processes):
 def test_a_pause_in_the_same_process_stops_the_next_decision(two_processes):
     a, _b, notifier = two_processes
     execution_id = _after_two(a, notifier, _workflow(a))
-    with a.db.transaction() as session:
-        coaching.pause(session, WS[id(a)], execution_id, Events(), "lead@coach.local")
+    with a.command() as uow:
+        coaching.pause(uow, WS[id(a)], execution_id, "lead@coach.local")
     with pytest.raises(Conflict, match="paused"):
         _decide(a, notifier, execution_id)
     assert _execution(a, execution_id)["status"] == "paused"
@@ -93,8 +90,8 @@ def test_a_cancel_in_the_same_process_supersedes_the_pending_suggestion(two_proc
     a, _b, notifier = two_processes
     workflow_id = _workflow(a)
     execution_id = _after_two(a, notifier, workflow_id)
-    with a.db.transaction() as session:
-        control.cancel(session, WS[id(a)], execution_id, "lead@coach.local")
+    with a.command() as uow:
+        control.cancel(uow, WS[id(a)], execution_id, "lead@coach.local")
     with pytest.raises(Conflict, match="superseded"):
         _decide(a, notifier, execution_id)
     assert _execution(a, execution_id)["status"] == "cancelled"
@@ -218,8 +215,8 @@ def test_a_write_by_another_process_after_a_start_is_still_seen(two_processes):
     a, b, notifier = two_processes
     workflow_id = _workflow(a, b)
     execution_id = _start_in(a, workflow_id)
-    with b.db.transaction() as session:
-        coaching.pause(session, WS[id(b)], execution_id, Events(), "lead@coach.local")
+    with b.command() as uow:
+        coaching.pause(uow, WS[id(b)], execution_id, "lead@coach.local")
     with pytest.raises(Conflict, match="paused"):
         _decide(a, notifier, execution_id)
 

@@ -29,8 +29,11 @@ export type ToAuto = Schemas["ToAuto"];
 /** The AUTO readiness test (docs/autonomy.md): an e-value that must reach 1/auto_alpha. */
 export type Evidence = Schemas["Evidence"];
 
-/** One scope's counters and rates (a workflow, a step, an operator, the workspace). */
+/** A scope that learns (a workflow, a step, a tool): its counters and rates, its level and readiness test. */
 export type MetricsSnapshot = Schemas["Snapshot"];
+
+/** Counters and rates alone: what every snapshot has, and all the workspace's and an operator's totals have. */
+export type MetricsTotals = Omit<Schemas["OperatorMetrics"], "operator" | "series">;
 
 /** One hourly bucket of a time series. */
 export type SeriesPoint = Schemas["SeriesPoint"];

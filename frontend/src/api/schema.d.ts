@@ -6990,21 +6990,11 @@ export interface components {
         Global: {
             acceptance_rate: number;
             accepted: number;
-            /** @description of evidence_decisions, those by operators who were attentive when they decided */
-            attentive_decisions?: number;
-            auto_ready: boolean;
             auto_ready_workflows: number;
             confidence: number;
             corrected: number;
             decision_latency_ms: components["schemas"]["Latency"];
             decisions: number;
-            /** @description decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now) */
-            decisions_needed?: number | null;
-            evidence?: components["schemas"]["Evidence"];
-            /** @description the decisions in the readiness test since it last restarted (skips and, where the workspace takes evidence from attentive operators only, the others' decisions are not) */
-            evidence_decisions?: number;
-            /** @enum {string} */
-            level: "OBSERVATION" | "COACHING" | "AUTO";
             /** @description number of workflows at each level */
             levels: {
                 [key: string]: number;
@@ -7015,8 +7005,6 @@ export interface components {
             series: components["schemas"]["SeriesPoint"][];
             skipped: number;
             suggestions: number;
-            /** @description how far from AUTO-ready */
-            to_auto?: components["schemas"]["ToAuto"];
             window_decisions: number;
             window_size: number;
             workflows: number;
@@ -7521,20 +7509,10 @@ export interface components {
         OperatorMetrics: {
             acceptance_rate: number;
             accepted: number;
-            /** @description of evidence_decisions, those by operators who were attentive when they decided */
-            attentive_decisions?: number;
-            auto_ready: boolean;
             confidence: number;
             corrected: number;
             decision_latency_ms: components["schemas"]["Latency"];
             decisions: number;
-            /** @description decisions, all accepted, before AUTO-ready by every bar (0: ready; null: none would now) */
-            decisions_needed?: number | null;
-            evidence?: components["schemas"]["Evidence"];
-            /** @description the decisions in the readiness test since it last restarted (skips and, where the workspace takes evidence from attentive operators only, the others' decisions are not) */
-            evidence_decisions?: number;
-            /** @enum {string} */
-            level: "OBSERVATION" | "COACHING" | "AUTO";
             manual: number;
             operator: string;
             rejected: number;
@@ -7542,8 +7520,6 @@ export interface components {
             series?: components["schemas"]["SeriesPoint"][];
             skipped: number;
             suggestions: number;
-            /** @description how far from AUTO-ready */
-            to_auto?: components["schemas"]["ToAuto"];
             window_decisions: number;
             window_size: number;
         };

@@ -1,5 +1,5 @@
 import type { ReactNode } from "react";
-import type { MetricsSnapshot } from "../api/metrics";
+import type { MetricsTotals } from "../api/metrics";
 import { decisionBreakdown, formatCount, formatLatency, formatRate } from "../format";
 
 /** One term of a `SnapshotSummary`. */
@@ -26,7 +26,7 @@ export function SnapshotSummary({
   after,
 }: {
   label: string;
-  snapshot: MetricsSnapshot;
+  snapshot: MetricsTotals;
   rollingWindow?: boolean;
   before?: ReactNode;
   after?: ReactNode;

@@ -1,7 +1,7 @@
-/** Table columns for a metrics snapshot, shared by the workflow, step and operator tables. */
+/** Table columns for a scope's counters and rates, shared by the workflow, step and operator tables. */
 import type { Column } from "./DataTable";
 import { formatCount, formatLatencyPair, formatRate } from "../format";
-import type { MetricsSnapshot } from "../api/metrics";
+import type { MetricsTotals } from "../api/metrics";
 
 export type MetricColumn =
   | "decisions"
@@ -15,11 +15,11 @@ export type MetricColumn =
   | "confidence"
   | "latency";
 
-function count(header: string, pick: (s: MetricsSnapshot) => number): Column<MetricsSnapshot> {
+function count(header: string, pick: (s: MetricsTotals) => number): Column<MetricsTotals> {
   return { header, numeric: true, cell: (s) => formatCount(pick(s)) };
 }
 
-const COLUMNS: Record<MetricColumn, Column<MetricsSnapshot>> = {
+const COLUMNS: Record<MetricColumn, Column<MetricsTotals>> = {
   decisions: count("Decisions", (s) => s.decisions),
   accepted: count("Accepted", (s) => s.accepted),
   rejected: count("Rejected", (s) => s.rejected),
@@ -63,6 +63,6 @@ const COLUMNS: Record<MetricColumn, Column<MetricsSnapshot>> = {
   },
 };
 
-export function metricColumns<T extends MetricsSnapshot>(names: MetricColumn[]): Column<T>[] {
+export function metricColumns<T extends MetricsTotals>(names: MetricColumn[]): Column<T>[] {
   return names.map((name) => COLUMNS[name] as Column<T>);
 }

@@ -2,10 +2,11 @@
 import type { ReactElement } from "react";
 import { RealtimeProvider } from "../realtime/RealtimeProvider";
 import { AsRole, renderPage } from "../test/utils";
-import type { GlobalMetrics, MetricsSnapshot, OperatorMetrics, SeriesPoint, WorkflowMetrics } from "../api/metrics";
+import type { GlobalMetrics, MetricsSnapshot, MetricsTotals, OperatorMetrics, SeriesPoint, WorkflowMetrics } from "../api/metrics";
 import type { CorrectionPack } from "./types";
 
-export function snapshot(overrides: Partial<MetricsSnapshot> = {}): MetricsSnapshot {
+/** The workspace's or an operator's totals (counted from the decisions: no level, no readiness test). */
+export function totals(overrides: Partial<MetricsTotals> = {}): MetricsTotals {
   return {
     decisions: 0,
     suggestions: 0,
@@ -18,10 +19,17 @@ export function snapshot(overrides: Partial<MetricsSnapshot> = {}): MetricsSnaps
     rolling_acceptance_rate: 0,
     confidence: 0,
     decision_latency_ms: { p50: null, p90: null },
-    level: "OBSERVATION",
-    auto_ready: false,
     window_size: 50,
     window_decisions: 0,
+    ...overrides,
+  };
+}
+
+export function snapshot(overrides: Partial<MetricsSnapshot> = {}): MetricsSnapshot {
+  return {
+    ...totals(),
+    level: "OBSERVATION",
+    auto_ready: false,
     to_auto: {
       decisions_to_coaching: 10,
       window_decisions_needed: 20,
@@ -80,7 +88,7 @@ export const series: SeriesPoint[] = [
 ];
 
 export const globalMetrics: GlobalMetrics = {
-  ...snapshot({
+  ...totals({
     decisions: 36,
     accepted: 31,
     rejected: 2,
@@ -89,7 +97,6 @@ export const globalMetrics: GlobalMetrics = {
     rolling_acceptance_rate: 0.8611,
     confidence: 0.7133,
     decision_latency_ms: { p50: 880, p90: 4200 },
-    level: "AUTO",
   }),
   workflows: 2,
   levels: { AUTO: 1, COACHING: 1 },
@@ -98,8 +105,8 @@ export const globalMetrics: GlobalMetrics = {
 };
 
 export const operators: OperatorMetrics[] = [
-  { ...snapshot({ decisions: 20, accepted: 18, corrected: 2, acceptance_rate: 0.9, decision_latency_ms: { p50: 700, p90: 1500 } }), operator: "ann@example.com" },
-  { ...snapshot({ decisions: 16, accepted: 13, corrected: 1, rejected: 2, acceptance_rate: 0.8125, decision_latency_ms: { p50: 1200, p90: 3000 } }), operator: "bob@example.com" },
+  { ...totals({ decisions: 20, accepted: 18, corrected: 2, acceptance_rate: 0.9, decision_latency_ms: { p50: 700, p90: 1500 } }), operator: "ann@example.com" },
+  { ...totals({ decisions: 16, accepted: 13, corrected: 1, rejected: 2, acceptance_rate: 0.8125, decision_latency_ms: { p50: 1200, p90: 3000 } }), operator: "bob@example.com" },
 ];
 
 export const pack: CorrectionPack = {
