@@ -61,8 +61,10 @@ class Agents(MethodView):
     @blp.response(201, AgentCreated)
     def post(self, data):
         """A new agent identity; the answer carries its token, once"""
-        with services().db.transaction() as session:
-            row, token = identities.create(session, workspace_id(), data["name"], data.get("description"), operator())
+        with services().command() as uow:
+            row, token = identities.create(
+                uow.session, workspace_id(), data["name"], data.get("description"), operator()
+            )
             return {**identities.view(row, token), "mcp_path": "/mcp"}
 
 

@@ -245,9 +245,9 @@ def _bootstrap_admin(services, workspace_id: str) -> None:
 
     settings = services.settings
     if settings.admin_email and settings.admin_password:
-        with services.db.transaction() as session:
+        with services.command() as uow:
             created = user_service.bootstrap_admin(
-                session, settings.admin_email, settings.admin_password, session.get(Workspace, workspace_id)
+                uow.session, settings.admin_email, settings.admin_password, uow.session.get(Workspace, workspace_id)
             )
             if created:
                 log.info("created the first admin, %s, in the default workspace", created.email)

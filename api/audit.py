@@ -132,10 +132,11 @@ class AuditLog(MethodView):
 
 
 def _stream(db, ws: str, filters: dict) -> Response:
-    """The body is written after the view returns: it reads in a transaction of its own, in batches."""
+    """The body is written after the view returns: it reads in a read-only session of its own (db.read(): on SQLite
+    no write lock is held while the download lasts), in batches."""
 
     def lines():
-        with db.transaction() as session:
+        with db.read() as session:
             yield from audit.iter_jsonl(session, ws, **filters)
 
     return Response(

@@ -141,12 +141,12 @@ class Login(MethodView):
         address = request.remote_addr or "?"
         try:
             authenticated = users.authenticate(svc.db, args["email"], args["password"])
-            with svc.db.transaction() as db_session:
-                user = db_session.get(User, authenticated)
+            with svc.command() as uow:
+                user = uow.session.get(User, authenticated)
                 if user is None or user.disabled:  # gone or disabled since its password was checked
                     raise Unauthorized("wrong email or password", code="invalid_credentials")
                 g.user_id, g.email = user.id, user.email
-                authentication.pick_workspace(db_session, user, args.get("workspace"))
+                authentication.pick_workspace(uow.session, user, args.get("workspace"))
                 if args.get("workspace") and g.workspace_id:
                     user.default_workspace_id = g.workspace_id  # the user's own choice: where they land next
                 session.clear()
@@ -158,8 +158,10 @@ class Login(MethodView):
                 )
                 session.permanent = True
                 if g.workspace_id:
-                    audit.record(db_session, g.workspace_id, user.email, "login", target_type="user", target_id=user.id)
-                return _me(db_session, user)
+                    audit.record(
+                        uow.session, g.workspace_id, user.email, "login", target_type="user", target_id=user.id
+                    )
+                return _me(uow.session, user)
         except Unauthorized:  # counted by the login limiter (api/security.py) as the 401 goes out
             _audit_failed_login(args["email"], address)
             raise
@@ -169,13 +171,13 @@ def _audit_failed_login(email: str, address: str) -> None:
     """A failed login is audited in every workspace the email's user is a member of (each workspace's admins
     see attempts on their members; the chain is per workspace). An unknown email has no workspace: nothing is
     written, and the answer is the same 401 either way. The password is never recorded."""
-    with services().db.transaction() as db_session:
-        user = db_session.query(User).filter(User.email == (email or "").strip().lower()).one_or_none()
+    with services().command() as uow:
+        user = uow.session.query(User).filter(User.email == (email or "").strip().lower()).one_or_none()
         if user is None:
             return
-        for ws, _role in users.memberships(db_session, user):
+        for ws, _role in users.memberships(uow.session, user):
             audit.record(
-                db_session,
+                uow.session,
                 ws.id,
                 user.email,
                 "login_failed",
@@ -201,12 +203,12 @@ class Logout(MethodView):
         """End the session: every session cookie of this user stops working (copies included, on every
         device), and their cookie-authenticated sockets are disconnected. Bearer tokens are not affected."""
         uid = user_id()
-        with services().db.transaction() as db_session:
-            user = _caller(db_session)
+        with services().command() as uow:
+            user = _caller(uow.session)
             if g.get("auth") == "cookie":
-                tokens.end_sessions(db_session, user)
+                tokens.end_sessions(uow.session, user)
             if g.get("workspace_id"):
-                audit.record(db_session, g.workspace_id, user.email, "logout", target_type="user", target_id=uid)
+                audit.record(uow.session, g.workspace_id, user.email, "logout", target_type="user", target_id=uid)
         session.clear()
         if g.get("auth") == "cookie":
             sockets.kick(uid, cookie_only=True)
@@ -231,12 +233,12 @@ class Tokens(MethodView):
     @blp.arguments(TokenArgs)
     @blp.response(201, TokenSchema)
     def post(self, args):
-        with services().db.transaction() as db_session:
-            user = _caller(db_session)
-            token, secret = tokens.create_token(db_session, user, args["name"])
+        with services().command() as uow:
+            user = _caller(uow.session)
+            token, secret = tokens.create_token(uow.session, user, args["name"])
             if g.get("workspace_id"):
                 audit.record(
-                    db_session,
+                    uow.session,
                     g.workspace_id,
                     user.email,
                     "token_create",
@@ -251,13 +253,13 @@ class Tokens(MethodView):
 class TokenById(MethodView):
     @blp.response(204)
     def delete(self, token_id):
-        with services().db.transaction() as db_session:
-            user = _caller(db_session)
-            token = tokens.revoke_token(db_session, user, token_id)
+        with services().command() as uow:
+            user = _caller(uow.session)
+            token = tokens.revoke_token(uow.session, user, token_id)
             hashed = token.token_hash
             if g.get("workspace_id"):
                 audit.record(
-                    db_session, g.workspace_id, user.email, "token_revoke", target_type="token", target_id=token.id
+                    uow.session, g.workspace_id, user.email, "token_revoke", target_type="token", target_id=token.id
                 )
         sockets.kick(user.id, token_hash=hashed)  # its open sockets stop at once
 
@@ -280,14 +282,14 @@ class AcceptInvitation(MethodView):
     def post(self, invitation_id):
         """Join the workspace with the invited role. The caller's default workspace does not change (unless
         they had none); pick the new one with X-Coach-Workspace or at login."""
-        with services().db.transaction() as db_session:
-            user = _caller(db_session)
-            inv, m = members.accept_invitation(db_session, user, invitation_id)
-            ws = db_session.get(Workspace, inv.workspace_id)
+        with services().command() as uow:
+            user = _caller(uow.session)
+            inv, m = members.accept_invitation(uow.session, user, invitation_id)
+            ws = uow.session.get(Workspace, inv.workspace_id)
             if ws is None:  # (the invitation's foreign key keeps it)
                 raise LookupError(f"workspace {inv.workspace_id} does not exist")
             audit.record(
-                db_session,
+                uow.session,
                 ws.id,
                 user.email,
                 "invitation_accept",
@@ -305,11 +307,11 @@ class AcceptInvitation(MethodView):
 class DeclineInvitation(MethodView):
     @blp.response(204)
     def post(self, invitation_id):
-        with services().db.transaction() as db_session:
-            user = _caller(db_session)
-            inv = members.decline_invitation(db_session, user, invitation_id)
+        with services().command() as uow:
+            user = _caller(uow.session)
+            inv = members.decline_invitation(uow.session, user, invitation_id)
             audit.record(
-                db_session,
+                uow.session,
                 inv.workspace_id,
                 user.email,
                 "invitation_decline",

@@ -244,8 +244,8 @@ class GatewayToolPack(MethodView):
     @blp.response(200, GatewayPackSchema)
     def patch(self, args, tool):
         """Accept the tool's learned rules (enabled: suggested to reviewers, applied in AUTO) or stop them"""
-        with services().db.transaction() as session:
-            return packs.set_enabled(session, workspace_id(), tool, args["enabled"], operator())
+        with services().command() as uow:
+            return packs.set_enabled(uow.session, workspace_id(), tool, args["enabled"], operator())
 
 
 @metrics_blp.route("/tools")

@@ -219,8 +219,8 @@ class Settings(MethodView):
     @blp.response(200, SettingsOut)
     def put(self, body):
         svc = services()
-        with svc.db.transaction() as session:
-            return {**prefs.put_prefs(session, user_id(), body), "email_available": bool(svc.settings.smtp_host)}
+        with svc.command() as uow:
+            return {**prefs.put_prefs(uow.session, user_id(), body), "email_available": bool(svc.settings.smtp_host)}
 
 
 @blp.route("/routes")
@@ -235,8 +235,8 @@ class Routes(MethodView):
     @blp.arguments(RouteIn)
     @blp.response(201, RouteOut)
     def post(self, body):
-        with services().db.transaction() as session:
-            return prefs.save_route(session, workspace_id(), body, operator())
+        with services().command() as uow:
+            return prefs.save_route(uow.session, workspace_id(), body, operator())
 
 
 @blp.route("/routes/<route_id>")
@@ -245,14 +245,14 @@ class RouteById(MethodView):
     @blp.arguments(RouteIn)
     @blp.response(200, RouteOut)
     def put(self, body, route_id):
-        with services().db.transaction() as session:
-            return prefs.save_route(session, workspace_id(), body, operator(), route_id)
+        with services().command() as uow:
+            return prefs.save_route(uow.session, workspace_id(), body, operator(), route_id)
 
     @requires("admin")
     @blp.response(204)
     def delete(self, route_id):
-        with services().db.transaction() as session:
-            prefs.delete_route(session, workspace_id(), route_id, operator())
+        with services().command() as uow:
+            prefs.delete_route(uow.session, workspace_id(), route_id, operator())
 
 
 @blp.route("/webhooks")
@@ -267,8 +267,8 @@ class Endpoints(MethodView):
     @blp.arguments(EndpointIn)
     @blp.response(201, EndpointOut)
     def post(self, body):
-        with services().db.transaction() as session:
-            return webhooks.create(session, services().settings, workspace_id(), body, operator())
+        with services().command() as uow:
+            return webhooks.create(uow.session, services().settings, workspace_id(), body, operator())
 
 
 @blp.route("/webhooks/<endpoint_id>")
@@ -277,14 +277,14 @@ class EndpointById(MethodView):
     @blp.arguments(EndpointUpdate)
     @blp.response(200, EndpointOut)
     def put(self, body, endpoint_id):
-        with services().db.transaction() as session:
-            return webhooks.update(session, services().settings, workspace_id(), endpoint_id, body, operator())
+        with services().command() as uow:
+            return webhooks.update(uow.session, services().settings, workspace_id(), endpoint_id, body, operator())
 
     @requires("admin")
     @blp.response(204)
     def delete(self, endpoint_id):
-        with services().db.transaction() as session:
-            webhooks.delete(session, workspace_id(), endpoint_id, operator())
+        with services().command() as uow:
+            webhooks.delete(uow.session, workspace_id(), endpoint_id, operator())
 
 
 @blp.route("/push/key")
@@ -304,13 +304,13 @@ class PushSubscriptions(MethodView):
     @blp.arguments(PushSubscriptionIn)
     @blp.response(201, PushSubscriptionOut)
     def post(self, body):
-        with services().db.transaction() as session:
+        with services().command() as uow:
             return push.subscribe(
-                session, services().settings, workspace_id(), user_id(), body, request.headers.get("User-Agent", "")
+                uow.session, services().settings, workspace_id(), user_id(), body, request.headers.get("User-Agent", "")
             )
 
     @blp.arguments(PushEndpointIn)
     @blp.response(204)
     def delete(self, body):
-        with services().db.transaction() as session:
-            push.unsubscribe(session, user_id(), body["endpoint"])
+        with services().command() as uow:
+            push.unsubscribe(uow.session, user_id(), body["endpoint"])

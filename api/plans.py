@@ -120,12 +120,12 @@ class Plans(MethodView):
     def post(self, body):
         svc = services()
         defn, mode = plans.parse(svc.tools.for_workspace(workspace_id()), body)
-        with svc.db.transaction() as session:
+        with svc.command() as uow:
             ex = plans.create(
-                session, svc.tools.for_workspace(workspace_id()), workspace_id(), defn, mode, operator(), user_id()
+                uow.session, svc.tools.for_workspace(workspace_id()), workspace_id(), defn, mode, operator(), user_id()
             )
-            plan, ex = plans.get(session, workspace_id(), ex.id)
-            return _view(session, plan, ex)
+            plan, ex = plans.get(uow.session, workspace_id(), ex.id)
+            return _view(uow.session, plan, ex)
 
 
 @blp.route("/<plan_id>")
@@ -143,9 +143,9 @@ class Approve(MethodView):
         """Approve a draft: a lead, or an operator when the policy allows every call of the plan"""
         require("operator")
         svc = services()
-        with svc.db.transaction() as session:
+        with svc.command() as uow:
             plan, ex = plans.approve(
-                session,
+                uow.session,
                 svc.definitions,
                 svc.tools.for_workspace(workspace_id()),
                 workspace_id(),
@@ -153,7 +153,7 @@ class Approve(MethodView):
                 operator(),
                 role(),
             )
-            return _view(session, plan, ex)
+            return _view(uow.session, plan, ex)
 
 
 @blp.route("/<plan_id>/execute")
@@ -164,12 +164,18 @@ class Execute(MethodView):
         """Run an approved plan (normal or coaching); a draft is 409"""
         require("operator")
         svc = services()
-        with svc.db.transaction() as session:
+        with svc.command() as uow:
             plan, ex = plans.execute(
-                session, svc.definitions, workspace_id(), plan_id, operator(), args.get("variables"), args.get("mode")
+                uow.session,
+                svc.definitions,
+                workspace_id(),
+                plan_id,
+                operator(),
+                args.get("variables"),
+                args.get("mode"),
             )
-            body = _view(session, plan, ex)
-        svc.runner.schedule(plan_id)
+            uow.run_next(plan_id)
+            body = _view(uow.session, plan, ex)
         return body
 
 
@@ -189,11 +195,16 @@ class SaveAsWorkflow(MethodView):
     def post(self, args, plan_id):
         """A new workflow (version 1) with the plan's steps as they stand, corrections included"""
         svc = services()
-        with svc.db.transaction() as session:
+        with svc.command() as uow:
             wf = plans.save_as_workflow(
-                session, svc.tools.for_workspace(workspace_id()), workspace_id(), plan_id, operator(), args.get("name")
+                uow.session,
+                svc.tools.for_workspace(workspace_id()),
+                workspace_id(),
+                plan_id,
+                operator(),
+                args.get("name"),
             )
-            return workflow_autonomy.view(session, wf)
+            return workflow_autonomy.view(uow.session, wf)
 
 
 control_api.register(blp, "plan_id", plan=True)

@@ -236,8 +236,8 @@ class Policies(MethodView):
     @blp.arguments(PolicyIn)
     @blp.response(201, PolicyOut)
     def post(self, data):
-        with services().db.transaction() as session:
-            return policies.view(policies.create(session, workspace_id(), data, operator()))
+        with services().command() as uow:
+            return policies.view(policies.create(uow.session, workspace_id(), data, operator()))
 
 
 @blp.route("/default")
@@ -251,8 +251,8 @@ class PolicyDefault(MethodView):
     @blp.arguments(DefaultsSchema)
     @blp.response(200, DefaultsOut)
     def put(self, data):
-        with services().db.transaction() as session:
-            return policies.set_defaults(session, workspace_id(), data, operator())
+        with services().command() as uow:
+            return policies.set_defaults(uow.session, workspace_id(), data, operator())
 
 
 @blp.route("/evaluate")
@@ -278,11 +278,11 @@ class PolicyById(MethodView):
     @blp.arguments(PolicyIn)
     @blp.response(200, PolicyOut)
     def put(self, data, policy_id):
-        with services().db.transaction() as session:
-            return policies.view(policies.replace(session, workspace_id(), policy_id, data, operator()))
+        with services().command() as uow:
+            return policies.view(policies.replace(uow.session, workspace_id(), policy_id, data, operator()))
 
     @requires("lead")
     @blp.response(204)
     def delete(self, policy_id):
-        with services().db.transaction() as session:
-            policies.delete(session, workspace_id(), policy_id, operator())
+        with services().command() as uow:
+            policies.delete(uow.session, workspace_id(), policy_id, operator())

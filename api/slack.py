@@ -145,19 +145,19 @@ class SlackSettings(MethodView):
     def put(self, args):
         """Set the bot token, signing secret and default channel (audited, never the secrets); 422 names the field."""
         svc = services()
-        with svc.db.transaction() as session:
+        with svc.command() as uow:
             return {
-                **slack_settings.save(session, svc.settings, workspace_id(), args, operator()),
+                **slack_settings.save(uow.session, svc.settings, workspace_id(), args, operator()),
                 **check.interactivity(svc.settings, workspace_id()),
-                "last_delivery": check.last_delivery(session, workspace_id()),
+                "last_delivery": check.last_delivery(uow.session, workspace_id()),
             }
 
     @requires("admin")
     @blp.response(204)
     def delete(self):
         """Remove the workspace's Slack app (audited): nothing is posted, clicks are refused."""
-        with services().db.transaction() as session:
-            slack_settings.remove(session, workspace_id(), operator())
+        with services().command() as uow:
+            slack_settings.remove(uow.session, workspace_id(), operator())
 
 
 @blp.route("/test")
@@ -185,8 +185,10 @@ class MySlackUser(MethodView):
     def put(self, args):
         """Your Slack member id here: your clicks in Slack act as you, and reviews may be sent to you. 409 when
         another member set the same id."""
-        with services().db.transaction() as session:
-            return slack_settings.set_my_id(session, workspace_id(), user_id(), args.get("slack_user_id"), operator())
+        with services().command() as uow:
+            return slack_settings.set_my_id(
+                uow.session, workspace_id(), user_id(), args.get("slack_user_id"), operator()
+            )
 
 
 @hook_blp.route("/<workspace_id>/interactions")

@@ -157,8 +157,8 @@ class ToolServers(MethodView):
     @blp.arguments(ToolServerIn)
     @blp.response(201, ToolServerOut)
     def post(self, data):
-        with services().db.transaction() as session:
-            return _view(service.create(session, services().mcp, workspace_id(), data, operator()))
+        with services().command() as uow:
+            return _view(service.create(uow.session, services().mcp, workspace_id(), data, operator()))
 
 
 @blp.route("/<server_id>")
@@ -173,14 +173,14 @@ class ToolServerById(MethodView):
     @blp.arguments(ToolServerIn)
     @blp.response(200, ToolServerOut)
     def put(self, data, server_id):
-        with services().db.transaction() as session:
-            return _view(service.replace(session, services().mcp, workspace_id(), server_id, data, operator()))
+        with services().command() as uow:
+            return _view(service.replace(uow.session, services().mcp, workspace_id(), server_id, data, operator()))
 
     @requires("admin")
     @blp.response(204)
     def delete(self, server_id):
-        with services().db.transaction() as session:
-            service.delete(session, services().mcp, workspace_id(), server_id, operator())
+        with services().command() as uow:
+            service.delete(uow.session, services().mcp, workspace_id(), server_id, operator())
 
 
 @blp.route("/<server_id>/refresh")

@@ -188,9 +188,9 @@ class Hooks(MethodView):
     def post(self, data, workflow_id):
         """A new hook: its secret is in this answer only"""
         svc = services()
-        with svc.db.transaction() as session:
+        with svc.command() as uow:
             row, secret = hooks.create(
-                session,
+                uow.session,
                 hooks.sealer(svc.settings.secret_key),
                 svc.definitions,
                 workspace_id(),
@@ -207,8 +207,8 @@ class HookById(MethodView):
     @blp.response(204)
     def delete(self, workflow_id, hook_id):
         """Revoke: its deliveries are answered 410 from now on (the hook stays listed, revoked)"""
-        with services().db.transaction() as session:
-            hooks.revoke(session, workspace_id(), workflow_id, hook_id, operator())
+        with services().command() as uow:
+            hooks.revoke(uow.session, workspace_id(), workflow_id, hook_id, operator())
 
 
 @blp.route("/<workflow_id>/schedules")
@@ -226,9 +226,9 @@ class Schedules(MethodView):
     @blp.response(201, ScheduleOut)
     def post(self, data, workflow_id):
         svc = services()
-        with svc.db.transaction() as session:
+        with svc.command() as uow:
             return schedules.view(
-                schedules.create(session, svc.definitions, workspace_id(), workflow_id, data, operator())
+                schedules.create(uow.session, svc.definitions, workspace_id(), workflow_id, data, operator())
             )
 
 
@@ -251,16 +251,18 @@ class ScheduleById(MethodView):
     def patch(self, data, workflow_id, schedule_id):
         """Change it, enable or disable it: a new rule, or enabling it again, counts from now"""
         svc = services()
-        with svc.db.transaction() as session:
+        with svc.command() as uow:
             return schedules.view(
-                schedules.change(session, svc.definitions, workspace_id(), workflow_id, schedule_id, data, operator())
+                schedules.change(
+                    uow.session, svc.definitions, workspace_id(), workflow_id, schedule_id, data, operator()
+                )
             )
 
     @requires("lead")
     @blp.response(204)
     def delete(self, workflow_id, schedule_id):
-        with services().db.transaction() as session:
-            schedules.delete(session, workspace_id(), workflow_id, schedule_id, operator())
+        with services().command() as uow:
+            schedules.delete(uow.session, workspace_id(), workflow_id, schedule_id, operator())
 
 
 def _signed(view):

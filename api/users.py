@@ -119,10 +119,10 @@ class Members(MethodView):
         # hashed before the transaction and off the event loop, and whether or not the email has an account
         # (hashing only for a new one would tell, by the time taken, which emails exist)
         hashed = off_loop(users.hash_password, password) if isinstance(password, str) and len(password) >= 8 else None
-        with services().db.transaction() as session:
+        with services().command() as uow:
             inv = members.invite(
-                session,
-                _workspace(session),
+                uow.session,
+                _workspace(uow.session),
                 args["email"],
                 args["role"],
                 operator(),
@@ -132,7 +132,7 @@ class Members(MethodView):
             )
             if inv is not None:
                 audit.record(
-                    session,
+                    uow.session,
                     workspace_id(),
                     operator(),
                     "invitation_create",
@@ -161,10 +161,10 @@ class InvitationById(MethodView):
     @blp.response(204)
     def delete(self, invitation_id):
         """Cancel a pending invitation of this workspace."""
-        with services().db.transaction() as session:
-            inv = members.cancel_invitation(session, workspace_id(), invitation_id)
+        with services().command() as uow:
+            inv = members.cancel_invitation(uow.session, workspace_id(), invitation_id)
             audit.record(
-                session,
+                uow.session,
                 workspace_id(),
                 operator(),
                 "invitation_cancel",
@@ -180,10 +180,10 @@ class Member(MethodView):
     @blp.response(204)
     def delete(self, user_id):
         """Remove a member from this workspace (409 for its last admin); their sockets here are disconnected."""
-        with services().db.transaction() as session:
-            m = members.remove_member(session, workspace_id(), user_id)
+        with services().command() as uow:
+            m = members.remove_member(uow.session, workspace_id(), user_id)
             audit.record(
-                session,
+                uow.session,
                 workspace_id(),
                 operator(),
                 "member_remove",
@@ -202,10 +202,10 @@ class MemberRole(MethodView):
     def put(self, args, user_id):
         """Change a member's role (409 when it would leave the workspace without an admin). Open sockets act
         with the new role from their next event on."""
-        with services().db.transaction() as session:
-            m, before = members.change_role(session, workspace_id(), user_id, args["role"])
+        with services().command() as uow:
+            m, before = members.change_role(uow.session, workspace_id(), user_id, args["role"])
             audit.record(
-                session,
+                uow.session,
                 workspace_id(),
                 operator(),
                 "user_change",
@@ -214,14 +214,14 @@ class MemberRole(MethodView):
                 before={"role": before},
                 after={"role": args["role"]},
             )
-            return _member_view(session, m)
+            return _member_view(uow.session, m)
 
 
 def _set_disabled(member_id: str, disabled: bool) -> dict:
-    with services().db.transaction() as session:
-        m = members.set_member_disabled(session, workspace_id(), member_id, disabled)
+    with services().command() as uow:
+        m = members.set_member_disabled(uow.session, workspace_id(), member_id, disabled)
         audit.record(
-            session,
+            uow.session,
             workspace_id(),
             operator(),
             "member_disable" if disabled else "member_enable",
@@ -229,7 +229,7 @@ def _set_disabled(member_id: str, disabled: bool) -> dict:
             target_id=member_id,
             after={"disabled": disabled},
         )
-        view = _member_view(session, m)
+        view = _member_view(uow.session, m)
     if disabled:
         sockets.kick(member_id, workspace_id=workspace_id(), reason="disabled")
     return view
@@ -260,9 +260,9 @@ class MemberTokens(MethodView):
     def delete(self, user_id):
         """The member's bearer tokens made until now stop working in this workspace; their token sockets here are
         disconnected. Tokens they make afterwards work again (disable the member to keep them out)."""
-        with services().db.transaction() as session:
-            members.revoke_member_tokens(session, workspace_id(), user_id)
+        with services().command() as uow:
+            members.revoke_member_tokens(uow.session, workspace_id(), user_id)
             audit.record(
-                session, workspace_id(), operator(), "member_tokens_revoke", target_type="user", target_id=user_id
+                uow.session, workspace_id(), operator(), "member_tokens_revoke", target_type="user", target_id=user_id
             )
         sockets.kick(user_id, workspace_id=workspace_id(), tokens_only=True)

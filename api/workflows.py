@@ -110,9 +110,11 @@ class Workflows(MethodView):
     def post(self, definition):
         svc = services()
         defn = _parse(definition)
-        with svc.db.transaction() as session:
-            wf = workflows.create(session, svc.tools.for_workspace(workspace_id()), workspace_id(), defn, operator())
-            return workflow_autonomy.view(session, wf)
+        with svc.command() as uow:
+            wf = workflows.create(
+                uow.session, svc.tools.for_workspace(workspace_id()), workspace_id(), defn, operator()
+            )
+            return workflow_autonomy.view(uow.session, wf)
 
 
 class TemplateSchema(Schema):
@@ -176,17 +178,17 @@ class WorkflowById(MethodView):
     def put(self, definition, workflow_id):
         svc = services()
         defn = _parse(definition)
-        with svc.db.transaction() as session:
+        with svc.command() as uow:
             wf = workflows.update(
-                session, svc.tools.for_workspace(workspace_id()), workspace_id(), workflow_id, defn, operator()
+                uow.session, svc.tools.for_workspace(workspace_id()), workspace_id(), workflow_id, defn, operator()
             )
-            return workflow_autonomy.view(session, wf)
+            return workflow_autonomy.view(uow.session, wf)
 
     @requires("lead")
     @blp.response(204)
     def delete(self, workflow_id):
-        with services().db.transaction() as session:
-            workflows.delete(session, workspace_id(), workflow_id, operator())
+        with services().command() as uow:
+            workflows.delete(uow.session, workspace_id(), workflow_id, operator())
 
 
 class ModeArgs(Schema):
@@ -304,6 +306,6 @@ class WorkflowThresholds(MethodView):
     @blp.arguments(ThresholdArgs)
     @blp.response(200, WorkflowSchema)
     def put(self, args, workflow_id):
-        with services().db.transaction() as session:
-            wf = workflow_autonomy.set_thresholds(session, workspace_id(), workflow_id, args, operator())
-            return workflow_autonomy.view(session, wf)
+        with services().command() as uow:
+            wf = workflow_autonomy.set_thresholds(uow.session, workspace_id(), workflow_id, args, operator())
+            return workflow_autonomy.view(uow.session, wf)

@@ -82,8 +82,8 @@ class Outbound(MethodView):
     @blp.arguments(OutboundSchema)
     @blp.response(200, OutboundSchema)
     def put(self, args):
-        with services().db.transaction() as session:
-            lists = outbound.set_lists(session, workspace_id(), args, operator())
+        with services().command() as uow:
+            lists = outbound.set_lists(uow.session, workspace_id(), args, operator())
         return _view(lists)
 
 
@@ -113,9 +113,9 @@ class UndoWindow(MethodView):
     @blp.arguments(UndoWindowSchema)
     @blp.response(200, UndoWindowSchema)
     def put(self, args):
-        with services().db.transaction() as session:
+        with services().command() as uow:
             return held.set_setting(
-                session, workspace_id(), args["window_s"], services().settings.undo_window_s, operator()
+                uow.session, workspace_id(), args["window_s"], services().settings.undo_window_s, operator()
             )
 
 
@@ -203,8 +203,8 @@ class ReviewFloor(MethodView):
     def put(self, args):
         """Set any of the settings (those left out stay as they are; null: back to the default), audited
         `attentive_floor` (the floor) and `review_settings` (the others). A body with none of them is a 422."""
-        with services().db.transaction() as session:
-            return review_settings.set_settings(session, workspace_id(), args, operator())
+        with services().command() as uow:
+            return review_settings.set_settings(uow.session, workspace_id(), args, operator())
 
 
 class BuiltinToolSchema(Schema):
@@ -246,5 +246,7 @@ class GatewaySettings(MethodView):
     @blp.arguments(GatewaySettingsSchema)
     @blp.response(200, GatewaySettingsSchema)
     def put(self, args):
-        with services().db.transaction() as session:
-            return builtins.set_exposed(session, services().tools, workspace_id(), args["builtin_tools"], operator())
+        with services().command() as uow:
+            return builtins.set_exposed(
+                uow.session, services().tools, workspace_id(), args["builtin_tools"], operator()
+            )

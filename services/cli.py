@@ -32,8 +32,8 @@ def register(app: Flask) -> None:
         from services import workspaces
 
         try:
-            with app.extensions["coach"].db.transaction() as session:
-                ws = workspaces.create(session, slug, name)
+            with app.extensions["coach"].command() as uow:
+                ws = workspaces.create(uow.session, slug, name)
                 click.echo(f"workspace {ws.slug} created ({ws.id})")
         except CoachError as exc:
             raise click.ClickException(exc.message) from None
@@ -57,14 +57,14 @@ def register(app: Flask) -> None:
         from services.users import service as users
 
         try:
-            with app.extensions["coach"].db.transaction() as session:
-                ws = users.find_workspace(session, workspace_slug)
+            with app.extensions["coach"].command() as uow:
+                ws = users.find_workspace(uow.session, workspace_slug)
                 if ws is None:
                     raise click.ClickException(f"no workspace {workspace_slug!r}: create it with create-workspace")
-                user = session.query(User).filter(
+                user = uow.session.query(User).filter(
                     User.email == email.strip().lower()
-                ).one_or_none() or users.create_user(session, email, password, name)
-                users.set_role(session, user, ws, role)
+                ).one_or_none() or users.create_user(uow.session, email, password, name)
+                users.set_role(uow.session, user, ws, role)
                 click.echo(f"{user.email} is {role} in {ws.slug}")
         except CoachError as exc:
             raise click.ClickException(f"{exc.message}: {exc.details}") from None

@@ -98,8 +98,8 @@ class Services:
         return self.runner.command()
 
     def default_workspace_id(self) -> str:
-        with self.db.transaction() as session:
-            return workspaces.default_id(session)
+        with self.command() as uow:
+            return workspaces.default_id(uow.session)
 
     def close(self) -> None:
         if self.notifications is not None:

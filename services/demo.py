@@ -55,9 +55,9 @@ def load(services: Services, workspace_id: str) -> list[str]:
         if not (data_dir / source.name).exists():
             shutil.copy(source, data_dir / source.name)
     created = []
-    with services.db.transaction() as session:
+    with services.command() as uow:
         existing = set(
-            session.scalars(
+            uow.session.scalars(
                 select(Workflow.name).where(Workflow.workspace_id == workspace_id, Workflow.deleted_at.is_(None))
             )
         )
@@ -79,18 +79,20 @@ def load(services: Services, workspace_id: str) -> list[str]:
             created.append(
                 (
                     definition["name"],
-                    workflows.create(session, services.tools.for_workspace(workspace_id), workspace_id, definition).id,
+                    workflows.create(
+                        uow.session, services.tools.for_workspace(workspace_id), workspace_id, definition
+                    ).id,
                 )
             )
     by_name = dict(created)
-    with services.db.transaction() as session:
+    with services.command() as uow:
         for name, rule in RULES:
             if name in by_name:
-                policies.create(session, workspace_id, {**rule, "scope": {"workflow_id": by_name[name]}}, "demo")
+                policies.create(uow.session, workspace_id, {**rule, "scope": {"workflow_id": by_name[name]}}, "demo")
     if "Refund review" in by_name:
-        with services.db.transaction() as session:  # a region of the refund step: small refunds learn on their own
+        with services.command() as uow:  # a region of the refund step: small refunds learn on their own
             regions.create(
-                session,
+                uow.session,
                 workspace_id,
                 "demo",
                 regions.STEP,
@@ -124,13 +126,13 @@ def mcp_demo(services: Services, workspace_id: str) -> list[str]:
     if not stdio_allowed(command, services.settings.mcp_stdio_allow):
         log.info("demo MCP server not added: COACH_MCP_STDIO_ALLOW does not allow %r", " ".join(command))
         return []
-    with services.db.transaction() as session:
-        row = session.scalar(
+    with services.command() as uow:
+        row = uow.session.scalar(
             select(ToolServer).where(ToolServer.workspace_id == workspace_id, ToolServer.name == "orders")
         )
         if row is None:
             row = tool_servers.create(
-                session,
+                uow.session,
                 services.mcp,
                 workspace_id,
                 {
@@ -148,8 +150,8 @@ def mcp_demo(services: Services, workspace_id: str) -> list[str]:
         log.warning("the demo MCP server did not list its tools: %s", listed.last_error)
         return []
     definition = yaml.safe_load((DEMO_DIR / "mcp" / "refund_lookup.yaml").read_text())
-    with services.db.transaction() as session:
-        exists = session.scalar(
+    with services.command() as uow:
+        exists = uow.session.scalar(
             select(Workflow.id).where(
                 Workflow.workspace_id == workspace_id,
                 Workflow.name == definition["name"],
@@ -158,7 +160,7 @@ def mcp_demo(services: Services, workspace_id: str) -> list[str]:
         )
         if exists is not None:
             return []
-        workflows.create(session, services.tools.for_workspace(workspace_id), workspace_id, definition)
+        workflows.create(uow.session, services.tools.for_workspace(workspace_id), workspace_id, definition)
     return [definition["name"]]
 
 
@@ -243,9 +245,11 @@ QUEUE = [
 
 
 def start(services: Services, workspace_id: str, workflow_id: str, variables: dict, mode: str = "coaching") -> str:
-    with services.db.transaction() as session:
-        execution_id = executions.start(session, services.definitions, workspace_id, workflow_id, variables, mode).id
-    services.runner.schedule(execution_id)
+    with services.command() as uow:
+        execution_id = executions.start(
+            uow.session, services.definitions, workspace_id, workflow_id, variables, mode
+        ).id
+        uow.run_next(execution_id)
     services.runner.wait_idle(30)
     return execution_id
 
@@ -285,8 +289,8 @@ def history(services: Services, workspace_id: str, workflow_id: str) -> None:
 
 def _pushed_earlier(services: Services, suggestion_id: str, seconds: float) -> None:
     """The suggestion as if pushed `seconds` ago: its decision's latency is the operator's thinking time."""
-    with services.db.transaction() as session:
-        suggestion = session.get(Suggestion, suggestion_id)
+    with services.command() as uow:
+        suggestion = uow.session.get(Suggestion, suggestion_id)
         if suggestion is None:  # (read pending just before)
             raise LookupError(f"suggestion {suggestion_id} is gone")
         suggestion.created_at = suggestion.created_at - timedelta(seconds=seconds)

@@ -14,6 +14,36 @@ from services.notifier import jsonable
 from services.unit_of_work import UnitOfWork
 
 
+def decision_row(
+    ex: Execution,
+    sug: Suggestion,
+    kind: str,
+    body: dict[str, Any],
+    operator: str,
+    latency_ms: float,
+    idempotency_key: str | None,
+    now: datetime,
+    **extra: Any,
+) -> Decision:
+    """The decision's row, a check's as a real one's (`extra`: a check's `outcome`)."""
+    return Decision(
+        suggestion_id=sug.id,
+        workspace_id=ex.workspace_id,
+        execution_id=ex.id,
+        workflow_id=ex.workflow_id,
+        step_id=sug.step_id,
+        decision=kind,
+        correction=body.get("correction") if kind == "correct" else None,
+        manual_output=body.get("manual_output") if kind == "manual" else None,
+        feedback=body.get("feedback"),
+        operator=operator,
+        latency_ms=latency_ms,
+        idempotency_key=idempotency_key,
+        created_at=now,
+        **extra,
+    )
+
+
 def decided(
     uow: UnitOfWork,
     ex: Execution,

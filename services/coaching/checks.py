@@ -103,21 +103,8 @@ def decide(
         },
         execution=ex.id,
     )
-    decision = Decision(
-        suggestion_id=sug.id,
-        workspace_id=workspace_id,
-        execution_id=ex.id,
-        workflow_id=ex.workflow_id,
-        step_id=sug.step_id,
-        decision=kind,
-        correction=body.get("correction") if kind == "correct" else None,
-        manual_output=body.get("manual_output") if kind == "manual" else None,
-        feedback=body.get("feedback"),
-        operator=operator,
-        latency_ms=latency_ms,
-        idempotency_key=idempotency_key,
-        created_at=now,
-        outcome=C.OUTCOMES[result],
+    decision = answers.decision_row(
+        ex, sug, kind, body, operator, latency_ms, idempotency_key, now, outcome=C.OUTCOMES[result]
     )
     session.add(decision)
     audit.record(

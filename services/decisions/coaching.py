@@ -214,21 +214,7 @@ def decide(
         ex.gate = None
         act(uow, ex, defn, step, sug, kind, body, operator, now, tools, workspace_id, correcting)
 
-    decision = Decision(
-        suggestion_id=sug.id,
-        workspace_id=workspace_id,
-        execution_id=ex.id,
-        workflow_id=ex.workflow_id,
-        step_id=sug.step_id,
-        decision=kind,
-        correction=body.get("correction") if kind == "correct" else None,
-        manual_output=body.get("manual_output") if kind == "manual" else None,
-        feedback=body.get("feedback"),
-        operator=operator,
-        latency_ms=latency_ms,
-        idempotency_key=idempotency_key,
-        created_at=now,
-    )
+    decision = answers.decision_row(ex, sug, kind, body, operator, latency_ms, idempotency_key, now)
     session.add(decision)
     audit.record(
         session,

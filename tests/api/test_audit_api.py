@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import delete, update
+from sqlalchemy.engine import make_url
 
 from services.audit import service as audit
 from services.models.audit import AuditEvent
@@ -102,6 +104,25 @@ def test_jsonl_streams_every_event_oldest_first(api, ws):
     assert all(b["prev_hash"] == a["hash"] for a, b in zip(events, events[1:], strict=False))
     filtered = api.client.get("/api/audit?format=jsonl&execution_id=ex1").get_data(as_text=True).splitlines()
     assert [json.loads(line)["target_id"] for line in filtered] == ["s1", "s3", "s5"]
+
+
+def test_a_jsonl_download_under_way_holds_no_write_lock(api, services, ws):
+    """The download reads in db.read(): while its body is being sent, SQLite's write lock stays free for others."""
+    if not services.db.is_sqlite:
+        pytest.skip("SQLite's write lock (PostgreSQL has no database-wide one)")
+    response = api.client.get("/api/audit?format=jsonl", buffered=False)
+    body = response.iter_encoded()
+    try:
+        first = json.loads(next(body))  # the stream's session is open, between two lines
+        writer = sqlite3.connect(make_url(services.db.url).database, timeout=2, isolation_level=None)
+        try:
+            writer.execute("BEGIN IMMEDIATE")  # "database is locked" after 2 s while a write transaction is open
+            writer.execute("ROLLBACK")
+        finally:
+            writer.close()
+        assert first["seq"] == 1
+    finally:
+        response.close()
 
 
 def test_verify_ok_then_tampering_is_reported(api, services, ws):
