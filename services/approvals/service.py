@@ -27,6 +27,7 @@ from core.execution import states as S
 from core.execution.engine import template_context
 from core.templating import render_value
 from core.workflow import StepDef, WorkflowDef
+from services.audit import service as audit
 from services.db import row_locks
 from services.executions import service as executions
 from services.models.approvals import Approval
@@ -241,3 +242,23 @@ def store(a: Approval, after: A.ApprovalState) -> None:
         a.decided_at, a.due_at = utcnow(), None
     if after.status in A.FINAL or counted_more:  # no buttons left once final; else who approved so far
         slack_updates.approval_changed(a)
+
+
+def expire(uow: UnitOfWork, a: Approval, actor: str, reason: str, **after: Any) -> None:
+    """A pending approval ends unanswered (its execution was cancelled, its agent identity revoked): it expires with
+    the reason, leaves the queues (`approval_decided`), and deciding it is a 409 saying why. Audited as
+    `approval_expire`, `after` added to what the audit says it became."""
+    store(a, A.expire(state_of(a), utcnow(), actor, reason))
+    audit.record(
+        uow.session,
+        a.workspace_id,
+        actor,
+        "approval_expire",
+        target_type="approval",
+        target_id=a.id,
+        execution_id=a.execution_id,
+        before={"status": A.PENDING},
+        after={"status": a.status, "reason": reason, **after},
+        result=a.status,
+    )
+    uow.events.add("approval_decided", view(a), workspace=a.workspace_id)

@@ -18,7 +18,6 @@ from services.db import row_locks
 from services.decisions import approvals as approval_decisions
 from services.models.approvals import Approval
 from services.models.executions import Execution
-from services.orm import utcnow
 from services.unit_of_work import UnitOfWork
 
 
@@ -62,20 +61,6 @@ def expire_for_execution(uow: UnitOfWork, ex: Execution, actor: str, reason: str
     session = uow.session
     query = select(Approval).where(Approval.execution_id == ex.id, Approval.status == A.PENDING)
     rows = session.scalars(query.with_for_update() if row_locks(session) else query).all()
-    now = utcnow()
     for a in rows:
-        approvals.store(a, A.expire(approvals.state_of(a), now, actor, reason))
-        audit.record(
-            session,
-            a.workspace_id,
-            actor,
-            "approval_expire",
-            target_type="approval",
-            target_id=a.id,
-            execution_id=ex.id,
-            before={"status": A.PENDING},
-            after={"status": a.status, "reason": reason},
-            result=a.status,
-        )
-        uow.events.add("approval_decided", approvals.view(a), workspace=ex.workspace_id)
+        approvals.expire(uow, a, actor, reason)
     return len(rows)

@@ -16,7 +16,6 @@ from core import approvals as A
 from core import gateway as G
 from core import gateway_learning as L
 from services.approvals import service as approvals
-from services.audit import service as audit
 from services.db import retrying, rowcount
 from services.gateway import builtins, calls, identities
 from services.gateway.identities import Agent
@@ -253,19 +252,7 @@ def end_for_revoked(uow: UnitOfWork, agent: AgentIdentity, actor: str) -> int:
             continue
         ended += 1
         if a is not None and a.status == A.PENDING:
-            approvals.store(a, A.expire(approvals.state_of(a), now, actor, reason))
-            audit.record(
-                session,
-                a.workspace_id,
-                actor,
-                "approval_expire",
-                target_type="approval",
-                target_id=a.id,
-                before={"status": A.PENDING},
-                after={"status": a.status, "reason": reason, "agent": agent.name},
-                result=a.status,
-            )
-            uow.events.add("approval_decided", approvals.view(a), workspace=a.workspace_id)
+            approvals.expire(uow, a, actor, reason, agent=agent.name)
         calls.audit_call(
             session,
             who,
