@@ -42,10 +42,12 @@ class Outbox(Protocol):
 
 
 class UnitOfWork:
-    def __init__(self, session: Session, *, events: Events | None = None, notifications: Outbox | None = None) -> None:
+    def __init__(
+        self, session: Session, *, gathered: Events | None = None, notifications: Outbox | None = None
+    ) -> None:
         self.session = session
         session.info[_KEY] = self  # (UnitOfWork.of)
-        self.events = Events() if events is None else events  # sent once it has committed, in the order raised
+        self.events = Events() if gathered is None else gathered  # sent once it has committed, in the order raised
         self.runs: list[str] = []  # executions the runner goes on with once it has committed
         self.committed: list[Callable[[], object]] = []  # run right after the commit, before the events go out
         self._schedules = True
@@ -125,7 +127,7 @@ def unit_of_work(
     schedules no runs (run_next raises), without `notifications` it writes no notifications: `unit_of_work(db)` is a
     plain write (a token's last use, a setting) where only the database is at hand."""
     with db.transaction() as session:
-        uow = UnitOfWork(session, events=None if notifier is not None else _NoEvents(), notifications=notifications)
+        uow = UnitOfWork(session, gathered=None if notifier is not None else _NoEvents(), notifications=notifications)
         uow._schedules = schedule is not None
         yield uow
         uow.before_commit()
