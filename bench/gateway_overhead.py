@@ -143,12 +143,14 @@ def main() -> None:
         )
     for run in runs:
         if run["held"] is not None:
-            took, after = run["held"]
+            took, after, posts, held_s = run["held"]
             print(
                 f"{run['label']}: {args.agents} agents calling a held tool at once (their sessions open, at "
                 f"{run['held_at']}), every review approved by a script ({REVIEWERS} threads) as it appears: all "
                 f"answered in {took:.2f} s: {args.agents / took:.1f} held calls/s; approval -> the agent's answer "
-                f"p50 {percentile(after, 50):.0f} ms, p99 {percentile(after, 99):.0f} ms"
+                f"p50 {percentile(after, 50):.0f} ms, p99 {percentile(after, 99):.0f} ms; every call held and listed "
+                f"after {held_s:.2f} s; an approval's POST p50 {percentile(posts, 50):.0f} ms, "
+                f"p99 {percentile(posts, 99):.0f} ms"
             )
 
 
@@ -215,7 +217,7 @@ def database(admin_url: str) -> Iterator[str | None]:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def held_calls(server: LiveServer, agents: int, mcp_base: str) -> tuple[float, list[float]]:
+def held_calls(server: LiveServer, agents: int, mcp_base: str) -> tuple[float, list[float], list[float], float]:
     """`agents` identities call shop.refund (held for a review) at once; a reviewer approves each review as it shows.
     Returns the seconds from the first call to the last answer, and each call's approval -> answer in ms."""
     server.http.post(
@@ -228,6 +230,8 @@ def held_calls(server: LiveServer, agents: int, mcp_base: str) -> tuple[float, l
         for i in range(agents)
     }
     approved_at: dict[str, float] = {}
+    posts: list[float] = []  # each approval's POST, ms
+    seen_all: list[float] = []  # when the last review showed in the pending list
     stop = threading.Event()
 
     local = threading.local()
@@ -237,10 +241,12 @@ def held_calls(server: LiveServer, agents: int, mcp_base: str) -> tuple[float, l
             local.http = requests.Session()
             local.http.headers.update(server.http.headers)
             local.http.cookies.update(server.http.cookies)
+        sent = time.perf_counter()
         local.http.post(
             server.url(f"/api/approvals/{item['approval_id']}"), json={"decision": "approve"}, timeout=30
         ).raise_for_status()
         approved_at[item["agent"]] = time.perf_counter()
+        posts.append((approved_at[item["agent"]] - sent) * 1000)
 
     def reviewer() -> None:
         seen: set[str] = set()
@@ -249,6 +255,8 @@ def held_calls(server: LiveServer, agents: int, mcp_base: str) -> tuple[float, l
                 page = server.http.get(server.url("/api/approvals?status=pending&per_page=100"), timeout=30).json()
                 fresh = [i for i in page["items"] if i["kind"] == "gateway" and i["agent"] not in seen]
                 seen.update(i["agent"] for i in fresh)
+                if len(seen) == agents and not seen_all:
+                    seen_all.append(time.perf_counter())
                 list(pool.map(approve, fresh))
                 if not fresh:
                     time.sleep(0.05)
@@ -287,7 +295,12 @@ def held_calls(server: LiveServer, agents: int, mcp_base: str) -> tuple[float, l
     finally:
         stop.set()
         thread.join(30)
-    return max(answered) - started, [(t - approved_at[name]) * 1000 for name, t in zip(tokens, answered, strict=False)]
+    return (
+        max(answered) - started,
+        [(t - approved_at[name]) * 1000 for name, t in zip(tokens, answered, strict=False)],
+        posts,
+        (seen_all[0] - started) if seen_all else float("nan"),
+    )
 
 
 def children(server: LiveServer) -> tuple[int, ...]:
