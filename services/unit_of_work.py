@@ -65,8 +65,9 @@ class UnitOfWork:
         self.noted: dict[str, Any] = {}
         self.noted_rows: dict[str, Any] = {}
         self.person_present = False
-        # the metric rows whose state services/metrics/service parsed, with that state: written back before the commit
-        self.metric_states: list[tuple[Any, Any]] = []
+        # what the command's modules write at the end of the block, before the commit (services/metrics/service: the
+        # metric states it counted in, kept in memory while the command runs)
+        self._at_end: list[Callable[[], None]] = []
 
     @staticmethod
     def of(session: Session | None) -> UnitOfWork | None:
@@ -88,20 +89,23 @@ class UnitOfWork:
         lease there: the lease keeper must not renew it while the events go out)."""
         self.committed.append(action)
 
+    def at_end(self, action: Callable[[], None]) -> None:
+        """`action()` at the end of the block, before the commit (step 2 of `before_commit`)."""
+        self._at_end.append(action)
+
     def before_commit(self) -> None:
         """The work the command's modules left for its end, at the end of the block, before the commit, in this
         order (a step may add to the session; the commit's flush writes it all):
 
         1. the outbox's noted events fanned out into rows (`notifications.fan_out`: who hears each, one row per
            recipient and channel), then the rows noted without routing;
-        2. the parsed states of the metric rows the command counted in written into their rows (`metric_states`;
-           those unchanged compare equal and are not written);
+        2. the actions left for the end (`at_end`: the metric states counted in, written into their rows);
         3. the payloads of the events whose payload is a state (`Events.at_commit`) made from the state as it is."""
         if (self.noted or self.noted_rows) and self.notifications is not None:
             self.notifications.fan_out(self)
-        states, self.metric_states = self.metric_states, []
-        for row, state in states:
-            row.state = state.to_dict()
+        actions, self._at_end = self._at_end, []
+        for action in actions:
+            action()
         self.events.made()
 
 

@@ -58,6 +58,20 @@ class Counters:
         check_kind(kind)
         setattr(self, _ATTR[kind], getattr(self, _ATTR[kind]) + 1)
 
+    def view(self) -> dict[str, Any]:
+        """The counts as a snapshot shows them (core.coaching.metrics, core.coaching.totals): the decisions, the
+        suggestions, each kind's count and the acceptance rate."""
+        return {
+            "decisions": self.decisions,
+            "suggestions": self.suggestions,
+            "accepted": self.accepted,
+            "rejected": self.rejected,
+            "corrected": self.corrected,
+            "manual": self.manual,
+            "skipped": self.skipped,
+            "acceptance_rate": round(self.acceptance_rate, 4),
+        }
+
     def to_dict(self) -> dict[str, int]:
         # by hand: dataclasses.asdict deep-copies recursively, and this runs several times per decision
         return {

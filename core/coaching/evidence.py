@@ -203,11 +203,6 @@ class Evidence:
     def to_dict(self) -> dict[str, Any]:
         return {"accepted": self.accepted, "counted": self.counted, "drop": self.drop, "attentive": self.attentive}
 
-    def to_json(self) -> str:
-        return (
-            f'{{"accepted":{self.accepted},"counted":{self.counted},"drop":{self.drop!r},"attentive":{self.attentive}}}'
-        )
-
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Evidence:
         drop = float(d.get("drop", 0.0))

@@ -25,6 +25,15 @@ def _bucket(ms: float) -> int:
     return min(_LAST, 1 + math.floor(math.log2(ms) * _PER_DOUBLING))
 
 
+def latency_bucket(ms: float) -> int:
+    """The bucket a latency counts in; a ValueError for one that is not finite (a slightly negative one, from a clock
+    adjustment, is taken as 0)."""
+    ms = float(ms)
+    if not math.isfinite(ms):
+        raise ValueError(f"latency must be finite, got {ms}")
+    return _bucket(max(0.0, ms))
+
+
 def rank(q: float, count: int) -> int:
     """The q-quantile's rank (1-based) among `count` values, as the histogram counts it."""
     if not 0.0 <= q <= 1.0:
@@ -56,23 +65,24 @@ class LatencyHistogram:
         self.count = 0
         self.min: float | None = None
         self.max: float | None = None
-        # made when first needed, then kept up to date by add(): the bucket numbers in order, and each
-        # bucket's JSON member ('"12":3'), so that writing the histogram (every decision, for every scope)
-        # does not sort and format every bucket again
+        # made when first needed, then kept up to date by add(): the bucket numbers in order
         self._order: list[int] | None = None
-        self._members: dict[int, str] | None = None
+
+    @classmethod
+    def of(cls, buckets: dict[int, int], minimum: float | None, maximum: float | None) -> LatencyHistogram:
+        """The histogram of these bucket counts and this range (as a database keeps them)."""
+        h = cls()
+        h.buckets = {int(i): int(n) for i, n in buckets.items() if int(n)}
+        h.count = sum(h.buckets.values())
+        h.min, h.max = minimum, maximum
+        return h
 
     def add(self, ms: float) -> None:
-        ms = float(ms)
-        if not math.isfinite(ms):
-            raise ValueError(f"latency must be finite, got {ms}")
-        ms = max(0.0, ms)  # clock adjustments can make a latency slightly negative
-        i = _bucket(ms)
+        i = latency_bucket(ms)
+        ms = max(0.0, float(ms))  # clock adjustments can make a latency slightly negative
         n = self.buckets[i] = self.buckets.get(i, 0) + 1
-        if self._order is not None and self._members is not None:  # set and cleared together
-            if n == 1:
-                bisect.insort(self._order, i)
-            self._members[i] = f'"{i}":{n}'
+        if self._order is not None and n == 1:
+            bisect.insort(self._order, i)
         self.count += 1
         self.min = ms if self.min is None else min(self.min, ms)
         self.max = ms if self.max is None else max(self.max, ms)
@@ -95,18 +105,10 @@ class LatencyHistogram:
     def _sorted(self) -> list[int]:
         if self._order is None:
             self._order = sorted(self.buckets)
-            self._members = {i: f'"{i}":{n}' for i, n in self.buckets.items()}
         return self._order
 
-    def buckets_json(self) -> str:
-        """The buckets as the members of a JSON object, in bucket order (to_dict's "buckets", as text)."""
-        order = self._sorted()  # first: it makes _members
-        members = self._members
-        assert members is not None  # _sorted() made it
-        return ",".join(map(members.__getitem__, order))
-
     def merge(self, other: LatencyHistogram) -> LatencyHistogram:
-        self._order = self._members = None
+        self._order = None
         for i, n in other.buckets.items():
             self.buckets[i] = self.buckets.get(i, 0) + n
         self.count += other.count

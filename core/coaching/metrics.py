@@ -2,9 +2,10 @@
 histogram, thresholds and sequential evidence of one scope together, its snapshot and its stored form, and the demotion
 test.
 
-Each object is a constant-size state updated once per decision, never recomputed from history, and
-serialisable to JSON-friendly dicts so the storage layer can keep it in a row. The parts live beside it:
-core.coaching.counters (decision kinds, counters, window), core.coaching.levels (thresholds, levels).
+Each object is a constant-size state updated once per decision, never recomputed from history; the storage layer
+keeps its parts in a row's columns (services/metrics/service.py), and `to_dict` / `from_dict` give it as plain
+values. The parts live beside it: core.coaching.counters (decision kinds, counters, window), core.coaching.levels
+(thresholds, levels).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 from core.coaching.autonomy import decisions_needed
 from core.coaching.counters import ACCEPT, SKIP, Counters, RollingWindow, check_kind, wilson_lower_bound
 from core.coaching.evidence import TEST_NAME, Evidence, accepts_needed, log_e_promote
-from core.coaching.latency import SCHEME, LatencyHistogram
+from core.coaching.latency import LatencyHistogram
 from core.coaching.levels import LevelAssessment, LevelThresholds, assess_level
 
 
@@ -130,14 +131,7 @@ class MetricsState:
     def snapshot(self) -> dict[str, Any]:
         c, w, a = self.counters, self.window, self.assess()
         body = {
-            "decisions": c.decisions,
-            "suggestions": c.suggestions,
-            "accepted": c.accepted,
-            "rejected": c.rejected,
-            "corrected": c.corrected,
-            "manual": c.manual,
-            "skipped": c.skipped,
-            "acceptance_rate": round(c.acceptance_rate, 4),
+            **c.view(),
             "rolling_acceptance_rate": round(w.rate, 4),
             "confidence": self.confidence(),
             "decision_latency_ms": self.latency.percentiles(),
@@ -173,23 +167,6 @@ class MetricsState:
             "evidence": self.evidence.to_dict(),
         }
 
-    def to_json(self) -> str:
-        """`to_dict()` as compact JSON text, written directly: every decision stores several states, and
-        json.dumps of the nested dicts costs more than the rest of writing them. Same content, same order."""
-        c, h, t = self.counters, self.latency, self.thresholds
-        buckets = h.buckets_json()
-        return (
-            f'{{"counters":{{"suggestions":{c.suggestions},"accepted":{c.accepted},"rejected":{c.rejected},'
-            f'"corrected":{c.corrected},"manual":{c.manual},"skipped":{c.skipped}}},'
-            f'"window":"{self.window.to_str()}",'
-            f'"latency":{{"scheme":"{SCHEME}","buckets":{{{buckets}}},"count":{h.count},'
-            f'"min":{_number(h.min)},"max":{_number(h.max)}}},'
-            f'"thresholds":{{"coaching_after":{t.coaching_after},"auto_min_window":{t.auto_min_window},'
-            f'"auto_acceptance":{_number(t.auto_acceptance)},"window":{t.window},'
-            f'"auto_alpha":{_number(t.auto_alpha)}}},'
-            f'"evidence":{self.evidence.to_json()}}}'
-        )
-
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> MetricsState:
         d = d or {}
@@ -216,8 +193,3 @@ def _round4(x: float) -> float:
     """round(x, 4), the same value: from 2**52 on every float is a whole number, which round() leaves as it is, but
     only after writing it out in decimal (e^700, an e-value's cap: ~16 µs, more than the rest of a snapshot)."""
     return x if abs(x) >= 4503599627370496.0 else round(x, 4)
-
-
-def _number(x: float | int | None) -> str:
-    """A finite number (or None) as JSON, exactly as json.dumps writes it."""
-    return "null" if x is None else repr(x) if isinstance(x, float) else str(int(x))

@@ -55,14 +55,7 @@ def snapshot(
         for name, r in latency_ranks(c.decisions).items():
             latency[name] = reported(at_rank[r], lo, hi)
     return {
-        "decisions": c.decisions,
-        "suggestions": c.suggestions,
-        "accepted": c.accepted,
-        "rejected": c.rejected,
-        "corrected": c.corrected,
-        "manual": c.manual,
-        "skipped": c.skipped,
-        "acceptance_rate": round(c.acceptance_rate, 4),
+        **c.view(),
         "rolling_acceptance_rate": round(accepted / counted, 4) if counted else 0.0,
         "confidence": round(wilson_lower_bound(accepted, counted), 4),
         "decision_latency_ms": latency,

@@ -38,13 +38,6 @@ def region_thresholds(scope: LevelThresholds, version: int) -> LevelThresholds:
     return LevelThresholds(**d)
 
 
-def region_state(stored: dict[str, Any] | None, scope: LevelThresholds, version: int) -> MetricsState:
-    """A region's metrics state as stored, held to its share of the scope's level (thresholds follow the scope's)."""
-    state = MetricsState.from_dict(stored)
-    state.set_thresholds(region_thresholds(scope, version))
-    return state
-
-
 def fresh_state(scope: LevelThresholds, version: int) -> MetricsState:
     """The state of a new condition version: nothing counted (evidence restarts when `when` changes)."""
     return MetricsState(thresholds=region_thresholds(scope, version))

@@ -1,11 +1,14 @@
-"""CoachingMetricsCollector: keeps each scope's running metrics in a row, updated inside the decision's
-transaction (row-locked on PostgreSQL, under the workspace's lock taken first, services.audit.service.lock_workspace;
-SQLite's write transactions are already serial). Reads are one row; the charts' hourly series are counted from the
-decisions when read (series.py)."""
+"""CoachingMetricsCollector: keeps each scope's running metrics in a row's columns (and its latency buckets in
+metric_latency), updated inside the decision's transaction (row-locked on PostgreSQL, under the workspace's lock taken
+first, services.audit.service.lock_workspace; SQLite's write transactions are already serial). A unit of work reads
+each row it counts in once, counts in memory (core.coaching.metrics.MetricsState) and writes the columns that changed
+at its end; the buckets are counted up in SQL. Reads are a row and its buckets; the charts' hourly series are counted
+from the decisions when read (series.py)."""
 
 from __future__ import annotations
 
 import threading
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -13,15 +16,19 @@ from cachetools import LRUCache
 from sqlalchemy import bindparam, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.orm import Session, object_session
+from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import flag_modified
 
 from core.coaching import autonomy
+from core.coaching.counters import Counters, RollingWindow
+from core.coaching.evidence import Evidence
+from core.coaching.latency import LatencyHistogram, latency_bucket
 from core.coaching.levels import LevelThresholds
 from core.coaching.metrics import MetricsState
 from services.audit.service import lock_workspace
 from services.db import row_locks
 from services.metrics import review_settings, series
-from services.models.metrics import MetricScope
+from services.models.metrics import MetricLatency, MetricScope
 from services.orm import utcnow
 from services.unit_of_work import UnitOfWork
 
@@ -75,7 +82,7 @@ def _scope_rows(
             session.execute(
                 _insert(session)(MetricScope.__table__).on_conflict_do_nothing(),
                 [
-                    {"workspace_id": workspace_id, "scope": scope, "key": key, "state": {}, "updated_at": now}
+                    {"workspace_id": workspace_id, "scope": scope, "key": key, "updated_at": now}
                     for scope, key in absent
                 ],
             )
@@ -88,6 +95,27 @@ _FETCH = select(MetricScope).where(
     MetricScope.workspace_id == bindparam("workspace_id"), MetricScope.key.in_(bindparam("keys", expanding=True))
 )
 _FETCH_LOCKED = _FETCH.with_for_update()
+_BUCKETS = select(MetricLatency.scope_id, MetricLatency.bucket, MetricLatency.count).where(
+    MetricLatency.scope_id.in_(bindparam("ids", expanding=True))
+)
+# a state's columns (a MetricScope row's, read without loading the row: MetricScope objects are the locked ones)
+_COLUMNS = (
+    MetricScope.id,
+    MetricScope.key,
+    MetricScope.suggestions,
+    MetricScope.accepted,
+    MetricScope.rejected,
+    MetricScope.corrected,
+    MetricScope.manual,
+    MetricScope.skipped,
+    MetricScope.recent,
+    MetricScope.evidence_accepted,
+    MetricScope.evidence_counted,
+    MetricScope.evidence_drop,
+    MetricScope.evidence_attentive,
+    MetricScope.latency_min,
+    MetricScope.latency_max,
+)
 
 
 def _in_session(session: Session, workspace_id: str) -> list[MetricScope]:
@@ -96,20 +124,134 @@ def _in_session(session: Session, workspace_id: str) -> list[MetricScope]:
     ]
 
 
+def _buckets(session: Session, ids: Iterable[int]) -> dict[int, dict[int, int]]:
+    """The latency buckets of these scopes (by scope id), in one statement."""
+    out: dict[int, dict[int, int]] = defaultdict(dict)
+    ids = sorted(set(ids))
+    if ids:
+        for scope_id, bucket, n in session.execute(_BUCKETS, {"ids": ids}):
+            out[scope_id][bucket] = n
+    return out
+
+
+def _from_columns(row: Any, latency: LatencyHistogram, thresholds: LevelThresholds) -> MetricsState:
+    """The state a row's columns (a MetricScope or a row of _COLUMNS) hold, with this latency histogram."""
+    return MetricsState(
+        counters=Counters(row.suggestions, row.accepted, row.rejected, row.corrected, row.manual, row.skipped),
+        window=RollingWindow(thresholds.window, row.recent or ""),
+        latency=latency,
+        thresholds=thresholds,
+        evidence=Evidence(row.evidence_accepted, row.evidence_counted, row.evidence_drop, row.evidence_attentive),
+    )
+
+
+def _histogram(row: Any, buckets: dict[int, dict[int, int]]) -> LatencyHistogram:
+    return LatencyHistogram.of(buckets.get(row.id, {}), row.latency_min, row.latency_max)
+
+
+class _Unread(LatencyHistogram):
+    """The latency histogram of a row whose buckets this transaction has not read (the row of a scope it only counts
+    a suggestion in: nothing there asks for a latency). Anything that would use it is a mistake, said at once."""
+
+    def add(self, ms: float) -> None:
+        raise RuntimeError("a latency added to a metric scope whose buckets were not read (services/metrics/service)")
+
+    def quantile(self, q: float) -> int | None:
+        raise RuntimeError("a latency asked of a metric scope whose buckets were not read (services/metrics/service)")
+
+    def to_dict(self) -> dict[str, Any]:
+        raise RuntimeError("a metric scope copied before its buckets were read (services/metrics/service)")
+
+
+class _Counted:
+    """What one unit of work counted: the rows whose state it holds in memory (each parsed once), and the latency
+    buckets its decisions added to. At the end of the unit of work (UnitOfWork.at_end) each state goes back into its
+    row's columns (the flush writes those that changed) and the buckets are counted up in SQL, one statement."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.states: list[tuple[MetricScope, MetricsState]] = []
+        self.latency: Counter[tuple[int, int]] = Counter()
+
+    @staticmethod
+    def of(session: Session) -> _Counted:
+        counted = session.info.get(_COUNTED)
+        if counted is None:
+            uow = UnitOfWork.of(session)
+            if uow is None:
+                raise RuntimeError("a metric counted outside a unit of work (services/unit_of_work.py) would be lost")
+            counted = session.info[_COUNTED] = _Counted(session)
+            uow.at_end(counted.write)
+        return counted
+
+    def write(self) -> None:
+        """Each changed state into its row's columns, every column of every changed row (flag_modified), so that the
+        flush writes them in one executemany UPDATE whichever parts changed; then the buckets, counted up in SQL."""
+        self.session.info.pop(_COUNTED, None)
+        for row, state in self.states:
+            c, e, h = state.counters, state.evidence, state.latency
+            values = {
+                "suggestions": c.suggestions,
+                "accepted": c.accepted,
+                "rejected": c.rejected,
+                "corrected": c.corrected,
+                "manual": c.manual,
+                "skipped": c.skipped,
+                "recent": state.window.to_str(),
+                "evidence_accepted": e.accepted,
+                "evidence_counted": e.counted,
+                "evidence_drop": e.drop,
+                "evidence_attentive": e.attentive,
+                "latency_min": row.latency_min if isinstance(h, _Unread) else h.min,
+                "latency_max": row.latency_max if isinstance(h, _Unread) else h.max,
+            }
+            if any(getattr(row, name) != value for name, value in values.items()):
+                for name, value in values.items():
+                    setattr(row, name, value)
+                    flag_modified(row, name)
+        if self.latency:
+            table = MetricLatency.__table__
+            insert = _insert(self.session)(table)
+            self.session.execute(
+                insert.on_conflict_do_update(
+                    index_elements=[table.c.scope_id, table.c.bucket],
+                    set_={"count": table.c.count + insert.excluded.count},
+                ),
+                [{"scope_id": i, "bucket": b, "count": n} for (i, b), n in sorted(self.latency.items())],
+            )
+
+
+_COUNTED = "coach.metrics.counted"  # a session's _Counted, in its `info`
 PARSED = "parsed_state"  # a MetricScope row's MetricsState, parsed once per transaction (a plain attribute)
 
 
+def _states(session: Session, workspace_id: str) -> _Counted:
+    """Every MetricScope row of the workspace in this transaction with its state in memory: those not parsed yet
+    (the rows just read, those read ahead) parsed now, their latency buckets left unread until asked (_read_latency:
+    a suggestion counted needs none)."""
+    counted = _Counted.of(session)
+    for row in _in_session(session, workspace_id):
+        if getattr(row, PARSED, None) is None:
+            # under the thresholds that apply once `_state` gives them: until then a window that keeps every entry
+            keep = LevelThresholds(window=max(_DEFAULTS.window, len(row.recent or "")))
+            state = _from_columns(row, _Unread(), keep)
+            setattr(row, PARSED, state)
+            counted.states.append((row, state))
+    return counted
+
+
+def _read_latency(session: Session, rows: Iterable[MetricScope]) -> None:
+    """The latency buckets of those of these (parsed) rows whose buckets are unread, in one statement."""
+    unread = [row for row in rows if isinstance(getattr(row, PARSED).latency, _Unread)]
+    if unread:
+        buckets = _buckets(session, [row.id for row in unread])
+        for row in unread:
+            getattr(row, PARSED).latency = _histogram(row, buckets)
+
+
 def _state(row: MetricScope, thresholds: LevelThresholds | None) -> MetricsState:
-    """The row's state, parsed once (kept with the row, and on the unit of work whose end writes it back into the
-    row: UnitOfWork.metric_states), under the thresholds that apply now."""
-    state = getattr(row, PARSED, None)
-    if state is None:
-        uow = UnitOfWork.of(object_session(row))
-        if uow is None:
-            raise RuntimeError("a metric counted outside a unit of work (services/unit_of_work.py) would be lost")
-        state = MetricsState.from_dict(row.state)
-        setattr(row, PARSED, state)
-        uow.metric_states.append((row, state))
+    """The row's state (parsed by _states), under the thresholds that apply now."""
+    state: MetricsState = getattr(row, PARSED)
     state.set_thresholds(_thresholds_for(row.scope, thresholds))
     return state
 
@@ -126,18 +268,23 @@ def _thresholds_for(scope: str, thresholds: LevelThresholds | None) -> LevelThre
 def load(
     session: Session, workspace_id: str, scope: str, key: str, thresholds: LevelThresholds | None = None
 ) -> MetricsState:
-    """A scope's state as this transaction sees it (with what it counted already)."""
+    """A scope's state as this transaction sees it (with what it counted already): a copy, to read."""
     row = next((r for r in _in_session(session, workspace_id) if (r.scope, r.key) == (scope, key)), None)
-    if row is not None:
-        state = getattr(row, PARSED, None)
-        value = state.to_dict() if state is not None else row.state
-    else:  # the column only: MetricScope objects in the session are the locked ones (_scope_rows)
-        value = session.scalar(
-            select(MetricScope.state).where(
+    state = getattr(row, PARSED, None) if row is not None else None
+    if row is not None and state is not None:
+        _read_latency(session, [row])
+        state = MetricsState.from_dict(state.to_dict())
+    else:  # the columns only: MetricScope objects in the session are the locked ones (_scope_rows)
+        found = session.execute(
+            select(*_COLUMNS).where(
                 MetricScope.workspace_id == workspace_id, MetricScope.scope == scope, MetricScope.key == key
             )
+        ).first()
+        state = (
+            MetricsState()
+            if found is None
+            else _from_columns(found, _histogram(found, _buckets(session, [found.id])), _DEFAULTS)
         )
-    state = MetricsState.from_dict(value)
     state.set_thresholds(_thresholds_for(scope, thresholds))
     return state
 
@@ -150,28 +297,24 @@ def load_many(
     thresholds: LevelThresholds | None = None,
     prefix: str | None = None,
 ) -> dict[str, MetricsState]:
-    query = select(MetricScope.key, MetricScope.state).where(
-        MetricScope.workspace_id == workspace_id, MetricScope.scope == scope
-    )
+    query = select(*_COLUMNS).where(MetricScope.workspace_id == workspace_id, MetricScope.scope == scope)
     if prefix:
         query = query.where(MetricScope.key.startswith(prefix, autoescape=True))
     if keys is not None:
         query = query.where(MetricScope.key.in_(list(keys)))
-    out = {}
-    for row in session.execute(query):
-        state = MetricsState.from_dict(row.state)
-        state.set_thresholds(_thresholds_for(scope, thresholds))
-        out[row.key] = state
-    return out
+    rows = session.execute(query).all()
+    buckets = _buckets(session, [row.id for row in rows])
+    limits = _thresholds_for(scope, thresholds)
+    return {row.key: _from_columns(row, _histogram(row, buckets), limits) for row in rows}
 
 
 def record_suggestion(
     session: Session, workspace_id: str, scopes: list[tuple[str, str]], thresholds: LevelThresholds | None = None
 ) -> dict[tuple[str, str], MetricsState]:
     out = {}
-    for (scope, key), row in zip(
-        scopes, _scope_rows(session, workspace_id, [(scope, key) for scope, key in scopes]), strict=False
-    ):
+    rows = _scope_rows(session, workspace_id, [(scope, key) for scope, key in scopes])
+    _states(session, workspace_id)
+    for (scope, key), row in zip(scopes, rows, strict=True):
         state = _state(row, thresholds)
         state.record_suggestion()
         out[(scope, key)] = state
@@ -184,7 +327,9 @@ def held_states(
     """Scopes' states as the transaction will write them: a change made to them (restart_evidence at a demotion)
     is written with the transaction, like a decision's."""
     rows = _scope_rows(session, workspace_id, [(scope, key) for scope, key in scopes])
-    return {(scope, key): _state(row, thresholds) for (scope, key), row in zip(scopes, rows, strict=False)}
+    _states(session, workspace_id)
+    _read_latency(session, rows)
+    return {(scope, key): _state(row, thresholds) for (scope, key), row in zip(scopes, rows, strict=True)}
 
 
 def record_decision(
@@ -210,10 +355,16 @@ def record_decision(
     rows = _scope_rows(
         session, workspace_id, [(scope, key) for scope, key in scopes], [(scope, key) for scope, key in ahead]
     )
-    for (scope, key), row in zip(scopes, rows, strict=False):
+    counted = _states(session, workspace_id)
+    _read_latency(session, rows)
+    # a bad latency refuses the decision before anything is counted
+    bucket = None if latency_ms is None else latency_bucket(latency_ms)
+    for (scope, key), row in zip(scopes, rows, strict=True):
         state = _state(row, thresholds)
         before = state.assess().level if levels is None or (scope, key) in levels else None
         state.record_decision(kind, latency_ms, evidence=(scope, key) not in left_out, attentive=attentive)
+        if bucket is not None:
+            counted.latency[(row.id, bucket)] += 1
         out[(scope, key)] = (state, before)
     return out
 

@@ -14,7 +14,8 @@ from core.coaching.counters import (
     RollingWindow,
     wilson_lower_bound,
 )
-from core.coaching.latency import LatencyHistogram
+from core.coaching.evidence import Evidence
+from core.coaching.latency import LatencyHistogram, latency_bucket
 from core.coaching.levels import AUTO, COACHING, OBSERVATION, LevelThresholds, assess_level
 from core.coaching.metrics import MetricsState
 
@@ -428,26 +429,39 @@ def test_snapshot_has_the_contract_keys_and_rounds_rates():
     assert json.loads(json.dumps(snap)) == snap
 
 
-# --- the state as JSON -----------------------------------------------------------------------
+# --- the state from its parts (a row's columns and latency buckets: services/metrics/service.py) -----------------
 
 
 @pytest.mark.parametrize("seed", range(5))
-def test_state_to_json_is_json_dumps_of_to_dict(seed):
-    """The text written for every decision says exactly what to_dict says, and reads back the same."""
+def test_a_state_rebuilt_from_its_parts_shows_and_goes_on_the_same(seed):
+    """What the storage keeps of a state (counters, window letters, evidence, latency buckets and range) makes the
+    same state: the same snapshot now and after the same decisions."""
     rng = random.Random(seed)
-    state = MetricsState(thresholds=LevelThresholds(window=rng.choice([20, 50, 80]), auto_acceptance=0.85))
-    assert json.loads(state.to_json()) == state.to_dict()  # empty: min and max are null
+    t = LevelThresholds(window=rng.choice([20, 50, 80]), auto_acceptance=0.85)
+    state = MetricsState(thresholds=t)
     for _ in range(rng.randint(1, 300)):
         if rng.random() < 0.2:
             state.record_suggestion()
         state.record_decision(rng.choice(DECISIONS), rng.choice([0.0, 0.4, 3, rng.uniform(1, 4_000_000)]))
-        if rng.random() < 0.1:  # written between decisions too: its kept bucket text follows later ones
-            assert state.to_json() == json.dumps(state.to_dict(), separators=(",", ":"))
-        if rng.random() < 0.05:
-            state.latency.merge(LatencyHistogram.from_dict({"buckets": {"3": 1, "150": 2}}))
-    text = state.to_json()
-    assert text == json.dumps(state.to_dict(), separators=(",", ":"))
-    assert MetricsState.from_dict(json.loads(text)).to_dict() == state.to_dict()
+    h, e = state.latency, state.evidence
+    rebuilt = MetricsState(
+        counters=Counters(**state.counters.to_dict()),
+        window=RollingWindow(t.window, state.window.to_str()),
+        latency=LatencyHistogram.of(dict(h.buckets), h.min, h.max),
+        thresholds=t,
+        evidence=Evidence(e.accepted, e.counted, e.drop, e.attentive),
+    )
+    assert rebuilt.snapshot() == state.snapshot()
+    for kind in (ACCEPT, REJECT, SKIP, ACCEPT):
+        state.record_decision(kind, 700)
+        rebuilt.record_decision(kind, 700)
+    assert rebuilt.snapshot() == state.snapshot()
+
+
+def test_a_latency_that_is_not_finite_has_no_bucket():
+    assert latency_bucket(-3) == latency_bucket(0) == 0
+    with pytest.raises(ValueError, match="finite"):
+        latency_bucket(float("nan"))
 
 
 def test_a_level_asked_for_twice_follows_every_change_in_between():

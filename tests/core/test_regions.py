@@ -11,6 +11,7 @@ import pytest
 from core.coaching import autonomy as A
 from core.coaching.counters import ACCEPT, REJECT
 from core.coaching.levels import LevelThresholds
+from core.coaching.metrics import MetricsState
 from core.errors import ValidationFailed
 from core.regions import evidence as E
 from core.regions import region as R
@@ -177,7 +178,8 @@ def test_a_stored_region_state_is_held_to_its_versions_share_of_the_scopes_curre
     scope = LevelThresholds(auto_alpha=0.1)
     state = E.fresh_state(scope, 2)
     state.record_decision(REJECT, 100.0)
-    again = E.region_state(state.to_dict(), LevelThresholds(auto_alpha=0.02), 2)
+    again = MetricsState.from_dict(state.to_dict())
+    again.set_thresholds(E.region_thresholds(LevelThresholds(auto_alpha=0.02), 2))
     assert again.counters.rejected == 1 and again.thresholds.auto_alpha == pytest.approx(E.alpha_share(0.02, 2))
 
 

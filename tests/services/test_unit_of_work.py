@@ -5,12 +5,12 @@ runs instead of dropping them."""
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from services.executions import service as executions
 from services.metrics import service as metrics
 from services.models.executions import Execution
-from services.models.metrics import MetricScope
+from services.models.metrics import MetricLatency, MetricScope
 from services.notifier import Events
 from services.unit_of_work import UnitOfWork, unit_of_work
 from services.workflows import service as workflows
@@ -54,11 +54,23 @@ def test_a_metric_counted_in_a_unit_of_work_is_written_at_its_end_and_not_before
     scopes = [("workflow", wf.id)]
     with services.command() as uow:
         metrics.record_suggestion(uow.session, workspace, scopes)
-        (row,) = [r for r, _ in uow.metric_states]
-        assert row.state == {}  # parsed and counted: the row gets it back only at the end of the block
+        metrics.record_decision(uow.session, workspace, scopes, "accept", 1200.0)
+        (row,) = [obj for obj in uow.session.identity_map.values() if isinstance(obj, MetricScope)]
+        # counted in memory: the row's columns and its latency bucket get it only at the end of the block
+        assert (row.suggestions, row.accepted, row.recent) == (0, 0, "")
+        assert uow.session.scalar(select(func.count()).select_from(MetricLatency)) == 0
     with services.db.read() as session:
-        stored = session.scalar(select(MetricScope.state).where(MetricScope.key == wf.id))
-    assert stored["counters"]["suggestions"] == 1
+        stored = session.scalars(select(MetricScope).where(MetricScope.key == wf.id)).one()
+        buckets = session.execute(select(MetricLatency.count).where(MetricLatency.scope_id == stored.id)).all()
+    assert (stored.suggestions, stored.accepted, stored.recent, stored.latency_min) == (1, 1, "a", 1200.0)
+    assert buckets == [(1,)]
+    with services.command() as uow:  # the same bucket again: counted up in SQL
+        metrics.record_decision(uow.session, workspace, scopes, "reject", 1201.0)
+    with services.db.read() as session:
+        buckets = session.execute(select(MetricLatency.count).where(MetricLatency.scope_id == stored.id)).all()
+        state = metrics.load(session, workspace, "workflow", wf.id)
+    assert buckets == [(2,)] and state.window.to_str() == "ar" and state.latency.count == 2
+    assert (state.latency.min, state.latency.max) == (1200.0, 1201.0)
 
 
 def test_a_metric_counted_outside_a_unit_of_work_is_an_error_not_a_lost_count(services):
