@@ -128,3 +128,32 @@ def test_settings_set_and_regions_changed_in_a_unit_of_work_are_read_again_there
     with services.command() as uow:  # a new unit of work reads them again
         assert uow.review_settings == {} and uow.step_regions == {}
         assert review_settings.get_floor(uow.session, workspace)["check_rate"] == 0.1
+
+
+def test_an_agents_call_falls_in_the_regions_of_its_step_and_tool_read_with_the_workflows(services):
+    """services.agents.service.region_of takes `<agent step>:<tool>`'s regions from the workflow's step regions (the
+    one read its unit of work makes), as it took them from the scope's own read before."""
+    from services.agents import service as agents
+
+    workspace, wf_id, execution_id = _started(services)
+    with services.command() as uow:
+        row = regions.create(
+            uow.session,
+            workspace,
+            "lead@coach.local",
+            regions.STEP,
+            regions.step_key(wf_id, "s0:echo"),
+            R.check_region({"name": "hello", "when": "params.message == 'hello'"}),
+            workflow_id=wf_id,
+            step_id="s0:echo",
+        )
+        region_id = row.id
+    with services.command() as uow:
+        ex = executions.get_any(uow.session, execution_id, for_update=False)
+        assert ex is not None
+        hello = agents.region_of(uow.session, ex, "s0", "echo", {"message": "hello"})
+        other = agents.region_of(uow.session, ex, "s0", "echo", {"message": "bye"})
+        assert hello is not None and hello.region is not None and hello.region.id == region_id
+        assert other is not None and other.region is None
+        assert agents.region_of(uow.session, ex, "s0", "noop", {"message": "hello"}) is None  # no regions of its own
+        assert agents.region_of(uow.session, ex, "s1", "echo", {"message": "hello"}) is None
