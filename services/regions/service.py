@@ -378,6 +378,10 @@ def count_suggestion(
     demotion pushed. True when it was a spot check of an AUTO region (its step's demotion test leaves it out).
     `evidence`, `attentive`: as count's."""
     spot = sug.purpose == "spot_check"
+    if sug.region_id is not None:
+        # its workflow's step regions, which the drive's gates and the next suggestion read anyway: the region's row
+        # comes with them into the identity map, where count's get finds it
+        step_regions(uow.session, sug.workspace_id, sug.workflow_id)
     counted = count(
         uow.session,
         sug.region_id,

@@ -9,6 +9,7 @@ import threading
 
 from sqlalchemy import event, select
 
+from core.coaching.levels import LevelThresholds
 from core.regions import region as R
 from services.decisions import coaching as decisions
 from services.executions import service as executions
@@ -77,7 +78,8 @@ def test_a_decision_reads_the_review_settings_and_the_step_regions_once(services
 
 def test_the_once_read_settings_and_regions_are_the_ones_that_apply(services):
     """With checks on (the decision's operator judged, the next suggestion's check drawn) and a region on the next
-    step, the reads are still one each, and the next suggestion's call is stamped with its region."""
+    step, the reads are still one each, the next suggestion's call is stamped with its region, and its decision
+    counted there."""
     workspace, wf_id, execution_id = _started(services)
     with services.command() as uow:
         review_settings.set_settings(uow.session, workspace, {"check_rate": 0.2}, "lead@coach.local")
@@ -96,6 +98,13 @@ def test_the_once_read_settings_and_regions_are_the_ones_that_apply(services):
     assert _from(reads, "workspace_review_floor") == 1, reads
     assert _from(reads, "regions") == 1, reads
     assert _pending(services, execution_id).region_id == region_id
+    # the decision in the region: counted there (its row found among the workflow's step regions), one read still
+    reads = _reads_of_a_decision(services, workspace, execution_id)
+    assert _from(reads, "workspace_review_floor") == 1, reads
+    assert _from(reads, "regions") == 1, reads
+    with services.db.read() as session:
+        row = regions.get(session, workspace, region_id)
+        assert regions.state_of(session, row, LevelThresholds()).counters.counted == 1
 
 
 def test_settings_set_and_regions_changed_in_a_unit_of_work_are_read_again_there(services):
