@@ -18,7 +18,13 @@ commits at its end, or rolls back on any error, and then nothing is sent or sche
 
 Code below a command that holds only the session (or an ORM object of it: `object_session`) finds its unit of work
 with `UnitOfWork.of(session)`, kept in the session's `info` (SQLAlchemy's per-session dictionary); a session opened
-for reads (`db.read()`) has none."""
+for reads (`db.read()`) has none.
+
+What its modules remember lives exactly as long as the unit of work, as the identity map does: a row read again in
+the same transaction (the review settings a decision and its next suggestion both ask for, a workflow's step regions
+asked at every gate the drive takes) is read once, and a new unit of work, a retry's too, reads everything again, so
+nothing remembered outlives the transaction that read it (no cache across transactions: another process may change
+the rows between them)."""
 
 from __future__ import annotations
 
@@ -68,6 +74,12 @@ class UnitOfWork:
         # what the command's modules write at the end of the block, before the commit (services/metrics/service: the
         # metric states it counted in, kept in memory while the command runs)
         self._at_end: list[Callable[[], None]] = []
+        # the review settings of each workspace it read (services/metrics/review_settings.get_floor: read once, since
+        # session.get remembers no missing row and a workspace at the defaults has none; replaced when they are set)
+        self.review_settings: dict[str, dict[str, Any]] = {}
+        # each workflow's step regions it read, by (workspace, workflow) (services/regions/service.step_regions: read
+        # once, though the gate of every step taken and the suggestion opened ask; dropped when a region changes)
+        self.step_regions: dict[tuple[str, str], dict[str, list[Any]]] = {}
 
     @staticmethod
     def of(session: Session | None) -> UnitOfWork | None:

@@ -360,9 +360,8 @@ class Host:
 
 def region_of(session: Session, ex: Execution, step_id: str, tool: str | None, params: Any) -> region.Match | None:
     """Where an agent's call of `tool` falls among the regions of `<agent step>:<tool>` (None: it has none)."""
-    scope = regions.regions_of(
-        session, ex.workspace_id, regions.STEP, regions.step_key(ex.workflow_id, tool_unit(step_id, tool))
-    )
+    # the workflow's step regions, read once per unit of work: the call is ruled, then its review opened, in one
+    scope = regions.step_regions(session, ex.workspace_id, ex.workflow_id).get(tool_unit(step_id, tool), [])
     if not scope:
         return None
     return region.region_for(

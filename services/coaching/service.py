@@ -214,7 +214,7 @@ def open_suggestion(
     )
     sug.policy = verdict or (policies.judge(session, tools, ex, step, suggested) if step.type == "action" else None)
     if wf.kind != "plan" and step.type == "action":
-        scope = regions.regions_of(session, ex.workspace_id, regions.STEP, regions.step_key(ex.workflow_id, step.id))
+        scope = regions.step_regions(session, ex.workspace_id, ex.workflow_id).get(step.id, [])
         if scope:
             regions.stamp(sug, region_of(scope, ex, step, suggested))
     session.add(sug)

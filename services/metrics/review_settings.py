@@ -14,12 +14,25 @@ from core.errors import NotFound, ValidationFailed
 from services.audit import service as audit
 from services.models.metrics import WorkspaceReviewFloor
 from services.models.users import Workspace
+from services.unit_of_work import UnitOfWork
 
 CHECK_SETTINGS = ("check_rate", "evidence_from", "min_checks", "min_catch_rate", "max_fast_share")
 
 
 def get_floor(session: Session, workspace_id: str) -> dict[str, Any]:
-    """GET /api/workspace/reviews: every setting as it applies (the default where the workspace set none)."""
+    """GET /api/workspace/reviews: every setting as it applies (the default where the workspace set none). Read once
+    per unit of work (its `review_settings`; a copy each time): a decision asks twice (whether it is evidence,
+    services/coaching/counting.py; whether the next suggestion is a check, services/coaching/checks.py), and
+    session.get remembers no missing row, which a workspace at the defaults has. set_settings replaces them."""
+    uow = UnitOfWork.of(session)  # (a session outside any unit of work remembers nothing: it reads each time)
+    if uow is None:
+        return _read(session, workspace_id)
+    if workspace_id not in uow.review_settings:
+        uow.review_settings[workspace_id] = _read(session, workspace_id)
+    return dict(uow.review_settings[workspace_id])
+
+
+def _read(session: Session, workspace_id: str) -> dict[str, Any]:
     own = session.get(WorkspaceReviewFloor, workspace_id)
     floor = own.attentive_floor_ms if own is not None else None
     body: dict[str, Any] = {
@@ -78,6 +91,9 @@ def set_settings(session: Session, workspace_id: str, values: dict[str, Any], ac
         else:
             session.delete(own)  # every setting at its default: no row
     session.flush()
+    uow = UnitOfWork.of(session)
+    if uow is not None:  # (get_floor reads them again, now as they are set)
+        uow.review_settings.pop(workspace_id, None)
     after = get_floor(session, workspace_id)
     if floor_given:
         audit.record(

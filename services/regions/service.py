@@ -49,6 +49,14 @@ def as_region(row: Region) -> R.Region:
     )
 
 
+def _changed(session: Session) -> None:
+    """A region was created, changed or deleted in this transaction: the step regions its unit of work read
+    (step_regions) are read again."""
+    uow = UnitOfWork.of(session)
+    if uow is not None:
+        uow.step_regions.clear()
+
+
 def rows_of(session: Session, workspace_id: str, scope: str, scope_key: str) -> list[Region]:
     found = session.scalars(
         select(Region).where(Region.workspace_id == workspace_id, Region.scope == scope, Region.scope_key == scope_key)
@@ -142,6 +150,7 @@ def create(
         updated_at=now,
     )
     session.add(row)
+    _changed(session)
     audit.record(
         session,
         workspace_id,
@@ -169,6 +178,7 @@ def update(session: Session, workspace_id: str, actor: str, region_id: str, fiel
         if key in fields:
             setattr(row, key, fields[key])
     row.updated_at = utcnow()
+    _changed(session)
     audit.record(
         session,
         workspace_id,
@@ -195,6 +205,7 @@ def delete(session: Session, workspace_id: str, actor: str, region_id: str) -> N
         before={"scope": row.scope, "scope_key": row.scope_key, **_described(row)},
     )
     session.delete(row)
+    _changed(session)
 
 
 def set_mode(
@@ -217,6 +228,7 @@ def set_mode(
     autonomy.check_step_mode(row.mode, mode, auto_ready=ready, force=force)
     before = row.mode
     row.mode, row.updated_at = mode, utcnow()
+    _changed(session)
     audit.record(
         session,
         workspace_id,
@@ -290,6 +302,7 @@ def demote(session: Session, row: Region, spot: MetricsState, thresholds: LevelT
     ).values():
         held.restart_evidence()
     row.mode, row.updated_at = autonomy.COACHING, utcnow()
+    _changed(session)
     reason = (
         f"spot checks show acceptance below {thresholds.auto_acceptance:.0%} in region {row.name!r} "
         f"(spot-check acceptance {spot.window.rate:.0%}, test at level {thresholds.auto_alpha:g})"
@@ -365,6 +378,10 @@ def count_suggestion(
     demotion pushed. True when it was a spot check of an AUTO region (its step's demotion test leaves it out).
     `evidence`, `attentive`: as count's."""
     spot = sug.purpose == "spot_check"
+    if sug.region_id is not None:
+        # its workflow's step regions, which the drive's gates and the next suggestion read anyway: the region's row
+        # comes with them into the identity map, where count's get finds it
+        step_regions(uow.session, sug.workspace_id, sug.workflow_id)
     counted = count(
         uow.session,
         sug.region_id,
@@ -423,8 +440,20 @@ def held_ref(match: R.Match | None) -> dict[str, Any] | None:
 
 
 def step_regions(session: Session, workspace_id: str, workflow_id: str) -> dict[str, list[R.Region]]:
-    """A workflow's step regions by step (`<step>` or `<agent step>:<tool>`), each list in its order: one read per
-    runner transaction, so the gate of each step needs no more."""
+    """A workflow's step regions by step (`<step>` or `<agent step>:<tool>`), each list in its order (as regions_of
+    gives a step's): one read per unit of work (its `step_regions`), however many steps' gates and suggestions ask
+    (a decision's drive takes its gate once per step it takes, then opens the next suggestion), dropped when a
+    region changes in it (`_changed`). A session outside any unit of work reads each time."""
+    uow = UnitOfWork.of(session)
+    if uow is None:
+        return _step_regions(session, workspace_id, workflow_id)
+    key = (workspace_id, workflow_id)
+    if key not in uow.step_regions:
+        uow.step_regions[key] = _step_regions(session, workspace_id, workflow_id)
+    return uow.step_regions[key]
+
+
+def _step_regions(session: Session, workspace_id: str, workflow_id: str) -> dict[str, list[R.Region]]:
     found: dict[str, list[R.Region]] = {}
     for row in session.scalars(
         select(Region).where(
