@@ -13,11 +13,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from cachetools import LRUCache
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
-from sqlalchemy.orm.attributes import flag_modified
 
 from core.coaching import autonomy
 from core.coaching.counters import Counters, RollingWindow
@@ -185,9 +184,11 @@ class _Counted:
         return counted
 
     def write(self) -> None:
-        """Each changed state into its row's columns, every column of every changed row (flag_modified), so that the
-        flush writes them in one executemany UPDATE whichever parts changed; then the buckets, counted up in SQL."""
+        """Each changed state into its row: every column of the rows whose state changed from what was read, in one
+        executemany UPDATE by primary key (SQLAlchemy's ORM bulk UPDATE; the MetricScope objects keep the values as
+        read, which nothing reads after this); then the buckets, counted up in SQL."""
         self.session.info.pop(_COUNTED, None)
+        now, changed = utcnow(), []
         for row, state in self.states:
             c, e, h = state.counters, state.evidence, state.latency
             values = {
@@ -206,9 +207,9 @@ class _Counted:
                 "latency_max": row.latency_max if isinstance(h, _Unread) else h.max,
             }
             if any(getattr(row, name) != value for name, value in values.items()):
-                for name, value in values.items():
-                    setattr(row, name, value)
-                    flag_modified(row, name)
+                changed.append({"id": row.id, **values, "updated_at": now})
+        if changed:
+            self.session.execute(update(MetricScope), changed)
         if self.latency:
             table = MetricLatency.__table__
             insert = _insert(self.session)(table)
