@@ -14,6 +14,7 @@ Create Date: 2026-12-07 23:30:00
 
 import json
 import math
+from typing import Any
 
 import sqlalchemy as sa
 from alembic import op
@@ -69,13 +70,14 @@ def moved(state) -> tuple[dict, dict[int, int]]:
     if latency.get("scheme", SCHEME) == SCHEME:
         buckets = {int(i): _count(n) for i, n in (latency.get("buckets") or {}).items() if _count(n)}
     evidence = state.get("evidence")
+    ev: tuple[int, int, float, int]
     if isinstance(evidence, dict):
         counted = _count(evidence.get("counted"))
-        ev = (_count(evidence.get("accepted")), counted, max(0.0, _number(evidence.get("drop"))))
-        ev += (min(counted, _count(evidence.get("attentive"))),)
+        drop = max(0.0, _number(evidence.get("drop")))
+        ev = (_count(evidence.get("accepted")), counted, drop, min(counted, _count(evidence.get("attentive"))))
     else:
         ev = (window.count("a"), len(window) - window.count("s"), 0.0, 0)
-    values = {name: _count(counters.get(name)) for name in COUNTERS}
+    values: dict[str, Any] = {name: _count(counters.get(name)) for name in COUNTERS}
     values["recent"] = window
     values.update(
         zip(("evidence_accepted", "evidence_counted", "evidence_drop", "evidence_attentive"), ev, strict=True)
