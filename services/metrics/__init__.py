@@ -8,5 +8,5 @@ reviewers.py       each operator's time to decide and fast accepts, and the work
 notices.py         the dashboard's notices
 prometheus.py      GET /metrics
 series.py          the charts' hourly series, counted from the decisions when read
-models.py          MetricScope, WorkspaceReviewFloor
+models.py          MetricScope, MetricLatency (its latency buckets), WorkspaceReviewFloor
 """
