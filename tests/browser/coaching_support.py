@@ -122,3 +122,13 @@ def resume_with_feedback(page: Page, feedback: str) -> None:
     expect(page.get_by_label("Feedback (optional)")).to_be_focused()
     page.keyboard.type(feedback)
     page.keyboard.press("Enter")
+
+
+def confirm_with_enter(page: Page, key: str, prompt) -> None:
+    """Enter on an armed confirmation (frontend/src/coaching/confirmation.ts: armed for CONFIRM_WINDOW_MS, 5 s). A test
+    that took a screenshot or asked the server something while it was armed may have let the window pass on a loaded
+    machine: then `key` arms it again first, so that Enter confirms a prompt that is on the screen."""
+    if not prompt.is_visible():
+        page.keyboard.press(key)
+        expect(prompt).to_be_visible()
+    page.keyboard.press("Enter")

@@ -11,7 +11,7 @@ import pytest
 import requests
 from playwright.sync_api import Page, expect
 
-from tests.browser.coaching_support import collect_errors
+from tests.browser.coaching_support import collect_errors, confirm_with_enter
 from tests.browser.conftest import CHROMIUM_ARGS, log_in  # noqa: F401 (CHROMIUM_ARGS: same browser settings)
 from tests.browser.test_dashboards import save_screenshot
 from tests.support.live_server import LiveServer
@@ -304,7 +304,7 @@ def test_an_approval_with_a_quorum_of_two_is_decided_by_two_leads_in_two_browser
         expect(page.get_by_test_id("confirm-prompt")).to_contain_text("Press Enter to approve: Pay 1200.")
         save_screenshot(page, "confirm-approval.png")
         assert live_server.get(f"/api/executions/{execution_id}").json()["status"] == "waiting_approval"
-        page.keyboard.press("Enter")
+        confirm_with_enter(page, "a", page.get_by_test_id("confirm-prompt"))
         expect(page.get_by_role("status").filter(has_text="It waits for more approvals (1 of 2)")).to_be_visible()
         # the first lead already decided: it leaves their list, with why
         expect(page.get_by_role("listbox", name="Pending approvals")).to_have_count(0)

@@ -10,6 +10,7 @@ from playwright.sync_api import expect
 
 from tests.browser.coaching_support import (
     collect_errors,
+    confirm_with_enter,
     create_workflow,
     execution,
     expect_suggestion,
@@ -123,7 +124,7 @@ def test_a_on_a_payment_the_policy_flagged_asks_for_enter(live_server, page):
     page.evaluate("window.scrollBy(0, 120)")  # the panel scrolled the prompt into view; show a little below it
     page.screenshot(path=str(SCREENSHOTS / "confirm-key.png"), full_page=False)
     assert _suggestion_status(live_server, execution_id) == "pending"
-    page.keyboard.press("Enter")
+    confirm_with_enter(page, "a", page.get_by_test_id("confirm-prompt"))
     live_server.wait_for(
         lambda: execution(live_server, execution_id)["steps"][0]["decision"] == "accept", message="the payment accepted"
     )

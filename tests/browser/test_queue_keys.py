@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.coaching_support import collect_errors, page_errors, pending_suggestion
+from tests.browser.coaching_support import collect_errors, confirm_with_enter, page_errors, pending_suggestion
 from tests.browser.conftest import SCREENSHOTS, log_in
 
 pytestmark = pytest.mark.browser
@@ -72,7 +72,7 @@ def test_a_accepts_the_selected_suggestion_confirming_a_risky_one_and_esc_leaves
     expect(prompt).to_be_visible()
     page.screenshot(path=str(SCREENSHOTS / "queue-accept-confirm.png"), full_page=False)
     assert status_of(live_server, ping) == "waiting_decision"  # nothing sent yet
-    page.keyboard.press("Enter")
+    confirm_with_enter(page, "a", prompt)
     expect(page.get_by_role("status").filter(has_text="Accepted Ping the service (Health).")).to_be_visible()
     live_server.wait_for(lambda: status_of(live_server, ping) == "completed", message="the ping ran")
     expect(rows).to_have_count(1)
