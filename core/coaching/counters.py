@@ -61,16 +61,7 @@ class Counters:
     def view(self) -> dict[str, Any]:
         """The counts as a snapshot shows them (core.coaching.metrics, core.coaching.totals): the decisions, the
         suggestions, each kind's count and the acceptance rate."""
-        return {
-            "decisions": self.decisions,
-            "suggestions": self.suggestions,
-            "accepted": self.accepted,
-            "rejected": self.rejected,
-            "corrected": self.corrected,
-            "manual": self.manual,
-            "skipped": self.skipped,
-            "acceptance_rate": round(self.acceptance_rate, 4),
-        }
+        return {"decisions": self.decisions, **self.to_dict(), "acceptance_rate": round(self.acceptance_rate, 4)}
 
     def to_dict(self) -> dict[str, int]:
         # by hand: dataclasses.asdict deep-copies recursively, and this runs several times per decision
